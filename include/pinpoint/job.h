@@ -1,0 +1,103 @@
+// The job model shared by the daemon and its clients: what a job asks for and what became of it.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "pinpoint/status.h"
+
+namespace pinpoint {
+
+using JobId = int64_t;
+
+// What a job asks for. The one request syntax:
+//   gpus=N, gpu_mem_bytes=0          N whole GPUs, exclusive
+//   gpus=1, gpu_mem_bytes=M [share]  a slice of one GPU: M bytes of device memory, the CUDA
+//                                    context included, and optionally an SM share in percent
+//   gpus=N, gpu_mem_bytes=M [share]  one such slice on each of N distinct devices
+//   gpus=0                           no GPU at all (CPU-only job)
+// gpu_share_pct=0 means "no SM cap": the slice reserves no share and is not capped.
+struct JobRequest {
+  std::string name;                       // free text, for people; may be empty
+  std::vector<std::string> argv;          // program and arguments; argv[0] searched in PATH
+  std::string cwd;                        // absolute working directory
+  std::map<std::string, std::string> env;  // environment the job starts from
+  int gpus = 0;
+  uint64_t gpu_mem_bytes = 0;
+  int gpu_share_pct = 0;
+  int cpus = 1;               // host CPUs (cgroup cpu.max); >= 1
+  uint64_t mem_bytes = 0;     // host memory (cgroup memory.max); 0 = no limit, not reserved
+  int priority = 0;           // higher runs first; ties go to the earlier submission
+  std::string as_user;        // only root may set it: run the job as this user
+
+  bool IsSlice() const { return gpus > 0 && gpu_mem_bytes > 0; }
+  bool IsWholeGpu() const { return gpus > 0 && gpu_mem_bytes == 0; }
+};
+
+// Checks a request for values no node could ever run (not node-specific fit): empty argv,
+// relative cwd, gpus < 0 or > 1024, share outside 0..100, share without gpu_mem, cpus < 1...
+// Errors: kInvalidArgument naming the first bad field.
+Status ValidateRequest(const JobRequest& request);
+
+enum class JobState { kPending, kRunning, kCompleted, kFailed, kCancelled };
+
+const char* JobStateName(JobState state);  // "pending", "running", ...
+std::optional<JobState> JobStateFromName(const std::string& name);
+inline bool IsFinal(JobState s) { return s != JobState::kPending && s != JobState::kRunning; }
+
+// Why a job is in its final state (and, while pending, why it waits). Reasons are short
+// kebab-case words; later features add more. Defined here: the ones the core uses.
+namespace reason {
+inline constexpr char kExitedZero[] = "exit-0";
+inline constexpr char kExitedNonZero[] = "exit-nonzero";
+inline constexpr char kSignaled[] = "signaled";
+inline constexpr char kCancelled[] = "cancelled";
+inline constexpr char kLaunchFailed[] = "launch-failed";
+inline constexpr char kLost[] = "lost";  // vanished while pinpointd was down, no exit status
+}  // namespace reason
+
+// One device a running job holds: the allocatable device's index and UUID, and the slice.
+struct Allocation {
+  int device_index = -1;
+  std::string uuid;        // GPU-... or MIG-...; what CUDA_VISIBLE_DEVICES names
+  uint64_t gpu_mem_bytes = 0;  // 0 = the whole device
+  int gpu_share_pct = 0;
+  std::string mode;        // sharing mode of the device when placed: exclusive|timeslice|mps
+};
+
+// A job as stored and as listed.
+struct JobRecord {
+  JobId id = 0;
+  JobRequest request;
+  uint32_t uid = 0;
+  uint32_t gid = 0;
+  std::string user;
+  JobState state = JobState::kPending;
+  std::string reason;      // final reason, or the pending reason
+  std::string detail;      // one line of detail for people (e.g. "exec failed: No such file")
+  int64_t submit_ms = 0;   // Unix epoch milliseconds
+  int64_t start_ms = 0;    // 0 = not started
+  int64_t end_ms = 0;      // 0 = not ended
+  std::optional<int> exit_code;    // set when the program exited
+  std::optional<int> term_signal;  // set when it was killed by a signal
+  std::vector<Allocation> allocations;
+  int64_t pid = 0;                 // the job's supervisor (shim) pid; its process group id too
+  uint64_t pid_start_ticks = 0;    // /proc start time of pid, to tell a reused pid apart
+  bool cancel_requested = false;
+  std::string cancelled_by;
+};
+
+// JSON forms, documented in docs/api.md. FromJson errors: kInvalidArgument naming the field.
+nlohmann::json ToJson(const JobRequest& r);
+Result<JobRequest> RequestFromJson(const nlohmann::json& j);
+nlohmann::json ToJson(const Allocation& a);
+Result<Allocation> AllocationFromJson(const nlohmann::json& j);
+nlohmann::json ToJson(const JobRecord& r);
+Result<JobRecord> RecordFromJson(const nlohmann::json& j);
+
+}  // namespace pinpoint

@@ -1,0 +1,259 @@
+#include "pinpoint/job.h"
+
+#include <array>
+#include <limits>
+#include <utility>
+
+namespace pinpoint {
+
+using nlohmann::json;
+
+namespace {
+
+constexpr std::array<std::pair<JobState, const char*>, 5> kStates = {{
+    {JobState::kPending, "pending"},
+    {JobState::kRunning, "running"},
+    {JobState::kCompleted, "completed"},
+    {JobState::kFailed, "failed"},
+    {JobState::kCancelled, "cancelled"},
+}};
+
+// Typed reads from untrusted JSON: a missing key keeps the default, a wrong type is an error.
+class Reader {
+ public:
+  Reader(const json& j, std::string what) : j_(j), what_(std::move(what)) {
+    if (!j_.is_object()) error_ = InvalidArgument(what_ + " must be a JSON object");
+  }
+  template <typename Int>
+  void Integer(const char* key, Int* out) {
+    if (!Has(key)) return;
+    const json& v = j_.at(key);
+    if (v.is_number_unsigned()) {
+      uint64_t u = v.get<uint64_t>();
+      if (u > static_cast<uint64_t>(std::numeric_limits<Int>::max())) return Fail(key, "out of range");
+      *out = static_cast<Int>(u);
+    } else if (v.is_number_integer()) {
+      int64_t s = v.get<int64_t>();
+      if (s < static_cast<int64_t>(std::numeric_limits<Int>::min()) ||
+          (s > 0 && static_cast<uint64_t>(s) > static_cast<uint64_t>(std::numeric_limits<Int>::max())))
+        return Fail(key, "out of range");
+      *out = static_cast<Int>(s);
+    } else {
+      Fail(key, "must be an integer");
+    }
+  }
+  void String(const char* key, std::string* out) {
+    if (!Has(key)) return;
+    if (!j_.at(key).is_string()) return Fail(key, "must be a string");
+    *out = j_.at(key).get<std::string>();
+  }
+  void Bool(const char* key, bool* out) {
+    if (!Has(key)) return;
+    if (!j_.at(key).is_boolean()) return Fail(key, "must be true or false");
+    *out = j_.at(key).get<bool>();
+  }
+  void StringList(const char* key, std::vector<std::string>* out) {
+    if (!Has(key)) return;
+    const json& v = j_.at(key);
+    if (!v.is_array()) return Fail(key, "must be an array of strings");
+    out->clear();
+    for (const auto& e : v) {
+      if (!e.is_string()) return Fail(key, "must be an array of strings");
+      out->push_back(e.get<std::string>());
+    }
+  }
+  void StringMap(const char* key, std::map<std::string, std::string>* out) {
+    if (!Has(key)) return;
+    const json& v = j_.at(key);
+    if (!v.is_object()) return Fail(key, "must be an object of strings");
+    out->clear();
+    for (auto it = v.begin(); it != v.end(); ++it) {
+      if (!it.value().is_string()) return Fail(key, "must be an object of strings");
+      (*out)[it.key()] = it.value().get<std::string>();
+    }
+  }
+  bool Has(const char* key) const { return error_.ok() && j_.contains(key) && !j_.at(key).is_null(); }
+  const json& At(const char* key) const { return j_.at(key); }
+  void Fail(const char* key, const char* why) {
+    if (error_.ok()) error_ = InvalidArgument(what_ + "." + key + " " + why);
+  }
+  void Fail(Status s) {
+    if (error_.ok()) error_ = std::move(s);
+  }
+  const Status& error() const { return error_; }
+
+ private:
+  const json& j_;
+  std::string what_;
+  Status error_;
+};
+
+}  // namespace
+
+const char* JobStateName(JobState state) {
+  for (const auto& [s, name] : kStates) {
+    if (s == state) return name;
+  }
+  return "unknown";
+}
+
+std::optional<JobState> JobStateFromName(const std::string& name) {
+  for (const auto& [s, n] : kStates) {
+    if (name == n) return s;
+  }
+  return std::nullopt;
+}
+
+Status ValidateRequest(const JobRequest& r) {
+  if (r.argv.empty() || r.argv[0].empty()) return InvalidArgument("request has no program to run");
+  if (r.argv.size() > 4096) return InvalidArgument("too many arguments (at most 4096)");
+  if (r.cwd.empty() || r.cwd[0] != '/') return InvalidArgument("working directory must be an absolute path");
+  if (r.gpus < 0 || r.gpus > 1024) return InvalidArgument("gpus must be between 0 and 1024");
+  if (r.gpu_mem_bytes > 0 && r.gpus == 0)
+    return InvalidArgument("gpu memory was requested with gpus=0");
+  if (r.gpu_share_pct < 0 || r.gpu_share_pct > 100)
+    return InvalidArgument("gpu share must be between 1 and 100 percent");
+  if (r.gpu_share_pct > 0 && r.gpu_mem_bytes == 0)
+    return InvalidArgument("a gpu share needs a slice: give --gpu-mem too (whole GPUs have no share)");
+  if (r.cpus < 1 || r.cpus > 65536) return InvalidArgument("cpus must be between 1 and 65536");
+  if (r.priority < -1000000 || r.priority > 1000000)
+    return InvalidArgument("priority must be between -1000000 and 1000000");
+  if (r.name.size() > 256) return InvalidArgument("name is longer than 256 characters");
+  for (const auto& [k, v] : r.env) {
+    if (k.empty() || k.find('=') != std::string::npos || k.find('\0') != std::string::npos)
+      return InvalidArgument("environment variable name '" + k + "' is invalid");
+  }
+  return Status::Ok();
+}
+
+json ToJson(const JobRequest& r) {
+  return json{{"name", r.name},
+              {"argv", r.argv},
+              {"cwd", r.cwd},
+              {"env", r.env},
+              {"gpus", r.gpus},
+              {"gpu_mem_bytes", r.gpu_mem_bytes},
+              {"gpu_share_pct", r.gpu_share_pct},
+              {"cpus", r.cpus},
+              {"mem_bytes", r.mem_bytes},
+              {"priority", r.priority},
+              {"as_user", r.as_user}};
+}
+
+Result<JobRequest> RequestFromJson(const json& j) {
+  JobRequest r;
+  Reader in(j, "request");
+  in.String("name", &r.name);
+  in.StringList("argv", &r.argv);
+  in.String("cwd", &r.cwd);
+  in.StringMap("env", &r.env);
+  in.Integer("gpus", &r.gpus);
+  in.Integer("gpu_mem_bytes", &r.gpu_mem_bytes);
+  in.Integer("gpu_share_pct", &r.gpu_share_pct);
+  in.Integer("cpus", &r.cpus);
+  in.Integer("mem_bytes", &r.mem_bytes);
+  in.Integer("priority", &r.priority);
+  in.String("as_user", &r.as_user);
+  if (!in.error().ok()) return in.error();
+  return r;
+}
+
+json ToJson(const Allocation& a) {
+  return json{{"device_index", a.device_index},
+              {"uuid", a.uuid},
+              {"gpu_mem_bytes", a.gpu_mem_bytes},
+              {"gpu_share_pct", a.gpu_share_pct},
+              {"mode", a.mode}};
+}
+
+Result<Allocation> AllocationFromJson(const json& j) {
+  Allocation a;
+  Reader in(j, "allocation");
+  in.Integer("device_index", &a.device_index);
+  in.String("uuid", &a.uuid);
+  in.Integer("gpu_mem_bytes", &a.gpu_mem_bytes);
+  in.Integer("gpu_share_pct", &a.gpu_share_pct);
+  in.String("mode", &a.mode);
+  if (!in.error().ok()) return in.error();
+  return a;
+}
+
+json ToJson(const JobRecord& r) {
+  json allocations = json::array();
+  for (const auto& a : r.allocations) allocations.push_back(ToJson(a));
+  json j{{"id", r.id},
+         {"request", ToJson(r.request)},
+         {"uid", r.uid},
+         {"gid", r.gid},
+         {"user", r.user},
+         {"state", JobStateName(r.state)},
+         {"reason", r.reason},
+         {"detail", r.detail},
+         {"submit_ms", r.submit_ms},
+         {"start_ms", r.start_ms},
+         {"end_ms", r.end_ms},
+         {"exit_code", r.exit_code ? json(*r.exit_code) : json(nullptr)},
+         {"term_signal", r.term_signal ? json(*r.term_signal) : json(nullptr)},
+         {"allocations", allocations},
+         {"pid", r.pid},
+         {"pid_start_ticks", r.pid_start_ticks},
+         {"cancel_requested", r.cancel_requested},
+         {"cancelled_by", r.cancelled_by}};
+  return j;
+}
+
+Result<JobRecord> RecordFromJson(const json& j) {
+  JobRecord r;
+  Reader in(j, "job");
+  in.Integer("id", &r.id);
+  if (in.Has("request")) {
+    auto req = RequestFromJson(in.At("request"));
+    if (!req.ok()) in.Fail(req.status());
+    else r.request = std::move(req).value();
+  }
+  in.Integer("uid", &r.uid);
+  in.Integer("gid", &r.gid);
+  in.String("user", &r.user);
+  std::string state = "pending";
+  in.String("state", &state);
+  auto parsed = JobStateFromName(state);
+  if (!parsed) in.Fail("state", "is not a known job state");
+  else r.state = *parsed;
+  in.String("reason", &r.reason);
+  in.String("detail", &r.detail);
+  in.Integer("submit_ms", &r.submit_ms);
+  in.Integer("start_ms", &r.start_ms);
+  in.Integer("end_ms", &r.end_ms);
+  if (in.Has("exit_code")) {
+    int code = 0;
+    in.Integer("exit_code", &code);
+    r.exit_code = code;
+  }
+  if (in.Has("term_signal")) {
+    int sig = 0;
+    in.Integer("term_signal", &sig);
+    r.term_signal = sig;
+  }
+  if (in.Has("allocations")) {
+    if (!in.At("allocations").is_array()) {
+      in.Fail("allocations", "must be an array");
+    } else {
+      for (const auto& e : in.At("allocations")) {
+        auto a = AllocationFromJson(e);
+        if (!a.ok()) {
+          in.Fail(a.status());
+          break;
+        }
+        r.allocations.push_back(std::move(a).value());
+      }
+    }
+  }
+  in.Integer("pid", &r.pid);
+  in.Integer("pid_start_ticks", &r.pid_start_ticks);
+  in.Bool("cancel_requested", &r.cancel_requested);
+  in.String("cancelled_by", &r.cancelled_by);
+  if (!in.error().ok()) return in.error();
+  return r;
+}
+
+}  // namespace pinpoint

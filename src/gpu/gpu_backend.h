@@ -1,0 +1,72 @@
+// GpuBackend: everything pinpoint reads from the GPUs. Only src/gpu/ knows NVML exists.
+// Implementations: NvmlBackend (libnvidia-ml.so.1 through dlopen) and SimulatedBackend
+// (named fake machines for tests and the labelled simulated node).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "pinpoint/status.h"
+
+namespace pinpoint::gpu {
+
+enum class ComputeMode { kDefault, kExclusiveThread, kProhibited, kExclusiveProcess, kUnknown };
+const char* ComputeModeName(ComputeMode mode);  // "default", "exclusive_process", ...
+
+// A MIG instance: an allocatable device of its own.
+struct MigInfo {
+  std::string uuid;            // "MIG-..."
+  std::string profile;         // e.g. "1g.10gb"; may be empty when the backend cannot tell
+  uint32_t gpu_instance_id = 0;
+  uint32_t compute_instance_id = 0;
+  uint64_t mem_total_bytes = 0;
+  int sm_count = 0;
+};
+
+// Static facts about one physical GPU.
+struct GpuInfo {
+  int index = 0;               // NVML index
+  std::string uuid;            // "GPU-..."
+  std::string name;            // "NVIDIA H100 80GB HBM3"
+  uint64_t mem_total_bytes = 0;
+  int sm_count = 0;            // multiprocessors; 0 when unknown
+  ComputeMode compute_mode = ComputeMode::kDefault;
+  bool mig_enabled = false;
+  std::vector<MigInfo> migs;   // empty unless mig_enabled
+};
+
+// A process using a GPU (MPS clients included) and its device memory.
+struct GpuProcess {
+  int64_t pid = 0;
+  uint64_t used_bytes = 0;
+  bool mps_client = false;     // listed by the MPS query rather than the plain compute query
+};
+
+// What changes: read on each sample.
+struct GpuSample {
+  int index = 0;
+  uint64_t mem_used_bytes = 0;
+  uint32_t power_mw = 0;           // 0 when unsupported
+  uint64_t energy_mj = 0;          // total energy counter since driver load; 0 when unsupported
+  int utilization_pct = -1;        // -1 when unsupported
+  std::vector<GpuProcess> processes;
+};
+
+// Thread-compatible: callers serialise calls on one instance.
+class GpuBackend {
+ public:
+  virtual ~GpuBackend() = default;
+  // "nvml" or "simulated:<preset>"; shown at start and in every listing.
+  virtual std::string Kind() const = 0;
+  // Driver version ("580.159.04") or "simulated".
+  virtual std::string DriverVersion() const = 0;
+  // The GPUs with their MIG instances. Errors: kUnavailable when the driver fails.
+  virtual Result<std::vector<GpuInfo>> Inventory() = 0;
+  // Current readings of GPU `index`. Errors: kNotFound for an unknown index, kUnavailable when the
+  // device is lost or the driver fails.
+  virtual Result<GpuSample> Sample(int index) = 0;
+};
+
+}  // namespace pinpoint::gpu

@@ -1,0 +1,44 @@
+// The node as the scheduler sees it: allocatable devices (whole GPUs and MIG instances), their
+// sharing modes, and the host's CPUs and memory. Plain data, no I/O.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace pinpoint::sched {
+
+// How a device may be shared.
+//   kExclusive: one job at a time, whatever it asked for.
+//   kTimeslice: several jobs at once without MPS (time-sliced by the driver).
+//   kMps:       several jobs at once as clients of one MPS server of one Unix user.
+enum class SharingMode { kExclusive, kTimeslice, kMps };
+const char* SharingModeName(SharingMode mode);  // "exclusive" | "timeslice" | "mps"
+std::optional<SharingMode> SharingModeFromName(const std::string& name);
+
+// One allocatable device.
+struct Device {
+  int index = 0;               // pinpoint's device index: position in Inventory::devices
+  std::string uuid;            // what CUDA_VISIBLE_DEVICES names
+  std::string name;
+  int gpu_index = 0;           // the physical GPU's NVML index
+  bool is_mig = false;         // a MIG instance; whole-GPU requests never land on one
+  uint64_t mem_bytes = 0;      // allocatable device memory
+  int sm_count = 0;
+  SharingMode mode = SharingMode::kMps;
+  bool drained = false;        // takes no new jobs
+};
+
+struct HostResources {
+  int cpus = 1;
+  uint64_t mem_bytes = 0;
+};
+
+struct Inventory {
+  std::vector<Device> devices;
+  HostResources host;
+  int mps_client_limit = 48;   // per device in kMps mode
+};
+
+}  // namespace pinpoint::sched

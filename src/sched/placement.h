@@ -1,0 +1,94 @@
+// Placement policy: pure. Takes a snapshot of the node (inventory, running jobs, pending queue)
+// and returns which pending jobs start where, and why the others wait. No I/O, no clock, no
+// global state; the same snapshot always gives the same plan.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "pinpoint/status.h"
+#include "sched/inventory.h"
+
+namespace pinpoint::sched {
+
+using JobId = int64_t;
+
+// What a job needs, in scheduler terms (see pinpoint::JobRequest for the request syntax).
+//   gpus=0                 no device
+//   gpus=N, gpu_mem=0      N whole devices (never MIG instances), each empty and held exclusively
+//   gpus=N, gpu_mem=M>0    a slice of M bytes (+ optional SM share) on each of N distinct devices
+struct Demand {
+  JobId id = 0;                // also the submission order: lower ids were submitted first
+  uint32_t uid = 0;
+  int priority = 0;            // higher first; ties by lower id
+  int gpus = 0;
+  uint64_t gpu_mem_bytes = 0;
+  int gpu_share_pct = 0;       // 0: reserves no share (no SM cap)
+  int cpus = 1;
+  uint64_t mem_bytes = 0;      // host memory; 0 reserves none
+};
+
+// One device held by a job. gpu_mem_bytes == 0 means the whole device.
+struct Slot {
+  int device_index = 0;
+  uint64_t gpu_mem_bytes = 0;
+  int gpu_share_pct = 0;
+};
+
+struct RunningJob {
+  JobId id = 0;
+  uint32_t uid = 0;
+  int cpus = 0;
+  uint64_t mem_bytes = 0;
+  std::vector<Slot> slots;
+};
+
+struct Snapshot {
+  Inventory inventory;
+  std::vector<RunningJob> running;
+  std::vector<Demand> pending;  // any order
+};
+
+struct Start {
+  JobId id = 0;
+  std::vector<Slot> slots;  // one per requested GPU, on distinct devices; empty for gpus=0
+};
+
+// Why a pending job was not started in this pass. `reason` is a short kebab-case code:
+//   "resources"      not enough free devices/memory/share/clients right now
+//   "mps-user"       the only devices that could take it serve another Unix user's MPS clients
+//   "host-resources" not enough free host CPUs or memory
+//   "reservation"    resources are held back for an earlier (higher-priority) job
+// `detail` is one sentence for people, e.g. "GPU 0 MPS server belongs to uid 1001".
+struct Wait {
+  JobId id = 0;
+  std::string reason;
+  std::string detail;
+};
+
+struct Plan {
+  std::vector<Start> starts;  // in the order they should be launched
+  std::vector<Wait> waits;    // one per pending job not started
+};
+
+// Computes the placement plan. Policy (documented in docs/design.md):
+//  - Pending jobs are taken by priority (desc), then id (asc).
+//  - Slices go best-fit: onto the device where they fit leaving the least free memory, preferring
+//    devices already shared, MIG instances and partially used GPUs, so empty whole GPUs stay free
+//    for whole-GPU and multi-GPU jobs.
+//  - A device in kMps mode has at most inventory.mps_client_limit jobs and only one uid at a time.
+//  - A device in kExclusive mode has at most one job.
+//  - Sum of slice memory <= device memory, sum of shares <= 100, host cpus/mem respected.
+//  - No starvation: the first job in order that cannot start gets a reservation of the devices
+//    (and host resources) it would use when they drain; later jobs may only start (backfill) on
+//    devices and host resources that the reservation does not need.
+Plan Schedule(const Snapshot& snapshot);
+
+// Whether `demand` could run on this node when it is empty. Errors: kFailedPrecondition with a
+// sentence naming what is lacking ("needs 3 whole GPUs, this node has 2"). Drained devices count
+// as absent.
+Status CheckFits(const Demand& demand, const Inventory& inventory);
+
+}  // namespace pinpoint::sched
