@@ -1,0 +1,37 @@
+#include "api/protocol.h"
+
+#include "pinpoint/client.h"
+
+namespace pinpoint::api {
+
+using nlohmann::json;
+
+Result<json> ParseRequest(std::string_view line) {
+  if (line.size() > kMaxMessageBytes) return InvalidArgument("message is larger than 1 MiB");
+  json j = json::parse(line.begin(), line.end(), nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) return InvalidArgument("message is not valid JSON");
+  if (!j.is_object()) return InvalidArgument("message must be a JSON object");
+  if (!j.contains("op") || !j["op"].is_string()) return InvalidArgument("message has no \"op\" string");
+  return j;
+}
+
+json OkReply(json fields) {
+  if (!fields.is_object()) fields = json::object();
+  fields["ok"] = true;
+  return fields;
+}
+
+json ErrorReply(const Status& status) {
+  return json{{"ok", false},
+              {"error", {{"code", CodeName(status.code())}, {"message", status.message()}}}};
+}
+
+Result<int64_t> JobIdField(const json& request, const char* key) {
+  if (!request.contains(key)) return InvalidArgument(std::string("missing \"") + key + "\"");
+  const json& v = request[key];
+  if (!v.is_number_integer() || v.get<int64_t>() <= 0)
+    return InvalidArgument(std::string("\"") + key + "\" must be a positive job id");
+  return v.get<int64_t>();
+}
+
+}  // namespace pinpoint::api

@@ -1,0 +1,25 @@
+// The wire format: one JSON object per line. Parsing of untrusted input never throws.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+#include "pinpoint/status.h"
+
+namespace pinpoint::api {
+
+// Parses one request line (without its newline). Errors (kInvalidArgument, one line): not JSON,
+// not an object, no string "op", larger than kMaxMessageBytes.
+Result<nlohmann::json> ParseRequest(std::string_view line);
+
+// {"ok": true, ...fields}
+nlohmann::json OkReply(nlohmann::json fields = nlohmann::json::object());
+// {"ok": false, "error": {"code": "...", "message": "..."}}
+nlohmann::json ErrorReply(const Status& status);
+
+// Reads an integer job id from request[key]. Errors: kInvalidArgument.
+Result<int64_t> JobIdField(const nlohmann::json& request, const char* key);
+
+}  // namespace pinpoint::api

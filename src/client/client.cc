@@ -1,0 +1,84 @@
+#include "pinpoint/client.h"
+
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+
+namespace pinpoint {
+
+std::string DefaultSocketPath() {
+  const char* env = std::getenv("PINPOINT_SOCKET");
+  if (env != nullptr && *env != '\0') return env;
+  return "/run/pinpoint/pinpointd.sock";
+}
+
+Result<Client> Client::Connect(const std::string& socket_path) {
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  if (socket_path.size() >= sizeof(addr.sun_path))
+    return InvalidArgument("socket path is too long: " + socket_path);
+  std::memcpy(addr.sun_path, socket_path.c_str(), socket_path.size() + 1);
+  int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return Unavailable(std::string("socket: ") + std::strerror(errno));
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
+    int err = errno;
+    ::close(fd);
+    return Unavailable("pinpointd is not running at " + socket_path + " (" + std::strerror(err) +
+                       "); start it or set PINPOINT_SOCKET");
+  }
+  return Client(fd);
+}
+
+Client::Client(Client&& other) noexcept : fd_(other.fd_), buffer_(std::move(other.buffer_)) {
+  other.fd_ = -1;
+}
+
+Client& Client::operator=(Client&& other) noexcept {
+  if (this != &other) {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = other.fd_;
+    buffer_ = std::move(other.buffer_);
+    other.fd_ = -1;
+  }
+  return *this;
+}
+
+Client::~Client() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+Result<nlohmann::json> Client::Call(const nlohmann::json& request) {
+  std::string line = request.dump() + "\n";
+  if (line.size() > kMaxMessageBytes + 1) return InvalidArgument("request is larger than 1 MiB");
+  size_t sent = 0;
+  while (sent < line.size()) {
+    ssize_t n = ::send(fd_, line.data() + sent, line.size() - sent, MSG_NOSIGNAL);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return Unavailable(std::string("lost connection to pinpointd: ") + std::strerror(errno));
+    sent += static_cast<size_t>(n);
+  }
+  size_t newline;
+  while ((newline = buffer_.find('\n')) == std::string::npos) {
+    if (buffer_.size() > kMaxMessageBytes * 64) return Unavailable("reply from pinpointd is too large");
+    char buf[65536];
+    ssize_t n = ::recv(fd_, buf, sizeof(buf), 0);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return Unavailable("pinpointd closed the connection before replying");
+    buffer_.append(buf, static_cast<size_t>(n));
+  }
+  std::string reply_text = buffer_.substr(0, newline);
+  buffer_.erase(0, newline + 1);
+  nlohmann::json reply = nlohmann::json::parse(reply_text, nullptr, /*allow_exceptions=*/false);
+  if (!reply.is_object()) return Unavailable("pinpointd sent a reply that is not a JSON object");
+  if (reply.value("ok", false)) return reply;
+  const auto& err = reply.contains("error") ? reply["error"] : nlohmann::json::object();
+  std::string code = err.is_object() ? err.value("code", "internal") : "internal";
+  std::string message = err.is_object() ? err.value("message", "unknown error") : "unknown error";
+  return Status(CodeFromName(code), message);
+}
+
+}  // namespace pinpoint

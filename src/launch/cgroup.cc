@@ -1,0 +1,66 @@
+#include "launch/cgroup.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <fstream>
+
+#include "common/file_util.h"
+
+namespace pinpoint::launch {
+
+namespace {
+
+Status WriteControl(const std::string& path, const std::string& value) {
+  std::ofstream out(path);
+  if (!out) return IoError("cannot open " + path + ": " + ErrnoText(errno));
+  out << value;
+  out.flush();
+  if (!out) return IoError("cannot write '" + value + "' to " + path + ": " + ErrnoText(errno));
+  return Status::Ok();
+}
+
+std::string Parent(const std::string& path) { return path.substr(0, path.rfind('/')); }
+
+}  // namespace
+
+Status Cgroups::Probe() {
+  enabled_ = false;
+  std::string parent = Parent(root_);
+  auto controllers = ReadFile(parent + "/cgroup.controllers");
+  if (!controllers.ok())
+    return Unavailable("cgroup v2 not mounted at " + parent + " (" + controllers.status().message() + ")");
+  for (const char* c : {"cpu", "memory"}) {
+    if (controllers->find(c) == std::string::npos)
+      return Unavailable(std::string("cgroup controller '") + c + "' not available in " + parent);
+  }
+  if (::mkdir(root_.c_str(), 0755) != 0 && errno != EEXIST)
+    return Unavailable("cannot create " + root_ + ": " + ErrnoText(errno));
+  Status s = WriteControl(parent + "/cgroup.subtree_control", "+cpu +memory");
+  if (!s.ok()) return Unavailable("cannot enable cpu/memory controllers: " + s.message());
+  s = WriteControl(root_ + "/cgroup.subtree_control", "+cpu +memory");
+  if (!s.ok()) return Unavailable("cannot enable cpu/memory controllers: " + s.message());
+  enabled_ = true;
+  return Status::Ok();
+}
+
+Result<std::string> Cgroups::CreateJobGroup(JobId id, int cpus, uint64_t mem_bytes) {
+  std::string dir = JobDir(id);
+  if (::mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST)
+    return IoError("mkdir " + dir + ": " + ErrnoText(errno));
+  constexpr int64_t kPeriodUs = 100000;
+  PP_RETURN_IF_ERROR(
+      WriteControl(dir + "/cpu.max", std::to_string(cpus * kPeriodUs) + " " + std::to_string(kPeriodUs)));
+  if (mem_bytes > 0) PP_RETURN_IF_ERROR(WriteControl(dir + "/memory.max", std::to_string(mem_bytes)));
+  return dir;
+}
+
+Status Cgroups::RemoveJobGroup(JobId id) {
+  std::string dir = JobDir(id);
+  if (::rmdir(dir.c_str()) != 0 && errno != ENOENT)
+    return IoError("rmdir " + dir + ": " + ErrnoText(errno));
+  return Status::Ok();
+}
+
+}  // namespace pinpoint::launch

@@ -1,0 +1,36 @@
+// Host CPU and memory limits through cgroup v2. Best effort: where the node has no writable
+// cgroup v2 hierarchy, Cgroups reports why once and every job runs without limits.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "pinpoint/job.h"
+#include "pinpoint/status.h"
+
+namespace pinpoint::launch {
+
+class Cgroups {
+ public:
+  // `root`: the cgroup v2 directory pinpoint may create job groups in, e.g.
+  // /sys/fs/cgroup/pinpoint. Probe() creates it and enables the cpu and memory controllers.
+  explicit Cgroups(std::string root) : root_(std::move(root)) {}
+
+  // Checks whether limits can be applied. Returns Ok, or why not (kUnavailable), e.g.
+  // "cgroup v2 not mounted at /sys/fs/cgroup" or "cannot create /sys/fs/cgroup/pinpoint: ...".
+  Status Probe();
+  bool enabled() const { return enabled_; }
+
+  // Creates the job's group with cpu.max = cpus whole CPUs and memory.max = mem_bytes (0: no
+  // memory limit) and returns its directory. Errors: kIo.
+  Result<std::string> CreateJobGroup(JobId id, int cpus, uint64_t mem_bytes);
+  // Removes the job's group once it has no processes. Errors are ignored (logged by the caller).
+  Status RemoveJobGroup(JobId id);
+
+ private:
+  std::string JobDir(JobId id) const { return root_ + "/job-" + std::to_string(id); }
+  std::string root_;
+  bool enabled_ = false;
+};
+
+}  // namespace pinpoint::launch

@@ -1,0 +1,55 @@
+#include "launch/fake_launcher.h"
+
+namespace pinpoint::launch {
+
+Result<JobHandle> FakeLauncher::Launch(const LaunchSpec& spec) {
+  if (!launch_failure_.ok()) return launch_failure_;
+  launches_.push_back(spec);
+  JobHandle h;
+  h.job_id = spec.job_id;
+  h.job_dir = spec.job_dir;
+  h.pid = next_pid_++;
+  h.pid_start_ticks = 1;
+  return h;
+}
+
+std::optional<ExitStatus> FakeLauncher::Poll(const JobHandle& handle) {
+  auto it = finished_.find(handle.job_id);
+  if (it != finished_.end()) return it->second;
+  for (const auto& l : launches_) {
+    if (l.job_id == handle.job_id) return std::nullopt;
+  }
+  ExitStatus never;
+  never.kind = ExitStatus::Kind::kNeverLaunched;
+  return never;
+}
+
+Status FakeLauncher::Signal(const JobHandle& handle, int signal) {
+  signals_.emplace_back(handle.job_id, signal);
+  if (signals_end_jobs_ && !finished_.count(handle.job_id)) {
+    ExitStatus s;
+    s.kind = ExitStatus::Kind::kSignaled;
+    s.term_signal = signal;
+    finished_[handle.job_id] = s;
+  }
+  return Status::Ok();
+}
+
+void FakeLauncher::FinishAll(int exit_code) {
+  for (JobId id : Running()) {
+    ExitStatus s;
+    s.kind = ExitStatus::Kind::kExited;
+    s.exit_code = exit_code;
+    finished_[id] = s;
+  }
+}
+
+std::vector<JobId> FakeLauncher::Running() const {
+  std::vector<JobId> out;
+  for (const auto& l : launches_) {
+    if (!finished_.count(l.job_id)) out.push_back(l.job_id);
+  }
+  return out;
+}
+
+}  // namespace pinpoint::launch

@@ -1,0 +1,43 @@
+// FakeLauncher: a Launcher for tests. Nothing runs; the test decides when and how jobs end.
+// State is per instance.
+#pragma once
+
+#include <map>
+#include <vector>
+
+#include "launch/launcher.h"
+
+namespace pinpoint::launch {
+
+class FakeLauncher : public Launcher {
+ public:
+  Result<JobHandle> Launch(const LaunchSpec& spec) override;
+  std::optional<ExitStatus> Poll(const JobHandle& handle) override;
+  Status Signal(const JobHandle& handle, int signal) override;
+  void Reap() override { ++reap_calls_; }
+
+  // Test controls.
+  void Finish(JobId id, const ExitStatus& status) { finished_[id] = status; }
+  void FinishAll(int exit_code);
+  // Launches fail with this status until cleared.
+  void FailLaunches(Status status) { launch_failure_ = std::move(status); }
+  // A signal makes the job end as signaled (like a real program with default handlers).
+  void SetSignalsEndJobs(bool on) { signals_end_jobs_ = on; }
+
+  // Records.
+  const std::vector<LaunchSpec>& launches() const { return launches_; }
+  const std::vector<std::pair<JobId, int>>& signals() const { return signals_; }
+  std::vector<JobId> Running() const;
+  int reap_calls() const { return reap_calls_; }
+
+ private:
+  std::vector<LaunchSpec> launches_;
+  std::vector<std::pair<JobId, int>> signals_;
+  std::map<JobId, ExitStatus> finished_;
+  Status launch_failure_;
+  bool signals_end_jobs_ = true;
+  int reap_calls_ = 0;
+  int64_t next_pid_ = 1000;
+};
+
+}  // namespace pinpoint::launch

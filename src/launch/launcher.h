@@ -1,0 +1,72 @@
+// Launcher: starts a job's program and reports how it ended. Behind an interface so the daemon
+// can be tested with FakeLauncher.
+//
+// The real launcher (ProcessLauncher) runs each job under a small supervisor process,
+// pinpoint-shim, in its own session. The shim outlives pinpointd, so jobs keep running when the
+// daemon dies, and writes the job's exit status to the job directory, where a restarted daemon
+// finds it. A job directory holds: spec.json (what to run), lock (flock held by the shim for its
+// whole life: locked <=> supervisor alive), exit.json (how it ended), stdout, stderr.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "pinpoint/job.h"
+#include "pinpoint/status.h"
+
+namespace pinpoint::launch {
+
+struct LaunchSpec {
+  JobId job_id = 0;
+  std::vector<std::string> argv;
+  std::string cwd;
+  std::vector<std::string> env;  // "NAME=value", the job's whole environment
+  bool switch_user = false;      // when false, the job runs as pinpointd's own user
+  uint32_t uid = 0;
+  uint32_t gid = 0;
+  std::vector<uint32_t> groups;  // supplementary groups (used when switch_user)
+  std::string job_dir;           // absolute; created by Launch if missing
+  std::string cgroup_dir;        // absolute cgroup v2 directory to join, or empty
+};
+
+// Identifies a launched job's supervisor across daemon restarts.
+struct JobHandle {
+  JobId job_id = 0;
+  std::string job_dir;
+  int64_t pid = 0;               // supervisor pid == process group id of the job; 0 if unknown
+  uint64_t pid_start_ticks = 0;  // /proc/<pid>/stat start time, to tell a reused pid apart
+};
+
+struct ExitStatus {
+  enum class Kind {
+    kExited,        // the program exited; exit_code is set
+    kSignaled,      // the program was killed by term_signal
+    kLaunchFailed,  // the program never ran (exec, chdir, setuid failed); error says why
+    kNoStatus,      // the supervisor is gone and left no status (killed, or never started)
+    kNeverLaunched  // no trace of a launch in the job directory: safe to launch again
+  };
+  Kind kind = Kind::kNoStatus;
+  int exit_code = 0;
+  int term_signal = 0;
+  std::string error;
+};
+
+// Not thread-safe: the daemon's main loop owns it.
+class Launcher {
+ public:
+  virtual ~Launcher() = default;
+  // Starts the job. On success the job's supervisor runs and the handle identifies it.
+  // Errors: kIo when the job directory or spec cannot be written or fork fails.
+  virtual Result<JobHandle> Launch(const LaunchSpec& spec) = 0;
+  // Non-blocking. nullopt while the job's supervisor lives; its ExitStatus once it has ended.
+  // Works for jobs started by an earlier daemon process too.
+  virtual std::optional<ExitStatus> Poll(const JobHandle& handle) = 0;
+  // Sends `signal` to the job's process group. Ok when the job is already gone.
+  virtual Status Signal(const JobHandle& handle, int signal) = 0;
+  // Reaps supervisors that were this process's children and have exited (call on SIGCHLD).
+  virtual void Reap() = 0;
+};
+
+}  // namespace pinpoint::launch

@@ -1,0 +1,115 @@
+#include "launch/process_launcher.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/file.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <fstream>
+#include <sstream>
+
+#include "common/file_util.h"
+#include "launch/shim.h"
+
+namespace pinpoint::launch {
+
+ProcessLauncher::ProcessLauncher(std::string shim_path) : shim_path_(std::move(shim_path)) {}
+
+uint64_t ProcessStartTicks(int64_t pid) {
+  if (pid <= 0) return 0;
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  if (!std::getline(in, line)) return 0;
+  // The command name (field 2) may hold spaces and parentheses: fields resume after the last ')'.
+  auto close = line.rfind(')');
+  if (close == std::string::npos) return 0;
+  std::istringstream rest(line.substr(close + 2));
+  std::string field;
+  for (int i = 3; i <= 22 && rest >> field; ++i) {
+    if (i == 22) return std::stoull(field);
+  }
+  return 0;
+}
+
+Result<JobHandle> ProcessLauncher::Launch(const LaunchSpec& spec) {
+  PP_RETURN_IF_ERROR(MakeDirs(spec.job_dir, 0755));
+  PP_RETURN_IF_ERROR(WriteSpec(spec));
+  std::string lock_path = spec.job_dir + "/" + kLockFile;
+  // Locked before fork and inherited by the shim: there is no moment at which the job lives
+  // and its lock is free, so a daemon restarting at any time reads liveness correctly.
+  int lock_fd = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (lock_fd < 0) return IoError("open " + lock_path + ": " + ErrnoText(errno));
+  if (::flock(lock_fd, LOCK_EX | LOCK_NB) != 0) {
+    ::close(lock_fd);
+    return IoError("job " + std::to_string(spec.job_id) + " already has a live supervisor");
+  }
+  std::string fd_arg = std::to_string(lock_fd);
+  const char* argv[] = {shim_path_.c_str(), spec.job_dir.c_str(), fd_arg.c_str(), nullptr};
+  pid_t pid = ::fork();
+  if (pid < 0) {
+    int err = errno;
+    ::close(lock_fd);
+    return IoError("fork: " + ErrnoText(err));
+  }
+  if (pid == 0) {
+    ::fcntl(lock_fd, F_SETFD, 0);
+    ::execv(argv[0], const_cast<char**>(argv));
+    ::_exit(127);
+  }
+  ::close(lock_fd);
+  children_.insert(pid);
+  JobHandle handle;
+  handle.job_id = spec.job_id;
+  handle.job_dir = spec.job_dir;
+  handle.pid = pid;
+  handle.pid_start_ticks = ProcessStartTicks(pid);
+  return handle;
+}
+
+std::optional<ExitStatus> ProcessLauncher::Poll(const JobHandle& handle) {
+  std::string lock_path = handle.job_dir + "/" + kLockFile;
+  int fd = ::open(lock_path.c_str(), O_RDWR | O_CLOEXEC);
+  if (fd < 0) {
+    ExitStatus never;
+    never.kind = ExitStatus::Kind::kNeverLaunched;
+    never.error = "no supervisor was ever started";
+    return never;
+  }
+  bool alive = ::flock(fd, LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK;
+  ::close(fd);
+  if (alive) return std::nullopt;
+  auto status = ReadExitStatus(handle.job_dir);
+  if (status.ok()) return *status;
+  ExitStatus lost;
+  lost.kind = ExitStatus::Kind::kNoStatus;
+  lost.error = "the job's supervisor ended without recording an exit status";
+  return lost;
+}
+
+Status ProcessLauncher::Signal(const JobHandle& handle, int signal) {
+  if (handle.pid <= 0) return Status::Ok();
+  // A pid reused by an unrelated process must never be signalled.
+  if (handle.pid_start_ticks != 0 && ProcessStartTicks(handle.pid) != handle.pid_start_ticks)
+    return Status::Ok();
+  if (::kill(static_cast<pid_t>(-handle.pid), signal) == 0) return Status::Ok();
+  // Just after fork the shim may not have made its own process group yet.
+  if (errno == ESRCH && ::kill(static_cast<pid_t>(handle.pid), signal) == 0) return Status::Ok();
+  if (errno == ESRCH) return Status::Ok();
+  return IoError("kill job " + std::to_string(handle.job_id) + ": " + ErrnoText(errno));
+}
+
+void ProcessLauncher::Reap() {
+  for (auto it = children_.begin(); it != children_.end();) {
+    int wstatus = 0;
+    pid_t r = ::waitpid(static_cast<pid_t>(*it), &wstatus, WNOHANG);
+    if (r == 0) {
+      ++it;
+    } else {
+      it = children_.erase(it);  // reaped, or not our child any more
+    }
+  }
+}
+
+}  // namespace pinpoint::launch

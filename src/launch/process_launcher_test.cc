@@ -1,0 +1,171 @@
+#include "launch/process_launcher.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include <gtest/gtest.h>
+
+#include "common/file_util.h"
+#include "launch/shim.h"
+
+namespace pinpoint::launch {
+namespace {
+
+class ProcessLauncherTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/pp-launch-XXXXXX";
+    ASSERT_NE(::mkdtemp(tmpl), nullptr);
+    dir_ = tmpl;
+  }
+  void TearDown() override { std::system(("rm -rf " + dir_).c_str()); }
+
+  LaunchSpec Spec(JobId id, std::vector<std::string> argv) {
+    LaunchSpec s;
+    s.job_id = id;
+    s.argv = std::move(argv);
+    s.cwd = "/";
+    s.env = {"PATH=/usr/bin:/bin", "FOO=bar"};
+    s.job_dir = dir_ + "/jobs/" + std::to_string(id);
+    return s;
+  }
+
+  // Blocks until the supervisor (our child) exits: no sleeping.
+  static void WaitSupervisor(const JobHandle& h) {
+    int status = 0;
+    ASSERT_EQ(::waitpid(static_cast<pid_t>(h.pid), &status, 0), h.pid);
+  }
+
+  std::string ReadLog(const JobHandle& h, const char* file) {
+    auto text = ReadFile(h.job_dir + "/" + file);
+    return text.ok() ? *text : "";
+  }
+
+  // Opens a FIFO that the job writes to once it is running; returns when it has.
+  std::string MakeFifo() {
+    std::string path = dir_ + "/ready";
+    EXPECT_EQ(::mkfifo(path.c_str(), 0600), 0);
+    return path;
+  }
+  static void WaitReady(const std::string& fifo) {
+    std::ifstream in(fifo);  // blocks until the job opens it for writing
+    std::string line;
+    std::getline(in, line);
+  }
+
+  std::string dir_;
+  ProcessLauncher launcher_{PINPOINT_BIN_DIR "/pinpoint-shim"};
+};
+
+TEST_F(ProcessLauncherTest, RecordsExitCodeAndOutput) {
+  auto h = launcher_.Launch(Spec(1, {"sh", "-c", "echo out $FOO; echo err >&2; exit 3"}));
+  ASSERT_TRUE(h.ok()) << h.status().ToString();
+  EXPECT_GT(h->pid_start_ticks, 0u);
+  WaitSupervisor(*h);
+  auto st = launcher_.Poll(*h);
+  ASSERT_TRUE(st.has_value());
+  EXPECT_EQ(st->kind, ExitStatus::Kind::kExited);
+  EXPECT_EQ(st->exit_code, 3);
+  EXPECT_EQ(ReadLog(*h, kStdoutFile), "out bar\n");
+  EXPECT_EQ(ReadLog(*h, kStderrFile), "err\n");
+}
+
+TEST_F(ProcessLauncherTest, MissingProgramIsLaunchFailure) {
+  auto h = launcher_.Launch(Spec(2, {"/nonexistent/program"}));
+  ASSERT_TRUE(h.ok());
+  WaitSupervisor(*h);
+  auto st = launcher_.Poll(*h);
+  ASSERT_TRUE(st.has_value());
+  EXPECT_EQ(st->kind, ExitStatus::Kind::kLaunchFailed);
+  EXPECT_NE(st->error.find("cannot run '/nonexistent/program'"), std::string::npos) << st->error;
+  EXPECT_NE(ReadLog(*h, kStderrFile).find("No such file"), std::string::npos);
+}
+
+TEST_F(ProcessLauncherTest, BadWorkingDirectoryIsLaunchFailure) {
+  LaunchSpec s = Spec(3, {"true"});
+  s.cwd = "/nonexistent-dir";
+  auto h = launcher_.Launch(s);
+  ASSERT_TRUE(h.ok());
+  WaitSupervisor(*h);
+  auto st = launcher_.Poll(*h);
+  ASSERT_TRUE(st.has_value());
+  EXPECT_EQ(st->kind, ExitStatus::Kind::kLaunchFailed);
+  EXPECT_NE(st->error.find("/nonexistent-dir"), std::string::npos);
+}
+
+TEST_F(ProcessLauncherTest, RunningJobPollsAsAliveFromAnotherLauncherAndEndsBySignal) {
+  std::string fifo = MakeFifo();
+  auto h = launcher_.Launch(Spec(4, {"sh", "-c", "echo up > " + fifo + "; exec sleep 1000"}));
+  ASSERT_TRUE(h.ok());
+  WaitReady(fifo);
+  // A restarted daemon has a fresh launcher that did not fork the job.
+  ProcessLauncher other(PINPOINT_BIN_DIR "/pinpoint-shim");
+  EXPECT_FALSE(other.Poll(*h).has_value());
+  ASSERT_TRUE(other.Signal(*h, SIGTERM).ok());
+  WaitSupervisor(*h);
+  auto st = other.Poll(*h);
+  ASSERT_TRUE(st.has_value());
+  EXPECT_EQ(st->kind, ExitStatus::Kind::kSignaled);
+  EXPECT_EQ(st->term_signal, SIGTERM);
+}
+
+TEST_F(ProcessLauncherTest, KilledSupervisorLeavesNoStatus) {
+  std::string fifo = MakeFifo();
+  auto h = launcher_.Launch(Spec(5, {"sh", "-c", "echo up > " + fifo + "; exec sleep 1000"}));
+  ASSERT_TRUE(h.ok());
+  WaitReady(fifo);
+  ASSERT_EQ(::kill(static_cast<pid_t>(-h->pid), SIGKILL), 0);
+  WaitSupervisor(*h);
+  auto st = launcher_.Poll(*h);
+  ASSERT_TRUE(st.has_value());
+  EXPECT_EQ(st->kind, ExitStatus::Kind::kNoStatus);
+}
+
+TEST_F(ProcessLauncherTest, NeverLaunchedWithoutLockFile) {
+  JobHandle h;
+  h.job_id = 6;
+  h.job_dir = dir_ + "/jobs/6";
+  auto st = launcher_.Poll(h);
+  ASSERT_TRUE(st.has_value());
+  EXPECT_EQ(st->kind, ExitStatus::Kind::kNeverLaunched);
+}
+
+TEST_F(ProcessLauncherTest, DoesNotSignalAReusedPid) {
+  std::string fifo = MakeFifo();
+  auto h = launcher_.Launch(Spec(7, {"sh", "-c", "echo up > " + fifo + "; exec sleep 1000"}));
+  ASSERT_TRUE(h.ok());
+  WaitReady(fifo);
+  JobHandle stale = *h;
+  stale.pid_start_ticks += 1;  // as if the pid now belonged to another process
+  ASSERT_TRUE(launcher_.Signal(stale, SIGTERM).ok());
+  EXPECT_FALSE(launcher_.Poll(*h).has_value()) << "job must still run";
+  ASSERT_TRUE(launcher_.Signal(*h, SIGKILL).ok());
+  WaitSupervisor(*h);
+  EXPECT_TRUE(launcher_.Poll(*h).has_value());
+}
+
+TEST_F(ProcessLauncherTest, PassesEnvironmentAndWorkingDirectory) {
+  LaunchSpec s = Spec(8, {"sh", "-c", "pwd; echo $FOO"});
+  s.cwd = "/tmp";
+  auto h = launcher_.Launch(s);
+  ASSERT_TRUE(h.ok());
+  WaitSupervisor(*h);
+  ASSERT_TRUE(launcher_.Poll(*h).has_value());
+  EXPECT_EQ(ReadLog(*h, kStdoutFile), "/tmp\nbar\n");
+}
+
+TEST(ProcessStartTicksTest, KnownAndUnknownPids) {
+  EXPECT_GT(ProcessStartTicks(::getpid()), 0u);
+  EXPECT_EQ(ProcessStartTicks(0), 0u);
+  EXPECT_EQ(ProcessStartTicks(999999999), 0u);
+}
+
+}  // namespace
+}  // namespace pinpoint::launch

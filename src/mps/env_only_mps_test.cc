@@ -1,0 +1,40 @@
+#include "mps/env_only_mps.h"
+
+#include <cstdlib>
+
+#include <gtest/gtest.h>
+
+namespace pinpoint::mps {
+namespace {
+
+TEST(PinnedMemLimitValueTest, WholeMibForDeviceZero) {
+  EXPECT_EQ(PinnedMemLimitValue(1ull << 30), "0=1024M");
+  EXPECT_EQ(PinnedMemLimitValue((3ull << 29)), "0=1536M");
+  EXPECT_EQ(PinnedMemLimitValue(100), "0=1M");
+}
+
+TEST(EnvOnlyMpsTest, ClientEnvironmentCarriesDirectoriesAndLimits) {
+  char tmpl[] = "/tmp/pp-mps-XXXXXX";
+  ASSERT_NE(::mkdtemp(tmpl), nullptr);
+  std::string root = tmpl;
+  EnvOnlyMps mps(root);
+  ClientSlice slice{0, "GPU-abc", 1000, 4ull << 30, 20};
+  auto env = mps.PrepareClient(slice);
+  ASSERT_TRUE(env.ok()) << env.status().ToString();
+  EXPECT_EQ(env->at("CUDA_MPS_PIPE_DIRECTORY"), root + "/GPU-abc/pipe");
+  EXPECT_EQ(env->at("CUDA_MPS_LOG_DIRECTORY"), root + "/GPU-abc/log");
+  EXPECT_EQ(env->at("CUDA_MPS_PINNED_DEVICE_MEM_LIMIT"), "0=4096M");
+  EXPECT_EQ(env->at("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"), "20");
+
+  slice.gpu_share_pct = 0;
+  auto no_share = mps.PrepareClient(slice);
+  ASSERT_TRUE(no_share.ok());
+  EXPECT_EQ(no_share->count("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"), 0u);
+
+  slice.device_uuid = "../escape";
+  EXPECT_FALSE(mps.PrepareClient(slice).ok());
+  std::system(("rm -rf " + root).c_str());
+}
+
+}  // namespace
+}  // namespace pinpoint::mps
