@@ -30,6 +30,11 @@ bool SomeoneListens(const sockaddr_un& addr) {
   return ok;
 }
 
+// Replies may carry arbitrary bytes (job logs): invalid UTF-8 is replaced, never thrown on.
+std::string Serialize(const json& reply) {
+  return reply.dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
+}
+
 }  // namespace
 
 Result<std::unique_ptr<Server>> Server::Listen(const std::string& socket_path, Handler* handler) {
@@ -129,7 +134,7 @@ void Server::ReadFrom(ConnId id, Conn& conn) {
     }
     conn.in.append(buf, static_cast<size_t>(n));
     if (conn.in.size() > kMaxMessageBytes + 1 && conn.in.find('\n') == std::string::npos) {
-      conn.out += ErrorReply(InvalidArgument("message is larger than 1 MiB")).dump() + "\n";
+      conn.out += Serialize(ErrorReply(InvalidArgument("message is larger than 1 MiB")));
       conn.in.clear();
       conn.closing = true;
       WriteTo(conn);
@@ -147,7 +152,7 @@ void Server::ReadFrom(ConnId id, Conn& conn) {
     } else {
       reply = handler_->Handle(conn.caller, *request, id);
     }
-    if (reply) conn.out += reply->dump() + "\n";
+    if (reply) conn.out += Serialize(*reply);
   }
   if (!conn.out.empty()) WriteTo(conn);
 }
@@ -169,7 +174,7 @@ void Server::WriteTo(Conn& conn) {
 void Server::Reply(ConnId id, const json& reply) {
   auto it = conns_.find(id);
   if (it == conns_.end() || it->second.closing) return;
-  it->second.out += reply.dump() + "\n";
+  it->second.out += Serialize(reply);
   WriteTo(it->second);
 }
 

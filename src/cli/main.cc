@@ -1,1 +1,6 @@
-int main() { return 1; }  // replaced as the module lands
+// pinpoint: the command-line client of pinpointd. See docs/cli.md.
+#include <iostream>
+
+#include "cli/cli.h"
+
+int main(int argc, char** argv) { return pinpoint::cli::RunCli(argc, argv, std::cout, std::cerr); }

@@ -1,1 +1,60 @@
-int main() { return 1; }  // replaced as the module lands
+// pinpointd: the pinpoint node agent. See docs/admin.md.
+#include <unistd.h>
+
+#include <cstdio>
+#include <iostream>
+
+#include <CLI/CLI.hpp>
+#include <spdlog/spdlog.h>
+
+#include "daemon/config.h"
+#include "daemon/daemon.h"
+#include "gpu/backend_factory.h"
+
+int main(int argc, char** argv) {
+  using namespace pinpoint;
+  CLI::App app{"pinpointd: gives each job exactly the GPU slice it asks for"};
+  std::string config_path, state_dir, socket_path, backend, log_level = "info";
+  bool print_default = false;
+  app.add_option("-c,--config", config_path, "configuration file (JSON, docs/config.md)");
+  app.add_option("--state-dir", state_dir, "state directory (overrides the config)");
+  app.add_option("--socket", socket_path, "socket path (overrides the config)");
+  app.add_option("--backend", backend,
+                 "auto | nvml | simulated:<h100x2|a100x8|a100x8-mig|v100sx8> | simulated-file:<path>");
+  app.add_option("--log-level", log_level, "trace|debug|info|warn|error");
+  app.add_flag("--print-default-config", print_default, "print the embedded default config and exit");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+  if (print_default) {
+    std::cout << daemon::DefaultConfigJson() << "\n";
+    return 0;
+  }
+  spdlog::set_level(spdlog::level::from_str(log_level));
+  spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%e %^%l%$ %v");
+  daemon::Config config;
+  if (!config_path.empty()) {
+    auto loaded = daemon::LoadConfig(config_path);
+    if (!loaded.ok()) {
+      std::fprintf(stderr, "pinpointd: %s\n", loaded.status().message().c_str());
+      return 2;
+    }
+    config = *loaded;
+  }
+  if (!state_dir.empty()) config.state_dir = state_dir;
+  if (!socket_path.empty()) config.socket_path = socket_path;
+  if (!backend.empty()) config.backend = backend;
+  if (config.state_dir.empty() || config.state_dir[0] != '/') {
+    std::fprintf(stderr, "pinpointd: --state-dir must be an absolute path\n");
+    return 2;
+  }
+  std::string why;
+  auto gpu = gpu::MakeGpuBackend(config.backend, &why);
+  if (!gpu.ok()) {
+    std::fprintf(stderr, "pinpointd: %s\n", gpu.status().message().c_str());
+    return 2;
+  }
+  return daemon::RunDaemon(config, std::move(gpu).value(), why);
+}

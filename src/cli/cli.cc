@@ -1,0 +1,277 @@
+#include "cli/cli.h"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <functional>
+#include <iostream>
+
+#include <CLI/CLI.hpp>
+
+#include "cli/format.h"
+#include "pinpoint/client.h"
+#include "pinpoint/job.h"
+#include "pinpoint/units.h"
+
+extern char** environ;
+
+namespace pinpoint::cli {
+
+using nlohmann::json;
+
+namespace {
+
+int64_t NowMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+struct Globals {
+  std::string socket = DefaultSocketPath();
+  bool json_output = false;
+  std::ostream* err = &std::cerr;
+};
+
+struct SubmitArgs {
+  int gpus = -1;
+  std::string gpu_mem, gpu_share, mem, name, as_user;
+  int cpus = 1;
+  int priority = 0;
+  bool wait = false;
+  std::vector<std::string> command;
+};
+
+// One subcommand: its name, help, how to add its options, and what it does.
+struct Command {
+  const char* name;
+  const char* help;
+  std::function<void(CLI::App*)> setup;
+  std::function<Result<int>(const Globals&, std::ostream&)> run;
+};
+
+Result<json> Call(const Globals& g, const json& request) {
+  auto client = Client::Connect(g.socket);
+  if (!client.ok()) return client.status();
+  return client->Call(request);
+}
+
+Result<JobRequest> BuildRequest(const SubmitArgs& a) {
+  JobRequest r;
+  r.name = a.name;
+  r.argv = a.command;
+  if (r.argv.empty()) return InvalidArgument("submit needs a command to run (after --)");
+  char cwd[4096];
+  if (::getcwd(cwd, sizeof(cwd)) == nullptr) return InvalidArgument("cannot read the working directory");
+  r.cwd = cwd;
+  for (char** e = environ; *e != nullptr; ++e) {
+    std::string kv = *e;
+    auto eq = kv.find('=');
+    if (eq != std::string::npos && eq > 0) r.env[kv.substr(0, eq)] = kv.substr(eq + 1);
+  }
+  if (!a.gpu_mem.empty()) {
+    auto mem = ParseSize(a.gpu_mem);
+    if (!mem.ok()) return mem.status();
+    if (*mem == 0) return InvalidArgument("--gpu-mem must be more than 0");
+    r.gpu_mem_bytes = *mem;
+  }
+  if (!a.gpu_share.empty()) {
+    auto share = ParsePercent(a.gpu_share);
+    if (!share.ok()) return share.status();
+    if (a.gpu_mem.empty()) return InvalidArgument("--gpu-share needs --gpu-mem (a slice); whole GPUs have no share");
+    r.gpu_share_pct = *share;
+  }
+  if (a.gpus >= 0) r.gpus = a.gpus;
+  else r.gpus = r.gpu_mem_bytes > 0 ? 1 : 0;
+  if (r.gpus == 0 && r.gpu_mem_bytes > 0) return InvalidArgument("--gpu-mem needs --gpus of at least 1");
+  if (!a.mem.empty()) {
+    auto mem = ParseSize(a.mem);
+    if (!mem.ok()) return mem.status();
+    r.mem_bytes = *mem;
+  }
+  r.cpus = a.cpus;
+  r.priority = a.priority;
+  r.as_user = a.as_user;
+  PP_RETURN_IF_ERROR(ValidateRequest(r));
+  return r;
+}
+
+int JobExitCode(const json& job) {
+  if (job.contains("exit_code") && job["exit_code"].is_number_integer()) return job["exit_code"].get<int>();
+  return 1;
+}
+
+std::vector<Command> Commands(SubmitArgs& submit, int64_t& job_id, std::vector<int64_t>& ids,
+                              bool& all, std::string& user, int& limit, bool& stderr_stream) {
+  return {
+      {"submit", "Submit a job: pinpoint submit [--gpus N] [--gpu-mem SIZE [--gpu-share PCT]] -- CMD...",
+       [&](CLI::App* c) {
+         c->add_option("--gpus", submit.gpus, "whole GPUs, or with --gpu-mem the number of slices")->check(CLI::Range(0, 1024));
+         c->add_option("--gpu-mem", submit.gpu_mem, "device memory of a slice, context included (e.g. 4G, 512MiB)");
+         c->add_option("--gpu-share", submit.gpu_share, "SM share of a slice (e.g. 20%)");
+         c->add_option("--cpus", submit.cpus, "host CPUs")->check(CLI::Range(1, 65536));
+         c->add_option("--mem", submit.mem, "host memory (e.g. 8G)");
+         c->add_option("--priority", submit.priority, "higher runs first")->check(CLI::Range(-1000000, 1000000));
+         c->add_option("--name", submit.name, "a name for people");
+         c->add_option("--as-user", submit.as_user, "run as this user (root only)");
+         c->add_flag("--wait", submit.wait, "wait for the job to end; exit with its exit code");
+         c->add_option("command", submit.command, "the command and its arguments")->required();
+       },
+       [&](const Globals& g, std::ostream& out) -> Result<int> {
+         auto request = BuildRequest(submit);
+         if (!request.ok()) return request.status();
+         auto reply = Call(g, {{"op", "submit"}, {"request", ToJson(*request)}, {"wait", submit.wait}});
+         if (!reply.ok()) return reply.status();
+         const json& job = (*reply)["job"];
+         if (g.json_output) out << job.dump(2) << "\n";
+         else if (submit.wait) out << "job " << job["id"] << " " << job["state"].get<std::string>() << " (" << job["detail"].get<std::string>() << ")\n";
+         else out << "submitted job " << job["id"] << "\n";
+         return submit.wait ? JobExitCode(job) : 0;
+       }},
+      {"queue", "List pending and running jobs (--all: also ended ones)",
+       [&](CLI::App* c) {
+         c->add_flag("-a,--all", all, "include ended jobs");
+         c->add_option("-u,--user", user, "only this user's jobs");
+         c->add_option("-n,--limit", limit, "at most this many (newest)")->check(CLI::Range(0, 1000000));
+       },
+       [&](const Globals& g, std::ostream& out) -> Result<int> {
+         json req{{"op", "queue"}, {"all", all}, {"limit", limit}};
+         if (!user.empty()) req["user"] = user;
+         auto reply = Call(g, req);
+         if (!reply.ok()) return reply.status();
+         if (g.json_output) out << (*reply)["jobs"].dump(2) << "\n";
+         else out << FormatQueue(*reply, NowMs());
+         return 0;
+       }},
+      {"show", "Show one job with its history",
+       [&](CLI::App* c) { c->add_option("job", job_id, "job id")->required()->check(CLI::PositiveNumber); },
+       [&](const Globals& g, std::ostream& out) -> Result<int> {
+         auto reply = Call(g, {{"op", "show"}, {"id", job_id}});
+         if (!reply.ok()) return reply.status();
+         reply->erase("ok");
+         if (g.json_output) out << reply->dump(2) << "\n";
+         else out << FormatJob(*reply);
+         return 0;
+       }},
+      {"cancel", "Cancel jobs (your own; root: any)",
+       [&](CLI::App* c) { c->add_option("jobs", ids, "job ids")->required()->check(CLI::PositiveNumber); },
+       [&](const Globals& g, std::ostream& out) -> Result<int> {
+         auto reply = Call(g, {{"op", "cancel"}, {"ids", ids}});
+         if (!reply.ok()) return reply.status();
+         if (g.json_output) {
+           out << (*reply)["results"].dump(2) << "\n";
+         }
+         Status worst;
+         for (const auto& r : (*reply)["results"]) {
+           if (r["ok"].get<bool>()) {
+             if (!g.json_output) out << "cancelled job " << r["id"] << "\n";
+           } else {
+             Status s(CodeFromName(r["error"]["code"].get<std::string>()), r["error"]["message"].get<std::string>());
+             if (worst.ok()) worst = s;
+             if (!g.json_output) *g.err << "pinpoint: " << s.message() << "\n";
+           }
+         }
+         return ExitCodeFor(worst);
+       }},
+      {"gpus", "Show the node's devices, their slices and jobs",
+       [&](CLI::App*) {},
+       [&](const Globals& g, std::ostream& out) -> Result<int> {
+         auto reply = Call(g, {{"op", "gpus"}});
+         if (!reply.ok()) return reply.status();
+         reply->erase("ok");
+         if (g.json_output) out << reply->dump(2) << "\n";
+         else out << FormatGpus(*reply);
+         return 0;
+       }},
+      {"logs", "Print a job's output (--stderr for its error stream)",
+       [&](CLI::App* c) {
+         c->add_option("job", job_id, "job id")->required()->check(CLI::PositiveNumber);
+         c->add_flag("--stderr", stderr_stream, "the error stream instead of stdout");
+       },
+       [&](const Globals& g, std::ostream& out) -> Result<int> {
+         auto reply = Call(g, {{"op", "logs"}, {"id", job_id}, {"stream", stderr_stream ? "stderr" : "stdout"}});
+         if (!reply.ok()) return reply.status();
+         if (g.json_output) out << reply->dump(2) << "\n";
+         else out << (*reply)["data"].get<std::string>();
+         return 0;
+       }},
+      {"version", "Print the client's and the daemon's version",
+       [&](CLI::App*) {},
+       [&](const Globals& g, std::ostream& out) -> Result<int> {
+         auto reply = Call(g, {{"op", "version"}});
+         if (g.json_output) {
+           json j{{"client", PINPOINT_VERSION}};
+           if (reply.ok()) j["daemon"] = *reply;
+           out << j.dump(2) << "\n";
+         } else {
+           out << "pinpoint " << PINPOINT_VERSION << "\n";
+           if (reply.ok())
+             out << "pinpointd " << (*reply)["version"].get<std::string>() << " (backend "
+                 << (*reply)["backend"].get<std::string>() << ", store schema " << (*reply)["schema"] << ")\n";
+         }
+         if (!reply.ok()) return reply.status();
+         return 0;
+       }},
+  };
+}
+
+}  // namespace
+
+int RunCli(int argc, char** argv, std::ostream& out, std::ostream& err) {
+  CLI::App app{"pinpoint: exactly the GPU slice each job asks for"};
+  app.require_subcommand(1);
+  Globals g;
+  g.err = &err;
+  app.add_option("--socket", g.socket, "pinpointd's socket (default $PINPOINT_SOCKET or /run/pinpoint/pinpointd.sock)");
+  app.add_flag("--json", g.json_output, "machine-readable output");
+  SubmitArgs submit;
+  int64_t job_id = 0;
+  std::vector<int64_t> ids;
+  bool all = false, stderr_stream = false;
+  std::string user;
+  int limit = 0;
+  auto commands = Commands(submit, job_id, ids, all, user, limit, stderr_stream);
+  std::vector<std::pair<CLI::App*, const Command*>> subs;
+  for (const auto& c : commands) {
+    CLI::App* sub = app.add_subcommand(c.name, c.help);
+    c.setup(sub);
+    subs.emplace_back(sub, &c);
+  }
+  // Options after the command belong to it: `submit -- python train.py --lr 1`.
+  app.get_subcommand("submit")->prefix_command(false);
+  app.allow_extras(false);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp&) {
+    out << app.help();
+    return 0;
+  } catch (const CLI::CallForAllHelp&) {
+    out << app.help("", CLI::AppFormatMode::All);
+    return 0;
+  } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() == 0) {  // --help on a subcommand
+      for (auto& [sub, c] : subs) {
+        if (sub->parsed()) {
+          out << sub->help();
+          return 0;
+        }
+      }
+      out << app.help();
+      return 0;
+    }
+    err << "pinpoint: " << e.what() << " (see pinpoint --help)\n";
+    return 2;
+  }
+  for (auto& [sub, c] : subs) {
+    if (!sub->parsed()) continue;
+    auto code = c->run(g, out);
+    if (!code.ok()) {
+      err << "pinpoint: " << code.status().message() << "\n";
+      return ExitCodeFor(code.status());
+    }
+    return *code;
+  }
+  return 2;
+}
+
+}  // namespace pinpoint::cli

@@ -1,0 +1,138 @@
+#include "daemon/config.h"
+
+#include <set>
+
+#include <nlohmann/json.hpp>
+
+#include "common/file_util.h"
+#include "pinpoint/units.h"
+#include "sched/inventory.h"
+
+namespace pinpoint::daemon {
+
+using nlohmann::json;
+
+namespace {
+
+Status Bad(const std::string& key, const std::string& why) {
+  return InvalidArgument("config: \"" + key + "\" " + why);
+}
+
+// A size given as a string ("4G") or a number of bytes.
+Result<uint64_t> SizeValue(const json& v, const std::string& key) {
+  if (v.is_number_unsigned()) return v.get<uint64_t>();
+  if (v.is_string()) {
+    auto s = ParseSize(v.get<std::string>());
+    if (!s.ok()) return Bad(key, s.status().message());
+    return *s;
+  }
+  return Bad(key, "must be a size like \"4G\" or a number of bytes");
+}
+
+Status CheckMode(const std::string& mode, const std::string& key) {
+  if (!sched::SharingModeFromName(mode))
+    return Bad(key, "must be one of exclusive, timeslice, mps (got '" + mode + "')");
+  return Status::Ok();
+}
+
+Status Apply(const json& j, Config* c) {
+  static const std::set<std::string> kKeys = {
+      "state_dir", "socket_path", "backend", "default_mode", "gpu_modes", "mps_client_limit",
+      "host_cpus", "host_mem", "gpu_mem_reserve", "cancel_grace_ms", "poll_interval_ms",
+      "cgroups", "cgroup_root", "shim_path"};
+  if (!j.is_object()) return InvalidArgument("config: must be a JSON object");
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    if (!kKeys.count(it.key())) return Bad(it.key(), "is not a known setting");
+  }
+  auto str = [&](const char* key, std::string* out) -> Status {
+    if (!j.contains(key)) return Status::Ok();
+    if (!j[key].is_string() || j[key].get<std::string>().empty()) return Bad(key, "must be a non-empty string");
+    *out = j[key].get<std::string>();
+    return Status::Ok();
+  };
+  auto integer = [&](const char* key, int64_t lo, int64_t hi, auto* out) -> Status {
+    if (!j.contains(key)) return Status::Ok();
+    if (!j[key].is_number_integer()) return Bad(key, "must be an integer");
+    int64_t v = j[key].get<int64_t>();
+    if (v < lo || v > hi)
+      return Bad(key, "must be between " + std::to_string(lo) + " and " + std::to_string(hi));
+    *out = static_cast<std::remove_reference_t<decltype(*out)>>(v);
+    return Status::Ok();
+  };
+  PP_RETURN_IF_ERROR(str("state_dir", &c->state_dir));
+  PP_RETURN_IF_ERROR(str("socket_path", &c->socket_path));
+  PP_RETURN_IF_ERROR(str("backend", &c->backend));
+  PP_RETURN_IF_ERROR(str("default_mode", &c->default_mode));
+  PP_RETURN_IF_ERROR(CheckMode(c->default_mode, "default_mode"));
+  PP_RETURN_IF_ERROR(str("cgroup_root", &c->cgroup_root));
+  PP_RETURN_IF_ERROR(str("shim_path", &c->shim_path));
+  PP_RETURN_IF_ERROR(integer("mps_client_limit", 1, 128, &c->mps_client_limit));
+  PP_RETURN_IF_ERROR(integer("host_cpus", 0, 65536, &c->host_cpus));
+  PP_RETURN_IF_ERROR(integer("cancel_grace_ms", 0, 3'600'000, &c->cancel_grace_ms));
+  PP_RETURN_IF_ERROR(integer("poll_interval_ms", 10, 60'000, &c->poll_interval_ms));
+  if (j.contains("cgroups")) {
+    if (!j["cgroups"].is_boolean()) return Bad("cgroups", "must be true or false");
+    c->cgroups = j["cgroups"].get<bool>();
+  }
+  if (j.contains("host_mem")) {
+    auto v = SizeValue(j["host_mem"], "host_mem");
+    if (!v.ok()) return v.status();
+    c->host_mem_bytes = *v;
+  }
+  if (j.contains("gpu_mem_reserve")) {
+    auto v = SizeValue(j["gpu_mem_reserve"], "gpu_mem_reserve");
+    if (!v.ok()) return v.status();
+    c->gpu_mem_reserve_bytes = *v;
+  }
+  if (j.contains("gpu_modes")) {
+    const json& m = j["gpu_modes"];
+    if (!m.is_object()) return Bad("gpu_modes", "must be an object of GPU -> mode");
+    for (auto it = m.begin(); it != m.end(); ++it) {
+      if (!it.value().is_string()) return Bad("gpu_modes." + it.key(), "must be a mode string");
+      std::string mode = it.value().get<std::string>();
+      PP_RETURN_IF_ERROR(CheckMode(mode, "gpu_modes." + it.key()));
+      c->gpu_modes[it.key()] = mode;
+    }
+  }
+  if (c->state_dir[0] != '/') return Bad("state_dir", "must be an absolute path");
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<Config> ParseConfig(const std::string& json_text) {
+  json j = json::parse(json_text, nullptr, /*allow_exceptions=*/false, /*ignore_comments=*/true);
+  if (j.is_discarded()) return InvalidArgument("config: not valid JSON");
+  Config c;
+  Status s = Apply(j, &c);
+  if (!s.ok()) return s;
+  return c;
+}
+
+Result<Config> LoadConfig(const std::string& path) {
+  auto text = ReadFile(path);
+  if (!text.ok()) return text.status();
+  auto c = ParseConfig(*text);
+  if (!c.ok()) return Status(c.status().code(), path + ": " + c.status().message());
+  return c;
+}
+
+std::string DefaultConfigJson() {
+  Config c;
+  json j{{"state_dir", c.state_dir},
+         {"socket_path", c.socket_path},
+         {"backend", c.backend},
+         {"default_mode", c.default_mode},
+         {"gpu_modes", json::object()},
+         {"mps_client_limit", c.mps_client_limit},
+         {"host_cpus", c.host_cpus},
+         {"host_mem", "0"},
+         {"gpu_mem_reserve", "0"},
+         {"cancel_grace_ms", c.cancel_grace_ms},
+         {"poll_interval_ms", c.poll_interval_ms},
+         {"cgroups", c.cgroups},
+         {"cgroup_root", c.cgroup_root}};
+  return j.dump(2);
+}
+
+}  // namespace pinpoint::daemon

@@ -1,0 +1,40 @@
+// pinpointd's configuration: a JSON file (docs/config.md). Every key is optional; the embedded
+// defaults make a working single-node setup.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+
+#include "pinpoint/status.h"
+
+namespace pinpoint::daemon {
+
+struct Config {
+  std::string state_dir = "/var/lib/pinpoint";      // store, job directories, MPS directories
+  std::string socket_path = "/run/pinpoint/pinpointd.sock";
+  std::string backend = "auto";     // auto | nvml | simulated:<preset> | simulated-file:<path>
+  std::string default_mode = "mps";  // sharing mode of every device not named in gpu_modes
+  // Sharing mode by GPU index ("0"), GPU UUID or MIG UUID; a GPU's entry applies to its MIG
+  // instances unless they have their own.
+  std::map<std::string, std::string> gpu_modes;
+  int mps_client_limit = 48;         // per device; NVIDIA's limit on Volta and later
+  int host_cpus = 0;                 // 0: all online CPUs
+  uint64_t host_mem_bytes = 0;       // 0: MemTotal
+  uint64_t gpu_mem_reserve_bytes = 0;  // kept back on every device, not allocatable
+  int64_t cancel_grace_ms = 10000;   // SIGTERM, then SIGKILL after this long
+  int64_t poll_interval_ms = 100;    // how often adopted jobs are checked for exit
+  bool cgroups = true;               // apply host CPU/memory limits through cgroup v2
+  std::string cgroup_root = "/sys/fs/cgroup/pinpoint";
+  std::string shim_path;             // empty: pinpoint-shim next to pinpointd
+};
+
+// Parses a configuration file's text. Unknown keys, wrong types and bad values are errors
+// (kInvalidArgument, one line naming the key), so a typo never silently falls back to a default.
+Result<Config> ParseConfig(const std::string& json_text);
+// Reads and parses a file. Errors: kNotFound, kIo, kInvalidArgument.
+Result<Config> LoadConfig(const std::string& path);
+// The embedded default configuration, as JSON text (pinpointd --print-default-config).
+std::string DefaultConfigJson();
+
+}  // namespace pinpoint::daemon

@@ -1,0 +1,147 @@
+#include "daemon/daemon.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/file.h>
+#include <sys/signalfd.h>
+#include <unistd.h>
+
+#include <spdlog/spdlog.h>
+
+#include "api/server.h"
+#include "common/file_util.h"
+#include "daemon/inventory_builder.h"
+#include "daemon/node.h"
+#include "daemon/service.h"
+#include "launch/cgroup.h"
+#include "launch/process_launcher.h"
+#include "mps/env_only_mps.h"
+#include "pinpoint/units.h"
+#include "store/job_store.h"
+
+namespace pinpoint::daemon {
+
+namespace {
+
+std::string ShimPath(const Config& config) {
+  if (!config.shim_path.empty()) return config.shim_path;
+  char exe[4096];
+  ssize_t n = ::readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+  if (n <= 0) return "pinpoint-shim";
+  std::string path(exe, static_cast<size_t>(n));
+  return path.substr(0, path.rfind('/')) + "/pinpoint-shim";
+}
+
+// One daemon per state directory: a second one would start the same jobs twice.
+Result<int> LockStateDir(const std::string& state_dir) {
+  std::string path = state_dir + "/pinpointd.lock";
+  int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) return IoError("open " + path + ": " + ErrnoText(errno));
+  if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    ::close(fd);
+    return Unavailable("another pinpointd is running on " + state_dir);
+  }
+  std::string pid = std::to_string(::getpid()) + "\n";
+  if (::ftruncate(fd, 0) != 0 || ::write(fd, pid.data(), pid.size()) < 0) {
+    // The pid in the lock file is informational only.
+  }
+  return fd;
+}
+
+int Fail(const Status& s) {
+  spdlog::critical("cannot start: {}", s.message());
+  return 1;
+}
+
+void LogInventory(const sched::Inventory& inv) {
+  for (const auto& d : inv.devices) {
+    spdlog::info("device {}: {} {} ({}, {} SMs) mode {}", d.index, d.uuid, d.name,
+                 FormatSize(d.mem_bytes), d.sm_count, sched::SharingModeName(d.mode));
+  }
+  spdlog::info("host: {} CPUs, {} memory", inv.host.cpus, FormatSize(inv.host.mem_bytes));
+}
+
+}  // namespace
+
+int RunDaemon(const Config& config, std::unique_ptr<gpu::GpuBackend> backend,
+              const std::string& backend_note) {
+  spdlog::info("pinpointd {} starting; {}", PINPOINT_VERSION, backend_note);
+  for (const std::string& dir : {config.state_dir, config.state_dir + "/jobs", config.state_dir + "/mps"}) {
+    Status s = MakeDirs(dir, 0755);
+    if (!s.ok()) return Fail(s);
+  }
+  std::string socket_dir = config.socket_path.substr(0, config.socket_path.rfind('/'));
+  if (!socket_dir.empty()) {
+    Status s = MakeDirs(socket_dir, 0755);
+    if (!s.ok()) return Fail(s);
+  }
+  auto lock = LockStateDir(config.state_dir);
+  if (!lock.ok()) return Fail(lock.status());
+
+  auto gpus = backend->Inventory();
+  if (!gpus.ok()) return Fail(gpus.status());
+  auto inventory = BuildInventory(*gpus, config);
+  if (!inventory.ok()) return Fail(inventory.status());
+  LogInventory(*inventory);
+
+  auto store = store::JobStore::Open(config.state_dir + "/pinpoint.db");
+  if (!store.ok()) return Fail(store.status());
+
+  launch::Cgroups cgroups(config.cgroup_root);
+  if (config.cgroups) {
+    Status s = cgroups.Probe();
+    if (s.ok()) spdlog::info("host limits through cgroup v2 at {}", config.cgroup_root);
+    else spdlog::warn("host CPU/memory limits are off: {}", s.message());
+  } else {
+    spdlog::info("host CPU/memory limits are off (cgroups: false)");
+  }
+  launch::ProcessLauncher launcher(ShimPath(config));
+  mps::EnvOnlyMps mps(config.state_dir + "/mps");
+  spdlog::warn("MPS: clients get their pipe directory and limits, but no MPS control daemon is "
+               "started yet; CUDA runs such clients without MPS");
+  RealClock clock;
+
+  NodeOptions options;
+  options.state_dir = config.state_dir;
+  options.inventory = *inventory;
+  options.backend_kind = backend->Kind();
+  options.driver_version = backend->DriverVersion();
+  options.cancel_grace_ms = config.cancel_grace_ms;
+  options.daemon_uid = ::getuid();
+  Node node(options, {store->get(), &launcher, &mps, &cgroups, backend.get(), &clock});
+  Status recovered = node.Recover();
+  if (!recovered.ok()) return Fail(recovered);
+
+  sigset_t mask;
+  sigemptyset(&mask);
+  for (int sig : {SIGCHLD, SIGTERM, SIGINT, SIGHUP}) sigaddset(&mask, sig);
+  ::sigprocmask(SIG_BLOCK, &mask, nullptr);
+  ::signal(SIGPIPE, SIG_IGN);
+  int sig_fd = ::signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+  if (sig_fd < 0) return Fail(IoError("signalfd: " + ErrnoText(errno)));
+
+  Service service(&node);
+  auto server = api::Server::Listen(config.socket_path, &service);
+  if (!server.ok()) return Fail(server.status());
+  service.set_server(server->get());
+  spdlog::info("listening on {}; state in {}", config.socket_path, config.state_dir);
+
+  bool stop = false;
+  while (!stop) {
+    auto ready = (*server)->RunOnce(static_cast<int>(config.poll_interval_ms), {sig_fd});
+    if (!ready.empty()) {
+      signalfd_siginfo info{};
+      while (::read(sig_fd, &info, sizeof(info)) == sizeof(info)) {
+        if (info.ssi_signo == SIGTERM || info.ssi_signo == SIGINT) stop = true;
+      }
+    }
+    service.JobsEnded(node.Step());
+  }
+  spdlog::info("stopping; {} active jobs keep running and are re-adopted at the next start",
+               node.active_count());
+  ::close(sig_fd);
+  ::close(*lock);
+  return 0;
+}
+
+}  // namespace pinpoint::daemon

@@ -1,0 +1,81 @@
+#include "daemon/inventory_builder.h"
+
+#include <unistd.h>
+
+#include <fstream>
+#include <set>
+
+namespace pinpoint::daemon {
+
+sched::HostResources DetectHost() {
+  sched::HostResources host;
+  long cpus = ::sysconf(_SC_NPROCESSORS_ONLN);
+  host.cpus = cpus > 0 ? static_cast<int>(cpus) : 1;
+  std::ifstream meminfo("/proc/meminfo");
+  std::string key;
+  uint64_t kib = 0;
+  std::string unit;
+  while (meminfo >> key >> kib >> unit) {
+    if (key == "MemTotal:") {
+      host.mem_bytes = kib * 1024;
+      break;
+    }
+  }
+  return host;
+}
+
+Result<sched::Inventory> BuildInventory(const std::vector<gpu::GpuInfo>& gpus, const Config& config) {
+  std::set<std::string> known;
+  sched::Inventory inv;
+  auto mode_for = [&](const std::vector<std::string>& keys) {
+    for (const auto& k : keys) {
+      auto it = config.gpu_modes.find(k);
+      if (it != config.gpu_modes.end()) return *sched::SharingModeFromName(it->second);
+    }
+    return *sched::SharingModeFromName(config.default_mode);
+  };
+  auto usable = [&](uint64_t total) {
+    return total > config.gpu_mem_reserve_bytes ? total - config.gpu_mem_reserve_bytes : 0;
+  };
+  for (const auto& g : gpus) {
+    std::string index_key = std::to_string(g.index);
+    known.insert(index_key);
+    known.insert(g.uuid);
+    if (g.mig_enabled) {
+      for (const auto& m : g.migs) {
+        known.insert(m.uuid);
+        sched::Device d;
+        d.index = static_cast<int>(inv.devices.size());
+        d.uuid = m.uuid;
+        d.name = g.name + " MIG " + (m.profile.empty() ? "instance" : m.profile);
+        d.gpu_index = g.index;
+        d.is_mig = true;
+        d.mem_bytes = usable(m.mem_total_bytes);
+        d.sm_count = m.sm_count;
+        d.mode = mode_for({m.uuid, g.uuid, index_key});
+        inv.devices.push_back(d);
+      }
+      continue;
+    }
+    sched::Device d;
+    d.index = static_cast<int>(inv.devices.size());
+    d.uuid = g.uuid;
+    d.name = g.name;
+    d.gpu_index = g.index;
+    d.mem_bytes = usable(g.mem_total_bytes);
+    d.sm_count = g.sm_count;
+    d.mode = mode_for({g.uuid, index_key});
+    inv.devices.push_back(d);
+  }
+  for (const auto& [key, mode] : config.gpu_modes) {
+    if (!known.count(key))
+      return InvalidArgument("config: gpu_modes names '" + key + "', which is no GPU of this node");
+  }
+  inv.mps_client_limit = config.mps_client_limit;
+  inv.host = DetectHost();
+  if (config.host_cpus > 0) inv.host.cpus = config.host_cpus;
+  if (config.host_mem_bytes > 0) inv.host.mem_bytes = config.host_mem_bytes;
+  return inv;
+}
+
+}  // namespace pinpoint::daemon

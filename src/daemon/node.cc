@@ -1,0 +1,514 @@
+#include "daemon/node.h"
+
+#include <signal.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <spdlog/spdlog.h>
+
+#include "common/file_util.h"
+#include "daemon/users.h"
+#include "launch/shim.h"
+#include "pinpoint/units.h"
+
+namespace pinpoint::daemon {
+
+using nlohmann::json;
+
+namespace {
+
+sched::Demand DemandOf(const JobRecord& r) {
+  sched::Demand d;
+  d.id = r.id;
+  d.uid = r.uid;
+  d.priority = r.request.priority;
+  d.gpus = r.request.gpus;
+  d.gpu_mem_bytes = r.request.gpu_mem_bytes;
+  d.gpu_share_pct = r.request.gpu_share_pct;
+  d.cpus = r.request.cpus;
+  d.mem_bytes = r.request.mem_bytes;
+  return d;
+}
+
+std::string UserName(uint32_t uid) {
+  auto u = LookupUid(uid);
+  return u.ok() ? u->name : "uid " + std::to_string(uid);
+}
+
+}  // namespace
+
+Node::Node(NodeOptions options, NodeDeps deps) : options_(std::move(options)), deps_(deps) {}
+
+std::string Node::JobDir(JobId id) const {
+  return options_.state_dir + "/jobs/" + std::to_string(id);
+}
+
+launch::JobHandle Node::Handle(const JobRecord& r) const {
+  launch::JobHandle h;
+  h.job_id = r.id;
+  h.job_dir = JobDir(r.id);
+  h.pid = r.pid;
+  h.pid_start_ticks = r.pid_start_ticks;
+  return h;
+}
+
+Status Node::Persist(const JobRecord& r, const char* event, const std::string& detail) {
+  PP_RETURN_IF_ERROR(deps_.store->Update(r));
+  if (event != nullptr) {
+    store::JobEvent e{r.id, deps_.clock->NowMs(), event, detail};
+    PP_RETURN_IF_ERROR(deps_.store->AppendEvent(e));
+  }
+  return Status::Ok();
+}
+
+Status Node::Recover() {
+  store::ListFilter filter;
+  filter.states = {JobState::kPending, JobState::kRunning};
+  auto jobs = deps_.store->List(filter);
+  if (!jobs.ok()) return jobs.status();
+  int adopted = 0, ended = 0, requeued = 0, pending = 0;
+  for (JobRecord& job : *jobs) {
+    if (job.state == JobState::kPending) {
+      active_[job.id] = job;
+      ++pending;
+      continue;
+    }
+    auto status = deps_.launcher->Poll(Handle(job));
+    if (!status) {
+      active_[job.id] = job;
+      if (job.cancel_requested) kill_at_ms_[job.id] = deps_.clock->NowMs() + options_.cancel_grace_ms;
+      store::JobEvent e{job.id, deps_.clock->NowMs(), "adopt", "re-adopted after daemon restart"};
+      Status s = deps_.store->AppendEvent(e);
+      if (!s.ok()) spdlog::warn("job {}: {}", job.id, s.ToString());
+      ++adopted;
+      continue;
+    }
+    active_[job.id] = job;
+    if (status->kind == launch::ExitStatus::Kind::kNeverLaunched) {
+      Requeue(active_[job.id], "was never launched before the daemon stopped");
+      ++requeued;
+    } else {
+      Finish(active_[job.id], *status);
+      ++ended;
+    }
+  }
+  spdlog::info("recovered: {} pending, {} running adopted, {} ended while down, {} requeued",
+               pending, adopted, ended, requeued);
+  dirty_ = true;
+  return Status::Ok();
+}
+
+Result<JobRecord> Node::Submit(const api::Caller& caller, JobRequest request) {
+  PP_RETURN_IF_ERROR(ValidateRequest(request));
+  PP_RETURN_IF_ERROR(api::CheckSubmitAs(caller, request.as_user));
+  auto user = request.as_user.empty() ? LookupUid(caller.uid) : LookupName(request.as_user);
+  if (!user.ok()) {
+    if (!request.as_user.empty()) return InvalidArgument(user.status().message());
+    user = UserInfo{caller.uid, caller.gid, "uid " + std::to_string(caller.uid), {caller.gid}};
+  }
+  if (options_.daemon_uid != 0 && user->uid != options_.daemon_uid) {
+    return PermissionDenied("pinpointd runs as uid " + std::to_string(options_.daemon_uid) +
+                            " and cannot start jobs as " + user->name + "; run it as root");
+  }
+  JobRecord r;
+  r.uid = user->uid;
+  r.gid = user->gid;
+  r.user = user->name;
+  r.request = std::move(request);
+  PP_RETURN_IF_ERROR(sched::CheckFits(DemandOf(r), options_.inventory));
+  r.state = JobState::kPending;
+  r.submit_ms = deps_.clock->NowMs();
+  auto id = deps_.store->Insert(r);
+  if (!id.ok()) return id.status();
+  r.id = *id;
+  active_[r.id] = r;
+  dirty_ = true;
+  return r;
+}
+
+std::vector<Status> Node::Cancel(const api::Caller& caller, const std::vector<JobId>& ids) {
+  std::vector<Status> out;
+  std::string by = UserName(caller.uid);
+  for (JobId id : ids) {
+    auto it = active_.find(id);
+    if (it == active_.end()) {
+      auto stored = deps_.store->Get(id);
+      if (!stored.ok()) {
+        out.push_back(NotFound("no job " + std::to_string(id)));
+      } else if (!api::MayControlJob(caller, stored->uid)) {
+        out.push_back(PermissionDenied("job " + std::to_string(id) + " belongs to " + stored->user));
+      } else {
+        out.push_back(FailedPrecondition("job " + std::to_string(id) + " already ended (" +
+                                         JobStateName(stored->state) + ")"));
+      }
+      continue;
+    }
+    JobRecord& job = it->second;
+    if (!api::MayControlJob(caller, job.uid)) {
+      out.push_back(PermissionDenied("job " + std::to_string(id) + " belongs to " + job.user));
+      continue;
+    }
+    if (job.cancel_requested) {
+      out.push_back(Status::Ok());
+      continue;
+    }
+    job.cancel_requested = true;
+    job.cancelled_by = by;
+    if (job.state == JobState::kPending) {
+      job.state = JobState::kCancelled;
+      job.reason = reason::kCancelled;
+      job.detail = "cancelled by " + by + " while pending";
+      job.end_ms = deps_.clock->NowMs();
+      Status s = Persist(job, "end", job.detail);
+      out.push_back(s);
+      if (s.ok()) active_.erase(it);
+      dirty_ = true;
+      continue;
+    }
+    Status s = Persist(job, "cancel-request", "by " + by);
+    if (!s.ok()) {
+      out.push_back(s);
+      continue;
+    }
+    for (const auto& a : job.allocations) {
+      if (a.mode == "mps") deps_.mps->ReleaseClient({a.device_index, a.uuid, job.uid, a.gpu_mem_bytes, a.gpu_share_pct});
+    }
+    s = deps_.launcher->Signal(Handle(job), SIGTERM);
+    if (!s.ok()) spdlog::warn("job {}: {}", id, s.ToString());
+    kill_at_ms_[id] = deps_.clock->NowMs() + options_.cancel_grace_ms;
+    out.push_back(Status::Ok());
+  }
+  return out;
+}
+
+Result<JobRecord> Node::Get(JobId id) const {
+  auto it = active_.find(id);
+  if (it != active_.end()) return it->second;
+  auto r = deps_.store->Get(id);
+  if (!r.ok() && r.status().code() == Code::kNotFound) return NotFound("no job " + std::to_string(id));
+  return r;
+}
+
+Result<std::vector<JobRecord>> Node::List(bool all, std::optional<uint32_t> uid, int limit) const {
+  std::vector<JobRecord> out;
+  if (all) {
+    store::ListFilter filter;
+    filter.uid = uid;
+    filter.limit = limit;
+    auto stored = deps_.store->List(filter);
+    if (!stored.ok()) return stored.status();
+    for (auto& r : *stored) {
+      auto it = active_.find(r.id);
+      out.push_back(it != active_.end() ? it->second : r);  // memory holds pending reasons
+    }
+    return out;
+  }
+  for (const auto& [id, r] : active_) {
+    if (!uid || r.uid == *uid) out.push_back(r);
+  }
+  if (limit > 0 && out.size() > static_cast<size_t>(limit)) out.erase(out.begin(), out.end() - limit);
+  return out;
+}
+
+Result<std::vector<store::JobEvent>> Node::Events(JobId id) const { return deps_.store->Events(id); }
+
+Result<std::string> Node::Logs(const api::Caller& caller, JobId id, const std::string& stream,
+                               uint64_t max_bytes) const {
+  if (stream != "stdout" && stream != "stderr")
+    return InvalidArgument("stream must be stdout or stderr");
+  auto job = Get(id);
+  if (!job.ok()) return job.status();
+  if (!api::MayControlJob(caller, job->uid))
+    return PermissionDenied("job " + std::to_string(id) + " belongs to " + job->user);
+  auto text = ReadFileTail(JobDir(id) + "/" + stream, max_bytes);
+  if (!text.ok() && text.status().code() == Code::kNotFound) return std::string();
+  return text;
+}
+
+std::vector<JobId> Node::Step() {
+  std::vector<JobId> ended;
+  deps_.launcher->Reap();
+  int64_t now = deps_.clock->NowMs();
+  std::vector<JobId> running;
+  for (const auto& [id, job] : active_) {
+    if (job.state == JobState::kRunning) running.push_back(id);
+  }
+  for (JobId id : running) {
+    JobRecord& job = active_[id];
+    auto status = deps_.launcher->Poll(Handle(job));
+    if (status) {
+      Finish(job, *status);
+      continue;
+    }
+    auto kill = kill_at_ms_.find(id);
+    if (kill != kill_at_ms_.end() && now >= kill->second) {
+      Status s = deps_.launcher->Signal(Handle(job), SIGKILL);
+      if (!s.ok()) spdlog::warn("job {}: {}", id, s.ToString());
+      kill->second = INT64_MAX;  // once
+    }
+  }
+  if (dirty_) Schedule();
+  // Collects every job that ended in this pass, polled or failed to launch inside Schedule.
+  for (auto it = active_.begin(); it != active_.end();) {
+    if (IsFinal(it->second.state)) {
+      ended.push_back(it->first);
+      it = active_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  return ended;
+}
+
+void Node::Schedule() {
+  dirty_ = false;
+  sched::Snapshot snap;
+  snap.inventory = options_.inventory;
+  for (const auto& [id, job] : active_) {
+    if (job.state == JobState::kPending) {
+      snap.pending.push_back(DemandOf(job));
+      continue;
+    }
+    if (job.state != JobState::kRunning) continue;  // ended in this pass, erased after it
+    sched::RunningJob rj;
+    rj.id = id;
+    rj.uid = job.uid;
+    rj.cpus = job.request.cpus;
+    rj.mem_bytes = job.request.mem_bytes;
+    for (const auto& a : job.allocations) rj.slots.push_back({a.device_index, a.gpu_mem_bytes, a.gpu_share_pct});
+    snap.running.push_back(std::move(rj));
+  }
+  if (snap.pending.empty()) return;
+  sched::Plan plan = sched::Schedule(snap);
+  for (const auto& wait : plan.waits) {
+    auto it = active_.find(wait.id);
+    if (it == active_.end()) continue;
+    it->second.reason = wait.reason;
+    it->second.detail = wait.detail;
+  }
+  for (const auto& start : plan.starts) {
+    auto it = active_.find(start.id);
+    if (it != active_.end()) StartJob(it->second, start.slots);
+  }
+}
+
+Result<std::vector<std::string>> Node::JobEnvironment(const JobRecord& job) {
+  std::map<std::string, std::string> env = job.request.env;
+  std::string visible;
+  for (const auto& a : job.allocations) visible += (visible.empty() ? "" : ",") + a.uuid;
+  env["CUDA_VISIBLE_DEVICES"] = visible;  // empty for CPU-only jobs: they see no GPU
+  env["PINPOINT_JOB_ID"] = std::to_string(job.id);
+  env["PINPOINT_GPU_UUIDS"] = visible;
+  for (const char* name : {"CUDA_MPS_PIPE_DIRECTORY", "CUDA_MPS_LOG_DIRECTORY",
+                           "CUDA_MPS_PINNED_DEVICE_MEM_LIMIT", "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"}) {
+    env.erase(name);  // a client never chooses its own MPS server or limits
+  }
+  // One process can be the client of one MPS server only, so only single-device slices use MPS;
+  // multi-device slices are time-sliced (docs/design.md).
+  if (job.allocations.size() == 1 && job.allocations[0].mode == "mps") {
+    const Allocation& a = job.allocations[0];
+    auto mps_env = deps_.mps->PrepareClient({a.device_index, a.uuid, job.uid, a.gpu_mem_bytes, a.gpu_share_pct});
+    if (!mps_env.ok()) return mps_env.status();
+    for (const auto& [k, v] : *mps_env) env[k] = v;
+  }
+  if (job.request.gpu_mem_bytes > 0) env["PINPOINT_GPU_MEM_BYTES"] = std::to_string(job.request.gpu_mem_bytes);
+  std::vector<std::string> out;
+  for (const auto& [k, v] : env) out.push_back(k + "=" + v);
+  return out;
+}
+
+void Node::StartJob(JobRecord& job, const std::vector<sched::Slot>& slots) {
+  job.allocations.clear();
+  for (const auto& slot : slots) {
+    const sched::Device& d = options_.inventory.devices.at(static_cast<size_t>(slot.device_index));
+    Allocation a;
+    a.device_index = d.index;
+    a.uuid = d.uuid;
+    a.gpu_mem_bytes = slot.gpu_mem_bytes;
+    a.gpu_share_pct = slot.gpu_share_pct;
+    a.mode = sched::SharingModeName(d.mode);
+    if (slot.gpu_mem_bytes == 0 || d.mode == sched::SharingMode::kExclusive) a.mode = "exclusive";
+    job.allocations.push_back(a);
+  }
+  job.state = JobState::kRunning;
+  job.reason.clear();
+  job.detail.clear();
+  job.start_ms = deps_.clock->NowMs();
+  job.pid = 0;
+  // Durable before the fork: a restarted daemon must know this job may be running.
+  Status s = Persist(job, "start", "");
+  if (!s.ok()) {
+    spdlog::error("job {}: cannot record start, leaving it pending: {}", job.id, s.ToString());
+    job.state = JobState::kPending;
+    job.allocations.clear();
+    return;
+  }
+  auto env = JobEnvironment(job);
+  launch::ExitStatus failed;
+  failed.kind = launch::ExitStatus::Kind::kLaunchFailed;
+  if (!env.ok()) {
+    failed.error = env.status().message();
+    Finish(job, failed);
+    return;
+  }
+  launch::LaunchSpec spec;
+  spec.job_id = job.id;
+  spec.argv = job.request.argv;
+  spec.cwd = job.request.cwd;
+  spec.env = std::move(env).value();
+  spec.switch_user = options_.daemon_uid == 0 && job.uid != 0;
+  spec.uid = job.uid;
+  spec.gid = job.gid;
+  if (spec.switch_user) {
+    auto user = LookupUid(job.uid);
+    spec.groups = user.ok() ? user->groups : std::vector<uint32_t>{job.gid};
+  }
+  spec.job_dir = JobDir(job.id);
+  if (deps_.cgroups != nullptr && deps_.cgroups->enabled()) {
+    auto dir = deps_.cgroups->CreateJobGroup(job.id, job.request.cpus, job.request.mem_bytes);
+    if (dir.ok()) spec.cgroup_dir = *dir;
+    else spdlog::warn("job {}: running without host limits: {}", job.id, dir.status().message());
+  }
+  auto handle = deps_.launcher->Launch(spec);
+  if (!handle.ok()) {
+    failed.error = handle.status().message();
+    Finish(job, failed);
+    return;
+  }
+  job.pid = handle->pid;
+  job.pid_start_ticks = handle->pid_start_ticks;
+  s = Persist(job, nullptr, "");
+  if (!s.ok()) spdlog::error("job {}: cannot record pid: {}", job.id, s.ToString());
+}
+
+void Node::Requeue(JobRecord& job, const std::string& why) {
+  ReleaseResources(job);
+  job.state = JobState::kPending;
+  job.allocations.clear();
+  job.start_ms = 0;
+  job.pid = 0;
+  job.pid_start_ticks = 0;
+  Status s = Persist(job, "requeue", why);
+  if (!s.ok()) spdlog::error("job {}: {}", job.id, s.ToString());
+  dirty_ = true;
+}
+
+void Node::ReleaseResources(const JobRecord& job) {
+  for (const auto& a : job.allocations) {
+    if (a.mode == "mps" && !job.cancel_requested)  // cancel released them already
+      deps_.mps->ReleaseClient({a.device_index, a.uuid, job.uid, a.gpu_mem_bytes, a.gpu_share_pct});
+  }
+  if (deps_.cgroups != nullptr && deps_.cgroups->enabled()) {
+    Status s = deps_.cgroups->RemoveJobGroup(job.id);
+    if (!s.ok()) spdlog::warn("job {}: {}", job.id, s.message());
+  }
+}
+
+void Node::Finish(JobRecord& job, const launch::ExitStatus& status) {
+  using Kind = launch::ExitStatus::Kind;
+  ReleaseResources(job);
+  job.end_ms = deps_.clock->NowMs();
+  job.exit_code.reset();
+  job.term_signal.reset();
+  switch (status.kind) {
+    case Kind::kExited:
+      job.exit_code = status.exit_code;
+      job.state = status.exit_code == 0 ? JobState::kCompleted : JobState::kFailed;
+      job.reason = status.exit_code == 0 ? reason::kExitedZero : reason::kExitedNonZero;
+      job.detail = "exit code " + std::to_string(status.exit_code);
+      break;
+    case Kind::kSignaled:
+      job.term_signal = status.term_signal;
+      job.state = JobState::kFailed;
+      job.reason = reason::kSignaled;
+      job.detail = std::string("killed by signal ") + std::to_string(status.term_signal) + " (" +
+                   ::strsignal(status.term_signal) + ")";
+      break;
+    case Kind::kLaunchFailed:
+      job.state = JobState::kFailed;
+      job.reason = reason::kLaunchFailed;
+      job.detail = status.error;
+      break;
+    case Kind::kNoStatus:
+    case Kind::kNeverLaunched:
+      job.state = JobState::kFailed;
+      job.reason = reason::kLost;
+      job.detail = status.error.empty() ? "the job's supervisor vanished" : status.error;
+      break;
+  }
+  bool ran_to_completion = status.kind == Kind::kExited && status.exit_code == 0;
+  if (job.cancel_requested && !ran_to_completion) {
+    job.state = JobState::kCancelled;
+    job.reason = reason::kCancelled;
+    job.detail = "cancelled by " + job.cancelled_by + " (" + job.detail + ")";
+  }
+  kill_at_ms_.erase(job.id);
+  Status s = Persist(job, "end", job.detail);
+  if (!s.ok()) spdlog::error("job {}: cannot record end: {}", job.id, s.ToString());
+  dirty_ = true;
+}
+
+json Node::GpusView() const {
+  struct Use {
+    uint64_t mem_bytes = 0;
+    int share_pct = 0;
+    bool whole = false;
+    std::optional<uint32_t> mps_uid;
+    json jobs = json::array();
+  };
+  std::vector<Use> use(options_.inventory.devices.size());
+  int cpus_used = 0;
+  uint64_t mem_used = 0;
+  for (const auto& [id, job] : active_) {
+    if (job.state != JobState::kRunning) continue;
+    cpus_used += job.request.cpus;
+    mem_used += job.request.mem_bytes;
+    for (const auto& a : job.allocations) {
+      if (a.device_index < 0 || static_cast<size_t>(a.device_index) >= use.size()) continue;
+      Use& u = use[static_cast<size_t>(a.device_index)];
+      u.mem_bytes += a.gpu_mem_bytes;
+      u.share_pct += a.gpu_share_pct;
+      if (a.mode == "exclusive") u.whole = true;
+      if (a.mode == "mps") u.mps_uid = job.uid;
+      u.jobs.push_back({{"id", id}, {"user", job.user}, {"name", job.request.name},
+                        {"gpu_mem_bytes", a.gpu_mem_bytes}, {"gpu_share_pct", a.gpu_share_pct},
+                        {"mode", a.mode}});
+    }
+  }
+  json devices = json::array();
+  std::map<int, gpu::GpuSample> samples;
+  for (const auto& d : options_.inventory.devices) {
+    const Use& u = use[static_cast<size_t>(d.index)];
+    uint64_t free_bytes = u.whole ? 0 : (d.mem_bytes > u.mem_bytes ? d.mem_bytes - u.mem_bytes : 0);
+    json dev{{"index", d.index},           {"uuid", d.uuid},
+             {"name", d.name},             {"gpu_index", d.gpu_index},
+             {"is_mig", d.is_mig},         {"mode", sched::SharingModeName(d.mode)},
+             {"drained", d.drained},       {"mem_bytes", d.mem_bytes},
+             {"sm_count", d.sm_count},     {"mem_allocated_bytes", u.whole ? d.mem_bytes : u.mem_bytes},
+             {"mem_free_bytes", free_bytes}, {"share_free_pct", u.whole ? 0 : 100 - u.share_pct},
+             {"jobs", u.jobs},             {"mps_user", nullptr}};
+    if (u.mps_uid) dev["mps_user"] = UserName(*u.mps_uid);
+    if (deps_.gpu != nullptr && !d.is_mig) {
+      if (!samples.count(d.gpu_index)) {
+        auto s = deps_.gpu->Sample(d.gpu_index);
+        if (s.ok()) samples[d.gpu_index] = *s;
+      }
+      auto it = samples.find(d.gpu_index);
+      if (it != samples.end()) {
+        dev["mem_used_bytes"] = it->second.mem_used_bytes;
+        dev["power_mw"] = it->second.power_mw;
+      }
+    }
+    devices.push_back(dev);
+  }
+  return json{{"backend", options_.backend_kind},
+              {"driver", options_.driver_version},
+              {"simulated", options_.backend_kind.rfind("simulated", 0) == 0},
+              {"devices", devices},
+              {"host", {{"cpus", options_.inventory.host.cpus},
+                        {"cpus_allocated", cpus_used},
+                        {"mem_bytes", options_.inventory.host.mem_bytes},
+                        {"mem_allocated_bytes", mem_used}}}};
+}
+
+}  // namespace pinpoint::daemon

@@ -1,0 +1,107 @@
+// Node: the daemon's core. Owns the in-memory view of active jobs and keeps it in step with the
+// store; turns requests into store writes, runs the pure scheduler and acts on its plan through
+// the launcher and MPS control.
+//
+// Data flows one way: a request is validated and stored (durable before the caller gets its id),
+// Step() polls running jobs, schedules and launches. Every state change is written to the store
+// before it is acted on, so a daemon killed at any point restarts without losing or doubling a
+// job (Recover()).
+//
+// Not thread-safe: the daemon's main loop is its only caller.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "api/caller.h"
+#include "common/clock.h"
+#include "gpu/gpu_backend.h"
+#include "launch/cgroup.h"
+#include "launch/launcher.h"
+#include "mps/mps_control.h"
+#include "pinpoint/job.h"
+#include "sched/inventory.h"
+#include "sched/placement.h"
+#include "store/job_store.h"
+
+namespace pinpoint::daemon {
+
+struct NodeOptions {
+  std::string state_dir;           // absolute; job directories go to <state_dir>/jobs/<id>
+  sched::Inventory inventory;
+  std::string backend_kind;        // "nvml" | "simulated:<preset>"
+  std::string driver_version;
+  int64_t cancel_grace_ms = 10000;
+  uint32_t daemon_uid = 0;         // jobs of other users need a root daemon
+};
+
+// Everything the node acts through. Not owned; must outlive the Node. cgroups and gpu may be null.
+struct NodeDeps {
+  store::JobStore* store = nullptr;
+  launch::Launcher* launcher = nullptr;
+  mps::MpsControl* mps = nullptr;
+  launch::Cgroups* cgroups = nullptr;
+  gpu::GpuBackend* gpu = nullptr;  // read for live device readings in GpusView only
+  Clock* clock = nullptr;
+};
+
+class Node {
+ public:
+  Node(NodeOptions options, NodeDeps deps);
+
+  // Loads active jobs from the store after a start or restart: running jobs whose supervisor
+  // still lives are adopted, ones that ended meanwhile get their final state, ones that vanished
+  // without a status end as failed/lost, and ones that were never launched are queued again.
+  Status Recover();
+
+  // Validates, checks the request can ever fit this node, and stores the job as pending.
+  // Errors: kInvalidArgument (bad request), kPermissionDenied (as_user, or a non-root daemon
+  // asked to run another user's job), kFailedPrecondition (never fits: the reason), kIo.
+  Result<JobRecord> Submit(const api::Caller& caller, JobRequest request);
+
+  // Cancels each job: pending ones end at once; running ones get SIGTERM (after MPS clients are
+  // released) and SIGKILL after the grace period. One Status per id, in order: kNotFound,
+  // kPermissionDenied, kFailedPrecondition (already ended), or ok.
+  std::vector<Status> Cancel(const api::Caller& caller, const std::vector<JobId>& ids);
+
+  // Errors: kNotFound.
+  Result<JobRecord> Get(JobId id) const;
+  // Active jobs (pending and running, with pending reasons), or also ended ones when `all`.
+  Result<std::vector<JobRecord>> List(bool all, std::optional<uint32_t> uid, int limit) const;
+  Result<std::vector<store::JobEvent>> Events(JobId id) const;
+  // A job's stdout or stderr (last max_bytes). Errors: kNotFound, kPermissionDenied, kInvalidArgument.
+  Result<std::string> Logs(const api::Caller& caller, JobId id, const std::string& stream,
+                           uint64_t max_bytes) const;
+  // Devices, their slices and jobs, host resources (docs/api.md "gpus").
+  nlohmann::json GpusView() const;
+
+  // One pass: reaps and polls running jobs, escalates cancels past their grace, then, if anything
+  // changed, schedules and launches. Returns the ids of jobs that reached a final state.
+  std::vector<JobId> Step();
+
+  const NodeOptions& options() const { return options_; }
+  size_t active_count() const { return active_.size(); }
+
+ private:
+  std::string JobDir(JobId id) const;
+  launch::JobHandle Handle(const JobRecord& r) const;
+  void Schedule();
+  void StartJob(JobRecord& job, const std::vector<sched::Slot>& slots);
+  Status Persist(const JobRecord& r, const char* event, const std::string& detail);
+  void Finish(JobRecord& job, const launch::ExitStatus& status);
+  void Requeue(JobRecord& job, const std::string& why);
+  void ReleaseResources(const JobRecord& job);
+  Result<std::vector<std::string>> JobEnvironment(const JobRecord& job);
+
+  NodeOptions options_;
+  NodeDeps deps_;
+  std::map<JobId, JobRecord> active_;        // pending and running
+  std::map<JobId, int64_t> kill_at_ms_;      // running jobs being cancelled: SIGKILL deadline
+  bool dirty_ = true;                        // something changed since the last schedule
+};
+
+}  // namespace pinpoint::daemon

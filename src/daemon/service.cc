@@ -1,0 +1,170 @@
+#include "daemon/service.h"
+
+#include <algorithm>
+
+#include "api/protocol.h"
+#include "daemon/users.h"
+#include "store/job_store.h"
+
+namespace pinpoint::daemon {
+
+using nlohmann::json;
+
+namespace {
+
+json EventsJson(const std::vector<store::JobEvent>& events) {
+  json out = json::array();
+  for (const auto& e : events)
+    out.push_back({{"time_ms", e.time_ms}, {"kind", e.kind}, {"detail", e.detail}});
+  return out;
+}
+
+Result<std::vector<JobId>> IdList(const json& request) {
+  if (!request.contains("ids") || !request["ids"].is_array() || request["ids"].empty())
+    return InvalidArgument("\"ids\" must be a non-empty array of job ids");
+  if (request["ids"].size() > 10000) return InvalidArgument("at most 10000 ids at once");
+  std::vector<JobId> ids;
+  for (const auto& v : request["ids"]) {
+    if (!v.is_number_integer() || v.get<int64_t>() <= 0)
+      return InvalidArgument("\"ids\" must hold positive job ids");
+    ids.push_back(v.get<int64_t>());
+  }
+  return ids;
+}
+
+}  // namespace
+
+std::optional<json> Service::Handle(const api::Caller& caller, const json& request,
+                                    api::ConnId conn) {
+  bool deferred = false;
+  Result<json> reply = Internal("unhandled");
+  try {
+    reply = Dispatch(caller, request, conn, &deferred);
+  } catch (const std::exception& e) {  // a bug must cost one request, never the daemon
+    reply = Internal(std::string("internal error: ") + e.what());
+  }
+  if (deferred) return std::nullopt;
+  if (!reply.ok()) return api::ErrorReply(reply.status());
+  return api::OkReply(*reply);
+}
+
+Result<json> Service::Dispatch(const api::Caller& caller, const json& request, api::ConnId conn,
+                               bool* deferred) {
+  const std::string op = request["op"].get<std::string>();
+  if (op == "version") {
+    return json{{"version", PINPOINT_VERSION},
+                {"backend", node_->options().backend_kind},
+                {"driver", node_->options().driver_version},
+                {"schema", store::JobStore::kCurrentVersion}};
+  }
+  if (op == "submit") {
+    if (!request.contains("request")) return InvalidArgument("submit needs a \"request\" object");
+    auto job_request = RequestFromJson(request["request"]);
+    if (!job_request.ok()) return job_request.status();
+    auto job = node_->Submit(caller, std::move(job_request).value());
+    if (!job.ok()) return job.status();
+    if (request.value("wait", false) == true) {
+      waiters_[job->id].push_back(conn);
+      *deferred = true;
+      return json::object();
+    }
+    return json{{"job", ToJson(*job)}};
+  }
+  if (op == "wait") {
+    auto id = api::JobIdField(request, "id");
+    if (!id.ok()) return id.status();
+    auto job = node_->Get(*id);
+    if (!job.ok()) return job.status();
+    if (IsFinal(job->state)) return json{{"job", ToJson(*job)}};
+    waiters_[*id].push_back(conn);
+    *deferred = true;
+    return json::object();
+  }
+  if (op == "queue") {
+    std::optional<uint32_t> uid;
+    if (request.contains("user")) {
+      if (!request["user"].is_string()) return InvalidArgument("\"user\" must be a user name");
+      auto user = LookupName(request["user"].get<std::string>());
+      if (!user.ok()) return InvalidArgument(user.status().message());
+      uid = user->uid;
+    }
+    int limit = 0;
+    if (request.contains("limit")) {
+      if (!request["limit"].is_number_integer() || request["limit"].get<int64_t>() < 0 ||
+          request["limit"].get<int64_t>() > 1'000'000)
+        return InvalidArgument("\"limit\" must be a count between 0 and 1000000");
+      limit = request["limit"].get<int>();
+    }
+    bool all = request.contains("all") && request["all"].is_boolean() && request["all"].get<bool>();
+    auto jobs = node_->List(all, uid, limit);
+    if (!jobs.ok()) return jobs.status();
+    json out = json::array();
+    for (const auto& j : *jobs) out.push_back(ToJson(j));
+    return json{{"jobs", out}, {"backend", node_->options().backend_kind}};
+  }
+  if (op == "show") {
+    auto id = api::JobIdField(request, "id");
+    if (!id.ok()) return id.status();
+    auto job = node_->Get(*id);
+    if (!job.ok()) return job.status();
+    auto events = node_->Events(*id);
+    json out{{"job", ToJson(*job)}};
+    out["events"] = events.ok() ? EventsJson(*events) : json::array();
+    return out;
+  }
+  if (op == "cancel") {
+    auto ids = IdList(request);
+    if (!ids.ok()) return ids.status();
+    auto results = node_->Cancel(caller, *ids);
+    json out = json::array();
+    for (size_t i = 0; i < ids->size(); ++i) {
+      json r{{"id", (*ids)[i]}, {"ok", results[i].ok()}};
+      if (!results[i].ok())
+        r["error"] = {{"code", CodeName(results[i].code())}, {"message", results[i].message()}};
+      out.push_back(r);
+    }
+    return json{{"results", out}};
+  }
+  if (op == "gpus") return node_->GpusView();
+  if (op == "logs") {
+    auto id = api::JobIdField(request, "id");
+    if (!id.ok()) return id.status();
+    std::string stream = "stdout";
+    if (request.contains("stream")) {
+      if (!request["stream"].is_string()) return InvalidArgument("\"stream\" must be stdout or stderr");
+      stream = request["stream"].get<std::string>();
+    }
+    uint64_t max_bytes = 256 * 1024;
+    if (request.contains("max_bytes")) {
+      if (!request["max_bytes"].is_number_unsigned() || request["max_bytes"].get<uint64_t>() > (1u << 20) / 2)
+        return InvalidArgument("\"max_bytes\" must be at most 524288");
+      max_bytes = request["max_bytes"].get<uint64_t>();
+    }
+    auto text = node_->Logs(caller, *id, stream, max_bytes);
+    if (!text.ok()) return text.status();
+    // Logs are bytes; the server replaces invalid UTF-8 when it writes the reply.
+    return json{{"id", *id}, {"stream", stream}, {"data", *text}};
+  }
+  return InvalidArgument("unknown op '" + op + "'");
+}
+
+void Service::Closed(api::ConnId conn) {
+  for (auto it = waiters_.begin(); it != waiters_.end();) {
+    auto& conns = it->second;
+    conns.erase(std::remove(conns.begin(), conns.end(), conn), conns.end());
+    it = conns.empty() ? waiters_.erase(it) : std::next(it);
+  }
+}
+
+void Service::JobsEnded(const std::vector<JobId>& ids) {
+  for (JobId id : ids) {
+    auto it = waiters_.find(id);
+    if (it == waiters_.end()) continue;
+    auto job = node_->Get(id);
+    json reply = job.ok() ? api::OkReply({{"job", ToJson(*job)}}) : api::ErrorReply(job.status());
+    for (api::ConnId conn : it->second) server_->Reply(conn, reply);
+    waiters_.erase(it);
+  }
+}
+
+}  // namespace pinpoint::daemon

@@ -1,0 +1,35 @@
+// Service: the daemon's request handler. Maps each API op (docs/api.md) onto the Node and keeps
+// deferred replies for "wait" (and "submit" with "wait": true) until their job ends.
+#pragma once
+
+#include <map>
+#include <vector>
+
+#include "api/server.h"
+#include "daemon/node.h"
+
+namespace pinpoint::daemon {
+
+class Service : public api::Handler {
+ public:
+  explicit Service(Node* node) : node_(node) {}
+  // The server to answer deferred requests through; set before serving.
+  void set_server(api::Server* server) { server_ = server; }
+
+  std::optional<nlohmann::json> Handle(const api::Caller& caller, const nlohmann::json& request,
+                                       api::ConnId conn) override;
+  void Closed(api::ConnId conn) override;
+
+  // Answers the waiters of jobs that ended.
+  void JobsEnded(const std::vector<JobId>& ids);
+
+ private:
+  Result<nlohmann::json> Dispatch(const api::Caller& caller, const nlohmann::json& request,
+                                  api::ConnId conn, bool* deferred);
+
+  Node* node_;
+  api::Server* server_ = nullptr;
+  std::map<JobId, std::vector<api::ConnId>> waiters_;
+};
+
+}  // namespace pinpoint::daemon
