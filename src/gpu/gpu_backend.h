@@ -37,11 +37,17 @@ struct GpuInfo {
   std::vector<MigInfo> migs;   // empty unless mig_enabled
 };
 
+// GpuProcess's instance ids when the process is not on a MIG instance (NVML's 0xFFFFFFFF).
+inline constexpr uint32_t kNoMigInstance = 0xFFFFFFFF;
+
 // A process using a GPU (MPS clients included) and its device memory.
 struct GpuProcess {
   int64_t pid = 0;
-  uint64_t used_bytes = 0;
+  uint64_t used_bytes = 0;     // 0 when the driver does not tell (e.g. without privileges)
   bool mps_client = false;     // listed by the MPS query rather than the plain compute query
+  // The MIG instance the process runs on (matches MigInfo's ids), or kNoMigInstance.
+  uint32_t gpu_instance_id = kNoMigInstance;
+  uint32_t compute_instance_id = kNoMigInstance;
 };
 
 // What changes: read on each sample.

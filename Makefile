@@ -1,0 +1,53 @@
+# pinpoint: `make demo` and `make test` work as root on a fresh Debian 12 machine.
+BUILD      ?= build
+ASAN_BUILD ?= build-asan
+FUZZ_BUILD ?= build-fuzz
+JOBS       ?= $(shell nproc)
+FUZZ_RUNS  ?= 20000
+
+.PHONY: all deps build demo test unit asan fuzz bench clean
+
+all: build
+
+deps:
+	@scripts/install-deps.sh
+
+build: deps
+	@cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPINPOINT_WERROR=ON >/dev/null
+	@cmake --build $(BUILD) -j $(JOBS)
+
+# The main job: a mixed batch on this node (simulated when it has no NVIDIA GPU).
+demo: build
+	@$(BUILD)/pinpoint-demo --bin-dir $(BUILD) --state-dir $(CURDIR)/$(BUILD)/demo-state
+
+# Every CPU test: unit and integration tests, the same under ASan+UBSan, and a fuzz smoke run.
+test: build
+	@ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
+	@$(MAKE) --no-print-directory asan fuzz
+
+unit: build
+	@ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
+
+asan: deps
+	@cmake -S . -B $(ASAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Debug -DPINPOINT_SANITIZE=ON \
+	  -DPINPOINT_WERROR=ON -DPINPOINT_BENCH=OFF >/dev/null
+	@cmake --build $(ASAN_BUILD) -j $(JOBS)
+	@ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+	  ctest --test-dir $(ASAN_BUILD) --output-on-failure -j $(JOBS)
+
+fuzz: deps
+	@CC=clang CXX=clang++ cmake -S . -B $(FUZZ_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Debug \
+	  -DPINPOINT_FUZZ=ON -DPINPOINT_TESTS=OFF -DPINPOINT_BENCH=OFF >/dev/null
+	@cmake --build $(FUZZ_BUILD) -j $(JOBS)
+	@for f in $(FUZZ_BUILD)/*_fuzz; do \
+	  echo "fuzz: $$f ($(FUZZ_RUNS) runs)"; \
+	  $$f -runs=$(FUZZ_RUNS) -seed=1 fuzz/corpus/$$(basename $$f) >/dev/null 2>$(FUZZ_BUILD)/$$(basename $$f).log \
+	    || { tail -40 $(FUZZ_BUILD)/$$(basename $$f).log; exit 1; }; \
+	done
+
+bench: build
+	@$(BUILD)/sched_bench --out bench/results/sched.md
+	@$(BUILD)/latency_bench --bin-dir $(BUILD) --out bench/results/latency.md
+
+clean:
+	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD)

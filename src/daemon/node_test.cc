@@ -1,0 +1,317 @@
+#include "daemon/node.h"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <cstdlib>
+
+#include <gtest/gtest.h>
+
+#include "launch/fake_launcher.h"
+#include "mps/fake_mps.h"
+
+namespace pinpoint::daemon {
+namespace {
+
+using launch::ExitStatus;
+
+sched::Inventory TwoGpus(sched::SharingMode mode = sched::SharingMode::kMps) {
+  sched::Inventory inv;
+  for (int i = 0; i < 2; ++i) {
+    sched::Device d;
+    d.index = i;
+    d.gpu_index = i;
+    d.uuid = "GPU-" + std::to_string(i);
+    d.name = "Fake GPU";
+    d.mem_bytes = 80ull << 30;
+    d.sm_count = 132;
+    d.mode = mode;
+    inv.devices.push_back(d);
+  }
+  inv.host.cpus = 64;
+  inv.host.mem_bytes = 256ull << 30;
+  return inv;
+}
+
+class NodeTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/pp-node-XXXXXX";
+    ASSERT_NE(::mkdtemp(tmpl), nullptr);
+    dir_ = tmpl;
+    OpenStore();
+    MakeNode(TwoGpus());
+    caller_.uid = ::getuid();
+    caller_.gid = ::getgid();
+  }
+  void TearDown() override {
+    node_.reset();
+    store_.reset();
+    std::system(("rm -rf " + dir_).c_str());
+  }
+  void OpenStore() {
+    auto s = store::JobStore::Open(dir_ + "/pinpoint.db");
+    ASSERT_TRUE(s.ok()) << s.status().ToString();
+    store_ = std::move(s).value();
+  }
+  void MakeNode(sched::Inventory inv) {
+    NodeOptions o;
+    o.state_dir = dir_;
+    o.inventory = std::move(inv);
+    o.backend_kind = "simulated:test";
+    o.cancel_grace_ms = 5000;
+    o.daemon_uid = ::getuid();
+    node_ = std::make_unique<Node>(o, NodeDeps{store_.get(), &launcher_, &mps_, nullptr, nullptr, &clock_});
+  }
+  JobRequest Request(int gpus, uint64_t gpu_mem = 0, int share = 0) {
+    JobRequest r;
+    r.argv = {"train"};
+    r.cwd = "/";
+    r.env = {{"PATH", "/bin"}, {"CUDA_MPS_PIPE_DIRECTORY", "/user/chose/this"}};
+    r.gpus = gpus;
+    r.gpu_mem_bytes = gpu_mem;
+    r.gpu_share_pct = share;
+    return r;
+  }
+  JobId Submit(JobRequest r) {
+    auto job = node_->Submit(caller_, std::move(r));
+    EXPECT_TRUE(job.ok()) << job.status().ToString();
+    return job.ok() ? job->id : 0;
+  }
+  JobState StateOf(JobId id) { return node_->Get(id)->state; }
+  std::map<std::string, std::string> EnvOf(size_t launch) {
+    std::map<std::string, std::string> env;
+    for (const auto& kv : launcher_.launches().at(launch).env) {
+      auto eq = kv.find('=');
+      env[kv.substr(0, eq)] = kv.substr(eq + 1);
+    }
+    return env;
+  }
+  static ExitStatus Exited(int code) {
+    ExitStatus s;
+    s.kind = ExitStatus::Kind::kExited;
+    s.exit_code = code;
+    return s;
+  }
+
+  std::string dir_;
+  std::unique_ptr<store::JobStore> store_;
+  launch::FakeLauncher launcher_;
+  mps::FakeMps mps_;
+  FakeClock clock_;
+  std::unique_ptr<Node> node_;
+  api::Caller caller_;
+};
+
+TEST_F(NodeTest, SubmittedJobIsDurableBeforeItsIdIsReturned) {
+  JobId id = Submit(Request(1, 4ull << 30));
+  auto stored = store_->Get(id);
+  ASSERT_TRUE(stored.ok());
+  EXPECT_EQ(stored->state, JobState::kPending);
+  EXPECT_EQ(stored->request.gpu_mem_bytes, 4ull << 30);
+  EXPECT_TRUE(launcher_.launches().empty()) << "launching happens in Step, after the reply";
+}
+
+TEST_F(NodeTest, RequestThatCanNeverFitIsRefusedWithReason) {
+  auto job = node_->Submit(caller_, Request(3));
+  ASSERT_FALSE(job.ok());
+  EXPECT_EQ(job.status().code(), Code::kFailedPrecondition);
+  EXPECT_NE(job.status().message().find("3"), std::string::npos) << job.status().message();
+  auto bad = node_->Submit(caller_, Request(-1));
+  EXPECT_EQ(bad.status().code(), Code::kInvalidArgument);
+  auto all = store_->List({});
+  EXPECT_TRUE(all->empty()) << "refused jobs are not stored";
+}
+
+TEST_F(NodeTest, SliceLaunchesWithDeviceAndMpsEnvironment) {
+  JobId id = Submit(Request(1, 4ull << 30, 20));
+  node_->Step();
+  ASSERT_EQ(launcher_.launches().size(), 1u);
+  EXPECT_EQ(StateOf(id), JobState::kRunning);
+  auto env = EnvOf(0);
+  EXPECT_EQ(env["CUDA_VISIBLE_DEVICES"], "GPU-0");
+  EXPECT_EQ(env["PINPOINT_JOB_ID"], std::to_string(id));
+  EXPECT_EQ(env["CUDA_MPS_PINNED_DEVICE_MEM_LIMIT"], "0=4096M");
+  EXPECT_EQ(env["CUDA_MPS_PIPE_DIRECTORY"], "/fake/mps/GPU-0/pipe") << "the job's own value is replaced";
+  ASSERT_EQ(mps_.prepared().size(), 1u);
+  EXPECT_EQ(mps_.prepared()[0].gpu_share_pct, 20);
+  EXPECT_EQ(mps_.prepared()[0].uid, caller_.uid);
+}
+
+TEST_F(NodeTest, WholeGpuAndCpuOnlyJobsGetNoMps) {
+  Submit(Request(2));
+  Submit(Request(0));
+  node_->Step();
+  ASSERT_EQ(launcher_.launches().size(), 2u);
+  auto whole = EnvOf(0);
+  EXPECT_EQ(whole["CUDA_VISIBLE_DEVICES"], "GPU-0,GPU-1");
+  EXPECT_EQ(whole.count("CUDA_MPS_PIPE_DIRECTORY"), 0u);
+  auto cpu = EnvOf(1);
+  EXPECT_EQ(cpu["CUDA_VISIBLE_DEVICES"], "") << "CPU-only jobs see no GPU";
+  EXPECT_TRUE(mps_.prepared().empty());
+}
+
+TEST_F(NodeTest, ExitStatusesBecomeFinalStates) {
+  JobId ok = Submit(Request(0));
+  JobId bad = Submit(Request(0));
+  JobId sig = Submit(Request(0));
+  JobId nolaunch = Submit(Request(0));
+  node_->Step();
+  launcher_.Finish(ok, Exited(0));
+  launcher_.Finish(bad, Exited(3));
+  ExitStatus s;
+  s.kind = ExitStatus::Kind::kSignaled;
+  s.term_signal = SIGSEGV;
+  launcher_.Finish(sig, s);
+  ExitStatus lf;
+  lf.kind = ExitStatus::Kind::kLaunchFailed;
+  lf.error = "cannot run 'train': No such file or directory";
+  launcher_.Finish(nolaunch, lf);
+  clock_.AdvanceMs(1500);
+  auto ended = node_->Step();
+  EXPECT_EQ(ended.size(), 4u);
+  auto get = [&](JobId id) { return *store_->Get(id); };
+  EXPECT_EQ(get(ok).state, JobState::kCompleted);
+  EXPECT_EQ(get(ok).end_ms - get(ok).start_ms, 1500);
+  EXPECT_EQ(get(bad).state, JobState::kFailed);
+  EXPECT_EQ(get(bad).reason, reason::kExitedNonZero);
+  EXPECT_EQ(*get(bad).exit_code, 3);
+  EXPECT_EQ(get(sig).reason, reason::kSignaled);
+  EXPECT_EQ(*get(sig).term_signal, SIGSEGV);
+  EXPECT_EQ(get(nolaunch).reason, reason::kLaunchFailed);
+  EXPECT_NE(get(nolaunch).detail.find("No such file"), std::string::npos);
+  EXPECT_EQ(node_->active_count(), 0u);
+}
+
+TEST_F(NodeTest, EndedJobFreesItsDeviceForTheNext) {
+  JobId first = Submit(Request(2));
+  JobId second = Submit(Request(2));
+  node_->Step();
+  EXPECT_EQ(StateOf(second), JobState::kPending);
+  EXPECT_EQ(node_->Get(second)->reason, "resources");
+  launcher_.Finish(first, Exited(0));
+  node_->Step();
+  EXPECT_EQ(StateOf(second), JobState::kRunning);
+}
+
+TEST_F(NodeTest, CancelPendingEndsAtOnce) {
+  Submit(Request(2));
+  JobId waiting = Submit(Request(2));
+  node_->Step();
+  auto results = node_->Cancel(caller_, {waiting});
+  ASSERT_TRUE(results[0].ok());
+  EXPECT_EQ(store_->Get(waiting)->state, JobState::kCancelled);
+  EXPECT_EQ(launcher_.launches().size(), 1u) << "the cancelled job never starts";
+}
+
+TEST_F(NodeTest, CancelRunningSendsTermThenKillAfterGrace) {
+  launcher_.SetSignalsEndJobs(false);  // a job that ignores SIGTERM
+  JobId id = Submit(Request(1, 1ull << 30));
+  node_->Step();
+  ASSERT_TRUE(node_->Cancel(caller_, {id})[0].ok());
+  ASSERT_EQ(launcher_.signals().size(), 1u);
+  EXPECT_EQ(launcher_.signals()[0].second, SIGTERM);
+  EXPECT_EQ(mps_.released().size(), 1u) << "MPS client released before the signal";
+  clock_.AdvanceMs(4999);
+  node_->Step();
+  EXPECT_EQ(launcher_.signals().size(), 1u);
+  clock_.AdvanceMs(1);
+  node_->Step();
+  ASSERT_EQ(launcher_.signals().size(), 2u);
+  EXPECT_EQ(launcher_.signals()[1].second, SIGKILL);
+  ExitStatus killed;
+  killed.kind = ExitStatus::Kind::kSignaled;
+  killed.term_signal = SIGKILL;
+  launcher_.Finish(id, killed);
+  node_->Step();
+  auto job = store_->Get(id);
+  EXPECT_EQ(job->state, JobState::kCancelled);
+  EXPECT_TRUE(job->cancel_requested);
+}
+
+TEST_F(NodeTest, CancelErrors) {
+  JobId id = Submit(Request(0));
+  api::Caller other;
+  other.uid = caller_.uid + 1;
+  auto r = node_->Cancel(other, {id, 9999});
+  EXPECT_EQ(r[0].code(), Code::kPermissionDenied);
+  EXPECT_EQ(r[1].code(), Code::kNotFound);
+  if (caller_.uid != 0) {
+    api::Caller root;
+    EXPECT_TRUE(node_->Cancel(root, {id})[0].ok()) << "root may cancel any job";
+  }
+  node_->Cancel(caller_, {id});
+  EXPECT_EQ(node_->Cancel(caller_, {id})[0].code(), Code::kFailedPrecondition);
+}
+
+TEST_F(NodeTest, NonRootDaemonRefusesOtherUsersJobs) {
+  if (::getuid() == 0) {
+    NodeOptions o = node_->options();
+    o.daemon_uid = 4242;  // as if pinpointd ran as an ordinary user
+    node_ = std::make_unique<Node>(o, NodeDeps{store_.get(), &launcher_, &mps_, nullptr, nullptr, &clock_});
+  } else {
+    caller_.uid = ::getuid() + 1;
+  }
+  auto job = node_->Submit(caller_, Request(0));
+  ASSERT_FALSE(job.ok());
+  EXPECT_EQ(job.status().code(), Code::kPermissionDenied);
+}
+
+TEST_F(NodeTest, RecoverAdoptsLiveJobsFinishesEndedOnesAndRequeuesNeverLaunched) {
+  JobId live = Submit(Request(0));
+  JobId ended = Submit(Request(0));
+  JobId lost = Submit(Request(0));
+  JobId never = Submit(Request(0));
+  JobId whole = Submit(Request(2));
+  JobId pending = Submit(Request(2));  // waits behind `whole`
+  node_->Step();
+  // The daemon dies here. Meanwhile one job ends, one loses its supervisor, and one turns out
+  // to have been marked running but never forked.
+  node_.reset();
+  launch::FakeLauncher after;
+  for (const auto& spec : launcher_.launches()) {
+    if (spec.job_id == never) continue;
+    ASSERT_TRUE(after.Launch(spec).ok());
+  }
+  after.Finish(ended, Exited(0));
+  ExitStatus gone;
+  gone.kind = ExitStatus::Kind::kNoStatus;
+  after.Finish(lost, gone);
+  NodeOptions o;
+  o.state_dir = dir_;
+  o.inventory = TwoGpus();
+  o.daemon_uid = ::getuid();
+  Node restarted(o, NodeDeps{store_.get(), &after, &mps_, nullptr, nullptr, &clock_});
+  ASSERT_TRUE(restarted.Recover().ok());
+  restarted.Step();
+  EXPECT_EQ(restarted.Get(live)->state, JobState::kRunning);
+  EXPECT_EQ(store_->Get(ended)->state, JobState::kCompleted);
+  EXPECT_EQ(store_->Get(lost)->state, JobState::kFailed);
+  EXPECT_EQ(store_->Get(lost)->reason, reason::kLost);
+  EXPECT_EQ(restarted.Get(whole)->state, JobState::kRunning);
+  EXPECT_EQ(restarted.Get(pending)->state, JobState::kPending);
+  // The never-launched job was requeued and then launched exactly once by the new daemon.
+  int launches_of_never = 0;
+  for (const auto& spec : after.launches()) launches_of_never += spec.job_id == never;
+  EXPECT_EQ(launches_of_never, 1);
+  auto events = store_->Events(live);
+  ASSERT_TRUE(events.ok());
+  EXPECT_EQ(events->back().kind, "adopt");
+}
+
+TEST_F(NodeTest, GpusViewShowsSlicesAndMpsUser) {
+  Submit(Request(1, 10ull << 30, 30));
+  node_->Step();
+  auto view = node_->GpusView();
+  EXPECT_EQ(view["backend"], "simulated:test");
+  const auto& dev0 = view["devices"][0];
+  EXPECT_EQ(dev0["mem_allocated_bytes"], 10ull << 30);
+  EXPECT_EQ(dev0["mem_free_bytes"], 70ull << 30);
+  EXPECT_EQ(dev0["share_free_pct"], 70);
+  EXPECT_EQ(dev0["jobs"].size(), 1u);
+  EXPECT_TRUE(dev0["mps_user"].is_string());
+  EXPECT_TRUE(view["devices"][1]["jobs"].empty());
+}
+
+}  // namespace
+}  // namespace pinpoint::daemon

@@ -1,0 +1,95 @@
+#include "gpu/nvml_api.h"
+
+#include <dlfcn.h>
+
+#include <string>
+#include <utility>
+
+namespace pinpoint::gpu::nvml {
+
+namespace {
+
+template <typename Fn>
+void Resolve(void* dl_handle, const char* symbol, Fn* slot) {
+  *slot = reinterpret_cast<Fn>(dlsym(dl_handle, symbol));
+}
+
+}  // namespace
+
+Status LoadApi(void* dl_handle, Api* api) {
+  Api a;
+  Resolve(dl_handle, "nvmlInit_v2", &a.init);
+  Resolve(dl_handle, "nvmlShutdown", &a.shutdown);
+  Resolve(dl_handle, "nvmlErrorString", &a.error_string);
+  Resolve(dl_handle, "nvmlSystemGetDriverVersion", &a.driver_version);
+  Resolve(dl_handle, "nvmlDeviceGetCount_v2", &a.device_count);
+  Resolve(dl_handle, "nvmlDeviceGetHandleByIndex_v2", &a.handle_by_index);
+  Resolve(dl_handle, "nvmlDeviceGetUUID", &a.uuid);
+  Resolve(dl_handle, "nvmlDeviceGetName", &a.name);
+  Resolve(dl_handle, "nvmlDeviceGetMemoryInfo", &a.memory_info);
+  Resolve(dl_handle, "nvmlDeviceGetComputeRunningProcesses_v3", &a.compute_processes);
+
+  const std::pair<const char*, const void*> required[] = {
+      {"nvmlInit_v2", reinterpret_cast<const void*>(a.init)},
+      {"nvmlShutdown", reinterpret_cast<const void*>(a.shutdown)},
+      {"nvmlErrorString", reinterpret_cast<const void*>(a.error_string)},
+      {"nvmlSystemGetDriverVersion", reinterpret_cast<const void*>(a.driver_version)},
+      {"nvmlDeviceGetCount_v2", reinterpret_cast<const void*>(a.device_count)},
+      {"nvmlDeviceGetHandleByIndex_v2", reinterpret_cast<const void*>(a.handle_by_index)},
+      {"nvmlDeviceGetUUID", reinterpret_cast<const void*>(a.uuid)},
+      {"nvmlDeviceGetName", reinterpret_cast<const void*>(a.name)},
+      {"nvmlDeviceGetMemoryInfo", reinterpret_cast<const void*>(a.memory_info)},
+      {"nvmlDeviceGetComputeRunningProcesses_v3",
+       reinterpret_cast<const void*>(a.compute_processes)},
+  };
+  for (const auto& [symbol, fn] : required) {
+    if (fn == nullptr) {
+      return Unavailable(std::string("the library lacks ") + symbol + " (driver older than r510?)");
+    }
+  }
+
+  Resolve(dl_handle, "nvmlDeviceGetMPSComputeRunningProcesses_v3", &a.mps_processes);
+  Resolve(dl_handle, "nvmlDeviceGetComputeMode", &a.compute_mode);
+  Resolve(dl_handle, "nvmlDeviceGetMigMode", &a.mig_mode);
+  Resolve(dl_handle, "nvmlDeviceGetMaxMigDeviceCount", &a.max_mig_device_count);
+  Resolve(dl_handle, "nvmlDeviceGetMigDeviceHandleByIndex", &a.mig_handle_by_index);
+  Resolve(dl_handle, "nvmlDeviceGetGpuInstanceId", &a.gpu_instance_id);
+  Resolve(dl_handle, "nvmlDeviceGetComputeInstanceId", &a.compute_instance_id);
+  Resolve(dl_handle, "nvmlDeviceGetAttributes_v2", &a.attributes);
+  Resolve(dl_handle, "nvmlDeviceGetPowerUsage", &a.power_usage);
+  Resolve(dl_handle, "nvmlDeviceGetTotalEnergyConsumption", &a.total_energy);
+  Resolve(dl_handle, "nvmlDeviceGetUtilizationRates", &a.utilization);
+  Resolve(dl_handle, "nvmlDeviceGetNumGpuCores", &a.num_gpu_cores);
+  Resolve(dl_handle, "nvmlDeviceGetCudaComputeCapability", &a.compute_capability);
+  *api = a;
+  return Status::Ok();
+}
+
+bool IsUnsupported(Return code) {
+  return code == kErrorNotSupported || code == kErrorFunctionNotFound || code == kErrorNoPermission;
+}
+
+int CoresPerSm(int cc_major, int cc_minor) {
+  // CUDA cores per SM by architecture, as in NVIDIA's CUDA samples (helper_cuda.h).
+  switch (cc_major) {
+    case 3:
+      return 192;  // Kepler
+    case 5:
+      return 128;  // Maxwell
+    case 6:
+      return cc_minor == 0 ? 64 : 128;  // Pascal: GP100 vs GP10x
+    case 7:
+      return 64;  // Volta, Turing
+    case 8:
+      return cc_minor == 0 ? 64 : 128;  // Ampere: GA100 vs GA10x, Ada
+    case 9:
+    case 10:
+    case 11:
+    case 12:
+      return 128;  // Hopper, Blackwell
+    default:
+      return 0;
+  }
+}
+
+}  // namespace pinpoint::gpu::nvml

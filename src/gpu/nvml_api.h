@@ -1,0 +1,147 @@
+// NVML's C interface, declared here by hand: the build and CI machines have no nvml.h and no
+// libnvidia-ml. Only the entry points and structs pinpoint uses, with the names, signatures and
+// layouts of NVIDIA's nvml.h (driver r510 and later, where the *_v3 process queries exist).
+// Used by NvmlBackend and by the fake NVML library in tests/fake_nvml/. Only src/gpu/ and that fake
+// may include this file.
+#pragma once
+
+#include <cstddef>
+
+#include "pinpoint/status.h"
+
+namespace pinpoint::gpu::nvml {
+
+// nvmlReturn_t (a C enum: int-sized).
+using Return = int;
+inline constexpr Return kSuccess = 0;
+inline constexpr Return kErrorUninitialized = 1;
+inline constexpr Return kErrorInvalidArgument = 2;
+inline constexpr Return kErrorNotSupported = 3;
+inline constexpr Return kErrorNoPermission = 4;
+inline constexpr Return kErrorNotFound = 6;
+inline constexpr Return kErrorInsufficientSize = 7;
+inline constexpr Return kErrorDriverNotLoaded = 9;
+inline constexpr Return kErrorFunctionNotFound = 13;
+inline constexpr Return kErrorGpuIsLost = 15;
+inline constexpr Return kErrorUnknown = 999;
+
+// nvmlComputeMode_t values.
+inline constexpr int kComputeModeDefault = 0;
+inline constexpr int kComputeModeExclusiveThread = 1;
+inline constexpr int kComputeModeProhibited = 2;
+inline constexpr int kComputeModeExclusiveProcess = 3;
+
+inline constexpr unsigned int kMigEnabled = 1;                   // NVML_DEVICE_MIG_ENABLE
+inline constexpr unsigned long long kValueNotAvailable = ~0ULL;  // NVML_VALUE_NOT_AVAILABLE
+inline constexpr unsigned int kUuidBufferSize = 96;              // NVML_DEVICE_UUID_V2_BUFFER_SIZE
+inline constexpr unsigned int kNameBufferSize = 96;              // NVML_DEVICE_NAME_V2_BUFFER_SIZE
+inline constexpr unsigned int kDriverVersionBufferSize =
+    80;  // NVML_SYSTEM_DRIVER_VERSION_BUFFER_SIZE
+
+// nvmlDevice_t: an opaque handle owned by the library.
+struct DeviceOpaque;
+using Device = DeviceOpaque*;
+
+// nvmlMemory_t (the v1 struct taken by nvmlDeviceGetMemoryInfo), bytes.
+struct Memory {
+  unsigned long long total;
+  unsigned long long free;
+  unsigned long long used;
+};
+
+// nvmlProcessInfo_t as filled by the *_v3 process queries.
+struct ProcessInfo {
+  unsigned int pid;
+  unsigned long long usedGpuMemory;  // bytes, or kValueNotAvailable
+  unsigned int gpuInstanceId;        // 0xFFFFFFFF when not on a MIG instance
+  unsigned int computeInstanceId;
+};
+
+// nvmlUtilization_t, percent over the last sample period.
+struct Utilization {
+  unsigned int gpu;
+  unsigned int memory;
+};
+
+// nvmlDeviceAttributes_t (nvmlDeviceGetAttributes_v2). NVML fills it for MIG device handles only.
+struct DeviceAttributes {
+  unsigned int multiprocessorCount;
+  unsigned int sharedCopyEngineCount;
+  unsigned int sharedDecoderCount;
+  unsigned int sharedEncoderCount;
+  unsigned int sharedJpegCount;
+  unsigned int sharedOfaCount;
+  unsigned int gpuInstanceSliceCount;
+  unsigned int computeInstanceSliceCount;
+  unsigned long long memorySizeMB;  // MiB
+};
+
+// The layouts must match nvml.h on x86-64 and aarch64 exactly.
+static_assert(sizeof(Memory) == 24);
+static_assert(sizeof(ProcessInfo) == 24 && offsetof(ProcessInfo, usedGpuMemory) == 8 &&
+              offsetof(ProcessInfo, computeInstanceId) == 20);
+static_assert(sizeof(Utilization) == 8);
+static_assert(sizeof(DeviceAttributes) == 40 && offsetof(DeviceAttributes, memorySizeMB) == 32);
+
+// Entry point signatures, one per shape.
+using InitFn = Return (*)();                                   // nvmlInit_v2, nvmlShutdown
+using ErrorStringFn = const char* (*)(Return);                 // nvmlErrorString
+using GetDriverVersionFn = Return (*)(char*, unsigned int);    // nvmlSystemGetDriverVersion
+using GetCountFn = Return (*)(unsigned int*);                  // nvmlDeviceGetCount_v2
+using GetHandleByIndexFn = Return (*)(unsigned int, Device*);  // nvmlDeviceGetHandleByIndex_v2
+using GetStringFn = Return (*)(Device, char*, unsigned int);   // nvmlDeviceGetUUID, GetName
+using GetMemoryInfoFn = Return (*)(Device, Memory*);           // nvmlDeviceGetMemoryInfo
+using GetProcessesFn = Return (*)(Device, unsigned int*, ProcessInfo*);  // *RunningProcesses_v3
+using GetComputeModeFn = Return (*)(Device, int*);                       // nvmlDeviceGetComputeMode
+using GetMigModeFn = Return (*)(Device, unsigned int*, unsigned int*);   // current, pending
+using GetUintFn = Return (*)(Device, unsigned int*);  // MaxMigDeviceCount, Gpu/ComputeInstanceId,
+                                                      // PowerUsage (mW), NumGpuCores
+using GetMigHandleFn = Return (*)(Device, unsigned int, Device*);  // MigDeviceHandleByIndex
+using GetAttributesFn = Return (*)(Device, DeviceAttributes*);     // nvmlDeviceGetAttributes_v2
+using GetEnergyFn = Return (*)(Device, unsigned long long*);       // TotalEnergyConsumption (mJ)
+using GetUtilizationFn = Return (*)(Device, Utilization*);         // nvmlDeviceGetUtilizationRates
+using GetComputeCapabilityFn = Return (*)(Device, int*, int*);     // CudaComputeCapability
+
+// The entry points resolved from one loaded library. Optional members are null when the library
+// lacks the symbol; the fields they feed then read as unsupported.
+struct Api {
+  // Required.
+  InitFn init = nullptr;                 // nvmlInit_v2
+  InitFn shutdown = nullptr;             // nvmlShutdown
+  ErrorStringFn error_string = nullptr;  // nvmlErrorString
+  GetDriverVersionFn driver_version = nullptr;
+  GetCountFn device_count = nullptr;             // nvmlDeviceGetCount_v2
+  GetHandleByIndexFn handle_by_index = nullptr;  // nvmlDeviceGetHandleByIndex_v2
+  GetStringFn uuid = nullptr;
+  GetStringFn name = nullptr;
+  GetMemoryInfoFn memory_info = nullptr;
+  GetProcessesFn compute_processes = nullptr;  // nvmlDeviceGetComputeRunningProcesses_v3
+  // Optional.
+  GetProcessesFn mps_processes = nullptr;  // nvmlDeviceGetMPSComputeRunningProcesses_v3
+  GetComputeModeFn compute_mode = nullptr;
+  GetMigModeFn mig_mode = nullptr;
+  GetUintFn max_mig_device_count = nullptr;
+  GetMigHandleFn mig_handle_by_index = nullptr;
+  GetUintFn gpu_instance_id = nullptr;
+  GetUintFn compute_instance_id = nullptr;
+  GetAttributesFn attributes = nullptr;  // nvmlDeviceGetAttributes_v2
+  GetUintFn power_usage = nullptr;
+  GetEnergyFn total_energy = nullptr;
+  GetUtilizationFn utilization = nullptr;
+  GetUintFn num_gpu_cores = nullptr;
+  GetComputeCapabilityFn compute_capability = nullptr;
+};
+
+// Resolves the entry points from `dl_handle` (from dlopen) into *api. Errors: kUnavailable naming
+// the first required symbol that is missing.
+Status LoadApi(void* dl_handle, Api* api);
+
+// True for the codes that mean "this device or driver cannot tell", which pinpoint reports as an
+// unsupported field rather than an error.
+bool IsUnsupported(Return code);
+
+// CUDA cores per SM for a compute capability, or 0 when unknown. Lets NvmlBackend derive the SM
+// count of a whole GPU, which nvmlDeviceGetAttributes_v2 does not report.
+int CoresPerSm(int cc_major, int cc_minor);
+
+}  // namespace pinpoint::gpu::nvml

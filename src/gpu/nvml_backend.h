@@ -1,0 +1,61 @@
+// NvmlBackend: the real GpuBackend, over NVIDIA's NVML loaded at run time with dlopen, so that
+// pinpoint starts (and falls back) on a machine with no GPU and no driver.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "gpu/gpu_backend.h"
+#include "gpu/nvml_api.h"
+
+namespace pinpoint::gpu {
+
+inline constexpr char kNvmlLibrary[] = "libnvidia-ml.so.1";
+
+// Thread-compatible (callers serialise calls on one instance; NVML itself is thread-safe, so
+// separate instances may be used from separate threads). Not a singleton: each instance holds its
+// own dlopen reference and NVML initialisation (NVML counts them), released by the destructor.
+//
+// Fields NVML cannot report on this device or driver (optional symbol missing, NOT_SUPPORTED,
+// NO_PERMISSION) read as unsupported: power_mw 0, energy_mj 0, utilization_pct -1, sm_count 0,
+// compute_mode kUnknown, MigInfo::profile "". Every other NVML failure is an error.
+class NvmlBackend final : public GpuBackend {
+ public:
+  // Loads `library_path`, resolves the entry points and initialises NVML.
+  // Errors: kUnavailable with one line "NVML not available: <why>" when the library cannot be
+  // loaded, lacks a required symbol, or nvmlInit_v2 / the device count fails.
+  static Result<std::unique_ptr<GpuBackend>> Create(const std::string& library_path = kNvmlLibrary);
+
+  ~NvmlBackend() override;  // nvmlShutdown, then dlclose
+  NvmlBackend(const NvmlBackend&) = delete;
+  NvmlBackend& operator=(const NvmlBackend&) = delete;
+
+  std::string Kind() const override { return "nvml"; }
+  std::string DriverVersion() const override { return driver_version_; }
+  // SM count of a whole GPU comes from NVML's core count and the compute capability (NVML reports
+  // multiprocessors for MIG instances only); 0 when either is unavailable, e.g. with MIG enabled.
+  // Errors: kUnavailable naming the GPU and the NVML call that failed.
+  Result<std::vector<GpuInfo>> Inventory() override;
+  // Processes are those of the compute query and of the MPS query, merged by (pid, MIG instance);
+  // mps_client is set for any the MPS query lists. Errors: kNotFound for an index outside
+  // [0, device count); kUnavailable when an NVML call fails (a lost GPU included).
+  Result<GpuSample> Sample(int index) override;
+
+ private:
+  NvmlBackend(void* dl_handle, const nvml::Api& api, std::string driver_version, int device_count);
+
+  // kUnavailable "GPU <index>: <call>: <NVML's error string>".
+  Status Error(int index, const char* call, nvml::Return code) const;
+  Result<nvml::Device> Handle(int index) const;
+  Result<GpuInfo> ReadGpu(int index) const;
+  Status ReadMigs(int index, nvml::Device device, std::vector<MigInfo>* migs) const;
+  Status ReadProcesses(int index, nvml::Device device, std::vector<GpuProcess>* out) const;
+
+  void* dl_handle_;
+  nvml::Api api_;
+  std::string driver_version_;
+  int device_count_;
+};
+
+}  // namespace pinpoint::gpu
