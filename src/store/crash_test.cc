@@ -1,0 +1,350 @@
+// Kills a writer process part way through its writes and checks that the file is intact and
+// that every write the store acknowledged (returned from) survived. Two ways: the parent sends
+// SIGKILL at whatever point the writer has reached, and a VFS shim makes the writer kill itself
+// at each write, truncate or sync of one Insert + Update in turn.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sqlite3.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <climits>
+#include <filesystem>
+#include <map>
+
+#include "store/job_store.h"
+#include "store/store_test_util.h"
+
+namespace pinpoint::store {
+namespace {
+
+using testing::QueryOne;
+
+constexpr int kInsertsBeforeKill = 200;
+constexpr int kRounds = 4;
+constexpr int kSeqPerRound = 1000000;  // keeps each round's records distinct
+constexpr int kMaxCrashPoints = 500;   // a bound on the sweep, far above an Insert + Update
+
+// ---- A VFS that kills the process at the n-th write, truncate or sync once armed ----
+
+// The shim's state; one per registered VFS, reached through pAppData and each open file.
+struct CrashPoint {
+  sqlite3_vfs* real = nullptr;
+  int64_t ops_left = 0;  // 0: disarmed; else SIGKILL self when it counts down to 0
+};
+
+struct CrashFile {
+  sqlite3_file base;
+  CrashPoint* point;
+  sqlite3_file* real;  // lives right after this struct, in the block SQLite allocates
+};
+
+sqlite3_file* Real(sqlite3_file* f) { return reinterpret_cast<CrashFile*>(f)->real; }
+
+// Dies before the operation reaches the file, as a process killed at that instant would.
+void CountOp(sqlite3_file* f) {
+  CrashPoint* point = reinterpret_cast<CrashFile*>(f)->point;
+  if (point->ops_left > 0 && --point->ops_left == 0) raise(SIGKILL);
+}
+
+int Close(sqlite3_file* f) { return Real(f)->pMethods->xClose(Real(f)); }
+int Read(sqlite3_file* f, void* buf, int n, sqlite3_int64 off) {
+  return Real(f)->pMethods->xRead(Real(f), buf, n, off);
+}
+int Write(sqlite3_file* f, const void* buf, int n, sqlite3_int64 off) {
+  CountOp(f);
+  return Real(f)->pMethods->xWrite(Real(f), buf, n, off);
+}
+int Truncate(sqlite3_file* f, sqlite3_int64 size) {
+  CountOp(f);
+  return Real(f)->pMethods->xTruncate(Real(f), size);
+}
+int Sync(sqlite3_file* f, int flags) {
+  CountOp(f);
+  return Real(f)->pMethods->xSync(Real(f), flags);
+}
+int FileSize(sqlite3_file* f, sqlite3_int64* size) {
+  return Real(f)->pMethods->xFileSize(Real(f), size);
+}
+int Lock(sqlite3_file* f, int level) { return Real(f)->pMethods->xLock(Real(f), level); }
+int Unlock(sqlite3_file* f, int level) { return Real(f)->pMethods->xUnlock(Real(f), level); }
+int CheckReservedLock(sqlite3_file* f, int* out) {
+  return Real(f)->pMethods->xCheckReservedLock(Real(f), out);
+}
+int FileControl(sqlite3_file* f, int op, void* arg) {
+  return Real(f)->pMethods->xFileControl(Real(f), op, arg);
+}
+int SectorSize(sqlite3_file* f) { return Real(f)->pMethods->xSectorSize(Real(f)); }
+int DeviceCharacteristics(sqlite3_file* f) {
+  return Real(f)->pMethods->xDeviceCharacteristics(Real(f));
+}
+int ShmMap(sqlite3_file* f, int page, int size, int extend, void volatile** out) {
+  return Real(f)->pMethods->xShmMap(Real(f), page, size, extend, out);
+}
+int ShmLock(sqlite3_file* f, int offset, int n, int flags) {
+  return Real(f)->pMethods->xShmLock(Real(f), offset, n, flags);
+}
+void ShmBarrier(sqlite3_file* f) { Real(f)->pMethods->xShmBarrier(Real(f)); }
+int ShmUnmap(sqlite3_file* f, int delete_flag) {
+  return Real(f)->pMethods->xShmUnmap(Real(f), delete_flag);
+}
+int Fetch(sqlite3_file* f, sqlite3_int64 off, int n, void** out) {
+  return Real(f)->pMethods->xFetch(Real(f), off, n, out);
+}
+int Unfetch(sqlite3_file* f, sqlite3_int64 off, void* p) {
+  return Real(f)->pMethods->xUnfetch(Real(f), off, p);
+}
+
+constexpr sqlite3_io_methods kCrashMethods = {
+    3,
+    Close,
+    Read,
+    Write,
+    Truncate,
+    Sync,
+    FileSize,
+    Lock,
+    Unlock,
+    CheckReservedLock,
+    FileControl,
+    SectorSize,
+    DeviceCharacteristics,
+    ShmMap,
+    ShmLock,
+    ShmBarrier,
+    ShmUnmap,
+    Fetch,
+    Unfetch,
+};
+
+int Open(sqlite3_vfs* vfs, sqlite3_filename name, sqlite3_file* f, int flags, int* out_flags) {
+  auto* file = reinterpret_cast<CrashFile*>(f);
+  file->point = static_cast<CrashPoint*>(vfs->pAppData);
+  file->real = reinterpret_cast<sqlite3_file*>(file + 1);
+  int rc = file->point->real->xOpen(file->point->real, name, file->real, flags, out_flags);
+  // Our methods forward to version 3 methods; the unix VFS has them.
+  bool usable = file->real->pMethods != nullptr && file->real->pMethods->iVersion >= 3;
+  f->pMethods = usable ? &kCrashMethods : nullptr;
+  if (rc == SQLITE_OK && !usable) return SQLITE_CANTOPEN;
+  return rc;
+}
+
+// Makes a shim over the current default VFS the default, in this process only.
+void InstallCrashVfs(CrashPoint* point, sqlite3_vfs* vfs) {
+  point->real = sqlite3_vfs_find(nullptr);
+  *vfs = *point->real;
+  vfs->szOsFile = static_cast<int>(sizeof(CrashFile)) + point->real->szOsFile;
+  vfs->zName = "pinpoint-crash";
+  vfs->pAppData = point;
+  vfs->xOpen = Open;
+  if (sqlite3_vfs_register(vfs, /*makeDflt=*/1) != SQLITE_OK) _exit(6);
+}
+
+// ---- The writer child and its acks ----
+
+enum Phase : int32_t { kInserted = 0, kUpdated = 1 };
+
+// What the writer tells the parent after a store call returned ok.
+struct Ack {
+  int64_t id;
+  int32_t seq;
+  int32_t phase;
+};
+static_assert(sizeof(Ack) <= PIPE_BUF, "acks must reach the parent whole");
+
+struct WriterPlan {
+  int32_t first_seq = 0;
+  int32_t jobs = kSeqPerRound;  // each job: Insert, ack, Update, ack
+  int crash_at_op = 0;          // > 0: die at this write/truncate/sync of the last job's calls
+};
+
+JobRecord SubmittedRecord(int32_t seq) {
+  JobRecord r;
+  r.request.name = "crash-" + std::to_string(seq);
+  r.request.argv = {"echo", std::to_string(seq)};
+  r.request.cwd = "/tmp";
+  r.request.env = {{"SEQ", std::to_string(seq)}};
+  r.request.priority = seq % 11;
+  r.uid = static_cast<uint32_t>(seq % 7);
+  r.user = "u" + std::to_string(seq % 7);
+  r.submit_ms = seq;
+  return r;
+}
+
+void MarkRunning(JobRecord* r, int32_t seq) {
+  r->state = JobState::kRunning;
+  r->start_ms = int64_t{seq} + 1;
+  r->pid = seq;
+  r->allocations = {{seq % 4, "GPU-" + std::to_string(seq), 0, 0, "exclusive"}};
+}
+
+bool WriteAck(int fd, const Ack& ack) {
+  ssize_t n;
+  do {
+    n = write(fd, &ack, sizeof(ack));
+  } while (n < 0 && errno == EINTR);
+  return n == static_cast<ssize_t>(sizeof(ack));
+}
+
+// The child: inserts and updates until done or killed. Exits with a distinct code on failure.
+[[noreturn]] void RunWriter(const std::string& path, int ack_fd, const WriterPlan& plan) {
+  CrashPoint point;
+  sqlite3_vfs vfs{};
+  if (plan.crash_at_op > 0) InstallCrashVfs(&point, &vfs);
+  Result<std::unique_ptr<JobStore>> store = JobStore::Open(path);
+  if (!store.ok()) _exit(2);
+  for (int32_t seq = plan.first_seq; seq < plan.first_seq + plan.jobs; ++seq) {
+    if (seq == plan.first_seq + plan.jobs - 1) point.ops_left = plan.crash_at_op;
+    JobRecord record = SubmittedRecord(seq);
+    Result<JobId> id = (*store)->Insert(record);
+    if (!id.ok()) _exit(3);
+    if (!WriteAck(ack_fd, {*id, seq, kInserted})) _exit(4);
+    record.id = *id;
+    MarkRunning(&record, seq);
+    if (!(*store)->Update(record).ok()) _exit(5);
+    if (!WriteAck(ack_fd, {*id, seq, kUpdated})) _exit(4);
+  }
+  _exit(0);
+}
+
+// 1: a whole ack, 0: end of stream, -1: error or a torn ack.
+int ReadAck(int fd, Ack* ack) {
+  size_t got = 0;
+  auto* bytes = reinterpret_cast<char*>(ack);
+  while (got < sizeof(*ack)) {
+    ssize_t n = read(fd, bytes + got, sizeof(*ack) - got);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return n == 0 && got == 0 ? 0 : -1;
+    got += static_cast<size_t>(n);
+  }
+  return 1;
+}
+
+bool KilledBySigkill(int status) { return WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL; }
+
+// ---- The parent ----
+
+class CrashTest : public testing::StoreTest {
+ protected:
+  // Forks a writer following `plan` and collects every ack it sends into acked_. With
+  // kill_after, SIGKILLs it right after the ack of its kInsertsBeforeKill-th insert (the writer
+  // is then inside Update) or of that job's update (then inside the next Insert). Sets
+  // *wait_status.
+  void RunWriterChild(const WriterPlan& plan, std::optional<Phase> kill_after, int* wait_status) {
+    int fds[2];
+    ASSERT_EQ(pipe2(fds, O_CLOEXEC), 0);
+    pid_t pid = fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      close(fds[0]);
+      RunWriter(db_path(), fds[1], plan);
+    }
+    close(fds[1]);
+    int inserts = 0;
+    bool killed = false;
+    Ack ack{};
+    int rc;
+    while ((rc = ReadAck(fds[0], &ack)) == 1) {
+      Record(ack);
+      if (ack.phase == kInserted) ++inserts;
+      if (kill_after && ack.phase == *kill_after && inserts == kInsertsBeforeKill && !killed) {
+        ASSERT_EQ(kill(pid, SIGKILL), 0);
+        killed = true;
+      }
+    }
+    close(fds[0]);
+    ASSERT_EQ(waitpid(pid, wait_status, 0), pid);
+    ASSERT_EQ(rc, 0) << "torn ack";
+    if (kill_after) {
+      ASSERT_TRUE(killed) << "writer stopped early, wait status " << *wait_status;
+    }
+  }
+
+  void Record(const Ack& ack) {
+    if (ack.phase == kInserted) {
+      EXPECT_GT(ack.id, last_id_) << "ids must increase, across crashes too";
+      last_id_ = ack.id;
+    }
+    acked_[ack.seq] = ack;
+  }
+
+  void ExpectEveryAckedWriteSurvived() {
+    EXPECT_EQ(QueryOne(db_path(), "PRAGMA integrity_check"), "ok");
+    Result<std::unique_ptr<JobStore>> store = JobStore::Open(db_path());
+    ASSERT_TRUE(store.ok()) << store.status().ToString();
+    for (const auto& [seq, ack] : acked_) {
+      Result<JobRecord> got = (*store)->Get(ack.id);
+      ASSERT_TRUE(got.ok()) << "acknowledged job " << ack.id << ": " << got.status().ToString();
+      JobRecord want = SubmittedRecord(seq);
+      want.id = ack.id;
+      if (ack.phase == kUpdated) MarkRunning(&want, seq);
+      // An update that ran but was not acknowledged may or may not have landed.
+      if (ack.phase == kInserted && got->state == JobState::kRunning) MarkRunning(&want, seq);
+      EXPECT_EQ(ToJson(*got), ToJson(want));
+    }
+    // No half-written job is visible: every stored row decodes and has its one submit event,
+    // even one whose insert committed but whose ack never left the writer.
+    Result<std::vector<JobRecord>> all = (*store)->List({});
+    ASSERT_TRUE(all.ok()) << all.status().ToString();
+    EXPECT_GE(all->size(), acked_.size());
+    for (const JobRecord& job : *all) {
+      EXPECT_EQ(job.request.name, "crash-" + std::to_string(job.submit_ms));
+      Result<std::vector<JobEvent>> events = (*store)->Events(job.id);
+      ASSERT_TRUE(events.ok());
+      ASSERT_EQ(events->size(), 1u) << "job " << job.id;
+      EXPECT_EQ((*events)[0].kind, kSubmitEventKind);
+    }
+  }
+
+  void RemoveDatabase() {
+    for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(db_path() + suffix);
+    acked_.clear();
+    last_id_ = 0;
+  }
+
+  std::map<int32_t, Ack> acked_;  // by seq: the last ack of that job
+  JobId last_id_ = 0;
+};
+
+TEST_F(CrashTest, AcknowledgedWritesSurviveSigkill) {
+  for (int round = 0; round < kRounds; ++round) {
+    SCOPED_TRACE("round " + std::to_string(round));
+    int status = 0;
+    WriterPlan plan;
+    plan.first_seq = round * kSeqPerRound;
+    RunWriterChild(plan, round % 2 == 0 ? kInserted : kUpdated, &status);
+    if (HasFatalFailure()) return;
+    ASSERT_TRUE(KilledBySigkill(status)) << "wait status " << status;
+    ExpectEveryAckedWriteSurvived();
+    if (HasFatalFailure()) return;
+  }
+  EXPECT_GE(acked_.size(), static_cast<size_t>(kRounds * kInsertsBeforeKill));
+}
+
+// The writer stores one job, then dies at the n-th write, truncate or sync of the second job's
+// Insert + Update, for every n until it gets through both.
+TEST_F(CrashTest, EveryWriteOfInsertAndUpdateIsACrashPoint) {
+  int crash_points = 0;
+  for (int op = 1; op <= kMaxCrashPoints; ++op) {
+    SCOPED_TRACE("crash at write/sync " + std::to_string(op));
+    RemoveDatabase();
+    WriterPlan plan;
+    plan.jobs = 2;
+    plan.crash_at_op = op;
+    int status = 0;
+    RunWriterChild(plan, std::nullopt, &status);
+    if (HasFatalFailure()) return;
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 0) break;  // no crash point left
+    ASSERT_TRUE(KilledBySigkill(status)) << "wait status " << status;
+    ++crash_points;
+    ExpectEveryAckedWriteSurvived();
+    if (HasFatalFailure()) return;
+  }
+  EXPECT_GT(crash_points, 2);  // the shim saw the writes; a broken shim would crash nowhere
+  EXPECT_LT(crash_points, kMaxCrashPoints);
+}
+
+}  // namespace
+}  // namespace pinpoint::store

@@ -1,0 +1,84 @@
+#include "store/job_row.h"
+
+#include <exception>
+#include <nlohmann/json.hpp>
+#include <utility>
+
+namespace pinpoint::store {
+namespace {
+
+// Indexes of kJobColumns.
+enum Column { kId, kUid, kUser, kState, kReason, kPriority, kSubmitMs, kStartMs, kEndMs, kRecord };
+
+Status Disagree(int64_t id, const char* field, const std::string& column,
+                const std::string& record) {
+  return Internal("job " + std::to_string(id) + " in the store: column " + field + " is '" +
+                  column + "' but its record says '" + record + "'");
+}
+
+Status CheckColumns(const Statement& row, const JobRecord& r) {
+  auto int_column = [&](Column c, const char* name, int64_t value) -> Status {
+    if (row.ColumnInt64(c) == value) return Status::Ok();
+    return Disagree(r.id, name, std::to_string(row.ColumnInt64(c)), std::to_string(value));
+  };
+  auto text_column = [&](Column c, const char* name, const std::string& value) -> Status {
+    if (row.ColumnText(c) == value) return Status::Ok();
+    return Disagree(r.id, name, row.ColumnText(c), value);
+  };
+  PP_RETURN_IF_ERROR(int_column(kId, "id", r.id));
+  PP_RETURN_IF_ERROR(int_column(kUid, "uid", r.uid));
+  PP_RETURN_IF_ERROR(text_column(kUser, "user", r.user));
+  PP_RETURN_IF_ERROR(text_column(kState, "state", JobStateName(r.state)));
+  PP_RETURN_IF_ERROR(text_column(kReason, "reason", r.reason));
+  PP_RETURN_IF_ERROR(int_column(kPriority, "priority", r.request.priority));
+  PP_RETURN_IF_ERROR(int_column(kSubmitMs, "submit_ms", r.submit_ms));
+  PP_RETURN_IF_ERROR(int_column(kStartMs, "start_ms", r.start_ms));
+  return int_column(kEndMs, "end_ms", r.end_ms);
+}
+
+}  // namespace
+
+Result<std::string> EncodeRecord(const JobRecord& record) {
+  // dump() throws on strings that are not UTF-8 (argv and env come from users); this is the
+  // store's edge, so the exception stops here.
+  try {
+    return ToJson(record).dump();
+  } catch (const std::exception& e) {
+    return InvalidArgument("job record cannot be stored as JSON: " + std::string(e.what()));
+  }
+}
+
+void BindJobColumns(Statement* stmt, const JobRecord& record, const std::string& record_json) {
+  stmt->Bind(1, static_cast<int64_t>(record.uid))
+      .Bind(2, record.user)
+      .Bind(3, JobStateName(record.state))
+      .Bind(4, record.reason)
+      .Bind(5, static_cast<int64_t>(record.request.priority))
+      .Bind(6, record.submit_ms)
+      .Bind(7, record.start_ms)
+      .Bind(8, record.end_ms)
+      .Bind(9, record_json);
+}
+
+Result<JobRecord> DecodeJobRow(const Statement& row) {
+  const int64_t id = row.ColumnInt64(kId);
+  Result<JobRecord> record = InvalidArgument("unset");
+  // RecordFromJson reads defensively, but nlohmann is third-party code: nothing thrown leaves.
+  try {
+    nlohmann::json json = nlohmann::json::parse(row.ColumnText(kRecord), /*cb=*/nullptr,
+                                                /*allow_exceptions=*/false);
+    if (json.is_discarded())
+      record = InvalidArgument("record is not valid JSON");
+    else
+      record = RecordFromJson(json);
+  } catch (const std::exception& e) {
+    record = InvalidArgument(std::string("record is unreadable: ") + e.what());
+  }
+  if (!record.ok()) {
+    return Internal("job " + std::to_string(id) + " in the store: " + record.status().message());
+  }
+  PP_RETURN_IF_ERROR(CheckColumns(row, *record));
+  return std::move(record).value();
+}
+
+}  // namespace pinpoint::store

@@ -1,0 +1,209 @@
+#include "store/job_store.h"
+
+#include <fcntl.h>
+#include <sqlite3.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <utility>
+
+#include "store/job_row.h"
+#include "store/schema.h"
+#include "store/sqlite.h"
+
+namespace pinpoint::store {
+
+static_assert(JobStore::kCurrentVersion == kCurrentSchemaVersion);
+static_assert(JobStore::kOldestSupportedVersion == kOldestSupportedSchemaVersion);
+
+namespace {
+
+// Long enough to ride out a `sqlite3 .backup` or an admin's query holding a lock.
+constexpr int kBusyTimeoutMs = 5000;
+
+// SQLite would create the file 0644; job records carry environments (tokens, passwords).
+Status CreatePrivateFile(const std::string& path) {
+  int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (fd >= 0) {
+    close(fd);
+    return Status::Ok();
+  }
+  if (errno == EEXIST) return Status::Ok();
+  return IoError("create " + path + ": " + std::strerror(errno));
+}
+
+Status Configure(Db* db) {
+  Result<std::string> mode = db->QueryText("PRAGMA journal_mode = WAL");
+  if (!mode.ok()) return mode.status();
+  if (*mode != "wal") {
+    return IoError("sqlite: " + db->path() + ": cannot use WAL mode (journal_mode is " + *mode +
+                   "); is it on a network filesystem?");
+  }
+  // FULL: in WAL mode NORMAL may lose the last commits on power loss; we promise durability.
+  PP_RETURN_IF_ERROR(db->Exec("PRAGMA synchronous = FULL"));
+  return db->Exec("PRAGMA foreign_keys = ON");
+}
+
+Status InsertEvent(Db* db, const JobEvent& event) {
+  Result<Statement> stmt =
+      db->Prepare("INSERT INTO job_events (job_id, time_ms, kind, detail) VALUES (?1, ?2, ?3, ?4)");
+  if (!stmt.ok()) return stmt.status();
+  stmt->Bind(1, event.job_id).Bind(2, event.time_ms).Bind(3, event.kind).Bind(4, event.detail);
+  Status s = stmt->Run();
+  if (!s.ok() && db->LastErrorCode() == SQLITE_CONSTRAINT_FOREIGNKEY) {
+    return NotFound("no job " + std::to_string(event.job_id));
+  }
+  return s;
+}
+
+Result<bool> JobExists(Db* db, JobId id) {
+  Result<Statement> stmt = db->Prepare("SELECT 1 FROM jobs WHERE id = ?1");
+  if (!stmt.ok()) return stmt.status();
+  stmt->Bind(1, id);
+  return stmt->Step();
+}
+
+// "SELECT ... WHERE state IN (?, ?) AND uid = ? ORDER BY id DESC LIMIT ?": only placeholders
+// are built here; every value is bound by BindListQuery.
+std::string ListQuery(const ListFilter& filter) {
+  std::string sql = std::string("SELECT ") + kJobColumns + " FROM jobs WHERE 1";
+  if (!filter.states.empty()) {
+    sql += " AND state IN (?";
+    for (size_t i = 1; i < filter.states.size(); ++i) sql += ", ?";
+    sql += ")";
+  }
+  if (filter.uid) sql += " AND uid = ?";
+  return sql + " ORDER BY id DESC LIMIT ?";
+}
+
+void BindListQuery(Statement* stmt, const ListFilter& filter) {
+  int index = 1;
+  for (JobState state : filter.states) stmt->Bind(index++, JobStateName(state));
+  if (filter.uid) stmt->Bind(index++, static_cast<int64_t>(*filter.uid));
+  stmt->Bind(index, filter.limit > 0 ? int64_t{filter.limit} : int64_t{-1});  // -1: no limit
+}
+
+}  // namespace
+
+struct JobStore::Impl {
+  explicit Impl(Db database) : db(std::move(database)) {}
+  Db db;
+};
+
+JobStore::JobStore(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+JobStore::~JobStore() = default;
+
+Result<std::unique_ptr<JobStore>> JobStore::Open(const std::string& path) {
+  PP_RETURN_IF_ERROR(CreatePrivateFile(path));
+  Result<Db> db = Db::Open(path);
+  if (!db.ok()) return db.status();
+  PP_RETURN_IF_ERROR(db->SetBusyTimeout(kBusyTimeoutMs));
+  // Check before Configure: switching to WAL writes the header of a file we may not own.
+  Result<int> version = ReadSchemaVersion(&*db);
+  if (!version.ok()) return version.status();
+  PP_RETURN_IF_ERROR(CheckSchemaVersion(&*db, *version));
+  PP_RETURN_IF_ERROR(Configure(&*db));
+  PP_RETURN_IF_ERROR(MigrateTo(&*db, kCurrentVersion));
+  return std::unique_ptr<JobStore>(new JobStore(std::make_unique<Impl>(std::move(db).value())));
+}
+
+int JobStore::SchemaVersion() const { return kCurrentVersion; }
+
+Result<JobId> JobStore::Insert(const JobRecord& record) {
+  Db* db = &impl_->db;
+  Result<Transaction> txn = Transaction::Begin(db);
+  if (!txn.ok()) return txn.status();
+  // The record's JSON carries its id, known only after the INSERT: store a placeholder first.
+  Result<Statement> insert = db->Prepare(
+      "INSERT INTO jobs (uid, user, state, reason, priority, submit_ms, start_ms, end_ms, record) "
+      "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)");
+  if (!insert.ok()) return insert.status();
+  BindJobColumns(&*insert, record, "");
+  PP_RETURN_IF_ERROR(insert->Run());
+
+  JobRecord stored = record;
+  stored.id = db->LastInsertRowId();
+  Result<std::string> json = EncodeRecord(stored);
+  if (!json.ok()) return json.status();
+  Result<Statement> update = db->Prepare("UPDATE jobs SET record = ?1 WHERE id = ?2");
+  if (!update.ok()) return update.status();
+  update->Bind(1, *json).Bind(2, stored.id);
+  PP_RETURN_IF_ERROR(update->Run());
+
+  std::string detail = "by " + stored.user + " (uid " + std::to_string(stored.uid) + ")";
+  PP_RETURN_IF_ERROR(
+      InsertEvent(db, JobEvent{stored.id, stored.submit_ms, kSubmitEventKind, detail}));
+  PP_RETURN_IF_ERROR(txn->Commit());
+  return stored.id;
+}
+
+Status JobStore::Update(const JobRecord& record) {
+  Result<std::string> json = EncodeRecord(record);
+  if (!json.ok()) return json.status();
+  Db* db = &impl_->db;
+  Result<Statement> stmt = db->Prepare(
+      "UPDATE jobs SET uid = ?1, user = ?2, state = ?3, reason = ?4, priority = ?5, "
+      "submit_ms = ?6, start_ms = ?7, end_ms = ?8, record = ?9 WHERE id = ?10");
+  if (!stmt.ok()) return stmt.status();
+  BindJobColumns(&*stmt, record, *json);
+  stmt->Bind(10, record.id);
+  PP_RETURN_IF_ERROR(stmt->Run());
+  if (db->Changes() == 0) return NotFound("no job " + std::to_string(record.id));
+  return Status::Ok();
+}
+
+Result<JobRecord> JobStore::Get(JobId id) const {
+  Result<Statement> stmt =
+      impl_->db.Prepare(std::string("SELECT ") + kJobColumns + " FROM jobs WHERE id = ?1");
+  if (!stmt.ok()) return stmt.status();
+  stmt->Bind(1, id);
+  Result<bool> row = stmt->Step();
+  if (!row.ok()) return row.status();
+  if (!*row) return NotFound("no job " + std::to_string(id));
+  return DecodeJobRow(*stmt);
+}
+
+Result<std::vector<JobRecord>> JobStore::List(const ListFilter& filter) const {
+  if (filter.limit < 0) return InvalidArgument("list limit must not be negative");
+  Result<Statement> stmt = impl_->db.Prepare(ListQuery(filter));
+  if (!stmt.ok()) return stmt.status();
+  BindListQuery(&*stmt, filter);
+  std::vector<JobRecord> jobs;
+  for (;;) {
+    Result<bool> row = stmt->Step();
+    if (!row.ok()) return row.status();
+    if (!*row) break;
+    Result<JobRecord> job = DecodeJobRow(*stmt);
+    if (!job.ok()) return job.status();
+    jobs.push_back(std::move(job).value());
+  }
+  std::reverse(jobs.begin(), jobs.end());  // the query runs newest first so LIMIT keeps the newest
+  return jobs;
+}
+
+Status JobStore::AppendEvent(const JobEvent& event) { return InsertEvent(&impl_->db, event); }
+
+Result<std::vector<JobEvent>> JobStore::Events(JobId id) const {
+  Result<Statement> stmt = impl_->db.Prepare(
+      "SELECT job_id, time_ms, kind, detail FROM job_events WHERE job_id = ?1 ORDER BY rowid");
+  if (!stmt.ok()) return stmt.status();
+  stmt->Bind(1, id);
+  std::vector<JobEvent> events;
+  for (;;) {
+    Result<bool> row = stmt->Step();
+    if (!row.ok()) return row.status();
+    if (!*row) break;
+    events.push_back(JobEvent{stmt->ColumnInt64(0), stmt->ColumnInt64(1), stmt->ColumnText(2),
+                              stmt->ColumnText(3)});
+  }
+  if (events.empty()) {
+    Result<bool> exists = JobExists(&impl_->db, id);
+    if (!exists.ok()) return exists.status();
+    if (!*exists) return NotFound("no job " + std::to_string(id));
+  }
+  return events;
+}
+
+}  // namespace pinpoint::store

@@ -1,0 +1,186 @@
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <iterator>
+
+#include "store/job_row.h"
+#include "store/job_store.h"
+#include "store/schema.h"
+#include "store/store_test_util.h"
+
+namespace pinpoint::store {
+namespace {
+
+using ::testing::AllOf;
+using testing::ExecSql;
+using testing::FullRecord;
+using ::testing::HasSubstr;
+using testing::Must;
+using ::testing::Not;
+using testing::PendingRecord;
+using testing::QueryOne;
+
+class MigrationTest : public testing::StoreTest {
+ protected:
+  // Builds a version 1 file as pinpoint at version 1 left it: WAL mode, the v1 step only, and
+  // `records` stored with ids 1, 2, ...
+  void WriteV1File(std::vector<JobRecord>* records) {
+    Result<Db> db = Db::Open(db_path());
+    ASSERT_TRUE(db.ok()) << db.status().ToString();
+    ASSERT_EQ(Must(db->QueryText("PRAGMA journal_mode = WAL")), "wal");
+    ASSERT_TRUE(MigrateTo(&*db, 1).ok());
+    for (size_t i = 0; i < records->size(); ++i) {
+      JobRecord& r = (*records)[i];
+      r.id = static_cast<JobId>(i) + 1;
+      Result<Statement> stmt = db->Prepare(
+          "INSERT INTO jobs (uid, user, state, reason, priority, submit_ms, start_ms, end_ms, "
+          "record, id) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)");
+      ASSERT_TRUE(stmt.ok());
+      BindJobColumns(&*stmt, r, Must(EncodeRecord(r)));
+      stmt->Bind(10, r.id);
+      ASSERT_TRUE(stmt->Run().ok());
+    }
+  }
+
+  std::string ReadFile() const {
+    std::ifstream in(db_path(), std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  }
+  void WriteFile(const std::string& bytes) const {
+    std::ofstream(db_path(), std::ios::binary) << bytes;
+  }
+  bool Exists(const std::string& suffix) const {
+    return std::filesystem::exists(db_path() + suffix);
+  }
+};
+
+TEST_F(MigrationTest, StepsLeadToEachVersionInOrder) {
+  ASSERT_EQ(Migrations().size(), static_cast<size_t>(kCurrentSchemaVersion));
+  for (size_t i = 0; i < Migrations().size(); ++i) {
+    EXPECT_EQ(Migrations()[i].to_version, static_cast<int>(i) + 1);
+  }
+}
+
+TEST_F(MigrationTest, NewFileCarriesApplicationId) {
+  ASSERT_TRUE(JobStore::Open(db_path()).ok());
+  EXPECT_EQ(QueryOne(db_path(), "PRAGMA application_id"), std::to_string(kApplicationId));
+}
+
+TEST_F(MigrationTest, V1StepBuildsOnlyTheJobsTable) {
+  std::vector<JobRecord> none;
+  WriteV1File(&none);
+  EXPECT_EQ(QueryOne(db_path(), "PRAGMA user_version"), "1");
+  EXPECT_EQ(QueryOne(db_path(),
+                     "SELECT group_concat(name, ',') FROM (SELECT name FROM "
+                     "sqlite_master WHERE type IN ('table', 'index') ORDER BY name)"),
+            "jobs,jobs_by_state,sqlite_sequence");
+}
+
+TEST_F(MigrationTest, V1FileMigratesToCurrentWithRowsIntact) {
+  std::vector<JobRecord> records = {FullRecord(), PendingRecord(1000, 111),
+                                    PendingRecord(2000, 222)};
+  WriteV1File(&records);
+
+  Result<std::unique_ptr<JobStore>> store = JobStore::Open(db_path());
+  ASSERT_TRUE(store.ok()) << store.status().ToString();
+  EXPECT_EQ((*store)->SchemaVersion(), 2);
+  EXPECT_EQ(QueryOne(db_path(), "PRAGMA user_version"), "2");
+  for (const JobRecord& r : records) {
+    Result<JobRecord> got = (*store)->Get(r.id);
+    ASSERT_TRUE(got.ok()) << got.status().ToString();
+    EXPECT_EQ(ToJson(*got), ToJson(r));
+    // Jobs from before history began still start with a submit event.
+    Result<std::vector<JobEvent>> events = (*store)->Events(r.id);
+    ASSERT_TRUE(events.ok());
+    ASSERT_EQ(events->size(), 1u);
+    EXPECT_EQ((*events)[0].kind, kSubmitEventKind);
+    EXPECT_EQ((*events)[0].time_ms, r.submit_ms);
+  }
+  ASSERT_TRUE((*store)->AppendEvent({2, 333, "start", "after migration"}).ok());
+  EXPECT_EQ(Must((*store)->Events(2)).size(), 2u);
+  EXPECT_EQ(Must((*store)->Insert(PendingRecord(3, 444))), 4);
+}
+
+TEST_F(MigrationTest, ReopeningACurrentFileChangesNothing) {
+  std::vector<JobRecord> records = {PendingRecord(1, 1)};
+  WriteV1File(&records);
+  ASSERT_TRUE(JobStore::Open(db_path()).ok());
+  ASSERT_TRUE(JobStore::Open(db_path()).ok());
+  EXPECT_EQ(QueryOne(db_path(), "SELECT count(*) FROM job_events"), "1");
+}
+
+TEST_F(MigrationTest, FailedStepLeavesFileAtItsVersion) {
+  std::vector<JobRecord> records = {PendingRecord(1, 1)};
+  WriteV1File(&records);
+  // A table in the way makes the v2 step fail part way through.
+  ASSERT_TRUE(ExecSql(db_path(), "CREATE INDEX job_events_by_job ON jobs(uid)").ok());
+
+  Result<std::unique_ptr<JobStore>> store = JobStore::Open(db_path());
+  EXPECT_EQ(store.status().code(), Code::kIo);
+  EXPECT_THAT(store.status().message(), HasSubstr("schema version 2"));
+  EXPECT_EQ(QueryOne(db_path(), "PRAGMA user_version"), "1");
+  EXPECT_EQ(QueryOne(db_path(), "SELECT count(*) FROM sqlite_master WHERE name = 'job_events'"),
+            "0");
+}
+
+TEST_F(MigrationTest, NewerVersionIsRefusedAndLeftAlone) {
+  ASSERT_TRUE(JobStore::Open(db_path()).ok());
+  ASSERT_TRUE(ExecSql(db_path(), "PRAGMA user_version = 3").ok());
+
+  Result<std::unique_ptr<JobStore>> store = JobStore::Open(db_path());
+  EXPECT_EQ(store.status().code(), Code::kFailedPrecondition);
+  EXPECT_THAT(store.status().message(), AllOf(HasSubstr("version 3"), HasSubstr("newer"),
+                                              HasSubstr("1 to 2"), Not(HasSubstr("\n"))));
+  EXPECT_EQ(QueryOne(db_path(), "PRAGMA user_version"), "3");
+}
+
+TEST_F(MigrationTest, OlderThanOldestSupportedIsRefused) {
+  ASSERT_TRUE(JobStore::Open(db_path()).ok());
+  ASSERT_TRUE(ExecSql(db_path(), "PRAGMA user_version = -1").ok());
+  Result<std::unique_ptr<JobStore>> store = JobStore::Open(db_path());
+  EXPECT_EQ(store.status().code(), Code::kFailedPrecondition);
+  EXPECT_THAT(store.status().message(), AllOf(HasSubstr("older"), HasSubstr("1 to 2")));
+}
+
+TEST_F(MigrationTest, GarbageFileIsRefusedAndLeftAlone) {
+  for (const std::string& garbage :
+       {std::string("hello"), std::string(4096, 'x'), std::string("SQLite format 2\0junk", 20)}) {
+    WriteFile(garbage);
+    Result<std::unique_ptr<JobStore>> store = JobStore::Open(db_path());
+    EXPECT_EQ(store.status().code(), Code::kFailedPrecondition);
+    EXPECT_THAT(store.status().message(), HasSubstr("not a SQLite database"));
+    EXPECT_EQ(ReadFile(), garbage);
+    EXPECT_FALSE(Exists("-wal"));
+  }
+}
+
+TEST_F(MigrationTest, OtherApplicationsDatabaseIsRefused) {
+  ASSERT_TRUE(ExecSql(db_path(), "CREATE TABLE notes (text TEXT)").ok());
+  Result<std::unique_ptr<JobStore>> store = JobStore::Open(db_path());
+  EXPECT_EQ(store.status().code(), Code::kFailedPrecondition);
+  EXPECT_THAT(store.status().message(), HasSubstr("not a pinpoint job store"));
+
+  ASSERT_TRUE(ExecSql(db_path(), "PRAGMA user_version = 2").ok());
+  store = JobStore::Open(db_path());
+  EXPECT_EQ(store.status().code(), Code::kFailedPrecondition);
+  EXPECT_THAT(store.status().message(), HasSubstr("application_id"));
+}
+
+TEST_F(MigrationTest, EmptyFileIsANewStore) {
+  WriteFile("");
+  Result<std::unique_ptr<JobStore>> store = JobStore::Open(db_path());
+  ASSERT_TRUE(store.ok()) << store.status().ToString();
+  EXPECT_EQ((*store)->SchemaVersion(), JobStore::kCurrentVersion);
+}
+
+TEST_F(MigrationTest, MigrateToRejectsUnknownTargetsAndGoingBack) {
+  Result<Db> db = Db::Open(db_path());
+  ASSERT_TRUE(db.ok());
+  EXPECT_EQ(MigrateTo(&*db, kCurrentSchemaVersion + 1).code(), Code::kInvalidArgument);
+  ASSERT_TRUE(MigrateTo(&*db, 2).ok());
+  EXPECT_EQ(MigrateTo(&*db, 1).code(), Code::kFailedPrecondition);
+}
+
+}  // namespace
+}  // namespace pinpoint::store

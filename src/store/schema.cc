@@ -1,0 +1,134 @@
+#include "store/schema.h"
+
+#include <sqlite3.h>
+
+#include <array>
+#include <string>
+
+namespace pinpoint::store {
+namespace {
+
+// Version 1: the jobs table. The queryable fields are columns; `record` holds the whole
+// JobRecord as JSON so that fields added later need no migration.
+// application_id 1347439187 is kApplicationId ("PPJS"); a test checks that they agree.
+constexpr char kV1[] = R"sql(
+CREATE TABLE jobs (
+  id        INTEGER PRIMARY KEY AUTOINCREMENT,
+  uid       INTEGER NOT NULL,
+  user      TEXT    NOT NULL,
+  state     TEXT    NOT NULL,
+  reason    TEXT    NOT NULL,
+  priority  INTEGER NOT NULL,
+  submit_ms INTEGER NOT NULL,
+  start_ms  INTEGER NOT NULL,
+  end_ms    INTEGER NOT NULL,
+  record    TEXT    NOT NULL
+);
+CREATE INDEX jobs_by_state ON jobs(state);
+PRAGMA application_id = 1347439187;
+)sql";
+
+// Version 2: job history. Jobs stored before it get a submit event so that every job's history
+// starts with one.
+constexpr char kV2[] = R"sql(
+CREATE TABLE job_events (
+  job_id  INTEGER NOT NULL REFERENCES jobs(id),
+  time_ms INTEGER NOT NULL,
+  kind    TEXT    NOT NULL,
+  detail  TEXT    NOT NULL
+);
+CREATE INDEX job_events_by_job ON job_events(job_id);
+INSERT INTO job_events (job_id, time_ms, kind, detail)
+  SELECT id, submit_ms, 'submit', 'recorded by the schema version 2 migration' FROM jobs
+  ORDER BY id;
+)sql";
+
+constexpr std::array<Migration, 2> kMigrations = {{
+    {1, kV1},
+    {2, kV2},
+}};
+
+constexpr bool StepsAreInOrder() {
+  for (size_t i = 0; i < kMigrations.size(); ++i) {
+    if (kMigrations[i].to_version != static_cast<int>(i) + 1) return false;
+  }
+  return true;
+}
+static_assert(StepsAreInOrder(), "step i must lead to version i + 1");
+static_assert(kMigrations.size() == kCurrentSchemaVersion, "every version needs its step");
+
+std::string SupportedRange() {
+  return std::to_string(kOldestSupportedSchemaVersion) + " to " +
+         std::to_string(kCurrentSchemaVersion);
+}
+
+}  // namespace
+
+std::span<const Migration> Migrations() { return kMigrations; }
+
+Result<int> ReadSchemaVersion(Db* db) {
+  Result<int64_t> version = db->QueryInt64("PRAGMA user_version");
+  if (!version.ok()) {
+    if (db->LastErrorCode() == SQLITE_NOTADB) {
+      return FailedPrecondition(db->path() + " is not a SQLite database; refusing to open it");
+    }
+    return version.status();
+  }
+  return static_cast<int>(*version);
+}
+
+Status CheckSchemaVersion(Db* db, int version) {
+  const std::string& path = db->path();
+  if (version == 0) {
+    Result<int64_t> objects = db->QueryInt64("SELECT count(*) FROM sqlite_master");
+    if (!objects.ok()) return objects.status();
+    if (*objects == 0) return Status::Ok();
+    return FailedPrecondition(path + " is a SQLite database but not a pinpoint job store " +
+                              "(it has tables and no schema version)");
+  }
+  if (version > kCurrentSchemaVersion) {
+    return FailedPrecondition(path + " has job store schema version " + std::to_string(version) +
+                              ", newer than this pinpoint supports (" + SupportedRange() +
+                              "); run a newer pinpoint or restore a backup");
+  }
+  if (version < kOldestSupportedSchemaVersion) {
+    return FailedPrecondition(path + " has job store schema version " + std::to_string(version) +
+                              ", older than this pinpoint supports (" + SupportedRange() +
+                              "); migrate it with an older pinpoint release first");
+  }
+  Result<int64_t> app_id = db->QueryInt64("PRAGMA application_id");
+  if (!app_id.ok()) return app_id.status();
+  if (*app_id != kApplicationId) {
+    return FailedPrecondition(path + " is a SQLite database but not a pinpoint job store " +
+                              "(application_id " + std::to_string(*app_id) + ")");
+  }
+  return Status::Ok();
+}
+
+Status MigrateTo(Db* db, int target_version) {
+  if (target_version < 1 || target_version > kCurrentSchemaVersion) {
+    return InvalidArgument("no schema version " + std::to_string(target_version));
+  }
+  Result<Transaction> txn = Transaction::Begin(db);
+  if (!txn.ok()) return txn.status();
+  Result<int> version = ReadSchemaVersion(db);
+  if (!version.ok()) return version.status();
+  if (*version > target_version) {
+    return FailedPrecondition(db->path() + " is at schema version " + std::to_string(*version) +
+                              ", past the requested " + std::to_string(target_version));
+  }
+  if (*version == target_version) return Status::Ok();
+  for (const Migration& step : kMigrations) {
+    if (step.to_version <= *version || step.to_version > target_version) continue;
+    Status s = db->Exec(step.sql);
+    if (!s.ok()) {
+      return IoError("migrating " + db->path() + " to schema version " +
+                     std::to_string(step.to_version) + ": " + s.message());
+    }
+  }
+  // PRAGMA takes no bound parameters; the value is our own constant-bounded integer.
+  PP_RETURN_IF_ERROR(db->Exec(("PRAGMA user_version = " + std::to_string(target_version)).c_str()));
+  return txn->Commit();
+}
+
+}  // namespace pinpoint::store

@@ -1,0 +1,114 @@
+// A thin RAII layer over the SQLite C API for the store: one connection (Db), one prepared
+// statement (Statement), and a transaction guard. Every SQLite failure becomes a kIo Status that
+// carries SQLite's own message. Nothing here throws.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include "pinpoint/status.h"
+
+struct sqlite3;
+struct sqlite3_stmt;
+
+namespace pinpoint::store {
+
+// One prepared statement. Bind values with 1-based indexes, then Step() or Run(). A bind error is
+// remembered and returned by the next Step()/Run(). Finalized on destruction; must not outlive
+// the Db that prepared it. Not thread-safe.
+class Statement {
+ public:
+  Statement(Statement&& other) noexcept;
+  Statement& operator=(Statement&& other) noexcept;
+  Statement(const Statement&) = delete;
+  Statement& operator=(const Statement&) = delete;
+  ~Statement();
+
+  Statement& Bind(int index, int64_t value);
+  Statement& Bind(int index, std::string_view text);
+  Statement& BindNull(int index);
+
+  // Advances one row: true when a row is available, false when done. Errors: kIo.
+  Result<bool> Step();
+  // Steps to completion, for statements that return no rows. Errors: kIo.
+  Status Run();
+
+  // Column reads of the current row, 0-based. NULL reads as 0 / "".
+  int64_t ColumnInt64(int column) const;
+  std::string ColumnText(int column) const;
+
+ private:
+  friend class Db;
+  Statement(sqlite3_stmt* stmt, sqlite3* db) : stmt_(stmt), db_(db) {}
+  void RememberBindError(int rc);
+
+  sqlite3_stmt* stmt_ = nullptr;
+  sqlite3* db_ = nullptr;
+  Status bind_error_;
+};
+
+// One SQLite connection. Closed on destruction (statements must be gone by then). Not
+// thread-safe: one owner.
+class Db {
+ public:
+  // Opens (creating when absent) the database file at `path`. SQLite reads nothing yet, so a
+  // file that is not a database is only noticed by the first query. Errors: kIo.
+  static Result<Db> Open(const std::string& path);
+  Db(Db&& other) noexcept;
+  Db& operator=(Db&& other) noexcept;
+  Db(const Db&) = delete;
+  Db& operator=(const Db&) = delete;
+  ~Db();
+
+  // Runs SQL text that carries no values (DDL, pragmas with constants, BEGIN/COMMIT); may hold
+  // several statements. Errors: kIo.
+  Status Exec(const char* sql);
+  // Errors: kIo (e.g. a syntax error, or "file is not a database").
+  Result<Statement> Prepare(std::string_view sql);
+  // Runs a query that returns one integer (e.g. "PRAGMA user_version"). Errors: kIo.
+  Result<int64_t> QueryInt64(std::string_view sql);
+  // Runs a query that returns one text value (e.g. "PRAGMA journal_mode=WAL"). Errors: kIo.
+  Result<std::string> QueryText(std::string_view sql);
+
+  Status SetBusyTimeout(int timeout_ms);
+  int64_t LastInsertRowId() const;
+  // Rows changed by the last INSERT/UPDATE/DELETE on this connection.
+  int64_t Changes() const;
+  // The extended result code of the last failed call (e.g. SQLITE_NOTADB,
+  // SQLITE_CONSTRAINT_FOREIGNKEY), for callers that map some failures to other codes.
+  int LastErrorCode() const;
+  const std::string& path() const { return path_; }
+
+ private:
+  Db(sqlite3* db, std::string path) : db_(db), path_(std::move(path)) {}
+
+  sqlite3* db_ = nullptr;
+  std::string path_;
+};
+
+// A write transaction (BEGIN IMMEDIATE, so that another writer is met at BEGIN, under the busy
+// timeout, rather than part way through). Rolled back on destruction unless Commit() succeeded.
+// The Db must outlive it.
+class Transaction {
+ public:
+  static Result<Transaction> Begin(Db* db);
+  Transaction(Transaction&& other) noexcept;
+  Transaction& operator=(Transaction&&) = delete;
+  Transaction(const Transaction&) = delete;
+  Transaction& operator=(const Transaction&) = delete;
+  ~Transaction();
+
+  // Errors: kIo; the transaction is then rolled back by the destructor.
+  Status Commit();
+
+ private:
+  explicit Transaction(Db* db) : db_(db) {}
+  Db* db_ = nullptr;  // null once committed or moved from
+};
+
+// A kIo Status "sqlite: <what>: <message of the last error on db>".
+Status SqliteError(sqlite3* db, std::string_view what);
+
+}  // namespace pinpoint::store
