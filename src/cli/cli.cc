@@ -144,7 +144,7 @@ std::vector<Command> Commands(SubmitArgs& submit, int64_t& job_id, std::vector<i
          return 0;
        }},
       {"show", "Show one job with its history",
-       [&](CLI::App* c) { c->add_option("job", job_id, "job id")->required()->check(CLI::PositiveNumber); },
+       [&](CLI::App* c) { c->add_option("job", job_id, "job id")->required(); },
        [&](const Globals& g, std::ostream& out) -> Result<int> {
          auto reply = Call(g, {{"op", "show"}, {"id", job_id}});
          if (!reply.ok()) return reply.status();
@@ -154,7 +154,7 @@ std::vector<Command> Commands(SubmitArgs& submit, int64_t& job_id, std::vector<i
          return 0;
        }},
       {"cancel", "Cancel jobs (your own; root: any)",
-       [&](CLI::App* c) { c->add_option("jobs", ids, "job ids")->required()->check(CLI::PositiveNumber); },
+       [&](CLI::App* c) { c->add_option("jobs", ids, "job ids")->required(); },
        [&](const Globals& g, std::ostream& out) -> Result<int> {
          auto reply = Call(g, {{"op", "cancel"}, {"ids", ids}});
          if (!reply.ok()) return reply.status();
@@ -183,9 +183,27 @@ std::vector<Command> Commands(SubmitArgs& submit, int64_t& job_id, std::vector<i
          else out << FormatGpus(*reply);
          return 0;
        }},
+      {"wait", "Wait until jobs end; exit 0 when all completed, 1 otherwise",
+       [&](CLI::App* c) { c->add_option("jobs", ids, "job ids")->required(); },
+       [&](const Globals& g, std::ostream& out) -> Result<int> {
+         auto client = Client::Connect(g.socket);
+         if (!client.ok()) return client.status();
+         json jobs = json::array();
+         int code = 0;
+         for (int64_t id : ids) {
+           auto reply = client->Call({{"op", "wait"}, {"id", id}});
+           if (!reply.ok()) return reply.status();
+           const json& job = (*reply)["job"];
+           if (job["state"] != "completed") code = 1;
+           if (g.json_output) jobs.push_back(job);
+           else out << "job " << id << " " << job["state"].get<std::string>() << " (" << job["reason"].get<std::string>() << ")\n";
+         }
+         if (g.json_output) out << jobs.dump(2) << "\n";
+         return code;
+       }},
       {"logs", "Print a job's output (--stderr for its error stream)",
        [&](CLI::App* c) {
-         c->add_option("job", job_id, "job id")->required()->check(CLI::PositiveNumber);
+         c->add_option("job", job_id, "job id")->required();
          c->add_flag("--stderr", stderr_stream, "the error stream instead of stdout");
        },
        [&](const Globals& g, std::ostream& out) -> Result<int> {
@@ -240,6 +258,26 @@ int RunCli(int argc, char** argv, std::ostream& out, std::ostream& err) {
   // Options after the command belong to it: `submit -- python train.py --lr 1`.
   app.get_subcommand("submit")->prefix_command(false);
   app.allow_extras(false);
+  // A mistyped command deserves its own line rather than "a subcommand is required".
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "--socket") {
+      ++i;
+      continue;
+    }
+    if (a.empty() || a[0] == '-') continue;
+    bool known = false;
+    std::string names;
+    for (const auto& c : commands) {
+      known |= a == c.name;
+      names += std::string(names.empty() ? "" : ", ") + c.name;
+    }
+    if (!known) {
+      err << "pinpoint: unknown command '" << a << "' (commands: " << names << ")\n";
+      return 2;
+    }
+    break;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp&) {
@@ -261,6 +299,16 @@ int RunCli(int argc, char** argv, std::ostream& out, std::ostream& err) {
     }
     err << "pinpoint: " << e.what() << " (see pinpoint --help)\n";
     return 2;
+  }
+  if (job_id < 0) {
+    err << "pinpoint: job ids are positive numbers\n";
+    return 2;
+  }
+  for (int64_t id : ids) {
+    if (id <= 0) {
+      err << "pinpoint: job ids are positive numbers (got " << id << ")\n";
+      return 2;
+    }
   }
   for (auto& [sub, c] : subs) {
     if (!sub->parsed()) continue;

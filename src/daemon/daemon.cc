@@ -64,7 +64,7 @@ void LogInventory(const sched::Inventory& inv) {
 }  // namespace
 
 int RunDaemon(const Config& config, std::unique_ptr<gpu::GpuBackend> backend,
-              const std::string& backend_note) {
+              const std::string& backend_note, int ready_fd) {
   spdlog::info("pinpointd {} starting; {}", PINPOINT_VERSION, backend_note);
   for (const std::string& dir : {config.state_dir, config.state_dir + "/jobs", config.state_dir + "/mps"}) {
     Status s = MakeDirs(dir, 0755);
@@ -125,6 +125,10 @@ int RunDaemon(const Config& config, std::unique_ptr<gpu::GpuBackend> backend,
   if (!server.ok()) return Fail(server.status());
   service.set_server(server->get());
   spdlog::info("listening on {}; state in {}", config.socket_path, config.state_dir);
+  if (ready_fd >= 0) {
+    if (::write(ready_fd, "ready\n", 6) != 6) spdlog::warn("could not signal readiness");
+    ::close(ready_fd);
+  }
 
   bool stop = false;
   while (!stop) {

@@ -16,12 +16,14 @@ int main(int argc, char** argv) {
   CLI::App app{"pinpointd: gives each job exactly the GPU slice it asks for"};
   std::string config_path, state_dir, socket_path, backend, log_level = "info";
   bool print_default = false;
+  int ready_fd = -1;
   app.add_option("-c,--config", config_path, "configuration file (JSON, docs/config.md)");
   app.add_option("--state-dir", state_dir, "state directory (overrides the config)");
   app.add_option("--socket", socket_path, "socket path (overrides the config)");
   app.add_option("--backend", backend,
                  "auto | nvml | simulated:<h100x2|a100x8|a100x8-mig|v100sx8> | simulated-file:<path>");
   app.add_option("--log-level", log_level, "trace|debug|info|warn|error");
+  app.add_option("--ready-fd", ready_fd, "write \"ready\\n\" to this descriptor once serving");
   app.add_flag("--print-default-config", print_default, "print the embedded default config and exit");
   try {
     app.parse(argc, argv);
@@ -46,9 +48,10 @@ int main(int argc, char** argv) {
   if (!state_dir.empty()) config.state_dir = state_dir;
   if (!socket_path.empty()) config.socket_path = socket_path;
   if (!backend.empty()) config.backend = backend;
-  if (config.state_dir.empty() || config.state_dir[0] != '/') {
-    std::fprintf(stderr, "pinpointd: --state-dir must be an absolute path\n");
-    return 2;
+  char cwd[4096];
+  if (::getcwd(cwd, sizeof(cwd)) != nullptr) {
+    if (!config.state_dir.empty() && config.state_dir[0] != '/') config.state_dir = std::string(cwd) + "/" + config.state_dir;
+    if (!config.socket_path.empty() && config.socket_path[0] != '/') config.socket_path = std::string(cwd) + "/" + config.socket_path;
   }
   std::string why;
   auto gpu = gpu::MakeGpuBackend(config.backend, &why);
@@ -56,5 +59,5 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "pinpointd: %s\n", gpu.status().message().c_str());
     return 2;
   }
-  return daemon::RunDaemon(config, std::move(gpu).value(), why);
+  return daemon::RunDaemon(config, std::move(gpu).value(), why, ready_fd);
 }

@@ -1,0 +1,113 @@
+// The CLI against a real daemon on a simulated node: errors are one line with a distinct exit
+// code, and a daemon survives malformed input.
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cstring>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "integration/harness.h"
+
+namespace pinpoint::testing {
+namespace {
+
+using nlohmann::json;
+
+int Lines(const std::string& s) { return static_cast<int>(std::count(s.begin(), s.end(), '\n')); }
+
+class CliTest : public ::testing::Test {
+ protected:
+  void SetUp() override { h_.StartDaemon(); }
+  Harness h_{"simulated:h100x2", "\"cancel_grace_ms\": 2000"};
+};
+
+TEST(CliNoDaemonTest, UnreachableDaemonIsExitThree) {
+  Harness h;
+  auto r = h.Cli({"queue"});
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_EQ(Lines(r.err), 1) << r.err;
+  EXPECT_NE(r.err.find("pinpointd is not running"), std::string::npos) << r.err;
+}
+
+TEST_F(CliTest, BadInputIsOneLineAndDistinctExitCodes) {
+  struct Case {
+    std::vector<std::string> args;
+    int exit_code;
+    const char* message;
+  } cases[] = {
+      {{"submit", "--gpu-mem", "4X", "--", "true"}, 2, "invalid size '4X'"},
+      {{"submit", "--gpu-mem", "4G", "--gpu-share", "150%", "--", "true"}, 2, "invalid percentage"},
+      {{"submit", "--gpu-share", "20%", "--", "true"}, 2, "--gpu-share needs --gpu-mem"},
+      {{"submit", "--gpus", "3", "--", "true"}, 6, "needs 3 whole GPUs, this node has 2"},
+      {{"submit", "--gpu-mem", "100G", "--", "true"}, 6, "100GiB"},
+      {{"submit"}, 2, "command"},
+      {{"show", "999"}, 4, "no job 999"},
+      {{"show", "abc"}, 2, "abc"},
+      {{"frobnicate"}, 2, "frobnicate"},
+  };
+  for (const auto& c : cases) {
+    auto r = h_.Cli(c.args);
+    EXPECT_EQ(r.exit_code, c.exit_code) << c.args[0] << ": " << r.err;
+    EXPECT_EQ(Lines(r.err), 1) << r.err;
+    EXPECT_NE(r.err.find(c.message), std::string::npos) << r.err;
+    EXPECT_EQ(r.err.rfind("pinpoint: ", 0), 0u) << r.err;
+  }
+}
+
+TEST_F(CliTest, LogsAndJsonListings) {
+  auto run = h_.Cli({"submit", "--wait", "--gpu-mem", "2G", "--", "sh", "-c",
+                     "echo visible=$CUDA_VISIBLE_DEVICES limit=$CUDA_MPS_PINNED_DEVICE_MEM_LIMIT"});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  auto logs = h_.Cli({"logs", "1"});
+  EXPECT_EQ(logs.out.rfind("visible=GPU-", 0), 0u) << logs.out;
+  EXPECT_NE(logs.out.find("limit=0=2048M"), std::string::npos) << logs.out;
+  auto q = h_.Cli({"--json", "queue", "--all"});
+  json jobs = json::parse(q.out);
+  ASSERT_EQ(jobs.size(), 1u);
+  EXPECT_EQ(jobs[0]["state"], "completed");
+  auto gpus = h_.Cli({"gpus"});
+  EXPECT_NE(gpus.out.find("SIMULATED"), std::string::npos) << gpus.out;
+  auto gj = h_.Cli({"--json", "gpus"});
+  EXPECT_EQ(json::parse(gj.out)["devices"].size(), 2u);
+}
+
+TEST_F(CliTest, CancelRunningJob) {
+  auto sub = h_.Cli({"submit", "--gpu-mem", "1G", "--", "sleep", "1000"});
+  ASSERT_EQ(sub.exit_code, 0) << sub.err;
+  auto cancel = h_.Cli({"cancel", "1"});
+  EXPECT_EQ(cancel.exit_code, 0) << cancel.err;
+  EXPECT_EQ(cancel.out, "cancelled job 1\n");
+  auto wait = h_.Cli({"wait", "1"});
+  EXPECT_EQ(wait.exit_code, 1);
+  EXPECT_NE(wait.out.find("cancelled"), std::string::npos) << wait.out;
+  auto again = h_.Cli({"cancel", "1"});
+  EXPECT_EQ(again.exit_code, 6);
+  EXPECT_NE(again.err.find("already ended"), std::string::npos) << again.err;
+}
+
+TEST_F(CliTest, DaemonSurvivesMalformedMessages) {
+  int fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::strcpy(addr.sun_path, h_.socket().c_str());
+  ASSERT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+  for (const char* msg : {"garbage\n", "{\"op\":\"submit\",\"request\":{\"gpus\":\"x\"}}\n",
+                          "{\"op\":\"submit\",\"request\":{\"argv\":[\"true\"],\"cwd\":\"/\",\"gpus\":99999999999}}\n",
+                          "{\"op\":\"cancel\",\"ids\":[-1]}\n", "{\"op\":\"nope\"}\n"}) {
+    ASSERT_GT(::send(fd, msg, std::strlen(msg), 0), 0);
+    char buf[4096] = {};
+    ssize_t n = ::recv(fd, buf, sizeof(buf) - 1, 0);
+    ASSERT_GT(n, 0);
+    EXPECT_NE(std::string(buf).find("\"ok\":false"), std::string::npos) << msg << " -> " << buf;
+  }
+  ::close(fd);
+  auto v = h_.Cli({"version"});
+  EXPECT_EQ(v.exit_code, 0) << v.err;
+  EXPECT_NE(v.out.find("pinpointd"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace pinpoint::testing

@@ -1,0 +1,117 @@
+#include "integration/harness.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include <gtest/gtest.h>
+
+namespace pinpoint::testing {
+
+namespace {
+
+std::string Slurp(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+}  // namespace
+
+std::string BinDir() { return PINPOINT_BIN_DIR; }
+
+Harness::Harness(std::string backend, std::string extra_config) {
+  char tmpl[] = "/tmp/pp-it-XXXXXX";
+  if (::mkdtemp(tmpl) == nullptr) std::abort();
+  dir_ = tmpl;
+  std::ofstream config(dir_ + "/config.json");
+  config << "{\"state_dir\": \"" << dir_ << "/state\", \"socket_path\": \"" << dir_
+         << "/sock\", \"backend\": \"" << backend << "\", \"host_cpus\": 512"
+         << (extra_config.empty() ? "" : ", " + extra_config) << "}\n";
+}
+
+Harness::~Harness() {
+  if (daemon_pid_ > 0) KillDaemon();
+  std::system(("rm -rf " + dir_).c_str());
+}
+
+void Harness::StartDaemon() {
+  int ready[2];
+  ASSERT_EQ(::pipe(ready), 0);
+  std::string log = dir_ + "/pinpointd.log";
+  std::string fd_arg = std::to_string(ready[1]);
+  std::string binary = BinDir() + "/pinpointd";
+  std::string config = dir_ + "/config.json";
+  ++starts_;
+  pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    ::close(ready[0]);
+    int out = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+    ::dup2(out, 1);
+    ::dup2(out, 2);
+    ::execl(binary.c_str(), binary.c_str(), "--config", config.c_str(), "--ready-fd",
+            fd_arg.c_str(), static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  ::close(ready[1]);
+  char buf[16] = {};
+  ssize_t n = ::read(ready[0], buf, sizeof(buf));  // blocks until ready or the daemon died
+  ::close(ready[0]);
+  daemon_pid_ = pid;
+  ASSERT_GT(n, 0) << "pinpointd did not start:\n" << daemon_log();
+}
+
+void Harness::KillDaemon() {
+  if (daemon_pid_ <= 0) return;
+  ::kill(daemon_pid_, SIGKILL);
+  ::waitpid(daemon_pid_, nullptr, 0);
+  daemon_pid_ = -1;
+}
+
+int Harness::StopDaemon() {
+  if (daemon_pid_ <= 0) return -1;
+  ::kill(daemon_pid_, SIGTERM);
+  int status = 0;
+  ::waitpid(daemon_pid_, &status, 0);
+  daemon_pid_ = -1;
+  return status;
+}
+
+CliResult Harness::Cli(const std::vector<std::string>& args) const {
+  static int counter = 0;
+  std::string out_path = dir_ + "/cli-" + std::to_string(++counter);
+  std::string binary = BinDir() + "/pinpoint";
+  std::string sock = socket();
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    int out = ::open((out_path + ".out").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    int err = ::open((out_path + ".err").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    ::dup2(out, 1);
+    ::dup2(err, 2);
+    ::setenv("PINPOINT_SOCKET", sock.c_str(), 1);
+    std::vector<char*> argv;
+    argv.push_back(const_cast<char*>(binary.c_str()));
+    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    ::execv(binary.c_str(), argv.data());
+    ::_exit(127);
+  }
+  CliResult r;
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  r.out = Slurp(out_path + ".out");
+  r.err = Slurp(out_path + ".err");
+  return r;
+}
+
+std::string Harness::daemon_log() const { return Slurp(dir_ + "/pinpointd.log"); }
+
+}  // namespace pinpoint::testing
