@@ -61,29 +61,49 @@ struct Start {
 //   "mps-user"       the only devices that could take it serve another Unix user's MPS clients
 //   "host-resources" not enough free host CPUs or memory
 //   "reservation"    resources are held back for an earlier (higher-priority) job
-// `detail` is one sentence for people, e.g. "GPU 0 MPS server belongs to uid 1001".
+// `detail` is one sentence for people, e.g. "GPU 0 MPS server belongs to uid 1001", "needs 2
+// empty GPUs, 1 free", "devices it could use are held for job 17". The job holding the pass's
+// reservation has its own reason, and its detail ends "; GPU 0, GPU 1 held for it".
+// When both devices and host fall short, the reason names the devices.
 struct Wait {
   JobId id = 0;
   std::string reason;
   std::string detail;
 };
 
-struct Plan {
-  std::vector<Start> starts;  // in the order they should be launched
-  std::vector<Wait> waits;    // one per pending job not started
+// What one pass held back for the first pending job (in order) that could not start.
+struct Reservation {
+  JobId id = 0;
+  std::vector<int> device_indices;  // ascending; took no later job; empty for gpus=0
+  int cpus = 0;                     // host CPUs held back from later jobs
+  uint64_t mem_bytes = 0;           // host memory held back from later jobs
 };
 
-// Computes the placement plan. Policy (documented in docs/design.md):
-//  - Pending jobs are taken by priority (desc), then id (asc).
+struct Plan {
+  std::vector<Start> starts;  // in the order they should be launched
+  std::vector<Wait> waits;    // one per pending job not started, in the order considered
+  std::optional<Reservation> reservation;  // none when no job was blocked (or none could hold)
+};
+
+// Computes the placement plan. Policy (for people: docs/scheduling.md):
+//  - Pending jobs are taken by priority (desc), then id (asc); the order of `pending` does not
+//    matter.
 //  - Slices go best-fit: onto the device where they fit leaving the least free memory, preferring
 //    devices already shared, MIG instances and partially used GPUs, so empty whole GPUs stay free
-//    for whole-GPU and multi-GPU jobs.
-//  - A device in kMps mode has at most inventory.mps_client_limit jobs and only one uid at a time.
-//  - A device in kExclusive mode has at most one job.
+//    for whole-GPU and multi-GPU jobs. Whole GPUs: the lowest-index empty non-MIG devices.
+//  - A device in kMps mode has at most inventory.mps_client_limit jobs and only one uid at a time
+//    (the uid of the first running or placed job on it).
+//  - A device in kExclusive mode has at most one job; a whole-GPU slot fills any device.
 //  - Sum of slice memory <= device memory, sum of shares <= 100, host cpus/mem respected.
+//    Drained devices take nothing new.
 //  - No starvation: the first job in order that cannot start gets a reservation of the devices
 //    (and host resources) it would use when they drain; later jobs may only start (backfill) on
-//    devices and host resources that the reservation does not need.
+//    devices and host resources that the reservation does not need. Only that one job holds a
+//    reservation per pass; a job that CheckFits refuses never holds one (it waits "resources"
+//    with CheckFits' sentence as detail).
+// Running jobs' slots that name no device of the inventory are ignored.
+// Cost: O(pending x devices) in the worst case, with O(1) work per device; repeated job shapes
+// behind a node that is full cost one scan per shape.
 Plan Schedule(const Snapshot& snapshot);
 
 // Whether `demand` could run on this node when it is empty. Errors: kFailedPrecondition with a

@@ -1,0 +1,251 @@
+// pinpoint-demo: the main job (`make demo`). Starts pinpointd, submits a mixed batch (many small
+// slices, some whole-GPU jobs, one multi-GPU job), shows the GPUs filling up, then runs the same
+// batch with one job per GPU and prints a summary. On a node without an NVIDIA GPU it uses the
+// simulated node and says so; there the jobs are timed sleeps standing in for training runs.
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <thread>
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include "pinpoint/client.h"
+#include "pinpoint/job.h"
+#include "pinpoint/units.h"
+
+namespace {
+
+using nlohmann::json;
+using pinpoint::Client;
+
+struct DemoJob {
+  std::string name;
+  std::vector<std::string> size_args;  // --gpus / --gpu-mem ...
+  double seconds;                      // simulated duration
+  int blocks;                          // real GPU: thread blocks of pp-busy
+};
+
+std::vector<DemoJob> Batch() {
+  std::vector<DemoJob> jobs;
+  for (int i = 0; i < 24; ++i) {
+    std::string mem = i % 3 == 0 ? "8G" : "4G";
+    jobs.push_back({"small-" + std::to_string(i), {"--gpu-mem", mem}, 0.8 + 0.1 * (i % 4), 8});
+  }
+  for (int i = 0; i < 3; ++i) jobs.push_back({"whole-" + std::to_string(i), {"--gpus", "1"}, 1.2, 132});
+  jobs.push_back({"multi-gpu", {"--gpus", "2"}, 1.5, 132});
+  return jobs;
+}
+
+struct Daemon {
+  pid_t pid = -1;
+  std::string socket;
+};
+
+// Starts pinpointd and returns once it serves (it signals readiness through a pipe).
+bool StartDaemon(const std::string& bin_dir, const std::string& state_dir, const std::string& mode,
+                 Daemon* d) {
+  std::system(("rm -rf '" + state_dir + "'").c_str());
+  std::system(("mkdir -p '" + state_dir + "'").c_str());
+  d->socket = state_dir + "/pinpointd.sock";
+  std::ofstream(state_dir + "/config.json")
+      << json{{"state_dir", state_dir + "/state"}, {"socket_path", d->socket}, {"backend", "auto"},
+              {"default_mode", mode}, {"host_cpus", 256}, {"cancel_grace_ms", 2000}}.dump(2);
+  int ready[2];
+  if (::pipe(ready) != 0) return false;
+  std::string binary = bin_dir + "/pinpointd", config = state_dir + "/config.json",
+              log = state_dir + "/pinpointd.log", fd = std::to_string(ready[1]);
+  d->pid = ::fork();
+  if (d->pid == 0) {
+    ::close(ready[0]);
+    int out = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    ::dup2(out, 1);
+    ::dup2(out, 2);
+    ::execl(binary.c_str(), binary.c_str(), "--config", config.c_str(), "--ready-fd", fd.c_str(),
+            static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  ::close(ready[1]);
+  char buf[8];
+  bool ok = ::read(ready[0], buf, sizeof(buf)) > 0;
+  ::close(ready[0]);
+  if (!ok) std::cerr << "pinpoint-demo: pinpointd did not start; see " << log << "\n";
+  return ok;
+}
+
+void StopDaemon(Daemon* d) {
+  if (d->pid <= 0) return;
+  ::kill(d->pid, SIGTERM);
+  ::waitpid(d->pid, nullptr, 0);
+  d->pid = -1;
+}
+
+pinpoint::Result<json> Call(const std::string& socket, const json& request) {
+  auto c = Client::Connect(socket);
+  if (!c.ok()) return c.status();
+  return c->Call(request);
+}
+
+std::string Bar(uint64_t used, uint64_t total, int width) {
+  int filled = total == 0 ? 0 : static_cast<int>(width * static_cast<double>(used) / static_cast<double>(total) + 0.5);
+  filled = std::clamp(filled, 0, width);
+  return "[" + std::string(filled, '#') + std::string(width - filled, '.') + "]";
+}
+
+// One line per GPU; redrawn in place on a terminal.
+void ShowGpus(const json& gpus, bool tty, int* drawn) {
+  if (tty && *drawn > 0) std::printf("\033[%dA", *drawn);
+  *drawn = 0;
+  for (const auto& d : gpus["devices"]) {
+    std::string bar = Bar(d["mem_allocated_bytes"].get<uint64_t>(), d["mem_bytes"].get<uint64_t>(), 30);
+    std::printf("  GPU %-2d %s %2zu jobs  %9s of %s  %s\033[K\n", d["index"].get<int>(), bar.c_str(),
+                d["jobs"].size(), pinpoint::FormatSize(d["mem_allocated_bytes"].get<uint64_t>()).c_str(),
+                pinpoint::FormatSize(d["mem_bytes"].get<uint64_t>()).c_str(), d["mode"].get<std::string>().c_str());
+    ++*drawn;
+  }
+  std::fflush(stdout);
+}
+
+struct RunResult {
+  int completed = 0, failed = 0;
+  double makespan_s = 0;
+  std::map<int, int> peak_per_device;
+};
+
+// Peak number of jobs at once on each device, from the jobs' start and end times.
+std::map<int, int> PeakPerDevice(const json& jobs) {
+  std::map<int, std::vector<std::pair<int64_t, int>>> edges;
+  for (const auto& j : jobs) {
+    for (const auto& a : j["allocations"]) {
+      edges[a["device_index"].get<int>()].push_back({j["start_ms"].get<int64_t>(), +1});
+      edges[a["device_index"].get<int>()].push_back({j["end_ms"].get<int64_t>(), -1});
+    }
+  }
+  std::map<int, int> peak;
+  for (auto& [dev, e] : edges) {
+    std::sort(e.begin(), e.end());  // an end at the same ms as a start comes first
+    int now = 0;
+    for (const auto& [t, delta] : e) peak[dev] = std::max(peak[dev], now += delta);
+  }
+  return peak;
+}
+
+bool RunBatch(const std::string& bin_dir, const Daemon& d, bool real_gpu, bool live, RunResult* out) {
+  std::vector<int64_t> ids;
+  char cwd[4096];
+  if (::getcwd(cwd, sizeof(cwd)) == nullptr) return false;
+  for (const auto& job : Batch()) {
+    pinpoint::JobRequest r;
+    r.name = job.name;
+    r.cwd = cwd;
+    r.env = {{"PATH", "/usr/local/bin:/usr/bin:/bin"}};
+    if (real_gpu) {
+      r.argv = {bin_dir + "/pp-busy", "--blocks", std::to_string(job.blocks), "--iters",
+                std::to_string(static_cast<long long>(job.seconds * 40'000'000))};
+    } else {
+      char secs[16];
+      std::snprintf(secs, sizeof(secs), "%.2f", job.seconds);
+      r.argv = {"sleep", secs};
+    }
+    const auto& a = job.size_args;
+    if (a[0] == "--gpus") r.gpus = std::stoi(a[1]);
+    if (a[0] == "--gpu-mem") {
+      r.gpus = 1;
+      r.gpu_mem_bytes = *pinpoint::ParseSize(a[1]);
+    }
+    auto reply = Call(d.socket, {{"op", "submit"}, {"request", pinpoint::ToJson(r)}});
+    if (!reply.ok()) {
+      std::cerr << "pinpoint-demo: submit failed: " << reply.status().message() << "\n";
+      return false;
+    }
+    ids.push_back((*reply)["job"]["id"].get<int64_t>());
+  }
+  bool tty = ::isatty(1);
+  int drawn = 0;
+  for (;;) {
+    auto q = Call(d.socket, {{"op", "queue"}});
+    if (!q.ok()) return false;
+    if (live) {
+      auto g = Call(d.socket, {{"op", "gpus"}});
+      if (g.ok()) ShowGpus(*g, tty, &drawn);
+    }
+    if ((*q)["jobs"].empty()) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(tty ? 200 : 1000));  // display refresh
+  }
+  auto all = Call(d.socket, {{"op", "queue"}, {"all", true}});
+  if (!all.ok()) return false;
+  int64_t first = INT64_MAX, last = 0;
+  for (const auto& j : (*all)["jobs"]) {
+    (j["state"] == "completed" ? out->completed : out->failed)++;
+    first = std::min(first, j["submit_ms"].get<int64_t>());
+    last = std::max(last, j["end_ms"].get<int64_t>());
+  }
+  out->makespan_s = static_cast<double>(last - first) / 1000.0;
+  out->peak_per_device = PeakPerDevice((*all)["jobs"]);
+  return true;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"pinpoint-demo: a mixed batch on this node, packed by pinpoint vs one job per GPU"};
+  std::string bin_dir = "build", state_dir = "build/demo-state";
+  app.add_option("--bin-dir", bin_dir, "where pinpointd, pinpoint-shim and pp-busy are");
+  app.add_option("--state-dir", state_dir, "scratch directory for the demo's daemons (absolute)");
+  CLI11_PARSE(app, argc, argv);
+
+  Daemon d;
+  if (!StartDaemon(bin_dir, state_dir + "/packed", "mps", &d)) return 1;
+  auto gpus = Call(d.socket, {{"op", "gpus"}});
+  if (!gpus.ok()) {
+    std::cerr << "pinpoint-demo: " << gpus.status().message() << "\n";
+    StopDaemon(&d);
+    return 1;
+  }
+  bool simulated = (*gpus)["simulated"].get<bool>();
+  bool have_busy = ::access((bin_dir + "/pp-busy").c_str(), X_OK) == 0;
+  bool real_gpu = !simulated && have_busy;
+  std::printf("pinpoint demo on %s\n", simulated ? "a SIMULATED node (no NVIDIA GPU found): jobs are timed sleeps standing in for trainings"
+                                                 : ("a real node: " + (*gpus)["backend"].get<std::string>() + ", driver " + (*gpus)["driver"].get<std::string>()).c_str());
+  if (!simulated && !have_busy) std::printf("(pp-busy was not built: no nvcc; jobs are timed sleeps)\n");
+  size_t n_dev = (*gpus)["devices"].size();
+  for (const auto& dev : (*gpus)["devices"])
+    std::printf("  device %d: %s %s (%s)\n", dev["index"].get<int>(), dev["uuid"].get<std::string>().c_str(),
+                dev["name"].get<std::string>().c_str(), pinpoint::FormatSize(dev["mem_bytes"].get<uint64_t>()).c_str());
+  auto batch = Batch();
+  std::printf("\nbatch: %zu jobs: 24 slices of 4-8 GiB, 3 whole-GPU jobs, 1 job on 2 GPUs\n", batch.size());
+  std::printf("\n1) pinpoint packs slices onto shared GPUs (mode mps):\n");
+  RunResult packed;
+  bool ok = RunBatch(bin_dir, d, real_gpu, true, &packed);
+  StopDaemon(&d);
+  if (!ok) return 1;
+
+  std::printf("\n2) the same batch with one job per GPU (mode exclusive, what a batch system does)...\n");
+  Daemon ex;
+  if (!StartDaemon(bin_dir, state_dir + "/exclusive", "exclusive", &ex)) return 1;
+  RunResult exclusive;
+  ok = RunBatch(bin_dir, ex, real_gpu, false, &exclusive);
+  StopDaemon(&ex);
+  if (!ok) return 1;
+
+  std::printf("\nsummary%s\n", simulated ? " (SIMULATED node)" : "");
+  std::printf("  jobs done:            %d completed, %d failed, of %zu\n", packed.completed, packed.failed, batch.size());
+  std::printf("  makespan, pinpoint:   %.1f s\n", packed.makespan_s);
+  std::printf("  makespan, 1 job/GPU:  %.1f s  (%.1fx longer)\n", exclusive.makespan_s,
+              packed.makespan_s > 0 ? exclusive.makespan_s / packed.makespan_s : 0.0);
+  std::printf("  peak jobs per GPU:   ");
+  for (size_t i = 0; i < n_dev; ++i) std::printf(" GPU%zu=%d", i, packed.peak_per_device[static_cast<int>(i)]);
+  std::printf("\n");
+  bool all_done = packed.completed == static_cast<int>(batch.size()) &&
+                  exclusive.completed == static_cast<int>(batch.size());
+  if (!all_done) std::printf("  some jobs failed: see %s/*/state/jobs/*/stderr\n", state_dir.c_str());
+  return all_done ? 0 : 1;
+}

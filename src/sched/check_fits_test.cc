@@ -1,0 +1,74 @@
+#include <gtest/gtest.h>
+
+#include "sched/placement.h"
+#include "sched/sched_test_util.h"
+
+namespace pinpoint::sched {
+namespace {
+
+using namespace ::pinpoint::sched::testing;  // NOLINT(google-build-using-namespace)
+
+struct FitsCase {
+  const char* name;
+  Demand demand;
+  Inventory inventory;
+  const char* want;  // "" = fits; otherwise the exact kFailedPrecondition message
+};
+
+TEST(CheckFitsTest, Table) {
+  const Inventory two_gpus = Node({Gpu(80), Gpu(80)}, 16, 256);
+  const Inventory mig_node = Node({Mig(0, 10), Mig(0, 20), Gpu(80)}, 16, 256);
+  const FitsCase cases[] = {
+      {"cpu_only", CpuOnly(1, 16, 256), two_gpus, ""},
+      {"whole_gpus", Whole(1, 2), two_gpus, ""},
+      {"too_many_whole_gpus", Whole(1, 3), two_gpus, "needs 3 whole GPUs, this node has 2"},
+      {"one_whole_gpu_none", Whole(1, 1), Node({}), "needs 1 whole GPU, this node has 0"},
+      {"mig_is_not_whole", Whole(1, 2), mig_node, "needs 2 whole GPUs, this node has 1"},
+      {"drained_absent", Whole(1, 2), Node({Gpu(80), Drained(Gpu(80))}),
+       "needs 2 whole GPUs, this node has 1 in service"},
+      {"slice", Slice(1, 1, 80), two_gpus, ""},
+      {"slice_on_mig", Slice(1, 1, 20, 0, 2), mig_node, ""},
+      {"slice_too_big", Slice(1, 1, 100), two_gpus,
+       "needs 100GiB of device memory on one device, largest has 80GiB"},
+      {"slices_too_many", Slice(1, 1, 20, 0, 3), mig_node,
+       "needs 20GiB of device memory on each of 3 devices, this node has 2 with that much"},
+      {"slice_no_devices", Slice(1, 1, 1), Node({}),
+       "needs 1GiB of device memory on one device, this node has no devices"},
+      {"slice_share_over_100", Slice(1, 1, 1, 150), two_gpus,
+       "needs a 150% SM share, a device has at most 100%"},
+      {"too_many_cpus", CpuOnly(1, 64), two_gpus, "needs 64 CPUs, host has 16"},
+      {"one_cpu_too_many", CpuOnly(1, 2), Node({}, 1), "needs 2 CPUs, host has 1"},
+      {"too_much_host_memory", CpuOnly(1, 1, 1024), two_gpus,
+       "needs 1TiB of host memory, host has 256GiB"},
+      {"zero_host_memory", CpuOnly(1, 1, 0), Node({}, 1, 0), ""},
+      {"negative_gpus", Whole(1, -1), two_gpus,
+       "needs a negative number of GPUs or CPUs, which no node has"},
+  };
+  for (const FitsCase& c : cases) {
+    SCOPED_TRACE(c.name);
+    Status status = CheckFits(c.demand, c.inventory);
+    if (c.want[0] == '\0') {
+      EXPECT_TRUE(status.ok()) << status.ToString();
+    } else {
+      EXPECT_EQ(status.code(), Code::kFailedPrecondition);
+      EXPECT_EQ(status.message(), c.want);
+    }
+  }
+}
+
+TEST(CheckFitsTest, IgnoresWhatIsRunning) {
+  // CheckFits looks at the empty node: a fully used GPU still counts.
+  Inventory inv = Node({Gpu(80)});
+  EXPECT_TRUE(CheckFits(Whole(1, 1), inv).ok());
+}
+
+TEST(CheckFitsTest, MpsClientLimitZeroLeavesOnlyOtherModes) {
+  Inventory inv = Node({Gpu(80), Gpu(40, SharingMode::kTimeslice)});
+  inv.mps_client_limit = 0;
+  EXPECT_TRUE(CheckFits(Slice(1, 1, 40), inv).ok());
+  EXPECT_EQ(CheckFits(Slice(1, 1, 60), inv).message(),
+            "needs 60GiB of device memory on one device, largest has 40GiB");
+}
+
+}  // namespace
+}  // namespace pinpoint::sched

@@ -1,0 +1,97 @@
+#include "sched/node_limits.h"
+
+#include <algorithm>
+#include <string>
+
+#include "pinpoint/units.h"
+
+namespace pinpoint::sched {
+
+namespace {
+
+std::string Plural(int n, const std::string& one, const std::string& many) {
+  return std::to_string(n) + " " + (n == 1 ? one : many);
+}
+
+// "on one device" / "on each of 3 devices"
+std::string OnDevices(int n) {
+  return n == 1 ? "on one device" : "on each of " + std::to_string(n) + " devices";
+}
+
+}  // namespace
+
+NodeLimits::NodeLimits(const Inventory& inventory) : host_(inventory.host) {
+  for (const Device& d : inventory.devices) {
+    if (d.drained) {
+      ++drained_devices_;
+      continue;
+    }
+    if (!d.is_mig) {
+      ++whole_devices_;
+    }
+    if (d.mode != SharingMode::kMps || inventory.mps_client_limit >= 1) {
+      slice_mem_bytes_.push_back(d.mem_bytes);
+    }
+  }
+  std::sort(slice_mem_bytes_.begin(), slice_mem_bytes_.end());
+}
+
+Status NodeLimits::Check(const Demand& demand) const {
+  if (demand.gpus < 0 || demand.cpus < 0) {
+    return FailedPrecondition("needs a negative number of GPUs or CPUs, which no node has");
+  }
+  PP_RETURN_IF_ERROR(CheckDevices(demand));
+  return CheckHost(demand);
+}
+
+Status NodeLimits::CheckDevices(const Demand& demand) const {
+  if (demand.gpus == 0) {
+    return Status::Ok();
+  }
+  std::string in_service = drained_devices_ > 0 ? " in service" : "";
+  if (demand.gpu_mem_bytes == 0) {
+    if (demand.gpus <= whole_devices_) {
+      return Status::Ok();
+    }
+    return FailedPrecondition("needs " + Plural(demand.gpus, "whole GPU", "whole GPUs") +
+                              ", this node has " + std::to_string(whole_devices_) + in_service);
+  }
+  if (demand.gpu_share_pct > 100) {
+    return FailedPrecondition("needs a " + std::to_string(demand.gpu_share_pct) +
+                              "% SM share, a device has at most 100%");
+  }
+  std::string need =
+      "needs " + FormatSize(demand.gpu_mem_bytes) + " of device memory " + OnDevices(demand.gpus);
+  if (slice_mem_bytes_.empty()) {
+    return FailedPrecondition(need + ", this node has no devices" + in_service);
+  }
+  auto first_big =
+      std::lower_bound(slice_mem_bytes_.begin(), slice_mem_bytes_.end(), demand.gpu_mem_bytes);
+  int big_enough = static_cast<int>(slice_mem_bytes_.end() - first_big);
+  if (big_enough >= demand.gpus) {
+    return Status::Ok();
+  }
+  if (big_enough == 0) {
+    return FailedPrecondition(need + ", largest has " + FormatSize(slice_mem_bytes_.back()));
+  }
+  return FailedPrecondition(need + ", this node has " + std::to_string(big_enough) +
+                            " with that much" + in_service);
+}
+
+Status NodeLimits::CheckHost(const Demand& demand) const {
+  if (demand.cpus > host_.cpus) {
+    return FailedPrecondition("needs " + Plural(demand.cpus, "CPU", "CPUs") + ", host has " +
+                              std::to_string(host_.cpus));
+  }
+  if (demand.mem_bytes > host_.mem_bytes) {
+    return FailedPrecondition("needs " + FormatSize(demand.mem_bytes) +
+                              " of host memory, host has " + FormatSize(host_.mem_bytes));
+  }
+  return Status::Ok();
+}
+
+Status CheckFits(const Demand& demand, const Inventory& inventory) {
+  return NodeLimits(inventory).Check(demand);
+}
+
+}  // namespace pinpoint::sched

@@ -1,0 +1,31 @@
+// Internal to sched/: the node's fixed limits, summarised once per inventory so that CheckFits
+// costs O(log devices) per demand inside a Schedule pass.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "pinpoint/status.h"
+#include "sched/inventory.h"
+#include "sched/placement.h"
+
+namespace pinpoint::sched {
+
+class NodeLimits {
+ public:
+  explicit NodeLimits(const Inventory& inventory);
+
+  // Same contract as CheckFits (placement.h).
+  Status Check(const Demand& demand) const;
+
+ private:
+  Status CheckDevices(const Demand& demand) const;
+  Status CheckHost(const Demand& demand) const;
+
+  std::vector<uint64_t> slice_mem_bytes_;  // ascending: devices in service that can take a slice
+  int whole_devices_ = 0;                  // non-MIG devices in service
+  int drained_devices_ = 0;
+  HostResources host_;
+};
+
+}  // namespace pinpoint::sched

@@ -1,0 +1,189 @@
+#include "sched/placement.h"
+
+#include <algorithm>
+#include <unordered_map>
+
+#include "sched/device_scan.h"
+#include "sched/node_limits.h"
+#include "sched/node_state.h"
+#include "sched/reservation.h"
+#include "sched/wait_detail.h"
+
+namespace pinpoint::sched {
+
+namespace {
+
+// The parts of a Demand that decide its outcome. Within one pass, two demands with the same key
+// get the same result as long as the node state has not changed between them, which lets a
+// queue of thousands of similar jobs behind a full node cost one device scan per shape.
+struct ShapeKey {
+  int gpus = 0;
+  uint64_t gpu_mem_bytes = 0;
+  int gpu_share_pct = 0;
+  uint32_t uid = 0;  // only slices depend on it (MPS user rule)
+  int cpus = 0;
+  uint64_t mem_bytes = 0;
+  bool operator==(const ShapeKey&) const = default;
+};
+
+ShapeKey KeyOf(const Demand& d) {
+  ShapeKey key{d.gpus, d.gpu_mem_bytes, d.gpu_share_pct, d.uid, d.cpus, d.mem_bytes};
+  if (d.gpus == 0 || d.gpu_mem_bytes == 0) {
+    key.gpu_share_pct = 0;
+    key.uid = 0;
+  }
+  if (d.gpus == 0) {
+    key.gpu_mem_bytes = 0;
+  }
+  return key;
+}
+
+struct ShapeHash {
+  size_t operator()(const ShapeKey& k) const {
+    uint64_t h = 0x9e3779b97f4a7c15ull;
+    for (uint64_t v : {uint64_t(k.gpus), k.gpu_mem_bytes, uint64_t(k.gpu_share_pct),
+                       uint64_t(k.uid), uint64_t(k.cpus), k.mem_bytes}) {
+      h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+    }
+    return h;
+  }
+};
+
+struct CachedWait {
+  uint64_t generation = 0;
+  std::string reason;
+  std::string detail;
+};
+
+// One Schedule call. State only ever shrinks during a pass (placements and the reservation take
+// capacity, nothing frees it), so `generation_` counts those changes to validate the cache.
+class Pass {
+ public:
+  explicit Pass(const Snapshot& snapshot)
+      : snapshot_(snapshot), state_(snapshot), limits_(snapshot.inventory) {}
+
+  Plan Run();
+
+ private:
+  void Consider(const Demand& demand);
+  void StartOn(const Demand& demand, const std::vector<int>& devices);
+  Wait Diagnose(const Demand& demand, const DeviceScan& scan, bool devices_ok, HostFit host) const;
+  void Reserve(const Demand& demand, Wait* wait);
+  std::string HeldFor() const { return "held for job " + std::to_string(plan_.reservation->id); }
+
+  const Snapshot& snapshot_;
+  NodeState state_;
+  NodeLimits limits_;
+  std::vector<SliceRank> ranks_;
+  std::unordered_map<ShapeKey, CachedWait, ShapeHash> cache_;
+  uint64_t generation_ = 0;
+  Plan plan_;
+};
+
+Plan Pass::Run() {
+  std::vector<const Demand*> order;
+  order.reserve(snapshot_.pending.size());
+  for (const Demand& d : snapshot_.pending) {
+    order.push_back(&d);
+  }
+  std::stable_sort(order.begin(), order.end(), [](const Demand* a, const Demand* b) {
+    if (a->priority != b->priority) {
+      return a->priority > b->priority;
+    }
+    return a->id < b->id;
+  });
+  for (const Demand* d : order) {
+    Consider(*d);
+  }
+  return std::move(plan_);
+}
+
+void Pass::Consider(const Demand& demand) {
+  ShapeKey key = KeyOf(demand);
+  if (auto it = cache_.find(key); it != cache_.end() && it->second.generation == generation_) {
+    plan_.waits.push_back({demand.id, it->second.reason, it->second.detail});
+    return;
+  }
+  // The host test is O(1): when it fails, the device scan only has to learn whether the devices
+  // suffice (which decides the reason), not which ones are best.
+  HostFit host = state_.FitHost(demand);
+  DeviceScan scan;
+  bool devices_ok = true;
+  if (demand.gpus > 0) {
+    scan = ScanDevices(state_, demand, host == HostFit::kFits, &ranks_);
+    devices_ok = scan.fits >= demand.gpus;
+  }
+  if (devices_ok && host == HostFit::kFits && demand.gpus >= 0) {
+    StartOn(demand, scan.chosen);
+    return;
+  }
+  Wait wait{demand.id, "resources", ""};
+  if (Status fits = limits_.Check(demand); !fits.ok()) {
+    // Should have been refused at submit; it must not hold a reservation that never ends.
+    wait.detail = fits.message();
+  } else {
+    wait = Diagnose(demand, scan, devices_ok, host);
+    if (!plan_.reservation) {
+      Reserve(demand, &wait);
+      plan_.waits.push_back(std::move(wait));
+      return;
+    }
+  }
+  cache_[key] = {generation_, wait.reason, wait.detail};
+  plan_.waits.push_back(std::move(wait));
+}
+
+void Pass::StartOn(const Demand& demand, const std::vector<int>& devices) {
+  Start start{demand.id, {}};
+  for (int i : devices) {
+    if (demand.gpu_mem_bytes == 0) {
+      start.slots.push_back({i, 0, 0});
+    } else {
+      start.slots.push_back({i, demand.gpu_mem_bytes, demand.gpu_share_pct});
+    }
+  }
+  state_.Place(demand, start.slots);
+  ++generation_;
+  plan_.starts.push_back(std::move(start));
+}
+
+Wait Pass::Diagnose(const Demand& demand, const DeviceScan& scan, bool devices_ok,
+                    HostFit host) const {
+  if (!devices_ok) {
+    if (plan_.reservation && scan.fits + scan.reserved >= demand.gpus) {
+      return {demand.id, "reservation", "devices it could use are " + HeldFor()};
+    }
+    if (scan.fits + scan.other_uid >= demand.gpus) {
+      return {demand.id, "mps-user",
+              OtherUidDetail(snapshot_.inventory, state_, scan.first_other_uid)};
+    }
+    return {demand.id, "resources", DeviceShortage(demand, scan)};
+  }
+  if (host == HostFit::kReserved) {
+    return {demand.id, "reservation", "host CPUs and memory are " + HeldFor()};
+  }
+  return {demand.id, "host-resources", HostShortage(demand, state_)};
+}
+
+void Pass::Reserve(const Demand& demand, Wait* wait) {
+  std::optional<std::vector<int>> devices = ChooseReservedDevices(demand, state_);
+  if (!devices) {
+    return;
+  }
+  std::sort(devices->begin(), devices->end());
+  int cpus = demand.cpus > 0 ? demand.cpus : 0;
+  state_.Reserve(*devices, cpus, demand.mem_bytes);
+  ++generation_;
+  plan_.reservation = Reservation{demand.id, *devices, cpus, demand.mem_bytes};
+  if (devices->empty()) {
+    wait->detail += "; host CPUs and memory are held for it";
+  } else {
+    wait->detail += "; " + DeviceLabels(snapshot_.inventory, *devices) + " held for it";
+  }
+}
+
+}  // namespace
+
+Plan Schedule(const Snapshot& snapshot) { return Pass(snapshot).Run(); }
+
+}  // namespace pinpoint::sched

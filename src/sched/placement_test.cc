@@ -1,0 +1,249 @@
+// Table-driven tests of Schedule: each case is a snapshot and the plan it must produce, written
+// as a Summary() line ("1@0 2:resources"), the reservation, and sentences the details contain.
+#include "sched/placement.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "sched/sched_test_util.h"
+
+namespace pinpoint::sched {
+namespace {
+
+using ::testing::HasSubstr;
+using namespace ::pinpoint::sched::testing;  // NOLINT(google-build-using-namespace)
+
+constexpr SharingMode kMps = SharingMode::kMps;
+constexpr SharingMode kTimeslice = SharingMode::kTimeslice;
+constexpr SharingMode kExclusive = SharingMode::kExclusive;
+
+struct PlanCase {
+  std::string name;
+  Snapshot snapshot;
+  std::string want;                              // Summary(plan)
+  std::string want_reservation = "-";            // ReservationSummary(plan)
+  std::map<JobId, std::string> detail_has = {};  // wait detail of a job contains this
+};
+
+Inventory WithClientLimit(Inventory inv, int limit) {
+  inv.mps_client_limit = limit;
+  return inv;
+}
+
+// 49 one-GiB slices of one user onto an empty MPS GPU: the 49th is over the client limit.
+PlanCase ClientLimitCase() {
+  PlanCase c{"mps_client_limit_49th_slice_waits", {Node({Gpu(80)}), {}, {}}, "", "49:0", {}};
+  for (JobId id = 1; id <= 49; ++id) {
+    c.snapshot.pending.push_back(Slice(id, 1, 1));
+  }
+  for (JobId id = 1; id <= 48; ++id) {
+    c.want += std::to_string(id) + "@0 ";
+  }
+  c.want += "49:resources";
+  return c;
+}
+
+std::vector<PlanCase> Cases() {
+  return {
+      // Packing and best fit.
+      {"slice_packs_onto_partly_used_gpu",
+       {Node({Gpu(80), Gpu(80)}), {Running(100, 1, {On(1, 10)})}, {Slice(1, 1, 10)}},
+       "1@1"},
+      {"best_fit_leaves_least_free_memory",
+       {Node({Gpu(80), Gpu(80), Gpu(80)}),
+        {Running(100, 1, {On(0, 20)}), Running(101, 1, {On(1, 60)})},
+        {Slice(1, 1, 10), Slice(2, 1, 30)}},
+       "1@1 2@0"},
+      {"slices_keep_whole_gpus_free",
+       {Node({Gpu(80), Gpu(80), Gpu(80)}),
+        {Running(100, 1, {On(0, 10)})},
+        {Slice(1, 1, 10), Slice(2, 1, 10), Whole(3, 2)}},
+       "1@0 2@0 3@1,2"},
+      {"empty_device_smallest_first",
+       {Node({Gpu(80), Gpu(40), Gpu(48)}), {}, {Slice(1, 1, 10), Slice(2, 2, 45)}},
+       "1@1 2@2"},
+      {"shareable_empty_device_before_exclusive",
+       {Node({Gpu(80, kExclusive), Gpu(80)}), {}, {Slice(1, 1, 10)}},
+       "1@1"},
+      {"mig_instance_fitting_most_tightly",
+       {Node({Mig(0, 10), Mig(0, 20), Mig(0, 40), Gpu(80)}),
+        {},
+        {Slice(1, 1, 15), Slice(2, 2, 5), Slice(3, 3, 50)}},
+       "1@1 2@0 3@3"},
+      {"partly_used_mig_before_empty_mig",
+       {Node({Mig(0, 20), Mig(0, 20)}), {Running(100, 1, {On(1, 10)})}, {Slice(1, 1, 5)}},
+       "1@1"},
+      // Memory, share and client sums.
+      {"memory_sum_respected",
+       {Node({Gpu(80)}), {Running(100, 1, {On(0, 70)})}, {Slice(1, 1, 20)}},
+       "1:resources",
+       "1:0",
+       {{1,
+         "needs 20GiB of device memory on one device, none can take it now; GPU 0 held for it"}}},
+      {"share_sum_respected",
+       {Node({Gpu(80)}),
+        {Running(100, 1, {On(0, 10, 70)})},
+        {Slice(1, 1, 10, 30), Slice(2, 1, 10, 10)}},
+       "1@0 2:resources",
+       "2:0",
+       {{2, "needs 10GiB of device memory and 10% SM share on one device"}}},
+      {"zero_share_reserves_no_share",
+       {Node({Gpu(80)}), {Running(100, 1, {On(0, 10, 100)})}, {Slice(1, 1, 10, 0)}},
+       "1@0"},
+      ClientLimitCase(),
+      {"mps_client_limit_counts_running_jobs",
+       {WithClientLimit(Node({Gpu(80), Gpu(80)}), 2),
+        {Running(100, 1, {On(0, 1)}), Running(101, 1, {On(0, 1)})},
+        {Slice(1, 1, 1)}},
+       "1@1"},
+      // The MPS user rule.
+      {"mps_other_uid_goes_to_another_device",
+       {Node({Gpu(80), Gpu(80)}), {Running(100, 1, {On(0, 10)})}, {Slice(1, 2, 10)}},
+       "1@1"},
+      {"mps_other_uid_waits_when_no_other_device",
+       {Node({Gpu(80)}), {Running(100, 1001, {On(0, 10)})}, {Slice(1, 2, 10)}},
+       "1:mps-user",
+       "1:0",
+       {{1, "GPU 0 MPS server belongs to uid 1001"}}},
+      {"mps_two_uids_placed_in_one_pass_never_share",
+       {Node({Gpu(80)}), {}, {Slice(1, 1, 10), Slice(2, 2, 10)}},
+       "1@0 2:mps-user",
+       "2:0"},
+      {"mps_multi_slice_blocked_by_user_on_one_device",
+       {Node({Gpu(80), Gpu(80)}), {Running(100, 2, {On(0, 10)})}, {Slice(1, 1, 10, 0, 2)}},
+       "1:mps-user",
+       "1:0,1"},
+      {"timeslice_mixes_uids",
+       {Node({Gpu(80, kTimeslice)}), {}, {Slice(1, 1, 10), Slice(2, 2, 10)}},
+       "1@0 2@0"},
+      {"timeslice_has_no_client_limit",
+       {WithClientLimit(Node({Gpu(80, kTimeslice)}), 2),
+        {},
+        {Slice(1, 1, 1), Slice(2, 1, 1), Slice(3, 2, 1)}},
+       "1@0 2@0 3@0"},
+      {"timeslice_memory_sum_still_applies",
+       {Node({Gpu(80, kTimeslice)}), {Running(100, 1, {On(0, 60)})}, {Slice(1, 2, 30)}},
+       "1:resources",
+       "1:0"},
+      // Exclusive mode.
+      {"exclusive_takes_one_slice",
+       {Node({Gpu(80, kExclusive)}), {}, {Slice(1, 1, 10), Slice(2, 1, 10)}},
+       "1@0 2:resources",
+       "2:0"},
+      {"exclusive_running_slice_occupies_device",
+       {Node({Gpu(80, kExclusive), Gpu(80)}), {Running(100, 1, {On(0, 1)})}, {Whole(1, 1)}},
+       "1@1"},
+      {"whole_gpu_on_exclusive_device", {Node({Gpu(80, kExclusive)}), {}, {Whole(1, 1)}}, "1@0"},
+      // Whole and multi-GPU.
+      {"whole_gpu_never_on_mig",
+       {Node({Mig(0, 40), Mig(0, 40), Gpu(80)}), {}, {Whole(1, 1)}},
+       "1@2"},
+      {"whole_gpus_need_empty_distinct_devices",
+       {Node({Gpu(80), Gpu(80), Gpu(80), Gpu(80)}), {Running(100, 1, {On(1, 10)})}, {Whole(1, 2)}},
+       "1@0,2"},
+      {"whole_gpus_wait_for_empty_ones",
+       {Node({Gpu(80), Gpu(80)}), {Running(100, 1, {On(0, 10)})}, {Whole(1, 2)}},
+       "1:resources",
+       "1:0,1",
+       {{1, "needs 2 empty GPUs, 1 free"}}},
+      {"whole_gpu_makes_device_full",
+       {Node({Gpu(80)}), {}, {Whole(1, 1), Slice(2, 1, 1)}},
+       "1@0 2:resources",
+       "2:0"},
+      {"multi_slice_on_distinct_devices",
+       {Node({Gpu(80), Gpu(80), Gpu(80)}), {Running(100, 1, {On(0, 10)})}, {Slice(1, 1, 10, 0, 2)}},
+       "1@0,1"},
+      // Drained devices.
+      {"drained_device_takes_nothing",
+       {Node({Drained(Gpu(80)), Gpu(80)}), {Running(100, 1, {On(0, 10)})}, {Slice(1, 1, 10)}},
+       "1@1"},
+      {"drained_devices_count_as_absent",
+       {Node({Drained(Gpu(80)), Gpu(80)}), {}, {Whole(1, 2), Whole(2, 1)}},
+       "2@1 1:resources",
+       "-",
+       {{1, "needs 2 whole GPUs, this node has 1 in service"}}},
+      // Host resources.
+      {"host_cpus_respected",
+       {Node({Gpu(80)}, 8), {Running(100, 1, {}, 6)}, {CpuOnly(1, 4)}},
+       "1:host-resources",
+       "1:",
+       {{1, "needs 4 CPUs, 2 free"}}},
+      {"host_memory_respected",
+       {Node({}, 64, 32), {Running(100, 1, {}, 1, 24)}, {CpuOnly(1, 1, 16)}},
+       "1:host-resources",
+       "1:",
+       {{1, "needs 16GiB of host memory, 8GiB free"}}},
+      {"zero_host_memory_reserves_none",
+       {Node({}, 2, 0), {}, {CpuOnly(1, 1, 0), CpuOnly(2, 1, 0)}},
+       "1@ 2@"},
+      {"cpu_only_job_ignores_full_gpus",
+       {Node({Gpu(80)}), {Running(100, 1, {WholeOn(0)})}, {CpuOnly(1, 4)}},
+       "1@"},
+      {"gpu_job_needs_host_cpus_too",
+       {Node({Gpu(80)}, 4), {Running(100, 1, {}, 4)}, {Slice(1, 1, 10)}},
+       "1:host-resources",
+       "1:0"},
+      // Order.
+      {"priority_first",
+       {Node({Gpu(80)}), {}, {Whole(1, 1), WithPriority(Whole(2, 1), 5), Whole(3, 1)}},
+       "2@0 1:resources 3:resources",
+       "1:0"},
+      {"equal_priority_by_id",
+       {Node({Gpu(80)}), {}, {Whole(5, 1), Whole(3, 1)}},
+       "3@0 5:resources",
+       "5:0"},
+  };
+}
+
+// Names the case in failure messages instead of dumping its bytes.
+void PrintTo(const PlanCase& c, std::ostream* os) { *os << c.name; }
+
+class PlanTest : public ::testing::TestWithParam<PlanCase> {};
+
+TEST_P(PlanTest, ProducesPlan) {
+  const PlanCase& c = GetParam();
+  Plan plan = Schedule(c.snapshot);
+  EXPECT_EQ(Summary(plan), c.want);
+  EXPECT_EQ(ReservationSummary(plan), c.want_reservation);
+  auto details = Details(plan);
+  for (const auto& [id, text] : c.detail_has) {
+    EXPECT_THAT(details[id], HasSubstr(text)) << "job " << id;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Placement, PlanTest, ::testing::ValuesIn(Cases()),
+                         [](const auto& info) { return info.param.name; });
+
+TEST(ScheduleTest, WholeGpuSlotHoldsTheDevice) {
+  Plan plan = Schedule({Node({Gpu(80)}), {}, {Whole(1, 1)}});
+  ASSERT_EQ(plan.starts.size(), 1u);
+  ASSERT_EQ(plan.starts[0].slots.size(), 1u);
+  EXPECT_EQ(plan.starts[0].slots[0].gpu_mem_bytes, 0u);
+  EXPECT_EQ(plan.starts[0].slots[0].gpu_share_pct, 0);
+}
+
+TEST(ScheduleTest, SliceSlotCarriesMemoryAndShare) {
+  Plan plan = Schedule({Node({Gpu(80), Gpu(80)}), {}, {Slice(1, 1, 12, 30, 2)}});
+  ASSERT_EQ(plan.starts.size(), 1u);
+  ASSERT_EQ(plan.starts[0].slots.size(), 2u);
+  for (const Slot& slot : plan.starts[0].slots) {
+    EXPECT_EQ(slot.gpu_mem_bytes, 12 * kGiB);
+    EXPECT_EQ(slot.gpu_share_pct, 30);
+  }
+  EXPECT_NE(plan.starts[0].slots[0].device_index, plan.starts[0].slots[1].device_index);
+}
+
+TEST(ScheduleTest, EmptyQueueGivesEmptyPlan) {
+  Plan plan = Schedule({Node({Gpu(80)}), {Running(1, 1, {On(0, 10)})}, {}});
+  EXPECT_TRUE(plan.starts.empty());
+  EXPECT_TRUE(plan.waits.empty());
+  EXPECT_FALSE(plan.reservation.has_value());
+}
+
+TEST(ScheduleTest, RunningSlotOnUnknownDeviceIsIgnored) {
+  Plan plan = Schedule({Node({Gpu(80)}), {Running(100, 1, {On(7, 10)})}, {Whole(1, 1)}});
+  EXPECT_EQ(Summary(plan), "1@0");
+}
+
+}  // namespace
+}  // namespace pinpoint::sched
