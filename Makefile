@@ -4,6 +4,7 @@ ASAN_BUILD ?= build-asan
 FUZZ_BUILD ?= build-fuzz
 JOBS       ?= $(shell nproc)
 FUZZ_RUNS  ?= 20000
+FUZZERS    := $(basename $(notdir $(wildcard fuzz/*_fuzz.cc)))
 
 .PHONY: all deps build demo test unit asan fuzz bench clean
 
@@ -38,11 +39,13 @@ asan: deps
 fuzz: deps
 	@CC=clang CXX=clang++ cmake -S . -B $(FUZZ_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Debug \
 	  -DPINPOINT_FUZZ=ON -DPINPOINT_TESTS=OFF -DPINPOINT_BENCH=OFF >/dev/null
-	@cmake --build $(FUZZ_BUILD) -j $(JOBS)
-	@for f in $(FUZZ_BUILD)/*_fuzz; do \
-	  echo "fuzz: $$f ($(FUZZ_RUNS) runs)"; \
-	  $$f -runs=$(FUZZ_RUNS) -seed=1 fuzz/corpus/$$(basename $$f) >/dev/null 2>$(FUZZ_BUILD)/$$(basename $$f).log \
-	    || { tail -40 $(FUZZ_BUILD)/$$(basename $$f).log; exit 1; }; \
+	@cmake --build $(FUZZ_BUILD) -j $(JOBS) --target $(FUZZERS)
+	@for name in $(FUZZERS); do \
+	  echo "fuzz: $$name ($(FUZZ_RUNS) runs)"; \
+	  mkdir -p $(FUZZ_BUILD)/corpus-$$name; \
+	  $(FUZZ_BUILD)/$$name -runs=$(FUZZ_RUNS) -seed=1 -artifact_prefix=$(FUZZ_BUILD)/ \
+	    $(FUZZ_BUILD)/corpus-$$name fuzz/corpus/$$name >/dev/null 2>$(FUZZ_BUILD)/$$name.log \
+	    || { tail -40 $(FUZZ_BUILD)/$$name.log; exit 1; }; \
 	done
 
 bench: build

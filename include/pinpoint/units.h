@@ -9,7 +9,7 @@
 namespace pinpoint {
 
 // Parses a byte size. Accepts a non-negative integer or decimal number followed by an optional
-// unit: B, K, KB, KiB, M, MB, MiB, G, GB, GiB, T, TB, TiB (case-insensitive). Every unit is binary
+// unit: B, K, KB, KiB, M, MB, MiB, G, GB, GiB, T, TB, TiB, P, PB, PiB (case-insensitive). Every unit is binary
 // (K = KiB = 1024), as device memory is counted in binary units everywhere in NVIDIA's tools.
 // A bare number is bytes. Errors: kInvalidArgument naming the text, for empty input, a negative
 // or non-numeric value, an unknown unit, or a value above 2^60 bytes.

@@ -29,6 +29,7 @@ uint64_t UnitMultiplier(const std::string& unit) {
       {{"m", "mb", "mib", nullptr}, uint64_t{1} << 20},
       {{"g", "gb", "gib", nullptr}, uint64_t{1} << 30},
       {{"t", "tb", "tib", nullptr}, uint64_t{1} << 40},
+      {{"p", "pb", "pib", nullptr}, uint64_t{1} << 50},
   };
   for (const auto& e : kUnits) {
     for (const char* n : e.names) {

@@ -24,6 +24,7 @@ TEST(ParseSizeTest, AcceptsUnits) {
       {"2T", 2ull << 40},
       {"10K", 10240},
       {"7B", 7},
+      {"2PiB", 2ull << 50},
   };
   for (const auto& c : cases) {
     auto r = ParseSize(c.text);
@@ -54,6 +55,14 @@ TEST(ParsePercentTest, AcceptsOneToHundred) {
 TEST(ParsePercentTest, RejectsOutOfRange) {
   for (const char* text : {"0%", "101%", "", "%", "-5%", "2.5%", "abc", "1000%", "50%%"}) {
     EXPECT_FALSE(ParsePercent(text).ok()) << text;
+  }
+}
+
+TEST(FormatSizeTest, EveryFormattedSizeParsesBack) {
+  // Found by fuzz/size_fuzz: 612061TiB formats as PiB, which must parse.
+  for (uint64_t bytes : {0ull, 1ull, 1023ull, 612061ull << 40, 1ull << 60}) {
+    auto back = ParseSize(FormatSize(bytes));
+    EXPECT_TRUE(back.ok()) << FormatSize(bytes);
   }
 }
 
