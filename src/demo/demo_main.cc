@@ -34,14 +34,17 @@ struct DemoJob {
   int blocks;                          // real GPU: thread blocks of pp-busy
 };
 
-std::vector<DemoJob> Batch() {
+// The batch fits the node: the multi-GPU job takes every whole GPU (at most 4) when the node has
+// two or more, and is left out on a one-GPU node.
+std::vector<DemoJob> Batch(size_t whole_gpus) {
   std::vector<DemoJob> jobs;
   for (int i = 0; i < 24; ++i) {
     std::string mem = i % 3 == 0 ? "8G" : "4G";
     jobs.push_back({"small-" + std::to_string(i), {"--gpu-mem", mem}, 0.8 + 0.1 * (i % 4), 8});
   }
   for (int i = 0; i < 3; ++i) jobs.push_back({"whole-" + std::to_string(i), {"--gpus", "1"}, 1.2, 132});
-  jobs.push_back({"multi-gpu", {"--gpus", "2"}, 1.5, 132});
+  if (whole_gpus >= 2)
+    jobs.push_back({"multi-gpu", {"--gpus", std::to_string(std::min<size_t>(whole_gpus, 4))}, 1.5, 132});
   return jobs;
 }
 
@@ -138,18 +141,19 @@ std::map<int, int> PeakPerDevice(const json& jobs) {
   return peak;
 }
 
-bool RunBatch(const std::string& bin_dir, const Daemon& d, bool real_gpu, bool live, RunResult* out) {
+bool RunBatch(const std::string& bin_dir, const Daemon& d, const std::vector<DemoJob>& batch,
+              bool real_gpu, bool live, RunResult* out) {
   std::vector<int64_t> ids;
   char cwd[4096];
   if (::getcwd(cwd, sizeof(cwd)) == nullptr) return false;
-  for (const auto& job : Batch()) {
+  for (const auto& job : batch) {
     pinpoint::JobRequest r;
     r.name = job.name;
     r.cwd = cwd;
     r.env = {{"PATH", "/usr/local/bin:/usr/bin:/bin"}};
     if (real_gpu) {
       r.argv = {bin_dir + "/pp-busy", "--blocks", std::to_string(job.blocks), "--iters",
-                std::to_string(static_cast<long long>(job.seconds * 40'000'000))};
+                std::to_string(static_cast<long long>(job.seconds * 10'000'000))};
     } else {
       char secs[16];
       std::snprintf(secs, sizeof(secs), "%.2f", job.seconds);
@@ -220,11 +224,15 @@ int main(int argc, char** argv) {
   for (const auto& dev : (*gpus)["devices"])
     std::printf("  device %d: %s %s (%s)\n", dev["index"].get<int>(), dev["uuid"].get<std::string>().c_str(),
                 dev["name"].get<std::string>().c_str(), pinpoint::FormatSize(dev["mem_bytes"].get<uint64_t>()).c_str());
-  auto batch = Batch();
-  std::printf("\nbatch: %zu jobs: 24 slices of 4-8 GiB, 3 whole-GPU jobs, 1 job on 2 GPUs\n", batch.size());
+  size_t whole_gpus = 0;
+  for (const auto& dev : (*gpus)["devices"]) whole_gpus += dev["is_mig"].get<bool>() ? 0 : 1;
+  auto batch = Batch(whole_gpus);
+  std::printf("\nbatch: %zu jobs: 24 slices of 4-8 GiB, 3 whole-GPU jobs%s\n", batch.size(),
+              whole_gpus >= 2 ? (", 1 job on " + std::to_string(std::min<size_t>(whole_gpus, 4)) + " GPUs").c_str()
+                              : " (no multi-GPU job: this node has one GPU)");
   std::printf("\n1) pinpoint packs slices onto shared GPUs (mode mps):\n");
   RunResult packed;
-  bool ok = RunBatch(bin_dir, d, real_gpu, true, &packed);
+  bool ok = RunBatch(bin_dir, d, batch, real_gpu, true, &packed);
   StopDaemon(&d);
   if (!ok) return 1;
 
@@ -232,7 +240,7 @@ int main(int argc, char** argv) {
   Daemon ex;
   if (!StartDaemon(bin_dir, state_dir + "/exclusive", "exclusive", &ex)) return 1;
   RunResult exclusive;
-  ok = RunBatch(bin_dir, ex, real_gpu, false, &exclusive);
+  ok = RunBatch(bin_dir, ex, batch, real_gpu, false, &exclusive);
   StopDaemon(&ex);
   if (!ok) return 1;
 
