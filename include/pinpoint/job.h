@@ -59,6 +59,8 @@ inline constexpr char kSignaled[] = "signaled";
 inline constexpr char kCancelled[] = "cancelled";
 inline constexpr char kLaunchFailed[] = "launch-failed";
 inline constexpr char kLost[] = "lost";  // vanished while pinpointd was down, no exit status
+inline constexpr char kGpuFault[] = "gpu-fault";  // caused a fatal MPS fault (or policy: fail)
+inline constexpr char kMpsFaultVictim[] = "mps-fault-victim";  // requeued after a neighbour's fault
 }  // namespace reason
 
 // One device a running job holds: the allocatable device's index and UUID, and the slice.
@@ -90,6 +92,9 @@ struct JobRecord {
   uint64_t pid_start_ticks = 0;    // /proc start time of pid, to tell a reused pid apart
   bool cancel_requested = false;
   std::string cancelled_by;
+  // Ended by an MPS fault on its device once already: its next run is alone on a device, so a
+  // second fault identifies it as the cause.
+  bool fault_suspect = false;
 };
 
 // JSON forms, documented in docs/api.md. FromJson errors: kInvalidArgument naming the field.

@@ -123,14 +123,19 @@ void Server::Accept() {
 
 void Server::ReadFrom(ConnId id, Conn& conn) {
   char buf[65536];
+  bool peer_done = false;
   for (;;) {
     ssize_t n = ::recv(conn.fd, buf, sizeof(buf), 0);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
-    if (n <= 0) {  // peer closed or failed: drop any deferred reply
+    if (n < 0) {  // failed: nothing can be answered
       conn.closing = true;
       conn.out.clear();
       return;
+    }
+    if (n == 0) {  // the peer is done sending; answer what it sent, then close
+      peer_done = true;
+      break;
     }
     conn.in.append(buf, static_cast<size_t>(n));
     if (conn.in.size() > kMaxMessageBytes + 1 && conn.in.find('\n') == std::string::npos) {
@@ -155,6 +160,7 @@ void Server::ReadFrom(ConnId id, Conn& conn) {
     if (reply) conn.out += Serialize(*reply);
   }
   if (!conn.out.empty()) WriteTo(conn);
+  if (peer_done) conn.closing = true;
 }
 
 void Server::WriteTo(Conn& conn) {

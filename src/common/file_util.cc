@@ -35,17 +35,17 @@ std::string DirName(const std::string& path) {
 
 }  // namespace
 
-Status WriteFileAtomic(const std::string& path, const std::string& data, int mode) {
+Status WriteFileAtomic(const std::string& path, const std::string& data, int mode, bool durable) {
   std::string tmp = path + ".tmp";
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
   if (fd < 0) return IoError("open " + tmp + ": " + ErrnoText(errno));
   Status s = WriteAll(fd, data, tmp);
-  if (s.ok() && ::fsync(fd) != 0) s = IoError("fsync " + tmp + ": " + ErrnoText(errno));
+  if (s.ok() && durable && ::fsync(fd) != 0) s = IoError("fsync " + tmp + ": " + ErrnoText(errno));
   ::close(fd);
   if (!s.ok()) return s;
   if (::rename(tmp.c_str(), path.c_str()) != 0)
     return IoError("rename " + tmp + ": " + ErrnoText(errno));
-  int dir = ::open(DirName(path).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  int dir = durable ? ::open(DirName(path).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
   if (dir >= 0) {
     ::fsync(dir);
     ::close(dir);

@@ -11,7 +11,10 @@ namespace pinpoint {
 // Writes `data` to `path` so that a reader sees the old or the new content, never a mix, and the
 // new content survives a crash once this returns: temporary file, fsync, rename, fsync of the
 // directory. Errors: kIo naming the path and errno text.
-Status WriteFileAtomic(const std::string& path, const std::string& data, int mode = 0644);
+// With durable=false the fsyncs are skipped: atomic for readers and across a crash of this
+// process, not across a power loss.
+Status WriteFileAtomic(const std::string& path, const std::string& data, int mode = 0644,
+                       bool durable = true);
 
 // Reads at most `max_bytes` from the end of the file (the whole file when it is smaller).
 // Errors: kNotFound when missing, kIo otherwise.

@@ -198,7 +198,8 @@ json ToJson(const JobRecord& r) {
          {"pid", r.pid},
          {"pid_start_ticks", r.pid_start_ticks},
          {"cancel_requested", r.cancel_requested},
-         {"cancelled_by", r.cancelled_by}};
+         {"cancelled_by", r.cancelled_by},
+         {"fault_suspect", r.fault_suspect}};
   return j;
 }
 
@@ -252,6 +253,7 @@ Result<JobRecord> RecordFromJson(const json& j) {
   in.Integer("pid_start_ticks", &r.pid_start_ticks);
   in.Bool("cancel_requested", &r.cancel_requested);
   in.String("cancelled_by", &r.cancelled_by);
+  in.Bool("fault_suspect", &r.fault_suspect);
   if (!in.error().ok()) return in.error();
   return r;
 }

@@ -39,7 +39,8 @@ Status Apply(const json& j, Config* c) {
   static const std::set<std::string> kKeys = {
       "state_dir", "socket_path", "backend", "default_mode", "gpu_modes", "mps_client_limit",
       "host_cpus", "host_mem", "gpu_mem_reserve", "cancel_grace_ms", "poll_interval_ms",
-      "cgroups", "cgroup_root", "shim_path"};
+      "cgroups", "cgroup_root", "shim_path", "mps", "mps_control", "mps_idle_quit_ms",
+      "mps_fault_policy", "mps_fault_drain_after"};
   if (!j.is_object()) return InvalidArgument("config: must be a JSON object");
   for (auto it = j.begin(); it != j.end(); ++it) {
     if (!kKeys.count(it.key())) return Bad(it.key(), "is not a known setting");
@@ -67,6 +68,15 @@ Status Apply(const json& j, Config* c) {
   PP_RETURN_IF_ERROR(str("cgroup_root", &c->cgroup_root));
   PP_RETURN_IF_ERROR(str("shim_path", &c->shim_path));
   PP_RETURN_IF_ERROR(integer("mps_client_limit", 1, 128, &c->mps_client_limit));
+  PP_RETURN_IF_ERROR(str("mps", &c->mps));
+  if (c->mps != "auto" && c->mps != "daemons" && c->mps != "env-only")
+    return Bad("mps", "must be auto, daemons or env-only (got '" + c->mps + "')");
+  PP_RETURN_IF_ERROR(str("mps_control", &c->mps_control));
+  PP_RETURN_IF_ERROR(integer("mps_idle_quit_ms", 0, 86'400'000, &c->mps_idle_quit_ms));
+  PP_RETURN_IF_ERROR(str("mps_fault_policy", &c->mps_fault_policy));
+  if (c->mps_fault_policy != "requeue" && c->mps_fault_policy != "fail")
+    return Bad("mps_fault_policy", "must be requeue or fail");
+  PP_RETURN_IF_ERROR(integer("mps_fault_drain_after", 1, 1000, &c->mps_fault_drain_after));
   PP_RETURN_IF_ERROR(integer("host_cpus", 0, 65536, &c->host_cpus));
   PP_RETURN_IF_ERROR(integer("cancel_grace_ms", 0, 3'600'000, &c->cancel_grace_ms));
   PP_RETURN_IF_ERROR(integer("poll_interval_ms", 10, 60'000, &c->poll_interval_ms));
@@ -131,7 +141,12 @@ std::string DefaultConfigJson() {
          {"cancel_grace_ms", c.cancel_grace_ms},
          {"poll_interval_ms", c.poll_interval_ms},
          {"cgroups", c.cgroups},
-         {"cgroup_root", c.cgroup_root}};
+         {"cgroup_root", c.cgroup_root},
+         {"mps", c.mps},
+         {"mps_control", c.mps_control},
+         {"mps_idle_quit_ms", c.mps_idle_quit_ms},
+         {"mps_fault_policy", c.mps_fault_policy},
+         {"mps_fault_drain_after", c.mps_fault_drain_after}};
   return j.dump(2);
 }
 

@@ -1,4 +1,4 @@
-// pinpointd's configuration: a JSON file (docs/config.md). Every key is optional; the embedded
+// pinpointd's configuration: a JSON file (docs/admin.md). Every key is optional; the embedded
 // defaults make a working single-node setup.
 #pragma once
 
@@ -27,6 +27,13 @@ struct Config {
   bool cgroups = true;               // apply host CPU/memory limits through cgroup v2
   std::string cgroup_root = "/sys/fs/cgroup/pinpoint";
   std::string shim_path;             // empty: pinpoint-shim next to pinpointd
+  // MPS: "auto" runs control daemons on NVML nodes where the control binary is found, and only
+  // sets the client environment elsewhere; "daemons" requires them; "env-only" never starts them.
+  std::string mps = "auto";
+  std::string mps_control = "nvidia-cuda-mps-control";  // path or name in PATH
+  int64_t mps_idle_quit_ms = 60000;  // quit a device's idle control daemon after this; 0: never
+  std::string mps_fault_policy = "requeue";  // requeue | fail (docs/mps.md)
+  int mps_fault_drain_after = 3;     // faults of one device within an hour that drain it
 };
 
 // Parses a configuration file's text. Unknown keys, wrong types and bad values are errors

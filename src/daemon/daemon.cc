@@ -16,6 +16,7 @@
 #include "launch/cgroup.h"
 #include "launch/process_launcher.h"
 #include "mps/env_only_mps.h"
+#include "mps/mps_daemons.h"
 #include "pinpoint/units.h"
 #include "store/job_store.h"
 
@@ -46,6 +47,28 @@ Result<int> LockStateDir(const std::string& state_dir) {
     // The pid in the lock file is informational only.
   }
   return fd;
+}
+
+// Real MPS daemons where they can run; only the client environment elsewhere (said in the log).
+Result<std::unique_ptr<mps::MpsControl>> MakeMps(const Config& config, const std::string& backend_kind,
+                                                 Clock* clock) {
+  std::string mps_root = config.state_dir + "/mps";
+  std::string why_not;
+  if (config.mps == "env-only") why_not = "mps: env-only in the config";
+  else if (backend_kind != "nvml") why_not = "no NVIDIA GPU (" + backend_kind + ")";
+  else why_not = mps::MpsDaemons::Unusable(config.mps_control);
+  if (why_not.empty()) {
+    mps::MpsDaemonsOptions o;
+    o.mps_root = mps_root;
+    o.control_binary = config.mps_control;
+    o.idle_quit_ms = config.mps_idle_quit_ms;
+    o.switch_user = ::getuid() == 0;
+    spdlog::info("MPS: one control daemon per device and user under {} ({})", mps_root, config.mps_control);
+    return std::unique_ptr<mps::MpsControl>(new mps::MpsDaemons(o, clock));
+  }
+  if (config.mps == "daemons") return FailedPrecondition("mps: daemons, but " + why_not);
+  spdlog::warn("MPS: no control daemons: {}; slices get their MPS environment only", why_not);
+  return std::unique_ptr<mps::MpsControl>(new mps::EnvOnlyMps(mps_root));
 }
 
 int Fail(const Status& s) {
@@ -95,11 +118,13 @@ int RunDaemon(const Config& config, std::unique_ptr<gpu::GpuBackend> backend,
   } else {
     spdlog::info("host CPU/memory limits are off (cgroups: false)");
   }
-  launch::ProcessLauncher launcher(ShimPath(config));
-  mps::EnvOnlyMps mps(config.state_dir + "/mps");
-  spdlog::warn("MPS: clients get their pipe directory and limits, but no MPS control daemon is "
-               "started yet; CUDA runs such clients without MPS");
+  std::string shim = ShimPath(config);
+  if (::access(shim.c_str(), X_OK) != 0)
+    return Fail(FailedPrecondition("job supervisor " + shim + " is missing or not executable (set shim_path)"));
+  launch::ProcessLauncher launcher(shim);
   RealClock clock;
+  auto mps = MakeMps(config, backend->Kind(), &clock);
+  if (!mps.ok()) return Fail(mps.status());
 
   NodeOptions options;
   options.state_dir = config.state_dir;
@@ -108,7 +133,9 @@ int RunDaemon(const Config& config, std::unique_ptr<gpu::GpuBackend> backend,
   options.driver_version = backend->DriverVersion();
   options.cancel_grace_ms = config.cancel_grace_ms;
   options.daemon_uid = ::getuid();
-  Node node(options, {store->get(), &launcher, &mps, &cgroups, backend.get(), &clock});
+  options.mps_fault_policy = config.mps_fault_policy;
+  options.mps_fault_drain_after = config.mps_fault_drain_after;
+  Node node(options, {store->get(), &launcher, mps->get(), &cgroups, backend.get(), &clock});
   Status recovered = node.Recover();
   if (!recovered.ok()) return Fail(recovered);
 

@@ -17,7 +17,7 @@ int main(int argc, char** argv) {
   std::string config_path, state_dir, socket_path, backend, log_level = "info";
   bool print_default = false;
   int ready_fd = -1;
-  app.add_option("-c,--config", config_path, "configuration file (JSON, docs/config.md)");
+  app.add_option("-c,--config", config_path, "configuration file (JSON, docs/admin.md)");
   app.add_option("--state-dir", state_dir, "state directory (overrides the config)");
   app.add_option("--socket", socket_path, "socket path (overrides the config)");
   app.add_option("--backend", backend,
@@ -34,7 +34,13 @@ int main(int argc, char** argv) {
     std::cout << daemon::DefaultConfigJson() << "\n";
     return 0;
   }
-  spdlog::set_level(spdlog::level::from_str(log_level));
+  auto level = spdlog::level::from_str(log_level);
+  if (level == spdlog::level::off && log_level != "off") {
+    std::fprintf(stderr, "pinpointd: unknown --log-level '%s' (trace, debug, info, warn, error, off)\n",
+                 log_level.c_str());
+    return 2;
+  }
+  spdlog::set_level(level);
   spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%e %^%l%$ %v");
   daemon::Config config;
   if (!config_path.empty()) {

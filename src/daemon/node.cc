@@ -19,6 +19,7 @@ namespace {
 
 sched::Demand DemandOf(const JobRecord& r) {
   sched::Demand d;
+  d.isolated = r.fault_suspect && r.request.IsSlice();
   d.id = r.id;
   d.uid = r.uid;
   d.priority = r.request.priority;
@@ -76,6 +77,11 @@ Status Node::Recover() {
     auto status = deps_.launcher->Poll(Handle(job));
     if (!status) {
       active_[job.id] = job;
+      for (const auto& a : job.allocations) {
+        if (a.mode != "mps") continue;
+        auto env = deps_.mps->PrepareClient(SliceOf(job, a));  // counts the client, restarts a dead daemon
+        if (!env.ok()) spdlog::warn("job {}: MPS after restart: {}", job.id, env.status().message());
+      }
       if (job.cancel_requested) kill_at_ms_[job.id] = deps_.clock->NowMs() + options_.cancel_grace_ms;
       store::JobEvent e{job.id, deps_.clock->NowMs(), "adopt", "re-adopted after daemon restart"};
       Status s = deps_.store->AppendEvent(e);
@@ -85,7 +91,7 @@ Status Node::Recover() {
     }
     active_[job.id] = job;
     if (status->kind == launch::ExitStatus::Kind::kNeverLaunched) {
-      Requeue(active_[job.id], "was never launched before the daemon stopped");
+      Requeue(active_[job.id], "was never launched before the daemon stopped", "requeued");
       ++requeued;
     } else {
       Finish(active_[job.id], *status);
@@ -148,6 +154,11 @@ std::vector<Status> Node::Cancel(const api::Caller& caller, const std::vector<Jo
       out.push_back(PermissionDenied("job " + std::to_string(id) + " belongs to " + job.user));
       continue;
     }
+    if (IsFinal(job.state)) {
+      out.push_back(FailedPrecondition("job " + std::to_string(id) + " already ended (" +
+                                       JobStateName(job.state) + ")"));
+      continue;
+    }
     if (job.cancel_requested) {
       out.push_back(Status::Ok());
       continue;
@@ -161,7 +172,7 @@ std::vector<Status> Node::Cancel(const api::Caller& caller, const std::vector<Jo
       job.end_ms = deps_.clock->NowMs();
       Status s = Persist(job, "end", job.detail);
       out.push_back(s);
-      if (s.ok()) active_.erase(it);
+      // Stays in active_ until the next Step reports it ended, so its waiters are answered.
       dirty_ = true;
       continue;
     }
@@ -170,8 +181,14 @@ std::vector<Status> Node::Cancel(const api::Caller& caller, const std::vector<Jo
       out.push_back(s);
       continue;
     }
+    // Safe cancel: the MPS server lets go of the job's clients before any signal reaches them,
+    // so the server and the neighbours on the device are never left in an undefined state.
+    std::vector<int64_t> pids;
     for (const auto& a : job.allocations) {
-      if (a.mode == "mps") deps_.mps->ReleaseClient({a.device_index, a.uuid, job.uid, a.gpu_mem_bytes, a.gpu_share_pct});
+      if (a.mode != "mps") continue;
+      if (pids.empty()) pids = deps_.launcher->JobProcesses(Handle(job));
+      Status t = deps_.mps->TerminateClients(SliceOf(job, a), pids);
+      if (!t.ok()) spdlog::warn("job {}: terminate_client: {}", id, t.message());
     }
     s = deps_.launcher->Signal(Handle(job), SIGTERM);
     if (!s.ok()) spdlog::warn("job {}: {}", id, s.ToString());
@@ -227,17 +244,22 @@ Result<std::string> Node::Logs(const api::Caller& caller, JobId id, const std::s
 
 std::vector<JobId> Node::Step() {
   std::vector<JobId> ended;
+  HandleMpsEvents();  // before exits: a fault must be known when its victims' exits are read
   deps_.launcher->Reap();
   int64_t now = deps_.clock->NowMs();
   std::vector<JobId> running;
   for (const auto& [id, job] : active_) {
     if (job.state == JobState::kRunning) running.push_back(id);
   }
+  std::vector<std::pair<JobId, launch::ExitStatus>> exits;
+  bool mps_job_failed = false;
   for (JobId id : running) {
     JobRecord& job = active_[id];
     auto status = deps_.launcher->Poll(Handle(job));
     if (status) {
-      Finish(job, *status);
+      bool ok = status->kind == launch::ExitStatus::Kind::kExited && status->exit_code == 0;
+      for (const auto& a : job.allocations) mps_job_failed |= !ok && a.mode == "mps";
+      exits.emplace_back(id, *status);
       continue;
     }
     auto kill = kill_at_ms_.find(id);
@@ -247,6 +269,9 @@ std::vector<JobId> Node::Step() {
       kill->second = INT64_MAX;  // once
     }
   }
+  // A client's error may be read before the server's fault line: look again before judging.
+  if (mps_job_failed) HandleMpsEvents();
+  for (auto& [id, status] : exits) Finish(active_[id], status);
   if (dirty_) Schedule();
   // Collects every job that ended in this pass, polled or failed to launch inside Schedule.
   for (auto it = active_.begin(); it != active_.end();) {
@@ -264,8 +289,9 @@ void Node::Schedule() {
   dirty_ = false;
   sched::Snapshot snap;
   snap.inventory = options_.inventory;
+  for (const auto& [device, jobs] : recovering_) snap.inventory.devices.at(static_cast<size_t>(device)).drained = true;
   for (const auto& [id, job] : active_) {
-    if (job.state == JobState::kPending) {
+    if (job.state == JobState::kPending && !job.cancel_requested) {
       snap.pending.push_back(DemandOf(job));
       continue;
     }
@@ -285,6 +311,14 @@ void Node::Schedule() {
     if (it == active_.end()) continue;
     it->second.reason = wait.reason;
     it->second.detail = wait.detail;
+    auto uid_at = it->second.detail.find("uid ");
+    if (wait.reason == "mps-user" && uid_at != std::string::npos) {
+      size_t end = it->second.detail.find_first_not_of("0123456789", uid_at + 4);
+      std::string uid = it->second.detail.substr(uid_at + 4, end - uid_at - 4);
+      if (!uid.empty() && uid.size() < 10)
+        it->second.detail.replace(uid_at, end == std::string::npos ? std::string::npos : end - uid_at,
+                                  UserName(static_cast<uint32_t>(std::stoul(uid))));
+    }
   }
   for (const auto& start : plan.starts) {
     auto it = active_.find(start.id);
@@ -307,7 +341,7 @@ Result<std::vector<std::string>> Node::JobEnvironment(const JobRecord& job) {
   // multi-device slices are time-sliced (docs/design.md).
   if (job.allocations.size() == 1 && job.allocations[0].mode == "mps") {
     const Allocation& a = job.allocations[0];
-    auto mps_env = deps_.mps->PrepareClient({a.device_index, a.uuid, job.uid, a.gpu_mem_bytes, a.gpu_share_pct});
+    auto mps_env = deps_.mps->PrepareClient(SliceOf(job, a));
     if (!mps_env.ok()) return mps_env.status();
     for (const auto& [k, v] : *mps_env) env[k] = v;
   }
@@ -328,6 +362,8 @@ void Node::StartJob(JobRecord& job, const std::vector<sched::Slot>& slots) {
     a.gpu_share_pct = slot.gpu_share_pct;
     a.mode = sched::SharingModeName(d.mode);
     if (slot.gpu_mem_bytes == 0 || d.mode == sched::SharingMode::kExclusive) a.mode = "exclusive";
+    // One process can be the client of one MPS server only (docs/design.md).
+    if (a.mode == "mps" && slots.size() > 1) a.mode = "timeslice";
     job.allocations.push_back(a);
   }
   job.state = JobState::kRunning;
@@ -346,6 +382,11 @@ void Node::StartJob(JobRecord& job, const std::vector<sched::Slot>& slots) {
   auto env = JobEnvironment(job);
   launch::ExitStatus failed;
   failed.kind = launch::ExitStatus::Kind::kLaunchFailed;
+  if (!env.ok() && env.status().code() == Code::kFailedPrecondition) {
+    // The device's MPS server still serves another user: wait rather than fail.
+    Requeue(job, env.status().message(), "mps-user", /*release_resources=*/false);
+    return;
+  }
   if (!env.ok()) {
     failed.error = env.status().message();
     Finish(job, failed);
@@ -381,9 +422,12 @@ void Node::StartJob(JobRecord& job, const std::vector<sched::Slot>& slots) {
   if (!s.ok()) spdlog::error("job {}: cannot record pid: {}", job.id, s.ToString());
 }
 
-void Node::Requeue(JobRecord& job, const std::string& why) {
-  ReleaseResources(job);
+void Node::Requeue(JobRecord& job, const std::string& why, const char* reason_code,
+                   bool release_resources) {
+  if (release_resources) ReleaseResources(job);
   job.state = JobState::kPending;
+  job.reason = reason_code;
+  job.detail = why;
   job.allocations.clear();
   job.start_ms = 0;
   job.pid = 0;
@@ -395,8 +439,7 @@ void Node::Requeue(JobRecord& job, const std::string& why) {
 
 void Node::ReleaseResources(const JobRecord& job) {
   for (const auto& a : job.allocations) {
-    if (a.mode == "mps" && !job.cancel_requested)  // cancel released them already
-      deps_.mps->ReleaseClient({a.device_index, a.uuid, job.uid, a.gpu_mem_bytes, a.gpu_share_pct});
+    if (a.mode == "mps") deps_.mps->ReleaseClient(SliceOf(job, a));
   }
   if (deps_.cgroups != nullptr && deps_.cgroups->enabled()) {
     Status s = deps_.cgroups->RemoveJobGroup(job.id);
@@ -437,6 +480,7 @@ void Node::Finish(JobRecord& job, const launch::ExitStatus& status) {
       break;
   }
   bool ran_to_completion = status.kind == Kind::kExited && status.exit_code == 0;
+  if (HandleFaultEnd(job, ran_to_completion)) return;
   if (job.cancel_requested && !ran_to_completion) {
     job.state = JobState::kCancelled;
     job.reason = reason::kCancelled;
@@ -476,9 +520,11 @@ json Node::GpusView() const {
     }
   }
   json devices = json::array();
+  json mps_state = deps_.mps->Describe();
   std::map<int, gpu::GpuSample> samples;
   for (const auto& d : options_.inventory.devices) {
     const Use& u = use[static_cast<size_t>(d.index)];
+    // The view shows live drains (repeated faults), which live in options_.
     uint64_t free_bytes = u.whole ? 0 : (d.mem_bytes > u.mem_bytes ? d.mem_bytes - u.mem_bytes : 0);
     json dev{{"index", d.index},           {"uuid", d.uuid},
              {"name", d.name},             {"gpu_index", d.gpu_index},
@@ -488,6 +534,11 @@ json Node::GpusView() const {
              {"mem_free_bytes", free_bytes}, {"share_free_pct", u.whole ? 0 : 100 - u.share_pct},
              {"jobs", u.jobs},             {"mps_user", nullptr}};
     if (u.mps_uid) dev["mps_user"] = UserName(*u.mps_uid);
+    auto drain = drain_reason_.find(d.index);
+    if (drain != drain_reason_.end()) dev["drain_reason"] = drain->second;
+    dev["recovering"] = recovering_.count(d.index) > 0;
+    std::string key = std::to_string(d.index);
+    if (mps_state.contains(key)) dev["mps"] = mps_state[key];
     if (deps_.gpu != nullptr && !d.is_mig) {
       if (!samples.count(d.gpu_index)) {
         auto s = deps_.gpu->Sample(d.gpu_index);
@@ -509,6 +560,102 @@ json Node::GpusView() const {
                         {"cpus_allocated", cpus_used},
                         {"mem_bytes", options_.inventory.host.mem_bytes},
                         {"mem_allocated_bytes", mem_used}}}};
+}
+
+}  // namespace pinpoint::daemon
+
+namespace pinpoint::daemon {
+
+mps::ClientSlice Node::SliceOf(const JobRecord& job, const Allocation& a) const {
+  mps::ClientSlice s;
+  s.device_index = a.device_index;
+  s.device_uuid = a.uuid;
+  s.uid = job.uid;
+  s.gid = job.gid;
+  s.gpu_mem_bytes = a.gpu_mem_bytes;
+  s.gpu_share_pct = a.gpu_share_pct;
+  return s;
+}
+
+void Node::HandleMpsEvents() {
+  for (const auto& e : deps_.mps->Poll(deps_.clock->NowMs())) {
+    switch (e.kind) {
+      case mps::MpsEvent::Kind::kFatalFault:
+        RecordFault(e.device_index, e.detail);
+        break;
+      case mps::MpsEvent::Kind::kDaemonDied:
+        spdlog::error("MPS: {}", e.detail);
+        break;
+      case mps::MpsEvent::Kind::kDaemonQuit:
+        spdlog::info("MPS: {}", e.detail);
+        break;
+    }
+  }
+}
+
+void Node::RecordFault(int device, const std::string& detail) {
+  int64_t now = deps_.clock->NowMs();
+  std::set<JobId>& affected = recovering_[device];
+  for (auto& [id, job] : active_) {
+    if (job.state != JobState::kRunning) continue;
+    for (const auto& a : job.allocations) {
+      if (a.device_index != device || a.mode != "mps") continue;
+      affected.insert(id);
+      store::JobEvent ev{id, now, "mps-fault", "fatal GPU error on device " + std::to_string(device)};
+      Status s = deps_.store->AppendEvent(ev);
+      if (!s.ok()) spdlog::warn("job {}: {}", id, s.message());
+    }
+  }
+  spdlog::error("MPS: fatal GPU error on device {} ({} jobs affected): {}", device, affected.size(), detail);
+  auto& times = fault_times_ms_[device];
+  times.push_back(now);
+  std::erase_if(times, [&](int64_t t) { return now - t > 3'600'000; });
+  if (static_cast<int>(times.size()) >= options_.mps_fault_drain_after &&
+      !options_.inventory.devices.at(static_cast<size_t>(device)).drained) {
+    options_.inventory.devices[static_cast<size_t>(device)].drained = true;
+    drain_reason_[device] = std::to_string(times.size()) + " MPS faults within an hour";
+    spdlog::error("device {} drained: {}; it takes no new jobs until pinpointd restarts", device,
+                  drain_reason_[device]);
+  }
+  if (affected.empty()) {
+    recovering_.erase(device);
+    deps_.mps->ResetDevice(device);
+  }
+  dirty_ = true;
+}
+
+bool Node::HandleFaultEnd(JobRecord& job, bool ran_to_completion) {
+  bool faulted = false;
+  for (const auto& a : job.allocations) {
+    auto it = recovering_.find(a.device_index);
+    if (it == recovering_.end() || !it->second.erase(job.id)) continue;
+    faulted = true;
+    if (it->second.empty()) {
+      // Every client the fault touched is gone: give the device a fresh MPS server.
+      deps_.mps->ResetDevice(a.device_index);
+      recovering_.erase(it);
+      spdlog::info("device {} recovered from its MPS fault", a.device_index);
+    }
+  }
+  if (!faulted || ran_to_completion || job.cancel_requested) return false;
+  if (options_.mps_fault_policy == "requeue" && !job.fault_suspect) {
+    job.fault_suspect = true;
+    job.exit_code.reset();
+    job.term_signal.reset();
+    job.end_ms = 0;
+    Requeue(job, "ended by a fatal MPS fault on its device; reruns alone to find the cause",
+            reason::kMpsFaultVictim, /*release_resources=*/false);  // Finish released them
+    return true;
+  }
+  job.state = JobState::kFailed;
+  job.reason = reason::kGpuFault;
+  job.detail = job.fault_suspect ? "caused a fatal MPS fault: it faulted again when run alone (" + job.detail + ")"
+                                 : "ended by a fatal MPS fault on its device (" + job.detail + ")";
+  kill_at_ms_.erase(job.id);
+  Status s = Persist(job, "end", job.detail);
+  if (!s.ok()) spdlog::error("job {}: cannot record end: {}", job.id, s.ToString());
+  dirty_ = true;
+  return true;
 }
 
 }  // namespace pinpoint::daemon

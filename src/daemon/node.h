@@ -11,6 +11,7 @@
 #pragma once
 
 #include <map>
+#include <set>
 #include <optional>
 #include <string>
 #include <vector>
@@ -37,6 +38,10 @@ struct NodeOptions {
   std::string driver_version;
   int64_t cancel_grace_ms = 10000;
   uint32_t daemon_uid = 0;         // jobs of other users need a root daemon
+  // After an MPS fault: "requeue" the jobs it ended (each reruns alone once; a job that faults
+  // alone fails with gpu-fault) or "fail" them all with gpu-fault.
+  std::string mps_fault_policy = "requeue";
+  int mps_fault_drain_after = 3;   // faults of one device within an hour that drain it
 };
 
 // Everything the node acts through. Not owned; must outlive the Node. cgroups and gpu may be null.
@@ -93,15 +98,26 @@ class Node {
   void StartJob(JobRecord& job, const std::vector<sched::Slot>& slots);
   Status Persist(const JobRecord& r, const char* event, const std::string& detail);
   void Finish(JobRecord& job, const launch::ExitStatus& status);
-  void Requeue(JobRecord& job, const std::string& why);
+  void Requeue(JobRecord& job, const std::string& why, const char* reason_code,
+               bool release_resources = true);
   void ReleaseResources(const JobRecord& job);
   Result<std::vector<std::string>> JobEnvironment(const JobRecord& job);
+  void HandleMpsEvents();
+  void RecordFault(int device_index, const std::string& detail);
+  // Whether the job was ended by an MPS fault; if so it is requeued or failed by policy.
+  bool HandleFaultEnd(JobRecord& job, bool ran_to_completion);
+  mps::ClientSlice SliceOf(const JobRecord& job, const Allocation& a) const;
 
   NodeOptions options_;
   NodeDeps deps_;
   std::map<JobId, JobRecord> active_;        // pending and running
   std::map<JobId, int64_t> kill_at_ms_;      // running jobs being cancelled: SIGKILL deadline
   bool dirty_ = true;                        // something changed since the last schedule
+  // Devices recovering from an MPS fault: the jobs that were on them when it happened. A device
+  // takes no new job until they have all ended; then its MPS daemons are reset.
+  std::map<int, std::set<JobId>> recovering_;
+  std::map<int, std::vector<int64_t>> fault_times_ms_;  // per device, for draining
+  std::map<int, std::string> drain_reason_;
 };
 
 }  // namespace pinpoint::daemon

@@ -211,7 +211,9 @@ TEST_F(NodeTest, CancelRunningSendsTermThenKillAfterGrace) {
   ASSERT_TRUE(node_->Cancel(caller_, {id})[0].ok());
   ASSERT_EQ(launcher_.signals().size(), 1u);
   EXPECT_EQ(launcher_.signals()[0].second, SIGTERM);
-  EXPECT_EQ(mps_.released().size(), 1u) << "MPS client released before the signal";
+  ASSERT_EQ(mps_.terminated().size(), 1u) << "MPS terminate_client before any signal";
+  EXPECT_EQ(mps_.terminated()[0].second, std::vector<int64_t>{launcher_.launches().size() > 0 ? 1001 : 0});
+  EXPECT_TRUE(mps_.released().empty()) << "the client is released when the job has ended";
   clock_.AdvanceMs(4999);
   node_->Step();
   EXPECT_EQ(launcher_.signals().size(), 1u);
@@ -227,6 +229,108 @@ TEST_F(NodeTest, CancelRunningSendsTermThenKillAfterGrace) {
   auto job = store_->Get(id);
   EXPECT_EQ(job->state, JobState::kCancelled);
   EXPECT_TRUE(job->cancel_requested);
+  EXPECT_EQ(mps_.released().size(), 1u);
+}
+
+// --- MPS faults -------------------------------------------------------------------------------
+
+TEST_F(NodeTest, FaultRequeuesVictimsWhichRerunAloneAndTheCulpritFails) {
+  JobId a = Submit(Request(1, 4ull << 30));
+  JobId b = Submit(Request(1, 4ull << 30));
+  JobId culprit = Submit(Request(1, 4ull << 30));
+  node_->Step();
+  for (JobId id : {a, b, culprit}) ASSERT_EQ(node_->Get(id)->allocations.at(0).device_index, 0);
+  mps_.InjectFault(0);
+  node_->Step();
+  JobId late = Submit(Request(1, 4ull << 30));
+  node_->Step();
+  EXPECT_EQ(node_->Get(late)->allocations.at(0).device_index, 1) << "a recovering device takes no job";
+  for (JobId id : {a, b, culprit}) launcher_.Finish(id, Exited(2));  // every client got the error
+  node_->Step();
+  EXPECT_EQ(mps_.resets(), std::vector<int>{0}) << "fresh MPS server once the old clients are gone";
+  for (JobId id : {a, b, culprit}) {
+    auto job = store_->Get(id);
+    EXPECT_NE(job->state, JobState::kFailed) << id;
+    EXPECT_TRUE(job->fault_suspect);
+    auto events = *store_->Events(id);
+    bool requeued = false;
+    for (const auto& e : events) requeued |= e.kind == "requeue";
+    EXPECT_TRUE(requeued) << id;
+  }
+  launcher_.Finish(late, Exited(0));
+  node_->Step();
+  node_->Step();
+  // Suspects rerun alone: at most one per device.
+  std::map<int, int> per_device;
+  for (JobId id : {a, b, culprit}) {
+    auto job = *node_->Get(id);
+    if (job.state == JobState::kRunning) ++per_device[job.allocations.at(0).device_index];
+  }
+  for (const auto& [device, count] : per_device) EXPECT_EQ(count, 1) << "device " << device;
+  EXPECT_EQ(per_device.size(), 2u);
+  // Run them to the end: the culprit faults again alone, the others complete.
+  for (int round = 0; round < 3; ++round) {
+    for (JobId id : {a, b, culprit}) {
+      auto job = *node_->Get(id);
+      if (job.state != JobState::kRunning) continue;
+      if (id == culprit) {
+        mps_.InjectFault(job.allocations.at(0).device_index);
+        node_->Step();
+        launcher_.Finish(id, Exited(2));
+      } else {
+        launcher_.Finish(id, Exited(0));
+      }
+    }
+    node_->Step();
+  }
+  EXPECT_EQ(store_->Get(a)->state, JobState::kCompleted);
+  EXPECT_EQ(store_->Get(b)->state, JobState::kCompleted);
+  EXPECT_EQ(store_->Get(culprit)->state, JobState::kFailed);
+  EXPECT_EQ(store_->Get(culprit)->reason, reason::kGpuFault);
+}
+
+TEST_F(NodeTest, FaultPolicyFailEndsAffectedJobsAsGpuFault) {
+  NodeOptions o = node_->options();
+  o.mps_fault_policy = "fail";
+  node_ = std::make_unique<Node>(o, NodeDeps{store_.get(), &launcher_, &mps_, nullptr, nullptr, &clock_});
+  JobId a = Submit(Request(1, 4ull << 30));
+  JobId ok = Submit(Request(1, 4ull << 30));
+  node_->Step();
+  mps_.InjectFault(0);
+  node_->Step();
+  launcher_.Finish(a, Exited(2));
+  launcher_.Finish(ok, Exited(0));  // finished its work before the error reached it
+  node_->Step();
+  EXPECT_EQ(store_->Get(a)->reason, reason::kGpuFault);
+  EXPECT_EQ(store_->Get(ok)->state, JobState::kCompleted);
+}
+
+TEST_F(NodeTest, RepeatedFaultsDrainTheDevice) {
+  NodeOptions o = node_->options();
+  o.mps_fault_drain_after = 2;
+  node_ = std::make_unique<Node>(o, NodeDeps{store_.get(), &launcher_, &mps_, nullptr, nullptr, &clock_});
+  mps_.InjectFault(0);
+  node_->Step();
+  EXPECT_FALSE(node_->GpusView()["devices"][0]["drained"].get<bool>());
+  clock_.AdvanceMs(1000);
+  mps_.InjectFault(0);
+  node_->Step();
+  EXPECT_TRUE(node_->GpusView()["devices"][0]["drained"].get<bool>());
+  JobId id = Submit(Request(1, 4ull << 30));
+  node_->Step();
+  EXPECT_EQ(node_->Get(id)->allocations.at(0).device_index, 1);
+}
+
+TEST_F(NodeTest, FaultOnAnotherDeviceLeavesJobsAlone) {
+  JobId whole = Submit(Request(1));            // GPU 0, no MPS
+  JobId slice = Submit(Request(1, 4ull << 30));  // GPU 1
+  node_->Step();
+  mps_.InjectFault(0);
+  node_->Step();
+  launcher_.Finish(slice, Exited(1));
+  node_->Step();
+  EXPECT_EQ(store_->Get(slice)->reason, reason::kExitedNonZero) << "not a fault victim";
+  EXPECT_EQ(store_->Get(whole)->state, JobState::kRunning);
 }
 
 TEST_F(NodeTest, CancelErrors) {

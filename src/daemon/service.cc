@@ -32,6 +32,16 @@ Result<std::vector<JobId>> IdList(const json& request) {
   return ids;
 }
 
+// A job as a caller may see it: the environment (which may hold secrets) only for its owner
+// and root.
+json JobFor(const api::Caller& caller, JobRecord job) {
+  bool hidden = !api::MayControlJob(caller, job.uid);
+  if (hidden) job.request.env.clear();
+  json j = ToJson(job);
+  if (hidden) j["request"]["env_hidden"] = true;
+  return j;
+}
+
 }  // namespace
 
 std::optional<json> Service::Handle(const api::Caller& caller, const json& request,
@@ -59,12 +69,14 @@ Result<json> Service::Dispatch(const api::Caller& caller, const json& request, a
   }
   if (op == "submit") {
     if (!request.contains("request")) return InvalidArgument("submit needs a \"request\" object");
+    if (request.contains("wait") && !request["wait"].is_boolean())
+      return InvalidArgument("\"wait\" must be true or false");
     auto job_request = RequestFromJson(request["request"]);
     if (!job_request.ok()) return job_request.status();
     auto job = node_->Submit(caller, std::move(job_request).value());
     if (!job.ok()) return job.status();
     if (request.value("wait", false) == true) {
-      waiters_[job->id].push_back(conn);
+      waiters_[job->id].push_back({conn, caller});
       *deferred = true;
       return json::object();
     }
@@ -75,8 +87,8 @@ Result<json> Service::Dispatch(const api::Caller& caller, const json& request, a
     if (!id.ok()) return id.status();
     auto job = node_->Get(*id);
     if (!job.ok()) return job.status();
-    if (IsFinal(job->state)) return json{{"job", ToJson(*job)}};
-    waiters_[*id].push_back(conn);
+    if (IsFinal(job->state)) return json{{"job", JobFor(caller, *job)}};
+    waiters_[*id].push_back({conn, caller});
     *deferred = true;
     return json::object();
   }
@@ -99,7 +111,7 @@ Result<json> Service::Dispatch(const api::Caller& caller, const json& request, a
     auto jobs = node_->List(all, uid, limit);
     if (!jobs.ok()) return jobs.status();
     json out = json::array();
-    for (const auto& j : *jobs) out.push_back(ToJson(j));
+    for (const auto& j : *jobs) out.push_back(JobFor(caller, j));
     return json{{"jobs", out}, {"backend", node_->options().backend_kind}};
   }
   if (op == "show") {
@@ -108,7 +120,7 @@ Result<json> Service::Dispatch(const api::Caller& caller, const json& request, a
     auto job = node_->Get(*id);
     if (!job.ok()) return job.status();
     auto events = node_->Events(*id);
-    json out{{"job", ToJson(*job)}};
+    json out{{"job", JobFor(caller, *job)}};
     out["events"] = events.ok() ? EventsJson(*events) : json::array();
     return out;
   }
@@ -151,7 +163,7 @@ Result<json> Service::Dispatch(const api::Caller& caller, const json& request, a
 void Service::Closed(api::ConnId conn) {
   for (auto it = waiters_.begin(); it != waiters_.end();) {
     auto& conns = it->second;
-    conns.erase(std::remove(conns.begin(), conns.end(), conn), conns.end());
+    std::erase_if(conns, [&](const auto& waiter) { return waiter.first == conn; });
     it = conns.empty() ? waiters_.erase(it) : std::next(it);
   }
 }
@@ -161,8 +173,8 @@ void Service::JobsEnded(const std::vector<JobId>& ids) {
     auto it = waiters_.find(id);
     if (it == waiters_.end()) continue;
     auto job = node_->Get(id);
-    json reply = job.ok() ? api::OkReply({{"job", ToJson(*job)}}) : api::ErrorReply(job.status());
-    for (api::ConnId conn : it->second) server_->Reply(conn, reply);
+    for (const auto& [conn, caller] : it->second)
+      server_->Reply(conn, job.ok() ? api::OkReply({{"job", JobFor(caller, *job)}}) : api::ErrorReply(job.status()));
     waiters_.erase(it);
   }
 }

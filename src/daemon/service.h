@@ -29,7 +29,7 @@ class Service : public api::Handler {
 
   Node* node_;
   api::Server* server_ = nullptr;
-  std::map<JobId, std::vector<api::ConnId>> waiters_;
+  std::map<JobId, std::vector<std::pair<api::ConnId, api::Caller>>> waiters_;
 };
 
 }  // namespace pinpoint::daemon

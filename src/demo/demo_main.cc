@@ -153,7 +153,7 @@ bool RunBatch(const std::string& bin_dir, const Daemon& d, const std::vector<Dem
     r.env = {{"PATH", "/usr/local/bin:/usr/bin:/bin"}};
     if (real_gpu) {
       r.argv = {bin_dir + "/pp-busy", "--blocks", std::to_string(job.blocks), "--iters",
-                std::to_string(static_cast<long long>(job.seconds * 10'000'000))};
+                std::to_string(static_cast<long long>(job.seconds * 400'000'000))};
     } else {
       char secs[16];
       std::snprintf(secs, sizeof(secs), "%.2f", job.seconds);
@@ -193,6 +193,16 @@ bool RunBatch(const std::string& bin_dir, const Daemon& d, const std::vector<Dem
     last = std::max(last, j["end_ms"].get<int64_t>());
   }
   out->makespan_s = static_cast<double>(last - first) / 1000.0;
+  for (const auto& j : (*all)["jobs"]) {
+    if (j["state"] == "completed") continue;
+    auto err = Call(d.socket, {{"op", "logs"}, {"id", j["id"]}, {"stream", "stderr"}});
+    auto out_log = Call(d.socket, {{"op", "logs"}, {"id", j["id"]}, {"stream", "stdout"}});
+    std::printf("  job %lld (%s) %s: %s\n%s%s", static_cast<long long>(j["id"].get<int64_t>()),
+                j["request"]["name"].get<std::string>().c_str(), j["state"].get<std::string>().c_str(),
+                j["detail"].get<std::string>().c_str(), err.ok() ? (*err)["data"].get<std::string>().c_str() : "",
+                out_log.ok() ? (*out_log)["data"].get<std::string>().c_str() : "");
+    break;  // the first failure says enough
+  }
   out->peak_per_device = PeakPerDevice((*all)["jobs"]);
   return true;
 }

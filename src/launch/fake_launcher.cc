@@ -1,10 +1,13 @@
 #include "launch/fake_launcher.h"
 
+#include <algorithm>
+
 namespace pinpoint::launch {
 
 Result<JobHandle> FakeLauncher::Launch(const LaunchSpec& spec) {
   if (!launch_failure_.ok()) return launch_failure_;
   launches_.push_back(spec);
+  finished_.erase(spec.job_id);  // a requeued job starts a fresh run
   JobHandle h;
   h.job_id = spec.job_id;
   h.job_dir = spec.job_dir;
@@ -47,7 +50,8 @@ void FakeLauncher::FinishAll(int exit_code) {
 std::vector<JobId> FakeLauncher::Running() const {
   std::vector<JobId> out;
   for (const auto& l : launches_) {
-    if (!finished_.count(l.job_id)) out.push_back(l.job_id);
+    if (!finished_.count(l.job_id) && std::find(out.begin(), out.end(), l.job_id) == out.end())
+      out.push_back(l.job_id);
   }
   return out;
 }

@@ -15,6 +15,8 @@ class FakeLauncher : public Launcher {
   std::optional<ExitStatus> Poll(const JobHandle& handle) override;
   Status Signal(const JobHandle& handle, int signal) override;
   void Reap() override { ++reap_calls_; }
+  // A fake job has one process: its pid + 1.
+  std::vector<int64_t> JobProcesses(const JobHandle& handle) override { return {handle.pid + 1}; }
 
   // Test controls.
   void Finish(JobId id, const ExitStatus& status) { finished_[id] = status; }

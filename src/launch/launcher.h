@@ -67,6 +67,9 @@ class Launcher {
   virtual Status Signal(const JobHandle& handle, int signal) = 0;
   // Reaps supervisors that were this process's children and have exited (call on SIGCHLD).
   virtual void Reap() = 0;
+  // The pids of the job's processes (its session, the supervisor excluded), for MPS
+  // terminate_client. Empty when the job is gone.
+  virtual std::vector<int64_t> JobProcesses(const JobHandle& handle) = 0;
 };
 
 }  // namespace pinpoint::launch

@@ -1,5 +1,6 @@
 #include "launch/process_launcher.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/file.h>
@@ -89,6 +90,14 @@ std::optional<ExitStatus> ProcessLauncher::Poll(const JobHandle& handle) {
 }
 
 Status ProcessLauncher::Signal(const JobHandle& handle, int signal) {
+  // The job runs in its own process group (job.pid); the shim stays out of reach of the signal
+  // and records how the job ended.
+  int64_t job_pid = ReadJobPid(handle.job_dir);
+  bool shim_alive = Poll(handle) == std::nullopt;
+  if (job_pid > 0 && shim_alive) {
+    if (::kill(static_cast<pid_t>(-job_pid), signal) == 0 || errno == ESRCH) return Status::Ok();
+    return IoError("kill job " + std::to_string(handle.job_id) + ": " + ErrnoText(errno));
+  }
   if (handle.pid <= 0) return Status::Ok();
   // A pid reused by an unrelated process must never be signalled.
   if (handle.pid_start_ticks != 0 && ProcessStartTicks(handle.pid) != handle.pid_start_ticks)
@@ -98,6 +107,29 @@ Status ProcessLauncher::Signal(const JobHandle& handle, int signal) {
   if (errno == ESRCH && ::kill(static_cast<pid_t>(handle.pid), signal) == 0) return Status::Ok();
   if (errno == ESRCH) return Status::Ok();
   return IoError("kill job " + std::to_string(handle.job_id) + ": " + ErrnoText(errno));
+}
+
+std::vector<int64_t> ProcessLauncher::JobProcesses(const JobHandle& handle) {
+  std::vector<int64_t> out;
+  if (handle.pid <= 0) return out;
+  DIR* proc = ::opendir("/proc");
+  if (proc == nullptr) return out;
+  while (dirent* e = ::readdir(proc)) {
+    char* end = nullptr;
+    long pid = std::strtol(e->d_name, &end, 10);
+    if (end == e->d_name || *end != '\0' || pid == handle.pid) continue;
+    std::ifstream in(std::string("/proc/") + e->d_name + "/stat");
+    std::string line;
+    if (!std::getline(in, line)) continue;
+    auto close = line.rfind(')');
+    if (close == std::string::npos) continue;
+    std::istringstream rest(line.substr(close + 2));
+    std::string state, ppid, pgrp, session;
+    if (rest >> state >> ppid >> pgrp >> session && state != "Z" && session == std::to_string(handle.pid))
+      out.push_back(pid);
+  }
+  ::closedir(proc);
+  return out;
 }
 
 void ProcessLauncher::Reap() {

@@ -18,6 +18,7 @@ class ProcessLauncher : public Launcher {
   std::optional<ExitStatus> Poll(const JobHandle& handle) override;
   Status Signal(const JobHandle& handle, int signal) override;
   void Reap() override;
+  std::vector<int64_t> JobProcesses(const JobHandle& handle) override;
 
  private:
   std::string shim_path_;

@@ -121,8 +121,11 @@ TEST_F(ProcessLauncherTest, KilledSupervisorLeavesNoStatus) {
   auto h = launcher_.Launch(Spec(5, {"sh", "-c", "echo up > " + fifo + "; exec sleep 1000"}));
   ASSERT_TRUE(h.ok());
   WaitReady(fifo);
-  ASSERT_EQ(::kill(static_cast<pid_t>(-h->pid), SIGKILL), 0);
+  int64_t job = ReadJobPid(h->job_dir);
+  ASSERT_GT(job, 0);
+  ASSERT_EQ(::kill(static_cast<pid_t>(h->pid), SIGKILL), 0);  // the supervisor only
   WaitSupervisor(*h);
+  ::kill(static_cast<pid_t>(-job), SIGKILL);
   auto st = launcher_.Poll(*h);
   ASSERT_TRUE(st.has_value());
   EXPECT_EQ(st->kind, ExitStatus::Kind::kNoStatus);
@@ -165,6 +168,45 @@ TEST(ProcessStartTicksTest, KnownAndUnknownPids) {
   EXPECT_GT(ProcessStartTicks(::getpid()), 0u);
   EXPECT_EQ(ProcessStartTicks(0), 0u);
   EXPECT_EQ(ProcessStartTicks(999999999), 0u);
+}
+
+}  // namespace
+}  // namespace pinpoint::launch
+
+namespace pinpoint::launch {
+namespace {
+
+TEST_F(ProcessLauncherTest, JobProcessesAreTheJobsSessionWithoutTheSupervisor) {
+  std::string fifo = MakeFifo();
+  auto h = launcher_.Launch(Spec(9, {"sh", "-c", "sleep 1000 & echo up > " + fifo + "; wait"}));
+  ASSERT_TRUE(h.ok());
+  WaitReady(fifo);
+  auto pids = launcher_.JobProcesses(*h);
+  EXPECT_EQ(pids.size(), 2u) << "sh and its sleep";
+  for (int64_t pid : pids) EXPECT_NE(pid, h->pid);
+  ASSERT_TRUE(launcher_.Signal(*h, SIGKILL).ok());
+  WaitSupervisor(*h);
+  EXPECT_TRUE(launcher_.JobProcesses(*h).empty());
+}
+
+}  // namespace
+}  // namespace pinpoint::launch
+
+namespace pinpoint::launch {
+namespace {
+
+TEST_F(ProcessLauncherTest, KillReachesTheJobButNotItsSupervisor) {
+  std::string fifo = MakeFifo();
+  // A job that ignores SIGTERM, as a cancelled job may.
+  auto h = launcher_.Launch(Spec(10, {"sh", "-c", "trap '' TERM; echo up > " + fifo + "; sleep 1000 & wait"}));
+  ASSERT_TRUE(h.ok());
+  WaitReady(fifo);
+  ASSERT_TRUE(launcher_.Signal(*h, SIGKILL).ok());
+  WaitSupervisor(*h);
+  auto st = launcher_.Poll(*h);
+  ASSERT_TRUE(st.has_value());
+  EXPECT_EQ(st->kind, ExitStatus::Kind::kSignaled) << "the supervisor survived to record it";
+  EXPECT_EQ(st->term_signal, SIGKILL);
 }
 
 }  // namespace

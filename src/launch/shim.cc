@@ -50,7 +50,15 @@ constexpr const char* kStages[] = {"setgroups", "setgid", "setuid", "chdir", "ex
 
 // Runs in the forked child: only async-signal-safe calls between fork and exec.
 [[noreturn]] void ExecJob(const LaunchSpec& spec, char** argv, char** envp, const gid_t* groups,
-                          size_t ngroups, int out_fd, int err_fd, int pipe_fd) {
+                          size_t ngroups, int out_fd, int err_fd, int pipe_fd, int go_fd) {
+  // Its own process group, apart from the shim's, so signals to the job never reach the shim.
+  ::setpgid(0, 0);
+  // Runs nothing of the job's until the shim has recorded its pid: a signal sent by pid then
+  // can never miss it.
+  char go;
+  while (::read(go_fd, &go, 1) < 0 && errno == EINTR) {
+  }
+  ::close(go_fd);
   struct sigaction dfl {};
   dfl.sa_handler = SIG_DFL;
   for (int sig : {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGPIPE}) ::sigaction(sig, &dfl, nullptr);
@@ -120,16 +128,30 @@ ExitStatus Supervise(const LaunchSpec& spec) {
   std::vector<char*> argv = CStrings(spec.argv);
   std::vector<char*> envp = CStrings(spec.env);
   std::vector<gid_t> groups(spec.groups.begin(), spec.groups.end());
-  int pipe_fds[2];
-  if (::pipe2(pipe_fds, O_CLOEXEC) != 0) return Failure("pipe: " + ErrnoText(errno));
+  int pipe_fds[2], go_fds[2];
+  if (::pipe2(pipe_fds, O_CLOEXEC) != 0 || ::pipe2(go_fds, O_CLOEXEC) != 0)
+    return Failure("pipe: " + ErrnoText(errno));
 
   pid_t child = ::fork();
   if (child < 0) return Failure("fork: " + ErrnoText(errno));
   if (child == 0) {
+    ::close(go_fds[1]);
     ExecJob(spec, argv.data(), envp.data(), groups.data(), groups.size(), out_fd, err_fd,
-            pipe_fds[1]);
+            pipe_fds[1], go_fds[0]);
   }
   ::close(pipe_fds[1]);
+  ::close(go_fds[0]);
+  ::setpgid(child, child);  // also here: no window in which a signal could miss the group
+  Status recorded = WriteFileAtomic(Path(spec.job_dir, kJobPidFile), std::to_string(child) + "\n",
+                                    0644, /*durable=*/false);
+  ssize_t go_sent = ::write(go_fds[1], "g", 1);
+  (void)go_sent;
+  ::close(go_fds[1]);
+  if (!recorded.ok()) {
+    std::string line = "pinpoint: warning: " + recorded.message() + "\n";
+    ssize_t ignored = ::write(err_fd, line.data(), line.size());
+    (void)ignored;
+  }
   ChildFailure failure{};
   ssize_t n;
   do {
@@ -161,6 +183,16 @@ ExitStatus Supervise(const LaunchSpec& spec) {
 }
 
 }  // namespace
+
+int64_t ReadJobPid(const std::string& job_dir) {
+  auto text = ReadFile(Path(job_dir, kJobPidFile));
+  if (!text.ok()) return 0;
+  try {
+    return std::stoll(*text);
+  } catch (const std::exception&) {
+    return 0;
+  }
+}
 
 Status WriteSpec(const LaunchSpec& spec) {
   json j{{"job_id", spec.job_id},       {"argv", spec.argv},

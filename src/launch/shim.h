@@ -15,6 +15,10 @@ inline constexpr char kLockFile[] = "lock";
 inline constexpr char kExitFile[] = "exit.json";
 inline constexpr char kStdoutFile[] = "stdout";
 inline constexpr char kStderrFile[] = "stderr";
+inline constexpr char kJobPidFile[] = "job.pid";  // the job's pid == its process group id
+
+// The job's pid from job.pid, or 0 while the shim has not started it.
+int64_t ReadJobPid(const std::string& job_dir);
 
 // Writes `spec` to <job_dir>/spec.json (atomically, fsynced).
 Status WriteSpec(const LaunchSpec& spec);

@@ -1,7 +1,7 @@
-// EnvOnlyMps: the minimal real MpsControl. Computes each client's environment (per-device pipe
-// and log directories under `mps_root`, pinned memory limit, SM share) and creates the
-// directories; it starts no control daemon. Without a running control daemon, CUDA runs the
-// client without MPS, so limits are not enforced yet: the daemon logs this at start.
+// EnvOnlyMps: an MpsControl that computes each client's environment (per-device pipe and log
+// directories under `mps_root`, pinned memory limit, SM share) and starts no daemon. Used where
+// MPS cannot run (the simulated node, nodes without nvidia-cuda-mps-control): without a control
+// daemon CUDA runs such clients without MPS, and the daemon logs this at start.
 #pragma once
 
 #include "mps/mps_control.h"
@@ -14,9 +14,18 @@ class EnvOnlyMps : public MpsControl {
   explicit EnvOnlyMps(std::string mps_root) : mps_root_(std::move(mps_root)) {}
   Result<std::map<std::string, std::string>> PrepareClient(const ClientSlice& slice) override;
   void ReleaseClient(const ClientSlice& slice) override {}
+  Status TerminateClients(const ClientSlice&, const std::vector<int64_t>&) override { return Status::Ok(); }
+  std::vector<MpsEvent> Poll(int64_t) override { return {}; }
+  void ResetDevice(int) override {}
+  nlohmann::json Describe() const override { return nlohmann::json::object(); }
 
  private:
   std::string mps_root_;
 };
+
+// The client environment for a pipe/log directory pair and a slice.
+std::map<std::string, std::string> ClientEnvironment(const std::string& pipe_dir,
+                                                     const std::string& log_dir,
+                                                     const ClientSlice& slice);
 
 }  // namespace pinpoint::mps

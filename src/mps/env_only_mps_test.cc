@@ -18,7 +18,7 @@ TEST(EnvOnlyMpsTest, ClientEnvironmentCarriesDirectoriesAndLimits) {
   ASSERT_NE(::mkdtemp(tmpl), nullptr);
   std::string root = tmpl;
   EnvOnlyMps mps(root);
-  ClientSlice slice{0, "GPU-abc", 1000, 4ull << 30, 20};
+  ClientSlice slice{0, "GPU-abc", 1000, 1000, 4ull << 30, 20};
   auto env = mps.PrepareClient(slice);
   ASSERT_TRUE(env.ok()) << env.status().ToString();
   EXPECT_EQ(env->at("CUDA_MPS_PIPE_DIRECTORY"), root + "/GPU-abc/pipe");

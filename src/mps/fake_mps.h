@@ -1,4 +1,5 @@
-// FakeMps: an MpsControl for tests. Records every call; can be told to fail. Per instance.
+// FakeMps: an MpsControl for tests. Records every call; scripted faults (PrepareClient failure,
+// a fatal client fault or a daemon crash reported by the next Poll). State is per instance.
 #pragma once
 
 #include <vector>
@@ -17,14 +18,39 @@ class FakeMps : public MpsControl {
         {"CUDA_MPS_PINNED_DEVICE_MEM_LIMIT", PinnedMemLimitValue(slice.gpu_mem_bytes)}};
   }
   void ReleaseClient(const ClientSlice& slice) override { released_.push_back(slice); }
+  Status TerminateClients(const ClientSlice& slice, const std::vector<int64_t>& pids) override {
+    terminated_.push_back({slice, pids});
+    return Status::Ok();
+  }
+  std::vector<MpsEvent> Poll(int64_t) override {
+    std::vector<MpsEvent> out;
+    out.swap(pending_events_);
+    return out;
+  }
+  void ResetDevice(int device_index) override { resets_.push_back(device_index); }
+  nlohmann::json Describe() const override { return nlohmann::json::object(); }
 
+  // Scripting.
   void Fail(Status status) { failure_ = std::move(status); }
+  void InjectFault(int device_index) {
+    pending_events_.push_back({device_index, MpsEvent::Kind::kFatalFault, "scripted fatal GPU error"});
+  }
+  void InjectDaemonDeath(int device_index) {
+    pending_events_.push_back({device_index, MpsEvent::Kind::kDaemonDied, "scripted crash"});
+  }
+
+  // Records.
   const std::vector<ClientSlice>& prepared() const { return prepared_; }
   const std::vector<ClientSlice>& released() const { return released_; }
+  const std::vector<std::pair<ClientSlice, std::vector<int64_t>>>& terminated() const { return terminated_; }
+  const std::vector<int>& resets() const { return resets_; }
 
  private:
   std::vector<ClientSlice> prepared_;
   std::vector<ClientSlice> released_;
+  std::vector<std::pair<ClientSlice, std::vector<int64_t>>> terminated_;
+  std::vector<int> resets_;
+  std::vector<MpsEvent> pending_events_;
   Status failure_;
 };
 

@@ -1,15 +1,19 @@
 // MpsControl: what pinpoint needs from NVIDIA MPS. One MPS control daemon per device (GPU or MIG
-// instance), each with its own pipe and log directory under pinpointd's state directory, so only
-// jobs that carry that pipe directory in their environment become its clients.
+// instance) and Unix user, each with its own pipe and log directory under pinpointd's state
+// directory, so only jobs that carry that pipe directory in their environment become its
+// clients (docs/mps.md).
 //
-// This interface is the seam between the daemon and MPS. EnvOnlyMps (real, minimal) computes the
-// client environment only; the full lifecycle (starting, health-checking and quitting the control
-// daemons, terminate_client) is the MPS issue's work and plugs in behind the same interface.
+// Implementations: MpsDaemons (real: runs nvidia-cuda-mps-control), EnvOnlyMps (environment only,
+// for nodes without MPS, e.g. the simulated node) and FakeMps (tests, scripted faults).
+// Not thread-safe: the daemon's main loop owns it.
 #pragma once
 
 #include <cstdint>
 #include <map>
 #include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "pinpoint/status.h"
 
@@ -20,23 +24,46 @@ struct ClientSlice {
   int device_index = 0;
   std::string device_uuid;
   uint32_t uid = 0;              // the Unix user the client runs as
+  uint32_t gid = 0;
   uint64_t gpu_mem_bytes = 0;    // device memory, the CUDA context included
   int gpu_share_pct = 0;         // 0: no SM cap
 };
 
-// Not thread-safe: the daemon's main loop owns it.
+// Something that happened to a device's MPS daemons, reported by Poll.
+struct MpsEvent {
+  enum class Kind {
+    kFatalFault,    // a client hit a fatal GPU error: every client on the device gets an error
+    kDaemonDied,    // the control daemon vanished (crash, SIGKILL); restarted on next use
+    kDaemonQuit,    // quit after being idle, or to pass the device to another user
+  };
+  int device_index = 0;
+  Kind kind = Kind::kFatalFault;
+  std::string detail;  // one line for people and the job history
+};
+
 class MpsControl {
  public:
   virtual ~MpsControl() = default;
-  // Makes sure the device's MPS server can take a client of slice.uid and returns the environment
-  // variables that make a process its client with the slice's limits:
-  // CUDA_MPS_PIPE_DIRECTORY, CUDA_MPS_LOG_DIRECTORY, CUDA_MPS_PINNED_DEVICE_MEM_LIMIT and, when a
-  // share was asked for, CUDA_MPS_ACTIVE_THREAD_PERCENTAGE. The process sees the device as CUDA
-  // device 0 (CUDA_VISIBLE_DEVICES names only it). Errors: kUnavailable when the server cannot
-  // be made ready.
+  // Makes sure the device's MPS control daemon for slice.uid runs (starting it, or replacing an
+  // idle one of another user) and returns the variables that make a process its client with the
+  // slice's limits: CUDA_MPS_PIPE_DIRECTORY, CUDA_MPS_LOG_DIRECTORY,
+  // CUDA_MPS_PINNED_DEVICE_MEM_LIMIT and, with a share, CUDA_MPS_ACTIVE_THREAD_PERCENTAGE. The
+  // process sees the device as CUDA device 0. Errors: kUnavailable when no daemon can be started
+  // (the reason), kFailedPrecondition when another user's clients still use the device.
   virtual Result<std::map<std::string, std::string>> PrepareClient(const ClientSlice& slice) = 0;
-  // The job's clients on the device are gone; the server may be quit when idle.
+  // The job holding `slice` has ended; its device may be quit once idle.
   virtual void ReleaseClient(const ClientSlice& slice) = 0;
+  // Safe cancel, step one: asks the device's MPS server to terminate each of `pids` that is its
+  // client (terminate_client), so no client is killed by a signal with GPU work in flight.
+  // Pids that are not clients are ignored. Errors: kUnavailable when the daemon cannot be asked.
+  virtual Status TerminateClients(const ClientSlice& slice, const std::vector<int64_t>& pids) = 0;
+  // Health check, fault detection and idle quit; call often (each main-loop pass).
+  virtual std::vector<MpsEvent> Poll(int64_t now_ms) = 0;
+  // After a fault, once the device's old clients are gone: quit its daemons so the next client
+  // gets a fresh server.
+  virtual void ResetDevice(int device_index) = 0;
+  // Per-device state for listings: {"<device index>": {"state", "uid", "control_pid", ...}}.
+  virtual nlohmann::json Describe() const = 0;
 };
 
 // "0=1536M": the pinned device-memory limit for CUDA device 0, in whole MiB rounded down

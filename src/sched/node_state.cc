@@ -71,7 +71,7 @@ void NodeState::AddSlot(uint32_t uid, const Slot& slot) {
     d.used_mem_bytes += slot.gpu_mem_bytes;
     d.used_share_pct += slot.gpu_share_pct > 0 ? slot.gpu_share_pct : 0;
   }
-  if (d.mode == SharingMode::kExclusive) {
+  if (d.mode == SharingMode::kExclusive || slot.isolated) {
     d.full = true;
   }
   uint64_t held_bytes = slot.gpu_mem_bytes == 0 ? d.mem_bytes : slot.gpu_mem_bytes;

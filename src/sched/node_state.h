@@ -113,7 +113,7 @@ class NodeState {
 // Inline: called once per device per pending job, the innermost loop of a pass.
 inline DeviceFit NodeState::FitSlice(int i, const Demand& demand) const {
   const DeviceState& d = devices_[i];
-  if (d.drained || d.full) {
+  if (d.drained || d.full || (demand.isolated && d.jobs > 0)) {
     return DeviceFit::kNoRoom;
   }
   if (demand.gpu_mem_bytes > FreeOf(d.mem_bytes, d.used_mem_bytes)) {

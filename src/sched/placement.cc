@@ -139,7 +139,7 @@ void Pass::StartOn(const Demand& demand, const std::vector<int>& devices) {
     if (demand.gpu_mem_bytes == 0) {
       start.slots.push_back({i, 0, 0});
     } else {
-      start.slots.push_back({i, demand.gpu_mem_bytes, demand.gpu_share_pct});
+      start.slots.push_back({i, demand.gpu_mem_bytes, demand.gpu_share_pct, demand.isolated});
     }
   }
   state_.Place(demand, start.slots);

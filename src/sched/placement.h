@@ -28,6 +28,9 @@ struct Demand {
   int gpu_share_pct = 0;       // 0: reserves no share (no SM cap)
   int cpus = 1;
   uint64_t mem_bytes = 0;      // host memory; 0 reserves none
+  // A slice that must run alone on its device (a suspect rerun after an MPS fault): it takes only
+  // an empty device and keeps others off it while it runs.
+  bool isolated = false;
 };
 
 // One device held by a job. gpu_mem_bytes == 0 means the whole device.
@@ -35,6 +38,7 @@ struct Slot {
   int device_index = 0;
   uint64_t gpu_mem_bytes = 0;
   int gpu_share_pct = 0;
+  bool isolated = false;  // the device takes no other job while this slot holds it
 };
 
 struct RunningJob {

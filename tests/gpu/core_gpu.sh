@@ -37,7 +37,7 @@ rc=$?
 "$BIN/pinpoint" logs --stderr 1
 check "slice job exit 0" test $rc -eq 0
 check "slice sees only its GPU" grep -q "^env CUDA_VISIBLE_DEVICES=$GPU_UUID$" "$WORK/slice.log"
-check "slice has an MPS pipe directory" grep -q "^env CUDA_MPS_PIPE_DIRECTORY=$WORK/state/mps/$GPU_UUID/pipe$" "$WORK/slice.log"
+check "slice has its GPU's MPS pipe directory" grep -q "^env CUDA_MPS_PIPE_DIRECTORY=$WORK/state/mps/$GPU_UUID/0/pipe$" "$WORK/slice.log"
 check "slice memory limit 4096M" grep -q "^env CUDA_MPS_PINNED_DEVICE_MEM_LIMIT=0=4096M$" "$WORK/slice.log"
 check "slice SM share 25" grep -q "^env CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=25$" "$WORK/slice.log"
 check "CUDA in the job sees the allocated GPU" grep -q "count=1 .*uuid=$GPU_UUID" "$WORK/slice.log"
@@ -52,7 +52,10 @@ check "whole job gets no MPS" grep -q "^env CUDA_MPS_PIPE_DIRECTORY=(unset)$" "$
 check "whole job sees the GPU" grep -q "count=1 .*uuid=$GPU_UUID" "$WORK/whole.log"
 "$BIN/pinpoint" queue --all
 "$BIN/pinpoint" show 1
+check "an MPS control daemon ran for the slice" grep -q "control daemon .* started for device 0" "$WORK/pinpointd.log"
 kill -TERM $DAEMON; wait $DAEMON
+quit_mps() { for pipe in "$1"/mps/*/*/pipe; do [ -d "$pipe" ] && CUDA_MPS_PIPE_DIRECTORY=$pipe timeout 10 nvidia-cuda-mps-control <<< quit >/dev/null 2>&1; done; }
+quit_mps "$WORK/state"
 
 echo "--- demo (mixed batch of real CUDA jobs)"
 "$BIN/pinpoint-demo" --bin-dir "$BIN" --state-dir "$WORK/demo" > "$WORK/demo.txt" 2>&1
@@ -61,6 +64,8 @@ grep -v '^  GPU' "$WORK/demo.txt"
 check "demo exit 0 on the real GPU" test $rc -eq 0
 check "demo ran on the real node" grep -q "a real node: nvml" "$WORK/demo.txt"
 
+for d in "$WORK"/demo/*/state; do quit_mps "$d"; done
+sleep 1; pkill -f nvidia-cuda-mps-server; pkill -f nvidia-cuda-mps-control
 echo "$passed passed, $failed failed"
 rm -rf "$WORK"
 [ $failed -eq 0 ]

@@ -111,3 +111,52 @@ TEST_F(CliTest, DaemonSurvivesMalformedMessages) {
 
 }  // namespace
 }  // namespace pinpoint::testing
+
+namespace pinpoint::testing {
+namespace {
+
+// Raw protocol exchange: sends `lines`, shuts down writing, returns everything read back.
+std::string Exchange(const std::string& socket, const std::string& lines) {
+  int fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::strcpy(addr.sun_path, socket.c_str());
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) return "";
+  ::send(fd, lines.data(), lines.size(), 0);
+  ::shutdown(fd, SHUT_WR);
+  std::string out;
+  char buf[4096];
+  ssize_t n;
+  while ((n = ::recv(fd, buf, sizeof(buf), 0)) > 0) out.append(buf, static_cast<size_t>(n));
+  ::close(fd);
+  return out;
+}
+
+TEST_F(CliTest, RequestFollowedByHalfCloseIsStillAnswered) {
+  for (int i = 0; i < 20; ++i) {
+    std::string reply = Exchange(h_.socket(), "{\"op\":\"version\"}\n");
+    ASSERT_NE(reply.find("\"ok\":true"), std::string::npos) << "round " << i << ": " << reply;
+  }
+}
+
+TEST_F(CliTest, BadWaitValueStoresNoJob) {
+  std::string reply = Exchange(h_.socket(),
+      "{\"op\":\"submit\",\"wait\":\"yes\",\"request\":{\"argv\":[\"true\"],\"cwd\":\"/\"}}\n");
+  EXPECT_NE(reply.find("invalid_argument"), std::string::npos) << reply;
+  auto q = h_.Cli({"--json", "queue", "--all"});
+  EXPECT_EQ(nlohmann::json::parse(q.out).size(), 0u);
+}
+
+TEST_F(CliTest, WaitOnAJobCancelledWhilePendingReturns) {
+  ASSERT_EQ(h_.Cli({"submit", "--gpus", "2", "--", "sleep", "1000"}).exit_code, 0);
+  ASSERT_EQ(h_.Cli({"submit", "--gpus", "2", "--", "true"}).exit_code, 0);  // pending behind 1
+  ASSERT_EQ(h_.Cli({"cancel", "2"}).exit_code, 0);
+  auto wait = h_.Cli({"wait", "2"});
+  EXPECT_EQ(wait.exit_code, 1);
+  EXPECT_NE(wait.out.find("cancelled"), std::string::npos) << wait.out;
+  ASSERT_EQ(h_.Cli({"cancel", "1"}).exit_code, 0);
+  EXPECT_NE(h_.Cli({"wait", "1"}).out.find("cancelled"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace pinpoint::testing

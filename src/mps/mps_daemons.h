@@ -1,0 +1,74 @@
+// MpsDaemons: the real MpsControl. Runs one `nvidia-cuda-mps-control -d` per device for the Unix
+// user whose jobs use it, with CUDA_VISIBLE_DEVICES set to the device's UUID and pipe and log
+// directories <mps_root>/<uuid>/<uid>/{pipe,log}, owned by that user, mode 0700. Started when the
+// first slice lands on the device, quit when idle for idle_quit_ms, checked on every Poll
+// (control daemon alive, new fatal-fault lines in the server log), restarted after a crash.
+// Commands (get_server_list, get_client_list, terminate_client, quit) go through the control
+// binary with the daemon's pipe directory, as NVIDIA documents.
+#pragma once
+
+#include <map>
+#include <set>
+
+#include "common/clock.h"
+#include "mps/mps_control.h"
+
+namespace pinpoint::mps {
+
+struct MpsDaemonsOptions {
+  std::string mps_root;                              // absolute
+  std::string control_binary = "nvidia-cuda-mps-control";
+  int64_t idle_quit_ms = 60000;                      // 0: never quit an idle daemon
+  bool switch_user = false;                          // run each daemon as its user (pinpointd is root)
+  int command_timeout_ms = 10000;
+};
+
+class MpsDaemons : public MpsControl {
+ public:
+  MpsDaemons(MpsDaemonsOptions options, Clock* clock);
+  ~MpsDaemons() override = default;
+
+  // Whether the control binary can be run here ("" = yes, else why not).
+  static std::string Unusable(const std::string& control_binary);
+
+  Result<std::map<std::string, std::string>> PrepareClient(const ClientSlice& slice) override;
+  void ReleaseClient(const ClientSlice& slice) override;
+  Status TerminateClients(const ClientSlice& slice, const std::vector<int64_t>& pids) override;
+  std::vector<MpsEvent> Poll(int64_t now_ms) override;
+  void ResetDevice(int device_index) override;
+  nlohmann::json Describe() const override;
+
+  // Quits every daemon it started (pinpointd does not call this on a normal stop: running jobs
+  // keep their servers; tests and admins do).
+  void QuitAll();
+
+ private:
+  struct Daemon {
+    std::string uuid;
+    uint32_t uid = 0;
+    uint32_t gid = 0;
+    std::string pipe_dir;
+    std::string log_dir;
+    int64_t control_pid = 0;
+    int clients = 0;
+    int64_t idle_since_ms = 0;
+    uint64_t server_log_offset = 0;
+    std::set<int64_t> orphan_servers;  // servers left by a control daemon that died
+    int restarts = 0;
+  };
+
+  Status Start(int device_index, Daemon& d);
+  void Quit(Daemon& d);  // best effort: failures are logged
+  Result<std::string> Command(const Daemon& d, const std::string& command) const;
+  bool ControlAlive(const Daemon& d) const;
+  std::vector<std::string> NewFaultLines(Daemon& d);
+
+  MpsDaemonsOptions options_;
+  Clock* clock_;
+  std::map<int, Daemon> daemons_;  // by device index
+};
+
+// Pids of nvidia-cuda-mps-server processes whose CUDA_MPS_PIPE_DIRECTORY is `pipe_dir`.
+std::vector<int64_t> ServersOfPipeDir(const std::string& pipe_dir);
+
+}  // namespace pinpoint::mps

@@ -1,0 +1,189 @@
+// MpsDaemons against a stand-in control binary (tests/fake_mps/nvidia-cuda-mps-control), so the
+// real process handling, pid files, commands and log scanning run in CI without a GPU.
+#include "mps/mps_daemons.h"
+
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+#include "common/file_util.h"
+
+namespace pinpoint::mps {
+namespace {
+
+class MpsDaemonsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/pp-mpsd-XXXXXX";
+    ASSERT_NE(::mkdtemp(tmpl), nullptr);
+    root_ = tmpl;
+    MpsDaemonsOptions o;
+    o.mps_root = root_;
+    o.control_binary = PINPOINT_SOURCE_DIR "/tests/fake_mps/nvidia-cuda-mps-control";
+    o.idle_quit_ms = 60000;
+    mps_ = std::make_unique<MpsDaemons>(o, &clock_);
+  }
+  void TearDown() override {
+    mps_->QuitAll();
+    std::system(("rm -rf " + root_).c_str());
+  }
+  ClientSlice Slice(int device, uint32_t uid) {
+    ClientSlice s;
+    s.device_index = device;
+    s.device_uuid = "GPU-" + std::to_string(device);
+    s.uid = uid;
+    s.gid = uid;
+    s.gpu_mem_bytes = 2ull << 30;
+    return s;
+  }
+  std::string Pipe(int device, uint32_t uid) {
+    return root_ + "/GPU-" + std::to_string(device) + "/" + std::to_string(uid) + "/pipe";
+  }
+  std::string Commands(int device, uint32_t uid) {
+    auto t = ReadFile(Pipe(device, uid) + "/fake_commands");
+    return t.ok() ? *t : "";
+  }
+  static bool Alive(int64_t pid) {
+    if (::kill(static_cast<pid_t>(pid), 0) != 0) return false;
+    auto stat = ReadFile("/proc/" + std::to_string(pid) + "/stat");
+    return stat.ok() && stat->find(") Z") == std::string::npos;
+  }
+  int64_t ControlPid(int device) { return mps_->Describe()[std::to_string(device)]["control_pid"].get<int64_t>(); }
+
+  std::string root_;
+  FakeClock clock_;
+  std::unique_ptr<MpsDaemons> mps_;
+};
+
+TEST_F(MpsDaemonsTest, FirstClientStartsOneDaemonPerDeviceWithItsOwnDirectories) {
+  uint32_t me = ::getuid();
+  auto env = mps_->PrepareClient(Slice(0, me));
+  ASSERT_TRUE(env.ok()) << env.status().ToString();
+  EXPECT_EQ(env->at("CUDA_MPS_PIPE_DIRECTORY"), Pipe(0, me));
+  EXPECT_EQ(env->at("CUDA_MPS_PINNED_DEVICE_MEM_LIMIT"), "0=2048M");
+  ASSERT_TRUE(mps_->PrepareClient(Slice(0, me)).ok());
+  ASSERT_TRUE(mps_->PrepareClient(Slice(1, me)).ok());
+  EXPECT_EQ(*ReadFile(Pipe(0, me) + "/fake_visible_devices"), "GPU-0\n") << "the daemon sees only its GPU";
+  std::string cmds = Commands(0, me);
+  EXPECT_EQ(cmds.find("start"), cmds.rfind("start")) << "one daemon for two clients: " << cmds;
+  struct stat st {};
+  ASSERT_EQ(::stat(Pipe(0, me).c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0700u) << "private to its user";
+  ASSERT_EQ(::stat((root_ + "/GPU-0").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0755, 0755u) << "the user's clients must reach their pipe directory";
+  EXPECT_TRUE(Alive(ControlPid(0)));
+  EXPECT_NE(ControlPid(0), ControlPid(1));
+}
+
+TEST_F(MpsDaemonsTest, AnotherUserWaitsForTheDeviceToDrainThenGetsAFreshDaemon) {
+  uint32_t me = ::getuid();
+  uint32_t other = me + 1;
+  ASSERT_TRUE(mps_->PrepareClient(Slice(0, me)).ok());
+  int64_t first = ControlPid(0);
+  auto refused = mps_->PrepareClient(Slice(0, other));
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), Code::kFailedPrecondition);
+  mps_->ReleaseClient(Slice(0, me));
+  auto env = mps_->PrepareClient(Slice(0, other));
+  ASSERT_TRUE(env.ok()) << env.status().ToString();
+  EXPECT_EQ(env->at("CUDA_MPS_PIPE_DIRECTORY"), Pipe(0, other));
+  EXPECT_NE(Commands(0, me).find("quit"), std::string::npos) << "the first user's daemon was quit";
+  EXPECT_NE(ControlPid(0), first);
+  EXPECT_EQ(mps_->Describe()["0"]["uid"], other);
+}
+
+TEST_F(MpsDaemonsTest, IdleDeviceIsHandedToTheNextUser) {
+  uint32_t me = ::getuid();
+  ASSERT_TRUE(mps_->PrepareClient(Slice(0, me)).ok());
+  int64_t first = ControlPid(0);
+  mps_->ReleaseClient(Slice(0, me));
+  // Same user again after release: the daemon is reused.
+  ASSERT_TRUE(mps_->PrepareClient(Slice(0, me)).ok());
+  EXPECT_EQ(ControlPid(0), first);
+  mps_->ReleaseClient(Slice(0, me));
+  mps_->ResetDevice(0);
+  EXPECT_NE(Commands(0, me).find("quit"), std::string::npos);
+  EXPECT_TRUE(mps_->Describe().empty());
+}
+
+TEST_F(MpsDaemonsTest, TerminateClientsAsksTheServerForExactlyTheJobsClients) {
+  uint32_t me = ::getuid();
+  ASSERT_TRUE(mps_->PrepareClient(Slice(0, me)).ok());
+  std::ofstream(Pipe(0, me) + "/fake_servers") << "4242\n";
+  std::ofstream(Pipe(0, me) + "/fake_clients") << "555\n556\n";
+  ASSERT_TRUE(mps_->TerminateClients(Slice(0, me), {556, 999}).ok());
+  std::string cmds = Commands(0, me);
+  EXPECT_NE(cmds.find("get_client_list 4242"), std::string::npos) << cmds;
+  EXPECT_NE(cmds.find("terminate_client 4242 556"), std::string::npos) << cmds;
+  EXPECT_EQ(cmds.find("terminate_client 4242 555"), std::string::npos) << "a neighbour is untouched";
+  EXPECT_EQ(cmds.find("999"), std::string::npos);
+}
+
+TEST_F(MpsDaemonsTest, CrashedControlDaemonIsNoticedAndRestarted) {
+  uint32_t me = ::getuid();
+  ASSERT_TRUE(mps_->PrepareClient(Slice(0, me)).ok());
+  int64_t first = ControlPid(0);
+  ASSERT_EQ(::kill(static_cast<pid_t>(first), SIGKILL), 0);
+  while (Alive(first)) std::this_thread::yield();  // until the kernel has ended it
+  auto events = mps_->Poll(clock_.NowMs());
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0].kind, MpsEvent::Kind::kDaemonDied);
+  int64_t second = ControlPid(0);
+  EXPECT_NE(second, first);
+  EXPECT_TRUE(Alive(second));
+  EXPECT_EQ(mps_->Describe()["0"]["restarts"], 1);
+}
+
+TEST_F(MpsDaemonsTest, FatalFaultLinesInTheServerLogAreReportedOnce) {
+  uint32_t me = ::getuid();
+  ASSERT_TRUE(mps_->PrepareClient(Slice(0, me)).ok());
+  std::string log = root_ + "/GPU-0/" + std::to_string(me) + "/log/server.log";
+  std::ofstream(log, std::ios::app) << "[2026-11-22 03:44:56.026 Server   427] Client {PID: 528, Context ID: 0} connected\n";
+  EXPECT_TRUE(mps_->Poll(clock_.NowMs()).empty());
+  std::ofstream(log, std::ios::app)
+      << "[2026-11-22 03:44:56.307 Server   427] Client {PID: 505, Context: 1} encountered a fatal GPU error.\n";
+  auto events = mps_->Poll(clock_.NowMs());
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0].kind, MpsEvent::Kind::kFatalFault);
+  EXPECT_NE(events[0].detail.find("PID: 505"), std::string::npos);
+  EXPECT_TRUE(mps_->Poll(clock_.NowMs()).empty());
+}
+
+TEST_F(MpsDaemonsTest, IdleDaemonQuitsAfterTheConfiguredTime) {
+  uint32_t me = ::getuid();
+  ASSERT_TRUE(mps_->PrepareClient(Slice(0, me)).ok());
+  int64_t pid = ControlPid(0);
+  clock_.AdvanceMs(120000);
+  EXPECT_TRUE(mps_->Poll(clock_.NowMs()).empty()) << "a daemon with a client never idles out";
+  mps_->ReleaseClient(Slice(0, me));
+  clock_.AdvanceMs(59999);
+  EXPECT_TRUE(mps_->Poll(clock_.NowMs()).empty());
+  clock_.AdvanceMs(1);
+  auto events = mps_->Poll(clock_.NowMs());
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0].kind, MpsEvent::Kind::kDaemonQuit);
+  while (Alive(pid)) std::this_thread::yield();
+  EXPECT_FALSE(Alive(pid));
+}
+
+TEST_F(MpsDaemonsTest, StartFailureIsUnavailableWithTheReason) {
+  std::ofstream(root_ + "/fail-start") << "";
+  auto env = mps_->PrepareClient(Slice(0, ::getuid()));
+  ASSERT_FALSE(env.ok());
+  EXPECT_EQ(env.status().code(), Code::kUnavailable);
+  EXPECT_NE(env.status().message().find("fake: cannot start"), std::string::npos) << env.status().message();
+}
+
+TEST(MpsDaemonsStaticTest, UnusableNamesTheMissingBinary) {
+  EXPECT_NE(MpsDaemons::Unusable("no-such-mps-control-binary").find("not in PATH"), std::string::npos);
+  EXPECT_EQ(MpsDaemons::Unusable("/bin/sh"), "");
+}
+
+}  // namespace
+}  // namespace pinpoint::mps
