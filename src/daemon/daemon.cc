@@ -52,7 +52,9 @@ Result<int> LockStateDir(const std::string& state_dir) {
 // Real MPS daemons where they can run; only the client environment elsewhere (said in the log).
 Result<std::unique_ptr<mps::MpsControl>> MakeMps(const Config& config, const std::string& backend_kind,
                                                  Clock* clock) {
-  std::string mps_root = config.state_dir + "/mps";
+  std::string mps_root = config.mps_dir.empty() ? config.state_dir + "/mps" : config.mps_dir;
+  Status made = MakeDirs(mps_root, 0755);
+  if (!made.ok()) return made;
   std::string why_not;
   if (config.mps == "env-only") why_not = "mps: env-only in the config";
   else if (backend_kind != "nvml") why_not = "no NVIDIA GPU (" + backend_kind + ")";

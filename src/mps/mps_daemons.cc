@@ -182,9 +182,17 @@ bool MpsDaemons::ControlAlive(const Daemon& d) const {
 }
 
 Status MpsDaemons::Start(int device_index, Daemon& d) {
-  std::string base = options_.mps_root + "/" + d.uuid + "/" + std::to_string(d.uid);
+  std::string base = options_.mps_root + "/dev" + std::to_string(device_index) + "/" + std::to_string(d.uid);
   d.pipe_dir = base + "/pipe";
   d.log_dir = base + "/log";
+  // MPS makes Unix sockets in the pipe directory; the longest, control_privileged, must fit
+  // sockaddr_un (107 characters), or every client would silently run without MPS.
+  constexpr size_t kMaxSocketPath = 107;
+  size_t longest = d.pipe_dir.size() + std::string("/control_privileged").size();
+  if (longest > kMaxSocketPath)
+    return Unavailable("MPS pipe directory " + d.pipe_dir + " is too long for a Unix socket (" +
+                       std::to_string(longest) + " > " + std::to_string(kMaxSocketPath) +
+                       " characters); set mps_dir to a shorter path");
   // The path down to them stays traversable (0755): the user's clients must reach the pipes.
   PP_RETURN_IF_ERROR(MakeDirs(base, 0755));
   for (const auto& dir : {d.pipe_dir, d.log_dir}) {
@@ -196,7 +204,7 @@ Status MpsDaemons::Start(int device_index, Daemon& d) {
   std::vector<std::string> env = {PathEnv(), "CUDA_VISIBLE_DEVICES=" + d.uuid,
                                   "CUDA_MPS_PIPE_DIRECTORY=" + d.pipe_dir,
                                   "CUDA_MPS_LOG_DIRECTORY=" + d.log_dir};
-  std::string start_log = options_.mps_root + "/" + d.uuid + "/control-start-" + std::to_string(d.uid) + ".log";
+  std::string start_log = base + "/control-start.log";
   auto started = RunTool({options_.control_binary, "-d"}, env, "", options_.switch_user, d.uid,
                          d.gid, options_.command_timeout_ms, start_log);
   if (!started.ok()) {

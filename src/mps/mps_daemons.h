@@ -1,6 +1,6 @@
 // MpsDaemons: the real MpsControl. Runs one `nvidia-cuda-mps-control -d` per device for the Unix
 // user whose jobs use it, with CUDA_VISIBLE_DEVICES set to the device's UUID and pipe and log
-// directories <mps_root>/<uuid>/<uid>/{pipe,log}, owned by that user, mode 0700. Started when the
+// directories <mps_root>/dev<device index>/<uid>/{pipe,log}, owned by that user, mode 0700. Started when the
 // first slice lands on the device, quit when idle for idle_quit_ms, checked on every Poll
 // (control daemon alive, new fatal-fault lines in the server log), restarted after a crash.
 // Commands (get_server_list, get_client_list, terminate_client, quit) go through the control

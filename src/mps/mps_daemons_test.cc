@@ -43,7 +43,7 @@ class MpsDaemonsTest : public ::testing::Test {
     return s;
   }
   std::string Pipe(int device, uint32_t uid) {
-    return root_ + "/GPU-" + std::to_string(device) + "/" + std::to_string(uid) + "/pipe";
+    return root_ + "/dev" + std::to_string(device) + "/" + std::to_string(uid) + "/pipe";
   }
   std::string Commands(int device, uint32_t uid) {
     auto t = ReadFile(Pipe(device, uid) + "/fake_commands");
@@ -75,7 +75,7 @@ TEST_F(MpsDaemonsTest, FirstClientStartsOneDaemonPerDeviceWithItsOwnDirectories)
   struct stat st {};
   ASSERT_EQ(::stat(Pipe(0, me).c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 0777, 0700u) << "private to its user";
-  ASSERT_EQ(::stat((root_ + "/GPU-0").c_str(), &st), 0);
+  ASSERT_EQ(::stat((root_ + "/dev0").c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 0755, 0755u) << "the user's clients must reach their pipe directory";
   EXPECT_TRUE(Alive(ControlPid(0)));
   EXPECT_NE(ControlPid(0), ControlPid(1));
@@ -143,7 +143,7 @@ TEST_F(MpsDaemonsTest, CrashedControlDaemonIsNoticedAndRestarted) {
 TEST_F(MpsDaemonsTest, FatalFaultLinesInTheServerLogAreReportedOnce) {
   uint32_t me = ::getuid();
   ASSERT_TRUE(mps_->PrepareClient(Slice(0, me)).ok());
-  std::string log = root_ + "/GPU-0/" + std::to_string(me) + "/log/server.log";
+  std::string log = root_ + "/dev0/" + std::to_string(me) + "/log/server.log";
   std::ofstream(log, std::ios::app) << "[2026-11-22 03:44:56.026 Server   427] Client {PID: 528, Context ID: 0} connected\n";
   EXPECT_TRUE(mps_->Poll(clock_.NowMs()).empty());
   std::ofstream(log, std::ios::app)
@@ -178,6 +178,19 @@ TEST_F(MpsDaemonsTest, StartFailureIsUnavailableWithTheReason) {
   ASSERT_FALSE(env.ok());
   EXPECT_EQ(env.status().code(), Code::kUnavailable);
   EXPECT_NE(env.status().message().find("fake: cannot start"), std::string::npos) << env.status().message();
+}
+
+TEST(MpsDaemonsLongPathTest, TooLongPipeDirectoryIsRefusedWithTheReason) {
+  FakeClock clock;
+  MpsDaemonsOptions o;
+  o.mps_root = "/tmp/" + std::string(90, 'x');
+  o.control_binary = PINPOINT_SOURCE_DIR "/tests/fake_mps/nvidia-cuda-mps-control";
+  MpsDaemons mps(o, &clock);
+  ClientSlice s;
+  s.device_uuid = "GPU-0";
+  auto env = mps.PrepareClient(s);
+  ASSERT_FALSE(env.ok());
+  EXPECT_NE(env.status().message().find("too long for a Unix socket"), std::string::npos);
 }
 
 TEST(MpsDaemonsStaticTest, UnusableNamesTheMissingBinary) {

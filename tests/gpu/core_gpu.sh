@@ -37,7 +37,7 @@ rc=$?
 "$BIN/pinpoint" logs --stderr 1
 check "slice job exit 0" test $rc -eq 0
 check "slice sees only its GPU" grep -q "^env CUDA_VISIBLE_DEVICES=$GPU_UUID$" "$WORK/slice.log"
-check "slice has its GPU's MPS pipe directory" grep -q "^env CUDA_MPS_PIPE_DIRECTORY=$WORK/state/mps/$GPU_UUID/0/pipe$" "$WORK/slice.log"
+check "slice has its GPU's MPS pipe directory" grep -q "^env CUDA_MPS_PIPE_DIRECTORY=$WORK/state/mps/dev0/0/pipe$" "$WORK/slice.log"
 check "slice memory limit 4096M" grep -q "^env CUDA_MPS_PINNED_DEVICE_MEM_LIMIT=0=4096M$" "$WORK/slice.log"
 check "slice SM share 25" grep -q "^env CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=25$" "$WORK/slice.log"
 check "CUDA in the job sees the allocated GPU" grep -q "count=1 .*uuid=$GPU_UUID" "$WORK/slice.log"
