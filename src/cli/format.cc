@@ -98,6 +98,8 @@ std::string FormatQueue(const json& reply, int64_t now_ms) {
   }
   std::string out = Table(rows);
   if (reply["jobs"].empty()) out += "(no jobs)\n";
+  std::string backend = Str(reply, "backend");
+  if (backend.rfind("simulated", 0) == 0) out += "node: SIMULATED (" + backend + "): no real GPU is used\n";
   return out;
 }
 

@@ -40,7 +40,7 @@ Status Apply(const json& j, Config* c) {
       "state_dir", "socket_path", "backend", "default_mode", "gpu_modes", "mps_client_limit",
       "host_cpus", "host_mem", "gpu_mem_reserve", "cancel_grace_ms", "poll_interval_ms",
       "cgroups", "cgroup_root", "shim_path", "mps", "mps_control", "mps_idle_quit_ms",
-      "mps_fault_policy", "mps_fault_drain_after", "mps_dir"};
+      "mps_fault_policy", "mps_fault_drain_after", "mps_dir", "mps_prestart_user"};
   if (!j.is_object()) return InvalidArgument("config: must be a JSON object");
   for (auto it = j.begin(); it != j.end(); ++it) {
     if (!kKeys.count(it.key())) return Bad(it.key(), "is not a known setting");
@@ -73,6 +73,7 @@ Status Apply(const json& j, Config* c) {
     return Bad("mps", "must be auto, daemons or env-only (got '" + c->mps + "')");
   PP_RETURN_IF_ERROR(str("mps_control", &c->mps_control));
   PP_RETURN_IF_ERROR(str("mps_dir", &c->mps_dir));
+  PP_RETURN_IF_ERROR(str("mps_prestart_user", &c->mps_prestart_user));
   if (!c->mps_dir.empty() && c->mps_dir[0] != '/') return Bad("mps_dir", "must be an absolute path");
   PP_RETURN_IF_ERROR(integer("mps_idle_quit_ms", 0, 86'400'000, &c->mps_idle_quit_ms));
   PP_RETURN_IF_ERROR(str("mps_fault_policy", &c->mps_fault_policy));

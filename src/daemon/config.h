@@ -31,6 +31,7 @@ struct Config {
   // sets the client environment elsewhere; "daemons" requires them; "env-only" never starts them.
   std::string mps = "auto";
   std::string mps_control = "nvidia-cuda-mps-control";  // path or name in PATH
+  std::string mps_prestart_user;     // start every MPS device's daemon for this user at start
   std::string mps_dir;               // MPS pipe/log directories; empty: <state_dir>/mps. Keep it
                                      // short: MPS socket paths must fit 107 characters
   int64_t mps_idle_quit_ms = 60000;  // quit a device's idle control daemon after this; 0: never

@@ -13,6 +13,7 @@
 #include "daemon/inventory_builder.h"
 #include "daemon/node.h"
 #include "daemon/service.h"
+#include "daemon/users.h"
 #include "launch/cgroup.h"
 #include "launch/process_launcher.h"
 #include "mps/env_only_mps.h"
@@ -137,6 +138,16 @@ int RunDaemon(const Config& config, std::unique_ptr<gpu::GpuBackend> backend,
   options.daemon_uid = ::getuid();
   options.mps_fault_policy = config.mps_fault_policy;
   options.mps_fault_drain_after = config.mps_fault_drain_after;
+  if (!config.mps_prestart_user.empty()) {
+    auto* daemons = dynamic_cast<mps::MpsDaemons*>(mps->get());
+    auto user = LookupName(config.mps_prestart_user);
+    if (!user.ok()) return Fail(InvalidArgument("mps_prestart_user: " + user.status().message()));
+    for (const auto& d : inventory->devices) {
+      if (daemons == nullptr || d.mode != sched::SharingMode::kMps) continue;
+      Status s = daemons->Prestart({d.index, d.uuid, user->uid, user->gid, 0, 0});
+      if (!s.ok()) spdlog::warn("MPS: device {}: prestart: {}", d.index, s.message());
+    }
+  }
   Node node(options, {store->get(), &launcher, mps->get(), &cgroups, backend.get(), &clock});
   Status recovered = node.Recover();
   if (!recovered.ok()) return Fail(recovered);

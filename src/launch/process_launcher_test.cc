@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
+#include <thread>
 
 #include <gtest/gtest.h>
 
@@ -186,6 +187,8 @@ TEST_F(ProcessLauncherTest, JobProcessesAreTheJobsSessionWithoutTheSupervisor) {
   for (int64_t pid : pids) EXPECT_NE(pid, h->pid);
   ASSERT_TRUE(launcher_.Signal(*h, SIGKILL).ok());
   WaitSupervisor(*h);
+  // The killed grandchild (sleep) finishes dying on its own time: wait for that condition.
+  for (int i = 0; i < 1'000'000 && !launcher_.JobProcesses(*h).empty(); ++i) std::this_thread::yield();
   EXPECT_TRUE(launcher_.JobProcesses(*h).empty());
 }
 

@@ -6,6 +6,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -37,6 +38,30 @@ std::vector<char*> CStrings(const std::vector<std::string>& v) {
 std::string PathEnv() {
   const char* p = std::getenv("PATH");
   return std::string("PATH=") + (p ? p : "/usr/local/nvidia/bin:/usr/bin:/bin");
+}
+
+// Waits for child `pid` until `deadline`; false when it is still running then. Uses a pidfd so the
+// wait needs no polling loop.
+bool WaitWithDeadline(pid_t pid, std::chrono::steady_clock::time_point deadline, int* status) {
+  int pidfd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
+  for (;;) {
+    pid_t r = ::waitpid(pid, status, WNOHANG);
+    if (r == pid || (r < 0 && errno != EINTR)) break;
+    int left = static_cast<int>(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                    deadline - std::chrono::steady_clock::now()).count());
+    if (left <= 0) {
+      if (pidfd >= 0) ::close(pidfd);
+      return false;
+    }
+    if (pidfd >= 0) {
+      pollfd p{pidfd, POLLIN, 0};
+      ::poll(&p, 1, left);
+    } else {
+      std::this_thread::sleep_for(std::chrono::milliseconds(std::min(left, 10)));  // old kernels
+    }
+  }
+  if (pidfd >= 0) ::close(pidfd);
+  return true;
 }
 
 // Runs `argv` with `env`, feeding `input` on stdin, and returns its stdout. The child runs as
@@ -96,7 +121,11 @@ Result<std::string> RunTool(const std::vector<std::string>& argv, const std::vec
   }
   ::close(out[0]);
   int status = 0;
-  ::waitpid(pid, &status, 0);
+  if (!WaitWithDeadline(pid, deadline, &status)) {
+    ::kill(pid, SIGKILL);
+    ::waitpid(pid, nullptr, 0);
+    return Unavailable(argv[0] + " did not answer within " + std::to_string(timeout_ms) + " ms");
+  }
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
     std::string why = WIFEXITED(status) && WEXITSTATUS(status) == 127 ? "not found" : "failed";
     return Unavailable(argv[0] + " " + why + (output.empty() ? "" : ": " + output));
@@ -261,6 +290,13 @@ Result<std::map<std::string, std::string>> MpsDaemons::PrepareClient(const Clien
   }
   ++it->second.clients;
   return ClientEnvironment(it->second.pipe_dir, it->second.log_dir, slice);
+}
+
+Status MpsDaemons::Prestart(const ClientSlice& slice) {
+  auto env = PrepareClient(slice);
+  if (!env.ok()) return env.status();
+  ReleaseClient(slice);
+  return Status::Ok();
 }
 
 void MpsDaemons::ReleaseClient(const ClientSlice& slice) {

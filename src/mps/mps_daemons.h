@@ -38,6 +38,10 @@ class MpsDaemons : public MpsControl {
   void ResetDevice(int device_index) override;
   nlohmann::json Describe() const override;
 
+  // Starts the device's control daemon for slice.uid now, with no client yet (config
+  // mps_prestart_user). Errors as PrepareClient.
+  Status Prestart(const ClientSlice& slice);
+
   // Quits every daemon it started (pinpointd does not call this on a normal stop: running jobs
   // keep their servers; tests and admins do).
   void QuitAll();

@@ -193,6 +193,28 @@ TEST(MpsDaemonsLongPathTest, TooLongPipeDirectoryIsRefusedWithTheReason) {
   EXPECT_NE(env.status().message().find("too long for a Unix socket"), std::string::npos);
 }
 
+TEST_F(MpsDaemonsTest, HungControlBinaryIsUnavailableNotAHungDaemon) {
+  MpsDaemonsOptions o;
+  o.mps_root = root_;
+  o.control_binary = PINPOINT_SOURCE_DIR "/tests/fake_mps/nvidia-cuda-mps-control";
+  o.command_timeout_ms = 200;
+  MpsDaemons mps(o, &clock_);
+  std::ofstream(root_ + "/hang-start") << "";
+  auto env = mps.PrepareClient(Slice(0, ::getuid()));
+  ASSERT_FALSE(env.ok());
+  EXPECT_EQ(env.status().code(), Code::kUnavailable);
+  EXPECT_NE(env.status().message().find("did not answer"), std::string::npos) << env.status().message();
+}
+
+TEST_F(MpsDaemonsTest, PrestartRunsADaemonWithoutAClient) {
+  ASSERT_TRUE(mps_->Prestart(Slice(0, ::getuid())).ok());
+  EXPECT_EQ(mps_->Describe()["0"]["clients"], 0);
+  EXPECT_EQ(mps_->Describe()["0"]["state"], "running");
+  ASSERT_TRUE(mps_->PrepareClient(Slice(0, ::getuid())).ok());
+  std::string cmds = Commands(0, ::getuid());
+  EXPECT_EQ(cmds.find("start"), cmds.rfind("start")) << "the prestarted daemon is reused";
+}
+
 TEST(MpsDaemonsStaticTest, UnusableNamesTheMissingBinary) {
   EXPECT_NE(MpsDaemons::Unusable("no-such-mps-control-binary").find("not in PATH"), std::string::npos);
   EXPECT_EQ(MpsDaemons::Unusable("/bin/sh"), "");
