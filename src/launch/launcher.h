@@ -44,8 +44,8 @@ struct ExitStatus {
     kExited,        // the program exited; exit_code is set
     kSignaled,      // the program was killed by term_signal
     kLaunchFailed,  // the program never ran (exec, chdir, setuid failed); error says why
-    kNoStatus,      // the supervisor is gone and left no status (killed, or never started)
-    kNeverLaunched  // no trace of a launch in the job directory: safe to launch again
+    kNoStatus,      // the supervisor is gone and left no status after starting the job
+    kNeverLaunched  // the job's program never started (no lock, or no job.pid): safe to launch again
   };
   Kind kind = Kind::kNoStatus;
   int exit_code = 0;

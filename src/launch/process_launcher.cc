@@ -36,6 +36,8 @@ uint64_t ProcessStartTicks(int64_t pid) {
 
 Result<JobHandle> ProcessLauncher::Launch(const LaunchSpec& spec) {
   PP_RETURN_IF_ERROR(MakeDirs(spec.job_dir, 0755));
+  // A requeued job's earlier run must not be mistaken for this one.
+  for (const char* stale : {kExitFile, kJobPidFile}) ::unlink((spec.job_dir + "/" + stale).c_str());
   PP_RETURN_IF_ERROR(WriteSpec(spec));
   std::string lock_path = spec.job_dir + "/" + kLockFile;
   // Locked before fork and inherited by the shim: there is no moment at which the job lives
@@ -83,6 +85,15 @@ std::optional<ExitStatus> ProcessLauncher::Poll(const JobHandle& handle) {
   if (alive) return std::nullopt;
   auto status = ReadExitStatus(handle.job_dir);
   if (status.ok()) return *status;
+  // The shim writes job.pid before the job may run any code of its own: without it the job
+  // never started (the daemon died between creating the lock and forking), so it may be queued
+  // again without running twice.
+  if (ReadJobPid(handle.job_dir) == 0) {
+    ExitStatus never;
+    never.kind = ExitStatus::Kind::kNeverLaunched;
+    never.error = "the job's supervisor never started it";
+    return never;
+  }
   ExitStatus lost;
   lost.kind = ExitStatus::Kind::kNoStatus;
   lost.error = "the job's supervisor ended without recording an exit status";

@@ -214,3 +214,43 @@ TEST_F(ProcessLauncherTest, KillReachesTheJobButNotItsSupervisor) {
 
 }  // namespace
 }  // namespace pinpoint::launch
+
+namespace pinpoint::launch {
+namespace {
+
+TEST_F(ProcessLauncherTest, LockWithoutJobPidIsNeverLaunched) {
+  // As left by a daemon killed after creating the lock but before forking the supervisor.
+  std::string job_dir = dir_ + "/jobs/11";
+  ASSERT_TRUE(MakeDirs(job_dir).ok());
+  std::ofstream(job_dir + "/" + kLockFile) << "";
+  JobHandle h;
+  h.job_id = 11;
+  h.job_dir = job_dir;
+  auto st = launcher_.Poll(h);
+  ASSERT_TRUE(st.has_value());
+  EXPECT_EQ(st->kind, ExitStatus::Kind::kNeverLaunched);
+}
+
+}  // namespace
+}  // namespace pinpoint::launch
+
+namespace pinpoint::launch {
+namespace {
+
+TEST_F(ProcessLauncherTest, RelaunchForgetsTheEarlierRun) {
+  auto first = launcher_.Launch(Spec(12, {"sh", "-c", "exit 7"}));
+  ASSERT_TRUE(first.ok());
+  WaitSupervisor(*first);
+  ASSERT_EQ(launcher_.Poll(*first)->exit_code, 7);
+  std::string fifo = MakeFifo();
+  auto second = launcher_.Launch(Spec(12, {"sh", "-c", "echo up > " + fifo + "; exec sleep 1000"}));
+  ASSERT_TRUE(second.ok());
+  WaitReady(fifo);
+  EXPECT_FALSE(launcher_.Poll(*second).has_value()) << "running, not the first run's exit 7";
+  ASSERT_TRUE(launcher_.Signal(*second, SIGKILL).ok());
+  WaitSupervisor(*second);
+  EXPECT_EQ(launcher_.Poll(*second)->term_signal, SIGKILL);
+}
+
+}  // namespace
+}  // namespace pinpoint::launch

@@ -50,6 +50,16 @@ rc=$?
 check "whole job exit 0" test $rc -eq 0
 check "whole job gets no MPS" grep -q "^env CUDA_MPS_PIPE_DIRECTORY=(unset)$" "$WORK/whole.log"
 check "whole job sees the GPU" grep -q "count=1 .*uuid=$GPU_UUID" "$WORK/whole.log"
+echo "--- host limits: --cpus 2 --mem 1G"
+if grep -q "host limits through cgroup v2" "$WORK/pinpointd.log"; then
+  "$BIN/pinpoint" submit --wait --name limits --cpus 2 --mem 1G -- sh -c 'g=$(cut -d: -f3 /proc/self/cgroup); echo "cgroup=$g"; echo "cpu.max=$(cat /sys/fs/cgroup$g/cpu.max)"; echo "memory.max=$(cat /sys/fs/cgroup$g/memory.max)"'
+  "$BIN/pinpoint" logs 3 | tee "$WORK/limits.log"
+  check "job runs in its own cgroup" grep -q "^cgroup=/pinpoint/job-3$" "$WORK/limits.log"
+  check "cpu.max is 2 CPUs" grep -q "^cpu.max=200000 100000$" "$WORK/limits.log"
+  check "memory.max is 1 GiB" grep -q "^memory.max=1073741824$" "$WORK/limits.log"
+else
+  echo "(no cgroup v2 here: $(grep -m1 'limits are off' "$WORK/pinpointd.log"))"
+fi
 "$BIN/pinpoint" queue --all
 "$BIN/pinpoint" show 1
 check "an MPS control daemon ran for the slice" grep -q "control daemon .* started for device 0" "$WORK/pinpointd.log"
