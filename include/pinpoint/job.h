@@ -88,7 +88,8 @@ struct JobRecord {
   std::optional<int> exit_code;    // set when the program exited
   std::optional<int> term_signal;  // set when it was killed by a signal
   std::vector<Allocation> allocations;
-  int64_t pid = 0;                 // the job's supervisor (shim) pid; its process group id too
+  int64_t pid = 0;                 // the job's supervisor (shim) pid; the job itself is in its own
+                                   // process group, recorded in the job directory's job.pid
   uint64_t pid_start_ticks = 0;    // /proc start time of pid, to tell a reused pid apart
   bool cancel_requested = false;
   std::string cancelled_by;

@@ -301,7 +301,9 @@ void Node::Schedule() {
     rj.uid = job.uid;
     rj.cpus = job.request.cpus;
     rj.mem_bytes = job.request.mem_bytes;
-    for (const auto& a : job.allocations) rj.slots.push_back({a.device_index, a.gpu_mem_bytes, a.gpu_share_pct});
+    bool isolated = job.fault_suspect && job.request.IsSlice();  // a suspect rerun stays alone
+    for (const auto& a : job.allocations)
+      rj.slots.push_back({a.device_index, a.gpu_mem_bytes, a.gpu_share_pct, isolated});
     snap.running.push_back(std::move(rj));
   }
   if (snap.pending.empty()) return;
@@ -389,6 +391,7 @@ void Node::StartJob(JobRecord& job, const std::vector<sched::Slot>& slots) {
   }
   if (!env.ok()) {
     failed.error = env.status().message();
+    job.allocations.clear();  // it never became a client: nothing to release
     Finish(job, failed);
     return;
   }

@@ -68,8 +68,8 @@ class Node {
   // asked to run another user's job), kFailedPrecondition (never fits: the reason), kIo.
   Result<JobRecord> Submit(const api::Caller& caller, JobRequest request);
 
-  // Cancels each job: pending ones end at once; running ones get SIGTERM (after MPS clients are
-  // released) and SIGKILL after the grace period. One Status per id, in order: kNotFound,
+  // Cancels each job: pending ones end at once; running ones get SIGTERM (after MPS
+  // terminate_client for their processes) and SIGKILL after the grace period. One Status per id, in order: kNotFound,
   // kPermissionDenied, kFailedPrecondition (already ended), or ok.
   std::vector<Status> Cancel(const api::Caller& caller, const std::vector<JobId>& ids);
 

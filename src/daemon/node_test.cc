@@ -419,3 +419,39 @@ TEST_F(NodeTest, GpusViewShowsSlicesAndMpsUser) {
 
 }  // namespace
 }  // namespace pinpoint::daemon
+
+namespace pinpoint::daemon {
+namespace {
+
+TEST_F(NodeTest, RunningSuspectKeepsItsDeviceToItself) {
+  MakeNode([] {
+    auto inv = TwoGpus();
+    inv.devices.resize(1);
+    return inv;
+  }());
+  JobId a = Submit(Request(1, 4ull << 30));
+  node_->Step();
+  mps_.InjectFault(0);
+  node_->Step();
+  launcher_.Finish(a, Exited(2));
+  node_->Step();  // requeued as a suspect and started again, alone
+  ASSERT_EQ(node_->Get(a)->state, JobState::kRunning);
+  ASSERT_TRUE(node_->Get(a)->fault_suspect);
+  JobId b = Submit(Request(1, 4ull << 30));
+  node_->Step();
+  EXPECT_EQ(node_->Get(b)->state, JobState::kPending) << "nothing joins a suspect's rerun";
+  launcher_.Finish(a, Exited(0));
+  node_->Step();
+  EXPECT_EQ(node_->Get(b)->state, JobState::kRunning);
+}
+
+TEST_F(NodeTest, FailedMpsPreparationReleasesNothing) {
+  mps_.Fail(Unavailable("no MPS here"));
+  JobId a = Submit(Request(1, 4ull << 30));
+  node_->Step();
+  EXPECT_EQ(store_->Get(a)->reason, reason::kLaunchFailed);
+  EXPECT_TRUE(mps_.released().empty()) << "a client that never was must not be released";
+}
+
+}  // namespace
+}  // namespace pinpoint::daemon

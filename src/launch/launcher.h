@@ -5,7 +5,8 @@
 // pinpoint-shim, in its own session. The shim outlives pinpointd, so jobs keep running when the
 // daemon dies, and writes the job's exit status to the job directory, where a restarted daemon
 // finds it. A job directory holds: spec.json (what to run), lock (flock held by the shim for its
-// whole life: locked <=> supervisor alive), exit.json (how it ended), stdout, stderr.
+// whole life: locked <=> supervisor alive), job.pid (the job's pid and process group, written
+// durably before the job runs any code), exit.json (how it ended), stdout, stderr.
 #pragma once
 
 #include <cstdint>
@@ -35,7 +36,7 @@ struct LaunchSpec {
 struct JobHandle {
   JobId job_id = 0;
   std::string job_dir;
-  int64_t pid = 0;               // supervisor pid == process group id of the job; 0 if unknown
+  int64_t pid = 0;               // supervisor pid (its session holds the job); 0 if unknown
   uint64_t pid_start_ticks = 0;  // /proc/<pid>/stat start time, to tell a reused pid apart
 };
 

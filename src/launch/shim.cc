@@ -39,7 +39,8 @@ struct ChildFailure {
   int stage;  // index into kStages
   int err;
 };
-constexpr const char* kStages[] = {"setgroups", "setgid", "setuid", "chdir", "exec", "stdio"};
+constexpr const char* kStages[] = {"setgroups", "setgid", "setuid", "chdir", "exec", "stdio",
+                                   "recording the job's pid"};
 
 [[noreturn]] void ChildFail(int pipe_fd, int stage, int err) {
   ChildFailure f{stage, err};
@@ -55,10 +56,12 @@ constexpr const char* kStages[] = {"setgroups", "setgid", "setuid", "chdir", "ex
   ::setpgid(0, 0);
   // Runs nothing of the job's until the shim has recorded its pid: a signal sent by pid then
   // can never miss it.
-  char go;
-  while (::read(go_fd, &go, 1) < 0 && errno == EINTR) {
+  char go = 0;
+  ssize_t got;
+  while ((got = ::read(go_fd, &go, 1)) < 0 && errno == EINTR) {
   }
   ::close(go_fd);
+  if (got != 1 || go != 'g') ChildFail(pipe_fd, 6, EIO);  // pid not recorded: must not run
   struct sigaction dfl {};
   dfl.sa_handler = SIG_DFL;
   for (int sig : {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGPIPE}) ::sigaction(sig, &dfl, nullptr);
@@ -142,13 +145,15 @@ ExitStatus Supervise(const LaunchSpec& spec) {
   ::close(pipe_fds[1]);
   ::close(go_fds[0]);
   ::setpgid(child, child);  // also here: no window in which a signal could miss the group
-  Status recorded = WriteFileAtomic(Path(spec.job_dir, kJobPidFile), std::to_string(child) + "\n",
-                                    0644, /*durable=*/false);
-  ssize_t go_sent = ::write(go_fds[1], "g", 1);
-  (void)go_sent;
-  ::close(go_fds[1]);
+  // Durable: after any crash, a job without job.pid provably never ran and may be queued again.
+  Status recorded = WriteFileAtomic(Path(spec.job_dir, kJobPidFile), std::to_string(child) + "\n", 0644);
+  if (recorded.ok()) {
+    ssize_t go_sent = ::write(go_fds[1], "g", 1);
+    (void)go_sent;
+  }
+  ::close(go_fds[1]);  // without "g" the child reports the failure and never runs the job
   if (!recorded.ok()) {
-    std::string line = "pinpoint: warning: " + recorded.message() + "\n";
+    std::string line = "pinpoint: error: " + recorded.message() + "\n";
     ssize_t ignored = ::write(err_fd, line.data(), line.size());
     (void)ignored;
   }

@@ -33,7 +33,7 @@ struct ClientSlice {
 struct MpsEvent {
   enum class Kind {
     kFatalFault,    // a client hit a fatal GPU error: every client on the device gets an error
-    kDaemonDied,    // the control daemon vanished (crash, SIGKILL); restarted on next use
+    kDaemonDied,    // the control daemon vanished (crash, SIGKILL); restarted at once
     kDaemonQuit,    // quit after being idle, or to pass the device to another user
   };
   int device_index = 0;

@@ -296,6 +296,7 @@ Status MpsDaemons::Prestart(const ClientSlice& slice) {
   auto env = PrepareClient(slice);
   if (!env.ok()) return env.status();
   ReleaseClient(slice);
+  daemons_[slice.device_index].keep = true;
   return Status::Ok();
 }
 
@@ -374,7 +375,7 @@ std::vector<MpsEvent> MpsDaemons::Poll(int64_t now_ms) {
       Status s = Start(index, d);
       if (!s.ok()) spdlog::error("MPS: device {}: {}", index, s.message());
     }
-    if (d.clients == 0 && options_.idle_quit_ms > 0 && now_ms - d.idle_since_ms >= options_.idle_quit_ms) {
+    if (d.clients == 0 && !d.keep && options_.idle_quit_ms > 0 && now_ms - d.idle_since_ms >= options_.idle_quit_ms) {
       Quit(d);
       events.push_back({index, MpsEvent::Kind::kDaemonQuit,
                         "MPS control daemon of device " + std::to_string(index) + " quit after being idle"});

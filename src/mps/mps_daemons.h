@@ -39,7 +39,7 @@ class MpsDaemons : public MpsControl {
   nlohmann::json Describe() const override;
 
   // Starts the device's control daemon for slice.uid now, with no client yet (config
-  // mps_prestart_user). Errors as PrepareClient.
+  // mps_prestart_user), and keeps it even when idle. Errors as PrepareClient.
   Status Prestart(const ClientSlice& slice);
 
   // Quits every daemon it started (pinpointd does not call this on a normal stop: running jobs
@@ -59,6 +59,7 @@ class MpsDaemons : public MpsControl {
     uint64_t server_log_offset = 0;
     std::set<int64_t> orphan_servers;  // servers left by a control daemon that died
     int restarts = 0;
+    bool keep = false;  // prestarted: never quit for being idle
   };
 
   Status Start(int device_index, Daemon& d);

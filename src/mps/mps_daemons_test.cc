@@ -213,6 +213,9 @@ TEST_F(MpsDaemonsTest, PrestartRunsADaemonWithoutAClient) {
   ASSERT_TRUE(mps_->PrepareClient(Slice(0, ::getuid())).ok());
   std::string cmds = Commands(0, ::getuid());
   EXPECT_EQ(cmds.find("start"), cmds.rfind("start")) << "the prestarted daemon is reused";
+  mps_->ReleaseClient(Slice(0, ::getuid()));
+  clock_.AdvanceMs(10 * 60000);
+  EXPECT_TRUE(mps_->Poll(clock_.NowMs()).empty()) << "a prestarted daemon is kept when idle";
 }
 
 TEST(MpsDaemonsStaticTest, UnusableNamesTheMissingBinary) {
