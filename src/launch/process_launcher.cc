@@ -1,6 +1,5 @@
 #include "launch/process_launcher.h"
 
-#include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/file.h>
@@ -8,10 +7,9 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <fstream>
-#include <sstream>
 
 #include "common/file_util.h"
+#include "common/process.h"
 #include "launch/shim.h"
 
 namespace pinpoint::launch {
@@ -19,19 +17,8 @@ namespace pinpoint::launch {
 ProcessLauncher::ProcessLauncher(std::string shim_path) : shim_path_(std::move(shim_path)) {}
 
 uint64_t ProcessStartTicks(int64_t pid) {
-  if (pid <= 0) return 0;
-  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
-  std::string line;
-  if (!std::getline(in, line)) return 0;
-  // The command name (field 2) may hold spaces and parentheses: fields resume after the last ')'.
-  auto close = line.rfind(')');
-  if (close == std::string::npos) return 0;
-  std::istringstream rest(line.substr(close + 2));
-  std::string field;
-  for (int i = 3; i <= 22 && rest >> field; ++i) {
-    if (i == 22) return std::stoull(field);
-  }
-  return 0;
+  auto stat = ReadProcStat(pid);
+  return stat ? stat->start_ticks : 0;
 }
 
 Result<JobHandle> ProcessLauncher::Launch(const LaunchSpec& spec) {
@@ -123,23 +110,11 @@ Status ProcessLauncher::Signal(const JobHandle& handle, int signal) {
 std::vector<int64_t> ProcessLauncher::JobProcesses(const JobHandle& handle) {
   std::vector<int64_t> out;
   if (handle.pid <= 0) return out;
-  DIR* proc = ::opendir("/proc");
-  if (proc == nullptr) return out;
-  while (dirent* e = ::readdir(proc)) {
-    char* end = nullptr;
-    long pid = std::strtol(e->d_name, &end, 10);
-    if (end == e->d_name || *end != '\0' || pid == handle.pid) continue;
-    std::ifstream in(std::string("/proc/") + e->d_name + "/stat");
-    std::string line;
-    if (!std::getline(in, line)) continue;
-    auto close = line.rfind(')');
-    if (close == std::string::npos) continue;
-    std::istringstream rest(line.substr(close + 2));
-    std::string state, ppid, pgrp, session;
-    if (rest >> state >> ppid >> pgrp >> session && state != "Z" && session == std::to_string(handle.pid))
-      out.push_back(pid);
+  for (int64_t pid : ListPids()) {
+    if (pid == handle.pid) continue;
+    auto stat = ReadProcStat(pid);
+    if (stat && stat->state != 'Z' && stat->session == handle.pid) out.push_back(pid);
   }
-  ::closedir(proc);
   return out;
 }
 

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/file_util.h"
+#include "common/process.h"
 
 extern char** environ;
 
@@ -81,14 +82,6 @@ constexpr const char* kStages[] = {"setgroups", "setgid", "setuid", "chdir", "ex
   environ = envp;
   ::execvp(argv[0], argv);
   ChildFail(pipe_fd, 4, errno);
-}
-
-std::vector<char*> CStrings(const std::vector<std::string>& strings) {
-  std::vector<char*> out;
-  out.reserve(strings.size() + 1);
-  for (const auto& s : strings) out.push_back(const_cast<char*>(s.c_str()));
-  out.push_back(nullptr);
-  return out;
 }
 
 // Joins the job's cgroup; the job inherits it. Failure is reported in the job's stderr, not

@@ -1,23 +1,22 @@
 #include "mps/mps_daemons.h"
 
-#include <dirent.h>
 #include <fcntl.h>
 #include <grp.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <fstream>
 #include <sstream>
-#include <thread>
 
 #include <spdlog/spdlog.h>
 
 #include "common/file_util.h"
+#include "common/process.h"
 #include "mps/env_only_mps.h"
 
 extern char** environ;
@@ -28,40 +27,9 @@ namespace {
 
 constexpr char kFatalMarker[] = "encountered a fatal GPU error";
 
-std::vector<char*> CStrings(const std::vector<std::string>& v) {
-  std::vector<char*> out;
-  for (const auto& s : v) out.push_back(const_cast<char*>(s.c_str()));
-  out.push_back(nullptr);
-  return out;
-}
-
 std::string PathEnv() {
   const char* p = std::getenv("PATH");
   return std::string("PATH=") + (p ? p : "/usr/local/nvidia/bin:/usr/bin:/bin");
-}
-
-// Waits for child `pid` until `deadline`; false when it is still running then. Uses a pidfd so the
-// wait needs no polling loop.
-bool WaitWithDeadline(pid_t pid, std::chrono::steady_clock::time_point deadline, int* status) {
-  int pidfd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
-  for (;;) {
-    pid_t r = ::waitpid(pid, status, WNOHANG);
-    if (r == pid || (r < 0 && errno != EINTR)) break;
-    int left = static_cast<int>(std::chrono::duration_cast<std::chrono::milliseconds>(
-                                    deadline - std::chrono::steady_clock::now()).count());
-    if (left <= 0) {
-      if (pidfd >= 0) ::close(pidfd);
-      return false;
-    }
-    if (pidfd >= 0) {
-      pollfd p{pidfd, POLLIN, 0};
-      ::poll(&p, 1, left);
-    } else {
-      std::this_thread::sleep_for(std::chrono::milliseconds(std::min(left, 10)));  // old kernels
-    }
-  }
-  if (pidfd >= 0) ::close(pidfd);
-  return true;
 }
 
 // Runs `argv` with `env`, feeding `input` on stdin, and returns its stdout. The child runs as
@@ -121,11 +89,14 @@ Result<std::string> RunTool(const std::vector<std::string>& argv, const std::vec
   }
   ::close(out[0]);
   int status = 0;
-  if (!WaitWithDeadline(pid, deadline, &status)) {
+  int left_ms = static_cast<int>(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                     deadline - std::chrono::steady_clock::now()).count());
+  if (!WaitForExit(pid, std::max(left_ms, 0))) {
     ::kill(pid, SIGKILL);
     ::waitpid(pid, nullptr, 0);
     return Unavailable(argv[0] + " did not answer within " + std::to_string(timeout_ms) + " ms");
   }
+  ::waitpid(pid, &status, 0);
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
     std::string why = WIFEXITED(status) && WEXITSTATUS(status) == 127 ? "not found" : "failed";
     return Unavailable(argv[0] + " " + why + (output.empty() ? "" : ": " + output));
@@ -148,26 +119,14 @@ bool IsNumber(const std::string& s) {
   return !s.empty() && s.find_first_not_of("0123456789") == std::string::npos;
 }
 
-std::string ReadProc(int64_t pid, const char* what) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/" + what);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 }  // namespace
 
 std::vector<int64_t> ServersOfPipeDir(const std::string& pipe_dir) {
   std::vector<int64_t> out;
-  DIR* proc = ::opendir("/proc");
-  if (proc == nullptr) return out;
   std::string want = "CUDA_MPS_PIPE_DIRECTORY=" + pipe_dir;
-  while (dirent* e = ::readdir(proc)) {
-    if (!IsNumber(e->d_name)) continue;
-    int64_t pid = std::stoll(e->d_name);
-    if (ReadProc(pid, "cmdline").find("nvidia-cuda-mps-server") == std::string::npos) continue;
-    std::string env = ReadProc(pid, "environ");
-    std::istringstream vars(env);
+  for (int64_t pid : ListPids()) {
+    if (ReadProcFile(pid, "cmdline").find("nvidia-cuda-mps-server") == std::string::npos) continue;
+    std::istringstream vars(ReadProcFile(pid, "environ"));
     std::string var;
     while (std::getline(vars, var, '\0')) {
       if (var == want) {
@@ -176,7 +135,6 @@ std::vector<int64_t> ServersOfPipeDir(const std::string& pipe_dir) {
       }
     }
   }
-  ::closedir(proc);
   return out;
 }
 
@@ -203,12 +161,7 @@ Result<std::string> MpsDaemons::Command(const Daemon& d, const std::string& comm
                  options_.command_timeout_ms);
 }
 
-bool MpsDaemons::ControlAlive(const Daemon& d) const {
-  if (d.control_pid <= 0 || ::kill(static_cast<pid_t>(d.control_pid), 0) != 0) return false;
-  std::string state = ReadProc(d.control_pid, "stat");
-  auto close = state.rfind(')');
-  return close != std::string::npos && close + 2 < state.size() && state[close + 2] != 'Z';
-}
+bool MpsDaemons::ControlAlive(const Daemon& d) const { return ProcessAlive(d.control_pid); }
 
 Status MpsDaemons::Start(int device_index, Daemon& d) {
   std::string base = options_.mps_root + "/dev" + std::to_string(device_index) + "/" + std::to_string(d.uid);
@@ -258,8 +211,7 @@ void MpsDaemons::Quit(Daemon& d) {
     auto r = Command(d, "quit");
     if (!r.ok()) spdlog::warn("MPS: quit: {}", r.status().message());
     // The next daemon for this pipe directory can only start once this one is gone.
-    for (int i = 0; i < 250 && ControlAlive(d); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    if (ControlAlive(d)) ::kill(static_cast<pid_t>(d.control_pid), SIGKILL);
+    if (!WaitForExit(d.control_pid, 5000)) ::kill(static_cast<pid_t>(d.control_pid), SIGKILL);
   }
   for (int64_t pid : d.orphan_servers) ::kill(static_cast<pid_t>(pid), SIGKILL);
   d.orphan_servers.clear();

@@ -1,0 +1,93 @@
+#include "common/process.h"
+
+#include <dirent.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+namespace pinpoint {
+
+std::optional<ProcStat> ReadProcStat(int64_t pid) {
+  if (pid <= 0) return std::nullopt;
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  if (!std::getline(in, line)) return std::nullopt;
+  // The command name (field 2) may hold spaces and parentheses: fields resume after the last ')'.
+  auto close = line.rfind(')');
+  if (close == std::string::npos || close + 2 >= line.size()) return std::nullopt;
+  std::istringstream rest(line.substr(close + 2));
+  ProcStat s;
+  std::string skip;
+  rest >> s.state >> s.ppid >> s.pgrp >> s.session;
+  for (int field = 7; field < 22 && rest >> skip; ++field) {
+  }
+  rest >> s.start_ticks;
+  if (!rest) return std::nullopt;
+  return s;
+}
+
+bool ProcessAlive(int64_t pid) {
+  auto s = ReadProcStat(pid);
+  return s && s->state != 'Z';
+}
+
+std::vector<int64_t> ListPids() {
+  std::vector<int64_t> out;
+  DIR* proc = ::opendir("/proc");
+  if (proc == nullptr) return out;
+  while (dirent* e = ::readdir(proc)) {
+    char* end = nullptr;
+    long pid = std::strtol(e->d_name, &end, 10);
+    if (end != e->d_name && *end == '\0') out.push_back(pid);
+  }
+  ::closedir(proc);
+  return out;
+}
+
+std::string ReadProcFile(int64_t pid, const char* name) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/" + name);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+bool WaitForExit(int64_t pid, int timeout_ms) {
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  int pidfd = static_cast<int>(::syscall(SYS_pidfd_open, static_cast<pid_t>(pid), 0));
+  if (pidfd < 0) {
+    if (errno == ESRCH) return true;  // already gone
+    while (ProcessAlive(pid)) {  // kernels before 5.3
+      if (std::chrono::steady_clock::now() >= deadline) return false;
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return true;
+  }
+  bool exited = false;
+  for (;;) {
+    int left = static_cast<int>(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                    deadline - std::chrono::steady_clock::now()).count());
+    pollfd p{pidfd, POLLIN, 0};
+    int n = ::poll(&p, 1, left > 0 ? left : 0);
+    if (n > 0) exited = true;
+    if (n >= 0 || errno != EINTR) break;
+  }
+  ::close(pidfd);
+  return exited;
+}
+
+std::vector<char*> CStrings(const std::vector<std::string>& strings) {
+  std::vector<char*> out;
+  out.reserve(strings.size() + 1);
+  for (const auto& s : strings) out.push_back(const_cast<char*>(s.c_str()));
+  out.push_back(nullptr);
+  return out;
+}
+
+}  // namespace pinpoint

@@ -1,0 +1,38 @@
+// Reading /proc and preparing exec arguments: the few process facts the launcher and the MPS
+// code need, in one place.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace pinpoint {
+
+// Fields of /proc/<pid>/stat that pinpoint uses.
+struct ProcStat {
+  char state = '?';         // 'R', 'S', 'Z', ...
+  int64_t ppid = 0;
+  int64_t pgrp = 0;
+  int64_t session = 0;
+  uint64_t start_ticks = 0;  // field 22: start time in clock ticks since boot
+};
+
+// nullopt when the process does not exist (or /proc cannot be read).
+std::optional<ProcStat> ReadProcStat(int64_t pid);
+// True when `pid` exists and is not a zombie.
+bool ProcessAlive(int64_t pid);
+// Every pid in /proc.
+std::vector<int64_t> ListPids();
+// /proc/<pid>/<name> whole ("cmdline", "environ"); empty when unreadable.
+std::string ReadProcFile(int64_t pid, const char* name);
+
+// Waits until `pid` (any process, child or not) has exited or timeout_ms passes; true when it
+// exited. Uses a pidfd, so nothing polls in a loop (falls back to 10 ms steps on old kernels).
+// A child is not reaped: call waitpid afterwards.
+bool WaitForExit(int64_t pid, int timeout_ms);
+
+// NULL-terminated char* views of `strings` for exec*(); valid while `strings` lives.
+std::vector<char*> CStrings(const std::vector<std::string>& strings);
+
+}  // namespace pinpoint
