@@ -17,9 +17,12 @@ using nlohmann::json;
 
 namespace {
 
+// A suspect after an MPS fault runs alone on its device until it has shown it is not the cause.
+bool RunsIsolated(const JobRecord& r) { return r.fault_suspect && r.request.IsSlice(); }
+
 sched::Demand DemandOf(const JobRecord& r) {
   sched::Demand d;
-  d.isolated = r.fault_suspect && r.request.IsSlice();
+  d.isolated = RunsIsolated(r);
   d.id = r.id;
   d.uid = r.uid;
   d.priority = r.request.priority;
@@ -301,9 +304,8 @@ void Node::Schedule() {
     rj.uid = job.uid;
     rj.cpus = job.request.cpus;
     rj.mem_bytes = job.request.mem_bytes;
-    bool isolated = job.fault_suspect && job.request.IsSlice();  // a suspect rerun stays alone
     for (const auto& a : job.allocations)
-      rj.slots.push_back({a.device_index, a.gpu_mem_bytes, a.gpu_share_pct, isolated});
+      rj.slots.push_back({a.device_index, a.gpu_mem_bytes, a.gpu_share_pct, RunsIsolated(job)});
     snap.running.push_back(std::move(rj));
   }
   if (snap.pending.empty()) return;
@@ -313,14 +315,8 @@ void Node::Schedule() {
     if (it == active_.end()) continue;
     it->second.reason = wait.reason;
     it->second.detail = wait.detail;
-    auto uid_at = it->second.detail.find("uid ");
-    if (wait.reason == "mps-user" && uid_at != std::string::npos) {
-      size_t end = it->second.detail.find_first_not_of("0123456789", uid_at + 4);
-      std::string uid = it->second.detail.substr(uid_at + 4, end - uid_at - 4);
-      if (!uid.empty() && uid.size() < 10)
-        it->second.detail.replace(uid_at, end == std::string::npos ? std::string::npos : end - uid_at,
-                                  UserName(static_cast<uint32_t>(std::stoul(uid))));
-    }
+    if (wait.mps_uid)
+      it->second.detail += "; uid " + std::to_string(*wait.mps_uid) + " is " + UserName(*wait.mps_uid);
   }
   for (const auto& start : plan.starts) {
     auto it = active_.find(start.id);
@@ -527,7 +523,6 @@ json Node::GpusView() const {
   std::map<int, gpu::GpuSample> samples;
   for (const auto& d : options_.inventory.devices) {
     const Use& u = use[static_cast<size_t>(d.index)];
-    // The view shows live drains (repeated faults), which live in options_.
     uint64_t free_bytes = u.whole ? 0 : (d.mem_bytes > u.mem_bytes ? d.mem_bytes - u.mem_bytes : 0);
     json dev{{"index", d.index},           {"uuid", d.uuid},
              {"name", d.name},             {"gpu_index", d.gpu_index},

@@ -56,5 +56,20 @@ TEST(IsolatedSliceTest, RunningIsolatedSlotBlocksItsDevice) {
   ASSERT_EQ(plan.waits.size(), 1u);
 }
 
+TEST(MpsUserWaitTest, NamesTheUidHoldingTheDevice) {
+  Snapshot snap;
+  snap.inventory = TwoMpsGpus();
+  snap.inventory.devices.resize(1);
+  snap.running.push_back({1, 1000, 1, 0, {{0, 4ull << 30, 0, false}}});
+  Demand other = Slice(2, false);
+  other.uid = 2000;
+  snap.pending = {other};
+  Plan plan = Schedule(snap);
+  ASSERT_EQ(plan.waits.size(), 1u);
+  EXPECT_EQ(plan.waits[0].reason, "mps-user");
+  ASSERT_TRUE(plan.waits[0].mps_uid.has_value());
+  EXPECT_EQ(*plan.waits[0].mps_uid, 1000u);
+}
+
 }  // namespace
 }  // namespace pinpoint::sched

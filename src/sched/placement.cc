@@ -53,6 +53,7 @@ struct CachedWait {
   uint64_t generation = 0;
   std::string reason;
   std::string detail;
+  std::optional<uint32_t> mps_uid;
 };
 
 // One Schedule call. State only ever shrinks during a pass (placements and the reservation take
@@ -101,7 +102,7 @@ Plan Pass::Run() {
 void Pass::Consider(const Demand& demand) {
   ShapeKey key = KeyOf(demand);
   if (auto it = cache_.find(key); it != cache_.end() && it->second.generation == generation_) {
-    plan_.waits.push_back({demand.id, it->second.reason, it->second.detail});
+    plan_.waits.push_back({demand.id, it->second.reason, it->second.detail, it->second.mps_uid});
     return;
   }
   // The host test is O(1): when it fails, the device scan only has to learn whether the devices
@@ -117,7 +118,7 @@ void Pass::Consider(const Demand& demand) {
     StartOn(demand, scan.chosen);
     return;
   }
-  Wait wait{demand.id, "resources", ""};
+  Wait wait{demand.id, "resources", "", std::nullopt};
   if (Status fits = limits_.Check(demand); !fits.ok()) {
     // Should have been refused at submit; it must not hold a reservation that never ends.
     wait.detail = fits.message();
@@ -129,7 +130,7 @@ void Pass::Consider(const Demand& demand) {
       return;
     }
   }
-  cache_[key] = {generation_, wait.reason, wait.detail};
+  cache_[key] = {generation_, wait.reason, wait.detail, wait.mps_uid};
   plan_.waits.push_back(std::move(wait));
 }
 
@@ -151,18 +152,19 @@ Wait Pass::Diagnose(const Demand& demand, const DeviceScan& scan, bool devices_o
                     HostFit host) const {
   if (!devices_ok) {
     if (plan_.reservation && scan.fits + scan.reserved >= demand.gpus) {
-      return {demand.id, "reservation", "devices it could use are " + HeldFor()};
+      return {demand.id, "reservation", "devices it could use are " + HeldFor(), std::nullopt};
     }
     if (scan.fits + scan.other_uid >= demand.gpus) {
       return {demand.id, "mps-user",
-              OtherUidDetail(snapshot_.inventory, state_, scan.first_other_uid)};
+              OtherUidDetail(snapshot_.inventory, state_, scan.first_other_uid),
+              state_.devices()[scan.first_other_uid].uid};
     }
-    return {demand.id, "resources", DeviceShortage(demand, scan)};
+    return {demand.id, "resources", DeviceShortage(demand, scan), std::nullopt};
   }
   if (host == HostFit::kReserved) {
-    return {demand.id, "reservation", "host CPUs and memory are " + HeldFor()};
+    return {demand.id, "reservation", "host CPUs and memory are " + HeldFor(), std::nullopt};
   }
-  return {demand.id, "host-resources", HostShortage(demand, state_)};
+  return {demand.id, "host-resources", HostShortage(demand, state_), std::nullopt};
 }
 
 void Pass::Reserve(const Demand& demand, Wait* wait) {

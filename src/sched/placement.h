@@ -73,6 +73,7 @@ struct Wait {
   JobId id = 0;
   std::string reason;
   std::string detail;
+  std::optional<uint32_t> mps_uid;  // reason "mps-user": the uid whose MPS server holds the device
 };
 
 // What one pass held back for the first pending job (in order) that could not start.
