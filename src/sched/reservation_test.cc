@@ -14,15 +14,7 @@ namespace {
 using ::testing::HasSubstr;
 using namespace ::pinpoint::sched::testing;  // NOLINT(google-build-using-namespace)
 
-struct ReservationCase {
-  std::string name;
-  Snapshot snapshot;
-  std::string want;
-  std::string want_reservation;
-  std::map<JobId, std::string> detail_has = {};
-};
-
-std::vector<ReservationCase> Cases() {
+std::vector<PlanCase> Cases() {
   return {
       {"later_jobs_backfill_only_unreserved_devices",
        {Node({Gpu(80), Gpu(80), Gpu(80)}),
@@ -102,21 +94,9 @@ std::vector<ReservationCase> Cases() {
   };
 }
 
-// Names the case in failure messages instead of dumping its bytes.
-void PrintTo(const ReservationCase& c, std::ostream* os) { *os << c.name; }
+class ReservationTest : public ::testing::TestWithParam<PlanCase> {};
 
-class ReservationTest : public ::testing::TestWithParam<ReservationCase> {};
-
-TEST_P(ReservationTest, ProducesPlan) {
-  const ReservationCase& c = GetParam();
-  Plan plan = Schedule(c.snapshot);
-  EXPECT_EQ(Summary(plan), c.want);
-  EXPECT_EQ(ReservationSummary(plan), c.want_reservation);
-  auto details = Details(plan);
-  for (const auto& [id, text] : c.detail_has) {
-    EXPECT_THAT(details[id], HasSubstr(text)) << "job " << id;
-  }
-}
+TEST_P(ReservationTest, ProducesPlan) { ExpectPlan(GetParam()); }
 
 INSTANTIATE_TEST_SUITE_P(Reservation, ReservationTest, ::testing::ValuesIn(Cases()),
                          [](const auto& info) { return info.param.name; });

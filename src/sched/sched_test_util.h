@@ -10,6 +10,9 @@
 #include "sched/inventory.h"
 #include "sched/placement.h"
 
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
 namespace pinpoint::sched::testing {
 
 constexpr uint64_t kGiB = uint64_t{1} << 30;
@@ -147,6 +150,29 @@ inline std::string ReservationSummary(const Plan& plan) {
     out += std::to_string(plan.reservation->device_indices[k]);
   }
   return out;
+}
+
+// One table row of a plan test: a snapshot and what Schedule must make of it.
+struct PlanCase {
+  std::string name;
+  Snapshot snapshot;
+  std::string want;                              // Summary(plan)
+  std::string want_reservation = "-";            // ReservationSummary(plan)
+  std::map<JobId, std::string> detail_has = {};  // wait detail of a job contains this
+};
+
+// Names the case in failure messages instead of dumping its bytes.
+inline void PrintTo(const PlanCase& c, std::ostream* os) { *os << c.name; }
+
+// Schedules the case's snapshot and checks the plan against it.
+inline void ExpectPlan(const PlanCase& c) {
+  Plan plan = Schedule(c.snapshot);
+  EXPECT_EQ(Summary(plan), c.want);
+  EXPECT_EQ(ReservationSummary(plan), c.want_reservation);
+  auto details = Details(plan);
+  for (const auto& [id, text] : c.detail_has) {
+    EXPECT_THAT(details[id], ::testing::HasSubstr(text)) << "job " << id;
+  }
 }
 
 }  // namespace pinpoint::sched::testing
