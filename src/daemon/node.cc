@@ -247,7 +247,6 @@ Result<std::string> Node::Logs(const api::Caller& caller, JobId id, const std::s
 
 std::vector<JobId> Node::Step() {
   std::vector<JobId> ended;
-  HandleMpsEvents();  // before exits: a fault must be known when its victims' exits are read
   deps_.launcher->Reap();
   int64_t now = deps_.clock->NowMs();
   std::vector<JobId> running;
@@ -255,13 +254,10 @@ std::vector<JobId> Node::Step() {
     if (job.state == JobState::kRunning) running.push_back(id);
   }
   std::vector<std::pair<JobId, launch::ExitStatus>> exits;
-  bool mps_job_failed = false;
   for (JobId id : running) {
     JobRecord& job = active_[id];
     auto status = deps_.launcher->Poll(Handle(job));
     if (status) {
-      bool ok = status->kind == launch::ExitStatus::Kind::kExited && status->exit_code == 0;
-      for (const auto& a : job.allocations) mps_job_failed |= !ok && a.mode == "mps";
       exits.emplace_back(id, *status);
       continue;
     }
@@ -272,8 +268,9 @@ std::vector<JobId> Node::Step() {
       kill->second = INT64_MAX;  // once
     }
   }
-  // A client's error may be read before the server's fault line: look again before judging.
-  if (mps_job_failed) HandleMpsEvents();
+  // MPS events are read after the exits and before judging them: a fault's line is in the server
+  // log before its victims exit, so every victim collected here is known as one.
+  HandleMpsEvents();
   for (auto& [id, status] : exits) Finish(active_[id], status);
   if (dirty_) Schedule();
   // Collects every job that ended in this pass, polled or failed to launch inside Schedule.

@@ -198,7 +198,8 @@ Status WriteSpec(const LaunchSpec& spec) {
          {"switch_user", spec.switch_user}, {"uid", spec.uid},
          {"gid", spec.gid},             {"groups", spec.groups},
          {"job_dir", spec.job_dir},     {"cgroup_dir", spec.cgroup_dir}};
-  return WriteFileAtomic(Path(spec.job_dir, kSpecFile), j.dump(), 0600);
+  // Not fsynced: the job's record is durable in the store, and a power loss ends the shim too.
+  return WriteFileAtomic(Path(spec.job_dir, kSpecFile), j.dump(), 0600, /*durable=*/false);
 }
 
 Result<LaunchSpec> ReadSpec(const std::string& job_dir) {

@@ -20,7 +20,8 @@ inline constexpr char kJobPidFile[] = "job.pid";  // the job's pid == its proces
 // The job's pid from job.pid, or 0 while the shim has not started it.
 int64_t ReadJobPid(const std::string& job_dir);
 
-// Writes `spec` to <job_dir>/spec.json (atomically, fsynced).
+// Writes `spec` to <job_dir>/spec.json (atomically; not fsynced: it only has to outlive
+// pinpointd, not a power loss).
 Status WriteSpec(const LaunchSpec& spec);
 Result<LaunchSpec> ReadSpec(const std::string& job_dir);
 
