@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include "api/caller.h"
+#include "common/test_dir.h"
 #include "api/protocol.h"
 #include "api/server.h"
 #include "pinpoint/client.h"
@@ -86,23 +87,18 @@ class EchoHandler : public Handler {
 class ServerTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    char tmpl[] = "/tmp/pp-api-XXXXXX";
-    ASSERT_NE(::mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
-    path_ = dir_ + "/sock";
+    path_ = tmp_.path() + "/sock";
     auto server = Server::Listen(path_, &handler_);
     ASSERT_TRUE(server.ok()) << server.status().ToString();
     server_ = std::move(server).value();
   }
-  void TearDown() override {
-    server_.reset();
-    ::rmdir(dir_.c_str());
-  }
+  void TearDown() override { server_.reset(); }
   // Serves until `done` is set by the client thread.
   void ServeUntil(const std::atomic<bool>& done) {
     while (!done) server_->RunOnce(20, {});
   }
-  std::string dir_, path_;
+  TestDir tmp_;
+  std::string path_;
   EchoHandler handler_;
   std::unique_ptr<Server> server_;
 };

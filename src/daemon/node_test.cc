@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include "common/test_dir.h"
 #include "launch/fake_launcher.h"
 #include "mps/fake_mps.h"
 
@@ -36,9 +37,6 @@ sched::Inventory TwoGpus(sched::SharingMode mode = sched::SharingMode::kMps) {
 class NodeTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    char tmpl[] = "/tmp/pp-node-XXXXXX";
-    ASSERT_NE(::mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
     OpenStore();
     MakeNode(TwoGpus());
     caller_.uid = ::getuid();
@@ -47,7 +45,6 @@ class NodeTest : public ::testing::Test {
   void TearDown() override {
     node_.reset();
     store_.reset();
-    std::system(("rm -rf " + dir_).c_str());
   }
   void OpenStore() {
     auto s = store::JobStore::Open(dir_ + "/pinpoint.db");
@@ -94,7 +91,8 @@ class NodeTest : public ::testing::Test {
     return s;
   }
 
-  std::string dir_;
+  TestDir tmp_;
+  const std::string dir_ = tmp_.path();
   std::unique_ptr<store::JobStore> store_;
   launch::FakeLauncher launcher_;
   mps::FakeMps mps_;

@@ -14,6 +14,7 @@
 #include <gtest/gtest.h>
 
 #include "common/file_util.h"
+#include "common/test_dir.h"
 #include "launch/shim.h"
 
 namespace pinpoint::launch {
@@ -21,12 +22,6 @@ namespace {
 
 class ProcessLauncherTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    char tmpl[] = "/tmp/pp-launch-XXXXXX";
-    ASSERT_NE(::mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
-  }
-  void TearDown() override { std::system(("rm -rf " + dir_).c_str()); }
 
   LaunchSpec Spec(JobId id, std::vector<std::string> argv) {
     LaunchSpec s;
@@ -61,7 +56,8 @@ class ProcessLauncherTest : public ::testing::Test {
     std::getline(in, line);
   }
 
-  std::string dir_;
+  TestDir tmp_;
+  const std::string dir_ = tmp_.path();
   ProcessLauncher launcher_{PINPOINT_BIN_DIR "/pinpoint-shim"};
 };
 

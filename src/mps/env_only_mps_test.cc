@@ -1,5 +1,7 @@
 #include "mps/env_only_mps.h"
 
+#include "common/test_dir.h"
+
 #include <cstdlib>
 
 #include <gtest/gtest.h>
@@ -14,9 +16,8 @@ TEST(PinnedMemLimitValueTest, WholeMibForDeviceZero) {
 }
 
 TEST(EnvOnlyMpsTest, ClientEnvironmentCarriesDirectoriesAndLimits) {
-  char tmpl[] = "/tmp/pp-mps-XXXXXX";
-  ASSERT_NE(::mkdtemp(tmpl), nullptr);
-  std::string root = tmpl;
+  TestDir tmp;
+  const std::string& root = tmp.path();
   EnvOnlyMps mps(root);
   ClientSlice slice{0, "GPU-abc", 1000, 1000, 4ull << 30, 20};
   auto env = mps.PrepareClient(slice);
@@ -33,7 +34,6 @@ TEST(EnvOnlyMpsTest, ClientEnvironmentCarriesDirectoriesAndLimits) {
 
   slice.device_uuid = "../escape";
   EXPECT_FALSE(mps.PrepareClient(slice).ok());
-  std::system(("rm -rf " + root).c_str());
 }
 
 }  // namespace

@@ -13,6 +13,7 @@
 #include <gtest/gtest.h>
 
 #include "common/file_util.h"
+#include "common/test_dir.h"
 
 namespace pinpoint::mps {
 namespace {
@@ -20,9 +21,6 @@ namespace {
 class MpsDaemonsTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    char tmpl[] = "/tmp/pp-mpsd-XXXXXX";
-    ASSERT_NE(::mkdtemp(tmpl), nullptr);
-    root_ = tmpl;
     MpsDaemonsOptions o;
     o.mps_root = root_;
     o.control_binary = PINPOINT_SOURCE_DIR "/tests/fake_mps/nvidia-cuda-mps-control";
@@ -31,7 +29,6 @@ class MpsDaemonsTest : public ::testing::Test {
   }
   void TearDown() override {
     mps_->QuitAll();
-    std::system(("rm -rf " + root_).c_str());
   }
   ClientSlice Slice(int device, uint32_t uid) {
     ClientSlice s;
@@ -56,7 +53,8 @@ class MpsDaemonsTest : public ::testing::Test {
   }
   int64_t ControlPid(int device) { return mps_->Describe()[std::to_string(device)]["control_pid"].get<int64_t>(); }
 
-  std::string root_;
+  TestDir tmp_;
+  const std::string root_ = tmp_.path();
   FakeClock clock_;
   std::unique_ptr<MpsDaemons> mps_;
 };
