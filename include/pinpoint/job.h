@@ -61,6 +61,7 @@ inline constexpr char kLaunchFailed[] = "launch-failed";
 inline constexpr char kLost[] = "lost";  // vanished while pinpointd was down, no exit status
 inline constexpr char kGpuFault[] = "gpu-fault";  // caused a fatal MPS fault (or policy: fail)
 inline constexpr char kMpsFaultVictim[] = "mps-fault-victim";  // requeued after a neighbour's fault
+inline constexpr char kGpuMemExceeded[] = "gpu-mem-exceeded";  // stopped: device memory over its budget
 }  // namespace reason
 
 // One device a running job holds: the allocatable device's index and UUID, and the slice.
@@ -70,6 +71,18 @@ struct Allocation {
   uint64_t gpu_mem_bytes = 0;  // 0 = the whole device
   int gpu_share_pct = 0;
   std::string mode;        // sharing mode of the device when placed: exclusive|timeslice|mps
+};
+
+// What a job used, as the watcher measured it (docs/accounting.md). Device memory is the sum
+// over all of the job's processes on one GPU, CUDA contexts included; the peak is the highest
+// such sum on any of its GPUs. Energy is the job's part of its GPUs' energy counters.
+struct JobUsage {
+  int64_t samples = 0;              // watcher polls that saw the job running; 0 = no data
+  uint64_t gpu_mem_now_bytes = 0;   // at the last poll (0 once the job has ended)
+  uint64_t gpu_mem_peak_bytes = 0;
+  uint64_t energy_mj = 0;           // millijoules
+  int util_pct_mean = -1;           // GPU utilisation while the job held whole GPUs; -1 unknown
+  bool final = false;               // the job has ended and its last interval is accounted
 };
 
 // A job as stored and as listed.
@@ -96,6 +109,11 @@ struct JobRecord {
   // Ended by an MPS fault on its device once already: its next run is alone on a device, so a
   // second fault identifies it as the cause.
   bool fault_suspect = false;
+  // Set when pinpoint itself stops the job (e.g. reason::kGpuMemExceeded): the final reason it
+  // gets unless it completes first, and one line saying why.
+  std::string stop_reason;
+  std::string stop_detail;
+  JobUsage usage;
 };
 
 // JSON forms, documented in docs/api.md. FromJson errors: kInvalidArgument naming the field.
@@ -103,6 +121,8 @@ nlohmann::json ToJson(const JobRequest& r);
 Result<JobRequest> RequestFromJson(const nlohmann::json& j);
 nlohmann::json ToJson(const Allocation& a);
 Result<Allocation> AllocationFromJson(const nlohmann::json& j);
+nlohmann::json ToJson(const JobUsage& u);
+Result<JobUsage> UsageFromJson(const nlohmann::json& j);
 nlohmann::json ToJson(const JobRecord& r);
 Result<JobRecord> RecordFromJson(const nlohmann::json& j);
 

@@ -3,12 +3,15 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstring>
 #include <functional>
 #include <iostream>
 
 #include <CLI/CLI.hpp>
 
+#include "cli/advice.h"
 #include "cli/format.h"
+#include "cli/top.h"
 #include "pinpoint/client.h"
 #include "pinpoint/job.h"
 #include "pinpoint/units.h"
@@ -101,8 +104,47 @@ int JobExitCode(const json& job) {
   return 1;
 }
 
+struct TopArgs {
+  double interval_s = 1.0;
+  int count = 0;  // frames; 0: until interrupted
+};
+
+Result<int> RunTop(const Globals& g, const TopArgs& a, std::ostream& out) {
+  auto client = Client::Connect(g.socket);
+  if (!client.ok()) return client.status();
+  bool in_place = a.count != 1 && ::isatty(STDOUT_FILENO);
+  for (int frame = 0; a.count == 0 || frame < a.count; ++frame) {
+    if (frame > 0) ::usleep(static_cast<useconds_t>(a.interval_s * 1e6));  // the refresh rate, not synchronisation
+    auto reply = client->Call({{"op", "gpus"}});
+    if (!reply.ok()) return reply.status();
+    if (g.json_output) {
+      reply->erase("ok");
+      out << reply->dump() << "\n";
+    } else {
+      out << (in_place ? "\x1b[H\x1b[2J" : (frame > 0 ? "\n" : "")) << FormatTop(*reply, NowMs());
+    }
+    out.flush();
+  }
+  return 0;
+}
+
+// `pinpoint bench ...` is pinpoint-bench next to this binary (bench/README in docs/benchmarks.md).
+int ExecBench(int argc, char** argv, int bench_arg, std::ostream& err) {
+  char exe[4096];
+  ssize_t n = ::readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+  std::string dir = n > 0 ? std::string(exe, static_cast<size_t>(n)) : std::string();
+  dir = dir.substr(0, dir.rfind('/') + 1);
+  std::string bench = dir + "pinpoint-bench";
+  std::vector<char*> args = {bench.data()};
+  for (int i = bench_arg + 1; i < argc; ++i) args.push_back(argv[i]);
+  args.push_back(nullptr);
+  ::execv(bench.c_str(), args.data());
+  err << "pinpoint: cannot run " << bench << ": " << std::strerror(errno) << " (install pinpoint-bench next to pinpoint)\n";
+  return 1;
+}
+
 std::vector<Command> Commands(SubmitArgs& submit, int64_t& job_id, std::vector<int64_t>& ids,
-                              bool& all, std::string& user, int& limit, bool& stderr_stream) {
+                              bool& all, std::string& user, int& limit, bool& stderr_stream, TopArgs& top) {
   return {
       {"submit", "Submit a job: pinpoint submit [--gpus N] [--gpu-mem SIZE [--gpu-share PCT]] -- CMD...",
        [&](CLI::App* c) {
@@ -149,6 +191,9 @@ std::vector<Command> Commands(SubmitArgs& submit, int64_t& job_id, std::vector<i
          auto reply = Call(g, {{"op", "show"}, {"id", job_id}});
          if (!reply.ok()) return reply.status();
          reply->erase("ok");
+         Advice advice = AdviseJob((*reply)["job"]);
+         (*reply)["advice"] = {{"text", advice.text},
+                               {"suggested_gpu_mem_bytes", advice.enough_data ? json(advice.suggested_gpu_mem_bytes) : json(nullptr)}};
          if (g.json_output) out << reply->dump(2) << "\n";
          else out << FormatJob(*reply);
          return 0;
@@ -213,6 +258,27 @@ std::vector<Command> Commands(SubmitArgs& submit, int64_t& job_id, std::vector<i
          else out << (*reply)["data"].get<std::string>();
          return 0;
        }},
+      {"report", "Summarise ended jobs: device memory asked vs used, whole-GPU use, energy, per user",
+       [&](CLI::App* c) {
+         c->add_option("-u,--user", user, "only this user's jobs");
+         c->add_option("-n,--limit", limit, "the newest this many jobs (default 10000)")->check(CLI::Range(0, 1000000));
+       },
+       [&](const Globals& g, std::ostream& out) -> Result<int> {
+         json req{{"op", "queue"}, {"all", true}, {"limit", limit > 0 ? limit : 10000}};
+         if (!user.empty()) req["user"] = user;
+         auto reply = Call(g, req);
+         if (!reply.ok()) return reply.status();
+         json report = Report((*reply)["jobs"]);
+         if (g.json_output) out << report.dump(2) << "\n";
+         else out << FormatReport(report);
+         return 0;
+       }},
+      {"top", "Live view of the GPUs and the jobs on them (Ctrl-C to leave)",
+       [&](CLI::App* c) {
+         c->add_option("-i,--interval", top.interval_s, "seconds between refreshes")->check(CLI::Range(0.1, 3600.0));
+         c->add_option("-c,--count", top.count, "stop after this many frames (0: never)")->check(CLI::Range(0, 1000000));
+       },
+       [&](const Globals& g, std::ostream& out) -> Result<int> { return RunTop(g, top, out); }},
       {"version", "Print the client's and the daemon's version",
        [&](CLI::App*) {},
        [&](const Globals& g, std::ostream& out) -> Result<int> {
@@ -248,7 +314,8 @@ int RunCli(int argc, char** argv, std::ostream& out, std::ostream& err) {
   bool all = false, stderr_stream = false;
   std::string user;
   int limit = 0;
-  auto commands = Commands(submit, job_id, ids, all, user, limit, stderr_stream);
+  TopArgs top;
+  auto commands = Commands(submit, job_id, ids, all, user, limit, stderr_stream, top);
   std::vector<std::pair<CLI::App*, const Command*>> subs;
   for (const auto& c : commands) {
     CLI::App* sub = app.add_subcommand(c.name, c.help);
@@ -266,6 +333,7 @@ int RunCli(int argc, char** argv, std::ostream& out, std::ostream& err) {
       continue;
     }
     if (a.empty() || a[0] == '-') continue;
+    if (a == "bench") return ExecBench(argc, argv, i, err);
     bool known = false;
     std::string names;
     for (const auto& c : commands) {

@@ -130,6 +130,18 @@ std::string FormatJob(const json& reply) {
   if (start > 0 && end > 0) out << "  runtime:  " << FormatDurationMs(end - start) << "\n";
   if (job.contains("exit_code") && !job["exit_code"].is_null()) out << "  exit:     " << job["exit_code"].get<int>() << "\n";
   if (job.contains("term_signal") && !job["term_signal"].is_null()) out << "  signal:   " << job["term_signal"].get<int>() << "\n";
+  if (job.contains("usage") && Int(job["usage"], "samples") > 0) {
+    const json& u = job["usage"];
+    out << "  gpu mem:  peak " << FormatSize(U64(u, "gpu_mem_peak_bytes"));
+    if (Str(job, "state") == "running") out << ", now " << FormatSize(U64(u, "gpu_mem_now_bytes"));
+    if (U64(req, "gpu_mem_bytes")) out << " (asked " << FormatSize(U64(req, "gpu_mem_bytes")) << " per device)";
+    out << "\n";
+    char energy[64];
+    std::snprintf(energy, sizeof(energy), "%.1f kJ", static_cast<double>(U64(u, "energy_mj")) / 1e6);
+    out << "  energy:   " << energy << (u.value("final", false) || Str(job, "state") == "running" ? "" : " (last interval not yet accounted)") << "\n";
+    if (Int(u, "util_pct_mean") >= 0) out << "  gpu busy: " << Int(u, "util_pct_mean") << "% of the time (whole GPUs)\n";
+  }
+  if (reply.contains("advice")) out << "  advice:   " << Str(reply["advice"], "text") << "\n";
   if (reply.contains("events") && !reply["events"].empty()) {
     out << "  history:\n";
     int64_t first = Int(reply["events"][0], "time_ms");

@@ -178,6 +178,28 @@ Result<Allocation> AllocationFromJson(const json& j) {
   return a;
 }
 
+json ToJson(const JobUsage& u) {
+  return json{{"samples", u.samples},
+              {"gpu_mem_now_bytes", u.gpu_mem_now_bytes},
+              {"gpu_mem_peak_bytes", u.gpu_mem_peak_bytes},
+              {"energy_mj", u.energy_mj},
+              {"util_pct_mean", u.util_pct_mean},
+              {"final", u.final}};
+}
+
+Result<JobUsage> UsageFromJson(const json& j) {
+  JobUsage u;
+  Reader in(j, "usage");
+  in.Integer("samples", &u.samples);
+  in.Integer("gpu_mem_now_bytes", &u.gpu_mem_now_bytes);
+  in.Integer("gpu_mem_peak_bytes", &u.gpu_mem_peak_bytes);
+  in.Integer("energy_mj", &u.energy_mj);
+  in.Integer("util_pct_mean", &u.util_pct_mean);
+  in.Bool("final", &u.final);
+  if (!in.error().ok()) return in.error();
+  return u;
+}
+
 json ToJson(const JobRecord& r) {
   json allocations = json::array();
   for (const auto& a : r.allocations) allocations.push_back(ToJson(a));
@@ -199,7 +221,10 @@ json ToJson(const JobRecord& r) {
          {"pid_start_ticks", r.pid_start_ticks},
          {"cancel_requested", r.cancel_requested},
          {"cancelled_by", r.cancelled_by},
-         {"fault_suspect", r.fault_suspect}};
+         {"fault_suspect", r.fault_suspect},
+         {"stop_reason", r.stop_reason},
+         {"stop_detail", r.stop_detail},
+         {"usage", ToJson(r.usage)}};
   return j;
 }
 
@@ -254,6 +279,13 @@ Result<JobRecord> RecordFromJson(const json& j) {
   in.Bool("cancel_requested", &r.cancel_requested);
   in.String("cancelled_by", &r.cancelled_by);
   in.Bool("fault_suspect", &r.fault_suspect);
+  in.String("stop_reason", &r.stop_reason);
+  in.String("stop_detail", &r.stop_detail);
+  if (in.Has("usage")) {
+    auto usage = UsageFromJson(in.At("usage"));
+    if (!usage.ok()) in.Fail(usage.status());
+    else r.usage = *usage;
+  }
   if (!in.error().ok()) return in.error();
   return r;
 }

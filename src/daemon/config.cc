@@ -40,7 +40,9 @@ Status Apply(const json& j, Config* c) {
       "state_dir", "socket_path", "backend", "default_mode", "gpu_modes", "mps_client_limit",
       "host_cpus", "host_mem", "gpu_mem_reserve", "cancel_grace_ms", "poll_interval_ms",
       "cgroups", "cgroup_root", "shim_path", "mps", "mps_control", "mps_idle_quit_ms",
-      "mps_fault_policy", "mps_fault_drain_after", "mps_dir", "mps_prestart_user"};
+      "mps_fault_policy", "mps_fault_drain_after", "mps_dir", "mps_prestart_user",
+      "watch_interval_ms", "gpu_mem_tolerance_pct", "gpu_mem_grace_ms", "usage_flush_ms",
+      "metrics_listen"};
   if (!j.is_object()) return InvalidArgument("config: must be a JSON object");
   for (auto it = j.begin(); it != j.end(); ++it) {
     if (!kKeys.count(it.key())) return Bad(it.key(), "is not a known setting");
@@ -83,6 +85,15 @@ Status Apply(const json& j, Config* c) {
   PP_RETURN_IF_ERROR(integer("host_cpus", 0, 65536, &c->host_cpus));
   PP_RETURN_IF_ERROR(integer("cancel_grace_ms", 0, 3'600'000, &c->cancel_grace_ms));
   PP_RETURN_IF_ERROR(integer("poll_interval_ms", 10, 60'000, &c->poll_interval_ms));
+  PP_RETURN_IF_ERROR(integer("watch_interval_ms", 100, 600'000, &c->watch_interval_ms));
+  PP_RETURN_IF_ERROR(integer("gpu_mem_tolerance_pct", 0, 100, &c->gpu_mem_tolerance_pct));
+  PP_RETURN_IF_ERROR(integer("gpu_mem_grace_ms", 0, 3'600'000, &c->gpu_mem_grace_ms));
+  PP_RETURN_IF_ERROR(integer("usage_flush_ms", 1000, 3'600'000, &c->usage_flush_ms));
+  if (j.contains("metrics_listen")) {
+    // Empty is allowed here: it turns the endpoint off.
+    if (!j["metrics_listen"].is_string()) return Bad("metrics_listen", "must be \"HOST:PORT\" or \"\"");
+    c->metrics_listen = j["metrics_listen"].get<std::string>();
+  }
   if (j.contains("cgroups")) {
     if (!j["cgroups"].is_boolean()) return Bad("cgroups", "must be true or false");
     c->cgroups = j["cgroups"].get<bool>();
@@ -149,7 +160,12 @@ std::string DefaultConfigJson() {
          {"mps_control", c.mps_control},
          {"mps_idle_quit_ms", c.mps_idle_quit_ms},
          {"mps_fault_policy", c.mps_fault_policy},
-         {"mps_fault_drain_after", c.mps_fault_drain_after}};
+         {"mps_fault_drain_after", c.mps_fault_drain_after},
+         {"watch_interval_ms", c.watch_interval_ms},
+         {"gpu_mem_tolerance_pct", c.gpu_mem_tolerance_pct},
+         {"gpu_mem_grace_ms", c.gpu_mem_grace_ms},
+         {"usage_flush_ms", c.usage_flush_ms},
+         {"metrics_listen", c.metrics_listen}};
   return j.dump(2);
 }
 

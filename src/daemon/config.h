@@ -37,6 +37,15 @@ struct Config {
   int64_t mps_idle_quit_ms = 60000;  // quit a device's idle control daemon after this; 0: never
   std::string mps_fault_policy = "requeue";  // requeue | fail (docs/mps.md)
   int mps_fault_drain_after = 3;     // faults of one device within an hour that drain it
+  // Watcher (docs/accounting.md): how often NVML is polled for per-job memory and energy.
+  int64_t watch_interval_ms = 1000;
+  // A slice is stopped (gpu-mem-exceeded) when its processes use more than its device memory
+  // plus this many percent, on every poll for gpu_mem_grace_ms.
+  int gpu_mem_tolerance_pct = 5;
+  int64_t gpu_mem_grace_ms = 2000;
+  int64_t usage_flush_ms = 15000;    // how often running jobs' usage is written to the store
+  // Prometheus endpoint (docs/metrics.md): HOST:PORT; empty turns it off.
+  std::string metrics_listen = "127.0.0.1:9473";
 };
 
 // Parses a configuration file's text. Unknown keys, wrong types and bad values are errors

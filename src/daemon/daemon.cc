@@ -16,10 +16,13 @@
 #include "daemon/users.h"
 #include "launch/cgroup.h"
 #include "launch/process_launcher.h"
+#include "metrics/http_server.h"
 #include "mps/env_only_mps.h"
 #include "mps/mps_daemons.h"
 #include "pinpoint/units.h"
 #include "store/job_store.h"
+#include "watch/process_owner.h"
+#include "watch/watcher.h"
 
 namespace pinpoint::daemon {
 
@@ -148,9 +151,35 @@ int RunDaemon(const Config& config, std::unique_ptr<gpu::GpuBackend> backend,
       if (!s.ok()) spdlog::warn("MPS: device {}: prestart: {}", d.index, s.message());
     }
   }
-  Node node(options, {store->get(), &launcher, mps->get(), &cgroups, backend.get(), &clock});
+  options.usage_flush_ms = config.usage_flush_ms;
+  watch::WatcherOptions watch_options;
+  watch_options.interval_ms = config.watch_interval_ms;
+  watch_options.accountant.mem_tolerance_pct = config.gpu_mem_tolerance_pct;
+  watch_options.accountant.mem_grace_ms = config.gpu_mem_grace_ms;
+  watch_options.gpu_indices = watch::PhysicalGpus(*inventory);
+  watch::ProcProcessOwner owner;
+  // From here on only the watcher's thread uses the backend.
+  watch::Watcher watcher(watch_options, backend.get(), &owner, &clock);
+  Node node(options, {store->get(), &launcher, mps->get(), &cgroups, &watcher, &clock});
   Status recovered = node.Recover();
   if (!recovered.ok()) return Fail(recovered);
+  node.Step();  // tells the watcher of the adopted jobs before its first poll
+  Status watching = watcher.Start();
+  if (!watching.ok()) return Fail(watching);
+  spdlog::info("watcher: polling {} GPU(s) every {} ms; slices stopped above their memory +{}% for {} ms",
+               watch_options.gpu_indices.size(), config.watch_interval_ms, config.gpu_mem_tolerance_pct,
+               config.gpu_mem_grace_ms);
+  std::unique_ptr<metrics::MetricsServer> metrics_server;
+  if (!config.metrics_listen.empty()) {
+    auto started = metrics::MetricsServer::Start(config.metrics_listen);
+    if (started.ok()) {
+      metrics_server = std::move(started).value();
+      spdlog::info("metrics: http://{}/metrics (port {})", config.metrics_listen, metrics_server->port());
+    } else {
+      // Enforcement does not depend on the endpoint: run without it, loudly.
+      spdlog::error("metrics endpoint off: {}", started.status().message());
+    }
+  }
 
   sigset_t mask;
   sigemptyset(&mask);
@@ -161,6 +190,7 @@ int RunDaemon(const Config& config, std::unique_ptr<gpu::GpuBackend> backend,
   if (sig_fd < 0) return Fail(IoError("signalfd: " + ErrnoText(errno)));
 
   Service service(&node);
+  if (metrics_server) service.set_metrics_port(metrics_server->port());
   auto server = api::Server::Listen(config.socket_path, &service);
   if (!server.ok()) return Fail(server.status());
   service.set_server(server->get());
@@ -171,16 +201,24 @@ int RunDaemon(const Config& config, std::unique_ptr<gpu::GpuBackend> backend,
   }
 
   bool stop = false;
+  int64_t published = -1;
   while (!stop) {
-    auto ready = (*server)->RunOnce(static_cast<int>(config.poll_interval_ms), {sig_fd});
-    if (!ready.empty()) {
+    auto ready = (*server)->RunOnce(static_cast<int>(config.poll_interval_ms), {sig_fd, watcher.wake_fd()});
+    for (int fd : ready) {
+      if (fd != sig_fd) continue;  // the watcher's wake needs no reading: Step takes its news
       signalfd_siginfo info{};
       while (::read(sig_fd, &info, sizeof(info)) == sizeof(info)) {
         if (info.ssi_signo == SIGTERM || info.ssi_signo == SIGINT) stop = true;
       }
     }
     service.JobsEnded(node.Step());
+    if (metrics_server && node.generation() != published) {
+      published = node.generation();
+      metrics_server->Publish(metrics::Render(node.MetricsView()));
+    }
   }
+  metrics_server.reset();
+  watcher.Stop();
   spdlog::info("stopping; {} active jobs keep running and are re-adopted at the next start",
                node.active_count());
   ::close(sig_fd);

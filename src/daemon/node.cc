@@ -57,6 +57,7 @@ launch::JobHandle Node::Handle(const JobRecord& r) const {
 }
 
 Status Node::Persist(const JobRecord& r, const char* event, const std::string& detail) {
+  ++generation_;
   PP_RETURN_IF_ERROR(deps_.store->Update(r));
   if (event != nullptr) {
     store::JobEvent e{r.id, deps_.clock->NowMs(), event, detail};
@@ -132,6 +133,7 @@ Result<JobRecord> Node::Submit(const api::Caller& caller, JobRequest request) {
   r.id = *id;
   active_[r.id] = r;
   dirty_ = true;
+  ++generation_;
   return r;
 }
 
@@ -184,21 +186,25 @@ std::vector<Status> Node::Cancel(const api::Caller& caller, const std::vector<Jo
       out.push_back(s);
       continue;
     }
-    // Safe cancel: the MPS server lets go of the job's clients before any signal reaches them,
-    // so the server and the neighbours on the device are never left in an undefined state.
-    std::vector<int64_t> pids;
-    for (const auto& a : job.allocations) {
-      if (a.mode != "mps") continue;
-      if (pids.empty()) pids = deps_.launcher->JobProcesses(Handle(job));
-      Status t = deps_.mps->TerminateClients(SliceOf(job, a), pids);
-      if (!t.ok()) spdlog::warn("job {}: terminate_client: {}", id, t.message());
-    }
-    s = deps_.launcher->Signal(Handle(job), SIGTERM);
-    if (!s.ok()) spdlog::warn("job {}: {}", id, s.ToString());
-    kill_at_ms_[id] = deps_.clock->NowMs() + options_.cancel_grace_ms;
+    SafeStop(job);
     out.push_back(Status::Ok());
   }
   return out;
+}
+
+void Node::SafeStop(JobRecord& job) {
+  // The MPS server lets go of the job's clients before any signal reaches them, so the server
+  // and the neighbours on the device are never left in an undefined state.
+  std::vector<int64_t> pids;
+  for (const auto& a : job.allocations) {
+    if (a.mode != "mps") continue;
+    if (pids.empty()) pids = deps_.launcher->JobProcesses(Handle(job));
+    Status t = deps_.mps->TerminateClients(SliceOf(job, a), pids);
+    if (!t.ok()) spdlog::warn("job {}: terminate_client: {}", job.id, t.message());
+  }
+  Status s = deps_.launcher->Signal(Handle(job), SIGTERM);
+  if (!s.ok()) spdlog::warn("job {}: {}", job.id, s.ToString());
+  kill_at_ms_[job.id] = deps_.clock->NowMs() + options_.cancel_grace_ms;
 }
 
 Result<JobRecord> Node::Get(JobId id) const {
@@ -248,6 +254,7 @@ Result<std::string> Node::Logs(const api::Caller& caller, JobId id, const std::s
 std::vector<JobId> Node::Step() {
   std::vector<JobId> ended;
   deps_.launcher->Reap();
+  ApplyWatch();
   int64_t now = deps_.clock->NowMs();
   std::vector<JobId> running;
   for (const auto& [id, job] : active_) {
@@ -277,11 +284,13 @@ std::vector<JobId> Node::Step() {
   for (auto it = active_.begin(); it != active_.end();) {
     if (IsFinal(it->second.state)) {
       ended.push_back(it->first);
+      ended_total_[{JobStateName(it->second.state), it->second.reason}] += 1;
       it = active_.erase(it);
     } else {
       ++it;
     }
   }
+  UpdateWatchedJobs();
   return ended;
 }
 
@@ -414,6 +423,7 @@ void Node::StartJob(JobRecord& job, const std::vector<sched::Slot>& slots) {
   }
   job.pid = handle->pid;
   job.pid_start_ticks = handle->pid_start_ticks;
+  ++starts_total_;
   s = Persist(job, nullptr, "");
   if (!s.ok()) spdlog::error("job {}: cannot record pid: {}", job.id, s.ToString());
 }
@@ -477,7 +487,11 @@ void Node::Finish(JobRecord& job, const launch::ExitStatus& status) {
   }
   bool ran_to_completion = status.kind == Kind::kExited && status.exit_code == 0;
   if (HandleFaultEnd(job, ran_to_completion)) return;
-  if (job.cancel_requested && !ran_to_completion) {
+  if (!job.stop_reason.empty() && !ran_to_completion) {
+    job.state = JobState::kFailed;
+    job.reason = job.stop_reason;
+    job.detail = job.stop_detail + " (" + job.detail + ")";
+  } else if (job.cancel_requested && !ran_to_completion) {
     job.state = JobState::kCancelled;
     job.reason = reason::kCancelled;
     job.detail = "cancelled by " + job.cancelled_by + " (" + job.detail + ")";
@@ -486,75 +500,6 @@ void Node::Finish(JobRecord& job, const launch::ExitStatus& status) {
   Status s = Persist(job, "end", job.detail);
   if (!s.ok()) spdlog::error("job {}: cannot record end: {}", job.id, s.ToString());
   dirty_ = true;
-}
-
-json Node::GpusView() const {
-  struct Use {
-    uint64_t mem_bytes = 0;
-    int share_pct = 0;
-    bool whole = false;
-    std::optional<uint32_t> mps_uid;
-    json jobs = json::array();
-  };
-  std::vector<Use> use(options_.inventory.devices.size());
-  int cpus_used = 0;
-  uint64_t mem_used = 0;
-  for (const auto& [id, job] : active_) {
-    if (job.state != JobState::kRunning) continue;
-    cpus_used += job.request.cpus;
-    mem_used += job.request.mem_bytes;
-    for (const auto& a : job.allocations) {
-      if (a.device_index < 0 || static_cast<size_t>(a.device_index) >= use.size()) continue;
-      Use& u = use[static_cast<size_t>(a.device_index)];
-      u.mem_bytes += a.gpu_mem_bytes;
-      u.share_pct += a.gpu_share_pct;
-      if (a.mode == "exclusive") u.whole = true;
-      if (a.mode == "mps") u.mps_uid = job.uid;
-      u.jobs.push_back({{"id", id}, {"user", job.user}, {"name", job.request.name},
-                        {"gpu_mem_bytes", a.gpu_mem_bytes}, {"gpu_share_pct", a.gpu_share_pct},
-                        {"mode", a.mode}});
-    }
-  }
-  json devices = json::array();
-  json mps_state = deps_.mps->Describe();
-  std::map<int, gpu::GpuSample> samples;
-  for (const auto& d : options_.inventory.devices) {
-    const Use& u = use[static_cast<size_t>(d.index)];
-    uint64_t free_bytes = u.whole ? 0 : (d.mem_bytes > u.mem_bytes ? d.mem_bytes - u.mem_bytes : 0);
-    json dev{{"index", d.index},           {"uuid", d.uuid},
-             {"name", d.name},             {"gpu_index", d.gpu_index},
-             {"is_mig", d.is_mig},         {"mode", sched::SharingModeName(d.mode)},
-             {"drained", d.drained},       {"mem_bytes", d.mem_bytes},
-             {"sm_count", d.sm_count},     {"mem_allocated_bytes", u.whole ? d.mem_bytes : u.mem_bytes},
-             {"mem_free_bytes", free_bytes}, {"share_free_pct", u.whole ? 0 : 100 - u.share_pct},
-             {"jobs", u.jobs},             {"mps_user", nullptr}};
-    if (u.mps_uid) dev["mps_user"] = UserName(*u.mps_uid);
-    auto drain = drain_reason_.find(d.index);
-    if (drain != drain_reason_.end()) dev["drain_reason"] = drain->second;
-    dev["recovering"] = recovering_.count(d.index) > 0;
-    std::string key = std::to_string(d.index);
-    if (mps_state.contains(key)) dev["mps"] = mps_state[key];
-    if (deps_.gpu != nullptr && !d.is_mig) {
-      if (!samples.count(d.gpu_index)) {
-        auto s = deps_.gpu->Sample(d.gpu_index);
-        if (s.ok()) samples[d.gpu_index] = *s;
-      }
-      auto it = samples.find(d.gpu_index);
-      if (it != samples.end()) {
-        dev["mem_used_bytes"] = it->second.mem_used_bytes;
-        dev["power_mw"] = it->second.power_mw;
-      }
-    }
-    devices.push_back(dev);
-  }
-  return json{{"backend", options_.backend_kind},
-              {"driver", options_.driver_version},
-              {"simulated", options_.backend_kind.rfind("simulated", 0) == 0},
-              {"devices", devices},
-              {"host", {{"cpus", options_.inventory.host.cpus},
-                        {"cpus_allocated", cpus_used},
-                        {"mem_bytes", options_.inventory.host.mem_bytes},
-                        {"mem_allocated_bytes", mem_used}}}};
 }
 
 }  // namespace pinpoint::daemon

@@ -23,11 +23,13 @@
 #include "gpu/gpu_backend.h"
 #include "launch/cgroup.h"
 #include "launch/launcher.h"
+#include "metrics/metrics.h"
 #include "mps/mps_control.h"
 #include "pinpoint/job.h"
 #include "sched/inventory.h"
 #include "sched/placement.h"
 #include "store/job_store.h"
+#include "watch/watcher.h"
 
 namespace pinpoint::daemon {
 
@@ -42,6 +44,7 @@ struct NodeOptions {
   // alone fails with gpu-fault) or "fail" them all with gpu-fault.
   std::string mps_fault_policy = "requeue";
   int mps_fault_drain_after = 3;   // faults of one device within an hour that drain it
+  int64_t usage_flush_ms = 15000;  // how often running jobs' usage is written to the store
 };
 
 // Everything the node acts through. Not owned; must outlive the Node. cgroups and gpu may be null.
@@ -50,7 +53,9 @@ struct NodeDeps {
   launch::Launcher* launcher = nullptr;
   mps::MpsControl* mps = nullptr;
   launch::Cgroups* cgroups = nullptr;
-  gpu::GpuBackend* gpu = nullptr;  // read for live device readings in GpusView only
+  // Polls the GPUs on its own thread; the node tells it which jobs run and acts on what it finds
+  // (usage, budget breaches). Null: no accounting and no device-memory enforcement.
+  watch::Watcher* watcher = nullptr;
   Clock* clock = nullptr;
 };
 
@@ -81,8 +86,13 @@ class Node {
   // A job's stdout or stderr (last max_bytes). Errors: kNotFound, kPermissionDenied, kInvalidArgument.
   Result<std::string> Logs(const api::Caller& caller, JobId id, const std::string& stream,
                            uint64_t max_bytes) const;
-  // Devices, their slices and jobs, host resources (docs/api.md "gpus").
+  // Devices, their slices and jobs, host resources, with the watcher's last readings
+  // (docs/api.md "gpus").
   nlohmann::json GpusView() const;
+  // The node for the Prometheus endpoint.
+  metrics::Snapshot MetricsView() const;
+  // Changes whenever a job changes state or the watcher has polled: a new MetricsView is due.
+  int64_t generation() const;
 
   // One pass: reaps and polls running jobs, escalates cancels past their grace, then, if anything
   // changed, schedules and launches. Returns the ids of jobs that reached a final state.
@@ -107,6 +117,14 @@ class Node {
   // Whether the job was ended by an MPS fault; if so it is requeued or failed by policy.
   bool HandleFaultEnd(JobRecord& job, bool ran_to_completion);
   mps::ClientSlice SliceOf(const JobRecord& job, const Allocation& a) const;
+  // The safe stop of a running job: MPS terminate_client, then SIGTERM, SIGKILL after the grace.
+  void SafeStop(JobRecord& job);
+  // Acts on what the watcher found since the last pass: usage, final usage, budget breaches.
+  void ApplyWatch();
+  void StopOverBudget(JobRecord& job, const watch::OverBudget& over);
+  void SaveFinalUsage(JobId id, const JobUsage& usage);
+  // Tells the watcher which jobs run, when that changed.
+  void UpdateWatchedJobs();
 
   NodeOptions options_;
   NodeDeps deps_;
@@ -118,6 +136,11 @@ class Node {
   std::map<int, std::set<JobId>> recovering_;
   std::map<int, std::vector<int64_t>> fault_times_ms_;  // per device, for draining
   std::map<int, std::string> drain_reason_;
+  std::map<JobId, int64_t> watched_;         // jobs the watcher was last told of -> their pid
+  int64_t last_usage_flush_ms_ = 0;
+  int64_t starts_total_ = 0;
+  std::map<std::pair<std::string, std::string>, int64_t> ended_total_;  // (state, reason)
+  int64_t generation_ = 0;
 };
 
 }  // namespace pinpoint::daemon

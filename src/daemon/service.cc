@@ -65,7 +65,8 @@ Result<json> Service::Dispatch(const api::Caller& caller, const json& request, a
     return json{{"version", PINPOINT_VERSION},
                 {"backend", node_->options().backend_kind},
                 {"driver", node_->options().driver_version},
-                {"schema", store::JobStore::kCurrentVersion}};
+                {"schema", store::JobStore::kCurrentVersion},
+                {"metrics_port", metrics_port_ > 0 ? json(metrics_port_) : json(nullptr)}};
   }
   if (op == "submit") {
     if (!request.contains("request")) return InvalidArgument("submit needs a \"request\" object");

@@ -15,6 +15,8 @@ class Service : public api::Handler {
   explicit Service(Node* node) : node_(node) {}
   // The server to answer deferred requests through; set before serving.
   void set_server(api::Server* server) { server_ = server; }
+  // The Prometheus endpoint's port, reported by "version"; 0 when it is off.
+  void set_metrics_port(int port) { metrics_port_ = port; }
 
   std::optional<nlohmann::json> Handle(const api::Caller& caller, const nlohmann::json& request,
                                        api::ConnId conn) override;
@@ -29,6 +31,7 @@ class Service : public api::Handler {
 
   Node* node_;
   api::Server* server_ = nullptr;
+  int metrics_port_ = 0;
   std::map<JobId, std::vector<std::pair<api::ConnId, api::Caller>>> waiters_;
 };
 

@@ -26,9 +26,10 @@ class Cgroups {
   Result<std::string> CreateJobGroup(JobId id, int cpus, uint64_t mem_bytes);
   // Removes the job's group once it has no processes. Errors are ignored (logged by the caller).
   Status RemoveJobGroup(JobId id);
+  // The job's group directory (whether or not it exists).
+  std::string JobDir(JobId id) const { return root_ + "/job-" + std::to_string(id); }
 
  private:
-  std::string JobDir(JobId id) const { return root_ + "/job-" + std::to_string(id); }
   std::string root_;
   bool enabled_ = false;
 };

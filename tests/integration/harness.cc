@@ -32,7 +32,7 @@ Harness::Harness(std::string backend, std::string extra_config) {
   dir_ = tmpl;
   std::ofstream config(dir_ + "/config.json");
   config << "{\"state_dir\": \"" << dir_ << "/state\", \"socket_path\": \"" << dir_
-         << "/sock\", \"backend\": \"" << backend << "\", \"host_cpus\": 512"
+         << "/sock\", \"backend\": \"" << backend << "\", \"host_cpus\": 512, \"metrics_listen\": \"127.0.0.1:0\""
          << (extra_config.empty() ? "" : ", " + extra_config) << "}\n";
 }
 

@@ -1,0 +1,18 @@
+// `pinpoint top`: a live view of the node's GPUs and the jobs on them, refreshed in place.
+// The frame is pure text built from a "gpus" reply; the loop around it lives in cli.cc.
+#pragma once
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace pinpoint::cli {
+
+// One frame: a line per physical GPU (memory, utilisation, power) and a line per job on each
+// device (device memory used against its slice, share, energy so far). `width` caps bars.
+std::string FormatTop(const nlohmann::json& gpus_reply, int64_t now_ms);
+
+// "[#####.....]" for used/total in `width` cells.
+std::string Bar(double used, double total, int width);
+
+}  // namespace pinpoint::cli

@@ -1,0 +1,180 @@
+// Node's read-only views: the "gpus" listing and the Prometheus snapshot.
+#include "daemon/node.h"
+#include "daemon/users.h"
+
+namespace pinpoint::daemon {
+
+using nlohmann::json;
+
+namespace {
+
+const watch::GpuReading* ReadingOf(const watch::WatchView& view, int gpu_index) {
+  for (const auto& r : view.gpus)
+    if (r.gpu_index == gpu_index && r.ok) return &r;
+  return nullptr;
+}
+
+std::string NameOf(uint32_t uid) {
+  auto u = LookupUid(uid);
+  return u.ok() ? u->name : "uid " + std::to_string(uid);
+}
+
+}  // namespace
+
+json Node::GpusView() const {
+  struct Use {
+    uint64_t mem_bytes = 0;
+    int share_pct = 0;
+    bool whole = false;
+    std::optional<uint32_t> mps_uid;
+    json jobs = json::array();
+  };
+  std::vector<Use> use(options_.inventory.devices.size());
+  watch::WatchView view;
+  if (deps_.watcher != nullptr) view = deps_.watcher->Latest();
+  int cpus_used = 0;
+  uint64_t mem_used = 0;
+  for (const auto& [id, job] : active_) {
+    if (job.state != JobState::kRunning) continue;
+    cpus_used += job.request.cpus;
+    mem_used += job.request.mem_bytes;
+    for (const auto& a : job.allocations) {
+      if (a.device_index < 0 || static_cast<size_t>(a.device_index) >= use.size()) continue;
+      Use& u = use[static_cast<size_t>(a.device_index)];
+      u.mem_bytes += a.gpu_mem_bytes;
+      u.share_pct += a.gpu_share_pct;
+      if (a.mode == "exclusive") u.whole = true;
+      if (a.mode == "mps") u.mps_uid = job.uid;
+      json entry{{"id", id}, {"user", job.user}, {"name", job.request.name},
+                 {"gpu_mem_bytes", a.gpu_mem_bytes}, {"gpu_share_pct", a.gpu_share_pct},
+                 {"mode", a.mode}, {"energy_mj", job.usage.energy_mj},
+                 {"gpu_mem_peak_bytes", job.usage.gpu_mem_peak_bytes}};
+      // Memory in use is per physical GPU: a MIG instance shows its job's use of the whole GPU.
+      auto mem = view.job_mem_by_gpu.find(id);
+      if (mem != view.job_mem_by_gpu.end()) {
+        int gpu = options_.inventory.devices[static_cast<size_t>(a.device_index)].gpu_index;
+        auto on = mem->second.find(gpu);
+        if (on != mem->second.end()) entry["gpu_mem_used_bytes"] = on->second;
+      }
+      u.jobs.push_back(std::move(entry));
+    }
+  }
+  json devices = json::array();
+  json mps_state = deps_.mps->Describe();
+  for (const auto& d : options_.inventory.devices) {
+    const Use& u = use[static_cast<size_t>(d.index)];
+    uint64_t free_bytes = u.whole ? 0 : (d.mem_bytes > u.mem_bytes ? d.mem_bytes - u.mem_bytes : 0);
+    json dev{{"index", d.index},           {"uuid", d.uuid},
+             {"name", d.name},             {"gpu_index", d.gpu_index},
+             {"is_mig", d.is_mig},         {"mode", sched::SharingModeName(d.mode)},
+             {"drained", d.drained},       {"mem_bytes", d.mem_bytes},
+             {"sm_count", d.sm_count},     {"mem_allocated_bytes", u.whole ? d.mem_bytes : u.mem_bytes},
+             {"mem_free_bytes", free_bytes}, {"share_free_pct", u.whole ? 0 : 100 - u.share_pct},
+             {"jobs", u.jobs},             {"mps_user", nullptr}};
+    if (u.mps_uid) dev["mps_user"] = NameOf(*u.mps_uid);
+    auto drain = drain_reason_.find(d.index);
+    if (drain != drain_reason_.end()) dev["drain_reason"] = drain->second;
+    dev["recovering"] = recovering_.count(d.index) > 0;
+    std::string key = std::to_string(d.index);
+    if (mps_state.contains(key)) dev["mps"] = mps_state[key];
+    const watch::GpuReading* reading = ReadingOf(view, d.gpu_index);
+    if (reading != nullptr && !d.is_mig) {
+      dev["mem_used_bytes"] = reading->sample.mem_used_bytes;
+      dev["power_mw"] = reading->sample.power_mw;
+      dev["energy_mj"] = reading->sample.energy_mj;
+      dev["utilization_pct"] = reading->sample.utilization_pct;
+    }
+    devices.push_back(dev);
+  }
+  json watcher = nullptr;
+  if (deps_.watcher != nullptr)
+    watcher = {{"polls", view.polls}, {"poll_time_ms", view.poll_time_ms},
+               {"last_poll_us", view.last_poll_duration_us}};
+  return json{{"backend", options_.backend_kind},
+              {"watcher", watcher},
+              {"driver", options_.driver_version},
+              {"simulated", options_.backend_kind.rfind("simulated", 0) == 0},
+              {"devices", devices},
+              {"host", {{"cpus", options_.inventory.host.cpus},
+                        {"cpus_allocated", cpus_used},
+                        {"mem_bytes", options_.inventory.host.mem_bytes},
+                        {"mem_allocated_bytes", mem_used}}}};
+}
+
+
+int64_t Node::generation() const {
+  return generation_ + (deps_.watcher != nullptr ? deps_.watcher->Latest().polls : 0);
+}
+
+metrics::Snapshot Node::MetricsView() const {
+  metrics::Snapshot snap;
+  watch::WatchView view;
+  if (deps_.watcher != nullptr) view = deps_.watcher->Latest();
+  snap.watcher_polls_total = view.polls;
+  snap.watcher_last_poll_seconds = view.last_poll_duration_us / 1e6;
+  std::map<int, metrics::GpuMetrics> gpus;
+  for (const auto& d : options_.inventory.devices) {
+    metrics::GpuMetrics& g = gpus[d.gpu_index];
+    g.gpu_index = d.gpu_index;
+    if (!d.is_mig) {
+      g.uuid = d.uuid;
+      g.name = d.name;
+      g.mem_total_bytes = d.mem_bytes;
+    } else {
+      g.mem_total_bytes += d.mem_bytes;  // a MIG GPU's memory: what its instances hold
+    }
+    if (const auto* r = ReadingOf(view, d.gpu_index)) {
+      g.sampled = true;
+      g.mem_used_bytes = r->sample.mem_used_bytes;
+      g.utilization_pct = r->sample.utilization_pct;
+      g.power_mw = r->sample.power_mw;
+      g.energy_mj = r->sample.energy_mj;
+    }
+    auto acc = view.accounts.find(d.gpu_index);
+    if (acc != view.accounts.end()) g.idle_energy_mj = acc->second.idle_energy_mj;
+  }
+  for (auto& [index, g] : gpus) snap.gpus.push_back(g);
+
+  std::vector<metrics::DeviceMetrics> devices(options_.inventory.devices.size());
+  json mps_state = deps_.mps->Describe();
+  for (const auto& d : options_.inventory.devices) {
+    metrics::DeviceMetrics& m = devices[static_cast<size_t>(d.index)];
+    m.index = d.index;
+    m.gpu_index = d.gpu_index;
+    m.uuid = d.uuid;
+    m.mode = sched::SharingModeName(d.mode);
+    m.drained = d.drained;
+    std::string key = std::to_string(d.index);
+    if (mps_state.contains(key) && mps_state[key].is_object()) {
+      m.mps_state = mps_state[key].value("state", "");
+      if (mps_state[key].contains("uid") && mps_state[key]["uid"].is_number_unsigned())
+        m.mps_user = NameOf(mps_state[key]["uid"].get<uint32_t>());
+    }
+  }
+  for (const auto& [id, job] : active_) {
+    metrics::JobMetrics j;
+    j.id = id;
+    j.user = job.user;
+    j.state = JobStateName(job.state);
+    j.gpu_mem_request_bytes = job.request.gpu_mem_bytes;
+    j.usage = job.usage;
+    snap.jobs.push_back(j);
+    if (job.state == JobState::kPending) ++snap.sched.pending;
+    if (job.state != JobState::kRunning) continue;
+    ++snap.sched.running;
+    for (const auto& a : job.allocations) {
+      if (a.device_index < 0 || static_cast<size_t>(a.device_index) >= devices.size()) continue;
+      metrics::DeviceMetrics& m = devices[static_cast<size_t>(a.device_index)];
+      m.slices += 1;
+      const auto& d = options_.inventory.devices[static_cast<size_t>(a.device_index)];
+      m.mem_allocated_bytes += a.mode == "exclusive" ? d.mem_bytes : a.gpu_mem_bytes;
+      m.share_allocated_pct += a.mode == "exclusive" ? 100 : a.gpu_share_pct;
+    }
+  }
+  snap.devices = std::move(devices);
+  snap.sched.starts_total = starts_total_;
+  snap.sched.ended_total = ended_total_;
+  return snap;
+}
+
+}  // namespace pinpoint::daemon

@@ -1,0 +1,97 @@
+// Node's side of the watcher: telling it which jobs run, and acting on what it finds.
+#include <spdlog/spdlog.h>
+
+#include "daemon/node.h"
+#include "pinpoint/units.h"
+
+namespace pinpoint::daemon {
+
+namespace {
+
+// The job's cgroup as /proc/<pid>/cgroup names it: its directory below the cgroup2 mount.
+std::string CgroupPath(const launch::Cgroups* cgroups, JobId id) {
+  if (cgroups == nullptr || !cgroups->enabled()) return "";
+  constexpr std::string_view kMount = "/sys/fs/cgroup";
+  std::string dir = cgroups->JobDir(id);
+  if (dir.rfind(kMount, 0) != 0) return "";
+  return dir.substr(kMount.size());
+}
+
+}  // namespace
+
+void Node::UpdateWatchedJobs() {
+  if (deps_.watcher == nullptr) return;
+  std::map<JobId, int64_t> now;
+  for (const auto& [id, job] : active_)
+    if (job.state == JobState::kRunning && !job.allocations.empty()) now[id] = job.pid;
+  if (now == watched_) return;
+  std::vector<watch::WatchedJob> jobs;
+  for (const auto& [id, pid] : now)
+    jobs.push_back(watch::WatchedJobOf(active_[id], options_.inventory, CgroupPath(deps_.cgroups, id)));
+  deps_.watcher->SetJobs(std::move(jobs));
+  watched_ = std::move(now);
+}
+
+void Node::ApplyWatch() {
+  if (deps_.watcher == nullptr) return;
+  watch::WatchUpdate update = deps_.watcher->Take();
+  for (const auto& [id, usage] : update.usage) {
+    auto it = active_.find(id);
+    if (it != active_.end() && it->second.state == JobState::kRunning) it->second.usage = usage;
+  }
+  for (const auto& [id, usage] : update.closed) SaveFinalUsage(id, usage);
+  for (const auto& over : update.over_budget) {
+    auto it = active_.find(over.id);
+    if (it != active_.end()) StopOverBudget(it->second, over);
+  }
+  int64_t now = deps_.clock->NowMs();
+  if (now - last_usage_flush_ms_ < options_.usage_flush_ms) return;
+  last_usage_flush_ms_ = now;
+  for (const auto& [id, job] : active_) {
+    if (job.state != JobState::kRunning || job.usage.samples == 0) continue;
+    Status s = deps_.store->Update(job);
+    if (!s.ok()) spdlog::warn("job {}: cannot record usage: {}", id, s.message());
+  }
+}
+
+void Node::SaveFinalUsage(JobId id, const JobUsage& usage) {
+  auto it = active_.find(id);
+  if (it != active_.end()) {
+    // Requeued (or ended in this very pass): its record carries the usage forward.
+    JobUsage u = usage;
+    u.final = IsFinal(it->second.state);
+    it->second.usage = u;
+    if (it->second.state != JobState::kRunning) {
+      Status s = deps_.store->Update(it->second);
+      if (!s.ok()) spdlog::warn("job {}: cannot record usage: {}", id, s.message());
+    }
+    return;
+  }
+  auto stored = deps_.store->Get(id);
+  if (!stored.ok()) {
+    spdlog::warn("job {}: final usage not recorded: {}", id, stored.status().message());
+    return;
+  }
+  stored->usage = usage;
+  stored->usage.final = IsFinal(stored->state);
+  Status s = deps_.store->Update(*stored);
+  if (!s.ok()) spdlog::warn("job {}: cannot record final usage: {}", id, s.message());
+  ++generation_;
+}
+
+void Node::StopOverBudget(JobRecord& job, const watch::OverBudget& over) {
+  if (job.state != JobState::kRunning || job.cancel_requested || !job.stop_reason.empty()) return;
+  job.stop_reason = reason::kGpuMemExceeded;
+  std::string who = over.processes == 1 ? "its process" : "its " + std::to_string(over.processes) + " processes";
+  job.stop_detail = who + " used " +
+                    FormatSize(over.used_bytes) + " of device memory on GPU " +
+                    std::to_string(over.gpu_index) + ", over its " + FormatSize(over.budget_bytes);
+  job.cancel_requested = true;
+  job.cancelled_by = "pinpoint";
+  Status s = Persist(job, "stop", job.stop_detail);
+  if (!s.ok()) spdlog::error("job {}: cannot record stop: {}", job.id, s.ToString());
+  spdlog::warn("job {}: {}: stopping it", job.id, job.stop_detail);
+  SafeStop(job);
+}
+
+}  // namespace pinpoint::daemon

@@ -1,0 +1,158 @@
+#include "metrics/metrics.h"
+
+#include <stdio.h>
+#include <sys/wait.h>
+
+#include <fstream>
+
+#include <gtest/gtest.h>
+#include <httplib.h>
+
+#include "common/test_dir.h"
+#include "metrics/http_server.h"
+
+namespace pinpoint::metrics {
+namespace {
+
+Snapshot Example() {
+  Snapshot s;
+  GpuMetrics g;
+  g.gpu_index = 0;
+  g.uuid = "GPU-0000";
+  g.name = "NVIDIA H100 80GB HBM3";
+  g.sampled = true;
+  g.mem_used_bytes = 12ull << 30;
+  g.mem_total_bytes = 80ull << 30;
+  g.utilization_pct = 73;
+  g.power_mw = 312'500;
+  g.energy_mj = 123'456'789;
+  g.idle_energy_mj = 4500.5;
+  GpuMetrics lost = g;
+  lost.gpu_index = 1;
+  lost.uuid = "GPU-0001";
+  lost.sampled = false;
+  s.gpus = {g, lost};
+  DeviceMetrics d;
+  d.index = 0;
+  d.gpu_index = 0;
+  d.uuid = "GPU-0000";
+  d.mode = "mps";
+  d.slices = 2;
+  d.mem_allocated_bytes = 16ull << 30;
+  d.share_allocated_pct = 40;
+  d.mps_state = "running";
+  d.mps_user = "ana";
+  DeviceMetrics d1 = d;
+  d1.index = 1;
+  d1.gpu_index = 1;
+  d1.mps_state.clear();
+  d1.mode = "exclusive";
+  s.devices = {d, d1};
+  JobMetrics j;
+  j.id = 7;
+  j.user = "ana \"quoted\"\\";
+  j.state = "running";
+  j.gpu_mem_request_bytes = 8ull << 30;
+  j.usage.samples = 3;
+  j.usage.gpu_mem_now_bytes = 5ull << 30;
+  j.usage.gpu_mem_peak_bytes = 6ull << 30;
+  j.usage.energy_mj = 900'000;
+  JobMetrics p;
+  p.id = 8;
+  p.user = "bo";
+  p.state = "pending";
+  s.jobs = {j, p};
+  s.sched.pending = 1;
+  s.sched.running = 1;
+  s.sched.starts_total = 12;
+  s.sched.ended_total[{"failed", "gpu-mem-exceeded"}] = 1;
+  s.sched.ended_total[{"completed", "exit-0"}] = 10;
+  s.watcher_polls_total = 99;
+  s.watcher_last_poll_seconds = 0.0042;
+  return s;
+}
+
+TEST(MetricsTest, CarriesTheDocumentedNames) {
+  std::string text = Render(Example());
+  for (const char* name :
+       {"pinpoint_gpu_memory_used_bytes{gpu=\"0\",uuid=\"GPU-0000\",name=\"NVIDIA H100 80GB HBM3\"} 12884901888",
+        "pinpoint_gpu_memory_total_bytes{", "pinpoint_gpu_utilization_ratio{gpu=\"0\"", "pinpoint_gpu_power_watts{gpu=\"0\",uuid=\"GPU-0000\",name=\"NVIDIA H100 80GB HBM3\"} 312.5",
+        "pinpoint_gpu_energy_joules_total{gpu=\"0\",uuid=\"GPU-0000\",name=\"NVIDIA H100 80GB HBM3\"} 123456.789",
+        "pinpoint_gpu_up{gpu=\"1\",uuid=\"GPU-0001\",name=\"NVIDIA H100 80GB HBM3\"} 0",
+        "pinpoint_device_slices{device=\"0\",gpu=\"0\",uuid=\"GPU-0000\",mode=\"mps\"} 2",
+        "pinpoint_mps_server_up{device=\"0\",gpu=\"0\",uuid=\"GPU-0000\",mode=\"mps\",user=\"ana\"} 1",
+        "pinpoint_job_gpu_memory_bytes{job=\"7\",user=\"ana \\\"quoted\\\"\\\\\"} 5368709120",
+        "pinpoint_job_gpu_memory_peak_bytes{job=\"7\"", "pinpoint_job_energy_joules_total{job=\"7\"",
+        "pinpoint_job_state{job=\"8\",user=\"bo\",state=\"pending\"} 1", "pinpoint_queue_length 1",
+        "pinpoint_job_starts_total 12", "pinpoint_jobs_ended_total{state=\"failed\",reason=\"gpu-mem-exceeded\"} 1",
+        "pinpoint_watcher_polls_total 99"}) {
+    EXPECT_NE(text.find(name), std::string::npos) << name << "\n" << text;
+  }
+  // A GPU the last poll could not read has no readings, only its up=0 and static facts.
+  EXPECT_EQ(text.find("pinpoint_gpu_power_watts{gpu=\"1\""), std::string::npos);
+  // A pending job has no usage series.
+  EXPECT_EQ(text.find("pinpoint_job_gpu_memory_bytes{job=\"8\""), std::string::npos);
+  EXPECT_EQ(text.find("pinpoint_mps_server_up{device=\"1\""), std::string::npos);
+}
+
+// Runs `promtool check metrics` on `text`; returns its exit status and output.
+std::pair<int, std::string> Promtool(const std::string& text) {
+  TestDir dir;
+  std::string in = dir.path() + "/metrics.txt";
+  std::ofstream(in) << text;
+  std::string cmd = "promtool check metrics < " + in + " 2>&1";
+  FILE* p = ::popen(cmd.c_str(), "r");
+  if (p == nullptr) return {-1, "popen failed"};
+  std::string out;
+  char buf[512];
+  while (size_t n = ::fread(buf, 1, sizeof(buf), p)) out.append(buf, n);
+  int status = ::pclose(p);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+}
+
+TEST(MetricsTest, PassesPromtool) {
+  // promtool comes from Debian's prometheus package (scripts/install-deps.sh); a missing one
+  // fails here rather than skipping the check.
+  auto [status, out] = Promtool(Render(Example()));
+  EXPECT_EQ(status, 0) << out;
+  EXPECT_EQ(out, "") << "promtool lint findings";
+  Snapshot empty;
+  std::tie(status, out) = Promtool(Render(empty));
+  EXPECT_EQ(status, 0) << out;
+}
+
+TEST(MetricsTest, PromtoolCatchesABrokenExposition) {
+  // The check above can fail: promtool rejects a counter without _total and a bad line.
+  auto [status, out] = Promtool("# TYPE foo counter\nfoo 1\nnot a sample line\n");
+  EXPECT_NE(status, 0) << out;
+}
+
+TEST(MetricsServerTest, ServesThePublishedText) {
+  auto server = MetricsServer::Start("127.0.0.1:0");
+  ASSERT_TRUE(server.ok()) << server.status().ToString();
+  (*server)->Publish("pinpoint_queue_length 3\n");
+  httplib::Client client("127.0.0.1", (*server)->port());
+  auto res = client.Get("/metrics");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 200);
+  EXPECT_EQ(res->body, "pinpoint_queue_length 3\n");
+  EXPECT_NE(res->get_header_value("Content-Type").find("version=0.0.4"), std::string::npos);
+  EXPECT_EQ(client.Get("/nothing")->status, 404);
+}
+
+TEST(MetricsServerTest, BadOrBusyAddressesAreErrors) {
+  EXPECT_EQ(MetricsServer::Start("localhost").status().code(), Code::kInvalidArgument);
+  EXPECT_EQ(MetricsServer::Start("127.0.0.1:99999").status().code(), Code::kInvalidArgument);
+  EXPECT_EQ(MetricsServer::Start("::1:80").status().code(), Code::kInvalidArgument);
+  auto first = MetricsServer::Start("127.0.0.1:0");
+  ASSERT_TRUE(first.ok());
+  auto second = MetricsServer::Start("127.0.0.1:" + std::to_string((*first)->port()));
+  EXPECT_EQ(second.status().code(), Code::kUnavailable);
+  auto parsed = ParseListenAddress("[::1]:9473");
+  ASSERT_TRUE(parsed.ok());
+  EXPECT_EQ(parsed->first, "::1");
+  EXPECT_EQ(parsed->second, 9473);
+}
+
+}  // namespace
+}  // namespace pinpoint::metrics

@@ -1,0 +1,60 @@
+#include "watch/process_owner.h"
+
+#include <charconv>
+#include <string_view>
+
+#include "common/process.h"
+
+namespace pinpoint::watch {
+
+std::string CgroupV2Path(const std::string& text) {
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    std::string_view line(text.data() + start, end - start);
+    if (line.substr(0, 3) == "0::") return std::string(line.substr(3));
+    start = end + 1;
+  }
+  return "";
+}
+
+std::optional<JobId> JobIdInEnviron(const std::string& text) {
+  constexpr std::string_view kKey = "PINPOINT_JOB_ID=";
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t end = text.find('\0', start);
+    if (end == std::string::npos) end = text.size();
+    std::string_view entry(text.data() + start, end - start);
+    if (entry.substr(0, kKey.size()) == kKey) {
+      std::string_view value = entry.substr(kKey.size());
+      JobId id = 0;
+      auto [ptr, ec] = std::from_chars(value.data(), value.data() + value.size(), id);
+      if (ec == std::errc() && ptr == value.data() + value.size() && id > 0) return id;
+      return std::nullopt;
+    }
+    start = end + 1;
+  }
+  return std::nullopt;
+}
+
+std::optional<JobId> ProcProcessOwner::OwnerOf(int64_t pid, const std::vector<WatchedJob>& jobs) {
+  std::string cgroup = CgroupV2Path(ReadProcFile(pid, "cgroup"));
+  if (!cgroup.empty()) {
+    for (const auto& j : jobs)
+      if (!j.cgroup_path.empty() && (cgroup == j.cgroup_path || cgroup.rfind(j.cgroup_path + "/", 0) == 0))
+        return j.id;
+  }
+  auto stat = ReadProcStat(pid);
+  if (!stat) return std::nullopt;
+  for (const auto& j : jobs)
+    if (j.session_id > 0 && stat->session == j.session_id) return j.id;
+  auto id = JobIdInEnviron(ReadProcFile(pid, "environ"));
+  if (id) {
+    for (const auto& j : jobs)
+      if (j.id == *id) return j.id;
+  }
+  return std::nullopt;
+}
+
+}  // namespace pinpoint::watch

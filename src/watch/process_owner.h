@@ -1,0 +1,54 @@
+// ProcessOwner: which job a GPU process belongs to. Behind an interface so the watcher is tested
+// with scripted owners; the real one reads /proc.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <vector>
+
+#include "watch/watched_job.h"
+
+namespace pinpoint::watch {
+
+// Called on the watcher's thread only.
+class ProcessOwner {
+ public:
+  virtual ~ProcessOwner() = default;
+  // The job among `jobs` that `pid` belongs to, or nullopt.
+  virtual std::optional<JobId> OwnerOf(int64_t pid, const std::vector<WatchedJob>& jobs) = 0;
+};
+
+// From /proc: the process's cgroup when the job has one, else its session (a job's processes
+// stay in its supervisor's session unless they call setsid), else a PINPOINT_JOB_ID in its
+// environment (readable when pinpointd runs as root), which also finds processes that left the
+// session. A process of no watched job (an MPS server, another user's program) has no owner.
+class ProcProcessOwner final : public ProcessOwner {
+ public:
+  std::optional<JobId> OwnerOf(int64_t pid, const std::vector<WatchedJob>& jobs) override;
+};
+
+// Scripted: owners set by the test.
+class FakeProcessOwner final : public ProcessOwner {
+ public:
+  void Set(int64_t pid, JobId job) { owners_[pid] = job; }
+  void Clear() { owners_.clear(); }
+  std::optional<JobId> OwnerOf(int64_t pid, const std::vector<WatchedJob>& jobs) override {
+    auto it = owners_.find(pid);
+    if (it == owners_.end()) return std::nullopt;
+    for (const auto& j : jobs)
+      if (j.id == it->second) return j.id;
+    return std::nullopt;
+  }
+
+ private:
+  std::map<int64_t, JobId> owners_;
+};
+
+// The cgroup v2 path in the text of /proc/<pid>/cgroup ("0::/pinpoint/job-7\n" -> "/pinpoint/job-7"),
+// or empty.
+std::string CgroupV2Path(const std::string& proc_cgroup_text);
+// The value of PINPOINT_JOB_ID in the text of /proc/<pid>/environ (NUL-separated), or nullopt.
+std::optional<JobId> JobIdInEnviron(const std::string& environ_text);
+
+}  // namespace pinpoint::watch

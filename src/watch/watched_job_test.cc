@@ -1,0 +1,69 @@
+#include "watch/watched_job.h"
+
+#include <gtest/gtest.h>
+
+namespace pinpoint::watch {
+namespace {
+
+constexpr uint64_t kGiB = 1ull << 30;
+
+sched::Inventory MigNode() {
+  sched::Inventory inv;
+  auto add = [&](int gpu, bool mig, int sms, uint64_t mem) {
+    sched::Device d;
+    d.index = static_cast<int>(inv.devices.size());
+    d.gpu_index = gpu;
+    d.is_mig = mig;
+    d.sm_count = sms;
+    d.mem_bytes = mem;
+    inv.devices.push_back(d);
+  };
+  add(0, false, 108, 80 * kGiB);  // device 0: whole GPU 0
+  add(1, true, 42, 40 * kGiB);    // devices 1-3: MIG instances of GPU 1 (3g + 2x 2g)
+  add(1, true, 28, 20 * kGiB);
+  add(1, true, 28, 20 * kGiB);
+  return inv;
+}
+
+TEST(WatchedJobTest, SliceHasItsBudgetAndShare) {
+  JobRecord job;
+  job.id = 7;
+  job.pid = 4242;
+  job.usage.energy_mj = 99;
+  job.allocations.push_back({0, "GPU-0", 6 * kGiB, 25, "mps"});
+  WatchedJob w = WatchedJobOf(job, MigNode(), "/pinpoint/job-7");
+  EXPECT_EQ(w.id, 7);
+  EXPECT_EQ(w.session_id, 4242);
+  EXPECT_EQ(w.cgroup_path, "/pinpoint/job-7");
+  EXPECT_EQ(w.prior.energy_mj, 99u);
+  ASSERT_EQ(w.slots.size(), 1u);
+  EXPECT_EQ(w.slots[0].gpu_index, 0);
+  EXPECT_EQ(w.slots[0].budget_bytes, 6 * kGiB);
+  EXPECT_EQ(w.slots[0].share_pct, 25);
+  EXPECT_FALSE(w.slots[0].whole);
+  EXPECT_DOUBLE_EQ(w.slots[0].device_fraction, 1.0);
+}
+
+TEST(WatchedJobTest, WholeGpuAndExclusiveModeHaveNoBudget) {
+  JobRecord job;
+  job.allocations.push_back({0, "GPU-0", 0, 0, "exclusive"});
+  EXPECT_TRUE(WatchedJobOf(job, MigNode(), "").slots[0].whole);
+  EXPECT_EQ(WatchedJobOf(job, MigNode(), "").slots[0].budget_bytes, 0u);
+  job.allocations[0] = {0, "GPU-0", 4 * kGiB, 0, "exclusive"};  // a slice on an exclusive device
+  EXPECT_TRUE(WatchedJobOf(job, MigNode(), "").slots[0].whole);
+}
+
+TEST(WatchedJobTest, MigInstancesOfOneGpuFormOneSlotWithTheirSmFraction) {
+  JobRecord job;
+  job.allocations.push_back({1, "MIG-1", 0, 0, "exclusive"});
+  job.allocations.push_back({2, "MIG-2", 0, 0, "exclusive"});
+  WatchedJob w = WatchedJobOf(job, MigNode(), "");
+  ASSERT_EQ(w.slots.size(), 1u);
+  EXPECT_EQ(w.slots[0].gpu_index, 1);
+  EXPECT_NEAR(w.slots[0].device_fraction, 70.0 / 98.0, 1e-9);
+  EXPECT_TRUE(w.slots[0].whole);
+  EXPECT_EQ(PhysicalGpus(MigNode()), (std::vector<int>{0, 1}));
+}
+
+}  // namespace
+}  // namespace pinpoint::watch

@@ -1,0 +1,166 @@
+#include "watch/watcher.h"
+
+#include <pthread.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <set>
+
+#include "common/file_util.h"
+
+namespace pinpoint::watch {
+
+Watcher::Watcher(WatcherOptions options, gpu::GpuBackend* backend, ProcessOwner* owner, Clock* clock)
+    : options_(std::move(options)), backend_(backend), owner_(owner), clock_(clock),
+      accountant_(options_.accountant) {}
+
+Watcher::~Watcher() {
+  Stop();
+  if (wake_fd_ >= 0) ::close(wake_fd_);
+}
+
+Status Watcher::Start() {
+  if (wake_fd_ < 0) {
+    wake_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    if (wake_fd_ < 0) return IoError("eventfd: " + ErrnoText(errno));
+  }
+  if (thread_.joinable()) return Status::Ok();
+  {
+    std::lock_guard lock(mu_);
+    stopping_ = false;
+  }
+  thread_ = std::thread([this] { Run(); });
+  return Status::Ok();
+}
+
+void Watcher::Stop() {
+  {
+    std::lock_guard lock(mu_);
+    stopping_ = true;
+  }
+  stop_cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+void Watcher::SetJobs(std::vector<WatchedJob> jobs) {
+  std::lock_guard lock(mu_);
+  std::set<JobId> now;
+  for (const auto& j : jobs) now.insert(j.id);
+  for (const auto& old : jobs_) {
+    if (!now.count(old.id)) closing_[old.id] = old;
+  }
+  for (JobId id : now) closing_.erase(id);  // requeued and started again: watched as before
+  jobs_ = std::move(jobs);
+}
+
+WatchUpdate Watcher::Take() {
+  std::lock_guard lock(mu_);
+  WatchUpdate out = std::move(pending_);
+  pending_ = WatchUpdate{};
+  if (wake_fd_ >= 0) {
+    uint64_t drained = 0;
+    while (::read(wake_fd_, &drained, sizeof(drained)) > 0) {
+    }
+  }
+  return out;
+}
+
+WatchView Watcher::Latest() const {
+  std::lock_guard lock(mu_);
+  return view_;
+}
+
+void Watcher::PollOnce() {
+  std::vector<WatchedJob> watched;
+  std::vector<JobId> closing_ids;
+  {
+    std::lock_guard lock(mu_);
+    watched = jobs_;
+    for (const auto& [id, job] : closing_) {
+      watched.push_back(job);
+      closing_ids.push_back(id);
+    }
+  }
+  auto started = std::chrono::steady_clock::now();
+  std::vector<GpuReading> readings;
+  for (int index : options_.gpu_indices) {
+    GpuReading r;
+    r.gpu_index = index;
+    auto sample = backend_->Sample(index);
+    if (sample.ok()) {
+      r.ok = true;
+      r.sample = std::move(sample).value();
+    } else {
+      r.error = sample.status().message();
+    }
+    readings.push_back(std::move(r));
+  }
+  std::map<int64_t, JobId> owners;
+  for (const auto& r : readings) {
+    for (const auto& p : r.sample.processes) {
+      if (owners.count(p.pid)) continue;
+      auto owner = owner_->OwnerOf(p.pid, watched);
+      if (owner) owners[p.pid] = *owner;
+    }
+  }
+  int64_t now = clock_->NowMs();
+  PollResult result = accountant_.Update(now, watched, readings, owners);
+  auto duration_us = std::chrono::duration_cast<std::chrono::microseconds>(
+                         std::chrono::steady_clock::now() - started).count();
+
+  std::lock_guard lock(mu_);
+  view_.polls += 1;
+  view_.poll_time_ms = now;
+  view_.last_poll_duration_us = duration_us;
+  view_.gpus = readings;
+  view_.accounts = accountant_.gpus();
+  view_.jobs.clear();
+  view_.job_mem_by_gpu.clear();
+  pending_.usage.clear();
+  for (const auto& j : jobs_) {
+    auto usage = accountant_.Usage(j.id);
+    if (!usage) continue;
+    view_.jobs[j.id] = *usage;
+    view_.job_mem_by_gpu[j.id] = accountant_.MemByGpu(j.id);
+    pending_.usage[j.id] = *usage;
+  }
+  for (JobId id : closing_ids) {
+    // Still closing: SetJobs may have brought it back meanwhile.
+    if (!closing_.erase(id)) continue;
+    auto usage = accountant_.Usage(id);
+    if (usage) {
+      usage->gpu_mem_now_bytes = 0;
+      usage->final = true;
+      pending_.closed[id] = *usage;
+    }
+    accountant_.Forget(id);
+  }
+  std::set<JobId> closed_now;
+  for (JobId id : closing_ids) closed_now.insert(id);
+  bool wake = false;
+  for (const auto& o : result.over_budget) {
+    if (closed_now.count(o.id)) continue;  // already ended
+    pending_.over_budget.push_back(o);
+    wake = true;
+  }
+  if (wake && wake_fd_ >= 0) {
+    uint64_t one = 1;
+    if (::write(wake_fd_, &one, sizeof(one)) < 0) {
+      // The main loop still finds the breach at its next tick.
+    }
+  }
+}
+
+void Watcher::Run() {
+  ::pthread_setname_np(::pthread_self(), "pp-watch");
+  // Polls at once, so listings have readings right after a start, and then every interval.
+  std::unique_lock lock(mu_);
+  do {
+    lock.unlock();
+    PollOnce();
+    lock.lock();
+  } while (!stop_cv_.wait_for(lock, std::chrono::milliseconds(options_.interval_ms), [this] { return stopping_; }));
+}
+
+}  // namespace pinpoint::watch

@@ -1,0 +1,98 @@
+// Watcher: polls the GPUs on its own thread, maps GPU processes to jobs and keeps each job's
+// device memory, peak and energy (Accountant). NVML process queries take milliseconds and a
+// driver lock, so they never run on the daemon's main loop or the launch path.
+//
+// The daemon's main loop tells the watcher which jobs run (SetJobs) and collects what it found
+// (Take). Budget breaches also make wake_fd() readable, so the main loop acts on them without
+// waiting for its next tick.
+//
+// Thread-safety: SetJobs, Take, Latest and wake_fd may be called from any thread; Start/Stop
+// from the owner's thread. The GpuBackend is used only by the watcher's thread (or by PollOnce's
+// caller when the thread is not running); nothing else may use it meanwhile.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <thread>
+#include <vector>
+
+#include "common/clock.h"
+#include "gpu/gpu_backend.h"
+#include "pinpoint/status.h"
+#include "watch/accountant.h"
+#include "watch/process_owner.h"
+#include "watch/watched_job.h"
+
+namespace pinpoint::watch {
+
+struct WatcherOptions {
+  int64_t interval_ms = 1000;
+  AccountantOptions accountant;
+  std::vector<int> gpu_indices;  // physical GPUs to poll
+};
+
+// The watcher's last poll, for listings and metrics.
+struct WatchView {
+  int64_t polls = 0;               // polls done so far
+  int64_t poll_time_ms = 0;        // when the last poll ended (clock time)
+  int64_t last_poll_duration_us = 0;
+  std::vector<GpuReading> gpus;
+  std::map<int, GpuAccount> accounts;
+  std::map<JobId, JobUsage> jobs;  // jobs watched at the last poll
+  std::map<JobId, std::map<int, uint64_t>> job_mem_by_gpu;
+};
+
+// What the main loop collects.
+struct WatchUpdate {
+  std::vector<OverBudget> over_budget;   // breaches seen since the last Take
+  std::map<JobId, JobUsage> usage;       // current usage of the jobs watched at the last poll
+  std::map<JobId, JobUsage> closed;      // final usage of jobs that left the watched set
+};
+
+class Watcher {
+ public:
+  // `backend`, `owner` and `clock` are not owned and must outlive the watcher.
+  Watcher(WatcherOptions options, gpu::GpuBackend* backend, ProcessOwner* owner, Clock* clock);
+  ~Watcher();  // stops the thread
+  Watcher(const Watcher&) = delete;
+  Watcher& operator=(const Watcher&) = delete;
+
+  // Starts the polling thread. Errors: kIo when the wake descriptor cannot be made.
+  Status Start();
+  void Stop();  // after the poll in progress, if any; a started thread has polled at least once
+
+  // The jobs that run now (replaces the previous set). A job that leaves the set is polled once
+  // more, for the energy of its last interval, and then reported in WatchUpdate::closed.
+  void SetJobs(std::vector<WatchedJob> jobs);
+  WatchUpdate Take();
+  WatchView Latest() const;
+  // Readable while a Take would return a budget breach; -1 before Start.
+  int wake_fd() const { return wake_fd_; }
+
+  // One poll on the calling thread (tests, and the thread's body).
+  void PollOnce();
+
+ private:
+  void Run();
+
+  const WatcherOptions options_;
+  gpu::GpuBackend* const backend_;
+  ProcessOwner* const owner_;
+  Clock* const clock_;
+  int wake_fd_ = -1;
+
+  mutable std::mutex mu_;
+  std::condition_variable stop_cv_;
+  bool stopping_ = false;                        // guarded by mu_
+  std::vector<WatchedJob> jobs_;                 // guarded by mu_
+  std::map<JobId, WatchedJob> closing_;          // guarded by mu_: left the set, one poll to go
+  WatchUpdate pending_;                          // guarded by mu_
+  WatchView view_;                               // guarded by mu_
+  Accountant accountant_;                        // used by the polling thread only
+  std::thread thread_;
+};
+
+}  // namespace pinpoint::watch

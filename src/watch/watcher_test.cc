@@ -1,0 +1,126 @@
+#include "watch/watcher.h"
+
+#include <poll.h>
+
+#include <gtest/gtest.h>
+
+#include "gpu/simulated_backend.h"
+
+namespace pinpoint::watch {
+namespace {
+
+constexpr uint64_t kGiB = 1ull << 30;
+
+class WatcherTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto b = gpu::SimulatedBackend::FromPreset("h100x2");
+    ASSERT_TRUE(b.ok());
+    backend_ = std::move(b).value();
+    ASSERT_TRUE(backend_->AddEnergy(0, 1'000'000).ok());  // a counter that has run a while
+    WatcherOptions o;
+    o.interval_ms = 1000;
+    o.accountant = {5.0, 1000};
+    o.gpu_indices = {0, 1};
+    watcher_ = std::make_unique<Watcher>(o, backend_.get(), &owner_, &clock_);
+  }
+  static WatchedJob Slice(JobId id, int gpu, uint64_t budget) {
+    WatchedJob j;
+    j.id = id;
+    j.slots.push_back({gpu, budget, 0, 1.0, false});
+    return j;
+  }
+  void Procs(int gpu, std::vector<std::pair<int64_t, uint64_t>> procs) {
+    std::vector<gpu::GpuProcess> list;
+    for (auto [pid, bytes] : procs) list.push_back({pid, bytes, true});
+    ASSERT_TRUE(backend_->SetProcesses(gpu, list).ok());
+  }
+  void Tick(uint64_t energy_mj_gpu0) {
+    ASSERT_TRUE(backend_->AddEnergy(0, energy_mj_gpu0).ok());
+    clock_.AdvanceMs(1000);
+    watcher_->PollOnce();
+  }
+  bool WakeReadable() {
+    pollfd p{watcher_->wake_fd(), POLLIN, 0};
+    return ::poll(&p, 1, 0) == 1;
+  }
+
+  std::unique_ptr<gpu::SimulatedBackend> backend_;
+  FakeProcessOwner owner_;
+  FakeClock clock_;
+  std::unique_ptr<Watcher> watcher_;
+};
+
+TEST_F(WatcherTest, OverBudgetJobIsReportedAndWakesTheMainLoopItsNeighbourIsNot) {
+  ASSERT_TRUE(watcher_->Start().ok());  // makes the wake descriptor (and a thread we stop at once)
+  watcher_->Stop();
+  watcher_->SetJobs({Slice(1, 0, 4 * kGiB), Slice(2, 0, 4 * kGiB)});
+  owner_.Set(100, 1);
+  owner_.Set(101, 1);
+  owner_.Set(200, 2);
+  Procs(0, {{100, 3 * kGiB}, {101, 3 * kGiB}, {200, 3 * kGiB}});
+  Tick(1000);
+  EXPECT_TRUE(watcher_->Take().over_budget.empty());
+  EXPECT_FALSE(WakeReadable());
+  Tick(1000);
+  EXPECT_TRUE(WakeReadable());
+  WatchUpdate u = watcher_->Take();
+  ASSERT_EQ(u.over_budget.size(), 1u);
+  EXPECT_EQ(u.over_budget[0].id, 1);
+  EXPECT_EQ(u.over_budget[0].used_bytes, 6 * kGiB);
+  EXPECT_FALSE(WakeReadable());  // Take drained it
+  EXPECT_EQ(u.usage.at(1).gpu_mem_now_bytes, 6 * kGiB);
+  EXPECT_EQ(u.usage.at(2).gpu_mem_now_bytes, 3 * kGiB);
+}
+
+TEST_F(WatcherTest, EndedJobGetsItsLastIntervalThenFinalUsage) {
+  watcher_->SetJobs({Slice(1, 0, 4 * kGiB), Slice(2, 0, 4 * kGiB)});
+  watcher_->PollOnce();  // first counter reading
+  Tick(10'000);           // 5 J each
+  watcher_->SetJobs({Slice(2, 0, 4 * kGiB)});  // job 1 ended during the next interval
+  Tick(10'000);           // still split between both: job 1 ran in part of it
+  WatchUpdate u = watcher_->Take();
+  ASSERT_EQ(u.closed.count(1), 1u);
+  EXPECT_TRUE(u.closed.at(1).final);
+  EXPECT_EQ(u.closed.at(1).energy_mj, 10'000u);
+  EXPECT_EQ(u.usage.count(1), 0u);
+  Tick(10'000);           // job 2 alone now
+  u = watcher_->Take();
+  EXPECT_TRUE(u.closed.empty());
+  EXPECT_EQ(u.usage.at(2).energy_mj, 20'000u);
+  WatchView v = watcher_->Latest();
+  EXPECT_EQ(v.polls, 4);
+  EXPECT_EQ(v.gpus.size(), 2u);
+  EXPECT_DOUBLE_EQ(v.accounts.at(0).charged_energy_mj, 30'000.0);
+}
+
+TEST_F(WatcherTest, JobStartedAgainBeforeItsLastPollIsNotClosed) {
+  watcher_->SetJobs({Slice(1, 0, kGiB)});
+  watcher_->PollOnce();
+  watcher_->SetJobs({});
+  watcher_->SetJobs({Slice(1, 0, kGiB)});
+  Tick(1000);
+  EXPECT_TRUE(watcher_->Take().closed.empty());
+}
+
+TEST_F(WatcherTest, LostGpuIsReportedAndChargesNothing) {
+  watcher_->SetJobs({Slice(1, 0, kGiB)});
+  watcher_->PollOnce();
+  ASSERT_TRUE(backend_->SetLost(0, true).ok());
+  Tick(5000);
+  WatchView v = watcher_->Latest();
+  EXPECT_FALSE(v.gpus[0].ok);
+  EXPECT_NE(v.gpus[0].error, "");
+  EXPECT_TRUE(v.gpus[1].ok);
+  EXPECT_EQ(watcher_->Take().usage.at(1).energy_mj, 0u);
+}
+
+TEST_F(WatcherTest, ThreadPollsUntilStopped) {
+  ASSERT_TRUE(watcher_->Start().ok());
+  watcher_->Stop();  // joins: the first poll ran before the first wait
+  EXPECT_GE(watcher_->Latest().polls, 1);
+  EXPECT_GE(backend_->sample_calls(), 2);
+}
+
+}  // namespace
+}  // namespace pinpoint::watch
