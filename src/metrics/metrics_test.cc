@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 #include <httplib.h>
+#include <nlohmann/json.hpp>
 
 #include "common/test_dir.h"
 #include "metrics/http_server.h"
@@ -152,6 +153,46 @@ TEST(MetricsServerTest, BadOrBusyAddressesAreErrors) {
   ASSERT_TRUE(parsed.ok());
   EXPECT_EQ(parsed->first, "::1");
   EXPECT_EQ(parsed->second, 9473);
+}
+
+}  // namespace
+}  // namespace pinpoint::metrics
+
+namespace pinpoint::metrics {
+namespace {
+
+// The example Grafana dashboard asks only for metrics that exist, in queries promtool accepts.
+TEST(GrafanaDashboardTest, QueriesUseRenderedMetricsAndParse) {
+  std::ifstream in(std::string(PINPOINT_SOURCE_DIR) + "/docs/grafana/pinpoint-node.json");
+  ASSERT_TRUE(in.good());
+  nlohmann::json dash = nlohmann::json::parse(in);
+  std::string rendered = Render(Example());
+  std::string rules = "groups:\n  - name: dashboard\n    rules:\n";
+  int queries = 0;
+  for (const auto& panel : dash["panels"]) {
+    for (const auto& target : panel["targets"]) {
+      std::string expr = target["expr"].get<std::string>();
+      for (size_t at = expr.find("pinpoint_"); at != std::string::npos; at = expr.find("pinpoint_", at + 1)) {
+        size_t end = expr.find_first_not_of("abcdefghijklmnopqrstuvwxyz_", at);
+        std::string name = expr.substr(at, end - at);
+        EXPECT_NE(rendered.find("# TYPE " + name + " "), std::string::npos) << name << " in " << expr;
+        at = end - 1;
+      }
+      for (size_t v; (v = expr.find("$instance")) != std::string::npos;) expr.replace(v, 9, ".*");
+      rules += "      - record: dashboard:q" + std::to_string(queries++) + "\n        expr: '" + expr + "'\n";
+    }
+  }
+  EXPECT_GE(queries, 10);
+  TestDir dir;
+  std::ofstream(dir.path() + "/rules.yml") << rules;
+  std::string cmd = "promtool check rules " + dir.path() + "/rules.yml 2>&1";
+  FILE* p = ::popen(cmd.c_str(), "r");
+  ASSERT_NE(p, nullptr);
+  std::string out;
+  char buf[512];
+  while (size_t n = ::fread(buf, 1, sizeof(buf), p)) out.append(buf, n);
+  int status = ::pclose(p);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << out << rules;
 }
 
 }  // namespace
