@@ -1,6 +1,7 @@
 #include "daemon/daemon.h"
 
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <sys/file.h>
 #include <sys/signalfd.h>
@@ -95,6 +96,13 @@ void LogInventory(const sched::Inventory& inv) {
 int RunDaemon(const Config& config, std::unique_ptr<gpu::GpuBackend> backend,
               const std::string& backend_note, int ready_fd) {
   spdlog::info("pinpointd {} starting; {}", PINPOINT_VERSION, backend_note);
+  // Blocked before any thread starts (the watcher's, the metrics server's): threads inherit the
+  // mask, so these signals reach only the main loop's signalfd.
+  sigset_t mask;
+  sigemptyset(&mask);
+  for (int sig : {SIGCHLD, SIGTERM, SIGINT, SIGHUP}) sigaddset(&mask, sig);
+  ::pthread_sigmask(SIG_BLOCK, &mask, nullptr);
+  ::signal(SIGPIPE, SIG_IGN);
   for (const std::string& dir : {config.state_dir, config.state_dir + "/jobs", config.state_dir + "/mps"}) {
     Status s = MakeDirs(dir, 0755);
     if (!s.ok()) return Fail(s);
@@ -181,11 +189,6 @@ int RunDaemon(const Config& config, std::unique_ptr<gpu::GpuBackend> backend,
     }
   }
 
-  sigset_t mask;
-  sigemptyset(&mask);
-  for (int sig : {SIGCHLD, SIGTERM, SIGINT, SIGHUP}) sigaddset(&mask, sig);
-  ::sigprocmask(SIG_BLOCK, &mask, nullptr);
-  ::signal(SIGPIPE, SIG_IGN);
   int sig_fd = ::signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
   if (sig_fd < 0) return Fail(IoError("signalfd: " + ErrnoText(errno)));
 
