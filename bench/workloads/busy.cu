@@ -1,7 +1,8 @@
 // pp-busy: a small GPU-bound job for demos and tests. Keeps `--blocks` thread blocks busy with a
 // fixed amount of arithmetic (`--iters` per thread), so one copy uses only a few SMs and the
 // time it takes grows when it has to share them. Optionally holds `--alloc-mib` of device memory.
-// Prints what it saw (device, UUID, MPS environment) and a final "pp-busy ok" line.
+// Prints what it saw (device, UUID, MPS environment), a "pp-busy ok" line and, last, the work done
+// for pinpoint-bench: "pp-work units=<blocks x iters / 1e9> unit=Giter seconds=<since start>".
 #include <cuda_runtime.h>
 
 #include <chrono>
@@ -58,6 +59,9 @@ int main(int argc, char** argv) {
   std::printf("env CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=%s\n", Env("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"));
   std::printf("env PINPOINT_JOB_ID=%s\n", Env("PINPOINT_JOB_ID"));
   auto t0 = std::chrono::steady_clock::now();
+  // Sleep rather than spin while waiting for the kernel: many copies share a GPU, and spinning
+  // host threads would compete for CPUs with their neighbours.
+  if (int rc = Check(cudaSetDeviceFlags(cudaDeviceScheduleBlockingSync), "cudaSetDeviceFlags")) return rc;
   int count = 0;
   if (int rc = Check(cudaGetDeviceCount(&count), "cudaGetDeviceCount")) return rc;
   cudaDeviceProp prop{};
@@ -85,6 +89,8 @@ int main(int argc, char** argv) {
   if (int rc = Check(cudaDeviceSynchronize(), "kernel")) return rc;
   double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   std::printf("pp-busy ok blocks=%d iters=%lld seconds=%.3f\n", blocks, iters, secs);
+  std::printf("pp-work units=%.6g unit=Giter seconds=%.3f\n",
+              static_cast<double>(blocks) * static_cast<double>(iters) / 1e9, secs);
   cudaFree(held);
   cudaFree(out);
   return 0;

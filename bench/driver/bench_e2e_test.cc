@@ -1,0 +1,140 @@
+// pinpoint-bench end to end on a simulated one-GPU node: three private pinpointds (exclusive,
+// timeslice, mps), a stand-in MPS control daemon for bare-mps, and a "workload" that sleeps and
+// reports its work. Asserts what ran where and what was written, never how fast.
+#include <dirent.h>
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "bench/driver/proc.h"
+#include "common/test_dir.h"
+#include "gpu/backend_factory.h"
+
+namespace pinpoint::bench {
+namespace {
+
+std::string BinDir() {
+  const char* dir = std::getenv("PINPOINT_BENCH_TEST_BIN_DIR");  // daemon binaries built elsewhere
+  return dir != nullptr ? dir : PINPOINT_BIN_DIR;
+}
+
+std::string Slurp(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::string OnlySubdir(const std::string& dir) {
+  DIR* d = ::opendir(dir.c_str());
+  std::string found;
+  while (dirent* e = d ? ::readdir(d) : nullptr) {
+    if (std::string(e->d_name).rfind("ppb-", 0) == 0) found = dir + "/" + e->d_name;
+  }
+  if (d) ::closedir(d);
+  return found;
+}
+
+TEST(BenchEndToEndTest, WithoutNvmlItFailsWithOneClearLine) {
+  std::string why;
+  if (gpu::MakeGpuBackend("nvml", &why).ok()) GTEST_SKIP() << "this machine has NVML";
+  auto r = RunCommand({PINPOINT_BENCH_PATH, "--n", "1"}, ChildEnvironment(), 30000);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->exit_code, 1);
+  EXPECT_EQ(r->err.rfind("pinpoint bench: needs an NVIDIA GPU with NVML (", 0), 0u) << r->err;
+  EXPECT_EQ(std::count(r->err.begin(), r->err.end(), '\n'), 1) << r->err;
+}
+
+TEST(BenchEndToEndTest, EveryModeOnASimulatedGpu) {
+  TestDir dir;
+  std::string node = dir.path() + "/node.json";
+  std::ofstream(node)
+      << R"({"gpus": [{"name": "NVIDIA H100 80GB HBM3", "mem": "80G", "sm_count": 132}]})";
+  std::string out = dir.path() + "/out";
+  std::vector<std::string> argv = {
+      PINPOINT_BENCH_PATH,
+      "--backend",
+      "simulated-file:" + node,
+      "--mps-control",
+      PINPOINT_SOURCE_DIR "/tests/fake_mps/nvidia-cuda-mps-control",
+      "--bin-dir",
+      BinDir(),
+      "--workload",
+      "cmd",
+      "--n",
+      "1,2",
+      "--reps",
+      "1",
+      "--settle-ms",
+      "0",
+      "--sample-ms",
+      "20",
+      "--no-cgroups",
+      "--scratch",
+      dir.path(),
+      "--keep-scratch",
+      "--cuda-version",
+      "13.0",
+      "--out",
+      out,
+      "--",
+      "sh",
+      "-c",
+      "echo pipe=$CUDA_MPS_PIPE_DIRECTORY gpu=$CUDA_VISIBLE_DEVICES; sleep 0.2; "
+      "echo pp-work units=1.5 unit=steps seconds=0.2"};
+  auto r = RunCommand(argv, ChildEnvironment(), 240000);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  ASSERT_EQ(r->exit_code, 0) << r->out << r->err;
+  EXPECT_NE(r->out.find("warm-up bare-mps: one copy"), std::string::npos) << r->out;
+  EXPECT_NE(r->out.find("results: " + out + "/results.md"), std::string::npos) << r->out;
+
+  nlohmann::json j = nlohmann::json::parse(Slurp(out + "/results.json"));
+  EXPECT_EQ(j["meta"]["gpu_name"], "NVIDIA H100 80GB HBM3");
+  EXPECT_EQ(j["meta"]["cuda"], "13.0");
+  std::string uuid = j["meta"]["gpu_uuid"];
+  // exclusive, timeslice, mps and bare-mps at N=1 and 2; bare at N=1 only.
+  ASSERT_EQ(j["points"].size(), 9u);
+  for (const auto& p : j["points"]) {
+    EXPECT_EQ(p["error"], "") << p["mode"];
+    EXPECT_EQ(p["metrics"]["ok_jobs"], p["n"])
+        << p["mode"] << " N=" << p["n"] << ": " << p["jobs"].dump();
+    EXPECT_EQ(p["metrics"]["units"], 1.5 * p["n"].get<int>());
+    for (const auto& job : p["jobs"]) {
+      EXPECT_EQ(job["device"], uuid);
+      EXPECT_LE(job["submit_s"].get<double>(), job["start_s"].get<double>());
+      EXPECT_LT(job["start_s"].get<double>(), job["end_s"].get<double>());
+      EXPECT_GE(job["start_s"].get<double>(), p["t0_s"].get<double>() - 0.002);
+      EXPECT_LE(job["end_s"].get<double>(), p["t1_s"].get<double>() + 0.002);
+    }
+    if (p["mode"] == "exclusive" && p["n"] == 2) {
+      const auto& jobs = p["jobs"];
+      double first_end = std::min(jobs[0]["end_s"].get<double>(), jobs[1]["end_s"].get<double>());
+      double second_start =
+          std::max(jobs[0]["start_s"].get<double>(), jobs[1]["start_s"].get<double>());
+      EXPECT_GE(second_start + 0.002, first_end) << "exclusive runs one job at a time";
+    }
+  }
+  EXPECT_NE(Slurp(out + "/summary.csv").find("\ncmd,bare,1,1,steps,"), std::string::npos);
+  EXPECT_NE(Slurp(out + "/results.md").find("## Targets"), std::string::npos);
+  EXPECT_NE(Slurp(out + "/meta.txt").find("NVIDIA H100 80GB HBM3, driver simulated, CUDA 13.0"),
+            std::string::npos);
+  EXPECT_NE(Slurp(out + "/logs/pinpointd-mps.log").find("pinpointd"), std::string::npos);
+
+  std::string scratch = OnlySubdir(dir.path());
+  ASSERT_FALSE(scratch.empty());
+  std::string commands = Slurp(scratch + "/bm/p/fake_commands");
+  EXPECT_NE(commands.find("start"), std::string::npos) << commands;
+  EXPECT_NE(commands.find("quit"), std::string::npos)
+      << "bare-mps quits the daemon it started: " << commands;
+  EXPECT_NE(
+      Slurp(scratch + "/bm/cmd-bare-mps-n2-r1-1.out").find("pipe=" + scratch + "/bm/p gpu=" + uuid),
+      std::string::npos);
+  EXPECT_NE(Slurp(scratch + "/ba/cmd-bare-n1-r1-0.out").find("pipe= gpu=" + uuid),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace pinpoint::bench

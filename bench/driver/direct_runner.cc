@@ -1,0 +1,141 @@
+#include "bench/driver/direct_runner.h"
+
+#include <sys/wait.h>
+
+#include <filesystem>
+#include <iostream>
+
+#include "bench/driver/proc.h"
+#include "common/file_util.h"
+
+namespace pinpoint::bench {
+
+namespace {
+
+// The last non-empty line of `text`, for a failure's detail.
+std::string LastLine(const std::string& text) {
+  size_t end = text.find_last_not_of("\n\r ");
+  if (end == std::string::npos) return "";
+  size_t start = text.rfind('\n', end);
+  return text.substr(start == std::string::npos ? 0 : start + 1,
+                     end - (start == std::string::npos ? 0 : start + 1) + 1);
+}
+
+}  // namespace
+
+DirectRunner::DirectRunner(Mode mode, const RunnerContext* ctx) : mode_(mode), ctx_(ctx) {}
+
+Status DirectRunner::Setup() {
+  dir_ = ctx_->scratch_dir + (mode_ == Mode::kBareMps ? "/bm" : "/ba");
+  PP_RETURN_IF_ERROR(MakeDirs(dir_));
+  if (mode_ != Mode::kBareMps) return Status::Ok();
+  pipe_dir_ = dir_ + "/p";
+  log_dir_ = dir_ + "/l";
+  PP_RETURN_IF_ERROR(MakeDirs(pipe_dir_));
+  PP_RETURN_IF_ERROR(MakeDirs(log_dir_));
+  // "-d" forks the daemon and returns; its first process is waited for, its output kept in a file
+  // (a pipe would be held open by the daemon).
+  SpawnSpec spec;
+  spec.argv = {ctx_->options.mps_control, "-d"};
+  spec.env = ChildEnvironment({"CUDA_MPS_PIPE_DIRECTORY=" + pipe_dir_,
+                               "CUDA_MPS_LOG_DIRECTORY=" + log_dir_,
+                               "CUDA_VISIBLE_DEVICES=" + ctx_->gpu_uuid});
+  spec.stdout_path = dir_ + "/control-start.txt";
+  spec.stderr_path = spec.stdout_path;
+  Result<pid_t> pid = Spawn(spec);
+  if (!pid.ok()) return pid.status();
+  int status = -1;
+  Status waited = WaitAll({*pid}, ctx_->stop, [&](size_t, int s, double) { status = s; });
+  if (!waited.ok()) return waited;
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    Result<std::string> out = ReadFile(spec.stdout_path);
+    return Unavailable("'" + ctx_->options.mps_control +
+                       " -d' failed: " + (out.ok() ? LastLine(*out) : std::string("no output")));
+  }
+  mps_started_ = true;
+  return Status::Ok();
+}
+
+Result<BatchResult> DirectRunner::Run(int n, const std::string& tag) {
+  std::vector<std::string> extra = {"CUDA_VISIBLE_DEVICES=" + ctx_->gpu_uuid};
+  if (mode_ == Mode::kBareMps) {
+    extra.push_back("CUDA_MPS_PIPE_DIRECTORY=" + pipe_dir_);
+    extra.push_back("CUDA_MPS_LOG_DIRECTORY=" + log_dir_);
+  }
+  std::vector<std::string> env = ChildEnvironment(extra);
+  BatchResult batch;
+  batch.jobs.resize(static_cast<size_t>(n));
+  std::vector<pid_t> pids;
+  std::vector<std::string> outs;
+  batch.t0_s = NowSeconds();
+  for (int i = 0; i < n; ++i) {
+    SpawnSpec spec;
+    spec.argv = ctx_->workload.argv;
+    spec.env = env;
+    spec.stdout_path = dir_ + "/" + tag + "-" + std::to_string(i) + ".out";
+    spec.stderr_path = dir_ + "/" + tag + "-" + std::to_string(i) + ".err";
+    std::filesystem::remove(spec.stdout_path);
+    std::filesystem::remove(spec.stderr_path);
+    JobResult& job = batch.jobs[static_cast<size_t>(i)];
+    job.submit_s = job.start_s = NowSeconds();
+    job.device = ctx_->gpu_uuid;
+    Result<pid_t> pid = Spawn(spec);
+    if (!pid.ok()) {
+      KillAndReap(pids, SIGTERM, 5000);
+      return pid.status();
+    }
+    pids.push_back(*pid);
+    outs.push_back(spec.stdout_path);
+  }
+  std::vector<int> status(pids.size(), -1);
+  Status waited = WaitAll(pids, ctx_->stop, [&](size_t i, int s, double t) {
+    status[i] = s;
+    batch.jobs[i].end_s = t;
+  });
+  batch.t1_s = NowSeconds();
+  if (!waited.ok()) {
+    KillAndReap(pids, SIGTERM, 5000);
+    return waited;
+  }
+  for (size_t i = 0; i < pids.size(); ++i) {
+    JobResult& job = batch.jobs[i];
+    Result<std::string> out = ReadFile(outs[i]);
+    std::optional<WorkReport> work = out.ok() ? ParseWorkLine(*out) : std::nullopt;
+    bool exit0 = WIFEXITED(status[i]) && WEXITSTATUS(status[i]) == 0;
+    if (work) {
+      job.units = work->units;
+      job.unit = work->unit;
+      job.own_seconds = work->seconds;
+    }
+    job.ok = exit0 && work.has_value();
+    if (!job.ok) {
+      Result<std::string> err = ReadFile(dir_ + "/" + tag + "-" + std::to_string(i) + ".err");
+      std::string why = WIFEXITED(status[i])
+                            ? "exit code " + std::to_string(WEXITSTATUS(status[i]))
+                            : "killed by signal " + std::to_string(WTERMSIG(status[i]));
+      if (exit0) why = "no pp-work line in its output";
+      std::string last = err.ok() ? LastLine(*err) : "";
+      if (last.empty() && out.ok()) last = LastLine(*out);
+      job.detail = why + (last.empty() ? "" : ": " + last);
+    }
+  }
+  return batch;
+}
+
+void DirectRunner::Teardown() {
+  if (!mps_started_) return;
+  mps_started_ = false;
+  std::string problem = QuitMpsControl(ctx_->options.mps_control, pipe_dir_);
+  if (!problem.empty()) std::cerr << "pinpoint bench: bare-mps: " << problem << "\n";
+}
+
+void DirectRunner::SaveLogs(const std::string& dir) {
+  if (log_dir_.empty()) return;
+  std::error_code ignored;
+  for (const char* name : {"control.log", "server.log"}) {
+    std::filesystem::copy_file(log_dir_ + "/" + name, dir + "/bare-mps-" + name,
+                               std::filesystem::copy_options::overwrite_existing, ignored);
+  }
+}
+
+}  // namespace pinpoint::bench

@@ -1,0 +1,54 @@
+#include "bench/driver/pinpoint_runner.h"
+
+#include <gtest/gtest.h>
+
+namespace pinpoint::bench {
+namespace {
+
+using nlohmann::json;
+
+TEST(MakeDaemonConfigTest, PathsModeAndBenchmarkSettings) {
+  BenchOptions o;
+  o.backend = "nvml";
+  o.cgroups = false;
+  o.mps_control = "/usr/local/nvidia/bin/nvidia-cuda-mps-control";
+  json defaults = {{"state_dir", "/var/lib/pinpoint"}, {"host_cpus", 0}};
+  json c = MakeDaemonConfig(defaults, Mode::kTimeslice, {"/t/ts/st", "/t/ts/s", "/t/ts/m"}, o);
+  EXPECT_EQ(c["state_dir"], "/t/ts/st");
+  EXPECT_EQ(c["socket_path"], "/t/ts/s");
+  EXPECT_EQ(c["mps_dir"], "/t/ts/m");
+  EXPECT_EQ(c["default_mode"], "timeslice");
+  EXPECT_EQ(c["backend"], "nvml");
+  EXPECT_EQ(c["cgroups"], false);
+  EXPECT_EQ(c["mps_control"], "/usr/local/nvidia/bin/nvidia-cuda-mps-control");
+  EXPECT_EQ(c["mps_idle_quit_ms"], 0);
+  EXPECT_GE(c["host_cpus"].get<int>(), 4096);
+  EXPECT_FALSE(c.contains("metrics_listen")) << "this daemon has no such setting";
+  defaults["metrics_listen"] = "127.0.0.1:9473";
+  c = MakeDaemonConfig(defaults, Mode::kMps, {"/a", "/b", "/c"}, o);
+  EXPECT_EQ(c["metrics_listen"], "") << "several daemons run at once: no port for any";
+  o.daemon_set = {"poll_interval_ms=10", "mps_dir=/x", "cgroups=true"};
+  c = MakeDaemonConfig(defaults, Mode::kMps, {"/a", "/b", "/c"}, o);
+  EXPECT_EQ(c["poll_interval_ms"], 10);
+  EXPECT_EQ(c["mps_dir"], "/x") << "a value that is not JSON is a string";
+  EXPECT_EQ(c["cgroups"], true);
+}
+
+TEST(SubmitArgsTest, ASliceOfTheWorkloadsSizeThenTheCommand) {
+  Workload w;
+  w.argv = {"/bin/pp-busy", "--iters", "5"};
+  w.gpu_mem_bytes = 1ull << 30;
+  BenchOptions o;
+  o.cpus = 2;
+  EXPECT_EQ(SubmitArgs("/b/pinpoint", "/t/s", w, o, "busy-mps-n4-r1-0"),
+            (std::vector<std::string>{"/b/pinpoint", "--socket", "/t/s", "--json", "submit",
+                                      "--gpu-mem", "1073741824", "--cpus", "2", "--name",
+                                      "busy-mps-n4-r1-0", "--", "/bin/pp-busy", "--iters", "5"}));
+  o.gpu_share_pct = 25;
+  std::vector<std::string> args = SubmitArgs("/b/pinpoint", "/t/s", w, o, "x");
+  EXPECT_EQ(args[7], "--gpu-share");
+  EXPECT_EQ(args[8], "25");
+}
+
+}  // namespace
+}  // namespace pinpoint::bench
