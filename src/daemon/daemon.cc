@@ -93,16 +93,24 @@ void LogInventory(const sched::Inventory& inv) {
 
 }  // namespace
 
-int RunDaemon(const Config& config, std::unique_ptr<gpu::GpuBackend> backend,
-              const std::string& backend_note, int ready_fd) {
-  spdlog::info("pinpointd {} starting; {}", PINPOINT_VERSION, backend_note);
-  // Blocked before any thread starts (the watcher's, the metrics server's): threads inherit the
-  // mask, so these signals reach only the main loop's signalfd.
+sigset_t DaemonSignals() {
   sigset_t mask;
   sigemptyset(&mask);
   for (int sig : {SIGCHLD, SIGTERM, SIGINT, SIGHUP}) sigaddset(&mask, sig);
+  return mask;
+}
+
+void BlockDaemonSignals() {
+  sigset_t mask = DaemonSignals();
   ::pthread_sigmask(SIG_BLOCK, &mask, nullptr);
   ::signal(SIGPIPE, SIG_IGN);
+}
+
+int RunDaemon(const Config& config, std::unique_ptr<gpu::GpuBackend> backend,
+              const std::string& backend_note, int ready_fd) {
+  spdlog::info("pinpointd {} starting; {}", PINPOINT_VERSION, backend_note);
+  BlockDaemonSignals();  // before the watcher's and the metrics server's threads start
+  sigset_t mask = DaemonSignals();
   for (const std::string& dir : {config.state_dir, config.state_dir + "/jobs", config.state_dir + "/mps"}) {
     Status s = MakeDirs(dir, 0755);
     if (!s.ok()) return Fail(s);

@@ -1,12 +1,24 @@
 // The daemon's life: open the state directory, recover jobs, serve the socket, step the node.
 #pragma once
 
+#include <signal.h>
+
 #include <memory>
 
 #include "daemon/config.h"
 #include "gpu/gpu_backend.h"
 
 namespace pinpoint::daemon {
+
+// The signals the main loop takes through its signalfd: SIGCHLD, SIGTERM, SIGINT, SIGHUP.
+sigset_t DaemonSignals();
+
+// Blocks DaemonSignals() in the calling thread and ignores SIGPIPE. Call it first in main, before
+// any thread exists: threads inherit the mask, and a thread that leaves these signals unblocked
+// (NVML starts its own in nvmlInit) would take a job's SIGCHLD, which the main loop then never
+// sees, or die of SIGTERM instead of stopping cleanly. RunDaemon calls it too, for callers that
+// start no thread before it.
+void BlockDaemonSignals();
 
 // Runs until SIGTERM or SIGINT. Returns the process exit code: 0 after a clean stop, 1 when it
 // cannot start (the reason logged as one line). Stopping pinpointd never stops running jobs:

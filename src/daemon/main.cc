@@ -13,6 +13,7 @@
 
 int main(int argc, char** argv) {
   using namespace pinpoint;
+  daemon::BlockDaemonSignals();  // before NVML, whose nvmlInit starts threads
   CLI::App app{"pinpointd: gives each job exactly the GPU slice it asks for"};
   std::string config_path, state_dir, socket_path, backend, log_level = "info";
   bool print_default = false;

@@ -11,12 +11,18 @@
 //          empty. Power, energy and core count NOT_SUPPORTED. Compute pids 4000 (GI 2, 1 GiB) and
 //          4001 (GI 9, memory not available).
 // nvmlDeviceGetUtilizationRates is deliberately not exported (an optional symbol missing).
-// nvmlInit_v2 fails with NVML_ERROR_DRIVER_NOT_LOADED when FAKE_NVML_INIT_FAIL=1.
+// nvmlInit_v2 fails with NVML_ERROR_DRIVER_NOT_LOADED when FAKE_NVML_INIT_FAIL=1. With
+// FAKE_NVML_INIT_THREAD=1 it starts, once per process, a thread that sleeps, as the real NVML
+// starts threads of its own: they inherit the caller's signal mask, so a process-wide signal the
+// caller had not blocked yet can land in them.
 //
 // Like the real NVML, the state is per process (static). Tests script it through the fake_nvml_*
 // functions, found with dlsym on the same library, and call fake_nvml_Reset() first.
+#include <unistd.h>
+
 #include <cstdlib>
 #include <cstring>
+#include <thread>
 #include <type_traits>
 #include <vector>
 
@@ -111,6 +117,14 @@ int fake_nvml_ProcessQueries() { return g_state.process_queries; }
 Return nvmlInit_v2() {
   const char* fail = std::getenv("FAKE_NVML_INIT_FAIL");
   if (fail != nullptr && std::strcmp(fail, "1") == 0) return kErrorDriverNotLoaded;
+  const char* thread = std::getenv("FAKE_NVML_INIT_THREAD");
+  static bool thread_started = false;
+  if (thread != nullptr && std::strcmp(thread, "1") == 0 && !thread_started) {
+    thread_started = true;
+    std::thread([] {
+      for (;;) ::pause();
+    }).detach();
+  }
   ++g_state.init_refs;
   return kSuccess;
 }

@@ -32,6 +32,7 @@ class Harness {
   CliResult Cli(const std::vector<std::string>& args) const;
 
   const std::string& dir() const { return dir_; }
+  pid_t daemon_pid() const { return daemon_pid_; }
   std::string socket() const { return dir_ + "/sock"; }
   std::string daemon_log() const;
 
