@@ -3,7 +3,7 @@
 set -euo pipefail
 packages=(build-essential cmake ninja-build pkg-config libsqlite3-dev nlohmann-json3-dev
           libcli11-dev libspdlog-dev libfmt-dev libgtest-dev libgmock-dev clang
-          libclang-rt-14-dev procps libcpp-httplib-dev prometheus)
+          libclang-rt-14-dev procps libcpp-httplib-dev prometheus gnuplot-nox)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
