@@ -145,7 +145,7 @@ Snapshot BuildSnapshot(const Scenario& sc) {
   for (int k = 0; k < 10000; ++k) {
     Demand d = BenchDemand(rng, first + k, sc.unique_shapes);
     if (sc.job_array) {
-      d = Demand{first + k, 1042, 0, 1, 8 * kGiB, 0, 2, 4 * kGiB};
+      d = Demand{first + k, 1042, 0, 1, 8 * kGiB, 0, 2, 4 * kGiB, false, {}};
     }
     s.pending.push_back(d);
   }

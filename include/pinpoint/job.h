@@ -21,6 +21,8 @@ using JobId = int64_t;
 //                                    context included, and optionally an SM share in percent
 //   gpus=N, gpu_mem_bytes=M [share]  one such slice on each of N distinct devices
 //   gpus=0                           no GPU at all (CPU-only job)
+// Any of these with devices=[i, ...] (one index per GPU, as `pinpoint gpus` lists them): on
+// exactly those devices, as when a batch system has chosen them (docs/cluster.md).
 // gpu_share_pct=0 means "no SM cap": the slice reserves no share and is not capped.
 struct JobRequest {
   std::string name;                       // free text, for people; may be empty
@@ -34,13 +36,15 @@ struct JobRequest {
   uint64_t mem_bytes = 0;     // host memory (cgroup memory.max); 0 = no limit, not reserved
   int priority = 0;           // higher runs first; ties go to the earlier submission
   std::string as_user;        // only root may set it: run the job as this user
+  std::vector<int> devices;   // empty: pinpoint chooses; else these device indices, one per GPU
 
   bool IsSlice() const { return gpus > 0 && gpu_mem_bytes > 0; }
   bool IsWholeGpu() const { return gpus > 0 && gpu_mem_bytes == 0; }
 };
 
 // Checks a request for values no node could ever run (not node-specific fit): empty argv,
-// relative cwd, gpus < 0 or > 1024, share outside 0..100, share without gpu_mem, cpus < 1...
+// relative cwd, gpus < 0 or > 1024, share outside 0..100, share without gpu_mem, cpus < 1,
+// devices not one distinct non-negative index per GPU...
 // Errors: kInvalidArgument naming the first bad field.
 Status ValidateRequest(const JobRequest& request);
 

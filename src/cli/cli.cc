@@ -39,6 +39,7 @@ struct Globals {
 struct SubmitArgs {
   int gpus = -1;
   std::string gpu_mem, gpu_share, mem, name, as_user;
+  std::string devices;
   int cpus = 1;
   int priority = 0;
   bool wait = false;
@@ -57,6 +58,21 @@ Result<json> Call(const Globals& g, const json& request) {
   auto client = Client::Connect(g.socket);
   if (!client.ok()) return client.status();
   return client->Call(request);
+}
+
+// "1" or "0,2": device indices. Errors: kInvalidArgument naming the text.
+Result<std::vector<int>> ParseDeviceList(const std::string& text) {
+  std::vector<int> out;
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t comma = std::min(text.find(',', start), text.size());
+    std::string item = text.substr(start, comma - start);
+    if (item.empty() || item.size() > 7 || item.find_first_not_of("0123456789") != std::string::npos)
+      return InvalidArgument("invalid --device '" + text + "' (device indices, e.g. 1 or 0,2)");
+    out.push_back(std::stoi(item));
+    start = comma + 1;
+  }
+  return out;
 }
 
 Result<JobRequest> BuildRequest(const SubmitArgs& a) {
@@ -84,7 +100,13 @@ Result<JobRequest> BuildRequest(const SubmitArgs& a) {
     if (a.gpu_mem.empty()) return InvalidArgument("--gpu-share needs --gpu-mem (a slice); whole GPUs have no share");
     r.gpu_share_pct = *share;
   }
+  if (!a.devices.empty()) {
+    auto devices = ParseDeviceList(a.devices);
+    if (!devices.ok()) return devices.status();
+    r.devices = *devices;
+  }
   if (a.gpus >= 0) r.gpus = a.gpus;
+  else if (!r.devices.empty()) r.gpus = static_cast<int>(r.devices.size());
   else r.gpus = r.gpu_mem_bytes > 0 ? 1 : 0;
   if (r.gpus == 0 && r.gpu_mem_bytes > 0) return InvalidArgument("--gpu-mem needs --gpus of at least 1");
   if (!a.mem.empty()) {
@@ -151,6 +173,8 @@ std::vector<Command> Commands(SubmitArgs& submit, int64_t& job_id, std::vector<i
          c->add_option("--gpus", submit.gpus, "whole GPUs, or with --gpu-mem the number of slices")->check(CLI::Range(0, 1024));
          c->add_option("--gpu-mem", submit.gpu_mem, "device memory of a slice, context included (e.g. 4G, 512MiB)");
          c->add_option("--gpu-share", submit.gpu_share, "SM share of a slice (e.g. 20%)");
+         c->add_option("--device", submit.devices,
+                       "run on these devices: indices as `pinpoint gpus` lists them, one per GPU (e.g. 1 or 0,2), as a batch system chose them");
          c->add_option("--cpus", submit.cpus, "host CPUs")->check(CLI::Range(1, 65536));
          c->add_option("--mem", submit.mem, "host memory (e.g. 8G)");
          c->add_option("--priority", submit.priority, "higher runs first")->check(CLI::Range(-1000000, 1000000));

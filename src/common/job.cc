@@ -1,5 +1,6 @@
 #include "pinpoint/job.h"
 
+#include <algorithm>
 #include <array>
 #include <limits>
 #include <utility>
@@ -62,6 +63,18 @@ class Reader {
       out->push_back(e.get<std::string>());
     }
   }
+  void IntegerList(const char* key, std::vector<int>* out) {
+    if (!Has(key)) return;
+    const json& v = j_.at(key);
+    if (!v.is_array()) return Fail(key, "must be an array of integers");
+    out->clear();
+    for (const auto& e : v) {
+      if (!e.is_number_integer() || e.get<int64_t>() < std::numeric_limits<int>::min() ||
+          e.get<int64_t>() > std::numeric_limits<int>::max())
+        return Fail(key, "must be an array of integers");
+      out->push_back(e.get<int>());
+    }
+  }
   void StringMap(const char* key, std::map<std::string, std::string>* out) {
     if (!Has(key)) return;
     const json& v = j_.at(key);
@@ -119,6 +132,16 @@ Status ValidateRequest(const JobRequest& r) {
   if (r.priority < -1000000 || r.priority > 1000000)
     return InvalidArgument("priority must be between -1000000 and 1000000");
   if (r.name.size() > 256) return InvalidArgument("name is longer than 256 characters");
+  if (!r.devices.empty()) {
+    if (static_cast<int>(r.devices.size()) != r.gpus)
+      return InvalidArgument("devices must name one device per GPU (" + std::to_string(r.gpus) +
+                             " GPUs, " + std::to_string(r.devices.size()) + " devices)");
+    std::vector<int> sorted = r.devices;
+    std::sort(sorted.begin(), sorted.end());
+    if (sorted.front() < 0) return InvalidArgument("device indices must not be negative");
+    if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end())
+      return InvalidArgument("devices must be distinct");
+  }
   for (const auto& [k, v] : r.env) {
     if (k.empty() || k.find('=') != std::string::npos || k.find('\0') != std::string::npos)
       return InvalidArgument("environment variable name '" + k + "' is invalid");
@@ -137,7 +160,8 @@ json ToJson(const JobRequest& r) {
               {"cpus", r.cpus},
               {"mem_bytes", r.mem_bytes},
               {"priority", r.priority},
-              {"as_user", r.as_user}};
+              {"as_user", r.as_user},
+              {"devices", r.devices}};
 }
 
 Result<JobRequest> RequestFromJson(const json& j) {
@@ -154,6 +178,7 @@ Result<JobRequest> RequestFromJson(const json& j) {
   in.Integer("mem_bytes", &r.mem_bytes);
   in.Integer("priority", &r.priority);
   in.String("as_user", &r.as_user);
+  in.IntegerList("devices", &r.devices);
   if (!in.error().ok()) return in.error();
   return r;
 }

@@ -31,6 +31,7 @@ sched::Demand DemandOf(const JobRecord& r) {
   d.gpu_share_pct = r.request.gpu_share_pct;
   d.cpus = r.request.cpus;
   d.mem_bytes = r.request.mem_bytes;
+  d.devices = r.request.devices;
   return d;
 }
 

@@ -6,6 +6,30 @@ namespace pinpoint::sched {
 
 namespace {
 
+bool Allowed(const Demand& demand, int index) {
+  return demand.devices.empty() ||
+         std::find(demand.devices.begin(), demand.devices.end(), index) != demand.devices.end();
+}
+
+// Whole devices for a demand pinned to its devices: each either fits now or it does not.
+DeviceScan ScanPinnedWhole(const NodeState& state, const Demand& demand, bool pick) {
+  DeviceScan scan;
+  for (int i : demand.devices) {
+    switch (state.FitWhole(i)) {
+      case DeviceFit::kFits:
+        ++scan.fits;
+        break;
+      case DeviceFit::kReserved:
+        ++scan.reserved;
+        break;
+      default:
+        break;
+    }
+  }
+  if (pick && scan.fits == demand.gpus) scan.chosen = demand.devices;
+  return scan;
+}
+
 DeviceScan ScanWhole(const NodeState& state, const Demand& demand, bool pick) {
   DeviceScan scan;
   if (state.empty_whole_free() < demand.gpus || !pick) {
@@ -30,6 +54,7 @@ DeviceScan ScanSlices(const NodeState& state, const Demand& demand, bool pick,
   const int count = static_cast<int>(state.devices().size());
   ranks->clear();
   for (int i = 0; i < count; ++i) {
+    if (!Allowed(demand, i)) continue;
     switch (state.FitSlice(i, demand)) {
       case DeviceFit::kFits:
         ++scan.fits;
@@ -68,6 +93,7 @@ DeviceScan ScanSlices(const NodeState& state, const Demand& demand, bool pick,
 DeviceScan ScanDevices(const NodeState& state, const Demand& demand, bool pick,
                        std::vector<SliceRank>* ranks) {
   if (demand.gpu_mem_bytes == 0) {
+    if (!demand.devices.empty()) return ScanPinnedWhole(state, demand, pick);
     return ScanWhole(state, demand, pick);
   }
   return ScanSlices(state, demand, pick, ranks);

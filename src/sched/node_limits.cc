@@ -20,7 +20,8 @@ std::string OnDevices(int n) {
 
 }  // namespace
 
-NodeLimits::NodeLimits(const Inventory& inventory) : host_(inventory.host) {
+NodeLimits::NodeLimits(const Inventory& inventory)
+    : host_(inventory.host), devices_(inventory.devices), mps_client_limit_(inventory.mps_client_limit) {
   for (const Device& d : inventory.devices) {
     if (d.drained) {
       ++drained_devices_;
@@ -47,6 +48,9 @@ Status NodeLimits::Check(const Demand& demand) const {
 Status NodeLimits::CheckDevices(const Demand& demand) const {
   if (demand.gpus == 0) {
     return Status::Ok();
+  }
+  if (!demand.devices.empty()) {
+    return CheckPinned(demand);
   }
   std::string in_service = drained_devices_ > 0 ? " in service" : "";
   if (demand.gpu_mem_bytes == 0) {
@@ -76,6 +80,35 @@ Status NodeLimits::CheckDevices(const Demand& demand) const {
   }
   return FailedPrecondition(need + ", this node has " + std::to_string(big_enough) +
                             " with that much" + in_service);
+}
+
+Status NodeLimits::CheckPinned(const Demand& demand) const {
+  if (demand.gpu_share_pct > 100) {
+    return FailedPrecondition("needs a " + std::to_string(demand.gpu_share_pct) +
+                              "% SM share, a device has at most 100%");
+  }
+  for (int i : demand.devices) {
+    if (i < 0 || i >= static_cast<int>(devices_.size())) {
+      return FailedPrecondition("needs GPU " + std::to_string(i) + ", this node has " +
+                                Plural(static_cast<int>(devices_.size()), "device", "devices"));
+    }
+    const Device& d = devices_[static_cast<size_t>(i)];
+    std::string gpu = "GPU " + std::to_string(i);
+    if (d.drained) {
+      return FailedPrecondition("needs " + gpu + ", which is drained");
+    }
+    if (demand.gpu_mem_bytes == 0 && d.is_mig) {
+      return FailedPrecondition("needs " + gpu + " whole, and it is a MIG instance");
+    }
+    if (demand.gpu_mem_bytes > d.mem_bytes) {
+      return FailedPrecondition("needs " + FormatSize(demand.gpu_mem_bytes) + " of device memory on " +
+                                gpu + ", which has " + FormatSize(d.mem_bytes));
+    }
+    if (demand.gpu_mem_bytes > 0 && d.mode == SharingMode::kMps && mps_client_limit_ < 1) {
+      return FailedPrecondition("needs a slice of " + gpu + ", which takes no MPS clients");
+    }
+  }
+  return Status::Ok();
 }
 
 Status NodeLimits::CheckHost(const Demand& demand) const {

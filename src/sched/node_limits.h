@@ -20,12 +20,15 @@ class NodeLimits {
 
  private:
   Status CheckDevices(const Demand& demand) const;
+  Status CheckPinned(const Demand& demand) const;
   Status CheckHost(const Demand& demand) const;
 
   std::vector<uint64_t> slice_mem_bytes_;  // ascending: devices in service that can take a slice
   int whole_devices_ = 0;                  // non-MIG devices in service
   int drained_devices_ = 0;
   HostResources host_;
+  std::vector<Device> devices_;  // for demands pinned to their devices
+  int mps_client_limit_ = 0;
 };
 
 }  // namespace pinpoint::sched

@@ -23,11 +23,12 @@ struct ShapeKey {
   uint32_t uid = 0;  // only slices depend on it (MPS user rule)
   int cpus = 0;
   uint64_t mem_bytes = 0;
+  std::vector<int> devices;
   bool operator==(const ShapeKey&) const = default;
 };
 
 ShapeKey KeyOf(const Demand& d) {
-  ShapeKey key{d.gpus, d.gpu_mem_bytes, d.gpu_share_pct, d.uid, d.cpus, d.mem_bytes};
+  ShapeKey key{d.gpus, d.gpu_mem_bytes, d.gpu_share_pct, d.uid, d.cpus, d.mem_bytes, d.devices};
   if (d.gpus == 0 || d.gpu_mem_bytes == 0) {
     key.gpu_share_pct = 0;
     key.uid = 0;
@@ -45,6 +46,7 @@ struct ShapeHash {
                        uint64_t(k.uid), uint64_t(k.cpus), k.mem_bytes}) {
       h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
     }
+    for (int v : k.devices) h ^= uint64_t(v) + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
     return h;
   }
 };

@@ -31,6 +31,9 @@ struct Demand {
   // A slice that must run alone on its device (a suspect rerun after an MPS fault): it takes only
   // an empty device and keeps others off it while it runs.
   bool isolated = false;
+  // When not empty, exactly these device indices (one per GPU, distinct): a batch system chose
+  // them. Such a demand waits for them and for nothing else.
+  std::vector<int> devices;
 };
 
 // One device held by a job. gpu_mem_bytes == 0 means the whole device.

@@ -37,6 +37,26 @@ PlanCase ClientLimitCase() {
 
 std::vector<PlanCase> Cases() {
   return {
+      // Devices a batch system chose: those or none, whatever best fit would prefer.
+      {"pinned_slice_goes_where_pinned",
+       {Node({Gpu(80), Gpu(80)}), {Running(100, 1, {On(1, 10)})}, {PinnedTo(Slice(1, 1, 10), {0})}},
+       "1@0"},
+      {"pinned_slice_waits_for_its_device",
+       {Node({Gpu(80), Gpu(80)}), {Running(100, 1, {On(0, 75)})}, {PinnedTo(Slice(1, 1, 10), {0})}},
+       "1:resources",
+       "1:0"},
+      {"pinned_whole_gpus",
+       {Node({Gpu(80), Gpu(80), Gpu(80)}), {}, {PinnedTo(Whole(1, 2), {2, 0})}},
+       "1@2,0"},
+      {"pinned_whole_gpu_waits_for_a_busy_device",
+       {Node({Gpu(80), Gpu(80)}), {Running(100, 1, {On(1, 10)})}, {PinnedTo(Whole(1, 1), {1}), Whole(2, 1)}},
+       "2@0 1:resources",
+       "1:1"},
+      {"pinned_slices_do_not_share_a_cache_with_unpinned",
+       {Node({Gpu(80), Gpu(80)}), {Running(100, 1, {On(0, 75)})},
+        {PinnedTo(Slice(1, 1, 10), {0}), Slice(2, 1, 10)}},
+       "2@1 1:resources",
+       "1:0"},
       // Packing and best fit.
       {"slice_packs_onto_partly_used_gpu",
        {Node({Gpu(80), Gpu(80)}), {Running(100, 1, {On(1, 10)})}, {Slice(1, 1, 10)}},

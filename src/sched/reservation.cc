@@ -85,6 +85,10 @@ std::optional<std::vector<int>> ChooseReservedDevices(const Demand& demand,
   costs.reserve(state.devices().size());
   int n = static_cast<int>(state.devices().size());
   for (int i = 0; i < n; ++i) {
+    if (!demand.devices.empty() &&
+        std::find(demand.devices.begin(), demand.devices.end(), i) == demand.devices.end()) {
+      continue;  // pinned by a batch system: only its own devices
+    }
     const DeviceState& d = state.devices()[i];
     if (demand.gpu_mem_bytes == 0) {
       if (d.drained || d.is_mig) {

@@ -96,6 +96,12 @@ inline Demand WithPriority(Demand d, int priority) {
   return d;
 }
 
+// A demand pinned to `devices`, as a batch system's choice.
+inline Demand PinnedTo(Demand d, std::vector<int> devices) {
+  d.devices = std::move(devices);
+  return d;
+}
+
 inline Demand WithHost(Demand d, int cpus, uint64_t mem_gib) {
   d.cpus = cpus;
   d.mem_bytes = mem_gib * kGiB;

@@ -44,6 +44,10 @@ TEST_F(CliTest, BadInputIsOneLineAndDistinctExitCodes) {
       {{"submit", "--gpus", "3", "--", "true"}, 6, "needs 3 whole GPUs, this node has 2"},
       {{"submit", "--gpu-mem", "100G", "--", "true"}, 6, "100GiB"},
       {{"submit"}, 2, "command"},
+      {{"submit", "--device", "5", "--gpu-mem", "1G", "--", "true"}, 6, "needs GPU 5, this node has 2 devices"},
+      {{"submit", "--device", "0,0", "--", "true"}, 2, "devices must be distinct"},
+      {{"submit", "--device", "1,x", "--", "true"}, 2, "invalid --device '1,x'"},
+      {{"submit", "--gpus", "2", "--device", "1", "--", "true"}, 2, "one device per GPU"},
       {{"show", "999"}, 4, "no job 999"},
       {{"show", "abc"}, 2, "abc"},
       {{"frobnicate"}, 2, "frobnicate"},
@@ -54,6 +58,22 @@ TEST_F(CliTest, BadInputIsOneLineAndDistinctExitCodes) {
     EXPECT_EQ(Lines(r.err), 1) << r.err;
     EXPECT_NE(r.err.find(c.message), std::string::npos) << r.err;
     EXPECT_EQ(r.err.rfind("pinpoint: ", 0), 0u) << r.err;
+  }
+}
+
+TEST_F(CliTest, DeviceChosenByABatchSystemIsTheOneUsed) {
+  auto gj = h_.Cli({"--json", "gpus"});
+  std::string uuid1 = json::parse(gj.out)["devices"][1]["uuid"];
+  // Best fit alone would take GPU 0 (the lower index) for both.
+  for (const char* device : {"1", "1"}) {
+    auto run = h_.Cli({"submit", "--wait", "--device", device, "--gpu-mem", "1G", "--", "sh", "-c",
+                       "echo visible=$CUDA_VISIBLE_DEVICES"});
+    ASSERT_EQ(run.exit_code, 0) << run.err;
+  }
+  auto whole = h_.Cli({"submit", "--wait", "--device", "1", "--", "sh", "-c", "echo visible=$CUDA_VISIBLE_DEVICES"});
+  ASSERT_EQ(whole.exit_code, 0) << whole.err;
+  for (const char* id : {"1", "2", "3"}) {
+    EXPECT_EQ(h_.Cli({"logs", id}).out, "visible=" + uuid1 + "\n") << "job " << id;
   }
 }
 

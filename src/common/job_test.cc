@@ -1,0 +1,44 @@
+#include "pinpoint/job.h"
+
+#include <gtest/gtest.h>
+
+namespace pinpoint {
+namespace {
+
+JobRequest TwoGpus() {
+  JobRequest r;
+  r.argv = {"true"};
+  r.cwd = "/";
+  r.gpus = 2;
+  return r;
+}
+
+TEST(JobRequestTest, DevicesNameOneDistinctIndexPerGpu) {
+  JobRequest r = TwoGpus();
+  EXPECT_TRUE(ValidateRequest(r).ok());
+  r.devices = {3, 1};
+  EXPECT_TRUE(ValidateRequest(r).ok());
+  r.devices = {1};
+  EXPECT_EQ(ValidateRequest(r).message(), "devices must name one device per GPU (2 GPUs, 1 devices)");
+  r.devices = {1, 1};
+  EXPECT_EQ(ValidateRequest(r).message(), "devices must be distinct");
+  r.devices = {-1, 0};
+  EXPECT_EQ(ValidateRequest(r).message(), "device indices must not be negative");
+}
+
+TEST(JobRequestTest, DevicesSurviveJson) {
+  JobRequest r = TwoGpus();
+  r.devices = {3, 1};
+  auto back = RequestFromJson(ToJson(r));
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(back->devices, (std::vector<int>{3, 1}));
+  nlohmann::json j = ToJson(r);
+  j["devices"] = {"0"};
+  EXPECT_EQ(RequestFromJson(j).status().code(), Code::kInvalidArgument);
+  j.erase("devices");
+  ASSERT_TRUE(RequestFromJson(j).ok());  // requests of older clients have no devices
+  EXPECT_TRUE(RequestFromJson(j)->devices.empty());
+}
+
+}  // namespace
+}  // namespace pinpoint
