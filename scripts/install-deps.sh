@@ -3,7 +3,8 @@
 set -euo pipefail
 packages=(build-essential cmake ninja-build pkg-config libsqlite3-dev nlohmann-json3-dev
           libcli11-dev libspdlog-dev libfmt-dev libgtest-dev libgmock-dev clang
-          libclang-rt-14-dev procps libcpp-httplib-dev prometheus gnuplot-nox)
+          libclang-rt-14-dev procps libcpp-httplib-dev prometheus gnuplot-nox
+          jq slurmctld slurmd slurm-client munge)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

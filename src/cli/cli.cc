@@ -150,18 +150,23 @@ Result<int> RunTop(const Globals& g, const TopArgs& a, std::ostream& out) {
   return 0;
 }
 
-// `pinpoint bench ...` is pinpoint-bench next to this binary (bench/README in docs/benchmarks.md).
-int ExecBench(int argc, char** argv, int bench_arg, std::ostream& err) {
+// `pinpoint bench ...` and `pinpoint slurm ...` are pinpoint-bench and pinpoint-slurm next to
+// this binary (docs/benchmarks.md, docs/cluster.md). They get PINPOINT_BIN (this binary) and,
+// when --socket came before the command, PINPOINT_SOCKET.
+int ExecCompanion(const std::string& name, int argc, char** argv, int command_arg,
+                  const std::string& socket, std::ostream& err) {
   char exe[4096];
   ssize_t n = ::readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-  std::string dir = n > 0 ? std::string(exe, static_cast<size_t>(n)) : std::string();
-  dir = dir.substr(0, dir.rfind('/') + 1);
-  std::string bench = dir + "pinpoint-bench";
-  std::vector<char*> args = {bench.data()};
-  for (int i = bench_arg + 1; i < argc; ++i) args.push_back(argv[i]);
+  std::string self = n > 0 ? std::string(exe, static_cast<size_t>(n)) : std::string();
+  std::string path = self.substr(0, self.rfind('/') + 1) + name;
+  ::setenv("PINPOINT_BIN", self.c_str(), 1);
+  if (!socket.empty()) ::setenv("PINPOINT_SOCKET", socket.c_str(), 1);
+  std::vector<char*> args = {path.data()};
+  for (int i = command_arg + 1; i < argc; ++i) args.push_back(argv[i]);
   args.push_back(nullptr);
-  ::execv(bench.c_str(), args.data());
-  err << "pinpoint: cannot run " << bench << ": " << std::strerror(errno) << " (install pinpoint-bench next to pinpoint)\n";
+  ::execv(path.c_str(), args.data());
+  err << "pinpoint: cannot run " << path << ": " << std::strerror(errno) << " (install " << name
+      << " next to pinpoint)\n";
   return 1;
 }
 
@@ -350,14 +355,17 @@ int RunCli(int argc, char** argv, std::ostream& out, std::ostream& err) {
   app.get_subcommand("submit")->prefix_command(false);
   app.allow_extras(false);
   // A mistyped command deserves its own line rather than "a subcommand is required".
+  std::string socket_before;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--socket") {
+      if (i + 1 < argc) socket_before = argv[i + 1];
       ++i;
       continue;
     }
     if (a.empty() || a[0] == '-') continue;
-    if (a == "bench") return ExecBench(argc, argv, i, err);
+    if (a == "bench") return ExecCompanion("pinpoint-bench", argc, argv, i, socket_before, err);
+    if (a == "slurm") return ExecCompanion("pinpoint-slurm", argc, argv, i, socket_before, err);
     bool known = false;
     std::string names;
     for (const auto& c : commands) {
@@ -365,7 +373,7 @@ int RunCli(int argc, char** argv, std::ostream& out, std::ostream& err) {
       names += std::string(names.empty() ? "" : ", ") + c.name;
     }
     if (!known) {
-      err << "pinpoint: unknown command '" << a << "' (commands: " << names << ")\n";
+      err << "pinpoint: unknown command '" << a << "' (commands: " << names << ", bench, slurm)\n";
       return 2;
     }
     break;
