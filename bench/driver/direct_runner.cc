@@ -79,12 +79,7 @@ Result<BatchResult> DirectRunner::Run(int n, const std::string& tag) {
     JobResult& job = batch.jobs[static_cast<size_t>(i)];
     job.submit_s = job.start_s = NowSeconds();
     job.device = ctx_->gpu_uuid;
-    Result<pid_t> pid = Spawn(spec);
-    if (!pid.ok()) {
-      KillAndReap(pids, SIGTERM, 5000);
-      return pid.status();
-    }
-    pids.push_back(*pid);
+    PP_RETURN_IF_ERROR(SpawnIntoBatch(spec, &pids));
     outs.push_back(spec.stdout_path);
   }
   std::vector<int> status(pids.size(), -1);

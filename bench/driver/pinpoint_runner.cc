@@ -215,12 +215,7 @@ Status PinpointRunner::SubmitAll(int n, const std::string& tag) {
     spec.stderr_path = dir_ + "/submit-" + std::to_string(i) + ".err";
     std::filesystem::remove(spec.stdout_path);
     std::filesystem::remove(spec.stderr_path);
-    Result<pid_t> pid = Spawn(spec);
-    if (!pid.ok()) {
-      KillAndReap(pids, SIGTERM, 5000);
-      return pid.status();
-    }
-    pids.push_back(*pid);
+    PP_RETURN_IF_ERROR(SpawnIntoBatch(spec, &pids));
     outs.push_back(spec.stdout_path);
     errs.push_back(spec.stderr_path);
   }

@@ -161,6 +161,16 @@ Status WaitAll(const std::vector<pid_t>& pids, const std::atomic<bool>* stop,
   return result;
 }
 
+Status SpawnIntoBatch(const SpawnSpec& spec, std::vector<pid_t>* pids) {
+  Result<pid_t> pid = Spawn(spec);
+  if (!pid.ok()) {
+    KillAndReap(*pids, SIGTERM, 5000);
+    return pid.status();
+  }
+  pids->push_back(*pid);
+  return Status::Ok();
+}
+
 void KillAndReap(const std::vector<pid_t>& pids, int sig, int grace_ms) {
   for (pid_t pid : pids) ::kill(-pid, sig);
   auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(grace_ms);

@@ -43,6 +43,11 @@ Status WaitAll(const std::vector<pid_t>& pids, const std::atomic<bool>* stop,
 // grace_ms).
 void KillAndReap(const std::vector<pid_t>& pids, int sig, int grace_ms);
 
+// Spawns `spec` and appends its pid to *pids, one copy of a batch. When it cannot start, the
+// batch is abandoned: every process in *pids is sent SIGTERM and reaped (KillAndReap, 5 s grace)
+// and Spawn's error returned.
+Status SpawnIntoBatch(const SpawnSpec& spec, std::vector<pid_t>* pids);
+
 struct CommandResult {
   int exit_code = -1;  // -1: killed by a signal
   std::string out;
