@@ -150,8 +150,8 @@ Result<int> RunTop(const Globals& g, const TopArgs& a, std::ostream& out) {
   return 0;
 }
 
-// `pinpoint bench ...` and `pinpoint slurm ...` are pinpoint-bench and pinpoint-slurm next to
-// this binary (docs/benchmarks.md, docs/cluster.md). They get PINPOINT_BIN (this binary) and,
+// `pinpoint bench ...`, `pinpoint slurm ...` and `pinpoint htcondor ...` are pinpoint-bench,
+// pinpoint-slurm and pinpoint-htcondor next to this binary (docs/benchmarks.md, docs/cluster.md). They get PINPOINT_BIN (this binary) and,
 // when --socket came before the command, PINPOINT_SOCKET.
 int ExecCompanion(const std::string& name, int argc, char** argv, int command_arg,
                   const std::string& socket, std::ostream& err) {
@@ -366,6 +366,7 @@ int RunCli(int argc, char** argv, std::ostream& out, std::ostream& err) {
     if (a.empty() || a[0] == '-') continue;
     if (a == "bench") return ExecCompanion("pinpoint-bench", argc, argv, i, socket_before, err);
     if (a == "slurm") return ExecCompanion("pinpoint-slurm", argc, argv, i, socket_before, err);
+    if (a == "htcondor") return ExecCompanion("pinpoint-htcondor", argc, argv, i, socket_before, err);
     bool known = false;
     std::string names;
     for (const auto& c : commands) {
@@ -373,7 +374,7 @@ int RunCli(int argc, char** argv, std::ostream& out, std::ostream& err) {
       names += std::string(names.empty() ? "" : ", ") + c.name;
     }
     if (!known) {
-      err << "pinpoint: unknown command '" << a << "' (commands: " << names << ", bench, slurm)\n";
+      err << "pinpoint: unknown command '" << a << "' (commands: " << names << ", bench, slurm, htcondor)\n";
       return 2;
     }
     break;

@@ -1,0 +1,71 @@
+# Shared by pinpoint-slurm and pinpoint-htcondor (sourced, not run): how a batch system's job
+# runs through the node's pinpointd. The caller sets PP_WHO ("pinpoint slurm", ...), the prefix
+# of every error line, PINPOINT (the pinpoint binary) and, optionally, PP_ERROR_FILE (a file
+# that gets each error line too).
+
+pp_fail() {
+  echo "$PP_WHO: $*" >&2
+  if [[ -n ${PP_ERROR_FILE:-} ]]; then echo "$PP_WHO: $*" >> "$PP_ERROR_FILE"; fi
+  exit 1
+}
+pp_usage() { echo "$PP_WHO: $*" >&2; exit 2; }
+command -v jq >/dev/null || pp_fail "needs jq (apt-get install jq)"
+
+# Bytes of a size such as 1G, 512M, 2GiB (binary units); fails for anything else.
+pp_size_bytes() {
+  local text=$1 n unit
+  [[ $text =~ ^([0-9]+)([KMGT]?)(i?B)?$ ]] || return 1
+  n=${BASH_REMATCH[1]}
+  unit=${BASH_REMATCH[2]}
+  case $unit in
+    K) n=$((n << 10)) ;; M) n=$((n << 20)) ;; G) n=$((n << 30)) ;; T) n=$((n << 40)) ;;
+  esac
+  ((n > 0)) || return 1
+  echo "$n"
+}
+
+# pinpointd's `gpus` listing as JSON, or one error line.
+pp_inventory() {
+  local out
+  out=$("$PINPOINT" --json gpus 2>&1) || pp_fail "pinpointd does not answer: ${out##*pinpoint: }"
+  echo "$out"
+}
+
+# Whole GPUs by NVML index, the order in which batch-system configs list them:
+# "pinpoint_index gpu_index mem_bytes uuid" lines, from pp_inventory's JSON on stdin.
+pp_whole_gpus() {
+  jq -r '[.devices[] | select(.is_mig | not)] | sort_by(.gpu_index)[] | "\(.index) \(.gpu_index) \(.mem_bytes) \(.uuid)"'
+}
+
+# pp_run NAME -- SUBMIT-OPTIONS... -- COMMAND...: submits COMMAND to pinpointd with the options
+# (--device, --gpu-mem, --cpus) under NAME, waits for it, copies its stdout and stderr here and
+# exits with its exit code (1, with one line, when it ended without one). SIGTERM, SIGINT or
+# SIGHUP meanwhile cancel it through pinpointd's safe path; the wait goes on until it has ended.
+pp_run() {
+  local name=$1; shift
+  local -a options=()
+  while (($#)) && [[ $1 != -- ]]; do options+=("$1"); shift; done
+  shift
+  local submitted id
+  submitted=$("$PINPOINT" --json submit --name "$name" "${options[@]}" -- "$@" 2>&1) ||
+    pp_fail "run: ${submitted#pinpoint: }"
+  id=$(jq -r '.id' <<< "$submitted")
+  trap '"$PINPOINT" cancel "$id" >/dev/null 2>&1' TERM INT HUP
+  "$PINPOINT" wait "$id" >/dev/null 2>&1 &
+  local waiter=$!
+  # `wait` returns early when a trapped signal arrives; the job's end is what ends the loop.
+  while kill -0 "$waiter" 2>/dev/null; do
+    wait "$waiter"
+  done
+  trap - TERM INT HUP
+  "$PINPOINT" logs "$id"
+  "$PINPOINT" logs --stderr "$id" >&2
+  local job code
+  job=$("$PINPOINT" --json show "$id") || pp_fail "run: cannot read job $id"
+  code=$(jq -r '.job.exit_code // empty' <<< "$job")
+  if [[ -z $code ]]; then
+    echo "$PP_WHO: job $id ($name) ended $(jq -r '.job.state + " (" + .job.reason + ")"' <<< "$job")" >&2
+    exit 1
+  fi
+  exit "$code"
+}
