@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# Issue 6's GPU-facing parts on a real GPU (no Slurm there: its daemons are tested in CI, in
-# tests/slurm/): a job pinned with `submit --device`, `pinpoint slurm run` with the environment
-# Slurm gives a shard job and a gpu job, and that every thread of pinpointd, NVML's included,
+# Issue 6's GPU-facing parts on a real GPU (no Slurm or HTCondor there: Slurm's daemons are
+# tested in CI, in tests/slurm/): a job pinned with `submit --device`, `pinpoint slurm run` with
+# the environment Slurm gives a shard job and a gpu job, the HTCondor job wrapper with a
+# starter's environment, and that every thread of pinpointd, NVML's included,
 # blocks the signals of its main loop so SIGTERM stops it cleanly.
 # Usage: tests/gpu/cluster_gpu.sh BIN_DIR [JQ_DIR]. BIN_DIR holds pinpointd, pinpoint,
-# pinpoint-shim, pinpoint-slurm, pp-busy (and lib/); JQ_DIR a jq and its libraries where the
+# pinpoint-shim, pinpoint-slurm, pinpoint-htcondor, pinpoint-htcondor-wrapper, pinpoint-run.sh,
+# pp-busy (and lib/); JQ_DIR a jq and its libraries where the
 # machine has none. Prints PASS/FAIL lines and "N passed, M failed"; quits the MPS daemons it started.
 set -u
 SRC=$(readlink -f "${1:?usage: cluster_gpu.sh BIN_DIR [JQ_DIR]}")
@@ -61,6 +63,14 @@ check "pinpointd lists it as slurm-4242, with its peak device memory and energy"
   test "$(jq -r '.state == "completed" and .usage.gpu_mem_peak_bytes > 1073741824 and .usage.energy_mj > 0' <<< "$rec")" = true
 out=$(SLURM_JOB_ID=4243 SLURM_JOB_GPUS=0 "$P" slurm run -- "$BIN/pp-busy" --blocks 4 --iters 100000000 2>&1); rc=$?
 check "gpu:1 job ran on the whole GPU, no MPS limit (exit $rc)" bash -c "[ $rc -eq 0 ] && grep -q '$uuid0' <<< \"\$0\" && ! grep -q 'LIMIT=0=' <<< \"\$0\"" "$out"
+
+echo "=== 3b. the HTCondor job wrapper as the starter runs it: one share, 2048 MiB"
+printf 'ClusterId = 77\nProcId = 1\nRequestCpus = 1\nRequestGPUMemoryMB = 2048\n' > "$W/job.ad"
+out=$(_CONDOR_JOB_AD=$W/job.ad _CONDOR_AssignedGPUs=$uuid0 "$BIN/pinpoint-htcondor-wrapper" "$BIN/pp-busy" --blocks 4 --iters 100000000 2>&1); rc=$?
+echo "$out" | grep -E "LIMIT|pp-busy ok" | sed 's/^/  /'
+state77=$("$P" --json queue --all | jq -r '[.[] | select(.request.name == "condor-77.1")][-1].state')
+check "HTCondor slice ran under MPS with 2048 MiB as condor-77.1 ($state77, exit $rc)" \
+  bash -c "[ $rc -eq 0 ] && [ $state77 = completed ] && grep -q 'CUDA_MPS_PINNED_DEVICE_MEM_LIMIT=0=2048M' <<< \"\$0\"" "$out"
 
 echo "=== 4. scancel: SIGTERM to pinpoint slurm run cancels its job through pinpointd"
 SLURM_JOB_ID=4244 SLURM_JOB_GPUS=0 SLURM_SHARDS_ON_NODE=2 "$P" slurm run -- "$BIN/pp-busy" --blocks 4 --iters 100000000000 > "$W/run4244.txt" 2>&1 &
