@@ -37,20 +37,40 @@ pp_whole_gpus() {
   jq -r '[.devices[] | select(.is_mig | not)] | sort_by(.gpu_index)[] | "\(.index) \(.gpu_index) \(.mem_bytes) \(.uuid)"'
 }
 
+# pp_cancel_named NAME: cancels, through pinpointd's safe path, every job named NAME that has not
+# ended, and waits until they have. Fails (one line) when pinpointd does not answer.
+pp_cancel_named() {
+  local queue ids id
+  queue=$("$PINPOINT" --json queue 2>&1) || pp_fail "pinpointd does not answer: ${queue##*pinpoint: }"
+  ids=$(jq -r --arg name "$1" '.[] | select(.request.name == $name) | .id' <<< "$queue")
+  for id in $ids; do
+    "$PINPOINT" cancel "$id" >/dev/null || pp_fail "cannot cancel job $id ($1)"
+  done
+  for id in $ids; do
+    "$PINPOINT" wait "$id" >/dev/null 2>&1
+  done
+  return 0
+}
+
 # pp_run NAME -- SUBMIT-OPTIONS... -- COMMAND...: submits COMMAND to pinpointd with the options
 # (--device, --gpu-mem, --cpus) under NAME, waits for it, copies its stdout and stderr here and
 # exits with its exit code (1, with one line, when it ended without one). SIGTERM, SIGINT or
-# SIGHUP meanwhile cancel it through pinpointd's safe path; the wait goes on until it has ended.
+# SIGHUP at any time, during the submission too, cancel it through pinpointd's safe path; the
+# wait goes on until it has ended.
 pp_run() {
   local name=$1; shift
   local -a options=()
   while (($#)) && [[ $1 != -- ]]; do options+=("$1"); shift; done
   shift
-  local submitted id
-  submitted=$("$PINPOINT" --json submit --name "$name" "${options[@]}" -- "$@" 2>&1) ||
+  local submitted id="" cancel_asked=0
+  # Set before submitting: a signal that came before the id was known cancels by name below.
+  trap 'cancel_asked=1; if [[ -n $id ]]; then "$PINPOINT" cancel "$id" >/dev/null 2>&1; fi' TERM INT HUP
+  if ! submitted=$("$PINPOINT" --json submit --name "$name" "${options[@]}" -- "$@" 2>&1); then
+    ((cancel_asked)) && pp_cancel_named "$name"
     pp_fail "run: ${submitted#pinpoint: }"
+  fi
   id=$(jq -r '.id' <<< "$submitted")
-  trap '"$PINPOINT" cancel "$id" >/dev/null 2>&1' TERM INT HUP
+  ((cancel_asked)) && "$PINPOINT" cancel "$id" >/dev/null 2>&1
   "$PINPOINT" wait "$id" >/dev/null 2>&1 &
   local waiter=$!
   # `wait` returns early when a trapped signal arrives; the job's end is what ends the loop.
