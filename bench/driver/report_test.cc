@@ -6,29 +6,16 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "bench/driver/test_points.h"
 #include "common/test_dir.h"
 
 namespace pinpoint::bench {
 namespace {
 
+// n copies that each ran the whole makespan and did 2 epochs; no utilisation was sampled.
 PointResult Point(Mode mode, int n, double makespan_s, double energy_j) {
-  PointResult p;
-  p.mode = mode;
-  p.n = n;
-  p.rep = 1;
-  p.batch.t0_s = 100;
-  p.batch.t1_s = 100 + makespan_s;
-  for (int i = 0; i < n; ++i) {
-    JobResult j;
-    j.submit_s = j.start_s = 100;
-    j.end_s = 100 + makespan_s;
-    j.ok = true;
-    j.units = 2;
-    j.unit = "epochs";
-    p.batch.jobs.push_back(j);
-  }
-  p.gpu.energy_j = energy_j;
-  p.gpu.mean_power_w = energy_j / makespan_s;
+  PointResult p = TestPoint(mode, n, makespan_s, makespan_s, energy_j, 2, 0, 0, "epochs");
+  p.gpu.utilization_pct = WindowStats{}.utilization_pct;
   return p;
 }
 

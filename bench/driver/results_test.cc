@@ -1,35 +1,10 @@
 #include "bench/driver/results.h"
+#include "bench/driver/test_points.h"
 
 #include <gtest/gtest.h>
 
 namespace pinpoint::bench {
 namespace {
-
-// A point of n copies, each running `run_s` after waiting `wait_s`, in a window of makespan_s.
-PointResult Point(Mode mode, int n, double makespan_s, double run_s, double energy_j,
-                  double units = 1, int failed = 0, double wait_s = 0) {
-  PointResult p;
-  p.mode = mode;
-  p.n = n;
-  p.rep = 1;
-  p.batch.t0_s = 1000;
-  p.batch.t1_s = 1000 + makespan_s;
-  for (int i = 0; i < n; ++i) {
-    JobResult j;
-    j.submit_s = 1000;
-    j.start_s = 1000 + wait_s;
-    j.end_s = j.start_s + run_s;
-    j.ok = i >= failed;
-    j.units = units;
-    j.unit = "Giter";
-    p.batch.jobs.push_back(j);
-  }
-  p.gpu.seconds = makespan_s;
-  p.gpu.energy_j = energy_j;
-  p.gpu.mean_power_w = energy_j / makespan_s;
-  p.gpu.utilization_pct = 50;
-  return p;
-}
 
 TEST(StatsTest, MedianAndNearestRankPercentile) {
   EXPECT_DOUBLE_EQ(Median({3, 1, 2}), 2);
@@ -44,7 +19,7 @@ TEST(StatsTest, MedianAndNearestRankPercentile) {
 }
 
 TEST(ComputeMetricsTest, ThroughputJobTimesAndEnergyPerJob) {
-  PointResult p = Point(Mode::kMps, 4, 2.0, 1.5, 400, 2.0, 1, 0.25);
+  PointResult p = TestPoint(Mode::kMps, 4, 2.0, 1.5, 400, 2.0, 1, 0.25);
   PointMetrics m = ComputeMetrics(p);
   EXPECT_EQ(m.ok_jobs, 3);
   EXPECT_EQ(m.failed_jobs, 1);
@@ -60,7 +35,7 @@ TEST(ComputeMetricsTest, ThroughputJobTimesAndEnergyPerJob) {
 }
 
 TEST(ComputeMetricsTest, SkippedAndFailedPointsHaveNoNumbers) {
-  PointResult p = Point(Mode::kMps, 2, 2.0, 1.0, 100);
+  PointResult p = TestPoint(Mode::kMps, 2, 2.0, 1.0, 100);
   p.skipped = true;
   EXPECT_LT(ComputeMetrics(p).throughput, 0);
   p.skipped = false;
@@ -70,10 +45,10 @@ TEST(ComputeMetricsTest, SkippedAndFailedPointsHaveNoNumbers) {
 
 TEST(SummarizeTest, MediansOverRepetitionsAndRatioToExclusive) {
   std::vector<PointResult> points = {
-      Point(Mode::kExclusive, 4, 8, 2, 800), Point(Mode::kExclusive, 4, 10, 2, 1000),
-      Point(Mode::kExclusive, 4, 9, 2, 900), Point(Mode::kMps, 4, 2, 2, 300),
-      Point(Mode::kMps, 4, 3, 3, 330)};
-  PointResult skipped = Point(Mode::kMps, 16, 1, 1, 1);
+      TestPoint(Mode::kExclusive, 4, 8, 2, 800), TestPoint(Mode::kExclusive, 4, 10, 2, 1000),
+      TestPoint(Mode::kExclusive, 4, 9, 2, 900), TestPoint(Mode::kMps, 4, 2, 2, 300),
+      TestPoint(Mode::kMps, 4, 3, 3, 330)};
+  PointResult skipped = TestPoint(Mode::kMps, 16, 1, 1, 1);
   skipped.skipped = true;
   points.push_back(skipped);
   auto rows = Summarize(points, {Mode::kMps, Mode::kExclusive});
@@ -93,11 +68,11 @@ TEST(SummarizeTest, MediansOverRepetitionsAndRatioToExclusive) {
 
 TEST(EvaluateTargetsTest, MetMissedAndUnknown) {
   std::vector<PointResult> points = {
-      Point(Mode::kExclusive, 16, 32, 2, 3200),  // 0.5 units/s, 200 J/job
-      Point(Mode::kMps, 16, 4, 3, 640),          // 4 units/s (8x), 40 J/job (5x less)
-      Point(Mode::kBareMps, 16, 3.8, 3, 600),    // mps at 95% of it
-      Point(Mode::kExclusive, 1, 2.05, 2, 200),  // +2.5% over bare
-      Point(Mode::kBare, 1, 2.0, 2, 200),
+      TestPoint(Mode::kExclusive, 16, 32, 2, 3200),  // 0.5 units/s, 200 J/job
+      TestPoint(Mode::kMps, 16, 4, 3, 640),          // 4 units/s (8x), 40 J/job (5x less)
+      TestPoint(Mode::kBareMps, 16, 3.8, 3, 600),    // mps at 95% of it
+      TestPoint(Mode::kExclusive, 1, 2.05, 2, 200),  // +2.5% over bare
+      TestPoint(Mode::kBare, 1, 2.0, 2, 200),
   };
   auto targets = EvaluateTargets(Summarize(points, AllModes()), 16);
   ASSERT_EQ(targets.size(), 5u);
@@ -114,8 +89,8 @@ TEST(EvaluateTargetsTest, MetMissedAndUnknown) {
   EXPECT_FALSE(targets[4].known) << "no mps or bare-mps at N=1";
   EXPECT_TRUE(targets[4].info);
 
-  points[1] = Point(Mode::kMps, 16, 8, 3, 1280);  // 2 units/s: 4x, 80 J/job: 2.5x
-  points[3] = Point(Mode::kExclusive, 1, 2.1, 2, 200);
+  points[1] = TestPoint(Mode::kMps, 16, 8, 3, 1280);  // 2 units/s: 4x, 80 J/job: 2.5x
+  points[3] = TestPoint(Mode::kExclusive, 1, 2.1, 2, 200);
   targets = EvaluateTargets(Summarize(points, AllModes()), 16);
   EXPECT_FALSE(targets[0].met);
   EXPECT_FALSE(targets[1].met);
