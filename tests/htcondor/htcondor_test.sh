@@ -10,31 +10,17 @@ BIN=$(readlink -f "${1:?usage: htcondor_test.sh BIN_DIR}")
 HERE=$(cd "$(dirname "$0")" && pwd)
 command -v jq >/dev/null || { echo "no jq (scripts/install-deps.sh installs it): skipped"; exit 77; }
 S=$(mktemp -d /tmp/pph-XXXXXX)
-passed=0 failed=0
-ok() { echo "ok: $*"; passed=$((passed + 1)); }
-bad() { echo "FAIL: $*"; failed=$((failed + 1)); }
-check() { local what=$1; shift; if "$@"; then ok "$what"; else bad "$what"; fi; }
-poll() {  # poll SECONDS CMD...: until CMD succeeds, at most SECONDS
-  local end=$(($(date +%s) + $1)); shift
-  until "$@" >/dev/null 2>&1; do (($(date +%s) < end)) || return 1; sleep 0.1; done
-}
-DAEMON=
+# shellcheck source=../shell/lib.sh
+source "$HERE/../shell/lib.sh"
 cleanup() {
-  [[ -n $DAEMON ]] && kill -TERM "$DAEMON" 2>/dev/null && poll 20 bash -c "! kill -0 $DAEMON"
+  stop_pinpointd
   ((failed == 0)) || { echo "--- pinpointd log"; tail -20 "$S/pinpointd.log"; }
   rm -rf "$S"
 }
 trap cleanup EXIT
 
-cat > "$S/config.json" <<CFG
-{"state_dir": "$S/state", "socket_path": "$S/sock", "backend": "simulated:h100x2",
- "host_cpus": 64, "cancel_grace_ms": 2000, "metrics_listen": "127.0.0.1:0"}
-CFG
-"$BIN/pinpointd" --config "$S/config.json" > "$S/pinpointd.log" 2>&1 &
-DAEMON=$!
-export PINPOINT_SOCKET=$S/sock PINPOINT_BIN=$BIN/pinpoint
 P=$BIN/pinpoint
-poll 30 "$P" gpus || { bad "pinpointd started"; exit 1; }
+start_pinpointd "$BIN" "$S" || { bad "pinpointd started"; exit 1; }
 
 # --- the configuration
 W=/usr/libexec/pinpoint-htcondor-wrapper

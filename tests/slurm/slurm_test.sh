@@ -23,27 +23,12 @@ S=$(mktemp -d /tmp/pps-XXXXXX)  # short: Unix socket paths
 chmod 0755 "$S"  # munged wants every directory above its socket searchable
 PP=$S/pp
 mkdir -p "$PP" "$S/dev" "$S/out" "$S/hooks"
-passed=0 failed=0
-ok() { echo "ok: $*"; passed=$((passed + 1)); }
-bad() { echo "FAIL: $*"; failed=$((failed + 1)); }
-check() { local what=$1; shift; if "$@"; then ok "$what"; else bad "$what"; fi; }
+# shellcheck source=../shell/lib.sh
+source "$HERE/../shell/lib.sh"
 
-# poll SECONDS CMD...: until CMD succeeds, at most SECONDS
-poll() {
-  local end=$(($(date +%s) + $1)); shift
-  until "$@" >/dev/null 2>&1; do
-    (($(date +%s) < end)) || return 1
-    sleep 0.1
-  done
-}
-
-DAEMON=
 cleanup() {
   SC_GRES_CONF=/dev/null SC_NODE_GRES=x bash "$HERE/cluster.sh" down "$S/slurm" >/dev/null 2>&1
-  if [[ -n $DAEMON ]]; then
-    kill -TERM "$DAEMON" 2>/dev/null
-    poll 20 bash -c "! kill -0 $DAEMON"
-  fi
+  stop_pinpointd
   if [[ $failed -gt 0 || $passed -eq 0 ]]; then
     echo "--- pinpointd log"; tail -30 "$PP/pinpointd.log"
     echo "--- slurm logs"; tail -15 "$S"/slurm/log/*.log 2>/dev/null
@@ -53,14 +38,8 @@ cleanup() {
 trap cleanup EXIT
 
 # --- pinpointd on a simulated node
-cat > "$PP/config.json" <<EOF
-{"state_dir": "$PP/state", "socket_path": "$PP/sock", "backend": "simulated:h100x2",
- "host_cpus": 64, "watch_interval_ms": 100, "cancel_grace_ms": 2000, "metrics_listen": "127.0.0.1:0"}
-EOF
-"$BIN/pinpointd" --config "$PP/config.json" > "$PP/pinpointd.log" 2>&1 &
-DAEMON=$!
-export PINPOINT_SOCKET=$PP/sock PINPOINT_BIN=$BIN/pinpoint PATH=$BIN:$PATH
-poll 30 pinpoint gpus || { bad "pinpointd started"; exit 1; }
+start_pinpointd "$BIN" "$PP" '"watch_interval_ms": 100' || { bad "pinpointd started"; exit 1; }
+export PATH=$BIN:$PATH
 
 # --- gres.conf from pinpoint, fake /dev/nvidiaN (char 195,N) and the Slurm cluster
 pinpoint slurm conf --dev-dir "$S/dev" > "$S/gres.conf" || { bad "pinpoint slurm conf"; exit 1; }
