@@ -6,11 +6,6 @@ namespace pinpoint::sched {
 
 namespace {
 
-bool Allowed(const Demand& demand, int index) {
-  return demand.devices.empty() ||
-         std::find(demand.devices.begin(), demand.devices.end(), index) != demand.devices.end();
-}
-
 // Whole devices for a demand pinned to its devices: each either fits now or it does not.
 DeviceScan ScanPinnedWhole(const NodeState& state, const Demand& demand, bool pick) {
   DeviceScan scan;
@@ -48,13 +43,30 @@ DeviceScan ScanWhole(const NodeState& state, const Demand& demand, bool pick) {
   return scan;
 }
 
+// 0, 1, ..., count - 1, as a range for ScanSlices.
+struct AllDevices {
+  struct Iterator {
+    int i;
+    int operator*() const { return i; }
+    Iterator& operator++() {
+      ++i;
+      return *this;
+    }
+    bool operator!=(const Iterator& other) const { return i != other.i; }
+  };
+  int count;
+  Iterator begin() const { return {0}; }
+  Iterator end() const { return {count}; }
+};
+
+// The slice scan over `indices` (every device, or the demand's own): a template, so that the scan
+// over every device stays the plain counted loop it is inlined as.
+template <typename Indices>
 DeviceScan ScanSlices(const NodeState& state, const Demand& demand, bool pick,
-                      std::vector<SliceRank>* ranks) {
+                      std::vector<SliceRank>* ranks, const Indices& indices) {
   DeviceScan scan;
-  const int count = static_cast<int>(state.devices().size());
   ranks->clear();
-  for (int i = 0; i < count; ++i) {
-    if (!Allowed(demand, i)) continue;
+  for (int i : indices) {
     switch (state.FitSlice(i, demand)) {
       case DeviceFit::kFits:
         ++scan.fits;
@@ -92,11 +104,19 @@ DeviceScan ScanSlices(const NodeState& state, const Demand& demand, bool pick,
 
 DeviceScan ScanDevices(const NodeState& state, const Demand& demand, bool pick,
                        std::vector<SliceRank>* ranks) {
+  const int count = static_cast<int>(state.devices().size());
+  if (!demand.devices.empty()) {
+    // A device the inventory no longer has (CheckFits refuses such a demand): nothing fits.
+    for (int i : demand.devices) {
+      if (i < 0 || i >= count) return DeviceScan{};
+    }
+    if (demand.gpu_mem_bytes == 0) return ScanPinnedWhole(state, demand, pick);
+    return ScanSlices(state, demand, pick, ranks, demand.devices);
+  }
   if (demand.gpu_mem_bytes == 0) {
-    if (!demand.devices.empty()) return ScanPinnedWhole(state, demand, pick);
     return ScanWhole(state, demand, pick);
   }
-  return ScanSlices(state, demand, pick, ranks);
+  return ScanSlices(state, demand, pick, ranks, AllDevices{count});
 }
 
 }  // namespace pinpoint::sched

@@ -21,7 +21,7 @@ std::string OnDevices(int n) {
 }  // namespace
 
 NodeLimits::NodeLimits(const Inventory& inventory)
-    : host_(inventory.host), devices_(inventory.devices), mps_client_limit_(inventory.mps_client_limit) {
+    : host_(inventory.host), inventory_(inventory) {
   for (const Device& d : inventory.devices) {
     if (d.drained) {
       ++drained_devices_;
@@ -87,12 +87,13 @@ Status NodeLimits::CheckPinned(const Demand& demand) const {
     return FailedPrecondition("needs a " + std::to_string(demand.gpu_share_pct) +
                               "% SM share, a device has at most 100%");
   }
+  const std::vector<Device>& devices = inventory_.devices;
   for (int i : demand.devices) {
-    if (i < 0 || i >= static_cast<int>(devices_.size())) {
+    if (i < 0 || i >= static_cast<int>(devices.size())) {
       return FailedPrecondition("needs GPU " + std::to_string(i) + ", this node has " +
-                                Plural(static_cast<int>(devices_.size()), "device", "devices"));
+                                Plural(static_cast<int>(devices.size()), "device", "devices"));
     }
-    const Device& d = devices_[static_cast<size_t>(i)];
+    const Device& d = devices[static_cast<size_t>(i)];
     std::string gpu = "GPU " + std::to_string(i);
     if (d.drained) {
       return FailedPrecondition("needs " + gpu + ", which is drained");
@@ -104,7 +105,7 @@ Status NodeLimits::CheckPinned(const Demand& demand) const {
       return FailedPrecondition("needs " + FormatSize(demand.gpu_mem_bytes) + " of device memory on " +
                                 gpu + ", which has " + FormatSize(d.mem_bytes));
     }
-    if (demand.gpu_mem_bytes > 0 && d.mode == SharingMode::kMps && mps_client_limit_ < 1) {
+    if (demand.gpu_mem_bytes > 0 && d.mode == SharingMode::kMps && inventory_.mps_client_limit < 1) {
       return FailedPrecondition("needs a slice of " + gpu + ", which takes no MPS clients");
     }
   }

@@ -13,6 +13,7 @@ namespace pinpoint::sched {
 
 class NodeLimits {
  public:
+  // `inventory` must outlive this object (demands pinned to devices are checked against it).
   explicit NodeLimits(const Inventory& inventory);
 
   // Same contract as CheckFits (placement.h).
@@ -27,8 +28,7 @@ class NodeLimits {
   int whole_devices_ = 0;                  // non-MIG devices in service
   int drained_devices_ = 0;
   HostResources host_;
-  std::vector<Device> devices_;  // for demands pinned to their devices
-  int mps_client_limit_ = 0;
+  const Inventory& inventory_;  // for demands pinned to their devices
 };
 
 }  // namespace pinpoint::sched

@@ -52,6 +52,11 @@ std::vector<PlanCase> Cases() {
        {Node({Gpu(80), Gpu(80)}), {Running(100, 1, {On(1, 10)})}, {PinnedTo(Whole(1, 1), {1}), Whole(2, 1)}},
        "2@0 1:resources",
        "1:1"},
+      {"pinned_to_a_device_the_node_lost_waits",  // stored before a restart with fewer GPUs
+       {Node({Gpu(80)}), {}, {PinnedTo(Slice(1, 1, 10), {3}), PinnedTo(Whole(2, 1), {3})}},
+       "1:resources 2:resources",
+       "-",
+       {{1, "needs GPU 3, this node has 1 device"}, {2, "needs GPU 3, this node has 1 device"}}},
       {"pinned_slices_do_not_share_a_cache_with_unpinned",
        {Node({Gpu(80), Gpu(80)}), {Running(100, 1, {On(0, 75)})},
         {PinnedTo(Slice(1, 1, 10), {0}), Slice(2, 1, 10)}},
