@@ -38,18 +38,40 @@ pp_whole_gpus() {
 }
 
 # pp_cancel_named NAME: cancels, through pinpointd's safe path, every job named NAME that has not
-# ended, and waits until they have. Fails (one line) when pinpointd does not answer.
+# ended, and waits until they have. A job that ends by itself between the listing and the cancel
+# is what was wanted, not an error: a failing Epilog would drain the node. Fails (one line) when
+# pinpointd does not answer or refuses a cancel for another reason.
 pp_cancel_named() {
-  local queue ids id
+  local queue ids id out
   queue=$("$PINPOINT" --json queue 2>&1) || pp_fail "pinpointd does not answer: ${queue##*pinpoint: }"
   ids=$(jq -r --arg name "$1" '.[] | select(.request.name == $name) | .id' <<< "$queue")
   for id in $ids; do
-    "$PINPOINT" cancel "$id" >/dev/null || pp_fail "cannot cancel job $id ($1)"
+    if ! out=$("$PINPOINT" cancel "$id" 2>&1) && [[ $out != *"already ended"* ]]; then
+      pp_fail "cannot cancel job $id ($1): ${out##*pinpoint: }"
+    fi
   done
   for id in $ids; do
-    "$PINPOINT" wait "$id" >/dev/null 2>&1
+    pp_wait_ended "$id"
   done
   return 0
+}
+
+# pp_wait_ended ID: returns once job ID has ended, or once `pinpoint wait` fails by itself
+# (pinpointd gone). A batch system signals every process of its job, so the `pinpoint wait` under
+# it can be killed while the job still runs; another one then takes over. `wait` returns early
+# when a trapped signal arrives; the waiter's end is what ends the inner loop.
+pp_wait_ended() {
+  local waiter status
+  while :; do
+    "$PINPOINT" wait "$1" >/dev/null 2>&1 &
+    waiter=$!
+    while kill -0 "$waiter" 2>/dev/null; do
+      wait "$waiter"
+    done
+    wait "$waiter"
+    status=$?
+    ((status > 128)) || return 0
+  done
 }
 
 # pp_run NAME -- SUBMIT-OPTIONS... -- COMMAND...: submits COMMAND to pinpointd with the options
@@ -71,12 +93,7 @@ pp_run() {
   fi
   id=$(jq -r '.id' <<< "$submitted")
   ((cancel_asked)) && "$PINPOINT" cancel "$id" >/dev/null 2>&1
-  "$PINPOINT" wait "$id" >/dev/null 2>&1 &
-  local waiter=$!
-  # `wait` returns early when a trapped signal arrives; the job's end is what ends the loop.
-  while kill -0 "$waiter" 2>/dev/null; do
-    wait "$waiter"
-  done
+  pp_wait_ended "$id"
   trap - TERM INT HUP
   "$PINPOINT" logs "$id"
   "$PINPOINT" logs --stderr "$id" >&2

@@ -8,7 +8,8 @@
 #     it as slurm-<job id>;
 #   - scancel of a running job goes through pinpoint's safe cancel (pinpoint cancels it);
 #   - a pinpoint job a Slurm job left behind is cancelled by the Epilog;
-#   - per-job accounting (watcher samples) is there afterwards.
+#   - per-job accounting (watcher samples) is there afterwards;
+#   - the node was never drained (every Prolog and Epilog succeeded).
 # Every wait is a bounded poll of a condition. Needs root (mknod, slurmd) and Debian's slurmctld,
 # slurmd, slurm-client, munge and jq: skipped (exit 77) without them. Usage: slurm_test.sh BIN_DIR
 set -uo pipefail
@@ -27,13 +28,17 @@ mkdir -p "$PP" "$S/dev" "$S/out" "$S/hooks"
 source "$HERE/../shell/lib.sh"
 
 cleanup() {
+  if [[ $failed -gt 0 || $passed -eq 0 ]]; then  # what Slurm and pinpointd saw, before stopping them
+    echo "--- Slurm: nodes, jobs"
+    sinfo -N -o '%N %T %E' 2>&1; squeue -o '%i %T %R' 2>&1
+    echo "--- pinpointd: jobs"; pinpoint queue --all 2>&1
+    echo "--- job outputs"; tail -n 5 "$S"/out/*.out 2>&1
+    echo "--- Slurm logs"; tail -n 25 "$S"/slurm/log/* 2>&1
+    echo "--- pinpointd log"; tail -n 30 "$PP/pinpointd.log"
+  fi
   SC_GRES_CONF=/dev/null SC_NODE_GRES=x bash "$HERE/cluster.sh" down "$S/slurm" >/dev/null 2>&1
   stop_pinpointd
-  if [[ $failed -gt 0 || $passed -eq 0 ]]; then
-    echo "--- pinpointd log"; tail -30 "$PP/pinpointd.log"
-    echo "--- slurm logs"; tail -15 "$S"/slurm/log/*.log 2>/dev/null
-  fi
-  rm -rf "$S"
+  [[ -n ${PP_KEEP_SCRATCH:-} ]] || rm -rf "$S"
 }
 trap cleanup EXIT
 
@@ -97,6 +102,8 @@ id_a=$(pinpoint --json queue --all | jq -r --arg n "slurm-$a" '[.[] | select(.re
 check "the watcher accounts job $a" poll 60 bash -c "[[ \$(pinpoint --json show $id_a | jq '.job.usage.samples') -ge 1 ]]"
 touch "$S/go"
 check "every Slurm job ended" poll 90 bash -c '[[ -z $(squeue -h -o %i) ]]'
+# A failing Prolog or Epilog drains the node; pinpoint's must not fail on a job that ended.
+check "the node is idle, not drained" poll 30 bash -c '[[ $(sinfo -h -N -o %T) == idle ]]'
 for id in "$a" "$b" "$c"; do
   check "job $id completed in pinpointd" test "$(pinpoint_state "$id")" = completed
 done
