@@ -12,6 +12,7 @@
 #   - the node was never drained (every Prolog and Epilog succeeded).
 # Every wait is a bounded poll of a condition. Needs root (mknod, slurmd) and Debian's slurmctld,
 # slurmd, slurm-client, munge and jq: skipped (exit 77) without them. Usage: slurm_test.sh BIN_DIR
+# (PP_KEEP_SCRATCH=1 keeps the scratch directory, Slurm's logs included, for a look afterwards)
 set -uo pipefail
 BIN=$(readlink -f "${1:?usage: slurm_test.sh BIN_DIR}")
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -29,11 +30,13 @@ source "$HERE/../shell/lib.sh"
 
 cleanup() {
   if [[ $failed -gt 0 || $passed -eq 0 ]]; then  # what Slurm and pinpointd saw, before stopping them
-    echo "--- Slurm: nodes, jobs"
-    sinfo -N -o '%N %T %E' 2>&1; squeue -o '%i %T %R' 2>&1
-    echo "--- pinpointd: jobs"; pinpoint queue --all 2>&1
-    echo "--- job outputs"; tail -n 5 "$S"/out/*.out 2>&1
-    echo "--- Slurm logs"; tail -n 25 "$S"/slurm/log/* 2>&1
+    if [[ -n ${SLURM_CONF:-} ]]; then  # the cluster came up
+      echo "--- Slurm: nodes, jobs"
+      sinfo -N -o '%N %T %E' 2>&1; squeue -o '%i %T %R' 2>&1
+      echo "--- pinpointd: jobs"; "$BIN/pinpoint" queue --all 2>&1
+      echo "--- job outputs"; tail -n 5 "$S"/out/*.out 2>&1
+      echo "--- Slurm logs"; tail -n 25 "$S"/slurm/log/* 2>&1
+    fi
     echo "--- pinpointd log"; tail -n 30 "$PP/pinpointd.log"
   fi
   SC_GRES_CONF=/dev/null SC_NODE_GRES=x bash "$HERE/cluster.sh" down "$S/slurm" >/dev/null 2>&1
