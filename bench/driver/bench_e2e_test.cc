@@ -7,9 +7,9 @@
 
 #include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "bench/driver/proc.h"
+#include "common/file_util.h"
 #include "common/test_dir.h"
 #include "gpu/backend_factory.h"
 
@@ -21,11 +21,10 @@ std::string BinDir() {
   return dir != nullptr ? dir : PINPOINT_BIN_DIR;
 }
 
+// The file's text, or "" when it cannot be read (the assertion on its content then fails).
 std::string Slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  auto text = ReadFile(path);
+  return text.ok() ? *text : "";
 }
 
 std::string OnlySubdir(const std::string& dir) {
