@@ -1,6 +1,7 @@
 #include "common/process.h"
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/syscall.h>
@@ -80,6 +81,64 @@ bool WaitForExit(int64_t pid, int timeout_ms) {
   }
   ::close(pidfd);
   return exited;
+}
+
+std::optional<ProcUids> ReadProcUids(int64_t pid) {
+  if (pid <= 0) return std::nullopt;
+  std::istringstream status(ReadProcFile(pid, "status"));
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.rfind("Uid:", 0) != 0) continue;
+    std::istringstream ids(line.substr(4));
+    ProcUids u;
+    if (ids >> u.real >> u.effective >> u.saved) return u;
+    return std::nullopt;
+  }
+  return std::nullopt;
+}
+
+PidFd::~PidFd() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+PidFd::PidFd(PidFd&& other) noexcept : fd_(other.fd_), pid_(other.pid_) { other.fd_ = -1; }
+
+PidFd& PidFd::operator=(PidFd&& other) noexcept {
+  if (this != &other) {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = other.fd_;
+    pid_ = other.pid_;
+    other.fd_ = -1;
+  }
+  return *this;
+}
+
+std::optional<PidFd> PidFd::Open(int64_t pid) {
+  if (pid <= 0) return std::nullopt;
+  int fd = static_cast<int>(::syscall(SYS_pidfd_open, static_cast<pid_t>(pid), 0));
+  if (fd < 0) return std::nullopt;
+  ::fcntl(fd, F_SETFD, FD_CLOEXEC);
+  PidFd out;
+  out.fd_ = fd;
+  out.pid_ = pid;
+  return out;
+}
+
+bool PidFd::Alive() const { return fd_ >= 0 && !WaitExit(0); }
+
+bool PidFd::Signal(int signal) const {
+  if (fd_ < 0) return false;
+  return ::syscall(SYS_pidfd_send_signal, fd_, signal, nullptr, 0) == 0 || errno == ESRCH;
+}
+
+bool PidFd::WaitExit(int timeout_ms) const {
+  if (fd_ < 0) return true;
+  for (;;) {
+    pollfd p{fd_, POLLIN, 0};
+    int n = ::poll(&p, 1, timeout_ms);
+    if (n < 0 && errno == EINTR) continue;
+    return n > 0;
+  }
 }
 
 std::vector<char*> CStrings(const std::vector<std::string>& strings) {

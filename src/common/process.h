@@ -32,6 +32,55 @@ std::string ReadProcFile(int64_t pid, const char* name);
 // A child is not reaped: call waitpid afterwards.
 bool WaitForExit(int64_t pid, int timeout_ms);
 
+// The real, effective and saved user ids of a process (/proc/<pid>/status "Uid:").
+struct ProcUids {
+  uint32_t real = 0;
+  uint32_t effective = 0;
+  uint32_t saved = 0;
+  // True when every id is `uid`: a set-user-id program started by someone else never qualifies.
+  bool AllAre(uint32_t uid) const { return real == uid && effective == uid && saved == uid; }
+};
+// nullopt when the process does not exist or its status cannot be read.
+std::optional<ProcUids> ReadProcUids(int64_t pid);
+
+// A process held by a pidfd: signals and waits reach exactly the process that was opened, never
+// a later one that reuses its pid. Movable, not copyable; closes the descriptor when destroyed.
+class PidFd {
+ public:
+  PidFd() = default;
+  ~PidFd();
+  PidFd(PidFd&& other) noexcept;
+  PidFd& operator=(PidFd&& other) noexcept;
+  PidFd(const PidFd&) = delete;
+  PidFd& operator=(const PidFd&) = delete;
+
+  // Opens `pid`. nullopt when it does not exist or the kernel has no pidfd_open (before 5.3).
+  static std::optional<PidFd> Open(int64_t pid);
+  // Opens `pid` and keeps it only when `belongs(pid)` holds for the process that was opened:
+  // the check runs after the open, and the process must still be alive after the check, so a
+  // pid reused between a scan and the open is never mistaken for the process that was found.
+  template <typename Check>
+  static std::optional<PidFd> OpenVerified(int64_t pid, Check&& belongs) {
+    auto fd = Open(pid);
+    if (!fd || !belongs(pid) || !fd->Alive()) return std::nullopt;
+    return fd;
+  }
+
+  bool valid() const { return fd_ >= 0; }
+  int64_t pid() const { return pid_; }
+  int fd() const { return fd_; }  // readable once the process has exited
+  // True until the process has exited (a zombie counts as exited).
+  bool Alive() const;
+  // Sends `signal` through the pidfd; true when sent or the process has already exited.
+  bool Signal(int signal) const;
+  // Waits up to timeout_ms for the process to exit; true when it has.
+  bool WaitExit(int timeout_ms) const;
+
+ private:
+  int fd_ = -1;
+  int64_t pid_ = 0;
+};
+
 // NULL-terminated char* views of `strings` for exec*(); valid while `strings` lives.
 std::vector<char*> CStrings(const std::vector<std::string>& strings);
 

@@ -2,6 +2,8 @@
 // a fatal client fault or a daemon crash reported by the next Poll). State is per instance.
 #pragma once
 
+#include <unistd.h>
+
 #include <vector>
 
 #include "mps/mps_control.h"
@@ -32,8 +34,9 @@ class FakeMps : public MpsControl {
 
   // Scripting.
   void Fail(Status status) { failure_ = std::move(status); }
-  void InjectFault(int device_index) {
-    pending_events_.push_back({device_index, MpsEvent::Kind::kFatalFault, "scripted fatal GPU error"});
+  // A fatal-fault claim from the MPS daemon of user `uid` (by default the test's own user).
+  void InjectFault(int device_index, uint32_t uid = ::getuid()) {
+    pending_events_.push_back({device_index, MpsEvent::Kind::kFatalFault, "scripted fatal GPU error", uid});
   }
   void InjectDaemonDeath(int device_index) {
     pending_events_.push_back({device_index, MpsEvent::Kind::kDaemonDied, "scripted crash"});

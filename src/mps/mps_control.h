@@ -39,6 +39,9 @@ struct MpsEvent {
   int device_index = 0;
   Kind kind = Kind::kFatalFault;
   std::string detail;  // one line for people and the job history
+  // The user whose MPS daemon reported it. A kFatalFault is that user's claim: it comes from a
+  // log the user can write, so it may touch only that user's jobs (docs/security.md).
+  uint32_t uid = 0;
 };
 
 class MpsControl {

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <poll.h>
+#include <sys/inotify.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -10,7 +11,6 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <fstream>
 #include <sstream>
 
 #include <spdlog/spdlog.h>
@@ -26,6 +26,19 @@ namespace pinpoint::mps {
 namespace {
 
 constexpr char kFatalMarker[] = "encountered a fatal GPU error";
+constexpr char kControlProgram[] = "nvidia-cuda-mps-control";
+constexpr char kServerProgram[] = "nvidia-cuda-mps-server";
+// The foreground control daemon's own output, in the user's log directory, written by the user.
+constexpr char kForegroundLog[] = "control-foreground.log";
+
+// User-written text made safe for one log line: control bytes become '?', at most 300 bytes.
+std::string Printable(std::string_view text) {
+  std::string out(text.substr(0, 300));
+  for (char& c : out) {
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
+  }
+  return out;
+}
 
 std::string PathEnv() {
   const char* p = std::getenv("PATH");
@@ -33,11 +46,10 @@ std::string PathEnv() {
 }
 
 // Runs `argv` with `env`, feeding `input` on stdin, and returns its stdout. The child runs as
-// uid/gid when switch_user. Gives up (and kills it) after timeout_ms. With `output_file`, the
-// output goes there instead (a daemonizing tool may keep its stdout open for its whole life).
+// uid/gid when switch_user. Gives up (and kills it) after timeout_ms.
 Result<std::string> RunTool(const std::vector<std::string>& argv, const std::vector<std::string>& env,
                             const std::string& input, bool switch_user, uint32_t uid, uint32_t gid,
-                            int timeout_ms, const std::string& output_file = "") {
+                            int timeout_ms) {
   int in[2], out[2];
   if (::pipe2(in, O_CLOEXEC) != 0 || ::pipe2(out, O_CLOEXEC) != 0)
     return IoError("pipe: " + ErrnoText(errno));
@@ -51,13 +63,8 @@ Result<std::string> RunTool(const std::vector<std::string>& argv, const std::vec
     sigemptyset(&none);
     ::sigprocmask(SIG_SETMASK, &none, nullptr);  // pinpointd blocks signals for its signalfd
     ::dup2(in[0], 0);
-    int target = out[1];
-    if (!output_file.empty()) {
-      target = ::open(output_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-      if (target < 0) ::_exit(125);
-    }
-    ::dup2(target, 1);
-    ::dup2(target, 2);
+    ::dup2(out[1], 1);
+    ::dup2(out[1], 2);
     if (switch_user && (::setgroups(1, groups) != 0 || ::setgid(gid) != 0 || ::setuid(uid) != 0)) ::_exit(126);
     environ = cenv.data();
     ::execvp(cargv[0], cargv.data());
@@ -121,19 +128,28 @@ bool IsNumber(const std::string& s) {
 
 }  // namespace
 
-std::vector<int64_t> ServersOfPipeDir(const std::string& pipe_dir) {
-  std::vector<int64_t> out;
+std::vector<PidFd> MpsProcessesOf(const std::string& program, const std::string& pipe_dir, uint32_t uid) {
+  std::vector<PidFd> out;
   std::string want = "CUDA_MPS_PIPE_DIRECTORY=" + pipe_dir;
-  for (int64_t pid : ListPids()) {
-    if (ReadProcFile(pid, "cmdline").find("nvidia-cuda-mps-server") == std::string::npos) continue;
+  auto belongs = [&](int64_t pid) {
+    auto uids = ReadProcUids(pid);
+    if (!uids || !uids->AllAre(uid)) return false;
+    std::string cmdline = ReadProcFile(pid, "cmdline");
+    std::string argv0 = cmdline.substr(0, cmdline.find('\0'));
+    if (argv0.substr(argv0.rfind('/') + 1) != program) return false;
     std::istringstream vars(ReadProcFile(pid, "environ"));
     std::string var;
     while (std::getline(vars, var, '\0')) {
-      if (var == want) {
-        out.push_back(pid);
-        break;
-      }
+      if (var == want) return true;
     }
+    return false;
+  };
+  for (int64_t pid : ListPids()) {
+    if (pid == ::getpid()) continue;
+    // Cheap filter first; the pidfd-verified check below is what counts.
+    auto uids = ReadProcUids(pid);
+    if (!uids || !uids->AllAre(uid)) continue;
+    if (auto fd = PidFd::OpenVerified(pid, belongs)) out.push_back(std::move(*fd));
   }
   return out;
 }
@@ -161,7 +177,18 @@ Result<std::string> MpsDaemons::Command(const Daemon& d, const std::string& comm
                  options_.command_timeout_ms);
 }
 
-bool MpsDaemons::ControlAlive(const Daemon& d) const { return ProcessAlive(d.control_pid); }
+bool MpsDaemons::ControlAlive(const Daemon& d) const { return d.control.valid() && d.control.Alive(); }
+
+uint32_t MpsDaemons::RunsAs(const Daemon& d) const {
+  return options_.switch_user ? d.uid : static_cast<uint32_t>(::getuid());
+}
+
+void MpsDaemons::ReapIfExited(Daemon& d) {
+  if (d.child && d.control.valid() && !d.control.Alive()) {
+    ::waitpid(static_cast<pid_t>(d.control.pid()), nullptr, WNOHANG);
+    d.child = false;
+  }
+}
 
 Status MpsDaemons::Start(int device_index, Daemon& d) {
   std::string base = options_.mps_root + "/dev" + std::to_string(device_index) + "/" + std::to_string(d.uid);
@@ -175,7 +202,8 @@ Status MpsDaemons::Start(int device_index, Daemon& d) {
     return Unavailable("MPS pipe directory " + d.pipe_dir + " is too long for a Unix socket (" +
                        std::to_string(longest) + " > " + std::to_string(kMaxSocketPath) +
                        " characters); set mps_dir to a shorter path");
-  // The path down to them stays traversable (0755): the user's clients must reach the pipes.
+  // The path down to them stays traversable (0755) and root's: the user's clients must reach the
+  // pipes, and the user must not be able to swap the directories for links.
   PP_RETURN_IF_ERROR(MakeDirs(base, 0755));
   for (const auto& dir : {d.pipe_dir, d.log_dir}) {
     PP_RETURN_IF_ERROR(MakeDirs(dir, 0700));
@@ -183,27 +211,122 @@ Status MpsDaemons::Start(int device_index, Daemon& d) {
       return IoError("chown " + dir + ": " + ErrnoText(errno));
     ::chmod(dir.c_str(), 0700);
   }
+  d.server_log = ServerLogScanner(d.log_dir + "/server.log");
+  d.server_log.SkipToEnd();
+  d.idle_since_ms = clock_->NowMs();
+  // A daemon left running by an earlier pinpointd (restart) serves its clients still: adopt it.
+  auto found = MpsProcessesOf(kControlProgram, d.pipe_dir, RunsAs(d));
+  if (!found.empty()) {
+    d.control = std::move(found.front());
+    d.child = false;
+    spdlog::info("MPS: adopted control daemon {} of device {} ({}) for uid {}", d.control.pid(),
+                 device_index, d.uuid, d.uid);
+    return Status::Ok();
+  }
+  PP_RETURN_IF_ERROR(Spawn(d));
+  spdlog::info("MPS: control daemon {} started for device {} ({}) as uid {}", d.control.pid(),
+               device_index, d.uuid, d.uid);
+  return Status::Ok();
+}
+
+Status MpsDaemons::Spawn(Daemon& d) {
   std::vector<std::string> env = {PathEnv(), "CUDA_VISIBLE_DEVICES=" + d.uuid,
                                   "CUDA_MPS_PIPE_DIRECTORY=" + d.pipe_dir,
                                   "CUDA_MPS_LOG_DIRECTORY=" + d.log_dir};
-  std::string start_log = base + "/control-start.log";
-  auto started = RunTool({options_.control_binary, "-d"}, env, "", options_.switch_user, d.uid,
-                         d.gid, options_.command_timeout_ms, start_log);
-  if (!started.ok()) {
-    auto said = ReadFileTail(start_log, 400);
-    return Unavailable("cannot start MPS control daemon: " + started.status().message() +
-                       (said.ok() && !said->empty() ? " (" + Lines(*said).back() + ")" : ""));
+  // Watched before the fork, so the control socket cannot appear unseen.
+  int watch = ::inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
+  if (watch < 0) return IoError("inotify: " + ErrnoText(errno));
+  if (::inotify_add_watch(watch, d.pipe_dir.c_str(), IN_CREATE | IN_MOVED_TO | IN_ONLYDIR | IN_DONT_FOLLOW) < 0) {
+    int err = errno;
+    ::close(watch);
+    return IoError("inotify " + d.pipe_dir + ": " + ErrnoText(err));
   }
-  auto pid_text = ReadFile(d.pipe_dir + "/nvidia-cuda-mps-control.pid");
-  if (!pid_text.ok() || !IsNumber(Lines(*pid_text).empty() ? "" : Lines(*pid_text)[0]))
-    return Unavailable("MPS control daemon wrote no pid file in " + d.pipe_dir);
-  d.control_pid = std::stoll(Lines(*pid_text)[0]);
-  struct stat st {};
-  d.server_log_offset = ::stat((d.log_dir + "/server.log").c_str(), &st) == 0 ? static_cast<uint64_t>(st.st_size) : 0;
-  d.idle_since_ms = clock_->NowMs();
-  spdlog::info("MPS: control daemon {} started for device {} ({}) as uid {}", d.control_pid,
-               device_index, d.uuid, d.uid);
-  return Status::Ok();
+  std::string program = options_.control_binary;
+  std::string out_path = d.log_dir + "/" + kForegroundLog;
+  std::string stale_socket = d.pipe_dir + "/control";
+  std::vector<std::string> argv = {kControlProgram, "-f"};
+  auto cargv = CStrings(argv);
+  auto cenv = CStrings(env);
+  gid_t groups[1] = {d.gid};
+  bool switch_user = options_.switch_user;
+  pid_t pid = ::fork();
+  if (pid < 0) {
+    ::close(watch);
+    return IoError("fork: " + ErrnoText(errno));
+  }
+  if (pid == 0) {
+    sigset_t none;
+    sigemptyset(&none);
+    ::sigprocmask(SIG_SETMASK, &none, nullptr);  // pinpointd blocks signals for its signalfd
+    ::setsid();  // outlives pinpointd, and no signal to pinpointd's group reaches it
+    if (switch_user && (::setgroups(1, groups) != 0 || ::setgid(d.gid) != 0 || ::setuid(d.uid) != 0)) ::_exit(126);
+    // From here on the child is the user: what it opens and removes in the user's directories,
+    // it does with the user's rights only.
+    int null_fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+    int out_fd = ::open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (null_fd < 0 || out_fd < 0) ::_exit(125);
+    ::dup2(null_fd, 0);
+    ::dup2(out_fd, 1);
+    ::dup2(out_fd, 2);
+    ::unlink(stale_socket.c_str());  // a dead daemon's socket would look ready
+    environ = cenv.data();
+    ::execvp(program.c_str(), cargv.data());
+    ::_exit(127);
+  }
+  // The child is not reaped before this, so its pid cannot have been reused.
+  auto held = PidFd::Open(pid);
+  if (!held) {
+    ::close(watch);
+    ::kill(pid, SIGKILL);
+    ::waitpid(pid, nullptr, 0);
+    return Unavailable("cannot hold the MPS control daemon by a pidfd (kernel before 5.3?)");
+  }
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(options_.command_timeout_ms);
+  bool ready = false, exited = false;
+  for (;;) {
+    struct stat st {};
+    if (::lstat(stale_socket.c_str(), &st) == 0) {
+      ready = true;
+      break;
+    }
+    int left = static_cast<int>(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                    deadline - std::chrono::steady_clock::now()).count());
+    if (left <= 0) break;
+    pollfd fds[2] = {{watch, POLLIN, 0}, {held->fd(), POLLIN, 0}};
+    int n = ::poll(fds, 2, left);
+    if (n < 0 && errno != EINTR) break;
+    if (n > 0 && (fds[1].revents & POLLIN)) {
+      exited = ::lstat(stale_socket.c_str(), &st) != 0;
+      ready = !exited;
+      break;
+    }
+    char events[4096];
+    while (::read(watch, events, sizeof(events)) > 0) {
+    }
+  }
+  ::close(watch);
+  if (ready && held->Alive()) {
+    d.control = std::move(*held);
+    d.child = true;
+    return Status::Ok();
+  }
+  if (!exited) held->Signal(SIGKILL);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  if (!exited) {
+    return Unavailable("cannot start MPS control daemon: " + options_.control_binary +
+                       " did not answer within " + std::to_string(options_.command_timeout_ms) + " ms");
+  }
+  std::string why = WIFEXITED(status) && WEXITSTATUS(status) == 127 ? "not found" : "failed";
+  ServerLogScanner said(out_path, {.max_read_bytes = 4096, .max_line_bytes = 400, .max_backlog_bytes = 4096});
+  auto lines = said.Scan("").lines;
+  return Unavailable("cannot start MPS control daemon: " + options_.control_binary + " " + why +
+                     (lines.empty() ? "" : " (" + Printable(lines.back()) + ")"));
+}
+
+void MpsDaemons::KillOrphans(Daemon& d) {
+  for (const PidFd& server : d.orphan_servers) server.Signal(SIGKILL);
+  d.orphan_servers.clear();
 }
 
 void MpsDaemons::Quit(Daemon& d) {
@@ -211,11 +334,15 @@ void MpsDaemons::Quit(Daemon& d) {
     auto r = Command(d, "quit");
     if (!r.ok()) spdlog::warn("MPS: quit: {}", r.status().message());
     // The next daemon for this pipe directory can only start once this one is gone.
-    if (!WaitForExit(d.control_pid, 5000)) ::kill(static_cast<pid_t>(d.control_pid), SIGKILL);
+    int wait_ms = std::min(options_.command_timeout_ms, 5000);
+    if (!d.control.WaitExit(wait_ms)) {
+      d.control.Signal(SIGKILL);  // through the pidfd: exactly the daemon started or adopted
+      d.control.WaitExit(wait_ms);
+    }
   }
-  for (int64_t pid : d.orphan_servers) ::kill(static_cast<pid_t>(pid), SIGKILL);
-  d.orphan_servers.clear();
-  d.control_pid = 0;
+  ReapIfExited(d);
+  KillOrphans(d);
+  d.control = PidFd();
 }
 
 Result<std::map<std::string, std::string>> MpsDaemons::PrepareClient(const ClientSlice& slice) {
@@ -259,8 +386,7 @@ void MpsDaemons::ReleaseClient(const ClientSlice& slice) {
   if (d.clients > 0) --d.clients;
   if (d.clients == 0) {
     d.idle_since_ms = clock_->NowMs();
-    for (int64_t pid : d.orphan_servers) ::kill(static_cast<pid_t>(pid), SIGKILL);
-    d.orphan_servers.clear();
+    KillOrphans(d);
   }
 }
 
@@ -287,24 +413,12 @@ Status MpsDaemons::TerminateClients(const ClientSlice& slice, const std::vector<
 }
 
 std::vector<std::string> MpsDaemons::NewFaultLines(Daemon& d) {
-  std::vector<std::string> faults;
-  std::string path = d.log_dir + "/server.log";
-  struct stat st {};
-  if (::stat(path.c_str(), &st) != 0) return faults;
-  uint64_t size = static_cast<uint64_t>(st.st_size);
-  if (size < d.server_log_offset) d.server_log_offset = 0;  // rotated
-  if (size == d.server_log_offset) return faults;
-  std::ifstream in(path);
-  in.seekg(static_cast<std::streamoff>(d.server_log_offset));
-  std::string line;
-  uint64_t consumed = d.server_log_offset;
-  while (std::getline(in, line)) {
-    if (in.eof()) break;  // a partial last line: read it whole next time
-    consumed += line.size() + 1;
-    if (line.find(kFatalMarker) != std::string::npos) faults.push_back(line);
-  }
-  d.server_log_offset = consumed;
-  return faults;
+  LogScan scan = d.server_log.Scan(kFatalMarker);
+  if (!scan.problem.empty()) spdlog::warn("MPS: server log of uid {}: {}", d.uid, Printable(scan.problem));
+  if (scan.skipped_bytes > 0)
+    spdlog::warn("MPS: server log of uid {}: skipped {} bytes (over-long lines or a backlog)", d.uid,
+                 scan.skipped_bytes);
+  return scan.lines;
 }
 
 std::vector<MpsEvent> MpsDaemons::Poll(int64_t now_ms) {
@@ -312,17 +426,18 @@ std::vector<MpsEvent> MpsDaemons::Poll(int64_t now_ms) {
   for (auto it = daemons_.begin(); it != daemons_.end();) {
     int index = it->first;
     Daemon& d = it->second;
-    for (const auto& line : NewFaultLines(d)) events.push_back({index, MpsEvent::Kind::kFatalFault, line});
-    if (d.control_pid != 0 && !ControlAlive(d)) {
-      for (int64_t pid : ServersOfPipeDir(d.pipe_dir)) d.orphan_servers.insert(pid);
+    for (const auto& line : NewFaultLines(d))
+      events.push_back({index, MpsEvent::Kind::kFatalFault, Printable(line), d.uid});
+    if (d.control.valid() && !ControlAlive(d)) {
+      int64_t dead = d.control.pid();
+      ReapIfExited(d);
+      d.control = PidFd();
+      for (PidFd& server : MpsProcessesOf(kServerProgram, d.pipe_dir, RunsAs(d)))
+        d.orphan_servers.push_back(std::move(server));
       events.push_back({index, MpsEvent::Kind::kDaemonDied,
-                        "MPS control daemon " + std::to_string(d.control_pid) + " of device " +
-                            std::to_string(index) + " vanished; restarting it"});
-      d.control_pid = 0;
-      if (d.clients == 0) {
-        for (int64_t pid : d.orphan_servers) ::kill(static_cast<pid_t>(pid), SIGKILL);
-        d.orphan_servers.clear();
-      }
+                        "MPS control daemon " + std::to_string(dead) + " of device " +
+                            std::to_string(index) + " vanished; restarting it", d.uid});
+      if (d.clients == 0) KillOrphans(d);
       ++d.restarts;
       Status s = Start(index, d);
       if (!s.ok()) spdlog::error("MPS: device {}: {}", index, s.message());
@@ -330,7 +445,7 @@ std::vector<MpsEvent> MpsDaemons::Poll(int64_t now_ms) {
     if (d.clients == 0 && !d.keep && options_.idle_quit_ms > 0 && now_ms - d.idle_since_ms >= options_.idle_quit_ms) {
       Quit(d);
       events.push_back({index, MpsEvent::Kind::kDaemonQuit,
-                        "MPS control daemon of device " + std::to_string(index) + " quit after being idle"});
+                        "MPS control daemon of device " + std::to_string(index) + " quit after being idle", d.uid});
       it = daemons_.erase(it);
       continue;
     }
@@ -356,7 +471,7 @@ nlohmann::json MpsDaemons::Describe() const {
   for (const auto& [index, d] : daemons_) {
     out[std::to_string(index)] = {{"state", ControlAlive(d) ? "running" : "down"},
                                   {"uid", d.uid},
-                                  {"control_pid", d.control_pid},
+                                  {"control_pid", d.control.valid() ? d.control.pid() : 0},
                                   {"clients", d.clients},
                                   {"restarts", d.restarts},
                                   {"pipe_dir", d.pipe_dir}};

@@ -1,17 +1,27 @@
-// MpsDaemons: the real MpsControl. Runs one `nvidia-cuda-mps-control -d` per device for the Unix
+// MpsDaemons: the real MpsControl. Runs one `nvidia-cuda-mps-control -f` per device for the Unix
 // user whose jobs use it, with CUDA_VISIBLE_DEVICES set to the device's UUID and pipe and log
 // directories <mps_root>/dev<device index>/<uid>/{pipe,log}, owned by that user, mode 0700. Started when the
 // first slice lands on the device, quit when idle for idle_quit_ms, checked on every Poll
 // (control daemon alive, new fatal-fault lines in the server log), restarted after a crash.
 // Commands (get_server_list, get_client_list, terminate_client, quit) go through the control
 // binary with the daemon's pipe directory, as NVIDIA documents.
+//
+// Trust (docs/security.md): the pipe and log directories belong to the user, so nothing read from
+// them is trusted. The control daemon runs in the foreground as pinpointd's child and is held by
+// a pidfd from its fork on; no pid is ever read from a file. A daemon left by an earlier pinpointd
+// is adopted, and a dead daemon's servers are killed, only when /proc shows every uid of the
+// process to be the device user's, checked through a pidfd, so root never signals a process the
+// user could not signal themselves. Fatal-fault lines in the server log are claims of that user
+// (MpsEvent::uid), read with bounded, non-following reads (ServerLogScanner).
 #pragma once
 
 #include <map>
 #include <set>
 
 #include "common/clock.h"
+#include "common/process.h"
 #include "mps/mps_control.h"
+#include "mps/server_log_scanner.h"
 
 namespace pinpoint::mps {
 
@@ -53,17 +63,25 @@ class MpsDaemons : public MpsControl {
     uint32_t gid = 0;
     std::string pipe_dir;
     std::string log_dir;
-    int64_t control_pid = 0;
+    PidFd control;        // the control daemon; invalid while none runs
+    bool child = false;   // started by this process (reaped here), not adopted
     int clients = 0;
     int64_t idle_since_ms = 0;
-    uint64_t server_log_offset = 0;
-    std::set<int64_t> orphan_servers;  // servers left by a control daemon that died
+    ServerLogScanner server_log{""};
+    std::vector<PidFd> orphan_servers;  // servers left by a control daemon that died
     int restarts = 0;
     bool keep = false;  // prestarted: never quit for being idle
   };
 
   Status Start(int device_index, Daemon& d);
+  // Runs the control binary in the foreground as d's user and waits until its control socket
+  // exists. Errors: kUnavailable with the daemon's last words, or when it does not answer.
+  Status Spawn(Daemon& d);
   void Quit(Daemon& d);  // best effort: failures are logged
+  void KillOrphans(Daemon& d);
+  void ReapIfExited(Daemon& d);
+  // The uid every process of d's MPS daemons runs as.
+  uint32_t RunsAs(const Daemon& d) const;
   Result<std::string> Command(const Daemon& d, const std::string& command) const;
   bool ControlAlive(const Daemon& d) const;
   std::vector<std::string> NewFaultLines(Daemon& d);
@@ -73,7 +91,9 @@ class MpsDaemons : public MpsControl {
   std::map<int, Daemon> daemons_;  // by device index
 };
 
-// Pids of nvidia-cuda-mps-server processes whose CUDA_MPS_PIPE_DIRECTORY is `pipe_dir`.
-std::vector<int64_t> ServersOfPipeDir(const std::string& pipe_dir);
+// The live processes whose program name (argv[0], any directory) is `program`, whose environment
+// holds CUDA_MPS_PIPE_DIRECTORY=`pipe_dir`, and whose real, effective and saved uids are all `uid`,
+// each held by a pidfd opened before the check.
+std::vector<PidFd> MpsProcessesOf(const std::string& program, const std::string& pipe_dir, uint32_t uid);
 
 }  // namespace pinpoint::mps

@@ -4,6 +4,7 @@
 
 #include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -219,6 +220,99 @@ TEST_F(MpsDaemonsTest, PrestartRunsADaemonWithoutAClient) {
 TEST(MpsDaemonsStaticTest, UnusableNamesTheMissingBinary) {
   EXPECT_NE(MpsDaemons::Unusable("no-such-mps-control-binary").find("not in PATH"), std::string::npos);
   EXPECT_EQ(MpsDaemons::Unusable("/bin/sh"), "");
+}
+
+// --- what the device's user can write is never trusted (docs/security.md) -----------------------
+
+// A child that lives until killed, for the tests below to see whether pinpoint signalled it.
+// `ruid`/`euid`: ids to run as (root only); `argv0` and `pipe_dir`: what it pretends to be.
+pid_t Bystander(const char* argv0 = "bystander", const std::string& pipe_dir = "", int ruid = -1, int euid = -1) {
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    if (ruid >= 0 && ::setresuid(ruid, euid, euid) != 0) ::_exit(120);
+    std::string var = "CUDA_MPS_PIPE_DIRECTORY=" + pipe_dir;
+    char* env[] = {var.data(), nullptr};
+    char* argv[] = {const_cast<char*>(argv0), const_cast<char*>("100000"), nullptr};
+    ::execve("/bin/sleep", argv, env);
+    ::_exit(127);
+  }
+  return pid;
+}
+
+bool StillRuns(pid_t pid) { return ::waitpid(pid, nullptr, WNOHANG) == 0; }
+
+void EndBystander(pid_t pid) {
+  ::kill(pid, SIGKILL);
+  ::waitpid(pid, nullptr, 0);
+}
+
+TEST_F(MpsDaemonsTest, APidPlantedInThePipeDirectoryIsNeverSignalled) {
+  MpsDaemonsOptions o;
+  o.mps_root = root_;
+  o.control_binary = PINPOINT_SOURCE_DIR "/tests/fake_mps/nvidia-cuda-mps-control";
+  o.command_timeout_ms = 300;
+  MpsDaemons mps(o, &clock_);
+  uint32_t me = ::getuid();
+  ASSERT_TRUE(mps.PrepareClient(Slice(0, me)).ok());
+  int64_t control = mps.Describe()["0"]["control_pid"].get<int64_t>();
+  pid_t victim = Bystander();
+  // The user owns the pipe directory: they point the pid file at a process of their choice and
+  // keep their daemon from quitting, so pinpointd has to kill it.
+  std::ofstream(Pipe(0, me) + "/nvidia-cuda-mps-control.pid", std::ios::trunc) << victim << "\n";
+  std::ofstream(root_ + "/ignore-quit") << "";
+  mps.ReleaseClient(Slice(0, me));
+  mps.ResetDevice(0);
+  EXPECT_TRUE(StillRuns(victim)) << "root signalled a pid read from a user-writable file";
+  EXPECT_FALSE(Alive(control)) << "the daemon pinpointd started is the one it killed";
+  EndBystander(victim);
+}
+
+TEST_F(MpsDaemonsTest, ADeadDaemonsServersAreKilledOnlyWhenTheyRunAsTheDeviceUser) {
+  if (::getuid() != 0) GTEST_SKIP() << "needs root to run a process as another user";
+  ASSERT_TRUE(mps_->PrepareClient(Slice(0, 0)).ok());
+  std::string pipe = Pipe(0, 0);
+  // A real orphan of the device user, and a process that only looks like one: started by user
+  // 65534 through a set-user-id-root program (real uid 65534, effective uid 0).
+  pid_t orphan = Bystander("nvidia-cuda-mps-server", pipe);
+  pid_t impostor = Bystander("nvidia-cuda-mps-server", pipe, 65534, 0);
+  int64_t control = ControlPid(0);
+  ASSERT_EQ(::kill(static_cast<pid_t>(control), SIGKILL), 0);
+  while (Alive(control)) std::this_thread::yield();
+  auto events = mps_->Poll(clock_.NowMs());
+  ASSERT_FALSE(events.empty());
+  EXPECT_EQ(events[0].kind, MpsEvent::Kind::kDaemonDied);
+  mps_->ReleaseClient(Slice(0, 0));  // the last client gone: the dead daemon's servers go too
+  int status = 0;
+  ASSERT_EQ(::waitpid(orphan, &status, 0), orphan);
+  EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+  EXPECT_TRUE(StillRuns(impostor)) << "root killed a process that was not the device user's";
+  EndBystander(impostor);
+}
+
+TEST_F(MpsDaemonsTest, ARestartedPinpointdAdoptsTheRunningDaemonInsteadOfStartingAnother) {
+  uint32_t me = ::getuid();
+  ASSERT_TRUE(mps_->PrepareClient(Slice(0, me)).ok());
+  int64_t first = ControlPid(0);
+  MpsDaemonsOptions o;
+  o.mps_root = root_;
+  o.control_binary = PINPOINT_SOURCE_DIR "/tests/fake_mps/nvidia-cuda-mps-control";
+  MpsDaemons restarted(o, &clock_);
+  ASSERT_TRUE(restarted.PrepareClient(Slice(0, me)).ok());
+  EXPECT_EQ(restarted.Describe()["0"]["control_pid"].get<int64_t>(), first);
+  std::string cmds = Commands(0, me);
+  EXPECT_EQ(cmds.find("start"), cmds.rfind("start")) << cmds;
+}
+
+TEST_F(MpsDaemonsTest, AProcessOfAnotherUserIsNeverAdoptedAsTheDaemon) {
+  if (::getuid() != 0) GTEST_SKIP() << "needs root to run a process as another user";
+  ASSERT_TRUE(MakeDirs(Pipe(0, 0), 0700).ok());
+  pid_t impostor = Bystander("nvidia-cuda-mps-control", Pipe(0, 0), 65534, 0);
+  ASSERT_TRUE(mps_->PrepareClient(Slice(0, 0)).ok());
+  EXPECT_NE(ControlPid(0), impostor);
+  mps_->ReleaseClient(Slice(0, 0));
+  mps_->ResetDevice(0);
+  EXPECT_TRUE(StillRuns(impostor));
+  EndBystander(impostor);
 }
 
 }  // namespace
