@@ -42,7 +42,8 @@ std::string UserName(uint32_t uid) {
 
 }  // namespace
 
-Node::Node(NodeOptions options, NodeDeps deps) : options_(std::move(options)), deps_(deps) {}
+Node::Node(NodeOptions options, NodeDeps deps)
+    : options_(std::move(options)), deps_(deps), faults_(options_.mps_fault_drain_after) {}
 
 std::string Node::JobDir(JobId id) const {
   return options_.state_dir + "/jobs/" + std::to_string(id);
@@ -522,7 +523,7 @@ void Node::HandleMpsEvents() {
   for (const auto& e : deps_.mps->Poll(deps_.clock->NowMs())) {
     switch (e.kind) {
       case mps::MpsEvent::Kind::kFatalFault:
-        RecordFault(e.device_index, e.detail);
+        RecordFault(e.device_index, e.uid, e.detail);
         break;
       case mps::MpsEvent::Kind::kDaemonDied:
         spdlog::error("MPS: {}", e.detail);
@@ -532,13 +533,15 @@ void Node::HandleMpsEvents() {
         break;
     }
   }
+  EvaluateFaults();
 }
 
-void Node::RecordFault(int device, const std::string& detail) {
+void Node::RecordFault(int device, uint32_t uid, const std::string& detail) {
   int64_t now = deps_.clock->NowMs();
   std::set<JobId>& affected = recovering_[device];
   for (auto& [id, job] : active_) {
-    if (job.state != JobState::kRunning) continue;
+    // The claim comes from a log its user can write: it may touch that user's jobs only.
+    if (job.state != JobState::kRunning || job.uid != uid) continue;
     for (const auto& a : job.allocations) {
       if (a.device_index != device || a.mode != "mps") continue;
       affected.insert(id);
@@ -547,22 +550,36 @@ void Node::RecordFault(int device, const std::string& detail) {
       if (!s.ok()) spdlog::warn("job {}: {}", id, s.message());
     }
   }
-  spdlog::error("MPS: fatal GPU error on device {} ({} jobs affected): {}", device, affected.size(), detail);
-  auto& times = fault_times_ms_[device];
-  times.push_back(now);
-  std::erase_if(times, [&](int64_t t) { return now - t > 3'600'000; });
-  if (static_cast<int>(times.size()) >= options_.mps_fault_drain_after &&
-      !options_.inventory.devices.at(static_cast<size_t>(device)).drained) {
-    options_.inventory.devices[static_cast<size_t>(device)].drained = true;
-    drain_reason_[device] = std::to_string(times.size()) + " MPS faults within an hour";
-    spdlog::error("device {} drained: {}; it takes no new jobs until pinpointd restarts", device,
-                  drain_reason_[device]);
-  }
+  spdlog::error("MPS: fatal GPU error on device {} reported by the MPS server of uid {} ({} jobs affected): {}",
+                device, uid, affected.size(), detail);
+  faults_.Claim(device, now);
   if (affected.empty()) {
     recovering_.erase(device);
     deps_.mps->ResetDevice(device);
   }
   dirty_ = true;
+}
+
+void Node::EvaluateFaults() {
+  FaultOutcome outcome = faults_.Evaluate(deps_.clock->NowMs());
+  for (int device : outcome.unconfirmed) {
+    spdlog::warn("MPS: a fatal-fault report on device {} was not confirmed by the driver (no Xid): "
+                 "not counted toward draining it", device);
+  }
+  for (int device : outcome.counted) {
+    spdlog::error("device {}: MPS fault confirmed by the driver ({} within the drain window)", device,
+                  faults_.CountedFaults(device));
+  }
+  for (int device : outcome.drain) {
+    auto& d = options_.inventory.devices.at(static_cast<size_t>(device));
+    if (d.drained) continue;
+    d.drained = true;
+    drain_reason_[device] = std::to_string(faults_.CountedFaults(device)) +
+                            " MPS faults confirmed by the driver within an hour";
+    spdlog::error("device {} drained: {}; it takes no new jobs until pinpointd restarts", device,
+                  drain_reason_[device]);
+    dirty_ = true;
+  }
 }
 
 bool Node::HandleFaultEnd(JobRecord& job, bool ran_to_completion) {

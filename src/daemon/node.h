@@ -19,6 +19,7 @@
 #include <nlohmann/json.hpp>
 
 #include "api/caller.h"
+#include "daemon/fault_tracker.h"
 #include "common/clock.h"
 #include "gpu/gpu_backend.h"
 #include "launch/cgroup.h"
@@ -113,7 +114,11 @@ class Node {
   void ReleaseResources(const JobRecord& job);
   Result<std::vector<std::string>> JobEnvironment(const JobRecord& job);
   void HandleMpsEvents();
-  void RecordFault(int device_index, const std::string& detail);
+  // A fatal-fault claim from the MPS daemon of `uid`: that user's jobs on the device are treated
+  // as hit by it, and the claim waits for the driver's Xid before it counts toward draining.
+  void RecordFault(int device_index, uint32_t uid, const std::string& detail);
+  // Applies FaultTracker's verdicts: counted faults, unconfirmed claims, drains.
+  void EvaluateFaults();
   // Whether the job was ended by an MPS fault; if so it is requeued or failed by policy.
   bool HandleFaultEnd(JobRecord& job, bool ran_to_completion);
   mps::ClientSlice SliceOf(const JobRecord& job, const Allocation& a) const;
@@ -134,7 +139,7 @@ class Node {
   // Devices recovering from an MPS fault: the jobs that were on them when it happened. A device
   // takes no new job until they have all ended; then its MPS daemons are reset.
   std::map<int, std::set<JobId>> recovering_;
-  std::map<int, std::vector<int64_t>> fault_times_ms_;  // per device, for draining
+  FaultTracker faults_;                      // MPS fault claims and driver Xids -> drains
   std::map<int, std::string> drain_reason_;
   std::map<JobId, int64_t> watched_;         // jobs the watcher was last told of -> their pid
   int64_t last_usage_flush_ms_ = 0;

@@ -303,20 +303,36 @@ TEST_F(NodeTest, FaultPolicyFailEndsAffectedJobsAsGpuFault) {
   EXPECT_EQ(store_->Get(ok)->state, JobState::kCompleted);
 }
 
-TEST_F(NodeTest, RepeatedFaultsDrainTheDevice) {
+// The MPS server log is written by the device's user: claims alone never drain a device (the
+// drain needs the driver's Xid: node_watch_test.cc).
+TEST_F(NodeTest, ForgedFaultClaimsNeverDrainTheDevice) {
   NodeOptions o = node_->options();
   o.mps_fault_drain_after = 2;
   node_ = std::make_unique<Node>(o, NodeDeps{store_.get(), &launcher_, &mps_, nullptr, nullptr, &clock_});
-  mps_.InjectFault(0);
+  for (int i = 0; i < 10; ++i) {
+    mps_.InjectFault(0);
+    node_->Step();
+    clock_.AdvanceMs(1000);
+  }
+  clock_.AdvanceMs(60'000);
   node_->Step();
   EXPECT_FALSE(node_->GpusView()["devices"][0]["drained"].get<bool>());
-  clock_.AdvanceMs(1000);
-  mps_.InjectFault(0);
-  node_->Step();
-  EXPECT_TRUE(node_->GpusView()["devices"][0]["drained"].get<bool>());
   JobId id = Submit(Request(1, 4ull << 30));
   node_->Step();
-  EXPECT_EQ(node_->Get(id)->allocations.at(0).device_index, 1);
+  EXPECT_EQ(node_->Get(id)->allocations.at(0).device_index, 0);
+}
+
+// A claim from one user's MPS server never ends another user's job.
+TEST_F(NodeTest, FaultClaimTouchesOnlyTheClaimingUsersJobs) {
+  JobId mine = Submit(Request(1, 4ull << 30));
+  node_->Step();
+  ASSERT_EQ(node_->Get(mine)->allocations.at(0).device_index, 0);
+  mps_.InjectFault(0, caller_.uid + 1);  // another user's server log claims a fault on device 0
+  node_->Step();
+  launcher_.Finish(mine, Exited(1));
+  node_->Step();
+  EXPECT_EQ(store_->Get(mine)->reason, reason::kExitedNonZero) << "not a victim of the claim";
+  EXPECT_FALSE(store_->Get(mine)->fault_suspect);
 }
 
 TEST_F(NodeTest, FaultOnAnotherDeviceLeavesJobsAlone) {

@@ -40,6 +40,13 @@ void Node::ApplyWatch() {
     if (it != active_.end() && it->second.state == JobState::kRunning) it->second.usage = usage;
   }
   for (const auto& [id, usage] : update.closed) SaveFinalUsage(id, usage);
+  // An Xid is the driver's word on a GPU: it confirms MPS fault claims of every device on it.
+  for (const auto& [xid, time_ms] : update.xids) {
+    spdlog::warn("GPU {}: critical Xid {} reported by the driver", xid.index, xid.xid);
+    for (const auto& d : options_.inventory.devices) {
+      if (d.gpu_index == xid.index) faults_.Xid(d.index, time_ms);
+    }
+  }
   for (const auto& over : update.over_budget) {
     auto it = active_.find(over.id);
     if (it != active_.end()) StopOverBudget(it->second, over);

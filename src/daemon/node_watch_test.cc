@@ -230,5 +230,43 @@ TEST_F(NodeWatchTest, UsageIsFlushedToTheStoreWhileRunning) {
   EXPECT_FALSE(stored->usage.final);
 }
 
+// --- MPS faults confirmed by the driver ---------------------------------------------------------
+
+// A fault counts toward draining only when the driver reports a critical Xid for the device near
+// the MPS log's claim.
+TEST_F(NodeWatchTest, FaultsConfirmedByXidDrainTheDevice) {
+  NodeOptions o = node_->options();
+  o.mps_fault_drain_after = 2;
+  node_ = std::make_unique<Node>(o, NodeDeps{store_.get(), &launcher_, &mps_, nullptr, watcher_.get(), &clock_});
+  mps_.InjectFault(0);
+  ASSERT_TRUE(backend_->InjectXid(0, 31).ok());
+  Second(0);
+  EXPECT_FALSE(node_->GpusView()["devices"][0]["drained"].get<bool>());
+  clock_.AdvanceMs(60'000);
+  ASSERT_TRUE(backend_->InjectXid(0, 13).ok());  // the driver first, the log line a second later
+  Second(0);
+  mps_.InjectFault(0);
+  Second(0);
+  EXPECT_TRUE(node_->GpusView()["devices"][0]["drained"].get<bool>());
+  EXPECT_FALSE(node_->GpusView()["devices"][1]["drained"].get<bool>());
+  JobId id = Submit(4 * kGiB);
+  node_->Step();
+  EXPECT_EQ(node_->Get(id)->allocations.at(0).device_index, 1);
+}
+
+TEST_F(NodeWatchTest, XidOnAnotherGpuOrTooLateConfirmsNothing) {
+  NodeOptions o = node_->options();
+  o.mps_fault_drain_after = 1;
+  node_ = std::make_unique<Node>(o, NodeDeps{store_.get(), &launcher_, &mps_, nullptr, watcher_.get(), &clock_});
+  mps_.InjectFault(0);
+  ASSERT_TRUE(backend_->InjectXid(1, 31).ok());  // another GPU
+  Second(0);
+  for (int i = 0; i < 11; ++i) Second(0);        // the claim's window passes
+  ASSERT_TRUE(backend_->InjectXid(0, 31).ok());  // an Xid long after the claim
+  Second(0);
+  EXPECT_FALSE(node_->GpusView()["devices"][0]["drained"].get<bool>());
+  EXPECT_FALSE(node_->GpusView()["devices"][1]["drained"].get<bool>());
+}
+
 }  // namespace
 }  // namespace pinpoint::daemon

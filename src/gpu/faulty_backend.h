@@ -50,6 +50,7 @@ class FaultyGpuBackend final : public GpuBackend {
   std::string DriverVersion() const override { return target_->DriverVersion(); }
   Result<std::vector<GpuInfo>> Inventory() override;
   Result<GpuSample> Sample(int index) override;
+  Result<std::vector<XidEvent>> TakeXidEvents() override { return target_->TakeXidEvents(); }
 
  private:
   struct Countdown {

@@ -60,6 +60,13 @@ struct GpuSample {
   std::vector<GpuProcess> processes;
 };
 
+// A critical Xid error the driver reported for a GPU (a fatal fault, for example an illegal
+// address of an MPS client). Unlike anything in an MPS log, users cannot forge it.
+struct XidEvent {
+  int index = 0;        // the GPU (NVML index)
+  uint64_t xid = 0;     // the Xid number (13, 31, 43, ...)
+};
+
 // Thread-compatible: callers serialise calls on one instance.
 class GpuBackend {
  public:
@@ -73,6 +80,9 @@ class GpuBackend {
   // Current readings of GPU `index`. Errors: kNotFound for an unknown index, kUnavailable when the
   // device is lost or the driver fails.
   virtual Result<GpuSample> Sample(int index) = 0;
+  // The critical Xid errors reported since the last call; never blocks. Empty where the backend
+  // cannot watch for them (the default). Errors: kUnavailable when the driver fails.
+  virtual Result<std::vector<XidEvent>> TakeXidEvents() { return std::vector<XidEvent>{}; }
 };
 
 }  // namespace pinpoint::gpu

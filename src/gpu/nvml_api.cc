@@ -29,6 +29,11 @@ Status LoadApi(void* dl_handle, Api* api) {
   Resolve(dl_handle, "nvmlDeviceGetMemoryInfo", &a.memory_info);
   Resolve(dl_handle, "nvmlDeviceGetComputeRunningProcesses_v3", &a.compute_processes);
 
+  Resolve(dl_handle, "nvmlEventSetCreate", &a.event_set_create);
+  Resolve(dl_handle, "nvmlEventSetFree", &a.event_set_free);
+  Resolve(dl_handle, "nvmlDeviceRegisterEvents", &a.register_events);
+  Resolve(dl_handle, "nvmlEventSetWait_v2", &a.event_set_wait);
+
   const std::pair<const char*, const void*> required[] = {
       {"nvmlInit_v2", reinterpret_cast<const void*>(a.init)},
       {"nvmlShutdown", reinterpret_cast<const void*>(a.shutdown)},

@@ -22,6 +22,7 @@ inline constexpr Return kErrorNotFound = 6;
 inline constexpr Return kErrorInsufficientSize = 7;
 inline constexpr Return kErrorDriverNotLoaded = 9;
 inline constexpr Return kErrorFunctionNotFound = 13;
+inline constexpr Return kErrorTimeout = 10;
 inline constexpr Return kErrorGpuIsLost = 15;
 inline constexpr Return kErrorUnknown = 999;
 
@@ -41,6 +42,20 @@ inline constexpr unsigned int kDriverVersionBufferSize =
 // nvmlDevice_t: an opaque handle owned by the library.
 struct DeviceOpaque;
 using Device = DeviceOpaque*;
+
+// nvmlEventSet_t: an opaque handle owned by the library.
+struct EventSetOpaque;
+using EventSet = EventSetOpaque*;
+inline constexpr unsigned long long kEventTypeXidCriticalError = 0x8;  // nvmlEventTypeXidCriticalError
+
+// nvmlEventData_t as filled by nvmlEventSetWait_v2.
+struct EventData {
+  Device device;
+  unsigned long long eventType;
+  unsigned long long eventData;  // the Xid number for kEventTypeXidCriticalError
+  unsigned int gpuInstanceId;
+  unsigned int computeInstanceId;
+};
 
 // nvmlMemory_t (the v1 struct taken by nvmlDeviceGetMemoryInfo), bytes.
 struct Memory {
@@ -81,6 +96,7 @@ static_assert(sizeof(Memory) == 24);
 static_assert(sizeof(ProcessInfo) == 24 && offsetof(ProcessInfo, usedGpuMemory) == 8 &&
               offsetof(ProcessInfo, computeInstanceId) == 20);
 static_assert(sizeof(Utilization) == 8);
+static_assert(sizeof(EventData) == 32 && offsetof(EventData, gpuInstanceId) == 24);
 static_assert(sizeof(DeviceAttributes) == 40 && offsetof(DeviceAttributes, memorySizeMB) == 32);
 
 // Entry point signatures, one per shape.
@@ -101,6 +117,10 @@ using GetAttributesFn = Return (*)(Device, DeviceAttributes*);     // nvmlDevice
 using GetEnergyFn = Return (*)(Device, unsigned long long*);       // TotalEnergyConsumption (mJ)
 using GetUtilizationFn = Return (*)(Device, Utilization*);         // nvmlDeviceGetUtilizationRates
 using GetComputeCapabilityFn = Return (*)(Device, int*, int*);     // CudaComputeCapability
+using EventSetCreateFn = Return (*)(EventSet*);                          // nvmlEventSetCreate
+using EventSetFreeFn = Return (*)(EventSet);                             // nvmlEventSetFree
+using RegisterEventsFn = Return (*)(Device, unsigned long long, EventSet);  // nvmlDeviceRegisterEvents
+using EventSetWaitFn = Return (*)(EventSet, EventData*, unsigned int);   // nvmlEventSetWait_v2
 
 // The entry points resolved from one loaded library. Optional members are null when the library
 // lacks the symbol; the fields they feed then read as unsupported.
@@ -130,6 +150,10 @@ struct Api {
   GetUtilizationFn utilization = nullptr;
   GetUintFn num_gpu_cores = nullptr;
   GetComputeCapabilityFn compute_capability = nullptr;
+  EventSetCreateFn event_set_create = nullptr;  // the four event calls: all or none are used
+  EventSetFreeFn event_set_free = nullptr;
+  RegisterEventsFn register_events = nullptr;
+  EventSetWaitFn event_set_wait = nullptr;
 };
 
 // Resolves the entry points from `dl_handle` (from dlopen) into *api. Errors: kUnavailable naming

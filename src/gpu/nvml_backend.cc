@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <utility>
 
+#include <spdlog/spdlog.h>
+
 namespace pinpoint::gpu {
 
 namespace {
@@ -121,6 +123,7 @@ NvmlBackend::NvmlBackend(void* dl_handle, const nvml::Api& api, std::string driv
       device_count_(device_count) {}
 
 NvmlBackend::~NvmlBackend() {
+  if (xid_events_ != nullptr) api_.event_set_free(xid_events_);
   api_.shutdown();
   dlclose(dl_handle_);
 }
@@ -301,6 +304,49 @@ Status NvmlBackend::ReadProcesses(int index, nvml::Device device,
     return a.pid != b.pid ? a.pid < b.pid : a.gpu_instance_id < b.gpu_instance_id;
   });
   return Status::Ok();
+}
+
+Result<std::vector<XidEvent>> NvmlBackend::TakeXidEvents() {
+  std::vector<XidEvent> out;
+  if (!xid_tried_) {
+    xid_tried_ = true;
+    if (api_.event_set_create == nullptr || api_.event_set_free == nullptr ||
+        api_.register_events == nullptr || api_.event_set_wait == nullptr) {
+      spdlog::warn("NVML: this driver has no event API: MPS faults cannot be confirmed by Xid");
+      return out;
+    }
+    if (nvml::Return code = api_.event_set_create(&xid_events_); code != nvml::kSuccess) {
+      xid_events_ = nullptr;
+      spdlog::warn("NVML: nvmlEventSetCreate: {}", ErrorText(api_, code));
+      return out;
+    }
+    int registered = 0;
+    for (int i = 0; i < device_count_; ++i) {
+      auto device = Handle(i);
+      if (!device.ok()) continue;
+      nvml::Return code = api_.register_events(*device, nvml::kEventTypeXidCriticalError, xid_events_);
+      if (code == nvml::kSuccess) ++registered;
+      else spdlog::warn("NVML: GPU {}: Xid events: {}", i, ErrorText(api_, code));
+    }
+    if (registered == 0) {
+      api_.event_set_free(xid_events_);
+      xid_events_ = nullptr;
+    }
+  }
+  if (xid_events_ == nullptr) return out;
+  // Bounded: a storm of events is read over several polls.
+  for (int n = 0; n < 256; ++n) {
+    nvml::EventData data{};
+    nvml::Return code = api_.event_set_wait(xid_events_, &data, 0);
+    if (code == nvml::kErrorTimeout) break;
+    if (code != nvml::kSuccess) return Unavailable("NVML: nvmlEventSetWait_v2: " + ErrorText(api_, code));
+    if ((data.eventType & nvml::kEventTypeXidCriticalError) == 0) continue;
+    for (int i = 0; i < device_count_; ++i) {
+      auto device = Handle(i);
+      if (device.ok() && *device == data.device) out.push_back({i, data.eventData});
+    }
+  }
+  return out;
 }
 
 }  // namespace pinpoint::gpu

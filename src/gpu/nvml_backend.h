@@ -41,6 +41,9 @@ class NvmlBackend final : public GpuBackend {
   // mps_client is set for any the MPS query lists. Errors: kNotFound for an index outside
   // [0, device count); kUnavailable when an NVML call fails (a lost GPU included).
   Result<GpuSample> Sample(int index) override;
+  // Through an NVML event set for critical Xid errors on every GPU, registered on the first call;
+  // empty when the driver lacks events or no GPU supports them (logged once).
+  Result<std::vector<XidEvent>> TakeXidEvents() override;
 
  private:
   NvmlBackend(void* dl_handle, const nvml::Api& api, std::string driver_version, int device_count);
@@ -56,6 +59,8 @@ class NvmlBackend final : public GpuBackend {
   nvml::Api api_;
   std::string driver_version_;
   int device_count_;
+  nvml::EventSet xid_events_ = nullptr;
+  bool xid_tried_ = false;
 };
 
 }  // namespace pinpoint::gpu

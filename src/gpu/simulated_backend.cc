@@ -204,4 +204,18 @@ int SimulatedBackend::inventory_calls() const {
   return inventory_calls_;
 }
 
+Result<std::vector<XidEvent>> SimulatedBackend::TakeXidEvents() {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<XidEvent> out;
+  out.swap(xids_);
+  return out;
+}
+
+Status SimulatedBackend::InjectXid(int index, uint64_t xid) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (StateOf(index) == nullptr) return NotFound("no GPU " + std::to_string(index));
+  xids_.push_back({index, xid});
+  return Status::Ok();
+}
+
 }  // namespace pinpoint::gpu

@@ -53,6 +53,8 @@ class SimulatedBackend final : public GpuBackend {
   std::string DriverVersion() const override { return "simulated"; }
   Result<std::vector<GpuInfo>> Inventory() override;
   Result<GpuSample> Sample(int index) override;
+  // The Xids injected since the last call.
+  Result<std::vector<XidEvent>> TakeXidEvents() override;
 
   // Scripting. Each returns kNotFound for an unknown GPU index, kInvalidArgument for a bad value.
   // The processes on GPU `index` (MIG instance ids included); mem_used_bytes is their sum.
@@ -63,6 +65,8 @@ class SimulatedBackend final : public GpuBackend {
   Status SetPower(int index, uint32_t power_mw);
   Status SetUtilization(int index, int utilization_pct);  // -1 (unsupported) or 0..100
   Status SetLost(int index, bool lost);
+  // A critical Xid error on GPU `index`, reported by the next TakeXidEvents.
+  Status InjectXid(int index, uint64_t xid);
 
   // How many Sample / Inventory calls this instance served (errors included).
   int sample_calls() const;
@@ -91,6 +95,7 @@ class SimulatedBackend final : public GpuBackend {
   std::vector<GpuState> state_;  // guarded by mu_
   int sample_calls_ = 0;         // guarded by mu_
   int inventory_calls_ = 0;      // guarded by mu_
+  std::vector<XidEvent> xids_;   // guarded by mu_
 };
 
 }  // namespace pinpoint::gpu

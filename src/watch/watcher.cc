@@ -96,6 +96,7 @@ void Watcher::PollOnce() {
     }
     readings.push_back(std::move(r));
   }
+  auto xids = backend_->TakeXidEvents();
   std::map<int64_t, JobId> owners;
   for (const auto& r : readings) {
     for (const auto& p : r.sample.processes) {
@@ -106,6 +107,7 @@ void Watcher::PollOnce() {
   }
   int64_t now = clock_->NowMs();
   PollResult result = accountant_.Update(now, watched, readings, owners);
+  bool wake = false;
   auto duration_us = std::chrono::duration_cast<std::chrono::microseconds>(
                          std::chrono::steady_clock::now() - started).count();
 
@@ -136,9 +138,15 @@ void Watcher::PollOnce() {
     }
     accountant_.Forget(id);
   }
+  if (xids.ok()) {
+    for (const auto& x : *xids) {
+      if (pending_.xids.size() >= WatchUpdate::kMaxPendingXids) break;
+      pending_.xids.emplace_back(x, now);
+    }
+    if (!xids->empty()) wake = true;
+  }
   std::set<JobId> closed_now;
   for (JobId id : closing_ids) closed_now.insert(id);
-  bool wake = false;
   for (const auto& o : result.over_budget) {
     if (closed_now.count(o.id)) continue;  // already ended
     pending_.over_budget.push_back(o);

@@ -50,6 +50,10 @@ struct WatchUpdate {
   std::vector<OverBudget> over_budget;   // breaches seen since the last Take
   std::map<JobId, JobUsage> usage;       // current usage of the jobs watched at the last poll
   std::map<JobId, JobUsage> closed;      // final usage of jobs that left the watched set
+  // Critical Xid errors the driver reported since the last Take, with the clock time of the poll
+  // that found them; at most kMaxPendingXids are kept.
+  std::vector<std::pair<gpu::XidEvent, int64_t>> xids;
+  static constexpr size_t kMaxPendingXids = 1024;
 };
 
 class Watcher {
