@@ -292,6 +292,23 @@ TEST_F(ServerBoundsTest, ConnectionsBeyondTheUidCapAreRefused) {
   EXPECT_NE(ReadAvailable(again).data.find("\"uid\":1000"), std::string::npos);
 }
 
+// The CLI's client, refused before it sends, reports the daemon's line, not a broken pipe.
+TEST_F(ServerBoundsTest, RefusedClientReportsWhy) {
+  ServerLimits limits;
+  limits.max_connections_per_uid = 1;
+  Start(limits);
+  uids_ = {1000, 1000};
+  auto first = Client::Connect(tmp_.path() + "/sock");
+  auto second = Client::Connect(tmp_.path() + "/sock");
+  ASSERT_TRUE(first.ok() && second.ok());
+  Run();  // accepts the first, refuses the second
+  auto reply = second->Call({{"op", "hello"}});
+  ASSERT_FALSE(reply.ok());
+  EXPECT_EQ(reply.status().code(), Code::kUnavailable);
+  EXPECT_NE(reply.status().message().find("too many connections from uid 1000"), std::string::npos)
+      << reply.status().message();
+}
+
 TEST_F(ServerBoundsTest, LastSlotsAreRootsOnly) {
   ServerLimits limits;
   limits.max_connections = 10;
