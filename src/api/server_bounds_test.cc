@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cstdlib>
 #include <cstring>
 #include <deque>
 #include <thread>
@@ -181,8 +182,9 @@ TEST(IdleExpiredTest, ProgressWaitsAndSlowReaders) {
 // Item 5: a client pipelines thousands of large-reply requests and never reads.
 TEST_F(ServerBoundsTest, ClientThatNeverReadsIsBoundedAndOthersAreServed) {
   ServerLimits limits;
-  limits.max_reply_backlog_bytes = 256 << 10;
+  limits.max_reply_backlog_bytes = 64 << 10;
   Start(limits);
+  handler_.reply_bytes = 4 << 10;
   const size_t kRequests = 3000;
   const size_t reply_line_bytes = handler_.reply_bytes + 64;
   int flood = Connect();
@@ -205,7 +207,8 @@ TEST_F(ServerBoundsTest, ClientThatNeverReadsIsBoundedAndOthersAreServed) {
     EXPECT_LE(server_->buffered_request_bytes(flood_id), kMaxMessageBytes + (64 << 10));
   }
   ASSERT_NE(flood_id, 0u);
-  EXPECT_LT(handler_.handled[flood_id], 64) << "requests handled for a client that reads nothing";
+  // The backlog's 16 replies, and what the kernel's socket buffers took.
+  EXPECT_LT(handler_.handled[flood_id], 200) << "requests handled for a client that reads nothing";
 
   // Another client is served while the flood waits.
   int other = Connect();
@@ -406,8 +409,9 @@ TEST_F(ServerBoundsTest, ManyTinyPipelinedRequestsAreAnsweredInOrder) {
       buffer.append(buf, static_cast<size_t>(n));
       size_t start = 0, newline;
       while ((newline = buffer.find('\n', start)) != std::string::npos) {
-        json reply = json::parse(buffer.substr(start, newline - start));
-        if (reply["i"] != answered) in_order = false;
+        // Cheaper than parsing each reply: the echoed "i" is the request's number.
+        size_t i = buffer.find("\"i\":", start);
+        if (i > newline || std::strtol(buffer.c_str() + i + 4, nullptr, 10) != answered) in_order = false;
         ++answered;
         start = newline + 1;
       }
