@@ -5,6 +5,7 @@
 // "ok": true and the op's fields, or "ok": false and "error": {"code", "message"}.
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -37,6 +38,8 @@ class Client {
 
  private:
   explicit Client(int fd) : fd_(fd) {}
+  // After a failed send: the error line the daemon wrote before closing, if it wrote one.
+  std::optional<Status> ReadRefusal();
   int fd_ = -1;
   std::string buffer_;
 };

@@ -10,6 +10,21 @@
 
 namespace pinpoint {
 
+namespace {
+
+// One reply line: the object when "ok" is true, else the daemon's error as a Status.
+Result<nlohmann::json> ParseReply(const std::string& text) {
+  nlohmann::json reply = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (!reply.is_object()) return Unavailable("pinpointd sent a reply that is not a JSON object");
+  if (reply.value("ok", false)) return reply;
+  const auto& err = reply.contains("error") ? reply["error"] : nlohmann::json::object();
+  std::string code = err.is_object() ? err.value("code", "internal") : "internal";
+  std::string message = err.is_object() ? err.value("message", "unknown error") : "unknown error";
+  return Status(CodeFromName(code), message);
+}
+
+}  // namespace
+
 std::string DefaultSocketPath() {
   const char* env = std::getenv("PINPOINT_SOCKET");
   if (env != nullptr && *env != '\0') return env;
@@ -58,7 +73,13 @@ Result<nlohmann::json> Client::Call(const nlohmann::json& request) {
   while (sent < line.size()) {
     ssize_t n = ::send(fd_, line.data() + sent, line.size() - sent, MSG_NOSIGNAL);
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return Unavailable(std::string("lost connection to pinpointd: ") + std::strerror(errno));
+    if (n <= 0) {
+      std::string why = std::strerror(errno);
+      // A daemon that refused the connection (too many connections) wrote why before closing.
+      auto refusal = ReadRefusal();
+      if (refusal) return *refusal;
+      return Unavailable("lost connection to pinpointd: " + why);
+    }
     sent += static_cast<size_t>(n);
   }
   size_t newline;
@@ -72,13 +93,19 @@ Result<nlohmann::json> Client::Call(const nlohmann::json& request) {
   }
   std::string reply_text = buffer_.substr(0, newline);
   buffer_.erase(0, newline + 1);
-  nlohmann::json reply = nlohmann::json::parse(reply_text, nullptr, /*allow_exceptions=*/false);
-  if (!reply.is_object()) return Unavailable("pinpointd sent a reply that is not a JSON object");
-  if (reply.value("ok", false)) return reply;
-  const auto& err = reply.contains("error") ? reply["error"] : nlohmann::json::object();
-  std::string code = err.is_object() ? err.value("code", "internal") : "internal";
-  std::string message = err.is_object() ? err.value("message", "unknown error") : "unknown error";
-  return Status(CodeFromName(code), message);
+  return ParseReply(reply_text);
+}
+
+std::optional<Status> Client::ReadRefusal() {
+  char buf[4096];
+  ssize_t n;
+  while ((n = ::recv(fd_, buf, sizeof(buf), MSG_DONTWAIT)) > 0 && buffer_.size() < kMaxMessageBytes)
+    buffer_.append(buf, static_cast<size_t>(n));
+  size_t newline = buffer_.find('\n');
+  if (newline == std::string::npos) return std::nullopt;
+  auto reply = ParseReply(buffer_.substr(0, newline));
+  if (reply.ok()) return std::nullopt;  // not a refusal
+  return reply.status();
 }
 
 }  // namespace pinpoint

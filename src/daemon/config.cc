@@ -42,7 +42,8 @@ Status Apply(const json& j, Config* c) {
       "cgroups", "cgroup_root", "shim_path", "mps", "mps_control", "mps_idle_quit_ms",
       "mps_fault_policy", "mps_fault_drain_after", "mps_dir", "mps_prestart_user",
       "watch_interval_ms", "gpu_mem_tolerance_pct", "gpu_mem_grace_ms", "usage_flush_ms",
-      "metrics_listen"};
+      "metrics_listen", "max_connections", "max_connections_per_uid", "idle_timeout_ms",
+      "max_reply_backlog"};
   if (!j.is_object()) return InvalidArgument("config: must be a JSON object");
   for (auto it = j.begin(); it != j.end(); ++it) {
     if (!kKeys.count(it.key())) return Bad(it.key(), "is not a known setting");
@@ -118,6 +119,15 @@ Status Apply(const json& j, Config* c) {
       c->gpu_modes[it.key()] = mode;
     }
   }
+  PP_RETURN_IF_ERROR(integer("max_connections", 64, 65536, &c->max_connections));
+  PP_RETURN_IF_ERROR(integer("max_connections_per_uid", 1, 65536, &c->max_connections_per_uid));
+  PP_RETURN_IF_ERROR(integer("idle_timeout_ms", 0, 86'400'000, &c->idle_timeout_ms));
+  if (j.contains("max_reply_backlog")) {
+    auto v = SizeValue(j["max_reply_backlog"], "max_reply_backlog");
+    if (!v.ok()) return v.status();
+    if (*v < 65536 || *v > (uint64_t{1} << 30)) return Bad("max_reply_backlog", "must be between 64K and 1G");
+    c->max_reply_backlog_bytes = *v;
+  }
   if (c->state_dir[0] != '/') return Bad("state_dir", "must be an absolute path");
   return Status::Ok();
 }
@@ -165,7 +175,11 @@ std::string DefaultConfigJson() {
          {"gpu_mem_tolerance_pct", c.gpu_mem_tolerance_pct},
          {"gpu_mem_grace_ms", c.gpu_mem_grace_ms},
          {"usage_flush_ms", c.usage_flush_ms},
-         {"metrics_listen", c.metrics_listen}};
+         {"metrics_listen", c.metrics_listen},
+         {"max_connections", c.max_connections},
+         {"max_connections_per_uid", c.max_connections_per_uid},
+         {"idle_timeout_ms", c.idle_timeout_ms},
+         {"max_reply_backlog", FormatSize(c.max_reply_backlog_bytes)}};
   return j.dump(2);
 }
 

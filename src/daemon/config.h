@@ -46,6 +46,11 @@ struct Config {
   int64_t usage_flush_ms = 15000;    // how often running jobs' usage is written to the store
   // Prometheus endpoint (docs/metrics.md): HOST:PORT; empty turns it off.
   std::string metrics_listen = "127.0.0.1:9473";
+  // Per-client bounds of the socket server (docs/security.md, api::ServerLimits).
+  int max_connections = 1024;          // everyone's together; the last 32 are for root only
+  int max_connections_per_uid = 64;    // one non-root user's, deferred waits included
+  int64_t idle_timeout_ms = 60000;     // close a connection without progress this long; 0: never
+  uint64_t max_reply_backlog_bytes = 4 << 20;  // unread replies before a client's requests wait
 };
 
 // Parses a configuration file's text. Unknown keys, wrong types and bad values are errors

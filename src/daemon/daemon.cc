@@ -4,8 +4,11 @@
 #include <pthread.h>
 #include <signal.h>
 #include <sys/file.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <unistd.h>
+
+#include <algorithm>
 
 #include <spdlog/spdlog.h>
 
@@ -89,6 +92,25 @@ void LogInventory(const sched::Inventory& inv) {
                  FormatSize(d.mem_bytes), d.sm_count, sched::SharingModeName(d.mode));
   }
   spdlog::info("host: {} CPUs, {} memory", inv.host.cpus, FormatSize(inv.host.mem_bytes));
+}
+
+// The socket server's bounds from the configuration; descriptors enough for them.
+api::ServerOptions ServerOptionsFor(const Config& config, Clock* clock) {
+  api::ServerOptions o;
+  o.limits.max_connections = static_cast<size_t>(config.max_connections);
+  o.limits.max_connections_per_uid = static_cast<size_t>(config.max_connections_per_uid);
+  o.limits.idle_timeout_ms = config.idle_timeout_ms;
+  o.limits.max_reply_backlog_bytes = config.max_reply_backlog_bytes;
+  o.clock = clock;
+  rlimit files{};
+  rlim_t wanted = static_cast<rlim_t>(config.max_connections) + 256;  // the store, jobs, MPS, metrics
+  if (::getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur < wanted) {
+    files.rlim_cur = std::min(wanted, files.rlim_max);
+    if (::setrlimit(RLIMIT_NOFILE, &files) != 0 || files.rlim_cur < wanted)
+      spdlog::warn("max_connections {} needs {} open files; the limit is {}", config.max_connections, wanted,
+                   files.rlim_cur);
+  }
+  return o;
 }
 
 }  // namespace
@@ -202,7 +224,7 @@ int RunDaemon(const Config& config, std::unique_ptr<gpu::GpuBackend> backend,
 
   Service service(&node);
   if (metrics_server) service.set_metrics_port(metrics_server->port());
-  auto server = api::Server::Listen(config.socket_path, &service);
+  auto server = api::Server::Listen(config.socket_path, &service, ServerOptionsFor(config, &clock));
   if (!server.ok()) return Fail(server.status());
   service.set_server(server->get());
   spdlog::info("listening on {}; state in {}", config.socket_path, config.state_dir);
