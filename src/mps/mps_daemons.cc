@@ -213,6 +213,8 @@ Status MpsDaemons::Start(int device_index, Daemon& d) {
   }
   d.server_log = ServerLogScanner(d.log_dir + "/server.log");
   d.server_log.SkipToEnd();
+  d.foreground_log = ServerLogScanner(d.log_dir + "/" + kForegroundLog);
+  d.foreground_log.SkipToEnd();
   d.idle_since_ms = clock_->NowMs();
   // A daemon left running by an earlier pinpointd (restart) serves its clients still: adopt it.
   auto found = MpsProcessesOf(kControlProgram, d.pipe_dir, RunsAs(d));
@@ -413,12 +415,16 @@ Status MpsDaemons::TerminateClients(const ClientSlice& slice, const std::vector<
 }
 
 std::vector<std::string> MpsDaemons::NewFaultLines(Daemon& d) {
-  LogScan scan = d.server_log.Scan(kFatalMarker);
-  if (!scan.problem.empty()) spdlog::warn("MPS: server log of uid {}: {}", d.uid, Printable(scan.problem));
-  if (scan.skipped_bytes > 0)
-    spdlog::warn("MPS: server log of uid {}: skipped {} bytes (over-long lines or a backlog)", d.uid,
-                 scan.skipped_bytes);
-  return scan.lines;
+  std::vector<std::string> lines;
+  for (ServerLogScanner* log : {&d.foreground_log, &d.server_log}) {
+    LogScan scan = log->Scan(kFatalMarker);
+    if (!scan.problem.empty()) spdlog::warn("MPS: log of uid {}: {}", d.uid, Printable(scan.problem));
+    if (scan.skipped_bytes > 0)
+      spdlog::warn("MPS: log of uid {}: skipped {} bytes (over-long lines or a backlog)", d.uid,
+                   scan.skipped_bytes);
+    lines.insert(lines.end(), scan.lines.begin(), scan.lines.end());
+  }
+  return lines;
 }
 
 std::vector<MpsEvent> MpsDaemons::Poll(int64_t now_ms) {

@@ -67,6 +67,9 @@ class MpsDaemons : public MpsControl {
     bool child = false;   // started by this process (reaped here), not adopted
     int clients = 0;
     int64_t idle_since_ms = 0;
+    // Where MPS reports a client's fatal fault: the foreground control daemon's output (servers
+    // inherit it) and, where MPS writes one, server.log. Both are the user's.
+    ServerLogScanner foreground_log{""};
     ServerLogScanner server_log{""};
     std::vector<PidFd> orphan_servers;  // servers left by a control daemon that died
     int restarts = 0;

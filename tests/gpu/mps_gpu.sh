@@ -42,7 +42,7 @@ import json,sys; js=[j for j in json.load(sys.stdin) if j['request']['name'].sta
 ev=sorted([(j['start_ms'],1) for j in js]+[(j['end_ms'],-1) for j in js]); n=m=0
 for t,x in ev: n+=x; m=max(m,n)
 print(m)")
-CLIENTS=$(cat "$W"/state/mps/*/0/log/control.log 2>/dev/null | grep -c "NEW CLIENT")
+CLIENTS=$(cat "$W"/state/mps/*/0/log/control.log "$W"/state/mps/*/0/log/control-foreground.log 2>/dev/null | grep -c "NEW CLIENT")
 echo "one job alone: ${T1}s; 16 at once: ${T16}s (16 x alone would be $(python3 -c "print(16*$T1)")s); peak concurrent: $PEAK; MPS client connections logged: $CLIENTS"
 check "16 slices all completed" test $rc -eq 0
 check "16 slices ran at once (peak 16)" test "$PEAK" -eq 16

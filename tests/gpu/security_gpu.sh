@@ -51,7 +51,7 @@ wait_for 90 sh -c "! test -d /proc/$CTL || grep -q '^State:.*Z' /proc/$CTL/statu
 check "the stopped daemon pinpointd started was ended" sh -c "! test -d /proc/$CTL || grep -q '^State:.*Z' /proc/$CTL/status"
 check "the root process named in the planted pid file still runs" kill -0 $ROOTVICTIM
 kill $ROOTVICTIM; wait $ROOTVICTIM 2>/dev/null
-after=$("$P" --json submit --wait --as-user ppa --name after-plant --gpu-mem 2G -- "$BIN/pp-busy" --blocks 4 --iters 1000000 | js "d['job']['state']")
+after=$("$P" --json submit --wait --as-user ppa --name after-plant --gpu-mem 2G -- "$BIN/pp-busy" --blocks 4 --iters 1000000 | js "d['state']")
 check "the next slice runs under a fresh daemon" test "$after" = completed
 
 echo "=== 2. a user's server log claims faults: nothing drains, nobody else is touched"
@@ -60,7 +60,7 @@ long=$("$P" --json submit --as-user ppa --name forger --gpu-mem 2G -- "$BIN/pp-b
 wait_for 30 sh -c "test \"\$(\"$P\" --json show $long | python3 -c 'import json,sys; print(json.load(sys.stdin)[\"job\"][\"state\"])')\" = running"
 sleep 1
 for i in 1 2 3 4 5; do
-  su ppa -s /bin/sh -c "echo '[2026-11-23 00:00:0$i.000 Server  1] Client {PID: 1, Context: 1} encountered a fatal GPU error.' >> $LOGD/server.log"
+  su ppa -s /bin/sh -c "echo '[2026-11-23 00:00:0$i.000 Server  1] Client {PID: 1, Context: 1} encountered a fatal GPU error.' >> $LOGD/control-foreground.log"
   sleep 0.5
 done
 sleep 12  # past the confirmation window, so unconfirmed claims are dropped
@@ -72,13 +72,13 @@ check "pinpointd said the claims were not confirmed by the driver" grep -q "not 
 hold=$("$P" --json submit --as-user ppa --name holder2 --gpu-mem 2G -- "$BIN/pp-busy" --blocks 4 --iters $((ITERS*3)) | js "d['id']")
 wait_for 30 sh -c "test \"\$(\"$P\" --json show $hold | python3 -c 'import json,sys; print(json.load(sys.stdin)[\"job\"][\"state\"])')\" = running"
 LOGD=$(ls -d "$W"/state/mps/dev0/$(id -u ppa)/log)
-su ppa -s /bin/sh -c "truncate -s 2G $LOGD/server.log"; ls -la "$LOGD/server.log"
+su ppa -s /bin/sh -c "truncate -s 2G $LOGD/server.log $LOGD/control-foreground.log"; ls -la "$LOGD"
 sleep 2
 T0=$(date +%s%N); "$P" queue > /dev/null; T1=$(date +%s%N)
 echo "pinpoint queue with a 2 GiB newline-free server log: $(( (T1-T0)/1000000 )) ms"
 check "queue answers within a second with a 2 GiB log" test $(( (T1-T0)/1000000 )) -lt 1000
 "$P" wait $hold > /dev/null
-other=$("$P" --json submit --wait --as-user ppb --name other-user --gpu-mem 2G -- "$BIN/pp-busy" --blocks 4 --iters 1000000 | js "d['job']['state']")
+other=$("$P" --json submit --wait --as-user ppb --name other-user --gpu-mem 2G -- "$BIN/pp-busy" --blocks 4 --iters 1000000 | js "d['state']")
 check "another user's slice runs on the GPU afterwards" test "$other" = completed
 
 echo "=== 3. a real fault is confirmed by the driver's Xid and counts toward draining"
@@ -91,10 +91,11 @@ check "neighbours completed after the fault" test "$(grep -c completed "$W/fault
 check "culprit failed with gpu-fault" sh -c "\"$P\" --json show $bad | grep -q '\"reason\": \"gpu-fault\"'"
 check "the driver reported a critical Xid" grep -q "critical Xid" "$W/pinpointd.log"
 check "the fault was confirmed by the driver" grep -q "MPS fault confirmed by the driver" "$W/pinpointd.log"
+wait_for 10 sh -c "test \$(grep -c 'MPS fault confirmed by the driver' $W/pinpointd.log) -ge 2"  # the Xid comes with the watcher's next poll
 check "two faults (with neighbours, then alone) confirmed, not yet drained (3 drain)" sh -c "test \$(grep -c 'MPS fault confirmed by the driver' $W/pinpointd.log) -ge 2 && test \"\$(\"$P\" --json gpus | python3 -c 'import json,sys; print(json.load(sys.stdin)[\"devices\"][0][\"drained\"])')\" = False"
 bad2=$("$P" --json submit --name culprit2 --gpu-mem 2G -- "$BIN/pp-busy" --illegal-access | js "d['id']")
 "$P" wait $bad2 > /dev/null
-sleep 3  # the Xid reaches pinpointd through the watcher's next poll
+wait_for 10 test "$(drained)" = True  # the Xid comes with the watcher's next poll
 check "a third confirmed fault drained the GPU" test "$(drained)" = True
 "$P" --json gpus | js "d['devices'][0].get('drain_reason')"
 
