@@ -151,7 +151,14 @@ TEST_F(MpsDaemonsTest, FatalFaultLinesInTheServerLogAreReportedOnce) {
   ASSERT_EQ(events.size(), 1u);
   EXPECT_EQ(events[0].kind, MpsEvent::Kind::kFatalFault);
   EXPECT_NE(events[0].detail.find("PID: 505"), std::string::npos);
+  EXPECT_EQ(events[0].uid, me) << "the claim is that user's";
   EXPECT_TRUE(mps_->Poll(clock_.NowMs()).empty());
+  // In the foreground (-f), MPS writes the servers' lines to the control daemon's output.
+  std::ofstream(root_ + "/dev0/" + std::to_string(me) + "/log/control-foreground.log", std::ios::app)
+      << "[2026-11-23 12:14:38.900 Server  2] Client {PID: 77, Context: 1} encountered a fatal GPU error.\n";
+  events = mps_->Poll(clock_.NowMs());
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_NE(events[0].detail.find("PID: 77"), std::string::npos);
 }
 
 TEST_F(MpsDaemonsTest, IdleDaemonQuitsAfterTheConfiguredTime) {
