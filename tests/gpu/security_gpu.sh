@@ -99,6 +99,28 @@ wait_for 10 test "$(drained)" = True  # the Xid comes with the watcher's next po
 check "a third confirmed fault drained the GPU" test "$(drained)" = True
 "$P" --json gpus | js "d['devices'][0].get('drain_reason')"
 
+echo "=== 4. a killed supervisor: the job's processes are found and ended, the GPU is not handed on while they live"
+# The drained GPU takes no new job: restart pinpointd (running jobs keep running) to put it back.
+kill -TERM $DAEMON; wait $DAEMON
+LD_LIBRARY_PATH="$BIN/lib" "$BIN/pinpointd" --config "$W/config.json" >> "$W/pinpointd.log" 2>&1 &
+DAEMON=$!
+wait_for 10 "$P" version > /dev/null
+orph=$("$P" --json submit --as-user ppa --name orphan --gpu-mem 2G -- "$BIN/pp-busy" --blocks 4 --iters $((ITERS*1000)) | js "d['id']")
+wait_for 30 sh -c "test \"\$(\"$P\" --json show $orph | python3 -c 'import json,sys; print(json.load(sys.stdin)[\"job\"][\"state\"])')\" = running"
+sleep 1
+SHIM=$("$P" --json show $orph | js "d['job']['pid']")
+JOBPID=$(pgrep -u ppa -f "pp-busy --blocks 4 --iters $((ITERS*1000))" | head -1)
+echo "job $orph: supervisor $SHIM, program $JOBPID"
+kill -KILL "$SHIM"; echo "killed the supervisor"
+# A whole-GPU job that checks, when it starts, that the orphan's program is gone.
+next=$("$P" --json submit --name next-whole --gpus 1 -- sh -c "! kill -0 $JOBPID 2>/dev/null" | js "d['id']")
+"$P" wait $orph $next > "$W/orphan.txt"; cat "$W/orphan.txt"
+"$P" show $orph | sed -n '/history/,$p'
+check "the orphaned job's program was ended" sh -c "! kill -0 $JOBPID 2>/dev/null"
+check "the GPU was not handed on while the orphan lived (next job saw it gone)" grep -q "job $next completed" "$W/orphan.txt"
+check "the orphan's end went through terminate_client" grep -q "MPS: terminate_client [0-9]* $JOBPID " "$W/pinpointd.log"
+check "the orphaned job is not reported completed" sh -c "! grep -q 'job $orph completed' $W/orphan.txt"
+
 kill -TERM $DAEMON; wait $DAEMON
 for pipe in "$W"/state/mps/*/*/pipe; do [ -d "$pipe" ] && CUDA_MPS_PIPE_DIRECTORY=$pipe timeout 10 nvidia-cuda-mps-control <<< quit >/dev/null 2>&1; done
 sleep 1; pkill -f nvidia-cuda-mps-server; pkill -f nvidia-cuda-mps-control
