@@ -218,13 +218,14 @@ int RunDaemon(const Config& config, std::unique_ptr<gpu::GpuBackend> backend,
 
   bool stop = false;
   int64_t published = -1;
-  bool store_lost = false;
+  std::string store_error;
   while (!stop) {
     // One stat per pass: a store deleted or replaced under the daemon is said once, loudly; its
     // writes (submits included) fail with the same line from then on.
-    if (!store_lost && !(*store)->CheckFile().ok()) {
-      store_lost = true;
-      spdlog::error("{}", (*store)->CheckFile().message());
+    Status store_file = (*store)->CheckFile();
+    if (!store_file.ok() && store_file.message() != store_error) {
+      store_error = store_file.message();
+      spdlog::error("{}", store_error);
     }
     auto ready = (*server)->RunOnce(static_cast<int>(config.poll_interval_ms), {sig_fd, watcher.wake_fd()});
     for (int fd : ready) {
