@@ -6,6 +6,8 @@
 #include <cstring>
 #include <functional>
 #include <iostream>
+#include <random>
+#include <thread>
 
 #include <CLI/CLI.hpp>
 
@@ -58,6 +60,26 @@ Result<json> Call(const Globals& g, const json& request) {
   auto client = Client::Connect(g.socket);
   if (!client.ok()) return client.status();
   return client->Call(request);
+}
+
+// How long a submit waits before its one retry: long enough for a restarting daemon to listen.
+constexpr std::chrono::milliseconds kSubmitRetryDelay{1000};
+
+// A fresh random key per `pinpoint submit` (docs/cli.md); empty when no randomness is at hand,
+// and then the submit is not retried.
+std::string IdempotencyKey() {
+  try {
+    std::random_device random;
+    std::string key = "cli-";
+    static constexpr char kHex[] = "0123456789abcdef";
+    for (int i = 0; i < 8; ++i) {
+      uint32_t word = random();
+      for (int nibble = 0; nibble < 4; ++nibble, word >>= 4) key += kHex[word & 0xf];
+    }
+    return key;
+  } catch (const std::exception&) {
+    return "";
+  }
 }
 
 // "1" or "0,2": device indices. Errors: kInvalidArgument naming the text.
@@ -191,7 +213,16 @@ std::vector<Command> Commands(SubmitArgs& submit, int64_t& job_id, std::vector<i
        [&](const Globals& g, std::ostream& out) -> Result<int> {
          auto request = BuildRequest(submit);
          if (!request.ok()) return request.status();
-         auto reply = Call(g, {{"op", "submit"}, {"request", ToJson(*request)}, {"wait", submit.wait}});
+         json op{{"op", "submit"}, {"request", ToJson(*request)}, {"wait", submit.wait}};
+         std::string key = IdempotencyKey();
+         if (!key.empty()) op["idempotency_key"] = key;
+         auto reply = Call(g, op);
+         // The reply may be lost after the daemon stored the job; the same key makes the retry
+         // find that job instead of running it twice.
+         if (!reply.ok() && reply.status().code() == Code::kUnavailable && !key.empty()) {
+           std::this_thread::sleep_for(kSubmitRetryDelay);
+           reply = Call(g, op);
+         }
          if (!reply.ok()) return reply.status();
          const json& job = (*reply)["job"];
          if (g.json_output) out << job.dump(2) << "\n";

@@ -24,6 +24,7 @@
 #include "mps/env_only_mps.h"
 #include "mps/mps_daemons.h"
 #include "pinpoint/units.h"
+#include "store/id_mark.h"
 #include "store/job_store.h"
 #include "watch/process_owner.h"
 #include "watch/watcher.h"
@@ -151,7 +152,11 @@ int RunDaemon(const Config& config, std::unique_ptr<gpu::GpuBackend> backend,
   if (!inventory.ok()) return Fail(inventory.status());
   LogInventory(*inventory);
 
-  auto store = store::JobStore::Open(config.state_dir + "/pinpoint.db");
+  // Ids stay above every job directory, so a lost or restored store never reuses one.
+  auto largest_job_dir = store::LargestJobDirId(config.state_dir + "/jobs");
+  if (!largest_job_dir.ok()) return Fail(largest_job_dir.status());
+  auto store = store::JobStore::Open(config.state_dir + "/pinpoint.db",
+                                     {.min_id_exclusive = *largest_job_dir});
   if (!store.ok()) return Fail(store.status());
 
   launch::Cgroups cgroups(config.cgroup_root);
@@ -235,7 +240,15 @@ int RunDaemon(const Config& config, std::unique_ptr<gpu::GpuBackend> backend,
 
   bool stop = false;
   int64_t published = -1;
+  std::string store_error;
   while (!stop) {
+    // One stat per pass: a store deleted or replaced under the daemon is said once, loudly; its
+    // writes (submits included) fail with the same line from then on.
+    Status store_file = (*store)->CheckFile();
+    if (!store_file.ok() && store_file.message() != store_error) {
+      store_error = store_file.message();
+      spdlog::error("{}", store_error);
+    }
     auto ready = (*server)->RunOnce(static_cast<int>(config.poll_interval_ms), {sig_fd, watcher.wake_fd()});
     for (int fd : ready) {
       if (fd != sig_fd) continue;  // the watcher's wake needs no reading: Step takes its news

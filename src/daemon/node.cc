@@ -4,6 +4,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <algorithm>
+
 #include <spdlog/spdlog.h>
 
 #include "common/file_util.h"
@@ -33,6 +35,17 @@ sched::Demand DemandOf(const JobRecord& r) {
   d.mem_bytes = r.request.mem_bytes;
   d.devices = r.request.devices;
   return d;
+}
+
+// Keys come from clients and are echoed in errors and stored: short printable ASCII only.
+Status ValidateIdempotencyKey(const std::string& key) {
+  constexpr size_t kMaxKeyBytes = 128;
+  if (key.empty() || key.size() > kMaxKeyBytes ||
+      !std::all_of(key.begin(), key.end(), [](char c) { return c > ' ' && c < 0x7f; })) {
+    return InvalidArgument("\"idempotency_key\" must be 1 to 128 printable ASCII characters "
+                           "without spaces");
+  }
+  return Status::Ok();
 }
 
 std::string UserName(uint32_t uid) {
@@ -110,8 +123,17 @@ Status Node::Recover() {
   return Status::Ok();
 }
 
-Result<JobRecord> Node::Submit(const api::Caller& caller, JobRequest request) {
+Result<JobRecord> Node::Submit(const api::Caller& caller, JobRequest request,
+                               const std::optional<std::string>& idempotency_key) {
   PP_RETURN_IF_ERROR(ValidateRequest(request));
+  std::optional<store::IdempotencyKey> key;
+  if (idempotency_key) {
+    PP_RETURN_IF_ERROR(ValidateIdempotencyKey(*idempotency_key));
+    key = store::IdempotencyKey{caller.uid, *idempotency_key};
+    auto first = deps_.store->FindByIdempotencyKey(*key);
+    if (!first.ok()) return first.status();
+    if (*first) return ResubmittedJob(**first, request);
+  }
   PP_RETURN_IF_ERROR(api::CheckSubmitAs(caller, request.as_user));
   auto user = request.as_user.empty() ? LookupUid(caller.uid) : LookupName(request.as_user);
   if (!user.ok()) {
@@ -130,13 +152,22 @@ Result<JobRecord> Node::Submit(const api::Caller& caller, JobRequest request) {
   PP_RETURN_IF_ERROR(sched::CheckFits(DemandOf(r), options_.inventory));
   r.state = JobState::kPending;
   r.submit_ms = deps_.clock->NowMs();
-  auto id = deps_.store->Insert(r);
+  auto id = deps_.store->Insert(r, key);
   if (!id.ok()) return id.status();
   r.id = *id;
   active_[r.id] = r;
   dirty_ = true;
   ++generation_;
   return r;
+}
+
+Result<JobRecord> Node::ResubmittedJob(const JobRecord& first, const JobRequest& request) const {
+  if (ToJson(first.request) != ToJson(request)) {
+    return FailedPrecondition("idempotency key already used for job " + std::to_string(first.id) +
+                              ", which asked for something else; use a new key for a new job");
+  }
+  auto active = active_.find(first.id);
+  return active != active_.end() ? active->second : first;
 }
 
 std::vector<Status> Node::Cancel(const api::Caller& caller, const std::vector<JobId>& ids) {

@@ -70,9 +70,13 @@ class Node {
   Status Recover();
 
   // Validates, checks the request can ever fit this node, and stores the job as pending.
-  // Errors: kInvalidArgument (bad request), kPermissionDenied (as_user, or a non-root daemon
-  // asked to run another user's job), kFailedPrecondition (never fits: the reason), kIo.
-  Result<JobRecord> Submit(const api::Caller& caller, JobRequest request);
+  // With an idempotency key (docs/api.md, "submit"): when the caller's uid already submitted a
+  // job with this key, returns that job (in whatever state it is now) and stores nothing.
+  // Errors: kInvalidArgument (bad request or key), kPermissionDenied (as_user, or a non-root
+  // daemon asked to run another user's job), kFailedPrecondition (never fits: the reason; or
+  // the key was used for a different request), kIo.
+  Result<JobRecord> Submit(const api::Caller& caller, JobRequest request,
+                           const std::optional<std::string>& idempotency_key = std::nullopt);
 
   // Cancels each job: pending ones end at once; running ones get SIGTERM (after MPS
   // terminate_client for their processes) and SIGKILL after the grace period. One Status per id, in order: kNotFound,
@@ -104,6 +108,9 @@ class Node {
 
  private:
   std::string JobDir(JobId id) const;
+  // The reply to a submit whose key found `first`: the job as it is now, or kFailedPrecondition
+  // when `request` is not the one submitted then.
+  Result<JobRecord> ResubmittedJob(const JobRecord& first, const JobRequest& request) const;
   launch::JobHandle Handle(const JobRecord& r) const;
   void Schedule();
   void StartJob(JobRecord& job, const std::vector<sched::Slot>& slots);

@@ -72,11 +72,18 @@ Result<json> Service::Dispatch(const api::Caller& caller, const json& request, a
     if (!request.contains("request")) return InvalidArgument("submit needs a \"request\" object");
     if (request.contains("wait") && !request["wait"].is_boolean())
       return InvalidArgument("\"wait\" must be true or false");
+    std::optional<std::string> key;
+    if (request.contains("idempotency_key")) {
+      if (!request["idempotency_key"].is_string())
+        return InvalidArgument("\"idempotency_key\" must be a string");
+      key = request["idempotency_key"].get<std::string>();
+    }
     auto job_request = RequestFromJson(request["request"]);
     if (!job_request.ok()) return job_request.status();
-    auto job = node_->Submit(caller, std::move(job_request).value());
+    auto job = node_->Submit(caller, std::move(job_request).value(), key);
     if (!job.ok()) return job.status();
-    if (request.value("wait", false) == true) {
+    // A retried submit may find its job already ended: nothing would wake a waiter then.
+    if (request.value("wait", false) == true && !IsFinal(job->state)) {
       waiters_[job->id].push_back({conn, caller});
       *deferred = true;
       return json::object();

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <sqlite3.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -9,6 +10,7 @@
 #include <cstring>
 #include <utility>
 
+#include "store/id_mark.h"
 #include "store/job_row.h"
 #include "store/schema.h"
 #include "store/sqlite.h"
@@ -44,6 +46,49 @@ Status Configure(Db* db) {
   // FULL: in WAL mode NORMAL may lose the last commits on power loss; we promise durability.
   PP_RETURN_IF_ERROR(db->Exec("PRAGMA synchronous = FULL"));
   return db->Exec("PRAGMA foreign_keys = ON");
+}
+
+// Where a person finds what to do about a damaged or lost store.
+constexpr char kRecoverySteps[] = "see docs/store.md, \"Recovering a damaged store\"";
+
+// SQLITE_CORRUPT (and its extended codes) from any step of opening means a damaged file.
+Status DamagedIfCorrupt(Db* db, Status s) {
+  if (s.ok() || (db->LastErrorCode() & 0xff) != SQLITE_CORRUPT) return s;
+  return FailedPrecondition(db->path() + " is damaged (" + s.message() +
+                            "); pinpointd will not use it: " + kRecoverySteps);
+}
+
+// A damaged file must stop the daemon before it acts on what the file says about running jobs.
+// quick_check reads every page (through the WAL) but skips comparing indexes with their tables.
+Status CheckIntegrity(Db* db) {
+  Result<std::string> verdict = db->QueryText("PRAGMA quick_check(1)");
+  if (!verdict.ok()) return DamagedIfCorrupt(db, verdict.status());
+  if (*verdict == "ok") return Status::Ok();
+  // SQLite's verdict spans lines ("*** in database main ***\nPage 3: ..."); the error is one.
+  std::string what = verdict->substr(0, 200);
+  std::replace(what.begin(), what.end(), '\n', ' ');
+  return FailedPrecondition(db->path() + " is damaged (PRAGMA quick_check: " + what +
+                            "); pinpointd will not use it: " + kRecoverySteps);
+}
+
+// Raises the jobs table's AUTOINCREMENT sequence to at least `floor`, so the next id is above
+// it. Returns the largest id the store may already have handed out, after the raise.
+Result<JobId> RaiseIdSequence(Db* db, JobId floor) {
+  Result<Transaction> txn = Transaction::Begin(db);
+  if (!txn.ok()) return txn.status();
+  Result<int64_t> used = db->QueryInt64(
+      "SELECT max(coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'jobs'), 0), "
+      "coalesce((SELECT max(id) FROM jobs), 0))");
+  if (!used.ok()) return used.status();
+  if (*used >= floor) return *used;
+  // sqlite_sequence has a row for jobs only once a job was inserted; replace it either way.
+  PP_RETURN_IF_ERROR(db->Exec("DELETE FROM sqlite_sequence WHERE name = 'jobs'"));
+  Result<Statement> stmt = db->Prepare("INSERT INTO sqlite_sequence (name, seq) VALUES ('jobs', ?1)");
+  if (!stmt.ok()) return stmt.status();
+  stmt->Bind(1, floor);
+  PP_RETURN_IF_ERROR(stmt->Run());
+  PP_RETURN_IF_ERROR(txn->Commit());
+  return floor;
 }
 
 Status InsertEvent(Db* db, const JobEvent& event) {
@@ -90,41 +135,98 @@ void BindListQuery(Statement* stmt, const ListFilter& filter) {
 struct JobStore::Impl {
   explicit Impl(Db database) : db(std::move(database)) {}
   Db db;
+  dev_t dev = 0;  // the identity of the file opened, for CheckFile
+  ino_t ino = 0;
+  Status lost;    // once the file is gone or replaced: the error of every later write
+  std::string mark_path;
+  JobId reserved_ids = 0;  // ids up to this are covered by the mark file
 };
 
 JobStore::JobStore(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 JobStore::~JobStore() = default;
 
-Result<std::unique_ptr<JobStore>> JobStore::Open(const std::string& path) {
+Result<std::unique_ptr<JobStore>> JobStore::Open(const std::string& path,
+                                                  const StoreOptions& options) {
   PP_RETURN_IF_ERROR(CreatePrivateFile(path));
   Result<Db> db = Db::Open(path);
   if (!db.ok()) return db.status();
   PP_RETURN_IF_ERROR(db->SetBusyTimeout(kBusyTimeoutMs));
   // Check before Configure: switching to WAL writes the header of a file we may not own.
   Result<int> version = ReadSchemaVersion(&*db);
-  if (!version.ok()) return version.status();
-  PP_RETURN_IF_ERROR(CheckSchemaVersion(&*db, *version));
+  if (!version.ok()) return DamagedIfCorrupt(&*db, version.status());
+  PP_RETURN_IF_ERROR(DamagedIfCorrupt(&*db, CheckSchemaVersion(&*db, *version)));
+  PP_RETURN_IF_ERROR(CheckIntegrity(&*db));
   PP_RETURN_IF_ERROR(Configure(&*db));
-  PP_RETURN_IF_ERROR(MigrateTo(&*db, kCurrentVersion));
-  return std::unique_ptr<JobStore>(new JobStore(std::make_unique<Impl>(std::move(db).value())));
+  PP_RETURN_IF_ERROR(DamagedIfCorrupt(&*db, MigrateTo(&*db, kCurrentVersion)));
+
+  auto impl = std::make_unique<Impl>(std::move(db).value());
+  impl->mark_path = IdMarkPath(path);
+  Result<JobId> mark = ReadIdMark(impl->mark_path);
+  if (!mark.ok()) return mark.status();
+  Result<JobId> used = RaiseIdSequence(&impl->db, std::max(*mark, options.min_id_exclusive));
+  if (!used.ok()) return used.status();
+  impl->reserved_ids = *mark;
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return IoError("stat " + path + ": " + std::strerror(errno));
+  impl->dev = st.st_dev;
+  impl->ino = st.st_ino;
+  return std::unique_ptr<JobStore>(new JobStore(std::move(impl)));
+}
+
+Status JobStore::CheckFile() {
+  Impl& impl = *impl_;
+  if (!impl.lost.ok()) return impl.lost;
+  const std::string& path = impl.db.path();
+  struct stat st {};
+  const char* what = nullptr;
+  if (::stat(path.c_str(), &st) != 0) {
+    if (errno != ENOENT) return IoError("stat " + path + ": " + std::strerror(errno));
+    what = "was deleted";
+  } else if (st.st_dev != impl.dev || st.st_ino != impl.ino) {
+    what = "was replaced by another file";
+  } else {
+    return Status::Ok();
+  }
+  impl.lost = IoError("job store " + path + " " + what +
+                      " while pinpointd ran; nothing more is stored until pinpointd is "
+                      "restarted: " + kRecoverySteps);
+  return impl.lost;
 }
 
 int JobStore::SchemaVersion() const { return kCurrentVersion; }
 
-Result<JobId> JobStore::Insert(const JobRecord& record) {
+Result<JobId> JobStore::Insert(const JobRecord& record, const std::optional<IdempotencyKey>& key) {
+  PP_RETURN_IF_ERROR(CheckFile());
   Db* db = &impl_->db;
   Result<Transaction> txn = Transaction::Begin(db);
   if (!txn.ok()) return txn.status();
   // The record's JSON carries its id, known only after the INSERT: store a placeholder first.
   Result<Statement> insert = db->Prepare(
-      "INSERT INTO jobs (uid, user, state, reason, priority, submit_ms, start_ms, end_ms, record) "
-      "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)");
+      "INSERT INTO jobs (uid, user, state, reason, priority, submit_ms, start_ms, end_ms, record, "
+      "submit_uid, idempotency_key) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)");
   if (!insert.ok()) return insert.status();
   BindJobColumns(&*insert, record, "");
-  PP_RETURN_IF_ERROR(insert->Run());
+  if (key) {
+    insert->Bind(10, static_cast<int64_t>(key->submit_uid)).Bind(11, key->key);
+  } else {
+    insert->BindNull(10).BindNull(11);
+  }
+  Status inserted = insert->Run();
+  if (!inserted.ok() && db->LastErrorCode() == SQLITE_CONSTRAINT_UNIQUE) {
+    return FailedPrecondition("idempotency key '" + key->key + "' is already used by uid " +
+                              std::to_string(key->submit_uid));
+  }
+  PP_RETURN_IF_ERROR(inserted);
 
   JobRecord stored = record;
   stored.id = db->LastInsertRowId();
+  // The mark must cover the id before anyone learns of it; reserving a block of ids makes this
+  // one extra durable write per kIdMarkBlock submits.
+  if (stored.id > impl_->reserved_ids) {
+    JobId mark = stored.id + kIdMarkBlock - 1;
+    PP_RETURN_IF_ERROR(WriteIdMark(impl_->mark_path, mark));
+    impl_->reserved_ids = mark;
+  }
   Result<std::string> json = EncodeRecord(stored);
   if (!json.ok()) return json.status();
   Result<Statement> update = db->Prepare("UPDATE jobs SET record = ?1 WHERE id = ?2");
@@ -140,6 +242,7 @@ Result<JobId> JobStore::Insert(const JobRecord& record) {
 }
 
 Status JobStore::Update(const JobRecord& record) {
+  PP_RETURN_IF_ERROR(CheckFile());
   Result<std::string> json = EncodeRecord(record);
   if (!json.ok()) return json.status();
   Db* db = &impl_->db;
@@ -183,7 +286,24 @@ Result<std::vector<JobRecord>> JobStore::List(const ListFilter& filter) const {
   return jobs;
 }
 
-Status JobStore::AppendEvent(const JobEvent& event) { return InsertEvent(&impl_->db, event); }
+Result<std::optional<JobRecord>> JobStore::FindByIdempotencyKey(const IdempotencyKey& key) const {
+  Result<Statement> stmt = impl_->db.Prepare(std::string("SELECT ") + kJobColumns +
+                                             " FROM jobs WHERE submit_uid = ?1 AND "
+                                             "idempotency_key = ?2");
+  if (!stmt.ok()) return stmt.status();
+  stmt->Bind(1, static_cast<int64_t>(key.submit_uid)).Bind(2, key.key);
+  Result<bool> row = stmt->Step();
+  if (!row.ok()) return row.status();
+  if (!*row) return std::optional<JobRecord>();
+  Result<JobRecord> job = DecodeJobRow(*stmt);
+  if (!job.ok()) return job.status();
+  return std::optional<JobRecord>(std::move(job).value());
+}
+
+Status JobStore::AppendEvent(const JobEvent& event) {
+  PP_RETURN_IF_ERROR(CheckFile());
+  return InsertEvent(&impl_->db, event);
+}
 
 Result<std::vector<JobEvent>> JobStore::Events(JobId id) const {
   Result<Statement> stmt = impl_->db.Prepare(

@@ -1,5 +1,7 @@
 // JobStore: the durable job queue and history, in SQLite (WAL, synchronous=FULL).
 // Schema versions and their migrations: docs/store.md. Every write is durable when it returns.
+// What it guarantees when the file is lost or damaged: docs/store.md, "Recovering a damaged
+// store".
 #pragma once
 
 #include <cstdint>
@@ -30,30 +32,52 @@ struct ListFilter {
   int limit = 0;                   // 0: no limit; newest first when limited
 };
 
+// A submit's idempotency key (schema v3 and later): a retried submit with the same key from the
+// same submitting uid finds the first job instead of storing a second one.
+struct IdempotencyKey {
+  uint32_t submit_uid = 0;  // the uid that submitted (the caller, not an as_user)
+  std::string key;          // non-empty; the daemon bounds its length and characters
+};
+
+struct StoreOptions {
+  // Ids handed out are above this (the largest jobs/<id> directory of the daemon's state), so a
+  // store that was lost or restored from a backup never names an existing job directory again.
+  JobId min_id_exclusive = 0;
+};
+
 // Not thread-safe: one owner (the daemon's main loop) calls it.
 class JobStore {
  public:
   static constexpr int kOldestSupportedVersion = 1;
-  static constexpr int kCurrentVersion = 2;
+  static constexpr int kCurrentVersion = 3;
 
-  // Opens or creates the database at `path`, migrating older supported versions to the current
-  // one in one transaction. A new file is created mode 0600 (records hold job environments).
+  // Opens or creates the database at `path`, checks it (PRAGMA quick_check), and migrates older
+  // supported versions to the current one in one transaction. A new file is created mode 0600
+  // (records hold job environments). Ids continue above the largest of: the store's own
+  // sequence, the high-water mark file IdMarkPath(path) (id_mark.h), options.min_id_exclusive.
   // Errors: kFailedPrecondition when the file's version is newer than kCurrentVersion or older
-  // than kOldestSupportedVersion, or the file is not a SQLite database or not a job store (the
-  // file is left untouched then); kIo for SQLite and filesystem failures.
-  static Result<std::unique_ptr<JobStore>> Open(const std::string& path);
+  // than kOldestSupportedVersion, or the file is not a SQLite database, not a job store, or
+  // damaged, or the mark file is damaged (the file is left untouched then; the message names
+  // the file and says where the recovery steps are); kIo for SQLite and filesystem failures.
+  static Result<std::unique_ptr<JobStore>> Open(const std::string& path,
+                                                const StoreOptions& options = {});
   ~JobStore();
   JobStore(const JobStore&) = delete;
   JobStore& operator=(const JobStore&) = delete;
 
   int SchemaVersion() const;
 
-  // Stores a new job (record.id is ignored) and returns its id, ids increasing and never reused.
-  // Records a kSubmitEventKind event at record.submit_ms in the same transaction. Durable on
-  // return. Errors: kInvalidArgument when a string in the record is not UTF-8; kIo.
-  Result<JobId> Insert(const JobRecord& record);
+  // Stores a new job (record.id is ignored) and returns its id, ids increasing and never reused
+  // (the high-water mark is durable before the id is returned). Records a kSubmitEventKind event
+  // at record.submit_ms in the same transaction, and the idempotency key when given. Durable on
+  // return. Errors: kInvalidArgument when a string in the record is not UTF-8; kFailedPrecondition
+  // when the key is already stored (look it up with FindByIdempotencyKey first); kIo, and the
+  // error of CheckFile once the file is lost.
+  Result<JobId> Insert(const JobRecord& record, const std::optional<IdempotencyKey>& key = {});
+  // The job stored with this key, if any. Errors: kInternal as for Get; kIo.
+  Result<std::optional<JobRecord>> FindByIdempotencyKey(const IdempotencyKey& key) const;
   // Replaces the stored record with this id. Durable on return.
-  // Errors: kNotFound; kInvalidArgument as for Insert; kIo.
+  // Errors: kNotFound; kInvalidArgument as for Insert; kIo, and CheckFile's error.
   Status Update(const JobRecord& record);
   // Errors: kNotFound; kInternal when the stored row is damaged (its JSON is unreadable or
   // disagrees with its columns); kIo.
@@ -63,10 +87,17 @@ class JobStore {
   Result<std::vector<JobRecord>> List(const ListFilter& filter) const;
 
   // Appends one line to a job's history. Durable on return. Errors: kNotFound when no job has
-  // event.job_id; kIo.
+  // event.job_id; kIo, and CheckFile's error.
   Status AppendEvent(const JobEvent& event);
   // The job's history in the order appended. Errors: kNotFound; kIo.
   Result<std::vector<JobEvent>> Events(JobId id) const;
+
+  // Whether the file at the store's path is still the one opened (same device and inode).
+  // Once it is not (deleted, or replaced by another file) every later write fails with the same
+  // kIo error naming the problem, rather than going to a file nobody will read again;
+  // reads go on from the open file. Called before each write and, by the daemon, periodically.
+  // Cost: one stat(2).
+  Status CheckFile();
 
  private:
   struct Impl;

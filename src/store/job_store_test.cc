@@ -15,6 +15,7 @@ using testing::ExecSql;
 using testing::FullRecord;
 using ::testing::HasSubstr;
 using testing::Must;
+using ::testing::Not;
 using testing::PendingRecord;
 using testing::QueryOne;
 
@@ -302,6 +303,50 @@ TEST_F(JobStoreTest, OnlineBackupIsAUsableStore) {
   EXPECT_EQ(ToJson(Must((*restored)->Get(id))), ToJson(Must(store->Get(id))));
   EXPECT_EQ(Must((*restored)->Events(id)).size(), 2u);
   EXPECT_EQ(Must((*restored)->List({})).size(), 1u);
+}
+
+TEST_F(JobStoreTest, IdempotencyKeyFindsTheFirstJobAndCannotStoreASecond) {
+  auto store = OpenStore();
+  ASSERT_NE(store, nullptr);
+  IdempotencyKey key{1000, "cli-0123456789abcdef"};
+  EXPECT_FALSE(Must(store->FindByIdempotencyKey(key)).has_value());
+  JobId first = Must(store->Insert(PendingRecord(1000, 1), key));
+  EXPECT_EQ(Must(store->FindByIdempotencyKey(key))->id, first);
+
+  Result<JobId> again = store->Insert(PendingRecord(1000, 2), key);
+  EXPECT_EQ(again.status().code(), Code::kFailedPrecondition);
+  EXPECT_EQ(Must(store->List({})).size(), 1u);
+  EXPECT_EQ(QueryOne(db_path(), "SELECT count(*) FROM job_events"), "1");
+  // The key is the store's, not part of the job's record.
+  EXPECT_THAT(QueryOne(db_path(), "SELECT record FROM jobs"), Not(HasSubstr(key.key)));
+}
+
+TEST_F(JobStoreTest, IdempotencyKeyIsScopedToTheSubmittingUid) {
+  auto store = OpenStore();
+  ASSERT_NE(store, nullptr);
+  JobId alice = Must(store->Insert(PendingRecord(1000, 1), IdempotencyKey{1000, "k"}));
+  EXPECT_FALSE(Must(store->FindByIdempotencyKey({1001, "k"})).has_value());
+  JobId bob = Must(store->Insert(PendingRecord(1001, 2), IdempotencyKey{1001, "k"}));
+  EXPECT_NE(alice, bob);
+  EXPECT_EQ(Must(store->FindByIdempotencyKey({1000, "k"}))->uid, 1000u);
+  EXPECT_EQ(Must(store->FindByIdempotencyKey({1001, "k"}))->uid, 1001u);
+  // Jobs without a key never collide.
+  EXPECT_TRUE(store->Insert(PendingRecord(1000, 3)).ok());
+  EXPECT_TRUE(store->Insert(PendingRecord(1000, 4)).ok());
+}
+
+TEST_F(JobStoreTest, IdempotencyKeySurvivesReopen) {
+  JobId first = 0;
+  {
+    auto store = OpenStore();
+    ASSERT_NE(store, nullptr);
+    first = Must(store->Insert(PendingRecord(1000, 1), IdempotencyKey{1000, "retry"}));
+  }
+  auto store = OpenStore();
+  ASSERT_NE(store, nullptr);
+  EXPECT_EQ(Must(store->FindByIdempotencyKey({1000, "retry"}))->id, first);
+  EXPECT_EQ(store->Insert(PendingRecord(1000, 2), IdempotencyKey{1000, "retry"}).status().code(),
+            Code::kFailedPrecondition);
 }
 
 TEST_F(JobStoreTest, UnwritableDirectoryIsIo) {

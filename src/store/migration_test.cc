@@ -84,8 +84,9 @@ TEST_F(MigrationTest, V1FileMigratesToCurrentWithRowsIntact) {
 
   Result<std::unique_ptr<JobStore>> store = JobStore::Open(db_path());
   ASSERT_TRUE(store.ok()) << store.status().ToString();
-  EXPECT_EQ((*store)->SchemaVersion(), 2);
-  EXPECT_EQ(QueryOne(db_path(), "PRAGMA user_version"), "2");
+  EXPECT_EQ((*store)->SchemaVersion(), JobStore::kCurrentVersion);
+  EXPECT_EQ(QueryOne(db_path(), "PRAGMA user_version"),
+            std::to_string(JobStore::kCurrentVersion));
   for (const JobRecord& r : records) {
     Result<JobRecord> got = (*store)->Get(r.id);
     ASSERT_TRUE(got.ok()) << got.status().ToString();
@@ -100,6 +101,32 @@ TEST_F(MigrationTest, V1FileMigratesToCurrentWithRowsIntact) {
   ASSERT_TRUE((*store)->AppendEvent({2, 333, "start", "after migration"}).ok());
   EXPECT_EQ(Must((*store)->Events(2)).size(), 2u);
   EXPECT_EQ(Must((*store)->Insert(PendingRecord(3, 444))), 4);
+}
+
+TEST_F(MigrationTest, V2FileGainsIdempotencyKeysAndKeepsItsJobsKeyless) {
+  std::vector<JobRecord> records = {PendingRecord(1000, 111), PendingRecord(1000, 222)};
+  WriteV1File(&records);
+  {
+    Result<Db> db = Db::Open(db_path());
+    ASSERT_TRUE(db.ok());
+    ASSERT_TRUE(MigrateTo(&*db, 2).ok());
+  }
+  ASSERT_EQ(QueryOne(db_path(), "PRAGMA user_version"), "2");
+
+  std::unique_ptr<JobStore> store = Must(JobStore::Open(db_path()));
+  EXPECT_EQ(QueryOne(db_path(), "PRAGMA user_version"), "3");
+  EXPECT_EQ(QueryOne(db_path(), "SELECT count(*) FROM jobs WHERE idempotency_key IS NULL"), "2");
+  EXPECT_EQ(QueryOne(db_path(), "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND "
+                                "name = 'jobs_by_idempotency_key'"),
+            "1");
+  for (const JobRecord& r : records) EXPECT_EQ(ToJson(Must(store->Get(r.id))), ToJson(r));
+  // Keyless old jobs do not collide with each other or with a key.
+  IdempotencyKey key{1000, "retry-1"};
+  JobId id = Must(store->Insert(PendingRecord(1000, 333), key));
+  EXPECT_EQ(id, 3);
+  EXPECT_EQ(Must(store->FindByIdempotencyKey(key))->id, id);
+  EXPECT_EQ(store->Insert(PendingRecord(1000, 444), key).status().code(),
+            Code::kFailedPrecondition);
 }
 
 TEST_F(MigrationTest, ReopeningACurrentFileChangesNothing) {
@@ -126,13 +153,13 @@ TEST_F(MigrationTest, FailedStepLeavesFileAtItsVersion) {
 
 TEST_F(MigrationTest, NewerVersionIsRefusedAndLeftAlone) {
   ASSERT_TRUE(JobStore::Open(db_path()).ok());
-  ASSERT_TRUE(ExecSql(db_path(), "PRAGMA user_version = 3").ok());
+  ASSERT_TRUE(ExecSql(db_path(), "PRAGMA user_version = 4").ok());
 
   Result<std::unique_ptr<JobStore>> store = JobStore::Open(db_path());
   EXPECT_EQ(store.status().code(), Code::kFailedPrecondition);
-  EXPECT_THAT(store.status().message(), AllOf(HasSubstr("version 3"), HasSubstr("newer"),
-                                              HasSubstr("1 to 2"), Not(HasSubstr("\n"))));
-  EXPECT_EQ(QueryOne(db_path(), "PRAGMA user_version"), "3");
+  EXPECT_THAT(store.status().message(), AllOf(HasSubstr("version 4"), HasSubstr("newer"),
+                                              HasSubstr("1 to 3"), Not(HasSubstr("\n"))));
+  EXPECT_EQ(QueryOne(db_path(), "PRAGMA user_version"), "4");
 }
 
 TEST_F(MigrationTest, OlderThanOldestSupportedIsRefused) {
@@ -140,7 +167,7 @@ TEST_F(MigrationTest, OlderThanOldestSupportedIsRefused) {
   ASSERT_TRUE(ExecSql(db_path(), "PRAGMA user_version = -1").ok());
   Result<std::unique_ptr<JobStore>> store = JobStore::Open(db_path());
   EXPECT_EQ(store.status().code(), Code::kFailedPrecondition);
-  EXPECT_THAT(store.status().message(), AllOf(HasSubstr("older"), HasSubstr("1 to 2")));
+  EXPECT_THAT(store.status().message(), AllOf(HasSubstr("older"), HasSubstr("1 to 3")));
 }
 
 TEST_F(MigrationTest, GarbageFileIsRefusedAndLeftAlone) {

@@ -43,9 +43,20 @@ INSERT INTO job_events (job_id, time_ms, kind, detail)
   ORDER BY id;
 )sql";
 
-constexpr std::array<Migration, 2> kMigrations = {{
+// Version 3: submit idempotency keys. A key is scoped to the uid that submitted (not the job's
+// as_user), and unique there, so a retried submit finds its first job even across restarts.
+// Jobs stored before it have neither (NULL: no key; NULLs never collide in a UNIQUE index).
+constexpr char kV3[] = R"sql(
+ALTER TABLE jobs ADD COLUMN submit_uid INTEGER;
+ALTER TABLE jobs ADD COLUMN idempotency_key TEXT;
+CREATE UNIQUE INDEX jobs_by_idempotency_key ON jobs(submit_uid, idempotency_key)
+  WHERE idempotency_key IS NOT NULL;
+)sql";
+
+constexpr std::array<Migration, 3> kMigrations = {{
     {1, kV1},
     {2, kV2},
+    {3, kV3},
 }};
 
 constexpr bool StepsAreInOrder() {

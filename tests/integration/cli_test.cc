@@ -4,7 +4,11 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <cerrno>
 #include <cstring>
+#include <thread>
+#include <vector>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -59,6 +63,83 @@ TEST_F(CliTest, BadInputIsOneLineAndDistinctExitCodes) {
     EXPECT_NE(r.err.find(c.message), std::string::npos) << r.err;
     EXPECT_EQ(r.err.rfind("pinpoint: ", 0), 0u) << r.err;
   }
+}
+
+// Stands in for pinpointd: drops the first connection after reading its request (the reply is
+// lost), answers the others with job ids 7, 8, ... Records every request it read.
+class LossyDaemon {
+ public:
+  explicit LossyDaemon(const std::string& socket) : socket_(socket) {
+    listener_ = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_un addr = Address();
+    bool listening = ::bind(listener_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0 &&
+                     ::listen(listener_, 8) == 0;
+    EXPECT_TRUE(listening) << std::strerror(errno);
+    thread_ = std::thread([this] { Serve(); });
+  }
+  // Stops serving (a connection of its own wakes the accept) and returns the requests read.
+  std::vector<json> Stop() {
+    stop_ = true;
+    int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_un addr = Address();
+    (void)::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
+    ::close(fd);
+    thread_.join();
+    ::close(listener_);
+    return requests_;
+  }
+
+ private:
+  sockaddr_un Address() const {
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    std::strncpy(addr.sun_path, socket_.c_str(), sizeof(addr.sun_path) - 1);
+    return addr;
+  }
+  void Serve() {
+    for (int conn = 0;; ++conn) {
+      int fd = ::accept(listener_, nullptr, nullptr);
+      if (fd < 0 || stop_) {
+        if (fd >= 0) ::close(fd);
+        return;
+      }
+      std::string line;
+      char c;
+      while (::recv(fd, &c, 1, 0) == 1 && c != '\n') line += c;
+      requests_.push_back(json::parse(line, nullptr, /*allow_exceptions=*/false));
+      if (conn > 0) {
+        std::string reply = json{{"ok", true}, {"job", {{"id", 6 + conn}}}}.dump() + "\n";
+        (void)::send(fd, reply.data(), reply.size(), MSG_NOSIGNAL);
+      }
+      ::close(fd);
+    }
+  }
+
+  std::string socket_;
+  int listener_ = -1;
+  std::atomic<bool> stop_ = false;
+  std::vector<json> requests_;  // written by the thread, read after join
+  std::thread thread_;
+};
+
+TEST(CliRetryTest, SubmitWhoseReplyWasLostIsRetriedOnceWithItsKey) {
+  Harness h;
+  LossyDaemon daemon(h.socket());
+  auto first = h.Cli({"submit", "--", "true"});
+  auto second = h.Cli({"submit", "--", "true"});
+  std::vector<json> requests = daemon.Stop();
+
+  EXPECT_EQ(first.exit_code, 0) << first.err;
+  EXPECT_EQ(first.out, "submitted job 7\n");
+  EXPECT_EQ(second.out, "submitted job 8\n");
+  ASSERT_EQ(requests.size(), 3u);
+  for (const json& r : requests) {
+    ASSERT_TRUE(r.contains("idempotency_key")) << r.dump();
+    EXPECT_GE(r["idempotency_key"].get<std::string>().size(), 32u);
+  }
+  EXPECT_EQ(requests[1]["idempotency_key"], requests[0]["idempotency_key"]) << "the retry";
+  EXPECT_NE(requests[2]["idempotency_key"], requests[0]["idempotency_key"]) << "a new invocation";
+  EXPECT_EQ(requests[1]["request"], requests[0]["request"]);
 }
 
 TEST_F(CliTest, DeviceChosenByABatchSystemIsTheOneUsed) {
