@@ -21,12 +21,15 @@ namespace {
 
 class MpsDaemonsTest : public ::testing::Test {
  protected:
-  void SetUp() override {
+  void SetUp() override { mps_ = std::make_unique<MpsDaemons>(Options(), &clock_); }
+  // The options of a daemon over this test's MPS root and the stand-in control binary.
+  MpsDaemonsOptions Options(int command_timeout_ms = 10000) const {
     MpsDaemonsOptions o;
     o.mps_root = root_;
     o.control_binary = PINPOINT_SOURCE_DIR "/tests/fake_mps/nvidia-cuda-mps-control";
     o.idle_quit_ms = 60000;
-    mps_ = std::make_unique<MpsDaemons>(o, &clock_);
+    o.command_timeout_ms = command_timeout_ms;
+    return o;
   }
   void TearDown() override {
     mps_->QuitAll();
@@ -200,11 +203,7 @@ TEST(MpsDaemonsLongPathTest, TooLongPipeDirectoryIsRefusedWithTheReason) {
 }
 
 TEST_F(MpsDaemonsTest, HungControlBinaryIsUnavailableNotAHungDaemon) {
-  MpsDaemonsOptions o;
-  o.mps_root = root_;
-  o.control_binary = PINPOINT_SOURCE_DIR "/tests/fake_mps/nvidia-cuda-mps-control";
-  o.command_timeout_ms = 200;
-  MpsDaemons mps(o, &clock_);
+  MpsDaemons mps(Options(200), &clock_);
   std::ofstream(root_ + "/hang-start") << "";
   auto env = mps.PrepareClient(Slice(0, ::getuid()));
   ASSERT_FALSE(env.ok());
@@ -254,11 +253,7 @@ void EndBystander(pid_t pid) {
 }
 
 TEST_F(MpsDaemonsTest, APidPlantedInThePipeDirectoryIsNeverSignalled) {
-  MpsDaemonsOptions o;
-  o.mps_root = root_;
-  o.control_binary = PINPOINT_SOURCE_DIR "/tests/fake_mps/nvidia-cuda-mps-control";
-  o.command_timeout_ms = 300;
-  MpsDaemons mps(o, &clock_);
+  MpsDaemons mps(Options(300), &clock_);
   uint32_t me = ::getuid();
   ASSERT_TRUE(mps.PrepareClient(Slice(0, me)).ok());
   int64_t control = mps.Describe()["0"]["control_pid"].get<int64_t>();
@@ -300,10 +295,7 @@ TEST_F(MpsDaemonsTest, ARestartedPinpointdAdoptsTheRunningDaemonInsteadOfStartin
   uint32_t me = ::getuid();
   ASSERT_TRUE(mps_->PrepareClient(Slice(0, me)).ok());
   int64_t first = ControlPid(0);
-  MpsDaemonsOptions o;
-  o.mps_root = root_;
-  o.control_binary = PINPOINT_SOURCE_DIR "/tests/fake_mps/nvidia-cuda-mps-control";
-  MpsDaemons restarted(o, &clock_);
+  MpsDaemons restarted(Options(), &clock_);
   ASSERT_TRUE(restarted.PrepareClient(Slice(0, me)).ok());
   EXPECT_EQ(restarted.Describe()["0"]["control_pid"].get<int64_t>(), first);
   std::string cmds = Commands(0, me);
