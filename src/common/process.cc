@@ -82,6 +82,19 @@ bool WaitForExit(int64_t pid, int timeout_ms) {
   return exited;
 }
 
+bool SignalIfBelongs(int64_t pid, int signal, const std::function<bool(int64_t)>& belongs) {
+  if (pid <= 0) return false;
+  int pidfd = static_cast<int>(::syscall(SYS_pidfd_open, static_cast<pid_t>(pid), 0));
+  if (pidfd < 0) {
+    if (errno != ENOSYS) return false;  // gone (ESRCH), or not ours to open
+    return belongs(pid) && ::kill(static_cast<pid_t>(pid), signal) == 0;
+  }
+  bool sent = belongs(pid) &&
+              ::syscall(SYS_pidfd_send_signal, pidfd, signal, nullptr, 0) == 0;
+  ::close(pidfd);
+  return sent;
+}
+
 std::vector<char*> CStrings(const std::vector<std::string>& strings) {
   std::vector<char*> out;
   out.reserve(strings.size() + 1);
