@@ -453,3 +453,59 @@ TEST_F(NodeTest, FailedMpsPreparationReleasesNothing) {
 
 }  // namespace
 }  // namespace pinpoint::daemon
+
+namespace pinpoint::daemon {
+namespace {
+
+bool Signalled(const launch::FakeLauncher& l, JobId id, int sig) {
+  for (const auto& [job, s] : l.signals())
+    if (job == id && s == sig) return true;
+  return false;
+}
+
+TEST_F(NodeTest, OrphanedJobKeepsItsGpusUntilItsProcessesAreEnded) {
+  launcher_.SetSignalsEndJobs(false);  // a job that ignores SIGTERM
+  JobId orphan = Submit(Request(2));
+  node_->Step();
+  ASSERT_EQ(StateOf(orphan), JobState::kRunning);
+  JobId next = Submit(Request(2));
+  launcher_.Orphan(orphan);  // its pinpoint-shim is SIGKILLed; the job runs on
+  EXPECT_TRUE(node_->Step().empty()) << "no end is reported while the job's processes live";
+  EXPECT_EQ(StateOf(orphan), JobState::kRunning);
+  EXPECT_EQ(StateOf(next), JobState::kPending) << "its GPUs are not handed to the next job";
+  EXPECT_TRUE(Signalled(launcher_, orphan, SIGTERM)) << "the daemon ends the orphan";
+  // Cancel still reaches it.
+  auto cancelled = node_->Cancel(caller_, {orphan});
+  EXPECT_TRUE(cancelled.at(0).ok()) << cancelled.at(0).ToString();
+  clock_.AdvanceMs(5001);
+  EXPECT_TRUE(node_->Step().empty());
+  EXPECT_TRUE(Signalled(launcher_, orphan, SIGKILL)) << "SIGKILL after the grace";
+  EXPECT_EQ(StateOf(next), JobState::kPending);
+  launcher_.Finish(orphan, Exited(0));  // its processes are gone; nobody saw how they ended
+  auto ended = node_->Step();
+  EXPECT_EQ(ended, std::vector<JobId>{orphan});
+  auto stored = store_->Get(orphan);
+  EXPECT_EQ(stored->state, JobState::kFailed);
+  EXPECT_EQ(stored->reason, reason::kLost);
+  EXPECT_NE(stored->detail.find("supervisor died; its job's processes were ended"), std::string::npos)
+      << stored->detail;
+  EXPECT_EQ(StateOf(next), JobState::kRunning);
+}
+
+TEST_F(NodeTest, OrphanFoundAfterRestartIsAdoptedAndEnded) {
+  launcher_.SetSignalsEndJobs(false);
+  JobId orphan = Submit(Request(2));
+  node_->Step();
+  node_.reset();
+  launcher_.Orphan(orphan);  // supervisor killed while pinpointd was down
+  MakeNode(TwoGpus());
+  ASSERT_TRUE(node_->Recover().ok());
+  JobId next = Submit(Request(2));
+  node_->Step();
+  EXPECT_EQ(StateOf(orphan), JobState::kRunning);
+  EXPECT_EQ(StateOf(next), JobState::kPending);
+  EXPECT_TRUE(Signalled(launcher_, orphan, SIGTERM));
+}
+
+}  // namespace
+}  // namespace pinpoint::daemon
