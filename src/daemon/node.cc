@@ -404,6 +404,7 @@ void Node::StartJob(JobRecord& job, const std::vector<sched::Slot>& slots) {
     spdlog::error("job {}: cannot record start, leaving it pending: {}", job.id, s.ToString());
     job.state = JobState::kPending;
     job.allocations.clear();
+    dirty_ = true;  // tried again next pass
     return;
   }
   auto env = JobEnvironment(job);

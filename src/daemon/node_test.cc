@@ -10,6 +10,7 @@
 #include "common/test_dir.h"
 #include "launch/fake_launcher.h"
 #include "mps/fake_mps.h"
+#include "store/faulty_vfs.h"
 
 namespace pinpoint::daemon {
 namespace {
@@ -505,6 +506,71 @@ TEST_F(NodeTest, OrphanFoundAfterRestartIsAdoptedAndEnded) {
   EXPECT_EQ(StateOf(orphan), JobState::kRunning);
   EXPECT_EQ(StateOf(next), JobState::kPending);
   EXPECT_TRUE(Signalled(launcher_, orphan, SIGTERM));
+}
+
+}  // namespace
+}  // namespace pinpoint::daemon
+
+namespace pinpoint::daemon {
+namespace {
+
+// The store's disk fills up (every write, truncate and sync fails with SQLITE_FULL) while full_.
+class NodeFullDiskTest : public NodeTest {
+ protected:
+  bool full_ = false;
+  store::testing::FaultyVfs vfs_{[this] { return full_ ? SQLITE_FULL : SQLITE_OK; }};
+};
+
+TEST_F(NodeFullDiskTest, EndTheStoreCannotTakeIsAnsweredFromMemoryAndStoredLater) {
+  JobId id = Submit(Request(2));
+  node_->Step();
+  ASSERT_EQ(StateOf(id), JobState::kRunning);
+  JobId next = Submit(Request(2));
+  full_ = true;
+  launcher_.Finish(id, Exited(0));
+  EXPECT_EQ(node_->Step(), std::vector<JobId>{id}) << "waiters hear of the end at once";
+  EXPECT_EQ(StateOf(id), JobState::kCompleted);
+  EXPECT_EQ(store_->Get(id)->state, JobState::kRunning) << "not stored yet";
+  auto cancel = node_->Cancel(caller_, {id});
+  EXPECT_EQ(cancel.at(0).code(), Code::kFailedPrecondition);
+  EXPECT_NE(cancel.at(0).message().find("already ended (completed)"), std::string::npos)
+      << cancel.at(0).message();
+  EXPECT_TRUE(node_->Step().empty()) << "an end is reported once";
+  EXPECT_EQ(StateOf(id), JobState::kCompleted);
+  EXPECT_EQ(StateOf(next), JobState::kPending) << "its start could not be recorded either";
+  full_ = false;
+  EXPECT_TRUE(node_->Step().empty());
+  EXPECT_EQ(store_->Get(id)->state, JobState::kCompleted);
+  EXPECT_EQ(StateOf(id), JobState::kCompleted);
+  EXPECT_EQ(StateOf(next), JobState::kRunning);
+}
+
+TEST_F(NodeFullDiskTest, RestartBeforeTheEndIsStoredStillFindsTheRealExit) {
+  JobId id = Submit(Request(0));
+  node_->Step();
+  full_ = true;
+  launcher_.Finish(id, Exited(0));
+  node_->Step();
+  node_.reset();  // the daemon dies before the disk has room again
+  full_ = false;
+  MakeNode(TwoGpus());
+  ASSERT_TRUE(node_->Recover().ok());
+  EXPECT_EQ(store_->Get(id)->state, JobState::kCompleted) << "never failed (lost)";
+  EXPECT_EQ(store_->Get(id)->exit_code, 0);
+}
+
+TEST_F(NodeFullDiskTest, CancelOfAPendingJobThatCannotBeStoredLeavesItPending) {
+  JobId big = Submit(Request(2));
+  JobId waiting = Submit(Request(2));
+  node_->Step();
+  full_ = true;
+  auto cancel = node_->Cancel(caller_, {waiting});
+  EXPECT_EQ(cancel.at(0).code(), Code::kIo);
+  EXPECT_EQ(StateOf(waiting), JobState::kPending) << "no end that a restart would undo";
+  full_ = false;
+  EXPECT_TRUE(node_->Cancel(caller_, {waiting}).at(0).ok());
+  EXPECT_EQ(store_->Get(waiting)->state, JobState::kCancelled);
+  EXPECT_EQ(StateOf(big), JobState::kRunning);
 }
 
 }  // namespace
