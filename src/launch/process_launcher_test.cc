@@ -57,6 +57,8 @@ class ProcessLauncherTest : public ::testing::Test {
     std::getline(in, line);
   }
 
+  JobHandle OrphanJob(JobId id, const std::string& script);
+
   TestDir tmp_;
   const std::string dir_ = tmp_.path();
   ProcessLauncher launcher_{PINPOINT_BIN_DIR "/pinpoint-shim"};
@@ -114,17 +116,23 @@ TEST_F(ProcessLauncherTest, RunningJobPollsAsAliveFromAnotherLauncherAndEndsBySi
   EXPECT_EQ(st->term_signal, SIGTERM);
 }
 
-TEST_F(ProcessLauncherTest, KilledSupervisorLeavesAnOrphanThatSignalStillReaches) {
+// Starts `script` (which runs "$READY" once it is up), then SIGKILLs its supervisor only.
+JobHandle ProcessLauncherTest::OrphanJob(JobId id, const std::string& script) {
   std::string fifo = MakeFifo();
+  auto h = launcher_.Launch(Spec(id, {"sh", "-c", "READY='echo up > " + fifo + "'; " + script}));
+  EXPECT_TRUE(h.ok());
+  WaitReady(fifo);
+  EXPECT_GT(ReadJobPid(h->job_dir), 0);
+  EXPECT_EQ(::kill(static_cast<pid_t>(h->pid), SIGKILL), 0);
+  WaitSupervisor(*h);
+  return *h;
+}
+
+TEST_F(ProcessLauncherTest, KilledSupervisorLeavesAnOrphanThatSignalStillReaches) {
   // A child that outlives its shell in another process group of the session, as a job's
   // helper processes may.
-  auto h = launcher_.Launch(Spec(5, {"sh", "-c", "set -m; sleep 1000 & echo up > " + fifo + "; exec sleep 1000"}));
-  ASSERT_TRUE(h.ok());
-  WaitReady(fifo);
-  int64_t job = ReadJobPid(h->job_dir);
-  ASSERT_GT(job, 0);
-  ASSERT_EQ(::kill(static_cast<pid_t>(h->pid), SIGKILL), 0);  // the supervisor only
-  WaitSupervisor(*h);
+  JobHandle orphan = OrphanJob(5, "set -m; sleep 1000 & eval \"$READY\"; exec sleep 1000");
+  const JobHandle* h = &orphan;
   // The job still runs: it is no end, and a restarted daemon's launcher sees the same.
   ProcessLauncher other(PINPOINT_BIN_DIR "/pinpoint-shim");
   for (Launcher* l : {static_cast<Launcher*>(&launcher_), static_cast<Launcher*>(&other)}) {
@@ -143,13 +151,9 @@ TEST_F(ProcessLauncherTest, KilledSupervisorLeavesAnOrphanThatSignalStillReaches
 }
 
 TEST_F(ProcessLauncherTest, OrphanSignalSparesProcessesOutsideTheJob) {
-  std::string fifo = MakeFifo();
-  auto h = launcher_.Launch(Spec(13, {"sh", "-c", "echo up > " + fifo + "; exec sleep 1000"}));
-  ASSERT_TRUE(h.ok());
-  WaitReady(fifo);
+  JobHandle orphan = OrphanJob(13, "eval \"$READY\"; exec sleep 1000");
+  const JobHandle* h = &orphan;
   int64_t job = ReadJobPid(h->job_dir);
-  ASSERT_EQ(::kill(static_cast<pid_t>(h->pid), SIGKILL), 0);
-  WaitSupervisor(*h);
   // The handle of a supervisor whose pid was reused: its session is no longer the job's.
   JobHandle reused = *h;
   reused.pid = ::getpid();
