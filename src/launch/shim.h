@@ -44,7 +44,7 @@ Status WriteSpec(int dir_fd, const LaunchSpec& spec);
 // Errors: kNotFound; kIo (unreadable, larger than kMaxSpecBytes, or not a spec).
 Result<LaunchSpec> ReadSpec(int dir_fd);
 
-// Creates exit.slot: kExitSlotBytes of zeros, written and fsynced, so that WriteExitSlot later
+// Creates exit.slot: kExitSlotBytes of zeros, written (not fsynced), so that WriteExitSlot later
 // overwrites blocks the file already has (on filesystems that rewrite in place; copy-on-write
 // ones may still need new blocks). Errors: kIo (e.g. the disk is already full: the job is not
 // started then).
