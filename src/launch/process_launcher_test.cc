@@ -357,6 +357,41 @@ TEST_F(PlantedLinkTest, AJobDirectoryThatIsALinkIsMovedAsideNotEntered) {
   EXPECT_NE(::access((root_only_ + "/" + kStdoutFile).c_str(), F_OK), 0);
 }
 
+TEST_F(PlantedLinkTest, ShimItselfNeverWritesThroughALinkInItsDirectory) {
+  // The launcher's fresh directory aside: the shim alone, given a directory with a link at stdout.
+  LaunchSpec s = Spec(23, {"sh", "-c", "echo through"});
+  if (::geteuid() == 0) {
+    s.switch_user = true;
+    s.uid = s.gid = 65534;
+    s.groups = {65534};
+  }
+  ASSERT_TRUE(MakeDirs(s.job_dir).ok());
+  auto dir = OpenJobDir(s.job_dir);
+  ASSERT_TRUE(dir.ok()) << dir.status().ToString();
+  ASSERT_TRUE(WriteSpec(dir->get(), s).ok());
+  ASSERT_TRUE(CreateExitSlot(dir->get()).ok());
+  ASSERT_EQ(::symlink(victim_.c_str(), (s.job_dir + "/" + kStdoutFile).c_str()), 0);
+  int lock = ::open((s.job_dir + "/" + kLockFile).c_str(), O_RDWR | O_CREAT, 0644);
+  ASSERT_GE(lock, 0);
+  std::string shim = PINPOINT_BIN_DIR "/pinpoint-shim", lock_arg = std::to_string(lock);
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    ::execl(shim.c_str(), shim.c_str(), s.job_dir.c_str(), lock_arg.c_str(), nullptr);
+    ::_exit(127);
+  }
+  ::close(lock);
+  JobHandle h;
+  h.job_id = 23;
+  h.job_dir = s.job_dir;
+  h.pid = pid;
+  WaitSupervisor(h);
+  auto st = launcher_.Poll(h);
+  ASSERT_TRUE(st.has_value());
+  EXPECT_EQ(st->kind, ExitStatus::Kind::kLaunchFailed);
+  EXPECT_NE(st->error.find("cannot create the job's stdout"), std::string::npos) << st->error;
+  ExpectVictimUntouched();
+}
+
 TEST_F(PlantedLinkTest, DaemonReadsOfTheJobDirectoryFollowNoLink) {
   std::string job_dir = dir_ + "/jobs/22";
   PlantLinks(job_dir);
