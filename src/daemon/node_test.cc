@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <fstream>
 
 #include <gtest/gtest.h>
 
@@ -571,6 +572,29 @@ TEST_F(NodeFullDiskTest, CancelOfAPendingJobThatCannotBeStoredLeavesItPending) {
   EXPECT_TRUE(node_->Cancel(caller_, {waiting}).at(0).ok());
   EXPECT_EQ(store_->Get(waiting)->state, JobState::kCancelled);
   EXPECT_EQ(StateOf(big), JobState::kRunning);
+}
+
+}  // namespace
+}  // namespace pinpoint::daemon
+
+namespace pinpoint::daemon {
+namespace {
+
+TEST_F(NodeTest, LogsFollowNoLinkInTheJobDirectory) {
+  JobId id = Submit(Request(0));
+  node_->Step();
+  std::string secret = dir_ + "/secret";
+  { std::ofstream(secret) << "root's secret"; }
+  std::string job_dir = dir_ + "/jobs/" + std::to_string(id);
+  ASSERT_EQ(std::system(("mkdir -p " + job_dir).c_str()), 0);
+  ASSERT_EQ(::symlink(secret.c_str(), (job_dir + "/stdout").c_str()), 0);
+  auto text = node_->Logs(caller_, id, "stdout", 1024);
+  EXPECT_FALSE(text.ok() && text->find("secret") != std::string::npos) << "read through the link";
+  EXPECT_FALSE(text.ok());
+  { std::ofstream(job_dir + "/stderr") << std::string(5000, 'x') << "tail"; }
+  auto tail = node_->Logs(caller_, id, "stderr", 10);
+  ASSERT_TRUE(tail.ok()) << tail.status().ToString();
+  EXPECT_EQ(*tail, "xxxxxxtail") << "bounded to max_bytes";
 }
 
 }  // namespace
