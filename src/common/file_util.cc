@@ -162,7 +162,8 @@ Status WriteFileAtomicAt(int dir_fd, const std::string& name, const std::string&
   Status s = WriteAll(file->get(), data, tmp);
   if (s.ok() && durable && ::fsync(file->get()) != 0)
     s = IoError("fsync " + tmp + ": " + ErrnoText(errno));
-  if (s.ok() && ::close(file->Release()) != 0) s = IoError("close " + tmp + ": " + ErrnoText(errno));
+  if (s.ok() && ::close(file->Release()) != 0)
+    s = IoError("close " + tmp + ": " + ErrnoText(errno));
   if (s.ok() && ::renameat(dir_fd, tmp.c_str(), dir_fd, name.c_str()) != 0)
     s = IoError("rename " + tmp + ": " + ErrnoText(errno));
   if (!s.ok()) {

@@ -547,7 +547,8 @@ void Node::RetryUnpersistedEnds() {
       ++it;
       continue;
     }
-    spdlog::info("job {}: its end ({}) is recorded now", it->first, JobStateName(job->second.state));
+    spdlog::info("job {}: its end ({}) is recorded now", it->first,
+                 JobStateName(job->second.state));
     if (it->second) active_.erase(job);  // already reported as ended
     it = unpersisted_ends_.erase(it);
   }

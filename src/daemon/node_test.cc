@@ -489,7 +489,8 @@ TEST_F(NodeTest, OrphanedJobKeepsItsGpusUntilItsProcessesAreEnded) {
   auto stored = store_->Get(orphan);
   EXPECT_EQ(stored->state, JobState::kFailed);
   EXPECT_EQ(stored->reason, reason::kLost);
-  EXPECT_NE(stored->detail.find("supervisor died; its job's processes were ended"), std::string::npos)
+  EXPECT_NE(stored->detail.find("supervisor died; its job's processes were ended"),
+            std::string::npos)
       << stored->detail;
   EXPECT_EQ(StateOf(next), JobState::kRunning);
 }

@@ -53,7 +53,7 @@ struct ExitStatus {
     kSignaled,      // the program was killed by term_signal
     kLaunchFailed,  // the program never ran (exec, chdir, setuid failed); error says why
     kNoStatus,      // the supervisor is gone and left no status after starting the job
-    kNeverLaunched,  // the job's program never started (no lock, or no job.pid): safe to launch again
+    kNeverLaunched,  // the program never started (no lock, or no job.pid): safe to launch again
     // Not an end: the supervisor died without a status but processes of the job still live. The
     // job keeps its resources; Signal and JobProcesses still reach those processes; once they
     // are all gone Poll reports kNoStatus.

@@ -65,8 +65,8 @@ JobIdentity IdentityOf(const JobHandle& handle, int dir_fd) {
   // A live process with the supervisor's pid but another start time means the pid (and so the
   // session id) now belongs to someone else.
   uint64_t ticks = ProcessStartTicks(handle.pid);
-  if (handle.pid > 0 && (ticks == 0 || handle.pid_start_ticks == 0 || ticks == handle.pid_start_ticks))
-    id.session = handle.pid;
+  bool same = ticks == 0 || handle.pid_start_ticks == 0 || ticks == handle.pid_start_ticks;
+  if (handle.pid > 0 && same) id.session = handle.pid;
   auto spec = ReadSpec(dir_fd);
   if (spec.ok() && !spec->cgroup_dir.empty()) {
     // /sys/fs/cgroup/pinpoint/job-5 -> /pinpoint/job-5, as /proc/<pid>/cgroup names it.
@@ -106,8 +106,8 @@ Result<JobHandle> ProcessLauncher::Launch(const LaunchSpec& spec) {
   std::string moved_to;
   PP_RETURN_IF_ERROR(MakeFreshDir(spec.job_dir, 0755, &moved_to));
   if (!moved_to.empty())
-    spdlog::warn("{}: {} already existed (an earlier run, or not made by pinpointd); moved it to {}",
-                 name, spec.job_dir, moved_to);
+    spdlog::warn("{}: {} already existed (an earlier run, or not made by pinpointd); moved it "
+                 "to {}", name, spec.job_dir, moved_to);
   auto dir = OpenJobDir(spec.job_dir);
   if (!dir.ok()) return dir.status();
   PP_RETURN_IF_ERROR(WriteSpec(dir->get(), spec));

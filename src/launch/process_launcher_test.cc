@@ -395,7 +395,8 @@ TEST_F(PlantedLinkTest, ShimItselfNeverWritesThroughALinkInItsDirectory) {
 TEST_F(PlantedLinkTest, DaemonReadsOfTheJobDirectoryFollowNoLink) {
   std::string job_dir = dir_ + "/jobs/22";
   PlantLinks(job_dir);
-  std::ofstream(victim_) << "{\"kind\":\"exited\",\"exit_code\":0,\"term_signal\":0,\"error\":\"\"}";
+  std::ofstream(victim_)
+      << "{\"kind\":\"exited\",\"exit_code\":0,\"term_signal\":0,\"error\":\"\"}";
   ASSERT_EQ(::chmod(victim_.c_str(), 0600), 0);
   ASSERT_EQ(::stat(victim_.c_str(), &before_), 0);
   EXPECT_FALSE(ReadExitStatus(job_dir).ok()) << "exit.json is a link: not read";

@@ -93,7 +93,8 @@ void JoinCgroup(const std::string& cgroup_dir, int err_fd) {
   if (cgroup_dir.empty()) return;
   Status joined = Status::Ok();
   auto dir = OpenDirNoFollow(cgroup_dir);
-  auto procs = dir.ok() ? OpenFileAt(dir->get(), "cgroup.procs", O_WRONLY) : Result<UniqueFd>(dir.status());
+  auto procs = dir.ok() ? OpenFileAt(dir->get(), "cgroup.procs", O_WRONLY)
+                        : Result<UniqueFd>(dir.status());
   std::string pid = std::to_string(::getpid());
   if (!procs.ok()) {
     joined = procs.status();
@@ -318,7 +319,8 @@ Status WriteExitSlot(int dir_fd, const ExitStatus& status) {
     n = ::pwrite(slot->get(), text.data(), text.size(), 0);
   } while (n < 0 && errno == EINTR);
   if (n != static_cast<ssize_t>(text.size()))
-    return IoError(std::string("write ") + kExitSlotFile + ": " + (n < 0 ? ErrnoText(errno) : "short write"));
+    return IoError(std::string("write ") + kExitSlotFile + ": " +
+                   (n < 0 ? ErrnoText(errno) : "short write"));
   if (::fdatasync(slot->get()) != 0)
     return IoError(std::string("fdatasync ") + kExitSlotFile + ": " + ErrnoText(errno));
   return Status::Ok();

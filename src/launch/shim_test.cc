@@ -1,10 +1,9 @@
 #include "launch/shim.h"
 
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-#include <gtest/gtest.h>
 
 #include "common/file_util.h"
 #include "common/test_dir.h"

@@ -61,7 +61,9 @@ class FaultyVfs {
     int rc = Ask(f);
     return rc != SQLITE_OK ? rc : M(f)->xSync(Real(f), flags);
   }
-  static int FileSize(sqlite3_file* f, sqlite3_int64* size) { return M(f)->xFileSize(Real(f), size); }
+  static int FileSize(sqlite3_file* f, sqlite3_int64* size) {
+    return M(f)->xFileSize(Real(f), size);
+  }
   static int Lock(sqlite3_file* f, int level) { return M(f)->xLock(Real(f), level); }
   static int Unlock(sqlite3_file* f, int level) { return M(f)->xUnlock(Real(f), level); }
   static int CheckReservedLock(sqlite3_file* f, int* out) {
@@ -71,7 +73,9 @@ class FaultyVfs {
     return M(f)->xFileControl(Real(f), op, arg);
   }
   static int SectorSize(sqlite3_file* f) { return M(f)->xSectorSize(Real(f)); }
-  static int DeviceCharacteristics(sqlite3_file* f) { return M(f)->xDeviceCharacteristics(Real(f)); }
+  static int DeviceCharacteristics(sqlite3_file* f) {
+    return M(f)->xDeviceCharacteristics(Real(f));
+  }
   static int ShmMap(sqlite3_file* f, int page, int size, int extend, void volatile** out) {
     return M(f)->xShmMap(Real(f), page, size, extend, out);
   }
@@ -79,7 +83,9 @@ class FaultyVfs {
     return M(f)->xShmLock(Real(f), offset, n, flags);
   }
   static void ShmBarrier(sqlite3_file* f) { M(f)->xShmBarrier(Real(f)); }
-  static int ShmUnmap(sqlite3_file* f, int delete_flag) { return M(f)->xShmUnmap(Real(f), delete_flag); }
+  static int ShmUnmap(sqlite3_file* f, int delete_flag) {
+    return M(f)->xShmUnmap(Real(f), delete_flag);
+  }
   static int Fetch(sqlite3_file* f, sqlite3_int64 off, int n, void** out) {
     return M(f)->xFetch(Real(f), off, n, out);
   }
@@ -88,10 +94,25 @@ class FaultyVfs {
   }
 
   static constexpr sqlite3_io_methods kMethods = {
-      3,        Close,     Read,   Write,       Truncate,
-      Sync,     FileSize,  Lock,   Unlock,      CheckReservedLock,
-      FileControl, SectorSize, DeviceCharacteristics, ShmMap, ShmLock,
-      ShmBarrier, ShmUnmap, Fetch, Unfetch,
+      3,
+      Close,
+      Read,
+      Write,
+      Truncate,
+      Sync,
+      FileSize,
+      Lock,
+      Unlock,
+      CheckReservedLock,
+      FileControl,
+      SectorSize,
+      DeviceCharacteristics,
+      ShmMap,
+      ShmLock,
+      ShmBarrier,
+      ShmUnmap,
+      Fetch,
+      Unfetch,
   };
 
   static int Open(sqlite3_vfs* vfs, sqlite3_filename name, sqlite3_file* f, int flags,
