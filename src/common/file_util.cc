@@ -1,10 +1,12 @@
 #include "common/file_util.h"
 
 #include <fcntl.h>
+#include <stdio.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <algorithm>
 #include <cstring>
 
 namespace pinpoint {
@@ -95,6 +97,142 @@ Status MakeDirs(const std::string& path, int mode) {
   if (::stat(path.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
     return IoError(path + " is not a directory");
   return Status::Ok();
+}
+
+}  // namespace pinpoint
+
+namespace pinpoint {
+
+UniqueFd::~UniqueFd() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+UniqueFd& UniqueFd::operator=(UniqueFd&& other) noexcept {
+  if (this != &other) {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = other.Release();
+  }
+  return *this;
+}
+
+int UniqueFd::Release() {
+  int fd = fd_;
+  fd_ = -1;
+  return fd;
+}
+
+Result<UniqueFd> OpenDirNoFollow(const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) {
+    if (errno == ENOENT) return NotFound(path + " does not exist");
+    return IoError("open directory " + path + ": " + ErrnoText(errno));
+  }
+  return UniqueFd(fd);
+}
+
+Result<UniqueFd> OpenFileAt(int dir_fd, const std::string& name, int flags, int mode) {
+  if (name.empty() || name.find('/') != std::string::npos || name == "." || name == "..")
+    return InvalidArgument("not a file name: '" + name + "'");
+  // O_NONBLOCK: opening a FIFO planted in place of the file must not hang the caller.
+  int fd = ::openat(dir_fd, name.c_str(), flags | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, mode);
+  if (fd < 0) {
+    if (errno == ENOENT) return NotFound(name + " does not exist");
+    return IoError("open " + name + ": " + ErrnoText(errno));
+  }
+  UniqueFd file(fd);
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) return IoError("stat " + name + ": " + ErrnoText(errno));
+  if (!S_ISREG(st.st_mode)) return IoError(name + " is not a regular file");
+  ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+  return file;
+}
+
+Status RemoveAt(int dir_fd, const std::string& name) {
+  if (::unlinkat(dir_fd, name.c_str(), 0) != 0 && errno != ENOENT)
+    return IoError("remove " + name + ": " + ErrnoText(errno));
+  return Status::Ok();
+}
+
+Status WriteFileAtomicAt(int dir_fd, const std::string& name, const std::string& data, int mode,
+                         bool durable) {
+  std::string tmp = name + ".tmp";
+  PP_RETURN_IF_ERROR(RemoveAt(dir_fd, tmp));  // a leftover of a failed write, or a planted link
+  auto file = OpenFileAt(dir_fd, tmp, O_WRONLY | O_CREAT | O_EXCL, mode);
+  if (!file.ok()) return file.status();
+  Status s = WriteAll(file->get(), data, tmp);
+  if (s.ok() && durable && ::fsync(file->get()) != 0)
+    s = IoError("fsync " + tmp + ": " + ErrnoText(errno));
+  if (s.ok() && ::close(file->Release()) != 0)
+    s = IoError("close " + tmp + ": " + ErrnoText(errno));
+  if (s.ok() && ::renameat(dir_fd, tmp.c_str(), dir_fd, name.c_str()) != 0)
+    s = IoError("rename " + tmp + ": " + ErrnoText(errno));
+  if (!s.ok()) {
+    (void)RemoveAt(dir_fd, tmp);  // never leave a partial file for a reader to trip on
+    return s;
+  }
+  if (durable) ::fsync(dir_fd);
+  return Status::Ok();
+}
+
+namespace {
+
+// Reads from `fd` (at its current offset) until EOF or `max_bytes`.
+Result<std::string> ReadUpTo(int fd, uint64_t max_bytes, const std::string& name) {
+  std::string out;
+  char buf[65536];
+  while (out.size() < max_bytes) {
+    size_t want = static_cast<size_t>(std::min<uint64_t>(sizeof(buf), max_bytes - out.size()));
+    ssize_t n = ::read(fd, buf, want);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return IoError("read " + name + ": " + ErrnoText(errno));
+    if (n == 0) break;
+    out.append(buf, static_cast<size_t>(n));
+  }
+  return out;
+}
+
+}  // namespace
+
+Result<std::string> ReadFileTailAt(int dir_fd, const std::string& name, uint64_t max_bytes) {
+  auto file = OpenFileAt(dir_fd, name, O_RDONLY);
+  if (!file.ok()) return file.status();
+  struct stat st {};
+  if (::fstat(file->get(), &st) == 0 && static_cast<uint64_t>(st.st_size) > max_bytes)
+    ::lseek(file->get(), st.st_size - static_cast<off_t>(max_bytes), SEEK_SET);
+  return ReadUpTo(file->get(), max_bytes, name);
+}
+
+Result<std::string> ReadFileBoundedAt(int dir_fd, const std::string& name, uint64_t max_bytes) {
+  auto file = OpenFileAt(dir_fd, name, O_RDONLY);
+  if (!file.ok()) return file.status();
+  // One byte past the bound tells a file that is too large from one that fits exactly.
+  auto text = ReadUpTo(file->get(), max_bytes + 1, name);
+  if (text.ok() && text->size() > max_bytes)
+    return IoError(name + " is larger than " + std::to_string(max_bytes) + " bytes");
+  return text;
+}
+
+Status MakeFreshDir(const std::string& path, int mode, std::string* moved_to) {
+  moved_to->clear();
+  if (::mkdir(path.c_str(), static_cast<mode_t>(mode)) == 0) return Status::Ok();
+  if (errno != EEXIST) return IoError("mkdir " + path + ": " + ErrnoText(errno));
+  for (int n = 1; n <= 1000; ++n) {
+    std::string aside = path + ".stale-" + std::to_string(n);
+    // NOREPLACE: a plain rename would silently replace an empty directory of that name.
+    int r = ::renameat2(AT_FDCWD, path.c_str(), AT_FDCWD, aside.c_str(), RENAME_NOREPLACE);
+    if (r != 0 && errno == EINVAL) {  // a filesystem without NOREPLACE
+      struct stat st {};
+      if (::lstat(aside.c_str(), &st) == 0) continue;
+      r = ::rename(path.c_str(), aside.c_str());
+    }
+    if (r != 0 && errno == EEXIST) continue;
+    if (r != 0) return IoError("rename " + path + " to " + aside + ": " + ErrnoText(errno));
+    *moved_to = aside;
+    if (::mkdir(path.c_str(), static_cast<mode_t>(mode)) != 0)
+      return IoError("mkdir " + path + ": " + ErrnoText(errno));
+    return Status::Ok();
+  }
+  return IoError("cannot move " + path + " aside: " + path + ".stale-1..1000 all exist");
 }
 
 }  // namespace pinpoint

@@ -139,6 +139,15 @@ bool PidFd::WaitExit(int timeout_ms) const {
     if (n < 0 && errno == EINTR) continue;
     return n > 0;
   }
+
+bool SignalIfBelongs(int64_t pid, int signal, const std::function<bool(int64_t)>& belongs) {
+  if (pid <= 0) return false;
+  auto held = PidFd::Open(pid);
+  if (!held) {
+    if (errno != ENOSYS) return false;  // gone (ESRCH), or not ours to open
+    return belongs(pid) && ::kill(static_cast<pid_t>(pid), signal) == 0;
+  }
+  return belongs(pid) && ::syscall(SYS_pidfd_send_signal, held->fd(), signal, nullptr, 0) == 0;
 }
 
 std::vector<char*> CStrings(const std::vector<std::string>& strings) {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -80,6 +81,13 @@ class PidFd {
   int fd_ = -1;
   int64_t pid_ = 0;
 };
+
+// Sends `signal` to the process that has `pid` only while `belongs(pid)` holds for it: the
+// process is pinned with a pidfd before `belongs` looks at /proc, so a pid reused between the
+// check and the signal is never hit. Returns true when the signal was sent; false when the
+// process is gone, does not belong, or the signal failed. Kernels without pidfd (before 5.3)
+// fall back to kill() after the check.
+bool SignalIfBelongs(int64_t pid, int signal, const std::function<bool(int64_t)>& belongs);
 
 // NULL-terminated char* views of `strings` for exec*(); valid while `strings` lives.
 std::vector<char*> CStrings(const std::vector<std::string>& strings);

@@ -94,7 +94,8 @@ Status Node::Recover() {
       continue;
     }
     auto status = deps_.launcher->Poll(Handle(job));
-    if (!status) {
+    bool orphaned = status && status->kind == launch::ExitStatus::Kind::kOrphaned;
+    if (!status || orphaned) {
       active_[job.id] = job;
       for (const auto& a : job.allocations) {
         if (a.mode != "mps") continue;
@@ -105,6 +106,7 @@ Status Node::Recover() {
       store::JobEvent e{job.id, deps_.clock->NowMs(), "adopt", "re-adopted after daemon restart"};
       Status s = deps_.store->AppendEvent(e);
       if (!s.ok()) spdlog::warn("job {}: {}", job.id, s.ToString());
+      if (orphaned) HandleOrphan(active_[job.id]);
       ++adopted;
       continue;
     }
@@ -201,6 +203,7 @@ std::vector<Status> Node::Cancel(const api::Caller& caller, const std::vector<Jo
       out.push_back(Status::Ok());
       continue;
     }
+    JobRecord before = job;
     job.cancel_requested = true;
     job.cancelled_by = by;
     if (job.state == JobState::kPending) {
@@ -209,6 +212,8 @@ std::vector<Status> Node::Cancel(const api::Caller& caller, const std::vector<Jo
       job.detail = "cancelled by " + by + " while pending";
       job.end_ms = deps_.clock->NowMs();
       Status s = Persist(job, "end", job.detail);
+      // Not recorded: the job stays pending rather than come back after a restart.
+      if (!s.ok()) job = before;
       out.push_back(s);
       // Stays in active_ until the next Step reports it ended, so its waiters are answered.
       dirty_ = true;
@@ -279,7 +284,11 @@ Result<std::string> Node::Logs(const api::Caller& caller, JobId id, const std::s
   if (!job.ok()) return job.status();
   if (!api::MayControlJob(caller, job->uid))
     return PermissionDenied("job " + std::to_string(id) + " belongs to " + job->user);
-  auto text = ReadFileTail(JobDir(id) + "/" + stream, max_bytes);
+  // The log files belong to the job's user: read without following a link, bounded.
+  auto dir = OpenDirNoFollow(JobDir(id));
+  if (!dir.ok() && dir.status().code() == Code::kNotFound) return std::string();
+  if (!dir.ok()) return dir.status();
+  auto text = ReadFileTailAt(dir->get(), stream, max_bytes);
   if (!text.ok() && text.status().code() == Code::kNotFound) return std::string();
   return text;
 }
@@ -287,6 +296,7 @@ Result<std::string> Node::Logs(const api::Caller& caller, JobId id, const std::s
 std::vector<JobId> Node::Step() {
   std::vector<JobId> ended;
   deps_.launcher->Reap();
+  RetryUnpersistedEnds();
   ApplyWatch();
   int64_t now = deps_.clock->NowMs();
   std::vector<JobId> running;
@@ -297,6 +307,10 @@ std::vector<JobId> Node::Step() {
   for (JobId id : running) {
     JobRecord& job = active_[id];
     auto status = deps_.launcher->Poll(Handle(job));
+    if (status && status->kind == launch::ExitStatus::Kind::kOrphaned) {
+      HandleOrphan(job);
+      status.reset();  // still running: its processes live
+    }
     if (status) {
       exits.emplace_back(id, *status);
       continue;
@@ -315,12 +329,20 @@ std::vector<JobId> Node::Step() {
   if (dirty_) Schedule();
   // Collects every job that ended in this pass, polled or failed to launch inside Schedule.
   for (auto it = active_.begin(); it != active_.end();) {
-    if (IsFinal(it->second.state)) {
+    if (!IsFinal(it->second.state)) {
+      ++it;
+      continue;
+    }
+    auto unpersisted = unpersisted_ends_.find(it->first);
+    if (unpersisted == unpersisted_ends_.end() || !unpersisted->second) {
       ended.push_back(it->first);
       ended_total_[{JobStateName(it->second.state), it->second.reason}] += 1;
-      it = active_.erase(it);
-    } else {
+    }
+    if (unpersisted != unpersisted_ends_.end()) {
+      unpersisted->second = true;  // reported once; kept in memory until it is stored
       ++it;
+    } else {
+      it = active_.erase(it);
     }
   }
   UpdateWatchedJobs();
@@ -414,6 +436,7 @@ void Node::StartJob(JobRecord& job, const std::vector<sched::Slot>& slots) {
     spdlog::error("job {}: cannot record start, leaving it pending: {}", job.id, s.ToString());
     job.state = JobState::kPending;
     job.allocations.clear();
+    dirty_ = true;  // tried again next pass
     return;
   }
   auto env = JobEnvironment(job);
@@ -513,6 +536,7 @@ void Node::Finish(JobRecord& job, const launch::ExitStatus& status) {
       break;
     case Kind::kNoStatus:
     case Kind::kNeverLaunched:
+    case Kind::kOrphaned:  // not an end; Step never passes it here
       job.state = JobState::kFailed;
       job.reason = reason::kLost;
       job.detail = status.error.empty() ? "the job's supervisor vanished" : status.error;
@@ -529,10 +553,50 @@ void Node::Finish(JobRecord& job, const launch::ExitStatus& status) {
     job.reason = reason::kCancelled;
     job.detail = "cancelled by " + job.cancelled_by + " (" + job.detail + ")";
   }
+  PersistEnd(job);
+}
+
+void Node::PersistEnd(JobRecord& job) {
   kill_at_ms_.erase(job.id);
-  Status s = Persist(job, "end", job.detail);
-  if (!s.ok()) spdlog::error("job {}: cannot record end: {}", job.id, s.ToString());
+  orphans_.erase(job.id);
   dirty_ = true;
+  Status s = Persist(job, "end", job.detail);
+  if (s.ok()) return;
+  // The end is known (the shim's exit status stays on disk too): answer from memory and retry.
+  spdlog::error("job {}: cannot record its end ({}) yet: {}; kept in memory, retried each pass",
+                job.id, JobStateName(job.state), s.ToString());
+  unpersisted_ends_.emplace(job.id, false);
+}
+
+void Node::RetryUnpersistedEnds() {
+  for (auto it = unpersisted_ends_.begin(); it != unpersisted_ends_.end();) {
+    auto job = active_.find(it->first);
+    if (job == active_.end()) {
+      it = unpersisted_ends_.erase(it);
+      continue;
+    }
+    if (!Persist(job->second, "end", job->second.detail).ok()) {
+      ++it;
+      continue;
+    }
+    spdlog::info("job {}: its end ({}) is recorded now", it->first,
+                 JobStateName(job->second.state));
+    if (it->second) active_.erase(job);  // already reported as ended
+    it = unpersisted_ends_.erase(it);
+  }
+}
+
+void Node::HandleOrphan(JobRecord& job) {
+  if (!orphans_.insert(job.id).second) return;
+  spdlog::error("job {}: its supervisor (pinpoint-shim, pid {}) died while the job's processes "
+                "still run; they keep their resources until they are ended", job.id, job.pid);
+  if (job.stop_reason.empty() && !job.cancel_requested) {
+    job.stop_reason = reason::kLost;
+    job.stop_detail = "its supervisor died; its job's processes were ended";
+  }
+  Status s = Persist(job, "supervisor-lost", "the supervisor died; ending the job's processes");
+  if (!s.ok()) spdlog::warn("job {}: {}", job.id, s.ToString());
+  if (!kill_at_ms_.count(job.id)) SafeStop(job);
 }
 
 }  // namespace pinpoint::daemon
@@ -640,10 +704,7 @@ bool Node::HandleFaultEnd(JobRecord& job, bool ran_to_completion) {
   job.reason = reason::kGpuFault;
   job.detail = job.fault_suspect ? "caused a fatal MPS fault: it faulted again when run alone (" + job.detail + ")"
                                  : "ended by a fatal MPS fault on its device (" + job.detail + ")";
-  kill_at_ms_.erase(job.id);
-  Status s = Persist(job, "end", job.detail);
-  if (!s.ok()) spdlog::error("job {}: cannot record end: {}", job.id, s.ToString());
-  dirty_ = true;
+  PersistEnd(job);
   return true;
 }
 

@@ -116,6 +116,13 @@ class Node {
   void StartJob(JobRecord& job, const std::vector<sched::Slot>& slots);
   Status Persist(const JobRecord& r, const char* event, const std::string& detail);
   void Finish(JobRecord& job, const launch::ExitStatus& status);
+  // Records a job's end; when the store cannot take it (e.g. a full disk) the end is kept in
+  // memory (the job stays in active_, answered from there) and retried by each Step.
+  void PersistEnd(JobRecord& job);
+  void RetryUnpersistedEnds();
+  // A running job whose supervisor died while its processes live: it keeps its resources and is
+  // stopped (SafeStop); it ends as failed/lost once they are all gone.
+  void HandleOrphan(JobRecord& job);
   void Requeue(JobRecord& job, const std::string& why, const char* reason_code,
                bool release_resources = true);
   void ReleaseResources(const JobRecord& job);
@@ -153,6 +160,9 @@ class Node {
   int64_t starts_total_ = 0;
   std::map<std::pair<std::string, std::string>, int64_t> ended_total_;  // (state, reason)
   int64_t generation_ = 0;
+  // Jobs whose end could not be stored yet -> whether Step has reported them as ended.
+  std::map<JobId, bool> unpersisted_ends_;
+  std::set<JobId> orphans_;  // running jobs whose supervisor died (HandleOrphan)
 };
 
 }  // namespace pinpoint::daemon

@@ -4,12 +4,14 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <fstream>
 
 #include <gtest/gtest.h>
 
 #include "common/test_dir.h"
 #include "launch/fake_launcher.h"
 #include "mps/fake_mps.h"
+#include "store/faulty_vfs.h"
 
 namespace pinpoint::daemon {
 namespace {
@@ -465,6 +467,151 @@ TEST_F(NodeTest, FailedMpsPreparationReleasesNothing) {
   node_->Step();
   EXPECT_EQ(store_->Get(a)->reason, reason::kLaunchFailed);
   EXPECT_TRUE(mps_.released().empty()) << "a client that never was must not be released";
+}
+
+}  // namespace
+}  // namespace pinpoint::daemon
+
+namespace pinpoint::daemon {
+namespace {
+
+bool Signalled(const launch::FakeLauncher& l, JobId id, int sig) {
+  for (const auto& [job, s] : l.signals())
+    if (job == id && s == sig) return true;
+  return false;
+}
+
+TEST_F(NodeTest, OrphanedJobKeepsItsGpusUntilItsProcessesAreEnded) {
+  launcher_.SetSignalsEndJobs(false);  // a job that ignores SIGTERM
+  JobId orphan = Submit(Request(2));
+  node_->Step();
+  ASSERT_EQ(StateOf(orphan), JobState::kRunning);
+  JobId next = Submit(Request(2));
+  launcher_.Orphan(orphan);  // its pinpoint-shim is SIGKILLed; the job runs on
+  EXPECT_TRUE(node_->Step().empty()) << "no end is reported while the job's processes live";
+  EXPECT_EQ(StateOf(orphan), JobState::kRunning);
+  EXPECT_EQ(StateOf(next), JobState::kPending) << "its GPUs are not handed to the next job";
+  EXPECT_TRUE(Signalled(launcher_, orphan, SIGTERM)) << "the daemon ends the orphan";
+  // Cancel still reaches it.
+  auto cancelled = node_->Cancel(caller_, {orphan});
+  EXPECT_TRUE(cancelled.at(0).ok()) << cancelled.at(0).ToString();
+  clock_.AdvanceMs(5001);
+  EXPECT_TRUE(node_->Step().empty());
+  EXPECT_TRUE(Signalled(launcher_, orphan, SIGKILL)) << "SIGKILL after the grace";
+  EXPECT_EQ(StateOf(next), JobState::kPending);
+  launcher_.Finish(orphan, Exited(0));  // its processes are gone; nobody saw how they ended
+  auto ended = node_->Step();
+  EXPECT_EQ(ended, std::vector<JobId>{orphan});
+  auto stored = store_->Get(orphan);
+  EXPECT_EQ(stored->state, JobState::kFailed);
+  EXPECT_EQ(stored->reason, reason::kLost);
+  EXPECT_NE(stored->detail.find("supervisor died; its job's processes were ended"),
+            std::string::npos)
+      << stored->detail;
+  EXPECT_EQ(StateOf(next), JobState::kRunning);
+}
+
+TEST_F(NodeTest, OrphanFoundAfterRestartIsAdoptedAndEnded) {
+  launcher_.SetSignalsEndJobs(false);
+  JobId orphan = Submit(Request(2));
+  node_->Step();
+  node_.reset();
+  launcher_.Orphan(orphan);  // supervisor killed while pinpointd was down
+  MakeNode(TwoGpus());
+  ASSERT_TRUE(node_->Recover().ok());
+  JobId next = Submit(Request(2));
+  node_->Step();
+  EXPECT_EQ(StateOf(orphan), JobState::kRunning);
+  EXPECT_EQ(StateOf(next), JobState::kPending);
+  EXPECT_TRUE(Signalled(launcher_, orphan, SIGTERM));
+}
+
+}  // namespace
+}  // namespace pinpoint::daemon
+
+namespace pinpoint::daemon {
+namespace {
+
+// The store's disk fills up (every write, truncate and sync fails with SQLITE_FULL) while full_.
+class NodeFullDiskTest : public NodeTest {
+ protected:
+  bool full_ = false;
+  store::testing::FaultyVfs vfs_{[this] { return full_ ? SQLITE_FULL : SQLITE_OK; }};
+};
+
+TEST_F(NodeFullDiskTest, EndTheStoreCannotTakeIsAnsweredFromMemoryAndStoredLater) {
+  JobId id = Submit(Request(2));
+  node_->Step();
+  ASSERT_EQ(StateOf(id), JobState::kRunning);
+  JobId next = Submit(Request(2));
+  full_ = true;
+  launcher_.Finish(id, Exited(0));
+  EXPECT_EQ(node_->Step(), std::vector<JobId>{id}) << "waiters hear of the end at once";
+  EXPECT_EQ(StateOf(id), JobState::kCompleted);
+  EXPECT_EQ(store_->Get(id)->state, JobState::kRunning) << "not stored yet";
+  auto cancel = node_->Cancel(caller_, {id});
+  EXPECT_EQ(cancel.at(0).code(), Code::kFailedPrecondition);
+  EXPECT_NE(cancel.at(0).message().find("already ended (completed)"), std::string::npos)
+      << cancel.at(0).message();
+  EXPECT_TRUE(node_->Step().empty()) << "an end is reported once";
+  EXPECT_EQ(StateOf(id), JobState::kCompleted);
+  EXPECT_EQ(StateOf(next), JobState::kPending) << "its start could not be recorded either";
+  full_ = false;
+  EXPECT_TRUE(node_->Step().empty());
+  EXPECT_EQ(store_->Get(id)->state, JobState::kCompleted);
+  EXPECT_EQ(StateOf(id), JobState::kCompleted);
+  EXPECT_EQ(StateOf(next), JobState::kRunning);
+}
+
+TEST_F(NodeFullDiskTest, RestartBeforeTheEndIsStoredStillFindsTheRealExit) {
+  JobId id = Submit(Request(0));
+  node_->Step();
+  full_ = true;
+  launcher_.Finish(id, Exited(0));
+  node_->Step();
+  node_.reset();  // the daemon dies before the disk has room again
+  full_ = false;
+  MakeNode(TwoGpus());
+  ASSERT_TRUE(node_->Recover().ok());
+  EXPECT_EQ(store_->Get(id)->state, JobState::kCompleted) << "never failed (lost)";
+  EXPECT_EQ(store_->Get(id)->exit_code, 0);
+}
+
+TEST_F(NodeFullDiskTest, CancelOfAPendingJobThatCannotBeStoredLeavesItPending) {
+  JobId big = Submit(Request(2));
+  JobId waiting = Submit(Request(2));
+  node_->Step();
+  full_ = true;
+  auto cancel = node_->Cancel(caller_, {waiting});
+  EXPECT_EQ(cancel.at(0).code(), Code::kIo);
+  EXPECT_EQ(StateOf(waiting), JobState::kPending) << "no end that a restart would undo";
+  full_ = false;
+  EXPECT_TRUE(node_->Cancel(caller_, {waiting}).at(0).ok());
+  EXPECT_EQ(store_->Get(waiting)->state, JobState::kCancelled);
+  EXPECT_EQ(StateOf(big), JobState::kRunning);
+}
+
+}  // namespace
+}  // namespace pinpoint::daemon
+
+namespace pinpoint::daemon {
+namespace {
+
+TEST_F(NodeTest, LogsFollowNoLinkInTheJobDirectory) {
+  JobId id = Submit(Request(0));
+  node_->Step();
+  std::string secret = dir_ + "/secret";
+  { std::ofstream(secret) << "root's secret"; }
+  std::string job_dir = dir_ + "/jobs/" + std::to_string(id);
+  ASSERT_EQ(std::system(("mkdir -p " + job_dir).c_str()), 0);
+  ASSERT_EQ(::symlink(secret.c_str(), (job_dir + "/stdout").c_str()), 0);
+  auto text = node_->Logs(caller_, id, "stdout", 1024);
+  EXPECT_FALSE(text.ok() && text->find("secret") != std::string::npos) << "read through the link";
+  EXPECT_FALSE(text.ok());
+  { std::ofstream(job_dir + "/stderr") << std::string(5000, 'x') << "tail"; }
+  auto tail = node_->Logs(caller_, id, "stderr", 10);
+  ASSERT_TRUE(tail.ok()) << tail.status().ToString();
+  EXPECT_EQ(*tail, "xxxxxxtail") << "bounded to max_bytes";
 }
 
 }  // namespace

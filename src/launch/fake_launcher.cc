@@ -8,6 +8,7 @@ Result<JobHandle> FakeLauncher::Launch(const LaunchSpec& spec) {
   if (!launch_failure_.ok()) return launch_failure_;
   launches_.push_back(spec);
   finished_.erase(spec.job_id);  // a requeued job starts a fresh run
+  orphaned_.erase(spec.job_id);
   JobHandle h;
   h.job_id = spec.job_id;
   h.job_dir = spec.job_dir;
@@ -19,6 +20,11 @@ Result<JobHandle> FakeLauncher::Launch(const LaunchSpec& spec) {
 std::optional<ExitStatus> FakeLauncher::Poll(const JobHandle& handle) {
   auto it = finished_.find(handle.job_id);
   if (it != finished_.end()) return it->second;
+  if (orphaned_.count(handle.job_id)) {
+    ExitStatus orphan;
+    orphan.kind = ExitStatus::Kind::kOrphaned;
+    return orphan;
+  }
   for (const auto& l : launches_) {
     if (l.job_id == handle.job_id) return std::nullopt;
   }
@@ -33,9 +39,22 @@ Status FakeLauncher::Signal(const JobHandle& handle, int signal) {
     ExitStatus s;
     s.kind = ExitStatus::Kind::kSignaled;
     s.term_signal = signal;
+    if (orphaned_.count(handle.job_id)) {  // nobody is left to see how it ended
+      s.kind = ExitStatus::Kind::kNoStatus;
+      s.error = "the job's supervisor ended without recording an exit status";
+    }
     finished_[handle.job_id] = s;
   }
   return Status::Ok();
+}
+
+void FakeLauncher::Finish(JobId id, const ExitStatus& status) {
+  ExitStatus s = status;
+  if (orphaned_.count(id)) {  // nobody is left to see how it ended
+    s.kind = ExitStatus::Kind::kNoStatus;
+    s.error = "the job's supervisor ended without recording an exit status";
+  }
+  finished_[id] = s;
 }
 
 void FakeLauncher::FinishAll(int exit_code) {
@@ -43,7 +62,7 @@ void FakeLauncher::FinishAll(int exit_code) {
     ExitStatus s;
     s.kind = ExitStatus::Kind::kExited;
     s.exit_code = exit_code;
-    finished_[id] = s;
+    Finish(id, s);
   }
 }
 

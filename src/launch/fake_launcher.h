@@ -3,6 +3,7 @@
 #pragma once
 
 #include <map>
+#include <set>
 #include <vector>
 
 #include "launch/launcher.h"
@@ -19,10 +20,13 @@ class FakeLauncher : public Launcher {
   std::vector<int64_t> JobProcesses(const JobHandle& handle) override { return {handle.pid + 1}; }
 
   // Test controls.
-  void Finish(JobId id, const ExitStatus& status) { finished_[id] = status; }
+  void Finish(JobId id, const ExitStatus& status);
   void FinishAll(int exit_code);
   // Launches fail with this status until cleared.
   void FailLaunches(Status status) { launch_failure_ = std::move(status); }
+  // The job's supervisor dies while the job lives: Poll reports kOrphaned until the job ends
+  // (Finish, or a signal when signals end jobs), then kNoStatus, as ProcessLauncher does.
+  void Orphan(JobId id) { orphaned_.insert(id); }
   // A signal makes the job end as signaled (like a real program with default handlers).
   void SetSignalsEndJobs(bool on) { signals_end_jobs_ = on; }
 
@@ -36,6 +40,7 @@ class FakeLauncher : public Launcher {
   std::vector<LaunchSpec> launches_;
   std::vector<std::pair<JobId, int>> signals_;
   std::map<JobId, ExitStatus> finished_;
+  std::set<JobId> orphaned_;
   Status launch_failure_;
   bool signals_end_jobs_ = true;
   int reap_calls_ = 0;

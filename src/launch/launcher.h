@@ -6,7 +6,14 @@
 // daemon dies, and writes the job's exit status to the job directory, where a restarted daemon
 // finds it. A job directory holds: spec.json (what to run), lock (flock held by the shim for its
 // whole life: locked <=> supervisor alive), job.pid (the job's pid and process group, written
-// durably before the job runs any code), exit.json (how it ended), stdout, stderr.
+// durably before the job runs any code), exit.json (how it ended), exit.slot (a preallocated
+// place for the exit status when exit.json cannot be written, e.g. on a full disk), stdout,
+// stderr.
+//
+// The directory is made fresh by Launch (owned by pinpointd's user, writable by it only; whatever
+// was at its path before is moved aside to <dir>.stale-<n>), and every file in it is created and
+// read without following links (common/file_util.h *At helpers): root never writes or reads
+// through a link a user planted.
 #pragma once
 
 #include <cstdint>
@@ -46,7 +53,11 @@ struct ExitStatus {
     kSignaled,      // the program was killed by term_signal
     kLaunchFailed,  // the program never ran (exec, chdir, setuid failed); error says why
     kNoStatus,      // the supervisor is gone and left no status after starting the job
-    kNeverLaunched  // the job's program never started (no lock, or no job.pid): safe to launch again
+    kNeverLaunched,  // the program never started (no lock, or no job.pid): safe to launch again
+    // Not an end: the supervisor died without a status but processes of the job still live. The
+    // job keeps its resources; Signal and JobProcesses still reach those processes; once they
+    // are all gone Poll reports kNoStatus.
+    kOrphaned
   };
   Kind kind = Kind::kNoStatus;
   int exit_code = 0;
@@ -61,15 +72,18 @@ class Launcher {
   // Starts the job. On success the job's supervisor runs and the handle identifies it.
   // Errors: kIo when the job directory or spec cannot be written or fork fails.
   virtual Result<JobHandle> Launch(const LaunchSpec& spec) = 0;
-  // Non-blocking. nullopt while the job's supervisor lives; its ExitStatus once it has ended.
+  // Non-blocking. nullopt while the job's supervisor lives; kOrphaned while the supervisor is
+  // dead but the job's processes live; its final ExitStatus once it has ended.
   // Works for jobs started by an earlier daemon process too.
   virtual std::optional<ExitStatus> Poll(const JobHandle& handle) = 0;
-  // Sends `signal` to the job's process group. Ok when the job is already gone.
+  // Sends `signal` to the job's process group, or, when its supervisor is dead, to each process
+  // verified to be the job's (its session, its cgroup). Ok when the job is already gone.
   virtual Status Signal(const JobHandle& handle, int signal) = 0;
   // Reaps supervisors that were this process's children and have exited (call on SIGCHLD).
   virtual void Reap() = 0;
-  // The pids of the job's processes (its session, the supervisor excluded), for MPS
-  // terminate_client. Empty when the job is gone.
+  // The pids of the job's processes (its session, and its cgroup if it has one; the supervisor
+  // excluded), for MPS terminate_client. Found whether or not the supervisor still lives. Empty
+  // when the job is gone.
   virtual std::vector<int64_t> JobProcesses(const JobHandle& handle) = 0;
 };
 

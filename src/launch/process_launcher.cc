@@ -6,13 +6,88 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+
+#include <spdlog/spdlog.h>
 
 #include "common/file_util.h"
 #include "common/process.h"
 #include "launch/shim.h"
 
 namespace pinpoint::launch {
+
+namespace {
+
+std::string Parent(const std::string& path) { return path.substr(0, path.rfind('/')); }
+
+ExitStatus NeverLaunched(const std::string& why) {
+  ExitStatus never;
+  never.kind = ExitStatus::Kind::kNeverLaunched;
+  never.error = why;
+  return never;
+}
+
+// Whether the job directory's lock is held, i.e. its supervisor lives. nullopt: there is no
+// lock (or no directory), so no supervisor was ever started.
+std::optional<bool> LockHeld(int dir_fd) {
+  auto lock = OpenFileAt(dir_fd, kLockFile, O_RDWR);
+  if (!lock.ok()) return std::nullopt;
+  return ::flock(lock->get(), LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK;
+}
+
+// The cgroup v2 path of `pid` relative to the hierarchy's root ("/pinpoint/job-5"), or "".
+std::string CgroupOf(int64_t pid) {
+  std::string text = ReadProcFile(pid, "cgroup");
+  auto line = text.find("0::");
+  if (line == std::string::npos) return "";
+  auto end = text.find('\n', line);
+  return text.substr(line + 3, end == std::string::npos ? std::string::npos : end - line - 3);
+}
+
+// Who belongs to a job: the members of the session its supervisor made (the session id is the
+// supervisor's pid and outlives it; Linux never hands out a pid while it names a live session),
+// and, where it has one, the members of its cgroup, which no unprivileged process can leave.
+struct JobIdentity {
+  int64_t session = 0;     // 0: the session is unknown or its id was reused
+  std::string cgroup_rel;  // "" when the job has no cgroup
+
+  bool Holds(int64_t pid) const {
+    auto stat = ReadProcStat(pid);
+    if (!stat || stat->state == 'Z' || pid == session) return false;
+    if (session > 0 && stat->session == session) return true;
+    return !cgroup_rel.empty() && CgroupOf(pid) == cgroup_rel;
+  }
+};
+
+JobIdentity IdentityOf(const JobHandle& handle, int dir_fd) {
+  JobIdentity id;
+  // A live process with the supervisor's pid but another start time means the pid (and so the
+  // session id) now belongs to someone else.
+  uint64_t ticks = ProcessStartTicks(handle.pid);
+  bool same = ticks == 0 || handle.pid_start_ticks == 0 || ticks == handle.pid_start_ticks;
+  if (handle.pid > 0 && same) id.session = handle.pid;
+  auto spec = ReadSpec(dir_fd);
+  if (spec.ok() && !spec->cgroup_dir.empty()) {
+    // /sys/fs/cgroup/pinpoint/job-5 -> /pinpoint/job-5, as /proc/<pid>/cgroup names it.
+    const std::string& dir = spec->cgroup_dir;
+    auto root = dir.find("/cgroup");
+    auto rel = root == std::string::npos ? std::string::npos : dir.find('/', root + 1);
+    if (rel != std::string::npos && rel + 1 < dir.size()) id.cgroup_rel = dir.substr(rel);
+  }
+  return id;
+}
+
+std::vector<int64_t> Members(const JobIdentity& id) {
+  std::vector<int64_t> out;
+  if (id.session == 0 && id.cgroup_rel.empty()) return out;
+  for (int64_t pid : ListPids()) {
+    if (id.Holds(pid)) out.push_back(pid);
+  }
+  return out;
+}
+
+}  // namespace
 
 ProcessLauncher::ProcessLauncher(std::string shim_path) : shim_path_(std::move(shim_path)) {}
 
@@ -22,33 +97,36 @@ uint64_t ProcessStartTicks(int64_t pid) {
 }
 
 Result<JobHandle> ProcessLauncher::Launch(const LaunchSpec& spec) {
-  PP_RETURN_IF_ERROR(MakeDirs(spec.job_dir, 0755));
-  // A requeued job's earlier run must not be mistaken for this one.
-  for (const char* stale : {kExitFile, kJobPidFile}) ::unlink((spec.job_dir + "/" + stale).c_str());
-  PP_RETURN_IF_ERROR(WriteSpec(spec));
-  std::string lock_path = spec.job_dir + "/" + kLockFile;
+  PP_RETURN_IF_ERROR(MakeDirs(Parent(spec.job_dir), 0755));
+  std::string name = "job " + std::to_string(spec.job_id);
+  if (auto old = OpenDirNoFollow(spec.job_dir); old.ok() && LockHeld(old->get()).value_or(false))
+    return IoError(name + " already has a live supervisor");
+  // A fresh directory that only pinpointd can write: nothing a user (or an earlier run) left
+  // there can be written through, chowned or mistaken for this run's status.
+  std::string moved_to;
+  PP_RETURN_IF_ERROR(MakeFreshDir(spec.job_dir, 0755, &moved_to));
+  if (!moved_to.empty())
+    spdlog::warn("{}: {} already existed (an earlier run, or not made by pinpointd); moved it "
+                 "to {}", name, spec.job_dir, moved_to);
+  auto dir = OpenJobDir(spec.job_dir);
+  if (!dir.ok()) return dir.status();
+  PP_RETURN_IF_ERROR(WriteSpec(dir->get(), spec));
+  PP_RETURN_IF_ERROR(CreateExitSlot(dir->get()));
   // Locked before fork and inherited by the shim: there is no moment at which the job lives
   // and its lock is free, so a daemon restarting at any time reads liveness correctly.
-  int lock_fd = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  if (lock_fd < 0) return IoError("open " + lock_path + ": " + ErrnoText(errno));
-  if (::flock(lock_fd, LOCK_EX | LOCK_NB) != 0) {
-    ::close(lock_fd);
-    return IoError("job " + std::to_string(spec.job_id) + " already has a live supervisor");
-  }
-  std::string fd_arg = std::to_string(lock_fd);
+  auto lock = OpenFileAt(dir->get(), kLockFile, O_RDWR | O_CREAT | O_EXCL, 0644);
+  if (!lock.ok()) return lock.status();
+  if (::flock(lock->get(), LOCK_EX | LOCK_NB) != 0)
+    return IoError(name + " already has a live supervisor");
+  std::string fd_arg = std::to_string(lock->get());
   const char* argv[] = {shim_path_.c_str(), spec.job_dir.c_str(), fd_arg.c_str(), nullptr};
   pid_t pid = ::fork();
-  if (pid < 0) {
-    int err = errno;
-    ::close(lock_fd);
-    return IoError("fork: " + ErrnoText(err));
-  }
+  if (pid < 0) return IoError("fork: " + ErrnoText(errno));
   if (pid == 0) {
-    ::fcntl(lock_fd, F_SETFD, 0);
+    ::fcntl(lock->get(), F_SETFD, 0);
     ::execv(argv[0], const_cast<char**>(argv));
     ::_exit(127);
   }
-  ::close(lock_fd);
   children_.insert(pid);
   JobHandle handle;
   handle.job_id = spec.job_id;
@@ -59,42 +137,45 @@ Result<JobHandle> ProcessLauncher::Launch(const LaunchSpec& spec) {
 }
 
 std::optional<ExitStatus> ProcessLauncher::Poll(const JobHandle& handle) {
-  std::string lock_path = handle.job_dir + "/" + kLockFile;
-  int fd = ::open(lock_path.c_str(), O_RDWR | O_CLOEXEC);
-  if (fd < 0) {
-    ExitStatus never;
-    never.kind = ExitStatus::Kind::kNeverLaunched;
-    never.error = "no supervisor was ever started";
-    return never;
-  }
-  bool alive = ::flock(fd, LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK;
-  ::close(fd);
-  if (alive) return std::nullopt;
-  auto status = ReadExitStatus(handle.job_dir);
+  auto dir = OpenDirNoFollow(handle.job_dir);
+  if (!dir.ok()) return NeverLaunched("no supervisor was ever started");
+  std::optional<bool> alive = LockHeld(dir->get());
+  if (!alive) return NeverLaunched("no supervisor was ever started");
+  if (*alive) return std::nullopt;
+  auto status = ReadExitStatus(dir->get());
   if (status.ok()) return *status;
   // The shim writes job.pid before the job may run any code of its own: without it the job
   // never started (the daemon died between creating the lock and forking), so it may be queued
   // again without running twice.
-  if (ReadJobPid(handle.job_dir) == 0) {
-    ExitStatus never;
-    never.kind = ExitStatus::Kind::kNeverLaunched;
-    never.error = "the job's supervisor never started it";
-    return never;
-  }
+  if (ReadJobPid(dir->get()) == 0) return NeverLaunched("the job's supervisor never started it");
   ExitStatus lost;
+  if (!Members(IdentityOf(handle, dir->get())).empty()) {
+    lost.kind = ExitStatus::Kind::kOrphaned;
+    lost.error = "the job's supervisor died; its processes still run";
+    return lost;
+  }
   lost.kind = ExitStatus::Kind::kNoStatus;
   lost.error = "the job's supervisor ended without recording an exit status";
   return lost;
 }
 
 Status ProcessLauncher::Signal(const JobHandle& handle, int signal) {
+  auto dir = OpenDirNoFollow(handle.job_dir);
+  int64_t job_pid = dir.ok() ? ReadJobPid(dir->get()) : 0;
+  bool shim_alive = dir.ok() && LockHeld(dir->get()).value_or(false);
   // The job runs in its own process group (job.pid); the shim stays out of reach of the signal
-  // and records how the job ended.
-  int64_t job_pid = ReadJobPid(handle.job_dir);
-  bool shim_alive = Poll(handle) == std::nullopt;
+  // and records how the job ended. While the shim lives it has not reaped the job's leader, so
+  // the group id cannot have been reused.
   if (job_pid > 0 && shim_alive) {
     if (::kill(static_cast<pid_t>(-job_pid), signal) == 0 || errno == ESRCH) return Status::Ok();
     return IoError("kill job " + std::to_string(handle.job_id) + ": " + ErrnoText(errno));
+  }
+  if (job_pid > 0) {
+    // The supervisor is dead: each process verified to be the job's, one by one.
+    JobIdentity id = IdentityOf(handle, dir->get());
+    for (int64_t pid : Members(id))
+      SignalIfBelongs(pid, signal, [&](int64_t p) { return id.Holds(p); });
+    return Status::Ok();
   }
   if (handle.pid <= 0) return Status::Ok();
   // A pid reused by an unrelated process must never be signalled.
@@ -108,14 +189,9 @@ Status ProcessLauncher::Signal(const JobHandle& handle, int signal) {
 }
 
 std::vector<int64_t> ProcessLauncher::JobProcesses(const JobHandle& handle) {
-  std::vector<int64_t> out;
-  if (handle.pid <= 0) return out;
-  for (int64_t pid : ListPids()) {
-    if (pid == handle.pid) continue;
-    auto stat = ReadProcStat(pid);
-    if (stat && stat->state != 'Z' && stat->session == handle.pid) out.push_back(pid);
-  }
-  return out;
+  auto dir = OpenDirNoFollow(handle.job_dir);
+  if (!dir.ok()) return {};
+  return Members(IdentityOf(handle, dir->get()));
 }
 
 void ProcessLauncher::Reap() {

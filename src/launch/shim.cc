@@ -3,11 +3,15 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <algorithm>
+#include <chrono>
 #include <cstring>
+#include <thread>
 
 #include <nlohmann/json.hpp>
 
@@ -22,8 +26,6 @@ using nlohmann::json;
 
 namespace {
 
-std::string Path(const std::string& dir, const char* file) { return dir + "/" + file; }
-
 const char* KindName(ExitStatus::Kind kind) {
   switch (kind) {
     case ExitStatus::Kind::kExited: return "exited";
@@ -31,6 +33,7 @@ const char* KindName(ExitStatus::Kind kind) {
     case ExitStatus::Kind::kLaunchFailed: return "launch-failed";
     case ExitStatus::Kind::kNoStatus: return "no-status";
     case ExitStatus::Kind::kNeverLaunched: return "never-launched";
+    case ExitStatus::Kind::kOrphaned: return "orphaned";
   }
   return "no-status";
 }
@@ -88,16 +91,22 @@ constexpr const char* kStages[] = {"setgroups", "setgid", "setuid", "chdir", "ex
 // fatal: limits are best effort where the node has no usable cgroup v2.
 void JoinCgroup(const std::string& cgroup_dir, int err_fd) {
   if (cgroup_dir.empty()) return;
-  std::string procs = cgroup_dir + "/cgroup.procs";
-  int fd = ::open(procs.c_str(), O_WRONLY | O_CLOEXEC);
+  Status joined = Status::Ok();
+  auto dir = OpenDirNoFollow(cgroup_dir);
+  auto procs = dir.ok() ? OpenFileAt(dir->get(), "cgroup.procs", O_WRONLY)
+                        : Result<UniqueFd>(dir.status());
   std::string pid = std::to_string(::getpid());
-  if (fd < 0 || ::write(fd, pid.data(), pid.size()) < 0) {
+  if (!procs.ok()) {
+    joined = procs.status();
+  } else if (::write(procs->get(), pid.data(), pid.size()) < 0) {
+    joined = IoError("write cgroup.procs: " + ErrnoText(errno));
+  }
+  if (!joined.ok()) {
     std::string msg = "pinpoint: warning: could not join cgroup " + cgroup_dir + ": " +
-                      ErrnoText(errno) + "\n";
+                      joined.message() + "\n";
     ssize_t ignored = ::write(err_fd, msg.data(), msg.size());
     (void)ignored;
   }
-  if (fd >= 0) ::close(fd);
 }
 
 ExitStatus Failure(const std::string& error) {
@@ -107,12 +116,14 @@ ExitStatus Failure(const std::string& error) {
   return s;
 }
 
-ExitStatus Supervise(const LaunchSpec& spec) {
-  int out_fd = ::open(Path(spec.job_dir, kStdoutFile).c_str(),
-                      O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0640);
-  int err_fd = ::open(Path(spec.job_dir, kStderrFile).c_str(),
-                      O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0640);
-  if (out_fd < 0 || err_fd < 0) return Failure("cannot open log files: " + ErrnoText(errno));
+ExitStatus Supervise(int dir_fd, const LaunchSpec& spec) {
+  // Fresh files only (O_EXCL, no link followed): the launcher made the directory empty, so
+  // anything already there was not made for this run and is never written through or chowned.
+  auto out = OpenFileAt(dir_fd, kStdoutFile, O_WRONLY | O_CREAT | O_EXCL, 0640);
+  if (!out.ok()) return Failure("cannot create the job's stdout: " + out.status().message());
+  auto err = OpenFileAt(dir_fd, kStderrFile, O_WRONLY | O_CREAT | O_EXCL, 0640);
+  if (!err.ok()) return Failure("cannot create the job's stderr: " + err.status().message());
+  int out_fd = out->get(), err_fd = err->get();
   if (spec.switch_user) {
     // The owner may read the logs directly too; pinpointd reads them as root.
     if (::fchown(out_fd, spec.uid, spec.gid) != 0 || ::fchown(err_fd, spec.uid, spec.gid) != 0) {
@@ -139,7 +150,7 @@ ExitStatus Supervise(const LaunchSpec& spec) {
   ::close(go_fds[0]);
   ::setpgid(child, child);  // also here: no window in which a signal could miss the group
   // Durable: after any crash, a job without job.pid provably never ran and may be queued again.
-  Status recorded = WriteFileAtomic(Path(spec.job_dir, kJobPidFile), std::to_string(child) + "\n", 0644);
+  Status recorded = WriteFileAtomicAt(dir_fd, kJobPidFile, std::to_string(child) + "\n", 0644);
   if (recorded.ok()) {
     ssize_t go_sent = ::write(go_fds[1], "g", 1);
     (void)go_sent;
@@ -182,28 +193,45 @@ ExitStatus Supervise(const LaunchSpec& spec) {
 
 }  // namespace
 
-int64_t ReadJobPid(const std::string& job_dir) {
-  auto text = ReadFile(Path(job_dir, kJobPidFile));
+Result<UniqueFd> OpenJobDir(const std::string& job_dir) {
+  auto dir = OpenDirNoFollow(job_dir);
+  if (!dir.ok()) return dir.status();
+  struct stat st {};
+  if (::fstat(dir->get(), &st) != 0) return IoError("stat " + job_dir + ": " + ErrnoText(errno));
+  if (st.st_uid != ::geteuid() || (st.st_mode & (S_IWGRP | S_IWOTH)) != 0)
+    return IoError("job directory " + job_dir + " is not owned and writable by uid " +
+                   std::to_string(::geteuid()) + " alone: not trusted");
+  return dir;
+}
+
+int64_t ReadJobPid(int dir_fd) {
+  auto text = ReadFileBoundedAt(dir_fd, kJobPidFile, 64);
   if (!text.ok()) return 0;
   try {
-    return std::stoll(*text);
+    int64_t pid = std::stoll(*text);
+    return pid > 0 ? pid : 0;
   } catch (const std::exception&) {
     return 0;
   }
 }
 
-Status WriteSpec(const LaunchSpec& spec) {
+int64_t ReadJobPid(const std::string& job_dir) {
+  auto dir = OpenDirNoFollow(job_dir);
+  return dir.ok() ? ReadJobPid(dir->get()) : 0;
+}
+
+Status WriteSpec(int dir_fd, const LaunchSpec& spec) {
   json j{{"job_id", spec.job_id},       {"argv", spec.argv},
          {"cwd", spec.cwd},             {"env", spec.env},
          {"switch_user", spec.switch_user}, {"uid", spec.uid},
          {"gid", spec.gid},             {"groups", spec.groups},
          {"job_dir", spec.job_dir},     {"cgroup_dir", spec.cgroup_dir}};
   // Not fsynced: the job's record is durable in the store, and a power loss ends the shim too.
-  return WriteFileAtomic(Path(spec.job_dir, kSpecFile), j.dump(), 0600, /*durable=*/false);
+  return WriteFileAtomicAt(dir_fd, kSpecFile, j.dump(), 0600, /*durable=*/false);
 }
 
-Result<LaunchSpec> ReadSpec(const std::string& job_dir) {
-  auto text = ReadFile(Path(job_dir, kSpecFile));
+Result<LaunchSpec> ReadSpec(int dir_fd) {
+  auto text = ReadFileBoundedAt(dir_fd, kSpecFile, kMaxSpecBytes);
   if (!text.ok()) return text.status();
   try {
     json j = json::parse(*text);
@@ -221,23 +249,22 @@ Result<LaunchSpec> ReadSpec(const std::string& job_dir) {
     if (spec.argv.empty()) return IoError("spec has no argv");
     return spec;
   } catch (const json::exception& e) {
-    return IoError("bad spec in " + job_dir + ": " + e.what());
+    return IoError(std::string("bad spec: ") + e.what());
   }
 }
 
-Status WriteExitStatus(const std::string& job_dir, const ExitStatus& status) {
-  json j{{"kind", KindName(status.kind)},
-         {"exit_code", status.exit_code},
-         {"term_signal", status.term_signal},
-         {"error", status.error}};
-  return WriteFileAtomic(Path(job_dir, kExitFile), j.dump(), 0644);
+namespace {
+
+json StatusJson(const ExitStatus& status) {
+  return json{{"kind", KindName(status.kind)},
+              {"exit_code", status.exit_code},
+              {"term_signal", status.term_signal},
+              {"error", status.error}};
 }
 
-Result<ExitStatus> ReadExitStatus(const std::string& job_dir) {
-  auto text = ReadFile(Path(job_dir, kExitFile));
-  if (!text.ok()) return text.status();
+Result<ExitStatus> ParseExitStatus(const std::string& text) {
   try {
-    json j = json::parse(*text);
+    json j = json::parse(text);
     ExitStatus s;
     std::string kind = j.at("kind").get<std::string>();
     s.kind = ExitStatus::Kind::kNoStatus;
@@ -250,8 +277,100 @@ Result<ExitStatus> ReadExitStatus(const std::string& job_dir) {
     s.error = j.at("error").get<std::string>();
     return s;
   } catch (const json::exception& e) {
-    return IoError("bad exit status in " + job_dir + ": " + e.what());
+    return IoError(std::string("bad exit status: ") + e.what());
   }
+}
+
+}  // namespace
+
+Status CreateExitSlot(int dir_fd) {
+  auto slot = OpenFileAt(dir_fd, kExitSlotFile, O_WRONLY | O_CREAT | O_EXCL, 0644);
+  if (!slot.ok()) return slot.status();
+  std::string zeros(kExitSlotBytes, '\0');
+  size_t done = 0;
+  while (done < zeros.size()) {
+    ssize_t n = ::write(slot->get(), zeros.data() + done, zeros.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return IoError(std::string("write ") + kExitSlotFile + ": " + ErrnoText(errno));
+    done += static_cast<size_t>(n);
+  }
+  // Not fsynced (the daemon's loop must not wait on the disk): written blocks are allocated or,
+  // with delayed allocation, reserved, which is all the shim's later in-place write needs.
+  return Status::Ok();
+}
+
+Status WriteExitStatus(int dir_fd, const ExitStatus& status) {
+  return WriteFileAtomicAt(dir_fd, kExitFile, StatusJson(status).dump(), 0644);
+}
+
+Status WriteExitSlot(int dir_fd, const ExitStatus& status) {
+  ExitStatus fitted = status;
+  std::string text = StatusJson(fitted).dump();
+  // One NUL at least must follow the text: the reader stops there.
+  while (text.size() >= kExitSlotBytes && !fitted.error.empty()) {
+    fitted.error.resize(fitted.error.size() / 2);
+    text = StatusJson(fitted).dump();
+  }
+  auto slot = OpenFileAt(dir_fd, kExitSlotFile, O_WRONLY);
+  if (!slot.ok()) return slot.status();
+  text.push_back('\0');
+  ssize_t n;
+  do {
+    n = ::pwrite(slot->get(), text.data(), text.size(), 0);
+  } while (n < 0 && errno == EINTR);
+  if (n != static_cast<ssize_t>(text.size()))
+    return IoError(std::string("write ") + kExitSlotFile + ": " +
+                   (n < 0 ? ErrnoText(errno) : "short write"));
+  if (::fdatasync(slot->get()) != 0)
+    return IoError(std::string("fdatasync ") + kExitSlotFile + ": " + ErrnoText(errno));
+  return Status::Ok();
+}
+
+Result<ExitStatus> ReadExitStatus(int dir_fd) {
+  auto text = ReadFileBoundedAt(dir_fd, kExitFile, kExitSlotBytes);
+  if (text.ok()) return ParseExitStatus(*text);
+  if (text.status().code() != Code::kNotFound) return text.status();
+  auto slot = ReadFileBoundedAt(dir_fd, kExitSlotFile, kExitSlotBytes);
+  if (!slot.ok()) return NotFound("no exit status recorded");
+  std::string recorded = slot->substr(0, slot->find('\0'));
+  if (recorded.empty()) return NotFound("no exit status recorded");
+  return ParseExitStatus(recorded);
+}
+
+Result<ExitStatus> ReadExitStatus(const std::string& job_dir) {
+  auto dir = OpenDirNoFollow(job_dir);
+  if (!dir.ok()) return dir.status();
+  return ReadExitStatus(dir->get());
+}
+
+int RetryUntilOk(const std::function<Status()>& attempt,
+                 const std::function<void(int64_t)>& sleep_ms, int64_t first_ms, int64_t max_ms) {
+  int failures = 0;
+  int64_t wait_ms = first_ms;
+  while (!attempt().ok()) {
+    ++failures;
+    sleep_ms(wait_ms);
+    wait_ms = std::min(wait_ms * 2, max_ms);
+  }
+  return failures;
+}
+
+void RecordExitStatus(int dir_fd, const ExitStatus& status, int log_fd,
+                      const std::function<void(int64_t)>& sleep_ms) {
+  RetryUntilOk(
+      [&]() -> Status {
+        Status json_written = WriteExitStatus(dir_fd, status);
+        if (json_written.ok()) return json_written;
+        Status slot_written = WriteExitSlot(dir_fd, status);
+        if (slot_written.ok()) return slot_written;
+        std::string line = "pinpoint-shim: cannot record the job's exit status yet (" +
+                           json_written.message() + "; " + slot_written.message() +
+                           "); retrying\n";
+        ssize_t ignored = ::write(log_fd, line.data(), line.size());
+        (void)ignored;
+        return json_written;
+      },
+      sleep_ms);
 }
 
 int RunShim(const std::string& job_dir, int lock_fd) {
@@ -262,15 +381,25 @@ int RunShim(const std::string& job_dir, int lock_fd) {
   for (int sig : {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGPIPE}) ::sigaction(sig, &ign, nullptr);
   ::fcntl(lock_fd, F_SETFD, FD_CLOEXEC);
 
+  auto dir = OpenJobDir(job_dir);
+  if (!dir.ok()) {
+    // Nowhere trusted to record a status: the daemon sees the job as never started.
+    std::string line = "pinpoint-shim: " + dir.status().message() + "\n";
+    ssize_t ignored = ::write(2, line.data(), line.size());
+    (void)ignored;
+    return 1;
+  }
   ExitStatus status;
-  auto spec = ReadSpec(job_dir);
+  auto spec = ReadSpec(dir->get());
   if (!spec.ok()) {
     status = Failure(spec.status().message());
   } else {
-    status = Supervise(*spec);
+    status = Supervise(dir->get(), *spec);
   }
-  Status written = WriteExitStatus(job_dir, status);
-  return written.ok() ? 0 : 1;
+  RecordExitStatus(dir->get(), status, 2, [](int64_t ms) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(ms));
+  });
+  return 0;
 }
 
 }  // namespace pinpoint::launch

@@ -13,7 +13,9 @@
 #include <climits>
 #include <filesystem>
 #include <map>
+#include <optional>
 
+#include "store/faulty_vfs.h"
 #include "store/job_store.h"
 #include "store/store_test_util.h"
 
@@ -26,121 +28,6 @@ constexpr int kInsertsBeforeKill = 200;
 constexpr int kRounds = 4;
 constexpr int kSeqPerRound = 1000000;  // keeps each round's records distinct
 constexpr int kMaxCrashPoints = 500;   // a bound on the sweep, far above an Insert + Update
-
-// ---- A VFS that kills the process at the n-th write, truncate or sync once armed ----
-
-// The shim's state; one per registered VFS, reached through pAppData and each open file.
-struct CrashPoint {
-  sqlite3_vfs* real = nullptr;
-  int64_t ops_left = 0;  // 0: disarmed; else SIGKILL self when it counts down to 0
-};
-
-struct CrashFile {
-  sqlite3_file base;
-  CrashPoint* point;
-  sqlite3_file* real;  // lives right after this struct, in the block SQLite allocates
-};
-
-sqlite3_file* Real(sqlite3_file* f) { return reinterpret_cast<CrashFile*>(f)->real; }
-
-// Dies before the operation reaches the file, as a process killed at that instant would.
-void CountOp(sqlite3_file* f) {
-  CrashPoint* point = reinterpret_cast<CrashFile*>(f)->point;
-  if (point->ops_left > 0 && --point->ops_left == 0) raise(SIGKILL);
-}
-
-int Close(sqlite3_file* f) { return Real(f)->pMethods->xClose(Real(f)); }
-int Read(sqlite3_file* f, void* buf, int n, sqlite3_int64 off) {
-  return Real(f)->pMethods->xRead(Real(f), buf, n, off);
-}
-int Write(sqlite3_file* f, const void* buf, int n, sqlite3_int64 off) {
-  CountOp(f);
-  return Real(f)->pMethods->xWrite(Real(f), buf, n, off);
-}
-int Truncate(sqlite3_file* f, sqlite3_int64 size) {
-  CountOp(f);
-  return Real(f)->pMethods->xTruncate(Real(f), size);
-}
-int Sync(sqlite3_file* f, int flags) {
-  CountOp(f);
-  return Real(f)->pMethods->xSync(Real(f), flags);
-}
-int FileSize(sqlite3_file* f, sqlite3_int64* size) {
-  return Real(f)->pMethods->xFileSize(Real(f), size);
-}
-int Lock(sqlite3_file* f, int level) { return Real(f)->pMethods->xLock(Real(f), level); }
-int Unlock(sqlite3_file* f, int level) { return Real(f)->pMethods->xUnlock(Real(f), level); }
-int CheckReservedLock(sqlite3_file* f, int* out) {
-  return Real(f)->pMethods->xCheckReservedLock(Real(f), out);
-}
-int FileControl(sqlite3_file* f, int op, void* arg) {
-  return Real(f)->pMethods->xFileControl(Real(f), op, arg);
-}
-int SectorSize(sqlite3_file* f) { return Real(f)->pMethods->xSectorSize(Real(f)); }
-int DeviceCharacteristics(sqlite3_file* f) {
-  return Real(f)->pMethods->xDeviceCharacteristics(Real(f));
-}
-int ShmMap(sqlite3_file* f, int page, int size, int extend, void volatile** out) {
-  return Real(f)->pMethods->xShmMap(Real(f), page, size, extend, out);
-}
-int ShmLock(sqlite3_file* f, int offset, int n, int flags) {
-  return Real(f)->pMethods->xShmLock(Real(f), offset, n, flags);
-}
-void ShmBarrier(sqlite3_file* f) { Real(f)->pMethods->xShmBarrier(Real(f)); }
-int ShmUnmap(sqlite3_file* f, int delete_flag) {
-  return Real(f)->pMethods->xShmUnmap(Real(f), delete_flag);
-}
-int Fetch(sqlite3_file* f, sqlite3_int64 off, int n, void** out) {
-  return Real(f)->pMethods->xFetch(Real(f), off, n, out);
-}
-int Unfetch(sqlite3_file* f, sqlite3_int64 off, void* p) {
-  return Real(f)->pMethods->xUnfetch(Real(f), off, p);
-}
-
-constexpr sqlite3_io_methods kCrashMethods = {
-    3,
-    Close,
-    Read,
-    Write,
-    Truncate,
-    Sync,
-    FileSize,
-    Lock,
-    Unlock,
-    CheckReservedLock,
-    FileControl,
-    SectorSize,
-    DeviceCharacteristics,
-    ShmMap,
-    ShmLock,
-    ShmBarrier,
-    ShmUnmap,
-    Fetch,
-    Unfetch,
-};
-
-int Open(sqlite3_vfs* vfs, sqlite3_filename name, sqlite3_file* f, int flags, int* out_flags) {
-  auto* file = reinterpret_cast<CrashFile*>(f);
-  file->point = static_cast<CrashPoint*>(vfs->pAppData);
-  file->real = reinterpret_cast<sqlite3_file*>(file + 1);
-  int rc = file->point->real->xOpen(file->point->real, name, file->real, flags, out_flags);
-  // Our methods forward to version 3 methods; the unix VFS has them.
-  bool usable = file->real->pMethods != nullptr && file->real->pMethods->iVersion >= 3;
-  f->pMethods = usable ? &kCrashMethods : nullptr;
-  if (rc == SQLITE_OK && !usable) return SQLITE_CANTOPEN;
-  return rc;
-}
-
-// Makes a shim over the current default VFS the default, in this process only.
-void InstallCrashVfs(CrashPoint* point, sqlite3_vfs* vfs) {
-  point->real = sqlite3_vfs_find(nullptr);
-  *vfs = *point->real;
-  vfs->szOsFile = static_cast<int>(sizeof(CrashFile)) + point->real->szOsFile;
-  vfs->zName = "pinpoint-crash";
-  vfs->pAppData = point;
-  vfs->xOpen = Open;
-  if (sqlite3_vfs_register(vfs, /*makeDflt=*/1) != SQLITE_OK) _exit(6);
-}
 
 // ---- The writer child and its acks ----
 
@@ -190,13 +77,20 @@ bool WriteAck(int fd, const Ack& ack) {
 
 // The child: inserts and updates until done or killed. Exits with a distinct code on failure.
 [[noreturn]] void RunWriter(const std::string& path, int ack_fd, const WriterPlan& plan) {
-  CrashPoint point;
-  sqlite3_vfs vfs{};
-  if (plan.crash_at_op > 0) InstallCrashVfs(&point, &vfs);
+  // Once armed, dies at the ops_left-th write, truncate or sync, before it reaches the file, as
+  // a process killed at that instant would.
+  int64_t ops_left = 0;
+  std::optional<testing::FaultyVfs> vfs;
+  if (plan.crash_at_op > 0) {
+    vfs.emplace([&ops_left] {
+      if (ops_left > 0 && --ops_left == 0) raise(SIGKILL);
+      return SQLITE_OK;
+    });
+  }
   Result<std::unique_ptr<JobStore>> store = JobStore::Open(path);
   if (!store.ok()) _exit(2);
   for (int32_t seq = plan.first_seq; seq < plan.first_seq + plan.jobs; ++seq) {
-    if (seq == plan.first_seq + plan.jobs - 1) point.ops_left = plan.crash_at_op;
+    if (seq == plan.first_seq + plan.jobs - 1) ops_left = plan.crash_at_op;
     JobRecord record = SubmittedRecord(seq);
     Result<JobId> id = (*store)->Insert(record);
     if (!id.ok()) _exit(3);
