@@ -139,6 +139,7 @@ bool PidFd::WaitExit(int timeout_ms) const {
     if (n < 0 && errno == EINTR) continue;
     return n > 0;
   }
+}
 
 bool SignalIfBelongs(int64_t pid, int signal, const std::function<bool(int64_t)>& belongs) {
   if (pid <= 0) return false;
