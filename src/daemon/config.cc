@@ -42,7 +42,7 @@ Status Apply(const json& j, Config* c) {
       "cgroups", "cgroup_root", "shim_path", "mps", "mps_control", "mps_idle_quit_ms",
       "mps_fault_policy", "mps_fault_drain_after", "mps_dir", "mps_prestart_user",
       "watch_interval_ms", "gpu_mem_tolerance_pct", "gpu_mem_grace_ms", "usage_flush_ms",
-      "metrics_listen"};
+      "metrics_listen", "max_user_priority", "priority_users"};
   if (!j.is_object()) return InvalidArgument("config: must be a JSON object");
   for (auto it = j.begin(); it != j.end(); ++it) {
     if (!kKeys.count(it.key())) return Bad(it.key(), "is not a known setting");
@@ -118,6 +118,19 @@ Status Apply(const json& j, Config* c) {
       c->gpu_modes[it.key()] = mode;
     }
   }
+  PP_RETURN_IF_ERROR(integer("max_user_priority", -1000000, 1000000, &c->max_user_priority));
+  if (j.contains("priority_users")) {
+    const json& users = j["priority_users"];
+    const char* want = "must be a list of user names and @group names";
+    if (!users.is_array()) return Bad("priority_users", want);
+    for (const auto& u : users) {
+      if (!u.is_string()) return Bad("priority_users", want);
+      std::string name = u.get<std::string>();
+      if (name.empty() || name == "@" || name.find_first_of(" \t\n:") != std::string::npos)
+        return Bad("priority_users", std::string(want) + " (got '" + name + "')");
+      c->priority_users.push_back(name);
+    }
+  }
   if (c->state_dir[0] != '/') return Bad("state_dir", "must be an absolute path");
   return Status::Ok();
 }
@@ -165,7 +178,9 @@ std::string DefaultConfigJson() {
          {"gpu_mem_tolerance_pct", c.gpu_mem_tolerance_pct},
          {"gpu_mem_grace_ms", c.gpu_mem_grace_ms},
          {"usage_flush_ms", c.usage_flush_ms},
-         {"metrics_listen", c.metrics_listen}};
+         {"metrics_listen", c.metrics_listen},
+         {"max_user_priority", c.max_user_priority},
+         {"priority_users", c.priority_users}};
   return j.dump(2);
 }
 

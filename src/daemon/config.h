@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "pinpoint/status.h"
 
@@ -46,6 +47,10 @@ struct Config {
   int64_t usage_flush_ms = 15000;    // how often running jobs' usage is written to the store
   // Prometheus endpoint (docs/metrics.md): HOST:PORT; empty turns it off.
   std::string metrics_listen = "127.0.0.1:9473";
+  // Priority (docs/scheduling.md): users may ask for at most max_user_priority; root and the
+  // users named in priority_users (user names, or "@group" for a group's members) for any.
+  int max_user_priority = 0;
+  std::vector<std::string> priority_users;
 };
 
 // Parses a configuration file's text. Unknown keys, wrong types and bad values are errors

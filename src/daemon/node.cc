@@ -112,6 +112,7 @@ Status Node::Recover() {
 Result<JobRecord> Node::Submit(const api::Caller& caller, JobRequest request) {
   PP_RETURN_IF_ERROR(ValidateRequest(request));
   PP_RETURN_IF_ERROR(api::CheckSubmitAs(caller, request.as_user));
+  PP_RETURN_IF_ERROR(CheckPriority(options_.priority, caller, options_.daemon_uid, request.priority));
   auto user = request.as_user.empty() ? LookupUid(caller.uid) : LookupName(request.as_user);
   if (!user.ok()) {
     if (!request.as_user.empty()) return InvalidArgument(user.status().message());

@@ -20,6 +20,7 @@
 
 #include "api/caller.h"
 #include "common/clock.h"
+#include "daemon/priority.h"
 #include "gpu/gpu_backend.h"
 #include "launch/cgroup.h"
 #include "launch/launcher.h"
@@ -45,6 +46,7 @@ struct NodeOptions {
   std::string mps_fault_policy = "requeue";
   int mps_fault_drain_after = 3;   // faults of one device within an hour that drain it
   int64_t usage_flush_ms = 15000;  // how often running jobs' usage is written to the store
+  PriorityPolicy priority;         // who may ask for which priority
 };
 
 // Everything the node acts through. Not owned; must outlive the Node. cgroups and gpu may be null.
@@ -69,8 +71,9 @@ class Node {
   Status Recover();
 
   // Validates, checks the request can ever fit this node, and stores the job as pending.
-  // Errors: kInvalidArgument (bad request), kPermissionDenied (as_user, or a non-root daemon
-  // asked to run another user's job), kFailedPrecondition (never fits: the reason), kIo.
+  // Errors: kInvalidArgument (bad request), kPermissionDenied (as_user, a priority above what
+  // options.priority allows the caller, or a non-root daemon asked to run another user's job),
+  // kFailedPrecondition (never fits: the reason), kIo.
   Result<JobRecord> Submit(const api::Caller& caller, JobRequest request);
 
   // Cancels each job: pending ones end at once; running ones get SIGTERM (after MPS
