@@ -83,8 +83,15 @@ class Node {
 
   // Errors: kNotFound.
   Result<JobRecord> Get(JobId id) const;
-  // Active jobs (pending and running, with pending reasons), or also ended ones when `all`.
-  Result<std::vector<JobRecord>> List(bool all, std::optional<uint32_t> uid, int limit) const;
+  // One page of a listing (docs/api.md "queue"): active jobs (pending and running, with pending
+  // reasons) paged from the oldest, or with `all` every job paged from the newest. Skips `offset`
+  // jobs, keeps at most `limit` (> 0), returns them in ascending id order with the count of all
+  // that match. Cost: O(active jobs) without `all`; with it, two indexed store queries.
+  struct Page {
+    std::vector<JobRecord> jobs;
+    int64_t total = 0;
+  };
+  Result<Page> List(bool all, std::optional<uint32_t> uid, int offset, int limit) const;
   Result<std::vector<store::JobEvent>> Events(JobId id) const;
   // A job's stdout or stderr (last max_bytes). Errors: kNotFound, kPermissionDenied, kInvalidArgument.
   Result<std::string> Logs(const api::Caller& caller, JobId id, const std::string& stream,
