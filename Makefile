@@ -51,6 +51,7 @@ fuzz: deps
 bench: build
 	@$(BUILD)/sched_bench --out bench/results/sched.md
 	@$(BUILD)/latency_bench --bin-dir $(BUILD) --out bench/results/latency.md
+	@$(BUILD)/queue_bench --bin-dir $(BUILD) --out bench/results/queue.md
 
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD)

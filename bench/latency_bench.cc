@@ -20,10 +20,14 @@
 
 #include <nlohmann/json.hpp>
 
+#include "bench_daemon.h"
 #include "pinpoint/client.h"
 #include "pinpoint/job.h"
 
 namespace {
+
+using pinpoint::bench::FirstLine;
+using pinpoint::bench::Percentile;
 
 int64_t NowNs() {
   timespec ts{};
@@ -36,23 +40,6 @@ std::string Slurp(const std::string& path) {
   std::stringstream ss;
   ss << in.rdbuf();
   return ss.str();
-}
-
-std::string FirstLine(const std::string& cmd) {
-  FILE* p = ::popen(cmd.c_str(), "r");
-  if (p == nullptr) return "";
-  char buf[512] = {};
-  if (std::fgets(buf, sizeof(buf), p) == nullptr) buf[0] = 0;
-  ::pclose(p);
-  std::string s = buf;
-  if (!s.empty() && s.back() == '\n') s.pop_back();
-  return s;
-}
-
-double Percentile(std::vector<double> v, double p) {
-  std::sort(v.begin(), v.end());
-  size_t i = static_cast<size_t>(p / 100.0 * static_cast<double>(v.size() - 1) + 0.5);
-  return v[std::min(i, v.size() - 1)];
 }
 
 }  // namespace
@@ -74,23 +61,8 @@ int main(int argc, char** argv) {
   if (::mkdtemp(tmpl) == nullptr) return 1;
   std::string dir = tmpl, socket = dir + "/sock";
   std::string self = FirstLine("readlink -f /proc/" + std::to_string(::getpid()) + "/exe");
-  int ready[2];
-  if (::pipe(ready) != 0) return 1;
-  pid_t daemon = ::fork();
-  if (daemon == 0) {
-    ::close(ready[0]);
-    int log = ::open((dir + "/pinpointd.log").c_str(), O_WRONLY | O_CREAT, 0644);
-    ::dup2(log, 1);
-    ::dup2(log, 2);
-    std::string bin = bin_dir + "/pinpointd", fd = std::to_string(ready[1]);
-    ::execl(bin.c_str(), bin.c_str(), "--state-dir", (dir + "/state").c_str(), "--socket",
-            socket.c_str(), "--backend", "simulated:h100x2", "--log-level", "warn", "--ready-fd",
-            fd.c_str(), static_cast<char*>(nullptr));
-    ::_exit(127);
-  }
-  ::close(ready[1]);
-  char buf[8];
-  if (::read(ready[0], buf, sizeof(buf)) <= 0) {
+  pid_t daemon = pinpoint::bench::StartDaemon(bin_dir, dir);
+  if (daemon < 0) {
     std::cerr << "latency_bench: pinpointd did not start\n";
     return 1;
   }

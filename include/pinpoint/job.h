@@ -1,6 +1,7 @@
 // The job model shared by the daemon and its clients: what a job asks for and what became of it.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -42,10 +43,23 @@ struct JobRequest {
   bool IsWholeGpu() const { return gpus > 0 && gpu_mem_bytes == 0; }
 };
 
+// Bounds on a request's text (docs/api.md "submit"); the whole message is at most
+// kMaxMessageBytes as well.
+inline constexpr size_t kMaxArgs = 4096;           // argv entries
+inline constexpr size_t kMaxArgBytes = 128 * 1024;  // one argv entry or environment value
+inline constexpr size_t kMaxPathBytes = 4095;       // cwd
+inline constexpr size_t kMaxEnvEntries = 4096;
+inline constexpr size_t kMaxEnvNameBytes = 1024;
+inline constexpr size_t kMaxNameBytes = 256;        // name, as_user
+
 // Checks a request for values no node could ever run (not node-specific fit): empty argv,
 // relative cwd, gpus < 0 or > 1024, share outside 0..100, share without gpu_mem, cpus < 1,
-// devices not one distinct non-negative index per GPU...
-// Errors: kInvalidArgument naming the first bad field.
+// devices not one distinct non-negative index per GPU... and for bytes that mean something
+// else: a NUL in argv, cwd or an environment value (the job would get less than pinpoint
+// shows); a control character or invalid UTF-8 in name or as_user (one line for people); an
+// environment name that is empty or not printable ASCII without '='. Counts and lengths are
+// bounded by the constants above.
+// Errors: kInvalidArgument naming the first bad field (argv[2], env[NAME], name, cwd ...).
 Status ValidateRequest(const JobRequest& request);
 
 enum class JobState { kPending, kRunning, kCompleted, kFailed, kCancelled };

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <map>
 
+#include "cli/format.h"
 #include "pinpoint/units.h"
 
 namespace pinpoint::cli {
@@ -147,7 +148,7 @@ std::string FormatReport(const json& report) {
                                 "MEM-KILL");
   auto line = [&](const json& r) {
     out += fmt::format("{:<16} {:>6} {:>7} {:>12.2f} {:>12.2f} {:>7} {:>10.2f} {:>6} {:>12.1f} {:>9}\n",
-                       r["user"].get<std::string>(), r["jobs"].get<int64_t>(), r["slice_jobs"].get<int64_t>(),
+                       ShownText(r, "user"), r["jobs"].get<int64_t>(), r["slice_jobs"].get<int64_t>(),
                        r["asked_gib_hours"].get<double>(), r["peak_gib_hours"].get<double>(), pct(r["unused_mem_pct"]),
                        r["whole_gpu_hours"].get<double>(), pct(r["whole_gpu_util_pct"]), r["energy_kj"].get<double>(),
                        r["gpu_mem_exceeded"].get<int64_t>());

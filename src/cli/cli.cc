@@ -15,6 +15,7 @@
 #include "cli/format.h"
 #include "cli/top.h"
 #include "pinpoint/client.h"
+#include "pinpoint/escape.h"
 #include "pinpoint/job.h"
 #include "pinpoint/units.h"
 
@@ -193,7 +194,8 @@ int ExecCompanion(const std::string& name, int argc, char** argv, int command_ar
 }
 
 std::vector<Command> Commands(SubmitArgs& submit, int64_t& job_id, std::vector<int64_t>& ids,
-                              bool& all, std::string& user, int& limit, bool& stderr_stream, TopArgs& top) {
+                              bool& all, std::string& user, int& limit, int& offset, bool& stderr_stream,
+                              TopArgs& top) {
   return {
       {"submit", "Submit a job: pinpoint submit [--gpus N] [--gpu-mem SIZE [--gpu-share PCT]] -- CMD...",
        [&](CLI::App* c) {
@@ -226,23 +228,28 @@ std::vector<Command> Commands(SubmitArgs& submit, int64_t& job_id, std::vector<i
          if (!reply.ok()) return reply.status();
          const json& job = (*reply)["job"];
          if (g.json_output) out << job.dump(2) << "\n";
-         else if (submit.wait) out << "job " << job["id"] << " " << job["state"].get<std::string>() << " (" << job["detail"].get<std::string>() << ")\n";
+         else if (submit.wait) out << "job " << job["id"] << " " << ShownText(job, "state") << " (" << ShownText(job, "detail") << ")\n";
          else out << "submitted job " << job["id"] << "\n";
          return submit.wait ? JobExitCode(job) : 0;
        }},
-      {"queue", "List pending and running jobs (--all: also ended ones)",
+      {"queue", "List pending and running jobs (--all: also ended ones), one page at a time",
        [&](CLI::App* c) {
          c->add_flag("-a,--all", all, "include ended jobs");
          c->add_option("-u,--user", user, "only this user's jobs");
-         c->add_option("-n,--limit", limit, "at most this many (newest)")->check(CLI::Range(0, 1000000));
+         c->add_option("-n,--limit", limit, "jobs per page (default 1000, at most 10000)")
+             ->check(CLI::Range(0, kQueueMaxLimit));
+         c->add_option("--offset", offset, "skip this many jobs: the queue counts from its oldest job, --all from the newest")
+             ->check(CLI::Range(0, 1'000'000'000));
        },
        [&](const Globals& g, std::ostream& out) -> Result<int> {
-         json req{{"op", "queue"}, {"all", all}, {"limit", limit}};
+         json req{{"op", "queue"}, {"all", all}, {"limit", limit}, {"offset", offset}};
          if (!user.empty()) req["user"] = user;
          auto reply = Call(g, req);
          if (!reply.ok()) return reply.status();
          if (g.json_output) out << (*reply)["jobs"].dump(2) << "\n";
          else out << FormatQueue(*reply, NowMs());
+         // With --json the array stays what scripts parse; the note goes to stderr.
+         (g.json_output ? *g.err : out) << MoreJobsLine(*reply, all, user);
          return 0;
        }},
       {"show", "Show one job with its history",
@@ -273,7 +280,7 @@ std::vector<Command> Commands(SubmitArgs& submit, int64_t& job_id, std::vector<i
            } else {
              Status s(CodeFromName(r["error"]["code"].get<std::string>()), r["error"]["message"].get<std::string>());
              if (worst.ok()) worst = s;
-             if (!g.json_output) *g.err << "pinpoint: " << s.message() << "\n";
+             if (!g.json_output) *g.err << "pinpoint: " << EscapeForTerminal(s.message()) << "\n";
            }
          }
          return ExitCodeFor(worst);
@@ -301,7 +308,7 @@ std::vector<Command> Commands(SubmitArgs& submit, int64_t& job_id, std::vector<i
            const json& job = (*reply)["job"];
            if (job["state"] != "completed") code = 1;
            if (g.json_output) jobs.push_back(job);
-           else out << "job " << id << " " << job["state"].get<std::string>() << " (" << job["reason"].get<std::string>() << ")\n";
+           else out << "job " << id << " " << ShownText(job, "state") << " (" << ShownText(job, "reason") << ")\n";
          }
          if (g.json_output) out << jobs.dump(2) << "\n";
          return code;
@@ -324,11 +331,18 @@ std::vector<Command> Commands(SubmitArgs& submit, int64_t& job_id, std::vector<i
          c->add_option("-n,--limit", limit, "the newest this many jobs (default 10000)")->check(CLI::Range(0, 1000000));
        },
        [&](const Globals& g, std::ostream& out) -> Result<int> {
-         json req{{"op", "queue"}, {"all", true}, {"limit", limit > 0 ? limit : 10000}};
-         if (!user.empty()) req["user"] = user;
-         auto reply = Call(g, req);
-         if (!reply.ok()) return reply.status();
-         json report = Report((*reply)["jobs"]);
+         json jobs = json::array();
+         int want = limit > 0 ? limit : 10000;
+         while (static_cast<int>(jobs.size()) < want) {
+           json req{{"op", "queue"}, {"all", true}, {"offset", jobs.size()},
+                    {"limit", std::min<int>(want - static_cast<int>(jobs.size()), kQueueDefaultLimit)}};
+           if (!user.empty()) req["user"] = user;
+           auto reply = Call(g, req);
+           if (!reply.ok()) return reply.status();
+           for (auto& job : (*reply)["jobs"]) jobs.push_back(std::move(job));
+           if ((*reply)["jobs"].empty() || reply->value("more", int64_t{0}) == 0) break;
+         }
+         json report = Report(jobs);
          if (g.json_output) out << report.dump(2) << "\n";
          else out << FormatReport(report);
          return 0;
@@ -350,8 +364,8 @@ std::vector<Command> Commands(SubmitArgs& submit, int64_t& job_id, std::vector<i
          } else {
            out << "pinpoint " << PINPOINT_VERSION << "\n";
            if (reply.ok())
-             out << "pinpointd " << (*reply)["version"].get<std::string>() << " (backend "
-                 << (*reply)["backend"].get<std::string>() << ", store schema " << (*reply)["schema"] << ")\n";
+             out << "pinpointd " << ShownText(*reply, "version") << " (backend " << ShownText(*reply, "backend")
+                 << ", store schema " << ShownText(*reply, "schema") << ")\n";
          }
          if (!reply.ok()) return reply.status();
          return 0;
@@ -373,9 +387,9 @@ int RunCli(int argc, char** argv, std::ostream& out, std::ostream& err) {
   std::vector<int64_t> ids;
   bool all = false, stderr_stream = false;
   std::string user;
-  int limit = 0;
+  int limit = 0, offset = 0;
   TopArgs top;
-  auto commands = Commands(submit, job_id, ids, all, user, limit, stderr_stream, top);
+  auto commands = Commands(submit, job_id, ids, all, user, limit, offset, stderr_stream, top);
   std::vector<std::pair<CLI::App*, const Command*>> subs;
   for (const auto& c : commands) {
     CLI::App* sub = app.add_subcommand(c.name, c.help);
@@ -405,7 +419,7 @@ int RunCli(int argc, char** argv, std::ostream& out, std::ostream& err) {
       names += std::string(names.empty() ? "" : ", ") + c.name;
     }
     if (!known) {
-      err << "pinpoint: unknown command '" << a << "' (commands: " << names << ", bench, slurm, htcondor)\n";
+      err << "pinpoint: unknown command '" << EscapeForTerminal(a) << "' (commands: " << names << ", bench, slurm, htcondor)\n";
       return 2;
     }
     break;
@@ -446,7 +460,7 @@ int RunCli(int argc, char** argv, std::ostream& out, std::ostream& err) {
     if (!sub->parsed()) continue;
     auto code = c->run(g, out);
     if (!code.ok()) {
-      err << "pinpoint: " << code.status().message() << "\n";
+      err << "pinpoint: " << EscapeForTerminal(code.status().message()) << "\n";
       return ExitCodeFor(code.status());
     }
     return *code;

@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <sstream>
 
+#include "pinpoint/escape.h"
 #include "pinpoint/units.h"
 
 namespace pinpoint::cli {
@@ -34,9 +35,7 @@ std::string Table(const std::vector<std::vector<std::string>>& rows) {
   return out;
 }
 
-std::string Str(const json& j, const char* key) {
-  return j.contains(key) && j[key].is_string() ? j[key].get<std::string>() : "";
-}
+std::string Str(const json& j, const char* key) { return ShownText(j, key); }
 int64_t Int(const json& j, const char* key) {
   return j.contains(key) && j[key].is_number() ? j[key].get<int64_t>() : 0;
 }
@@ -54,6 +53,30 @@ std::string Devices(const json& job) {
 }
 
 }  // namespace
+
+std::string ShownText(const json& j, const char* key) {
+  return j.is_object() && j.contains(key) ? ShownText(j[key]) : "";
+}
+
+std::string ShownText(const json& value) {
+  if (value.is_string()) return EscapeForTerminal(value.get<std::string>());
+  return value.is_null() ? "" : value.dump();
+}
+
+std::string ShownCommand(const json& argv) {
+  std::string out;
+  if (!argv.is_array()) return out;
+  for (const auto& a : argv) {
+    std::string arg = ShownText(a);
+    if (arg.empty() || arg.find_first_of(" '\"") != std::string::npos) {
+      std::string quoted = "'";
+      for (char c : arg) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+      arg = quoted + "'";
+    }
+    out += (out.empty() ? "" : " ") + arg;
+  }
+  return out;
+}
 
 std::string FormatDurationMs(int64_t ms) {
   if (ms < 0) ms = 0;
@@ -103,6 +126,17 @@ std::string FormatQueue(const json& reply, int64_t now_ms) {
   return out;
 }
 
+std::string MoreJobsLine(const json& reply, bool all, const std::string& user) {
+  int64_t more = Int(reply, "more");
+  if (more <= 0) return "";
+  int64_t next = Int(reply, "offset") + static_cast<int64_t>(reply.contains("jobs") ? reply["jobs"].size() : 0);
+  std::string command = "pinpoint queue" + std::string(all ? " --all" : "") +
+                        (user.empty() ? "" : " --user " + EscapeForTerminal(user)) +
+                        " --offset " + std::to_string(next);
+  return "... " + std::to_string(more) + " more job" + (more == 1 ? "" : "s") + ": " + command +
+         " (--limit N for up to 10000 a page)\n";
+}
+
 std::string FormatJob(const json& reply) {
   const json& job = reply["job"];
   const json& req = job["request"];
@@ -113,9 +147,7 @@ std::string FormatJob(const json& reply) {
   out << "\n";
   if (!Str(job, "detail").empty()) out << "  detail:   " << Str(job, "detail") << "\n";
   out << "  user:     " << Str(job, "user") << " (uid " << Int(job, "uid") << ")\n";
-  std::string argv;
-  for (const auto& a : req["argv"]) argv += (argv.empty() ? "" : " ") + a.get<std::string>();
-  out << "  command:  " << argv << "\n";
+  out << "  command:  " << ShownCommand(req["argv"]) << "\n";
   out << "  cwd:      " << Str(req, "cwd") << "\n";
   out << "  request:  " << FormatGpuRequest(req) << ", " << Int(req, "cpus") << " CPU"
       << (U64(req, "mem_bytes") ? ", " + FormatSize(U64(req, "mem_bytes")) + " host memory" : "")
@@ -169,7 +201,7 @@ std::string FormatGpus(const json& reply) {
                     Str(d, "name"), mode, FormatSize(U64(d, "mem_bytes")),
                     FormatSize(U64(d, "mem_allocated_bytes")), FormatSize(U64(d, "mem_free_bytes")),
                     std::to_string(Int(d, "share_free_pct")) + "%",
-                    d["mps_user"].is_string() ? d["mps_user"].get<std::string>() : "-",
+                    d["mps_user"].is_string() ? Str(d, "mps_user") : "-",
                     jobs.empty() ? "-" : std::to_string(d["jobs"].size()) + " (" + jobs + ")"});
   }
   out += Table(rows);

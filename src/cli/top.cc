@@ -6,6 +6,7 @@
 #include <cmath>
 #include <ctime>
 
+#include "cli/format.h"
 #include "pinpoint/units.h"
 
 namespace pinpoint::cli {
@@ -20,9 +21,7 @@ uint64_t U64(const json& j, const char* key) {
 int64_t I64(const json& j, const char* key, int64_t otherwise = 0) {
   return j.contains(key) && j[key].is_number_integer() ? j[key].get<int64_t>() : otherwise;
 }
-std::string S(const json& j, const char* key) {
-  return j.contains(key) && j[key].is_string() ? j[key].get<std::string>() : "";
-}
+std::string S(const json& j, const char* key) { return ShownText(j, key); }
 
 }  // namespace
 
@@ -42,7 +41,7 @@ std::string FormatTop(const json& reply, int64_t now_ms) {
   out += fmt::format("host: {}/{} CPUs, {}/{} memory allocated\n\n", I64(host, "cpus_allocated"), I64(host, "cpus"),
                      FormatSize(U64(host, "mem_allocated_bytes")), FormatSize(U64(host, "mem_bytes")));
   for (const auto& d : reply["devices"]) {
-    std::string mps = d["mps_user"].is_string() ? " mps:" + d["mps_user"].get<std::string>() : "";
+    std::string mps = d["mps_user"].is_string() ? " mps:" + S(d, "mps_user") : "";
     std::string state = d.value("drained", false) ? " DRAINED" : (d.value("recovering", false) ? " RECOVERING" : "");
     out += fmt::format("dev {} (GPU {}) {} [{}{}{}]\n", I64(d, "index"), I64(d, "gpu_index"), S(d, "name"), S(d, "mode"), mps, state);
     uint64_t total = U64(d, "mem_bytes");

@@ -83,7 +83,9 @@ Result<nlohmann::json> Client::Call(const nlohmann::json& request) {
     sent += static_cast<size_t>(n);
   }
   size_t newline;
-  while ((newline = buffer_.find('\n')) == std::string::npos) {
+  size_t scanned = 0;  // a large reply arrives in many reads: look at each byte once
+  while ((newline = buffer_.find('\n', scanned)) == std::string::npos) {
+    scanned = buffer_.size();
     if (buffer_.size() > kMaxMessageBytes * 64) return Unavailable("reply from pinpointd is too large");
     char buf[65536];
     ssize_t n = ::recv(fd_, buf, sizeof(buf), 0);

@@ -5,6 +5,8 @@
 #include <limits>
 #include <utility>
 
+#include "pinpoint/escape.h"
+
 namespace pinpoint {
 
 using nlohmann::json;
@@ -117,9 +119,50 @@ std::optional<JobState> JobStateFromName(const std::string& name) {
   return std::nullopt;
 }
 
+namespace {
+
+// Text of a request that is shown to people (its name, a user name): one line of printable
+// UTF-8, so it can neither forge a row of a listing nor drive a terminal.
+Status CheckDisplayText(const std::string& field, const std::string& text, size_t max_bytes) {
+  if (text.size() > max_bytes)
+    return InvalidArgument(field + " is longer than " + std::to_string(max_bytes) + " bytes");
+  size_t at = FirstUnprintable(text);
+  if (at != std::string::npos)
+    return InvalidArgument(field + " holds a control character or invalid UTF-8 at byte " +
+                           std::to_string(at) + " (" + field + " must be one line of printable text)");
+  return Status::Ok();
+}
+
+// Text handed to the kernel (argv, cwd, environment values): any bytes but NUL, which would
+// cut the string the job gets short of what pinpoint stored and shows.
+Status CheckNoNul(const std::string& field, const std::string& text, size_t max_bytes) {
+  if (text.size() > max_bytes)
+    return InvalidArgument(field + " is longer than " + std::to_string(max_bytes) + " bytes");
+  size_t at = text.find('\0');
+  if (at != std::string::npos)
+    return InvalidArgument(field + " holds a NUL byte at byte " + std::to_string(at));
+  return Status::Ok();
+}
+
+// Environment names: printable ASCII without '=' (shells' [A-Za-z_][A-Za-z0-9_]* and exported
+// bash functions' BASH_FUNC_name%% both fit).
+bool IsEnvName(const std::string& key) {
+  if (key.empty() || key.size() > kMaxEnvNameBytes) return false;
+  for (char c : key) {
+    if (c <= ' ' || c > '~' || c == '=') return false;
+  }
+  return true;
+}
+
+}  // namespace
+
 Status ValidateRequest(const JobRequest& r) {
   if (r.argv.empty() || r.argv[0].empty()) return InvalidArgument("request has no program to run");
-  if (r.argv.size() > 4096) return InvalidArgument("too many arguments (at most 4096)");
+  if (r.argv.size() > kMaxArgs)
+    return InvalidArgument("too many arguments (at most " + std::to_string(kMaxArgs) + ")");
+  for (size_t i = 0; i < r.argv.size(); ++i)
+    PP_RETURN_IF_ERROR(CheckNoNul("argv[" + std::to_string(i) + "]", r.argv[i], kMaxArgBytes));
+  PP_RETURN_IF_ERROR(CheckNoNul("cwd", r.cwd, kMaxPathBytes));
   if (r.cwd.empty() || r.cwd[0] != '/') return InvalidArgument("working directory must be an absolute path");
   if (r.gpus < 0 || r.gpus > 1024) return InvalidArgument("gpus must be between 0 and 1024");
   if (r.gpu_mem_bytes > 0 && r.gpus == 0)
@@ -131,7 +174,8 @@ Status ValidateRequest(const JobRequest& r) {
   if (r.cpus < 1 || r.cpus > 65536) return InvalidArgument("cpus must be between 1 and 65536");
   if (r.priority < -1000000 || r.priority > 1000000)
     return InvalidArgument("priority must be between -1000000 and 1000000");
-  if (r.name.size() > 256) return InvalidArgument("name is longer than 256 characters");
+  PP_RETURN_IF_ERROR(CheckDisplayText("name", r.name, kMaxNameBytes));
+  PP_RETURN_IF_ERROR(CheckDisplayText("as_user", r.as_user, kMaxNameBytes));
   if (!r.devices.empty()) {
     if (static_cast<int>(r.devices.size()) != r.gpus)
       return InvalidArgument("devices must name one device per GPU (" + std::to_string(r.gpus) +
@@ -142,9 +186,15 @@ Status ValidateRequest(const JobRequest& r) {
     if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end())
       return InvalidArgument("devices must be distinct");
   }
+  if (r.env.size() > kMaxEnvEntries)
+    return InvalidArgument("too many environment variables (at most " +
+                           std::to_string(kMaxEnvEntries) + ")");
   for (const auto& [k, v] : r.env) {
-    if (k.empty() || k.find('=') != std::string::npos || k.find('\0') != std::string::npos)
-      return InvalidArgument("environment variable name '" + k + "' is invalid");
+    if (!IsEnvName(k))
+      return InvalidArgument("env: variable name '" + EscapeForTerminal(k) +
+                             "' is invalid (1 to " + std::to_string(kMaxEnvNameBytes) +
+                             " printable ASCII characters, no '=' or space)");
+    PP_RETURN_IF_ERROR(CheckNoNul("env[" + k + "]", v, kMaxArgBytes));
   }
   return Status::Ok();
 }

@@ -43,7 +43,8 @@ Status Apply(const json& j, Config* c) {
       "mps_fault_policy", "mps_fault_drain_after", "mps_dir", "mps_prestart_user",
       "watch_interval_ms", "gpu_mem_tolerance_pct", "gpu_mem_grace_ms", "usage_flush_ms",
       "metrics_listen", "max_connections", "max_connections_per_uid", "idle_timeout_ms",
-      "max_reply_backlog"};
+      "max_reply_backlog",
+      "max_user_priority", "priority_users"};
   if (!j.is_object()) return InvalidArgument("config: must be a JSON object");
   for (auto it = j.begin(); it != j.end(); ++it) {
     if (!kKeys.count(it.key())) return Bad(it.key(), "is not a known setting");
@@ -128,6 +129,19 @@ Status Apply(const json& j, Config* c) {
     if (*v < 65536 || *v > (uint64_t{1} << 30)) return Bad("max_reply_backlog", "must be between 64K and 1G");
     c->max_reply_backlog_bytes = *v;
   }
+  PP_RETURN_IF_ERROR(integer("max_user_priority", -1000000, 1000000, &c->max_user_priority));
+  if (j.contains("priority_users")) {
+    const json& users = j["priority_users"];
+    const char* want = "must be a list of user names and @group names";
+    if (!users.is_array()) return Bad("priority_users", want);
+    for (const auto& u : users) {
+      if (!u.is_string()) return Bad("priority_users", want);
+      std::string name = u.get<std::string>();
+      if (name.empty() || name == "@" || name.find_first_of(" \t\n:") != std::string::npos)
+        return Bad("priority_users", std::string(want) + " (got '" + name + "')");
+      c->priority_users.push_back(name);
+    }
+  }
   if (c->state_dir[0] != '/') return Bad("state_dir", "must be an absolute path");
   return Status::Ok();
 }
@@ -179,7 +193,9 @@ std::string DefaultConfigJson() {
          {"max_connections", c.max_connections},
          {"max_connections_per_uid", c.max_connections_per_uid},
          {"idle_timeout_ms", c.idle_timeout_ms},
-         {"max_reply_backlog", FormatSize(c.max_reply_backlog_bytes)}};
+         {"max_reply_backlog", FormatSize(c.max_reply_backlog_bytes)},
+         {"max_user_priority", c.max_user_priority},
+         {"priority_users", c.priority_users}};
   return j.dump(2);
 }
 

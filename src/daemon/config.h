@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "pinpoint/status.h"
 
@@ -51,6 +52,10 @@ struct Config {
   int max_connections_per_uid = 64;    // one non-root user's, deferred waits included
   int64_t idle_timeout_ms = 60000;     // close a connection without progress this long; 0: never
   uint64_t max_reply_backlog_bytes = 4 << 20;  // unread replies before a client's requests wait
+  // Priority (docs/scheduling.md): users may ask for at most max_user_priority; root and the
+  // users named in priority_users (user names, or "@group" for a group's members) for any.
+  int max_user_priority = 0;
+  std::vector<std::string> priority_users;
 };
 
 // Parses a configuration file's text. Unknown keys, wrong types and bad values are errors

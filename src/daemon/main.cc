@@ -9,6 +9,7 @@
 
 #include "daemon/config.h"
 #include "daemon/daemon.h"
+#include "daemon/log_format.h"
 #include "gpu/backend_factory.h"
 
 int main(int argc, char** argv) {
@@ -42,7 +43,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   spdlog::set_level(level);
-  spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%e %^%l%$ %v");
+  spdlog::set_formatter(daemon::EscapingLogFormatter());
   daemon::Config config;
   if (!config_path.empty()) {
     auto loaded = daemon::LoadConfig(config_path);

@@ -137,6 +137,7 @@ Result<JobRecord> Node::Submit(const api::Caller& caller, JobRequest request,
     if (*first) return ResubmittedJob(**first, request);
   }
   PP_RETURN_IF_ERROR(api::CheckSubmitAs(caller, request.as_user));
+  PP_RETURN_IF_ERROR(CheckPriority(options_.priority, caller, options_.daemon_uid, request.priority));
   auto user = request.as_user.empty() ? LookupUid(caller.uid) : LookupName(request.as_user);
   if (!user.ok()) {
     if (!request.as_user.empty()) return InvalidArgument(user.status().message());
@@ -253,25 +254,33 @@ Result<JobRecord> Node::Get(JobId id) const {
   return r;
 }
 
-Result<std::vector<JobRecord>> Node::List(bool all, std::optional<uint32_t> uid, int limit) const {
-  std::vector<JobRecord> out;
+Result<Node::Page> Node::List(bool all, std::optional<uint32_t> uid, int offset, int limit) const {
+  if (offset < 0 || limit <= 0) return InvalidArgument("a page needs offset >= 0 and limit > 0");
+  Page page;
   if (all) {
     store::ListFilter filter;
     filter.uid = uid;
     filter.limit = limit;
+    filter.offset = offset;
+    auto total = deps_.store->Count(filter);
+    if (!total.ok()) return total.status();
+    page.total = *total;
     auto stored = deps_.store->List(filter);
     if (!stored.ok()) return stored.status();
+    page.jobs.reserve(stored->size());
     for (auto& r : *stored) {
       auto it = active_.find(r.id);
-      out.push_back(it != active_.end() ? it->second : r);  // memory holds pending reasons
+      page.jobs.push_back(it != active_.end() ? it->second : std::move(r));  // memory holds pending reasons
     }
-    return out;
+    return page;
   }
+  // Only the page is copied: a queue of 10,000 jobs costs one pass, not 10,000 records.
   for (const auto& [id, r] : active_) {
-    if (!uid || r.uid == *uid) out.push_back(r);
+    if (uid && r.uid != *uid) continue;
+    if (page.total >= offset && page.total < int64_t{offset} + limit) page.jobs.push_back(r);
+    ++page.total;
   }
-  if (limit > 0 && out.size() > static_cast<size_t>(limit)) out.erase(out.begin(), out.end() - limit);
-  return out;
+  return page;
 }
 
 Result<std::vector<store::JobEvent>> Node::Events(JobId id) const { return deps_.store->Events(id); }

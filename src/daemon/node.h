@@ -21,6 +21,7 @@
 #include "api/caller.h"
 #include "daemon/fault_tracker.h"
 #include "common/clock.h"
+#include "daemon/priority.h"
 #include "gpu/gpu_backend.h"
 #include "launch/cgroup.h"
 #include "launch/launcher.h"
@@ -46,6 +47,7 @@ struct NodeOptions {
   std::string mps_fault_policy = "requeue";
   int mps_fault_drain_after = 3;   // faults of one device within an hour that drain it
   int64_t usage_flush_ms = 15000;  // how often running jobs' usage is written to the store
+  PriorityPolicy priority;         // who may ask for which priority
 };
 
 // Everything the node acts through. Not owned; must outlive the Node. cgroups and gpu may be null.
@@ -72,9 +74,10 @@ class Node {
   // Validates, checks the request can ever fit this node, and stores the job as pending.
   // With an idempotency key (docs/api.md, "submit"): when the caller's uid already submitted a
   // job with this key, returns that job (in whatever state it is now) and stores nothing.
-  // Errors: kInvalidArgument (bad request or key), kPermissionDenied (as_user, or a non-root
-  // daemon asked to run another user's job), kFailedPrecondition (never fits: the reason; or
-  // the key was used for a different request), kIo.
+  // Errors: kInvalidArgument (bad request or key), kPermissionDenied (as_user, a priority above
+  // what options.priority allows the caller, or a non-root daemon asked to run another user's
+  // job), kFailedPrecondition (never fits: the reason; or the key was used for a different
+  // request), kIo.
   Result<JobRecord> Submit(const api::Caller& caller, JobRequest request,
                            const std::optional<std::string>& idempotency_key = std::nullopt);
 
@@ -85,8 +88,15 @@ class Node {
 
   // Errors: kNotFound.
   Result<JobRecord> Get(JobId id) const;
-  // Active jobs (pending and running, with pending reasons), or also ended ones when `all`.
-  Result<std::vector<JobRecord>> List(bool all, std::optional<uint32_t> uid, int limit) const;
+  // One page of a listing (docs/api.md "queue"): active jobs (pending and running, with pending
+  // reasons) paged from the oldest, or with `all` every job paged from the newest. Skips `offset`
+  // jobs, keeps at most `limit` (> 0), returns them in ascending id order with the count of all
+  // that match. Cost: O(active jobs) without `all`; with it, two indexed store queries.
+  struct Page {
+    std::vector<JobRecord> jobs;
+    int64_t total = 0;
+  };
+  Result<Page> List(bool all, std::optional<uint32_t> uid, int offset, int limit) const;
   Result<std::vector<store::JobEvent>> Events(JobId id) const;
   // A job's stdout or stderr (last max_bytes). Errors: kNotFound, kPermissionDenied, kInvalidArgument.
   Result<std::string> Logs(const api::Caller& caller, JobId id, const std::string& stream,

@@ -123,6 +123,41 @@ TEST_F(NodeTest, RequestThatCanNeverFitIsRefusedWithReason) {
   EXPECT_TRUE(all->empty()) << "refused jobs are not stored";
 }
 
+TEST_F(NodeTest, UserPriorityAboveTheDefaultIsRefusedAndNotStored) {
+  api::Caller user;
+  user.uid = 65534;  // nobody: not root, not the daemon's user, not in priority_users
+  user.gid = 65534;
+  if (::getuid() == user.uid) GTEST_SKIP() << "the tests run as uid 65534";
+  JobRequest r = Request(0);
+  r.priority = 5;
+  auto job = node_->Submit(user, r);
+  ASSERT_EQ(job.status().code(), Code::kPermissionDenied) << job.status().ToString();
+  EXPECT_NE(job.status().message().find("priority 5"), std::string::npos) << job.status().message();
+  EXPECT_TRUE(store_->List({})->empty()) << "refused jobs are not stored";
+  r.priority = 5;
+  EXPECT_TRUE(node_->Submit(caller_, r).ok()) << "the daemon's own user (root in production) may";
+}
+
+TEST_F(NodeTest, ListReturnsOnePageAndTheCountOfAll) {
+  std::vector<JobId> ids;
+  for (int i = 0; i < 5; ++i) ids.push_back(Submit(Request(2)));  // one runs at a time
+  auto page = node_->List(false, std::nullopt, 1, 2);
+  ASSERT_TRUE(page.ok()) << page.status().ToString();
+  EXPECT_EQ(page->total, 5);
+  ASSERT_EQ(page->jobs.size(), 2u);
+  EXPECT_EQ(page->jobs[0].id, ids[1]);
+  EXPECT_EQ(page->jobs[1].id, ids[2]);
+  page = node_->List(false, std::nullopt, 4, 1000);
+  ASSERT_EQ(page->jobs.size(), 1u);
+  EXPECT_EQ(page->jobs[0].id, ids[4]);
+  page = node_->List(true, std::nullopt, 0, 2);  // all: from the newest, shown oldest first
+  EXPECT_EQ(page->total, 5);
+  ASSERT_EQ(page->jobs.size(), 2u);
+  EXPECT_EQ(page->jobs[0].id, ids[3]);
+  EXPECT_EQ(page->jobs[1].id, ids[4]);
+  EXPECT_EQ(node_->List(false, std::nullopt, 0, 0).status().code(), Code::kInvalidArgument);
+}
+
 TEST_F(NodeTest, SliceLaunchesWithDeviceAndMpsEnvironment) {
   JobId id = Submit(Request(1, 4ull << 30, 20));
   node_->Step();

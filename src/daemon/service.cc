@@ -4,6 +4,7 @@
 
 #include "api/protocol.h"
 #include "daemon/users.h"
+#include "pinpoint/client.h"
 #include "store/job_store.h"
 
 namespace pinpoint::daemon {
@@ -40,6 +41,27 @@ json JobFor(const api::Caller& caller, JobRecord job) {
   json j = ToJson(job);
   if (hidden) j["request"]["env_hidden"] = true;
   return j;
+}
+
+// A job in a listing: the record without its environment, which only `show` sends (to the
+// job's owner and root). A listing of 1000 jobs stays small whatever their environments hold.
+json ListedJob(JobRecord job) {
+  job.request.env.clear();
+  json j = ToJson(job);
+  j["request"].erase("env");
+  return j;
+}
+
+// A listing's page field: an integer in [lo, hi]; absent, null or 0 gives `otherwise`.
+constexpr int kMaxPageOffset = 1'000'000'000;
+Result<int> PageField(const json& request, const char* key, int lo, int hi, int otherwise) {
+  if (!request.contains(key) || request[key].is_null()) return otherwise;
+  const json& v = request[key];
+  if (!v.is_number_integer() || v.get<int64_t>() < lo || v.get<int64_t>() > hi)
+    return InvalidArgument(std::string("\"") + key + "\" must be a count between " + std::to_string(lo) +
+                           " and " + std::to_string(hi));
+  int value = static_cast<int>(v.get<int64_t>());
+  return value == 0 ? otherwise : value;
 }
 
 }  // namespace
@@ -108,19 +130,19 @@ Result<json> Service::Dispatch(const api::Caller& caller, const json& request, a
       if (!user.ok()) return InvalidArgument(user.status().message());
       uid = user->uid;
     }
-    int limit = 0;
-    if (request.contains("limit")) {
-      if (!request["limit"].is_number_integer() || request["limit"].get<int64_t>() < 0 ||
-          request["limit"].get<int64_t>() > 1'000'000)
-        return InvalidArgument("\"limit\" must be a count between 0 and 1000000");
-      limit = request["limit"].get<int>();
-    }
+    auto offset = PageField(request, "offset", 0, kMaxPageOffset, 0);
+    if (!offset.ok()) return offset.status();
+    auto limit = PageField(request, "limit", 0, kQueueMaxLimit, kQueueDefaultLimit);
+    if (!limit.ok()) return limit.status();
     bool all = request.contains("all") && request["all"].is_boolean() && request["all"].get<bool>();
-    auto jobs = node_->List(all, uid, limit);
-    if (!jobs.ok()) return jobs.status();
+    auto page = node_->List(all, uid, *offset, *limit);
+    if (!page.ok()) return page.status();
     json out = json::array();
-    for (const auto& j : *jobs) out.push_back(JobFor(caller, j));
-    return json{{"jobs", out}, {"backend", node_->options().backend_kind}};
+    for (auto& job : page->jobs) out.push_back(ListedJob(std::move(job)));
+    int64_t more = std::max<int64_t>(0, page->total - *offset - static_cast<int64_t>(page->jobs.size()));
+    return json{{"jobs", out},           {"backend", node_->options().backend_kind},
+                {"total", page->total},  {"offset", *offset},
+                {"limit", *limit},       {"more", more}};
   }
   if (op == "show") {
     auto id = api::JobIdField(request, "id");

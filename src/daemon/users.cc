@@ -45,4 +45,13 @@ Result<UserInfo> LookupName(const std::string& name) {
   return FromPasswd(pw);
 }
 
+Result<uint32_t> LookupGroup(const std::string& name) {
+  group gr{};
+  group* found = nullptr;
+  std::vector<char> buf(16384);
+  if (::getgrnam_r(name.c_str(), &gr, buf.data(), buf.size(), &found) != 0 || found == nullptr)
+    return NotFound("no group named '" + name + "'");
+  return static_cast<uint32_t>(gr.gr_gid);
+}
+
 }  // namespace pinpoint::daemon

@@ -19,5 +19,7 @@ struct UserInfo {
 // Errors: kNotFound ("no user with uid 1234" / "no user named 'x'").
 Result<UserInfo> LookupUid(uint32_t uid);
 Result<UserInfo> LookupName(const std::string& name);
+// A group's id by name (getgrnam_r). Errors: kNotFound ("no group named 'x'").
+Result<uint32_t> LookupGroup(const std::string& name);
 
 }  // namespace pinpoint::daemon

@@ -112,22 +112,25 @@ Result<bool> JobExists(Db* db, JobId id) {
 
 // "SELECT ... WHERE state IN (?, ?) AND uid = ? ORDER BY id DESC LIMIT ?": only placeholders
 // are built here; every value is bound by BindListQuery.
-std::string ListQuery(const ListFilter& filter) {
-  std::string sql = std::string("SELECT ") + kJobColumns + " FROM jobs WHERE 1";
+std::string ListQuery(const ListFilter& filter, const std::string& columns = kJobColumns,
+                      bool count = false) {
+  std::string sql = "SELECT " + columns + " FROM jobs WHERE 1";
   if (!filter.states.empty()) {
     sql += " AND state IN (?";
     for (size_t i = 1; i < filter.states.size(); ++i) sql += ", ?";
     sql += ")";
   }
   if (filter.uid) sql += " AND uid = ?";
-  return sql + " ORDER BY id DESC LIMIT ?";
+  return count ? sql : sql + " ORDER BY id DESC LIMIT ? OFFSET ?";
 }
 
-void BindListQuery(Statement* stmt, const ListFilter& filter) {
+void BindListQuery(Statement* stmt, const ListFilter& filter, bool count = false) {
   int index = 1;
   for (JobState state : filter.states) stmt->Bind(index++, JobStateName(state));
   if (filter.uid) stmt->Bind(index++, static_cast<int64_t>(*filter.uid));
-  stmt->Bind(index, filter.limit > 0 ? int64_t{filter.limit} : int64_t{-1});  // -1: no limit
+  if (count) return;
+  stmt->Bind(index++, filter.limit > 0 ? int64_t{filter.limit} : int64_t{-1});  // -1: no limit
+  stmt->Bind(index, filter.limit > 0 ? int64_t{filter.offset} : int64_t{0});
 }
 
 }  // namespace
@@ -269,7 +272,7 @@ Result<JobRecord> JobStore::Get(JobId id) const {
 }
 
 Result<std::vector<JobRecord>> JobStore::List(const ListFilter& filter) const {
-  if (filter.limit < 0) return InvalidArgument("list limit must not be negative");
+  if (filter.limit < 0 || filter.offset < 0) return InvalidArgument("list limit and offset must not be negative");
   Result<Statement> stmt = impl_->db.Prepare(ListQuery(filter));
   if (!stmt.ok()) return stmt.status();
   BindListQuery(&*stmt, filter);
@@ -285,6 +288,16 @@ Result<std::vector<JobRecord>> JobStore::List(const ListFilter& filter) const {
   std::reverse(jobs.begin(), jobs.end());  // the query runs newest first so LIMIT keeps the newest
   return jobs;
 }
+
+Result<int64_t> JobStore::Count(const ListFilter& filter) const {
+  Result<Statement> stmt = impl_->db.Prepare(ListQuery(filter, "COUNT(*)", /*count=*/true));
+  if (!stmt.ok()) return stmt.status();
+  BindListQuery(&*stmt, filter, /*count=*/true);
+  Result<bool> row = stmt->Step();
+  if (!row.ok()) return row.status();
+  return *row ? stmt->ColumnInt64(0) : int64_t{0};
+}
+
 
 Result<std::optional<JobRecord>> JobStore::FindByIdempotencyKey(const IdempotencyKey& key) const {
   Result<Statement> stmt = impl_->db.Prepare(std::string("SELECT ") + kJobColumns +

@@ -30,6 +30,7 @@ struct ListFilter {
   std::vector<JobState> states;    // empty: any state
   std::optional<uint32_t> uid;     // only this user's jobs
   int limit = 0;                   // 0: no limit; newest first when limited
+  int offset = 0;                  // with a limit: skip this many of the newest first (paging)
 };
 
 // A submit's idempotency key (schema v3 and later): a retried submit with the same key from the
@@ -85,6 +86,8 @@ class JobStore {
   // Oldest first (by id) unless filter.limit is set (then newest `limit`, still returned oldest
   // first). Errors: kInvalidArgument for a negative limit; kInternal and kIo as for Get.
   Result<std::vector<JobRecord>> List(const ListFilter& filter) const;
+  // How many jobs match filter.states and filter.uid (limit and offset ignored). Errors: kIo.
+  Result<int64_t> Count(const ListFilter& filter) const;
 
   // Appends one line to a job's history. Durable on return. Errors: kNotFound when no job has
   // event.job_id; kIo, and CheckFile's error.

@@ -172,6 +172,23 @@ TEST_F(JobStoreTest, ListLimitKeepsNewestOldestFirst) {
   EXPECT_EQ(store->List(Filter({}, std::nullopt, -1)).status().code(), Code::kInvalidArgument);
 }
 
+TEST_F(JobStoreTest, ListPagesFromTheNewestAndCountsEveryMatch) {
+  auto store = OpenStore();
+  ASSERT_NE(store, nullptr);
+  std::vector<JobId> ids;
+  for (int i = 0; i < 5; ++i) ids.push_back(Must(store->Insert(PendingRecord(i % 2, i))));
+  ListFilter page = Filter({}, std::nullopt, 2);
+  page.offset = 2;
+  EXPECT_THAT(Ids(Must(store->List(page))), ElementsAre(ids[1], ids[2]));
+  page.offset = 4;
+  EXPECT_THAT(Ids(Must(store->List(page))), ElementsAre(ids[0]));
+  EXPECT_EQ(Must(store->Count(page)), 5);
+  EXPECT_EQ(Must(store->Count(Filter({}, 0))), 3);
+  EXPECT_EQ(Must(store->Count(Filter({JobState::kCompleted}))), 0);
+  page.offset = -1;
+  EXPECT_EQ(store->List(page).status().code(), Code::kInvalidArgument);
+}
+
 TEST_F(JobStoreTest, IdsIncreaseAcrossReopens) {
   JobId last = 0;
   for (int round = 0; round < 3; ++round) {

@@ -1,0 +1,59 @@
+// For the single-file benchmarks (bench/*_bench.cc): a pinpointd of their own on a simulated
+// node, and the small helpers their reports share.
+#pragma once
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+namespace pinpoint::bench {
+
+// Starts `<bin_dir>/pinpointd` on `backend` with its state, socket (<dir>/sock) and log
+// (<dir>/pinpointd.log) in `dir`, and returns its pid once it serves requests (--ready-fd), or
+// -1 when it did not start.
+inline pid_t StartDaemon(const std::string& bin_dir, const std::string& dir,
+                         const std::string& backend = "simulated:h100x2") {
+  int ready[2];
+  if (::pipe(ready) != 0) return -1;
+  pid_t daemon = ::fork();
+  if (daemon == 0) {
+    ::close(ready[0]);
+    int log = ::open((dir + "/pinpointd.log").c_str(), O_WRONLY | O_CREAT, 0644);
+    ::dup2(log, 1);
+    ::dup2(log, 2);
+    std::string bin = bin_dir + "/pinpointd", fd = std::to_string(ready[1]);
+    ::execl(bin.c_str(), bin.c_str(), "--state-dir", (dir + "/state").c_str(), "--socket",
+            (dir + "/sock").c_str(), "--backend", backend.c_str(), "--log-level", "warn", "--ready-fd",
+            fd.c_str(), static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  ::close(ready[1]);
+  char buf[8];
+  bool ok = ::read(ready[0], buf, sizeof(buf)) > 0;
+  ::close(ready[0]);
+  return ok ? daemon : -1;
+}
+
+// The first line a shell command prints (for the machine line of a report).
+inline std::string FirstLine(const std::string& cmd) {
+  FILE* p = ::popen(cmd.c_str(), "r");
+  if (p == nullptr) return "";
+  char buf[512] = {};
+  if (std::fgets(buf, sizeof(buf), p) == nullptr) buf[0] = 0;
+  ::pclose(p);
+  std::string s = buf;
+  if (!s.empty() && s.back() == '\n') s.pop_back();
+  return s;
+}
+
+inline double Percentile(std::vector<double> v, double p) {
+  std::sort(v.begin(), v.end());
+  size_t i = static_cast<size_t>(p / 100.0 * static_cast<double>(v.size() - 1) + 0.5);
+  return v[std::min(i, v.size() - 1)];
+}
+
+}  // namespace pinpoint::bench

@@ -1,0 +1,97 @@
+// What the CLI prints for people holds no byte a terminal acts on, whatever the daemon's reply
+// carries: records stored before requests were validated, detail and event texts that quote
+// user input, device names. The assertions are on the output bytes.
+#include "cli/format.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <string>
+
+#include "cli/advice.h"
+#include "cli/top.h"
+#include "common/raw_control.h"
+
+namespace pinpoint::cli {
+namespace {
+
+using nlohmann::json;
+
+int Lines(const std::string& s) { return static_cast<int>(std::count(s.begin(), s.end(), '\n')); }
+
+const char kOsc[] = "\x1b]0;you are root\x07";
+const char kForgedRow[] = "x\n42    root   backup   running";
+
+json HostileJob() {
+  json req{{"name", std::string("job") + kForgedRow + kOsc},
+           {"argv", {"python", std::string("\x1b[2J") + "wipe", "a\nb", "\xc2\x9b" "31m", "it's"}},
+           {"cwd", "/home/mallory\n/root"},
+           {"gpus", 1},
+           {"gpu_mem_bytes", 1ull << 30},
+           {"cpus", 1},
+           {"priority", 0}};
+  return json{{"id", 7},
+              {"request", req},
+              {"uid", 1000},
+              {"user", std::string("mal\x1b[8mlory")},
+              {"state", "pending"},
+              {"reason", "resources"},
+              {"detail", std::string("exec failed: ") + kOsc + "\nforged detail"},
+              {"submit_ms", 1000},
+              {"allocations", json::array()}};
+}
+
+TEST(FormatEscapeTest, QueueShowsHostileJobOnOneLineWithoutControls) {
+  json reply{{"jobs", {HostileJob()}}, {"backend", "simulated:h100x2"}};
+  std::string out = FormatQueue(reply, 2000);
+  EXPECT_FALSE(HasRawControl(out, /*newline_ok=*/true)) << out;
+  EXPECT_EQ(Lines(out), 3) << out;  // header, the job, the simulated-node line: no forged row
+  EXPECT_NE(out.find("\\x1b]0;you are root\\x07"), std::string::npos) << out;
+  EXPECT_NE(out.find("x\\n42"), std::string::npos) << out;
+}
+
+TEST(FormatEscapeTest, ShowEscapesNameArgvCwdUserDetailAndEvents) {
+  json reply{{"job", HostileJob()},
+             {"events", {{{"time_ms", 1000}, {"kind", "submit"}, {"detail", std::string("by ") + kOsc}},
+                         {{"time_ms", 1500}, {"kind", "end\nforged"}, {"detail", "\x1b[1A\x1b[2K"}}}},
+             {"advice", {{"text", std::string("advice") + kOsc}}}};
+  std::string out = FormatJob(reply);
+  EXPECT_FALSE(HasRawControl(out, /*newline_ok=*/true)) << out;
+  EXPECT_NE(out.find("command:  python \\x1b[2Jwipe a\\nb \\u009b31m 'it'\\''s'"), std::string::npos) << out;
+  EXPECT_NE(out.find("cwd:      /home/mallory\\n/root\n"), std::string::npos) << out;
+  EXPECT_NE(out.find("mal\\x1b[8mlory"), std::string::npos) << out;
+  EXPECT_EQ(out.find("\nforged"), std::string::npos) << out;
+}
+
+TEST(FormatQueueTest, MoreJobsLineNamesTheNextPage) {
+  json reply{{"jobs", json::array({json::object(), json::object()})}, {"offset", 1000}, {"more", 8998}};
+  EXPECT_EQ(MoreJobsLine(reply, false, ""),
+            "... 8998 more jobs: pinpoint queue --offset 1002 (--limit N for up to 10000 a page)\n");
+  EXPECT_NE(MoreJobsLine(reply, true, "alice").find("pinpoint queue --all --user alice --offset 1002"),
+            std::string::npos);
+  reply["more"] = 0;
+  EXPECT_EQ(MoreJobsLine(reply, false, ""), "");
+  EXPECT_EQ(MoreJobsLine(json{{"jobs", json::array()}}, false, ""), "") << "older daemons send no \"more\"";
+}
+
+TEST(FormatEscapeTest, QuotesArgumentsSoWhatIsShownIsWhatRan) {
+  EXPECT_EQ(ShownCommand(json{"echo", "a b", "", "c"}), "echo 'a b' '' c");
+}
+
+TEST(FormatEscapeTest, GpusTopAndReportEscapeDeviceAndUserNames) {
+  json dev{{"index", 0}, {"gpu_index", 0}, {"uuid", "GPU-0\x1b[2J"}, {"name", std::string("H100") + kOsc},
+           {"mode", "mps"}, {"mps_user", "eve\x1b[31m"}, {"mem_bytes", 1ull << 30},
+           {"jobs", {{{"id", 7}, {"user", "eve\n"}, {"name", std::string("n") + kOsc}, {"gpu_mem_bytes", 1ull << 30}}}}};
+  json gpus{{"backend", "nvml"}, {"driver", "550\x1b[0m"}, {"devices", {dev}}, {"host", json::object()}};
+  std::string out = FormatGpus(gpus);
+  EXPECT_FALSE(HasRawControl(out, /*newline_ok=*/true)) << out;
+  out = FormatTop(gpus, 0);
+  EXPECT_FALSE(HasRawControl(out, /*newline_ok=*/true)) << out;
+  json ended = HostileJob();
+  ended["state"] = "completed";
+  out = FormatReport(Report(json{ended}));
+  EXPECT_FALSE(HasRawControl(out, /*newline_ok=*/true)) << out;
+}
+
+}  // namespace
+}  // namespace pinpoint::cli

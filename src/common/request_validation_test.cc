@@ -1,0 +1,123 @@
+// ValidateRequest against requests a hostile client sends (it does not use our CLI): bytes that
+// mean something else in the fields pinpoint stores, shows or hands to the kernel.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "pinpoint/job.h"
+
+namespace pinpoint {
+namespace {
+
+using nlohmann::json;
+
+JobRequest Good() {
+  JobRequest r;
+  r.name = "train résnet 50";  // printable UTF-8 is fine
+  r.argv = {"python", "train.py", "--lr", "1e-3", "multi\nline is fine in argv"};
+  r.cwd = "/home/alice";
+  r.env = {{"PATH", "/bin"}, {"BASH_FUNC_module%%", "() { eval x\n}"}, {"EMPTY", ""}};
+  return r;
+}
+
+// The request as the daemon gets it: JSON text, decoded by RequestFromJson.
+Status ValidateFromWire(const JobRequest& r) {
+  auto decoded = RequestFromJson(json::parse(ToJson(r).dump()));
+  if (!decoded.ok()) return decoded.status();
+  return ValidateRequest(*decoded);
+}
+
+void ExpectRejected(const JobRequest& r, const std::string& field) {
+  Status s = ValidateFromWire(r);
+  EXPECT_EQ(s.code(), Code::kInvalidArgument) << field;
+  EXPECT_EQ(s.message().rfind(field, 0), 0u) << "error names the field: " << s.message();
+  EXPECT_EQ(s.message().find('\n'), std::string::npos) << s.message();
+}
+
+TEST(RequestValidationTest, GoodRequestPasses) { EXPECT_TRUE(ValidateFromWire(Good()).ok()); }
+
+TEST(RequestValidationTest, NameRejectsEveryControlByteAndTerminalSequence) {
+  std::vector<std::string> bad;
+  for (int c = 0; c < 0x20; ++c) bad.push_back(std::string("job") + static_cast<char>(c) + "x");
+  bad.push_back("job\x7f");
+  bad.push_back("job\x1b]0;owned\x07");        // OSC: sets the terminal title
+  bad.push_back("job\x1b[2J");                 // CSI: clears the screen
+  bad.push_back("job\xc2\x9b" "2J");           // C1 CSI, as UTF-8
+  bad.push_back("job\xe2\x80\xae" "gpj.exe");  // right-to-left override
+  bad.push_back("job\xe2\x80\xa8" "7 root");   // line separator
+  for (const auto& name : bad) {
+    JobRequest r = Good();
+    r.name = name;
+    ExpectRejected(r, "name");
+  }
+  JobRequest r = Good();
+  r.name = "job\nID 1 root running";  // a forged row in root's `pinpoint queue`
+  ExpectRejected(r, "name");
+}
+
+TEST(RequestValidationTest, InvalidUtf8NameIsRejected) {
+  JobRequest r = Good();
+  r.name = "job\xff";  // cannot come through JSON text; checked on the decoded request
+  EXPECT_EQ(ValidateRequest(r).code(), Code::kInvalidArgument);
+  r.name = "job\xc0\x8a";  // overlong newline
+  EXPECT_EQ(ValidateRequest(r).code(), Code::kInvalidArgument);
+}
+
+TEST(RequestValidationTest, NameAndAsUserAreBounded) {
+  JobRequest r = Good();
+  r.name = std::string(kMaxNameBytes, 'n');
+  EXPECT_TRUE(ValidateFromWire(r).ok());
+  r.name += "n";
+  ExpectRejected(r, "name");
+  r = Good();
+  r.as_user = "alice\n";
+  ExpectRejected(r, "as_user");
+}
+
+TEST(RequestValidationTest, NulInArgvCwdOrEnvValueIsRejected) {
+  JobRequest r = Good();
+  r.argv[1] = std::string("train.py\0--rm-rf", 16);
+  ExpectRejected(r, "argv[1]");
+  r = Good();
+  r.cwd = std::string("/tmp\0/home/alice", 16);
+  ExpectRejected(r, "cwd");
+  r = Good();
+  r.env["LD_PRELOAD"] = std::string("\0/evil.so", 9);
+  ExpectRejected(r, "env[LD_PRELOAD]");
+}
+
+TEST(RequestValidationTest, EnvNamesAreNonEmptyPrintableAsciiWithoutEquals) {
+  for (const std::string& key :
+       {std::string(), std::string("A=B"), std::string("A B"), std::string("A\nB"),
+        std::string("A\0B", 3), std::string("\x1b[2J"), std::string("caf\xc3\xa9"),
+        std::string(kMaxEnvNameBytes + 1, 'A')}) {
+    JobRequest r = Good();
+    r.env[key] = "v";
+    ExpectRejected(r, "env: variable name");
+  }
+}
+
+TEST(RequestValidationTest, CountsAndLengthsAreBounded) {
+  JobRequest r = Good();
+  r.argv.assign(kMaxArgs + 1, "x");
+  EXPECT_EQ(ValidateRequest(r).code(), Code::kInvalidArgument);
+  r = Good();
+  r.argv[1] = std::string(kMaxArgBytes + 1, 'x');
+  EXPECT_EQ(ValidateRequest(r).message().rfind("argv[1]", 0), 0u);
+  r = Good();
+  r.cwd = "/" + std::string(kMaxPathBytes, 'd');
+  EXPECT_EQ(ValidateRequest(r).message().rfind("cwd", 0), 0u);
+  r = Good();
+  for (size_t i = 0; i <= kMaxEnvEntries; ++i) r.env["V" + std::to_string(i)] = "";
+  EXPECT_EQ(ValidateRequest(r).message().rfind("too many environment variables", 0), 0u);
+}
+
+TEST(RequestValidationTest, RelativeCwdIsRejected) {
+  JobRequest r = Good();
+  r.cwd = "home/alice";
+  EXPECT_EQ(ValidateRequest(r).code(), Code::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace pinpoint
