@@ -125,9 +125,9 @@ TEST_F(SubmitIdempotencyTest, WireSubmitTwiceLeavesOnePendingJob) {
   ASSERT_TRUE(first["ok"].get<bool>()) << first.dump();
   ASSERT_TRUE(retry["ok"].get<bool>()) << retry.dump();
   EXPECT_EQ(retry["job"]["id"], first["job"]["id"]);
-  auto pending = node_->List(false, std::nullopt, 0);
+  auto pending = node_->List(false, std::nullopt, 0, 0);
   ASSERT_TRUE(pending.ok());
-  EXPECT_EQ(pending->size(), 1u);
+  EXPECT_EQ(pending->jobs.size(), 1u);
 
   json op{{"op", "submit"}, {"request", ToJson(Request())}, {"idempotency_key", 7}};
   json bad = *service_->Handle(caller_, op, 1);
@@ -137,7 +137,7 @@ TEST_F(SubmitIdempotencyTest, WireSubmitTwiceLeavesOnePendingJob) {
 TEST_F(SubmitIdempotencyTest, WaitingRetryOfAnEndedJobIsAnsweredAtOnce) {
   json first = SubmitOp("k", /*wait=*/true);
   EXPECT_TRUE(first.contains("deferred")) << "the first submit --wait waits for its job";
-  JobId id = node_->List(false, std::nullopt, 0)->at(0).id;
+  JobId id = node_->List(false, std::nullopt, 0, 0)->jobs.at(0).id;
   EXPECT_EQ(node_->Cancel(caller_, {id}).at(0).code(), Code::kOk);  // pending: ends at once
 
   json retry = SubmitOp("k", /*wait=*/true);  // the first connection was lost
