@@ -125,7 +125,7 @@ TEST_F(SubmitIdempotencyTest, WireSubmitTwiceLeavesOnePendingJob) {
   ASSERT_TRUE(first["ok"].get<bool>()) << first.dump();
   ASSERT_TRUE(retry["ok"].get<bool>()) << retry.dump();
   EXPECT_EQ(retry["job"]["id"], first["job"]["id"]);
-  auto pending = node_->List(false, std::nullopt, 0, 0);
+  auto pending = node_->List(false, std::nullopt, 0, 100);
   ASSERT_TRUE(pending.ok());
   EXPECT_EQ(pending->jobs.size(), 1u);
 
@@ -137,7 +137,7 @@ TEST_F(SubmitIdempotencyTest, WireSubmitTwiceLeavesOnePendingJob) {
 TEST_F(SubmitIdempotencyTest, WaitingRetryOfAnEndedJobIsAnsweredAtOnce) {
   json first = SubmitOp("k", /*wait=*/true);
   EXPECT_TRUE(first.contains("deferred")) << "the first submit --wait waits for its job";
-  JobId id = node_->List(false, std::nullopt, 0, 0)->jobs.at(0).id;
+  JobId id = node_->List(false, std::nullopt, 0, 100)->jobs.at(0).id;
   EXPECT_EQ(node_->Cancel(caller_, {id}).at(0).code(), Code::kOk);  // pending: ends at once
 
   json retry = SubmitOp("k", /*wait=*/true);  // the first connection was lost
