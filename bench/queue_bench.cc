@@ -143,7 +143,7 @@ int main(int argc, char** argv) {
   };
   measure("`pinpoint version` (no listing: process start and one round trip)", {"version"}, {{"op", "version"}});
   measure("`pinpoint queue --limit 1`", {"queue", "--limit", "1"}, {{"op", "queue"}, {"limit", 1}});
-  measure("`pinpoint queue` (first page, default 1000)", {"queue"}, {{"op", "queue"}});
+  measure("`pinpoint queue` (first page, default 100)", {"queue"}, {{"op", "queue"}});
   measure("`pinpoint queue --offset 9000` (a later page)", {"queue", "--offset", "9000"},
           {{"op", "queue"}, {"offset", 9000}});
   measure("`pinpoint queue --limit 10000` (largest page)", {"queue", "--limit", "10000"},

@@ -22,7 +22,7 @@ inline constexpr size_t kMaxMessageBytes = 1 << 20;
 
 // The "queue" op returns one page of jobs (docs/api.md): this many when the request gives no
 // "limit" (or 0), and at most kQueueMaxLimit.
-inline constexpr int kQueueDefaultLimit = 1000;
+inline constexpr int kQueueDefaultLimit = 100;
 inline constexpr int kQueueMaxLimit = 10000;
 
 // One connection. Movable, not copyable; closes on destruction. Not thread-safe.

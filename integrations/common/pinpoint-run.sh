@@ -42,9 +42,22 @@ pp_whole_gpus() {
 # is what was wanted, not an error: a failing Epilog would drain the node. Fails (one line) when
 # pinpointd does not answer or refuses a cancel for another reason.
 pp_cancel_named() {
-  local queue ids id out
-  queue=$("$PINPOINT" --json queue 2>&1) || pp_fail "pinpointd does not answer: ${queue##*pinpoint: }"
-  ids=$(jq -r --arg name "$1" '.[] | select(.request.name == $name) | .id' <<< "$queue")
+  local queue ids="" id out offset=0 page=10000 count
+  local PP_QUEUE_ERR
+  PP_QUEUE_ERR=$(mktemp)
+  # Every page of the active queue: one page holds at most 10000 jobs.
+  while :; do
+    # stderr apart: with --json, the CLI says on stderr that more pages follow.
+    queue=$("$PINPOINT" --json queue --limit "$page" --offset "$offset" 2>"$PP_QUEUE_ERR") || {
+      out=$(head -c 1000 "$PP_QUEUE_ERR"); rm -f "$PP_QUEUE_ERR"
+      pp_fail "pinpointd does not answer: ${out##*pinpoint: }"
+    }
+    ids="$ids $(jq -r --arg name "$1" '.[] | select(.request.name == $name) | .id' <<< "$queue")"
+    count=$(jq length <<< "$queue")
+    [ "$count" -lt "$page" ] && break
+    offset=$((offset + page))
+  done
+  rm -f "$PP_QUEUE_ERR"
   for id in $ids; do
     if ! out=$("$PINPOINT" cancel "$id" 2>&1) && [[ $out != *"already ended"* ]]; then
       pp_fail "cannot cancel job $id ($1): ${out##*pinpoint: }"

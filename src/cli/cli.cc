@@ -236,7 +236,7 @@ std::vector<Command> Commands(SubmitArgs& submit, int64_t& job_id, std::vector<i
        [&](CLI::App* c) {
          c->add_flag("-a,--all", all, "include ended jobs");
          c->add_option("-u,--user", user, "only this user's jobs");
-         c->add_option("-n,--limit", limit, "jobs per page (default 1000, at most 10000)")
+         c->add_option("-n,--limit", limit, "jobs per page (default 100, at most 10000)")
              ->check(CLI::Range(0, kQueueMaxLimit));
          c->add_option("--offset", offset, "skip this many jobs: the queue counts from its oldest job, --all from the newest")
              ->check(CLI::Range(0, 1'000'000'000));
@@ -335,7 +335,7 @@ std::vector<Command> Commands(SubmitArgs& submit, int64_t& job_id, std::vector<i
          int want = limit > 0 ? limit : 10000;
          while (static_cast<int>(jobs.size()) < want) {
            json req{{"op", "queue"}, {"all", true}, {"offset", jobs.size()},
-                    {"limit", std::min<int>(want - static_cast<int>(jobs.size()), kQueueDefaultLimit)}};
+                    {"limit", std::min<int>(want - static_cast<int>(jobs.size()), 1000)}};  // report: 1000 a page
            if (!user.empty()) req["user"] = user;
            auto reply = Call(g, req);
            if (!reply.ok()) return reply.status();

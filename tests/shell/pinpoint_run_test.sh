@@ -25,7 +25,7 @@ cat > "$S/pinpoint" <<'STUB'
 S=$(dirname "$0")
 echo "$*" >> "$S/calls"
 case "$*" in
-  "--json queue") echo '[{"id": 7, "request": {"name": "slurm-9"}}, {"id": 8, "request": {"name": "other"}}]' ;;
+  "--json queue --limit 10000 --offset 0") echo '[{"id": 7, "request": {"name": "slurm-9"}}, {"id": 8, "request": {"name": "other"}}]' ;;
   "--json gpus") echo '{"devices": [{"index": 0, "gpu_index": 0, "mem_bytes": 85899345920, "uuid": "GPU-0", "is_mig": false}]}' ;;
   --json\ submit*) echo '{"id": 7}' ;;
   "cancel 7") { read -r code; read -r line; } < "$S/cancel"; [[ -z $line ]] || echo "$line" >&2; exit "$code" ;;
