@@ -203,8 +203,9 @@ void Service::JobsEnded(const std::vector<JobId>& ids) {
     auto it = waiters_.find(id);
     if (it == waiters_.end()) continue;
     auto job = node_->Get(id);
-    for (const auto& [conn, caller] : it->second)
-      server_->Reply(conn, job.ok() ? api::OkReply({{"job", JobFor(caller, *job)}}) : api::ErrorReply(job.status()));
+    for (const auto& [conn, caller] : it->second) {
+      if (reply_) reply_(conn, job.ok() ? api::OkReply({{"job", JobFor(caller, *job)}}) : api::ErrorReply(job.status()));
+    }
     waiters_.erase(it);
   }
 }

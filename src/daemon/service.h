@@ -2,6 +2,7 @@
 // deferred replies for "wait" (and "submit" with "wait": true) until their job ends.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <vector>
 
@@ -13,8 +14,14 @@ namespace pinpoint::daemon {
 class Service : public api::Handler {
  public:
   explicit Service(Node* node) : node_(node) {}
-  // The server to answer deferred requests through; set before serving.
-  void set_server(api::Server* server) { server_ = server; }
+  // Where deferred replies go: a connection id and the reply. Set before serving; until then
+  // deferred replies are dropped.
+  using ReplySink = std::function<void(api::ConnId, const nlohmann::json&)>;
+  void set_reply_sink(ReplySink sink) { reply_ = std::move(sink); }
+  // The server to answer deferred requests through.
+  void set_server(api::Server* server) {
+    set_reply_sink([server](api::ConnId conn, const nlohmann::json& reply) { server->Reply(conn, reply); });
+  }
   // The Prometheus endpoint's port, reported by "version"; 0 when it is off.
   void set_metrics_port(int port) { metrics_port_ = port; }
 
@@ -30,7 +37,7 @@ class Service : public api::Handler {
                                   api::ConnId conn, bool* deferred);
 
   Node* node_;
-  api::Server* server_ = nullptr;
+  ReplySink reply_;
   int metrics_port_ = 0;
   std::map<JobId, std::vector<std::pair<api::ConnId, api::Caller>>> waiters_;
 };
