@@ -1,6 +1,7 @@
 #include "api/server.h"
 
 #include <fcntl.h>
+#include <malloc.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -44,9 +45,15 @@ constexpr int kAcceptsPerRun = 256;
 // A buffer emptied with more capacity than this gives it back: idle connections stay cheap.
 constexpr size_t kKeptCapacityBytes = 65536;
 
+// A reply this large, and the JSON built for it, leave freed pages in the heap.
+constexpr size_t kTrimAfterBytes = size_t{1} << 20;
+
 void Release(std::string& buffer) {
-  if (buffer.capacity() > kKeptCapacityBytes) std::string().swap(buffer);
+  size_t capacity = buffer.capacity();
+  if (capacity > kKeptCapacityBytes) std::string().swap(buffer);
   else buffer.clear();
+  // Hand them back, so one large listing does not keep the daemon's memory up for good.
+  if (capacity > kTrimAfterBytes) ::malloc_trim(0);
 }
 
 // Drops buffer[0, *pos) once it is at least half the buffer, so every byte is moved at most once
