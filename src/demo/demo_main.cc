@@ -184,7 +184,7 @@ bool RunBatch(const std::string& bin_dir, const Daemon& d, const std::vector<Dem
     if ((*q)["jobs"].empty()) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(tty ? 200 : 1000));  // display refresh
   }
-  auto all = Call(d.socket, {{"op", "queue"}, {"all", true}});
+  auto all = Call(d.socket, {{"op", "queue"}, {"all", true}, {"limit", 10000}});
   if (!all.ok()) return false;
   int64_t first = INT64_MAX, last = 0;
   for (const auto& j : (*all)["jobs"]) {

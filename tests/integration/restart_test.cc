@@ -71,7 +71,7 @@ TEST(RestartTest, EveryJobEndsExactlyOnceAcrossDaemonKill) {
   auto waited = h.Cli(wait_args);
   EXPECT_EQ(waited.exit_code, 1) << "some jobs exit 3 on purpose: " << waited.err;
 
-  auto listing = h.Cli({"--json", "queue", "--all"});
+  auto listing = h.Cli({"--json", "queue", "--all", "--limit", "1000"});
   ASSERT_EQ(listing.exit_code, 0) << listing.err;
   json jobs = json::parse(listing.out);
   ASSERT_EQ(jobs.size(), static_cast<size_t>(kJobs));
