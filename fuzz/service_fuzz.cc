@@ -45,6 +45,7 @@
 #include "gpu/simulated_backend.h"
 #include "launch/fake_launcher.h"
 #include "mps/fake_mps.h"
+#include "pinpoint/client.h"
 #include "store/job_store.h"
 
 namespace pinpoint {
@@ -183,10 +184,10 @@ class Daemon {
   void Drain() {
     api::Caller root;
     for (int round = 0; round < 8 && node_->active_count() > 0; ++round) {
-      auto active = node_->List(false, std::nullopt, 0);
+      auto active = node_->List(false, std::nullopt, 0, kQueueMaxLimit);
       if (!active.ok()) Fail("list", active.status().ToString());
       std::vector<JobId> ids;
-      for (const auto& job : *active) ids.push_back(job.id);
+      for (const auto& job : active->jobs) ids.push_back(job.id);
       if (!ids.empty()) (void)node_->Cancel(root, ids);
       clock_.AdvanceMs(options_.cancel_grace_ms + 1);
       Pass("");
