@@ -18,6 +18,7 @@
 #include "common/file_util.h"
 #include "common/process.h"
 #include "mps/env_only_mps.h"
+#include "pinpoint/escape.h"
 
 extern char** environ;
 
@@ -31,13 +32,31 @@ constexpr char kServerProgram[] = "nvidia-cuda-mps-server";
 // The foreground control daemon's own output, in the user's log directory, written by the user.
 constexpr char kForegroundLog[] = "control-foreground.log";
 
-// User-written text made safe for one log line: control bytes become '?', at most 300 bytes.
-std::string Printable(std::string_view text) {
-  std::string out(text.substr(0, 300));
-  for (char& c : out) {
-    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
+// User-written text for one log line or job detail: escaped like everything shown to people,
+// and at most 300 bytes of it.
+std::string Printable(std::string_view text) { return EscapeForTerminal(text.substr(0, 300)); }
+
+enum class Readiness { kReady, kExited, kTimedOut };
+
+// Waits until `socket` exists while `daemon` lives (the control daemon is ready), the daemon
+// exits, or timeout_ms pass. `watch` is an inotify descriptor watching the socket's directory,
+// set up before the daemon was started, so the socket cannot appear unseen.
+Readiness WaitForControlSocket(int watch, const PidFd& daemon, const std::string& socket, int timeout_ms) {
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  for (;;) {
+    struct stat st {};
+    bool exists = ::lstat(socket.c_str(), &st) == 0;
+    if (!daemon.Alive()) return Readiness::kExited;
+    if (exists) return Readiness::kReady;
+    int left = static_cast<int>(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                    deadline - std::chrono::steady_clock::now()).count());
+    if (left <= 0) return Readiness::kTimedOut;
+    pollfd fds[2] = {{watch, POLLIN, 0}, {daemon.fd(), POLLIN, 0}};
+    if (::poll(fds, 2, left) < 0 && errno != EINTR) return Readiness::kTimedOut;
+    char events[4096];
+    while (::read(watch, events, sizeof(events)) > 0) {
+    }
   }
-  return out;
 }
 
 std::string PathEnv() {
@@ -283,47 +302,31 @@ Status MpsDaemons::Spawn(Daemon& d) {
     ::waitpid(pid, nullptr, 0);
     return Unavailable("cannot hold the MPS control daemon by a pidfd (kernel before 5.3?)");
   }
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(options_.command_timeout_ms);
-  bool ready = false, exited = false;
-  for (;;) {
-    struct stat st {};
-    if (::lstat(stale_socket.c_str(), &st) == 0) {
-      ready = true;
-      break;
-    }
-    int left = static_cast<int>(std::chrono::duration_cast<std::chrono::milliseconds>(
-                                    deadline - std::chrono::steady_clock::now()).count());
-    if (left <= 0) break;
-    pollfd fds[2] = {{watch, POLLIN, 0}, {held->fd(), POLLIN, 0}};
-    int n = ::poll(fds, 2, left);
-    if (n < 0 && errno != EINTR) break;
-    if (n > 0 && (fds[1].revents & POLLIN)) {
-      exited = ::lstat(stale_socket.c_str(), &st) != 0;
-      ready = !exited;
-      break;
-    }
-    char events[4096];
-    while (::read(watch, events, sizeof(events)) > 0) {
-    }
-  }
+  Readiness readiness = WaitForControlSocket(watch, *held, stale_socket, options_.command_timeout_ms);
   ::close(watch);
-  if (ready && held->Alive()) {
+  if (readiness == Readiness::kReady) {
     d.control = std::move(*held);
     d.child = true;
     return Status::Ok();
   }
-  if (!exited) held->Signal(SIGKILL);
+  if (readiness == Readiness::kTimedOut) held->Signal(SIGKILL);
   int status = 0;
   ::waitpid(pid, &status, 0);
-  if (!exited) {
+  if (readiness == Readiness::kTimedOut) {
     return Unavailable("cannot start MPS control daemon: " + options_.control_binary +
                        " did not answer within " + std::to_string(options_.command_timeout_ms) + " ms");
   }
+  // Its last words, read as any file of the user's: no link followed, at most 400 bytes.
+  std::string said;
+  if (auto dir = OpenDirNoFollow(d.log_dir); dir.ok()) {
+    auto tail = ReadFileTailAt(dir->get(), kForegroundLog, 400);
+    if (tail.ok()) said = *tail;
+  }
+  while (!said.empty() && (said.back() == '\n' || said.back() == ' ')) said.pop_back();
+  said = said.substr(said.rfind('\n') == std::string::npos ? 0 : said.rfind('\n') + 1);
   std::string why = WIFEXITED(status) && WEXITSTATUS(status) == 127 ? "not found" : "failed";
-  ServerLogScanner said(out_path, {.max_read_bytes = 4096, .max_line_bytes = 400, .max_backlog_bytes = 4096});
-  auto lines = said.Scan("").lines;
   return Unavailable("cannot start MPS control daemon: " + options_.control_binary + " " + why +
-                     (lines.empty() ? "" : " (" + Printable(lines.back()) + ")"));
+                     (said.empty() ? "" : " (" + Printable(said) + ")"));
 }
 
 void MpsDaemons::KillOrphans(Daemon& d) {

@@ -8,14 +8,19 @@
 #include <cerrno>
 #include <cstring>
 
+#include "common/file_util.h"
+
 namespace pinpoint::mps {
 
 namespace {
 
-// O_NOFOLLOW: a link planted by the log's user is refused, not followed. O_NONBLOCK: opening a
-// FIFO planted there returns at once instead of waiting for a writer.
-int OpenNoFollow(const std::string& path) {
-  return ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+// The log as common/file_util opens what a user can write: the directory pinned, no link
+// followed, nothing but a regular file, never a wait on a FIFO. Errors: kNotFound when missing.
+Result<UniqueFd> OpenLog(const std::string& path) {
+  size_t slash = path.rfind('/');
+  auto dir = OpenDirNoFollow(slash == std::string::npos || slash == 0 ? "/" : path.substr(0, slash));
+  if (!dir.ok()) return dir.status();
+  return OpenFileAt(dir->get(), path.substr(slash + 1), O_RDONLY | O_NOCTTY);
 }
 
 }  // namespace
@@ -28,28 +33,24 @@ void ServerLogScanner::SkipToEnd() {
   dropping_ = false;
   offset_ = 0;
   dev_ = ino_ = 0;
-  int fd = OpenNoFollow(path_);
-  if (fd < 0) return;
+  auto file = OpenLog(path_);
   struct stat st {};
-  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
-    offset_ = static_cast<uint64_t>(st.st_size);
-    dev_ = st.st_dev;
-    ino_ = st.st_ino;
-  }
-  ::close(fd);
+  if (!file.ok() || ::fstat(file->get(), &st) != 0) return;
+  offset_ = static_cast<uint64_t>(st.st_size);
+  dev_ = st.st_dev;
+  ino_ = st.st_ino;
 }
 
 LogScan ServerLogScanner::Scan(std::string_view marker) {
   LogScan out;
-  int fd = OpenNoFollow(path_);
-  if (fd < 0) {
-    if (errno != ENOENT) out.problem = path_ + ": " + std::strerror(errno);
+  auto file = OpenLog(path_);
+  if (!file.ok()) {
+    if (file.status().code() != Code::kNotFound) out.problem = path_ + ": " + file.status().message();
     return out;
   }
   struct stat st {};
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    ::close(fd);
-    out.problem = path_ + " is not a regular file";
+  if (::fstat(file->get(), &st) != 0) {
+    out.problem = path_ + ": " + std::strerror(errno);
     return out;
   }
   uint64_t size = static_cast<uint64_t>(st.st_size);
@@ -69,8 +70,7 @@ LogScan ServerLogScanner::Scan(std::string_view marker) {
   }
   uint64_t want = std::min<uint64_t>(size - offset_, options_.max_read_bytes);
   std::string buf(want, '\0');
-  ssize_t n = want == 0 ? 0 : ::pread(fd, buf.data(), want, static_cast<off_t>(offset_));
-  ::close(fd);
+  ssize_t n = want == 0 ? 0 : ::pread(file->get(), buf.data(), want, static_cast<off_t>(offset_));
   if (n < 0) {
     out.problem = path_ + ": " + std::strerror(errno);
     return out;
