@@ -19,6 +19,27 @@ wait_for() {  # wait_for SECONDS CMD...: until CMD succeeds (bounded)
 }
 state_of() { "$P" --json show "$1" | js "d['job']['state']"; }
 drained() { "$P" --json gpus | js "d['devices'][0]['drained']"; }
+mps_client() {  # mps_client PIPE_DIR PID: PID is a client of one of the MPS servers there
+  local s
+  for s in $(echo get_server_list | CUDA_MPS_PIPE_DIRECTORY=$1 timeout 5 nvidia-cuda-mps-control 2>/dev/null); do
+    echo "get_client_list $s" | CUDA_MPS_PIPE_DIRECTORY=$1 timeout 5 nvidia-cuda-mps-control 2>/dev/null | grep -qx "$2" && return 0
+  done
+  return 1
+}
+is_drained() { test "$(drained)" = True; }
+# Gone: no such process, or a zombie (it has exited and let go of the GPU; in a container whose
+# init does not reap, an orphan's zombie stays).
+gone() { ! kill -0 "$1" 2>/dev/null || grep -q '^State:.*Z' "/proc/$1/status" 2>/dev/null; }
+# Logs for a post-mortem: where PP_GPU_LOGS names a directory, pinpointd's log and the tail of each
+# MPS log are copied there when the script ends, however it ends.
+save_logs() {
+  [ -n "${PP_GPU_LOGS:-}" ] || return 0
+  mkdir -p "$PP_GPU_LOGS"; cp "$W/pinpointd.log" "$PP_GPU_LOGS/" 2>/dev/null
+  for f in "$W"/state/mps/*/*/log/*.log; do
+    [ -f "$f" ] && tail -c 262144 "$f" > "$PP_GPU_LOGS/$(echo "${f#$W/state/mps/}" | tr / _)"
+  done
+}
+trap save_logs EXIT; trap "exit 1" TERM INT
 echo "device: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -1); $(date -u +%FT%TZ)"
 id ppa >/dev/null 2>&1 || useradd -M ppa; id ppb >/dev/null 2>&1 || useradd -M ppb
 cat > "$W/config.json" <<CFG
@@ -94,29 +115,36 @@ check "the fault was confirmed by the driver" grep -q "MPS fault confirmed by th
 wait_for 10 sh -c "test \$(grep -c 'MPS fault confirmed by the driver' $W/pinpointd.log) -ge 2"  # the Xid comes with the watcher's next poll
 check "two faults (with neighbours, then alone) confirmed, not yet drained (3 drain)" sh -c "test \$(grep -c 'MPS fault confirmed by the driver' $W/pinpointd.log) -ge 2 && test \"\$(\"$P\" --json gpus | python3 -c 'import json,sys; print(json.load(sys.stdin)[\"devices\"][0][\"drained\"])')\" = False"
 bad2=$("$P" --json submit --name culprit2 --gpu-mem 2G -- "$BIN/pp-busy" --illegal-access | js "d['id']")
-"$P" wait $bad2 > /dev/null
-wait_for 10 test "$(drained)" = True  # the Xid comes with the watcher's next poll
-check "a third confirmed fault drained the GPU" test "$(drained)" = True
+wait_for 60 is_drained  # the Xid comes with the watcher's next poll
+check "a third confirmed fault drained the GPU" is_drained
+# The culprit is queued to rerun alone, which the drained device no longer allows: it waits.
+"$P" show $bad2 | sed -n '/state:/,/detail:/p;/history/,$p'
 "$P" --json gpus | js "d['devices'][0].get('drain_reason')"
+grep -E "Xid|confirmed|drained|fatal GPU error" "$W/pinpointd.log" | tail -4
 
 echo "=== 4. a killed supervisor: the job's processes are found and ended, the GPU is not handed on while they live"
 # The drained GPU takes no new job: restart pinpointd (running jobs keep running) to put it back.
+"$P" cancel $bad2 > /dev/null
 kill -TERM $DAEMON; wait $DAEMON
 LD_LIBRARY_PATH="$BIN/lib" "$BIN/pinpointd" --config "$W/config.json" >> "$W/pinpointd.log" 2>&1 &
 DAEMON=$!
 wait_for 10 "$P" version > /dev/null
 orph=$("$P" --json submit --as-user ppa --name orphan --gpu-mem 2G -- "$BIN/pp-busy" --blocks 4 --iters $((ITERS*1000)) | js "d['id']")
 wait_for 30 sh -c "test \"\$(\"$P\" --json show $orph | python3 -c 'import json,sys; print(json.load(sys.stdin)[\"job\"][\"state\"])')\" = running"
-sleep 1
 SHIM=$("$P" --json show $orph | js "d['job']['pid']")
+JOBPID=""; wait_for 30 sh -c "pgrep -u ppa -f 'pp-busy --blocks 4 --iters $((ITERS*1000))' > /dev/null"
 JOBPID=$(pgrep -u ppa -f "pp-busy --blocks 4 --iters $((ITERS*1000))" | head -1)
-echo "job $orph: supervisor $SHIM, program $JOBPID"
+# The program must be an MPS client (its context made) before the supervisor dies, or there is no
+# client for terminate_client to end.
+wait_for 60 mps_client "$W/state/mps/dev0/$(id -u ppa)/pipe" "$JOBPID"
+echo "job $orph: supervisor $SHIM, program $JOBPID (an MPS client: $(mps_client "$W/state/mps/dev0/$(id -u ppa)/pipe" "$JOBPID" && echo yes || echo no))"
 kill -KILL "$SHIM"; echo "killed the supervisor"
 # A whole-GPU job that checks, when it starts, that the orphan's program is gone.
-next=$("$P" --json submit --name next-whole --gpus 1 -- sh -c "! kill -0 $JOBPID 2>/dev/null" | js "d['id']")
+next=$("$P" --json submit --name next-whole --gpus 1 -- sh -c "! kill -0 $JOBPID 2>/dev/null || grep -q '^State:.*Z' /proc/$JOBPID/status" | js "d['id']")
 "$P" wait $orph $next > "$W/orphan.txt"; cat "$W/orphan.txt"
 "$P" show $orph | sed -n '/history/,$p'
-check "the orphaned job's program was ended" sh -c "! kill -0 $JOBPID 2>/dev/null"
+echo "program $JOBPID now: $(grep '^State:' /proc/$JOBPID/status 2>/dev/null || echo 'no such process')"
+check "the orphaned job's program was ended" gone "$JOBPID"
 check "the GPU was not handed on while the orphan lived (next job saw it gone)" grep -q "job $next completed" "$W/orphan.txt"
 check "the orphan's end went through terminate_client" grep -q "MPS: terminate_client [0-9]* $JOBPID " "$W/pinpointd.log"
 check "the orphaned job is not reported completed" sh -c "! grep -q 'job $orph completed' $W/orphan.txt"
@@ -126,5 +154,6 @@ for pipe in "$W"/state/mps/*/*/pipe; do [ -d "$pipe" ] && CUDA_MPS_PIPE_DIRECTOR
 sleep 1; pkill -f nvidia-cuda-mps-server; pkill -f nvidia-cuda-mps-control
 grep -E "warn|error" "$W/pinpointd.log" | head -30
 echo "$passed passed, $failed failed"
+save_logs; trap - EXIT
 rm -rf "$W"
 [ $failed -eq 0 ]
