@@ -131,7 +131,10 @@ void BlockDaemonSignals() {
 
 int RunDaemon(const Config& config, std::unique_ptr<gpu::GpuBackend> backend,
               const std::string& backend_note, int ready_fd) {
-  spdlog::info("pinpointd {} starting; {}", PINPOINT_VERSION, backend_note);
+  // "auto" that fell back to a simulated node is said loudly: nobody may take it for a GPU node.
+  bool simulated_fallback = config.backend == "auto" && backend->Kind().rfind("simulated", 0) == 0;
+  spdlog::log(simulated_fallback ? spdlog::level::warn : spdlog::level::info, "pinpointd {} starting; {}",
+              PINPOINT_VERSION, backend_note);
   BlockDaemonSignals();  // before the watcher's and the metrics server's threads start
   sigset_t mask = DaemonSignals();
   for (const std::string& dir : {config.state_dir, config.state_dir + "/jobs", config.state_dir + "/mps"}) {
