@@ -15,6 +15,20 @@ struct FitsCase {
   const char* want;  // "" = fits; otherwise the exact kFailedPrecondition message
 };
 
+template <size_t N>
+void ExpectCases(const FitsCase (&cases)[N]) {
+  for (const FitsCase& c : cases) {
+    SCOPED_TRACE(c.name);
+    Status status = CheckFits(c.demand, c.inventory);
+    if (c.want[0] == '\0') {
+      EXPECT_TRUE(status.ok()) << status.ToString();
+    } else {
+      EXPECT_EQ(status.code(), Code::kFailedPrecondition);
+      EXPECT_EQ(status.message(), c.want);
+    }
+  }
+}
+
 TEST(CheckFitsTest, Table) {
   const Inventory two_gpus = Node({Gpu(80), Gpu(80)}, 16, 256);
   const Inventory mig_node = Node({Mig(0, 10), Mig(0, 20), Gpu(80)}, 16, 256);
@@ -53,16 +67,7 @@ TEST(CheckFitsTest, Table) {
       {"negative_gpus", Whole(1, -1), two_gpus,
        "needs a negative number of GPUs or CPUs, which no node has"},
   };
-  for (const FitsCase& c : cases) {
-    SCOPED_TRACE(c.name);
-    Status status = CheckFits(c.demand, c.inventory);
-    if (c.want[0] == '\0') {
-      EXPECT_TRUE(status.ok()) << status.ToString();
-    } else {
-      EXPECT_EQ(status.code(), Code::kFailedPrecondition);
-      EXPECT_EQ(status.message(), c.want);
-    }
-  }
+  ExpectCases(cases);
 }
 
 TEST(CheckFitsTest, IgnoresWhatIsRunning) {
@@ -112,16 +117,7 @@ TEST(CheckFitsTest, NoMpsSlicesSaysWhy) {
        "needs a slice of GPU 1, which takes no MPS clients: MPS cannot be started (x)"},
       {"pinned_whole_runs", PinnedTo(Whole(1, 1), {1}), all_mps, ""},
   };
-  for (const FitsCase& c : cases) {
-    SCOPED_TRACE(c.name);
-    Status status = CheckFits(c.demand, c.inventory);
-    if (c.want[0] == '\0') {
-      EXPECT_TRUE(status.ok()) << status.ToString();
-    } else {
-      EXPECT_EQ(status.code(), Code::kFailedPrecondition);
-      EXPECT_EQ(status.message(), c.want);
-    }
-  }
+  ExpectCases(cases);
 }
 
 TEST(CheckFitsTest, NoMpsSlicesWaitsWithTheReason) {

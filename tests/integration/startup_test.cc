@@ -118,23 +118,24 @@ TEST(StartupTest, GpuMachineWhoseNvmlFailsStopsWithOneLine) {
   EXPECT_FALSE(std::filesystem::exists(h.socket()));
 }
 
-TEST(StartupTest, GpuMachineRunsASimulatedNodeWhenAskedTo) {
-  Harness h{"simulated:h100x2"};
-  std::string root = MachineRoot(h.dir(), "gpu-machine", /*gpu=*/true);
+// Starts h's pinpointd on a machine with or without a GPU, whose nvmlInit fails.
+void StartWithFailingNvml(Harness& h, bool gpu) {
+  std::string root = MachineRoot(h.dir(), "machine", gpu);
   ScopedEnv path("LD_LIBRARY_PATH", FakeNvmlDir(h.dir()));
   ScopedEnv fail("FAKE_NVML_INIT_FAIL", "1");
   h.set_daemon_args({"--device-root", root});
   h.StartDaemon();
+}
+
+TEST(StartupTest, GpuMachineRunsASimulatedNodeWhenAskedTo) {
+  Harness h{"simulated:h100x2"};
+  StartWithFailingNvml(h, /*gpu=*/true);
   EXPECT_THAT(h.daemon_log(), HasSubstr("starting; using simulated node h100x2 (as asked)"));
 }
 
 TEST(StartupTest, MachineWithoutGpuRunsASimulatedNodeLoudly) {
   Harness h{"auto"};
-  std::string root = MachineRoot(h.dir(), "cpu-machine", /*gpu=*/false);
-  ScopedEnv path("LD_LIBRARY_PATH", FakeNvmlDir(h.dir()));
-  ScopedEnv fail("FAKE_NVML_INIT_FAIL", "1");
-  h.set_daemon_args({"--device-root", root});
-  h.StartDaemon();
+  StartWithFailingNvml(h, /*gpu=*/false);
   std::string log = h.daemon_log();
   EXPECT_THAT(log, HasSubstr(" warning pinpointd "));
   EXPECT_THAT(log, HasSubstr(" starting; no NVIDIA device on this machine: running a SIMULATED node "
