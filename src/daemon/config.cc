@@ -44,7 +44,7 @@ Status Apply(const json& j, Config* c) {
       "watch_interval_ms", "gpu_mem_tolerance_pct", "gpu_mem_grace_ms", "usage_flush_ms",
       "metrics_listen", "max_connections", "max_connections_per_uid", "idle_timeout_ms",
       "max_reply_backlog",
-      "max_user_priority", "priority_users"};
+      "max_user_priority", "priority_users", "allow_unenforced_slices"};
   if (!j.is_object()) return InvalidArgument("config: must be a JSON object");
   for (auto it = j.begin(); it != j.end(); ++it) {
     if (!kKeys.count(it.key())) return Bad(it.key(), "is not a known setting");
@@ -99,6 +99,10 @@ Status Apply(const json& j, Config* c) {
   if (j.contains("cgroups")) {
     if (!j["cgroups"].is_boolean()) return Bad("cgroups", "must be true or false");
     c->cgroups = j["cgroups"].get<bool>();
+  }
+  if (j.contains("allow_unenforced_slices")) {
+    if (!j["allow_unenforced_slices"].is_boolean()) return Bad("allow_unenforced_slices", "must be true or false");
+    c->allow_unenforced_slices = j["allow_unenforced_slices"].get<bool>();
   }
   if (j.contains("host_mem")) {
     auto v = SizeValue(j["host_mem"], "host_mem");
@@ -181,6 +185,7 @@ std::string DefaultConfigJson() {
          {"cgroups", c.cgroups},
          {"cgroup_root", c.cgroup_root},
          {"mps", c.mps},
+         {"allow_unenforced_slices", c.allow_unenforced_slices},
          {"mps_control", c.mps_control},
          {"mps_idle_quit_ms", c.mps_idle_quit_ms},
          {"mps_fault_policy", c.mps_fault_policy},

@@ -31,6 +31,9 @@ struct Config {
   // MPS: "auto" runs control daemons on NVML nodes where the control binary is found, and only
   // sets the client environment elsewhere; "daemons" requires them; "env-only" never starts them.
   std::string mps = "auto";
+  // With mps: auto on a GPU node where MPS cannot be started: false refuses slices on mps
+  // devices (whole GPUs still run); true runs them without enforced limits (docs/mps.md).
+  bool allow_unenforced_slices = false;
   std::string mps_control = "nvidia-cuda-mps-control";  // path or name in PATH
   std::string mps_prestart_user;     // start every MPS device's daemon for this user at start
   std::string mps_dir;               // MPS pipe/log directories; empty: <state_dir>/mps. Keep it
