@@ -14,6 +14,7 @@
 #include "cli/advice.h"
 #include "cli/format.h"
 #include "cli/top.h"
+#include "common/version.h"
 #include "pinpoint/client.h"
 #include "pinpoint/escape.h"
 #include "pinpoint/job.h"
@@ -358,11 +359,11 @@ std::vector<Command> Commands(SubmitArgs& submit, int64_t& job_id, std::vector<i
        [&](const Globals& g, std::ostream& out) -> Result<int> {
          auto reply = Call(g, {{"op", "version"}});
          if (g.json_output) {
-           json j{{"client", PINPOINT_VERSION}};
+           json j{{"client", VersionText()}};
            if (reply.ok()) j["daemon"] = *reply;
            out << j.dump(2) << "\n";
          } else {
-           out << "pinpoint " << PINPOINT_VERSION << "\n";
+           out << "pinpoint " << VersionText() << "\n";
            if (reply.ok())
              out << "pinpointd " << ShownText(*reply, "version") << " (backend " << ShownText(*reply, "backend")
                  << ", store schema " << ShownText(*reply, "schema") << ")\n";
@@ -382,6 +383,7 @@ int RunCli(int argc, char** argv, std::ostream& out, std::ostream& err) {
   g.err = &err;
   app.add_option("--socket", g.socket, "pinpointd's socket (default $PINPOINT_SOCKET or /run/pinpoint/pinpointd.sock)");
   app.add_flag("--json", g.json_output, "machine-readable output");
+  app.set_version_flag("--version", std::string("pinpoint ") + VersionText(), "print pinpoint's version and exit");
   SubmitArgs submit;
   int64_t job_id = 0;
   std::vector<int64_t> ids;
@@ -428,6 +430,9 @@ int RunCli(int argc, char** argv, std::ostream& out, std::ostream& err) {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp&) {
     out << app.help();
+    return 0;
+  } catch (const CLI::CallForVersion&) {
+    out << app.version() << "\n";
     return 0;
   } catch (const CLI::CallForAllHelp&) {
     out << app.help("", CLI::AppFormatMode::All);
