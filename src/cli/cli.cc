@@ -14,6 +14,8 @@
 #include "cli/advice.h"
 #include "cli/format.h"
 #include "cli/top.h"
+#include "common/companion.h"
+#include "common/terminal.h"
 #include "common/version.h"
 #include "pinpoint/client.h"
 #include "pinpoint/escape.h"
@@ -158,7 +160,7 @@ struct TopArgs {
 Result<int> RunTop(const Globals& g, const TopArgs& a, std::ostream& out) {
   auto client = Client::Connect(g.socket);
   if (!client.ok()) return client.status();
-  bool in_place = a.count != 1 && ::isatty(STDOUT_FILENO);
+  bool in_place = a.count != 1 && StyleForFd(STDOUT_FILENO).redraw;  // plain frames in a pipe or log
   for (int frame = 0; a.count == 0 || frame < a.count; ++frame) {
     if (frame > 0) ::usleep(static_cast<useconds_t>(a.interval_s * 1e6));  // the refresh rate, not synchronisation
     auto reply = client->Call({{"op", "gpus"}});
@@ -175,14 +177,15 @@ Result<int> RunTop(const Globals& g, const TopArgs& a, std::ostream& out) {
 }
 
 // `pinpoint bench ...`, `pinpoint slurm ...` and `pinpoint htcondor ...` are pinpoint-bench,
-// pinpoint-slurm and pinpoint-htcondor next to this binary (docs/benchmarks.md, docs/cluster.md). They get PINPOINT_BIN (this binary) and,
+// pinpoint-slurm and pinpoint-htcondor next to this binary or in <prefix>/libexec/pinpoint
+// (common/companion.h; docs/benchmarks.md, docs/cluster.md). They get PINPOINT_BIN (this binary) and,
 // when --socket came before the command, PINPOINT_SOCKET.
 int ExecCompanion(const std::string& name, int argc, char** argv, int command_arg,
                   const std::string& socket, std::ostream& err) {
   char exe[4096];
   ssize_t n = ::readlink("/proc/self/exe", exe, sizeof(exe) - 1);
   std::string self = n > 0 ? std::string(exe, static_cast<size_t>(n)) : std::string();
-  std::string path = self.substr(0, self.rfind('/') + 1) + name;
+  std::string path = CompanionPath(name);
   ::setenv("PINPOINT_BIN", self.c_str(), 1);
   if (!socket.empty()) ::setenv("PINPOINT_SOCKET", socket.c_str(), 1);
   std::vector<char*> args = {path.data()};
@@ -190,7 +193,7 @@ int ExecCompanion(const std::string& name, int argc, char** argv, int command_ar
   args.push_back(nullptr);
   ::execv(path.c_str(), args.data());
   err << "pinpoint: cannot run " << path << ": " << std::strerror(errno) << " (install " << name
-      << " next to pinpoint)\n";
+      << " next to pinpoint, or in libexec/pinpoint beside its bin/)\n";
   return 1;
 }
 
