@@ -9,7 +9,7 @@
 set -euo pipefail
 build=(build-essential cmake ninja-build pkg-config git libsqlite3-dev nlohmann-json3-dev
        libcli11-dev libspdlog-dev libfmt-dev libcpp-httplib-dev pandoc)
-test=(libgtest-dev libgmock-dev clang libclang-rt-14-dev procps prometheus gnuplot-nox jq
+test=(libgtest-dev libgmock-dev clang libclang-rt-14-dev procps prometheus gnuplot-nox jq zsh
       slurmctld slurmd slurm-client munge systemd)
 case ${1:-build} in
   build) packages=("${build[@]}") ;;

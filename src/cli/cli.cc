@@ -12,6 +12,7 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/advice.h"
+#include "cli/completion.h"
 #include "cli/format.h"
 #include "cli/top.h"
 #include "common/companion.h"
@@ -195,6 +196,21 @@ int ExecCompanion(const std::string& name, int argc, char** argv, int command_ar
   err << "pinpoint: cannot run " << path << ": " << std::strerror(errno) << " (install " << name
       << " next to pinpoint, or in libexec/pinpoint beside its bin/)\n";
   return 1;
+}
+
+// `pinpoint completion bash|zsh` (not listed in the help): the completion script from this very
+// command line plus the companions' words (cli/completion.h); the build installs its output.
+int PrintCompletion(const CLI::App& app, const std::string& shell, std::ostream& out, std::ostream& err) {
+  CompletionCommand root = DescribeApp(app);
+  root.name = "pinpoint";
+  for (auto& companion : CompanionCommands()) root.subcommands.push_back(std::move(companion));
+  if (shell == "bash") out << BashCompletion(root);
+  else if (shell == "zsh") out << ZshCompletion(root);
+  else {
+    err << "pinpoint: completion needs a shell: bash or zsh\n";
+    return 2;
+  }
+  return 0;
 }
 
 std::vector<Command> Commands(SubmitArgs& submit, int64_t& job_id, std::vector<int64_t>& ids,
@@ -417,6 +433,7 @@ int RunCli(int argc, char** argv, std::ostream& out, std::ostream& err) {
     if (a == "bench") return ExecCompanion("pinpoint-bench", argc, argv, i, socket_before, err);
     if (a == "slurm") return ExecCompanion("pinpoint-slurm", argc, argv, i, socket_before, err);
     if (a == "htcondor") return ExecCompanion("pinpoint-htcondor", argc, argv, i, socket_before, err);
+    if (a == "completion") return PrintCompletion(app, i + 1 < argc ? argv[i + 1] : "", out, err);
     bool known = false;
     std::string names;
     for (const auto& c : commands) {
