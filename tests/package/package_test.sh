@@ -132,14 +132,16 @@ else
 fi
 
 # --- 4. pinpointd from the unit's command line, on a simulated node
-# The admin's edit of the conffile: a simulated node, everything under the scratch root, no
-# cgroups (this test must not write /sys/fs/cgroup) and no metrics port.
 conf=$R/etc/pinpoint/pinpointd.json
-sed -i "s|^  // \"backend\": \"auto\",|  \"backend\": \"simulated:h100x2\",|
-        s|^  // \"cgroups\": true,|  \"cgroups\": false,|
-        s|^  // \"metrics_listen\": \"127.0.0.1:9473\",|  \"metrics_listen\": \"\",|
-        s|^  // \"cancel_grace_ms\": 10000,|  \"cancel_grace_ms\": 2000,|
-        s|\"/var/lib/pinpoint\"|\"$R/var/lib/pinpoint\"|; s|\"/run/pinpoint/|\"$R/run/pinpoint/|" "$conf"
+# The admin's edit of the conffile: settings uncommented for a simulated node, everything under
+# the scratch root, no cgroups (this test must not write /sys/fs/cgroup) and no metrics port.
+edit_conffile() {
+  sed -i "s|^  // \"backend\": \"auto\",|  \"backend\": \"simulated:h100x2\",|
+          s|^  // \"cgroups\": true,|  \"cgroups\": false,|
+          s|^  // \"metrics_listen\": \"127.0.0.1:9473\",|  \"metrics_listen\": \"\",|
+          s|\"/var/lib/pinpoint\"|\"$R/var/lib/pinpoint\"|; s|\"/run/pinpoint/|\"$R/run/pinpoint/|" "$conf"
+}
+edit_conffile
 read -ra cmd <<< "$(in_root <<< "$exec_start")"
 export PINPOINT_SOCKET=$R/run/pinpoint/pinpointd.sock
 P=$R/usr/bin/pinpoint
@@ -206,10 +208,7 @@ check "purge: no pinpoint directory left" test -z "$(find "$R" -name '*pinpoint*
 
 # --- 7. a purge while a job still runs keeps its directory
 pdpkg -i "$S/pinpoint-v2.deb" > "$S/dpkg-install2.log" 2>&1
-sed -i "s|^  // \"backend\": \"auto\",|  \"backend\": \"simulated:h100x2\",|
-        s|^  // \"cgroups\": true,|  \"cgroups\": false,|
-        s|^  // \"metrics_listen\": \"127.0.0.1:9473\",|  \"metrics_listen\": \"\",|
-        s|\"/var/lib/pinpoint\"|\"$R/var/lib/pinpoint\"|; s|\"/run/pinpoint/|\"$R/run/pinpoint/|" "$conf"
+edit_conffile
 check "reinstalled, pinpointd starts" start_unit
 "$P" submit -- sh -c "while [ ! -e '$S/go-2' ]; do sleep 0.1; done" > "$S/submit2.out"
 id2=$(grep -o '[0-9]*' "$S/submit2.out")
