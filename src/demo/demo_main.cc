@@ -185,6 +185,10 @@ bool RunBatch(const std::string& bin_dir, const Daemon& d, const std::vector<Dem
     if (live) {
       auto g = Call(d.socket, {{"op", "gpus"}});
       if (g.ok()) ShowGpus(*g, style, &block);
+    } else if (style.redraw) {  // a count on a terminal only: a log gets the summary
+      size_t ended = ids.size() - std::min(ids.size(), (*q)["jobs"].size());
+      std::fputs(block.Frame({"  " + std::to_string(ended) + "/" + std::to_string(ids.size()) + " jobs ended"}).c_str(), stdout);
+      std::fflush(stdout);
     }
     if ((*q)["jobs"].empty()) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(style.redraw ? 200 : 1000));  // display refresh
