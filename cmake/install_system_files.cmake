@@ -16,13 +16,18 @@ else()
   set(zsh_dir "${prefix}/share/zsh/site-functions")
 endif()
 set(PINPOINT_BINDIR "${prefix}/bin")
-# file(INSTALL) puts $DESTDIR in front of each destination itself; only the check for an
-# existing configuration needs it spelled out.
+# file(INSTALL) puts $DESTDIR in front of each destination itself; what is written or checked
+# by hand spells it out.
 
-configure_file("${PINPOINT_SOURCE_DIR}/packaging/pinpointd.service.in"
-               "${CMAKE_CURRENT_BINARY_DIR}/pinpointd.service.installed" @ONLY)
-file(INSTALL "${CMAKE_CURRENT_BINARY_DIR}/pinpointd.service.installed" DESTINATION "${unit_dir}"
-     RENAME pinpointd.service PERMISSIONS OWNER_READ OWNER_WRITE GROUP_READ WORLD_READ)
+# Written in place (no scratch file: this script runs in whatever directory `cmake --install` does).
+file(READ "${PINPOINT_SOURCE_DIR}/packaging/pinpointd.service.in" unit_text)
+string(CONFIGURE "${unit_text}" unit_text @ONLY)
+set(unit "$ENV{DESTDIR}${unit_dir}/pinpointd.service")
+message(STATUS "Installing: ${unit}")
+file(MAKE_DIRECTORY "$ENV{DESTDIR}${unit_dir}")
+file(WRITE "${unit}" "${unit_text}")
+file(CHMOD "${unit}" PERMISSIONS OWNER_READ OWNER_WRITE GROUP_READ WORLD_READ)
+list(APPEND CMAKE_INSTALL_MANIFEST_FILES "${unit}")
 
 set(config "$ENV{DESTDIR}${PINPOINT_SYSCONFDIR}/pinpoint/pinpointd.json")
 if(EXISTS "${config}")
