@@ -13,6 +13,7 @@
 #include <spdlog/spdlog.h>
 
 #include "api/server.h"
+#include "common/companion.h"
 #include "common/file_util.h"
 #include "daemon/inventory_builder.h"
 #include "daemon/mps_plan.h"
@@ -34,13 +35,10 @@ namespace pinpoint::daemon {
 
 namespace {
 
+// Beside pinpointd, else in <prefix>/libexec/pinpoint (the package; common/companion.h).
 std::string ShimPath(const Config& config) {
   if (!config.shim_path.empty()) return config.shim_path;
-  char exe[4096];
-  ssize_t n = ::readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-  if (n <= 0) return "pinpoint-shim";
-  std::string path(exe, static_cast<size_t>(n));
-  return path.substr(0, path.rfind('/')) + "/pinpoint-shim";
+  return CompanionPath("pinpoint-shim");
 }
 
 // One daemon per state directory: a second one would start the same jobs twice.

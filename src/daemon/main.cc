@@ -7,6 +7,7 @@
 #include <CLI/CLI.hpp>
 #include <spdlog/spdlog.h>
 
+#include "common/version.h"
 #include "daemon/config.h"
 #include "daemon/daemon.h"
 #include "daemon/log_format.h"
@@ -31,6 +32,7 @@ int main(int argc, char** argv) {
   app.add_option("--log-level", log_level, "trace|debug|info|warn|error");
   app.add_option("--ready-fd", ready_fd, "write \"ready\\n\" to this descriptor once serving");
   app.add_flag("--print-default-config", print_default, "print the embedded default config and exit");
+  app.set_version_flag("--version", std::string("pinpointd ") + VersionText());
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -18,6 +18,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "common/terminal.h"
 #include "pinpoint/client.h"
 #include "pinpoint/job.h"
 #include "pinpoint/units.h"
@@ -97,23 +98,27 @@ pinpoint::Result<json> Call(const std::string& socket, const json& request) {
   return c->Call(request);
 }
 
-std::string Bar(uint64_t used, uint64_t total, int width) {
+std::string Bar(uint64_t used, uint64_t total, int width, const pinpoint::OutputStyle& style) {
   int filled = total == 0 ? 0 : static_cast<int>(width * static_cast<double>(used) / static_cast<double>(total) + 0.5);
   filled = std::clamp(filled, 0, width);
-  return "[" + std::string(filled, '#') + std::string(width - filled, '.') + "]";
+  return "[" + pinpoint::Paint(style, pinpoint::Color::kGreen, std::string(filled, '#')) +
+         std::string(width - filled, '.') + "]";
 }
 
-// One line per GPU; redrawn in place on a terminal.
-void ShowGpus(const json& gpus, bool tty, int* drawn) {
-  if (tty && *drawn > 0) std::printf("\033[%dA", *drawn);
-  *drawn = 0;
+// One line per GPU: redrawn in place on a terminal (the fill coloured unless NO_COLOR is set);
+// elsewhere written again only when it changed, as plain lines (common/terminal.h).
+void ShowGpus(const json& gpus, const pinpoint::OutputStyle& style, pinpoint::LiveBlock* block) {
+  std::vector<std::string> lines;
   for (const auto& d : gpus["devices"]) {
-    std::string bar = Bar(d["mem_allocated_bytes"].get<uint64_t>(), d["mem_bytes"].get<uint64_t>(), 30);
-    std::printf("  GPU %-2d %s %2zu jobs  %9s of %s  %s\033[K\n", d["index"].get<int>(), bar.c_str(),
-                d["jobs"].size(), pinpoint::FormatSize(d["mem_allocated_bytes"].get<uint64_t>()).c_str(),
-                pinpoint::FormatSize(d["mem_bytes"].get<uint64_t>()).c_str(), d["mode"].get<std::string>().c_str());
-    ++*drawn;
+    uint64_t used = d["mem_allocated_bytes"].get<uint64_t>(), total = d["mem_bytes"].get<uint64_t>();
+    std::string bar = Bar(used, total, 30, style);
+    char line[512];
+    std::snprintf(line, sizeof(line), "  GPU %-2d %s %2zu jobs  %9s of %s  %s", d["index"].get<int>(), bar.c_str(),
+                  d["jobs"].size(), pinpoint::FormatSize(used).c_str(), pinpoint::FormatSize(total).c_str(),
+                  d["mode"].get<std::string>().c_str());
+    lines.push_back(line);
   }
+  std::fputs(block->Frame(lines).c_str(), stdout);
   std::fflush(stdout);
 }
 
@@ -172,17 +177,21 @@ bool RunBatch(const std::string& bin_dir, const Daemon& d, const std::vector<Dem
     }
     ids.push_back((*reply)["job"]["id"].get<int64_t>());
   }
-  bool tty = ::isatty(1);
-  int drawn = 0;
+  pinpoint::OutputStyle style = pinpoint::StyleForFd(STDOUT_FILENO);
+  pinpoint::LiveBlock block(style);
   for (;;) {
     auto q = Call(d.socket, {{"op", "queue"}});
     if (!q.ok()) return false;
     if (live) {
       auto g = Call(d.socket, {{"op", "gpus"}});
-      if (g.ok()) ShowGpus(*g, tty, &drawn);
+      if (g.ok()) ShowGpus(*g, style, &block);
+    } else if (style.redraw) {  // a count on a terminal only: a log gets the summary
+      size_t ended = ids.size() - std::min(ids.size(), (*q)["jobs"].size());
+      std::fputs(block.Frame({"  " + std::to_string(ended) + "/" + std::to_string(ids.size()) + " jobs ended"}).c_str(), stdout);
+      std::fflush(stdout);
     }
     if ((*q)["jobs"].empty()) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(tty ? 200 : 1000));  // display refresh
+    std::this_thread::sleep_for(std::chrono::milliseconds(style.redraw ? 200 : 1000));  // display refresh
   }
   auto all = Call(d.socket, {{"op", "queue"}, {"all", true}, {"limit", 10000}});
   if (!all.ok()) return false;
