@@ -41,6 +41,7 @@ struct JobRequest {
 
   bool IsSlice() const { return gpus > 0 && gpu_mem_bytes > 0; }
   bool IsWholeGpu() const { return gpus > 0 && gpu_mem_bytes == 0; }
+  bool operator==(const JobRequest&) const = default;
 };
 
 // Bounds on a request's text (docs/api.md "submit"); the whole message is at most
@@ -89,6 +90,7 @@ struct Allocation {
   uint64_t gpu_mem_bytes = 0;  // 0 = the whole device
   int gpu_share_pct = 0;
   std::string mode;        // sharing mode of the device when placed: exclusive|timeslice|mps
+  bool operator==(const Allocation&) const = default;
 };
 
 // What a job used, as the watcher measured it (docs/accounting.md). Device memory is the sum
@@ -101,6 +103,7 @@ struct JobUsage {
   uint64_t energy_mj = 0;           // millijoules
   int util_pct_mean = -1;           // GPU utilisation while the job held whole GPUs; -1 unknown
   bool final = false;               // the job has ended and its last interval is accounted
+  bool operator==(const JobUsage&) const = default;
 };
 
 // A job as stored and as listed.
@@ -132,6 +135,8 @@ struct JobRecord {
   std::string stop_reason;
   std::string stop_detail;
   JobUsage usage;
+  // Every field equal: what a store round trip must give back.
+  bool operator==(const JobRecord&) const = default;
 };
 
 // JSON forms, documented in docs/api.md. FromJson errors: kInvalidArgument naming the field.

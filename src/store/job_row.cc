@@ -38,16 +38,6 @@ Status CheckColumns(const Statement& row, const JobRecord& r) {
 
 }  // namespace
 
-Result<std::string> EncodeRecord(const JobRecord& record) {
-  // dump() throws on strings that are not UTF-8 (argv and env come from users); this is the
-  // store's edge, so the exception stops here.
-  try {
-    return ToJson(record).dump();
-  } catch (const std::exception& e) {
-    return InvalidArgument("job record cannot be stored as JSON: " + std::string(e.what()));
-  }
-}
-
 void BindJobColumns(Statement* stmt, const JobRecord& record, const std::string& record_json) {
   stmt->Bind(1, static_cast<int64_t>(record.uid))
       .Bind(2, record.user)
