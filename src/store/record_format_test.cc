@@ -145,6 +145,18 @@ TEST_F(RecordFormatTest, Format1IsWrittenAsTheEarlierPinpointWroteIt) {
   }
 }
 
+TEST_F(RecordFormatTest, RowInANewerFormatIsReportedNotGuessed) {
+  std::unique_ptr<JobStore> store = Must(JobStore::Open(db_path()));
+  JobId id = Must(store->Insert(testing::PendingRecord(1, 1)));
+  ASSERT_TRUE(
+      testing::ExecSql(db_path(), "UPDATE jobs SET record = json_set(record, '$.record_format', 2)")
+          .ok());
+  Result<JobRecord> got = store->Get(id);
+  EXPECT_EQ(got.status().code(), Code::kInternal);
+  EXPECT_THAT(got.status().message(),
+              AllOf(HasSubstr("job " + std::to_string(id)), HasSubstr("record_format is 2")));
+}
+
 TEST(RecordCodecTest, RoundTripsEveryJob) {
   std::vector<JobRecord> jobs = Format1Jobs();
   jobs.push_back(JobRecord{});
