@@ -83,13 +83,20 @@ inline constexpr char kMpsFaultVictim[] = "mps-fault-victim";  // requeued after
 inline constexpr char kGpuMemExceeded[] = "gpu-mem-exceeded";  // stopped: device memory over its budget
 }  // namespace reason
 
+// How a job holds one device: alone (a whole device, or a slice on a device in exclusive mode),
+// time-sliced with other jobs, or as a client of the device's MPS server (a slice on one device).
+enum class AllocationMode { kExclusive, kTimeslice, kMps };
+
+const char* AllocationModeName(AllocationMode mode);  // "exclusive", "timeslice", "mps"
+std::optional<AllocationMode> AllocationModeFromName(const std::string& name);
+
 // One device a running job holds: the allocatable device's index and UUID, and the slice.
 struct Allocation {
   int device_index = -1;
   std::string uuid;        // GPU-... or MIG-...; what CUDA_VISIBLE_DEVICES names
   uint64_t gpu_mem_bytes = 0;  // 0 = the whole device
   int gpu_share_pct = 0;
-  std::string mode;        // sharing mode of the device when placed: exclusive|timeslice|mps
+  AllocationMode mode = AllocationMode::kExclusive;  // decided when the job was placed
   bool operator==(const Allocation&) const = default;
 };
 

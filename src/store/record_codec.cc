@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/enum_names.h"
 #include "pinpoint/escape.h"
 
 namespace pinpoint::store {
@@ -23,23 +24,10 @@ constexpr std::pair<JobState, const char*> kStoredStates[] = {{JobState::kPendin
                                                               {JobState::kCompleted, "completed"},
                                                               {JobState::kFailed, "failed"},
                                                               {JobState::kCancelled, "cancelled"}};
-
-template <typename Enum, size_t N>
-const char* NameIn(const std::pair<Enum, const char*> (&names)[N], Enum value) {
-  for (const auto& [v, name] : names) {
-    if (v == value) return name;
-  }
-  return "unknown";
-}
-
-template <typename Enum, size_t N>
-std::optional<Enum> ValueIn(const std::pair<Enum, const char*> (&names)[N],
-                            const std::string& name) {
-  for (const auto& [v, n] : names) {
-    if (name == n) return v;
-  }
-  return std::nullopt;
-}
+constexpr std::pair<AllocationMode, const char*> kStoredModes[] = {
+    {AllocationMode::kExclusive, "exclusive"},
+    {AllocationMode::kTimeslice, "timeslice"},
+    {AllocationMode::kMps, "mps"}};
 
 // Format 1's fields, each listed once for both directions: `f` is a Writer (with const parts)
 // or a Reader, and f(key, field) returns f. The keys are part of the format: never rename one
@@ -77,6 +65,20 @@ void RecordFields(F& f, Record& r) {
   f("usage", r.usage);
 }
 
+// A field added to a job but not to the lists above would be lost at every restart. This stops
+// compiling when a struct gains or loses a field, until the lists and these names follow it.
+[[maybe_unused]] void EveryFieldIsListed(const JobRecord& r) {
+  [[maybe_unused]] const auto& [id, request, uid, gid, user, state, reason, detail, submit_ms,
+                                start_ms, end_ms, exit_code, term_signal, allocations, pid,
+                                pid_start_ticks, cancel_requested, cancelled_by, fault_suspect,
+                                stop_reason, stop_detail, usage] = r;
+  [[maybe_unused]] const auto& [name, argv, cwd, env, gpus, gpu_mem_bytes, gpu_share_pct, cpus,
+                                mem_bytes, priority, as_user, devices] = r.request;
+  [[maybe_unused]] const auto& [device_index, uuid, slice_bytes, share_pct, mode] = Allocation{};
+  [[maybe_unused]] const auto& [samples, mem_now_bytes, mem_peak_bytes, energy_mj, util_pct_mean,
+                                final] = r.usage;
+}
+
 template <typename T>
 concept Integer = std::integral<T> && !std::same_as<T, bool>;
 
@@ -96,6 +98,7 @@ class Writer {
     return json(plain);
   }
   static json Encode(JobState state) { return NameIn(kStoredStates, state); }
+  static json Encode(AllocationMode mode) { return NameIn(kStoredModes, mode); }
   static json Encode(const std::optional<int>& v) { return v ? json(*v) : json(nullptr); }
   static json Encode(const JobRequest& r) {
     return Object(r, [](Writer& w, auto& p) { RequestFields(w, p); });
@@ -168,6 +171,9 @@ class Reader {
   }
   static Status Decode(const json& v, const std::string& path, JobState* out) {
     return Named(v, path, kStoredStates, "a known job state", out);
+  }
+  static Status Decode(const json& v, const std::string& path, AllocationMode* out) {
+    return Named(v, path, kStoredModes, "a known allocation mode", out);
   }
   template <typename Enum, size_t N>
   static Status Named(const json& v, const std::string& path,
