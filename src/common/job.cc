@@ -5,6 +5,7 @@
 #include <limits>
 #include <utility>
 
+#include "common/enum_names.h"
 #include "pinpoint/escape.h"
 
 namespace pinpoint {
@@ -19,6 +20,12 @@ constexpr std::array<std::pair<JobState, const char*>, 5> kStates = {{
     {JobState::kCompleted, "completed"},
     {JobState::kFailed, "failed"},
     {JobState::kCancelled, "cancelled"},
+}};
+
+constexpr std::array<std::pair<AllocationMode, const char*>, 3> kAllocationModes = {{
+    {AllocationMode::kExclusive, "exclusive"},
+    {AllocationMode::kTimeslice, "timeslice"},
+    {AllocationMode::kMps, "mps"},
 }};
 
 // Typed reads from untrusted JSON: a missing key keeps the default, a wrong type is an error.
@@ -105,18 +112,16 @@ class Reader {
 
 }  // namespace
 
-const char* JobStateName(JobState state) {
-  for (const auto& [s, name] : kStates) {
-    if (s == state) return name;
-  }
-  return "unknown";
-}
+const char* JobStateName(JobState state) { return NameIn(kStates, state); }
 
 std::optional<JobState> JobStateFromName(const std::string& name) {
-  for (const auto& [s, n] : kStates) {
-    if (name == n) return s;
-  }
-  return std::nullopt;
+  return ValueIn(kStates, name);
+}
+
+const char* AllocationModeName(AllocationMode mode) { return NameIn(kAllocationModes, mode); }
+
+std::optional<AllocationMode> AllocationModeFromName(const std::string& name) {
+  return ValueIn(kAllocationModes, name);
 }
 
 namespace {
@@ -238,7 +243,7 @@ json ToJson(const Allocation& a) {
               {"uuid", a.uuid},
               {"gpu_mem_bytes", a.gpu_mem_bytes},
               {"gpu_share_pct", a.gpu_share_pct},
-              {"mode", a.mode}};
+              {"mode", AllocationModeName(a.mode)}};
 }
 
 Result<Allocation> AllocationFromJson(const json& j) {
@@ -248,7 +253,13 @@ Result<Allocation> AllocationFromJson(const json& j) {
   in.String("uuid", &a.uuid);
   in.Integer("gpu_mem_bytes", &a.gpu_mem_bytes);
   in.Integer("gpu_share_pct", &a.gpu_share_pct);
-  in.String("mode", &a.mode);
+  if (in.Has("mode")) {
+    std::string mode;
+    in.String("mode", &mode);
+    auto parsed = AllocationModeFromName(mode);
+    if (!parsed) in.Fail("mode", "is not a known allocation mode");
+    else a.mode = *parsed;
+  }
   if (!in.error().ok()) return in.error();
   return a;
 }

@@ -98,7 +98,7 @@ Status Node::Recover() {
     if (!status || orphaned) {
       active_[job.id] = job;
       for (const auto& a : job.allocations) {
-        if (a.mode != "mps") continue;
+        if (a.mode != AllocationMode::kMps) continue;
         auto env = deps_.mps->PrepareClient(SliceOf(job, a));  // counts the client, restarts a dead daemon
         if (!env.ok()) spdlog::warn("job {}: MPS after restart: {}", job.id, env.status().message());
       }
@@ -236,7 +236,7 @@ void Node::SafeStop(JobRecord& job) {
   // and the neighbours on the device are never left in an undefined state.
   std::vector<int64_t> pids;
   for (const auto& a : job.allocations) {
-    if (a.mode != "mps") continue;
+    if (a.mode != AllocationMode::kMps) continue;
     if (pids.empty()) pids = deps_.launcher->JobProcesses(Handle(job));
     Status t = deps_.mps->TerminateClients(SliceOf(job, a), pids);
     if (!t.ok()) spdlog::warn("job {}: terminate_client: {}", job.id, t.message());
@@ -407,7 +407,7 @@ Result<std::vector<std::string>> Node::JobEnvironment(const JobRecord& job) {
   }
   // One process can be the client of one MPS server only, so only single-device slices use MPS;
   // multi-device slices are time-sliced (docs/design.md).
-  if (job.allocations.size() == 1 && job.allocations[0].mode == "mps") {
+  if (job.allocations.size() == 1 && job.allocations[0].mode == AllocationMode::kMps) {
     const Allocation& a = job.allocations[0];
     auto mps_env = deps_.mps->PrepareClient(SliceOf(job, a));
     if (!mps_env.ok()) return mps_env.status();
@@ -428,10 +428,11 @@ void Node::StartJob(JobRecord& job, const std::vector<sched::Slot>& slots) {
     a.uuid = d.uuid;
     a.gpu_mem_bytes = slot.gpu_mem_bytes;
     a.gpu_share_pct = slot.gpu_share_pct;
-    a.mode = sched::SharingModeName(d.mode);
-    if (slot.gpu_mem_bytes == 0 || d.mode == sched::SharingMode::kExclusive) a.mode = "exclusive";
+    a.mode = d.mode == sched::SharingMode::kMps ? AllocationMode::kMps : AllocationMode::kTimeslice;
+    if (slot.gpu_mem_bytes == 0 || d.mode == sched::SharingMode::kExclusive)
+      a.mode = AllocationMode::kExclusive;
     // One process can be the client of one MPS server only (docs/design.md).
-    if (a.mode == "mps" && slots.size() > 1) a.mode = "timeslice";
+    if (a.mode == AllocationMode::kMps && slots.size() > 1) a.mode = AllocationMode::kTimeslice;
     job.allocations.push_back(a);
   }
   job.state = JobState::kRunning;
@@ -510,7 +511,7 @@ void Node::Requeue(JobRecord& job, const std::string& why, const char* reason_co
 
 void Node::ReleaseResources(const JobRecord& job) {
   for (const auto& a : job.allocations) {
-    if (a.mode == "mps") deps_.mps->ReleaseClient(SliceOf(job, a));
+    if (a.mode == AllocationMode::kMps) deps_.mps->ReleaseClient(SliceOf(job, a));
   }
   if (deps_.cgroups != nullptr && deps_.cgroups->enabled()) {
     Status s = deps_.cgroups->RemoveJobGroup(job.id);
@@ -647,7 +648,7 @@ void Node::RecordFault(int device, uint32_t uid, const std::string& detail) {
     // The claim comes from a log its user can write: it may touch that user's jobs only.
     if (job.state != JobState::kRunning || job.uid != uid) continue;
     for (const auto& a : job.allocations) {
-      if (a.device_index != device || a.mode != "mps") continue;
+      if (a.device_index != device || a.mode != AllocationMode::kMps) continue;
       affected.insert(id);
       store::JobEvent ev{id, now, "mps-fault", "fatal GPU error on device " + std::to_string(device)};
       Status s = deps_.store->AppendEvent(ev);

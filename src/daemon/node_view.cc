@@ -43,11 +43,11 @@ json Node::GpusView() const {
       Use& u = use[static_cast<size_t>(a.device_index)];
       u.mem_bytes += a.gpu_mem_bytes;
       u.share_pct += a.gpu_share_pct;
-      if (a.mode == "exclusive") u.whole = true;
-      if (a.mode == "mps") u.mps_uid = job.uid;
+      if (a.mode == AllocationMode::kExclusive) u.whole = true;
+      if (a.mode == AllocationMode::kMps) u.mps_uid = job.uid;
       json entry{{"id", id}, {"user", job.user}, {"name", job.request.name},
                  {"gpu_mem_bytes", a.gpu_mem_bytes}, {"gpu_share_pct", a.gpu_share_pct},
-                 {"mode", a.mode}, {"energy_mj", job.usage.energy_mj},
+                 {"mode", AllocationModeName(a.mode)}, {"energy_mj", job.usage.energy_mj},
                  {"gpu_mem_peak_bytes", job.usage.gpu_mem_peak_bytes}};
       // Memory in use is per physical GPU: a MIG instance shows its job's use of the whole GPU.
       auto mem = view.job_mem_by_gpu.find(id);
@@ -167,8 +167,8 @@ metrics::Snapshot Node::MetricsView() const {
       metrics::DeviceMetrics& m = devices[static_cast<size_t>(a.device_index)];
       m.slices += 1;
       const auto& d = options_.inventory.devices[static_cast<size_t>(a.device_index)];
-      m.mem_allocated_bytes += a.mode == "exclusive" ? d.mem_bytes : a.gpu_mem_bytes;
-      m.share_allocated_pct += a.mode == "exclusive" ? 100 : a.gpu_share_pct;
+      m.mem_allocated_bytes += a.mode == AllocationMode::kExclusive ? d.mem_bytes : a.gpu_mem_bytes;
+      m.share_allocated_pct += a.mode == AllocationMode::kExclusive ? 100 : a.gpu_share_pct;
     }
   }
   snap.devices = std::move(devices);
