@@ -125,6 +125,8 @@ class Node {
   void Schedule();
   void StartJob(JobRecord& job, const std::vector<sched::Slot>& slots);
   Status Persist(const JobRecord& r, const char* event, const std::string& detail);
+  // The effects of a job's end as lifecycle::DecideEnd decides it: resources released, the
+  // end (or the requeue of a fault's victim) recorded.
   void Finish(JobRecord& job, const launch::ExitStatus& status);
   // Records a job's end; when the store cannot take it (e.g. a full disk) the end is kept in
   // memory (the job stays in active_, answered from there) and retried by each Step.
@@ -135,6 +137,7 @@ class Node {
   void HandleOrphan(JobRecord& job);
   void Requeue(JobRecord& job, const std::string& why, const char* reason_code,
                bool release_resources = true);
+  void PersistRequeue(const JobRecord& job);
   void ReleaseResources(const JobRecord& job);
   Result<std::vector<std::string>> JobEnvironment(const JobRecord& job);
   void HandleMpsEvents();
@@ -143,8 +146,9 @@ class Node {
   void RecordFault(int device_index, uint32_t uid, const std::string& detail);
   // Applies FaultTracker's verdicts: counted faults, unconfirmed claims, drains.
   void EvaluateFaults();
-  // Whether the job was ended by an MPS fault; if so it is requeued or failed by policy.
-  bool HandleFaultEnd(JobRecord& job, bool ran_to_completion);
+  // A job has ended: it leaves the fault recovery of its devices (the last one to leave resets
+  // the device's MPS daemons). Returns whether an MPS fault hit it.
+  bool LeaveFaultRecovery(const JobRecord& job);
   mps::ClientSlice SliceOf(const JobRecord& job, const Allocation& a) const;
   // The safe stop of a running job: MPS terminate_client, then SIGTERM, SIGKILL after the grace.
   void SafeStop(JobRecord& job);
