@@ -65,7 +65,7 @@ Result<std::unique_ptr<mps::MpsControl>> MakeMps(const Config& config, const std
   Status made = MakeDirs(mps_root, 0755);
   if (!made.ok()) return made;
   std::string why_not;
-  if (config.mps == "env-only") why_not = "mps: env-only in the config";
+  if (config.mps == MpsMode::kEnvOnly) why_not = "mps: env-only in the config";
   else if (backend_kind != "nvml") why_not = "no NVIDIA GPU (" + backend_kind + ")";
   else why_not = mps::MpsDaemons::Unusable(config.mps_control);
   if (why_not.empty()) {
@@ -77,7 +77,7 @@ Result<std::unique_ptr<mps::MpsControl>> MakeMps(const Config& config, const std
     spdlog::info("MPS: one control daemon per device and user under {} ({})", mps_root, config.mps_control);
     return std::unique_ptr<mps::MpsControl>(new mps::MpsDaemons(o, clock));
   }
-  if (config.mps == "daemons") return FailedPrecondition("mps: daemons, but " + why_not);
+  if (config.mps == MpsMode::kDaemons) return FailedPrecondition("mps: daemons, but " + why_not);
   spdlog::warn("MPS: no control daemons: {}; slices get their MPS environment only", why_not);
   return std::unique_ptr<mps::MpsControl>(new mps::EnvOnlyMps(mps_root));
 }

@@ -512,7 +512,7 @@ void Node::Finish(JobRecord& job, const launch::ExitStatus& status) {
   lifecycle::EndFacts facts;
   facts.exit = status;
   facts.mps_fault = LeaveFaultRecovery(job);
-  facts.policy = options_.mps_fault_policy == "requeue" ? MpsFaultPolicy::kRequeue : MpsFaultPolicy::kFail;
+  facts.policy = options_.mps_fault_policy;
   facts.now_ms = deps_.clock->NowMs();
   lifecycle::JobEnd end = lifecycle::DecideEnd(job, facts);
   lifecycle::ApplyEnd(end, job);

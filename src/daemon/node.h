@@ -20,6 +20,7 @@
 
 #include "api/caller.h"
 #include "daemon/fault_tracker.h"
+#include "daemon/lifecycle.h"
 #include "common/clock.h"
 #include "daemon/priority.h"
 #include "gpu/gpu_backend.h"
@@ -42,9 +43,8 @@ struct NodeOptions {
   std::string driver_version;
   int64_t cancel_grace_ms = 10000;
   uint32_t daemon_uid = 0;         // jobs of other users need a root daemon
-  // After an MPS fault: "requeue" the jobs it ended (each reruns alone once; a job that faults
-  // alone fails with gpu-fault) or "fail" them all with gpu-fault.
-  std::string mps_fault_policy = "requeue";
+  // What becomes of the jobs an MPS fault ended (lifecycle::DecideEnd).
+  MpsFaultPolicy mps_fault_policy = MpsFaultPolicy::kRequeue;
   int mps_fault_drain_after = 3;   // faults of one device within an hour that drain it
   int64_t usage_flush_ms = 15000;  // how often running jobs' usage is written to the store
   PriorityPolicy priority;         // who may ask for which priority

@@ -326,7 +326,7 @@ TEST_F(NodeTest, FaultRequeuesVictimsWhichRerunAloneAndTheCulpritFails) {
 
 TEST_F(NodeTest, FaultPolicyFailEndsAffectedJobsAsGpuFault) {
   NodeOptions o = node_->options();
-  o.mps_fault_policy = "fail";
+  o.mps_fault_policy = MpsFaultPolicy::kFail;
   node_ = std::make_unique<Node>(o, NodeDeps{store_.get(), &launcher_, &mps_, nullptr, nullptr, &clock_});
   JobId a = Submit(Request(1, 4ull << 30));
   JobId ok = Submit(Request(1, 4ull << 30));
