@@ -468,6 +468,27 @@ TEST_F(NodeTest, GpusViewShowsSlicesAndMpsUser) {
   EXPECT_TRUE(view["devices"][1]["jobs"].empty());
 }
 
+TEST_F(NodeTest, MpsDaemonsAreShownInTheGpusViewAndTheMetrics) {
+  mps::MpsDaemonInfo down;
+  down.device_index = 1;
+  down.running = false;
+  down.uid = caller_.uid;
+  down.control_pid = 0;
+  down.restarts = 2;
+  down.pipe_dir = "/mps/dev1/pipe";
+  mps_.SetDaemons({down});
+  auto view = node_->GpusView();
+  EXPECT_FALSE(view["devices"][0].contains("mps")) << "no daemon on device 0";
+  EXPECT_EQ(view["devices"][1]["mps"],
+            (nlohmann::json{{"state", "down"}, {"uid", caller_.uid}, {"control_pid", 0}, {"clients", 0},
+                            {"restarts", 2}, {"pipe_dir", "/mps/dev1/pipe"}}));
+  metrics::Snapshot snap = node_->MetricsView();
+  ASSERT_EQ(snap.devices.size(), 2u);
+  EXPECT_FALSE(snap.devices[0].mps_up.has_value());
+  EXPECT_EQ(snap.devices[1].mps_up, std::optional<bool>(false));
+  EXPECT_FALSE(snap.devices[1].mps_user.empty());
+}
+
 }  // namespace
 }  // namespace pinpoint::daemon
 

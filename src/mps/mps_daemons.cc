@@ -475,15 +475,11 @@ void MpsDaemons::QuitAll() {
   daemons_.clear();
 }
 
-nlohmann::json MpsDaemons::Describe() const {
-  nlohmann::json out = nlohmann::json::object();
+std::vector<MpsDaemonInfo> MpsDaemons::Describe() const {
+  std::vector<MpsDaemonInfo> out;
   for (const auto& [index, d] : daemons_) {
-    out[std::to_string(index)] = {{"state", ControlAlive(d) ? "running" : "down"},
-                                  {"uid", d.uid},
-                                  {"control_pid", d.control.valid() ? d.control.pid() : 0},
-                                  {"clients", d.clients},
-                                  {"restarts", d.restarts},
-                                  {"pipe_dir", d.pipe_dir}};
+    out.push_back({index, ControlAlive(d), d.uid, d.control.valid() ? d.control.pid() : 0, d.clients,
+                   d.restarts, d.pipe_dir});
   }
   return out;
 }

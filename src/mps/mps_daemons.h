@@ -46,7 +46,7 @@ class MpsDaemons : public MpsControl {
   Status TerminateClients(const ClientSlice& slice, const std::vector<int64_t>& pids) override;
   std::vector<MpsEvent> Poll(int64_t now_ms) override;
   void ResetDevice(int device_index) override;
-  nlohmann::json Describe() const override;
+  std::vector<MpsDaemonInfo> Describe() const override;
 
   // Starts the device's control daemon for slice.uid now, with no client yet (config
   // mps_prestart_user), and keeps it even when idle. Errors as PrepareClient.

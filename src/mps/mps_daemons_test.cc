@@ -55,7 +55,15 @@ class MpsDaemonsTest : public ::testing::Test {
     auto stat = ReadFile("/proc/" + std::to_string(pid) + "/stat");
     return stat.ok() && stat->find(") Z") == std::string::npos;
   }
-  int64_t ControlPid(int device) { return mps_->Describe()[std::to_string(device)]["control_pid"].get<int64_t>(); }
+  // The daemon of `device` as Describe reports it; a default one (device -1) when there is none.
+  static MpsDaemonInfo Info(const MpsControl& mps, int device) {
+    for (const auto& d : mps.Describe())
+      if (d.device_index == device) return d;
+    MpsDaemonInfo none;
+    none.device_index = -1;
+    return none;
+  }
+  int64_t ControlPid(int device) { return Info(*mps_, device).control_pid; }
 
   TestDir tmp_;
   const std::string root_ = tmp_.path();
@@ -97,7 +105,7 @@ TEST_F(MpsDaemonsTest, AnotherUserWaitsForTheDeviceToDrainThenGetsAFreshDaemon) 
   EXPECT_EQ(env->at("CUDA_MPS_PIPE_DIRECTORY"), Pipe(0, other));
   EXPECT_NE(Commands(0, me).find("quit"), std::string::npos) << "the first user's daemon was quit";
   EXPECT_NE(ControlPid(0), first);
-  EXPECT_EQ(mps_->Describe()["0"]["uid"], other);
+  EXPECT_EQ(Info(*mps_, 0).uid, other);
 }
 
 TEST_F(MpsDaemonsTest, IdleDeviceIsHandedToTheNextUser) {
@@ -139,7 +147,7 @@ TEST_F(MpsDaemonsTest, CrashedControlDaemonIsNoticedAndRestarted) {
   int64_t second = ControlPid(0);
   EXPECT_NE(second, first);
   EXPECT_TRUE(Alive(second));
-  EXPECT_EQ(mps_->Describe()["0"]["restarts"], 1);
+  EXPECT_EQ(Info(*mps_, 0).restarts, 1);
 }
 
 TEST_F(MpsDaemonsTest, FatalFaultLinesInTheServerLogAreReportedOnce) {
@@ -213,8 +221,8 @@ TEST_F(MpsDaemonsTest, HungControlBinaryIsUnavailableNotAHungDaemon) {
 
 TEST_F(MpsDaemonsTest, PrestartRunsADaemonWithoutAClient) {
   ASSERT_TRUE(mps_->Prestart(Slice(0, ::getuid())).ok());
-  EXPECT_EQ(mps_->Describe()["0"]["clients"], 0);
-  EXPECT_EQ(mps_->Describe()["0"]["state"], "running");
+  EXPECT_EQ(Info(*mps_, 0).clients, 0);
+  EXPECT_TRUE(Info(*mps_, 0).running);
   ASSERT_TRUE(mps_->PrepareClient(Slice(0, ::getuid())).ok());
   std::string cmds = Commands(0, ::getuid());
   EXPECT_EQ(cmds.find("start"), cmds.rfind("start")) << "the prestarted daemon is reused";
@@ -256,7 +264,7 @@ TEST_F(MpsDaemonsTest, APidPlantedInThePipeDirectoryIsNeverSignalled) {
   MpsDaemons mps(Options(300), &clock_);
   uint32_t me = ::getuid();
   ASSERT_TRUE(mps.PrepareClient(Slice(0, me)).ok());
-  int64_t control = mps.Describe()["0"]["control_pid"].get<int64_t>();
+  int64_t control = Info(mps, 0).control_pid;
   pid_t victim = Bystander();
   // The user owns the pipe directory: they point the pid file at a process of their choice and
   // keep their daemon from quitting, so pinpointd has to kill it.
@@ -297,7 +305,7 @@ TEST_F(MpsDaemonsTest, ARestartedPinpointdAdoptsTheRunningDaemonInsteadOfStartin
   int64_t first = ControlPid(0);
   MpsDaemons restarted(Options(), &clock_);
   ASSERT_TRUE(restarted.PrepareClient(Slice(0, me)).ok());
-  EXPECT_EQ(restarted.Describe()["0"]["control_pid"].get<int64_t>(), first);
+  EXPECT_EQ(Info(restarted, 0).control_pid, first);
   std::string cmds = Commands(0, me);
   EXPECT_EQ(cmds.find("start"), cmds.rfind("start")) << cmds;
 }
