@@ -10,7 +10,6 @@
 
 #include "common/file_util.h"
 #include "daemon/lifecycle.h"
-#include "daemon/users.h"
 #include "launch/shim.h"
 #include "pinpoint/units.h"
 
@@ -49,15 +48,13 @@ Status ValidateIdempotencyKey(const std::string& key) {
   return Status::Ok();
 }
 
-std::string UserName(uint32_t uid) {
-  auto u = LookupUid(uid);
-  return u.ok() ? u->name : "uid " + std::to_string(uid);
-}
-
 }  // namespace
 
 Node::Node(NodeOptions options, NodeDeps deps)
-    : options_(std::move(options)), deps_(deps), faults_(options_.mps_fault_drain_after) {}
+    : options_(std::move(options)),
+      deps_(deps),
+      users_(deps_.users != nullptr ? deps_.users : &cached_system_users_),
+      faults_(options_.mps_fault_drain_after) {}
 
 std::string Node::JobDir(JobId id) const {
   return options_.state_dir + "/jobs/" + std::to_string(id);
@@ -138,8 +135,8 @@ Result<JobRecord> Node::Submit(const api::Caller& caller, JobRequest request,
     if (*first) return ResubmittedJob(**first, request);
   }
   PP_RETURN_IF_ERROR(api::CheckSubmitAs(caller, request.as_user));
-  PP_RETURN_IF_ERROR(CheckPriority(options_.priority, caller, options_.daemon_uid, request.priority));
-  auto user = request.as_user.empty() ? LookupUid(caller.uid) : LookupName(request.as_user);
+  PP_RETURN_IF_ERROR(CheckPriority(options_.priority, caller, options_.daemon_uid, request.priority, *users_));
+  auto user = request.as_user.empty() ? users_->ByUid(caller.uid) : users_->ByName(request.as_user);
   if (!user.ok()) {
     if (!request.as_user.empty()) return InvalidArgument(user.status().message());
     user = UserInfo{caller.uid, caller.gid, "uid " + std::to_string(caller.uid), {caller.gid}};
@@ -175,7 +172,7 @@ Result<JobRecord> Node::ResubmittedJob(const JobRecord& first, const JobRequest&
 
 std::vector<Status> Node::Cancel(const api::Caller& caller, const std::vector<JobId>& ids) {
   std::vector<Status> out;
-  std::string by = UserName(caller.uid);
+  std::string by = NameOrUid(*users_, caller.uid);
   for (JobId id : ids) {
     auto it = active_.find(id);
     if (it == active_.end()) {
@@ -380,7 +377,7 @@ void Node::Schedule() {
     auto it = active_.find(wait.id);
     if (it == active_.end()) continue;
     std::string detail = wait.detail;
-    if (wait.mps_uid) detail += "; uid " + std::to_string(*wait.mps_uid) + " is " + UserName(*wait.mps_uid);
+    if (wait.mps_uid) detail += "; uid " + std::to_string(*wait.mps_uid) + " is " + NameOrUid(*users_, *wait.mps_uid);
     lifecycle::Waiting(it->second, wait.reason, std::move(detail));
   }
   for (const auto& start : plan.starts) {
@@ -462,7 +459,7 @@ void Node::StartJob(JobRecord& job, const std::vector<sched::Slot>& slots) {
   spec.uid = job.uid;
   spec.gid = job.gid;
   if (spec.switch_user) {
-    auto user = LookupUid(job.uid);
+    auto user = users_->ByUid(job.uid);
     spec.groups = user.ok() ? user->groups : std::vector<uint32_t>{job.gid};
   }
   spec.job_dir = JobDir(job.id);

@@ -23,6 +23,7 @@
 #include "daemon/lifecycle.h"
 #include "common/clock.h"
 #include "daemon/priority.h"
+#include "daemon/users.h"
 #include "gpu/gpu_backend.h"
 #include "launch/cgroup.h"
 #include "launch/launcher.h"
@@ -60,6 +61,9 @@ struct NodeDeps {
   // (usage, budget breaches). Null: no accounting and no device-memory enforcement.
   watch::Watcher* watcher = nullptr;
   Clock* clock = nullptr;
+  // Who the users are (names in replies and details, groups of a job, as_user). Null: the
+  // system's, each answer kept for a minute (CachingUserDirectory).
+  UserDirectory* users = nullptr;
 };
 
 class Node {
@@ -161,6 +165,9 @@ class Node {
 
   NodeOptions options_;
   NodeDeps deps_;
+  SystemUserDirectory system_users_;
+  CachingUserDirectory cached_system_users_{&system_users_, deps_.clock};
+  UserDirectory* users_;  // deps_.users or cached_system_users_
   std::map<JobId, JobRecord> active_;        // pending and running
   std::map<JobId, int64_t> kill_at_ms_;      // running jobs being cancelled: SIGKILL deadline
   bool dirty_ = true;                        // something changed since the last schedule

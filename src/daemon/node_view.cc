@@ -1,6 +1,5 @@
 // Node's read-only views: the "gpus" listing and the Prometheus snapshot.
 #include "daemon/node.h"
-#include "daemon/users.h"
 
 namespace pinpoint::daemon {
 
@@ -12,11 +11,6 @@ const watch::GpuReading* ReadingOf(const watch::WatchView& view, int gpu_index) 
   for (const auto& r : view.gpus)
     if (r.gpu_index == gpu_index && r.ok) return &r;
   return nullptr;
-}
-
-std::string NameOf(uint32_t uid) {
-  auto u = LookupUid(uid);
-  return u.ok() ? u->name : "uid " + std::to_string(uid);
 }
 
 std::map<int, mps::MpsDaemonInfo> MpsDaemonsByDevice(const mps::MpsControl& control) {
@@ -83,7 +77,7 @@ json Node::GpusView() const {
              {"sm_count", d.sm_count},     {"mem_allocated_bytes", u.whole ? d.mem_bytes : u.mem_bytes},
              {"mem_free_bytes", free_bytes}, {"share_free_pct", u.whole ? 0 : 100 - u.share_pct},
              {"jobs", u.jobs},             {"mps_user", nullptr}};
-    if (u.mps_uid) dev["mps_user"] = NameOf(*u.mps_uid);
+    if (u.mps_uid) dev["mps_user"] = NameOrUid(*users_, *u.mps_uid);
     auto drain = drain_reason_.find(d.index);
     if (drain != drain_reason_.end()) dev["drain_reason"] = drain->second;
     dev["recovering"] = recovering_.count(d.index) > 0;
@@ -157,7 +151,7 @@ metrics::Snapshot Node::MetricsView() const {
     m.drained = d.drained;
     if (auto mps = mps_daemons.find(d.index); mps != mps_daemons.end()) {
       m.mps_up = mps->second.running;
-      m.mps_user = NameOf(mps->second.uid);
+      m.mps_user = NameOrUid(*users_, mps->second.uid);
     }
   }
   for (const auto& [id, job] : active_) {
