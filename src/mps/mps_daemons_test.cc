@@ -13,6 +13,7 @@
 
 #include <gtest/gtest.h>
 
+#include "common/fake_command_runner.h"
 #include "common/file_util.h"
 #include "common/test_dir.h"
 
@@ -320,6 +321,72 @@ TEST_F(MpsDaemonsTest, AProcessOfAnotherUserIsNeverAdoptedAsTheDaemon) {
   mps_->ResetDevice(0);
   EXPECT_TRUE(StillRuns(impostor));
   EndBystander(impostor);
+}
+
+// --- control commands through a CommandRunner ---------------------------------------------------
+
+// An MpsDaemons whose control commands go to a FakeCommandRunner, while its daemons are the
+// stand-in control binary's. `quit` is passed on to the stand-in, so daemons still end.
+class MpsCommandsTest : public MpsDaemonsTest {
+ protected:
+  void SetUp() override {
+    runner_.SetHandler([this](const CommandSpec& spec) -> Result<CommandResult> {
+      if (spec.stdin_text == "quit\n") return SubprocessRunner().Run(spec);
+      return answer_(spec);
+    });
+    MpsDaemonsOptions o = Options();
+    o.runner = &runner_;
+    mps_ = std::make_unique<MpsDaemons>(o, &clock_);
+  }
+  std::vector<std::string> Asked() const {
+    std::vector<std::string> out;
+    for (const auto& spec : runner_.runs()) out.push_back(spec.stdin_text);
+    return out;
+  }
+  FakeCommandRunner runner_;
+  std::function<Result<CommandResult>(const CommandSpec&)> answer_;
+};
+
+TEST_F(MpsCommandsTest, SafeCancelAsksForTheServersAndTheirClientsAndTerminatesTheJobsOnly) {
+  uint32_t me = ::getuid();
+  answer_ = [](const CommandSpec& spec) -> Result<CommandResult> {
+    if (spec.stdin_text == "get_server_list\n") return FakeCommandRunner::Exited(0, "701\n");
+    if (spec.stdin_text == "get_client_list 701\n") return FakeCommandRunner::Exited(0, "653\n654\n");
+    return FakeCommandRunner::Exited(0, "0\n");
+  };
+  ASSERT_TRUE(mps_->PrepareClient(Slice(0, me)).ok());
+  ASSERT_TRUE(mps_->TerminateClients(Slice(0, me), {654, 999}).ok());
+  EXPECT_EQ(Asked(), (std::vector<std::string>{"get_server_list\n", "get_client_list 701\n",
+                                               "terminate_client 701 654\n"}));
+  const CommandSpec& spec = runner_.runs().front();
+  EXPECT_EQ(spec.argv, std::vector<std::string>{Options().control_binary}) << "no shell, no arguments";
+  EXPECT_NE(std::find(spec.env.begin(), spec.env.end(), "CUDA_MPS_PIPE_DIRECTORY=" + Pipe(0, me)), spec.env.end());
+  EXPECT_EQ(spec.timeout_ms, 10000);
+  EXPECT_EQ(spec.max_output_bytes, kMaxCommandOutputBytes);
+}
+
+TEST_F(MpsCommandsTest, ACommandThatHangsFailsOrPrintsTooMuchIsUnavailable) {
+  uint32_t me = ::getuid();
+  ASSERT_TRUE(mps_->PrepareClient(Slice(0, me)).ok());
+  answer_ = [](const CommandSpec&) -> Result<CommandResult> { return FakeCommandRunner::TimedOut(); };
+  Status s = mps_->TerminateClients(Slice(0, me), {1});
+  EXPECT_EQ(s.code(), Code::kUnavailable);
+  EXPECT_NE(s.message().find("did not answer within 10000 ms"), std::string::npos) << s.message();
+  answer_ = [](const CommandSpec&) -> Result<CommandResult> {
+    return FakeCommandRunner::Exited(1, "no\x1b[2J such server");
+  };
+  s = mps_->TerminateClients(Slice(0, me), {1});
+  EXPECT_EQ(s.code(), Code::kUnavailable);
+  EXPECT_NE(s.message().find("failed: no"), std::string::npos) << s.message();
+  EXPECT_EQ(s.message().find('\x1b'), std::string::npos) << "what it printed is escaped";
+  answer_ = [](const CommandSpec&) -> Result<CommandResult> {
+    CommandResult r = FakeCommandRunner::Exited(0, "701\n");
+    r.out_truncated = true;
+    return r;
+  };
+  s = mps_->TerminateClients(Slice(0, me), {1});
+  EXPECT_EQ(s.code(), Code::kUnavailable);
+  EXPECT_NE(s.message().find("printed more than 65536 bytes"), std::string::npos) << s.message();
 }
 
 }  // namespace
