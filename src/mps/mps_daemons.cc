@@ -132,7 +132,9 @@ Result<std::string> MpsDaemons::Command(const Daemon& d, const std::string& comm
   spec.timeout_ms = options_.command_timeout_ms;
   spec.max_output_bytes = kMaxCommandOutputBytes;
   spec.merge_stderr = true;
-  // pinpointd (root) may talk to any user's daemon; a non-root pinpointd only runs its own.
+  // As the daemon's user, never as root: the pipe directory is the user's, and root's client
+  // would follow a `control` the user swapped for a link to another user's daemon.
+  if (options_.switch_user) spec.run_as = RunAs{d.uid, d.gid, {d.gid}};
   auto r = runner_->Run(spec);
   if (!r.ok()) return r.status();
   const std::string& binary = options_.control_binary;

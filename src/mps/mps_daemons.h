@@ -4,8 +4,8 @@
 // first slice lands on the device, quit when idle for idle_quit_ms, checked on every Poll
 // (control daemon alive, new fatal-fault lines in the server log), restarted after a crash.
 // Commands (get_server_list, get_client_list, terminate_client, quit) go through the control
-// binary with the daemon's pipe directory, as NVIDIA documents, run by options.runner with a
-// timeout and a bound on what they print.
+// binary with the daemon's pipe directory, as NVIDIA documents, run by options.runner as the
+// daemon's user, with a timeout and a bound on what they print.
 //
 // Trust (docs/security.md): the pipe and log directories belong to the user, so nothing read from
 // them is trusted. The control daemon runs in the foreground as pinpointd's child and is held by

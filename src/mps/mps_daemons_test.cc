@@ -389,5 +389,28 @@ TEST_F(MpsCommandsTest, ACommandThatHangsFailsOrPrintsTooMuchIsUnavailable) {
   EXPECT_NE(s.message().find("printed more than 65536 bytes"), std::string::npos) << s.message();
 }
 
+TEST_F(MpsCommandsTest, CommandsRunAsTheDevicesUser) {
+  if (::getuid() != 0) GTEST_SKIP() << "needs root to run a daemon as another user";
+  MpsDaemonsOptions o = Options();
+  o.runner = &runner_;
+  o.switch_user = true;
+  ASSERT_EQ(::chmod(root_.c_str(), 0755), 0);  // the user's daemon reaches its directories
+  mps_ = std::make_unique<MpsDaemons>(o, &clock_);
+  answer_ = [](const CommandSpec&) -> Result<CommandResult> { return FakeCommandRunner::Exited(0, ""); };
+  auto env = mps_->PrepareClient(Slice(0, 65534));
+  ASSERT_TRUE(env.ok()) << env.status().ToString();
+  ASSERT_TRUE(mps_->TerminateClients(Slice(0, 65534), {1}).ok());
+  ASSERT_EQ(runner_.runs().size(), 1u);
+  ASSERT_TRUE(runner_.runs()[0].run_as.has_value()) << "never as root";
+  EXPECT_EQ(runner_.runs()[0].run_as->uid, 65534u);
+  EXPECT_EQ(runner_.runs()[0].run_as->gid, 65534u);
+  EXPECT_EQ(runner_.runs()[0].run_as->groups, std::vector<uint32_t>{65534});
+  mps_->ReleaseClient(Slice(0, 65534));
+  mps_->ResetDevice(0);  // `quit`, run by the stand-in as uid 65534, ends the daemon
+  ASSERT_EQ(runner_.runs().size(), 2u);
+  EXPECT_EQ(runner_.runs()[1].stdin_text, "quit\n");
+  EXPECT_EQ(runner_.runs()[1].run_as->uid, 65534u);
+}
+
 }  // namespace
 }  // namespace pinpoint::mps
