@@ -172,14 +172,12 @@ void KillAndReap(const std::vector<pid_t>& pids, int sig, int grace_ms) {
 Result<CommandResult> RunCommand(const std::vector<std::string>& argv,
                                  const std::vector<std::string>& env, int timeout_ms,
                                  const std::string& stdin_text, const std::atomic<bool>* stop) {
-  CommandSpec spec;
-  spec.argv = argv;
-  spec.env = env;
-  spec.stdin_text = stdin_text;
-  spec.timeout_ms = timeout_ms;
-  spec.max_output_bytes = kMaxCommandOutputBytes;
-  spec.stop = stop;
-  Result<CommandResult> r = SubprocessRunner().Run(spec);
+  Result<CommandResult> r = SubprocessRunner().Run({.argv = argv,
+                                                    .env = env,
+                                                    .stdin_text = stdin_text,
+                                                    .timeout_ms = timeout_ms,
+                                                    .max_output_bytes = kMaxCommandOutputBytes,
+                                                    .stop = stop});
   if (!r.ok()) return r.status();
   if (r->ending == CommandResult::Ending::kTimedOut) return Unavailable(argv[0] + ": timed out");
   if (r->ending == CommandResult::Ending::kInterrupted) return Unavailable(argv[0] + ": interrupted");

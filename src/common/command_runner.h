@@ -25,14 +25,14 @@ struct RunAs {
 };
 
 struct CommandSpec {
-  std::vector<std::string> argv;   // argv[0] is the program
-  std::vector<std::string> env;    // its whole environment, "NAME=value"
-  std::string stdin_text;          // written to its stdin, which is then closed
-  int timeout_ms = 10'000;         // then it and its process group are killed (SIGKILL)
+  std::vector<std::string> argv{};  // argv[0] is the program
+  std::vector<std::string> env{};   // its whole environment, "NAME=value"
+  std::string stdin_text{};         // written to its stdin, which is then closed
+  int timeout_ms = 10'000;          // then it and its process group are killed (SIGKILL)
   // At most this many bytes of each stream are kept; the rest is read and dropped (truncated).
   size_t max_output_bytes = 1 << 20;
-  bool merge_stderr = false;       // stderr goes where stdout goes (CommandResult::out)
-  std::optional<RunAs> run_as;     // none: as this process's user
+  bool merge_stderr = false;        // stderr goes where stdout goes (CommandResult::out)
+  std::optional<RunAs> run_as{};    // none: as this process's user
   // Checked at least every 200 ms: when it turns true the command is killed (kInterrupted).
   const std::atomic<bool>* stop = nullptr;
 };

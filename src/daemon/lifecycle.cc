@@ -2,6 +2,8 @@
 
 #include <string.h>
 
+#include <tuple>
+
 namespace pinpoint::daemon::lifecycle {
 
 namespace {
@@ -134,13 +136,8 @@ JobEnd DecideEnd(const JobRecord& job, const EndFacts& facts) {
 
 void ApplyEnd(const JobEnd& end, JobRecord& job) {
   if (end.requeue) Requeued(job, end.reason, end.detail);
-  job.state = end.state;
-  job.reason = end.reason;
-  job.detail = end.detail;
-  job.exit_code = end.exit_code;
-  job.term_signal = end.term_signal;
-  job.end_ms = end.end_ms;
-  job.fault_suspect = end.fault_suspect;
+  std::tie(job.state, job.reason, job.detail, job.exit_code, job.term_signal, job.end_ms, job.fault_suspect) =
+      std::tie(end.state, end.reason, end.detail, end.exit_code, end.term_signal, end.end_ms, end.fault_suspect);
 }
 
 }  // namespace pinpoint::daemon::lifecycle
