@@ -177,6 +177,8 @@ int RunDaemon(const Config& config, std::unique_ptr<gpu::GpuBackend> backend,
     return Fail(FailedPrecondition("job supervisor " + shim + " is missing or not executable (set shim_path)"));
   launch::ProcessLauncher launcher(shim);
   RealClock clock;
+  SystemUserDirectory system_users;
+  CachingUserDirectory users(&system_users, &clock);
   auto mps_plan = PlanMps(config, {backend->Kind(), mps::MpsDaemons::Unusable(config.mps_control)});
   if (!mps_plan.ok()) return Fail(mps_plan.status());
   auto mps = MakeMps(config, *mps_plan, &clock);
@@ -194,7 +196,7 @@ int RunDaemon(const Config& config, std::unique_ptr<gpu::GpuBackend> backend,
   options.mps_fault_drain_after = config.mps_fault_drain_after;
   if (!config.mps_prestart_user.empty()) {
     auto* daemons = dynamic_cast<mps::MpsDaemons*>(mps->get());
-    auto user = LookupName(config.mps_prestart_user);
+    auto user = users.ByName(config.mps_prestart_user);
     if (!user.ok()) return Fail(InvalidArgument("mps_prestart_user: " + user.status().message()));
     for (const auto& d : inventory->devices) {
       if (daemons == nullptr || d.mode != sched::SharingMode::kMps) continue;
@@ -212,7 +214,7 @@ int RunDaemon(const Config& config, std::unique_ptr<gpu::GpuBackend> backend,
   watch::ProcProcessOwner owner;
   // From here on only the watcher's thread uses the backend.
   watch::Watcher watcher(watch_options, backend.get(), &owner, &clock);
-  Node node(options, {store->get(), &launcher, mps->get(), &cgroups, &watcher, &clock});
+  Node node(options, {store->get(), &launcher, mps->get(), &cgroups, &watcher, &clock, &users});
   Status recovered = node.Recover();
   if (!recovered.ok()) return Fail(recovered);
   node.Step();  // tells the watcher of the adopted jobs before its first poll

@@ -4,7 +4,7 @@ namespace pinpoint::daemon {
 
 Result<MpsPlan> PlanMps(const Config& config, const MpsFacts& facts) {
   MpsPlan plan;
-  if (config.mps == "env-only") {
+  if (config.mps == MpsMode::kEnvOnly) {
     plan.why_not = "mps: env-only in the config";
   } else if (facts.backend_kind != "nvml") {
     plan.why_not = "no NVIDIA GPU (" + facts.backend_kind + ")";
@@ -15,7 +15,7 @@ Result<MpsPlan> PlanMps(const Config& config, const MpsFacts& facts) {
     plan.daemons = true;
     return plan;
   }
-  if (config.mps == "daemons") return FailedPrecondition("mps: daemons, but " + plan.why_not);
+  if (config.mps == MpsMode::kDaemons) return FailedPrecondition("mps: daemons, but " + plan.why_not);
   return plan;
 }
 

@@ -50,7 +50,7 @@ TEST(PlanMpsTest, Table) {
   for (const PlanCase& c : cases) {
     SCOPED_TRACE(c.name);
     Config config;
-    config.mps = c.mps;
+    config.mps = c.mps == "auto" ? MpsMode::kAuto : c.mps == "daemons" ? MpsMode::kDaemons : MpsMode::kEnvOnly;
     config.allow_unenforced_slices = c.allow_unenforced;
     Result<MpsPlan> plan = PlanMps(config, {c.backend_kind, c.control_unusable});
     if (!c.error.empty()) {

@@ -1,6 +1,5 @@
 // Node's read-only views: the "gpus" listing and the Prometheus snapshot.
 #include "daemon/node.h"
-#include "daemon/users.h"
 
 namespace pinpoint::daemon {
 
@@ -14,9 +13,16 @@ const watch::GpuReading* ReadingOf(const watch::WatchView& view, int gpu_index) 
   return nullptr;
 }
 
-std::string NameOf(uint32_t uid) {
-  auto u = LookupUid(uid);
-  return u.ok() ? u->name : "uid " + std::to_string(uid);
+std::map<int, mps::MpsDaemonInfo> MpsDaemonsByDevice(const mps::MpsControl& control) {
+  std::map<int, mps::MpsDaemonInfo> out;
+  for (auto& daemon : control.Describe()) out.emplace(daemon.device_index, std::move(daemon));
+  return out;
+}
+
+// A device's "mps" object in the gpus reply (docs/api.md).
+json MpsJson(const mps::MpsDaemonInfo& d) {
+  return {{"state", d.running ? "running" : "down"}, {"uid", d.uid},         {"control_pid", d.control_pid},
+          {"clients", d.clients},                    {"restarts", d.restarts}, {"pipe_dir", d.pipe_dir}};
 }
 
 }  // namespace
@@ -60,7 +66,7 @@ json Node::GpusView() const {
     }
   }
   json devices = json::array();
-  json mps_state = deps_.mps->Describe();
+  std::map<int, mps::MpsDaemonInfo> mps_daemons = MpsDaemonsByDevice(*deps_.mps);
   for (const auto& d : options_.inventory.devices) {
     const Use& u = use[static_cast<size_t>(d.index)];
     uint64_t free_bytes = u.whole ? 0 : (d.mem_bytes > u.mem_bytes ? d.mem_bytes - u.mem_bytes : 0);
@@ -71,12 +77,11 @@ json Node::GpusView() const {
              {"sm_count", d.sm_count},     {"mem_allocated_bytes", u.whole ? d.mem_bytes : u.mem_bytes},
              {"mem_free_bytes", free_bytes}, {"share_free_pct", u.whole ? 0 : 100 - u.share_pct},
              {"jobs", u.jobs},             {"mps_user", nullptr}};
-    if (u.mps_uid) dev["mps_user"] = NameOf(*u.mps_uid);
+    if (u.mps_uid) dev["mps_user"] = NameOrUid(*users_, *u.mps_uid);
     auto drain = drain_reason_.find(d.index);
     if (drain != drain_reason_.end()) dev["drain_reason"] = drain->second;
     dev["recovering"] = recovering_.count(d.index) > 0;
-    std::string key = std::to_string(d.index);
-    if (mps_state.contains(key)) dev["mps"] = mps_state[key];
+    if (auto mps = mps_daemons.find(d.index); mps != mps_daemons.end()) dev["mps"] = MpsJson(mps->second);
     const watch::GpuReading* reading = ReadingOf(view, d.gpu_index);
     if (reading != nullptr && !d.is_mig) {
       dev["mem_used_bytes"] = reading->sample.mem_used_bytes;
@@ -136,7 +141,7 @@ metrics::Snapshot Node::MetricsView() const {
   for (auto& [index, g] : gpus) snap.gpus.push_back(g);
 
   std::vector<metrics::DeviceMetrics> devices(options_.inventory.devices.size());
-  json mps_state = deps_.mps->Describe();
+  std::map<int, mps::MpsDaemonInfo> mps_daemons = MpsDaemonsByDevice(*deps_.mps);
   for (const auto& d : options_.inventory.devices) {
     metrics::DeviceMetrics& m = devices[static_cast<size_t>(d.index)];
     m.index = d.index;
@@ -144,11 +149,9 @@ metrics::Snapshot Node::MetricsView() const {
     m.uuid = d.uuid;
     m.mode = sched::SharingModeName(d.mode);
     m.drained = d.drained;
-    std::string key = std::to_string(d.index);
-    if (mps_state.contains(key) && mps_state[key].is_object()) {
-      m.mps_state = mps_state[key].value("state", "");
-      if (mps_state[key].contains("uid") && mps_state[key]["uid"].is_number_unsigned())
-        m.mps_user = NameOf(mps_state[key]["uid"].get<uint32_t>());
+    if (auto mps = mps_daemons.find(d.index); mps != mps_daemons.end()) {
+      m.mps_up = mps->second.running;
+      m.mps_user = NameOrUid(*users_, mps->second.uid);
     }
   }
   for (const auto& [id, job] : active_) {
