@@ -2,11 +2,13 @@
 // real process handling, pid files, commands and log scanning run in CI without a GPU.
 #include "mps/mps_daemons.h"
 
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdlib>
 #include <fstream>
 #include <thread>
@@ -241,9 +243,14 @@ TEST(MpsDaemonsStaticTest, UnusableNamesTheMissingBinary) {
 
 // A child that lives until killed, for the tests below to see whether pinpoint signalled it.
 // `ruid`/`euid`: ids to run as (root only); `argv0` and `pipe_dir`: what it pretends to be.
+// Returns once the process runs /bin/sleep under its new name: until then /proc shows the test's
+// name, and the code under test would rightly not take it for an MPS process.
 pid_t Bystander(const char* argv0 = "bystander", const std::string& pipe_dir = "", int ruid = -1, int euid = -1) {
+  int exec_done[2];
+  if (::pipe2(exec_done, O_CLOEXEC) != 0) return -1;
   pid_t pid = ::fork();
   if (pid == 0) {
+    ::close(exec_done[0]);
     if (ruid >= 0 && ::setresuid(ruid, euid, euid) != 0) ::_exit(120);
     std::string var = "CUDA_MPS_PIPE_DIRECTORY=" + pipe_dir;
     char* env[] = {var.data(), nullptr};
@@ -251,6 +258,11 @@ pid_t Bystander(const char* argv0 = "bystander", const std::string& pipe_dir = "
     ::execve("/bin/sleep", argv, env);
     ::_exit(127);
   }
+  ::close(exec_done[1]);
+  char byte;
+  while (::read(exec_done[0], &byte, 1) < 0 && errno == EINTR) {
+  }
+  ::close(exec_done[0]);  // end of file: the execve closed the other end, or the child exited
   return pid;
 }
 
