@@ -8,6 +8,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "pinpoint/api_codec.h"
+
 namespace pinpoint {
 
 namespace {
@@ -16,11 +18,8 @@ namespace {
 Result<nlohmann::json> ParseReply(const std::string& text) {
   nlohmann::json reply = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (!reply.is_object()) return Unavailable("pinpointd sent a reply that is not a JSON object");
-  if (reply.value("ok", false)) return reply;
-  const auto& err = reply.contains("error") ? reply["error"] : nlohmann::json::object();
-  std::string code = err.is_object() ? err.value("code", "internal") : "internal";
-  std::string message = err.is_object() ? err.value("message", "unknown error") : "unknown error";
-  return Status(CodeFromName(code), message);
+  if (reply.contains("ok") && reply["ok"].is_boolean() && reply["ok"].get<bool>()) return reply;
+  return ErrorFromJson(reply.contains("error") ? reply["error"] : nlohmann::json());
 }
 
 }  // namespace
@@ -97,6 +96,26 @@ Result<nlohmann::json> Client::Call(const nlohmann::json& request) {
   buffer_.erase(0, newline + 1);
   return ParseReply(reply_text);
 }
+
+template <typename Request>
+Result<typename Request::Reply> Client::Send(const Request& request) {
+  auto reply = Call(ToJson(request));
+  if (!reply.ok()) return reply.status();
+  auto decoded = FromJson<typename Request::Reply>(*reply);
+  if (!decoded.ok())
+    return Internal(std::string("malformed reply from pinpointd to ") + Request::kOp + ": " +
+                    decoded.status().message());
+  return decoded;
+}
+
+Result<VersionReply> Client::Version() { return Send(VersionRequest{}); }
+Result<SubmitReply> Client::Submit(const SubmitRequest& request) { return Send(request); }
+Result<WaitReply> Client::Wait(const WaitRequest& request) { return Send(request); }
+Result<QueueReply> Client::Queue(const QueueRequest& request) { return Send(request); }
+Result<ShowReply> Client::Show(const ShowRequest& request) { return Send(request); }
+Result<CancelReply> Client::Cancel(const CancelRequest& request) { return Send(request); }
+Result<GpusReply> Client::Gpus() { return Send(GpusRequest{}); }
+Result<LogsReply> Client::Logs(const LogsRequest& request) { return Send(request); }
 
 std::optional<Status> Client::ReadRefusal() {
   char buf[4096];
