@@ -63,6 +63,7 @@ template <> Result<GpusReply> FromJson<GpusReply>(const nlohmann::json& j);
 template <> Result<LogsRequest> FromJson<LogsRequest>(const nlohmann::json& j);
 template <> Result<LogsReply> FromJson<LogsReply>(const nlohmann::json& j);
 template <> Result<JobView> FromJson<JobView>(const nlohmann::json& j);
+template <> Result<MpsDaemonView> FromJson<MpsDaemonView>(const nlohmann::json& j);
 
 // The error of an "ok": false reply: {"code", "message"} as a Status, never an ok one. A code
 // this client does not know is kInternal (docs/api.md, "Error codes"); a malformed error object

@@ -14,7 +14,10 @@ json ToJson(const MpsDaemonView& m) {
               {"clients", m.clients}, {"restarts", m.restarts}, {"pipe_dir", m.pipe_dir}};
 }
 
-Result<MpsDaemonView> MpsFromJson(const json& j) {
+}  // namespace
+
+template <>
+Result<MpsDaemonView> FromJson<MpsDaemonView>(const json& j) {
   MpsDaemonView m;
   auto in = JsonReader::Record(j, "mps");
   in.String("state", &m.state);
@@ -25,6 +28,8 @@ Result<MpsDaemonView> MpsFromJson(const json& j) {
   in.String("pipe_dir", &m.pipe_dir);
   return in.Done(std::move(m));
 }
+
+namespace {
 
 json ToJson(const DeviceJobView& m) {
   json j{{"id", m.id},
@@ -104,7 +109,7 @@ Result<DeviceView> DeviceFromJson(const json& j) {
   in.Integer("mem_free_bytes", &d.mem_free_bytes);
   in.Integer("share_free_pct", &d.share_free_pct);
   in.OptionalString("mps_user", &d.mps_user);
-  in.OptionalObject("mps", &d.mps, MpsFromJson);
+  in.OptionalObject("mps", &d.mps, FromJson<MpsDaemonView>);
   in.ObjectList("jobs", &d.jobs, DeviceJobFromJson);
   bool read = false;
   for (const char* key : kReadingKeys) read = read || in.Has(key);

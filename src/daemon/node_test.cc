@@ -353,7 +353,7 @@ TEST_F(NodeTest, ForgedFaultClaimsNeverDrainTheDevice) {
   }
   clock_.AdvanceMs(60'000);
   node_->Step();
-  EXPECT_FALSE(node_->GpusView()["devices"][0]["drained"].get<bool>());
+  EXPECT_FALSE(node_->GpusView().devices[0].drained);
   JobId id = Submit(Request(1, 4ull << 30));
   node_->Step();
   EXPECT_EQ(node_->Get(id)->allocations.at(0).device_index, 0);
@@ -458,14 +458,14 @@ TEST_F(NodeTest, GpusViewShowsSlicesAndMpsUser) {
   Submit(Request(1, 10ull << 30, 30));
   node_->Step();
   auto view = node_->GpusView();
-  EXPECT_EQ(view["backend"], "simulated:test");
-  const auto& dev0 = view["devices"][0];
-  EXPECT_EQ(dev0["mem_allocated_bytes"], 10ull << 30);
-  EXPECT_EQ(dev0["mem_free_bytes"], 70ull << 30);
-  EXPECT_EQ(dev0["share_free_pct"], 70);
-  EXPECT_EQ(dev0["jobs"].size(), 1u);
-  EXPECT_TRUE(dev0["mps_user"].is_string());
-  EXPECT_TRUE(view["devices"][1]["jobs"].empty());
+  EXPECT_EQ(view.backend, "simulated:test");
+  const auto& dev0 = view.devices[0];
+  EXPECT_EQ(dev0.mem_allocated_bytes, 10ull << 30);
+  EXPECT_EQ(dev0.mem_free_bytes, 70ull << 30);
+  EXPECT_EQ(dev0.share_free_pct, 70);
+  EXPECT_EQ(dev0.jobs.size(), 1u);
+  EXPECT_TRUE(dev0.mps_user.has_value());
+  EXPECT_TRUE(view.devices[1].jobs.empty());
 }
 
 }  // namespace

@@ -200,10 +200,11 @@ TEST_F(NodeWatchTest, GpusViewAndMetricsShowTheWatchersReadings) {
   ASSERT_TRUE(backend_->SetPower(0, 250'000).ok());
   Second(100'000);
   auto view = node_->GpusView();
-  EXPECT_EQ(view["devices"][0]["mem_used_bytes"], 3 * kGiB);
-  EXPECT_EQ(view["devices"][0]["power_mw"], 250'000);
-  EXPECT_EQ(view["devices"][0]["jobs"][0]["gpu_mem_used_bytes"], 3 * kGiB);
-  EXPECT_EQ(view["watcher"]["polls"], 1);
+  ASSERT_TRUE(view.devices[0].reading.has_value());
+  EXPECT_EQ(view.devices[0].reading->mem_used_bytes, 3 * kGiB);
+  EXPECT_EQ(view.devices[0].reading->power_mw, 250'000u);
+  EXPECT_EQ(view.devices[0].jobs[0].gpu_mem_used_bytes, 3 * kGiB);
+  EXPECT_EQ(view.watcher->polls, 1);
   metrics::Snapshot snap = node_->MetricsView();
   ASSERT_EQ(snap.gpus.size(), 2u);
   EXPECT_TRUE(snap.gpus[0].sampled);
@@ -241,14 +242,14 @@ TEST_F(NodeWatchTest, FaultsConfirmedByXidDrainTheDevice) {
   mps_.InjectFault(0);
   ASSERT_TRUE(backend_->InjectXid(0, 31).ok());
   Second(0);
-  EXPECT_FALSE(node_->GpusView()["devices"][0]["drained"].get<bool>());
+  EXPECT_FALSE(node_->GpusView().devices[0].drained);
   clock_.AdvanceMs(60'000);
   ASSERT_TRUE(backend_->InjectXid(0, 13).ok());  // the driver first, the log line a second later
   Second(0);
   mps_.InjectFault(0);
   Second(0);
-  EXPECT_TRUE(node_->GpusView()["devices"][0]["drained"].get<bool>());
-  EXPECT_FALSE(node_->GpusView()["devices"][1]["drained"].get<bool>());
+  EXPECT_TRUE(node_->GpusView().devices[0].drained);
+  EXPECT_FALSE(node_->GpusView().devices[1].drained);
   JobId id = Submit(4 * kGiB);
   node_->Step();
   EXPECT_EQ(node_->Get(id)->allocations.at(0).device_index, 1);
@@ -264,8 +265,8 @@ TEST_F(NodeWatchTest, XidOnAnotherGpuOrTooLateConfirmsNothing) {
   for (int i = 0; i < 11; ++i) Second(0);        // the claim's window passes
   ASSERT_TRUE(backend_->InjectXid(0, 31).ok());  // an Xid long after the claim
   Second(0);
-  EXPECT_FALSE(node_->GpusView()["devices"][0]["drained"].get<bool>());
-  EXPECT_FALSE(node_->GpusView()["devices"][1]["drained"].get<bool>());
+  EXPECT_FALSE(node_->GpusView().devices[0].drained);
+  EXPECT_FALSE(node_->GpusView().devices[1].drained);
 }
 
 }  // namespace
