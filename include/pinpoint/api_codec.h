@@ -16,6 +16,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include <nlohmann/json.hpp>
 
@@ -64,6 +65,21 @@ template <> Result<LogsRequest> FromJson<LogsRequest>(const nlohmann::json& j);
 template <> Result<LogsReply> FromJson<LogsReply>(const nlohmann::json& j);
 template <> Result<JobView> FromJson<JobView>(const nlohmann::json& j);
 template <> Result<MpsDaemonView> FromJson<MpsDaemonView>(const nlohmann::json& j);
+
+// One reply line as a client reads it: the reply object when its "ok" is true; else the daemon's
+// error (ErrorFromJson); kUnavailable for a line that is not a JSON object.
+Result<nlohmann::json> ParseReplyLine(std::string_view line);
+
+// An "ok" reply to a Request, decoded. Errors: kInternal naming the op and the field
+// ("malformed reply from pinpointd to show: job.state is not a known job state").
+template <typename Request>
+Result<typename Request::Reply> DecodeReply(const nlohmann::json& reply) {
+  auto decoded = FromJson<typename Request::Reply>(reply);
+  if (!decoded.ok())
+    return Internal(std::string("malformed reply from pinpointd to ") + Request::kOp + ": " +
+                    decoded.status().message());
+  return decoded;
+}
 
 // The error of an "ok": false reply: {"code", "message"} as a Status, never an ok one. A code
 // this client does not know is kInternal (docs/api.md, "Error codes"); a malformed error object

@@ -60,6 +60,13 @@ std::optional<LogStream> LogStreamFromName(const std::string& name) {
   return std::nullopt;
 }
 
+Result<json> ParseReplyLine(std::string_view line) {
+  json reply = json::parse(line.begin(), line.end(), nullptr, /*allow_exceptions=*/false);
+  if (!reply.is_object()) return Unavailable("pinpointd sent a reply that is not a JSON object");
+  if (reply.contains("ok") && reply["ok"].is_boolean() && reply["ok"].get<bool>()) return reply;
+  return ErrorFromJson(reply.contains("error") ? reply["error"] : json());
+}
+
 Status ErrorFromJson(const json& error) {
   std::string code = "internal", message = "unknown error";
   if (error.is_object()) {

@@ -12,18 +12,6 @@
 
 namespace pinpoint {
 
-namespace {
-
-// One reply line: the object when "ok" is true, else the daemon's error as a Status.
-Result<nlohmann::json> ParseReply(const std::string& text) {
-  nlohmann::json reply = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (!reply.is_object()) return Unavailable("pinpointd sent a reply that is not a JSON object");
-  if (reply.contains("ok") && reply["ok"].is_boolean() && reply["ok"].get<bool>()) return reply;
-  return ErrorFromJson(reply.contains("error") ? reply["error"] : nlohmann::json());
-}
-
-}  // namespace
-
 std::string DefaultSocketPath() {
   const char* env = std::getenv("PINPOINT_SOCKET");
   if (env != nullptr && *env != '\0') return env;
@@ -94,18 +82,14 @@ Result<nlohmann::json> Client::Call(const nlohmann::json& request) {
   }
   std::string reply_text = buffer_.substr(0, newline);
   buffer_.erase(0, newline + 1);
-  return ParseReply(reply_text);
+  return ParseReplyLine(reply_text);
 }
 
 template <typename Request>
 Result<typename Request::Reply> Client::Send(const Request& request) {
   auto reply = Call(ToJson(request));
   if (!reply.ok()) return reply.status();
-  auto decoded = FromJson<typename Request::Reply>(*reply);
-  if (!decoded.ok())
-    return Internal(std::string("malformed reply from pinpointd to ") + Request::kOp + ": " +
-                    decoded.status().message());
-  return decoded;
+  return DecodeReply<Request>(*reply);
 }
 
 Result<VersionReply> Client::Version() { return Send(VersionRequest{}); }
@@ -124,7 +108,7 @@ std::optional<Status> Client::ReadRefusal() {
     buffer_.append(buf, static_cast<size_t>(n));
   size_t newline = buffer_.find('\n');
   if (newline == std::string::npos) return std::nullopt;
-  auto reply = ParseReply(buffer_.substr(0, newline));
+  auto reply = ParseReplyLine(std::string_view(buffer_).substr(0, newline));
   if (reply.ok()) return std::nullopt;  // not a refusal
   return reply.status();
 }
