@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include "common/test_dir.h"
+#include "daemon/service_fixture.h"
 #include "launch/fake_launcher.h"
 #include "mps/fake_mps.h"
 #include "store/faulty_vfs.h"
@@ -17,24 +18,6 @@ namespace pinpoint::daemon {
 namespace {
 
 using launch::ExitStatus;
-
-sched::Inventory TwoGpus(sched::SharingMode mode = sched::SharingMode::kMps) {
-  sched::Inventory inv;
-  for (int i = 0; i < 2; ++i) {
-    sched::Device d;
-    d.index = i;
-    d.gpu_index = i;
-    d.uuid = "GPU-" + std::to_string(i);
-    d.name = "Fake GPU";
-    d.mem_bytes = 80ull << 30;
-    d.sm_count = 132;
-    d.mode = mode;
-    inv.devices.push_back(d);
-  }
-  inv.host.cpus = 64;
-  inv.host.mem_bytes = 256ull << 30;
-  return inv;
-}
 
 class NodeTest : public ::testing::Test {
  protected:

@@ -11,11 +11,7 @@
 
 #include <gtest/gtest.h>
 
-#include "common/test_dir.h"
-#include "daemon/node.h"
-#include "daemon/service.h"
-#include "launch/fake_launcher.h"
-#include "mps/fake_mps.h"
+#include "daemon/service_fixture.h"
 
 namespace pinpoint::daemon {
 namespace {
@@ -44,41 +40,16 @@ void ExpectGolden(const std::string& name, const json& reply) {
   EXPECT_EQ(text, ReadGolden(name)) << name << ": the daemon's reply is no longer what the wire carried";
 }
 
-sched::Inventory TwoGpus() {
-  sched::Inventory inv;
-  for (int i = 0; i < 2; ++i) {
-    sched::Device d;
-    d.index = i;
-    d.gpu_index = i;
-    d.uuid = "GPU-" + std::to_string(i);
-    d.name = "Fake GPU";
-    d.mem_bytes = 80ull << 30;
-    d.sm_count = 132;
-    d.mode = sched::SharingMode::kMps;
-    inv.devices.push_back(d);
-  }
-  inv.host.cpus = 64;
-  inv.host.mem_bytes = 256ull << 30;
-  return inv;
-}
-
-class ServiceWireTest : public ::testing::Test {
+class ServiceWireTest : public ServiceFixture {
  protected:
   void SetUp() override {
-    owner_.uid = 4242;  // no passwd entry: the job's user is "uid 4242" on any machine
-    owner_.gid = 4242;
     other_.uid = 4343;
     other_.gid = 4343;
-    store_ = std::move(store::JobStore::Open(dir_.path() + "/pinpoint.db")).value();
     NodeOptions o;
-    o.state_dir = dir_.path();
     o.inventory = TwoGpus();
     o.backend_kind = "simulated:test";
     o.driver_version = "simulated";
-    o.daemon_uid = 0;
-    node_ = std::make_unique<Node>(o, NodeDeps{store_.get(), &launcher_, &mps_, nullptr, nullptr, &clock_});
-    ASSERT_TRUE(node_->Recover().ok());
-    service_ = std::make_unique<Service>(node_.get());
+    Restart(o);
     service_->set_reply_sink([this](api::ConnId, const json& reply) { deferred_.push_back(reply); });
   }
   // The reply to the golden request `request_name`, sent by `caller`; null when deferred.
@@ -92,14 +63,8 @@ class ServiceWireTest : public ::testing::Test {
     service_->JobsEnded(node_->Step());
   }
 
-  TestDir dir_;
-  api::Caller owner_, other_;
-  launch::FakeLauncher launcher_;
-  mps::FakeMps mps_;
-  FakeClock clock_;
-  std::unique_ptr<store::JobStore> store_;
-  std::unique_ptr<Node> node_;
-  std::unique_ptr<Service> service_;
+  api::Caller& owner_ = caller_;
+  api::Caller other_;
   std::vector<json> deferred_;
 };
 
