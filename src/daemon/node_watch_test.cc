@@ -8,6 +8,7 @@
 
 #include "common/test_dir.h"
 #include "daemon/node.h"
+#include "daemon/service_fixture.h"
 #include "gpu/simulated_backend.h"
 #include "launch/fake_launcher.h"
 #include "mps/fake_mps.h"
@@ -27,26 +28,13 @@ class NodeWatchTest : public ::testing::Test {
     ASSERT_TRUE(b.ok());
     backend_ = std::move(b).value();
     ASSERT_TRUE(backend_->AddEnergy(0, 50'000'000).ok());
-    sched::Inventory inv;
-    for (int i = 0; i < 2; ++i) {
-      sched::Device d;
-      d.index = i;
-      d.gpu_index = i;
-      d.uuid = "GPU-" + std::to_string(i);
-      d.mem_bytes = 80 * kGiB;
-      d.sm_count = 132;
-      d.mode = sched::SharingMode::kMps;
-      inv.devices.push_back(d);
-    }
-    inv.host.cpus = 64;
-    inv.host.mem_bytes = 256 * kGiB;
     watch::WatcherOptions w;
     w.accountant = {5.0, 1000};
     w.gpu_indices = {0, 1};
     watcher_ = std::make_unique<watch::Watcher>(w, backend_.get(), &owner_, &clock_);
     NodeOptions o;
     o.state_dir = tmp_.path();
-    o.inventory = inv;
+    o.inventory = TwoGpus();
     o.backend_kind = "simulated:test";
     o.cancel_grace_ms = 5000;
     o.daemon_uid = ::getuid();
