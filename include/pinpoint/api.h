@@ -37,8 +37,9 @@ enum class EnvShown {
   kOmitted,  // in listings (queue), for everyone: the wire has no request.env at all
 };
 
-// A job as replies carry it ("JobRecord" in docs/api.md). Built by the daemon from its own
-// record; fields it keeps for itself alone are not here.
+// A job as replies carry it ("JobRecord" in docs/api.md). The daemon builds it from its own
+// record (JobRecord, which may hold more); everything the wire has always carried is here, the
+// supervision fields included, so that replies stay what they were.
 struct JobView {
   JobId id = 0;
   JobRequest request;                 // as submitted, env as `env_shown` says
