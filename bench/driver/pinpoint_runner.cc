@@ -11,6 +11,7 @@
 
 #include "bench/driver/proc.h"
 #include "common/file_util.h"
+#include "common/terminal.h"
 #include "common/process.h"
 
 namespace pinpoint::bench {
@@ -187,7 +188,7 @@ Result<BatchResult> PinpointRunner::Run(int n, const std::string& tag) {
   batch.t0_s = NowSeconds();
   PP_RETURN_IF_ERROR(SubmitAll(n, tag));
   std::vector<json> records;
-  bool tty = ::isatty(2);
+  bool tty = StyleForFd(STDERR_FILENO).redraw;  // no \r or ESC[K into a log
   for (size_t i = 0; i < active_.size(); ++i) {
     Result<json> ended = Cli({"wait", std::to_string(active_[i])}, 24 * 3600 * 1000);
     if (!ended.ok()) return ended.status();

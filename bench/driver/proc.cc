@@ -53,20 +53,6 @@ void ExecOrDie(const std::vector<std::string>& argv, const std::vector<std::stri
   ::_exit(127);
 }
 
-void ReadAvailable(int fd, std::string* into, bool* eof) {
-  char buf[8192];
-  for (;;) {
-    ssize_t n = ::read(fd, buf, sizeof(buf));
-    if (n > 0) {
-      into->append(buf, static_cast<size_t>(n));
-      continue;
-    }
-    if (n == 0) *eof = true;
-    if (n < 0 && errno == EINTR) continue;
-    return;  // EAGAIN: nothing more for now
-  }
-}
-
 }  // namespace
 
 double NowSeconds() {
@@ -186,64 +172,15 @@ void KillAndReap(const std::vector<pid_t>& pids, int sig, int grace_ms) {
 Result<CommandResult> RunCommand(const std::vector<std::string>& argv,
                                  const std::vector<std::string>& env, int timeout_ms,
                                  const std::string& stdin_text, const std::atomic<bool>* stop) {
-  if (argv.empty()) return InvalidArgument("empty command");
-  int in[2], out[2], err[2];
-  if (::pipe2(in, O_CLOEXEC) != 0) return IoError("pipe: " + ErrnoText(errno));
-  if (::pipe2(out, O_CLOEXEC) != 0 || ::pipe2(err, O_CLOEXEC) != 0) {
-    return IoError("pipe: " + ErrnoText(errno));
-  }
-  pid_t pid = ::fork();
-  if (pid < 0) return IoError("fork: " + ErrnoText(errno));
-  if (pid == 0) {
-    ::setpgid(0, 0);
-    ::dup2(in[0], 0);
-    ::dup2(out[1], 1);
-    ::dup2(err[1], 2);
-    CloseFrom(3);
-    sigset_t none;
-    sigemptyset(&none);
-    ::sigprocmask(SIG_SETMASK, &none, nullptr);
-    ExecOrDie(argv, env);
-  }
-  ::setpgid(pid, pid);
-  ::close(in[0]);
-  ::close(out[1]);
-  ::close(err[1]);
-  if (!stdin_text.empty()) (void)!::write(in[1], stdin_text.data(), stdin_text.size());
-  ::close(in[1]);
-  ::fcntl(out[0], F_SETFL, O_NONBLOCK);
-  ::fcntl(err[0], F_SETFL, O_NONBLOCK);
-  int pidfd = PidfdOpen(pid);
-  CommandResult r;
-  bool out_eof = false, err_eof = false, exited = false;
-  std::string failure;
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
-  // Until the child exits and both pipes are drained; a daemon it leaves behind may hold the
-  // pipes open, so the child's exit ends the wait too.
-  while (!(out_eof && err_eof) && !exited) {
-    if (stop != nullptr && stop->load()) failure = "interrupted";
-    if (std::chrono::steady_clock::now() >= deadline) failure = "timed out";
-    if (!failure.empty()) break;
-    pollfd p[3] = {
-        {out_eof ? -1 : out[0], POLLIN, 0}, {err_eof ? -1 : err[0], POLLIN, 0}, {pidfd, POLLIN, 0}};
-    int n = ::poll(p, 3, pidfd >= 0 ? kStopCheckMs : 5);
-    if (n < 0 && errno != EINTR) break;
-    if (!out_eof) ReadAvailable(out[0], &r.out, &out_eof);
-    if (!err_eof) ReadAvailable(err[0], &r.err, &err_eof);
-    if (pidfd >= 0 ? (p[2].revents & POLLIN) != 0 : !ProcessAlive(pid)) {
-      exited = true;
-      if (!out_eof) ReadAvailable(out[0], &r.out, &out_eof);
-      if (!err_eof) ReadAvailable(err[0], &r.err, &err_eof);
-    }
-  }
-  if (!failure.empty()) ::kill(-pid, SIGKILL);
-  int status = 0;
-  ::waitpid(pid, &status, 0);
-  ::close(out[0]);
-  ::close(err[0]);
-  if (pidfd >= 0) ::close(pidfd);
-  if (!failure.empty()) return Unavailable(argv[0] + ": " + failure);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  Result<CommandResult> r = SubprocessRunner().Run({.argv = argv,
+                                                    .env = env,
+                                                    .stdin_text = stdin_text,
+                                                    .timeout_ms = timeout_ms,
+                                                    .max_output_bytes = kMaxCommandOutputBytes,
+                                                    .stop = stop});
+  if (!r.ok()) return r.status();
+  if (r->ending == CommandResult::Ending::kTimedOut) return Unavailable(argv[0] + ": timed out");
+  if (r->ending == CommandResult::Ending::kInterrupted) return Unavailable(argv[0] + ": interrupted");
   return r;
 }
 

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "common/command_runner.h"
 #include "pinpoint/status.h"
 
 namespace pinpoint::bench {
@@ -48,15 +49,13 @@ void KillAndReap(const std::vector<pid_t>& pids, int sig, int grace_ms);
 // and Spawn's error returned.
 Status SpawnIntoBatch(const SpawnSpec& spec, std::vector<pid_t>* pids);
 
-struct CommandResult {
-  int exit_code = -1;  // -1: killed by a signal
-  std::string out;
-  std::string err;
-};
+// What a command may print on each stream; the rest is dropped (out_truncated, err_truncated).
+inline constexpr size_t kMaxCommandOutputBytes = 64 << 20;
 
-// Runs a command to its end with `stdin_text` on its stdin, and collects its stdout and stderr.
-// Errors: kIo when it cannot be started; kUnavailable naming the command when it runs past
-// timeout_ms (it is killed) or *stop turns true. A non-zero exit is not an error: see exit_code.
+// Runs a command to its end with `stdin_text` on its stdin, and collects its stdout and stderr
+// (common/command_runner.h; exit_code is -1 when it was killed by a signal). Errors: kIo when it
+// cannot be started; kUnavailable naming the command when it runs past timeout_ms (it is killed)
+// or *stop turns true. A non-zero exit is not an error: see exit_code.
 Result<CommandResult> RunCommand(const std::vector<std::string>& argv,
                                  const std::vector<std::string>& env, int timeout_ms,
                                  const std::string& stdin_text = "",

@@ -156,8 +156,8 @@ struct CancelRequest {
 
 // A device's MPS control daemon (docs/mps.md, "Inspecting").
 struct MpsDaemonView {
-  std::string state;  // "running" or "down"
-  uint32_t uid = 0;   // whom it serves
+  bool running = false;  // false: it died and is being started again
+  uint32_t uid = 0;      // whom it serves
   int64_t control_pid = 0;
   int clients = 0;
   int restarts = 0;
@@ -171,7 +171,7 @@ struct DeviceJobView {
   std::string name;
   uint64_t gpu_mem_bytes = 0;  // the slice; 0 = the whole device
   int gpu_share_pct = 0;
-  std::string mode;            // how it holds the device, as Allocation::mode
+  AllocationMode mode = AllocationMode::kExclusive;  // how it holds the device
   std::optional<uint64_t> gpu_mem_used_bytes;  // the watcher's last poll; nullopt before one
   uint64_t gpu_mem_peak_bytes = 0;
   uint64_t energy_mj = 0;

@@ -41,6 +41,7 @@ struct JobRequest {
 
   bool IsSlice() const { return gpus > 0 && gpu_mem_bytes > 0; }
   bool IsWholeGpu() const { return gpus > 0 && gpu_mem_bytes == 0; }
+  bool operator==(const JobRequest&) const = default;
 };
 
 // Bounds on a request's text (docs/api.md "submit"); the whole message is at most
@@ -82,13 +83,21 @@ inline constexpr char kMpsFaultVictim[] = "mps-fault-victim";  // requeued after
 inline constexpr char kGpuMemExceeded[] = "gpu-mem-exceeded";  // stopped: device memory over its budget
 }  // namespace reason
 
+// How a job holds one device: alone (a whole device, or a slice on a device in exclusive mode),
+// time-sliced with other jobs, or as a client of the device's MPS server (a slice on one device).
+enum class AllocationMode { kExclusive, kTimeslice, kMps };
+
+const char* AllocationModeName(AllocationMode mode);  // "exclusive", "timeslice", "mps"
+std::optional<AllocationMode> AllocationModeFromName(const std::string& name);
+
 // One device a running job holds: the allocatable device's index and UUID, and the slice.
 struct Allocation {
   int device_index = -1;
   std::string uuid;        // GPU-... or MIG-...; what CUDA_VISIBLE_DEVICES names
   uint64_t gpu_mem_bytes = 0;  // 0 = the whole device
   int gpu_share_pct = 0;
-  std::string mode;        // sharing mode of the device when placed: exclusive|timeslice|mps
+  AllocationMode mode = AllocationMode::kExclusive;  // decided when the job was placed
+  bool operator==(const Allocation&) const = default;
 };
 
 // What a job used, as the watcher measured it (docs/accounting.md). Device memory is the sum
@@ -101,6 +110,7 @@ struct JobUsage {
   uint64_t energy_mj = 0;           // millijoules
   int util_pct_mean = -1;           // GPU utilisation while the job held whole GPUs; -1 unknown
   bool final = false;               // the job has ended and its last interval is accounted
+  bool operator==(const JobUsage&) const = default;
 };
 
 // A job as stored and as listed.
@@ -132,6 +142,8 @@ struct JobRecord {
   std::string stop_reason;
   std::string stop_detail;
   JobUsage usage;
+  // Every field equal: what a store round trip must give back.
+  bool operator==(const JobRecord&) const = default;
 };
 
 // JSON forms, documented in docs/api.md. FromJson errors: kInvalidArgument naming the field.

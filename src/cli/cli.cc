@@ -12,8 +12,12 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/advice.h"
+#include "cli/completion.h"
 #include "cli/format.h"
 #include "cli/top.h"
+#include "common/companion.h"
+#include "common/terminal.h"
+#include "common/version.h"
 #include "pinpoint/api_codec.h"
 #include "pinpoint/client.h"
 #include "pinpoint/escape.h"
@@ -167,7 +171,7 @@ struct TopArgs {
 Result<int> RunTop(const Globals& g, const TopArgs& a, std::ostream& out) {
   auto client = Client::Connect(g.socket);
   if (!client.ok()) return client.status();
-  bool in_place = a.count != 1 && ::isatty(STDOUT_FILENO);
+  bool in_place = a.count != 1 && StyleForFd(STDOUT_FILENO).redraw;  // plain frames in a pipe or log
   for (int frame = 0; a.count == 0 || frame < a.count; ++frame) {
     if (frame > 0) ::usleep(static_cast<useconds_t>(a.interval_s * 1e6));  // the refresh rate, not synchronisation
     auto reply = client->Gpus();
@@ -183,14 +187,15 @@ Result<int> RunTop(const Globals& g, const TopArgs& a, std::ostream& out) {
 }
 
 // `pinpoint bench ...`, `pinpoint slurm ...` and `pinpoint htcondor ...` are pinpoint-bench,
-// pinpoint-slurm and pinpoint-htcondor next to this binary (docs/benchmarks.md, docs/cluster.md). They get PINPOINT_BIN (this binary) and,
+// pinpoint-slurm and pinpoint-htcondor next to this binary or in <prefix>/libexec/pinpoint
+// (common/companion.h; docs/benchmarks.md, docs/cluster.md). They get PINPOINT_BIN (this binary) and,
 // when --socket came before the command, PINPOINT_SOCKET.
 int ExecCompanion(const std::string& name, int argc, char** argv, int command_arg,
                   const std::string& socket, std::ostream& err) {
   char exe[4096];
   ssize_t n = ::readlink("/proc/self/exe", exe, sizeof(exe) - 1);
   std::string self = n > 0 ? std::string(exe, static_cast<size_t>(n)) : std::string();
-  std::string path = self.substr(0, self.rfind('/') + 1) + name;
+  std::string path = CompanionPath(name);
   ::setenv("PINPOINT_BIN", self.c_str(), 1);
   if (!socket.empty()) ::setenv("PINPOINT_SOCKET", socket.c_str(), 1);
   std::vector<char*> args = {path.data()};
@@ -198,8 +203,23 @@ int ExecCompanion(const std::string& name, int argc, char** argv, int command_ar
   args.push_back(nullptr);
   ::execv(path.c_str(), args.data());
   err << "pinpoint: cannot run " << path << ": " << std::strerror(errno) << " (install " << name
-      << " next to pinpoint)\n";
+      << " next to pinpoint, or in libexec/pinpoint beside its bin/)\n";
   return 1;
+}
+
+// `pinpoint completion bash|zsh` (not listed in the help): the completion script from this very
+// command line plus the companions' words (cli/completion.h); the build installs its output.
+int PrintCompletion(const CLI::App& app, const std::string& shell, std::ostream& out, std::ostream& err) {
+  CompletionCommand root = DescribeApp(app);
+  root.name = "pinpoint";
+  for (auto& companion : CompanionCommands()) root.subcommands.push_back(std::move(companion));
+  if (shell == "bash") out << BashCompletion(root);
+  else if (shell == "zsh") out << ZshCompletion(root);
+  else {
+    err << "pinpoint: completion needs a shell: bash or zsh\n";
+    return 2;
+  }
+  return 0;
 }
 
 std::vector<Command> Commands(SubmitArgs& submit, int64_t& job_id, std::vector<int64_t>& ids,
@@ -370,11 +390,11 @@ std::vector<Command> Commands(SubmitArgs& submit, int64_t& job_id, std::vector<i
        [&](const Globals& g, std::ostream& out) -> Result<int> {
          auto reply = Send(g, &Client::Version);
          if (g.json_output) {
-           json j{{"client", PINPOINT_VERSION}};
+           json j{{"client", VersionText()}};
            if (reply.ok()) j["daemon"] = WithOk(ToJson(*reply));
            out << j.dump(2) << "\n";
          } else {
-           out << "pinpoint " << PINPOINT_VERSION << "\n";
+           out << "pinpoint " << VersionText() << "\n";
            if (reply.ok())
              out << "pinpointd " << EscapeForTerminal(reply->version) << " (backend " << EscapeForTerminal(reply->backend)
                  << ", store schema " << reply->schema << ")\n";
@@ -394,6 +414,7 @@ int RunCli(int argc, char** argv, std::ostream& out, std::ostream& err) {
   g.err = &err;
   app.add_option("--socket", g.socket, "pinpointd's socket (default $PINPOINT_SOCKET or /run/pinpoint/pinpointd.sock)");
   app.add_flag("--json", g.json_output, "machine-readable output");
+  app.set_version_flag("--version", std::string("pinpoint ") + VersionText(), "print pinpoint's version and exit");
   SubmitArgs submit;
   int64_t job_id = 0;
   std::vector<int64_t> ids;
@@ -424,6 +445,7 @@ int RunCli(int argc, char** argv, std::ostream& out, std::ostream& err) {
     if (a == "bench") return ExecCompanion("pinpoint-bench", argc, argv, i, socket_before, err);
     if (a == "slurm") return ExecCompanion("pinpoint-slurm", argc, argv, i, socket_before, err);
     if (a == "htcondor") return ExecCompanion("pinpoint-htcondor", argc, argv, i, socket_before, err);
+    if (a == "completion") return PrintCompletion(app, i + 1 < argc ? argv[i + 1] : "", out, err);
     bool known = false;
     std::string names;
     for (const auto& c : commands) {
@@ -440,6 +462,9 @@ int RunCli(int argc, char** argv, std::ostream& out, std::ostream& err) {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp&) {
     out << app.help();
+    return 0;
+  } catch (const CLI::CallForVersion&) {
+    out << app.version() << "\n";
     return 0;
   } catch (const CLI::CallForAllHelp&) {
     out << app.help("", CLI::AppFormatMode::All);

@@ -135,7 +135,7 @@ std::string FormatJob(const ShowReply& reply, const std::string& advice) {
       << ", priority " << req.priority << "\n";
   for (const auto& a : job.allocations) {
     out << "  device:   " << a.device_index << " " << EscapeForTerminal(a.uuid) << " "
-        << (a.gpu_mem_bytes ? FormatSize(a.gpu_mem_bytes) : "whole") << " " << EscapeForTerminal(a.mode)
+        << (a.gpu_mem_bytes ? FormatSize(a.gpu_mem_bytes) : "whole") << " " << AllocationModeName(a.mode)
         << (a.gpu_share_pct ? " " + std::to_string(a.gpu_share_pct) + "%" : "") << "\n";
   }
   if (job.start_ms > 0 && job.end_ms > 0) out << "  runtime:  " << FormatDurationMs(job.end_ms - job.start_ms) << "\n";

@@ -10,8 +10,12 @@ using nlohmann::json;
 namespace {
 
 json ToJson(const MpsDaemonView& m) {
-  return json{{"state", m.state},     {"uid", m.uid},           {"control_pid", m.control_pid},
-              {"clients", m.clients}, {"restarts", m.restarts}, {"pipe_dir", m.pipe_dir}};
+  return json{{"state", m.running ? "running" : "down"},
+              {"uid", m.uid},
+              {"control_pid", m.control_pid},
+              {"clients", m.clients},
+              {"restarts", m.restarts},
+              {"pipe_dir", m.pipe_dir}};
 }
 
 }  // namespace
@@ -20,7 +24,10 @@ template <>
 Result<MpsDaemonView> FromJson<MpsDaemonView>(const json& j) {
   MpsDaemonView m;
   auto in = JsonReader::Record(j, "mps");
-  in.String("state", &m.state);
+  std::string state = "down";
+  in.String("state", &state);
+  if (state != "running" && state != "down") in.Fail("state", "must be running or down");
+  m.running = state == "running";
   in.Integer("uid", &m.uid);
   in.Integer("control_pid", &m.control_pid);
   in.Integer("clients", &m.clients);
@@ -37,7 +44,7 @@ json ToJson(const DeviceJobView& m) {
          {"name", m.name},
          {"gpu_mem_bytes", m.gpu_mem_bytes},
          {"gpu_share_pct", m.gpu_share_pct},
-         {"mode", m.mode},
+         {"mode", AllocationModeName(m.mode)},
          {"energy_mj", m.energy_mj},
          {"gpu_mem_peak_bytes", m.gpu_mem_peak_bytes}};
   if (m.gpu_mem_used_bytes) j["gpu_mem_used_bytes"] = *m.gpu_mem_used_bytes;
@@ -52,7 +59,7 @@ Result<DeviceJobView> DeviceJobFromJson(const json& j) {
   in.String("name", &m.name);
   in.Integer("gpu_mem_bytes", &m.gpu_mem_bytes);
   in.Integer("gpu_share_pct", &m.gpu_share_pct);
-  in.String("mode", &m.mode);
+  in.Name("mode", &m.mode, AllocationModeFromName, "allocation mode");
   in.OptionalInteger("gpu_mem_used_bytes", &m.gpu_mem_used_bytes);
   in.Integer("gpu_mem_peak_bytes", &m.gpu_mem_peak_bytes);
   in.Integer("energy_mj", &m.energy_mj);

@@ -68,11 +68,7 @@ Result<JobView> FromJson<JobView>(const json& j) {
   in.Integer("uid", &job.uid);
   in.Integer("gid", &job.gid);
   in.String("user", &job.user);
-  std::string state = JobStateName(job.state);
-  in.String("state", &state);
-  auto parsed = JobStateFromName(state);
-  if (!parsed) in.Fail("state", "is not a known job state");
-  else job.state = *parsed;
+  in.Name("state", &job.state, JobStateFromName, "job state");
   in.String("reason", &job.reason);
   in.String("detail", &job.detail);
   in.Integer("submit_ms", &job.submit_ms);

@@ -4,6 +4,7 @@
 #include <array>
 #include <utility>
 
+#include "common/enum_names.h"
 #include "common/json_reader.h"
 #include "pinpoint/escape.h"
 
@@ -21,20 +22,24 @@ constexpr std::array<std::pair<JobState, const char*>, 5> kStates = {{
     {JobState::kCancelled, "cancelled"},
 }};
 
+constexpr std::array<std::pair<AllocationMode, const char*>, 3> kAllocationModes = {{
+    {AllocationMode::kExclusive, "exclusive"},
+    {AllocationMode::kTimeslice, "timeslice"},
+    {AllocationMode::kMps, "mps"},
+}};
+
 }  // namespace
 
-const char* JobStateName(JobState state) {
-  for (const auto& [s, name] : kStates) {
-    if (s == state) return name;
-  }
-  return "unknown";
-}
+const char* JobStateName(JobState state) { return NameIn(kStates, state); }
 
 std::optional<JobState> JobStateFromName(const std::string& name) {
-  for (const auto& [s, n] : kStates) {
-    if (name == n) return s;
-  }
-  return std::nullopt;
+  return ValueIn(kStates, name);
+}
+
+const char* AllocationModeName(AllocationMode mode) { return NameIn(kAllocationModes, mode); }
+
+std::optional<AllocationMode> AllocationModeFromName(const std::string& name) {
+  return ValueIn(kAllocationModes, name);
 }
 
 namespace {
@@ -156,7 +161,7 @@ json ToJson(const Allocation& a) {
               {"uuid", a.uuid},
               {"gpu_mem_bytes", a.gpu_mem_bytes},
               {"gpu_share_pct", a.gpu_share_pct},
-              {"mode", a.mode}};
+              {"mode", AllocationModeName(a.mode)}};
 }
 
 Result<Allocation> AllocationFromJson(const json& j) {
@@ -166,7 +171,7 @@ Result<Allocation> AllocationFromJson(const json& j) {
   in.String("uuid", &a.uuid);
   in.Integer("gpu_mem_bytes", &a.gpu_mem_bytes);
   in.Integer("gpu_share_pct", &a.gpu_share_pct);
-  in.String("mode", &a.mode);
+  in.Name("mode", &a.mode, AllocationModeFromName, "allocation mode");
   if (!in.error().ok()) return in.error();
   return a;
 }
@@ -229,11 +234,7 @@ Result<JobRecord> RecordFromJson(const json& j) {
   in.Integer("uid", &r.uid);
   in.Integer("gid", &r.gid);
   in.String("user", &r.user);
-  std::string state = "pending";
-  in.String("state", &state);
-  auto parsed = JobStateFromName(state);
-  if (!parsed) in.Fail("state", "is not a known job state");
-  else r.state = *parsed;
+  in.Name("state", &r.state, JobStateFromName, "job state");
   in.String("reason", &r.reason);
   in.String("detail", &r.detail);
   in.Integer("submit_ms", &r.submit_ms);

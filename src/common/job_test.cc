@@ -40,5 +40,23 @@ TEST(JobRequestTest, DevicesSurviveJson) {
   EXPECT_TRUE(RequestFromJson(j)->devices.empty());
 }
 
+TEST(AllocationTest, ModeIsNamedOnTheWire) {
+  for (AllocationMode mode :
+       {AllocationMode::kExclusive, AllocationMode::kTimeslice, AllocationMode::kMps}) {
+    Allocation a{2, "GPU-x", 1024, 25, mode};
+    nlohmann::json j = ToJson(a);
+    EXPECT_EQ(j["mode"], AllocationModeName(mode));
+    auto back = AllocationFromJson(j);
+    ASSERT_TRUE(back.ok()) << back.status().ToString();
+    EXPECT_EQ(*back, a);
+  }
+  EXPECT_STREQ(AllocationModeName(AllocationMode::kMps), "mps");
+  EXPECT_EQ(AllocationModeFromName("timeslice"), AllocationMode::kTimeslice);
+  EXPECT_EQ(AllocationModeFromName("MPS"), std::nullopt);
+  auto bad = AllocationFromJson({{"mode", "shared"}});
+  EXPECT_EQ(bad.status().code(), Code::kInvalidArgument);
+  EXPECT_EQ(bad.status().message(), "allocation.mode is not a known allocation mode");
+}
+
 }  // namespace
 }  // namespace pinpoint

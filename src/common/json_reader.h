@@ -56,6 +56,9 @@ class JsonReader {
   template <typename Int>
   void IntegerList(const char* key, std::vector<Int>* out);
   void StringMap(const char* key, std::map<std::string, std::string>* out);
+  // A name that `from_name` knows ("is not a known <what>" for one it does not).
+  template <typename E>
+  void Name(const char* key, E* out, std::optional<E> (*from_name)(const std::string&), const char* what);
   // A nested form, read by `decode`, whose error is passed on as it is.
   template <typename T>
   void Object(const char* key, T* out, Result<T> (*decode)(const nlohmann::json&));
@@ -152,6 +155,18 @@ void JsonReader::IntegerList(const char* key, std::vector<Int>* out) {
     values.push_back(value);
   }
   *out = std::move(values);
+}
+
+template <typename E>
+void JsonReader::Name(const char* key, E* out, std::optional<E> (*from_name)(const std::string&),
+                      const char* what) {
+  if (!Has(key)) return;
+  std::string name;
+  String(key, &name);
+  if (!ok()) return;
+  std::optional<E> value = from_name(name);
+  if (!value) return Fail(key, std::string("is not a known ") + what);
+  *out = *value;
 }
 
 template <typename T>

@@ -1,5 +1,6 @@
 #include "daemon/config.h"
 
+#include <optional>
 #include <set>
 
 #include <nlohmann/json.hpp>
@@ -30,6 +31,31 @@ Result<uint64_t> SizeValue(const json& v, const std::string& key) {
   return Bad(key, "must be a size like \"4G\" or a number of bytes");
 }
 
+// The names of the configuration's enums: the only place they are spelled.
+template <typename E>
+struct Named {
+  E value;
+  const char* name;
+};
+constexpr Named<MpsMode> kMpsModes[] = {
+    {MpsMode::kAuto, "auto"}, {MpsMode::kDaemons, "daemons"}, {MpsMode::kEnvOnly, "env-only"}};
+constexpr Named<MpsFaultPolicy> kFaultPolicies[] = {
+    {MpsFaultPolicy::kRequeue, "requeue"}, {MpsFaultPolicy::kFail, "fail"}};
+
+template <typename E, size_t N>
+std::optional<E> FromName(const Named<E> (&names)[N], const std::string& name) {
+  for (const auto& n : names)
+    if (name == n.name) return n.value;
+  return std::nullopt;
+}
+
+template <typename E, size_t N>
+const char* NameOf(const Named<E> (&names)[N], E value) {
+  for (const auto& n : names)
+    if (n.value == value) return n.name;
+  return "?";
+}
+
 Status CheckMode(const std::string& mode, const std::string& key) {
   if (!sched::SharingModeFromName(mode))
     return Bad(key, "must be one of exclusive, timeslice, mps (got '" + mode + "')");
@@ -45,7 +71,7 @@ Status Apply(const json& j, Config* c) {
       "watch_interval_ms", "gpu_mem_tolerance_pct", "gpu_mem_grace_ms", "usage_flush_ms",
       "metrics_listen", "max_connections", "max_connections_per_uid", "idle_timeout_ms",
       "max_reply_backlog",
-      "max_user_priority", "priority_users"};
+      "max_user_priority", "priority_users", "allow_unenforced_slices"};
   if (!j.is_object()) return InvalidArgument("config: must be a JSON object");
   for (auto it = j.begin(); it != j.end(); ++it) {
     if (!kKeys.count(it.key())) return Bad(it.key(), "is not a known setting");
@@ -68,17 +94,21 @@ Status Apply(const json& j, Config* c) {
   PP_RETURN_IF_ERROR(str("cgroup_root", &c->cgroup_root));
   PP_RETURN_IF_ERROR(str("shim_path", &c->shim_path));
   PP_RETURN_IF_ERROR(integer("mps_client_limit", 1, 128, &c->mps_client_limit));
-  PP_RETURN_IF_ERROR(str("mps", &c->mps));
-  if (c->mps != "auto" && c->mps != "daemons" && c->mps != "env-only")
-    return Bad("mps", "must be auto, daemons or env-only (got '" + c->mps + "')");
+  std::string mps = NameOf(kMpsModes, c->mps);
+  PP_RETURN_IF_ERROR(str("mps", &mps));
+  auto mps_mode = FromName(kMpsModes, mps);
+  if (!mps_mode) return Bad("mps", "must be auto, daemons or env-only (got '" + mps + "')");
+  c->mps = *mps_mode;
   PP_RETURN_IF_ERROR(str("mps_control", &c->mps_control));
   PP_RETURN_IF_ERROR(str("mps_dir", &c->mps_dir));
   PP_RETURN_IF_ERROR(str("mps_prestart_user", &c->mps_prestart_user));
   if (!c->mps_dir.empty() && c->mps_dir[0] != '/') return Bad("mps_dir", "must be an absolute path");
   PP_RETURN_IF_ERROR(integer("mps_idle_quit_ms", 0, 86'400'000, &c->mps_idle_quit_ms));
-  PP_RETURN_IF_ERROR(str("mps_fault_policy", &c->mps_fault_policy));
-  if (c->mps_fault_policy != "requeue" && c->mps_fault_policy != "fail")
-    return Bad("mps_fault_policy", "must be requeue or fail");
+  std::string fault_policy = NameOf(kFaultPolicies, c->mps_fault_policy);
+  PP_RETURN_IF_ERROR(str("mps_fault_policy", &fault_policy));
+  auto policy = FromName(kFaultPolicies, fault_policy);
+  if (!policy) return Bad("mps_fault_policy", "must be requeue or fail");
+  c->mps_fault_policy = *policy;
   PP_RETURN_IF_ERROR(integer("mps_fault_drain_after", 1, 1000, &c->mps_fault_drain_after));
   PP_RETURN_IF_ERROR(integer("host_cpus", 0, 65536, &c->host_cpus));
   PP_RETURN_IF_ERROR(integer("cancel_grace_ms", 0, 3'600'000, &c->cancel_grace_ms));
@@ -95,6 +125,10 @@ Status Apply(const json& j, Config* c) {
   if (j.contains("cgroups")) {
     if (!j["cgroups"].is_boolean()) return Bad("cgroups", "must be true or false");
     c->cgroups = j["cgroups"].get<bool>();
+  }
+  if (j.contains("allow_unenforced_slices")) {
+    if (!j["allow_unenforced_slices"].is_boolean()) return Bad("allow_unenforced_slices", "must be true or false");
+    c->allow_unenforced_slices = j["allow_unenforced_slices"].get<bool>();
   }
   if (j.contains("host_mem")) {
     auto v = SizeValue(j["host_mem"], "host_mem");
@@ -176,10 +210,11 @@ std::string DefaultConfigJson() {
          {"poll_interval_ms", c.poll_interval_ms},
          {"cgroups", c.cgroups},
          {"cgroup_root", c.cgroup_root},
-         {"mps", c.mps},
+         {"mps", NameOf(kMpsModes, c.mps)},
+         {"allow_unenforced_slices", c.allow_unenforced_slices},
          {"mps_control", c.mps_control},
          {"mps_idle_quit_ms", c.mps_idle_quit_ms},
-         {"mps_fault_policy", c.mps_fault_policy},
+         {"mps_fault_policy", NameOf(kFaultPolicies, c.mps_fault_policy)},
          {"mps_fault_drain_after", c.mps_fault_drain_after},
          {"watch_interval_ms", c.watch_interval_ms},
          {"gpu_mem_tolerance_pct", c.gpu_mem_tolerance_pct},

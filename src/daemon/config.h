@@ -7,9 +7,18 @@
 #include <string>
 #include <vector>
 
+#include "daemon/lifecycle.h"
 #include "pinpoint/status.h"
 
 namespace pinpoint::daemon {
+
+// Where MPS control daemons run (config "mps").
+enum class MpsMode {
+  kAuto,     // "auto": on NVML nodes where the control binary is found; elsewhere the client
+             // environment only
+  kDaemons,  // "daemons": required; pinpointd does not start without them
+  kEnvOnly,  // "env-only": never; the client environment only
+};
 
 struct Config {
   std::string state_dir = "/var/lib/pinpoint";      // store, job directories, MPS directories
@@ -28,15 +37,16 @@ struct Config {
   bool cgroups = true;               // apply host CPU/memory limits through cgroup v2
   std::string cgroup_root = "/sys/fs/cgroup/pinpoint";
   std::string shim_path;             // empty: pinpoint-shim next to pinpointd
-  // MPS: "auto" runs control daemons on NVML nodes where the control binary is found, and only
-  // sets the client environment elsewhere; "daemons" requires them; "env-only" never starts them.
-  std::string mps = "auto";
+  MpsMode mps = MpsMode::kAuto;
+  // With mps: auto on a GPU node where MPS cannot be started: false refuses slices on mps
+  // devices (whole GPUs still run); true runs them without enforced limits (docs/mps.md).
+  bool allow_unenforced_slices = false;
   std::string mps_control = "nvidia-cuda-mps-control";  // path or name in PATH
   std::string mps_prestart_user;     // start every MPS device's daemon for this user at start
   std::string mps_dir;               // MPS pipe/log directories; empty: <state_dir>/mps. Keep it
                                      // short: MPS socket paths must fit 107 characters
   int64_t mps_idle_quit_ms = 60000;  // quit a device's idle control daemon after this; 0: never
-  std::string mps_fault_policy = "requeue";  // requeue | fail (docs/mps.md)
+  MpsFaultPolicy mps_fault_policy = MpsFaultPolicy::kRequeue;  // requeue | fail (docs/mps.md)
   int mps_fault_drain_after = 3;     // faults of one device within an hour that drain it
   // Watcher (docs/accounting.md): how often NVML is polled for per-job memory and energy.
   int64_t watch_interval_ms = 1000;

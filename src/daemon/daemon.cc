@@ -13,8 +13,10 @@
 #include <spdlog/spdlog.h>
 
 #include "api/server.h"
+#include "common/companion.h"
 #include "common/file_util.h"
 #include "daemon/inventory_builder.h"
+#include "daemon/mps_plan.h"
 #include "daemon/node.h"
 #include "daemon/service.h"
 #include "daemon/users.h"
@@ -33,13 +35,10 @@ namespace pinpoint::daemon {
 
 namespace {
 
+// Beside pinpointd, else in <prefix>/libexec/pinpoint (the package; common/companion.h).
 std::string ShimPath(const Config& config) {
   if (!config.shim_path.empty()) return config.shim_path;
-  char exe[4096];
-  ssize_t n = ::readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-  if (n <= 0) return "pinpoint-shim";
-  std::string path(exe, static_cast<size_t>(n));
-  return path.substr(0, path.rfind('/')) + "/pinpoint-shim";
+  return CompanionPath("pinpoint-shim");
 }
 
 // One daemon per state directory: a second one would start the same jobs twice.
@@ -58,17 +57,13 @@ Result<int> LockStateDir(const std::string& state_dir) {
   return fd;
 }
 
-// Real MPS daemons where they can run; only the client environment elsewhere (said in the log).
-Result<std::unique_ptr<mps::MpsControl>> MakeMps(const Config& config, const std::string& backend_kind,
-                                                 Clock* clock) {
+// Real MPS daemons where they can run; only the client environment elsewhere, with slices on
+// mps devices refused where the node could run MPS but cannot (PlanMps). Said in the log.
+Result<std::unique_ptr<mps::MpsControl>> MakeMps(const Config& config, const MpsPlan& plan, Clock* clock) {
   std::string mps_root = config.mps_dir.empty() ? config.state_dir + "/mps" : config.mps_dir;
   Status made = MakeDirs(mps_root, 0755);
   if (!made.ok()) return made;
-  std::string why_not;
-  if (config.mps == "env-only") why_not = "mps: env-only in the config";
-  else if (backend_kind != "nvml") why_not = "no NVIDIA GPU (" + backend_kind + ")";
-  else why_not = mps::MpsDaemons::Unusable(config.mps_control);
-  if (why_not.empty()) {
+  if (plan.daemons) {
     mps::MpsDaemonsOptions o;
     o.mps_root = mps_root;
     o.control_binary = config.mps_control;
@@ -77,8 +72,15 @@ Result<std::unique_ptr<mps::MpsControl>> MakeMps(const Config& config, const std
     spdlog::info("MPS: one control daemon per device and user under {} ({})", mps_root, config.mps_control);
     return std::unique_ptr<mps::MpsControl>(new mps::MpsDaemons(o, clock));
   }
-  if (config.mps == "daemons") return FailedPrecondition("mps: daemons, but " + why_not);
-  spdlog::warn("MPS: no control daemons: {}; slices get their MPS environment only", why_not);
+  if (plan.refuse_slices) {
+    spdlog::error("MPS: cannot be started: {}; slices on mps devices are refused, whole GPUs still run. "
+                  "Set mps_control to the control binary, or allow_unenforced_slices: true to run slices "
+                  "without enforced limits",
+                  plan.why_not);
+  } else {
+    spdlog::warn("MPS: no control daemons: {}; slices get their MPS environment only, without enforced limits",
+                 plan.why_not);
+  }
   return std::unique_ptr<mps::MpsControl>(new mps::EnvOnlyMps(mps_root));
 }
 
@@ -131,7 +133,10 @@ void BlockDaemonSignals() {
 
 int RunDaemon(const Config& config, std::unique_ptr<gpu::GpuBackend> backend,
               const std::string& backend_note, int ready_fd) {
-  spdlog::info("pinpointd {} starting; {}", PINPOINT_VERSION, backend_note);
+  // "auto" that fell back to a simulated node is said loudly: nobody may take it for a GPU node.
+  bool simulated_fallback = config.backend == "auto" && backend->Kind().rfind("simulated", 0) == 0;
+  spdlog::log(simulated_fallback ? spdlog::level::warn : spdlog::level::info, "pinpointd {} starting; {}",
+              PINPOINT_VERSION, backend_note);
   BlockDaemonSignals();  // before the watcher's and the metrics server's threads start
   sigset_t mask = DaemonSignals();
   for (const std::string& dir : {config.state_dir, config.state_dir + "/jobs", config.state_dir + "/mps"}) {
@@ -172,8 +177,13 @@ int RunDaemon(const Config& config, std::unique_ptr<gpu::GpuBackend> backend,
     return Fail(FailedPrecondition("job supervisor " + shim + " is missing or not executable (set shim_path)"));
   launch::ProcessLauncher launcher(shim);
   RealClock clock;
-  auto mps = MakeMps(config, backend->Kind(), &clock);
+  SystemUserDirectory system_users;
+  CachingUserDirectory users(&system_users, &clock);
+  auto mps_plan = PlanMps(config, {backend->Kind(), mps::MpsDaemons::Unusable(config.mps_control)});
+  if (!mps_plan.ok()) return Fail(mps_plan.status());
+  auto mps = MakeMps(config, *mps_plan, &clock);
   if (!mps.ok()) return Fail(mps.status());
+  ApplyMpsPlan(*mps_plan, &*inventory);
 
   NodeOptions options;
   options.state_dir = config.state_dir;
@@ -186,7 +196,7 @@ int RunDaemon(const Config& config, std::unique_ptr<gpu::GpuBackend> backend,
   options.mps_fault_drain_after = config.mps_fault_drain_after;
   if (!config.mps_prestart_user.empty()) {
     auto* daemons = dynamic_cast<mps::MpsDaemons*>(mps->get());
-    auto user = LookupName(config.mps_prestart_user);
+    auto user = users.ByName(config.mps_prestart_user);
     if (!user.ok()) return Fail(InvalidArgument("mps_prestart_user: " + user.status().message()));
     for (const auto& d : inventory->devices) {
       if (daemons == nullptr || d.mode != sched::SharingMode::kMps) continue;
@@ -204,7 +214,7 @@ int RunDaemon(const Config& config, std::unique_ptr<gpu::GpuBackend> backend,
   watch::ProcProcessOwner owner;
   // From here on only the watcher's thread uses the backend.
   watch::Watcher watcher(watch_options, backend.get(), &owner, &clock);
-  Node node(options, {store->get(), &launcher, mps->get(), &cgroups, &watcher, &clock});
+  Node node(options, {store->get(), &launcher, mps->get(), &cgroups, &watcher, &clock, &users});
   Status recovered = node.Recover();
   if (!recovered.ok()) return Fail(recovered);
   node.Step();  // tells the watcher of the adopted jobs before its first poll

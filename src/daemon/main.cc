@@ -7,6 +7,7 @@
 #include <CLI/CLI.hpp>
 #include <spdlog/spdlog.h>
 
+#include "common/version.h"
 #include "daemon/config.h"
 #include "daemon/daemon.h"
 #include "daemon/log_format.h"
@@ -17,6 +18,7 @@ int main(int argc, char** argv) {
   daemon::BlockDaemonSignals();  // before NVML, whose nvmlInit starts threads
   CLI::App app{"pinpointd: gives each job exactly the GPU slice it asks for"};
   std::string config_path, state_dir, socket_path, backend, log_level = "info";
+  gpu::GpuBackendOptions backend_options;
   bool print_default = false;
   int ready_fd = -1;
   app.add_option("-c,--config", config_path, "configuration file (JSON, docs/admin.md)");
@@ -24,9 +26,13 @@ int main(int argc, char** argv) {
   app.add_option("--socket", socket_path, "socket path (overrides the config)");
   app.add_option("--backend", backend,
                  "auto | nvml | simulated:<h100x2|a100x8|a100x8-mig|v100sx8> | simulated-file:<path>");
+  app.add_option("--device-root", backend_options.device_root,
+                 "where backend auto looks for NVIDIA devices (dev/nvidia*, proc/driver/nvidia); for tests")
+      ->capture_default_str();
   app.add_option("--log-level", log_level, "trace|debug|info|warn|error");
   app.add_option("--ready-fd", ready_fd, "write \"ready\\n\" to this descriptor once serving");
   app.add_flag("--print-default-config", print_default, "print the embedded default config and exit");
+  app.set_version_flag("--version", std::string("pinpointd ") + VersionText());
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -62,7 +68,7 @@ int main(int argc, char** argv) {
     if (!config.socket_path.empty() && config.socket_path[0] != '/') config.socket_path = std::string(cwd) + "/" + config.socket_path;
   }
   std::string why;
-  auto gpu = gpu::MakeGpuBackend(config.backend, &why);
+  auto gpu = gpu::MakeGpuBackend(config.backend, &why, backend_options);
   if (!gpu.ok()) {
     std::fprintf(stderr, "pinpointd: %s\n", gpu.status().message().c_str());
     return 2;

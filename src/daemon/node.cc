@@ -9,7 +9,7 @@
 #include <spdlog/spdlog.h>
 
 #include "common/file_util.h"
-#include "daemon/users.h"
+#include "daemon/lifecycle.h"
 #include "launch/shim.h"
 #include "pinpoint/units.h"
 
@@ -48,15 +48,13 @@ Status ValidateIdempotencyKey(const std::string& key) {
   return Status::Ok();
 }
 
-std::string UserName(uint32_t uid) {
-  auto u = LookupUid(uid);
-  return u.ok() ? u->name : "uid " + std::to_string(uid);
-}
-
 }  // namespace
 
 Node::Node(NodeOptions options, NodeDeps deps)
-    : options_(std::move(options)), deps_(deps), faults_(options_.mps_fault_drain_after) {}
+    : options_(std::move(options)),
+      deps_(deps),
+      users_(deps_.users != nullptr ? deps_.users : &cached_system_users_),
+      faults_(options_.mps_fault_drain_after) {}
 
 std::string Node::JobDir(JobId id) const {
   return options_.state_dir + "/jobs/" + std::to_string(id);
@@ -98,7 +96,7 @@ Status Node::Recover() {
     if (!status || orphaned) {
       active_[job.id] = job;
       for (const auto& a : job.allocations) {
-        if (a.mode != "mps") continue;
+        if (a.mode != AllocationMode::kMps) continue;
         auto env = deps_.mps->PrepareClient(SliceOf(job, a));  // counts the client, restarts a dead daemon
         if (!env.ok()) spdlog::warn("job {}: MPS after restart: {}", job.id, env.status().message());
       }
@@ -112,7 +110,7 @@ Status Node::Recover() {
     }
     active_[job.id] = job;
     if (status->kind == launch::ExitStatus::Kind::kNeverLaunched) {
-      Requeue(active_[job.id], "was never launched before the daemon stopped", "requeued");
+      Requeue(active_[job.id], "was never launched before the daemon stopped", lifecycle::kReasonRequeued);
       ++requeued;
     } else {
       Finish(active_[job.id], *status);
@@ -137,8 +135,8 @@ Result<JobRecord> Node::Submit(const api::Caller& caller, JobRequest request,
     if (*first) return ResubmittedJob(**first, request);
   }
   PP_RETURN_IF_ERROR(api::CheckSubmitAs(caller, request.as_user));
-  PP_RETURN_IF_ERROR(CheckPriority(options_.priority, caller, options_.daemon_uid, request.priority));
-  auto user = request.as_user.empty() ? LookupUid(caller.uid) : LookupName(request.as_user);
+  PP_RETURN_IF_ERROR(CheckPriority(options_.priority, caller, options_.daemon_uid, request.priority, *users_));
+  auto user = request.as_user.empty() ? users_->ByUid(caller.uid) : users_->ByName(request.as_user);
   if (!user.ok()) {
     if (!request.as_user.empty()) return InvalidArgument(user.status().message());
     user = UserInfo{caller.uid, caller.gid, "uid " + std::to_string(caller.uid), {caller.gid}};
@@ -153,8 +151,7 @@ Result<JobRecord> Node::Submit(const api::Caller& caller, JobRequest request,
   r.user = user->name;
   r.request = std::move(request);
   PP_RETURN_IF_ERROR(sched::CheckFits(DemandOf(r), options_.inventory));
-  r.state = JobState::kPending;
-  r.submit_ms = deps_.clock->NowMs();
+  lifecycle::Submitted(r, deps_.clock->NowMs());
   auto id = deps_.store->Insert(r, key);
   if (!id.ok()) return id.status();
   r.id = *id;
@@ -175,7 +172,7 @@ Result<JobRecord> Node::ResubmittedJob(const JobRecord& first, const JobRequest&
 
 std::vector<Status> Node::Cancel(const api::Caller& caller, const std::vector<JobId>& ids) {
   std::vector<Status> out;
-  std::string by = UserName(caller.uid);
+  std::string by = NameOrUid(*users_, caller.uid);
   for (JobId id : ids) {
     auto it = active_.find(id);
     if (it == active_.end()) {
@@ -205,13 +202,8 @@ std::vector<Status> Node::Cancel(const api::Caller& caller, const std::vector<Jo
       continue;
     }
     JobRecord before = job;
-    job.cancel_requested = true;
-    job.cancelled_by = by;
-    if (job.state == JobState::kPending) {
-      job.state = JobState::kCancelled;
-      job.reason = reason::kCancelled;
-      job.detail = "cancelled by " + by + " while pending";
-      job.end_ms = deps_.clock->NowMs();
+    lifecycle::Cancel(job, by, deps_.clock->NowMs());
+    if (IsFinal(job.state)) {  // it was pending
       Status s = Persist(job, "end", job.detail);
       // Not recorded: the job stays pending rather than come back after a restart.
       if (!s.ok()) job = before;
@@ -222,6 +214,7 @@ std::vector<Status> Node::Cancel(const api::Caller& caller, const std::vector<Jo
     }
     Status s = Persist(job, "cancel-request", "by " + by);
     if (!s.ok()) {
+      job = before;  // not recorded: a later cancel tries again
       out.push_back(s);
       continue;
     }
@@ -236,7 +229,7 @@ void Node::SafeStop(JobRecord& job) {
   // and the neighbours on the device are never left in an undefined state.
   std::vector<int64_t> pids;
   for (const auto& a : job.allocations) {
-    if (a.mode != "mps") continue;
+    if (a.mode != AllocationMode::kMps) continue;
     if (pids.empty()) pids = deps_.launcher->JobProcesses(Handle(job));
     Status t = deps_.mps->TerminateClients(SliceOf(job, a), pids);
     if (!t.ok()) spdlog::warn("job {}: terminate_client: {}", job.id, t.message());
@@ -383,10 +376,9 @@ void Node::Schedule() {
   for (const auto& wait : plan.waits) {
     auto it = active_.find(wait.id);
     if (it == active_.end()) continue;
-    it->second.reason = wait.reason;
-    it->second.detail = wait.detail;
-    if (wait.mps_uid)
-      it->second.detail += "; uid " + std::to_string(*wait.mps_uid) + " is " + UserName(*wait.mps_uid);
+    std::string detail = wait.detail;
+    if (wait.mps_uid) detail += "; uid " + std::to_string(*wait.mps_uid) + " is " + NameOrUid(*users_, *wait.mps_uid);
+    lifecycle::Waiting(it->second, wait.reason, std::move(detail));
   }
   for (const auto& start : plan.starts) {
     auto it = active_.find(start.id);
@@ -407,7 +399,7 @@ Result<std::vector<std::string>> Node::JobEnvironment(const JobRecord& job) {
   }
   // One process can be the client of one MPS server only, so only single-device slices use MPS;
   // multi-device slices are time-sliced (docs/design.md).
-  if (job.allocations.size() == 1 && job.allocations[0].mode == "mps") {
+  if (job.allocations.size() == 1 && job.allocations[0].mode == AllocationMode::kMps) {
     const Allocation& a = job.allocations[0];
     auto mps_env = deps_.mps->PrepareClient(SliceOf(job, a));
     if (!mps_env.ok()) return mps_env.status();
@@ -420,7 +412,7 @@ Result<std::vector<std::string>> Node::JobEnvironment(const JobRecord& job) {
 }
 
 void Node::StartJob(JobRecord& job, const std::vector<sched::Slot>& slots) {
-  job.allocations.clear();
+  std::vector<Allocation> allocations;
   for (const auto& slot : slots) {
     const sched::Device& d = options_.inventory.devices.at(static_cast<size_t>(slot.device_index));
     Allocation a;
@@ -428,23 +420,20 @@ void Node::StartJob(JobRecord& job, const std::vector<sched::Slot>& slots) {
     a.uuid = d.uuid;
     a.gpu_mem_bytes = slot.gpu_mem_bytes;
     a.gpu_share_pct = slot.gpu_share_pct;
-    a.mode = sched::SharingModeName(d.mode);
-    if (slot.gpu_mem_bytes == 0 || d.mode == sched::SharingMode::kExclusive) a.mode = "exclusive";
+    a.mode = d.mode == sched::SharingMode::kMps ? AllocationMode::kMps : AllocationMode::kTimeslice;
+    if (slot.gpu_mem_bytes == 0 || d.mode == sched::SharingMode::kExclusive)
+      a.mode = AllocationMode::kExclusive;
     // One process can be the client of one MPS server only (docs/design.md).
-    if (a.mode == "mps" && slots.size() > 1) a.mode = "timeslice";
-    job.allocations.push_back(a);
+    if (a.mode == AllocationMode::kMps && slots.size() > 1) a.mode = AllocationMode::kTimeslice;
+    allocations.push_back(a);
   }
-  job.state = JobState::kRunning;
-  job.reason.clear();
-  job.detail.clear();
-  job.start_ms = deps_.clock->NowMs();
-  job.pid = 0;
+  JobRecord pending = job;
+  lifecycle::Started(job, std::move(allocations), deps_.clock->NowMs());
   // Durable before the fork: a restarted daemon must know this job may be running.
   Status s = Persist(job, "start", "");
   if (!s.ok()) {
     spdlog::error("job {}: cannot record start, leaving it pending: {}", job.id, s.ToString());
-    job.state = JobState::kPending;
-    job.allocations.clear();
+    job = std::move(pending);
     dirty_ = true;  // tried again next pass
     return;
   }
@@ -453,7 +442,7 @@ void Node::StartJob(JobRecord& job, const std::vector<sched::Slot>& slots) {
   failed.kind = launch::ExitStatus::Kind::kLaunchFailed;
   if (!env.ok() && env.status().code() == Code::kFailedPrecondition) {
     // The device's MPS server still serves another user: wait rather than fail.
-    Requeue(job, env.status().message(), "mps-user", /*release_resources=*/false);
+    Requeue(job, env.status().message(), lifecycle::kReasonMpsUser, /*release_resources=*/false);
     return;
   }
   if (!env.ok()) {
@@ -471,7 +460,7 @@ void Node::StartJob(JobRecord& job, const std::vector<sched::Slot>& slots) {
   spec.uid = job.uid;
   spec.gid = job.gid;
   if (spec.switch_user) {
-    auto user = LookupUid(job.uid);
+    auto user = users_->ByUid(job.uid);
     spec.groups = user.ok() ? user->groups : std::vector<uint32_t>{job.gid};
   }
   spec.job_dir = JobDir(job.id);
@@ -496,21 +485,19 @@ void Node::StartJob(JobRecord& job, const std::vector<sched::Slot>& slots) {
 void Node::Requeue(JobRecord& job, const std::string& why, const char* reason_code,
                    bool release_resources) {
   if (release_resources) ReleaseResources(job);
-  job.state = JobState::kPending;
-  job.reason = reason_code;
-  job.detail = why;
-  job.allocations.clear();
-  job.start_ms = 0;
-  job.pid = 0;
-  job.pid_start_ticks = 0;
-  Status s = Persist(job, "requeue", why);
+  lifecycle::Requeued(job, reason_code, why);
+  PersistRequeue(job);
+}
+
+void Node::PersistRequeue(const JobRecord& job) {
+  Status s = Persist(job, "requeue", job.detail);
   if (!s.ok()) spdlog::error("job {}: {}", job.id, s.ToString());
   dirty_ = true;
 }
 
 void Node::ReleaseResources(const JobRecord& job) {
   for (const auto& a : job.allocations) {
-    if (a.mode == "mps") deps_.mps->ReleaseClient(SliceOf(job, a));
+    if (a.mode == AllocationMode::kMps) deps_.mps->ReleaseClient(SliceOf(job, a));
   }
   if (deps_.cgroups != nullptr && deps_.cgroups->enabled()) {
     Status s = deps_.cgroups->RemoveJobGroup(job.id);
@@ -519,48 +506,17 @@ void Node::ReleaseResources(const JobRecord& job) {
 }
 
 void Node::Finish(JobRecord& job, const launch::ExitStatus& status) {
-  using Kind = launch::ExitStatus::Kind;
   ReleaseResources(job);
-  job.end_ms = deps_.clock->NowMs();
-  job.exit_code.reset();
-  job.term_signal.reset();
-  switch (status.kind) {
-    case Kind::kExited:
-      job.exit_code = status.exit_code;
-      job.state = status.exit_code == 0 ? JobState::kCompleted : JobState::kFailed;
-      job.reason = status.exit_code == 0 ? reason::kExitedZero : reason::kExitedNonZero;
-      job.detail = "exit code " + std::to_string(status.exit_code);
-      break;
-    case Kind::kSignaled:
-      job.term_signal = status.term_signal;
-      job.state = JobState::kFailed;
-      job.reason = reason::kSignaled;
-      job.detail = std::string("killed by signal ") + std::to_string(status.term_signal) + " (" +
-                   ::strsignal(status.term_signal) + ")";
-      break;
-    case Kind::kLaunchFailed:
-      job.state = JobState::kFailed;
-      job.reason = reason::kLaunchFailed;
-      job.detail = status.error;
-      break;
-    case Kind::kNoStatus:
-    case Kind::kNeverLaunched:
-    case Kind::kOrphaned:  // not an end; Step never passes it here
-      job.state = JobState::kFailed;
-      job.reason = reason::kLost;
-      job.detail = status.error.empty() ? "the job's supervisor vanished" : status.error;
-      break;
-  }
-  bool ran_to_completion = status.kind == Kind::kExited && status.exit_code == 0;
-  if (HandleFaultEnd(job, ran_to_completion)) return;
-  if (!job.stop_reason.empty() && !ran_to_completion) {
-    job.state = JobState::kFailed;
-    job.reason = job.stop_reason;
-    job.detail = job.stop_detail + " (" + job.detail + ")";
-  } else if (job.cancel_requested && !ran_to_completion) {
-    job.state = JobState::kCancelled;
-    job.reason = reason::kCancelled;
-    job.detail = "cancelled by " + job.cancelled_by + " (" + job.detail + ")";
+  lifecycle::EndFacts facts;
+  facts.exit = status;
+  facts.mps_fault = LeaveFaultRecovery(job);
+  facts.policy = options_.mps_fault_policy;
+  facts.now_ms = deps_.clock->NowMs();
+  lifecycle::JobEnd end = lifecycle::DecideEnd(job, facts);
+  lifecycle::ApplyEnd(end, job);
+  if (end.requeue) {
+    PersistRequeue(job);  // resources were released above
+    return;
   }
   PersistEnd(job);
 }
@@ -599,10 +555,7 @@ void Node::HandleOrphan(JobRecord& job) {
   if (!orphans_.insert(job.id).second) return;
   spdlog::error("job {}: its supervisor (pinpoint-shim, pid {}) died while the job's processes "
                 "still run; they keep their resources until they are ended", job.id, job.pid);
-  if (job.stop_reason.empty() && !job.cancel_requested) {
-    job.stop_reason = reason::kLost;
-    job.stop_detail = "its supervisor died; its job's processes were ended";
-  }
+  lifecycle::SupervisorLost(job);
   Status s = Persist(job, "supervisor-lost", "the supervisor died; ending the job's processes");
   if (!s.ok()) spdlog::warn("job {}: {}", job.id, s.ToString());
   if (!kill_at_ms_.count(job.id)) SafeStop(job);
@@ -647,7 +600,7 @@ void Node::RecordFault(int device, uint32_t uid, const std::string& detail) {
     // The claim comes from a log its user can write: it may touch that user's jobs only.
     if (job.state != JobState::kRunning || job.uid != uid) continue;
     for (const auto& a : job.allocations) {
-      if (a.device_index != device || a.mode != "mps") continue;
+      if (a.device_index != device || a.mode != AllocationMode::kMps) continue;
       affected.insert(id);
       store::JobEvent ev{id, now, "mps-fault", "fatal GPU error on device " + std::to_string(device)};
       Status s = deps_.store->AppendEvent(ev);
@@ -686,7 +639,7 @@ void Node::EvaluateFaults() {
   }
 }
 
-bool Node::HandleFaultEnd(JobRecord& job, bool ran_to_completion) {
+bool Node::LeaveFaultRecovery(const JobRecord& job) {
   bool faulted = false;
   for (const auto& a : job.allocations) {
     auto it = recovering_.find(a.device_index);
@@ -699,22 +652,7 @@ bool Node::HandleFaultEnd(JobRecord& job, bool ran_to_completion) {
       spdlog::info("device {} recovered from its MPS fault", a.device_index);
     }
   }
-  if (!faulted || ran_to_completion || job.cancel_requested) return false;
-  if (options_.mps_fault_policy == "requeue" && !job.fault_suspect) {
-    job.fault_suspect = true;
-    job.exit_code.reset();
-    job.term_signal.reset();
-    job.end_ms = 0;
-    Requeue(job, "ended by a fatal MPS fault on its device; reruns alone to find the cause",
-            reason::kMpsFaultVictim, /*release_resources=*/false);  // Finish released them
-    return true;
-  }
-  job.state = JobState::kFailed;
-  job.reason = reason::kGpuFault;
-  job.detail = job.fault_suspect ? "caused a fatal MPS fault: it faulted again when run alone (" + job.detail + ")"
-                                 : "ended by a fatal MPS fault on its device (" + job.detail + ")";
-  PersistEnd(job);
-  return true;
+  return faulted;
 }
 
 }  // namespace pinpoint::daemon

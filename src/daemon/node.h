@@ -20,8 +20,10 @@
 
 #include "api/caller.h"
 #include "daemon/fault_tracker.h"
+#include "daemon/lifecycle.h"
 #include "common/clock.h"
 #include "daemon/priority.h"
+#include "daemon/users.h"
 #include "gpu/gpu_backend.h"
 #include "launch/cgroup.h"
 #include "launch/launcher.h"
@@ -43,9 +45,8 @@ struct NodeOptions {
   std::string driver_version;
   int64_t cancel_grace_ms = 10000;
   uint32_t daemon_uid = 0;         // jobs of other users need a root daemon
-  // After an MPS fault: "requeue" the jobs it ended (each reruns alone once; a job that faults
-  // alone fails with gpu-fault) or "fail" them all with gpu-fault.
-  std::string mps_fault_policy = "requeue";
+  // What becomes of the jobs an MPS fault ended (lifecycle::DecideEnd).
+  MpsFaultPolicy mps_fault_policy = MpsFaultPolicy::kRequeue;
   int mps_fault_drain_after = 3;   // faults of one device within an hour that drain it
   int64_t usage_flush_ms = 15000;  // how often running jobs' usage is written to the store
   PriorityPolicy priority;         // who may ask for which priority
@@ -61,6 +62,9 @@ struct NodeDeps {
   // (usage, budget breaches). Null: no accounting and no device-memory enforcement.
   watch::Watcher* watcher = nullptr;
   Clock* clock = nullptr;
+  // Who the users are (names in replies and details, groups of a job, as_user). Null: the
+  // system's, each answer kept for a minute (CachingUserDirectory).
+  UserDirectory* users = nullptr;
 };
 
 class Node {
@@ -126,6 +130,8 @@ class Node {
   void Schedule();
   void StartJob(JobRecord& job, const std::vector<sched::Slot>& slots);
   Status Persist(const JobRecord& r, const char* event, const std::string& detail);
+  // The effects of a job's end as lifecycle::DecideEnd decides it: resources released, the
+  // end (or the requeue of a fault's victim) recorded.
   void Finish(JobRecord& job, const launch::ExitStatus& status);
   // Records a job's end; when the store cannot take it (e.g. a full disk) the end is kept in
   // memory (the job stays in active_, answered from there) and retried by each Step.
@@ -136,6 +142,7 @@ class Node {
   void HandleOrphan(JobRecord& job);
   void Requeue(JobRecord& job, const std::string& why, const char* reason_code,
                bool release_resources = true);
+  void PersistRequeue(const JobRecord& job);
   void ReleaseResources(const JobRecord& job);
   Result<std::vector<std::string>> JobEnvironment(const JobRecord& job);
   void HandleMpsEvents();
@@ -144,8 +151,9 @@ class Node {
   void RecordFault(int device_index, uint32_t uid, const std::string& detail);
   // Applies FaultTracker's verdicts: counted faults, unconfirmed claims, drains.
   void EvaluateFaults();
-  // Whether the job was ended by an MPS fault; if so it is requeued or failed by policy.
-  bool HandleFaultEnd(JobRecord& job, bool ran_to_completion);
+  // A job has ended: it leaves the fault recovery of its devices (the last one to leave resets
+  // the device's MPS daemons). Returns whether an MPS fault hit it.
+  bool LeaveFaultRecovery(const JobRecord& job);
   mps::ClientSlice SliceOf(const JobRecord& job, const Allocation& a) const;
   // The safe stop of a running job: MPS terminate_client, then SIGTERM, SIGKILL after the grace.
   void SafeStop(JobRecord& job);
@@ -158,6 +166,9 @@ class Node {
 
   NodeOptions options_;
   NodeDeps deps_;
+  SystemUserDirectory system_users_;
+  CachingUserDirectory cached_system_users_{&system_users_, deps_.clock};
+  UserDirectory* users_;  // deps_.users or cached_system_users_
   std::map<JobId, JobRecord> active_;        // pending and running
   std::map<JobId, int64_t> kill_at_ms_;      // running jobs being cancelled: SIGKILL deadline
   bool dirty_ = true;                        // something changed since the last schedule

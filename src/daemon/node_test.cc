@@ -9,7 +9,9 @@
 #include <gtest/gtest.h>
 
 #include "common/test_dir.h"
+#include "daemon/fake_users.h"
 #include "daemon/service_fixture.h"
+#include "pinpoint/api_codec.h"
 #include "launch/fake_launcher.h"
 #include "mps/fake_mps.h"
 #include "store/faulty_vfs.h"
@@ -309,7 +311,7 @@ TEST_F(NodeTest, FaultRequeuesVictimsWhichRerunAloneAndTheCulpritFails) {
 
 TEST_F(NodeTest, FaultPolicyFailEndsAffectedJobsAsGpuFault) {
   NodeOptions o = node_->options();
-  o.mps_fault_policy = "fail";
+  o.mps_fault_policy = MpsFaultPolicy::kFail;
   node_ = std::make_unique<Node>(o, NodeDeps{store_.get(), &launcher_, &mps_, nullptr, nullptr, &clock_});
   JobId a = Submit(Request(1, 4ull << 30));
   JobId ok = Submit(Request(1, 4ull << 30));
@@ -449,6 +451,53 @@ TEST_F(NodeTest, GpusViewShowsSlicesAndMpsUser) {
   EXPECT_EQ(dev0.jobs.size(), 1u);
   EXPECT_TRUE(dev0.mps_user.has_value());
   EXPECT_TRUE(view.devices[1].jobs.empty());
+}
+
+TEST_F(NodeTest, UsersComeFromTheUserDirectory) {
+  FakeUserDirectory users;
+  users.AddUser(1001, 1001, "ana", {4242});
+  users.AddUser(1002, 1002, "bob");
+  NodeOptions o = node_->options();
+  o.daemon_uid = 0;  // runs other users' jobs (FakeLauncher starts nothing)
+  node_ = std::make_unique<Node>(o, NodeDeps{store_.get(), &launcher_, &mps_, nullptr, nullptr, &clock_, &users});
+  api::Caller ana{1001, 1001, 1};
+  api::Caller bob{1002, 1002, 2};
+  // Two slices of ana fill both MPS devices' servers; bob's slice waits for one of them.
+  for (int i = 0; i < 2; ++i) ASSERT_TRUE(node_->Submit(ana, Request(1, 50ull << 30)).ok());
+  auto waiting = node_->Submit(bob, Request(1, 10ull << 30));
+  ASSERT_TRUE(waiting.ok()) << waiting.status().ToString();
+  EXPECT_EQ(waiting->user, "bob");
+  node_->Step();
+  ASSERT_EQ(launcher_.launches().size(), 2u);
+  EXPECT_EQ(launcher_.launches()[0].groups, (std::vector<uint32_t>{1001, 4242}));
+  auto job = node_->Get(waiting->id);
+  EXPECT_EQ(job->reason, "mps-user");
+  EXPECT_NE(job->detail.find("uid 1001 is ana"), std::string::npos) << job->detail;
+  EXPECT_EQ(node_->GpusView().devices[0].mps_user, "ana");
+  EXPECT_EQ(node_->Cancel(ana, {waiting->id}).at(0).code(), Code::kPermissionDenied);
+  EXPECT_TRUE(node_->Cancel(bob, {waiting->id}).at(0).ok());
+  EXPECT_EQ(node_->Get(waiting->id)->detail, "cancelled by bob while pending");
+}
+
+TEST_F(NodeTest, MpsDaemonsAreShownInTheGpusViewAndTheMetrics) {
+  mps::MpsDaemonInfo down;
+  down.device_index = 1;
+  down.running = false;
+  down.uid = caller_.uid;
+  down.control_pid = 0;
+  down.restarts = 2;
+  down.pipe_dir = "/mps/dev1/pipe";
+  mps_.SetDaemons({down});
+  auto view = ToJson(node_->GpusView());
+  EXPECT_FALSE(view["devices"][0].contains("mps")) << "no daemon on device 0";
+  EXPECT_EQ(view["devices"][1]["mps"],
+            (nlohmann::json{{"state", "down"}, {"uid", caller_.uid}, {"control_pid", 0}, {"clients", 0},
+                            {"restarts", 2}, {"pipe_dir", "/mps/dev1/pipe"}}));
+  metrics::Snapshot snap = node_->MetricsView();
+  ASSERT_EQ(snap.devices.size(), 2u);
+  EXPECT_FALSE(snap.devices[0].mps_up.has_value());
+  EXPECT_EQ(snap.devices[1].mps_up, std::optional<bool>(false));
+  EXPECT_FALSE(snap.devices[1].mps_user.empty());
 }
 
 }  // namespace

@@ -1,11 +1,8 @@
 // Node's read-only views: the "gpus" listing and the Prometheus snapshot.
 #include "daemon/node.h"
-#include "daemon/users.h"
-#include "pinpoint/api_codec.h"
 
 namespace pinpoint::daemon {
 
-using nlohmann::json;
 
 namespace {
 
@@ -15,9 +12,10 @@ const watch::GpuReading* ReadingOf(const watch::WatchView& view, int gpu_index) 
   return nullptr;
 }
 
-std::string NameOf(uint32_t uid) {
-  auto u = LookupUid(uid);
-  return u.ok() ? u->name : "uid " + std::to_string(uid);
+std::map<int, mps::MpsDaemonInfo> MpsDaemonsByDevice(const mps::MpsControl& control) {
+  std::map<int, mps::MpsDaemonInfo> out;
+  for (auto& daemon : control.Describe()) out.emplace(daemon.device_index, std::move(daemon));
+  return out;
 }
 
 }  // namespace
@@ -43,8 +41,8 @@ GpusReply Node::GpusView() const {
       Use& u = use[static_cast<size_t>(a.device_index)];
       u.mem_bytes += a.gpu_mem_bytes;
       u.share_pct += a.gpu_share_pct;
-      if (a.mode == "exclusive") u.whole = true;
-      if (a.mode == "mps") u.mps_uid = job.uid;
+      if (a.mode == AllocationMode::kExclusive) u.whole = true;
+      if (a.mode == AllocationMode::kMps) u.mps_uid = job.uid;
       DeviceJobView entry;
       entry.id = id;
       entry.user = job.user;
@@ -64,7 +62,7 @@ GpusReply Node::GpusView() const {
       u.jobs.push_back(std::move(entry));
     }
   }
-  json mps_state = deps_.mps->Describe();
+  std::map<int, mps::MpsDaemonInfo> mps_daemons = MpsDaemonsByDevice(*deps_.mps);
   for (const auto& d : options_.inventory.devices) {
     Use& u = use[static_cast<size_t>(d.index)];
     DeviceView dev;
@@ -81,15 +79,13 @@ GpusReply Node::GpusView() const {
     dev.mem_free_bytes = u.whole ? 0 : (d.mem_bytes > u.mem_bytes ? d.mem_bytes - u.mem_bytes : 0);
     dev.share_free_pct = u.whole ? 0 : 100 - u.share_pct;
     dev.jobs = std::move(u.jobs);
-    if (u.mps_uid) dev.mps_user = NameOf(*u.mps_uid);
+    if (u.mps_uid) dev.mps_user = NameOrUid(*users_, *u.mps_uid);
     auto drain = drain_reason_.find(d.index);
     if (drain != drain_reason_.end()) dev.drain_reason = drain->second;
     dev.recovering = recovering_.count(d.index) > 0;
-    // Describe() gives each daemon in the wire's form.
-    std::string key = std::to_string(d.index);
-    if (mps_state.contains(key)) {
-      auto mps = FromJson<MpsDaemonView>(mps_state[key]);
-      if (mps.ok()) dev.mps = *mps;
+    if (auto mps = mps_daemons.find(d.index); mps != mps_daemons.end()) {
+      const mps::MpsDaemonInfo& m = mps->second;
+      dev.mps = MpsDaemonView{m.running, m.uid, m.control_pid, m.clients, m.restarts, m.pipe_dir};
     }
     const watch::GpuReading* reading = ReadingOf(view, d.gpu_index);
     if (reading != nullptr && !d.is_mig)
@@ -140,7 +136,7 @@ metrics::Snapshot Node::MetricsView() const {
   for (auto& [index, g] : gpus) snap.gpus.push_back(g);
 
   std::vector<metrics::DeviceMetrics> devices(options_.inventory.devices.size());
-  json mps_state = deps_.mps->Describe();
+  std::map<int, mps::MpsDaemonInfo> mps_daemons = MpsDaemonsByDevice(*deps_.mps);
   for (const auto& d : options_.inventory.devices) {
     metrics::DeviceMetrics& m = devices[static_cast<size_t>(d.index)];
     m.index = d.index;
@@ -148,11 +144,9 @@ metrics::Snapshot Node::MetricsView() const {
     m.uuid = d.uuid;
     m.mode = sched::SharingModeName(d.mode);
     m.drained = d.drained;
-    std::string key = std::to_string(d.index);
-    if (mps_state.contains(key) && mps_state[key].is_object()) {
-      m.mps_state = mps_state[key].value("state", "");
-      if (mps_state[key].contains("uid") && mps_state[key]["uid"].is_number_unsigned())
-        m.mps_user = NameOf(mps_state[key]["uid"].get<uint32_t>());
+    if (auto mps = mps_daemons.find(d.index); mps != mps_daemons.end()) {
+      m.mps_up = mps->second.running;
+      m.mps_user = NameOrUid(*users_, mps->second.uid);
     }
   }
   for (const auto& [id, job] : active_) {
@@ -171,8 +165,8 @@ metrics::Snapshot Node::MetricsView() const {
       metrics::DeviceMetrics& m = devices[static_cast<size_t>(a.device_index)];
       m.slices += 1;
       const auto& d = options_.inventory.devices[static_cast<size_t>(a.device_index)];
-      m.mem_allocated_bytes += a.mode == "exclusive" ? d.mem_bytes : a.gpu_mem_bytes;
-      m.share_allocated_pct += a.mode == "exclusive" ? 100 : a.gpu_share_pct;
+      m.mem_allocated_bytes += a.mode == AllocationMode::kExclusive ? d.mem_bytes : a.gpu_mem_bytes;
+      m.share_allocated_pct += a.mode == AllocationMode::kExclusive ? 100 : a.gpu_share_pct;
     }
   }
   snap.devices = std::move(devices);

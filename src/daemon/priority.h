@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "api/caller.h"
+#include "daemon/users.h"
 #include "pinpoint/status.h"
 
 namespace pinpoint::daemon {
@@ -20,9 +21,9 @@ struct PriorityPolicy {
 // Ok when `caller` may submit a job with `priority`: any priority up to max_user_priority; any
 // at all for root, for the daemon's own user when it does not run as root (it runs only that
 // user's jobs), and for a user named in priority_users by name or through a group they belong
-// to (looked up with NSS only when it is needed). Groups or users that do not exist name nobody.
+// to (looked up in `users` only when it is needed). Groups or users that do not exist name nobody.
 // Errors: kPermissionDenied, one line saying what may be asked and who may ask for more.
 Status CheckPriority(const PriorityPolicy& policy, const api::Caller& caller, uint32_t daemon_uid,
-                     int priority);
+                     int priority, UserDirectory& users);
 
 }  // namespace pinpoint::daemon

@@ -55,3 +55,36 @@ Result<uint32_t> LookupGroup(const std::string& name) {
 }
 
 }  // namespace pinpoint::daemon
+
+namespace pinpoint::daemon {
+
+std::string NameOrUid(UserDirectory& users, uint32_t uid) {
+  auto u = users.ByUid(uid);
+  return u.ok() ? u->name : "uid " + std::to_string(uid);
+}
+
+template <typename Key, typename T, typename Lookup>
+Result<T> CachingUserDirectory::Cached(std::map<Key, Entry<T>>& cache, const Key& key, Lookup lookup) {
+  int64_t now = clock_->NowMs();
+  auto it = cache.find(key);
+  if (it != cache.end() && now < it->second.expires_ms) return it->second.value;
+  if (it != cache.end()) cache.erase(it);
+  if (cache.size() >= kMaxEntries) cache.clear();
+  Result<T> value = lookup();
+  cache.emplace(key, Entry<T>{value, now + ttl_ms_});
+  return value;
+}
+
+Result<UserInfo> CachingUserDirectory::ByUid(uint32_t uid) {
+  return Cached(by_uid_, uid, [&] { return base_->ByUid(uid); });
+}
+
+Result<UserInfo> CachingUserDirectory::ByName(const std::string& name) {
+  return Cached(by_name_, name, [&] { return base_->ByName(name); });
+}
+
+Result<uint32_t> CachingUserDirectory::GroupByName(const std::string& name) {
+  return Cached(groups_, name, [&] { return base_->GroupByName(name); });
+}
+
+}  // namespace pinpoint::daemon

@@ -18,6 +18,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "common/terminal.h"
 #include "pinpoint/client.h"
 #include "pinpoint/job.h"
 #include "pinpoint/units.h"
@@ -100,23 +101,26 @@ pinpoint::Result<Reply> Send(const std::string& socket, pinpoint::Result<Reply> 
   return ((*c).*op)(args...);
 }
 
-std::string Bar(uint64_t used, uint64_t total, int width) {
+std::string Bar(uint64_t used, uint64_t total, int width, const pinpoint::OutputStyle& style) {
   int filled = total == 0 ? 0 : static_cast<int>(width * static_cast<double>(used) / static_cast<double>(total) + 0.5);
   filled = std::clamp(filled, 0, width);
-  return "[" + std::string(filled, '#') + std::string(width - filled, '.') + "]";
+  return "[" + pinpoint::Paint(style, pinpoint::Color::kGreen, std::string(filled, '#')) +
+         std::string(width - filled, '.') + "]";
 }
 
-// One line per GPU; redrawn in place on a terminal.
-void ShowGpus(const pinpoint::GpusReply& gpus, bool tty, int* drawn) {
-  if (tty && *drawn > 0) std::printf("\033[%dA", *drawn);
-  *drawn = 0;
+// One line per GPU: redrawn in place on a terminal (the fill coloured unless NO_COLOR is set);
+// elsewhere written again only when it changed, as plain lines (common/terminal.h).
+void ShowGpus(const pinpoint::GpusReply& gpus, const pinpoint::OutputStyle& style, pinpoint::LiveBlock* block) {
+  std::vector<std::string> lines;
   for (const auto& d : gpus.devices) {
-    std::string bar = Bar(d.mem_allocated_bytes, d.mem_bytes, 30);
-    std::printf("  GPU %-2d %s %2zu jobs  %9s of %s  %s\033[K\n", d.index, bar.c_str(), d.jobs.size(),
-                pinpoint::FormatSize(d.mem_allocated_bytes).c_str(), pinpoint::FormatSize(d.mem_bytes).c_str(),
-                d.mode.c_str());
-    ++*drawn;
+    std::string bar = Bar(d.mem_allocated_bytes, d.mem_bytes, 30, style);
+    char line[512];
+    std::snprintf(line, sizeof(line), "  GPU %-2d %s %2zu jobs  %9s of %s  %s", d.index, bar.c_str(), d.jobs.size(),
+                  pinpoint::FormatSize(d.mem_allocated_bytes).c_str(), pinpoint::FormatSize(d.mem_bytes).c_str(),
+                  d.mode.c_str());
+    lines.push_back(line);
   }
+  std::fputs(block->Frame(lines).c_str(), stdout);
   std::fflush(stdout);
 }
 
@@ -175,17 +179,21 @@ bool RunBatch(const std::string& bin_dir, const Daemon& d, const std::vector<Dem
     }
     ids.push_back(reply->job.id);
   }
-  bool tty = ::isatty(1);
-  int drawn = 0;
+  pinpoint::OutputStyle style = pinpoint::StyleForFd(STDOUT_FILENO);
+  pinpoint::LiveBlock block(style);
   for (;;) {
     auto q = Send(d.socket, &Client::Queue, pinpoint::QueueRequest{});
     if (!q.ok()) return false;
     if (live) {
       auto g = Send(d.socket, &Client::Gpus);
-      if (g.ok()) ShowGpus(*g, tty, &drawn);
+      if (g.ok()) ShowGpus(*g, style, &block);
+    } else if (style.redraw) {  // a count on a terminal only: a log gets the summary
+      size_t ended = ids.size() - std::min(ids.size(), q->jobs.size());
+      std::fputs(block.Frame({"  " + std::to_string(ended) + "/" + std::to_string(ids.size()) + " jobs ended"}).c_str(), stdout);
+      std::fflush(stdout);
     }
     if (q->jobs.empty()) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(tty ? 200 : 1000));  // display refresh
+    std::this_thread::sleep_for(std::chrono::milliseconds(style.redraw ? 200 : 1000));  // display refresh
   }
   auto all = Send(d.socket, &Client::Queue, pinpoint::QueueRequest{true, std::nullopt, 10000, 0});
   if (!all.ok()) return false;

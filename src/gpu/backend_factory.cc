@@ -3,6 +3,7 @@
 #include <string_view>
 #include <utility>
 
+#include "gpu/device_probe.h"
 #include "gpu/simulated_backend.h"
 
 namespace pinpoint::gpu {
@@ -28,35 +29,65 @@ Result<std::unique_ptr<GpuBackend>> Simulated(const std::string& preset) {
   return std::unique_ptr<GpuBackend>(std::move(backend).value());
 }
 
-// "auto": NVML when it has a GPU; otherwise the fallback, with the reason NVML was passed over.
+// "auto": NVML when it has a GPU; otherwise the fallback on a machine without an NVIDIA device,
+// and a refusal where one exists. Either says why NVML was passed over.
 Result<std::unique_ptr<GpuBackend>> Auto(std::string* why, const GpuBackendOptions& options) {
+  NvmlOutcome outcome = NvmlOutcome::kUnavailable;
   std::string reason;
   Result<std::unique_ptr<GpuBackend>> nvml = NvmlBackend::Create(options.nvml_library);
+  Result<std::vector<GpuInfo>> gpus = std::vector<GpuInfo>{};
   if (!nvml.ok()) {
     std::string detail = nvml.status().message();
     if (detail.rfind(kNvmlUnavailablePrefix, 0) == 0)
       detail.erase(0, kNvmlUnavailablePrefix.size());
     reason = "NVML not available (" + detail + ")";
   } else {
-    // A failing inventory still means NVML has GPUs (one is lost, say): a real node must not
-    // quietly turn into a simulated one, so NVML is used and the failure is reported later.
-    Result<std::vector<GpuInfo>> gpus = (*nvml)->Inventory();
-    if (!gpus.ok() || !gpus->empty()) {
+    gpus = (*nvml)->Inventory();
+    outcome = !gpus.ok()       ? NvmlOutcome::kInventoryFails
+              : gpus->empty()  ? NvmlOutcome::kNoGpu
+                               : NvmlOutcome::kHasGpus;
+    reason = "NVML reports no GPU";
+  }
+  // Only asked when NVML failed: a working NVML is the better witness.
+  std::string device = outcome == NvmlOutcome::kHasGpus || outcome == NvmlOutcome::kInventoryFails
+                           ? ""
+                           : FindNvidiaDevice(options.device_root);
+  switch (ChooseAutoBackend(outcome, !device.empty())) {
+    case AutoChoice::kNvml:
+      // A failing inventory still means NVML has GPUs (one is lost, say): the failure is reported
+      // later.
       Tell(why, gpus.ok()
                     ? Describe(**nvml, gpus->size())
                     : "using NVML, whose inventory fails now (" + gpus.status().message() + ")");
       return nvml;
-    }
-    reason = "NVML reports no GPU";
+    case AutoChoice::kRefuse:
+      return Unavailable("this machine has an NVIDIA device (" + device + ") but " + reason +
+                         ": repair the driver until nvidia-smi works, or set backend to "
+                         "simulated:<preset> to run a simulated node on purpose");
+    case AutoChoice::kSimulated:
+      break;
   }
   Result<std::unique_ptr<GpuBackend>> simulated = Simulated(options.fallback_preset);
   if (simulated.ok()) {
-    Tell(why, "no NVIDIA GPU: " + reason + "; using simulated node " + options.fallback_preset);
+    Tell(why, "no NVIDIA device on this machine: running a SIMULATED node " + options.fallback_preset +
+                  " (" + reason + ")");
   }
   return simulated;
 }
 
 }  // namespace
+
+AutoChoice ChooseAutoBackend(NvmlOutcome nvml, bool nvidia_device_present) {
+  switch (nvml) {
+    case NvmlOutcome::kHasGpus:
+    case NvmlOutcome::kInventoryFails:
+      return AutoChoice::kNvml;
+    case NvmlOutcome::kNoGpu:
+    case NvmlOutcome::kUnavailable:
+      break;
+  }
+  return nvidia_device_present ? AutoChoice::kRefuse : AutoChoice::kSimulated;
+}
 
 Result<std::unique_ptr<GpuBackend>> MakeGpuBackend(const std::string& spec, std::string* why,
                                                    const GpuBackendOptions& options) {

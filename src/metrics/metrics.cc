@@ -101,13 +101,13 @@ void RenderDevices(Writer& w, const std::vector<DeviceMetrics>& devices) {
   Each<DeviceMetrics>(w, devices, always, DeviceLabels, [](const DeviceMetrics& d) { return d.drained ? 1.0 : 0.0; });
   w.Family("pinpoint_mps_server_up", "gauge",
            "1 when the device's MPS control daemon runs, 0 when it died; absent without one.");
-  Each<DeviceMetrics>(w, devices, [](const DeviceMetrics& d) { return !d.mps_state.empty(); },
+  Each<DeviceMetrics>(w, devices, [](const DeviceMetrics& d) { return d.mps_up.has_value(); },
                       [](const DeviceMetrics& d) {
                         Labels l = DeviceLabels(d);
                         l.emplace_back("user", d.mps_user);
                         return l;
                       },
-                      [](const DeviceMetrics& d) { return d.mps_state == "running" ? 1.0 : 0.0; });
+                      [](const DeviceMetrics& d) { return d.mps_up.value_or(false) ? 1.0 : 0.0; });
 }
 
 void RenderJobs(Writer& w, const std::vector<JobMetrics>& jobs) {

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -39,7 +40,7 @@ struct DeviceMetrics {
   uint64_t mem_allocated_bytes = 0;
   int share_allocated_pct = 0;
   bool drained = false;
-  std::string mps_state;        // "running", "down", or empty when it has no MPS daemon
+  std::optional<bool> mps_up;   // whether its MPS control daemon runs; none: it has none
   std::string mps_user;         // the MPS server's user, or empty
 };
 

@@ -41,12 +41,12 @@ Snapshot Example() {
   d.slices = 2;
   d.mem_allocated_bytes = 16ull << 30;
   d.share_allocated_pct = 40;
-  d.mps_state = "running";
+  d.mps_up = true;
   d.mps_user = "ana";
   DeviceMetrics d1 = d;
   d1.index = 1;
   d1.gpu_index = 1;
-  d1.mps_state.clear();
+  d1.mps_up.reset();
   d1.mode = "exclusive";
   s.devices = {d, d1};
   JobMetrics j;

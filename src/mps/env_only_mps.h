@@ -17,7 +17,7 @@ class EnvOnlyMps : public MpsControl {
   Status TerminateClients(const ClientSlice&, const std::vector<int64_t>&) override { return Status::Ok(); }
   std::vector<MpsEvent> Poll(int64_t) override { return {}; }
   void ResetDevice(int) override {}
-  nlohmann::json Describe() const override { return nlohmann::json::object(); }
+  std::vector<MpsDaemonInfo> Describe() const override { return {}; }
 
  private:
   std::string mps_root_;

@@ -30,7 +30,7 @@ class FakeMps : public MpsControl {
     return out;
   }
   void ResetDevice(int device_index) override { resets_.push_back(device_index); }
-  nlohmann::json Describe() const override { return nlohmann::json::object(); }
+  std::vector<MpsDaemonInfo> Describe() const override { return daemons_; }
 
   // Scripting.
   void Fail(Status status) { failure_ = std::move(status); }
@@ -38,6 +38,8 @@ class FakeMps : public MpsControl {
   void InjectFault(int device_index, uint32_t uid = ::getuid()) {
     pending_events_.push_back({device_index, MpsEvent::Kind::kFatalFault, "scripted fatal GPU error", uid});
   }
+  // What Describe reports from now on (none by default).
+  void SetDaemons(std::vector<MpsDaemonInfo> daemons) { daemons_ = std::move(daemons); }
   void InjectDaemonDeath(int device_index) {
     pending_events_.push_back({device_index, MpsEvent::Kind::kDaemonDied, "scripted crash"});
   }
@@ -54,6 +56,7 @@ class FakeMps : public MpsControl {
   std::vector<std::pair<ClientSlice, std::vector<int64_t>>> terminated_;
   std::vector<int> resets_;
   std::vector<MpsEvent> pending_events_;
+  std::vector<MpsDaemonInfo> daemons_;
   Status failure_;
 };
 

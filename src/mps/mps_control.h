@@ -13,8 +13,6 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "pinpoint/status.h"
 
 namespace pinpoint::mps {
@@ -44,6 +42,17 @@ struct MpsEvent {
   uint32_t uid = 0;
 };
 
+// One device's MPS control daemon, as listings and metrics show it.
+struct MpsDaemonInfo {
+  int device_index = 0;
+  bool running = false;     // its control daemon lives; false: it died and is being restarted
+  uint32_t uid = 0;         // the user it serves
+  int64_t control_pid = 0;  // 0 while none runs
+  int clients = 0;          // jobs using it
+  int restarts = 0;         // times it was started again after dying
+  std::string pipe_dir;
+};
+
 class MpsControl {
  public:
   virtual ~MpsControl() = default;
@@ -65,8 +74,8 @@ class MpsControl {
   // After a fault, once the device's old clients are gone: quit its daemons so the next client
   // gets a fresh server.
   virtual void ResetDevice(int device_index) = 0;
-  // Per-device state for listings: {"<device index>": {"state", "uid", "control_pid", ...}}.
-  virtual nlohmann::json Describe() const = 0;
+  // The devices that have a control daemon, in ascending device index order.
+  virtual std::vector<MpsDaemonInfo> Describe() const = 0;
 };
 
 // "0=1536M": the pinned device-memory limit for CUDA device 0, in whole MiB rounded down

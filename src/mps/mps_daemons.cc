@@ -64,72 +64,6 @@ std::string PathEnv() {
   return std::string("PATH=") + (p ? p : "/usr/local/nvidia/bin:/usr/bin:/bin");
 }
 
-// Runs `argv` with `env`, feeding `input` on stdin, and returns its stdout. The child runs as
-// uid/gid when switch_user. Gives up (and kills it) after timeout_ms.
-Result<std::string> RunTool(const std::vector<std::string>& argv, const std::vector<std::string>& env,
-                            const std::string& input, bool switch_user, uint32_t uid, uint32_t gid,
-                            int timeout_ms) {
-  int in[2], out[2];
-  if (::pipe2(in, O_CLOEXEC) != 0 || ::pipe2(out, O_CLOEXEC) != 0)
-    return IoError("pipe: " + ErrnoText(errno));
-  auto cargv = CStrings(argv);
-  auto cenv = CStrings(env);
-  gid_t groups[1] = {gid};
-  pid_t pid = ::fork();
-  if (pid < 0) return IoError("fork: " + ErrnoText(errno));
-  if (pid == 0) {
-    sigset_t none;
-    sigemptyset(&none);
-    ::sigprocmask(SIG_SETMASK, &none, nullptr);  // pinpointd blocks signals for its signalfd
-    ::dup2(in[0], 0);
-    ::dup2(out[1], 1);
-    ::dup2(out[1], 2);
-    if (switch_user && (::setgroups(1, groups) != 0 || ::setgid(gid) != 0 || ::setuid(uid) != 0)) ::_exit(126);
-    environ = cenv.data();
-    ::execvp(cargv[0], cargv.data());
-    ::_exit(127);
-  }
-  ::close(in[0]);
-  ::close(out[1]);
-  if (!input.empty() && ::write(in[1], input.data(), input.size()) < 0) {
-    // The tool may have exited early; its output says why.
-  }
-  ::close(in[1]);
-  std::string output;
-  char buf[4096];
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
-  for (;;) {
-    int left = static_cast<int>(std::chrono::duration_cast<std::chrono::milliseconds>(
-                                    deadline - std::chrono::steady_clock::now()).count());
-    pollfd p{out[0], POLLIN, 0};
-    if (left <= 0 || ::poll(&p, 1, left) <= 0) {
-      ::kill(pid, SIGKILL);
-      ::waitpid(pid, nullptr, 0);
-      ::close(out[0]);
-      return Unavailable(argv[0] + " did not answer within " + std::to_string(timeout_ms) + " ms");
-    }
-    ssize_t n = ::read(out[0], buf, sizeof(buf));
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    output.append(buf, static_cast<size_t>(n));
-  }
-  ::close(out[0]);
-  int status = 0;
-  int left_ms = static_cast<int>(std::chrono::duration_cast<std::chrono::milliseconds>(
-                                     deadline - std::chrono::steady_clock::now()).count());
-  if (!WaitForExit(pid, std::max(left_ms, 0))) {
-    ::kill(pid, SIGKILL);
-    ::waitpid(pid, nullptr, 0);
-    return Unavailable(argv[0] + " did not answer within " + std::to_string(timeout_ms) + " ms");
-  }
-  ::waitpid(pid, &status, 0);
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-    std::string why = WIFEXITED(status) && WEXITSTATUS(status) == 127 ? "not found" : "failed";
-    return Unavailable(argv[0] + " " + why + (output.empty() ? "" : ": " + output));
-  }
-  return output;
-}
-
 std::vector<std::string> Lines(const std::string& text) {
   std::vector<std::string> out;
   std::istringstream in(text);
@@ -186,14 +120,34 @@ std::string MpsDaemons::Unusable(const std::string& control_binary) {
 }
 
 MpsDaemons::MpsDaemons(MpsDaemonsOptions options, Clock* clock)
-    : options_(std::move(options)), clock_(clock) {}
+    : options_(std::move(options)),
+      clock_(clock),
+      runner_(options_.runner != nullptr ? options_.runner : &own_runner_) {}
 
 Result<std::string> MpsDaemons::Command(const Daemon& d, const std::string& command) const {
-  std::vector<std::string> env = {PathEnv(), "CUDA_MPS_PIPE_DIRECTORY=" + d.pipe_dir,
-                                  "CUDA_MPS_LOG_DIRECTORY=" + d.log_dir};
-  // pinpointd (root) may talk to any user's daemon; a non-root pinpointd only runs its own.
-  return RunTool({options_.control_binary}, env, command + "\n", false, 0, 0,
-                 options_.command_timeout_ms);
+  CommandSpec spec;
+  spec.argv = {options_.control_binary};
+  spec.env = {PathEnv(), "CUDA_MPS_PIPE_DIRECTORY=" + d.pipe_dir, "CUDA_MPS_LOG_DIRECTORY=" + d.log_dir};
+  spec.stdin_text = command + "\n";
+  spec.timeout_ms = options_.command_timeout_ms;
+  spec.max_output_bytes = kMaxCommandOutputBytes;
+  spec.merge_stderr = true;
+  // As the daemon's user, never as root: the pipe directory is the user's, and root's client
+  // would follow a `control` the user swapped for a link to another user's daemon.
+  if (options_.switch_user) spec.run_as = RunAs{d.uid, d.gid, {d.gid}};
+  auto r = runner_->Run(spec);
+  if (!r.ok()) return r.status();
+  const std::string& binary = options_.control_binary;
+  using Ending = CommandResult::Ending;
+  if (r->ending == Ending::kTimedOut || r->ending == Ending::kInterrupted)
+    return Unavailable(binary + " did not answer within " + std::to_string(options_.command_timeout_ms) + " ms");
+  if (!r->Succeeded()) {
+    std::string why = r->ending == Ending::kExited && r->exit_code == 127 ? "not found" : "failed";
+    return Unavailable(binary + " " + why + (r->out.empty() ? "" : ": " + Printable(r->out)));
+  }
+  if (r->out_truncated)
+    return Unavailable(binary + " printed more than " + std::to_string(kMaxCommandOutputBytes) + " bytes");
+  return std::move(r->out);
 }
 
 bool MpsDaemons::ControlAlive(const Daemon& d) const { return d.control.valid() && d.control.Alive(); }
@@ -475,15 +429,11 @@ void MpsDaemons::QuitAll() {
   daemons_.clear();
 }
 
-nlohmann::json MpsDaemons::Describe() const {
-  nlohmann::json out = nlohmann::json::object();
+std::vector<MpsDaemonInfo> MpsDaemons::Describe() const {
+  std::vector<MpsDaemonInfo> out;
   for (const auto& [index, d] : daemons_) {
-    out[std::to_string(index)] = {{"state", ControlAlive(d) ? "running" : "down"},
-                                  {"uid", d.uid},
-                                  {"control_pid", d.control.valid() ? d.control.pid() : 0},
-                                  {"clients", d.clients},
-                                  {"restarts", d.restarts},
-                                  {"pipe_dir", d.pipe_dir}};
+    out.push_back({index, ControlAlive(d), d.uid, d.control.valid() ? d.control.pid() : 0, d.clients,
+                   d.restarts, d.pipe_dir});
   }
   return out;
 }

@@ -4,7 +4,8 @@
 // first slice lands on the device, quit when idle for idle_quit_ms, checked on every Poll
 // (control daemon alive, new fatal-fault lines in the server log), restarted after a crash.
 // Commands (get_server_list, get_client_list, terminate_client, quit) go through the control
-// binary with the daemon's pipe directory, as NVIDIA documents.
+// binary with the daemon's pipe directory, as NVIDIA documents, run by options.runner as the
+// daemon's user, with a timeout and a bound on what they print.
 //
 // Trust (docs/security.md): the pipe and log directories belong to the user, so nothing read from
 // them is trusted. The control daemon runs in the foreground as pinpointd's child and is held by
@@ -19,6 +20,7 @@
 #include <set>
 
 #include "common/clock.h"
+#include "common/command_runner.h"
 #include "common/process.h"
 #include "mps/mps_control.h"
 #include "mps/server_log_scanner.h"
@@ -31,7 +33,12 @@ struct MpsDaemonsOptions {
   int64_t idle_quit_ms = 60000;                      // 0: never quit an idle daemon
   bool switch_user = false;                          // run each daemon as its user (pinpointd is root)
   int command_timeout_ms = 10000;
+  // Runs the control commands (not the daemons). Not owned; null: a SubprocessRunner.
+  CommandRunner* runner = nullptr;
 };
+
+// The most a control command may print; an answer that is longer is refused.
+inline constexpr size_t kMaxCommandOutputBytes = 64 * 1024;
 
 class MpsDaemons : public MpsControl {
  public:
@@ -46,7 +53,7 @@ class MpsDaemons : public MpsControl {
   Status TerminateClients(const ClientSlice& slice, const std::vector<int64_t>& pids) override;
   std::vector<MpsEvent> Poll(int64_t now_ms) override;
   void ResetDevice(int device_index) override;
-  nlohmann::json Describe() const override;
+  std::vector<MpsDaemonInfo> Describe() const override;
 
   // Starts the device's control daemon for slice.uid now, with no client yet (config
   // mps_prestart_user), and keeps it even when idle. Errors as PrepareClient.
@@ -79,18 +86,23 @@ class MpsDaemons : public MpsControl {
   Status Start(int device_index, Daemon& d);
   // Runs the control binary in the foreground as d's user and waits until its control socket
   // exists. Errors: kUnavailable with the daemon's last words, or when it does not answer.
+  // (Not through the runner: the daemon outlives the call, held by a pidfd.)
   Status Spawn(Daemon& d);
   void Quit(Daemon& d);  // best effort: failures are logged
   void KillOrphans(Daemon& d);
   void ReapIfExited(Daemon& d);
   // The uid every process of d's MPS daemons runs as.
   uint32_t RunsAs(const Daemon& d) const;
+  // What a control command printed. Errors: kUnavailable when it fails, does not answer within
+  // command_timeout_ms or prints more than kMaxCommandOutputBytes; kIo when it cannot be run.
   Result<std::string> Command(const Daemon& d, const std::string& command) const;
   bool ControlAlive(const Daemon& d) const;
   std::vector<std::string> NewFaultLines(Daemon& d);
 
   MpsDaemonsOptions options_;
   Clock* clock_;
+  SubprocessRunner own_runner_;
+  CommandRunner* runner_;  // options_.runner or own_runner_
   std::map<int, Daemon> daemons_;  // by device index
 };
 

@@ -13,6 +13,7 @@
 
 #include <gtest/gtest.h>
 
+#include "common/fake_command_runner.h"
 #include "common/file_util.h"
 #include "common/test_dir.h"
 
@@ -55,7 +56,15 @@ class MpsDaemonsTest : public ::testing::Test {
     auto stat = ReadFile("/proc/" + std::to_string(pid) + "/stat");
     return stat.ok() && stat->find(") Z") == std::string::npos;
   }
-  int64_t ControlPid(int device) { return mps_->Describe()[std::to_string(device)]["control_pid"].get<int64_t>(); }
+  // The daemon of `device` as Describe reports it; a default one (device -1) when there is none.
+  static MpsDaemonInfo Info(const MpsControl& mps, int device) {
+    for (const auto& d : mps.Describe())
+      if (d.device_index == device) return d;
+    MpsDaemonInfo none;
+    none.device_index = -1;
+    return none;
+  }
+  int64_t ControlPid(int device) { return Info(*mps_, device).control_pid; }
 
   TestDir tmp_;
   const std::string root_ = tmp_.path();
@@ -97,7 +106,7 @@ TEST_F(MpsDaemonsTest, AnotherUserWaitsForTheDeviceToDrainThenGetsAFreshDaemon) 
   EXPECT_EQ(env->at("CUDA_MPS_PIPE_DIRECTORY"), Pipe(0, other));
   EXPECT_NE(Commands(0, me).find("quit"), std::string::npos) << "the first user's daemon was quit";
   EXPECT_NE(ControlPid(0), first);
-  EXPECT_EQ(mps_->Describe()["0"]["uid"], other);
+  EXPECT_EQ(Info(*mps_, 0).uid, other);
 }
 
 TEST_F(MpsDaemonsTest, IdleDeviceIsHandedToTheNextUser) {
@@ -139,7 +148,7 @@ TEST_F(MpsDaemonsTest, CrashedControlDaemonIsNoticedAndRestarted) {
   int64_t second = ControlPid(0);
   EXPECT_NE(second, first);
   EXPECT_TRUE(Alive(second));
-  EXPECT_EQ(mps_->Describe()["0"]["restarts"], 1);
+  EXPECT_EQ(Info(*mps_, 0).restarts, 1);
 }
 
 TEST_F(MpsDaemonsTest, FatalFaultLinesInTheServerLogAreReportedOnce) {
@@ -213,8 +222,8 @@ TEST_F(MpsDaemonsTest, HungControlBinaryIsUnavailableNotAHungDaemon) {
 
 TEST_F(MpsDaemonsTest, PrestartRunsADaemonWithoutAClient) {
   ASSERT_TRUE(mps_->Prestart(Slice(0, ::getuid())).ok());
-  EXPECT_EQ(mps_->Describe()["0"]["clients"], 0);
-  EXPECT_EQ(mps_->Describe()["0"]["state"], "running");
+  EXPECT_EQ(Info(*mps_, 0).clients, 0);
+  EXPECT_TRUE(Info(*mps_, 0).running);
   ASSERT_TRUE(mps_->PrepareClient(Slice(0, ::getuid())).ok());
   std::string cmds = Commands(0, ::getuid());
   EXPECT_EQ(cmds.find("start"), cmds.rfind("start")) << "the prestarted daemon is reused";
@@ -256,7 +265,7 @@ TEST_F(MpsDaemonsTest, APidPlantedInThePipeDirectoryIsNeverSignalled) {
   MpsDaemons mps(Options(300), &clock_);
   uint32_t me = ::getuid();
   ASSERT_TRUE(mps.PrepareClient(Slice(0, me)).ok());
-  int64_t control = mps.Describe()["0"]["control_pid"].get<int64_t>();
+  int64_t control = Info(mps, 0).control_pid;
   pid_t victim = Bystander();
   // The user owns the pipe directory: they point the pid file at a process of their choice and
   // keep their daemon from quitting, so pinpointd has to kill it.
@@ -297,7 +306,7 @@ TEST_F(MpsDaemonsTest, ARestartedPinpointdAdoptsTheRunningDaemonInsteadOfStartin
   int64_t first = ControlPid(0);
   MpsDaemons restarted(Options(), &clock_);
   ASSERT_TRUE(restarted.PrepareClient(Slice(0, me)).ok());
-  EXPECT_EQ(restarted.Describe()["0"]["control_pid"].get<int64_t>(), first);
+  EXPECT_EQ(Info(restarted, 0).control_pid, first);
   std::string cmds = Commands(0, me);
   EXPECT_EQ(cmds.find("start"), cmds.rfind("start")) << cmds;
 }
@@ -312,6 +321,95 @@ TEST_F(MpsDaemonsTest, AProcessOfAnotherUserIsNeverAdoptedAsTheDaemon) {
   mps_->ResetDevice(0);
   EXPECT_TRUE(StillRuns(impostor));
   EndBystander(impostor);
+}
+
+// --- control commands through a CommandRunner ---------------------------------------------------
+
+// An MpsDaemons whose control commands go to a FakeCommandRunner, while its daemons are the
+// stand-in control binary's. `quit` is passed on to the stand-in, so daemons still end.
+class MpsCommandsTest : public MpsDaemonsTest {
+ protected:
+  void SetUp() override {
+    runner_.SetHandler([this](const CommandSpec& spec) -> Result<CommandResult> {
+      if (spec.stdin_text == "quit\n") return SubprocessRunner().Run(spec);
+      return answer_(spec);
+    });
+    MpsDaemonsOptions o = Options();
+    o.runner = &runner_;
+    mps_ = std::make_unique<MpsDaemons>(o, &clock_);
+  }
+  std::vector<std::string> Asked() const {
+    std::vector<std::string> out;
+    for (const auto& spec : runner_.runs()) out.push_back(spec.stdin_text);
+    return out;
+  }
+  FakeCommandRunner runner_;
+  std::function<Result<CommandResult>(const CommandSpec&)> answer_;
+};
+
+TEST_F(MpsCommandsTest, SafeCancelAsksForTheServersAndTheirClientsAndTerminatesTheJobsOnly) {
+  uint32_t me = ::getuid();
+  answer_ = [](const CommandSpec& spec) -> Result<CommandResult> {
+    if (spec.stdin_text == "get_server_list\n") return FakeCommandRunner::Exited(0, "701\n");
+    if (spec.stdin_text == "get_client_list 701\n") return FakeCommandRunner::Exited(0, "653\n654\n");
+    return FakeCommandRunner::Exited(0, "0\n");
+  };
+  ASSERT_TRUE(mps_->PrepareClient(Slice(0, me)).ok());
+  ASSERT_TRUE(mps_->TerminateClients(Slice(0, me), {654, 999}).ok());
+  EXPECT_EQ(Asked(), (std::vector<std::string>{"get_server_list\n", "get_client_list 701\n",
+                                               "terminate_client 701 654\n"}));
+  const CommandSpec& spec = runner_.runs().front();
+  EXPECT_EQ(spec.argv, std::vector<std::string>{Options().control_binary}) << "no shell, no arguments";
+  EXPECT_NE(std::find(spec.env.begin(), spec.env.end(), "CUDA_MPS_PIPE_DIRECTORY=" + Pipe(0, me)), spec.env.end());
+  EXPECT_EQ(spec.timeout_ms, 10000);
+  EXPECT_EQ(spec.max_output_bytes, kMaxCommandOutputBytes);
+}
+
+TEST_F(MpsCommandsTest, ACommandThatHangsFailsOrPrintsTooMuchIsUnavailable) {
+  uint32_t me = ::getuid();
+  ASSERT_TRUE(mps_->PrepareClient(Slice(0, me)).ok());
+  answer_ = [](const CommandSpec&) -> Result<CommandResult> { return FakeCommandRunner::TimedOut(); };
+  Status s = mps_->TerminateClients(Slice(0, me), {1});
+  EXPECT_EQ(s.code(), Code::kUnavailable);
+  EXPECT_NE(s.message().find("did not answer within 10000 ms"), std::string::npos) << s.message();
+  answer_ = [](const CommandSpec&) -> Result<CommandResult> {
+    return FakeCommandRunner::Exited(1, "no\x1b[2J such server");
+  };
+  s = mps_->TerminateClients(Slice(0, me), {1});
+  EXPECT_EQ(s.code(), Code::kUnavailable);
+  EXPECT_NE(s.message().find("failed: no"), std::string::npos) << s.message();
+  EXPECT_EQ(s.message().find('\x1b'), std::string::npos) << "what it printed is escaped";
+  answer_ = [](const CommandSpec&) -> Result<CommandResult> {
+    CommandResult r = FakeCommandRunner::Exited(0, "701\n");
+    r.out_truncated = true;
+    return r;
+  };
+  s = mps_->TerminateClients(Slice(0, me), {1});
+  EXPECT_EQ(s.code(), Code::kUnavailable);
+  EXPECT_NE(s.message().find("printed more than 65536 bytes"), std::string::npos) << s.message();
+}
+
+TEST_F(MpsCommandsTest, CommandsRunAsTheDevicesUser) {
+  if (::getuid() != 0) GTEST_SKIP() << "needs root to run a daemon as another user";
+  MpsDaemonsOptions o = Options();
+  o.runner = &runner_;
+  o.switch_user = true;
+  ASSERT_EQ(::chmod(root_.c_str(), 0755), 0);  // the user's daemon reaches its directories
+  mps_ = std::make_unique<MpsDaemons>(o, &clock_);
+  answer_ = [](const CommandSpec&) -> Result<CommandResult> { return FakeCommandRunner::Exited(0, ""); };
+  auto env = mps_->PrepareClient(Slice(0, 65534));
+  ASSERT_TRUE(env.ok()) << env.status().ToString();
+  ASSERT_TRUE(mps_->TerminateClients(Slice(0, 65534), {1}).ok());
+  ASSERT_EQ(runner_.runs().size(), 1u);
+  ASSERT_TRUE(runner_.runs()[0].run_as.has_value()) << "never as root";
+  EXPECT_EQ(runner_.runs()[0].run_as->uid, 65534u);
+  EXPECT_EQ(runner_.runs()[0].run_as->gid, 65534u);
+  EXPECT_EQ(runner_.runs()[0].run_as->groups, std::vector<uint32_t>{65534});
+  mps_->ReleaseClient(Slice(0, 65534));
+  mps_->ResetDevice(0);  // `quit`, run by the stand-in as uid 65534, ends the daemon
+  ASSERT_EQ(runner_.runs().size(), 2u);
+  EXPECT_EQ(runner_.runs()[1].stdin_text, "quit\n");
+  EXPECT_EQ(runner_.runs()[1].run_as->uid, 65534u);
 }
 
 }  // namespace

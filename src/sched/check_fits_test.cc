@@ -15,6 +15,20 @@ struct FitsCase {
   const char* want;  // "" = fits; otherwise the exact kFailedPrecondition message
 };
 
+template <size_t N>
+void ExpectCases(const FitsCase (&cases)[N]) {
+  for (const FitsCase& c : cases) {
+    SCOPED_TRACE(c.name);
+    Status status = CheckFits(c.demand, c.inventory);
+    if (c.want[0] == '\0') {
+      EXPECT_TRUE(status.ok()) << status.ToString();
+    } else {
+      EXPECT_EQ(status.code(), Code::kFailedPrecondition);
+      EXPECT_EQ(status.message(), c.want);
+    }
+  }
+}
+
 TEST(CheckFitsTest, Table) {
   const Inventory two_gpus = Node({Gpu(80), Gpu(80)}, 16, 256);
   const Inventory mig_node = Node({Mig(0, 10), Mig(0, 20), Gpu(80)}, 16, 256);
@@ -53,16 +67,7 @@ TEST(CheckFitsTest, Table) {
       {"negative_gpus", Whole(1, -1), two_gpus,
        "needs a negative number of GPUs or CPUs, which no node has"},
   };
-  for (const FitsCase& c : cases) {
-    SCOPED_TRACE(c.name);
-    Status status = CheckFits(c.demand, c.inventory);
-    if (c.want[0] == '\0') {
-      EXPECT_TRUE(status.ok()) << status.ToString();
-    } else {
-      EXPECT_EQ(status.code(), Code::kFailedPrecondition);
-      EXPECT_EQ(status.message(), c.want);
-    }
-  }
+  ExpectCases(cases);
 }
 
 TEST(CheckFitsTest, IgnoresWhatIsRunning) {
@@ -77,6 +82,58 @@ TEST(CheckFitsTest, MpsClientLimitZeroLeavesOnlyOtherModes) {
   EXPECT_TRUE(CheckFits(Slice(1, 1, 40), inv).ok());
   EXPECT_EQ(CheckFits(Slice(1, 1, 60), inv).message(),
             "needs 60GiB of device memory on one device, largest has 40GiB");
+}
+
+// A node whose MPS cannot be started: its kMps devices take no slices, and every refusal of a
+// slice that they could have taken says why; whole GPUs and the other modes are untouched.
+Inventory NoMpsSlices(Inventory inv) {
+  inv.mps_client_limit = 0;
+  inv.no_mps_slices_reason = "MPS cannot be started (x)";
+  return inv;
+}
+
+TEST(CheckFitsTest, NoMpsSlicesSaysWhy) {
+  const Inventory all_mps = NoMpsSlices(Node({Gpu(80), Gpu(80)}));
+  const Inventory mixed = NoMpsSlices(Node({Gpu(80), Gpu(40, SharingMode::kTimeslice)}));
+  const Inventory exclusive = NoMpsSlices(Node({Gpu(80, SharingMode::kExclusive), Gpu(80)}));
+  const FitsCase cases[] = {
+      {"whole_gpus_run", Whole(1, 2), all_mps, ""},
+      {"cpu_only_runs", CpuOnly(1, 4), all_mps, ""},
+      {"slice_refused", Slice(1, 1, 4), all_mps,
+       "needs 4GiB of device memory on one device, and this node takes no slices: "
+       "MPS cannot be started (x)"},
+      {"slices_on_two_refused", Slice(1, 1, 4, 0, 2), all_mps,
+       "needs 4GiB of device memory on each of 2 devices, and this node takes no slices: "
+       "MPS cannot be started (x)"},
+      {"slice_on_timeslice_runs", Slice(1, 1, 40), mixed, ""},
+      {"slice_too_big_for_timeslice", Slice(1, 1, 60), mixed,
+       "needs 60GiB of device memory on one device, largest has 40GiB; its 1 MPS device takes "
+       "no slices: MPS cannot be started (x)"},
+      {"two_slices_one_timeslice", Slice(1, 1, 4, 0, 2), mixed,
+       "needs 4GiB of device memory on each of 2 devices, this node has 1 with that much; its 1 "
+       "MPS device takes no slices: MPS cannot be started (x)"},
+      {"slice_on_exclusive_runs", Slice(1, 1, 4), exclusive, ""},
+      {"pinned_slice_refused", PinnedTo(Slice(1, 1, 4), {1}), all_mps,
+       "needs a slice of GPU 1, which takes no MPS clients: MPS cannot be started (x)"},
+      {"pinned_whole_runs", PinnedTo(Whole(1, 1), {1}), all_mps, ""},
+  };
+  ExpectCases(cases);
+}
+
+TEST(CheckFitsTest, NoMpsSlicesWaitsWithTheReason) {
+  // A slice pending from before the restart that made MPS unusable waits with the sentence.
+  Snapshot snapshot;
+  snapshot.inventory = NoMpsSlices(Node({Gpu(80)}));
+  snapshot.pending = {Slice(7, 1, 4), Whole(8, 1)};
+  Plan plan = Schedule(snapshot);
+  ASSERT_EQ(plan.starts.size(), 1u);
+  EXPECT_EQ(plan.starts[0].id, 8);
+  ASSERT_EQ(plan.waits.size(), 1u);
+  EXPECT_EQ(plan.waits[0].id, 7);
+  EXPECT_EQ(plan.waits[0].reason, "resources");
+  EXPECT_EQ(plan.waits[0].detail,
+            "needs 4GiB of device memory on one device, and this node takes no slices: "
+            "MPS cannot be started (x)");
 }
 
 }  // namespace

@@ -38,7 +38,11 @@ struct HostResources {
 struct Inventory {
   std::vector<Device> devices;
   HostResources host;
-  int mps_client_limit = 48;   // per device in kMps mode
+  int mps_client_limit = 48;   // per device in kMps mode; 0: kMps devices take no slices
+  // Why kMps devices take no slices, when mps_client_limit is 0 because of the node ("MPS cannot
+  // be started on this node (...)"); "" otherwise. CheckFits ends the sentence of a slice it
+  // refuses with it, so the user learns why at submit, and a pending slice in its wait detail.
+  std::string no_mps_slices_reason;
 };
 
 }  // namespace pinpoint::sched

@@ -32,6 +32,8 @@ NodeLimits::NodeLimits(const Inventory& inventory)
     }
     if (d.mode != SharingMode::kMps || inventory.mps_client_limit >= 1) {
       slice_mem_bytes_.push_back(d.mem_bytes);
+    } else {
+      ++mps_without_slices_;
     }
   }
   std::sort(slice_mem_bytes_.begin(), slice_mem_bytes_.end());
@@ -67,6 +69,10 @@ Status NodeLimits::CheckDevices(const Demand& demand) const {
   std::string need =
       "needs " + FormatSize(demand.gpu_mem_bytes) + " of device memory " + OnDevices(demand.gpus);
   if (slice_mem_bytes_.empty()) {
+    if (mps_without_slices_ > 0 && !inventory_.no_mps_slices_reason.empty()) {
+      return FailedPrecondition(need + ", and this node takes no slices: " +
+                                inventory_.no_mps_slices_reason);
+    }
     return FailedPrecondition(need + ", this node has no devices" + in_service);
   }
   auto first_big =
@@ -76,10 +82,19 @@ Status NodeLimits::CheckDevices(const Demand& demand) const {
     return Status::Ok();
   }
   if (big_enough == 0) {
-    return FailedPrecondition(need + ", largest has " + FormatSize(slice_mem_bytes_.back()));
+    return FailedPrecondition(need + ", largest has " + FormatSize(slice_mem_bytes_.back()) +
+                              NoMpsSlicesNote());
   }
   return FailedPrecondition(need + ", this node has " + std::to_string(big_enough) +
-                            " with that much" + in_service);
+                            " with that much" + in_service + NoMpsSlicesNote());
+}
+
+std::string NodeLimits::NoMpsSlicesNote() const {
+  if (mps_without_slices_ == 0 || inventory_.no_mps_slices_reason.empty()) {
+    return "";
+  }
+  return "; its " + Plural(mps_without_slices_, "MPS device takes", "MPS devices take") +
+         " no slices: " + inventory_.no_mps_slices_reason;
 }
 
 Status NodeLimits::CheckPinned(const Demand& demand) const {
@@ -106,7 +121,9 @@ Status NodeLimits::CheckPinned(const Demand& demand) const {
                                 gpu + ", which has " + FormatSize(d.mem_bytes));
     }
     if (demand.gpu_mem_bytes > 0 && d.mode == SharingMode::kMps && inventory_.mps_client_limit < 1) {
-      return FailedPrecondition("needs a slice of " + gpu + ", which takes no MPS clients");
+      std::string why = inventory_.no_mps_slices_reason;
+      return FailedPrecondition("needs a slice of " + gpu + ", which takes no MPS clients" +
+                                (why.empty() ? "" : ": " + why));
     }
   }
   return Status::Ok();

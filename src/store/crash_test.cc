@@ -64,7 +64,8 @@ void MarkRunning(JobRecord* r, int32_t seq) {
   r->state = JobState::kRunning;
   r->start_ms = int64_t{seq} + 1;
   r->pid = seq;
-  r->allocations = {{seq % 4, "GPU-" + std::to_string(seq), 0, 0, "exclusive"}};
+  r->allocations = {
+      {seq % 4, "GPU-" + std::to_string(seq), 0, 0, AllocationMode::kExclusive}};
 }
 
 bool WriteAck(int fd, const Ack& ack) {

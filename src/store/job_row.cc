@@ -1,7 +1,5 @@
 #include "store/job_row.h"
 
-#include <exception>
-#include <nlohmann/json.hpp>
 #include <utility>
 
 namespace pinpoint::store {
@@ -28,7 +26,7 @@ Status CheckColumns(const Statement& row, const JobRecord& r) {
   PP_RETURN_IF_ERROR(int_column(kId, "id", r.id));
   PP_RETURN_IF_ERROR(int_column(kUid, "uid", r.uid));
   PP_RETURN_IF_ERROR(text_column(kUser, "user", r.user));
-  PP_RETURN_IF_ERROR(text_column(kState, "state", JobStateName(r.state)));
+  PP_RETURN_IF_ERROR(text_column(kState, "state", StoredStateName(r.state)));
   PP_RETURN_IF_ERROR(text_column(kReason, "reason", r.reason));
   PP_RETURN_IF_ERROR(int_column(kPriority, "priority", r.request.priority));
   PP_RETURN_IF_ERROR(int_column(kSubmitMs, "submit_ms", r.submit_ms));
@@ -38,20 +36,10 @@ Status CheckColumns(const Statement& row, const JobRecord& r) {
 
 }  // namespace
 
-Result<std::string> EncodeRecord(const JobRecord& record) {
-  // dump() throws on strings that are not UTF-8 (argv and env come from users); this is the
-  // store's edge, so the exception stops here.
-  try {
-    return ToJson(record).dump();
-  } catch (const std::exception& e) {
-    return InvalidArgument("job record cannot be stored as JSON: " + std::string(e.what()));
-  }
-}
-
 void BindJobColumns(Statement* stmt, const JobRecord& record, const std::string& record_json) {
   stmt->Bind(1, static_cast<int64_t>(record.uid))
       .Bind(2, record.user)
-      .Bind(3, JobStateName(record.state))
+      .Bind(3, StoredStateName(record.state))
       .Bind(4, record.reason)
       .Bind(5, static_cast<int64_t>(record.request.priority))
       .Bind(6, record.submit_ms)
@@ -61,21 +49,10 @@ void BindJobColumns(Statement* stmt, const JobRecord& record, const std::string&
 }
 
 Result<JobRecord> DecodeJobRow(const Statement& row) {
-  const int64_t id = row.ColumnInt64(kId);
-  Result<JobRecord> record = InvalidArgument("unset");
-  // RecordFromJson reads defensively, but nlohmann is third-party code: nothing thrown leaves.
-  try {
-    nlohmann::json json = nlohmann::json::parse(row.ColumnText(kRecord), /*cb=*/nullptr,
-                                                /*allow_exceptions=*/false);
-    if (json.is_discarded())
-      record = InvalidArgument("record is not valid JSON");
-    else
-      record = RecordFromJson(json);
-  } catch (const std::exception& e) {
-    record = InvalidArgument(std::string("record is unreadable: ") + e.what());
-  }
+  Result<JobRecord> record = DecodeRecord(row.ColumnText(kRecord));
   if (!record.ok()) {
-    return Internal("job " + std::to_string(id) + " in the store: " + record.status().message());
+    return Internal("job " + std::to_string(row.ColumnInt64(kId)) +
+                    " in the store: " + record.status().message());
   }
   PP_RETURN_IF_ERROR(CheckColumns(row, *record));
   return std::move(record).value();

@@ -126,7 +126,7 @@ std::string ListQuery(const ListFilter& filter, const std::string& columns = kJo
 
 void BindListQuery(Statement* stmt, const ListFilter& filter, bool count = false) {
   int index = 1;
-  for (JobState state : filter.states) stmt->Bind(index++, JobStateName(state));
+  for (JobState state : filter.states) stmt->Bind(index++, StoredStateName(state));
   if (filter.uid) stmt->Bind(index++, static_cast<int64_t>(*filter.uid));
   if (count) return;
   stmt->Bind(index++, filter.limit > 0 ? int64_t{filter.limit} : int64_t{-1});  // -1: no limit

@@ -26,6 +26,17 @@ std::string Slurp(const std::string& path) {
 
 std::string BinDir() { return PINPOINT_BIN_DIR; }
 
+ScopedEnv::ScopedEnv(const char* name, const std::string& value) : name_(name) {
+  const char* old = std::getenv(name);
+  if (old != nullptr) old_ = old, had_ = true;
+  ::setenv(name, value.c_str(), 1);
+}
+
+ScopedEnv::~ScopedEnv() {
+  if (had_) ::setenv(name_, old_.c_str(), 1);
+  else ::unsetenv(name_);
+}
+
 Harness::Harness(std::string backend, std::string extra_config) {
   char tmpl[] = "/tmp/pp-it-XXXXXX";
   if (::mkdtemp(tmpl) == nullptr) std::abort();
@@ -48,6 +59,11 @@ void Harness::StartDaemon() {
   std::string fd_arg = std::to_string(ready[1]);
   std::string binary = BinDir() + "/pinpointd";
   std::string config = dir_ + "/config.json";
+  std::vector<std::string> args = {binary, "--config", config, "--ready-fd", fd_arg};
+  args.insert(args.end(), daemon_args_.begin(), daemon_args_.end());
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
   ++starts_;
   pid_t pid = ::fork();
   ASSERT_GE(pid, 0);
@@ -56,8 +72,7 @@ void Harness::StartDaemon() {
     int out = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
     ::dup2(out, 1);
     ::dup2(out, 2);
-    ::execl(binary.c_str(), binary.c_str(), "--config", config.c_str(), "--ready-fd",
-            fd_arg.c_str(), static_cast<char*>(nullptr));
+    ::execv(binary.c_str(), argv.data());
     ::_exit(127);
   }
   ::close(ready[1]);

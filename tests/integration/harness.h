@@ -5,6 +5,7 @@
 #include <sys/types.h>
 
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace pinpoint::testing {
@@ -23,6 +24,8 @@ class Harness {
 
   // Starts pinpointd and returns once it serves requests (or fails the test).
   void StartDaemon();
+  // Arguments StartDaemon adds after its own (e.g. {"--device-root", dir}).
+  void set_daemon_args(std::vector<std::string> args) { daemon_args_ = std::move(args); }
   // SIGKILLs the daemon and reaps it.
   void KillDaemon();
   // SIGTERMs the daemon and reaps it; returns its exit status.
@@ -40,8 +43,24 @@ class Harness {
   std::string dir_;
   pid_t daemon_pid_ = -1;
   int starts_ = 0;
+  std::vector<std::string> daemon_args_;
 };
 
 std::string BinDir();
+
+// Sets an environment variable for its scope (for what the test forks, pinpointd included) and
+// restores the old value, or its absence, after.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const std::string& value);
+  ~ScopedEnv();
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+ private:
+  const char* name_;
+  std::string old_;
+  bool had_ = false;
+};
 
 }  // namespace pinpoint::testing

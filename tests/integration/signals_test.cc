@@ -22,24 +22,6 @@
 namespace pinpoint::testing {
 namespace {
 
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const std::string& value) : name_(name) {
-    const char* old = std::getenv(name);
-    if (old != nullptr) old_ = old, had_ = true;
-    ::setenv(name, value.c_str(), 1);
-  }
-  ~ScopedEnv() {
-    if (had_) ::setenv(name_, old_.c_str(), 1);
-    else ::unsetenv(name_);
-  }
-
- private:
-  const char* name_;
-  std::string old_;
-  bool had_ = false;
-};
-
 // The SigBlk mask of every thread of `pid`, by thread id.
 std::vector<std::pair<std::string, unsigned long long>> BlockedMasks(pid_t pid) {
   std::vector<std::pair<std::string, unsigned long long>> masks;

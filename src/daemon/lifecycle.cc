@@ -1,0 +1,143 @@
+#include "daemon/lifecycle.h"
+
+#include <string.h>
+
+#include <tuple>
+
+namespace pinpoint::daemon::lifecycle {
+
+namespace {
+
+using Kind = launch::ExitStatus::Kind;
+
+// Rule 4: the end the program's status alone gives.
+JobEnd ExitEnd(const launch::ExitStatus& exit) {
+  JobEnd end;
+  switch (exit.kind) {
+    case Kind::kExited:
+      end.exit_code = exit.exit_code;
+      end.state = exit.exit_code == 0 ? JobState::kCompleted : JobState::kFailed;
+      end.reason = exit.exit_code == 0 ? reason::kExitedZero : reason::kExitedNonZero;
+      end.detail = "exit code " + std::to_string(exit.exit_code);
+      break;
+    case Kind::kSignaled:
+      end.term_signal = exit.term_signal;
+      end.state = JobState::kFailed;
+      end.reason = reason::kSignaled;
+      end.detail = std::string("killed by signal ") + std::to_string(exit.term_signal) + " (" +
+                   ::strsignal(exit.term_signal) + ")";
+      break;
+    case Kind::kLaunchFailed:
+      end.state = JobState::kFailed;
+      end.reason = reason::kLaunchFailed;
+      end.detail = exit.error;
+      break;
+    case Kind::kNoStatus:
+    case Kind::kNeverLaunched:
+    case Kind::kOrphaned:  // not an end; Node never decides one from it
+      end.state = JobState::kFailed;
+      end.reason = reason::kLost;
+      end.detail = exit.error.empty() ? "the job's supervisor vanished" : exit.error;
+      break;
+  }
+  return end;
+}
+
+}  // namespace
+
+void Submitted(JobRecord& job, int64_t now_ms) {
+  job.state = JobState::kPending;
+  job.submit_ms = now_ms;
+}
+
+void Waiting(JobRecord& job, std::string reason, std::string detail) {
+  job.reason = std::move(reason);
+  job.detail = std::move(detail);
+}
+
+void Started(JobRecord& job, std::vector<Allocation> allocations, int64_t now_ms) {
+  job.allocations = std::move(allocations);
+  job.state = JobState::kRunning;
+  job.reason.clear();
+  job.detail.clear();
+  job.start_ms = now_ms;
+  job.pid = 0;
+}
+
+void Requeued(JobRecord& job, std::string reason, std::string detail) {
+  job.state = JobState::kPending;
+  job.reason = std::move(reason);
+  job.detail = std::move(detail);
+  job.allocations.clear();
+  job.start_ms = 0;
+  job.pid = 0;
+  job.pid_start_ticks = 0;
+}
+
+void Cancel(JobRecord& job, const std::string& by, int64_t now_ms) {
+  job.cancel_requested = true;
+  job.cancelled_by = by;
+  if (job.state != JobState::kPending) return;
+  job.state = JobState::kCancelled;
+  job.reason = reason::kCancelled;
+  job.detail = "cancelled by " + by + " while pending";
+  job.end_ms = now_ms;
+}
+
+bool Stop(JobRecord& job, std::string stop_reason, std::string stop_detail) {
+  if (job.cancel_requested || !job.stop_reason.empty()) return false;
+  job.stop_reason = std::move(stop_reason);
+  job.stop_detail = std::move(stop_detail);
+  job.cancel_requested = true;
+  job.cancelled_by = kStoppedBy;
+  return true;
+}
+
+void SupervisorLost(JobRecord& job) {
+  if (!job.stop_reason.empty() || job.cancel_requested) return;
+  job.stop_reason = reason::kLost;
+  job.stop_detail = "its supervisor died; its job's processes were ended";
+}
+
+JobEnd DecideEnd(const JobRecord& job, const EndFacts& facts) {
+  JobEnd end = ExitEnd(facts.exit);
+  end.end_ms = facts.now_ms;
+  end.fault_suspect = job.fault_suspect;
+  bool completed = facts.exit.kind == Kind::kExited && facts.exit.exit_code == 0;
+  if (completed) return end;
+  if (facts.mps_fault && !job.cancel_requested) {
+    if (facts.policy == MpsFaultPolicy::kRequeue && !job.fault_suspect) {
+      JobEnd requeue;
+      requeue.requeue = true;
+      requeue.state = JobState::kPending;
+      requeue.reason = reason::kMpsFaultVictim;
+      requeue.detail = "ended by a fatal MPS fault on its device; reruns alone to find the cause";
+      requeue.fault_suspect = true;
+      return requeue;
+    }
+    end.state = JobState::kFailed;
+    end.reason = reason::kGpuFault;
+    end.detail = job.fault_suspect
+                     ? "caused a fatal MPS fault: it faulted again when run alone (" + end.detail + ")"
+                     : "ended by a fatal MPS fault on its device (" + end.detail + ")";
+    return end;
+  }
+  if (!job.stop_reason.empty()) {
+    end.state = JobState::kFailed;
+    end.reason = job.stop_reason;
+    end.detail = job.stop_detail + " (" + end.detail + ")";
+  } else if (job.cancel_requested) {
+    end.state = JobState::kCancelled;
+    end.reason = reason::kCancelled;
+    end.detail = "cancelled by " + job.cancelled_by + " (" + end.detail + ")";
+  }
+  return end;
+}
+
+void ApplyEnd(const JobEnd& end, JobRecord& job) {
+  if (end.requeue) Requeued(job, end.reason, end.detail);
+  std::tie(job.state, job.reason, job.detail, job.exit_code, job.term_signal, job.end_ms, job.fault_suspect) =
+      std::tie(end.state, end.reason, end.detail, end.exit_code, end.term_signal, end.end_ms, end.fault_suspect);
+}
+
+}  // namespace pinpoint::daemon::lifecycle

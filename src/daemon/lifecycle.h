@@ -1,0 +1,109 @@
+// Lifecycle: the rules of a job's life, decided in one place. Every change of a job's state,
+// reason and detail is one of the transitions below; Node (node.h) only acts on them: it
+// releases resources, persists, resets MPS devices and signals processes.
+//
+//   pending ──Started──▶ running ──DecideEnd──▶ completed | failed | cancelled
+//      ▲  └──Cancel──▶ cancelled      │
+//      └────────Requeued / DecideEnd ─┘  (never launched, MPS device taken, MPS fault victim)
+//
+// Pure: no I/O, no clock (times are passed in), no state of its own. The drain rule for devices
+// that keep faulting is FaultTracker's (fault_tracker.h).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "launch/launcher.h"
+#include "pinpoint/job.h"
+
+namespace pinpoint::daemon {
+
+// What happens to the jobs an MPS fault ended (config mps_fault_policy, docs/mps.md).
+enum class MpsFaultPolicy {
+  kRequeue,  // each is requeued once as a suspect and reruns alone; one that faults again fails
+  kFail,     // each fails with gpu-fault at once
+};
+
+namespace lifecycle {
+
+// Pending reasons the lifecycle gives (the scheduler gives the others, sched/placement.h).
+inline constexpr char kReasonRequeued[] = "requeued";  // never launched before the daemon stopped
+inline constexpr char kReasonMpsUser[] = "mps-user";   // the device's MPS server serves another user
+
+// Who pinpoint names as the canceller of the jobs it stops itself.
+inline constexpr char kStoppedBy[] = "pinpoint";
+
+// A new job: pending since now_ms, no reason yet.
+void Submitted(JobRecord& job, int64_t now_ms);
+
+// A pending job the scheduler did not start in this pass, and why (sched::Wait).
+void Waiting(JobRecord& job, std::string reason, std::string detail);
+
+// pending -> running on `allocations` since now_ms; no supervisor pid yet.
+void Started(JobRecord& job, std::vector<Allocation> allocations, int64_t now_ms);
+
+// running -> pending again (its program never ran, or may run again): the allocations, the start
+// time and the supervisor's pid are cleared.
+void Requeued(JobRecord& job, std::string reason, std::string detail);
+
+// A cancel by `by` (a user name) of a job that has not ended. A pending job ends at once
+// (cancelled, "cancelled by <by> while pending", end_ms = now_ms); a running job only records the
+// request: Node stops it, and DecideEnd gives its end.
+void Cancel(JobRecord& job, const std::string& by, int64_t now_ms);
+
+// pinpoint stops a running job itself (for example reason::kGpuMemExceeded, detail saying why):
+// its end is `stop_reason` unless it completes first (DecideEnd rule 2), and it counts as
+// cancelled by pinpoint. Returns false and changes nothing when the job is already being stopped
+// or cancelled: the first stop wins.
+bool Stop(JobRecord& job, std::string stop_reason, std::string stop_detail);
+
+// The supervisor of a running job died while the job's processes live. Unless the job is already
+// being stopped or cancelled, its end will be failed/lost once they are gone (DecideEnd rule 2).
+// It is not a cancel: an MPS fault still decides its end (rule 1).
+void SupervisorLost(JobRecord& job);
+
+// What DecideEnd needs besides the job's record.
+struct EndFacts {
+  launch::ExitStatus exit;  // how the program ended (never kOrphaned: that is not an end)
+  bool mps_fault = false;   // an MPS fault on one of its devices hit it while it ran
+  MpsFaultPolicy policy = MpsFaultPolicy::kRequeue;
+  int64_t now_ms = 0;
+};
+
+// How a running job ended, as DecideEnd decided it.
+struct JobEnd {
+  // True: pending again, a fault suspect (Requeued's fields apply); the event is "requeue".
+  // False: `state` is final; the event is "end".
+  bool requeue = false;
+  JobState state = JobState::kFailed;
+  std::string reason;
+  std::string detail;  // the event's detail too
+  std::optional<int> exit_code;
+  std::optional<int> term_signal;
+  int64_t end_ms = 0;  // 0 when requeued
+  bool fault_suspect = false;
+};
+
+// Decides a running job's end from its record and `facts`. The first rule that applies wins:
+//  1. fault: facts.mps_fault, the program did not exit with 0 and the job was not cancelled
+//     (cancel_requested; Stop sets it, SupervisorLost does not). Policy kRequeue and not yet a
+//     suspect: requeued as a suspect, reason mps-fault-victim. Otherwise failed, gpu-fault
+//     ("caused a fatal MPS fault ..." for a suspect, "ended by a fatal MPS fault ..." otherwise).
+//  2. stop: stop_reason is set and the program did not exit with 0: failed, reason stop_reason,
+//     detail "<stop_detail> (<how it ended>)".
+//  3. cancel: cancel_requested and the program did not exit with 0: cancelled, detail
+//     "cancelled by <cancelled_by> (<how it ended>)".
+//  4. exit: exit 0 completed (exit-0); another code failed (exit-nonzero); a signal failed
+//     (signaled); a launch failure failed (launch-failed, the error); no status failed (lost,
+//     the error or "the job's supervisor vanished").
+// exit_code and term_signal are what the program's status says (none for rule 1's requeue).
+JobEnd DecideEnd(const JobRecord& job, const EndFacts& facts);
+
+// Writes `end` into the job: state, reason, detail, exit_code, term_signal, end_ms and
+// fault_suspect, and for a requeue what Requeued clears.
+void ApplyEnd(const JobEnd& end, JobRecord& job);
+
+}  // namespace lifecycle
+}  // namespace pinpoint::daemon

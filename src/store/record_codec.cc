@@ -1,0 +1,282 @@
+#include "store/record_codec.h"
+
+#include <concepts>
+#include <cstddef>
+#include <exception>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include "common/enum_names.h"
+#include "pinpoint/escape.h"
+
+namespace pinpoint::store {
+namespace {
+
+using nlohmann::json;
+
+// The store's spellings of enum values, frozen with the format: a rename in the API's codec
+// leaves them as they are.
+constexpr std::pair<JobState, const char*> kStoredStates[] = {{JobState::kPending, "pending"},
+                                                              {JobState::kRunning, "running"},
+                                                              {JobState::kCompleted, "completed"},
+                                                              {JobState::kFailed, "failed"},
+                                                              {JobState::kCancelled, "cancelled"}};
+constexpr std::pair<AllocationMode, const char*> kStoredModes[] = {
+    {AllocationMode::kExclusive, "exclusive"},
+    {AllocationMode::kTimeslice, "timeslice"},
+    {AllocationMode::kMps, "mps"}};
+
+// Format 1's fields, each listed once for both directions: `f` is a Writer (with const parts)
+// or a Reader, and f(key, field) returns f. The keys are part of the format: never rename one
+// here; add a format instead.
+template <typename F, typename Request>
+void RequestFields(F& f, Request& r) {
+  f("name", r.name)("argv", r.argv)("cwd", r.cwd)("env", r.env);
+  f("gpus", r.gpus)("gpu_mem_bytes", r.gpu_mem_bytes)("gpu_share_pct", r.gpu_share_pct);
+  f("cpus", r.cpus)("mem_bytes", r.mem_bytes)("priority", r.priority);
+  f("as_user", r.as_user)("devices", r.devices);
+}
+
+template <typename F, typename Alloc>
+void AllocationFields(F& f, Alloc& a) {
+  f("device_index", a.device_index)("uuid", a.uuid)("mode", a.mode);
+  f("gpu_mem_bytes", a.gpu_mem_bytes)("gpu_share_pct", a.gpu_share_pct);
+}
+
+template <typename F, typename Usage>
+void UsageFields(F& f, Usage& u) {
+  f("samples", u.samples)("final", u.final)("util_pct_mean", u.util_pct_mean);
+  f("gpu_mem_now_bytes", u.gpu_mem_now_bytes)("gpu_mem_peak_bytes", u.gpu_mem_peak_bytes);
+  f("energy_mj", u.energy_mj);
+}
+
+template <typename F, typename Record>
+void RecordFields(F& f, Record& r) {
+  f("id", r.id)("request", r.request)("uid", r.uid)("gid", r.gid)("user", r.user);
+  f("state", r.state)("reason", r.reason)("detail", r.detail);
+  f("submit_ms", r.submit_ms)("start_ms", r.start_ms)("end_ms", r.end_ms);
+  f("exit_code", r.exit_code)("term_signal", r.term_signal)("allocations", r.allocations);
+  f("pid", r.pid)("pid_start_ticks", r.pid_start_ticks);
+  f("cancel_requested", r.cancel_requested)("cancelled_by", r.cancelled_by);
+  f("fault_suspect", r.fault_suspect)("stop_reason", r.stop_reason)("stop_detail", r.stop_detail);
+  f("usage", r.usage);
+}
+
+// A field added to a job but not to the lists above would be lost at every restart. This stops
+// compiling when a struct gains or loses a field, until the lists and these names follow it.
+[[maybe_unused]] void EveryFieldIsListed(const JobRecord& r) {
+  [[maybe_unused]] const auto& [id, request, uid, gid, user, state, reason, detail, submit_ms,
+                                start_ms, end_ms, exit_code, term_signal, allocations, pid,
+                                pid_start_ticks, cancel_requested, cancelled_by, fault_suspect,
+                                stop_reason, stop_detail, usage] = r;
+  [[maybe_unused]] const auto& [name, argv, cwd, env, gpus, gpu_mem_bytes, gpu_share_pct, cpus,
+                                mem_bytes, priority, as_user, devices] = r.request;
+  [[maybe_unused]] const auto& [device_index, uuid, slice_bytes, share_pct, mode] = Allocation{};
+  [[maybe_unused]] const auto& [samples, mem_now_bytes, mem_peak_bytes, energy_mj, util_pct_mean,
+                                final] = r.usage;
+}
+
+template <typename T>
+concept Integer = std::integral<T> && !std::same_as<T, bool>;
+
+// Builds one JSON object from the fields it is called with.
+class Writer {
+ public:
+  template <typename T>
+  Writer& operator()(const char* key, const T& value) {
+    out_[key] = Encode(value);
+    return *this;
+  }
+  json Take() { return std::move(out_); }
+
+ private:
+  template <typename T>
+  static json Encode(const T& plain) {  // numbers, bool, strings, lists and maps of them
+    return json(plain);
+  }
+  static json Encode(JobState state) { return NameIn(kStoredStates, state); }
+  static json Encode(AllocationMode mode) { return NameIn(kStoredModes, mode); }
+  static json Encode(const std::optional<int>& v) { return v ? json(*v) : json(nullptr); }
+  static json Encode(const JobRequest& r) {
+    return Object(r, [](Writer& w, auto& p) { RequestFields(w, p); });
+  }
+  static json Encode(const JobUsage& u) {
+    return Object(u, [](Writer& w, auto& p) { UsageFields(w, p); });
+  }
+  static json Encode(const std::vector<Allocation>& list) {
+    json out = json::array();
+    for (const Allocation& a : list) {
+      out.push_back(Object(a, [](Writer& w, auto& p) { AllocationFields(w, p); }));
+    }
+    return out;
+  }
+  template <typename Part, typename Fields>
+  static json Object(const Part& part, Fields fields) {
+    Writer w;
+    fields(w, part);
+    return w.Take();
+  }
+
+  json out_ = json::object();
+};
+
+// Fills a record part from one JSON object: a missing or null key keeps the default, a value of
+// the wrong type or out of range is an error naming its path. The first error stops the rest.
+class Reader {
+ public:
+  Reader(const json& object, std::string path) : j_(object), path_(std::move(path)) {
+    if (!j_.is_object()) error_ = InvalidArgument(path_ + " must be a JSON object");
+  }
+  template <typename T>
+  Reader& operator()(const char* key, T& out) {
+    if (error_.ok() && j_.contains(key) && !j_.at(key).is_null()) {
+      error_ = Decode(j_.at(key), path_ + "." + key, &out);
+    }
+    return *this;
+  }
+  const Status& error() const { return error_; }
+
+ private:
+  static Status Wrong(const std::string& path, const char* what) {
+    return InvalidArgument(path + " must be " + what);
+  }
+  template <Integer Int>
+  static Status Decode(const json& v, const std::string& path, Int* out) {
+    bool fits = v.is_number_unsigned()  ? std::in_range<Int>(v.get<uint64_t>())
+                : v.is_number_integer() ? std::in_range<Int>(v.get<int64_t>())
+                                        : false;
+    if (!fits) return Wrong(path, "an integer in range");
+    *out = v.is_number_unsigned() ? static_cast<Int>(v.get<uint64_t>())
+                                  : static_cast<Int>(v.get<int64_t>());
+    return Status::Ok();
+  }
+  static Status Decode(const json& v, const std::string& path, bool* out) {
+    if (!v.is_boolean()) return Wrong(path, "true or false");
+    *out = v.get<bool>();
+    return Status::Ok();
+  }
+  static Status Decode(const json& v, const std::string& path, std::string* out) {
+    if (!v.is_string()) return Wrong(path, "a string");
+    *out = v.get<std::string>();
+    return Status::Ok();
+  }
+  static Status Decode(const json& v, const std::string& path, std::optional<int>* out) {
+    int value = 0;
+    PP_RETURN_IF_ERROR(Decode(v, path, &value));
+    *out = value;
+    return Status::Ok();
+  }
+  static Status Decode(const json& v, const std::string& path, JobState* out) {
+    return Named(v, path, kStoredStates, "a known job state", out);
+  }
+  static Status Decode(const json& v, const std::string& path, AllocationMode* out) {
+    return Named(v, path, kStoredModes, "a known allocation mode", out);
+  }
+  template <typename Enum, size_t N>
+  static Status Named(const json& v, const std::string& path,
+                      const std::pair<Enum, const char*> (&names)[N], const char* what, Enum* out) {
+    std::string name;
+    PP_RETURN_IF_ERROR(Decode(v, path, &name));
+    std::optional<Enum> value = ValueIn(names, name);
+    if (!value) return InvalidArgument(path + " is not " + what);
+    *out = *value;
+    return Status::Ok();
+  }
+  template <typename T>
+  static Status Decode(const json& v, const std::string& path, std::vector<T>* out) {
+    if (!v.is_array()) return Wrong(path, "an array");
+    std::vector<T> items(v.size());
+    for (size_t i = 0; i < items.size(); ++i) {
+      PP_RETURN_IF_ERROR(Decode(v[i], path + "[" + std::to_string(i) + "]", &items[i]));
+    }
+    *out = std::move(items);
+    return Status::Ok();
+  }
+  static Status Decode(const json& v, const std::string& path,
+                       std::map<std::string, std::string>* out) {
+    if (!v.is_object()) return Wrong(path, "an object of strings");
+    std::map<std::string, std::string> map;
+    for (auto it = v.begin(); it != v.end(); ++it) {
+      const std::string at = path + "[" + EscapeForTerminal(it.key()) + "]";
+      PP_RETURN_IF_ERROR(Decode(it.value(), at, &map[it.key()]));
+    }
+    *out = std::move(map);
+    return Status::Ok();
+  }
+  static Status Decode(const json& v, const std::string& path, JobRequest* out) {
+    return Object(v, path, out, [](Reader& r, auto& p) { RequestFields(r, p); });
+  }
+  static Status Decode(const json& v, const std::string& path, Allocation* out) {
+    return Object(v, path, out, [](Reader& r, auto& p) { AllocationFields(r, p); });
+  }
+  static Status Decode(const json& v, const std::string& path, JobUsage* out) {
+    return Object(v, path, out, [](Reader& r, auto& p) { UsageFields(r, p); });
+  }
+  template <typename Part, typename Fields>
+  static Status Object(const json& v, const std::string& path, Part* out, Fields fields) {
+    Reader r(v, path);
+    if (r.error().ok()) fields(r, *out);
+    return r.error();
+  }
+
+  const json& j_;
+  std::string path_;
+  Status error_;
+};
+
+// Which format a parsed record is in. Format 1 has no key.
+Result<int> FormatOf(const json& j) {
+  if (!j.is_object() || !j.contains(kRecordFormatKey)) return 1;
+  const json& v = j.at(kRecordFormatKey);
+  int64_t format = v.is_number_integer() ? v.get<int64_t>() : 0;
+  if (format < kOldestRecordFormat || format > kCurrentRecordFormat) {
+    return InvalidArgument(
+        "record." + std::string(kRecordFormatKey) + " is " +
+        (v.is_number_integer() ? std::to_string(format) : std::string("not an integer")) +
+        ", not a format this pinpoint reads (" + std::to_string(kOldestRecordFormat) + " to " +
+        std::to_string(kCurrentRecordFormat) + ")");
+  }
+  return static_cast<int>(format);
+}
+
+}  // namespace
+
+const char* StoredStateName(JobState state) { return NameIn(kStoredStates, state); }
+
+Result<std::string> EncodeRecord(const JobRecord& record) {
+  Writer w;
+  RecordFields(w, record);
+  // dump() throws on strings that are not UTF-8 (argv and env come from users); this is the
+  // store's edge, so the exception stops here. Format 1 carries no format key.
+  try {
+    return w.Take().dump();
+  } catch (const std::exception& e) {
+    return InvalidArgument("job record cannot be stored as JSON: " + std::string(e.what()));
+  }
+}
+
+Result<JobRecord> DecodeRecord(std::string_view text) {
+  // The Reader checks every type before reading, but nlohmann is third-party code: nothing
+  // thrown leaves.
+  try {
+    json j = json::parse(text, /*cb=*/nullptr, /*allow_exceptions=*/false);
+    if (j.is_discarded()) return InvalidArgument("record is not valid JSON");
+    Result<int> format = FormatOf(j);
+    if (!format.ok()) return format.status();
+    // A record in an older format is brought to the current one here, one step per format,
+    // before the one reader of the current format reads it (docs/store.md, "Record formats").
+    // None yet: format 1 is the current one.
+    JobRecord record;
+    Reader in(j, "record");
+    if (in.error().ok()) RecordFields(in, record);
+    if (!in.error().ok()) return in.error();
+    return record;
+  } catch (const std::exception& e) {
+    return InvalidArgument(std::string("record is unreadable: ") + e.what());
+  }
+}
+
+}  // namespace pinpoint::store
