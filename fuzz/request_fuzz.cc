@@ -34,7 +34,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       (void)pinpoint::ToJson(*r).dump();
     }
   }
-  if (j.contains("job")) (void)pinpoint::RecordFromJson(j["job"]);
+  if (j.contains("job")) RoundTrip<pinpoint::JobView>(j["job"]);
   RoundTrip<pinpoint::SubmitRequest>(j);
   RoundTrip<pinpoint::WaitRequest>(j);
   RoundTrip<pinpoint::QueueRequest>(j);
