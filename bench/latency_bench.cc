@@ -18,7 +18,6 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
 
 #include "bench_daemon.h"
 #include "pinpoint/client.h"
@@ -77,12 +76,12 @@ int main(int argc, char** argv) {
   r.gpu_mem_bytes = 1ull << 30;
   for (int i = 0; i < jobs; ++i) {
     int64_t t0 = NowNs();
-    auto reply = client->Call({{"op", "submit"}, {"request", pinpoint::ToJson(r)}, {"wait", true}});
+    auto reply = client->Submit(pinpoint::SubmitRequest{r, /*wait=*/true, std::nullopt});
     if (!reply.ok()) {
       std::cerr << "latency_bench: " << reply.status().message() << "\n";
       return 1;
     }
-    int64_t id = (*reply)["job"]["id"].get<int64_t>();
+    int64_t id = reply->job.id;
     std::string stamp = Slurp(dir + "/state/jobs/" + std::to_string(id) + "/stdout");
     latency_ms.push_back(static_cast<double>(std::stoll(stamp) - t0) / 1e6);
   }

@@ -118,7 +118,7 @@ int main(int argc, char** argv) {
   double submit_t0 = NowMs();
   for (int i = 0; i <= jobs; ++i) {
     r.name = "queued-" + std::to_string(i);
-    auto reply = client->Call({{"op", "submit"}, {"request", pinpoint::ToJson(r)}});
+    auto reply = client->Submit(pinpoint::SubmitRequest{r, false, std::nullopt});
     if (!reply.ok()) {
       std::cerr << "queue_bench: " << reply.status().message() << "\n";
       return 1;
@@ -131,7 +131,7 @@ int main(int argc, char** argv) {
   std::vector<Row> rows;
   auto measure = [&](const std::string& what, const std::vector<std::string>& args, json request) {
     Row row{what, {}, 0, 0};
-    auto reply = client->Call(request);
+    auto reply = client->Call(request);  // raw: the reply's size on the wire is what is measured
     if (!reply.ok()) {
       std::cerr << "queue_bench: " << reply.status().message() << "\n";
       std::exit(1);

@@ -45,6 +45,7 @@
 #include "gpu/simulated_backend.h"
 #include "launch/fake_launcher.h"
 #include "mps/fake_mps.h"
+#include "pinpoint/api_codec.h"
 #include "pinpoint/client.h"
 #include "store/job_store.h"
 
@@ -116,14 +117,34 @@ api::Caller CallerFor(uint8_t byte) {
   return c;
 }
 
+// Whether a client reads `line`, an "ok" reply to `op`, as pinpoint::Client does (api_codec.h).
+Status ClientReads(const std::string& op, const std::string& line) {
+  auto object = ParseReplyLine(line);
+  if (!object.ok()) return object.status();
+  if (op == "version") return DecodeReply<VersionRequest>(*object).status();
+  if (op == "submit") return DecodeReply<SubmitRequest>(*object).status();
+  if (op == "wait") return DecodeReply<WaitRequest>(*object).status();
+  if (op == "queue") return DecodeReply<QueueRequest>(*object).status();
+  if (op == "show") return DecodeReply<ShowRequest>(*object).status();
+  if (op == "cancel") return DecodeReply<CancelRequest>(*object).status();
+  if (op == "gpus") return DecodeReply<GpusRequest>(*object).status();
+  if (op == "logs") return DecodeReply<LogsRequest>(*object).status();
+  return Internal("no op " + op);
+}
+
 // What the server would write for `reply` (src/api/server.cc), checked: one line holding an
-// object with a boolean "ok", and an error code that is not "internal".
-void CheckReply(const json& reply) {
+// object with a boolean "ok", and an error code that is not "internal"; an "ok" reply to `op`
+// is one the client reads.
+void CheckReply(const json& reply, const std::string& op) {
   std::string line = reply.dump(-1, ' ', false, json::error_handler_t::replace);
   if (line.find('\n') != std::string::npos) Fail("a reply spans lines", line);
   if (!reply.is_object() || !reply.contains("ok") || !reply["ok"].is_boolean())
     Fail("a reply is not an object with a boolean \"ok\"", line);
-  if (reply["ok"].get<bool>()) return;
+  if (reply["ok"].get<bool>()) {
+    Status read = ClientReads(op, line);
+    if (!read.ok()) Fail("the client cannot read the reply to " + op + ": " + read.message(), line);
+    return;
+  }
   const json& error = reply.value("error", json());
   if (!error.is_object() || !error.contains("code") || !error["code"].is_string())
     Fail("an error reply has no code", line);
@@ -174,7 +195,7 @@ class Daemon {
         }
         if (!reply) ++deferred_;
       }
-      if (reply) CheckReply(*reply);
+      if (reply) CheckReply(*reply, request.ok() ? (*request)["op"].get<std::string>() : "");
     }
     Pass(line);
   }
@@ -208,7 +229,7 @@ class Daemon {
     service_ = std::make_unique<daemon::Service>(node_.get());
     service_->set_reply_sink([this](api::ConnId conn, const json& reply) {
       if (conn != kConn) Fail("a deferred reply went to connection " + std::to_string(conn));
-      CheckReply(reply);
+      CheckReply(reply, "wait");  // a deferred reply: wait's, or submit's with wait, the same form
       ++answered_;
     });
     deferred_ = answered_ = 0;

@@ -1,8 +1,9 @@
 // The public client API: talks to pinpointd over its Unix socket. The CLI and the batch-system
-// integrations use only this (and the types in job.h), never daemon internals.
+// integrations use only this (and the types in api.h and job.h), never daemon internals.
 //
 // Protocol (docs/api.md): one JSON object per line each way. A request names an "op"; a reply has
-// "ok": true and the op's fields, or "ok": false and "error": {"code", "message"}.
+// "ok": true and the op's fields, or "ok": false and "error": {"code", "message"}. The messages
+// are the structs of api.h; api_codec.h is their JSON form.
 #pragma once
 
 #include <optional>
@@ -10,20 +11,13 @@
 
 #include <nlohmann/json.hpp>
 
+#include "pinpoint/api.h"
 #include "pinpoint/status.h"
 
 namespace pinpoint {
 
 // Where clients look for the daemon: $PINPOINT_SOCKET, else /run/pinpoint/pinpointd.sock.
 std::string DefaultSocketPath();
-
-// Largest message either side accepts, in bytes (the newline excluded).
-inline constexpr size_t kMaxMessageBytes = 1 << 20;
-
-// The "queue" op returns one page of jobs (docs/api.md): this many when the request gives no
-// "limit" (or 0), and at most kQueueMaxLimit.
-inline constexpr int kQueueDefaultLimit = 100;
-inline constexpr int kQueueMaxLimit = 10000;
 
 // One connection. Movable, not copyable; closes on destruction. Not thread-safe.
 class Client {
@@ -36,13 +30,29 @@ class Client {
   Client& operator=(const Client&) = delete;
   ~Client();
 
-  // Sends `request` and waits for the reply (no time limit: "wait" replies come when the job
-  // ends). Returns the reply object when "ok" is true; otherwise the error as a Status with the
-  // daemon's code and message. Errors of the connection itself: kUnavailable.
+  // One method per op (docs/api.md). Each sends its request and waits for the reply, with no
+  // time limit: "wait", and "submit" with wait, are answered when the job ends. Errors: the
+  // daemon's, as a Status with its code and message; kUnavailable when the connection fails; and
+  // kInternal ("malformed reply from pinpointd to show: job.state is not a known job state") for
+  // a reply that does not decode (api_codec.h).
+  Result<VersionReply> Version();
+  Result<SubmitReply> Submit(const SubmitRequest& request);
+  Result<WaitReply> Wait(const WaitRequest& request);
+  Result<QueueReply> Queue(const QueueRequest& request);
+  Result<ShowReply> Show(const ShowRequest& request);
+  Result<CancelReply> Cancel(const CancelRequest& request);
+  Result<GpusReply> Gpus();
+  Result<LogsReply> Logs(const LogsRequest& request);
+
+  // Sends any JSON object and returns the reply object when "ok" is true (errors as above).
+  // Raw on purpose: the tests of the server and of the daemon's input checks send what a typed
+  // request cannot hold (unknown ops, fields of the wrong type); programs use the methods above.
   Result<nlohmann::json> Call(const nlohmann::json& request);
 
  private:
   explicit Client(int fd) : fd_(fd) {}
+  template <typename Request>
+  Result<typename Request::Reply> Send(const Request& request);
   // After a failed send: the error line the daemon wrote before closing, if it wrote one.
   std::optional<Status> ReadRefusal();
   int fd_ = -1;

@@ -113,7 +113,8 @@ struct JobUsage {
   bool operator==(const JobUsage&) const = default;
 };
 
-// A job as stored and as listed.
+// The daemon's record of a job, bookkeeping included: what it keeps in memory and the store keeps
+// (store/record_codec.h). Replies carry JobView (api.h), which the daemon builds from it.
 struct JobRecord {
   JobId id = 0;
   JobRequest request;
@@ -146,14 +147,13 @@ struct JobRecord {
   bool operator==(const JobRecord&) const = default;
 };
 
-// JSON forms, documented in docs/api.md. FromJson errors: kInvalidArgument naming the field.
+// JSON forms of a job's parts, documented in docs/api.md (the API codec, api_codec.h, builds on
+// them). FromJson errors: kInvalidArgument naming the field.
 nlohmann::json ToJson(const JobRequest& r);
 Result<JobRequest> RequestFromJson(const nlohmann::json& j);
 nlohmann::json ToJson(const Allocation& a);
 Result<Allocation> AllocationFromJson(const nlohmann::json& j);
 nlohmann::json ToJson(const JobUsage& u);
 Result<JobUsage> UsageFromJson(const nlohmann::json& j);
-nlohmann::json ToJson(const JobRecord& r);
-Result<JobRecord> RecordFromJson(const nlohmann::json& j);
 
 }  // namespace pinpoint

@@ -40,13 +40,6 @@ TEST(ProtocolTest, RejectsMalformedRequests) {
   EXPECT_TRUE(ParseRequest("{\"op\":\"queue\"}").ok());
 }
 
-TEST(ProtocolTest, JobIdField) {
-  EXPECT_EQ(*JobIdField(json{{"id", 7}}, "id"), 7);
-  EXPECT_FALSE(JobIdField(json{{"id", "7"}}, "id").ok());
-  EXPECT_FALSE(JobIdField(json{{"id", -1}}, "id").ok());
-  EXPECT_FALSE(JobIdField(json::object(), "id").ok());
-}
-
 TEST(PermissionTest, OwnersAndRootControlJobs) {
   struct Case {
     uint32_t caller_uid;

@@ -1,5 +1,6 @@
 #include "api/protocol.h"
 
+#include "pinpoint/api_codec.h"
 #include "pinpoint/client.h"
 
 namespace pinpoint::api {
@@ -21,17 +22,6 @@ json OkReply(json fields) {
   return fields;
 }
 
-json ErrorReply(const Status& status) {
-  return json{{"ok", false},
-              {"error", {{"code", CodeName(status.code())}, {"message", status.message()}}}};
-}
-
-Result<int64_t> JobIdField(const json& request, const char* key) {
-  if (!request.contains(key)) return InvalidArgument(std::string("missing \"") + key + "\"");
-  const json& v = request[key];
-  if (!v.is_number_integer() || v.get<int64_t>() <= 0)
-    return InvalidArgument(std::string("\"") + key + "\" must be a positive job id");
-  return v.get<int64_t>();
-}
+json ErrorReply(const Status& status) { return json{{"ok", false}, {"error", ErrorToJson(status)}}; }
 
 }  // namespace pinpoint::api

@@ -19,7 +19,4 @@ nlohmann::json OkReply(nlohmann::json fields = nlohmann::json::object());
 // {"ok": false, "error": {"code": "...", "message": "..."}}
 nlohmann::json ErrorReply(const Status& status);
 
-// Reads an integer job id from request[key]. Errors: kInvalidArgument.
-Result<int64_t> JobIdField(const nlohmann::json& request, const char* key);
-
 }  // namespace pinpoint::api

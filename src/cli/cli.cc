@@ -18,6 +18,7 @@
 #include "common/companion.h"
 #include "common/terminal.h"
 #include "common/version.h"
+#include "pinpoint/api_codec.h"
 #include "pinpoint/client.h"
 #include "pinpoint/escape.h"
 #include "pinpoint/job.h"
@@ -61,10 +62,24 @@ struct Command {
   std::function<Result<int>(const Globals&, std::ostream&)> run;
 };
 
-Result<json> Call(const Globals& g, const json& request) {
+// One request on a connection of its own: Send(g, &Client::Show, ShowRequest{id}).
+template <typename Reply, typename... Args>
+Result<Reply> Send(const Globals& g, Result<Reply> (Client::*op)(Args...), const std::remove_cvref_t<Args>&... args) {
   auto client = Client::Connect(g.socket);
   if (!client.ok()) return client.status();
-  return client->Call(request);
+  return ((*client).*op)(args...);
+}
+
+json JobsJson(const std::vector<JobView>& jobs) {
+  json out = json::array();
+  for (const auto& job : jobs) out.push_back(ToJson(job));
+  return out;
+}
+
+// A reply as --json has always printed it for `logs` and `version`: with its "ok".
+json WithOk(json reply) {
+  reply["ok"] = true;
+  return reply;
 }
 
 // How long a submit waits before its one retry: long enough for a restarting daemon to listen.
@@ -148,11 +163,6 @@ Result<JobRequest> BuildRequest(const SubmitArgs& a) {
   return r;
 }
 
-int JobExitCode(const json& job) {
-  if (job.contains("exit_code") && job["exit_code"].is_number_integer()) return job["exit_code"].get<int>();
-  return 1;
-}
-
 struct TopArgs {
   double interval_s = 1.0;
   int count = 0;  // frames; 0: until interrupted
@@ -164,11 +174,10 @@ Result<int> RunTop(const Globals& g, const TopArgs& a, std::ostream& out) {
   bool in_place = a.count != 1 && StyleForFd(STDOUT_FILENO).redraw;  // plain frames in a pipe or log
   for (int frame = 0; a.count == 0 || frame < a.count; ++frame) {
     if (frame > 0) ::usleep(static_cast<useconds_t>(a.interval_s * 1e6));  // the refresh rate, not synchronisation
-    auto reply = client->Call({{"op", "gpus"}});
+    auto reply = client->Gpus();
     if (!reply.ok()) return reply.status();
     if (g.json_output) {
-      reply->erase("ok");
-      out << reply->dump() << "\n";
+      out << ToJson(*reply).dump() << "\n";
     } else {
       out << (in_place ? "\x1b[H\x1b[2J" : (frame > 0 ? "\n" : "")) << FormatTop(*reply, NowMs());
     }
@@ -235,22 +244,23 @@ std::vector<Command> Commands(SubmitArgs& submit, int64_t& job_id, std::vector<i
        [&](const Globals& g, std::ostream& out) -> Result<int> {
          auto request = BuildRequest(submit);
          if (!request.ok()) return request.status();
-         json op{{"op", "submit"}, {"request", ToJson(*request)}, {"wait", submit.wait}};
+         SubmitRequest op{*request, submit.wait, std::nullopt};
          std::string key = IdempotencyKey();
-         if (!key.empty()) op["idempotency_key"] = key;
-         auto reply = Call(g, op);
+         if (!key.empty()) op.idempotency_key = key;
+         auto reply = Send(g, &Client::Submit, op);
          // The reply may be lost after the daemon stored the job; the same key makes the retry
          // find that job instead of running it twice.
          if (!reply.ok() && reply.status().code() == Code::kUnavailable && !key.empty()) {
            std::this_thread::sleep_for(kSubmitRetryDelay);
-           reply = Call(g, op);
+           reply = Send(g, &Client::Submit, op);
          }
          if (!reply.ok()) return reply.status();
-         const json& job = (*reply)["job"];
-         if (g.json_output) out << job.dump(2) << "\n";
-         else if (submit.wait) out << "job " << job["id"] << " " << ShownText(job, "state") << " (" << ShownText(job, "detail") << ")\n";
-         else out << "submitted job " << job["id"] << "\n";
-         return submit.wait ? JobExitCode(job) : 0;
+         const JobView& job = reply->job;
+         if (g.json_output) out << ToJson(job).dump(2) << "\n";
+         else if (submit.wait) out << "job " << job.id << " " << JobStateName(job.state) << " (" << EscapeForTerminal(job.detail) << ")\n";
+         else out << "submitted job " << job.id << "\n";
+         // Ended without an exit code (a signal, a failed launch, a cancel): 1.
+         return submit.wait ? job.exit_code.value_or(1) : 0;
        }},
       {"queue", "List pending and running jobs (--all: also ended ones), one page at a time",
        [&](CLI::App* c) {
@@ -262,11 +272,11 @@ std::vector<Command> Commands(SubmitArgs& submit, int64_t& job_id, std::vector<i
              ->check(CLI::Range(0, 1'000'000'000));
        },
        [&](const Globals& g, std::ostream& out) -> Result<int> {
-         json req{{"op", "queue"}, {"all", all}, {"limit", limit}, {"offset", offset}};
-         if (!user.empty()) req["user"] = user;
-         auto reply = Call(g, req);
+         QueueRequest req{all, std::nullopt, limit, offset};
+         if (!user.empty()) req.user = user;
+         auto reply = Send(g, &Client::Queue, req);
          if (!reply.ok()) return reply.status();
-         if (g.json_output) out << (*reply)["jobs"].dump(2) << "\n";
+         if (g.json_output) out << JobsJson(reply->jobs).dump(2) << "\n";
          else out << FormatQueue(*reply, NowMs());
          // With --json the array stays what scripts parse; the note goes to stderr.
          (g.json_output ? *g.err : out) << MoreJobsLine(*reply, all, user);
@@ -275,32 +285,34 @@ std::vector<Command> Commands(SubmitArgs& submit, int64_t& job_id, std::vector<i
       {"show", "Show one job with its history",
        [&](CLI::App* c) { c->add_option("job", job_id, "job id")->required(); },
        [&](const Globals& g, std::ostream& out) -> Result<int> {
-         auto reply = Call(g, {{"op", "show"}, {"id", job_id}});
+         auto reply = Send(g, &Client::Show, ShowRequest{job_id});
          if (!reply.ok()) return reply.status();
-         reply->erase("ok");
-         Advice advice = AdviseJob((*reply)["job"]);
-         (*reply)["advice"] = {{"text", advice.text},
-                               {"suggested_gpu_mem_bytes", advice.enough_data ? json(advice.suggested_gpu_mem_bytes) : json(nullptr)}};
-         if (g.json_output) out << reply->dump(2) << "\n";
-         else out << FormatJob(*reply);
+         Advice advice = AdviseJob(reply->job);
+         if (g.json_output) {
+           json j = ToJson(*reply);
+           j["advice"] = {{"text", advice.text},
+                          {"suggested_gpu_mem_bytes", advice.enough_data ? json(advice.suggested_gpu_mem_bytes) : json(nullptr)}};
+           out << j.dump(2) << "\n";
+         } else {
+           out << FormatJob(*reply, advice.text);
+         }
          return 0;
        }},
       {"cancel", "Cancel jobs (your own; root: any)",
        [&](CLI::App* c) { c->add_option("jobs", ids, "job ids")->required(); },
        [&](const Globals& g, std::ostream& out) -> Result<int> {
-         auto reply = Call(g, {{"op", "cancel"}, {"ids", ids}});
+         auto reply = Send(g, &Client::Cancel, CancelRequest{ids});
          if (!reply.ok()) return reply.status();
          if (g.json_output) {
-           out << (*reply)["results"].dump(2) << "\n";
+           out << ToJson(*reply)["results"].dump(2) << "\n";
          }
          Status worst;
-         for (const auto& r : (*reply)["results"]) {
-           if (r["ok"].get<bool>()) {
-             if (!g.json_output) out << "cancelled job " << r["id"] << "\n";
+         for (const auto& r : reply->results) {
+           if (r.status.ok()) {
+             if (!g.json_output) out << "cancelled job " << r.id << "\n";
            } else {
-             Status s(CodeFromName(r["error"]["code"].get<std::string>()), r["error"]["message"].get<std::string>());
-             if (worst.ok()) worst = s;
-             if (!g.json_output) *g.err << "pinpoint: " << EscapeForTerminal(s.message()) << "\n";
+             if (worst.ok()) worst = r.status;
+             if (!g.json_output) *g.err << "pinpoint: " << EscapeForTerminal(r.status.message()) << "\n";
            }
          }
          return ExitCodeFor(worst);
@@ -308,10 +320,9 @@ std::vector<Command> Commands(SubmitArgs& submit, int64_t& job_id, std::vector<i
       {"gpus", "Show the node's devices, their slices and jobs",
        [&](CLI::App*) {},
        [&](const Globals& g, std::ostream& out) -> Result<int> {
-         auto reply = Call(g, {{"op", "gpus"}});
+         auto reply = Send(g, &Client::Gpus);
          if (!reply.ok()) return reply.status();
-         reply->erase("ok");
-         if (g.json_output) out << reply->dump(2) << "\n";
+         if (g.json_output) out << ToJson(*reply).dump(2) << "\n";
          else out << FormatGpus(*reply);
          return 0;
        }},
@@ -323,12 +334,12 @@ std::vector<Command> Commands(SubmitArgs& submit, int64_t& job_id, std::vector<i
          json jobs = json::array();
          int code = 0;
          for (int64_t id : ids) {
-           auto reply = client->Call({{"op", "wait"}, {"id", id}});
+           auto reply = client->Wait(WaitRequest{id});
            if (!reply.ok()) return reply.status();
-           const json& job = (*reply)["job"];
-           if (job["state"] != "completed") code = 1;
-           if (g.json_output) jobs.push_back(job);
-           else out << "job " << id << " " << ShownText(job, "state") << " (" << ShownText(job, "reason") << ")\n";
+           const JobView& job = reply->job;
+           if (job.state != JobState::kCompleted) code = 1;
+           if (g.json_output) jobs.push_back(ToJson(job));
+           else out << "job " << id << " " << JobStateName(job.state) << " (" << EscapeForTerminal(job.reason) << ")\n";
          }
          if (g.json_output) out << jobs.dump(2) << "\n";
          return code;
@@ -339,10 +350,11 @@ std::vector<Command> Commands(SubmitArgs& submit, int64_t& job_id, std::vector<i
          c->add_flag("--stderr", stderr_stream, "the error stream instead of stdout");
        },
        [&](const Globals& g, std::ostream& out) -> Result<int> {
-         auto reply = Call(g, {{"op", "logs"}, {"id", job_id}, {"stream", stderr_stream ? "stderr" : "stdout"}});
+         LogsRequest req{job_id, stderr_stream ? LogStream::kStderr : LogStream::kStdout, kLogsDefaultMaxBytes};
+         auto reply = Send(g, &Client::Logs, req);
          if (!reply.ok()) return reply.status();
-         if (g.json_output) out << reply->dump(2) << "\n";
-         else out << (*reply)["data"].get<std::string>();
+         if (g.json_output) out << WithOk(ToJson(*reply)).dump(2) << "\n";
+         else out << reply->data;
          return 0;
        }},
       {"report", "Summarise ended jobs: device memory asked vs used, whole-GPU use, energy, per user",
@@ -351,19 +363,19 @@ std::vector<Command> Commands(SubmitArgs& submit, int64_t& job_id, std::vector<i
          c->add_option("-n,--limit", limit, "the newest this many jobs (default 10000)")->check(CLI::Range(0, 1000000));
        },
        [&](const Globals& g, std::ostream& out) -> Result<int> {
-         json jobs = json::array();
+         std::vector<JobView> jobs;
          int want = limit > 0 ? limit : 10000;
          while (static_cast<int>(jobs.size()) < want) {
-           json req{{"op", "queue"}, {"all", true}, {"offset", jobs.size()},
-                    {"limit", std::min<int>(want - static_cast<int>(jobs.size()), 1000)}};  // report: 1000 a page
-           if (!user.empty()) req["user"] = user;
-           auto reply = Call(g, req);
+           int got = static_cast<int>(jobs.size());
+           QueueRequest req{true, std::nullopt, std::min(want - got, 1000), got};  // report: 1000 a page
+           if (!user.empty()) req.user = user;
+           auto reply = Send(g, &Client::Queue, req);
            if (!reply.ok()) return reply.status();
-           for (auto& job : (*reply)["jobs"]) jobs.push_back(std::move(job));
-           if ((*reply)["jobs"].empty() || reply->value("more", int64_t{0}) == 0) break;
+           for (auto& job : reply->jobs) jobs.push_back(std::move(job));
+           if (reply->jobs.empty() || reply->more == 0) break;
          }
-         json report = Report(jobs);
-         if (g.json_output) out << report.dump(2) << "\n";
+         UsageReport report = Report(jobs);
+         if (g.json_output) out << ToJson(report).dump(2) << "\n";
          else out << FormatReport(report);
          return 0;
        }},
@@ -376,16 +388,16 @@ std::vector<Command> Commands(SubmitArgs& submit, int64_t& job_id, std::vector<i
       {"version", "Print the client's and the daemon's version",
        [&](CLI::App*) {},
        [&](const Globals& g, std::ostream& out) -> Result<int> {
-         auto reply = Call(g, {{"op", "version"}});
+         auto reply = Send(g, &Client::Version);
          if (g.json_output) {
            json j{{"client", VersionText()}};
-           if (reply.ok()) j["daemon"] = *reply;
+           if (reply.ok()) j["daemon"] = WithOk(ToJson(*reply));
            out << j.dump(2) << "\n";
          } else {
            out << "pinpoint " << VersionText() << "\n";
            if (reply.ok())
-             out << "pinpointd " << ShownText(*reply, "version") << " (backend " << ShownText(*reply, "backend")
-                 << ", store schema " << ShownText(*reply, "schema") << ")\n";
+             out << "pinpointd " << EscapeForTerminal(reply->version) << " (backend " << EscapeForTerminal(reply->backend)
+                 << ", store schema " << reply->schema << ")\n";
          }
          if (!reply.ok()) return reply.status();
          return 0;

@@ -1,14 +1,13 @@
 #include "cli/format.h"
 
 #include <cstdio>
+#include <limits>
 #include <sstream>
 
 #include "pinpoint/escape.h"
 #include "pinpoint/units.h"
 
 namespace pinpoint::cli {
-
-using nlohmann::json;
 
 namespace {
 
@@ -35,39 +34,18 @@ std::string Table(const std::vector<std::vector<std::string>>& rows) {
   return out;
 }
 
-std::string Str(const json& j, const char* key) { return ShownText(j, key); }
-int64_t Int(const json& j, const char* key) {
-  return j.contains(key) && j[key].is_number() ? j[key].get<int64_t>() : 0;
-}
-uint64_t U64(const json& j, const char* key) {
-  return j.contains(key) && j[key].is_number_unsigned() ? j[key].get<uint64_t>()
-         : j.contains(key) && j[key].is_number_integer() ? static_cast<uint64_t>(std::max<int64_t>(0, j[key].get<int64_t>()))
-                                                          : 0;
-}
-
-std::string Devices(const json& job) {
+std::string Devices(const JobView& job) {
   std::string out;
-  if (!job.contains("allocations")) return "-";
-  for (const auto& a : job["allocations"]) out += (out.empty() ? "" : ",") + std::to_string(Int(a, "device_index"));
+  for (const auto& a : job.allocations) out += (out.empty() ? "" : ",") + std::to_string(a.device_index);
   return out.empty() ? "-" : out;
 }
 
 }  // namespace
 
-std::string ShownText(const json& j, const char* key) {
-  return j.is_object() && j.contains(key) ? ShownText(j[key]) : "";
-}
-
-std::string ShownText(const json& value) {
-  if (value.is_string()) return EscapeForTerminal(value.get<std::string>());
-  return value.is_null() ? "" : value.dump();
-}
-
-std::string ShownCommand(const json& argv) {
+std::string ShownCommand(const std::vector<std::string>& argv) {
   std::string out;
-  if (!argv.is_array()) return out;
   for (const auto& a : argv) {
-    std::string arg = ShownText(a);
+    std::string arg = EscapeForTerminal(a);
     if (arg.empty() || arg.find_first_of(" '\"") != std::string::npos) {
       std::string quoted = "'";
       for (char c : arg) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
@@ -76,6 +54,12 @@ std::string ShownCommand(const json& argv) {
     out += (out.empty() ? "" : " ") + arg;
   }
   return out;
+}
+
+int64_t ElapsedMs(int64_t from, int64_t to) {
+  int64_t ms = 0;
+  if (__builtin_sub_overflow(to, from, &ms)) return to > from ? std::numeric_limits<int64_t>::max() : 0;
+  return ms;
 }
 
 std::string FormatDurationMs(int64_t ms) {
@@ -93,122 +77,114 @@ std::string FormatDurationMs(int64_t ms) {
   return buf;
 }
 
-std::string FormatGpuRequest(const json& request) {
-  int64_t gpus = Int(request, "gpus");
-  uint64_t mem = U64(request, "gpu_mem_bytes");
-  int64_t share = Int(request, "gpu_share_pct");
-  if (gpus == 0) return "-";
-  std::string out = std::to_string(gpus) + (mem == 0 ? " GPU (whole)" : " GPU x " + FormatSize(mem));
-  if (share > 0) out += " " + std::to_string(share) + "%";
+std::string FormatGpuRequest(const JobRequest& request) {
+  if (request.gpus == 0) return "-";
+  std::string out = std::to_string(request.gpus) +
+                    (request.gpu_mem_bytes == 0 ? " GPU (whole)" : " GPU x " + FormatSize(request.gpu_mem_bytes));
+  if (request.gpu_share_pct > 0) out += " " + std::to_string(request.gpu_share_pct) + "%";
   return out;
 }
 
-std::string FormatQueue(const json& reply, int64_t now_ms) {
+std::string FormatQueue(const QueueReply& reply, int64_t now_ms) {
   std::vector<std::vector<std::string>> rows = {
       {"ID", "USER", "NAME", "STATE", "GPU", "DEVICES", "TIME", "REASON"}};
-  for (const auto& job : reply["jobs"]) {
-    const json& req = job["request"];
-    std::string state = Str(job, "state");
-    int64_t start = Int(job, "start_ms"), end = Int(job, "end_ms"), submit = Int(job, "submit_ms");
-    int64_t elapsed = state == "pending" ? now_ms - submit : (end > 0 ? end : now_ms) - start;
-    std::string why = Str(job, "reason");
-    if (!Str(job, "detail").empty() && state == "pending") why += ": " + Str(job, "detail");
-    rows.push_back({std::to_string(Int(job, "id")), Str(job, "user"),
-                    Str(req, "name").empty() ? "-" : Str(req, "name"), state,
-                    FormatGpuRequest(req), Devices(job),
-                    FormatDurationMs(start == 0 && state != "pending" ? 0 : elapsed),
+  for (const auto& job : reply.jobs) {
+    bool pending = job.state == JobState::kPending;
+    int64_t elapsed = pending ? ElapsedMs(job.submit_ms, now_ms)
+                              : ElapsedMs(job.start_ms, job.end_ms > 0 ? job.end_ms : now_ms);
+    std::string why = EscapeForTerminal(job.reason);
+    if (!job.detail.empty() && pending) why += ": " + EscapeForTerminal(job.detail);
+    rows.push_back({std::to_string(job.id), EscapeForTerminal(job.user),
+                    job.request.name.empty() ? "-" : EscapeForTerminal(job.request.name),
+                    JobStateName(job.state), FormatGpuRequest(job.request), Devices(job),
+                    FormatDurationMs(job.start_ms == 0 && !pending ? 0 : elapsed),
                     why.empty() ? "-" : why});
   }
   std::string out = Table(rows);
-  if (reply["jobs"].empty()) out += "(no jobs)\n";
-  std::string backend = Str(reply, "backend");
-  if (backend.rfind("simulated", 0) == 0) out += "node: SIMULATED (" + backend + "): no real GPU is used\n";
+  if (reply.jobs.empty()) out += "(no jobs)\n";
+  if (reply.backend.rfind("simulated", 0) == 0)
+    out += "node: SIMULATED (" + EscapeForTerminal(reply.backend) + "): no real GPU is used\n";
   return out;
 }
 
-std::string MoreJobsLine(const json& reply, bool all, const std::string& user) {
-  int64_t more = Int(reply, "more");
-  if (more <= 0) return "";
-  int64_t next = Int(reply, "offset") + static_cast<int64_t>(reply.contains("jobs") ? reply["jobs"].size() : 0);
+std::string MoreJobsLine(const QueueReply& reply, bool all, const std::string& user) {
+  if (reply.more <= 0) return "";
+  int64_t next = reply.offset + static_cast<int64_t>(reply.jobs.size());
   std::string command = "pinpoint queue" + std::string(all ? " --all" : "") +
                         (user.empty() ? "" : " --user " + EscapeForTerminal(user)) +
                         " --offset " + std::to_string(next);
-  return "... " + std::to_string(more) + " more job" + (more == 1 ? "" : "s") + ": " + command +
+  return "... " + std::to_string(reply.more) + " more job" + (reply.more == 1 ? "" : "s") + ": " + command +
          " (--limit N for up to 10000 a page)\n";
 }
 
-std::string FormatJob(const json& reply) {
-  const json& job = reply["job"];
-  const json& req = job["request"];
+std::string FormatJob(const ShowReply& reply, const std::string& advice) {
+  const JobView& job = reply.job;
+  const JobRequest& req = job.request;
+  std::string name = EscapeForTerminal(req.name);
   std::ostringstream out;
-  out << "job " << Int(job, "id") << (Str(req, "name").empty() ? "" : " (" + Str(req, "name") + ")") << "\n";
-  out << "  state:    " << Str(job, "state");
-  if (!Str(job, "reason").empty()) out << " (" << Str(job, "reason") << ")";
+  out << "job " << job.id << (name.empty() ? "" : " (" + name + ")") << "\n";
+  out << "  state:    " << JobStateName(job.state);
+  if (!job.reason.empty()) out << " (" << EscapeForTerminal(job.reason) << ")";
   out << "\n";
-  if (!Str(job, "detail").empty()) out << "  detail:   " << Str(job, "detail") << "\n";
-  out << "  user:     " << Str(job, "user") << " (uid " << Int(job, "uid") << ")\n";
-  out << "  command:  " << ShownCommand(req["argv"]) << "\n";
-  out << "  cwd:      " << Str(req, "cwd") << "\n";
-  out << "  request:  " << FormatGpuRequest(req) << ", " << Int(req, "cpus") << " CPU"
-      << (U64(req, "mem_bytes") ? ", " + FormatSize(U64(req, "mem_bytes")) + " host memory" : "")
-      << ", priority " << Int(req, "priority") << "\n";
-  for (const auto& a : job["allocations"]) {
-    out << "  device:   " << Int(a, "device_index") << " " << Str(a, "uuid") << " "
-        << (U64(a, "gpu_mem_bytes") ? FormatSize(U64(a, "gpu_mem_bytes")) : "whole") << " "
-        << Str(a, "mode") << (Int(a, "gpu_share_pct") ? " " + std::to_string(Int(a, "gpu_share_pct")) + "%" : "")
-        << "\n";
+  if (!job.detail.empty()) out << "  detail:   " << EscapeForTerminal(job.detail) << "\n";
+  out << "  user:     " << EscapeForTerminal(job.user) << " (uid " << job.uid << ")\n";
+  out << "  command:  " << ShownCommand(req.argv) << "\n";
+  out << "  cwd:      " << EscapeForTerminal(req.cwd) << "\n";
+  out << "  request:  " << FormatGpuRequest(req) << ", " << req.cpus << " CPU"
+      << (req.mem_bytes ? ", " + FormatSize(req.mem_bytes) + " host memory" : "")
+      << ", priority " << req.priority << "\n";
+  for (const auto& a : job.allocations) {
+    out << "  device:   " << a.device_index << " " << EscapeForTerminal(a.uuid) << " "
+        << (a.gpu_mem_bytes ? FormatSize(a.gpu_mem_bytes) : "whole") << " " << AllocationModeName(a.mode)
+        << (a.gpu_share_pct ? " " + std::to_string(a.gpu_share_pct) + "%" : "") << "\n";
   }
-  int64_t start = Int(job, "start_ms"), end = Int(job, "end_ms");
-  if (start > 0 && end > 0) out << "  runtime:  " << FormatDurationMs(end - start) << "\n";
-  if (job.contains("exit_code") && !job["exit_code"].is_null()) out << "  exit:     " << job["exit_code"].get<int>() << "\n";
-  if (job.contains("term_signal") && !job["term_signal"].is_null()) out << "  signal:   " << job["term_signal"].get<int>() << "\n";
-  if (job.contains("usage") && Int(job["usage"], "samples") > 0) {
-    const json& u = job["usage"];
-    out << "  gpu mem:  peak " << FormatSize(U64(u, "gpu_mem_peak_bytes"));
-    if (Str(job, "state") == "running") out << ", now " << FormatSize(U64(u, "gpu_mem_now_bytes"));
-    if (U64(req, "gpu_mem_bytes")) out << " (asked " << FormatSize(U64(req, "gpu_mem_bytes")) << " per device)";
+  if (job.start_ms > 0 && job.end_ms > 0) out << "  runtime:  " << FormatDurationMs(job.end_ms - job.start_ms) << "\n";
+  if (job.exit_code) out << "  exit:     " << *job.exit_code << "\n";
+  if (job.term_signal) out << "  signal:   " << *job.term_signal << "\n";
+  const JobUsage& u = job.usage;
+  if (u.samples > 0) {
+    bool running = job.state == JobState::kRunning;
+    out << "  gpu mem:  peak " << FormatSize(u.gpu_mem_peak_bytes);
+    if (running) out << ", now " << FormatSize(u.gpu_mem_now_bytes);
+    if (req.gpu_mem_bytes) out << " (asked " << FormatSize(req.gpu_mem_bytes) << " per device)";
     out << "\n";
     char energy[64];
-    std::snprintf(energy, sizeof(energy), "%.1f kJ", static_cast<double>(U64(u, "energy_mj")) / 1e6);
-    out << "  energy:   " << energy << (u.value("final", false) || Str(job, "state") == "running" ? "" : " (last interval not yet accounted)") << "\n";
-    if (Int(u, "util_pct_mean") >= 0) out << "  gpu busy: " << Int(u, "util_pct_mean") << "% of the time (whole GPUs)\n";
+    std::snprintf(energy, sizeof(energy), "%.1f kJ", static_cast<double>(u.energy_mj) / 1e6);
+    out << "  energy:   " << energy << (u.final || running ? "" : " (last interval not yet accounted)") << "\n";
+    if (u.util_pct_mean >= 0) out << "  gpu busy: " << u.util_pct_mean << "% of the time (whole GPUs)\n";
   }
-  if (reply.contains("advice")) out << "  advice:   " << Str(reply["advice"], "text") << "\n";
-  if (reply.contains("events") && !reply["events"].empty()) {
+  if (!advice.empty()) out << "  advice:   " << EscapeForTerminal(advice) << "\n";
+  if (!reply.events.empty()) {
     out << "  history:\n";
-    int64_t first = Int(reply["events"][0], "time_ms");
-    for (const auto& e : reply["events"]) {
-      out << "    +" << Pad(FormatDurationMs(Int(e, "time_ms") - first), 8) << Str(e, "kind")
-          << (Str(e, "detail").empty() ? "" : ": " + Str(e, "detail")) << "\n";
+    int64_t first = reply.events[0].time_ms;
+    for (const auto& e : reply.events) {
+      out << "    +" << Pad(FormatDurationMs(ElapsedMs(first, e.time_ms)), 8) << EscapeForTerminal(e.kind)
+          << (e.detail.empty() ? "" : ": " + EscapeForTerminal(e.detail)) << "\n";
     }
   }
   return out.str();
 }
 
-std::string FormatGpus(const json& reply) {
+std::string FormatGpus(const GpusReply& reply) {
   std::string out;
-  std::string backend = Str(reply, "backend");
-  bool simulated = reply.value("simulated", false);
-  out += simulated ? "node: SIMULATED (" + backend + "): no real GPU is used\n"
-                   : "node: " + backend + ", driver " + Str(reply, "driver") + "\n";
+  std::string backend = EscapeForTerminal(reply.backend);
+  out += reply.simulated ? "node: SIMULATED (" + backend + "): no real GPU is used\n"
+                         : "node: " + backend + ", driver " + EscapeForTerminal(reply.driver) + "\n";
   std::vector<std::vector<std::string>> rows = {
       {"DEV", "GPU", "UUID", "NAME", "MODE", "MEMORY", "ALLOCATED", "FREE", "SHARE FREE", "MPS USER", "JOBS"}};
-  for (const auto& d : reply["devices"]) {
+  for (const auto& d : reply.devices) {
     std::string jobs;
-    for (const auto& j : d["jobs"]) jobs += (jobs.empty() ? "" : ",") + std::to_string(Int(j, "id"));
-    std::string mode = Str(d, "mode") + (d.value("drained", false) ? " (drained)" : "");
-    rows.push_back({std::to_string(Int(d, "index")), std::to_string(Int(d, "gpu_index")), Str(d, "uuid"),
-                    Str(d, "name"), mode, FormatSize(U64(d, "mem_bytes")),
-                    FormatSize(U64(d, "mem_allocated_bytes")), FormatSize(U64(d, "mem_free_bytes")),
-                    std::to_string(Int(d, "share_free_pct")) + "%",
-                    d["mps_user"].is_string() ? Str(d, "mps_user") : "-",
-                    jobs.empty() ? "-" : std::to_string(d["jobs"].size()) + " (" + jobs + ")"});
+    for (const auto& j : d.jobs) jobs += (jobs.empty() ? "" : ",") + std::to_string(j.id);
+    rows.push_back({std::to_string(d.index), std::to_string(d.gpu_index), EscapeForTerminal(d.uuid),
+                    EscapeForTerminal(d.name), EscapeForTerminal(d.mode) + (d.drained ? " (drained)" : ""),
+                    FormatSize(d.mem_bytes), FormatSize(d.mem_allocated_bytes), FormatSize(d.mem_free_bytes),
+                    std::to_string(d.share_free_pct) + "%", d.mps_user ? EscapeForTerminal(*d.mps_user) : "-",
+                    jobs.empty() ? "-" : std::to_string(d.jobs.size()) + " (" + jobs + ")"});
   }
   out += Table(rows);
-  const json& host = reply["host"];
-  out += "host: " + std::to_string(Int(host, "cpus_allocated")) + "/" + std::to_string(Int(host, "cpus")) +
-         " CPUs, " + FormatSize(U64(host, "mem_allocated_bytes")) + "/" + FormatSize(U64(host, "mem_bytes")) +
-         " memory allocated\n";
+  const HostView& host = reply.host;
+  out += "host: " + std::to_string(host.cpus_allocated) + "/" + std::to_string(host.cpus) + " CPUs, " +
+         FormatSize(host.mem_allocated_bytes) + "/" + FormatSize(host.mem_bytes) + " memory allocated\n";
   return out;
 }
 

@@ -11,11 +11,20 @@
 #include "cli/advice.h"
 #include "cli/top.h"
 #include "common/raw_control.h"
+#include "pinpoint/api_codec.h"
 
 namespace pinpoint::cli {
 namespace {
 
 using nlohmann::json;
+
+// A reply as the CLI gets it: decoded by the API codec.
+template <typename Reply>
+Reply Decode(const json& j) {
+  auto reply = FromJson<Reply>(j);
+  EXPECT_TRUE(reply.ok()) << reply.status().message();
+  return reply.ok() ? *reply : Reply{};
+}
 
 int Lines(const std::string& s) { return static_cast<int>(std::count(s.begin(), s.end(), '\n')); }
 
@@ -43,7 +52,7 @@ json HostileJob() {
 
 TEST(FormatEscapeTest, QueueShowsHostileJobOnOneLineWithoutControls) {
   json reply{{"jobs", {HostileJob()}}, {"backend", "simulated:h100x2"}};
-  std::string out = FormatQueue(reply, 2000);
+  std::string out = FormatQueue(Decode<QueueReply>(reply), 2000);
   EXPECT_FALSE(HasRawControl(out, /*newline_ok=*/true)) << out;
   EXPECT_EQ(Lines(out), 3) << out;  // header, the job, the simulated-node line: no forged row
   EXPECT_NE(out.find("\\x1b]0;you are root\\x07"), std::string::npos) << out;
@@ -53,9 +62,8 @@ TEST(FormatEscapeTest, QueueShowsHostileJobOnOneLineWithoutControls) {
 TEST(FormatEscapeTest, ShowEscapesNameArgvCwdUserDetailAndEvents) {
   json reply{{"job", HostileJob()},
              {"events", {{{"time_ms", 1000}, {"kind", "submit"}, {"detail", std::string("by ") + kOsc}},
-                         {{"time_ms", 1500}, {"kind", "end\nforged"}, {"detail", "\x1b[1A\x1b[2K"}}}},
-             {"advice", {{"text", std::string("advice") + kOsc}}}};
-  std::string out = FormatJob(reply);
+                         {{"time_ms", 1500}, {"kind", "end\nforged"}, {"detail", "\x1b[1A\x1b[2K"}}}}};
+  std::string out = FormatJob(Decode<ShowReply>(reply), std::string("advice") + kOsc);
   EXPECT_FALSE(HasRawControl(out, /*newline_ok=*/true)) << out;
   EXPECT_NE(out.find("command:  python \\x1b[2Jwipe a\\nb \\u009b31m 'it'\\''s'"), std::string::npos) << out;
   EXPECT_NE(out.find("cwd:      /home/mallory\\n/root\n"), std::string::npos) << out;
@@ -65,17 +73,18 @@ TEST(FormatEscapeTest, ShowEscapesNameArgvCwdUserDetailAndEvents) {
 
 TEST(FormatQueueTest, MoreJobsLineNamesTheNextPage) {
   json reply{{"jobs", json::array({json::object(), json::object()})}, {"offset", 1000}, {"more", 8998}};
-  EXPECT_EQ(MoreJobsLine(reply, false, ""),
+  EXPECT_EQ(MoreJobsLine(Decode<QueueReply>(reply), false, ""),
             "... 8998 more jobs: pinpoint queue --offset 1002 (--limit N for up to 10000 a page)\n");
-  EXPECT_NE(MoreJobsLine(reply, true, "alice").find("pinpoint queue --all --user alice --offset 1002"),
+  EXPECT_NE(MoreJobsLine(Decode<QueueReply>(reply), true, "alice").find("pinpoint queue --all --user alice --offset 1002"),
             std::string::npos);
   reply["more"] = 0;
-  EXPECT_EQ(MoreJobsLine(reply, false, ""), "");
-  EXPECT_EQ(MoreJobsLine(json{{"jobs", json::array()}}, false, ""), "") << "older daemons send no \"more\"";
+  EXPECT_EQ(MoreJobsLine(Decode<QueueReply>(reply), false, ""), "");
+  EXPECT_EQ(MoreJobsLine(Decode<QueueReply>(json{{"jobs", json::array()}}), false, ""), "")
+      << "older daemons send no \"more\"";
 }
 
 TEST(FormatEscapeTest, QuotesArgumentsSoWhatIsShownIsWhatRan) {
-  EXPECT_EQ(ShownCommand(json{"echo", "a b", "", "c"}), "echo 'a b' '' c");
+  EXPECT_EQ(ShownCommand({"echo", "a b", "", "c"}), "echo 'a b' '' c");
 }
 
 TEST(FormatEscapeTest, GpusTopAndReportEscapeDeviceAndUserNames) {
@@ -83,13 +92,13 @@ TEST(FormatEscapeTest, GpusTopAndReportEscapeDeviceAndUserNames) {
            {"mode", "mps"}, {"mps_user", "eve\x1b[31m"}, {"mem_bytes", 1ull << 30},
            {"jobs", {{{"id", 7}, {"user", "eve\n"}, {"name", std::string("n") + kOsc}, {"gpu_mem_bytes", 1ull << 30}}}}};
   json gpus{{"backend", "nvml"}, {"driver", "550\x1b[0m"}, {"devices", {dev}}, {"host", json::object()}};
-  std::string out = FormatGpus(gpus);
+  std::string out = FormatGpus(Decode<GpusReply>(gpus));
   EXPECT_FALSE(HasRawControl(out, /*newline_ok=*/true)) << out;
-  out = FormatTop(gpus, 0);
+  out = FormatTop(Decode<GpusReply>(gpus), 0);
   EXPECT_FALSE(HasRawControl(out, /*newline_ok=*/true)) << out;
   json ended = HostileJob();
   ended["state"] = "completed";
-  out = FormatReport(Report(json{ended}));
+  out = FormatReport(Report({Decode<JobView>(ended)}));
   EXPECT_FALSE(HasRawControl(out, /*newline_ok=*/true)) << out;
 }
 

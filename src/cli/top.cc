@@ -7,66 +7,58 @@
 #include <ctime>
 
 #include "cli/format.h"
+#include "pinpoint/escape.h"
 #include "pinpoint/units.h"
 
 namespace pinpoint::cli {
-
-using nlohmann::json;
-
-namespace {
-
-uint64_t U64(const json& j, const char* key) {
-  return j.contains(key) && j[key].is_number_unsigned() ? j[key].get<uint64_t>() : 0;
-}
-int64_t I64(const json& j, const char* key, int64_t otherwise = 0) {
-  return j.contains(key) && j[key].is_number_integer() ? j[key].get<int64_t>() : otherwise;
-}
-std::string S(const json& j, const char* key) { return ShownText(j, key); }
-
-}  // namespace
 
 std::string Bar(double used, double total, int width) {
   int filled = total > 0 ? static_cast<int>(std::lround(std::clamp(used / total, 0.0, 1.0) * width)) : 0;
   return "[" + std::string(static_cast<size_t>(filled), '#') + std::string(static_cast<size_t>(width - filled), '.') + "]";
 }
 
-std::string FormatTop(const json& reply, int64_t now_ms) {
+std::string FormatTop(const GpusReply& reply, int64_t now_ms) {
   std::string out;
   std::time_t t = static_cast<std::time_t>(now_ms / 1000);
-  char when[32];
-  std::strftime(when, sizeof(when), "%H:%M:%S", std::localtime(&t));
-  bool simulated = reply.value("simulated", false);
-  out += fmt::format("pinpoint top  {}  {}{}\n", when, S(reply, "backend"), simulated ? " (SIMULATED: no real GPU)" : "");
-  const json& host = reply["host"];
-  out += fmt::format("host: {}/{} CPUs, {}/{} memory allocated\n\n", I64(host, "cpus_allocated"), I64(host, "cpus"),
-                     FormatSize(U64(host, "mem_allocated_bytes")), FormatSize(U64(host, "mem_bytes")));
-  for (const auto& d : reply["devices"]) {
-    std::string mps = d["mps_user"].is_string() ? " mps:" + S(d, "mps_user") : "";
-    std::string state = d.value("drained", false) ? " DRAINED" : (d.value("recovering", false) ? " RECOVERING" : "");
-    out += fmt::format("dev {} (GPU {}) {} [{}{}{}]\n", I64(d, "index"), I64(d, "gpu_index"), S(d, "name"), S(d, "mode"), mps, state);
-    uint64_t total = U64(d, "mem_bytes");
-    if (d.contains("mem_used_bytes")) {
-      int util = static_cast<int>(I64(d, "utilization_pct", -1));
-      out += fmt::format("  used  {} {:>9} / {:<9} util {:>4}  power {:>6.1f} W\n", Bar(double(U64(d, "mem_used_bytes")), double(total), 30),
-                         FormatSize(U64(d, "mem_used_bytes")), FormatSize(total), util >= 0 ? std::to_string(util) + "%" : "-",
-                         I64(d, "power_mw") / 1000.0);
+  char when[32] = "";
+  std::tm local{};
+  if (::localtime_r(&t, &local) != nullptr) std::strftime(when, sizeof(when), "%H:%M:%S", &local);
+  out += fmt::format("pinpoint top  {}  {}{}\n", when, EscapeForTerminal(reply.backend),
+                     reply.simulated ? " (SIMULATED: no real GPU)" : "");
+  const HostView& host = reply.host;
+  out += fmt::format("host: {}/{} CPUs, {}/{} memory allocated\n\n", host.cpus_allocated, host.cpus,
+                     FormatSize(host.mem_allocated_bytes), FormatSize(host.mem_bytes));
+  for (const auto& d : reply.devices) {
+    std::string mps = d.mps_user ? " mps:" + EscapeForTerminal(*d.mps_user) : "";
+    std::string state = d.drained ? " DRAINED" : (d.recovering ? " RECOVERING" : "");
+    out += fmt::format("dev {} (GPU {}) {} [{}{}{}]\n", d.index, d.gpu_index, EscapeForTerminal(d.name),
+                       EscapeForTerminal(d.mode), mps, state);
+    uint64_t total = d.mem_bytes;
+    if (d.reading) {
+      const GpuReadingView& r = *d.reading;
+      out += fmt::format("  used  {} {:>9} / {:<9} util {:>4}  power {:>6.1f} W\n",
+                         Bar(double(r.mem_used_bytes), double(total), 30), FormatSize(r.mem_used_bytes),
+                         FormatSize(total), r.utilization_pct >= 0 ? std::to_string(r.utilization_pct) + "%" : "-",
+                         static_cast<double>(r.power_mw) / 1000.0);
     }
-    out += fmt::format("  slices {} {:>9} allocated, {}% share free\n", Bar(double(U64(d, "mem_allocated_bytes")), double(total), 30),
-                       FormatSize(U64(d, "mem_allocated_bytes")), I64(d, "share_free_pct"));
-    if (d["jobs"].empty()) {
+    out += fmt::format("  slices {} {:>9} allocated, {}% share free\n", Bar(double(d.mem_allocated_bytes), double(total), 30),
+                       FormatSize(d.mem_allocated_bytes), d.share_free_pct);
+    if (d.jobs.empty()) {
       out += "  (no jobs)\n";
       continue;
     }
     out += fmt::format("  {:>7} {:<10} {:<16} {:>9} {:>9} {:>14} {:>6} {:>10}\n", "JOB", "USER", "NAME", "USED", "SLICE", "", "SHARE", "ENERGY");
-    for (const auto& j : d["jobs"]) {
-      uint64_t slice = U64(j, "gpu_mem_bytes");
-      bool seen = j.contains("gpu_mem_used_bytes");
-      uint64_t used = U64(j, "gpu_mem_used_bytes");
-      std::string name = S(j, "name").substr(0, 16);
-      out += fmt::format("  {:>7} {:<10} {:<16} {:>9} {:>9} {:>14} {:>6} {:>8.1f}kJ\n", I64(j, "id"), S(j, "user").substr(0, 10),
-                         name.empty() ? "-" : name, seen ? FormatSize(used) : "-", slice ? FormatSize(slice) : "whole",
+    for (const auto& j : d.jobs) {
+      uint64_t slice = j.gpu_mem_bytes;
+      bool seen = j.gpu_mem_used_bytes.has_value();
+      uint64_t used = j.gpu_mem_used_bytes.value_or(0);
+      std::string name = EscapeForTerminal(j.name).substr(0, 16);
+      out += fmt::format("  {:>7} {:<10} {:<16} {:>9} {:>9} {:>14} {:>6} {:>8.1f}kJ\n", j.id,
+                         EscapeForTerminal(j.user).substr(0, 10), name.empty() ? "-" : name,
+                         seen ? FormatSize(used) : "-", slice ? FormatSize(slice) : "whole",
                          slice && seen ? Bar(double(used), double(slice), 12) : "",
-                         I64(j, "gpu_share_pct") ? std::to_string(I64(j, "gpu_share_pct")) + "%" : "-", U64(j, "energy_mj") / 1e6);
+                         j.gpu_share_pct ? std::to_string(j.gpu_share_pct) + "%" : "-",
+                         static_cast<double>(j.energy_mj) / 1e6);
     }
   }
   return out;

@@ -4,13 +4,14 @@
 
 #include <string>
 
-#include <nlohmann/json.hpp>
+#include "pinpoint/api.h"
 
 namespace pinpoint::cli {
 
 // One frame: a line per physical GPU (memory, utilisation, power) and a line per job on each
-// device (device memory used against its slice, share, energy so far). `width` caps bars.
-std::string FormatTop(const nlohmann::json& gpus_reply, int64_t now_ms);
+// device (device memory used against its slice, share, energy so far). Strings from the reply
+// are escaped (format.h).
+std::string FormatTop(const GpusReply& reply, int64_t now_ms);
 
 // "[#####.....]" for used/total in `width` cells.
 std::string Bar(double used, double total, int width);

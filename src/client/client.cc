@@ -8,22 +8,9 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "pinpoint/api_codec.h"
+
 namespace pinpoint {
-
-namespace {
-
-// One reply line: the object when "ok" is true, else the daemon's error as a Status.
-Result<nlohmann::json> ParseReply(const std::string& text) {
-  nlohmann::json reply = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (!reply.is_object()) return Unavailable("pinpointd sent a reply that is not a JSON object");
-  if (reply.value("ok", false)) return reply;
-  const auto& err = reply.contains("error") ? reply["error"] : nlohmann::json::object();
-  std::string code = err.is_object() ? err.value("code", "internal") : "internal";
-  std::string message = err.is_object() ? err.value("message", "unknown error") : "unknown error";
-  return Status(CodeFromName(code), message);
-}
-
-}  // namespace
 
 std::string DefaultSocketPath() {
   const char* env = std::getenv("PINPOINT_SOCKET");
@@ -95,8 +82,24 @@ Result<nlohmann::json> Client::Call(const nlohmann::json& request) {
   }
   std::string reply_text = buffer_.substr(0, newline);
   buffer_.erase(0, newline + 1);
-  return ParseReply(reply_text);
+  return ParseReplyLine(reply_text);
 }
+
+template <typename Request>
+Result<typename Request::Reply> Client::Send(const Request& request) {
+  auto reply = Call(ToJson(request));
+  if (!reply.ok()) return reply.status();
+  return DecodeReply<Request>(*reply);
+}
+
+Result<VersionReply> Client::Version() { return Send(VersionRequest{}); }
+Result<SubmitReply> Client::Submit(const SubmitRequest& request) { return Send(request); }
+Result<WaitReply> Client::Wait(const WaitRequest& request) { return Send(request); }
+Result<QueueReply> Client::Queue(const QueueRequest& request) { return Send(request); }
+Result<ShowReply> Client::Show(const ShowRequest& request) { return Send(request); }
+Result<CancelReply> Client::Cancel(const CancelRequest& request) { return Send(request); }
+Result<GpusReply> Client::Gpus() { return Send(GpusRequest{}); }
+Result<LogsReply> Client::Logs(const LogsRequest& request) { return Send(request); }
 
 std::optional<Status> Client::ReadRefusal() {
   char buf[4096];
@@ -105,7 +108,7 @@ std::optional<Status> Client::ReadRefusal() {
     buffer_.append(buf, static_cast<size_t>(n));
   size_t newline = buffer_.find('\n');
   if (newline == std::string::npos) return std::nullopt;
-  auto reply = ParseReply(buffer_.substr(0, newline));
+  auto reply = ParseReplyLine(std::string_view(buffer_).substr(0, newline));
   if (reply.ok()) return std::nullopt;  // not a refusal
   return reply.status();
 }

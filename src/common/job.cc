@@ -2,10 +2,10 @@
 
 #include <algorithm>
 #include <array>
-#include <limits>
 #include <utility>
 
 #include "common/enum_names.h"
+#include "common/json_reader.h"
 #include "pinpoint/escape.h"
 
 namespace pinpoint {
@@ -27,88 +27,6 @@ constexpr std::array<std::pair<AllocationMode, const char*>, 3> kAllocationModes
     {AllocationMode::kTimeslice, "timeslice"},
     {AllocationMode::kMps, "mps"},
 }};
-
-// Typed reads from untrusted JSON: a missing key keeps the default, a wrong type is an error.
-class Reader {
- public:
-  Reader(const json& j, std::string what) : j_(j), what_(std::move(what)) {
-    if (!j_.is_object()) error_ = InvalidArgument(what_ + " must be a JSON object");
-  }
-  template <typename Int>
-  void Integer(const char* key, Int* out) {
-    if (!Has(key)) return;
-    const json& v = j_.at(key);
-    if (v.is_number_unsigned()) {
-      uint64_t u = v.get<uint64_t>();
-      if (u > static_cast<uint64_t>(std::numeric_limits<Int>::max())) return Fail(key, "out of range");
-      *out = static_cast<Int>(u);
-    } else if (v.is_number_integer()) {
-      int64_t s = v.get<int64_t>();
-      if (s < static_cast<int64_t>(std::numeric_limits<Int>::min()) ||
-          (s > 0 && static_cast<uint64_t>(s) > static_cast<uint64_t>(std::numeric_limits<Int>::max())))
-        return Fail(key, "out of range");
-      *out = static_cast<Int>(s);
-    } else {
-      Fail(key, "must be an integer");
-    }
-  }
-  void String(const char* key, std::string* out) {
-    if (!Has(key)) return;
-    if (!j_.at(key).is_string()) return Fail(key, "must be a string");
-    *out = j_.at(key).get<std::string>();
-  }
-  void Bool(const char* key, bool* out) {
-    if (!Has(key)) return;
-    if (!j_.at(key).is_boolean()) return Fail(key, "must be true or false");
-    *out = j_.at(key).get<bool>();
-  }
-  void StringList(const char* key, std::vector<std::string>* out) {
-    if (!Has(key)) return;
-    const json& v = j_.at(key);
-    if (!v.is_array()) return Fail(key, "must be an array of strings");
-    out->clear();
-    for (const auto& e : v) {
-      if (!e.is_string()) return Fail(key, "must be an array of strings");
-      out->push_back(e.get<std::string>());
-    }
-  }
-  void IntegerList(const char* key, std::vector<int>* out) {
-    if (!Has(key)) return;
-    const json& v = j_.at(key);
-    if (!v.is_array()) return Fail(key, "must be an array of integers");
-    out->clear();
-    for (const auto& e : v) {
-      if (!e.is_number_integer() || e.get<int64_t>() < std::numeric_limits<int>::min() ||
-          e.get<int64_t>() > std::numeric_limits<int>::max())
-        return Fail(key, "must be an array of integers");
-      out->push_back(e.get<int>());
-    }
-  }
-  void StringMap(const char* key, std::map<std::string, std::string>* out) {
-    if (!Has(key)) return;
-    const json& v = j_.at(key);
-    if (!v.is_object()) return Fail(key, "must be an object of strings");
-    out->clear();
-    for (auto it = v.begin(); it != v.end(); ++it) {
-      if (!it.value().is_string()) return Fail(key, "must be an object of strings");
-      (*out)[it.key()] = it.value().get<std::string>();
-    }
-  }
-  bool Has(const char* key) const { return error_.ok() && j_.contains(key) && !j_.at(key).is_null(); }
-  const json& At(const char* key) const { return j_.at(key); }
-  void Fail(const char* key, const char* why) {
-    if (error_.ok()) error_ = InvalidArgument(what_ + "." + key + " " + why);
-  }
-  void Fail(Status s) {
-    if (error_.ok()) error_ = std::move(s);
-  }
-  const Status& error() const { return error_; }
-
- private:
-  const json& j_;
-  std::string what_;
-  Status error_;
-};
 
 }  // namespace
 
@@ -221,7 +139,7 @@ json ToJson(const JobRequest& r) {
 
 Result<JobRequest> RequestFromJson(const json& j) {
   JobRequest r;
-  Reader in(j, "request");
+  auto in = JsonReader::Record(j, "request");
   in.String("name", &r.name);
   in.StringList("argv", &r.argv);
   in.String("cwd", &r.cwd);
@@ -248,18 +166,12 @@ json ToJson(const Allocation& a) {
 
 Result<Allocation> AllocationFromJson(const json& j) {
   Allocation a;
-  Reader in(j, "allocation");
+  auto in = JsonReader::Record(j, "allocation");
   in.Integer("device_index", &a.device_index);
   in.String("uuid", &a.uuid);
   in.Integer("gpu_mem_bytes", &a.gpu_mem_bytes);
   in.Integer("gpu_share_pct", &a.gpu_share_pct);
-  if (in.Has("mode")) {
-    std::string mode;
-    in.String("mode", &mode);
-    auto parsed = AllocationModeFromName(mode);
-    if (!parsed) in.Fail("mode", "is not a known allocation mode");
-    else a.mode = *parsed;
-  }
+  in.Name("mode", &a.mode, AllocationModeFromName, "allocation mode");
   if (!in.error().ok()) return in.error();
   return a;
 }
@@ -275,7 +187,7 @@ json ToJson(const JobUsage& u) {
 
 Result<JobUsage> UsageFromJson(const json& j) {
   JobUsage u;
-  Reader in(j, "usage");
+  auto in = JsonReader::Record(j, "usage");
   in.Integer("samples", &u.samples);
   in.Integer("gpu_mem_now_bytes", &u.gpu_mem_now_bytes);
   in.Integer("gpu_mem_peak_bytes", &u.gpu_mem_peak_bytes);
@@ -284,96 +196,6 @@ Result<JobUsage> UsageFromJson(const json& j) {
   in.Bool("final", &u.final);
   if (!in.error().ok()) return in.error();
   return u;
-}
-
-json ToJson(const JobRecord& r) {
-  json allocations = json::array();
-  for (const auto& a : r.allocations) allocations.push_back(ToJson(a));
-  json j{{"id", r.id},
-         {"request", ToJson(r.request)},
-         {"uid", r.uid},
-         {"gid", r.gid},
-         {"user", r.user},
-         {"state", JobStateName(r.state)},
-         {"reason", r.reason},
-         {"detail", r.detail},
-         {"submit_ms", r.submit_ms},
-         {"start_ms", r.start_ms},
-         {"end_ms", r.end_ms},
-         {"exit_code", r.exit_code ? json(*r.exit_code) : json(nullptr)},
-         {"term_signal", r.term_signal ? json(*r.term_signal) : json(nullptr)},
-         {"allocations", allocations},
-         {"pid", r.pid},
-         {"pid_start_ticks", r.pid_start_ticks},
-         {"cancel_requested", r.cancel_requested},
-         {"cancelled_by", r.cancelled_by},
-         {"fault_suspect", r.fault_suspect},
-         {"stop_reason", r.stop_reason},
-         {"stop_detail", r.stop_detail},
-         {"usage", ToJson(r.usage)}};
-  return j;
-}
-
-Result<JobRecord> RecordFromJson(const json& j) {
-  JobRecord r;
-  Reader in(j, "job");
-  in.Integer("id", &r.id);
-  if (in.Has("request")) {
-    auto req = RequestFromJson(in.At("request"));
-    if (!req.ok()) in.Fail(req.status());
-    else r.request = std::move(req).value();
-  }
-  in.Integer("uid", &r.uid);
-  in.Integer("gid", &r.gid);
-  in.String("user", &r.user);
-  std::string state = "pending";
-  in.String("state", &state);
-  auto parsed = JobStateFromName(state);
-  if (!parsed) in.Fail("state", "is not a known job state");
-  else r.state = *parsed;
-  in.String("reason", &r.reason);
-  in.String("detail", &r.detail);
-  in.Integer("submit_ms", &r.submit_ms);
-  in.Integer("start_ms", &r.start_ms);
-  in.Integer("end_ms", &r.end_ms);
-  if (in.Has("exit_code")) {
-    int code = 0;
-    in.Integer("exit_code", &code);
-    r.exit_code = code;
-  }
-  if (in.Has("term_signal")) {
-    int sig = 0;
-    in.Integer("term_signal", &sig);
-    r.term_signal = sig;
-  }
-  if (in.Has("allocations")) {
-    if (!in.At("allocations").is_array()) {
-      in.Fail("allocations", "must be an array");
-    } else {
-      for (const auto& e : in.At("allocations")) {
-        auto a = AllocationFromJson(e);
-        if (!a.ok()) {
-          in.Fail(a.status());
-          break;
-        }
-        r.allocations.push_back(std::move(a).value());
-      }
-    }
-  }
-  in.Integer("pid", &r.pid);
-  in.Integer("pid_start_ticks", &r.pid_start_ticks);
-  in.Bool("cancel_requested", &r.cancel_requested);
-  in.String("cancelled_by", &r.cancelled_by);
-  in.Bool("fault_suspect", &r.fault_suspect);
-  in.String("stop_reason", &r.stop_reason);
-  in.String("stop_detail", &r.stop_detail);
-  if (in.Has("usage")) {
-    auto usage = UsageFromJson(in.At("usage"));
-    if (!usage.ok()) in.Fail(usage.status());
-    else r.usage = *usage;
-  }
-  if (!in.error().ok()) return in.error();
-  return r;
 }
 
 }  // namespace pinpoint

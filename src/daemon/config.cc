@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/file_util.h"
+#include "common/json_reader.h"
 #include "pinpoint/units.h"
 #include "sched/inventory.h"
 
@@ -75,20 +76,15 @@ Status Apply(const json& j, Config* c) {
   for (auto it = j.begin(); it != j.end(); ++it) {
     if (!kKeys.count(it.key())) return Bad(it.key(), "is not a known setting");
   }
+  // Errors read as Bad's: config: "key" why.
+  auto in = JsonReader::Message(j, "config: ");
   auto str = [&](const char* key, std::string* out) -> Status {
-    if (!j.contains(key)) return Status::Ok();
-    if (!j[key].is_string() || j[key].get<std::string>().empty()) return Bad(key, "must be a non-empty string");
-    *out = j[key].get<std::string>();
-    return Status::Ok();
+    in.NonEmptyString(key, out);
+    return in.error();
   };
   auto integer = [&](const char* key, int64_t lo, int64_t hi, auto* out) -> Status {
-    if (!j.contains(key)) return Status::Ok();
-    if (!j[key].is_number_integer()) return Bad(key, "must be an integer");
-    int64_t v = j[key].get<int64_t>();
-    if (v < lo || v > hi)
-      return Bad(key, "must be between " + std::to_string(lo) + " and " + std::to_string(hi));
-    *out = static_cast<std::remove_reference_t<decltype(*out)>>(v);
-    return Status::Ok();
+    in.Integer(key, out, lo, hi);
+    return in.error();
   };
   PP_RETURN_IF_ERROR(str("state_dir", &c->state_dir));
   PP_RETURN_IF_ERROR(str("socket_path", &c->socket_path));

@@ -29,6 +29,7 @@
 #include "launch/launcher.h"
 #include "metrics/metrics.h"
 #include "mps/mps_control.h"
+#include "pinpoint/api.h"
 #include "pinpoint/job.h"
 #include "sched/inventory.h"
 #include "sched/placement.h"
@@ -107,7 +108,7 @@ class Node {
                            uint64_t max_bytes) const;
   // Devices, their slices and jobs, host resources, with the watcher's last readings
   // (docs/api.md "gpus").
-  nlohmann::json GpusView() const;
+  GpusReply GpusView() const;
   // The node for the Prometheus endpoint.
   metrics::Snapshot MetricsView() const;
   // Changes whenever a job changes state or the watcher has polled: a new MetricsView is due.

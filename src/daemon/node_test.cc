@@ -10,6 +10,8 @@
 
 #include "common/test_dir.h"
 #include "daemon/fake_users.h"
+#include "daemon/service_fixture.h"
+#include "pinpoint/api_codec.h"
 #include "launch/fake_launcher.h"
 #include "mps/fake_mps.h"
 #include "store/faulty_vfs.h"
@@ -18,24 +20,6 @@ namespace pinpoint::daemon {
 namespace {
 
 using launch::ExitStatus;
-
-sched::Inventory TwoGpus(sched::SharingMode mode = sched::SharingMode::kMps) {
-  sched::Inventory inv;
-  for (int i = 0; i < 2; ++i) {
-    sched::Device d;
-    d.index = i;
-    d.gpu_index = i;
-    d.uuid = "GPU-" + std::to_string(i);
-    d.name = "Fake GPU";
-    d.mem_bytes = 80ull << 30;
-    d.sm_count = 132;
-    d.mode = mode;
-    inv.devices.push_back(d);
-  }
-  inv.host.cpus = 64;
-  inv.host.mem_bytes = 256ull << 30;
-  return inv;
-}
 
 class NodeTest : public ::testing::Test {
  protected:
@@ -354,7 +338,7 @@ TEST_F(NodeTest, ForgedFaultClaimsNeverDrainTheDevice) {
   }
   clock_.AdvanceMs(60'000);
   node_->Step();
-  EXPECT_FALSE(node_->GpusView()["devices"][0]["drained"].get<bool>());
+  EXPECT_FALSE(node_->GpusView().devices[0].drained);
   JobId id = Submit(Request(1, 4ull << 30));
   node_->Step();
   EXPECT_EQ(node_->Get(id)->allocations.at(0).device_index, 0);
@@ -459,14 +443,14 @@ TEST_F(NodeTest, GpusViewShowsSlicesAndMpsUser) {
   Submit(Request(1, 10ull << 30, 30));
   node_->Step();
   auto view = node_->GpusView();
-  EXPECT_EQ(view["backend"], "simulated:test");
-  const auto& dev0 = view["devices"][0];
-  EXPECT_EQ(dev0["mem_allocated_bytes"], 10ull << 30);
-  EXPECT_EQ(dev0["mem_free_bytes"], 70ull << 30);
-  EXPECT_EQ(dev0["share_free_pct"], 70);
-  EXPECT_EQ(dev0["jobs"].size(), 1u);
-  EXPECT_TRUE(dev0["mps_user"].is_string());
-  EXPECT_TRUE(view["devices"][1]["jobs"].empty());
+  EXPECT_EQ(view.backend, "simulated:test");
+  const auto& dev0 = view.devices[0];
+  EXPECT_EQ(dev0.mem_allocated_bytes, 10ull << 30);
+  EXPECT_EQ(dev0.mem_free_bytes, 70ull << 30);
+  EXPECT_EQ(dev0.share_free_pct, 70);
+  EXPECT_EQ(dev0.jobs.size(), 1u);
+  EXPECT_TRUE(dev0.mps_user.has_value());
+  EXPECT_TRUE(view.devices[1].jobs.empty());
 }
 
 TEST_F(NodeTest, UsersComeFromTheUserDirectory) {
@@ -489,7 +473,7 @@ TEST_F(NodeTest, UsersComeFromTheUserDirectory) {
   auto job = node_->Get(waiting->id);
   EXPECT_EQ(job->reason, "mps-user");
   EXPECT_NE(job->detail.find("uid 1001 is ana"), std::string::npos) << job->detail;
-  EXPECT_EQ(node_->GpusView()["devices"][0]["mps_user"], "ana");
+  EXPECT_EQ(node_->GpusView().devices[0].mps_user, "ana");
   EXPECT_EQ(node_->Cancel(ana, {waiting->id}).at(0).code(), Code::kPermissionDenied);
   EXPECT_TRUE(node_->Cancel(bob, {waiting->id}).at(0).ok());
   EXPECT_EQ(node_->Get(waiting->id)->detail, "cancelled by bob while pending");
@@ -504,7 +488,7 @@ TEST_F(NodeTest, MpsDaemonsAreShownInTheGpusViewAndTheMetrics) {
   down.restarts = 2;
   down.pipe_dir = "/mps/dev1/pipe";
   mps_.SetDaemons({down});
-  auto view = node_->GpusView();
+  auto view = ToJson(node_->GpusView());
   EXPECT_FALSE(view["devices"][0].contains("mps")) << "no daemon on device 0";
   EXPECT_EQ(view["devices"][1]["mps"],
             (nlohmann::json{{"state", "down"}, {"uid", caller_.uid}, {"control_pid", 0}, {"clients", 0},

@@ -3,7 +3,6 @@
 
 namespace pinpoint::daemon {
 
-using nlohmann::json;
 
 namespace {
 
@@ -19,31 +18,24 @@ std::map<int, mps::MpsDaemonInfo> MpsDaemonsByDevice(const mps::MpsControl& cont
   return out;
 }
 
-// A device's "mps" object in the gpus reply (docs/api.md).
-json MpsJson(const mps::MpsDaemonInfo& d) {
-  return {{"state", d.running ? "running" : "down"}, {"uid", d.uid},         {"control_pid", d.control_pid},
-          {"clients", d.clients},                    {"restarts", d.restarts}, {"pipe_dir", d.pipe_dir}};
-}
-
 }  // namespace
 
-json Node::GpusView() const {
+GpusReply Node::GpusView() const {
   struct Use {
     uint64_t mem_bytes = 0;
     int share_pct = 0;
     bool whole = false;
     std::optional<uint32_t> mps_uid;
-    json jobs = json::array();
+    std::vector<DeviceJobView> jobs;
   };
   std::vector<Use> use(options_.inventory.devices.size());
   watch::WatchView view;
   if (deps_.watcher != nullptr) view = deps_.watcher->Latest();
-  int cpus_used = 0;
-  uint64_t mem_used = 0;
+  GpusReply reply;
   for (const auto& [id, job] : active_) {
     if (job.state != JobState::kRunning) continue;
-    cpus_used += job.request.cpus;
-    mem_used += job.request.mem_bytes;
+    reply.host.cpus_allocated += job.request.cpus;
+    reply.host.mem_allocated_bytes += job.request.mem_bytes;
     for (const auto& a : job.allocations) {
       if (a.device_index < 0 || static_cast<size_t>(a.device_index) >= use.size()) continue;
       Use& u = use[static_cast<size_t>(a.device_index)];
@@ -51,61 +43,64 @@ json Node::GpusView() const {
       u.share_pct += a.gpu_share_pct;
       if (a.mode == AllocationMode::kExclusive) u.whole = true;
       if (a.mode == AllocationMode::kMps) u.mps_uid = job.uid;
-      json entry{{"id", id}, {"user", job.user}, {"name", job.request.name},
-                 {"gpu_mem_bytes", a.gpu_mem_bytes}, {"gpu_share_pct", a.gpu_share_pct},
-                 {"mode", AllocationModeName(a.mode)}, {"energy_mj", job.usage.energy_mj},
-                 {"gpu_mem_peak_bytes", job.usage.gpu_mem_peak_bytes}};
+      DeviceJobView entry;
+      entry.id = id;
+      entry.user = job.user;
+      entry.name = job.request.name;
+      entry.gpu_mem_bytes = a.gpu_mem_bytes;
+      entry.gpu_share_pct = a.gpu_share_pct;
+      entry.mode = a.mode;
+      entry.energy_mj = job.usage.energy_mj;
+      entry.gpu_mem_peak_bytes = job.usage.gpu_mem_peak_bytes;
       // Memory in use is per physical GPU: a MIG instance shows its job's use of the whole GPU.
       auto mem = view.job_mem_by_gpu.find(id);
       if (mem != view.job_mem_by_gpu.end()) {
         int gpu = options_.inventory.devices[static_cast<size_t>(a.device_index)].gpu_index;
         auto on = mem->second.find(gpu);
-        if (on != mem->second.end()) entry["gpu_mem_used_bytes"] = on->second;
+        if (on != mem->second.end()) entry.gpu_mem_used_bytes = on->second;
       }
       u.jobs.push_back(std::move(entry));
     }
   }
-  json devices = json::array();
   std::map<int, mps::MpsDaemonInfo> mps_daemons = MpsDaemonsByDevice(*deps_.mps);
   for (const auto& d : options_.inventory.devices) {
-    const Use& u = use[static_cast<size_t>(d.index)];
-    uint64_t free_bytes = u.whole ? 0 : (d.mem_bytes > u.mem_bytes ? d.mem_bytes - u.mem_bytes : 0);
-    json dev{{"index", d.index},           {"uuid", d.uuid},
-             {"name", d.name},             {"gpu_index", d.gpu_index},
-             {"is_mig", d.is_mig},         {"mode", sched::SharingModeName(d.mode)},
-             {"drained", d.drained},       {"mem_bytes", d.mem_bytes},
-             {"sm_count", d.sm_count},     {"mem_allocated_bytes", u.whole ? d.mem_bytes : u.mem_bytes},
-             {"mem_free_bytes", free_bytes}, {"share_free_pct", u.whole ? 0 : 100 - u.share_pct},
-             {"jobs", u.jobs},             {"mps_user", nullptr}};
-    if (u.mps_uid) dev["mps_user"] = NameOrUid(*users_, *u.mps_uid);
+    Use& u = use[static_cast<size_t>(d.index)];
+    DeviceView dev;
+    dev.index = d.index;
+    dev.uuid = d.uuid;
+    dev.name = d.name;
+    dev.gpu_index = d.gpu_index;
+    dev.is_mig = d.is_mig;
+    dev.mode = sched::SharingModeName(d.mode);
+    dev.drained = d.drained;
+    dev.mem_bytes = d.mem_bytes;
+    dev.sm_count = d.sm_count;
+    dev.mem_allocated_bytes = u.whole ? d.mem_bytes : u.mem_bytes;
+    dev.mem_free_bytes = u.whole ? 0 : (d.mem_bytes > u.mem_bytes ? d.mem_bytes - u.mem_bytes : 0);
+    dev.share_free_pct = u.whole ? 0 : 100 - u.share_pct;
+    dev.jobs = std::move(u.jobs);
+    if (u.mps_uid) dev.mps_user = NameOrUid(*users_, *u.mps_uid);
     auto drain = drain_reason_.find(d.index);
-    if (drain != drain_reason_.end()) dev["drain_reason"] = drain->second;
-    dev["recovering"] = recovering_.count(d.index) > 0;
-    if (auto mps = mps_daemons.find(d.index); mps != mps_daemons.end()) dev["mps"] = MpsJson(mps->second);
-    const watch::GpuReading* reading = ReadingOf(view, d.gpu_index);
-    if (reading != nullptr && !d.is_mig) {
-      dev["mem_used_bytes"] = reading->sample.mem_used_bytes;
-      dev["power_mw"] = reading->sample.power_mw;
-      dev["energy_mj"] = reading->sample.energy_mj;
-      dev["utilization_pct"] = reading->sample.utilization_pct;
+    if (drain != drain_reason_.end()) dev.drain_reason = drain->second;
+    dev.recovering = recovering_.count(d.index) > 0;
+    if (auto mps = mps_daemons.find(d.index); mps != mps_daemons.end()) {
+      const mps::MpsDaemonInfo& m = mps->second;
+      dev.mps = MpsDaemonView{m.running, m.uid, m.control_pid, m.clients, m.restarts, m.pipe_dir};
     }
-    devices.push_back(dev);
+    const watch::GpuReading* reading = ReadingOf(view, d.gpu_index);
+    if (reading != nullptr && !d.is_mig)
+      dev.reading = GpuReadingView{reading->sample.mem_used_bytes, reading->sample.power_mw,
+                                   reading->sample.energy_mj, reading->sample.utilization_pct};
+    reply.devices.push_back(std::move(dev));
   }
-  json watcher = nullptr;
-  if (deps_.watcher != nullptr)
-    watcher = {{"polls", view.polls}, {"poll_time_ms", view.poll_time_ms},
-               {"last_poll_us", view.last_poll_duration_us}};
-  return json{{"backend", options_.backend_kind},
-              {"watcher", watcher},
-              {"driver", options_.driver_version},
-              {"simulated", options_.backend_kind.rfind("simulated", 0) == 0},
-              {"devices", devices},
-              {"host", {{"cpus", options_.inventory.host.cpus},
-                        {"cpus_allocated", cpus_used},
-                        {"mem_bytes", options_.inventory.host.mem_bytes},
-                        {"mem_allocated_bytes", mem_used}}}};
+  if (deps_.watcher != nullptr) reply.watcher = WatcherView{view.polls, view.poll_time_ms, view.last_poll_duration_us};
+  reply.backend = options_.backend_kind;
+  reply.driver = options_.driver_version;
+  reply.simulated = options_.backend_kind.rfind("simulated", 0) == 0;
+  reply.host.cpus = options_.inventory.host.cpus;
+  reply.host.mem_bytes = options_.inventory.host.mem_bytes;
+  return reply;
 }
-
 
 int64_t Node::generation() const {
   return generation_ + (deps_.watcher != nullptr ? deps_.watcher->Latest().polls : 0);

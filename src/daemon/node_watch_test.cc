@@ -8,6 +8,7 @@
 
 #include "common/test_dir.h"
 #include "daemon/node.h"
+#include "daemon/service_fixture.h"
 #include "gpu/simulated_backend.h"
 #include "launch/fake_launcher.h"
 #include "mps/fake_mps.h"
@@ -27,26 +28,13 @@ class NodeWatchTest : public ::testing::Test {
     ASSERT_TRUE(b.ok());
     backend_ = std::move(b).value();
     ASSERT_TRUE(backend_->AddEnergy(0, 50'000'000).ok());
-    sched::Inventory inv;
-    for (int i = 0; i < 2; ++i) {
-      sched::Device d;
-      d.index = i;
-      d.gpu_index = i;
-      d.uuid = "GPU-" + std::to_string(i);
-      d.mem_bytes = 80 * kGiB;
-      d.sm_count = 132;
-      d.mode = sched::SharingMode::kMps;
-      inv.devices.push_back(d);
-    }
-    inv.host.cpus = 64;
-    inv.host.mem_bytes = 256 * kGiB;
     watch::WatcherOptions w;
     w.accountant = {5.0, 1000};
     w.gpu_indices = {0, 1};
     watcher_ = std::make_unique<watch::Watcher>(w, backend_.get(), &owner_, &clock_);
     NodeOptions o;
     o.state_dir = tmp_.path();
-    o.inventory = inv;
+    o.inventory = TwoGpus();
     o.backend_kind = "simulated:test";
     o.cancel_grace_ms = 5000;
     o.daemon_uid = ::getuid();
@@ -200,10 +188,11 @@ TEST_F(NodeWatchTest, GpusViewAndMetricsShowTheWatchersReadings) {
   ASSERT_TRUE(backend_->SetPower(0, 250'000).ok());
   Second(100'000);
   auto view = node_->GpusView();
-  EXPECT_EQ(view["devices"][0]["mem_used_bytes"], 3 * kGiB);
-  EXPECT_EQ(view["devices"][0]["power_mw"], 250'000);
-  EXPECT_EQ(view["devices"][0]["jobs"][0]["gpu_mem_used_bytes"], 3 * kGiB);
-  EXPECT_EQ(view["watcher"]["polls"], 1);
+  ASSERT_TRUE(view.devices[0].reading.has_value());
+  EXPECT_EQ(view.devices[0].reading->mem_used_bytes, 3 * kGiB);
+  EXPECT_EQ(view.devices[0].reading->power_mw, 250'000u);
+  EXPECT_EQ(view.devices[0].jobs[0].gpu_mem_used_bytes, 3 * kGiB);
+  EXPECT_EQ(view.watcher->polls, 1);
   metrics::Snapshot snap = node_->MetricsView();
   ASSERT_EQ(snap.gpus.size(), 2u);
   EXPECT_TRUE(snap.gpus[0].sampled);
@@ -241,14 +230,14 @@ TEST_F(NodeWatchTest, FaultsConfirmedByXidDrainTheDevice) {
   mps_.InjectFault(0);
   ASSERT_TRUE(backend_->InjectXid(0, 31).ok());
   Second(0);
-  EXPECT_FALSE(node_->GpusView()["devices"][0]["drained"].get<bool>());
+  EXPECT_FALSE(node_->GpusView().devices[0].drained);
   clock_.AdvanceMs(60'000);
   ASSERT_TRUE(backend_->InjectXid(0, 13).ok());  // the driver first, the log line a second later
   Second(0);
   mps_.InjectFault(0);
   Second(0);
-  EXPECT_TRUE(node_->GpusView()["devices"][0]["drained"].get<bool>());
-  EXPECT_FALSE(node_->GpusView()["devices"][1]["drained"].get<bool>());
+  EXPECT_TRUE(node_->GpusView().devices[0].drained);
+  EXPECT_FALSE(node_->GpusView().devices[1].drained);
   JobId id = Submit(4 * kGiB);
   node_->Step();
   EXPECT_EQ(node_->Get(id)->allocations.at(0).device_index, 1);
@@ -264,8 +253,8 @@ TEST_F(NodeWatchTest, XidOnAnotherGpuOrTooLateConfirmsNothing) {
   for (int i = 0; i < 11; ++i) Second(0);        // the claim's window passes
   ASSERT_TRUE(backend_->InjectXid(0, 31).ok());  // an Xid long after the claim
   Second(0);
-  EXPECT_FALSE(node_->GpusView()["devices"][0]["drained"].get<bool>());
-  EXPECT_FALSE(node_->GpusView()["devices"][1]["drained"].get<bool>());
+  EXPECT_FALSE(node_->GpusView().devices[0].drained);
+  EXPECT_FALSE(node_->GpusView().devices[1].drained);
 }
 
 }  // namespace

@@ -1,5 +1,7 @@
-// Service: the daemon's request handler. Maps each API op (docs/api.md) onto the Node and keeps
-// deferred replies for "wait" (and "submit" with "wait": true) until their job ends.
+// Service: the daemon's request handler. Maps each API op (docs/api.md) onto the Node through one
+// table of {op, handler}: a handler gets its request decoded by the API codec (api_codec.h) and
+// returns its typed reply, which the codec encodes. Keeps deferred replies for "wait" (and
+// "submit" with "wait": true) until their job ends.
 #pragma once
 
 #include <functional>
@@ -8,6 +10,7 @@
 
 #include "api/server.h"
 #include "daemon/node.h"
+#include "pinpoint/api.h"
 
 namespace pinpoint::daemon {
 
@@ -25,6 +28,8 @@ class Service : public api::Handler {
   // The Prometheus endpoint's port, reported by "version"; 0 when it is off.
   void set_metrics_port(int port) { metrics_port_ = port; }
 
+  // Answers one request; nullopt when the answer waits for a job (JobsEnded sends it). Never
+  // throws: a handler's exception becomes an "internal" error reply.
   std::optional<nlohmann::json> Handle(const api::Caller& caller, const nlohmann::json& request,
                                        api::ConnId conn) override;
   void Closed(api::ConnId conn) override;
@@ -33,8 +38,34 @@ class Service : public api::Handler {
   void JobsEnded(const std::vector<JobId>& ids);
 
  private:
-  Result<nlohmann::json> Dispatch(const api::Caller& caller, const nlohmann::json& request,
-                                  api::ConnId conn, bool* deferred);
+  // The request being handled: who sent it, on which connection, and whether its reply waits.
+  struct Call {
+    const api::Caller& caller;
+    api::ConnId conn;
+    bool deferred = false;
+  };
+  // One row of the table: an op's name and its handler, JSON in and out.
+  struct Op {
+    const char* name;
+    std::function<Result<nlohmann::json>(Service*, Call&, const nlohmann::json&)> handle;
+  };
+  static const std::vector<Op>& Ops();
+  // The row for a typed handler: decodes Request, encodes its Reply.
+  template <typename Request>
+  static Op Bind(Result<typename Request::Reply> (Service::*handler)(Call&, Request));
+
+  Result<nlohmann::json> Dispatch(Call& call, const nlohmann::json& request);
+  // The reply to `call` waits until job `id` ends.
+  void Defer(Call& call, JobId id);
+
+  Result<VersionReply> Version(Call& call, VersionRequest request);
+  Result<SubmitReply> Submit(Call& call, SubmitRequest request);
+  Result<WaitReply> Wait(Call& call, WaitRequest request);
+  Result<QueueReply> Queue(Call& call, QueueRequest request);
+  Result<ShowReply> Show(Call& call, ShowRequest request);
+  Result<CancelReply> Cancel(Call& call, CancelRequest request);
+  Result<GpusReply> Gpus(Call& call, GpusRequest request);
+  Result<LogsReply> Logs(Call& call, LogsRequest request);
 
   Node* node_;
   ReplySink reply_;

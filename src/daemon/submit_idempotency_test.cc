@@ -2,40 +2,23 @@
 // of a second one: through the Node, through the Service (the wire op), and across a restart.
 #include <gtest/gtest.h>
 
-#include "common/test_dir.h"
-#include "daemon/node.h"
-#include "daemon/service.h"
-#include "launch/fake_launcher.h"
-#include "mps/fake_mps.h"
+#include "daemon/service_fixture.h"
 
 namespace pinpoint::daemon {
 namespace {
 
 using nlohmann::json;
 
-class SubmitIdempotencyTest : public ::testing::Test {
+class SubmitIdempotencyTest : public ServiceFixture {
  protected:
-  void SetUp() override {
-    caller_.uid = 4242;  // not this test's uid, whoever runs it: the daemon acts as "root"
-    caller_.gid = 4242;
-    Restart();
-  }
+  void SetUp() override { Restart(); }
   // A new Node and store over the same state directory, as after a daemon restart.
   void Restart() {
-    service_.reset();
-    node_.reset();
-    store_.reset();
-    store_ = std::move(store::JobStore::Open(dir_.path() + "/pinpoint.db")).value();
     NodeOptions o;
-    o.state_dir = dir_.path();
     o.inventory.host.cpus = 8;
     o.inventory.host.mem_bytes = 16ull << 30;
     o.backend_kind = "simulated:test";
-    o.daemon_uid = 0;
-    node_ = std::make_unique<Node>(o, NodeDeps{store_.get(), &launcher_, &mps_, nullptr, nullptr,
-                                               &clock_});
-    ASSERT_TRUE(node_->Recover().ok());
-    service_ = std::make_unique<Service>(node_.get());
+    ServiceFixture::Restart(o);
   }
   static JobRequest Request(std::string arg = "train") {
     JobRequest r;
@@ -50,15 +33,6 @@ class SubmitIdempotencyTest : public ::testing::Test {
     return reply ? *reply : json{{"deferred", true}};
   }
   size_t StoredJobs() { return store_->List({})->size(); }
-
-  TestDir dir_;
-  api::Caller caller_;
-  launch::FakeLauncher launcher_;
-  mps::FakeMps mps_;
-  FakeClock clock_;
-  std::unique_ptr<store::JobStore> store_;
-  std::unique_ptr<Node> node_;
-  std::unique_ptr<Service> service_;
 };
 
 TEST_F(SubmitIdempotencyTest, RetryWithTheSameKeyReturnsTheFirstJob) {

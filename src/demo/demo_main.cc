@@ -92,10 +92,13 @@ void StopDaemon(Daemon* d) {
   d->pid = -1;
 }
 
-pinpoint::Result<json> Call(const std::string& socket, const json& request) {
+// One request on a connection of its own: Send(socket, &Client::Gpus).
+template <typename Reply, typename... Args>
+pinpoint::Result<Reply> Send(const std::string& socket, pinpoint::Result<Reply> (Client::*op)(Args...),
+                             const std::remove_cvref_t<Args>&... args) {
   auto c = Client::Connect(socket);
   if (!c.ok()) return c.status();
-  return c->Call(request);
+  return ((*c).*op)(args...);
 }
 
 std::string Bar(uint64_t used, uint64_t total, int width, const pinpoint::OutputStyle& style) {
@@ -107,15 +110,14 @@ std::string Bar(uint64_t used, uint64_t total, int width, const pinpoint::Output
 
 // One line per GPU: redrawn in place on a terminal (the fill coloured unless NO_COLOR is set);
 // elsewhere written again only when it changed, as plain lines (common/terminal.h).
-void ShowGpus(const json& gpus, const pinpoint::OutputStyle& style, pinpoint::LiveBlock* block) {
+void ShowGpus(const pinpoint::GpusReply& gpus, const pinpoint::OutputStyle& style, pinpoint::LiveBlock* block) {
   std::vector<std::string> lines;
-  for (const auto& d : gpus["devices"]) {
-    uint64_t used = d["mem_allocated_bytes"].get<uint64_t>(), total = d["mem_bytes"].get<uint64_t>();
-    std::string bar = Bar(used, total, 30, style);
+  for (const auto& d : gpus.devices) {
+    std::string bar = Bar(d.mem_allocated_bytes, d.mem_bytes, 30, style);
     char line[512];
-    std::snprintf(line, sizeof(line), "  GPU %-2d %s %2zu jobs  %9s of %s  %s", d["index"].get<int>(), bar.c_str(),
-                  d["jobs"].size(), pinpoint::FormatSize(used).c_str(), pinpoint::FormatSize(total).c_str(),
-                  d["mode"].get<std::string>().c_str());
+    std::snprintf(line, sizeof(line), "  GPU %-2d %s %2zu jobs  %9s of %s  %s", d.index, bar.c_str(), d.jobs.size(),
+                  pinpoint::FormatSize(d.mem_allocated_bytes).c_str(), pinpoint::FormatSize(d.mem_bytes).c_str(),
+                  d.mode.c_str());
     lines.push_back(line);
   }
   std::fputs(block->Frame(lines).c_str(), stdout);
@@ -129,12 +131,12 @@ struct RunResult {
 };
 
 // Peak number of jobs at once on each device, from the jobs' start and end times.
-std::map<int, int> PeakPerDevice(const json& jobs) {
+std::map<int, int> PeakPerDevice(const std::vector<pinpoint::JobView>& jobs) {
   std::map<int, std::vector<std::pair<int64_t, int>>> edges;
   for (const auto& j : jobs) {
-    for (const auto& a : j["allocations"]) {
-      edges[a["device_index"].get<int>()].push_back({j["start_ms"].get<int64_t>(), +1});
-      edges[a["device_index"].get<int>()].push_back({j["end_ms"].get<int64_t>(), -1});
+    for (const auto& a : j.allocations) {
+      edges[a.device_index].push_back({j.start_ms, +1});
+      edges[a.device_index].push_back({j.end_ms, -1});
     }
   }
   std::map<int, int> peak;
@@ -170,49 +172,48 @@ bool RunBatch(const std::string& bin_dir, const Daemon& d, const std::vector<Dem
       r.gpus = 1;
       r.gpu_mem_bytes = *pinpoint::ParseSize(a[1]);
     }
-    auto reply = Call(d.socket, {{"op", "submit"}, {"request", pinpoint::ToJson(r)}});
+    auto reply = Send(d.socket, &Client::Submit, pinpoint::SubmitRequest{r, false, std::nullopt});
     if (!reply.ok()) {
       std::cerr << "pinpoint-demo: submit failed: " << reply.status().message() << "\n";
       return false;
     }
-    ids.push_back((*reply)["job"]["id"].get<int64_t>());
+    ids.push_back(reply->job.id);
   }
   pinpoint::OutputStyle style = pinpoint::StyleForFd(STDOUT_FILENO);
   pinpoint::LiveBlock block(style);
   for (;;) {
-    auto q = Call(d.socket, {{"op", "queue"}});
+    auto q = Send(d.socket, &Client::Queue, pinpoint::QueueRequest{});
     if (!q.ok()) return false;
     if (live) {
-      auto g = Call(d.socket, {{"op", "gpus"}});
+      auto g = Send(d.socket, &Client::Gpus);
       if (g.ok()) ShowGpus(*g, style, &block);
     } else if (style.redraw) {  // a count on a terminal only: a log gets the summary
-      size_t ended = ids.size() - std::min(ids.size(), (*q)["jobs"].size());
+      size_t ended = ids.size() - std::min(ids.size(), q->jobs.size());
       std::fputs(block.Frame({"  " + std::to_string(ended) + "/" + std::to_string(ids.size()) + " jobs ended"}).c_str(), stdout);
       std::fflush(stdout);
     }
-    if ((*q)["jobs"].empty()) break;
+    if (q->jobs.empty()) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(style.redraw ? 200 : 1000));  // display refresh
   }
-  auto all = Call(d.socket, {{"op", "queue"}, {"all", true}, {"limit", 10000}});
+  auto all = Send(d.socket, &Client::Queue, pinpoint::QueueRequest{true, std::nullopt, 10000, 0});
   if (!all.ok()) return false;
   int64_t first = INT64_MAX, last = 0;
-  for (const auto& j : (*all)["jobs"]) {
-    (j["state"] == "completed" ? out->completed : out->failed)++;
-    first = std::min(first, j["submit_ms"].get<int64_t>());
-    last = std::max(last, j["end_ms"].get<int64_t>());
+  for (const auto& j : all->jobs) {
+    (j.state == pinpoint::JobState::kCompleted ? out->completed : out->failed)++;
+    first = std::min(first, j.submit_ms);
+    last = std::max(last, j.end_ms);
   }
   out->makespan_s = static_cast<double>(last - first) / 1000.0;
-  for (const auto& j : (*all)["jobs"]) {
-    if (j["state"] == "completed") continue;
-    auto err = Call(d.socket, {{"op", "logs"}, {"id", j["id"]}, {"stream", "stderr"}});
-    auto out_log = Call(d.socket, {{"op", "logs"}, {"id", j["id"]}, {"stream", "stdout"}});
-    std::printf("  job %lld (%s) %s: %s\n%s%s", static_cast<long long>(j["id"].get<int64_t>()),
-                j["request"]["name"].get<std::string>().c_str(), j["state"].get<std::string>().c_str(),
-                j["detail"].get<std::string>().c_str(), err.ok() ? (*err)["data"].get<std::string>().c_str() : "",
-                out_log.ok() ? (*out_log)["data"].get<std::string>().c_str() : "");
+  for (const auto& j : all->jobs) {
+    if (j.state == pinpoint::JobState::kCompleted) continue;
+    auto err = Send(d.socket, &Client::Logs, pinpoint::LogsRequest{j.id, pinpoint::LogStream::kStderr});
+    auto out_log = Send(d.socket, &Client::Logs, pinpoint::LogsRequest{j.id, pinpoint::LogStream::kStdout});
+    std::printf("  job %lld (%s) %s: %s\n%s%s", static_cast<long long>(j.id), j.request.name.c_str(),
+                pinpoint::JobStateName(j.state), j.detail.c_str(), err.ok() ? err->data.c_str() : "",
+                out_log.ok() ? out_log->data.c_str() : "");
     break;  // the first failure says enough
   }
-  out->peak_per_device = PeakPerDevice((*all)["jobs"]);
+  out->peak_per_device = PeakPerDevice(all->jobs);
   return true;
 }
 
@@ -227,24 +228,24 @@ int main(int argc, char** argv) {
 
   Daemon d;
   if (!StartDaemon(bin_dir, state_dir + "/packed", "mps", &d)) return 1;
-  auto gpus = Call(d.socket, {{"op", "gpus"}});
+  auto gpus = Send(d.socket, &Client::Gpus);
   if (!gpus.ok()) {
     std::cerr << "pinpoint-demo: " << gpus.status().message() << "\n";
     StopDaemon(&d);
     return 1;
   }
-  bool simulated = (*gpus)["simulated"].get<bool>();
+  bool simulated = gpus->simulated;
   bool have_busy = ::access((bin_dir + "/pp-busy").c_str(), X_OK) == 0;
   bool real_gpu = !simulated && have_busy;
   std::printf("pinpoint demo on %s\n", simulated ? "a SIMULATED node (no NVIDIA GPU found): jobs are timed sleeps standing in for trainings"
-                                                 : ("a real node: " + (*gpus)["backend"].get<std::string>() + ", driver " + (*gpus)["driver"].get<std::string>()).c_str());
+                                                 : ("a real node: " + gpus->backend + ", driver " + gpus->driver).c_str());
   if (!simulated && !have_busy) std::printf("(pp-busy was not built: no nvcc; jobs are timed sleeps)\n");
-  size_t n_dev = (*gpus)["devices"].size();
-  for (const auto& dev : (*gpus)["devices"])
-    std::printf("  device %d: %s %s (%s)\n", dev["index"].get<int>(), dev["uuid"].get<std::string>().c_str(),
-                dev["name"].get<std::string>().c_str(), pinpoint::FormatSize(dev["mem_bytes"].get<uint64_t>()).c_str());
+  size_t n_dev = gpus->devices.size();
+  for (const auto& dev : gpus->devices)
+    std::printf("  device %d: %s %s (%s)\n", dev.index, dev.uuid.c_str(), dev.name.c_str(),
+                pinpoint::FormatSize(dev.mem_bytes).c_str());
   size_t whole_gpus = 0;
-  for (const auto& dev : (*gpus)["devices"]) whole_gpus += dev["is_mig"].get<bool>() ? 0 : 1;
+  for (const auto& dev : gpus->devices) whole_gpus += dev.is_mig ? 0 : 1;
   auto batch = Batch(whole_gpus);
   std::printf("\nbatch: %zu jobs: 24 slices of 4-8 GiB, 3 whole-GPU jobs%s\n", batch.size(),
               whole_gpus >= 2 ? (", 1 job on " + std::to_string(std::min<size_t>(whole_gpus, 4)) + " GPUs").c_str()

@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/file_util.h"
+#include "common/json_reader.h"
 #include "common/process.h"
 
 extern char** environ;
@@ -233,24 +234,25 @@ Status WriteSpec(int dir_fd, const LaunchSpec& spec) {
 Result<LaunchSpec> ReadSpec(int dir_fd) {
   auto text = ReadFileBoundedAt(dir_fd, kSpecFile, kMaxSpecBytes);
   if (!text.ok()) return text.status();
-  try {
-    json j = json::parse(*text);
-    LaunchSpec spec;
-    spec.job_id = j.at("job_id").get<JobId>();
-    spec.argv = j.at("argv").get<std::vector<std::string>>();
-    spec.cwd = j.at("cwd").get<std::string>();
-    spec.env = j.at("env").get<std::vector<std::string>>();
-    spec.switch_user = j.at("switch_user").get<bool>();
-    spec.uid = j.at("uid").get<uint32_t>();
-    spec.gid = j.at("gid").get<uint32_t>();
-    spec.groups = j.at("groups").get<std::vector<uint32_t>>();
-    spec.job_dir = j.at("job_dir").get<std::string>();
-    spec.cgroup_dir = j.at("cgroup_dir").get<std::string>();
-    if (spec.argv.empty()) return IoError("spec has no argv");
-    return spec;
-  } catch (const json::exception& e) {
-    return IoError(std::string("bad spec: ") + e.what());
-  }
+  json j = json::parse(*text, nullptr, /*allow_exceptions=*/false);
+  LaunchSpec spec;
+  auto in = JsonReader::Record(j, "spec");
+  for (const char* key : {"job_id", "argv", "cwd", "env", "switch_user", "uid", "gid", "groups",
+                          "job_dir", "cgroup_dir"})
+    in.Require(key);
+  in.Integer("job_id", &spec.job_id);
+  in.StringList("argv", &spec.argv);
+  in.String("cwd", &spec.cwd);
+  in.StringList("env", &spec.env);
+  in.Bool("switch_user", &spec.switch_user);
+  in.Integer("uid", &spec.uid);
+  in.Integer("gid", &spec.gid);
+  in.IntegerList("groups", &spec.groups);
+  in.String("job_dir", &spec.job_dir);
+  in.String("cgroup_dir", &spec.cgroup_dir);
+  if (!in.ok()) return IoError("bad spec: " + in.error().message());
+  if (spec.argv.empty()) return IoError("spec has no argv");
+  return spec;
 }
 
 namespace {
@@ -263,22 +265,22 @@ json StatusJson(const ExitStatus& status) {
 }
 
 Result<ExitStatus> ParseExitStatus(const std::string& text) {
-  try {
-    json j = json::parse(text);
-    ExitStatus s;
-    std::string kind = j.at("kind").get<std::string>();
-    s.kind = ExitStatus::Kind::kNoStatus;
-    for (auto k : {ExitStatus::Kind::kExited, ExitStatus::Kind::kSignaled,
-                   ExitStatus::Kind::kLaunchFailed, ExitStatus::Kind::kNoStatus}) {
-      if (kind == KindName(k)) s.kind = k;
-    }
-    s.exit_code = j.at("exit_code").get<int>();
-    s.term_signal = j.at("term_signal").get<int>();
-    s.error = j.at("error").get<std::string>();
-    return s;
-  } catch (const json::exception& e) {
-    return IoError(std::string("bad exit status: ") + e.what());
+  json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  ExitStatus s;
+  std::string kind;
+  auto in = JsonReader::Record(j, "exit status");
+  for (const char* key : {"kind", "exit_code", "term_signal", "error"}) in.Require(key);
+  in.String("kind", &kind);
+  in.Integer("exit_code", &s.exit_code);
+  in.Integer("term_signal", &s.term_signal);
+  in.String("error", &s.error);
+  if (!in.ok()) return IoError("bad exit status: " + in.error().message());
+  s.kind = ExitStatus::Kind::kNoStatus;
+  for (auto k : {ExitStatus::Kind::kExited, ExitStatus::Kind::kSignaled,
+                 ExitStatus::Kind::kLaunchFailed, ExitStatus::Kind::kNoStatus}) {
+    if (kind == KindName(k)) s.kind = k;
   }
+  return s;
 }
 
 }  // namespace

@@ -70,7 +70,7 @@ TEST_F(JobStoreTest, FullRecordRoundTrips) {
 
   Result<JobRecord> got = store->Get(*id);
   ASSERT_TRUE(got.ok()) << got.status().ToString();
-  EXPECT_EQ(ToJson(*got), ToJson(record));
+  EXPECT_EQ(*got, record);
   EXPECT_EQ(got->exit_code, 137);
   EXPECT_EQ(got->term_signal, 9);
   ASSERT_EQ(got->allocations.size(), 2u);
@@ -123,7 +123,7 @@ TEST_F(JobStoreTest, UpdateReplacesRecordAndColumns) {
 
   Result<JobRecord> got = store->Get(*id);
   ASSERT_TRUE(got.ok());
-  EXPECT_EQ(ToJson(*got), ToJson(record));
+  EXPECT_EQ(*got, record);
   EXPECT_EQ(QueryOne(db_path(), "SELECT state FROM jobs WHERE id = " + std::to_string(*id)),
             "running");
 }
@@ -317,7 +317,7 @@ TEST_F(JobStoreTest, OnlineBackupIsAUsableStore) {
   ASSERT_TRUE(store->Insert(PendingRecord(1, 2)).ok());  // the original goes on
   Result<std::unique_ptr<JobStore>> restored = JobStore::Open(copy_path);
   ASSERT_TRUE(restored.ok()) << restored.status().ToString();
-  EXPECT_EQ(ToJson(Must((*restored)->Get(id))), ToJson(Must(store->Get(id))));
+  EXPECT_EQ(Must((*restored)->Get(id)), Must(store->Get(id)));
   EXPECT_EQ(Must((*restored)->Events(id)).size(), 2u);
   EXPECT_EQ(Must((*restored)->List({})).size(), 1u);
 }

@@ -90,7 +90,7 @@ TEST_F(MigrationTest, V1FileMigratesToCurrentWithRowsIntact) {
   for (const JobRecord& r : records) {
     Result<JobRecord> got = (*store)->Get(r.id);
     ASSERT_TRUE(got.ok()) << got.status().ToString();
-    EXPECT_EQ(ToJson(*got), ToJson(r));
+    EXPECT_EQ(*got, r);
     // Jobs from before history began still start with a submit event.
     Result<std::vector<JobEvent>> events = (*store)->Events(r.id);
     ASSERT_TRUE(events.ok());
@@ -119,7 +119,7 @@ TEST_F(MigrationTest, V2FileGainsIdempotencyKeysAndKeepsItsJobsKeyless) {
   EXPECT_EQ(QueryOne(db_path(), "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND "
                                 "name = 'jobs_by_idempotency_key'"),
             "1");
-  for (const JobRecord& r : records) EXPECT_EQ(ToJson(Must(store->Get(r.id))), ToJson(r));
+  for (const JobRecord& r : records) EXPECT_EQ(Must(store->Get(r.id)), r);
   // Keyless old jobs do not collide with each other or with a key.
   IdempotencyKey key{1000, "retry-1"};
   JobId id = Must(store->Insert(PendingRecord(1000, 333), key));

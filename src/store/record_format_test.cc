@@ -12,14 +12,6 @@
 #include "store/schema.h"
 #include "store/store_test_util.h"
 
-namespace pinpoint {
-// Failures print the stored form, not bytes.
-void PrintTo(const JobRecord& r, std::ostream* os) {
-  Result<std::string> text = store::EncodeRecord(r);
-  *os << (text.ok() ? *text : text.status().ToString());
-}
-}  // namespace pinpoint
-
 namespace pinpoint::store {
 namespace {
 

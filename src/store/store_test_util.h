@@ -6,12 +6,24 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <ostream>
 #include <filesystem>
 #include <string>
 #include <utility>
 
 #include "pinpoint/job.h"
+#include "store/record_codec.h"
 #include "store/sqlite.h"
+
+namespace pinpoint {
+
+// Failures print a record in its stored form, not bytes.
+inline void PrintTo(const JobRecord& record, std::ostream* out) {
+  auto text = store::EncodeRecord(record);
+  *out << (text.ok() ? *text : text.status().ToString());
+}
+
+}  // namespace pinpoint
 
 namespace pinpoint::store::testing {
 

@@ -7,6 +7,8 @@
 #include <atomic>
 #include <cerrno>
 #include <cstring>
+#include <functional>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -65,17 +67,22 @@ TEST_F(CliTest, BadInputIsOneLineAndDistinctExitCodes) {
   }
 }
 
-// Stands in for pinpointd: drops the first connection after reading its request (the reply is
-// lost), answers the others with job ids 7, 8, ... Records every request it read.
-class LossyDaemon {
+// Stands in for pinpointd: reads one request per connection and writes what `answer` says for
+// it (connections counted from 0): a reply line, or nothing (the reply is lost). Records every
+// request it read.
+class ScriptedDaemon {
  public:
-  explicit LossyDaemon(const std::string& socket) : socket_(socket) {
+  using Answer = std::function<std::optional<std::string>(int conn, const json& request)>;
+  ScriptedDaemon(const std::string& socket, Answer answer) : socket_(socket), answer_(std::move(answer)) {
     listener_ = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
     sockaddr_un addr = Address();
     bool listening = ::bind(listener_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0 &&
                      ::listen(listener_, 8) == 0;
     EXPECT_TRUE(listening) << std::strerror(errno);
     thread_ = std::thread([this] { Serve(); });
+  }
+  ~ScriptedDaemon() {
+    if (thread_.joinable()) Stop();
   }
   // Stops serving (a connection of its own wakes the accept) and returns the requests read.
   std::vector<json> Stop() {
@@ -107,15 +114,16 @@ class LossyDaemon {
       char c;
       while (::recv(fd, &c, 1, 0) == 1 && c != '\n') line += c;
       requests_.push_back(json::parse(line, nullptr, /*allow_exceptions=*/false));
-      if (conn > 0) {
-        std::string reply = json{{"ok", true}, {"job", {{"id", 6 + conn}}}}.dump() + "\n";
-        (void)::send(fd, reply.data(), reply.size(), MSG_NOSIGNAL);
+      if (auto reply = answer_(conn, requests_.back())) {
+        std::string text = *reply + "\n";
+        (void)::send(fd, text.data(), text.size(), MSG_NOSIGNAL);
       }
       ::close(fd);
     }
   }
 
   std::string socket_;
+  Answer answer_;
   int listener_ = -1;
   std::atomic<bool> stop_ = false;
   std::vector<json> requests_;  // written by the thread, read after join
@@ -124,7 +132,11 @@ class LossyDaemon {
 
 TEST(CliRetryTest, SubmitWhoseReplyWasLostIsRetriedOnceWithItsKey) {
   Harness h;
-  LossyDaemon daemon(h.socket());
+  // Drops the first connection after reading its request, answers the others with job 7, 8, ...
+  ScriptedDaemon daemon(h.socket(), [](int conn, const json&) -> std::optional<std::string> {
+    if (conn == 0) return std::nullopt;
+    return json{{"ok", true}, {"job", {{"id", 6 + conn}}}}.dump();
+  });
   auto first = h.Cli({"submit", "--", "true"});
   auto second = h.Cli({"submit", "--", "true"});
   std::vector<json> requests = daemon.Stop();
@@ -140,6 +152,40 @@ TEST(CliRetryTest, SubmitWhoseReplyWasLostIsRetriedOnceWithItsKey) {
   EXPECT_EQ(requests[1]["idempotency_key"], requests[0]["idempotency_key"]) << "the retry";
   EXPECT_NE(requests[2]["idempotency_key"], requests[0]["idempotency_key"]) << "a new invocation";
   EXPECT_EQ(requests[1]["request"], requests[0]["request"]);
+}
+
+// Whatever a daemon answers, the CLI prints one line and exits non-zero for a reply it cannot
+// read: it never crashes or prints half a listing.
+TEST(CliMalformedReplyTest, EachIsOneErrorLine) {
+  struct Case {
+    std::vector<std::string> args;
+    std::string reply;
+    const char* message;
+  } cases[] = {
+      {{"show", "1"}, R"({"ok":true})", "malformed reply from pinpointd to show: reply.job is missing"},
+      {{"show", "1"}, R"({"ok":true,"job":{"state":7}})", "job.state must be a string"},
+      {{"show", "1"}, R"({"ok":true,"job":{"exit_code":"0"}})", "job.exit_code must be an integer"},
+      {{"submit", "--", "true"}, R"({"ok":true,"job":[]})", "job must be a JSON object"},
+      {{"queue"}, R"({"ok":true,"jobs":[{"request":{"argv":"ls"}}]})", "request.argv must be an array of strings"},
+      {{"gpus"}, R"({"ok":true,"devices":[{"jobs":[{"id":"x"}]}]})", "device job.id must be an integer"},
+      {{"cancel", "1"}, R"({"ok":true,"results":[{"id":1,"ok":false,"error":7}]})", "unknown error"},
+      {{"logs", "1"}, R"({"ok":true,"data":null})", "reply.data is missing"},
+      {{"wait", "1"}, R"({"ok":"yes"})", "unknown error"},
+      {{"version"}, R"({"ok":false,"error":{"code":"ok","message":"all fine"}})", "all fine"},
+      {{"report"}, R"({"ok":true,"jobs":[{"usage":{"samples":-1.5}}]})", "usage.samples must be an integer"},
+      {{"top", "-c", "1"}, R"([1,2])", "not a JSON object"},
+  };
+  for (const auto& c : cases) {
+    Harness h;
+    ScriptedDaemon daemon(h.socket(), [&](int, const json&) { return std::optional<std::string>(c.reply); });
+    auto r = h.Cli(c.args);
+    daemon.Stop();
+    EXPECT_NE(r.exit_code, 0) << c.args[0] << " " << c.reply;
+    EXPECT_LT(r.exit_code, 128) << "killed by a signal: " << c.reply;
+    EXPECT_EQ(Lines(r.err), 1) << r.err;
+    EXPECT_EQ(r.err.rfind("pinpoint: ", 0), 0u) << r.err;
+    EXPECT_NE(r.err.find(c.message), std::string::npos) << c.reply << " -> " << r.err;
+  }
 }
 
 TEST_F(CliTest, DeviceChosenByABatchSystemIsTheOneUsed) {

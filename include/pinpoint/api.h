@@ -1,0 +1,254 @@
+// The pinpointd socket API as typed messages: for each op (docs/api.md) a request and a reply
+// struct, and the public view of a job that replies carry. pinpoint::Client (client.h) sends the
+// requests and returns the replies; pinpointd's Service serves them. Their JSON forms are in
+// api_codec.h, the one place that knows field names and spellings.
+//
+// A reply struct is the op's fields of an "ok": true reply. An "ok": false reply is a Status.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "pinpoint/job.h"
+#include "pinpoint/status.h"
+
+namespace pinpoint {
+
+// Largest message either side accepts, in bytes (the newline excluded).
+inline constexpr size_t kMaxMessageBytes = 1 << 20;
+
+// The "queue" op returns one page of jobs: this many when the request gives no limit (or 0), and
+// at most kQueueMaxLimit.
+inline constexpr int kQueueDefaultLimit = 100;
+inline constexpr int kQueueMaxLimit = 10000;
+inline constexpr int kQueueMaxOffset = 1'000'000'000;
+// A "cancel" names at most this many jobs.
+inline constexpr size_t kCancelMaxIds = 10000;
+
+// ---- What a client sees of a job ----
+
+// How much of a job's environment a reply carries (docs/api.md, "Who may do what").
+enum class EnvShown {
+  kFull,     // to the job's owner and root: request.env as submitted
+  kHidden,   // to anyone else (show, wait): request.env is empty and the wire says env_hidden
+  kOmitted,  // in listings (queue), for everyone: the wire has no request.env at all
+};
+
+// A job as replies carry it ("JobRecord" in docs/api.md). The daemon builds it from its own
+// record (JobRecord, which may hold more); everything the wire has always carried is here, the
+// supervision fields included, so that replies stay what they were.
+struct JobView {
+  JobId id = 0;
+  JobRequest request;                 // as submitted, env as `env_shown` says
+  EnvShown env_shown = EnvShown::kFull;
+  uint32_t uid = 0;
+  uint32_t gid = 0;
+  std::string user;                   // "uid N" when the uid has no name
+  JobState state = JobState::kPending;
+  std::string reason;                 // why it is pending, or why it ended (reason::k...)
+  std::string detail;                 // one line for people
+  int64_t submit_ms = 0;              // Unix epoch milliseconds; 0 = not yet
+  int64_t start_ms = 0;
+  int64_t end_ms = 0;
+  std::optional<int> exit_code;       // set when the program exited
+  std::optional<int> term_signal;     // set when it was killed by a signal
+  std::vector<Allocation> allocations;  // the devices it holds or held
+  JobUsage usage;
+  // How the daemon supervises and stops it, as the wire has always shown (docs/api.md).
+  int64_t pid = 0;                    // its supervisor (pinpoint-shim); 0 = not launched
+  uint64_t pid_start_ticks = 0;       // the supervisor's /proc start time
+  bool cancel_requested = false;
+  std::string cancelled_by;
+  bool fault_suspect = false;         // an MPS fault ended it once; it reruns alone
+  std::string stop_reason;            // set when pinpoint stops it (reason::kGpuMemExceeded)
+  std::string stop_detail;
+};
+
+// One line of a job's history (docs/api.md, "show").
+struct JobEventView {
+  int64_t time_ms = 0;
+  std::string kind;    // "submit", "start", "cancel-request", "requeue", "end", ...
+  std::string detail;
+};
+
+// ---- The ops. Each request names its op and its reply type. ----
+
+struct VersionReply {
+  std::string version;              // pinpointd's
+  std::string backend;              // "nvml", "simulated:<preset>", "simulated:config"
+  std::string driver;               // the NVIDIA driver's version, or "simulated"
+  int schema = 0;                   // the job store's schema version
+  std::optional<int> metrics_port;  // the Prometheus endpoint's; nullopt when it is off
+};
+struct VersionRequest {
+  static constexpr char kOp[] = "version";
+  using Reply = VersionReply;
+};
+
+// The job as stored (pending), or with `wait` as it ended.
+struct SubmitReply {
+  JobView job;
+};
+struct SubmitRequest {
+  static constexpr char kOp[] = "submit";
+  using Reply = SubmitReply;
+  JobRequest request;
+  bool wait = false;  // reply when the job has ended
+  // Makes a retry after a lost reply return the first job (docs/api.md): 1 to 128 printable
+  // ASCII characters. nullopt: none.
+  std::optional<std::string> idempotency_key;
+};
+
+struct WaitReply {
+  JobView job;  // in a final state
+};
+struct WaitRequest {
+  static constexpr char kOp[] = "wait";
+  using Reply = WaitReply;
+  JobId id = 0;
+};
+
+// One page of a listing.
+struct QueueReply {
+  std::vector<JobView> jobs;  // ascending ids; env_shown kOmitted
+  std::string backend;
+  int64_t total = 0;          // jobs that match in all
+  int offset = 0;
+  int limit = 0;              // the page size used
+  int64_t more = 0;           // jobs beyond this page
+};
+struct QueueRequest {
+  static constexpr char kOp[] = "queue";
+  using Reply = QueueReply;
+  bool all = false;                 // also ended jobs (newest first), not only active ones
+  std::optional<std::string> user;  // only this user's jobs (a user name)
+  int limit = 0;                    // 1 to kQueueMaxLimit; 0: kQueueDefaultLimit
+  int offset = 0;                   // jobs to skip, 0 to kQueueMaxOffset
+};
+
+struct ShowReply {
+  JobView job;
+  std::vector<JobEventView> events;  // in the order they were written
+};
+struct ShowRequest {
+  static constexpr char kOp[] = "show";
+  using Reply = ShowReply;
+  JobId id = 0;
+};
+
+// One job's outcome: ok, or why it was not cancelled (kNotFound, kPermissionDenied,
+// kFailedPrecondition for a job that already ended, kIo).
+struct CancelResult {
+  JobId id = 0;
+  Status status;
+};
+struct CancelReply {
+  std::vector<CancelResult> results;  // one per id, in order
+};
+struct CancelRequest {
+  static constexpr char kOp[] = "cancel";
+  using Reply = CancelReply;
+  std::vector<JobId> ids;  // 1 to kCancelMaxIds positive ids
+};
+
+// A device's MPS control daemon (docs/mps.md, "Inspecting").
+struct MpsDaemonView {
+  bool running = false;  // false: it died and is being started again
+  uint32_t uid = 0;      // whom it serves
+  int64_t control_pid = 0;
+  int clients = 0;
+  int restarts = 0;
+  std::string pipe_dir;
+};
+
+// A running job's part of one device.
+struct DeviceJobView {
+  JobId id = 0;
+  std::string user;
+  std::string name;
+  uint64_t gpu_mem_bytes = 0;  // the slice; 0 = the whole device
+  int gpu_share_pct = 0;
+  AllocationMode mode = AllocationMode::kExclusive;  // how it holds the device
+  std::optional<uint64_t> gpu_mem_used_bytes;  // the watcher's last poll; nullopt before one
+  uint64_t gpu_mem_peak_bytes = 0;
+  uint64_t energy_mj = 0;
+};
+
+// The watcher's last reading of a physical GPU.
+struct GpuReadingView {
+  uint64_t mem_used_bytes = 0;
+  uint64_t power_mw = 0;
+  uint64_t energy_mj = 0;    // the GPU's counter
+  int utilization_pct = -1;  // -1: unsupported
+};
+
+struct DeviceView {
+  int index = 0;             // pinpoint's device index, Allocation::device_index
+  std::string uuid;
+  std::string name;
+  int gpu_index = 0;         // the physical GPU's NVML index
+  bool is_mig = false;
+  std::string mode;          // sharing mode: "exclusive", "timeslice", "mps"
+  bool drained = false;
+  std::optional<std::string> drain_reason;  // set when drained by faults
+  bool recovering = false;   // after a fatal MPS fault, until the jobs it hit have ended
+  uint64_t mem_bytes = 0;    // allocatable
+  int sm_count = 0;          // 0: unknown
+  uint64_t mem_allocated_bytes = 0;
+  uint64_t mem_free_bytes = 0;
+  int share_free_pct = 0;
+  std::optional<std::string> mps_user;  // whose MPS slices hold it
+  std::optional<MpsDaemonView> mps;     // while it has an MPS control daemon
+  std::vector<DeviceJobView> jobs;
+  std::optional<GpuReadingView> reading;  // nullopt for MIG instances and unread GPUs
+};
+
+struct WatcherView {
+  int64_t polls = 0;
+  int64_t poll_time_ms = 0;  // the last poll's time
+  int64_t last_poll_us = 0;  // how long it took
+};
+
+// Host resources as pinpoint counts them, and what running jobs reserve.
+struct HostView {
+  int cpus = 0;
+  int cpus_allocated = 0;
+  uint64_t mem_bytes = 0;
+  uint64_t mem_allocated_bytes = 0;
+};
+
+struct GpusReply {
+  std::string backend;
+  std::string driver;
+  bool simulated = false;  // no real GPU is used
+  std::vector<DeviceView> devices;
+  std::optional<WatcherView> watcher;  // nullopt: the daemon runs without one
+  HostView host;
+};
+struct GpusRequest {
+  static constexpr char kOp[] = "gpus";
+  using Reply = GpusReply;
+};
+
+enum class LogStream { kStdout, kStderr };
+
+// The bytes of the stream's tail; invalid UTF-8 arrives as U+FFFD.
+struct LogsReply {
+  JobId id = 0;
+  LogStream stream = LogStream::kStdout;
+  std::string data;
+};
+inline constexpr uint64_t kLogsDefaultMaxBytes = 256 * 1024;
+inline constexpr uint64_t kLogsMaxBytes = 512 * 1024;
+struct LogsRequest {
+  static constexpr char kOp[] = "logs";
+  using Reply = LogsReply;
+  JobId id = 0;
+  LogStream stream = LogStream::kStdout;
+  uint64_t max_bytes = kLogsDefaultMaxBytes;  // at most kLogsMaxBytes
+};
+
+}  // namespace pinpoint

@@ -1,0 +1,352 @@
+// The ops' requests and replies (api_codec.h). The job view is in job_view_codec.cc, the gpus
+// reply in gpus_codec.cc.
+#include "pinpoint/api_codec.h"
+
+#include "common/json_reader.h"
+
+namespace pinpoint {
+
+using nlohmann::json;
+
+namespace {
+
+json Op(const char* name) { return json{{"op", name}}; }
+
+// A request's job id: a JSON integer > 0 (docs/api.md, "Operations").
+void ReadJobId(JsonReader& in, const json& j, const char* key, JobId* out) {
+  if (!in.ok()) return;
+  if (!j.contains(key)) return in.Fail(InvalidArgument(std::string("missing \"") + key + "\""));
+  const json& v = j[key];
+  if (!v.is_number_integer() || v.get<int64_t>() <= 0) return in.Fail(key, "must be a positive job id");
+  *out = v.get<int64_t>();
+}
+
+// A listing's page field: an integer in [0, hi]; absent or null is 0.
+void ReadPageField(JsonReader& in, const json& j, const char* key, int hi, int* out) {
+  if (!in.ok() || !j.contains(key) || j[key].is_null()) return;
+  const json& v = j[key];
+  if (!v.is_number_integer() || v.get<int64_t>() < 0 || v.get<int64_t>() > hi)
+    return in.Fail(key, "must be a count between 0 and " + std::to_string(hi));
+  *out = static_cast<int>(v.get<int64_t>());
+}
+
+Result<JobEventView> EventFromJson(const json& j) {
+  JobEventView e;
+  auto in = JsonReader::Record(j, "event");
+  in.Integer("time_ms", &e.time_ms);
+  in.String("kind", &e.kind);
+  in.String("detail", &e.detail);
+  return in.Done(std::move(e));
+}
+
+Result<CancelResult> CancelResultFromJson(const json& j) {
+  CancelResult r;
+  auto in = JsonReader::Record(j, "result");
+  bool ok = false;
+  in.Integer("id", &r.id);
+  in.Require("ok");
+  in.Bool("ok", &ok);
+  if (in.ok() && !ok && in.Require("error")) r.status = ErrorFromJson(in.At("error"));
+  return in.Done(std::move(r));
+}
+
+}  // namespace
+
+const char* LogStreamName(LogStream stream) { return stream == LogStream::kStderr ? "stderr" : "stdout"; }
+
+std::optional<LogStream> LogStreamFromName(const std::string& name) {
+  if (name == "stdout") return LogStream::kStdout;
+  if (name == "stderr") return LogStream::kStderr;
+  return std::nullopt;
+}
+
+Result<json> ParseReplyLine(std::string_view line) {
+  json reply = json::parse(line.begin(), line.end(), nullptr, /*allow_exceptions=*/false);
+  if (!reply.is_object()) return Unavailable("pinpointd sent a reply that is not a JSON object");
+  if (reply.contains("ok") && reply["ok"].is_boolean() && reply["ok"].get<bool>()) return reply;
+  return ErrorFromJson(reply.contains("error") ? reply["error"] : json());
+}
+
+Status ErrorFromJson(const json& error) {
+  std::string code = "internal", message = "unknown error";
+  if (error.is_object()) {
+    if (error.contains("code") && error["code"].is_string()) code = error["code"].get<std::string>();
+    if (error.contains("message") && error["message"].is_string()) message = error["message"].get<std::string>();
+  }
+  Code parsed = CodeFromName(code);
+  // "ok" is no error: a reply that says it failed with code "ok" failed all the same.
+  return Status(parsed == Code::kOk ? Code::kInternal : parsed, message);
+}
+
+json ErrorToJson(const Status& status) {
+  return json{{"code", CodeName(status.code())}, {"message", status.message()}};
+}
+
+// ---- version ----
+
+json ToJson(const VersionRequest&) { return Op(VersionRequest::kOp); }
+
+template <>
+Result<VersionRequest> FromJson<VersionRequest>(const json&) {
+  return VersionRequest{};
+}
+
+json ToJson(const VersionReply& m) {
+  return json{{"version", m.version},
+              {"backend", m.backend},
+              {"driver", m.driver},
+              {"schema", m.schema},
+              {"metrics_port", m.metrics_port ? json(*m.metrics_port) : json(nullptr)}};
+}
+
+template <>
+Result<VersionReply> FromJson<VersionReply>(const json& j) {
+  VersionReply m;
+  auto in = JsonReader::Record(j, "reply");
+  in.String("version", &m.version);
+  in.String("backend", &m.backend);
+  in.String("driver", &m.driver);
+  in.Integer("schema", &m.schema);
+  in.OptionalInteger("metrics_port", &m.metrics_port);
+  return in.Done(std::move(m));
+}
+
+// ---- submit ----
+
+json ToJson(const SubmitRequest& m) {
+  json j = Op(SubmitRequest::kOp);
+  j["request"] = ToJson(m.request);
+  j["wait"] = m.wait;
+  if (m.idempotency_key) j["idempotency_key"] = *m.idempotency_key;
+  return j;
+}
+
+template <>
+Result<SubmitRequest> FromJson<SubmitRequest>(const json& j) {
+  SubmitRequest m;
+  auto in = JsonReader::Message(j, "");
+  if (in.ok() && !j.contains("request")) return InvalidArgument("submit needs a \"request\" object");
+  in.Bool("wait", &m.wait);
+  if (in.ok() && j.contains("idempotency_key")) {
+    std::string key;
+    in.String("idempotency_key", &key);
+    m.idempotency_key = std::move(key);
+  }
+  in.Object("request", &m.request, RequestFromJson);
+  return in.Done(std::move(m));
+}
+
+json ToJson(const SubmitReply& m) { return json{{"job", ToJson(m.job)}}; }
+
+template <>
+Result<SubmitReply> FromJson<SubmitReply>(const json& j) {
+  SubmitReply m;
+  auto in = JsonReader::Record(j, "reply");
+  if (in.Require("job")) in.Object("job", &m.job, FromJson<JobView>);
+  return in.Done(std::move(m));
+}
+
+// ---- wait ----
+
+json ToJson(const WaitRequest& m) {
+  json j = Op(WaitRequest::kOp);
+  j["id"] = m.id;
+  return j;
+}
+
+template <>
+Result<WaitRequest> FromJson<WaitRequest>(const json& j) {
+  WaitRequest m;
+  auto in = JsonReader::Message(j, "");
+  ReadJobId(in, j, "id", &m.id);
+  return in.Done(m);
+}
+
+json ToJson(const WaitReply& m) { return json{{"job", ToJson(m.job)}}; }
+
+template <>
+Result<WaitReply> FromJson<WaitReply>(const json& j) {
+  auto submit = FromJson<SubmitReply>(j);  // the same form: {"job": ...}
+  if (!submit.ok()) return submit.status();
+  return WaitReply{std::move(submit->job)};
+}
+
+// ---- queue ----
+
+json ToJson(const QueueRequest& m) {
+  json j = Op(QueueRequest::kOp);
+  j["all"] = m.all;
+  j["limit"] = m.limit;
+  j["offset"] = m.offset;
+  if (m.user) j["user"] = *m.user;
+  return j;
+}
+
+template <>
+Result<QueueRequest> FromJson<QueueRequest>(const json& j) {
+  QueueRequest m;
+  auto in = JsonReader::Message(j, "");
+  if (in.ok() && j.contains("user")) {
+    if (j["user"].is_string()) m.user = j["user"].get<std::string>();
+    else in.Fail("user", "must be a user name");
+  }
+  ReadPageField(in, j, "offset", kQueueMaxOffset, &m.offset);
+  ReadPageField(in, j, "limit", kQueueMaxLimit, &m.limit);
+  // Documented leniency: a value that is not a boolean counts as false.
+  m.all = in.ok() && j.contains("all") && j["all"].is_boolean() && j["all"].get<bool>();
+  return in.Done(std::move(m));
+}
+
+json ToJson(const QueueReply& m) {
+  json jobs = json::array();
+  for (const auto& job : m.jobs) jobs.push_back(ToJson(job));
+  return json{{"jobs", std::move(jobs)}, {"backend", m.backend}, {"total", m.total},
+              {"offset", m.offset},      {"limit", m.limit},     {"more", m.more}};
+}
+
+template <>
+Result<QueueReply> FromJson<QueueReply>(const json& j) {
+  QueueReply m;
+  auto in = JsonReader::Record(j, "reply");
+  if (in.Require("jobs")) in.ObjectList("jobs", &m.jobs, FromJson<JobView>);
+  in.String("backend", &m.backend);
+  in.Integer("total", &m.total);
+  in.Integer("offset", &m.offset);
+  in.Integer("limit", &m.limit);
+  in.Integer("more", &m.more);
+  return in.Done(std::move(m));
+}
+
+// ---- show ----
+
+json ToJson(const ShowRequest& m) {
+  json j = Op(ShowRequest::kOp);
+  j["id"] = m.id;
+  return j;
+}
+
+template <>
+Result<ShowRequest> FromJson<ShowRequest>(const json& j) {
+  ShowRequest m;
+  auto in = JsonReader::Message(j, "");
+  ReadJobId(in, j, "id", &m.id);
+  return in.Done(m);
+}
+
+json ToJson(const ShowReply& m) {
+  json events = json::array();
+  for (const auto& e : m.events)
+    events.push_back({{"time_ms", e.time_ms}, {"kind", e.kind}, {"detail", e.detail}});
+  return json{{"job", ToJson(m.job)}, {"events", std::move(events)}};
+}
+
+template <>
+Result<ShowReply> FromJson<ShowReply>(const json& j) {
+  ShowReply m;
+  auto in = JsonReader::Record(j, "reply");
+  if (in.Require("job")) in.Object("job", &m.job, FromJson<JobView>);
+  in.ObjectList("events", &m.events, EventFromJson);
+  return in.Done(std::move(m));
+}
+
+// ---- cancel ----
+
+json ToJson(const CancelRequest& m) {
+  json j = Op(CancelRequest::kOp);
+  j["ids"] = m.ids;
+  return j;
+}
+
+template <>
+Result<CancelRequest> FromJson<CancelRequest>(const json& j) {
+  CancelRequest m;
+  if (!j.is_object() || !j.contains("ids") || !j["ids"].is_array() || j["ids"].empty())
+    return InvalidArgument("\"ids\" must be a non-empty array of job ids");
+  if (j["ids"].size() > kCancelMaxIds)
+    return InvalidArgument("at most " + std::to_string(kCancelMaxIds) + " ids at once");
+  for (const auto& v : j["ids"]) {
+    if (!v.is_number_integer() || v.get<int64_t>() <= 0)
+      return InvalidArgument("\"ids\" must hold positive job ids");
+    m.ids.push_back(v.get<int64_t>());
+  }
+  return m;
+}
+
+json ToJson(const CancelReply& m) {
+  json results = json::array();
+  for (const auto& r : m.results) {
+    json one{{"id", r.id}, {"ok", r.status.ok()}};
+    if (!r.status.ok()) one["error"] = ErrorToJson(r.status);
+    results.push_back(std::move(one));
+  }
+  return json{{"results", std::move(results)}};
+}
+
+template <>
+Result<CancelReply> FromJson<CancelReply>(const json& j) {
+  CancelReply m;
+  auto in = JsonReader::Record(j, "reply");
+  if (in.Require("results")) in.ObjectList("results", &m.results, CancelResultFromJson);
+  return in.Done(std::move(m));
+}
+
+// ---- gpus: the reply is in gpus_codec.cc ----
+
+json ToJson(const GpusRequest&) { return Op(GpusRequest::kOp); }
+
+template <>
+Result<GpusRequest> FromJson<GpusRequest>(const json&) {
+  return GpusRequest{};
+}
+
+// ---- logs ----
+
+json ToJson(const LogsRequest& m) {
+  json j = Op(LogsRequest::kOp);
+  j["id"] = m.id;
+  j["stream"] = LogStreamName(m.stream);
+  j["max_bytes"] = m.max_bytes;
+  return j;
+}
+
+template <>
+Result<LogsRequest> FromJson<LogsRequest>(const json& j) {
+  LogsRequest m;
+  auto in = JsonReader::Message(j, "");
+  ReadJobId(in, j, "id", &m.id);
+  std::string stream = "stdout";
+  if (in.ok() && j.contains("stream")) {
+    if (j["stream"].is_string()) stream = j["stream"].get<std::string>();
+    else in.Fail("stream", "must be stdout or stderr");
+  }
+  if (in.ok() && j.contains("max_bytes")) {
+    const json& v = j["max_bytes"];
+    if (!v.is_number_unsigned() || v.get<uint64_t>() > kLogsMaxBytes)
+      in.Fail("max_bytes", "must be at most " + std::to_string(kLogsMaxBytes));
+    else m.max_bytes = v.get<uint64_t>();
+  }
+  auto parsed = LogStreamFromName(stream);
+  if (in.ok() && !parsed) in.Fail(InvalidArgument("stream must be stdout or stderr"));
+  if (parsed) m.stream = *parsed;
+  return in.Done(m);
+}
+
+json ToJson(const LogsReply& m) {
+  return json{{"id", m.id}, {"stream", LogStreamName(m.stream)}, {"data", m.data}};
+}
+
+template <>
+Result<LogsReply> FromJson<LogsReply>(const json& j) {
+  LogsReply m;
+  auto in = JsonReader::Record(j, "reply");
+  std::string stream = "stdout";
+  in.Integer("id", &m.id);
+  in.String("stream", &stream);
+  if (in.Require("data")) in.String("data", &m.data);
+  auto parsed = LogStreamFromName(stream);
+  if (!parsed) in.Fail("stream", "must be stdout or stderr");
+  else m.stream = *parsed;
+  return in.Done(std::move(m));
+}
+
+}  // namespace pinpoint

@@ -1,0 +1,280 @@
+// The codec against the golden files of tests/golden/api/ (the daemon's own replies, pinned by
+// src/daemon/service_wire_test.cc): each typed request encodes to its golden text, each golden
+// text decodes and encodes back to itself, and what does not decode is an error naming the field.
+#include "pinpoint/api_codec.h"
+
+#include <fstream>
+#include <sstream>
+
+#include <gtest/gtest.h>
+
+namespace pinpoint {
+namespace {
+
+using nlohmann::json;
+
+std::string Golden(const std::string& name) {
+  std::ifstream in(std::string(PINPOINT_SOURCE_DIR) + "/tests/golden/api/" + name + ".json");
+  std::stringstream text;
+  text << in.rdbuf();
+  EXPECT_FALSE(text.str().empty()) << name;
+  return text.str();
+}
+
+std::string Pretty(const json& j) { return j.dump(2) + "\n"; }
+
+// A request: the typed value encodes to the golden text, which decodes to the same value.
+template <typename Request>
+void ExpectRequestGolden(const std::string& name, const Request& request) {
+  std::string golden = Golden(name);
+  EXPECT_EQ(Pretty(ToJson(request)), golden) << name;
+  auto decoded = FromJson<Request>(json::parse(golden));
+  ASSERT_TRUE(decoded.ok()) << name << ": " << decoded.status().message();
+  EXPECT_EQ(Pretty(ToJson(*decoded)), golden) << name;
+}
+
+// A reply: the golden text decodes, and the decoded value encodes to the same text, so the
+// struct holds every field the daemon sends.
+template <typename Reply>
+Reply ExpectReplyGolden(const std::string& name) {
+  std::string golden = Golden(name);
+  auto decoded = FromJson<Reply>(json::parse(golden));
+  EXPECT_TRUE(decoded.ok()) << name << ": " << decoded.status().message();
+  if (!decoded.ok()) return Reply{};
+  json again = ToJson(*decoded);
+  again["ok"] = true;
+  EXPECT_EQ(Pretty(again), golden) << name;
+  return *decoded;
+}
+
+JobRequest TrainRequest() {
+  JobRequest r;
+  r.name = "train";
+  r.argv = {"python3", "train.py", "--lr", "0.1"};
+  r.cwd = "/home/alice";
+  r.env = {{"PATH", "/usr/bin:/bin"}, {"TOKEN", "secret"}};
+  r.gpus = 1;
+  r.gpu_mem_bytes = 4ull << 30;
+  r.gpu_share_pct = 20;
+  r.cpus = 2;
+  r.mem_bytes = 1ull << 30;
+  return r;
+}
+
+TEST(ApiCodecGoldenTest, Version) {
+  ExpectRequestGolden("version.request", VersionRequest{});
+  VersionReply v = ExpectReplyGolden<VersionReply>("version.reply");
+  EXPECT_EQ(v.version, "0.1.0");
+  EXPECT_EQ(v.schema, 3);
+  EXPECT_FALSE(v.metrics_port.has_value());
+}
+
+TEST(ApiCodecGoldenTest, Submit) {
+  SubmitRequest request;
+  request.request = TrainRequest();
+  request.idempotency_key = "k-1";
+  ExpectRequestGolden("submit.request", request);
+  SubmitReply reply = ExpectReplyGolden<SubmitReply>("submit.reply");
+  EXPECT_EQ(reply.job.id, 1);
+  EXPECT_EQ(reply.job.state, JobState::kPending);
+  EXPECT_EQ(reply.job.env_shown, EnvShown::kFull);
+  EXPECT_EQ(reply.job.request.env.at("TOKEN"), "secret");
+  EXPECT_EQ(reply.job.user, "uid 4242");
+}
+
+TEST(ApiCodecGoldenTest, Wait) {
+  ExpectRequestGolden("wait.request", WaitRequest{1});
+  WaitReply reply = ExpectReplyGolden<WaitReply>("wait.reply");
+  EXPECT_EQ(reply.job.state, JobState::kCompleted);
+  EXPECT_EQ(reply.job.exit_code, 0);
+  EXPECT_FALSE(reply.job.term_signal.has_value());
+  EXPECT_EQ(reply.job.env_shown, EnvShown::kHidden) << "waited on by another user";
+  EXPECT_TRUE(reply.job.request.env.empty());
+}
+
+TEST(ApiCodecGoldenTest, Queue) {
+  ExpectRequestGolden("queue.request", QueueRequest{});
+  QueueReply reply = ExpectReplyGolden<QueueReply>("queue.reply");
+  ASSERT_EQ(reply.jobs.size(), 1u);
+  EXPECT_EQ(reply.jobs[0].env_shown, EnvShown::kOmitted);
+  EXPECT_EQ(reply.jobs[0].state, JobState::kRunning);
+  ASSERT_EQ(reply.jobs[0].allocations.size(), 1u);
+  EXPECT_EQ(reply.jobs[0].allocations[0].uuid, "GPU-0");
+  EXPECT_EQ(reply.limit, kQueueDefaultLimit);
+  EXPECT_EQ(reply.total, 1);
+
+  QueueRequest mine;
+  mine.all = true;
+  mine.user = "alice";
+  mine.limit = 5;
+  mine.offset = 10;
+  EXPECT_EQ(ToJson(mine).dump(), R"({"all":true,"limit":5,"offset":10,"op":"queue","user":"alice"})");
+}
+
+TEST(ApiCodecGoldenTest, Show) {
+  ExpectRequestGolden("show.request", ShowRequest{1});
+  ShowReply reply = ExpectReplyGolden<ShowReply>("show.reply");
+  EXPECT_EQ(reply.job.env_shown, EnvShown::kFull);
+  ASSERT_EQ(reply.events.size(), 2u);
+  EXPECT_EQ(reply.events[0].kind, "submit");
+  EXPECT_EQ(reply.events[1].time_ms, 1700000001500);
+  ShowReply hidden = ExpectReplyGolden<ShowReply>("show_hidden.reply");
+  EXPECT_EQ(hidden.job.env_shown, EnvShown::kHidden);
+}
+
+TEST(ApiCodecGoldenTest, Cancel) {
+  ExpectRequestGolden("cancel.request", CancelRequest{{1, 99}});
+  CancelReply reply = ExpectReplyGolden<CancelReply>("cancel.reply");
+  ASSERT_EQ(reply.results.size(), 2u);
+  EXPECT_EQ(reply.results[0].status.code(), Code::kFailedPrecondition);
+  EXPECT_EQ(reply.results[1].id, 99);
+  EXPECT_EQ(reply.results[1].status.message(), "no job 99");
+}
+
+TEST(ApiCodecGoldenTest, Gpus) {
+  ExpectRequestGolden("gpus.request", GpusRequest{});
+  GpusReply reply = ExpectReplyGolden<GpusReply>("gpus.reply");
+  ASSERT_EQ(reply.devices.size(), 2u);
+  EXPECT_EQ(reply.devices[0].mps_user, "uid 4242");
+  EXPECT_FALSE(reply.devices[1].mps_user.has_value());
+  EXPECT_FALSE(reply.watcher.has_value());
+  EXPECT_EQ(reply.host.cpus_allocated, 2);
+
+  // Every optional field: an MPS daemon, a reading, a drained MIG device, the watcher.
+  GpusReply full = ExpectReplyGolden<GpusReply>("gpus_full.reply");
+  ASSERT_EQ(full.devices.size(), 2u);
+  ASSERT_TRUE(full.devices[0].mps.has_value());
+  EXPECT_EQ(full.devices[0].mps->control_pid, 842);
+  ASSERT_TRUE(full.devices[0].reading.has_value());
+  EXPECT_EQ(full.devices[0].reading->power_mw, 136000u);
+  EXPECT_EQ(full.devices[0].jobs.at(0).gpu_mem_used_bytes, 1617952768u);
+  EXPECT_EQ(full.devices[1].drain_reason, "3 MPS faults within an hour");
+  EXPECT_FALSE(full.devices[1].reading.has_value());
+  ASSERT_TRUE(full.watcher.has_value());
+  EXPECT_EQ(full.watcher->polls, 42);
+}
+
+TEST(ApiCodecGoldenTest, Logs) {
+  ExpectRequestGolden("logs.request", LogsRequest{1, LogStream::kStdout, kLogsDefaultMaxBytes});
+  LogsReply reply = ExpectReplyGolden<LogsReply>("logs.reply");
+  EXPECT_EQ(reply.data, "hello\n");
+  EXPECT_EQ(reply.stream, LogStream::kStdout);
+}
+
+TEST(ApiCodecGoldenTest, ErrorReply) {
+  json reply = json::parse(Golden("error.reply"));
+  Status error = ErrorFromJson(reply["error"]);
+  EXPECT_EQ(error.code(), Code::kInvalidArgument);
+  EXPECT_EQ(error.message(), "unknown op 'frobnicate'");
+  EXPECT_EQ(Pretty(json{{"ok", false}, {"error", ErrorToJson(error)}}), Golden("error.reply"));
+}
+
+TEST(ApiCodecTest, ErrorsThatAreNotErrorsStayErrors) {
+  EXPECT_EQ(ErrorFromJson(json{{"code", "ok"}, {"message", "fine"}}).code(), Code::kInternal);
+  EXPECT_EQ(ErrorFromJson(json{{"code", "teapot"}}).code(), Code::kInternal);
+  EXPECT_EQ(ErrorFromJson(json(7)).message(), "unknown error");
+  EXPECT_EQ(ErrorFromJson(json{{"code", 5}, {"message", nullptr}}).message(), "unknown error");
+}
+
+// Replies a client must not trust: each is an error naming the field, never a crash.
+TEST(ApiCodecTest, MalformedRepliesNameTheField) {
+  struct Case {
+    std::string text;
+    std::string message;
+  } cases[] = {
+      {R"({"ok":true})", "reply.job is missing"},
+      {R"({"job":[]})", "job must be a JSON object"},
+      {R"({"job":{"state":"exploded"}})", "job.state is not a known job state"},
+      {R"({"job":{"id":"7"}})", "job.id must be an integer"},
+      {R"({"job":{"exit_code":1e3}})", "job.exit_code must be an integer"},
+      {R"({"job":{"exit_code":99999999999}})", "job.exit_code out of range"},
+      {R"({"job":{"allocations":{}}})", "job.allocations must be an array"},
+      {R"({"job":{"allocations":[{"mode":1}]}})", "allocation.mode must be a string"},
+      {R"({"job":{"request":{"argv":"ls"}}})", "request.argv must be an array of strings"},
+      {R"({"job":{"request":{"env_hidden":"yes"}}})", "request.env_hidden must be true or false"},
+      {R"({"job":{"usage":{"final":0}}})", "usage.final must be true or false"},
+  };
+  for (const auto& c : cases) {
+    auto reply = FromJson<ShowReply>(json::parse(c.text));
+    ASSERT_FALSE(reply.ok()) << c.text;
+    EXPECT_EQ(reply.status().message(), c.message) << c.text;
+  }
+  EXPECT_EQ(FromJson<QueueReply>(json::parse(R"({"jobs":{}})")).status().message(), "reply.jobs must be an array");
+  EXPECT_EQ(FromJson<GpusReply>(json::parse(R"({"devices":[{"mps":7}]})")).status().message(),
+            "mps must be a JSON object");
+  EXPECT_EQ(FromJson<GpusReply>(json::parse(R"({"devices":[{"power_mw":-1}]})")).status().message(),
+            "device.power_mw out of range");
+  EXPECT_EQ(FromJson<CancelReply>(json::parse(R"({"results":[{"id":1,"ok":false}]})")).status().message(),
+            "result.error is missing");
+  EXPECT_EQ(FromJson<LogsReply>(json::parse(R"({"data":"x","stream":"stdin"})")).status().message(),
+            "reply.stream must be stdout or stderr");
+}
+
+TEST(ApiCodecTest, RepliesOfOlderDaemonsKeepDefaults) {
+  auto job = FromJson<SubmitReply>(json::parse(R"({"ok":true,"job":{"id":7}})"));
+  ASSERT_TRUE(job.ok()) << job.status().message();
+  EXPECT_EQ(job->job.id, 7);
+  EXPECT_EQ(job->job.state, JobState::kPending);
+  auto queue = FromJson<QueueReply>(json::parse(R"({"jobs":[]})"));
+  ASSERT_TRUE(queue.ok());
+  EXPECT_EQ(queue->more, 0) << "older daemons send no \"more\"";
+}
+
+// The daemon's request checks (docs/api.md) with their messages.
+TEST(ApiCodecTest, RequestErrorsAreTheDocumentedOnes) {
+  struct Case {
+    std::string text;
+    std::string message;
+  } cases[] = {
+      {R"({"op":"submit"})", "submit needs a \"request\" object"},
+      {R"({"op":"submit","request":{},"wait":"yes"})", "\"wait\" must be true or false"},
+      {R"({"op":"submit","request":{},"idempotency_key":null})", "\"idempotency_key\" must be a string"},
+      {R"({"op":"submit","request":[]})", "request must be a JSON object"},
+      {R"({"op":"submit","request":{"gpus":"1"}})", "request.gpus must be an integer"},
+  };
+  for (const auto& c : cases)
+    EXPECT_EQ(FromJson<SubmitRequest>(json::parse(c.text)).status().message(), c.message) << c.text;
+  auto submit = FromJson<SubmitRequest>(json::parse(R"({"op":"submit","request":{"argv":["x"]},"wait":true})"));
+  ASSERT_TRUE(submit.ok());
+  EXPECT_TRUE(submit->wait);
+  EXPECT_FALSE(submit->idempotency_key.has_value());
+
+  EXPECT_EQ(FromJson<ShowRequest>(json::parse(R"({"op":"show"})")).status().message(), "missing \"id\"");
+  for (const char* id : {"0", "-3", "1.5", "\"7\"", "null", "18446744073709551615"})
+    EXPECT_EQ(FromJson<WaitRequest>(json::parse(std::string(R"({"id":)") + id + "}")).status().message(),
+              "\"id\" must be a positive job id")
+        << id;
+
+  EXPECT_EQ(FromJson<QueueRequest>(json::parse(R"({"user":7})")).status().message(), "\"user\" must be a user name");
+  EXPECT_EQ(FromJson<QueueRequest>(json::parse(R"({"limit":10001})")).status().message(),
+            "\"limit\" must be a count between 0 and 10000");
+  EXPECT_EQ(FromJson<QueueRequest>(json::parse(R"({"offset":-1})")).status().message(),
+            "\"offset\" must be a count between 0 and 1000000000");
+  auto queue = FromJson<QueueRequest>(json::parse(R"({"all":"yes","limit":null})"));
+  ASSERT_TRUE(queue.ok());
+  EXPECT_FALSE(queue->all) << "a value that is not a boolean counts as false";
+  EXPECT_EQ(queue->limit, 0);
+
+  for (const char* ids : {"null", "[]", "7", "{}"})
+    EXPECT_EQ(FromJson<CancelRequest>(json::parse(std::string(R"({"ids":)") + ids + "}")).status().message(),
+              "\"ids\" must be a non-empty array of job ids")
+        << ids;
+  EXPECT_EQ(FromJson<CancelRequest>(json::parse(R"({"ids":[1,0]})")).status().message(),
+            "\"ids\" must hold positive job ids");
+  EXPECT_EQ(FromJson<CancelRequest>(json{{"ids", std::vector<int>(10001, 1)}}).status().message(),
+            "at most 10000 ids at once");
+
+  EXPECT_EQ(FromJson<LogsRequest>(json::parse(R"({"id":1,"stream":1})")).status().message(),
+            "\"stream\" must be stdout or stderr");
+  EXPECT_EQ(FromJson<LogsRequest>(json::parse(R"({"id":1,"stream":"stdin"})")).status().message(),
+            "stream must be stdout or stderr");
+  EXPECT_EQ(FromJson<LogsRequest>(json::parse(R"({"id":1,"max_bytes":-1})")).status().message(),
+            "\"max_bytes\" must be at most 524288");
+  auto logs = FromJson<LogsRequest>(json::parse(R"({"id":3,"stream":"stderr","max_bytes":10})"));
+  ASSERT_TRUE(logs.ok());
+  EXPECT_EQ(logs->stream, LogStream::kStderr);
+  EXPECT_EQ(logs->max_bytes, 10u);
+}
+
+}  // namespace
+}  // namespace pinpoint

@@ -1,0 +1,92 @@
+// The job view's JSON form ("JobRecord" in docs/api.md): the job forms of job.h for the request,
+// its allocations and usage, and how much of the environment is shown.
+#include "common/json_reader.h"
+#include "pinpoint/api_codec.h"
+
+namespace pinpoint {
+
+using nlohmann::json;
+
+namespace {
+
+json OptionalInt(const std::optional<int>& v) { return v ? json(*v) : json(nullptr); }
+
+// How much of the environment a job's "request" carries: "env_hidden": true, no "env" at all
+// (a listing), or the environment.
+Result<EnvShown> EnvShownFromJson(const json& request) {
+  bool hidden = false;
+  auto in = JsonReader::Record(request, "request");
+  in.Bool("env_hidden", &hidden);
+  if (!in.ok()) return in.error();
+  if (hidden) return EnvShown::kHidden;
+  return in.Has("env") ? EnvShown::kFull : EnvShown::kOmitted;
+}
+
+}  // namespace
+
+json ToJson(const JobView& job) {
+  json allocations = json::array();
+  for (const auto& a : job.allocations) allocations.push_back(ToJson(a));
+  json request = ToJson(job.request);
+  if (job.env_shown == EnvShown::kHidden) {
+    request["env"] = json::object();
+    request["env_hidden"] = true;
+  } else if (job.env_shown == EnvShown::kOmitted) {
+    request.erase("env");
+  }
+  return json{{"id", job.id},
+              {"request", std::move(request)},
+              {"uid", job.uid},
+              {"gid", job.gid},
+              {"user", job.user},
+              {"state", JobStateName(job.state)},
+              {"reason", job.reason},
+              {"detail", job.detail},
+              {"submit_ms", job.submit_ms},
+              {"start_ms", job.start_ms},
+              {"end_ms", job.end_ms},
+              {"exit_code", OptionalInt(job.exit_code)},
+              {"term_signal", OptionalInt(job.term_signal)},
+              {"allocations", std::move(allocations)},
+              {"usage", ToJson(job.usage)},
+              {"pid", job.pid},
+              {"pid_start_ticks", job.pid_start_ticks},
+              {"cancel_requested", job.cancel_requested},
+              {"cancelled_by", job.cancelled_by},
+              {"fault_suspect", job.fault_suspect},
+              {"stop_reason", job.stop_reason},
+              {"stop_detail", job.stop_detail}};
+}
+
+template <>
+Result<JobView> FromJson<JobView>(const json& j) {
+  JobView job;
+  auto in = JsonReader::Record(j, "job");
+  in.Integer("id", &job.id);
+  in.Object("request", &job.request, RequestFromJson);
+  in.Object("request", &job.env_shown, EnvShownFromJson);
+  in.Integer("uid", &job.uid);
+  in.Integer("gid", &job.gid);
+  in.String("user", &job.user);
+  in.Name("state", &job.state, JobStateFromName, "job state");
+  in.String("reason", &job.reason);
+  in.String("detail", &job.detail);
+  in.Integer("submit_ms", &job.submit_ms);
+  in.Integer("start_ms", &job.start_ms);
+  in.Integer("end_ms", &job.end_ms);
+  in.OptionalInteger("exit_code", &job.exit_code);
+  in.OptionalInteger("term_signal", &job.term_signal);
+  in.ObjectList("allocations", &job.allocations, AllocationFromJson);
+  in.Object("usage", &job.usage, UsageFromJson);
+  in.Integer("pid", &job.pid);
+  in.Integer("pid_start_ticks", &job.pid_start_ticks);
+  in.Bool("cancel_requested", &job.cancel_requested);
+  in.String("cancelled_by", &job.cancelled_by);
+  in.Bool("fault_suspect", &job.fault_suspect);
+  in.String("stop_reason", &job.stop_reason);
+  in.String("stop_detail", &job.stop_detail);
+  if (!in.ok()) return in.error();
+  return job;
+}
+
+}  // namespace pinpoint

@@ -1,0 +1,37 @@
+// The configuration's settings read through JsonReader: each error is one line naming the
+// setting as before (config: "key" why), and an integer too large for int64 is out of range
+// rather than wrapped into it.
+#include <gtest/gtest.h>
+
+#include "daemon/config.h"
+
+namespace pinpoint::daemon {
+namespace {
+
+TEST(ConfigReaderTest, EachBadSettingIsOneLineNamingIt) {
+  struct Case {
+    const char* text;
+    const char* message;
+  } cases[] = {
+      {R"({"state_dir": ""})", "config: \"state_dir\" must be a non-empty string"},
+      {R"({"socket_path": null})", "config: \"socket_path\" must be a non-empty string"},
+      {R"({"backend": 7})", "config: \"backend\" must be a non-empty string"},
+      {R"({"mps_client_limit": "4"})", "config: \"mps_client_limit\" must be an integer"},
+      {R"({"mps_client_limit": 4.5})", "config: \"mps_client_limit\" must be an integer"},
+      {R"({"mps_client_limit": 0})", "config: \"mps_client_limit\" must be between 1 and 128"},
+      {R"({"max_user_priority": 18446744073709551615})",
+       "config: \"max_user_priority\" must be between -1000000 and 1000000"},
+  };
+  for (const auto& c : cases) {
+    auto config = ParseConfig(c.text);
+    ASSERT_FALSE(config.ok()) << c.text;
+    EXPECT_EQ(config.status().message(), c.message) << c.text;
+  }
+  auto good = ParseConfig(R"({"mps_client_limit": 4, "state_dir": "/var/lib/pp"})");
+  ASSERT_TRUE(good.ok()) << good.status().message();
+  EXPECT_EQ(good->mps_client_limit, 4);
+  EXPECT_EQ(good->state_dir, "/var/lib/pp");
+}
+
+}  // namespace
+}  // namespace pinpoint::daemon

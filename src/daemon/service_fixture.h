@@ -1,0 +1,69 @@
+// For tests only: a Service on a Node of fakes (launcher, MPS control, clock) over a job store in
+// a fresh directory, and the fake devices node tests use.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "common/test_dir.h"
+#include "daemon/node.h"
+#include "daemon/service.h"
+#include "launch/fake_launcher.h"
+#include "mps/fake_mps.h"
+
+namespace pinpoint::daemon {
+
+// Two devices "GPU-0" and "GPU-1" ("Fake GPU", 80 GiB, 132 SMs) in `mode`, on a host of 64 CPUs
+// and 256 GiB.
+inline sched::Inventory TwoGpus(sched::SharingMode mode = sched::SharingMode::kMps) {
+  sched::Inventory inv;
+  for (int i = 0; i < 2; ++i) {
+    sched::Device d;
+    d.index = i;
+    d.gpu_index = i;
+    d.uuid = "GPU-" + std::to_string(i);
+    d.name = "Fake GPU";
+    d.mem_bytes = 80ull << 30;
+    d.sm_count = 132;
+    d.mode = mode;
+    inv.devices.push_back(d);
+  }
+  inv.host.cpus = 64;
+  inv.host.mem_bytes = 256ull << 30;
+  return inv;
+}
+
+// The caller is uid 4242 (not the test's uid, whoever runs it, and with no passwd entry: its
+// jobs' user is "uid 4242" on any machine); the daemon acts as root.
+class ServiceFixture : public ::testing::Test {
+ protected:
+  ServiceFixture() {
+    caller_.uid = 4242;
+    caller_.gid = 4242;
+  }
+  // A new Node and store on `options` over the same state directory, as after a daemon restart.
+  void Restart(NodeOptions options) {
+    service_.reset();
+    node_.reset();
+    store_.reset();
+    store_ = std::move(store::JobStore::Open(dir_.path() + "/pinpoint.db")).value();
+    options.state_dir = dir_.path();
+    options.daemon_uid = 0;
+    node_ = std::make_unique<Node>(options, NodeDeps{store_.get(), &launcher_, &mps_, nullptr, nullptr, &clock_});
+    ASSERT_TRUE(node_->Recover().ok());
+    service_ = std::make_unique<Service>(node_.get());
+  }
+
+  TestDir dir_;
+  api::Caller caller_;
+  launch::FakeLauncher launcher_;
+  mps::FakeMps mps_;
+  FakeClock clock_;
+  std::unique_ptr<store::JobStore> store_;
+  std::unique_ptr<Node> node_;
+  std::unique_ptr<Service> service_;
+};
+
+}  // namespace pinpoint::daemon
