@@ -261,6 +261,10 @@ Status MpsDaemons::Spawn(Daemon& d) {
   if (readiness == Readiness::kReady) {
     d.control = std::move(*held);
     d.child = true;
+    // The child truncated its output file before it made its socket: everything in it now is this
+    // daemon's, and is read from the start. Skipping to the old file's end instead would miss
+    // this daemon's first lines (a fault within them) while the file regrows past that offset.
+    d.foreground_log = ServerLogScanner(d.log_dir + "/" + kForegroundLog);
     return Status::Ok();
   }
   if (readiness == Readiness::kTimedOut) held->Signal(SIGKILL);

@@ -175,6 +175,24 @@ TEST_F(MpsDaemonsTest, FatalFaultLinesInTheServerLogAreReportedOnce) {
   EXPECT_NE(events[0].detail.find("PID: 77"), std::string::npos);
 }
 
+// A restarted daemon truncates its output file: a fault among its first lines is reported even
+// when the file has regrown past where the previous daemon's file ended before the first poll.
+TEST_F(MpsDaemonsTest, AFaultEarlyInARestartedDaemonsOutputIsReported) {
+  uint32_t me = ::getuid();
+  std::string dir = root_ + "/dev0/" + std::to_string(me) + "/log";
+  ASSERT_TRUE(MakeDirs(dir, 0700).ok());
+  std::string log = dir + "/control-foreground.log";
+  std::ofstream(log) << std::string(4000, 'x') << "\n";  // the previous daemon's output
+  ASSERT_TRUE(mps_->PrepareClient(Slice(0, me)).ok());
+  std::ofstream(log, std::ios::app)
+      << "[2026-11-23 16:16:12.000 Server  3] Client {PID: 88, Context: 1} encountered a fatal GPU error.\n"
+      << std::string(8000, 'y') << "\n";
+  auto events = mps_->Poll(clock_.NowMs());
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0].kind, MpsEvent::Kind::kFatalFault);
+  EXPECT_NE(events[0].detail.find("PID: 88"), std::string::npos);
+}
+
 TEST_F(MpsDaemonsTest, IdleDaemonQuitsAfterTheConfiguredTime) {
   uint32_t me = ::getuid();
   ASSERT_TRUE(mps_->PrepareClient(Slice(0, me)).ok());
