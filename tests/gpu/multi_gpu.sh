@@ -19,14 +19,7 @@ BIN=$W/bin; mkdir -p "$BIN"; cp -r "$SRC"/* "$BIN"/; cp "$ALLREDUCE" "$BIN"/
 chmod -R a+rX "$BIN"; chmod 755 "$BIN"/pp* "$BIN"/pinpoint*
 export PINPOINT_SOCKET=$W/sock PINPOINT_BIN=$BIN/pinpoint
 P="$BIN/pinpoint"
-passed=0; failed=0
-check() { local name=$1; shift; if "$@"; then echo "PASS $name"; passed=$((passed+1)); else echo "FAIL $name"; failed=$((failed+1)); fi; }
-js() { python3 -c "import json,sys; d=json.load(sys.stdin); print($1)"; }
-wait_for() {  # wait_for SECONDS CMD...: until CMD succeeds (bounded)
-  local n=$(( $1 * 10 )); shift
-  for _ in $(seq "$n"); do "$@" && return 0; sleep 0.1; done; return 1
-}
-state_of() { "$P" --json show "$1" | js "d['job']['state']"; }
+. "$(dirname "$(readlink -f "$0")")/lib.sh"
 running() { test "$(state_of "$1")" = running; }
 devices_of() { "$P" --json show "$1" | js "','.join(str(a['device_index']) for a in d['job']['allocations'])"; }
 drained_of() { "$P" --json gpus | js "d['devices'][$1]['drained']"; }

@@ -10,14 +10,7 @@ W=$(mktemp -d /tmp/pp-sec-XXXXXX); chmod 755 "$W"
 BIN=$W/bin; mkdir -p "$BIN"; cp -r "$SRC"/* "$BIN"/; chmod -R a+rX "$BIN"; chmod 755 "$BIN"/pp* "$BIN"/pinpoint*
 export PINPOINT_SOCKET=$W/sock
 P="$BIN/pinpoint"
-passed=0; failed=0
-check() { local name=$1; shift; if "$@"; then echo "PASS $name"; passed=$((passed+1)); else echo "FAIL $name"; failed=$((failed+1)); fi; }
-js() { python3 -c "import json,sys; d=json.load(sys.stdin); print($1)"; }
-wait_for() {  # wait_for SECONDS CMD...: until CMD succeeds (bounded)
-  local n=$(( $1 * 10 )); shift
-  for _ in $(seq "$n"); do "$@" && return 0; sleep 0.1; done; return 1
-}
-state_of() { "$P" --json show "$1" | js "d['job']['state']"; }
+. "$(dirname "$(readlink -f "$0")")/lib.sh"
 drained() { "$P" --json gpus | js "d['devices'][0]['drained']"; }
 mps_client() {  # mps_client PIPE_DIR PID: PID is a client of one of the MPS servers there
   local s

@@ -1,0 +1,10 @@
+# Shared by the GPU suites (sourced after P, the pinpoint CLI, is set): PASS/FAIL counting,
+# JSON field access, a bounded wait on a condition, a job's state.
+passed=0; failed=0
+check() { local name=$1; shift; if "$@"; then echo "PASS $name"; passed=$((passed+1)); else echo "FAIL $name"; failed=$((failed+1)); fi; }
+js() { python3 -c "import json,sys; d=json.load(sys.stdin); print($1)"; }
+wait_for() {  # wait_for SECONDS CMD...: until CMD succeeds (bounded)
+  local n=$(( $1 * 10 )); shift
+  for _ in $(seq "$n"); do "$@" && return 0; sleep 0.1; done; return 1
+}
+state_of() { "$P" --json show "$1" | js "d['job']['state']"; }
