@@ -72,6 +72,8 @@ void Requeued(JobRecord& job, std::string reason, std::string detail) {
   job.start_ms = 0;
   job.pid = 0;
   job.pid_start_ticks = 0;
+  job.stop_reason.clear();  // a stop belongs to the run it stopped
+  job.stop_detail.clear();
 }
 
 void Cancel(JobRecord& job, const std::string& by, int64_t now_ms) {

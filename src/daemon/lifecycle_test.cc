@@ -225,5 +225,18 @@ TEST(LifecycleTest, SupervisorLostIsAStopButNotACancel) {
   EXPECT_EQ(end.detail, "its supervisor died; its job's processes were ended (the job's supervisor vanished)");
 }
 
+// A stop belongs to the run it stopped: a job an MPS fault sends back to the queue reruns
+// without it (it would otherwise end its next run as "lost", whatever that run does).
+TEST(LifecycleTest, ARequeuedRunLeavesItsStopBehind) {
+  JobRecord job = RunningJob({});
+  SupervisorLost(job);
+  ApplyEnd(DecideEnd(job, {Exited(1), true, kRequeue, kNow}), job);
+  ASSERT_EQ(job.state, JobState::kPending);
+  EXPECT_EQ(job.stop_reason, "");
+  EXPECT_EQ(job.stop_detail, "");
+  ApplyEnd(DecideEnd(job, {Exited(0), false, kRequeue, kNow + 1}), job);
+  EXPECT_EQ(job.state, JobState::kCompleted) << job.reason;
+}
+
 }  // namespace
 }  // namespace pinpoint::daemon::lifecycle

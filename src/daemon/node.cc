@@ -515,6 +515,8 @@ void Node::Finish(JobRecord& job, const launch::ExitStatus& status) {
   lifecycle::JobEnd end = lifecycle::DecideEnd(job, facts);
   lifecycle::ApplyEnd(end, job);
   if (end.requeue) {
+    kill_at_ms_.erase(job.id);  // the deadline and the orphan were the ended run's
+    orphans_.erase(job.id);
     PersistRequeue(job);  // resources were released above
     return;
   }
