@@ -93,6 +93,8 @@ class Node {
 
   // Errors: kNotFound.
   Result<JobRecord> Get(JobId id) const;
+  // The user named `name`, from the node's (cached) user directory. Errors: kNotFound.
+  Result<UserInfo> UserByName(const std::string& name) const { return users_->ByName(name); }
   // One page of a listing (docs/api.md "queue"): active jobs (pending and running, with pending
   // reasons) paged from the oldest, or with `all` every job paged from the newest. Skips `offset`
   // jobs, keeps at most `limit` (> 0), returns them in ascending id order with the count of all

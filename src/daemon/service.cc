@@ -94,7 +94,7 @@ Result<WaitReply> Service::Wait(Call& call, WaitRequest request) {
 Result<QueueReply> Service::Queue(Call&, QueueRequest request) {
   std::optional<uint32_t> uid;
   if (request.user) {
-    auto user = LookupName(*request.user);
+    auto user = node_->UserByName(*request.user);
     if (!user.ok()) return InvalidArgument(user.status().message());
     uid = user->uid;
   }
