@@ -8,3 +8,10 @@ wait_for() {  # wait_for SECONDS CMD...: until CMD succeeds (bounded)
   for _ in $(seq "$n"); do "$@" && return 0; sleep 0.1; done; return 1
 }
 state_of() { "$P" --json show "$1" | js "d['job']['state']"; }
+# start_pinpointd: pinpointd on $W/config.json (BIN, W set), its log appended to $W/pinpointd.log;
+# sets DAEMON and returns once it answers (bounded).
+start_pinpointd() {
+  LD_LIBRARY_PATH="$BIN/lib:${LD_LIBRARY_PATH:-}" "$BIN/pinpointd" --config "$W/config.json" >> "$W/pinpointd.log" 2>&1 &
+  DAEMON=$!
+  wait_for 10 "$P" version > /dev/null 2>&1
+}

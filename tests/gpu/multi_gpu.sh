@@ -37,9 +37,7 @@ cat > "$W/config.json" <<CFG
  "mps_idle_quit_ms": 2000, "cancel_grace_ms": 3000, "mps_fault_drain_after": 1,
  "metrics_listen": ""}
 CFG
-LD_LIBRARY_PATH="$BIN/lib:${LD_LIBRARY_PATH:-}" "$BIN/pinpointd" --config "$W/config.json" > "$W/pinpointd.log" 2>&1 &
-DAEMON=$!
-wait_for 10 test -S "$W/sock"
+start_pinpointd
 cd /tmp
 "$P" gpus
 uuid0=$("$P" --json gpus | js "d['devices'][0]['uuid']"); uuid1=$("$P" --json gpus | js "d['devices'][1]['uuid']")
@@ -87,9 +85,7 @@ check "a slice still runs, on GPU 0" sh -c "test \"\$(\"$P\" --json show $after 
 
 echo "=== 5. pinpoint slurm run as Slurm runs a --gres=gpu:2 job (on a restarted daemon: GPU 1 back)"
 kill -TERM $DAEMON; wait $DAEMON
-LD_LIBRARY_PATH="$BIN/lib:${LD_LIBRARY_PATH:-}" "$BIN/pinpointd" --config "$W/config.json" >> "$W/pinpointd.log" 2>&1 &
-DAEMON=$!
-wait_for 10 "$P" version > /dev/null
+start_pinpointd
 out=$(SLURM_JOB_ID=4343 SLURM_JOB_GPUS=0,1 SLURM_CPUS_ON_NODE=4 \
   "$P" slurm run -- "$PY" "$BIN/allreduce.py" --mib 64 --iters 10 2>&1); rc=$?
 echo "$out" | tail -3 | sed 's/^/  /'

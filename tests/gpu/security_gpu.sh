@@ -40,9 +40,7 @@ cat > "$W/config.json" <<CFG
  "mps_idle_quit_ms": 2000, "cancel_grace_ms": 3000, "mps_fault_drain_after": 3,
  "metrics_listen": ""}
 CFG
-LD_LIBRARY_PATH="$BIN/lib" "$BIN/pinpointd" --config "$W/config.json" > "$W/pinpointd.log" 2>&1 &
-DAEMON=$!
-wait_for 10 test -S "$W/sock"
+start_pinpointd
 grep -m1 "MPS:" "$W/pinpointd.log"
 cd /tmp
 ITERS=1000000000
@@ -119,9 +117,7 @@ echo "=== 4. a killed supervisor: the job's processes are found and ended, the G
 # The drained GPU takes no new job: restart pinpointd (running jobs keep running) to put it back.
 "$P" cancel $bad2 > /dev/null
 kill -TERM $DAEMON; wait $DAEMON
-LD_LIBRARY_PATH="$BIN/lib" "$BIN/pinpointd" --config "$W/config.json" >> "$W/pinpointd.log" 2>&1 &
-DAEMON=$!
-wait_for 10 "$P" version > /dev/null
+start_pinpointd
 orph=$("$P" --json submit --as-user ppa --name orphan --gpu-mem 2G -- "$BIN/pp-busy" --blocks 4 --iters $((ITERS*1000)) | js "d['id']")
 wait_for 30 sh -c "test \"\$(\"$P\" --json show $orph | python3 -c 'import json,sys; print(json.load(sys.stdin)[\"job\"][\"state\"])')\" = running"
 SHIM=$("$P" --json show $orph | js "d['job']['pid']")
