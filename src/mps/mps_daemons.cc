@@ -59,6 +59,22 @@ Readiness WaitForControlSocket(int watch, const PidFd& daemon, const std::string
   }
 }
 
+// Waits until the write ends of `fd` are closed (the child exec'd or exited), at most timeout_ms.
+bool WaitForEof(int fd, int timeout_ms) {
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  for (;;) {
+    char byte;
+    ssize_t n = ::read(fd, &byte, 1);  // nothing is ever written: 0 is the end
+    if (n == 0) return true;
+    if (n < 0 && errno != EINTR && errno != EAGAIN) return true;
+    int left = static_cast<int>(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                    deadline - std::chrono::steady_clock::now()).count());
+    if (left <= 0) return false;
+    pollfd pfd = {fd, POLLIN, 0};
+    ::poll(&pfd, 1, left);
+  }
+}
+
 std::string PathEnv() {
   const char* p = std::getenv("PATH");
   return std::string("PATH=") + (p ? p : "/usr/local/nvidia/bin:/usr/bin:/bin");
@@ -224,9 +240,19 @@ Status MpsDaemons::Spawn(Daemon& d) {
   auto cenv = CStrings(env);
   gid_t groups[1] = {d.gid};
   bool switch_user = options_.switch_user;
+  // Closed by the child's exec (or exit): until then the child may not yet have removed a dead
+  // daemon's socket, and seeing that socket would report a daemon ready that is not listening,
+  // whose first clients would run without MPS (seen on an H100 after a restart).
+  int exec_done[2];
+  if (::pipe2(exec_done, O_CLOEXEC | O_NONBLOCK) != 0) {
+    ::close(watch);
+    return IoError("pipe: " + ErrnoText(errno));
+  }
   pid_t pid = ::fork();
   if (pid < 0) {
     ::close(watch);
+    ::close(exec_done[0]);
+    ::close(exec_done[1]);
     return IoError("fork: " + ErrnoText(errno));
   }
   if (pid == 0) {
@@ -248,6 +274,11 @@ Status MpsDaemons::Spawn(Daemon& d) {
     ::execvp(program.c_str(), cargv.data());
     ::_exit(127);
   }
+  ::close(exec_done[1]);
+  // Bounded: a child stuck before its exec (a FIFO planted where its output goes) must not hang
+  // pinpointd; it is then killed as a daemon that never answered.
+  bool execed = WaitForEof(exec_done[0], options_.command_timeout_ms);
+  ::close(exec_done[0]);
   // The child is not reaped before this, so its pid cannot have been reused.
   auto held = PidFd::Open(pid);
   if (!held) {
@@ -256,7 +287,8 @@ Status MpsDaemons::Spawn(Daemon& d) {
     ::waitpid(pid, nullptr, 0);
     return Unavailable("cannot hold the MPS control daemon by a pidfd (kernel before 5.3?)");
   }
-  Readiness readiness = WaitForControlSocket(watch, *held, stale_socket, options_.command_timeout_ms);
+  Readiness readiness = execed ? WaitForControlSocket(watch, *held, stale_socket, options_.command_timeout_ms)
+                                : Readiness::kTimedOut;
   ::close(watch);
   if (readiness == Readiness::kReady) {
     d.control = std::move(*held);

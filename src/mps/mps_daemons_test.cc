@@ -240,6 +240,35 @@ TEST_F(MpsDaemonsTest, HungControlBinaryIsUnavailableNotAHungDaemon) {
   EXPECT_NE(env.status().message().find("did not answer"), std::string::npos) << env.status().message();
 }
 
+// A dead daemon's control socket is still in the pipe directory when the next daemon starts.
+// Seeing it before the child has removed it would report a daemon ready that is not listening,
+// and its first clients would run without MPS (seen on an H100 after restarts).
+TEST_F(MpsDaemonsTest, ADeadDaemonsSocketIsNotTakenForTheNewDaemonsReadiness) {
+  MpsDaemons mps(Options(300), &clock_);
+  ASSERT_TRUE(MakeDirs(Pipe(0, ::getuid()), 0700).ok());
+  std::ofstream(Pipe(0, ::getuid()) + "/control") << "";
+  std::ofstream(root_ + "/hang-start") << "";  // the new daemon never makes its socket
+  for (int i = 0; i < 5; ++i) {
+    auto env = mps.PrepareClient(Slice(0, ::getuid()));
+    ASSERT_FALSE(env.ok()) << "try " << i << ": ready on the old daemon's socket";
+    EXPECT_NE(env.status().message().find("did not answer"), std::string::npos) << env.status().message();
+    std::ofstream(Pipe(0, ::getuid()) + "/control") << "";
+  }
+}
+
+// The daemon's output file is in a directory its user owns: a FIFO planted there blocks the
+// child's open before its exec. pinpointd gives up after its timeout instead of hanging.
+TEST_F(MpsDaemonsTest, AFifoPlantedAsTheDaemonsOutputDoesNotHangPinpointd) {
+  MpsDaemons mps(Options(200), &clock_);
+  std::string log_dir = root_ + "/dev0/" + std::to_string(::getuid()) + "/log";
+  ASSERT_TRUE(MakeDirs(log_dir, 0700).ok());
+  ASSERT_EQ(::mkfifo((log_dir + "/control-foreground.log").c_str(), 0600), 0);
+  auto env = mps.PrepareClient(Slice(0, ::getuid()));
+  ASSERT_FALSE(env.ok());
+  EXPECT_EQ(env.status().code(), Code::kUnavailable);
+  EXPECT_NE(env.status().message().find("did not answer"), std::string::npos) << env.status().message();
+}
+
 TEST_F(MpsDaemonsTest, PrestartRunsADaemonWithoutAClient) {
   ASSERT_TRUE(mps_->Prestart(Slice(0, ::getuid())).ok());
   EXPECT_EQ(Info(*mps_, 0).clients, 0);
