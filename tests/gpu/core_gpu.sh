@@ -75,7 +75,7 @@ check "demo exit 0 on the real GPU" test $rc -eq 0
 check "demo ran on the real node" grep -q "a real node: nvml" "$WORK/demo.txt"
 
 for d in "$WORK"/demo/*/state; do quit_mps "$d"; done
-sleep 1; pkill -f nvidia-cuda-mps-server; pkill -f nvidia-cuda-mps-control
+sleep 1; pkill -f '^(/[^ ]*/)?nvidia-cuda-mps-(server|control)( |$)'
 echo "$passed passed, $failed failed"
 rm -rf "$WORK"
 [ $failed -eq 0 ]

@@ -107,7 +107,7 @@ check "later job completed" test "$after" = "completed"
 "$P" queue --all | tail -5
 kill -TERM $DAEMON; wait $DAEMON
 for pipe in "$W"/state/mps/*/*/pipe; do CUDA_MPS_PIPE_DIRECTORY=$pipe timeout 10 nvidia-cuda-mps-control <<< quit >/dev/null 2>&1; done
-sleep 1; pkill -f nvidia-cuda-mps-server; pkill -f nvidia-cuda-mps-control
+sleep 1; pkill -f '^(/[^ ]*/)?nvidia-cuda-mps-(server|control)( |$)'
 grep -E "warn|error" "$W/pinpointd.log" | head -20
 echo "$passed passed, $failed failed"
 rm -rf "$W"

@@ -45,7 +45,7 @@ kill -KILL $CTLPID; sleep 1
 echo "server still alive? $(ps -o pid=,comm= -p $(ctl get_server_list 2>/dev/null | head -1) 2>/dev/null) | ps: $(ps -eo pid,user,comm | grep -i mps | tr '\n' ';')"
 ls -la $W/pipe
 CUDA_VISIBLE_DEVICES=$UUID timeout 20 $BIN/pp-busy --blocks 4 --iters 1000000 | tail -1; echo "client with dead control rc=$?"
-pkill -KILL -f nvidia-cuda-mps-server; sleep 1
+pkill -KILL -f '^(/[^ ]*/)?nvidia-cuda-mps-server( |$)'; sleep 1
 CUDA_VISIBLE_DEVICES=$UUID nvidia-cuda-mps-control -d; echo "restart rc=$?"
 CUDA_VISIBLE_DEVICES=$UUID $BIN/pp-busy --blocks 4 --iters 1000000 | tail -1; echo "after restart rc=$?"
 echo "== other user"
@@ -56,5 +56,5 @@ s=$(date +%s.%N); su ppuser -s /bin/sh -c "CUDA_MPS_PIPE_DIRECTORY=$W/pipe CUDA_
 wait $R; tail -1 $W/root.txt
 echo "== control.log"; cat $W/log/control.log
 echo "== server.log"; cat $W/log/server.log
-ctl quit; sleep 1; pkill -f nvidia-cuda-mps; echo "quit"
+ctl quit; sleep 1; pkill -f '^(/[^ ]*/)?nvidia-cuda-mps-(server|control)( |$)'; echo "quit"
 rm -rf $W

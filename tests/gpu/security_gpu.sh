@@ -140,7 +140,7 @@ check "the orphaned job is not reported completed" sh -c "! grep -q 'job $orph c
 
 kill -TERM $DAEMON; wait $DAEMON
 for pipe in "$W"/state/mps/*/*/pipe; do [ -d "$pipe" ] && CUDA_MPS_PIPE_DIRECTORY=$pipe timeout 10 nvidia-cuda-mps-control <<< quit >/dev/null 2>&1; done
-sleep 1; pkill -f nvidia-cuda-mps-server; pkill -f nvidia-cuda-mps-control
+sleep 1; pkill -f '^(/[^ ]*/)?nvidia-cuda-mps-(server|control)( |$)'
 grep -E "warn|error" "$W/pinpointd.log" | head -30
 echo "$passed passed, $failed failed"
 save_logs; trap - EXIT

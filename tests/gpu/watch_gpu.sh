@@ -166,7 +166,7 @@ check "watcher CPU under 1% of a core with 16 jobs at 1 s" test $rc -eq 0
 kill -TERM $DAEMON; wait $DAEMON
 for pipe in "$W"/state/mps/*/*/pipe; do CUDA_MPS_PIPE_DIRECTORY=$pipe timeout 10 nvidia-cuda-mps-control <<< quit >/dev/null 2>&1; done
 pkill -f "$W/bin/pp-busy" 2>/dev/null
-sleep 1; pkill -f nvidia-cuda-mps-server; pkill -f nvidia-cuda-mps-control
+sleep 1; pkill -f '^(/[^ ]*/)?nvidia-cuda-mps-(server|control)( |$)'
 pgrep -a nvidia-cuda-mps || echo "no MPS daemons left"
 grep -E "warn|error" "$W/pinpointd.log" | head -20
 echo "$passed passed, $failed failed"
