@@ -65,6 +65,7 @@ struct JobView {
   bool fault_suspect = false;         // an MPS fault ended it once; it reruns alone
   std::string stop_reason;            // set when pinpoint stops it (reason::kGpuMemExceeded)
   std::string stop_detail;
+  Hold hold = Hold::kNone;            // a pending job held back (`pinpoint hold`); on the wire only when held
 };
 
 // One line of a job's history (docs/api.md, "show").
@@ -100,6 +101,7 @@ struct SubmitRequest {
   // Makes a retry after a lost reply return the first job (docs/api.md): 1 to 128 printable
   // ASCII characters. nullopt: none.
   std::optional<std::string> idempotency_key;
+  bool hold = false;  // store it held by its submitter (Hold::kUser): it starts after "release"
 };
 
 struct WaitReply {
@@ -151,6 +153,28 @@ struct CancelReply {
 struct CancelRequest {
   static constexpr char kOp[] = "cancel";
   using Reply = CancelReply;
+  std::vector<JobId> ids;  // 1 to kCancelMaxIds positive ids
+};
+
+// "hold" and "release": each job's outcome as for "cancel". hold: kNotFound, kPermissionDenied
+// (another user's job), kFailedPrecondition (a job that is running or ended: only a pending job
+// can be held), kIo. release: the same, and kPermissionDenied for a job root held, unless the
+// caller is root; releasing a job that is not held is Ok. Root's hold is an admin hold
+// (Hold::kRoot), a user's a user hold (Hold::kUser); root's hold replaces a user's.
+struct HoldReply {
+  std::vector<CancelResult> results;  // one per id, in order
+};
+struct HoldRequest {
+  static constexpr char kOp[] = "hold";
+  using Reply = HoldReply;
+  std::vector<JobId> ids;  // 1 to kCancelMaxIds positive ids
+};
+struct ReleaseReply {
+  std::vector<CancelResult> results;  // one per id, in order
+};
+struct ReleaseRequest {
+  static constexpr char kOp[] = "release";
+  using Reply = ReleaseReply;
   std::vector<JobId> ids;  // 1 to kCancelMaxIds positive ids
 };
 

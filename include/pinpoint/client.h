@@ -41,6 +41,8 @@ class Client {
   Result<QueueReply> Queue(const QueueRequest& request);
   Result<ShowReply> Show(const ShowRequest& request);
   Result<CancelReply> Cancel(const CancelRequest& request);
+  Result<HoldReply> Hold(const HoldRequest& request);
+  Result<ReleaseReply> Release(const ReleaseRequest& request);
   Result<GpusReply> Gpus();
   Result<LogsReply> Logs(const LogsRequest& request);
 
@@ -48,6 +50,10 @@ class Client {
   // Raw on purpose: the tests of the server and of the daemon's input checks send what a typed
   // request cannot hold (unknown ops, fields of the wrong type); programs use the methods above.
   Result<nlohmann::json> Call(const nlohmann::json& request);
+
+  // Makes a call blocked on another thread (a "wait") return kUnavailable at once, and every
+  // later call fail; the one method that may be called from another thread.
+  void Interrupt();
 
  private:
   explicit Client(int fd) : fd_(fd) {}

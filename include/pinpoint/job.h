@@ -38,6 +38,13 @@ struct JobRequest {
   int priority = 0;           // higher runs first; ties go to the earlier submission
   std::string as_user;        // only root may set it: run the job as this user
   std::vector<int> devices;   // empty: pinpoint chooses; else these device indices, one per GPU
+  // Where the job's stdout and stderr go (submit -o/-e): empty = the job directory, read with
+  // `pinpoint logs`. A path, relative to cwd or absolute, with %j (job id), %u (user name), %x
+  // (job name) and %% replaced (OutputPathFor); opened by the job's own process after it has
+  // become the job's user, never through a link in its last component. Output set and error
+  // empty: stderr goes to the output file too.
+  std::string output_path;
+  std::string error_path;
 
   bool IsSlice() const { return gpus > 0 && gpu_mem_bytes > 0; }
   bool IsWholeGpu() const { return gpus > 0 && gpu_mem_bytes == 0; }
@@ -63,11 +70,23 @@ inline constexpr size_t kMaxNameBytes = 256;        // name, as_user
 // Errors: kInvalidArgument naming the first bad field (argv[2], env[NAME], name, cwd ...).
 Status ValidateRequest(const JobRequest& request);
 
+// The file an output pattern names for job `id` of `user`: %j, %u, %x and %% replaced, and a
+// relative path joined to `cwd`. The pattern was checked by ValidateRequest (no other %).
+std::string OutputPathFor(const std::string& pattern, JobId id, const std::string& user,
+                          const std::string& name, const std::string& cwd);
+
 enum class JobState { kPending, kRunning, kCompleted, kFailed, kCancelled };
 
 const char* JobStateName(JobState state);  // "pending", "running", ...
 std::optional<JobState> JobStateFromName(const std::string& name);
 inline bool IsFinal(JobState s) { return s != JobState::kPending && s != JobState::kRunning; }
+
+// Whether a pending job is held back from scheduling (`pinpoint hold`, `submit --hold`): by its
+// owner (a user hold: the owner or root releases it) or by root (an admin hold, as Slurm's:
+// only root releases it).
+enum class Hold { kNone, kUser, kRoot };
+const char* HoldName(Hold hold);  // "none", "user", "root"
+std::optional<Hold> HoldFromName(const std::string& name);
 
 // Why a job is in its final state (and, while pending, why it waits). Reasons are short
 // kebab-case words; later features add more. Defined here: the ones the core uses.
@@ -81,6 +100,7 @@ inline constexpr char kLost[] = "lost";  // vanished while pinpointd was down, n
 inline constexpr char kGpuFault[] = "gpu-fault";  // caused a fatal MPS fault (or policy: fail)
 inline constexpr char kMpsFaultVictim[] = "mps-fault-victim";  // requeued after a neighbour's fault
 inline constexpr char kGpuMemExceeded[] = "gpu-mem-exceeded";  // stopped: device memory over its budget
+inline constexpr char kHeld[] = "held";  // pending: held by its owner or by root (JobRecord::hold)
 }  // namespace reason
 
 // How a job holds one device: alone (a whole device, or a slice on a device in exclusive mode),
@@ -143,6 +163,7 @@ struct JobRecord {
   std::string stop_reason;
   std::string stop_detail;
   JobUsage usage;
+  Hold hold = Hold::kNone;  // a pending job that is held is never started (sched::Demand::hold)
   // Every field equal: what a store round trip must give back.
   bool operator==(const JobRecord&) const = default;
 };

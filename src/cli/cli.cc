@@ -14,8 +14,10 @@
 #include "cli/advice.h"
 #include "cli/completion.h"
 #include "cli/format.h"
+#include "cli/submit_wait.h"
 #include "cli/top.h"
 #include "common/companion.h"
+#include "common/env_select.h"
 #include "common/terminal.h"
 #include "common/version.h"
 #include "pinpoint/api_codec.h"
@@ -48,6 +50,9 @@ struct SubmitArgs {
   int gpus = -1;
   std::string gpu_mem, gpu_share, mem, name, as_user;
   std::string devices;
+  std::string export_env = "ALL";
+  std::string output, error;
+  bool hold = false;
   int cpus = 1;
   int priority = 0;
   bool wait = false;
@@ -80,6 +85,31 @@ json JobsJson(const std::vector<JobView>& jobs) {
 json WithOk(json reply) {
   reply["ok"] = true;
   return reply;
+}
+
+// The per-job outcome of cancel, hold and release: "<done> job N" lines on `out`, one error line
+// per failed job; exit code of the first failure. --json: the results array.
+int PrintResults(const Globals& g, std::ostream& out, const std::vector<CancelResult>& results,
+                 const char* done) {
+  if (g.json_output) {
+    json array = json::array();
+    for (const auto& r : results) {
+      json one{{"id", r.id}, {"ok", r.status.ok()}};
+      if (!r.status.ok()) one["error"] = ErrorToJson(r.status);
+      array.push_back(std::move(one));
+    }
+    out << array.dump(2) << "\n";
+  }
+  Status worst;
+  for (const auto& r : results) {
+    if (r.status.ok()) {
+      if (!g.json_output) out << done << " job " << r.id << "\n";
+    } else {
+      if (worst.ok()) worst = r.status;
+      if (!g.json_output) *g.err << "pinpoint: " << EscapeForTerminal(r.status.message()) << "\n";
+    }
+  }
+  return ExitCodeFor(worst);
 }
 
 // How long a submit waits before its one retry: long enough for a restarting daemon to listen.
@@ -117,7 +147,22 @@ Result<std::vector<int>> ParseDeviceList(const std::string& text) {
   return out;
 }
 
-Result<JobRequest> BuildRequest(const SubmitArgs& a) {
+// The job's environment as --export selects it (common/env_select.h); `dropped` gets the names
+// left out for looking like secrets.
+Result<std::map<std::string, std::string>> JobEnvironment(const std::string& export_text,
+                                                          std::vector<std::string>* dropped) {
+  auto spec = ParseExport(export_text);
+  if (!spec.ok()) return spec.status();
+  std::map<std::string, std::string> environment;
+  for (char** e = environ; *e != nullptr; ++e) {
+    std::string kv = *e;
+    auto eq = kv.find('=');
+    if (eq != std::string::npos && eq > 0) environment[kv.substr(0, eq)] = kv.substr(eq + 1);
+  }
+  return SelectEnv(environment, *spec, DefaultEnvDeny(), dropped);
+}
+
+Result<JobRequest> BuildRequest(const SubmitArgs& a, std::vector<std::string>* dropped) {
   JobRequest r;
   r.name = a.name;
   r.argv = a.command;
@@ -125,11 +170,11 @@ Result<JobRequest> BuildRequest(const SubmitArgs& a) {
   char cwd[4096];
   if (::getcwd(cwd, sizeof(cwd)) == nullptr) return InvalidArgument("cannot read the working directory");
   r.cwd = cwd;
-  for (char** e = environ; *e != nullptr; ++e) {
-    std::string kv = *e;
-    auto eq = kv.find('=');
-    if (eq != std::string::npos && eq > 0) r.env[kv.substr(0, eq)] = kv.substr(eq + 1);
-  }
+  auto env = JobEnvironment(a.export_env, dropped);
+  if (!env.ok()) return env.status();
+  r.env = std::move(env).value();
+  r.output_path = a.output;
+  r.error_path = a.error;
   if (!a.gpu_mem.empty()) {
     auto mem = ParseSize(a.gpu_mem);
     if (!mem.ok()) return mem.status();
@@ -238,13 +283,26 @@ std::vector<Command> Commands(SubmitArgs& submit, int64_t& job_id, std::vector<i
          c->add_option("--priority", submit.priority, "higher runs first")->check(CLI::Range(-1000000, 1000000));
          c->add_option("--name", submit.name, "a name for people");
          c->add_option("--as-user", submit.as_user, "run as this user (root only)");
-         c->add_flag("--wait", submit.wait, "wait for the job to end; exit with its exit code");
+         c->add_flag("--wait", submit.wait, "wait for the job to end; exit with its exit code (Ctrl-C cancels the job)");
+         c->add_option("--export", submit.export_env,
+                       "environment: ALL (default, less names that look like secrets), NONE, or NAME[,NAME=value...]");
+         c->add_option("-o,--output", submit.output, "write the job's stdout (and stderr, without -e) to this file; %j job id, %u user, %x name");
+         c->add_option("-e,--error", submit.error, "write the job's stderr to this file; %j job id, %u user, %x name");
+         c->add_flag("--hold", submit.hold, "queue the job held: it starts only after `pinpoint release`");
          c->add_option("command", submit.command, "the command and its arguments")->required();
        },
        [&](const Globals& g, std::ostream& out) -> Result<int> {
-         auto request = BuildRequest(submit);
+         std::vector<std::string> dropped;
+         auto request = BuildRequest(submit, &dropped);
          if (!request.ok()) return request.status();
-         SubmitRequest op{*request, submit.wait, std::nullopt};
+         if (!dropped.empty()) {
+           std::string names;
+           for (const auto& n : dropped) names += (names.empty() ? "" : ", ") + EscapeForTerminal(n);
+           *g.err << "pinpoint: not passed to the job (they look like secrets; docs/security.md): " << names << "\n";
+         }
+         // With --wait the job is waited for here, not by the daemon's submit: its id comes at
+         // once and Ctrl-C can cancel it (cli/submit_wait.h).
+         SubmitRequest op{*request, false, std::nullopt, submit.hold};
          std::string key = IdempotencyKey();
          if (!key.empty()) op.idempotency_key = key;
          auto reply = Send(g, &Client::Submit, op);
@@ -256,11 +314,20 @@ std::vector<Command> Commands(SubmitArgs& submit, int64_t& job_id, std::vector<i
          }
          if (!reply.ok()) return reply.status();
          const JobView& job = reply->job;
-         if (g.json_output) out << ToJson(job).dump(2) << "\n";
-         else if (submit.wait) out << "job " << job.id << " " << JobStateName(job.state) << " (" << EscapeForTerminal(job.detail) << ")\n";
-         else out << "submitted job " << job.id << "\n";
-         // Ended without an exit code (a signal, a failed launch, a cancel): 1.
-         return submit.wait ? job.exit_code.value_or(1) : 0;
+         if (!submit.wait) {
+           if (g.json_output) out << ToJson(job).dump(2) << "\n";
+           else out << "submitted job " << job.id << (submit.hold ? " (held)" : "") << "\n";
+           return 0;
+         }
+         *g.err << "pinpoint: submitted job " << job.id << ", waiting (Ctrl-C cancels it)" << std::endl;
+         auto waited = WaitCancellingOnSignal(g.socket, job.id, *g.err);
+         if (!waited.ok()) return waited.status();
+         if (waited->job) {
+           const JobView& ended = *waited->job;
+           if (g.json_output) out << ToJson(ended).dump(2) << "\n";
+           else out << "job " << ended.id << " " << JobStateName(ended.state) << " (" << EscapeForTerminal(ended.detail) << ")\n";
+         }
+         return SubmitWaitExitCode(*waited);
        }},
       {"queue", "List pending and running jobs (--all: also ended ones), one page at a time",
        [&](CLI::App* c) {
@@ -303,19 +370,21 @@ std::vector<Command> Commands(SubmitArgs& submit, int64_t& job_id, std::vector<i
        [&](const Globals& g, std::ostream& out) -> Result<int> {
          auto reply = Send(g, &Client::Cancel, CancelRequest{ids});
          if (!reply.ok()) return reply.status();
-         if (g.json_output) {
-           out << ToJson(*reply)["results"].dump(2) << "\n";
-         }
-         Status worst;
-         for (const auto& r : reply->results) {
-           if (r.status.ok()) {
-             if (!g.json_output) out << "cancelled job " << r.id << "\n";
-           } else {
-             if (worst.ok()) worst = r.status;
-             if (!g.json_output) *g.err << "pinpoint: " << EscapeForTerminal(r.status.message()) << "\n";
-           }
-         }
-         return ExitCodeFor(worst);
+         return PrintResults(g, out, reply->results, "cancelled");
+       }},
+      {"hold", "Hold pending jobs: they do not start until released (root's hold: only root releases)",
+       [&](CLI::App* c) { c->add_option("jobs", ids, "job ids")->required(); },
+       [&](const Globals& g, std::ostream& out) -> Result<int> {
+         auto reply = Send(g, &Client::Hold, HoldRequest{ids});
+         if (!reply.ok()) return reply.status();
+         return PrintResults(g, out, reply->results, "held");
+       }},
+      {"release", "Release held jobs: they are scheduled again",
+       [&](CLI::App* c) { c->add_option("jobs", ids, "job ids")->required(); },
+       [&](const Globals& g, std::ostream& out) -> Result<int> {
+         auto reply = Send(g, &Client::Release, ReleaseRequest{ids});
+         if (!reply.ok()) return reply.status();
+         return PrintResults(g, out, reply->results, "released");
        }},
       {"gpus", "Show the node's devices, their slices and jobs",
        [&](CLI::App*) {},

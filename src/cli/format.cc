@@ -130,6 +130,8 @@ std::string FormatJob(const ShowReply& reply, const std::string& advice) {
   out << "  user:     " << EscapeForTerminal(job.user) << " (uid " << job.uid << ")\n";
   out << "  command:  " << ShownCommand(req.argv) << "\n";
   out << "  cwd:      " << EscapeForTerminal(req.cwd) << "\n";
+  if (!req.output_path.empty()) out << "  output:   " << EscapeForTerminal(req.output_path) << "\n";
+  if (!req.error_path.empty()) out << "  errors:   " << EscapeForTerminal(req.error_path) << "\n";
   out << "  request:  " << FormatGpuRequest(req) << ", " << req.cpus << " CPU"
       << (req.mem_bytes ? ", " + FormatSize(req.mem_bytes) + " host memory" : "")
       << ", priority " << req.priority << "\n";

@@ -118,6 +118,7 @@ json ToJson(const SubmitRequest& m) {
   j["request"] = ToJson(m.request);
   j["wait"] = m.wait;
   if (m.idempotency_key) j["idempotency_key"] = *m.idempotency_key;
+  if (m.hold) j["hold"] = true;  // only when set: requests without it read as they always have
   return j;
 }
 
@@ -127,6 +128,7 @@ Result<SubmitRequest> FromJson<SubmitRequest>(const json& j) {
   auto in = JsonReader::Message(j, "");
   if (in.ok() && !j.contains("request")) return InvalidArgument("submit needs a \"request\" object");
   in.Bool("wait", &m.wait);
+  in.Bool("hold", &m.hold);
   if (in.ok() && j.contains("idempotency_key")) {
     std::string key;
     in.String("idempotency_key", &key);
@@ -249,17 +251,12 @@ Result<ShowReply> FromJson<ShowReply>(const json& j) {
   return in.Done(std::move(m));
 }
 
-// ---- cancel ----
+// ---- cancel, hold, release: a list of ids in, one result per id out ----
 
-json ToJson(const CancelRequest& m) {
-  json j = Op(CancelRequest::kOp);
-  j["ids"] = m.ids;
-  return j;
-}
+namespace {
 
-template <>
-Result<CancelRequest> FromJson<CancelRequest>(const json& j) {
-  CancelRequest m;
+Result<std::vector<JobId>> IdsFromJson(const json& j) {
+  std::vector<JobId> ids;
   if (!j.is_object() || !j.contains("ids") || !j["ids"].is_array() || j["ids"].empty())
     return InvalidArgument("\"ids\" must be a non-empty array of job ids");
   if (j["ids"].size() > kCancelMaxIds)
@@ -267,27 +264,76 @@ Result<CancelRequest> FromJson<CancelRequest>(const json& j) {
   for (const auto& v : j["ids"]) {
     if (!v.is_number_integer() || v.get<int64_t>() <= 0)
       return InvalidArgument("\"ids\" must hold positive job ids");
-    m.ids.push_back(v.get<int64_t>());
+    ids.push_back(v.get<int64_t>());
   }
-  return m;
+  return ids;
 }
 
-json ToJson(const CancelReply& m) {
-  json results = json::array();
-  for (const auto& r : m.results) {
+json IdsRequest(const char* op, const std::vector<JobId>& ids) {
+  json j = Op(op);
+  j["ids"] = ids;
+  return j;
+}
+
+json ResultsJson(const std::vector<CancelResult>& results) {
+  json out = json::array();
+  for (const auto& r : results) {
     json one{{"id", r.id}, {"ok", r.status.ok()}};
     if (!r.status.ok()) one["error"] = ErrorToJson(r.status);
-    results.push_back(std::move(one));
+    out.push_back(std::move(one));
   }
-  return json{{"results", std::move(results)}};
+  return json{{"results", std::move(out)}};
 }
 
-template <>
-Result<CancelReply> FromJson<CancelReply>(const json& j) {
-  CancelReply m;
+template <typename Reply>
+Result<Reply> ResultsFromJson(const json& j) {
+  Reply m;
   auto in = JsonReader::Record(j, "reply");
   if (in.Require("results")) in.ObjectList("results", &m.results, CancelResultFromJson);
   return in.Done(std::move(m));
+}
+
+template <typename Request>
+Result<Request> IdsRequestFromJson(const json& j) {
+  auto ids = IdsFromJson(j);
+  if (!ids.ok()) return ids.status();
+  Request m;
+  m.ids = std::move(ids).value();
+  return m;
+}
+
+}  // namespace
+
+json ToJson(const CancelRequest& m) { return IdsRequest(CancelRequest::kOp, m.ids); }
+json ToJson(const CancelReply& m) { return ResultsJson(m.results); }
+json ToJson(const HoldRequest& m) { return IdsRequest(HoldRequest::kOp, m.ids); }
+json ToJson(const HoldReply& m) { return ResultsJson(m.results); }
+json ToJson(const ReleaseRequest& m) { return IdsRequest(ReleaseRequest::kOp, m.ids); }
+json ToJson(const ReleaseReply& m) { return ResultsJson(m.results); }
+
+template <>
+Result<CancelRequest> FromJson<CancelRequest>(const json& j) {
+  return IdsRequestFromJson<CancelRequest>(j);
+}
+template <>
+Result<CancelReply> FromJson<CancelReply>(const json& j) {
+  return ResultsFromJson<CancelReply>(j);
+}
+template <>
+Result<HoldRequest> FromJson<HoldRequest>(const json& j) {
+  return IdsRequestFromJson<HoldRequest>(j);
+}
+template <>
+Result<HoldReply> FromJson<HoldReply>(const json& j) {
+  return ResultsFromJson<HoldReply>(j);
+}
+template <>
+Result<ReleaseRequest> FromJson<ReleaseRequest>(const json& j) {
+  return IdsRequestFromJson<ReleaseRequest>(j);
+}
+template <>
+Result<ReleaseReply> FromJson<ReleaseReply>(const json& j) {
+  return ResultsFromJson<ReleaseReply>(j);
 }
 
 // ---- gpus: the reply is in gpus_codec.cc ----

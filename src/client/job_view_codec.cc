@@ -34,7 +34,7 @@ json ToJson(const JobView& job) {
   } else if (job.env_shown == EnvShown::kOmitted) {
     request.erase("env");
   }
-  return json{{"id", job.id},
+  json j{{"id", job.id},
               {"request", std::move(request)},
               {"uid", job.uid},
               {"gid", job.gid},
@@ -56,6 +56,8 @@ json ToJson(const JobView& job) {
               {"fault_suspect", job.fault_suspect},
               {"stop_reason", job.stop_reason},
               {"stop_detail", job.stop_detail}};
+  if (job.hold != Hold::kNone) j["hold"] = HoldName(job.hold);
+  return j;
 }
 
 template <>
@@ -85,6 +87,7 @@ Result<JobView> FromJson<JobView>(const json& j) {
   in.Bool("fault_suspect", &job.fault_suspect);
   in.String("stop_reason", &job.stop_reason);
   in.String("stop_detail", &job.stop_detail);
+  in.Name("hold", &job.hold, HoldFromName, "hold");
   if (!in.ok()) return in.error();
   return job;
 }

@@ -71,7 +71,7 @@ Status Apply(const json& j, Config* c) {
       "watch_interval_ms", "gpu_mem_tolerance_pct", "gpu_mem_grace_ms", "usage_flush_ms",
       "metrics_listen", "max_connections", "max_connections_per_uid", "idle_timeout_ms",
       "max_reply_backlog",
-      "max_user_priority", "priority_users", "allow_unenforced_slices"};
+      "max_user_priority", "priority_users", "allow_unenforced_slices", "env_deny"};
   if (!j.is_object()) return InvalidArgument("config: must be a JSON object");
   for (auto it = j.begin(); it != j.end(); ++it) {
     if (!kKeys.count(it.key())) return Bad(it.key(), "is not a known setting");
@@ -172,6 +172,18 @@ Status Apply(const json& j, Config* c) {
       c->priority_users.push_back(name);
     }
   }
+  if (j.contains("env_deny")) {
+    const json& patterns = j["env_deny"];
+    const char* want = "must be a list of variable name patterns (e.g. \"*TOKEN*\")";
+    if (!patterns.is_array()) return Bad("env_deny", want);
+    c->env_deny.clear();
+    for (const auto& p : patterns) {
+      if (!p.is_string()) return Bad("env_deny", want);
+      Status valid = ValidateEnvPattern(p.get<std::string>());
+      if (!valid.ok()) return Bad("env_deny", valid.message());
+      c->env_deny.push_back(p.get<std::string>());
+    }
+  }
   if (c->state_dir[0] != '/') return Bad("state_dir", "must be an absolute path");
   return Status::Ok();
 }
@@ -226,7 +238,8 @@ std::string DefaultConfigJson() {
          {"idle_timeout_ms", c.idle_timeout_ms},
          {"max_reply_backlog", FormatSize(c.max_reply_backlog_bytes)},
          {"max_user_priority", c.max_user_priority},
-         {"priority_users", c.priority_users}};
+         {"priority_users", c.priority_users},
+         {"env_deny", c.env_deny}};
   return j.dump(2);
 }
 

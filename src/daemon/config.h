@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "daemon/lifecycle.h"
+#include "common/env_select.h"
 #include "pinpoint/status.h"
 
 namespace pinpoint::daemon {
@@ -66,6 +67,9 @@ struct Config {
   // users named in priority_users (user names, or "@group" for a group's members) for any.
   int max_user_priority = 0;
   std::vector<std::string> priority_users;
+  // Environment variables pinpointd never stores (docs/security.md "Environments"): shell globs
+  // matched without regard to case. Default: common/env_select.h DefaultEnvDeny.
+  std::vector<std::string> env_deny = DefaultEnvDeny();
 };
 
 // Parses a configuration file's text. Unknown keys, wrong types and bad values are errors

@@ -206,6 +206,7 @@ int RunDaemon(const Config& config, std::unique_ptr<gpu::GpuBackend> backend,
   }
   options.usage_flush_ms = config.usage_flush_ms;
   options.priority = {config.max_user_priority, config.priority_users};
+  options.env_deny = config.env_deny;
   watch::WatcherOptions watch_options;
   watch_options.interval_ms = config.watch_interval_ms;
   watch_options.accountant.mem_tolerance_pct = config.gpu_mem_tolerance_pct;

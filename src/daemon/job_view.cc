@@ -28,6 +28,7 @@ JobView ToView(const JobRecord& record, EnvShown env_shown) {
   v.fault_suspect = record.fault_suspect;
   v.stop_reason = record.stop_reason;
   v.stop_detail = record.stop_detail;
+  v.hold = record.hold;
   return v;
 }
 

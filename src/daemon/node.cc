@@ -9,6 +9,8 @@
 #include <spdlog/spdlog.h>
 
 #include "common/file_util.h"
+#include "common/env_select.h"
+#include "daemon/hold.h"
 #include "daemon/lifecycle.h"
 #include "launch/shim.h"
 #include "pinpoint/units.h"
@@ -34,6 +36,7 @@ sched::Demand DemandOf(const JobRecord& r) {
   d.cpus = r.request.cpus;
   d.mem_bytes = r.request.mem_bytes;
   d.devices = r.request.devices;
+  d.hold = r.hold;
   return d;
 }
 
@@ -58,6 +61,11 @@ Node::Node(NodeOptions options, NodeDeps deps)
 
 std::string Node::JobDir(JobId id) const {
   return options_.state_dir + "/jobs/" + std::to_string(id);
+}
+
+std::string Node::OutputFile(const JobRecord& r, const std::string& pattern) {
+  if (pattern.empty()) return "";
+  return OutputPathFor(pattern, r.id, r.user, r.request.name, r.request.cwd);
 }
 
 launch::JobHandle Node::Handle(const JobRecord& r) const {
@@ -124,7 +132,9 @@ Status Node::Recover() {
 }
 
 Result<JobRecord> Node::Submit(const api::Caller& caller, JobRequest request,
-                               const std::optional<std::string>& idempotency_key) {
+                               const std::optional<std::string>& idempotency_key, bool hold) {
+  // Before anything compares or stores it: the store never holds what env_deny names.
+  std::vector<std::string> dropped = DropDenied(request.env, options_.env_deny);
   PP_RETURN_IF_ERROR(ValidateRequest(request));
   std::optional<store::IdempotencyKey> key;
   if (idempotency_key) {
@@ -152,9 +162,12 @@ Result<JobRecord> Node::Submit(const api::Caller& caller, JobRequest request,
   r.request = std::move(request);
   PP_RETURN_IF_ERROR(sched::CheckFits(DemandOf(r), options_.inventory));
   lifecycle::Submitted(r, deps_.clock->NowMs());
+  if (hold) r.hold = caller.IsRoot() ? Hold::kRoot : Hold::kUser;
   auto id = deps_.store->Insert(r, key);
   if (!id.ok()) return id.status();
   r.id = *id;
+  if (r.hold != Hold::kNone) lifecycle::Waiting(r, reason::kHeld, sched::HeldDetail(r.id, r.hold));
+  if (!dropped.empty()) NoteDroppedEnv(r.id, dropped);
   active_[r.id] = r;
   dirty_ = true;
   ++generation_;
@@ -170,33 +183,34 @@ Result<JobRecord> Node::ResubmittedJob(const JobRecord& first, const JobRequest&
   return active != active_.end() ? active->second : first;
 }
 
+Result<JobRecord*> Node::ControlledJob(const api::Caller& caller, JobId id) {
+  auto it = active_.find(id);
+  if (it == active_.end()) {
+    auto stored = deps_.store->Get(id);
+    if (!stored.ok()) return NotFound("no job " + std::to_string(id));
+    if (!api::MayControlJob(caller, stored->uid))
+      return PermissionDenied("job " + std::to_string(id) + " belongs to " + stored->user);
+    return FailedPrecondition("job " + std::to_string(id) + " already ended (" +
+                              JobStateName(stored->state) + ")");
+  }
+  JobRecord& job = it->second;
+  if (!api::MayControlJob(caller, job.uid))
+    return PermissionDenied("job " + std::to_string(id) + " belongs to " + job.user);
+  if (IsFinal(job.state))
+    return FailedPrecondition("job " + std::to_string(id) + " already ended (" + JobStateName(job.state) + ")");
+  return &job;
+}
+
 std::vector<Status> Node::Cancel(const api::Caller& caller, const std::vector<JobId>& ids) {
   std::vector<Status> out;
   std::string by = NameOrUid(*users_, caller.uid);
   for (JobId id : ids) {
-    auto it = active_.find(id);
-    if (it == active_.end()) {
-      auto stored = deps_.store->Get(id);
-      if (!stored.ok()) {
-        out.push_back(NotFound("no job " + std::to_string(id)));
-      } else if (!api::MayControlJob(caller, stored->uid)) {
-        out.push_back(PermissionDenied("job " + std::to_string(id) + " belongs to " + stored->user));
-      } else {
-        out.push_back(FailedPrecondition("job " + std::to_string(id) + " already ended (" +
-                                         JobStateName(stored->state) + ")"));
-      }
+    auto found = ControlledJob(caller, id);
+    if (!found.ok()) {
+      out.push_back(found.status());
       continue;
     }
-    JobRecord& job = it->second;
-    if (!api::MayControlJob(caller, job.uid)) {
-      out.push_back(PermissionDenied("job " + std::to_string(id) + " belongs to " + job.user));
-      continue;
-    }
-    if (IsFinal(job.state)) {
-      out.push_back(FailedPrecondition("job " + std::to_string(id) + " already ended (" +
-                                       JobStateName(job.state) + ")"));
-      continue;
-    }
+    JobRecord& job = **found;
     if (job.cancel_requested) {
       out.push_back(Status::Ok());
       continue;
@@ -286,6 +300,13 @@ Result<std::string> Node::Logs(const api::Caller& caller, JobId id, const std::s
   if (!job.ok()) return job.status();
   if (!api::MayControlJob(caller, job->uid))
     return PermissionDenied("job " + std::to_string(id) + " belongs to " + job->user);
+  // A file the job's user chose is never read by pinpointd, which runs as root: the user reads it.
+  const std::string& pattern = stream == "stdout" || job->request.error_path.empty()
+                                   ? job->request.output_path
+                                   : job->request.error_path;
+  if (!pattern.empty())
+    return FailedPrecondition("job " + std::to_string(id) + " writes its " + stream + " to " +
+                              OutputFile(*job, pattern) + " (submit -o/-e): read it there");
   // The log files belong to the job's user: read without following a link, bounded.
   auto dir = OpenDirNoFollow(JobDir(id));
   if (!dir.ok() && dir.status().code() == Code::kNotFound) return std::string();
@@ -464,6 +485,8 @@ void Node::StartJob(JobRecord& job, const std::vector<sched::Slot>& slots) {
     spec.groups = user.ok() ? user->groups : std::vector<uint32_t>{job.gid};
   }
   spec.job_dir = JobDir(job.id);
+  spec.stdout_path = OutputFile(job, job.request.output_path);
+  spec.stderr_path = job.request.error_path.empty() ? spec.stdout_path : OutputFile(job, job.request.error_path);
   if (deps_.cgroups != nullptr && deps_.cgroups->enabled()) {
     auto dir = deps_.cgroups->CreateJobGroup(job.id, job.request.cpus, job.request.mem_bytes);
     if (dir.ok()) spec.cgroup_dir = *dir;

@@ -23,6 +23,7 @@
 #include "daemon/lifecycle.h"
 #include "common/clock.h"
 #include "daemon/priority.h"
+#include "common/env_select.h"
 #include "daemon/users.h"
 #include "gpu/gpu_backend.h"
 #include "launch/cgroup.h"
@@ -50,6 +51,8 @@ struct NodeOptions {
   int mps_fault_drain_after = 3;   // faults of one device within an hour that drain it
   int64_t usage_flush_ms = 15000;  // how often running jobs' usage is written to the store
   PriorityPolicy priority;         // who may ask for which priority
+  // Environment variable names never stored (shell globs, any case): config "env_deny".
+  std::vector<std::string> env_deny = DefaultEnvDeny();
 };
 
 // Everything the node acts through. Not owned; must outlive the Node. cgroups and gpu may be null.
@@ -83,8 +86,18 @@ class Node {
   // what options.priority allows the caller, or a non-root daemon asked to run another user's
   // job), kFailedPrecondition (never fits: the reason; or the key was used for a different
   // request), kIo.
+  // Environment variables that match options.env_deny are dropped before the job is compared
+  // or stored (their names, never values, go to the job's events). `hold`: stored held
+  // (Hold::kUser, or Hold::kRoot when the caller is root).
   Result<JobRecord> Submit(const api::Caller& caller, JobRequest request,
-                           const std::optional<std::string>& idempotency_key = std::nullopt);
+                           const std::optional<std::string>& idempotency_key = std::nullopt,
+                           bool hold = false);
+
+  // Hold and release pending jobs (daemon/hold.h has the policy). One Status per id, in order:
+  // kNotFound, kPermissionDenied (another user's job; releasing root's hold as a user),
+  // kFailedPrecondition (running or ended), kIo (not recorded: nothing changed), or ok.
+  std::vector<Status> HoldJobs(const api::Caller& caller, const std::vector<JobId>& ids);
+  std::vector<Status> ReleaseJobs(const api::Caller& caller, const std::vector<JobId>& ids);
 
   // Cancels each job: pending ones end at once; running ones get SIGTERM (after MPS
   // terminate_client for their processes) and SIGKILL after the grace period. One Status per id, in order: kNotFound,
@@ -127,8 +140,18 @@ class Node {
   std::string JobDir(JobId id) const;
   // The reply to a submit whose key found `first`: the job as it is now, or kFailedPrecondition
   // when `request` is not the one submitted then.
+  // The active job `id` if the caller may act on it. Errors: kNotFound, kPermissionDenied,
+  // kFailedPrecondition (it ended).
+  Result<JobRecord*> ControlledJob(const api::Caller& caller, JobId id);
+  // Sets each job's hold to what `decide` says, persisting it with event `event`.
+  std::vector<Status> SetHolds(const api::Caller& caller, const std::vector<JobId>& ids,
+                               const char* event,
+                               Result<Hold> (*decide)(const JobRecord&, bool));
+  void NoteDroppedEnv(JobId id, const std::vector<std::string>& names);
   Result<JobRecord> ResubmittedJob(const JobRecord& first, const JobRequest& request) const;
   launch::JobHandle Handle(const JobRecord& r) const;
+  // The file an output pattern of `r` names (submit -o/-e), or "" for none.
+  static std::string OutputFile(const JobRecord& r, const std::string& pattern);
   void Schedule();
   void StartJob(JobRecord& job, const std::vector<sched::Slot>& slots);
   Status Persist(const JobRecord& r, const char* event, const std::string& detail);

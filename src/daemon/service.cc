@@ -12,6 +12,17 @@ namespace pinpoint::daemon {
 
 using nlohmann::json;
 
+namespace {
+
+// One result per id, as "cancel", "hold" and "release" answer.
+std::vector<CancelResult> Results(const std::vector<JobId>& ids, const std::vector<Status>& statuses) {
+  std::vector<CancelResult> results;
+  for (size_t i = 0; i < ids.size(); ++i) results.push_back({ids[i], statuses[i]});
+  return results;
+}
+
+}  // namespace
+
 template <typename Request>
 Service::Op Service::Bind(Result<typename Request::Reply> (Service::*handler)(Call&, Request)) {
   return {Request::kOp, [handler](Service* service, Call& call, const json& j) -> Result<json> {
@@ -29,6 +40,7 @@ const std::vector<Service::Op>& Service::Ops() {
       Bind<WaitRequest>(&Service::Wait),       Bind<QueueRequest>(&Service::Queue),
       Bind<ShowRequest>(&Service::Show),       Bind<CancelRequest>(&Service::Cancel),
       Bind<GpusRequest>(&Service::Gpus),       Bind<LogsRequest>(&Service::Logs),
+      Bind<HoldRequest>(&Service::Hold),       Bind<ReleaseRequest>(&Service::Release),
   };
   return ops;
 }
@@ -73,7 +85,7 @@ Result<VersionReply> Service::Version(Call&, VersionRequest) {
 }
 
 Result<SubmitReply> Service::Submit(Call& call, SubmitRequest request) {
-  auto job = node_->Submit(call.caller, std::move(request.request), request.idempotency_key);
+  auto job = node_->Submit(call.caller, std::move(request.request), request.idempotency_key, request.hold);
   if (!job.ok()) return job.status();
   // A retried submit may find its job already ended: nothing would wake a waiter then.
   if (request.wait && !IsFinal(job->state)) {
@@ -124,10 +136,15 @@ Result<ShowReply> Service::Show(Call& call, ShowRequest request) {
 }
 
 Result<CancelReply> Service::Cancel(Call& call, CancelRequest request) {
-  std::vector<Status> results = node_->Cancel(call.caller, request.ids);
-  CancelReply reply;
-  for (size_t i = 0; i < request.ids.size(); ++i) reply.results.push_back({request.ids[i], results[i]});
-  return reply;
+  return CancelReply{Results(request.ids, node_->Cancel(call.caller, request.ids))};
+}
+
+Result<HoldReply> Service::Hold(Call& call, HoldRequest request) {
+  return HoldReply{Results(request.ids, node_->HoldJobs(call.caller, request.ids))};
+}
+
+Result<ReleaseReply> Service::Release(Call& call, ReleaseRequest request) {
+  return ReleaseReply{Results(request.ids, node_->ReleaseJobs(call.caller, request.ids))};
 }
 
 Result<GpusReply> Service::Gpus(Call&, GpusRequest) { return node_->GpusView(); }

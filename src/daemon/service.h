@@ -66,6 +66,8 @@ class Service : public api::Handler {
   Result<CancelReply> Cancel(Call& call, CancelRequest request);
   Result<GpusReply> Gpus(Call& call, GpusRequest request);
   Result<LogsReply> Logs(Call& call, LogsRequest request);
+  Result<HoldReply> Hold(Call& call, HoldRequest request);
+  Result<ReleaseReply> Release(Call& call, ReleaseRequest request);
 
   Node* node_;
   ReplySink reply_;
