@@ -98,6 +98,11 @@ TEST_F(ServiceWireTest, EveryOpsReplyIsWhatTheWireCarries) {
   ExpectGolden("logs.reply", Send("logs.request", owner_));
   ExpectGolden("cancel.reply", Send("cancel.request", owner_));
   ExpectGolden("error.reply", Send("unknown.request", owner_));
+
+  ExpectGolden("submit_held.reply", Send("submit_held.request", owner_));
+  Step();
+  ExpectGolden("hold.reply", Send("hold.request", owner_));
+  ExpectGolden("release.reply", Send("release.request", owner_));
 }
 
 }  // namespace

@@ -55,7 +55,8 @@ constexpr int kNotAFile = -1;
 // says how) and puts it on `target_fd`. Only async-signal-safe calls.
 void RedirectTo(const char* path, int target_fd, int pipe_fd, int stage) {
   int fd = ::open(path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK | O_CLOEXEC, 0644);
-  if (fd < 0) ChildFail(pipe_fd, stage, errno);
+  // ENXIO: a FIFO without a reader (O_NONBLOCK: never waited on).
+  if (fd < 0) ChildFail(pipe_fd, stage, errno == ENXIO ? kNotAFile : errno);
   struct stat st {};
   if (::fstat(fd, &st) != 0) ChildFail(pipe_fd, stage, errno);
   if (!S_ISREG(st.st_mode) && !S_ISCHR(st.st_mode)) ChildFail(pipe_fd, stage, kNotAFile);
