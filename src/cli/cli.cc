@@ -321,6 +321,11 @@ std::vector<Command> Commands(SubmitArgs& submit, int64_t& job_id, std::vector<i
          }
          *g.err << "pinpoint: submitted job " << job.id << ", waiting (Ctrl-C cancels it)" << std::endl;
          auto waited = WaitCancellingOnSignal(g.socket, job.id, *g.err);
+         // A daemon restarting under the wait: once more, a second later, as the submit itself.
+         if (!waited.ok() && waited.status().code() == Code::kUnavailable) {
+           std::this_thread::sleep_for(kSubmitRetryDelay);
+           waited = WaitCancellingOnSignal(g.socket, job.id, *g.err);
+         }
          if (!waited.ok()) return waited.status();
          if (waited->job) {
            const JobView& ended = *waited->job;

@@ -3,6 +3,7 @@
 // leaves at once, the job still being cancelled (docs/cli.md "submit --wait").
 #pragma once
 
+#include <optional>
 #include <ostream>
 #include <string>
 

@@ -2,6 +2,8 @@
 
 #include <fnmatch.h>
 
+#include <algorithm>
+
 namespace pinpoint {
 
 const std::vector<std::string>& DefaultEnvDeny() {

@@ -47,6 +47,13 @@ struct ChildFailure {
 constexpr const char* kStages[] = {"setgroups", "setgid", "setuid", "chdir", "exec", "stdio",
                                    "recording the job's pid", "opening the output file",
                                    "opening the error file"};
+[[noreturn]] void ChildFail(int pipe_fd, int stage, int err) {
+  ChildFailure f{stage, err};
+  ssize_t ignored = ::write(pipe_fd, &f, sizeof(f));
+  (void)ignored;
+  ::_exit(127);
+}
+
 constexpr int kStageOutput = 7;  // kStageOutput + 1: the error file
 // Not an errno: the output file is neither a regular file nor a character device.
 constexpr int kNotAFile = -1;
@@ -65,13 +72,6 @@ void RedirectTo(const char* path, int target_fd, int pipe_fd, int stage) {
   if (flags < 0 || ::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) != 0) ChildFail(pipe_fd, stage, errno);
   if (::dup2(fd, target_fd) < 0) ChildFail(pipe_fd, stage, errno);
   ::close(fd);
-}
-
-[[noreturn]] void ChildFail(int pipe_fd, int stage, int err) {
-  ChildFailure f{stage, err};
-  ssize_t ignored = ::write(pipe_fd, &f, sizeof(f));
-  (void)ignored;
-  ::_exit(127);
 }
 
 // Runs in the forked child: only async-signal-safe calls between fork and exec.
