@@ -51,7 +51,9 @@ TEST(EnvSelectTest, BadExportTextIsOneError) {
   for (const char* text : {"", "PATH,,HOME", "PATH,ALL", "=x", "A B"}) {
     auto spec = ParseExport(text);
     EXPECT_FALSE(spec.ok()) << text;
-    if (!spec.ok()) EXPECT_EQ(spec.status().message().rfind("--export: ", 0), 0u) << spec.status().message();
+    if (!spec.ok()) {
+      EXPECT_EQ(spec.status().message().rfind("--export: ", 0), 0u) << spec.status().message();
+    }
   }
 }
 
