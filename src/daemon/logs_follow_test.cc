@@ -104,7 +104,8 @@ TEST_F(LogsFollowTest, AFollowerIsAnsweredWhenTheJobWritesAndWhenItEnds) {
   ASSERT_EQ(replies_.size(), 2u);
   EXPECT_EQ(replies_[1].second["data"], "\xE2\x82\xAC\n");
   EXPECT_EQ(replies_[1].second["ended"], true) << "the job ended and its output is all read";
-  reply = Send(Follow(15));
+  EXPECT_EQ(replies_[1].second["end_offset"], 16);
+  reply = Send(Follow(16));
   EXPECT_EQ(reply["ended"], true) << "a follower of an ended job is answered at once";
   EXPECT_EQ(reply["data"], "");
 }

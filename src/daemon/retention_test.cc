@@ -62,9 +62,9 @@ class RetentionTest : public ::testing::Test {
 };
 
 TEST_F(RetentionTest, PurgesOnlyJobsEndedLongerAgoThanTheRetention) {
-  JobId old_job = AddJob(31);
-  JobId recent = AddJob(29);
   JobId running = AddJob(90, /*running=*/true);
+  JobId recent = AddJob(29);
+  JobId old_job = AddJob(31);  // the newest id: purging it must not free it
   Retention retention(options_, store_.get(), &clock_);
   auto report = retention.RunIfDue();
   ASSERT_TRUE(report.ok()) << report.status().ToString();
@@ -81,7 +81,7 @@ TEST_F(RetentionTest, PurgesOnlyJobsEndedLongerAgoThanTheRetention) {
   clock_.AdvanceMs(2 * kDayMs);  // the recent job is now past the retention too
   EXPECT_TRUE(retention.RunIfDue()->purged == std::vector<JobId>{recent});
   JobId next = AddJob(0);
-  EXPECT_GT(next, recent) << "purged ids are never handed out again";
+  EXPECT_GT(next, old_job) << "purged ids are never handed out again";
 }
 
 TEST_F(RetentionTest, PassesComeEveryIntervalAndOffMeansNever) {
