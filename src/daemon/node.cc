@@ -12,6 +12,7 @@
 #include "daemon/lifecycle.h"
 #include "daemon/log_text.h"
 #include "launch/shim.h"
+#include "pinpoint/api_codec.h"
 #include "pinpoint/units.h"
 
 namespace pinpoint::daemon {

@@ -67,6 +67,12 @@ struct NodeDeps {
   UserDirectory* users = nullptr;
 };
 
+// A range of end times for Node::List (Unix epoch ms; a bound left out is open).
+struct EndRange {
+  std::optional<int64_t> after_ms = std::nullopt;
+  std::optional<int64_t> before_ms = std::nullopt;
+};
+
 class Node {
  public:
   Node(NodeOptions options, NodeDeps deps);
@@ -105,12 +111,8 @@ class Node {
   };
   // With a bound in `ended` the listing is of ended jobs whose end_ms lies in [after, before),
   // from the store, whatever `all` says (one indexed count and one query, as with `all`).
-  struct EndRange {
-    std::optional<int64_t> after_ms = std::nullopt;
-    std::optional<int64_t> before_ms = std::nullopt;
-  };
   Result<Page> List(bool all, std::optional<uint32_t> uid, int offset, int limit,
-                    const EndRange& ended = {}) const;
+                    const EndRange& ended = EndRange()) const;
   Result<std::vector<store::JobEvent>> Events(JobId id) const;
   // A piece of a job's stdout or stderr (docs/api.md "logs"): its last max_bytes (and of them
   // the last tail_lines lines), or from from_offset on at most max_bytes, cut before a UTF-8

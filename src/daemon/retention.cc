@@ -1,5 +1,7 @@
 #include "daemon/retention.h"
 
+#include <utility>
+
 #include "common/file_util.h"
 #include "common/remove_tree.h"
 
