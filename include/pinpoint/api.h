@@ -129,6 +129,10 @@ struct QueueRequest {
   std::optional<std::string> user;  // only this user's jobs (a user name)
   int limit = 0;                    // 1 to kQueueMaxLimit; 0: kQueueDefaultLimit
   int offset = 0;                   // jobs to skip, 0 to kQueueMaxOffset
+  // Only jobs that ended in [ended_after_ms, ended_before_ms) (Unix epoch ms; either bound may be
+  // left out): either one makes the listing one of ended jobs, newest first, whatever `all` says.
+  std::optional<int64_t> ended_after_ms = std::nullopt;
+  std::optional<int64_t> ended_before_ms = std::nullopt;
 };
 
 struct ShowReply {
@@ -259,20 +263,38 @@ struct GpusRequest {
 
 enum class LogStream { kStdout, kStderr };
 
-// The bytes of the stream's tail; invalid UTF-8 arrives as U+FFFD.
+// A piece of the stream: its tail, or with from_offset the bytes from there on. Invalid UTF-8
+// arrives as U+FFFD.
 struct LogsReply {
   JobId id = 0;
   LogStream stream = LogStream::kStdout;
   std::string data;
+  // The byte offset in the file just past `data`: the from_offset that continues the stream.
+  uint64_t end_offset = 0;
+  // The job has ended and `data` reaches the end of its file: nothing more will come.
+  bool ended = false;
 };
 inline constexpr uint64_t kLogsDefaultMaxBytes = 256 * 1024;
 inline constexpr uint64_t kLogsMaxBytes = 512 * 1024;
+inline constexpr int kLogsMaxTailLines = 1'000'000;
+// Followers (requests with `follow` that wait for output) the daemon holds at once: in all, and
+// for one non-root uid. One past the cap is refused with kUnavailable.
+inline constexpr size_t kLogsMaxFollowers = 128;
+inline constexpr size_t kLogsMaxFollowersPerUid = 8;
 struct LogsRequest {
   static constexpr char kOp[] = "logs";
   using Reply = LogsReply;
   JobId id = 0;
   LogStream stream = LogStream::kStdout;
   uint64_t max_bytes = kLogsDefaultMaxBytes;  // at most kLogsMaxBytes
+  // The tail only: at most this many last lines of the last max_bytes (0: all of them); at most
+  // kLogsMaxTailLines.
+  int tail_lines = 0;
+  // Read forward from this byte offset (a reply's end_offset) instead of the tail.
+  std::optional<uint64_t> from_offset = std::nullopt;
+  // With from_offset: when nothing new is there yet and the job has not ended, the reply waits
+  // until there is output or the job has ended.
+  bool follow = false;
 };
 
 }  // namespace pinpoint

@@ -15,6 +15,8 @@
 #include "cli/completion.h"
 #include "cli/format.h"
 #include "cli/submit_wait.h"
+#include "cli/report_csv.h"
+#include "cli/time_range.h"
 #include "cli/top.h"
 #include "common/companion.h"
 #include "common/env_select.h"
@@ -208,6 +210,76 @@ Result<JobRequest> BuildRequest(const SubmitArgs& a, std::vector<std::string>* d
   return r;
 }
 
+struct LogsArgs {
+  int64_t job_id = 0;
+  bool stderr_stream = false;
+  bool follow = false;
+  int tail_lines = 0;
+};
+
+// `pinpoint logs`: the tail, then with --follow each new piece as the daemon sends it (it holds
+// each request until the job writes or ends) until the job has ended.
+Result<int> RunLogs(const Globals& g, const LogsArgs& a, std::ostream& out) {
+  auto client = Client::Connect(g.socket);
+  if (!client.ok()) return client.status();
+  LogsRequest request{a.job_id, a.stderr_stream ? LogStream::kStderr : LogStream::kStdout, kLogsDefaultMaxBytes};
+  request.tail_lines = a.tail_lines;
+  auto reply = client->Logs(request);
+  while (true) {
+    if (!reply.ok()) return reply.status();
+    // --json: one reply as it always was; with --follow one compact line per piece.
+    if (g.json_output) out << (a.follow ? WithOk(ToJson(*reply)).dump() : WithOk(ToJson(*reply)).dump(2)) << "\n";
+    else out << reply->data;
+    out.flush();
+    if (!a.follow || reply->ended) return 0;
+    LogsRequest next{request.id, request.stream, kLogsMaxBytes};
+    next.from_offset = reply->end_offset;
+    next.follow = true;
+    reply = client->Logs(next);
+  }
+}
+
+struct ReportArgs {
+  std::string since, until;
+  bool csv = false;
+  bool jobs = false;
+};
+
+// `pinpoint report`: ended jobs, 1000 a page, filtered by end time in the daemon.
+Result<int> RunReport(const Globals& g, const ReportArgs& a, const std::string& user, int limit, std::ostream& out) {
+  if (a.jobs && !a.csv) return InvalidArgument("--jobs goes with --csv");
+  if (a.csv && g.json_output) return InvalidArgument("--csv and --json are two formats: choose one");
+  QueueRequest base{true, std::nullopt, 0, 0};
+  if (!user.empty()) base.user = user;
+  int64_t now = NowMs();
+  if (!a.since.empty()) {
+    auto since = ParseWhen(a.since, now, "--since");
+    if (!since.ok()) return since.status();
+    base.ended_after_ms = *since;
+  }
+  if (!a.until.empty()) {
+    auto until = ParseWhen(a.until, now, "--until");
+    if (!until.ok()) return until.status();
+    base.ended_before_ms = *until;
+  }
+  std::vector<JobView> jobs;
+  int want = limit > 0 ? limit : 10000;
+  while (static_cast<int>(jobs.size()) < want) {
+    QueueRequest req = base;
+    req.offset = static_cast<int>(jobs.size());
+    req.limit = std::min(want - req.offset, 1000);  // 1000 a page
+    auto reply = Send(g, &Client::Queue, req);
+    if (!reply.ok()) return reply.status();
+    for (auto& job : reply->jobs) jobs.push_back(std::move(job));
+    if (reply->jobs.empty() || reply->more == 0) break;
+  }
+  UsageReport report = Report(jobs);
+  if (a.csv) out << (a.jobs ? JobsCsv(jobs) : ReportCsv(report));
+  else if (g.json_output) out << ToJson(report).dump(2) << "\n";
+  else out << FormatReport(report);
+  return 0;
+}
+
 struct TopArgs {
   double interval_s = 1.0;
   int count = 0;  // frames; 0: until interrupted
@@ -268,8 +340,8 @@ int PrintCompletion(const CLI::App& app, const std::string& shell, std::ostream&
 }
 
 std::vector<Command> Commands(SubmitArgs& submit, int64_t& job_id, std::vector<int64_t>& ids,
-                              bool& all, std::string& user, int& limit, int& offset, bool& stderr_stream,
-                              TopArgs& top) {
+                              bool& all, std::string& user, int& limit, int& offset, LogsArgs& logs,
+                              ReportArgs& report, TopArgs& top) {
   return {
       {"submit", "Submit a job: pinpoint submit [--gpus N] [--gpu-mem SIZE [--gpu-share PCT]] -- CMD...",
        [&](CLI::App* c) {
@@ -418,41 +490,25 @@ std::vector<Command> Commands(SubmitArgs& submit, int64_t& job_id, std::vector<i
          if (g.json_output) out << jobs.dump(2) << "\n";
          return code;
        }},
-      {"logs", "Print a job's output (--stderr for its error stream)",
+      {"logs", "Print a job's output (--stderr for its error stream, -f to follow it)",
        [&](CLI::App* c) {
-         c->add_option("job", job_id, "job id")->required();
-         c->add_flag("--stderr", stderr_stream, "the error stream instead of stdout");
+         c->add_option("job", logs.job_id, "job id")->required();
+         c->add_flag("--stderr", logs.stderr_stream, "the error stream instead of stdout");
+         c->add_flag("-f,--follow", logs.follow, "then print new output as it comes, until the job ends (or Ctrl-C)");
+         c->add_option("--tail", logs.tail_lines, "only the last N lines (of the last 256 KiB)")
+             ->check(CLI::Range(1, kLogsMaxTailLines));
        },
-       [&](const Globals& g, std::ostream& out) -> Result<int> {
-         LogsRequest req{job_id, stderr_stream ? LogStream::kStderr : LogStream::kStdout, kLogsDefaultMaxBytes};
-         auto reply = Send(g, &Client::Logs, req);
-         if (!reply.ok()) return reply.status();
-         if (g.json_output) out << WithOk(ToJson(*reply)).dump(2) << "\n";
-         else out << reply->data;
-         return 0;
-       }},
+       [&](const Globals& g, std::ostream& out) -> Result<int> { return RunLogs(g, logs, out); }},
       {"report", "Summarise ended jobs: device memory asked vs used, whole-GPU use, energy, per user",
        [&](CLI::App* c) {
          c->add_option("-u,--user", user, "only this user's jobs");
          c->add_option("-n,--limit", limit, "the newest this many jobs (default 10000)")->check(CLI::Range(0, 1000000));
+         c->add_option("--since", report.since, "jobs that ended at or after: YYYY-MM-DD[THH:MM] (local time), or 7d, 24h ago");
+         c->add_option("--until", report.until, "jobs that ended before: as --since");
+         c->add_flag("--csv", report.csv, "CSV (RFC 4180) with a header line: one row per user and the total");
+         c->add_flag("--jobs", report.jobs, "with --csv: one row per job instead");
        },
-       [&](const Globals& g, std::ostream& out) -> Result<int> {
-         std::vector<JobView> jobs;
-         int want = limit > 0 ? limit : 10000;
-         while (static_cast<int>(jobs.size()) < want) {
-           int got = static_cast<int>(jobs.size());
-           QueueRequest req{true, std::nullopt, std::min(want - got, 1000), got};  // report: 1000 a page
-           if (!user.empty()) req.user = user;
-           auto reply = Send(g, &Client::Queue, req);
-           if (!reply.ok()) return reply.status();
-           for (auto& job : reply->jobs) jobs.push_back(std::move(job));
-           if (reply->jobs.empty() || reply->more == 0) break;
-         }
-         UsageReport report = Report(jobs);
-         if (g.json_output) out << ToJson(report).dump(2) << "\n";
-         else out << FormatReport(report);
-         return 0;
-       }},
+       [&](const Globals& g, std::ostream& out) -> Result<int> { return RunReport(g, report, user, limit, out); }},
       {"top", "Live view of the GPUs and the jobs on them (Ctrl-C to leave)",
        [&](CLI::App* c) {
          c->add_option("-i,--interval", top.interval_s, "seconds between refreshes")->check(CLI::Range(0.1, 3600.0));
@@ -492,11 +548,13 @@ int RunCli(int argc, char** argv, std::ostream& out, std::ostream& err) {
   SubmitArgs submit;
   int64_t job_id = 0;
   std::vector<int64_t> ids;
-  bool all = false, stderr_stream = false;
+  bool all = false;
+  LogsArgs logs;
+  ReportArgs report;
   std::string user;
   int limit = 0, offset = 0;
   TopArgs top;
-  auto commands = Commands(submit, job_id, ids, all, user, limit, offset, stderr_stream, top);
+  auto commands = Commands(submit, job_id, ids, all, user, limit, offset, logs, report, top);
   std::vector<std::pair<CLI::App*, const Command*>> subs;
   for (const auto& c : commands) {
     CLI::App* sub = app.add_subcommand(c.name, c.help);
@@ -557,7 +615,7 @@ int RunCli(int argc, char** argv, std::ostream& out, std::ostream& err) {
     err << "pinpoint: " << e.what() << " (see pinpoint --help)\n";
     return 2;
   }
-  if (job_id < 0) {
+  if (job_id < 0 || logs.job_id < 0) {
     err << "pinpoint: job ids are positive numbers\n";
     return 2;
   }

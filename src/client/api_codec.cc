@@ -181,6 +181,8 @@ json ToJson(const QueueRequest& m) {
   j["limit"] = m.limit;
   j["offset"] = m.offset;
   if (m.user) j["user"] = *m.user;
+  if (m.ended_after_ms) j["ended_after_ms"] = *m.ended_after_ms;
+  if (m.ended_before_ms) j["ended_before_ms"] = *m.ended_before_ms;
   return j;
 }
 
@@ -194,6 +196,8 @@ Result<QueueRequest> FromJson<QueueRequest>(const json& j) {
   }
   ReadPageField(in, j, "offset", kQueueMaxOffset, &m.offset);
   ReadPageField(in, j, "limit", kQueueMaxLimit, &m.limit);
+  in.OptionalInteger("ended_after_ms", &m.ended_after_ms);
+  in.OptionalInteger("ended_before_ms", &m.ended_before_ms);
   // Documented leniency: a value that is not a boolean counts as false.
   m.all = in.ok() && j.contains("all") && j["all"].is_boolean() && j["all"].get<bool>();
   return in.Done(std::move(m));
@@ -352,6 +356,9 @@ json ToJson(const LogsRequest& m) {
   j["id"] = m.id;
   j["stream"] = LogStreamName(m.stream);
   j["max_bytes"] = m.max_bytes;
+  if (m.tail_lines > 0) j["tail_lines"] = m.tail_lines;
+  if (m.from_offset) j["from_offset"] = *m.from_offset;
+  if (m.follow) j["follow"] = true;
   return j;
 }
 
@@ -371,6 +378,16 @@ Result<LogsRequest> FromJson<LogsRequest>(const json& j) {
       in.Fail("max_bytes", "must be at most " + std::to_string(kLogsMaxBytes));
     else m.max_bytes = v.get<uint64_t>();
   }
+  if (in.Has("tail_lines")) in.Integer("tail_lines", &m.tail_lines, 0, kLogsMaxTailLines);
+  if (in.ok() && j.contains("from_offset")) {
+    if (!j["from_offset"].is_number_unsigned()) in.Fail("from_offset", "must be a byte offset (0 or more)");
+    else m.from_offset = j["from_offset"].get<uint64_t>();
+  }
+  if (in.Has("follow")) in.Bool("follow", &m.follow);
+  if (in.ok() && m.follow && !m.from_offset)
+    in.Fail(InvalidArgument("\"follow\" needs \"from_offset\" (a reply's end_offset)"));
+  if (in.ok() && m.from_offset && m.tail_lines > 0)
+    in.Fail(InvalidArgument("\"tail_lines\" reads the tail; it does not go with \"from_offset\""));
   auto parsed = LogStreamFromName(stream);
   if (in.ok() && !parsed) in.Fail(InvalidArgument("stream must be stdout or stderr"));
   if (parsed) m.stream = *parsed;
@@ -378,7 +395,11 @@ Result<LogsRequest> FromJson<LogsRequest>(const json& j) {
 }
 
 json ToJson(const LogsReply& m) {
-  return json{{"id", m.id}, {"stream", LogStreamName(m.stream)}, {"data", m.data}};
+  return json{{"id", m.id},
+              {"stream", LogStreamName(m.stream)},
+              {"data", m.data},
+              {"end_offset", m.end_offset},
+              {"ended", m.ended}};
 }
 
 template <>
@@ -389,6 +410,8 @@ Result<LogsReply> FromJson<LogsReply>(const json& j) {
   in.Integer("id", &m.id);
   in.String("stream", &stream);
   if (in.Require("data")) in.String("data", &m.data);
+  in.Integer("end_offset", &m.end_offset);
+  in.Bool("ended", &m.ended);
   auto parsed = LogStreamFromName(stream);
   if (!parsed) in.Fail("stream", "must be stdout or stderr");
   else m.stream = *parsed;

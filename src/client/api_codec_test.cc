@@ -106,6 +106,10 @@ TEST(ApiCodecGoldenTest, Wait) {
 
 TEST(ApiCodecGoldenTest, Queue) {
   ExpectRequestGolden("queue.request", QueueRequest{});
+  QueueRequest ended{true, std::nullopt, 1000, 0};
+  ended.ended_after_ms = 1714521600000;
+  ended.ended_before_ms = 1717200000000;
+  ExpectRequestGolden("queue_ended.request", ended);
   QueueReply reply = ExpectReplyGolden<QueueReply>("queue.reply");
   ASSERT_EQ(reply.jobs.size(), 1u);
   EXPECT_EQ(reply.jobs[0].env_shown, EnvShown::kOmitted);
@@ -185,6 +189,15 @@ TEST(ApiCodecGoldenTest, Logs) {
   LogsReply reply = ExpectReplyGolden<LogsReply>("logs.reply");
   EXPECT_EQ(reply.data, "hello\n");
   EXPECT_EQ(reply.stream, LogStream::kStdout);
+  EXPECT_EQ(reply.end_offset, 6u);
+  EXPECT_TRUE(reply.ended);
+  LogsRequest tail{1};
+  tail.tail_lines = 20;
+  ExpectRequestGolden("logs_tail.request", tail);
+  LogsRequest follow{1, LogStream::kStderr, kLogsMaxBytes};
+  follow.from_offset = 6;
+  follow.follow = true;
+  ExpectRequestGolden("logs_follow.request", follow);
 }
 
 TEST(ApiCodecGoldenTest, ErrorReply) {

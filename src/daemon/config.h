@@ -56,6 +56,8 @@ struct Config {
   int gpu_mem_tolerance_pct = 5;
   int64_t gpu_mem_grace_ms = 2000;
   int64_t usage_flush_ms = 15000;    // how often running jobs' usage is written to the store
+  // Ended jobs older than this many days are purged with their directories; 0: kept forever.
+  int64_t retention_days = 0;
   // Prometheus endpoint (docs/metrics.md): HOST:PORT; empty turns it off.
   std::string metrics_listen = "127.0.0.1:9473";
   // Per-client bounds of the socket server (docs/security.md, api::ServerLimits).

@@ -18,6 +18,7 @@
 #include "daemon/inventory_builder.h"
 #include "daemon/mps_plan.h"
 #include "daemon/node.h"
+#include "daemon/retention.h"
 #include "daemon/service.h"
 #include "daemon/users.h"
 #include "launch/cgroup.h"
@@ -114,6 +115,22 @@ api::ServerOptions ServerOptionsFor(const Config& config, Clock* clock) {
                    files.rlim_cur);
   }
   return o;
+}
+
+// One retention pass when due, said in the log. Returns whether it purged anything.
+bool Purge(Retention& retention) {
+  auto report = retention.RunIfDue();
+  if (!report.ok()) {
+    spdlog::error("retention: {}", report.status().message());
+    return false;
+  }
+  for (const auto& problem : report->problems) spdlog::error("retention: {}", problem);
+  if (report->purged.empty()) return false;
+  spdlog::info("retention: purged {} ended jobs ({} to {}), {} names removed from their directories{}",
+               report->purged.size(), *std::min_element(report->purged.begin(), report->purged.end()),
+               *std::max_element(report->purged.begin(), report->purged.end()), report->entries_removed,
+               report->more ? "; more to do" : "");
+  return true;
 }
 
 }  // namespace
@@ -250,6 +267,14 @@ int RunDaemon(const Config& config, std::unique_ptr<gpu::GpuBackend> backend,
     ::close(ready_fd);
   }
 
+  RetentionOptions retention_options;
+  retention_options.retention_ms = config.retention_days * 24 * 3600 * 1000;
+  retention_options.jobs_dir = config.state_dir + "/jobs";
+  Retention retention(retention_options, store->get(), &clock);
+  if (config.retention_days > 0)
+    spdlog::info("retention: jobs that ended more than {} days ago are purged with their directories",
+                 config.retention_days);
+
   bool stop = false;
   int64_t published = -1;
   std::string store_error;
@@ -270,9 +295,13 @@ int RunDaemon(const Config& config, std::unique_ptr<gpu::GpuBackend> backend,
       }
     }
     service.JobsEnded(node.Step());
+    service.PollFollowers();
+    if (Purge(retention)) published = -1;
     if (metrics_server && node.generation() != published) {
       published = node.generation();
-      metrics_server->Publish(metrics::Render(node.MetricsView()));
+      metrics::Snapshot snapshot = node.MetricsView();
+      snapshot.jobs_purged_total = retention.purged_total();
+      metrics_server->Publish(metrics::Render(snapshot));
     }
   }
   metrics_server.reset();

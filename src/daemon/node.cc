@@ -12,7 +12,9 @@
 #include "common/env_select.h"
 #include "daemon/hold.h"
 #include "daemon/lifecycle.h"
+#include "daemon/log_text.h"
 #include "launch/shim.h"
+#include "pinpoint/api_codec.h"
 #include "pinpoint/units.h"
 
 namespace pinpoint::daemon {
@@ -261,12 +263,19 @@ Result<JobRecord> Node::Get(JobId id) const {
   return r;
 }
 
-Result<Node::Page> Node::List(bool all, std::optional<uint32_t> uid, int offset, int limit) const {
+Result<Node::Page> Node::List(bool all, std::optional<uint32_t> uid, int offset, int limit,
+                              const EndRange& ended) const {
   if (offset < 0 || limit <= 0) return InvalidArgument("a page needs offset >= 0 and limit > 0");
   Page page;
-  if (all) {
+  bool by_end = ended.after_ms || ended.before_ms;
+  if (all || by_end) {
     store::ListFilter filter;
     filter.uid = uid;
+    if (by_end) {
+      filter.states = {JobState::kCompleted, JobState::kFailed, JobState::kCancelled};
+      filter.end_ms_min = ended.after_ms;
+      filter.end_ms_max = ended.before_ms;
+    }
     filter.limit = limit;
     filter.offset = offset;
     auto total = deps_.store->Count(filter);
@@ -292,28 +301,37 @@ Result<Node::Page> Node::List(bool all, std::optional<uint32_t> uid, int offset,
 
 Result<std::vector<store::JobEvent>> Node::Events(JobId id) const { return deps_.store->Events(id); }
 
-Result<std::string> Node::Logs(const api::Caller& caller, JobId id, const std::string& stream,
-                               uint64_t max_bytes) const {
-  if (stream != "stdout" && stream != "stderr")
-    return InvalidArgument("stream must be stdout or stderr");
-  auto job = Get(id);
+Result<LogsReply> Node::Logs(const api::Caller& caller, const LogsRequest& request) const {
+  auto job = Get(request.id);
   if (!job.ok()) return job.status();
   if (!api::MayControlJob(caller, job->uid))
-    return PermissionDenied("job " + std::to_string(id) + " belongs to " + job->user);
+    return PermissionDenied("job " + std::to_string(request.id) + " belongs to " + job->user);
   // A file the job's user chose is never read by pinpointd, which runs as root: the user reads it.
-  const std::string& pattern = stream == "stdout" || job->request.error_path.empty()
-                                   ? job->request.output_path
-                                   : job->request.error_path;
+  bool out = request.stream == LogStream::kStdout;
+  const std::string& pattern = out || job->request.error_path.empty() ? job->request.output_path
+                                                                       : job->request.error_path;
   if (!pattern.empty())
-    return FailedPrecondition("job " + std::to_string(id) + " writes its " + stream + " to " +
-                              OutputFile(*job, pattern) + " (submit -o/-e): read it there");
+    return FailedPrecondition("job " + std::to_string(request.id) + " writes its " +
+                              LogStreamName(request.stream) + " to " + OutputFile(*job, pattern) +
+                              " (submit -o/-e): read it there");
+  LogsReply reply{request.id, request.stream, "", request.from_offset.value_or(0), IsFinal(job->state)};
   // The log files belong to the job's user: read without following a link, bounded.
-  auto dir = OpenDirNoFollow(JobDir(id));
-  if (!dir.ok() && dir.status().code() == Code::kNotFound) return std::string();
+  auto dir = OpenDirNoFollow(JobDir(request.id));
+  if (!dir.ok() && dir.status().code() == Code::kNotFound) return reply;
   if (!dir.ok()) return dir.status();
-  auto text = ReadFileTailAt(dir->get(), stream, max_bytes);
-  if (!text.ok() && text.status().code() == Code::kNotFound) return std::string();
-  return text;
+  auto range = ReadFileRangeAt(dir->get(), LogStreamName(request.stream), request.from_offset, request.max_bytes);
+  if (!range.ok() && range.status().code() == Code::kNotFound) return reply;
+  if (!range.ok()) return range.status();
+  std::string_view data = range->data;
+  uint64_t end = range->begin + data.size();
+  bool at_end = end >= range->size;
+  // A character cut at the end waits for its rest, unless no rest can come.
+  if (!(at_end && reply.ended)) data = data.substr(0, CompleteUtf8Length(data));
+  size_t skip = request.from_offset ? 0 : LastLinesStart(data, request.tail_lines);
+  reply.data = std::string(data.substr(skip));
+  reply.end_offset = range->begin + data.size();
+  reply.ended = reply.ended && reply.end_offset >= range->size;
+  return reply;
 }
 
 std::vector<JobId> Node::Step() {

@@ -70,6 +70,12 @@ struct NodeDeps {
   UserDirectory* users = nullptr;
 };
 
+// A range of end times for Node::List (Unix epoch ms; a bound left out is open).
+struct EndRange {
+  std::optional<int64_t> after_ms = std::nullopt;
+  std::optional<int64_t> before_ms = std::nullopt;
+};
+
 class Node {
  public:
   Node(NodeOptions options, NodeDeps deps);
@@ -116,11 +122,17 @@ class Node {
     std::vector<JobRecord> jobs;
     int64_t total = 0;
   };
-  Result<Page> List(bool all, std::optional<uint32_t> uid, int offset, int limit) const;
+  // With a bound in `ended` the listing is of ended jobs whose end_ms lies in [after, before),
+  // from the store, whatever `all` says (one indexed count and one query, as with `all`).
+  Result<Page> List(bool all, std::optional<uint32_t> uid, int offset, int limit,
+                    const EndRange& ended = EndRange()) const;
   Result<std::vector<store::JobEvent>> Events(JobId id) const;
-  // A job's stdout or stderr (last max_bytes). Errors: kNotFound, kPermissionDenied, kInvalidArgument.
-  Result<std::string> Logs(const api::Caller& caller, JobId id, const std::string& stream,
-                           uint64_t max_bytes) const;
+  // A piece of a job's stdout or stderr (docs/api.md "logs"): its last max_bytes (and of them
+  // the last tail_lines lines), or from from_offset on at most max_bytes, cut before a UTF-8
+  // character that is not complete yet. The job's own directory is read without following a
+  // link, never more than max_bytes. `follow` is the caller's to act on (Service holds it).
+  // Errors: kNotFound, kPermissionDenied, kIo (e.g. the file is a link).
+  Result<LogsReply> Logs(const api::Caller& caller, const LogsRequest& request) const;
   // Devices, their slices and jobs, host resources, with the watcher's last readings
   // (docs/api.md "gpus").
   GpusReply GpusView() const;

@@ -111,7 +111,7 @@ Result<QueueReply> Service::Queue(Call&, QueueRequest request) {
     uid = user->uid;
   }
   int limit = request.limit == 0 ? kQueueDefaultLimit : request.limit;
-  auto page = node_->List(request.all, uid, request.offset, limit);
+  auto page = node_->List(request.all, uid, request.offset, limit, {request.ended_after_ms, request.ended_before_ms});
   if (!page.ok()) return page.status();
   QueueReply reply;
   // A listing carries no environments (only `show` does): 1000 jobs stay small whatever they hold.
@@ -150,10 +150,40 @@ Result<ReleaseReply> Service::Release(Call& call, ReleaseRequest request) {
 Result<GpusReply> Service::Gpus(Call&, GpusRequest) { return node_->GpusView(); }
 
 Result<LogsReply> Service::Logs(Call& call, LogsRequest request) {
-  auto text = node_->Logs(call.caller, request.id, LogStreamName(request.stream), request.max_bytes);
-  if (!text.ok()) return text.status();
   // Logs are bytes; the server replaces invalid UTF-8 when it writes the reply.
-  return LogsReply{request.id, request.stream, std::move(text).value()};
+  auto reply = node_->Logs(call.caller, request);
+  if (!reply.ok() || !request.follow || !reply->data.empty() || reply->ended) return reply;
+  PP_RETURN_IF_ERROR(MayFollow(call.caller));
+  request.from_offset = reply->end_offset;  // where a truncated file starts again
+  followers_.push_back({call.conn, call.caller, std::move(request)});
+  call.deferred = true;
+  return LogsReply{};
+}
+
+Status Service::MayFollow(const api::Caller& caller) const {
+  if (followers_.size() >= kLogsMaxFollowers)
+    return Unavailable("pinpointd already holds " + std::to_string(kLogsMaxFollowers) +
+                       " log followers, its most; try again later");
+  if (caller.IsRoot()) return Status::Ok();
+  size_t mine = std::count_if(followers_.begin(), followers_.end(),
+                              [&](const Follower& f) { return f.caller.uid == caller.uid; });
+  if (mine >= kLogsMaxFollowersPerUid)
+    return Unavailable("uid " + std::to_string(caller.uid) + " already follows " +
+                       std::to_string(kLogsMaxFollowersPerUid) + " logs, the most one user may");
+  return Status::Ok();
+}
+
+void Service::PollFollowers() {
+  for (auto it = followers_.begin(); it != followers_.end();) {
+    auto reply = node_->Logs(it->caller, it->request);
+    if (reply.ok() && reply->data.empty() && !reply->ended) {
+      it->request.from_offset = reply->end_offset;
+      ++it;
+      continue;
+    }
+    if (reply_) reply_(it->conn, reply.ok() ? api::OkReply(ToJson(*reply)) : api::ErrorReply(reply.status()));
+    it = followers_.erase(it);
+  }
 }
 
 void Service::Closed(api::ConnId conn) {
@@ -162,6 +192,7 @@ void Service::Closed(api::ConnId conn) {
     std::erase_if(conns, [&](const auto& waiter) { return waiter.first == conn; });
     it = conns.empty() ? waiters_.erase(it) : std::next(it);
   }
+  std::erase_if(followers_, [&](const Follower& f) { return f.conn == conn; });
 }
 
 void Service::JobsEnded(const std::vector<JobId>& ids) {
