@@ -59,7 +59,7 @@ Result<uint64_t> ParseSize(const std::string& text) {
   // A bare number is refused rather than guessed: bytes and MiB both surprise someone
   // (`--mem 4000` was once a 3.9 KiB limit). Zero is zero in every unit.
   if (unit.empty() && number.find_first_not_of("0.") != std::string::npos)
-    return InvalidArgument("invalid size '" + text + "': give a unit, e.g. " + number + "M or " + number + "G");
+    return InvalidArgument("invalid size '" + text + "': give a unit, e.g. " + number + "M or 4G");
   uint64_t mult = UnitMultiplier(unit);
   if (mult == 0) return bad("unknown unit");
   if (number.size() > 20) return bad("too large");
