@@ -115,7 +115,9 @@ void CheckExamples(const std::string& file) {
       std::string reason = block.info.substr(13);
       EXPECT_NE(reason.find_first_not_of(' '), std::string::npos) << where << ": skip: needs a reason";
       std::vector<SessionStep> steps = SessionSteps(block);
-      skipped.push_back(where + " `" + (steps.empty() ? std::string("?") : steps[0].command) + "` (" + reason.substr(1) + ")");
+      std::string first = steps.empty() ? std::string("?") : steps[0].command;
+      first = first.substr(0, first.find("  #"));  // without its comment
+      skipped.push_back(where + " `" + first + "` (" + reason.substr(1) + ")");
       continue;
     }
     if (block.info != "console") {
