@@ -4,7 +4,9 @@
 
 #include <chrono>
 #include <cstring>
+#include <algorithm>
 #include <functional>
+#include <set>
 #include <iostream>
 #include <random>
 #include <thread>
@@ -18,6 +20,7 @@
 #include "cli/report_csv.h"
 #include "cli/time_range.h"
 #include "cli/top.h"
+#include "cli/usage.h"
 #include "common/companion.h"
 #include "common/env_select.h"
 #include "common/terminal.h"
@@ -179,7 +182,7 @@ Result<JobRequest> BuildRequest(const SubmitArgs& a, std::vector<std::string>* d
   r.error_path = a.error;
   if (!a.gpu_mem.empty()) {
     auto mem = ParseSize(a.gpu_mem);
-    if (!mem.ok()) return mem.status();
+    if (!mem.ok()) return InvalidArgument("--gpu-mem: " + mem.status().message());
     if (*mem == 0) return InvalidArgument("--gpu-mem must be more than 0");
     r.gpu_mem_bytes = *mem;
   }
@@ -200,7 +203,7 @@ Result<JobRequest> BuildRequest(const SubmitArgs& a, std::vector<std::string>* d
   if (r.gpus == 0 && r.gpu_mem_bytes > 0) return InvalidArgument("--gpu-mem needs --gpus of at least 1");
   if (!a.mem.empty()) {
     auto mem = ParseSize(a.mem);
-    if (!mem.ok()) return mem.status();
+    if (!mem.ok()) return InvalidArgument("--mem: " + mem.status().message());
     r.mem_bytes = *mem;
   }
   r.cpus = a.cpus;
@@ -305,8 +308,8 @@ Result<int> RunTop(const Globals& g, const TopArgs& a, std::ostream& out) {
 
 // `pinpoint bench ...`, `pinpoint slurm ...` and `pinpoint htcondor ...` are pinpoint-bench,
 // pinpoint-slurm and pinpoint-htcondor next to this binary or in <prefix>/libexec/pinpoint
-// (common/companion.h; docs/benchmarks.md, docs/cluster.md). They get PINPOINT_BIN (this binary) and,
-// when --socket came before the command, PINPOINT_SOCKET.
+// (common/companion.h; docs/benchmarks.md, docs/cluster.md), with the words after argv[command_arg].
+// They get PINPOINT_BIN (this binary) and, when --socket came before the command, PINPOINT_SOCKET.
 int ExecCompanion(const std::string& name, int argc, char** argv, int command_arg,
                   const std::string& socket, std::ostream& err) {
   char exe[4096];
@@ -329,7 +332,10 @@ int ExecCompanion(const std::string& name, int argc, char** argv, int command_ar
 int PrintCompletion(const CLI::App& app, const std::string& shell, std::ostream& out, std::ostream& err) {
   CompletionCommand root = DescribeApp(app);
   root.name = "pinpoint";
-  for (auto& companion : CompanionCommands()) root.subcommands.push_back(std::move(companion));
+  for (auto& companion : CompanionCommands()) {  // in place of the help's entry, which has no options
+    std::erase_if(root.subcommands, [&](const CompletionCommand& c) { return c.name == companion.name; });
+    root.subcommands.push_back(std::move(companion));
+  }
   if (shell == "bash") out << BashCompletion(root);
   else if (shell == "zsh") out << ZshCompletion(root);
   else {
@@ -535,16 +541,29 @@ std::vector<Command> Commands(SubmitArgs& submit, int64_t& job_id, std::vector<i
   };
 }
 
+// The programs `pinpoint NAME ...` runs (ExecCompanion), listed in the help with the subcommands.
+struct Companion {
+  const char* name;
+  const char* program;
+  const char* help;
+};
+constexpr Companion kCompanions[] = {
+    {"bench", "pinpoint-bench", "Measure a workload: one job per GPU, time-slicing, pinpoint's MPS slices, bare MPS (pinpoint-bench)"},
+    {"slurm", "pinpoint-slurm", "Slurm: gres.conf, running a job step as its slice, Prolog and Epilog (pinpoint-slurm)"},
+    {"htcondor", "pinpoint-htcondor", "HTCondor: the startd configuration and the job wrapper (pinpoint-htcondor)"},
+};
+
 }  // namespace
 
 int RunCli(int argc, char** argv, std::ostream& out, std::ostream& err) {
-  CLI::App app{"pinpoint: exactly the GPU slice each job asks for"};
+  CLI::App app{"pinpoint: exactly the GPU slice each job asks for", "pinpoint"};
   app.require_subcommand(1);
   Globals g;
   g.err = &err;
   app.add_option("--socket", g.socket, "pinpointd's socket (default $PINPOINT_SOCKET or /run/pinpoint/pinpointd.sock)");
   app.add_flag("--json", g.json_output, "machine-readable output");
   app.set_version_flag("--version", std::string("pinpoint ") + VersionText(), "print pinpoint's version and exit");
+  app.footer("Global options may also come after the subcommand, before --. `pinpoint SUBCOMMAND --help`: its options.");
   SubmitArgs submit;
   int64_t job_id = 0;
   std::vector<int64_t> ids;
@@ -564,34 +583,34 @@ int RunCli(int argc, char** argv, std::ostream& out, std::ostream& err) {
   // Options after the command belong to it: `submit -- python train.py --lr 1`.
   app.get_subcommand("submit")->prefix_command(false);
   app.allow_extras(false);
-  // A mistyped command deserves its own line rather than "a subcommand is required".
-  std::string socket_before;
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    if (a == "--socket") {
-      if (i + 1 < argc) socket_before = argv[i + 1];
-      ++i;
-      continue;
-    }
-    if (a.empty() || a[0] == '-') continue;
-    if (a == "bench") return ExecCompanion("pinpoint-bench", argc, argv, i, socket_before, err);
-    if (a == "slurm") return ExecCompanion("pinpoint-slurm", argc, argv, i, socket_before, err);
-    if (a == "htcondor") return ExecCompanion("pinpoint-htcondor", argc, argv, i, socket_before, err);
-    if (a == "completion") return PrintCompletion(app, i + 1 < argc ? argv[i + 1] : "", out, err);
-    bool known = false;
-    std::string names;
-    for (const auto& c : commands) {
-      known |= a == c.name;
-      names += std::string(names.empty() ? "" : ", ") + c.name;
-    }
-    if (!known) {
-      err << "pinpoint: unknown command '" << EscapeForTerminal(a) << "' (commands: " << names << ", bench, slurm, htcondor)\n";
-      return 2;
-    }
-    break;
+  CheckJobIds(app);
+  std::set<std::string> opaque = {"completion"};
+  for (const auto& c : kCompanions) {
+    app.add_subcommand(c.name, c.help)->group("Programs beside pinpoint (their own options: pinpoint NAME --help)");
+    opaque.insert(c.name);
   }
+
+  auto arranged = ArrangeArgs(app, std::vector<std::string>(argv + 1, argv + argc), opaque);
+  if (!arranged.ok()) {
+    err << arranged.status().message() << "\n";
+    return 2;
+  }
+  if (arranged->opaque) {
+    const std::string& name = arranged->subcommand;
+    int at = static_cast<int>(arranged->index) + 1;
+    if (name == "completion") return PrintCompletion(app, at + 1 < argc ? argv[at + 1] : "", out, err);
+    // A --socket before the companion's name reaches it as PINPOINT_SOCKET.
+    std::string socket;
+    for (size_t i = 0; i + 1 < arranged->index; ++i)
+      if (arranged->args[i] == "--socket") socket = arranged->args[i + 1];
+    for (const auto& c : kCompanions)
+      if (name == c.name) return ExecCompanion(c.program, argc, argv, at, socket, err);
+  }
+  std::string where = arranged->subcommand.empty() ? "pinpoint" : "pinpoint " + arranged->subcommand;
   try {
-    app.parse(argc, argv);
+    std::vector<std::string> words = arranged->args;
+    std::reverse(words.begin(), words.end());  // CLI11 takes them last first
+    app.parse(words);
   } catch (const CLI::CallForHelp&) {
     out << app.help();
     return 0;
@@ -601,6 +620,16 @@ int RunCli(int argc, char** argv, std::ostream& out, std::ostream& err) {
   } catch (const CLI::CallForAllHelp&) {
     out << app.help("", CLI::AppFormatMode::All);
     return 0;
+  } catch (const UsageError& e) {
+    err << where << ": " << e.what() << "\n";
+    return 2;
+  } catch (const CLI::RequiredError& e) {
+    if (arranged->subcommand.empty()) {
+      err << "pinpoint: a command is required (see pinpoint --help)\n";
+      return 2;
+    }
+    err << where << ": " << EscapeForTerminal(e.what()) << " (see " << where << " --help)\n";
+    return 2;
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == 0) {  // --help on a subcommand
       for (auto& [sub, c] : subs) {
@@ -612,18 +641,8 @@ int RunCli(int argc, char** argv, std::ostream& out, std::ostream& err) {
       out << app.help();
       return 0;
     }
-    err << "pinpoint: " << e.what() << " (see pinpoint --help)\n";
+    err << where << ": " << EscapeForTerminal(e.what()) << " (see " << where << " --help)\n";
     return 2;
-  }
-  if (job_id < 0 || logs.job_id < 0) {
-    err << "pinpoint: job ids are positive numbers\n";
-    return 2;
-  }
-  for (int64_t id : ids) {
-    if (id <= 0) {
-      err << "pinpoint: job ids are positive numbers (got " << id << ")\n";
-      return 2;
-    }
   }
   for (auto& [sub, c] : subs) {
     if (!sub->parsed()) continue;
