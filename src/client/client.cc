@@ -100,6 +100,9 @@ Result<ShowReply> Client::Show(const ShowRequest& request) { return Send(request
 Result<CancelReply> Client::Cancel(const CancelRequest& request) { return Send(request); }
 Result<GpusReply> Client::Gpus() { return Send(GpusRequest{}); }
 Result<LogsReply> Client::Logs(const LogsRequest& request) { return Send(request); }
+Result<OpenLeaseReply> Client::OpenLease(const OpenLeaseRequest& request) { return Send(request); }
+Result<AttachLeaseReply> Client::AttachLease(const AttachLeaseRequest& request) { return Send(request); }
+Result<CloseLeaseReply> Client::CloseLease(const CloseLeaseRequest& request) { return Send(request); }
 
 std::optional<Status> Client::ReadRefusal() {
   char buf[4096];

@@ -34,7 +34,7 @@ json ToJson(const JobView& job) {
   } else if (job.env_shown == EnvShown::kOmitted) {
     request.erase("env");
   }
-  return json{{"id", job.id},
+  json out{{"id", job.id},
               {"request", std::move(request)},
               {"uid", job.uid},
               {"gid", job.gid},
@@ -56,6 +56,10 @@ json ToJson(const JobView& job) {
               {"fault_suspect", job.fault_suspect},
               {"stop_reason", job.stop_reason},
               {"stop_detail", job.stop_detail}};
+  // Only leases carry these: a job's JSON stays what it always was.
+  if (job.kind != JobKind::kJob) out["kind"] = JobKindName(job.kind);
+  if (!job.lease_cgroup.empty()) out["lease_cgroup"] = job.lease_cgroup;
+  return out;
 }
 
 template <>
@@ -63,6 +67,8 @@ Result<JobView> FromJson<JobView>(const json& j) {
   JobView job;
   auto in = JsonReader::Record(j, "job");
   in.Integer("id", &job.id);
+  in.Name("kind", &job.kind, JobKindFromName, "job kind");
+  in.String("lease_cgroup", &job.lease_cgroup);
   in.Object("request", &job.request, RequestFromJson);
   in.Object("request", &job.env_shown, EnvShownFromJson);
   in.Integer("uid", &job.uid);

@@ -28,7 +28,15 @@ constexpr std::array<std::pair<AllocationMode, const char*>, 3> kAllocationModes
     {AllocationMode::kMps, "mps"},
 }};
 
+constexpr std::array<std::pair<JobKind, const char*>, 2> kKinds = {{
+    {JobKind::kJob, "job"},
+    {JobKind::kLease, "lease"},
+}};
+
 }  // namespace
+
+const char* JobKindName(JobKind kind) { return NameIn(kKinds, kind); }
+std::optional<JobKind> JobKindFromName(const std::string& name) { return ValueIn(kKinds, name); }
 
 const char* JobStateName(JobState state) { return NameIn(kStates, state); }
 

@@ -66,6 +66,9 @@ class Service : public api::Handler {
   Result<CancelReply> Cancel(Call& call, CancelRequest request);
   Result<GpusReply> Gpus(Call& call, GpusRequest request);
   Result<LogsReply> Logs(Call& call, LogsRequest request);
+  Result<OpenLeaseReply> OpenLease(Call& call, OpenLeaseRequest request);
+  Result<AttachLeaseReply> AttachLease(Call& call, AttachLeaseRequest request);
+  Result<CloseLeaseReply> CloseLease(Call& call, CloseLeaseRequest request);
 
   Node* node_;
   ReplySink reply_;

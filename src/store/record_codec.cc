@@ -28,6 +28,8 @@ constexpr std::pair<AllocationMode, const char*> kStoredModes[] = {
     {AllocationMode::kExclusive, "exclusive"},
     {AllocationMode::kTimeslice, "timeslice"},
     {AllocationMode::kMps, "mps"}};
+constexpr std::pair<JobKind, const char*> kStoredKinds[] = {{JobKind::kJob, "job"},
+                                                            {JobKind::kLease, "lease"}};
 
 // Format 1's fields, each listed once for both directions: `f` is a Writer (with const parts)
 // or a Reader, and f(key, field) returns f. The keys are part of the format: never rename one
@@ -62,16 +64,16 @@ void RecordFields(F& f, Record& r) {
   f("pid", r.pid)("pid_start_ticks", r.pid_start_ticks);
   f("cancel_requested", r.cancel_requested)("cancelled_by", r.cancelled_by);
   f("fault_suspect", r.fault_suspect)("stop_reason", r.stop_reason)("stop_detail", r.stop_detail);
-  f("usage", r.usage);
+  f("usage", r.usage)("kind", r.kind)("lease_cgroup", r.lease_cgroup);
 }
 
 // A field added to a job but not to the lists above would be lost at every restart. This stops
 // compiling when a struct gains or loses a field, until the lists and these names follow it.
 [[maybe_unused]] void EveryFieldIsListed(const JobRecord& r) {
-  [[maybe_unused]] const auto& [id, request, uid, gid, user, state, reason, detail, submit_ms,
+  [[maybe_unused]] const auto& [id, kind, request, uid, gid, user, state, reason, detail, submit_ms,
                                 start_ms, end_ms, exit_code, term_signal, allocations, pid,
                                 pid_start_ticks, cancel_requested, cancelled_by, fault_suspect,
-                                stop_reason, stop_detail, usage] = r;
+                                stop_reason, stop_detail, usage, lease_cgroup] = r;
   [[maybe_unused]] const auto& [name, argv, cwd, env, gpus, gpu_mem_bytes, gpu_share_pct, cpus,
                                 mem_bytes, priority, as_user, devices] = r.request;
   [[maybe_unused]] const auto& [device_index, uuid, slice_bytes, share_pct, mode] = Allocation{};
@@ -99,6 +101,7 @@ class Writer {
   }
   static json Encode(JobState state) { return NameIn(kStoredStates, state); }
   static json Encode(AllocationMode mode) { return NameIn(kStoredModes, mode); }
+  static json Encode(JobKind kind) { return NameIn(kStoredKinds, kind); }
   static json Encode(const std::optional<int>& v) { return v ? json(*v) : json(nullptr); }
   static json Encode(const JobRequest& r) {
     return Object(r, [](Writer& w, auto& p) { RequestFields(w, p); });
@@ -174,6 +177,9 @@ class Reader {
   }
   static Status Decode(const json& v, const std::string& path, AllocationMode* out) {
     return Named(v, path, kStoredModes, "a known allocation mode", out);
+  }
+  static Status Decode(const json& v, const std::string& path, JobKind* out) {
+    return Named(v, path, kStoredKinds, "a known record kind", out);
   }
   template <typename Enum, size_t N>
   static Status Named(const json& v, const std::string& path,
