@@ -50,11 +50,7 @@ std::optional<uint64_t> DeclaredGpuMem(const std::string& text, const std::strin
   std::string visible = EnvValue(text, "CUDA_VISIBLE_DEVICES");
   std::string first = visible.substr(0, visible.find(','));
   if (first.empty() || gpu_uuid.empty()) return std::nullopt;
-  // A MIG instance's simulated UUID carries its GPU's hash ("MIG-<hash>-..."), as the GPU's does.
-  bool on_gpu = first == gpu_uuid ||
-                (first.rfind("MIG-", 0) == 0 && gpu_uuid.rfind("GPU-", 0) == 0 &&
-                 first.compare(4, first.find('-', 4) - 4, gpu_uuid, 4, gpu_uuid.find('-', 4) - 4) == 0);
-  if (!on_gpu) return std::nullopt;
+  if (first != gpu_uuid) return std::nullopt;  // MIG instances are not simulated this way
   auto bytes = ParseSize(mem);
   if (!bytes.ok()) return std::nullopt;
   return *bytes;
