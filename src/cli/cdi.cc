@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <climits>
 #include <cstdlib>
 #include <cstring>
 #include <istream>
@@ -45,6 +46,27 @@ Result<std::string> ReadConfigJson(const std::string& bundle) {
 }
 
 }  // namespace
+
+Result<std::string> CheckHookPath(const std::string& path, uint32_t uid) {
+  char real[PATH_MAX];
+  if (path.empty() || path[0] != '/' || ::realpath(path.c_str(), real) == nullptr)
+    return FailedPrecondition("pinpoint-cdi-hook was not found (" + path + ")");
+  std::string canonical = real;
+  // Every component from / down, links resolved: the runtime runs the hook as root, so no one
+  // but root (or the caller) may be able to swap any of them.
+  for (size_t end = 0; end != std::string::npos;) {
+    end = canonical.find('/', end + 1);
+    std::string part = end == std::string::npos ? canonical : canonical.substr(0, end);
+    struct stat st {};
+    if (::lstat(part.c_str(), &st) != 0) return FailedPrecondition(part + ": " + std::strerror(errno));
+    bool last = end == std::string::npos;
+    if ((st.st_uid != 0 && st.st_uid != uid) || (st.st_mode & 022) != 0 ||
+        !(last ? S_ISREG(st.st_mode) : S_ISDIR(st.st_mode)))
+      return FailedPrecondition("the container runtime would run " + canonical + " as root, but " + part +
+                                " is not owned by root (or you) and writable by no one else");
+  }
+  return canonical;
+}
 
 std::string CdiDeviceName(JobId lease) { return "L" + std::to_string(lease); }
 std::string CdiQualifiedName(JobId lease) { return std::string(kCdiKind) + "=" + CdiDeviceName(lease); }
@@ -106,8 +128,12 @@ Result<int> RunCdi(const std::string& socket, bool json_output, const CdiArgs& a
   auto opened = client->OpenLease(op);
   if (!opened.ok()) return opened.status();
   JobId id = opened->lease.id;
-  json spec = CdiSpec(id, opened->edits, CompanionPath("pinpoint-cdi-hook"), socket, args.cdi_dir);
-  Status written = WriteCdiSpec(args.cdi_dir, CdiSpecFileName(id), spec.dump(2) + "\n");
+  auto hook = CheckHookPath(CompanionPath("pinpoint-cdi-hook"), ::geteuid());
+  Status written = hook.status();
+  if (written.ok()) {
+    json spec = CdiSpec(id, opened->edits, *hook, socket, args.cdi_dir);
+    written = WriteCdiSpec(args.cdi_dir, CdiSpecFileName(id), spec.dump(2) + "\n");
+  }
   if (!written.ok()) {
     (void)client->CloseLease(CloseLeaseRequest{id});  // no spec: nothing could attach
     return written;
@@ -135,35 +161,35 @@ Result<OciState> ParseOciState(const std::string& text) {
   return s;
 }
 
-Result<std::optional<uint32_t>> ParseOciUid(const std::string& text) {
+Result<uint32_t> ParseOciUid(const std::string& text) {
   json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (!j.is_object()) return InvalidArgument("config.json is not a JSON object");
-  if (!j.contains("process") || !j["process"].is_object()) return std::optional<uint32_t>();
+  // The OCI runtime spec: a process with no user runs as uid 0.
+  if (!j.contains("process") || !j["process"].is_object()) return 0u;
   const json& p = j["process"];
-  if (!p.contains("user") || !p["user"].is_object() || !p["user"].contains("uid")) return std::optional<uint32_t>();
+  if (!p.contains("user") || !p["user"].is_object() || !p["user"].contains("uid")) return 0u;
   const json& uid = p["user"]["uid"];
   if (!uid.is_number_unsigned() || uid.get<uint64_t>() > 0xFFFFFFFEu)
     return InvalidArgument("config.json: process.user.uid is not a uid");
-  return std::optional<uint32_t>(static_cast<uint32_t>(uid.get<uint64_t>()));
+  return static_cast<uint32_t>(uid.get<uint64_t>());
 }
 
 namespace {
 
-Status HookAttach(Client& client, JobId id, std::istream& in) {
+// The attach request from the container's state on `in` and its bundle's config.json, read
+// before pinpointd is asked anything.
+Result<AttachLeaseRequest> HookAttachRequest(JobId id, std::istream& in) {
   auto text = ReadBoundedStream(in, kMaxStateBytes, "the OCI state on stdin");
   if (!text.ok()) return text.status();
   auto state = ParseOciState(*text);
   if (!state.ok()) return state.status();
-  AttachLeaseRequest op{id, state->pid, std::nullopt};
-  if (!state->bundle.empty()) {
-    auto config = ReadConfigJson(state->bundle);
-    if (!config.ok()) return config.status();
-    auto uid = ParseOciUid(*config);
-    if (!uid.ok()) return uid.status();
-    op.container_uid = *uid;
-  }
-  auto reply = client.AttachLease(op);
-  return reply.ok() ? Status::Ok() : reply.status();
+  // The container's uid always goes with the attach: pinpointd refuses a container of another
+  // user than the lease's, whose processes the lease's owner could otherwise stop.
+  auto config = ReadConfigJson(state->bundle);
+  if (!config.ok()) return config.status();
+  auto uid = ParseOciUid(*config);
+  if (!uid.ok()) return uid.status();
+  return AttachLeaseRequest{id, state->pid, *uid};
 }
 
 }  // namespace
@@ -191,9 +217,15 @@ int RunCdiHook(int argc, char** argv, std::istream& in, std::ostream& err) {
     err << "pinpoint-cdi-hook: usage: pinpoint-cdi-hook attach|close LEASE [--socket S] [--cdi-dir D]\n";
     return 2;
   }
-  auto client = Client::Connect(socket);
-  Status s = client.ok() ? Status::Ok() : client.status();
-  if (s.ok() && verb == "attach") s = HookAttach(*client, id, in);
+  Result<AttachLeaseRequest> attach = AttachLeaseRequest{};
+  if (verb == "attach") attach = HookAttachRequest(id, in);
+  Status s = attach.status();
+  auto client = s.ok() ? Client::Connect(socket) : Result<Client>(s);
+  if (s.ok()) s = client.status();
+  if (s.ok() && verb == "attach") {
+    auto reply = client->AttachLease(*attach);
+    if (!reply.ok()) s = reply.status();
+  }
   if (s.ok() && verb == "close") {
     auto reply = client->CloseLease(CloseLeaseRequest{id});
     if (!reply.ok()) s = reply.status();

@@ -52,7 +52,8 @@ Result<int> RunCdi(const std::string& socket, bool json_output, const CdiArgs& a
 
 // `pinpoint-cdi-hook attach|close LEASE [--socket S] [--cdi-dir D]`, as an OCI hook: attach
 // reads the container's state (JSON, at most 64 KiB) from `in`, takes its pid and its bundle's
-// process.user.uid (config.json, at most 4 MiB, not through a link) and attaches the lease;
+// process.user.uid (config.json, at most 4 MiB, not through a link; 0 when it names no user)
+// and attaches the lease with both;
 // close closes it and removes the spec. Returns the exit code; one error line to `err`.
 int RunCdiHook(int argc, char** argv, std::istream& in, std::ostream& err);
 
@@ -62,7 +63,14 @@ struct OciState {
   std::string bundle;
 };
 Result<OciState> ParseOciState(const std::string& text);
-// process.user.uid of an OCI config.json's text, or nullopt when it has none.
-Result<std::optional<uint32_t>> ParseOciUid(const std::string& text);
+// process.user.uid of an OCI config.json's text; 0 when it names no user (the OCI default).
+// Errors: kInvalidArgument (not JSON, a uid that is not one).
+Result<uint32_t> ParseOciUid(const std::string& text);
+
+// The hook a spec names is run as root by the container runtime: `path`, links resolved, must
+// be a regular file, and it and every directory above it owned by root (or `uid`) and writable
+// by no one else. Returns the resolved path (what the spec names). Errors: kFailedPrecondition
+// naming the component.
+Result<std::string> CheckHookPath(const std::string& path, uint32_t uid);
 
 }  // namespace pinpoint::cli

@@ -44,9 +44,16 @@ bool IsDir(const std::string& path) {
   return ::lstat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
 }
 
-// Appends the pids of `dir`'s cgroup.procs and of every group below it.
-void CollectProcs(const std::string& dir, int depth, std::vector<int64_t>* out) {
-  if (depth > 32) return;
+// Bounds of one walk of a container's cgroup tree: a container may make cgroups below its own
+// (a delegated subtree), and pinpointd walks it on every step.
+constexpr int kMaxCgroupDepth = 32;
+constexpr int kMaxCgroupsWalked = 4096;
+
+// Appends the pids of `dir`'s cgroup.procs and of every group below it, visiting at most
+// *budget groups (decremented).
+void CollectProcs(const std::string& dir, int depth, int* budget, std::vector<int64_t>* out) {
+  if (depth > kMaxCgroupDepth || *budget <= 0) return;
+  --*budget;
   bool too_big = false;
   auto procs = ReadBounded(dir + "/cgroup.procs", 1 << 20, &too_big);
   if (procs) {
@@ -59,11 +66,16 @@ void CollectProcs(const std::string& dir, int depth, std::vector<int64_t>* out) 
       if (!line.empty()) out->push_back(std::strtoll(line.c_str(), nullptr, 10));
     }
   }
-  DIR* d = ::opendir(dir.c_str());
-  if (d == nullptr) return;
+  int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) return;
+  DIR* d = ::fdopendir(fd);
+  if (d == nullptr) {
+    ::close(fd);
+    return;
+  }
   while (dirent* e = ::readdir(d)) {
     if (e->d_type != DT_DIR || e->d_name[0] == '.') continue;
-    CollectProcs(dir + "/" + e->d_name, depth + 1, out);
+    CollectProcs(dir + "/" + e->d_name, depth + 1, budget, out);
   }
   ::closedir(d);
 }
@@ -111,7 +123,8 @@ std::optional<std::vector<int64_t>> SystemContainerCgroups::Processes(const std:
   std::string dir = DirOf(key);
   if (dir.empty()) return std::nullopt;
   std::vector<int64_t> pids;
-  CollectProcs(dir, 0, &pids);
+  int budget = kMaxCgroupsWalked;
+  CollectProcs(dir, 0, &budget, &pids);
   return pids;
 }
 

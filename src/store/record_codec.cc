@@ -64,7 +64,10 @@ void RecordFields(F& f, Record& r) {
   f("pid", r.pid)("pid_start_ticks", r.pid_start_ticks);
   f("cancel_requested", r.cancel_requested)("cancelled_by", r.cancelled_by);
   f("fault_suspect", r.fault_suspect)("stop_reason", r.stop_reason)("stop_detail", r.stop_detail);
-  f("usage", r.usage)("kind", r.kind)("lease_cgroup", r.lease_cgroup);
+  f("usage", r.usage);
+  // Added within format 1 after its fixture: written only when set, so that a job's record is
+  // still byte for byte what earlier releases wrote (record_format_test).
+  f.Sparse("kind", r.kind).Sparse("lease_cgroup", r.lease_cgroup);
 }
 
 // A field added to a job but not to the lists above would be lost at every restart. This stops
@@ -91,6 +94,11 @@ class Writer {
   Writer& operator()(const char* key, const T& value) {
     out_[key] = Encode(value);
     return *this;
+  }
+  // A field left out while it holds its default (a missing field reads as its default).
+  template <typename T>
+  Writer& Sparse(const char* key, const T& value) {
+    return value == T{} ? *this : (*this)(key, value);
   }
   json Take() { return std::move(out_); }
 
@@ -139,6 +147,10 @@ class Reader {
       error_ = Decode(j_.at(key), path_ + "." + key, &out);
     }
     return *this;
+  }
+  template <typename T>
+  Reader& Sparse(const char* key, T& out) {
+    return (*this)(key, out);
   }
   const Status& error() const { return error_; }
 
