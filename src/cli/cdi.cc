@@ -13,6 +13,7 @@
 
 #include "common/companion.h"
 #include "common/file_util.h"
+#include "pinpoint/api_codec.h"
 #include "pinpoint/client.h"
 #include "pinpoint/escape.h"
 #include "pinpoint/units.h"
