@@ -31,7 +31,7 @@ trap cleanup EXIT
 
 # --- an image made offline: busybox alone
 mkdir -p "$S/rootfs/bin" && cp "$BUSYBOX" "$S/rootfs/bin/busybox"
-for cmd in sh env ls sleep cat grep sort test; do ln -s busybox "$S/rootfs/bin/$cmd"; done
+for cmd in sh env ls sleep cat grep sort test true id; do ln -s busybox "$S/rootfs/bin/$cmd"; done
 tar -C "$S/rootfs" -cf "$S/rootfs.tar" . || skip "cannot make the image tarball"
 "${PODMAN[@]}" import "$S/rootfs.tar" "$IMAGE" > "$S/import.log" 2>&1 || skip "podman import failed: $(tail -1 "$S/import.log")"
 if ! "${PODMAN[@]}" "${RUN[@]}" "$IMAGE" true > "$S/probe.log" 2>&1; then
@@ -54,18 +54,16 @@ check "the spec is in $CDI, root's, 0644" test "$(stat -c '%u %a' "$spec")" = "0
 check "the lease is listed by queue as running" \
   test "$("$P" --json queue | jq -r ".[] | select(.id == $id) | .kind + \" \" + .state")" = "lease running"
 want=$(jq -r '.devices[0].containerEdits.env[]' "$spec" | sort)
-got=$("${PODMAN[@]}" "${RUN[@]}" --device "$dev" "$IMAGE" sh -c 'env | grep -E "^(CUDA|PINPOINT)_" | sort; ls /dev/nvidia*' 2> "$S/run1.err")
+pipe=$(jq -r '.devices[0].containerEdits.mounts[0].containerPath // ""' "$spec")
+got=$("${PODMAN[@]}" "${RUN[@]}" --device "$dev" "$IMAGE" \
+      sh -c 'env | grep -E "^(CUDA|PINPOINT)_" | sort; ls /dev/nvidia*; test -z "$1" || test -d "$1" && echo mounted' sh "$pipe" \
+      2> "$S/run1.err")
 check "the container sees exactly the spec's CUDA/PINPOINT environment" \
   test "$(grep -E '^(CUDA|PINPOINT)_' <<< "$got")" = "$want"
 check "... with PINPOINT_JOB_ID=$id and a 5 GiB MPS limit" \
   grep -qx "PINPOINT_JOB_ID=$id" <<< "$got"
 check "... and the slice's GPU device node with nvidiactl" grep -q "/dev/nvidiactl" <<< "$got"
-mounts=$(jq -r '.devices[0].containerEdits.mounts | length' "$spec")
-if ((mounts > 0)); then
-  pipe=$(jq -r '.devices[0].containerEdits.mounts[0].containerPath' "$spec")
-  got=$("${PODMAN[@]}" "${RUN[@]}" --device "$dev" "$IMAGE" sh -c "test -d '$pipe' && echo mounted" 2>&1)
-  check "the MPS pipe directory is mounted" test "$got" = mounted
-fi
+check "... and the MPS pipe directory mounted (when the slice has one: '$pipe')" grep -qx mounted <<< "$got"
 poll 20 bash -c "[[ \$($P --json show $id | jq -r .job.state) == completed ]]"
 check "the lease ended with the container (poststop or its cgroup emptied)" \
   test "$(field "$id" state)" = completed
@@ -99,8 +97,19 @@ check "... its peak counted both processes" test "$(field "$ic" usage.gpu_mem_pe
 poll 30 bash -c "! ${PODMAN[*]} ps -q --no-trunc | grep -q $cc"
 check "... and its container is gone" bash -c "! ${PODMAN[*]} ps -q --no-trunc | grep -q $cc"
 
+# --- attacks: a container of another uid than the lease's is refused at its createRuntime hook
+n=$("$P" cdi --gpu-mem 1G --user nobody); in=$(lease_of "$n")
+out=$("${PODMAN[@]}" "${RUN[@]}" --device "$n" "$IMAGE" true 2>&1); rc=$?
+check "a root container on nobody's lease does not start" test "$rc" != 0
+check "... the hook said why (uid 0, nobody's lease)" grep -q "runs as uid 0 but lease $in is nobody's" <<< "$out"
+check "... and the lease is not attached" test "$(field "$in" lease_cgroup)" = null
+"$P" cancel "$in" > /dev/null 2>&1  # ended already when its poststop hook closed it
+
 # --- attacks: a user cannot attach; the hook refuses a lease id that is not a number
-out=$(setpriv --reuid=65534 --regid=65534 --clear-groups "$BIN/pinpoint-cdi-hook" attach "$ic" --socket "$S/sock" <<< '{"pid": 1}' 2>&1); rc=$?
+chmod 711 "$S"
+mkdir -m 755 "$S/bundle" && echo '{"process": {"user": {"uid": 65534}}}' > "$S/bundle/config.json"
+state="{\"pid\": 1, \"bundle\": \"$S/bundle\"}"
+out=$(setpriv --reuid=65534 --regid=65534 --clear-groups "$BIN/pinpoint-cdi-hook" attach "$ic" --socket "$S/sock" <<< "$state" 2>&1); rc=$?
 check "a non-root hook cannot attach (permission denied, one line)" \
   test "$rc:$(wc -l <<< "$out")" = "1:1" -a -n "$(grep -i 'root' <<< "$out")"
 out=$("$BIN/pinpoint-cdi-hook" attach '1;rm' --socket "$S/sock" < /dev/null 2>&1); rc=$?
