@@ -12,13 +12,17 @@ skip() { echo "SKIPPED: $*"; exit 77; }
 ((EUID == 0)) || skip "needs root (rootful podman, and pinpointd reading containers' cgroups)"
 for tool in podman runc jq; do command -v $tool >/dev/null || skip "no $tool (scripts/install-deps.sh installs it)"; done
 BUSYBOX=$(command -v busybox) || skip "no busybox (busybox-static)"
+CDI=/var/run/cdi
+# Spec names come from lease ids: another pinpoint's specs there would clash with this test's.
+if compgen -G "$CDI/pinpoint.io-slice-L*.json" > /dev/null; then
+  skip "$CDI already holds pinpoint specs (another pinpointd or test is using it): $(ls "$CDI" | head -3 | tr '\n' ' ')"
+fi
 S=$(mktemp -d /tmp/ppc-XXXXXX)
 # shellcheck source=../shell/lib.sh
 source "$HERE/../shell/lib.sh"
 PODMAN=(podman --cgroup-manager=cgroupfs --runtime runc)
 RUN=(run --rm --network none --ulimit nofile=1024:1024 --ulimit nproc=4096:4096)
 IMAGE=localhost/pinpoint-cdi-test:1
-CDI=/var/run/cdi
 containers=()
 cleanup() {
   for c in "${containers[@]}"; do "${PODMAN[@]}" rm -f "$c" >/dev/null 2>&1; done
