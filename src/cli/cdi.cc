@@ -61,7 +61,9 @@ Result<std::string> CheckHookPath(const std::string& path, uint32_t uid) {
     struct stat st {};
     if (::lstat(part.c_str(), &st) != 0) return FailedPrecondition(part + ": " + std::strerror(errno));
     bool last = end == std::string::npos;
-    if ((st.st_uid != 0 && st.st_uid != uid) || (st.st_mode & 022) != 0 ||
+    // A sticky directory (/tmp) lets no one else rename or remove what root (or `uid`) owns in it.
+    bool others_may_swap = (st.st_mode & 022) != 0 && !(S_ISDIR(st.st_mode) && (st.st_mode & S_ISVTX));
+    if ((st.st_uid != 0 && st.st_uid != uid) || others_may_swap ||
         !(last ? S_ISREG(st.st_mode) : S_ISDIR(st.st_mode)))
       return FailedPrecondition("the container runtime would run " + canonical + " as root, but " + part +
                                 " is not owned by root (or you) and writable by no one else");

@@ -69,7 +69,7 @@ Result<uint32_t> ParseOciUid(const std::string& text);
 
 // The hook a spec names is run as root by the container runtime: `path`, links resolved, must
 // be a regular file, and it and every directory above it owned by root (or `uid`) and writable
-// by no one else. Returns the resolved path (what the spec names). Errors: kFailedPrecondition
+// by no one else (a sticky directory, /tmp, may be: no one else can swap what root owns there). Returns the resolved path (what the spec names). Errors: kFailedPrecondition
 // naming the component.
 Result<std::string> CheckHookPath(const std::string& path, uint32_t uid);
 

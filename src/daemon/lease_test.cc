@@ -52,8 +52,12 @@ TEST_F(LeaseTest, OpenPlacesAtOnceAndGivesTheContainersEdits) {
   ASSERT_EQ(opened->lease.allocations.size(), 1u);
   EXPECT_EQ(opened->edits.env.at("CUDA_VISIBLE_DEVICES"), opened->lease.allocations[0].uuid);
   EXPECT_EQ(opened->edits.env.at("PINPOINT_JOB_ID"), std::to_string(opened->lease.id));
-  EXPECT_TRUE(opened->edits.env.count("CUDA_MPS_PINNED_DEVICE_MEM_LIMIT"));
-  EXPECT_EQ(opened->edits.env.at("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"), "20");
+  // The MPS client environment is the MPS control's (FakeMps: pipe directory and memory limit).
+  EXPECT_EQ(opened->edits.env.at("CUDA_MPS_PINNED_DEVICE_MEM_LIMIT"), "0=5120M");
+  const std::string pipe = opened->edits.env.at("CUDA_MPS_PIPE_DIRECTORY");
+  EXPECT_EQ(opened->edits.mounts, (std::vector<LeaseMount>{{pipe, pipe, false}}));
+  ASSERT_EQ(mps_.prepared().size(), 1u);
+  EXPECT_EQ(mps_.prepared()[0].gpu_share_pct, 20);
 }
 
 TEST_F(LeaseTest, ALeaseThatDoesNotFitNowIsRefusedAndLeavesNothingRunning) {
