@@ -45,6 +45,12 @@ nlohmann::json ToJson(const GpusRequest& m);
 nlohmann::json ToJson(const GpusReply& m);
 nlohmann::json ToJson(const LogsRequest& m);
 nlohmann::json ToJson(const LogsReply& m);
+nlohmann::json ToJson(const OpenLeaseRequest& m);
+nlohmann::json ToJson(const OpenLeaseReply& m);
+nlohmann::json ToJson(const AttachLeaseRequest& m);
+nlohmann::json ToJson(const AttachLeaseReply& m);
+nlohmann::json ToJson(const CloseLeaseRequest& m);
+nlohmann::json ToJson(const CloseLeaseReply& m);
 nlohmann::json ToJson(const JobView& job);
 
 // FromJson<SubmitRequest>(j), FromJson<ShowReply>(j), ...: one for each message above.
@@ -71,6 +77,12 @@ template <> Result<GpusRequest> FromJson<GpusRequest>(const nlohmann::json& j);
 template <> Result<GpusReply> FromJson<GpusReply>(const nlohmann::json& j);
 template <> Result<LogsRequest> FromJson<LogsRequest>(const nlohmann::json& j);
 template <> Result<LogsReply> FromJson<LogsReply>(const nlohmann::json& j);
+template <> Result<OpenLeaseRequest> FromJson<OpenLeaseRequest>(const nlohmann::json& j);
+template <> Result<OpenLeaseReply> FromJson<OpenLeaseReply>(const nlohmann::json& j);
+template <> Result<AttachLeaseRequest> FromJson<AttachLeaseRequest>(const nlohmann::json& j);
+template <> Result<AttachLeaseReply> FromJson<AttachLeaseReply>(const nlohmann::json& j);
+template <> Result<CloseLeaseRequest> FromJson<CloseLeaseRequest>(const nlohmann::json& j);
+template <> Result<CloseLeaseReply> FromJson<CloseLeaseReply>(const nlohmann::json& j);
 template <> Result<JobView> FromJson<JobView>(const nlohmann::json& j);
 template <> Result<MpsDaemonView> FromJson<MpsDaemonView>(const nlohmann::json& j);
 

@@ -45,6 +45,10 @@ class Client {
   Result<ReleaseReply> Release(const ReleaseRequest& request);
   Result<GpusReply> Gpus();
   Result<LogsReply> Logs(const LogsRequest& request);
+  // Leases (docs/api.md "open_lease", docs/containers.md).
+  Result<OpenLeaseReply> OpenLease(const OpenLeaseRequest& request);
+  Result<AttachLeaseReply> AttachLease(const AttachLeaseRequest& request);
+  Result<CloseLeaseReply> CloseLease(const CloseLeaseRequest& request);
 
   // Sends any JSON object and returns the reply object when "ok" is true (errors as above).
   // Raw on purpose: the tests of the server and of the daemon's input checks send what a typed

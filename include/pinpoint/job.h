@@ -16,6 +16,12 @@ namespace pinpoint {
 
 using JobId = int64_t;
 
+// What a record is: a job pinpointd runs, or a lease on a slice for processes it did not start
+// (a container's; docs/containers.md). A lease's request has no argv, cwd or env.
+enum class JobKind { kJob, kLease };
+const char* JobKindName(JobKind kind);  // "job", "lease"
+std::optional<JobKind> JobKindFromName(const std::string& name);
+
 // What a job asks for. The one request syntax:
 //   gpus=N, gpu_mem_bytes=0          N whole GPUs, exclusive
 //   gpus=1, gpu_mem_bytes=M [share]  a slice of one GPU: M bytes of device memory, the CUDA
@@ -101,6 +107,9 @@ inline constexpr char kGpuFault[] = "gpu-fault";  // caused a fatal MPS fault (o
 inline constexpr char kMpsFaultVictim[] = "mps-fault-victim";  // requeued after a neighbour's fault
 inline constexpr char kGpuMemExceeded[] = "gpu-mem-exceeded";  // stopped: device memory over its budget
 inline constexpr char kHeld[] = "held";  // pending: held by its owner or by root (JobRecord::hold)
+inline constexpr char kLeaseClosed[] = "lease-closed";        // a lease closed by its owner or hook
+inline constexpr char kLeaseEmptied[] = "lease-emptied";      // its container's cgroup emptied or vanished
+inline constexpr char kLeaseNotAttached[] = "lease-not-attached";  // no container attached in time
 }  // namespace reason
 
 // How a job holds one device: alone (a whole device, or a slice on a device in exclusive mode),
@@ -137,6 +146,7 @@ struct JobUsage {
 // (store/record_codec.h). Replies carry JobView (api.h), which the daemon builds from it.
 struct JobRecord {
   JobId id = 0;
+  JobKind kind = JobKind::kJob;
   JobRequest request;
   uint32_t uid = 0;
   uint32_t gid = 0;
@@ -164,6 +174,9 @@ struct JobRecord {
   std::string stop_detail;
   JobUsage usage;
   Hold hold = Hold::kNone;  // a pending job that is held is never started (sched::Demand::hold)
+  // A lease's container cgroup once attached, "<hierarchy>:<path>" as /proc/<pid>/cgroup names
+  // it ("0::/machine/libpod-1.scope", "pids:/libpod_parent/libpod-1"); empty before.
+  std::string lease_cgroup;
   // Every field equal: what a store round trip must give back.
   bool operator==(const JobRecord&) const = default;
 };

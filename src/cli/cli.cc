@@ -14,6 +14,7 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/advice.h"
+#include "cli/cdi.h"
 #include "cli/completion.h"
 #include "cli/format.h"
 #include "cli/submit_wait.h"
@@ -347,7 +348,7 @@ int PrintCompletion(const CLI::App& app, const std::string& shell, std::ostream&
 
 std::vector<Command> Commands(SubmitArgs& submit, int64_t& job_id, std::vector<int64_t>& ids,
                               bool& all, std::string& user, int& limit, int& offset, LogsArgs& logs,
-                              ReportArgs& report, TopArgs& top) {
+                              ReportArgs& report, TopArgs& top, CdiArgs& cdi) {
   return {
       {"submit", "Submit a job: pinpoint submit [--gpus N] [--gpu-mem SIZE [--gpu-share PCT]] -- CMD...",
        [&](CLI::App* c) {
@@ -515,6 +516,16 @@ std::vector<Command> Commands(SubmitArgs& submit, int64_t& job_id, std::vector<i
          c->add_flag("--jobs", report.jobs, "with --csv: one row per job instead");
        },
        [&](const Globals& g, std::ostream& out) -> Result<int> { return RunReport(g, report, user, limit, out); }},
+      {"cdi", "Open a lease on a slice for a container and write its CDI spec: pinpoint cdi [--gpu-mem SIZE [--gpu-share PCT]] [--user U]",
+       [&](CLI::App* c) {
+         c->add_option("--gpus", cdi.gpus, "whole GPUs, or with --gpu-mem the number of slices")->check(CLI::Range(1, 1024));
+         c->add_option("--gpu-mem", cdi.gpu_mem, "device memory of the slice, context included (e.g. 5G)");
+         c->add_option("--gpu-share", cdi.gpu_share, "SM share of the slice (e.g. 20%)");
+         c->add_option("--user", cdi.user, "the lease's user, whose MPS server the container reaches (root only)");
+         c->add_option("--name", cdi.name, "a name for people");
+         c->add_option("--cdi-dir", cdi.cdi_dir, "where the spec goes (default /var/run/cdi)");
+       },
+       [&](const Globals& g, std::ostream& out) -> Result<int> { return RunCdi(g.socket, g.json_output, cdi, out); }},
       {"top", "Live view of the GPUs and the jobs on them (Ctrl-C to leave)",
        [&](CLI::App* c) {
          c->add_option("-i,--interval", top.interval_s, "seconds between refreshes")->check(CLI::Range(0.1, 3600.0));
@@ -573,7 +584,8 @@ int RunCli(int argc, char** argv, std::ostream& out, std::ostream& err) {
   std::string user;
   int limit = 0, offset = 0;
   TopArgs top;
-  auto commands = Commands(submit, job_id, ids, all, user, limit, offset, logs, report, top);
+  CdiArgs cdi;
+  auto commands = Commands(submit, job_id, ids, all, user, limit, offset, logs, report, top, cdi);
   std::vector<std::pair<CLI::App*, const Command*>> subs;
   for (const auto& c : commands) {
     CLI::App* sub = app.add_subcommand(c.name, c.help);

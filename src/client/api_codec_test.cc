@@ -315,5 +315,23 @@ TEST(ApiCodecTest, RequestErrorsAreTheDocumentedOnes) {
   EXPECT_EQ(logs->max_bytes, 10u);
 }
 
+TEST(ApiCodecTest, LeaseRequestsAreTheGoldenOnes) {
+  OpenLeaseRequest open;
+  open.request.name = "web";
+  open.request.gpu_mem_bytes = 5ull << 30;
+  open.request.gpu_share_pct = 20;
+  ExpectRequestGolden("open_lease.request", open);
+  ExpectRequestGolden("attach_lease.request", AttachLeaseRequest{2, 777, 4242u});
+  ExpectRequestGolden("close_lease.request", CloseLeaseRequest{2});
+}
+
+TEST(ApiCodecTest, AttachLeaseNeedsAPositivePidAndAUid) {
+  EXPECT_FALSE(FromJson<AttachLeaseRequest>(json{{"op", "attach_lease"}, {"id", 2}}).ok());
+  EXPECT_FALSE(FromJson<AttachLeaseRequest>(json{{"op", "attach_lease"}, {"id", 2}, {"pid", -1}}).ok());
+  EXPECT_FALSE(FromJson<AttachLeaseRequest>(json{{"op", "attach_lease"}, {"id", 2}, {"pid", 5}, {"container_uid", -3}}).ok());
+  EXPECT_FALSE(FromJson<OpenLeaseRequest>(json{{"op", "open_lease"}}).ok());
+  EXPECT_FALSE(FromJson<OpenLeaseRequest>(json{{"op", "open_lease"}, {"request", {{"gpus", "two"}}}}).ok());
+}
+
 }  // namespace
 }  // namespace pinpoint

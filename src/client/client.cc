@@ -106,6 +106,9 @@ Result<HoldReply> Client::Hold(const HoldRequest& request) { return Send(request
 Result<ReleaseReply> Client::Release(const ReleaseRequest& request) { return Send(request); }
 Result<GpusReply> Client::Gpus() { return Send(GpusRequest{}); }
 Result<LogsReply> Client::Logs(const LogsRequest& request) { return Send(request); }
+Result<OpenLeaseReply> Client::OpenLease(const OpenLeaseRequest& request) { return Send(request); }
+Result<AttachLeaseReply> Client::AttachLease(const AttachLeaseRequest& request) { return Send(request); }
+Result<CloseLeaseReply> Client::CloseLease(const CloseLeaseRequest& request) { return Send(request); }
 
 std::optional<Status> Client::ReadRefusal() {
   char buf[4096];

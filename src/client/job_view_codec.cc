@@ -57,6 +57,9 @@ json ToJson(const JobView& job) {
               {"stop_reason", job.stop_reason},
               {"stop_detail", job.stop_detail}};
   if (job.hold != Hold::kNone) j["hold"] = HoldName(job.hold);
+  // Only leases carry these: a job's JSON stays what it always was.
+  if (job.kind != JobKind::kJob) j["kind"] = JobKindName(job.kind);
+  if (!job.lease_cgroup.empty()) j["lease_cgroup"] = job.lease_cgroup;
   return j;
 }
 
@@ -65,6 +68,8 @@ Result<JobView> FromJson<JobView>(const json& j) {
   JobView job;
   auto in = JsonReader::Record(j, "job");
   in.Integer("id", &job.id);
+  in.Name("kind", &job.kind, JobKindFromName, "job kind");
+  in.String("lease_cgroup", &job.lease_cgroup);
   in.Object("request", &job.request, RequestFromJson);
   in.Object("request", &job.env_shown, EnvShownFromJson);
   in.Integer("uid", &job.uid);

@@ -34,11 +34,18 @@ constexpr std::array<std::pair<Hold, const char*>, 3> kHolds = {{
     {Hold::kRoot, "root"},
 }};
 
+constexpr std::array<std::pair<JobKind, const char*>, 2> kKinds = {{
+    {JobKind::kJob, "job"},
+    {JobKind::kLease, "lease"},
+}};
+
 }  // namespace
 
 const char* HoldName(Hold hold) { return NameIn(kHolds, hold); }
 
 std::optional<Hold> HoldFromName(const std::string& name) { return ValueIn(kHolds, name); }
+const char* JobKindName(JobKind kind) { return NameIn(kKinds, kind); }
+std::optional<JobKind> JobKindFromName(const std::string& name) { return ValueIn(kKinds, name); }
 
 const char* JobStateName(JobState state) { return NameIn(kStates, state); }
 

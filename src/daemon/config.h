@@ -58,6 +58,10 @@ struct Config {
   int64_t usage_flush_ms = 15000;    // how often running jobs' usage is written to the store
   // Ended jobs older than this many days are purged with their directories; 0: kept forever.
   int64_t retention_days = 0;
+  // Leases (docs/containers.md): a lease no container was attached to within this ends; the
+  // CDI spec directory whose pinpoint.io-slice-L<id>.json files are removed when leases end.
+  int64_t lease_attach_timeout_ms = 60000;
+  std::string cdi_dir = "/var/run/cdi";
   // Prometheus endpoint (docs/metrics.md): HOST:PORT; empty turns it off.
   std::string metrics_listen = "127.0.0.1:9473";
   // Per-client bounds of the socket server (docs/security.md, api::ServerLimits).

@@ -6,9 +6,12 @@
 #include <sys/file.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstring>
 
 #include <spdlog/spdlog.h>
 
@@ -21,7 +24,9 @@
 #include "daemon/retention.h"
 #include "daemon/service.h"
 #include "daemon/users.h"
+#include "gpu/simulated_backend.h"
 #include "launch/cgroup.h"
+#include "launch/container_cgroups.h"
 #include "launch/process_launcher.h"
 #include "metrics/http_server.h"
 #include "mps/env_only_mps.h"
@@ -133,6 +138,25 @@ bool Purge(Retention& retention) {
   return true;
 }
 
+// A simulated node's stand-in GPU device nodes, <state_dir>/simdev/nvidia<N>, nvidiactl,
+// nvidia-uvm, nvidia-uvm-tools: character devices with /dev/null's numbers, so a container can
+// be given "its GPU" and reads nothing from it. Made only by root (mknod); without them leases
+// carry no device nodes.
+std::string SimulatedDeviceDir(const std::string& state_dir, const sched::Inventory& inventory) {
+  std::string dir = state_dir + "/simdev";
+  if (::getuid() != 0 || !MakeDirs(dir, 0755).ok()) return dir;
+  std::vector<std::string> names = {"nvidiactl", "nvidia-uvm", "nvidia-uvm-tools"};
+  for (const auto& d : inventory.devices) names.push_back("nvidia" + std::to_string(d.gpu_index));
+  for (const auto& name : names) {
+    std::string path = dir + "/" + name;
+    struct stat st {};
+    if (::lstat(path.c_str(), &st) == 0) continue;
+    if (::mknod(path.c_str(), S_IFCHR | 0666, makedev(1, 3)) != 0)
+      spdlog::warn("simulated device node {}: {}", path, std::strerror(errno));
+  }
+  return dir;
+}
+
 }  // namespace
 
 sigset_t DaemonSignals() {
@@ -222,6 +246,13 @@ int RunDaemon(const Config& config, std::unique_ptr<gpu::GpuBackend> backend,
     }
   }
   options.usage_flush_ms = config.usage_flush_ms;
+  options.lease_attach_timeout_ms = config.lease_attach_timeout_ms;
+  options.cdi_dir = config.cdi_dir;
+  if (auto* simulated = dynamic_cast<gpu::SimulatedBackend*>(backend.get())) {
+    // Containers on a simulated node get stand-in device nodes and may declare device memory.
+    options.device_dir = SimulatedDeviceDir(config.state_dir, *inventory);
+    simulated->SetDeclaredUsageFromProc(true);
+  }
   options.priority = {config.max_user_priority, config.priority_users};
   options.env_deny = config.env_deny;
   watch::WatcherOptions watch_options;
@@ -232,7 +263,8 @@ int RunDaemon(const Config& config, std::unique_ptr<gpu::GpuBackend> backend,
   watch::ProcProcessOwner owner;
   // From here on only the watcher's thread uses the backend.
   watch::Watcher watcher(watch_options, backend.get(), &owner, &clock);
-  Node node(options, {store->get(), &launcher, mps->get(), &cgroups, &watcher, &clock, &users});
+  launch::SystemContainerCgroups containers;
+  Node node(options, {store->get(), &launcher, mps->get(), &cgroups, &watcher, &clock, &users, &containers});
   Status recovered = node.Recover();
   if (!recovered.ok()) return Fail(recovered);
   node.Step();  // tells the watcher of the adopted jobs before its first poll

@@ -101,7 +101,8 @@ Status Node::Recover() {
       ++pending;
       continue;
     }
-    auto status = deps_.launcher->Poll(Handle(job));
+    // A lease has no supervisor: it is adopted as it is, and Step polls its cgroup.
+    auto status = job.kind == JobKind::kLease ? std::nullopt : deps_.launcher->Poll(Handle(job));
     bool orphaned = status && status->kind == launch::ExitStatus::Kind::kOrphaned;
     if (!status || orphaned) {
       active_[job.id] = job;
@@ -146,6 +147,23 @@ Result<JobRecord> Node::Submit(const api::Caller& caller, JobRequest request,
     if (!first.ok()) return first.status();
     if (*first) return ResubmittedJob(**first, request);
   }
+  auto admitted = Admit(caller, std::move(request));
+  if (!admitted.ok()) return admitted.status();
+  JobRecord r = std::move(admitted).value();
+  lifecycle::Submitted(r, deps_.clock->NowMs());
+  if (hold) r.hold = caller.IsRoot() ? Hold::kRoot : Hold::kUser;
+  auto id = deps_.store->Insert(r, key);
+  if (!id.ok()) return id.status();
+  r.id = *id;
+  if (r.hold != Hold::kNone) lifecycle::Waiting(r, reason::kHeld, sched::HeldDetail(r.id, r.hold));
+  if (!dropped.empty()) NoteDroppedEnv(r.id, dropped);
+  active_[r.id] = r;
+  dirty_ = true;
+  ++generation_;
+  return r;
+}
+
+Result<JobRecord> Node::Admit(const api::Caller& caller, JobRequest request) {
   PP_RETURN_IF_ERROR(api::CheckSubmitAs(caller, request.as_user));
   PP_RETURN_IF_ERROR(CheckPriority(options_.priority, caller, options_.daemon_uid, request.priority, *users_));
   auto user = request.as_user.empty() ? users_->ByUid(caller.uid) : users_->ByName(request.as_user);
@@ -163,16 +181,6 @@ Result<JobRecord> Node::Submit(const api::Caller& caller, JobRequest request,
   r.user = user->name;
   r.request = std::move(request);
   PP_RETURN_IF_ERROR(sched::CheckFits(DemandOf(r), options_.inventory));
-  lifecycle::Submitted(r, deps_.clock->NowMs());
-  if (hold) r.hold = caller.IsRoot() ? Hold::kRoot : Hold::kUser;
-  auto id = deps_.store->Insert(r, key);
-  if (!id.ok()) return id.status();
-  r.id = *id;
-  if (r.hold != Hold::kNone) lifecycle::Waiting(r, reason::kHeld, sched::HeldDetail(r.id, r.hold));
-  if (!dropped.empty()) NoteDroppedEnv(r.id, dropped);
-  active_[r.id] = r;
-  dirty_ = true;
-  ++generation_;
   return r;
 }
 
@@ -246,11 +254,11 @@ void Node::SafeStop(JobRecord& job) {
   std::vector<int64_t> pids;
   for (const auto& a : job.allocations) {
     if (a.mode != AllocationMode::kMps) continue;
-    if (pids.empty()) pids = deps_.launcher->JobProcesses(Handle(job));
+    if (pids.empty()) pids = ProcessesOf(job);
     Status t = deps_.mps->TerminateClients(SliceOf(job, a), pids);
     if (!t.ok()) spdlog::warn("job {}: terminate_client: {}", job.id, t.message());
   }
-  Status s = deps_.launcher->Signal(Handle(job), SIGTERM);
+  Status s = SignalJob(job, SIGTERM);
   if (!s.ok()) spdlog::warn("job {}: {}", job.id, s.ToString());
   kill_at_ms_[job.id] = deps_.clock->NowMs() + options_.cancel_grace_ms;
 }
@@ -345,9 +353,17 @@ std::vector<JobId> Node::Step() {
     if (job.state == JobState::kRunning) running.push_back(id);
   }
   std::vector<std::pair<JobId, launch::ExitStatus>> exits;
+  std::vector<std::pair<JobId, std::string>> lease_ends;
   for (JobId id : running) {
     JobRecord& job = active_[id];
-    auto status = deps_.launcher->Poll(Handle(job));
+    if (job.kind == JobKind::kLease) {
+      auto cause = PollLease(job, now);
+      if (cause) {
+        lease_ends.emplace_back(id, *cause);
+        continue;
+      }
+    }
+    auto status = job.kind == JobKind::kLease ? std::nullopt : deps_.launcher->Poll(Handle(job));
     if (status && status->kind == launch::ExitStatus::Kind::kOrphaned) {
       HandleOrphan(job);
       status.reset();  // still running: its processes live
@@ -358,7 +374,7 @@ std::vector<JobId> Node::Step() {
     }
     auto kill = kill_at_ms_.find(id);
     if (kill != kill_at_ms_.end() && now >= kill->second) {
-      Status s = deps_.launcher->Signal(Handle(job), SIGKILL);
+      Status s = SignalJob(job, SIGKILL);
       if (!s.ok()) spdlog::warn("job {}: {}", id, s.ToString());
       kill->second = INT64_MAX;  // once
     }
@@ -367,6 +383,7 @@ std::vector<JobId> Node::Step() {
   // log before its victims exit, so every victim collected here is known as one.
   HandleMpsEvents();
   for (auto& [id, status] : exits) Finish(active_[id], status);
+  for (auto& [id, cause] : lease_ends) EndLease(active_[id], cause);
   if (dirty_) Schedule();
   // Collects every job that ended in this pass, polled or failed to launch inside Schedule.
   for (auto it = active_.begin(); it != active_.end();) {
@@ -487,9 +504,11 @@ void Node::StartJob(JobRecord& job, const std::vector<sched::Slot>& slots) {
   if (!env.ok()) {
     failed.error = env.status().message();
     job.allocations.clear();  // it never became a client: nothing to release
+    if (job.kind == JobKind::kLease) return EndLease(job, reason::kLaunchFailed);
     Finish(job, failed);
     return;
   }
+  if (job.kind == JobKind::kLease) return StartLease(job, *env);
   launch::LaunchSpec spec;
   spec.job_id = job.id;
   spec.argv = job.request.argv;
@@ -540,7 +559,7 @@ void Node::ReleaseResources(const JobRecord& job) {
   for (const auto& a : job.allocations) {
     if (a.mode == AllocationMode::kMps) deps_.mps->ReleaseClient(SliceOf(job, a));
   }
-  if (deps_.cgroups != nullptr && deps_.cgroups->enabled()) {
+  if (deps_.cgroups != nullptr && deps_.cgroups->enabled() && job.kind == JobKind::kJob) {
     Status s = deps_.cgroups->RemoveJobGroup(job.id);
     if (!s.ok()) spdlog::warn("job {}: {}", job.id, s.message());
   }

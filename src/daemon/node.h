@@ -27,6 +27,7 @@
 #include "daemon/users.h"
 #include "gpu/gpu_backend.h"
 #include "launch/cgroup.h"
+#include "launch/container_cgroups.h"
 #include "launch/launcher.h"
 #include "metrics/metrics.h"
 #include "mps/mps_control.h"
@@ -53,6 +54,12 @@ struct NodeOptions {
   PriorityPolicy priority;         // who may ask for which priority
   // Environment variable names never stored (shell globs, any case): config "env_deny".
   std::vector<std::string> env_deny = DefaultEnvDeny();
+  // Leases (docs/containers.md): how long an opened lease waits for its container to be
+  // attached; where GPU device nodes are (a simulated node's stand-ins are elsewhere); where
+  // `pinpoint cdi` writes specs by default, so an ended lease's spec is removed ("": none).
+  int64_t lease_attach_timeout_ms = 60000;
+  std::string device_dir = "/dev";
+  std::string cdi_dir;
 };
 
 // Everything the node acts through. Not owned; must outlive the Node. cgroups and gpu may be null.
@@ -68,6 +75,8 @@ struct NodeDeps {
   // Who the users are (names in replies and details, groups of a job, as_user). Null: the
   // system's, each answer kept for a minute (CachingUserDirectory).
   UserDirectory* users = nullptr;
+  // The cgroups of containers holding leases. Null: attach_lease is refused (unavailable).
+  launch::ContainerCgroups* containers = nullptr;
 };
 
 // A range of end times for Node::List (Unix epoch ms; a bound left out is open).
@@ -109,6 +118,24 @@ class Node {
   // terminate_client for their processes) and SIGKILL after the grace period. One Status per id, in order: kNotFound,
   // kPermissionDenied, kFailedPrecondition (already ended), or ok.
   std::vector<Status> Cancel(const api::Caller& caller, const std::vector<JobId>& ids);
+
+  // Leases (docs/api.md "open_lease"). OpenLease admits the request as Submit does, stores the
+  // lease and places it at once. Errors: Submit's, and kUnavailable when it does not fit now
+  // (the lease is then stored as cancelled, reason lease-not-placed).
+  struct OpenedLease {
+    JobRecord lease;
+    LeaseEdits edits;
+  };
+  Result<OpenedLease> OpenLease(const api::Caller& caller, const LeaseRequest& request);
+  // Root only: the lease's processes are those of `pid`'s cgroup from now on. Errors:
+  // kPermissionDenied (not root; container_uid is not the lease's uid), kNotFound (no such lease
+  // or process), kFailedPrecondition (ended, attached elsewhere, a refused cgroup),
+  // kUnavailable (no ContainerCgroups), kIo.
+  Result<JobRecord> AttachLease(const api::Caller& caller, JobId id, int64_t pid,
+                                std::optional<uint32_t> container_uid);
+  // The owner or root: ends the lease now when it has no process left, else stops them as a
+  // cancel does. An ended lease is returned as it is. Errors: kNotFound, kPermissionDenied, kIo.
+  Result<JobRecord> CloseLease(const api::Caller& caller, JobId id);
 
   // Errors: kNotFound.
   Result<JobRecord> Get(JobId id) const;
@@ -161,6 +188,16 @@ class Node {
                                Result<Hold> (*decide)(const JobRecord&, bool));
   void NoteDroppedEnv(JobId id, const std::vector<std::string>& names);
   Result<JobRecord> ResubmittedJob(const JobRecord& first, const JobRequest& request) const;
+  // A new record for `request` from `caller`, checked as Submit checks it (as_user, priority,
+  // the daemon's uid, ever fits), not stored.
+  Result<JobRecord> Admit(const api::Caller& caller, JobRequest request);
+  // Signals and lists a running job's processes: its supervisor's session, or a lease's cgroup.
+  Status SignalJob(const JobRecord& job, int signal);
+  std::vector<int64_t> ProcessesOf(const JobRecord& job);
+  // A running lease (node_lease.cc): the reason it ends for now, or nullopt while it lasts.
+  std::optional<std::string> PollLease(const JobRecord& job, int64_t now_ms);
+  void StartLease(JobRecord& job, const std::vector<std::string>& env);
+  void EndLease(JobRecord& job, const std::string& cause);
   launch::JobHandle Handle(const JobRecord& r) const;
   // The file an output pattern of `r` names (submit -o/-e), or "" for none.
   static std::string OutputFile(const JobRecord& r, const std::string& pattern);
@@ -214,7 +251,7 @@ class Node {
   std::map<int, std::set<JobId>> recovering_;
   FaultTracker faults_;                      // MPS fault claims and driver Xids -> drains
   std::map<int, std::string> drain_reason_;
-  std::map<JobId, int64_t> watched_;         // jobs the watcher was last told of -> their pid
+  std::map<JobId, std::string> watched_;     // jobs the watcher was last told of -> pid, lease cgroup
   int64_t last_usage_flush_ms_ = 0;
   int64_t starts_total_ = 0;
   std::map<std::pair<std::string, std::string>, int64_t> ended_total_;  // (state, reason)
@@ -222,6 +259,7 @@ class Node {
   // Jobs whose end could not be stored yet -> whether Step has reported them as ended.
   std::map<JobId, bool> unpersisted_ends_;
   std::set<JobId> orphans_;  // running jobs whose supervisor died (HandleOrphan)
+  std::map<JobId, LeaseEdits> lease_edits_;  // leases started in this process -> their edits
 };
 
 }  // namespace pinpoint::daemon

@@ -41,6 +41,8 @@ const std::vector<Service::Op>& Service::Ops() {
       Bind<ShowRequest>(&Service::Show),       Bind<CancelRequest>(&Service::Cancel),
       Bind<GpusRequest>(&Service::Gpus),       Bind<LogsRequest>(&Service::Logs),
       Bind<HoldRequest>(&Service::Hold),       Bind<ReleaseRequest>(&Service::Release),
+      Bind<OpenLeaseRequest>(&Service::OpenLease), Bind<AttachLeaseRequest>(&Service::AttachLease),
+      Bind<CloseLeaseRequest>(&Service::CloseLease),
   };
   return ops;
 }
@@ -206,6 +208,24 @@ void Service::JobsEnded(const std::vector<JobId>& ids) {
     }
     waiters_.erase(it);
   }
+}
+
+Result<OpenLeaseReply> Service::OpenLease(Call& call, OpenLeaseRequest request) {
+  auto opened = node_->OpenLease(call.caller, request.request);
+  if (!opened.ok()) return opened.status();
+  return OpenLeaseReply{ViewFor(call.caller, opened->lease), std::move(opened->edits)};
+}
+
+Result<AttachLeaseReply> Service::AttachLease(Call& call, AttachLeaseRequest request) {
+  auto lease = node_->AttachLease(call.caller, request.id, request.pid, request.container_uid);
+  if (!lease.ok()) return lease.status();
+  return AttachLeaseReply{ViewFor(call.caller, *lease)};
+}
+
+Result<CloseLeaseReply> Service::CloseLease(Call& call, CloseLeaseRequest request) {
+  auto lease = node_->CloseLease(call.caller, request.id);
+  if (!lease.ok()) return lease.status();
+  return CloseLeaseReply{ViewFor(call.caller, *lease)};
 }
 
 }  // namespace pinpoint::daemon

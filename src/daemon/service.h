@@ -84,6 +84,9 @@ class Service : public api::Handler {
     api::Caller caller;
     LogsRequest request;
   };
+  Result<OpenLeaseReply> OpenLease(Call& call, OpenLeaseRequest request);
+  Result<AttachLeaseReply> AttachLease(Call& call, AttachLeaseRequest request);
+  Result<CloseLeaseReply> CloseLease(Call& call, CloseLeaseRequest request);
 
   Node* node_;
   ReplySink reply_;
