@@ -46,7 +46,9 @@ TEST(DeviceBookTest, UpdateSaysWhichListsChanged) {
   EXPECT_EQ(book.Update(drained), (std::vector<bool>{false, true}));
   for (const auto& u : book.Devices(Resource::kGpuMem)) {
     EXPECT_EQ(u.healthy, u.device_index != 0) << u.id;
-    if (u.device_index == 0) EXPECT_EQ(u.unhealthy_reason, "3 MPS faults within an hour");
+    if (u.device_index == 0) {
+      EXPECT_EQ(u.unhealthy_reason, "3 MPS faults within an hour");
+    }
   }
 }
 

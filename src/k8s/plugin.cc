@@ -195,15 +195,21 @@ void Plugin::RegisterMissing() {
   }
 }
 
-void Plugin::ServeAgain(Resource resource) {
+void Plugin::ServeAgain(Resource resource, bool register_anyway) {
   std::lock_guard lock(serve_mu_);
   if (stopping_) return;
-  Unserve(resource);
-  if (Status s = Serve(resource); !s.ok()) {
-    spdlog::error("k8s: {}", s.message());
-    return;
+  Served& s = served_[static_cast<int>(resource)];
+  bool gone = !s.server || SocketInode(SocketPath(resource)) != s.socket_inode;
+  if (gone) {
+    spdlog::info("k8s: {} is gone; serving it again", SocketPath(resource));
+    Unserve(resource);
+    if (Status st = Serve(resource); !st.ok()) {
+      spdlog::error("k8s: {}", st.message());
+      return;
+    }
   }
-  if (Status s = Register(resource); !s.ok()) spdlog::warn("k8s: {}", s.message());
+  if (!gone && !register_anyway) return;
+  if (Status st = Register(resource); !st.ok()) spdlog::warn("k8s: {}", st.message());
 }
 
 void Plugin::PollLoop() {
@@ -224,25 +230,16 @@ void Plugin::PollLoop() {
 
 void Plugin::OnEvent(const DirEvent& event) {
   if (event.created && event.name == options_.kubelet_socket) {
-    // A new kubelet: it removed every plugin socket when it started, and knows no plugin.
-    spdlog::info("k8s: the kubelet restarted; serving and registering again");
-    for (Resource r : kResources) ServeAgain(r);
+    // A new kubelet knows no plugin, and removed every plugin socket when it started: serve
+    // what is gone, register everything. A socket still there is served as it is, so that a
+    // kubelet already talking to it is not cut off.
+    spdlog::info("k8s: the kubelet (re)started; registering again");
+    for (Resource r : kResources) ServeAgain(r, /*register_anyway=*/true);
     return;
   }
   for (Resource r : kResources) {
-    if (event.created || event.name != ResourceEndpoint(r)) continue;
-    ino_t current = SocketInode(SocketPath(r));
-    bool ours;
-    {
-      std::lock_guard lock(serve_mu_);
-      ours = current != 0 && current == served_[static_cast<int>(r)].socket_inode;
-    }
-    // Our own restart removes and makes the socket again: only a socket that is gone now
-    // (the kubelet removed it) needs serving again.
-    if (!ours) {
-      spdlog::info("k8s: {} was removed; serving and registering again", SocketPath(r));
-      ServeAgain(r);
-    }
+    // Our own socket removed (by the kubelet), unless it is here again: serve and register.
+    if (!event.created && event.name == ResourceEndpoint(r)) ServeAgain(r, false);
   }
 }
 

@@ -70,7 +70,9 @@ class Plugin {
   void Unserve(Resource resource);         // under serve_mu_
   Status Register(Resource resource);      // under serve_mu_
   void RegisterMissing();                  // takes serve_mu_
-  void ServeAgain(Resource resource);      // takes serve_mu_
+  // Serves the resource again if its socket is gone (and then registers it); registers it
+  // anyway when `register_anyway`. Takes serve_mu_.
+  void ServeAgain(Resource resource, bool register_anyway);
   void PollLoop();
   void WatchLoop();
   void OnEvent(const DirEvent& event);
