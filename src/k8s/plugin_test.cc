@@ -6,6 +6,8 @@
 
 #include <sys/stat.h>
 
+#include <fstream>
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -362,6 +364,17 @@ TEST_F(PluginTest, RequestsAreBounded) {
     EXPECT_FALSE(reader->Read(&response));
     EXPECT_EQ(reader->Finish().error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
   }
+}
+
+TEST_F(PluginTest, AFileThatIsNotASocketIsLeftAlone) {
+  std::string path = dir_.path() + "/pinpoint-gpu.sock";
+  { std::ofstream(path) << "not ours"; }
+  Status status = plugin_.Start();
+  EXPECT_EQ(status.code(), Code::kIo);
+  EXPECT_THAT(status.message(), HasSubstr("cannot serve pinpoint.io/gpu on"));
+  struct stat st {};
+  ASSERT_EQ(::lstat(path.c_str(), &st), 0);
+  EXPECT_TRUE(S_ISREG(st.st_mode));
 }
 
 TEST(PluginOptionsTest, BadOptionsAreRefused) {
