@@ -6,7 +6,17 @@
 #   PINPOINT_K8S=OFF   do not build it
 set(PINPOINT_K8S AUTO CACHE STRING "Build pinpoint-k8s, the kubelet device plugin: AUTO, ON or OFF")
 set_property(CACHE PINPOINT_K8S PROPERTY STRINGS AUTO ON OFF)
-if(PINPOINT_K8S STREQUAL "OFF" OR PINPOINT_FUZZ)
+if(PINPOINT_K8S STREQUAL "OFF")
+  return()
+endif()
+
+# The plugin's pure policy (what it offers, what it prefers, what an allocation asks for): no
+# gRPC, so the fuzz build has it too (fuzz/k8s_ids_fuzz.cc).
+add_library(pp_k8s_policy STATIC ${PROJECT_SOURCE_DIR}/src/k8s/device_book.cc
+                                 ${PROJECT_SOURCE_DIR}/src/k8s/allocation.cc)
+target_include_directories(pp_k8s_policy PUBLIC ${PROJECT_SOURCE_DIR}/include ${PROJECT_SOURCE_DIR}/src)
+target_link_libraries(pp_k8s_policy PUBLIC pp_common)
+if(PINPOINT_FUZZ)
   return()
 endif()
 
@@ -43,10 +53,10 @@ target_compile_options(pp_k8s_proto PRIVATE -w)  # generated code: not ours to w
 target_link_libraries(pp_k8s_proto PUBLIC PkgConfig::PINPOINT_GRPC)
 
 file(GLOB k8s_srcs CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/src/k8s/*.cc)
-list(FILTER k8s_srcs EXCLUDE REGEX "(_test|/main|/stand_in_kubelet)\\.cc$")
+list(FILTER k8s_srcs EXCLUDE REGEX "(_test|/main|/stand_in_kubelet|/device_book|/allocation)\\.cc$")
 add_library(pp_k8s STATIC ${k8s_srcs})
 target_include_directories(pp_k8s PUBLIC ${PROJECT_SOURCE_DIR}/include ${PROJECT_SOURCE_DIR}/src)
-target_link_libraries(pp_k8s PUBLIC pp_k8s_proto pp_client pp_common)
+target_link_libraries(pp_k8s PUBLIC pp_k8s_policy pp_k8s_proto pp_client pp_common)
 
 # Linked to the shared libstdc++: libgrpc++ is built against it (as pinpointd and cpp-httplib).
 add_executable(pinpoint-k8s src/k8s/main.cc)
@@ -54,7 +64,12 @@ target_link_libraries(pinpoint-k8s PRIVATE pp_k8s CLI11::CLI11)
 
 if(PINPOINT_TESTS)
   file(GLOB k8s_tests CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/src/k8s/*_test.cc)
-  add_executable(k8s_test ${k8s_tests} ${PROJECT_SOURCE_DIR}/src/k8s/stand_in_kubelet.cc)
+  # With the integration harness: one test reads a real pinpointd on a simulated node.
+  add_executable(k8s_test ${k8s_tests} ${PROJECT_SOURCE_DIR}/src/k8s/stand_in_kubelet.cc
+                 ${PROJECT_SOURCE_DIR}/tests/integration/harness.cc)
+  target_include_directories(k8s_test PRIVATE ${PROJECT_SOURCE_DIR}/tests)
+  target_compile_definitions(k8s_test PRIVATE PINPOINT_BIN_DIR="$<TARGET_FILE_DIR:pinpointd>")
   target_link_libraries(k8s_test PRIVATE pp_k8s GTest::gtest GTest::gmock GTest::gtest_main)
+  add_dependencies(k8s_test pinpointd pinpoint-shim)
   gtest_discover_tests(k8s_test DISCOVERY_TIMEOUT 60 PROPERTIES TIMEOUT 300)
 endif()

@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include "pinpoint/escape.h"
+
 namespace pinpoint::k8s {
 
 namespace {
@@ -60,7 +62,8 @@ Result<std::vector<std::string>> PreferUnits(const DeviceBook& book,
     std::set<std::string> free(ids.begin(), ids.end());
     size_t count = free.size();
     for (const std::string& id : must_include) {
-      if (!free.count(id)) ++count;  // a must_include unit kubelet left out of `available`
+      // A must_include unit of this GPU that the kubelet left out of `available`.
+      if (!free.count(id) && book.Find(Resource::kGpuMem, id)->device_index == index) ++count;
     }
     most_free = std::max(most_free, count);
     if (!must_devices.empty() && *must_devices.begin() != index) continue;
@@ -87,6 +90,10 @@ Result<std::vector<std::string>> PreferUnits(const DeviceBook& book,
   });
   return out;
 }
+
+// An ID from the kubelet as it goes into an error line (which the kubelet shows in the pod's
+// events, and the plugin logs): at most 63 bytes of it, escaped.
+std::string Shown(const std::string& id) { return EscapeForTerminal(id.substr(0, 63)); }
 
 // "0 and 1", "0, 1 and 3".
 std::string JoinIndices(const std::set<int>& indices) {
@@ -118,10 +125,10 @@ Result<std::vector<std::string>> PreferredAllocation(Resource resource, const De
   std::set<std::string> seen;
   for (const std::string& id : must_include) {
     if (!book.Find(resource, id)) {
-      return InvalidArgument(fmt::format("{}: unknown device ID '{}'", name, id.substr(0, 63)));
+      return InvalidArgument(fmt::format("{}: unknown device ID '{}'", name, Shown(id)));
     }
     if (!seen.insert(id).second) {
-      return InvalidArgument(fmt::format("{}: device ID '{}' repeated", name, id));
+      return InvalidArgument(fmt::format("{}: device ID '{}' repeated", name, Shown(id)));
     }
   }
   return resource == Resource::kGpu ? PreferWhole(book, available, must_include, size)
@@ -140,10 +147,10 @@ Result<LeaseRequest> PlanLease(Resource resource, const DeviceBook& book,
   for (const std::string& id : device_ids) {
     auto device = book.Find(resource, id);
     if (!device) {
-      return InvalidArgument(fmt::format("{}: unknown device ID '{}'", name, id.substr(0, 63)));
+      return InvalidArgument(fmt::format("{}: unknown device ID '{}'", name, Shown(id)));
     }
     if (!seen.insert(id).second) {
-      return InvalidArgument(fmt::format("{}: device ID '{}' repeated", name, id));
+      return InvalidArgument(fmt::format("{}: device ID '{}' repeated", name, Shown(id)));
     }
     if (!device->healthy) {
       return FailedPrecondition(fmt::format("{}: device {} is unhealthy: {}", name, id,

@@ -143,6 +143,9 @@ TEST_F(AllocationTest, PlanLeaseRefusesBadIds) {
       {{"gpu0-mem80"}, Code::kInvalidArgument, "unknown device ID 'gpu0-mem80'"},
       {{"gpu0"}, Code::kInvalidArgument, "unknown device ID 'gpu0'"},
       {{std::string(500, 'x')}, Code::kInvalidArgument, "unknown device ID"},
+      // What the kubelet sends is shown escaped: no terminal control, no forged line.
+      {{"gpu0\x1b]0;owned\x07\nforged"}, Code::kInvalidArgument,
+       "unknown device ID 'gpu0\\x1b]0;owned\\x07\\nforged'"},
   };
   for (const auto& c : cases) {
     auto plan = PlanLease(Resource::kGpuMem, book_, c.ids);
@@ -150,6 +153,7 @@ TEST_F(AllocationTest, PlanLeaseRefusesBadIds) {
     EXPECT_EQ(plan.status().code(), c.code) << c.message;
     EXPECT_THAT(plan.status().message(), HasSubstr(c.message));
     EXPECT_LT(plan.status().message().size(), 200u);  // an ID is cut, not echoed whole
+    EXPECT_EQ(plan.status().message().find_first_of("\n\x1b\x07"), std::string::npos);
   }
   std::vector<std::string> too_many(kMaxDeviceIds + 1, "gpu0-mem0");
   EXPECT_EQ(PlanLease(Resource::kGpuMem, book_, too_many).status().code(), Code::kInvalidArgument);

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "common/test_dir.h"
+#include "integration/harness.h"
 
 namespace pinpoint::k8s {
 namespace {
@@ -63,6 +64,25 @@ TEST(PinpointSliceSourceTest, LeasesAreNotWiredYet) {
   EXPECT_EQ(lease.status().code(), Code::kUnavailable);
   EXPECT_EQ(lease.status().message(), "leases not available in this pinpointd");
   EXPECT_EQ(source.CloseLease("L1").code(), Code::kUnavailable);
+}
+
+// The real thing: pinpointd on a simulated node, read through the client API.
+TEST(PinpointSliceSourceTest, ReadsARealPinpointd) {
+  testing::Harness harness("simulated:h100x2", R"("gpu_modes": {"1": "exclusive"})");
+  harness.StartDaemon();
+  PinpointSliceSource source(harness.socket());
+  auto inv = source.Inventory();
+  ASSERT_TRUE(inv.ok()) << inv.status().ToString();
+  ASSERT_EQ(inv->devices.size(), 2u);
+  EXPECT_EQ(inv->devices[0].mode, "mps");
+  EXPECT_EQ(inv->devices[1].mode, "exclusive");
+  for (const SliceDevice& d : inv->devices) {
+    EXPECT_TRUE(d.healthy);
+    EXPECT_EQ(d.uuid.rfind("GPU-", 0), 0u) << d.uuid;
+    EXPECT_GT(d.mem_bytes, uint64_t{70} << 30);
+  }
+  harness.KillDaemon();
+  EXPECT_EQ(source.Inventory().status().code(), Code::kUnavailable);
 }
 
 }  // namespace
