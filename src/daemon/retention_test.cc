@@ -147,7 +147,9 @@ TEST_F(RetentionTest, ABacklogIsPurgedInBoundedBatches) {
     ASSERT_TRUE(report.ok());
     EXPECT_LE(report->purged.size(), 2u);
     EXPECT_LE(report->entries_removed, 12);
-    if (report->purged.empty()) EXPECT_TRUE(report->more) << "a pass that purged nothing owes more";
+    if (report->purged.empty()) {
+      EXPECT_TRUE(report->more) << "a pass that purged nothing owes more";
+    }
     EXPECT_TRUE(retention.RunIfDue()->purged.empty()) << "the next pass waits busy_interval_ms";
     clock_.AdvanceMs(options_.busy_interval_ms);
     ASSERT_LT(++passes, 20);

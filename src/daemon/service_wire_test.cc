@@ -103,7 +103,7 @@ TEST_F(ServiceWireTest, EveryOpsReplyIsWhatTheWireCarries) {
   Step();
   ExpectGolden("hold.reply", Send("hold.request", owner_));
   ExpectGolden("release.reply", Send("release.request", owner_));
-  // A lease (job 2): opened by its owner, attached by root's hook, closed once its cgroup is empty.
+  // A lease (job 3): opened by its owner, attached by root's hook, closed once its cgroup is empty.
   ExpectGolden("open_lease.reply", Send("open_lease.request", owner_));
   containers_.SetCgroup(777, std::string("0::/machine/libpod-c1.scope"));
   containers_.SetProcesses("0::/machine/libpod-c1.scope", std::vector<int64_t>{777});

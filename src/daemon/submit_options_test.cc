@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "daemon/service_fixture.h"
+#include "pinpoint/api_codec.h"
 
 namespace pinpoint::daemon {
 namespace {
@@ -30,7 +31,9 @@ class SubmitOptionsTest : public ServiceFixture {
   JobRecord Get(JobId id) { return node_->Get(id).value(); }
   std::vector<std::string> EventKinds(JobId id) {
     std::vector<std::string> kinds;
-    for (const auto& e : node_->Events(id).value()) kinds.push_back(e.kind);
+    auto events = node_->Events(id);
+    if (events.ok())
+      for (const auto& e : *events) kinds.push_back(e.kind);
     return kinds;
   }
 
@@ -122,10 +125,14 @@ TEST_F(SubmitOptionsTest, OutputFilesGoToTheLaunchAndLogsSaysWhereTheyAre) {
   std::string want = "/home/alice/logs/tr-" + std::to_string(id) + ".out";
   EXPECT_EQ(launcher_.launches()[0].stdout_path, want);
   EXPECT_EQ(launcher_.launches()[0].stderr_path, want) << "stderr goes with stdout without -e";
-  for (const char* stream : {"stdout", "stderr"}) {
-    auto logs = node_->Logs(caller_, id, stream, 1024);
+  for (LogStream stream : {LogStream::kStdout, LogStream::kStderr}) {
+    LogsRequest request;
+    request.id = id;
+    request.stream = stream;
+    auto logs = node_->Logs(caller_, request);
     EXPECT_EQ(logs.status().code(), Code::kFailedPrecondition);
-    EXPECT_EQ(logs.status().message(), "job " + std::to_string(id) + " writes its " + stream + " to " + want +
+    EXPECT_EQ(logs.status().message(), "job " + std::to_string(id) + " writes its " +
+                                           LogStreamName(stream) + " to " + want +
                                            " (submit -o/-e): read it there");
   }
   JobRequest e = Whole();
@@ -135,7 +142,9 @@ TEST_F(SubmitOptionsTest, OutputFilesGoToTheLaunchAndLogsSaysWhereTheyAre) {
   ASSERT_EQ(launcher_.launches().size(), 2u);
   EXPECT_EQ(launcher_.launches()[1].stdout_path, "");
   EXPECT_EQ(launcher_.launches()[1].stderr_path, "/tmp/err-uid 4242-%");
-  EXPECT_TRUE(node_->Logs(caller_, only_err, "stdout", 1024).ok());
+  LogsRequest out_of_only_err;
+  out_of_only_err.id = only_err;
+  EXPECT_TRUE(node_->Logs(caller_, out_of_only_err).ok());
 }
 
 TEST_F(SubmitOptionsTest, BadOutputPatternsAreRefusedAtSubmit) {

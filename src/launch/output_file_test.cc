@@ -19,6 +19,12 @@
 namespace pinpoint::launch {
 namespace {
 
+// A file's text, or "" when it cannot be read.
+std::string Text(const std::string& path) {
+  auto text = ReadFile(path);
+  return text.ok() ? *text : "";
+}
+
 constexpr uint32_t kNobody = 65534;
 
 class OutputFileTest : public ::testing::Test {
@@ -82,12 +88,12 @@ TEST_F(OutputFileTest, BothStreamsGoToTheUsersFileOwnedByTheUser) {
   ASSERT_EQ(::chown(out.c_str(), kNobody, kNobody), 0);
   ExitStatus st = Run(out, out, "echo to-out; echo to-err >&2");
   EXPECT_EQ(st.kind, ExitStatus::Kind::kExited) << st.error;
-  EXPECT_EQ(ReadFile(out).value_or(""), "to-out\nto-err\n");
+  EXPECT_EQ(Text(out), "to-out\nto-err\n");
   std::string fresh = home_ + "/fresh", err = home_ + "/err";
   st = Run(fresh, err, "echo o; echo e >&2");
   EXPECT_EQ(st.kind, ExitStatus::Kind::kExited) << st.error;
-  EXPECT_EQ(ReadFile(fresh).value_or(""), "o\n");
-  EXPECT_EQ(ReadFile(err).value_or(""), "e\n");
+  EXPECT_EQ(Text(fresh), "o\n");
+  EXPECT_EQ(Text(err), "e\n");
   struct stat made {};
   ASSERT_EQ(::stat(fresh.c_str(), &made), 0);
   EXPECT_EQ(made.st_uid, kNobody) << "created by the job's user, not by root";
