@@ -11,7 +11,7 @@ const std::vector<std::string>& DefaultEnvDeny() {
   // forges, databases), and the agent sockets that stand for them.
   static const std::vector<std::string> kPatterns = {
       "*TOKEN*", "*SECRET*", "*PASSWORD*", "*PASSWD*", "*CREDENTIAL*", "*_KEY", "*_KEY_ID",
-      "*APIKEY*", "*API_KEY*", "*PRIVATE_KEY*", "*_PAT", "AWS_*", "AZURE_*", "SSH_AUTH_SOCK",
+      "*APIKEY*", "*API_KEY*", "*PRIVATE_KEY*", "*_PAT", "SSH_AUTH_SOCK",
       "GPG_AGENT_INFO", "KRB5CCNAME", "*_AUTH", "*COOKIE*",
   };
   return kPatterns;

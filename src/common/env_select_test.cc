@@ -27,6 +27,15 @@ TEST(EnvSelectTest, AllIsTheEnvironmentWithoutSecrets) {
                                                "SSH_AUTH_SOCK", "WANDB_API_KEY", "github_token"}));
 }
 
+// Cloud settings that are not secrets reach the job (a CA bundle, a region); their secrets match
+// the generic patterns (AWS_SECRET_ACCESS_KEY: *SECRET*, AWS_SESSION_TOKEN: *TOKEN*).
+TEST(EnvSelectTest, CloudSettingsPassTheirSecretsDoNot) {
+  for (const char* name : {"AWS_CA_BUNDLE", "AWS_REGION", "AZURE_CONFIG_DIR"})
+    EXPECT_FALSE(DeniedBy(name, DefaultEnvDeny())) << name;
+  for (const char* name : {"AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_ACCESS_KEY_ID", "AZURE_CLIENT_SECRET"})
+    EXPECT_TRUE(DeniedBy(name, DefaultEnvDeny())) << name;
+}
+
 TEST(EnvSelectTest, NoneListsAndSettings) {
   EXPECT_EQ(Select("NONE"), Env{});
   EXPECT_EQ(Select("PATH,NOT_SET"), (Env{{"PATH", "/usr/bin"}}));

@@ -44,7 +44,7 @@ start_container() {
   mkdir "$CG/$name" && containers+=("$name")
   mkdir -p "$W/bundle-$name"
   echo "{\"ociVersion\": \"1.0.2\", \"process\": {\"user\": {\"uid\": $UIDA, \"gid\": $GIDA}}}" > "$W/bundle-$name/config.json"
-  sh -c "echo \$\$ > $CG/$name/cgroup.procs; exec sleep 600" &
+  sh -c "echo \$\$ > $CG/$name/cgroup.procs; exec sleep 600" > /dev/null 2>&1 &
   echo $!
 }
 # The spec's hook for lease $1 (verb $2: attach or close), fed the OCI state a runtime would feed it.

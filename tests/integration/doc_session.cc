@@ -12,8 +12,9 @@ std::string Trim(const std::string& s) {
   return s.substr(begin, s.find_last_not_of(" \t") - begin + 1);
 }
 
+// Also the CR of a CRLF line end (CSV output), which a page cannot show.
 std::string TrimRight(const std::string& s) {
-  size_t end = s.find_last_not_of(" \t");
+  size_t end = s.find_last_not_of(" \t\r");
   return end == std::string::npos ? "" : s.substr(0, end + 1);
 }
 
