@@ -28,7 +28,7 @@ build: deps
 
 # The build with its tests, whatever an earlier `make build` chose.
 build-tests: test-deps
-	@$(CONFIGURE) -DPINPOINT_TESTS=ON >/dev/null
+	@$(CONFIGURE) -DPINPOINT_TESTS=ON -DPINPOINT_K8S=ON >/dev/null
 	@cmake --build $(BUILD) -j $(JOBS)
 
 # A Debian package of this build: $(BUILD)/packages/pinpoint_VERSION_ARCH.deb (docs/admin.md).
@@ -53,7 +53,7 @@ unit: build-tests
 
 asan: test-deps
 	@cmake -S . -B $(ASAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Debug -DPINPOINT_SANITIZE=ON \
-	  -DPINPOINT_WERROR=ON -DPINPOINT_BENCH=OFF -DPINPOINT_TESTS=ON >/dev/null
+	  -DPINPOINT_WERROR=ON -DPINPOINT_BENCH=OFF -DPINPOINT_TESTS=ON -DPINPOINT_K8S=ON >/dev/null
 	@cmake --build $(ASAN_BUILD) -j $(JOBS)
 	@ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
 	  ctest --test-dir $(ASAN_BUILD) --output-on-failure -j $(JOBS)

@@ -8,7 +8,7 @@
 include(GNUInstallDirs)
 set(PINPOINT_LIBEXEC ${CMAKE_INSTALL_LIBEXECDIR}/pinpoint)
 install(TARGETS pinpointd pinpoint RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
-install(TARGETS pinpoint-shim RUNTIME DESTINATION ${PINPOINT_LIBEXEC})
+install(TARGETS pinpoint-shim pinpoint-cdi-hook RUNTIME DESTINATION ${PINPOINT_LIBEXEC})
 install(PROGRAMS integrations/slurm/pinpoint-slurm integrations/htcondor/pinpoint-htcondor
                  integrations/htcondor/pinpoint-htcondor-wrapper DESTINATION ${PINPOINT_LIBEXEC})
 install(FILES integrations/common/pinpoint-run.sh DESTINATION ${PINPOINT_LIBEXEC})

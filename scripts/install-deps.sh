@@ -1,16 +1,18 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages that one kind of work needs, if any are missing.
 #   install-deps.sh build   what `make build`, `make package` and `make install` need: the compiler,
-#                           the libraries' -dev packages, pandoc for the man pages (the default)
+#                           the libraries' -dev packages (gRPC and protobuf for pinpoint-k8s),
+#                           pandoc for the man pages (the default)
 #   install-deps.sh test    build, plus what the tests need: GoogleTest, clang and its fuzzer
-#                           runtime, promtool, a one-node Slurm, jq, gnuplot, systemd-analyze
+#                           runtime, promtool, a one-node Slurm, jq, gnuplot, systemd-analyze, podman (CDI test)
 # Nothing that the tests need is installed for a build: a GPU node built with `make build` gets
 # no Slurm daemons, no munge and no Prometheus server.
 set -euo pipefail
 build=(build-essential cmake ninja-build pkg-config git libsqlite3-dev nlohmann-json3-dev
-       libcli11-dev libspdlog-dev libfmt-dev libcpp-httplib-dev pandoc)
+       libcli11-dev libspdlog-dev libfmt-dev libcpp-httplib-dev pandoc
+       libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc)
 test=(libgtest-dev libgmock-dev clang libclang-rt-14-dev procps prometheus gnuplot-nox jq zsh
-      slurmctld slurmd slurm-client munge systemd)
+      slurmctld slurmd slurm-client munge systemd podman runc busybox-static)
 case ${1:-build} in
   build) packages=("${build[@]}") ;;
   test) packages=("${build[@]}" "${test[@]}") ;;

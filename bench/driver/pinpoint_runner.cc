@@ -92,7 +92,7 @@ std::vector<std::string> SubmitArgs(const std::string& pinpoint, const std::stri
                                    "--json",
                                    "submit",
                                    "--gpu-mem",
-                                   std::to_string(workload.gpu_mem_bytes)};
+                                   std::to_string(workload.gpu_mem_bytes) + "B"};
   if (options.gpu_share_pct > 0)
     args.insert(args.end(), {"--gpu-share", std::to_string(options.gpu_share_pct)});
   args.insert(args.end(), {"--cpus", std::to_string(options.cpus), "--name", name, "--"});

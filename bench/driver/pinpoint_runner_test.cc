@@ -42,7 +42,7 @@ TEST(SubmitArgsTest, ASliceOfTheWorkloadsSizeThenTheCommand) {
   o.cpus = 2;
   EXPECT_EQ(SubmitArgs("/b/pinpoint", "/t/s", w, o, "busy-mps-n4-r1-0"),
             (std::vector<std::string>{"/b/pinpoint", "--socket", "/t/s", "--json", "submit",
-                                      "--gpu-mem", "1073741824", "--cpus", "2", "--name",
+                                      "--gpu-mem", "1073741824B", "--cpus", "2", "--name",
                                       "busy-mps-n4-r1-0", "--", "/bin/pp-busy", "--iters", "5"}));
   o.gpu_share_pct = 25;
   std::vector<std::string> args = SubmitArgs("/b/pinpoint", "/t/s", w, o, "x");

@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -42,6 +43,7 @@ enum class EnvShown {
 // supervision fields included, so that replies stay what they were.
 struct JobView {
   JobId id = 0;
+  JobKind kind = JobKind::kJob;       // the wire has "kind" only for leases
   JobRequest request;                 // as submitted, env as `env_shown` says
   EnvShown env_shown = EnvShown::kFull;
   uint32_t uid = 0;
@@ -65,6 +67,8 @@ struct JobView {
   bool fault_suspect = false;         // an MPS fault ended it once; it reruns alone
   std::string stop_reason;            // set when pinpoint stops it (reason::kGpuMemExceeded)
   std::string stop_detail;
+  Hold hold = Hold::kNone;            // a pending job held back (`pinpoint hold`); on the wire only when held
+  std::string lease_cgroup;           // a lease's attached cgroup (JobRecord::lease_cgroup)
 };
 
 // One line of a job's history (docs/api.md, "show").
@@ -100,6 +104,7 @@ struct SubmitRequest {
   // Makes a retry after a lost reply return the first job (docs/api.md): 1 to 128 printable
   // ASCII characters. nullopt: none.
   std::optional<std::string> idempotency_key;
+  bool hold = false;  // store it held by its submitter (Hold::kUser): it starts after "release"
 };
 
 struct WaitReply {
@@ -127,6 +132,10 @@ struct QueueRequest {
   std::optional<std::string> user;  // only this user's jobs (a user name)
   int limit = 0;                    // 1 to kQueueMaxLimit; 0: kQueueDefaultLimit
   int offset = 0;                   // jobs to skip, 0 to kQueueMaxOffset
+  // Only jobs that ended in [ended_after_ms, ended_before_ms) (Unix epoch ms; either bound may be
+  // left out): either one makes the listing one of ended jobs, newest first, whatever `all` says.
+  std::optional<int64_t> ended_after_ms = std::nullopt;
+  std::optional<int64_t> ended_before_ms = std::nullopt;
 };
 
 struct ShowReply {
@@ -151,6 +160,28 @@ struct CancelReply {
 struct CancelRequest {
   static constexpr char kOp[] = "cancel";
   using Reply = CancelReply;
+  std::vector<JobId> ids;  // 1 to kCancelMaxIds positive ids
+};
+
+// "hold" and "release": each job's outcome as for "cancel". hold: kNotFound, kPermissionDenied
+// (another user's job), kFailedPrecondition (a job that is running or ended: only a pending job
+// can be held), kIo. release: the same, and kPermissionDenied for a job root held, unless the
+// caller is root; releasing a job that is not held is Ok. Root's hold is an admin hold
+// (Hold::kRoot), a user's a user hold (Hold::kUser); root's hold replaces a user's.
+struct HoldReply {
+  std::vector<CancelResult> results;  // one per id, in order
+};
+struct HoldRequest {
+  static constexpr char kOp[] = "hold";
+  using Reply = HoldReply;
+  std::vector<JobId> ids;  // 1 to kCancelMaxIds positive ids
+};
+struct ReleaseReply {
+  std::vector<CancelResult> results;  // one per id, in order
+};
+struct ReleaseRequest {
+  static constexpr char kOp[] = "release";
+  using Reply = ReleaseReply;
   std::vector<JobId> ids;  // 1 to kCancelMaxIds positive ids
 };
 
@@ -235,20 +266,116 @@ struct GpusRequest {
 
 enum class LogStream { kStdout, kStderr };
 
-// The bytes of the stream's tail; invalid UTF-8 arrives as U+FFFD.
+// A piece of the stream: its tail, or with from_offset the bytes from there on. Invalid UTF-8
+// arrives as U+FFFD.
 struct LogsReply {
   JobId id = 0;
   LogStream stream = LogStream::kStdout;
   std::string data;
+  // The byte offset in the file just past `data`: the from_offset that continues the stream.
+  uint64_t end_offset = 0;
+  // The job has ended and `data` reaches the end of its file: nothing more will come.
+  bool ended = false;
 };
 inline constexpr uint64_t kLogsDefaultMaxBytes = 256 * 1024;
 inline constexpr uint64_t kLogsMaxBytes = 512 * 1024;
+inline constexpr int kLogsMaxTailLines = 1'000'000;
+// Followers (requests with `follow` that wait for output) the daemon holds at once: in all, and
+// for one non-root uid. One past the cap is refused with kUnavailable.
+inline constexpr size_t kLogsMaxFollowers = 128;
+inline constexpr size_t kLogsMaxFollowersPerUid = 8;
 struct LogsRequest {
   static constexpr char kOp[] = "logs";
   using Reply = LogsReply;
   JobId id = 0;
   LogStream stream = LogStream::kStdout;
   uint64_t max_bytes = kLogsDefaultMaxBytes;  // at most kLogsMaxBytes
+  // The tail only: at most this many last lines of the last max_bytes (0: all of them); at most
+  // kLogsMaxTailLines.
+  int tail_lines = 0;
+  // Read forward from this byte offset (a reply's end_offset) instead of the tail.
+  std::optional<uint64_t> from_offset = std::nullopt;
+  // With from_offset: when nothing new is there yet and the job has not ended, the reply waits
+  // until there is output or the job has ended.
+  bool follow = false;
+};
+
+// ---- Leases: a slice held for processes pinpointd did not start (docs/containers.md) ----
+//
+// A lease is a job record of kind kLease with no command: placed, limited, accounted, faulted
+// and cancelled like a job, shown by queue, show and the metrics. Its life:
+//   open_lease   placed at once or refused (it never queues); running, not yet attached
+//   attach_lease root (a container runtime's hook) names a process of the container; pinpointd
+//                reads that process's cgroup itself, and from then on every process in that
+//                cgroup is the lease's: the watcher sums their device memory and stops the
+//                whole cgroup when it goes over the slice
+//   close_lease  the container ended (poststop hook) or its owner gives the slice back
+// A lease also ends by itself when it is not attached within lease_attach_timeout_ms, and when
+// its attached cgroup empties or disappears. Ids are job ids; people see lease 42 as "L42".
+
+// A lease's resources: the resource part of a JobRequest. gpus >= 1; gpu_mem_bytes 0 = whole
+// GPUs, else a slice of each (JobRequest's rules).
+struct LeaseRequest {
+  std::string name;           // free text, for people (at most kMaxNameBytes)
+  int gpus = 1;
+  uint64_t gpu_mem_bytes = 0;
+  int gpu_share_pct = 0;
+  int priority = 0;
+  std::string as_user;        // only root may set it: the lease (and its MPS server) is this user's
+  std::vector<int> devices;   // empty: pinpoint chooses
+  bool operator==(const LeaseRequest&) const = default;
+};
+
+// A bind mount the container needs: host_path appears at container_path.
+struct LeaseMount {
+  std::string host_path;
+  std::string container_path;
+  bool read_only = false;
+  bool operator==(const LeaseMount&) const = default;
+};
+
+// What a container must be given to use its lease (what `pinpoint cdi` writes into a CDI spec).
+struct LeaseEdits {
+  std::map<std::string, std::string> env;  // CUDA_VISIBLE_DEVICES, PINPOINT_JOB_ID, the MPS
+                                           // variables for an MPS slice
+  std::vector<std::string> device_nodes;   // host paths, same path inside (/dev/nvidia0, ...)
+  std::vector<LeaseMount> mounts;          // the MPS pipe directory for an MPS slice
+  bool operator==(const LeaseEdits&) const = default;
+};
+
+struct OpenLeaseReply {
+  JobView lease;     // kind kLease, state running, with its allocations
+  LeaseEdits edits;
+};
+struct OpenLeaseRequest {
+  static constexpr char kOp[] = "open_lease";
+  using Reply = OpenLeaseReply;
+  LeaseRequest request;
+};
+
+struct AttachLeaseReply {
+  JobView lease;  // lease_cgroup set
+};
+// Root only. `pid` is a process of the container (the OCI state's pid); pinpointd reads
+// /proc/<pid>/cgroup and keeps the cgroup, never the pid. `container_uid`, when given (the
+// bundle's process.user.uid), must be the lease's uid: a container of another user would not
+// reach the lease's MPS server.
+struct AttachLeaseRequest {
+  static constexpr char kOp[] = "attach_lease";
+  using Reply = AttachLeaseReply;
+  JobId id = 0;
+  int64_t pid = 0;
+  std::optional<uint32_t> container_uid;
+};
+
+struct CloseLeaseReply {
+  JobView lease;  // ended, or running with cancel_requested while its processes are stopped
+};
+// The lease's owner or root. Idempotent: closing an ended lease answers its record.
+struct CloseLeaseRequest {
+  static constexpr char kOp[] = "close_lease";
+  using Reply = CloseLeaseReply;
+  JobId id = 0;
 };
 
 }  // namespace pinpoint

@@ -41,13 +41,23 @@ class Client {
   Result<QueueReply> Queue(const QueueRequest& request);
   Result<ShowReply> Show(const ShowRequest& request);
   Result<CancelReply> Cancel(const CancelRequest& request);
+  Result<HoldReply> Hold(const HoldRequest& request);
+  Result<ReleaseReply> Release(const ReleaseRequest& request);
   Result<GpusReply> Gpus();
   Result<LogsReply> Logs(const LogsRequest& request);
+  // Leases (docs/api.md "open_lease", docs/containers.md).
+  Result<OpenLeaseReply> OpenLease(const OpenLeaseRequest& request);
+  Result<AttachLeaseReply> AttachLease(const AttachLeaseRequest& request);
+  Result<CloseLeaseReply> CloseLease(const CloseLeaseRequest& request);
 
   // Sends any JSON object and returns the reply object when "ok" is true (errors as above).
   // Raw on purpose: the tests of the server and of the daemon's input checks send what a typed
   // request cannot hold (unknown ops, fields of the wrong type); programs use the methods above.
   Result<nlohmann::json> Call(const nlohmann::json& request);
+
+  // Makes a call blocked on another thread (a "wait") return kUnavailable at once, and every
+  // later call fail; the one method that may be called from another thread.
+  void Interrupt();
 
  private:
   explicit Client(int fd) : fd_(fd) {}

@@ -16,6 +16,12 @@ namespace pinpoint {
 
 using JobId = int64_t;
 
+// What a record is: a job pinpointd runs, or a lease on a slice for processes it did not start
+// (a container's; docs/containers.md). A lease's request has no argv, cwd or env.
+enum class JobKind { kJob, kLease };
+const char* JobKindName(JobKind kind);  // "job", "lease"
+std::optional<JobKind> JobKindFromName(const std::string& name);
+
 // What a job asks for. The one request syntax:
 //   gpus=N, gpu_mem_bytes=0          N whole GPUs, exclusive
 //   gpus=1, gpu_mem_bytes=M [share]  a slice of one GPU: M bytes of device memory, the CUDA
@@ -38,6 +44,13 @@ struct JobRequest {
   int priority = 0;           // higher runs first; ties go to the earlier submission
   std::string as_user;        // only root may set it: run the job as this user
   std::vector<int> devices;   // empty: pinpoint chooses; else these device indices, one per GPU
+  // Where the job's stdout and stderr go (submit -o/-e): empty = the job directory, read with
+  // `pinpoint logs`. A path, relative to cwd or absolute, with %j (job id), %u (user name), %x
+  // (job name) and %% replaced (OutputPathFor); opened by the job's own process after it has
+  // become the job's user, never through a link in its last component. Output set and error
+  // empty: stderr goes to the output file too.
+  std::string output_path;
+  std::string error_path;
 
   bool IsSlice() const { return gpus > 0 && gpu_mem_bytes > 0; }
   bool IsWholeGpu() const { return gpus > 0 && gpu_mem_bytes == 0; }
@@ -63,11 +76,23 @@ inline constexpr size_t kMaxNameBytes = 256;        // name, as_user
 // Errors: kInvalidArgument naming the first bad field (argv[2], env[NAME], name, cwd ...).
 Status ValidateRequest(const JobRequest& request);
 
+// The file an output pattern names for job `id` of `user`: %j, %u, %x and %% replaced, and a
+// relative path joined to `cwd`. The pattern was checked by ValidateRequest (no other %).
+std::string OutputPathFor(const std::string& pattern, JobId id, const std::string& user,
+                          const std::string& name, const std::string& cwd);
+
 enum class JobState { kPending, kRunning, kCompleted, kFailed, kCancelled };
 
 const char* JobStateName(JobState state);  // "pending", "running", ...
 std::optional<JobState> JobStateFromName(const std::string& name);
 inline bool IsFinal(JobState s) { return s != JobState::kPending && s != JobState::kRunning; }
+
+// Whether a pending job is held back from scheduling (`pinpoint hold`, `submit --hold`): by its
+// owner (a user hold: the owner or root releases it) or by root (an admin hold, as Slurm's:
+// only root releases it).
+enum class Hold { kNone, kUser, kRoot };
+const char* HoldName(Hold hold);  // "none", "user", "root"
+std::optional<Hold> HoldFromName(const std::string& name);
 
 // Why a job is in its final state (and, while pending, why it waits). Reasons are short
 // kebab-case words; later features add more. Defined here: the ones the core uses.
@@ -81,6 +106,10 @@ inline constexpr char kLost[] = "lost";  // vanished while pinpointd was down, n
 inline constexpr char kGpuFault[] = "gpu-fault";  // caused a fatal MPS fault (or policy: fail)
 inline constexpr char kMpsFaultVictim[] = "mps-fault-victim";  // requeued after a neighbour's fault
 inline constexpr char kGpuMemExceeded[] = "gpu-mem-exceeded";  // stopped: device memory over its budget
+inline constexpr char kHeld[] = "held";  // pending: held by its owner or by root (JobRecord::hold)
+inline constexpr char kLeaseClosed[] = "lease-closed";        // a lease closed by its owner or hook
+inline constexpr char kLeaseEmptied[] = "lease-emptied";      // its container's cgroup emptied or vanished
+inline constexpr char kLeaseNotAttached[] = "lease-not-attached";  // no container attached in time
 }  // namespace reason
 
 // How a job holds one device: alone (a whole device, or a slice on a device in exclusive mode),
@@ -117,6 +146,7 @@ struct JobUsage {
 // (store/record_codec.h). Replies carry JobView (api.h), which the daemon builds from it.
 struct JobRecord {
   JobId id = 0;
+  JobKind kind = JobKind::kJob;
   JobRequest request;
   uint32_t uid = 0;
   uint32_t gid = 0;
@@ -143,6 +173,10 @@ struct JobRecord {
   std::string stop_reason;
   std::string stop_detail;
   JobUsage usage;
+  Hold hold = Hold::kNone;  // a pending job that is held is never started (sched::Demand::hold)
+  // A lease's container cgroup once attached, "<hierarchy>:<path>" as /proc/<pid>/cgroup names
+  // it ("0::/machine/libpod-1.scope", "pids:/libpod_parent/libpod-1"); empty before.
+  std::string lease_cgroup;
   // Every field equal: what a store round trip must give back.
   bool operator==(const JobRecord&) const = default;
 };

@@ -11,12 +11,13 @@ pp_fail() {
 pp_usage() { echo "$PP_WHO: $*" >&2; exit 2; }
 command -v jq >/dev/null || pp_fail "needs jq (apt-get install jq)"
 
-# Bytes of a size such as 1G, 512M, 2GiB (binary units); fails for anything else.
+# Bytes of a size such as 1G, 512M, 2GiB, 4096B (binary units); fails for anything else, a bare
+# number included (as pinpoint's own sizes: never guessed as bytes).
 pp_size_bytes() {
   local text=$1 n unit
-  [[ $text =~ ^([0-9]+)([KMGT]?)(i?B)?$ ]] || return 1
+  [[ $text =~ ^([0-9]+)(B|[KMGT](i?B)?)$ ]] || return 1
   n=${BASH_REMATCH[1]}
-  unit=${BASH_REMATCH[2]}
+  unit=${BASH_REMATCH[2]:0:1}
   case $unit in
     K) n=$((n << 10)) ;; M) n=$((n << 20)) ;; G) n=$((n << 30)) ;; T) n=$((n << 40)) ;;
   esac

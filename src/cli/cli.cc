@@ -4,7 +4,9 @@
 
 #include <chrono>
 #include <cstring>
+#include <algorithm>
 #include <functional>
+#include <set>
 #include <iostream>
 #include <random>
 #include <thread>
@@ -12,10 +14,16 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/advice.h"
+#include "cli/cdi.h"
 #include "cli/completion.h"
 #include "cli/format.h"
+#include "cli/submit_wait.h"
+#include "cli/report_csv.h"
+#include "cli/time_range.h"
 #include "cli/top.h"
+#include "cli/usage.h"
 #include "common/companion.h"
+#include "common/env_select.h"
 #include "common/terminal.h"
 #include "common/version.h"
 #include "pinpoint/api_codec.h"
@@ -48,6 +56,9 @@ struct SubmitArgs {
   int gpus = -1;
   std::string gpu_mem, gpu_share, mem, name, as_user;
   std::string devices;
+  std::string export_env = "ALL";
+  std::string output, error;
+  bool hold = false;
   int cpus = 1;
   int priority = 0;
   bool wait = false;
@@ -80,6 +91,31 @@ json JobsJson(const std::vector<JobView>& jobs) {
 json WithOk(json reply) {
   reply["ok"] = true;
   return reply;
+}
+
+// The per-job outcome of cancel, hold and release: "<done> job N" lines on `out`, one error line
+// per failed job; exit code of the first failure. --json: the results array.
+int PrintResults(const Globals& g, std::ostream& out, const std::vector<CancelResult>& results,
+                 const char* done) {
+  if (g.json_output) {
+    json array = json::array();
+    for (const auto& r : results) {
+      json one{{"id", r.id}, {"ok", r.status.ok()}};
+      if (!r.status.ok()) one["error"] = ErrorToJson(r.status);
+      array.push_back(std::move(one));
+    }
+    out << array.dump(2) << "\n";
+  }
+  Status worst;
+  for (const auto& r : results) {
+    if (r.status.ok()) {
+      if (!g.json_output) out << done << " job " << r.id << "\n";
+    } else {
+      if (worst.ok()) worst = r.status;
+      if (!g.json_output) *g.err << "pinpoint: " << EscapeForTerminal(r.status.message()) << "\n";
+    }
+  }
+  return ExitCodeFor(worst);
 }
 
 // How long a submit waits before its one retry: long enough for a restarting daemon to listen.
@@ -117,7 +153,22 @@ Result<std::vector<int>> ParseDeviceList(const std::string& text) {
   return out;
 }
 
-Result<JobRequest> BuildRequest(const SubmitArgs& a) {
+// The job's environment as --export selects it (common/env_select.h); `dropped` gets the names
+// left out for looking like secrets.
+Result<std::map<std::string, std::string>> JobEnvironment(const std::string& export_text,
+                                                          std::vector<std::string>* dropped) {
+  auto spec = ParseExport(export_text);
+  if (!spec.ok()) return spec.status();
+  std::map<std::string, std::string> environment;
+  for (char** e = environ; *e != nullptr; ++e) {
+    std::string kv = *e;
+    auto eq = kv.find('=');
+    if (eq != std::string::npos && eq > 0) environment[kv.substr(0, eq)] = kv.substr(eq + 1);
+  }
+  return SelectEnv(environment, *spec, DefaultEnvDeny(), dropped);
+}
+
+Result<JobRequest> BuildRequest(const SubmitArgs& a, std::vector<std::string>* dropped) {
   JobRequest r;
   r.name = a.name;
   r.argv = a.command;
@@ -125,14 +176,14 @@ Result<JobRequest> BuildRequest(const SubmitArgs& a) {
   char cwd[4096];
   if (::getcwd(cwd, sizeof(cwd)) == nullptr) return InvalidArgument("cannot read the working directory");
   r.cwd = cwd;
-  for (char** e = environ; *e != nullptr; ++e) {
-    std::string kv = *e;
-    auto eq = kv.find('=');
-    if (eq != std::string::npos && eq > 0) r.env[kv.substr(0, eq)] = kv.substr(eq + 1);
-  }
+  auto env = JobEnvironment(a.export_env, dropped);
+  if (!env.ok()) return env.status();
+  r.env = std::move(env).value();
+  r.output_path = a.output;
+  r.error_path = a.error;
   if (!a.gpu_mem.empty()) {
     auto mem = ParseSize(a.gpu_mem);
-    if (!mem.ok()) return mem.status();
+    if (!mem.ok()) return InvalidArgument("--gpu-mem: " + mem.status().message());
     if (*mem == 0) return InvalidArgument("--gpu-mem must be more than 0");
     r.gpu_mem_bytes = *mem;
   }
@@ -153,7 +204,7 @@ Result<JobRequest> BuildRequest(const SubmitArgs& a) {
   if (r.gpus == 0 && r.gpu_mem_bytes > 0) return InvalidArgument("--gpu-mem needs --gpus of at least 1");
   if (!a.mem.empty()) {
     auto mem = ParseSize(a.mem);
-    if (!mem.ok()) return mem.status();
+    if (!mem.ok()) return InvalidArgument("--mem: " + mem.status().message());
     r.mem_bytes = *mem;
   }
   r.cpus = a.cpus;
@@ -161,6 +212,76 @@ Result<JobRequest> BuildRequest(const SubmitArgs& a) {
   r.as_user = a.as_user;
   PP_RETURN_IF_ERROR(ValidateRequest(r));
   return r;
+}
+
+struct LogsArgs {
+  int64_t job_id = 0;
+  bool stderr_stream = false;
+  bool follow = false;
+  int tail_lines = 0;
+};
+
+// `pinpoint logs`: the tail, then with --follow each new piece as the daemon sends it (it holds
+// each request until the job writes or ends) until the job has ended.
+Result<int> RunLogs(const Globals& g, const LogsArgs& a, std::ostream& out) {
+  auto client = Client::Connect(g.socket);
+  if (!client.ok()) return client.status();
+  LogsRequest request{a.job_id, a.stderr_stream ? LogStream::kStderr : LogStream::kStdout, kLogsDefaultMaxBytes};
+  request.tail_lines = a.tail_lines;
+  auto reply = client->Logs(request);
+  while (true) {
+    if (!reply.ok()) return reply.status();
+    // --json: one reply as it always was; with --follow one compact line per piece.
+    if (g.json_output) out << (a.follow ? WithOk(ToJson(*reply)).dump() : WithOk(ToJson(*reply)).dump(2)) << "\n";
+    else out << reply->data;
+    out.flush();
+    if (!a.follow || reply->ended) return 0;
+    LogsRequest next{request.id, request.stream, kLogsMaxBytes};
+    next.from_offset = reply->end_offset;
+    next.follow = true;
+    reply = client->Logs(next);
+  }
+}
+
+struct ReportArgs {
+  std::string since, until;
+  bool csv = false;
+  bool jobs = false;
+};
+
+// `pinpoint report`: ended jobs, 1000 a page, filtered by end time in the daemon.
+Result<int> RunReport(const Globals& g, const ReportArgs& a, const std::string& user, int limit, std::ostream& out) {
+  if (a.jobs && !a.csv) return InvalidArgument("--jobs goes with --csv");
+  if (a.csv && g.json_output) return InvalidArgument("--csv and --json are two formats: choose one");
+  QueueRequest base{true, std::nullopt, 0, 0};
+  if (!user.empty()) base.user = user;
+  int64_t now = NowMs();
+  if (!a.since.empty()) {
+    auto since = ParseWhen(a.since, now, "--since");
+    if (!since.ok()) return since.status();
+    base.ended_after_ms = *since;
+  }
+  if (!a.until.empty()) {
+    auto until = ParseWhen(a.until, now, "--until");
+    if (!until.ok()) return until.status();
+    base.ended_before_ms = *until;
+  }
+  std::vector<JobView> jobs;
+  int want = limit > 0 ? limit : 10000;
+  while (static_cast<int>(jobs.size()) < want) {
+    QueueRequest req = base;
+    req.offset = static_cast<int>(jobs.size());
+    req.limit = std::min(want - req.offset, 1000);  // 1000 a page
+    auto reply = Send(g, &Client::Queue, req);
+    if (!reply.ok()) return reply.status();
+    for (auto& job : reply->jobs) jobs.push_back(std::move(job));
+    if (reply->jobs.empty() || reply->more == 0) break;
+  }
+  UsageReport report = Report(jobs);
+  if (a.csv) out << (a.jobs ? JobsCsv(jobs) : ReportCsv(report));
+  else if (g.json_output) out << ToJson(report).dump(2) << "\n";
+  else out << FormatReport(report);
+  return 0;
 }
 
 struct TopArgs {
@@ -188,8 +309,8 @@ Result<int> RunTop(const Globals& g, const TopArgs& a, std::ostream& out) {
 
 // `pinpoint bench ...`, `pinpoint slurm ...` and `pinpoint htcondor ...` are pinpoint-bench,
 // pinpoint-slurm and pinpoint-htcondor next to this binary or in <prefix>/libexec/pinpoint
-// (common/companion.h; docs/benchmarks.md, docs/cluster.md). They get PINPOINT_BIN (this binary) and,
-// when --socket came before the command, PINPOINT_SOCKET.
+// (common/companion.h; docs/benchmarks.md, docs/cluster.md), with the words after argv[command_arg].
+// They get PINPOINT_BIN (this binary) and, when --socket came before the command, PINPOINT_SOCKET.
 int ExecCompanion(const std::string& name, int argc, char** argv, int command_arg,
                   const std::string& socket, std::ostream& err) {
   char exe[4096];
@@ -212,7 +333,10 @@ int ExecCompanion(const std::string& name, int argc, char** argv, int command_ar
 int PrintCompletion(const CLI::App& app, const std::string& shell, std::ostream& out, std::ostream& err) {
   CompletionCommand root = DescribeApp(app);
   root.name = "pinpoint";
-  for (auto& companion : CompanionCommands()) root.subcommands.push_back(std::move(companion));
+  for (auto& companion : CompanionCommands()) {  // in place of the help's entry, which has no options
+    std::erase_if(root.subcommands, [&](const CompletionCommand& c) { return c.name == companion.name; });
+    root.subcommands.push_back(std::move(companion));
+  }
   if (shell == "bash") out << BashCompletion(root);
   else if (shell == "zsh") out << ZshCompletion(root);
   else {
@@ -223,8 +347,8 @@ int PrintCompletion(const CLI::App& app, const std::string& shell, std::ostream&
 }
 
 std::vector<Command> Commands(SubmitArgs& submit, int64_t& job_id, std::vector<int64_t>& ids,
-                              bool& all, std::string& user, int& limit, int& offset, bool& stderr_stream,
-                              TopArgs& top) {
+                              bool& all, std::string& user, int& limit, int& offset, LogsArgs& logs,
+                              ReportArgs& report, TopArgs& top, CdiArgs& cdi) {
   return {
       {"submit", "Submit a job: pinpoint submit [--gpus N] [--gpu-mem SIZE [--gpu-share PCT]] -- CMD...",
        [&](CLI::App* c) {
@@ -238,13 +362,26 @@ std::vector<Command> Commands(SubmitArgs& submit, int64_t& job_id, std::vector<i
          c->add_option("--priority", submit.priority, "higher runs first")->check(CLI::Range(-1000000, 1000000));
          c->add_option("--name", submit.name, "a name for people");
          c->add_option("--as-user", submit.as_user, "run as this user (root only)");
-         c->add_flag("--wait", submit.wait, "wait for the job to end; exit with its exit code");
+         c->add_flag("--wait", submit.wait, "wait for the job to end; exit with its exit code (Ctrl-C cancels the job)");
+         c->add_option("--export", submit.export_env,
+                       "environment: ALL (default, less names that look like secrets), NONE, or NAME[,NAME=value...]");
+         c->add_option("-o,--output", submit.output, "write the job's stdout (and stderr, without -e) to this file; %j job id, %u user, %x name");
+         c->add_option("-e,--error", submit.error, "write the job's stderr to this file; %j job id, %u user, %x name");
+         c->add_flag("--hold", submit.hold, "queue the job held: it starts only after `pinpoint release`");
          c->add_option("command", submit.command, "the command and its arguments")->required();
        },
        [&](const Globals& g, std::ostream& out) -> Result<int> {
-         auto request = BuildRequest(submit);
+         std::vector<std::string> dropped;
+         auto request = BuildRequest(submit, &dropped);
          if (!request.ok()) return request.status();
-         SubmitRequest op{*request, submit.wait, std::nullopt};
+         if (!dropped.empty()) {
+           std::string names;
+           for (const auto& n : dropped) names += (names.empty() ? "" : ", ") + EscapeForTerminal(n);
+           *g.err << "pinpoint: not passed to the job (they look like secrets; docs/security.md): " << names << "\n";
+         }
+         // With --wait the job is waited for here, not by the daemon's submit: its id comes at
+         // once and Ctrl-C can cancel it (cli/submit_wait.h).
+         SubmitRequest op{*request, false, std::nullopt, submit.hold};
          std::string key = IdempotencyKey();
          if (!key.empty()) op.idempotency_key = key;
          auto reply = Send(g, &Client::Submit, op);
@@ -256,11 +393,25 @@ std::vector<Command> Commands(SubmitArgs& submit, int64_t& job_id, std::vector<i
          }
          if (!reply.ok()) return reply.status();
          const JobView& job = reply->job;
-         if (g.json_output) out << ToJson(job).dump(2) << "\n";
-         else if (submit.wait) out << "job " << job.id << " " << JobStateName(job.state) << " (" << EscapeForTerminal(job.detail) << ")\n";
-         else out << "submitted job " << job.id << "\n";
-         // Ended without an exit code (a signal, a failed launch, a cancel): 1.
-         return submit.wait ? job.exit_code.value_or(1) : 0;
+         if (!submit.wait) {
+           if (g.json_output) out << ToJson(job).dump(2) << "\n";
+           else out << "submitted job " << job.id << (submit.hold ? " (held)" : "") << "\n";
+           return 0;
+         }
+         *g.err << "pinpoint: submitted job " << job.id << ", waiting (Ctrl-C cancels it)" << std::endl;
+         auto waited = WaitCancellingOnSignal(g.socket, job.id, *g.err);
+         // A daemon restarting under the wait: once more, a second later, as the submit itself.
+         if (!waited.ok() && waited.status().code() == Code::kUnavailable) {
+           std::this_thread::sleep_for(kSubmitRetryDelay);
+           waited = WaitCancellingOnSignal(g.socket, job.id, *g.err);
+         }
+         if (!waited.ok()) return waited.status();
+         if (waited->job) {
+           const JobView& ended = *waited->job;
+           if (g.json_output) out << ToJson(ended).dump(2) << "\n";
+           else out << "job " << ended.id << " " << JobStateName(ended.state) << " (" << EscapeForTerminal(ended.detail) << ")\n";
+         }
+         return SubmitWaitExitCode(*waited);
        }},
       {"queue", "List pending and running jobs (--all: also ended ones), one page at a time",
        [&](CLI::App* c) {
@@ -303,19 +454,21 @@ std::vector<Command> Commands(SubmitArgs& submit, int64_t& job_id, std::vector<i
        [&](const Globals& g, std::ostream& out) -> Result<int> {
          auto reply = Send(g, &Client::Cancel, CancelRequest{ids});
          if (!reply.ok()) return reply.status();
-         if (g.json_output) {
-           out << ToJson(*reply)["results"].dump(2) << "\n";
-         }
-         Status worst;
-         for (const auto& r : reply->results) {
-           if (r.status.ok()) {
-             if (!g.json_output) out << "cancelled job " << r.id << "\n";
-           } else {
-             if (worst.ok()) worst = r.status;
-             if (!g.json_output) *g.err << "pinpoint: " << EscapeForTerminal(r.status.message()) << "\n";
-           }
-         }
-         return ExitCodeFor(worst);
+         return PrintResults(g, out, reply->results, "cancelled");
+       }},
+      {"hold", "Hold pending jobs: they do not start until released (root's hold: only root releases)",
+       [&](CLI::App* c) { c->add_option("jobs", ids, "job ids")->required(); },
+       [&](const Globals& g, std::ostream& out) -> Result<int> {
+         auto reply = Send(g, &Client::Hold, HoldRequest{ids});
+         if (!reply.ok()) return reply.status();
+         return PrintResults(g, out, reply->results, "held");
+       }},
+      {"release", "Release held jobs: they are scheduled again",
+       [&](CLI::App* c) { c->add_option("jobs", ids, "job ids")->required(); },
+       [&](const Globals& g, std::ostream& out) -> Result<int> {
+         auto reply = Send(g, &Client::Release, ReleaseRequest{ids});
+         if (!reply.ok()) return reply.status();
+         return PrintResults(g, out, reply->results, "released");
        }},
       {"gpus", "Show the node's devices, their slices and jobs",
        [&](CLI::App*) {},
@@ -344,41 +497,35 @@ std::vector<Command> Commands(SubmitArgs& submit, int64_t& job_id, std::vector<i
          if (g.json_output) out << jobs.dump(2) << "\n";
          return code;
        }},
-      {"logs", "Print a job's output (--stderr for its error stream)",
+      {"logs", "Print a job's output (--stderr for its error stream, -f to follow it)",
        [&](CLI::App* c) {
-         c->add_option("job", job_id, "job id")->required();
-         c->add_flag("--stderr", stderr_stream, "the error stream instead of stdout");
+         c->add_option("job", logs.job_id, "job id")->required();
+         c->add_flag("--stderr", logs.stderr_stream, "the error stream instead of stdout");
+         c->add_flag("-f,--follow", logs.follow, "then print new output as it comes, until the job ends (or Ctrl-C)");
+         c->add_option("--tail", logs.tail_lines, "only the last N lines (of the last 256 KiB)")
+             ->check(CLI::Range(1, kLogsMaxTailLines));
        },
-       [&](const Globals& g, std::ostream& out) -> Result<int> {
-         LogsRequest req{job_id, stderr_stream ? LogStream::kStderr : LogStream::kStdout, kLogsDefaultMaxBytes};
-         auto reply = Send(g, &Client::Logs, req);
-         if (!reply.ok()) return reply.status();
-         if (g.json_output) out << WithOk(ToJson(*reply)).dump(2) << "\n";
-         else out << reply->data;
-         return 0;
-       }},
+       [&](const Globals& g, std::ostream& out) -> Result<int> { return RunLogs(g, logs, out); }},
       {"report", "Summarise ended jobs: device memory asked vs used, whole-GPU use, energy, per user",
        [&](CLI::App* c) {
          c->add_option("-u,--user", user, "only this user's jobs");
          c->add_option("-n,--limit", limit, "the newest this many jobs (default 10000)")->check(CLI::Range(0, 1000000));
+         c->add_option("--since", report.since, "jobs that ended at or after: YYYY-MM-DD[THH:MM] (local time), or 7d, 24h ago");
+         c->add_option("--until", report.until, "jobs that ended before: as --since");
+         c->add_flag("--csv", report.csv, "CSV (RFC 4180) with a header line: one row per user and the total");
+         c->add_flag("--jobs", report.jobs, "with --csv: one row per job instead");
        },
-       [&](const Globals& g, std::ostream& out) -> Result<int> {
-         std::vector<JobView> jobs;
-         int want = limit > 0 ? limit : 10000;
-         while (static_cast<int>(jobs.size()) < want) {
-           int got = static_cast<int>(jobs.size());
-           QueueRequest req{true, std::nullopt, std::min(want - got, 1000), got};  // report: 1000 a page
-           if (!user.empty()) req.user = user;
-           auto reply = Send(g, &Client::Queue, req);
-           if (!reply.ok()) return reply.status();
-           for (auto& job : reply->jobs) jobs.push_back(std::move(job));
-           if (reply->jobs.empty() || reply->more == 0) break;
-         }
-         UsageReport report = Report(jobs);
-         if (g.json_output) out << ToJson(report).dump(2) << "\n";
-         else out << FormatReport(report);
-         return 0;
-       }},
+       [&](const Globals& g, std::ostream& out) -> Result<int> { return RunReport(g, report, user, limit, out); }},
+      {"cdi", "Open a lease on a slice for a container and write its CDI spec: pinpoint cdi [--gpu-mem SIZE [--gpu-share PCT]] [--user U]",
+       [&](CLI::App* c) {
+         c->add_option("--gpus", cdi.gpus, "whole GPUs, or with --gpu-mem the number of slices")->check(CLI::Range(1, 1024));
+         c->add_option("--gpu-mem", cdi.gpu_mem, "device memory of the slice, context included (e.g. 5G)");
+         c->add_option("--gpu-share", cdi.gpu_share, "SM share of the slice (e.g. 20%)");
+         c->add_option("--user", cdi.user, "the lease's user, whose MPS server the container reaches (root only)");
+         c->add_option("--name", cdi.name, "a name for people");
+         c->add_option("--cdi-dir", cdi.cdi_dir, "where the spec goes (default /var/run/cdi)");
+       },
+       [&](const Globals& g, std::ostream& out) -> Result<int> { return RunCdi(g.socket, g.json_output, cdi, out); }},
       {"top", "Live view of the GPUs and the jobs on them (Ctrl-C to leave)",
        [&](CLI::App* c) {
          c->add_option("-i,--interval", top.interval_s, "seconds between refreshes")->check(CLI::Range(0.1, 3600.0));
@@ -405,24 +552,40 @@ std::vector<Command> Commands(SubmitArgs& submit, int64_t& job_id, std::vector<i
   };
 }
 
+// The programs `pinpoint NAME ...` runs (ExecCompanion), listed in the help with the subcommands.
+struct Companion {
+  const char* name;
+  const char* program;
+  const char* help;
+};
+constexpr Companion kCompanions[] = {
+    {"bench", "pinpoint-bench", "Measure a workload: one job per GPU, time-slicing, pinpoint's MPS slices, bare MPS (pinpoint-bench)"},
+    {"slurm", "pinpoint-slurm", "Slurm: gres.conf, running a job step as its slice, Prolog and Epilog (pinpoint-slurm)"},
+    {"htcondor", "pinpoint-htcondor", "HTCondor: the startd configuration and the job wrapper (pinpoint-htcondor)"},
+};
+
 }  // namespace
 
 int RunCli(int argc, char** argv, std::ostream& out, std::ostream& err) {
-  CLI::App app{"pinpoint: exactly the GPU slice each job asks for"};
+  CLI::App app{"pinpoint: exactly the GPU slice each job asks for", "pinpoint"};
   app.require_subcommand(1);
   Globals g;
   g.err = &err;
   app.add_option("--socket", g.socket, "pinpointd's socket (default $PINPOINT_SOCKET or /run/pinpoint/pinpointd.sock)");
   app.add_flag("--json", g.json_output, "machine-readable output");
   app.set_version_flag("--version", std::string("pinpoint ") + VersionText(), "print pinpoint's version and exit");
+  app.footer("Global options may also come after the subcommand, before --. `pinpoint SUBCOMMAND --help`: its options.");
   SubmitArgs submit;
   int64_t job_id = 0;
   std::vector<int64_t> ids;
-  bool all = false, stderr_stream = false;
+  bool all = false;
+  LogsArgs logs;
+  ReportArgs report;
   std::string user;
   int limit = 0, offset = 0;
   TopArgs top;
-  auto commands = Commands(submit, job_id, ids, all, user, limit, offset, stderr_stream, top);
+  CdiArgs cdi;
+  auto commands = Commands(submit, job_id, ids, all, user, limit, offset, logs, report, top, cdi);
   std::vector<std::pair<CLI::App*, const Command*>> subs;
   for (const auto& c : commands) {
     CLI::App* sub = app.add_subcommand(c.name, c.help);
@@ -432,34 +595,34 @@ int RunCli(int argc, char** argv, std::ostream& out, std::ostream& err) {
   // Options after the command belong to it: `submit -- python train.py --lr 1`.
   app.get_subcommand("submit")->prefix_command(false);
   app.allow_extras(false);
-  // A mistyped command deserves its own line rather than "a subcommand is required".
-  std::string socket_before;
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    if (a == "--socket") {
-      if (i + 1 < argc) socket_before = argv[i + 1];
-      ++i;
-      continue;
-    }
-    if (a.empty() || a[0] == '-') continue;
-    if (a == "bench") return ExecCompanion("pinpoint-bench", argc, argv, i, socket_before, err);
-    if (a == "slurm") return ExecCompanion("pinpoint-slurm", argc, argv, i, socket_before, err);
-    if (a == "htcondor") return ExecCompanion("pinpoint-htcondor", argc, argv, i, socket_before, err);
-    if (a == "completion") return PrintCompletion(app, i + 1 < argc ? argv[i + 1] : "", out, err);
-    bool known = false;
-    std::string names;
-    for (const auto& c : commands) {
-      known |= a == c.name;
-      names += std::string(names.empty() ? "" : ", ") + c.name;
-    }
-    if (!known) {
-      err << "pinpoint: unknown command '" << EscapeForTerminal(a) << "' (commands: " << names << ", bench, slurm, htcondor)\n";
-      return 2;
-    }
-    break;
+  CheckJobIds(app);
+  std::set<std::string> opaque = {"completion"};
+  for (const auto& c : kCompanions) {
+    app.add_subcommand(c.name, c.help)->group("Programs beside pinpoint (their own options: pinpoint NAME --help)");
+    opaque.insert(c.name);
   }
+
+  auto arranged = ArrangeArgs(app, std::vector<std::string>(argv + 1, argv + argc), opaque);
+  if (!arranged.ok()) {
+    err << arranged.status().message() << "\n";
+    return 2;
+  }
+  if (arranged->opaque) {
+    const std::string& name = arranged->subcommand;
+    int at = static_cast<int>(arranged->index) + 1;
+    if (name == "completion") return PrintCompletion(app, at + 1 < argc ? argv[at + 1] : "", out, err);
+    // A --socket before the companion's name reaches it as PINPOINT_SOCKET.
+    std::string socket;
+    for (size_t i = 0; i + 1 < arranged->index; ++i)
+      if (arranged->args[i] == "--socket") socket = arranged->args[i + 1];
+    for (const auto& c : kCompanions)
+      if (name == c.name) return ExecCompanion(c.program, argc, argv, at, socket, err);
+  }
+  std::string where = arranged->subcommand.empty() ? "pinpoint" : "pinpoint " + arranged->subcommand;
   try {
-    app.parse(argc, argv);
+    std::vector<std::string> words = arranged->args;
+    std::reverse(words.begin(), words.end());  // CLI11 takes them last first
+    app.parse(words);
   } catch (const CLI::CallForHelp&) {
     out << app.help();
     return 0;
@@ -469,6 +632,16 @@ int RunCli(int argc, char** argv, std::ostream& out, std::ostream& err) {
   } catch (const CLI::CallForAllHelp&) {
     out << app.help("", CLI::AppFormatMode::All);
     return 0;
+  } catch (const UsageError& e) {
+    err << where << ": " << e.what() << "\n";
+    return 2;
+  } catch (const CLI::RequiredError& e) {
+    if (arranged->subcommand.empty()) {
+      err << "pinpoint: a command is required (see pinpoint --help)\n";
+      return 2;
+    }
+    err << where << ": " << EscapeForTerminal(e.what()) << " (see " << where << " --help)\n";
+    return 2;
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == 0) {  // --help on a subcommand
       for (auto& [sub, c] : subs) {
@@ -480,18 +653,8 @@ int RunCli(int argc, char** argv, std::ostream& out, std::ostream& err) {
       out << app.help();
       return 0;
     }
-    err << "pinpoint: " << e.what() << " (see pinpoint --help)\n";
+    err << where << ": " << EscapeForTerminal(e.what()) << " (see " << where << " --help)\n";
     return 2;
-  }
-  if (job_id < 0) {
-    err << "pinpoint: job ids are positive numbers\n";
-    return 2;
-  }
-  for (int64_t id : ids) {
-    if (id <= 0) {
-      err << "pinpoint: job ids are positive numbers (got " << id << ")\n";
-      return 2;
-    }
   }
   for (auto& [sub, c] : subs) {
     if (!sub->parsed()) continue;

@@ -94,8 +94,9 @@ std::string FormatQueue(const QueueReply& reply, int64_t now_ms) {
                               : ElapsedMs(job.start_ms, job.end_ms > 0 ? job.end_ms : now_ms);
     std::string why = EscapeForTerminal(job.reason);
     if (!job.detail.empty() && pending) why += ": " + EscapeForTerminal(job.detail);
-    rows.push_back({std::to_string(job.id), EscapeForTerminal(job.user),
-                    job.request.name.empty() ? "-" : EscapeForTerminal(job.request.name),
+    std::string name = EscapeForTerminal(job.request.name);
+    if (job.kind == JobKind::kLease) name = name.empty() ? "(lease)" : name + " (lease)";
+    rows.push_back({std::to_string(job.id), EscapeForTerminal(job.user), name.empty() ? "-" : name,
                     JobStateName(job.state), FormatGpuRequest(job.request), Devices(job),
                     FormatDurationMs(job.start_ms == 0 && !pending ? 0 : elapsed),
                     why.empty() ? "-" : why});
@@ -122,17 +123,27 @@ std::string FormatJob(const ShowReply& reply, const std::string& advice) {
   const JobRequest& req = job.request;
   std::string name = EscapeForTerminal(req.name);
   std::ostringstream out;
-  out << "job " << job.id << (name.empty() ? "" : " (" + name + ")") << "\n";
+  bool lease = job.kind == JobKind::kLease;
+  out << (lease ? "lease " : "job ") << job.id << (name.empty() ? "" : " (" + name + ")") << "\n";
   out << "  state:    " << JobStateName(job.state);
   if (!job.reason.empty()) out << " (" << EscapeForTerminal(job.reason) << ")";
   out << "\n";
   if (!job.detail.empty()) out << "  detail:   " << EscapeForTerminal(job.detail) << "\n";
   out << "  user:     " << EscapeForTerminal(job.user) << " (uid " << job.uid << ")\n";
-  out << "  command:  " << ShownCommand(req.argv) << "\n";
-  out << "  cwd:      " << EscapeForTerminal(req.cwd) << "\n";
-  out << "  request:  " << FormatGpuRequest(req) << ", " << req.cpus << " CPU"
-      << (req.mem_bytes ? ", " + FormatSize(req.mem_bytes) + " host memory" : "")
-      << ", priority " << req.priority << "\n";
+  if (lease) {
+    out << "  command:  none: a lease for a container (docs/containers.md)\n";
+    out << "  cgroup:   " << (job.lease_cgroup.empty() ? "not attached yet" : EscapeForTerminal(job.lease_cgroup))
+        << "\n";
+    out << "  request:  " << FormatGpuRequest(req) << ", priority " << req.priority << "\n";
+  } else {
+    out << "  command:  " << ShownCommand(req.argv) << "\n";
+    out << "  cwd:      " << EscapeForTerminal(req.cwd) << "\n";
+    if (!req.output_path.empty()) out << "  output:   " << EscapeForTerminal(req.output_path) << "\n";
+    if (!req.error_path.empty()) out << "  errors:   " << EscapeForTerminal(req.error_path) << "\n";
+    out << "  request:  " << FormatGpuRequest(req) << ", " << req.cpus << " CPU"
+        << (req.mem_bytes ? ", " + FormatSize(req.mem_bytes) + " host memory" : "")
+        << ", priority " << req.priority << "\n";
+  }
   for (const auto& a : job.allocations) {
     out << "  device:   " << a.device_index << " " << EscapeForTerminal(a.uuid) << " "
         << (a.gpu_mem_bytes ? FormatSize(a.gpu_mem_bytes) : "whole") << " " << AllocationModeName(a.mode)

@@ -71,6 +71,22 @@ TEST(FormatEscapeTest, ShowEscapesNameArgvCwdUserDetailAndEvents) {
   EXPECT_EQ(out.find("\nforged"), std::string::npos) << out;
 }
 
+TEST(FormatLeaseTest, ALeaseIsNamedOneAndItsCgroupIsEscaped) {
+  json lease = HostileJob();
+  lease["kind"] = "lease";
+  lease["state"] = "running";
+  lease["request"]["name"] = "web";
+  lease["lease_cgroup"] = std::string("0::/machine/libpod-c1\n") + kOsc;
+  std::string queue = FormatQueue(Decode<QueueReply>(json{{"jobs", {lease}}}), 2000);
+  EXPECT_NE(queue.find("web (lease)"), std::string::npos) << queue;
+  std::string show = FormatJob(Decode<ShowReply>(json{{"job", lease}}), "");
+  EXPECT_FALSE(HasRawControl(show, /*newline_ok=*/true)) << show;
+  EXPECT_EQ(show.rfind("lease 7 (web)\n", 0), 0u) << show;
+  EXPECT_NE(show.find("command:  none: a lease for a container"), std::string::npos) << show;
+  EXPECT_NE(show.find("cgroup:   0::/machine/libpod-c1\\n\\x1b]0;"), std::string::npos) << show;
+  EXPECT_EQ(show.find("cwd:"), std::string::npos) << show;
+}
+
 TEST(FormatQueueTest, MoreJobsLineNamesTheNextPage) {
   json reply{{"jobs", json::array({json::object(), json::object()})}, {"offset", 1000}, {"more", 8998}};
   EXPECT_EQ(MoreJobsLine(Decode<QueueReply>(reply), false, ""),

@@ -118,6 +118,7 @@ json ToJson(const SubmitRequest& m) {
   j["request"] = ToJson(m.request);
   j["wait"] = m.wait;
   if (m.idempotency_key) j["idempotency_key"] = *m.idempotency_key;
+  if (m.hold) j["hold"] = true;  // only when set: requests without it read as they always have
   return j;
 }
 
@@ -127,6 +128,7 @@ Result<SubmitRequest> FromJson<SubmitRequest>(const json& j) {
   auto in = JsonReader::Message(j, "");
   if (in.ok() && !j.contains("request")) return InvalidArgument("submit needs a \"request\" object");
   in.Bool("wait", &m.wait);
+  in.Bool("hold", &m.hold);
   if (in.ok() && j.contains("idempotency_key")) {
     std::string key;
     in.String("idempotency_key", &key);
@@ -179,6 +181,8 @@ json ToJson(const QueueRequest& m) {
   j["limit"] = m.limit;
   j["offset"] = m.offset;
   if (m.user) j["user"] = *m.user;
+  if (m.ended_after_ms) j["ended_after_ms"] = *m.ended_after_ms;
+  if (m.ended_before_ms) j["ended_before_ms"] = *m.ended_before_ms;
   return j;
 }
 
@@ -192,6 +196,8 @@ Result<QueueRequest> FromJson<QueueRequest>(const json& j) {
   }
   ReadPageField(in, j, "offset", kQueueMaxOffset, &m.offset);
   ReadPageField(in, j, "limit", kQueueMaxLimit, &m.limit);
+  in.OptionalInteger("ended_after_ms", &m.ended_after_ms);
+  in.OptionalInteger("ended_before_ms", &m.ended_before_ms);
   // Documented leniency: a value that is not a boolean counts as false.
   m.all = in.ok() && j.contains("all") && j["all"].is_boolean() && j["all"].get<bool>();
   return in.Done(std::move(m));
@@ -249,17 +255,12 @@ Result<ShowReply> FromJson<ShowReply>(const json& j) {
   return in.Done(std::move(m));
 }
 
-// ---- cancel ----
+// ---- cancel, hold, release: a list of ids in, one result per id out ----
 
-json ToJson(const CancelRequest& m) {
-  json j = Op(CancelRequest::kOp);
-  j["ids"] = m.ids;
-  return j;
-}
+namespace {
 
-template <>
-Result<CancelRequest> FromJson<CancelRequest>(const json& j) {
-  CancelRequest m;
+Result<std::vector<JobId>> IdsFromJson(const json& j) {
+  std::vector<JobId> ids;
   if (!j.is_object() || !j.contains("ids") || !j["ids"].is_array() || j["ids"].empty())
     return InvalidArgument("\"ids\" must be a non-empty array of job ids");
   if (j["ids"].size() > kCancelMaxIds)
@@ -267,27 +268,76 @@ Result<CancelRequest> FromJson<CancelRequest>(const json& j) {
   for (const auto& v : j["ids"]) {
     if (!v.is_number_integer() || v.get<int64_t>() <= 0)
       return InvalidArgument("\"ids\" must hold positive job ids");
-    m.ids.push_back(v.get<int64_t>());
+    ids.push_back(v.get<int64_t>());
   }
-  return m;
+  return ids;
 }
 
-json ToJson(const CancelReply& m) {
-  json results = json::array();
-  for (const auto& r : m.results) {
+json IdsRequest(const char* op, const std::vector<JobId>& ids) {
+  json j = Op(op);
+  j["ids"] = ids;
+  return j;
+}
+
+json ResultsJson(const std::vector<CancelResult>& results) {
+  json out = json::array();
+  for (const auto& r : results) {
     json one{{"id", r.id}, {"ok", r.status.ok()}};
     if (!r.status.ok()) one["error"] = ErrorToJson(r.status);
-    results.push_back(std::move(one));
+    out.push_back(std::move(one));
   }
-  return json{{"results", std::move(results)}};
+  return json{{"results", std::move(out)}};
 }
 
-template <>
-Result<CancelReply> FromJson<CancelReply>(const json& j) {
-  CancelReply m;
+template <typename Reply>
+Result<Reply> ResultsFromJson(const json& j) {
+  Reply m;
   auto in = JsonReader::Record(j, "reply");
   if (in.Require("results")) in.ObjectList("results", &m.results, CancelResultFromJson);
   return in.Done(std::move(m));
+}
+
+template <typename Request>
+Result<Request> IdsRequestFromJson(const json& j) {
+  auto ids = IdsFromJson(j);
+  if (!ids.ok()) return ids.status();
+  Request m;
+  m.ids = std::move(ids).value();
+  return m;
+}
+
+}  // namespace
+
+json ToJson(const CancelRequest& m) { return IdsRequest(CancelRequest::kOp, m.ids); }
+json ToJson(const CancelReply& m) { return ResultsJson(m.results); }
+json ToJson(const HoldRequest& m) { return IdsRequest(HoldRequest::kOp, m.ids); }
+json ToJson(const HoldReply& m) { return ResultsJson(m.results); }
+json ToJson(const ReleaseRequest& m) { return IdsRequest(ReleaseRequest::kOp, m.ids); }
+json ToJson(const ReleaseReply& m) { return ResultsJson(m.results); }
+
+template <>
+Result<CancelRequest> FromJson<CancelRequest>(const json& j) {
+  return IdsRequestFromJson<CancelRequest>(j);
+}
+template <>
+Result<CancelReply> FromJson<CancelReply>(const json& j) {
+  return ResultsFromJson<CancelReply>(j);
+}
+template <>
+Result<HoldRequest> FromJson<HoldRequest>(const json& j) {
+  return IdsRequestFromJson<HoldRequest>(j);
+}
+template <>
+Result<HoldReply> FromJson<HoldReply>(const json& j) {
+  return ResultsFromJson<HoldReply>(j);
+}
+template <>
+Result<ReleaseRequest> FromJson<ReleaseRequest>(const json& j) {
+  return IdsRequestFromJson<ReleaseRequest>(j);
+}
+template <>
+Result<ReleaseReply> FromJson<ReleaseReply>(const json& j) {
+  return ResultsFromJson<ReleaseReply>(j);
 }
 
 // ---- gpus: the reply is in gpus_codec.cc ----
@@ -306,6 +356,9 @@ json ToJson(const LogsRequest& m) {
   j["id"] = m.id;
   j["stream"] = LogStreamName(m.stream);
   j["max_bytes"] = m.max_bytes;
+  if (m.tail_lines > 0) j["tail_lines"] = m.tail_lines;
+  if (m.from_offset) j["from_offset"] = *m.from_offset;
+  if (m.follow) j["follow"] = true;
   return j;
 }
 
@@ -325,6 +378,16 @@ Result<LogsRequest> FromJson<LogsRequest>(const json& j) {
       in.Fail("max_bytes", "must be at most " + std::to_string(kLogsMaxBytes));
     else m.max_bytes = v.get<uint64_t>();
   }
+  if (in.Has("tail_lines")) in.Integer("tail_lines", &m.tail_lines, 0, kLogsMaxTailLines);
+  if (in.ok() && j.contains("from_offset")) {
+    if (!j["from_offset"].is_number_unsigned()) in.Fail("from_offset", "must be a byte offset (0 or more)");
+    else m.from_offset = j["from_offset"].get<uint64_t>();
+  }
+  if (in.Has("follow")) in.Bool("follow", &m.follow);
+  if (in.ok() && m.follow && !m.from_offset)
+    in.Fail(InvalidArgument("\"follow\" needs \"from_offset\" (a reply's end_offset)"));
+  if (in.ok() && m.from_offset && m.tail_lines > 0)
+    in.Fail(InvalidArgument("\"tail_lines\" reads the tail; it does not go with \"from_offset\""));
   auto parsed = LogStreamFromName(stream);
   if (in.ok() && !parsed) in.Fail(InvalidArgument("stream must be stdout or stderr"));
   if (parsed) m.stream = *parsed;
@@ -332,7 +395,11 @@ Result<LogsRequest> FromJson<LogsRequest>(const json& j) {
 }
 
 json ToJson(const LogsReply& m) {
-  return json{{"id", m.id}, {"stream", LogStreamName(m.stream)}, {"data", m.data}};
+  return json{{"id", m.id},
+              {"stream", LogStreamName(m.stream)},
+              {"data", m.data},
+              {"end_offset", m.end_offset},
+              {"ended", m.ended}};
 }
 
 template <>
@@ -343,6 +410,8 @@ Result<LogsReply> FromJson<LogsReply>(const json& j) {
   in.Integer("id", &m.id);
   in.String("stream", &stream);
   if (in.Require("data")) in.String("data", &m.data);
+  in.Integer("end_offset", &m.end_offset);
+  in.Bool("ended", &m.ended);
   auto parsed = LogStreamFromName(stream);
   if (!parsed) in.Fail("stream", "must be stdout or stderr");
   else m.stream = *parsed;

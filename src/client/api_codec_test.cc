@@ -78,8 +78,20 @@ TEST(ApiCodecGoldenTest, Submit) {
   EXPECT_EQ(reply.job.id, 1);
   EXPECT_EQ(reply.job.state, JobState::kPending);
   EXPECT_EQ(reply.job.env_shown, EnvShown::kFull);
-  EXPECT_EQ(reply.job.request.env.at("TOKEN"), "secret");
+  EXPECT_EQ(reply.job.request.env.count("TOKEN"), 0u) << "env_deny: never stored, never sent back";
+  EXPECT_EQ(reply.job.request.env.at("PATH"), "/usr/bin:/bin");
   EXPECT_EQ(reply.job.user, "uid 4242");
+  EXPECT_EQ(reply.job.hold, Hold::kNone);
+
+  SubmitRequest held = request;
+  held.idempotency_key = "k-2";
+  held.hold = true;
+  held.request.output_path = "logs/%j.out";
+  ExpectRequestGolden("submit_held.request", held);
+  SubmitReply held_reply = ExpectReplyGolden<SubmitReply>("submit_held.reply");
+  EXPECT_EQ(held_reply.job.hold, Hold::kUser);
+  EXPECT_EQ(held_reply.job.reason, "held");
+  EXPECT_EQ(held_reply.job.request.output_path, "logs/%j.out");
 }
 
 TEST(ApiCodecGoldenTest, Wait) {
@@ -94,6 +106,10 @@ TEST(ApiCodecGoldenTest, Wait) {
 
 TEST(ApiCodecGoldenTest, Queue) {
   ExpectRequestGolden("queue.request", QueueRequest{});
+  QueueRequest ended{true, std::nullopt, 1000, 0};
+  ended.ended_after_ms = 1714521600000;
+  ended.ended_before_ms = 1717200000000;
+  ExpectRequestGolden("queue_ended.request", ended);
   QueueReply reply = ExpectReplyGolden<QueueReply>("queue.reply");
   ASSERT_EQ(reply.jobs.size(), 1u);
   EXPECT_EQ(reply.jobs[0].env_shown, EnvShown::kOmitted);
@@ -115,9 +131,11 @@ TEST(ApiCodecGoldenTest, Show) {
   ExpectRequestGolden("show.request", ShowRequest{1});
   ShowReply reply = ExpectReplyGolden<ShowReply>("show.reply");
   EXPECT_EQ(reply.job.env_shown, EnvShown::kFull);
-  ASSERT_EQ(reply.events.size(), 2u);
+  ASSERT_EQ(reply.events.size(), 3u);
   EXPECT_EQ(reply.events[0].kind, "submit");
-  EXPECT_EQ(reply.events[1].time_ms, 1700000001500);
+  EXPECT_EQ(reply.events[1].kind, "env-dropped");
+  EXPECT_EQ(reply.events[1].detail, "not stored (they match the node's env_deny): TOKEN");
+  EXPECT_EQ(reply.events[2].time_ms, 1700000001500);
   ShowReply hidden = ExpectReplyGolden<ShowReply>("show_hidden.reply");
   EXPECT_EQ(hidden.job.env_shown, EnvShown::kHidden);
 }
@@ -129,6 +147,18 @@ TEST(ApiCodecGoldenTest, Cancel) {
   EXPECT_EQ(reply.results[0].status.code(), Code::kFailedPrecondition);
   EXPECT_EQ(reply.results[1].id, 99);
   EXPECT_EQ(reply.results[1].status.message(), "no job 99");
+}
+
+TEST(ApiCodecGoldenTest, HoldAndRelease) {
+  ExpectRequestGolden("hold.request", HoldRequest{{2, 1}});
+  HoldReply held = ExpectReplyGolden<HoldReply>("hold.reply");
+  ASSERT_EQ(held.results.size(), 2u);
+  EXPECT_TRUE(held.results[0].status.ok());
+  EXPECT_EQ(held.results[1].status.code(), Code::kFailedPrecondition);
+  ExpectRequestGolden("release.request", ReleaseRequest{{2}});
+  ReleaseReply released = ExpectReplyGolden<ReleaseReply>("release.reply");
+  ASSERT_EQ(released.results.size(), 1u);
+  EXPECT_TRUE(released.results[0].status.ok());
 }
 
 TEST(ApiCodecGoldenTest, Gpus) {
@@ -159,6 +189,15 @@ TEST(ApiCodecGoldenTest, Logs) {
   LogsReply reply = ExpectReplyGolden<LogsReply>("logs.reply");
   EXPECT_EQ(reply.data, "hello\n");
   EXPECT_EQ(reply.stream, LogStream::kStdout);
+  EXPECT_EQ(reply.end_offset, 6u);
+  EXPECT_TRUE(reply.ended);
+  LogsRequest tail{1};
+  tail.tail_lines = 20;
+  ExpectRequestGolden("logs_tail.request", tail);
+  LogsRequest follow{1, LogStream::kStderr, kLogsMaxBytes};
+  follow.from_offset = 6;
+  follow.follow = true;
+  ExpectRequestGolden("logs_follow.request", follow);
 }
 
 TEST(ApiCodecGoldenTest, ErrorReply) {
@@ -274,6 +313,24 @@ TEST(ApiCodecTest, RequestErrorsAreTheDocumentedOnes) {
   ASSERT_TRUE(logs.ok());
   EXPECT_EQ(logs->stream, LogStream::kStderr);
   EXPECT_EQ(logs->max_bytes, 10u);
+}
+
+TEST(ApiCodecTest, LeaseRequestsAreTheGoldenOnes) {
+  OpenLeaseRequest open;
+  open.request.name = "web";
+  open.request.gpu_mem_bytes = 5ull << 30;
+  open.request.gpu_share_pct = 20;
+  ExpectRequestGolden("open_lease.request", open);
+  ExpectRequestGolden("attach_lease.request", AttachLeaseRequest{2, 777, 4242u});
+  ExpectRequestGolden("close_lease.request", CloseLeaseRequest{2});
+}
+
+TEST(ApiCodecTest, AttachLeaseNeedsAPositivePidAndAUid) {
+  EXPECT_FALSE(FromJson<AttachLeaseRequest>(json{{"op", "attach_lease"}, {"id", 2}}).ok());
+  EXPECT_FALSE(FromJson<AttachLeaseRequest>(json{{"op", "attach_lease"}, {"id", 2}, {"pid", -1}}).ok());
+  EXPECT_FALSE(FromJson<AttachLeaseRequest>(json{{"op", "attach_lease"}, {"id", 2}, {"pid", 5}, {"container_uid", -3}}).ok());
+  EXPECT_FALSE(FromJson<OpenLeaseRequest>(json{{"op", "open_lease"}}).ok());
+  EXPECT_FALSE(FromJson<OpenLeaseRequest>(json{{"op", "open_lease"}, {"request", {{"gpus", "two"}}}}).ok());
 }
 
 }  // namespace

@@ -35,6 +35,10 @@ Result<Client> Client::Connect(const std::string& socket_path) {
   return Client(fd);
 }
 
+void Client::Interrupt() {
+  if (fd_ >= 0) ::shutdown(fd_, SHUT_RDWR);
+}
+
 Client::Client(Client&& other) noexcept : fd_(other.fd_), buffer_(std::move(other.buffer_)) {
   other.fd_ = -1;
 }
@@ -98,8 +102,13 @@ Result<WaitReply> Client::Wait(const WaitRequest& request) { return Send(request
 Result<QueueReply> Client::Queue(const QueueRequest& request) { return Send(request); }
 Result<ShowReply> Client::Show(const ShowRequest& request) { return Send(request); }
 Result<CancelReply> Client::Cancel(const CancelRequest& request) { return Send(request); }
+Result<HoldReply> Client::Hold(const HoldRequest& request) { return Send(request); }
+Result<ReleaseReply> Client::Release(const ReleaseRequest& request) { return Send(request); }
 Result<GpusReply> Client::Gpus() { return Send(GpusRequest{}); }
 Result<LogsReply> Client::Logs(const LogsRequest& request) { return Send(request); }
+Result<OpenLeaseReply> Client::OpenLease(const OpenLeaseRequest& request) { return Send(request); }
+Result<AttachLeaseReply> Client::AttachLease(const AttachLeaseRequest& request) { return Send(request); }
+Result<CloseLeaseReply> Client::CloseLease(const CloseLeaseRequest& request) { return Send(request); }
 
 std::optional<Status> Client::ReadRefusal() {
   char buf[4096];

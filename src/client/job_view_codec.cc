@@ -34,7 +34,7 @@ json ToJson(const JobView& job) {
   } else if (job.env_shown == EnvShown::kOmitted) {
     request.erase("env");
   }
-  return json{{"id", job.id},
+  json j{{"id", job.id},
               {"request", std::move(request)},
               {"uid", job.uid},
               {"gid", job.gid},
@@ -56,6 +56,11 @@ json ToJson(const JobView& job) {
               {"fault_suspect", job.fault_suspect},
               {"stop_reason", job.stop_reason},
               {"stop_detail", job.stop_detail}};
+  if (job.hold != Hold::kNone) j["hold"] = HoldName(job.hold);
+  // Only leases carry these: a job's JSON stays what it always was.
+  if (job.kind != JobKind::kJob) j["kind"] = JobKindName(job.kind);
+  if (!job.lease_cgroup.empty()) j["lease_cgroup"] = job.lease_cgroup;
+  return j;
 }
 
 template <>
@@ -63,6 +68,8 @@ Result<JobView> FromJson<JobView>(const json& j) {
   JobView job;
   auto in = JsonReader::Record(j, "job");
   in.Integer("id", &job.id);
+  in.Name("kind", &job.kind, JobKindFromName, "job kind");
+  in.String("lease_cgroup", &job.lease_cgroup);
   in.Object("request", &job.request, RequestFromJson);
   in.Object("request", &job.env_shown, EnvShownFromJson);
   in.Integer("uid", &job.uid);
@@ -85,6 +92,7 @@ Result<JobView> FromJson<JobView>(const json& j) {
   in.Bool("fault_suspect", &job.fault_suspect);
   in.String("stop_reason", &job.stop_reason);
   in.String("stop_detail", &job.stop_detail);
+  in.Name("hold", &job.hold, HoldFromName, "hold");
   if (!in.ok()) return in.error();
   return job;
 }

@@ -202,6 +202,25 @@ Result<std::string> ReadFileTailAt(int dir_fd, const std::string& name, uint64_t
   return ReadUpTo(file->get(), max_bytes, name);
 }
 
+Result<FileRange> ReadFileRangeAt(int dir_fd, const std::string& name, std::optional<uint64_t> from,
+                                  uint64_t max_bytes) {
+  auto file = OpenFileAt(dir_fd, name, O_RDONLY);
+  if (!file.ok()) return file.status();
+  struct stat st {};
+  if (::fstat(file->get(), &st) != 0) return IoError("stat " + name + ": " + ErrnoText(errno));
+  FileRange range;
+  range.size = static_cast<uint64_t>(st.st_size);
+  if (!from) range.begin = range.size > max_bytes ? range.size - max_bytes : 0;
+  else range.begin = *from > range.size ? 0 : *from;
+  if (::lseek(file->get(), static_cast<off_t>(range.begin), SEEK_SET) < 0)
+    return IoError("seek " + name + ": " + ErrnoText(errno));
+  // Bytes written after the fstat are left for the next read: `size` stays what was measured.
+  auto data = ReadUpTo(file->get(), std::min(max_bytes, range.size - range.begin), name);
+  if (!data.ok()) return data.status();
+  range.data = std::move(data).value();
+  return range;
+}
+
 Result<std::string> ReadFileBoundedAt(int dir_fd, const std::string& name, uint64_t max_bytes) {
   auto file = OpenFileAt(dir_fd, name, O_RDONLY);
   if (!file.ok()) return file.status();

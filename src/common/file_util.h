@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "pinpoint/status.h"
@@ -71,6 +72,19 @@ Status WriteFileAtomicAt(int dir_fd, const std::string& name, const std::string&
 // file or a read error.
 Result<std::string> ReadFileTailAt(int dir_fd, const std::string& name, uint64_t max_bytes);
 Result<std::string> ReadFileBoundedAt(int dir_fd, const std::string& name, uint64_t max_bytes);
+
+// A piece of a file and where it lies: data is the bytes [begin, begin + data.size()) of a file
+// that was `size` bytes long when it was read.
+struct FileRange {
+  std::string data;
+  uint64_t begin = 0;
+  uint64_t size = 0;
+};
+// As ReadFileTailAt, from byte `from` on (nullopt: the last max_bytes): at most max_bytes.
+// A file now shorter than `from` (truncated or replaced) is read from its beginning.
+// Errors: as ReadFileTailAt.
+Result<FileRange> ReadFileRangeAt(int dir_fd, const std::string& name, std::optional<uint64_t> from,
+                                  uint64_t max_bytes);
 
 // Removes `name` in `dir_fd` (unlinkat: a symlink is removed, never followed). Ok when missing.
 // Errors: kIo.

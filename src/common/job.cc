@@ -28,7 +28,24 @@ constexpr std::array<std::pair<AllocationMode, const char*>, 3> kAllocationModes
     {AllocationMode::kMps, "mps"},
 }};
 
+constexpr std::array<std::pair<Hold, const char*>, 3> kHolds = {{
+    {Hold::kNone, "none"},
+    {Hold::kUser, "user"},
+    {Hold::kRoot, "root"},
+}};
+
+constexpr std::array<std::pair<JobKind, const char*>, 2> kKinds = {{
+    {JobKind::kJob, "job"},
+    {JobKind::kLease, "lease"},
+}};
+
 }  // namespace
+
+const char* HoldName(Hold hold) { return NameIn(kHolds, hold); }
+
+std::optional<Hold> HoldFromName(const std::string& name) { return ValueIn(kHolds, name); }
+const char* JobKindName(JobKind kind) { return NameIn(kKinds, kind); }
+std::optional<JobKind> JobKindFromName(const std::string& name) { return ValueIn(kKinds, name); }
 
 const char* JobStateName(JobState state) { return NameIn(kStates, state); }
 
@@ -77,7 +94,42 @@ bool IsEnvName(const std::string& key) {
   return true;
 }
 
+// An output pattern (-o/-e): a path without NUL, not ending in '/', whose % sequences are %j,
+// %u, %x or %%.
+Status CheckOutputPattern(const std::string& field, const std::string& pattern) {
+  if (pattern.empty()) return Status::Ok();
+  PP_RETURN_IF_ERROR(CheckNoNul(field, pattern, kMaxPathBytes));
+  if (pattern.back() == '/') return InvalidArgument(field + " names a directory; give a file name");
+  for (size_t i = 0; i < pattern.size(); ++i) {
+    if (pattern[i] != '%') continue;
+    char next = i + 1 < pattern.size() ? pattern[i + 1] : '\0';
+    if (next != 'j' && next != 'u' && next != 'x' && next != '%')
+      return InvalidArgument(field + ": '%" + EscapeForTerminal(std::string(1, next)) +
+                             "' is not a placeholder (%j job id, %u user, %x job name, %% a percent sign)");
+    ++i;
+  }
+  return Status::Ok();
+}
+
 }  // namespace
+
+std::string OutputPathFor(const std::string& pattern, JobId id, const std::string& user,
+                          const std::string& name, const std::string& cwd) {
+  std::string path;
+  for (size_t i = 0; i < pattern.size(); ++i) {
+    if (pattern[i] != '%' || i + 1 >= pattern.size()) {
+      path += pattern[i];
+      continue;
+    }
+    char next = pattern[++i];
+    if (next == 'j') path += std::to_string(id);
+    else if (next == 'u') path += user;
+    else if (next == 'x') path += name;
+    else path += next;
+  }
+  if (!path.empty() && path[0] != '/') path = cwd + (cwd.ends_with('/') ? "" : "/") + path;
+  return path;
+}
 
 Status ValidateRequest(const JobRequest& r) {
   if (r.argv.empty() || r.argv[0].empty()) return InvalidArgument("request has no program to run");
@@ -99,6 +151,8 @@ Status ValidateRequest(const JobRequest& r) {
     return InvalidArgument("priority must be between -1000000 and 1000000");
   PP_RETURN_IF_ERROR(CheckDisplayText("name", r.name, kMaxNameBytes));
   PP_RETURN_IF_ERROR(CheckDisplayText("as_user", r.as_user, kMaxNameBytes));
+  PP_RETURN_IF_ERROR(CheckOutputPattern("output_path", r.output_path));
+  PP_RETURN_IF_ERROR(CheckOutputPattern("error_path", r.error_path));
   if (!r.devices.empty()) {
     if (static_cast<int>(r.devices.size()) != r.gpus)
       return InvalidArgument("devices must name one device per GPU (" + std::to_string(r.gpus) +
@@ -123,7 +177,7 @@ Status ValidateRequest(const JobRequest& r) {
 }
 
 json ToJson(const JobRequest& r) {
-  return json{{"name", r.name},
+  json j{{"name", r.name},
               {"argv", r.argv},
               {"cwd", r.cwd},
               {"env", r.env},
@@ -135,6 +189,10 @@ json ToJson(const JobRequest& r) {
               {"priority", r.priority},
               {"as_user", r.as_user},
               {"devices", r.devices}};
+  // Written only when set: requests without them read as they always have.
+  if (!r.output_path.empty()) j["output_path"] = r.output_path;
+  if (!r.error_path.empty()) j["error_path"] = r.error_path;
+  return j;
 }
 
 Result<JobRequest> RequestFromJson(const json& j) {
@@ -152,6 +210,8 @@ Result<JobRequest> RequestFromJson(const json& j) {
   in.Integer("priority", &r.priority);
   in.String("as_user", &r.as_user);
   in.IntegerList("devices", &r.devices);
+  in.String("output_path", &r.output_path);
+  in.String("error_path", &r.error_path);
   if (!in.error().ok()) return in.error();
   return r;
 }

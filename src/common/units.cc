@@ -43,8 +43,7 @@ uint64_t UnitMultiplier(const std::string& unit) {
 
 Result<uint64_t> ParseSize(const std::string& text) {
   auto bad = [&](const char* why) {
-    return InvalidArgument("invalid size '" + text + "': " + why +
-                           " (examples: 4G, 512MiB, 1.5GiB, 1048576)");
+    return InvalidArgument("invalid size '" + text + "': " + why + " (examples: 4G, 512MiB, 1.5GiB, 4096B)");
   };
   if (text.empty()) return bad("empty");
   size_t i = 0;
@@ -57,6 +56,10 @@ Result<uint64_t> ParseSize(const std::string& text) {
   }
   if (number.empty() || number == ".") return bad("no number");
   std::string unit = Lower(std::string_view(text).substr(i));
+  // A bare number is refused rather than guessed: bytes and MiB both surprise someone
+  // (`--mem 4000` was once a 3.9 KiB limit). Zero is zero in every unit.
+  if (unit.empty() && number.find_first_not_of("0.") != std::string::npos)
+    return InvalidArgument("invalid size '" + text + "': give a unit, e.g. " + number + "M or 4G");
   uint64_t mult = UnitMultiplier(unit);
   if (mult == 0) return bad("unknown unit");
   if (number.size() > 20) return bad("too large");

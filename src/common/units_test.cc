@@ -13,7 +13,8 @@ struct SizeCase {
 TEST(ParseSizeTest, AcceptsUnits) {
   const SizeCase cases[] = {
       {"0", 0},
-      {"1024", 1024},
+      {"0.0", 0},
+      {"1024B", 1024},
       {"4G", 4ull << 30},
       {"4g", 4ull << 30},
       {"4GB", 4ull << 30},
@@ -42,6 +43,18 @@ TEST(ParseSizeTest, RejectsBadInput) {
       EXPECT_EQ(r.status().code(), Code::kInvalidArgument);
       EXPECT_NE(r.status().message().find("invalid size"), std::string::npos);
     }
+  }
+}
+
+// `--mem 4000` was once taken as 4000 bytes (a 3.9 KiB cgroup limit) and `--gpu-mem 4` as 4 B.
+TEST(ParseSizeTest, RefusesANumberWithoutAUnit) {
+  for (const char* text : {"4000", "4", "1.5", "1048576"}) {
+    auto r = ParseSize(text);
+    ASSERT_FALSE(r.ok()) << text << " was taken as " << *r << " bytes";
+    EXPECT_EQ(r.status().code(), Code::kInvalidArgument);
+    EXPECT_NE(r.status().message().find("give a unit, e.g. " + std::string(text) + "M or 4G"),
+              std::string::npos)
+        << r.status().message();
   }
 }
 

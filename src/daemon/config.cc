@@ -71,7 +71,8 @@ Status Apply(const json& j, Config* c) {
       "watch_interval_ms", "gpu_mem_tolerance_pct", "gpu_mem_grace_ms", "usage_flush_ms",
       "metrics_listen", "max_connections", "max_connections_per_uid", "idle_timeout_ms",
       "max_reply_backlog",
-      "max_user_priority", "priority_users", "allow_unenforced_slices"};
+      "max_user_priority", "priority_users", "allow_unenforced_slices", "env_deny", "retention_days",
+      "lease_attach_timeout_ms", "cdi_dir"};
   if (!j.is_object()) return InvalidArgument("config: must be a JSON object");
   for (auto it = j.begin(); it != j.end(); ++it) {
     if (!kKeys.count(it.key())) return Bad(it.key(), "is not a known setting");
@@ -117,6 +118,10 @@ Status Apply(const json& j, Config* c) {
   PP_RETURN_IF_ERROR(integer("gpu_mem_tolerance_pct", 0, 100, &c->gpu_mem_tolerance_pct));
   PP_RETURN_IF_ERROR(integer("gpu_mem_grace_ms", 0, 3'600'000, &c->gpu_mem_grace_ms));
   PP_RETURN_IF_ERROR(integer("usage_flush_ms", 1000, 3'600'000, &c->usage_flush_ms));
+  PP_RETURN_IF_ERROR(integer("retention_days", 0, 36'500, &c->retention_days));
+  PP_RETURN_IF_ERROR(integer("lease_attach_timeout_ms", 1000, 86'400'000, &c->lease_attach_timeout_ms));
+  PP_RETURN_IF_ERROR(str("cdi_dir", &c->cdi_dir));
+  if (c->cdi_dir[0] != '/') return Bad("cdi_dir", "must be an absolute path");
   if (j.contains("metrics_listen")) {
     // Empty is allowed here: it turns the endpoint off.
     if (!j["metrics_listen"].is_string()) return Bad("metrics_listen", "must be \"HOST:PORT\" or \"\"");
@@ -172,6 +177,18 @@ Status Apply(const json& j, Config* c) {
       c->priority_users.push_back(name);
     }
   }
+  if (j.contains("env_deny")) {
+    const json& patterns = j["env_deny"];
+    const char* want = "must be a list of variable name patterns (e.g. \"*TOKEN*\")";
+    if (!patterns.is_array()) return Bad("env_deny", want);
+    c->env_deny.clear();
+    for (const auto& p : patterns) {
+      if (!p.is_string()) return Bad("env_deny", want);
+      Status valid = ValidateEnvPattern(p.get<std::string>());
+      if (!valid.ok()) return Bad("env_deny", valid.message());
+      c->env_deny.push_back(p.get<std::string>());
+    }
+  }
   if (c->state_dir[0] != '/') return Bad("state_dir", "must be an absolute path");
   return Status::Ok();
 }
@@ -220,13 +237,17 @@ std::string DefaultConfigJson() {
          {"gpu_mem_tolerance_pct", c.gpu_mem_tolerance_pct},
          {"gpu_mem_grace_ms", c.gpu_mem_grace_ms},
          {"usage_flush_ms", c.usage_flush_ms},
+         {"retention_days", c.retention_days},
+         {"lease_attach_timeout_ms", c.lease_attach_timeout_ms},
+         {"cdi_dir", c.cdi_dir},
          {"metrics_listen", c.metrics_listen},
          {"max_connections", c.max_connections},
          {"max_connections_per_uid", c.max_connections_per_uid},
          {"idle_timeout_ms", c.idle_timeout_ms},
          {"max_reply_backlog", FormatSize(c.max_reply_backlog_bytes)},
          {"max_user_priority", c.max_user_priority},
-         {"priority_users", c.priority_users}};
+         {"priority_users", c.priority_users},
+         {"env_deny", c.env_deny}};
   return j.dump(2);
 }
 

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "daemon/lifecycle.h"
+#include "common/env_select.h"
 #include "pinpoint/status.h"
 
 namespace pinpoint::daemon {
@@ -55,6 +56,12 @@ struct Config {
   int gpu_mem_tolerance_pct = 5;
   int64_t gpu_mem_grace_ms = 2000;
   int64_t usage_flush_ms = 15000;    // how often running jobs' usage is written to the store
+  // Ended jobs older than this many days are purged with their directories; 0: kept forever.
+  int64_t retention_days = 0;
+  // Leases (docs/containers.md): a lease no container was attached to within this ends; the
+  // CDI spec directory whose pinpoint.io-slice-L<id>.json files are removed when leases end.
+  int64_t lease_attach_timeout_ms = 60000;
+  std::string cdi_dir = "/var/run/cdi";
   // Prometheus endpoint (docs/metrics.md): HOST:PORT; empty turns it off.
   std::string metrics_listen = "127.0.0.1:9473";
   // Per-client bounds of the socket server (docs/security.md, api::ServerLimits).
@@ -66,6 +73,9 @@ struct Config {
   // users named in priority_users (user names, or "@group" for a group's members) for any.
   int max_user_priority = 0;
   std::vector<std::string> priority_users;
+  // Environment variables pinpointd never stores (docs/security.md "Environments"): shell globs
+  // matched without regard to case. Default: common/env_select.h DefaultEnvDeny.
+  std::vector<std::string> env_deny = DefaultEnvDeny();
 };
 
 // Parses a configuration file's text. Unknown keys, wrong types and bad values are errors

@@ -6,9 +6,12 @@
 #include <sys/file.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstring>
 
 #include <spdlog/spdlog.h>
 
@@ -18,9 +21,12 @@
 #include "daemon/inventory_builder.h"
 #include "daemon/mps_plan.h"
 #include "daemon/node.h"
+#include "daemon/retention.h"
 #include "daemon/service.h"
 #include "daemon/users.h"
+#include "gpu/simulated_backend.h"
 #include "launch/cgroup.h"
+#include "launch/container_cgroups.h"
 #include "launch/process_launcher.h"
 #include "metrics/http_server.h"
 #include "mps/env_only_mps.h"
@@ -116,6 +122,41 @@ api::ServerOptions ServerOptionsFor(const Config& config, Clock* clock) {
   return o;
 }
 
+// One retention pass when due, said in the log. Returns whether it purged anything.
+bool Purge(Retention& retention) {
+  auto report = retention.RunIfDue();
+  if (!report.ok()) {
+    spdlog::error("retention: {}", report.status().message());
+    return false;
+  }
+  for (const auto& problem : report->problems) spdlog::error("retention: {}", problem);
+  if (report->purged.empty()) return false;
+  spdlog::info("retention: purged {} ended jobs ({} to {}), {} names removed from their directories{}",
+               report->purged.size(), *std::min_element(report->purged.begin(), report->purged.end()),
+               *std::max_element(report->purged.begin(), report->purged.end()), report->entries_removed,
+               report->more ? "; more to do" : "");
+  return true;
+}
+
+// A simulated node's stand-in GPU device nodes, <state_dir>/simdev/nvidia<N>, nvidiactl,
+// nvidia-uvm, nvidia-uvm-tools: character devices with /dev/null's numbers, so a container can
+// be given "its GPU" and reads nothing from it. Made only by root (mknod); without them leases
+// carry no device nodes.
+std::string SimulatedDeviceDir(const std::string& state_dir, const sched::Inventory& inventory) {
+  std::string dir = state_dir + "/simdev";
+  if (::getuid() != 0 || !MakeDirs(dir, 0755).ok()) return dir;
+  std::vector<std::string> names = {"nvidiactl", "nvidia-uvm", "nvidia-uvm-tools"};
+  for (const auto& d : inventory.devices) names.push_back("nvidia" + std::to_string(d.gpu_index));
+  for (const auto& name : names) {
+    std::string path = dir + "/" + name;
+    struct stat st {};
+    if (::lstat(path.c_str(), &st) == 0) continue;
+    if (::mknod(path.c_str(), S_IFCHR | 0666, makedev(1, 3)) != 0)
+      spdlog::warn("simulated device node {}: {}", path, std::strerror(errno));
+  }
+  return dir;
+}
+
 }  // namespace
 
 sigset_t DaemonSignals() {
@@ -205,7 +246,15 @@ int RunDaemon(const Config& config, std::unique_ptr<gpu::GpuBackend> backend,
     }
   }
   options.usage_flush_ms = config.usage_flush_ms;
+  options.lease_attach_timeout_ms = config.lease_attach_timeout_ms;
+  options.cdi_dir = config.cdi_dir;
+  if (auto* simulated = dynamic_cast<gpu::SimulatedBackend*>(backend.get())) {
+    // Containers on a simulated node get stand-in device nodes and may declare device memory.
+    options.device_dir = SimulatedDeviceDir(config.state_dir, *inventory);
+    simulated->SetDeclaredUsageFromProc(true);
+  }
   options.priority = {config.max_user_priority, config.priority_users};
+  options.env_deny = config.env_deny;
   watch::WatcherOptions watch_options;
   watch_options.interval_ms = config.watch_interval_ms;
   watch_options.accountant.mem_tolerance_pct = config.gpu_mem_tolerance_pct;
@@ -214,7 +263,8 @@ int RunDaemon(const Config& config, std::unique_ptr<gpu::GpuBackend> backend,
   watch::ProcProcessOwner owner;
   // From here on only the watcher's thread uses the backend.
   watch::Watcher watcher(watch_options, backend.get(), &owner, &clock);
-  Node node(options, {store->get(), &launcher, mps->get(), &cgroups, &watcher, &clock, &users});
+  launch::SystemContainerCgroups containers;
+  Node node(options, {store->get(), &launcher, mps->get(), &cgroups, &watcher, &clock, &users, &containers});
   Status recovered = node.Recover();
   if (!recovered.ok()) return Fail(recovered);
   node.Step();  // tells the watcher of the adopted jobs before its first poll
@@ -249,6 +299,14 @@ int RunDaemon(const Config& config, std::unique_ptr<gpu::GpuBackend> backend,
     ::close(ready_fd);
   }
 
+  RetentionOptions retention_options;
+  retention_options.retention_ms = config.retention_days * 24 * 3600 * 1000;
+  retention_options.jobs_dir = config.state_dir + "/jobs";
+  Retention retention(retention_options, store->get(), &clock);
+  if (config.retention_days > 0)
+    spdlog::info("retention: jobs that ended more than {} days ago are purged with their directories",
+                 config.retention_days);
+
   bool stop = false;
   int64_t published = -1;
   std::string store_error;
@@ -269,9 +327,13 @@ int RunDaemon(const Config& config, std::unique_ptr<gpu::GpuBackend> backend,
       }
     }
     service.JobsEnded(node.Step());
+    service.PollFollowers();
+    if (Purge(retention)) published = -1;
     if (metrics_server && node.generation() != published) {
       published = node.generation();
-      metrics_server->Publish(metrics::Render(node.MetricsView()));
+      metrics::Snapshot snapshot = node.MetricsView();
+      snapshot.jobs_purged_total = retention.purged_total();
+      metrics_server->Publish(metrics::Render(snapshot));
     }
   }
   metrics_server.reset();

@@ -28,6 +28,9 @@ JobView ToView(const JobRecord& record, EnvShown env_shown) {
   v.fault_suspect = record.fault_suspect;
   v.stop_reason = record.stop_reason;
   v.stop_detail = record.stop_detail;
+  v.hold = record.hold;
+  v.kind = record.kind;
+  v.lease_cgroup = record.lease_cgroup;
   return v;
 }
 

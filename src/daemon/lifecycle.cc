@@ -136,6 +136,36 @@ JobEnd DecideEnd(const JobRecord& job, const EndFacts& facts) {
   return end;
 }
 
+JobEnd DecideLeaseEnd(const JobRecord& lease, const std::string& cause, bool mps_fault, int64_t now_ms) {
+  JobEnd end;
+  end.end_ms = now_ms;
+  end.fault_suspect = lease.fault_suspect;
+  if (mps_fault && !lease.cancel_requested) {
+    end.state = JobState::kFailed;
+    end.reason = reason::kGpuFault;
+    end.detail = "ended by a fatal MPS fault on its device";
+  } else if (!lease.stop_reason.empty()) {
+    end.state = JobState::kFailed;
+    end.reason = lease.stop_reason;
+    end.detail = lease.stop_detail + " (its container was stopped)";
+  } else if (lease.cancel_requested) {
+    end.state = JobState::kCancelled;
+    end.reason = reason::kCancelled;
+    end.detail = "cancelled by " + lease.cancelled_by;
+  } else if (cause == reason::kLaunchFailed) {
+    end.state = JobState::kFailed;
+    end.reason = cause;
+    end.detail = "its MPS environment could not be prepared";
+  } else {
+    end.state = JobState::kCompleted;
+    end.reason = cause;
+    if (cause == reason::kLeaseClosed) end.detail = "closed";
+    else if (cause == reason::kLeaseEmptied) end.detail = "its container's cgroup has no process left";
+    else end.detail = "no container was attached in time";
+  }
+  return end;
+}
+
 void ApplyEnd(const JobEnd& end, JobRecord& job) {
   if (end.requeue) Requeued(job, end.reason, end.detail);
   std::tie(job.state, job.reason, job.detail, job.exit_code, job.term_signal, job.end_ms, job.fault_suspect) =

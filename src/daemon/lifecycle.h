@@ -101,6 +101,14 @@ struct JobEnd {
 // exit_code and term_signal are what the program's status says (none for rule 1's requeue).
 JobEnd DecideEnd(const JobRecord& job, const EndFacts& facts);
 
+// Decides a lease's end (docs/api.md "close_lease"). `cause` is why it ends now:
+// reason::kLeaseClosed, kLeaseEmptied, kLeaseNotAttached, or kLaunchFailed (its MPS environment
+// could not be prepared). A lease never requeues (a container cannot be rerun), so the first rule
+// that applies wins: an MPS fault that hit it (not cancelled) fails it (gpu-fault); a stop
+// (stop_reason) fails it with that reason; a cancel makes it cancelled; kLaunchFailed fails it;
+// otherwise it completed with `cause` as its reason.
+JobEnd DecideLeaseEnd(const JobRecord& lease, const std::string& cause, bool mps_fault, int64_t now_ms);
+
 // Writes `end` into the job: state, reason, detail, exit_code, term_signal, end_ms and
 // fault_suspect, and for a requeue what Requeued clears.
 void ApplyEnd(const JobEnd& end, JobRecord& job);

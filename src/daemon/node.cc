@@ -9,8 +9,12 @@
 #include <spdlog/spdlog.h>
 
 #include "common/file_util.h"
+#include "common/env_select.h"
+#include "daemon/hold.h"
 #include "daemon/lifecycle.h"
+#include "daemon/log_text.h"
 #include "launch/shim.h"
+#include "pinpoint/api_codec.h"
 #include "pinpoint/units.h"
 
 namespace pinpoint::daemon {
@@ -34,6 +38,7 @@ sched::Demand DemandOf(const JobRecord& r) {
   d.cpus = r.request.cpus;
   d.mem_bytes = r.request.mem_bytes;
   d.devices = r.request.devices;
+  d.hold = r.hold;
   return d;
 }
 
@@ -58,6 +63,11 @@ Node::Node(NodeOptions options, NodeDeps deps)
 
 std::string Node::JobDir(JobId id) const {
   return options_.state_dir + "/jobs/" + std::to_string(id);
+}
+
+std::string Node::OutputFile(const JobRecord& r, const std::string& pattern) {
+  if (pattern.empty()) return "";
+  return OutputPathFor(pattern, r.id, r.user, r.request.name, r.request.cwd);
 }
 
 launch::JobHandle Node::Handle(const JobRecord& r) const {
@@ -91,7 +101,8 @@ Status Node::Recover() {
       ++pending;
       continue;
     }
-    auto status = deps_.launcher->Poll(Handle(job));
+    // A lease has no supervisor: it is adopted as it is, and Step polls its cgroup.
+    auto status = job.kind == JobKind::kLease ? std::nullopt : deps_.launcher->Poll(Handle(job));
     bool orphaned = status && status->kind == launch::ExitStatus::Kind::kOrphaned;
     if (!status || orphaned) {
       active_[job.id] = job;
@@ -124,7 +135,9 @@ Status Node::Recover() {
 }
 
 Result<JobRecord> Node::Submit(const api::Caller& caller, JobRequest request,
-                               const std::optional<std::string>& idempotency_key) {
+                               const std::optional<std::string>& idempotency_key, bool hold) {
+  // Before anything compares or stores it: the store never holds what env_deny names.
+  std::vector<std::string> dropped = DropDenied(request.env, options_.env_deny);
   PP_RETURN_IF_ERROR(ValidateRequest(request));
   std::optional<store::IdempotencyKey> key;
   if (idempotency_key) {
@@ -134,6 +147,23 @@ Result<JobRecord> Node::Submit(const api::Caller& caller, JobRequest request,
     if (!first.ok()) return first.status();
     if (*first) return ResubmittedJob(**first, request);
   }
+  auto admitted = Admit(caller, std::move(request));
+  if (!admitted.ok()) return admitted.status();
+  JobRecord r = std::move(admitted).value();
+  lifecycle::Submitted(r, deps_.clock->NowMs());
+  if (hold) r.hold = caller.IsRoot() ? Hold::kRoot : Hold::kUser;
+  auto id = deps_.store->Insert(r, key);
+  if (!id.ok()) return id.status();
+  r.id = *id;
+  if (r.hold != Hold::kNone) lifecycle::Waiting(r, reason::kHeld, sched::HeldDetail(r.id, r.hold));
+  if (!dropped.empty()) NoteDroppedEnv(r.id, dropped);
+  active_[r.id] = r;
+  dirty_ = true;
+  ++generation_;
+  return r;
+}
+
+Result<JobRecord> Node::Admit(const api::Caller& caller, JobRequest request) {
   PP_RETURN_IF_ERROR(api::CheckSubmitAs(caller, request.as_user));
   PP_RETURN_IF_ERROR(CheckPriority(options_.priority, caller, options_.daemon_uid, request.priority, *users_));
   auto user = request.as_user.empty() ? users_->ByUid(caller.uid) : users_->ByName(request.as_user);
@@ -151,13 +181,6 @@ Result<JobRecord> Node::Submit(const api::Caller& caller, JobRequest request,
   r.user = user->name;
   r.request = std::move(request);
   PP_RETURN_IF_ERROR(sched::CheckFits(DemandOf(r), options_.inventory));
-  lifecycle::Submitted(r, deps_.clock->NowMs());
-  auto id = deps_.store->Insert(r, key);
-  if (!id.ok()) return id.status();
-  r.id = *id;
-  active_[r.id] = r;
-  dirty_ = true;
-  ++generation_;
   return r;
 }
 
@@ -170,33 +193,34 @@ Result<JobRecord> Node::ResubmittedJob(const JobRecord& first, const JobRequest&
   return active != active_.end() ? active->second : first;
 }
 
+Result<JobRecord*> Node::ControlledJob(const api::Caller& caller, JobId id) {
+  auto it = active_.find(id);
+  if (it == active_.end()) {
+    auto stored = deps_.store->Get(id);
+    if (!stored.ok()) return NotFound("no job " + std::to_string(id));
+    if (!api::MayControlJob(caller, stored->uid))
+      return PermissionDenied("job " + std::to_string(id) + " belongs to " + stored->user);
+    return FailedPrecondition("job " + std::to_string(id) + " already ended (" +
+                              JobStateName(stored->state) + ")");
+  }
+  JobRecord& job = it->second;
+  if (!api::MayControlJob(caller, job.uid))
+    return PermissionDenied("job " + std::to_string(id) + " belongs to " + job.user);
+  if (IsFinal(job.state))
+    return FailedPrecondition("job " + std::to_string(id) + " already ended (" + JobStateName(job.state) + ")");
+  return &job;
+}
+
 std::vector<Status> Node::Cancel(const api::Caller& caller, const std::vector<JobId>& ids) {
   std::vector<Status> out;
   std::string by = NameOrUid(*users_, caller.uid);
   for (JobId id : ids) {
-    auto it = active_.find(id);
-    if (it == active_.end()) {
-      auto stored = deps_.store->Get(id);
-      if (!stored.ok()) {
-        out.push_back(NotFound("no job " + std::to_string(id)));
-      } else if (!api::MayControlJob(caller, stored->uid)) {
-        out.push_back(PermissionDenied("job " + std::to_string(id) + " belongs to " + stored->user));
-      } else {
-        out.push_back(FailedPrecondition("job " + std::to_string(id) + " already ended (" +
-                                         JobStateName(stored->state) + ")"));
-      }
+    auto found = ControlledJob(caller, id);
+    if (!found.ok()) {
+      out.push_back(found.status());
       continue;
     }
-    JobRecord& job = it->second;
-    if (!api::MayControlJob(caller, job.uid)) {
-      out.push_back(PermissionDenied("job " + std::to_string(id) + " belongs to " + job.user));
-      continue;
-    }
-    if (IsFinal(job.state)) {
-      out.push_back(FailedPrecondition("job " + std::to_string(id) + " already ended (" +
-                                       JobStateName(job.state) + ")"));
-      continue;
-    }
+    JobRecord& job = **found;
     if (job.cancel_requested) {
       out.push_back(Status::Ok());
       continue;
@@ -230,11 +254,11 @@ void Node::SafeStop(JobRecord& job) {
   std::vector<int64_t> pids;
   for (const auto& a : job.allocations) {
     if (a.mode != AllocationMode::kMps) continue;
-    if (pids.empty()) pids = deps_.launcher->JobProcesses(Handle(job));
+    if (pids.empty()) pids = ProcessesOf(job);
     Status t = deps_.mps->TerminateClients(SliceOf(job, a), pids);
     if (!t.ok()) spdlog::warn("job {}: terminate_client: {}", job.id, t.message());
   }
-  Status s = deps_.launcher->Signal(Handle(job), SIGTERM);
+  Status s = SignalJob(job, SIGTERM);
   if (!s.ok()) spdlog::warn("job {}: {}", job.id, s.ToString());
   kill_at_ms_[job.id] = deps_.clock->NowMs() + options_.cancel_grace_ms;
 }
@@ -247,12 +271,19 @@ Result<JobRecord> Node::Get(JobId id) const {
   return r;
 }
 
-Result<Node::Page> Node::List(bool all, std::optional<uint32_t> uid, int offset, int limit) const {
+Result<Node::Page> Node::List(bool all, std::optional<uint32_t> uid, int offset, int limit,
+                              const EndRange& ended) const {
   if (offset < 0 || limit <= 0) return InvalidArgument("a page needs offset >= 0 and limit > 0");
   Page page;
-  if (all) {
+  bool by_end = ended.after_ms || ended.before_ms;
+  if (all || by_end) {
     store::ListFilter filter;
     filter.uid = uid;
+    if (by_end) {
+      filter.states = {JobState::kCompleted, JobState::kFailed, JobState::kCancelled};
+      filter.end_ms_min = ended.after_ms;
+      filter.end_ms_max = ended.before_ms;
+    }
     filter.limit = limit;
     filter.offset = offset;
     auto total = deps_.store->Count(filter);
@@ -278,21 +309,37 @@ Result<Node::Page> Node::List(bool all, std::optional<uint32_t> uid, int offset,
 
 Result<std::vector<store::JobEvent>> Node::Events(JobId id) const { return deps_.store->Events(id); }
 
-Result<std::string> Node::Logs(const api::Caller& caller, JobId id, const std::string& stream,
-                               uint64_t max_bytes) const {
-  if (stream != "stdout" && stream != "stderr")
-    return InvalidArgument("stream must be stdout or stderr");
-  auto job = Get(id);
+Result<LogsReply> Node::Logs(const api::Caller& caller, const LogsRequest& request) const {
+  auto job = Get(request.id);
   if (!job.ok()) return job.status();
   if (!api::MayControlJob(caller, job->uid))
-    return PermissionDenied("job " + std::to_string(id) + " belongs to " + job->user);
+    return PermissionDenied("job " + std::to_string(request.id) + " belongs to " + job->user);
+  // A file the job's user chose is never read by pinpointd, which runs as root: the user reads it.
+  bool out = request.stream == LogStream::kStdout;
+  const std::string& pattern = out || job->request.error_path.empty() ? job->request.output_path
+                                                                       : job->request.error_path;
+  if (!pattern.empty())
+    return FailedPrecondition("job " + std::to_string(request.id) + " writes its " +
+                              LogStreamName(request.stream) + " to " + OutputFile(*job, pattern) +
+                              " (submit -o/-e): read it there");
+  LogsReply reply{request.id, request.stream, "", request.from_offset.value_or(0), IsFinal(job->state)};
   // The log files belong to the job's user: read without following a link, bounded.
-  auto dir = OpenDirNoFollow(JobDir(id));
-  if (!dir.ok() && dir.status().code() == Code::kNotFound) return std::string();
+  auto dir = OpenDirNoFollow(JobDir(request.id));
+  if (!dir.ok() && dir.status().code() == Code::kNotFound) return reply;
   if (!dir.ok()) return dir.status();
-  auto text = ReadFileTailAt(dir->get(), stream, max_bytes);
-  if (!text.ok() && text.status().code() == Code::kNotFound) return std::string();
-  return text;
+  auto range = ReadFileRangeAt(dir->get(), LogStreamName(request.stream), request.from_offset, request.max_bytes);
+  if (!range.ok() && range.status().code() == Code::kNotFound) return reply;
+  if (!range.ok()) return range.status();
+  std::string_view data = range->data;
+  uint64_t end = range->begin + data.size();
+  bool at_end = end >= range->size;
+  // A character cut at the end waits for its rest, unless no rest can come.
+  if (!(at_end && reply.ended)) data = data.substr(0, CompleteUtf8Length(data));
+  size_t skip = request.from_offset ? 0 : LastLinesStart(data, request.tail_lines);
+  reply.data = std::string(data.substr(skip));
+  reply.end_offset = range->begin + data.size();
+  reply.ended = reply.ended && reply.end_offset >= range->size;
+  return reply;
 }
 
 std::vector<JobId> Node::Step() {
@@ -306,9 +353,17 @@ std::vector<JobId> Node::Step() {
     if (job.state == JobState::kRunning) running.push_back(id);
   }
   std::vector<std::pair<JobId, launch::ExitStatus>> exits;
+  std::vector<std::pair<JobId, std::string>> lease_ends;
   for (JobId id : running) {
     JobRecord& job = active_[id];
-    auto status = deps_.launcher->Poll(Handle(job));
+    if (job.kind == JobKind::kLease) {
+      auto cause = PollLease(job, now);
+      if (cause) {
+        lease_ends.emplace_back(id, *cause);
+        continue;
+      }
+    }
+    auto status = job.kind == JobKind::kLease ? std::nullopt : deps_.launcher->Poll(Handle(job));
     if (status && status->kind == launch::ExitStatus::Kind::kOrphaned) {
       HandleOrphan(job);
       status.reset();  // still running: its processes live
@@ -319,7 +374,7 @@ std::vector<JobId> Node::Step() {
     }
     auto kill = kill_at_ms_.find(id);
     if (kill != kill_at_ms_.end() && now >= kill->second) {
-      Status s = deps_.launcher->Signal(Handle(job), SIGKILL);
+      Status s = SignalJob(job, SIGKILL);
       if (!s.ok()) spdlog::warn("job {}: {}", id, s.ToString());
       kill->second = INT64_MAX;  // once
     }
@@ -328,6 +383,7 @@ std::vector<JobId> Node::Step() {
   // log before its victims exit, so every victim collected here is known as one.
   HandleMpsEvents();
   for (auto& [id, status] : exits) Finish(active_[id], status);
+  for (auto& [id, cause] : lease_ends) EndLease(active_[id], cause);
   if (dirty_) Schedule();
   // Collects every job that ended in this pass, polled or failed to launch inside Schedule.
   for (auto it = active_.begin(); it != active_.end();) {
@@ -448,9 +504,11 @@ void Node::StartJob(JobRecord& job, const std::vector<sched::Slot>& slots) {
   if (!env.ok()) {
     failed.error = env.status().message();
     job.allocations.clear();  // it never became a client: nothing to release
+    if (job.kind == JobKind::kLease) return EndLease(job, reason::kLaunchFailed);
     Finish(job, failed);
     return;
   }
+  if (job.kind == JobKind::kLease) return StartLease(job, *env);
   launch::LaunchSpec spec;
   spec.job_id = job.id;
   spec.argv = job.request.argv;
@@ -464,6 +522,8 @@ void Node::StartJob(JobRecord& job, const std::vector<sched::Slot>& slots) {
     spec.groups = user.ok() ? user->groups : std::vector<uint32_t>{job.gid};
   }
   spec.job_dir = JobDir(job.id);
+  spec.stdout_path = OutputFile(job, job.request.output_path);
+  spec.stderr_path = job.request.error_path.empty() ? spec.stdout_path : OutputFile(job, job.request.error_path);
   if (deps_.cgroups != nullptr && deps_.cgroups->enabled()) {
     auto dir = deps_.cgroups->CreateJobGroup(job.id, job.request.cpus, job.request.mem_bytes);
     if (dir.ok()) spec.cgroup_dir = *dir;
@@ -499,7 +559,7 @@ void Node::ReleaseResources(const JobRecord& job) {
   for (const auto& a : job.allocations) {
     if (a.mode == AllocationMode::kMps) deps_.mps->ReleaseClient(SliceOf(job, a));
   }
-  if (deps_.cgroups != nullptr && deps_.cgroups->enabled()) {
+  if (deps_.cgroups != nullptr && deps_.cgroups->enabled() && job.kind == JobKind::kJob) {
     Status s = deps_.cgroups->RemoveJobGroup(job.id);
     if (!s.ok()) spdlog::warn("job {}: {}", job.id, s.message());
   }

@@ -23,9 +23,11 @@
 #include "daemon/lifecycle.h"
 #include "common/clock.h"
 #include "daemon/priority.h"
+#include "common/env_select.h"
 #include "daemon/users.h"
 #include "gpu/gpu_backend.h"
 #include "launch/cgroup.h"
+#include "launch/container_cgroups.h"
 #include "launch/launcher.h"
 #include "metrics/metrics.h"
 #include "mps/mps_control.h"
@@ -50,6 +52,14 @@ struct NodeOptions {
   int mps_fault_drain_after = 3;   // faults of one device within an hour that drain it
   int64_t usage_flush_ms = 15000;  // how often running jobs' usage is written to the store
   PriorityPolicy priority;         // who may ask for which priority
+  // Environment variable names never stored (shell globs, any case): config "env_deny".
+  std::vector<std::string> env_deny = DefaultEnvDeny();
+  // Leases (docs/containers.md): how long an opened lease waits for its container to be
+  // attached; where GPU device nodes are (a simulated node's stand-ins are elsewhere); where
+  // `pinpoint cdi` writes specs by default, so an ended lease's spec is removed ("": none).
+  int64_t lease_attach_timeout_ms = 60000;
+  std::string device_dir = "/dev";
+  std::string cdi_dir;
 };
 
 // Everything the node acts through. Not owned; must outlive the Node. cgroups and gpu may be null.
@@ -65,6 +75,14 @@ struct NodeDeps {
   // Who the users are (names in replies and details, groups of a job, as_user). Null: the
   // system's, each answer kept for a minute (CachingUserDirectory).
   UserDirectory* users = nullptr;
+  // The cgroups of containers holding leases. Null: attach_lease is refused (unavailable).
+  launch::ContainerCgroups* containers = nullptr;
+};
+
+// A range of end times for Node::List (Unix epoch ms; a bound left out is open).
+struct EndRange {
+  std::optional<int64_t> after_ms = std::nullopt;
+  std::optional<int64_t> before_ms = std::nullopt;
 };
 
 class Node {
@@ -83,13 +101,41 @@ class Node {
   // what options.priority allows the caller, or a non-root daemon asked to run another user's
   // job), kFailedPrecondition (never fits: the reason; or the key was used for a different
   // request), kIo.
+  // Environment variables that match options.env_deny are dropped before the job is compared
+  // or stored (their names, never values, go to the job's events). `hold`: stored held
+  // (Hold::kUser, or Hold::kRoot when the caller is root).
   Result<JobRecord> Submit(const api::Caller& caller, JobRequest request,
-                           const std::optional<std::string>& idempotency_key = std::nullopt);
+                           const std::optional<std::string>& idempotency_key = std::nullopt,
+                           bool hold = false);
+
+  // Hold and release pending jobs (daemon/hold.h has the policy). One Status per id, in order:
+  // kNotFound, kPermissionDenied (another user's job; releasing root's hold as a user),
+  // kFailedPrecondition (running or ended), kIo (not recorded: nothing changed), or ok.
+  std::vector<Status> HoldJobs(const api::Caller& caller, const std::vector<JobId>& ids);
+  std::vector<Status> ReleaseJobs(const api::Caller& caller, const std::vector<JobId>& ids);
 
   // Cancels each job: pending ones end at once; running ones get SIGTERM (after MPS
   // terminate_client for their processes) and SIGKILL after the grace period. One Status per id, in order: kNotFound,
   // kPermissionDenied, kFailedPrecondition (already ended), or ok.
   std::vector<Status> Cancel(const api::Caller& caller, const std::vector<JobId>& ids);
+
+  // Leases (docs/api.md "open_lease"). OpenLease admits the request as Submit does, stores the
+  // lease and places it at once. Errors: Submit's, and kUnavailable when it does not fit now
+  // (the lease is then stored as cancelled, reason lease-not-placed).
+  struct OpenedLease {
+    JobRecord lease;
+    LeaseEdits edits;
+  };
+  Result<OpenedLease> OpenLease(const api::Caller& caller, const LeaseRequest& request);
+  // Root only: the lease's processes are those of `pid`'s cgroup from now on. Errors:
+  // kPermissionDenied (not root; container_uid is not the lease's uid), kNotFound (no such lease
+  // or process), kFailedPrecondition (ended, attached elsewhere, a refused cgroup),
+  // kUnavailable (no ContainerCgroups), kIo.
+  Result<JobRecord> AttachLease(const api::Caller& caller, JobId id, int64_t pid,
+                                std::optional<uint32_t> container_uid);
+  // The owner or root: ends the lease now when it has no process left, else stops them as a
+  // cancel does. An ended lease is returned as it is. Errors: kNotFound, kPermissionDenied, kIo.
+  Result<JobRecord> CloseLease(const api::Caller& caller, JobId id);
 
   // Errors: kNotFound.
   Result<JobRecord> Get(JobId id) const;
@@ -103,11 +149,17 @@ class Node {
     std::vector<JobRecord> jobs;
     int64_t total = 0;
   };
-  Result<Page> List(bool all, std::optional<uint32_t> uid, int offset, int limit) const;
+  // With a bound in `ended` the listing is of ended jobs whose end_ms lies in [after, before),
+  // from the store, whatever `all` says (one indexed count and one query, as with `all`).
+  Result<Page> List(bool all, std::optional<uint32_t> uid, int offset, int limit,
+                    const EndRange& ended = EndRange()) const;
   Result<std::vector<store::JobEvent>> Events(JobId id) const;
-  // A job's stdout or stderr (last max_bytes). Errors: kNotFound, kPermissionDenied, kInvalidArgument.
-  Result<std::string> Logs(const api::Caller& caller, JobId id, const std::string& stream,
-                           uint64_t max_bytes) const;
+  // A piece of a job's stdout or stderr (docs/api.md "logs"): its last max_bytes (and of them
+  // the last tail_lines lines), or from from_offset on at most max_bytes, cut before a UTF-8
+  // character that is not complete yet. The job's own directory is read without following a
+  // link, never more than max_bytes. `follow` is the caller's to act on (Service holds it).
+  // Errors: kNotFound, kPermissionDenied, kIo (e.g. the file is a link).
+  Result<LogsReply> Logs(const api::Caller& caller, const LogsRequest& request) const;
   // Devices, their slices and jobs, host resources, with the watcher's last readings
   // (docs/api.md "gpus").
   GpusReply GpusView() const;
@@ -127,8 +179,28 @@ class Node {
   std::string JobDir(JobId id) const;
   // The reply to a submit whose key found `first`: the job as it is now, or kFailedPrecondition
   // when `request` is not the one submitted then.
+  // The active job `id` if the caller may act on it. Errors: kNotFound, kPermissionDenied,
+  // kFailedPrecondition (it ended).
+  Result<JobRecord*> ControlledJob(const api::Caller& caller, JobId id);
+  // Sets each job's hold to what `decide` says, persisting it with event `event`.
+  std::vector<Status> SetHolds(const api::Caller& caller, const std::vector<JobId>& ids,
+                               const char* event,
+                               Result<Hold> (*decide)(const JobRecord&, bool));
+  void NoteDroppedEnv(JobId id, const std::vector<std::string>& names);
   Result<JobRecord> ResubmittedJob(const JobRecord& first, const JobRequest& request) const;
+  // A new record for `request` from `caller`, checked as Submit checks it (as_user, priority,
+  // the daemon's uid, ever fits), not stored.
+  Result<JobRecord> Admit(const api::Caller& caller, JobRequest request);
+  // Signals and lists a running job's processes: its supervisor's session, or a lease's cgroup.
+  Status SignalJob(const JobRecord& job, int signal);
+  std::vector<int64_t> ProcessesOf(const JobRecord& job);
+  // A running lease (node_lease.cc): the reason it ends for now, or nullopt while it lasts.
+  std::optional<std::string> PollLease(const JobRecord& job, int64_t now_ms);
+  void StartLease(JobRecord& job, const std::vector<std::string>& env);
+  void EndLease(JobRecord& job, const std::string& cause);
   launch::JobHandle Handle(const JobRecord& r) const;
+  // The file an output pattern of `r` names (submit -o/-e), or "" for none.
+  static std::string OutputFile(const JobRecord& r, const std::string& pattern);
   void Schedule();
   void StartJob(JobRecord& job, const std::vector<sched::Slot>& slots);
   Status Persist(const JobRecord& r, const char* event, const std::string& detail);
@@ -179,7 +251,7 @@ class Node {
   std::map<int, std::set<JobId>> recovering_;
   FaultTracker faults_;                      // MPS fault claims and driver Xids -> drains
   std::map<int, std::string> drain_reason_;
-  std::map<JobId, int64_t> watched_;         // jobs the watcher was last told of -> their pid
+  std::map<JobId, std::string> watched_;     // jobs the watcher was last told of -> pid, lease cgroup
   int64_t last_usage_flush_ms_ = 0;
   int64_t starts_total_ = 0;
   std::map<std::pair<std::string, std::string>, int64_t> ended_total_;  // (state, reason)
@@ -187,6 +259,7 @@ class Node {
   // Jobs whose end could not be stored yet -> whether Step has reported them as ended.
   std::map<JobId, bool> unpersisted_ends_;
   std::set<JobId> orphans_;  // running jobs whose supervisor died (HandleOrphan)
+  std::map<JobId, LeaseEdits> lease_edits_;  // leases started in this process -> their edits
 };
 
 }  // namespace pinpoint::daemon

@@ -672,13 +672,14 @@ TEST_F(NodeTest, LogsFollowNoLinkInTheJobDirectory) {
   std::string job_dir = dir_ + "/jobs/" + std::to_string(id);
   ASSERT_EQ(std::system(("mkdir -p " + job_dir).c_str()), 0);
   ASSERT_EQ(::symlink(secret.c_str(), (job_dir + "/stdout").c_str()), 0);
-  auto text = node_->Logs(caller_, id, "stdout", 1024);
-  EXPECT_FALSE(text.ok() && text->find("secret") != std::string::npos) << "read through the link";
+  auto text = node_->Logs(caller_, {id, LogStream::kStdout, 1024});
+  EXPECT_FALSE(text.ok() && text->data.find("secret") != std::string::npos) << "read through the link";
   EXPECT_FALSE(text.ok());
   { std::ofstream(job_dir + "/stderr") << std::string(5000, 'x') << "tail"; }
-  auto tail = node_->Logs(caller_, id, "stderr", 10);
+  auto tail = node_->Logs(caller_, {id, LogStream::kStderr, 10});
   ASSERT_TRUE(tail.ok()) << tail.status().ToString();
-  EXPECT_EQ(*tail, "xxxxxxtail") << "bounded to max_bytes";
+  EXPECT_EQ(tail->data, "xxxxxxtail") << "bounded to max_bytes";
+  EXPECT_EQ(tail->end_offset, 5004u);
 }
 
 }  // namespace

@@ -22,9 +22,10 @@ std::string CgroupPath(const launch::Cgroups* cgroups, JobId id) {
 
 void Node::UpdateWatchedJobs() {
   if (deps_.watcher == nullptr) return;
-  std::map<JobId, int64_t> now;
+  std::map<JobId, std::string> now;  // -> what tells its processes apart: pid, lease cgroup
   for (const auto& [id, job] : active_)
-    if (job.state == JobState::kRunning && !job.allocations.empty()) now[id] = job.pid;
+    if (job.state == JobState::kRunning && !job.allocations.empty())
+      now[id] = std::to_string(job.pid) + " " + job.lease_cgroup;
   if (now == watched_) return;
   std::vector<watch::WatchedJob> jobs;
   for (const auto& [id, pid] : now)

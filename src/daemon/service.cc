@@ -12,6 +12,17 @@ namespace pinpoint::daemon {
 
 using nlohmann::json;
 
+namespace {
+
+// One result per id, as "cancel", "hold" and "release" answer.
+std::vector<CancelResult> Results(const std::vector<JobId>& ids, const std::vector<Status>& statuses) {
+  std::vector<CancelResult> results;
+  for (size_t i = 0; i < ids.size(); ++i) results.push_back({ids[i], statuses[i]});
+  return results;
+}
+
+}  // namespace
+
 template <typename Request>
 Service::Op Service::Bind(Result<typename Request::Reply> (Service::*handler)(Call&, Request)) {
   return {Request::kOp, [handler](Service* service, Call& call, const json& j) -> Result<json> {
@@ -29,6 +40,9 @@ const std::vector<Service::Op>& Service::Ops() {
       Bind<WaitRequest>(&Service::Wait),       Bind<QueueRequest>(&Service::Queue),
       Bind<ShowRequest>(&Service::Show),       Bind<CancelRequest>(&Service::Cancel),
       Bind<GpusRequest>(&Service::Gpus),       Bind<LogsRequest>(&Service::Logs),
+      Bind<HoldRequest>(&Service::Hold),       Bind<ReleaseRequest>(&Service::Release),
+      Bind<OpenLeaseRequest>(&Service::OpenLease), Bind<AttachLeaseRequest>(&Service::AttachLease),
+      Bind<CloseLeaseRequest>(&Service::CloseLease),
   };
   return ops;
 }
@@ -73,7 +87,7 @@ Result<VersionReply> Service::Version(Call&, VersionRequest) {
 }
 
 Result<SubmitReply> Service::Submit(Call& call, SubmitRequest request) {
-  auto job = node_->Submit(call.caller, std::move(request.request), request.idempotency_key);
+  auto job = node_->Submit(call.caller, std::move(request.request), request.idempotency_key, request.hold);
   if (!job.ok()) return job.status();
   // A retried submit may find its job already ended: nothing would wake a waiter then.
   if (request.wait && !IsFinal(job->state)) {
@@ -99,7 +113,7 @@ Result<QueueReply> Service::Queue(Call&, QueueRequest request) {
     uid = user->uid;
   }
   int limit = request.limit == 0 ? kQueueDefaultLimit : request.limit;
-  auto page = node_->List(request.all, uid, request.offset, limit);
+  auto page = node_->List(request.all, uid, request.offset, limit, {request.ended_after_ms, request.ended_before_ms});
   if (!page.ok()) return page.status();
   QueueReply reply;
   // A listing carries no environments (only `show` does): 1000 jobs stay small whatever they hold.
@@ -124,19 +138,54 @@ Result<ShowReply> Service::Show(Call& call, ShowRequest request) {
 }
 
 Result<CancelReply> Service::Cancel(Call& call, CancelRequest request) {
-  std::vector<Status> results = node_->Cancel(call.caller, request.ids);
-  CancelReply reply;
-  for (size_t i = 0; i < request.ids.size(); ++i) reply.results.push_back({request.ids[i], results[i]});
-  return reply;
+  return CancelReply{Results(request.ids, node_->Cancel(call.caller, request.ids))};
+}
+
+Result<HoldReply> Service::Hold(Call& call, HoldRequest request) {
+  return HoldReply{Results(request.ids, node_->HoldJobs(call.caller, request.ids))};
+}
+
+Result<ReleaseReply> Service::Release(Call& call, ReleaseRequest request) {
+  return ReleaseReply{Results(request.ids, node_->ReleaseJobs(call.caller, request.ids))};
 }
 
 Result<GpusReply> Service::Gpus(Call&, GpusRequest) { return node_->GpusView(); }
 
 Result<LogsReply> Service::Logs(Call& call, LogsRequest request) {
-  auto text = node_->Logs(call.caller, request.id, LogStreamName(request.stream), request.max_bytes);
-  if (!text.ok()) return text.status();
   // Logs are bytes; the server replaces invalid UTF-8 when it writes the reply.
-  return LogsReply{request.id, request.stream, std::move(text).value()};
+  auto reply = node_->Logs(call.caller, request);
+  if (!reply.ok() || !request.follow || !reply->data.empty() || reply->ended) return reply;
+  PP_RETURN_IF_ERROR(MayFollow(call.caller));
+  request.from_offset = reply->end_offset;  // where a truncated file starts again
+  followers_.push_back({call.conn, call.caller, std::move(request)});
+  call.deferred = true;
+  return LogsReply{};
+}
+
+Status Service::MayFollow(const api::Caller& caller) const {
+  if (followers_.size() >= kLogsMaxFollowers)
+    return Unavailable("pinpointd already holds " + std::to_string(kLogsMaxFollowers) +
+                       " log followers, its most; try again later");
+  if (caller.IsRoot()) return Status::Ok();
+  size_t mine = std::count_if(followers_.begin(), followers_.end(),
+                              [&](const Follower& f) { return f.caller.uid == caller.uid; });
+  if (mine >= kLogsMaxFollowersPerUid)
+    return Unavailable("uid " + std::to_string(caller.uid) + " already follows " +
+                       std::to_string(kLogsMaxFollowersPerUid) + " logs, the most one user may");
+  return Status::Ok();
+}
+
+void Service::PollFollowers() {
+  for (auto it = followers_.begin(); it != followers_.end();) {
+    auto reply = node_->Logs(it->caller, it->request);
+    if (reply.ok() && reply->data.empty() && !reply->ended) {
+      it->request.from_offset = reply->end_offset;
+      ++it;
+      continue;
+    }
+    if (reply_) reply_(it->conn, reply.ok() ? api::OkReply(ToJson(*reply)) : api::ErrorReply(reply.status()));
+    it = followers_.erase(it);
+  }
 }
 
 void Service::Closed(api::ConnId conn) {
@@ -145,6 +194,7 @@ void Service::Closed(api::ConnId conn) {
     std::erase_if(conns, [&](const auto& waiter) { return waiter.first == conn; });
     it = conns.empty() ? waiters_.erase(it) : std::next(it);
   }
+  std::erase_if(followers_, [&](const Follower& f) { return f.conn == conn; });
 }
 
 void Service::JobsEnded(const std::vector<JobId>& ids) {
@@ -158,6 +208,24 @@ void Service::JobsEnded(const std::vector<JobId>& ids) {
     }
     waiters_.erase(it);
   }
+}
+
+Result<OpenLeaseReply> Service::OpenLease(Call& call, OpenLeaseRequest request) {
+  auto opened = node_->OpenLease(call.caller, request.request);
+  if (!opened.ok()) return opened.status();
+  return OpenLeaseReply{ViewFor(call.caller, opened->lease), std::move(opened->edits)};
+}
+
+Result<AttachLeaseReply> Service::AttachLease(Call& call, AttachLeaseRequest request) {
+  auto lease = node_->AttachLease(call.caller, request.id, request.pid, request.container_uid);
+  if (!lease.ok()) return lease.status();
+  return AttachLeaseReply{ViewFor(call.caller, *lease)};
+}
+
+Result<CloseLeaseReply> Service::CloseLease(Call& call, CloseLeaseRequest request) {
+  auto lease = node_->CloseLease(call.caller, request.id);
+  if (!lease.ok()) return lease.status();
+  return CloseLeaseReply{ViewFor(call.caller, *lease)};
 }
 
 }  // namespace pinpoint::daemon

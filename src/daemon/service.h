@@ -1,7 +1,8 @@
 // Service: the daemon's request handler. Maps each API op (docs/api.md) onto the Node through one
 // table of {op, handler}: a handler gets its request decoded by the API codec (api_codec.h) and
 // returns its typed reply, which the codec encodes. Keeps deferred replies for "wait" (and
-// "submit" with "wait": true) until their job ends.
+// "submit" with "wait": true) until their job ends, and for "logs" with "follow" until there is
+// new output or the job has ended (at most kLogsMaxFollowers, kLogsMaxFollowersPerUid per user).
 #pragma once
 
 #include <functional>
@@ -36,6 +37,11 @@ class Service : public api::Handler {
 
   // Answers the waiters of jobs that ended.
   void JobsEnded(const std::vector<JobId>& ids);
+  // Answers the log followers whose stream has new bytes, whose job has ended, or whose read
+  // fails (e.g. the file became a link). Called once per pass of the main loop. Cost: one
+  // bounded read (an open and a stat when nothing is new) per follower held.
+  void PollFollowers();
+  size_t follower_count() const { return followers_.size(); }
 
  private:
   // The request being handled: who sent it, on which connection, and whether its reply waits.
@@ -66,11 +72,27 @@ class Service : public api::Handler {
   Result<CancelReply> Cancel(Call& call, CancelRequest request);
   Result<GpusReply> Gpus(Call& call, GpusRequest request);
   Result<LogsReply> Logs(Call& call, LogsRequest request);
+  Result<HoldReply> Hold(Call& call, HoldRequest request);
+  Result<ReleaseReply> Release(Call& call, ReleaseRequest request);
+
+  // Refuses one more follower for `caller` past the caps: kUnavailable.
+  Status MayFollow(const api::Caller& caller) const;
+
+  // A "logs" request with "follow" waiting for output; its from_offset is where to read next.
+  struct Follower {
+    api::ConnId conn;
+    api::Caller caller;
+    LogsRequest request;
+  };
+  Result<OpenLeaseReply> OpenLease(Call& call, OpenLeaseRequest request);
+  Result<AttachLeaseReply> AttachLease(Call& call, AttachLeaseRequest request);
+  Result<CloseLeaseReply> CloseLease(Call& call, CloseLeaseRequest request);
 
   Node* node_;
   ReplySink reply_;
   int metrics_port_ = 0;
   std::map<JobId, std::vector<std::pair<api::ConnId, api::Caller>>> waiters_;
+  std::vector<Follower> followers_;
 };
 
 }  // namespace pinpoint::daemon

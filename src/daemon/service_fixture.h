@@ -10,6 +10,7 @@
 #include "common/test_dir.h"
 #include "daemon/node.h"
 #include "daemon/service.h"
+#include "launch/container_cgroups.h"
 #include "launch/fake_launcher.h"
 #include "mps/fake_mps.h"
 
@@ -51,7 +52,7 @@ class ServiceFixture : public ::testing::Test {
     store_ = std::move(store::JobStore::Open(dir_.path() + "/pinpoint.db")).value();
     options.state_dir = dir_.path();
     options.daemon_uid = 0;
-    node_ = std::make_unique<Node>(options, NodeDeps{store_.get(), &launcher_, &mps_, nullptr, nullptr, &clock_});
+    node_ = std::make_unique<Node>(options, NodeDeps{store_.get(), &launcher_, &mps_, nullptr, nullptr, &clock_, nullptr, &containers_});
     ASSERT_TRUE(node_->Recover().ok());
     service_ = std::make_unique<Service>(node_.get());
   }
@@ -60,6 +61,7 @@ class ServiceFixture : public ::testing::Test {
   api::Caller caller_;
   launch::FakeLauncher launcher_;
   mps::FakeMps mps_;
+  launch::FakeContainerCgroups containers_;
   FakeClock clock_;
   std::unique_ptr<store::JobStore> store_;
   std::unique_ptr<Node> node_;

@@ -98,6 +98,19 @@ TEST_F(ServiceWireTest, EveryOpsReplyIsWhatTheWireCarries) {
   ExpectGolden("logs.reply", Send("logs.request", owner_));
   ExpectGolden("cancel.reply", Send("cancel.request", owner_));
   ExpectGolden("error.reply", Send("unknown.request", owner_));
+
+  ExpectGolden("submit_held.reply", Send("submit_held.request", owner_));
+  Step();
+  ExpectGolden("hold.reply", Send("hold.request", owner_));
+  ExpectGolden("release.reply", Send("release.request", owner_));
+  // A lease (job 3): opened by its owner, attached by root's hook, closed once its cgroup is empty.
+  ExpectGolden("open_lease.reply", Send("open_lease.request", owner_));
+  containers_.SetCgroup(777, std::string("0::/machine/libpod-c1.scope"));
+  containers_.SetProcesses("0::/machine/libpod-c1.scope", std::vector<int64_t>{777});
+  api::Caller root;
+  ExpectGolden("attach_lease.reply", Send("attach_lease.request", root));
+  containers_.SetProcesses("0::/machine/libpod-c1.scope", std::vector<int64_t>{});
+  ExpectGolden("close_lease.reply", Send("close_lease.request", owner_));
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "gpu/declared_usage.h"
 #include "gpu/mig_profiles.h"
 
 namespace pinpoint::gpu {
@@ -129,6 +130,12 @@ Result<GpuSample> SimulatedBackend::Sample(int index) {
   sample.energy_mj = state->energy_mj;
   sample.utilization_pct = state->utilization_pct;
   sample.processes = state->processes;
+  if (declared_from_proc_) {
+    for (const GpuProcess& p : DeclaredGpuProcesses(gpus_[index].uuid)) {
+      sample.mem_used_bytes = std::min(sample.mem_used_bytes + p.used_bytes, gpus_[index].mem_total_bytes);
+      sample.processes.push_back(p);
+    }
+  }
   return sample;
 }
 
@@ -192,6 +199,11 @@ Status SimulatedBackend::SetLost(int index, bool lost) {
     s.lost = lost;
     return Status::Ok();
   });
+}
+
+void SimulatedBackend::SetDeclaredUsageFromProc(bool on) {
+  std::lock_guard<std::mutex> lock(mu_);
+  declared_from_proc_ = on;
 }
 
 int SimulatedBackend::sample_calls() const {

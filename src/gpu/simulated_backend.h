@@ -68,6 +68,12 @@ class SimulatedBackend final : public GpuBackend {
   // A critical Xid error on GPU `index`, reported by the next TakeXidEvents.
   Status InjectXid(int index, uint64_t xid);
 
+  // On: every Sample also lists the live processes that declare simulated device memory in their
+  // environment (PINPOINT_SIMULATED_GPU_MEM=<size>, on the GPU whose UUID their
+  // CUDA_VISIBLE_DEVICES names first). pinpointd turns it on for its simulated node, so a
+  // process it did not start (a container's) can stand for a GPU program in tests and demos.
+  void SetDeclaredUsageFromProc(bool on);
+
   // How many Sample / Inventory calls this instance served (errors included).
   int sample_calls() const;
   int inventory_calls() const;
@@ -96,6 +102,7 @@ class SimulatedBackend final : public GpuBackend {
   int sample_calls_ = 0;         // guarded by mu_
   int inventory_calls_ = 0;      // guarded by mu_
   std::vector<XidEvent> xids_;   // guarded by mu_
+  bool declared_from_proc_ = false;  // guarded by mu_
 };
 
 }  // namespace pinpoint::gpu

@@ -37,6 +37,13 @@ struct LaunchSpec {
   std::vector<uint32_t> groups;  // supplementary groups (used when switch_user)
   std::string job_dir;           // absolute; created by Launch if missing
   std::string cgroup_dir;        // absolute cgroup v2 directory to join, or empty
+  // Absolute files for the job's stdout and stderr (submit -o/-e), or empty for the job
+  // directory's. Opened by the job's process after it became the job's user (so with exactly
+  // that user's rights), without following a link in the last component, and only when a
+  // regular file or a character device (/dev/null); a regular file is truncated. Equal paths
+  // share one open file. The job fails to launch when one cannot be opened.
+  std::string stdout_path;
+  std::string stderr_path;
 };
 
 // Identifies a launched job's supervisor across daemon restarts.

@@ -45,13 +45,33 @@ struct ChildFailure {
   int err;
 };
 constexpr const char* kStages[] = {"setgroups", "setgid", "setuid", "chdir", "exec", "stdio",
-                                   "recording the job's pid"};
-
+                                   "recording the job's pid", "opening the output file",
+                                   "opening the error file"};
 [[noreturn]] void ChildFail(int pipe_fd, int stage, int err) {
   ChildFailure f{stage, err};
   ssize_t ignored = ::write(pipe_fd, &f, sizeof(f));
   (void)ignored;
   ::_exit(127);
+}
+
+constexpr int kStageOutput = 7;  // kStageOutput + 1: the error file
+// Not an errno: the output file is neither a regular file nor a character device.
+constexpr int kNotAFile = -1;
+
+// Runs in the forked child, as the job's user: opens one output file (launcher.h LaunchSpec
+// says how) and puts it on `target_fd`. Only async-signal-safe calls.
+void RedirectTo(const char* path, int target_fd, int pipe_fd, int stage) {
+  int fd = ::open(path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK | O_CLOEXEC, 0644);
+  // ENXIO: a FIFO without a reader (O_NONBLOCK: never waited on).
+  if (fd < 0) ChildFail(pipe_fd, stage, errno == ENXIO ? kNotAFile : errno);
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) ChildFail(pipe_fd, stage, errno);
+  if (!S_ISREG(st.st_mode) && !S_ISCHR(st.st_mode)) ChildFail(pipe_fd, stage, kNotAFile);
+  if (S_ISREG(st.st_mode) && ::ftruncate(fd, 0) != 0) ChildFail(pipe_fd, stage, errno);
+  int flags = ::fcntl(fd, F_GETFL);
+  if (flags < 0 || ::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) != 0) ChildFail(pipe_fd, stage, errno);
+  if (::dup2(fd, target_fd) < 0) ChildFail(pipe_fd, stage, errno);
+  ::close(fd);
 }
 
 // Runs in the forked child: only async-signal-safe calls between fork and exec.
@@ -83,6 +103,15 @@ constexpr const char* kStages[] = {"setgroups", "setgid", "setuid", "chdir", "ex
     if (::setuid(spec.uid) != 0) ChildFail(pipe_fd, 2, errno);
   }
   if (::chdir(spec.cwd.c_str()) != 0) ChildFail(pipe_fd, 3, errno);
+  // After the switch to the job's user: the files are opened with its rights, never root's.
+  if (!spec.stdout_path.empty()) RedirectTo(spec.stdout_path.c_str(), 1, pipe_fd, kStageOutput);
+  if (!spec.stderr_path.empty()) {
+    if (spec.stderr_path == spec.stdout_path) {
+      if (::dup2(1, 2) < 0) ChildFail(pipe_fd, kStageOutput + 1, errno);
+    } else {
+      RedirectTo(spec.stderr_path.c_str(), 2, pipe_fd, kStageOutput + 1);
+    }
+  }
   environ = envp;
   ::execvp(argv[0], argv);
   ChildFail(pipe_fd, 4, errno);
@@ -174,6 +203,14 @@ ExitStatus Supervise(int dir_fd, const LaunchSpec& spec) {
   }
   if (n == static_cast<ssize_t>(sizeof(failure))) {
     std::string what = std::string(kStages[failure.stage]) + " failed: " + ErrnoText(failure.err);
+    if (failure.stage == kStageOutput || failure.stage == kStageOutput + 1) {
+      const std::string& path = failure.stage == kStageOutput ? spec.stdout_path : spec.stderr_path;
+      what = std::string("cannot write the job's ") + (failure.stage == kStageOutput ? "output" : "errors") +
+             " to " + path + ": " +
+             (failure.err == kNotAFile ? std::string("not a regular file")
+              : failure.err == ELOOP   ? std::string("it is a symbolic link")
+                                       : ErrnoText(failure.err));
+    }
     if (failure.stage == 4) what = "cannot run '" + spec.argv[0] + "': " + ErrnoText(failure.err);
     if (failure.stage == 3) what = "cannot enter " + spec.cwd + ": " + ErrnoText(failure.err);
     std::string line = "pinpoint: " + what + "\n";
@@ -226,7 +263,8 @@ Status WriteSpec(int dir_fd, const LaunchSpec& spec) {
          {"cwd", spec.cwd},             {"env", spec.env},
          {"switch_user", spec.switch_user}, {"uid", spec.uid},
          {"gid", spec.gid},             {"groups", spec.groups},
-         {"job_dir", spec.job_dir},     {"cgroup_dir", spec.cgroup_dir}};
+         {"job_dir", spec.job_dir},     {"cgroup_dir", spec.cgroup_dir},
+         {"stdout_path", spec.stdout_path}, {"stderr_path", spec.stderr_path}};
   // Not fsynced: the job's record is durable in the store, and a power loss ends the shim too.
   return WriteFileAtomicAt(dir_fd, kSpecFile, j.dump(), 0600, /*durable=*/false);
 }
@@ -250,6 +288,8 @@ Result<LaunchSpec> ReadSpec(int dir_fd) {
   in.IntegerList("groups", &spec.groups);
   in.String("job_dir", &spec.job_dir);
   in.String("cgroup_dir", &spec.cgroup_dir);
+  in.String("stdout_path", &spec.stdout_path);
+  in.String("stderr_path", &spec.stderr_path);
   if (!in.ok()) return IoError("bad spec: " + in.error().message());
   if (spec.argv.empty()) return IoError("spec has no argv");
   return spec;

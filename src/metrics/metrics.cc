@@ -156,6 +156,8 @@ std::string Render(const Snapshot& snapshot) {
   w.Sample({}, static_cast<double>(snapshot.watcher_polls_total));
   w.Family("pinpoint_watcher_last_poll_seconds", "gauge", "How long the watcher's last poll took.");
   w.Sample({}, snapshot.watcher_last_poll_seconds);
+  w.Family("pinpoint_jobs_purged_total", "counter", "Ended jobs deleted by retention, with their directories.");
+  w.Sample({}, static_cast<double>(snapshot.jobs_purged_total));
   return w.Take();
 }
 

@@ -66,6 +66,7 @@ struct Snapshot {
   SchedMetrics sched;
   int64_t watcher_polls_total = 0;
   double watcher_last_poll_seconds = 0;
+  int64_t jobs_purged_total = 0;  // ended jobs retention deleted (docs/admin.md, retention_days)
 };
 
 // The text exposition of `snapshot`.

@@ -70,6 +70,7 @@ Snapshot Example() {
   s.sched.ended_total[{"completed", "exit-0"}] = 10;
   s.watcher_polls_total = 99;
   s.watcher_last_poll_seconds = 0.0042;
+  s.jobs_purged_total = 31;
   return s;
 }
 
@@ -86,7 +87,7 @@ TEST(MetricsTest, CarriesTheDocumentedNames) {
         "pinpoint_job_gpu_memory_peak_bytes{job=\"7\"", "pinpoint_job_energy_joules_total{job=\"7\"",
         "pinpoint_job_state{job=\"8\",user=\"bo\",state=\"pending\"} 1", "pinpoint_queue_length 1",
         "pinpoint_job_starts_total 12", "pinpoint_jobs_ended_total{state=\"failed\",reason=\"gpu-mem-exceeded\"} 1",
-        "pinpoint_watcher_polls_total 99"}) {
+        "pinpoint_watcher_polls_total 99", "pinpoint_jobs_purged_total 31"}) {
     EXPECT_NE(text.find(name), std::string::npos) << name << "\n" << text;
   }
   // A GPU the last poll could not read has no readings, only its up=0 and static facts.

@@ -96,6 +96,10 @@ Plan Pass::Run() {
     return a->id < b->id;
   });
   for (const Demand* d : order) {
+    if (d->hold != Hold::kNone) {
+      plan_.waits.push_back({d->id, reason::kHeld, HeldDetail(d->id, d->hold), std::nullopt});
+      continue;
+    }
     Consider(*d);
   }
   return std::move(plan_);
@@ -189,5 +193,10 @@ void Pass::Reserve(const Demand& demand, Wait* wait) {
 }  // namespace
 
 Plan Schedule(const Snapshot& snapshot) { return Pass(snapshot).Run(); }
+
+std::string HeldDetail(JobId id, Hold hold) {
+  if (hold == Hold::kRoot) return "held by root: only root can release it";
+  return "held by its owner: pinpoint release " + std::to_string(id);
+}
 
 }  // namespace pinpoint::sched

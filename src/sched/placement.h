@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "pinpoint/job.h"
 #include "pinpoint/status.h"
 #include "sched/inventory.h"
 
@@ -34,6 +35,8 @@ struct Demand {
   // When not empty, exactly these device indices (one per GPU, distinct): a batch system chose
   // them. Such a demand waits for them and for nothing else.
   std::vector<int> devices;
+  // Held (`pinpoint hold`): never started and never holds a reservation; it waits "held".
+  Hold hold = Hold::kNone;
 };
 
 // One device held by a job. gpu_mem_bytes == 0 means the whole device.
@@ -68,6 +71,7 @@ struct Start {
 //   "mps-user"       the only devices that could take it serve another Unix user's MPS clients
 //   "host-resources" not enough free host CPUs or memory
 //   "reservation"    resources are held back for an earlier (higher-priority) job
+//   "held"           the job is held (Demand::hold); detail from HeldDetail
 // `detail` is one sentence for people, e.g. "GPU 0 MPS server belongs to uid 1001", "needs 2
 // empty GPUs, 1 free", "devices it could use are held for job 17". The job holding the pass's
 // reservation has its own reason, and its detail ends "; GPU 0, GPU 1 held for it".
@@ -95,7 +99,7 @@ struct Plan {
 
 // Computes the placement plan. Policy (for people: docs/scheduling.md):
 //  - Pending jobs are taken by priority (desc), then id (asc); the order of `pending` does not
-//    matter.
+//    matter. Held jobs are passed over: they wait "held", start nothing and reserve nothing.
 //  - Slices go best-fit: onto the device where they fit leaving the least free memory, preferring
 //    devices already shared, MIG instances and partially used GPUs, so empty whole GPUs stay free
 //    for whole-GPU and multi-GPU jobs. Whole GPUs: the lowest-index empty non-MIG devices.
@@ -113,6 +117,10 @@ struct Plan {
 // Cost: O(pending x devices) in the worst case, with O(1) work per device; repeated job shapes
 // behind a node that is full cost one scan per shape.
 Plan Schedule(const Snapshot& snapshot);
+
+// The detail of a held job's wait: "held by its owner: pinpoint release 12" or "held by root:
+// only root can release it".
+std::string HeldDetail(JobId id, Hold hold);
 
 // Whether `demand` could run on this node when it is empty. Errors: kFailedPrecondition with a
 // sentence naming what is lacking ("needs 3 whole GPUs, this node has 2"). Drained devices count

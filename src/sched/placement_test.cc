@@ -37,6 +37,18 @@ PlanCase ClientLimitCase() {
 
 std::vector<PlanCase> Cases() {
   return {
+      // Held jobs: passed over whatever their priority, reserving nothing.
+      {"held_job_is_passed_over",
+       {Node({Gpu(80)}), {}, {Held(Whole(1, 1)), Whole(2, 1)}},
+       "2@0 1:held",
+       "-",
+       {{1, "held by its owner: pinpoint release 1"}}},
+      {"held_job_first_in_order_reserves_nothing",
+       {Node({Gpu(80), Gpu(80)}), {Running(100, 1, {On(0, 10)})},
+        {[] { Demand d = Held(Whole(1, 2), Hold::kRoot); d.priority = 10; return d; }(), Slice(2, 1, 10)}},
+       "2@0 1:held",
+       "-",
+       {{1, "held by root: only root can release it"}}},
       // Devices a batch system chose: those or none, whatever best fit would prefer.
       {"pinned_slice_goes_where_pinned",
        {Node({Gpu(80), Gpu(80)}), {Running(100, 1, {On(1, 10)})}, {PinnedTo(Slice(1, 1, 10), {0})}},

@@ -102,6 +102,11 @@ inline Demand PinnedTo(Demand d, std::vector<int> devices) {
   return d;
 }
 
+inline Demand Held(Demand d, Hold hold = Hold::kUser) {
+  d.hold = hold;
+  return d;
+}
+
 inline Demand WithHost(Demand d, int cpus, uint64_t mem_gib) {
   d.cpus = cpus;
   d.mem_bytes = mem_gib * kGiB;

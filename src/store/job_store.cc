@@ -121,6 +121,8 @@ std::string ListQuery(const ListFilter& filter, const std::string& columns = kJo
     sql += ")";
   }
   if (filter.uid) sql += " AND uid = ?";
+  if (filter.end_ms_min) sql += " AND end_ms >= ?";
+  if (filter.end_ms_max) sql += " AND end_ms < ?";
   return count ? sql : sql + " ORDER BY id DESC LIMIT ? OFFSET ?";
 }
 
@@ -128,6 +130,8 @@ void BindListQuery(Statement* stmt, const ListFilter& filter, bool count = false
   int index = 1;
   for (JobState state : filter.states) stmt->Bind(index++, StoredStateName(state));
   if (filter.uid) stmt->Bind(index++, static_cast<int64_t>(*filter.uid));
+  if (filter.end_ms_min) stmt->Bind(index++, *filter.end_ms_min);
+  if (filter.end_ms_max) stmt->Bind(index++, *filter.end_ms_max);
   if (count) return;
   stmt->Bind(index++, filter.limit > 0 ? int64_t{filter.limit} : int64_t{-1});  // -1: no limit
   stmt->Bind(index, filter.limit > 0 ? int64_t{filter.offset} : int64_t{0});
@@ -287,6 +291,32 @@ Result<std::vector<JobRecord>> JobStore::List(const ListFilter& filter) const {
   }
   std::reverse(jobs.begin(), jobs.end());  // the query runs newest first so LIMIT keeps the newest
   return jobs;
+}
+
+Result<int64_t> JobStore::DeleteEnded(const std::vector<JobId>& ids) {
+  PP_RETURN_IF_ERROR(CheckFile());
+  Db* db = &impl_->db;
+  Result<Transaction> txn = Transaction::Begin(db);
+  if (!txn.ok()) return txn.status();
+  // AUTOINCREMENT keeps the largest id used in sqlite_sequence, and the id mark file is never
+  // lowered: deleting the newest job frees no id.
+  int64_t deleted = 0;
+  for (JobId id : ids) {
+    // Only a job in a final state goes, with its history.
+    Result<Statement> events = db->Prepare(
+        "DELETE FROM job_events WHERE job_id = ?1 AND EXISTS "
+        "(SELECT 1 FROM jobs WHERE id = ?1 AND state NOT IN ('pending', 'running'))");
+    if (!events.ok()) return events.status();
+    events->Bind(1, id);
+    PP_RETURN_IF_ERROR(events->Run());
+    Result<Statement> job = db->Prepare("DELETE FROM jobs WHERE id = ?1 AND state NOT IN ('pending', 'running')");
+    if (!job.ok()) return job.status();
+    job->Bind(1, id);
+    PP_RETURN_IF_ERROR(job->Run());
+    deleted += db->Changes();
+  }
+  PP_RETURN_IF_ERROR(txn->Commit());
+  return deleted;
 }
 
 Result<int64_t> JobStore::Count(const ListFilter& filter) const {

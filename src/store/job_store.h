@@ -29,6 +29,8 @@ inline constexpr char kSubmitEventKind[] = "submit";
 struct ListFilter {
   std::vector<JobState> states;    // empty: any state
   std::optional<uint32_t> uid;     // only this user's jobs
+  std::optional<int64_t> end_ms_min;  // only jobs with end_ms >= this
+  std::optional<int64_t> end_ms_max;  // only jobs with end_ms < this
   int limit = 0;                   // 0: no limit; newest first when limited
   int offset = 0;                  // with a limit: skip this many of the newest first (paging)
 };
@@ -88,6 +90,12 @@ class JobStore {
   Result<std::vector<JobRecord>> List(const ListFilter& filter) const;
   // How many jobs match filter.states and filter.uid (limit and offset ignored). Errors: kIo.
   Result<int64_t> Count(const ListFilter& filter) const;
+
+  // Deletes these jobs and their history in one transaction, durable on return; only jobs in a
+  // final state (an active job named here is kept). Ids stay used: no later job gets one of
+  // them. Returns how many jobs were deleted (a missing id counts none).
+  // Errors: kIo, and CheckFile's error (then nothing is deleted).
+  Result<int64_t> DeleteEnded(const std::vector<JobId>& ids);
 
   // Appends one line to a job's history. Durable on return. Errors: kNotFound when no job has
   // event.job_id; kIo, and CheckFile's error.

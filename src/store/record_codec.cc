@@ -28,16 +28,23 @@ constexpr std::pair<AllocationMode, const char*> kStoredModes[] = {
     {AllocationMode::kExclusive, "exclusive"},
     {AllocationMode::kTimeslice, "timeslice"},
     {AllocationMode::kMps, "mps"}};
+constexpr std::pair<Hold, const char*> kStoredHolds[] = {
+    {Hold::kNone, "none"}, {Hold::kUser, "user"}, {Hold::kRoot, "root"}};
+constexpr std::pair<JobKind, const char*> kStoredKinds[] = {{JobKind::kJob, "job"},
+                                                            {JobKind::kLease, "lease"}};
 
 // Format 1's fields, each listed once for both directions: `f` is a Writer (with const parts)
 // or a Reader, and f(key, field) returns f. The keys are part of the format: never rename one
-// here; add a format instead.
+// here; add a format instead. Fields added to format 1 after its first release use
+// f.Sparse(key, field): written only when not at their default, so a job that does not use them
+// is stored byte for byte as before, and read as their default when missing.
 template <typename F, typename Request>
 void RequestFields(F& f, Request& r) {
   f("name", r.name)("argv", r.argv)("cwd", r.cwd)("env", r.env);
   f("gpus", r.gpus)("gpu_mem_bytes", r.gpu_mem_bytes)("gpu_share_pct", r.gpu_share_pct);
   f("cpus", r.cpus)("mem_bytes", r.mem_bytes)("priority", r.priority);
   f("as_user", r.as_user)("devices", r.devices);
+  f.Sparse("output_path", r.output_path).Sparse("error_path", r.error_path);
 }
 
 template <typename F, typename Alloc>
@@ -63,17 +70,21 @@ void RecordFields(F& f, Record& r) {
   f("cancel_requested", r.cancel_requested)("cancelled_by", r.cancelled_by);
   f("fault_suspect", r.fault_suspect)("stop_reason", r.stop_reason)("stop_detail", r.stop_detail);
   f("usage", r.usage);
+  // Added within format 1 after its fixture: written only when set, so that a job's record is
+  // still byte for byte what earlier releases wrote (record_format_test).
+  f.Sparse("hold", r.hold).Sparse("kind", r.kind).Sparse("lease_cgroup", r.lease_cgroup);
 }
 
 // A field added to a job but not to the lists above would be lost at every restart. This stops
 // compiling when a struct gains or loses a field, until the lists and these names follow it.
 [[maybe_unused]] void EveryFieldIsListed(const JobRecord& r) {
-  [[maybe_unused]] const auto& [id, request, uid, gid, user, state, reason, detail, submit_ms,
+  [[maybe_unused]] const auto& [id, kind, request, uid, gid, user, state, reason, detail, submit_ms,
                                 start_ms, end_ms, exit_code, term_signal, allocations, pid,
                                 pid_start_ticks, cancel_requested, cancelled_by, fault_suspect,
-                                stop_reason, stop_detail, usage] = r;
+                                stop_reason, stop_detail, usage, hold, lease_cgroup] = r;
   [[maybe_unused]] const auto& [name, argv, cwd, env, gpus, gpu_mem_bytes, gpu_share_pct, cpus,
-                                mem_bytes, priority, as_user, devices] = r.request;
+                                mem_bytes, priority, as_user, devices, output_path,
+                                error_path] = r.request;
   [[maybe_unused]] const auto& [device_index, uuid, slice_bytes, share_pct, mode] = Allocation{};
   [[maybe_unused]] const auto& [samples, mem_now_bytes, mem_peak_bytes, energy_mj, util_pct_mean,
                                 final] = r.usage;
@@ -90,6 +101,11 @@ class Writer {
     out_[key] = Encode(value);
     return *this;
   }
+  // A field left out while it holds its default (a missing field reads as its default).
+  template <typename T>
+  Writer& Sparse(const char* key, const T& value) {
+    return value == T{} ? *this : (*this)(key, value);
+  }
   json Take() { return std::move(out_); }
 
  private:
@@ -99,6 +115,8 @@ class Writer {
   }
   static json Encode(JobState state) { return NameIn(kStoredStates, state); }
   static json Encode(AllocationMode mode) { return NameIn(kStoredModes, mode); }
+  static json Encode(Hold hold) { return NameIn(kStoredHolds, hold); }
+  static json Encode(JobKind kind) { return NameIn(kStoredKinds, kind); }
   static json Encode(const std::optional<int>& v) { return v ? json(*v) : json(nullptr); }
   static json Encode(const JobRequest& r) {
     return Object(r, [](Writer& w, auto& p) { RequestFields(w, p); });
@@ -137,6 +155,10 @@ class Reader {
     }
     return *this;
   }
+  template <typename T>
+  Reader& Sparse(const char* key, T& out) {
+    return (*this)(key, out);
+  }
   const Status& error() const { return error_; }
 
  private:
@@ -174,6 +196,12 @@ class Reader {
   }
   static Status Decode(const json& v, const std::string& path, AllocationMode* out) {
     return Named(v, path, kStoredModes, "a known allocation mode", out);
+  }
+  static Status Decode(const json& v, const std::string& path, Hold* out) {
+    return Named(v, path, kStoredHolds, "a known hold", out);
+  }
+  static Status Decode(const json& v, const std::string& path, JobKind* out) {
+    return Named(v, path, kStoredKinds, "a known record kind", out);
   }
   template <typename Enum, size_t N>
   static Status Named(const json& v, const std::string& path,

@@ -158,6 +158,20 @@ TEST(RecordCodecTest, RoundTripsEveryJob) {
   }
 }
 
+TEST(RecordCodecTest, ALeaseRoundTripsAndAJobLeavesItsLeaseFieldsOut) {
+  JobRecord lease = testing::FullRecord();
+  lease.kind = JobKind::kLease;
+  lease.lease_cgroup = "pids:/libpod_parent/libpod-f5";
+  std::string text = Must(EncodeRecord(lease));
+  EXPECT_THAT(text, AllOf(HasSubstr(R"("kind":"lease")"), HasSubstr(R"("lease_cgroup":"pids:/libpod_parent/libpod-f5")")));
+  EXPECT_EQ(Must(DecodeRecord(text)), lease);
+  std::string job = Must(EncodeRecord(testing::FullRecord()));
+  EXPECT_THAT(job, ::testing::Not(HasSubstr("kind")));
+  EXPECT_THAT(job, ::testing::Not(HasSubstr("lease_cgroup")));
+  EXPECT_EQ(Must(DecodeRecord(R"({"kind": "lease"})")).kind, JobKind::kLease);
+  EXPECT_EQ(DecodeRecord(R"({"kind": "pod"})").status().code(), Code::kInvalidArgument);
+}
+
 TEST(RecordCodecTest, MissingAndNullFieldsKeepTheirDefaults) {
   EXPECT_EQ(Must(DecodeRecord("{}")), JobRecord{});
   EXPECT_EQ(Must(DecodeRecord(R"({"exit_code": null, "request": null, "usage": {}})")),

@@ -71,6 +71,9 @@ inline JobRecord FullRecord() {
   r.request.mem_bytes = 64ull << 30;
   r.request.priority = -7;
   r.request.as_user = "bob";
+  r.request.output_path = "out-%j.txt";
+  r.request.error_path = "/home/alice/err-%u.txt";
+  r.hold = Hold::kRoot;
   r.uid = 1001;
   r.gid = 1002;
   r.user = "alice";

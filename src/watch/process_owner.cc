@@ -3,6 +3,7 @@
 #include <charconv>
 #include <string_view>
 
+#include "common/cgroup_key.h"
 #include "common/process.h"
 
 namespace pinpoint::watch {
@@ -39,7 +40,10 @@ std::optional<JobId> JobIdInEnviron(const std::string& text) {
 }
 
 std::optional<JobId> ProcProcessOwner::OwnerOf(int64_t pid, const std::vector<WatchedJob>& jobs) {
-  std::string cgroup = CgroupV2Path(ReadProcFile(pid, "cgroup"));
+  std::string text = ReadProcFile(pid, "cgroup");
+  for (const auto& j : jobs)
+    if (!j.lease_cgroup.empty() && InCgroup(text, j.lease_cgroup)) return j.id;
+  std::string cgroup = CgroupV2Path(text);
   if (!cgroup.empty()) {
     for (const auto& j : jobs)
       if (!j.cgroup_path.empty() && (cgroup == j.cgroup_path || cgroup.rfind(j.cgroup_path + "/", 0) == 0))

@@ -23,6 +23,7 @@ WatchedJob WatchedJobOf(const JobRecord& job, const sched::Inventory& inventory,
   w.id = job.id;
   w.session_id = job.pid;
   w.cgroup_path = cgroup_path;
+  w.lease_cgroup = job.lease_cgroup;
   w.prior = job.usage;
   std::map<int, int> gpu_sms = GpuSmCounts(inventory);
   for (const Allocation& a : job.allocations) {

@@ -27,6 +27,9 @@ struct WatchedJob {
   JobId id = 0;
   int64_t session_id = 0;     // the job's supervisor pid: its session holds the job's processes
   std::string cgroup_path;    // the job's cgroup as /proc/<pid>/cgroup names it ("/pinpoint/job-7"); may be empty
+  // A lease's container cgroup (common/cgroup_key.h): every process in it or below is the
+  // lease's. Empty for jobs and for leases not attached yet.
+  std::string lease_cgroup;
   std::vector<WatchedSlot> slots;
   JobUsage prior;             // usage recorded before (an earlier run of pinpointd, a requeue): added to
 };

@@ -26,7 +26,7 @@ has() { local list=$1 w; shift; for w in "$@"; do [[ $list == *" $w "* ]] || { e
 long_options() { grep -E '^ +-' | awk '{print $1}' | tr ',' '\n' | grep -E '^--[a-z]' | sort -u; }
 
 # Subcommands: those `pinpoint --help` lists, and the companions.
-mapfile -t commands < <("$BIN/pinpoint" --help | sed -n '/^Subcommands:/,$p' | awk 'NR > 1 && NF {print $1}')
+mapfile -t commands < <("$BIN/pinpoint" --help | sed -n '/^Subcommands:/,/^$/p' | awk 'NR > 1 && NF {print $1}')
 check "pinpoint --help lists subcommands (${#commands[@]})" test "${#commands[@]}" -ge 10
 top=$(complete_words pinpoint "")
 check "pinpoint TAB: every subcommand and the companions" has "$top" "${commands[@]}" bench slurm htcondor

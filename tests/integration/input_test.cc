@@ -30,7 +30,7 @@ class InputTest : public ::testing::Test {
     JobRequest r;
     r.argv = {"sleep", "1000"};
     r.cwd = "/";
-    r.env = {{"PATH", "/usr/bin:/bin"}, {"SECRET_TOKEN", std::string(200, 's')}};
+    r.env = {{"PATH", "/usr/bin:/bin"}, {"BIG_SETTING", std::string(200, 's')}};
     r.gpus = 1;
     return r;
   }
@@ -103,7 +103,7 @@ TEST_F(InputTest, QueuePagesAndOmitsEnvironments) {
   EXPECT_EQ((*page)["jobs"][0]["id"], 2);
   EXPECT_FALSE((*page)["jobs"][0]["request"].contains("env")) << "listings carry no environment";
   auto show = client_->Call({{"op", "show"}, {"id", 2}});
-  EXPECT_EQ((*show)["job"]["request"]["env"]["SECRET_TOKEN"].get<std::string>().size(), 200u) << "show has it";
+  EXPECT_EQ((*show)["job"]["request"]["env"]["BIG_SETTING"].get<std::string>().size(), 200u) << "show has it";
   auto too_many = client_->Call({{"op", "queue"}, {"limit", kQueueMaxLimit + 1}});
   EXPECT_EQ(too_many.status().code(), Code::kInvalidArgument);
 

@@ -59,7 +59,7 @@ deb=$(ls "$S"/out/pinpoint_*.deb 2>/dev/null | head -n 1)
 check "cpack builds pinpoint_VERSION_ARCH.deb" test -f "$deb"
 [[ -f $deb ]] || { cat "$S/cpack.log"; exit 1; }
 dpkg-deb -c "$deb" | awk '{print $6}' | sed 's|^\./|/|' > "$S/files"
-for f in /usr/bin/pinpointd /usr/bin/pinpoint /usr/libexec/pinpoint/pinpoint-shim \
+for f in /usr/bin/pinpointd /usr/bin/pinpoint /usr/libexec/pinpoint/pinpoint-shim /usr/libexec/pinpoint/pinpoint-cdi-hook \
          /usr/libexec/pinpoint/pinpoint-slurm /usr/libexec/pinpoint/pinpoint-htcondor \
          /usr/libexec/pinpoint/pinpoint-htcondor-wrapper /usr/libexec/pinpoint/pinpoint-run.sh \
          /lib/systemd/system/pinpointd.service /etc/pinpoint/pinpointd.json \

@@ -1,0 +1,31 @@
+// `pinpoint submit --wait`: waits for the job it submitted as srun does. SIGINT or SIGTERM
+// cancels the job (the daemon's "cancel" op) and keeps waiting for it to end; a second one
+// leaves at once, the job still being cancelled (docs/cli.md "submit --wait").
+#pragma once
+
+#include <optional>
+#include <ostream>
+#include <string>
+
+#include "pinpoint/api.h"
+#include "pinpoint/status.h"
+
+namespace pinpoint::cli {
+
+// What became of the wait.
+struct WaitOutcome {
+  std::optional<JobView> job;  // the job as it ended; nullopt when left before its end
+  int signal = 0;              // the first SIGINT/SIGTERM that came, or 0
+};
+
+// Waits for job `id` through `socket`, blocking SIGINT and SIGTERM meanwhile (reading them
+// through a signalfd; the mask is restored before it returns). Lines for people go to `err`.
+// Errors: the daemon's and the connection's (kUnavailable), as Client's.
+Result<WaitOutcome> WaitCancellingOnSignal(const std::string& socket, JobId id, std::ostream& err);
+
+// The exit code of `pinpoint submit --wait` for an outcome: 128 + the signal when one came and
+// the job was cancelled (or left before its end); else the job's exit code, or 1 when it ended
+// without one (killed, failed to launch, cancelled by someone else).
+int SubmitWaitExitCode(const WaitOutcome& outcome);
+
+}  // namespace pinpoint::cli

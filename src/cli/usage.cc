@@ -1,0 +1,189 @@
+#include "cli/usage.h"
+
+#include <algorithm>
+
+#include "pinpoint/escape.h"
+
+namespace pinpoint::cli {
+
+namespace {
+
+std::string StripDashes(const std::string& name) { return name.substr(std::min(name.find_first_not_of('-'), name.size())); }
+
+// Optimal string alignment distance: insertions, deletions, substitutions, adjacent swaps.
+size_t EditDistance(const std::string& a, const std::string& b) {
+  std::vector<std::vector<size_t>> d(a.size() + 1, std::vector<size_t>(b.size() + 1));
+  for (size_t i = 0; i <= a.size(); ++i) d[i][0] = i;
+  for (size_t j = 0; j <= b.size(); ++j) d[0][j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    for (size_t j = 1; j <= b.size(); ++j) {
+      size_t cost = a[i - 1] == b[j - 1] ? 0 : 1;
+      d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost});
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1]) d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
+    }
+  }
+  return d[a.size()][b.size()];
+}
+
+// "-x", "--name", "--name=value", "-n5": an option. "-", "-1", "-0.5": values.
+bool LooksLikeOption(const std::string& token) {
+  return token.size() >= 2 && token[0] == '-' && !std::isdigit(static_cast<unsigned char>(token[1])) && token[1] != '.';
+}
+
+// The option of `app` that `token` names (a long name up to '=', or a short one by its first
+// letter), or nullptr.
+const CLI::Option* FindOption(const CLI::App& app, const std::string& token) {
+  bool is_long = token.rfind("--", 0) == 0;
+  std::string name = is_long ? token.substr(2, token.find('=') - 2) : token.substr(1, 1);
+  for (const CLI::Option* o : app.get_options()) {
+    if (!o->nonpositional()) continue;
+    const auto& names = is_long ? o->get_lnames() : o->get_snames();
+    if (std::find(names.begin(), names.end(), name) != names.end()) return o;
+  }
+  return nullptr;
+}
+
+// How many words after `token` are its option's value: one for an option that takes a value and
+// was not given it in the same word (--name=x, -n5).
+size_t ValueWords(const CLI::Option& option, const std::string& token) {
+  if (option.get_items_expected_max() <= 0) return 0;
+  bool is_long = token.rfind("--", 0) == 0;
+  bool attached = is_long ? token.find('=') != std::string::npos : token.size() > 2;
+  return attached ? 0 : 1;
+}
+
+std::vector<std::string> OptionNames(const CLI::App& app) {
+  std::vector<std::string> out;
+  for (const CLI::Option* o : app.get_options()) {
+    if (!o->nonpositional()) continue;
+    for (const auto& l : o->get_lnames()) out.push_back("--" + l);
+    for (const auto& s : o->get_snames()) out.push_back("-" + s);
+  }
+  return out;
+}
+
+// A subcommand's positional that takes every remaining word: the job's command of `submit`.
+bool TakesACommand(const CLI::App& sub) {
+  for (const CLI::Option* o : sub.get_options()) {
+    if (o->get_positional() && o->get_items_expected_max() > 1) return true;
+  }
+  return false;
+}
+
+Status UnknownOption(const std::string& where, const std::string& token, const std::vector<std::string>& known,
+                     bool after_command) {
+  std::string name = token.substr(0, token.find('='));
+  std::string line = where + ": unknown option " + EscapeForTerminal(name);
+  std::string nearest = Nearest(name, known);
+  if (!nearest.empty()) line += " (did you mean " + nearest + "?)";
+  else line += " (see " + where + " --help)";
+  if (after_command) line += "; the job's command and its options go after --";
+  return InvalidArgument(line);
+}
+
+bool IsJobId(const std::string& text) {
+  if (text.empty() || text.size() > 18 || text.find_first_not_of("0123456789") != std::string::npos) return false;
+  return text.find_first_not_of('0') != std::string::npos;
+}
+
+}  // namespace
+
+std::string Nearest(const std::string& typed, const std::vector<std::string>& known) {
+  std::string bare = StripDashes(typed);
+  size_t limit = std::min(std::max<size_t>(1, bare.size() / 3), bare.empty() ? 0 : bare.size() - 1);
+  std::string best;
+  size_t best_distance = limit + 1;
+  for (const auto& name : known) {
+    std::string candidate = StripDashes(name);
+    size_t distance = EditDistance(bare, candidate);
+    if (bare.size() >= 2 && candidate.rfind(bare, 0) == 0) distance = std::min(distance, limit);  // cut short
+    if (distance < best_distance) best = name, best_distance = distance;
+  }
+  return best;
+}
+
+Result<ArrangedArgs> ArrangeArgs(const CLI::App& app, const std::vector<std::string>& args,
+                                 const std::set<std::string>& opaque) {
+  std::vector<std::string> globals_known = OptionNames(app);
+  ArrangedArgs out;
+  std::vector<std::string> globals;  // given before or after the subcommand: all go before it
+  size_t i = 0;
+  for (; i < args.size(); ++i) {
+    const std::string& token = args[i];
+    if (token == "--" || !LooksLikeOption(token)) break;
+    const CLI::Option* option = FindOption(app, token);
+    if (option == nullptr) return UnknownOption("pinpoint", token, globals_known, false);
+    globals.push_back(token);
+    for (size_t v = ValueWords(*option, token); v > 0 && i + 1 < args.size(); --v) globals.push_back(args[++i]);
+  }
+  if (i == args.size() || args[i] == "--") {  // no subcommand: CLI11 says what is missing
+    out.args = args;
+    return out;
+  }
+  out.subcommand = args[i];
+  if (opaque.count(out.subcommand) > 0) {
+    out.args = args;
+    out.opaque = true;
+    out.index = i;
+    return out;
+  }
+  const CLI::App* sub = nullptr;
+  std::vector<std::string> commands;
+  for (const CLI::App* s : app.get_subcommands([](const CLI::App*) { return true; })) {
+    if (s->get_name() == out.subcommand) sub = s;
+    if (!s->get_group().empty()) commands.push_back(s->get_name());  // hidden ones are not offered
+  }
+  if (sub == nullptr) {
+    std::string line = "pinpoint: unknown command '" + EscapeForTerminal(out.subcommand) + "'";
+    std::string nearest = Nearest(out.subcommand, commands);
+    if (!nearest.empty()) return InvalidArgument(line + " (did you mean " + nearest + "?)");
+    std::string list;
+    for (const auto& c : commands) list += (list.empty() ? "" : ", ") + c;
+    return InvalidArgument(line + " (commands: " + list + ")");
+  }
+  std::string where = "pinpoint " + out.subcommand;
+  std::vector<std::string> known = OptionNames(*sub);
+  known.insert(known.end(), globals_known.begin(), globals_known.end());
+  std::vector<std::string> rest;
+  bool positional_seen = false;
+  for (++i; i < args.size(); ++i) {
+    const std::string& token = args[i];
+    if (token == "--") {
+      rest.insert(rest.end(), args.begin() + static_cast<std::ptrdiff_t>(i), args.end());
+      break;
+    }
+    if (!LooksLikeOption(token)) {
+      rest.push_back(token);
+      positional_seen = true;
+      continue;
+    }
+    // The subcommand's own option first: it may share a name with a global one.
+    std::vector<std::string>* into = &rest;
+    const CLI::Option* option = FindOption(*sub, token);
+    if (option == nullptr && (option = FindOption(app, token)) != nullptr) into = &globals;
+    if (option == nullptr) return UnknownOption(where, token, known, positional_seen && TakesACommand(*sub));
+    into->push_back(token);
+    for (size_t v = ValueWords(*option, token); v > 0 && i + 1 < args.size(); --v) into->push_back(args[++i]);
+  }
+  out.args = globals;
+  out.index = globals.size();
+  out.args.push_back(out.subcommand);
+  out.args.insert(out.args.end(), rest.begin(), rest.end());
+  return out;
+}
+
+void CheckJobIds(CLI::App& app) {
+  CLI::Validator job_id(
+      [](std::string& text) -> std::string {
+        if (!IsJobId(text)) throw UsageError("'" + EscapeForTerminal(text) + "' is not a job id (job ids are whole numbers from 1)");
+        return "";
+      },
+      "");
+  for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) {
+    for (CLI::Option* o : sub->get_options([](CLI::Option* o) { return o->get_positional(); })) {
+      if (o->get_name() == "job" || o->get_name() == "jobs") o->check(job_id);
+    }
+  }
+}
+
+}  // namespace pinpoint::cli

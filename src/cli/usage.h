@@ -1,0 +1,52 @@
+// The command line's front door, for every subcommand alike (those added later included): what a
+// mistyped option or command is told, where global options may go, what a job id must look like.
+// Built from the CLI11 definition of the options, so a new option or subcommand needs nothing here.
+#pragma once
+
+#include <set>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "pinpoint/status.h"
+
+namespace pinpoint::cli {
+
+// A mistake on the command line found while CLI11 parses (a validator's verdict): RunCli prints
+// "pinpoint SUBCOMMAND: <what()>" and exits 2. Thrown through CLI11, which lets it pass.
+class UsageError : public CLI::ParseError {
+ public:
+  explicit UsageError(std::string message) : CLI::ParseError(std::move(message), CLI::ExitCodes::ValidationError) {}
+};
+
+// Of `known`, the name closest to `typed` by edit distance (a swap of two neighbours counts one),
+// when it is close enough to be the one meant: at most a third of the typed name, never the whole
+// of it, or a name that the typed one (2 letters or more) begins. Leading dashes are not counted. "" when none is close. Ties: the first in `known`.
+std::string Nearest(const std::string& typed, const std::vector<std::string>& known);
+
+// The command line as CLI11 gets it, and what it was found to name.
+struct ArrangedArgs {
+  std::vector<std::string> args;  // without the program name
+  std::string subcommand;         // "" when none was given
+  bool opaque = false;            // a subcommand in `opaque`: args[index + 1 ...] are its own
+  size_t index = 0;               // where the subcommand is in args (when there is one)
+};
+
+// Checks `args` (argv without the program name) against `app`'s options and subcommands, and
+// moves the global options (`app`'s own) that were given after the subcommand to before it, so
+// that they are accepted anywhere before `--`. Everything after the first `--` that follows the
+// subcommand is a job's command and is neither read nor moved. A subcommand named in `opaque`
+// (a companion program) is not examined past its name: what follows is its own.
+// Errors: kInvalidArgument whose message is the whole line to print, naming the option or
+// subcommand not known and the nearest known one ("pinpoint submit: unknown option --gpu-memory
+// (did you mean --gpu-mem?)", "pinpoint: unknown command 'queu' (did you mean queue?)").
+Result<ArrangedArgs> ArrangeArgs(const CLI::App& app, const std::vector<std::string>& args,
+                                 const std::set<std::string>& opaque);
+
+// Every positional option named "job" or "jobs" of `app`'s subcommands gets the job id check: a
+// whole number from 1, else UsageError("'0' is not a job id (job ids are whole numbers from 1)").
+// One phrasing for every subcommand that takes job ids.
+void CheckJobIds(CLI::App& app);
+
+}  // namespace pinpoint::cli

@@ -1,0 +1,111 @@
+#include "cli/usage.h"
+
+#include <gtest/gtest.h>
+
+namespace pinpoint::cli {
+namespace {
+
+TEST(NearestTest, SuggestsTheCloseNameOnly) {
+  std::vector<std::string> submit = {"--gpus", "--gpu-mem", "--gpu-share", "--mem", "--name", "-h", "--help"};
+  EXPECT_EQ(Nearest("--gpu-memory", submit), "--gpu-mem");
+  EXPECT_EQ(Nearest("--gpu-shares", submit), "--gpu-share");
+  EXPECT_EQ(Nearest("--nmae", submit), "--name") << "a swap counts one";
+  EXPECT_EQ(Nearest("--frobnicate", submit), "");
+  EXPECT_EQ(Nearest("-x", submit), "") << "one letter is never 'close' to another";
+  EXPECT_EQ(Nearest("queu", {"submit", "queue", "show"}), "queue");
+}
+
+// The app RunCli builds, in small: two globals, a subcommand with a value option, one with a
+// job's command after --.
+struct App {
+  App() {
+    app.add_option("--socket", socket);
+    app.add_flag("--json", json);
+    CLI::App* queue = app.add_subcommand("queue", "list");
+    queue->add_flag("-a,--all", all);
+    queue->add_option("-n,--limit", limit);
+    CLI::App* submit = app.add_subcommand("submit", "submit");
+    submit->add_option("--priority", priority);
+    submit->add_option("command", command);
+    CLI::App* show = app.add_subcommand("show", "show");
+    show->add_option("job", job);
+    app.add_subcommand("hidden", "not offered")->group("");
+    CheckJobIds(app);
+  }
+  CLI::App app{"t"};
+  std::string socket;
+  bool json = false, all = false;
+  int limit = 0, priority = 0;
+  int64_t job = 0;
+  std::vector<std::string> command;
+};
+
+TEST(ArrangeArgsTest, GlobalOptionsAfterTheSubcommandMoveBeforeIt) {
+  App a;
+  auto r = ArrangeArgs(a.app, {"queue", "--json", "-n", "5", "--socket", "/s", "--all"}, {});
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->args, (std::vector<std::string>{"--json", "--socket", "/s", "queue", "-n", "5", "--all"}));
+  EXPECT_EQ(r->subcommand, "queue");
+  EXPECT_EQ(r->index, 3u);
+}
+
+TEST(ArrangeArgsTest, NothingAfterDashDashIsReadOrMoved) {
+  App a;
+  auto r = ArrangeArgs(a.app, {"submit", "--priority", "-5", "--json", "--", "python", "--json", "--gpu-memory", "-x"}, {});
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->args, (std::vector<std::string>{"--json", "submit", "--priority", "-5", "--", "python", "--json",
+                                               "--gpu-memory", "-x"}));
+}
+
+TEST(ArrangeArgsTest, UnknownOptionIsNamedWithTheNearest) {
+  App a;
+  auto r = ArrangeArgs(a.app, {"queue", "--lmit", "5"}, {});
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().message(), "pinpoint queue: unknown option --lmit (did you mean --limit?)");
+  r = ArrangeArgs(a.app, {"queue", "--jsno"}, {});
+  EXPECT_EQ(r.status().message(), "pinpoint queue: unknown option --jsno (did you mean --json?)") << "globals are offered";
+  r = ArrangeArgs(a.app, {"--sock=/x", "queue"}, {});
+  EXPECT_EQ(r.status().message(), "pinpoint: unknown option --sock (did you mean --socket?)");
+  r = ArrangeArgs(a.app, {"submit", "ls", "-la"}, {});
+  EXPECT_EQ(r.status().message(),
+            "pinpoint submit: unknown option -la (see pinpoint submit --help); the job's command and its options go after --");
+}
+
+TEST(ArrangeArgsTest, UnknownCommandIsNamedWithTheNearestOrTheList) {
+  App a;
+  auto r = ArrangeArgs(a.app, {"--json", "shwo", "1"}, {});
+  EXPECT_EQ(r.status().message(), "pinpoint: unknown command 'shwo' (did you mean show?)");
+  r = ArrangeArgs(a.app, {"frobnicate"}, {});
+  EXPECT_EQ(r.status().message(), "pinpoint: unknown command 'frobnicate' (commands: queue, submit, show)");
+  r = ArrangeArgs(a.app, {"\x1b[2J"}, {});
+  EXPECT_EQ(r.status().message().find('\x1b'), std::string::npos) << "escaped";
+}
+
+TEST(ArrangeArgsTest, AnOpaqueSubcommandKeepsItsWords) {
+  App a;
+  auto r = ArrangeArgs(a.app, {"--socket", "/s", "slurm", "--help", "--json"}, {"slurm"});
+  ASSERT_TRUE(r.ok());
+  EXPECT_TRUE(r->opaque);
+  EXPECT_EQ(r->index, 2u);
+  EXPECT_EQ(r->args, (std::vector<std::string>{"--socket", "/s", "slurm", "--help", "--json"}));
+}
+
+TEST(CheckJobIdsTest, OnePhrasingForEveryBadId) {
+  for (const char* id : {"0", "-1", "abc", "1.5", "99999999999999999999"}) {
+    App a;
+    std::vector<std::string> words = {id, "show"};  // CLI11 reads them last first
+    try {
+      a.app.parse(words);
+      ADD_FAILURE() << id << " accepted";
+    } catch (const UsageError& e) {
+      EXPECT_EQ(std::string(e.what()), "'" + std::string(id) + "' is not a job id (job ids are whole numbers from 1)");
+    }
+  }
+  App a;
+  std::vector<std::string> words = {"17", "show"};
+  a.app.parse(words);
+  EXPECT_EQ(a.job, 17);
+}
+
+}  // namespace
+}  // namespace pinpoint::cli

@@ -1,0 +1,207 @@
+// Leases on a Node of fakes (node.h, docs/containers.md): placement, attach rules, ends, stops.
+#include <signal.h>
+
+#include <gtest/gtest.h>
+
+#include "daemon/lifecycle.h"
+#include "daemon/service_fixture.h"
+
+namespace pinpoint::daemon {
+namespace {
+
+constexpr char kCgroup[] = "0::/machine/libpod-c1.scope";
+
+class LeaseTest : public ServiceFixture {
+ protected:
+  void SetUp() override {
+    NodeOptions o;
+    o.inventory = TwoGpus();
+    o.lease_attach_timeout_ms = 60000;
+    Restart(o);
+    root_.uid = 0;
+    root_.gid = 0;
+  }
+  LeaseRequest Slice() {
+    LeaseRequest r;
+    r.gpus = 1;
+    r.gpu_mem_bytes = 5ull << 30;
+    r.gpu_share_pct = 20;
+    return r;
+  }
+  JobId Open() {
+    auto opened = node_->OpenLease(caller_, Slice());
+    EXPECT_TRUE(opened.ok()) << opened.status().ToString();
+    return opened.ok() ? opened->lease.id : 0;
+  }
+  JobId OpenAttached() {
+    JobId id = Open();
+    containers_.SetCgroup(777, std::string(kCgroup));
+    containers_.SetProcesses(kCgroup, std::vector<int64_t>{777, 778});
+    EXPECT_TRUE(node_->AttachLease(root_, id, 777, caller_.uid).ok());
+    return id;
+  }
+  JobRecord Record(JobId id) { return node_->Get(id).value(); }
+  api::Caller root_;
+};
+
+TEST_F(LeaseTest, OpenPlacesAtOnceAndGivesTheContainersEdits) {
+  auto opened = node_->OpenLease(caller_, Slice());
+  ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+  EXPECT_EQ(opened->lease.kind, JobKind::kLease);
+  EXPECT_EQ(opened->lease.state, JobState::kRunning);
+  ASSERT_EQ(opened->lease.allocations.size(), 1u);
+  EXPECT_EQ(opened->edits.env.at("CUDA_VISIBLE_DEVICES"), opened->lease.allocations[0].uuid);
+  EXPECT_EQ(opened->edits.env.at("PINPOINT_JOB_ID"), std::to_string(opened->lease.id));
+  // The MPS client environment is the MPS control's (FakeMps: pipe directory and memory limit).
+  EXPECT_EQ(opened->edits.env.at("CUDA_MPS_PINNED_DEVICE_MEM_LIMIT"), "0=5120M");
+  const std::string pipe = opened->edits.env.at("CUDA_MPS_PIPE_DIRECTORY");
+  EXPECT_EQ(opened->edits.mounts, (std::vector<LeaseMount>{{pipe, pipe, false}}));
+  ASSERT_EQ(mps_.prepared().size(), 1u);
+  EXPECT_EQ(mps_.prepared()[0].gpu_share_pct, 20);
+}
+
+TEST_F(LeaseTest, ALeaseThatDoesNotFitNowIsRefusedAndLeavesNothingRunning) {
+  LeaseRequest whole;
+  whole.gpus = 2;
+  ASSERT_TRUE(node_->OpenLease(caller_, whole).ok());
+  auto second = node_->OpenLease(caller_, Slice());
+  ASSERT_FALSE(second.ok());
+  EXPECT_EQ(second.status().code(), Code::kUnavailable);
+  node_->Step();
+  auto page = node_->List(false, std::nullopt, 0, 100).value();
+  EXPECT_EQ(page.total, 1) << "only the first lease is active";
+}
+
+TEST_F(LeaseTest, OnlyRootMayAttach) {
+  JobId id = Open();
+  containers_.SetCgroup(777, std::string(kCgroup));
+  auto attach = node_->AttachLease(caller_, id, 777, std::nullopt);
+  ASSERT_FALSE(attach.ok());
+  EXPECT_EQ(attach.status().code(), Code::kPermissionDenied);
+  EXPECT_TRUE(Record(id).lease_cgroup.empty());
+}
+
+TEST_F(LeaseTest, AContainerOfAnotherUidIsRefused) {
+  JobId id = Open();
+  containers_.SetCgroup(777, std::string(kCgroup));
+  auto attach = node_->AttachLease(root_, id, 777, 0u);
+  ASSERT_FALSE(attach.ok());
+  EXPECT_EQ(attach.status().code(), Code::kPermissionDenied);
+}
+
+TEST_F(LeaseTest, ARefusedCgroupIsNotAttached) {
+  JobId id = Open();
+  containers_.SetCgroup(1, FailedPrecondition("pid 1: it is in the root cgroup"));
+  auto attach = node_->AttachLease(root_, id, 1, std::nullopt);
+  ASSERT_FALSE(attach.ok());
+  EXPECT_EQ(attach.status().code(), Code::kFailedPrecondition);
+}
+
+TEST_F(LeaseTest, AttachingASecondCgroupOrOneAnotherLeaseHoldsIsRefused) {
+  JobId first = OpenAttached();
+  containers_.SetCgroup(900, std::string("0::/machine/libpod-c2.scope"));
+  EXPECT_EQ(node_->AttachLease(root_, first, 900, std::nullopt).status().code(), Code::kFailedPrecondition);
+  EXPECT_TRUE(node_->AttachLease(root_, first, 777, std::nullopt).ok()) << "the same cgroup again is fine";
+  JobId second = Open();
+  EXPECT_EQ(node_->AttachLease(root_, second, 777, std::nullopt).status().code(), Code::kFailedPrecondition);
+}
+
+TEST_F(LeaseTest, AJobIsNoLease) {
+  JobRequest job;
+  job.argv = {"true"};
+  job.cwd = "/";
+  auto submitted = node_->Submit(caller_, job).value();
+  EXPECT_EQ(node_->AttachLease(root_, submitted.id, 777, std::nullopt).status().code(), Code::kNotFound);
+  EXPECT_EQ(node_->CloseLease(caller_, submitted.id).status().code(), Code::kNotFound);
+}
+
+TEST_F(LeaseTest, AnotherUserCannotCloseIt) {
+  JobId id = OpenAttached();
+  api::Caller other;
+  other.uid = 5555;
+  other.gid = 5555;
+  EXPECT_EQ(node_->CloseLease(other, id).status().code(), Code::kPermissionDenied);
+  EXPECT_EQ(Record(id).state, JobState::kRunning);
+}
+
+TEST_F(LeaseTest, CloseOfAnEmptyContainerEndsItAndTwiceIsFine) {
+  JobId id = OpenAttached();
+  containers_.SetProcesses(kCgroup, std::vector<int64_t>{});
+  auto closed = node_->CloseLease(root_, id);
+  ASSERT_TRUE(closed.ok());
+  EXPECT_EQ(closed->state, JobState::kCompleted);
+  EXPECT_EQ(closed->reason, reason::kLeaseClosed);
+  node_->Step();
+  auto again = node_->CloseLease(root_, id);
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again->reason, reason::kLeaseClosed);
+}
+
+TEST_F(LeaseTest, CloseWithProcessesLeftStopsTheCgroup) {
+  JobId id = OpenAttached();
+  auto closed = node_->CloseLease(caller_, id);
+  ASSERT_TRUE(closed.ok());
+  EXPECT_TRUE(closed->cancel_requested);
+  ASSERT_FALSE(containers_.signals.empty());
+  EXPECT_EQ(containers_.signals.back(), std::make_pair(std::string(kCgroup), SIGTERM));
+  containers_.SetProcesses(kCgroup, std::nullopt);
+  node_->Step();
+  EXPECT_EQ(Record(id).state, JobState::kCancelled);
+}
+
+TEST_F(LeaseTest, ALeaseEndsWhenItsCgroupEmpties) {
+  JobId id = OpenAttached();
+  node_->Step();
+  EXPECT_EQ(Record(id).state, JobState::kRunning);
+  containers_.SetProcesses(kCgroup, std::vector<int64_t>{});
+  node_->Step();
+  EXPECT_EQ(Record(id).state, JobState::kCompleted);
+  EXPECT_EQ(Record(id).reason, reason::kLeaseEmptied);
+}
+
+TEST_F(LeaseTest, ALeaseNeverAttachedEndsAfterTheTimeout) {
+  JobId id = Open();
+  clock_.AdvanceMs(59999);
+  node_->Step();
+  EXPECT_EQ(Record(id).state, JobState::kRunning);
+  clock_.AdvanceMs(1);
+  node_->Step();
+  EXPECT_EQ(Record(id).state, JobState::kCompleted);
+  EXPECT_EQ(Record(id).reason, reason::kLeaseNotAttached);
+}
+
+TEST_F(LeaseTest, CancelKillsTheCgroupAfterTheGrace) {
+  JobId id = OpenAttached();
+  ASSERT_TRUE(node_->Cancel(caller_, {id}).front().ok());
+  EXPECT_EQ(containers_.signals.back().second, SIGTERM);
+  clock_.AdvanceMs(node_->options().cancel_grace_ms);
+  node_->Step();
+  EXPECT_EQ(containers_.signals.back(), std::make_pair(std::string(kCgroup), SIGKILL));
+}
+
+TEST_F(LeaseTest, ALeaseSurvivesARestartAttached) {
+  JobId id = OpenAttached();
+  NodeOptions o = node_->options();
+  Restart(o);
+  EXPECT_EQ(Record(id).state, JobState::kRunning);
+  EXPECT_EQ(Record(id).lease_cgroup, kCgroup);
+  EXPECT_EQ(Record(id).kind, JobKind::kLease);
+  containers_.SetProcesses(kCgroup, std::vector<int64_t>{});
+  node_->Step();
+  EXPECT_EQ(Record(id).reason, reason::kLeaseEmptied);
+}
+
+TEST(LeaseEndTest, DecidedByTheRules) {
+  JobRecord lease;
+  lease.kind = JobKind::kLease;
+  EXPECT_EQ(lifecycle::DecideLeaseEnd(lease, reason::kLeaseEmptied, false, 5).state, JobState::kCompleted);
+  EXPECT_EQ(lifecycle::DecideLeaseEnd(lease, reason::kLeaseEmptied, true, 5).reason, reason::kGpuFault);
+  lease.stop_reason = reason::kGpuMemExceeded;
+  EXPECT_EQ(lifecycle::DecideLeaseEnd(lease, reason::kLeaseEmptied, false, 5).reason, reason::kGpuMemExceeded);
+  lease.stop_reason.clear();
+  lease.cancel_requested = true;
+  EXPECT_EQ(lifecycle::DecideLeaseEnd(lease, reason::kLeaseClosed, false, 5).state, JobState::kCancelled);
+}
+
+}  // namespace
+}  // namespace pinpoint::daemon

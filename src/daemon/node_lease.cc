@@ -1,0 +1,180 @@
+// Node's leases (node.h, docs/containers.md): slices held for processes pinpointd did not start.
+#include <signal.h>
+#include <sys/stat.h>
+
+#include <spdlog/spdlog.h>
+
+#include "common/file_util.h"
+#include "daemon/lease_edits.h"
+#include "daemon/lifecycle.h"
+#include "daemon/node.h"
+
+namespace pinpoint::daemon {
+
+namespace {
+
+// The lease's resources as a JobRequest: no command, no host CPU or memory of pinpoint's (the
+// container runtime limits those).
+JobRequest LeaseJobRequest(const LeaseRequest& lease) {
+  JobRequest r;
+  r.name = lease.name;
+  r.gpus = lease.gpus;
+  r.gpu_mem_bytes = lease.gpu_mem_bytes;
+  r.gpu_share_pct = lease.gpu_share_pct;
+  r.cpus = 0;
+  r.priority = lease.priority;
+  r.as_user = lease.as_user;
+  r.devices = lease.devices;
+  return r;
+}
+
+// JobRequest's rules for what a lease has of a request.
+Status ValidateLease(const LeaseRequest& lease) {
+  if (lease.gpus < 1) return InvalidArgument("a lease needs at least one GPU (gpus >= 1)");
+  JobRequest check = LeaseJobRequest(lease);
+  check.argv = {"lease"};
+  check.cwd = "/";
+  check.cpus = 1;
+  return ValidateRequest(check);
+}
+
+bool IsCharDevice(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 && S_ISCHR(st.st_mode);
+}
+
+}  // namespace
+
+Result<Node::OpenedLease> Node::OpenLease(const api::Caller& caller, const LeaseRequest& request) {
+  PP_RETURN_IF_ERROR(ValidateLease(request));
+  auto admitted = Admit(caller, LeaseJobRequest(request));
+  if (!admitted.ok()) return admitted.status();
+  JobRecord r = std::move(admitted).value();
+  r.kind = JobKind::kLease;
+  lifecycle::Submitted(r, deps_.clock->NowMs());
+  auto id = deps_.store->Insert(r, std::nullopt);
+  if (!id.ok()) return id.status();
+  r.id = *id;
+  active_[r.id] = r;
+  ++generation_;
+  Schedule();  // placed now or never: a container does not wait in the queue
+  JobRecord& lease = active_[r.id];
+  if (lease.state == JobState::kRunning) {
+    auto edits = lease_edits_.find(lease.id);
+    return OpenedLease{lease, edits != lease_edits_.end() ? edits->second : LeaseEdits{}};
+  }
+  std::string why = lease.detail.empty() ? lease.reason : lease.detail;
+  if (IsFinal(lease.state)) return Unavailable("lease " + std::to_string(lease.id) + " could not start: " + why);
+  lifecycle::Cancel(lease, NameOrUid(*users_, caller.uid), deps_.clock->NowMs());
+  lease.reason = "lease-not-placed";
+  lease.detail = "no room when it was opened: " + why;
+  Status s = Persist(lease, "end", lease.detail);
+  if (!s.ok()) spdlog::warn("lease {}: {}", lease.id, s.message());
+  dirty_ = true;  // Step reports it ended and forgets it
+  return Unavailable("no room for a lease now: " + why);
+}
+
+void Node::StartLease(JobRecord& job, const std::vector<std::string>& env) {
+  lease_edits_[job.id] = LeaseEditsOf(env, job.allocations, options_.inventory, options_.device_dir, IsCharDevice);
+  ++starts_total_;
+  spdlog::info("lease {} of {} placed; waits up to {} ms for its container", job.id, job.user,
+               options_.lease_attach_timeout_ms);
+}
+
+Result<JobRecord> Node::AttachLease(const api::Caller& caller, JobId id, int64_t pid,
+                                    std::optional<uint32_t> container_uid) {
+  if (caller.uid != 0)
+    return PermissionDenied("only root may attach a lease to a container (the container runtime's hook runs as root)");
+  auto it = active_.find(id);
+  if (it == active_.end() || it->second.kind != JobKind::kLease) {
+    auto stored = Get(id);
+    if (stored.ok() && stored->kind == JobKind::kLease)
+      return FailedPrecondition("lease " + std::to_string(id) + " already ended (" + JobStateName(stored->state) + ")");
+    return NotFound("no lease " + std::to_string(id));
+  }
+  JobRecord& lease = it->second;
+  if (lease.state != JobState::kRunning || lease.cancel_requested)
+    return FailedPrecondition("lease " + std::to_string(id) + " is ending");
+  if (container_uid && *container_uid != lease.uid)
+    return PermissionDenied("the container runs as uid " + std::to_string(*container_uid) + " but lease " +
+                            std::to_string(id) + " is " + lease.user + "'s (uid " + std::to_string(lease.uid) +
+                            "), whose MPS server serves only that uid; run the container as uid " +
+                            std::to_string(lease.uid));
+  if (deps_.containers == nullptr) return Unavailable("this pinpointd does not attach containers");
+  auto key = deps_.containers->CgroupOf(pid);
+  if (!key.ok()) return key.status();
+  if (lease.lease_cgroup == *key) return lease;
+  if (!lease.lease_cgroup.empty())
+    return FailedPrecondition("lease " + std::to_string(id) + " is already attached to " + lease.lease_cgroup);
+  for (const auto& [other_id, other] : active_) {
+    if (other.kind == JobKind::kLease && other.lease_cgroup == *key)
+      return FailedPrecondition("cgroup " + *key + " already holds lease " + std::to_string(other_id));
+  }
+  JobRecord before = lease;
+  lease.lease_cgroup = *key;
+  Status s = Persist(lease, "attach", "container cgroup " + *key);
+  if (!s.ok()) {
+    lease = before;
+    return s;
+  }
+  return lease;
+}
+
+Result<JobRecord> Node::CloseLease(const api::Caller& caller, JobId id) {
+  auto found = Get(id);
+  if (!found.ok() || found->kind != JobKind::kLease) return NotFound("no lease " + std::to_string(id));
+  if (!api::MayControlJob(caller, found->uid))
+    return PermissionDenied("lease " + std::to_string(id) + " belongs to " + found->user);
+  auto it = active_.find(id);
+  if (it == active_.end() || IsFinal(it->second.state)) return found;
+  JobRecord& lease = it->second;
+  bool empty = lease.lease_cgroup.empty() || ProcessesOf(lease).empty();
+  if (!empty) {
+    Status s = Cancel(caller, {id}).front();
+    if (!s.ok()) return s;
+    return lease;
+  }
+  EndLease(lease, reason::kLeaseClosed);
+  return lease;
+}
+
+std::optional<std::string> Node::PollLease(const JobRecord& job, int64_t now_ms) {
+  if (job.lease_cgroup.empty()) {
+    if (job.cancel_requested) return std::string(reason::kCancelled);
+    if (now_ms >= job.start_ms + options_.lease_attach_timeout_ms) return std::string(reason::kLeaseNotAttached);
+    return std::nullopt;
+  }
+  if (deps_.containers == nullptr) return std::nullopt;
+  auto pids = deps_.containers->Processes(job.lease_cgroup);
+  if (!pids || pids->empty()) return std::string(reason::kLeaseEmptied);
+  return std::nullopt;
+}
+
+void Node::EndLease(JobRecord& job, const std::string& cause) {
+  ReleaseResources(job);
+  bool faulted = LeaveFaultRecovery(job);
+  lifecycle::ApplyEnd(lifecycle::DecideLeaseEnd(job, cause, faulted, deps_.clock->NowMs()), job);
+  lease_edits_.erase(job.id);
+  PersistEnd(job);
+  if (options_.cdi_dir.empty()) return;
+  // The spec `pinpoint cdi` wrote for it; the name comes from the id alone, and unlinkat never
+  // follows a link.
+  auto dir = OpenDirNoFollow(options_.cdi_dir);
+  if (!dir.ok()) return;
+  Status s = RemoveAt(dir->get(), "pinpoint.io-slice-L" + std::to_string(job.id) + ".json");
+  if (!s.ok()) spdlog::warn("lease {}: {}", job.id, s.message());
+}
+
+Status Node::SignalJob(const JobRecord& job, int signal) {
+  if (job.kind == JobKind::kJob) return deps_.launcher->Signal(Handle(job), signal);
+  if (job.lease_cgroup.empty() || deps_.containers == nullptr) return Status::Ok();
+  return deps_.containers->Signal(job.lease_cgroup, signal);
+}
+
+std::vector<int64_t> Node::ProcessesOf(const JobRecord& job) {
+  if (job.kind == JobKind::kJob) return deps_.launcher->JobProcesses(Handle(job));
+  if (job.lease_cgroup.empty() || deps_.containers == nullptr) return {};
+  return deps_.containers->Processes(job.lease_cgroup).value_or(std::vector<int64_t>{});
+}
+
+}  // namespace pinpoint::daemon

@@ -1,0 +1,162 @@
+// Retention: which jobs go and when (driven by a fake clock, no sleeping), what becomes of their
+// directories when their users planted links or trees in them, and that every pass is bounded.
+#include "daemon/retention.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <fstream>
+
+#include <gtest/gtest.h>
+
+#include "common/test_dir.h"
+
+namespace pinpoint::daemon {
+namespace {
+
+constexpr int64_t kDayMs = 24 * 3600 * 1000;
+
+bool Exists(const std::string& path) {
+  struct stat st {};
+  return ::lstat(path.c_str(), &st) == 0;
+}
+
+class RetentionTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    store_ = std::move(store::JobStore::Open(dir_.path() + "/pinpoint.db")).value();
+    jobs_dir_ = dir_.path() + "/jobs";
+    ASSERT_EQ(::mkdir(jobs_dir_.c_str(), 0755), 0);
+    outside_ = dir_.path() + "/outside";  // stands for a root-owned directory
+    ASSERT_EQ(::mkdir(outside_.c_str(), 0755), 0);
+    std::ofstream(outside_ + "/precious") << "keep me";
+    options_.retention_ms = 30 * kDayMs;
+    options_.jobs_dir = jobs_dir_;
+  }
+  // A job that ended `days_ago` (or is still running with running=true), with a directory.
+  JobId AddJob(int64_t days_ago, bool running = false) {
+    JobRecord r;
+    r.request.argv = {"/bin/true"};
+    r.request.cwd = "/";
+    r.uid = 4242;
+    r.user = "uid 4242";
+    r.submit_ms = clock_.NowMs() - days_ago * kDayMs - 1000;
+    r.state = running ? JobState::kRunning : JobState::kCompleted;
+    if (!running) r.end_ms = clock_.NowMs() - days_ago * kDayMs;
+    JobId id = store_->Insert(r).value();
+    r.id = id;
+    EXPECT_TRUE(store_->Update(r).ok());
+    std::string dir = JobDir(id);
+    EXPECT_EQ(::mkdir(dir.c_str(), 0755), 0);
+    std::ofstream(dir + "/stdout") << "output of " << id;
+    return id;
+  }
+  std::string JobDir(JobId id) const { return jobs_dir_ + "/" + std::to_string(id); }
+  bool Stored(JobId id) const { return store_->Get(id).ok(); }
+
+  TestDir dir_;
+  FakeClock clock_;
+  std::unique_ptr<store::JobStore> store_;
+  std::string jobs_dir_, outside_;
+  RetentionOptions options_;
+};
+
+TEST_F(RetentionTest, PurgesOnlyJobsEndedLongerAgoThanTheRetention) {
+  JobId running = AddJob(90, /*running=*/true);
+  JobId recent = AddJob(29);
+  JobId old_job = AddJob(31);  // the newest id: purging it must not free it
+  Retention retention(options_, store_.get(), &clock_);
+  auto report = retention.RunIfDue();
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  EXPECT_EQ(report->purged, std::vector<JobId>{old_job});
+  EXPECT_FALSE(Stored(old_job));
+  EXPECT_FALSE(Exists(JobDir(old_job)));
+  EXPECT_FALSE(store_->Events(old_job).ok()) << "its history goes with it";
+  EXPECT_TRUE(Stored(recent));
+  EXPECT_TRUE(Exists(JobDir(recent)));
+  EXPECT_TRUE(Stored(running)) << "a job that has not ended is never purged";
+  EXPECT_TRUE(Exists(JobDir(running)));
+  EXPECT_EQ(retention.purged_total(), 1);
+
+  clock_.AdvanceMs(2 * kDayMs);  // the recent job is now past the retention too
+  EXPECT_TRUE(retention.RunIfDue()->purged == std::vector<JobId>{recent});
+  JobId next = AddJob(0);
+  EXPECT_GT(next, old_job) << "purged ids are never handed out again";
+}
+
+TEST_F(RetentionTest, PassesComeEveryIntervalAndOffMeansNever) {
+  AddJob(31);
+  options_.retention_ms = 0;
+  Retention off(options_, store_.get(), &clock_);
+  EXPECT_TRUE(off.RunIfDue()->purged.empty());
+
+  options_.retention_ms = 30 * kDayMs;
+  Retention retention(options_, store_.get(), &clock_);
+  EXPECT_EQ(retention.RunIfDue()->purged.size(), 1u);
+  JobId later = AddJob(31);
+  EXPECT_TRUE(retention.RunIfDue()->purged.empty()) << "not due before interval_ms";
+  clock_.AdvanceMs(options_.interval_ms);
+  EXPECT_EQ(retention.RunIfDue()->purged, std::vector<JobId>{later});
+}
+
+TEST_F(RetentionTest, LinksInAJobDirectoryAreRemovedNeverFollowed) {
+  JobId inside = AddJob(31);
+  ASSERT_EQ(::symlink(outside_.c_str(), (JobDir(inside) + "/escape").c_str()), 0);
+  ASSERT_EQ(::symlink((outside_ + "/precious").c_str(), (JobDir(inside) + "/file").c_str()), 0);
+  JobId swapped = AddJob(31);
+  ASSERT_EQ(std::system(("rm -rf " + JobDir(swapped)).c_str()), 0);
+  ASSERT_EQ(::symlink(outside_.c_str(), JobDir(swapped).c_str()), 0);
+  Retention retention(options_, store_.get(), &clock_);
+  auto report = retention.RunIfDue();
+  ASSERT_TRUE(report.ok());
+  EXPECT_EQ(report->purged.size(), 2u);
+  EXPECT_TRUE(report->problems.empty());
+  EXPECT_FALSE(Exists(JobDir(inside)));
+  EXPECT_FALSE(Exists(JobDir(swapped))) << "the link itself is removed";
+  EXPECT_TRUE(Exists(outside_ + "/precious"));
+}
+
+TEST_F(RetentionTest, ATooDeepTreeIsLeftBehindAndNamedWithoutBlockingTheBatch) {
+  JobId deep = AddJob(31);
+  std::string path = JobDir(deep);
+  for (int i = 0; i < 10; ++i) path += "/d";
+  ASSERT_EQ(std::system(("mkdir -p " + path).c_str()), 0);
+  JobId plain = AddJob(31);
+  options_.max_depth = 5;
+  Retention retention(options_, store_.get(), &clock_);
+  auto report = retention.RunIfDue();
+  ASSERT_TRUE(report.ok());
+  EXPECT_EQ(report->purged.size(), 2u);
+  ASSERT_EQ(report->problems.size(), 1u);
+  EXPECT_NE(report->problems[0].find("job " + std::to_string(deep)), std::string::npos) << report->problems[0];
+  EXPECT_TRUE(Exists(JobDir(deep))) << "left for the admin";
+  EXPECT_FALSE(Exists(JobDir(plain)));
+  EXPECT_FALSE(Stored(deep));
+}
+
+TEST_F(RetentionTest, ABacklogIsPurgedInBoundedBatches) {
+  for (int i = 0; i < 5; ++i) AddJob(31);
+  JobId big = AddJob(40);
+  for (int i = 0; i < 30; ++i) std::ofstream(JobDir(big) + "/f" + std::to_string(i)) << i;
+  options_.batch_jobs = 2;
+  options_.batch_entries = 12;
+  Retention retention(options_, store_.get(), &clock_);
+  int passes = 0;
+  while (store_->Count({}).value() > 0) {
+    auto report = retention.RunIfDue();
+    ASSERT_TRUE(report.ok());
+    EXPECT_LE(report->purged.size(), 2u);
+    EXPECT_LE(report->entries_removed, 12);
+    if (report->purged.empty()) {
+      EXPECT_TRUE(report->more) << "a pass that purged nothing owes more";
+    }
+    EXPECT_TRUE(retention.RunIfDue()->purged.empty()) << "the next pass waits busy_interval_ms";
+    clock_.AdvanceMs(options_.busy_interval_ms);
+    ASSERT_LT(++passes, 20);
+  }
+  EXPECT_FALSE(Exists(JobDir(big)));
+  EXPECT_EQ(retention.purged_total(), 6);
+}
+
+}  // namespace
+}  // namespace pinpoint::daemon

@@ -1,0 +1,104 @@
+// Mistakes on pinpoint's command line, as a new user makes them, against a real daemon on a
+// simulated node: one line naming the mistake (and the nearest known word), exit 2, no job stored.
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "integration/harness.h"
+
+namespace pinpoint::testing {
+namespace {
+
+using nlohmann::json;
+
+class CliUsageTest : public ::testing::Test {
+ protected:
+  void SetUp() override { h_.StartDaemon(); }
+  size_t JobsStored() { return json::parse(h_.Cli({"--json", "queue", "--all"}).out).size(); }
+  Harness h_;
+};
+
+TEST_F(CliUsageTest, UnknownOptionIsNamedWithTheNearestOneAndTheJobsCommandIsNotRead) {
+  auto r = h_.Cli({"submit", "--gpu-memory", "4G", "--", "python", "train.py", "--lr", "0.1"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err, "pinpoint submit: unknown option --gpu-memory (did you mean --gpu-mem?)\n");
+  r = h_.Cli({"queue", "--al"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err, "pinpoint queue: unknown option --al (did you mean --all?)\n");
+  r = h_.Cli({"logs", "--stdrr", "1"});
+  EXPECT_EQ(r.err, "pinpoint logs: unknown option --stdrr (did you mean --stderr?)\n");
+  r = h_.Cli({"--jsno", "queue"});
+  EXPECT_EQ(r.err, "pinpoint: unknown option --jsno (did you mean --json?)\n");
+  EXPECT_EQ(JobsStored(), 0u);
+}
+
+TEST_F(CliUsageTest, UnknownCommandIsNamedWithTheNearestOne) {
+  auto r = h_.Cli({"queu"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err, "pinpoint: unknown command 'queu' (did you mean queue?)\n");
+  r = h_.Cli({"--json", "canel", "1"});
+  EXPECT_EQ(r.err, "pinpoint: unknown command 'canel' (did you mean cancel?)\n");
+}
+
+TEST_F(CliUsageTest, GlobalOptionsAreAcceptedAnywhereBeforeDashDash) {
+  auto q = h_.Cli({"queue", "--json"});
+  ASSERT_EQ(q.exit_code, 0) << q.err;
+  EXPECT_TRUE(json::parse(q.out).is_array()) << q.out;
+  auto s = h_.Cli({"submit", "--json", "--wait", "--", "echo", "--json", "--socket"});
+  ASSERT_EQ(s.exit_code, 0) << s.err;
+  json job = json::parse(s.out);
+  EXPECT_EQ(job["request"]["argv"], json({"echo", "--json", "--socket"})) << "after --: the job's";
+  EXPECT_EQ(h_.Cli({"logs", "1"}).out, "--json --socket\n");
+  auto elsewhere = h_.Cli({"gpus", "--socket", h_.dir() + "/no-such.sock"});
+  EXPECT_EQ(elsewhere.exit_code, 3) << "--socket after the subcommand is the one used: " << elsewhere.err;
+  EXPECT_NE(elsewhere.err.find("no-such.sock"), std::string::npos) << elsewhere.err;
+}
+
+TEST_F(CliUsageTest, ASizeWithoutAUnitIsRefused) {
+  auto r = h_.Cli({"submit", "--mem", "4000", "--", "true"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err, "pinpoint: --mem: invalid size '4000': give a unit, e.g. 4000M or 4G\n");
+  r = h_.Cli({"submit", "--gpu-mem", "4", "--", "true"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err, "pinpoint: --gpu-mem: invalid size '4': give a unit, e.g. 4M or 4G\n");
+  EXPECT_EQ(JobsStored(), 0u);
+  EXPECT_EQ(h_.Cli({"submit", "--mem", "4000M", "--", "true"}).exit_code, 0);
+}
+
+TEST_F(CliUsageTest, OneWordingForABadOrMissingJobInEverySubcommand) {
+  for (const char* sub : {"show", "cancel", "wait", "logs"}) {
+    for (const char* id : {"0", "-1", "abc"}) {
+      auto r = h_.Cli({sub, id});
+      EXPECT_EQ(r.exit_code, 2) << sub << " " << id;
+      EXPECT_EQ(r.err, "pinpoint " + std::string(sub) + ": '" + id + "' is not a job id (job ids are whole numbers from 1)\n");
+    }
+    auto missing = h_.Cli({sub, "999"});
+    EXPECT_EQ(missing.exit_code, 4) << sub;
+    EXPECT_EQ(missing.err, "pinpoint: no job 999\n") << sub;
+  }
+}
+
+TEST_F(CliUsageTest, HelpCoversEverySubcommandAndTheCompanions) {
+  auto help = h_.Cli({"--help"});
+  ASSERT_EQ(help.exit_code, 0);
+  for (const char* sub : {"submit", "queue", "show", "cancel", "gpus", "wait", "logs", "report", "top", "version",
+                          "bench", "slurm", "htcondor"}) {
+    EXPECT_NE(help.out.find("\n  " + std::string(sub) + " "), std::string::npos) << sub << " missing:\n" << help.out;
+  }
+  for (const char* companion : {"slurm", "htcondor"}) {
+    for (std::vector<std::string> args : {std::vector<std::string>{companion, "--help"}, {companion, "conf", "--help"}}) {
+      auto r = h_.Cli(args);
+      EXPECT_EQ(r.exit_code, 0) << companion << ": " << r.err;
+      EXPECT_NE(r.out.find("pinpoint " + std::string(companion) + " conf"), std::string::npos) << r.out;
+      EXPECT_EQ(r.err, "");
+    }
+  }
+  auto sub = h_.Cli({"queue", "--help"});
+  EXPECT_EQ(sub.exit_code, 0);
+  EXPECT_NE(sub.out.find("--limit"), std::string::npos) << sub.out;
+}
+
+}  // namespace
+}  // namespace pinpoint::testing

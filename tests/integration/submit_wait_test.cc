@@ -1,0 +1,158 @@
+// `pinpoint submit --wait` as srun: the job id at once on stderr, Ctrl-C (a real SIGINT to the
+// CLI process) cancels the job and waits for its end, a second one leaves without waiting.
+// Synchronised on the CLI's own lines, never on sleeps.
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <sys/stat.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "integration/harness.h"
+
+namespace pinpoint::testing {
+namespace {
+
+// A `pinpoint` running in the background, its stderr read line by line through a pipe.
+class BackgroundCli {
+ public:
+  BackgroundCli(const Harness& h, const std::vector<std::string>& args) {
+    int fds[2];
+    EXPECT_EQ(::pipe2(fds, O_CLOEXEC), 0);
+    std::string binary = BinDir() + "/pinpoint";
+    std::string sock = h.socket();
+    std::string out = h.dir() + "/bg.out";
+    pid_ = ::fork();
+    if (pid_ == 0) {
+      ::dup2(fds[1], 2);
+      int out_fd = ::open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      ::dup2(out_fd, 1);
+      ::setenv("PINPOINT_SOCKET", sock.c_str(), 1);
+      std::vector<char*> argv{const_cast<char*>(binary.c_str())};
+      for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+      argv.push_back(nullptr);
+      ::execv(binary.c_str(), argv.data());
+      ::_exit(127);
+    }
+    ::close(fds[1]);
+    err_fd_ = fds[0];
+  }
+  ~BackgroundCli() {
+    if (pid_ > 0) {
+      ::kill(pid_, SIGKILL);
+      ::waitpid(pid_, nullptr, 0);
+    }
+    ::close(err_fd_);
+  }
+  // Reads stderr until a line containing `text` (returned whole), or "" at its end.
+  std::string WaitForLine(const std::string& text) {
+    std::string line;
+    char c;
+    while (::read(err_fd_, &c, 1) == 1) {
+      if (c != '\n') {
+        line += c;
+        continue;
+      }
+      all_ += line + "\n";
+      if (line.find(text) != std::string::npos) return line;
+      line.clear();
+    }
+    return "";
+  }
+  void Signal(int sig) { ::kill(pid_, sig); }
+  int Exit() {
+    int status = 0;
+    ::waitpid(pid_, &status, 0);
+    pid_ = -1;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  }
+  const std::string& err() const { return all_; }
+
+ private:
+  pid_t pid_ = -1;
+  int err_fd_ = -1;
+  std::string all_;
+};
+
+int64_t JobIdIn(const std::string& line) {
+  auto at = line.find("submitted job ");
+  return at == std::string::npos ? 0 : std::atoll(line.c_str() + at + 14);
+}
+
+std::string StateOf(const Harness& h, int64_t id) {
+  CliResult r = h.Cli({"--json", "show", std::to_string(id)});
+  auto j = nlohmann::json::parse(r.out, nullptr, false);
+  return j.is_object() ? j["job"]["state"].get<std::string>() : "?";
+}
+
+TEST(SubmitWaitTest, CtrlCCancelsTheJobWaitsForItsEndAndExits130) {
+  Harness h;
+  h.StartDaemon();
+  BackgroundCli cli(h, {"submit", "--wait", "--", "sleep", "600"});
+  std::string line = cli.WaitForLine("submitted job");
+  int64_t id = JobIdIn(line);
+  ASSERT_GT(id, 0) << cli.err();
+  EXPECT_NE(line.find("waiting"), std::string::npos) << line;
+  cli.Signal(SIGINT);
+  EXPECT_NE(cli.WaitForLine("cancelling job " + std::to_string(id)), "") << cli.err();
+  EXPECT_EQ(cli.Exit(), 130) << cli.err();
+  EXPECT_EQ(StateOf(h, id), "cancelled") << "it waited for the end";
+}
+
+TEST(SubmitWaitTest, SigtermCancelsToo) {
+  Harness h;
+  h.StartDaemon();
+  BackgroundCli cli(h, {"submit", "--wait", "--", "sleep", "600"});
+  int64_t id = JobIdIn(cli.WaitForLine("submitted job"));
+  ASSERT_GT(id, 0) << cli.err();
+  cli.Signal(SIGTERM);
+  EXPECT_EQ(cli.Exit(), 143) << cli.err();
+  EXPECT_EQ(StateOf(h, id), "cancelled");
+}
+
+TEST(SubmitWaitTest, SecondCtrlCLeavesWithoutWaiting) {
+  // A job that ignores SIGTERM: its cancel lasts the grace period (an hour), so only leaving
+  // ends the CLI. It says "up" through a FIFO once it ignores SIGTERM, and ends when told to.
+  Harness h{"simulated:h100x2", R"("cancel_grace_ms": 3600000)"};
+  h.StartDaemon();
+  std::string fifo = h.dir() + "/ready";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0666), 0);
+  BackgroundCli cli(h, {"submit", "--wait", "--", "sh", "-c", "trap '' TERM; echo up > " + fifo + "; read x < " + fifo});
+  int64_t id = JobIdIn(cli.WaitForLine("submitted job"));
+  ASSERT_GT(id, 0) << cli.err();
+  {
+    std::ifstream up(fifo);  // blocks until the job has trapped SIGTERM and written
+    std::string word;
+    up >> word;
+    ASSERT_EQ(word, "up");
+  }
+  cli.Signal(SIGINT);
+  ASSERT_NE(cli.WaitForLine("cancelling job"), "") << cli.err();
+  cli.Signal(SIGINT);
+  EXPECT_NE(cli.WaitForLine("left without waiting"), "") << cli.err();
+  EXPECT_EQ(cli.Exit(), 130);
+  EXPECT_EQ(StateOf(h, id), "running") << "still being cancelled";
+  std::ofstream(fifo) << "bye\n";  // the job ends
+  h.Cli({"wait", std::to_string(id)});
+  EXPECT_NE(StateOf(h, id), "running");
+}
+
+TEST(SubmitWaitTest, JobExitCodeWithoutSignals) {
+  Harness h;
+  h.StartDaemon();
+  CliResult r = h.Cli({"submit", "--wait", "--", "sh", "-c", "exit 7"});
+  EXPECT_EQ(r.exit_code, 7) << r.err;
+  EXPECT_NE(r.err.find("submitted job "), std::string::npos) << r.err;
+  EXPECT_NE(r.out.find(" failed (exit code 7)"), std::string::npos) << r.out;
+}
+
+}  // namespace
+}  // namespace pinpoint::testing
