@@ -47,7 +47,7 @@ TEST(EnvSelectTest, NoneListsAndSettings) {
 }
 
 TEST(EnvSelectTest, NamingASecretIsAnErrorNotASilentDrop) {
-  for (const char* text : {"HF_TOKEN", "ALL,HF_TOKEN", "NONE,MY_SECRET=x", "aws_region"}) {
+  for (const char* text : {"HF_TOKEN", "ALL,HF_TOKEN", "NONE,MY_SECRET=x", "github_token"}) {
     auto spec = ParseExport(text);
     ASSERT_TRUE(spec.ok()) << text;
     auto env = SelectEnv(kEnv, *spec, DefaultEnvDeny(), nullptr);
