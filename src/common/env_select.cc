@@ -10,7 +10,7 @@ const std::vector<std::string>& DefaultEnvDeny() {
   // Names that hold credentials in the tools ML users run (Hugging Face, W&B, cloud SDKs, git
   // forges, databases), and the agent sockets that stand for them.
   static const std::vector<std::string> kPatterns = {
-      "*TOKEN*", "*SECRET*", "*PASSWORD*", "*PASSWD*", "*CREDENTIAL*", "*_KEY", "*_KEY_ID",
+      "*TOKEN", "*SECRET*", "*PASSWORD*", "*PASSWD*", "*CREDENTIAL*", "*_KEY", "*_KEY_ID",
       "*APIKEY*", "*API_KEY*", "*PRIVATE_KEY*", "*_PAT", "SSH_AUTH_SOCK",
       "GPG_AGENT_INFO", "KRB5CCNAME", "*_AUTH", "*COOKIE*",
   };

@@ -13,7 +13,7 @@
 namespace pinpoint {
 
 // The patterns of variable names that pinpoint treats as secrets, shell globs matched without
-// regard to case: *TOKEN*, *SECRET*, *PASSWORD*, *_KEY, ... (env_select.cc has the list;
+// regard to case: *TOKEN, *SECRET*, *PASSWORD*, *_KEY, ... (env_select.cc has the list;
 // docs/security.md shows it). The CLI never sends such a variable; pinpointd's `env_deny`
 // setting defaults to this list and drops what matches before it stores a job.
 const std::vector<std::string>& DefaultEnvDeny();
