@@ -101,11 +101,17 @@ pp_run() {
   local submitted id="" cancel_asked=0
   # Set before submitting: a signal that came before the id was known cancels by name below.
   trap 'cancel_asked=1; if [[ -n $id ]]; then "$PINPOINT" cancel "$id" >/dev/null 2>&1; fi' TERM INT HUP
-  if ! submitted=$("$PINPOINT" --json submit --name "$name" "${options[@]}" -- "$@" 2>&1); then
+  # stdout is the job's JSON alone; what pinpoint says besides (a variable it left out of the
+  # job) goes to the batch job's stderr, and on failure its last line is the reason.
+  local said; said=$(mktemp) || pp_fail "run: cannot make a temporary file"
+  if ! submitted=$("$PINPOINT" --json submit --name "$name" "${options[@]}" -- "$@" 2>"$said"); then
     ((cancel_asked)) && pp_cancel_named "$name"
-    pp_fail "run: ${submitted#pinpoint: }"
+    local why; why=$(tail -n 1 "$said"); rm -f "$said"
+    pp_fail "run: ${why#pinpoint: }"
   fi
-  id=$(jq -r '.id' <<< "$submitted")
+  cat "$said" >&2; rm -f "$said"
+  id=$(jq -r '.id' <<< "$submitted" 2>/dev/null)
+  [[ $id =~ ^[0-9]+$ ]] || pp_fail "run: pinpoint submit answered no job id"
   ((cancel_asked)) && "$PINPOINT" cancel "$id" >/dev/null 2>&1
   pp_wait_ended "$id"
   trap - TERM INT HUP

@@ -27,7 +27,10 @@ echo "$*" >> "$S/calls"
 case "$*" in
   "--json queue --limit 10000 --offset 0") echo '[{"id": 7, "request": {"name": "slurm-9"}}, {"id": 8, "request": {"name": "other"}}]' ;;
   "--json gpus") echo '{"devices": [{"index": 0, "gpu_index": 0, "mem_bytes": 85899345920, "uuid": "GPU-0", "is_mig": false}]}' ;;
-  --json\ submit*) echo '{"id": 7}' ;;
+  --json\ submit*)
+    # What pinpoint says besides the JSON goes to stderr (a variable it left out of the job).
+    [[ -e $S/submit-note ]] && echo "pinpoint: not passed to the job (they look like secrets; docs/security.md): HF_TOKEN" >&2
+    echo '{"id": 7}' ;;
   "cancel 7") { read -r code; read -r line; } < "$S/cancel"; [[ -z $line ]] || echo "$line" >&2; exit "$code" ;;
   "wait 7")
     n=$(cat "$S/wait-killed")
@@ -64,6 +67,13 @@ check "Epilog: waits again when its waiter is killed" test "$rc:$(calls 'wait 7'
 out=$(SLURM_JOB_ID=9 SLURM_JOB_GPUS=0 "$BIN/pinpoint-slurm" run -- true 2>/dev/null); rc=$?
 check "run: waits again when its waiter is killed" test "$(calls 'wait 7')" = 2
 check "run: then copies the output and returns the job's exit code" test "$rc:$out" = "3:job output"
+
+# --- run: a note on submit's stderr is passed on and does not spoil the job's JSON
+: > "$S/calls"; echo 0 > "$S/wait-killed"; touch "$S/submit-note"
+out=$(SLURM_JOB_ID=9 SLURM_JOB_GPUS=0 "$BIN/pinpoint-slurm" run -- true 2>"$S/run-err"); rc=$?
+rm -f "$S/submit-note"
+check "run: a note beside submit's JSON still gives the job" test "$rc:$out" = "3:job output"
+check "run: the note reaches the batch job's stderr" grep -q "not passed to the job" "$S/run-err"
 
 echo "$passed passed, $failed failed"
 ((failed == 0 && passed > 0))
