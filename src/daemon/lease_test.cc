@@ -89,6 +89,54 @@ TEST_F(LeaseTest, AContainerOfAnotherUidIsRefused) {
   EXPECT_EQ(attach.status().code(), Code::kPermissionDenied);
 }
 
+// pinpoint-k8s opens leases as root for pods of any uid: on a time-sliced device any container
+// may attach, under MPS only a container of the lease's uid (root's server would leave it hung).
+TEST_F(LeaseTest, ARootLeaseTakesAContainerOfAnyUidOnlyWithoutMps) {
+  NodeOptions o;
+  o.inventory = TwoGpus();
+  o.inventory.devices[1].mode = sched::SharingMode::kTimeslice;
+  o.lease_attach_timeout_ms = 60000;
+  Restart(o);
+  LeaseRequest timesliced = Slice();
+  timesliced.gpu_share_pct = 0;
+  timesliced.devices = {1};
+  auto open_ts = node_->OpenLease(root_, timesliced);
+  ASSERT_TRUE(open_ts.ok()) << open_ts.status().ToString();
+  ASSERT_EQ(open_ts->lease.allocations.at(0).mode, AllocationMode::kTimeslice);
+  containers_.SetCgroup(777, std::string(kCgroup));
+  auto attached = node_->AttachLease(root_, open_ts->lease.id, 777, 1001u);
+  EXPECT_TRUE(attached.ok()) << attached.status().ToString();
+
+  LeaseRequest mps = Slice();
+  mps.devices = {0};
+  auto open_mps = node_->OpenLease(root_, mps);
+  ASSERT_TRUE(open_mps.ok()) << open_mps.status().ToString();
+  ASSERT_EQ(open_mps->lease.allocations.at(0).mode, AllocationMode::kMps);
+  containers_.SetCgroup(888, std::string("0::/kubepods/pod2"));
+  auto refused = node_->AttachLease(root_, open_mps->lease.id, 888, 1001u);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), Code::kPermissionDenied);
+  EXPECT_TRUE(node_->AttachLease(root_, open_mps->lease.id, 888, 0u).ok());
+}
+
+// A user's lease, even time-sliced, takes only that user's container: closing it stops the
+// container's processes, which must not be another user's.
+TEST_F(LeaseTest, AUsersTimeslicedLeaseRefusesAnotherUidsContainer) {
+  NodeOptions o;
+  o.inventory = TwoGpus();
+  o.inventory.devices[1].mode = sched::SharingMode::kTimeslice;
+  o.lease_attach_timeout_ms = 60000;
+  Restart(o);
+  LeaseRequest timesliced = Slice();
+  timesliced.gpu_share_pct = 0;
+  timesliced.devices = {1};
+  auto opened = node_->OpenLease(caller_, timesliced);
+  ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+  containers_.SetCgroup(777, std::string(kCgroup));
+  EXPECT_EQ(node_->AttachLease(root_, opened->lease.id, 777, caller_.uid + 1).status().code(),
+            Code::kPermissionDenied);
+}
+
 TEST_F(LeaseTest, ARefusedCgroupIsNotAttached) {
   JobId id = Open();
   containers_.SetCgroup(1, FailedPrecondition("pid 1: it is in the root cgroup"));

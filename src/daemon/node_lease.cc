@@ -2,6 +2,8 @@
 #include <signal.h>
 #include <sys/stat.h>
 
+#include <algorithm>
+
 #include <spdlog/spdlog.h>
 
 #include "common/file_util.h"
@@ -95,7 +97,14 @@ Result<JobRecord> Node::AttachLease(const api::Caller& caller, JobId id, int64_t
   JobRecord& lease = it->second;
   if (lease.state != JobState::kRunning || lease.cancel_requested)
     return FailedPrecondition("lease " + std::to_string(id) + " is ending");
-  if (container_uid && *container_uid != lease.uid)
+  // A container of another uid than the lease's is refused where it matters: under MPS (the
+  // lease's server serves only its uid: the container would hang at its first CUDA call), and
+  // for a lease of a user (who could otherwise stop another user's container by closing it).
+  // A root lease on time-sliced or exclusive devices (pinpoint-k8s's, for pods of any uid) takes
+  // any container: root may stop any process anyway.
+  bool under_mps = std::any_of(lease.allocations.begin(), lease.allocations.end(),
+                               [](const Allocation& a) { return a.mode == AllocationMode::kMps; });
+  if (container_uid && *container_uid != lease.uid && (under_mps || lease.uid != 0))
     return PermissionDenied("the container runs as uid " + std::to_string(*container_uid) + " but lease " +
                             std::to_string(id) + " is " + lease.user + "'s (uid " + std::to_string(lease.uid) +
                             "), whose MPS server serves only that uid; run the container as uid " +

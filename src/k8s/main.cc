@@ -17,8 +17,18 @@ int main(int argc, char** argv) {
   using namespace pinpoint;
   CLI::App app{"pinpoint-k8s: offers pinpointd's GPUs and GPU memory to the kubelet"};
   k8s::PluginOptions options;
-  std::string socket_path = DefaultSocketPath(), mem_unit = "1GiB", log_level = "info";
-  app.add_option("--socket", socket_path, "pinpointd's socket")->capture_default_str();
+  std::string mem_unit = "1GiB", log_level = "info";
+  k8s::SliceSourceOptions leases;
+  leases.socket_path = DefaultSocketPath();
+  leases.hook_path = "/usr/libexec/pinpoint/pinpoint-cdi-hook";
+  app.add_option("--socket", leases.socket_path, "pinpointd's socket (the same path on the host)")
+      ->capture_default_str();
+  app.add_option("--cdi-dir", leases.cdi_dir, "where each lease's CDI spec is written (the host's)")
+      ->capture_default_str();
+  app.add_option("--cdi-hook", leases.hook_path, "pinpoint-cdi-hook's path on the host")
+      ->capture_default_str();
+  app.add_option("--lease-user", leases.lease_user,
+                 "the user whose MPS server the pods' slices use (default: root); see docs");
   app.add_option("--kubelet-dir", options.kubelet_dir, "the kubelet's device-plugins directory")
       ->capture_default_str();
   app.add_option("--kubelet-socket", options.kubelet_socket, "the kubelet's socket in it")
@@ -47,6 +57,12 @@ int main(int argc, char** argv) {
     return 2;
   }
   options.mem_unit_bytes = *unit;
+  for (const auto& [flag, path] : {std::pair{"--cdi-dir", leases.cdi_dir}, std::pair{"--cdi-hook", leases.hook_path}}) {
+    if (path.empty() || path[0] != '/') {
+      std::fprintf(stderr, "pinpoint-k8s: %s must be an absolute path\n", flag);
+      return 2;
+    }
+  }
   if (Status s = k8s::ValidateOptions(options); !s.ok()) {
     std::fprintf(stderr, "pinpoint-k8s: %s\n", s.message().c_str());
     return 2;
@@ -60,7 +76,7 @@ int main(int argc, char** argv) {
   ::signal(SIGPIPE, SIG_IGN);
   ::umask(077);
 
-  k8s::PinpointSliceSource source(socket_path);
+  k8s::PinpointSliceSource source(leases);
   k8s::Plugin plugin(options, source);
   if (Status s = plugin.Start(); !s.ok()) {
     std::fprintf(stderr, "pinpoint-k8s: %s\n", s.message().c_str());

@@ -1,12 +1,12 @@
 #include "k8s/pinpoint_slice_source.h"
 
+#include <charconv>
+
+#include "cli/cdi.h"
+#include "common/file_util.h"
 #include "pinpoint/client.h"
 
 namespace pinpoint::k8s {
-
-namespace {
-constexpr char kNoLeases[] = "leases not available in this pinpointd";
-}  // namespace
 
 SliceInventory InventoryFromGpus(const GpusReply& reply) {
   SliceInventory inventory;
@@ -31,8 +31,48 @@ SliceInventory InventoryFromGpus(const GpusReply& reply) {
   return inventory;
 }
 
+OpenLeaseRequest OpenLeaseRequestFor(const LeaseRequest& request, const std::string& lease_user) {
+  OpenLeaseRequest op;
+  op.request.gpus = static_cast<int>(request.device_indices.size());
+  op.request.devices = request.device_indices;
+  op.request.gpu_mem_bytes = request.kind == LeaseKind::kMemory ? request.gpu_mem_bytes : 0;
+  op.request.as_user = lease_user;
+  std::string name = request.resource;
+  for (const std::string& id : request.device_ids) {
+    if (name.size() + 1 + id.size() > kMaxNameBytes) break;
+    name += (&id == &request.device_ids.front() ? " " : ",") + id;
+  }
+  op.request.name = name.substr(0, kMaxNameBytes);
+  return op;
+}
+
+Lease LeaseFromReply(const OpenLeaseReply& reply) {
+  Lease lease;
+  lease.id = cli::CdiDeviceName(reply.lease.id);
+  lease.cdi_devices = {cli::CdiQualifiedName(reply.lease.id)};
+  lease.env = reply.edits.env;
+  for (const pinpoint::LeaseMount& m : reply.edits.mounts) {
+    lease.mounts.push_back({m.container_path, m.host_path, m.read_only});
+  }
+  for (const std::string& host : reply.edits.device_nodes) {
+    lease.device_nodes.push_back({"/dev/" + host.substr(host.rfind('/') + 1), host, "rw"});
+  }
+  return lease;
+}
+
+Result<JobId> ParseLeaseId(const std::string& lease_id) {
+  JobId id = 0;
+  const char* end = lease_id.data() + lease_id.size();
+  if (lease_id.size() < 2 || lease_id[0] != 'L' || lease_id[1] == '0') {
+    return InvalidArgument("not a lease id: '" + lease_id + "'");
+  }
+  auto [ptr, ec] = std::from_chars(lease_id.data() + 1, end, id);
+  if (ec != std::errc() || ptr != end || id <= 0) return InvalidArgument("not a lease id: '" + lease_id + "'");
+  return id;
+}
+
 Result<SliceInventory> PinpointSliceSource::Inventory() {
-  auto client = Client::Connect(socket_path_);
+  auto client = Client::Connect(options_.socket_path);
   if (!client.ok()) return client.status();
   auto reply = client->Gpus();
   if (!reply.ok()) return reply.status();
@@ -40,11 +80,33 @@ Result<SliceInventory> PinpointSliceSource::Inventory() {
 }
 
 Result<Lease> PinpointSliceSource::OpenLease(const LeaseRequest& request) {
-  return Unavailable(kNoLeases);
+  // The runtime runs the hook as root: refuse before anything is held.
+  auto hook = cli::CheckHookPath(options_.hook_path, 0);
+  if (!hook.ok()) return hook.status();
+  auto client = Client::Connect(options_.socket_path);
+  if (!client.ok()) return client.status();
+  auto opened = client->OpenLease(OpenLeaseRequestFor(request, options_.lease_user));
+  if (!opened.ok()) return opened.status();
+  JobId id = opened->lease.id;
+  nlohmann::json spec = cli::CdiSpec(id, opened->edits, *hook, options_.socket_path, options_.cdi_dir);
+  Status written = cli::WriteCdiSpec(options_.cdi_dir, cli::CdiSpecFileName(id), spec.dump(2) + "\n");
+  if (!written.ok()) {
+    (void)client->CloseLease(CloseLeaseRequest{id});  // no spec: no container could attach it
+    return written;
+  }
+  return LeaseFromReply(*opened);
 }
 
 Status PinpointSliceSource::CloseLease(const std::string& lease_id) {
-  return Unavailable(kNoLeases);
+  auto id = ParseLeaseId(lease_id);
+  if (!id.ok()) return id.status();
+  auto client = Client::Connect(options_.socket_path);
+  if (!client.ok()) return client.status();
+  auto closed = client->CloseLease(CloseLeaseRequest{*id});
+  if (!closed.ok()) return closed.status();
+  auto dir = OpenDirNoFollow(options_.cdi_dir);
+  if (dir.ok()) (void)RemoveAt(dir->get(), cli::CdiSpecFileName(*id));
+  return Status::Ok();
 }
 
 }  // namespace pinpoint::k8s
