@@ -60,6 +60,31 @@ TEST_F(LeaseTest, OpenPlacesAtOnceAndGivesTheContainersEdits) {
   EXPECT_EQ(mps_.prepared()[0].gpu_share_pct, 20);
 }
 
+// Leases are counted apart from jobs in the metrics, and labelled as such.
+TEST_F(LeaseTest, TheMetricsTellLeasesFromJobs) {
+  JobId lease = Open();
+  JobRequest job;
+  job.argv = {"true"};
+  job.cwd = "/";
+  job.gpus = 1;
+  job.gpu_mem_bytes = 1ull << 30;
+  ASSERT_TRUE(node_->Submit(caller_, job).ok());
+  node_->Step();
+  metrics::Snapshot snap = node_->MetricsView();
+  EXPECT_EQ(snap.sched.leases_running, 1);
+  EXPECT_EQ(snap.sched.running, 1);
+  bool seen = false;
+  for (const auto& j : snap.jobs) {
+    if (j.id == lease) {
+      seen = true;
+      EXPECT_EQ(j.kind, "lease");
+    } else {
+      EXPECT_EQ(j.kind, "job");
+    }
+  }
+  EXPECT_TRUE(seen);
+}
+
 TEST_F(LeaseTest, ALeaseThatDoesNotFitNowIsRefusedAndLeavesNothingRunning) {
   LeaseRequest whole;
   whole.gpus = 2;

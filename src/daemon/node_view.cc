@@ -154,12 +154,13 @@ metrics::Snapshot Node::MetricsView() const {
     j.id = id;
     j.user = job.user;
     j.state = JobStateName(job.state);
+    j.kind = JobKindName(job.kind);
     j.gpu_mem_request_bytes = job.request.gpu_mem_bytes;
     j.usage = job.usage;
     snap.jobs.push_back(j);
     if (job.state == JobState::kPending) ++snap.sched.pending;
     if (job.state != JobState::kRunning) continue;
-    ++snap.sched.running;
+    ++(job.kind == JobKind::kLease ? snap.sched.leases_running : snap.sched.running);
     for (const auto& a : job.allocations) {
       if (a.device_index < 0 || static_cast<size_t>(a.device_index) >= devices.size()) continue;
       metrics::DeviceMetrics& m = devices[static_cast<size_t>(a.device_index)];

@@ -113,11 +113,12 @@ void RenderDevices(Writer& w, const std::vector<DeviceMetrics>& devices) {
 void RenderJobs(Writer& w, const std::vector<JobMetrics>& jobs) {
   auto running = [](const JobMetrics& j) { return j.state == "running"; };
   auto seen = [](const JobMetrics& j) { return j.usage.samples > 0; };
-  w.Family("pinpoint_job_state", "gauge", "1 for each active job, labelled with its state.");
+  w.Family("pinpoint_job_state", "gauge", "1 for each active job or lease, labelled with its state and kind.");
   Each<JobMetrics>(w, jobs, [](const JobMetrics&) { return true; },
                    [](const JobMetrics& j) {
                      Labels l = JobLabels(j);
                      l.emplace_back("state", j.state);
+                     l.emplace_back("kind", j.kind);
                      return l;
                    },
                    [](const JobMetrics&) { return 1.0; });
@@ -135,8 +136,10 @@ void RenderJobs(Writer& w, const std::vector<JobMetrics>& jobs) {
 void RenderSched(Writer& w, const SchedMetrics& s) {
   w.Family("pinpoint_queue_length", "gauge", "Pending jobs.");
   w.Sample({}, s.pending);
-  w.Family("pinpoint_jobs_running", "gauge", "Running jobs.");
+  w.Family("pinpoint_jobs_running", "gauge", "Running jobs (leases not counted).");
   w.Sample({}, s.running);
+  w.Family("pinpoint_leases_running", "gauge", "Open leases: slices held for containers.");
+  w.Sample({}, s.leases_running);
   w.Family("pinpoint_job_starts_total", "counter", "Jobs started since pinpointd started.");
   w.Sample({}, static_cast<double>(s.starts_total));
   w.Family("pinpoint_jobs_ended_total", "counter", "Jobs that reached a final state since pinpointd started, by state and reason.");

@@ -48,13 +48,15 @@ struct JobMetrics {
   JobId id = 0;
   std::string user;
   std::string state;
+  std::string kind = "job";            // "job", or "lease" (a container's slice, docs/containers.md)
   uint64_t gpu_mem_request_bytes = 0;  // per device; 0 = whole devices
   JobUsage usage;
 };
 
 struct SchedMetrics {
   int pending = 0;
-  int running = 0;
+  int running = 0;         // running jobs, leases not counted
+  int leases_running = 0;  // open leases
   int64_t starts_total = 0;
   std::map<std::pair<std::string, std::string>, int64_t> ended_total;  // (state, reason) -> count
 };

@@ -62,9 +62,15 @@ Snapshot Example() {
   p.id = 8;
   p.user = "bo";
   p.state = "pending";
-  s.jobs = {j, p};
+  JobMetrics lease;
+  lease.id = 9;
+  lease.user = "root";
+  lease.state = "running";
+  lease.kind = "lease";
+  s.jobs = {j, p, lease};
   s.sched.pending = 1;
   s.sched.running = 1;
+  s.sched.leases_running = 1;
   s.sched.starts_total = 12;
   s.sched.ended_total[{"failed", "gpu-mem-exceeded"}] = 1;
   s.sched.ended_total[{"completed", "exit-0"}] = 10;
@@ -85,7 +91,9 @@ TEST(MetricsTest, CarriesTheDocumentedNames) {
         "pinpoint_mps_server_up{device=\"0\",gpu=\"0\",uuid=\"GPU-0000\",mode=\"mps\",user=\"ana\"} 1",
         "pinpoint_job_gpu_memory_bytes{job=\"7\",user=\"ana \\\"quoted\\\"\\\\\"} 5368709120",
         "pinpoint_job_gpu_memory_peak_bytes{job=\"7\"", "pinpoint_job_energy_joules_total{job=\"7\"",
-        "pinpoint_job_state{job=\"8\",user=\"bo\",state=\"pending\"} 1", "pinpoint_queue_length 1",
+        "pinpoint_job_state{job=\"8\",user=\"bo\",state=\"pending\",kind=\"job\"} 1", "pinpoint_queue_length 1",
+        "pinpoint_job_state{job=\"9\",user=\"root\",state=\"running\",kind=\"lease\"} 1",
+        "pinpoint_jobs_running 1", "pinpoint_leases_running 1",
         "pinpoint_job_starts_total 12", "pinpoint_jobs_ended_total{state=\"failed\",reason=\"gpu-mem-exceeded\"} 1",
         "pinpoint_watcher_polls_total 99", "pinpoint_jobs_purged_total 31"}) {
     EXPECT_NE(text.find(name), std::string::npos) << name << "\n" << text;
