@@ -16,6 +16,12 @@ for tool in podman conmon runc; do
     cp -L "$lib" "$OUT/lib/"
   done
 done
+# podman starts conmon, and conmon runc, with environments of their own making: each is a
+# wrapper that finds the bundled libraries itself.
+for tool in conmon runc; do
+  mv "$OUT/bin/$tool" "$OUT/bin/$tool.real"
+  printf '#!/bin/sh\nHERE=$(dirname "$(readlink -f "$0")")\nLD_LIBRARY_PATH="$HERE/../lib" exec "$HERE/%s.real" "$@"\n' "$tool" > "$OUT/bin/$tool"
+done
 cat > "$OUT/bin/pp-podman" <<'WRAP'
 #!/usr/bin/env bash
 # pp-podman STATE_DIR podman-args...: the bundled podman, rootful, its storage and run state in

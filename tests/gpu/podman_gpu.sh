@@ -58,8 +58,14 @@ R=$W/rootfs; mkdir -p "$R/bin" "$R/tmp"; chmod 1777 "$R/tmp"
 cp "$BIN/busybox" "$BIN/pp-busy" "$R/bin/"
 for c in sh env cat id; do ln -s busybox "$R/bin/$c"; done
 libcuda=$(ldconfig -p | awk '/libcuda\.so\.1 /{print $NF; exit}')
+# Where the host keeps them (its ld.so.cache may name /usr/local/nvidia/lib64, say), the image's
+# loader, which has no cache, looks only in the default directories: they go there.
+mkdir -p "$R/usr/lib/x86_64-linux-gnu"
 for f in $( (ldd "$BIN/pp-busy"; [ -n "$libcuda" ] && ldd "$libcuda") 2>/dev/null | awk '$3 ~ /^\// {print $3} $1 ~ /^\// {print $1}' | sort -u) $libcuda; do
-  cp -L --parents "$f" "$R/"
+  case "$f" in
+    /lib/*|/lib64/*|/usr/lib/*|/usr/lib64/*) cp -L --parents "$f" "$R/" ;;
+    *) cp -L "$f" "$R/usr/lib/x86_64-linux-gnu/$(basename "$f")" ;;
+  esac
 done
 tar -C "$R" -cf "$W/rootfs.tar" .
 "${PODMAN[@]}" import "$W/rootfs.tar" "$IMAGE" > "$W/import.log" 2>&1
@@ -77,8 +83,8 @@ dev1=$(lease c1); dev2=$(lease c2); dev3=$(lease over)
 echo "leases: $dev1 $dev2 $dev3"
 check "three leases opened on one GPU" test -n "$dev1" -a -n "$dev2" -a -n "$dev3"
 l1=${dev1#pinpoint.io/slice=L}; l2=${dev2#pinpoint.io/slice=L}; l3=${dev3#pinpoint.io/slice=L}
-container c1 "$dev1" "$UIDA:$GIDA" --blocks 4 --iters 4000000 --alloc-mib 1024 > "$W/c1.out" 2>&1 & j1=$!
-container c2 "$dev2" "$UIDA:$GIDA" --blocks 4 --iters 4000000 --alloc-mib 1024 > "$W/c2.out" 2>&1 & j2=$!
+container c1 "$dev1" "$UIDA:$GIDA" --blocks 4 --iters 30000000 --alloc-mib 1024 > "$W/c1.out" 2>&1 & j1=$!
+container c2 "$dev2" "$UIDA:$GIDA" --blocks 4 --iters 30000000 --alloc-mib 1024 > "$W/c2.out" 2>&1 & j2=$!
 container over "$dev3" "$UIDA:$GIDA" --alloc-mib 6144 > "$W/over.out" 2>&1 & j3=$!
 wait $j1; r1=$?; wait $j2; r2=$?; wait $j3; r3=$?
 echo "exits: c1 $r1, c2 $r2, over $r3"
