@@ -19,6 +19,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/terminal.h"
+#include "demo/batch_stats.h"
 #include "pinpoint/client.h"
 #include "pinpoint/job.h"
 #include "pinpoint/units.h"
@@ -127,26 +128,9 @@ void ShowGpus(const pinpoint::GpusReply& gpus, const pinpoint::OutputStyle& styl
 struct RunResult {
   int completed = 0, failed = 0;
   double makespan_s = 0;
+  double busy_gpu_s = 0;  // demo::BusyGpuSeconds
   std::map<int, int> peak_per_device;
 };
-
-// Peak number of jobs at once on each device, from the jobs' start and end times.
-std::map<int, int> PeakPerDevice(const std::vector<pinpoint::JobView>& jobs) {
-  std::map<int, std::vector<std::pair<int64_t, int>>> edges;
-  for (const auto& j : jobs) {
-    for (const auto& a : j.allocations) {
-      edges[a.device_index].push_back({j.start_ms, +1});
-      edges[a.device_index].push_back({j.end_ms, -1});
-    }
-  }
-  std::map<int, int> peak;
-  for (auto& [dev, e] : edges) {
-    std::sort(e.begin(), e.end());  // an end at the same ms as a start comes first
-    int now = 0;
-    for (const auto& [t, delta] : e) peak[dev] = std::max(peak[dev], now += delta);
-  }
-  return peak;
-}
 
 bool RunBatch(const std::string& bin_dir, const Daemon& d, const std::vector<DemoJob>& batch,
               bool real_gpu, bool live, RunResult* out) {
@@ -213,7 +197,8 @@ bool RunBatch(const std::string& bin_dir, const Daemon& d, const std::vector<Dem
                 out_log.ok() ? out_log->data.c_str() : "");
     break;  // the first failure says enough
   }
-  out->peak_per_device = PeakPerDevice(all->jobs);
+  out->peak_per_device = pinpoint::demo::PeakPerDevice(all->jobs);
+  out->busy_gpu_s = pinpoint::demo::BusyGpuSeconds(all->jobs);
   return true;
 }
 
@@ -269,6 +254,10 @@ int main(int argc, char** argv) {
   std::printf("  makespan, pinpoint:   %.1f s\n", packed.makespan_s);
   std::printf("  makespan, 1 job/GPU:  %.1f s  (%.1fx longer)\n", exclusive.makespan_s,
               packed.makespan_s > 0 ? exclusive.makespan_s / packed.makespan_s : 0.0);
+  std::printf("  GPU time, pinpoint:   %.4f GPU-hours (%.1f GPU-s: the time GPUs held a job, summed over GPUs)\n",
+              packed.busy_gpu_s / 3600, packed.busy_gpu_s);
+  std::printf("  GPU time, 1 job/GPU:  %.4f GPU-hours (%.1f GPU-s, %.1fx more)\n", exclusive.busy_gpu_s / 3600,
+              exclusive.busy_gpu_s, packed.busy_gpu_s > 0 ? exclusive.busy_gpu_s / packed.busy_gpu_s : 0.0);
   std::printf("  peak jobs per GPU:   ");
   for (size_t i = 0; i < n_dev; ++i) std::printf(" GPU%zu=%d", i, packed.peak_per_device[static_cast<int>(i)]);
   std::printf("\n");
