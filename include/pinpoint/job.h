@@ -51,6 +51,17 @@ struct JobRequest {
   // empty: stderr goes to the output file too.
   std::string output_path;
   std::string error_path;
+  // Seconds the job may run (submit --time); 0 = none given. The daemon fills in its configured
+  // default (default_time_limit) before storing, so a stored job shows the limit it runs under.
+  // A running job past it is stopped as a cancel stops it and ends with reason::kTimeLimit.
+  int64_t time_limit_s = 0;
+  // Jobs this one waits for (submit --after / --afterok): it starts only once every job in
+  // `after` has ended, however, and every job in `afterok` has completed (exit 0). When one in
+  // `afterok` ends any other way the job is cancelled (reason::kDependencyNeverSatisfied).
+  // At most kMaxDependencies ids in both together; each names a job of the submitter's (any job
+  // for root) that existed at submit.
+  std::vector<JobId> after = {};
+  std::vector<JobId> afterok = {};
 
   bool IsSlice() const { return gpus > 0 && gpu_mem_bytes > 0; }
   bool IsWholeGpu() const { return gpus > 0 && gpu_mem_bytes == 0; }
@@ -65,14 +76,16 @@ inline constexpr size_t kMaxPathBytes = 4095;       // cwd
 inline constexpr size_t kMaxEnvEntries = 4096;
 inline constexpr size_t kMaxEnvNameBytes = 1024;
 inline constexpr size_t kMaxNameBytes = 256;        // name, as_user
+inline constexpr size_t kMaxDependencies = 64;      // after and afterok together
 
 // Checks a request for values no node could ever run (not node-specific fit): empty argv,
 // relative cwd, gpus < 0 or > 1024, share outside 0..100, share without gpu_mem, cpus < 1,
 // devices not one distinct non-negative index per GPU... and for bytes that mean something
 // else: a NUL in argv, cwd or an environment value (the job would get less than pinpoint
 // shows); a control character or invalid UTF-8 in name or as_user (one line for people); an
-// environment name that is empty or not printable ASCII without '='. Counts and lengths are
-// bounded by the constants above.
+// environment name that is empty or not printable ASCII without '='; a time limit outside
+// 0..kMaxTimeLimitS (pinpoint/time_limit.h); a dependency that is not a positive id, or more than
+// kMaxDependencies of them. Counts and lengths are bounded by the constants above.
 // Errors: kInvalidArgument naming the first bad field (argv[2], env[NAME], name, cwd ...).
 Status ValidateRequest(const JobRequest& request);
 
@@ -110,6 +123,11 @@ inline constexpr char kHeld[] = "held";  // pending: held by its owner or by roo
 inline constexpr char kLeaseClosed[] = "lease-closed";        // a lease closed by its owner or hook
 inline constexpr char kLeaseEmptied[] = "lease-emptied";      // its container's cgroup emptied or vanished
 inline constexpr char kLeaseNotAttached[] = "lease-not-attached";  // no container attached in time
+inline constexpr char kTimeLimit[] = "time-limit";  // stopped: ran past JobRequest::time_limit_s
+inline constexpr char kDependency[] = "dependency";  // pending: a job it depends on has not ended
+// Cancelled while pending: a job in its `afterok` ended without completing, so it never starts.
+inline constexpr char kDependencyNeverSatisfied[] = "dependency-never-satisfied";
+inline constexpr char kUserLimit[] = "user-limit";  // pending: its user is at a user_limits cap
 }  // namespace reason
 
 // How a job holds one device: alone (a whole device, or a slice on a device in exclusive mode),

@@ -7,6 +7,7 @@
 #include "common/enum_names.h"
 #include "common/json_reader.h"
 #include "pinpoint/escape.h"
+#include "pinpoint/time_limit.h"
 
 namespace pinpoint {
 
@@ -111,6 +112,22 @@ Status CheckOutputPattern(const std::string& field, const std::string& pattern) 
   return Status::Ok();
 }
 
+// Dependencies (after, afterok): a bounded number of job ids, each a possible id.
+Status CheckDependencies(const JobRequest& r) {
+  if (r.after.size() + r.afterok.size() > kMaxDependencies)
+    return InvalidArgument("too many dependencies: " + std::to_string(r.after.size() + r.afterok.size()) +
+                           " job ids, at most " + std::to_string(kMaxDependencies) +
+                           " in after and afterok together");
+  for (const auto* list : {&r.after, &r.afterok}) {
+    for (JobId id : *list) {
+      if (id <= 0)
+        return InvalidArgument(std::string(list == &r.after ? "after" : "afterok") + ": " +
+                               std::to_string(id) + " is not a job id (job ids are whole numbers from 1)");
+    }
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 std::string OutputPathFor(const std::string& pattern, JobId id, const std::string& user,
@@ -163,6 +180,10 @@ Status ValidateRequest(const JobRequest& r) {
     if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end())
       return InvalidArgument("devices must be distinct");
   }
+  if (r.time_limit_s < 0 || r.time_limit_s > kMaxTimeLimitS)
+    return InvalidArgument("time limit must be between 0 (none) and " + std::to_string(kMaxTimeLimitS) +
+                           " seconds");
+  PP_RETURN_IF_ERROR(CheckDependencies(r));
   if (r.env.size() > kMaxEnvEntries)
     return InvalidArgument("too many environment variables (at most " +
                            std::to_string(kMaxEnvEntries) + ")");
@@ -192,6 +213,9 @@ json ToJson(const JobRequest& r) {
   // Written only when set: requests without them read as they always have.
   if (!r.output_path.empty()) j["output_path"] = r.output_path;
   if (!r.error_path.empty()) j["error_path"] = r.error_path;
+  if (r.time_limit_s != 0) j["time_limit_s"] = r.time_limit_s;
+  if (!r.after.empty()) j["after"] = r.after;
+  if (!r.afterok.empty()) j["afterok"] = r.afterok;
   return j;
 }
 
@@ -212,6 +236,9 @@ Result<JobRequest> RequestFromJson(const json& j) {
   in.IntegerList("devices", &r.devices);
   in.String("output_path", &r.output_path);
   in.String("error_path", &r.error_path);
+  in.Integer("time_limit_s", &r.time_limit_s);
+  in.IntegerList("after", &r.after);
+  in.IntegerList("afterok", &r.afterok);
   if (!in.error().ok()) return in.error();
   return r;
 }

@@ -113,6 +113,45 @@ TEST(RequestValidationTest, CountsAndLengthsAreBounded) {
   EXPECT_EQ(ValidateRequest(r).message().rfind("too many environment variables", 0), 0u);
 }
 
+TEST(RequestValidationTest, TimeLimitAndDependenciesAreBounded) {
+  JobRequest r = Good();
+  r.time_limit_s = 3600;
+  r.after = {1, 2};
+  r.afterok.assign(kMaxDependencies - 2, 7);
+  EXPECT_TRUE(ValidateFromWire(r).ok()) << "64 ids in all, repeats included, are fine";
+  r.afterok.push_back(8);
+  Status many = ValidateFromWire(r);
+  EXPECT_EQ(many.message().rfind("too many dependencies: 65 job ids, at most 64", 0), 0u) << many.message();
+  r = Good();
+  r.afterok = {3, 0};
+  ExpectRejected(r, "afterok: 0 is not a job id");
+  r = Good();
+  r.after = {-4};
+  ExpectRejected(r, "after: -4 is not a job id");
+  for (int64_t bad : {int64_t{-1}, int64_t{36500} * 86400 + 1, INT64_MAX}) {
+    r = Good();
+    r.time_limit_s = bad;
+    ExpectRejected(r, "time limit must be between 0 (none) and");
+  }
+}
+
+TEST(RequestValidationTest, TimeLimitAndDependenciesOnTheWire) {
+  JobRequest r = Good();
+  json plain = ToJson(r);
+  EXPECT_FALSE(plain.contains("time_limit_s") || plain.contains("after") || plain.contains("afterok"))
+      << "left out when not set: requests read as they always have";
+  r.time_limit_s = 90;
+  r.after = {5};
+  r.afterok = {6, 7};
+  auto back = RequestFromJson(json::parse(ToJson(r).dump()));
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(*back, r);
+  for (const char* bad : {R"({"after": "5"})", R"({"after": [1.5]})", R"({"afterok": [1, null]})",
+                          R"({"time_limit_s": "1h"})", R"({"time_limit_s": 1e30})"}) {
+    EXPECT_EQ(RequestFromJson(json::parse(bad)).status().code(), Code::kInvalidArgument) << bad;
+  }
+}
+
 TEST(RequestValidationTest, RelativeCwdIsRejected) {
   JobRequest r = Good();
   r.cwd = "home/alice";

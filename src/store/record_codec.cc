@@ -45,6 +45,7 @@ void RequestFields(F& f, Request& r) {
   f("cpus", r.cpus)("mem_bytes", r.mem_bytes)("priority", r.priority);
   f("as_user", r.as_user)("devices", r.devices);
   f.Sparse("output_path", r.output_path).Sparse("error_path", r.error_path);
+  f.Sparse("time_limit_s", r.time_limit_s).Sparse("after", r.after).Sparse("afterok", r.afterok);
 }
 
 template <typename F, typename Alloc>
@@ -84,7 +85,7 @@ void RecordFields(F& f, Record& r) {
                                 stop_reason, stop_detail, usage, hold, lease_cgroup] = r;
   [[maybe_unused]] const auto& [name, argv, cwd, env, gpus, gpu_mem_bytes, gpu_share_pct, cpus,
                                 mem_bytes, priority, as_user, devices, output_path,
-                                error_path] = r.request;
+                                error_path, time_limit_s, after, afterok] = r.request;
   [[maybe_unused]] const auto& [device_index, uuid, slice_bytes, share_pct, mode] = Allocation{};
   [[maybe_unused]] const auto& [samples, mem_now_bytes, mem_peak_bytes, energy_mj, util_pct_mean,
                                 final] = r.usage;

@@ -172,6 +172,21 @@ TEST(RecordCodecTest, ALeaseRoundTripsAndAJobLeavesItsLeaseFieldsOut) {
   EXPECT_EQ(DecodeRecord(R"({"kind": "pod"})").status().code(), Code::kInvalidArgument);
 }
 
+TEST(RecordCodecTest, TimeLimitAndDependenciesAreStoredOnlyWhenSet) {
+  JobRecord job = testing::FullRecord();
+  std::string text = Must(EncodeRecord(job));
+  EXPECT_THAT(text, AllOf(HasSubstr(R"("time_limit_s":5400)"), HasSubstr(R"("after":[3])"),
+                          HasSubstr(R"("afterok":[4,5])")));
+  EXPECT_EQ(Must(DecodeRecord(text)), job);
+  job.request.time_limit_s = 0;
+  job.request.after.clear();
+  job.request.afterok.clear();
+  text = Must(EncodeRecord(job));
+  for (const char* key : {"time_limit_s", "after"}) EXPECT_THAT(text, ::testing::Not(HasSubstr(key)));
+  EXPECT_EQ(DecodeRecord(R"({"request": {"afterok": [1, "2"]}})").status().code(), Code::kInvalidArgument);
+  EXPECT_EQ(DecodeRecord(R"({"request": {"time_limit_s": 1.5}})").status().code(), Code::kInvalidArgument);
+}
+
 TEST(RecordCodecTest, MissingAndNullFieldsKeepTheirDefaults) {
   EXPECT_EQ(Must(DecodeRecord("{}")), JobRecord{});
   EXPECT_EQ(Must(DecodeRecord(R"({"exit_code": null, "request": null, "usage": {}})")),

@@ -73,6 +73,9 @@ inline JobRecord FullRecord() {
   r.request.as_user = "bob";
   r.request.output_path = "out-%j.txt";
   r.request.error_path = "/home/alice/err-%u.txt";
+  r.request.time_limit_s = 5400;
+  r.request.after = {3};
+  r.request.afterok = {4, 5};
   r.hold = Hold::kRoot;
   r.uid = 1001;
   r.gid = 1002;
