@@ -1,12 +1,15 @@
 #include "sched/placement.h"
 
 #include <algorithm>
+#include <map>
 #include <unordered_map>
 
+#include "sched/dependencies.h"
 #include "sched/device_scan.h"
 #include "sched/node_limits.h"
 #include "sched/node_state.h"
 #include "sched/reservation.h"
+#include "sched/user_usage.h"
 #include "sched/wait_detail.h"
 
 namespace pinpoint::sched {
@@ -63,7 +66,7 @@ struct CachedWait {
 class Pass {
  public:
   explicit Pass(const Snapshot& snapshot)
-      : snapshot_(snapshot), state_(snapshot), limits_(snapshot.inventory) {}
+      : snapshot_(snapshot), state_(snapshot), limits_(snapshot.inventory), users_(snapshot) {}
 
   Plan Run();
 
@@ -77,6 +80,7 @@ class Pass {
   const Snapshot& snapshot_;
   NodeState state_;
   NodeLimits limits_;
+  UserUsage users_;
   std::vector<SliceRank> ranks_;
   std::unordered_map<ShapeKey, CachedWait, ShapeHash> cache_;
   uint64_t generation_ = 0;
@@ -95,9 +99,20 @@ Plan Pass::Run() {
     }
     return a->id < b->id;
   });
+  std::map<JobId, DependencyVerdict> verdicts = JudgeDependencies(snapshot_.pending, snapshot_.dependencies);
+  for (auto& [id, verdict] : verdicts) {
+    if (verdict.kind == DependencyVerdict::Kind::kNever)
+      plan_.never_start.push_back({id, reason::kDependencyNeverSatisfied, verdict.detail, std::nullopt});
+  }
   for (const Demand* d : order) {
+    auto verdict = verdicts.find(d->id);
+    if (verdict != verdicts.end() && verdict->second.kind == DependencyVerdict::Kind::kNever) continue;
     if (d->hold != Hold::kNone) {
       plan_.waits.push_back({d->id, reason::kHeld, HeldDetail(d->id, d->hold), std::nullopt});
+      continue;
+    }
+    if (verdict != verdicts.end() && verdict->second.kind == DependencyVerdict::Kind::kWaiting) {
+      plan_.waits.push_back({d->id, reason::kDependency, verdict->second.detail, std::nullopt});
       continue;
     }
     Consider(*d);
@@ -106,6 +121,12 @@ Plan Pass::Run() {
 }
 
 void Pass::Consider(const Demand& demand) {
+  // Before the cache, whose shapes leave users out: the least the demand could hold decides
+  // whether it waits for its user, so a job over its user's limit never holds a reservation.
+  if (auto over = users_.Exceeds(demand, GpuMemOf(demand, snapshot_.inventory, nullptr))) {
+    plan_.waits.push_back({demand.id, reason::kUserLimit, std::move(*over), std::nullopt});
+    return;
+  }
   ShapeKey key = KeyOf(demand);
   if (auto it = cache_.find(key); it != cache_.end() && it->second.generation == generation_) {
     plan_.waits.push_back({demand.id, it->second.reason, it->second.detail, it->second.mps_uid});
@@ -121,6 +142,11 @@ void Pass::Consider(const Demand& demand) {
     devices_ok = scan.fits >= demand.gpus;
   }
   if (devices_ok && host == HostFit::kFits && demand.gpus >= 0) {
+    // Whole GPUs hold the memory of the very GPUs chosen, which may be more than the least.
+    if (auto over = users_.Exceeds(demand, GpuMemOf(demand, snapshot_.inventory, &scan.chosen))) {
+      plan_.waits.push_back({demand.id, reason::kUserLimit, std::move(*over), std::nullopt});
+      return;
+    }
     StartOn(demand, scan.chosen);
     return;
   }
@@ -150,6 +176,7 @@ void Pass::StartOn(const Demand& demand, const std::vector<int>& devices) {
     }
   }
   state_.Place(demand, start.slots);
+  users_.Add(demand.uid, GpuMemOf(demand, snapshot_.inventory, &devices));
   ++generation_;
   plan_.starts.push_back(std::move(start));
 }

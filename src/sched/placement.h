@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -11,6 +12,7 @@
 #include "pinpoint/job.h"
 #include "pinpoint/status.h"
 #include "sched/inventory.h"
+#include "sched/user_limits.h"
 
 namespace pinpoint::sched {
 
@@ -37,6 +39,10 @@ struct Demand {
   std::vector<int> devices;
   // Held (`pinpoint hold`): never started and never holds a reservation; it waits "held".
   Hold hold = Hold::kNone;
+  // Jobs it waits for (JobRequest::after, afterok; sched/dependencies.h): until they are met it
+  // is never started and never holds a reservation; it waits "dependency".
+  std::vector<JobId> after = {};
+  std::vector<JobId> afterok = {};
 };
 
 // One device held by a job. gpu_mem_bytes == 0 means the whole device.
@@ -59,6 +65,10 @@ struct Snapshot {
   Inventory inventory;
   std::vector<RunningJob> running;
   std::vector<Demand> pending;  // any order
+  // The state of each job a pending demand depends on that is not itself in `pending`: running,
+  // or how it ended. An id in neither is a job the store no longer has (JudgeDependencies).
+  std::map<JobId, JobState> dependencies = {};
+  UserLimits user_limits = {};  // none by default
 };
 
 struct Start {
@@ -72,6 +82,8 @@ struct Start {
 //   "host-resources" not enough free host CPUs or memory
 //   "reservation"    resources are held back for an earlier (higher-priority) job
 //   "held"           the job is held (Demand::hold); detail from HeldDetail
+//   "dependency"     a job it depends on has not ended (or completed); detail names it
+//   "user-limit"     starting it would take its user past a user limit; detail names the limit
 // `detail` is one sentence for people, e.g. "GPU 0 MPS server belongs to uid 1001", "needs 2
 // empty GPUs, 1 free", "devices it could use are held for job 17". The job holding the pass's
 // reservation has its own reason, and its detail ends "; GPU 0, GPU 1 held for it".
@@ -95,11 +107,22 @@ struct Plan {
   std::vector<Start> starts;  // in the order they should be launched
   std::vector<Wait> waits;    // one per pending job not started, in the order considered
   std::optional<Reservation> reservation;  // none when no job was blocked (or none could hold)
+  // Pending jobs that can never start: a job in their afterok ended without completing. Reason
+  // reason::kDependencyNeverSatisfied, and a detail naming that job; the daemon ends them
+  // (cancelled). In ascending id order; they are in no other list.
+  std::vector<Wait> never_start = {};
 };
 
 // Computes the placement plan. Policy (for people: docs/scheduling.md):
 //  - Pending jobs are taken by priority (desc), then id (asc); the order of `pending` does not
 //    matter. Held jobs are passed over: they wait "held", start nothing and reserve nothing.
+//  - Dependencies (JudgeDependencies, sched/dependencies.h) come first: a job that can never
+//    start goes to never_start (held or not); one whose dependencies are not met is passed over
+//    as a held job is, waiting "dependency".
+//  - User limits (snapshot.user_limits): a job that would take its user past running_jobs or
+//    gpu_mem, counting the user's running jobs and those started earlier in the pass, is passed
+//    over, waiting "user-limit", and reserves nothing. A whole-GPU job counts the memory of the
+//    GPUs it would take.
 //  - Slices go best-fit: onto the device where they fit leaving the least free memory, preferring
 //    devices already shared, MIG instances and partially used GPUs, so empty whole GPUs stay free
 //    for whole-GPU and multi-GPU jobs. Whole GPUs: the lowest-index empty non-MIG devices.
@@ -121,6 +144,12 @@ Plan Schedule(const Snapshot& snapshot);
 // The detail of a held job's wait: "held by its owner: pinpoint release 12" or "held by root:
 // only root can release it".
 std::string HeldDetail(JobId id, Hold hold);
+
+// Whether `demand` alone fits its user's `limit` (gpu_mem; a whole-GPU demand counts at least
+// its number of the smallest GPUs in service). Errors: kFailedPrecondition with a sentence
+// ("needs 160GiB of device memory in all, more than the 80GiB its user may hold at once
+// (user_limits gpu_mem)").
+Status CheckUserLimit(const Demand& demand, const UserLimit& limit, const Inventory& inventory);
 
 // Whether `demand` could run on this node when it is empty. Errors: kFailedPrecondition with a
 // sentence naming what is lacking ("needs 3 whole GPUs, this node has 2"). Drained devices count
