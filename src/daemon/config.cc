@@ -7,6 +7,7 @@
 
 #include "common/file_util.h"
 #include "common/json_reader.h"
+#include "pinpoint/time_limit.h"
 #include "pinpoint/units.h"
 #include "sched/inventory.h"
 
@@ -56,6 +57,71 @@ const char* NameOf(const Named<E> (&names)[N], E value) {
   return "?";
 }
 
+// A time limit as submit --time takes it ("2h", "1-00:00:00"); "0" is none.
+Status TimeLimitValue(const json& j, const char* key, int64_t* out) {
+  if (!j.contains(key)) return Status::Ok();
+  const char* want = "must be a time limit like \"2h\" or \"1-00:00:00\" (\"0\": none)";
+  if (!j[key].is_string()) return Bad(key, want);
+  auto seconds = ParseTimeLimit(j[key].get<std::string>());
+  if (!seconds.ok()) return Bad(key, seconds.status().message());
+  *out = *seconds;
+  return Status::Ok();
+}
+
+// One user_limits entry: its fields over `base`. Sizes need a unit; "unlimited" lifts a cap.
+Result<sched::UserLimit> UserLimitValue(const json& v, const std::string& key, sched::UserLimit base) {
+  if (!v.is_object()) return Bad(key, "must be an object like {\"running_jobs\": 8, \"gpu_mem\": \"80GiB\"}");
+  for (auto it = v.begin(); it != v.end(); ++it) {
+    const std::string field = key + "." + it.key();
+    const json& value = it.value();
+    bool unlimited = value.is_string() && value.get<std::string>() == "unlimited";
+    if (it.key() == "running_jobs") {
+      if (unlimited) {
+        base.running_jobs.reset();
+      } else if (value.is_number_integer() && value.get<int64_t>() >= 1 && value.get<int64_t>() <= 1'000'000) {
+        base.running_jobs = static_cast<int>(value.get<int64_t>());
+      } else {
+        return Bad(field, "must be an integer 1..1000000 or \"unlimited\"");
+      }
+    } else if (it.key() == "gpu_mem") {
+      if (unlimited) {
+        base.gpu_mem_bytes.reset();
+        continue;
+      }
+      if (!value.is_string()) return Bad(field, "must be a size with a unit like \"80GiB\", or \"unlimited\"");
+      auto bytes = ParseSize(value.get<std::string>());
+      if (!bytes.ok()) return Bad(field, bytes.status().message());
+      if (*bytes == 0) return Bad(field, "must be more than 0 (\"unlimited\" for no cap)");
+      base.gpu_mem_bytes = *bytes;
+    } else {
+      return Bad(field, "is not a known limit (running_jobs, gpu_mem)");
+    }
+  }
+  return base;
+}
+
+// "user_limits": {"default": {...}, "alice": {...}}: each user's entry over the default.
+Status ReadUserLimits(const json& j, Config* c) {
+  if (!j.contains("user_limits")) return Status::Ok();
+  const json& limits = j["user_limits"];
+  if (!limits.is_object()) return Bad("user_limits", "must be an object of \"default\" and user names");
+  if (limits.contains("default")) {
+    auto d = UserLimitValue(limits["default"], "user_limits.default", {});
+    if (!d.ok()) return d.status();
+    c->default_user_limit = *d;
+  }
+  for (auto it = limits.begin(); it != limits.end(); ++it) {
+    if (it.key() == "default") continue;
+    const std::string& name = it.key();
+    if (name.empty() || name.size() > 256 || name.find_first_of(" \t\n:@") != std::string::npos)
+      return Bad("user_limits", "has '" + name + "', which is not a user name");
+    auto entry = UserLimitValue(it.value(), "user_limits." + name, c->default_user_limit);
+    if (!entry.ok()) return entry.status();
+    c->user_limits[name] = *entry;
+  }
+  return Status::Ok();
+}
+
 Status CheckMode(const std::string& mode, const std::string& key) {
   if (!sched::SharingModeFromName(mode))
     return Bad(key, "must be one of exclusive, timeslice, mps (got '" + mode + "')");
@@ -72,7 +138,7 @@ Status Apply(const json& j, Config* c) {
       "metrics_listen", "max_connections", "max_connections_per_uid", "idle_timeout_ms",
       "max_reply_backlog",
       "max_user_priority", "priority_users", "allow_unenforced_slices", "env_deny", "retention_days",
-      "lease_attach_timeout_ms", "cdi_dir"};
+      "lease_attach_timeout_ms", "cdi_dir", "default_time_limit", "max_time_limit", "user_limits"};
   if (!j.is_object()) return InvalidArgument("config: must be a JSON object");
   for (auto it = j.begin(); it != j.end(); ++it) {
     if (!kKeys.count(it.key())) return Bad(it.key(), "is not a known setting");
@@ -189,6 +255,11 @@ Status Apply(const json& j, Config* c) {
       c->env_deny.push_back(p.get<std::string>());
     }
   }
+  PP_RETURN_IF_ERROR(TimeLimitValue(j, "default_time_limit", &c->default_time_limit_s));
+  PP_RETURN_IF_ERROR(TimeLimitValue(j, "max_time_limit", &c->max_time_limit_s));
+  if (c->max_time_limit_s > 0 && c->default_time_limit_s > c->max_time_limit_s)
+    return Bad("default_time_limit", "is above max_time_limit (" + FormatTimeLimit(c->max_time_limit_s) + ")");
+  PP_RETURN_IF_ERROR(ReadUserLimits(j, c));
   if (c->state_dir[0] != '/') return Bad("state_dir", "must be an absolute path");
   return Status::Ok();
 }
@@ -247,7 +318,10 @@ std::string DefaultConfigJson() {
          {"max_reply_backlog", FormatSize(c.max_reply_backlog_bytes)},
          {"max_user_priority", c.max_user_priority},
          {"priority_users", c.priority_users},
-         {"env_deny", c.env_deny}};
+         {"env_deny", c.env_deny},
+         {"default_time_limit", "0"},
+         {"max_time_limit", "0"},
+         {"user_limits", json::object()}};
   return j.dump(2);
 }
 

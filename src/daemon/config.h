@@ -10,6 +10,7 @@
 #include "daemon/lifecycle.h"
 #include "common/env_select.h"
 #include "pinpoint/status.h"
+#include "sched/user_limits.h"
 
 namespace pinpoint::daemon {
 
@@ -76,6 +77,14 @@ struct Config {
   // Environment variables pinpointd never stores (docs/security.md "Environments"): shell globs
   // matched without regard to case. Default: common/env_select.h DefaultEnvDeny.
   std::vector<std::string> env_deny = DefaultEnvDeny();
+  // Time limits (docs/admin.md): the limit of a job submitted without one, and the most a job
+  // may ask for, in seconds; 0: none. Written as submit --time takes them ("2h", "1-00:00:00").
+  int64_t default_time_limit_s = 0;
+  int64_t max_time_limit_s = 0;
+  // user_limits (docs/admin.md): "default" and entries by user name. An entry is complete: the
+  // fields its user's object leaves out were filled from "default" when the file was read.
+  sched::UserLimit default_user_limit;
+  std::map<std::string, sched::UserLimit> user_limits;
 };
 
 // Parses a configuration file's text. Unknown keys, wrong types and bad values are errors

@@ -255,6 +255,10 @@ int RunDaemon(const Config& config, std::unique_ptr<gpu::GpuBackend> backend,
   }
   options.priority = {config.max_user_priority, config.priority_users};
   options.env_deny = config.env_deny;
+  options.default_time_limit_s = config.default_time_limit_s;
+  options.max_time_limit_s = config.max_time_limit_s;
+  options.default_user_limit = config.default_user_limit;
+  options.user_limits = config.user_limits;
   watch::WatcherOptions watch_options;
   watch_options.interval_ms = config.watch_interval_ms;
   watch_options.accountant.mem_tolerance_pct = config.gpu_mem_tolerance_pct;

@@ -4,6 +4,8 @@
 
 #include <tuple>
 
+#include "pinpoint/time_limit.h"
+
 namespace pinpoint::daemon::lifecycle {
 
 namespace {
@@ -93,6 +95,30 @@ bool Stop(JobRecord& job, std::string stop_reason, std::string stop_detail) {
   job.cancel_requested = true;
   job.cancelled_by = kStoppedBy;
   return true;
+}
+
+std::optional<int64_t> TimeLimitDeadlineMs(const JobRecord& job) {
+  if (job.kind != JobKind::kJob || job.state != JobState::kRunning || job.request.time_limit_s <= 0 ||
+      job.start_ms <= 0)
+    return std::nullopt;
+  int64_t deadline = 0;
+  if (__builtin_mul_overflow(job.request.time_limit_s, int64_t{1000}, &deadline) ||
+      __builtin_add_overflow(deadline, job.start_ms, &deadline))
+    return std::nullopt;  // beyond any clock
+  return deadline;
+}
+
+std::string TimeLimitDetail(const JobRecord& job) {
+  return "ran past its time limit of " + FormatTimeLimit(job.request.time_limit_s);
+}
+
+void NeverStarts(JobRecord& job, std::string reason, std::string detail, int64_t now_ms) {
+  job.cancel_requested = true;
+  job.cancelled_by = kStoppedBy;
+  job.state = JobState::kCancelled;
+  job.reason = std::move(reason);
+  job.detail = std::move(detail);
+  job.end_ms = now_ms;
 }
 
 void SupervisorLost(JobRecord& job) {

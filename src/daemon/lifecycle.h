@@ -59,6 +59,18 @@ void Cancel(JobRecord& job, const std::string& by, int64_t now_ms);
 // or cancelled: the first stop wins.
 bool Stop(JobRecord& job, std::string stop_reason, std::string stop_detail);
 
+// When a running job's time limit (request.time_limit_s, from its start) is reached, in Unix
+// epoch ms; nullopt for a job that is not running, has no limit, or is a lease (leases have no
+// time limit). Node stops a job at this moment through Stop(reason::kTimeLimit).
+std::optional<int64_t> TimeLimitDeadlineMs(const JobRecord& job);
+
+// The detail of a time-limit stop: "ran past its time limit of 1:00:00".
+std::string TimeLimitDetail(const JobRecord& job);
+
+// A pending job that can never start (a dependency it needs to complete did not: `reason` is
+// reason::kDependencyNeverSatisfied): cancelled by pinpoint now, with `detail`, end_ms = now_ms.
+void NeverStarts(JobRecord& job, std::string reason, std::string detail, int64_t now_ms);
+
 // The supervisor of a running job died while the job's processes live. Unless the job is already
 // being stopped or cancelled, its end will be failed/lost once they are gone (DecideEnd rule 2).
 // It is not a cancel: an MPS fault still decides its end (rule 1).

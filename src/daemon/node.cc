@@ -39,6 +39,8 @@ sched::Demand DemandOf(const JobRecord& r) {
   d.mem_bytes = r.request.mem_bytes;
   d.devices = r.request.devices;
   d.hold = r.hold;
+  d.after = r.request.after;
+  d.afterok = r.request.afterok;
   return d;
 }
 
@@ -139,6 +141,8 @@ Result<JobRecord> Node::Submit(const api::Caller& caller, JobRequest request,
   // Before anything compares or stores it: the store never holds what env_deny names.
   std::vector<std::string> dropped = DropDenied(request.env, options_.env_deny);
   PP_RETURN_IF_ERROR(ValidateRequest(request));
+  // Before the key's comparison: a retry is compared with the request as it was stored.
+  PP_RETURN_IF_ERROR(ApplyTimeLimit(request));
   std::optional<store::IdempotencyKey> key;
   if (idempotency_key) {
     PP_RETURN_IF_ERROR(ValidateIdempotencyKey(*idempotency_key));
@@ -150,6 +154,7 @@ Result<JobRecord> Node::Submit(const api::Caller& caller, JobRequest request,
   auto admitted = Admit(caller, std::move(request));
   if (!admitted.ok()) return admitted.status();
   JobRecord r = std::move(admitted).value();
+  PP_RETURN_IF_ERROR(CheckDependencies(caller, r.request));
   lifecycle::Submitted(r, deps_.clock->NowMs());
   if (hold) r.hold = caller.IsRoot() ? Hold::kRoot : Hold::kUser;
   auto id = deps_.store->Insert(r, key);
@@ -181,6 +186,7 @@ Result<JobRecord> Node::Admit(const api::Caller& caller, JobRequest request) {
   r.user = user->name;
   r.request = std::move(request);
   PP_RETURN_IF_ERROR(sched::CheckFits(DemandOf(r), options_.inventory));
+  PP_RETURN_IF_ERROR(sched::CheckUserLimit(DemandOf(r), UserLimitOf(r.user), options_.inventory));
   return r;
 }
 
@@ -372,6 +378,7 @@ std::vector<JobId> Node::Step() {
       exits.emplace_back(id, *status);
       continue;
     }
+    EnforceTimeLimit(job, now);
     auto kill = kill_at_ms_.find(id);
     if (kill != kill_at_ms_.end() && now >= kill->second) {
       Status s = SignalJob(job, SIGKILL);
@@ -412,7 +419,12 @@ void Node::Schedule() {
   sched::Snapshot snap;
   snap.inventory = options_.inventory;
   for (const auto& [device, jobs] : recovering_) snap.inventory.devices.at(static_cast<size_t>(device)).drained = true;
+  snap.user_limits.defaults = options_.default_user_limit;
   for (const auto& [id, job] : active_) {
+    if (!options_.user_limits.empty() && !IsFinal(job.state)) {
+      auto limit = options_.user_limits.find(job.user);
+      if (limit != options_.user_limits.end()) snap.user_limits.by_uid[job.uid] = limit->second;
+    }
     if (job.state == JobState::kPending && !job.cancel_requested) {
       snap.pending.push_back(DemandOf(job));
       continue;
@@ -428,7 +440,9 @@ void Node::Schedule() {
     snap.running.push_back(std::move(rj));
   }
   if (snap.pending.empty()) return;
+  snap.dependencies = DependencyStates(snap.pending);
   sched::Plan plan = sched::Schedule(snap);
+  EndNeverStarting(plan.never_start);
   for (const auto& wait : plan.waits) {
     auto it = active_.find(wait.id);
     if (it == active_.end()) continue;

@@ -60,6 +60,14 @@ struct NodeOptions {
   int64_t lease_attach_timeout_ms = 60000;
   std::string device_dir = "/dev";
   std::string cdi_dir;
+  // Time limits (config default_time_limit, max_time_limit), seconds; 0: none. A job submitted
+  // without a limit gets the default, or without a default the max; one above the max is refused.
+  int64_t default_time_limit_s = 0;
+  int64_t max_time_limit_s = 0;
+  // Per-user caps (config user_limits): the default, and complete entries by user name, matched
+  // to uids through the user directory at each scheduling pass (a name no user has is ignored).
+  sched::UserLimit default_user_limit;
+  std::map<std::string, sched::UserLimit> user_limits;
 };
 
 // Everything the node acts through. Not owned; must outlive the Node. cgroups and gpu may be null.
@@ -202,6 +210,20 @@ class Node {
   // The file an output pattern of `r` names (submit -o/-e), or "" for none.
   static std::string OutputFile(const JobRecord& r, const std::string& pattern);
   void Schedule();
+  // Time limits, dependencies and user limits (node_constraints.cc). ApplyTimeLimit gives a
+  // request without a limit the configured one; errors: kFailedPrecondition (above the max).
+  Status ApplyTimeLimit(JobRequest& request) const;
+  // Every dependency names a job the caller may see (its own; root: any). Errors: kNotFound
+  // ("no job N", for another user's job too: ids of others are not revealed), kIo.
+  Status CheckDependencies(const api::Caller& caller, const JobRequest& request) const;
+  // The states of the jobs `pending` depends on, from memory, ended_states_ or the store.
+  std::map<JobId, JobState> DependencyStates(const std::vector<sched::Demand>& pending);
+  // The user limit of the user named `name` (config user_limits, else its default).
+  const sched::UserLimit& UserLimitOf(const std::string& name) const;
+  // Ends the pending jobs the plan says can never start (lifecycle::NeverStarts).
+  void EndNeverStarting(const std::vector<sched::Wait>& never);
+  // Stops a running job whose time limit is reached (as a cancel does, ending time-limit).
+  void EnforceTimeLimit(JobRecord& job, int64_t now_ms);
   void StartJob(JobRecord& job, const std::vector<sched::Slot>& slots);
   Status Persist(const JobRecord& r, const char* event, const std::string& detail);
   // The effects of a job's end as lifecycle::DecideEnd decides it: resources released, the
@@ -260,6 +282,9 @@ class Node {
   std::map<JobId, bool> unpersisted_ends_;
   std::set<JobId> orphans_;  // running jobs whose supervisor died (HandleOrphan)
   std::map<JobId, LeaseEdits> lease_edits_;  // leases started in this process -> their edits
+  // How ended jobs that pending jobs depend on ended, as the store said: only those still
+  // depended on are kept (DependencyStates), so a pass asks the store once per such job.
+  std::map<JobId, JobState> ended_states_;
 };
 
 }  // namespace pinpoint::daemon

@@ -45,14 +45,15 @@ class ServiceFixture : public ::testing::Test {
     caller_.gid = 4242;
   }
   // A new Node and store on `options` over the same state directory, as after a daemon restart.
-  void Restart(NodeOptions options) {
+  // `users`: the user directory (not owned); null: the system's.
+  void Restart(NodeOptions options, UserDirectory* users = nullptr) {
     service_.reset();
     node_.reset();
     store_.reset();
     store_ = std::move(store::JobStore::Open(dir_.path() + "/pinpoint.db")).value();
     options.state_dir = dir_.path();
     options.daemon_uid = 0;
-    node_ = std::make_unique<Node>(options, NodeDeps{store_.get(), &launcher_, &mps_, nullptr, nullptr, &clock_, nullptr, &containers_});
+    node_ = std::make_unique<Node>(options, NodeDeps{store_.get(), &launcher_, &mps_, nullptr, nullptr, &clock_, users, &containers_});
     ASSERT_TRUE(node_->Recover().ok());
     service_ = std::make_unique<Service>(node_.get());
   }

@@ -1,0 +1,102 @@
+// Node's time limits, dependencies and user limits (node.h; docs/scheduling.md). What they
+// decide is decided elsewhere: sched/ for dependencies and user limits, lifecycle.h for the
+// time-limit deadline; here the daemon feeds them and acts.
+#include <spdlog/spdlog.h>
+
+#include "daemon/lifecycle.h"
+#include "daemon/node.h"
+#include "pinpoint/time_limit.h"
+
+namespace pinpoint::daemon {
+
+Status Node::ApplyTimeLimit(JobRequest& request) const {
+  if (request.time_limit_s == 0)
+    request.time_limit_s = options_.default_time_limit_s > 0 ? options_.default_time_limit_s : options_.max_time_limit_s;
+  if (options_.max_time_limit_s > 0 && request.time_limit_s > options_.max_time_limit_s)
+    return FailedPrecondition("time limit " + FormatTimeLimit(request.time_limit_s) + " is above " +
+                              FormatTimeLimit(options_.max_time_limit_s) +
+                              ", the most this node allows (max_time_limit)");
+  return Status::Ok();
+}
+
+Status Node::CheckDependencies(const api::Caller& caller, const JobRequest& request) const {
+  for (const auto* list : {&request.after, &request.afterok}) {
+    for (JobId id : *list) {
+      auto job = Get(id);
+      if (!job.ok() && job.status().code() != Code::kNotFound) return job.status();
+      // Another user's job reads as no job at all: a submit must not tell which ids exist.
+      if (!job.ok() || !api::MayControlJob(caller, job->uid)) return NotFound("no job " + std::to_string(id));
+    }
+  }
+  return Status::Ok();
+}
+
+std::map<JobId, JobState> Node::DependencyStates(const std::vector<sched::Demand>& pending) {
+  std::map<JobId, JobState> states;
+  std::map<JobId, JobState> still_needed;  // the part of ended_states_ kept for the next pass
+  for (const sched::Demand& d : pending) {
+    for (const auto* list : {&d.after, &d.afterok}) {
+      for (JobId id : *list) {
+        if (states.count(id)) continue;
+        auto active = active_.find(id);
+        if (active != active_.end()) {
+          states[id] = active->second.state;
+          continue;
+        }
+        auto known = ended_states_.find(id);
+        if (known != ended_states_.end()) {
+          states[id] = still_needed[id] = known->second;
+          continue;
+        }
+        auto stored = deps_.store->Get(id);
+        if (stored.ok()) {
+          states[id] = stored->state;
+          if (IsFinal(stored->state)) still_needed[id] = stored->state;
+        } else if (stored.status().code() != Code::kNotFound) {
+          // Unknown for now: the job waits rather than start or end on a guess.
+          spdlog::warn("job {}: state of dependency {} unknown: {}", d.id, id, stored.status().message());
+          states[id] = JobState::kPending;
+        }  // kNotFound: left out, a job retention purged (sched::JudgeDependencies)
+      }
+    }
+  }
+  ended_states_ = std::move(still_needed);
+  return states;
+}
+
+const sched::UserLimit& Node::UserLimitOf(const std::string& name) const {
+  auto it = options_.user_limits.find(name);
+  return it == options_.user_limits.end() ? options_.default_user_limit : it->second;
+}
+
+void Node::EndNeverStarting(const std::vector<sched::Wait>& never) {
+  int64_t now = deps_.clock->NowMs();
+  for (const sched::Wait& w : never) {
+    auto it = active_.find(w.id);
+    if (it == active_.end() || it->second.state != JobState::kPending) continue;
+    JobRecord& job = it->second;
+    JobRecord before = job;
+    lifecycle::NeverStarts(job, w.reason, w.detail, now);
+    Status s = Persist(job, "end", job.detail);
+    if (!s.ok()) {
+      spdlog::error("job {}: cannot record that it never starts, leaving it pending: {}", job.id, s.ToString());
+      job = std::move(before);
+      continue;
+    }
+    spdlog::info("job {} never starts: {}", job.id, job.detail);
+    dirty_ = true;  // jobs that depend on it are judged again
+  }
+}
+
+void Node::EnforceTimeLimit(JobRecord& job, int64_t now_ms) {
+  std::optional<int64_t> deadline = lifecycle::TimeLimitDeadlineMs(job);
+  if (!deadline || now_ms < *deadline) return;
+  // Stop refuses a job already being stopped or cancelled: the first stop wins.
+  if (!lifecycle::Stop(job, reason::kTimeLimit, lifecycle::TimeLimitDetail(job))) return;
+  Status s = Persist(job, "stop", job.stop_detail);
+  if (!s.ok()) spdlog::error("job {}: cannot record stop: {}", job.id, s.ToString());
+  spdlog::info("job {}: {}: stopping it", job.id, job.stop_detail);
+  SafeStop(job);
+}
+
+}  // namespace pinpoint::daemon
