@@ -17,6 +17,7 @@
 #include "cli/cdi.h"
 #include "cli/completion.h"
 #include "cli/format.h"
+#include "cli/submit_sched.h"
 #include "cli/submit_wait.h"
 #include "cli/report_csv.h"
 #include "cli/time_range.h"
@@ -62,6 +63,7 @@ struct SubmitArgs {
   int cpus = 1;
   int priority = 0;
   bool wait = false;
+  SubmitSchedArgs sched;  // --time, --after, --afterok
   std::vector<std::string> command;
 };
 
@@ -210,6 +212,7 @@ Result<JobRequest> BuildRequest(const SubmitArgs& a, std::vector<std::string>* d
   r.cpus = a.cpus;
   r.priority = a.priority;
   r.as_user = a.as_user;
+  PP_RETURN_IF_ERROR(ApplySubmitSched(a.sched, &r));
   PP_RETURN_IF_ERROR(ValidateRequest(r));
   return r;
 }
@@ -368,6 +371,11 @@ std::vector<Command> Commands(SubmitArgs& submit, int64_t& job_id, std::vector<i
          c->add_option("-o,--output", submit.output, "write the job's stdout (and stderr, without -e) to this file; %j job id, %u user, %x name");
          c->add_option("-e,--error", submit.error, "write the job's stderr to this file; %j job id, %u user, %x name");
          c->add_flag("--hold", submit.hold, "queue the job held: it starts only after `pinpoint release`");
+         c->add_option("-t,--time", submit.sched.time,
+                       "time limit: minutes, M:S, H:M:S, D-H, D-H:M, D-H:M:S, or 30s, 10m, 2h, 1d; stopped when reached");
+         c->add_option("--after", submit.sched.after, "start only after these jobs have ended (ID[,ID...])");
+         c->add_option("--afterok", submit.sched.afterok,
+                       "start only after these jobs have completed with exit 0; cancelled if one does not (ID[,ID...])");
          c->add_option("command", submit.command, "the command and its arguments")->required();
        },
        [&](const Globals& g, std::ostream& out) -> Result<int> {

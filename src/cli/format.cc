@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "pinpoint/escape.h"
+#include "pinpoint/time_limit.h"
 #include "pinpoint/units.h"
 
 namespace pinpoint::cli {
@@ -85,6 +86,24 @@ std::string FormatGpuRequest(const JobRequest& request) {
   return out;
 }
 
+namespace {
+
+// show's lines for submit --time, --after and --afterok, each only when given.
+std::string SchedLines(const JobRequest& req) {
+  auto ids = [](const std::vector<JobId>& list) {
+    std::string text;
+    for (JobId id : list) text += (text.empty() ? "" : ", ") + std::to_string(id);
+    return text;
+  };
+  std::string out;
+  if (req.time_limit_s > 0) out += "  limit:    runs at most " + FormatTimeLimit(req.time_limit_s) + "\n";
+  if (!req.after.empty()) out += "  after:    " + ids(req.after) + " (starts once they have ended)\n";
+  if (!req.afterok.empty()) out += "  afterok:  " + ids(req.afterok) + " (starts once they have completed)\n";
+  return out;
+}
+
+}  // namespace
+
 std::string FormatQueue(const QueueReply& reply, int64_t now_ms) {
   std::vector<std::vector<std::string>> rows = {
       {"ID", "USER", "NAME", "STATE", "GPU", "DEVICES", "TIME", "REASON"}};
@@ -143,6 +162,7 @@ std::string FormatJob(const ShowReply& reply, const std::string& advice) {
     out << "  request:  " << FormatGpuRequest(req) << ", " << req.cpus << " CPU"
         << (req.mem_bytes ? ", " + FormatSize(req.mem_bytes) + " host memory" : "")
         << ", priority " << req.priority << "\n";
+    out << SchedLines(req);
   }
   for (const auto& a : job.allocations) {
     out << "  device:   " << a.device_index << " " << EscapeForTerminal(a.uuid) << " "

@@ -87,6 +87,20 @@ TEST(FormatLeaseTest, ALeaseIsNamedOneAndItsCgroupIsEscaped) {
   EXPECT_EQ(show.find("cwd:"), std::string::npos) << show;
 }
 
+TEST(FormatShowTest, TimeLimitAndDependenciesOnlyWhenGiven) {
+  json job = HostileJob();
+  std::string plain = FormatJob(Decode<ShowReply>(json{{"job", job}}), "");
+  EXPECT_EQ(plain.find("limit:"), std::string::npos) << plain;
+  EXPECT_EQ(plain.find("after"), std::string::npos) << plain;
+  job["request"]["time_limit_s"] = 5400;
+  job["request"]["after"] = {3, 4};
+  job["request"]["afterok"] = {5};
+  std::string show = FormatJob(Decode<ShowReply>(json{{"job", job}}), "");
+  EXPECT_NE(show.find("\n  limit:    runs at most 1:30:00\n"), std::string::npos) << show;
+  EXPECT_NE(show.find("\n  after:    3, 4 (starts once they have ended)\n"), std::string::npos) << show;
+  EXPECT_NE(show.find("\n  afterok:  5 (starts once they have completed)\n"), std::string::npos) << show;
+}
+
 TEST(FormatQueueTest, MoreJobsLineNamesTheNextPage) {
   json reply{{"jobs", json::array({json::object(), json::object()})}, {"offset", 1000}, {"more", 8998}};
   EXPECT_EQ(MoreJobsLine(Decode<QueueReply>(reply), false, ""),

@@ -81,12 +81,12 @@ Status UnknownOption(const std::string& where, const std::string& token, const s
   return InvalidArgument(line);
 }
 
+}  // namespace
+
 bool IsJobId(const std::string& text) {
   if (text.empty() || text.size() > 18 || text.find_first_not_of("0123456789") != std::string::npos) return false;
   return text.find_first_not_of('0') != std::string::npos;
 }
-
-}  // namespace
 
 std::string Nearest(const std::string& typed, const std::vector<std::string>& known) {
   std::string bare = StripDashes(typed);

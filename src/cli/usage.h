@@ -44,6 +44,9 @@ struct ArrangedArgs {
 Result<ArrangedArgs> ArrangeArgs(const CLI::App& app, const std::vector<std::string>& args,
                                  const std::set<std::string>& opaque);
 
+// A job id as typed: 1 to 18 decimal digits, not all zeros.
+bool IsJobId(const std::string& text);
+
 // Every positional option named "job" or "jobs" of `app`'s subcommands gets the job id check: a
 // whole number from 1, else UsageError("'0' is not a job id (job ids are whole numbers from 1)").
 // One phrasing for every subcommand that takes job ids.

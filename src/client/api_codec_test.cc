@@ -94,6 +94,20 @@ TEST(ApiCodecGoldenTest, Submit) {
   EXPECT_EQ(held_reply.job.request.output_path, "logs/%j.out");
 }
 
+TEST(ApiCodecGoldenTest, SubmitWithATimeLimitAndDependencies) {
+  SubmitRequest request;
+  request.request = TrainRequest();
+  request.idempotency_key = "k-4";
+  request.request.time_limit_s = 3600;
+  request.request.after = {1};
+  request.request.afterok = {2};
+  ExpectRequestGolden("submit_after.request", request);
+  SubmitReply reply = ExpectReplyGolden<SubmitReply>("submit_after.reply");
+  EXPECT_EQ(reply.job.request.time_limit_s, 3600);
+  EXPECT_EQ(reply.job.request.after, std::vector<JobId>{1});
+  EXPECT_EQ(reply.job.request.afterok, std::vector<JobId>{2});
+}
+
 TEST(ApiCodecGoldenTest, Wait) {
   ExpectRequestGolden("wait.request", WaitRequest{1});
   WaitReply reply = ExpectReplyGolden<WaitReply>("wait.reply");

@@ -111,6 +111,8 @@ TEST_F(ServiceWireTest, EveryOpsReplyIsWhatTheWireCarries) {
   ExpectGolden("attach_lease.reply", Send("attach_lease.request", root));
   containers_.SetProcesses("0::/machine/libpod-c1.scope", std::vector<int64_t>{});
   ExpectGolden("close_lease.reply", Send("close_lease.request", owner_));
+  // A time limit and dependencies (job 4): on jobs 1 (completed) and 2 (pending), the owner's.
+  ExpectGolden("submit_after.reply", Send("submit_after.request", owner_));
 }
 
 }  // namespace

@@ -1,0 +1,59 @@
+#include "cli/submit_sched.h"
+
+#include <gtest/gtest.h>
+
+namespace pinpoint::cli {
+namespace {
+
+TEST(ParseJobIdListTest, OneOrManyIds) {
+  EXPECT_EQ(*ParseJobIdList("3", "--after"), (std::vector<JobId>{3}));
+  EXPECT_EQ(*ParseJobIdList("3,4,17", "--after"), (std::vector<JobId>{3, 4, 17}));
+  EXPECT_EQ(*ParseJobIdList("999999999999999999", "--after"), (std::vector<JobId>{999999999999999999}));
+}
+
+TEST(ParseJobIdListTest, EachBadItemIsNamedWithTheFlag) {
+  struct Case {
+    const char* text;
+    const char* message;
+  } cases[] = {
+      {"abc", "--afterok: 'abc' is not a job id (job ids are whole numbers from 1)"},
+      {"", "--afterok: '' is not a job id"},
+      {"3,", "--afterok: '' is not a job id"},
+      {"3,,4", "--afterok: '' is not a job id"},
+      {"0", "--afterok: '0' is not a job id"},
+      {"-3", "--afterok: '-3' is not a job id"},
+      {"3 4", "--afterok: '3 4' is not a job id"},
+      {"1,2,x\x1b[2J", "--afterok: 'x\\x1b[2J' is not a job id"},
+      {"9999999999999999999", "--afterok: '9999999999999999999' is not a job id"},
+  };
+  for (const auto& c : cases) {
+    auto ids = ParseJobIdList(c.text, "--afterok");
+    ASSERT_FALSE(ids.ok()) << c.text;
+    EXPECT_EQ(ids.status().code(), Code::kInvalidArgument);
+    EXPECT_EQ(ids.status().message().rfind(c.message, 0), 0u) << ids.status().message();
+  }
+}
+
+TEST(ApplySubmitSchedTest, SetsWhatWasGiven) {
+  JobRequest r;
+  ASSERT_TRUE(ApplySubmitSched({"1-00:00:00", "1,2", "3"}, &r).ok());
+  EXPECT_EQ(r.time_limit_s, 86400);
+  EXPECT_EQ(r.after, (std::vector<JobId>{1, 2}));
+  EXPECT_EQ(r.afterok, (std::vector<JobId>{3}));
+  JobRequest untouched;
+  ASSERT_TRUE(ApplySubmitSched({}, &untouched).ok());
+  EXPECT_EQ(untouched, JobRequest{});
+}
+
+TEST(ApplySubmitSchedTest, BadTimesAreRefusedNamingTheOption) {
+  JobRequest r;
+  Status bad = ApplySubmitSched({"5x", "", ""}, &r);
+  EXPECT_EQ(bad.code(), Code::kInvalidArgument);
+  EXPECT_EQ(bad.message().rfind("--time: invalid time limit '5x'", 0), 0u) << bad.message();
+  Status zero = ApplySubmitSched({"0", "", ""}, &r);
+  EXPECT_EQ(zero.message(), "--time must be more than 0; leave it out for the node's default");
+  EXPECT_EQ(ApplySubmitSched({"", "abc", ""}, &r).message().rfind("--after: 'abc'", 0), 0u);
+}
+
+}  // namespace
+}  // namespace pinpoint::cli
