@@ -406,8 +406,10 @@ std::vector<Command> Commands(SubmitArgs& submit, int64_t& job_id, std::vector<i
            else out << "submitted job " << job.id << (submit.hold ? " (held)" : "") << "\n";
            return 0;
          }
-         *g.err << "pinpoint: submitted job " << job.id << ", waiting (Ctrl-C cancels it)" << std::endl;
-         auto waited = WaitCancellingOnSignal(g.socket, job.id, *g.err);
+         // Said once Ctrl-C is blocked: whoever reads it and presses Ctrl-C cancels the job.
+         auto waited = WaitCancellingOnSignal(g.socket, job.id, *g.err,
+                                              "pinpoint: submitted job " + std::to_string(job.id) +
+                                                  ", waiting (Ctrl-C cancels it)");
          // A daemon restarting under the wait: once more, a second later, as the submit itself.
          if (!waited.ok() && waited.status().code() == Code::kUnavailable) {
            std::this_thread::sleep_for(kSubmitRetryDelay);

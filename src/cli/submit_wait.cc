@@ -50,8 +50,10 @@ class BlockedSignals {
 
 }  // namespace
 
-Result<WaitOutcome> WaitCancellingOnSignal(const std::string& socket, JobId id, std::ostream& err) {
+Result<WaitOutcome> WaitCancellingOnSignal(const std::string& socket, JobId id, std::ostream& err,
+                                           const std::string& first_line) {
   BlockedSignals signals;  // before the thread starts: it inherits the mask
+  if (!first_line.empty()) err << first_line << std::endl;
   if (signals.fd() < 0) return Internal("signalfd: " + std::string(std::strerror(errno)));
   auto client = Client::Connect(socket);
   if (!client.ok()) return client.status();

@@ -19,9 +19,11 @@ struct WaitOutcome {
 };
 
 // Waits for job `id` through `socket`, blocking SIGINT and SIGTERM meanwhile (reading them
-// through a signalfd; the mask is restored before it returns). Lines for people go to `err`.
-// Errors: the daemon's and the connection's (kUnavailable), as Client's.
-Result<WaitOutcome> WaitCancellingOnSignal(const std::string& socket, JobId id, std::ostream& err);
+// through a signalfd; the mask is restored before it returns). Lines for people go to `err`,
+// `first_line` (when not empty) once the signals are blocked: a signal sent by someone who read
+// it is never lost. Errors: the daemon's and the connection's (kUnavailable), as Client's.
+Result<WaitOutcome> WaitCancellingOnSignal(const std::string& socket, JobId id, std::ostream& err,
+                                           const std::string& first_line = "");
 
 // The exit code of `pinpoint submit --wait` for an outcome: 128 + the signal when one came and
 // the job was cancelled (or left before its end); else the job's exit code, or 1 when it ended
