@@ -59,6 +59,16 @@ class ConstraintsTest : public ServiceFixture {
     return job.ok() ? job->id : 0;
   }
   JobRecord Job(JobId id) { return node_->Get(id).value(); }
+  // Jobs 1..n of alice, each after the first submitted --afterok the one before it.
+  std::vector<JobId> AfterokChain(int n) {
+    std::vector<JobId> ids = {Submit(alice_, Cpu())};
+    while (static_cast<int>(ids.size()) < n) {
+      JobRequest r = Cpu();
+      r.afterok = {ids.back()};
+      ids.push_back(Submit(alice_, r));
+    }
+    return ids;
+  }
   std::vector<JobId> Step() { return node_->Step(); }
 
   FakeUserDirectory users_;
@@ -191,12 +201,8 @@ TEST_F(ConstraintsTest, LeasesHaveNoTimeLimit) {
 // --- dependencies -----------------------------------------------------------------------------
 
 TEST_F(ConstraintsTest, AnAfterokChainStartsInTurnAndWaitsWithTheReasonDependency) {
-  JobId a = Submit(alice_, Cpu());
-  JobRequest r = Cpu();
-  r.afterok = {a};
-  JobId b = Submit(alice_, r);
-  r.afterok = {b};
-  JobId c = Submit(alice_, r);
+  std::vector<JobId> chain = AfterokChain(3);
+  JobId a = chain[0], b = chain[1], c = chain[2];
   Step();
   EXPECT_EQ(Job(a).state, JobState::kRunning);
   EXPECT_EQ(Job(b).reason, reason::kDependency);
@@ -212,13 +218,9 @@ TEST_F(ConstraintsTest, AnAfterokChainStartsInTurnAndWaitsWithTheReasonDependenc
 }
 
 TEST_F(ConstraintsTest, AFailedDependencyCancelsTheWholeChainInOnePass) {
-  JobId a = Submit(alice_, Cpu());
+  std::vector<JobId> chain = AfterokChain(3);
+  JobId a = chain[0], b = chain[1], c = chain[2];
   JobRequest r = Cpu();
-  r.afterok = {a};
-  JobId b = Submit(alice_, r);
-  r.afterok = {b};
-  JobId c = Submit(alice_, r);
-  r.afterok.clear();
   r.after = {c};
   JobId d = Submit(alice_, r);  // after: any end of c will do
   Step();

@@ -269,6 +269,14 @@ void Node::SafeStop(JobRecord& job) {
   kill_at_ms_[job.id] = deps_.clock->NowMs() + options_.cancel_grace_ms;
 }
 
+void Node::StopJob(JobRecord& job, const char* stop_reason, std::string detail) {
+  if (!lifecycle::Stop(job, stop_reason, std::move(detail))) return;
+  Status s = Persist(job, "stop", job.stop_detail);
+  if (!s.ok()) spdlog::error("job {}: cannot record stop: {}", job.id, s.ToString());
+  spdlog::warn("job {}: {}: stopping it", job.id, job.stop_detail);
+  SafeStop(job);
+}
+
 Result<JobRecord> Node::Get(JobId id) const {
   auto it = active_.find(id);
   if (it != active_.end()) return it->second;

@@ -253,6 +253,9 @@ class Node {
   mps::ClientSlice SliceOf(const JobRecord& job, const Allocation& a) const;
   // The safe stop of a running job: MPS terminate_client, then SIGTERM, SIGKILL after the grace.
   void SafeStop(JobRecord& job);
+  // pinpoint stops a running job itself (lifecycle::Stop with `stop_reason` and `detail`, the
+  // event "stop"), then SafeStop. Nothing when it is already being stopped or cancelled.
+  void StopJob(JobRecord& job, const char* stop_reason, std::string detail);
   // Acts on what the watcher found since the last pass: usage, final usage, budget breaches.
   void ApplyWatch();
   void StopOverBudget(JobRecord& job, const watch::OverBudget& over);

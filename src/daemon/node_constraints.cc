@@ -91,12 +91,8 @@ void Node::EndNeverStarting(const std::vector<sched::Wait>& never) {
 void Node::EnforceTimeLimit(JobRecord& job, int64_t now_ms) {
   std::optional<int64_t> deadline = lifecycle::TimeLimitDeadlineMs(job);
   if (!deadline || now_ms < *deadline) return;
-  // Stop refuses a job already being stopped or cancelled: the first stop wins.
-  if (!lifecycle::Stop(job, reason::kTimeLimit, lifecycle::TimeLimitDetail(job))) return;
-  Status s = Persist(job, "stop", job.stop_detail);
-  if (!s.ok()) spdlog::error("job {}: cannot record stop: {}", job.id, s.ToString());
-  spdlog::info("job {}: {}: stopping it", job.id, job.stop_detail);
-  SafeStop(job);
+  // A job already being stopped or cancelled is left alone: the first stop wins.
+  StopJob(job, reason::kTimeLimit, lifecycle::TimeLimitDetail(job));
 }
 
 }  // namespace pinpoint::daemon

@@ -1,7 +1,6 @@
 // Node's side of the watcher: telling it which jobs run, and acting on what it finds.
 #include <spdlog/spdlog.h>
 
-#include "daemon/lifecycle.h"
 #include "daemon/node.h"
 #include "pinpoint/units.h"
 
@@ -93,11 +92,7 @@ void Node::StopOverBudget(JobRecord& job, const watch::OverBudget& over) {
   std::string who = over.processes == 1 ? "its process" : "its " + std::to_string(over.processes) + " processes";
   std::string detail = who + " used " + FormatSize(over.used_bytes) + " of device memory on GPU " +
                        std::to_string(over.gpu_index) + ", over its " + FormatSize(over.budget_bytes);
-  if (!lifecycle::Stop(job, reason::kGpuMemExceeded, std::move(detail))) return;
-  Status s = Persist(job, "stop", job.stop_detail);
-  if (!s.ok()) spdlog::error("job {}: cannot record stop: {}", job.id, s.ToString());
-  spdlog::warn("job {}: {}: stopping it", job.id, job.stop_detail);
-  SafeStop(job);
+  StopJob(job, reason::kGpuMemExceeded, std::move(detail));
 }
 
 }  // namespace pinpoint::daemon

@@ -83,9 +83,11 @@ TEST_F(SchedOptionsTest, AfterokRunsOnSuccessAndAFailureCancelsTheChain) {
             "job 3 cancelled (dependency-never-satisfied)\n"
             "job 4 cancelled (dependency-never-satisfied)\n"
             "job 5 completed (exit-0)\n");
+  // "job 3 can never start" when 4 was judged in the pass that cancelled 3, "job 3 cancelled"
+  // when 2 had failed before 4 was submitted: the daemon's pace, not the test's, decides.
   auto show = h_.Cli({"show", "4"});
-  EXPECT_NE(show.out.find("detail:   job 3 can never start, and afterok needs it to complete"), std::string::npos)
-      << show.out;
+  EXPECT_NE(show.out.find("detail:   job 3 "), std::string::npos) << show.out;
+  EXPECT_NE(show.out.find(", and afterok needs it to complete\n"), std::string::npos) << show.out;
 }
 
 TEST_F(SchedOptionsTest, APendingDependentShowsTheReasonDependency) {
