@@ -24,6 +24,13 @@ ExitStatus Exited(int code) {
   return s;
 }
 
+ExitStatus Signaled(int signal) {
+  ExitStatus s;
+  s.kind = ExitStatus::Kind::kSignaled;
+  s.term_signal = signal;
+  return s;
+}
+
 class ConstraintsTest : public ServiceFixture {
  protected:
   void SetUp() override {
@@ -101,10 +108,7 @@ TEST_F(ConstraintsTest, AJobPastItsLimitIsStoppedAsACancelStopsItAndEndsTimeLimi
   Step();
   ASSERT_EQ(launcher_.signals().size(), 2u);
   EXPECT_EQ(launcher_.signals()[1].second, SIGKILL);
-  ExitStatus killed;
-  killed.kind = ExitStatus::Kind::kSignaled;
-  killed.term_signal = SIGKILL;
-  launcher_.Finish(id, killed);
+  launcher_.Finish(id, Signaled(SIGKILL));
   EXPECT_EQ(Step(), std::vector<JobId>{id});
   JobRecord ended = store_->Get(id).value();
   EXPECT_EQ(ended.state, JobState::kFailed);
