@@ -21,11 +21,12 @@ std::string JobsLeft(size_t more) {
 std::map<JobId, DependencyVerdict> JudgeDependencies(const std::vector<Demand>& pending,
                                                      const std::map<JobId, JobState>& states) {
   std::vector<const Demand*> order;
-  std::map<JobId, const Demand*> by_id;
   for (const Demand& d : pending) {
-    by_id[d.id] = &d;
     if (!d.after.empty() || !d.afterok.empty()) order.push_back(&d);
   }
+  if (order.empty()) return {};  // the usual pass: nothing more to build
+  std::map<JobId, const Demand*> by_id;
+  for (const Demand& d : pending) by_id[d.id] = &d;
   std::sort(order.begin(), order.end(), [](const Demand* a, const Demand* b) { return a->id < b->id; });
   std::map<JobId, DependencyVerdict> verdicts;
   auto progress = [&](JobId id, std::string* how) {

@@ -123,7 +123,7 @@ Plan Pass::Run() {
 void Pass::Consider(const Demand& demand) {
   // Before the cache, whose shapes leave users out: the least the demand could hold decides
   // whether it waits for its user, so a job over its user's limit never holds a reservation.
-  if (auto over = users_.Exceeds(demand, GpuMemOf(demand, snapshot_.inventory, nullptr))) {
+  if (auto over = users_.Exceeds(demand, nullptr)) {
     plan_.waits.push_back({demand.id, reason::kUserLimit, std::move(*over), std::nullopt});
     return;
   }
@@ -143,7 +143,7 @@ void Pass::Consider(const Demand& demand) {
   }
   if (devices_ok && host == HostFit::kFits && demand.gpus >= 0) {
     // Whole GPUs hold the memory of the very GPUs chosen, which may be more than the least.
-    if (auto over = users_.Exceeds(demand, GpuMemOf(demand, snapshot_.inventory, &scan.chosen))) {
+    if (auto over = users_.Exceeds(demand, &scan.chosen)) {
       plan_.waits.push_back({demand.id, reason::kUserLimit, std::move(*over), std::nullopt});
       return;
     }
@@ -176,7 +176,7 @@ void Pass::StartOn(const Demand& demand, const std::vector<int>& devices) {
     }
   }
   state_.Place(demand, start.slots);
-  users_.Add(demand.uid, GpuMemOf(demand, snapshot_.inventory, &devices));
+  users_.Add(demand, devices);
   ++generation_;
   plan_.starts.push_back(std::move(start));
 }

@@ -26,29 +26,39 @@ uint64_t DeviceMem(const Inventory& inventory, int index) {
   return inventory.devices[static_cast<size_t>(index)].mem_bytes;
 }
 
-}  // namespace
-
-uint64_t GpuMemOf(const Demand& demand, const Inventory& inventory, const std::vector<int>* devices) {
-  if (demand.gpus <= 0) return 0;
-  if (demand.gpu_mem_bytes > 0) return SaturatingTimes(demand.gpu_mem_bytes, demand.gpus);
-  if (devices == nullptr && !demand.devices.empty()) devices = &demand.devices;
-  uint64_t sum = 0;
-  if (devices != nullptr) {
-    for (int i : *devices) sum = SaturatingAdd(sum, DeviceMem(inventory, i));
-    return sum;
-  }
+// The smallest whole GPU in service, 0 when there is none.
+uint64_t SmallestWholeGpu(const Inventory& inventory) {
   uint64_t smallest = 0;
   for (const Device& d : inventory.devices) {
     if (d.is_mig || d.drained) continue;
     if (smallest == 0 || d.mem_bytes < smallest) smallest = d.mem_bytes;
   }
-  return SaturatingTimes(smallest, demand.gpus);
+  return smallest;
 }
 
-UserUsage::UserUsage(const Snapshot& snapshot) : limits_(snapshot.user_limits) {
-  any_limit_ = HasCap(limits_.defaults);
-  for (const auto& [uid, limit] : limits_.by_uid) any_limit_ = any_limit_ || HasCap(limit);
+uint64_t GpuMemOn(const Demand& demand, const Inventory& inventory, const std::vector<int>* devices,
+                  uint64_t smallest_whole_bytes) {
+  if (demand.gpus <= 0) return 0;
+  if (demand.gpu_mem_bytes > 0) return SaturatingTimes(demand.gpu_mem_bytes, demand.gpus);
+  if (devices == nullptr && !demand.devices.empty()) devices = &demand.devices;
+  if (devices == nullptr) return SaturatingTimes(smallest_whole_bytes, demand.gpus);
+  uint64_t sum = 0;
+  for (int i : *devices) sum = SaturatingAdd(sum, DeviceMem(inventory, i));
+  return sum;
+}
+
+}  // namespace
+
+uint64_t GpuMemOf(const Demand& demand, const Inventory& inventory, const std::vector<int>* devices) {
+  return GpuMemOn(demand, inventory, devices, devices == nullptr ? SmallestWholeGpu(inventory) : 0);
+}
+
+UserUsage::UserUsage(const Snapshot& snapshot) : snapshot_(snapshot) {
+  const UserLimits& limits = snapshot.user_limits;
+  any_limit_ = HasCap(limits.defaults);
+  for (const auto& [uid, limit] : limits.by_uid) any_limit_ = any_limit_ || HasCap(limit);
   if (!any_limit_) return;
+  smallest_whole_bytes_ = SmallestWholeGpu(snapshot.inventory);
   for (const RunningJob& job : snapshot.running) {
     Use& use = use_[job.uid];
     ++use.jobs;
@@ -59,28 +69,32 @@ UserUsage::UserUsage(const Snapshot& snapshot) : limits_(snapshot.user_limits) {
   }
 }
 
-std::optional<std::string> UserUsage::Exceeds(const Demand& demand, uint64_t gpu_mem_bytes) const {
+uint64_t UserUsage::GpuMem(const Demand& demand, const std::vector<int>* devices) const {
+  return GpuMemOn(demand, snapshot_.inventory, devices, smallest_whole_bytes_);
+}
+
+std::optional<std::string> UserUsage::Exceeds(const Demand& demand, const std::vector<int>* devices) const {
   if (!any_limit_) return std::nullopt;
-  const UserLimit& limit = limits_.For(demand.uid);
+  const UserLimit& limit = snapshot_.user_limits.For(demand.uid);
   auto it = use_.find(demand.uid);
   Use use = it == use_.end() ? Use{} : it->second;
   if (limit.running_jobs && use.jobs + 1 > *limit.running_jobs) {
     return "its user runs " + std::to_string(use.jobs) + (use.jobs == 1 ? " job" : " jobs") +
            ", the most user_limits allows (running_jobs " + std::to_string(*limit.running_jobs) + ")";
   }
-  if (limit.gpu_mem_bytes && SaturatingAdd(use.gpu_mem_bytes, gpu_mem_bytes) > *limit.gpu_mem_bytes) {
-    return "its user's jobs hold " + FormatSize(use.gpu_mem_bytes) + " of device memory; " +
-           FormatSize(gpu_mem_bytes) + " more would pass the " + FormatSize(*limit.gpu_mem_bytes) +
-           " user_limits allows (gpu_mem)";
+  uint64_t more = limit.gpu_mem_bytes ? GpuMem(demand, devices) : 0;
+  if (limit.gpu_mem_bytes && SaturatingAdd(use.gpu_mem_bytes, more) > *limit.gpu_mem_bytes) {
+    return "its user's jobs hold " + FormatSize(use.gpu_mem_bytes) + " of device memory; " + FormatSize(more) +
+           " more would pass the " + FormatSize(*limit.gpu_mem_bytes) + " user_limits allows (gpu_mem)";
   }
   return std::nullopt;
 }
 
-void UserUsage::Add(uint32_t uid, uint64_t gpu_mem_bytes) {
+void UserUsage::Add(const Demand& demand, const std::vector<int>& devices) {
   if (!any_limit_) return;
-  Use& use = use_[uid];
+  Use& use = use_[demand.uid];
   ++use.jobs;
-  use.gpu_mem_bytes = SaturatingAdd(use.gpu_mem_bytes, gpu_mem_bytes);
+  use.gpu_mem_bytes = SaturatingAdd(use.gpu_mem_bytes, GpuMem(demand, &devices));
 }
 
 Status CheckUserLimit(const Demand& demand, const UserLimit& limit, const Inventory& inventory) {

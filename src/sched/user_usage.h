@@ -24,20 +24,24 @@ class UserUsage {
   // Sums the snapshot's running jobs per uid. `snapshot` must outlive this object.
   explicit UserUsage(const Snapshot& snapshot);
 
-  // Why `demand` may not start now holding `gpu_mem_bytes` more: one sentence naming the limit
-  // ("its user runs 2 jobs, the most user_limits allows (running_jobs)"), or nullopt when its
-  // user's limits allow it. O(log users).
-  std::optional<std::string> Exceeds(const Demand& demand, uint64_t gpu_mem_bytes) const;
-  // A job of `uid` starts holding `gpu_mem_bytes`.
-  void Add(uint32_t uid, uint64_t gpu_mem_bytes);
+  // Why `demand` may not start now: one sentence naming the limit ("its user runs 2 jobs, the
+  // most user_limits allows (running_jobs 2)"), or nullopt when its user's limits allow it. With
+  // `devices` null, before it is placed, the least it could hold counts (GpuMemOf). O(1) without
+  // limits; else O(log users + gpus).
+  std::optional<std::string> Exceeds(const Demand& demand, const std::vector<int>* devices) const;
+  // `demand` starts on `devices`.
+  void Add(const Demand& demand, const std::vector<int>& devices);
 
  private:
   struct Use {
     int64_t jobs = 0;
     uint64_t gpu_mem_bytes = 0;
   };
-  const UserLimits& limits_;
+  uint64_t GpuMem(const Demand& demand, const std::vector<int>* devices) const;
+
+  const Snapshot& snapshot_;
   bool any_limit_ = false;
+  uint64_t smallest_whole_bytes_ = 0;  // the smallest whole GPU in service
   std::map<uint32_t, Use> use_;
 };
 
