@@ -17,8 +17,12 @@ namespace pinpoint::store::testing {
 class FaultyVfs {
  public:
   using Hook = std::function<int()>;
+  // What the hook is asked about, for a hook that tells them apart (e.g. to count syncs).
+  enum class Op { kWrite, kTruncate, kSync };
+  using OpHook = std::function<int(Op)>;
 
-  explicit FaultyVfs(Hook hook) : hook_(std::move(hook)) {
+  explicit FaultyVfs(Hook hook) : FaultyVfs(OpHook([hook = std::move(hook)](Op) { return hook(); })) {}
+  explicit FaultyVfs(OpHook hook) : hook_(std::move(hook)) {
     real_ = sqlite3_vfs_find(nullptr);
     vfs_ = *real_;
     vfs_.szOsFile = static_cast<int>(sizeof(File)) + real_->szOsFile;
@@ -43,22 +47,22 @@ class FaultyVfs {
   };
   static sqlite3_file* Real(sqlite3_file* f) { return reinterpret_cast<File*>(f)->real; }
   static const sqlite3_io_methods* M(sqlite3_file* f) { return Real(f)->pMethods; }
-  static int Ask(sqlite3_file* f) { return reinterpret_cast<File*>(f)->vfs->hook_(); }
+  static int Ask(sqlite3_file* f, Op op) { return reinterpret_cast<File*>(f)->vfs->hook_(op); }
 
   static int Close(sqlite3_file* f) { return M(f)->xClose(Real(f)); }
   static int Read(sqlite3_file* f, void* buf, int n, sqlite3_int64 off) {
     return M(f)->xRead(Real(f), buf, n, off);
   }
   static int Write(sqlite3_file* f, const void* buf, int n, sqlite3_int64 off) {
-    int rc = Ask(f);
+    int rc = Ask(f, Op::kWrite);
     return rc != SQLITE_OK ? rc : M(f)->xWrite(Real(f), buf, n, off);
   }
   static int Truncate(sqlite3_file* f, sqlite3_int64 size) {
-    int rc = Ask(f);
+    int rc = Ask(f, Op::kTruncate);
     return rc != SQLITE_OK ? rc : M(f)->xTruncate(Real(f), size);
   }
   static int Sync(sqlite3_file* f, int flags) {
-    int rc = Ask(f);
+    int rc = Ask(f, Op::kSync);
     return rc != SQLITE_OK ? rc : M(f)->xSync(Real(f), flags);
   }
   static int FileSize(sqlite3_file* f, sqlite3_int64* size) {
@@ -129,7 +133,7 @@ class FaultyVfs {
     return rc;
   }
 
-  Hook hook_;
+  OpHook hook_;
   sqlite3_vfs* real_ = nullptr;
   sqlite3_vfs vfs_{};
 };

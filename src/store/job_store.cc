@@ -147,6 +147,7 @@ struct JobStore::Impl {
   Status lost;    // once the file is gone or replaced: the error of every later write
   std::string mark_path;
   JobId reserved_ids = 0;  // ids up to this are covered by the mark file
+  bool batch_open = false;
 };
 
 JobStore::JobStore(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -202,8 +203,45 @@ Status JobStore::CheckFile() {
 
 int JobStore::SchemaVersion() const { return kCurrentVersion; }
 
-Result<JobId> JobStore::Insert(const JobRecord& record, const std::optional<IdempotencyKey>& key) {
+Status JobStore::CheckWritable() {
   PP_RETURN_IF_ERROR(CheckFile());
+  // Writes after SQLite undid the batch would each be committed on their own, out of the batch.
+  if (impl_->batch_open && !impl_->db.InTransaction())
+    return IoError("sqlite: " + impl_->db.path() + ": the write batch was undone by an earlier error");
+  return Status::Ok();
+}
+
+JobStore::Batch::Batch(Impl* impl, std::unique_ptr<Transaction> txn) : impl_(impl), txn_(std::move(txn)) {}
+
+JobStore::Batch::Batch(Batch&& other) noexcept
+    : impl_(std::exchange(other.impl_, nullptr)), txn_(std::move(other.txn_)) {}
+
+JobStore::Batch::~Batch() {
+  txn_.reset();  // rolls back unless committed
+  if (impl_ != nullptr) impl_->batch_open = false;
+}
+
+Status JobStore::Batch::Commit() {
+  Status s = impl_->db.InTransaction()
+                 ? txn_->Commit()
+                 : IoError("sqlite: " + impl_->db.path() + ": the write batch was undone by an earlier error");
+  txn_.reset();
+  impl_->batch_open = false;
+  impl_ = nullptr;
+  return s;
+}
+
+Result<JobStore::Batch> JobStore::BeginBatch() {
+  if (impl_->batch_open) return FailedPrecondition("a write batch is open already");
+  PP_RETURN_IF_ERROR(CheckFile());
+  Result<Transaction> txn = Transaction::Begin(&impl_->db);
+  if (!txn.ok()) return txn.status();
+  impl_->batch_open = true;
+  return Batch(impl_.get(), std::make_unique<Transaction>(std::move(txn).value()));
+}
+
+Result<JobId> JobStore::Insert(const JobRecord& record, const std::optional<IdempotencyKey>& key) {
+  PP_RETURN_IF_ERROR(CheckWritable());
   Db* db = &impl_->db;
   Result<Transaction> txn = Transaction::Begin(db);
   if (!txn.ok()) return txn.status();
@@ -248,11 +286,13 @@ Result<JobId> JobStore::Insert(const JobRecord& record, const std::optional<Idem
   return stored.id;
 }
 
-Status JobStore::Update(const JobRecord& record) {
-  PP_RETURN_IF_ERROR(CheckFile());
+Status JobStore::Update(const JobRecord& record, const std::optional<JobEvent>& event) {
+  PP_RETURN_IF_ERROR(CheckWritable());
   Result<std::string> json = EncodeRecord(record);
   if (!json.ok()) return json.status();
   Db* db = &impl_->db;
+  Result<Transaction> txn = Transaction::Begin(db);
+  if (!txn.ok()) return txn.status();
   Result<Statement> stmt = db->Prepare(
       "UPDATE jobs SET uid = ?1, user = ?2, state = ?3, reason = ?4, priority = ?5, "
       "submit_ms = ?6, start_ms = ?7, end_ms = ?8, record = ?9 WHERE id = ?10");
@@ -261,7 +301,8 @@ Status JobStore::Update(const JobRecord& record) {
   stmt->Bind(10, record.id);
   PP_RETURN_IF_ERROR(stmt->Run());
   if (db->Changes() == 0) return NotFound("no job " + std::to_string(record.id));
-  return Status::Ok();
+  if (event) PP_RETURN_IF_ERROR(InsertEvent(db, *event));
+  return txn->Commit();
 }
 
 Result<JobRecord> JobStore::Get(JobId id) const {
@@ -294,7 +335,7 @@ Result<std::vector<JobRecord>> JobStore::List(const ListFilter& filter) const {
 }
 
 Result<int64_t> JobStore::DeleteEnded(const std::vector<JobId>& ids) {
-  PP_RETURN_IF_ERROR(CheckFile());
+  PP_RETURN_IF_ERROR(CheckWritable());
   Db* db = &impl_->db;
   Result<Transaction> txn = Transaction::Begin(db);
   if (!txn.ok()) return txn.status();
@@ -344,7 +385,7 @@ Result<std::optional<JobRecord>> JobStore::FindByIdempotencyKey(const Idempotenc
 }
 
 Status JobStore::AppendEvent(const JobEvent& event) {
-  PP_RETURN_IF_ERROR(CheckFile());
+  PP_RETURN_IF_ERROR(CheckWritable());
   return InsertEvent(&impl_->db, event);
 }
 

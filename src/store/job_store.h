@@ -48,8 +48,12 @@ struct StoreOptions {
   JobId min_id_exclusive = 0;
 };
 
+class Transaction;
+
 // Not thread-safe: one owner (the daemon's main loop) calls it.
 class JobStore {
+  struct Impl;
+
  public:
   static constexpr int kOldestSupportedVersion = 1;
   static constexpr int kCurrentVersion = 3;
@@ -79,9 +83,10 @@ class JobStore {
   Result<JobId> Insert(const JobRecord& record, const std::optional<IdempotencyKey>& key = {});
   // The job stored with this key, if any. Errors: kInternal as for Get; kIo.
   Result<std::optional<JobRecord>> FindByIdempotencyKey(const IdempotencyKey& key) const;
-  // Replaces the stored record with this id. Durable on return.
+  // Replaces the stored record with this id and, when `event` is given, appends it to the job's
+  // history, in one transaction. Durable on return (inside a Batch: when the batch commits).
   // Errors: kNotFound; kInvalidArgument as for Insert; kIo, and CheckFile's error.
-  Status Update(const JobRecord& record);
+  Status Update(const JobRecord& record, const std::optional<JobEvent>& event = std::nullopt);
   // Errors: kNotFound; kInternal when the stored row is damaged (its JSON is unreadable or
   // disagrees with its columns); kIo.
   Result<JobRecord> Get(JobId id) const;
@@ -103,6 +108,30 @@ class JobStore {
   // The job's history in the order appended. Errors: kNotFound; kIo.
   Result<std::vector<JobEvent>> Events(JobId id) const;
 
+  // Groups writes into one transaction, so that a pass of the daemon that starts or ends many
+  // jobs pays one fsync instead of one per write. Every write made through the store while the
+  // batch is open joins it. Each write still succeeds or fails as a whole (a failed write undoes
+  // only itself), but none is durable when it returns: all are when Commit returns ok, and all
+  // are undone when Commit fails or the batch is destroyed uncommitted (and every write after
+  // SQLite has undone the batch on its own, e.g. on a full disk, fails with kIo). Reads see the
+  // batch's writes. One batch at a time; it must not outlive the store.
+  class Batch {
+   public:
+    Batch(Batch&& other) noexcept;
+    Batch& operator=(Batch&&) = delete;
+    ~Batch();
+    // Errors: kIo (nothing written in the batch is stored then).
+    Status Commit();
+
+   private:
+    friend class JobStore;
+    Batch(Impl* impl, std::unique_ptr<Transaction> txn);
+    Impl* impl_ = nullptr;  // null once committed or moved from
+    std::unique_ptr<Transaction> txn_;
+  };
+  // Errors: kFailedPrecondition when a batch is open already; kIo, and CheckFile's error.
+  Result<Batch> BeginBatch();
+
   // Whether the file at the store's path is still the one opened (same device and inode).
   // Once it is not (deleted, or replaced by another file) every later write fails with the same
   // kIo error naming the problem, rather than going to a file nobody will read again;
@@ -111,7 +140,8 @@ class JobStore {
   Status CheckFile();
 
  private:
-  struct Impl;
+  // CheckFile, and kIo when a batch is open but SQLite has undone its transaction.
+  Status CheckWritable();
   explicit JobStore(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };

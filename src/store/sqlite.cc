@@ -169,22 +169,32 @@ int64_t Db::Changes() const { return sqlite3_changes64(db_); }
 
 int Db::LastErrorCode() const { return sqlite3_extended_errcode(db_); }
 
+bool Db::InTransaction() const { return sqlite3_get_autocommit(db_) == 0; }
+
 // ---- Transaction ----
 
 Result<Transaction> Transaction::Begin(Db* db) {
+  if (db->InTransaction()) {
+    PP_RETURN_IF_ERROR(db->Exec("SAVEPOINT pp_nested"));
+    return Transaction(db, /*nested=*/true);
+  }
   PP_RETURN_IF_ERROR(db->Exec("BEGIN IMMEDIATE"));
-  return Transaction(db);
+  return Transaction(db, /*nested=*/false);
 }
 
-Transaction::Transaction(Transaction&& other) noexcept : db_(std::exchange(other.db_, nullptr)) {}
+Transaction::Transaction(Transaction&& other) noexcept
+    : db_(std::exchange(other.db_, nullptr)), nested_(other.nested_) {}
 
 Transaction::~Transaction() {
+  if (db_ == nullptr) return;
   // A failed COMMIT may already have rolled back; the second ROLLBACK's error means nothing.
-  if (db_ != nullptr) (void)db_->Exec("ROLLBACK");
+  // A savepoint is undone and then removed, leaving the outer transaction as it was before it.
+  if (nested_) (void)db_->Exec("ROLLBACK TO pp_nested; RELEASE pp_nested");
+  else (void)db_->Exec("ROLLBACK");
 }
 
 Status Transaction::Commit() {
-  PP_RETURN_IF_ERROR(db_->Exec("COMMIT"));
+  PP_RETURN_IF_ERROR(db_->Exec(nested_ ? "RELEASE pp_nested" : "COMMIT"));
   db_ = nullptr;
   return Status::Ok();
 }

@@ -79,6 +79,9 @@ class Db {
   // The extended result code of the last failed call (e.g. SQLITE_NOTADB,
   // SQLITE_CONSTRAINT_FOREIGNKEY), for callers that map some failures to other codes.
   int LastErrorCode() const;
+  // Whether a transaction is open on this connection (SQLite may end one on its own after some
+  // failures, e.g. SQLITE_FULL).
+  bool InTransaction() const;
   const std::string& path() const { return path_; }
 
  private:
@@ -90,7 +93,10 @@ class Db {
 
 // A write transaction (BEGIN IMMEDIATE, so that another writer is met at BEGIN, under the busy
 // timeout, rather than part way through). Rolled back on destruction unless Commit() succeeded.
-// The Db must outlive it.
+// Begun while another transaction is open on the connection, it is a savepoint inside it: its
+// Commit releases the savepoint (durable only when the outer one commits) and its rollback
+// undoes only its own writes. Transactions nest strictly (the inner one ends first). The Db must
+// outlive it.
 class Transaction {
  public:
   static Result<Transaction> Begin(Db* db);
@@ -104,8 +110,9 @@ class Transaction {
   Status Commit();
 
  private:
-  explicit Transaction(Db* db) : db_(db) {}
+  Transaction(Db* db, bool nested) : db_(db), nested_(nested) {}
   Db* db_ = nullptr;  // null once committed or moved from
+  bool nested_ = false;
 };
 
 // A kIo Status "sqlite: <what>: <message of the last error on db>".

@@ -76,6 +76,39 @@ TEST_F(SqliteTest, TransactionRollsBackUnlessCommitted) {
   EXPECT_EQ(Rows(), 1);
 }
 
+TEST_F(SqliteTest, TransactionInsideAnotherIsASavepoint) {
+  {
+    Result<Transaction> outer = Transaction::Begin(&*db_);
+    ASSERT_TRUE(outer.ok());
+    ASSERT_TRUE(db_->Exec("INSERT INTO t (k, v) VALUES (1, 'outer')").ok());
+    {
+      Result<Transaction> undone = Transaction::Begin(&*db_);
+      ASSERT_TRUE(undone.ok());
+      ASSERT_TRUE(db_->Exec("INSERT INTO t (k, v) VALUES (2, 'undone')").ok());
+    }
+    EXPECT_TRUE(db_->InTransaction()) << "undoing the inner one leaves the outer one open";
+    {
+      Result<Transaction> kept = Transaction::Begin(&*db_);
+      ASSERT_TRUE(kept.ok());
+      ASSERT_TRUE(db_->Exec("INSERT INTO t (k, v) VALUES (3, 'inner')").ok());
+      ASSERT_TRUE(kept->Commit().ok());
+    }
+    EXPECT_TRUE(db_->InTransaction()) << "an inner commit is not the outer one's";
+    ASSERT_TRUE(outer->Commit().ok());
+  }
+  EXPECT_FALSE(db_->InTransaction());
+  EXPECT_EQ(testing::Must(db_->QueryText("SELECT group_concat(k) FROM t")), "1,3");
+  {
+    Result<Transaction> outer = Transaction::Begin(&*db_);
+    ASSERT_TRUE(outer.ok());
+    Result<Transaction> inner = Transaction::Begin(&*db_);
+    ASSERT_TRUE(inner.ok());
+    ASSERT_TRUE(db_->Exec("INSERT INTO t (k, v) VALUES (4, 'inner')").ok());
+    ASSERT_TRUE(inner->Commit().ok());
+  }
+  EXPECT_EQ(Rows(), 2) << "an inner commit is undone with its outer transaction";
+}
+
 TEST_F(SqliteTest, WriterIsMetAtBeginUnderBusyTimeout) {
   Result<Db> other = Db::Open(db_path());
   ASSERT_TRUE(other.ok());
