@@ -83,12 +83,9 @@ launch::JobHandle Node::Handle(const JobRecord& r) const {
 
 Status Node::Persist(const JobRecord& r, const char* event, const std::string& detail) {
   ++generation_;
-  PP_RETURN_IF_ERROR(deps_.store->Update(r));
-  if (event != nullptr) {
-    store::JobEvent e{r.id, deps_.clock->NowMs(), event, detail};
-    PP_RETURN_IF_ERROR(deps_.store->AppendEvent(e));
-  }
-  return Status::Ok();
+  std::optional<store::JobEvent> e;
+  if (event != nullptr) e = store::JobEvent{r.id, deps_.clock->NowMs(), event, detail};
+  return deps_.store->Update(r, e);  // the record and its event: one transaction
 }
 
 Status Node::Recover() {
@@ -397,8 +394,7 @@ std::vector<JobId> Node::Step() {
   // MPS events are read after the exits and before judging them: a fault's line is in the server
   // log before its victims exit, so every victim collected here is known as one.
   HandleMpsEvents();
-  for (auto& [id, status] : exits) Finish(active_[id], status);
-  for (auto& [id, cause] : lease_ends) EndLease(active_[id], cause);
+  RecordEnds(exits, lease_ends);
   if (dirty_) Schedule();
   // Collects every job that ended in this pass, polled or failed to launch inside Schedule.
   for (auto it = active_.begin(); it != active_.end();) {
@@ -458,10 +454,80 @@ void Node::Schedule() {
     if (wait.mps_uid) detail += "; uid " + std::to_string(*wait.mps_uid) + " is " + NameOrUid(*users_, *wait.mps_uid);
     lifecycle::Waiting(it->second, wait.reason, std::move(detail));
   }
-  for (const auto& start : plan.starts) {
-    auto it = active_.find(start.id);
-    if (it != active_.end()) StartJob(it->second, start.slots);
+  // Two store transactions (two fsyncs) for the starts of a pass, however many: the records
+  // before any launch, the supervisors' pids after the last.
+  std::vector<JobId> launched;
+  for (JobId id : RecordStarts(plan.starts)) {
+    if (LaunchJob(active_.at(id))) launched.push_back(id);
   }
+  RecordPids(launched);
+}
+
+std::vector<Allocation> Node::AllocationsFor(const std::vector<sched::Slot>& slots) const {
+  std::vector<Allocation> allocations;
+  for (const auto& slot : slots) {
+    const sched::Device& d = options_.inventory.devices.at(static_cast<size_t>(slot.device_index));
+    Allocation a;
+    a.device_index = d.index;
+    a.uuid = d.uuid;
+    a.gpu_mem_bytes = slot.gpu_mem_bytes;
+    a.gpu_share_pct = slot.gpu_share_pct;
+    a.mode = d.mode == sched::SharingMode::kMps ? AllocationMode::kMps : AllocationMode::kTimeslice;
+    if (slot.gpu_mem_bytes == 0 || d.mode == sched::SharingMode::kExclusive)
+      a.mode = AllocationMode::kExclusive;
+    // One process can be the client of one MPS server only (docs/design.md).
+    if (a.mode == AllocationMode::kMps && slots.size() > 1) a.mode = AllocationMode::kTimeslice;
+    allocations.push_back(a);
+  }
+  return allocations;
+}
+
+std::vector<JobId> Node::RecordStarts(const std::vector<sched::Start>& starts) {
+  std::vector<std::pair<JobId, JobRecord>> pending;  // each started job as it was before
+  // Without a batch (the store refused one) each start is its own transaction: slower, as safe.
+  auto batch = deps_.store->BeginBatch();
+  for (const auto& start : starts) {
+    auto it = active_.find(start.id);
+    if (it == active_.end()) continue;
+    JobRecord& job = it->second;
+    JobRecord before = job;
+    lifecycle::Started(job, AllocationsFor(start.slots), deps_.clock->NowMs());
+    Status s = Persist(job, "start", "");
+    if (!s.ok()) {
+      spdlog::error("job {}: cannot record start, leaving it pending: {}", job.id, s.ToString());
+      job = std::move(before);
+      dirty_ = true;  // tried again next pass
+      continue;
+    }
+    pending.emplace_back(job.id, std::move(before));
+  }
+  Status committed = batch.ok() ? batch->Commit() : Status::Ok();
+  std::vector<JobId> started;
+  for (auto& [id, before] : pending) {
+    if (committed.ok()) {
+      started.push_back(id);
+      continue;
+    }
+    spdlog::error("job {}: cannot record start, leaving it pending: {}", id, committed.ToString());
+    active_[id] = std::move(before);
+    dirty_ = true;
+  }
+  return started;
+}
+
+void Node::RecordPids(const std::vector<JobId>& launched) {
+  if (launched.empty()) return;
+  auto batch = deps_.store->BeginBatch();
+  std::vector<JobId> recorded;
+  for (JobId id : launched) {
+    Status s = Persist(active_.at(id), nullptr, "");
+    if (s.ok()) recorded.push_back(id);
+    else spdlog::error("job {}: cannot record pid: {}", id, s.ToString());
+  }
+  Status committed = batch.ok() ? batch->Commit() : Status::Ok();
+  if (committed.ok()) return;
+  // The job runs all the same; a restarted daemon finds it through its directory's lock.
+  for (JobId id : recorded) spdlog::error("job {}: cannot record pid: {}", id, committed.ToString());
 }
 
 Result<std::vector<std::string>> Node::JobEnvironment(const JobRecord& job) {
@@ -489,48 +555,29 @@ Result<std::vector<std::string>> Node::JobEnvironment(const JobRecord& job) {
   return out;
 }
 
-void Node::StartJob(JobRecord& job, const std::vector<sched::Slot>& slots) {
-  std::vector<Allocation> allocations;
-  for (const auto& slot : slots) {
-    const sched::Device& d = options_.inventory.devices.at(static_cast<size_t>(slot.device_index));
-    Allocation a;
-    a.device_index = d.index;
-    a.uuid = d.uuid;
-    a.gpu_mem_bytes = slot.gpu_mem_bytes;
-    a.gpu_share_pct = slot.gpu_share_pct;
-    a.mode = d.mode == sched::SharingMode::kMps ? AllocationMode::kMps : AllocationMode::kTimeslice;
-    if (slot.gpu_mem_bytes == 0 || d.mode == sched::SharingMode::kExclusive)
-      a.mode = AllocationMode::kExclusive;
-    // One process can be the client of one MPS server only (docs/design.md).
-    if (a.mode == AllocationMode::kMps && slots.size() > 1) a.mode = AllocationMode::kTimeslice;
-    allocations.push_back(a);
-  }
-  JobRecord pending = job;
-  lifecycle::Started(job, std::move(allocations), deps_.clock->NowMs());
-  // Durable before the fork: a restarted daemon must know this job may be running.
-  Status s = Persist(job, "start", "");
-  if (!s.ok()) {
-    spdlog::error("job {}: cannot record start, leaving it pending: {}", job.id, s.ToString());
-    job = std::move(pending);
-    dirty_ = true;  // tried again next pass
-    return;
-  }
+bool Node::LaunchJob(JobRecord& job) {
   auto env = JobEnvironment(job);
   launch::ExitStatus failed;
   failed.kind = launch::ExitStatus::Kind::kLaunchFailed;
   if (!env.ok() && env.status().code() == Code::kFailedPrecondition) {
     // The device's MPS server still serves another user: wait rather than fail.
     Requeue(job, env.status().message(), lifecycle::kReasonMpsUser, /*release_resources=*/false);
-    return;
+    return false;
   }
   if (!env.ok()) {
     failed.error = env.status().message();
     job.allocations.clear();  // it never became a client: nothing to release
-    if (job.kind == JobKind::kLease) return EndLease(job, reason::kLaunchFailed);
+    if (job.kind == JobKind::kLease) {
+      EndLease(job, reason::kLaunchFailed);
+      return false;
+    }
     Finish(job, failed);
-    return;
+    return false;
   }
-  if (job.kind == JobKind::kLease) return StartLease(job, *env);
+  if (job.kind == JobKind::kLease) {
+    StartLease(job, *env);
+    return false;  // no supervisor, no pid
+  }
   launch::LaunchSpec spec;
   spec.job_id = job.id;
   spec.argv = job.request.argv;
@@ -555,13 +602,12 @@ void Node::StartJob(JobRecord& job, const std::vector<sched::Slot>& slots) {
   if (!handle.ok()) {
     failed.error = handle.status().message();
     Finish(job, failed);
-    return;
+    return false;
   }
   job.pid = handle->pid;
   job.pid_start_ticks = handle->pid_start_ticks;
   ++starts_total_;
-  s = Persist(job, nullptr, "");
-  if (!s.ok()) spdlog::error("job {}: cannot record pid: {}", job.id, s.ToString());
+  return true;
 }
 
 void Node::Requeue(JobRecord& job, const std::string& why, const char* reason_code,
@@ -605,15 +651,36 @@ void Node::Finish(JobRecord& job, const launch::ExitStatus& status) {
   PersistEnd(job);
 }
 
+void Node::RecordEnds(const std::vector<std::pair<JobId, launch::ExitStatus>>& exits,
+                      const std::vector<std::pair<JobId, std::string>>& lease_ends) {
+  if (exits.empty() && lease_ends.empty()) return;
+  // Jobs that end together (N equal jobs of a batch) cost one fsync, not one each. Without a
+  // batch (the store refused one) each end is its own transaction.
+  auto batch = deps_.store->BeginBatch();
+  std::vector<JobId> ends;
+  if (batch.ok()) ends_in_batch_ = &ends;
+  for (const auto& [id, status] : exits) Finish(active_[id], status);
+  for (const auto& [id, cause] : lease_ends) EndLease(active_[id], cause);
+  ends_in_batch_ = nullptr;
+  Status committed = batch.ok() ? batch->Commit() : Status::Ok();
+  if (committed.ok()) return;
+  spdlog::error("cannot record the ends and requeues of this pass: {}", committed.ToString());
+  for (JobId id : ends) KeepUnpersistedEnd(active_[id], committed);
+}
+
 void Node::PersistEnd(JobRecord& job) {
   kill_at_ms_.erase(job.id);
   orphans_.erase(job.id);
   dirty_ = true;
   Status s = Persist(job, "end", job.detail);
-  if (s.ok()) return;
+  if (!s.ok()) return KeepUnpersistedEnd(job, s);
+  if (ends_in_batch_ != nullptr) ends_in_batch_->push_back(job.id);
+}
+
+void Node::KeepUnpersistedEnd(const JobRecord& job, const Status& why) {
   // The end is known (the shim's exit status stays on disk too): answer from memory and retry.
   spdlog::error("job {}: cannot record its end ({}) yet: {}; kept in memory, retried each pass",
-                job.id, JobStateName(job.state), s.ToString());
+                job.id, JobStateName(job.state), why.ToString());
   unpersisted_ends_.emplace(job.id, false);
 }
 

@@ -224,14 +224,29 @@ class Node {
   void EndNeverStarting(const std::vector<sched::Wait>& never);
   // Stops a running job whose time limit is reached (as a cancel does, ending time-limit).
   void EnforceTimeLimit(JobRecord& job, int64_t now_ms);
-  void StartJob(JobRecord& job, const std::vector<sched::Slot>& slots);
+  std::vector<Allocation> AllocationsFor(const std::vector<sched::Slot>& slots) const;
+  // Marks each planned start running and records them all in one store transaction, durable
+  // before any launch (a restarted daemon must know these jobs may be running). A start the store
+  // refuses leaves its job pending, tried again next pass; when the transaction cannot commit,
+  // all of them. Returns the jobs started.
+  std::vector<JobId> RecordStarts(const std::vector<sched::Start>& starts);
+  // Launches a started job (or places a lease). Returns whether a supervisor now runs it: false
+  // when it was requeued, failed to launch (and ended), or is a lease.
+  bool LaunchJob(JobRecord& job);
+  // Records the supervisors' pids of jobs just launched, in one store transaction.
+  void RecordPids(const std::vector<JobId>& launched);
   Status Persist(const JobRecord& r, const char* event, const std::string& detail);
   // The effects of a job's end as lifecycle::DecideEnd decides it: resources released, the
   // end (or the requeue of a fault's victim) recorded.
   void Finish(JobRecord& job, const launch::ExitStatus& status);
+  // The ends found by one pass (Finish, EndLease), their store writes in one transaction. When
+  // it cannot commit, every end written in it is kept in memory as PersistEnd keeps one.
+  void RecordEnds(const std::vector<std::pair<JobId, launch::ExitStatus>>& exits,
+                  const std::vector<std::pair<JobId, std::string>>& lease_ends);
   // Records a job's end; when the store cannot take it (e.g. a full disk) the end is kept in
   // memory (the job stays in active_, answered from there) and retried by each Step.
   void PersistEnd(JobRecord& job);
+  void KeepUnpersistedEnd(const JobRecord& job, const Status& why);
   void RetryUnpersistedEnds();
   // A running job whose supervisor died while its processes live: it keeps its resources and is
   // stopped (SafeStop); it ends as failed/lost once they are all gone.
@@ -283,6 +298,7 @@ class Node {
   int64_t generation_ = 0;
   // Jobs whose end could not be stored yet -> whether Step has reported them as ended.
   std::map<JobId, bool> unpersisted_ends_;
+  std::vector<JobId>* ends_in_batch_ = nullptr;  // while RecordEnds's batch is open: ends written in it
   std::set<JobId> orphans_;  // running jobs whose supervisor died (HandleOrphan)
   std::map<JobId, LeaseEdits> lease_edits_;  // leases started in this process -> their edits
   // How ended jobs that pending jobs depend on ended, as the store said: only those still
