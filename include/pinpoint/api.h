@@ -28,6 +28,12 @@ inline constexpr int kQueueMaxLimit = 10000;
 inline constexpr int kQueueMaxOffset = 1'000'000'000;
 // A "cancel" names at most this many jobs.
 inline constexpr size_t kCancelMaxIds = 10000;
+// A "wait" names at most this many jobs ("ids"). The ids of the waits pinpointd holds unanswered
+// are bounded too: at most kWaitMaxHeldIdsPerUid for one non-root uid, kWaitMaxHeldIds in all; a
+// wait past a bound is refused with kUnavailable (one with a single "id" counts 1).
+inline constexpr size_t kWaitMaxIds = 10000;
+inline constexpr size_t kWaitMaxHeldIdsPerUid = 20000;
+inline constexpr size_t kWaitMaxHeldIds = 200000;
 
 // ---- What a client sees of a job ----
 
@@ -107,13 +113,18 @@ struct SubmitRequest {
   bool hold = false;  // store it held by its submitter (Hold::kUser): it starts after "release"
 };
 
+// "id": the job in a final state, in `job`. "ids": every job named, in the order named, in
+// `jobs`, all in a final state, answered once the last of them has ended; their records carry no
+// environment (env_shown kOmitted, as in listings: thousands of them stay small).
 struct WaitReply {
-  JobView job;  // in a final state
+  JobView job;
+  std::vector<JobView> jobs = {};
 };
 struct WaitRequest {
   static constexpr char kOp[] = "wait";
   using Reply = WaitReply;
-  JobId id = 0;
+  JobId id = 0;            // one job; 0 when `ids` names them
+  std::vector<JobId> ids = {};  // or several: 1 to kWaitMaxIds positive ids (a repeat is answered twice)
 };
 
 // One page of a listing.

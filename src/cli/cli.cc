@@ -494,15 +494,27 @@ std::vector<Command> Commands(SubmitArgs& submit, int64_t& job_id, std::vector<i
        [&](const Globals& g, std::ostream& out) -> Result<int> {
          auto client = Client::Connect(g.socket);
          if (!client.ok()) return client.status();
+         // One job: its full record. Several: one request per kWaitMaxIds of them, answered when
+         // all have ended (records without their environment, as queue shows them).
+         std::vector<JobView> ended;
+         if (ids.size() == 1) {
+           auto reply = client->Wait(WaitRequest{ids[0], {}});
+           if (!reply.ok()) return reply.status();
+           ended.push_back(std::move(reply->job));
+         }
+         for (size_t at = 0; ids.size() > 1 && at < ids.size(); at += kWaitMaxIds) {
+           WaitRequest request;
+           request.ids.assign(ids.begin() + at, ids.begin() + std::min(ids.size(), at + kWaitMaxIds));
+           auto reply = client->Wait(request);
+           if (!reply.ok()) return reply.status();
+           for (auto& job : reply->jobs) ended.push_back(std::move(job));
+         }
          json jobs = json::array();
          int code = 0;
-         for (int64_t id : ids) {
-           auto reply = client->Wait(WaitRequest{id});
-           if (!reply.ok()) return reply.status();
-           const JobView& job = reply->job;
+         for (const JobView& job : ended) {
            if (job.state != JobState::kCompleted) code = 1;
            if (g.json_output) jobs.push_back(ToJson(job));
-           else out << "job " << id << " " << JobStateName(job.state) << " (" << EscapeForTerminal(job.reason) << ")\n";
+           else out << "job " << job.id << " " << JobStateName(job.state) << " (" << EscapeForTerminal(job.reason) << ")\n";
          }
          if (g.json_output) out << jobs.dump(2) << "\n";
          return code;

@@ -50,6 +50,21 @@ Result<CancelResult> CancelResultFromJson(const json& j) {
   return in.Done(std::move(r));
 }
 
+// "ids": 1 to max_ids positive job ids.
+Result<std::vector<JobId>> IdsFromJson(const json& j, size_t max_ids) {
+  std::vector<JobId> ids;
+  if (!j.is_object() || !j.contains("ids") || !j["ids"].is_array() || j["ids"].empty())
+    return InvalidArgument("\"ids\" must be a non-empty array of job ids");
+  if (j["ids"].size() > max_ids)
+    return InvalidArgument("at most " + std::to_string(max_ids) + " ids at once");
+  for (const auto& v : j["ids"]) {
+    if (!v.is_number_integer() || v.get<int64_t>() <= 0)
+      return InvalidArgument("\"ids\" must hold positive job ids");
+    ids.push_back(v.get<int64_t>());
+  }
+  return ids;
+}
+
 }  // namespace
 
 const char* LogStreamName(LogStream stream) { return stream == LogStream::kStderr ? "stderr" : "stdout"; }
@@ -152,25 +167,41 @@ Result<SubmitReply> FromJson<SubmitReply>(const json& j) {
 
 json ToJson(const WaitRequest& m) {
   json j = Op(WaitRequest::kOp);
-  j["id"] = m.id;
+  if (m.ids.empty()) j["id"] = m.id;
+  else j["ids"] = m.ids;
   return j;
 }
 
 template <>
 Result<WaitRequest> FromJson<WaitRequest>(const json& j) {
   WaitRequest m;
+  if (j.is_object() && j.contains("ids")) {
+    if (j.contains("id")) return InvalidArgument("give \"id\" or \"ids\", not both");
+    auto ids = IdsFromJson(j, kWaitMaxIds);
+    if (!ids.ok()) return ids.status();
+    m.ids = std::move(ids).value();
+    return m;
+  }
   auto in = JsonReader::Message(j, "");
   ReadJobId(in, j, "id", &m.id);
   return in.Done(m);
 }
 
-json ToJson(const WaitReply& m) { return json{{"job", ToJson(m.job)}}; }
+json ToJson(const WaitReply& m) {
+  if (m.jobs.empty()) return json{{"job", ToJson(m.job)}};
+  json jobs = json::array();
+  for (const auto& job : m.jobs) jobs.push_back(ToJson(job));
+  return json{{"jobs", std::move(jobs)}};
+}
 
 template <>
 Result<WaitReply> FromJson<WaitReply>(const json& j) {
-  auto submit = FromJson<SubmitReply>(j);  // the same form: {"job": ...}
-  if (!submit.ok()) return submit.status();
-  return WaitReply{std::move(submit->job)};
+  WaitReply m;
+  auto in = JsonReader::Record(j, "reply");
+  // The reply to "ids" has "jobs", the reply to "id" has "job".
+  if (j.is_object() && j.contains("jobs")) in.ObjectList("jobs", &m.jobs, FromJson<JobView>);
+  else if (in.Require("job")) in.Object("job", &m.job, FromJson<JobView>);
+  return in.Done(std::move(m));
 }
 
 // ---- queue ----
@@ -259,20 +290,6 @@ Result<ShowReply> FromJson<ShowReply>(const json& j) {
 
 namespace {
 
-Result<std::vector<JobId>> IdsFromJson(const json& j) {
-  std::vector<JobId> ids;
-  if (!j.is_object() || !j.contains("ids") || !j["ids"].is_array() || j["ids"].empty())
-    return InvalidArgument("\"ids\" must be a non-empty array of job ids");
-  if (j["ids"].size() > kCancelMaxIds)
-    return InvalidArgument("at most " + std::to_string(kCancelMaxIds) + " ids at once");
-  for (const auto& v : j["ids"]) {
-    if (!v.is_number_integer() || v.get<int64_t>() <= 0)
-      return InvalidArgument("\"ids\" must hold positive job ids");
-    ids.push_back(v.get<int64_t>());
-  }
-  return ids;
-}
-
 json IdsRequest(const char* op, const std::vector<JobId>& ids) {
   json j = Op(op);
   j["ids"] = ids;
@@ -299,7 +316,7 @@ Result<Reply> ResultsFromJson(const json& j) {
 
 template <typename Request>
 Result<Request> IdsRequestFromJson(const json& j) {
-  auto ids = IdsFromJson(j);
+  auto ids = IdsFromJson(j, kCancelMaxIds);
   if (!ids.ok()) return ids.status();
   Request m;
   m.ids = std::move(ids).value();

@@ -116,6 +116,27 @@ TEST(ApiCodecGoldenTest, Wait) {
   EXPECT_FALSE(reply.job.term_signal.has_value());
   EXPECT_EQ(reply.job.env_shown, EnvShown::kHidden) << "waited on by another user";
   EXPECT_TRUE(reply.job.request.env.empty());
+
+  WaitRequest several;
+  several.ids = {1};
+  ExpectRequestGolden("wait_ids.request", several);
+  WaitReply all = ExpectReplyGolden<WaitReply>("wait_ids.reply");
+  ASSERT_EQ(all.jobs.size(), 1u);
+  EXPECT_EQ(all.jobs[0].state, JobState::kCompleted);
+  EXPECT_EQ(all.jobs[0].env_shown, EnvShown::kOmitted) << "several jobs: no environments, as queue";
+}
+
+TEST(ApiCodecTest, WaitNamesOneJobOrSeveral) {
+  auto both = FromJson<WaitRequest>(json::parse(R"({"op":"wait","id":1,"ids":[2]})"));
+  EXPECT_EQ(both.status().message(), "give \"id\" or \"ids\", not both");
+  auto empty = FromJson<WaitRequest>(json::parse(R"({"op":"wait","ids":[]})"));
+  EXPECT_EQ(empty.status().code(), Code::kInvalidArgument);
+  json too_many = {{"op", "wait"}, {"ids", std::vector<JobId>(kWaitMaxIds + 1, 1)}};
+  EXPECT_EQ(FromJson<WaitRequest>(too_many).status().message(), "at most 10000 ids at once");
+  auto ids = FromJson<WaitRequest>(json::parse(R"({"op":"wait","ids":[3,1,3]})"));
+  ASSERT_TRUE(ids.ok());
+  EXPECT_EQ(ids->ids, (std::vector<JobId>{3, 1, 3}));
+  EXPECT_EQ(ids->id, 0);
 }
 
 TEST(ApiCodecGoldenTest, Queue) {

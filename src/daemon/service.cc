@@ -1,6 +1,7 @@
 #include "daemon/service.h"
 
 #include <algorithm>
+#include <set>
 
 #include "api/protocol.h"
 #include "daemon/job_view.h"
@@ -72,8 +73,32 @@ Result<json> Service::Dispatch(Call& call, const json& request) {
 }
 
 void Service::Defer(Call& call, JobId id) {
-  waiters_[id].push_back({call.conn, call.caller});
+  waiters_[id].push_back({call.conn, call.caller, 0});
+  held_wait_ids_ += 1;
+  held_wait_ids_by_uid_[call.caller.uid] += 1;
   call.deferred = true;
+}
+
+void Service::ReleaseHeld(const api::Caller& caller, size_t count) {
+  held_wait_ids_ -= std::min(held_wait_ids_, count);
+  auto it = held_wait_ids_by_uid_.find(caller.uid);
+  if (it == held_wait_ids_by_uid_.end()) return;
+  it->second -= std::min(it->second, count);
+  if (it->second == 0) held_wait_ids_by_uid_.erase(it);
+}
+
+Status Service::MayHoldWait(const api::Caller& caller, size_t count) const {
+  if (held_wait_ids_ + count > kWaitMaxHeldIds)
+    return Unavailable("pinpointd already holds waits for " + std::to_string(held_wait_ids_) +
+                       " jobs, its most is " + std::to_string(kWaitMaxHeldIds) + "; try again later");
+  if (caller.IsRoot()) return Status::Ok();
+  auto it = held_wait_ids_by_uid_.find(caller.uid);
+  size_t mine = it == held_wait_ids_by_uid_.end() ? 0 : it->second;
+  if (mine + count > kWaitMaxHeldIdsPerUid)
+    return Unavailable("uid " + std::to_string(caller.uid) + " already waits for " + std::to_string(mine) +
+                       " jobs; one user may wait for at most " + std::to_string(kWaitMaxHeldIdsPerUid) +
+                       " at once");
+  return Status::Ok();
 }
 
 Result<VersionReply> Service::Version(Call&, VersionRequest) {
@@ -98,11 +123,43 @@ Result<SubmitReply> Service::Submit(Call& call, SubmitRequest request) {
 }
 
 Result<WaitReply> Service::Wait(Call& call, WaitRequest request) {
+  if (!request.ids.empty()) return WaitForAll(call, request.ids);
   auto job = node_->Get(request.id);
   if (!job.ok()) return job.status();
-  if (IsFinal(job->state)) return WaitReply{ViewFor(call.caller, *job)};
+  if (IsFinal(job->state)) return WaitReply{ViewFor(call.caller, *job), {}};
+  PP_RETURN_IF_ERROR(MayHoldWait(call.caller, 1));
   Defer(call, request.id);
   return WaitReply{};
+}
+
+Result<WaitReply> Service::WaitForAll(Call& call, const std::vector<JobId>& ids) {
+  WaitReply reply;
+  std::set<JobId> running;
+  for (JobId id : ids) {
+    auto job = node_->Get(id);
+    if (!job.ok()) return job.status();
+    if (!IsFinal(job->state)) running.insert(id);
+    else if (running.empty()) reply.jobs.push_back(ToView(*job, EnvShown::kOmitted));
+  }
+  if (running.empty()) return reply;
+  PP_RETURN_IF_ERROR(MayHoldWait(call.caller, ids.size()));
+  uint64_t group = next_group_++;
+  groups_[group] = WaitGroup{call.conn, call.caller, ids, running.size()};
+  for (JobId id : running) waiters_[id].push_back({call.conn, call.caller, group});
+  held_wait_ids_ += ids.size();
+  held_wait_ids_by_uid_[call.caller.uid] += ids.size();
+  call.deferred = true;
+  return WaitReply{};
+}
+
+json Service::WaitAllReply(const std::vector<JobId>& ids) const {
+  WaitReply reply;
+  for (JobId id : ids) {
+    auto job = node_->Get(id);
+    if (!job.ok()) return api::ErrorReply(job.status());
+    reply.jobs.push_back(ToView(*job, EnvShown::kOmitted));
+  }
+  return api::OkReply(ToJson(reply));
 }
 
 Result<QueueReply> Service::Queue(Call&, QueueRequest request) {
@@ -190,9 +247,20 @@ void Service::PollFollowers() {
 
 void Service::Closed(api::ConnId conn) {
   for (auto it = waiters_.begin(); it != waiters_.end();) {
-    auto& conns = it->second;
-    std::erase_if(conns, [&](const auto& waiter) { return waiter.first == conn; });
-    it = conns.empty() ? waiters_.erase(it) : std::next(it);
+    std::erase_if(it->second, [&](const Waiter& w) {
+      if (w.conn != conn) return false;
+      if (w.group == 0) ReleaseHeld(w.caller, 1);
+      return true;
+    });
+    it = it->second.empty() ? waiters_.erase(it) : std::next(it);
+  }
+  for (auto it = groups_.begin(); it != groups_.end();) {
+    if (it->second.conn != conn) {
+      ++it;
+      continue;
+    }
+    ReleaseHeld(it->second.caller, it->second.ids.size());
+    it = groups_.erase(it);
   }
   std::erase_if(followers_, [&](const Follower& f) { return f.conn == conn; });
 }
@@ -201,12 +269,25 @@ void Service::JobsEnded(const std::vector<JobId>& ids) {
   for (JobId id : ids) {
     auto it = waiters_.find(id);
     if (it == waiters_.end()) continue;
-    auto job = node_->Get(id);
-    for (const auto& [conn, caller] : it->second) {
-      if (!reply_) continue;
-      reply_(conn, job.ok() ? api::OkReply(ToJson(WaitReply{ViewFor(caller, *job)})) : api::ErrorReply(job.status()));
-    }
+    std::vector<Waiter> waiters = std::move(it->second);
     waiters_.erase(it);
+    std::optional<Result<JobRecord>> job;  // read once, for the waits of this job alone
+    for (const Waiter& w : waiters) {
+      if (w.group == 0) {
+        ReleaseHeld(w.caller, 1);
+        if (!job) job = node_->Get(id);
+        if (reply_)
+          reply_(w.conn, job->ok() ? api::OkReply(ToJson(WaitReply{ViewFor(w.caller, **job), {}}))
+                                   : api::ErrorReply(job->status()));
+        continue;
+      }
+      auto group = groups_.find(w.group);
+      if (group == groups_.end() || --group->second.left > 0) continue;
+      WaitGroup done = std::move(group->second);
+      groups_.erase(group);
+      ReleaseHeld(done.caller, done.ids.size());
+      if (reply_) reply_(done.conn, WaitAllReply(done.ids));
+    }
   }
 }
 

@@ -1,8 +1,10 @@
 // Service: the daemon's request handler. Maps each API op (docs/api.md) onto the Node through one
 // table of {op, handler}: a handler gets its request decoded by the API codec (api_codec.h) and
 // returns its typed reply, which the codec encodes. Keeps deferred replies for "wait" (and
-// "submit" with "wait": true) until their job ends, and for "logs" with "follow" until there is
-// new output or the job has ended (at most kLogsMaxFollowers, kLogsMaxFollowersPerUid per user).
+// "submit" with "wait": true) until their job ends (a "wait" with "ids": until the last of its
+// jobs ends; at most kWaitMaxHeldIds ids held, kWaitMaxHeldIdsPerUid per user), and for "logs"
+// with "follow" until there is new output or the job has ended (at most kLogsMaxFollowers,
+// kLogsMaxFollowersPerUid per user).
 #pragma once
 
 #include <functional>
@@ -35,8 +37,10 @@ class Service : public api::Handler {
                                        api::ConnId conn) override;
   void Closed(api::ConnId conn) override;
 
-  // Answers the waiters of jobs that ended.
+  // Answers the waiters of jobs that ended: a wait for several jobs once the last has ended.
   void JobsEnded(const std::vector<JobId>& ids);
+  // Job ids held by unanswered waits, in all (for tests and the bounds).
+  size_t held_wait_ids() const { return held_wait_ids_; }
   // Answers the log followers whose stream has new bytes, whose job has ended, or whose read
   // fails (e.g. the file became a link). Called once per pass of the main loop. Cost: one
   // bounded read (an open and a stat when nothing is new) per follower held.
@@ -63,6 +67,12 @@ class Service : public api::Handler {
   Result<nlohmann::json> Dispatch(Call& call, const nlohmann::json& request);
   // The reply to `call` waits until job `id` ends.
   void Defer(Call& call, JobId id);
+  // A "wait" with "ids": answered now when all have ended, else deferred until they have.
+  Result<WaitReply> WaitForAll(Call& call, const std::vector<JobId>& ids);
+  // Refuses to hold `count` more waited-for ids for `caller` past the bounds: kUnavailable.
+  Status MayHoldWait(const api::Caller& caller, size_t count) const;
+  // The reply to a wait for several jobs: each as it is now (env_shown kOmitted).
+  nlohmann::json WaitAllReply(const std::vector<JobId>& ids) const;
 
   Result<VersionReply> Version(Call& call, VersionRequest request);
   Result<SubmitReply> Submit(Call& call, SubmitRequest request);
@@ -88,10 +98,29 @@ class Service : public api::Handler {
   Result<AttachLeaseReply> AttachLease(Call& call, AttachLeaseRequest request);
   Result<CloseLeaseReply> CloseLease(Call& call, CloseLeaseRequest request);
 
+  // A deferred wait: its connection and caller, and for a wait with "ids" its group.
+  struct Waiter {
+    api::ConnId conn;
+    api::Caller caller;
+    uint64_t group = 0;  // 0: a wait for this one job
+  };
+  // A wait with "ids": the ids in the order asked, and how many distinct ones have not ended.
+  struct WaitGroup {
+    api::ConnId conn;
+    api::Caller caller;
+    std::vector<JobId> ids;
+    size_t left = 0;
+  };
+  void ReleaseHeld(const api::Caller& caller, size_t count);
+
   Node* node_;
   ReplySink reply_;
   int metrics_port_ = 0;
-  std::map<JobId, std::vector<std::pair<api::ConnId, api::Caller>>> waiters_;
+  std::map<JobId, std::vector<Waiter>> waiters_;  // jobs not yet ended -> who waits for them
+  std::map<uint64_t, WaitGroup> groups_;
+  uint64_t next_group_ = 1;
+  size_t held_wait_ids_ = 0;                      // ids of the waits held, groups' in full
+  std::map<uint32_t, size_t> held_wait_ids_by_uid_;
   std::vector<Follower> followers_;
 };
 

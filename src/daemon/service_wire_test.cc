@@ -94,6 +94,7 @@ TEST_F(ServiceWireTest, EveryOpsReplyIsWhatTheWireCarries) {
   Step();
   ASSERT_EQ(deferred_.size(), 1u);
   ExpectGolden("wait.reply", deferred_[0]);
+  ExpectGolden("wait_ids.reply", Send("wait_ids.request", owner_));  // ended: answered at once
 
   ExpectGolden("logs.reply", Send("logs.request", owner_));
   ExpectGolden("cancel.reply", Send("cancel.request", owner_));
