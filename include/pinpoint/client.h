@@ -8,6 +8,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -49,6 +50,15 @@ class Client {
   Result<OpenLeaseReply> OpenLease(const OpenLeaseRequest& request);
   Result<AttachLeaseReply> AttachLease(const AttachLeaseRequest& request);
   Result<CloseLeaseReply> CloseLease(const CloseLeaseRequest& request);
+
+  // Several submits sent back to back, their replies read as they come (pinpointd answers the
+  // requests of a connection in order, and takes the ones that arrived together in one pass: a
+  // batch's jobs are then placed, recorded and launched together). One result per request, in
+  // order, each as Submit's. A request with `wait` is refused (kInvalidArgument, not sent): its
+  // reply would come out of order. When the connection fails, that error is the result of every
+  // request not answered yet (some of them may have been stored: use an idempotency key to retry
+  // them safely).
+  std::vector<Result<SubmitReply>> SubmitEach(const std::vector<SubmitRequest>& requests);
 
   // Sends any JSON object and returns the reply object when "ok" is true (errors as above).
   // Raw on purpose: the tests of the server and of the daemon's input checks send what a typed

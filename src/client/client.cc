@@ -1,5 +1,6 @@
 #include "pinpoint/client.h"
 
+#include <poll.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -109,6 +110,70 @@ Result<LogsReply> Client::Logs(const LogsRequest& request) { return Send(request
 Result<OpenLeaseReply> Client::OpenLease(const OpenLeaseRequest& request) { return Send(request); }
 Result<AttachLeaseReply> Client::AttachLease(const AttachLeaseRequest& request) { return Send(request); }
 Result<CloseLeaseReply> Client::CloseLease(const CloseLeaseRequest& request) { return Send(request); }
+
+std::vector<Result<SubmitReply>> Client::SubmitEach(const std::vector<SubmitRequest>& requests) {
+  std::vector<Result<SubmitReply>> results(requests.size(), Result<SubmitReply>(Internal("not sent")));
+  std::string out;
+  std::vector<size_t> on_wire;  // the request each line sent is, in order
+  for (size_t i = 0; i < requests.size(); ++i) {
+    if (requests[i].wait) {
+      results[i] = InvalidArgument("a submit with wait cannot be sent with others");
+      continue;
+    }
+    std::string line = ToJson(requests[i]).dump() + "\n";
+    if (line.size() > kMaxMessageBytes + 1) {
+      results[i] = InvalidArgument("request is larger than 1 MiB");
+      continue;
+    }
+    out += line;
+    on_wire.push_back(i);
+  }
+  // Sending and reading interleave: pinpointd stops reading a connection whose replies pile up
+  // unread, so sending everything first could leave both sides waiting for good.
+  size_t sent = 0, answered = 0;
+  Status broken;
+  while (answered < on_wire.size()) {
+    pollfd p{fd_, static_cast<short>(POLLIN | (sent < out.size() ? POLLOUT : 0)), 0};
+    if (::poll(&p, 1, -1) < 0) {
+      if (errno == EINTR) continue;
+      broken = Unavailable(std::string("poll: ") + std::strerror(errno));
+      break;
+    }
+    if (sent < out.size() && (p.revents & POLLOUT)) {
+      ssize_t n = ::send(fd_, out.data() + sent, out.size() - sent, MSG_NOSIGNAL | MSG_DONTWAIT);
+      if (n > 0) {
+        sent += static_cast<size_t>(n);
+      } else if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+        std::string why = std::strerror(errno);
+        auto refusal = ReadRefusal();
+        broken = refusal ? *refusal : Unavailable("lost connection to pinpointd: " + why);
+        break;
+      }
+    }
+    if ((p.revents & (POLLIN | POLLHUP | POLLERR)) == 0) continue;
+    char buf[65536];
+    ssize_t n = ::recv(fd_, buf, sizeof(buf), MSG_DONTWAIT);
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) continue;
+    if (n <= 0) {
+      broken = Unavailable("pinpointd closed the connection before replying");
+      break;
+    }
+    buffer_.append(buf, static_cast<size_t>(n));
+    size_t newline;
+    while (answered < on_wire.size() && (newline = buffer_.find('\n')) != std::string::npos) {
+      auto reply = ParseReplyLine(std::string_view(buffer_).substr(0, newline));
+      buffer_.erase(0, newline + 1);
+      size_t i = on_wire[answered++];
+      results[i] = reply.ok() ? DecodeReply<SubmitRequest>(*reply) : Result<SubmitReply>(reply.status());
+    }
+    if (buffer_.size() > kMaxMessageBytes * 64) {
+      broken = Unavailable("reply from pinpointd is too large");
+      break;
+    }
+  }
+  for (; answered < on_wire.size(); ++answered) results[on_wire[answered]] = broken;
+  return results;
+}
 
 std::optional<Status> Client::ReadRefusal() {
   char buf[4096];
