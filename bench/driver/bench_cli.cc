@@ -106,7 +106,7 @@ Result<gpu::GpuInfo> FindGpu(gpu::GpuBackend* backend, int index, Failure* failu
 Status CheckBinaries(const BenchOptions& options, const std::string& bin_dir) {
   for (Mode m : options.modes) {
     if (!ThroughPinpoint(m)) continue;
-    for (const char* name : {"pinpointd", "pinpoint", "pinpoint-shim"}) {
+    for (const char* name : {"pinpointd", "pinpoint-shim"}) {
       if (::access((bin_dir + "/" + name).c_str(), X_OK) != 0) {
         return NotFound("no " + bin_dir + "/" + name + " (give --bin-dir)");
       }

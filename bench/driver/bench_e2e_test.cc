@@ -82,7 +82,8 @@ TEST(BenchEndToEndTest, EveryModeOnASimulatedGpu) {
       "--",
       "sh",
       "-c",
-      "echo pipe=$CUDA_MPS_PIPE_DIRECTORY gpu=$CUDA_VISIBLE_DEVICES; sleep 0.2; "
+      "echo pipe=$CUDA_MPS_PIPE_DIRECTORY gpu=$CUDA_VISIBLE_DEVICES; "
+      "echo pp-cuda first_us=$(date +%s%6N) ready_us=$(date +%s%6N); sleep 0.2; "
       "echo pp-work units=1.5 unit=steps seconds=0.2"};
   auto r = RunCommand(argv, ChildEnvironment(), 240000);
   ASSERT_TRUE(r.ok()) << r.status().message();
@@ -101,9 +102,15 @@ TEST(BenchEndToEndTest, EveryModeOnASimulatedGpu) {
     EXPECT_EQ(p["metrics"]["ok_jobs"], p["n"])
         << p["mode"] << " N=" << p["n"] << ": " << p["jobs"].dump();
     EXPECT_EQ(p["metrics"]["units"], 1.5 * p["n"].get<int>());
+    bool pinpoint = p["mode"] != "bare" && p["mode"] != "bare-mps";
     for (const auto& job : p["jobs"]) {
       EXPECT_EQ(job["device"], uuid);
       EXPECT_LE(job["submit_s"].get<double>(), job["start_s"].get<double>());
+      EXPECT_LE(job["start_s"].get<double>(), job["first_cuda_s"].get<double>() + 0.001)
+          << "its pp-cuda line is read";
+      EXPECT_LE(job["first_cuda_s"].get<double>(), job["ready_s"].get<double>());
+      EXPECT_LE(job["end_s"].get<double>(), job["known_s"].get<double>() + 0.001);
+      EXPECT_EQ(job["submit_call_s"].get<double>() > 0, pinpoint) << "only pinpoint's are submitted";
       EXPECT_LT(job["start_s"].get<double>(), job["end_s"].get<double>());
       EXPECT_GE(job["start_s"].get<double>(), p["t0_s"].get<double>() - 0.002);
       EXPECT_LE(job["end_s"].get<double>(), p["t1_s"].get<double>() + 0.002);
@@ -118,6 +125,15 @@ TEST(BenchEndToEndTest, EveryModeOnASimulatedGpu) {
   }
   EXPECT_NE(Slurp(out + "/summary.csv").find("\ncmd,bare,1,1,steps,"), std::string::npos);
   EXPECT_NE(Slurp(out + "/results.md").find("## Targets"), std::string::npos);
+  EXPECT_NE(Slurp(out + "/results.md").find("## Where the time goes"), std::string::npos);
+  ASSERT_EQ(j["breakdown"].size(), 9u) << "one row per mode and N (one repetition each)";
+  for (const auto& row : j["breakdown"]) {
+    const auto& stages = row["stages"];
+    EXPECT_EQ(stages["first_cuda_to_ready_ms"]["count"], row["jobs"]) << row.dump();
+    EXPECT_EQ(stages["end_to_known_ms"]["count"].get<int>() > 0,
+              row["mode"] != "bare" && row["mode"] != "bare-mps")
+        << row.dump();
+  }
   EXPECT_NE(Slurp(out + "/meta.txt").find("NVIDIA H100 80GB HBM3, driver simulated, CUDA 13.0"),
             std::string::npos);
   EXPECT_NE(Slurp(out + "/logs/pinpointd-mps.log").find("pinpointd"), std::string::npos);

@@ -3,6 +3,7 @@
 #include <sys/wait.h>
 
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 
 #include "bench/driver/proc.h"
@@ -19,6 +20,15 @@ std::string LastLine(const std::string& text) {
   size_t start = text.rfind('\n', end);
   return text.substr(start == std::string::npos ? 0 : start + 1,
                      end - (start == std::string::npos ? 0 : start + 1) + 1);
+}
+
+// At most the first max_bytes of the file at `path`; "" when it cannot be read.
+std::string ReadHead(const std::string& path, uint64_t max_bytes) {
+  std::ifstream in(path, std::ios::binary);
+  std::string head(max_bytes, '\0');
+  in.read(head.data(), static_cast<std::streamsize>(max_bytes));
+  head.resize(static_cast<size_t>(in.gcount()));
+  return head;
 }
 
 }  // namespace
@@ -77,7 +87,7 @@ Result<BatchResult> DirectRunner::Run(int n, const std::string& tag) {
     std::filesystem::remove(spec.stdout_path);
     std::filesystem::remove(spec.stderr_path);
     JobResult& job = batch.jobs[static_cast<size_t>(i)];
-    job.submit_s = job.start_s = NowSeconds();
+    job.submit_s = job.start_s = NowSeconds();  // no submission: spawned
     job.device = ctx_->gpu_uuid;
     PP_RETURN_IF_ERROR(SpawnIntoBatch(spec, &pids));
     outs.push_back(spec.stdout_path);
@@ -85,7 +95,7 @@ Result<BatchResult> DirectRunner::Run(int n, const std::string& tag) {
   std::vector<int> status(pids.size(), -1);
   Status waited = WaitAll(pids, ctx_->stop, [&](size_t i, int s, double t) {
     status[i] = s;
-    batch.jobs[i].end_s = t;
+    batch.jobs[i].end_s = batch.jobs[i].known_s = t;  // reaped: the end is known as it is seen
   });
   batch.t1_s = NowSeconds();
   if (!waited.ok()) {
@@ -94,7 +104,13 @@ Result<BatchResult> DirectRunner::Run(int n, const std::string& tag) {
   }
   for (size_t i = 0; i < pids.size(); ++i) {
     JobResult& job = batch.jobs[i];
-    Result<std::string> out = ReadFile(outs[i]);
+    // Bounded reads: the head for the pp-cuda line, the tail for the pp-work line.
+    std::optional<CudaStart> cuda = ParseCudaLine(ReadHead(outs[i], kOutputHeadBytes));
+    if (cuda) {
+      job.first_cuda_s = cuda->first_s;
+      job.ready_s = cuda->ready_s;
+    }
+    Result<std::string> out = ReadFileTail(outs[i], kOutputTailBytes);
     std::optional<WorkReport> work = out.ok() ? ParseWorkLine(*out) : std::nullopt;
     bool exit0 = WIFEXITED(status[i]) && WEXITSTATUS(status[i]) == 0;
     if (work) {
@@ -104,7 +120,8 @@ Result<BatchResult> DirectRunner::Run(int n, const std::string& tag) {
     }
     job.ok = exit0 && work.has_value();
     if (!job.ok) {
-      Result<std::string> err = ReadFile(dir_ + "/" + tag + "-" + std::to_string(i) + ".err");
+      Result<std::string> err =
+          ReadFileTail(dir_ + "/" + tag + "-" + std::to_string(i) + ".err", kOutputTailBytes);
       std::string why = WIFEXITED(status[i])
                             ? "exit code " + std::to_string(WEXITSTATUS(status[i]))
                             : "killed by signal " + std::to_string(WTERMSIG(status[i]));

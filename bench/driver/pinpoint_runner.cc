@@ -6,12 +6,15 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <condition_variable>
 #include <filesystem>
 #include <iostream>
+#include <mutex>
+#include <thread>
 
 #include "bench/driver/proc.h"
 #include "common/file_util.h"
-#include "common/terminal.h"
 #include "common/process.h"
 
 namespace pinpoint::bench {
@@ -20,8 +23,8 @@ namespace {
 
 using nlohmann::json;
 
-constexpr int kCliTimeoutMs = 60000;
 constexpr int kReadyTimeoutMs = 30000;
+constexpr int kCancelWaitMs = 15000;
 
 std::string ShortName(Mode mode) {
   switch (mode) {
@@ -49,8 +52,55 @@ std::string LastLine(const std::string& text) {
   return text.substr(start, end - start + 1);
 }
 
-double Seconds(const json& record, const char* key) {
-  return record.contains(key) && record[key].is_number() ? record[key].get<double>() / 1000.0 : 0.0;
+// Makes `client`'s blocked call return (Client::Interrupt) once *stop turns true or timeout_ms
+// have passed (0: no limit). Checks every 100 ms from a thread of its own, which the destructor
+// stops and joins.
+class CallGuard {
+ public:
+  CallGuard(Client* client, const std::atomic<bool>* stop, int timeout_ms)
+      : thread_([this, client, stop, timeout_ms] {
+          auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+          std::unique_lock<std::mutex> lock(mu_);
+          while (!done_) {
+            bool stopped = stop != nullptr && stop->load();
+            bool late = timeout_ms > 0 && std::chrono::steady_clock::now() >= deadline;
+            if (stopped || late) {
+              fired_ = true;
+              client->Interrupt();
+              return;
+            }
+            cv_.wait_for(lock, std::chrono::milliseconds(100));
+          }
+        }) {}
+  ~CallGuard() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      done_ = true;
+    }
+    cv_.notify_all();
+    thread_.join();
+  }
+  // Whether it interrupted the call.
+  bool fired() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return fired_;
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool done_ = false;
+  bool fired_ = false;
+  std::thread thread_;  // last: starts once the members it reads exist
+};
+
+std::map<std::string, std::string> EnvironmentMap(const std::vector<std::string>& env) {
+  std::map<std::string, std::string> out;
+  for (const std::string& kv : env) {
+    size_t eq = kv.find('=');
+    if (eq != std::string::npos) out[kv.substr(0, eq)] = kv.substr(eq + 1);
+  }
+  return out;
 }
 
 }  // namespace
@@ -83,41 +133,29 @@ json MakeDaemonConfig(const json& defaults, Mode mode, const DaemonPaths& paths,
   return c;
 }
 
-std::vector<std::string> SubmitArgs(const std::string& pinpoint, const std::string& socket,
-                                    const Workload& workload, const BenchOptions& options,
-                                    const std::string& name) {
-  std::vector<std::string> args = {pinpoint,
-                                   "--socket",
-                                   socket,
-                                   "--json",
-                                   "submit",
-                                   "--gpu-mem",
-                                   std::to_string(workload.gpu_mem_bytes) + "B"};
-  if (options.gpu_share_pct > 0)
-    args.insert(args.end(), {"--gpu-share", std::to_string(options.gpu_share_pct)});
-  args.insert(args.end(), {"--cpus", std::to_string(options.cpus), "--name", name, "--"});
-  args.insert(args.end(), workload.argv.begin(), workload.argv.end());
-  return args;
+std::vector<JobRequest> CopyRequests(const Workload& workload, const BenchOptions& options,
+                                     const std::string& tag, int n,
+                                     const std::map<std::string, std::string>& env,
+                                     const std::string& cwd) {
+  std::vector<JobRequest> copies;
+  for (int i = 0; i < n; ++i) {
+    JobRequest r;
+    r.name = tag + "-" + std::to_string(i);
+    r.argv = workload.argv;
+    r.cwd = cwd;
+    r.env = env;
+    r.gpus = 1;
+    r.gpu_mem_bytes = workload.gpu_mem_bytes;
+    r.gpu_share_pct = options.gpu_share_pct;
+    r.cpus = options.cpus;
+    copies.push_back(std::move(r));
+  }
+  return copies;
 }
 
 PinpointRunner::PinpointRunner(Mode mode, const RunnerContext* ctx) : mode_(mode), ctx_(ctx) {}
 
-Result<json> PinpointRunner::Cli(const std::vector<std::string>& args, int timeout_ms) {
-  std::vector<std::string> argv = {ctx_->bin_dir + "/pinpoint", "--socket", paths_.socket_path,
-                                   "--json"};
-  argv.insert(argv.end(), args.begin(), args.end());
-  Result<CommandResult> r = RunCommand(argv, ChildEnvironment(), timeout_ms, "", ctx_->stop);
-  if (!r.ok()) return r.status();
-  if (r->out.empty() && r->exit_code != 0) {
-    return Unavailable("pinpoint " + args.front() + ": " + FirstLine(r->err));
-  }
-  try {
-    return json::parse(r->out);
-  } catch (const std::exception& e) {
-    return Internal("pinpoint " + args.front() + ": output is not JSON (" + FirstLine(r->err) +
-                    ")");
-  }
-}
+Result<Client> PinpointRunner::Connect() { return Client::Connect(paths_.socket_path); }
 
 Status PinpointRunner::Setup() {
   dir_ = ctx_->scratch_dir + "/" + ShortName(mode_);
@@ -162,21 +200,25 @@ Status PinpointRunner::Setup() {
     return Unavailable(std::string("pinpointd (") + ModeName(mode_) + ") did not start: " +
                        (log.ok() ? LastLine(*log) : "no log") + " (log: " + log_path_ + ")");
   }
-  Result<json> gpus = Cli({"gpus"}, kCliTimeoutMs);
+  char cwd[4096];
+  cwd_ = ::getcwd(cwd, sizeof(cwd)) != nullptr ? cwd : "/";
+  env_ = EnvironmentMap(ChildEnvironment());
+  Result<Client> client = Connect();
+  if (!client.ok()) return client.status();
+  Result<GpusReply> gpus = client->Gpus();
   if (!gpus.ok()) return gpus.status();
   bool found = false;
-  size_t devices = 0;
-  for (const json& d : (*gpus)["devices"]) {
-    ++devices;
-    if (d.value("uuid", "") == ctx_->gpu_uuid) found = true;
+  for (const DeviceView& d : gpus->devices) {
+    if (d.uuid == ctx_->gpu_uuid) found = true;
   }
   if (!found) {
     return FailedPrecondition(std::string("pinpointd (") + ModeName(mode_) +
                               ") does not list GPU " + ctx_->gpu_uuid + " (backend " +
-                              (*gpus).value("backend", "?") + ")");
+                              gpus->backend + ")");
   }
-  if (devices > 1) {
-    note_ = std::string("pinpointd (") + ModeName(mode_) + ") has " + std::to_string(devices) +
+  if (gpus->devices.size() > 1) {
+    note_ = std::string("pinpointd (") + ModeName(mode_) + ") has " +
+            std::to_string(gpus->devices.size()) +
             " devices: jobs may land on other GPUs than the one measured; points where they do are "
             "marked";
   }
@@ -184,111 +226,107 @@ Status PinpointRunner::Setup() {
 }
 
 Result<BatchResult> PinpointRunner::Run(int n, const std::string& tag) {
+  Result<Client> client = Connect();
+  if (!client.ok()) return client.status();
+  std::vector<JobRequest> copies = CopyRequests(ctx_->workload, ctx_->options, tag, n, env_, cwd_);
+  CallGuard guard(&*client, ctx_->stop, 0);
   BatchResult batch;
+  batch.jobs.resize(copies.size());
   batch.t0_s = NowSeconds();
-  PP_RETURN_IF_ERROR(SubmitAll(n, tag));
-  std::vector<json> records;
-  bool tty = StyleForFd(STDERR_FILENO).redraw;  // no \r or ESC[K into a log
-  for (size_t i = 0; i < active_.size(); ++i) {
-    Result<json> ended = Cli({"wait", std::to_string(active_[i])}, 24 * 3600 * 1000);
-    if (!ended.ok()) return ended.status();
-    if (!ended->is_array() || ended->empty()) return Internal("pinpoint wait: unexpected reply");
-    records.push_back((*ended)[0]);
-    if (tty) std::cerr << "\r  " << i + 1 << "/" << active_.size() << " ended" << std::flush;
-  }
+  Status submitted = SubmitAll(*client, copies, &batch.jobs);
+  if (!submitted.ok()) return guard.fired() ? Unavailable("interrupted") : submitted;
+  // One request for the whole batch, answered when its last copy has ended: the driver learns
+  // of the end as soon as pinpointd knows it, whatever N.
+  WaitRequest wait;
+  wait.ids = active_;
+  Result<WaitReply> ended = client->Wait(wait);
   batch.t1_s = NowSeconds();
-  if (tty) std::cerr << "\r\033[K" << std::flush;
+  if (!ended.ok()) return guard.fired() ? Unavailable("interrupted") : ended.status();
+  if (ended->jobs.size() != active_.size()) return Internal("pinpoint wait: unexpected reply");
   active_.clear();
-  for (const json& r : records) batch.jobs.push_back(ToJobResult(r));
+  for (size_t i = 0; i < batch.jobs.size(); ++i) {
+    batch.jobs[i].known_s = batch.t1_s;
+    FillJobResult(*client, ended->jobs[i], &batch.jobs[i]);
+  }
   return batch;
 }
 
-Status PinpointRunner::SubmitAll(int n, const std::string& tag) {
-  // All submissions at once, as a batch system's would arrive; each is a `pinpoint submit`.
-  std::vector<pid_t> pids;
-  std::vector<std::string> outs, errs;
-  for (int i = 0; i < n; ++i) {
-    SpawnSpec spec;
-    spec.argv = SubmitArgs(ctx_->bin_dir + "/pinpoint", paths_.socket_path, ctx_->workload,
-                           ctx_->options, tag + "-" + std::to_string(i));
-    spec.env = ChildEnvironment();
-    spec.stdout_path = dir_ + "/submit-" + std::to_string(i) + ".out";
-    spec.stderr_path = dir_ + "/submit-" + std::to_string(i) + ".err";
-    std::filesystem::remove(spec.stdout_path);
-    std::filesystem::remove(spec.stderr_path);
-    PP_RETURN_IF_ERROR(SpawnIntoBatch(spec, &pids));
-    outs.push_back(spec.stdout_path);
-    errs.push_back(spec.stderr_path);
+Status PinpointRunner::SubmitAll(Client& client, const std::vector<JobRequest>& copies,
+                                 std::vector<JobResult>* jobs) {
+  // All copies at once, as a batch system's arrive: one "submit" each, sent back to back on one
+  // connection without waiting for each reply, so that pinpointd takes them together (one
+  // round trip each would make every copy a scheduling pass of its own). Where pinpointd takes
+  // an array, one request for all of them goes here instead.
+  std::vector<SubmitRequest> requests;
+  for (const JobRequest& copy : copies) {
+    SubmitRequest request;
+    request.request = copy;
+    requests.push_back(std::move(request));
   }
-  Status waited = WaitAll(pids, ctx_->stop, [](size_t, int, double) {});
-  std::string refused;
+  double now = NowSeconds();
+  for (JobResult& job : *jobs) job.submit_call_s = now;
+  std::vector<Result<SubmitReply>> replies = client.SubmitEach(requests);
   active_.clear();
-  for (size_t i = 0; i < outs.size(); ++i) {
-    Result<std::string> out = ReadFile(outs[i]);
-    try {
-      active_.push_back(json::parse(out.ok() ? *out : "").at("id").get<int64_t>());
-    } catch (const std::exception&) {
-      Result<std::string> err = ReadFile(errs[i]);
-      if (refused.empty()) {
-        refused = "submit refused: " + (err.ok() ? FirstLine(*err) : std::string("no output"));
-      }
-    }
+  Status why;
+  for (const Result<SubmitReply>& reply : replies) {
+    if (reply.ok()) active_.push_back(reply->job.id);
+    else if (why.ok()) why = reply.status();
   }
-  if (!waited.ok()) {
-    KillAndReap(pids, SIGTERM, 5000);
-    return waited;  // the jobs submitted are cancelled by Teardown
-  }
-  if (!refused.empty()) {
-    CancelActive();
-    return Unavailable(refused);
-  }
-  return Status::Ok();
+  if (why.ok()) return Status::Ok();
+  CancelActive();
+  return why.code() == Code::kUnavailable ? why : Unavailable("submit refused: " + why.message());
 }
 
-JobResult PinpointRunner::ToJobResult(const json& r) {
-  JobResult job;
-  job.submit_s = Seconds(r, "submit_ms");
-  job.start_s = Seconds(r, "start_ms");
-  job.end_s = Seconds(r, "end_ms");
-  if (r.contains("allocations") && !r["allocations"].empty()) {
-    job.device = r["allocations"][0].value("uuid", "");
+void PinpointRunner::FillJobResult(Client& client, const JobView& r, JobResult* job) {
+  job->submit_s = static_cast<double>(r.submit_ms) / 1000.0;
+  job->start_s = static_cast<double>(r.start_ms) / 1000.0;
+  job->end_s = static_cast<double>(r.end_ms) / 1000.0;
+  if (!r.allocations.empty()) job->device = r.allocations[0].uuid;
+  std::string id = std::to_string(r.id);
+  // Bounded reads: the head for the pp-cuda line, the tail for the pp-work line.
+  LogsRequest head{r.id, LogStream::kStdout, kOutputHeadBytes};
+  head.from_offset = 0;
+  Result<LogsReply> first = client.Logs(head);
+  std::optional<CudaStart> cuda = first.ok() ? ParseCudaLine(first->data) : std::nullopt;
+  if (cuda) {
+    job->first_cuda_s = cuda->first_s;
+    job->ready_s = cuda->ready_s;
   }
-  std::string id = std::to_string(r.value("id", int64_t{0}));
-  Result<json> logs = Cli({"logs", id}, kCliTimeoutMs);
-  std::optional<WorkReport> work =
-      logs.ok() ? ParseWorkLine(logs->value("data", "")) : std::nullopt;
+  Result<LogsReply> logs = client.Logs(LogsRequest{r.id, LogStream::kStdout, kOutputTailBytes});
+  std::optional<WorkReport> work = logs.ok() ? ParseWorkLine(logs->data) : std::nullopt;
   if (work) {
-    job.units = work->units;
-    job.unit = work->unit;
-    job.own_seconds = work->seconds;
+    job->units = work->units;
+    job->unit = work->unit;
+    job->own_seconds = work->seconds;
   }
-  bool completed =
-      r.value("state", "") == "completed" && r.contains("exit_code") && r["exit_code"] == 0;
-  job.ok = completed && work.has_value();
-  if (!job.ok) {
-    Result<json> err = Cli({"logs", "--stderr", id}, kCliTimeoutMs);
-    std::string last = err.ok() ? LastLine(err->value("data", "")) : "";
-    if (last.empty() && logs.ok()) last = LastLine(logs->value("data", ""));
-    job.detail = "job " + id + " " + r.value("state", "?") + " (" +
-                 (completed ? "no pp-work line in its output" : r.value("detail", "")) + ")" +
-                 (last.empty() ? "" : ": " + last);
+  bool completed = r.state == JobState::kCompleted && r.exit_code == 0;
+  job->ok = completed && work.has_value();
+  if (!job->ok) {
+    Result<LogsReply> err = client.Logs(LogsRequest{r.id, LogStream::kStderr, kOutputTailBytes});
+    std::string last = err.ok() ? LastLine(err->data) : "";
+    if (last.empty() && logs.ok()) last = LastLine(logs->data);
+    job->detail = "job " + id + " " + JobStateName(r.state) + " (" +
+                  (completed ? "no pp-work line in its output" : r.detail) + ")" +
+                  (last.empty() ? "" : ": " + last);
   }
-  if (job.ok && !job.device.empty() && job.device != ctx_->gpu_uuid) {
-    job.ok = false;
-    job.detail = "job " + id + " ran on " + job.device + ", not on the GPU measured";
+  if (job->ok && !job->device.empty() && job->device != ctx_->gpu_uuid) {
+    job->ok = false;
+    job->detail = "job " + id + " ran on " + job->device + ", not on the GPU measured";
   }
-  return job;
 }
 
 void PinpointRunner::CancelActive() {
   if (active_.empty() || daemon_ <= 0) return;
-  std::vector<std::string> args = {"cancel"};
-  for (int64_t id : active_) args.push_back(std::to_string(id));
-  (void)Cli(args, kCliTimeoutMs);
-  for (int64_t id : active_)
-    (void)RunCommand(
-        {ctx_->bin_dir + "/pinpoint", "--socket", paths_.socket_path, "wait", std::to_string(id)},
-        ChildEnvironment(), 15000);
+  Result<Client> client = Connect();
+  for (size_t at = 0; client.ok() && at < active_.size(); at += kCancelMaxIds) {
+    auto end = active_.begin() + static_cast<ptrdiff_t>(std::min(active_.size(), at + kCancelMaxIds));
+    CancelRequest cancel{std::vector<JobId>(active_.begin() + static_cast<ptrdiff_t>(at), end)};
+    (void)client->Cancel(cancel);
+    WaitRequest wait;
+    wait.ids = cancel.ids;
+    CallGuard guard(&*client, nullptr, kCancelWaitMs);
+    (void)client->Wait(wait);
+  }
   active_.clear();
 }
 

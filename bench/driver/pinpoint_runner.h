@@ -1,16 +1,21 @@
 // PinpointRunner: a private pinpointd whose devices are all in one sharing mode (exclusive,
 // timeslice or mps), started with its own configuration, state directory, socket and MPS
-// directory under the scratch directory, and driven through the `pinpoint` CLI as a user would:
-// `submit --json` for each copy, `wait --json` for each job, `logs --json` for its output.
+// directory under the scratch directory, and driven through pinpoint's client library
+// (pinpoint/client.h) as a batch system's submitter would: on one connection, a "submit" for each
+// copy sent back to back, then one "wait" for all of them, then "logs" for their output. No process is started per
+// copy, so what is measured is pinpoint, not the start-up of a CLI.
 #pragma once
 
 #include <sys/types.h>
 
+#include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "bench/driver/runner.h"
+#include "pinpoint/client.h"
 
 namespace pinpoint::bench {
 
@@ -30,10 +35,14 @@ struct DaemonPaths {
 nlohmann::json MakeDaemonConfig(const nlohmann::json& defaults, Mode mode, const DaemonPaths& paths,
                                 const BenchOptions& options);
 
-// The pinpoint command line that submits one copy.
-std::vector<std::string> SubmitArgs(const std::string& pinpoint, const std::string& socket,
-                                    const Workload& workload, const BenchOptions& options,
-                                    const std::string& name);
+// What the driver submits for the n copies of a batch: one request each, named <tag>-<i>, a
+// slice of one GPU of the workload's size (and options.gpu_share_pct of its SMs), options.cpus
+// host CPUs, the workload's command, run in `cwd` with `env` (as `pinpoint submit` would send
+// them). The whole batch, so that it can go as one array request where pinpointd takes one.
+std::vector<JobRequest> CopyRequests(const Workload& workload, const BenchOptions& options,
+                                     const std::string& tag, int n,
+                                     const std::map<std::string, std::string>& env,
+                                     const std::string& cwd);
 
 class PinpointRunner : public BatchRunner {
  public:
@@ -49,22 +58,26 @@ class PinpointRunner : public BatchRunner {
   std::string Note() const override { return note_; }
 
  private:
-  // `pinpoint --socket S --json ARGS...`, its stdout parsed as JSON. Errors: its stderr line.
-  Result<nlohmann::json> Cli(const std::vector<std::string>& args, int timeout_ms);
+  // A new connection to the daemon. Errors: the client's (kUnavailable).
+  Result<Client> Connect();
+  // Cancels the jobs of active_ and waits (up to 15 s) for them to end.
   void CancelActive();
-  // Submits n copies at once; their ids go to active_. Errors: interrupted, or a refused submit
-  // (the others are cancelled).
-  Status SubmitAll(int n, const std::string& tag);
-  // A job record of `pinpoint wait --json`, with its work read from its stdout.
-  JobResult ToJobResult(const nlohmann::json& record);
+  // Submits the copies on `client`, all at once (Client::SubmitEach), stamping each JobResult's
+  // submit_call_s; their ids go to active_. Errors: a refused submit (the copies submitted are
+  // cancelled), the connection's. To submit a batch as one array request, only this changes.
+  Status SubmitAll(Client& client, const std::vector<JobRequest>& copies, std::vector<JobResult>* jobs);
+  // Completes a copy's result from its ended record and its output (pp-work, pp-cuda lines).
+  void FillJobResult(Client& client, const JobView& record, JobResult* job);
 
   Mode mode_;
   const RunnerContext* ctx_;
   std::string dir_, log_path_;
   DaemonPaths paths_;
   pid_t daemon_ = -1;
-  std::vector<int64_t> active_;  // jobs submitted and not yet seen ending
+  std::vector<JobId> active_;  // jobs submitted and not yet seen ending
   std::string note_;
+  std::map<std::string, std::string> env_;  // what every copy runs with (the driver's, as the CLI's)
+  std::string cwd_;
 };
 
 }  // namespace pinpoint::bench

@@ -34,20 +34,29 @@ TEST(MakeDaemonConfigTest, PathsModeAndBenchmarkSettings) {
   EXPECT_EQ(c["cgroups"], true);
 }
 
-TEST(SubmitArgsTest, ASliceOfTheWorkloadsSizeThenTheCommand) {
+TEST(CopyRequestsTest, OneSliceOfTheWorkloadsSizePerCopyNamedAfterTheBatch) {
   Workload w;
   w.argv = {"/bin/pp-busy", "--iters", "5"};
   w.gpu_mem_bytes = 1ull << 30;
   BenchOptions o;
   o.cpus = 2;
-  EXPECT_EQ(SubmitArgs("/b/pinpoint", "/t/s", w, o, "busy-mps-n4-r1-0"),
-            (std::vector<std::string>{"/b/pinpoint", "--socket", "/t/s", "--json", "submit",
-                                      "--gpu-mem", "1073741824B", "--cpus", "2", "--name",
-                                      "busy-mps-n4-r1-0", "--", "/bin/pp-busy", "--iters", "5"}));
+  std::vector<JobRequest> copies =
+      CopyRequests(w, o, "busy-mps-n4-r1", 4, {{"PATH", "/usr/bin"}}, "/home/a");
+  ASSERT_EQ(copies.size(), 4u);
+  EXPECT_EQ(copies[0].name, "busy-mps-n4-r1-0");
+  EXPECT_EQ(copies[3].name, "busy-mps-n4-r1-3");
+  for (const JobRequest& r : copies) {
+    EXPECT_EQ(r.argv, w.argv);
+    EXPECT_EQ(r.gpus, 1);
+    EXPECT_EQ(r.gpu_mem_bytes, 1ull << 30);
+    EXPECT_EQ(r.gpu_share_pct, 0);
+    EXPECT_EQ(r.cpus, 2);
+    EXPECT_EQ(r.cwd, "/home/a");
+    EXPECT_EQ(r.env.at("PATH"), "/usr/bin");
+    EXPECT_TRUE(ValidateRequest(r).ok()) << "pinpointd takes it as it is";
+  }
   o.gpu_share_pct = 25;
-  std::vector<std::string> args = SubmitArgs("/b/pinpoint", "/t/s", w, o, "x");
-  EXPECT_EQ(args[7], "--gpu-share");
-  EXPECT_EQ(args[8], "25");
+  EXPECT_EQ(CopyRequests(w, o, "x", 1, {}, "/")[0].gpu_share_pct, 25);
 }
 
 }  // namespace

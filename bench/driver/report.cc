@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <sstream>
 
+#include "bench/driver/breakdown.h"
 #include "bench/driver/proc.h"
 #include "common/file_util.h"
 #include "pinpoint/units.h"
@@ -104,9 +105,13 @@ json ResultsJson(const RunMeta& meta, const BenchOptions& options, const Workloa
   for (const PointResult& p : points) {
     json jobs = json::array();
     for (const JobResult& jr : p.batch.jobs) {
-      jobs.push_back({{"submit_s", jr.submit_s},
+      jobs.push_back({{"submit_call_s", jr.submit_call_s},
+                      {"submit_s", jr.submit_s},
                       {"start_s", jr.start_s},
+                      {"first_cuda_s", jr.first_cuda_s},
+                      {"ready_s", jr.ready_s},
                       {"end_s", jr.end_s},
+                      {"known_s", jr.known_s},
                       {"ok", jr.ok},
                       {"units", jr.units},
                       {"unit", jr.unit},
@@ -155,6 +160,7 @@ json ResultsJson(const RunMeta& meta, const BenchOptions& options, const Workloa
                        {"detail", t.detail}});
   }
   j["targets"] = targets;
+  j["breakdown"] = BreakdownJson(ComputeBreakdown(points, options.modes));
   return j;
 }
 
@@ -259,6 +265,8 @@ std::string Markdown(const RunMeta& meta, const BenchOptions& options,
                     : (t.met ? "met" : "MISSED"))
        << " | " << t.detail << " |\n";
   }
+  std::vector<BreakdownRow> breakdown = ComputeBreakdown(points, options.modes);
+  if (!breakdown.empty()) md << "\n" << BreakdownMarkdown(breakdown);
   std::string skipped, errors;
   for (const PointResult& p : points) {
     std::string name = std::string(ModeName(p.mode)) + " N=" + std::to_string(p.n) + " rep " +

@@ -1,6 +1,7 @@
 // The files a benchmark run leaves in its output directory: results.json (everything, per job),
 // points.csv (one row per repetition), summary.csv (medians per mode and N, read by
-// bench/plot.sh), results.md (the table and the targets, for people) and meta.txt (one line:
+// bench/plot.sh), results.md (the table, the targets and where the time goes, for people; the
+// last also as "breakdown" in results.json) and meta.txt (one line:
 // GPU, driver, CUDA, date, used as the plots' subtitle).
 #pragma once
 

@@ -10,11 +10,16 @@
 
 namespace pinpoint::bench {
 
-// One copy of the workload. Times are Unix epoch seconds; 0 when unknown.
+// One copy of the workload. Times are Unix epoch seconds (CLOCK_REALTIME in every process);
+// 0 when unknown.
 struct JobResult {
-  double submit_s = 0;  // submitted to pinpointd (direct modes: started)
-  double start_s = 0;   // its process started
-  double end_s = 0;     // its end was seen
+  double submit_call_s = 0;  // the driver sent its submit (direct modes: 0, no submission)
+  double submit_s = 0;       // pinpointd received it, submit_ms (direct modes: started)
+  double start_s = 0;        // its process started: start_ms (direct modes: spawned)
+  double first_cuda_s = 0;   // its first CUDA call, from its pp-cuda line
+  double ready_s = 0;        // its CUDA context existed, from the same line
+  double end_s = 0;          // its end was seen: end_ms (direct modes: reaped)
+  double known_s = 0;        // the driver learnt of its end (the wait reply; direct: reaped)
   bool ok = false;      // exited with 0 and printed a pp-work line
   double units = 0;     // work done, from the pp-work line
   std::string unit;

@@ -1,7 +1,7 @@
 // BatchRunner: one way of running N copies of a workload (a mode of the benchmark), behind an
 // interface so the campaign can be tested with a fake. Implementations: PinpointRunner (a private
-// pinpointd in one device mode, driven through the pinpoint CLI) and DirectRunner (copies started
-// by the driver itself, with or without an MPS control daemon of its own).
+// pinpointd in one device mode, driven through pinpoint's client library) and DirectRunner
+// (copies started by the driver itself, with or without an MPS control daemon of its own).
 #pragma once
 
 #include <atomic>

@@ -86,4 +86,27 @@ std::optional<WorkReport> ParseWorkLine(const std::string& output) {
   return last;
 }
 
+std::optional<CudaStart> ParseCudaLine(const std::string& output) {
+  std::istringstream lines(output);
+  std::string line;
+  while (std::getline(lines, line)) {
+    if (line.rfind("pp-cuda ", 0) != 0) continue;
+    std::istringstream fields(line.substr(8));
+    std::string field;
+    long long first_us = 0, ready_us = 0;
+    while (fields >> field) {
+      size_t eq = field.find('=');
+      if (eq == std::string::npos) continue;
+      std::string key = field.substr(0, eq), value = field.substr(eq + 1);
+      char* end = nullptr;
+      long long v = std::strtoll(value.c_str(), &end, 10);
+      if (end == value.c_str() || *end != '\0') v = 0;
+      if (key == "first_us") first_us = v;
+      if (key == "ready_us") ready_us = v;
+    }
+    if (first_us > 0 && ready_us > 0) return CudaStart{first_us / 1e6, ready_us / 1e6};
+  }
+  return std::nullopt;
+}
+
 }  // namespace pinpoint::bench

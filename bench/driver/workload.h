@@ -35,4 +35,21 @@ struct WorkReport {
 // The last line of `output` that starts with "pp-work " and parses; nullopt when there is none.
 std::optional<WorkReport> ParseWorkLine(const std::string& output);
 
+// When a copy's CUDA started, as pp-busy prints it near the top of its output:
+// "pp-cuda first_us=<CLOCK_REALTIME us just before its first CUDA call> ready_us=<once its
+// context exists>". Epoch seconds, like every time of the driver.
+struct CudaStart {
+  double first_s = 0;
+  double ready_s = 0;
+};
+
+// The first line of `output` that starts with "pp-cuda " and has both positive fields; nullopt
+// when there is none (workloads that do not print it).
+std::optional<CudaStart> ParseCudaLine(const std::string& output);
+
+// How much of a copy's output the driver reads to find its pp-cuda line (from the start) and its
+// pp-work line (from the end).
+inline constexpr uint64_t kOutputHeadBytes = 64 * 1024;
+inline constexpr uint64_t kOutputTailBytes = 256 * 1024;
+
 }  // namespace pinpoint::bench

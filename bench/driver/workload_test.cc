@@ -32,6 +32,25 @@ TEST(ParseWorkLineTest, IgnoresLinesThatDoNotParse) {
   EXPECT_DOUBLE_EQ(r->seconds, 0);
 }
 
+TEST(ParseCudaLineTest, TakesTheFirstLineWithBothTimes) {
+  auto r = ParseCudaLine(
+      "env X=1\npp-cuda first_us=1700000000250000 ready_us=1700000000500000\n"
+      "pp-cuda first_us=1 ready_us=2\npp-work units=4 unit=Giter seconds=1\n");
+  ASSERT_TRUE(r.has_value());
+  EXPECT_DOUBLE_EQ(r->first_s, 1700000000.25);
+  EXPECT_DOUBLE_EQ(r->ready_s, 1700000000.5);
+}
+
+TEST(ParseCudaLineTest, IgnoresLinesThatDoNotParse) {
+  EXPECT_FALSE(ParseCudaLine("").has_value());
+  EXPECT_FALSE(ParseCudaLine("pp-cuda first_us=5\n").has_value()) << "no ready_us";
+  EXPECT_FALSE(ParseCudaLine("pp-cuda first_us=x ready_us=5\n").has_value());
+  EXPECT_FALSE(ParseCudaLine(" pp-cuda first_us=1 ready_us=2\n").has_value()) << "must start the line";
+  auto r = ParseCudaLine("pp-cuda first_us=-3 ready_us=2\npp-cuda first_us=3000000 ready_us=4000000\n");
+  ASSERT_TRUE(r.has_value());
+  EXPECT_DOUBLE_EQ(r->first_s, 3);
+}
+
 void MakeExecutable(const std::string& path) {
   std::ofstream(path) << "#!/bin/sh\n";
   ::chmod(path.c_str(), 0755);

@@ -1,9 +1,13 @@
 // pp-busy: a small GPU-bound job for demos and tests. Keeps `--blocks` thread blocks busy with a
 // fixed amount of arithmetic (`--iters` per thread), so one copy uses only a few SMs and the
 // time it takes grows when it has to share them. Optionally holds `--alloc-mib` of device memory.
-// Prints what it saw (device, UUID, MPS environment), a "pp-busy ok" line and, last, the work done
-// for pinpoint-bench: "pp-work units=<blocks x iters / 1e9> unit=Giter seconds=<since start>".
+// Prints what it saw (device, UUID, MPS environment), when CUDA started for pinpoint-bench's
+// breakdown: "pp-cuda first_us=<CLOCK_REALTIME us at its first CUDA call> ready_us=<once its
+// context exists>", a "pp-busy ok" line and, last, the work done for pinpoint-bench:
+// "pp-work units=<blocks x iters / 1e9> unit=Giter seconds=<since start>".
 #include <cuda_runtime.h>
+
+#include <time.h>
 
 #include <chrono>
 #include <cstdio>
@@ -22,6 +26,12 @@ __global__ void Poke(char* p, size_t n) {
   size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x;
   size_t stride = static_cast<size_t>(gridDim.x) * blockDim.x;
   for (; i < n; i += stride) p[i] = 1;
+}
+
+long long RealtimeUs() {
+  timespec ts{};
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return static_cast<long long>(ts.tv_sec) * 1000000 + ts.tv_nsec / 1000;
 }
 
 const char* Env(const char* name) {
@@ -59,6 +69,7 @@ int main(int argc, char** argv) {
   std::printf("env CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=%s\n", Env("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"));
   std::printf("env PINPOINT_JOB_ID=%s\n", Env("PINPOINT_JOB_ID"));
   auto t0 = std::chrono::steady_clock::now();
+  long long first_us = RealtimeUs();
   // Sleep rather than spin while waiting for the kernel: many copies share a GPU, and spinning
   // host threads would compete for CPUs with their neighbours.
   if (int rc = Check(cudaSetDeviceFlags(cudaDeviceScheduleBlockingSync), "cudaSetDeviceFlags")) return rc;
@@ -71,6 +82,10 @@ int main(int argc, char** argv) {
               "%02x%02x%02x%02x%02x%02x\n",
               count, prop.name, prop.multiProcessorCount, u[0], u[1], u[2], u[3], u[4], u[5], u[6],
               u[7], u[8], u[9], u[10], u[11], u[12], u[13], u[14], u[15]);
+  // The context (under MPS: the connection to the server) is made by the first call that needs
+  // it; make it here, so that ready_us marks it.
+  if (int rc = Check(cudaFree(nullptr), "context creation")) return rc;
+  std::printf("pp-cuda first_us=%lld ready_us=%lld\n", first_us, RealtimeUs());
   float* out = nullptr;
   if (int rc = Check(cudaMalloc(&out, sizeof(float) * blocks), "cudaMalloc(out)")) return rc;
   char* held = nullptr;
