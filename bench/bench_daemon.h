@@ -13,10 +13,11 @@
 namespace pinpoint::bench {
 
 // Starts `<bin_dir>/pinpointd` on `backend` with its state, socket (<dir>/sock) and log
-// (<dir>/pinpointd.log) in `dir`, and returns its pid once it serves requests (--ready-fd), or
-// -1 when it did not start.
+// (<dir>/pinpointd.log) in `dir`, and `config` (a file, or "" for none), and returns its pid once
+// it serves requests (--ready-fd), or -1 when it did not start.
 inline pid_t StartDaemon(const std::string& bin_dir, const std::string& dir,
-                         const std::string& backend = "simulated:h100x2") {
+                         const std::string& backend = "simulated:h100x2",
+                         const std::string& config = "") {
   int ready[2];
   if (::pipe(ready) != 0) return -1;
   pid_t daemon = ::fork();
@@ -26,9 +27,13 @@ inline pid_t StartDaemon(const std::string& bin_dir, const std::string& dir,
     ::dup2(log, 1);
     ::dup2(log, 2);
     std::string bin = bin_dir + "/pinpointd", fd = std::to_string(ready[1]);
-    ::execl(bin.c_str(), bin.c_str(), "--state-dir", (dir + "/state").c_str(), "--socket",
-            (dir + "/sock").c_str(), "--backend", backend.c_str(), "--log-level", "warn", "--ready-fd",
-            fd.c_str(), static_cast<char*>(nullptr));
+    std::string state = dir + "/state", sock = dir + "/sock";
+    std::vector<const char*> argv = {bin.c_str(), "--state-dir", state.c_str(), "--socket",
+                                     sock.c_str(), "--backend", backend.c_str(), "--log-level",
+                                     "warn", "--ready-fd", fd.c_str()};
+    if (!config.empty()) argv.insert(argv.end(), {"--config", config.c_str()});
+    argv.push_back(nullptr);
+    ::execv(bin.c_str(), const_cast<char* const*>(argv.data()));
     ::_exit(127);
   }
   ::close(ready[1]);
