@@ -44,12 +44,9 @@ namespace {
 
 using pinpoint::bench::FirstLine;
 using pinpoint::bench::Percentile;
+using pinpoint::bench::Slurp;
 
-int64_t NowUs() {
-  timespec ts{};
-  clock_gettime(CLOCK_REALTIME, &ts);
-  return static_cast<int64_t>(ts.tv_sec) * 1'000'000 + ts.tv_nsec / 1000;
-}
+int64_t NowUs() { return pinpoint::bench::RealtimeNs() / 1000; }
 
 // --job END_US: the job. Prints its start, sleeps until END_US, prints its end.
 int RunJob(int64_t end_us) {
@@ -65,13 +62,6 @@ int RunJob(int64_t end_us) {
 int64_t Stamp(const std::string& out, const std::string& key) {
   size_t at = out.find(key + " ");
   return at == std::string::npos ? 0 : std::atoll(out.c_str() + at + key.size() + 1);
-}
-
-std::string Slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
 }
 
 // One batch's numbers, in ms.
@@ -161,30 +151,24 @@ int main(int argc, char** argv) {
       }
       ids.push_back(reply->job.id);
     }
+    // One wait per job, or one for all ("ids"): the ended records and when each was known.
+    std::vector<pinpoint::WaitRequest> waits;
+    if (wait_mode == "each") {
+      for (int64_t id : ids) waits.push_back(pinpoint::WaitRequest{id});
+    } else {
+      waits.push_back(pinpoint::WaitRequest{0, ids});
+    }
     std::vector<pinpoint::JobView> ended;
     std::vector<int64_t> known_us;
-    if (wait_mode == "each") {
-      for (int64_t id : ids) {
-        pinpoint::WaitRequest w;
-        w.id = id;
-        auto reply = client->Wait(w);
-        if (!reply.ok()) {
-          std::cerr << "batch_latency_bench: wait: " << reply.status().message() << "\n";
-          return 1;
-        }
-        known_us.push_back(NowUs());
-        ended.push_back(reply->job);
-      }
-    } else {
-      pinpoint::WaitRequest w;
-      w.ids = ids;
+    for (const pinpoint::WaitRequest& w : waits) {
       auto reply = client->Wait(w);
       if (!reply.ok()) {
         std::cerr << "batch_latency_bench: wait: " << reply.status().message() << "\n";
         return 1;
       }
-      known_us.assign(ids.size(), NowUs());
-      ended = reply->jobs;
+      if (w.ids.empty()) ended.push_back(reply->job);
+      else ended.insert(ended.end(), reply->jobs.begin(), reply->jobs.end());
+      known_us.resize(ended.size(), NowUs());
     }
     int64_t last_received_ms = 0, last_exec_us = 0, last_end_us = 0;
     for (size_t i = 0; i < ids.size(); ++i) {

@@ -3,10 +3,14 @@
 #pragma once
 
 #include <fcntl.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdio>
+#include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -53,6 +57,21 @@ inline std::string FirstLine(const std::string& cmd) {
   std::string s = buf;
   if (!s.empty() && s.back() == '\n') s.pop_back();
   return s;
+}
+
+// CLOCK_REALTIME in ns: the one clock a benchmark, pinpointd and the jobs all read.
+inline int64_t RealtimeNs() {
+  timespec ts{};
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
+
+// The file's text ("" when it cannot be read): a job's stdout.
+inline std::string Slurp(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
 }
 
 inline double Percentile(std::vector<double> v, double p) {

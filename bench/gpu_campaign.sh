@@ -124,12 +124,10 @@ echo "--- calibration (target: about $TARGET_S s of GPU work per copy alone, $TO
 echo "## Calibration" >> "$MD"
 echo >> "$MD"
 if want busy; then
-  "$BIN/pp-busy" --blocks 4 --iters 1000 >/dev/null 2>&1  # first CUDA program: loads the driver's caches
-  b1=$("$BIN/pp-busy" --blocks 4 --iters 100000000 2>&1 | grep '^pp-busy ok' | field seconds)
-  b2=$("$BIN/pp-busy" --blocks 4 --iters 500000000 2>&1 | grep '^pp-busy ok' | field seconds)
-  BUSY_ITERS=$(awk -v a="$b1" -v b="$b2" -v t="$TARGET_S" 'BEGIN {
-    if (a == "" || b == "" || b <= a) { print 500000000; exit }
-    it = 4e8 / (b - a) * t; if (it < 1e8) it = 1e8; if (it > 2e10) it = 2e10; printf "%d\n", int(it / 1e7) * 1e7 }')
+  # shellcheck source=bench/busy_calibration.sh
+  . "$REPO/bench/busy_calibration.sh"
+  calibrate_busy "$BIN/pp-busy" "$TARGET_S"
+  b1=$BUSY_T1 b2=$BUSY_T5
   echo "pp-busy: 1e8 iters in ${b1:-?} s, 5e8 in ${b2:-?} s (context included) -> --iters $BUSY_ITERS"
   echo "- pp-busy: 1e8 iterations in ${b1:-?} s, 5e8 in ${b2:-?} s (CUDA context included): \`--blocks 4 --iters $BUSY_ITERS\`" >> "$MD"
 fi

@@ -27,19 +27,9 @@ namespace {
 
 using pinpoint::bench::FirstLine;
 using pinpoint::bench::Percentile;
+using pinpoint::bench::Slurp;
 
-int64_t NowNs() {
-  timespec ts{};
-  clock_gettime(CLOCK_REALTIME, &ts);
-  return static_cast<int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
-}
-
-std::string Slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+int64_t NowNs() { return pinpoint::bench::RealtimeNs(); }
 
 }  // namespace
 

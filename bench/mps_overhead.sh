@@ -101,8 +101,6 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-field() { sed -n "s/.*[ ]$1=\([^ ]*\).*/\1/p" | tail -1; }  # value of KEY=VALUE in a pp-* line
-
 # --- the device, and pp-busy ---
 GPU_LINE=$(nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>/dev/null | head -1)
 CUDA_DRV=$(nvidia-smi 2>/dev/null | sed -n 's/.*CUDA Version: *\([0-9.]*\).*/\1/p' | head -1)
@@ -122,12 +120,10 @@ else
 fi
 
 # --- calibration: one copy alone takes about JOB_S seconds of GPU work ---
-"$WORK/bin/pp-busy" --blocks 4 --iters 1000 >/dev/null 2>&1  # loads the driver's caches
-b1=$("$WORK/bin/pp-busy" --blocks 4 --iters 100000000 2>&1 | grep '^pp-busy ok' | field seconds)
-b2=$("$WORK/bin/pp-busy" --blocks 4 --iters 500000000 2>&1 | grep '^pp-busy ok' | field seconds)
-ITERS=$(awk -v a="$b1" -v b="$b2" -v t="$JOB_S" 'BEGIN {
-  if (a == "" || b == "" || b <= a) { print 500000000; exit }
-  it = 4e8 / (b - a) * t; if (it < 1e8) it = 1e8; if (it > 4e10) it = 4e10; printf "%d\n", int(it / 1e7) * 1e7 }')
+# shellcheck source=bench/busy_calibration.sh
+. "$REPO/bench/busy_calibration.sh"
+calibrate_busy "$WORK/bin/pp-busy" "$JOB_S"
+ITERS=$BUSY_ITERS b1=$BUSY_T1 b2=$BUSY_T5
 echo "calibration: 1e8 iterations in ${b1:-?} s, 5e8 in ${b2:-?} s (context included) -> --blocks 4 --iters $ITERS"
 
 # --- rounds: one repetition of each mode at each N, the modes' order alternating ---

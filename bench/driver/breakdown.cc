@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <map>
 #include <sstream>
 
 namespace pinpoint::bench {
@@ -73,14 +72,8 @@ json StageJson(const StageStats& s) {
 
 std::vector<BreakdownRow> ComputeBreakdown(const std::vector<PointResult>& points,
                                            const std::vector<Mode>& modes) {
-  std::map<std::pair<int, int>, std::vector<const PointResult*>> groups;  // (mode order, n)
-  for (const PointResult& p : points) {
-    if (p.skipped || !p.error.empty()) continue;
-    int order = static_cast<int>(std::find(modes.begin(), modes.end(), p.mode) - modes.begin());
-    groups[{order, p.n}].push_back(&p);
-  }
   std::vector<BreakdownRow> rows;
-  for (const auto& [key, group] : groups) {
+  for (const auto& [key, group] : MeasuredPointsByModeAndN(points, modes)) {
     BreakdownRow row;
     row.mode = group.front()->mode;
     row.n = key.second;

@@ -85,22 +85,26 @@ PointMetrics ComputeMetrics(const PointResult& point) {
   return m;
 }
 
-std::vector<SummaryRow> Summarize(const std::vector<PointResult>& points,
-                                  const std::vector<Mode>& modes) {
-  std::map<std::pair<int, int>, std::vector<const PointResult*>> groups;  // (mode order, n)
+std::map<std::pair<int, int>, std::vector<const PointResult*>> MeasuredPointsByModeAndN(
+    const std::vector<PointResult>& points, const std::vector<Mode>& modes) {
+  std::map<std::pair<int, int>, std::vector<const PointResult*>> groups;
   for (const PointResult& p : points) {
-    auto it = std::find(modes.begin(), modes.end(), p.mode);
-    int order = static_cast<int>(it - modes.begin());
+    if (p.skipped || !p.error.empty()) continue;
+    int order = static_cast<int>(std::find(modes.begin(), modes.end(), p.mode) - modes.begin());
     groups[{order, p.n}].push_back(&p);
   }
+  return groups;
+}
+
+std::vector<SummaryRow> Summarize(const std::vector<PointResult>& points,
+                                  const std::vector<Mode>& modes) {
   std::vector<SummaryRow> rows;
-  for (const auto& [key, group] : groups) {
+  for (const auto& [key, group] : MeasuredPointsByModeAndN(points, modes)) {
     SummaryRow row;
     row.mode = group.front()->mode;
     row.n = key.second;
     std::vector<PointMetrics> ms;
     for (const PointResult* p : group) {
-      if (p->skipped || !p->error.empty()) continue;
       PointMetrics m = ComputeMetrics(*p);
       row.failed_jobs += m.failed_jobs;
       ms.push_back(m);

@@ -2,7 +2,9 @@
 // the targets judged on them. Pure: no I/O, no clock.
 #pragma once
 
+#include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "bench/driver/options.h"
@@ -78,6 +80,11 @@ struct SummaryRow {
 // One row per (mode, N) that has at least one measured repetition, in `modes` order, then N.
 std::vector<SummaryRow> Summarize(const std::vector<PointResult>& points,
                                   const std::vector<Mode>& modes);
+
+// The points of each (mode, N) whose repetitions were measured (not skipped, no error), keyed by
+// (the mode's place in `modes`, N): so in `modes` order, then N.
+std::map<std::pair<int, int>, std::vector<const PointResult*>> MeasuredPointsByModeAndN(
+    const std::vector<PointResult>& points, const std::vector<Mode>& modes);
 
 double Median(std::vector<double> values);                  // -1 for none
 double Percentile(std::vector<double> values, double pct);  // nearest rank; -1 for none

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <map>
 #include <sstream>
 
 namespace pinpoint::bench {
@@ -55,56 +56,52 @@ Result<Workload> MakeWorkload(const BenchOptions& options, const std::string& bi
   return w;
 }
 
-std::optional<WorkReport> ParseWorkLine(const std::string& output) {
-  std::optional<WorkReport> last;
+namespace {
+
+// The lines of `output` that start with `tag` ("pp-work "), each as its KEY=VALUE fields.
+std::vector<std::map<std::string, std::string>> TaggedLines(const std::string& output,
+                                                            const std::string& tag) {
+  std::vector<std::map<std::string, std::string>> found;
   std::istringstream lines(output);
   std::string line;
   while (std::getline(lines, line)) {
-    if (line.rfind("pp-work ", 0) != 0) continue;
-    std::istringstream fields(line.substr(8));
-    std::string field;
-    WorkReport r;
-    bool units = false, unit = false;
-    while (fields >> field) {
-      size_t eq = field.find('=');
-      if (eq == std::string::npos) continue;
-      std::string key = field.substr(0, eq), value = field.substr(eq + 1);
-      char* end = nullptr;
-      if (key == "units") {
-        r.units = std::strtod(value.c_str(), &end);
-        units = end != value.c_str() && *end == '\0' && r.units >= 0;
-      } else if (key == "unit") {
-        r.unit = value;
-        unit = !value.empty();
-      } else if (key == "seconds") {
-        r.seconds = std::strtod(value.c_str(), &end);
-        if (end == value.c_str() || *end != '\0') r.seconds = 0;
-      }
+    if (line.rfind(tag, 0) != 0) continue;
+    std::istringstream words(line.substr(tag.size()));
+    std::map<std::string, std::string> fields;
+    std::string word;
+    while (words >> word) {
+      size_t eq = word.find('=');
+      if (eq != std::string::npos) fields[word.substr(0, eq)] = word.substr(eq + 1);
     }
-    if (units && unit) last = r;
+    found.push_back(std::move(fields));
+  }
+  return found;
+}
+
+// The whole of `text` as a number, or nullopt.
+std::optional<double> Number(const std::string& text) {
+  char* end = nullptr;
+  double v = std::strtod(text.c_str(), &end);
+  if (text.empty() || end == text.c_str() || *end != '\0') return std::nullopt;
+  return v;
+}
+
+}  // namespace
+
+std::optional<WorkReport> ParseWorkLine(const std::string& output) {
+  std::optional<WorkReport> last;
+  for (auto& fields : TaggedLines(output, "pp-work ")) {
+    std::optional<double> units = Number(fields["units"]);
+    if (!units || *units < 0 || fields["unit"].empty()) continue;
+    last = WorkReport{*units, fields["unit"], Number(fields["seconds"]).value_or(0)};
   }
   return last;
 }
 
 std::optional<CudaStart> ParseCudaLine(const std::string& output) {
-  std::istringstream lines(output);
-  std::string line;
-  while (std::getline(lines, line)) {
-    if (line.rfind("pp-cuda ", 0) != 0) continue;
-    std::istringstream fields(line.substr(8));
-    std::string field;
-    long long first_us = 0, ready_us = 0;
-    while (fields >> field) {
-      size_t eq = field.find('=');
-      if (eq == std::string::npos) continue;
-      std::string key = field.substr(0, eq), value = field.substr(eq + 1);
-      char* end = nullptr;
-      long long v = std::strtoll(value.c_str(), &end, 10);
-      if (end == value.c_str() || *end != '\0') v = 0;
-      if (key == "first_us") first_us = v;
-      if (key == "ready_us") ready_us = v;
-    }
-    if (first_us > 0 && ready_us > 0) return CudaStart{first_us / 1e6, ready_us / 1e6};
+  for (auto& fields : TaggedLines(output, "pp-cuda ")) {
+    std::optional<double> first_us = Number(fields["first_us"]), ready_us = Number(fields["ready_us"]);
+    if (first_us && ready_us && *first_us > 0 && *ready_us > 0) return CudaStart{*first_us / 1e6, *ready_us / 1e6};
   }
   return std::nullopt;
 }

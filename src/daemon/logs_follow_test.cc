@@ -19,10 +19,8 @@ using nlohmann::json;
 class LogsFollowTest : public ServiceFixture {
  protected:
   void SetUp() override {
-    NodeOptions o;
-    o.inventory = TwoGpus();
-    Restart(o);
-    service_->set_reply_sink([this](api::ConnId conn, const json& reply) { replies_.emplace_back(conn, reply); });
+    RestartOn(TwoGpus());
+    CollectReplies();
     JobRequest r;
     r.argv = {"/bin/true"};
     r.cwd = "/";
@@ -55,7 +53,6 @@ class LogsFollowTest : public ServiceFixture {
 
   JobId id_ = 0;
   std::string job_dir_;
-  std::vector<std::pair<api::ConnId, json>> replies_;
 };
 
 TEST_F(LogsFollowTest, TailLinesKeepsTheLastLines) {

@@ -19,9 +19,7 @@ constexpr int kJobs = 8;
 class PassBatchTest : public ServiceFixture {
  protected:
   void SetUp() override {
-    NodeOptions o;
-    o.inventory = TwoGpus();
-    Restart(o);
+    RestartOn(TwoGpus());
   }
   JobId Submit() {
     JobRequest r;

@@ -4,6 +4,8 @@
 
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -57,6 +59,16 @@ class ServiceFixture : public ::testing::Test {
     ASSERT_TRUE(node_->Recover().ok());
     service_ = std::make_unique<Service>(node_.get());
   }
+  // Restart on `inventory` with the other options at their defaults.
+  void RestartOn(sched::Inventory inventory) {
+    NodeOptions options;
+    options.inventory = std::move(inventory);
+    Restart(options);
+  }
+  // Keeps the deferred replies the service sends from now on in replies_.
+  void CollectReplies() {
+    service_->set_reply_sink([this](api::ConnId conn, const nlohmann::json& reply) { replies_.emplace_back(conn, reply); });
+  }
 
   TestDir dir_;
   api::Caller caller_;
@@ -67,6 +79,7 @@ class ServiceFixture : public ::testing::Test {
   std::unique_ptr<store::JobStore> store_;
   std::unique_ptr<Node> node_;
   std::unique_ptr<Service> service_;
+  std::vector<std::pair<api::ConnId, nlohmann::json>> replies_;  // with CollectReplies: connection, reply
 };
 
 }  // namespace pinpoint::daemon

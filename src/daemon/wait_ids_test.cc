@@ -14,10 +14,8 @@ using nlohmann::json;
 class WaitIdsTest : public ServiceFixture {
  protected:
   void SetUp() override {
-    NodeOptions o;
-    o.inventory = TwoGpus();
-    Restart(o);
-    service_->set_reply_sink([this](api::ConnId conn, const json& reply) { replies_.emplace_back(conn, reply); });
+    RestartOn(TwoGpus());
+    CollectReplies();
   }
   JobId Submit() {
     JobRequest r;
@@ -46,8 +44,6 @@ class WaitIdsTest : public ServiceFixture {
     for (const auto& job : reply["jobs"]) ids.push_back(job["id"].get<JobId>());
     return ids;
   }
-
-  std::vector<std::pair<api::ConnId, json>> replies_;
 };
 
 TEST_F(WaitIdsTest, OneReplyWhenTheLastEndsInTheOrderAsked) {
