@@ -46,9 +46,9 @@ struct JobRequest {
   std::vector<int> devices;   // empty: pinpoint chooses; else these device indices, one per GPU
   // Where the job's stdout and stderr go (submit -o/-e): empty = the job directory, read with
   // `pinpoint logs`. A path, relative to cwd or absolute, with %j (job id), %u (user name), %x
-  // (job name) and %% replaced (OutputPathFor); opened by the job's own process after it has
-  // become the job's user, never through a link in its last component. Output set and error
-  // empty: stderr goes to the output file too.
+  // (job name), %A (array id), %a (array task index) and %% replaced (OutputPathFor); opened by
+  // the job's own process after it has become the job's user, never through a link in its last
+  // component. Output set and error empty: stderr goes to the output file too.
   std::string output_path;
   std::string error_path;
   // Seconds the job may run (submit --time); 0 = none given. The daemon fills in its configured
@@ -89,10 +89,26 @@ inline constexpr size_t kMaxDependencies = 64;      // after and afterok togethe
 // Errors: kInvalidArgument naming the first bad field (argv[2], env[NAME], name, cwd ...).
 Status ValidateRequest(const JobRequest& request);
 
-// The file an output pattern names for job `id` of `user`: %j, %u, %x and %% replaced, and a
-// relative path joined to `cwd`. The pattern was checked by ValidateRequest (no other %).
+// A job that is one task of a job array (`submit --array`, array_spec.h). Each task is an
+// ordinary job with its own id; the tasks of one array have consecutive ids, in index order, and
+// the array's id is its first task's job id (Slurm's ArrayJobID).
+struct ArrayTask {
+  JobId array_id = 0;  // 0: the job is not in an array
+  int index = 0;       // this task's index (%a, PINPOINT_ARRAY_TASK_ID)
+  int count = 0;       // tasks in the array
+  int min_index = 0;   // the array's lowest and highest index
+  int max_index = 0;
+  int limit = 0;       // %K: at most this many of its tasks running at once; 0: no limit
+  bool operator==(const ArrayTask&) const = default;
+};
+
+// The file an output pattern names for job `id` of `user`: %j, %u, %x, %A (the array's id, or
+// `id` for a job not in an array), %a (the task index, 0 for a job not in an array) and %%
+// replaced, and a relative path joined to `cwd`. The pattern was checked by ValidateRequest (no
+// other %).
 std::string OutputPathFor(const std::string& pattern, JobId id, const std::string& user,
-                          const std::string& name, const std::string& cwd);
+                          const std::string& name, const std::string& cwd,
+                          const ArrayTask& array = {});
 
 enum class JobState { kPending, kRunning, kCompleted, kFailed, kCancelled };
 
@@ -128,6 +144,7 @@ inline constexpr char kDependency[] = "dependency";  // pending: a job it depend
 // Cancelled while pending: a job in its `afterok` ended without completing, so it never starts.
 inline constexpr char kDependencyNeverSatisfied[] = "dependency-never-satisfied";
 inline constexpr char kUserLimit[] = "user-limit";  // pending: its user is at a user_limits cap
+inline constexpr char kArrayLimit[] = "array-limit";  // pending: its array runs its %K tasks already
 }  // namespace reason
 
 // How a job holds one device: alone (a whole device, or a slice on a device in exclusive mode),
@@ -195,6 +212,7 @@ struct JobRecord {
   // A lease's container cgroup once attached, "<hierarchy>:<path>" as /proc/<pid>/cgroup names
   // it ("0::/machine/libpod-1.scope", "pids:/libpod_parent/libpod-1"); empty before.
   std::string lease_cgroup;
+  ArrayTask array;  // the job's array and index when it is an array's task
   // Every field equal: what a store round trip must give back.
   bool operator==(const JobRecord&) const = default;
 };
@@ -207,5 +225,7 @@ nlohmann::json ToJson(const Allocation& a);
 Result<Allocation> AllocationFromJson(const nlohmann::json& j);
 nlohmann::json ToJson(const JobUsage& u);
 Result<JobUsage> UsageFromJson(const nlohmann::json& j);
+nlohmann::json ToJson(const ArrayTask& a);
+Result<ArrayTask> ArrayTaskFromJson(const nlohmann::json& j);
 
 }  // namespace pinpoint

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <string_view>
 #include <utility>
 
 #include "common/enum_names.h"
@@ -96,7 +97,7 @@ bool IsEnvName(const std::string& key) {
 }
 
 // An output pattern (-o/-e): a path without NUL, not ending in '/', whose % sequences are %j,
-// %u, %x or %%.
+// %u, %x, %A, %a or %%.
 Status CheckOutputPattern(const std::string& field, const std::string& pattern) {
   if (pattern.empty()) return Status::Ok();
   PP_RETURN_IF_ERROR(CheckNoNul(field, pattern, kMaxPathBytes));
@@ -104,9 +105,10 @@ Status CheckOutputPattern(const std::string& field, const std::string& pattern) 
   for (size_t i = 0; i < pattern.size(); ++i) {
     if (pattern[i] != '%') continue;
     char next = i + 1 < pattern.size() ? pattern[i + 1] : '\0';
-    if (next != 'j' && next != 'u' && next != 'x' && next != '%')
+    if (std::string_view("juxAa%").find(next) == std::string_view::npos)
       return InvalidArgument(field + ": '%" + EscapeForTerminal(std::string(1, next)) +
-                             "' is not a placeholder (%j job id, %u user, %x job name, %% a percent sign)");
+                             "' is not a placeholder (%j job id, %u user, %x job name, %A array id, "
+                             "%a array task index, %% a percent sign)");
     ++i;
   }
   return Status::Ok();
@@ -131,7 +133,7 @@ Status CheckDependencies(const JobRequest& r) {
 }  // namespace
 
 std::string OutputPathFor(const std::string& pattern, JobId id, const std::string& user,
-                          const std::string& name, const std::string& cwd) {
+                          const std::string& name, const std::string& cwd, const ArrayTask& array) {
   std::string path;
   for (size_t i = 0; i < pattern.size(); ++i) {
     if (pattern[i] != '%' || i + 1 >= pattern.size()) {
@@ -142,6 +144,8 @@ std::string OutputPathFor(const std::string& pattern, JobId id, const std::strin
     if (next == 'j') path += std::to_string(id);
     else if (next == 'u') path += user;
     else if (next == 'x') path += name;
+    else if (next == 'A') path += std::to_string(array.array_id != 0 ? array.array_id : id);
+    else if (next == 'a') path += std::to_string(array.index);
     else path += next;
   }
   if (!path.empty() && path[0] != '/') path = cwd + (cwd.ends_with('/') ? "" : "/") + path;
@@ -270,6 +274,24 @@ json ToJson(const JobUsage& u) {
               {"energy_mj", u.energy_mj},
               {"util_pct_mean", u.util_pct_mean},
               {"final", u.final}};
+}
+
+json ToJson(const ArrayTask& a) {
+  return json{{"id", a.array_id},   {"index", a.index},         {"count", a.count},
+              {"min_index", a.min_index}, {"max_index", a.max_index}, {"limit", a.limit}};
+}
+
+Result<ArrayTask> ArrayTaskFromJson(const json& j) {
+  ArrayTask a;
+  auto in = JsonReader::Record(j, "array");
+  in.Integer("id", &a.array_id);
+  in.Integer("index", &a.index);
+  in.Integer("count", &a.count);
+  in.Integer("min_index", &a.min_index);
+  in.Integer("max_index", &a.max_index);
+  in.Integer("limit", &a.limit);
+  if (!in.error().ok()) return in.error();
+  return a;
 }
 
 Result<JobUsage> UsageFromJson(const json& j) {

@@ -26,6 +26,28 @@ TEST(JobRequestTest, DevicesNameOneDistinctIndexPerGpu) {
   EXPECT_EQ(ValidateRequest(r).message(), "device indices must not be negative");
 }
 
+TEST(OutputPathTest, ArrayPlaceholdersNameTheArrayAndTheTask) {
+  ArrayTask task{12, 3, 4, 1, 4, 2};
+  EXPECT_EQ(OutputPathFor("out-%A_%a-%j.txt", 14, "alice", "tr", "/w", task), "/w/out-12_3-14.txt");
+  // A job not in an array: %A is its own id and %a is 0.
+  EXPECT_EQ(OutputPathFor("out-%A_%a.txt", 7, "alice", "tr", "/w/"), "/w/out-7_0.txt");
+  JobRequest r = TwoGpus();
+  r.output_path = "%A_%a.%j.%u.%x.%%";
+  EXPECT_TRUE(ValidateRequest(r).ok());
+  r.error_path = "%b";
+  EXPECT_EQ(ValidateRequest(r).message(),
+            "error_path: '%b' is not a placeholder (%j job id, %u user, %x job name, %A array id, "
+            "%a array task index, %% a percent sign)");
+}
+
+TEST(ArrayTaskTest, SurvivesJson) {
+  ArrayTask task{12, 3, 4, 1, 4, 2};
+  auto back = ArrayTaskFromJson(ToJson(task));
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  EXPECT_EQ(*back, task);
+  EXPECT_FALSE(ArrayTaskFromJson(nlohmann::json{{"index", "3"}}).ok());
+}
+
 TEST(JobRequestTest, DevicesSurviveJson) {
   JobRequest r = TwoGpus();
   r.devices = {3, 1};

@@ -148,7 +148,7 @@ TEST_F(SubmitOptionsTest, OutputFilesGoToTheLaunchAndLogsSaysWhereTheyAre) {
 }
 
 TEST_F(SubmitOptionsTest, BadOutputPatternsAreRefusedAtSubmit) {
-  for (const char* pattern : {"out-%a", "dir/", "x%"}) {
+  for (const char* pattern : {"out-%b", "dir/", "x%", "%J"}) {
     JobRequest r = Whole();
     r.output_path = pattern;
     auto job = node_->Submit(caller_, r);

@@ -241,49 +241,75 @@ Result<JobStore::Batch> JobStore::BeginBatch() {
 }
 
 Result<JobId> JobStore::Insert(const JobRecord& record, const std::optional<IdempotencyKey>& key) {
+  Result<std::vector<JobId>> ids = InsertJobs({record}, key, /*array=*/false);
+  if (!ids.ok()) return ids.status();
+  return ids->front();
+}
+
+Result<std::vector<JobId>> JobStore::InsertArray(const std::vector<JobRecord>& tasks,
+                                                 const std::optional<IdempotencyKey>& key) {
+  if (tasks.empty()) return InvalidArgument("an array needs at least one task");
+  return InsertJobs(tasks, key, /*array=*/true);
+}
+
+Result<std::vector<JobId>> JobStore::InsertJobs(const std::vector<JobRecord>& records,
+                                                const std::optional<IdempotencyKey>& key, bool array) {
   PP_RETURN_IF_ERROR(CheckWritable());
   Db* db = &impl_->db;
   Result<Transaction> txn = Transaction::Begin(db);
   if (!txn.ok()) return txn.status();
-  // The record's JSON carries its id, known only after the INSERT: store a placeholder first.
-  Result<Statement> insert = db->Prepare(
-      "INSERT INTO jobs (uid, user, state, reason, priority, submit_ms, start_ms, end_ms, record, "
-      "submit_uid, idempotency_key) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)");
-  if (!insert.ok()) return insert.status();
-  BindJobColumns(&*insert, record, "");
-  if (key) {
-    insert->Bind(10, static_cast<int64_t>(key->submit_uid)).Bind(11, key->key);
-  } else {
-    insert->BindNull(10).BindNull(11);
+  // A record's JSON carries its id (and an array's task the first task's id), known only after
+  // the INSERT: each row holds a placeholder until its record is written below.
+  std::vector<JobId> ids;
+  ids.reserve(records.size());
+  for (const JobRecord& record : records) {
+    Result<Statement> insert = db->Prepare(
+        "INSERT INTO jobs (uid, user, state, reason, priority, submit_ms, start_ms, end_ms, record, "
+        "submit_uid, idempotency_key) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)");
+    if (!insert.ok()) return insert.status();
+    BindJobColumns(&*insert, record, "");
+    // The key goes with the first job only: a retry finds the array by its first task.
+    if (key && ids.empty()) {
+      insert->Bind(10, static_cast<int64_t>(key->submit_uid)).Bind(11, key->key);
+    } else {
+      insert->BindNull(10).BindNull(11);
+    }
+    Status inserted = insert->Run();
+    if (!inserted.ok() && db->LastErrorCode() == SQLITE_CONSTRAINT_UNIQUE) {
+      return FailedPrecondition("idempotency key '" + key->key + "' is already used by uid " +
+                                std::to_string(key->submit_uid));
+    }
+    PP_RETURN_IF_ERROR(inserted);
+    ids.push_back(db->LastInsertRowId());
+    // One writer inside one transaction: AUTOINCREMENT hands out consecutive ids. Should it not,
+    // the array is not stored rather than stored with gaps its tasks' ids are computed across.
+    if (ids.back() != ids.front() + static_cast<JobId>(ids.size()) - 1)
+      return Internal("job ids of one array are not consecutive (" + std::to_string(ids.front()) + ", " +
+                      std::to_string(ids.back()) + ")");
   }
-  Status inserted = insert->Run();
-  if (!inserted.ok() && db->LastErrorCode() == SQLITE_CONSTRAINT_UNIQUE) {
-    return FailedPrecondition("idempotency key '" + key->key + "' is already used by uid " +
-                              std::to_string(key->submit_uid));
-  }
-  PP_RETURN_IF_ERROR(inserted);
-
-  JobRecord stored = record;
-  stored.id = db->LastInsertRowId();
-  // The mark must cover the id before anyone learns of it; reserving a block of ids makes this
-  // one extra durable write per kIdMarkBlock submits.
-  if (stored.id > impl_->reserved_ids) {
-    JobId mark = stored.id + kIdMarkBlock - 1;
+  // The mark must cover every id before anyone learns of one; reserving a block of ids makes this
+  // one extra durable write per kIdMarkBlock submitted jobs.
+  if (ids.back() > impl_->reserved_ids) {
+    JobId mark = ids.back() + kIdMarkBlock - 1;
     PP_RETURN_IF_ERROR(WriteIdMark(impl_->mark_path, mark));
     impl_->reserved_ids = mark;
   }
-  Result<std::string> json = EncodeRecord(stored);
-  if (!json.ok()) return json.status();
-  Result<Statement> update = db->Prepare("UPDATE jobs SET record = ?1 WHERE id = ?2");
-  if (!update.ok()) return update.status();
-  update->Bind(1, *json).Bind(2, stored.id);
-  PP_RETURN_IF_ERROR(update->Run());
-
-  std::string detail = "by " + stored.user + " (uid " + std::to_string(stored.uid) + ")";
-  PP_RETURN_IF_ERROR(
-      InsertEvent(db, JobEvent{stored.id, stored.submit_ms, kSubmitEventKind, detail}));
+  for (size_t i = 0; i < records.size(); ++i) {
+    JobRecord stored = records[i];
+    stored.id = ids[i];
+    if (array) stored.array.array_id = ids.front();
+    Result<std::string> json = EncodeRecord(stored);
+    if (!json.ok()) return json.status();
+    Result<Statement> update = db->Prepare("UPDATE jobs SET record = ?1 WHERE id = ?2");
+    if (!update.ok()) return update.status();
+    update->Bind(1, *json).Bind(2, stored.id);
+    PP_RETURN_IF_ERROR(update->Run());
+    std::string detail = "by " + stored.user + " (uid " + std::to_string(stored.uid) + ")";
+    PP_RETURN_IF_ERROR(
+        InsertEvent(db, JobEvent{stored.id, stored.submit_ms, kSubmitEventKind, detail}));
+  }
   PP_RETURN_IF_ERROR(txn->Commit());
-  return stored.id;
+  return ids;
 }
 
 Status JobStore::Update(const JobRecord& record, const std::optional<JobEvent>& event) {

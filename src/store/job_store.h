@@ -81,6 +81,14 @@ class JobStore {
   // when the key is already stored (look it up with FindByIdempotencyKey first); kIo, and the
   // error of CheckFile once the file is lost.
   Result<JobId> Insert(const JobRecord& record, const std::optional<IdempotencyKey>& key = {});
+  // Stores the tasks of one job array (record.array set but for array_id) in one transaction:
+  // all of them or none. They get consecutive ids in the order given, each its submit event, and
+  // each record's array.array_id becomes the first id (the array's id). The key, when given,
+  // goes with the first task, so FindByIdempotencyKey finds the array by it. Returns the ids.
+  // Cost: one durable commit whatever the number of tasks. Errors: Insert's (nothing is stored
+  // then), and kInvalidArgument for an empty list.
+  Result<std::vector<JobId>> InsertArray(const std::vector<JobRecord>& tasks,
+                                         const std::optional<IdempotencyKey>& key = {});
   // The job stored with this key, if any. Errors: kInternal as for Get; kIo.
   Result<std::optional<JobRecord>> FindByIdempotencyKey(const IdempotencyKey& key) const;
   // Replaces the stored record with this id and, when `event` is given, appends it to the job's
@@ -143,6 +151,9 @@ class JobStore {
   // CheckFile, and kIo when a batch is open but SQLite has undone its transaction.
   Status CheckWritable();
   explicit JobStore(std::unique_ptr<Impl> impl);
+  // Insert and InsertArray: the records in one transaction; `array` sets array.array_id.
+  Result<std::vector<JobId>> InsertJobs(const std::vector<JobRecord>& records,
+                                        const std::optional<IdempotencyKey>& key, bool array);
   std::unique_ptr<Impl> impl_;
 };
 

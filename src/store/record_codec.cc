@@ -61,6 +61,12 @@ void UsageFields(F& f, Usage& u) {
   f("energy_mj", u.energy_mj);
 }
 
+template <typename F, typename Array>
+void ArrayFields(F& f, Array& a) {
+  f("id", a.array_id)("index", a.index)("count", a.count);
+  f("min_index", a.min_index)("max_index", a.max_index)("limit", a.limit);
+}
+
 template <typename F, typename Record>
 void RecordFields(F& f, Record& r) {
   f("id", r.id)("request", r.request)("uid", r.uid)("gid", r.gid)("user", r.user);
@@ -74,6 +80,7 @@ void RecordFields(F& f, Record& r) {
   // Added within format 1 after its fixture: written only when set, so that a job's record is
   // still byte for byte what earlier releases wrote (record_format_test).
   f.Sparse("hold", r.hold).Sparse("kind", r.kind).Sparse("lease_cgroup", r.lease_cgroup);
+  f.Sparse("array", r.array);
 }
 
 // A field added to a job but not to the lists above would be lost at every restart. This stops
@@ -82,13 +89,14 @@ void RecordFields(F& f, Record& r) {
   [[maybe_unused]] const auto& [id, kind, request, uid, gid, user, state, reason, detail, submit_ms,
                                 start_ms, end_ms, exit_code, term_signal, allocations, pid,
                                 pid_start_ticks, cancel_requested, cancelled_by, fault_suspect,
-                                stop_reason, stop_detail, usage, hold, lease_cgroup] = r;
+                                stop_reason, stop_detail, usage, hold, lease_cgroup, array] = r;
   [[maybe_unused]] const auto& [name, argv, cwd, env, gpus, gpu_mem_bytes, gpu_share_pct, cpus,
                                 mem_bytes, priority, as_user, devices, output_path,
                                 error_path, time_limit_s, after, afterok] = r.request;
   [[maybe_unused]] const auto& [device_index, uuid, slice_bytes, share_pct, mode] = Allocation{};
   [[maybe_unused]] const auto& [samples, mem_now_bytes, mem_peak_bytes, energy_mj, util_pct_mean,
                                 final] = r.usage;
+  [[maybe_unused]] const auto& [array_id, index, count, min_index, max_index, limit] = r.array;
 }
 
 template <typename T>
@@ -124,6 +132,9 @@ class Writer {
   }
   static json Encode(const JobUsage& u) {
     return Object(u, [](Writer& w, auto& p) { UsageFields(w, p); });
+  }
+  static json Encode(const ArrayTask& a) {
+    return Object(a, [](Writer& w, auto& p) { ArrayFields(w, p); });
   }
   static json Encode(const std::vector<Allocation>& list) {
     json out = json::array();
@@ -243,6 +254,9 @@ class Reader {
   }
   static Status Decode(const json& v, const std::string& path, JobUsage* out) {
     return Object(v, path, out, [](Reader& r, auto& p) { UsageFields(r, p); });
+  }
+  static Status Decode(const json& v, const std::string& path, ArrayTask* out) {
+    return Object(v, path, out, [](Reader& r, auto& p) { ArrayFields(r, p); });
   }
   template <typename Part, typename Fields>
   static Status Object(const json& v, const std::string& path, Part* out, Fields fields) {

@@ -187,6 +187,17 @@ TEST(RecordCodecTest, TimeLimitAndDependenciesAreStoredOnlyWhenSet) {
   EXPECT_EQ(DecodeRecord(R"({"request": {"time_limit_s": 1.5}})").status().code(), Code::kInvalidArgument);
 }
 
+TEST(RecordCodecTest, AnArrayTaskRoundTripsAndAJobLeavesTheArrayOut) {
+  JobRecord task = testing::FullRecord();
+  task.array = {12, 3, 100, 1, 100, 5};
+  std::string text = Must(EncodeRecord(task));
+  EXPECT_THAT(text, HasSubstr(R"("array":{"count":100,"id":12,"index":3,"limit":5,"max_index":100,"min_index":1})"));
+  EXPECT_EQ(Must(DecodeRecord(text)), task);
+  EXPECT_THAT(Must(EncodeRecord(testing::FullRecord())), ::testing::Not(HasSubstr("array")));
+  EXPECT_THAT(DecodeRecord(R"({"array": {"index": "3"}})").status().message(),
+              HasSubstr("record.array.index must be an integer"));
+}
+
 TEST(RecordCodecTest, MissingAndNullFieldsKeepTheirDefaults) {
   EXPECT_EQ(Must(DecodeRecord("{}")), JobRecord{});
   EXPECT_EQ(Must(DecodeRecord(R"({"exit_code": null, "request": null, "usage": {}})")),
