@@ -4,6 +4,7 @@
 #include <map>
 #include <unordered_map>
 
+#include "sched/array_limits.h"
 #include "sched/dependencies.h"
 #include "sched/device_scan.h"
 #include "sched/node_limits.h"
@@ -66,7 +67,11 @@ struct CachedWait {
 class Pass {
  public:
   explicit Pass(const Snapshot& snapshot)
-      : snapshot_(snapshot), state_(snapshot), limits_(snapshot.inventory), users_(snapshot) {}
+      : snapshot_(snapshot),
+        state_(snapshot),
+        limits_(snapshot.inventory),
+        users_(snapshot),
+        arrays_(snapshot.running) {}
 
   Plan Run();
 
@@ -81,6 +86,7 @@ class Pass {
   NodeState state_;
   NodeLimits limits_;
   UserUsage users_;
+  ArrayLimits arrays_;
   std::vector<SliceRank> ranks_;
   std::unordered_map<ShapeKey, CachedWait, ShapeHash> cache_;
   uint64_t generation_ = 0;
@@ -113,6 +119,10 @@ Plan Pass::Run() {
     }
     if (verdict != verdicts.end() && verdict->second.kind == DependencyVerdict::Kind::kWaiting) {
       plan_.waits.push_back({d->id, reason::kDependency, verdict->second.detail, std::nullopt});
+      continue;
+    }
+    if (std::optional<Wait> wait = arrays_.Check(*d)) {
+      plan_.waits.push_back(std::move(*wait));
       continue;
     }
     Consider(*d);
@@ -177,6 +187,7 @@ void Pass::StartOn(const Demand& demand, const std::vector<int>& devices) {
   }
   state_.Place(demand, start.slots);
   users_.Add(demand, devices);
+  arrays_.Started(demand);
   ++generation_;
   plan_.starts.push_back(std::move(start));
 }

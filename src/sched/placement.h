@@ -43,6 +43,11 @@ struct Demand {
   // is never started and never holds a reservation; it waits "dependency".
   std::vector<JobId> after = {};
   std::vector<JobId> afterok = {};
+  // A task of job array `array_id` (0: none) with a %K limit (`array_limit`, 0: none): it does
+  // not start while `array_limit` tasks of its array run, those started in the same pass
+  // included; it then waits "array-limit" and holds no reservation.
+  JobId array_id = 0;
+  int array_limit = 0;
 };
 
 // One device held by a job. gpu_mem_bytes == 0 means the whole device.
@@ -59,6 +64,7 @@ struct RunningJob {
   int cpus = 0;
   uint64_t mem_bytes = 0;
   std::vector<Slot> slots;
+  JobId array_id = 0;  // the job array it is a task of; 0: none
 };
 
 struct Snapshot {
@@ -84,6 +90,7 @@ struct Start {
 //   "held"           the job is held (Demand::hold); detail from HeldDetail
 //   "dependency"     a job it depends on has not ended (or completed); detail names it
 //   "user-limit"     starting it would take its user past a user limit; detail names the limit
+//   "array-limit"    its job array already runs its %K tasks (Demand::array_limit)
 // `detail` is one sentence for people, e.g. "GPU 0 MPS server belongs to uid 1001", "needs 2
 // empty GPUs, 1 free", "devices it could use are held for job 17". The job holding the pass's
 // reservation has its own reason, and its detail ends "; GPU 0, GPU 1 held for it".
@@ -119,6 +126,7 @@ struct Plan {
 //  - Dependencies (JudgeDependencies, sched/dependencies.h) come first: a job that can never
 //    start goes to never_start (held or not); one whose dependencies are not met is passed over
 //    as a held job is, waiting "dependency".
+//  - A task of a job array that already runs its %K tasks is passed over, waiting "array-limit".
 //  - User limits (snapshot.user_limits): a job that would take its user past running_jobs or
 //    gpu_mem, counting the user's running jobs and those started earlier in the pass, is passed
 //    over, waiting "user-limit", and reserves nothing. A whole-GPU job counts the memory of the
