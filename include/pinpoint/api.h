@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "pinpoint/array_spec.h"
 #include "pinpoint/job.h"
 #include "pinpoint/status.h"
 
@@ -75,6 +76,7 @@ struct JobView {
   std::string stop_detail;
   Hold hold = Hold::kNone;            // a pending job held back (`pinpoint hold`); on the wire only when held
   std::string lease_cgroup;           // a lease's attached cgroup (JobRecord::lease_cgroup)
+  ArrayTask array;                    // a job array's task: its array and index; on the wire only then
 };
 
 // One line of a job's history (docs/api.md, "show").
@@ -98,9 +100,20 @@ struct VersionRequest {
   using Reply = VersionReply;
 };
 
-// The job as stored (pending), or with `wait` as it ended.
+// The tasks a submit with `array` stored: jobs first_job_id .. last_job_id, one per index in
+// index order; the array's id is its first task's job id.
+struct SubmittedArrayView {
+  JobId id = 0;
+  int count = 0;
+  JobId first_job_id = 0;
+  JobId last_job_id = 0;
+  bool operator==(const SubmittedArrayView&) const = default;
+};
+
+// The job as stored (pending), or with `wait` as it ended. With `array`: the array's first task.
 struct SubmitReply {
   JobView job;
+  std::optional<SubmittedArrayView> array = std::nullopt;  // set when the request had `array`
 };
 struct SubmitRequest {
   static constexpr char kOp[] = "submit";
@@ -111,6 +124,9 @@ struct SubmitRequest {
   // ASCII characters. nullopt: none.
   std::optional<std::string> idempotency_key;
   bool hold = false;  // store it held by its submitter (Hold::kUser): it starts after "release"
+  // A job array (array_spec.h): one job per index, all stored at once; `wait` does not go with
+  // it. On the wire as FormatArraySpec's text.
+  std::optional<ArraySpec> array = std::nullopt;
 };
 
 // "id": the job in a final state, in `job`. "ids": every job named, in the order named, in
@@ -164,14 +180,21 @@ struct ShowRequest {
 struct CancelResult {
   JobId id = 0;
   Status status;
+  // "cancel" of a job array's id (its first task's): the unfinished tasks the cancel reached;
+  // 0 for a plain job.
+  int array_tasks = 0;
 };
 struct CancelReply {
-  std::vector<CancelResult> results;  // one per id, in order
+  std::vector<CancelResult> results;  // one per id of `ids`, then one per id of `arrays`, in order
 };
 struct CancelRequest {
   static constexpr char kOp[] = "cancel";
   using Reply = CancelReply;
-  std::vector<JobId> ids;  // 1 to kCancelMaxIds positive ids
+  std::vector<JobId> ids;  // jobs, each only itself (a job array's first task included)
+  // Job arrays by their id (the first task's job id): each cancels every task of its array that
+  // has not ended. An id that names no array's first task cancels that job, as in `ids`.
+  // `ids` and `arrays` hold 1 to kCancelMaxIds positive ids together.
+  std::vector<JobId> arrays = {};
 };
 
 // "hold" and "release": each job's outcome as for "cancel". hold: kNotFound, kPermissionDenied

@@ -3,6 +3,7 @@
 #include "pinpoint/api_codec.h"
 
 #include "common/json_reader.h"
+#include "pinpoint/array_spec.h"
 
 namespace pinpoint {
 
@@ -47,6 +48,7 @@ Result<CancelResult> CancelResultFromJson(const json& j) {
   in.Require("ok");
   in.Bool("ok", &ok);
   if (in.ok() && !ok && in.Require("error")) r.status = ErrorFromJson(in.At("error"));
+  in.Integer("array_tasks", &r.array_tasks);
   return in.Done(std::move(r));
 }
 
@@ -134,6 +136,7 @@ json ToJson(const SubmitRequest& m) {
   j["wait"] = m.wait;
   if (m.idempotency_key) j["idempotency_key"] = *m.idempotency_key;
   if (m.hold) j["hold"] = true;  // only when set: requests without it read as they always have
+  if (m.array) j["array"] = FormatArraySpec(*m.array);
   return j;
 }
 
@@ -150,16 +153,49 @@ Result<SubmitRequest> FromJson<SubmitRequest>(const json& j) {
     m.idempotency_key = std::move(key);
   }
   in.Object("request", &m.request, RequestFromJson);
+  if (in.ok() && j.contains("array")) {
+    if (!j["array"].is_string()) {
+      in.Fail("array", "must be task indices as text, e.g. \"1-100%5\"");
+    } else if (auto spec = ParseArraySpec(j["array"].get<std::string>()); !spec.ok()) {
+      in.Fail(spec.status());
+    } else {
+      m.array = std::move(spec).value();
+    }
+  }
   return in.Done(std::move(m));
 }
 
-json ToJson(const SubmitReply& m) { return json{{"job", ToJson(m.job)}}; }
+json ToJson(const SubmitReply& m) {
+  json j{{"job", ToJson(m.job)}};
+  if (m.array) {
+    j["array"] = {{"id", m.array->id},
+                  {"count", m.array->count},
+                  {"first_job_id", m.array->first_job_id},
+                  {"last_job_id", m.array->last_job_id}};
+  }
+  return j;
+}
+
+namespace {
+
+Result<SubmittedArrayView> SubmittedArrayFromJson(const json& j) {
+  SubmittedArrayView a;
+  auto in = JsonReader::Record(j, "array");
+  in.Integer("id", &a.id);
+  in.Integer("count", &a.count);
+  in.Integer("first_job_id", &a.first_job_id);
+  in.Integer("last_job_id", &a.last_job_id);
+  return in.Done(a);
+}
+
+}  // namespace
 
 template <>
 Result<SubmitReply> FromJson<SubmitReply>(const json& j) {
   SubmitReply m;
   auto in = JsonReader::Record(j, "reply");
   if (in.Require("job")) in.Object("job", &m.job, FromJson<JobView>);
+  in.OptionalObject("array", &m.array, SubmittedArrayFromJson);
   return in.Done(std::move(m));
 }
 
@@ -301,6 +337,7 @@ json ResultsJson(const std::vector<CancelResult>& results) {
   for (const auto& r : results) {
     json one{{"id", r.id}, {"ok", r.status.ok()}};
     if (!r.status.ok()) one["error"] = ErrorToJson(r.status);
+    if (r.array_tasks > 0) one["array_tasks"] = r.array_tasks;  // only for an array's id
     out.push_back(std::move(one));
   }
   return json{{"results", std::move(out)}};
@@ -325,7 +362,11 @@ Result<Request> IdsRequestFromJson(const json& j) {
 
 }  // namespace
 
-json ToJson(const CancelRequest& m) { return IdsRequest(CancelRequest::kOp, m.ids); }
+json ToJson(const CancelRequest& m) {
+  json j = IdsRequest(CancelRequest::kOp, m.ids);
+  if (!m.arrays.empty()) j["arrays"] = m.arrays;  // only when set: requests without it read as they always have
+  return j;
+}
 json ToJson(const CancelReply& m) { return ResultsJson(m.results); }
 json ToJson(const HoldRequest& m) { return IdsRequest(HoldRequest::kOp, m.ids); }
 json ToJson(const HoldReply& m) { return ResultsJson(m.results); }
@@ -334,8 +375,25 @@ json ToJson(const ReleaseReply& m) { return ResultsJson(m.results); }
 
 template <>
 Result<CancelRequest> FromJson<CancelRequest>(const json& j) {
-  return IdsRequestFromJson<CancelRequest>(j);
+  if (!j.is_object() || !j.contains("arrays")) return IdsRequestFromJson<CancelRequest>(j);
+  // With "arrays", "ids" may be empty or absent: the two lists are bounded together.
+  CancelRequest m;
+  for (auto [key, out] : {std::pair{"ids", &m.ids}, std::pair{"arrays", &m.arrays}}) {
+    if (!j.contains(key)) continue;
+    const json& list = j[key];
+    if (!list.is_array()) return InvalidArgument(std::string("\"") + key + "\" must be an array of job ids");
+    for (const auto& v : list) {
+      if (!v.is_number_integer() || v.get<int64_t>() <= 0)
+        return InvalidArgument(std::string("\"") + key + "\" must hold positive job ids");
+      if (m.ids.size() + m.arrays.size() >= kCancelMaxIds)
+        return InvalidArgument("at most " + std::to_string(kCancelMaxIds) + " ids at once");
+      out->push_back(v.get<int64_t>());
+    }
+  }
+  if (m.ids.empty() && m.arrays.empty()) return InvalidArgument("\"ids\" and \"arrays\" name no job");
+  return m;
 }
+
 template <>
 Result<CancelReply> FromJson<CancelReply>(const json& j) {
   return ResultsFromJson<CancelReply>(j);

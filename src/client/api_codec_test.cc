@@ -108,6 +108,50 @@ TEST(ApiCodecGoldenTest, SubmitWithATimeLimitAndDependencies) {
   EXPECT_EQ(reply.job.request.afterok, std::vector<JobId>{2});
 }
 
+TEST(ApiCodecGoldenTest, SubmitArray) {
+  SubmitRequest request;
+  request.request.name = "sweep";
+  request.request.argv = {"python3", "sweep.py"};
+  request.request.cwd = "/home/alice";
+  request.request.env = {{"PATH", "/usr/bin:/bin"}};
+  request.request.gpus = 1;
+  request.request.gpu_mem_bytes = 4ull << 30;
+  request.request.output_path = "logs/%A_%a.out";
+  request.idempotency_key = "k-3";
+  request.array = ArraySpec{{1, 2, 3}, 2};
+  ExpectRequestGolden("submit_array.request", request);
+  SubmitReply reply = ExpectReplyGolden<SubmitReply>("submit_array.reply");
+  ASSERT_TRUE(reply.array.has_value());
+  EXPECT_EQ(*reply.array, (SubmittedArrayView{4, 3, 4, 6}));
+  EXPECT_EQ(reply.job.id, 4);
+  EXPECT_EQ(reply.job.array, (ArrayTask{4, 1, 3, 1, 3, 2}));
+  EXPECT_FALSE(ExpectReplyGolden<SubmitReply>("submit.reply").array.has_value());
+
+  QueueReply queue = ExpectReplyGolden<QueueReply>("queue_array.reply");
+  ASSERT_EQ(queue.jobs.size(), 5u);  // the held job and the lease of the session, then the array
+  EXPECT_EQ(queue.jobs[0].array, ArrayTask{});
+  EXPECT_EQ(queue.jobs[3].state, JobState::kRunning);
+  EXPECT_EQ(queue.jobs[4].reason, reason::kArrayLimit);
+  EXPECT_EQ(queue.jobs[4].array.index, 3);
+
+  ExpectRequestGolden("cancel_array.request", CancelRequest{{}, {4}});
+  CancelReply cancelled = ExpectReplyGolden<CancelReply>("cancel_array.reply");
+  ASSERT_EQ(cancelled.results.size(), 1u);
+  EXPECT_TRUE(cancelled.results[0].status.ok());
+  EXPECT_EQ(cancelled.results[0].array_tasks, 3);
+  EXPECT_EQ(ExpectReplyGolden<CancelReply>("cancel.reply").results[0].array_tasks, 0);
+}
+
+TEST(ApiCodecTest, SubmitArrayRefusesWhatTheParserRefuses) {
+  json j = json::parse(Golden("submit_array.request"));
+  j["array"] = "5-1";
+  EXPECT_EQ(FromJson<SubmitRequest>(j).status().message(), "invalid array '5-1': range 5-1 ends before it starts");
+  j["array"] = json::array({1, 2});
+  EXPECT_EQ(FromJson<SubmitRequest>(j).status().code(), Code::kInvalidArgument);
+  j.erase("array");
+  EXPECT_FALSE(FromJson<SubmitRequest>(j)->array.has_value());
+}
+
 TEST(ApiCodecGoldenTest, Wait) {
   ExpectRequestGolden("wait.request", WaitRequest{1});
   WaitReply reply = ExpectReplyGolden<WaitReply>("wait.reply");
@@ -336,6 +380,21 @@ TEST(ApiCodecTest, RequestErrorsAreTheDocumentedOnes) {
   EXPECT_EQ(FromJson<CancelRequest>(json::parse(R"({"ids":[1,0]})")).status().message(),
             "\"ids\" must hold positive job ids");
   EXPECT_EQ(FromJson<CancelRequest>(json{{"ids", std::vector<int>(10001, 1)}}).status().message(),
+            "at most 10000 ids at once");
+  auto arrays = FromJson<CancelRequest>(json::parse(R"({"arrays":[12],"ids":[]})"));
+  ASSERT_TRUE(arrays.ok()) << arrays.status().message();
+  EXPECT_TRUE(arrays->ids.empty());
+  EXPECT_EQ(arrays->arrays, std::vector<JobId>{12});
+  EXPECT_EQ(FromJson<CancelRequest>(json::parse(R"({"arrays":[12]})"))->arrays, std::vector<JobId>{12});
+  EXPECT_EQ(FromJson<CancelRequest>(json::parse(R"({"arrays":[],"ids":[]})")).status().message(),
+            "\"ids\" and \"arrays\" name no job");
+  EXPECT_EQ(FromJson<CancelRequest>(json::parse(R"({"arrays":[0]})")).status().message(),
+            "\"arrays\" must hold positive job ids");
+  EXPECT_EQ(FromJson<CancelRequest>(json::parse(R"({"arrays":7})")).status().message(),
+            "\"arrays\" must be an array of job ids");
+  EXPECT_EQ(FromJson<CancelRequest>(json{{"ids", std::vector<int>(5000, 1)}, {"arrays", std::vector<int>(5001, 1)}})
+                .status()
+                .message(),
             "at most 10000 ids at once");
 
   EXPECT_EQ(FromJson<LogsRequest>(json::parse(R"({"id":1,"stream":1})")).status().message(),

@@ -60,6 +60,7 @@ json ToJson(const JobView& job) {
   // Only leases carry these: a job's JSON stays what it always was.
   if (job.kind != JobKind::kJob) j["kind"] = JobKindName(job.kind);
   if (!job.lease_cgroup.empty()) j["lease_cgroup"] = job.lease_cgroup;
+  if (job.array.array_id != 0) j["array"] = ToJson(job.array);  // only an array's tasks carry it
   return j;
 }
 
@@ -93,6 +94,7 @@ Result<JobView> FromJson<JobView>(const json& j) {
   in.String("stop_reason", &job.stop_reason);
   in.String("stop_detail", &job.stop_detail);
   in.Name("hold", &job.hold, HoldFromName, "hold");
+  in.Object("array", &job.array, ArrayTaskFromJson);
   if (!in.ok()) return in.error();
   return job;
 }

@@ -138,7 +138,8 @@ Status Apply(const json& j, Config* c) {
       "metrics_listen", "max_connections", "max_connections_per_uid", "idle_timeout_ms",
       "max_reply_backlog",
       "max_user_priority", "priority_users", "allow_unenforced_slices", "env_deny", "retention_days",
-      "lease_attach_timeout_ms", "cdi_dir", "default_time_limit", "max_time_limit", "user_limits"};
+      "lease_attach_timeout_ms", "cdi_dir", "default_time_limit", "max_time_limit", "user_limits",
+      "max_array_tasks"};
   if (!j.is_object()) return InvalidArgument("config: must be a JSON object");
   for (auto it = j.begin(); it != j.end(); ++it) {
     if (!kKeys.count(it.key())) return Bad(it.key(), "is not a known setting");
@@ -231,6 +232,7 @@ Status Apply(const json& j, Config* c) {
     c->max_reply_backlog_bytes = *v;
   }
   PP_RETURN_IF_ERROR(integer("max_user_priority", -1000000, 1000000, &c->max_user_priority));
+  PP_RETURN_IF_ERROR(integer("max_array_tasks", 1, kMaxArrayTasks, &c->max_array_tasks));
   if (j.contains("priority_users")) {
     const json& users = j["priority_users"];
     const char* want = "must be a list of user names and @group names";
@@ -321,7 +323,8 @@ std::string DefaultConfigJson() {
          {"env_deny", c.env_deny},
          {"default_time_limit", "0"},
          {"max_time_limit", "0"},
-         {"user_limits", json::object()}};
+         {"user_limits", json::object()},
+         {"max_array_tasks", c.max_array_tasks}};
   return j.dump(2);
 }
 

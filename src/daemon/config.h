@@ -9,6 +9,7 @@
 
 #include "daemon/lifecycle.h"
 #include "common/env_select.h"
+#include "pinpoint/array_spec.h"
 #include "pinpoint/status.h"
 #include "sched/user_limits.h"
 
@@ -85,6 +86,8 @@ struct Config {
   // fields its user's object leaves out were filled from "default" when the file was read.
   sched::UserLimit default_user_limit;
   std::map<std::string, sched::UserLimit> user_limits;
+  // Job arrays (`submit --array`, docs/cli.md): at most this many tasks in one, 1 to 10000.
+  int max_array_tasks = kMaxArrayTasks;
 };
 
 // Parses a configuration file's text. Unknown keys, wrong types and bad values are errors

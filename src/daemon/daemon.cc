@@ -259,6 +259,7 @@ int RunDaemon(const Config& config, std::unique_ptr<gpu::GpuBackend> backend,
   options.max_time_limit_s = config.max_time_limit_s;
   options.default_user_limit = config.default_user_limit;
   options.user_limits = config.user_limits;
+  options.max_array_tasks = config.max_array_tasks;
   watch::WatcherOptions watch_options;
   watch_options.interval_ms = config.watch_interval_ms;
   watch_options.accountant.mem_tolerance_pct = config.gpu_mem_tolerance_pct;

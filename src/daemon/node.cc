@@ -11,6 +11,7 @@
 #include "common/file_util.h"
 #include "common/env_select.h"
 #include "daemon/hold.h"
+#include "daemon/job_array.h"
 #include "daemon/lifecycle.h"
 #include "daemon/log_text.h"
 #include "launch/shim.h"
@@ -41,11 +42,15 @@ sched::Demand DemandOf(const JobRecord& r) {
   d.hold = r.hold;
   d.after = r.request.after;
   d.afterok = r.request.afterok;
+  d.array_id = r.array.array_id;
+  d.array_limit = r.array.limit;
   return d;
 }
 
+}  // namespace
+
 // Keys come from clients and are echoed in errors and stored: short printable ASCII only.
-Status ValidateIdempotencyKey(const std::string& key) {
+Status Node::CheckIdempotencyKey(const std::string& key) {
   constexpr size_t kMaxKeyBytes = 128;
   if (key.empty() || key.size() > kMaxKeyBytes ||
       !std::all_of(key.begin(), key.end(), [](char c) { return c > ' ' && c < 0x7f; })) {
@@ -54,8 +59,6 @@ Status ValidateIdempotencyKey(const std::string& key) {
   }
   return Status::Ok();
 }
-
-}  // namespace
 
 Node::Node(NodeOptions options, NodeDeps deps)
     : options_(std::move(options)),
@@ -69,7 +72,7 @@ std::string Node::JobDir(JobId id) const {
 
 std::string Node::OutputFile(const JobRecord& r, const std::string& pattern) {
   if (pattern.empty()) return "";
-  return OutputPathFor(pattern, r.id, r.user, r.request.name, r.request.cwd);
+  return OutputPathFor(pattern, r.id, r.user, r.request.name, r.request.cwd, r.array);
 }
 
 launch::JobHandle Node::Handle(const JobRecord& r) const {
@@ -142,7 +145,7 @@ Result<JobRecord> Node::Submit(const api::Caller& caller, JobRequest request,
   PP_RETURN_IF_ERROR(ApplyTimeLimit(request));
   std::optional<store::IdempotencyKey> key;
   if (idempotency_key) {
-    PP_RETURN_IF_ERROR(ValidateIdempotencyKey(*idempotency_key));
+    PP_RETURN_IF_ERROR(CheckIdempotencyKey(*idempotency_key));
     key = store::IdempotencyKey{caller.uid, *idempotency_key};
     auto first = deps_.store->FindByIdempotencyKey(*key);
     if (!first.ok()) return first.status();
@@ -188,7 +191,7 @@ Result<JobRecord> Node::Admit(const api::Caller& caller, JobRequest request) {
 }
 
 Result<JobRecord> Node::ResubmittedJob(const JobRecord& first, const JobRequest& request) const {
-  if (ToJson(first.request) != ToJson(request)) {
+  if (first.array.array_id != 0 || ToJson(first.request) != ToJson(request)) {
     return FailedPrecondition("idempotency key already used for job " + std::to_string(first.id) +
                               ", which asked for something else; use a new key for a new job");
   }
@@ -439,6 +442,7 @@ void Node::Schedule() {
     rj.uid = job.uid;
     rj.cpus = job.request.cpus;
     rj.mem_bytes = job.request.mem_bytes;
+    rj.array_id = job.array.array_id;
     for (const auto& a : job.allocations)
       rj.slots.push_back({a.device_index, a.gpu_mem_bytes, a.gpu_share_pct, RunsIsolated(job)});
     snap.running.push_back(std::move(rj));
@@ -537,6 +541,7 @@ Result<std::vector<std::string>> Node::JobEnvironment(const JobRecord& job) {
   env["CUDA_VISIBLE_DEVICES"] = visible;  // empty for CPU-only jobs: they see no GPU
   env["PINPOINT_JOB_ID"] = std::to_string(job.id);
   env["PINPOINT_GPU_UUIDS"] = visible;
+  SetArrayEnvironment(job.array, env);
   for (const char* name : {"CUDA_MPS_PIPE_DIRECTORY", "CUDA_MPS_LOG_DIRECTORY",
                            "CUDA_MPS_PINNED_DEVICE_MEM_LIMIT", "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"}) {
     env.erase(name);  // a client never chooses its own MPS server or limits

@@ -32,6 +32,7 @@
 #include "metrics/metrics.h"
 #include "mps/mps_control.h"
 #include "pinpoint/api.h"
+#include "pinpoint/array_spec.h"
 #include "pinpoint/job.h"
 #include "sched/inventory.h"
 #include "sched/placement.h"
@@ -68,6 +69,8 @@ struct NodeOptions {
   // to uids through the user directory at each scheduling pass (a name no user has is ignored).
   sched::UserLimit default_user_limit;
   std::map<std::string, sched::UserLimit> user_limits;
+  // Job arrays (docs/api.md "submit"): at most this many tasks in one (config max_array_tasks).
+  int max_array_tasks = kMaxArrayTasks;
 };
 
 // Everything the node acts through. Not owned; must outlive the Node. cgroups and gpu may be null.
@@ -115,6 +118,27 @@ class Node {
   Result<JobRecord> Submit(const api::Caller& caller, JobRequest request,
                            const std::optional<std::string>& idempotency_key = std::nullopt,
                            bool hold = false);
+
+  // A job array (node_array.cc, docs/api.md "submit"): `request` admitted once as Submit admits
+  // it, then one pending task per index of `spec`, all stored in one transaction with
+  // consecutive ids in index order (JobStore::InsertArray); the first task's id is the array's.
+  // With an idempotency key the caller's uid already used for this array: that array as it is
+  // now, and nothing is stored. `hold` holds every task. Returns the first task and the count.
+  // Errors: Submit's; kInvalidArgument for more tasks than options.max_array_tasks, or an array
+  // whose stored records would pass kMaxArrayBytes (the request times the tasks); the key used
+  // for anything but this array is kFailedPrecondition.
+  struct SubmittedArray {
+    JobRecord first;
+    int count = 0;
+  };
+  Result<SubmittedArray> SubmitArray(const api::Caller& caller, JobRequest request,
+                                     const ArraySpec& spec,
+                                     const std::optional<std::string>& idempotency_key = std::nullopt,
+                                     bool hold = false);
+  // The ids of the tasks of job array `id` (its first task's id) that have not ended, ascending
+  // (empty when all have); nullopt when `id` names no array (no such job, or a job that is not an
+  // array's first task). Cost: O(log active jobs + tasks), and a store read when none is active.
+  std::optional<std::vector<JobId>> UnfinishedArrayTasks(JobId id) const;
 
   // Hold and release pending jobs (daemon/hold.h has the policy). One Status per id, in order:
   // kNotFound, kPermissionDenied (another user's job; releasing root's hold as a user),
@@ -196,6 +220,8 @@ class Node {
                                Result<Hold> (*decide)(const JobRecord&, bool));
   void NoteDroppedEnv(JobId id, const std::vector<std::string>& names);
   Result<JobRecord> ResubmittedJob(const JobRecord& first, const JobRequest& request) const;
+  // The idempotency key's rules (docs/api.md "submit"). Errors: kInvalidArgument.
+  static Status CheckIdempotencyKey(const std::string& key);
   // A new record for `request` from `caller`, checked as Submit checks it (as_user, priority,
   // the daemon's uid, ever fits), not stored.
   Result<JobRecord> Admit(const api::Caller& caller, JobRequest request);

@@ -18,7 +18,7 @@ namespace {
 // One result per id, as "cancel", "hold" and "release" answer.
 std::vector<CancelResult> Results(const std::vector<JobId>& ids, const std::vector<Status>& statuses) {
   std::vector<CancelResult> results;
-  for (size_t i = 0; i < ids.size(); ++i) results.push_back({ids[i], statuses[i]});
+  for (size_t i = 0; i < ids.size(); ++i) results.push_back({ids[i], statuses[i], 0});
   return results;
 }
 
@@ -112,6 +112,7 @@ Result<VersionReply> Service::Version(Call&, VersionRequest) {
 }
 
 Result<SubmitReply> Service::Submit(Call& call, SubmitRequest request) {
+  if (request.array) return SubmitArray(call, std::move(request));
   auto job = node_->Submit(call.caller, std::move(request.request), request.idempotency_key, request.hold);
   if (!job.ok()) return job.status();
   // A retried submit may find its job already ended: nothing would wake a waiter then.
@@ -119,7 +120,18 @@ Result<SubmitReply> Service::Submit(Call& call, SubmitRequest request) {
     Defer(call, job->id);
     return SubmitReply{};
   }
-  return SubmitReply{ToView(*job, EnvShown::kFull)};
+  return SubmitReply{ToView(*job, EnvShown::kFull), std::nullopt};
+}
+
+Result<SubmitReply> Service::SubmitArray(Call& call, SubmitRequest request) {
+  // One reply would have to wait for every task: clients wait for each (docs/api.md "submit").
+  if (request.wait) return InvalidArgument("\"wait\" does not go with \"array\": wait for the tasks one by one");
+  auto submitted = node_->SubmitArray(call.caller, std::move(request.request), *request.array,
+                                      request.idempotency_key, request.hold);
+  if (!submitted.ok()) return submitted.status();
+  JobId first = submitted->first.id;
+  SubmittedArrayView array{first, submitted->count, first, first + submitted->count - 1};
+  return SubmitReply{ToView(submitted->first, EnvShown::kFull), array};
 }
 
 Result<WaitReply> Service::Wait(Call& call, WaitRequest request) {
@@ -195,7 +207,34 @@ Result<ShowReply> Service::Show(Call& call, ShowRequest request) {
 }
 
 Result<CancelReply> Service::Cancel(Call& call, CancelRequest request) {
-  return CancelReply{Results(request.ids, node_->Cancel(call.caller, request.ids))};
+  CancelReply reply{Results(request.ids, node_->Cancel(call.caller, request.ids))};
+  for (JobId id : request.arrays) {
+    std::optional<std::vector<JobId>> tasks = node_->UnfinishedArrayTasks(id);
+    if (!tasks) {
+      reply.results.push_back({id, node_->Cancel(call.caller, {id}).front(), 0});
+      continue;
+    }
+    reply.results.push_back(CancelArray(call.caller, id, *tasks));
+  }
+  return reply;
+}
+
+// The tasks of one array are one user's: the first refusal (not the caller's, a store failure)
+// is the array's; a task that ended meanwhile is no refusal.
+CancelResult Service::CancelArray(const api::Caller& caller, JobId id, const std::vector<JobId>& tasks) {
+  if (tasks.empty()) {
+    Status first = node_->Cancel(caller, {id}).front();  // who may see it, else "already ended"
+    if (first.code() == Code::kFailedPrecondition)
+      first = FailedPrecondition("array " + std::to_string(id) + " already ended (all its tasks)");
+    return {id, first};
+  }
+  CancelResult result{id, Status::Ok()};
+  for (const Status& s : node_->Cancel(caller, tasks)) {
+    if (s.ok()) ++result.array_tasks;
+    else if (s.code() != Code::kFailedPrecondition && result.status.ok()) result.status = s;
+  }
+  if (!result.status.ok()) result.array_tasks = 0;
+  return result;
 }
 
 Result<HoldReply> Service::Hold(Call& call, HoldRequest request) {

@@ -76,10 +76,14 @@ class Service : public api::Handler {
 
   Result<VersionReply> Version(Call& call, VersionRequest request);
   Result<SubmitReply> Submit(Call& call, SubmitRequest request);
+  Result<SubmitReply> SubmitArray(Call& call, SubmitRequest request);
   Result<WaitReply> Wait(Call& call, WaitRequest request);
   Result<QueueReply> Queue(Call& call, QueueRequest request);
   Result<ShowReply> Show(Call& call, ShowRequest request);
   Result<CancelReply> Cancel(Call& call, CancelRequest request);
+  // "cancel" of job array `id` (CancelRequest::arrays): its unfinished `tasks`
+  // (Node::UnfinishedArrayTasks).
+  CancelResult CancelArray(const api::Caller& caller, JobId id, const std::vector<JobId>& tasks);
   Result<GpusReply> Gpus(Call& call, GpusRequest request);
   Result<LogsReply> Logs(Call& call, LogsRequest request);
   Result<HoldReply> Hold(Call& call, HoldRequest request);

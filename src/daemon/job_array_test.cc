@@ -1,0 +1,294 @@
+// Job arrays in the daemon, through the wire op and the Node on fakes: one submit stores every
+// task (consecutive ids, one transaction), %K holds tasks back with reason array-limit, each task
+// gets its own environment and output files, a cancel of the array's id reaches every unfinished
+// task, and the bounds refuse what would cost the node too much.
+#include "daemon/job_array.h"
+
+#include <algorithm>
+
+#include <gtest/gtest.h>
+
+#include "daemon/service_fixture.h"
+#include "pinpoint/api_codec.h"
+
+namespace pinpoint::daemon {
+namespace {
+
+using nlohmann::json;
+
+class JobArrayTest : public ServiceFixture {
+ protected:
+  void SetUp() override { Restart(Options()); }
+  static NodeOptions Options() {
+    NodeOptions o;
+    o.inventory = TwoGpus();
+    return o;
+  }
+  static JobRequest Slice() {
+    JobRequest r;
+    r.argv = {"python3", "task.py"};
+    r.cwd = "/home/alice";
+    r.gpus = 1;
+    r.gpu_mem_bytes = 1ull << 30;
+    return r;
+  }
+  json Handle(const json& op, const api::Caller& caller) {
+    std::optional<json> reply = service_->Handle(caller, op, /*conn=*/1);
+    return reply ? *reply : json{{"deferred", true}};
+  }
+  json SubmitOp(const std::string& spec, JobRequest r = Slice()) {
+    return json{{"op", "submit"}, {"request", ToJson(r)}, {"array", spec}};
+  }
+  // Submits an array through the wire and returns its id (its first task's job id).
+  JobId SubmitArray(const std::string& spec, JobRequest r = Slice()) {
+    json reply = Handle(SubmitOp(spec, std::move(r)), caller_);
+    EXPECT_EQ(reply.value("ok", false), true) << reply.dump();
+    return reply.contains("array") ? reply["array"].value("id", JobId{0}) : 0;
+  }
+  JobRecord Get(JobId id) { return node_->Get(id).value(); }
+  int RunningTasks(JobId array_id, int count) {
+    int running = 0;
+    for (JobId id = array_id; id < array_id + count; ++id) running += Get(id).state == JobState::kRunning;
+    return running;
+  }
+  static std::map<std::string, std::string> EnvOf(const launch::LaunchSpec& spec) {
+    std::map<std::string, std::string> env;
+    for (const auto& kv : spec.env) env[kv.substr(0, kv.find('='))] = kv.substr(kv.find('=') + 1);
+    return env;
+  }
+  void Exit(JobId id, int code) {
+    launch::ExitStatus exited;
+    exited.kind = launch::ExitStatus::Kind::kExited;
+    exited.exit_code = code;
+    launcher_.Finish(id, exited);
+  }
+};
+
+TEST_F(JobArrayTest, OneSubmitStoresEveryTaskWithConsecutiveIds) {
+  ASSERT_TRUE(node_->Submit(caller_, Slice()).ok());  // job 1: the array's ids come after it
+  json reply = Handle(SubmitOp("1,3,5-7"), caller_);
+  ASSERT_EQ(reply.value("ok", false), true) << reply.dump();
+  EXPECT_EQ(reply["array"], (json{{"id", 2}, {"count", 5}, {"first_job_id", 2}, {"last_job_id", 6}}));
+  EXPECT_EQ(reply["job"]["id"], 2);
+  EXPECT_EQ(reply["job"]["array"], (json{{"id", 2}, {"index", 1}, {"count", 5}, {"min_index", 1}, {"max_index", 7}, {"limit", 0}}));
+  const int indices[] = {1, 3, 5, 6, 7};
+  for (int i = 0; i < 5; ++i) {
+    JobRecord task = store_->Get(2 + i).value();  // stored, not only in memory
+    EXPECT_EQ(task.state, JobState::kPending);
+    EXPECT_EQ(task.array, (ArrayTask{2, indices[i], 5, 1, 7, 0}));
+    EXPECT_EQ(task.request, Get(2).request);
+    EXPECT_EQ(node_->Events(2 + i)->front().kind, "submit");
+  }
+  EXPECT_EQ(store_->List({})->size(), 6u);
+  EXPECT_EQ(node_->Submit(caller_, Slice())->id, 7) << "the next job follows the array";
+}
+
+TEST_F(JobArrayTest, AtMostKTasksRunAndTheOthersSayWhy) {
+  JobId array = SubmitArray("0-5%2");
+  node_->Step();
+  EXPECT_EQ(launcher_.launches().size(), 2u);
+  EXPECT_EQ(RunningTasks(array, 6), 2);
+  JobRecord waiting = Get(array + 2);
+  EXPECT_EQ(waiting.reason, reason::kArrayLimit);
+  EXPECT_EQ(waiting.detail, "array " + std::to_string(array) + " runs 2 tasks, its limit (%2)");
+  // Each end lets one more start, never more than two at once.
+  for (int round = 0; round < 4; ++round) {
+    Exit(launcher_.Running().front(), 0);
+    node_->Step();
+    EXPECT_EQ(RunningTasks(array, 6), 2) << "round " << round;
+  }
+  EXPECT_EQ(launcher_.launches().size(), 6u);
+  // Another job of the same user is not held back by the array's limit.
+  JobId other = node_->Submit(caller_, Slice())->id;
+  node_->Step();
+  EXPECT_EQ(Get(other).state, JobState::kRunning);
+}
+
+TEST_F(JobArrayTest, TheLimitHoldsAcrossARestart) {
+  JobId array = SubmitArray("1-4%1");
+  node_->Step();
+  ASSERT_EQ(RunningTasks(array, 4), 1);
+  Restart(Options());  // the running task is adopted; the limit is in the stored records
+  node_->Step();
+  EXPECT_EQ(RunningTasks(array, 4), 1);
+  EXPECT_EQ(Get(array + 1).reason, reason::kArrayLimit);
+}
+
+TEST_F(JobArrayTest, EachTaskGetsItsArrayInItsEnvironmentAndOutputFile) {
+  JobRequest r = Slice();
+  r.output_path = "out/%A_%a.log";
+  r.env = {{"PINPOINT_ARRAY_TASK_ID", "99"}, {"PATH", "/bin"}};  // inherited from another task
+  JobId array = SubmitArray("4-5", r);
+  node_->Step();
+  ASSERT_EQ(launcher_.launches().size(), 2u);
+  for (int i = 0; i < 2; ++i) {
+    const launch::LaunchSpec& spec = launcher_.launches()[i];
+    ASSERT_EQ(spec.job_id, array + i);
+    auto env = EnvOf(spec);
+    EXPECT_EQ(env["PINPOINT_JOB_ID"], std::to_string(array + i));
+    EXPECT_EQ(env["PINPOINT_ARRAY_JOB_ID"], std::to_string(array));
+    EXPECT_EQ(env["PINPOINT_ARRAY_TASK_ID"], std::to_string(4 + i));
+    EXPECT_EQ(env["PINPOINT_ARRAY_TASK_COUNT"], "2");
+    EXPECT_EQ(env["PINPOINT_ARRAY_TASK_MIN"], "4");
+    EXPECT_EQ(env["PINPOINT_ARRAY_TASK_MAX"], "5");
+    EXPECT_EQ(spec.stdout_path, "/home/alice/out/" + std::to_string(array) + "_" + std::to_string(4 + i) + ".log");
+  }
+  // A job that is not a task never sees array variables, whatever its environment brought.
+  auto plain = node_->Submit(caller_, r);
+  node_->Step();
+  ASSERT_EQ(launcher_.launches().size(), 3u);
+  auto env = EnvOf(launcher_.launches()[2]);
+  EXPECT_EQ(env.count("PINPOINT_ARRAY_TASK_ID"), 0u);
+  EXPECT_EQ(env.count("PINPOINT_ARRAY_JOB_ID"), 0u);
+  EXPECT_EQ(launcher_.launches()[2].stdout_path,
+            "/home/alice/out/" + std::to_string(plain->id) + "_0.log");
+}
+
+TEST_F(JobArrayTest, CancelOfTheArraysIdReachesEveryUnfinishedTask) {
+  JobId array = SubmitArray("1-4%2");
+  node_->Step();
+  Exit(array, 0);  // task 1 completes
+  node_->Step();   // task 3 starts: 2 and 3 run, 4 waits
+  ASSERT_EQ(Get(array + 2).state, JobState::kRunning);
+
+  api::Caller other = caller_;
+  other.uid = 4343;
+  json refused = Handle({{"op", "cancel"}, {"arrays", {array}}}, other);
+  EXPECT_EQ(refused["results"][0]["error"]["code"], "permission_denied") << refused.dump();
+  EXPECT_FALSE(Get(array + 3).cancel_requested || IsFinal(Get(array + 3).state));
+
+  json reply = Handle({{"op", "cancel"}, {"arrays", {array}}}, caller_);
+  EXPECT_EQ(reply["results"], (json::array({{{"id", array}, {"ok", true}, {"array_tasks", 3}}}))) << reply.dump();
+  EXPECT_TRUE(Get(array + 1).cancel_requested);
+  EXPECT_TRUE(Get(array + 2).cancel_requested);
+  EXPECT_EQ(Get(array + 3).state, JobState::kCancelled);
+  EXPECT_EQ(Get(array).state, JobState::kCompleted) << "an ended task stays as it ended";
+  std::vector<JobId> signalled;
+  for (const auto& [id, sig] : launcher_.signals()) signalled.push_back(id);
+  EXPECT_NE(std::find(signalled.begin(), signalled.end(), array + 1), signalled.end());
+  EXPECT_NE(std::find(signalled.begin(), signalled.end(), array + 2), signalled.end());
+
+  launcher_.FinishAll(143);
+  node_->Step();
+  json again = Handle({{"op", "cancel"}, {"arrays", {array}}}, caller_);
+  EXPECT_EQ(again["results"][0]["error"]["message"],
+            "array " + std::to_string(array) + " already ended (all its tasks)");
+}
+
+// "ids" keep their meaning: each is one job, the array's first task too. In "arrays" an id that
+// names no array is one job as well.
+TEST_F(JobArrayTest, CancelOfATasksOwnIdReachesThatTaskOnly) {
+  JobId array = SubmitArray("1-4");
+  json reply = Handle({{"op", "cancel"}, {"ids", {array, array + 1}}, {"arrays", {array + 2}}}, caller_);
+  EXPECT_EQ(reply["results"], (json::array({{{"id", array}, {"ok", true}},
+                                            {{"id", array + 1}, {"ok", true}},
+                                            {{"id", array + 2}, {"ok", true}}})));
+  EXPECT_EQ(Get(array).state, JobState::kCancelled);
+  EXPECT_EQ(Get(array + 1).state, JobState::kCancelled);
+  EXPECT_EQ(Get(array + 2).state, JobState::kCancelled);
+  EXPECT_EQ(Get(array + 3).state, JobState::kPending);
+  json missing = Handle({{"op", "cancel"}, {"arrays", {999}}}, caller_);
+  EXPECT_EQ(missing["results"][0]["error"]["message"], "no job 999");
+}
+
+TEST_F(JobArrayTest, HeldArrayHoldsEveryTask) {
+  json op = SubmitOp("1-3");
+  op["hold"] = true;
+  json reply = Handle(op, caller_);
+  JobId array = reply["array"]["id"];
+  node_->Step();
+  EXPECT_TRUE(launcher_.launches().empty());
+  for (JobId id = array; id < array + 3; ++id) EXPECT_EQ(Get(id).reason, reason::kHeld);
+}
+
+TEST_F(JobArrayTest, BadArraysAreRefusedAndNothingIsStored) {
+  struct Case {
+    json array;
+    const char* code;
+    const char* says;
+  };
+  const Case cases[] = {
+      {"5-1", "invalid_argument", "invalid array '5-1': range 5-1 ends before it starts"},
+      {"1-10%0", "invalid_argument", "%0 would run no task"},
+      {"0-10000", "invalid_argument", "more than 10000 tasks"},
+      {5, "invalid_argument", "\"array\" must be task indices as text"},
+      {"", "invalid_argument", "give task indices"},
+  };
+  for (const Case& c : cases) {
+    json op = SubmitOp("1");
+    op["array"] = c.array;
+    json reply = Handle(op, caller_);
+    EXPECT_EQ(reply["error"]["code"], c.code) << c.array;
+    EXPECT_NE(reply["error"].value("message", "").find(c.says), std::string::npos) << reply.dump();
+  }
+  json wait = SubmitOp("1-2");
+  wait["wait"] = true;
+  EXPECT_EQ(Handle(wait, caller_)["error"]["message"], "\"wait\" does not go with \"array\": wait for the tasks one by one");
+  EXPECT_TRUE(store_->List({})->empty());
+}
+
+TEST_F(JobArrayTest, TheNodesBoundsAreKept) {
+  NodeOptions o = Options();
+  o.max_array_tasks = 3;
+  Restart(o);
+  auto refused = node_->SubmitArray(caller_, Slice(), ParseArraySpec("1-4").value());
+  EXPECT_EQ(refused.status().message(),
+            "an array of 4 tasks: this node takes at most 3 tasks in one array (max_array_tasks)");
+  EXPECT_TRUE(node_->SubmitArray(caller_, Slice(), ParseArraySpec("1-3").value()).ok());
+  // One large request times many tasks: refused before anything is stored.
+  JobRequest big = Slice();
+  big.env["BLOB"] = std::string(100 << 10, 'x');
+  o.max_array_tasks = kMaxArrayTasks;
+  Restart(o);
+  size_t stored = store_->List({})->size();
+  auto too_big = node_->SubmitArray(caller_, big, ParseArraySpec("1-1000").value());
+  EXPECT_EQ(too_big.status().code(), Code::kInvalidArgument);
+  EXPECT_NE(too_big.status().message().find("at most 64MiB in one array"), std::string::npos)
+      << too_big.status().message();
+  EXPECT_EQ(store_->List({})->size(), stored);
+  EXPECT_TRUE(node_->SubmitArray(caller_, big, ParseArraySpec("1-100").value()).ok());
+  // Admission is Submit's: a request that never fits is refused whole.
+  JobRequest huge = Slice();
+  huge.gpus = 3;
+  EXPECT_EQ(node_->SubmitArray(caller_, huge, ParseArraySpec("1-2").value()).status().code(),
+            Code::kFailedPrecondition);
+}
+
+TEST_F(JobArrayTest, ARetriedSubmitFindsTheSameArray) {
+  ArraySpec spec = ParseArraySpec("1-3%1").value();
+  auto first = node_->SubmitArray(caller_, Slice(), spec, "k-1");
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  auto retry = node_->SubmitArray(caller_, Slice(), spec, "k-1");
+  ASSERT_TRUE(retry.ok()) << retry.status().ToString();
+  EXPECT_EQ(retry->first.id, first->first.id);
+  EXPECT_EQ(retry->count, 3);
+  EXPECT_EQ(store_->List({})->size(), 3u);
+  // The key names this array only: another spec, or a plain job, is refused.
+  auto other = node_->SubmitArray(caller_, Slice(), ParseArraySpec("1-4%1").value(), "k-1");
+  EXPECT_EQ(other.status().code(), Code::kFailedPrecondition);
+  EXPECT_EQ(node_->Submit(caller_, Slice(), "k-1").status().code(), Code::kFailedPrecondition);
+  auto plain = node_->Submit(caller_, Slice(), "k-2");
+  ASSERT_TRUE(plain.ok());
+  EXPECT_EQ(node_->SubmitArray(caller_, Slice(), spec, "k-2").status().code(), Code::kFailedPrecondition);
+}
+
+TEST(JobArrayPolicyTest, TaskRecordsFollowTheSpec) {
+  JobRecord job;
+  job.request.argv = {"true"};
+  std::vector<JobRecord> tasks = ArrayTaskRecords(job, ParseArraySpec("2,4,9%3").value());
+  ASSERT_EQ(tasks.size(), 3u);
+  EXPECT_EQ(tasks[0].array, (ArrayTask{0, 2, 3, 2, 9, 3}));
+  EXPECT_EQ(tasks[2].array, (ArrayTask{0, 9, 3, 2, 9, 3}));
+  JobRecord first = tasks[0];
+  first.id = first.array.array_id = 12;
+  EXPECT_TRUE(IsFirstTaskOf(first, ParseArraySpec("2,4,9%3").value()));
+  EXPECT_FALSE(IsFirstTaskOf(first, ParseArraySpec("2,4,9").value()));
+  EXPECT_FALSE(IsFirstTaskOf(first, ParseArraySpec("2,9%3").value()));  // same ends, another count
+  JobRecord second = tasks[1];
+  second.id = 13;
+  second.array.array_id = 12;
+  EXPECT_FALSE(IsFirstTaskOf(second, ParseArraySpec("2,4,9%3").value()));
+}
+
+}  // namespace
+}  // namespace pinpoint::daemon
