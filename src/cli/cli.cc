@@ -18,6 +18,7 @@
 #include "cli/completion.h"
 #include "cli/format.h"
 #include "cli/submit_sched.h"
+#include "cli/job_arrays.h"
 #include "cli/submit_wait.h"
 #include "cli/report_csv.h"
 #include "cli/time_range.h"
@@ -28,6 +29,7 @@
 #include "common/terminal.h"
 #include "common/version.h"
 #include "pinpoint/api_codec.h"
+#include "pinpoint/array_spec.h"
 #include "pinpoint/client.h"
 #include "pinpoint/escape.h"
 #include "pinpoint/job.h"
@@ -65,6 +67,8 @@ struct SubmitArgs {
   bool wait = false;
   SubmitSchedArgs sched;  // --time, --after, --afterok
   std::vector<std::string> command;
+  std::string array;                 // --array SPEC (array_spec.h)
+  CLI::Option* array_option = nullptr;  // to tell `--array ''` from no --array
 };
 
 // One subcommand: its name, help, how to add its options, and what it does.
@@ -99,19 +103,16 @@ json WithOk(json reply) {
 // per failed job; exit code of the first failure. --json: the results array.
 int PrintResults(const Globals& g, std::ostream& out, const std::vector<CancelResult>& results,
                  const char* done) {
-  if (g.json_output) {
-    json array = json::array();
-    for (const auto& r : results) {
-      json one{{"id", r.id}, {"ok", r.status.ok()}};
-      if (!r.status.ok()) one["error"] = ErrorToJson(r.status);
-      array.push_back(std::move(one));
-    }
-    out << array.dump(2) << "\n";
-  }
+  if (g.json_output) out << ToJson(CancelReply{results})["results"].dump(2) << "\n";  // the API's form
   Status worst;
   for (const auto& r : results) {
     if (r.status.ok()) {
-      if (!g.json_output) out << done << " job " << r.id << "\n";
+      if (g.json_output) continue;
+      if (r.array_tasks > 0) {
+        out << done << " array " << r.id << " (" << r.array_tasks << " unfinished task" << (r.array_tasks == 1 ? "" : "s") << ")\n";
+      } else {
+        out << done << " job " << r.id << "\n";
+      }
     } else {
       if (worst.ok()) worst = r.status;
       if (!g.json_output) *g.err << "pinpoint: " << EscapeForTerminal(r.status.message()) << "\n";
@@ -350,6 +351,7 @@ int PrintCompletion(const CLI::App& app, const std::string& shell, std::ostream&
 }
 
 std::vector<Command> Commands(SubmitArgs& submit, int64_t& job_id, std::vector<int64_t>& ids,
+                              std::vector<std::string>& tasks,
                               bool& all, std::string& user, int& limit, int& offset, LogsArgs& logs,
                               ReportArgs& report, TopArgs& top, CdiArgs& cdi) {
   return {
@@ -376,6 +378,9 @@ std::vector<Command> Commands(SubmitArgs& submit, int64_t& job_id, std::vector<i
          c->add_option("--after", submit.sched.after, "start only after these jobs have ended (ID[,ID...])");
          c->add_option("--afterok", submit.sched.afterok,
                        "start only after these jobs have completed with exit 0; cancelled if one does not (ID[,ID...])");
+         submit.array_option = c->add_option(
+             "--array", submit.array,
+             "a job array: one job per index, e.g. 1-100, 0-15:4 or 1,3,5-7; %K runs at most K at once");
          c->add_option("command", submit.command, "the command and its arguments")->required();
        },
        [&](const Globals& g, std::ostream& out) -> Result<int> {
@@ -389,7 +394,12 @@ std::vector<Command> Commands(SubmitArgs& submit, int64_t& job_id, std::vector<i
          }
          // With --wait the job is waited for here, not by the daemon's submit: its id comes at
          // once and Ctrl-C can cancel it (cli/submit_wait.h).
-         SubmitRequest op{*request, false, std::nullopt, submit.hold};
+         SubmitRequest op{*request, false, std::nullopt, submit.hold, std::nullopt};
+         if (submit.array_option->count() > 0) {
+           auto spec = ParseArraySpec(submit.array);
+           if (!spec.ok()) return spec.status();
+           op.array = std::move(spec).value();
+         }
          std::string key = IdempotencyKey();
          if (!key.empty()) op.idempotency_key = key;
          auto reply = Send(g, &Client::Submit, op);
@@ -400,6 +410,8 @@ std::vector<Command> Commands(SubmitArgs& submit, int64_t& job_id, std::vector<i
            reply = Send(g, &Client::Submit, op);
          }
          if (!reply.ok()) return reply.status();
+         if (reply->array)
+           return FinishArraySubmit(g.socket, *reply, submit.wait, submit.hold, g.json_output, out, *g.err);
          const JobView& job = reply->job;
          if (!submit.wait) {
            if (g.json_output) out << ToJson(job).dump(2) << "\n";
@@ -459,10 +471,14 @@ std::vector<Command> Commands(SubmitArgs& submit, int64_t& job_id, std::vector<i
          }
          return 0;
        }},
-      {"cancel", "Cancel jobs (your own; root: any)",
-       [&](CLI::App* c) { c->add_option("jobs", ids, "job ids")->required(); },
+      {"cancel", "Cancel jobs (your own; root: any); an array's id cancels its tasks, ARRAY_INDEX one task",
+       [&](CLI::App* c) { c->add_option("jobs", tasks, "job ids, array ids, or tasks as ARRAY_INDEX (12_3)")->required()->type_name(kJobOrTaskType); },
        [&](const Globals& g, std::ostream& out) -> Result<int> {
-         auto reply = Send(g, &Client::Cancel, CancelRequest{ids});
+         auto client = Client::Connect(g.socket);
+         if (!client.ok()) return client.status();
+         auto request = CancelRequestFor(*client, tasks);
+         if (!request.ok()) return request.status();
+         auto reply = client->Cancel(*request);
          if (!reply.ok()) return reply.status();
          return PrintResults(g, out, reply->results, "cancelled");
        }},
@@ -490,35 +506,8 @@ std::vector<Command> Commands(SubmitArgs& submit, int64_t& job_id, std::vector<i
          return 0;
        }},
       {"wait", "Wait until jobs end; exit 0 when all completed, 1 otherwise",
-       [&](CLI::App* c) { c->add_option("jobs", ids, "job ids")->required(); },
-       [&](const Globals& g, std::ostream& out) -> Result<int> {
-         auto client = Client::Connect(g.socket);
-         if (!client.ok()) return client.status();
-         // One job: its full record. Several: one request per kWaitMaxIds of them, answered when
-         // all have ended (records without their environment, as queue shows them).
-         std::vector<JobView> ended;
-         if (ids.size() == 1) {
-           auto reply = client->Wait(WaitRequest{ids[0], {}});
-           if (!reply.ok()) return reply.status();
-           ended.push_back(std::move(reply->job));
-         }
-         for (size_t at = 0; ids.size() > 1 && at < ids.size(); at += kWaitMaxIds) {
-           WaitRequest request;
-           request.ids.assign(ids.begin() + at, ids.begin() + std::min(ids.size(), at + kWaitMaxIds));
-           auto reply = client->Wait(request);
-           if (!reply.ok()) return reply.status();
-           for (auto& job : reply->jobs) ended.push_back(std::move(job));
-         }
-         json jobs = json::array();
-         int code = 0;
-         for (const JobView& job : ended) {
-           if (job.state != JobState::kCompleted) code = 1;
-           if (g.json_output) jobs.push_back(ToJson(job));
-           else out << "job " << job.id << " " << JobStateName(job.state) << " (" << EscapeForTerminal(job.reason) << ")\n";
-         }
-         if (g.json_output) out << jobs.dump(2) << "\n";
-         return code;
-       }},
+       [&](CLI::App* c) { c->add_option("jobs", ids, "job ids; an array's id waits for all its tasks")->required(); },
+       [&](const Globals& g, std::ostream& out) -> Result<int> { return RunWait(g.socket, ids, g.json_output, out); }},
       {"logs", "Print a job's output (--stderr for its error stream, -f to follow it)",
        [&](CLI::App* c) {
          c->add_option("job", logs.job_id, "job id")->required();
@@ -600,6 +589,7 @@ int RunCli(int argc, char** argv, std::ostream& out, std::ostream& err) {
   SubmitArgs submit;
   int64_t job_id = 0;
   std::vector<int64_t> ids;
+  std::vector<std::string> tasks;
   bool all = false;
   LogsArgs logs;
   ReportArgs report;
@@ -607,7 +597,7 @@ int RunCli(int argc, char** argv, std::ostream& out, std::ostream& err) {
   int limit = 0, offset = 0;
   TopArgs top;
   CdiArgs cdi;
-  auto commands = Commands(submit, job_id, ids, all, user, limit, offset, logs, report, top, cdi);
+  auto commands = Commands(submit, job_id, ids, tasks, all, user, limit, offset, logs, report, top, cdi);
   std::vector<std::pair<CLI::App*, const Command*>> subs;
   for (const auto& c : commands) {
     CLI::App* sub = app.add_subcommand(c.name, c.help);

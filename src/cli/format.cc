@@ -1,7 +1,9 @@
 #include "cli/format.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <limits>
+#include <map>
 #include <sstream>
 
 #include "pinpoint/escape.h"
@@ -104,9 +106,17 @@ std::string SchedLines(const JobRequest& req) {
 
 }  // namespace
 
+std::string ArrayTaskName(const ArrayTask& array) {
+  return std::to_string(array.array_id) + "_" + std::to_string(array.index);
+}
+
 std::string FormatQueue(const QueueReply& reply, int64_t now_ms) {
   std::vector<std::vector<std::string>> rows = {
       {"ID", "USER", "NAME", "STATE", "GPU", "DEVICES", "TIME", "REASON"}};
+  // The ARRAY column only when the page has a task of a job array: other queues stay as they were.
+  bool arrays = std::any_of(reply.jobs.begin(), reply.jobs.end(),
+                            [](const JobView& job) { return job.array.array_id != 0; });
+  if (arrays) rows[0].insert(rows[0].begin() + 1, "ARRAY");
   for (const auto& job : reply.jobs) {
     bool pending = job.state == JobState::kPending;
     int64_t elapsed = pending ? ElapsedMs(job.submit_ms, now_ms)
@@ -119,6 +129,7 @@ std::string FormatQueue(const QueueReply& reply, int64_t now_ms) {
                     JobStateName(job.state), FormatGpuRequest(job.request), Devices(job),
                     FormatDurationMs(job.start_ms == 0 && !pending ? 0 : elapsed),
                     why.empty() ? "-" : why});
+    if (arrays) rows.back().insert(rows.back().begin() + 1, job.array.array_id != 0 ? ArrayTaskName(job.array) : "-");
   }
   std::string out = Table(rows);
   if (reply.jobs.empty()) out += "(no jobs)\n";
@@ -149,6 +160,12 @@ std::string FormatJob(const ShowReply& reply, const std::string& advice) {
   out << "\n";
   if (!job.detail.empty()) out << "  detail:   " << EscapeForTerminal(job.detail) << "\n";
   out << "  user:     " << EscapeForTerminal(job.user) << " (uid " << job.uid << ")\n";
+  if (job.array.array_id != 0) {
+    const ArrayTask& a = job.array;
+    out << "  array:    " << ArrayTaskName(a) << " (task " << a.index << " of array " << a.array_id << ": "
+        << a.count << " task" << (a.count == 1 ? "" : "s") << ", indices " << a.min_index << " to " << a.max_index
+        << (a.limit > 0 ? ", at most " + std::to_string(a.limit) + " running at once" : "") << ")\n";
+  }
   if (lease) {
     out << "  command:  none: a lease for a container (docs/containers.md)\n";
     out << "  cgroup:   " << (job.lease_cgroup.empty() ? "not attached yet" : EscapeForTerminal(job.lease_cgroup))
@@ -216,6 +233,28 @@ std::string FormatGpus(const GpusReply& reply) {
   const HostView& host = reply.host;
   out += "host: " + std::to_string(host.cpus_allocated) + "/" + std::to_string(host.cpus) + " CPUs, " +
          FormatSize(host.mem_allocated_bytes) + "/" + FormatSize(host.mem_bytes) + " memory allocated\n";
+  return out;
+}
+
+std::string FormatArrayEnd(JobId array_id, const std::vector<JobView>& tasks) {
+  std::map<JobState, int> by_state;
+  std::vector<const JobView*> unsuccessful;
+  for (const JobView& task : tasks) {
+    ++by_state[task.state];
+    if (task.state != JobState::kCompleted) unsuccessful.push_back(&task);
+  }
+  std::string out = "array " + std::to_string(array_id) + ": " + std::to_string(tasks.size()) + " task" +
+                    (tasks.size() == 1 ? "" : "s");
+  for (const auto& [state, n] : by_state) out += ", " + std::to_string(n) + " " + JobStateName(state);
+  out += "\n";
+  constexpr size_t kShown = 10;  // an array of thousands must not flood the terminal
+  for (size_t i = 0; i < unsuccessful.size() && i < kShown; ++i) {
+    const JobView& task = *unsuccessful[i];
+    out += "  job " + std::to_string(task.id) + " (" + ArrayTaskName(task.array) + ") " + JobStateName(task.state) +
+           " (" + EscapeForTerminal(task.detail.empty() ? task.reason : task.detail) + ")\n";
+  }
+  if (unsuccessful.size() > kShown)
+    out += "  ... and " + std::to_string(unsuccessful.size() - kShown) + " more that did not complete\n";
   return out;
 }
 

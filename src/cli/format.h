@@ -18,9 +18,16 @@ namespace pinpoint::cli {
 // so what is shown is what ran.
 std::string ShownCommand(const std::vector<std::string>& argv);
 
+// "12_3": a job array's task as Slurm names it, ARRAYID_INDEX.
+std::string ArrayTaskName(const ArrayTask& array);
+// The end of a job array's tasks for people: "array 12: 4 tasks, 3 completed, 1 failed", then one
+// line per task that did not complete ("  job 14 (12_3) failed (exit code 3)"), the first 10.
+std::string FormatArrayEnd(JobId array_id, const std::vector<JobView>& tasks);
+
 // "2 GPU x 4GiB 20%", "1 GPU (whole)", "-" for the resource column of a job.
 std::string FormatGpuRequest(const JobRequest& request);
-// The queue table: one header line and one line per job.
+// The queue table: one header line and one line per job; an ARRAY column (ArrayTaskName) when the
+// page holds a job array's task.
 std::string FormatQueue(const QueueReply& reply, int64_t now_ms);
 // "... N more jobs: pinpoint queue --offset K" when a queue reply's page is not the last
 // (its `more`), "" otherwise. `all` and `user` are the listing's own options.

@@ -6,6 +6,7 @@
 #include <optional>
 #include <ostream>
 #include <string>
+#include <vector>
 
 #include "pinpoint/api.h"
 #include "pinpoint/status.h"
@@ -15,6 +16,7 @@ namespace pinpoint::cli {
 // What became of the wait.
 struct WaitOutcome {
   std::optional<JobView> job;  // the job as it ended; nullopt when left before its end
+  std::vector<JobView> tasks;  // an array's wait: every task as it ended; empty when left before
   int signal = 0;              // the first SIGINT/SIGTERM that came, or 0
 };
 
@@ -24,10 +26,17 @@ struct WaitOutcome {
 // it is never lost. Errors: the daemon's and the connection's (kUnavailable), as Client's.
 Result<WaitOutcome> WaitCancellingOnSignal(const std::string& socket, JobId id, std::ostream& err,
                                            const std::string& first_line = "");
+// The same for the `count` tasks of job array `array_id` (jobs array_id .. array_id + count - 1,
+// waited for one after the other on one connection): a signal cancels the whole array (the
+// "cancel" op with the array's id in `arrays`).
+Result<WaitOutcome> WaitArrayCancellingOnSignal(const std::string& socket, JobId array_id, int count,
+                                                std::ostream& err, const std::string& first_line = "");
 
 // The exit code of `pinpoint submit --wait` for an outcome: 128 + the signal when one came and
-// the job was cancelled (or left before its end); else the job's exit code, or 1 when it ended
-// without one (killed, failed to launch, cancelled by someone else).
+// the job (an array: any task) was cancelled, or when it left before the end; else the job's exit
+// code, or 1 when it ended without one (killed, failed to launch, cancelled by someone else).
+// An array: 0 when every task completed, else the highest exit code of the tasks that did not
+// complete (1 when none has one).
 int SubmitWaitExitCode(const WaitOutcome& outcome);
 
 }  // namespace pinpoint::cli

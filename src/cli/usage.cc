@@ -173,15 +173,22 @@ Result<ArrangedArgs> ArrangeArgs(const CLI::App& app, const std::vector<std::str
 }
 
 void CheckJobIds(CLI::App& app) {
-  CLI::Validator job_id(
-      [](std::string& text) -> std::string {
-        if (!IsJobId(text)) throw UsageError("'" + EscapeForTerminal(text) + "' is not a job id (job ids are whole numbers from 1)");
-        return "";
-      },
-      "");
+  auto check = [](bool tasks) {
+    return CLI::Validator(
+        [tasks](std::string& text) -> std::string {
+          size_t under = tasks ? text.find('_') : std::string::npos;
+          bool index_ok = under == std::string::npos ||
+                          (under + 1 < text.size() && under + 8 > text.size() &&
+                           text.find_first_not_of("0123456789", under + 1) == std::string::npos);
+          if (!IsJobId(text.substr(0, under)) || !index_ok)
+            throw UsageError("'" + EscapeForTerminal(text) + "' is not a job id (job ids are whole numbers from 1)");
+          return "";
+        },
+        "");
+  };
   for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) {
     for (CLI::Option* o : sub->get_options([](CLI::Option* o) { return o->get_positional(); })) {
-      if (o->get_name() == "job" || o->get_name() == "jobs") o->check(job_id);
+      if (o->get_name() == "job" || o->get_name() == "jobs") o->check(check(o->get_type_name() == kJobOrTaskType));
     }
   }
 }

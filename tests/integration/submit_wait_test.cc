@@ -145,6 +145,19 @@ TEST(SubmitWaitTest, SecondCtrlCLeavesWithoutWaiting) {
   EXPECT_NE(StateOf(h, id), "running");
 }
 
+// An array's --wait: Ctrl-C cancels every task (held ones and running ones) and waits for them all.
+TEST(SubmitWaitTest, CtrlCCancelsTheWholeArray) {
+  Harness h;
+  h.StartDaemon();
+  BackgroundCli cli(h, {"submit", "--wait", "--array", "1-3%2", "--", "sleep", "600"});
+  std::string line = cli.WaitForLine("submitted array 1 (3 tasks: jobs 1 to 3)");
+  ASSERT_NE(line, "") << cli.err();
+  cli.Signal(SIGINT);
+  EXPECT_NE(cli.WaitForLine("interrupted: cancelling array 1 (again to leave without waiting)"), "") << cli.err();
+  EXPECT_EQ(cli.Exit(), 130) << cli.err();
+  for (int64_t id = 1; id <= 3; ++id) EXPECT_EQ(StateOf(h, id), "cancelled") << "job " << id;
+}
+
 TEST(SubmitWaitTest, JobExitCodeWithoutSignals) {
   Harness h;
   h.StartDaemon();

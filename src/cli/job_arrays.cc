@@ -1,0 +1,153 @@
+#include "cli/job_arrays.h"
+
+#include <algorithm>
+
+#include <nlohmann/json.hpp>
+
+#include "cli/format.h"
+#include "cli/submit_wait.h"
+#include "pinpoint/api_codec.h"
+#include "pinpoint/array_spec.h"
+#include "pinpoint/escape.h"
+
+namespace pinpoint::cli {
+
+using nlohmann::json;
+
+namespace {
+
+std::optional<int64_t> WholeNumber(const std::string& text, size_t max_digits) {
+  if (text.empty() || text.size() > max_digits || text.find_first_not_of("0123456789") != std::string::npos)
+    return std::nullopt;
+  return std::stoll(text);
+}
+
+}  // namespace
+
+std::optional<JobOrTask> ParseJobOrTask(const std::string& text) {
+  size_t under = text.find('_');
+  auto id = WholeNumber(text.substr(0, under), 18);
+  if (!id || *id < 1) return std::nullopt;
+  if (under == std::string::npos) return JobOrTask{*id, std::nullopt};
+  auto index = WholeNumber(text.substr(under + 1), 7);
+  if (!index || *index > kMaxArrayIndex) return std::nullopt;
+  return JobOrTask{*id, static_cast<int>(*index)};
+}
+
+Result<JobId> FindArrayTask(Client& client, JobId array_id, int index) {
+  auto first = client.Show(ShowRequest{array_id});
+  if (!first.ok()) return first.status();
+  const ArrayTask& a = first->job.array;
+  if (a.array_id != array_id) return NotFound("job " + std::to_string(array_id) + " is not a job array");
+  auto none = NotFound("array " + std::to_string(array_id) + " has no task " + std::to_string(index));
+  if (index < a.min_index || index > a.max_index || a.count < 1) return none;
+  // Indices ascend with ids: a full range is found by arithmetic, any other list by bisection.
+  if (a.max_index - a.min_index + 1 == a.count) return array_id + (index - a.min_index);
+  JobId lo = array_id, hi = array_id + a.count - 1;
+  while (lo <= hi) {
+    JobId mid = lo + (hi - lo) / 2;
+    auto task = client.Show(ShowRequest{mid});
+    if (!task.ok()) return task.status();
+    int at = task->job.array.index;
+    if (task->job.array.array_id != array_id) return none;
+    if (at == index) return mid;
+    if (at < index) lo = mid + 1;
+    else hi = mid - 1;
+  }
+  return none;
+}
+
+Result<CancelRequest> CancelRequestFor(Client& client, const std::vector<std::string>& typed) {
+  CancelRequest request;
+  for (const std::string& text : typed) {
+    auto parsed = ParseJobOrTask(text);
+    if (!parsed) return InvalidArgument("'" + EscapeForTerminal(text) + "' is not a job id");
+    if (!parsed->index) {
+      request.arrays.push_back(parsed->id);
+      continue;
+    }
+    auto id = FindArrayTask(client, parsed->id, *parsed->index);
+    if (!id.ok()) return id.status();
+    request.ids.push_back(*id);
+  }
+  return request;
+}
+
+Result<std::vector<JobView>> WaitForJobs(Client& client, const std::vector<JobId>& ids) {
+  std::vector<JobView> ended;
+  if (ids.size() == 1) {
+    auto reply = client.Wait(WaitRequest{ids[0], {}});
+    if (!reply.ok()) return reply.status();
+    ended.push_back(std::move(reply->job));
+  }
+  for (size_t at = 0; ids.size() > 1 && at < ids.size(); at += kWaitMaxIds) {
+    WaitRequest request;
+    request.ids.assign(ids.begin() + static_cast<std::ptrdiff_t>(at),
+                       ids.begin() + static_cast<std::ptrdiff_t>(std::min(ids.size(), at + kWaitMaxIds)));
+    auto reply = client.Wait(request);
+    if (!reply.ok()) return reply.status();
+    for (auto& job : reply->jobs) ended.push_back(std::move(job));
+  }
+  return ended;
+}
+
+std::vector<JobId> ArrayJobIds(JobId array_id, int count, int from) {
+  std::vector<JobId> ids;
+  for (int i = from; i < count; ++i) ids.push_back(array_id + i);
+  return ids;
+}
+
+Result<int> RunWait(const std::string& socket, const std::vector<int64_t>& ids, bool json_output, std::ostream& out) {
+  auto client = Client::Connect(socket);
+  if (!client.ok()) return client.status();
+  auto named = WaitForJobs(*client, ids);
+  if (!named.ok()) return named.status();
+  json jobs = json::array();
+  int code = 0;
+  for (JobView& job : *named) {
+    std::vector<JobView> ended = {std::move(job)};
+    // An array's id: its first task has ended; the others have the ids that follow it.
+    JobId id = ended[0].id;
+    bool array = ended[0].array.array_id == id;
+    if (array && ended[0].array.count > 1) {
+      auto tasks = WaitForJobs(*client, ArrayJobIds(id, ended[0].array.count, 1));
+      if (!tasks.ok()) return tasks.status();
+      for (auto& task : *tasks) ended.push_back(std::move(task));
+    }
+    for (const JobView& task : ended) {
+      if (task.state != JobState::kCompleted) code = 1;
+      if (json_output) jobs.push_back(ToJson(task));
+    }
+    if (json_output) continue;
+    if (array) out << FormatArrayEnd(id, ended);
+    else out << "job " << id << " " << JobStateName(ended[0].state) << " (" << EscapeForTerminal(ended[0].reason) << ")\n";
+  }
+  if (json_output) out << jobs.dump(2) << "\n";
+  return code;
+}
+
+Result<int> FinishArraySubmit(const std::string& socket, const SubmitReply& reply, bool wait, bool held,
+                              bool json_output, std::ostream& out, std::ostream& err) {
+  const SubmittedArrayView& array = *reply.array;
+  std::string what = "array " + std::to_string(array.id) + " (" + std::to_string(array.count) + " task" +
+                     (array.count == 1 ? "" : "s") + ": jobs " + std::to_string(array.first_job_id) + " to " +
+                     std::to_string(array.last_job_id) + ")";
+  if (!wait) {
+    if (json_output) out << ToJson(reply).dump(2) << "\n";
+    else out << "submitted " << what << (held ? " (held)" : "") << "\n";
+    return 0;
+  }
+  auto waited = WaitArrayCancellingOnSignal(socket, array.id, array.count, err,
+                                            "pinpoint: submitted " + what + ", waiting (Ctrl-C cancels it)");
+  if (!waited.ok()) return waited.status();
+  if (json_output) {
+    json tasks = json::array();
+    for (const JobView& task : waited->tasks) tasks.push_back(ToJson(task));
+    out << tasks.dump(2) << "\n";
+  } else if (!waited->tasks.empty()) {
+    out << FormatArrayEnd(array.id, waited->tasks);
+  }
+  return SubmitWaitExitCode(*waited);
+}
+
+}  // namespace pinpoint::cli

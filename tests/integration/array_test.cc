@@ -1,0 +1,143 @@
+// Job arrays from the command line against a real pinpointd on a simulated node: one submit
+// stores the tasks, each runs with its index in its environment and writes its own output file,
+// `wait` and `submit --wait` wait for every task, `cancel` takes the array's id or ARRAY_INDEX,
+// and a bad spec is one line and exit 2 with nothing stored.
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "integration/harness.h"
+
+namespace pinpoint::testing {
+namespace {
+
+using nlohmann::json;
+
+std::string Slurp(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+int Lines(const std::string& s) { return static_cast<int>(std::count(s.begin(), s.end(), '\n')); }
+
+class ArrayCliTest : public ::testing::Test {
+ protected:
+  void SetUp() override { h_.StartDaemon(); }
+  size_t JobsStored() { return json::parse(h_.Cli({"--json", "queue", "--all"}).out).size(); }
+  Harness h_{"simulated:h100x2", "\"cancel_grace_ms\": 2000"};
+};
+
+TEST_F(ArrayCliTest, EachTaskRunsWithItsIndexAndWritesItsOwnFile) {
+  std::string pattern = h_.dir() + "/out-%A_%a.txt";
+  auto sub = h_.Cli({"submit", "--array", "1-4%2", "--name", "sweep", "-o", pattern, "--", "sh", "-c",
+                     "echo \"task=$PINPOINT_ARRAY_TASK_ID of $PINPOINT_ARRAY_TASK_COUNT "
+                     "($PINPOINT_ARRAY_TASK_MIN-$PINPOINT_ARRAY_TASK_MAX) array=$PINPOINT_ARRAY_JOB_ID job=$PINPOINT_JOB_ID\""});
+  ASSERT_EQ(sub.exit_code, 0) << sub.err;
+  EXPECT_EQ(sub.out, "submitted array 1 (4 tasks: jobs 1 to 4)\n");
+  auto wait = h_.Cli({"wait", "1"});
+  EXPECT_EQ(wait.exit_code, 0) << wait.err;
+  EXPECT_EQ(wait.out, "array 1: 4 tasks, 4 completed\n");
+  for (int index = 1; index <= 4; ++index) {
+    std::string file = h_.dir() + "/out-1_" + std::to_string(index) + ".txt";
+    EXPECT_EQ(Slurp(file), "task=" + std::to_string(index) + " of 4 (1-4) array=1 job=" + std::to_string(index) + "\n")
+        << file;
+  }
+  auto show = h_.Cli({"show", "3"});
+  EXPECT_NE(show.out.find("  array:    1_3 (task 3 of array 1: 4 tasks, indices 1 to 4, at most 2 running at once)\n"),
+            std::string::npos)
+      << show.out;
+  json shown = json::parse(h_.Cli({"--json", "show", "3"}).out);
+  EXPECT_EQ(shown["job"]["array"], (json{{"id", 1}, {"index", 3}, {"count", 4}, {"min_index", 1}, {"max_index", 4}, {"limit", 2}}));
+  auto queue = h_.Cli({"queue", "--all"});
+  EXPECT_EQ(queue.out.rfind("ID  ARRAY  USER", 0), 0u) << queue.out;
+  EXPECT_NE(queue.out.find("\n2   1_2    "), std::string::npos) << queue.out;
+}
+
+TEST_F(ArrayCliTest, BadSpecsAreOneLineAndStoreNothing) {
+  struct Case {
+    const char* spec;
+    const char* says;
+  } cases[] = {
+      {"5-1", "pinpoint: invalid array '5-1': range 5-1 ends before it starts\n"},
+      {"1-", "pinpoint: invalid array '1-': range '1-' has no end\n"},
+      {"a", "pinpoint: invalid array 'a': 'a' is not an index (e.g. 1-100, 0-15:4 or 1,3,5-7, and %K to run at most K at once)\n"},
+      {"1-4%0", "pinpoint: invalid array '1-4%0': %0 would run no task; K is at least 1\n"},
+      {"99999999999999999999", "pinpoint: invalid array '99999999999999999999': index 99999999999999999999 is above 999999, the largest\n"},
+      {"0-99999", "pinpoint: invalid array '0-99999': more than 10000 tasks; an array has at most 10000\n"},
+      {"", "pinpoint: invalid array '': give task indices, e.g. 1-100, 0-15:4 or 1,3,5-7, and %K to run at most K at once\n"},
+  };
+  for (const auto& c : cases) {
+    auto r = h_.Cli({"submit", "--array", c.spec, "--", "true"});
+    EXPECT_EQ(r.exit_code, 2) << c.spec;
+    EXPECT_EQ(r.err, c.says);
+    EXPECT_EQ(r.out, "");
+  }
+  EXPECT_EQ(JobsStored(), 0u);
+}
+
+TEST_F(ArrayCliTest, SubmitWaitWaitsForEveryTaskAndFailsWhenOneFails) {
+  auto bad = h_.Cli({"submit", "--wait", "--array", "1-3", "--", "sh", "-c", "exit $((PINPOINT_ARRAY_TASK_ID == 2 ? 5 : 0))"});
+  EXPECT_EQ(bad.exit_code, 5) << bad.err;
+  EXPECT_EQ(bad.err, "pinpoint: submitted array 1 (3 tasks: jobs 1 to 3), waiting (Ctrl-C cancels it)\n");
+  EXPECT_EQ(bad.out, "array 1: 3 tasks, 2 completed, 1 failed\n  job 2 (1_2) failed (exit code 5)\n");
+  auto good = h_.Cli({"submit", "--wait", "--array", "0-2", "--", "true"});
+  EXPECT_EQ(good.exit_code, 0) << good.err;
+  EXPECT_EQ(good.out, "array 4: 3 tasks, 3 completed\n");
+  auto json_wait = h_.Cli({"--json", "submit", "--wait", "--array", "7", "--", "true"});
+  ASSERT_EQ(json_wait.exit_code, 0) << json_wait.err;
+  json tasks = json::parse(json_wait.out);
+  ASSERT_EQ(tasks.size(), 1u);
+  EXPECT_EQ(tasks[0]["array"]["index"], 7);
+  EXPECT_EQ(tasks[0]["state"], "completed");
+}
+
+TEST_F(ArrayCliTest, CancelTakesTheArraysIdOrOneTask) {
+  auto sub = h_.Cli({"submit", "--array", "1-4", "--", "sleep", "1000"});
+  ASSERT_EQ(sub.exit_code, 0) << sub.err;
+  auto one = h_.Cli({"cancel", "1_2"});
+  EXPECT_EQ(one.exit_code, 0) << one.err;
+  EXPECT_EQ(one.out, "cancelled job 2\n");
+  auto none = h_.Cli({"cancel", "1_9"});
+  EXPECT_EQ(none.exit_code, 4);
+  EXPECT_EQ(none.err, "pinpoint: array 1 has no task 9\n");
+  auto typo = h_.Cli({"cancel", "1_x"});
+  EXPECT_EQ(typo.exit_code, 2);
+  EXPECT_EQ(typo.err, "pinpoint cancel: '1_x' is not a job id (job ids are whole numbers from 1)\n");
+  auto all = h_.Cli({"cancel", "1"});
+  EXPECT_EQ(all.exit_code, 0) << all.err;
+  EXPECT_EQ(all.out, "cancelled array 1 (3 unfinished tasks)\n");
+  auto wait = h_.Cli({"wait", "1"});
+  EXPECT_EQ(wait.exit_code, 1);
+  EXPECT_EQ(Lines(wait.out), 5) << wait.out;
+  EXPECT_EQ(wait.out.rfind("array 1: 4 tasks, 4 cancelled\n", 0), 0u) << wait.out;
+  auto again = h_.Cli({"cancel", "1"});
+  EXPECT_EQ(again.exit_code, 6);
+  EXPECT_EQ(again.err, "pinpoint: array 1 already ended (all its tasks)\n");
+}
+
+// A list of indices is no range: ARRAY_INDEX is found among the tasks' ids.
+TEST_F(ArrayCliTest, ATaskOfAListIsFoundByItsIndex) {
+  auto sub = h_.Cli({"submit", "--hold", "--array", "1,5,9,20-22", "--", "true"});
+  ASSERT_EQ(sub.exit_code, 0) << sub.err;
+  EXPECT_EQ(sub.out, "submitted array 1 (6 tasks: jobs 1 to 6) (held)\n");
+  for (const auto& [task, job] : std::vector<std::pair<std::string, std::string>>{
+           {"1_9", "3"}, {"1_1", "1"}, {"1_22", "6"}, {"1_20", "4"}}) {
+    auto r = h_.Cli({"cancel", task});
+    EXPECT_EQ(r.out, "cancelled job " + job + "\n") << task << ": " << r.err;
+  }
+  EXPECT_EQ(h_.Cli({"cancel", "1_6"}).err, "pinpoint: array 1 has no task 6\n");
+  EXPECT_EQ(h_.Cli({"cancel", "3_9"}).err, "pinpoint: job 3 is not a job array\n");
+  json jobs = json::parse(h_.Cli({"--json", "queue"}).out);
+  ASSERT_EQ(jobs.size(), 2u);
+  EXPECT_EQ(jobs[0]["array"]["index"], 5);
+  EXPECT_EQ(jobs[1]["array"]["index"], 21);
+}
+
+}  // namespace
+}  // namespace pinpoint::testing
