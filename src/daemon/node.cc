@@ -47,10 +47,8 @@ sched::Demand DemandOf(const JobRecord& r) {
   return d;
 }
 
-}  // namespace
-
 // Keys come from clients and are echoed in errors and stored: short printable ASCII only.
-Status Node::CheckIdempotencyKey(const std::string& key) {
+Status ValidateIdempotencyKey(const std::string& key) {
   constexpr size_t kMaxKeyBytes = 128;
   if (key.empty() || key.size() > kMaxKeyBytes ||
       !std::all_of(key.begin(), key.end(), [](char c) { return c > ' ' && c < 0x7f; })) {
@@ -59,6 +57,8 @@ Status Node::CheckIdempotencyKey(const std::string& key) {
   }
   return Status::Ok();
 }
+
+}  // namespace
 
 Node::Node(NodeOptions options, NodeDeps deps)
     : options_(std::move(options)),
@@ -143,14 +143,10 @@ Result<JobRecord> Node::Submit(const api::Caller& caller, JobRequest request,
   PP_RETURN_IF_ERROR(ValidateRequest(request));
   // Before the key's comparison: a retry is compared with the request as it was stored.
   PP_RETURN_IF_ERROR(ApplyTimeLimit(request));
-  std::optional<store::IdempotencyKey> key;
-  if (idempotency_key) {
-    PP_RETURN_IF_ERROR(CheckIdempotencyKey(*idempotency_key));
-    key = store::IdempotencyKey{caller.uid, *idempotency_key};
-    auto first = deps_.store->FindByIdempotencyKey(*key);
-    if (!first.ok()) return first.status();
-    if (*first) return ResubmittedJob(**first, request);
-  }
+  auto keyed = LookUpKey(caller, idempotency_key);
+  if (!keyed.ok()) return keyed.status();
+  std::optional<store::IdempotencyKey> key = keyed->key;
+  if (keyed->first) return ResubmittedJob(*keyed->first, request);
   auto admitted = Admit(caller, std::move(request));
   if (!admitted.ok()) return admitted.status();
   JobRecord r = std::move(admitted).value();
@@ -166,6 +162,18 @@ Result<JobRecord> Node::Submit(const api::Caller& caller, JobRequest request,
   dirty_ = true;
   ++generation_;
   return r;
+}
+
+Result<Node::KeyedSubmit> Node::LookUpKey(const api::Caller& caller,
+                                          const std::optional<std::string>& idempotency_key) const {
+  KeyedSubmit keyed;
+  if (!idempotency_key) return keyed;
+  PP_RETURN_IF_ERROR(ValidateIdempotencyKey(*idempotency_key));
+  keyed.key = store::IdempotencyKey{caller.uid, *idempotency_key};
+  auto first = deps_.store->FindByIdempotencyKey(*keyed.key);
+  if (!first.ok()) return first.status();
+  keyed.first = std::move(first).value();
+  return keyed;
 }
 
 Result<JobRecord> Node::Admit(const api::Caller& caller, JobRequest request) {
@@ -218,38 +226,48 @@ Result<JobRecord*> Node::ControlledJob(const api::Caller& caller, JobId id) {
 }
 
 std::vector<Status> Node::Cancel(const api::Caller& caller, const std::vector<JobId>& ids) {
-  std::vector<Status> out;
+  std::vector<Status> out(ids.size());
   std::string by = NameOrUid(*users_, caller.uid);
-  for (JobId id : ids) {
-    auto found = ControlledJob(caller, id);
+  // One batch for every cancel: the thousand tasks of a job array cost one fsync, not a thousand.
+  // Without a batch (the store refused one) each is its own transaction: slower, as safe.
+  auto batch = deps_.store->BeginBatch();
+  struct Change {
+    size_t at;
+    JobRecord* job;
+    JobRecord before;
+  };
+  std::vector<Change> changes;
+  for (size_t i = 0; i < ids.size(); ++i) {
+    auto found = ControlledJob(caller, ids[i]);
     if (!found.ok()) {
-      out.push_back(found.status());
+      out[i] = found.status();
       continue;
     }
     JobRecord& job = **found;
-    if (job.cancel_requested) {
-      out.push_back(Status::Ok());
-      continue;
-    }
+    if (job.cancel_requested) continue;  // ok again
     JobRecord before = job;
     lifecycle::Cancel(job, by, deps_.clock->NowMs());
-    if (IsFinal(job.state)) {  // it was pending
-      Status s = Persist(job, "end", job.detail);
-      // Not recorded: the job stays pending rather than come back after a restart.
-      if (!s.ok()) job = before;
-      out.push_back(s);
-      // Stays in active_ until the next Step reports it ended, so its waiters are answered.
-      dirty_ = true;
-      continue;
-    }
-    Status s = Persist(job, "cancel-request", "by " + by);
+    // A pending job ends at once; a running one is stopped once its cancel is recorded.
+    Status s = IsFinal(job.state) ? Persist(job, "end", job.detail) : Persist(job, "cancel-request", "by " + by);
     if (!s.ok()) {
-      job = before;  // not recorded: a later cancel tries again
-      out.push_back(s);
+      job = std::move(before);  // not recorded: nothing changed, a later cancel tries again
+      out[i] = s;
       continue;
     }
-    SafeStop(job);
-    out.push_back(Status::Ok());
+    changes.push_back({i, &job, std::move(before)});
+  }
+  Status committed = batch.ok() ? batch->Commit() : Status::Ok();
+  for (Change& change : changes) {
+    JobRecord& job = *change.job;
+    if (!committed.ok()) {
+      // A pending job stays pending rather than come back after a restart.
+      job = std::move(change.before);
+      out[change.at] = committed;
+    } else if (IsFinal(job.state)) {
+      dirty_ = true;  // stays in active_ until the next Step reports it ended, for its waiters
+    } else {
+      SafeStop(job);
+    }
   }
   return out;
 }
@@ -265,7 +283,8 @@ void Node::SafeStop(JobRecord& job) {
     if (!t.ok()) spdlog::warn("job {}: terminate_client: {}", job.id, t.message());
   }
   Status s = SignalJob(job, SIGTERM);
-  if (!s.ok()) spdlog::warn("job {}: {}", job.id, s.ToString());
+  if (s.code() == Code::kUnavailable) term_pending_.insert(job.id);  // not started yet: Step sends it
+  else if (!s.ok()) spdlog::warn("job {}: {}", job.id, s.ToString());
   kill_at_ms_[job.id] = deps_.clock->NowMs() + options_.cancel_grace_ms;
 }
 
@@ -387,11 +406,14 @@ std::vector<JobId> Node::Step() {
       continue;
     }
     EnforceTimeLimit(job, now);
+    if (term_pending_.count(id) && SignalJob(job, SIGTERM).code() != Code::kUnavailable) term_pending_.erase(id);
     auto kill = kill_at_ms_.find(id);
     if (kill != kill_at_ms_.end() && now >= kill->second) {
       Status s = SignalJob(job, SIGKILL);
-      if (!s.ok()) spdlog::warn("job {}: {}", id, s.ToString());
-      kill->second = INT64_MAX;  // once
+      if (s.code() != Code::kUnavailable) {  // not started yet: the next pass tries again
+        if (!s.ok()) spdlog::warn("job {}: {}", id, s.ToString());
+        kill->second = INT64_MAX;  // once
+      }
     }
   }
   // MPS events are read after the exits and before judging them: a fault's line is in the server
@@ -649,6 +671,7 @@ void Node::Finish(JobRecord& job, const launch::ExitStatus& status) {
   lifecycle::ApplyEnd(end, job);
   if (end.requeue) {
     kill_at_ms_.erase(job.id);  // the deadline and the orphan were the ended run's
+    term_pending_.erase(job.id);
     orphans_.erase(job.id);
     PersistRequeue(job);  // resources were released above
     return;
@@ -675,6 +698,7 @@ void Node::RecordEnds(const std::vector<std::pair<JobId, launch::ExitStatus>>& e
 
 void Node::PersistEnd(JobRecord& job) {
   kill_at_ms_.erase(job.id);
+  term_pending_.erase(job.id);
   orphans_.erase(job.id);
   dirty_ = true;
   Status s = Persist(job, "end", job.detail);

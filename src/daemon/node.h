@@ -148,7 +148,9 @@ class Node {
 
   // Cancels each job: pending ones end at once; running ones get SIGTERM (after MPS
   // terminate_client for their processes) and SIGKILL after the grace period. One Status per id, in order: kNotFound,
-  // kPermissionDenied, kFailedPrecondition (already ended), or ok.
+  // kPermissionDenied, kFailedPrecondition (already ended), kIo (the store failed: that job's
+  // cancel, or when the batch cannot commit every one of the call's, is not recorded and nothing
+  // changed), or ok. Cost: one store batch (one fsync) in all.
   std::vector<Status> Cancel(const api::Caller& caller, const std::vector<JobId>& ids);
 
   // Leases (docs/api.md "open_lease"). OpenLease admits the request as Submit does, stores the
@@ -220,8 +222,15 @@ class Node {
                                Result<Hold> (*decide)(const JobRecord&, bool));
   void NoteDroppedEnv(JobId id, const std::vector<std::string>& names);
   Result<JobRecord> ResubmittedJob(const JobRecord& first, const JobRequest& request) const;
-  // The idempotency key's rules (docs/api.md "submit"). Errors: kInvalidArgument.
-  static Status CheckIdempotencyKey(const std::string& key);
+  // A submit's idempotency key as the store keeps it for `caller` (nullopt without a key), and the
+  // job the caller already submitted with it (nullopt: none). Errors: kInvalidArgument (a key
+  // that breaks docs/api.md's rules), the store's.
+  struct KeyedSubmit {
+    std::optional<store::IdempotencyKey> key;
+    std::optional<JobRecord> first;
+  };
+  Result<KeyedSubmit> LookUpKey(const api::Caller& caller,
+                                const std::optional<std::string>& idempotency_key) const;
   // A new record for `request` from `caller`, checked as Submit checks it (as_user, priority,
   // the daemon's uid, ever fits), not stored.
   Result<JobRecord> Admit(const api::Caller& caller, JobRequest request);
@@ -311,6 +320,7 @@ class Node {
   UserDirectory* users_;  // deps_.users or cached_system_users_
   std::map<JobId, JobRecord> active_;        // pending and running
   std::map<JobId, int64_t> kill_at_ms_;      // running jobs being cancelled: SIGKILL deadline
+  std::set<JobId> term_pending_;             // being cancelled before they started: SIGTERM is due
   bool dirty_ = true;                        // something changed since the last schedule
   // Devices recovering from an MPS fault: the jobs that were on them when it happened. A device
   // takes no new job until they have all ended; then its MPS daemons are reset.

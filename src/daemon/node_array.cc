@@ -20,19 +20,14 @@ Result<Node::SubmittedArray> Node::SubmitArray(const api::Caller& caller, JobReq
   PP_RETURN_IF_ERROR(ApplyTimeLimit(request));
   if (spec.indices.empty()) return InvalidArgument("an array needs at least one task");
   PP_RETURN_IF_ERROR(CheckArraySize(spec, request, options_.max_array_tasks));
-  std::optional<store::IdempotencyKey> key;
-  if (idempotency_key) {
-    PP_RETURN_IF_ERROR(CheckIdempotencyKey(*idempotency_key));
-    key = store::IdempotencyKey{caller.uid, *idempotency_key};
-    auto found = deps_.store->FindByIdempotencyKey(*key);
-    if (!found.ok()) return found.status();
-    if (*found) {
-      if (!IsFirstTaskOf(**found, spec) || ToJson((*found)->request) != ToJson(request))
-        return FailedPrecondition("idempotency key already used for job " + std::to_string((*found)->id) +
-                                  ", which asked for something else; use a new key for a new job");
-      auto active = active_.find((*found)->id);
-      return SubmittedArray{active != active_.end() ? active->second : **found, (*found)->array.count};
-    }
+  auto keyed = LookUpKey(caller, idempotency_key);
+  if (!keyed.ok()) return keyed.status();
+  if (const std::optional<JobRecord>& found = keyed->first) {
+    if (!IsFirstTaskOf(*found, spec) || ToJson(found->request) != ToJson(request))
+      return FailedPrecondition("idempotency key already used for job " + std::to_string(found->id) +
+                                ", which asked for something else; use a new key for a new job");
+    auto active = active_.find(found->id);
+    return SubmittedArray{active != active_.end() ? active->second : *found, found->array.count};
   }
   auto admitted = Admit(caller, std::move(request));
   if (!admitted.ok()) return admitted.status();
@@ -41,7 +36,7 @@ Result<Node::SubmittedArray> Node::SubmitArray(const api::Caller& caller, JobReq
   lifecycle::Submitted(job, deps_.clock->NowMs());
   if (hold) job.hold = caller.IsRoot() ? Hold::kRoot : Hold::kUser;
   std::vector<JobRecord> tasks = ArrayTaskRecords(job, spec);
-  auto ids = deps_.store->InsertArray(tasks, key);
+  auto ids = deps_.store->InsertArray(tasks, keyed->key);
   if (!ids.ok()) return ids.status();
   for (size_t i = 0; i < tasks.size(); ++i) {
     JobRecord& task = tasks[i];

@@ -684,3 +684,46 @@ TEST_F(NodeTest, LogsFollowNoLinkInTheJobDirectory) {
 
 }  // namespace
 }  // namespace pinpoint::daemon
+
+namespace pinpoint::daemon {
+namespace {
+
+// A cancel between the launch and the job's start (its supervisor has not recorded the job's pid
+// yet, and ignores signals itself) must not lose its SIGTERM: Step sends it once the job has
+// started, long before the SIGKILL deadline.
+TEST_F(NodeTest, ACancelBeforeTheJobStartedIsSentOnceItHas) {
+  JobId id = Submit(Request(0));
+  node_->Step();
+  ASSERT_EQ(StateOf(id), JobState::kRunning);
+  launcher_.SetNotStarted(id, true);
+  ASSERT_TRUE(node_->Cancel(caller_, {id}).at(0).ok());
+  node_->Step();
+  EXPECT_TRUE(launcher_.signals().empty()) << "nothing reached the job yet";
+  launcher_.SetNotStarted(id, false);
+  clock_.AdvanceMs(100);  // far from the 5 s grace
+  node_->Step();
+  ASSERT_EQ(launcher_.signals().size(), 1u);
+  EXPECT_EQ(launcher_.signals()[0], std::make_pair(id, SIGTERM));
+  node_->Step();
+  EXPECT_EQ(StateOf(id), JobState::kCancelled);
+  EXPECT_EQ(launcher_.signals().size(), 1u) << "once";
+}
+
+// The SIGKILL at the deadline is not lost either while the job has still not started.
+TEST_F(NodeTest, TheKillAtTheDeadlineWaitsForTheStartToo) {
+  launcher_.SetSignalsEndJobs(false);
+  JobId id = Submit(Request(0));
+  node_->Step();
+  launcher_.SetNotStarted(id, true);
+  ASSERT_TRUE(node_->Cancel(caller_, {id}).at(0).ok());
+  clock_.AdvanceMs(6000);
+  node_->Step();
+  EXPECT_TRUE(launcher_.signals().empty());
+  launcher_.SetNotStarted(id, false);
+  node_->Step();
+  std::vector<std::pair<JobId, int>> want = {{id, SIGTERM}, {id, SIGKILL}};
+  EXPECT_EQ(launcher_.signals(), want);
+}
+
+}  // namespace
+}  // namespace pinpoint::daemon

@@ -34,6 +34,7 @@ std::optional<ExitStatus> FakeLauncher::Poll(const JobHandle& handle) {
 }
 
 Status FakeLauncher::Signal(const JobHandle& handle, int signal) {
+  if (not_started_.count(handle.job_id)) return Unavailable("job has not started yet");
   signals_.emplace_back(handle.job_id, signal);
   if (signals_end_jobs_ && !finished_.count(handle.job_id)) {
     ExitStatus s;

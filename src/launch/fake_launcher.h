@@ -29,6 +29,11 @@ class FakeLauncher : public Launcher {
   void Orphan(JobId id) { orphaned_.insert(id); }
   // A signal makes the job end as signaled (like a real program with default handlers).
   void SetSignalsEndJobs(bool on) { signals_end_jobs_ = on; }
+  // Until cleared the job has not started: Signal sends nothing and says kUnavailable.
+  void SetNotStarted(JobId id, bool not_started) {
+    if (not_started) not_started_.insert(id);
+    else not_started_.erase(id);
+  }
 
   // Records.
   const std::vector<LaunchSpec>& launches() const { return launches_; }
@@ -41,6 +46,7 @@ class FakeLauncher : public Launcher {
   std::vector<std::pair<JobId, int>> signals_;
   std::map<JobId, ExitStatus> finished_;
   std::set<JobId> orphaned_;
+  std::set<JobId> not_started_;
   Status launch_failure_;
   bool signals_end_jobs_ = true;
   int reap_calls_ = 0;

@@ -85,6 +85,8 @@ class Launcher {
   virtual std::optional<ExitStatus> Poll(const JobHandle& handle) = 0;
   // Sends `signal` to the job's process group, or, when its supervisor is dead, to each process
   // verified to be the job's (its session, its cgroup). Ok when the job is already gone.
+  // kUnavailable when the job has not started yet (its supervisor lives but has not recorded the
+  // job's pid): nothing was sent, and the caller sends it again later.
   virtual Status Signal(const JobHandle& handle, int signal) = 0;
   // Reaps supervisors that were this process's children and have exited (call on SIGCHLD).
   virtual void Reap() = 0;

@@ -170,6 +170,9 @@ Status ProcessLauncher::Signal(const JobHandle& handle, int signal) {
     if (::kill(static_cast<pid_t>(-job_pid), signal) == 0 || errno == ESRCH) return Status::Ok();
     return IoError("kill job " + std::to_string(handle.job_id) + ": " + ErrnoText(errno));
   }
+  // Forked but not started: the job runs nothing before its pid is recorded, and the shim
+  // ignores the signal, which a cancel right after the start would lose.
+  if (shim_alive) return Unavailable("job " + std::to_string(handle.job_id) + " has not started yet");
   if (job_pid > 0) {
     // The supervisor is dead: each process verified to be the job's, one by one.
     JobIdentity id = IdentityOf(handle, dir->get());

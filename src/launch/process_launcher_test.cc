@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -173,6 +174,24 @@ TEST_F(ProcessLauncherTest, NeverLaunchedWithoutLockFile) {
   auto st = launcher_.Poll(h);
   ASSERT_TRUE(st.has_value());
   EXPECT_EQ(st->kind, ExitStatus::Kind::kNeverLaunched);
+}
+
+// A supervisor that lives (holds the lock) but has not recorded the job's pid yet: the job runs
+// nothing, and a signal sent now would only reach the supervisor, which ignores it. Signal says
+// so instead of answering ok for a signal nobody got.
+TEST_F(ProcessLauncherTest, ASignalBeforeTheJobStartedIsRefusedAsNotYet) {
+  JobHandle h;
+  h.job_id = 9;
+  h.job_dir = dir_ + "/jobs/9";
+  ASSERT_EQ(std::system(("mkdir -p " + h.job_dir).c_str()), 0);
+  int lock = ::open((h.job_dir + "/" + kLockFile).c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  ASSERT_GE(lock, 0);
+  ASSERT_EQ(::flock(lock, LOCK_EX), 0);  // the supervisor's
+  Status s = launcher_.Signal(h, SIGTERM);
+  EXPECT_EQ(s.code(), Code::kUnavailable) << s.ToString();
+  EXPECT_EQ(s.message(), "job 9 has not started yet");
+  ::close(lock);
+  EXPECT_TRUE(launcher_.Signal(h, SIGTERM).ok()) << "no supervisor: nothing to reach";
 }
 
 TEST_F(ProcessLauncherTest, DoesNotSignalAReusedPid) {

@@ -103,6 +103,7 @@ TEST_F(ArrayCliTest, CancelTakesTheArraysIdOrOneTask) {
   auto one = h_.Cli({"cancel", "1_2"});
   EXPECT_EQ(one.exit_code, 0) << one.err;
   EXPECT_EQ(one.out, "cancelled job 2\n");
+  h_.Cli({"wait", "2"});  // ended: the array's cancel below reaches the other three
   auto none = h_.Cli({"cancel", "1_9"});
   EXPECT_EQ(none.exit_code, 4);
   EXPECT_EQ(none.err, "pinpoint: array 1 has no task 9\n");
