@@ -122,19 +122,19 @@ TEST(ApiCodecGoldenTest, SubmitArray) {
   ExpectRequestGolden("submit_array.request", request);
   SubmitReply reply = ExpectReplyGolden<SubmitReply>("submit_array.reply");
   ASSERT_TRUE(reply.array.has_value());
-  EXPECT_EQ(*reply.array, (SubmittedArrayView{4, 3, 4, 6}));
-  EXPECT_EQ(reply.job.id, 4);
-  EXPECT_EQ(reply.job.array, (ArrayTask{4, 1, 3, 1, 3, 2}));
+  EXPECT_EQ(*reply.array, (SubmittedArrayView{5, 3, 5, 7}));
+  EXPECT_EQ(reply.job.id, 5);
+  EXPECT_EQ(reply.job.array, (ArrayTask{5, 1, 3, 1, 3, 2}));
   EXPECT_FALSE(ExpectReplyGolden<SubmitReply>("submit.reply").array.has_value());
 
   QueueReply queue = ExpectReplyGolden<QueueReply>("queue_array.reply");
-  ASSERT_EQ(queue.jobs.size(), 5u);  // the held job and the lease of the session, then the array
+  ASSERT_EQ(queue.jobs.size(), 6u);  // the session's held job, lease and dependent job, then the array
   EXPECT_EQ(queue.jobs[0].array, ArrayTask{});
-  EXPECT_EQ(queue.jobs[3].state, JobState::kRunning);
-  EXPECT_EQ(queue.jobs[4].reason, reason::kArrayLimit);
-  EXPECT_EQ(queue.jobs[4].array.index, 3);
+  EXPECT_EQ(queue.jobs[4].state, JobState::kRunning);
+  EXPECT_EQ(queue.jobs[5].reason, reason::kArrayLimit);
+  EXPECT_EQ(queue.jobs[5].array.index, 3);
 
-  ExpectRequestGolden("cancel_array.request", CancelRequest{{}, {4}});
+  ExpectRequestGolden("cancel_array.request", CancelRequest{{}, {5}});
   CancelReply cancelled = ExpectReplyGolden<CancelReply>("cancel_array.reply");
   ASSERT_EQ(cancelled.results.size(), 1u);
   EXPECT_TRUE(cancelled.results[0].status.ok());

@@ -114,7 +114,7 @@ TEST_F(ServiceWireTest, EveryOpsReplyIsWhatTheWireCarries) {
   ExpectGolden("close_lease.reply", Send("close_lease.request", owner_));
   // A time limit and dependencies (job 4): on jobs 1 (completed) and 2 (pending), the owner's.
   ExpectGolden("submit_after.reply", Send("submit_after.request", owner_));
-  // A job array (jobs 4 to 6, at most 2 running): the submit's reply, a queue that shows its
+  // A job array (jobs 5 to 7, at most 2 running): the submit's reply, a queue that shows its
   // tasks, and the cancel of the array's id reaching the three.
   ExpectGolden("submit_array.reply", Send("submit_array.request", owner_));
   Step();
