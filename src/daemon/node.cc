@@ -147,12 +147,9 @@ Result<JobRecord> Node::Submit(const api::Caller& caller, JobRequest request,
   if (!keyed.ok()) return keyed.status();
   std::optional<store::IdempotencyKey> key = keyed->key;
   if (keyed->first) return ResubmittedJob(*keyed->first, request);
-  auto admitted = Admit(caller, std::move(request));
-  if (!admitted.ok()) return admitted.status();
-  JobRecord r = std::move(admitted).value();
-  PP_RETURN_IF_ERROR(CheckDependencies(caller, r.request));
-  lifecycle::Submitted(r, deps_.clock->NowMs());
-  if (hold) r.hold = caller.IsRoot() ? Hold::kRoot : Hold::kUser;
+  auto pending = NewPendingJob(caller, std::move(request), hold);
+  if (!pending.ok()) return pending.status();
+  JobRecord r = std::move(pending).value();
   auto id = deps_.store->Insert(r, key);
   if (!id.ok()) return id.status();
   r.id = *id;
@@ -174,6 +171,16 @@ Result<Node::KeyedSubmit> Node::LookUpKey(const api::Caller& caller,
   if (!first.ok()) return first.status();
   keyed.first = std::move(first).value();
   return keyed;
+}
+
+Result<JobRecord> Node::NewPendingJob(const api::Caller& caller, JobRequest request, bool hold) {
+  auto admitted = Admit(caller, std::move(request));
+  if (!admitted.ok()) return admitted.status();
+  JobRecord r = std::move(admitted).value();
+  PP_RETURN_IF_ERROR(CheckDependencies(caller, r.request));
+  lifecycle::Submitted(r, deps_.clock->NowMs());
+  if (hold) r.hold = caller.IsRoot() ? Hold::kRoot : Hold::kUser;
+  return r;
 }
 
 Result<JobRecord> Node::Admit(const api::Caller& caller, JobRequest request) {

@@ -234,6 +234,9 @@ class Node {
   // A new record for `request` from `caller`, checked as Submit checks it (as_user, priority,
   // the daemon's uid, ever fits), not stored.
   Result<JobRecord> Admit(const api::Caller& caller, JobRequest request);
+  // What Submit and SubmitArray store: Admit's record with its dependencies checked
+  // (CheckDependencies), pending since now, and held when `hold` (a root hold for root).
+  Result<JobRecord> NewPendingJob(const api::Caller& caller, JobRequest request, bool hold);
   // Signals and lists a running job's processes: its supervisor's session, or a lease's cgroup.
   Status SignalJob(const JobRecord& job, int signal);
   std::vector<int64_t> ProcessesOf(const JobRecord& job);

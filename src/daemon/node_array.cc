@@ -29,13 +29,9 @@ Result<Node::SubmittedArray> Node::SubmitArray(const api::Caller& caller, JobReq
     auto active = active_.find(found->id);
     return SubmittedArray{active != active_.end() ? active->second : *found, found->array.count};
   }
-  auto admitted = Admit(caller, std::move(request));
-  if (!admitted.ok()) return admitted.status();
-  JobRecord job = std::move(admitted).value();
-  PP_RETURN_IF_ERROR(CheckDependencies(caller, job.request));
-  lifecycle::Submitted(job, deps_.clock->NowMs());
-  if (hold) job.hold = caller.IsRoot() ? Hold::kRoot : Hold::kUser;
-  std::vector<JobRecord> tasks = ArrayTaskRecords(job, spec);
+  auto job = NewPendingJob(caller, std::move(request), hold);
+  if (!job.ok()) return job.status();
+  std::vector<JobRecord> tasks = ArrayTaskRecords(*job, spec);
   auto ids = deps_.store->InsertArray(tasks, keyed->key);
   if (!ids.ok()) return ids.status();
   for (size_t i = 0; i < tasks.size(); ++i) {
