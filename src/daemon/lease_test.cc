@@ -41,6 +41,18 @@ class LeaseTest : public ServiceFixture {
     return id;
   }
   JobRecord Record(JobId id) { return node_->Get(id).value(); }
+  // Restarts the node with GPU 1 time-sliced; a slice request for it (no SM share there).
+  LeaseRequest TimeslicedGpu1() {
+    NodeOptions o;
+    o.inventory = TwoGpus();
+    o.inventory.devices[1].mode = sched::SharingMode::kTimeslice;
+    o.lease_attach_timeout_ms = 60000;
+    Restart(o);
+    LeaseRequest r = Slice();
+    r.gpu_share_pct = 0;
+    r.devices = {1};
+    return r;
+  }
   api::Caller root_;
 };
 
@@ -117,14 +129,7 @@ TEST_F(LeaseTest, AContainerOfAnotherUidIsRefused) {
 // pinpoint-k8s opens leases as root for pods of any uid: on a time-sliced device any container
 // may attach, under MPS only a container of the lease's uid (root's server would leave it hung).
 TEST_F(LeaseTest, ARootLeaseTakesAContainerOfAnyUidOnlyWithoutMps) {
-  NodeOptions o;
-  o.inventory = TwoGpus();
-  o.inventory.devices[1].mode = sched::SharingMode::kTimeslice;
-  o.lease_attach_timeout_ms = 60000;
-  Restart(o);
-  LeaseRequest timesliced = Slice();
-  timesliced.gpu_share_pct = 0;
-  timesliced.devices = {1};
+  LeaseRequest timesliced = TimeslicedGpu1();
   auto open_ts = node_->OpenLease(root_, timesliced);
   ASSERT_TRUE(open_ts.ok()) << open_ts.status().ToString();
   ASSERT_EQ(open_ts->lease.allocations.at(0).mode, AllocationMode::kTimeslice);
@@ -147,14 +152,7 @@ TEST_F(LeaseTest, ARootLeaseTakesAContainerOfAnyUidOnlyWithoutMps) {
 // A user's lease, even time-sliced, takes only that user's container: closing it stops the
 // container's processes, which must not be another user's.
 TEST_F(LeaseTest, AUsersTimeslicedLeaseRefusesAnotherUidsContainer) {
-  NodeOptions o;
-  o.inventory = TwoGpus();
-  o.inventory.devices[1].mode = sched::SharingMode::kTimeslice;
-  o.lease_attach_timeout_ms = 60000;
-  Restart(o);
-  LeaseRequest timesliced = Slice();
-  timesliced.gpu_share_pct = 0;
-  timesliced.devices = {1};
+  LeaseRequest timesliced = TimeslicedGpu1();
   auto opened = node_->OpenLease(caller_, timesliced);
   ASSERT_TRUE(opened.ok()) << opened.status().ToString();
   containers_.SetCgroup(777, std::string(kCgroup));
