@@ -46,6 +46,13 @@ class ServiceFixture : public ::testing::Test {
     caller_.uid = 4242;
     caller_.gid = 4242;
   }
+  // The store closes here, before any member of a derived fixture is destroyed: a fixture that
+  // adds a store::testing::FaultyVfs keeps it until the store's last checkpoint and sync.
+  void TearDown() override {
+    service_.reset();
+    node_.reset();
+    store_.reset();
+  }
   // A new Node and store on `options` over the same state directory, as after a daemon restart.
   // `users`: the user directory (not owned); null: the system's.
   void Restart(NodeOptions options, UserDirectory* users = nullptr) {

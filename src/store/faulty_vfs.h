@@ -3,11 +3,14 @@
 // code the hook returns (SQLITE_OK lets it through). A full disk is
 //   FaultyVfs vfs([&] { return full ? SQLITE_FULL : SQLITE_OK; });
 // It is the default VFS from construction until destruction, so only stores opened meanwhile use
-// it; close them before it goes. One at a time per process.
+// it; close them before it goes (a fixture that holds one closes its stores in TearDown, which runs
+// before any member is destroyed). One at a time per process.
 #pragma once
 
 #include <sqlite3.h>
 
+#include <cstdio>
+#include <cstdlib>
 #include <functional>
 #include <stdexcept>
 #include <utility>
@@ -33,6 +36,11 @@ class FaultyVfs {
       throw std::runtime_error("cannot register the faulty VFS");
   }
   ~FaultyVfs() {
+    if (open_ != 0) {
+      // A store still open would call a destroyed hook on its next write or close.
+      std::fprintf(stderr, "FaultyVfs destroyed with %d file(s) still open through it\n", open_);
+      std::abort();
+    }
     sqlite3_vfs_unregister(&vfs_);
     sqlite3_vfs_register(real_, /*makeDflt=*/1);
   }
@@ -49,7 +57,10 @@ class FaultyVfs {
   static const sqlite3_io_methods* M(sqlite3_file* f) { return Real(f)->pMethods; }
   static int Ask(sqlite3_file* f, Op op) { return reinterpret_cast<File*>(f)->vfs->hook_(op); }
 
-  static int Close(sqlite3_file* f) { return M(f)->xClose(Real(f)); }
+  static int Close(sqlite3_file* f) {
+    --reinterpret_cast<File*>(f)->vfs->open_;
+    return M(f)->xClose(Real(f));
+  }
   static int Read(sqlite3_file* f, void* buf, int n, sqlite3_int64 off) {
     return M(f)->xRead(Real(f), buf, n, off);
   }
@@ -129,12 +140,14 @@ class FaultyVfs {
     // The methods above forward to version 3 methods; the unix VFS has them.
     bool usable = file->real->pMethods != nullptr && file->real->pMethods->iVersion >= 3;
     f->pMethods = usable ? &kMethods : nullptr;
+    if (usable) ++file->vfs->open_;  // SQLite closes every file whose methods are set
     if (rc == SQLITE_OK && !usable) return SQLITE_CANTOPEN;
     return rc;
   }
 
   OpHook hook_;
   sqlite3_vfs* real_ = nullptr;
+  int open_ = 0;
   sqlite3_vfs vfs_{};
 };
 
