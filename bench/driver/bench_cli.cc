@@ -115,12 +115,38 @@ Status CheckBinaries(const BenchOptions& options, const std::string& bin_dir) {
   return Status::Ok();
 }
 
-RunMeta MakeMeta(const BenchOptions& options, const gpu::GpuInfo& target, gpu::GpuBackend* backend,
-                 const Workload& workload, const std::vector<std::string>& args) {
+// The GPUs of options.gpus, found and of one model. Errors: one line for a person, and the exit
+// code.
+Result<std::vector<gpu::GpuInfo>> FindGpus(gpu::GpuBackend* backend, const std::vector<int>& indexes,
+                                           Failure* failure) {
+  std::vector<gpu::GpuInfo> found;
+  for (int index : indexes) {
+    Result<gpu::GpuInfo> g = FindGpu(backend, index, failure);
+    if (!g.ok()) return g.status();
+    if (!found.empty() && g->name != found[0].name) {
+      failure->line = "GPU " + std::to_string(found[0].index) + " (" + found[0].name + ") and GPU " +
+                      std::to_string(index) + " (" + g->name +
+                      ") are different models; measure them one at a time";
+      failure->exit_code = 2;
+      return FailedPrecondition(failure->line);
+    }
+    found.push_back(*g);
+  }
+  return found;
+}
+
+RunMeta MakeMeta(const BenchOptions& options, const std::vector<gpu::GpuInfo>& targets,
+                 gpu::GpuBackend* backend, const Workload& workload,
+                 const std::vector<std::string>& args) {
+  const gpu::GpuInfo& target = targets.front();
   RunMeta meta;
   meta.gpu_name = target.name;
   meta.gpu_uuid = target.uuid;
   meta.gpu_index = target.index;
+  for (const gpu::GpuInfo& g : targets) {
+    meta.gpu_indices.push_back(g.index);
+    meta.gpu_uuids.push_back(g.uuid);
+  }
   meta.sm_count = target.sm_count;
   meta.gpu_mem_bytes = target.mem_total_bytes;
   meta.driver = backend->DriverVersion();
@@ -223,8 +249,8 @@ int RunBenchCli(int argc, char** argv, std::ostream& out, std::ostream& err) {
     return 1;
   }
   Failure failure;
-  Result<gpu::GpuInfo> target = FindGpu(backend->get(), options.gpu, &failure);
-  if (!target.ok()) {
+  Result<std::vector<gpu::GpuInfo>> targets = FindGpus(backend->get(), options.gpus, &failure);
+  if (!targets.ok()) {
     err << "pinpoint bench: " << failure.line << "\n";
     return failure.exit_code;
   }
@@ -240,12 +266,12 @@ int RunBenchCli(int argc, char** argv, std::ostream& out, std::ostream& err) {
     err << "pinpoint bench: cannot make a scratch directory in " << options.scratch << "\n";
     return 1;
   }
-  RunMeta meta = MakeMeta(options, *target, backend->get(), *workload, args);
-  RunnerContext ctx{options, *workload, bin_dir, scratch, target->uuid, &g_stop};
-  GpuSampler sampler(backend->get(), options.gpu, options.sample_ms);
+  RunMeta meta = MakeMeta(options, *targets, backend->get(), *workload, args);
+  RunnerContext ctx{options, *workload, bin_dir, scratch, meta.gpu_uuids, &g_stop};
+  GpuSampler sampler(backend->get(), options.gpus, options.sample_ms);
   Status sampling = sampler.Start();
   if (!sampling.ok()) {
-    err << "pinpoint bench: cannot read GPU " << options.gpu << ": " << sampling.message() << "\n";
+    err << "pinpoint bench: cannot read the GPUs measured: " << sampling.message() << "\n";
     return 1;
   }
   CatchStopSignals();

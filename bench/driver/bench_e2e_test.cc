@@ -151,5 +151,87 @@ TEST(BenchEndToEndTest, EveryModeOnASimulatedGpu) {
             std::string::npos);
 }
 
+// Two GPUs measured: copy i of every batch runs on GPU i mod 2, through pinpoint (submitted for
+// that device) and bare (CUDA_VISIBLE_DEVICES, one MPS control daemon per GPU for bare-mps).
+TEST(BenchEndToEndTest, CopiesGoToTwoGpusInTurnInEveryMode) {
+  TestDir dir;
+  std::string node = dir.path() + "/node.json";
+  std::ofstream(node) << R"({"gpus": [{"name": "NVIDIA H200", "mem": "141G", "sm_count": 132},
+                                      {"name": "NVIDIA H200", "mem": "141G", "sm_count": 132},
+                                      {"name": "NVIDIA H200", "mem": "141G", "sm_count": 132}]})";
+  std::string out = dir.path() + "/out";
+  std::vector<std::string> argv = {
+      PINPOINT_BENCH_PATH, "--backend", "simulated-file:" + node, "--gpu", "2,0",
+      "--mps-control", PINPOINT_SOURCE_DIR "/tests/fake_mps/nvidia-cuda-mps-control",
+      "--bin-dir", BinDir(), "--workload", "cmd", "--modes", "exclusive,mps,bare-mps",
+      "--n", "4", "--reps", "1", "--no-warmup", "--settle-ms", "0", "--sample-ms", "20",
+      "--no-cgroups", "--scratch", dir.path(), "--keep-scratch", "--cuda-version", "13.0",
+      "--out", out, "--", "sh", "-c",
+      "echo pipe=$CUDA_MPS_PIPE_DIRECTORY gpu=$CUDA_VISIBLE_DEVICES; sleep 0.1; "
+      "echo pp-work units=1 unit=steps seconds=0.1"};
+  auto r = RunCommand(argv, ChildEnvironment(), 240000);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  ASSERT_EQ(r->exit_code, 0) << r->out << r->err;
+
+  nlohmann::json j = nlohmann::json::parse(Slurp(out + "/results.json"));
+  EXPECT_EQ(j["meta"]["gpu_indices"], nlohmann::json({0, 2}));
+  ASSERT_EQ(j["meta"]["gpu_uuids"].size(), 2u);
+  std::string gpu0 = j["meta"]["gpu_uuids"][0], gpu2 = j["meta"]["gpu_uuids"][1];
+  EXPECT_NE(gpu0, gpu2);
+  ASSERT_EQ(j["points"].size(), 3u);
+  for (const auto& p : j["points"]) {
+    EXPECT_EQ(p["error"], "") << p["mode"];
+    ASSERT_EQ(p["jobs"].size(), 4u) << p["mode"];
+    for (int i = 0; i < 4; ++i) {
+      const auto& job = p["jobs"][i];
+      EXPECT_TRUE(job["ok"].get<bool>()) << p["mode"] << " copy " << i << ": " << job.dump();
+      EXPECT_EQ(job["device"], i % 2 == 0 ? gpu0 : gpu2) << p["mode"] << " copy " << i;
+    }
+    if (p["mode"] == "exclusive") {
+      // Copies 0 and 2 share the first GPU, 1 and 3 the other: one at a time on each.
+      for (int a : {0, 1}) {
+        const auto& first = p["jobs"][a];
+        const auto& second = p["jobs"][a + 2];
+        double first_end = std::min(first["end_s"].get<double>(), second["end_s"].get<double>());
+        double second_start =
+            std::max(first["start_s"].get<double>(), second["start_s"].get<double>());
+        EXPECT_GE(second_start + 0.002, first_end) << "one copy at a time on each GPU";
+      }
+    }
+  }
+  std::string md = Slurp(out + "/results.md");
+  EXPECT_NE(md.find("2 x NVIDIA H200"), std::string::npos) << md;
+  EXPECT_NE(md.find("GPUs 0 " + gpu0 + ", 2 " + gpu2), std::string::npos) << md;
+
+  std::string scratch = OnlySubdir(dir.path());
+  ASSERT_FALSE(scratch.empty());
+  for (const std::string& pipe : {scratch + "/bm/p", scratch + "/bm/p1"}) {
+    std::string commands = Slurp(pipe + "/fake_commands");
+    EXPECT_NE(commands.find("start"), std::string::npos) << pipe << ": " << commands;
+    EXPECT_NE(commands.find("quit"), std::string::npos) << pipe << ": " << commands;
+  }
+  EXPECT_NE(Slurp(scratch + "/bm/cmd-bare-mps-n4-r1-1.out")
+                .find("pipe=" + scratch + "/bm/p1 gpu=" + gpu2),
+            std::string::npos);
+  EXPECT_NE(Slurp(scratch + "/bm/cmd-bare-mps-n4-r1-2.out")
+                .find("pipe=" + scratch + "/bm/p gpu=" + gpu0),
+            std::string::npos);
+}
+
+TEST(BenchEndToEndTest, GpusOfTwoModelsAreRefused) {
+  TestDir dir;
+  std::string node = dir.path() + "/node.json";
+  std::ofstream(node) << R"({"gpus": [{"name": "NVIDIA H200", "mem": "141G", "sm_count": 132},
+                                      {"name": "NVIDIA A100", "mem": "80G", "sm_count": 108}]})";
+  auto r = RunCommand({PINPOINT_BENCH_PATH, "--backend", "simulated-file:" + node, "--gpu", "0,1",
+                       "--bin-dir", BinDir(), "--out", dir.path() + "/out"},
+                      ChildEnvironment(), 30000);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->exit_code, 2);
+  EXPECT_EQ(r->err,
+            "pinpoint bench: GPU 0 (NVIDIA H200) and GPU 1 (NVIDIA A100) are different models; "
+            "measure them one at a time\n");
+}
+
 }  // namespace
 }  // namespace pinpoint::bench

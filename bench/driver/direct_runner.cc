@@ -35,44 +35,57 @@ std::string ReadHead(const std::string& path, uint64_t max_bytes) {
 
 DirectRunner::DirectRunner(Mode mode, const RunnerContext* ctx) : mode_(mode), ctx_(ctx) {}
 
+// One GPU keeps the directory names of a single control daemon ("p", "l").
+std::string DirectRunner::PipeDir(size_t gpu) const {
+  return dir_ + "/p" + (gpu == 0 ? "" : std::to_string(gpu));
+}
+std::string DirectRunner::LogDir(size_t gpu) const {
+  return dir_ + "/l" + (gpu == 0 ? "" : std::to_string(gpu));
+}
+
 Status DirectRunner::Setup() {
   dir_ = ctx_->scratch_dir + (mode_ == Mode::kBareMps ? "/bm" : "/ba");
   PP_RETURN_IF_ERROR(MakeDirs(dir_));
   if (mode_ != Mode::kBareMps) return Status::Ok();
-  pipe_dir_ = dir_ + "/p";
-  log_dir_ = dir_ + "/l";
-  PP_RETURN_IF_ERROR(MakeDirs(pipe_dir_));
-  PP_RETURN_IF_ERROR(MakeDirs(log_dir_));
-  // "-d" forks the daemon and returns; its first process is waited for, its output kept in a file
-  // (a pipe would be held open by the daemon).
-  SpawnSpec spec;
-  spec.argv = {ctx_->options.mps_control, "-d"};
-  spec.env = ChildEnvironment({"CUDA_MPS_PIPE_DIRECTORY=" + pipe_dir_,
-                               "CUDA_MPS_LOG_DIRECTORY=" + log_dir_,
-                               "CUDA_VISIBLE_DEVICES=" + ctx_->gpu_uuid});
-  spec.stdout_path = dir_ + "/control-start.txt";
-  spec.stderr_path = spec.stdout_path;
-  Result<pid_t> pid = Spawn(spec);
-  if (!pid.ok()) return pid.status();
-  int status = -1;
-  Status waited = WaitAll({*pid}, ctx_->stop, [&](size_t, int s, double) { status = s; });
-  if (!waited.ok()) return waited;
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-    Result<std::string> out = ReadFile(spec.stdout_path);
-    return Unavailable("'" + ctx_->options.mps_control +
-                       " -d' failed: " + (out.ok() ? LastLine(*out) : std::string("no output")));
+  for (size_t gpu = 0; gpu < ctx_->gpu_uuids.size(); ++gpu) {
+    PP_RETURN_IF_ERROR(MakeDirs(PipeDir(gpu)));
+    PP_RETURN_IF_ERROR(MakeDirs(LogDir(gpu)));
+    // "-d" forks the daemon and returns; its first process is waited for, its output kept in a
+    // file (a pipe would be held open by the daemon).
+    SpawnSpec spec;
+    spec.argv = {ctx_->options.mps_control, "-d"};
+    spec.env = ChildEnvironment({"CUDA_MPS_PIPE_DIRECTORY=" + PipeDir(gpu),
+                                 "CUDA_MPS_LOG_DIRECTORY=" + LogDir(gpu),
+                                 "CUDA_VISIBLE_DEVICES=" + ctx_->gpu_uuids[gpu]});
+    spec.stdout_path = dir_ + "/control-start-" + std::to_string(gpu) + ".txt";
+    spec.stderr_path = spec.stdout_path;
+    Result<pid_t> pid = Spawn(spec);
+    if (!pid.ok()) return pid.status();
+    int status = -1;
+    Status waited = WaitAll({*pid}, ctx_->stop, [&](size_t, int s, double) { status = s; });
+    if (!waited.ok()) return waited;
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+      Result<std::string> out = ReadFile(spec.stdout_path);
+      return Unavailable("'" + ctx_->options.mps_control + " -d' failed for GPU " +
+                         ctx_->gpu_uuids[gpu] + ": " +
+                         (out.ok() ? LastLine(*out) : std::string("no output")));
+    }
+    mps_started_ = gpu + 1;
   }
-  mps_started_ = true;
   return Status::Ok();
 }
 
 Result<BatchResult> DirectRunner::Run(int n, const std::string& tag) {
-  std::vector<std::string> extra = {"CUDA_VISIBLE_DEVICES=" + ctx_->gpu_uuid};
-  if (mode_ == Mode::kBareMps) {
-    extra.push_back("CUDA_MPS_PIPE_DIRECTORY=" + pipe_dir_);
-    extra.push_back("CUDA_MPS_LOG_DIRECTORY=" + log_dir_);
+  // The environment of a copy on each GPU.
+  std::vector<std::vector<std::string>> envs;
+  for (size_t gpu = 0; gpu < ctx_->gpu_uuids.size(); ++gpu) {
+    std::vector<std::string> extra = {"CUDA_VISIBLE_DEVICES=" + ctx_->gpu_uuids[gpu]};
+    if (mode_ == Mode::kBareMps) {
+      extra.push_back("CUDA_MPS_PIPE_DIRECTORY=" + PipeDir(gpu));
+      extra.push_back("CUDA_MPS_LOG_DIRECTORY=" + LogDir(gpu));
+    }
+    envs.push_back(ChildEnvironment(extra));
   }
-  std::vector<std::string> env = ChildEnvironment(extra);
   BatchResult batch;
   batch.jobs.resize(static_cast<size_t>(n));
   std::vector<pid_t> pids;
@@ -80,15 +93,16 @@ Result<BatchResult> DirectRunner::Run(int n, const std::string& tag) {
   batch.t0_s = NowSeconds();
   for (int i = 0; i < n; ++i) {
     SpawnSpec spec;
+    size_t gpu = static_cast<size_t>(i) % envs.size();
     spec.argv = ctx_->workload.argv;
-    spec.env = env;
+    spec.env = envs[gpu];
     spec.stdout_path = dir_ + "/" + tag + "-" + std::to_string(i) + ".out";
     spec.stderr_path = dir_ + "/" + tag + "-" + std::to_string(i) + ".err";
     std::filesystem::remove(spec.stdout_path);
     std::filesystem::remove(spec.stderr_path);
     JobResult& job = batch.jobs[static_cast<size_t>(i)];
     job.submit_s = job.start_s = NowSeconds();  // no submission: spawned
-    job.device = ctx_->gpu_uuid;
+    job.device = ctx_->gpu_uuids[gpu];
     PP_RETURN_IF_ERROR(SpawnIntoBatch(spec, &pids));
     outs.push_back(spec.stdout_path);
   }
@@ -135,18 +149,23 @@ Result<BatchResult> DirectRunner::Run(int n, const std::string& tag) {
 }
 
 void DirectRunner::Teardown() {
-  if (!mps_started_) return;
-  mps_started_ = false;
-  std::string problem = QuitMpsControl(ctx_->options.mps_control, pipe_dir_);
-  if (!problem.empty()) std::cerr << "pinpoint bench: bare-mps: " << problem << "\n";
+  size_t started = mps_started_;
+  mps_started_ = 0;
+  for (size_t gpu = 0; gpu < started; ++gpu) {
+    std::string problem = QuitMpsControl(ctx_->options.mps_control, PipeDir(gpu));
+    if (!problem.empty()) std::cerr << "pinpoint bench: bare-mps: " << problem << "\n";
+  }
 }
 
 void DirectRunner::SaveLogs(const std::string& dir) {
-  if (log_dir_.empty()) return;
+  if (mode_ != Mode::kBareMps || dir_.empty()) return;
   std::error_code ignored;
-  for (const char* name : {"control.log", "server.log"}) {
-    std::filesystem::copy_file(log_dir_ + "/" + name, dir + "/bare-mps-" + name,
-                               std::filesystem::copy_options::overwrite_existing, ignored);
+  for (size_t gpu = 0; gpu < ctx_->gpu_uuids.size(); ++gpu) {
+    std::string prefix = dir + "/bare-mps-" + (gpu == 0 ? "" : std::to_string(gpu) + "-");
+    for (const char* name : {"control.log", "server.log"}) {
+      std::filesystem::copy_file(LogDir(gpu) + "/" + name, prefix + name,
+                                 std::filesystem::copy_options::overwrite_existing, ignored);
+    }
   }
 }
 

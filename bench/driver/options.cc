@@ -86,6 +86,30 @@ Result<std::vector<int>> ParseIntList(const std::string& text) {
   return out;
 }
 
+Result<std::vector<int>> ParseIndexList(const std::string& text) {
+  std::vector<int> out;
+  for (const std::string& part : Split(text, ',')) {
+    size_t used = 0;
+    int v = -1;
+    try {
+      v = std::stoi(part, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (part.empty() || used != part.size() || part[0] == '-' || part[0] == '+' || v < 0 ||
+        v >= kMaxBenchGpus) {
+      return InvalidArgument("'" + text + "' is not a list of GPU indexes such as 0 or 0,1");
+    }
+    if (std::find(out.begin(), out.end(), v) != out.end()) {
+      return InvalidArgument("GPU " + part + " is named twice in '" + text + "'");
+    }
+    out.push_back(v);
+  }
+  if (out.empty()) return InvalidArgument("empty list of GPU indexes");
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
 Result<std::vector<Mode>> ParseModes(const std::string& text) {
   std::vector<Mode> out;
   for (const std::string& part : Split(text, ',')) {
@@ -121,7 +145,7 @@ Result<BenchOptions> ParseBenchArgs(const std::vector<std::string>& args, std::s
     own.erase(dashdash, own.end());
   }
   CLI::App app{kDescription, "pinpoint bench"};
-  std::string n_text, modes_text, gpu_mem_text, share_text;
+  std::string n_text, modes_text, gpu_mem_text, share_text, gpus_text;
   std::vector<std::string> n_for_texts;
   bool no_warmup = false, no_cgroups = false;
   app.add_option("-w,--workload", o.workload,
@@ -144,9 +168,9 @@ Result<BenchOptions> ParseBenchArgs(const std::vector<std::string>& args, std::s
   app.add_option("--bin-dir", o.bin_dir,
                  "where pinpointd, pinpoint, pinpoint-shim, pp-busy and pp-mlp are (default: next "
                  "to this program)");
-  app.add_option("--gpu", o.gpu, "NVML index of the GPU to measure")
-      ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
+  app.add_option("--gpu", gpus_text,
+                 "NVML index of the GPU to measure, or a list (0,1): the copies of a batch go to "
+                 "them in turn (default 0)");
   app.add_option(
       "--gpu-mem", gpu_mem_text,
       "device memory of each job's slice, context included (default: busy 1G, mlp 2G, torch 4G)");
@@ -233,6 +257,11 @@ Result<BenchOptions> ParseBenchArgs(const std::vector<std::string>& args, std::s
     if (!bytes.ok()) return InvalidArgument("--gpu-mem: " + bytes.status().message());
     if (*bytes == 0) return InvalidArgument("--gpu-mem: must be more than 0");
     o.gpu_mem_bytes = *bytes;
+  }
+  if (!gpus_text.empty()) {
+    Result<std::vector<int>> gpus = ParseIndexList(gpus_text);
+    if (!gpus.ok()) return InvalidArgument("--gpu: " + gpus.status().message());
+    o.gpus = *gpus;
   }
   if (!share_text.empty()) {
     Result<int> share = ParsePercent(share_text);

@@ -36,7 +36,10 @@ struct BenchOptions {
   bool warmup = true;   // one untimed copy per mode before the first measurement
   std::string out_dir;  // empty: pinpoint-bench-<workload> in the working directory
   std::string bin_dir;  // empty: the directory of the pinpoint-bench executable
-  int gpu = 0;          // NVML index of the GPU measured
+  // NVML indexes of the GPUs measured (--gpu 0 or --gpu 0,1), ascending. With several, copy i of
+  // a batch runs on gpus[i % size] in every mode: N copies on two GPUs against two GPUs each
+  // running one copy at a time (exclusive).
+  std::vector<int> gpus = {0};
   std::string backend = "nvml";  // GPU backend spec for the sampler and pinpointd
   std::string mps_control = "nvidia-cuda-mps-control";
   uint64_t gpu_mem_bytes = 0;    // slice size of every job; 0: the workload's default
@@ -62,6 +65,10 @@ Result<BenchOptions> ParseBenchArgs(const std::vector<std::string>& args, std::s
 
 // "1,2,4": positive integers, returned sorted and without duplicates. Errors: kInvalidArgument.
 Result<std::vector<int>> ParseIntList(const std::string& text);
+// "0,1": GPU indexes (0 to kMaxBenchGpus-1), returned sorted; one named twice is an error.
+// Errors: kInvalidArgument.
+inline constexpr int kMaxBenchGpus = 64;
+Result<std::vector<int>> ParseIndexList(const std::string& text);
 // "mps,bare-mps". Errors: kInvalidArgument naming an unknown mode.
 Result<std::vector<Mode>> ParseModes(const std::string& text);
 

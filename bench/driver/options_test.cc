@@ -72,7 +72,7 @@ TEST(ParseBenchArgsTest, OptionsOfEveryKind) {
   EXPECT_FALSE(o->warmup);
   EXPECT_FALSE(o->cgroups);
   EXPECT_EQ(o->budget_s, 120);
-  EXPECT_EQ(o->gpu, 1);
+  EXPECT_EQ(o->gpus, (std::vector<int>{1}));
   EXPECT_EQ(o->workload_args, (std::vector<std::string>{"sh", "-c", "true"}));
 }
 
@@ -89,6 +89,11 @@ TEST(ParseBenchArgsTest, ErrorsAreOneLineForAPerson) {
                                          {{"--modes", "mig"}, "unknown mode 'mig'"},
                                          {{"--gpu-mem", "4X"}, "--gpu-mem"},
                                          {{"--gpu-share", "120"}, "--gpu-share"},
+                                         {{"--gpu", "-1"}, "--gpu: '-1'"},
+                                         {{"--gpu", "0,x"}, "--gpu: '0,x'"},
+                                         {{"--gpu", "0,,1"}, "--gpu:"},
+                                         {{"--gpu", "1,0,1"}, "GPU 1 is named twice"},
+                                         {{"--gpu", "64"}, "--gpu:"},
                                          {{"--reps", "0"}, "reps"},
                                          {{"--daemon-set", "poll_interval_ms"}, "KEY=VALUE"},
                                          {{"--frobnicate"}, "frobnicate"}}) {
@@ -97,6 +102,16 @@ TEST(ParseBenchArgsTest, ErrorsAreOneLineForAPerson) {
     EXPECT_NE(o.status().message().find(c.says), std::string::npos) << o.status().message();
     EXPECT_EQ(o.status().message().find('\n'), std::string::npos) << o.status().message();
   }
+}
+
+TEST(ParseBenchArgsTest, SeveralGpusAreAListInOrder) {
+  std::string help;
+  auto o = ParseBenchArgs({"--gpu", "3,0"}, &help);
+  ASSERT_TRUE(o.ok()) << o.status().message();
+  EXPECT_EQ(o->gpus, (std::vector<int>{0, 3}));
+  o = ParseBenchArgs({}, &help);
+  ASSERT_TRUE(o.ok());
+  EXPECT_EQ(o->gpus, (std::vector<int>{0})) << "GPU 0 unless told";
 }
 
 TEST(ParseBenchArgsTest, HelpNamesPinpointBench) {

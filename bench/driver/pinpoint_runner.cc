@@ -136,7 +136,7 @@ json MakeDaemonConfig(const json& defaults, Mode mode, const DaemonPaths& paths,
 std::vector<JobRequest> CopyRequests(const Workload& workload, const BenchOptions& options,
                                      const std::string& tag, int n,
                                      const std::map<std::string, std::string>& env,
-                                     const std::string& cwd) {
+                                     const std::string& cwd, const std::vector<int>& devices) {
   std::vector<JobRequest> copies;
   for (int i = 0; i < n; ++i) {
     JobRequest r;
@@ -148,6 +148,7 @@ std::vector<JobRequest> CopyRequests(const Workload& workload, const BenchOption
     r.gpu_mem_bytes = workload.gpu_mem_bytes;
     r.gpu_share_pct = options.gpu_share_pct;
     r.cpus = options.cpus;
+    if (!devices.empty()) r.devices = {devices[static_cast<size_t>(i) % devices.size()]};
     copies.push_back(std::move(r));
   }
   return copies;
@@ -207,20 +208,17 @@ Status PinpointRunner::Setup() {
   if (!client.ok()) return client.status();
   Result<GpusReply> gpus = client->Gpus();
   if (!gpus.ok()) return gpus.status();
-  bool found = false;
-  for (const DeviceView& d : gpus->devices) {
-    if (d.uuid == ctx_->gpu_uuid) found = true;
-  }
-  if (!found) {
-    return FailedPrecondition(std::string("pinpointd (") + ModeName(mode_) +
-                              ") does not list GPU " + ctx_->gpu_uuid + " (backend " +
-                              gpus->backend + ")");
-  }
-  if (gpus->devices.size() > 1) {
-    note_ = std::string("pinpointd (") + ModeName(mode_) + ") has " +
-            std::to_string(gpus->devices.size()) +
-            " devices: jobs may land on other GPUs than the one measured; points where they do are "
-            "marked";
+  // Every copy is submitted for the device of its GPU, so none lands on a GPU not measured, and
+  // copies go to the GPUs measured in turn rather than packed onto the first.
+  devices_.clear();
+  for (const std::string& uuid : ctx_->gpu_uuids) {
+    auto d = std::find_if(gpus->devices.begin(), gpus->devices.end(),
+                          [&](const DeviceView& v) { return v.uuid == uuid; });
+    if (d == gpus->devices.end()) {
+      return FailedPrecondition(std::string("pinpointd (") + ModeName(mode_) +
+                                ") does not list GPU " + uuid + " (backend " + gpus->backend + ")");
+    }
+    devices_.push_back(d->index);
   }
   return Status::Ok();
 }
@@ -228,7 +226,8 @@ Status PinpointRunner::Setup() {
 Result<BatchResult> PinpointRunner::Run(int n, const std::string& tag) {
   Result<Client> client = Connect();
   if (!client.ok()) return client.status();
-  std::vector<JobRequest> copies = CopyRequests(ctx_->workload, ctx_->options, tag, n, env_, cwd_);
+  std::vector<JobRequest> copies =
+      CopyRequests(ctx_->workload, ctx_->options, tag, n, env_, cwd_, devices_);
   CallGuard guard(&*client, ctx_->stop, 0);
   BatchResult batch;
   batch.jobs.resize(copies.size());
@@ -246,7 +245,8 @@ Result<BatchResult> PinpointRunner::Run(int n, const std::string& tag) {
   active_.clear();
   for (size_t i = 0; i < batch.jobs.size(); ++i) {
     batch.jobs[i].known_s = batch.t1_s;
-    FillJobResult(*client, ended->jobs[i], &batch.jobs[i]);
+    FillJobResult(*client, ended->jobs[i], ctx_->gpu_uuids[i % ctx_->gpu_uuids.size()],
+                  &batch.jobs[i]);
   }
   return batch;
 }
@@ -277,7 +277,8 @@ Status PinpointRunner::SubmitAll(Client& client, const std::vector<JobRequest>& 
   return why.code() == Code::kUnavailable ? why : Unavailable("submit refused: " + why.message());
 }
 
-void PinpointRunner::FillJobResult(Client& client, const JobView& r, JobResult* job) {
+void PinpointRunner::FillJobResult(Client& client, const JobView& r, const std::string& gpu,
+                                   JobResult* job) {
   job->submit_s = static_cast<double>(r.submit_ms) / 1000.0;
   job->start_s = static_cast<double>(r.start_ms) / 1000.0;
   job->end_s = static_cast<double>(r.end_ms) / 1000.0;
@@ -309,9 +310,9 @@ void PinpointRunner::FillJobResult(Client& client, const JobView& r, JobResult* 
                   (completed ? "no pp-work line in its output" : r.detail) + ")" +
                   (last.empty() ? "" : ": " + last);
   }
-  if (job->ok && !job->device.empty() && job->device != ctx_->gpu_uuid) {
+  if (job->ok && !job->device.empty() && job->device != gpu) {
     job->ok = false;
-    job->detail = "job " + id + " ran on " + job->device + ", not on the GPU measured";
+    job->detail = "job " + id + " ran on " + job->device + ", not on " + gpu + " as submitted";
   }
 }
 

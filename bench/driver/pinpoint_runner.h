@@ -38,11 +38,12 @@ nlohmann::json MakeDaemonConfig(const nlohmann::json& defaults, Mode mode, const
 // What the driver submits for the n copies of a batch: one request each, named <tag>-<i>, a
 // slice of one GPU of the workload's size (and options.gpu_share_pct of its SMs), options.cpus
 // host CPUs, the workload's command, run in `cwd` with `env` (as `pinpoint submit` would send
-// them). The whole batch, so that it can go as one array request where pinpointd takes one.
+// them), on pinpointd's device devices[i % size] (submit --device; none when `devices` is empty).
+// The whole batch, so that it can go as one array request where pinpointd takes one.
 std::vector<JobRequest> CopyRequests(const Workload& workload, const BenchOptions& options,
                                      const std::string& tag, int n,
                                      const std::map<std::string, std::string>& env,
-                                     const std::string& cwd);
+                                     const std::string& cwd, const std::vector<int>& devices = {});
 
 class PinpointRunner : public BatchRunner {
  public:
@@ -55,7 +56,6 @@ class PinpointRunner : public BatchRunner {
   Result<BatchResult> Run(int n, const std::string& tag) override;
   void Teardown() override;
   void SaveLogs(const std::string& dir) override;
-  std::string Note() const override { return note_; }
 
  private:
   // A new connection to the daemon. Errors: the client's (kUnavailable).
@@ -66,8 +66,9 @@ class PinpointRunner : public BatchRunner {
   // submit_call_s; their ids go to active_. Errors: a refused submit (the copies submitted are
   // cancelled), the connection's. To submit a batch as one array request, only this changes.
   Status SubmitAll(Client& client, const std::vector<JobRequest>& copies, std::vector<JobResult>* jobs);
-  // Completes a copy's result from its ended record and its output (pp-work, pp-cuda lines).
-  void FillJobResult(Client& client, const JobView& record, JobResult* job);
+  // Completes a copy's result from its ended record and its output (pp-work, pp-cuda lines);
+  // `gpu`: the UUID it was submitted for.
+  void FillJobResult(Client& client, const JobView& record, const std::string& gpu, JobResult* job);
 
   Mode mode_;
   const RunnerContext* ctx_;
@@ -75,7 +76,7 @@ class PinpointRunner : public BatchRunner {
   DaemonPaths paths_;
   pid_t daemon_ = -1;
   std::vector<JobId> active_;  // jobs submitted and not yet seen ending
-  std::string note_;
+  std::vector<int> devices_;  // pinpointd's index of each GPU of ctx_->gpu_uuids
   std::map<std::string, std::string> env_;  // what every copy runs with (the driver's, as the CLI's)
   std::string cwd_;
 };

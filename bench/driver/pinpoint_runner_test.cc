@@ -57,6 +57,19 @@ TEST(CopyRequestsTest, OneSliceOfTheWorkloadsSizePerCopyNamedAfterTheBatch) {
   }
   o.gpu_share_pct = 25;
   EXPECT_EQ(CopyRequests(w, o, "x", 1, {}, "/")[0].gpu_share_pct, 25);
+  EXPECT_TRUE(copies[0].devices.empty()) << "no devices given: pinpointd chooses";
+}
+
+TEST(CopyRequestsTest, CopiesGoToTheDevicesInTurn) {
+  Workload w;
+  w.argv = {"/bin/pp-busy"};
+  w.gpu_mem_bytes = 1ull << 30;
+  std::vector<JobRequest> copies = CopyRequests(w, BenchOptions{}, "t", 5, {}, "/", {3, 1});
+  ASSERT_EQ(copies.size(), 5u);
+  std::vector<std::vector<int>> devices;
+  for (const JobRequest& r : copies) devices.push_back(r.devices);
+  EXPECT_EQ(devices, (std::vector<std::vector<int>>{{3}, {1}, {3}, {1}, {3}}));
+  EXPECT_TRUE(ValidateRequest(copies[0]).ok());
 }
 
 }  // namespace

@@ -55,10 +55,26 @@ std::string Unit(const std::vector<SummaryRow>& rows) {
   return "units";
 }
 
+// "GPU 0 GPU-abc" or "GPUs 0 GPU-abc, 1 GPU-def".
+std::string GpusText(const RunMeta& meta) {
+  if (meta.gpu_indices.size() <= 1) {
+    return "GPU " + std::to_string(meta.gpu_index) + " " + meta.gpu_uuid;
+  }
+  std::string text = "GPUs ";
+  for (size_t i = 0; i < meta.gpu_indices.size(); ++i) {
+    text += (i ? ", " : "") + std::to_string(meta.gpu_indices[i]) +
+            (i < meta.gpu_uuids.size() ? " " + meta.gpu_uuids[i] : "");
+  }
+  return text;
+}
+
 }  // namespace
 
 std::string MetaLine(const RunMeta& meta) {
-  return meta.gpu_name + ", driver " + meta.driver + ", CUDA " + meta.cuda + ", " +
+  std::string gpus = meta.gpu_indices.size() > 1
+                         ? std::to_string(meta.gpu_indices.size()) + " x " + meta.gpu_name
+                         : meta.gpu_name;
+  return gpus + ", driver " + meta.driver + ", CUDA " + meta.cuda + ", " +
          meta.date_utc.substr(0, 10);
 }
 
@@ -69,6 +85,10 @@ json ResultsJson(const RunMeta& meta, const BenchOptions& options, const Workloa
   j["meta"] = {{"gpu_name", meta.gpu_name},
                {"gpu_uuid", meta.gpu_uuid},
                {"gpu_index", meta.gpu_index},
+               {"gpu_indices", meta.gpu_indices.empty() ? std::vector<int>{meta.gpu_index}
+                                                        : meta.gpu_indices},
+               {"gpu_uuids", meta.gpu_uuids.empty() ? std::vector<std::string>{meta.gpu_uuid}
+                                                    : meta.gpu_uuids},
                {"sm_count", meta.sm_count},
                {"gpu_mem_bytes", meta.gpu_mem_bytes},
                {"driver", meta.driver},
@@ -208,10 +228,18 @@ std::string Markdown(const RunMeta& meta, const BenchOptions& options,
   std::string unit = Unit(rows);
   std::ostringstream md;
   md << "# pinpoint bench: " << options.workload << "\n\n";
-  md << MetaLine(meta) << " (" << meta.date_utc << "); GPU " << meta.gpu_index << " "
-     << meta.gpu_uuid << ", " << meta.sm_count << " SMs, " << FormatSize(meta.gpu_mem_bytes) << "; "
-     << meta.host_cpus << " host CPUs; pinpoint " << meta.pinpoint_version << ", backend "
-     << meta.backend << ".\n\n";
+  md << MetaLine(meta) << " (" << meta.date_utc << "); " << GpusText(meta) << ", "
+     << meta.sm_count << " SMs, " << FormatSize(meta.gpu_mem_bytes)
+     << (meta.gpu_indices.size() > 1 ? " each" : "") << "; " << meta.host_cpus
+     << " host CPUs; pinpoint " << meta.pinpoint_version << ", backend " << meta.backend
+     << ".\n\n";
+  if (meta.gpu_indices.size() > 1) {
+    md << "Copy i of a batch runs on GPU i mod " << meta.gpu_indices.size()
+       << " in every mode (through pinpoint, submitted for that device), so N copies share "
+       << meta.gpu_indices.size() << " GPUs; exclusive runs one copy per GPU at a time, bare "
+          "one copy on the first GPU, bare-mps one MPS control daemon per GPU. Energy, power and "
+          "memory are the GPUs' sums, utilisation their mean.\n\n";
+  }
   md << "One copy: `" << meta.workload_line << "`. Each copy asks for a slice of "
      << FormatSize(options.gpu_mem_bytes)
      << (options.gpu_share_pct > 0

@@ -17,9 +17,11 @@
 namespace pinpoint::bench {
 
 struct RunMeta {
-  std::string gpu_name;  // "NVIDIA H100 80GB HBM3"
-  std::string gpu_uuid;
+  std::string gpu_name;  // "NVIDIA H100 80GB HBM3" (every GPU measured is this model)
+  std::string gpu_uuid;  // the first GPU measured
   int gpu_index = 0;
+  std::vector<int> gpu_indices;        // every GPU measured; empty: gpu_index alone
+  std::vector<std::string> gpu_uuids;  // in the order of gpu_indices
   int sm_count = 0;
   uint64_t gpu_mem_bytes = 0;
   std::string driver;    // "580.159.04"
@@ -34,7 +36,8 @@ struct RunMeta {
   std::string error;  // why the campaign ended early, or ""
 };
 
-// "NVIDIA H100 80GB HBM3, driver 580.159.04, CUDA 13.0, 2026-11-24"
+// "NVIDIA H100 80GB HBM3, driver 580.159.04, CUDA 13.0, 2026-11-24"; with two GPUs measured
+// "2 x NVIDIA H200, driver ...".
 std::string MetaLine(const RunMeta& meta);
 
 nlohmann::json ResultsJson(const RunMeta& meta, const BenchOptions& options,

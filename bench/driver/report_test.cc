@@ -35,6 +35,25 @@ TEST(ReportTest, MetaLineIsThePlotsSubtitle) {
   EXPECT_EQ(MetaLine(Meta()), "NVIDIA H100 80GB HBM3, driver 580.159.04, CUDA 13.0, 2026-11-24");
 }
 
+TEST(ReportTest, TwoGpusAreNamedInTheSubtitleTheTableAndTheJson) {
+  RunMeta meta = Meta();
+  meta.gpu_name = "NVIDIA H200";
+  meta.gpu_index = 0;
+  meta.gpu_uuid = "GPU-a";
+  meta.gpu_indices = {0, 1};
+  meta.gpu_uuids = {"GPU-a", "GPU-b"};
+  EXPECT_EQ(MetaLine(meta), "2 x NVIDIA H200, driver 580.159.04, CUDA 13.0, 2026-11-24");
+  BenchOptions options;
+  std::string md = Markdown(meta, options, {Point(Mode::kExclusive, 4, 8, 800)});
+  EXPECT_NE(md.find("GPUs 0 GPU-a, 1 GPU-b"), std::string::npos) << md;
+  EXPECT_NE(md.find("Copy i of a batch runs on GPU i mod 2"), std::string::npos) << md;
+  nlohmann::json j = ResultsJson(meta, options, Workload{}, {});
+  EXPECT_EQ(j["meta"]["gpu_indices"], nlohmann::json({0, 1}));
+  EXPECT_EQ(j["meta"]["gpu_uuids"], nlohmann::json({"GPU-a", "GPU-b"}));
+  std::string one = Markdown(Meta(), options, {Point(Mode::kExclusive, 4, 8, 800)});
+  EXPECT_EQ(one.find("Copy i of a batch"), std::string::npos) << "one GPU: no such sentence";
+}
+
 TEST(ReportTest, CsvFilesHaveAHeaderAndNaNForUnknowns) {
   PointResult skipped = Point(Mode::kExclusive, 16, 1, 1);
   skipped.skipped = true;

@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <string>
+#include <vector>
 
 #include "bench/driver/options.h"
 #include "bench/driver/results.h"
@@ -20,7 +21,9 @@ struct RunnerContext {
   Workload workload;
   std::string bin_dir;                      // absolute
   std::string scratch_dir;                  // absolute and short: sockets and MPS pipes go below it
-  std::string gpu_uuid;                     // the GPU measured, as CUDA_VISIBLE_DEVICES names it
+  // The GPUs measured (options.gpus), as CUDA_VISIBLE_DEVICES names them; copy i of a batch runs
+  // on gpu_uuids[i % size].
+  std::vector<std::string> gpu_uuids;
   const std::atomic<bool>* stop = nullptr;  // set on SIGINT/SIGTERM
 };
 

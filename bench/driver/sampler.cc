@@ -1,6 +1,7 @@
 #include "bench/driver/sampler.h"
 
 #include <chrono>
+#include <utility>
 
 #include "bench/driver/proc.h"
 
@@ -47,24 +48,44 @@ WindowStats SummarizeWindow(const std::vector<GpuReading>& readings, double t0_s
   return w;
 }
 
-GpuSampler::GpuSampler(gpu::GpuBackend* backend, int index, int period_ms)
-    : backend_(backend), index_(index), period_ms_(period_ms) {}
+GpuReading CombineSamples(const std::vector<gpu::GpuSample>& samples) {
+  GpuReading r;
+  if (samples.empty()) return r;
+  bool energy = true, power = true, utilization = true;
+  int util_sum = 0;
+  for (const gpu::GpuSample& s : samples) {
+    energy = energy && s.energy_mj > 0;
+    power = power && s.power_mw > 0;
+    utilization = utilization && s.utilization_pct >= 0;
+    r.energy_mj += s.energy_mj;
+    r.power_mw += s.power_mw;
+    util_sum += s.utilization_pct;
+    r.mem_used_bytes += s.mem_used_bytes;
+  }
+  if (!energy) r.energy_mj = 0;
+  if (!power) r.power_mw = 0;
+  r.utilization_pct = utilization ? util_sum / static_cast<int>(samples.size()) : -1;
+  return r;
+}
+
+GpuSampler::GpuSampler(gpu::GpuBackend* backend, std::vector<int> indices, int period_ms)
+    : backend_(backend), indices_(std::move(indices)), period_ms_(period_ms) {}
 
 GpuSampler::~GpuSampler() { Stop(); }
 
 Result<double> GpuSampler::ReadOnce() {
   std::lock_guard<std::mutex> lock(mu_);
-  Result<gpu::GpuSample> s = backend_->Sample(index_);
-  if (!s.ok()) {
-    last_error_ = s.status().message();
-    return s.status();
+  std::vector<gpu::GpuSample> samples;
+  for (int index : indices_) {
+    Result<gpu::GpuSample> s = backend_->Sample(index);
+    if (!s.ok()) {
+      last_error_ = s.status().message();
+      return s.status();
+    }
+    samples.push_back(std::move(*s));
   }
-  GpuReading r;
+  GpuReading r = CombineSamples(samples);
   r.t_s = NowSeconds();
-  r.energy_mj = s->energy_mj;
-  r.power_mw = s->power_mw;
-  r.utilization_pct = s->utilization_pct;
-  r.mem_used_bytes = s->mem_used_bytes;
   readings_.push_back(r);
   return r.t_s;
 }

@@ -1,5 +1,6 @@
-// GPU readings during a benchmark: energy, power, utilisation and memory of one GPU, sampled on a
-// thread of its own through a GpuBackend (NVML on a real node), and summarised per measurement.
+// GPU readings during a benchmark: energy, power, utilisation and memory of the GPUs measured
+// (one or several, read together), sampled on a thread of its own through a GpuBackend (NVML on a
+// real node), and summarised per measurement.
 #pragma once
 
 #include <atomic>
@@ -14,13 +15,19 @@
 
 namespace pinpoint::bench {
 
+// One reading of the GPUs measured: energy, power and memory summed over them, utilisation their
+// mean.
 struct GpuReading {
   double t_s = 0;            // NowSeconds() when read
-  uint64_t energy_mj = 0;    // total energy counter; 0 when unsupported
-  uint32_t power_mw = 0;     // 0 when unsupported
-  int utilization_pct = -1;  // -1 when unsupported
+  uint64_t energy_mj = 0;    // total energy counter; 0 when unsupported (by any of the GPUs)
+  uint32_t power_mw = 0;     // 0 when unsupported (by any of the GPUs)
+  int utilization_pct = -1;  // -1 when unsupported (by any of the GPUs)
   uint64_t mem_used_bytes = 0;
 };
+
+// The GPUs' samples as one reading (t_s left 0): a value that one GPU cannot give is unknown for
+// all, so that a sum never silently leaves a GPU out.
+GpuReading CombineSamples(const std::vector<gpu::GpuSample>& samples);
 
 // What the GPU did between two marks. Values below 0 are unknown.
 struct WindowStats {
@@ -48,11 +55,12 @@ class EnergyMeter {
   virtual WindowStats Window(double t0_s, double t1_s) = 0;
 };
 
-// Samples GPU `index` of `backend` every period_ms on its own thread, from Start() to Stop() (or
-// destruction). The backend must outlive it and is used by this object only. Thread-safe.
+// Samples GPUs `indices` of `backend` together every period_ms on its own thread, from Start() to
+// Stop() (or destruction). The backend must outlive it and is used by this object only.
+// Thread-safe.
 class GpuSampler : public EnergyMeter {
  public:
-  GpuSampler(gpu::GpuBackend* backend, int index, int period_ms);
+  GpuSampler(gpu::GpuBackend* backend, std::vector<int> indices, int period_ms);
   ~GpuSampler() override;
   GpuSampler(const GpuSampler&) = delete;
   GpuSampler& operator=(const GpuSampler&) = delete;
@@ -72,7 +80,7 @@ class GpuSampler : public EnergyMeter {
   void Loop();
 
   gpu::GpuBackend* backend_;
-  int index_;
+  std::vector<int> indices_;
   int period_ms_;
   mutable std::mutex mu_;
   std::vector<GpuReading> readings_;

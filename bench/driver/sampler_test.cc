@@ -70,7 +70,7 @@ TEST(GpuSamplerTest, MarksBracketAWindowOfTheBackendsReadings) {
   ASSERT_TRUE(backend.ok());
   ASSERT_TRUE((*backend)->SetEnergyPerSample(1, 250).ok());
   ASSERT_TRUE((*backend)->SetUtilization(1, 40).ok());
-  GpuSampler sampler(backend->get(), 1, 10);
+  GpuSampler sampler(backend->get(), {1}, 10);
   ASSERT_TRUE(sampler.Start().ok());
   double t0 = sampler.Mark();
   std::this_thread::sleep_for(std::chrono::milliseconds(2));  // two distinct instants, not a timing
@@ -88,9 +88,56 @@ TEST(GpuSamplerTest, MarksBracketAWindowOfTheBackendsReadings) {
 TEST(GpuSamplerTest, StartFailsForAGpuTheBackendDoesNotHave) {
   auto backend = gpu::SimulatedBackend::FromPreset("h100x2");
   ASSERT_TRUE(backend.ok());
-  GpuSampler sampler(backend->get(), 7, 10);
+  GpuSampler sampler(backend->get(), {0, 7}, 10);
   Status s = sampler.Start();
-  EXPECT_EQ(s.code(), Code::kNotFound);
+  EXPECT_EQ(s.code(), Code::kNotFound) << "one GPU of the list it cannot read is enough";
+}
+
+TEST(CombineSamplesTest, SumsWhatEveryGpuGivesAndAveragesUtilisation) {
+  gpu::GpuSample a, b;
+  a.energy_mj = 1000;
+  a.power_mw = 300000;
+  a.utilization_pct = 90;
+  a.mem_used_bytes = 4ull << 30;
+  b.energy_mj = 500;
+  b.power_mw = 100000;
+  b.utilization_pct = 30;
+  b.mem_used_bytes = 1ull << 30;
+  GpuReading r = CombineSamples({a, b});
+  EXPECT_EQ(r.energy_mj, 1500u);
+  EXPECT_EQ(r.power_mw, 400000u);
+  EXPECT_EQ(r.utilization_pct, 60);
+  EXPECT_EQ(r.mem_used_bytes, 5ull << 30);
+}
+
+TEST(CombineSamplesTest, WhatOneGpuCannotGiveIsUnknownForAll) {
+  gpu::GpuSample a, b;
+  a.energy_mj = 1000;
+  a.power_mw = 300000;
+  a.utilization_pct = 90;
+  GpuReading r = CombineSamples({a, b});  // b: no counter, no power, no utilisation
+  EXPECT_EQ(r.energy_mj, 0u) << "a sum without b's energy would read as the two GPUs' energy";
+  EXPECT_EQ(r.power_mw, 0u);
+  EXPECT_EQ(r.utilization_pct, -1);
+}
+
+TEST(GpuSamplerTest, TwoGpusAreReadAsOne) {
+  auto backend = gpu::SimulatedBackend::FromPreset("h100x2");
+  ASSERT_TRUE(backend.ok());
+  ASSERT_TRUE((*backend)->SetEnergyPerSample(0, 100).ok());
+  ASSERT_TRUE((*backend)->SetEnergyPerSample(1, 250).ok());
+  ASSERT_TRUE((*backend)->SetUtilization(0, 20).ok());
+  ASSERT_TRUE((*backend)->SetUtilization(1, 40).ok());
+  GpuSampler sampler(backend->get(), {0, 1}, 10);
+  ASSERT_TRUE(sampler.Start().ok());
+  double t0 = sampler.Mark();
+  std::this_thread::sleep_for(std::chrono::milliseconds(2));  // two distinct instants, not a timing
+  double t1 = sampler.Mark();
+  WindowStats w = sampler.Window(t0, t1);
+  sampler.Stop();
+  EXPECT_EQ(w.energy_source, "counter");
+  EXPECT_GE(w.energy_j, 0.35) << "each reading adds 100 + 250 mJ";
+  EXPECT_DOUBLE_EQ(w.utilization_pct, 30);
 }
 
 }  // namespace
