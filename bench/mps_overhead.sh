@@ -67,7 +67,7 @@ ours() {  # ours PID: whether it is an MPS process whose pipe directory is under
   local comm
   comm=$(cat "/proc/$1/comm" 2>/dev/null) || return 1
   case "$comm" in nvidia-cuda-mps*) ;; *) return 1 ;; esac
-  tr '\0' '\n' < "/proc/$1/environ" 2>/dev/null | grep -q "^CUDA_MPS_PIPE_DIRECTORY=$WORK/"
+  tr '\0' '\n' 2>/dev/null < "/proc/$1/environ" | grep -q "^CUDA_MPS_PIPE_DIRECTORY=$WORK/"
 }
 cleanup() {
   trap - EXIT INT TERM
