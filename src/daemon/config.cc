@@ -139,7 +139,7 @@ Status Apply(const json& j, Config* c) {
       "max_reply_backlog",
       "max_user_priority", "priority_users", "allow_unenforced_slices", "env_deny", "retention_days",
       "lease_attach_timeout_ms", "cdi_dir", "default_time_limit", "max_time_limit", "user_limits",
-      "max_array_tasks"};
+      "max_array_tasks", "max_jobs", "max_jobs_per_user"};
   if (!j.is_object()) return InvalidArgument("config: must be a JSON object");
   for (auto it = j.begin(); it != j.end(); ++it) {
     if (!kKeys.count(it.key())) return Bad(it.key(), "is not a known setting");
@@ -233,6 +233,8 @@ Status Apply(const json& j, Config* c) {
   }
   PP_RETURN_IF_ERROR(integer("max_user_priority", -1000000, 1000000, &c->max_user_priority));
   PP_RETURN_IF_ERROR(integer("max_array_tasks", 1, kMaxArrayTasks, &c->max_array_tasks));
+  PP_RETURN_IF_ERROR(integer("max_jobs", 0, 10'000'000, &c->max_jobs));
+  PP_RETURN_IF_ERROR(integer("max_jobs_per_user", 0, 10'000'000, &c->max_jobs_per_user));
   if (j.contains("priority_users")) {
     const json& users = j["priority_users"];
     const char* want = "must be a list of user names and @group names";
@@ -324,7 +326,9 @@ std::string DefaultConfigJson() {
          {"default_time_limit", "0"},
          {"max_time_limit", "0"},
          {"user_limits", json::object()},
-         {"max_array_tasks", c.max_array_tasks}};
+         {"max_array_tasks", c.max_array_tasks},
+         {"max_jobs", c.max_jobs},
+         {"max_jobs_per_user", c.max_jobs_per_user}};
   return j.dump(2);
 }
 

@@ -88,6 +88,9 @@ struct Config {
   std::map<std::string, sched::UserLimit> user_limits;
   // Job arrays (`submit --array`, docs/cli.md): at most this many tasks in one, 1 to 10000.
   int max_array_tasks = kMaxArrayTasks;
+  // Jobs not yet ended the node holds at most, in all and per user (0: no limit).
+  int64_t max_jobs = 100000;
+  int64_t max_jobs_per_user = 20000;
 };
 
 // Parses a configuration file's text. Unknown keys, wrong types and bad values are errors

@@ -260,6 +260,8 @@ int RunDaemon(const Config& config, std::unique_ptr<gpu::GpuBackend> backend,
   options.default_user_limit = config.default_user_limit;
   options.user_limits = config.user_limits;
   options.max_array_tasks = config.max_array_tasks;
+  options.max_jobs = static_cast<size_t>(config.max_jobs);
+  options.max_jobs_per_user = static_cast<size_t>(config.max_jobs_per_user);
   watch::WatcherOptions watch_options;
   watch_options.interval_ms = config.watch_interval_ms;
   watch_options.accountant.mem_tolerance_pct = config.gpu_mem_tolerance_pct;

@@ -173,8 +173,9 @@ Result<Node::KeyedSubmit> Node::LookUpKey(const api::Caller& caller,
   return keyed;
 }
 
-Result<JobRecord> Node::NewPendingJob(const api::Caller& caller, JobRequest request, bool hold) {
-  auto admitted = Admit(caller, std::move(request));
+Result<JobRecord> Node::NewPendingJob(const api::Caller& caller, JobRequest request, bool hold,
+                                      size_t jobs) {
+  auto admitted = Admit(caller, std::move(request), jobs);
   if (!admitted.ok()) return admitted.status();
   JobRecord r = std::move(admitted).value();
   PP_RETURN_IF_ERROR(CheckDependencies(caller, r.request));
@@ -183,7 +184,7 @@ Result<JobRecord> Node::NewPendingJob(const api::Caller& caller, JobRequest requ
   return r;
 }
 
-Result<JobRecord> Node::Admit(const api::Caller& caller, JobRequest request) {
+Result<JobRecord> Node::Admit(const api::Caller& caller, JobRequest request, size_t jobs) {
   PP_RETURN_IF_ERROR(api::CheckSubmitAs(caller, request.as_user));
   PP_RETURN_IF_ERROR(CheckPriority(options_.priority, caller, options_.daemon_uid, request.priority, *users_));
   auto user = request.as_user.empty() ? users_->ByUid(caller.uid) : users_->ByName(request.as_user);
@@ -202,7 +203,37 @@ Result<JobRecord> Node::Admit(const api::Caller& caller, JobRequest request) {
   r.request = std::move(request);
   PP_RETURN_IF_ERROR(sched::CheckFits(DemandOf(r), options_.inventory));
   PP_RETURN_IF_ERROR(sched::CheckUserLimit(DemandOf(r), UserLimitOf(r.user), options_.inventory));
+  PP_RETURN_IF_ERROR(CheckJobRoom(caller, r, jobs));
   return r;
+}
+
+Status Node::CheckJobRoom(const api::Caller& caller, const JobRecord& job, size_t jobs) const {
+  size_t node_max = options_.max_jobs;
+  size_t user_max = caller.IsRoot() ? 0 : options_.max_jobs_per_user;
+  // active_ holds every job not ended (and a few ended, not yet reported): below a limit in all,
+  // no count can pass it, so the O(jobs) count is only made near one.
+  bool near_node = node_max > 0 && active_.size() + jobs > node_max;
+  bool near_user = user_max > 0 && active_.size() + jobs > user_max;
+  if (!near_node && !near_user) return Status::Ok();
+  size_t held = 0, users = 0;
+  for (const auto& [id, other] : active_) {
+    if (IsFinal(other.state)) continue;
+    ++held;
+    if (other.uid == job.uid) ++users;
+  }
+  std::string more = jobs == 1 ? "1 more" : std::to_string(jobs) + " more";
+  if (near_node && held + jobs > node_max) {
+    return Unavailable("the node holds " + std::to_string(held) +
+                       " jobs not yet ended and takes at most " + std::to_string(node_max) +
+                       " (max_jobs); " + more + " must wait until some have ended");
+  }
+  if (near_user && users + jobs > user_max) {
+    return Unavailable(job.user + " has " + std::to_string(users) +
+                       " jobs not yet ended and a user may have at most " +
+                       std::to_string(user_max) + " (max_jobs_per_user); " + more +
+                       " must wait until some have ended");
+  }
+  return Status::Ok();
 }
 
 Result<JobRecord> Node::ResubmittedJob(const JobRecord& first, const JobRequest& request) const {

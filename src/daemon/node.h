@@ -41,6 +41,10 @@
 
 namespace pinpoint::daemon {
 
+// Defaults of NodeOptions::max_jobs and max_jobs_per_user (config max_jobs, max_jobs_per_user).
+inline constexpr size_t kDefaultMaxJobs = 100000;
+inline constexpr size_t kDefaultMaxJobsPerUser = 20000;
+
 struct NodeOptions {
   std::string state_dir;           // absolute; job directories go to <state_dir>/jobs/<id>
   sched::Inventory inventory;
@@ -71,6 +75,12 @@ struct NodeOptions {
   std::map<std::string, sched::UserLimit> user_limits;
   // Job arrays (docs/api.md "submit"): at most this many tasks in one (config max_array_tasks).
   int max_array_tasks = kMaxArrayTasks;
+  // Jobs not yet ended (pending, held or running; leases included) the node holds at most, in all
+  // (config max_jobs) and per user (max_jobs_per_user; root's submissions are not counted against
+  // it); 0: no limit. A submit past either is refused (kUnavailable): it bounds what one user can
+  // make the daemon hold in memory and on disk.
+  size_t max_jobs = kDefaultMaxJobs;
+  size_t max_jobs_per_user = kDefaultMaxJobsPerUser;
 };
 
 // Everything the node acts through. Not owned; must outlive the Node. cgroups and gpu may be null.
@@ -233,10 +243,17 @@ class Node {
                                 const std::optional<std::string>& idempotency_key) const;
   // A new record for `request` from `caller`, checked as Submit checks it (as_user, priority,
   // the daemon's uid, ever fits), not stored.
-  Result<JobRecord> Admit(const api::Caller& caller, JobRequest request);
+  // `jobs`: how many records it stands for (an array's tasks), checked against max_jobs and
+  // max_jobs_per_user (CheckJobRoom).
+  Result<JobRecord> Admit(const api::Caller& caller, JobRequest request, size_t jobs = 1);
+  // Whether `jobs` more jobs of user `job`.uid fit max_jobs and, unless `caller` is root,
+  // max_jobs_per_user. Counts the jobs held only where a limit could be reached.
+  // Errors: kUnavailable with one line naming the setting.
+  Status CheckJobRoom(const api::Caller& caller, const JobRecord& job, size_t jobs) const;
   // What Submit and SubmitArray store: Admit's record with its dependencies checked
   // (CheckDependencies), pending since now, and held when `hold` (a root hold for root).
-  Result<JobRecord> NewPendingJob(const api::Caller& caller, JobRequest request, bool hold);
+  Result<JobRecord> NewPendingJob(const api::Caller& caller, JobRequest request, bool hold,
+                                  size_t jobs = 1);
   // Signals and lists a running job's processes: its supervisor's session, or a lease's cgroup.
   Status SignalJob(const JobRecord& job, int signal);
   std::vector<int64_t> ProcessesOf(const JobRecord& job);

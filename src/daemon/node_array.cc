@@ -29,7 +29,7 @@ Result<Node::SubmittedArray> Node::SubmitArray(const api::Caller& caller, JobReq
     auto active = active_.find(found->id);
     return SubmittedArray{active != active_.end() ? active->second : *found, found->array.count};
   }
-  auto job = NewPendingJob(caller, std::move(request), hold);
+  auto job = NewPendingJob(caller, std::move(request), hold, spec.indices.size());
   if (!job.ok()) return job.status();
   std::vector<JobRecord> tasks = ArrayTaskRecords(*job, spec);
   auto ids = deps_.store->InsertArray(tasks, keyed->key);

@@ -1,0 +1,147 @@
+// max_jobs and max_jobs_per_user: what one user can make pinpointd hold. A user who floods the
+// node with submits and arrays is refused with one line once at the limit, nothing of the refused
+// request is stored, other users and root keep submitting, and room comes back as jobs end.
+#include <gtest/gtest.h>
+
+#include "daemon/config.h"
+#include "daemon/service_fixture.h"
+#include "pinpoint/array_spec.h"
+
+namespace pinpoint::daemon {
+namespace {
+
+class JobRoomTest : public ServiceFixture {
+ protected:
+  void SetUp() override { Limits(/*node=*/10, /*user=*/4); }
+  void Limits(size_t node, size_t user) {
+    NodeOptions o;
+    o.inventory = TwoGpus();
+    o.max_jobs = node;
+    o.max_jobs_per_user = user;
+    Restart(o);
+  }
+  static JobRequest Slice() {
+    JobRequest r;
+    r.argv = {"python3", "task.py"};
+    r.cwd = "/";
+    r.gpus = 1;
+    r.gpu_mem_bytes = 1ull << 30;
+    return r;
+  }
+  static api::Caller User(uid_t uid) {
+    api::Caller c;
+    c.uid = uid;
+    c.gid = uid;
+    return c;
+  }
+  static api::Caller Root() { return User(0); }
+  Result<JobRecord> Submit(const api::Caller& caller) {
+    return node_->Submit(caller, Slice(), std::nullopt, /*hold=*/true);
+  }
+  // Jobs the store holds: a refused request leaves none.
+  size_t Stored() {
+    auto all = store_->List(store::ListFilter{});
+    return all.ok() ? all->size() : 0;
+  }
+};
+
+TEST_F(JobRoomTest, AUserAtTheLimitIsRefusedWithOneLineAndNothingIsStored) {
+  for (int i = 0; i < 4; ++i) ASSERT_TRUE(Submit(caller_).ok()) << i;
+  auto refused = Submit(caller_);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), Code::kUnavailable);
+  EXPECT_EQ(refused.status().message(),
+            "uid 4242 has 4 jobs not yet ended and a user may have at most 4 "
+            "(max_jobs_per_user); 1 more must wait until some have ended");
+  EXPECT_EQ(Stored(), 4u);
+  EXPECT_TRUE(Submit(User(5000)).ok()) << "another user is not held back";
+}
+
+TEST_F(JobRoomTest, AnArrayCountsItsTasks) {
+  ASSERT_TRUE(Submit(caller_).ok());
+  auto spec = ParseArraySpec("1-4");
+  ASSERT_TRUE(spec.ok());
+  auto refused = node_->SubmitArray(caller_, Slice(), *spec, std::nullopt, true);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), Code::kUnavailable);
+  EXPECT_NE(refused.status().message().find("has 1 jobs not yet ended"), std::string::npos)
+      << refused.status().message();
+  EXPECT_NE(refused.status().message().find("; 4 more must wait"), std::string::npos)
+      << refused.status().message();
+  EXPECT_EQ(Stored(), 1u) << "no task of the refused array is stored";
+  ASSERT_TRUE(node_->SubmitArray(caller_, Slice(), *ParseArraySpec("1-3"), std::nullopt, true).ok())
+      << "three more fit";
+}
+
+TEST_F(JobRoomTest, TheNodesLimitHoldsForEveryoneRootIncluded) {
+  for (uid_t uid : {5001, 5002, 5003}) {
+    for (int i = 0; i < 3; ++i) ASSERT_TRUE(Submit(User(uid)).ok());
+  }
+  ASSERT_TRUE(Submit(Root()).ok()) << "the tenth job";
+  for (const api::Caller& who : {Root(), User(5004)}) {
+    auto refused = Submit(who);
+    ASSERT_FALSE(refused.ok());
+    EXPECT_EQ(refused.status().message(),
+              "the node holds 10 jobs not yet ended and takes at most 10 (max_jobs); 1 more must "
+              "wait until some have ended");
+  }
+  EXPECT_EQ(Stored(), 10u);
+}
+
+TEST_F(JobRoomTest, RootIsNotHeldToThePerUserLimit) {
+  for (int i = 0; i < 6; ++i) ASSERT_TRUE(Submit(Root()).ok()) << i;
+}
+
+TEST_F(JobRoomTest, RoomComesBackAsJobsEnd) {
+  std::vector<JobId> ids;
+  for (int i = 0; i < 4; ++i) ids.push_back(Submit(caller_)->id);
+  ASSERT_FALSE(Submit(caller_).ok());
+  auto cancelled = node_->Cancel(caller_, {ids[0], ids[1]});
+  ASSERT_TRUE(cancelled.at(0).ok() && cancelled.at(1).ok());
+  EXPECT_TRUE(Submit(caller_).ok()) << "cancelled jobs no longer count, reported or not";
+  node_->Step();
+  EXPECT_TRUE(Submit(caller_).ok());
+  EXPECT_FALSE(Submit(caller_).ok());
+}
+
+TEST_F(JobRoomTest, ALeaseCounts) {
+  for (int i = 0; i < 4; ++i) ASSERT_TRUE(Submit(caller_).ok());
+  LeaseRequest lease;
+  lease.gpu_mem_bytes = 1ull << 30;
+  lease.gpus = 1;
+  auto refused = node_->OpenLease(caller_, lease);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("(max_jobs_per_user)"), std::string::npos)
+      << refused.status().message();
+}
+
+TEST_F(JobRoomTest, ZeroMeansNoLimit) {
+  Limits(0, 0);
+  for (int i = 0; i < 30; ++i) ASSERT_TRUE(Submit(caller_).ok()) << i;
+}
+
+TEST(JobRoomConfigTest, DefaultsBoundsAndPrintedConfig) {
+  auto c = ParseConfig("{}");
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(c->max_jobs, 100000);
+  EXPECT_EQ(c->max_jobs_per_user, 20000);
+  EXPECT_EQ(static_cast<size_t>(c->max_jobs), kDefaultMaxJobs);
+  EXPECT_EQ(static_cast<size_t>(c->max_jobs_per_user), kDefaultMaxJobsPerUser);
+  auto set = ParseConfig(R"({"max_jobs": 0, "max_jobs_per_user": 50})");
+  ASSERT_TRUE(set.ok()) << set.status().ToString();
+  EXPECT_EQ(set->max_jobs, 0);
+  EXPECT_EQ(set->max_jobs_per_user, 50);
+  for (const char* bad : {R"({"max_jobs": -1})", R"({"max_jobs_per_user": "many"})",
+                          R"({"max_jobs": 100000000})"}) {
+    auto r = ParseConfig(bad);
+    ASSERT_FALSE(r.ok()) << bad;
+    EXPECT_NE(r.status().message().find("config: \"max_jobs"), std::string::npos)
+        << r.status().message();
+  }
+  std::string printed = DefaultConfigJson();
+  EXPECT_NE(printed.find("\"max_jobs\": 100000"), std::string::npos) << printed;
+  EXPECT_NE(printed.find("\"max_jobs_per_user\": 20000"), std::string::npos) << printed;
+}
+
+}  // namespace
+}  // namespace pinpoint::daemon
