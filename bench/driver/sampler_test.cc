@@ -65,18 +65,25 @@ TEST(SummarizeWindowTest, NothingToGoOn) {
   EXPECT_EQ(w.samples, 0);
 }
 
+// Starts `sampler`, takes two marks and stops it; the window between them. The sampler's first
+// reading failing shows as a window of no samples (the tests' expectations then fail).
+WindowStats BetweenTwoMarks(GpuSampler& sampler) {
+  if (!sampler.Start().ok()) return WindowStats{};
+  double t0 = sampler.Mark();
+  std::this_thread::sleep_for(std::chrono::milliseconds(2));  // two distinct instants, not a timing
+  double t1 = sampler.Mark();
+  WindowStats w = sampler.Window(t0, t1);
+  sampler.Stop();
+  return w;
+}
+
 TEST(GpuSamplerTest, MarksBracketAWindowOfTheBackendsReadings) {
   auto backend = gpu::SimulatedBackend::FromPreset("h100x2");
   ASSERT_TRUE(backend.ok());
   ASSERT_TRUE((*backend)->SetEnergyPerSample(1, 250).ok());
   ASSERT_TRUE((*backend)->SetUtilization(1, 40).ok());
   GpuSampler sampler(backend->get(), {1}, 10);
-  ASSERT_TRUE(sampler.Start().ok());
-  double t0 = sampler.Mark();
-  std::this_thread::sleep_for(std::chrono::milliseconds(2));  // two distinct instants, not a timing
-  double t1 = sampler.Mark();
-  WindowStats w = sampler.Window(t0, t1);
-  sampler.Stop();
+  WindowStats w = BetweenTwoMarks(sampler);
   EXPECT_EQ(w.energy_source, "counter");
   // Each reading adds 250 mJ; the window holds at least the second mark's.
   EXPECT_GE(w.energy_j, 0.25);
@@ -129,12 +136,7 @@ TEST(GpuSamplerTest, TwoGpusAreReadAsOne) {
   ASSERT_TRUE((*backend)->SetUtilization(0, 20).ok());
   ASSERT_TRUE((*backend)->SetUtilization(1, 40).ok());
   GpuSampler sampler(backend->get(), {0, 1}, 10);
-  ASSERT_TRUE(sampler.Start().ok());
-  double t0 = sampler.Mark();
-  std::this_thread::sleep_for(std::chrono::milliseconds(2));  // two distinct instants, not a timing
-  double t1 = sampler.Mark();
-  WindowStats w = sampler.Window(t0, t1);
-  sampler.Stop();
+  WindowStats w = BetweenTwoMarks(sampler);
   EXPECT_EQ(w.energy_source, "counter");
   EXPECT_GE(w.energy_j, 0.35) << "each reading adds 100 + 250 mJ";
   EXPECT_DOUBLE_EQ(w.utilization_pct, 30);

@@ -12,6 +12,7 @@
 #include "common/env_select.h"
 #include "daemon/hold.h"
 #include "daemon/job_array.h"
+#include "daemon/job_room.h"
 #include "daemon/lifecycle.h"
 #include "daemon/log_text.h"
 #include "launch/shim.h"
@@ -203,37 +204,9 @@ Result<JobRecord> Node::Admit(const api::Caller& caller, JobRequest request, siz
   r.request = std::move(request);
   PP_RETURN_IF_ERROR(sched::CheckFits(DemandOf(r), options_.inventory));
   PP_RETURN_IF_ERROR(sched::CheckUserLimit(DemandOf(r), UserLimitOf(r.user), options_.inventory));
-  PP_RETURN_IF_ERROR(CheckJobRoom(caller, r, jobs));
+  PP_RETURN_IF_ERROR(CheckJobRoom(active_, r, jobs, options_.max_jobs,
+                                  caller.IsRoot() ? 0 : options_.max_jobs_per_user));
   return r;
-}
-
-Status Node::CheckJobRoom(const api::Caller& caller, const JobRecord& job, size_t jobs) const {
-  size_t node_max = options_.max_jobs;
-  size_t user_max = caller.IsRoot() ? 0 : options_.max_jobs_per_user;
-  // active_ holds every job not ended (and a few ended, not yet reported): below a limit in all,
-  // no count can pass it, so the O(jobs) count is only made near one.
-  bool near_node = node_max > 0 && active_.size() + jobs > node_max;
-  bool near_user = user_max > 0 && active_.size() + jobs > user_max;
-  if (!near_node && !near_user) return Status::Ok();
-  size_t held = 0, users = 0;
-  for (const auto& [id, other] : active_) {
-    if (IsFinal(other.state)) continue;
-    ++held;
-    if (other.uid == job.uid) ++users;
-  }
-  std::string more = jobs == 1 ? "1 more" : std::to_string(jobs) + " more";
-  if (near_node && held + jobs > node_max) {
-    return Unavailable("the node holds " + std::to_string(held) +
-                       " jobs not yet ended and takes at most " + std::to_string(node_max) +
-                       " (max_jobs); " + more + " must wait until some have ended");
-  }
-  if (near_user && users + jobs > user_max) {
-    return Unavailable(job.user + " has " + std::to_string(users) +
-                       " jobs not yet ended and a user may have at most " +
-                       std::to_string(user_max) + " (max_jobs_per_user); " + more +
-                       " must wait until some have ended");
-  }
-  return Status::Ok();
 }
 
 Result<JobRecord> Node::ResubmittedJob(const JobRecord& first, const JobRequest& request) const {

@@ -246,10 +246,7 @@ class Node {
   // `jobs`: how many records it stands for (an array's tasks), checked against max_jobs and
   // max_jobs_per_user (CheckJobRoom).
   Result<JobRecord> Admit(const api::Caller& caller, JobRequest request, size_t jobs = 1);
-  // Whether `jobs` more jobs of user `job`.uid fit max_jobs and, unless `caller` is root,
-  // max_jobs_per_user. Counts the jobs held only where a limit could be reached.
-  // Errors: kUnavailable with one line naming the setting.
-  Status CheckJobRoom(const api::Caller& caller, const JobRecord& job, size_t jobs) const;
+
   // What Submit and SubmitArray store: Admit's record with its dependencies checked
   // (CheckDependencies), pending since now, and held when `hold` (a root hold for root).
   Result<JobRecord> NewPendingJob(const api::Caller& caller, JobRequest request, bool hold,
