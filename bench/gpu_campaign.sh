@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The issue-5 benchmark campaign on a lent GPU machine: pinpoint bench for the workloads named
+# The benchmark campaign on a GPU machine: pinpoint bench for the workloads named
 # (pp-busy, pp-mlp with cuBLAS, train.py with PyTorch; all three by default) in every mode
 # (exclusive, timeslice, mps, bare-mps, bare), after a short calibration that sizes each job to
 # about 0.8 s of GPU work alone on this GPU (train.py: 4 s of training, after its start-up).

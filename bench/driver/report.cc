@@ -285,7 +285,7 @@ std::string Markdown(const RunMeta& meta, const BenchOptions& options,
        << Cell(m.mean_power_w, "%.0f") << " | " << Cell(m.utilization_pct, "%.0f") << " | "
        << r.failed_jobs << " |\n";
   }
-  md << "\n## Targets (issue 5)\n\n| target | measured | result | from |\n|---|---:|---|---|\n";
+  md << "\n## Targets\n\n| target | measured | result | from |\n|---|---:|---|---|\n";
   for (const TargetResult& t : EvaluateTargets(rows, options.target_n)) {
     md << "| " << t.name << " | " << (t.known ? t.measured : "-") << " | "
        << (!t.known ? "not measured"
