@@ -6,6 +6,8 @@
 
 #include "cli/format.h"
 #include "cli/submit_wait.h"
+#include "cli/usage.h"
+#include "common/decimal.h"
 #include "pinpoint/api_codec.h"
 #include "pinpoint/array_spec.h"
 #include "pinpoint/escape.h"
@@ -14,24 +16,14 @@ namespace pinpoint::cli {
 
 using nlohmann::json;
 
-namespace {
-
-std::optional<int64_t> WholeNumber(const std::string& text, size_t max_digits) {
-  if (text.empty() || text.size() > max_digits || text.find_first_not_of("0123456789") != std::string::npos)
-    return std::nullopt;
-  return std::stoll(text);
-}
-
-}  // namespace
-
 std::optional<JobOrTask> ParseJobOrTask(const std::string& text) {
   size_t under = text.find('_');
-  auto id = WholeNumber(text.substr(0, under), 18);
-  if (!id || *id < 1) return std::nullopt;
-  if (under == std::string::npos) return JobOrTask{*id, std::nullopt};
-  auto index = WholeNumber(text.substr(under + 1), 7);
+  std::string id = text.substr(0, under);
+  if (!IsJobId(id)) return std::nullopt;
+  if (under == std::string::npos) return JobOrTask{std::stoll(id), std::nullopt};
+  auto index = ParseDecimal(std::string_view(text).substr(under + 1), kMaxArrayIndex);
   if (!index || *index > kMaxArrayIndex) return std::nullopt;
-  return JobOrTask{*id, static_cast<int>(*index)};
+  return JobOrTask{std::stoll(id), static_cast<int>(*index)};
 }
 
 Result<JobId> FindArrayTask(Client& client, JobId array_id, int index) {

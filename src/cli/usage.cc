@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "cli/job_arrays.h"
 #include "pinpoint/escape.h"
 
 namespace pinpoint::cli {
@@ -176,11 +177,7 @@ void CheckJobIds(CLI::App& app) {
   auto check = [](bool tasks) {
     return CLI::Validator(
         [tasks](std::string& text) -> std::string {
-          size_t under = tasks ? text.find('_') : std::string::npos;
-          bool index_ok = under == std::string::npos ||
-                          (under + 1 < text.size() && under + 8 > text.size() &&
-                           text.find_first_not_of("0123456789", under + 1) == std::string::npos);
-          if (!IsJobId(text.substr(0, under)) || !index_ok)
+          if (!(tasks ? ParseJobOrTask(text).has_value() : IsJobId(text)))
             throw UsageError("'" + EscapeForTerminal(text) + "' is not a job id (job ids are whole numbers from 1)");
           return "";
         },

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <optional>
 
+#include "common/decimal.h"
 #include "pinpoint/escape.h"
 
 namespace pinpoint {
@@ -23,18 +24,6 @@ Status Invalid(std::string_view text, const std::string& why) {
   return InvalidArgument("invalid array " + Quoted(text) + ": " + why);
 }
 
-// A whole number of decimal digits, or nullopt. Stops counting past `cap` so that no number of
-// digits can overflow; the caller refuses anything above its own bound.
-std::optional<int64_t> Number(std::string_view digits, int64_t cap) {
-  if (digits.empty()) return std::nullopt;
-  int64_t value = 0;
-  for (char c : digits) {
-    if (c < '0' || c > '9') return std::nullopt;
-    value = std::min(value * 10 + (c - '0'), cap + 1);
-  }
-  return value;
-}
-
 struct Item {
   int64_t first = 0, last = 0, step = 1;
 };
@@ -50,7 +39,7 @@ Result<Item> ParseItem(std::string_view spec, std::string_view item) {
     return Invalid(spec, Quoted(what) + " is not an index (" + kExamples + ")");
   };
   auto value = [&](std::string_view digits, int64_t* into) -> Status {
-    auto n = Number(digits, kMaxArrayIndex);
+    auto n = ParseDecimal(digits, kMaxArrayIndex);
     if (!n) return not_index(digits);
     if (*n > kMaxArrayIndex)
       return Invalid(spec, "index " + EscapeForTerminal(digits.substr(0, 20)) + (digits.size() > 20 ? "..." : "") +
@@ -76,7 +65,7 @@ Result<Item> ParseItem(std::string_view spec, std::string_view item) {
                              " ends before it starts");
   if (step_at != std::string_view::npos) {
     std::string_view step = rest.substr(step_at + 1);
-    auto n = Number(step, kMaxArrayIndex);
+    auto n = ParseDecimal(step, kMaxArrayIndex);
     if (!n) return Invalid(spec, "step " + Quoted(step) + " is not a whole number");
     if (*n == 0) return Invalid(spec, "a step must be at least 1");
     out.step = std::min<int64_t>(*n, kMaxArrayIndex + 1);  // a longer step leaves one index
@@ -94,7 +83,7 @@ Result<ArraySpec> ParseArraySpec(std::string_view text) {
   if (percent != std::string_view::npos) {
     list = text.substr(0, percent);
     std::string_view k = text.substr(percent + 1);
-    auto n = Number(k, kMaxArrayTasks);
+    auto n = ParseDecimal(k, kMaxArrayTasks);
     if (!n) return Invalid(text, "%K needs a whole number K (at most K tasks run at once)");
     if (*n == 0) return Invalid(text, "%0 would run no task; K is at least 1");
     if (*n > kMaxArrayTasks)

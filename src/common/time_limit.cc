@@ -4,22 +4,16 @@
 #include <optional>
 #include <vector>
 
+#include "common/decimal.h"
 #include "pinpoint/escape.h"
 
 namespace pinpoint {
 
 namespace {
 
-// A run of 1 to 12 decimal digits (12 keeps every product below 2^63), or nullopt.
-std::optional<int64_t> Digits(const std::string& text) {
-  if (text.empty() || text.size() > 12) return std::nullopt;
-  int64_t value = 0;
-  for (char c : text) {
-    if (c < '0' || c > '9') return std::nullopt;
-    value = value * 10 + (c - '0');
-  }
-  return value;
-}
+// Decimal digits, read as at most kMaxTimeLimitS + 1: every product below stays far from 2^63,
+// and a number that large is refused as above the most.
+std::optional<int64_t> Digits(const std::string& text) { return ParseDecimal(text, kMaxTimeLimitS); }
 
 std::vector<std::string> Split(const std::string& text, char sep) {
   std::vector<std::string> parts(1);

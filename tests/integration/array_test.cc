@@ -110,6 +110,10 @@ TEST_F(ArrayCliTest, CancelTakesTheArraysIdOrOneTask) {
   auto typo = h_.Cli({"cancel", "1_x"});
   EXPECT_EQ(typo.exit_code, 2);
   EXPECT_EQ(typo.err, "pinpoint cancel: '1_x' is not a job id (job ids are whole numbers from 1)\n");
+  // An index above the largest reads as any other bad id: one grammar for the check and the cancel.
+  auto big = h_.Cli({"cancel", "1_9999999"});
+  EXPECT_EQ(big.exit_code, 2);
+  EXPECT_EQ(big.err, "pinpoint cancel: '1_9999999' is not a job id (job ids are whole numbers from 1)\n");
   auto all = h_.Cli({"cancel", "1"});
   EXPECT_EQ(all.exit_code, 0) << all.err;
   EXPECT_EQ(all.out, "cancelled array 1 (3 unfinished tasks)\n");
