@@ -74,9 +74,13 @@ Result<json> Service::Dispatch(Call& call, const json& request) {
 
 void Service::Defer(Call& call, JobId id) {
   waiters_[id].push_back({call.conn, call.caller, 0});
-  held_wait_ids_ += 1;
-  held_wait_ids_by_uid_[call.caller.uid] += 1;
+  Hold(call.caller, 1);
   call.deferred = true;
+}
+
+void Service::Hold(const api::Caller& caller, size_t count) {
+  held_wait_ids_ += count;
+  held_wait_ids_by_uid_[caller.uid] += count;
 }
 
 void Service::ReleaseHeld(const api::Caller& caller, size_t count) {
@@ -158,8 +162,7 @@ Result<WaitReply> Service::WaitForAll(Call& call, const std::vector<JobId>& ids)
   uint64_t group = next_group_++;
   groups_[group] = WaitGroup{call.conn, call.caller, ids, running.size()};
   for (JobId id : running) waiters_[id].push_back({call.conn, call.caller, group});
-  held_wait_ids_ += ids.size();
-  held_wait_ids_by_uid_[call.caller.uid] += ids.size();
+  Hold(call.caller, ids.size());
   call.deferred = true;
   return WaitReply{};
 }

@@ -115,6 +115,8 @@ class Service : public api::Handler {
     std::vector<JobId> ids;
     size_t left = 0;
   };
+  // Counts `count` waited-for ids as held for `caller` (MayHoldWait's bounds), and gives them back.
+  void Hold(const api::Caller& caller, size_t count);
   void ReleaseHeld(const api::Caller& caller, size_t count);
 
   Node* node_;
