@@ -27,14 +27,7 @@ class JobArrayTest : public ServiceFixture {
     o.inventory = TwoGpus();
     return o;
   }
-  static JobRequest Slice() {
-    JobRequest r;
-    r.argv = {"python3", "task.py"};
-    r.cwd = "/home/alice";
-    r.gpus = 1;
-    r.gpu_mem_bytes = 1ull << 30;
-    return r;
-  }
+  static JobRequest Slice() { return GpuSlice("/home/alice"); }
   json Handle(const json& op, const api::Caller& caller) {
     std::optional<json> reply = service_->Handle(caller, op, /*conn=*/1);
     return reply ? *reply : json{{"deferred", true}};

@@ -20,14 +20,7 @@ class JobRoomTest : public ServiceFixture {
     o.max_jobs_per_user = user;
     Restart(o);
   }
-  static JobRequest Slice() {
-    JobRequest r;
-    r.argv = {"python3", "task.py"};
-    r.cwd = "/";
-    r.gpus = 1;
-    r.gpu_mem_bytes = 1ull << 30;
-    return r;
-  }
+  static JobRequest Slice() { return GpuSlice(); }
   static api::Caller User(uid_t uid) {
     api::Caller c;
     c.uid = uid;

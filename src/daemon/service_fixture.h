@@ -38,6 +38,16 @@ inline sched::Inventory TwoGpus(sched::SharingMode mode = sched::SharingMode::kM
   return inv;
 }
 
+// A 1 GiB slice of one GPU running `python3 task.py` in `cwd`: the job most node tests submit.
+inline JobRequest GpuSlice(const std::string& cwd = "/") {
+  JobRequest r;
+  r.argv = {"python3", "task.py"};
+  r.cwd = cwd;
+  r.gpus = 1;
+  r.gpu_mem_bytes = 1ull << 30;
+  return r;
+}
+
 // The caller is uid 4242 (not the test's uid, whoever runs it, and with no passwd entry: its
 // jobs' user is "uid 4242" on any machine); the daemon acts as root.
 class ServiceFixture : public ::testing::Test {
