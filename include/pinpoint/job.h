@@ -62,11 +62,19 @@ struct JobRequest {
   // for root) that existed at submit.
   std::vector<JobId> after = {};
   std::vector<JobId> afterok = {};
+  // The submitter's umask (0 to 0777), taken by the CLI at submit as Slurm does: the job runs with
+  // it, and its stdout and stderr are created with it, so whether others may read them is the
+  // user's choice. -1 (a client that sends none): 077, files only the user reads.
+  int umask = -1;
 
   bool IsSlice() const { return gpus > 0 && gpu_mem_bytes > 0; }
   bool IsWholeGpu() const { return gpus > 0 && gpu_mem_bytes == 0; }
   bool operator==(const JobRequest&) const = default;
 };
+
+// The bytes of a request's text, what a job costs the daemon in memory and the store beyond its
+// fixed fields: argv, environment names and values, cwd, name, as_user and the -o/-e paths.
+uint64_t RequestBytes(const JobRequest& r);
 
 // Bounds on a request's text (docs/api.md "submit"); the whole message is at most
 // kMaxMessageBytes as well.

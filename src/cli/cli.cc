@@ -1,5 +1,6 @@
 #include "cli/cli.h"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -179,6 +180,9 @@ Result<JobRequest> BuildRequest(const SubmitArgs& a, std::vector<std::string>* d
   char cwd[4096];
   if (::getcwd(cwd, sizeof(cwd)) == nullptr) return InvalidArgument("cannot read the working directory");
   r.cwd = cwd;
+  mode_t mask = ::umask(0);  // read by setting it: put back at once
+  ::umask(mask);
+  r.umask = static_cast<int>(mask & 0777);
   auto env = JobEnvironment(a.export_env, dropped);
   if (!env.ok()) return env.status();
   r.env = std::move(env).value();

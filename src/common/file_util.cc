@@ -13,6 +13,20 @@ namespace pinpoint {
 
 std::string ErrnoText(int err) { return std::strerror(err); }
 
+bool IsTransientErrno(int err) {
+  switch (err) {
+    case EMFILE: case ENFILE: case ENOMEM: case ENOBUFS: case EAGAIN: case EINTR: case EIO:
+      return true;
+    default:
+      return false;
+  }
+}
+
+Status ErrnoStatus(const std::string& what, int err) {
+  std::string message = what + ": " + ErrnoText(err);
+  return IsTransientErrno(err) ? Unavailable(std::move(message)) : IoError(std::move(message));
+}
+
 namespace {
 
 Status WriteAll(int fd, const std::string& data, const std::string& path) {
@@ -125,7 +139,7 @@ Result<UniqueFd> OpenDirNoFollow(const std::string& path) {
   int fd = ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (fd < 0) {
     if (errno == ENOENT) return NotFound(path + " does not exist");
-    return IoError("open directory " + path + ": " + ErrnoText(errno));
+    return ErrnoStatus("open directory " + path, errno);
   }
   return UniqueFd(fd);
 }
@@ -137,7 +151,7 @@ Result<UniqueFd> OpenFileAt(int dir_fd, const std::string& name, int flags, int 
   int fd = ::openat(dir_fd, name.c_str(), flags | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, mode);
   if (fd < 0) {
     if (errno == ENOENT) return NotFound(name + " does not exist");
-    return IoError("open " + name + ": " + ErrnoText(errno));
+    return ErrnoStatus("open " + name, errno);
   }
   UniqueFd file(fd);
   struct stat st {};
@@ -184,7 +198,7 @@ Result<std::string> ReadUpTo(int fd, uint64_t max_bytes, const std::string& name
     size_t want = static_cast<size_t>(std::min<uint64_t>(sizeof(buf), max_bytes - out.size()));
     ssize_t n = ::read(fd, buf, want);
     if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return IoError("read " + name + ": " + ErrnoText(errno));
+    if (n < 0) return ErrnoStatus("read " + name, errno);
     if (n == 0) break;
     out.append(buf, static_cast<size_t>(n));
   }

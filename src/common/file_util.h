@@ -51,13 +51,15 @@ class UniqueFd {
 };
 
 // Opens the directory `path` (O_DIRECTORY | O_NOFOLLOW: a symlink in its last component is
-// refused). Errors: kNotFound when missing; kIo otherwise (a symlink, not a directory, ...).
+// refused). Errors: kNotFound when missing; kUnavailable for a transient error (IsTransientErrno:
+// out of descriptors, say); kIo otherwise (a symlink, not a directory, ...).
 Result<UniqueFd> OpenDirNoFollow(const std::string& path);
 
 // Opens `name` (one component, no '/') in `dir_fd` with `flags` | O_NOFOLLOW | O_CLOEXEC |
 // O_NONBLOCK (O_NONBLOCK is cleared again once opened). Add O_CREAT | O_EXCL where a fresh
-// file is expected. Errors: kNotFound when missing (and no O_CREAT); kIo otherwise: O_EXCL on
-// an existing name ("File exists"), a symlink, or anything that is not a regular file.
+// file is expected. Errors: kNotFound when missing (and no O_CREAT); kUnavailable for a transient
+// error (IsTransientErrno); kIo otherwise: O_EXCL on an existing name ("File exists"), a symlink,
+// or anything that is not a regular file.
 Result<UniqueFd> OpenFileAt(int dir_fd, const std::string& name, int flags, int mode = 0600);
 
 // As WriteFileAtomic, inside `dir_fd`: writes <name>.tmp (removing any earlier one first, then
@@ -68,8 +70,8 @@ Status WriteFileAtomicAt(int dir_fd, const std::string& name, const std::string&
 
 // Reads a regular file `name` in `dir_fd` without following a link; at most `max_bytes`:
 // ReadFileTailAt keeps the last max_bytes, ReadFileBoundedAt fails (kIo "... larger than N
-// bytes") when the file is larger. Errors: kNotFound when missing; kIo for a link, a special
-// file or a read error.
+// bytes") when the file is larger. Errors: kNotFound when missing; kUnavailable for a transient
+// open or read error (IsTransientErrno); kIo for a link, a special file or another read error.
 Result<std::string> ReadFileTailAt(int dir_fd, const std::string& name, uint64_t max_bytes);
 Result<std::string> ReadFileBoundedAt(int dir_fd, const std::string& name, uint64_t max_bytes);
 
@@ -99,5 +101,11 @@ Status MakeFreshDir(const std::string& path, int mode, std::string* moved_to);
 
 // "strerror(errno)" as a string.
 std::string ErrnoText(int err);
+
+// Whether `err` may go away by itself (EMFILE, ENFILE, ENOMEM, ENOBUFS, EAGAIN, EINTR, EIO): a
+// caller retries later and never takes it as a fact about the file (a job's end, say).
+bool IsTransientErrno(int err);
+// "<what>: strerror(err)" as kUnavailable when IsTransientErrno(err), else kIo.
+Status ErrnoStatus(const std::string& what, int err);
 
 }  // namespace pinpoint

@@ -152,6 +152,13 @@ std::string OutputPathFor(const std::string& pattern, JobId id, const std::strin
   return path;
 }
 
+uint64_t RequestBytes(const JobRequest& r) {
+  uint64_t bytes = r.cwd.size() + r.name.size() + r.as_user.size() + r.output_path.size() + r.error_path.size();
+  for (const std::string& arg : r.argv) bytes += arg.size();
+  for (const auto& [name, value] : r.env) bytes += name.size() + value.size();
+  return bytes;
+}
+
 Status ValidateRequest(const JobRequest& r) {
   if (r.argv.empty() || r.argv[0].empty()) return InvalidArgument("request has no program to run");
   if (r.argv.size() > kMaxArgs)
@@ -188,6 +195,7 @@ Status ValidateRequest(const JobRequest& r) {
     return InvalidArgument("time limit must be between 0 (none) and " + std::to_string(kMaxTimeLimitS) +
                            " seconds");
   PP_RETURN_IF_ERROR(CheckDependencies(r));
+  if (r.umask < -1 || r.umask > 0777) return InvalidArgument("umask must be between 0 and 0777");
   if (r.env.size() > kMaxEnvEntries)
     return InvalidArgument("too many environment variables (at most " +
                            std::to_string(kMaxEnvEntries) + ")");
@@ -220,6 +228,7 @@ json ToJson(const JobRequest& r) {
   if (r.time_limit_s != 0) j["time_limit_s"] = r.time_limit_s;
   if (!r.after.empty()) j["after"] = r.after;
   if (!r.afterok.empty()) j["afterok"] = r.afterok;
+  if (r.umask >= 0) j["umask"] = r.umask;
   return j;
 }
 
@@ -243,6 +252,7 @@ Result<JobRequest> RequestFromJson(const json& j) {
   in.Integer("time_limit_s", &r.time_limit_s);
   in.IntegerList("after", &r.after);
   in.IntegerList("afterok", &r.afterok);
+  in.Integer("umask", &r.umask);
   if (!in.error().ok()) return in.error();
   return r;
 }

@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -149,6 +150,31 @@ bool SignalIfBelongs(int64_t pid, int signal, const std::function<bool(int64_t)>
     return belongs(pid) && ::kill(static_cast<pid_t>(pid), signal) == 0;
   }
   return belongs(pid) && ::syscall(SYS_pidfd_send_signal, held->fd(), signal, nullptr, 0) == 0;
+}
+
+namespace {
+
+constexpr unsigned kCloseRangeCloexec = 1u << 2;  // CLOSE_RANGE_CLOEXEC, Linux 5.11
+
+void CloseOnExecRange(unsigned first, unsigned last) {
+  if (first > last) return;
+  if (::syscall(SYS_close_range, first, last, kCloseRangeCloexec) == 0) return;
+  // Older kernels: one by one, up to the descriptor limit.
+  rlimit files{};
+  unsigned limit = ::getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur < (1u << 20)
+                       ? static_cast<unsigned>(files.rlim_cur) : (1u << 20);
+  for (unsigned fd = first; fd <= last && fd < limit; ++fd) ::fcntl(static_cast<int>(fd), F_SETFD, FD_CLOEXEC);
+}
+
+}  // namespace
+
+void CloseOnExecFrom(int first_fd, int keep_fd) {
+  unsigned first = static_cast<unsigned>(first_fd);
+  if (keep_fd >= first_fd) {
+    if (keep_fd > first_fd) CloseOnExecRange(first, static_cast<unsigned>(keep_fd) - 1);
+    first = static_cast<unsigned>(keep_fd) + 1;
+  }
+  CloseOnExecRange(first, ~0u);
 }
 
 std::vector<char*> CStrings(const std::vector<std::string>& strings) {

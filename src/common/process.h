@@ -89,6 +89,12 @@ class PidFd {
 // fall back to kill() after the check.
 bool SignalIfBelongs(int64_t pid, int signal, const std::function<bool(int64_t)>& belongs);
 
+// For a child between fork and exec (async-signal-safe): marks every descriptor from `first_fd`
+// up close-on-exec, except `keep_fd` (-1: none), so that the program it execs holds the
+// descriptors below first_fd (and keep_fd) and nothing else its parent had open, whether or not
+// the parent opened them with O_CLOEXEC.
+void CloseOnExecFrom(int first_fd, int keep_fd = -1);
+
 // NULL-terminated char* views of `strings` for exec*(); valid while `strings` lives.
 std::vector<char*> CStrings(const std::vector<std::string>& strings);
 

@@ -15,7 +15,7 @@ namespace {
 
 // The names in `dir_fd`, at most `max` of them (".", ".." left out).
 Result<std::vector<std::string>> ListNames(int dir_fd, const std::string& path, int64_t max) {
-  int fd = ::dup(dir_fd);
+  int fd = ::fcntl(dir_fd, F_DUPFD_CLOEXEC, 0);
   if (fd < 0) return IoError("dup " + path + ": " + ErrnoText(errno));
   DIR* dir = ::fdopendir(fd);
   if (dir == nullptr) {

@@ -47,10 +47,28 @@ std::string ShimPath(const Config& config) {
   return CompanionPath("pinpoint-shim");
 }
 
-// One daemon per state directory: a second one would start the same jobs twice.
+// A directory only pinpointd's user may enter: `path` itself when it already is one (its own, no
+// link, no access for others), else made anew, whatever was there moved aside.
+Status MakePrivateDir(const std::string& path) {
+  if (auto dir = OpenDirNoFollow(path); dir.ok()) {
+    struct stat st {};
+    if (::fstat(dir->get(), &st) == 0 && st.st_uid == ::geteuid() && (st.st_mode & 077) == 0)
+      return Status::Ok();
+  }
+  std::string moved_to;
+  PP_RETURN_IF_ERROR(MakeFreshDir(path, 0700, &moved_to));
+  if (!moved_to.empty()) spdlog::warn("{} was not pinpointd's own private directory; moved it to {}", path, moved_to);
+  return Status::Ok();
+}
+
+// One daemon per state directory: a second one would start the same jobs twice. The lock is 0600
+// in <state_dir>/private (MakePrivateDir): no user can open it, so none can hold it and keep
+// pinpointd from starting.
 Result<int> LockStateDir(const std::string& state_dir) {
-  std::string path = state_dir + "/pinpointd.lock";
-  int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  std::string dir = state_dir + "/" + kPrivateDirName;
+  PP_RETURN_IF_ERROR(MakePrivateDir(dir));
+  std::string path = dir + "/pinpointd.lock";
+  int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
   if (fd < 0) return IoError("open " + path + ": " + ErrnoText(errno));
   if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
     ::close(fd);
@@ -262,6 +280,8 @@ int RunDaemon(const Config& config, std::unique_ptr<gpu::GpuBackend> backend,
   options.max_array_tasks = config.max_array_tasks;
   options.max_jobs = static_cast<size_t>(config.max_jobs);
   options.max_jobs_per_user = static_cast<size_t>(config.max_jobs_per_user);
+  options.max_request_bytes = config.max_request_bytes;
+  options.max_user_request_bytes = config.max_user_request_bytes;
   watch::WatcherOptions watch_options;
   watch_options.interval_ms = config.watch_interval_ms;
   watch_options.accountant.mem_tolerance_pct = config.gpu_mem_tolerance_pct;

@@ -10,6 +10,11 @@
 
 namespace pinpoint::daemon {
 
+// <state_dir>/private: pinpointd's own directory (0700), which no user can enter. It holds what no
+// user may open, such as pinpointd.lock, whose flock says that a daemon runs on this state
+// directory.
+inline constexpr char kPrivateDirName[] = "private";
+
 // The signals the main loop takes through its signalfd: SIGCHLD, SIGTERM, SIGINT, SIGHUP.
 sigset_t DaemonSignals();
 

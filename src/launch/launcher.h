@@ -44,6 +44,9 @@ struct LaunchSpec {
   // share one open file. The job fails to launch when one cannot be opened.
   std::string stdout_path;
   std::string stderr_path;
+  // The job's umask: it runs with it, and its stdout and stderr (those of the job directory as
+  // well, owned by the job's user and group) are created with mode 0666 & ~umask.
+  int umask = 077;
 };
 
 // Identifies a launched job's supervisor across daemon restarts.

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -28,12 +29,32 @@ ExitStatus NeverLaunched(const std::string& why) {
   return never;
 }
 
-// Whether the job directory's lock is held, i.e. its supervisor lives. nullopt: there is no
-// lock (or no directory), so no supervisor was ever started.
-std::optional<bool> LockHeld(int dir_fd) {
+// What the job directory says of its supervisor.
+enum class Supervisor {
+  kAlive,
+  kGone,
+  kNeverStarted,  // no lock: no supervisor was ever started
+  kUnknown,       // a transient error (out of descriptors, say): ask again later
+};
+
+// Liveness from what only pinpointd can touch. The lock is created 0600 in a directory only
+// pinpointd writes, so no user can open it, and so none can hold it to fake a live supervisor. A
+// lock that others could open (made 0644 by an earlier version) is not trusted: the supervisor's
+// pid and start time decide then.
+Supervisor SupervisorOf(int dir_fd, const JobHandle& handle) {
   auto lock = OpenFileAt(dir_fd, kLockFile, O_RDWR);
-  if (!lock.ok()) return std::nullopt;
-  return ::flock(lock->get(), LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK;
+  if (!lock.ok())
+    return lock.status().code() == Code::kUnavailable ? Supervisor::kUnknown : Supervisor::kNeverStarted;
+  struct stat st {};
+  if (::fstat(lock->get(), &st) != 0) return Supervisor::kUnknown;
+  bool others_can_open = (st.st_mode & (S_IRWXG | S_IRWXO)) != 0 || st.st_uid != ::geteuid();
+  if (others_can_open && handle.pid > 0 && handle.pid_start_ticks != 0) {
+    auto stat = ReadProcStat(handle.pid);
+    bool alive = stat && stat->state != 'Z' && stat->start_ticks == handle.pid_start_ticks;
+    return alive ? Supervisor::kAlive : Supervisor::kGone;
+  }
+  if (::flock(lock->get(), LOCK_EX | LOCK_NB) == 0) return Supervisor::kGone;
+  return errno == EWOULDBLOCK ? Supervisor::kAlive : Supervisor::kUnknown;
 }
 
 // The cgroup v2 path of `pid` relative to the hierarchy's root ("/pinpoint/job-5"), or "".
@@ -99,8 +120,12 @@ uint64_t ProcessStartTicks(int64_t pid) {
 Result<JobHandle> ProcessLauncher::Launch(const LaunchSpec& spec) {
   PP_RETURN_IF_ERROR(MakeDirs(Parent(spec.job_dir), 0755));
   std::string name = "job " + std::to_string(spec.job_id);
-  if (auto old = OpenDirNoFollow(spec.job_dir); old.ok() && LockHeld(old->get()).value_or(false))
-    return IoError(name + " already has a live supervisor");
+  if (auto old = OpenDirNoFollow(spec.job_dir); old.ok()) {
+    JobHandle earlier;  // the earlier run's pid is not known here: its lock alone decides
+    Supervisor was = SupervisorOf(old->get(), earlier);
+    if (was == Supervisor::kAlive) return IoError(name + " already has a live supervisor");
+    if (was == Supervisor::kUnknown) return Unavailable(name + ": cannot tell whether an earlier supervisor lives");
+  }
   // A fresh directory that only pinpointd can write: nothing a user (or an earlier run) left
   // there can be written through, chowned or mistaken for this run's status.
   std::string moved_to;
@@ -114,7 +139,8 @@ Result<JobHandle> ProcessLauncher::Launch(const LaunchSpec& spec) {
   PP_RETURN_IF_ERROR(CreateExitSlot(dir->get()));
   // Locked before fork and inherited by the shim: there is no moment at which the job lives
   // and its lock is free, so a daemon restarting at any time reads liveness correctly.
-  auto lock = OpenFileAt(dir->get(), kLockFile, O_RDWR | O_CREAT | O_EXCL, 0644);
+  // 0600: see SupervisorOf.
+  auto lock = OpenFileAt(dir->get(), kLockFile, O_RDWR | O_CREAT | O_EXCL, 0600);
   if (!lock.ok()) return lock.status();
   if (::flock(lock->get(), LOCK_EX | LOCK_NB) != 0)
     return IoError(name + " already has a live supervisor");
@@ -124,6 +150,7 @@ Result<JobHandle> ProcessLauncher::Launch(const LaunchSpec& spec) {
   if (pid < 0) return IoError("fork: " + ErrnoText(errno));
   if (pid == 0) {
     ::fcntl(lock->get(), F_SETFD, 0);
+    CloseOnExecFrom(3, lock->get());  // the shim gets the lock and nothing else of pinpointd's
     ::execv(argv[0], const_cast<char**>(argv));
     ::_exit(127);
   }
@@ -137,16 +164,28 @@ Result<JobHandle> ProcessLauncher::Launch(const LaunchSpec& spec) {
 }
 
 std::optional<ExitStatus> ProcessLauncher::Poll(const JobHandle& handle) {
+  // A transient error (out of descriptors, an interrupted read) says nothing about the job: it
+  // is still running as far as anyone knows, and the next poll asks again.
   auto dir = OpenDirNoFollow(handle.job_dir);
+  if (!dir.ok() && dir.status().code() == Code::kUnavailable) return std::nullopt;
   if (!dir.ok()) return NeverLaunched("no supervisor was ever started");
-  std::optional<bool> alive = LockHeld(dir->get());
-  if (!alive) return NeverLaunched("no supervisor was ever started");
-  if (*alive) return std::nullopt;
+  switch (SupervisorOf(dir->get(), handle)) {
+    case Supervisor::kAlive:
+    case Supervisor::kUnknown:
+      return std::nullopt;
+    case Supervisor::kNeverStarted:
+      return NeverLaunched("no supervisor was ever started");
+    case Supervisor::kGone:
+      break;
+  }
   auto status = ReadExitStatus(dir->get());
   if (status.ok()) return *status;
+  if (status.status().code() == Code::kUnavailable) return std::nullopt;
   // The shim writes job.pid before the job may run any code of its own: without it the job
   // never started (the daemon died between creating the lock and forking), so it may be queued
   // again without running twice.
+  auto pid_text = ReadFileBoundedAt(dir->get(), kJobPidFile, 64);
+  if (!pid_text.ok() && pid_text.status().code() == Code::kUnavailable) return std::nullopt;
   if (ReadJobPid(dir->get()) == 0) return NeverLaunched("the job's supervisor never started it");
   ExitStatus lost;
   if (!Members(IdentityOf(handle, dir->get())).empty()) {
@@ -162,7 +201,12 @@ std::optional<ExitStatus> ProcessLauncher::Poll(const JobHandle& handle) {
 Status ProcessLauncher::Signal(const JobHandle& handle, int signal) {
   auto dir = OpenDirNoFollow(handle.job_dir);
   int64_t job_pid = dir.ok() ? ReadJobPid(dir->get()) : 0;
-  bool shim_alive = dir.ok() && LockHeld(dir->get()).value_or(false);
+  if (!dir.ok() && dir.status().code() == Code::kUnavailable) return dir.status();
+  Supervisor supervisor = dir.ok() ? SupervisorOf(dir->get(), handle) : Supervisor::kNeverStarted;
+  // Not known now: nothing is sent, and the caller sends it again later (as before the start).
+  if (supervisor == Supervisor::kUnknown)
+    return Unavailable("job " + std::to_string(handle.job_id) + ": its supervisor cannot be checked now");
+  bool shim_alive = supervisor == Supervisor::kAlive;
   // The job runs in its own process group (job.pid); the shim stays out of reach of the signal
   // and records how the job ended. While the shim lives it has not reaped the job's leader, so
   // the group id cannot have been reused.

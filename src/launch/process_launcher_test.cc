@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/file.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -11,6 +12,7 @@
 #include <fstream>
 #include <sstream>
 #include <thread>
+#include <tuple>
 
 #include <gtest/gtest.h>
 
@@ -426,6 +428,144 @@ TEST_F(PlantedLinkTest, DaemonReadsOfTheJobDirectoryFollowNoLink) {
   auto st = launcher_.Poll(h);  // the lock is a link too: no supervisor was ever started here
   ASSERT_TRUE(st.has_value());
   EXPECT_EQ(st->kind, ExitStatus::Kind::kNeverLaunched);
+}
+
+}  // namespace
+}  // namespace pinpoint::launch
+
+namespace pinpoint::launch {
+namespace {
+
+// As an unprivileged user (nobody) would try it: whether `path` opens for reading.
+bool NobodyCanOpen(const std::string& path) {
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    if (::setgid(65534) != 0 || ::setuid(65534) != 0) ::_exit(2);
+    ::_exit(::open(path.c_str(), O_RDONLY) >= 0 ? 0 : 1);
+  }
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) != 2) << "could not become nobody";
+  return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+// Attack: a user opens a job's lock read-only and holds a shared flock on it, so that pinpointd
+// would see the supervisor as alive for ever and never hand the job's GPUs on.
+TEST_F(ProcessLauncherTest, NoUserCanOpenTheJobsLockOrAnyFileTheDaemonDecidesBy) {
+  std::string fifo = MakeFifo();
+  auto h = launcher_.Launch(Spec(30, {"sh", "-c", "echo up > " + fifo}));
+  ASSERT_TRUE(h.ok()) << h.status().ToString();
+  WaitReady(fifo);
+  WaitSupervisor(*h);
+  for (const char* name : {kLockFile, kJobPidFile, kExitFile, kExitSlotFile, kSpecFile}) {
+    struct stat st {};
+    ASSERT_EQ(::stat((h->job_dir + "/" + name).c_str(), &st), 0) << name;
+    EXPECT_EQ(st.st_mode & 077, 0u) << name << " must be pinpointd's alone";
+    if (::geteuid() == 0) {
+      EXPECT_FALSE(NobodyCanOpen(h->job_dir + "/" + name)) << name;
+    }
+  }
+  EXPECT_EQ(launcher_.Poll(*h)->kind, ExitStatus::Kind::kExited);
+}
+
+// A lock an earlier version made 0644 may be held by anyone: it no longer decides. The
+// supervisor's pid and start time do.
+TEST_F(ProcessLauncherTest, AHeldLockOthersCouldOpenDoesNotKeepAnEndedJobRunning) {
+  auto h = launcher_.Launch(Spec(31, {"true"}));
+  ASSERT_TRUE(h.ok()) << h.status().ToString();
+  WaitSupervisor(*h);
+  std::string lock = h->job_dir + "/" + kLockFile;
+  ASSERT_EQ(::chmod(lock.c_str(), 0644), 0);
+  int held = ::open(lock.c_str(), O_RDONLY | O_CLOEXEC);
+  ASSERT_GE(held, 0);
+  ASSERT_EQ(::flock(held, LOCK_SH | LOCK_NB), 0);  // what the user does
+  auto st = launcher_.Poll(*h);
+  ASSERT_TRUE(st.has_value()) << "an ended job polled as running: the user's lock decided";
+  EXPECT_EQ(st->kind, ExitStatus::Kind::kExited);
+  ::close(held);
+}
+
+// Attack: pinpointd (and so its supervisor) holds a root-only file open for writing without
+// close-on-exec; the job must never get it, nor the shim's lock or pipes.
+TEST_F(ProcessLauncherTest, AJobStartsWithItsStandardDescriptorsOnly) {
+  std::string secret = dir_ + "/root-only";
+  int leaked = ::open(secret.c_str(), O_WRONLY | O_CREAT, 0600);  // no O_CLOEXEC, on purpose
+  ASSERT_GE(leaked, 3);
+  int pipe_fds[2];
+  ASSERT_EQ(::pipe(pipe_fds), 0);  // no O_CLOEXEC either
+  auto h = launcher_.Launch(Spec(32, {"sh", "-c", "ls /proc/$$/fd; true"}));
+  ASSERT_TRUE(h.ok()) << h.status().ToString();
+  WaitSupervisor(*h);
+  EXPECT_EQ(launcher_.Poll(*h)->kind, ExitStatus::Kind::kExited);
+  EXPECT_EQ(ReadLog(*h, kStdoutFile), "0\n1\n2\n") << "the job held more than stdin/out/err";
+  ::close(leaked);
+  ::close(pipe_fds[0]);
+  ::close(pipe_fds[1]);
+}
+
+// Out of descriptors (EMFILE) is not a job's end: the job polls as running and is kept.
+TEST_F(ProcessLauncherTest, OutOfDescriptorsIsNotAJobsEnd) {
+  std::string fifo = MakeFifo();
+  auto h = launcher_.Launch(Spec(33, {"sh", "-c", "echo up > " + fifo + "; exec sleep 1000"}));
+  ASSERT_TRUE(h.ok());
+  WaitReady(fifo);
+  rlimit saved{};
+  ASSERT_EQ(::getrlimit(RLIMIT_NOFILE, &saved), 0);
+  std::vector<int> filler;
+  rlimit tight = saved;
+  tight.rlim_cur = 64;
+  ASSERT_EQ(::setrlimit(RLIMIT_NOFILE, &tight), 0);
+  for (int fd; (fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC)) >= 0;) filler.push_back(fd);
+  ASSERT_EQ(errno, EMFILE);
+  std::optional<ExitStatus> polled = launcher_.Poll(*h);
+  Status signalled = launcher_.Signal(*h, SIGTERM);
+  for (int fd : filler) ::close(fd);
+  ASSERT_EQ(::setrlimit(RLIMIT_NOFILE, &saved), 0);
+  EXPECT_FALSE(polled.has_value()) << "ended as: " << polled->error;
+  EXPECT_EQ(signalled.code(), Code::kUnavailable) << "nothing sent now; the caller sends it again";
+  EXPECT_FALSE(launcher_.Poll(*h).has_value()) << "still running once descriptors are back";
+  ASSERT_TRUE(launcher_.Signal(*h, SIGKILL).ok());
+  WaitSupervisor(*h);
+  EXPECT_EQ(launcher_.Poll(*h)->term_signal, SIGKILL);
+}
+
+}  // namespace
+}  // namespace pinpoint::launch
+
+namespace pinpoint::launch {
+namespace {
+
+// Attack (by accident): users who share a primary group read each other's output when it is
+// made 0640 for the group. The job's files follow the submitter's umask, as Slurm's do.
+TEST_F(ProcessLauncherTest, OutputFollowsTheSubmittersUmask) {
+  JobId id = 40;
+  for (auto [mask, mode, shown] : {std::tuple{077, 0600, "0077"}, std::tuple{027, 0640, "0027"},
+                                   std::tuple{022, 0644, "0022"}}) {
+    LaunchSpec s = Spec(id++, {"sh", "-c", "umask; echo x > own-file"});
+    s.cwd = dir_;
+    s.umask = mask;
+    s.stderr_path = dir_ + "/err-" + std::to_string(id);
+    if (::geteuid() == 0) {
+      s.switch_user = true;
+      s.uid = s.gid = 65534;
+      s.groups = {65534};
+      s.cwd = dir_ + "/cwd-" + std::to_string(id);
+      ASSERT_TRUE(MakeDirs(s.cwd, 0777).ok());
+      ASSERT_EQ(::chmod(s.cwd.c_str(), 0777), 0);
+      ASSERT_EQ(::chmod(dir_.c_str(), 0755), 0);
+      s.stderr_path = s.cwd + "/err";
+    }
+    auto h = launcher_.Launch(s);
+    ASSERT_TRUE(h.ok()) << h.status().ToString();
+    WaitSupervisor(*h);
+    EXPECT_EQ(launcher_.Poll(*h)->kind, ExitStatus::Kind::kExited);
+    EXPECT_EQ(ReadLog(*h, kStdoutFile), std::string(shown) + "\n") << "the job runs with the umask";
+    for (const std::string& path : {h->job_dir + "/" + kStdoutFile, s.stderr_path, s.cwd + "/own-file"}) {
+      struct stat st {};
+      ASSERT_EQ(::stat(path.c_str(), &st), 0) << path;
+      EXPECT_EQ(st.st_mode & 0777, static_cast<mode_t>(mode)) << path << " with umask " << mask;
+    }
+  }
 }
 
 }  // namespace

@@ -61,7 +61,7 @@ constexpr int kNotAFile = -1;
 // Runs in the forked child, as the job's user: opens one output file (launcher.h LaunchSpec
 // says how) and puts it on `target_fd`. Only async-signal-safe calls.
 void RedirectTo(const char* path, int target_fd, int pipe_fd, int stage) {
-  int fd = ::open(path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK | O_CLOEXEC, 0644);
+  int fd = ::open(path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK | O_CLOEXEC, 0666);
   // ENXIO: a FIFO without a reader (O_NONBLOCK: never waited on).
   if (fd < 0) ChildFail(pipe_fd, stage, errno == ENXIO ? kNotAFile : errno);
   struct stat st {};
@@ -93,6 +93,7 @@ void RedirectTo(const char* path, int target_fd, int pipe_fd, int stage) {
   sigset_t none;
   sigemptyset(&none);
   ::sigprocmask(SIG_SETMASK, &none, nullptr);
+  ::umask(static_cast<mode_t>(spec.umask & 0777));  // before -o/-e are created: they follow it
 
   int null_fd = ::open("/dev/null", O_RDONLY);
   if (null_fd < 0 || ::dup2(null_fd, 0) < 0 || ::dup2(out_fd, 1) < 0 || ::dup2(err_fd, 2) < 0)
@@ -112,6 +113,9 @@ void RedirectTo(const char* path, int target_fd, int pipe_fd, int stage) {
       RedirectTo(spec.stderr_path.c_str(), 2, pipe_fd, kStageOutput + 1);
     }
   }
+  // The job gets stdin, stdout and stderr, nothing else: not the shim's lock or pipes, nor what
+  // pinpointd or the shim held without close-on-exec.
+  CloseOnExecFrom(3);
   environ = envp;
   ::execvp(argv[0], argv);
   ChildFail(pipe_fd, 4, errno);
@@ -149,16 +153,18 @@ ExitStatus Failure(const std::string& error) {
 ExitStatus Supervise(int dir_fd, const LaunchSpec& spec) {
   // Fresh files only (O_EXCL, no link followed): the launcher made the directory empty, so
   // anything already there was not made for this run and is never written through or chowned.
-  auto out = OpenFileAt(dir_fd, kStdoutFile, O_WRONLY | O_CREAT | O_EXCL, 0640);
+  // Created 0600, then given to the job's user with the mode its umask makes (as the job's own
+  // files): users who share a group see each other's output only when they chose to.
+  auto out = OpenFileAt(dir_fd, kStdoutFile, O_WRONLY | O_CREAT | O_EXCL, 0600);
   if (!out.ok()) return Failure("cannot create the job's stdout: " + out.status().message());
-  auto err = OpenFileAt(dir_fd, kStderrFile, O_WRONLY | O_CREAT | O_EXCL, 0640);
+  auto err = OpenFileAt(dir_fd, kStderrFile, O_WRONLY | O_CREAT | O_EXCL, 0600);
   if (!err.ok()) return Failure("cannot create the job's stderr: " + err.status().message());
   int out_fd = out->get(), err_fd = err->get();
-  if (spec.switch_user) {
-    // The owner may read the logs directly too; pinpointd reads them as root.
-    if (::fchown(out_fd, spec.uid, spec.gid) != 0 || ::fchown(err_fd, spec.uid, spec.gid) != 0) {
-      // Not fatal: `pinpoint logs` still works through the daemon.
-    }
+  mode_t mode = static_cast<mode_t>(0666 & ~spec.umask);
+  for (int fd : {out_fd, err_fd}) {
+    // Not fatal: `pinpoint logs` still works through the daemon, which reads them as root.
+    if (spec.switch_user) (void)!::fchown(fd, spec.uid, spec.gid);
+    (void)!::fchmod(fd, mode);
   }
   JoinCgroup(spec.cgroup_dir, err_fd);
 
@@ -180,7 +186,7 @@ ExitStatus Supervise(int dir_fd, const LaunchSpec& spec) {
   ::close(go_fds[0]);
   ::setpgid(child, child);  // also here: no window in which a signal could miss the group
   // Durable: after any crash, a job without job.pid provably never ran and may be queued again.
-  Status recorded = WriteFileAtomicAt(dir_fd, kJobPidFile, std::to_string(child) + "\n", 0644);
+  Status recorded = WriteFileAtomicAt(dir_fd, kJobPidFile, std::to_string(child) + "\n", 0600);
   if (recorded.ok()) {
     ssize_t go_sent = ::write(go_fds[1], "g", 1);
     (void)go_sent;
@@ -264,7 +270,8 @@ Status WriteSpec(int dir_fd, const LaunchSpec& spec) {
          {"switch_user", spec.switch_user}, {"uid", spec.uid},
          {"gid", spec.gid},             {"groups", spec.groups},
          {"job_dir", spec.job_dir},     {"cgroup_dir", spec.cgroup_dir},
-         {"stdout_path", spec.stdout_path}, {"stderr_path", spec.stderr_path}};
+         {"stdout_path", spec.stdout_path}, {"stderr_path", spec.stderr_path},
+         {"umask", spec.umask}};
   // Not fsynced: the job's record is durable in the store, and a power loss ends the shim too.
   return WriteFileAtomicAt(dir_fd, kSpecFile, j.dump(), 0600, /*durable=*/false);
 }
@@ -290,6 +297,7 @@ Result<LaunchSpec> ReadSpec(int dir_fd) {
   in.String("cgroup_dir", &spec.cgroup_dir);
   in.String("stdout_path", &spec.stdout_path);
   in.String("stderr_path", &spec.stderr_path);
+  in.Integer("umask", &spec.umask);  // a spec of an earlier version has none: 077
   if (!in.ok()) return IoError("bad spec: " + in.error().message());
   if (spec.argv.empty()) return IoError("spec has no argv");
   return spec;
@@ -326,7 +334,7 @@ Result<ExitStatus> ParseExitStatus(const std::string& text) {
 }  // namespace
 
 Status CreateExitSlot(int dir_fd) {
-  auto slot = OpenFileAt(dir_fd, kExitSlotFile, O_WRONLY | O_CREAT | O_EXCL, 0644);
+  auto slot = OpenFileAt(dir_fd, kExitSlotFile, O_WRONLY | O_CREAT | O_EXCL, 0600);
   if (!slot.ok()) return slot.status();
   std::string zeros(kExitSlotBytes, '\0');
   size_t done = 0;
@@ -342,7 +350,7 @@ Status CreateExitSlot(int dir_fd) {
 }
 
 Status WriteExitStatus(int dir_fd, const ExitStatus& status) {
-  return WriteFileAtomicAt(dir_fd, kExitFile, StatusJson(status).dump(), 0644);
+  return WriteFileAtomicAt(dir_fd, kExitFile, StatusJson(status).dump(), 0600);
 }
 
 Status WriteExitSlot(int dir_fd, const ExitStatus& status) {

@@ -46,6 +46,7 @@ void RequestFields(F& f, Request& r) {
   f("as_user", r.as_user)("devices", r.devices);
   f.Sparse("output_path", r.output_path).Sparse("error_path", r.error_path);
   f.Sparse("time_limit_s", r.time_limit_s).Sparse("after", r.after).Sparse("afterok", r.afterok);
+  f.Sparse("umask", r.umask, -1);
 }
 
 template <typename F, typename Alloc>
@@ -92,7 +93,7 @@ void RecordFields(F& f, Record& r) {
                                 stop_reason, stop_detail, usage, hold, lease_cgroup, array] = r;
   [[maybe_unused]] const auto& [name, argv, cwd, env, gpus, gpu_mem_bytes, gpu_share_pct, cpus,
                                 mem_bytes, priority, as_user, devices, output_path,
-                                error_path, time_limit_s, after, afterok] = r.request;
+                                error_path, time_limit_s, after, afterok, umask] = r.request;
   [[maybe_unused]] const auto& [device_index, uuid, slice_bytes, share_pct, mode] = Allocation{};
   [[maybe_unused]] const auto& [samples, mem_now_bytes, mem_peak_bytes, energy_mj, util_pct_mean,
                                 final] = r.usage;
@@ -112,8 +113,8 @@ class Writer {
   }
   // A field left out while it holds its default (a missing field reads as its default).
   template <typename T>
-  Writer& Sparse(const char* key, const T& value) {
-    return value == T{} ? *this : (*this)(key, value);
+  Writer& Sparse(const char* key, const T& value, const T& absent = T{}) {
+    return value == absent ? *this : (*this)(key, value);
   }
   json Take() { return std::move(out_); }
 
@@ -168,7 +169,7 @@ class Reader {
     return *this;
   }
   template <typename T>
-  Reader& Sparse(const char* key, T& out) {
+  Reader& Sparse(const char* key, T& out, const T& /*absent: out keeps it*/ = T{}) {
     return (*this)(key, out);
   }
   const Status& error() const { return error_; }
