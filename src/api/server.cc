@@ -110,10 +110,12 @@ Server::Server(int listen_fd, std::string path, Handler* handler, ServerOptions 
       clock_(options_.clock != nullptr ? options_.clock : &real_clock_),
       limits_(options_.limits) {
   if (!options_.identify) options_.identify = PeerCaller;
+  spare_fd_ = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
 }
 
 Server::~Server() {
   for (auto& [id, conn] : conns_) ::close(conn.fd);
+  if (spare_fd_ >= 0) ::close(spare_fd_);
   ::close(listen_fd_);
   ::unlink(path_.c_str());
 }
@@ -189,6 +191,14 @@ std::vector<int> Server::RunOnce(int timeout_ms, const std::vector<int>& extra_f
 void Server::Accept() {
   for (int i = 0; i < kAcceptsPerRun; ++i) {
     int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
+    if (fd < 0 && (errno == EMFILE || errno == ENFILE) && spare_fd_ >= 0) {
+      ::close(spare_fd_);
+      fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
+      if (fd >= 0) Refuse(fd, Unavailable("pinpointd is out of file descriptors; try again later"));
+      spare_fd_ = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+      return;
+    }
+    if (spare_fd_ < 0) spare_fd_ = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
     if (fd < 0) return;
     auto caller = options_.identify(fd);
     if (!caller.ok()) {

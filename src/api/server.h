@@ -109,6 +109,10 @@ class Server {
   int64_t NowMs() { return clock_->NowMs(); }
 
   int listen_fd_;
+  // /dev/null, held as a spare descriptor: when pinpointd is out of descriptors (EMFILE, ENFILE) it
+  // is let go for a moment so that a waiting connection can be accepted and refused with a line,
+  // rather than left to make the listening socket readable for ever (a busy loop). -1 while spent.
+  int spare_fd_ = -1;
   std::string path_;
   Handler* handler_;
   ServerOptions options_;

@@ -2,6 +2,8 @@
 // that never reads, a user who opens more connections than their share, idle and slow clients,
 // floods of tiny requests. Real sockets in one thread where the kernel makes the order certain
 // (a Unix socket's connect and send complete at once), a FakeClock for time: no sleeps.
+#include <fcntl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -114,6 +116,36 @@ class ServerBoundsTest : public ::testing::Test {
   std::unique_ptr<Server> server_;
   std::vector<int> fds_;
 };
+
+// Attack: thousands of connections elsewhere (the metrics endpoint, say) ran pinpointd out of
+// descriptors. A client that connects then is told so in one line and closed, not left waiting
+// while the listening socket keeps the loop spinning; once descriptors are back, it is served.
+TEST_F(ServerBoundsTest, OutOfDescriptorsAClientIsRefusedWithALineAndServedLater) {
+  Start(ServerLimits{});
+  rlimit saved{};
+  ASSERT_EQ(::getrlimit(RLIMIT_NOFILE, &saved), 0);
+  rlimit tight = saved;
+  tight.rlim_cur = 128;
+  ASSERT_EQ(::setrlimit(RLIMIT_NOFILE, &tight), 0);
+  std::vector<int> filler;
+  for (int fd; (fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC)) >= 0;) filler.push_back(fd);
+  ::close(filler.back());  // one left: the client's own socket
+  filler.pop_back();
+  int client = Connect();
+  Run();
+  Received refused = ReadAvailable(client);
+  int spare = ::open("/dev/null", O_RDONLY | O_CLOEXEC);  // the server took its spare back
+  for (int fd : filler) ::close(fd);
+  ASSERT_EQ(::setrlimit(RLIMIT_NOFILE, &saved), 0);
+  EXPECT_NE(refused.data.find("out of file descriptors"), std::string::npos) << refused.data;
+  EXPECT_TRUE(refused.eof);
+  EXPECT_LT(spare, 0) << "the spare descriptor was not taken back";
+  if (spare >= 0) ::close(spare);
+  int later = Connect();
+  Send(later, R"({"op":"ping"})" "\n");
+  Run(3);
+  EXPECT_NE(ReadAvailable(later).data.find(R"("op":"ping")"), std::string::npos);
+}
 
 TEST(ConnectionLimitsTest, AdmitsWithinEachBound) {
   ServerLimits limits;

@@ -7,6 +7,8 @@
 #include <chrono>
 #include <charconv>
 
+#include "metrics/bounded_task_queue.h"
+
 namespace pinpoint::metrics {
 
 Result<std::pair<std::string, int>> ParseListenAddress(const std::string& listen) {
@@ -47,6 +49,18 @@ Result<std::unique_ptr<MetricsServer>> MetricsServer::Start(const std::string& l
     int one = 1;
     ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
   });
+  // Bounded: at most kWorkers + kWaiting connections held (bounded_task_queue.h), each for a
+  // few seconds at most, whatever a client sends or withholds.
+  s->server_->new_task_queue = [self] {
+    auto* queue = new BoundedTaskQueue(kWorkers, kWaiting);
+    self->queue_ = queue;
+    return queue;
+  };
+  s->server_->set_read_timeout(kIoTimeoutSeconds);
+  s->server_->set_write_timeout(kIoTimeoutSeconds);
+  s->server_->set_keep_alive_timeout(kIoTimeoutSeconds);
+  s->server_->set_keep_alive_max_count(8);
+  s->server_->set_payload_max_length(64 * 1024);
   s->server_->Get("/metrics", [self](const httplib::Request&, httplib::Response& res) {
     std::lock_guard lock(self->mu_);
     res.set_content(self->text_, "text/plain; version=0.0.4; charset=utf-8");
@@ -67,6 +81,11 @@ Result<std::unique_ptr<MetricsServer>> MetricsServer::Start(const std::string& l
   // Start would never end: return only once the loop runs (or has already given up).
   while (!s->server_->is_running() && !s->listen_returned_) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   return s;
+}
+
+size_t MetricsServer::most_connections_held() const {
+  BoundedTaskQueue* queue = queue_;
+  return queue == nullptr ? 0 : queue->most_held();
 }
 
 void MetricsServer::Publish(std::string text) {

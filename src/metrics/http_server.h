@@ -5,6 +5,8 @@
 #pragma once
 
 #include <atomic>
+#include <cstddef>
+#include <ctime>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -18,8 +20,16 @@ class Server;
 
 namespace pinpoint::metrics {
 
+class BoundedTaskQueue;
+
 class MetricsServer {
  public:
+  // Connections served at once, and accepted ones waiting for a worker: the most it holds.
+  static constexpr size_t kWorkers = 4;
+  static constexpr size_t kWaiting = 12;
+  // How long one connection may take to send a request, to take a reply or to stay idle.
+  static constexpr time_t kIoTimeoutSeconds = 5;
+
   // Listens on `listen` ("127.0.0.1:9473", "[::1]:9473", "0.0.0.0:9473"; port 0 picks a free one)
   // and starts serving. Errors: kInvalidArgument for a malformed address, kUnavailable when the
   // address cannot be bound (in use, not local).
@@ -29,6 +39,8 @@ class MetricsServer {
   void Publish(std::string text);
   // The bound port (useful with port 0).
   int port() const { return port_; }
+  // The most connections held at once so far (at most kWorkers + kWaiting).
+  size_t most_connections_held() const;
 
  private:
   MetricsServer();
@@ -37,6 +49,7 @@ class MetricsServer {
   std::thread thread_;
   int port_ = 0;
   std::atomic<bool> listen_returned_{false};
+  std::atomic<BoundedTaskQueue*> queue_{nullptr};  // owned by the server's accept loop
   mutable std::mutex mu_;
   std::string text_;  // guarded by mu_
 };
