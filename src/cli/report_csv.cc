@@ -31,9 +31,18 @@ std::string UtcTime(int64_t ms) {
 }  // namespace
 
 std::string CsvText(std::string_view text) {
+  // A spreadsheet may split a line at any of these, not only at the comma; and after a split, a
+  // cell may open with quotes or spaces before the sign.
+  constexpr std::string_view kSeparators = ",;\t|";
+  constexpr std::string_view kFormulaStart = "=+-@\t\r";
   std::string cell;
-  if (!text.empty() && std::string_view("=+-@\t\r").find(text[0]) != std::string_view::npos) cell = "'";
-  cell += text;
+  bool field_start = true;
+  for (char c : text) {
+    if (field_start && kFormulaStart.find(c) != std::string_view::npos) cell += '\'';
+    cell += c;
+    if (kSeparators.find(c) != std::string_view::npos) field_start = true;
+    else if (c != '"' && c != ' ') field_start = false;
+  }
   if (cell.find_first_of(",\"\r\n") == std::string::npos) return cell;
   std::string quoted = "\"";
   for (char c : cell) quoted += c == '"' ? std::string("\"\"") : std::string(1, c);

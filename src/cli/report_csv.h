@@ -11,9 +11,10 @@
 
 namespace pinpoint::cli {
 
-// One text cell: a cell starting with = + - @, a tab or a carriage return gets a leading ' (a
-// spreadsheet would take it for a formula); then, when it holds a comma, a double quote, CR or
-// LF, it is quoted with its quotes doubled (RFC 4180).
+// One text cell, inert whatever separator a spreadsheet picks: wherever a field could begin (at
+// the start, and after each , ; tab or |, past any quotes and spaces), a = + - @, tab or carriage
+// return gets a ' before it (a spreadsheet would take it for a formula); then, when the cell holds
+// a comma, a double quote, CR or LF, it is quoted with its quotes doubled (RFC 4180).
 std::string CsvText(std::string_view text);
 
 // One row per user and the total row "(all)", after a header line. Lines end with CRLF.

@@ -47,10 +47,33 @@ TEST(CsvTextTest, QuotesAndDefusesFormulas) {
   EXPECT_EQ(CsvText("+1"), "'+1");
   EXPECT_EQ(CsvText("-1"), "'-1");
   EXPECT_EQ(CsvText("@SUM(A1)"), "'@SUM(A1)");
-  EXPECT_EQ(CsvText("\t=1"), "'\t=1");
+  EXPECT_EQ(CsvText("\t=1"), "'\t'=1");
   EXPECT_EQ(CsvText("=1,2"), "\"'=1,2\"");
   EXPECT_EQ(CsvText(""), "");
-  EXPECT_EQ(CsvText("a=b"), "a=b") << "only a leading sign is a formula";
+  EXPECT_EQ(CsvText("a=b"), "a=b") << "only a sign where a field begins is a formula";
+}
+
+// Attack: a job name that starts a formula once a spreadsheet splits the line at ; tab or |
+// instead of the comma.
+TEST(CsvTextTest, AFormulaAfterAnySeparatorIsInert) {
+  EXPECT_EQ(CsvText("x;=1+1"), "x;'=1+1");
+  EXPECT_EQ(CsvText("x\t+1"), "x\t'+1");
+  EXPECT_EQ(CsvText("x|@SUM(A1)"), "x|'@SUM(A1)");
+  EXPECT_EQ(CsvText("x; \"-1\""), "\"x; \"\"'-1\"\"\"");
+  EXPECT_EQ(CsvText("x,=1"), "\"x,'=1\"");
+  EXPECT_EQ(CsvText("a;b=c"), "a;b=c");
+  for (std::string_view hostile : {"x;=1", "x\t=1", "x|=1", "x,=1", "x; \"=1"}) {
+    std::string cell = CsvText(hostile);
+    for (char sep : {',', ';', '\t', '|'}) {
+      for (size_t at = 0; at < cell.size(); ++at) {
+        if (at > 0 && cell[at - 1] != sep) continue;
+        size_t i = at;
+        while (i < cell.size() && (cell[i] == '"' || cell[i] == ' ')) ++i;
+        ASSERT_TRUE(i == cell.size() || std::string_view("=+-@").find(cell[i]) == std::string_view::npos)
+            << "a field split at '" << sep << "' opens a formula in " << cell;
+      }
+    }
+  }
 }
 
 TEST(JobsCsvTest, HostileNamesStayInTheirCell) {
