@@ -315,7 +315,8 @@ inline constexpr uint64_t kLogsDefaultMaxBytes = 256 * 1024;
 inline constexpr uint64_t kLogsMaxBytes = 512 * 1024;
 inline constexpr int kLogsMaxTailLines = 1'000'000;
 // Followers (requests with `follow` that wait for output) the daemon holds at once: in all, and
-// for one non-root uid. One past the cap is refused with kUnavailable.
+// for one non-root uid. One past the cap is refused with kUnavailable. The last places of
+// kLogsMaxFollowers are root's (RootReserve in src/common/root_reserve.h).
 inline constexpr size_t kLogsMaxFollowers = 128;
 inline constexpr size_t kLogsMaxFollowersPerUid = 8;
 struct LogsRequest {

@@ -7,6 +7,7 @@
 
 #include "common/file_util.h"
 #include "common/json_reader.h"
+#include "pinpoint/api.h"
 #include "pinpoint/time_limit.h"
 #include "pinpoint/units.h"
 #include "sched/inventory.h"
@@ -139,7 +140,7 @@ Status Apply(const json& j, Config* c) {
       "max_reply_backlog",
       "max_user_priority", "priority_users", "allow_unenforced_slices", "env_deny", "retention_days",
       "lease_attach_timeout_ms", "cdi_dir", "default_time_limit", "max_time_limit", "user_limits",
-      "max_array_tasks", "max_jobs", "max_jobs_per_user"};
+      "max_array_tasks", "max_jobs", "max_jobs_per_user", "max_request_bytes", "max_user_request_bytes"};
   if (!j.is_object()) return InvalidArgument("config: must be a JSON object");
   for (auto it = j.begin(); it != j.end(); ++it) {
     if (!kKeys.count(it.key())) return Bad(it.key(), "is not a known setting");
@@ -235,6 +236,19 @@ Status Apply(const json& j, Config* c) {
   PP_RETURN_IF_ERROR(integer("max_array_tasks", 1, kMaxArrayTasks, &c->max_array_tasks));
   PP_RETURN_IF_ERROR(integer("max_jobs", 0, 10'000'000, &c->max_jobs));
   PP_RETURN_IF_ERROR(integer("max_jobs_per_user", 0, 10'000'000, &c->max_jobs_per_user));
+  if (j.contains("max_request_bytes")) {
+    auto v = SizeValue(j["max_request_bytes"], "max_request_bytes");
+    if (!v.ok()) return v.status();
+    if (*v < 4096 || *v > kMaxMessageBytes) return Bad("max_request_bytes", "must be between 4K and 1M");
+    c->max_request_bytes = *v;
+  }
+  if (j.contains("max_user_request_bytes")) {
+    auto v = SizeValue(j["max_user_request_bytes"], "max_user_request_bytes");
+    if (!v.ok()) return v.status();
+    if (*v != 0 && (*v < (uint64_t{1} << 20) || *v > (uint64_t{1} << 40)))
+      return Bad("max_user_request_bytes", "must be 0 (no limit) or between 1M and 1T");
+    c->max_user_request_bytes = *v;
+  }
   if (j.contains("priority_users")) {
     const json& users = j["priority_users"];
     const char* want = "must be a list of user names and @group names";
@@ -328,7 +342,9 @@ std::string DefaultConfigJson() {
          {"user_limits", json::object()},
          {"max_array_tasks", c.max_array_tasks},
          {"max_jobs", c.max_jobs},
-         {"max_jobs_per_user", c.max_jobs_per_user}};
+         {"max_jobs_per_user", c.max_jobs_per_user},
+         {"max_request_bytes", FormatSize(c.max_request_bytes)},
+         {"max_user_request_bytes", FormatSize(c.max_user_request_bytes)}};
   return j.dump(2);
 }
 

@@ -59,7 +59,7 @@ struct Config {
   int64_t gpu_mem_grace_ms = 2000;
   int64_t usage_flush_ms = 15000;    // how often running jobs' usage is written to the store
   // Ended jobs older than this many days are purged with their directories; 0: kept forever.
-  int64_t retention_days = 0;
+  int64_t retention_days = 90;
   // Leases (docs/containers.md): a lease no container was attached to within this ends; the
   // CDI spec directory whose pinpoint.io-slice-L<id>.json files are removed when leases end.
   int64_t lease_attach_timeout_ms = 60000;
@@ -91,6 +91,9 @@ struct Config {
   // Jobs not yet ended the node holds at most, in all and per user (0: no limit).
   int64_t max_jobs = 100000;
   int64_t max_jobs_per_user = 20000;
+  // What one request's text may take, and one user's jobs not yet ended together (0: no limit).
+  uint64_t max_request_bytes = 256 << 10;
+  uint64_t max_user_request_bytes = uint64_t{1} << 30;
 };
 
 // Parses a configuration file's text. Unknown keys, wrong types and bad values are errors

@@ -299,6 +299,31 @@ TEST_F(JobArrayDiskTest, ThreeHundredTasksAreOneCommitToSubmitAndOneToCancel) {
   EXPECT_LE(cancel, one_job) << "one job took " << one_job;
 }
 
+// Attack: pipelined hold/release of thousands of ids each cost one fsync per id and stalled every
+// other client. Now a request is one commit, whatever it names.
+TEST_F(JobArrayDiskTest, HoldAndReleaseOfThreeHundredIdsAreOneCommitEach) {
+  syncs_ = 0;
+  ASSERT_TRUE(node_->Submit(caller_, Slice()).ok());
+  int one_job = syncs_;
+  json op = SubmitOp("1-300");
+  op["hold"] = true;
+  JobId array = Handle(op, caller_)["array"]["id"];
+  json ids = json::array();
+  for (JobId id = array; id < array + 300; ++id) ids.push_back(id);
+  syncs_ = 0;
+  json released = Handle({{"op", "release"}, {"ids", ids}}, caller_);
+  int release = syncs_;
+  syncs_ = 0;
+  json held = Handle({{"op", "hold"}, {"ids", ids}}, caller_);
+  int hold = syncs_;
+  ASSERT_EQ(released["results"].size(), 300u) << released.dump();
+  EXPECT_EQ(released["results"][299]["ok"], true) << released.dump();
+  EXPECT_EQ(held["results"][299]["ok"], true) << held.dump();
+  EXPECT_EQ(store_->Get(array + 299)->hold, Hold::kUser);
+  EXPECT_LE(release, one_job) << "one job took " << one_job;
+  EXPECT_LE(hold, one_job) << "one job took " << one_job;
+}
+
 TEST(JobArrayPolicyTest, TaskRecordsFollowTheSpec) {
   JobRecord job;
   job.request.argv = {"true"};

@@ -11,12 +11,34 @@
 namespace pinpoint::daemon {
 
 // Whether `jobs` more jobs of `job`'s user fit beside those of `active` not yet ended: at most
-// `node_max` in all and `user_max` of that user (0: no limit; the caller passes 0 for root).
+// `node_cap` in all, of which users other than root fill CapFor(node_cap, false)
+// (common/root_reserve.h), and `user_max` of that user (0: no limit; the caller passes 0 for root).
 // `active` may hold jobs that have ended (not yet reported); they do not count. The O(active)
 // count is made only where a limit could be reached (active.size() + jobs above it).
 // Errors: kUnavailable, one line naming the setting ("alice has 20000 jobs not yet ended and a
 // user may have at most 20000 (max_jobs_per_user); 1 more must wait until some have ended").
 Status CheckJobRoom(const std::map<JobId, JobRecord>& active, const JobRecord& job, size_t jobs,
-                    size_t node_max, size_t user_max);
+                    size_t node_cap, size_t user_max, bool root);
+
+// The bytes of the requests of the jobs a node holds (RequestBytes), by uid: kept as jobs enter
+// and leave the node's active jobs, so that a submit's check costs a lookup, not a pass over all
+// jobs. Not thread-safe.
+class HeldBytes {
+ public:
+  void Add(const JobRecord& job);
+  void Remove(const JobRecord& job);
+  uint64_t Of(uint32_t uid) const;
+
+ private:
+  std::map<uint32_t, uint64_t> by_uid_;
+};
+
+// Budgets in bytes (config max_request_bytes, max_user_request_bytes; 0: none): whether `jobs`
+// more jobs of `job`'s request fit. One request takes at most request_max bytes (else
+// kInvalidArgument: it never fits; one line naming the setting and the bytes); one user's jobs not
+// yet ended take at most user_max together, `held` of them already (else kUnavailable; the caller
+// passes user_max 0 for root).
+Status CheckRequestBytes(const JobRecord& job, size_t jobs, uint64_t held, uint64_t request_max,
+                         uint64_t user_max);
 
 }  // namespace pinpoint::daemon

@@ -66,18 +66,22 @@ TEST_F(JobRoomTest, AnArrayCountsItsTasks) {
       << "three more fit";
 }
 
-TEST_F(JobRoomTest, TheNodesLimitHoldsForEveryoneRootIncluded) {
+// Attack: users together fill the node (max_jobs 10 keeps 1 place for root). Root still submits.
+TEST_F(JobRoomTest, UsersWhoFillTheNodeLeaveRootItsReserve) {
   for (uid_t uid : {5001, 5002, 5003}) {
     for (int i = 0; i < 3; ++i) ASSERT_TRUE(Submit(User(uid)).ok());
   }
-  ASSERT_TRUE(Submit(Root()).ok()) << "the tenth job";
-  for (const api::Caller& who : {Root(), User(5004)}) {
-    auto refused = Submit(who);
-    ASSERT_FALSE(refused.ok());
-    EXPECT_EQ(refused.status().message(),
-              "the node holds 10 jobs not yet ended and takes at most 10 (max_jobs); 1 more must "
-              "wait until some have ended");
-  }
+  auto refused = Submit(User(5004));
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().message(),
+            "the node holds 9 jobs not yet ended and takes at most 9 of users other than root "
+            "(max_jobs 10, the rest kept for root); 1 more must wait until some have ended");
+  ASSERT_TRUE(Submit(Root()).ok()) << "root's reserve: the tenth job";
+  refused = Submit(Root());
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().message(),
+            "the node holds 10 jobs not yet ended and takes at most 10 (max_jobs); 1 more must "
+            "wait until some have ended");
   EXPECT_EQ(Stored(), 10u);
 }
 
@@ -111,6 +115,54 @@ TEST_F(JobRoomTest, ALeaseCounts) {
 TEST_F(JobRoomTest, ZeroMeansNoLimit) {
   Limits(0, 0);
   for (int i = 0; i < 30; ++i) ASSERT_TRUE(Submit(caller_).ok()) << i;
+}
+
+// Budgets in bytes: a request of 1 MiB (its environment) cost about 1 MB of memory per pending
+// job, 19 GB for one user within max_jobs_per_user.
+class JobBytesTest : public JobRoomTest {
+ protected:
+  void SetUp() override {
+    NodeOptions o;
+    o.inventory = TwoGpus();
+    o.max_request_bytes = 64 << 10;
+    o.max_user_request_bytes = 100 << 10;
+    Restart(o);
+  }
+  Result<JobRecord> SubmitWithEnv(const api::Caller& caller, size_t env_bytes) {
+    JobRequest r = Slice();
+    r.env["BIG"] = std::string(env_bytes, 'x');
+    return node_->Submit(caller, r, std::nullopt, /*hold=*/true);
+  }
+};
+
+TEST_F(JobBytesTest, ARequestPastMaxRequestBytesIsRefusedWithOneLine) {
+  auto refused = SubmitWithEnv(caller_, 70 << 10);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), Code::kInvalidArgument);
+  EXPECT_NE(refused.status().message().find("(max_request_bytes)"), std::string::npos)
+      << refused.status().message();
+  EXPECT_EQ(refused.status().message().find('\n'), std::string::npos);
+  EXPECT_EQ(Stored(), 0u);
+  EXPECT_FALSE(SubmitWithEnv(Root(), 70 << 10).ok()) << "the bound on one request holds for root too";
+}
+
+TEST_F(JobBytesTest, OneUsersJobsTakeAtMostMaxUserRequestBytes) {
+  ASSERT_TRUE(SubmitWithEnv(caller_, 40 << 10).ok());
+  auto second = SubmitWithEnv(caller_, 40 << 10);
+  ASSERT_TRUE(second.ok());
+  auto refused = SubmitWithEnv(caller_, 40 << 10);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), Code::kUnavailable);
+  EXPECT_NE(refused.status().message().find("(max_user_request_bytes)"), std::string::npos)
+      << refused.status().message();
+  auto array = node_->SubmitArray(caller_, Slice(), *ParseArraySpec("1-2"), std::nullopt, true);
+  EXPECT_TRUE(array.ok()) << "small requests still fit";
+  EXPECT_TRUE(SubmitWithEnv(User(5000), 40 << 10).ok()) << "another user is not held back";
+  EXPECT_TRUE(SubmitWithEnv(Root(), 40 << 10).ok()) << "root is not held to it";
+  auto cancelled = node_->Cancel(caller_, {second->id});
+  ASSERT_TRUE(cancelled.at(0).ok());
+  node_->Step();
+  EXPECT_TRUE(SubmitWithEnv(caller_, 40 << 10).ok()) << "room comes back as jobs end";
 }
 
 TEST(JobRoomConfigTest, DefaultsBoundsAndPrintedConfig) {

@@ -56,6 +56,28 @@ class LeaseTest : public ServiceFixture {
   api::Caller root_;
 };
 
+// Attack: a user's lease attached to a cgroup where root's process runs; the user's close_lease
+// would then kill it. Refused with one line; a cgroup of the user's processes alone is taken.
+TEST_F(LeaseTest, AUsersLeaseTakesNoCgroupWhereAnotherUsersProcessRuns) {
+  JobId id = Open();
+  containers_.SetCgroup(777, std::string(kCgroup));
+  containers_.SetProcesses(kCgroup, std::vector<int64_t>{777, 778});
+  containers_.SetUids(777, caller_.uid);
+  containers_.SetUids(778, 0);
+  auto refused = node_->AttachLease(root_, id, 777, caller_.uid);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), Code::kPermissionDenied);
+  EXPECT_NE(refused.status().message().find("holds process 778 of uid 0"), std::string::npos)
+      << refused.status().message();
+  EXPECT_EQ(refused.status().message().find('\n'), std::string::npos);
+  EXPECT_TRUE(Record(id).lease_cgroup.empty()) << "nothing attached";
+  ASSERT_TRUE(node_->CloseLease(caller_, id).ok());
+  EXPECT_TRUE(containers_.signals.empty()) << "root's process was never signalled";
+  JobId again = Open();
+  containers_.SetUids(778, caller_.uid);
+  EXPECT_TRUE(node_->AttachLease(root_, again, 777, caller_.uid).ok());
+}
+
 TEST_F(LeaseTest, OpenPlacesAtOnceAndGivesTheContainersEdits) {
   auto opened = node_->OpenLease(caller_, Slice());
   ASSERT_TRUE(opened.ok()) << opened.status().ToString();

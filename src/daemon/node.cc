@@ -99,6 +99,7 @@ Status Node::Recover() {
   if (!jobs.ok()) return jobs.status();
   int adopted = 0, ended = 0, requeued = 0, pending = 0;
   for (JobRecord& job : *jobs) {
+    held_bytes_.Add(job);
     if (job.state == JobState::kPending) {
       active_[job.id] = job;
       ++pending;
@@ -156,6 +157,7 @@ Result<JobRecord> Node::Submit(const api::Caller& caller, JobRequest request,
   r.id = *id;
   if (r.hold != Hold::kNone) lifecycle::Waiting(r, reason::kHeld, sched::HeldDetail(r.id, r.hold));
   if (!dropped.empty()) NoteDroppedEnv(r.id, dropped);
+  held_bytes_.Add(r);
   active_[r.id] = r;
   dirty_ = true;
   ++generation_;
@@ -205,7 +207,9 @@ Result<JobRecord> Node::Admit(const api::Caller& caller, JobRequest request, siz
   PP_RETURN_IF_ERROR(sched::CheckFits(DemandOf(r), options_.inventory));
   PP_RETURN_IF_ERROR(sched::CheckUserLimit(DemandOf(r), UserLimitOf(r.user), options_.inventory));
   PP_RETURN_IF_ERROR(CheckJobRoom(active_, r, jobs, options_.max_jobs,
-                                  caller.IsRoot() ? 0 : options_.max_jobs_per_user));
+                                  caller.IsRoot() ? 0 : options_.max_jobs_per_user, caller.IsRoot()));
+  PP_RETURN_IF_ERROR(CheckRequestBytes(r, jobs, held_bytes_.Of(r.uid), options_.max_request_bytes,
+                                       caller.IsRoot() ? 0 : options_.max_user_request_bytes));
   return r;
 }
 
@@ -315,6 +319,18 @@ Result<JobRecord> Node::Get(JobId id) const {
   return r;
 }
 
+namespace {
+
+// A listing's copy of a job: everything but its environment, which only `show` carries. One
+// environment is copied at a time, never a page of them.
+JobRecord WithoutEnv(const JobRecord& job) {
+  JobRecord copy = job;
+  copy.request.env.clear();
+  return copy;
+}
+
+}  // namespace
+
 Result<Node::Page> Node::List(bool all, std::optional<uint32_t> uid, int offset, int limit,
                               const EndRange& ended) const {
   if (offset < 0 || limit <= 0) return InvalidArgument("a page needs offset >= 0 and limit > 0");
@@ -330,6 +346,7 @@ Result<Node::Page> Node::List(bool all, std::optional<uint32_t> uid, int offset,
     }
     filter.limit = limit;
     filter.offset = offset;
+    filter.omit_env = true;
     auto total = deps_.store->Count(filter);
     if (!total.ok()) return total.status();
     page.total = *total;
@@ -338,14 +355,14 @@ Result<Node::Page> Node::List(bool all, std::optional<uint32_t> uid, int offset,
     page.jobs.reserve(stored->size());
     for (auto& r : *stored) {
       auto it = active_.find(r.id);
-      page.jobs.push_back(it != active_.end() ? it->second : std::move(r));  // memory holds pending reasons
+      page.jobs.push_back(it != active_.end() ? WithoutEnv(it->second) : std::move(r));  // memory holds pending reasons
     }
     return page;
   }
   // Only the page is copied: a queue of 10,000 jobs costs one pass, not 10,000 records.
   for (const auto& [id, r] : active_) {
     if (uid && r.uid != *uid) continue;
-    if (page.total >= offset && page.total < int64_t{offset} + limit) page.jobs.push_back(r);
+    if (page.total >= offset && page.total < int64_t{offset} + limit) page.jobs.push_back(WithoutEnv(r));
     ++page.total;
   }
   return page;
@@ -447,6 +464,7 @@ std::vector<JobId> Node::Step() {
       unpersisted->second = true;  // reported once; kept in memory until it is stored
       ++it;
     } else {
+      held_bytes_.Remove(it->second);
       it = active_.erase(it);
     }
   }
@@ -620,6 +638,7 @@ bool Node::LaunchJob(JobRecord& job) {
   spec.job_id = job.id;
   spec.argv = job.request.argv;
   spec.cwd = job.request.cwd;
+  spec.umask = job.request.umask >= 0 ? job.request.umask : 077;
   spec.env = std::move(env).value();
   spec.switch_user = options_.daemon_uid == 0 && job.uid != 0;
   spec.uid = job.uid;
@@ -737,7 +756,10 @@ void Node::RetryUnpersistedEnds() {
     }
     spdlog::info("job {}: its end ({}) is recorded now", it->first,
                  JobStateName(job->second.state));
-    if (it->second) active_.erase(job);  // already reported as ended
+    if (it->second) {  // already reported as ended
+      held_bytes_.Remove(job->second);
+      active_.erase(job);
+    }
     it = unpersisted_ends_.erase(it);
   }
 }

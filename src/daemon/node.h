@@ -20,6 +20,7 @@
 
 #include "api/caller.h"
 #include "daemon/fault_tracker.h"
+#include "daemon/job_room.h"
 #include "daemon/lifecycle.h"
 #include "common/clock.h"
 #include "daemon/priority.h"
@@ -44,6 +45,9 @@ namespace pinpoint::daemon {
 // Defaults of NodeOptions::max_jobs and max_jobs_per_user (config max_jobs, max_jobs_per_user).
 inline constexpr size_t kDefaultMaxJobs = 100000;
 inline constexpr size_t kDefaultMaxJobsPerUser = 20000;
+// Defaults of NodeOptions::max_request_bytes and max_user_request_bytes.
+inline constexpr uint64_t kDefaultMaxRequestBytes = 256 << 10;
+inline constexpr uint64_t kDefaultMaxUserRequestBytes = uint64_t{1} << 30;
 
 struct NodeOptions {
   std::string state_dir;           // absolute; job directories go to <state_dir>/jobs/<id>
@@ -81,6 +85,11 @@ struct NodeOptions {
   // make the daemon hold in memory and on disk.
   size_t max_jobs = kDefaultMaxJobs;
   size_t max_jobs_per_user = kDefaultMaxJobsPerUser;
+  // Budgets in bytes (config max_request_bytes, max_user_request_bytes; 0: none): what one
+  // request's text may take (RequestBytes: a larger one is refused), and what the requests of one
+  // non-root user's jobs not yet ended may take together (CheckRequestBytes).
+  uint64_t max_request_bytes = kDefaultMaxRequestBytes;
+  uint64_t max_user_request_bytes = kDefaultMaxUserRequestBytes;
 };
 
 // Everything the node acts through. Not owned; must outlive the Node. cgroups and gpu may be null.
@@ -190,7 +199,7 @@ class Node {
   // jobs, keeps at most `limit` (> 0), returns them in ascending id order with the count of all
   // that match. Cost: O(active jobs) without `all`; with it, two indexed store queries.
   struct Page {
-    std::vector<JobRecord> jobs;
+    std::vector<JobRecord> jobs;  // without their environments (request.env empty)
     int64_t total = 0;
   };
   // With a bound in `ended` the listing is of ended jobs whose end_ms lies in [after, before),
@@ -336,6 +345,7 @@ class Node {
   CachingUserDirectory cached_system_users_{&system_users_, deps_.clock};
   UserDirectory* users_;  // deps_.users or cached_system_users_
   std::map<JobId, JobRecord> active_;        // pending and running
+  HeldBytes held_bytes_;  // of active_'s requests, by uid: every insert and erase of active_ tells it
   std::map<JobId, int64_t> kill_at_ms_;      // running jobs being cancelled: SIGKILL deadline
   std::set<JobId> term_pending_;             // being cancelled before they started: SIGTERM is due
   bool dirty_ = true;                        // something changed since the last schedule

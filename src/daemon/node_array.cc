@@ -39,6 +39,7 @@ Result<Node::SubmittedArray> Node::SubmitArray(const api::Caller& caller, JobReq
     task.id = (*ids)[i];
     task.array.array_id = ids->front();
     if (task.hold != Hold::kNone) lifecycle::Waiting(task, reason::kHeld, sched::HeldDetail(task.id, task.hold));
+    held_bytes_.Add(task);
     active_[task.id] = std::move(task);
   }
   // Once for the array, on its first task: the same names were dropped from every task.

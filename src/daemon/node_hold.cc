@@ -19,25 +19,38 @@ std::vector<Status> Node::ReleaseJobs(const api::Caller& caller, const std::vect
 std::vector<Status> Node::SetHolds(const api::Caller& caller, const std::vector<JobId>& ids,
                                    const char* event,
                                    Result<Hold> (*decide)(const JobRecord&, bool)) {
-  std::vector<Status> out;
+  std::vector<Status> out(ids.size());
   std::string by = NameOrUid(*users_, caller.uid);
-  for (JobId id : ids) {
-    auto found = ControlledJob(caller, id);
+  // One batch for the whole request, as cancel: 10000 ids cost one fsync, not 10000, so no
+  // request of one user holds the loop for long. Without a batch each is its own transaction.
+  auto batch = deps_.store->BeginBatch();
+  std::vector<std::pair<size_t, JobRecord>> changed;  // where, and the job as it was before
+  for (size_t i = 0; i < ids.size(); ++i) {
+    auto found = ControlledJob(caller, ids[i]);
     Result<Hold> hold = found.ok() ? decide(**found, caller.IsRoot()) : Result<Hold>(found.status());
-    if (!hold.ok() || (*found)->hold == *hold) {
-      out.push_back(hold.status());
+    if (!hold.ok() || (*found)->hold == *hold) {  // a repeated id finds it done: ok again
+      out[i] = hold.status();
       continue;
     }
     JobRecord& job = **found;
     JobRecord before = job;
     job.hold = *hold;
     if (job.hold == Hold::kNone) lifecycle::Waiting(job, "", "");  // the next pass says why it waits
-    else lifecycle::Waiting(job, reason::kHeld, sched::HeldDetail(id, job.hold));
-    Status s = Persist(job, event, "by " + by);
-    if (!s.ok()) job = std::move(before);  // not recorded: nothing changed
-    out.push_back(s);
-    dirty_ = true;
+    else lifecycle::Waiting(job, reason::kHeld, sched::HeldDetail(job.id, job.hold));
+    out[i] = Persist(job, event, "by " + by);
+    if (!out[i].ok()) {
+      job = std::move(before);  // not recorded: nothing changed
+      continue;
+    }
+    changed.emplace_back(i, std::move(before));
   }
+  Status committed = batch.ok() ? batch->Commit() : Status::Ok();
+  // Undone newest first: an id named twice is back as it was before the first.
+  for (auto it = changed.rbegin(); !committed.ok() && it != changed.rend(); ++it) {
+    active_[it->second.id] = std::move(it->second);
+    out[it->first] = committed;
+  }
+  if (!changed.empty()) dirty_ = true;
   return out;
 }
 

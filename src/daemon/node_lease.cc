@@ -10,6 +10,7 @@
 #include "daemon/lease_edits.h"
 #include "daemon/lifecycle.h"
 #include "daemon/node.h"
+#include "pinpoint/escape.h"
 
 namespace pinpoint::daemon {
 
@@ -57,6 +58,7 @@ Result<Node::OpenedLease> Node::OpenLease(const api::Caller& caller, const Lease
   auto id = deps_.store->Insert(r, std::nullopt);
   if (!id.ok()) return id.status();
   r.id = *id;
+  held_bytes_.Add(r);
   active_[r.id] = r;
   ++generation_;
   Schedule();  // placed now or never: a container does not wait in the queue
@@ -113,6 +115,20 @@ Result<JobRecord> Node::AttachLease(const api::Caller& caller, JobId id, int64_t
   auto key = deps_.containers->CgroupOf(pid);
   if (!key.ok()) return key.status();
   if (lease.lease_cgroup == *key) return lease;
+  // Closing the lease stops every process of the cgroup: a user's lease takes only a cgroup whose
+  // processes are all that user's (or that holds none yet), never one where another user's (root's)
+  // process runs, which the user's close would then kill.
+  if (lease.uid != 0) {
+    for (int64_t member : deps_.containers->Processes(*key).value_or(std::vector<int64_t>{})) {
+      std::optional<ProcUids> uids = deps_.containers->UidsOf(member);
+      if (uids && !uids->AllAre(lease.uid))
+        return PermissionDenied("cgroup " + EscapeForTerminal(*key) + " holds process " + std::to_string(member) +
+                                " of uid " + std::to_string(uids->real == lease.uid ? uids->effective : uids->real) +
+                                ", not lease " + std::to_string(id) + "'s user " + lease.user +
+                                ": attach only a container whose processes all run as uid " +
+                                std::to_string(lease.uid));
+    }
+  }
   if (!lease.lease_cgroup.empty())
     return FailedPrecondition("lease " + std::to_string(id) + " is already attached to " + lease.lease_cgroup);
   for (const auto& [other_id, other] : active_) {

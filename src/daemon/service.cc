@@ -1,9 +1,11 @@
 #include "daemon/service.h"
 
 #include <algorithm>
+#include <map>
 #include <set>
 
 #include "api/protocol.h"
+#include "common/root_reserve.h"
 #include "daemon/job_view.h"
 #include "daemon/users.h"
 #include "pinpoint/api_codec.h"
@@ -148,16 +150,42 @@ Result<WaitReply> Service::Wait(Call& call, WaitRequest request) {
   return WaitReply{};
 }
 
-Result<WaitReply> Service::WaitForAll(Call& call, const std::vector<JobId>& ids) {
-  WaitReply reply;
-  std::set<JobId> running;
+namespace {
+
+// The views of `ids` in their order, each distinct id looked up once: a request that names one id
+// 10000 times costs one lookup, not 10000.
+Result<std::vector<JobView>> ViewsOf(const Node& node, const std::vector<JobId>& ids) {
+  std::map<JobId, JobView> seen;
+  std::vector<JobView> views;
+  views.reserve(ids.size());
   for (JobId id : ids) {
+    auto it = seen.find(id);
+    if (it == seen.end()) {
+      auto job = node.Get(id);
+      if (!job.ok()) return job.status();
+      it = seen.emplace(id, ToView(*job, EnvShown::kOmitted)).first;
+    }
+    views.push_back(it->second);
+  }
+  return views;
+}
+
+}  // namespace
+
+Result<WaitReply> Service::WaitForAll(Call& call, const std::vector<JobId>& ids) {
+  std::set<JobId> distinct(ids.begin(), ids.end()), running;
+  for (JobId id : distinct) {
     auto job = node_->Get(id);
     if (!job.ok()) return job.status();
     if (!IsFinal(job->state)) running.insert(id);
-    else if (running.empty()) reply.jobs.push_back(ToView(*job, EnvShown::kOmitted));
   }
-  if (running.empty()) return reply;
+  if (running.empty()) {
+    auto views = ViewsOf(*node_, ids);
+    if (!views.ok()) return views.status();
+    WaitReply reply;
+    reply.jobs = std::move(views).value();
+    return reply;
+  }
   PP_RETURN_IF_ERROR(MayHoldWait(call.caller, ids.size()));
   uint64_t group = next_group_++;
   groups_[group] = WaitGroup{call.conn, call.caller, ids, running.size()};
@@ -168,12 +196,10 @@ Result<WaitReply> Service::WaitForAll(Call& call, const std::vector<JobId>& ids)
 }
 
 json Service::WaitAllReply(const std::vector<JobId>& ids) const {
+  auto views = ViewsOf(*node_, ids);
+  if (!views.ok()) return api::ErrorReply(views.status());
   WaitReply reply;
-  for (JobId id : ids) {
-    auto job = node_->Get(id);
-    if (!job.ok()) return api::ErrorReply(job.status());
-    reply.jobs.push_back(ToView(*job, EnvShown::kOmitted));
-  }
+  reply.jobs = std::move(views).value();
   return api::OkReply(ToJson(reply));
 }
 
@@ -262,9 +288,10 @@ Result<LogsReply> Service::Logs(Call& call, LogsRequest request) {
 }
 
 Status Service::MayFollow(const api::Caller& caller) const {
-  if (followers_.size() >= kLogsMaxFollowers)
-    return Unavailable("pinpointd already holds " + std::to_string(kLogsMaxFollowers) +
-                       " log followers, its most; try again later");
+  size_t most = CapFor(kLogsMaxFollowers, caller.IsRoot());
+  if (followers_.size() >= most)
+    return Unavailable("pinpointd already holds " + std::to_string(followers_.size()) + " log followers, " +
+                       (caller.IsRoot() ? "its most" : "the most for users other than root") + "; try again later");
   if (caller.IsRoot()) return Status::Ok();
   size_t mine = std::count_if(followers_.begin(), followers_.end(),
                               [&](const Follower& f) { return f.caller.uid == caller.uid; });

@@ -138,5 +138,24 @@ TEST_F(WaitIdsTest, HeldIdsAreBoundedPerUserAndInAll) {
   EXPECT_TRUE(Wait(many, conn++).is_null()) << "closed connections give their share back";
 }
 
+// Attack: one request naming an ended job 10000 times. Each distinct id is looked up once; the
+// reply still answers every id, in the order asked.
+TEST_F(WaitIdsTest, TenThousandCopiesOfOneIdAreOneLookup) {
+  JobId a = Submit();
+  node_->Step();
+  End(a);
+  std::vector<JobId> ids(kWaitMaxIds, a);
+  json reply = Wait(ids);
+  ASSERT_EQ(reply["ok"], true) << reply.dump().substr(0, 300);
+  EXPECT_EQ(IdsOf(reply), ids);
+  JobId b = Submit();
+  node_->Step();
+  ids.back() = b;
+  EXPECT_TRUE(Wait(ids, 2).is_null()) << "b runs: held";
+  End(b);
+  ASSERT_EQ(replies_.size(), 1u);
+  EXPECT_EQ(IdsOf(replies_[0].second), ids);
+}
+
 }  // namespace
 }  // namespace pinpoint::daemon

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "common/process.h"
 #include "pinpoint/status.h"
 
 namespace pinpoint::launch {
@@ -31,6 +32,9 @@ class ContainerCgroups {
   // has it (cgroup v2, Linux 5.14), else to each pid of Processes. Ok when the cgroup is gone.
   // Errors: kIo.
   virtual Status Signal(const std::string& key, int signal) = 0;
+  // The real, effective and saved uids of process `pid` (/proc/<pid>/status); nullopt when it is
+  // gone.
+  virtual std::optional<ProcUids> UidsOf(int64_t pid) = 0;
 };
 
 // The real one, over /proc and a cgroup file system mounted at `cgroup_root` (/sys/fs/cgroup).
@@ -41,6 +45,7 @@ class SystemContainerCgroups final : public ContainerCgroups {
   Result<std::string> CgroupOf(int64_t pid) override;
   std::optional<std::vector<int64_t>> Processes(const std::string& key) override;
   Status Signal(const std::string& key, int signal) override;
+  std::optional<ProcUids> UidsOf(int64_t pid) override { return ReadProcUids(pid); }
   // The directory of `key` under the cgroup root ("0::/a" -> <root>/a, or <root>/unified/a on a
   // hybrid host; "pids:/a" -> <root>/pids/a; "name=systemd:/a" -> <root>/systemd/a), or empty
   // when none exists.
@@ -72,9 +77,15 @@ class FakeContainerCgroups final : public ContainerCgroups {
     signals.emplace_back(key, signal);
     return Status::Ok();
   }
+  std::optional<ProcUids> UidsOf(int64_t pid) override {
+    auto it = uids_.find(pid);
+    return it == uids_.end() ? std::nullopt : std::optional<ProcUids>(it->second);
+  }
+  void SetUids(int64_t pid, uint32_t uid) { uids_[pid] = ProcUids{uid, uid, uid}; }
   std::vector<std::pair<std::string, int>> signals;
 
  private:
+  std::map<int64_t, ProcUids> uids_;
   std::map<int64_t, Result<std::string>> cgroup_of_;
   std::map<std::string, std::optional<std::vector<int64_t>>> procs_;
 };

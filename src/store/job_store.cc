@@ -354,6 +354,7 @@ Result<std::vector<JobRecord>> JobStore::List(const ListFilter& filter) const {
     if (!*row) break;
     Result<JobRecord> job = DecodeJobRow(*stmt);
     if (!job.ok()) return job.status();
+    if (filter.omit_env) job->request.env.clear();
     jobs.push_back(std::move(job).value());
   }
   std::reverse(jobs.begin(), jobs.end());  // the query runs newest first so LIMIT keeps the newest

@@ -33,6 +33,9 @@ struct ListFilter {
   std::optional<int64_t> end_ms_max;  // only jobs with end_ms < this
   int limit = 0;                   // 0: no limit; newest first when limited
   int offset = 0;                  // with a limit: skip this many of the newest first (paging)
+  // Jobs without their environments (request.env empty): a listing of many jobs holds one
+  // environment at a time while it decodes, never all of them.
+  bool omit_env = false;
 };
 
 // A submit's idempotency key (schema v3 and later): a retried submit with the same key from the
