@@ -17,6 +17,7 @@
 
 #include "common/file_util.h"
 #include "common/process.h"
+#include "common/remove_tree.h"
 #include "mps/env_only_mps.h"
 #include "pinpoint/escape.h"
 
@@ -179,6 +180,24 @@ void MpsDaemons::ReapIfExited(Daemon& d) {
   }
 }
 
+namespace {
+
+// Removes `base`/`name` (a directory its user may have filled) without following a link and at a
+// bounded cost; what the budget does not reach is moved aside whole, so the name is free either
+// way. `base` is root's: the user cannot race the names in it.
+Status EmptyUserDir(const std::string& base, const char* name) {
+  auto dir = OpenDirNoFollow(base);
+  if (!dir.ok()) return dir.status();
+  RemoveTreeBudget budget{8, 10000};
+  if (RemoveTreeAt(dir->get(), name, &budget).ok()) return Status::Ok();
+  std::string moved_to;
+  PP_RETURN_IF_ERROR(MakeFreshDir(base + "/" + name, 0700, &moved_to));
+  spdlog::warn("MPS: {}/{} could not be emptied; moved it to {}", base, name, moved_to);
+  return Status::Ok();
+}
+
+}  // namespace
+
 Status MpsDaemons::Start(int device_index, Daemon& d) {
   std::string base = options_.mps_root + "/dev" + std::to_string(device_index) + "/" + std::to_string(d.uid);
   d.pipe_dir = base + "/pipe";
@@ -194,6 +213,13 @@ Status MpsDaemons::Start(int device_index, Daemon& d) {
   // The path down to them stays traversable (0755) and root's: the user's clients must reach the
   // pipes, and the user must not be able to swap the directories for links.
   PP_RETURN_IF_ERROR(MakeDirs(base, 0755));
+  // A daemon left running by an earlier pinpointd (restart) serves its clients still: adopted, its
+  // directories kept. Any other start gets them made anew: a FIFO or a file the user left where
+  // the daemon writes its pid or log would wedge it (seen on an H100).
+  auto found = MpsProcessesOf(kControlProgram, d.pipe_dir, RunsAs(d));
+  if (found.empty()) {
+    for (const char* name : {"pipe", "log"}) PP_RETURN_IF_ERROR(EmptyUserDir(base, name));
+  }
   for (const auto& dir : {d.pipe_dir, d.log_dir}) {
     PP_RETURN_IF_ERROR(MakeDirs(dir, 0700));
     if (options_.switch_user && ::chown(dir.c_str(), d.uid, d.gid) != 0)
@@ -205,8 +231,6 @@ Status MpsDaemons::Start(int device_index, Daemon& d) {
   d.foreground_log = ServerLogScanner(d.log_dir + "/" + kForegroundLog);
   d.foreground_log.SkipToEnd();
   d.idle_since_ms = clock_->NowMs();
-  // A daemon left running by an earlier pinpointd (restart) serves its clients still: adopt it.
-  auto found = MpsProcessesOf(kControlProgram, d.pipe_dir, RunsAs(d));
   if (!found.empty()) {
     d.control = std::move(found.front());
     d.child = false;
