@@ -148,6 +148,8 @@ inline constexpr char kLeaseClosed[] = "lease-closed";        // a lease closed 
 inline constexpr char kLeaseEmptied[] = "lease-emptied";      // its container's cgroup emptied or vanished
 inline constexpr char kLeaseNotAttached[] = "lease-not-attached";  // no container attached in time
 inline constexpr char kTimeLimit[] = "time-limit";  // stopped: ran past JobRequest::time_limit_s
+// Stopped: its user's MPS control daemon on its device stopped answering and was killed.
+inline constexpr char kMpsUnresponsive[] = "mps-unresponsive";
 inline constexpr char kDependency[] = "dependency";  // pending: a job it depends on has not ended
 // Cancelled while pending: a job in its `afterok` ended without completing, so it never starts.
 inline constexpr char kDependencyNeverSatisfied[] = "dependency-never-satisfied";

@@ -321,6 +321,9 @@ class Node {
   // A fatal-fault claim from the MPS daemon of `uid`: that user's jobs on the device are treated
   // as hit by it, and the claim waits for the driver's Xid before it counts toward draining.
   void RecordFault(int device_index, uint32_t uid, const std::string& detail);
+  // uid's MPS control daemon on `device` stopped answering and was killed: its running MPS jobs
+  // there are stopped with reason mps-unresponsive (they can no longer be served).
+  void StopUnservedMpsJobs(int device, uint32_t uid, const std::string& detail);
   // Applies FaultTracker's verdicts: counted faults, unconfirmed claims, drains.
   void EvaluateFaults();
   // A job has ended: it leaves the fault recovery of its devices (the last one to leave resets

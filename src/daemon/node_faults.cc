@@ -1,6 +1,7 @@
 // Node's MPS faults (node.h, docs/mps.md "Faults"): which jobs a fatal fault on a device
 // touched, the suspects and victims, a device drained after repeated faults, and leaving the
 // recovery once the faulted jobs have ended.
+#include <algorithm>
 #include <set>
 
 #include <spdlog/spdlog.h>
@@ -33,9 +34,24 @@ void Node::HandleMpsEvents() {
       case mps::MpsEvent::Kind::kDaemonQuit:
         spdlog::info("MPS: {}", e.detail);
         break;
+      case mps::MpsEvent::Kind::kDaemonUnresponsive:
+        StopUnservedMpsJobs(e.device_index, e.uid, e.detail);
+        break;
     }
   }
   EvaluateFaults();
+}
+
+void Node::StopUnservedMpsJobs(int device, uint32_t uid, const std::string& detail) {
+  spdlog::error("MPS: {}", detail);
+  for (auto& [id, job] : active_) {
+    if (job.state != JobState::kRunning || job.uid != uid) continue;
+    bool served_there = std::any_of(job.allocations.begin(), job.allocations.end(), [&](const Allocation& a) {
+      return a.device_index == device && a.mode == AllocationMode::kMps;
+    });
+    if (served_there) StopJob(job, reason::kMpsUnresponsive, detail);
+  }
+  dirty_ = true;  // the device is free again: the queue may move
 }
 
 void Node::RecordFault(int device, uint32_t uid, const std::string& detail) {

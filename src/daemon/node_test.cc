@@ -254,6 +254,34 @@ TEST_F(NodeTest, CancelRunningSendsTermThenKillAfterGrace) {
 
 // --- MPS faults -------------------------------------------------------------------------------
 
+// A user's control daemon stopped answering (stopped, or wedged on a FIFO it writes): the MPS
+// control killed it. That user's jobs on the device can no longer be served: they are stopped with
+// reason mps-unresponsive (not left running for ever), and nothing else is touched.
+TEST_F(NodeTest, AnUnresponsiveMpsDaemonStopsItsUsersJobsThereWithATruthfulReason) {
+  JobId there = Submit(Request(1, 4ull << 30));
+  JobRequest elsewhere_request = Request(1, 4ull << 30);
+  elsewhere_request.devices = {1};
+  JobId elsewhere = Submit(elsewhere_request);
+  node_->Step();
+  ASSERT_EQ(node_->Get(there)->allocations.at(0).device_index, 0);
+  ASSERT_EQ(StateOf(elsewhere), JobState::kRunning);
+  mps_.InjectUnresponsive(0, caller_.uid);
+  node_->Step();
+  ASSERT_EQ(launcher_.signals().size(), 1u);
+  EXPECT_EQ(launcher_.signals()[0], (std::pair<JobId, int>{there, SIGTERM}));
+  EXPECT_EQ(node_->Get(there)->stop_reason, reason::kMpsUnresponsive);
+  ExitStatus killed;
+  killed.kind = ExitStatus::Kind::kSignaled;
+  killed.term_signal = SIGTERM;
+  launcher_.Finish(there, killed);
+  node_->Step();
+  JobRecord ended = *store_->Get(there);
+  EXPECT_EQ(ended.state, JobState::kFailed);
+  EXPECT_EQ(ended.reason, reason::kMpsUnresponsive);
+  EXPECT_NE(ended.detail.find("did not answer"), std::string::npos) << ended.detail;
+  EXPECT_EQ(StateOf(elsewhere), JobState::kRunning) << "its job on another device is untouched";
+}
+
 TEST_F(NodeTest, FaultRequeuesVictimsWhichRerunAloneAndTheCulpritFails) {
   JobId a = Submit(Request(1, 4ull << 30));
   JobId b = Submit(Request(1, 4ull << 30));

@@ -40,6 +40,10 @@ class FakeMps : public MpsControl {
   }
   // What Describe reports from now on (none by default).
   void SetDaemons(std::vector<MpsDaemonInfo> daemons) { daemons_ = std::move(daemons); }
+  // The control daemon of `uid` on the device stopped answering and was killed.
+  void InjectUnresponsive(int device_index, uint32_t uid = ::getuid()) {
+    pending_events_.push_back({device_index, MpsEvent::Kind::kDaemonUnresponsive, "scripted: did not answer", uid});
+  }
   void InjectDaemonDeath(int device_index) {
     pending_events_.push_back({device_index, MpsEvent::Kind::kDaemonDied, "scripted crash"});
   }

@@ -33,6 +33,10 @@ struct MpsEvent {
     kFatalFault,    // a client hit a fatal GPU error: every client on the device gets an error
     kDaemonDied,    // the control daemon vanished (crash, SIGKILL); restarted at once
     kDaemonQuit,    // quit after being idle, or to pass the device to another user
+    // The control daemon did not answer a health probe within its deadline (stopped, wedged on
+    // a file its user planted): it and its servers were killed, and the device is free again.
+    // Its user's clients on the device can no longer be served.
+    kDaemonUnresponsive,
   };
   int device_index = 0;
   Kind kind = Kind::kFatalFault;

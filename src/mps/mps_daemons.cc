@@ -349,7 +349,71 @@ void MpsDaemons::KillOrphans(Daemon& d) {
   d.orphan_servers.clear();
 }
 
+Status MpsDaemons::StartProbe(Daemon& d) {
+  // The question is in the pipe before the child exists: it never waits for pinpointd.
+  int in[2];
+  if (::pipe2(in, O_CLOEXEC) != 0) return IoError("pipe: " + ErrnoText(errno));
+  const char question[] = "get_server_list\n";
+  (void)!::write(in[1], question, sizeof(question) - 1);
+  ::close(in[1]);
+  std::vector<std::string> argv = {options_.control_binary};
+  std::vector<std::string> env = {PathEnv(), "CUDA_MPS_PIPE_DIRECTORY=" + d.pipe_dir,
+                                  "CUDA_MPS_LOG_DIRECTORY=" + d.log_dir};
+  auto cargv = CStrings(argv);
+  auto cenv = CStrings(env);
+  gid_t groups[1] = {d.gid};
+  bool switch_user = options_.switch_user;
+  pid_t pid = ::fork();
+  if (pid < 0) {
+    ::close(in[0]);
+    return IoError("fork: " + ErrnoText(errno));
+  }
+  if (pid == 0) {
+    sigset_t none;
+    sigemptyset(&none);
+    ::sigprocmask(SIG_SETMASK, &none, nullptr);
+    ::setsid();
+    if (switch_user && (::setgroups(1, groups) != 0 || ::setgid(d.gid) != 0 || ::setuid(d.uid) != 0)) ::_exit(126);
+    int null_fd = ::open("/dev/null", O_WRONLY | O_CLOEXEC);
+    if (null_fd < 0 || ::dup2(in[0], 0) < 0 || ::dup2(null_fd, 1) < 0 || ::dup2(null_fd, 2) < 0) ::_exit(125);
+    CloseOnExecFrom(3);
+    environ = cenv.data();
+    ::execvp(cargv[0], cargv.data());
+    ::_exit(127);
+  }
+  ::close(in[0]);
+  auto held = PidFd::Open(pid);  // our child: its pid is not reused before we reap it
+  if (!held) {
+    ::kill(pid, SIGKILL);
+    ::waitpid(pid, nullptr, 0);  // killed: returns at once
+    return IoError("pidfd of the MPS probe: " + ErrnoText(errno));
+  }
+  d.probe = std::move(*held);
+  d.probe_started_ms = clock_->NowMs();
+  return Status::Ok();
+}
+
+void MpsDaemons::EndProbe(Daemon& d, bool kill) {
+  if (!d.probe.valid()) return;
+  if (kill) ::kill(-static_cast<pid_t>(d.probe.pid()), SIGKILL);  // its session: what it started too
+  if (kill) d.probe.Signal(SIGKILL);
+  reaping_.push_back(std::move(d.probe));
+  d.probe = PidFd();
+}
+
+void MpsDaemons::KillUnresponsive(Daemon& d) {
+  EndProbe(d, /*kill=*/true);
+  for (PidFd& server : MpsProcessesOf(kServerProgram, d.pipe_dir, RunsAs(d))) d.orphan_servers.push_back(std::move(server));
+  KillOrphans(d);
+  if (d.control.valid()) {
+    d.control.Signal(SIGKILL);  // through the pidfd: exactly the daemon started or adopted
+    if (d.child) reaping_.push_back(std::move(d.control));
+  }
+  d.control = PidFd();
+}
+
 void MpsDaemons::Quit(Daemon& d) {
+  EndProbe(d, /*kill=*/true);
   if (ControlAlive(d)) {
     auto r = Command(d, "quit");
     if (!r.ok()) spdlog::warn("MPS: quit: {}", r.status().message());
@@ -447,11 +511,35 @@ std::vector<std::string> MpsDaemons::NewFaultLines(Daemon& d) {
 
 std::vector<MpsEvent> MpsDaemons::Poll(int64_t now_ms) {
   std::vector<MpsEvent> events;
+  std::erase_if(reaping_, [](const PidFd& child) {
+    if (child.Alive()) return false;
+    ::waitpid(static_cast<pid_t>(child.pid()), nullptr, WNOHANG);
+    return true;
+  });
   for (auto it = daemons_.begin(); it != daemons_.end();) {
     int index = it->first;
     Daemon& d = it->second;
     for (const auto& line : NewFaultLines(d))
       events.push_back({index, MpsEvent::Kind::kFatalFault, Printable(line), d.uid});
+    // The health probe: looked at, never waited on.
+    if (d.probe.valid() && !d.probe.Alive()) {
+      EndProbe(d, /*kill=*/false);
+      d.next_probe_ms = now_ms + options_.probe_interval_ms;
+    } else if (d.probe.valid() && now_ms - d.probe_started_ms >= options_.probe_timeout_ms) {
+      KillUnresponsive(d);
+      events.push_back({index, MpsEvent::Kind::kDaemonUnresponsive,
+                        "the MPS control daemon of uid " + std::to_string(d.uid) + " on device " +
+                            std::to_string(index) + " did not answer within " +
+                            std::to_string(options_.probe_timeout_ms) + " ms; it and its servers were killed",
+                        d.uid});
+      it = daemons_.erase(it);  // the device is free: the next client starts a fresh daemon
+      continue;
+    } else if (!d.probe.valid() && d.clients > 0 && options_.probe_interval_ms > 0 && ControlAlive(d) &&
+               now_ms >= d.next_probe_ms) {
+      Status started = StartProbe(d);
+      if (!started.ok()) spdlog::warn("MPS: device {}: {}", index, started.message());
+      d.next_probe_ms = now_ms + options_.probe_interval_ms;
+    }
     if (d.control.valid() && !ControlAlive(d)) {
       int64_t dead = d.control.pid();
       ReapIfExited(d);

@@ -33,6 +33,11 @@ struct MpsDaemonsOptions {
   int64_t idle_quit_ms = 60000;                      // 0: never quit an idle daemon
   bool switch_user = false;                          // run each daemon as its user (pinpointd is root)
   int command_timeout_ms = 10000;
+  // A daemon with clients is asked `get_server_list` this often, by a child process the main loop
+  // never waits on (Poll looks at it); one that has not answered within probe_timeout_ms is
+  // unresponsive (MpsEvent::kDaemonUnresponsive). 0: no probes.
+  int64_t probe_interval_ms = 2000;
+  int64_t probe_timeout_ms = 5000;
   // Runs the control commands (not the daemons). Not owned; null: a SubprocessRunner.
   CommandRunner* runner = nullptr;
 };
@@ -81,6 +86,11 @@ class MpsDaemons : public MpsControl {
     std::vector<PidFd> orphan_servers;  // servers left by a control daemon that died
     int restarts = 0;
     bool keep = false;  // prestarted: never quit for being idle
+    // The health probe in flight: a child running the control binary, held by a pidfd. Looked at
+    // by Poll without waiting; invalid when none runs.
+    PidFd probe;
+    int64_t probe_started_ms = 0;
+    int64_t next_probe_ms = 0;
   };
 
   Status Start(int device_index, Daemon& d);
@@ -89,6 +99,12 @@ class MpsDaemons : public MpsControl {
   // (Not through the runner: the daemon outlives the call, held by a pidfd.)
   Status Spawn(Daemon& d);
   void Quit(Daemon& d);  // best effort: failures are logged
+  // Starts d's health probe (no wait). Errors: kIo when it cannot be started.
+  Status StartProbe(Daemon& d);
+  // Ends d's probe, reaping it: killed first when `kill`.
+  void EndProbe(Daemon& d, bool kill);
+  // The daemon did not answer: kills it and its servers through their pidfds, asks it nothing.
+  void KillUnresponsive(Daemon& d);
   void KillOrphans(Daemon& d);
   void ReapIfExited(Daemon& d);
   // The uid every process of d's MPS daemons runs as.
@@ -104,6 +120,7 @@ class MpsDaemons : public MpsControl {
   SubprocessRunner own_runner_;
   CommandRunner* runner_;  // options_.runner or own_runner_
   std::map<int, Daemon> daemons_;  // by device index
+  std::vector<PidFd> reaping_;     // children killed or ended, reaped once they are gone
 };
 
 // The live processes whose program name (argv[0], any directory) is `program`, whose environment

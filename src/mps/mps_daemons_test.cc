@@ -32,6 +32,7 @@ class MpsDaemonsTest : public ::testing::Test {
     o.control_binary = PINPOINT_SOURCE_DIR "/tests/fake_mps/nvidia-cuda-mps-control";
     o.idle_quit_ms = 60000;
     o.command_timeout_ms = command_timeout_ms;
+    o.probe_interval_ms = 0;  // probes only where a test asks for them (they add commands)
     return o;
   }
   void TearDown() override {
@@ -273,6 +274,36 @@ TEST_F(MpsDaemonsTest, FifosPlantedWhereTheDaemonWritesAreGoneBeforeItStarts) {
     EXPECT_FALSE(::lstat((base + fifo).c_str(), &st) == 0 && S_ISFIFO(st.st_mode)) << fifo << " is still a FIFO";
   EXPECT_NE(::lstat((base + "/pipe/link").c_str(), &st), 0) << "the link was removed, not followed";
   EXPECT_EQ(::access("/etc/passwd", F_OK), 0);
+  mps.QuitAll();
+}
+
+// Attack: a user stops their control daemon, or wedges it on a FIFO where it writes. A probe the
+// main loop never waits on finds it; after the deadline it and its servers are killed, the event
+// says so, and the device takes a fresh daemon.
+TEST_F(MpsDaemonsTest, AControlDaemonThatStopsAnsweringIsKilledAndTheDeviceFreed) {
+  MpsDaemonsOptions o = Options(10000);
+  o.probe_interval_ms = 1000;
+  o.probe_timeout_ms = 5000;
+  MpsDaemons mps(o, &clock_);
+  ASSERT_TRUE(mps.PrepareClient(Slice(0, ::getuid())).ok());
+  int64_t control = Info(mps, 0).control_pid;
+  ASSERT_GT(control, 0);
+  std::ofstream(root_ + "/hang-commands") << "";
+  EXPECT_TRUE(mps.Poll(clock_.NowMs()).empty()) << "the probe starts; nothing is waited on";
+  clock_.AdvanceMs(4999);
+  EXPECT_TRUE(mps.Poll(clock_.NowMs()).empty()) << "within the deadline";
+  clock_.AdvanceMs(1);
+  auto events = mps.Poll(clock_.NowMs());
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0].kind, MpsEvent::Kind::kDaemonUnresponsive);
+  EXPECT_EQ(events[0].uid, ::getuid());
+  EXPECT_NE(events[0].detail.find("did not answer within 5000 ms"), std::string::npos) << events[0].detail;
+  EXPECT_EQ(Info(mps, 0).device_index, -1) << "the device has no daemon now";
+  auto gone = PidFd::Open(control);
+  EXPECT_TRUE(!gone || gone->WaitExit(5000)) << "the control daemon was killed";
+  ::unlink((root_ + "/hang-commands").c_str());
+  ASSERT_TRUE(mps.PrepareClient(Slice(0, ::getuid())).ok()) << "the next client gets a fresh daemon";
+  EXPECT_NE(Info(mps, 0).control_pid, control);
   mps.QuitAll();
 }
 
