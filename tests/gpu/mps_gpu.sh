@@ -6,7 +6,7 @@
 set -u
 SRC=$(readlink -f "${1:?usage: mps_gpu.sh BIN_DIR}")
 W=$(mktemp -d /tmp/pp-mps-XXXXXX); chmod 755 "$W"
-BIN=$W/bin; mkdir -p "$BIN"; cp "$SRC"/* "$BIN"/; chmod 755 "$BIN" "$BIN"/*
+BIN=$W/bin; mkdir -p "$BIN"; cp -r "$SRC"/* "$BIN"/; chmod 755 "$BIN" "$BIN"/*
 export PINPOINT_SOCKET=$W/sock
 P="$BIN/pinpoint"
 passed=0; failed=0
@@ -24,7 +24,7 @@ cat > "$W/config.json" <<CFG
 {"state_dir": "$W/state", "socket_path": "$W/sock", "backend": "nvml", "mps": "daemons",
  "mps_idle_quit_ms": 600000, "cancel_grace_ms": 5000}
 CFG
-"$BIN/pinpointd" --config "$W/config.json" > "$W/pinpointd.log" 2>&1 &
+LD_LIBRARY_PATH="$BIN/lib:${LD_LIBRARY_PATH:-}" "$BIN/pinpointd" --config "$W/config.json" > "$W/pinpointd.log" 2>&1 &
 DAEMON=$!
 for _ in $(seq 100); do [ -S "$W/sock" ] && break; sleep 0.1; done
 grep -m1 "MPS:" "$W/pinpointd.log"
