@@ -8,7 +8,10 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <charconv>
+#include <string_view>
 #include <chrono>
 #include <fstream>
 #include <sstream>
@@ -175,6 +178,22 @@ void CloseOnExecFrom(int first_fd, int keep_fd) {
     first = static_cast<unsigned>(keep_fd) + 1;
   }
   CloseOnExecRange(first, ~0u);
+}
+
+std::string ReadProcFileBounded(int64_t pid, const char* name, size_t max_bytes) {
+  std::string path = "/proc/" + std::to_string(pid) + "/" + name;
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return "";
+  std::string out;
+  char buf[65536];
+  while (out.size() < max_bytes) {
+    ssize_t n = ::read(fd, buf, std::min(sizeof(buf), max_bytes - out.size()));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    out.append(buf, static_cast<size_t>(n));
+  }
+  ::close(fd);
+  return out;
 }
 
 std::vector<char*> CStrings(const std::vector<std::string>& strings) {

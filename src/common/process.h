@@ -95,6 +95,11 @@ bool SignalIfBelongs(int64_t pid, int signal, const std::function<bool(int64_t)>
 // the parent opened them with O_CLOEXEC.
 void CloseOnExecFrom(int first_fd, int keep_fd = -1);
 
+// At most `max_bytes` of /proc/<pid>/<name> ("" when it cannot be read): for files a user's
+// process controls the size of, such as environ.
+std::string ReadProcFileBounded(int64_t pid, const char* name, size_t max_bytes);
+inline constexpr size_t kMaxEnvironBytes = 1 << 20;
+
 // NULL-terminated char* views of `strings` for exec*(); valid while `strings` lives.
 std::vector<char*> CStrings(const std::vector<std::string>& strings);
 

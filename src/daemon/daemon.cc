@@ -231,6 +231,10 @@ int RunDaemon(const Config& config, std::unique_ptr<gpu::GpuBackend> backend,
   } else {
     spdlog::info("host CPU/memory limits are off (cgroups: false)");
   }
+  if (!cgroups.enabled())
+    spdlog::warn("jobs have no cgroup of their own: a job's process that leaves its session is found by its uid "
+                 "and its job's key (PINPOINT_JOB_KEY), so one that also clears its environment can outlive its job "
+                 "(docs/security.md, item 3)");
   std::string shim = ShimPath(config);
   if (::access(shim.c_str(), X_OK) != 0)
     return Fail(FailedPrecondition("job supervisor " + shim + " is missing or not executable (set shim_path)"));

@@ -37,6 +37,8 @@ struct LaunchSpec {
   std::vector<uint32_t> groups;  // supplementary groups (used when switch_user)
   std::string job_dir;           // absolute; created by Launch if missing
   std::string cgroup_dir;        // absolute cgroup v2 directory to join, or empty
+  // (Launch adds PINPOINT_JOB_KEY=<random> to `env`: how the job's processes are found once they
+  // left its session where it has no cgroup.)
   // Absolute files for the job's stdout and stderr (submit -o/-e), or empty for the job
   // directory's. Opened by the job's process after it became the job's user (so with exactly
   // that user's rights), without following a link in the last component, and only when a

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/file.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -27,6 +28,26 @@ ExitStatus NeverLaunched(const std::string& why) {
   never.kind = ExitStatus::Kind::kNeverLaunched;
   never.error = why;
   return never;
+}
+
+constexpr char kJobKeyPrefix[] = "PINPOINT_JOB_KEY=";
+
+std::string RandomHex(size_t bytes) {
+  std::string raw(bytes, '\0');
+  size_t got = 0;
+  while (got < bytes) {
+    ssize_t n = ::getrandom(raw.data() + got, bytes - got, 0);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    got += static_cast<size_t>(n);
+  }
+  static constexpr char kDigits[] = "0123456789abcdef";
+  std::string hex;
+  for (unsigned char c : raw) {
+    hex += kDigits[c >> 4];
+    hex += kDigits[c & 15];
+  }
+  return hex;
 }
 
 // What the job directory says of its supervisor.
@@ -69,15 +90,37 @@ std::string CgroupOf(int64_t pid) {
 // Who belongs to a job: the members of the session its supervisor made (the session id is the
 // supervisor's pid and outlives it; Linux never hands out a pid while it names a live session),
 // and, where it has one, the members of its cgroup, which no unprivileged process can leave.
+//
+// A process that leaves the session (setsid, a double fork) is still the job's: in its cgroup, or,
+// on a node without one, a process whose uids are all the job user's and whose environment holds
+// the job's key (PINPOINT_JOB_KEY, random for each launch: a job id alone would also name the jobs
+// of another pinpointd on the machine). One that also clears its environment escapes the latter:
+// the weaker guarantee of a node without cgroup v2 (docs/security.md).
 struct JobIdentity {
   int64_t session = 0;     // 0: the session is unknown or its id was reused
   std::string cgroup_rel;  // "" when the job has no cgroup
+  std::string key_entry;   // "PINPOINT_JOB_KEY=<key>"; "" when the launch had none
+  uint32_t uid = 0;        // the job's user
 
   bool Holds(int64_t pid) const {
     auto stat = ReadProcStat(pid);
     if (!stat || stat->state == 'Z' || pid == session) return false;
     if (session > 0 && stat->session == session) return true;
-    return !cgroup_rel.empty() && CgroupOf(pid) == cgroup_rel;
+    if (!cgroup_rel.empty() && CgroupOf(pid) == cgroup_rel) return true;
+    if (key_entry.empty()) return false;
+    auto uids = ReadProcUids(pid);
+    return uids && uids->AllAre(uid) && HasEntry(ReadProcFileBounded(pid, "environ", kMaxEnvironBytes), key_entry);
+  }
+
+  // Whether the NUL-separated `environ` holds `entry` whole.
+  static bool HasEntry(const std::string& environ, const std::string& entry) {
+    for (size_t start = 0; start < environ.size();) {
+      size_t end = environ.find('\0', start);
+      if (end == std::string::npos) end = environ.size();
+      if (environ.compare(start, end - start, entry) == 0) return true;
+      start = end + 1;
+    }
+    return false;
   }
 };
 
@@ -89,6 +132,11 @@ JobIdentity IdentityOf(const JobHandle& handle, int dir_fd) {
   bool same = ticks == 0 || handle.pid_start_ticks == 0 || ticks == handle.pid_start_ticks;
   if (handle.pid > 0 && same) id.session = handle.pid;
   auto spec = ReadSpec(dir_fd);
+  if (spec.ok()) {
+    for (const std::string& entry : spec->env)
+      if (entry.rfind(kJobKeyPrefix, 0) == 0) id.key_entry = entry;
+    id.uid = spec->switch_user ? spec->uid : static_cast<uint32_t>(::geteuid());
+  }
   if (spec.ok() && !spec->cgroup_dir.empty()) {
     // /sys/fs/cgroup/pinpoint/job-5 -> /pinpoint/job-5, as /proc/<pid>/cgroup names it.
     const std::string& dir = spec->cgroup_dir;
@@ -99,9 +147,20 @@ JobIdentity IdentityOf(const JobHandle& handle, int dir_fd) {
   return id;
 }
 
+// Kills every process of the job's cgroup at once (cgroup.kill, Linux 5.14), forks in flight
+// included; nothing where the job has no cgroup or the kernel no cgroup.kill.
+void KillCgroup(int dir_fd) {
+  auto spec = ReadSpec(dir_fd);
+  if (!spec.ok() || spec->cgroup_dir.empty()) return;
+  auto group = OpenDirNoFollow(spec->cgroup_dir);
+  if (!group.ok()) return;
+  auto kill = OpenFileAt(group->get(), "cgroup.kill", O_WRONLY);
+  if (kill.ok()) (void)!::write(kill->get(), "1", 1);
+}
+
 std::vector<int64_t> Members(const JobIdentity& id) {
   std::vector<int64_t> out;
-  if (id.session == 0 && id.cgroup_rel.empty()) return out;
+  if (id.session == 0 && id.cgroup_rel.empty() && id.key_entry.empty()) return out;
   for (int64_t pid : ListPids()) {
     if (id.Holds(pid)) out.push_back(pid);
   }
@@ -135,7 +194,11 @@ Result<JobHandle> ProcessLauncher::Launch(const LaunchSpec& spec) {
                  "to {}", name, spec.job_dir, moved_to);
   auto dir = OpenJobDir(spec.job_dir);
   if (!dir.ok()) return dir.status();
-  PP_RETURN_IF_ERROR(WriteSpec(dir->get(), spec));
+  // The job's key (JobIdentity): stored in spec.json, which only pinpointd reads, and in the
+  // job's environment, which only the job's user and root can read.
+  LaunchSpec keyed = spec;
+  keyed.env.push_back(kJobKeyPrefix + RandomHex(16));
+  PP_RETURN_IF_ERROR(WriteSpec(dir->get(), keyed));
   PP_RETURN_IF_ERROR(CreateExitSlot(dir->get()));
   // Locked before fork and inherited by the shim: there is no moment at which the job lives
   // and its lock is free, so a daemon restarting at any time reads liveness correctly.
@@ -179,7 +242,23 @@ std::optional<ExitStatus> ProcessLauncher::Poll(const JobHandle& handle) {
       break;
   }
   auto status = ReadExitStatus(dir->get());
-  if (status.ok()) return *status;
+  if (status.ok()) {
+    // The program has ended, but a process it left (one that called setsid, or double-forked)
+    // would run on with the job's GPUs while the next job gets them: the job is not over until
+    // every process of it is gone. Each is killed, and the next poll looks again.
+    JobIdentity id = IdentityOf(handle, dir->get());
+    std::vector<int64_t> left = Members(id);
+    if (left.empty()) {
+      leftovers_named_.erase(handle.job_id);
+      return *status;
+    }
+    if (leftovers_named_.insert(handle.job_id).second)
+      spdlog::warn("job {}: its program ended; killing {} process(es) it left running (pid {}{}) before its "
+                   "resources are handed on", handle.job_id, left.size(), left.front(), left.size() > 1 ? ", ..." : "");
+    KillCgroup(dir->get());
+    for (int64_t pid : left) SignalIfBelongs(pid, SIGKILL, [&](int64_t p) { return id.Holds(p); });
+    return std::nullopt;
+  }
   if (status.status().code() == Code::kUnavailable) return std::nullopt;
   // The shim writes job.pid before the job may run any code of its own: without it the job
   // never started (the daemon died between creating the lock and forking), so it may be queued

@@ -23,6 +23,7 @@ class ProcessLauncher : public Launcher {
  private:
   std::string shim_path_;
   std::set<int64_t> children_;  // shim pids forked by this process, not yet reaped
+  std::set<JobId> leftovers_named_;  // jobs whose left-running processes the log has named
 };
 
 // Start time of `pid` in clock ticks since boot (field 22 of /proc/<pid>/stat), or 0 when the

@@ -161,10 +161,10 @@ TEST_F(ProcessLauncherTest, OrphanSignalSparesProcessesOutsideTheJob) {
   JobHandle reused = *h;
   reused.pid = ::getpid();
   reused.pid_start_ticks = ProcessStartTicks(::getpid()) + 1;
-  EXPECT_TRUE(launcher_.JobProcesses(reused).empty());
-  ASSERT_TRUE(launcher_.Signal(reused, SIGTERM).ok());  // must reach nobody, this test included
-  EXPECT_TRUE(ProcessAlive(job));
-  ASSERT_TRUE(launcher_.Signal(*h, SIGKILL).ok());
+  // Its session no longer names the job; the job's key still finds the job's own process, and
+  // only it: never the process that reused the pid (this test, which lives on to check).
+  EXPECT_EQ(launcher_.JobProcesses(reused), std::vector<int64_t>{job});
+  ASSERT_TRUE(launcher_.Signal(reused, SIGKILL).ok());
   ASSERT_TRUE(WaitForExit(job, 60'000));
   EXPECT_EQ(launcher_.Poll(*h)->kind, ExitStatus::Kind::kNoStatus);
 }
@@ -566,6 +566,41 @@ TEST_F(ProcessLauncherTest, OutputFollowsTheSubmittersUmask) {
       EXPECT_EQ(st.st_mode & 0777, static_cast<mode_t>(mode)) << path << " with umask " << mask;
     }
   }
+}
+
+}  // namespace
+}  // namespace pinpoint::launch
+
+namespace pinpoint::launch {
+namespace {
+
+// Attack: a job's process that leaves its session (setsid) and runs on with the job's GPUs after
+// the job ended, while the next job gets them. The job is not reported ended while it lives; it
+// is killed, then the job's end comes. Found here by its uid and its job's key (no cgroup).
+TEST_F(ProcessLauncherTest, AProcessThatLeftTheSessionIsKilledBeforeTheJobEnds) {
+  std::string fifo = MakeFifo();
+  // The escapee says its pid once it has left the session, then the job's shell exits.
+  LaunchSpec s = Spec(50, {"sh", "-c", "setsid sh -c 'echo $$ > " + fifo + "; exec sleep 1000' & exit 0"});
+  auto h = launcher_.Launch(s);
+  ASSERT_TRUE(h.ok()) << h.status().ToString();
+  std::ifstream in(fifo);
+  int64_t escaped = 0;
+  in >> escaped;
+  ASSERT_GT(escaped, 0);
+  auto held = PidFd::Open(escaped);
+  ASSERT_TRUE(held.has_value());
+  WaitSupervisor(*h);
+  auto stat = ReadProcStat(escaped);
+  ASSERT_TRUE(stat.has_value());
+  EXPECT_NE(stat->session, h->pid) << "it did leave the job's session";
+  auto first = launcher_.Poll(*h);
+  EXPECT_FALSE(first.has_value()) << "reported ended while its process runs on: kind "
+                                  << static_cast<int>(first->kind) << " " << first->error;
+  EXPECT_TRUE(held->WaitExit(10000)) << "the escaped process was not killed";
+  auto st = launcher_.Poll(*h);
+  ASSERT_TRUE(st.has_value());
+  EXPECT_EQ(st->kind, ExitStatus::Kind::kExited);
+  EXPECT_EQ(st->exit_code, 0);
 }
 
 }  // namespace

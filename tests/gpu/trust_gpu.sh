@@ -71,7 +71,19 @@ check "another user's slice runs afterwards (the GPU is back in service)" test "
 st=$(as_ppa "PINPOINT_SOCKET=$W/sock timeout 120 $P --json submit --wait --gpu-mem 2G -- $BIN/pp-busy --blocks 4 --iters 1000000" | js "d['state']")
 check "ppa's next slice runs under a fresh daemon" test "$st" = completed
 
-echo "=== 5. many idle connections to /metrics leave pinpointd its descriptors"
+echo "=== 5. a CUDA process that leaves its job (setsid) is killed before the job ends and its GPU is handed on"
+mkdir -p "$W/esc"; chmod 1777 "$W/esc"; ESC="$W/esc/escaped.pid"
+id6=$(as_ppa "PINPOINT_SOCKET=$W/sock $P --json submit --gpu-mem 2G -- sh -c 'setsid sh -c \"echo \\\$\\\$ > $ESC; exec $BIN/pp-busy --blocks 4 --iters 20000000000000\" & sleep 2; exit 0'" | js "d['id']")
+wait_for 30 test -s "$ESC"
+EP=$(cat "$ESC" 2>/dev/null)
+echo "job $id6 left process $EP (session $(ps -o sid= -p "$EP" 2>/dev/null | tr -d ' '), user $(ps -o user= -p "$EP" 2>/dev/null))"
+timeout 60 "$P" wait "$id6" > /dev/null
+echo "job $id6: $("$P" --json show $id6 | js "d['job']['state'] + ' ' + d['job']['reason']")"
+check "the escaped CUDA process is gone once the job has ended" sh -c "test -n '$EP' && { ! test -d /proc/$EP || grep -q '^State:.*Z' /proc/$EP/status; }"
+check "the job still ended with its program's exit" sh -c "\"$P\" --json show $id6 | grep -q '\"reason\": \"exit-0\"'"
+grep "left running" "$W/pinpointd.log" | tail -1
+
+echo "=== 6. many idle connections to /metrics leave pinpointd its descriptors"
 PORT=$(grep -o "(port [0-9]*)" "$W/pinpointd.log" | head -1 | tr -dc 0-9)
 [ -n "$PORT" ] || PORT=$(ss -ltnp 2>/dev/null | grep "pid=$DAEMON," | grep -o '127.0.0.1:[0-9]*' | head -1 | cut -d: -f2)
 python3 - "$PORT" <<'PY' &
