@@ -6,8 +6,8 @@
 
 namespace pinpoint::metrics {
 
-BoundedTaskQueue::BoundedTaskQueue(size_t workers, size_t max_waiting)
-    : capacity_(std::max<size_t>(workers, 1) + max_waiting) {
+BoundedTaskQueue::BoundedTaskQueue(size_t workers, size_t max_waiting, std::atomic<size_t>* most_held)
+    : capacity_(std::max<size_t>(workers, 1) + max_waiting), most_held_out_(most_held) {
   for (size_t i = 0; i < std::max<size_t>(workers, 1); ++i) threads_.emplace_back([this] { Work(); });
 }
 
@@ -29,6 +29,7 @@ void BoundedTaskQueue::enqueue(std::function<void()> fn) {
   }
   waiting_.push_back(std::move(fn));
   most_held_ = std::max(most_held_, waiting_.size() + running_);
+  if (most_held_out_ != nullptr) most_held_out_->store(most_held_);
   work_ready_.notify_one();
 }
 

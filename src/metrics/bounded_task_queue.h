@@ -11,6 +11,7 @@
 // waiting when it comes) runs its task in the caller's thread, so that what the task owns is freed.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <cstddef>
 #include <deque>
@@ -25,7 +26,9 @@ namespace pinpoint::metrics {
 
 class BoundedTaskQueue : public httplib::TaskQueue {
  public:
-  BoundedTaskQueue(size_t workers, size_t max_waiting);
+  // `most_held`, when given, is kept at the most held at once too; it must outlive the queue (the
+  // server owns it: httplib destroys the queue when its accept loop ends).
+  BoundedTaskQueue(size_t workers, size_t max_waiting, std::atomic<size_t>* most_held = nullptr);
   ~BoundedTaskQueue() override;
 
   void enqueue(std::function<void()> fn) override;
@@ -49,6 +52,7 @@ class BoundedTaskQueue : public httplib::TaskQueue {
   std::deque<std::function<void()>> waiting_;
   size_t running_ = 0;
   size_t most_held_ = 0;
+  std::atomic<size_t>* most_held_out_;
   size_t blocked_enqueues_ = 0;
   bool shutdown_ = false;
   std::vector<std::thread> threads_;

@@ -51,11 +51,7 @@ Result<std::unique_ptr<MetricsServer>> MetricsServer::Start(const std::string& l
   });
   // Bounded: at most kWorkers + kWaiting connections held (bounded_task_queue.h), each for a
   // few seconds at most, whatever a client sends or withholds.
-  s->server_->new_task_queue = [self] {
-    auto* queue = new BoundedTaskQueue(kWorkers, kWaiting);
-    self->queue_ = queue;
-    return queue;
-  };
+  s->server_->new_task_queue = [self] { return new BoundedTaskQueue(kWorkers, kWaiting, &self->most_held_); };
   s->server_->set_read_timeout(kIoTimeoutSeconds);
   s->server_->set_write_timeout(kIoTimeoutSeconds);
   s->server_->set_keep_alive_timeout(kIoTimeoutSeconds);
@@ -83,10 +79,7 @@ Result<std::unique_ptr<MetricsServer>> MetricsServer::Start(const std::string& l
   return s;
 }
 
-size_t MetricsServer::most_connections_held() const {
-  BoundedTaskQueue* queue = queue_;
-  return queue == nullptr ? 0 : queue->most_held();
-}
+size_t MetricsServer::most_connections_held() const { return most_held_.load(); }
 
 void MetricsServer::Publish(std::string text) {
   std::lock_guard lock(mu_);

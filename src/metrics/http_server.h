@@ -20,8 +20,6 @@ class Server;
 
 namespace pinpoint::metrics {
 
-class BoundedTaskQueue;
-
 class MetricsServer {
  public:
   // Connections served at once, and accepted ones waiting for a worker: the most it holds.
@@ -49,7 +47,7 @@ class MetricsServer {
   std::thread thread_;
   int port_ = 0;
   std::atomic<bool> listen_returned_{false};
-  std::atomic<BoundedTaskQueue*> queue_{nullptr};  // owned by the server's accept loop
+  std::atomic<size_t> most_held_{0};  // kept by the accept loop's BoundedTaskQueue
   mutable std::mutex mu_;
   std::string text_;  // guarded by mu_
 };
