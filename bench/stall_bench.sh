@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# Does any user stall pinpointd? Runs each attack of docs/security.md ("Locks, descriptors and
+# budgets") against a pinpointd on a simulated node, and meanwhile measures what another user
+# sees: the latency of `pinpoint version` and `pinpoint queue` (each a whole CLI run: process start,
+# connect, request, reply). Target: p99 under 100 ms in every row.
+# Usage: bench/stall_bench.sh BUILD_DIR [OUT.md]  (as root: attackers run as uid nobody)
+# Each attack runs for the whole measurement (SAMPLES calls of each command, default 200) and is
+# stopped after it; every process it started is ended.
+set -uo pipefail
+build=$(readlink -f "${1:?usage: stall_bench.sh BUILD_DIR [OUT.md]}")
+out=${2:-/dev/stdout}
+samples=${SAMPLES:-200}
+for b in pinpointd pinpoint pinpoint-shim; do [ -x "$build/$b" ] || { echo "stall_bench: no $build/$b" >&2; exit 1; }; done
+[ "$(id -u)" = 0 ] || { echo "stall_bench: run as root (attackers run as nobody)" >&2; exit 1; }
+W=$(mktemp -d /tmp/pp-stall-XXXXXX); chmod 755 "$W"
+mkdir -p "$W/bin"; cp "$build"/pinpointd "$build"/pinpoint "$build"/pinpoint-shim "$W/bin"/; chmod 755 "$W/bin" "$W"/bin/*
+P="$W/bin/pinpoint"; export PINPOINT_SOCKET="$W/sock"
+cat > "$W/config.json" <<CFG
+{"state_dir": "$W/state", "socket_path": "$W/sock", "backend": "simulated:h100x2", "metrics_listen": "127.0.0.1:0"}
+CFG
+"$W/bin/pinpointd" --config "$W/config.json" > "$W/pinpointd.log" 2>&1 &
+DAEMON=$!
+pids=()
+cleanup() { for p in "${pids[@]}"; do kill -- -"$p" 2>/dev/null; kill "$p" 2>/dev/null; done; kill "$DAEMON" 2>/dev/null; wait 2>/dev/null; rm -rf "$W"; }
+trap cleanup EXIT
+for _ in $(seq 100); do "$P" version > /dev/null 2>&1 && break; sleep 0.1; done
+PORT=$(grep -o "(port [0-9]*)" "$W/pinpointd.log" | head -1 | tr -dc 0-9)
+as_nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups env PINPOINT_SOCKET="$W/sock" "$@"; }
+
+# The victim's job and the attacker's: an ended job of root's, and 10000 held tasks of nobody's.
+victim=$("$P" --json submit --wait -- true | python3 -c 'import json,sys; print(json.load(sys.stdin)["id"])')
+array=$(as_nobody "$P" --json submit --hold --array 1-10000 -- true | python3 -c 'import json,sys; print(json.load(sys.stdin)["array"]["id"])')
+ids=$(seq "$array" $((array + 9999)) | tr '\n' ' ')
+copies=$(yes "$victim" | head -10000 | tr '\n' ' ')
+
+measure() {  # measure CMD...: SAMPLES runs; prints p50 and p99 in ms
+  local t0 t1 i
+  for i in $(seq "$samples"); do
+    t0=$(date +%s%N); "$@" > /dev/null 2>&1; t1=$(date +%s%N)
+    echo $(( (t1 - t0) / 1000 ))
+  done | sort -n | awk '{a[NR]=$1} END {p50=a[int(NR*0.50)+1]; p99=a[int(NR*0.99)+1]; if (p99=="") p99=a[NR]; printf "%.1f | %.1f", p50/1000, p99/1000}'
+}
+attack() {  # attack NAME CMD...: runs CMD in a loop in the background while the victim measures
+  local name=$1; shift
+  ( set -m; while true; do "$@" > /dev/null 2>&1; done ) &
+  pids+=($!)
+  local v q
+  v=$(measure "$P" version); q=$(measure "$P" queue)
+  kill -- -"${pids[-1]}" 2>/dev/null; kill "${pids[-1]}" 2>/dev/null; wait "${pids[-1]}" 2>/dev/null
+  echo "| $name | $v | $q |"
+}
+flood_metrics() {
+  python3 - "$PORT" <<'PY'
+import socket, sys, time
+port = int(sys.argv[1]); socks = []
+for _ in range(4000):
+    s = socket.socket(); s.setblocking(False)
+    try: s.connect(("127.0.0.1", port))
+    except (BlockingIOError, OSError): pass
+    socks.append(s)
+time.sleep(5)
+PY
+}
+{
+  echo "# Another user's latency while one user attacks pinpointd"
+  echo
+  echo "pinpointd on a simulated node (simulated:h100x2); $(nproc) CPUs ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')); $(date -u +%F); $samples calls of each command per row; times in ms, each a whole \`pinpoint\` run (process start included). Target: p99 < 100 ms."
+  echo
+  echo "| attack (by uid nobody) | version p50 | version p99 | queue p50 | queue p99 |"
+  echo "|---|---|---|---|---|"
+  echo "| none | $(measure "$P" version) | $(measure "$P" queue) |"
+  attack "wait naming another user's job 10000 times, in a loop" as_nobody "$P" wait $copies
+  attack "hold then release of 10000 ids, in a loop" sh -c "setpriv --reuid=65534 --regid=65534 --clear-groups env PINPOINT_SOCKET=$W/sock $P hold $ids; setpriv --reuid=65534 --regid=65534 --clear-groups env PINPOINT_SOCKET=$W/sock $P release $ids"
+  attack "queue --all -n 10000, in a loop" as_nobody "$P" queue --all -n 10000
+  attack "4000 idle connections to /metrics, renewed every 5 s" flood_metrics
+  attack "submit of a 250 KiB environment, in a loop" as_nobody env BIG="$(head -c 250000 /dev/zero | tr '\0' x)" "$P" submit --hold -- true
+  echo
+  echo "pinpointd's descriptors at the end: $(ls /proc/$DAEMON/fd | wc -l); its resident memory: $(awk '/VmRSS/ {print $2, $3}' /proc/$DAEMON/status)."
+} > "$out"
