@@ -81,6 +81,11 @@ std::string PathEnv() {
   return std::string("PATH=") + (p ? p : "/usr/local/nvidia/bin:/usr/bin:/bin");
 }
 
+// The environment of a control command (a probe's too): the daemon's pipe and log directories.
+std::vector<std::string> CommandEnv(const std::string& pipe_dir, const std::string& log_dir) {
+  return {PathEnv(), "CUDA_MPS_PIPE_DIRECTORY=" + pipe_dir, "CUDA_MPS_LOG_DIRECTORY=" + log_dir};
+}
+
 std::vector<std::string> Lines(const std::string& text) {
   std::vector<std::string> out;
   std::istringstream in(text);
@@ -144,7 +149,7 @@ MpsDaemons::MpsDaemons(MpsDaemonsOptions options, Clock* clock)
 Result<std::string> MpsDaemons::Command(const Daemon& d, const std::string& command) const {
   CommandSpec spec;
   spec.argv = {options_.control_binary};
-  spec.env = {PathEnv(), "CUDA_MPS_PIPE_DIRECTORY=" + d.pipe_dir, "CUDA_MPS_LOG_DIRECTORY=" + d.log_dir};
+  spec.env = CommandEnv(d.pipe_dir, d.log_dir);
   spec.stdin_text = command + "\n";
   spec.timeout_ms = options_.command_timeout_ms;
   spec.max_output_bytes = kMaxCommandOutputBytes;
@@ -357,8 +362,7 @@ Status MpsDaemons::StartProbe(Daemon& d) {
   (void)!::write(in[1], question, sizeof(question) - 1);
   ::close(in[1]);
   std::vector<std::string> argv = {options_.control_binary};
-  std::vector<std::string> env = {PathEnv(), "CUDA_MPS_PIPE_DIRECTORY=" + d.pipe_dir,
-                                  "CUDA_MPS_LOG_DIRECTORY=" + d.log_dir};
+  std::vector<std::string> env = CommandEnv(d.pipe_dir, d.log_dir);
   auto cargv = CStrings(argv);
   auto cenv = CStrings(env);
   gid_t groups[1] = {d.gid};
@@ -395,8 +399,10 @@ Status MpsDaemons::StartProbe(Daemon& d) {
 
 void MpsDaemons::EndProbe(Daemon& d, bool kill) {
   if (!d.probe.valid()) return;
-  if (kill) ::kill(-static_cast<pid_t>(d.probe.pid()), SIGKILL);  // its session: what it started too
-  if (kill) d.probe.Signal(SIGKILL);
+  if (kill) {
+    ::kill(-static_cast<pid_t>(d.probe.pid()), SIGKILL);  // its session: what it started too
+    d.probe.Signal(SIGKILL);
+  }
   reaping_.push_back(std::move(d.probe));
   d.probe = PidFd();
 }
