@@ -22,17 +22,25 @@ namespace pinpoint {
 // Largest message either side accepts, in bytes (the newline excluded).
 inline constexpr size_t kMaxMessageBytes = 1 << 20;
 
-// The "queue" op returns one page of jobs: this many when the request gives no limit (or 0), and
-// at most kQueueMaxLimit.
+// One request costs pinpointd a bounded time (a few ms), so that no user's request holds up
+// another's (docs/security.md "Locks, descriptors and budgets"): a request names at most
+// kMaxIdsPerRequest jobs, and a listing's reply holds at most kQueuePageMax. Client (client.h)
+// splits longer lists and pages longer listings itself.
+inline constexpr size_t kMaxIdsPerRequest = 256;
+inline constexpr int kQueuePageMax = 256;
+
+// The "queue" op returns one page of jobs: this many when the request gives no limit (or 0). A
+// request may ask for up to kQueueMaxLimit; the reply holds at most kQueuePageMax of them, and
+// says in "limit" the page size it used.
 inline constexpr int kQueueDefaultLimit = 100;
 inline constexpr int kQueueMaxLimit = 10000;
 inline constexpr int kQueueMaxOffset = 1'000'000'000;
-// A "cancel" names at most this many jobs.
-inline constexpr size_t kCancelMaxIds = 10000;
+// A "cancel", "hold" or "release" names at most this many jobs.
+inline constexpr size_t kCancelMaxIds = kMaxIdsPerRequest;
 // A "wait" names at most this many jobs ("ids"). The ids of the waits pinpointd holds unanswered
 // are bounded too: at most kWaitMaxHeldIdsPerUid for one non-root uid, kWaitMaxHeldIds in all; a
 // wait past a bound is refused with kUnavailable (one with a single "id" counts 1).
-inline constexpr size_t kWaitMaxIds = 10000;
+inline constexpr size_t kWaitMaxIds = kMaxIdsPerRequest;
 inline constexpr size_t kWaitMaxHeldIdsPerUid = 20000;
 inline constexpr size_t kWaitMaxHeldIds = 200000;
 

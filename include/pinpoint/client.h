@@ -35,7 +35,10 @@ class Client {
   // time limit: "wait", and "submit" with wait, are answered when the job ends. Errors: the
   // daemon's, as a Status with its code and message; kUnavailable when the connection fails; and
   // kInternal ("malformed reply from pinpointd to show: job.state is not a known job state") for
-  // a reply that does not decode (api_codec.h).
+  // a reply that does not decode (api_codec.h). A request of more than kMaxIdsPerRequest ids
+  // (cancel, hold, release, wait) goes as several, and a listing longer than kQueuePageMax as
+  // several pages (api.h): the reply is the pieces' put together; after an error in a later piece
+  // the earlier pieces have taken effect.
   Result<VersionReply> Version();
   Result<SubmitReply> Submit(const SubmitRequest& request);
   Result<WaitReply> Wait(const WaitRequest& request);

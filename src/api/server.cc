@@ -8,6 +8,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -41,6 +42,11 @@ std::string Serialize(const json& reply) {
 constexpr size_t kReadChunkBytes = 65536;
 constexpr int kReadChunksPerRun = 4;
 constexpr size_t kRequestsPerRun = 256;
+// And per user and RunOnce call, the time spent handling their requests: once a user has had this
+// much, their other requests wait for the next call, so a user who pipelines costly requests (or
+// opens many connections to send them) delays another user by about one request, never by all
+// of theirs. A request is never cut short: each is bounded by the API (ids per request, page size).
+constexpr int64_t kHandleMsPerUserPerRun = 10;
 constexpr int kAcceptsPerRun = 256;
 // A buffer emptied with more capacity than this gives it back: idle connections stay cheap.
 constexpr size_t kKeptCapacityBytes = 65536;
@@ -143,6 +149,7 @@ std::vector<int> Server::RunOnce(int timeout_ms, const std::vector<int>& extra_f
   fds.push_back({listen_fd_, POLLIN, 0});
   for (int fd : extra_fds) fds.push_back({fd, POLLIN, 0});
   std::vector<ConnId> ids;
+  handled_ms_.clear();
   bool work_left = false;  // requests read last time and not handled for want of budget
   for (auto& [id, conn] : conns_) {
     // A connection that may not be read from polls for no event: poll still reports its hang-up.
@@ -228,7 +235,7 @@ void Server::Serve(ConnId id, Conn& conn, bool readable) {
     if (conn.unsent() > 0) WriteTo(conn);
     if (conn.FindLine() != std::string::npos) {
       // Stopped with a request waiting: for budget (served next call), backlog or deferred replies.
-      if (budget > 0 && MayHandle(conn)) continue;  // the write made room
+      if (budget > 0 && MayHandle(conn) && HasTime(conn)) continue;  // the write made room
       return;
     }
     if (!readable || conn.input_done || chunks++ == kReadChunksPerRun) return;
@@ -263,10 +270,18 @@ bool Server::ReadChunk(Conn& conn) {
   return true;
 }
 
+bool Server::HasTime(const Conn& conn) const {
+  auto it = handled_ms_.find(conn.caller.uid);
+  return it == handled_ms_.end() || it->second < kHandleMsPerUserPerRun;
+}
+
 void Server::HandleLines(ConnId id, Conn& conn, size_t* budget) {
   size_t newline;
-  while (*budget > 0 && MayHandle(conn) && (newline = conn.FindLine()) != std::string::npos) {
+  int64_t& spent_ms = handled_ms_[conn.caller.uid];
+  while (*budget > 0 && HasTime(conn) && MayHandle(conn) &&
+         (newline = conn.FindLine()) != std::string::npos) {
     --*budget;
+    int64_t started_ms = NowMs();
     auto request = ParseRequest(std::string_view(conn.in).substr(conn.in_pos, newline - conn.in_pos));
     conn.in_pos = conn.scan_pos = newline + 1;
     conn.last_progress_ms = NowMs();
@@ -278,6 +293,7 @@ void Server::HandleLines(ConnId id, Conn& conn, size_t* budget) {
       if (!reply) ++conn.deferred;
     }
     if (reply) Queue(conn, *reply);
+    spent_ms += std::max<int64_t>(0, NowMs() - started_ms);  // the clock may be set back
   }
   Compact(conn.in, &conn.in_pos, &conn.scan_pos);
 }

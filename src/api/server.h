@@ -62,7 +62,8 @@ class Server {
   // "unavailable") and is closed. A connection whose unread replies exceed
   // max_reply_backlog_bytes, or that owes max_deferred_per_connection deferred replies, is not
   // read from until that clears; its requests wait in the kernel's socket buffer. Each call reads
-  // at most a bounded amount from each connection, so a busy client cannot starve the others.
+  // at most a bounded amount from each connection, and handles a user's requests for at most a few
+  // milliseconds (and one request), so a busy client or user cannot starve the others.
   std::vector<int> RunOnce(int timeout_ms, const std::vector<int>& extra_fds);
 
   // Queues a deferred reply on a connection (no-op when it has closed). Each request the handler
@@ -100,6 +101,8 @@ class Server {
   void Accept();
   bool WantsInput(Conn& conn) const;
   bool MayHandle(const Conn& conn) const;
+  // Whether conn's user has time left in this RunOnce call (kHandleMsPerUserPerRun).
+  bool HasTime(const Conn& conn) const;
   bool ReadChunk(Conn& conn);
   void Serve(ConnId id, Conn& conn, bool readable);
   void HandleLines(ConnId id, Conn& conn, size_t* budget);
@@ -120,6 +123,8 @@ class Server {
   Clock* clock_;
   ConnectionLimits limits_;
   std::map<ConnId, Conn> conns_;
+  // Time spent handling each user's requests in the current RunOnce call, by uid.
+  std::map<uint32_t, int64_t> handled_ms_;
   ConnId next_id_ = 1;
 };
 

@@ -27,11 +27,13 @@ namespace {
 
 using nlohmann::json;
 
-// "big": a reply of reply_bytes; "later": deferred; anything else: echoes "op" and "i".
+// "big": a reply of reply_bytes; "later": deferred; "slow": takes slow_ms on `clock`; anything
+// else: echoes "op" and "i".
 class BoundsHandler : public Handler {
  public:
   std::optional<json> Handle(const Caller& caller, const json& request, ConnId conn) override {
     ++handled[conn];
+    if (request["op"] == "slow") clock->AdvanceMs(slow_ms);
     if (request["op"] == "later") {
       deferred.push_back(conn);
       return std::nullopt;
@@ -41,6 +43,8 @@ class BoundsHandler : public Handler {
   }
   void Closed(ConnId conn) override { closed.push_back(conn); }
   size_t reply_bytes = 16 << 10;
+  FakeClock* clock = nullptr;
+  int64_t slow_ms = 40;
   std::map<ConnId, int> handled;
   std::vector<ConnId> deferred;
   std::vector<ConnId> closed;
@@ -75,6 +79,7 @@ class ServerBoundsTest : public ::testing::Test {
     ServerOptions options;
     options.limits = limits;
     options.clock = &clock_;
+    handler_.clock = &clock_;
     options.identify = [this](int fd) -> Result<Caller> {
       auto caller = PeerCaller(fd);
       if (caller.ok() && !uids_.empty()) {
@@ -330,6 +335,36 @@ TEST_F(ServerBoundsTest, ConnectionsBeyondTheUidCapAreRefused) {
   Send(again, "{\"op\":\"hello\"}\n");
   Run();
   EXPECT_NE(ReadAvailable(again).data.find("\"uid\":1000"), std::string::npos);
+}
+
+// Attack (issue 22 item 2): one user pipelines costly requests on two connections. Each pass
+// handles one of them, and another user's request in the same pass; the rest wait their turn.
+TEST_F(ServerBoundsTest, AUsersCostlyRequestsTakeTurnsWithOtherUsers) {
+  Start(ServerLimits{});
+  uids_ = {1000, 1000, 2000};
+  int first = Connect();
+  int second = Connect();
+  int other = Connect();
+  Run();
+  Send(first, "{\"op\":\"slow\"}\n{\"op\":\"slow\"}\n{\"op\":\"slow\"}\n");
+  Send(second, "{\"op\":\"slow\"}\n");
+  Send(other, "{\"op\":\"hello\"}\n");
+  Run();
+  size_t mine = CountLines(ReadAvailable(first).data) + CountLines(ReadAvailable(second).data);
+  EXPECT_EQ(mine, 1u);
+  EXPECT_EQ(CountLines(ReadAvailable(other).data), 1u);
+  // The rest are served, one per pass.
+  for (int pass = 0; pass < 3; ++pass) {
+    Run();
+    mine += CountLines(ReadAvailable(first).data) + CountLines(ReadAvailable(second).data);
+    EXPECT_EQ(mine, 2u + static_cast<size_t>(pass));
+  }
+  // Cheap requests are not slowed: a thousand pipelined ones are handled in one pass.
+  std::string many;
+  for (int i = 0; i < 1000; ++i) many += "{\"op\":\"n\"}\n";
+  Send(other, many);
+  Run();
+  EXPECT_EQ(CountLines(ReadAvailable(other).data), 256u);  // kRequestsPerRun
 }
 
 // The CLI's client, refused before it sends, reports the daemon's line, not a broken pipe.

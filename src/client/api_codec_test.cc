@@ -176,7 +176,7 @@ TEST(ApiCodecTest, WaitNamesOneJobOrSeveral) {
   auto empty = FromJson<WaitRequest>(json::parse(R"({"op":"wait","ids":[]})"));
   EXPECT_EQ(empty.status().code(), Code::kInvalidArgument);
   json too_many = {{"op", "wait"}, {"ids", std::vector<JobId>(kWaitMaxIds + 1, 1)}};
-  EXPECT_EQ(FromJson<WaitRequest>(too_many).status().message(), "at most 10000 ids at once");
+  EXPECT_EQ(FromJson<WaitRequest>(too_many).status().message(), "at most 256 ids at once");
   auto ids = FromJson<WaitRequest>(json::parse(R"({"op":"wait","ids":[3,1,3]})"));
   ASSERT_TRUE(ids.ok());
   EXPECT_EQ(ids->ids, (std::vector<JobId>{3, 1, 3}));
@@ -379,8 +379,8 @@ TEST(ApiCodecTest, RequestErrorsAreTheDocumentedOnes) {
         << ids;
   EXPECT_EQ(FromJson<CancelRequest>(json::parse(R"({"ids":[1,0]})")).status().message(),
             "\"ids\" must hold positive job ids");
-  EXPECT_EQ(FromJson<CancelRequest>(json{{"ids", std::vector<int>(10001, 1)}}).status().message(),
-            "at most 10000 ids at once");
+  EXPECT_EQ(FromJson<CancelRequest>(json{{"ids", std::vector<int>(kCancelMaxIds + 1, 1)}}).status().message(),
+            "at most 256 ids at once");
   auto arrays = FromJson<CancelRequest>(json::parse(R"({"arrays":[12],"ids":[]})"));
   ASSERT_TRUE(arrays.ok()) << arrays.status().message();
   EXPECT_TRUE(arrays->ids.empty());
@@ -392,10 +392,10 @@ TEST(ApiCodecTest, RequestErrorsAreTheDocumentedOnes) {
             "\"arrays\" must hold positive job ids");
   EXPECT_EQ(FromJson<CancelRequest>(json::parse(R"({"arrays":7})")).status().message(),
             "\"arrays\" must be an array of job ids");
-  EXPECT_EQ(FromJson<CancelRequest>(json{{"ids", std::vector<int>(5000, 1)}, {"arrays", std::vector<int>(5001, 1)}})
+  EXPECT_EQ(FromJson<CancelRequest>(json{{"ids", std::vector<int>(128, 1)}, {"arrays", std::vector<int>(129, 1)}})
                 .status()
                 .message(),
-            "at most 10000 ids at once");
+            "at most 256 ids at once");
 
   EXPECT_EQ(FromJson<LogsRequest>(json::parse(R"({"id":1,"stream":1})")).status().message(),
             "\"stream\" must be stdout or stderr");

@@ -5,6 +5,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -99,12 +100,104 @@ Result<typename Request::Reply> Client::Send(const Request& request) {
 
 Result<VersionReply> Client::Version() { return Send(VersionRequest{}); }
 Result<SubmitReply> Client::Submit(const SubmitRequest& request) { return Send(request); }
-Result<WaitReply> Client::Wait(const WaitRequest& request) { return Send(request); }
-Result<QueueReply> Client::Queue(const QueueRequest& request) { return Send(request); }
+
 Result<ShowReply> Client::Show(const ShowRequest& request) { return Send(request); }
-Result<CancelReply> Client::Cancel(const CancelRequest& request) { return Send(request); }
-Result<HoldReply> Client::Hold(const HoldRequest& request) { return Send(request); }
-Result<ReleaseReply> Client::Release(const ReleaseRequest& request) { return Send(request); }
+
+Result<QueueReply> Client::Queue(const QueueRequest& request) {
+  int wanted = request.limit == 0 ? kQueueDefaultLimit : request.limit;
+  QueueRequest page = request;
+  page.limit = std::min(wanted, kQueuePageMax);
+  auto reply = Send(page);
+  if (!reply.ok() || wanted <= kQueuePageMax) return reply;
+  QueueReply all = std::move(reply).value();
+  // Jobs that come or go between pages shift them by a few: a job may be seen twice (kept once)
+  // or missed, as with any listing of a moving queue.
+  while (all.more > 0 && static_cast<int>(all.jobs.size()) < wanted) {
+    int64_t offset = int64_t{request.offset} + static_cast<int64_t>(all.jobs.size());
+    if (offset > kQueueMaxOffset) break;
+    page.offset = static_cast<int>(offset);
+    page.limit = std::min(kQueuePageMax, wanted - static_cast<int>(all.jobs.size()));
+    auto next = Send(page);
+    if (!next.ok()) return next.status();
+    if (next->jobs.empty()) break;
+    for (auto& job : next->jobs) all.jobs.push_back(std::move(job));
+    all.total = next->total;
+    all.more = next->more;
+  }
+  // Pages of `all` run from the newest back, each in ascending order: the listing is ascending.
+  std::stable_sort(all.jobs.begin(), all.jobs.end(), [](const JobView& a, const JobView& b) { return a.id < b.id; });
+  all.jobs.erase(std::unique(all.jobs.begin(), all.jobs.end(),
+                             [](const JobView& a, const JobView& b) { return a.id == b.id; }),
+                 all.jobs.end());
+  all.offset = request.offset;
+  all.limit = wanted;
+  return all;
+}
+
+namespace {
+
+// A list of ids in requests of at most kMaxIdsPerRequest: `make(from, to)` builds the request of
+// the ids [from, to), `send` sends it. The results are concatenated in order; the first error
+// stops (requests already answered have taken effect).
+template <typename Reply, typename Make, typename SendFn>
+Result<Reply> InPieces(size_t count, Make make, SendFn send) {
+  Reply all;
+  for (size_t from = 0; from < count || from == 0; from += kMaxIdsPerRequest) {
+    auto reply = send(make(from, std::min(count, from + kMaxIdsPerRequest)));
+    if (!reply.ok()) return reply.status();
+    for (auto& result : reply->results) all.results.push_back(std::move(result));
+    if (count == 0) break;
+  }
+  return all;
+}
+
+std::vector<JobId> Slice(const std::vector<JobId>& ids, size_t from, size_t to) {
+  from = std::min(from, ids.size());
+  to = std::min(to, ids.size());
+  return {ids.begin() + static_cast<std::ptrdiff_t>(from), ids.begin() + static_cast<std::ptrdiff_t>(to)};
+}
+
+}  // namespace
+
+Result<WaitReply> Client::Wait(const WaitRequest& request) {
+  if (request.ids.size() <= kWaitMaxIds) return Send(request);
+  // All of them have ended once each piece has: the pieces are waited for one after another.
+  WaitReply all;
+  for (size_t from = 0; from < request.ids.size(); from += kWaitMaxIds) {
+    WaitRequest piece;
+    piece.ids = Slice(request.ids, from, from + kWaitMaxIds);
+    auto reply = Send(piece);
+    if (!reply.ok()) return reply.status();
+    for (auto& job : reply->jobs) all.jobs.push_back(std::move(job));
+  }
+  return all;
+}
+
+Result<CancelReply> Client::Cancel(const CancelRequest& request) {
+  // ids first, then arrays, as the daemon answers them: pieces keep that order.
+  size_t n = request.ids.size();
+  return InPieces<CancelReply>(
+      n + request.arrays.size(),
+      [&](size_t from, size_t to) {
+        CancelRequest piece;
+        piece.ids = Slice(request.ids, from, to);
+        piece.arrays = Slice(request.arrays, from < n ? 0 : from - n, to < n ? 0 : to - n);
+        return piece;
+      },
+      [this](const CancelRequest& piece) { return Send(piece); });
+}
+
+Result<HoldReply> Client::Hold(const HoldRequest& request) {
+  return InPieces<HoldReply>(
+      request.ids.size(), [&](size_t from, size_t to) { return HoldRequest{Slice(request.ids, from, to)}; },
+      [this](const HoldRequest& piece) { return Send(piece); });
+}
+
+Result<ReleaseReply> Client::Release(const ReleaseRequest& request) {
+  return InPieces<ReleaseReply>(
+      request.ids.size(), [&](size_t from, size_t to) { return ReleaseRequest{Slice(request.ids, from, to)}; },
+      [this](const ReleaseRequest& piece) { return Send(piece); });
+}
 Result<GpusReply> Client::Gpus() { return Send(GpusRequest{}); }
 Result<LogsReply> Client::Logs(const LogsRequest& request) { return Send(request); }
 Result<OpenLeaseReply> Client::OpenLease(const OpenLeaseRequest& request) { return Send(request); }

@@ -210,7 +210,8 @@ Result<QueueReply> Service::Queue(Call&, QueueRequest request) {
     if (!user.ok()) return InvalidArgument(user.status().message());
     uid = user->uid;
   }
-  int limit = request.limit == 0 ? kQueueDefaultLimit : request.limit;
+  // One page at a time, whatever was asked: a reply's cost is bounded (Client pages for more).
+  int limit = std::min(request.limit == 0 ? kQueueDefaultLimit : request.limit, kQueuePageMax);
   auto page = node_->List(request.all, uid, request.offset, limit, {request.ended_after_ms, request.ended_before_ms});
   if (!page.ok()) return page.status();
   QueueReply reply;

@@ -109,8 +109,12 @@ TEST_F(WaitIdsTest, HeldIdsAreBoundedPerUserAndInAll) {
   node_->Step();
   std::vector<JobId> many(kWaitMaxIds, a);
   api::ConnId conn = 1;
-  for (size_t held = 0; held + kWaitMaxIds <= kWaitMaxHeldIdsPerUid; held += kWaitMaxIds)
-    ASSERT_TRUE(Wait(many, conn++).is_null());
+  size_t held = 0;
+  for (; held + kWaitMaxIds <= kWaitMaxHeldIdsPerUid; held += kWaitMaxIds) ASSERT_TRUE(Wait(many, conn++).is_null());
+  std::vector<JobId> rest(kWaitMaxHeldIdsPerUid - held, a);
+  if (!rest.empty()) {
+    ASSERT_TRUE(Wait(rest, conn++).is_null());
+  }
   json refused = Wait({a}, conn++);
   EXPECT_EQ(refused["error"]["code"], "unavailable") << refused.dump();
   EXPECT_NE(refused["error"]["message"].get<std::string>().find("already waits for"), std::string::npos);
@@ -138,9 +142,9 @@ TEST_F(WaitIdsTest, HeldIdsAreBoundedPerUserAndInAll) {
   EXPECT_TRUE(Wait(many, conn++).is_null()) << "closed connections give their share back";
 }
 
-// Attack: one request naming an ended job 10000 times. Each distinct id is looked up once; the
-// reply still answers every id, in the order asked.
-TEST_F(WaitIdsTest, TenThousandCopiesOfOneIdAreOneLookup) {
+// Attack: one request naming an ended job as often as it may. Each distinct id is looked up once;
+// the reply still answers every id, in the order asked.
+TEST_F(WaitIdsTest, ManyCopiesOfOneIdAreOneLookup) {
   JobId a = Submit();
   node_->Step();
   End(a);

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "integration/harness.h"
+#include "pinpoint/client.h"
 
 namespace pinpoint::testing {
 namespace {
@@ -142,6 +143,38 @@ TEST_F(ArrayCliTest, ATaskOfAListIsFoundByItsIndex) {
   ASSERT_EQ(jobs.size(), 2u);
   EXPECT_EQ(jobs[0]["array"]["index"], 5);
   EXPECT_EQ(jobs[1]["array"]["index"], 21);
+}
+
+// A request names at most 256 jobs and a listing's reply holds at most 256, so that each request
+// costs pinpointd a bounded time (issue 22); the client splits longer lists and pages longer
+// listings itself, and a raw request past the bound is one clear error.
+TEST_F(ArrayCliTest, ManyIdsGoAsSeveralRequestsAndLongListingsAsPages) {
+  ASSERT_EQ(h_.Cli({"submit", "--hold", "--array", "1-600", "--", "true"}).exit_code, 0);
+  auto listed = h_.Cli({"--json", "queue", "-n", "600"});
+  ASSERT_EQ(listed.exit_code, 0) << listed.err;
+  json jobs = json::parse(listed.out);
+  ASSERT_EQ(jobs.size(), 600u);
+  for (size_t i = 0; i < jobs.size(); ++i) ASSERT_EQ(jobs[i]["id"], i + 1) << "ascending, each once";
+  std::vector<std::string> cancel = {"cancel"};  // the tasks but the first (its id is the array's)
+  for (int id = 2; id <= 600; ++id) cancel.push_back(std::to_string(id));
+  auto cancelled = h_.Cli(cancel);
+  ASSERT_EQ(cancelled.exit_code, 0) << cancelled.err;
+  EXPECT_EQ(Lines(cancelled.out), 599) << cancelled.out.substr(0, 200);
+  EXPECT_NE(cancelled.out.find("cancelled job 600\n"), std::string::npos);
+  json all = json::parse(h_.Cli({"--json", "queue", "--all", "-n", "600"}).out);
+  ASSERT_EQ(all.size(), 600u);
+  EXPECT_EQ(all[0]["state"], "pending");
+  for (size_t i = 1; i < all.size(); ++i) EXPECT_EQ(all[i]["state"], "cancelled") << all[i]["id"];
+  auto client = Client::Connect(h_.socket());
+  ASSERT_TRUE(client.ok());
+  auto raw = client->Call({{"op", "hold"}, {"ids", std::vector<JobId>(kMaxIdsPerRequest + 1, 1)}});
+  EXPECT_EQ(raw.status().code(), Code::kInvalidArgument);
+  EXPECT_EQ(raw.status().message(), "at most 256 ids at once");
+  auto page = client->Call({{"op", "queue"}, {"all", true}, {"limit", 600}});
+  ASSERT_TRUE(page.ok());
+  EXPECT_EQ((*page)["jobs"].size(), 256u) << "one page at a time";
+  EXPECT_EQ((*page)["limit"], 256);
+  EXPECT_EQ((*page)["more"], 600 - 256);
 }
 
 }  // namespace
