@@ -349,7 +349,10 @@ int RunDaemon(const Config& config, std::unique_ptr<gpu::GpuBackend> backend,
       store_error = store_file.message();
       spdlog::error("{}", store_error);
     }
-    auto ready = (*server)->RunOnce(static_cast<int>(config.poll_interval_ms), {sig_fd, watcher.wake_fd()});
+    std::vector<int> wake = node.WaitFds();
+    wake.push_back(sig_fd);
+    wake.push_back(watcher.wake_fd());
+    auto ready = (*server)->RunOnce(static_cast<int>(config.poll_interval_ms), wake);
     for (int fd : ready) {
       if (fd != sig_fd) continue;  // the watcher's wake needs no reading: Step takes its news
       signalfd_siginfo info{};

@@ -30,7 +30,8 @@ namespace lifecycle {
 
 // Pending reasons the lifecycle gives (the scheduler gives the others, sched/placement.h).
 inline constexpr char kReasonRequeued[] = "requeued";  // never launched before the daemon stopped
-inline constexpr char kReasonMpsUser[] = "mps-user";   // the device's MPS server serves another user
+// The device's MPS server serves another user, or its control daemon is starting or quitting.
+inline constexpr char kReasonMpsUser[] = "mps-user";
 
 // Who pinpoint names as the canceller of the jobs it stops itself.
 inline constexpr char kStoppedBy[] = "pinpoint";

@@ -111,9 +111,7 @@ Status Node::Recover() {
     if (!status || orphaned) {
       active_[job.id] = job;
       for (const auto& a : job.allocations) {
-        if (a.mode != AllocationMode::kMps) continue;
-        auto env = deps_.mps->PrepareClient(SliceOf(job, a));  // counts the client, restarts a dead daemon
-        if (!env.ok()) spdlog::warn("job {}: MPS after restart: {}", job.id, env.status().message());
+        if (a.mode == AllocationMode::kMps) deps_.mps->AdoptClient(SliceOf(job, a));  // restarts a dead daemon
       }
       if (job.cancel_requested) kill_at_ms_[job.id] = deps_.clock->NowMs() + options_.cancel_grace_ms;
       store::JobEvent e{job.id, deps_.clock->NowMs(), "adopt", "re-adopted after daemon restart"};
@@ -294,13 +292,19 @@ void Node::SafeStop(JobRecord& job) {
   for (const auto& a : job.allocations) {
     if (a.mode != AllocationMode::kMps) continue;
     if (pids.empty()) pids = ProcessesOf(job);
-    Status t = deps_.mps->TerminateClients(SliceOf(job, a), pids);
+    Status t = deps_.mps->TerminateClients(SliceOf(job, a), pids, static_cast<uint64_t>(job.id));
     if (!t.ok()) spdlog::warn("job {}: terminate_client: {}", job.id, t.message());
+  }
+  kill_at_ms_[job.id] = deps_.clock->NowMs() + options_.cancel_grace_ms;
+  // The server's answer comes later (never waited on): Step sends SIGTERM once it has come, or
+  // once it is overdue; the SIGKILL deadline holds either way.
+  if (deps_.mps->Terminating(static_cast<uint64_t>(job.id))) {
+    term_pending_.insert(job.id);
+    return;
   }
   Status s = SignalJob(job, SIGTERM);
   if (s.code() == Code::kUnavailable) term_pending_.insert(job.id);  // not started yet: Step sends it
   else if (!s.ok()) spdlog::warn("job {}: {}", job.id, s.ToString());
-  kill_at_ms_[job.id] = deps_.clock->NowMs() + options_.cancel_grace_ms;
 }
 
 void Node::StopJob(JobRecord& job, const char* stop_reason, std::string detail) {
@@ -434,7 +438,9 @@ std::vector<JobId> Node::Step() {
       continue;
     }
     EnforceTimeLimit(job, now);
-    if (term_pending_.count(id) && SignalJob(job, SIGTERM).code() != Code::kUnavailable) term_pending_.erase(id);
+    if (term_pending_.count(id) && !deps_.mps->Terminating(static_cast<uint64_t>(id)) &&
+        SignalJob(job, SIGTERM).code() != Code::kUnavailable)
+      term_pending_.erase(id);
     auto kill = kill_at_ms_.find(id);
     if (kill != kill_at_ms_.end() && now >= kill->second) {
       Status s = SignalJob(job, SIGKILL);

@@ -220,6 +220,9 @@ class Node {
   metrics::Snapshot MetricsView() const;
   // Changes whenever a job changes state or the watcher has polled: a new MetricsView is due.
   int64_t generation() const;
+  // Descriptors for the main loop's poll set: readable when the MPS daemons have news for Step
+  // (a start, a command or a quit in flight). Valid until the next Step.
+  std::vector<int> WaitFds() const { return deps_.mps->WaitFds(); }
 
   // One pass: reaps and polls running jobs, escalates cancels past their grace, then, if anything
   // changed, schedules and launches. Returns the ids of jobs that reached a final state.

@@ -33,6 +33,13 @@ void Node::HandleMpsEvents() {
         break;
       case mps::MpsEvent::Kind::kDaemonQuit:
         spdlog::info("MPS: {}", e.detail);
+        dirty_ = true;  // a job of another user may wait for the device
+        break;
+      case mps::MpsEvent::Kind::kDaemonReady:
+        dirty_ = true;  // the jobs that waited for it start
+        break;
+      case mps::MpsEvent::Kind::kDaemonStartFailed:
+        dirty_ = true;  // the job that waited for it is told why
         break;
       case mps::MpsEvent::Kind::kDaemonUnresponsive:
         StopUnservedMpsJobs(e.device_index, e.uid, e.detail);

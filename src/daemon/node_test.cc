@@ -252,6 +252,34 @@ TEST_F(NodeTest, CancelRunningSendsTermThenKillAfterGrace) {
   EXPECT_EQ(mps_.released().size(), 1u);
 }
 
+// The MPS server answers a safe cancel later (its exchange runs beside the loop): SIGTERM waits
+// for that answer, comes when it has come, and the SIGKILL deadline holds whatever the server does.
+TEST_F(NodeTest, CancelSendsTermOnceTheMpsServerHasLetGoOfTheClients) {
+  launcher_.SetSignalsEndJobs(false);
+  mps_.HoldTerminations(true);
+  JobId id = Submit(Request(1, 1ull << 30));
+  node_->Step();
+  ASSERT_TRUE(node_->Cancel(caller_, {id})[0].ok());
+  ASSERT_EQ(mps_.terminated().size(), 1u);
+  EXPECT_TRUE(launcher_.signals().empty()) << "no signal while the server still holds the client";
+  node_->Step();
+  EXPECT_TRUE(launcher_.signals().empty());
+  mps_.FinishTerminations();
+  node_->Step();
+  ASSERT_EQ(launcher_.signals().size(), 1u);
+  EXPECT_EQ(launcher_.signals()[0].second, SIGTERM);
+  // A server that never answers: the kill deadline still ends the job.
+  mps_.HoldTerminations(true);
+  JobId other = Submit(Request(1, 1ull << 30));
+  node_->Step();
+  ASSERT_TRUE(node_->Cancel(caller_, {other})[0].ok());
+  clock_.AdvanceMs(5000);
+  node_->Step();
+  bool killed = false;
+  for (const auto& [job, sig] : launcher_.signals()) killed |= job == other && sig == SIGKILL;
+  EXPECT_TRUE(killed);
+}
+
 // --- MPS faults -------------------------------------------------------------------------------
 
 // A user's control daemon stopped answering (stopped, or wedged on a FIFO it writes): the MPS

@@ -4,6 +4,7 @@
 
 #include <unistd.h>
 
+#include <set>
 #include <vector>
 
 #include "mps/mps_control.h"
@@ -20,10 +21,12 @@ class FakeMps : public MpsControl {
         {"CUDA_MPS_PINNED_DEVICE_MEM_LIMIT", PinnedMemLimitValue(slice.gpu_mem_bytes)}};
   }
   void ReleaseClient(const ClientSlice& slice) override { released_.push_back(slice); }
-  Status TerminateClients(const ClientSlice& slice, const std::vector<int64_t>& pids) override {
+  Status TerminateClients(const ClientSlice& slice, const std::vector<int64_t>& pids, uint64_t key) override {
     terminated_.push_back({slice, pids});
+    if (hold_terminations_) terminating_.insert(key);
     return Status::Ok();
   }
+  bool Terminating(uint64_t key) const override { return terminating_.count(key) > 0; }
   std::vector<MpsEvent> Poll(int64_t) override {
     std::vector<MpsEvent> out;
     out.swap(pending_events_);
@@ -34,6 +37,9 @@ class FakeMps : public MpsControl {
 
   // Scripting.
   void Fail(Status status) { failure_ = std::move(status); }
+  // Safe cancels stay in flight (Terminating) until FinishTerminations: a server slow to answer.
+  void HoldTerminations(bool hold) { hold_terminations_ = hold; }
+  void FinishTerminations() { terminating_.clear(); }
   // A fatal-fault claim from the MPS daemon of user `uid` (by default the test's own user).
   void InjectFault(int device_index, uint32_t uid = ::getuid()) {
     pending_events_.push_back({device_index, MpsEvent::Kind::kFatalFault, "scripted fatal GPU error", uid});
@@ -62,6 +68,8 @@ class FakeMps : public MpsControl {
   std::vector<MpsEvent> pending_events_;
   std::vector<MpsDaemonInfo> daemons_;
   Status failure_;
+  bool hold_terminations_ = false;
+  std::set<uint64_t> terminating_;
 };
 
 }  // namespace pinpoint::mps

@@ -37,6 +37,8 @@ struct MpsEvent {
     // a file its user planted): it and its servers were killed, and the device is free again.
     // Its user's clients on the device can no longer be served.
     kDaemonUnresponsive,
+    kDaemonReady,        // a control daemon that was starting now serves: waiting jobs may go
+    kDaemonStartFailed,  // a control daemon's start failed (detail says why)
   };
   int device_index = 0;
   Kind kind = Kind::kFatalFault;
@@ -66,15 +68,27 @@ class MpsControl {
   // CUDA_MPS_PINNED_DEVICE_MEM_LIMIT and, with a share, CUDA_MPS_ACTIVE_THREAD_PERCENTAGE. The
   // process sees the device as CUDA device 0. Errors: kUnavailable when no daemon can be started
   // (the reason), kFailedPrecondition when another user's clients still use the device.
+  // It never waits: while the device's daemon starts, or the previous user's daemon quits, it
+  // answers kFailedPrecondition too (ask again after Poll reports kDaemonReady or kDaemonQuit).
   virtual Result<std::map<std::string, std::string>> PrepareClient(const ClientSlice& slice) = 0;
+  // A running job found again after a restart: counts its client on the device, and starts the
+  // device's daemon for slice.uid when none runs (without waiting).
+  virtual void AdoptClient(const ClientSlice& slice) { (void)PrepareClient(slice); }
   // The job holding `slice` has ended; its device may be quit once idle.
   virtual void ReleaseClient(const ClientSlice& slice) = 0;
   // Safe cancel, step one: asks the device's MPS server to terminate each of `pids` that is its
   // client (terminate_client), so no client is killed by a signal with GPU work in flight.
-  // Pids that are not clients are ignored. Errors: kUnavailable when the daemon cannot be asked.
-  virtual Status TerminateClients(const ClientSlice& slice, const std::vector<int64_t>& pids) = 0;
-  // Health check, fault detection and idle quit; call often (each main-loop pass).
+  // Pids that are not clients are ignored. Starts the exchange and returns; Terminating(key)
+  // stays true until it has ended (answered, failed, or past its deadline). Errors: kUnavailable
+  // when the daemon cannot be asked (then nothing is in flight).
+  virtual Status TerminateClients(const ClientSlice& slice, const std::vector<int64_t>& pids, uint64_t key) = 0;
+  virtual bool Terminating(uint64_t key) const { (void)key; return false; }
+  // Health check, fault detection, starts and quits in flight, idle quit; call often (each
+  // main-loop pass, and when one of WaitFds is readable).
   virtual std::vector<MpsEvent> Poll(int64_t now_ms) = 0;
+  // Descriptors that become readable when Poll has something to see (a start, a command or a
+  // quit in flight); valid until the next call of any other method.
+  virtual std::vector<int> WaitFds() const { return {}; }
   // After a fault, once the device's old clients are gone: quit its daemons so the next client
   // gets a fresh server.
   virtual void ResetDevice(int device_index) = 0;

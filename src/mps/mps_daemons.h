@@ -4,8 +4,13 @@
 // first slice lands on the device, quit when idle for idle_quit_ms, checked on every Poll
 // (control daemon alive, new fatal-fault lines in the server log), restarted after a crash.
 // Commands (get_server_list, get_client_list, terminate_client, quit) go through the control
-// binary with the daemon's pipe directory, as NVIDIA documents, run by options.runner as the
-// daemon's user, with a timeout and a bound on what they print.
+// binary with the daemon's pipe directory, as NVIDIA documents, as the daemon's user.
+//
+// Nothing here waits on a user (issue 22): a control daemon's start, every command and a quit run
+// as children the main loop never waits on (AsyncCommand), each with a deadline, looked at by
+// Poll, whose descriptors WaitFds gives to the loop's poll set. While a device's daemon starts or
+// quits, PrepareClient answers kFailedPrecondition ("starting", "quitting") and the job waits;
+// Poll reports kDaemonReady / kDaemonStartFailed / kDaemonQuit when that changes.
 //
 // Trust (docs/security.md): the pipe and log directories belong to the user, so nothing read from
 // them is trusted. The control daemon runs in the foreground as pinpointd's child and is held by
@@ -20,8 +25,9 @@
 #include <set>
 
 #include "common/clock.h"
-#include "common/command_runner.h"
+#include "common/file_util.h"
 #include "common/process.h"
+#include "mps/async_command.h"
 #include "mps/mps_control.h"
 #include "mps/server_log_scanner.h"
 
@@ -32,14 +38,14 @@ struct MpsDaemonsOptions {
   std::string control_binary = "nvidia-cuda-mps-control";
   int64_t idle_quit_ms = 60000;                      // 0: never quit an idle daemon
   bool switch_user = false;                          // run each daemon as its user (pinpointd is root)
+  // The deadline of a control command, of a daemon's start (its control socket appears) and of
+  // a safe cancel's whole exchange; a quit gets at most 5 s, then the daemon is killed.
   int command_timeout_ms = 10000;
   // A daemon with clients is asked `get_server_list` this often, by a child process the main loop
   // never waits on (Poll looks at it); one that has not answered within probe_timeout_ms is
   // unresponsive (MpsEvent::kDaemonUnresponsive). 0: no probes.
   int64_t probe_interval_ms = 2000;
   int64_t probe_timeout_ms = 5000;
-  // Runs the control commands (not the daemons). Not owned; null: a SubprocessRunner.
-  CommandRunner* runner = nullptr;
 };
 
 // The most a control command may print; an answer that is longer is refused.
@@ -54,27 +60,48 @@ class MpsDaemons : public MpsControl {
   static std::string Unusable(const std::string& control_binary);
 
   Result<std::map<std::string, std::string>> PrepareClient(const ClientSlice& slice) override;
+  void AdoptClient(const ClientSlice& slice) override;
   void ReleaseClient(const ClientSlice& slice) override;
-  Status TerminateClients(const ClientSlice& slice, const std::vector<int64_t>& pids) override;
+  Status TerminateClients(const ClientSlice& slice, const std::vector<int64_t>& pids, uint64_t key) override;
+  bool Terminating(uint64_t key) const override;
   std::vector<MpsEvent> Poll(int64_t now_ms) override;
   void ResetDevice(int device_index) override;
   std::vector<MpsDaemonInfo> Describe() const override;
+  std::vector<int> WaitFds() const override;
 
   // Starts the device's control daemon for slice.uid now, with no client yet (config
-  // mps_prestart_user), and keeps it even when idle. Errors as PrepareClient.
+  // mps_prestart_user), and keeps it even when idle. Errors: kUnavailable when it cannot be
+  // started at all; a start that fails later is logged by Poll.
   Status Prestart(const ClientSlice& slice);
 
-  // Quits every daemon it started (pinpointd does not call this on a normal stop: running jobs
-  // keep their servers; tests and admins do).
+  // Quits every daemon it started and waits (at most about 5 s each) until they are gone: for
+  // tests and admins, never on the main loop (pinpointd does not call this on a normal stop:
+  // running jobs keep their servers).
   void QuitAll();
 
  private:
+  enum class Phase {
+    kStarting,  // the control daemon was forked; its control socket has not appeared yet
+    kRunning,
+    kQuitting,  // asked to quit (idle, handed to another user, reset); gone once it exits
+    kFailed,    // its start failed: start_error says why; the next PrepareClient reports it
+  };
+  // A start in flight: the forked control daemon, the pipe its exec closes, and an inotify
+  // watch on the pipe directory set up before the fork, so the socket cannot appear unseen.
+  struct Starting {
+    PidFd child;
+    UniqueFd exec_done;  // reads EOF once the child has exec'd (or exited)
+    UniqueFd watch;
+    bool execed = false;
+    int64_t deadline_ms = 0;
+  };
   struct Daemon {
     std::string uuid;
     uint32_t uid = 0;
     uint32_t gid = 0;
     std::string pipe_dir;
     std::string log_dir;
+    Phase phase = Phase::kStarting;
     PidFd control;        // the control daemon; invalid while none runs
     bool child = false;   // started by this process (reaped here), not adopted
     int clients = 0;
@@ -86,41 +113,66 @@ class MpsDaemons : public MpsControl {
     std::vector<PidFd> orphan_servers;  // servers left by a control daemon that died
     int restarts = 0;
     bool keep = false;  // prestarted: never quit for being idle
-    // The health probe in flight: a child running the control binary, held by a pidfd. Looked at
-    // by Poll without waiting; invalid when none runs.
-    PidFd probe;
+    Starting starting;
+    std::string start_error;  // kFailed: why
+    // kQuitting: the `quit` command, when it ends the daemon gets killed, and what Poll reports
+    // once it is gone (empty: nothing).
+    AsyncCommand quit;
+    int64_t quit_deadline_ms = 0;
+    std::string quit_detail;
+    // The health probe in flight (get_server_list); an unanswered one past probe_timeout_ms
+    // makes the daemon unresponsive.
+    AsyncCommand probe;
     int64_t probe_started_ms = 0;
     int64_t next_probe_ms = 0;
   };
+  // A safe cancel in flight (TerminateClients): the command running now, and what is left to ask.
+  struct Terminator {
+    int device_index = 0;
+    uint32_t uid = 0;
+    std::string pipe_dir, log_dir;
+    uint32_t gid = 0;
+    std::set<int64_t> pids;
+    std::vector<std::string> servers;  // servers whose clients are still to be asked for
+    std::vector<std::string> asks;     // commands still to run, in order
+    AsyncCommand running;
+    std::string running_command;
+    int64_t deadline_ms = 0;  // of the whole exchange
+  };
 
   Status Start(int device_index, Daemon& d);
-  // Runs the control binary in the foreground as d's user and waits until its control socket
-  // exists. Errors: kUnavailable with the daemon's last words, or when it does not answer.
-  // (Not through the runner: the daemon outlives the call, held by a pidfd.)
+  // Forks the control binary in the foreground as d's user (kStarting). Errors: kIo, kUnavailable.
+  // (Not an AsyncCommand: the daemon outlives the start, held by a pidfd.)
   Status Spawn(Daemon& d);
-  void Quit(Daemon& d);  // best effort: failures are logged
-  // Starts d's health probe (no wait). Errors: kIo when it cannot be started.
-  Status StartProbe(Daemon& d);
-  // Ends d's probe, reaping it: killed first when `kill`.
-  void EndProbe(Daemon& d, bool kill);
+  // A start in flight, looked at without waiting: kRunning once the control socket exists,
+  // kFailed (start_error) when the child exited or missed its deadline.
+  void CheckStart(int device_index, Daemon& d, int64_t now_ms);
+  // Asks d to quit (kQuitting): `detail` is reported by Poll once it is gone.
+  void BeginQuit(Daemon& d, std::string detail);
+  // d is gone, or is killed now: its children and orphans are ended.
+  void EndQuit(Daemon& d);
   // The daemon did not answer: kills it and its servers through their pidfds, asks it nothing.
   void KillUnresponsive(Daemon& d);
   void KillOrphans(Daemon& d);
   void ReapIfExited(Daemon& d);
   // The uid every process of d's MPS daemons runs as.
   uint32_t RunsAs(const Daemon& d) const;
-  // What a control command printed. Errors: kUnavailable when it fails, does not answer within
-  // command_timeout_ms or prints more than kMaxCommandOutputBytes; kIo when it cannot be run.
-  Result<std::string> Command(const Daemon& d, const std::string& command) const;
+  // A control command for d's pipe directory, run as d's user, not waited on.
+  Result<AsyncCommand> StartCommand(uint32_t uid, uint32_t gid, const std::string& pipe_dir,
+                                    const std::string& log_dir, const std::string& command) const;
+  // Moves a safe cancel on: its command's answer read, the next one started. False once it is done.
+  bool Advance(Terminator& t, int64_t now_ms);
   bool ControlAlive(const Daemon& d) const;
   std::vector<std::string> NewFaultLines(Daemon& d);
+  // Poll's look at one device: events out; false when the entry is to be erased.
+  bool PollDaemon(int index, Daemon& d, int64_t now_ms, std::vector<MpsEvent>& events);
+  void PollProbe(int index, Daemon& d, int64_t now_ms, std::vector<MpsEvent>& events, bool* erase);
 
   MpsDaemonsOptions options_;
   Clock* clock_;
-  SubprocessRunner own_runner_;
-  CommandRunner* runner_;  // options_.runner or own_runner_
   std::map<int, Daemon> daemons_;  // by device index
-  std::vector<PidFd> reaping_;     // children killed or ended, reaped once they are gone
+  std::map<uint64_t, Terminator> terminators_;  // by the caller's key
+  std::vector<PidFd> reaping_;      // children killed or ended, reaped once they are gone
 };
 
 // The live processes whose program name (argv[0], any directory) is `program`, whose environment

@@ -3,6 +3,7 @@
 #include "mps/mps_daemons.h"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -15,7 +16,6 @@
 
 #include <gtest/gtest.h>
 
-#include "common/fake_command_runner.h"
 #include "common/file_util.h"
 #include "common/test_dir.h"
 
@@ -69,20 +69,55 @@ class MpsDaemonsTest : public ::testing::Test {
   }
   int64_t ControlPid(int device) { return Info(*mps_, device).control_pid; }
 
+  // What pinpointd's loop does: waits until one of WaitFds is readable (no sleep), then Polls;
+  // the events go to events_. False when nothing was in flight.
+  bool Wait(MpsDaemons& mps) {
+    std::vector<pollfd> fds;
+    for (int fd : mps.WaitFds()) fds.push_back({fd, POLLIN, 0});
+    if (fds.empty()) return false;
+    ::poll(fds.data(), fds.size(), -1);
+    for (auto& e : mps.Poll(clock_.NowMs())) events_.push_back(e);
+    return true;
+  }
+  // PrepareClient asked again, as the node does, while it waits for a start or a quit.
+  // The events of its start and quits are not kept.
+  Result<std::map<std::string, std::string>> Prepare(MpsDaemons& mps, const ClientSlice& slice) {
+    size_t events = events_.size();
+    for (;;) {
+      auto env = mps.PrepareClient(slice);
+      bool waits = !env.ok() && env.status().code() == Code::kFailedPrecondition &&
+                   env.status().message().find("serves uid") == std::string::npos;
+      if (!waits || !Wait(mps)) {
+        events_.resize(events);
+        return env;
+      }
+    }
+  }
+  Result<std::map<std::string, std::string>> Prepare(const ClientSlice& slice) { return Prepare(*mps_, slice); }
+  // Polls as the loop does until `kind` has been reported.
+  bool WaitFor(MpsDaemons& mps, MpsEvent::Kind kind) {
+    for (;;) {
+      for (const auto& e : events_)
+        if (e.kind == kind) return true;
+      if (!Wait(mps)) return false;
+    }
+  }
+
   TestDir tmp_;
   const std::string root_ = tmp_.path();
   FakeClock clock_;
   std::unique_ptr<MpsDaemons> mps_;
+  std::vector<MpsEvent> events_;
 };
 
 TEST_F(MpsDaemonsTest, FirstClientStartsOneDaemonPerDeviceWithItsOwnDirectories) {
   uint32_t me = ::getuid();
-  auto env = mps_->PrepareClient(Slice(0, me));
+  auto env = Prepare(Slice(0, me));
   ASSERT_TRUE(env.ok()) << env.status().ToString();
   EXPECT_EQ(env->at("CUDA_MPS_PIPE_DIRECTORY"), Pipe(0, me));
   EXPECT_EQ(env->at("CUDA_MPS_PINNED_DEVICE_MEM_LIMIT"), "0=2048M");
-  ASSERT_TRUE(mps_->PrepareClient(Slice(0, me)).ok());
-  ASSERT_TRUE(mps_->PrepareClient(Slice(1, me)).ok());
+  ASSERT_TRUE(Prepare(Slice(0, me)).ok());
+  ASSERT_TRUE(Prepare(Slice(1, me)).ok());
   EXPECT_EQ(*ReadFile(Pipe(0, me) + "/fake_visible_devices"), "GPU-0\n") << "the daemon sees only its GPU";
   std::string cmds = Commands(0, me);
   EXPECT_EQ(cmds.find("start"), cmds.rfind("start")) << "one daemon for two clients: " << cmds;
@@ -98,13 +133,13 @@ TEST_F(MpsDaemonsTest, FirstClientStartsOneDaemonPerDeviceWithItsOwnDirectories)
 TEST_F(MpsDaemonsTest, AnotherUserWaitsForTheDeviceToDrainThenGetsAFreshDaemon) {
   uint32_t me = ::getuid();
   uint32_t other = me + 1;
-  ASSERT_TRUE(mps_->PrepareClient(Slice(0, me)).ok());
+  ASSERT_TRUE(Prepare(Slice(0, me)).ok());
   int64_t first = ControlPid(0);
-  auto refused = mps_->PrepareClient(Slice(0, other));
+  auto refused = Prepare(Slice(0, other));
   ASSERT_FALSE(refused.ok());
   EXPECT_EQ(refused.status().code(), Code::kFailedPrecondition);
   mps_->ReleaseClient(Slice(0, me));
-  auto env = mps_->PrepareClient(Slice(0, other));
+  auto env = Prepare(Slice(0, other));
   ASSERT_TRUE(env.ok()) << env.status().ToString();
   EXPECT_EQ(env->at("CUDA_MPS_PIPE_DIRECTORY"), Pipe(0, other));
   EXPECT_NE(Commands(0, me).find("quit"), std::string::npos) << "the first user's daemon was quit";
@@ -114,24 +149,28 @@ TEST_F(MpsDaemonsTest, AnotherUserWaitsForTheDeviceToDrainThenGetsAFreshDaemon) 
 
 TEST_F(MpsDaemonsTest, IdleDeviceIsHandedToTheNextUser) {
   uint32_t me = ::getuid();
-  ASSERT_TRUE(mps_->PrepareClient(Slice(0, me)).ok());
+  ASSERT_TRUE(Prepare(Slice(0, me)).ok());
   int64_t first = ControlPid(0);
   mps_->ReleaseClient(Slice(0, me));
   // Same user again after release: the daemon is reused.
-  ASSERT_TRUE(mps_->PrepareClient(Slice(0, me)).ok());
+  ASSERT_TRUE(Prepare(Slice(0, me)).ok());
   EXPECT_EQ(ControlPid(0), first);
   mps_->ReleaseClient(Slice(0, me));
   mps_->ResetDevice(0);
+  ASSERT_TRUE(WaitFor(*mps_, MpsEvent::Kind::kDaemonQuit));
   EXPECT_NE(Commands(0, me).find("quit"), std::string::npos);
   EXPECT_TRUE(mps_->Describe().empty());
 }
 
 TEST_F(MpsDaemonsTest, TerminateClientsAsksTheServerForExactlyTheJobsClients) {
   uint32_t me = ::getuid();
-  ASSERT_TRUE(mps_->PrepareClient(Slice(0, me)).ok());
+  ASSERT_TRUE(Prepare(Slice(0, me)).ok());
   std::ofstream(Pipe(0, me) + "/fake_servers") << "4242\n";
   std::ofstream(Pipe(0, me) + "/fake_clients") << "555\n556\n";
-  ASSERT_TRUE(mps_->TerminateClients(Slice(0, me), {556, 999}).ok());
+  ASSERT_TRUE(mps_->TerminateClients(Slice(0, me), {556, 999}, 1).ok());
+  while (mps_->Terminating(1) && Wait(*mps_)) {
+  }
+  EXPECT_FALSE(mps_->Terminating(1));
   std::string cmds = Commands(0, me);
   EXPECT_NE(cmds.find("get_client_list 4242"), std::string::npos) << cmds;
   EXPECT_NE(cmds.find("terminate_client 4242 556"), std::string::npos) << cmds;
@@ -141,13 +180,14 @@ TEST_F(MpsDaemonsTest, TerminateClientsAsksTheServerForExactlyTheJobsClients) {
 
 TEST_F(MpsDaemonsTest, CrashedControlDaemonIsNoticedAndRestarted) {
   uint32_t me = ::getuid();
-  ASSERT_TRUE(mps_->PrepareClient(Slice(0, me)).ok());
+  ASSERT_TRUE(Prepare(Slice(0, me)).ok());
   int64_t first = ControlPid(0);
   ASSERT_EQ(::kill(static_cast<pid_t>(first), SIGKILL), 0);
   while (Alive(first)) std::this_thread::yield();  // until the kernel has ended it
   auto events = mps_->Poll(clock_.NowMs());
   ASSERT_EQ(events.size(), 1u);
   EXPECT_EQ(events[0].kind, MpsEvent::Kind::kDaemonDied);
+  ASSERT_TRUE(WaitFor(*mps_, MpsEvent::Kind::kDaemonReady)) << "started again";
   int64_t second = ControlPid(0);
   EXPECT_NE(second, first);
   EXPECT_TRUE(Alive(second));
@@ -156,7 +196,7 @@ TEST_F(MpsDaemonsTest, CrashedControlDaemonIsNoticedAndRestarted) {
 
 TEST_F(MpsDaemonsTest, FatalFaultLinesInTheServerLogAreReportedOnce) {
   uint32_t me = ::getuid();
-  ASSERT_TRUE(mps_->PrepareClient(Slice(0, me)).ok());
+  ASSERT_TRUE(Prepare(Slice(0, me)).ok());
   std::string log = root_ + "/dev0/" + std::to_string(me) + "/log/server.log";
   std::ofstream(log, std::ios::app) << "[2026-11-22 03:44:56.026 Server   427] Client {PID: 528, Context ID: 0} connected\n";
   EXPECT_TRUE(mps_->Poll(clock_.NowMs()).empty());
@@ -184,7 +224,7 @@ TEST_F(MpsDaemonsTest, AFaultEarlyInARestartedDaemonsOutputIsReported) {
   ASSERT_TRUE(MakeDirs(dir, 0700).ok());
   std::string log = dir + "/control-foreground.log";
   std::ofstream(log) << std::string(4000, 'x') << "\n";  // the previous daemon's output
-  ASSERT_TRUE(mps_->PrepareClient(Slice(0, me)).ok());
+  ASSERT_TRUE(Prepare(Slice(0, me)).ok());
   std::ofstream(log, std::ios::app)
       << "[2026-11-23 16:16:12.000 Server  3] Client {PID: 88, Context: 1} encountered a fatal GPU error.\n"
       << std::string(8000, 'y') << "\n";
@@ -196,7 +236,7 @@ TEST_F(MpsDaemonsTest, AFaultEarlyInARestartedDaemonsOutputIsReported) {
 
 TEST_F(MpsDaemonsTest, IdleDaemonQuitsAfterTheConfiguredTime) {
   uint32_t me = ::getuid();
-  ASSERT_TRUE(mps_->PrepareClient(Slice(0, me)).ok());
+  ASSERT_TRUE(Prepare(Slice(0, me)).ok());
   int64_t pid = ControlPid(0);
   clock_.AdvanceMs(120000);
   EXPECT_TRUE(mps_->Poll(clock_.NowMs()).empty()) << "a daemon with a client never idles out";
@@ -204,16 +244,15 @@ TEST_F(MpsDaemonsTest, IdleDaemonQuitsAfterTheConfiguredTime) {
   clock_.AdvanceMs(59999);
   EXPECT_TRUE(mps_->Poll(clock_.NowMs()).empty());
   clock_.AdvanceMs(1);
-  auto events = mps_->Poll(clock_.NowMs());
-  ASSERT_EQ(events.size(), 1u);
-  EXPECT_EQ(events[0].kind, MpsEvent::Kind::kDaemonQuit);
-  while (Alive(pid)) std::this_thread::yield();
+  EXPECT_TRUE(mps_->Poll(clock_.NowMs()).empty()) << "asked to quit; gone later";
+  ASSERT_TRUE(WaitFor(*mps_, MpsEvent::Kind::kDaemonQuit));
+  ASSERT_EQ(events_.size(), 1u);
   EXPECT_FALSE(Alive(pid));
 }
 
 TEST_F(MpsDaemonsTest, StartFailureIsUnavailableWithTheReason) {
   std::ofstream(root_ + "/fail-start") << "";
-  auto env = mps_->PrepareClient(Slice(0, ::getuid()));
+  auto env = Prepare(Slice(0, ::getuid()));
   ASSERT_FALSE(env.ok());
   EXPECT_EQ(env.status().code(), Code::kUnavailable);
   EXPECT_NE(env.status().message().find("fake: cannot start"), std::string::npos) << env.status().message();
@@ -232,10 +271,20 @@ TEST(MpsDaemonsLongPathTest, TooLongPipeDirectoryIsRefusedWithTheReason) {
   EXPECT_NE(env.status().message().find("too long for a Unix socket"), std::string::npos);
 }
 
+// Attack (issue 22 item 2): a control daemon that never gets ready. The start is never waited
+// on: the job is told to wait, and once the deadline has passed, why it cannot run.
 TEST_F(MpsDaemonsTest, HungControlBinaryIsUnavailableNotAHungDaemon) {
-  MpsDaemons mps(Options(200), &clock_);
+  MpsDaemons mps(Options(3600 * 1000), &clock_);  // an hour: a start waited on would hang the test
   std::ofstream(root_ + "/hang-start") << "";
   auto env = mps.PrepareClient(Slice(0, ::getuid()));
+  ASSERT_FALSE(env.ok());
+  EXPECT_EQ(env.status().code(), Code::kFailedPrecondition) << env.status().ToString();
+  EXPECT_NE(env.status().message().find("is starting"), std::string::npos) << env.status().message();
+  clock_.AdvanceMs(3600 * 1000);
+  auto events = mps.Poll(clock_.NowMs());
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0].kind, MpsEvent::Kind::kDaemonStartFailed);
+  env = mps.PrepareClient(Slice(0, ::getuid()));
   ASSERT_FALSE(env.ok());
   EXPECT_EQ(env.status().code(), Code::kUnavailable);
   EXPECT_NE(env.status().message().find("did not answer"), std::string::npos) << env.status().message();
@@ -252,6 +301,12 @@ TEST_F(MpsDaemonsTest, ADeadDaemonsSocketIsNotTakenForTheNewDaemonsReadiness) {
   for (int i = 0; i < 5; ++i) {
     auto env = mps.PrepareClient(Slice(0, ::getuid()));
     ASSERT_FALSE(env.ok()) << "try " << i << ": ready on the old daemon's socket";
+    ASSERT_TRUE(Wait(mps));  // the child's exec (it removed the old socket before)
+    EXPECT_FALSE(Info(mps, 0).running) << "try " << i << ": ready on the old daemon's socket";
+    clock_.AdvanceMs(300);
+    mps.Poll(clock_.NowMs());
+    env = mps.PrepareClient(Slice(0, ::getuid()));
+    ASSERT_FALSE(env.ok());
     EXPECT_NE(env.status().message().find("did not answer"), std::string::npos) << env.status().message();
     std::ofstream(Pipe(0, ::getuid()) + "/control") << "";
   }
@@ -267,7 +322,7 @@ TEST_F(MpsDaemonsTest, FifosPlantedWhereTheDaemonWritesAreGoneBeforeItStarts) {
   for (const char* fifo : {"/log/control-foreground.log", "/log/control.log", "/pipe/nvidia-cuda-mps-control.pid"})
     ASSERT_EQ(::mkfifo((base + fifo).c_str(), 0600), 0) << fifo;
   ASSERT_EQ(::symlink("/etc", (base + "/pipe/link").c_str()), 0);
-  auto env = mps.PrepareClient(Slice(0, ::getuid()));
+  auto env = Prepare(mps, Slice(0, ::getuid()));
   ASSERT_TRUE(env.ok()) << env.status().ToString();
   struct stat st {};
   for (const char* fifo : {"/log/control-foreground.log", "/log/control.log", "/pipe/nvidia-cuda-mps-control.pid"})
@@ -285,7 +340,7 @@ TEST_F(MpsDaemonsTest, AControlDaemonThatStopsAnsweringIsKilledAndTheDeviceFreed
   o.probe_interval_ms = 1000;
   o.probe_timeout_ms = 5000;
   MpsDaemons mps(o, &clock_);
-  ASSERT_TRUE(mps.PrepareClient(Slice(0, ::getuid())).ok());
+  ASSERT_TRUE(Prepare(mps, Slice(0, ::getuid())).ok());
   int64_t control = Info(mps, 0).control_pid;
   ASSERT_GT(control, 0);
   std::ofstream(root_ + "/hang-commands") << "";
@@ -302,16 +357,17 @@ TEST_F(MpsDaemonsTest, AControlDaemonThatStopsAnsweringIsKilledAndTheDeviceFreed
   auto gone = PidFd::Open(control);
   EXPECT_TRUE(!gone || gone->WaitExit(5000)) << "the control daemon was killed";
   ::unlink((root_ + "/hang-commands").c_str());
-  ASSERT_TRUE(mps.PrepareClient(Slice(0, ::getuid())).ok()) << "the next client gets a fresh daemon";
+  ASSERT_TRUE(Prepare(mps, Slice(0, ::getuid())).ok()) << "the next client gets a fresh daemon";
   EXPECT_NE(Info(mps, 0).control_pid, control);
   mps.QuitAll();
 }
 
 TEST_F(MpsDaemonsTest, PrestartRunsADaemonWithoutAClient) {
   ASSERT_TRUE(mps_->Prestart(Slice(0, ::getuid())).ok());
+  ASSERT_TRUE(WaitFor(*mps_, MpsEvent::Kind::kDaemonReady));
   EXPECT_EQ(Info(*mps_, 0).clients, 0);
   EXPECT_TRUE(Info(*mps_, 0).running);
-  ASSERT_TRUE(mps_->PrepareClient(Slice(0, ::getuid())).ok());
+  ASSERT_TRUE(Prepare(Slice(0, ::getuid())).ok());
   std::string cmds = Commands(0, ::getuid());
   EXPECT_EQ(cmds.find("start"), cmds.rfind("start")) << "the prestarted daemon is reused";
   mps_->ReleaseClient(Slice(0, ::getuid()));
@@ -361,7 +417,7 @@ void EndBystander(pid_t pid) {
 TEST_F(MpsDaemonsTest, APidPlantedInThePipeDirectoryIsNeverSignalled) {
   MpsDaemons mps(Options(300), &clock_);
   uint32_t me = ::getuid();
-  ASSERT_TRUE(mps.PrepareClient(Slice(0, me)).ok());
+  ASSERT_TRUE(Prepare(mps, Slice(0, me)).ok());
   int64_t control = Info(mps, 0).control_pid;
   pid_t victim = Bystander();
   // The user owns the pipe directory: they point the pid file at a process of their choice and
@@ -370,14 +426,17 @@ TEST_F(MpsDaemonsTest, APidPlantedInThePipeDirectoryIsNeverSignalled) {
   std::ofstream(root_ + "/ignore-quit") << "";
   mps.ReleaseClient(Slice(0, me));
   mps.ResetDevice(0);
+  clock_.AdvanceMs(300);  // the quit's deadline: a daemon that does not quit is killed
+  mps.Poll(clock_.NowMs());
   EXPECT_TRUE(StillRuns(victim)) << "root signalled a pid read from a user-writable file";
-  EXPECT_FALSE(Alive(control)) << "the daemon pinpointd started is the one it killed";
+  auto killed = PidFd::Open(control);  // not reaped yet: still its pid
+  EXPECT_TRUE(killed && killed->WaitExit(10000)) << "the daemon pinpointd started is the one it killed";
   EndBystander(victim);
 }
 
 TEST_F(MpsDaemonsTest, ADeadDaemonsServersAreKilledOnlyWhenTheyRunAsTheDeviceUser) {
   if (::getuid() != 0) GTEST_SKIP() << "needs root to run a process as another user";
-  ASSERT_TRUE(mps_->PrepareClient(Slice(0, 0)).ok());
+  ASSERT_TRUE(Prepare(Slice(0, 0)).ok());
   std::string pipe = Pipe(0, 0);
   // A real orphan of the device user, and a process that only looks like one: started by user
   // 65534 through a set-user-id-root program (real uid 65534, effective uid 0).
@@ -399,10 +458,10 @@ TEST_F(MpsDaemonsTest, ADeadDaemonsServersAreKilledOnlyWhenTheyRunAsTheDeviceUse
 
 TEST_F(MpsDaemonsTest, ARestartedPinpointdAdoptsTheRunningDaemonInsteadOfStartingAnother) {
   uint32_t me = ::getuid();
-  ASSERT_TRUE(mps_->PrepareClient(Slice(0, me)).ok());
+  ASSERT_TRUE(Prepare(Slice(0, me)).ok());
   int64_t first = ControlPid(0);
   MpsDaemons restarted(Options(), &clock_);
-  ASSERT_TRUE(restarted.PrepareClient(Slice(0, me)).ok());
+  ASSERT_TRUE(Prepare(restarted, Slice(0, me)).ok());
   EXPECT_EQ(Info(restarted, 0).control_pid, first);
   std::string cmds = Commands(0, me);
   EXPECT_EQ(cmds.find("start"), cmds.rfind("start")) << cmds;
@@ -412,7 +471,7 @@ TEST_F(MpsDaemonsTest, AProcessOfAnotherUserIsNeverAdoptedAsTheDaemon) {
   if (::getuid() != 0) GTEST_SKIP() << "needs root to run a process as another user";
   ASSERT_TRUE(MakeDirs(Pipe(0, 0), 0700).ok());
   pid_t impostor = Bystander("nvidia-cuda-mps-control", Pipe(0, 0), 65534, 0);
-  ASSERT_TRUE(mps_->PrepareClient(Slice(0, 0)).ok());
+  ASSERT_TRUE(Prepare(Slice(0, 0)).ok());
   EXPECT_NE(ControlPid(0), impostor);
   mps_->ReleaseClient(Slice(0, 0));
   mps_->ResetDevice(0);
@@ -420,93 +479,50 @@ TEST_F(MpsDaemonsTest, AProcessOfAnotherUserIsNeverAdoptedAsTheDaemon) {
   EndBystander(impostor);
 }
 
-// --- control commands through a CommandRunner ---------------------------------------------------
+// --- control commands: never waited on ---------------------------------------------------------
 
-// An MpsDaemons whose control commands go to a FakeCommandRunner, while its daemons are the
-// stand-in control binary's. `quit` is passed on to the stand-in, so daemons still end.
-class MpsCommandsTest : public MpsDaemonsTest {
- protected:
-  void SetUp() override {
-    runner_.SetHandler([this](const CommandSpec& spec) -> Result<CommandResult> {
-      if (spec.stdin_text == "quit\n") return SubprocessRunner().Run(spec);
-      return answer_(spec);
-    });
-    MpsDaemonsOptions o = Options();
-    o.runner = &runner_;
-    mps_ = std::make_unique<MpsDaemons>(o, &clock_);
-  }
-  std::vector<std::string> Asked() const {
-    std::vector<std::string> out;
-    for (const auto& spec : runner_.runs()) out.push_back(spec.stdin_text);
-    return out;
-  }
-  FakeCommandRunner runner_;
-  std::function<Result<CommandResult>(const CommandSpec&)> answer_;
-};
-
-TEST_F(MpsCommandsTest, SafeCancelAsksForTheServersAndTheirClientsAndTerminatesTheJobsOnly) {
+// Attack (issue 22 item 2): a user's MPS server that stops answering (a stopped daemon, a FIFO
+// where it writes) while one of their jobs is cancelled. The safe cancel starts and returns; the
+// loop looks at it without waiting, and past its deadline it is given up and its command killed.
+TEST_F(MpsDaemonsTest, ASafeCancelNeverWaitsForAServerThatDoesNotAnswer) {
+  MpsDaemons mps(Options(3600 * 1000), &clock_);  // an hour: a command waited on would hang the test
   uint32_t me = ::getuid();
-  answer_ = [](const CommandSpec& spec) -> Result<CommandResult> {
-    if (spec.stdin_text == "get_server_list\n") return FakeCommandRunner::Exited(0, "701\n");
-    if (spec.stdin_text == "get_client_list 701\n") return FakeCommandRunner::Exited(0, "653\n654\n");
-    return FakeCommandRunner::Exited(0, "0\n");
-  };
-  ASSERT_TRUE(mps_->PrepareClient(Slice(0, me)).ok());
-  ASSERT_TRUE(mps_->TerminateClients(Slice(0, me), {654, 999}).ok());
-  EXPECT_EQ(Asked(), (std::vector<std::string>{"get_server_list\n", "get_client_list 701\n",
-                                               "terminate_client 701 654\n"}));
-  const CommandSpec& spec = runner_.runs().front();
-  EXPECT_EQ(spec.argv, std::vector<std::string>{Options().control_binary}) << "no shell, no arguments";
-  EXPECT_NE(std::find(spec.env.begin(), spec.env.end(), "CUDA_MPS_PIPE_DIRECTORY=" + Pipe(0, me)), spec.env.end());
-  EXPECT_EQ(spec.timeout_ms, 10000);
-  EXPECT_EQ(spec.max_output_bytes, kMaxCommandOutputBytes);
+  ASSERT_TRUE(Prepare(mps, Slice(0, me)).ok());
+  std::ofstream(Pipe(0, me) + "/fake_servers") << "4242\n";
+  std::ofstream(root_ + "/hang-commands") << "";
+  ASSERT_TRUE(mps.TerminateClients(Slice(0, me), {556}, 7).ok());
+  EXPECT_TRUE(mps.Terminating(7));
+  EXPECT_FALSE(mps.Terminating(8));
+  ASSERT_FALSE(mps.WaitFds().empty()) << "the command is in the loop's poll set";
+  mps.Poll(clock_.NowMs());
+  EXPECT_TRUE(mps.Terminating(7)) << "still unanswered";
+  clock_.AdvanceMs(3600 * 1000);
+  mps.Poll(clock_.NowMs());
+  EXPECT_FALSE(mps.Terminating(7)) << "given up at its deadline";
+  EXPECT_EQ(Commands(0, me).find("get_client_list"), std::string::npos) << "nothing asked after no answer";
+  ::unlink((root_ + "/hang-commands").c_str());
+  mps.QuitAll();
 }
 
-TEST_F(MpsCommandsTest, ACommandThatHangsFailsOrPrintsTooMuchIsUnavailable) {
-  uint32_t me = ::getuid();
-  ASSERT_TRUE(mps_->PrepareClient(Slice(0, me)).ok());
-  answer_ = [](const CommandSpec&) -> Result<CommandResult> { return FakeCommandRunner::TimedOut(); };
-  Status s = mps_->TerminateClients(Slice(0, me), {1});
-  EXPECT_EQ(s.code(), Code::kUnavailable);
-  EXPECT_NE(s.message().find("did not answer within 10000 ms"), std::string::npos) << s.message();
-  answer_ = [](const CommandSpec&) -> Result<CommandResult> {
-    return FakeCommandRunner::Exited(1, "no\x1b[2J such server");
-  };
-  s = mps_->TerminateClients(Slice(0, me), {1});
-  EXPECT_EQ(s.code(), Code::kUnavailable);
-  EXPECT_NE(s.message().find("failed: no"), std::string::npos) << s.message();
-  EXPECT_EQ(s.message().find('\x1b'), std::string::npos) << "what it printed is escaped";
-  answer_ = [](const CommandSpec&) -> Result<CommandResult> {
-    CommandResult r = FakeCommandRunner::Exited(0, "701\n");
-    r.out_truncated = true;
-    return r;
-  };
-  s = mps_->TerminateClients(Slice(0, me), {1});
-  EXPECT_EQ(s.code(), Code::kUnavailable);
-  EXPECT_NE(s.message().find("printed more than 65536 bytes"), std::string::npos) << s.message();
-}
-
-TEST_F(MpsCommandsTest, CommandsRunAsTheDevicesUser) {
+TEST_F(MpsDaemonsTest, CommandsRunAsTheDevicesUser) {
   if (::getuid() != 0) GTEST_SKIP() << "needs root to run a daemon as another user";
   MpsDaemonsOptions o = Options();
-  o.runner = &runner_;
   o.switch_user = true;
   ASSERT_EQ(::chmod(root_.c_str(), 0755), 0);  // the user's daemon reaches its directories
   mps_ = std::make_unique<MpsDaemons>(o, &clock_);
-  answer_ = [](const CommandSpec&) -> Result<CommandResult> { return FakeCommandRunner::Exited(0, ""); };
-  auto env = mps_->PrepareClient(Slice(0, 65534));
-  ASSERT_TRUE(env.ok()) << env.status().ToString();
-  ASSERT_TRUE(mps_->TerminateClients(Slice(0, 65534), {1}).ok());
-  ASSERT_EQ(runner_.runs().size(), 1u);
-  ASSERT_TRUE(runner_.runs()[0].run_as.has_value()) << "never as root";
-  EXPECT_EQ(runner_.runs()[0].run_as->uid, 65534u);
-  EXPECT_EQ(runner_.runs()[0].run_as->gid, 65534u);
-  EXPECT_EQ(runner_.runs()[0].run_as->groups, std::vector<uint32_t>{65534});
+  ASSERT_TRUE(Prepare(Slice(0, 65534)).ok());
+  std::ofstream(Pipe(0, 65534) + "/fake_servers") << "4242\n";
+  std::ofstream(Pipe(0, 65534) + "/fake_clients") << "1\n";
+  ASSERT_TRUE(mps_->TerminateClients(Slice(0, 65534), {1}, 1).ok());
+  while (mps_->Terminating(1) && Wait(*mps_)) {
+  }
   mps_->ReleaseClient(Slice(0, 65534));
   mps_->ResetDevice(0);  // `quit`, run by the stand-in as uid 65534, ends the daemon
-  ASSERT_EQ(runner_.runs().size(), 2u);
-  EXPECT_EQ(runner_.runs()[1].stdin_text, "quit\n");
-  EXPECT_EQ(runner_.runs()[1].run_as->uid, 65534u);
+  ASSERT_TRUE(WaitFor(*mps_, MpsEvent::Kind::kDaemonQuit));
+  EXPECT_EQ(Commands(0, 65534), "start 65534\nget_server_list \nget_client_list 4242\nterminate_client 4242 1\nquit \n");
+  auto uids = ReadFile(Pipe(0, 65534) + "/fake_command_uids");
+  ASSERT_TRUE(uids.ok());
+  EXPECT_EQ(*uids, "65534\n65534\n65534\n65534\n") << "never as root";
 }
 
 }  // namespace

@@ -71,6 +71,35 @@ check "another user's slice runs afterwards (the GPU is back in service)" test "
 st=$(as_ppa "PINPOINT_SOCKET=$W/sock timeout 120 $P --json submit --wait --gpu-mem 2G -- $BIN/pp-busy --blocks 4 --iters 1000000" | js "d['state']")
 check "ppa's next slice runs under a fresh daemon" test "$st" = completed
 
+echo "=== 4b. a user stops its control daemon and cancels 3 of its jobs: nobody waits for that daemon"
+more=""
+for _ in 1 2 3; do
+  more="$more $(as_ppa "PINPOINT_SOCKET=$W/sock $P --json submit --gpu-mem 2G -- $BIN/pp-busy --blocks 4 --iters 20000000000000" | js "d['id']")"
+done
+for j in $more; do
+  wait_for 60 sh -c "test \"\$(\"$P\" --json show $j | python3 -c 'import json,sys; print(json.load(sys.stdin)[\"job\"][\"state\"])')\" = running"
+done
+sleep 2
+CTL=$("$P" --json gpus | js "d['devices'][0]['mps']['control_pid']")
+as_ppa "kill -STOP $CTL" && echo "ppa stopped its control daemon $CTL"
+# Each cancel asks ppa's stopped daemon to terminate_client: those exchanges run beside the loop.
+C0=$(date +%s%N)
+as_ppa "PINPOINT_SOCKET=$W/sock $P cancel $more" > /dev/null
+C1=$(date +%s%N)
+"$P" version > /dev/null
+C2=$(date +%s%N)
+echo "ppa's cancel of 3 jobs of its stopped daemon answered in $(( (C1-C0)/1000000 )) ms; root's version then in $(( (C2-C1)/1000000 )) ms"
+check "a cancel does not wait for the stopped daemon (answered within 2 s; it waited 10 s per job before)" test $(( (C1-C0)/1000000 )) -lt 2000
+check "another user's request right after is answered within 2 s" test $(( (C2-C1)/1000000 )) -lt 2000
+timeout 120 "$P" wait $more > /dev/null
+for j in $more; do echo "job $j: $("$P" --json show $j | js "d['job']['state'] + ' ' + d['job']['reason'] + ' ' + d['job']['detail']")"; done
+check "the cancelled jobs ended cancelled" sh -c "for j in $more; do \"$P\" --json show \$j | grep -q '\"state\": \"cancelled\"' || exit 1; done"
+wait_for 30 sh -c "! test -d /proc/$CTL || grep -q '^State:.*Z' /proc/$CTL/status"
+check "the stopped control daemon is gone (quit when idle, killed when it did not)" sh -c "! test -d /proc/$CTL || grep -q '^State:.*Z' /proc/$CTL/status"
+grep -E "safe cancel|did not quit|did not answer" "$W/pinpointd.log" | tail -4
+st=$("$P" --json submit --wait --as-user ppb --gpu-mem 2G -- "$BIN/pp-busy" --blocks 4 --iters 1000000 | js "d['state']")
+check "another user's slice runs afterwards" test "$st" = completed
+
 echo "=== 5. a CUDA process that leaves its job (setsid) is killed before the job ends and its GPU is handed on"
 mkdir -p "$W/esc"; chmod 1777 "$W/esc"; ESC="$W/esc/escaped.pid"
 id6=$(as_ppa "PINPOINT_SOCKET=$W/sock $P --json submit --gpu-mem 2G -- sh -c 'setsid sh -c \"echo \\\$\\\$ > $ESC; exec $BIN/pp-busy --blocks 4 --iters 20000000000000\" & sleep 2; exit 0'" | js "d['id']")
