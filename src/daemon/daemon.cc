@@ -340,6 +340,8 @@ int RunDaemon(const Config& config, std::unique_ptr<gpu::GpuBackend> backend,
 
   bool stop = false;
   int64_t published = -1;
+  int64_t published_ms = 0;
+  constexpr int64_t kPublishEveryMs = 1000;
   std::string store_error;
   while (!stop) {
     // One stat per pass: a store deleted or replaced under the daemon is said once, loudly; its
@@ -363,8 +365,11 @@ int RunDaemon(const Config& config, std::unique_ptr<gpu::GpuBackend> backend,
     service.JobsEnded(node.Step());
     service.PollFollowers();
     if (Purge(retention)) published = -1;
-    if (metrics_server && node.generation() != published) {
+    // At most once a second: a snapshot costs time linear in the active jobs (a user may hold
+    // thousands), and scrapes come every few seconds.
+    if (metrics_server && node.generation() != published && clock.NowMs() - published_ms >= kPublishEveryMs) {
       published = node.generation();
+      published_ms = clock.NowMs();
       metrics::Snapshot snapshot = node.MetricsView();
       snapshot.jobs_purged_total = retention.purged_total();
       metrics_server->Publish(metrics::Render(snapshot));

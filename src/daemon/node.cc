@@ -484,12 +484,18 @@ void Node::Schedule() {
   snap.inventory = options_.inventory;
   for (const auto& [device, jobs] : recovering_) snap.inventory.devices.at(static_cast<size_t>(device)).drained = true;
   snap.user_limits.defaults = options_.default_user_limit;
-  for (const auto& [id, job] : active_) {
+  for (auto& [id, job] : active_) {
     if (!options_.user_limits.empty() && !IsFinal(job.state)) {
       auto limit = options_.user_limits.find(job.user);
       if (limit != options_.user_limits.end()) snap.user_limits.by_uid[job.uid] = limit->second;
     }
     if (job.state == JobState::kPending && !job.cancel_requested) {
+      // A held job cannot start, and its reason was given when it was held: it costs a pass
+      // nothing, however many a user holds (unless a dependency could end it).
+      if (job.hold != Hold::kNone && job.request.afterok.empty()) {
+        if (job.reason != reason::kHeld) lifecycle::Waiting(job, reason::kHeld, sched::HeldDetail(job.id, job.hold));
+        continue;
+      }
       snap.pending.push_back(DemandOf(job));
       continue;
     }

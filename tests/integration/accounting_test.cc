@@ -50,6 +50,19 @@ class AccountingTest : public ::testing::Test {
     return res ? res->body : "";
   }
 
+  // Scrapes until the text holds every one of `names` (pinpointd publishes at most once a second);
+  // each try is a round trip, no sleeping.
+  std::string MetricsWith(const std::vector<std::string>& names) {
+    std::string text;
+    for (int i = 0; i < 20000; ++i) {
+      text = Metrics();
+      bool all = true;
+      for (const auto& name : names) all = all && text.find(name) != std::string::npos;
+      if (all) return text;
+    }
+    return text;
+  }
+
   Harness h_{"simulated:h100x2", "\"watch_interval_ms\": 100"};
   std::string fifo_;
 };
@@ -64,14 +77,13 @@ TEST_F(AccountingTest, UsageMetricsReportAndTopOfARunningAndAnEndedJob) {
   });
   EXPECT_EQ(running["job"]["usage"]["final"], false);
 
-  std::string text = Metrics();
-  for (const std::string& name : std::vector<std::string>{
-           "pinpoint_gpu_memory_total_bytes{gpu=\"0\"", "pinpoint_device_slices{device=\"0\"",
-        "pinpoint_job_state{job=\"" + std::to_string(id) + "\"", "pinpoint_queue_length 0",
-        "pinpoint_jobs_running 1", "pinpoint_job_starts_total 1", "pinpoint_watcher_polls_total",
-        "pinpoint_job_gpu_memory_peak_bytes{job=\"" + std::to_string(id) + "\""}) {
-    EXPECT_NE(text.find(name), std::string::npos) << name << "\n" << text;
-  }
+  std::vector<std::string> names = {
+      "pinpoint_gpu_memory_total_bytes{gpu=\"0\"", "pinpoint_device_slices{device=\"0\"",
+      "pinpoint_job_state{job=\"" + std::to_string(id) + "\"", "pinpoint_queue_length 0",
+      "pinpoint_jobs_running 1", "pinpoint_job_starts_total 1", "pinpoint_watcher_polls_total",
+      "pinpoint_job_gpu_memory_peak_bytes{job=\"" + std::to_string(id) + "\""};
+  std::string text = MetricsWith(names);
+  for (const std::string& name : names) EXPECT_NE(text.find(name), std::string::npos) << name << "\n" << text;
   std::ofstream(h_.dir() + "/metrics.txt") << text;
   std::string cmd = "promtool check metrics < " + h_.dir() + "/metrics.txt 2>&1";
   FILE* p = ::popen(cmd.c_str(), "r");
@@ -105,7 +117,8 @@ TEST_F(AccountingTest, UsageMetricsReportAndTopOfARunningAndAnEndedJob) {
   EXPECT_EQ(r["total"]["slice_jobs"], 1);
   auto table = h_.Cli({"report"});
   EXPECT_NE(table.out.find("(all)"), std::string::npos) << table.out;
-  EXPECT_NE(Metrics().find("pinpoint_jobs_ended_total{state=\"completed\",reason=\"exit-0\"} 1"), std::string::npos);
+  std::string ended_line = "pinpoint_jobs_ended_total{state=\"completed\",reason=\"exit-0\"} 1";
+  EXPECT_NE(MetricsWith({ended_line}).find(ended_line), std::string::npos);
 }
 
 TEST(AccountingConfigTest, BusyMetricsPortDoesNotStopTheDaemon) {
