@@ -304,11 +304,14 @@ std::vector<std::string> MpsDaemons::NewFaultLines(Daemon& d) {
 void MpsDaemons::PollProbe(int index, Daemon& d, int64_t now_ms, std::vector<MpsEvent>& events, bool* erase) {
   // The health probe: looked at, never waited on.
   if (d.probe.running()) {
-    // Its own deadline is past probe_timeout_ms: what counts is whether it answered in time.
-    if (d.probe.Check(now_ms)) {
+    // It answered, or it did not in time: killed at its own deadline, or still unanswered at
+    // probe_timeout_ms, whichever comes first.
+    bool ended = d.probe.Check(now_ms);
+    bool answered = ended && d.probe.result().ending != CommandResult::Ending::kTimedOut;
+    if (answered) {
       d.probe = AsyncCommand();
       d.next_probe_ms = now_ms + options_.probe_interval_ms;
-    } else if (now_ms - d.probe_started_ms >= options_.probe_timeout_ms) {
+    } else if (ended || now_ms - d.probe_started_ms >= options_.probe_timeout_ms) {
       KillUnresponsive(d);
       events.push_back({index, MpsEvent::Kind::kDaemonUnresponsive,
                         "the MPS control daemon of uid " + std::to_string(d.uid) + " on device " +

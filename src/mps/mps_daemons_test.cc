@@ -362,6 +362,23 @@ TEST_F(MpsDaemonsTest, AControlDaemonThatStopsAnsweringIsKilledAndTheDeviceFreed
   mps.QuitAll();
 }
 
+// A probe killed at its command deadline (shorter than the probe's) did not answer either.
+TEST_F(MpsDaemonsTest, AProbeKilledAtItsCommandDeadlineIsNoAnswer) {
+  MpsDaemonsOptions o = Options(1000);
+  o.probe_interval_ms = 1000;
+  o.probe_timeout_ms = 5000;
+  MpsDaemons mps(o, &clock_);
+  ASSERT_TRUE(Prepare(mps, Slice(0, ::getuid())).ok());
+  std::ofstream(root_ + "/hang-commands") << "";
+  EXPECT_TRUE(mps.Poll(clock_.NowMs()).empty()) << "the probe starts";
+  clock_.AdvanceMs(1000);
+  auto events = mps.Poll(clock_.NowMs());
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0].kind, MpsEvent::Kind::kDaemonUnresponsive);
+  ::unlink((root_ + "/hang-commands").c_str());
+  mps.QuitAll();
+}
+
 TEST_F(MpsDaemonsTest, PrestartRunsADaemonWithoutAClient) {
   ASSERT_TRUE(mps_->Prestart(Slice(0, ::getuid())).ok());
   ASSERT_TRUE(WaitFor(*mps_, MpsEvent::Kind::kDaemonReady));
