@@ -40,7 +40,6 @@ class AsyncCommand {
   void Kill();
 
   bool running() const { return pid_.valid(); }
-  bool started() const { return started_; }
   // Readable when there is something for Check to see (output, or the child's exit); -1 when
   // ended. For the main loop's poll set.
   std::vector<int> fds() const;

@@ -133,7 +133,6 @@ class MpsDaemons : public MpsControl {
     std::string pipe_dir, log_dir;
     uint32_t gid = 0;
     std::set<int64_t> pids;
-    std::vector<std::string> servers;  // servers whose clients are still to be asked for
     std::vector<std::string> asks;     // commands still to run, in order
     AsyncCommand running;
     std::string running_command;
