@@ -24,8 +24,9 @@ inline constexpr size_t kMaxMessageBytes = 1 << 20;
 
 // One request costs pinpointd a bounded time (a few ms), so that no user's request holds up
 // another's (docs/security.md "Locks, descriptors and budgets"): a request names at most
-// kMaxIdsPerRequest jobs, and a listing's reply holds at most kQueuePageMax. Client (client.h)
-// splits longer lists and pages longer listings itself.
+// kMaxIdsPerRequest jobs (kCancelMaxIds for one that rewrites each job's record), and a listing's
+// reply holds at most kQueuePageMax. Client (client.h) splits longer lists and pages longer
+// listings itself.
 inline constexpr size_t kMaxIdsPerRequest = 256;
 inline constexpr int kQueuePageMax = 256;
 
@@ -35,8 +36,9 @@ inline constexpr int kQueuePageMax = 256;
 inline constexpr int kQueueDefaultLimit = 100;
 inline constexpr int kQueueMaxLimit = 10000;
 inline constexpr int kQueueMaxOffset = 1'000'000'000;
-// A "cancel", "hold" or "release" names at most this many jobs.
-inline constexpr size_t kCancelMaxIds = kMaxIdsPerRequest;
+// A "cancel", "hold" or "release" names at most this many jobs: each one named is a record
+// rewritten, four times the cost of a wait's lookup.
+inline constexpr size_t kCancelMaxIds = 64;
 // A "wait" names at most this many jobs ("ids"). The ids of the waits pinpointd holds unanswered
 // are bounded too: at most kWaitMaxHeldIdsPerUid for one non-root uid, kWaitMaxHeldIds in all; a
 // wait past a bound is refused with kUnavailable (one with a single "id" counts 1).

@@ -380,7 +380,7 @@ TEST(ApiCodecTest, RequestErrorsAreTheDocumentedOnes) {
   EXPECT_EQ(FromJson<CancelRequest>(json::parse(R"({"ids":[1,0]})")).status().message(),
             "\"ids\" must hold positive job ids");
   EXPECT_EQ(FromJson<CancelRequest>(json{{"ids", std::vector<int>(kCancelMaxIds + 1, 1)}}).status().message(),
-            "at most 256 ids at once");
+            "at most 64 ids at once");
   auto arrays = FromJson<CancelRequest>(json::parse(R"({"arrays":[12],"ids":[]})"));
   ASSERT_TRUE(arrays.ok()) << arrays.status().message();
   EXPECT_TRUE(arrays->ids.empty());
@@ -392,10 +392,10 @@ TEST(ApiCodecTest, RequestErrorsAreTheDocumentedOnes) {
             "\"arrays\" must hold positive job ids");
   EXPECT_EQ(FromJson<CancelRequest>(json::parse(R"({"arrays":7})")).status().message(),
             "\"arrays\" must be an array of job ids");
-  EXPECT_EQ(FromJson<CancelRequest>(json{{"ids", std::vector<int>(128, 1)}, {"arrays", std::vector<int>(129, 1)}})
+  EXPECT_EQ(FromJson<CancelRequest>(json{{"ids", std::vector<int>(32, 1)}, {"arrays", std::vector<int>(33, 1)}})
                 .status()
                 .message(),
-            "at most 256 ids at once");
+            "at most 64 ids at once");
 
   EXPECT_EQ(FromJson<LogsRequest>(json::parse(R"({"id":1,"stream":1})")).status().message(),
             "\"stream\" must be stdout or stderr");

@@ -136,14 +136,14 @@ Result<QueueReply> Client::Queue(const QueueRequest& request) {
 
 namespace {
 
-// A list of ids in requests of at most kMaxIdsPerRequest: `make(from, to)` builds the request of
+// A list of ids in requests of at most kCancelMaxIds: `make(from, to)` builds the request of
 // the ids [from, to), `send` sends it. The results are concatenated in order; the first error
 // stops (requests already answered have taken effect).
 template <typename Reply, typename Make, typename SendFn>
 Result<Reply> InPieces(size_t count, Make make, SendFn send) {
   Reply all;
-  for (size_t from = 0; from < count || from == 0; from += kMaxIdsPerRequest) {
-    auto reply = send(make(from, std::min(count, from + kMaxIdsPerRequest)));
+  for (size_t from = 0; from < count || from == 0; from += kCancelMaxIds) {
+    auto reply = send(make(from, std::min(count, from + kCancelMaxIds)));
     if (!reply.ok()) return reply.status();
     for (auto& result : reply->results) all.results.push_back(std::move(result));
     if (count == 0) break;

@@ -300,26 +300,26 @@ TEST_F(JobArrayDiskTest, ThreeHundredTasksAreOneCommitToSubmitAndOneToCancel) {
 }
 
 // Attack: pipelined hold/release of thousands of ids each cost one fsync per id and stalled every
-// other client. Now a request names at most kMaxIdsPerRequest ids, and is one commit.
+// other client. Now a request names at most kCancelMaxIds ids, and is one commit.
 TEST_F(JobArrayDiskTest, HoldAndReleaseOfTheMostIdsARequestMayNameAreOneCommitEach) {
   syncs_ = 0;
   ASSERT_TRUE(node_->Submit(caller_, Slice()).ok());
   int one_job = syncs_;
-  json op = SubmitOp("1-256");
+  json op = SubmitOp("1-64");
   op["hold"] = true;
   JobId array = Handle(op, caller_)["array"]["id"];
   json ids = json::array();
-  for (JobId id = array; id < array + 256; ++id) ids.push_back(id);
+  for (JobId id = array; id < array + JobId{kCancelMaxIds}; ++id) ids.push_back(id);
   syncs_ = 0;
   json released = Handle({{"op", "release"}, {"ids", ids}}, caller_);
   int release = syncs_;
   syncs_ = 0;
   json held = Handle({{"op", "hold"}, {"ids", ids}}, caller_);
   int hold = syncs_;
-  ASSERT_EQ(released["results"].size(), 256u) << released.dump();
-  EXPECT_EQ(released["results"][255]["ok"], true) << released.dump();
-  EXPECT_EQ(held["results"][255]["ok"], true) << held.dump();
-  EXPECT_EQ(store_->Get(array + 255)->hold, Hold::kUser);
+  ASSERT_EQ(released["results"].size(), kCancelMaxIds) << released.dump();
+  EXPECT_EQ(released["results"][63]["ok"], true) << released.dump();
+  EXPECT_EQ(held["results"][63]["ok"], true) << held.dump();
+  EXPECT_EQ(store_->Get(array + 63)->hold, Hold::kUser);
   EXPECT_LE(release, one_job) << "one job took " << one_job;
   EXPECT_LE(hold, one_job) << "one job took " << one_job;
 }

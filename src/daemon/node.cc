@@ -354,12 +354,19 @@ Result<Node::Page> Node::List(bool all, std::optional<uint32_t> uid, int offset,
     auto total = deps_.store->Count(filter);
     if (!total.ok()) return total.status();
     page.total = *total;
-    auto stored = deps_.store->List(filter);
-    if (!stored.ok()) return stored.status();
-    page.jobs.reserve(stored->size());
-    for (auto& r : *stored) {
-      auto it = active_.find(r.id);
-      page.jobs.push_back(it != active_.end() ? WithoutEnv(it->second) : std::move(r));  // memory holds pending reasons
+    auto ids = deps_.store->ListIds(filter);
+    if (!ids.ok()) return ids.status();
+    page.jobs.reserve(ids->size());
+    for (JobId id : *ids) {
+      // An active job from memory (which holds pending reasons), without reading its record.
+      auto it = active_.find(id);
+      if (it != active_.end()) {
+        page.jobs.push_back(WithoutEnv(it->second));
+        continue;
+      }
+      auto stored = deps_.store->Get(id);
+      if (!stored.ok()) return stored.status();
+      page.jobs.push_back(WithoutEnv(*stored));
     }
     return page;
   }

@@ -112,9 +112,11 @@ Result<bool> JobExists(Db* db, JobId id) {
 
 // "SELECT ... WHERE state IN (?, ?) AND uid = ? ORDER BY id DESC LIMIT ?": only placeholders
 // are built here; every value is bound by BindListQuery.
-std::string ListQuery(const ListFilter& filter, const std::string& columns = kJobColumns,
+// Both read only the listing index (jobs_listing holds every column a filter names), never the
+// rows with their records.
+std::string ListQuery(const ListFilter& filter, const std::string& columns = "id",
                       bool count = false) {
-  std::string sql = "SELECT " + columns + " FROM jobs WHERE 1";
+  std::string sql = "SELECT " + columns + " FROM jobs INDEXED BY jobs_listing WHERE 1";
   if (!filter.states.empty()) {
     sql += " AND state IN (?";
     for (size_t i = 1; i < filter.states.size(); ++i) sql += ", ?";
@@ -342,22 +344,33 @@ Result<JobRecord> JobStore::Get(JobId id) const {
   return DecodeJobRow(*stmt);
 }
 
-Result<std::vector<JobRecord>> JobStore::List(const ListFilter& filter) const {
+Result<std::vector<JobId>> JobStore::ListIds(const ListFilter& filter) const {
   if (filter.limit < 0 || filter.offset < 0) return InvalidArgument("list limit and offset must not be negative");
   Result<Statement> stmt = impl_->db.Prepare(ListQuery(filter));
   if (!stmt.ok()) return stmt.status();
   BindListQuery(&*stmt, filter);
-  std::vector<JobRecord> jobs;
+  std::vector<JobId> ids;
   for (;;) {
     Result<bool> row = stmt->Step();
     if (!row.ok()) return row.status();
     if (!*row) break;
-    Result<JobRecord> job = DecodeJobRow(*stmt);
-    if (!job.ok()) return job.status();
+    ids.push_back(stmt->ColumnInt64(0));
+  }
+  std::reverse(ids.begin(), ids.end());  // the query runs newest first so LIMIT keeps the newest
+  return ids;
+}
+
+Result<std::vector<JobRecord>> JobStore::List(const ListFilter& filter) const {
+  Result<std::vector<JobId>> ids = ListIds(filter);
+  if (!ids.ok()) return ids.status();
+  std::vector<JobRecord> jobs;
+  jobs.reserve(ids->size());
+  for (JobId id : *ids) {
+    Result<JobRecord> job = Get(id);
+    if (!job.ok()) return job.status();  // gone in between cannot happen: one owner, one thread
     if (filter.omit_env) job->request.env.clear();
     jobs.push_back(std::move(job).value());
   }
-  std::reverse(jobs.begin(), jobs.end());  // the query runs newest first so LIMIT keeps the newest
   return jobs;
 }
 

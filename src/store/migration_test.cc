@@ -114,7 +114,7 @@ TEST_F(MigrationTest, V2FileGainsIdempotencyKeysAndKeepsItsJobsKeyless) {
   ASSERT_EQ(QueryOne(db_path(), "PRAGMA user_version"), "2");
 
   std::unique_ptr<JobStore> store = Must(JobStore::Open(db_path()));
-  EXPECT_EQ(QueryOne(db_path(), "PRAGMA user_version"), "3");
+  EXPECT_EQ(QueryOne(db_path(), "PRAGMA user_version"), std::to_string(JobStore::kCurrentVersion));
   EXPECT_EQ(QueryOne(db_path(), "SELECT count(*) FROM jobs WHERE idempotency_key IS NULL"), "2");
   EXPECT_EQ(QueryOne(db_path(), "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND "
                                 "name = 'jobs_by_idempotency_key'"),
@@ -127,6 +127,29 @@ TEST_F(MigrationTest, V2FileGainsIdempotencyKeysAndKeepsItsJobsKeyless) {
   EXPECT_EQ(Must(store->FindByIdempotencyKey(key))->id, id);
   EXPECT_EQ(store->Insert(PendingRecord(1000, 444), key).status().code(),
             Code::kFailedPrecondition);
+}
+
+TEST_F(MigrationTest, V3FileGainsTheListingIndexAndListsAsBefore) {
+  std::vector<JobRecord> records = {PendingRecord(1000, 111), PendingRecord(2000, 222),
+                                    PendingRecord(1000, 333)};
+  WriteV1File(&records);
+  {
+    Result<Db> db = Db::Open(db_path());
+    ASSERT_TRUE(db.ok());
+    ASSERT_TRUE(MigrateTo(&*db, 3).ok());
+  }
+  std::unique_ptr<JobStore> store = Must(JobStore::Open(db_path()));
+  EXPECT_EQ(QueryOne(db_path(), "PRAGMA user_version"), "4");
+  EXPECT_EQ(QueryOne(db_path(), "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND "
+                                "name = 'jobs_listing'"),
+            "1");
+  ListFilter mine;
+  mine.uid = 1000;
+  EXPECT_EQ(Must(store->ListIds(mine)), (std::vector<JobId>{1, 3}));
+  mine.limit = 1;
+  EXPECT_EQ(Must(store->ListIds(mine)), (std::vector<JobId>{3}));
+  mine.offset = 1;
+  EXPECT_EQ(Must(store->List(mine)).at(0), records[0]);
 }
 
 TEST_F(MigrationTest, ReopeningACurrentFileChangesNothing) {
@@ -153,13 +176,13 @@ TEST_F(MigrationTest, FailedStepLeavesFileAtItsVersion) {
 
 TEST_F(MigrationTest, NewerVersionIsRefusedAndLeftAlone) {
   ASSERT_TRUE(JobStore::Open(db_path()).ok());
-  ASSERT_TRUE(ExecSql(db_path(), "PRAGMA user_version = 4").ok());
+  ASSERT_TRUE(ExecSql(db_path(), "PRAGMA user_version = 5").ok());
 
   Result<std::unique_ptr<JobStore>> store = JobStore::Open(db_path());
   EXPECT_EQ(store.status().code(), Code::kFailedPrecondition);
-  EXPECT_THAT(store.status().message(), AllOf(HasSubstr("version 4"), HasSubstr("newer"),
-                                              HasSubstr("1 to 3"), Not(HasSubstr("\n"))));
-  EXPECT_EQ(QueryOne(db_path(), "PRAGMA user_version"), "4");
+  EXPECT_THAT(store.status().message(), AllOf(HasSubstr("version 5"), HasSubstr("newer"),
+                                              HasSubstr("1 to 4"), Not(HasSubstr("\n"))));
+  EXPECT_EQ(QueryOne(db_path(), "PRAGMA user_version"), "5");
 }
 
 TEST_F(MigrationTest, OlderThanOldestSupportedIsRefused) {
@@ -167,7 +190,7 @@ TEST_F(MigrationTest, OlderThanOldestSupportedIsRefused) {
   ASSERT_TRUE(ExecSql(db_path(), "PRAGMA user_version = -1").ok());
   Result<std::unique_ptr<JobStore>> store = JobStore::Open(db_path());
   EXPECT_EQ(store.status().code(), Code::kFailedPrecondition);
-  EXPECT_THAT(store.status().message(), AllOf(HasSubstr("older"), HasSubstr("1 to 3")));
+  EXPECT_THAT(store.status().message(), AllOf(HasSubstr("older"), HasSubstr("1 to 4")));
 }
 
 TEST_F(MigrationTest, GarbageFileIsRefusedAndLeftAlone) {

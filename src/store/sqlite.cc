@@ -3,6 +3,7 @@
 #include <sqlite3.h>
 
 #include <climits>
+#include <unordered_map>
 #include <utility>
 
 namespace pinpoint::store {
@@ -18,6 +19,37 @@ std::string Prefix(sqlite3* db) {
 
 }  // namespace
 
+// Statements done with, by their SQL text: reset (no read transaction held) and unbound.
+class StatementCache {
+ public:
+  StatementCache() = default;
+  StatementCache(const StatementCache&) = delete;
+  StatementCache& operator=(const StatementCache&) = delete;
+  ~StatementCache() {
+    for (auto& [sql, stmt] : idle_) sqlite3_finalize(stmt);
+  }
+  // A statement of this text, taken out (a nested use of the same text prepares another one).
+  sqlite3_stmt* Take(const std::string& sql) {
+    auto it = idle_.find(sql);
+    if (it == idle_.end()) return nullptr;
+    sqlite3_stmt* stmt = it->second;
+    idle_.erase(it);
+    return stmt;
+  }
+  void Give(std::string sql, sqlite3_stmt* stmt) {
+    sqlite3_reset(stmt);
+    sqlite3_clear_bindings(stmt);
+    if (idle_.size() >= Db::kCachedStatements || idle_.count(sql) != 0) {
+      sqlite3_finalize(stmt);
+      return;
+    }
+    idle_.emplace(std::move(sql), stmt);
+  }
+
+ private:
+  std::unordered_map<std::string, sqlite3_stmt*> idle_;
+};
+
 Status SqliteError(sqlite3* db, std::string_view what) {
   std::string message = Prefix(db);
   message += what;
@@ -31,19 +63,30 @@ Status SqliteError(sqlite3* db, std::string_view what) {
 Statement::Statement(Statement&& other) noexcept
     : stmt_(std::exchange(other.stmt_, nullptr)),
       db_(other.db_),
+      cache_(other.cache_),
+      sql_(std::move(other.sql_)),
       bind_error_(std::move(other.bind_error_)) {}
 
 Statement& Statement::operator=(Statement&& other) noexcept {
   if (this != &other) {
-    sqlite3_finalize(stmt_);
+    Release();
     stmt_ = std::exchange(other.stmt_, nullptr);
     db_ = other.db_;
+    cache_ = other.cache_;
+    sql_ = std::move(other.sql_);
     bind_error_ = std::move(other.bind_error_);
   }
   return *this;
 }
 
-Statement::~Statement() { sqlite3_finalize(stmt_); }
+Statement::~Statement() { Release(); }
+
+void Statement::Release() {
+  if (stmt_ == nullptr) return;
+  if (cache_ != nullptr) cache_->Give(std::move(sql_), stmt_);
+  else sqlite3_finalize(stmt_);
+  stmt_ = nullptr;
+}
 
 void Statement::RememberBindError(int rc) {
   if (rc != SQLITE_OK && bind_error_.ok()) bind_error_ = SqliteError(db_, "bind");
@@ -108,20 +151,31 @@ Result<Db> Db::Open(const std::string& path) {
   return Db(handle, path);
 }
 
+Db::Db(sqlite3* db, std::string path)
+    : db_(db), path_(std::move(path)), cache_(std::make_unique<StatementCache>()) {}
+
 Db::Db(Db&& other) noexcept
-    : db_(std::exchange(other.db_, nullptr)), path_(std::move(other.path_)) {}
+    : db_(std::exchange(other.db_, nullptr)),
+      path_(std::move(other.path_)),
+      cache_(std::move(other.cache_)) {}
 
 Db& Db::operator=(Db&& other) noexcept {
   if (this != &other) {
+    cache_.reset();
     sqlite3_close_v2(db_);
     db_ = std::exchange(other.db_, nullptr);
     path_ = std::move(other.path_);
+    cache_ = std::move(other.cache_);
   }
   return *this;
 }
 
-// close_v2: should a Statement outlive its Db by mistake, the connection closes when it goes.
-Db::~Db() { sqlite3_close_v2(db_); }
+// The cached statements go first. close_v2: should a Statement outlive its Db by mistake, the
+// connection closes when it goes.
+Db::~Db() {
+  cache_.reset();
+  sqlite3_close_v2(db_);
+}
 
 Status Db::Exec(const char* sql) {
   char* message = nullptr;
@@ -134,10 +188,13 @@ Status Db::Exec(const char* sql) {
 
 Result<Statement> Db::Prepare(std::string_view sql) {
   if (sql.size() > INT_MAX) return InvalidArgument("SQL text too long");
+  std::string key(sql);
+  if (sqlite3_stmt* cached = cache_->Take(key)) return Statement(cached, db_, cache_.get(), std::move(key));
   sqlite3_stmt* stmt = nullptr;
-  int rc = sqlite3_prepare_v2(db_, sql.data(), static_cast<int>(sql.size()), &stmt, nullptr);
+  int rc = sqlite3_prepare_v3(db_, sql.data(), static_cast<int>(sql.size()),
+                              SQLITE_PREPARE_PERSISTENT, &stmt, nullptr);
   if (rc != SQLITE_OK) return SqliteError(db_, "prepare");
-  return Statement(stmt, db_);
+  return Statement(stmt, db_, cache_.get(), std::move(key));
 }
 
 Result<int64_t> Db::QueryInt64(std::string_view sql) {
@@ -175,7 +232,10 @@ bool Db::InTransaction() const { return sqlite3_get_autocommit(db_) == 0; }
 
 Result<Transaction> Transaction::Begin(Db* db) {
   if (db->InTransaction()) {
-    PP_RETURN_IF_ERROR(db->Exec("SAVEPOINT pp_nested"));
+    // Prepared (and so cached) rather than Exec'd: a batch of many writes opens one per write.
+    Result<Statement> savepoint = db->Prepare("SAVEPOINT pp_nested");
+    if (!savepoint.ok()) return savepoint.status();
+    PP_RETURN_IF_ERROR(savepoint->Run());
     return Transaction(db, /*nested=*/true);
   }
   PP_RETURN_IF_ERROR(db->Exec("BEGIN IMMEDIATE"));
@@ -194,7 +254,13 @@ Transaction::~Transaction() {
 }
 
 Status Transaction::Commit() {
-  PP_RETURN_IF_ERROR(db_->Exec(nested_ ? "RELEASE pp_nested" : "COMMIT"));
+  if (nested_) {
+    Result<Statement> release = db_->Prepare("RELEASE pp_nested");
+    if (!release.ok()) return release.status();
+    PP_RETURN_IF_ERROR(release->Run());
+  } else {
+    PP_RETURN_IF_ERROR(db_->Exec("COMMIT"));
+  }
   db_ = nullptr;
   return Status::Ok();
 }

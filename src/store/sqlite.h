@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -15,9 +16,11 @@ struct sqlite3_stmt;
 
 namespace pinpoint::store {
 
+class StatementCache;
+
 // One prepared statement. Bind values with 1-based indexes, then Step() or Run(). A bind error is
-// remembered and returned by the next Step()/Run(). Finalized on destruction; must not outlive
-// the Db that prepared it. Not thread-safe.
+// remembered and returned by the next Step()/Run(). On destruction it is reset and goes back to
+// its Db's cache (or is finalized); it must not outlive the Db that prepared it. Not thread-safe.
 class Statement {
  public:
   Statement(Statement&& other) noexcept;
@@ -41,11 +44,15 @@ class Statement {
 
  private:
   friend class Db;
-  Statement(sqlite3_stmt* stmt, sqlite3* db) : stmt_(stmt), db_(db) {}
+  Statement(sqlite3_stmt* stmt, sqlite3* db, StatementCache* cache, std::string sql)
+      : stmt_(stmt), db_(db), cache_(cache), sql_(std::move(sql)) {}
   void RememberBindError(int rc);
+  void Release();  // back to the cache, or finalized
 
   sqlite3_stmt* stmt_ = nullptr;
   sqlite3* db_ = nullptr;
+  StatementCache* cache_ = nullptr;  // null: finalized when done
+  std::string sql_;                  // the cache's key
   Status bind_error_;
 };
 
@@ -65,8 +72,11 @@ class Db {
   // Runs SQL text that carries no values (DDL, pragmas with constants, BEGIN/COMMIT); may hold
   // several statements. Errors: kIo.
   Status Exec(const char* sql);
-  // Errors: kIo (e.g. a syntax error, or "file is not a database").
+  // Errors: kIo (e.g. a syntax error, or "file is not a database"). A statement of the same text
+  // prepared before and done with is reused (the connection keeps up to kCachedStatements of
+  // them), so a write repeated for each of many jobs compiles its SQL once.
   Result<Statement> Prepare(std::string_view sql);
+  static constexpr size_t kCachedStatements = 64;
   // Runs a query that returns one integer (e.g. "PRAGMA user_version"). Errors: kIo.
   Result<int64_t> QueryInt64(std::string_view sql);
   // Runs a query that returns one text value (e.g. "PRAGMA journal_mode=WAL"). Errors: kIo.
@@ -85,10 +95,11 @@ class Db {
   const std::string& path() const { return path_; }
 
  private:
-  Db(sqlite3* db, std::string path) : db_(db), path_(std::move(path)) {}
+  Db(sqlite3* db, std::string path);
 
   sqlite3* db_ = nullptr;
   std::string path_;
+  std::unique_ptr<StatementCache> cache_;  // its address stays when the Db moves
 };
 
 // A write transaction (BEGIN IMMEDIATE, so that another writer is met at BEGIN, under the busy

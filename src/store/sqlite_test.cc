@@ -38,6 +38,32 @@ TEST_F(SqliteTest, ErrorsAreIoWithSqlitesMessage) {
   EXPECT_THAT(exec.message(), HasSubstr("NOT NULL"));
 }
 
+// Statements are reused (a write repeated for many jobs compiles its SQL once): a reused one starts
+// unbound and reset, and two alive at once of the same text are two statements.
+TEST_F(SqliteTest, AReusedStatementStartsAfreshAndTwoAliveAreIndependent) {
+  {
+    Result<Statement> insert = db_->Prepare("INSERT INTO t (k, v) VALUES (?1, ?2)");
+    ASSERT_TRUE(insert.ok());
+    insert->Bind(1, int64_t{1}).Bind(2, "a");
+    ASSERT_TRUE(insert->Run().ok());
+  }
+  {
+    Result<Statement> again = db_->Prepare("INSERT INTO t (k, v) VALUES (?1, ?2)");
+    ASSERT_TRUE(again.ok());
+    again->Bind(1, int64_t{2});  // ?2 left unbound: NULL, refused, not the "a" of before
+    EXPECT_EQ(again->Run().code(), Code::kIo);
+  }
+  EXPECT_EQ(Rows(), 1);
+  Result<Statement> first = db_->Prepare("SELECT k FROM t WHERE k >= ?1");
+  Result<Statement> second = db_->Prepare("SELECT k FROM t WHERE k >= ?1");
+  ASSERT_TRUE(first.ok() && second.ok());
+  first->Bind(1, int64_t{1});
+  second->Bind(1, int64_t{5});
+  EXPECT_TRUE(testing::Must(first->Step()));
+  EXPECT_FALSE(testing::Must(second->Step())) << "its own binding, not the first one's";
+  EXPECT_EQ(first->ColumnInt64(0), 1);
+}
+
 TEST_F(SqliteTest, BindErrorSurfacesAtStep) {
   Result<Statement> stmt = db_->Prepare("INSERT INTO t (k, v) VALUES (?1, ?2)");
   ASSERT_TRUE(stmt.ok());

@@ -167,9 +167,9 @@ TEST_F(ArrayCliTest, ManyIdsGoAsSeveralRequestsAndLongListingsAsPages) {
   for (size_t i = 1; i < all.size(); ++i) EXPECT_EQ(all[i]["state"], "cancelled") << all[i]["id"];
   auto client = Client::Connect(h_.socket());
   ASSERT_TRUE(client.ok());
-  auto raw = client->Call({{"op", "hold"}, {"ids", std::vector<JobId>(kMaxIdsPerRequest + 1, 1)}});
+  auto raw = client->Call({{"op", "hold"}, {"ids", std::vector<JobId>(kCancelMaxIds + 1, 1)}});
   EXPECT_EQ(raw.status().code(), Code::kInvalidArgument);
-  EXPECT_EQ(raw.status().message(), "at most 256 ids at once");
+  EXPECT_EQ(raw.status().message(), "at most 64 ids at once");
   auto page = client->Call({{"op", "queue"}, {"all", true}, {"limit", 600}});
   ASSERT_TRUE(page.ok());
   EXPECT_EQ((*page)["jobs"].size(), 256u) << "one page at a time";
