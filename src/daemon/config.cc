@@ -132,6 +132,7 @@ Status CheckMode(const std::string& mode, const std::string& key) {
 Status Apply(const json& j, Config* c) {
   static const std::set<std::string> kKeys = {
       "state_dir", "socket_path", "backend", "default_mode", "gpu_modes", "mps_client_limit",
+      "slice_placement",
       "host_cpus", "host_mem", "gpu_mem_reserve", "cancel_grace_ms", "poll_interval_ms",
       "cgroups", "cgroup_root", "shim_path", "mps", "mps_control", "mps_idle_quit_ms",
       "mps_fault_policy", "mps_fault_drain_after", "mps_dir", "mps_prestart_user",
@@ -163,6 +164,9 @@ Status Apply(const json& j, Config* c) {
   PP_RETURN_IF_ERROR(str("cgroup_root", &c->cgroup_root));
   PP_RETURN_IF_ERROR(str("shim_path", &c->shim_path));
   PP_RETURN_IF_ERROR(integer("mps_client_limit", 1, 128, &c->mps_client_limit));
+  PP_RETURN_IF_ERROR(str("slice_placement", &c->slice_placement));
+  if (!sched::SlicePlacementFromName(c->slice_placement))
+    return Bad("slice_placement", "must be one of spread, pack, auto (got '" + c->slice_placement + "')");
   std::string mps = NameOf(kMpsModes, c->mps);
   PP_RETURN_IF_ERROR(str("mps", &mps));
   auto mps_mode = FromName(kMpsModes, mps);
@@ -309,6 +313,7 @@ std::string DefaultConfigJson() {
          {"default_mode", c.default_mode},
          {"gpu_modes", json::object()},
          {"mps_client_limit", c.mps_client_limit},
+         {"slice_placement", c.slice_placement},
          {"host_cpus", c.host_cpus},
          {"host_mem", "0"},
          {"gpu_mem_reserve", "0"},

@@ -32,6 +32,8 @@ struct Config {
   // instances unless they have their own.
   std::map<std::string, std::string> gpu_modes;
   int mps_client_limit = 48;         // per device; NVIDIA's limit on Volta and later
+  // Where slices go among the devices they fit: spread | pack | auto (docs/scheduling.md).
+  std::string slice_placement = "auto";
   int host_cpus = 0;                 // 0: all online CPUs
   uint64_t host_mem_bytes = 0;       // 0: MemTotal
   uint64_t gpu_mem_reserve_bytes = 0;  // kept back on every device, not allocatable

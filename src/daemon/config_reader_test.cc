@@ -19,6 +19,7 @@ TEST(ConfigReaderTest, EachBadSettingIsOneLineNamingIt) {
       {R"({"mps_client_limit": "4"})", "config: \"mps_client_limit\" must be an integer"},
       {R"({"mps_client_limit": 4.5})", "config: \"mps_client_limit\" must be an integer"},
       {R"({"mps_client_limit": 0})", "config: \"mps_client_limit\" must be between 1 and 128"},
+      {R"({"slice_placement": "fill"})", "config: \"slice_placement\" must be one of spread, pack, auto (got 'fill')"},
       {R"({"max_user_priority": 18446744073709551615})",
        "config: \"max_user_priority\" must be between -1000000 and 1000000"},
   };

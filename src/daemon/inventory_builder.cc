@@ -72,6 +72,7 @@ Result<sched::Inventory> BuildInventory(const std::vector<gpu::GpuInfo>& gpus, c
       return InvalidArgument("config: gpu_modes names '" + key + "', which is no GPU of this node");
   }
   inv.mps_client_limit = config.mps_client_limit;
+  inv.slice_placement = sched::SlicePlacementFromName(config.slice_placement).value_or(sched::SlicePlacement::kAuto);
   inv.host = DetectHost();
   if (config.host_cpus > 0) inv.host.cpus = config.host_cpus;
   if (config.host_mem_bytes > 0) inv.host.mem_bytes = config.host_mem_bytes;

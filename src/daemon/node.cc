@@ -490,6 +490,11 @@ void Node::Schedule() {
   sched::Snapshot snap;
   snap.inventory = options_.inventory;
   for (const auto& [device, jobs] : recovering_) snap.inventory.devices.at(static_cast<size_t>(device)).drained = true;
+  if (deps_.watcher != nullptr) {  // how busy each GPU was of late, for spreading slices
+    std::map<int, int> busy = deps_.watcher->BusyByGpu();
+    for (auto& d : snap.inventory.devices)
+      if (auto it = busy.find(d.gpu_index); it != busy.end()) d.busy_pct = it->second;
+  }
   snap.user_limits.defaults = options_.default_user_limit;
   for (auto& [id, job] : active_) {
     if (!options_.user_limits.empty() && !IsFinal(job.state)) {

@@ -311,6 +311,9 @@ TEST_F(NodeTest, AnUnresponsiveMpsDaemonStopsItsUsersJobsThereWithATruthfulReaso
 }
 
 TEST_F(NodeTest, FaultRequeuesVictimsWhichRerunAloneAndTheCulpritFails) {
+  sched::Inventory packed = TwoGpus();  // the three share GPU 0
+  packed.slice_placement = sched::SlicePlacement::kPack;
+  MakeNode(packed);
   JobId a = Submit(Request(1, 4ull << 30));
   JobId b = Submit(Request(1, 4ull << 30));
   JobId culprit = Submit(Request(1, 4ull << 30));

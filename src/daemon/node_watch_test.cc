@@ -35,6 +35,7 @@ class NodeWatchTest : public ::testing::Test {
     NodeOptions o;
     o.state_dir = tmp_.path();
     o.inventory = TwoGpus();
+    o.inventory.slice_placement = sched::SlicePlacement::kPack;  // slices share GPU 0
     o.backend_kind = "simulated:test";
     o.cancel_grace_ms = 5000;
     o.daemon_uid = ::getuid();

@@ -63,7 +63,8 @@ struct AllDevices {
 // over every device stays the plain counted loop it is inlined as.
 template <typename Indices>
 DeviceScan ScanSlices(const NodeState& state, const Demand& demand, bool pick,
-                      std::vector<SliceRank>* ranks, const Indices& indices) {
+                      std::vector<SliceRank>* ranks, const Indices& indices,
+                      SlicePlacement placement, bool keep_empty) {
   DeviceScan scan;
   ranks->clear();
   for (int i : indices) {
@@ -75,7 +76,10 @@ DeviceScan ScanSlices(const NodeState& state, const Demand& demand, bool pick,
             return scan;
           }
         } else {
-          ranks->push_back(RankSlice(state.devices()[i], i, demand.gpu_mem_bytes));
+          const DeviceState& d = state.devices()[i];
+          ranks->push_back(placement == SlicePlacement::kPack
+                               ? RankSlice(d, i, demand.gpu_mem_bytes)
+                               : RankSpread(d, i, demand.gpu_mem_bytes, keep_empty));
         }
         break;
       case DeviceFit::kReserved:
@@ -103,7 +107,7 @@ DeviceScan ScanSlices(const NodeState& state, const Demand& demand, bool pick,
 }  // namespace
 
 DeviceScan ScanDevices(const NodeState& state, const Demand& demand, bool pick,
-                       std::vector<SliceRank>* ranks) {
+                       std::vector<SliceRank>* ranks, SlicePlacement placement, bool keep_empty) {
   const int count = static_cast<int>(state.devices().size());
   if (!demand.devices.empty()) {
     // A device the inventory no longer has (CheckFits refuses such a demand): nothing fits.
@@ -111,12 +115,12 @@ DeviceScan ScanDevices(const NodeState& state, const Demand& demand, bool pick,
       if (i < 0 || i >= count) return DeviceScan{};
     }
     if (demand.gpu_mem_bytes == 0) return ScanPinnedWhole(state, demand, pick);
-    return ScanSlices(state, demand, pick, ranks, demand.devices);
+    return ScanSlices(state, demand, pick, ranks, demand.devices, placement, keep_empty);
   }
   if (demand.gpu_mem_bytes == 0) {
     return ScanWhole(state, demand, pick);
   }
-  return ScanSlices(state, demand, pick, ranks, AllDevices{count});
+  return ScanSlices(state, demand, pick, ranks, AllDevices{count}, placement, keep_empty);
 }
 
 }  // namespace pinpoint::sched

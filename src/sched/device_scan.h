@@ -19,10 +19,12 @@ struct DeviceScan {
 
 // Tests the devices against `demand` (gpus > 0). When `pick`, `chosen` names the devices to
 // start on: for whole GPUs the lowest-index empty devices, for slices the first `gpus` devices in
-// SliceRank order. Without `pick` (the caller only needs to know whether the devices suffice)
+// SliceRank order (RankSlice's for kPack, else RankSpread's, keeping empty GPUs last when
+// `keep_empty`). Without `pick` (the caller only needs to know whether the devices suffice)
 // `chosen` stays empty. Whenever fits >= gpus the counts may be partial: the scan stops as soon
 // as the answer is known. `ranks` is scratch storage reused between calls.
 DeviceScan ScanDevices(const NodeState& state, const Demand& demand, bool pick,
-                       std::vector<SliceRank>* ranks);
+                       std::vector<SliceRank>* ranks, SlicePlacement placement = SlicePlacement::kPack,
+                       bool keep_empty = false);
 
 }  // namespace pinpoint::sched

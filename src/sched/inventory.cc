@@ -23,4 +23,25 @@ std::optional<SharingMode> SharingModeFromName(const std::string& name) {
   return std::nullopt;
 }
 
+const char* SlicePlacementName(SlicePlacement placement) {
+  switch (placement) {
+    case SlicePlacement::kSpread:
+      return "spread";
+    case SlicePlacement::kPack:
+      return "pack";
+    case SlicePlacement::kAuto:
+      return "auto";
+  }
+  return "auto";
+}
+
+std::optional<SlicePlacement> SlicePlacementFromName(const std::string& name) {
+  for (SlicePlacement p : {SlicePlacement::kSpread, SlicePlacement::kPack, SlicePlacement::kAuto}) {
+    if (name == SlicePlacementName(p)) {
+      return p;
+    }
+  }
+  return std::nullopt;
+}
+
 }  // namespace pinpoint::sched

@@ -28,7 +28,19 @@ struct Device {
   int sm_count = 0;
   SharingMode mode = SharingMode::kMps;
   bool drained = false;        // takes no new jobs
+  // The GPU's measured utilisation over about the last minute (0-100), -1 when not measured.
+  // Spreading slices (SlicePlacement) prefers the less busy of two devices otherwise alike.
+  int busy_pct = -1;
 };
+
+// Where a slice goes among the devices it fits (docs/scheduling.md, "Where slices go").
+//   kSpread: the least loaded device: least SM share reserved, then fewest jobs, then least busy.
+//   kPack:   best fit by memory: the busiest device that still has room, empty GPUs last.
+//   kAuto:   spread, but pack while a waiting demand needs an empty GPU that spreading would take
+//            (a whole-GPU or isolated job, or a slice of a user whose MPS has no GPU yet).
+enum class SlicePlacement { kSpread, kPack, kAuto };
+const char* SlicePlacementName(SlicePlacement placement);  // "spread" | "pack" | "auto"
+std::optional<SlicePlacement> SlicePlacementFromName(const std::string& name);
 
 struct HostResources {
   int cpus = 1;
@@ -43,6 +55,7 @@ struct Inventory {
   // be started on this node (...)"); "" otherwise. CheckFits ends the sentence of a slice it
   // refuses with it, so the user learns why at submit, and a pending slice in its wait detail.
   std::string no_mps_slices_reason;
+  SlicePlacement slice_placement = SlicePlacement::kAuto;
 };
 
 }  // namespace pinpoint::sched

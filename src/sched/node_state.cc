@@ -27,6 +27,18 @@ SliceRank RankSlice(const DeviceState& device, int index, uint64_t slice_mem_byt
   return rank;
 }
 
+SliceRank RankSpread(const DeviceState& device, int index, uint64_t slice_mem_bytes, bool keep_empty) {
+  SliceRank rank;
+  rank.index = index;
+  rank.spread_empty_last = keep_empty && device.jobs == 0 && !device.is_mig ? 1 : 0;
+  rank.spread_exclusive = device.mode == SharingMode::kExclusive ? 1 : 0;
+  rank.spread_share_pct = device.used_share_pct;
+  rank.spread_jobs = device.jobs;
+  rank.spread_busy_pct = device.busy_pct > 0 ? device.busy_pct : 0;
+  rank.bytes = ~FreeOf(device.mem_bytes, device.used_mem_bytes + slice_mem_bytes);  // most left first
+  return rank;
+}
+
 NodeState::NodeState(const Snapshot& snapshot)
     : mps_client_limit_(snapshot.inventory.mps_client_limit),
       host_cpus_(snapshot.inventory.host.cpus),
@@ -40,6 +52,7 @@ NodeState::NodeState(const Snapshot& snapshot)
     devices_[i].mode = d.mode;
     devices_[i].is_mig = d.is_mig;
     devices_[i].drained = d.drained;
+    devices_[i].busy_pct = d.busy_pct;
   }
   for (const DeviceState& d : devices_) {
     empty_whole_free_ += WholeCapable(d) ? 1 : 0;

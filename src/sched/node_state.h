@@ -22,6 +22,7 @@ struct DeviceState {
   SharingMode mode = SharingMode::kMps;
   bool is_mig = false;
   bool drained = false;
+  int busy_pct = -1;  // Device::busy_pct
 
   uint64_t used_mem_bytes = 0;  // sum of slice memory (whole-device slots add nothing here)
   int used_share_pct = 0;
@@ -50,11 +51,20 @@ enum class DeviceFit { kFits, kReserved, kOtherUid, kNoRoom };
 //   kShort     does not fit even counting held-back resources as free
 enum class HostFit { kFits, kReserved, kShort };
 
-// Best-fit order among devices that can take a slice now; smaller is better. Devices that already
-// hold jobs come first, the one left with the least free memory first; then empty MIG instances,
-// smallest (tightest) first; then empty whole GPUs, smallest first, shareable before exclusive
-// (a slice on an exclusive device wastes the rest of it). Ties go to the lower index.
+// The order among devices that can take a slice now; smaller is better.
+// Best fit (RankSlice, for packing): devices that already hold jobs come first, the one left with
+// the least free memory first; then empty MIG instances, smallest (tightest) first; then empty
+// whole GPUs, smallest first, shareable before exclusive (a slice on an exclusive device wastes
+// the rest of it). Ties go to the lower index. The spread fields are 0.
+// Least loaded (RankSpread): with `keep_empty`, empty whole GPUs last (kAuto while waiting jobs
+// need them); shareable before exclusive; then the least SM share reserved by the slices there,
+// the fewest jobs, the least busy (Device::busy_pct), the most memory left.
 struct SliceRank {
+  int spread_empty_last = 0;
+  int spread_exclusive = 0;
+  int spread_share_pct = 0;
+  int spread_jobs = 0;
+  int spread_busy_pct = 0;
   int group = 0;
   uint64_t bytes = 0;
   int exclusive = 0;
@@ -62,6 +72,7 @@ struct SliceRank {
   auto operator<=>(const SliceRank&) const = default;  // NOLINT(modernize-use-nullptr)
 };
 SliceRank RankSlice(const DeviceState& device, int index, uint64_t slice_mem_bytes);
+SliceRank RankSpread(const DeviceState& device, int index, uint64_t slice_mem_bytes, bool keep_empty);
 
 class NodeState {
  public:

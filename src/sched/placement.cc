@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 #include <unordered_map>
 
 #include "sched/array_limits.h"
@@ -80,6 +81,9 @@ class Pass {
   void StartOn(const Demand& demand, const std::vector<int>& devices);
   Wait Diagnose(const Demand& demand, const DeviceScan& scan, bool devices_ok, HostFit host) const;
   void Reserve(const Demand& demand, Wait* wait);
+  // kAuto: whether empty GPUs go last for this slice, waiting jobs needing them.
+  void CountEmptyGpuDemand(const std::map<JobId, DependencyVerdict>& verdicts);
+  bool KeepsEmptyGpus(const Demand& demand) const;
   std::string HeldFor() const { return "held for job " + std::to_string(plan_.reservation->id); }
 
   const Snapshot& snapshot_;
@@ -91,7 +95,41 @@ class Pass {
   std::unordered_map<ShapeKey, CachedWait, ShapeHash> cache_;
   uint64_t generation_ = 0;
   Plan plan_;
+  // What waiting demands need of the empty GPUs (kAuto): GPUs for whole-GPU and isolated jobs,
+  // and one for each user with slices waiting whose MPS server has no device yet.
+  int whole_need_ = 0;
+  std::set<uint32_t> uids_without_gpu_;
 };
+
+// Needs an empty device of its own: a whole-GPU or isolated demand the scheduler places.
+bool NeedsEmptyGpus(const Demand& d) {
+  return d.gpus > 0 && d.devices.empty() && (d.gpu_mem_bytes == 0 || d.isolated);
+}
+
+void Pass::CountEmptyGpuDemand(const std::map<JobId, DependencyVerdict>& verdicts) {
+  if (snapshot_.inventory.slice_placement != SlicePlacement::kAuto) return;
+  std::set<uint32_t> uids_with_gpu;
+  for (const DeviceState& d : state_.devices()) {
+    if (d.mode == SharingMode::kMps && d.jobs > 0) uids_with_gpu.insert(d.uid);
+  }
+  for (const Demand& d : snapshot_.pending) {
+    auto verdict = verdicts.find(d.id);
+    bool met = verdict == verdicts.end() || verdict->second.kind == DependencyVerdict::Kind::kMet;
+    if (d.hold != Hold::kNone || d.gpus == 0 || !d.devices.empty() || !met) continue;
+    if (NeedsEmptyGpus(d)) {
+      whole_need_ += d.gpus;
+    } else if (uids_with_gpu.count(d.uid) == 0) {
+      uids_without_gpu_.insert(d.uid);
+    }
+  }
+}
+
+bool Pass::KeepsEmptyGpus(const Demand& demand) const {
+  if (snapshot_.inventory.slice_placement != SlicePlacement::kAuto) return false;
+  // An empty GPU goes to a slice first only while more are empty than waiting demands need.
+  size_t others = uids_without_gpu_.size() - uids_without_gpu_.count(demand.uid);
+  return state_.empty_whole_free() <= whole_need_ + static_cast<int>(others);
+}
 
 Plan Pass::Run() {
   std::vector<const Demand*> order;
@@ -110,6 +148,7 @@ Plan Pass::Run() {
     if (verdict.kind == DependencyVerdict::Kind::kNever)
       plan_.never_start.push_back({id, reason::kDependencyNeverSatisfied, verdict.detail, std::nullopt});
   }
+  CountEmptyGpuDemand(verdicts);
   for (const Demand* d : order) {
     auto verdict = verdicts.find(d->id);
     if (verdict != verdicts.end() && verdict->second.kind == DependencyVerdict::Kind::kNever) continue;
@@ -148,7 +187,9 @@ void Pass::Consider(const Demand& demand) {
   DeviceScan scan;
   bool devices_ok = true;
   if (demand.gpus > 0) {
-    scan = ScanDevices(state_, demand, host == HostFit::kFits, &ranks_);
+    bool keep_empty = demand.gpu_mem_bytes > 0 && KeepsEmptyGpus(demand);
+    scan = ScanDevices(state_, demand, host == HostFit::kFits, &ranks_,
+                       snapshot_.inventory.slice_placement, keep_empty);
     devices_ok = scan.fits >= demand.gpus;
   }
   if (devices_ok && host == HostFit::kFits && demand.gpus >= 0) {
@@ -186,6 +227,11 @@ void Pass::StartOn(const Demand& demand, const std::vector<int>& devices) {
     }
   }
   state_.Place(demand, start.slots);
+  if (NeedsEmptyGpus(demand)) {
+    whole_need_ = std::max(0, whole_need_ - demand.gpus);
+  } else if (demand.gpus > 0) {
+    uids_without_gpu_.erase(demand.uid);
+  }
   users_.Add(demand, devices);
   arrays_.Started(demand);
   ++generation_;

@@ -17,7 +17,7 @@ struct DrainCost {
 };
 
 DrainCost DrainAll(const NodeState& state, int i, int other_uid) {
-  DrainCost cost{other_uid, 0, 0, SliceRank{0, 0, 0, i}};
+  DrainCost cost{other_uid, 0, 0, SliceRank{.index = i}};
   for (const SlotUse& use : state.uses(i)) {
     ++cost.jobs;
     cost.bytes += use.mem_bytes;
@@ -36,7 +36,7 @@ DrainCost DrainUntilFits(const NodeState& state, int i, const Demand& demand) {
   std::sort(uses.begin(), uses.end(), [](const SlotUse& a, const SlotUse& b) {
     return std::tie(a.mem_bytes, a.share_pct) > std::tie(b.mem_bytes, b.share_pct);
   });
-  DrainCost cost{0, 0, 0, SliceRank{0, 0, 0, i}};
+  DrainCost cost{0, 0, 0, SliceRank{.index = i}};
   for (const SlotUse& use : uses) {
     if (mem_short <= 0 && share_short <= 0 && clients_short <= 0) {
       break;

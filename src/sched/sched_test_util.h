@@ -54,6 +54,18 @@ inline Inventory Node(std::vector<Device> devices, int cpus = 64, uint64_t mem_g
   return inv;
 }
 
+// The node with slices placed by `placement` (Node's is the default, kAuto).
+inline Inventory Placing(Inventory inv, SlicePlacement placement) {
+  inv.slice_placement = placement;
+  return inv;
+}
+inline Inventory Packed(Inventory inv) { return Placing(std::move(inv), SlicePlacement::kPack); }
+inline Inventory Spread(Inventory inv) { return Placing(std::move(inv), SlicePlacement::kSpread); }
+inline Device Busy(Device d, int busy_pct) {
+  d.busy_pct = busy_pct;
+  return d;
+}
+
 inline Slot On(int device, uint64_t mem_gib, int share_pct = 0) {
   return Slot{device, mem_gib * kGiB, share_pct};
 }

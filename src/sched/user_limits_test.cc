@@ -44,7 +44,7 @@ std::vector<PlanCase> Cases() {
       {"gpu_mem_counts_slices_on_each_device",
        Limited({Node({Gpu(80), Gpu(80)}), {Running(100, 1, {On(0, 30)})}, {Slice(1, 1, 20, 0, 2), Slice(2, 1, 10)}},
                {Mem(60), {}}),
-       "2@0 1:user-limit",
+       "2@1 1:user-limit",
        "-",
        {{1, "its user's jobs hold 30GiB of device memory; 40GiB more would pass the 60GiB user_limits allows (gpu_mem)"}}},
       {"a_whole_gpu_counts_its_memory",

@@ -94,12 +94,27 @@ PollResult Accountant::Update(int64_t now_ms, const std::vector<WatchedJob>& job
 
   for (const auto& r : readings) {
     if (!r.ok) continue;
+    AverageBusy(r, now_ms);
     std::vector<const WatchedJob*> on_gpu;
     for (const auto& j : jobs)
       if (SlotOn(j, r.gpu_index) != nullptr) on_gpu.push_back(&j);
     ChargeEnergy(r, on_gpu);
   }
   return result;
+}
+
+void Accountant::AverageBusy(const GpuReading& r, int64_t now_ms) {
+  int util = r.sample.utilization_pct;
+  if (util < 0) return;
+  GpuAccount& gpu = gpus_[r.gpu_index];
+  if (gpu.busy_pct < 0 || now_ms <= gpu.busy_at_ms) {
+    if (gpu.busy_pct < 0) gpu.busy_pct = util;
+    gpu.busy_at_ms = now_ms;
+    return;
+  }
+  double weight = std::min(1.0, static_cast<double>(now_ms - gpu.busy_at_ms) / GpuAccount::kBusyWindowMs);
+  gpu.busy_pct += weight * (util - gpu.busy_pct);
+  gpu.busy_at_ms = now_ms;
 }
 
 void Accountant::ChargeEnergy(const GpuReading& r, const std::vector<const WatchedJob*>& on_gpu) {

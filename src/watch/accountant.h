@@ -52,6 +52,11 @@ struct GpuAccount {
   double idle_energy_mj = 0;    // charged to no job since the accountant started
   double charged_energy_mj = 0; // charged to jobs since the accountant started
   uint64_t unowned_bytes = 0;   // device memory of processes no watched job owns, last poll
+  // The GPU's utilisation averaged over about the last minute (exponentially, time constant
+  // kBusyWindowMs), -1 until a poll reports one. The scheduler's spread order reads it.
+  double busy_pct = -1;
+  int64_t busy_at_ms = 0;       // the poll that last moved it
+  static constexpr int64_t kBusyWindowMs = 60000;
 };
 
 struct PollResult {
@@ -78,6 +83,7 @@ class Accountant {
   std::map<int, uint64_t> MemByGpu(JobId id) const;
 
  private:
+  void AverageBusy(const GpuReading& r, int64_t now_ms);
   struct JobAccount {
     JobUsage usage;
     double energy_mj = 0;           // fractional, rounded into usage.energy_mj

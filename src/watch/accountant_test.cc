@@ -39,6 +39,26 @@ gpu::GpuProcess Proc(int64_t pid, uint64_t bytes) {
   return p;
 }
 
+// The spread order reads how busy a GPU was over about the last minute: an average that moves
+// with each poll by the share of the minute the poll covers, and ignores a GPU that reports none.
+TEST(AccountantTest, BusyIsTheUtilisationAveragedOverAboutAMinute) {
+  Accountant acc(AccountantOptions{});
+  auto poll = [&](int64_t t, int util) {
+    GpuReading r = Reading(0, 0);
+    r.sample.utilization_pct = util;
+    acc.Update(t, {}, {r}, {});
+    return acc.gpus().at(0).busy_pct;
+  };
+  EXPECT_EQ(poll(0, 100), 100);
+  EXPECT_EQ(poll(30'000, 0), 50);   // half a minute of 0 halves it
+  EXPECT_EQ(poll(30'000, 0), 50);   // no time passed: no weight
+  EXPECT_EQ(poll(150'000, 20), 20); // a gap longer than the window: the new reading alone
+  EXPECT_EQ(poll(151'000, -1), 20); // not reported: kept
+  Accountant fresh(AccountantOptions{});
+  fresh.Update(0, {}, {Reading(0, 0)}, {});
+  EXPECT_LT(fresh.gpus().at(0).busy_pct, 0) << "no utilisation reported yet";
+}
+
 TEST(AccountantTest, MemoryIsSummedOverAJobsProcessesAndItsPeakKept) {
   Accountant acc({5.0, 0});
   std::vector<WatchedJob> jobs = {Slice(1, 0, 8 * kGiB), Slice(2, 0, 8 * kGiB)};

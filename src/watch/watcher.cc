@@ -66,6 +66,15 @@ WatchUpdate Watcher::Take() {
   return out;
 }
 
+std::map<int, int> Watcher::BusyByGpu() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::map<int, int> busy;
+  for (const auto& [gpu, account] : view_.accounts) {
+    if (account.busy_pct >= 0) busy[gpu] = static_cast<int>(account.busy_pct + 0.5);
+  }
+  return busy;
+}
+
 WatchView Watcher::Latest() const {
   std::lock_guard lock(mu_);
   return view_;

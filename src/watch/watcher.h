@@ -73,6 +73,9 @@ class Watcher {
   void SetJobs(std::vector<WatchedJob> jobs);
   WatchUpdate Take();
   WatchView Latest() const;
+  // Each polled GPU's utilisation over about the last minute (GpuAccount::busy_pct, rounded), by
+  // NVML index; GPUs that report none are absent. Cheaper than Latest: no job is copied.
+  std::map<int, int> BusyByGpu() const;
   // Readable while a Take would return a budget breach; -1 before Start.
   int wake_fd() const { return wake_fd_; }
 
