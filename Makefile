@@ -72,6 +72,7 @@ fuzz: test-deps
 
 bench: build
 	@$(BUILD)/sched_bench --out bench/results/sched.md
+	@$(BUILD)/placement_bench --out bench/results/placement.md
 	@$(BUILD)/latency_bench --bin-dir $(BUILD) --out bench/results/latency.md
 	@$(BUILD)/queue_bench --bin-dir $(BUILD) --out bench/results/queue.md
 

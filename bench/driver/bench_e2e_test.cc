@@ -151,8 +151,40 @@ TEST(BenchEndToEndTest, EveryModeOnASimulatedGpu) {
             std::string::npos);
 }
 
-// Two GPUs measured: copy i of every batch runs on GPU i mod 2, through pinpoint (submitted for
-// that device) and bare (CUDA_VISIBLE_DEVICES, one MPS control daemon per GPU for bare-mps).
+// Two of three GPUs measured: copy i of every batch runs on GPU i mod 2, through pinpoint (submitted
+// for that device, as pinpointd has a GPU not measured) and bare (CUDA_VISIBLE_DEVICES, one MPS
+// control daemon per GPU for bare-mps).
+// Every GPU of the node measured: through pinpoint the copies name no device and pinpointd places
+// them, spreading them over both GPUs (before, each copy was submitted for GPU i mod 2, which hid
+// that pinpointd packed them all onto the first).
+TEST(BenchEndToEndTest, PinpointPlacesTheCopiesWhenEveryGpuIsMeasured) {
+  TestDir dir;
+  std::string node = dir.path() + "/node.json";
+  std::ofstream(node) << R"({"gpus": [{"name": "NVIDIA H200", "mem": "141G", "sm_count": 132},
+                                      {"name": "NVIDIA H200", "mem": "141G", "sm_count": 132}]})";
+  std::string out = dir.path() + "/out";
+  std::vector<std::string> argv = {
+      PINPOINT_BENCH_PATH, "--backend", "simulated-file:" + node, "--gpu", "0,1",
+      "--mps-control", PINPOINT_SOURCE_DIR "/tests/fake_mps/nvidia-cuda-mps-control",
+      "--bin-dir", BinDir(), "--workload", "cmd", "--modes", "mps",
+      "--n", "4", "--reps", "1", "--no-warmup", "--settle-ms", "0", "--sample-ms", "20",
+      "--no-cgroups", "--scratch", dir.path(), "--cuda-version", "13.0",
+      "--out", out, "--", "sh", "-c", "sleep 0.1; echo pp-work units=1 unit=steps seconds=0.1"};
+  auto r = RunCommand(argv, ChildEnvironment(), 240000);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  ASSERT_EQ(r->exit_code, 0) << r->out << r->err;
+  nlohmann::json j = nlohmann::json::parse(Slurp(out + "/results.json"));
+  EXPECT_EQ(j["options"]["pin"], false);
+  ASSERT_EQ(j["points"].size(), 1u);
+  std::map<std::string, int> per_gpu;
+  for (const auto& job : j["points"][0]["jobs"]) {
+    EXPECT_TRUE(job["ok"].get<bool>()) << job.dump();
+    ++per_gpu[job["device"].get<std::string>()];
+  }
+  EXPECT_EQ(per_gpu.size(), 2u) << "both GPUs take copies";
+  for (const auto& [gpu, copies] : per_gpu) EXPECT_EQ(copies, 2) << gpu;
+}
+
 TEST(BenchEndToEndTest, CopiesGoToTwoGpusInTurnInEveryMode) {
   TestDir dir;
   std::string node = dir.path() + "/node.json";

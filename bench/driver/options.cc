@@ -147,7 +147,7 @@ Result<BenchOptions> ParseBenchArgs(const std::vector<std::string>& args, std::s
   CLI::App app{kDescription, "pinpoint bench"};
   std::string n_text, modes_text, gpu_mem_text, share_text, gpus_text;
   std::vector<std::string> n_for_texts;
-  bool no_warmup = false, no_cgroups = false;
+  bool no_warmup = false, no_cgroups = false, pin = false;
   app.add_option("-w,--workload", o.workload,
                  "busy (pp-busy), mlp (pp-mlp, cuBLAS), torch (train.py, PyTorch) or cmd (the "
                  "command after --)")
@@ -179,6 +179,9 @@ Result<BenchOptions> ParseBenchArgs(const std::vector<std::string>& args, std::s
       ->capture_default_str()
       ->check(CLI::Range(1, 4096));
   app.add_flag("--no-cgroups", no_cgroups, "pinpointd applies no cgroup host limits to the jobs");
+  app.add_flag("--pin", pin,
+               "under pinpoint, submit copy i for GPU i mod G rather than let pinpointd place the "
+               "copies (the bare modes always split them so)");
   app.add_option(
          "--budget-s", o.budget_s,
          "skip points that would end later than this many seconds after the start (0: no limit)")
@@ -275,6 +278,7 @@ Result<BenchOptions> ParseBenchArgs(const std::vector<std::string>& args, std::s
   }
   o.warmup = !no_warmup;
   o.cgroups = !no_cgroups;
+  o.pin = pin;
   if (o.out_dir.empty()) o.out_dir = "pinpoint-bench-" + o.workload;
   return o;
 }

@@ -36,10 +36,12 @@ struct BenchOptions {
   bool warmup = true;   // one untimed copy per mode before the first measurement
   std::string out_dir;  // empty: pinpoint-bench-<workload> in the working directory
   std::string bin_dir;  // empty: the directory of the pinpoint-bench executable
-  // NVML indexes of the GPUs measured (--gpu 0 or --gpu 0,1), ascending. With several, copy i of
-  // a batch runs on gpus[i % size] in every mode: N copies on two GPUs against two GPUs each
-  // running one copy at a time (exclusive).
+  // NVML indexes of the GPUs measured (--gpu 0 or --gpu 0,1), ascending. Under pinpoint the copies
+  // of a batch are submitted with no device named, so pinpointd places them (what a site gets),
+  // unless `pin` or pinpointd also has GPUs not measured: then copy i goes to gpus[i % size]. The
+  // bare modes (no pinpointd) always split the copies so, evenly over the GPUs.
   std::vector<int> gpus = {0};
+  bool pin = false;  // --pin: copy i on gpus[i % size] under pinpoint too
   std::string backend = "nvml";  // GPU backend spec for the sampler and pinpointd
   std::string mps_control = "nvidia-cuda-mps-control";
   uint64_t gpu_mem_bytes = 0;    // slice size of every job; 0: the workload's default

@@ -208,9 +208,11 @@ Status PinpointRunner::Setup() {
   if (!client.ok()) return client.status();
   Result<GpusReply> gpus = client->Gpus();
   if (!gpus.ok()) return gpus.status();
-  // Every copy is submitted for the device of its GPU, so none lands on a GPU not measured, and
-  // copies go to the GPUs measured in turn rather than packed onto the first.
+  // pinpointd places the copies (what a site's jobs get) when every GPU it has is measured.
+  // Otherwise, or with --pin, every copy is submitted for the device of its GPU, in turn, so
+  // none lands on a GPU not measured.
   devices_.clear();
+  placed_by_pinpointd_ = !ctx_->options.pin && gpus->devices.size() == ctx_->gpu_uuids.size();
   for (const std::string& uuid : ctx_->gpu_uuids) {
     auto d = std::find_if(gpus->devices.begin(), gpus->devices.end(),
                           [&](const DeviceView& v) { return v.uuid == uuid; });
@@ -226,8 +228,9 @@ Status PinpointRunner::Setup() {
 Result<BatchResult> PinpointRunner::Run(int n, const std::string& tag) {
   Result<Client> client = Connect();
   if (!client.ok()) return client.status();
-  std::vector<JobRequest> copies =
-      CopyRequests(ctx_->workload, ctx_->options, tag, n, env_, cwd_, devices_);
+  std::vector<int> none;
+  std::vector<JobRequest> copies = CopyRequests(ctx_->workload, ctx_->options, tag, n, env_, cwd_,
+                                                placed_by_pinpointd_ ? none : devices_);
   CallGuard guard(&*client, ctx_->stop, 0);
   BatchResult batch;
   batch.jobs.resize(copies.size());
@@ -245,7 +248,9 @@ Result<BatchResult> PinpointRunner::Run(int n, const std::string& tag) {
   active_.clear();
   for (size_t i = 0; i < batch.jobs.size(); ++i) {
     batch.jobs[i].known_s = batch.t1_s;
-    FillJobResult(*client, ended->jobs[i], ctx_->gpu_uuids[i % ctx_->gpu_uuids.size()],
+    // Placed by pinpointd: any GPU measured is right (every one it has is).
+    FillJobResult(*client, ended->jobs[i],
+                  placed_by_pinpointd_ ? "" : ctx_->gpu_uuids[i % ctx_->gpu_uuids.size()],
                   &batch.jobs[i]);
   }
   return batch;
@@ -310,7 +315,7 @@ void PinpointRunner::FillJobResult(Client& client, const JobView& r, const std::
                   (completed ? "no pp-work line in its output" : r.detail) + ")" +
                   (last.empty() ? "" : ": " + last);
   }
-  if (job->ok && !job->device.empty() && job->device != gpu) {
+  if (job->ok && !gpu.empty() && !job->device.empty() && job->device != gpu) {
     job->ok = false;
     job->detail = "job " + id + " ran on " + job->device + ", not on " + gpu + " as submitted";
   }

@@ -77,6 +77,7 @@ class PinpointRunner : public BatchRunner {
   pid_t daemon_ = -1;
   std::vector<JobId> active_;  // jobs submitted and not yet seen ending
   std::vector<int> devices_;  // pinpointd's index of each GPU of ctx_->gpu_uuids
+  bool placed_by_pinpointd_ = false;  // copies name no device (see BenchOptions::gpus)
   std::map<std::string, std::string> env_;  // what every copy runs with (the driver's, as the CLI's)
   std::string cwd_;
 };

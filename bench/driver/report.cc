@@ -114,6 +114,7 @@ json ResultsJson(const RunMeta& meta, const BenchOptions& options, const Workloa
                   {"gpu_share_pct", options.gpu_share_pct},
                   {"cpus", options.cpus},
                   {"cgroups", options.cgroups},
+                  {"pin", options.pin},
                   {"budget_s", options.budget_s},
                   {"target_n", options.target_n},
                   {"sample_ms", options.sample_ms},
@@ -234,9 +235,19 @@ std::string Markdown(const RunMeta& meta, const BenchOptions& options,
      << " host CPUs; pinpoint " << meta.pinpoint_version << ", backend " << meta.backend
      << ".\n\n";
   if (meta.gpu_indices.size() > 1) {
-    md << "Copy i of a batch runs on GPU i mod " << meta.gpu_indices.size()
-       << " in every mode (through pinpoint, submitted for that device), so N copies share "
-       << meta.gpu_indices.size() << " GPUs; exclusive runs one copy per GPU at a time, bare "
+    if (options.pin) {
+      md << "Copy i of a batch runs on GPU i mod " << meta.gpu_indices.size()
+         << " in every mode (through pinpoint, submitted for that device: --pin), so N copies share "
+         << meta.gpu_indices.size() << " GPUs; ";
+    } else {
+      md << "Through pinpoint the copies are submitted with no device named and pinpointd places "
+            "them (its slice_placement; pinned to GPU i mod "
+         << meta.gpu_indices.size()
+         << " only where pinpointd has GPUs not measured). In the bare modes copy i of a batch "
+            "runs on GPU i mod "
+         << meta.gpu_indices.size() << ", an even split; ";
+    }
+    md << "exclusive runs one copy per GPU at a time, bare "
           "one copy on the first GPU, bare-mps one MPS control daemon per GPU. Energy, power and "
           "memory are the GPUs' sums, utilisation their mean.\n\n";
   }

@@ -3,6 +3,9 @@
 # slice's memory limit, keeps two users' clients apart, cancels safely, recovers from a client's
 # fatal fault and from a killed control daemon. Usage: tests/gpu/mps_gpu.sh BIN_DIR
 # Prints PASS/FAIL lines and "N passed, M failed"; quits every MPS daemon it started.
+# Every job is submitted for device 0 (--device 0): what is tested is one GPU's MPS (two users
+# taking turns on it, a fault's neighbours on it), which on a machine of several GPUs pinpoint's
+# placement would otherwise spread apart (docs/scheduling.md, "Where slices go").
 set -u
 SRC=$(readlink -f "${1:?usage: mps_gpu.sh BIN_DIR}")
 W=$(mktemp -d /tmp/pp-mps-XXXXXX); chmod 755 "$W"
@@ -32,9 +35,9 @@ cd /tmp
 ITERS=1000000000
 
 echo "=== 1. 16 GPU-bound slices run concurrently under MPS"
-"$P" submit --wait --name alone --gpu-mem 2G -- "$BIN/pp-busy" --blocks 4 --iters $ITERS > /dev/null
+"$P" submit --device 0 --wait --name alone --gpu-mem 2G -- "$BIN/pp-busy" --blocks 4 --iters $ITERS > /dev/null
 T1=$("$P" --json show 1 | js "(d['job']['end_ms']-d['job']['start_ms'])/1000")
-ids=""; for i in $(seq 16); do ids="$ids $("$P" --json submit --name c$i --gpu-mem 2G -- "$BIN/pp-busy" --blocks 4 --iters $ITERS | js "d['id']")"; done
+ids=""; for i in $(seq 16); do ids="$ids $("$P" --json submit --device 0 --name c$i --gpu-mem 2G -- "$BIN/pp-busy" --blocks 4 --iters $ITERS | js "d['id']")"; done
 "$P" wait $ids > /dev/null; rc=$?
 T16=$("$P" --json queue --all | js "(lambda js: (max(j['end_ms'] for j in js)-min(j['start_ms'] for j in js))/1000)([j for j in d if j['request']['name'].startswith('c')])")
 PEAK=$("$P" --json queue --all | python3 -c "
@@ -51,16 +54,16 @@ check "jobs were MPS clients (control log)" test "$CLIENTS" -ge 17
 "$P" --json gpus | js "d['devices'][0].get('mps')"
 
 echo "=== 2. a job beyond its --gpu-mem fails; its neighbour finishes"
-big=$("$P" --json submit --name over --gpu-mem 3G -- "$BIN/pp-busy" --alloc-mib 4096 --blocks 4 --iters 100000 | js "d['id']")
-ok=$("$P" --json submit --name under --gpu-mem 3G -- "$BIN/pp-busy" --alloc-mib 1024 --blocks 4 --iters $ITERS | js "d['id']")
+big=$("$P" --json submit --device 0 --name over --gpu-mem 3G -- "$BIN/pp-busy" --alloc-mib 4096 --blocks 4 --iters 100000 | js "d['id']")
+ok=$("$P" --json submit --device 0 --name under --gpu-mem 3G -- "$BIN/pp-busy" --alloc-mib 1024 --blocks 4 --iters $ITERS | js "d['id']")
 "$P" wait $big $ok; "$P" logs $big | tail -1; "$P" logs $ok | tail -1
 check "over-budget job failed with a CUDA error" sh -c "\"$P\" logs $big | grep -q 'pp-busy error' && \"$P\" --json show $big | grep -q '\"state\": \"failed\"'"
 check "neighbour under budget completed" sh -c "\"$P\" logs $ok | grep -q 'pp-busy ok'"
 
 echo "=== 3. two users never share the MPS GPU at once"
 ua=""; ub=""
-for i in 1 2 3 4; do ua="$ua $("$P" --json submit --as-user ppa --name ua$i --gpu-mem 2G -- "$BIN/pp-busy" --blocks 4 --iters $ITERS | js "d['id']")"; done
-for i in 1 2 3 4; do ub="$ub $("$P" --json submit --as-user ppb --name ub$i --gpu-mem 2G -- "$BIN/pp-busy" --blocks 4 --iters $ITERS | js "d['id']")"; done
+for i in 1 2 3 4; do ua="$ua $("$P" --json submit --device 0 --as-user ppa --name ua$i --gpu-mem 2G -- "$BIN/pp-busy" --blocks 4 --iters $ITERS | js "d['id']")"; done
+for i in 1 2 3 4; do ub="$ub $("$P" --json submit --device 0 --as-user ppb --name ub$i --gpu-mem 2G -- "$BIN/pp-busy" --blocks 4 --iters $ITERS | js "d['id']")"; done
 "$P" queue | tee "$W/users-queue.txt"
 "$P" wait $ua $ub; rc=$?
 check "both users' jobs completed" test $rc -eq 0
@@ -73,7 +76,7 @@ print('overlaps:',bad); sys.exit(1 if bad or not a or not b else 0)\""
 ls -la "$W"/state/mps/*/ | head -8
 
 echo "=== 4. cancelling 1 of 8 running MPS jobs leaves the other 7 intact"
-c8=""; for i in $(seq 8); do c8="$c8 $("$P" --json submit --name k$i --gpu-mem 2G -- "$BIN/pp-busy" --blocks 4 --iters $((ITERS*3)) | js "d['id']")"; done
+c8=""; for i in $(seq 8); do c8="$c8 $("$P" --json submit --device 0 --name k$i --gpu-mem 2G -- "$BIN/pp-busy" --blocks 4 --iters $((ITERS*3)) | js "d['id']")"; done
 wait_running 8; victim=$(echo $c8 | cut -d' ' -f3)
 "$P" cancel $victim
 "$P" wait $c8 > "$W/cancel.txt"; cat "$W/cancel.txt"
@@ -83,9 +86,9 @@ check "cancel went through terminate_client" grep -q "terminate_client" "$W/pinp
 "$P" logs $victim | tail -1
 
 echo "=== 5. an illegal memory access: neighbours requeued and finish, the culprit fails"
-n3=""; for i in 1 2 3; do n3="$n3 $("$P" --json submit --name n$i --gpu-mem 2G -- "$BIN/pp-busy" --blocks 4 --iters $((ITERS*4)) | js "d['id']")"; done
+n3=""; for i in 1 2 3; do n3="$n3 $("$P" --json submit --device 0 --name n$i --gpu-mem 2G -- "$BIN/pp-busy" --blocks 4 --iters $((ITERS*4)) | js "d['id']")"; done
 wait_running 3
-bad=$("$P" --json submit --name culprit --gpu-mem 2G -- "$BIN/pp-busy" --illegal-access | js "d['id']")
+bad=$("$P" --json submit --device 0 --name culprit --gpu-mem 2G -- "$BIN/pp-busy" --illegal-access | js "d['id']")
 "$P" wait $n3 $bad > "$W/fault.txt"; cat "$W/fault.txt"
 for j in $n3 $bad; do "$P" show $j | sed -n '/history/,$p'; done
 check "neighbours completed" test "$(grep -c completed "$W/fault.txt")" -eq 3
@@ -94,11 +97,11 @@ check "culprit failed with gpu-fault" sh -c "\"$P\" --json show $bad | grep -q '
 grep "fatal GPU error\|recovered" "$W/pinpointd.log" | head -5
 
 echo "=== 6. a SIGKILLed MPS control daemon is noticed and restarted"
-"$P" submit --wait --name before-kill --gpu-mem 2G -- "$BIN/pp-busy" --blocks 4 --iters 1000000 > /dev/null
+"$P" submit --device 0 --wait --name before-kill --gpu-mem 2G -- "$BIN/pp-busy" --blocks 4 --iters 1000000 > /dev/null
 CTL=$("$P" --json gpus | js "d['devices'][0]['mps']['control_pid']")
 kill -KILL "$CTL"; echo "killed control daemon $CTL"
 for _ in $(seq 50); do grep -q "vanished" "$W/pinpointd.log" && break; sleep 0.1; done
-after=$("$P" --json submit --wait --name after-kill --gpu-mem 2G -- "$BIN/pp-busy" --blocks 4 --iters 1000000 | js "d['state']")
+after=$("$P" --json submit --device 0 --wait --name after-kill --gpu-mem 2G -- "$BIN/pp-busy" --blocks 4 --iters 1000000 | js "d['state']")
 NEW=$("$P" --json gpus | js "d['devices'][0]['mps']['control_pid']")
 check "pinpointd noticed the dead control daemon" grep -q "vanished; restarting" "$W/pinpointd.log"
 check "a new control daemon runs ($CTL -> $NEW)" test "$NEW" != "$CTL" -a -d /proc/$NEW
