@@ -508,6 +508,8 @@ void Node::Schedule() {
         if (job.reason != reason::kHeld) lifecycle::Waiting(job, reason::kHeld, sched::HeldDetail(job.id, job.hold));
         continue;
       }
+      // So does a job already waiting on jobs that all run: none of them can end in this pass.
+      if (WaitsOnRunningJobs(job)) continue;
       snap.pending.push_back(DemandOf(job));
       continue;
     }
@@ -540,6 +542,18 @@ void Node::Schedule() {
     if (LaunchJob(active_.at(id))) launched.push_back(id);
   }
   RecordPids(launched);
+}
+
+bool Node::WaitsOnRunningJobs(const JobRecord& job) const {
+  if (job.reason != reason::kDependency) return false;  // judged once by a pass first
+  if (job.request.after.empty() && job.request.afterok.empty()) return false;
+  for (const auto* list : {&job.request.after, &job.request.afterok}) {
+    for (JobId id : *list) {
+      auto it = active_.find(id);
+      if (it == active_.end() || it->second.state != JobState::kRunning) return false;
+    }
+  }
+  return true;
 }
 
 std::vector<Allocation> Node::AllocationsFor(const std::vector<sched::Slot>& slots) const {

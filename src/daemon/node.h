@@ -289,6 +289,9 @@ class Node {
   // Stops a running job whose time limit is reached (as a cancel does, ending time-limit).
   void EnforceTimeLimit(JobRecord& job, int64_t now_ms);
   std::vector<Allocation> AllocationsFor(const std::vector<sched::Slot>& slots) const;
+  // Pending, already waiting "dependency", and every job it depends on runs: its verdict cannot
+  // change in a pass, so the pass leaves it out (10000 tasks after one running job cost nothing).
+  bool WaitsOnRunningJobs(const JobRecord& job) const;
   // Marks each planned start running and records them all in one store transaction, durable
   // before any launch (a restarted daemon must know these jobs may be running). A start the store
   // refuses leaves its job pending, tried again next pass; when the transaction cannot commit,
