@@ -143,7 +143,7 @@ std::vector<CompletionCommand> CompanionCommands() {
                            "--daemon-set"}) {
     bench.options.push_back(value(name, "see pinpoint bench --help"));
   }
-  for (const char* name : {"--no-warmup", "--no-cgroups", "--keep-scratch"})
+  for (const char* name : {"--no-warmup", "--no-cgroups", "--pin", "--keep-scratch"})
     bench.options.push_back(flag(name, "see pinpoint bench --help"));
   bench.options.push_back(help);
   CompletionCommand slurm{"slurm", "Slurm integration: gres.conf, running a job as its slice, Prolog/Epilog", {}, {

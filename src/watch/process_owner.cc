@@ -53,10 +53,13 @@ std::optional<JobId> ProcProcessOwner::OwnerOf(int64_t pid, const std::vector<Wa
   if (!stat) return std::nullopt;
   for (const auto& j : jobs)
     if (j.session_id > 0 && stat->session == j.session_id) return j.id;
+  // Anyone may set PINPOINT_JOB_ID: it names a job only for a process of that job's user, so that
+  // no user's GPU memory is charged to another user's job (which the watcher would then kill).
   auto id = JobIdInEnviron(ReadProcFile(pid, "environ"));
   if (id) {
+    auto uids = ReadProcUids(pid);
     for (const auto& j : jobs)
-      if (j.id == *id) return j.id;
+      if (j.id == *id && uids && uids->real == j.uid) return j.id;
   }
   return std::nullopt;
 }

@@ -22,8 +22,8 @@ class ProcessOwner {
 // From /proc: the process's cgroup when the job has one (a lease's container cgroup, any
 // hierarchy, or a job's v2 group), else its session (a job's processes
 // stay in its supervisor's session unless they call setsid), else a PINPOINT_JOB_ID in its
-// environment (readable when pinpointd runs as root), which also finds processes that left the
-// session. A process of no watched job (an MPS server, another user's program) has no owner.
+// environment (readable when pinpointd runs as root) when its real uid is the job's user, which
+// also finds processes that left the session. A process of no watched job (an MPS server, another user's program) has no owner.
 class ProcProcessOwner final : public ProcessOwner {
  public:
   std::optional<JobId> OwnerOf(int64_t pid, const std::vector<WatchedJob>& jobs) override;

@@ -85,6 +85,7 @@ TEST(ProcessOwnerTest, ProcessThatLeftTheSessionIsFoundByItsEnvironment) {
   ProcProcessOwner owner;
   WatchedJob job;
   job.id = 9;
+  job.uid = ::getuid();
   job.session_id = 999999999;  // not its session
   std::optional<JobId> found;
   // The environment is the exec'd one only after execve: look until it is.
@@ -93,6 +94,23 @@ TEST(ProcessOwnerTest, ProcessThatLeftTheSessionIsFoundByItsEnvironment) {
   WatchedJob unrelated;
   unrelated.id = 10;
   EXPECT_FALSE(owner.OwnerOf(child.pid(), {unrelated}).has_value());
+}
+
+// Attack: a process of one user that sets PINPOINT_JOB_ID to another user's job had its GPU memory
+// charged to that job, which the watcher then killed for going over its slice.
+TEST(ProcessOwnerTest, AnotherUsersProcessNamingAJobIsNotThatJobs) {
+  Child child(/*new_session=*/false, "PINPOINT_JOB_ID=9");
+  ProcProcessOwner owner;
+  WatchedJob mine;
+  mine.id = 9;
+  mine.uid = ::getuid();
+  mine.session_id = 999999999;
+  std::optional<JobId> found;
+  for (int i = 0; i < 100000 && !found; ++i) found = owner.OwnerOf(child.pid(), {mine});
+  ASSERT_EQ(found, 9) << "the environment is read";
+  WatchedJob theirs = mine;
+  theirs.uid = ::getuid() + 1;  // the job of another user
+  EXPECT_FALSE(owner.OwnerOf(child.pid(), {theirs}).has_value());
 }
 
 TEST(ProcessOwnerTest, NoProcessNoOwner) {

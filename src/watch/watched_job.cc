@@ -21,6 +21,7 @@ WatchedJob WatchedJobOf(const JobRecord& job, const sched::Inventory& inventory,
                         const std::string& cgroup_path) {
   WatchedJob w;
   w.id = job.id;
+  w.uid = job.uid;
   w.session_id = job.pid;
   w.cgroup_path = cgroup_path;
   w.lease_cgroup = job.lease_cgroup;

@@ -25,6 +25,7 @@ struct WatchedSlot {
 
 struct WatchedJob {
   JobId id = 0;
+  uint32_t uid = 0;           // the job's user: a process of another user is never the job's
   int64_t session_id = 0;     // the job's supervisor pid: its session holds the job's processes
   std::string cgroup_path;    // the job's cgroup as /proc/<pid>/cgroup names it ("/pinpoint/job-7"); may be empty
   // A lease's container cgroup (common/cgroup_key.h): every process in it or below is the
