@@ -108,8 +108,11 @@ bool NeedsEmptyGpus(const Demand& d) {
 
 void Pass::CountEmptyGpuDemand(const std::map<JobId, DependencyVerdict>& verdicts) {
   if (snapshot_.inventory.slice_placement != SlicePlacement::kAuto) return;
+  // The MPS user rule is what makes a user need a GPU of their own: without MPS devices, none does.
+  bool any_mps = false;
   std::set<uint32_t> uids_with_gpu;
   for (const DeviceState& d : state_.devices()) {
+    any_mps = any_mps || d.mode == SharingMode::kMps;
     if (d.mode == SharingMode::kMps && d.jobs > 0) uids_with_gpu.insert(d.uid);
   }
   for (const Demand& d : snapshot_.pending) {
@@ -118,7 +121,7 @@ void Pass::CountEmptyGpuDemand(const std::map<JobId, DependencyVerdict>& verdict
     if (d.hold != Hold::kNone || d.gpus == 0 || !d.devices.empty() || !met) continue;
     if (NeedsEmptyGpus(d)) {
       whole_need_ += d.gpus;
-    } else if (uids_with_gpu.count(d.uid) == 0) {
+    } else if (any_mps && uids_with_gpu.count(d.uid) == 0) {
       uids_without_gpu_.insert(d.uid);
     }
   }
