@@ -100,7 +100,7 @@ Outcome Simulate(const std::vector<TraceJob>& trace, int gpus, SlicePlacement pl
   inv.slice_placement = placement;
   std::map<JobId, const TraceJob*> by_id;
   for (const TraceJob& j : trace) by_id[j.id] = &j;
-  size_t next = 0;  // trace is in arrival order per burst; sorted below
+  size_t next = 0;  // the next arrival in `order`
   std::vector<const TraceJob*> order;
   for (const TraceJob& j : trace) order.push_back(&j);
   std::stable_sort(order.begin(), order.end(),

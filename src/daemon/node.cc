@@ -366,7 +366,8 @@ Result<Node::Page> Node::List(bool all, std::optional<uint32_t> uid, int offset,
       }
       auto stored = deps_.store->Get(id);
       if (!stored.ok()) return stored.status();
-      page.jobs.push_back(WithoutEnv(*stored));
+      stored->request.env.clear();
+      page.jobs.push_back(std::move(stored).value());
     }
     return page;
   }
@@ -490,11 +491,6 @@ void Node::Schedule() {
   sched::Snapshot snap;
   snap.inventory = options_.inventory;
   for (const auto& [device, jobs] : recovering_) snap.inventory.devices.at(static_cast<size_t>(device)).drained = true;
-  if (deps_.watcher != nullptr) {  // how busy each GPU was of late, for spreading slices
-    std::map<int, int> busy = deps_.watcher->BusyByGpu();
-    for (auto& d : snap.inventory.devices)
-      if (auto it = busy.find(d.gpu_index); it != busy.end()) d.busy_pct = it->second;
-  }
   snap.user_limits.defaults = options_.default_user_limit;
   for (auto& [id, job] : active_) {
     if (!options_.user_limits.empty() && !IsFinal(job.state)) {
@@ -525,6 +521,11 @@ void Node::Schedule() {
     snap.running.push_back(std::move(rj));
   }
   if (snap.pending.empty()) return;
+  if (deps_.watcher != nullptr) {  // how busy each GPU was of late, for spreading slices
+    std::map<int, int> busy = deps_.watcher->BusyByGpu();
+    for (auto& d : snap.inventory.devices)
+      if (auto it = busy.find(d.gpu_index); it != busy.end()) d.busy_pct = it->second;
+  }
   snap.dependencies = DependencyStates(snap.pending);
   sched::Plan plan = sched::Schedule(snap);
   EndNeverStarting(plan.never_start);
@@ -542,18 +543,6 @@ void Node::Schedule() {
     if (LaunchJob(active_.at(id))) launched.push_back(id);
   }
   RecordPids(launched);
-}
-
-bool Node::WaitsOnRunningJobs(const JobRecord& job) const {
-  if (job.reason != reason::kDependency) return false;  // judged once by a pass first
-  if (job.request.after.empty() && job.request.afterok.empty()) return false;
-  for (const auto* list : {&job.request.after, &job.request.afterok}) {
-    for (JobId id : *list) {
-      auto it = active_.find(id);
-      if (it == active_.end() || it->second.state != JobState::kRunning) return false;
-    }
-  }
-  return true;
 }
 
 std::vector<Allocation> Node::AllocationsFor(const std::vector<sched::Slot>& slots) const {

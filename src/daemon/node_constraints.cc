@@ -31,6 +31,18 @@ Status Node::CheckDependencies(const api::Caller& caller, const JobRequest& requ
   return Status::Ok();
 }
 
+bool Node::WaitsOnRunningJobs(const JobRecord& job) const {
+  if (job.reason != reason::kDependency) return false;  // judged once by a pass first
+  if (job.request.after.empty() && job.request.afterok.empty()) return false;
+  for (const auto* list : {&job.request.after, &job.request.afterok}) {
+    for (JobId id : *list) {
+      auto it = active_.find(id);
+      if (it == active_.end() || it->second.state != JobState::kRunning) return false;
+    }
+  }
+  return true;
+}
+
 std::map<JobId, JobState> Node::DependencyStates(const std::vector<sched::Demand>& pending) {
   std::map<JobId, JobState> states;
   std::map<JobId, JobState> still_needed;  // the part of ended_states_ kept for the next pass

@@ -1,5 +1,9 @@
 #include "sched/inventory.h"
 
+#include <utility>
+
+#include "common/enum_names.h"
+
 namespace pinpoint::sched {
 
 const char* SharingModeName(SharingMode mode) {
@@ -23,25 +27,20 @@ std::optional<SharingMode> SharingModeFromName(const std::string& name) {
   return std::nullopt;
 }
 
-const char* SlicePlacementName(SlicePlacement placement) {
-  switch (placement) {
-    case SlicePlacement::kSpread:
-      return "spread";
-    case SlicePlacement::kPack:
-      return "pack";
-    case SlicePlacement::kAuto:
-      return "auto";
-  }
-  return "auto";
-}
+namespace {
+
+constexpr std::pair<SlicePlacement, const char*> kSlicePlacements[] = {
+    {SlicePlacement::kSpread, "spread"},
+    {SlicePlacement::kPack, "pack"},
+    {SlicePlacement::kAuto, "auto"},
+};
+
+}  // namespace
+
+const char* SlicePlacementName(SlicePlacement placement) { return NameIn(kSlicePlacements, placement); }
 
 std::optional<SlicePlacement> SlicePlacementFromName(const std::string& name) {
-  for (SlicePlacement p : {SlicePlacement::kSpread, SlicePlacement::kPack, SlicePlacement::kAuto}) {
-    if (name == SlicePlacementName(p)) {
-      return p;
-    }
-  }
-  return std::nullopt;
+  return ValueIn(kSlicePlacements, name);
 }
 
 }  // namespace pinpoint::sched

@@ -107,14 +107,11 @@ void Accountant::AverageBusy(const GpuReading& r, int64_t now_ms) {
   int util = r.sample.utilization_pct;
   if (util < 0) return;
   GpuAccount& gpu = gpus_[r.gpu_index];
-  if (gpu.busy_pct < 0 || now_ms <= gpu.busy_at_ms) {
-    if (gpu.busy_pct < 0) gpu.busy_pct = util;
-    gpu.busy_at_ms = now_ms;
-    return;
-  }
-  double weight = std::min(1.0, static_cast<double>(now_ms - gpu.busy_at_ms) / GpuAccount::kBusyWindowMs);
+  // The first reading counts in full; a later one by the share of the window since the last.
+  double weight = gpu.busy_pct < 0 ? 1.0
+                                   : std::clamp(static_cast<double>(now_ms - gpu.busy_at_ms) / GpuAccount::kBusyWindowMs, 0.0, 1.0);
   gpu.busy_pct += weight * (util - gpu.busy_pct);
-  gpu.busy_at_ms = now_ms;
+  gpu.busy_at_ms = std::max(gpu.busy_at_ms, now_ms);
 }
 
 void Accountant::ChargeEnergy(const GpuReading& r, const std::vector<const WatchedJob*>& on_gpu) {

@@ -80,6 +80,14 @@ TEST(ProcessOwnerTest, ProcessInAJobsSessionBelongsToIt) {
   EXPECT_FALSE(owner.OwnerOf(child.pid(), {other}).has_value());
 }
 
+// The owner of a child started with an environment: that environment is the exec'd one only after
+// execve, so look until an owner is found (or give up after many looks).
+std::optional<JobId> OwnerOnceExeced(ProcProcessOwner& owner, pid_t pid, const std::vector<WatchedJob>& jobs) {
+  std::optional<JobId> found;
+  for (int i = 0; i < 100000 && !found; ++i) found = owner.OwnerOf(pid, jobs);
+  return found;
+}
+
 TEST(ProcessOwnerTest, ProcessThatLeftTheSessionIsFoundByItsEnvironment) {
   Child child(/*new_session=*/false, "PINPOINT_JOB_ID=9");
   ProcProcessOwner owner;
@@ -87,10 +95,7 @@ TEST(ProcessOwnerTest, ProcessThatLeftTheSessionIsFoundByItsEnvironment) {
   job.id = 9;
   job.uid = ::getuid();
   job.session_id = 999999999;  // not its session
-  std::optional<JobId> found;
-  // The environment is the exec'd one only after execve: look until it is.
-  for (int i = 0; i < 100000 && !found; ++i) found = owner.OwnerOf(child.pid(), {job});
-  EXPECT_EQ(found, 9);
+  EXPECT_EQ(OwnerOnceExeced(owner, child.pid(), {job}), 9);
   WatchedJob unrelated;
   unrelated.id = 10;
   EXPECT_FALSE(owner.OwnerOf(child.pid(), {unrelated}).has_value());
@@ -105,9 +110,7 @@ TEST(ProcessOwnerTest, AnotherUsersProcessNamingAJobIsNotThatJobs) {
   mine.id = 9;
   mine.uid = ::getuid();
   mine.session_id = 999999999;
-  std::optional<JobId> found;
-  for (int i = 0; i < 100000 && !found; ++i) found = owner.OwnerOf(child.pid(), {mine});
-  ASSERT_EQ(found, 9) << "the environment is read";
+  ASSERT_EQ(OwnerOnceExeced(owner, child.pid(), {mine}), 9) << "the environment is read";
   WatchedJob theirs = mine;
   theirs.uid = ::getuid() + 1;  // the job of another user
   EXPECT_FALSE(owner.OwnerOf(child.pid(), {theirs}).has_value());
