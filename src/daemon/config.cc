@@ -141,7 +141,8 @@ Status Apply(const json& j, Config* c) {
       "max_reply_backlog",
       "max_user_priority", "priority_users", "allow_unenforced_slices", "env_deny", "retention_days",
       "lease_attach_timeout_ms", "cdi_dir", "default_time_limit", "max_time_limit", "user_limits",
-      "max_array_tasks", "max_jobs", "max_jobs_per_user", "max_request_bytes", "max_user_request_bytes"};
+      "max_array_tasks", "max_jobs", "max_jobs_per_user", "max_request_bytes", "max_user_request_bytes",
+      "max_user_stored_bytes"};
   if (!j.is_object()) return InvalidArgument("config: must be a JSON object");
   for (auto it = j.begin(); it != j.end(); ++it) {
     if (!kKeys.count(it.key())) return Bad(it.key(), "is not a known setting");
@@ -246,13 +247,18 @@ Status Apply(const json& j, Config* c) {
     if (*v < 4096 || *v > kMaxMessageBytes) return Bad("max_request_bytes", "must be between 4K and 1M");
     c->max_request_bytes = *v;
   }
-  if (j.contains("max_user_request_bytes")) {
-    auto v = SizeValue(j["max_user_request_bytes"], "max_user_request_bytes");
+  // A per-user budget in bytes: 0 (none) or 1M..1T.
+  auto user_bytes = [&](const char* key, const char* none, uint64_t* out) -> Status {
+    if (!j.contains(key)) return Status::Ok();
+    auto v = SizeValue(j[key], key);
     if (!v.ok()) return v.status();
     if (*v != 0 && (*v < (uint64_t{1} << 20) || *v > (uint64_t{1} << 40)))
-      return Bad("max_user_request_bytes", "must be 0 (no limit) or between 1M and 1T");
-    c->max_user_request_bytes = *v;
-  }
+      return Bad(key, std::string("must be 0 (") + none + ") or between 1M and 1T");
+    *out = *v;
+    return Status::Ok();
+  };
+  PP_RETURN_IF_ERROR(user_bytes("max_user_request_bytes", "no limit", &c->max_user_request_bytes));
+  PP_RETURN_IF_ERROR(user_bytes("max_user_stored_bytes", "no bound", &c->max_user_stored_bytes));
   if (j.contains("priority_users")) {
     const json& users = j["priority_users"];
     const char* want = "must be a list of user names and @group names";
@@ -349,7 +355,8 @@ std::string DefaultConfigJson() {
          {"max_jobs", c.max_jobs},
          {"max_jobs_per_user", c.max_jobs_per_user},
          {"max_request_bytes", FormatSize(c.max_request_bytes)},
-         {"max_user_request_bytes", FormatSize(c.max_user_request_bytes)}};
+         {"max_user_request_bytes", FormatSize(c.max_user_request_bytes)},
+         {"max_user_stored_bytes", FormatSize(c.max_user_stored_bytes)}};
   return j.dump(2);
 }
 

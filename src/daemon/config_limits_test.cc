@@ -43,6 +43,18 @@ TEST(ConfigLimitsTest, UserEntriesTakeWhatTheyLeaveOutFromTheDefault) {
   EXPECT_EQ(without_default->user_limits.at("alice"), (sched::UserLimit{1, std::nullopt}));
 }
 
+TEST(ConfigLimitsTest, StoredBytesPerUserDefaultToOneGibAndZeroTurnsThemOff) {
+  auto printed = ParseConfig(DefaultConfigJson());
+  ASSERT_TRUE(printed.ok()) << printed.status().message();
+  EXPECT_EQ(printed->max_user_stored_bytes, uint64_t{1} << 30);
+  EXPECT_EQ(ParseConfig(R"({"max_user_stored_bytes": "0"})")->max_user_stored_bytes, 0u);
+  EXPECT_EQ(ParseConfig(R"({"max_user_stored_bytes": "20G"})")->max_user_stored_bytes, uint64_t{20} << 30);
+  auto small = ParseConfig(R"({"max_user_stored_bytes": "64K"})");
+  ASSERT_FALSE(small.ok());
+  EXPECT_EQ(small.status().message(),
+            "config: \"max_user_stored_bytes\" must be 0 (no bound) or between 1M and 1T");
+}
+
 TEST(ConfigLimitsTest, EachBadValueIsOneLineNamingIt) {
   struct Case {
     const char* text;

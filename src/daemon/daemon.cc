@@ -148,6 +148,7 @@ bool Purge(Retention& retention) {
     return false;
   }
   for (const auto& problem : report->problems) spdlog::error("retention: {}", problem);
+  for (const auto& user : report->over_budget) spdlog::warn("retention: {}", user);
   if (report->purged.empty()) return false;
   spdlog::info("retention: purged {} ended jobs ({} to {}), {} names removed from their directories{}",
                report->purged.size(), *std::min_element(report->purged.begin(), report->purged.end()),
@@ -333,6 +334,7 @@ int RunDaemon(const Config& config, std::unique_ptr<gpu::GpuBackend> backend,
   RetentionOptions retention_options;
   retention_options.retention_ms = config.retention_days * 24 * 3600 * 1000;
   retention_options.jobs_dir = config.state_dir + "/jobs";
+  retention_options.user_stored_bytes = config.max_user_stored_bytes;
   Retention retention(retention_options, store->get(), &clock);
   if (config.retention_days > 0)
     spdlog::info("retention: jobs that ended more than {} days ago are purged with their directories",

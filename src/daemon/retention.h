@@ -1,4 +1,5 @@
-// Retention: pinpointd forgets jobs that ended long ago (docs/admin.md, "retention_days"). Each
+// Retention: pinpointd forgets jobs that ended long ago (docs/admin.md, "retention_days"), and a
+// user's oldest ended jobs while theirs take more of the store than max_user_stored_bytes. Each
 // pass deletes a bounded batch of them from the store and removes their job directories, which
 // their users could write, without ever acting outside them (RemoveTreeAt).
 //
@@ -17,6 +18,10 @@ namespace pinpoint::daemon {
 
 struct RetentionOptions {
   int64_t retention_ms = 0;          // jobs that ended longer ago than this go; 0: keep every job
+  // The most one user's ended jobs may take in the store (their records' bytes); past it their
+  // oldest go. Root's are not held to it. 0: no bound.
+  uint64_t user_stored_bytes = 0;
+  int64_t budget_interval_ms = 1000;  // between looks at what users' ended jobs take
   std::string jobs_dir;              // <state_dir>/jobs: the job directories, named by id
   int64_t interval_ms = 10 * 60'000;  // between passes once nothing is left to purge
   int64_t busy_interval_ms = 1000;   // between passes while a backlog is left
@@ -31,6 +36,8 @@ struct PurgeReport {
   int64_t entries_removed = 0;        // names removed from their directories
   std::vector<std::string> problems;  // job directories (or parts) left behind, and why
   bool more = false;                  // a backlog is left for the next pass
+  // Users over user_stored_bytes whose oldest ended jobs this pass purged, one line each.
+  std::vector<std::string> over_budget;
 };
 
 class Retention {
@@ -40,7 +47,9 @@ class Retention {
 
   // When retention is on and a pass is due (the first call is due at once): deletes up to
   // batch_jobs ended jobs whose end_ms is older than retention_ms and removes their directories,
-  // spending at most batch_entries removals. A job directory the budget did not finish keeps
+  // spending at most batch_entries removals. With user_stored_bytes, every budget_interval_ms it
+  // also reads what users' ended jobs take (a row each) and, for a user over it, deletes their
+  // oldest ended jobs the same way: about as many as the excess takes, batch_jobs at most. A job directory the budget did not finish keeps
   // its job for the next pass; one that cannot be removed (too deep, a mount point, an I/O
   // error) is left behind, named in `problems`, and its job is deleted all the same so that
   // it never blocks the batch. Store rows go in one transaction after their directories.
@@ -52,11 +61,16 @@ class Retention {
 
  private:
   Result<PurgeReport> Pass(int64_t now_ms);
+  Result<PurgeReport> BudgetPass();
+  // Removes the directories of `jobs` (oldest first) and deletes them from the store, within one
+  // pass's budget; adds to `report`.
+  Status Purge(const std::vector<JobId>& jobs, PurgeReport* report);
 
   RetentionOptions options_;
   store::JobStore* store_;
   Clock* clock_;
   int64_t next_pass_ms_ = 0;
+  int64_t next_budget_ms_ = 0;
   int64_t purged_total_ = 0;
 };
 

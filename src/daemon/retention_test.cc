@@ -34,12 +34,13 @@ class RetentionTest : public ::testing::Test {
     options_.jobs_dir = jobs_dir_;
   }
   // A job that ended `days_ago` (or is still running with running=true), with a directory.
-  JobId AddJob(int64_t days_ago, bool running = false) {
+  JobId AddJob(int64_t days_ago, bool running = false, uint32_t uid = 4242, size_t env_bytes = 0) {
     JobRecord r;
     r.request.argv = {"/bin/true"};
     r.request.cwd = "/";
-    r.uid = 4242;
-    r.user = "uid 4242";
+    if (env_bytes > 0) r.request.env["BIG"] = std::string(env_bytes, 'x');
+    r.uid = uid;
+    r.user = "uid " + std::to_string(uid);
     r.submit_ms = clock_.NowMs() - days_ago * kDayMs - 1000;
     r.state = running ? JobState::kRunning : JobState::kCompleted;
     if (!running) r.end_ms = clock_.NowMs() - days_ago * kDayMs;
@@ -82,6 +83,57 @@ TEST_F(RetentionTest, PurgesOnlyJobsEndedLongerAgoThanTheRetention) {
   EXPECT_TRUE(retention.RunIfDue()->purged == std::vector<JobId>{recent});
   JobId next = AddJob(0);
   EXPECT_GT(next, old_job) << "purged ids are never handed out again";
+}
+
+// A user who ends large jobs without pause fills the store at the rate they end, whatever the
+// retention in days: past max_user_stored_bytes their oldest ended jobs go, no one else's, and
+// root's never.
+TEST_F(RetentionTest, AUserOverTheStoredBytesLosesTheirOldestEndedJobsOnly) {
+  options_.retention_ms = 0;  // keep every job for ever, as far as days go
+  options_.user_stored_bytes = 1 << 20;
+  JobId bystander = AddJob(400, false, 1001, 100 << 10);
+  JobId roots = AddJob(400, false, 0, 600 << 10);
+  JobId roots_too = AddJob(400, false, 0, 600 << 10);
+  std::vector<JobId> attacker;
+  for (int i = 0; i < 20; ++i) attacker.push_back(AddJob(1, false, 6666, 100 << 10));
+  JobId running = AddJob(400, /*running=*/true, 6666, 100 << 10);
+  ASSERT_GT(store_->EndedBytesOf(6666)->bytes, uint64_t{3} << 19);  // 1.5 MiB
+
+  Retention retention(options_, store_.get(), &clock_);
+  auto report = retention.RunIfDue();
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  EXPECT_LE(store_->EndedBytesOf(6666)->bytes, options_.user_stored_bytes);
+  EXPECT_GE(store_->EndedBytesOf(6666)->bytes, options_.user_stored_bytes - (120 << 10))
+      << "no more than the excess goes";
+  ASSERT_FALSE(report->purged.empty());
+  for (size_t i = 0; i < report->purged.size(); ++i) {
+    EXPECT_EQ(report->purged[i], attacker[i]) << "the oldest go first";
+    EXPECT_FALSE(Exists(JobDir(attacker[i])));
+  }
+  EXPECT_TRUE(Stored(attacker.back()));
+  EXPECT_TRUE(Stored(running)) << "a job that has not ended is never purged";
+  EXPECT_TRUE(Stored(bystander));
+  EXPECT_TRUE(Stored(roots) && Stored(roots_too)) << "root's ended jobs are the site's own";
+  ASSERT_EQ(report->over_budget.size(), 1u);
+  EXPECT_NE(report->over_budget[0].find("uid 6666"), std::string::npos) << report->over_budget[0];
+
+  // More ended jobs: seen at the next look, a second later, not ten minutes.
+  for (int i = 0; i < 5; ++i) AddJob(0, false, 6666, 100 << 10);
+  EXPECT_TRUE(retention.RunIfDue()->purged.empty()) << "not due yet";
+  clock_.AdvanceMs(options_.budget_interval_ms);
+  EXPECT_FALSE(retention.RunIfDue()->purged.empty());
+  EXPECT_LE(store_->EndedBytesOf(6666)->bytes, options_.user_stored_bytes);
+}
+
+TEST_F(RetentionTest, ABudgetPassIsBoundedInJobs) {
+  options_.retention_ms = 0;
+  options_.user_stored_bytes = 1 << 20;
+  options_.batch_jobs = 3;
+  for (int i = 0; i < 30; ++i) AddJob(1, false, 6666, 100 << 10);
+  Retention retention(options_, store_.get(), &clock_);
+  auto report = retention.RunIfDue();
+  ASSERT_TRUE(report.ok());
+  EXPECT_EQ(report->purged.size(), 3u);
 }
 
 TEST_F(RetentionTest, PassesComeEveryIntervalAndOffMeansNever) {

@@ -139,6 +139,17 @@ void BindListQuery(Statement* stmt, const ListFilter& filter, bool count = false
   stmt->Bind(index, filter.limit > 0 ? int64_t{filter.offset} : int64_t{0});
 }
 
+// The first column of every row the statement yields, as job ids.
+Result<std::vector<JobId>> CollectIds(Statement* stmt) {
+  std::vector<JobId> ids;
+  for (;;) {
+    Result<bool> row = stmt->Step();
+    if (!row.ok()) return row.status();
+    if (!*row) return ids;
+    ids.push_back(stmt->ColumnInt64(0));
+  }
+}
+
 }  // namespace
 
 struct JobStore::Impl {
@@ -349,14 +360,9 @@ Result<std::vector<JobId>> JobStore::ListIds(const ListFilter& filter) const {
   Result<Statement> stmt = impl_->db.Prepare(ListQuery(filter));
   if (!stmt.ok()) return stmt.status();
   BindListQuery(&*stmt, filter);
-  std::vector<JobId> ids;
-  for (;;) {
-    Result<bool> row = stmt->Step();
-    if (!row.ok()) return row.status();
-    if (!*row) break;
-    ids.push_back(stmt->ColumnInt64(0));
-  }
-  std::reverse(ids.begin(), ids.end());  // the query runs newest first so LIMIT keeps the newest
+  Result<std::vector<JobId>> ids = CollectIds(&*stmt);
+  // The query runs newest first so LIMIT keeps the newest.
+  if (ids.ok()) std::reverse(ids->begin(), ids->end());
   return ids;
 }
 
@@ -398,6 +404,47 @@ Result<int64_t> JobStore::DeleteEnded(const std::vector<JobId>& ids) {
   }
   PP_RETURN_IF_ERROR(txn->Commit());
   return deleted;
+}
+
+Result<EndedBytes> JobStore::EndedBytesOf(uint32_t uid) const {
+  Result<Statement> stmt =
+      impl_->db.Prepare("SELECT ended_jobs, ended_bytes FROM user_bytes WHERE uid = ?1");
+  if (!stmt.ok()) return stmt.status();
+  stmt->Bind(1, static_cast<int64_t>(uid));
+  Result<bool> row = stmt->Step();
+  if (!row.ok()) return row.status();
+  if (!*row) return EndedBytes{};
+  return EndedBytes{stmt->ColumnInt64(0), static_cast<uint64_t>(std::max<int64_t>(0, stmt->ColumnInt64(1)))};
+}
+
+Result<std::vector<std::pair<uint32_t, EndedBytes>>> JobStore::UsersOver(uint64_t max_bytes, int limit) const {
+  Result<Statement> stmt = impl_->db.Prepare(
+      "SELECT uid, ended_jobs, ended_bytes FROM user_bytes WHERE ended_bytes > ?1 "
+      "ORDER BY ended_bytes DESC LIMIT ?2");
+  if (!stmt.ok()) return stmt.status();
+  stmt->Bind(1, static_cast<int64_t>(std::min<uint64_t>(max_bytes, INT64_MAX)));
+  stmt->Bind(2, static_cast<int64_t>(limit));
+  std::vector<std::pair<uint32_t, EndedBytes>> users;
+  for (;;) {
+    Result<bool> row = stmt->Step();
+    if (!row.ok()) return row.status();
+    if (!*row) break;
+    users.push_back({static_cast<uint32_t>(stmt->ColumnInt64(0)),
+                     EndedBytes{stmt->ColumnInt64(1), static_cast<uint64_t>(stmt->ColumnInt64(2))}});
+  }
+  return users;
+}
+
+Result<std::vector<JobId>> JobStore::OldestEnded(uint32_t uid, int limit) const {
+  // The user's jobs in id order from the index; active ones (at most max_jobs_per_user) are
+  // skipped there without reading a record.
+  Result<Statement> stmt = impl_->db.Prepare(
+      "SELECT id FROM jobs INDEXED BY jobs_by_uid WHERE uid = ?1 AND "
+      "state NOT IN ('pending', 'running') ORDER BY id LIMIT ?2");
+  if (!stmt.ok()) return stmt.status();
+  stmt->Bind(1, static_cast<int64_t>(uid));
+  stmt->Bind(2, static_cast<int64_t>(limit));
+  return CollectIds(&*stmt);
 }
 
 Result<int64_t> JobStore::Count(const ListFilter& filter) const {

@@ -8,6 +8,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "pinpoint/job.h"
@@ -45,6 +46,13 @@ struct IdempotencyKey {
   std::string key;          // non-empty; the daemon bounds its length and characters
 };
 
+// What one user's ended jobs take in the store (schema v5 and later): how many, and the bytes of
+// their records.
+struct EndedBytes {
+  int64_t jobs = 0;
+  uint64_t bytes = 0;
+};
+
 struct StoreOptions {
   // Ids handed out are above this (the largest jobs/<id> directory of the daemon's state), so a
   // store that was lost or restored from a backup never names an existing job directory again.
@@ -59,7 +67,7 @@ class JobStore {
 
  public:
   static constexpr int kOldestSupportedVersion = 1;
-  static constexpr int kCurrentVersion = 4;
+  static constexpr int kCurrentVersion = 5;
 
   // Opens or creates the database at `path`, checks it (PRAGMA quick_check), and migrates older
   // supported versions to the current one in one transaction. A new file is created mode 0600
@@ -116,6 +124,15 @@ class JobStore {
   // them. Returns how many jobs were deleted (a missing id counts none).
   // Errors: kIo, and CheckFile's error (then nothing is deleted).
   Result<int64_t> DeleteEnded(const std::vector<JobId>& ids);
+
+  // What `uid`'s ended jobs take, kept as records are written (a row's read, not a sum).
+  // Errors: kIo.
+  Result<EndedBytes> EndedBytesOf(uint32_t uid) const;
+  // The users whose ended jobs take more than `max_bytes`, most first, at most `limit` of them.
+  // Errors: kIo.
+  Result<std::vector<std::pair<uint32_t, EndedBytes>>> UsersOver(uint64_t max_bytes, int limit) const;
+  // The ids of `uid`'s oldest ended jobs, oldest first, at most `limit`. Errors: kIo.
+  Result<std::vector<JobId>> OldestEnded(uint32_t uid, int limit) const;
 
   // Appends one line to a job's history. Durable on return. Errors: kNotFound when no job has
   // event.job_id; kIo, and CheckFile's error.

@@ -225,6 +225,53 @@ TEST_F(JobStoreTest, IdsAreNotReusedAfterTheNewestRowGoes) {
   EXPECT_GT(*id, removed);
 }
 
+// What a user's ended jobs take follows each write: an end adds the record's bytes, a rewrite of
+// an ended record changes them, a purge takes them away, and pending or running jobs count none.
+TEST_F(JobStoreTest, EndedBytesFollowEndsRewritesAndPurges) {
+  auto store = OpenStore();
+  ASSERT_NE(store, nullptr);
+  auto stored_bytes = [&](JobId id) {
+    return std::stoull(QueryOne(db_path(), "SELECT length(CAST(record AS BLOB)) FROM jobs WHERE id = " +
+                                               std::to_string(id)));
+  };
+  JobRecord a = PendingRecord(1000, 1);
+  a.id = Must(store->Insert(a));
+  JobRecord b = PendingRecord(1000, 2);
+  b.id = Must(store->Insert(b));
+  JobId other = Must(store->Insert(PendingRecord(2000, 3)));
+  EXPECT_EQ(Must(store->EndedBytesOf(1000)).jobs, 0);
+
+  a.state = JobState::kRunning;
+  ASSERT_TRUE(store->Update(a).ok());
+  EXPECT_EQ(Must(store->EndedBytesOf(1000)).bytes, 0u);
+  a.state = JobState::kFailed;
+  a.end_ms = 10;
+  ASSERT_TRUE(store->Update(a).ok());
+  b.state = JobState::kCancelled;
+  b.end_ms = 11;
+  ASSERT_TRUE(store->Update(b).ok());
+  EndedBytes ended = Must(store->EndedBytesOf(1000));
+  EXPECT_EQ(ended.jobs, 2);
+  EXPECT_EQ(ended.bytes, stored_bytes(a.id) + stored_bytes(b.id));
+
+  b.reason = std::string(5000, 'r');  // an ended record rewritten larger
+  ASSERT_TRUE(store->Update(b).ok());
+  EXPECT_EQ(Must(store->EndedBytesOf(1000)).bytes, stored_bytes(a.id) + stored_bytes(b.id));
+  EXPECT_EQ(Must(store->OldestEnded(1000, 10)), (std::vector<JobId>{a.id, b.id}));
+  EXPECT_EQ(Must(store->OldestEnded(1000, 1)), (std::vector<JobId>{a.id}));
+  EXPECT_TRUE(Must(store->OldestEnded(2000, 10)).empty());  // its job is pending
+
+  auto over = Must(store->UsersOver(stored_bytes(a.id), 10));
+  ASSERT_EQ(over.size(), 1u);
+  EXPECT_EQ(over[0].first, 1000u);
+  EXPECT_TRUE(Must(store->UsersOver(ended.bytes + 10000, 10)).empty());
+
+  ASSERT_EQ(Must(store->DeleteEnded({a.id, other})), 1);  // the pending job stays
+  ended = Must(store->EndedBytesOf(1000));
+  EXPECT_EQ(ended.jobs, 1);
+  EXPECT_EQ(ended.bytes, stored_bytes(b.id));
+}
+
 TEST_F(JobStoreTest, InsertRecordsSubmitEventThenAppendsInOrder) {
   auto store = OpenStore();
   ASSERT_NE(store, nullptr);

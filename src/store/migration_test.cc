@@ -139,7 +139,7 @@ TEST_F(MigrationTest, V3FileGainsTheListingIndexAndListsAsBefore) {
     ASSERT_TRUE(MigrateTo(&*db, 3).ok());
   }
   std::unique_ptr<JobStore> store = Must(JobStore::Open(db_path()));
-  EXPECT_EQ(QueryOne(db_path(), "PRAGMA user_version"), "4");
+  EXPECT_EQ(QueryOne(db_path(), "PRAGMA user_version"), std::to_string(JobStore::kCurrentVersion));
   EXPECT_EQ(QueryOne(db_path(), "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND "
                                 "name = 'jobs_listing'"),
             "1");
@@ -150,6 +150,26 @@ TEST_F(MigrationTest, V3FileGainsTheListingIndexAndListsAsBefore) {
   EXPECT_EQ(Must(store->ListIds(mine)), (std::vector<JobId>{3}));
   mine.offset = 1;
   EXPECT_EQ(Must(store->List(mine)).at(0), records[0]);
+}
+
+TEST_F(MigrationTest, V4FileCountsWhatEachUsersEndedJobsTake) {
+  JobRecord ended = PendingRecord(1000, 111);
+  ended.state = JobState::kCompleted;
+  ended.end_ms = 5;
+  std::vector<JobRecord> records = {ended, PendingRecord(1000, 222), ended, PendingRecord(2000, 333)};
+  WriteV1File(&records);
+  {
+    Result<Db> db = Db::Open(db_path());
+    ASSERT_TRUE(db.ok());
+    ASSERT_TRUE(MigrateTo(&*db, 4).ok());
+  }
+  std::string stored = QueryOne(db_path(), "SELECT length(CAST(record AS BLOB)) FROM jobs WHERE id = 1");
+  std::unique_ptr<JobStore> store = Must(JobStore::Open(db_path()));
+  EndedBytes of_1000 = Must(store->EndedBytesOf(1000));
+  EXPECT_EQ(of_1000.jobs, 2);
+  EXPECT_EQ(of_1000.bytes, 2 * std::stoull(stored));
+  EXPECT_EQ(Must(store->EndedBytesOf(2000)).jobs, 0);
+  EXPECT_EQ(Must(store->OldestEnded(1000, 10)), (std::vector<JobId>{1, 3}));
 }
 
 TEST_F(MigrationTest, ReopeningACurrentFileChangesNothing) {
@@ -176,13 +196,13 @@ TEST_F(MigrationTest, FailedStepLeavesFileAtItsVersion) {
 
 TEST_F(MigrationTest, NewerVersionIsRefusedAndLeftAlone) {
   ASSERT_TRUE(JobStore::Open(db_path()).ok());
-  ASSERT_TRUE(ExecSql(db_path(), "PRAGMA user_version = 5").ok());
+  ASSERT_TRUE(ExecSql(db_path(), "PRAGMA user_version = 6").ok());
 
   Result<std::unique_ptr<JobStore>> store = JobStore::Open(db_path());
   EXPECT_EQ(store.status().code(), Code::kFailedPrecondition);
-  EXPECT_THAT(store.status().message(), AllOf(HasSubstr("version 5"), HasSubstr("newer"),
-                                              HasSubstr("1 to 4"), Not(HasSubstr("\n"))));
-  EXPECT_EQ(QueryOne(db_path(), "PRAGMA user_version"), "5");
+  EXPECT_THAT(store.status().message(), AllOf(HasSubstr("version 6"), HasSubstr("newer"),
+                                              HasSubstr("1 to 5"), Not(HasSubstr("\n"))));
+  EXPECT_EQ(QueryOne(db_path(), "PRAGMA user_version"), "6");
 }
 
 TEST_F(MigrationTest, OlderThanOldestSupportedIsRefused) {
@@ -190,7 +210,7 @@ TEST_F(MigrationTest, OlderThanOldestSupportedIsRefused) {
   ASSERT_TRUE(ExecSql(db_path(), "PRAGMA user_version = -1").ok());
   Result<std::unique_ptr<JobStore>> store = JobStore::Open(db_path());
   EXPECT_EQ(store.status().code(), Code::kFailedPrecondition);
-  EXPECT_THAT(store.status().message(), AllOf(HasSubstr("older"), HasSubstr("1 to 4")));
+  EXPECT_THAT(store.status().message(), AllOf(HasSubstr("older"), HasSubstr("1 to 5")));
 }
 
 TEST_F(MigrationTest, GarbageFileIsRefusedAndLeftAlone) {

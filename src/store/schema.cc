@@ -60,11 +60,58 @@ constexpr char kV4[] = R"sql(
 CREATE INDEX jobs_listing ON jobs(id, uid, state, end_ms);
 )sql";
 
-constexpr std::array<Migration, 4> kMigrations = {{
+// Version 5: what each user's ended jobs take in the store, kept by triggers as records enter,
+// change and leave a final state (a record's bytes are its JSON's), so that the daemon bounds it
+// (max_user_stored_bytes) by reading a row, never by summing a table; and the index that finds a
+// user's oldest ended jobs. The tally starts from the jobs already stored.
+constexpr char kV5[] = R"sql(
+CREATE TABLE user_bytes (
+  uid         INTEGER PRIMARY KEY,
+  ended_jobs  INTEGER NOT NULL,
+  ended_bytes INTEGER NOT NULL
+);
+INSERT INTO user_bytes (uid, ended_jobs, ended_bytes)
+  SELECT uid, COUNT(*), SUM(length(CAST(record AS BLOB))) FROM jobs
+  WHERE state NOT IN ('pending', 'running') GROUP BY uid;
+CREATE TRIGGER user_bytes_insert AFTER INSERT ON jobs
+  WHEN new.state NOT IN ('pending', 'running')
+BEGIN
+  INSERT INTO user_bytes (uid, ended_jobs, ended_bytes)
+    VALUES (new.uid, 1, length(CAST(new.record AS BLOB)))
+    ON CONFLICT (uid) DO UPDATE SET ended_jobs = ended_jobs + 1,
+                                    ended_bytes = ended_bytes + excluded.ended_bytes;
+END;
+CREATE TRIGGER user_bytes_update_from AFTER UPDATE ON jobs
+  WHEN old.state NOT IN ('pending', 'running')
+BEGIN
+  UPDATE user_bytes SET ended_jobs = ended_jobs - 1,
+                        ended_bytes = ended_bytes - length(CAST(old.record AS BLOB))
+    WHERE uid = old.uid;
+END;
+CREATE TRIGGER user_bytes_update_to AFTER UPDATE ON jobs
+  WHEN new.state NOT IN ('pending', 'running')
+BEGIN
+  INSERT INTO user_bytes (uid, ended_jobs, ended_bytes)
+    VALUES (new.uid, 1, length(CAST(new.record AS BLOB)))
+    ON CONFLICT (uid) DO UPDATE SET ended_jobs = ended_jobs + 1,
+                                    ended_bytes = ended_bytes + excluded.ended_bytes;
+END;
+CREATE TRIGGER user_bytes_delete AFTER DELETE ON jobs
+  WHEN old.state NOT IN ('pending', 'running')
+BEGIN
+  UPDATE user_bytes SET ended_jobs = ended_jobs - 1,
+                        ended_bytes = ended_bytes - length(CAST(old.record AS BLOB))
+    WHERE uid = old.uid;
+END;
+CREATE INDEX jobs_by_uid ON jobs(uid, id, state);
+)sql";
+
+constexpr std::array<Migration, 5> kMigrations = {{
     {1, kV1},
     {2, kV2},
     {3, kV3},
     {4, kV4},
+    {5, kV5},
 }};
 
 constexpr bool StepsAreInOrder() {
