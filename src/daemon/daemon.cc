@@ -292,7 +292,8 @@ int RunDaemon(const Config& config, std::unique_ptr<gpu::GpuBackend> backend,
   watch_options.accountant.mem_tolerance_pct = config.gpu_mem_tolerance_pct;
   watch_options.accountant.mem_grace_ms = config.gpu_mem_grace_ms;
   watch_options.gpu_indices = watch::PhysicalGpus(*inventory);
-  watch::ProcProcessOwner owner;
+  // MPS servers run as their user and hold GPU memory, but are no job's leftover.
+  watch::ProcProcessOwner owner(mps::MpsDaemons::ServerProgram(config.mps_control));
   // From here on only the watcher's thread uses the backend.
   watch::Watcher watcher(watch_options, backend.get(), &owner, &clock);
   launch::SystemContainerCgroups containers;

@@ -520,6 +520,7 @@ void Node::Schedule() {
       rj.slots.push_back({a.device_index, a.gpu_mem_bytes, a.gpu_share_pct, RunsIsolated(job)});
     snap.running.push_back(std::move(rj));
   }
+  for (const auto& [id, s] : settling_) snap.running.push_back({id, s.uid, 0, 0, s.slots});
   if (snap.pending.empty()) return;
   if (deps_.watcher != nullptr) {  // how busy each GPU was of late, for spreading slices
     std::map<int, int> busy = deps_.watcher->BusyByGpu();
@@ -574,6 +575,7 @@ std::vector<JobId> Node::RecordStarts(const std::vector<sched::Start>& starts) {
     JobRecord& job = it->second;
     JobRecord before = job;
     lifecycle::Started(job, AllocationsFor(start.slots), deps_.clock->NowMs());
+    settling_.erase(job.id);  // requeued and started again: the watcher watches it as before
     Status s = Persist(job, "start", "");
     if (!s.ok()) {
       spdlog::error("job {}: cannot record start, leaving it pending: {}", job.id, s.ToString());
@@ -708,6 +710,14 @@ void Node::PersistRequeue(const JobRecord& job) {
 }
 
 void Node::ReleaseResources(const JobRecord& job) {
+  // The watcher looks at its GPUs once more before they go to anyone else.
+  if (deps_.watcher != nullptr && watched_.count(job.id) && !job.allocations.empty()) {
+    Settling& s = settling_[job.id];
+    s.uid = job.uid;
+    s.slots.clear();
+    for (const auto& a : job.allocations)
+      s.slots.push_back({a.device_index, a.gpu_mem_bytes, a.gpu_share_pct, RunsIsolated(job)});
+  }
   for (const auto& a : job.allocations) {
     if (a.mode == AllocationMode::kMps) deps_.mps->ReleaseClient(SliceOf(job, a));
   }

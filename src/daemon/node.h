@@ -341,8 +341,10 @@ class Node {
   // pinpoint stops a running job itself (lifecycle::Stop with `stop_reason` and `detail`, the
   // event "stop"), then SafeStop. Nothing when it is already being stopped or cancelled.
   void StopJob(JobRecord& job, const char* stop_reason, std::string detail);
-  // Acts on what the watcher found since the last pass: usage, final usage, budget breaches.
+  // Acts on what the watcher found since the last pass: usage, final usage, budget breaches,
+  // ended jobs whose GPUs are free of them (or not yet).
   void ApplyWatch();
+  void ApplyLingering(const std::map<JobId, watch::Lingering>& lingering);
   void StopOverBudget(JobRecord& job, const watch::OverBudget& over);
   void SaveFinalUsage(JobId id, const JobUsage& usage);
   // Tells the watcher which jobs run, when that changed.
@@ -364,6 +366,15 @@ class Node {
   FaultTracker faults_;                      // MPS fault claims and driver Xids -> drains
   std::map<int, std::string> drain_reason_;
   std::map<JobId, std::string> watched_;     // jobs the watcher was last told of -> pid, lease cgroup
+  // Jobs that ended while the watcher watched them, until it finds no process of theirs (nor of
+  // their user in no job) on their GPUs (watch::WatchUpdate::settled): their slots stay taken
+  // meanwhile, so a device goes to another job only once they have left it.
+  struct Settling {
+    uint32_t uid = 0;
+    std::vector<sched::Slot> slots;
+    bool told = false;  // what holds them was logged
+  };
+  std::map<JobId, Settling> settling_;
   int64_t last_usage_flush_ms_ = 0;
   int64_t starts_total_ = 0;
   std::map<std::pair<std::string, std::string>, int64_t> ended_total_;  // (state, reason)

@@ -41,6 +41,10 @@ void Node::ApplyWatch() {
     if (it != active_.end() && it->second.state == JobState::kRunning) it->second.usage = usage;
   }
   for (const auto& [id, usage] : update.closed) SaveFinalUsage(id, usage);
+  for (JobId id : update.settled) {
+    if (settling_.erase(id) > 0) dirty_ = true;
+  }
+  ApplyLingering(update.lingering);
   // An Xid is the driver's word on a GPU: it confirms MPS fault claims of every device on it.
   for (const auto& [xid, time_ms] : update.xids) {
     spdlog::warn("GPU {}: critical Xid {} reported by the driver", xid.index, xid.xid);
@@ -59,6 +63,28 @@ void Node::ApplyWatch() {
     if (job.state != JobState::kRunning || job.usage.samples == 0) continue;
     Status s = deps_.store->Update(job);
     if (!s.ok()) spdlog::warn("job {}: cannot record usage: {}", id, s.message());
+  }
+}
+
+void Node::ApplyLingering(const std::map<JobId, watch::Lingering>& lingering) {
+  for (const auto& [id, left] : lingering) {
+    auto it = settling_.find(id);
+    if (it == settling_.end()) continue;
+    Settling& s = it->second;
+    uint32_t uid = s.uid;
+    if (s.told) continue;
+    s.told = true;
+    auto pids = [](const std::vector<int64_t>& list) {
+      std::string text;
+      for (int64_t pid : list) text += (text.empty() ? "" : ", ") + std::to_string(pid);
+      return text;
+    };
+    if (!left.owned.empty())
+      spdlog::warn("job {}: ended, but its process(es) {} still hold its GPUs: killed by the watcher; its slots stay taken until they exit",
+                   id, pids(left.owned));
+    if (!left.loose.empty())
+      spdlog::warn("job {}: ended, but process(es) {} of uid {}, in no job, hold its GPUs; its slots stay taken until they exit",
+                   id, pids(left.loose), uid);
   }
 }
 

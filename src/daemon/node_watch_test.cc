@@ -137,6 +137,31 @@ TEST_F(NodeWatchTest, JobWhoseTwoProcessesExceedItsBudgetIsStoppedSafelyItsNeigh
   EXPECT_EQ(node_->Get(neighbour)->state, JobState::kCompleted);
 }
 
+// A process that outlived its job (it left the job's session and cleared its environment, on a
+// node without cgroups) still holds the job's GPU: the next job does not get that GPU until the
+// process has exited. The ended job is reported ended at once all the same.
+TEST_F(NodeWatchTest, AProcessThatOutlivedItsJobKeepsTheJobsGpusFromTheNextJob) {
+  JobId first = Submit(0, 0, 2);  // both GPUs, whole
+  JobId next = Submit(0, 0, 1);
+  node_->Step();
+  ASSERT_EQ(node_->Get(first)->state, JobState::kRunning);
+  ASSERT_EQ(node_->Get(next)->state, JobState::kPending);
+  watcher_->PollOnce();
+  const int64_t escaped = 777777;  // the user's, in no job
+  owner_.SetUser(escaped, caller_.uid);
+  ASSERT_TRUE(backend_->SetProcesses(0, {{escaped, kGiB, true}}).ok());
+  launcher_.Finish(first, {launch::ExitStatus::Kind::kExited, 0, 0, ""});
+  node_->Step();
+  EXPECT_EQ(node_->Get(first)->state, JobState::kCompleted);
+  Second(1000);  // the watcher's look at the ended job's GPUs
+  Second(1000);
+  EXPECT_EQ(node_->Get(next)->state, JobState::kPending) << "its GPUs are still held by what the job left";
+  EXPECT_TRUE(owner_.killed().empty()) << "a process in no job is not killed, only waited for";
+  ASSERT_TRUE(backend_->SetProcesses(0, {}).ok());
+  Second(1000);
+  EXPECT_EQ(node_->Get(next)->state, JobState::kRunning);
+}
+
 TEST_F(NodeWatchTest, JobsUnderTheirBudgetRunToTheEnd) {
   JobId a = Submit(4 * kGiB);
   JobId b = Submit(4 * kGiB);

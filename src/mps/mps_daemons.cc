@@ -7,7 +7,11 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <climits>
+#include <cstdlib>
 #include <sstream>
+#include <string>
+#include <vector>
 
 #include <spdlog/spdlog.h>
 
@@ -55,6 +59,37 @@ std::string MpsDaemons::Unusable(const std::string& control_binary) {
     if (!dir.empty() && ::access((dir + "/" + control_binary).c_str(), X_OK) == 0) return "";
   }
   return control_binary + " is not in PATH";
+}
+
+namespace {
+// The canonical path of `name` (a path, or a program in PATH), or "".
+std::string Resolve(const std::string& name) {
+  std::vector<std::string> candidates;
+  if (name.find('/') != std::string::npos) {
+    candidates.push_back(name);
+  } else {
+    const char* path = std::getenv("PATH");
+    std::istringstream dirs(path ? path : "");
+    std::string dir;
+    while (std::getline(dirs, dir, ':'))
+      if (!dir.empty()) candidates.push_back(dir + "/" + name);
+  }
+  for (const std::string& c : candidates) {
+    if (::access(c.c_str(), X_OK) != 0) continue;
+    char real[PATH_MAX];
+    if (::realpath(c.c_str(), real) != nullptr) return real;
+  }
+  return "";
+}
+}  // namespace
+
+std::string MpsDaemons::ServerProgram(const std::string& control_binary) {
+  std::string control = Resolve(control_binary);
+  if (!control.empty()) {
+    std::string beside = Resolve(control.substr(0, control.rfind('/') + 1) + kServerProgram);
+    if (!beside.empty()) return beside;
+  }
+  return Resolve(kServerProgram);
 }
 
 MpsDaemons::MpsDaemons(MpsDaemonsOptions options, Clock* clock) : options_(std::move(options)), clock_(clock) {}

@@ -58,6 +58,9 @@ class MpsDaemons : public MpsControl {
 
   // Whether the control binary can be run here ("" = yes, else why not).
   static std::string Unusable(const std::string& control_binary);
+  // The MPS server program's canonical path (what /proc/<pid>/exe of a server names): beside
+  // the control program, else in PATH; "" when neither has one.
+  static std::string ServerProgram(const std::string& control_binary);
 
   Result<std::map<std::string, std::string>> PrepareClient(const ClientSlice& slice) override;
   void AdoptClient(const ClientSlice& slice) override;

@@ -1,5 +1,8 @@
 #include "watch/process_owner.h"
 
+#include <signal.h>
+#include <unistd.h>
+
 #include <charconv>
 #include <string_view>
 
@@ -62,6 +65,24 @@ std::optional<JobId> ProcProcessOwner::OwnerOf(int64_t pid, const std::vector<Wa
       if (j.id == *id && uids && uids->real == j.uid) return j.id;
   }
   return std::nullopt;
+}
+
+bool ProcProcessOwner::UsersOwnProcess(int64_t pid, uint32_t uid) {
+  auto uids = ReadProcUids(pid);
+  if (!uids || uids->real != uid) return false;
+  if (mps_server_.empty()) return true;
+  // The kernel's link to the program the process runs: a user cannot make it name another file.
+  std::string link = "/proc/" + std::to_string(pid) + "/exe";
+  char target[4096];
+  ssize_t n = ::readlink(link.c_str(), target, sizeof(target));
+  return n <= 0 || std::string_view(target, static_cast<size_t>(n)) != mps_server_;
+}
+
+void ProcProcessOwner::KillUsersProcess(int64_t pid, uint32_t uid) {
+  SignalIfBelongs(pid, SIGKILL, [uid](int64_t p) {
+    auto uids = ReadProcUids(p);
+    return uids && uids->AllAre(uid);
+  });
 }
 
 }  // namespace pinpoint::watch

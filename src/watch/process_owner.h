@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "watch/watched_job.h"
@@ -17,6 +19,12 @@ class ProcessOwner {
   virtual ~ProcessOwner() = default;
   // The job among `jobs` that `pid` belongs to, or nullopt.
   virtual std::optional<JobId> OwnerOf(int64_t pid, const std::vector<WatchedJob>& jobs) = 0;
+  // Whether `pid`, a GPU process of no job, is a process of user `uid` (its real uid) other than
+  // an MPS server: one that may have left a job of that user and still hold the job's GPU.
+  virtual bool UsersOwnProcess(int64_t pid, uint32_t uid) = 0;
+  // Sends SIGKILL to `pid` while it runs as user `uid` (real, effective and saved), pinned by a
+  // pidfd so that a pid reused meanwhile is never hit: a process that outlived its job.
+  virtual void KillUsersProcess(int64_t pid, uint32_t uid) = 0;
 };
 
 // From /proc: the process's cgroup when the job has one (a lease's container cgroup, any
@@ -26,7 +34,15 @@ class ProcessOwner {
 // also finds processes that left the session. A process of no watched job (an MPS server, another user's program) has no owner.
 class ProcProcessOwner final : public ProcessOwner {
  public:
+  // `mps_server`: the MPS server program's path (its /proc/<pid>/exe), whose processes serve
+  // jobs and are never a job's; "" when the node runs no MPS.
+  explicit ProcProcessOwner(std::string mps_server = "") : mps_server_(std::move(mps_server)) {}
   std::optional<JobId> OwnerOf(int64_t pid, const std::vector<WatchedJob>& jobs) override;
+  bool UsersOwnProcess(int64_t pid, uint32_t uid) override;
+  void KillUsersProcess(int64_t pid, uint32_t uid) override;
+
+ private:
+  std::string mps_server_;
 };
 
 // Scripted: owners set by the test.
@@ -34,6 +50,8 @@ class FakeProcessOwner final : public ProcessOwner {
  public:
   void Set(int64_t pid, JobId job) { owners_[pid] = job; }
   void Clear() { owners_.clear(); }
+  // `pid` is a process of user `uid` that is no MPS server.
+  void SetUser(int64_t pid, uint32_t uid) { users_[pid] = uid; }
   std::optional<JobId> OwnerOf(int64_t pid, const std::vector<WatchedJob>& jobs) override {
     auto it = owners_.find(pid);
     if (it == owners_.end()) return std::nullopt;
@@ -42,8 +60,17 @@ class FakeProcessOwner final : public ProcessOwner {
     return std::nullopt;
   }
 
+  bool UsersOwnProcess(int64_t pid, uint32_t uid) override {
+    auto it = users_.find(pid);
+    return it != users_.end() && it->second == uid;
+  }
+  void KillUsersProcess(int64_t pid, uint32_t uid) override { killed_.push_back({pid, uid}); }
+  const std::vector<std::pair<int64_t, uint32_t>>& killed() const { return killed_; }
+
  private:
+  std::vector<std::pair<int64_t, uint32_t>> killed_;
   std::map<int64_t, JobId> owners_;
+  std::map<int64_t, uint32_t> users_;
 };
 
 // The cgroup v2 path in the text of /proc/<pid>/cgroup ("0::/pinpoint/job-7\n" -> "/pinpoint/job-7"),

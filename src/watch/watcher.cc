@@ -4,6 +4,7 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <set>
 
@@ -47,11 +48,19 @@ void Watcher::SetJobs(std::vector<WatchedJob> jobs) {
   std::lock_guard lock(mu_);
   std::set<JobId> now;
   for (const auto& j : jobs) now.insert(j.id);
+  bool left = false;
   for (const auto& old : jobs_) {
-    if (!now.count(old.id)) closing_[old.id] = old;
+    if (!now.count(old.id)) {
+      closing_[old.id] = Closing{old, false};
+      left = true;
+    }
   }
   for (JobId id : now) closing_.erase(id);  // requeued and started again: watched as before
   jobs_ = std::move(jobs);
+  if (left) {
+    poll_soon_ = true;
+    stop_cv_.notify_all();
+  }
 }
 
 WatchUpdate Watcher::Take() {
@@ -81,15 +90,20 @@ WatchView Watcher::Latest() const {
 }
 
 void Watcher::PollOnce() {
-  std::vector<WatchedJob> watched;
+  std::vector<WatchedJob> watched;    // accounted: running, or closing with a last interval to charge
+  std::vector<WatchedJob> ownable;    // whose processes are looked for: those and the unsettled
   std::vector<JobId> closing_ids;
   {
     std::lock_guard lock(mu_);
+    poll_soon_ = false;
     watched = jobs_;
-    for (const auto& [id, job] : closing_) {
-      watched.push_back(job);
+    for (const auto& [id, c] : closing_) {
+      if (!c.closed) watched.push_back(c.job);
       closing_ids.push_back(id);
     }
+    ownable = watched;
+    for (const auto& [id, c] : closing_)
+      if (c.closed) ownable.push_back(c.job);
   }
   auto started = std::chrono::steady_clock::now();
   std::vector<GpuReading> readings;
@@ -110,12 +124,44 @@ void Watcher::PollOnce() {
   for (const auto& r : readings) {
     for (const auto& p : r.sample.processes) {
       if (owners.count(p.pid)) continue;
-      auto owner = owner_->OwnerOf(p.pid, watched);
+      auto owner = owner_->OwnerOf(p.pid, ownable);
       if (owner) owners[p.pid] = *owner;
     }
   }
+  // What still holds the GPUs of each job that left the set.
+  std::map<JobId, Lingering> lingering;
+  for (const WatchedJob& job : ownable) {
+    if (std::find(closing_ids.begin(), closing_ids.end(), job.id) == closing_ids.end()) continue;
+    std::set<int> gpus;
+    for (const auto& slot : job.slots) gpus.insert(slot.gpu_index);
+    Lingering left;
+    for (const auto& r : readings) {
+      if (!gpus.count(r.gpu_index)) continue;
+      for (const auto& p : r.sample.processes) {
+        auto owner = owners.find(p.pid);
+        if (owner != owners.end()) {
+          if (owner->second == job.id) left.owned.push_back(p.pid);
+        } else if (owner_->UsersOwnProcess(p.pid, job.uid)) {
+          left.loose.push_back(p.pid);
+        }
+      }
+    }
+    // The job's own processes outlived it (the launcher kills them before it reports an end,
+    // so one is seen only when it escaped that look): they go now.
+    for (int64_t pid : left.owned) owner_->KillUsersProcess(pid, job.uid);
+    if (!left.owned.empty() || !left.loose.empty()) lingering[job.id] = std::move(left);
+  }
+  std::map<int64_t, JobId> accounted;  // the processes of jobs whose usage is still charged
+  for (const auto& [pid, id] : owners) {
+    for (const WatchedJob& j : watched) {
+      if (j.id == id) {
+        accounted[pid] = id;
+        break;
+      }
+    }
+  }
   int64_t now = clock_->NowMs();
-  PollResult result = accountant_.Update(now, watched, readings, owners);
+  PollResult result = accountant_.Update(now, watched, readings, accounted);
   bool wake = false;
   auto duration_us = std::chrono::duration_cast<std::chrono::microseconds>(
                          std::chrono::steady_clock::now() - started).count();
@@ -136,16 +182,28 @@ void Watcher::PollOnce() {
     view_.job_mem_by_gpu[j.id] = accountant_.MemByGpu(j.id);
     pending_.usage[j.id] = *usage;
   }
+  pending_.lingering.clear();
   for (JobId id : closing_ids) {
     // Still closing: SetJobs may have brought it back meanwhile.
-    if (!closing_.erase(id)) continue;
-    auto usage = accountant_.Usage(id);
-    if (usage) {
-      usage->gpu_mem_now_bytes = 0;
-      usage->final = true;
-      pending_.closed[id] = *usage;
+    auto it = closing_.find(id);
+    if (it == closing_.end()) continue;
+    if (!it->second.closed) {
+      auto usage = accountant_.Usage(id);
+      if (usage) {
+        usage->gpu_mem_now_bytes = 0;
+        usage->final = true;
+        pending_.closed[id] = *usage;
+      }
+      accountant_.Forget(id);
+      it->second.closed = true;
     }
-    accountant_.Forget(id);
+    if (auto left = lingering.find(id); left != lingering.end()) {
+      pending_.lingering[id] = std::move(left->second);
+    } else {
+      closing_.erase(it);
+      pending_.settled.push_back(id);
+    }
+    wake = true;
   }
   if (xids.ok()) {
     for (const auto& x : *xids) {
@@ -172,12 +230,15 @@ void Watcher::PollOnce() {
 void Watcher::Run() {
   ::pthread_setname_np(::pthread_self(), "pp-watch");
   // Polls at once, so listings have readings right after a start, and then every interval.
+  // A job that left the set is polled for at once (poll_soon_), so its GPUs settle quickly.
   std::unique_lock lock(mu_);
   do {
     lock.unlock();
     PollOnce();
     lock.lock();
-  } while (!stop_cv_.wait_for(lock, std::chrono::milliseconds(options_.interval_ms), [this] { return stopping_; }));
+    stop_cv_.wait_for(lock, std::chrono::milliseconds(options_.interval_ms),
+                      [this] { return stopping_ || poll_soon_; });
+  } while (!stopping_);
 }
 
 }  // namespace pinpoint::watch

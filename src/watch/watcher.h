@@ -45,11 +45,23 @@ struct WatchView {
   std::map<JobId, std::map<int, uint64_t>> job_mem_by_gpu;
 };
 
+// Processes that still hold the GPUs of a job that has left the watched set.
+struct Lingering {
+  std::vector<int64_t> owned;  // the job's own (its cgroup, session or key)
+  std::vector<int64_t> loose;  // its user's, in no job and no MPS server
+};
+
 // What the main loop collects.
 struct WatchUpdate {
   std::vector<OverBudget> over_budget;   // breaches seen since the last Take
   std::map<JobId, JobUsage> usage;       // current usage of the jobs watched at the last poll
   std::map<JobId, JobUsage> closed;      // final usage of jobs that left the watched set
+  // Jobs that left the watched set and whose GPUs no process of theirs holds any more (NVML's
+  // process lists): their devices may go to other jobs. Each is reported once.
+  std::vector<JobId> settled;
+  // Jobs that left the watched set while processes of theirs (or of their user, in no job) still
+  // hold one of their GPUs, as of the last poll: polled again until none is left.
+  std::map<JobId, Lingering> lingering;
   // Critical Xid errors the driver reported since the last Take, with the clock time of the poll
   // that found them; at most kMaxPendingXids are kept.
   std::vector<std::pair<gpu::XidEvent, int64_t>> xids;
@@ -69,7 +81,9 @@ class Watcher {
   void Stop();  // after the poll in progress, if any; a started thread has polled at least once
 
   // The jobs that run now (replaces the previous set). A job that leaves the set is polled once
-  // more, for the energy of its last interval, and then reported in WatchUpdate::closed.
+  // more, soon (the thread does not wait for its interval), for the energy of its last interval,
+  // and then reported in WatchUpdate::closed; then in WatchUpdate::settled once no process of it
+  // holds its GPUs, and meanwhile in WatchUpdate::lingering.
   void SetJobs(std::vector<WatchedJob> jobs);
   WatchUpdate Take();
   WatchView Latest() const;
@@ -95,7 +109,12 @@ class Watcher {
   std::condition_variable stop_cv_;
   bool stopping_ = false;                        // guarded by mu_
   std::vector<WatchedJob> jobs_;                 // guarded by mu_
-  std::map<JobId, WatchedJob> closing_;          // guarded by mu_: left the set, one poll to go
+  struct Closing {
+    WatchedJob job;
+    bool closed = false;  // its final usage was reported; it waits only to settle
+  };
+  std::map<JobId, Closing> closing_;             // guarded by mu_: left the set, not settled yet
+  bool poll_soon_ = false;                       // guarded by mu_: a job left the set
   WatchUpdate pending_;                          // guarded by mu_
   WatchView view_;                               // guarded by mu_
   Accountant accountant_;                        // used by the polling thread only

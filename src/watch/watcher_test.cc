@@ -103,6 +103,91 @@ TEST_F(WatcherTest, JobStartedAgainBeforeItsLastPollIsNotClosed) {
   EXPECT_TRUE(watcher_->Take().closed.empty());
 }
 
+// A process that outlived its job (it left the job's session, say) still holds the job's GPU:
+// the job is not settled, so its devices do not go to another job, until the process is gone.
+TEST_F(WatcherTest, AProcessOfAnEndedJobKeepsItUnsettledUntilItExits) {
+  watcher_->SetJobs({Slice(1, 0, kGiB), Slice(2, 0, kGiB)});
+  owner_.Set(100, 1);
+  owner_.Set(200, 2);
+  Procs(0, {{100, kGiB / 2}, {200, kGiB / 2}});
+  Tick(1000);
+  watcher_->SetJobs({Slice(2, 0, kGiB)});
+  Tick(1000);
+  WatchUpdate u = watcher_->Take();
+  EXPECT_EQ(u.closed.count(1), 1u) << "its usage is final all the same";
+  EXPECT_TRUE(u.settled.empty());
+  ASSERT_EQ(u.lingering.count(1), 1u);
+  EXPECT_EQ(u.lingering.at(1).owned, std::vector<int64_t>{100});
+  EXPECT_TRUE(u.lingering.at(1).loose.empty());
+  ASSERT_FALSE(owner_.killed().empty()) << "the job's own leftover is killed";
+  EXPECT_EQ(owner_.killed()[0].first, 100);
+  Tick(1000);  // still there: reported again, usage not charged to the closed job
+  u = watcher_->Take();
+  EXPECT_TRUE(u.closed.empty());
+  EXPECT_EQ(u.lingering.count(1), 1u);
+  EXPECT_EQ(u.usage.count(1), 0u);
+  Procs(0, {{200, kGiB / 2}});
+  Tick(1000);
+  u = watcher_->Take();
+  EXPECT_EQ(u.settled, std::vector<JobId>{1});
+  EXPECT_TRUE(u.lingering.empty());
+  Tick(1000);
+  EXPECT_TRUE(watcher_->Take().settled.empty()) << "reported once";
+}
+
+// Without a cgroup, a process that left the session and cleared its environment is no job's. A
+// GPU process of the job's user in no job holds the ended job's GPUs; another user's does not,
+// nor one on another GPU.
+TEST_F(WatcherTest, AUsersProcessInNoJobHoldsTheEndedJobsGpuAnotherUsersDoesNot) {
+  WatchedJob job = Slice(1, 0, kGiB);
+  job.uid = 1001;
+  watcher_->SetJobs({job});
+  owner_.Set(100, 1);
+  owner_.SetUser(300, 1001);  // escaped: the user's, in no job
+  owner_.SetUser(400, 2002);  // another user's program
+  owner_.SetUser(500, 1001);  // the user's, on the other GPU
+  Procs(0, {{100, kGiB / 2}, {300, kGiB / 2}, {400, kGiB / 2}});
+  Procs(1, {{500, kGiB / 2}});
+  Tick(1000);
+  watcher_->SetJobs({});
+  Procs(0, {{300, kGiB / 2}, {400, kGiB / 2}});
+  Tick(1000);
+  WatchUpdate u = watcher_->Take();
+  EXPECT_TRUE(u.settled.empty());
+  ASSERT_EQ(u.lingering.count(1), 1u);
+  EXPECT_TRUE(u.lingering.at(1).owned.empty());
+  EXPECT_EQ(u.lingering.at(1).loose, std::vector<int64_t>{300});
+  EXPECT_TRUE(owner_.killed().empty()) << "a process in no job may not be the job's: never killed";
+  Procs(0, {{400, kGiB / 2}});
+  Tick(1000);
+  EXPECT_EQ(watcher_->Take().settled, std::vector<JobId>{1});
+}
+
+// The thread does not wait out its interval for a job that left: the poll that settles it comes
+// at once and wakes the main loop.
+TEST_F(WatcherTest, AJobThatLeftIsPolledForAtOnce) {
+  WatcherOptions o;
+  o.interval_ms = 3'600'000;  // an hour: only the early poll can report within the test
+  o.gpu_indices = {0, 1};
+  watcher_ = std::make_unique<Watcher>(o, backend_.get(), &owner_, &clock_);
+  watcher_->SetJobs({Slice(1, 0, kGiB)});
+  ASSERT_TRUE(backend_->InjectXid(1, 79).ok());  // so that the thread's first poll wakes us
+  ASSERT_TRUE(watcher_->Start().ok());
+  pollfd first{watcher_->wake_fd(), POLLIN, 0};
+  ASSERT_EQ(::poll(&first, 1, 60'000), 1);
+  ASSERT_EQ(watcher_->Take().xids.size(), 1u);  // the first poll is done, the job still ran
+  watcher_->SetJobs({});
+  std::vector<JobId> settled;
+  while (settled.empty()) {
+    pollfd p{watcher_->wake_fd(), POLLIN, 0};
+    ASSERT_EQ(::poll(&p, 1, 60'000), 1) << "no poll came for the job that left";
+    WatchUpdate u = watcher_->Take();
+    settled = u.settled;
+  }
+  EXPECT_EQ(settled, std::vector<JobId>{1});
+  watcher_->Stop();
+}
+
 TEST_F(WatcherTest, LostGpuIsReportedAndChargesNothing) {
   watcher_->SetJobs({Slice(1, 0, kGiB)});
   watcher_->PollOnce();

@@ -5,14 +5,8 @@
 # pinpointd needs, if the machine lacks them). Prints PASS/FAIL lines and "N passed, M failed";
 # quits every MPS daemon it started.
 set -u
-SRC=$(readlink -f "${1:?usage: trust_gpu.sh BIN_DIR}")
-W=$(mktemp -d /tmp/pp-trust-XXXXXX); chmod 755 "$W"
-BIN=$W/bin; mkdir -p "$BIN"; cp -r "$SRC"/* "$BIN"/; chmod -R a+rX "$BIN"; chmod 755 "$BIN"/pp* "$BIN"/pinpoint*
-export PINPOINT_SOCKET=$W/sock
-P="$BIN/pinpoint"
 . "$(dirname "$(readlink -f "$0")")/lib.sh"
-echo "device: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -1); $(date -u +%FT%TZ)"
-id ppa >/dev/null 2>&1 || useradd -M ppa; id ppb >/dev/null 2>&1 || useradd -M ppb
+suite_setup trust "${1:?usage: trust_gpu.sh BIN_DIR}"
 cat > "$W/config.json" <<CFG
 {"state_dir": "$W/state", "socket_path": "$W/sock", "backend": "nvml", "mps": "daemons",
  "mps_idle_quit_ms": 2000, "cancel_grace_ms": 3000, "metrics_listen": "127.0.0.1:0"}
@@ -134,9 +128,5 @@ st=$("$P" --json submit --wait --gpu-mem 2G -- "$BIN/pp-busy" --blocks 4 --iters
 check "a slice submitted during the flood completes" test "$st" = completed
 kill $FLOOD 2>/dev/null; wait $FLOOD 2>/dev/null
 
-kill -TERM $DAEMON; wait $DAEMON
-for pid in $(pgrep -f nvidia-cuda-mps-control); do
-  d=$(tr '\0' '\n' < /proc/$pid/environ 2>/dev/null | grep ^CUDA_MPS_PIPE_DIRECTORY= | cut -d= -f2)
-  case "$d" in "$W"/*) CUDA_MPS_PIPE_DIRECTORY=$d timeout 10 nvidia-cuda-mps-control <<< quit ;; esac
-done
+stop_suite
 echo "$passed passed, $failed failed"

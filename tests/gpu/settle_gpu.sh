@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# An ended job's GPUs go to the next job only once NVML shows nothing of it left there
+# (docs/security.md, item 3 of the trust-boundary list), on a real GPU with real MPS, jobs without
+# cgroups (the weaker case, where the launcher cannot find a process that left the session and
+# cleared its environment). Usage: tests/gpu/settle_gpu.sh BIN_DIR
+# BIN_DIR holds pinpointd, pinpoint, pinpoint-shim, pp-busy (and lib/). Prints PASS/FAIL lines and
+# "N passed, M failed"; quits every MPS daemon it started and kills what it left.
+set -u
+. "$(dirname "$(readlink -f "$0")")/lib.sh"
+suite_setup settle "${1:?usage: settle_gpu.sh BIN_DIR}"
+# One GPU in play (the first), MPS servers kept long after their last client (so that a server
+# counted as a job's leftover would show), no cgroups.
+cat > "$W/config.json" <<CFG
+{"state_dir": "$W/state", "socket_path": "$W/sock", "backend": "nvml", "mps": "daemons",
+ "mps_idle_quit_ms": 600000, "cancel_grace_ms": 3000, "cgroups": false, "metrics_listen": "127.0.0.1:0"}
+CFG
+start_pinpointd
+cd /tmp
+as_ppa() { su ppa -s /bin/sh -c "$*"; }
+mkdir -p "$W/esc"; chmod 1777 "$W/esc"
+
+echo "=== 1. an MPS server is no job's leftover: a slice's end frees it at once for the next slice"
+a=$(as_ppa "PINPOINT_SOCKET=$W/sock $P --json submit --device 0 --gpu-mem 60G -- $BIN/pp-busy --blocks 4 --iters 1000000" | js "d['id']")
+b=$(as_ppa "PINPOINT_SOCKET=$W/sock $P --json submit --device 0 --gpu-mem 60G -- $BIN/pp-busy --blocks 4 --iters 1000000" | js "d['id']")
+timeout 120 "$P" wait "$a" "$b" > /dev/null
+echo "job $a: $(state_of "$a"), job $b: $(state_of "$b"); ppa's MPS server: $(pgrep -u ppa -f nvidia-cuda-mps-server | head -1)"
+check "two 60G slices of one user ran one after the other on GPU 0 while their MPS server lived on" \
+  test "$(state_of "$a") $(state_of "$b")" = "completed completed"
+check "the first slice's end was not held back by its user's MPS server" sh -c "! grep -q 'job $a: ended, but' '$W/pinpointd.log'"
+
+echo "=== 2. a CUDA process that left its job's session and cleared its environment holds the job's GPU from the next job"
+ESC="$W/esc/escaped.pid"
+c=$(as_ppa "PINPOINT_SOCKET=$W/sock $P --json submit --device 0 --gpus 1 -- sh -c 'setsid env -i sh -c \"echo \\\$\\\$ > $ESC; exec $BIN/pp-busy --blocks 4 --iters 20000000000000\" & sleep 3; exit 0'" | js "d['id']")
+wait_for 30 test -s "$ESC"
+EP=$(cat "$ESC" 2>/dev/null)
+echo "job $c left process $EP (session $(ps -o sid= -p "$EP" 2>/dev/null | tr -d ' '), user $(ps -o user= -p "$EP" 2>/dev/null), environment $(tr '\0' ' ' < /proc/$EP/environ 2>/dev/null | wc -c) bytes)"
+timeout 60 "$P" wait "$c" > /dev/null
+echo "job $c: $(state_of "$c") $("$P" --json show "$c" | js "d['job']['reason']")"
+check "the job is reported ended, with its program's exit" sh -c "\"$P\" --json show $c | grep -q '\"reason\": \"exit-0\"'"
+check "the process it left still runs (no cgroup, no session, no key: the launcher cannot tell it is the job's)" \
+  sh -c "test -n '$EP' && test -d /proc/$EP && ! grep -q '^State:.*Z' /proc/$EP/status"
+d=$("$P" --json submit --as-user ppb --device 0 --gpus 1 -- "$BIN/pp-busy" --blocks 4 --iters 1000000 | js "d['id']")
+wait_for 30 grep -q "job $c: ended, but process(es) $EP of uid $(id -u ppa), in no job, hold its GPUs" "$W/pinpointd.log"
+grep "job $c: ended" "$W/pinpointd.log" | tail -1
+echo "job $d (ppb, the whole GPU 0): $(state_of "$d") $("$P" --json show "$d" | js "d['job']['reason'] + ': ' + d['job']['detail']")"
+check "the next whole-GPU job waits while the left process holds GPU 0" test "$(state_of "$d")" = pending
+nvidia-smi --query-compute-apps=pid,used_memory --format=csv,noheader
+kill -KILL "$EP" 2>/dev/null
+timeout 120 "$P" wait "$d" > /dev/null
+check "once it has exited, the next job gets GPU 0 and completes" test "$(state_of "$d")" = completed
+grep -E "job $c|job $d" "$W/pinpointd.log" | tail -6
+
+stop_suite
+[ -n "${EP:-}" ] && kill -KILL "$EP" 2>/dev/null
+echo "$passed passed, $failed failed"
