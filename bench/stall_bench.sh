@@ -16,7 +16,8 @@ W=$(mktemp -d /tmp/pp-stall-XXXXXX); chmod 755 "$W"
 mkdir -p "$W/bin"; cp "$build"/pinpointd "$build"/pinpoint "$build"/pinpoint-shim "$W/bin"/; chmod 755 "$W/bin" "$W"/bin/*
 P="$W/bin/pinpoint"; export PINPOINT_SOCKET="$W/sock"
 cat > "$W/config.json" <<CFG
-{"state_dir": "$W/state", "socket_path": "$W/sock", "backend": "simulated:h100x2", "metrics_listen": "127.0.0.1:0"}
+{"state_dir": "$W/state", "socket_path": "$W/sock", "backend": "simulated:h100x2", "metrics_listen": "127.0.0.1:0",
+ "max_user_stored_bytes": "8M"}
 CFG
 # With two CPUs or more, pinpointd and the measuring user share CPU 0 and the attacker's processes
 # run on the others: what is measured is the loop's waiting, not the attacker's use of the CPUs
@@ -39,6 +40,15 @@ victim=$("$P" --json submit --wait -- true | python3 -c 'import json,sys; print(
 blocker=$(as_nobody "$P" --json submit -- sleep 1000000 | python3 -c 'import json,sys; print(json.load(sys.stdin)["id"])')
 array=$(as_nobody "$P" --json submit --hold --after "$blocker" --array 1-10000 -- true | python3 -c 'import json,sys; print(json.load(sys.stdin)["array"]["id"])')
 ids=$(seq "$array" $((array + 9999)) | tr '\n' ' ')
+# 1000 more held tasks, each with a 250 KB environment: a hold or release rewrites whole records.
+# Two variables of 125 KB: one string of the environment may not pass 128 KiB (MAX_ARG_STRLEN).
+HALF=$(head -c 125000 /dev/zero | tr '\0' x)
+# Four arrays of 250: one array stores at most 64 MiB of records.
+bigids=""
+for _ in 1 2 3 4; do
+  first=$(as_nobody env BIG1="$HALF" BIG2="$HALF" "$P" --json submit --hold --after "$blocker" --array 1-250 -- true | python3 -c 'import json,sys; print(json.load(sys.stdin)["array"]["id"])')
+  bigids="$bigids $(seq "$first" $((first + 249)) | tr '\n' ' ')"
+done
 copies=$(yes "$victim" | head -10000 | tr '\n' ' ')
 
 measure() {  # measure CMD...: SAMPLES runs; prints p50 and p99 in ms
@@ -83,7 +93,12 @@ PY
   attack "hold then release of 10000 ids, in a loop" sh -c "setpriv --reuid=65534 --regid=65534 --clear-groups env PINPOINT_SOCKET=$W/sock $P hold $ids; setpriv --reuid=65534 --regid=65534 --clear-groups env PINPOINT_SOCKET=$W/sock $P release $ids"
   attack "queue --all -n 10000, in a loop" as_nobody "$P" queue --all -n 10000
   attack "4000 idle connections to /metrics, renewed every 5 s" flood_metrics
-  attack "submit of a 250 KiB environment, in a loop" as_nobody env BIG="$(head -c 250000 /dev/zero | tr '\0' x)" "$P" submit --hold -- true
+  # Before the next row, whose held submits fill uid nobody's max_user_request_bytes.
+  attack "jobs of a 250 KB environment ending, in a loop, past max_user_stored_bytes (8M here): purged as they come" as_nobody env BIG1="$HALF" BIG2="$HALF" "$P" submit --wait -- true
+  attack "submit of a 250 KB environment, in a loop" as_nobody env BIG1="$HALF" BIG2="$HALF" "$P" submit --hold -- true
+  attack "hold then release of 1000 ids of 250 KB environments, in a loop" sh -c "setpriv --reuid=65534 --regid=65534 --clear-groups env PINPOINT_SOCKET=$W/sock $P hold $bigids; setpriv --reuid=65534 --regid=65534 --clear-groups env PINPOINT_SOCKET=$W/sock $P release $bigids"
   echo
-  echo "pinpointd's descriptors at the end: $(ls /proc/$DAEMON/fd | wc -l); its resident memory: $(awk '/VmRSS/ {print $2, $3}' /proc/$DAEMON/status)."
+  echo "pinpointd's descriptors at the end: $(ls /proc/$DAEMON/fd | wc -l); its resident memory: $(awk '/VmRSS/ {print $2, $3}' /proc/$DAEMON/status); jobs purged for uid nobody's stored bytes: $(grep -c "over max_user_stored_bytes" "$W/pinpointd.log") passes, the last: $(grep "over max_user_stored_bytes" "$W/pinpointd.log" | tail -1 | sed 's/.*retention: //')."
 } > "$out"
+# pinpointd's log beside a results file (its last lines), for what the table does not say.
+case "$out" in /dev/*) ;; *) tail -n 2000 "$W/pinpointd.log" > "${out%.md}-pinpointd.log" ;; esac

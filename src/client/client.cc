@@ -11,6 +11,7 @@
 #include <cstring>
 
 #include "pinpoint/api_codec.h"
+#include "pinpoint/rewrite_budget.h"
 
 namespace pinpoint {
 
@@ -138,16 +139,25 @@ namespace {
 
 // A list of ids in requests of at most kCancelMaxIds: `make(from, to)` builds the request of
 // the ids [from, to), `send` sends it. The results are concatenated in order; the first error
-// stops (requests already answered have taken effect).
+// stops (requests already answered have taken effect). The ids a reply answers NotReached (the
+// request's rewrites were spent, pinpoint/rewrite_budget.h) are sent again; the daemon does at
+// least one each time.
 template <typename Reply, typename Make, typename SendFn>
 Result<Reply> InPieces(size_t count, Make make, SendFn send) {
   Reply all;
-  for (size_t from = 0; from < count || from == 0; from += kCancelMaxIds) {
-    auto reply = send(make(from, std::min(count, from + kCancelMaxIds)));
+  size_t from = 0;
+  do {
+    size_t to = std::min(count, from + kCancelMaxIds);
+    auto reply = send(make(from, to));
     if (!reply.ok()) return reply.status();
-    for (auto& result : reply->results) all.results.push_back(std::move(result));
-    if (count == 0) break;
-  }
+    size_t done = 0;
+    for (auto& result : reply->results) {
+      if (IsNotReached(result.status) && done > 0) break;
+      all.results.push_back(std::move(result));
+      ++done;
+    }
+    from += std::max<size_t>(done, 1);
+  } while (from < count);
   return all;
 }
 

@@ -20,6 +20,10 @@ namespace pinpoint::daemon {
 Status CheckJobRoom(const std::map<JobId, JobRecord>& active, const JobRecord& job, size_t jobs,
                     size_t node_cap, size_t user_max, bool root);
 
+// About the bytes of a job's stored record: its request's text (RequestBytes) and a kilobyte for
+// the rest. What a rewrite of the record costs (pinpoint/rewrite_budget.h).
+inline uint64_t RecordBytes(const JobRecord& job) { return RequestBytes(job.request) + 1024; }
+
 // The bytes of the requests of the jobs a node holds (RequestBytes), by uid: kept as jobs enter
 // and leave the node's active jobs, so that a submit's check costs a lookup, not a pass over all
 // jobs. Not thread-safe.

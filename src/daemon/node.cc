@@ -17,6 +17,7 @@
 #include "daemon/log_text.h"
 #include "launch/shim.h"
 #include "pinpoint/api_codec.h"
+#include "pinpoint/rewrite_budget.h"
 #include "pinpoint/units.h"
 
 namespace pinpoint::daemon {
@@ -238,8 +239,10 @@ Result<JobRecord*> Node::ControlledJob(const api::Caller& caller, JobId id) {
   return &job;
 }
 
-std::vector<Status> Node::Cancel(const api::Caller& caller, const std::vector<JobId>& ids) {
+std::vector<Status> Node::Cancel(const api::Caller& caller, const std::vector<JobId>& ids,
+                                 uint64_t max_rewrite_bytes) {
   std::vector<Status> out(ids.size());
+  RewriteBudget budget(max_rewrite_bytes);
   std::string by = NameOrUid(*users_, caller.uid);
   // One batch for every cancel: the thousand tasks of a job array cost one fsync, not a thousand.
   // Without a batch (the store refused one) each is its own transaction: slower, as safe.
@@ -258,6 +261,10 @@ std::vector<Status> Node::Cancel(const api::Caller& caller, const std::vector<Jo
     }
     JobRecord& job = **found;
     if (job.cancel_requested) continue;  // ok again
+    if (!budget.Spend(RecordBytes(job))) {
+      for (size_t k = i; k < ids.size(); ++k) out[k] = NotReached();
+      break;
+    }
     JobRecord before = job;
     lifecycle::Cancel(job, by, deps_.clock->NowMs());
     // A pending job ends at once; a running one is stopped once its cancel is recorded.

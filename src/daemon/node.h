@@ -162,6 +162,8 @@ class Node {
   // Hold and release pending jobs (daemon/hold.h has the policy). One Status per id, in order:
   // kNotFound, kPermissionDenied (another user's job; releasing root's hold as a user),
   // kFailedPrecondition (running or ended), kIo (not recorded: nothing changed), or ok.
+  // Each request rewrites at most kRewriteBytesPerRequest of records (pinpoint/rewrite_budget.h):
+  // ids past it are answered NotReached().
   std::vector<Status> HoldJobs(const api::Caller& caller, const std::vector<JobId>& ids);
   std::vector<Status> ReleaseJobs(const api::Caller& caller, const std::vector<JobId>& ids);
 
@@ -170,7 +172,10 @@ class Node {
   // kPermissionDenied, kFailedPrecondition (already ended), kIo (the store failed: that job's
   // cancel, or when the batch cannot commit every one of the call's, is not recorded and nothing
   // changed), or ok. Cost: one store batch (one fsync) in all.
-  std::vector<Status> Cancel(const api::Caller& caller, const std::vector<JobId>& ids);
+  // `max_rewrite_bytes` (0: none) bounds the bytes of records the call rewrites, at least one job:
+  // ids past it are answered NotReached() (pinpoint/rewrite_budget.h).
+  std::vector<Status> Cancel(const api::Caller& caller, const std::vector<JobId>& ids,
+                             uint64_t max_rewrite_bytes = 0);
 
   // Leases (docs/api.md "open_lease"). OpenLease admits the request as Submit does, stores the
   // lease and places it at once. Errors: Submit's, and kUnavailable when it does not fit now

@@ -2,8 +2,10 @@
 #include <spdlog/spdlog.h>
 
 #include "daemon/hold.h"
+#include "daemon/job_room.h"
 #include "daemon/node.h"
 #include "pinpoint/escape.h"
+#include "pinpoint/rewrite_budget.h"
 #include "sched/placement.h"
 
 namespace pinpoint::daemon {
@@ -25,6 +27,7 @@ std::vector<Status> Node::SetHolds(const api::Caller& caller, const std::vector<
   // request of one user holds the loop for long. Without a batch each is its own transaction.
   auto batch = deps_.store->BeginBatch();
   std::vector<std::pair<size_t, JobRecord>> changed;  // where, and the job as it was before
+  RewriteBudget budget(kRewriteBytesPerRequest);
   for (size_t i = 0; i < ids.size(); ++i) {
     auto found = ControlledJob(caller, ids[i]);
     Result<Hold> hold = found.ok() ? decide(**found, caller.IsRoot()) : Result<Hold>(found.status());
@@ -33,6 +36,10 @@ std::vector<Status> Node::SetHolds(const api::Caller& caller, const std::vector<
       continue;
     }
     JobRecord& job = **found;
+    if (!budget.Spend(RecordBytes(job))) {
+      for (size_t k = i; k < ids.size(); ++k) out[k] = NotReached();
+      break;
+    }
     JobRecord before = job;
     job.hold = *hold;
     if (job.hold == Hold::kNone) lifecycle::Waiting(job, "", "");  // the next pass says why it waits

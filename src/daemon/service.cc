@@ -9,6 +9,7 @@
 #include "daemon/job_view.h"
 #include "daemon/users.h"
 #include "pinpoint/api_codec.h"
+#include "pinpoint/rewrite_budget.h"
 #include "store/job_store.h"
 
 namespace pinpoint::daemon {
@@ -237,7 +238,7 @@ Result<ShowReply> Service::Show(Call& call, ShowRequest request) {
 }
 
 Result<CancelReply> Service::Cancel(Call& call, CancelRequest request) {
-  CancelReply reply{Results(request.ids, node_->Cancel(call.caller, request.ids))};
+  CancelReply reply{Results(request.ids, node_->Cancel(call.caller, request.ids, kRewriteBytesPerRequest))};
   for (JobId id : request.arrays) {
     std::optional<std::vector<JobId>> tasks = node_->UnfinishedArrayTasks(id);
     if (!tasks) {

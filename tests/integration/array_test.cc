@@ -12,6 +12,7 @@
 
 #include "integration/harness.h"
 #include "pinpoint/client.h"
+#include "pinpoint/rewrite_budget.h"
 
 namespace pinpoint::testing {
 namespace {
@@ -175,6 +176,43 @@ TEST_F(ArrayCliTest, ManyIdsGoAsSeveralRequestsAndLongListingsAsPages) {
   EXPECT_EQ((*page)["jobs"].size(), 256u) << "one page at a time";
   EXPECT_EQ((*page)["limit"], 256);
   EXPECT_EQ((*page)["more"], 600 - 256);
+}
+
+// Attack: a hold or release rewrites whole records, environments included; 64 jobs of 250 KB
+// environments were 16 MB written by one request, and every other client waited half a second.
+// Now one request rewrites about kRewriteBytesPerRequest and answers the rest "not reached"; the
+// CLI sends those again, so a user's command still does all it names.
+TEST_F(ArrayCliTest, ReleaseOfJobsWithLargeEnvironmentsGoesInBoundedRequests) {
+  ::setenv("PP_TEST_BIG", std::string(200000, 'x').c_str(), 1);
+  auto submitted = h_.Cli({"--json", "submit", "--hold", "--array", "1-12", "--", "true"});
+  ::unsetenv("PP_TEST_BIG");
+  ASSERT_EQ(submitted.exit_code, 0) << submitted.err;
+  JobId array = json::parse(submitted.out)["array"]["id"];
+  std::vector<JobId> ids;
+  for (JobId id = array; id < array + 12; ++id) ids.push_back(id);
+  auto client = Client::Connect(h_.socket());
+  ASSERT_TRUE(client.ok());
+  auto raw = client->Call({{"op", "release"}, {"ids", ids}});
+  ASSERT_TRUE(raw.ok()) << raw.status().ToString();
+  const json& results = (*raw)["results"];
+  ASSERT_EQ(results.size(), 12u) << raw->dump().substr(0, 300);
+  size_t done = 0;
+  while (done < results.size() && results[done]["ok"] == true) ++done;
+  EXPECT_GE(done, 1u) << "at least one job each request";
+  EXPECT_LE(done, 6u) << "about a mebibyte of records: five of 200 KB";
+  for (size_t i = done; i < results.size(); ++i) {
+    EXPECT_EQ(results[i]["ok"], false);
+    EXPECT_EQ(results[i]["error"]["message"], kNotReachedMessage) << results[i].dump();
+  }
+  EXPECT_EQ(json::parse(h_.Cli({"--json", "show", std::to_string(ids.back())}).out)["job"].value("hold", ""), "user")
+      << "an id not reached is left as it was";
+  std::vector<std::string> release = {"release"};
+  for (JobId id : ids) release.push_back(std::to_string(id));
+  auto released = h_.Cli(release);
+  ASSERT_EQ(released.exit_code, 0) << released.err;
+  for (JobId id : ids)
+    EXPECT_EQ(json::parse(h_.Cli({"--json", "show", std::to_string(id)}).out)["job"].value("hold", ""), "")
+        << "job " << id << " is released";
 }
 
 }  // namespace
