@@ -132,7 +132,7 @@ Status CheckMode(const std::string& mode, const std::string& key) {
 Status Apply(const json& j, Config* c) {
   static const std::set<std::string> kKeys = {
       "state_dir", "socket_path", "backend", "default_mode", "gpu_modes", "mps_client_limit",
-      "slice_placement",
+      "slice_placement", "keep_empty_gpus",
       "host_cpus", "host_mem", "gpu_mem_reserve", "cancel_grace_ms", "poll_interval_ms",
       "cgroups", "cgroup_root", "shim_path", "mps", "mps_control", "mps_idle_quit_ms",
       "mps_fault_policy", "mps_fault_drain_after", "mps_dir", "mps_prestart_user",
@@ -168,6 +168,13 @@ Status Apply(const json& j, Config* c) {
   PP_RETURN_IF_ERROR(str("slice_placement", &c->slice_placement));
   if (!sched::SlicePlacementFromName(c->slice_placement))
     return Bad("slice_placement", "must be one of spread, pack, auto (got '" + c->slice_placement + "')");
+  if (j.contains("keep_empty_gpus") && j["keep_empty_gpus"].is_string()) {
+    if (j["keep_empty_gpus"].get<std::string>() != "auto")
+      return Bad("keep_empty_gpus", "must be \"auto\" or an integer 0..1024");
+    c->keep_empty_gpus = Config::kKeepEmptyAuto;
+  } else {
+    PP_RETURN_IF_ERROR(integer("keep_empty_gpus", 0, 1024, &c->keep_empty_gpus));
+  }
   std::string mps = NameOf(kMpsModes, c->mps);
   PP_RETURN_IF_ERROR(str("mps", &mps));
   auto mps_mode = FromName(kMpsModes, mps);
@@ -320,6 +327,7 @@ std::string DefaultConfigJson() {
          {"gpu_modes", json::object()},
          {"mps_client_limit", c.mps_client_limit},
          {"slice_placement", c.slice_placement},
+         {"keep_empty_gpus", c.keep_empty_gpus == Config::kKeepEmptyAuto ? json("auto") : json(c.keep_empty_gpus)},
          {"host_cpus", c.host_cpus},
          {"host_mem", "0"},
          {"gpu_mem_reserve", "0"},

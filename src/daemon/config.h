@@ -34,6 +34,10 @@ struct Config {
   int mps_client_limit = 48;         // per device; NVIDIA's limit on Volta and later
   // Where slices go among the devices they fit: spread | pack | auto (docs/scheduling.md).
   std::string slice_placement = "auto";
+  // Under slice_placement auto: empty GPUs slices take last (sched::Inventory::keep_empty_gpus);
+  // kKeepEmptyAuto: one GPU in eight of the node's, none on a node of fewer.
+  static constexpr int64_t kKeepEmptyAuto = -1;
+  int64_t keep_empty_gpus = kKeepEmptyAuto;
   int host_cpus = 0;                 // 0: all online CPUs
   uint64_t host_mem_bytes = 0;       // 0: MemTotal
   uint64_t gpu_mem_reserve_bytes = 0;  // kept back on every device, not allocatable

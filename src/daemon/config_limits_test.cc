@@ -55,6 +55,18 @@ TEST(ConfigLimitsTest, StoredBytesPerUserDefaultToOneGibAndZeroTurnsThemOff) {
             "config: \"max_user_stored_bytes\" must be 0 (no bound) or between 1M and 1T");
 }
 
+TEST(ConfigLimitsTest, KeepEmptyGpusIsAutoByDefaultOrACount) {
+  auto printed = ParseConfig(DefaultConfigJson());
+  ASSERT_TRUE(printed.ok()) << printed.status().message();
+  EXPECT_EQ(printed->keep_empty_gpus, Config::kKeepEmptyAuto);
+  EXPECT_NE(DefaultConfigJson().find("\"keep_empty_gpus\": \"auto\""), std::string::npos);
+  EXPECT_EQ(ParseConfig(R"({"keep_empty_gpus": 2})")->keep_empty_gpus, 2);
+  EXPECT_EQ(ParseConfig(R"({"keep_empty_gpus": 0})")->keep_empty_gpus, 0);
+  EXPECT_EQ(ParseConfig(R"({"keep_empty_gpus": "some"})").status().message(),
+            "config: \"keep_empty_gpus\" must be \"auto\" or an integer 0..1024");
+  EXPECT_FALSE(ParseConfig(R"({"keep_empty_gpus": -1})").ok());
+}
+
 TEST(ConfigLimitsTest, EachBadValueIsOneLineNamingIt) {
   struct Case {
     const char* text;

@@ -73,6 +73,13 @@ Result<sched::Inventory> BuildInventory(const std::vector<gpu::GpuInfo>& gpus, c
   }
   inv.mps_client_limit = config.mps_client_limit;
   inv.slice_placement = sched::SlicePlacementFromName(config.slice_placement).value_or(sched::SlicePlacement::kAuto);
+  if (config.keep_empty_gpus == Config::kKeepEmptyAuto) {
+    int whole = 0;
+    for (const auto& d : inv.devices) whole += d.is_mig ? 0 : 1;
+    inv.keep_empty_gpus = whole / 8;
+  } else {
+    inv.keep_empty_gpus = static_cast<int>(config.keep_empty_gpus);
+  }
   inv.host = DetectHost();
   if (config.host_cpus > 0) inv.host.cpus = config.host_cpus;
   if (config.host_mem_bytes > 0) inv.host.mem_bytes = config.host_mem_bytes;

@@ -56,6 +56,9 @@ struct Inventory {
   // refuses with it, so the user learns why at submit, and a pending slice in its wait detail.
   std::string no_mps_slices_reason;
   SlicePlacement slice_placement = SlicePlacement::kAuto;
+  // kAuto: this many empty GPUs go to slices only when no other device takes them, whether or
+  // not a whole-GPU job waits, so that one can start at once (config keep_empty_gpus).
+  int keep_empty_gpus = 0;
 };
 
 }  // namespace pinpoint::sched

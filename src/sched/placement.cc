@@ -125,6 +125,8 @@ void Pass::CountEmptyGpuDemand(const std::map<JobId, DependencyVerdict>& verdict
       uids_without_gpu_.insert(d.uid);
     }
   }
+  // What the site keeps for whole-GPU jobs to come (Inventory::keep_empty_gpus).
+  whole_need_ = std::max(whole_need_, snapshot_.inventory.keep_empty_gpus);
 }
 
 bool Pass::KeepsEmptyGpus(const Demand& demand) const {

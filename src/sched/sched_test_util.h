@@ -61,6 +61,11 @@ inline Inventory Placing(Inventory inv, SlicePlacement placement) {
 }
 inline Inventory Packed(Inventory inv) { return Placing(std::move(inv), SlicePlacement::kPack); }
 inline Inventory Spread(Inventory inv) { return Placing(std::move(inv), SlicePlacement::kSpread); }
+// The node with `gpus` empty GPUs kept for whole-GPU jobs to come (auto).
+inline Inventory KeepEmpty(Inventory inv, int gpus) {
+  inv.keep_empty_gpus = gpus;
+  return inv;
+}
 inline Device Busy(Device d, int busy_pct) {
   d.busy_pct = busy_pct;
   return d;
