@@ -29,6 +29,14 @@ namespace {
 // A suspect after an MPS fault runs alone on its device until it has shown it is not the cause.
 bool RunsIsolated(const JobRecord& r) { return r.fault_suspect && r.request.IsSlice(); }
 
+// What a placed job holds, as the scheduler sees it.
+std::vector<sched::Slot> SlotsOf(const JobRecord& job) {
+  std::vector<sched::Slot> slots;
+  for (const auto& a : job.allocations)
+    slots.push_back({a.device_index, a.gpu_mem_bytes, a.gpu_share_pct, RunsIsolated(job)});
+  return slots;
+}
+
 sched::Demand DemandOf(const JobRecord& r) {
   sched::Demand d;
   d.isolated = RunsIsolated(r);
@@ -523,8 +531,7 @@ void Node::Schedule() {
     rj.cpus = job.request.cpus;
     rj.mem_bytes = job.request.mem_bytes;
     rj.array_id = job.array.array_id;
-    for (const auto& a : job.allocations)
-      rj.slots.push_back({a.device_index, a.gpu_mem_bytes, a.gpu_share_pct, RunsIsolated(job)});
+    rj.slots = SlotsOf(job);
     snap.running.push_back(std::move(rj));
   }
   for (const auto& [id, s] : settling_) snap.running.push_back({id, s.uid, 0, 0, s.slots});
@@ -719,11 +726,7 @@ void Node::PersistRequeue(const JobRecord& job) {
 void Node::ReleaseResources(const JobRecord& job) {
   // The watcher looks at its GPUs once more before they go to anyone else.
   if (deps_.watcher != nullptr && watched_.count(job.id) && !job.allocations.empty()) {
-    Settling& s = settling_[job.id];
-    s.uid = job.uid;
-    s.slots.clear();
-    for (const auto& a : job.allocations)
-      s.slots.push_back({a.device_index, a.gpu_mem_bytes, a.gpu_share_pct, RunsIsolated(job)});
+    settling_[job.id] = Settling{job.uid, SlotsOf(job)};
   }
   for (const auto& a : job.allocations) {
     if (a.mode == AllocationMode::kMps) deps_.mps->ReleaseClient(SliceOf(job, a));

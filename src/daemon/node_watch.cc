@@ -71,7 +71,6 @@ void Node::ApplyLingering(const std::map<JobId, watch::Lingering>& lingering) {
     auto it = settling_.find(id);
     if (it == settling_.end()) continue;
     Settling& s = it->second;
-    uint32_t uid = s.uid;
     if (s.told) continue;
     s.told = true;
     auto pids = [](const std::vector<int64_t>& list) {
@@ -84,7 +83,7 @@ void Node::ApplyLingering(const std::map<JobId, watch::Lingering>& lingering) {
                    id, pids(left.owned));
     if (!left.loose.empty())
       spdlog::warn("job {}: ended, but process(es) {} of uid {}, in no job, hold its GPUs; its slots stay taken until they exit",
-                   id, pids(left.loose), uid);
+                   id, pids(left.loose), s.uid);
   }
 }
 

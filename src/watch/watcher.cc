@@ -89,22 +89,42 @@ WatchView Watcher::Latest() const {
   return view_;
 }
 
+Lingering Watcher::LingeringOn(const WatchedJob& job, const std::vector<GpuReading>& readings,
+                               const std::map<int64_t, JobId>& owners) const {
+  std::set<int> gpus;
+  for (const auto& slot : job.slots) gpus.insert(slot.gpu_index);
+  Lingering left;
+  for (const auto& r : readings) {
+    if (!gpus.count(r.gpu_index)) continue;
+    for (const auto& p : r.sample.processes) {
+      auto owner = owners.find(p.pid);
+      if (owner != owners.end()) {
+        if (owner->second == job.id) left.owned.push_back(p.pid);
+      } else if (owner_->UsersOwnProcess(p.pid, job.uid)) {
+        left.loose.push_back(p.pid);
+      }
+    }
+  }
+  return left;
+}
+
 void Watcher::PollOnce() {
-  std::vector<WatchedJob> watched;    // accounted: running, or closing with a last interval to charge
-  std::vector<WatchedJob> ownable;    // whose processes are looked for: those and the unsettled
-  std::vector<JobId> closing_ids;
+  std::vector<WatchedJob> watched;  // accounted: running, or closing with a last interval to charge
+  std::vector<WatchedJob> closing;  // left the set, not settled yet
+  std::set<JobId> accounted_ids;
   {
     std::lock_guard lock(mu_);
     poll_soon_ = false;
     watched = jobs_;
     for (const auto& [id, c] : closing_) {
       if (!c.closed) watched.push_back(c.job);
-      closing_ids.push_back(id);
+      closing.push_back(c.job);
     }
-    ownable = watched;
-    for (const auto& [id, c] : closing_)
-      if (c.closed) ownable.push_back(c.job);
   }
+  for (const WatchedJob& j : watched) accounted_ids.insert(j.id);
+  std::vector<WatchedJob> ownable = watched;  // whose processes are looked for: those and the unsettled
+  for (const WatchedJob& j : closing)
+    if (!accounted_ids.count(j.id)) ownable.push_back(j);
   auto started = std::chrono::steady_clock::now();
   std::vector<GpuReading> readings;
   for (int index : options_.gpu_indices) {
@@ -130,36 +150,16 @@ void Watcher::PollOnce() {
   }
   // What still holds the GPUs of each job that left the set.
   std::map<JobId, Lingering> lingering;
-  for (const WatchedJob& job : ownable) {
-    if (std::find(closing_ids.begin(), closing_ids.end(), job.id) == closing_ids.end()) continue;
-    std::set<int> gpus;
-    for (const auto& slot : job.slots) gpus.insert(slot.gpu_index);
-    Lingering left;
-    for (const auto& r : readings) {
-      if (!gpus.count(r.gpu_index)) continue;
-      for (const auto& p : r.sample.processes) {
-        auto owner = owners.find(p.pid);
-        if (owner != owners.end()) {
-          if (owner->second == job.id) left.owned.push_back(p.pid);
-        } else if (owner_->UsersOwnProcess(p.pid, job.uid)) {
-          left.loose.push_back(p.pid);
-        }
-      }
-    }
+  for (const WatchedJob& job : closing) {
+    Lingering left = LingeringOn(job, readings, owners);
     // The job's own processes outlived it (the launcher kills them before it reports an end,
     // so one is seen only when it escaped that look): they go now.
     for (int64_t pid : left.owned) owner_->KillUsersProcess(pid, job.uid);
     if (!left.owned.empty() || !left.loose.empty()) lingering[job.id] = std::move(left);
   }
   std::map<int64_t, JobId> accounted;  // the processes of jobs whose usage is still charged
-  for (const auto& [pid, id] : owners) {
-    for (const WatchedJob& j : watched) {
-      if (j.id == id) {
-        accounted[pid] = id;
-        break;
-      }
-    }
-  }
+  for (const auto& [pid, id] : owners)
+    if (accounted_ids.count(id)) accounted[pid] = id;
   int64_t now = clock_->NowMs();
   PollResult result = accountant_.Update(now, watched, readings, accounted);
   bool wake = false;
@@ -183,7 +183,8 @@ void Watcher::PollOnce() {
     pending_.usage[j.id] = *usage;
   }
   pending_.lingering.clear();
-  for (JobId id : closing_ids) {
+  for (const WatchedJob& job : closing) {
+    const JobId id = job.id;
     // Still closing: SetJobs may have brought it back meanwhile.
     auto it = closing_.find(id);
     if (it == closing_.end()) continue;
@@ -213,7 +214,7 @@ void Watcher::PollOnce() {
     if (!xids->empty()) wake = true;
   }
   std::set<JobId> closed_now;
-  for (JobId id : closing_ids) closed_now.insert(id);
+  for (const WatchedJob& job : closing) closed_now.insert(job.id);
   for (const auto& o : result.over_budget) {
     if (closed_now.count(o.id)) continue;  // already ended
     pending_.over_budget.push_back(o);

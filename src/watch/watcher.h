@@ -98,6 +98,9 @@ class Watcher {
 
  private:
   void Run();
+  // The processes on `job`'s GPUs that are its own (`owners`) or its user's in no job.
+  Lingering LingeringOn(const WatchedJob& job, const std::vector<GpuReading>& readings,
+                        const std::map<int64_t, JobId>& owners) const;
 
   const WatcherOptions options_;
   gpu::GpuBackend* const backend_;
