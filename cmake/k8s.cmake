@@ -56,8 +56,8 @@ file(GLOB k8s_srcs CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/src/k8s/*.cc)
 list(FILTER k8s_srcs EXCLUDE REGEX "(_test|/main|/stand_in_kubelet|/device_book|/allocation)\\.cc$")
 add_library(pp_k8s STATIC ${k8s_srcs})
 target_include_directories(pp_k8s PUBLIC ${PROJECT_SOURCE_DIR}/include ${PROJECT_SOURCE_DIR}/src)
-# pp_cli: the CDI spec of a lease, as `pinpoint cdi` writes it (src/cli/cdi.h).
-target_link_libraries(pp_k8s PUBLIC pp_k8s_policy pp_k8s_proto pp_cli pp_client pp_common)
+# pp_cdi: the CDI spec of a lease, as `pinpoint cdi` writes it (src/cdi/spec.h).
+target_link_libraries(pp_k8s PUBLIC pp_k8s_policy pp_k8s_proto pp_cdi pp_client pp_common)
 
 # Linked to the shared libstdc++: libgrpc++ is built against it (as pinpointd and cpp-httplib).
 add_executable(pinpoint-k8s src/k8s/main.cc)

@@ -1,7 +1,6 @@
 #include "api/protocol.h"
 
 #include "pinpoint/api_codec.h"
-#include "pinpoint/client.h"
 
 namespace pinpoint::api {
 

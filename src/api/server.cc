@@ -13,7 +13,7 @@
 #include <cstring>
 
 #include "api/protocol.h"
-#include "pinpoint/client.h"
+#include "pinpoint/api.h"
 
 namespace pinpoint::api {
 

@@ -2,7 +2,7 @@
 
 #include <charconv>
 
-#include "cli/cdi.h"
+#include "cdi/spec.h"
 #include "common/file_util.h"
 #include "pinpoint/client.h"
 
@@ -48,8 +48,8 @@ OpenLeaseRequest OpenLeaseRequestFor(const LeaseRequest& request, const std::str
 
 Lease LeaseFromReply(const OpenLeaseReply& reply) {
   Lease lease;
-  lease.id = cli::CdiDeviceName(reply.lease.id);
-  lease.cdi_devices = {cli::CdiQualifiedName(reply.lease.id)};
+  lease.id = cdi::DeviceName(reply.lease.id);
+  lease.cdi_devices = {cdi::QualifiedName(reply.lease.id)};
   lease.env = reply.edits.env;
   for (const pinpoint::LeaseMount& m : reply.edits.mounts) {
     lease.mounts.push_back({m.container_path, m.host_path, m.read_only});
@@ -81,15 +81,15 @@ Result<SliceInventory> PinpointSliceSource::Inventory() {
 
 Result<Lease> PinpointSliceSource::OpenLease(const LeaseRequest& request) {
   // The runtime runs the hook as root: refuse before anything is held.
-  auto hook = cli::CheckHookPath(options_.hook_path, 0);
+  auto hook = cdi::CheckHookPath(options_.hook_path, 0);
   if (!hook.ok()) return hook.status();
   auto client = Client::Connect(options_.socket_path);
   if (!client.ok()) return client.status();
   auto opened = client->OpenLease(OpenLeaseRequestFor(request, options_.lease_user));
   if (!opened.ok()) return opened.status();
   JobId id = opened->lease.id;
-  nlohmann::json spec = cli::CdiSpec(id, opened->edits, *hook, options_.socket_path, options_.cdi_dir);
-  Status written = cli::WriteCdiSpec(options_.cdi_dir, cli::CdiSpecFileName(id), spec.dump(2) + "\n");
+  Status written = cdi::SpecDir(options_.cdi_dir)
+                       .Write(id, cdi::Spec(id, opened->edits, *hook, options_.socket_path, options_.cdi_dir));
   if (!written.ok()) {
     (void)client->CloseLease(CloseLeaseRequest{id});  // no spec: no container could attach it
     return written;
@@ -104,8 +104,7 @@ Status PinpointSliceSource::CloseLease(const std::string& lease_id) {
   if (!client.ok()) return client.status();
   auto closed = client->CloseLease(CloseLeaseRequest{*id});
   if (!closed.ok()) return closed.status();
-  auto dir = OpenDirNoFollow(options_.cdi_dir);
-  if (dir.ok()) (void)RemoveAt(dir->get(), cli::CdiSpecFileName(*id));
+  (void)cdi::SpecDir(options_.cdi_dir).Remove(*id);
   return Status::Ok();
 }
 
