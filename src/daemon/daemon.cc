@@ -270,7 +270,6 @@ int RunDaemon(const Config& config, std::unique_ptr<gpu::GpuBackend> backend,
   }
   options.usage_flush_ms = config.usage_flush_ms;
   options.lease_attach_timeout_ms = config.lease_attach_timeout_ms;
-  options.cdi_dir = config.cdi_dir;
   if (auto* simulated = dynamic_cast<gpu::SimulatedBackend*>(backend.get())) {
     // Containers on a simulated node get stand-in device nodes and may declare device memory.
     options.device_dir = SimulatedDeviceDir(config.state_dir, *inventory);
@@ -297,7 +296,9 @@ int RunDaemon(const Config& config, std::unique_ptr<gpu::GpuBackend> backend,
   // From here on only the watcher's thread uses the backend.
   watch::Watcher watcher(watch_options, backend.get(), &owner, &clock);
   launch::SystemContainerCgroups containers;
-  Node node(options, {store->get(), &launcher, mps->get(), &cgroups, &watcher, &clock, &users, &containers});
+  cdi::SpecDir lease_specs(config.cdi_dir);
+  Node node(options, {store->get(), &launcher, mps->get(), &cgroups, &watcher, &clock, &users, &containers,
+                      config.cdi_dir.empty() ? nullptr : &lease_specs});
   Status recovered = node.Recover();
   if (!recovered.ok()) return Fail(recovered);
   node.Step();  // tells the watcher of the adopted jobs before its first poll

@@ -1,5 +1,5 @@
 // Job arrays (`submit --array`, docs/api.md "submit"): the pure parts. Node stores and runs the
-// tasks (node_array.cc); the scheduler applies their %K limit (sched/array_limits.h).
+// tasks (node_submit.cc); the scheduler applies their %K limit (sched/array_limits.h).
 #pragma once
 
 #include <cstddef>

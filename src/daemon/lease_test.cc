@@ -131,6 +131,42 @@ TEST_F(LeaseTest, ALeaseThatDoesNotFitNowIsRefusedAndLeavesNothingRunning) {
   EXPECT_EQ(page.total, 1) << "only the first lease is active";
 }
 
+// Attack on the daemon's loop: opening a lease is one socket request; it places the lease alone
+// (sched::PlaceOne) and starts no other user's job inside it. Those start at the next pass.
+TEST_F(LeaseTest, OpeningALeaseStartsNoOtherJob) {
+  api::Caller other;
+  other.uid = 5555;
+  other.gid = 5555;
+  JobRecord job = node_->Submit(other, GpuSlice()).value();
+  JobId lease = Open();
+  EXPECT_EQ(Record(lease).state, JobState::kRunning);
+  EXPECT_TRUE(launcher_.launches().empty()) << "a job was launched inside open_lease";
+  EXPECT_EQ(Record(job.id).state, JobState::kPending);
+  node_->Step();
+  EXPECT_EQ(Record(job.id).state, JobState::kRunning);
+  ASSERT_EQ(launcher_.launches().size(), 1u);
+}
+
+// What the last pass held back for a waiting job is not the lease's to take.
+TEST_F(LeaseTest, ALeaseNeverTakesWhatIsHeldForAWaitingJob) {
+  JobId slice = Open();
+  JobRequest both;
+  both.argv = {"true"};
+  both.cwd = "/";
+  both.gpus = 2;
+  JobRecord waiting = node_->Submit(caller_, both).value();
+  node_->Step();
+  ASSERT_EQ(Record(waiting.id).state, JobState::kPending);
+  auto refused = node_->OpenLease(caller_, Slice());
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), Code::kUnavailable);
+  EXPECT_NE(refused.status().message().find("held for job " + std::to_string(waiting.id)), std::string::npos)
+      << refused.status().message();
+  ASSERT_TRUE(node_->CloseLease(caller_, slice).ok());
+  node_->Step();
+  EXPECT_EQ(Record(waiting.id).state, JobState::kRunning);
+}
+
 TEST_F(LeaseTest, OnlyRootMayAttach) {
   JobId id = Open();
   containers_.SetCgroup(777, std::string(kCgroup));
@@ -228,6 +264,30 @@ TEST_F(LeaseTest, CloseOfAnEmptyContainerEndsItAndTwiceIsFine) {
   auto again = node_->CloseLease(root_, id);
   ASSERT_TRUE(again.ok());
   EXPECT_EQ(again->reason, reason::kLeaseClosed);
+}
+
+// The daemon removes an ended lease's CDI spec through LeaseSpecs, whatever ended it; a job's
+// end removes none, and a spec that cannot be removed does not keep the lease from ending.
+TEST_F(LeaseTest, AnEndedLeasesSpecIsRemovedOnce) {
+  JobId closed = OpenAttached();
+  containers_.SetProcesses(kCgroup, std::vector<int64_t>{});
+  ASSERT_TRUE(node_->CloseLease(root_, closed).ok());
+  EXPECT_EQ(lease_specs_.removed, std::vector<JobId>{closed});
+  ASSERT_TRUE(node_->CloseLease(root_, closed).ok());
+  EXPECT_EQ(lease_specs_.removed.size(), 1u) << "closing an ended lease again removes nothing";
+
+  JobRecord job = node_->Submit(caller_, GpuSlice()).value();
+  node_->Step();
+  ASSERT_TRUE(node_->Cancel(caller_, {job.id})[0].ok());
+  node_->Step();
+  EXPECT_EQ(lease_specs_.removed.size(), 1u) << "a job has no spec";
+
+  lease_specs_.fail = true;
+  JobId unattached = Open();
+  clock_.AdvanceMs(60000);
+  node_->Step();
+  EXPECT_EQ(Record(unattached).reason, reason::kLeaseNotAttached) << "ended although its spec stayed";
+  EXPECT_EQ(lease_specs_.removed.back(), unattached);
 }
 
 TEST_F(LeaseTest, CloseWithProcessesLeftStopsTheCgroup) {

@@ -1,6 +1,12 @@
-// Node: the daemon's core. Owns the in-memory view of active jobs and keeps it in step with the
-// store; turns requests into store writes, runs the pure scheduler and acts on its plan through
-// the launcher and MPS control.
+// Node: the daemon's core, and the index of its parts (docs/design.md "The node, in parts").
+// It turns requests into store writes, runs the pure scheduler and acts on its plan through the
+// launcher and MPS control. Where each concept lives:
+//   JobTable (job_table.h)        the active jobs and their store writes
+//   Admission (admission.h)       the checks of every way in: submit, array, lease
+//   sched::Schedule / PlaceOne    a pass over the queue; one lease placed alone
+//   node_submit.cc, node_lease.cc the ways in; node_cancel.cc, node_hold.cc control;
+//   node_query.cc, node_view.cc   answers; node_watch.cc, node_faults.cc, node_constraints.cc
+//                                 what the watcher, MPS faults, dependencies and limits feed back
 //
 // Data flows one way: a request is validated and stored (durable before the caller gets its id),
 // Step() polls running jobs, schedules and launches. Every state change is written to the store
@@ -19,9 +25,13 @@
 #include <nlohmann/json.hpp>
 
 #include "api/caller.h"
+#include "cdi/spec.h"
+#include "daemon/admission.h"
 #include "daemon/fault_tracker.h"
 #include "daemon/job_room.h"
+#include "daemon/job_table.h"
 #include "daemon/lifecycle.h"
+#include "daemon/node_options.h"
 #include "common/clock.h"
 #include "daemon/priority.h"
 #include "common/env_select.h"
@@ -42,56 +52,6 @@
 
 namespace pinpoint::daemon {
 
-// Defaults of NodeOptions::max_jobs and max_jobs_per_user (config max_jobs, max_jobs_per_user).
-inline constexpr size_t kDefaultMaxJobs = 100000;
-inline constexpr size_t kDefaultMaxJobsPerUser = 20000;
-// Defaults of NodeOptions::max_request_bytes and max_user_request_bytes.
-inline constexpr uint64_t kDefaultMaxRequestBytes = 256 << 10;
-inline constexpr uint64_t kDefaultMaxUserRequestBytes = uint64_t{1} << 30;
-
-struct NodeOptions {
-  std::string state_dir;           // absolute; job directories go to <state_dir>/jobs/<id>
-  sched::Inventory inventory;
-  std::string backend_kind;        // "nvml" | "simulated:<preset>"
-  std::string driver_version;
-  int64_t cancel_grace_ms = 10000;
-  uint32_t daemon_uid = 0;         // jobs of other users need a root daemon
-  // What becomes of the jobs an MPS fault ended (lifecycle::DecideEnd).
-  MpsFaultPolicy mps_fault_policy = MpsFaultPolicy::kRequeue;
-  int mps_fault_drain_after = 3;   // faults of one device within an hour that drain it
-  int64_t usage_flush_ms = 15000;  // how often running jobs' usage is written to the store
-  PriorityPolicy priority;         // who may ask for which priority
-  // Environment variable names never stored (shell globs, any case): config "env_deny".
-  std::vector<std::string> env_deny = DefaultEnvDeny();
-  // Leases (docs/containers.md): how long an opened lease waits for its container to be
-  // attached; where GPU device nodes are (a simulated node's stand-ins are elsewhere); where
-  // `pinpoint cdi` writes specs by default, so an ended lease's spec is removed ("": none).
-  int64_t lease_attach_timeout_ms = 60000;
-  std::string device_dir = "/dev";
-  std::string cdi_dir;
-  // Time limits (config default_time_limit, max_time_limit), seconds; 0: none. A job submitted
-  // without a limit gets the default, or without a default the max; one above the max is refused.
-  int64_t default_time_limit_s = 0;
-  int64_t max_time_limit_s = 0;
-  // Per-user caps (config user_limits): the default, and complete entries by user name, matched
-  // to uids through the user directory at each scheduling pass (a name no user has is ignored).
-  sched::UserLimit default_user_limit;
-  std::map<std::string, sched::UserLimit> user_limits;
-  // Job arrays (docs/api.md "submit"): at most this many tasks in one (config max_array_tasks).
-  int max_array_tasks = kMaxArrayTasks;
-  // Jobs not yet ended (pending, held or running; leases included) the node holds at most, in all
-  // (config max_jobs) and per user (max_jobs_per_user; root's submissions are not counted against
-  // it); 0: no limit. A submit past either is refused (kUnavailable): it bounds what one user can
-  // make the daemon hold in memory and on disk.
-  size_t max_jobs = kDefaultMaxJobs;
-  size_t max_jobs_per_user = kDefaultMaxJobsPerUser;
-  // Budgets in bytes (config max_request_bytes, max_user_request_bytes; 0: none): what one
-  // request's text may take (RequestBytes: a larger one is refused), and what the requests of one
-  // non-root user's jobs not yet ended may take together (CheckRequestBytes).
-  uint64_t max_request_bytes = kDefaultMaxRequestBytes;
-  uint64_t max_user_request_bytes = kDefaultMaxUserRequestBytes;
-};
-
 // Everything the node acts through. Not owned; must outlive the Node. cgroups and gpu may be null.
 struct NodeDeps {
   store::JobStore* store = nullptr;
@@ -107,6 +67,8 @@ struct NodeDeps {
   UserDirectory* users = nullptr;
   // The cgroups of containers holding leases. Null: attach_lease is refused (unavailable).
   launch::ContainerCgroups* containers = nullptr;
+  // The CDI specs `pinpoint cdi` writes (config cdi_dir): an ended lease's is removed. Null: none.
+  cdi::LeaseSpecs* lease_specs = nullptr;
 };
 
 // A range of end times for Node::List (Unix epoch ms; a bound left out is open).
@@ -138,7 +100,7 @@ class Node {
                            const std::optional<std::string>& idempotency_key = std::nullopt,
                            bool hold = false);
 
-  // A job array (node_array.cc, docs/api.md "submit"): `request` admitted once as Submit admits
+  // A job array (node_submit.cc, docs/api.md "submit"): `request` admitted once as Submit admits
   // it, then one pending task per index of `spec`, all stored in one transaction with
   // consecutive ids in index order (JobStore::InsertArray); the first task's id is the array's.
   // With an idempotency key the caller's uid already used for this array: that array as it is
@@ -234,7 +196,7 @@ class Node {
   std::vector<JobId> Step();
 
   const NodeOptions& options() const { return options_; }
-  size_t active_count() const { return active_.size(); }
+  size_t active_count() const { return jobs_.size(); }
 
  private:
   std::string JobDir(JobId id) const;
@@ -258,13 +220,7 @@ class Node {
   };
   Result<KeyedSubmit> LookUpKey(const api::Caller& caller,
                                 const std::optional<std::string>& idempotency_key) const;
-  // A new record for `request` from `caller`, checked as Submit checks it (as_user, priority,
-  // the daemon's uid, ever fits), not stored.
-  // `jobs`: how many records it stands for (an array's tasks), checked against max_jobs and
-  // max_jobs_per_user (CheckJobRoom).
-  Result<JobRecord> Admit(const api::Caller& caller, JobRequest request, size_t jobs = 1);
-
-  // What Submit and SubmitArray store: Admit's record with its dependencies checked
+  // What Submit and SubmitArray store: Admission::Admit's record with its dependencies checked
   // (CheckDependencies), pending since now, and held when `hold` (a root hold for root).
   Result<JobRecord> NewPendingJob(const api::Caller& caller, JobRequest request, bool hold,
                                   size_t jobs = 1);
@@ -279,16 +235,18 @@ class Node {
   // The file an output pattern of `r` names (submit -o/-e), or "" for none.
   static std::string OutputFile(const JobRecord& r, const std::string& pattern);
   void Schedule();
-  // Time limits, dependencies and user limits (node_constraints.cc). ApplyTimeLimit gives a
-  // request without a limit the configured one; errors: kFailedPrecondition (above the max).
-  Status ApplyTimeLimit(JobRequest& request) const;
+  // The scheduler's view of the node now: inventory (drained devices marked, recent business),
+  // running and settling jobs, user limits; with `with_pending`, the pending jobs that may start
+  // in a pass (held ones get their wait reason here).
+  sched::Snapshot SchedSnapshot(bool with_pending);
+  // A wait's detail for people: with reason mps-user, the uid's name too.
+  std::string WaitDetail(const sched::Wait& wait) const;
+  // Dependencies and time limits (node_constraints.cc).
   // Every dependency names a job the caller may see (its own; root: any). Errors: kNotFound
   // ("no job N", for another user's job too: ids of others are not revealed), kIo.
   Status CheckDependencies(const api::Caller& caller, const JobRequest& request) const;
   // The states of the jobs `pending` depends on, from memory, ended_states_ or the store.
   std::map<JobId, JobState> DependencyStates(const std::vector<sched::Demand>& pending);
-  // The user limit of the user named `name` (config user_limits, else its default).
-  const sched::UserLimit& UserLimitOf(const std::string& name) const;
   // Ends the pending jobs the plan says can never start (lifecycle::NeverStarts).
   void EndNeverStarting(const std::vector<sched::Wait>& never);
   // Stops a running job whose time limit is reached (as a cancel does, ending time-limit).
@@ -307,7 +265,6 @@ class Node {
   bool LaunchJob(JobRecord& job);
   // Records the supervisors' pids of jobs just launched, in one store transaction.
   void RecordPids(const std::vector<JobId>& launched);
-  Status Persist(const JobRecord& r, const char* event, const std::string& detail);
   // The effects of a job's end as lifecycle::DecideEnd decides it: resources released, the
   // end (or the requeue of a fault's victim) recorded.
   void Finish(JobRecord& job, const launch::ExitStatus& status);
@@ -315,11 +272,9 @@ class Node {
   // it cannot commit, every end written in it is kept in memory as PersistEnd keeps one.
   void RecordEnds(const std::vector<std::pair<JobId, launch::ExitStatus>>& exits,
                   const std::vector<std::pair<JobId, std::string>>& lease_ends);
-  // Records a job's end; when the store cannot take it (e.g. a full disk) the end is kept in
-  // memory (the job stays in active_, answered from there) and retried by each Step.
+  // Records a job's end (JobTable::PersistEnd: kept in memory and retried when the store cannot
+  // take it) and forgets the job's cancel and orphan bookkeeping.
   void PersistEnd(JobRecord& job);
-  void KeepUnpersistedEnd(const JobRecord& job, const Status& why);
-  void RetryUnpersistedEnds();
   // A running job whose supervisor died while its processes live: it keeps its resources and is
   // stopped (SafeStop); it ends as failed/lost once they are all gone.
   void HandleOrphan(JobRecord& job);
@@ -360,8 +315,8 @@ class Node {
   SystemUserDirectory system_users_;
   CachingUserDirectory cached_system_users_{&system_users_, deps_.clock};
   UserDirectory* users_;  // deps_.users or cached_system_users_
-  std::map<JobId, JobRecord> active_;        // pending and running
-  HeldBytes held_bytes_;  // of active_'s requests, by uid: every insert and erase of active_ tells it
+  Admission admission_{&options_, users_};
+  JobTable jobs_{deps_.store, deps_.clock};  // pending and running, ended until reported
   std::map<JobId, int64_t> kill_at_ms_;      // running jobs being cancelled: SIGKILL deadline
   std::set<JobId> term_pending_;             // being cancelled before they started: SIGTERM is due
   bool dirty_ = true;                        // something changed since the last schedule
@@ -383,12 +338,12 @@ class Node {
   int64_t last_usage_flush_ms_ = 0;
   int64_t starts_total_ = 0;
   std::map<std::pair<std::string, std::string>, int64_t> ended_total_;  // (state, reason)
-  int64_t generation_ = 0;
-  // Jobs whose end could not be stored yet -> whether Step has reported them as ended.
-  std::map<JobId, bool> unpersisted_ends_;
-  std::vector<JobId>* ends_in_batch_ = nullptr;  // while RecordEnds's batch is open: ends written in it
+  int64_t generation_ = 0;  // with jobs_.generation(): see generation()
   std::set<JobId> orphans_;  // running jobs whose supervisor died (HandleOrphan)
   std::map<JobId, LeaseEdits> lease_edits_;  // leases started in this process -> their edits
+  // What the last scheduling pass held back for its first blocked job: a lease placed between
+  // passes (OpenLease, sched::PlaceOne) never takes it.
+  std::optional<sched::Reservation> reservation_;
   // How ended jobs that pending jobs depend on ended, as the store said: only those still
   // depended on are kept (DependencyStates), so a pass asks the store once per such job.
   std::map<JobId, JobState> ended_states_;

@@ -5,19 +5,8 @@
 
 #include "daemon/lifecycle.h"
 #include "daemon/node.h"
-#include "pinpoint/time_limit.h"
 
 namespace pinpoint::daemon {
-
-Status Node::ApplyTimeLimit(JobRequest& request) const {
-  if (request.time_limit_s == 0)
-    request.time_limit_s = options_.default_time_limit_s > 0 ? options_.default_time_limit_s : options_.max_time_limit_s;
-  if (options_.max_time_limit_s > 0 && request.time_limit_s > options_.max_time_limit_s)
-    return FailedPrecondition("time limit " + FormatTimeLimit(request.time_limit_s) + " is above " +
-                              FormatTimeLimit(options_.max_time_limit_s) +
-                              ", the most this node allows (max_time_limit)");
-  return Status::Ok();
-}
 
 Status Node::CheckDependencies(const api::Caller& caller, const JobRequest& request) const {
   for (const auto* list : {&request.after, &request.afterok}) {
@@ -36,8 +25,8 @@ bool Node::WaitsOnRunningJobs(const JobRecord& job) const {
   if (job.request.after.empty() && job.request.afterok.empty()) return false;
   for (const auto* list : {&job.request.after, &job.request.afterok}) {
     for (JobId id : *list) {
-      auto it = active_.find(id);
-      if (it == active_.end() || it->second.state != JobState::kRunning) return false;
+      auto it = jobs_.find(id);
+      if (it == jobs_.end() || it->second.state != JobState::kRunning) return false;
     }
   }
   return true;
@@ -50,8 +39,8 @@ std::map<JobId, JobState> Node::DependencyStates(const std::vector<sched::Demand
     for (const auto* list : {&d.after, &d.afterok}) {
       for (JobId id : *list) {
         if (states.count(id)) continue;
-        auto active = active_.find(id);
-        if (active != active_.end()) {
+        auto active = jobs_.find(id);
+        if (active != jobs_.end()) {
           states[id] = active->second.state;
           continue;
         }
@@ -76,20 +65,15 @@ std::map<JobId, JobState> Node::DependencyStates(const std::vector<sched::Demand
   return states;
 }
 
-const sched::UserLimit& Node::UserLimitOf(const std::string& name) const {
-  auto it = options_.user_limits.find(name);
-  return it == options_.user_limits.end() ? options_.default_user_limit : it->second;
-}
-
 void Node::EndNeverStarting(const std::vector<sched::Wait>& never) {
   int64_t now = deps_.clock->NowMs();
   for (const sched::Wait& w : never) {
-    auto it = active_.find(w.id);
-    if (it == active_.end() || it->second.state != JobState::kPending) continue;
+    auto it = jobs_.find(w.id);
+    if (it == jobs_.end() || it->second.state != JobState::kPending) continue;
     JobRecord& job = it->second;
     JobRecord before = job;
     lifecycle::NeverStarts(job, w.reason, w.detail, now);
-    Status s = Persist(job, "end", job.detail);
+    Status s = jobs_.Persist(job, "end", job.detail);
     if (!s.ok()) {
       spdlog::error("job {}: cannot record that it never starts, leaving it pending: {}", job.id, s.ToString());
       job = std::move(before);

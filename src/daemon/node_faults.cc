@@ -51,7 +51,7 @@ void Node::HandleMpsEvents() {
 
 void Node::StopUnservedMpsJobs(int device, uint32_t uid, const std::string& detail) {
   spdlog::error("MPS: {}", detail);
-  for (auto& [id, job] : active_) {
+  for (auto& [id, job] : jobs_) {
     if (job.state != JobState::kRunning || job.uid != uid) continue;
     bool served_there = std::any_of(job.allocations.begin(), job.allocations.end(), [&](const Allocation& a) {
       return a.device_index == device && a.mode == AllocationMode::kMps;
@@ -64,7 +64,7 @@ void Node::StopUnservedMpsJobs(int device, uint32_t uid, const std::string& deta
 void Node::RecordFault(int device, uint32_t uid, const std::string& detail) {
   int64_t now = deps_.clock->NowMs();
   std::set<JobId>& affected = recovering_[device];
-  for (auto& [id, job] : active_) {
+  for (auto& [id, job] : jobs_) {
     // The claim comes from a log its user can write: it may touch that user's jobs only.
     if (job.state != JobState::kRunning || job.uid != uid) continue;
     for (const auto& a : job.allocations) {

@@ -44,7 +44,7 @@ std::vector<Status> Node::SetHolds(const api::Caller& caller, const std::vector<
     job.hold = *hold;
     if (job.hold == Hold::kNone) lifecycle::Waiting(job, "", "");  // the next pass says why it waits
     else lifecycle::Waiting(job, reason::kHeld, sched::HeldDetail(job.id, job.hold));
-    out[i] = Persist(job, event, "by " + by);
+    out[i] = jobs_.Persist(job, event, "by " + by);
     if (!out[i].ok()) {
       job = std::move(before);  // not recorded: nothing changed
       continue;
@@ -54,7 +54,7 @@ std::vector<Status> Node::SetHolds(const api::Caller& caller, const std::vector<
   Status committed = batch.ok() ? batch->Commit() : Status::Ok();
   // Undone newest first: an id named twice is back as it was before the first.
   for (auto it = changed.rbegin(); !committed.ok() && it != changed.rend(); ++it) {
-    active_[it->second.id] = std::move(it->second);
+    jobs_.at(it->second.id) = std::move(it->second);
     out[it->first] = committed;
   }
   if (!changed.empty()) dirty_ = true;

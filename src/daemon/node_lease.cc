@@ -10,6 +10,7 @@
 #include "daemon/lease_edits.h"
 #include "daemon/lifecycle.h"
 #include "daemon/node.h"
+#include "daemon/sched_view.h"
 #include "pinpoint/escape.h"
 
 namespace pinpoint::daemon {
@@ -50,7 +51,7 @@ bool IsCharDevice(const std::string& path) {
 
 Result<Node::OpenedLease> Node::OpenLease(const api::Caller& caller, const LeaseRequest& request) {
   PP_RETURN_IF_ERROR(ValidateLease(request));
-  auto admitted = Admit(caller, LeaseJobRequest(request));
+  auto admitted = admission_.Admit(caller, LeaseJobRequest(request), jobs_);
   if (!admitted.ok()) return admitted.status();
   JobRecord r = std::move(admitted).value();
   r.kind = JobKind::kLease;
@@ -58,11 +59,22 @@ Result<Node::OpenedLease> Node::OpenLease(const api::Caller& caller, const Lease
   auto id = deps_.store->Insert(r, std::nullopt);
   if (!id.ok()) return id.status();
   r.id = *id;
-  held_bytes_.Add(r);
-  active_[r.id] = r;
-  ++generation_;
-  Schedule();  // placed now or never: a container does not wait in the queue
-  JobRecord& lease = active_[r.id];
+  JobRecord& lease = jobs_.Add(std::move(r));
+  // Placed now or never (a container does not wait in the queue), alone: no other job is started
+  // inside this request, and the last pass's reservation is kept.
+  std::optional<sched::Reservation> held = reservation_;
+  if (held) {
+    auto waiting = jobs_.find(held->id);
+    if (waiting == jobs_.end() || waiting->second.state != JobState::kPending) held.reset();
+  }
+  auto placed = sched::PlaceOne(SchedSnapshot(/*with_pending=*/false), DemandOf(lease), held);
+  if (auto* start = std::get_if<sched::Start>(&placed)) {
+    if (!RecordStarts({*start}).empty()) LaunchJob(lease);
+    dirty_ = true;  // what it took changes the waits of the pending jobs
+  } else {
+    const sched::Wait& wait = std::get<sched::Wait>(placed);
+    lifecycle::Waiting(lease, wait.reason, WaitDetail(wait));
+  }
   if (lease.state == JobState::kRunning) {
     auto edits = lease_edits_.find(lease.id);
     return OpenedLease{lease, edits != lease_edits_.end() ? edits->second : LeaseEdits{}};
@@ -72,7 +84,7 @@ Result<Node::OpenedLease> Node::OpenLease(const api::Caller& caller, const Lease
   lifecycle::Cancel(lease, NameOrUid(*users_, caller.uid), deps_.clock->NowMs());
   lease.reason = "lease-not-placed";
   lease.detail = "no room when it was opened: " + why;
-  Status s = Persist(lease, "end", lease.detail);
+  Status s = jobs_.Persist(lease, "end", lease.detail);
   if (!s.ok()) spdlog::warn("lease {}: {}", lease.id, s.message());
   dirty_ = true;  // Step reports it ended and forgets it
   return Unavailable("no room for a lease now: " + why);
@@ -89,8 +101,8 @@ Result<JobRecord> Node::AttachLease(const api::Caller& caller, JobId id, int64_t
                                     std::optional<uint32_t> container_uid) {
   if (caller.uid != 0)
     return PermissionDenied("only root may attach a lease to a container (the container runtime's hook runs as root)");
-  auto it = active_.find(id);
-  if (it == active_.end() || it->second.kind != JobKind::kLease) {
+  auto it = jobs_.find(id);
+  if (it == jobs_.end() || it->second.kind != JobKind::kLease) {
     auto stored = Get(id);
     if (stored.ok() && stored->kind == JobKind::kLease)
       return FailedPrecondition("lease " + std::to_string(id) + " already ended (" + JobStateName(stored->state) + ")");
@@ -131,13 +143,13 @@ Result<JobRecord> Node::AttachLease(const api::Caller& caller, JobId id, int64_t
   }
   if (!lease.lease_cgroup.empty())
     return FailedPrecondition("lease " + std::to_string(id) + " is already attached to " + lease.lease_cgroup);
-  for (const auto& [other_id, other] : active_) {
+  for (const auto& [other_id, other] : jobs_) {
     if (other.kind == JobKind::kLease && other.lease_cgroup == *key)
       return FailedPrecondition("cgroup " + *key + " already holds lease " + std::to_string(other_id));
   }
   JobRecord before = lease;
   lease.lease_cgroup = *key;
-  Status s = Persist(lease, "attach", "container cgroup " + *key);
+  Status s = jobs_.Persist(lease, "attach", "container cgroup " + *key);
   if (!s.ok()) {
     lease = before;
     return s;
@@ -150,8 +162,8 @@ Result<JobRecord> Node::CloseLease(const api::Caller& caller, JobId id) {
   if (!found.ok() || found->kind != JobKind::kLease) return NotFound("no lease " + std::to_string(id));
   if (!api::MayControlJob(caller, found->uid))
     return PermissionDenied("lease " + std::to_string(id) + " belongs to " + found->user);
-  auto it = active_.find(id);
-  if (it == active_.end() || IsFinal(it->second.state)) return found;
+  auto it = jobs_.find(id);
+  if (it == jobs_.end() || IsFinal(it->second.state)) return found;
   JobRecord& lease = it->second;
   bool empty = lease.lease_cgroup.empty() || ProcessesOf(lease).empty();
   if (!empty) {
@@ -181,13 +193,9 @@ void Node::EndLease(JobRecord& job, const std::string& cause) {
   lifecycle::ApplyEnd(lifecycle::DecideLeaseEnd(job, cause, faulted, deps_.clock->NowMs()), job);
   lease_edits_.erase(job.id);
   PersistEnd(job);
-  if (options_.cdi_dir.empty()) return;
-  // The spec `pinpoint cdi` wrote for it; the name comes from the id alone, and unlinkat never
-  // follows a link.
-  auto dir = OpenDirNoFollow(options_.cdi_dir);
-  if (!dir.ok()) return;
-  Status s = RemoveAt(dir->get(), "pinpoint.io-slice-L" + std::to_string(job.id) + ".json");
-  if (!s.ok()) spdlog::warn("lease {}: {}", job.id, s.message());
+  if (deps_.lease_specs == nullptr) return;
+  Status s = deps_.lease_specs->Remove(job.id);  // the spec `pinpoint cdi` wrote for it
+  if (!s.ok()) spdlog::warn("lease {}: CDI spec: {}", job.id, s.message());
 }
 
 Status Node::SignalJob(const JobRecord& job, int signal) {

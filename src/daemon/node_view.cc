@@ -32,7 +32,7 @@ GpusReply Node::GpusView() const {
   watch::WatchView view;
   if (deps_.watcher != nullptr) view = deps_.watcher->Latest();
   GpusReply reply;
-  for (const auto& [id, job] : active_) {
+  for (const auto& [id, job] : jobs_) {
     if (job.state != JobState::kRunning) continue;
     reply.host.cpus_allocated += job.request.cpus;
     reply.host.mem_allocated_bytes += job.request.mem_bytes;
@@ -103,7 +103,7 @@ GpusReply Node::GpusView() const {
 }
 
 int64_t Node::generation() const {
-  return generation_ + (deps_.watcher != nullptr ? deps_.watcher->Latest().polls : 0);
+  return generation_ + jobs_.generation() + (deps_.watcher != nullptr ? deps_.watcher->Latest().polls : 0);
 }
 
 metrics::Snapshot Node::MetricsView() const {
@@ -149,7 +149,7 @@ metrics::Snapshot Node::MetricsView() const {
       m.mps_user = NameOrUid(*users_, mps->second.uid);
     }
   }
-  for (const auto& [id, job] : active_) {
+  for (const auto& [id, job] : jobs_) {
     metrics::JobMetrics j;
     j.id = id;
     j.user = job.user;

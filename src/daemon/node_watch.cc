@@ -22,13 +22,13 @@ std::string CgroupPath(const launch::Cgroups* cgroups, JobId id) {
 void Node::UpdateWatchedJobs() {
   if (deps_.watcher == nullptr) return;
   std::map<JobId, std::string> now;  // -> what tells its processes apart: pid, lease cgroup
-  for (const auto& [id, job] : active_)
+  for (const auto& [id, job] : jobs_)
     if (job.state == JobState::kRunning && !job.allocations.empty())
       now[id] = std::to_string(job.pid) + " " + job.lease_cgroup;
   if (now == watched_) return;
   std::vector<watch::WatchedJob> jobs;
   for (const auto& [id, pid] : now)
-    jobs.push_back(watch::WatchedJobOf(active_[id], options_.inventory, CgroupPath(deps_.cgroups, id)));
+    jobs.push_back(watch::WatchedJobOf(jobs_.at(id), options_.inventory, CgroupPath(deps_.cgroups, id)));
   deps_.watcher->SetJobs(std::move(jobs));
   watched_ = std::move(now);
 }
@@ -37,8 +37,8 @@ void Node::ApplyWatch() {
   if (deps_.watcher == nullptr) return;
   watch::WatchUpdate update = deps_.watcher->Take();
   for (const auto& [id, usage] : update.usage) {
-    auto it = active_.find(id);
-    if (it != active_.end() && it->second.state == JobState::kRunning) it->second.usage = usage;
+    auto it = jobs_.find(id);
+    if (it != jobs_.end() && it->second.state == JobState::kRunning) it->second.usage = usage;
   }
   for (const auto& [id, usage] : update.closed) SaveFinalUsage(id, usage);
   for (JobId id : update.settled) {
@@ -53,13 +53,13 @@ void Node::ApplyWatch() {
     }
   }
   for (const auto& over : update.over_budget) {
-    auto it = active_.find(over.id);
-    if (it != active_.end()) StopOverBudget(it->second, over);
+    auto it = jobs_.find(over.id);
+    if (it != jobs_.end()) StopOverBudget(it->second, over);
   }
   int64_t now = deps_.clock->NowMs();
   if (now - last_usage_flush_ms_ < options_.usage_flush_ms) return;
   last_usage_flush_ms_ = now;
-  for (const auto& [id, job] : active_) {
+  for (const auto& [id, job] : jobs_) {
     if (job.state != JobState::kRunning || job.usage.samples == 0) continue;
     Status s = deps_.store->Update(job);
     if (!s.ok()) spdlog::warn("job {}: cannot record usage: {}", id, s.message());
@@ -88,8 +88,8 @@ void Node::ApplyLingering(const std::map<JobId, watch::Lingering>& lingering) {
 }
 
 void Node::SaveFinalUsage(JobId id, const JobUsage& usage) {
-  auto it = active_.find(id);
-  if (it != active_.end()) {
+  auto it = jobs_.find(id);
+  if (it != jobs_.end()) {
     // Requeued (or ended in this very pass): its record carries the usage forward.
     JobUsage u = usage;
     u.final = IsFinal(it->second.state);

@@ -9,6 +9,7 @@
 
 #include <gtest/gtest.h>
 
+#include "cdi/fake_lease_specs.h"
 #include "common/test_dir.h"
 #include "daemon/node.h"
 #include "daemon/service.h"
@@ -72,7 +73,7 @@ class ServiceFixture : public ::testing::Test {
     store_ = std::move(store::JobStore::Open(dir_.path() + "/pinpoint.db")).value();
     options.state_dir = dir_.path();
     options.daemon_uid = 0;
-    node_ = std::make_unique<Node>(options, NodeDeps{store_.get(), &launcher_, &mps_, nullptr, nullptr, &clock_, users, &containers_});
+    node_ = std::make_unique<Node>(options, NodeDeps{store_.get(), &launcher_, &mps_, nullptr, nullptr, &clock_, users, &containers_, &lease_specs_});
     ASSERT_TRUE(node_->Recover().ok());
     service_ = std::make_unique<Service>(node_.get());
   }
@@ -92,6 +93,7 @@ class ServiceFixture : public ::testing::Test {
   launch::FakeLauncher launcher_;
   mps::FakeMps mps_;
   launch::FakeContainerCgroups containers_;
+  cdi::FakeLeaseSpecs lease_specs_;
   FakeClock clock_;
   std::unique_ptr<store::JobStore> store_;
   std::unique_ptr<Node> node_;

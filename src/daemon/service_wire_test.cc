@@ -1,7 +1,7 @@
 // The JSON the daemon puts on the socket, pinned: one session through the Service (every op, a
 // deferred reply, a record shown to its owner and to someone else, an error) on a node of fakes,
 // each reply compared with its golden file in tests/golden/api/. The requests sent are the golden
-// request files, the ones the typed client's codec must produce (src/client/api_codec_test.cc).
+// request files, the ones the typed client's codec must produce (src/codec/api_codec_test.cc).
 // PINPOINT_UPDATE_GOLDEN=1 rewrites the reply files from what the daemon sends.
 #include <sys/stat.h>
 

@@ -75,6 +75,7 @@ class Pass {
         arrays_(snapshot.running) {}
 
   Plan Run();
+  std::variant<Start, Wait> RunOne(const Demand& demand, const std::optional<Reservation>& held);
 
  private:
   void Consider(const Demand& demand);
@@ -95,6 +96,7 @@ class Pass {
   std::unordered_map<ShapeKey, CachedWait, ShapeHash> cache_;
   uint64_t generation_ = 0;
   Plan plan_;
+  bool may_reserve_ = true;  // false when one demand is placed alone (PlaceOne)
   // What waiting demands need of the empty GPUs (kAuto): GPUs for whole-GPU and isolated jobs,
   // and one for each user with slices waiting whose MPS server has no device yet.
   int whole_need_ = 0;
@@ -174,6 +176,20 @@ Plan Pass::Run() {
   return std::move(plan_);
 }
 
+std::variant<Start, Wait> Pass::RunOne(const Demand& demand, const std::optional<Reservation>& held) {
+  if (demand.hold != Hold::kNone) return Wait{demand.id, reason::kHeld, HeldDetail(demand.id, demand.hold), std::nullopt};
+  if (held) {
+    state_.Reserve(held->device_indices, held->cpus, held->mem_bytes);
+    plan_.reservation = *held;
+  }
+  // No waiting demand is counted: only what the site keeps empty (Inventory::keep_empty_gpus).
+  if (snapshot_.inventory.slice_placement == SlicePlacement::kAuto) whole_need_ = snapshot_.inventory.keep_empty_gpus;
+  may_reserve_ = false;
+  Consider(demand);
+  if (!plan_.starts.empty()) return std::move(plan_.starts.front());
+  return std::move(plan_.waits.back());
+}
+
 void Pass::Consider(const Demand& demand) {
   // Before the cache, whose shapes leave users out: the least the demand could hold decides
   // whether it waits for its user, so a job over its user's limit never holds a reservation.
@@ -212,7 +228,7 @@ void Pass::Consider(const Demand& demand) {
     wait.detail = fits.message();
   } else {
     wait = Diagnose(demand, scan, devices_ok, host);
-    if (!plan_.reservation) {
+    if (!plan_.reservation && may_reserve_) {
       Reserve(demand, &wait);
       plan_.waits.push_back(std::move(wait));
       return;
@@ -282,6 +298,11 @@ void Pass::Reserve(const Demand& demand, Wait* wait) {
 }  // namespace
 
 Plan Schedule(const Snapshot& snapshot) { return Pass(snapshot).Run(); }
+
+std::variant<Start, Wait> PlaceOne(const Snapshot& snapshot, const Demand& demand,
+                                   const std::optional<Reservation>& held) {
+  return Pass(snapshot).RunOne(demand, held);
+}
 
 std::string HeldDetail(JobId id, Hold hold) {
   if (hold == Hold::kRoot) return "held by root: only root can release it";

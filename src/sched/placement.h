@@ -7,6 +7,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "pinpoint/job.h"
@@ -148,6 +149,14 @@ struct Plan {
 // Cost: O(pending x devices) in the worst case, with O(1) work per device; repeated job shapes
 // behind a node that is full cost one scan per shape.
 Plan Schedule(const Snapshot& snapshot);
+
+// Places `demand` alone, now, by Schedule's rules (a lease: placed at once or never), against the
+// running jobs of `snapshot` and `held`, the reservation of the last pass, which it never takes;
+// the snapshot's pending demands are not read, so no other job starts or waits because of it.
+// Returns the start, or the wait saying why not (a demand placed alone reserves nothing). Held
+// demands wait "held"; dependencies and array limits are not looked at. Cost: one device scan.
+std::variant<Start, Wait> PlaceOne(const Snapshot& snapshot, const Demand& demand,
+                                   const std::optional<Reservation>& held);
 
 // The detail of a held job's wait: "held by its owner: pinpoint release 12" or "held by root:
 // only root can release it".

@@ -312,5 +312,51 @@ TEST(ScheduleTest, RunningSlotOnUnknownDeviceIsIgnored) {
   EXPECT_EQ(Summary(plan), "1@0");
 }
 
+// PlaceOne: one demand placed alone, now. Pending demands are neither started nor looked at; the
+// last pass's reservation is kept; a demand that does not fit reserves nothing.
+TEST(PlaceOneTest, PlacesTheDemandAloneByScheduleRules) {
+  for (Inventory inv : {Node({Gpu(80), Gpu(80)}), Packed(Node({Gpu(80), Gpu(80)}))}) {
+    std::vector<RunningJob> running = {Running(100, 1, {On(0, 10)})};
+    // Schedule would start the pending whole-GPU job first, on GPU 1; PlaceOne does not look.
+    auto placed = PlaceOne({inv, running, {Whole(1, 1), Slice(2, 1, 10)}}, Slice(3, 1, 10), std::nullopt);
+    Plan alone = Schedule({inv, running, {Slice(3, 1, 10)}});
+    ASSERT_TRUE(std::holds_alternative<Start>(placed));
+    const Start& start = std::get<Start>(placed);
+    EXPECT_EQ(start.id, 3);
+    ASSERT_EQ(alone.starts.size(), 1u);
+    ASSERT_EQ(start.slots.size(), 1u);
+    EXPECT_EQ(start.slots[0].device_index, alone.starts[0].slots[0].device_index) << "where Schedule puts it alone";
+    EXPECT_EQ(start.slots[0].gpu_mem_bytes, 10 * kGiB);
+  }
+}
+
+TEST(PlaceOneTest, NeverTakesTheReservationItIsGiven) {
+  Snapshot snap{Node({Gpu(80), Gpu(80)}), {Running(100, 1, {On(0, 10)})}, {}};
+  Reservation held{7, {1}, 0, 0};
+  auto placed = PlaceOne(snap, Whole(3, 1), held);
+  ASSERT_TRUE(std::holds_alternative<Wait>(placed));
+  EXPECT_EQ(std::get<Wait>(placed).reason, "reservation");
+  EXPECT_THAT(std::get<Wait>(placed).detail, HasSubstr("held for job 7"));
+  auto slice = PlaceOne(snap, Slice(4, 1, 10), held);
+  ASSERT_TRUE(std::holds_alternative<Start>(slice)) << "GPU 0 is not held";
+  EXPECT_EQ(std::get<Start>(slice).slots[0].device_index, 0);
+}
+
+TEST(PlaceOneTest, ADemandThatDoesNotFitSaysWhyAndReservesNothing) {
+  Snapshot snap{Node({Gpu(80)}), {Running(100, 1, {On(0, 75)})}, {}};
+  auto placed = PlaceOne(snap, Slice(3, 1, 10), std::nullopt);
+  ASSERT_TRUE(std::holds_alternative<Wait>(placed));
+  const Wait& wait = std::get<Wait>(placed);
+  EXPECT_EQ(wait.reason, "resources");
+  EXPECT_THAT(wait.detail, ::testing::Not(HasSubstr("held for it")));
+  auto other_user = PlaceOne({Node({Gpu(80)}), {Running(100, 1, {On(0, 10)})}, {}}, Slice(4, 2, 10), std::nullopt);
+  ASSERT_TRUE(std::holds_alternative<Wait>(other_user));
+  EXPECT_EQ(std::get<Wait>(other_user).reason, "mps-user");
+  EXPECT_EQ(std::get<Wait>(other_user).mps_uid, 1u);
+  auto held = PlaceOne({Node({Gpu(80)}), {}, {}}, Held(Slice(5, 1, 10)), std::nullopt);
+  ASSERT_TRUE(std::holds_alternative<Wait>(held));
+  EXPECT_EQ(std::get<Wait>(held).reason, "held");
+}
+
 }  // namespace
 }  // namespace pinpoint::sched

@@ -1,0 +1,72 @@
+#include "daemon/admission.h"
+
+#include "common/env_select.h"
+#include "daemon/job_array.h"
+#include "daemon/job_room.h"
+#include "daemon/priority.h"
+#include "daemon/sched_view.h"
+#include "pinpoint/time_limit.h"
+#include "sched/placement.h"
+
+namespace pinpoint::daemon {
+
+Result<std::vector<std::string>> Admission::Prepare(JobRequest& request) const {
+  // Before anything compares or stores it: the store never holds what env_deny names.
+  std::vector<std::string> dropped = DropDenied(request.env, options_->env_deny);
+  PP_RETURN_IF_ERROR(ValidateRequest(request));
+  PP_RETURN_IF_ERROR(ApplyTimeLimit(request));
+  return dropped;
+}
+
+Result<std::vector<std::string>> Admission::PrepareArray(JobRequest& request, const ArraySpec& spec) const {
+  auto dropped = Prepare(request);
+  if (!dropped.ok()) return dropped.status();
+  if (spec.indices.empty()) return InvalidArgument("an array needs at least one task");
+  PP_RETURN_IF_ERROR(CheckArraySize(spec, request, options_->max_array_tasks));
+  return dropped;
+}
+
+Status Admission::ApplyTimeLimit(JobRequest& request) const {
+  const NodeOptions& o = *options_;
+  if (request.time_limit_s == 0)
+    request.time_limit_s = o.default_time_limit_s > 0 ? o.default_time_limit_s : o.max_time_limit_s;
+  if (o.max_time_limit_s > 0 && request.time_limit_s > o.max_time_limit_s)
+    return FailedPrecondition("time limit " + FormatTimeLimit(request.time_limit_s) + " is above " +
+                              FormatTimeLimit(o.max_time_limit_s) + ", the most this node allows (max_time_limit)");
+  return Status::Ok();
+}
+
+Result<JobRecord> Admission::Admit(const api::Caller& caller, JobRequest request, const JobTable& jobs,
+                                   size_t count) const {
+  const NodeOptions& o = *options_;
+  PP_RETURN_IF_ERROR(api::CheckSubmitAs(caller, request.as_user));
+  PP_RETURN_IF_ERROR(CheckPriority(o.priority, caller, o.daemon_uid, request.priority, *users_));
+  auto user = request.as_user.empty() ? users_->ByUid(caller.uid) : users_->ByName(request.as_user);
+  if (!user.ok()) {
+    if (!request.as_user.empty()) return InvalidArgument(user.status().message());
+    user = UserInfo{caller.uid, caller.gid, "uid " + std::to_string(caller.uid), {caller.gid}};
+  }
+  if (o.daemon_uid != 0 && user->uid != o.daemon_uid) {
+    return PermissionDenied("pinpointd runs as uid " + std::to_string(o.daemon_uid) + " and cannot start jobs as " +
+                            user->name + "; run it as root");
+  }
+  JobRecord r;
+  r.uid = user->uid;
+  r.gid = user->gid;
+  r.user = user->name;
+  r.request = std::move(request);
+  PP_RETURN_IF_ERROR(sched::CheckFits(DemandOf(r), o.inventory));
+  PP_RETURN_IF_ERROR(sched::CheckUserLimit(DemandOf(r), UserLimitOf(r.user), o.inventory));
+  PP_RETURN_IF_ERROR(CheckJobRoom(jobs.map(), r, count, o.max_jobs, caller.IsRoot() ? 0 : o.max_jobs_per_user,
+                                  caller.IsRoot()));
+  PP_RETURN_IF_ERROR(CheckRequestBytes(r, count, jobs.HeldBytesOf(r.uid), o.max_request_bytes,
+                                       caller.IsRoot() ? 0 : o.max_user_request_bytes));
+  return r;
+}
+
+const sched::UserLimit& Admission::UserLimitOf(const std::string& name) const {
+  auto it = options_->user_limits.find(name);
+  return it == options_->user_limits.end() ? options_->default_user_limit : it->second;
+}
+
+}  // namespace pinpoint::daemon

@@ -1,0 +1,69 @@
+// What a site sets for a node (from the config, daemon/config.h): the options Node, Admission
+// and the node's other parts read. Plain data.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "common/env_select.h"
+#include "daemon/lifecycle.h"
+#include "daemon/priority.h"
+#include "pinpoint/array_spec.h"
+#include "pinpoint/job.h"
+#include "sched/inventory.h"
+#include "sched/user_limits.h"
+
+namespace pinpoint::daemon {
+
+// Defaults of NodeOptions::max_jobs and max_jobs_per_user (config max_jobs, max_jobs_per_user).
+inline constexpr size_t kDefaultMaxJobs = 100000;
+inline constexpr size_t kDefaultMaxJobsPerUser = 20000;
+// Defaults of NodeOptions::max_request_bytes and max_user_request_bytes.
+inline constexpr uint64_t kDefaultMaxRequestBytes = 256 << 10;
+inline constexpr uint64_t kDefaultMaxUserRequestBytes = uint64_t{1} << 30;
+
+struct NodeOptions {
+  std::string state_dir;           // absolute; job directories go to <state_dir>/jobs/<id>
+  sched::Inventory inventory;
+  std::string backend_kind;        // "nvml" | "simulated:<preset>"
+  std::string driver_version;
+  int64_t cancel_grace_ms = 10000;
+  uint32_t daemon_uid = 0;         // jobs of other users need a root daemon
+  // What becomes of the jobs an MPS fault ended (lifecycle::DecideEnd).
+  MpsFaultPolicy mps_fault_policy = MpsFaultPolicy::kRequeue;
+  int mps_fault_drain_after = 3;   // faults of one device within an hour that drain it
+  int64_t usage_flush_ms = 15000;  // how often running jobs' usage is written to the store
+  PriorityPolicy priority;         // who may ask for which priority
+  // Environment variable names never stored (shell globs, any case): config "env_deny".
+  std::vector<std::string> env_deny = DefaultEnvDeny();
+  // Leases (docs/containers.md): how long an opened lease waits for its container to be
+  // attached; where GPU device nodes are (a simulated node's stand-ins are elsewhere).
+  int64_t lease_attach_timeout_ms = 60000;
+  std::string device_dir = "/dev";
+  // Time limits (config default_time_limit, max_time_limit), seconds; 0: none. A job submitted
+  // without a limit gets the default, or without a default the max; one above the max is refused.
+  int64_t default_time_limit_s = 0;
+  int64_t max_time_limit_s = 0;
+  // Per-user caps (config user_limits): the default, and complete entries by user name, matched
+  // to uids through the user directory at each scheduling pass (a name no user has is ignored).
+  sched::UserLimit default_user_limit;
+  std::map<std::string, sched::UserLimit> user_limits;
+  // Job arrays (docs/api.md "submit"): at most this many tasks in one (config max_array_tasks).
+  int max_array_tasks = kMaxArrayTasks;
+  // Jobs not yet ended (pending, held or running; leases included) the node holds at most, in all
+  // (config max_jobs) and per user (max_jobs_per_user; root's submissions are not counted against
+  // it); 0: no limit. A submit past either is refused (kUnavailable): it bounds what one user can
+  // make the daemon hold in memory and on disk.
+  size_t max_jobs = kDefaultMaxJobs;
+  size_t max_jobs_per_user = kDefaultMaxJobsPerUser;
+  // Budgets in bytes (config max_request_bytes, max_user_request_bytes; 0: none): what one
+  // request's text may take (RequestBytes: a larger one is refused), and what the requests of one
+  // non-root user's jobs not yet ended may take together (CheckRequestBytes).
+  uint64_t max_request_bytes = kDefaultMaxRequestBytes;
+  uint64_t max_user_request_bytes = kDefaultMaxUserRequestBytes;
+};
+
+}  // namespace pinpoint::daemon

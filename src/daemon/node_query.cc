@@ -1,0 +1,112 @@
+// Node's answers about jobs (node.h): one job, a listing page, events and a piece of the logs.
+// Reads only: the job table first, then the store.
+#include <algorithm>
+
+#include "common/file_util.h"
+#include "daemon/log_text.h"
+#include "daemon/node.h"
+#include "pinpoint/api_codec.h"
+
+namespace pinpoint::daemon {
+
+Result<JobRecord> Node::Get(JobId id) const {
+  auto it = jobs_.find(id);
+  if (it != jobs_.end()) return it->second;
+  auto r = deps_.store->Get(id);
+  if (!r.ok() && r.status().code() == Code::kNotFound) return NotFound("no job " + std::to_string(id));
+  return r;
+}
+
+namespace {
+
+// A listing's copy of a job: everything but its environment, which only `show` carries. One
+// environment is copied at a time, never a page of them.
+JobRecord WithoutEnv(const JobRecord& job) {
+  JobRecord copy = job;
+  copy.request.env.clear();
+  return copy;
+}
+
+}  // namespace
+
+Result<Node::Page> Node::List(bool all, std::optional<uint32_t> uid, int offset, int limit,
+                              const EndRange& ended) const {
+  if (offset < 0 || limit <= 0) return InvalidArgument("a page needs offset >= 0 and limit > 0");
+  Page page;
+  bool by_end = ended.after_ms || ended.before_ms;
+  if (all || by_end) {
+    store::ListFilter filter;
+    filter.uid = uid;
+    if (by_end) {
+      filter.states = {JobState::kCompleted, JobState::kFailed, JobState::kCancelled};
+      filter.end_ms_min = ended.after_ms;
+      filter.end_ms_max = ended.before_ms;
+    }
+    filter.limit = limit;
+    filter.offset = offset;
+    filter.omit_env = true;
+    auto total = deps_.store->Count(filter);
+    if (!total.ok()) return total.status();
+    page.total = *total;
+    auto ids = deps_.store->ListIds(filter);
+    if (!ids.ok()) return ids.status();
+    page.jobs.reserve(ids->size());
+    for (JobId id : *ids) {
+      // An active job from memory (which holds pending reasons), without reading its record.
+      auto it = jobs_.find(id);
+      if (it != jobs_.end()) {
+        page.jobs.push_back(WithoutEnv(it->second));
+        continue;
+      }
+      auto stored = deps_.store->Get(id);
+      if (!stored.ok()) return stored.status();
+      stored->request.env.clear();
+      page.jobs.push_back(std::move(stored).value());
+    }
+    return page;
+  }
+  // Only the page is copied: a queue of 10,000 jobs costs one pass, not 10,000 records.
+  for (const auto& [id, r] : jobs_) {
+    if (uid && r.uid != *uid) continue;
+    if (page.total >= offset && page.total < int64_t{offset} + limit) page.jobs.push_back(WithoutEnv(r));
+    ++page.total;
+  }
+  return page;
+}
+
+Result<std::vector<store::JobEvent>> Node::Events(JobId id) const { return deps_.store->Events(id); }
+
+Result<LogsReply> Node::Logs(const api::Caller& caller, const LogsRequest& request) const {
+  auto job = Get(request.id);
+  if (!job.ok()) return job.status();
+  if (!api::MayControlJob(caller, job->uid))
+    return PermissionDenied("job " + std::to_string(request.id) + " belongs to " + job->user);
+  // A file the job's user chose is never read by pinpointd, which runs as root: the user reads it.
+  bool out = request.stream == LogStream::kStdout;
+  const std::string& pattern = out || job->request.error_path.empty() ? job->request.output_path
+                                                                       : job->request.error_path;
+  if (!pattern.empty())
+    return FailedPrecondition("job " + std::to_string(request.id) + " writes its " +
+                              LogStreamName(request.stream) + " to " + OutputFile(*job, pattern) +
+                              " (submit -o/-e): read it there");
+  LogsReply reply{request.id, request.stream, "", request.from_offset.value_or(0), IsFinal(job->state)};
+  // The log files belong to the job's user: read without following a link, bounded.
+  auto dir = OpenDirNoFollow(JobDir(request.id));
+  if (!dir.ok() && dir.status().code() == Code::kNotFound) return reply;
+  if (!dir.ok()) return dir.status();
+  auto range = ReadFileRangeAt(dir->get(), LogStreamName(request.stream), request.from_offset, request.max_bytes);
+  if (!range.ok() && range.status().code() == Code::kNotFound) return reply;
+  if (!range.ok()) return range.status();
+  std::string_view data = range->data;
+  uint64_t end = range->begin + data.size();
+  bool at_end = end >= range->size;
+  // A character cut at the end waits for its rest, unless no rest can come.
+  if (!(at_end && reply.ended)) data = data.substr(0, CompleteUtf8Length(data));
+  size_t skip = request.from_offset ? 0 : LastLinesStart(data, request.tail_lines);
+  reply.data = std::string(data.substr(skip));
+  reply.end_offset = range->begin + data.size();
+  reply.ended = reply.ended && reply.end_offset >= range->size;
+  return reply;
+}
+
+}  // namespace pinpoint::daemon

@@ -1,0 +1,34 @@
+#include "daemon/sched_view.h"
+
+namespace pinpoint::daemon {
+
+bool RunsIsolated(const JobRecord& r) { return r.fault_suspect && r.request.IsSlice(); }
+
+std::vector<sched::Slot> SlotsOf(const JobRecord& job) {
+  std::vector<sched::Slot> slots;
+  for (const auto& a : job.allocations)
+    slots.push_back({a.device_index, a.gpu_mem_bytes, a.gpu_share_pct, RunsIsolated(job)});
+  return slots;
+}
+
+sched::Demand DemandOf(const JobRecord& r) {
+  sched::Demand d;
+  d.isolated = RunsIsolated(r);
+  d.id = r.id;
+  d.uid = r.uid;
+  d.priority = r.request.priority;
+  d.gpus = r.request.gpus;
+  d.gpu_mem_bytes = r.request.gpu_mem_bytes;
+  d.gpu_share_pct = r.request.gpu_share_pct;
+  d.cpus = r.request.cpus;
+  d.mem_bytes = r.request.mem_bytes;
+  d.devices = r.request.devices;
+  d.hold = r.hold;
+  d.after = r.request.after;
+  d.afterok = r.request.afterok;
+  d.array_id = r.array.array_id;
+  d.array_limit = r.array.limit;
+  return d;
+}
+
+}  // namespace pinpoint::daemon
