@@ -100,6 +100,55 @@ TEST_F(JobArrayTest, AtMostKTasksRunAndTheOthersSayWhy) {
   EXPECT_EQ(Get(other).state, JobState::kRunning);
 }
 
+// Slurm's semantics: --afterok ARRAY waits for every task of the array, not only its first (whose
+// id the array's is); one task that fails means it never starts. --after waits for all to end.
+TEST_F(JobArrayTest, AfterokOnAnArraysIdWaitsForEveryTask) {
+  JobId array = SubmitArray("0-2%1");  // one task at a time: the first ends while others wait
+  JobRequest next = Slice();
+  next.afterok = {array};
+  JobId after_ok = node_->Submit(caller_, next)->id;
+  next.afterok.clear();
+  next.after = {array};
+  JobId after_any = node_->Submit(caller_, next)->id;
+  node_->Step();
+  Exit(array, 0);
+  node_->Step();
+  ASSERT_EQ(Get(array).state, JobState::kCompleted);
+  EXPECT_EQ(Get(after_ok).state, JobState::kPending) << "tasks 1 and 2 have not run yet";
+  EXPECT_EQ(Get(after_ok).reason, reason::kDependency);
+  EXPECT_EQ(Get(after_any).state, JobState::kPending);
+  Exit(array + 1, 0);
+  node_->Step();
+  EXPECT_EQ(Get(after_ok).state, JobState::kPending);
+  Exit(array + 2, 3);  // the last task fails
+  node_->Step();
+  EXPECT_EQ(Get(after_ok).state, JobState::kCancelled);
+  EXPECT_EQ(Get(after_ok).reason, reason::kDependencyNeverSatisfied);
+  EXPECT_EQ(Get(after_any).state, JobState::kRunning) << "--after: every task has ended";
+}
+
+TEST_F(JobArrayTest, AfterokOnAnArrayThatAllCompletedStartsAndATasksOwnIdIsThatTask) {
+  JobId array = SubmitArray("1-2");
+  node_->Step();
+  Exit(array, 0);
+  node_->Step();
+  JobRequest next = Slice();
+  next.afterok = {array + 1};  // the second task alone
+  JobId on_task = node_->Submit(caller_, next)->id;
+  next.afterok = {array};
+  JobId on_array = node_->Submit(caller_, next)->id;
+  node_->Step();
+  EXPECT_EQ(Get(on_task).state, JobState::kPending);
+  Exit(array + 1, 0);
+  node_->Step();
+  EXPECT_EQ(Get(on_task).state, JobState::kRunning);
+  EXPECT_EQ(Get(on_array).state, JobState::kRunning) << "every task completed";
+  Restart(Options());  // and from the store alone, after a restart
+  JobId later = node_->Submit(caller_, next)->id;
+  node_->Step();
+  EXPECT_EQ(Get(later).state, JobState::kRunning);
+}
+
 TEST_F(JobArrayTest, TheLimitHoldsAcrossARestart) {
   JobId array = SubmitArray("1-4%1");
   node_->Step();

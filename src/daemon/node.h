@@ -245,7 +245,12 @@ class Node {
   // Every dependency names a job the caller may see (its own; root: any). Errors: kNotFound
   // ("no job N", for another user's job too: ids of others are not revealed), kIo.
   Status CheckDependencies(const api::Caller& caller, const JobRequest& request) const;
-  // The states of the jobs `pending` depends on, from memory, ended_states_ or the store.
+  // The state of the job array whose first task is `first`: running while a task runs, pending
+  // while any other has not ended; once all have, completed when all completed, else the state
+  // of the first that did not. Cost: O(log jobs + tasks), and a store range read once all ended.
+  JobState ArrayState(const JobRecord& first) const;
+  // The states of the jobs `pending` depends on, from memory, ended_states_ or the store; a job
+  // array's id stands for all its tasks (ArrayState).
   std::map<JobId, JobState> DependencyStates(const std::vector<sched::Demand>& pending);
   // Ends the pending jobs the plan says can never start (lifecycle::NeverStarts).
   void EndNeverStarting(const std::vector<sched::Wait>& never);

@@ -1,6 +1,8 @@
 // Node's time limits, dependencies and user limits (node.h; docs/scheduling.md). What they
 // decide is decided elsewhere: sched/ for dependencies and user limits, lifecycle.h for the
 // time-limit deadline; here the daemon feeds them and acts.
+#include <algorithm>
+
 #include <spdlog/spdlog.h>
 
 #include "daemon/lifecycle.h"
@@ -32,6 +34,21 @@ bool Node::WaitsOnRunningJobs(const JobRecord& job) const {
   return true;
 }
 
+JobState Node::ArrayState(const JobRecord& first) const {
+  std::optional<std::vector<JobId>> unfinished = UnfinishedArrayTasks(first.id);
+  if (unfinished && !unfinished->empty()) {
+    bool running = std::any_of(unfinished->begin(), unfinished->end(),
+                               [&](JobId task) { return jobs_.at(task).state == JobState::kRunning; });
+    return running ? JobState::kRunning : JobState::kPending;
+  }
+  auto other = deps_.store->FirstStateOtherThan(first.id, first.id + first.array.count, JobState::kCompleted);
+  if (!other.ok()) {
+    spdlog::warn("array {}: its tasks' outcome is unknown for now: {}", first.id, other.status().message());
+    return JobState::kPending;
+  }
+  return other->value_or(JobState::kCompleted);
+}
+
 std::map<JobId, JobState> Node::DependencyStates(const std::vector<sched::Demand>& pending) {
   std::map<JobId, JobState> states;
   std::map<JobId, JobState> still_needed;  // the part of ended_states_ kept for the next pass
@@ -39,25 +56,26 @@ std::map<JobId, JobState> Node::DependencyStates(const std::vector<sched::Demand
     for (const auto* list : {&d.after, &d.afterok}) {
       for (JobId id : *list) {
         if (states.count(id)) continue;
-        auto active = jobs_.find(id);
-        if (active != jobs_.end()) {
-          states[id] = active->second.state;
-          continue;
-        }
         auto known = ended_states_.find(id);
         if (known != ended_states_.end()) {
           states[id] = still_needed[id] = known->second;
           continue;
         }
-        auto stored = deps_.store->Get(id);
-        if (stored.ok()) {
-          states[id] = stored->state;
-          if (IsFinal(stored->state)) still_needed[id] = stored->state;
-        } else if (stored.status().code() != Code::kNotFound) {
+        auto active = jobs_.find(id);
+        Result<JobRecord> stored = NotFound("");
+        if (active == jobs_.end()) stored = deps_.store->Get(id);
+        if (active == jobs_.end() && !stored.ok()) {
+          if (stored.status().code() == Code::kNotFound) continue;  // purged (sched::JudgeDependencies)
           // Unknown for now: the job waits rather than start or end on a guess.
           spdlog::warn("job {}: state of dependency {} unknown: {}", d.id, id, stored.status().message());
           states[id] = JobState::kPending;
-        }  // kNotFound: left out, a job retention purged (sched::JudgeDependencies)
+          continue;
+        }
+        const JobRecord& job = active != jobs_.end() ? active->second : *stored;
+        // A job array's id stands for every one of its tasks, as Slurm's does.
+        JobState state = job.array.array_id == id ? ArrayState(job) : job.state;
+        states[id] = state;
+        if (IsFinal(state)) still_needed[id] = state;
       }
     }
   }

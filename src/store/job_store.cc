@@ -417,6 +417,25 @@ Result<EndedBytes> JobStore::EndedBytesOf(uint32_t uid) const {
   return EndedBytes{stmt->ColumnInt64(0), static_cast<uint64_t>(std::max<int64_t>(0, stmt->ColumnInt64(1)))};
 }
 
+Result<std::optional<JobState>> JobStore::FirstStateOtherThan(JobId first, JobId end, JobState state) const {
+  Result<Statement> stmt = impl_->db.Prepare(
+      "SELECT state FROM jobs WHERE id >= ?1 AND id < ?2 AND state != ?3 ORDER BY id LIMIT 1");
+  if (!stmt.ok()) return stmt.status();
+  stmt->Bind(1, first);
+  stmt->Bind(2, end);
+  stmt->Bind(3, StoredStateName(state));
+  Result<bool> row = stmt->Step();
+  if (!row.ok()) return row.status();
+  if (!*row) return std::optional<JobState>();
+  std::string name = stmt->ColumnText(0);
+  for (JobState s : {JobState::kPending, JobState::kRunning, JobState::kCompleted, JobState::kFailed,
+                     JobState::kCancelled}) {
+    if (name == StoredStateName(s)) return std::optional<JobState>(s);
+  }
+  return IoError("job store: a job in " + std::to_string(first) + ".." + std::to_string(end) +
+                 " has an unknown state '" + name + "'");
+}
+
 Result<std::vector<std::pair<uint32_t, EndedBytes>>> JobStore::UsersOver(uint64_t max_bytes, int limit) const {
   Result<Statement> stmt = impl_->db.Prepare(
       "SELECT uid, ended_jobs, ended_bytes FROM user_bytes WHERE ended_bytes > ?1 "

@@ -133,6 +133,10 @@ class JobStore {
   Result<std::vector<std::pair<uint32_t, EndedBytes>>> UsersOver(uint64_t max_bytes, int limit) const;
   // The ids of `uid`'s oldest ended jobs, oldest first, at most `limit`. Errors: kIo.
   Result<std::vector<JobId>> OldestEnded(uint32_t uid, int limit) const;
+  // The state of the first job by id in [first, end) whose state is not `state`; nullopt when
+  // every stored job there is in `state` (a job array's outcome: its tasks' ids are a range).
+  // Cost: one range scan of the primary key, stopped at the first such job. Errors: kIo.
+  Result<std::optional<JobState>> FirstStateOtherThan(JobId first, JobId end, JobState state) const;
 
   // Appends one line to a job's history. Durable on return. Errors: kNotFound when no job has
   // event.job_id; kIo, and CheckFile's error.

@@ -128,6 +128,24 @@ TEST_F(JobStoreTest, UpdateReplacesRecordAndColumns) {
             "running");
 }
 
+// A job array's outcome from its tasks' id range: the first state that is not the one asked.
+TEST_F(JobStoreTest, FirstStateOtherThanScansAnIdRange) {
+  auto store = OpenStore();
+  ASSERT_NE(store, nullptr);
+  std::vector<JobId> ids;
+  for (int i = 0; i < 4; ++i) ids.push_back(Must(store->Insert(PendingRecord(7, i))));
+  for (JobId id : ids) {
+    JobRecord r = Must(store->Get(id));
+    r.state = id == ids[2] ? JobState::kFailed : JobState::kCompleted;
+    ASSERT_TRUE(store->Update(r).ok());
+  }
+  EXPECT_EQ(Must(store->FirstStateOtherThan(ids[0], ids[2], JobState::kCompleted)), std::nullopt);
+  EXPECT_EQ(Must(store->FirstStateOtherThan(ids[0], ids[3] + 1, JobState::kCompleted)), JobState::kFailed);
+  EXPECT_EQ(Must(store->FirstStateOtherThan(ids[0], ids[3] + 1, JobState::kFailed)), JobState::kCompleted);
+  EXPECT_EQ(Must(store->FirstStateOtherThan(ids[3] + 1, ids[3] + 10, JobState::kCompleted)), std::nullopt)
+      << "no job there";
+}
+
 TEST_F(JobStoreTest, MissingIdIsNotFound) {
   auto store = OpenStore();
   ASSERT_NE(store, nullptr);
