@@ -212,21 +212,26 @@ struct CancelRequest {
 // can be held), kIo. release: the same, and kPermissionDenied for a job root held, unless the
 // caller is root; releasing a job that is not held is Ok. Root's hold is an admin hold
 // (Hold::kRoot), a user's a user hold (Hold::kUser); root's hold replaces a user's.
+// `arrays`, as cancel's: each array id holds (releases) every pending task of its array, one
+// result for the array with `array_tasks` the tasks it reached (its running tasks are passed
+// over; none pending is kFailedPrecondition); an id that names no array's first task is a job.
 struct HoldReply {
-  std::vector<CancelResult> results;  // one per id, in order
+  std::vector<CancelResult> results;  // one per id of `ids`, then one per id of `arrays`, in order
 };
 struct HoldRequest {
   static constexpr char kOp[] = "hold";
   using Reply = HoldReply;
-  std::vector<JobId> ids;  // 1 to kCancelMaxIds positive ids
+  std::vector<JobId> ids;  // with `arrays`, 1 to kCancelMaxIds positive ids
+  std::vector<JobId> arrays = {};
 };
 struct ReleaseReply {
-  std::vector<CancelResult> results;  // one per id, in order
+  std::vector<CancelResult> results;  // one per id of `ids`, then one per id of `arrays`, in order
 };
 struct ReleaseRequest {
   static constexpr char kOp[] = "release";
   using Reply = ReleaseReply;
-  std::vector<JobId> ids;  // 1 to kCancelMaxIds positive ids
+  std::vector<JobId> ids;  // with `arrays`, 1 to kCancelMaxIds positive ids
+  std::vector<JobId> arrays = {};
 };
 
 // A device's MPS control daemon (docs/mps.md, "Inspecting").

@@ -223,7 +223,7 @@ Result<JobRequest> BuildRequest(const SubmitArgs& a, std::vector<std::string>* d
 }
 
 struct LogsArgs {
-  int64_t job_id = 0;
+  std::string job;  // a job id, or a task as ARRAY_INDEX
   bool stderr_stream = false;
   bool follow = false;
   int tail_lines = 0;
@@ -234,7 +234,10 @@ struct LogsArgs {
 Result<int> RunLogs(const Globals& g, const LogsArgs& a, std::ostream& out) {
   auto client = Client::Connect(g.socket);
   if (!client.ok()) return client.status();
-  LogsRequest request{a.job_id, a.stderr_stream ? LogStream::kStderr : LogStream::kStdout, kLogsDefaultMaxBytes};
+  auto ids = SelectJobIds(*client, {a.job});
+  if (!ids.ok()) return ids.status();
+  if (ids->size() != 1) return InvalidArgument("logs reads one job or task at a time ('" + EscapeForTerminal(a.job) + "' names " + std::to_string(ids->size()) + ")");
+  LogsRequest request{ids->front(), a.stderr_stream ? LogStream::kStderr : LogStream::kStdout, kLogsDefaultMaxBytes};
   request.tail_lines = a.tail_lines;
   auto reply = client->Logs(request);
   while (true) {
@@ -249,6 +252,32 @@ Result<int> RunLogs(const Globals& g, const LogsArgs& a, std::ostream& out) {
     next.follow = true;
     reply = client->Logs(next);
   }
+}
+
+// `pinpoint show`: a job's record, history and advice; several (ARRAY_[LIST]) one after another,
+// or with --json a JSON array of them (one job: its object, as always).
+Result<int> RunShow(const Globals& g, const std::string& shown, std::ostream& out) {
+  auto client = Client::Connect(g.socket);
+  if (!client.ok()) return client.status();
+  auto ids = SelectJobIds(*client, {shown});
+  if (!ids.ok()) return ids.status();
+  json all = json::array();
+  for (JobId id : *ids) {
+    auto reply = client->Show(ShowRequest{id});
+    if (!reply.ok()) return reply.status();
+    Advice advice = AdviseJob(reply->job);
+    if (g.json_output) {
+      json j = ToJson(*reply);
+      j["advice"] = {{"text", advice.text},
+                     {"suggested_gpu_mem_bytes", advice.enough_data ? json(advice.suggested_gpu_mem_bytes) : json(nullptr)}};
+      all.push_back(std::move(j));
+      continue;
+    }
+    if (id != ids->front()) out << "\n";
+    out << FormatJob(*reply, advice.text);
+  }
+  if (g.json_output) out << (all.size() == 1 ? all[0] : all).dump(2) << "\n";
+  return 0;
 }
 
 struct ReportArgs {
@@ -354,8 +383,7 @@ int PrintCompletion(const CLI::App& app, const std::string& shell, std::ostream&
   return 0;
 }
 
-std::vector<Command> Commands(SubmitArgs& submit, int64_t& job_id, std::vector<int64_t>& ids,
-                              std::vector<std::string>& tasks,
+std::vector<Command> Commands(SubmitArgs& submit, std::string& shown, std::vector<std::string>& tasks,
                               bool& all, std::string& user, int& limit, int& offset, LogsArgs& logs,
                               ReportArgs& report, TopArgs& top, CdiArgs& cdi) {
   return {
@@ -459,44 +487,39 @@ std::vector<Command> Commands(SubmitArgs& submit, int64_t& job_id, std::vector<i
          (g.json_output ? *g.err : out) << MoreJobsLine(*reply, all, user);
          return 0;
        }},
-      {"show", "Show one job with its history",
-       [&](CLI::App* c) { c->add_option("job", job_id, "job id")->required(); },
-       [&](const Globals& g, std::ostream& out) -> Result<int> {
-         auto reply = Send(g, &Client::Show, ShowRequest{job_id});
-         if (!reply.ok()) return reply.status();
-         Advice advice = AdviseJob(reply->job);
-         if (g.json_output) {
-           json j = ToJson(*reply);
-           j["advice"] = {{"text", advice.text},
-                          {"suggested_gpu_mem_bytes", advice.enough_data ? json(advice.suggested_gpu_mem_bytes) : json(nullptr)}};
-           out << j.dump(2) << "\n";
-         } else {
-           out << FormatJob(*reply, advice.text);
-         }
-         return 0;
-       }},
+      {"show", "Show a job with its history (ARRAY_INDEX: a task; ARRAY_[LIST]: those tasks)",
+       [&](CLI::App* c) { c->add_option("job", shown, "job id, or tasks as ARRAY_INDEX (12_3) or ARRAY_[LIST] (12_[1-3])")->required()->type_name(kJobOrTaskType); },
+       [&](const Globals& g, std::ostream& out) -> Result<int> { return RunShow(g, shown, out); }},
       {"cancel", "Cancel jobs (your own; root: any); an array's id cancels its tasks, ARRAY_INDEX one task",
        [&](CLI::App* c) { c->add_option("jobs", tasks, "job ids, array ids, or tasks as ARRAY_INDEX (12_3)")->required()->type_name(kJobOrTaskType); },
        [&](const Globals& g, std::ostream& out) -> Result<int> {
          auto client = Client::Connect(g.socket);
          if (!client.ok()) return client.status();
-         auto request = CancelRequestFor(*client, tasks);
-         if (!request.ok()) return request.status();
-         auto reply = client->Cancel(*request);
+         auto selected = SelectJobs(*client, tasks);
+         if (!selected.ok()) return selected.status();
+         auto reply = client->Cancel(CancelRequest{selected->ids, selected->arrays});
          if (!reply.ok()) return reply.status();
          return PrintResults(g, out, reply->results, "cancelled");
        }},
-      {"hold", "Hold pending jobs: they do not start until released (root's hold: only root releases)",
-       [&](CLI::App* c) { c->add_option("jobs", ids, "job ids")->required(); },
+      {"hold", "Hold pending jobs: they do not start until released (root's hold: only root releases); an array's id holds its pending tasks",
+       [&](CLI::App* c) { c->add_option("jobs", tasks, "job ids, array ids, or tasks as ARRAY_INDEX (12_3) or ARRAY_[LIST]")->required()->type_name(kJobOrTaskType); },
        [&](const Globals& g, std::ostream& out) -> Result<int> {
-         auto reply = Send(g, &Client::Hold, HoldRequest{ids});
+         auto client = Client::Connect(g.socket);
+         if (!client.ok()) return client.status();
+         auto selected = SelectJobs(*client, tasks);
+         if (!selected.ok()) return selected.status();
+         auto reply = client->Hold(HoldRequest{selected->ids, selected->arrays});
          if (!reply.ok()) return reply.status();
          return PrintResults(g, out, reply->results, "held");
        }},
-      {"release", "Release held jobs: they are scheduled again",
-       [&](CLI::App* c) { c->add_option("jobs", ids, "job ids")->required(); },
+      {"release", "Release held jobs: they are scheduled again; an array's id releases its pending tasks",
+       [&](CLI::App* c) { c->add_option("jobs", tasks, "job ids, array ids, or tasks as ARRAY_INDEX (12_3) or ARRAY_[LIST]")->required()->type_name(kJobOrTaskType); },
        [&](const Globals& g, std::ostream& out) -> Result<int> {
-         auto reply = Send(g, &Client::Release, ReleaseRequest{ids});
+         auto client = Client::Connect(g.socket);
+         if (!client.ok()) return client.status();
+         auto selected = SelectJobs(*client, tasks);
+         if (!selected.ok()) return selected.status();
+         auto reply = client->Release(ReleaseRequest{selected->ids, selected->arrays});
          if (!reply.ok()) return reply.status();
          return PrintResults(g, out, reply->results, "released");
        }},
@@ -510,11 +533,11 @@ std::vector<Command> Commands(SubmitArgs& submit, int64_t& job_id, std::vector<i
          return 0;
        }},
       {"wait", "Wait until jobs end; exit 0 when all completed, 1 otherwise",
-       [&](CLI::App* c) { c->add_option("jobs", ids, "job ids; an array's id waits for all its tasks")->required(); },
-       [&](const Globals& g, std::ostream& out) -> Result<int> { return RunWait(g.socket, ids, g.json_output, out); }},
+       [&](CLI::App* c) { c->add_option("jobs", tasks, "job ids (an array's id waits for all its tasks), or tasks as ARRAY_INDEX or ARRAY_[LIST]")->required()->type_name(kJobOrTaskType); },
+       [&](const Globals& g, std::ostream& out) -> Result<int> { return RunWait(g.socket, tasks, g.json_output, out); }},
       {"logs", "Print a job's output (--stderr for its error stream, -f to follow it)",
        [&](CLI::App* c) {
-         c->add_option("job", logs.job_id, "job id")->required();
+         c->add_option("job", logs.job, "job id, or a task as ARRAY_INDEX (12_3)")->required()->type_name(kJobOrTaskType);
          c->add_flag("--stderr", logs.stderr_stream, "the error stream instead of stdout");
          c->add_flag("-f,--follow", logs.follow, "then print new output as it comes, until the job ends (or Ctrl-C)");
          c->add_option("--tail", logs.tail_lines, "only the last N lines (of the last 256 KiB)")
@@ -591,8 +614,7 @@ int RunCli(int argc, char** argv, std::ostream& out, std::ostream& err) {
   app.set_version_flag("--version", std::string("pinpoint ") + VersionText(), "print pinpoint's version and exit");
   app.footer("Global options may also come after the subcommand, before --. `pinpoint SUBCOMMAND --help`: its options.");
   SubmitArgs submit;
-  int64_t job_id = 0;
-  std::vector<int64_t> ids;
+  std::string shown;
   std::vector<std::string> tasks;
   bool all = false;
   LogsArgs logs;
@@ -601,7 +623,7 @@ int RunCli(int argc, char** argv, std::ostream& out, std::ostream& err) {
   int limit = 0, offset = 0;
   TopArgs top;
   CdiArgs cdi;
-  auto commands = Commands(submit, job_id, ids, tasks, all, user, limit, offset, logs, report, top, cdi);
+  auto commands = Commands(submit, shown, tasks, all, user, limit, offset, logs, report, top, cdi);
   std::vector<std::pair<CLI::App*, const Command*>> subs;
   for (const auto& c : commands) {
     CLI::App* sub = app.add_subcommand(c.name, c.help);

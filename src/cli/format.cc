@@ -6,6 +6,7 @@
 #include <map>
 #include <sstream>
 
+#include "pinpoint/array_spec.h"
 #include "pinpoint/escape.h"
 #include "pinpoint/time_limit.h"
 #include "pinpoint/units.h"
@@ -110,6 +111,22 @@ std::string ArrayTaskName(const ArrayTask& array) {
   return std::to_string(array.array_id) + "_" + std::to_string(array.index);
 }
 
+namespace {
+
+// How many rows from `at` on are pending tasks of one array waiting for the same reason (1 for
+// any other job).
+size_t PendingTasksAlike(const std::vector<JobView>& jobs, size_t at) {
+  const JobView& first = jobs[at];
+  if (first.state != JobState::kPending || first.array.array_id == 0) return 1;
+  size_t end = at + 1;
+  while (end < jobs.size() && jobs[end].state == JobState::kPending &&
+         jobs[end].array.array_id == first.array.array_id && jobs[end].reason == first.reason)
+    ++end;
+  return end - at;
+}
+
+}  // namespace
+
 std::string FormatQueue(const QueueReply& reply, int64_t now_ms) {
   std::vector<std::vector<std::string>> rows = {
       {"ID", "USER", "NAME", "STATE", "GPU", "DEVICES", "TIME", "REASON"}};
@@ -117,19 +134,33 @@ std::string FormatQueue(const QueueReply& reply, int64_t now_ms) {
   bool arrays = std::any_of(reply.jobs.begin(), reply.jobs.end(),
                             [](const JobView& job) { return job.array.array_id != 0; });
   if (arrays) rows[0].insert(rows[0].begin() + 1, "ARRAY");
-  for (const auto& job : reply.jobs) {
+  for (size_t at = 0; at < reply.jobs.size(); ++at) {
+    const JobView& job = reply.jobs[at];
     bool pending = job.state == JobState::kPending;
+    // An array's pending tasks that wait for the same reason are one row, as squeue shows them:
+    // "4_[5-20%4]" (running tasks keep a row each).
+    size_t run = PendingTasksAlike(reply.jobs, at);
     int64_t elapsed = pending ? ElapsedMs(job.submit_ms, now_ms)
                               : ElapsedMs(job.start_ms, job.end_ms > 0 ? job.end_ms : now_ms);
     std::string why = EscapeForTerminal(job.reason);
-    if (!job.detail.empty() && pending) why += ": " + EscapeForTerminal(job.detail);
+    bool same_detail = std::all_of(reply.jobs.begin() + static_cast<std::ptrdiff_t>(at),
+                                   reply.jobs.begin() + static_cast<std::ptrdiff_t>(at + run),
+                                   [&](const JobView& task) { return task.detail == job.detail; });
+    if (!job.detail.empty() && pending && same_detail) why += ": " + EscapeForTerminal(job.detail);
     std::string name = EscapeForTerminal(job.request.name);
     if (job.kind == JobKind::kLease) name = name.empty() ? "(lease)" : name + " (lease)";
     rows.push_back({std::to_string(job.id), EscapeForTerminal(job.user), name.empty() ? "-" : name,
                     JobStateName(job.state), FormatGpuRequest(job.request), Devices(job),
                     FormatDurationMs(job.start_ms == 0 && !pending ? 0 : elapsed),
                     why.empty() ? "-" : why});
-    if (arrays) rows.back().insert(rows.back().begin() + 1, job.array.array_id != 0 ? ArrayTaskName(job.array) : "-");
+    std::string array = job.array.array_id != 0 ? ArrayTaskName(job.array) : "-";
+    if (run > 1) {
+      ArraySpec tasks{{}, job.array.limit};
+      for (size_t i = at; i < at + run; ++i) tasks.indices.push_back(reply.jobs[i].array.index);
+      array = std::to_string(job.array.array_id) + "_[" + FormatArraySpec(tasks) + "]";
+      at += run - 1;
+    }
+    if (arrays) rows.back().insert(rows.back().begin() + 1, array);
   }
   std::string out = Table(rows);
   if (reply.jobs.empty()) out += "(no jobs)\n";

@@ -101,6 +101,25 @@ TEST(FormatShowTest, TimeLimitAndDependenciesOnlyWhenGiven) {
   EXPECT_NE(show.find("\n  afterok:  5 (starts once they have completed)\n"), std::string::npos) << show;
 }
 
+// squeue's form: an array's pending tasks that wait for one reason are one row; a running task,
+// another reason or another array starts a new row.
+TEST(FormatQueueTest, AnArraysPendingTasksAreOneRow) {
+  auto task = [](int64_t id, int index, const char* state, const char* reason, JobId array = 5) {
+    return json{{"id", id}, {"state", state}, {"reason", reason}, {"detail", std::string("waits ") + reason},
+                {"array", {{"id", array}, {"index", index}, {"count", 20}, {"min_index", 1}, {"max_index", 20}, {"limit", 4}}}};
+  };
+  json jobs = json::array({task(5, 1, "running", ""), task(6, 2, "pending", "array-limit"),
+                           task(7, 3, "pending", "array-limit"), task(9, 5, "pending", "array-limit"),
+                           task(10, 6, "pending", "held"), task(30, 1, "pending", "array-limit", 30)});
+  std::string out = FormatQueue(Decode<QueueReply>(json{{"jobs", jobs}}), 0);
+  EXPECT_EQ(Lines(out), 5) << out;
+  EXPECT_NE(out.find("\n5   5_1 "), std::string::npos) << out;
+  EXPECT_NE(out.find("\n6   5_[2-3,5%4] "), std::string::npos) << out;
+  EXPECT_NE(out.find("array-limit: waits array-limit"), std::string::npos) << out;
+  EXPECT_NE(out.find("\n10  5_6 "), std::string::npos) << out;
+  EXPECT_NE(out.find("\n30  30_1 "), std::string::npos) << out;
+}
+
 TEST(FormatQueueTest, MoreJobsLineNamesTheNextPage) {
   json reply{{"jobs", json::array({json::object(), json::object()})}, {"offset", 1000}, {"more", 8998}};
   EXPECT_EQ(MoreJobsLine(Decode<QueueReply>(reply), false, ""),

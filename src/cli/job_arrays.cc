@@ -16,14 +16,25 @@ namespace pinpoint::cli {
 
 using nlohmann::json;
 
-std::optional<JobOrTask> ParseJobOrTask(const std::string& text) {
+std::optional<JobSelector> ParseJobSelector(const std::string& text) {
   size_t under = text.find('_');
   std::string id = text.substr(0, under);
   if (!IsJobId(id)) return std::nullopt;
-  if (under == std::string::npos) return JobOrTask{std::stoll(id), std::nullopt};
-  auto index = ParseDecimal(std::string_view(text).substr(under + 1), kMaxArrayIndex);
+  JobSelector selector{std::stoll(id), {}};
+  if (under == std::string::npos) return selector;
+  std::string_view rest = std::string_view(text).substr(under + 1);
+  if (rest.size() >= 2 && rest.front() == '[' && rest.back() == ']') {
+    rest = rest.substr(1, rest.size() - 2);
+    if (rest.find('%') != std::string_view::npos) return std::nullopt;  // a throttle names no task
+    auto spec = ParseArraySpec(rest);
+    if (!spec.ok()) return std::nullopt;
+    selector.indices = spec->indices;
+    return selector;
+  }
+  auto index = ParseDecimal(rest, kMaxArrayIndex);
   if (!index || *index > kMaxArrayIndex) return std::nullopt;
-  return JobOrTask{std::stoll(id), static_cast<int>(*index)};
+  selector.indices = {static_cast<int>(*index)};
+  return selector;
 }
 
 Result<JobId> FindArrayTask(Client& client, JobId array_id, int index) {
@@ -49,20 +60,54 @@ Result<JobId> FindArrayTask(Client& client, JobId array_id, int index) {
   return none;
 }
 
-Result<CancelRequest> CancelRequestFor(Client& client, const std::vector<std::string>& typed) {
-  CancelRequest request;
-  for (const std::string& text : typed) {
-    auto parsed = ParseJobOrTask(text);
-    if (!parsed) return InvalidArgument("'" + EscapeForTerminal(text) + "' is not a job id");
-    if (!parsed->index) {
-      request.arrays.push_back(parsed->id);
+Result<std::vector<JobId>> ArrayTaskIds(Client& client, JobId array_id, const std::vector<int>& indices) {
+  auto first = client.Show(ShowRequest{array_id});
+  if (!first.ok()) return first.status();
+  const ArrayTask& a = first->job.array;
+  if (a.array_id != array_id) return NotFound("job " + std::to_string(array_id) + " is not a job array");
+  std::vector<JobId> ids;
+  for (int index : indices) {
+    if (a.max_index - a.min_index + 1 == a.count && index >= a.min_index && index <= a.max_index) {
+      ids.push_back(array_id + (index - a.min_index));  // a plain range: no more requests
       continue;
     }
-    auto id = FindArrayTask(client, parsed->id, *parsed->index);
+    auto id = FindArrayTask(client, array_id, index);
     if (!id.ok()) return id.status();
-    request.ids.push_back(*id);
+    ids.push_back(*id);
   }
-  return request;
+  return ids;
+}
+
+Result<SelectedJobs> SelectJobs(Client& client, const std::vector<std::string>& typed) {
+  SelectedJobs selected;
+  for (const std::string& text : typed) {
+    auto parsed = ParseJobSelector(text);
+    if (!parsed) return InvalidArgument("'" + EscapeForTerminal(text) + "' is not a job id");
+    if (parsed->indices.empty()) {
+      selected.arrays.push_back(parsed->id);
+      continue;
+    }
+    auto ids = ArrayTaskIds(client, parsed->id, parsed->indices);
+    if (!ids.ok()) return ids.status();
+    selected.ids.insert(selected.ids.end(), ids->begin(), ids->end());
+  }
+  return selected;
+}
+
+Result<std::vector<JobId>> SelectJobIds(Client& client, const std::vector<std::string>& typed) {
+  std::vector<JobId> ids;
+  for (const std::string& text : typed) {
+    auto parsed = ParseJobSelector(text);
+    if (!parsed) return InvalidArgument("'" + EscapeForTerminal(text) + "' is not a job id");
+    if (parsed->indices.empty()) {
+      ids.push_back(parsed->id);
+      continue;
+    }
+    auto tasks = ArrayTaskIds(client, parsed->id, parsed->indices);
+    if (!tasks.ok()) return tasks.status();
+    ids.insert(ids.end(), tasks->begin(), tasks->end());
+  }
+  return ids;
 }
 
 Result<std::vector<JobView>> WaitForJobs(Client& client, const std::vector<JobId>& ids) {
@@ -89,18 +134,24 @@ std::vector<JobId> ArrayJobIds(JobId array_id, int count, int from) {
   return ids;
 }
 
-Result<int> RunWait(const std::string& socket, const std::vector<int64_t>& ids, bool json_output, std::ostream& out) {
+Result<int> RunWait(const std::string& socket, const std::vector<std::string>& typed, bool json_output,
+                    std::ostream& out) {
   auto client = Client::Connect(socket);
   if (!client.ok()) return client.status();
+  auto selected = SelectJobs(*client, typed);
+  if (!selected.ok()) return selected.status();
+  // Plain ids first (an array's id waits for every task), then the tasks named as tasks.
+  std::vector<JobId> ids = selected->arrays;
+  ids.insert(ids.end(), selected->ids.begin(), selected->ids.end());
   auto named = WaitForJobs(*client, ids);
   if (!named.ok()) return named.status();
   json jobs = json::array();
   int code = 0;
-  for (JobView& job : *named) {
-    std::vector<JobView> ended = {std::move(job)};
+  for (size_t at = 0; at < named->size(); ++at) {
+    std::vector<JobView> ended = {std::move((*named)[at])};
     // An array's id: its first task has ended; the others have the ids that follow it.
     JobId id = ended[0].id;
-    bool array = ended[0].array.array_id == id;
+    bool array = ended[0].array.array_id == id && at < selected->arrays.size();
     if (array && ended[0].array.count > 1) {
       auto tasks = WaitForJobs(*client, ArrayJobIds(id, ended[0].array.count, 1));
       if (!tasks.ok()) return tasks.status();

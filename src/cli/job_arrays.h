@@ -14,14 +14,30 @@
 
 namespace pinpoint::cli {
 
-// What `cancel` takes: "12" (a job, or the job array of that id) or "12_3" (task 3 of array 12).
-struct JobOrTask {
+// A job, or tasks of a job array, as Slurm names them: "12" (a job, or the array of that id),
+// "12_3" (task 3 of array 12), "12_[1-3,7]" (those tasks: --array's syntax, without %K).
+struct JobSelector {
   JobId id = 0;
-  std::optional<int> index;
+  std::vector<int> indices;  // ascending; empty: `id` itself
 };
 // Pure. nullopt unless a job id (a whole number from 1, at most 18 digits), optionally followed
-// by '_' and a task index (0 to kMaxArrayIndex).
-std::optional<JobOrTask> ParseJobOrTask(const std::string& text);
+// by '_' and a task index (0 to kMaxArrayIndex) or a bracketed list of them.
+std::optional<JobSelector> ParseJobSelector(const std::string& text);
+
+// The job ids of tasks `indices` of array `array_id`, in order: one "show" of the array, then
+// arithmetic for a plain range, else FindArrayTask's bisection for each. Errors: FindArrayTask's.
+Result<std::vector<JobId>> ArrayTaskIds(Client& client, JobId array_id, const std::vector<int>& indices);
+
+// What cancel, hold and release send for typed selectors: tasks as their own job ids in `ids`,
+// a plain id in `arrays` (the daemon takes an array's id as every task, any other as that job).
+struct SelectedJobs {
+  std::vector<JobId> ids;
+  std::vector<JobId> arrays;
+};
+// Errors: kInvalidArgument (not a selector, one line), ArrayTaskIds's.
+Result<SelectedJobs> SelectJobs(Client& client, const std::vector<std::string>& typed);
+// What show, logs and wait take: tasks as their job ids, a plain id as itself. Errors: SelectJobs's.
+Result<std::vector<JobId>> SelectJobIds(Client& client, const std::vector<std::string>& typed);
 
 // The job id of the task with `index` in array `array_id`. Tasks have consecutive ids in index
 // order, so it is found from the array's first task by arithmetic for a plain range, else by a
@@ -29,10 +45,6 @@ std::optional<JobOrTask> ParseJobOrTask(const std::string& text);
 // Errors: kNotFound ("job 12 is not a job array", "array 12 has no task 3"), the client's.
 Result<JobId> FindArrayTask(Client& client, JobId array_id, int index);
 
-// The request of `pinpoint cancel` for typed ids: a task named ARRAY_INDEX is its own job id in
-// `ids` (that task alone); a plain id goes to `arrays`, so that an array's id cancels its
-// unfinished tasks and any other id its job. Errors: FindArrayTask's.
-Result<CancelRequest> CancelRequestFor(Client& client, const std::vector<std::string>& typed);
 
 // Waits for `ids`: one job with "id" (its full record), several with "ids", one request per
 // kWaitMaxIds of them (records without environments). In the order given. Errors: the client's.
@@ -43,7 +55,8 @@ std::vector<JobId> ArrayJobIds(JobId array_id, int count, int from = 0);
 // `pinpoint wait IDS`: each job's end, one line each ("job 7 completed (exit-0)"); for a job
 // array's id, the end of every one of its tasks and FormatArrayEnd's lines. `json`: an array of
 // every job and task as it ended. Returns 0 when all completed, else 1.
-Result<int> RunWait(const std::string& socket, const std::vector<int64_t>& ids, bool json, std::ostream& out);
+// `typed`: selectors (SelectJobs): a plain id as above, tasks (12_3, 12_[1-3]) each as a job.
+Result<int> RunWait(const std::string& socket, const std::vector<std::string>& typed, bool json, std::ostream& out);
 
 // What `pinpoint submit --array` prints once the daemon stored the array: "submitted array 12
 // (4 tasks: jobs 12 to 15)", or with --json the reply. With `wait`, then waits for every task

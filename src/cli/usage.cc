@@ -177,7 +177,7 @@ void CheckJobIds(CLI::App& app) {
   auto check = [](bool tasks) {
     return CLI::Validator(
         [tasks](std::string& text) -> std::string {
-          if (!(tasks ? ParseJobOrTask(text).has_value() : IsJobId(text)))
+          if (!(tasks ? ParseJobSelector(text).has_value() : IsJobId(text)))
             throw UsageError("'" + EscapeForTerminal(text) + "' is not a job id (job ids are whole numbers from 1)");
           return "";
         },

@@ -47,12 +47,13 @@ Result<ArrangedArgs> ArrangeArgs(const CLI::App& app, const std::vector<std::str
 // A job id as typed: 1 to 18 decimal digits, not all zeros.
 bool IsJobId(const std::string& text);
 // The type name of a "jobs" positional that also takes a job array's task as ARRAY_INDEX (12_3).
-inline constexpr char kJobOrTaskType[] = "JOB|ARRAY_INDEX";
+inline constexpr char kJobOrTaskType[] = "JOB|ARRAY_INDEX|ARRAY_[LIST]";
 
 // Every positional option named "job" or "jobs" of `app`'s subcommands gets the job id check: a
 // whole number from 1, else UsageError("'0' is not a job id (job ids are whole numbers from 1)").
 // One phrasing for every subcommand that takes job ids. An option whose type name is
-// kJobOrTaskType also takes ID_INDEX (a task index from 0 after the array's id).
+// kJobOrTaskType also takes ID_INDEX (a task index from 0 after the array's id) and ID_[LIST]
+// (ParseJobSelector).
 void CheckJobIds(CLI::App& app);
 
 }  // namespace pinpoint::cli

@@ -167,6 +167,22 @@ std::vector<JobId> Slice(const std::vector<JobId>& ids, size_t from, size_t to) 
   return {ids.begin() + static_cast<std::ptrdiff_t>(from), ids.begin() + static_cast<std::ptrdiff_t>(to)};
 }
 
+// cancel, hold and release: ids first, then arrays, as the daemon answers them; pieces keep that
+// order.
+template <typename Request, typename SendFn>
+Result<typename Request::Reply> IdsAndArraysInPieces(const Request& request, SendFn send) {
+  size_t n = request.ids.size();
+  return InPieces<typename Request::Reply>(
+      n + request.arrays.size(),
+      [&](size_t from, size_t to) {
+        Request piece;
+        piece.ids = Slice(request.ids, from, to);
+        piece.arrays = Slice(request.arrays, from < n ? 0 : from - n, to < n ? 0 : to - n);
+        return piece;
+      },
+      send);
+}
+
 }  // namespace
 
 Result<WaitReply> Client::Wait(const WaitRequest& request) {
@@ -184,29 +200,13 @@ Result<WaitReply> Client::Wait(const WaitRequest& request) {
 }
 
 Result<CancelReply> Client::Cancel(const CancelRequest& request) {
-  // ids first, then arrays, as the daemon answers them: pieces keep that order.
-  size_t n = request.ids.size();
-  return InPieces<CancelReply>(
-      n + request.arrays.size(),
-      [&](size_t from, size_t to) {
-        CancelRequest piece;
-        piece.ids = Slice(request.ids, from, to);
-        piece.arrays = Slice(request.arrays, from < n ? 0 : from - n, to < n ? 0 : to - n);
-        return piece;
-      },
-      [this](const CancelRequest& piece) { return Send(piece); });
+  return IdsAndArraysInPieces(request, [this](const CancelRequest& piece) { return Send(piece); });
 }
-
 Result<HoldReply> Client::Hold(const HoldRequest& request) {
-  return InPieces<HoldReply>(
-      request.ids.size(), [&](size_t from, size_t to) { return HoldRequest{Slice(request.ids, from, to)}; },
-      [this](const HoldRequest& piece) { return Send(piece); });
+  return IdsAndArraysInPieces(request, [this](const HoldRequest& piece) { return Send(piece); });
 }
-
 Result<ReleaseReply> Client::Release(const ReleaseRequest& request) {
-  return InPieces<ReleaseReply>(
-      request.ids.size(), [&](size_t from, size_t to) { return ReleaseRequest{Slice(request.ids, from, to)}; },
-      [this](const ReleaseRequest& piece) { return Send(piece); });
+  return IdsAndArraysInPieces(request, [this](const ReleaseRequest& piece) { return Send(piece); });
 }
 Result<GpusReply> Client::Gpus() { return Send(GpusRequest{}); }
 Result<LogsReply> Client::Logs(const LogsRequest& request) { return Send(request); }

@@ -360,24 +360,20 @@ Result<Request> IdsRequestFromJson(const json& j) {
   return m;
 }
 
-}  // namespace
-
-json ToJson(const CancelRequest& m) {
-  json j = IdsRequest(CancelRequest::kOp, m.ids);
-  if (!m.arrays.empty()) j["arrays"] = m.arrays;  // only when set: requests without it read as they always have
+// cancel, hold and release: "ids", and "arrays" only when set (requests without it read as they
+// always have).
+template <typename Request>
+json IdsAndArrays(const char* op, const Request& m) {
+  json j = IdsRequest(op, m.ids);
+  if (!m.arrays.empty()) j["arrays"] = m.arrays;
   return j;
 }
-json ToJson(const CancelReply& m) { return ResultsJson(m.results); }
-json ToJson(const HoldRequest& m) { return IdsRequest(HoldRequest::kOp, m.ids); }
-json ToJson(const HoldReply& m) { return ResultsJson(m.results); }
-json ToJson(const ReleaseRequest& m) { return IdsRequest(ReleaseRequest::kOp, m.ids); }
-json ToJson(const ReleaseReply& m) { return ResultsJson(m.results); }
 
-template <>
-Result<CancelRequest> FromJson<CancelRequest>(const json& j) {
-  if (!j.is_object() || !j.contains("arrays")) return IdsRequestFromJson<CancelRequest>(j);
+template <typename Request>
+Result<Request> IdsAndArraysFromJson(const json& j) {
+  if (!j.is_object() || !j.contains("arrays")) return IdsRequestFromJson<Request>(j);
   // With "arrays", "ids" may be empty or absent: the two lists are bounded together.
-  CancelRequest m;
+  Request m;
   for (auto [key, out] : {std::pair{"ids", &m.ids}, std::pair{"arrays", &m.arrays}}) {
     if (!j.contains(key)) continue;
     const json& list = j[key];
@@ -394,13 +390,27 @@ Result<CancelRequest> FromJson<CancelRequest>(const json& j) {
   return m;
 }
 
+}  // namespace
+
+json ToJson(const CancelRequest& m) { return IdsAndArrays(CancelRequest::kOp, m); }
+json ToJson(const CancelReply& m) { return ResultsJson(m.results); }
+json ToJson(const HoldRequest& m) { return IdsAndArrays(HoldRequest::kOp, m); }
+json ToJson(const HoldReply& m) { return ResultsJson(m.results); }
+json ToJson(const ReleaseRequest& m) { return IdsAndArrays(ReleaseRequest::kOp, m); }
+json ToJson(const ReleaseReply& m) { return ResultsJson(m.results); }
+
+template <>
+Result<CancelRequest> FromJson<CancelRequest>(const json& j) {
+  return IdsAndArraysFromJson<CancelRequest>(j);
+}
+
 template <>
 Result<CancelReply> FromJson<CancelReply>(const json& j) {
   return ResultsFromJson<CancelReply>(j);
 }
 template <>
 Result<HoldRequest> FromJson<HoldRequest>(const json& j) {
-  return IdsRequestFromJson<HoldRequest>(j);
+  return IdsAndArraysFromJson<HoldRequest>(j);
 }
 template <>
 Result<HoldReply> FromJson<HoldReply>(const json& j) {
@@ -408,7 +418,7 @@ Result<HoldReply> FromJson<HoldReply>(const json& j) {
 }
 template <>
 Result<ReleaseRequest> FromJson<ReleaseRequest>(const json& j) {
-  return IdsRequestFromJson<ReleaseRequest>(j);
+  return IdsAndArraysFromJson<ReleaseRequest>(j);
 }
 template <>
 Result<ReleaseReply> FromJson<ReleaseReply>(const json& j) {

@@ -396,6 +396,15 @@ TEST(ApiCodecTest, RequestErrorsAreTheDocumentedOnes) {
                 .status()
                 .message(),
             "at most 64 ids at once");
+  // hold and release take arrays as cancel does; without them they read and write as always.
+  EXPECT_EQ(ToJson(HoldRequest{{4}, {}}), json::parse(R"({"op":"hold","ids":[4]})"));
+  EXPECT_EQ(ToJson(ReleaseRequest{{}, {12}}), json::parse(R"({"op":"release","ids":[],"arrays":[12]})"));
+  EXPECT_EQ(FromJson<HoldRequest>(json::parse(R"({"arrays":[12],"ids":[3]})"))->arrays, std::vector<JobId>{12});
+  EXPECT_EQ(FromJson<ReleaseRequest>(json::parse(R"({"arrays":[12]})"))->arrays, std::vector<JobId>{12});
+  EXPECT_EQ(FromJson<HoldRequest>(json::parse(R"({"arrays":[-1]})")).status().message(),
+            "\"arrays\" must hold positive job ids");
+  EXPECT_EQ(FromJson<ReleaseRequest>(json::parse(R"({"arrays":[],"ids":[]})")).status().message(),
+            "\"ids\" and \"arrays\" name no job");
 
   EXPECT_EQ(FromJson<LogsRequest>(json::parse(R"({"id":1,"stream":1})")).status().message(),
             "\"stream\" must be stdout or stderr");

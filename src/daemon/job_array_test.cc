@@ -149,6 +149,34 @@ TEST_F(JobArrayTest, AfterokOnAnArrayThatAllCompletedStartsAndATasksOwnIdIsThatT
   EXPECT_EQ(Get(later).state, JobState::kRunning);
 }
 
+// hold and release of an array's id reach its pending tasks, one result for the array; its
+// running tasks are passed over; another user's array is refused whole.
+TEST_F(JobArrayTest, HoldAndReleaseOfAnArraysIdReachItsPendingTasks) {
+  JobId array = SubmitArray("1-5%2");
+  node_->Step();
+  ASSERT_EQ(RunningTasks(array, 5), 2);
+  json held = Handle(json{{"op", "hold"}, {"arrays", {array}}}, caller_);
+  ASSERT_EQ(held.value("ok", false), true) << held.dump();
+  EXPECT_EQ(held["results"], (json::array({{{"id", array}, {"ok", true}, {"array_tasks", 3}}})));
+  for (JobId id = array + 2; id < array + 5; ++id) EXPECT_EQ(Get(id).hold, Hold::kUser) << id;
+  EXPECT_EQ(Get(array).hold, Hold::kNone) << "a running task is passed over";
+  api::Caller other;
+  other.uid = 5555;
+  other.gid = 5555;
+  json refused = Handle(json{{"op", "release"}, {"arrays", {array}}}, other);
+  EXPECT_EQ(refused["results"][0]["error"]["code"], "permission_denied") << refused.dump();
+  json released = Handle(json{{"op", "release"}, {"ids", {array + 4}}, {"arrays", {array}}}, caller_);
+  ASSERT_EQ(released["results"].size(), 2u) << released.dump();
+  EXPECT_EQ(released["results"][0], (json{{"id", array + 4}, {"ok", true}}));
+  EXPECT_EQ(released["results"][1]["array_tasks"], 3);
+  for (JobId id = array + 2; id < array + 5; ++id) EXPECT_EQ(Get(id).hold, Hold::kNone) << id;
+  Handle(json{{"op", "cancel"}, {"arrays", {array}}}, caller_);
+  node_->Step();
+  json none = Handle(json{{"op", "hold"}, {"arrays", {array}}}, caller_);
+  EXPECT_EQ(none["results"][0]["error"]["message"], "array " + std::to_string(array) + " has no pending task")
+      << none.dump();
+}
+
 TEST_F(JobArrayTest, TheLimitHoldsAcrossARestart) {
   JobId array = SubmitArray("1-4%1");
   node_->Step();

@@ -44,6 +44,7 @@
 #include "mps/mps_control.h"
 #include "pinpoint/api.h"
 #include "pinpoint/array_spec.h"
+#include "pinpoint/rewrite_budget.h"
 #include "pinpoint/job.h"
 #include "sched/inventory.h"
 #include "sched/placement.h"
@@ -126,8 +127,11 @@ class Node {
   // kFailedPrecondition (running or ended), kIo (not recorded: nothing changed), or ok.
   // Each request rewrites at most kRewriteBytesPerRequest of records (pinpoint/rewrite_budget.h):
   // ids past it are answered NotReached().
-  std::vector<Status> HoldJobs(const api::Caller& caller, const std::vector<JobId>& ids);
-  std::vector<Status> ReleaseJobs(const api::Caller& caller, const std::vector<JobId>& ids);
+  // `max_rewrite_bytes` 0: no bound (an array's tasks, which docs/api.md leaves unbounded).
+  std::vector<Status> HoldJobs(const api::Caller& caller, const std::vector<JobId>& ids,
+                               uint64_t max_rewrite_bytes = kRewriteBytesPerRequest);
+  std::vector<Status> ReleaseJobs(const api::Caller& caller, const std::vector<JobId>& ids,
+                                  uint64_t max_rewrite_bytes = kRewriteBytesPerRequest);
 
   // Cancels each job: pending ones end at once; running ones get SIGTERM (after MPS
   // terminate_client for their processes) and SIGKILL after the grace period. One Status per id, in order: kNotFound,
@@ -207,8 +211,8 @@ class Node {
   Result<JobRecord*> ControlledJob(const api::Caller& caller, JobId id);
   // Sets each job's hold to what `decide` says, persisting it with event `event`.
   std::vector<Status> SetHolds(const api::Caller& caller, const std::vector<JobId>& ids,
-                               const char* event,
-                               Result<Hold> (*decide)(const JobRecord&, bool));
+                               const char* event, Result<Hold> (*decide)(const JobRecord&, bool),
+                               uint64_t max_rewrite_bytes);
   void NoteDroppedEnv(JobId id, const std::vector<std::string>& names);
   Result<JobRecord> ResubmittedJob(const JobRecord& first, const JobRequest& request) const;
   // A submit's idempotency key as the store keeps it for `caller` (nullopt without a key), and the

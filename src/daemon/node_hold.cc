@@ -10,24 +10,26 @@
 
 namespace pinpoint::daemon {
 
-std::vector<Status> Node::HoldJobs(const api::Caller& caller, const std::vector<JobId>& ids) {
-  return SetHolds(caller, ids, "hold", DecideHold);
+std::vector<Status> Node::HoldJobs(const api::Caller& caller, const std::vector<JobId>& ids,
+                                   uint64_t max_rewrite_bytes) {
+  return SetHolds(caller, ids, "hold", DecideHold, max_rewrite_bytes);
 }
 
-std::vector<Status> Node::ReleaseJobs(const api::Caller& caller, const std::vector<JobId>& ids) {
-  return SetHolds(caller, ids, "release", DecideRelease);
+std::vector<Status> Node::ReleaseJobs(const api::Caller& caller, const std::vector<JobId>& ids,
+                                      uint64_t max_rewrite_bytes) {
+  return SetHolds(caller, ids, "release", DecideRelease, max_rewrite_bytes);
 }
 
 std::vector<Status> Node::SetHolds(const api::Caller& caller, const std::vector<JobId>& ids,
-                                   const char* event,
-                                   Result<Hold> (*decide)(const JobRecord&, bool)) {
+                                   const char* event, Result<Hold> (*decide)(const JobRecord&, bool),
+                                   uint64_t max_rewrite_bytes) {
   std::vector<Status> out(ids.size());
   std::string by = NameOrUid(*users_, caller.uid);
   // One batch for the whole request, as cancel: 10000 ids cost one fsync, not 10000, so no
   // request of one user holds the loop for long. Without a batch each is its own transaction.
   auto batch = deps_.store->BeginBatch();
   std::vector<std::pair<size_t, JobRecord>> changed;  // where, and the job as it was before
-  RewriteBudget budget(kRewriteBytesPerRequest);
+  RewriteBudget budget(max_rewrite_bytes);
   for (size_t i = 0; i < ids.size(); ++i) {
     auto found = ControlledJob(caller, ids[i]);
     Result<Hold> hold = found.ok() ? decide(**found, caller.IsRoot()) : Result<Hold>(found.status());

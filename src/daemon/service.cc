@@ -239,41 +239,48 @@ Result<ShowReply> Service::Show(Call& call, ShowRequest request) {
 
 Result<CancelReply> Service::Cancel(Call& call, CancelRequest request) {
   CancelReply reply{Results(request.ids, node_->Cancel(call.caller, request.ids, kRewriteBytesPerRequest))};
-  for (JobId id : request.arrays) {
-    std::optional<std::vector<JobId>> tasks = node_->UnfinishedArrayTasks(id);
-    if (!tasks) {
-      reply.results.push_back({id, node_->Cancel(call.caller, {id}).front(), 0});
-      continue;
-    }
-    reply.results.push_back(CancelArray(call.caller, id, *tasks));
-  }
+  auto cancel = [&](const std::vector<JobId>& ids) { return node_->Cancel(call.caller, ids); };
+  for (JobId id : request.arrays) reply.results.push_back(ForArray(id, false, "already ended (all its tasks)", cancel));
   return reply;
 }
 
-// The tasks of one array are one user's: the first refusal (not the caller's, a store failure)
-// is the array's; a task that ended meanwhile is no refusal.
-CancelResult Service::CancelArray(const api::Caller& caller, JobId id, const std::vector<JobId>& tasks) {
-  if (tasks.empty()) {
-    Status first = node_->Cancel(caller, {id}).front();  // who may see it, else "already ended"
-    if (first.code() == Code::kFailedPrecondition)
-      first = FailedPrecondition("array " + std::to_string(id) + " already ended (all its tasks)");
-    return {id, first};
-  }
+// An array's tasks are one user's: the first refusal (not the caller's, a store failure) is the
+// array's; a task that ended (or, `pending_only` for hold and release, runs) is no refusal, and
+// one that reaches none says `none_left`. An id that names no array is a job, as in `ids`.
+CancelResult Service::ForArray(JobId id, bool pending_only, const char* none_left,
+                               const std::function<std::vector<Status>(const std::vector<JobId>&)>& apply) {
+  std::optional<std::vector<JobId>> tasks = node_->UnfinishedArrayTasks(id);
+  if (!tasks) return {id, apply({id}).front(), 0};
   CancelResult result{id, Status::Ok()};
-  for (const Status& s : node_->Cancel(caller, tasks)) {
-    if (s.ok()) ++result.array_tasks;
-    else if (s.code() != Code::kFailedPrecondition && result.status.ok()) result.status = s;
+  if (!tasks->empty()) {
+    for (const Status& s : apply(*tasks)) {
+      if (s.ok()) ++result.array_tasks;
+      else if (s.code() != Code::kFailedPrecondition && result.status.ok()) result.status = s;
+    }
   }
   if (!result.status.ok()) result.array_tasks = 0;
+  // A cancel that reached no task of an array whose tasks are all being cancelled is no error.
+  if (result.status.ok() && result.array_tasks == 0 && (tasks->empty() || pending_only)) {
+    Status first = apply({id}).front();  // who may see it; else the array has none left
+    result.status = first.code() == Code::kFailedPrecondition || first.ok()
+                        ? FailedPrecondition("array " + std::to_string(id) + " " + none_left)
+                        : first;
+  }
   return result;
 }
 
 Result<HoldReply> Service::Hold(Call& call, HoldRequest request) {
-  return HoldReply{Results(request.ids, node_->HoldJobs(call.caller, request.ids))};
+  HoldReply reply{Results(request.ids, node_->HoldJobs(call.caller, request.ids))};
+  auto hold = [&](const std::vector<JobId>& ids) { return node_->HoldJobs(call.caller, ids, 0); };
+  for (JobId id : request.arrays) reply.results.push_back(ForArray(id, true, "has no pending task", hold));
+  return reply;
 }
 
 Result<ReleaseReply> Service::Release(Call& call, ReleaseRequest request) {
-  return ReleaseReply{Results(request.ids, node_->ReleaseJobs(call.caller, request.ids))};
+  ReleaseReply reply{Results(request.ids, node_->ReleaseJobs(call.caller, request.ids))};
+  auto release = [&](const std::vector<JobId>& ids) { return node_->ReleaseJobs(call.caller, ids, 0); };
+  for (JobId id : request.arrays) reply.results.push_back(ForArray(id, true, "has no pending task", release));
+  return reply;
 }
 
 Result<GpusReply> Service::Gpus(Call&, GpusRequest) { return node_->GpusView(); }

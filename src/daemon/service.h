@@ -81,9 +81,10 @@ class Service : public api::Handler {
   Result<QueueReply> Queue(Call& call, QueueRequest request);
   Result<ShowReply> Show(Call& call, ShowRequest request);
   Result<CancelReply> Cancel(Call& call, CancelRequest request);
-  // "cancel" of job array `id` (CancelRequest::arrays): its unfinished `tasks`
-  // (Node::UnfinishedArrayTasks).
-  CancelResult CancelArray(const api::Caller& caller, JobId id, const std::vector<JobId>& tasks);
+  // "cancel", "hold" or "release" of job array `id` (the requests' `arrays`): `apply` to its
+  // unfinished tasks (Node::UnfinishedArrayTasks), one result for the array.
+  CancelResult ForArray(JobId id, bool pending_only, const char* none_left,
+                        const std::function<std::vector<Status>(const std::vector<JobId>&)>& apply);
   Result<GpusReply> Gpus(Call& call, GpusRequest request);
   Result<LogsReply> Logs(Call& call, LogsRequest request);
   Result<HoldReply> Hold(Call& call, HoldRequest request);

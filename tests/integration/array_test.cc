@@ -128,6 +128,42 @@ TEST_F(ArrayCliTest, CancelTakesTheArraysIdOrOneTask) {
   EXPECT_EQ(again.err, "pinpoint: array 1 already ended (all its tasks)\n");
 }
 
+// Slurm's names for tasks wherever jobs are named: hold, release, show, logs and wait take an
+// array's id, ARRAY_INDEX and ARRAY_[LIST]; queue shows the pending tasks as one row.
+TEST_F(ArrayCliTest, EveryCommandTakesArraysAndTasksAsSlurmNamesThem) {
+  auto sub = h_.Cli({"submit", "--hold", "--array", "1-6%2", "--", "sh", "-c", "echo task $PINPOINT_ARRAY_TASK_ID"});
+  ASSERT_EQ(sub.exit_code, 0) << sub.err;
+  auto queue = h_.Cli({"queue"});
+  EXPECT_NE(queue.out.find("\n1   1_[1-6%2]  "), std::string::npos) << queue.out;
+  EXPECT_EQ(Lines(queue.out), 3) << "a header, one row for six held tasks, the simulated node's line\n" << queue.out;
+  auto released = h_.Cli({"release", "1_[1-2]"});
+  EXPECT_EQ(released.exit_code, 0) << released.err;
+  EXPECT_EQ(released.out, "released job 1\nreleased job 2\n");
+  auto wait = h_.Cli({"wait", "1_[1-2]"});
+  EXPECT_EQ(wait.exit_code, 0) << wait.err;
+  EXPECT_EQ(wait.out, "job 1 completed (exit-0)\njob 2 completed (exit-0)\n") << "the tasks, not the whole array";
+  EXPECT_EQ(h_.Cli({"logs", "1_2"}).out, "task 2\n");
+  auto two = h_.Cli({"logs", "1_[1-2]"});
+  EXPECT_EQ(two.exit_code, 2);
+  EXPECT_EQ(Lines(two.err), 1) << two.err;
+  auto shown = h_.Cli({"show", "1_[2,3]"});
+  EXPECT_EQ(shown.out.rfind("job 2\n", 0), 0u) << shown.out;
+  EXPECT_NE(shown.out.find("\n\njob 3\n"), std::string::npos) << shown.out;
+  EXPECT_EQ(json::parse(h_.Cli({"--json", "show", "1_[2,3]"}).out).size(), 2u);
+  auto rest = h_.Cli({"release", "1"});
+  EXPECT_EQ(rest.exit_code, 0) << rest.err;
+  EXPECT_EQ(rest.out, "released array 1 (4 unfinished tasks)\n");
+  auto all = h_.Cli({"wait", "1"});
+  EXPECT_EQ(all.exit_code, 0) << all.err;
+  EXPECT_EQ(all.out.rfind("array 1: 6 tasks, 6 completed\n", 0), 0u) << all.out;
+  auto none = h_.Cli({"hold", "1"});
+  EXPECT_EQ(none.exit_code, 6);
+  EXPECT_EQ(none.err, "pinpoint: array 1 has no pending task\n");
+  auto bad = h_.Cli({"hold", "1_[2-x]"});
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_EQ(bad.err, "pinpoint hold: '1_[2-x]' is not a job id (job ids are whole numbers from 1)\n");
+}
+
 // A list of indices is no range: ARRAY_INDEX is found among the tasks' ids.
 TEST_F(ArrayCliTest, ATaskOfAListIsFoundByItsIndex) {
   auto sub = h_.Cli({"submit", "--hold", "--array", "1,5,9,20-22", "--", "true"});
