@@ -91,6 +91,7 @@ PY
   echo "| none | $(measure "$P" version) | $(measure "$P" queue) |"
   attack "wait naming another user's job 10000 times, in a loop" as_nobody "$P" wait $copies
   attack "hold then release of 10000 ids, in a loop" sh -c "setpriv --reuid=65534 --regid=65534 --clear-groups env PINPOINT_SOCKET=$W/sock $P hold $ids; setpriv --reuid=65534 --regid=65534 --clear-groups env PINPOINT_SOCKET=$W/sock $P release $ids"
+  attack "hold then release of a 10000-task array by its id, in a loop" sh -c "setpriv --reuid=65534 --regid=65534 --clear-groups env PINPOINT_SOCKET=$W/sock $P hold $array; setpriv --reuid=65534 --regid=65534 --clear-groups env PINPOINT_SOCKET=$W/sock $P release $array"
   attack "queue --all -n 10000, in a loop" as_nobody "$P" queue --all -n 10000
   attack "4000 idle connections to /metrics, renewed every 5 s" flood_metrics
   # Before the next row, whose held submits fill uid nobody's max_user_request_bytes.

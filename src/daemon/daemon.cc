@@ -358,7 +358,8 @@ int RunDaemon(const Config& config, std::unique_ptr<gpu::GpuBackend> backend,
     std::vector<int> wake = node.WaitFds();
     wake.push_back(sig_fd);
     wake.push_back(watcher.wake_fd());
-    auto ready = (*server)->RunOnce(static_cast<int>(config.poll_interval_ms), wake);
+    // Requests on job arrays go on a budget at a time, one per pass: no sleep in between.
+    auto ready = (*server)->RunOnce(service.has_array_work() ? 0 : static_cast<int>(config.poll_interval_ms), wake);
     for (int fd : ready) {
       if (fd != sig_fd) continue;  // the watcher's wake needs no reading: Step takes its news
       signalfd_siginfo info{};
@@ -368,6 +369,7 @@ int RunDaemon(const Config& config, std::unique_ptr<gpu::GpuBackend> backend,
     }
     service.JobsEnded(node.Step());
     service.PollFollowers();
+    service.ContinueArrayWork();
     if (Purge(retention)) published = -1;
     // At most once a second: a snapshot costs time linear in the active jobs (a user may hold
     // thousands), and scrapes come every few seconds.

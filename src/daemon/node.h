@@ -121,6 +121,12 @@ class Node {
   // (empty when all have); nullopt when `id` names no array (no such job, or a job that is not an
   // array's first task). Cost: O(log active jobs + tasks), and a store read when none is active.
   std::optional<std::vector<JobId>> UnfinishedArrayTasks(JobId id) const;
+  // The tasks of array `id` a request of `change` still has to change, ascending: kCancel those
+  // not ended and not being cancelled; kHold the pending ones not yet held as `root` (or not) would
+  // hold them; kRelease the held ones; kPending every pending one. nullopt as
+  // UnfinishedArrayTasks. Cost: as UnfinishedArrayTasks.
+  enum class ArrayChange { kCancel, kHold, kRelease, kPending };
+  std::optional<std::vector<JobId>> ArrayTasksFor(JobId id, ArrayChange change, bool root) const;
 
   // Hold and release pending jobs (daemon/hold.h has the policy). One Status per id, in order:
   // kNotFound, kPermissionDenied (another user's job; releasing root's hold as a user),

@@ -128,4 +128,22 @@ std::optional<std::vector<JobId>> Node::UnfinishedArrayTasks(JobId id) const {
   return std::nullopt;
 }
 
+std::optional<std::vector<JobId>> Node::ArrayTasksFor(JobId id, ArrayChange change, bool root) const {
+  std::optional<std::vector<JobId>> tasks = UnfinishedArrayTasks(id);
+  if (!tasks) return tasks;
+  Hold wanted = root ? Hold::kRoot : Hold::kUser;
+  std::erase_if(*tasks, [&](JobId task) {
+    const JobRecord& job = jobs_.at(task);
+    bool pending = job.state == JobState::kPending && !job.cancel_requested;
+    switch (change) {
+      case ArrayChange::kCancel: return job.cancel_requested;
+      case ArrayChange::kHold: return !pending || job.hold == wanted || (job.hold == Hold::kRoot && !root);
+      case ArrayChange::kRelease: return !pending || job.hold == Hold::kNone;
+      case ArrayChange::kPending: return !pending;
+    }
+    return true;
+  });
+  return tasks;
+}
+
 }  // namespace pinpoint::daemon

@@ -239,48 +239,121 @@ Result<ShowReply> Service::Show(Call& call, ShowRequest request) {
 
 Result<CancelReply> Service::Cancel(Call& call, CancelRequest request) {
   CancelReply reply{Results(request.ids, node_->Cancel(call.caller, request.ids, kRewriteBytesPerRequest))};
-  auto cancel = [&](const std::vector<JobId>& ids) { return node_->Cancel(call.caller, ids); };
-  for (JobId id : request.arrays) reply.results.push_back(ForArray(id, false, "already ended (all its tasks)", cancel));
-  return reply;
-}
-
-// An array's tasks are one user's: the first refusal (not the caller's, a store failure) is the
-// array's; a task that ended (or, `pending_only` for hold and release, runs) is no refusal, and
-// one that reaches none says `none_left`. An id that names no array is a job, as in `ids`.
-CancelResult Service::ForArray(JobId id, bool pending_only, const char* none_left,
-                               const std::function<std::vector<Status>(const std::vector<JobId>&)>& apply) {
-  std::optional<std::vector<JobId>> tasks = node_->UnfinishedArrayTasks(id);
-  if (!tasks) return {id, apply({id}).front(), 0};
-  CancelResult result{id, Status::Ok()};
-  if (!tasks->empty()) {
-    for (const Status& s : apply(*tasks)) {
-      if (s.ok()) ++result.array_tasks;
-      else if (s.code() != Code::kFailedPrecondition && result.status.ok()) result.status = s;
-    }
-  }
-  if (!result.status.ok()) result.array_tasks = 0;
-  // A cancel that reached no task of an array whose tasks are all being cancelled is no error.
-  if (result.status.ok() && result.array_tasks == 0 && (tasks->empty() || pending_only)) {
-    Status first = apply({id}).front();  // who may see it; else the array has none left
-    result.status = first.code() == Code::kFailedPrecondition || first.ok()
-                        ? FailedPrecondition("array " + std::to_string(id) + " " + none_left)
-                        : first;
-  }
-  return result;
+  return StartArrayWork(call, Node::ArrayChange::kCancel, std::move(reply.results), request.arrays, reply);
 }
 
 Result<HoldReply> Service::Hold(Call& call, HoldRequest request) {
   HoldReply reply{Results(request.ids, node_->HoldJobs(call.caller, request.ids))};
-  auto hold = [&](const std::vector<JobId>& ids) { return node_->HoldJobs(call.caller, ids, 0); };
-  for (JobId id : request.arrays) reply.results.push_back(ForArray(id, true, "has no pending task", hold));
-  return reply;
+  return StartArrayWork(call, Node::ArrayChange::kHold, std::move(reply.results), request.arrays, reply);
 }
 
 Result<ReleaseReply> Service::Release(Call& call, ReleaseRequest request) {
   ReleaseReply reply{Results(request.ids, node_->ReleaseJobs(call.caller, request.ids))};
-  auto release = [&](const std::vector<JobId>& ids) { return node_->ReleaseJobs(call.caller, ids, 0); };
-  for (JobId id : request.arrays) reply.results.push_back(ForArray(id, true, "has no pending task", release));
+  return StartArrayWork(call, Node::ArrayChange::kRelease, std::move(reply.results), request.arrays, reply);
+}
+
+template <typename Reply>
+Result<Reply> Service::StartArrayWork(Call& call, Node::ArrayChange change, std::vector<CancelResult> results,
+                                      const std::vector<JobId>& arrays, Reply& reply) {
+  if (arrays.empty()) {
+    reply.results = std::move(results);
+    return reply;
+  }
+  size_t mine = std::count_if(array_work_.begin(), array_work_.end(),
+                              [&](const ArrayWork& w) { return w.caller.uid == call.caller.uid; });
+  if (array_work_.size() >= CapFor(kArrayWorkMax, call.caller.IsRoot()) ||
+      (!call.caller.IsRoot() && mine >= kArrayWorkMaxPerUid))
+    return Unavailable("pinpointd is already working through " + std::to_string(array_work_.size()) +
+                       " requests on job arrays (" + std::to_string(mine) + " of yours); try again later");
+  ArrayWork work{call.conn, call.caller, change, std::move(results), arrays};
+  work.current.id = arrays.front();
+  if (AdvanceArrayWork(work)) {  // one budget's worth now: a small array is answered at once
+    reply.results = std::move(work.results);
+    return reply;
+  }
+  call.deferred = true;
+  array_work_.push_back(std::move(work));
   return reply;
+}
+
+std::vector<Status> Service::ApplyToTasks(const ArrayWork& work, const std::vector<JobId>& ids, uint64_t budget) {
+  switch (work.change) {
+    case Node::ArrayChange::kCancel: return node_->Cancel(work.caller, ids, budget);
+    case Node::ArrayChange::kHold: return node_->HoldJobs(work.caller, ids, budget);
+    default: return node_->ReleaseJobs(work.caller, ids, budget);
+  }
+}
+
+bool Service::AdvanceArrayWork(ArrayWork& work) {
+  bool applied = false;  // one budget's worth a call: a second rewrite waits for the next pass
+  while (work.next < work.arrays.size()) {
+    JobId id = work.arrays[work.next];
+    CancelResult& current = work.current;
+    auto tasks = node_->ArrayTasksFor(id, work.change, work.caller.IsRoot());
+    if (!tasks) {
+      // No array's id: a job, as in `ids`. A run of them goes in one call under one budget; the
+      // ones it did not reach, at the next pass.
+      if (applied) return false;
+      std::vector<JobId> run = {id};
+      for (size_t i = work.next + 1; i < work.arrays.size() && run.size() < kCancelMaxIds; ++i) {
+        if (node_->ArrayTasksFor(work.arrays[i], work.change, work.caller.IsRoot())) break;
+        run.push_back(work.arrays[i]);
+      }
+      std::vector<Status> statuses = ApplyToTasks(work, run, kRewriteBytesPerRequest);
+      applied = true;
+      for (size_t i = 0; i < run.size() && !IsNotReached(statuses[i]); ++i) {
+        work.results.push_back({run[i], statuses[i], 0});
+        ++work.next;
+      }
+      if (work.next < work.arrays.size()) work.current = {work.arrays[work.next], Status::Ok(), 0};
+      continue;
+    }
+    if (!tasks->empty() && current.status.ok()) {
+      if (applied) return false;
+      bool more = false;
+      for (const Status& s : ApplyToTasks(work, *tasks, kRewriteBytesPerRequest)) {
+        if (s.ok()) ++current.array_tasks;
+        else if (IsNotReached(s)) more = true;
+        else if (s.code() != Code::kFailedPrecondition && current.status.ok()) current.status = s;
+      }
+      applied = true;
+      if (more && current.status.ok()) return false;
+      continue;  // listed again: nothing should be left
+    }
+    if (current.status.ok() && current.array_tasks == 0) current.status = ArrayNoneLeft(work, id);
+    if (!current.status.ok()) current.array_tasks = 0;
+    work.results.push_back(current);
+    if (++work.next < work.arrays.size()) work.current = {work.arrays[work.next], Status::Ok(), 0};
+  }
+  return true;
+}
+
+// An array the request reached no task of: who may see it decides the error, else it has none
+// left (held ones count as done for hold, as a held job does).
+Status Service::ArrayNoneLeft(const ArrayWork& work, JobId id) {
+  bool cancel = work.change == Node::ArrayChange::kCancel;
+  auto unfinished = node_->ArrayTasksFor(id, cancel ? Node::ArrayChange::kCancel : Node::ArrayChange::kPending,
+                                         work.caller.IsRoot());
+  Status first = ApplyToTasks(work, {id}, 0).front();  // the first task: who may see it
+  if (!first.ok() && first.code() != Code::kFailedPrecondition) return first;
+  if (unfinished && !unfinished->empty() && !cancel) return Status::Ok();  // all already as asked
+  if (cancel && node_->UnfinishedArrayTasks(id).value_or(std::vector<JobId>{}).size() > 0) return Status::Ok();
+  return FailedPrecondition("array " + std::to_string(id) +
+                            (cancel ? " already ended (all its tasks)" : " has no pending task"));
+}
+
+void Service::ContinueArrayWork() {
+  if (array_work_.empty()) return;
+  ArrayWork& work = array_work_.front();
+  if (!AdvanceArrayWork(work)) {
+    std::rotate(array_work_.begin(), array_work_.begin() + 1, array_work_.end());  // the next one's turn
+    return;
+  }
+  if (reply_ && !work.client_gone) {
+    nlohmann::json results = ToJson(CancelReply{std::move(work.results)});
+    reply_(work.conn, api::OkReply(std::move(results)));
+  }
+  array_work_.pop_front();
 }
 
 Result<GpusReply> Service::Gpus(Call&, GpusRequest) { return node_->GpusView(); }
@@ -324,6 +397,7 @@ void Service::PollFollowers() {
 }
 
 void Service::Closed(api::ConnId conn) {
+  for (ArrayWork& work : array_work_) work.client_gone = work.client_gone || work.conn == conn;
   for (auto it = waiters_.begin(); it != waiters_.end();) {
     std::erase_if(it->second, [&](const Waiter& w) {
       if (w.conn != conn) return false;

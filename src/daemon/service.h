@@ -7,6 +7,7 @@
 // kLogsMaxFollowersPerUid per user).
 #pragma once
 
+#include <deque>
 #include <functional>
 #include <map>
 #include <vector>
@@ -16,6 +17,11 @@
 #include "pinpoint/api.h"
 
 namespace pinpoint::daemon {
+
+// Requests on job arrays (cancel, hold, release of an array's id) in progress at once: in all
+// (root keeps a share, common/root_reserve.h) and of one user other than root.
+inline constexpr size_t kArrayWorkMax = 64;
+inline constexpr size_t kArrayWorkMaxPerUid = 4;
 
 class Service : public api::Handler {
  public:
@@ -45,6 +51,11 @@ class Service : public api::Handler {
   // fails (e.g. the file became a link). Called once per pass of the main loop. Cost: one
   // bounded read (an open and a stat when nothing is new) per follower held.
   void PollFollowers();
+  // Goes on with the requests on job arrays in progress (one budget's worth) and answers the one
+  // that completes. Called by the main loop once per pass; while has_array_work(), the loop does
+  // not sleep between passes.
+  void ContinueArrayWork();
+  bool has_array_work() const { return !array_work_.empty(); }
   size_t follower_count() const { return followers_.size(); }
 
  private:
@@ -81,10 +92,27 @@ class Service : public api::Handler {
   Result<QueueReply> Queue(Call& call, QueueRequest request);
   Result<ShowReply> Show(Call& call, ShowRequest request);
   Result<CancelReply> Cancel(Call& call, CancelRequest request);
-  // "cancel", "hold" or "release" of job array `id` (the requests' `arrays`): `apply` to its
-  // unfinished tasks (Node::UnfinishedArrayTasks), one result for the array.
-  CancelResult ForArray(JobId id, bool pending_only, const char* none_left,
-                        const std::function<std::vector<Status>(const std::vector<JobId>&)>& apply);
+  // "cancel", "hold" or "release" of job arrays (the requests' `arrays`), one result per array
+  // after those of `ids`: one request's rewrite budget (kRewriteBytesPerRequest) at a time, the
+  // first now, the rest from the main loop (ContinueArrayWork) with the reply deferred, so that
+  // an array of 10000 tasks never holds the loop for long.
+  struct ArrayWork {
+    api::ConnId conn;
+    api::Caller caller;
+    Node::ArrayChange change;
+    std::vector<CancelResult> results;  // done so far, in the reply's order
+    std::vector<JobId> arrays;
+    size_t next = 0;                    // arrays[next] is being worked on
+    CancelResult current = {};          // its result so far
+    bool client_gone = false;           // its connection closed: the work goes on, unanswered
+  };
+  template <typename Reply>
+  Result<Reply> StartArrayWork(Call& call, Node::ArrayChange change, std::vector<CancelResult> results,
+                               const std::vector<JobId>& arrays, Reply& reply);
+  // One budget's worth of `work`; true once every array of it has its result.
+  bool AdvanceArrayWork(ArrayWork& work);
+  std::vector<Status> ApplyToTasks(const ArrayWork& work, const std::vector<JobId>& ids, uint64_t budget);
+  Status ArrayNoneLeft(const ArrayWork& work, JobId id);
   Result<GpusReply> Gpus(Call& call, GpusRequest request);
   Result<LogsReply> Logs(Call& call, LogsRequest request);
   Result<HoldReply> Hold(Call& call, HoldRequest request);
@@ -129,6 +157,7 @@ class Service : public api::Handler {
   size_t held_wait_ids_ = 0;                      // ids of the waits held, groups' in full
   std::map<uint32_t, size_t> held_wait_ids_by_uid_;
   std::vector<Follower> followers_;
+  std::deque<ArrayWork> array_work_;  // at most kArrayWorkMax, kArrayWorkMaxPerUid of one user
 };
 
 }  // namespace pinpoint::daemon
