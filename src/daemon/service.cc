@@ -310,7 +310,10 @@ bool Service::AdvanceArrayWork(ArrayWork& work) {
     }
     if (!tasks->empty() && current.status.ok()) {
       if (applied) return false;
-      bool more = false;
+      // As a request of ids: at most kCancelMaxIds jobs and one rewrite budget (small records
+      // cost per record, large ones per byte).
+      bool more = tasks->size() > kCancelMaxIds;
+      if (more) tasks->resize(kCancelMaxIds);
       for (const Status& s : ApplyToTasks(work, *tasks, kRewriteBytesPerRequest)) {
         if (s.ok()) ++current.array_tasks;
         else if (IsNotReached(s)) more = true;

@@ -93,7 +93,8 @@ class Service : public api::Handler {
   Result<ShowReply> Show(Call& call, ShowRequest request);
   Result<CancelReply> Cancel(Call& call, CancelRequest request);
   // "cancel", "hold" or "release" of job arrays (the requests' `arrays`), one result per array
-  // after those of `ids`: one request's rewrite budget (kRewriteBytesPerRequest) at a time, the
+  // after those of `ids`: as much as one request of ids may do (kCancelMaxIds jobs, one rewrite
+  // budget of kRewriteBytesPerRequest) at a time, the
   // first now, the rest from the main loop (ContinueArrayWork) with the reply deferred, so that
   // an array of 10000 tasks never holds the loop for long.
   struct ArrayWork {
