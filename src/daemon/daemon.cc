@@ -370,6 +370,7 @@ int RunDaemon(const Config& config, std::unique_ptr<gpu::GpuBackend> backend,
     service.JobsEnded(node.Step());
     service.PollFollowers();
     service.ContinueArrayWork();
+    service.PollStartingLeases();
     if (Purge(retention)) published = -1;
     // At most once a second: a snapshot costs time linear in the active jobs (a user may hold
     // thousands), and scrapes come every few seconds.

@@ -167,6 +167,43 @@ TEST_F(LeaseTest, ALeaseNeverTakesWhatIsHeldForAWaitingJob) {
   EXPECT_EQ(Record(waiting.id).state, JobState::kRunning);
 }
 
+// MPS control daemons start asynchronously (they never hold the loop): a lease placed on a
+// device whose daemon is still starting waits for it, its open_lease answered once it runs.
+TEST_F(LeaseTest, ALeaseWhoseMpsDaemonIsStartingIsAnsweredOnceItRuns) {
+  CollectReplies();
+  mps_.Fail(FailedPrecondition("the MPS control daemon of device 0 is starting"));
+  nlohmann::json open{{"op", "open_lease"}, {"request", {{"gpus", 1}, {"gpu_mem_bytes", 5ull << 30}, {"gpu_share_pct", 20}}}};
+  EXPECT_FALSE(service_->Handle(caller_, open, /*conn=*/9).has_value()) << "deferred, not refused";
+  node_->Step();
+  service_->PollStartingLeases();
+  EXPECT_TRUE(replies_.empty()) << "still starting";
+  mps_.Fail(Status::Ok());
+  node_->Step();
+  service_->PollStartingLeases();
+  ASSERT_EQ(replies_.size(), 1u);
+  EXPECT_EQ(replies_[0].first, 9u);
+  EXPECT_EQ(replies_[0].second["lease"]["state"], "running") << replies_[0].second.dump();
+  EXPECT_EQ(replies_[0].second["edits"]["env"]["CUDA_MPS_PINNED_DEVICE_MEM_LIMIT"], "0=5120M");
+}
+
+TEST_F(LeaseTest, ALeaseWhoseMpsDaemonNeverStartsIsGivenUpWithOneLine) {
+  CollectReplies();
+  mps_.Fail(FailedPrecondition("the MPS control daemon of device 0 is starting"));
+  nlohmann::json open{{"op", "open_lease"}, {"request", {{"gpus", 1}, {"gpu_mem_bytes", 5ull << 30}}}};
+  EXPECT_FALSE(service_->Handle(caller_, open, /*conn=*/4).has_value());
+  clock_.AdvanceMs(kLeaseStartTimeoutMs);
+  node_->Step();
+  service_->PollStartingLeases();
+  ASSERT_EQ(replies_.size(), 1u);
+  EXPECT_EQ(replies_[0].second["error"]["code"], "unavailable") << replies_[0].second.dump();
+  std::string message = replies_[0].second["error"]["message"];
+  EXPECT_NE(message.find("not started within 30 s"), std::string::npos) << message;
+  EXPECT_EQ(message.find('\n'), std::string::npos);
+  auto page = node_->List(false, std::nullopt, 0, 100).value();
+  node_->Step();
+  EXPECT_EQ(node_->List(false, std::nullopt, 0, 100)->total, 0) << "nothing stays behind";
+}
+
 TEST_F(LeaseTest, OnlyRootMayAttach) {
   JobId id = Open();
   containers_.SetCgroup(777, std::string(kCgroup));

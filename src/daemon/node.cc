@@ -139,6 +139,7 @@ std::vector<JobId> Node::Step() {
   // log before its victims exit, so every victim collected here is known as one.
   HandleMpsEvents();
   RecordEnds(exits, lease_ends);
+  ExpireStartingLeases(now);
   if (dirty_) Schedule();
   // Every job that ended in this pass, polled or failed to launch inside Schedule.
   std::vector<JobId> ended = jobs_.CollectEnded(

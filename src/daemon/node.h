@@ -156,7 +156,12 @@ class Node {
     JobRecord lease;
     LeaseEdits edits;
   };
+  // A lease placed whose device's MPS control daemon is still starting is returned pending: it
+  // starts at a later pass once the daemon runs (EditsOfLease then has its edits), or ends as
+  // cancelled (lease-not-placed) kLeaseStartTimeoutMs after its opening.
   Result<OpenedLease> OpenLease(const api::Caller& caller, const LeaseRequest& request);
+  // The container edits of a running lease started by this process (empty otherwise).
+  LeaseEdits EditsOfLease(JobId id) const;
   // Root only: the lease's processes are those of `pid`'s cgroup from now on. Errors:
   // kPermissionDenied (not root; container_uid is not the lease's uid), kNotFound (no such lease
   // or process), kFailedPrecondition (ended, attached elsewhere, a refused cgroup),
@@ -359,6 +364,9 @@ class Node {
   // What the last scheduling pass held back for its first blocked job: a lease placed between
   // passes (OpenLease, sched::PlaceOne) never takes it.
   std::optional<sched::Reservation> reservation_;
+  // Leases opened while their MPS control daemon was starting -> when they are given up.
+  std::map<JobId, int64_t> starting_leases_;
+  void ExpireStartingLeases(int64_t now_ms);
   // How ended jobs that pending jobs depend on ended, as the store said: only those still
   // depended on are kept (DependencyStates), so a pass asks the store once per such job.
   std::map<JobId, JobState> ended_states_;

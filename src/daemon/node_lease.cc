@@ -67,20 +67,25 @@ Result<Node::OpenedLease> Node::OpenLease(const api::Caller& caller, const Lease
     auto waiting = jobs_.find(held->id);
     if (waiting == jobs_.end() || waiting->second.state != JobState::kPending) held.reset();
   }
-  auto placed = sched::PlaceOne(SchedSnapshot(/*with_pending=*/false), DemandOf(lease), held);
-  if (auto* start = std::get_if<sched::Start>(&placed)) {
-    if (!RecordStarts({*start}).empty()) LaunchJob(lease);
+  auto placement = sched::PlaceOne(SchedSnapshot(/*with_pending=*/false), DemandOf(lease), held);
+  bool placed = false;
+  if (auto* start = std::get_if<sched::Start>(&placement)) {
+    placed = !RecordStarts({*start}).empty();
+    if (placed) LaunchJob(lease);
     dirty_ = true;  // what it took changes the waits of the pending jobs
   } else {
-    const sched::Wait& wait = std::get<sched::Wait>(placed);
+    const sched::Wait& wait = std::get<sched::Wait>(placement);
     lifecycle::Waiting(lease, wait.reason, WaitDetail(wait));
   }
-  if (lease.state == JobState::kRunning) {
-    auto edits = lease_edits_.find(lease.id);
-    return OpenedLease{lease, edits != lease_edits_.end() ? edits->second : LeaseEdits{}};
-  }
+  if (lease.state == JobState::kRunning) return OpenedLease{lease, EditsOfLease(lease.id)};
   std::string why = lease.detail.empty() ? lease.reason : lease.detail;
   if (IsFinal(lease.state)) return Unavailable("lease " + std::to_string(lease.id) + " could not start: " + why);
+  if (placed && lease.state == JobState::kPending && lease.reason == lifecycle::kReasonMpsUser) {
+    // Placed, but its device's MPS control daemon is still starting (or quitting): the lease
+    // waits for it, pending, placed by the next passes, for kLeaseStartTimeoutMs at most.
+    starting_leases_[lease.id] = deps_.clock->NowMs() + kLeaseStartTimeoutMs;
+    return OpenedLease{lease, {}};
+  }
   lifecycle::Cancel(lease, NameOrUid(*users_, caller.uid), deps_.clock->NowMs());
   lease.reason = "lease-not-placed";
   lease.detail = "no room when it was opened: " + why;
@@ -88,6 +93,34 @@ Result<Node::OpenedLease> Node::OpenLease(const api::Caller& caller, const Lease
   if (!s.ok()) spdlog::warn("lease {}: {}", lease.id, s.message());
   dirty_ = true;  // Step reports it ended and forgets it
   return Unavailable("no room for a lease now: " + why);
+}
+
+LeaseEdits Node::EditsOfLease(JobId id) const {
+  auto edits = lease_edits_.find(id);
+  return edits != lease_edits_.end() ? edits->second : LeaseEdits{};
+}
+
+void Node::ExpireStartingLeases(int64_t now_ms) {
+  for (auto it = starting_leases_.begin(); it != starting_leases_.end();) {
+    auto job = jobs_.find(it->first);
+    if (job == jobs_.end() || job->second.state != JobState::kPending) {
+      it = starting_leases_.erase(it);  // started, or ended
+      continue;
+    }
+    if (now_ms < it->second) {
+      ++it;
+      continue;
+    }
+    JobRecord& lease = job->second;
+    std::string why = lease.detail.empty() ? lease.reason : lease.detail;
+    lifecycle::Cancel(lease, "pinpoint", now_ms);
+    lease.reason = "lease-not-placed";
+    lease.detail = "not started within " + std::to_string(kLeaseStartTimeoutMs / 1000) + " s of its opening: " + why;
+    Status s = jobs_.Persist(lease, "end", lease.detail);
+    if (!s.ok()) spdlog::warn("lease {}: {}", lease.id, s.message());
+    dirty_ = true;
+    it = starting_leases_.erase(it);
+  }
 }
 
 void Node::StartLease(JobRecord& job, const std::vector<std::string>& env) {

@@ -24,6 +24,9 @@ inline constexpr size_t kDefaultMaxJobsPerUser = 20000;
 // Defaults of NodeOptions::max_request_bytes and max_user_request_bytes.
 inline constexpr uint64_t kDefaultMaxRequestBytes = 256 << 10;
 inline constexpr uint64_t kDefaultMaxUserRequestBytes = uint64_t{1} << 30;
+// How long an opened lease waits, pending, for the MPS control daemon of its device to start
+// (Node::OpenLease) before it is given up.
+inline constexpr int64_t kLeaseStartTimeoutMs = 30000;
 
 struct NodeOptions {
   std::string state_dir;           // absolute; job directories go to <state_dir>/jobs/<id>

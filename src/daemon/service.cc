@@ -400,6 +400,7 @@ void Service::PollFollowers() {
 }
 
 void Service::Closed(api::ConnId conn) {
+  for (LeaseWaiter& w : starting_leases_) w.client_gone = w.client_gone || w.conn == conn;
   for (ArrayWork& work : array_work_) work.client_gone = work.client_gone || work.conn == conn;
   for (auto it = waiters_.begin(); it != waiters_.end();) {
     std::erase_if(it->second, [&](const Waiter& w) {
@@ -449,7 +450,28 @@ void Service::JobsEnded(const std::vector<JobId>& ids) {
 Result<OpenLeaseReply> Service::OpenLease(Call& call, OpenLeaseRequest request) {
   auto opened = node_->OpenLease(call.caller, request.request);
   if (!opened.ok()) return opened.status();
+  if (opened->lease.state == JobState::kPending) {
+    // Its MPS control daemon is starting: answered once the lease runs or is given up.
+    call.deferred = true;
+    starting_leases_.push_back({call.conn, call.caller, opened->lease.id});
+    return OpenLeaseReply{};
+  }
   return OpenLeaseReply{ViewFor(call.caller, opened->lease), std::move(opened->edits)};
+}
+
+void Service::PollStartingLeases() {
+  std::erase_if(starting_leases_, [&](const LeaseWaiter& w) {
+    auto lease = node_->Get(w.lease);
+    if (lease.ok() && lease->state == JobState::kPending) return false;
+    if (!reply_ || w.client_gone) return true;
+    if (lease.ok() && lease->state == JobState::kRunning) {
+      reply_(w.conn, api::OkReply(ToJson(OpenLeaseReply{ViewFor(w.caller, *lease), node_->EditsOfLease(w.lease)})));
+    } else {
+      std::string why = !lease.ok() ? lease.status().message() : lease->detail.empty() ? lease->reason : lease->detail;
+      reply_(w.conn, api::ErrorReply(Unavailable("no room for a lease now: " + why)));
+    }
+    return true;
+  });
 }
 
 Result<AttachLeaseReply> Service::AttachLease(Call& call, AttachLeaseRequest request) {

@@ -56,6 +56,9 @@ class Service : public api::Handler {
   // not sleep between passes.
   void ContinueArrayWork();
   bool has_array_work() const { return !array_work_.empty(); }
+  // Answers the open_lease requests whose lease waited for its MPS control daemon (Node::OpenLease)
+  // and has started or been given up. Called by the main loop once per pass.
+  void PollStartingLeases();
   size_t follower_count() const { return followers_.size(); }
 
  private:
@@ -159,6 +162,14 @@ class Service : public api::Handler {
   std::map<uint32_t, size_t> held_wait_ids_by_uid_;
   std::vector<Follower> followers_;
   std::deque<ArrayWork> array_work_;  // at most kArrayWorkMax, kArrayWorkMaxPerUid of one user
+  // open_lease requests answered later: at most one per lease the node holds pending.
+  struct LeaseWaiter {
+    api::ConnId conn;
+    api::Caller caller;
+    JobId lease = 0;
+    bool client_gone = false;
+  };
+  std::vector<LeaseWaiter> starting_leases_;
 };
 
 }  // namespace pinpoint::daemon

@@ -38,13 +38,15 @@ cat > "$W/config.json" <<CFG
 CFG
 start_pinpointd || { echo "FAIL pinpointd did not start"; tail -5 "$W/pinpointd.log"; exit 1; }
 
-# A "container": a root process parked in cgroup $1, and a bundle whose config.json names ppa.
+# A "container": a process of ppa's parked in cgroup $1 (moved there by root, then run as ppa, as
+# a runtime does; a cgroup holding another user's process is refused, docs/security.md), and a
+# bundle whose config.json names ppa.
 start_container() {
   local name=$1
   mkdir "$CG/$name" && containers+=("$name")
   mkdir -p "$W/bundle-$name"
   echo "{\"ociVersion\": \"1.0.2\", \"process\": {\"user\": {\"uid\": $UIDA, \"gid\": $GIDA}}}" > "$W/bundle-$name/config.json"
-  sh -c "echo \$\$ > $CG/$name/cgroup.procs; exec sleep 600" > /dev/null 2>&1 &
+  sh -c "echo \$\$ > $CG/$name/cgroup.procs; exec setpriv --reuid=$UIDA --regid=$GIDA --clear-groups sleep 600" > /dev/null 2>&1 &
   echo $!
 }
 # The spec's hook for lease $1 (verb $2: attach or close), fed the OCI state a runtime would feed it.
