@@ -234,6 +234,20 @@ struct ReleaseRequest {
   std::vector<JobId> arrays = {};
 };
 
+// "update_array": changes the %K limit of job arrays while they wait (Slurm's `scontrol update
+// ArrayTaskThrottle`): each array of `arrays` gets `limit` (0: none) on every task that has not
+// ended, one result per array as hold's (`array_tasks`: the tasks changed). The array's owner or
+// root. Errors per array: as hold's; kFailedPrecondition when every task has ended.
+struct UpdateArrayReply {
+  std::vector<CancelResult> results;  // one per id of `arrays`, in order
+};
+struct UpdateArrayRequest {
+  static constexpr char kOp[] = "update_array";
+  using Reply = UpdateArrayReply;
+  std::vector<JobId> arrays;  // 1 to kCancelMaxIds positive ids
+  int limit = 0;              // 0 to kMaxArrayTasks
+};
+
 // A device's MPS control daemon (docs/mps.md, "Inspecting").
 struct MpsDaemonView {
   bool running = false;  // false: it died and is being started again

@@ -523,6 +523,21 @@ std::vector<Command> Commands(SubmitArgs& submit, std::string& shown, std::vecto
          if (!reply.ok()) return reply.status();
          return PrintResults(g, out, reply->results, "released");
        }},
+      {"update", "Change a job array's %K while it waits: pinpoint update ARRAY... --array-limit K (0: no limit)",
+       [&](CLI::App* c) {
+         c->add_option("jobs", tasks, "job array ids")->required();
+         c->add_option("--array-limit", limit, "at most K tasks of each array running at once; 0 lifts the limit")
+             ->required()
+             ->check(CLI::Range(0, kMaxArrayTasks));
+       },
+       [&](const Globals& g, std::ostream& out) -> Result<int> {
+         UpdateArrayRequest request;
+         request.limit = limit;
+         for (const std::string& id : tasks) request.arrays.push_back(std::stoll(id));  // checked: job ids
+         auto reply = Send(g, &Client::UpdateArray, request);
+         if (!reply.ok()) return reply.status();
+         return PrintResults(g, out, reply->results, "updated");
+       }},
       {"gpus", "Show the node's devices, their slices and jobs",
        [&](CLI::App*) {},
        [&](const Globals& g, std::ostream& out) -> Result<int> {

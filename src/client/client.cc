@@ -208,6 +208,12 @@ Result<HoldReply> Client::Hold(const HoldRequest& request) {
 Result<ReleaseReply> Client::Release(const ReleaseRequest& request) {
   return IdsAndArraysInPieces(request, [this](const ReleaseRequest& piece) { return Send(piece); });
 }
+Result<UpdateArrayReply> Client::UpdateArray(const UpdateArrayRequest& request) {
+  return InPieces<UpdateArrayReply>(
+      request.arrays.size(),
+      [&](size_t from, size_t to) { return UpdateArrayRequest{Slice(request.arrays, from, to), request.limit}; },
+      [this](const UpdateArrayRequest& piece) { return Send(piece); });
+}
 Result<GpusReply> Client::Gpus() { return Send(GpusRequest{}); }
 Result<LogsReply> Client::Logs(const LogsRequest& request) { return Send(request); }
 Result<OpenLeaseReply> Client::OpenLease(const OpenLeaseRequest& request) { return Send(request); }

@@ -398,6 +398,10 @@ json ToJson(const HoldRequest& m) { return IdsAndArrays(HoldRequest::kOp, m); }
 json ToJson(const HoldReply& m) { return ResultsJson(m.results); }
 json ToJson(const ReleaseRequest& m) { return IdsAndArrays(ReleaseRequest::kOp, m); }
 json ToJson(const ReleaseReply& m) { return ResultsJson(m.results); }
+json ToJson(const UpdateArrayRequest& m) {
+  return json{{"op", UpdateArrayRequest::kOp}, {"arrays", m.arrays}, {"limit", m.limit}};
+}
+json ToJson(const UpdateArrayReply& m) { return ResultsJson(m.results); }
 
 template <>
 Result<CancelRequest> FromJson<CancelRequest>(const json& j) {
@@ -423,6 +427,23 @@ Result<ReleaseRequest> FromJson<ReleaseRequest>(const json& j) {
 template <>
 Result<ReleaseReply> FromJson<ReleaseReply>(const json& j) {
   return ResultsFromJson<ReleaseReply>(j);
+}
+template <>
+Result<UpdateArrayRequest> FromJson<UpdateArrayRequest>(const json& j) {
+  if (!j.is_object() || !j.contains("arrays")) return InvalidArgument("\"arrays\" must name job arrays by their ids");
+  auto arrays = IdsAndArraysFromJson<CancelRequest>(json{{"arrays", j["arrays"]}});
+  if (!arrays.ok()) return arrays.status();
+  UpdateArrayRequest m;
+  m.arrays = std::move(arrays->arrays);
+  if (!j.contains("limit") || !j["limit"].is_number_integer() || j["limit"].get<int64_t>() < 0 ||
+      j["limit"].get<int64_t>() > kMaxArrayTasks)
+    return InvalidArgument("\"limit\" must be a number of tasks from 0 (no limit) to " + std::to_string(kMaxArrayTasks));
+  m.limit = j["limit"].get<int>();
+  return m;
+}
+template <>
+Result<UpdateArrayReply> FromJson<UpdateArrayReply>(const json& j) {
+  return ResultsFromJson<UpdateArrayReply>(j);
 }
 
 // ---- gpus: the reply is in gpus_codec.cc ----

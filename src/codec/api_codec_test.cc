@@ -238,6 +238,10 @@ TEST(ApiCodecGoldenTest, HoldAndRelease) {
   ReleaseReply released = ExpectReplyGolden<ReleaseReply>("release.reply");
   ASSERT_EQ(released.results.size(), 1u);
   EXPECT_TRUE(released.results[0].status.ok());
+  ExpectRequestGolden("update_array.request", UpdateArrayRequest{{5}, 3});
+  UpdateArrayReply updated = ExpectReplyGolden<UpdateArrayReply>("update_array.reply");
+  ASSERT_EQ(updated.results.size(), 1u);
+  EXPECT_EQ(updated.results[0].array_tasks, 3);
 }
 
 TEST(ApiCodecGoldenTest, Gpus) {
@@ -396,6 +400,15 @@ TEST(ApiCodecTest, RequestErrorsAreTheDocumentedOnes) {
                 .status()
                 .message(),
             "at most 64 ids at once");
+  // update_array: arrays and a limit from 0 to kMaxArrayTasks.
+  EXPECT_EQ(ToJson(UpdateArrayRequest{{12}, 4}), json::parse(R"({"op":"update_array","arrays":[12],"limit":4})"));
+  EXPECT_EQ(FromJson<UpdateArrayRequest>(json::parse(R"({"arrays":[12],"limit":0})"))->arrays, std::vector<JobId>{12});
+  EXPECT_EQ(FromJson<UpdateArrayRequest>(json::parse(R"({"arrays":[12],"limit":10001})")).status().message(),
+            "\"limit\" must be a number of tasks from 0 (no limit) to 10000");
+  EXPECT_EQ(FromJson<UpdateArrayRequest>(json::parse(R"({"arrays":[12]})")).status().code(), Code::kInvalidArgument);
+  EXPECT_EQ(FromJson<UpdateArrayRequest>(json::parse(R"({"limit":2})")).status().code(), Code::kInvalidArgument);
+  EXPECT_EQ(FromJson<UpdateArrayRequest>(json::parse(R"({"arrays":[0],"limit":2})")).status().message(),
+            "\"arrays\" must hold positive job ids");
   // hold and release take arrays as cancel does; without them they read and write as always.
   EXPECT_EQ(ToJson(HoldRequest{{4}, {}}), json::parse(R"({"op":"hold","ids":[4]})"));
   EXPECT_EQ(ToJson(ReleaseRequest{{}, {12}}), json::parse(R"({"op":"release","ids":[],"arrays":[12]})"));

@@ -219,6 +219,31 @@ TEST_F(JobArrayTest, APassChangesAtMostARequestsWorthOfSmallTasks) {
   EXPECT_EQ(replies_[0].second["results"][0]["array_tasks"], 100);
 }
 
+// Slurm's ArrayTaskThrottle: the %K of a waiting array changes; raised, more tasks start at the
+// next pass; lowered, no more start until fewer run. Its owner or root only.
+TEST_F(JobArrayTest, TheLimitOfAWaitingArrayCanBeChanged) {
+  JobId array = SubmitArray("1-6%1");
+  node_->Step();
+  ASSERT_EQ(RunningTasks(array, 6), 1);
+  json raised = Handle(json{{"op", "update_array"}, {"arrays", {array}}, {"limit", 3}}, caller_);
+  ASSERT_EQ(raised.value("ok", false), true) << raised.dump();
+  EXPECT_EQ(raised["results"], (json::array({{{"id", array}, {"ok", true}, {"array_tasks", 6}}})));
+  node_->Step();
+  EXPECT_EQ(RunningTasks(array, 6), 3);
+  EXPECT_EQ(Get(array + 5).array.limit, 3);
+  EXPECT_EQ(store_->Get(array + 5)->array.limit, 3) << "stored";
+  api::Caller other;
+  other.uid = 5555;
+  other.gid = 5555;
+  json refused = Handle(json{{"op", "update_array"}, {"arrays", {array}}, {"limit", 0}}, other);
+  EXPECT_EQ(refused["results"][0]["error"]["code"], "permission_denied") << refused.dump();
+  Handle(json{{"op", "update_array"}, {"arrays", {array}}, {"limit", 1}}, caller_);
+  for (int i = 0; i < 3; ++i) Exit(launcher_.Running().front(), 0);
+  node_->Step();
+  EXPECT_EQ(RunningTasks(array, 6), 1) << "lowered: one at a time again";
+  EXPECT_EQ(Get(array + 4).reason, reason::kArrayLimit);
+}
+
 TEST_F(JobArrayTest, TheLimitHoldsAcrossARestart) {
   JobId array = SubmitArray("1-4%1");
   node_->Step();

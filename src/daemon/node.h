@@ -16,6 +16,7 @@
 // Not thread-safe: the daemon's main loop is its only caller.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <set>
 #include <optional>
@@ -121,19 +122,23 @@ class Node {
   // (empty when all have); nullopt when `id` names no array (no such job, or a job that is not an
   // array's first task). Cost: O(log active jobs + tasks), and a store read when none is active.
   std::optional<std::vector<JobId>> UnfinishedArrayTasks(JobId id) const;
+  // The %K limit of tasks of a job array (update_array), as HoldJobs: each not ended gets `limit`
+  // (0: none). Refusals per id as HoldJobs's, kInvalidArgument for a job of no array.
+  std::vector<Status> SetArrayLimit(const api::Caller& caller, const std::vector<JobId>& ids, int limit,
+                                    uint64_t max_rewrite_bytes = kRewriteBytesPerRequest);
   // The tasks of array `id` a request of `change` still has to change, ascending: kCancel those
   // not ended and not being cancelled; kHold the pending ones not yet held as `root` (or not) would
-  // hold them; kRelease the held ones; kPending every pending one. nullopt as
-  // UnfinishedArrayTasks. Cost: as UnfinishedArrayTasks.
-  enum class ArrayChange { kCancel, kHold, kRelease, kPending };
-  std::optional<std::vector<JobId>> ArrayTasksFor(JobId id, ArrayChange change, bool root) const;
+  // hold them; kRelease the held ones; kPending every pending one; kLimit those whose %K is not
+  // `limit`. nullopt as UnfinishedArrayTasks. Cost: as UnfinishedArrayTasks.
+  enum class ArrayChange { kCancel, kHold, kRelease, kPending, kLimit };
+  std::optional<std::vector<JobId>> ArrayTasksFor(JobId id, ArrayChange change, bool root, int limit = 0) const;
 
   // Hold and release pending jobs (daemon/hold.h has the policy). One Status per id, in order:
   // kNotFound, kPermissionDenied (another user's job; releasing root's hold as a user),
   // kFailedPrecondition (running or ended), kIo (not recorded: nothing changed), or ok.
   // Each request rewrites at most kRewriteBytesPerRequest of records (pinpoint/rewrite_budget.h):
   // ids past it are answered NotReached().
-  // `max_rewrite_bytes` 0: no bound (an array's tasks, which docs/api.md leaves unbounded).
+  // `max_rewrite_bytes` 0: no bound.
   std::vector<Status> HoldJobs(const api::Caller& caller, const std::vector<JobId>& ids,
                                uint64_t max_rewrite_bytes = kRewriteBytesPerRequest);
   std::vector<Status> ReleaseJobs(const api::Caller& caller, const std::vector<JobId>& ids,
@@ -221,6 +226,12 @@ class Node {
   // kFailedPrecondition (it ended).
   Result<JobRecord*> ControlledJob(const api::Caller& caller, JobId id);
   // Sets each job's hold to what `decide` says, persisting it with event `event`.
+  // Rewrites each job `change` changes (true; false: already so, ok), with event `event`, in one
+  // store batch; refusals (ControlledJob's, change's errors) per id; ids past `max_rewrite_bytes`
+  // (0: none) NotReached().
+  std::vector<Status> RewriteJobs(const api::Caller& caller, const std::vector<JobId>& ids, const char* event,
+                                  uint64_t max_rewrite_bytes,
+                                  const std::function<Result<bool>(JobRecord&)>& change);
   std::vector<Status> SetHolds(const api::Caller& caller, const std::vector<JobId>& ids,
                                const char* event, Result<Hold> (*decide)(const JobRecord&, bool),
                                uint64_t max_rewrite_bytes);

@@ -23,6 +23,31 @@ std::vector<Status> Node::ReleaseJobs(const api::Caller& caller, const std::vect
 std::vector<Status> Node::SetHolds(const api::Caller& caller, const std::vector<JobId>& ids,
                                    const char* event, Result<Hold> (*decide)(const JobRecord&, bool),
                                    uint64_t max_rewrite_bytes) {
+  return RewriteJobs(caller, ids, event, max_rewrite_bytes, [&](JobRecord& job) -> Result<bool> {
+    Result<Hold> hold = decide(job, caller.IsRoot());
+    if (!hold.ok()) return hold.status();
+    if (job.hold == *hold) return false;  // a repeated id finds it done: ok again
+    job.hold = *hold;
+    if (job.hold == Hold::kNone) lifecycle::Waiting(job, "", "");  // the next pass says why it waits
+    else lifecycle::Waiting(job, reason::kHeld, sched::HeldDetail(job.id, job.hold));
+    return true;
+  });
+}
+
+std::vector<Status> Node::SetArrayLimit(const api::Caller& caller, const std::vector<JobId>& ids, int limit,
+                                        uint64_t max_rewrite_bytes) {
+  return RewriteJobs(caller, ids, "array-limit", max_rewrite_bytes, [&](JobRecord& job) -> Result<bool> {
+    if (job.array.array_id == 0) return InvalidArgument("job " + std::to_string(job.id) + " is no task of a job array");
+    if (job.array.limit == limit) return false;
+    job.array.limit = limit;
+    if (job.reason == reason::kArrayLimit) lifecycle::Waiting(job, "", "");  // the next pass says
+    return true;
+  });
+}
+
+std::vector<Status> Node::RewriteJobs(const api::Caller& caller, const std::vector<JobId>& ids, const char* event,
+                                      uint64_t max_rewrite_bytes,
+                                      const std::function<Result<bool>(JobRecord&)>& change) {
   std::vector<Status> out(ids.size());
   std::string by = NameOrUid(*users_, caller.uid);
   // One batch for the whole request, as cancel: 10000 ids cost one fsync, not 10000, so no
@@ -32,20 +57,23 @@ std::vector<Status> Node::SetHolds(const api::Caller& caller, const std::vector<
   RewriteBudget budget(max_rewrite_bytes);
   for (size_t i = 0; i < ids.size(); ++i) {
     auto found = ControlledJob(caller, ids[i]);
-    Result<Hold> hold = found.ok() ? decide(**found, caller.IsRoot()) : Result<Hold>(found.status());
-    if (!hold.ok() || (*found)->hold == *hold) {  // a repeated id finds it done: ok again
-      out[i] = hold.status();
+    if (!found.ok()) {
+      out[i] = found.status();
       continue;
     }
     JobRecord& job = **found;
+    JobRecord before = job;
+    Result<bool> did = change(job);
+    if (!did.ok() || !*did) {  // refused, or already so: no rewrite, no budget spent
+      out[i] = did.status();
+      job = std::move(before);
+      continue;
+    }
     if (!budget.Spend(RecordBytes(job))) {
+      job = std::move(before);
       for (size_t k = i; k < ids.size(); ++k) out[k] = NotReached();
       break;
     }
-    JobRecord before = job;
-    job.hold = *hold;
-    if (job.hold == Hold::kNone) lifecycle::Waiting(job, "", "");  // the next pass says why it waits
-    else lifecycle::Waiting(job, reason::kHeld, sched::HeldDetail(job.id, job.hold));
     out[i] = jobs_.Persist(job, event, "by " + by);
     if (!out[i].ok()) {
       job = std::move(before);  // not recorded: nothing changed

@@ -128,7 +128,7 @@ std::optional<std::vector<JobId>> Node::UnfinishedArrayTasks(JobId id) const {
   return std::nullopt;
 }
 
-std::optional<std::vector<JobId>> Node::ArrayTasksFor(JobId id, ArrayChange change, bool root) const {
+std::optional<std::vector<JobId>> Node::ArrayTasksFor(JobId id, ArrayChange change, bool root, int limit) const {
   std::optional<std::vector<JobId>> tasks = UnfinishedArrayTasks(id);
   if (!tasks) return tasks;
   Hold wanted = root ? Hold::kRoot : Hold::kUser;
@@ -140,6 +140,7 @@ std::optional<std::vector<JobId>> Node::ArrayTasksFor(JobId id, ArrayChange chan
       case ArrayChange::kHold: return !pending || job.hold == wanted || (job.hold == Hold::kRoot && !root);
       case ArrayChange::kRelease: return !pending || job.hold == Hold::kNone;
       case ArrayChange::kPending: return !pending;
+      case ArrayChange::kLimit: return job.array.limit == limit;
     }
     return true;
   });

@@ -45,6 +45,7 @@ const std::vector<Service::Op>& Service::Ops() {
       Bind<ShowRequest>(&Service::Show),       Bind<CancelRequest>(&Service::Cancel),
       Bind<GpusRequest>(&Service::Gpus),       Bind<LogsRequest>(&Service::Logs),
       Bind<HoldRequest>(&Service::Hold),       Bind<ReleaseRequest>(&Service::Release),
+      Bind<UpdateArrayRequest>(&Service::UpdateArray),
       Bind<OpenLeaseRequest>(&Service::OpenLease), Bind<AttachLeaseRequest>(&Service::AttachLease),
       Bind<CloseLeaseRequest>(&Service::CloseLease),
   };
@@ -252,9 +253,14 @@ Result<ReleaseReply> Service::Release(Call& call, ReleaseRequest request) {
   return StartArrayWork(call, Node::ArrayChange::kRelease, std::move(reply.results), request.arrays, reply);
 }
 
+Result<UpdateArrayReply> Service::UpdateArray(Call& call, UpdateArrayRequest request) {
+  UpdateArrayReply reply;
+  return StartArrayWork(call, Node::ArrayChange::kLimit, {}, request.arrays, reply, request.limit);
+}
+
 template <typename Reply>
 Result<Reply> Service::StartArrayWork(Call& call, Node::ArrayChange change, std::vector<CancelResult> results,
-                                      const std::vector<JobId>& arrays, Reply& reply) {
+                                      const std::vector<JobId>& arrays, Reply& reply, int limit) {
   if (arrays.empty()) {
     reply.results = std::move(results);
     return reply;
@@ -266,6 +272,7 @@ Result<Reply> Service::StartArrayWork(Call& call, Node::ArrayChange change, std:
     return Unavailable("pinpointd is already working through " + std::to_string(array_work_.size()) +
                        " requests on job arrays (" + std::to_string(mine) + " of yours); try again later");
   ArrayWork work{call.conn, call.caller, change, std::move(results), arrays};
+  work.limit = limit;
   work.current.id = arrays.front();
   if (AdvanceArrayWork(work)) {  // one budget's worth now: a small array is answered at once
     reply.results = std::move(work.results);
@@ -280,6 +287,7 @@ std::vector<Status> Service::ApplyToTasks(const ArrayWork& work, const std::vect
   switch (work.change) {
     case Node::ArrayChange::kCancel: return node_->Cancel(work.caller, ids, budget);
     case Node::ArrayChange::kHold: return node_->HoldJobs(work.caller, ids, budget);
+    case Node::ArrayChange::kLimit: return node_->SetArrayLimit(work.caller, ids, work.limit, budget);
     default: return node_->ReleaseJobs(work.caller, ids, budget);
   }
 }
@@ -289,14 +297,14 @@ bool Service::AdvanceArrayWork(ArrayWork& work) {
   while (work.next < work.arrays.size()) {
     JobId id = work.arrays[work.next];
     CancelResult& current = work.current;
-    auto tasks = node_->ArrayTasksFor(id, work.change, work.caller.IsRoot());
+    auto tasks = node_->ArrayTasksFor(id, work.change, work.caller.IsRoot(), work.limit);
     if (!tasks) {
       // No array's id: a job, as in `ids`. A run of them goes in one call under one budget; the
       // ones it did not reach, at the next pass.
       if (applied) return false;
       std::vector<JobId> run = {id};
       for (size_t i = work.next + 1; i < work.arrays.size() && run.size() < kCancelMaxIds; ++i) {
-        if (node_->ArrayTasksFor(work.arrays[i], work.change, work.caller.IsRoot())) break;
+        if (node_->ArrayTasksFor(work.arrays[i], work.change, work.caller.IsRoot(), work.limit)) break;
         run.push_back(work.arrays[i]);
       }
       std::vector<Status> statuses = ApplyToTasks(work, run, kRewriteBytesPerRequest);
@@ -334,9 +342,9 @@ bool Service::AdvanceArrayWork(ArrayWork& work) {
 // An array the request reached no task of: who may see it decides the error, else it has none
 // left (held ones count as done for hold, as a held job does).
 Status Service::ArrayNoneLeft(const ArrayWork& work, JobId id) {
-  bool cancel = work.change == Node::ArrayChange::kCancel;
-  auto unfinished = node_->ArrayTasksFor(id, cancel ? Node::ArrayChange::kCancel : Node::ArrayChange::kPending,
-                                         work.caller.IsRoot());
+  // cancel and update_array reach every unfinished task; hold and release the pending ones.
+  bool cancel = work.change == Node::ArrayChange::kCancel || work.change == Node::ArrayChange::kLimit;
+  auto unfinished = node_->ArrayTasksFor(id, Node::ArrayChange::kPending, work.caller.IsRoot());
   Status first = ApplyToTasks(work, {id}, 0).front();  // the first task: who may see it
   if (!first.ok() && first.code() != Code::kFailedPrecondition) return first;
   if (unfinished && !unfinished->empty() && !cancel) return Status::Ok();  // all already as asked

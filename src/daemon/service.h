@@ -109,10 +109,11 @@ class Service : public api::Handler {
     size_t next = 0;                    // arrays[next] is being worked on
     CancelResult current = {};          // its result so far
     bool client_gone = false;           // its connection closed: the work goes on, unanswered
+    int limit = 0;                      // kLimit: the %K every task gets
   };
   template <typename Reply>
   Result<Reply> StartArrayWork(Call& call, Node::ArrayChange change, std::vector<CancelResult> results,
-                               const std::vector<JobId>& arrays, Reply& reply);
+                               const std::vector<JobId>& arrays, Reply& reply, int limit = 0);
   // One budget's worth of `work`; true once every array of it has its result.
   bool AdvanceArrayWork(ArrayWork& work);
   std::vector<Status> ApplyToTasks(const ArrayWork& work, const std::vector<JobId>& ids, uint64_t budget);
@@ -121,6 +122,7 @@ class Service : public api::Handler {
   Result<LogsReply> Logs(Call& call, LogsRequest request);
   Result<HoldReply> Hold(Call& call, HoldRequest request);
   Result<ReleaseReply> Release(Call& call, ReleaseRequest request);
+  Result<UpdateArrayReply> UpdateArray(Call& call, UpdateArrayRequest request);
 
   // Refuses one more follower for `caller` past the caps: kUnavailable.
   Status MayFollow(const api::Caller& caller) const;

@@ -119,6 +119,7 @@ TEST_F(ServiceWireTest, EveryOpsReplyIsWhatTheWireCarries) {
   ExpectGolden("submit_array.reply", Send("submit_array.request", owner_));
   Step();
   ExpectGolden("queue_array.reply", Send("queue.request", owner_));
+  ExpectGolden("update_array.reply", Send("update_array.request", owner_));  // its %K from 2 to 3
   ExpectGolden("cancel_array.reply", Send("cancel_array.request", owner_));
 }
 

@@ -164,6 +164,19 @@ TEST_F(ArrayCliTest, EveryCommandTakesArraysAndTasksAsSlurmNamesThem) {
   EXPECT_EQ(bad.err, "pinpoint hold: '1_[2-x]' is not a job id (job ids are whole numbers from 1)\n");
 }
 
+TEST_F(ArrayCliTest, UpdateChangesTheLimitOfAWaitingArray) {
+  auto sub = h_.Cli({"submit", "--array", "1-4%1", "--", "sleep", "1000"});
+  ASSERT_EQ(sub.exit_code, 0) << sub.err;
+  auto updated = h_.Cli({"update", "1", "--array-limit", "4"});
+  EXPECT_EQ(updated.exit_code, 0) << updated.err;
+  EXPECT_EQ(updated.out, "updated array 1 (4 unfinished tasks)\n");
+  EXPECT_EQ(json::parse(h_.Cli({"--json", "show", "1_4"}).out)["job"]["array"]["limit"], 4);
+  auto bad = h_.Cli({"update", "1", "--array-limit", "-1"});
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_EQ(Lines(bad.err), 1) << bad.err;
+  h_.Cli({"cancel", "1"});
+}
+
 // A list of indices is no range: ARRAY_INDEX is found among the tasks' ids.
 TEST_F(ArrayCliTest, ATaskOfAListIsFoundByItsIndex) {
   auto sub = h_.Cli({"submit", "--hold", "--array", "1,5,9,20-22", "--", "true"});
