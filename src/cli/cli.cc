@@ -22,6 +22,7 @@
 #include "cli/job_arrays.h"
 #include "cli/submit_wait.h"
 #include "cli/report_csv.h"
+#include "cli/show_logs.h"
 #include "cli/time_range.h"
 #include "cli/top.h"
 #include "cli/usage.h"
@@ -94,11 +95,6 @@ json JobsJson(const std::vector<JobView>& jobs) {
   return out;
 }
 
-// A reply as --json has always printed it for `logs` and `version`: with its "ok".
-json WithOk(json reply) {
-  reply["ok"] = true;
-  return reply;
-}
 
 // The per-job outcome of cancel, hold and release: "<done> job N" lines on `out`, one error line
 // per failed job; exit code of the first failure. --json: the results array.
@@ -220,64 +216,6 @@ Result<JobRequest> BuildRequest(const SubmitArgs& a, std::vector<std::string>* d
   PP_RETURN_IF_ERROR(ApplySubmitSched(a.sched, &r));
   PP_RETURN_IF_ERROR(ValidateRequest(r));
   return r;
-}
-
-struct LogsArgs {
-  std::string job;  // a job id, or a task as ARRAY_INDEX
-  bool stderr_stream = false;
-  bool follow = false;
-  int tail_lines = 0;
-};
-
-// `pinpoint logs`: the tail, then with --follow each new piece as the daemon sends it (it holds
-// each request until the job writes or ends) until the job has ended.
-Result<int> RunLogs(const Globals& g, const LogsArgs& a, std::ostream& out) {
-  auto client = Client::Connect(g.socket);
-  if (!client.ok()) return client.status();
-  auto ids = SelectJobIds(*client, {a.job});
-  if (!ids.ok()) return ids.status();
-  if (ids->size() != 1) return InvalidArgument("logs reads one job or task at a time ('" + EscapeForTerminal(a.job) + "' names " + std::to_string(ids->size()) + ")");
-  LogsRequest request{ids->front(), a.stderr_stream ? LogStream::kStderr : LogStream::kStdout, kLogsDefaultMaxBytes};
-  request.tail_lines = a.tail_lines;
-  auto reply = client->Logs(request);
-  while (true) {
-    if (!reply.ok()) return reply.status();
-    // --json: one reply as it always was; with --follow one compact line per piece.
-    if (g.json_output) out << (a.follow ? WithOk(ToJson(*reply)).dump() : WithOk(ToJson(*reply)).dump(2)) << "\n";
-    else out << reply->data;
-    out.flush();
-    if (!a.follow || reply->ended) return 0;
-    LogsRequest next{request.id, request.stream, kLogsMaxBytes};
-    next.from_offset = reply->end_offset;
-    next.follow = true;
-    reply = client->Logs(next);
-  }
-}
-
-// `pinpoint show`: a job's record, history and advice; several (ARRAY_[LIST]) one after another,
-// or with --json a JSON array of them (one job: its object, as always).
-Result<int> RunShow(const Globals& g, const std::string& shown, std::ostream& out) {
-  auto client = Client::Connect(g.socket);
-  if (!client.ok()) return client.status();
-  auto ids = SelectJobIds(*client, {shown});
-  if (!ids.ok()) return ids.status();
-  json all = json::array();
-  for (JobId id : *ids) {
-    auto reply = client->Show(ShowRequest{id});
-    if (!reply.ok()) return reply.status();
-    Advice advice = AdviseJob(reply->job);
-    if (g.json_output) {
-      json j = ToJson(*reply);
-      j["advice"] = {{"text", advice.text},
-                     {"suggested_gpu_mem_bytes", advice.enough_data ? json(advice.suggested_gpu_mem_bytes) : json(nullptr)}};
-      all.push_back(std::move(j));
-      continue;
-    }
-    if (id != ids->front()) out << "\n";
-    out << FormatJob(*reply, advice.text);
-  }
-  if (g.json_output) out << (all.size() == 1 ? all[0] : all).dump(2) << "\n";
-  return 0;
 }
 
 struct ReportArgs {
@@ -489,7 +427,7 @@ std::vector<Command> Commands(SubmitArgs& submit, std::string& shown, std::vecto
        }},
       {"show", "Show a job with its history (ARRAY_INDEX: a task; ARRAY_[LIST]: those tasks)",
        [&](CLI::App* c) { c->add_option("job", shown, "job id, or tasks as ARRAY_INDEX (12_3) or ARRAY_[LIST] (12_[1-3])")->required()->type_name(kJobOrTaskType); },
-       [&](const Globals& g, std::ostream& out) -> Result<int> { return RunShow(g, shown, out); }},
+       [&](const Globals& g, std::ostream& out) -> Result<int> { return RunShow(g.socket, g.json_output, shown, out); }},
       {"cancel", "Cancel jobs (your own; root: any); an array's id cancels its tasks, ARRAY_INDEX one task",
        [&](CLI::App* c) { c->add_option("jobs", tasks, "job ids, array ids, or tasks as ARRAY_INDEX (12_3)")->required()->type_name(kJobOrTaskType); },
        [&](const Globals& g, std::ostream& out) -> Result<int> {
@@ -558,7 +496,7 @@ std::vector<Command> Commands(SubmitArgs& submit, std::string& shown, std::vecto
          c->add_option("--tail", logs.tail_lines, "only the last N lines (of the last 256 KiB)")
              ->check(CLI::Range(1, kLogsMaxTailLines));
        },
-       [&](const Globals& g, std::ostream& out) -> Result<int> { return RunLogs(g, logs, out); }},
+       [&](const Globals& g, std::ostream& out) -> Result<int> { return RunLogs(g.socket, g.json_output, logs, out); }},
       {"report", "Summarise ended jobs: device memory asked vs used, whole-GPU use, energy, per user",
        [&](CLI::App* c) {
          c->add_option("-u,--user", user, "only this user's jobs");

@@ -37,11 +37,18 @@ std::optional<JobSelector> ParseJobSelector(const std::string& text) {
   return selector;
 }
 
-Result<JobId> FindArrayTask(Client& client, JobId array_id, int index) {
+namespace {
+
+// Array `array_id`'s description, from its first task. Errors: kNotFound for a job of no array.
+Result<ArrayTask> ArrayOf(Client& client, JobId array_id) {
   auto first = client.Show(ShowRequest{array_id});
   if (!first.ok()) return first.status();
-  const ArrayTask& a = first->job.array;
-  if (a.array_id != array_id) return NotFound("job " + std::to_string(array_id) + " is not a job array");
+  if (first->job.array.array_id != array_id) return NotFound("job " + std::to_string(array_id) + " is not a job array");
+  return first->job.array;
+}
+
+// The job id of task `index` of array `a` (whose first task is `array_id`).
+Result<JobId> TaskOf(Client& client, JobId array_id, const ArrayTask& a, int index) {
   auto none = NotFound("array " + std::to_string(array_id) + " has no task " + std::to_string(index));
   if (index < a.min_index || index > a.max_index || a.count < 1) return none;
   // Indices ascend with ids: a full range is found by arithmetic, any other list by bisection.
@@ -60,18 +67,38 @@ Result<JobId> FindArrayTask(Client& client, JobId array_id, int index) {
   return none;
 }
 
-Result<std::vector<JobId>> ArrayTaskIds(Client& client, JobId array_id, const std::vector<int>& indices) {
-  auto first = client.Show(ShowRequest{array_id});
-  if (!first.ok()) return first.status();
-  const ArrayTask& a = first->job.array;
-  if (a.array_id != array_id) return NotFound("job " + std::to_string(array_id) + " is not a job array");
-  std::vector<JobId> ids;
-  for (int index : indices) {
-    if (a.max_index - a.min_index + 1 == a.count && index >= a.min_index && index <= a.max_index) {
-      ids.push_back(array_id + (index - a.min_index));  // a plain range: no more requests
+// Each selector of `typed` in order, resolved: a plain id as itself (`plain` true), tasks as
+// their job ids. Errors: SelectJobs's.
+template <typename OnIds>
+Status ForEachSelected(Client& client, const std::vector<std::string>& typed, OnIds on_ids) {
+  for (const std::string& text : typed) {
+    auto parsed = ParseJobSelector(text);
+    if (!parsed) return InvalidArgument("'" + EscapeForTerminal(text) + "' is not a job id");
+    if (parsed->indices.empty()) {
+      on_ids(std::vector<JobId>{parsed->id}, /*plain=*/true);
       continue;
     }
-    auto id = FindArrayTask(client, array_id, index);
+    auto ids = ArrayTaskIds(client, parsed->id, parsed->indices);
+    if (!ids.ok()) return ids.status();
+    on_ids(*ids, /*plain=*/false);
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<JobId> FindArrayTask(Client& client, JobId array_id, int index) {
+  auto a = ArrayOf(client, array_id);
+  if (!a.ok()) return a.status();
+  return TaskOf(client, array_id, *a, index);
+}
+
+Result<std::vector<JobId>> ArrayTaskIds(Client& client, JobId array_id, const std::vector<int>& indices) {
+  auto a = ArrayOf(client, array_id);  // one request for the array, then arithmetic or bisection
+  if (!a.ok()) return a.status();
+  std::vector<JobId> ids;
+  for (int index : indices) {
+    auto id = TaskOf(client, array_id, *a, index);
     if (!id.ok()) return id.status();
     ids.push_back(*id);
   }
@@ -80,34 +107,19 @@ Result<std::vector<JobId>> ArrayTaskIds(Client& client, JobId array_id, const st
 
 Result<SelectedJobs> SelectJobs(Client& client, const std::vector<std::string>& typed) {
   SelectedJobs selected;
-  for (const std::string& text : typed) {
-    auto parsed = ParseJobSelector(text);
-    if (!parsed) return InvalidArgument("'" + EscapeForTerminal(text) + "' is not a job id");
-    if (parsed->indices.empty()) {
-      selected.arrays.push_back(parsed->id);
-      continue;
-    }
-    auto ids = ArrayTaskIds(client, parsed->id, parsed->indices);
-    if (!ids.ok()) return ids.status();
-    selected.ids.insert(selected.ids.end(), ids->begin(), ids->end());
-  }
+  PP_RETURN_IF_ERROR(ForEachSelected(client, typed, [&](const std::vector<JobId>& ids, bool plain) {
+    auto& into = plain ? selected.arrays : selected.ids;
+    into.insert(into.end(), ids.begin(), ids.end());
+  }));
   return selected;
 }
 
 Result<std::vector<JobId>> SelectJobIds(Client& client, const std::vector<std::string>& typed) {
-  std::vector<JobId> ids;
-  for (const std::string& text : typed) {
-    auto parsed = ParseJobSelector(text);
-    if (!parsed) return InvalidArgument("'" + EscapeForTerminal(text) + "' is not a job id");
-    if (parsed->indices.empty()) {
-      ids.push_back(parsed->id);
-      continue;
-    }
-    auto tasks = ArrayTaskIds(client, parsed->id, parsed->indices);
-    if (!tasks.ok()) return tasks.status();
-    ids.insert(ids.end(), tasks->begin(), tasks->end());
-  }
-  return ids;
+  std::vector<JobId> all;
+  PP_RETURN_IF_ERROR(ForEachSelected(client, typed, [&](const std::vector<JobId>& ids, bool) {
+    all.insert(all.end(), ids.begin(), ids.end());
+  }));
+  return all;
 }
 
 Result<std::vector<JobView>> WaitForJobs(Client& client, const std::vector<JobId>& ids) {
