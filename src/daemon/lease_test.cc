@@ -199,9 +199,23 @@ TEST_F(LeaseTest, ALeaseWhoseMpsDaemonNeverStartsIsGivenUpWithOneLine) {
   std::string message = replies_[0].second["error"]["message"];
   EXPECT_NE(message.find("not started within 30 s"), std::string::npos) << message;
   EXPECT_EQ(message.find('\n'), std::string::npos);
-  auto page = node_->List(false, std::nullopt, 0, 100).value();
   node_->Step();
   EXPECT_EQ(node_->List(false, std::nullopt, 0, 100)->total, 0) << "nothing stays behind";
+}
+
+// A restart does not forget a lease that waits for its MPS daemon: it is still given up in time.
+TEST_F(LeaseTest, AStartingLeaseIsGivenUpAfterARestartToo) {
+  mps_.Fail(FailedPrecondition("the MPS control daemon of device 0 is starting"));
+  auto opened = node_->OpenLease(caller_, Slice());
+  ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+  ASSERT_EQ(opened->lease.state, JobState::kPending);
+  NodeOptions o;
+  o.inventory = TwoGpus();
+  Restart(o);
+  clock_.AdvanceMs(kLeaseStartTimeoutMs);
+  node_->Step();
+  EXPECT_EQ(Record(opened->lease.id).reason, "lease-not-placed");
+  EXPECT_EQ(Record(opened->lease.id).state, JobState::kCancelled);
 }
 
 TEST_F(LeaseTest, OnlyRootMayAttach) {

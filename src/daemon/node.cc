@@ -58,6 +58,7 @@ Status Node::Recover() {
   int adopted = 0, ended = 0, requeued = 0, pending = 0;
   for (JobRecord& job : *jobs) {
     if (job.state == JobState::kPending) {
+      if (job.kind == JobKind::kLease) starting_leases_.insert(job.id);  // it still waits for its MPS daemon
       jobs_.Add(job);
       ++pending;
       continue;

@@ -375,8 +375,9 @@ class Node {
   // What the last scheduling pass held back for its first blocked job: a lease placed between
   // passes (OpenLease, sched::PlaceOne) never takes it.
   std::optional<sched::Reservation> reservation_;
-  // Leases opened while their MPS control daemon was starting -> when they are given up.
-  std::map<JobId, int64_t> starting_leases_;
+  // Leases opened while their MPS control daemon was starting (a pending lease is one, restarts
+  // included): given up kLeaseStartTimeoutMs after their opening.
+  std::set<JobId> starting_leases_;
   void ExpireStartingLeases(int64_t now_ms);
   // How ended jobs that pending jobs depend on ended, as the store said: only those still
   // depended on are kept (DependencyStates), so a pass asks the store once per such job.

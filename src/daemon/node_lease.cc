@@ -83,7 +83,7 @@ Result<Node::OpenedLease> Node::OpenLease(const api::Caller& caller, const Lease
   if (placed && lease.state == JobState::kPending && lease.reason == lifecycle::kReasonMpsUser) {
     // Placed, but its device's MPS control daemon is still starting (or quitting): the lease
     // waits for it, pending, placed by the next passes, for kLeaseStartTimeoutMs at most.
-    starting_leases_[lease.id] = deps_.clock->NowMs() + kLeaseStartTimeoutMs;
+    starting_leases_.insert(lease.id);
     return OpenedLease{lease, {}};
   }
   lifecycle::Cancel(lease, NameOrUid(*users_, caller.uid), deps_.clock->NowMs());
@@ -102,12 +102,12 @@ LeaseEdits Node::EditsOfLease(JobId id) const {
 
 void Node::ExpireStartingLeases(int64_t now_ms) {
   for (auto it = starting_leases_.begin(); it != starting_leases_.end();) {
-    auto job = jobs_.find(it->first);
+    auto job = jobs_.find(*it);
     if (job == jobs_.end() || job->second.state != JobState::kPending) {
       it = starting_leases_.erase(it);  // started, or ended
       continue;
     }
-    if (now_ms < it->second) {
+    if (now_ms < job->second.submit_ms + kLeaseStartTimeoutMs) {  // opened at submit_ms
       ++it;
       continue;
     }

@@ -288,8 +288,10 @@ std::vector<Status> Service::ApplyToTasks(const ArrayWork& work, const std::vect
     case Node::ArrayChange::kCancel: return node_->Cancel(work.caller, ids, budget);
     case Node::ArrayChange::kHold: return node_->HoldJobs(work.caller, ids, budget);
     case Node::ArrayChange::kLimit: return node_->SetArrayLimit(work.caller, ids, work.limit, budget);
-    default: return node_->ReleaseJobs(work.caller, ids, budget);
+    case Node::ArrayChange::kRelease: return node_->ReleaseJobs(work.caller, ids, budget);
+    case Node::ArrayChange::kPending: break;  // a filter, never a request's change
   }
+  return std::vector<Status>(ids.size(), Internal("no change to apply"));
 }
 
 bool Service::AdvanceArrayWork(ArrayWork& work) {
