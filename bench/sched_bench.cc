@@ -20,11 +20,17 @@
 #include <string>
 #include <vector>
 
+#include "mps/mps_backend.h"
 #include "sched/placement.h"
+#include "sharing/exclusive.h"
+#include "sharing/timeslice.h"
 
 namespace {
 
 using namespace pinpoint::sched;  // NOLINT(google-build-using-namespace)
+using pinpoint::SharingMode;
+namespace mps = pinpoint::mps;
+namespace sharing = pinpoint::sharing;
 
 constexpr uint64_t kGiB = uint64_t{1} << 30;
 
@@ -58,6 +64,9 @@ Inventory BenchInventory(Rng& rng) {
     int m = rng.Pick(0, 99);
     d.mode =
         m < 85 ? SharingMode::kMps : (m < 95 ? SharingMode::kTimeslice : SharingMode::kExclusive);
+    d.rules = d.mode == SharingMode::kMps         ? mps::MpsRules()
+              : d.mode == SharingMode::kTimeslice ? sharing::TimesliceRules()
+                                                  : sharing::ExclusiveRules();
     d.drained = rng.Chance(1);
     inv.devices.push_back(d);
   }

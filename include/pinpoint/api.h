@@ -265,7 +265,7 @@ struct DeviceJobView {
   std::string name;
   uint64_t gpu_mem_bytes = 0;  // the slice; 0 = the whole device
   int gpu_share_pct = 0;
-  AllocationMode mode = AllocationMode::kExclusive;  // how it holds the device
+  SharingMode mode = SharingMode::kExclusive;  // how it holds the device
   std::optional<uint64_t> gpu_mem_used_bytes;  // the watcher's last poll; nullopt before one
   uint64_t gpu_mem_peak_bytes = 0;
   uint64_t energy_mj = 0;
@@ -285,7 +285,7 @@ struct DeviceView {
   std::string name;
   int gpu_index = 0;         // the physical GPU's NVML index
   bool is_mig = false;
-  std::string mode;          // sharing mode: "exclusive", "timeslice", "mps"
+  SharingMode mode = SharingMode::kMps;
   bool drained = false;
   std::optional<std::string> drain_reason;  // set when drained by faults
   bool recovering = false;   // after a fatal MPS fault, until the jobs it hit have ended

@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "pinpoint/sharing_mode.h"
 #include "pinpoint/status.h"
 
 namespace pinpoint {
@@ -157,20 +158,14 @@ inline constexpr char kUserLimit[] = "user-limit";  // pending: its user is at a
 inline constexpr char kArrayLimit[] = "array-limit";  // pending: its array runs its %K tasks already
 }  // namespace reason
 
-// How a job holds one device: alone (a whole device, or a slice on a device in exclusive mode),
-// time-sliced with other jobs, or as a client of the device's MPS server (a slice on one device).
-enum class AllocationMode { kExclusive, kTimeslice, kMps };
-
-const char* AllocationModeName(AllocationMode mode);  // "exclusive", "timeslice", "mps"
-std::optional<AllocationMode> AllocationModeFromName(const std::string& name);
-
 // One device a running job holds: the allocatable device's index and UUID, and the slice.
 struct Allocation {
   int device_index = -1;
   std::string uuid;        // GPU-... or MIG-...; what CUDA_VISIBLE_DEVICES names
   uint64_t gpu_mem_bytes = 0;  // 0 = the whole device
   int gpu_share_pct = 0;
-  AllocationMode mode = AllocationMode::kExclusive;  // decided when the job was placed
+  // How it holds the device (alone: kExclusive), decided by the device's backend at placement.
+  SharingMode mode = SharingMode::kExclusive;
   bool operator==(const Allocation&) const = default;
 };
 

@@ -214,7 +214,7 @@ std::string FormatJob(const ShowReply& reply, const std::string& advice) {
   }
   for (const auto& a : job.allocations) {
     out << "  device:   " << a.device_index << " " << EscapeForTerminal(a.uuid) << " "
-        << (a.gpu_mem_bytes ? FormatSize(a.gpu_mem_bytes) : "whole") << " " << AllocationModeName(a.mode)
+        << (a.gpu_mem_bytes ? FormatSize(a.gpu_mem_bytes) : "whole") << " " << SharingModeName(a.mode)
         << (a.gpu_share_pct ? " " + std::to_string(a.gpu_share_pct) + "%" : "") << "\n";
   }
   if (job.start_ms > 0 && job.end_ms > 0) out << "  runtime:  " << FormatDurationMs(job.end_ms - job.start_ms) << "\n";
@@ -255,7 +255,7 @@ std::string FormatGpus(const GpusReply& reply) {
     std::string jobs;
     for (const auto& j : d.jobs) jobs += (jobs.empty() ? "" : ",") + std::to_string(j.id);
     rows.push_back({std::to_string(d.index), std::to_string(d.gpu_index), EscapeForTerminal(d.uuid),
-                    EscapeForTerminal(d.name), EscapeForTerminal(d.mode) + (d.drained ? " (drained)" : ""),
+                    EscapeForTerminal(d.name), std::string(SharingModeName(d.mode)) + (d.drained ? " (drained)" : ""),
                     FormatSize(d.mem_bytes), FormatSize(d.mem_allocated_bytes), FormatSize(d.mem_free_bytes),
                     std::to_string(d.share_free_pct) + "%", d.mps_user ? EscapeForTerminal(*d.mps_user) : "-",
                     jobs.empty() ? "-" : std::to_string(d.jobs.size()) + " (" + jobs + ")"});

@@ -32,7 +32,7 @@ std::string FormatTop(const GpusReply& reply, int64_t now_ms) {
     std::string mps = d.mps_user ? " mps:" + EscapeForTerminal(*d.mps_user) : "";
     std::string state = d.drained ? " DRAINED" : (d.recovering ? " RECOVERING" : "");
     out += fmt::format("dev {} (GPU {}) {} [{}{}{}]\n", d.index, d.gpu_index, EscapeForTerminal(d.name),
-                       EscapeForTerminal(d.mode), mps, state);
+                       SharingModeName(d.mode), mps, state);
     uint64_t total = d.mem_bytes;
     if (d.reading) {
       const GpuReadingView& r = *d.reading;

@@ -44,7 +44,7 @@ json ToJson(const DeviceJobView& m) {
          {"name", m.name},
          {"gpu_mem_bytes", m.gpu_mem_bytes},
          {"gpu_share_pct", m.gpu_share_pct},
-         {"mode", AllocationModeName(m.mode)},
+         {"mode", SharingModeName(m.mode)},
          {"energy_mj", m.energy_mj},
          {"gpu_mem_peak_bytes", m.gpu_mem_peak_bytes}};
   if (m.gpu_mem_used_bytes) j["gpu_mem_used_bytes"] = *m.gpu_mem_used_bytes;
@@ -59,7 +59,7 @@ Result<DeviceJobView> DeviceJobFromJson(const json& j) {
   in.String("name", &m.name);
   in.Integer("gpu_mem_bytes", &m.gpu_mem_bytes);
   in.Integer("gpu_share_pct", &m.gpu_share_pct);
-  in.Name("mode", &m.mode, AllocationModeFromName, "allocation mode");
+  in.Name("mode", &m.mode, SharingModeFromName, "allocation mode");
   in.OptionalInteger("gpu_mem_used_bytes", &m.gpu_mem_used_bytes);
   in.Integer("gpu_mem_peak_bytes", &m.gpu_mem_peak_bytes);
   in.Integer("energy_mj", &m.energy_mj);
@@ -77,7 +77,7 @@ json ToJson(const DeviceView& d) {
          {"name", d.name},
          {"gpu_index", d.gpu_index},
          {"is_mig", d.is_mig},
-         {"mode", d.mode},
+         {"mode", SharingModeName(d.mode)},
          {"drained", d.drained},
          {"recovering", d.recovering},
          {"mem_bytes", d.mem_bytes},
@@ -106,7 +106,7 @@ Result<DeviceView> DeviceFromJson(const json& j) {
   in.String("name", &d.name);
   in.Integer("gpu_index", &d.gpu_index);
   in.Bool("is_mig", &d.is_mig);
-  in.String("mode", &d.mode);
+  in.Name("mode", &d.mode, SharingModeFromName, "sharing mode");
   in.Bool("drained", &d.drained);
   in.OptionalString("drain_reason", &d.drain_reason);
   in.Bool("recovering", &d.recovering);

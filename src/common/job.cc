@@ -24,10 +24,10 @@ constexpr std::array<std::pair<JobState, const char*>, 5> kStates = {{
     {JobState::kCancelled, "cancelled"},
 }};
 
-constexpr std::array<std::pair<AllocationMode, const char*>, 3> kAllocationModes = {{
-    {AllocationMode::kExclusive, "exclusive"},
-    {AllocationMode::kTimeslice, "timeslice"},
-    {AllocationMode::kMps, "mps"},
+constexpr std::array<std::pair<SharingMode, const char*>, 3> kSharingModes = {{
+    {SharingMode::kExclusive, "exclusive"},
+    {SharingMode::kTimeslice, "timeslice"},
+    {SharingMode::kMps, "mps"},
 }};
 
 constexpr std::array<std::pair<Hold, const char*>, 3> kHolds = {{
@@ -55,10 +55,10 @@ std::optional<JobState> JobStateFromName(const std::string& name) {
   return ValueIn(kStates, name);
 }
 
-const char* AllocationModeName(AllocationMode mode) { return NameIn(kAllocationModes, mode); }
+const char* SharingModeName(SharingMode mode) { return NameIn(kSharingModes, mode); }
 
-std::optional<AllocationMode> AllocationModeFromName(const std::string& name) {
-  return ValueIn(kAllocationModes, name);
+std::optional<SharingMode> SharingModeFromName(const std::string& name) {
+  return ValueIn(kSharingModes, name);
 }
 
 namespace {
@@ -262,7 +262,7 @@ json ToJson(const Allocation& a) {
               {"uuid", a.uuid},
               {"gpu_mem_bytes", a.gpu_mem_bytes},
               {"gpu_share_pct", a.gpu_share_pct},
-              {"mode", AllocationModeName(a.mode)}};
+              {"mode", SharingModeName(a.mode)}};
 }
 
 Result<Allocation> AllocationFromJson(const json& j) {
@@ -272,7 +272,7 @@ Result<Allocation> AllocationFromJson(const json& j) {
   in.String("uuid", &a.uuid);
   in.Integer("gpu_mem_bytes", &a.gpu_mem_bytes);
   in.Integer("gpu_share_pct", &a.gpu_share_pct);
-  in.Name("mode", &a.mode, AllocationModeFromName, "allocation mode");
+  in.Name("mode", &a.mode, SharingModeFromName, "allocation mode");
   if (!in.error().ok()) return in.error();
   return a;
 }

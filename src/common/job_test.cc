@@ -63,18 +63,18 @@ TEST(JobRequestTest, DevicesSurviveJson) {
 }
 
 TEST(AllocationTest, ModeIsNamedOnTheWire) {
-  for (AllocationMode mode :
-       {AllocationMode::kExclusive, AllocationMode::kTimeslice, AllocationMode::kMps}) {
+  for (SharingMode mode :
+       {SharingMode::kExclusive, SharingMode::kTimeslice, SharingMode::kMps}) {
     Allocation a{2, "GPU-x", 1024, 25, mode};
     nlohmann::json j = ToJson(a);
-    EXPECT_EQ(j["mode"], AllocationModeName(mode));
+    EXPECT_EQ(j["mode"], SharingModeName(mode));
     auto back = AllocationFromJson(j);
     ASSERT_TRUE(back.ok()) << back.status().ToString();
     EXPECT_EQ(*back, a);
   }
-  EXPECT_STREQ(AllocationModeName(AllocationMode::kMps), "mps");
-  EXPECT_EQ(AllocationModeFromName("timeslice"), AllocationMode::kTimeslice);
-  EXPECT_EQ(AllocationModeFromName("MPS"), std::nullopt);
+  EXPECT_STREQ(SharingModeName(SharingMode::kMps), "mps");
+  EXPECT_EQ(SharingModeFromName("timeslice"), SharingMode::kTimeslice);
+  EXPECT_EQ(SharingModeFromName("MPS"), std::nullopt);
   auto bad = AllocationFromJson({{"mode", "shared"}});
   EXPECT_EQ(bad.status().code(), Code::kInvalidArgument);
   EXPECT_EQ(bad.status().message(), "allocation.mode is not a known allocation mode");

@@ -124,7 +124,7 @@ Status ReadUserLimits(const json& j, Config* c) {
 }
 
 Status CheckMode(const std::string& mode, const std::string& key) {
-  if (!sched::SharingModeFromName(mode))
+  if (!SharingModeFromName(mode))
     return Bad(key, "must be one of exclusive, timeslice, mps (got '" + mode + "')");
   return Status::Ok();
 }

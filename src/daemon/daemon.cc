@@ -21,6 +21,7 @@
 #include "daemon/inventory_builder.h"
 #include "daemon/mps_plan.h"
 #include "daemon/node.h"
+#include "daemon/sharing_setup.h"
 #include "daemon/retention.h"
 #include "daemon/service.h"
 #include "daemon/users.h"
@@ -116,7 +117,7 @@ int Fail(const Status& s) {
 void LogInventory(const sched::Inventory& inv) {
   for (const auto& d : inv.devices) {
     spdlog::info("device {}: {} {} ({}, {} SMs) mode {}", d.index, d.uuid, d.name,
-                 FormatSize(d.mem_bytes), d.sm_count, sched::SharingModeName(d.mode));
+                 FormatSize(d.mem_bytes), d.sm_count, SharingModeName(d.mode));
   }
   spdlog::info("host: {} CPUs, {} memory", inv.host.cpus, FormatSize(inv.host.mem_bytes));
 }
@@ -247,7 +248,9 @@ int RunDaemon(const Config& config, std::unique_ptr<gpu::GpuBackend> backend,
   if (!mps_plan.ok()) return Fail(mps_plan.status());
   auto mps = MakeMps(config, *mps_plan, &clock);
   if (!mps.ok()) return Fail(mps.status());
-  ApplyMpsPlan(*mps_plan, &*inventory);
+  // The sharing modes this daemon runs; each device's placement rules come from its mode's backend.
+  std::unique_ptr<sharing::Backends> sharing =
+      MakeBackends(SharingSetup{.mps = mps->get(), .mps_rules = MpsRulesOf(config, *mps_plan)});
 
   NodeOptions options;
   options.state_dir = config.state_dir;
@@ -263,7 +266,7 @@ int RunDaemon(const Config& config, std::unique_ptr<gpu::GpuBackend> backend,
     auto user = users.ByName(config.mps_prestart_user);
     if (!user.ok()) return Fail(InvalidArgument("mps_prestart_user: " + user.status().message()));
     for (const auto& d : inventory->devices) {
-      if (daemons == nullptr || d.mode != sched::SharingMode::kMps) continue;
+      if (daemons == nullptr || d.mode != SharingMode::kMps) continue;
       Status s = daemons->Prestart({d.index, d.uuid, user->uid, user->gid, 0, 0});
       if (!s.ok()) spdlog::warn("MPS: device {}: prestart: {}", d.index, s.message());
     }
@@ -298,7 +301,7 @@ int RunDaemon(const Config& config, std::unique_ptr<gpu::GpuBackend> backend,
   launch::SystemContainerCgroups containers;
   cdi::SpecDir lease_specs(config.cdi_dir);
   Node node(options, {store->get(), &launcher, mps->get(), &cgroups, &watcher, &clock, &users, &containers,
-                      config.cdi_dir.empty() ? nullptr : &lease_specs});
+                      config.cdi_dir.empty() ? nullptr : &lease_specs, sharing.get()});
   Status recovered = node.Recover();
   if (!recovered.ok()) return Fail(recovered);
   node.Step();  // tells the watcher of the adopted jobs before its first poll

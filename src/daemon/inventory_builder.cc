@@ -30,9 +30,9 @@ Result<sched::Inventory> BuildInventory(const std::vector<gpu::GpuInfo>& gpus, c
   auto mode_for = [&](const std::vector<std::string>& keys) {
     for (const auto& k : keys) {
       auto it = config.gpu_modes.find(k);
-      if (it != config.gpu_modes.end()) return *sched::SharingModeFromName(it->second);
+      if (it != config.gpu_modes.end()) return *SharingModeFromName(it->second);
     }
-    return *sched::SharingModeFromName(config.default_mode);
+    return *SharingModeFromName(config.default_mode);
   };
   auto usable = [&](uint64_t total) {
     return total > config.gpu_mem_reserve_bytes ? total - config.gpu_mem_reserve_bytes : 0;
@@ -71,7 +71,6 @@ Result<sched::Inventory> BuildInventory(const std::vector<gpu::GpuInfo>& gpus, c
     if (!known.count(key))
       return InvalidArgument("config: gpu_modes names '" + key + "', which is no GPU of this node");
   }
-  inv.mps_client_limit = config.mps_client_limit;
   inv.slice_placement = sched::SlicePlacementFromName(config.slice_placement).value_or(sched::SlicePlacement::kAuto);
   if (config.keep_empty_gpus == Config::kKeepEmptyAuto) {
     int whole = 0;

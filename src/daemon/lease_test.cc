@@ -45,7 +45,7 @@ class LeaseTest : public ServiceFixture {
   LeaseRequest TimeslicedGpu1() {
     NodeOptions o;
     o.inventory = TwoGpus();
-    o.inventory.devices[1].mode = sched::SharingMode::kTimeslice;
+    o.inventory.devices[1].mode = SharingMode::kTimeslice;
     o.lease_attach_timeout_ms = 60000;
     Restart(o);
     LeaseRequest r = Slice();
@@ -241,7 +241,7 @@ TEST_F(LeaseTest, ARootLeaseTakesAContainerOfAnyUidOnlyWithoutMps) {
   LeaseRequest timesliced = TimeslicedGpu1();
   auto open_ts = node_->OpenLease(root_, timesliced);
   ASSERT_TRUE(open_ts.ok()) << open_ts.status().ToString();
-  ASSERT_EQ(open_ts->lease.allocations.at(0).mode, AllocationMode::kTimeslice);
+  ASSERT_EQ(open_ts->lease.allocations.at(0).mode, SharingMode::kTimeslice);
   containers_.SetCgroup(777, std::string(kCgroup));
   auto attached = node_->AttachLease(root_, open_ts->lease.id, 777, 1001u);
   EXPECT_TRUE(attached.ok()) << attached.status().ToString();
@@ -250,7 +250,7 @@ TEST_F(LeaseTest, ARootLeaseTakesAContainerOfAnyUidOnlyWithoutMps) {
   mps.devices = {0};
   auto open_mps = node_->OpenLease(root_, mps);
   ASSERT_TRUE(open_mps.ok()) << open_mps.status().ToString();
-  ASSERT_EQ(open_mps->lease.allocations.at(0).mode, AllocationMode::kMps);
+  ASSERT_EQ(open_mps->lease.allocations.at(0).mode, SharingMode::kMps);
   containers_.SetCgroup(888, std::string("0::/kubepods/pod2"));
   auto refused = node_->AttachLease(root_, open_mps->lease.id, 888, 1001u);
   ASSERT_FALSE(refused.ok());

@@ -25,10 +25,9 @@ std::string NoMpsSlicesReason(const MpsPlan& plan) {
          "--gpu-mem)";
 }
 
-void ApplyMpsPlan(const MpsPlan& plan, sched::Inventory* inventory) {
-  if (!plan.refuse_slices) return;
-  inventory->mps_client_limit = 0;
-  inventory->no_mps_slices_reason = NoMpsSlicesReason(plan);
+sharing::PlacementRules MpsRulesOf(const Config& config, const MpsPlan& plan) {
+  if (plan.refuse_slices) return mps::MpsRules(0, NoMpsSlicesReason(plan));
+  return mps::MpsRules(config.mps_client_limit);
 }
 
 }  // namespace pinpoint::daemon

@@ -7,7 +7,8 @@
 
 #include "daemon/config.h"
 #include "pinpoint/status.h"
-#include "sched/inventory.h"
+#include "mps/mps_backend.h"
+#include "sharing/placement_rules.h"
 
 namespace pinpoint::daemon {
 
@@ -38,8 +39,8 @@ Result<MpsPlan> PlanMps(const Config& config, const MpsFacts& facts);
 // The sentence a user gets for a slice refused under `plan.refuse_slices`.
 std::string NoMpsSlicesReason(const MpsPlan& plan);
 
-// Applies a plan that refuses slices to the scheduler's view: kMps devices take no MPS clients,
-// and say why. Leaves `inventory` alone otherwise.
-void ApplyMpsPlan(const MpsPlan& plan, sched::Inventory* inventory);
+// The placements of the MPS backend under `plan`: config.mps_client_limit clients a device; with
+// a plan that refuses slices, none, saying why (NoMpsSlicesReason).
+sharing::PlacementRules MpsRulesOf(const Config& config, const MpsPlan& plan);
 
 }  // namespace pinpoint::daemon

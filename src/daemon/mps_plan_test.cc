@@ -66,25 +66,26 @@ TEST(PlanMpsTest, Table) {
   }
 }
 
-TEST(PlanMpsTest, ApplyRefusalTakesMpsClientsAwayAndSaysWhy) {
-  sched::Inventory inventory;
-  inventory.mps_client_limit = 48;
+TEST(PlanMpsTest, ARefusalTakesMpsClientsAwayAndSaysWhy) {
+  Config config;
+  config.mps_client_limit = 48;
   MpsPlan plan{.daemons = false, .refuse_slices = true, .why_not = kNotInPath};
-  ApplyMpsPlan(plan, &inventory);
-  EXPECT_EQ(inventory.mps_client_limit, 0);
-  EXPECT_EQ(inventory.no_mps_slices_reason,
+  sharing::PlacementRules rules = MpsRulesOf(config, plan);
+  EXPECT_EQ(rules.max_jobs, 0);
+  EXPECT_TRUE(rules.one_user);
+  EXPECT_EQ(rules.no_slices_reason,
             "MPS cannot be started on this node (nvidia-cuda-mps-control is not in PATH), so a "
             "slice's limits would not be enforced; ask for whole GPUs (--gpus N without --gpu-mem)");
 }
 
-TEST(PlanMpsTest, ApplyLeavesTheInventoryAloneOtherwise) {
+TEST(PlanMpsTest, OtherwiseTheConfiguredClientLimit) {
+  Config config;
+  config.mps_client_limit = 7;
   for (const MpsPlan& plan : {MpsPlan{.daemons = true, .refuse_slices = false, .why_not = ""},
                              MpsPlan{.daemons = false, .refuse_slices = false, .why_not = "mps: env-only"}}) {
-    sched::Inventory inventory;
-    inventory.mps_client_limit = 48;
-    ApplyMpsPlan(plan, &inventory);
-    EXPECT_EQ(inventory.mps_client_limit, 48);
-    EXPECT_EQ(inventory.no_mps_slices_reason, "");
+    sharing::PlacementRules rules = MpsRulesOf(config, plan);
+    EXPECT_EQ(rules.max_jobs, 7);
+    EXPECT_EQ(rules.no_slices_reason, "");
   }
 }
 

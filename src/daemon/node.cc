@@ -16,6 +16,7 @@
 #include "daemon/lifecycle.h"
 #include "daemon/log_text.h"
 #include "daemon/sched_view.h"
+#include "daemon/sharing_setup.h"
 #include "launch/shim.h"
 #include "pinpoint/api_codec.h"
 #include "pinpoint/rewrite_budget.h"
@@ -30,7 +31,12 @@ Node::Node(NodeOptions options, NodeDeps deps)
     : options_(std::move(options)),
       deps_(deps),
       users_(deps_.users != nullptr ? deps_.users : &cached_system_users_),
-      faults_(options_.mps_fault_drain_after) {}
+      faults_(options_.mps_fault_drain_after) {
+  if (deps_.sharing == nullptr) own_sharing_ = MakeBackends(SharingSetup{.mps = deps_.mps});
+  sharing_ = deps_.sharing != nullptr ? deps_.sharing : own_sharing_.get();
+  // The scheduler places by each device's rules, which are its mode's backend's.
+  for (sched::Device& d : options_.inventory.devices) d.rules = sharing_->For(d.mode).Rules();
+}
 
 std::string Node::JobDir(JobId id) const {
   return options_.state_dir + "/jobs/" + std::to_string(id);
@@ -68,9 +74,7 @@ Status Node::Recover() {
     bool orphaned = status && status->kind == launch::ExitStatus::Kind::kOrphaned;
     if (!status || orphaned) {
       jobs_.Add(job);
-      for (const auto& a : job.allocations) {
-        if (a.mode == AllocationMode::kMps) deps_.mps->AdoptClient(SliceOf(job, a));  // restarts a dead daemon
-      }
+      for (const auto& a : job.allocations) BackendOf(a).Adopt(SliceOf(job, a));  // restarts a dead MPS daemon
       if (job.cancel_requested) kill_at_ms_[job.id] = deps_.clock->NowMs() + options_.cancel_grace_ms;
       store::JobEvent e{job.id, deps_.clock->NowMs(), "adopt", "re-adopted after daemon restart"};
       Status s = deps_.store->AppendEvent(e);
@@ -124,7 +128,7 @@ std::vector<JobId> Node::Step() {
       continue;
     }
     EnforceTimeLimit(job, now);
-    if (term_pending_.count(id) && !deps_.mps->Terminating(static_cast<uint64_t>(id)) &&
+    if (term_pending_.count(id) && !sharing_->Stopping(static_cast<uint64_t>(id)) &&
         SignalJob(job, SIGTERM).code() != Code::kUnavailable)
       term_pending_.erase(id);
     auto kill = kill_at_ms_.find(id);
@@ -138,7 +142,7 @@ std::vector<JobId> Node::Step() {
   }
   // MPS events are read after the exits and before judging them: a fault's line is in the server
   // log before its victims exit, so every victim collected here is known as one.
-  HandleMpsEvents();
+  HandleSharingEvents();
   RecordEnds(exits, lease_ends);
   ExpireStartingLeases(now);
   if (dirty_) Schedule();
@@ -228,11 +232,7 @@ std::vector<Allocation> Node::AllocationsFor(const std::vector<sched::Slot>& slo
     a.uuid = d.uuid;
     a.gpu_mem_bytes = slot.gpu_mem_bytes;
     a.gpu_share_pct = slot.gpu_share_pct;
-    a.mode = d.mode == sched::SharingMode::kMps ? AllocationMode::kMps : AllocationMode::kTimeslice;
-    if (slot.gpu_mem_bytes == 0 || d.mode == sched::SharingMode::kExclusive)
-      a.mode = AllocationMode::kExclusive;
-    // One process can be the client of one MPS server only (docs/design.md).
-    if (a.mode == AllocationMode::kMps && slots.size() > 1) a.mode = AllocationMode::kTimeslice;
+    a.mode = sharing_->For(d.mode).HoldsAs(slot.gpu_mem_bytes, slots.size());
     allocations.push_back(a);
   }
   return allocations;
@@ -295,17 +295,18 @@ Result<std::vector<std::string>> Node::JobEnvironment(const JobRecord& job) {
   env["PINPOINT_JOB_ID"] = std::to_string(job.id);
   env["PINPOINT_GPU_UUIDS"] = visible;
   SetArrayEnvironment(job.array, env);
-  for (const char* name : {"CUDA_MPS_PIPE_DIRECTORY", "CUDA_MPS_LOG_DIRECTORY",
-                           "CUDA_MPS_PINNED_DEVICE_MEM_LIMIT", "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"}) {
-    env.erase(name);  // a client never chooses its own MPS server or limits
+  for (const std::string& name : sharing_->OwnVariables()) {
+    env.erase(name);  // a job never chooses its own MPS server or limits
   }
-  // One process can be the client of one MPS server only, so only single-device slices use MPS;
-  // multi-device slices are time-sliced (docs/design.md).
-  if (job.allocations.size() == 1 && job.allocations[0].mode == AllocationMode::kMps) {
-    const Allocation& a = job.allocations[0];
-    auto mps_env = deps_.mps->PrepareClient(SliceOf(job, a));
-    if (!mps_env.ok()) return mps_env.status();
-    for (const auto& [k, v] : *mps_env) env[k] = v;
+  for (size_t i = 0; i < job.allocations.size(); ++i) {
+    const Allocation& a = job.allocations[i];
+    auto prepared = BackendOf(a).Prepare(SliceOf(job, a));
+    if (!prepared.ok()) {
+      // Its holds so far are let go: a job that waits or fails holds nothing on its devices.
+      for (size_t j = 0; j < i; ++j) BackendOf(job.allocations[j]).Release(SliceOf(job, job.allocations[j]));
+      return prepared.status();
+    }
+    for (const auto& [k, v] : *prepared) env[k] = v;
   }
   if (job.request.gpu_mem_bytes > 0) env["PINPOINT_GPU_MEM_BYTES"] = std::to_string(job.request.gpu_mem_bytes);
   std::vector<std::string> out;
@@ -387,9 +388,7 @@ void Node::ReleaseResources(const JobRecord& job) {
   if (deps_.watcher != nullptr && watched_.count(job.id) && !job.allocations.empty()) {
     settling_[job.id] = Settling{job.uid, SlotsOf(job)};
   }
-  for (const auto& a : job.allocations) {
-    if (a.mode == AllocationMode::kMps) deps_.mps->ReleaseClient(SliceOf(job, a));
-  }
+  for (const auto& a : job.allocations) BackendOf(a).Release(SliceOf(job, a));
   if (deps_.cgroups != nullptr && deps_.cgroups->enabled() && job.kind == JobKind::kJob) {
     Status s = deps_.cgroups->RemoveJobGroup(job.id);
     if (!s.ok()) spdlog::warn("job {}: {}", job.id, s.message());

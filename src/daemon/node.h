@@ -1,12 +1,14 @@
 // Node: the daemon's core, and the index of its parts (docs/design.md "The node, in parts").
 // It turns requests into store writes, runs the pure scheduler and acts on its plan through the
-// launcher and MPS control. Where each concept lives:
+// launcher and the sharing backends. Where each concept lives:
 //   JobTable (job_table.h)        the active jobs and their store writes
 //   Admission (admission.h)       the checks of every way in: submit, array, lease
 //   sched::Schedule / PlaceOne    a pass over the queue; one lease placed alone
 //   node_submit.cc, node_lease.cc the ways in; node_cancel.cc, node_hold.cc control;
 //   node_query.cc, node_view.cc   answers; node_watch.cc, node_faults.cc, node_constraints.cc
 //                                 what the watcher, MPS faults, dependencies and limits feed back
+//   sharing::Backends             what each sharing mode does (exclusive, timeslice, MPS):
+//                                 the rules the scheduler places by, each job's hold on a device
 //
 // Data flows one way: a request is validated and stored (durable before the caller gets its id),
 // Step() polls running jobs, schedules and launches. Every state change is written to the store
@@ -18,6 +20,7 @@
 
 #include <functional>
 #include <map>
+#include <memory>
 #include <set>
 #include <optional>
 #include <string>
@@ -43,6 +46,7 @@
 #include "launch/launcher.h"
 #include "metrics/metrics.h"
 #include "mps/mps_control.h"
+#include "sharing/backends.h"
 #include "pinpoint/api.h"
 #include "pinpoint/array_spec.h"
 #include "pinpoint/rewrite_budget.h"
@@ -58,7 +62,7 @@ namespace pinpoint::daemon {
 struct NodeDeps {
   store::JobStore* store = nullptr;
   launch::Launcher* launcher = nullptr;
-  mps::MpsControl* mps = nullptr;
+  mps::MpsControl* mps = nullptr;  // used only when `sharing` is null
   launch::Cgroups* cgroups = nullptr;
   // Polls the GPUs on its own thread; the node tells it which jobs run and acts on what it finds
   // (usage, budget breaches). Null: no accounting and no device-memory enforcement.
@@ -71,6 +75,9 @@ struct NodeDeps {
   launch::ContainerCgroups* containers = nullptr;
   // The CDI specs `pinpoint cdi` writes (config cdi_dir): an ended lease's is removed. Null: none.
   cdi::LeaseSpecs* lease_specs = nullptr;
+  // The sharing modes' backends (daemon/sharing_setup.h). Null: the standard ones, with MPS over
+  // `mps` and its default rules (48 clients).
+  sharing::Backends* sharing = nullptr;
 };
 
 // A range of end times for Node::List (Unix epoch ms; a bound left out is open).
@@ -207,9 +214,9 @@ class Node {
   metrics::Snapshot MetricsView() const;
   // Changes whenever a job changes state or the watcher has polled: a new MetricsView is due.
   int64_t generation() const;
-  // Descriptors for the main loop's poll set: readable when the MPS daemons have news for Step
-  // (a start, a command or a quit in flight). Valid until the next Step.
-  std::vector<int> WaitFds() const { return deps_.mps->WaitFds(); }
+  // Descriptors for the main loop's poll set: readable when a sharing backend has news for Step
+  // (an MPS daemon's start, command or quit in flight). Valid until the next Step.
+  std::vector<int> WaitFds() const { return sharing_->WaitFds(); }
 
   // One pass: reaps and polls running jobs, escalates cancels past their grace, then, if anything
   // changed, schedules and launches. Returns the ids of jobs that reached a final state.
@@ -314,20 +321,23 @@ class Node {
   void PersistRequeue(const JobRecord& job);
   void ReleaseResources(const JobRecord& job);
   Result<std::vector<std::string>> JobEnvironment(const JobRecord& job);
-  void HandleMpsEvents();
-  // A fatal-fault claim from the MPS daemon of `uid`: that user's jobs on the device are treated
-  // as hit by it, and the claim waits for the driver's Xid before it counts toward draining.
-  void RecordFault(int device_index, uint32_t uid, const std::string& detail);
-  // uid's MPS control daemon on `device` stopped answering and was killed: its running MPS jobs
-  // there are stopped with reason mps-unresponsive (they can no longer be served).
-  void StopUnservedMpsJobs(int device, uint32_t uid, const std::string& detail);
+  void HandleSharingEvents();
+  // A fatal-fault claim from the `mode` server of `uid` (MPS): that user's jobs held in `mode` on
+  // the device are treated as hit by it, and the claim waits for the driver's Xid before it counts
+  // toward draining.
+  void RecordFault(const sharing::Event& fault);
+  // uid's `mode` server on the device stopped answering and was killed: that user's running jobs
+  // held there in `mode` are stopped with reason mps-unresponsive (they can no longer be served).
+  void StopUnservedJobs(const sharing::Event& event);
   // Applies FaultTracker's verdicts: counted faults, unconfirmed claims, drains.
   void EvaluateFaults();
   // A job has ended: it leaves the fault recovery of its devices (the last one to leave resets
   // the device's MPS daemons). Returns whether an MPS fault hit it.
   bool LeaveFaultRecovery(const JobRecord& job);
-  mps::ClientSlice SliceOf(const JobRecord& job, const Allocation& a) const;
-  // The safe stop of a running job: MPS terminate_client, then SIGTERM, SIGKILL after the grace.
+  sharing::Slice SliceOf(const JobRecord& job, const Allocation& a) const;
+  sharing::Backend& BackendOf(const Allocation& a) const { return sharing_->For(a.mode); }
+  // The safe stop of a running job: its backends let go of it (MPS terminate_client), then
+  // SIGTERM, SIGKILL after the grace.
   void SafeStop(JobRecord& job);
   // pinpoint stops a running job itself (lifecycle::Stop with `stop_reason` and `detail`, the
   // event "stop"), then SafeStop. Nothing when it is already being stopped or cancelled.
@@ -343,6 +353,8 @@ class Node {
 
   NodeOptions options_;
   NodeDeps deps_;
+  std::unique_ptr<sharing::Backends> own_sharing_;  // when deps_.sharing is null
+  sharing::Backends* sharing_;                      // deps_.sharing or own_sharing_
   SystemUserDirectory system_users_;
   CachingUserDirectory cached_system_users_{&system_users_, deps_.clock};
   UserDirectory* users_;  // deps_.users or cached_system_users_

@@ -83,19 +83,21 @@ std::vector<Status> Node::Cancel(const api::Caller& caller, const std::vector<Jo
 }
 
 void Node::SafeStop(JobRecord& job) {
-  // The MPS server lets go of the job's clients before any signal reaches them, so the server
-  // and the neighbours on the device are never left in an undefined state.
-  std::vector<int64_t> pids;
+  // The backends let go of the job's processes before any signal reaches them (the MPS server
+  // terminates its clients), so the neighbours on the device are never left in an undefined state.
+  std::optional<std::vector<int64_t>> pids;
+  auto processes = [&] {
+    if (!pids) pids = ProcessesOf(job);
+    return *pids;
+  };
   for (const auto& a : job.allocations) {
-    if (a.mode != AllocationMode::kMps) continue;
-    if (pids.empty()) pids = ProcessesOf(job);
-    Status t = deps_.mps->TerminateClients(SliceOf(job, a), pids, static_cast<uint64_t>(job.id));
-    if (!t.ok()) spdlog::warn("job {}: terminate_client: {}", job.id, t.message());
+    Status t = BackendOf(a).StopClients(SliceOf(job, a), processes);
+    if (!t.ok()) spdlog::warn("job {}: stopping its clients: {}", job.id, t.message());
   }
   kill_at_ms_[job.id] = deps_.clock->NowMs() + options_.cancel_grace_ms;
   // The server's answer comes later (never waited on): Step sends SIGTERM once it has come, or
   // once it is overdue; the SIGKILL deadline holds either way.
-  if (deps_.mps->Terminating(static_cast<uint64_t>(job.id))) {
+  if (sharing_->Stopping(static_cast<uint64_t>(job.id))) {
     term_pending_.insert(job.id);
     return;
   }

@@ -11,64 +11,67 @@
 
 namespace pinpoint::daemon {
 
-mps::ClientSlice Node::SliceOf(const JobRecord& job, const Allocation& a) const {
-  mps::ClientSlice s;
+sharing::Slice Node::SliceOf(const JobRecord& job, const Allocation& a) const {
+  sharing::Slice s;
   s.device_index = a.device_index;
   s.device_uuid = a.uuid;
   s.uid = job.uid;
   s.gid = job.gid;
   s.gpu_mem_bytes = a.gpu_mem_bytes;
   s.gpu_share_pct = a.gpu_share_pct;
+  s.job_id = static_cast<uint64_t>(job.id);
   return s;
 }
 
-void Node::HandleMpsEvents() {
-  for (const auto& e : deps_.mps->Poll(deps_.clock->NowMs())) {
+void Node::HandleSharingEvents() {
+  for (const auto& e : sharing_->Poll(deps_.clock->NowMs())) {
     switch (e.kind) {
-      case mps::MpsEvent::Kind::kFatalFault:
-        RecordFault(e.device_index, e.uid, e.detail);
+      case sharing::Event::Kind::kFault:
+        RecordFault(e);
         break;
-      case mps::MpsEvent::Kind::kDaemonDied:
-        spdlog::error("MPS: {}", e.detail);
+      case sharing::Event::Kind::kServerDied:
+        spdlog::error("{}: {}", SharingModeName(e.mode), e.detail);
         break;
-      case mps::MpsEvent::Kind::kDaemonQuit:
-        spdlog::info("MPS: {}", e.detail);
+      case sharing::Event::Kind::kServerQuit:
+        spdlog::info("{}: {}", SharingModeName(e.mode), e.detail);
         dirty_ = true;  // a job of another user may wait for the device
         break;
-      case mps::MpsEvent::Kind::kDaemonReady:
+      case sharing::Event::Kind::kServerReady:
         dirty_ = true;  // the jobs that waited for it start
         break;
-      case mps::MpsEvent::Kind::kDaemonStartFailed:
+      case sharing::Event::Kind::kServerStartFailed:
         dirty_ = true;  // the job that waited for it is told why
         break;
-      case mps::MpsEvent::Kind::kDaemonUnresponsive:
-        StopUnservedMpsJobs(e.device_index, e.uid, e.detail);
+      case sharing::Event::Kind::kServerUnresponsive:
+        StopUnservedJobs(e);
         break;
     }
   }
   EvaluateFaults();
 }
 
-void Node::StopUnservedMpsJobs(int device, uint32_t uid, const std::string& detail) {
-  spdlog::error("MPS: {}", detail);
+void Node::StopUnservedJobs(const sharing::Event& e) {
+  spdlog::error("{}: {}", SharingModeName(e.mode), e.detail);
   for (auto& [id, job] : jobs_) {
-    if (job.state != JobState::kRunning || job.uid != uid) continue;
+    if (job.state != JobState::kRunning || job.uid != e.uid) continue;
     bool served_there = std::any_of(job.allocations.begin(), job.allocations.end(), [&](const Allocation& a) {
-      return a.device_index == device && a.mode == AllocationMode::kMps;
+      return a.device_index == e.device_index && a.mode == e.mode;
     });
-    if (served_there) StopJob(job, reason::kMpsUnresponsive, detail);
+    if (served_there) StopJob(job, reason::kMpsUnresponsive, e.detail);
   }
   dirty_ = true;  // the device is free again: the queue may move
 }
 
-void Node::RecordFault(int device, uint32_t uid, const std::string& detail) {
+void Node::RecordFault(const sharing::Event& fault) {
+  const int device = fault.device_index;
+  const uint32_t uid = fault.uid;
   int64_t now = deps_.clock->NowMs();
   std::set<JobId>& affected = recovering_[device];
   for (auto& [id, job] : jobs_) {
     // The claim comes from a log its user can write: it may touch that user's jobs only.
     if (job.state != JobState::kRunning || job.uid != uid) continue;
     for (const auto& a : job.allocations) {
-      if (a.device_index != device || a.mode != AllocationMode::kMps) continue;
+      if (a.device_index != device || a.mode != fault.mode) continue;
       affected.insert(id);
       store::JobEvent ev{id, now, "mps-fault", "fatal GPU error on device " + std::to_string(device)};
       Status s = deps_.store->AppendEvent(ev);
@@ -76,11 +79,11 @@ void Node::RecordFault(int device, uint32_t uid, const std::string& detail) {
     }
   }
   spdlog::error("MPS: fatal GPU error on device {} reported by the MPS server of uid {} ({} jobs affected): {}",
-                device, uid, affected.size(), detail);
+                device, uid, affected.size(), fault.detail);
   faults_.Claim(device, now);
   if (affected.empty()) {
     recovering_.erase(device);
-    deps_.mps->ResetDevice(device);
+    sharing_->ResetDevice(device);
   }
   dirty_ = true;
 }
@@ -115,7 +118,7 @@ bool Node::LeaveFaultRecovery(const JobRecord& job) {
     faulted = true;
     if (it->second.empty()) {
       // Every client the fault touched is gone: give the device a fresh MPS server.
-      deps_.mps->ResetDevice(a.device_index);
+      sharing_->ResetDevice(a.device_index);
       recovering_.erase(it);
       spdlog::info("device {} recovered from its MPS fault", a.device_index);
     }

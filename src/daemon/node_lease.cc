@@ -150,7 +150,7 @@ Result<JobRecord> Node::AttachLease(const api::Caller& caller, JobId id, int64_t
   // A root lease on time-sliced or exclusive devices (pinpoint-k8s's, for pods of any uid) takes
   // any container: root may stop any process anyway.
   bool under_mps = std::any_of(lease.allocations.begin(), lease.allocations.end(),
-                               [](const Allocation& a) { return a.mode == AllocationMode::kMps; });
+                               [&](const Allocation& a) { return BackendOf(a).Rules().one_user; });
   if (container_uid && *container_uid != lease.uid && (under_mps || lease.uid != 0))
     return PermissionDenied("the container runs as uid " + std::to_string(*container_uid) + " but lease " +
                             std::to_string(id) + " is " + lease.user + "'s (uid " + std::to_string(lease.uid) +

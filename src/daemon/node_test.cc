@@ -63,14 +63,7 @@ class NodeTest : public ::testing::Test {
     return job.ok() ? job->id : 0;
   }
   JobState StateOf(JobId id) { return node_->Get(id)->state; }
-  std::map<std::string, std::string> EnvOf(size_t launch) {
-    std::map<std::string, std::string> env;
-    for (const auto& kv : launcher_.launches().at(launch).env) {
-      auto eq = kv.find('=');
-      env[kv.substr(0, eq)] = kv.substr(eq + 1);
-    }
-    return env;
-  }
+  std::map<std::string, std::string> EnvOf(size_t launch) { return LaunchEnv(launcher_, launch); }
   static ExitStatus Exited(int code) {
     ExitStatus s;
     s.kind = ExitStatus::Kind::kExited;

@@ -12,12 +12,6 @@ const watch::GpuReading* ReadingOf(const watch::WatchView& view, int gpu_index) 
   return nullptr;
 }
 
-std::map<int, mps::MpsDaemonInfo> MpsDaemonsByDevice(const mps::MpsControl& control) {
-  std::map<int, mps::MpsDaemonInfo> out;
-  for (auto& daemon : control.Describe()) out.emplace(daemon.device_index, std::move(daemon));
-  return out;
-}
-
 }  // namespace
 
 GpusReply Node::GpusView() const {
@@ -41,8 +35,8 @@ GpusReply Node::GpusView() const {
       Use& u = use[static_cast<size_t>(a.device_index)];
       u.mem_bytes += a.gpu_mem_bytes;
       u.share_pct += a.gpu_share_pct;
-      if (a.mode == AllocationMode::kExclusive) u.whole = true;
-      if (a.mode == AllocationMode::kMps) u.mps_uid = job.uid;
+      if (a.mode == SharingMode::kExclusive) u.whole = true;
+      if (BackendOf(a).Rules().one_user) u.mps_uid = job.uid;
       DeviceJobView entry;
       entry.id = id;
       entry.user = job.user;
@@ -62,7 +56,7 @@ GpusReply Node::GpusView() const {
       u.jobs.push_back(std::move(entry));
     }
   }
-  std::map<int, mps::MpsDaemonInfo> mps_daemons = MpsDaemonsByDevice(*deps_.mps);
+  std::map<int, sharing::ServerInfo> mps_daemons = sharing_->Servers();
   for (const auto& d : options_.inventory.devices) {
     Use& u = use[static_cast<size_t>(d.index)];
     DeviceView dev;
@@ -71,7 +65,7 @@ GpusReply Node::GpusView() const {
     dev.name = d.name;
     dev.gpu_index = d.gpu_index;
     dev.is_mig = d.is_mig;
-    dev.mode = sched::SharingModeName(d.mode);
+    dev.mode = d.mode;
     dev.drained = d.drained;
     dev.mem_bytes = d.mem_bytes;
     dev.sm_count = d.sm_count;
@@ -84,7 +78,7 @@ GpusReply Node::GpusView() const {
     if (drain != drain_reason_.end()) dev.drain_reason = drain->second;
     dev.recovering = recovering_.count(d.index) > 0;
     if (auto mps = mps_daemons.find(d.index); mps != mps_daemons.end()) {
-      const mps::MpsDaemonInfo& m = mps->second;
+      const sharing::ServerInfo& m = mps->second;
       dev.mps = MpsDaemonView{m.running, m.uid, m.control_pid, m.clients, m.restarts, m.pipe_dir};
     }
     const watch::GpuReading* reading = ReadingOf(view, d.gpu_index);
@@ -136,13 +130,13 @@ metrics::Snapshot Node::MetricsView() const {
   for (auto& [index, g] : gpus) snap.gpus.push_back(g);
 
   std::vector<metrics::DeviceMetrics> devices(options_.inventory.devices.size());
-  std::map<int, mps::MpsDaemonInfo> mps_daemons = MpsDaemonsByDevice(*deps_.mps);
+  std::map<int, sharing::ServerInfo> mps_daemons = sharing_->Servers();
   for (const auto& d : options_.inventory.devices) {
     metrics::DeviceMetrics& m = devices[static_cast<size_t>(d.index)];
     m.index = d.index;
     m.gpu_index = d.gpu_index;
     m.uuid = d.uuid;
-    m.mode = sched::SharingModeName(d.mode);
+    m.mode = d.mode;
     m.drained = d.drained;
     if (auto mps = mps_daemons.find(d.index); mps != mps_daemons.end()) {
       m.mps_up = mps->second.running;
@@ -166,8 +160,8 @@ metrics::Snapshot Node::MetricsView() const {
       metrics::DeviceMetrics& m = devices[static_cast<size_t>(a.device_index)];
       m.slices += 1;
       const auto& d = options_.inventory.devices[static_cast<size_t>(a.device_index)];
-      m.mem_allocated_bytes += a.mode == AllocationMode::kExclusive ? d.mem_bytes : a.gpu_mem_bytes;
-      m.share_allocated_pct += a.mode == AllocationMode::kExclusive ? 100 : a.gpu_share_pct;
+      m.mem_allocated_bytes += a.mode == SharingMode::kExclusive ? d.mem_bytes : a.gpu_mem_bytes;
+      m.share_allocated_pct += a.mode == SharingMode::kExclusive ? 100 : a.gpu_share_pct;
     }
   }
   snap.devices = std::move(devices);

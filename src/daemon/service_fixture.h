@@ -2,6 +2,7 @@
 // a fresh directory, and the fake devices node tests use.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <string>
 #include <utility>
@@ -21,7 +22,7 @@ namespace pinpoint::daemon {
 
 // Two devices "GPU-0" and "GPU-1" ("Fake GPU", 80 GiB, 132 SMs) in `mode`, on a host of 64 CPUs
 // and 256 GiB.
-inline sched::Inventory TwoGpus(sched::SharingMode mode = sched::SharingMode::kMps) {
+inline sched::Inventory TwoGpus(SharingMode mode = SharingMode::kMps) {
   sched::Inventory inv;
   for (int i = 0; i < 2; ++i) {
     sched::Device d;
@@ -37,6 +38,16 @@ inline sched::Inventory TwoGpus(sched::SharingMode mode = sched::SharingMode::kM
   inv.host.cpus = 64;
   inv.host.mem_bytes = 256ull << 30;
   return inv;
+}
+
+// The environment of the `launch`th job `launcher` launched, by name.
+inline std::map<std::string, std::string> LaunchEnv(const launch::FakeLauncher& launcher, size_t launch) {
+  std::map<std::string, std::string> env;
+  for (const auto& kv : launcher.launches().at(launch).env) {
+    auto eq = kv.find('=');
+    env[kv.substr(0, eq)] = kv.substr(eq + 1);
+  }
+  return env;
 }
 
 // A 1 GiB slice of one GPU running `python3 task.py` in `cwd`: the job most node tests submit.

@@ -118,7 +118,7 @@ void ShowGpus(const pinpoint::GpusReply& gpus, const pinpoint::OutputStyle& styl
     char line[512];
     std::snprintf(line, sizeof(line), "  GPU %-2d %s %2zu jobs  %9s of %s  %s", d.index, bar.c_str(), d.jobs.size(),
                   pinpoint::FormatSize(d.mem_allocated_bytes).c_str(), pinpoint::FormatSize(d.mem_bytes).c_str(),
-                  d.mode.c_str());
+                  pinpoint::SharingModeName(d.mode));
     lines.push_back(line);
   }
   std::fputs(block->Frame(lines).c_str(), stdout);

@@ -101,7 +101,7 @@ TEST_F(AllocationTest, PreferredAllocationChecksItsInput) {
 
 TEST_F(AllocationTest, PreferredWholeGpusAreTheLowest) {
   SliceInventory inv = FakeSliceSource::H100x2();
-  for (auto& d : inv.devices) d.mode = "exclusive";
+  for (auto& d : inv.devices) d.mode = SharingMode::kExclusive;
   book_.Update(inv);
   auto got = PreferredAllocation(Resource::kGpu, book_, {"gpu1", "gpu0"}, {}, 1);
   ASSERT_TRUE(got.ok());
@@ -172,7 +172,7 @@ TEST_F(AllocationTest, PlanLeaseRefusesUnhealthyDevices) {
 
 TEST_F(AllocationTest, WholeGpusBecomeAWholeGpuLease) {
   SliceInventory inv = FakeSliceSource::H100x2();
-  for (auto& d : inv.devices) d.mode = "exclusive";
+  for (auto& d : inv.devices) d.mode = SharingMode::kExclusive;
   book_.Update(inv);
   auto plan = PlanLease(Resource::kGpu, book_, {"gpu1", "gpu0"});
   ASSERT_TRUE(plan.ok());

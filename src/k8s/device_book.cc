@@ -7,8 +7,8 @@ namespace pinpoint::k8s {
 
 namespace {
 
-bool OffersWhole(const SliceDevice& d) { return d.mode == "exclusive"; }
-bool OffersUnits(const SliceDevice& d) { return d.mode == "mps" || d.mode == "timeslice"; }
+bool OffersWhole(const SliceDevice& d) { return d.mode == SharingMode::kExclusive; }
+bool OffersUnits(const SliceDevice& d) { return d.mode != SharingMode::kExclusive; }
 
 // A non-negative decimal without sign or leading zeros, below 10^7.
 std::optional<int> ParseIndex(std::string_view text) {

@@ -12,10 +12,10 @@ constexpr uint64_t kGiB = uint64_t{1} << 30;
 SliceInventory Mixed() {
   // Device 0 mps 80 GiB, device 1 exclusive, device 2 timeslice 10.5 GiB.
   SliceInventory inv = FakeSliceSource::H100x2();
-  inv.devices[1].mode = "exclusive";
+  inv.devices[1].mode = SharingMode::kExclusive;
   SliceDevice third = inv.devices[0];
   third.index = 2;
-  third.mode = "timeslice";
+  third.mode = SharingMode::kTimeslice;
   third.mem_bytes = 10 * kGiB + kGiB / 2;
   inv.devices.push_back(third);
   return inv;

@@ -23,7 +23,7 @@ class FakeSliceSource : public SliceSource {
       d.gpu_index = i;
       d.uuid = "GPU-c864b574-0000-4000-8000-00000000000" + std::to_string(i);
       d.name = "NVIDIA H100 80GB HBM3";
-      d.mode = "mps";
+      d.mode = SharingMode::kMps;
       d.mem_bytes = uint64_t{80} << 30;
       inventory.devices.push_back(d);
     }

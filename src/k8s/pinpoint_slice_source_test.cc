@@ -18,11 +18,11 @@ TEST(PinpointSliceSourceTest, DevicesFromTheGpusReply) {
   ok.index = 0;
   ok.uuid = "GPU-a";
   ok.name = "NVIDIA H100 80GB HBM3";
-  ok.mode = "mps";
+  ok.mode = SharingMode::kMps;
   ok.mem_bytes = 1000;
   DeviceView drained = ok;
   drained.index = 1;
-  drained.mode = "timeslice";
+  drained.mode = SharingMode::kTimeslice;
   drained.drained = true;
   drained.drain_reason = "3 MPS faults within an hour";
   DeviceView bare_drain = drained;
@@ -32,7 +32,7 @@ TEST(PinpointSliceSourceTest, DevicesFromTheGpusReply) {
   recovering.index = 3;
   recovering.is_mig = true;
   recovering.gpu_index = 1;
-  recovering.mode = "exclusive";
+  recovering.mode = SharingMode::kExclusive;
   recovering.recovering = true;
   reply.devices = {ok, drained, bare_drain, recovering};
 
@@ -41,10 +41,10 @@ TEST(PinpointSliceSourceTest, DevicesFromTheGpusReply) {
   EXPECT_TRUE(inv.devices[0].healthy);
   EXPECT_EQ(inv.devices[0].uuid, "GPU-a");
   EXPECT_EQ(inv.devices[0].mem_bytes, 1000u);
-  EXPECT_EQ(inv.devices[0].mode, "mps");
+  EXPECT_EQ(inv.devices[0].mode, SharingMode::kMps);
   EXPECT_FALSE(inv.devices[1].healthy);
   EXPECT_EQ(inv.devices[1].unhealthy_reason, "3 MPS faults within an hour");
-  EXPECT_EQ(inv.devices[1].mode, "timeslice");
+  EXPECT_EQ(inv.devices[1].mode, SharingMode::kTimeslice);
   EXPECT_EQ(inv.devices[2].unhealthy_reason, "drained");
   EXPECT_FALSE(inv.devices[3].healthy);
   EXPECT_EQ(inv.devices[3].unhealthy_reason, "recovering from an MPS fault");
@@ -170,8 +170,8 @@ TEST(PinpointSliceSourceTest, ReadsARealPinpointd) {
   auto inv = source.Inventory();
   ASSERT_TRUE(inv.ok()) << inv.status().ToString();
   ASSERT_EQ(inv->devices.size(), 2u);
-  EXPECT_EQ(inv->devices[0].mode, "mps");
-  EXPECT_EQ(inv->devices[1].mode, "exclusive");
+  EXPECT_EQ(inv->devices[0].mode, SharingMode::kMps);
+  EXPECT_EQ(inv->devices[1].mode, SharingMode::kExclusive);
   for (const SliceDevice& d : inv->devices) {
     EXPECT_TRUE(d.healthy);
     EXPECT_EQ(d.uuid.rfind("GPU-", 0), 0u) << d.uuid;

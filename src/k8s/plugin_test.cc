@@ -202,7 +202,7 @@ TEST_F(PluginTest, ListAndWatchFollowsPinpointdsDevices) {
 
   // Both back, GPU 1 now exclusive: a whole GPU, and its units gone.
   inv = FakeSliceSource::H100x2();
-  inv.devices[1].mode = "exclusive";
+  inv.devices[1].mode = SharingMode::kExclusive;
   source_.SetInventory(inv);
   plugin_.PollNow();
   list = mem.Next();

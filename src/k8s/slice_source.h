@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "pinpoint/sharing_mode.h"
 #include "pinpoint/status.h"
 
 namespace pinpoint::k8s {
@@ -19,7 +20,7 @@ struct SliceDevice {
   std::string name;      // "NVIDIA H100 80GB HBM3"
   int gpu_index = 0;     // the physical GPU's NVML index
   bool is_mig = false;
-  std::string mode;      // "exclusive", "timeslice" or "mps"
+  SharingMode mode = SharingMode::kMps;
   uint64_t mem_bytes = 0;  // allocatable device memory
   bool healthy = true;     // false while drained or recovering from an MPS fault
   std::string unhealthy_reason;  // why, when !healthy

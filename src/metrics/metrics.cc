@@ -53,7 +53,7 @@ Labels GpuLabels(const GpuMetrics& g) {
 }
 
 Labels DeviceLabels(const DeviceMetrics& d) {
-  return {{"device", std::to_string(d.index)}, {"gpu", std::to_string(d.gpu_index)}, {"uuid", d.uuid}, {"mode", d.mode}};
+  return {{"device", std::to_string(d.index)}, {"gpu", std::to_string(d.gpu_index)}, {"uuid", d.uuid}, {"mode", SharingModeName(d.mode)}};
 }
 
 Labels JobLabels(const JobMetrics& j) { return {{"job", std::to_string(j.id)}, {"user", j.user}}; }

@@ -35,7 +35,7 @@ struct DeviceMetrics {
   int index = 0;
   int gpu_index = 0;
   std::string uuid;
-  std::string mode;             // exclusive | timeslice | mps
+  SharingMode mode = SharingMode::kMps;
   int slices = 0;               // running jobs on it
   uint64_t mem_allocated_bytes = 0;
   int share_allocated_pct = 0;

@@ -37,7 +37,7 @@ Snapshot Example() {
   d.index = 0;
   d.gpu_index = 0;
   d.uuid = "GPU-0000";
-  d.mode = "mps";
+  d.mode = SharingMode::kMps;
   d.slices = 2;
   d.mem_allocated_bytes = 16ull << 30;
   d.share_allocated_pct = 40;
@@ -47,7 +47,7 @@ Snapshot Example() {
   d1.index = 1;
   d1.gpu_index = 1;
   d1.mps_up.reset();
-  d1.mode = "exclusive";
+  d1.mode = SharingMode::kExclusive;
   s.devices = {d, d1};
   JobMetrics j;
   j.id = 7;

@@ -78,7 +78,7 @@ TEST(CheckFitsTest, IgnoresWhatIsRunning) {
 
 TEST(CheckFitsTest, MpsClientLimitZeroLeavesOnlyOtherModes) {
   Inventory inv = Node({Gpu(80), Gpu(40, SharingMode::kTimeslice)});
-  inv.mps_client_limit = 0;
+  SetMpsRules(&inv, 0);
   EXPECT_TRUE(CheckFits(Slice(1, 1, 40), inv).ok());
   EXPECT_EQ(CheckFits(Slice(1, 1, 60), inv).message(),
             "needs 60GiB of device memory on one device, largest has 40GiB");
@@ -87,8 +87,7 @@ TEST(CheckFitsTest, MpsClientLimitZeroLeavesOnlyOtherModes) {
 // A node whose MPS cannot be started: its kMps devices take no slices, and every refusal of a
 // slice that they could have taken says why; whole GPUs and the other modes are untouched.
 Inventory NoMpsSlices(Inventory inv) {
-  inv.mps_client_limit = 0;
-  inv.no_mps_slices_reason = "MPS cannot be started (x)";
+  SetMpsRules(&inv, 0, "MPS cannot be started (x)");
   return inv;
 }
 
@@ -107,14 +106,14 @@ TEST(CheckFitsTest, NoMpsSlicesSaysWhy) {
        "MPS cannot be started (x)"},
       {"slice_on_timeslice_runs", Slice(1, 1, 40), mixed, ""},
       {"slice_too_big_for_timeslice", Slice(1, 1, 60), mixed,
-       "needs 60GiB of device memory on one device, largest has 40GiB; its 1 MPS device takes "
+       "needs 60GiB of device memory on one device, largest has 40GiB; 1 of its devices takes "
        "no slices: MPS cannot be started (x)"},
       {"two_slices_one_timeslice", Slice(1, 1, 4, 0, 2), mixed,
-       "needs 4GiB of device memory on each of 2 devices, this node has 1 with that much; its 1 "
-       "MPS device takes no slices: MPS cannot be started (x)"},
+       "needs 4GiB of device memory on each of 2 devices, this node has 1 with that much; 1 of "
+       "its devices takes no slices: MPS cannot be started (x)"},
       {"slice_on_exclusive_runs", Slice(1, 1, 4), exclusive, ""},
       {"pinned_slice_refused", PinnedTo(Slice(1, 1, 4), {1}), all_mps,
-       "needs a slice of GPU 1, which takes no MPS clients: MPS cannot be started (x)"},
+       "needs a slice of GPU 1, which takes no slices: MPS cannot be started (x)"},
       {"pinned_whole_runs", PinnedTo(Whole(1, 1), {1}), all_mps, ""},
   };
   ExpectCases(cases);

@@ -7,15 +7,10 @@
 #include <string>
 #include <vector>
 
-namespace pinpoint::sched {
+#include "pinpoint/sharing_mode.h"
+#include "sharing/placement_rules.h"
 
-// How a device may be shared.
-//   kExclusive: one job at a time, whatever it asked for.
-//   kTimeslice: several jobs at once without MPS (time-sliced by the driver).
-//   kMps:       several jobs at once as clients of one MPS server of one Unix user.
-enum class SharingMode { kExclusive, kTimeslice, kMps };
-const char* SharingModeName(SharingMode mode);  // "exclusive" | "timeslice" | "mps"
-std::optional<SharingMode> SharingModeFromName(const std::string& name);
+namespace pinpoint::sched {
 
 // One allocatable device.
 struct Device {
@@ -26,7 +21,10 @@ struct Device {
   bool is_mig = false;         // a MIG instance; whole-GPU requests never land on one
   uint64_t mem_bytes = 0;      // allocatable device memory
   int sm_count = 0;
-  SharingMode mode = SharingMode::kMps;
+  SharingMode mode = SharingMode::kMps;  // which backend serves it; the scheduler reads `rules`
+  // What the scheduler may place on it, as its mode's backend says (sharing::Backends::ApplyRules;
+  // tests: sched_test_util.h). The defaults are the MPS rules with NVIDIA's 48 clients.
+  sharing::PlacementRules rules{.whole_device = false, .one_user = true, .max_jobs = 48, .no_slices_reason = ""};
   bool drained = false;        // takes no new jobs
   // The GPU's measured utilisation over about the last minute (0-100), -1 when not measured.
   // Spreading slices (SlicePlacement) prefers the less busy of two devices otherwise alike.
@@ -50,11 +48,6 @@ struct HostResources {
 struct Inventory {
   std::vector<Device> devices;
   HostResources host;
-  int mps_client_limit = 48;   // per device in kMps mode; 0: kMps devices take no slices
-  // Why kMps devices take no slices, when mps_client_limit is 0 because of the node ("MPS cannot
-  // be started on this node (...)"); "" otherwise. CheckFits ends the sentence of a slice it
-  // refuses with it, so the user learns why at submit, and a pending slice in its wait detail.
-  std::string no_mps_slices_reason;
   SlicePlacement slice_placement = SlicePlacement::kAuto;
   // kAuto: this many empty GPUs go to slices only when no other device takes them, whether or
   // not a whole-GPU job waits, so that one can start at once (config keep_empty_gpus).

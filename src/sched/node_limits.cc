@@ -30,10 +30,10 @@ NodeLimits::NodeLimits(const Inventory& inventory)
     if (!d.is_mig) {
       ++whole_devices_;
     }
-    if (d.mode != SharingMode::kMps || inventory.mps_client_limit >= 1) {
+    if (d.rules.takes_slices()) {
       slice_mem_bytes_.push_back(d.mem_bytes);
-    } else {
-      ++mps_without_slices_;
+    } else if (++without_slices_ == 1) {
+      no_slices_reason_ = d.rules.no_slices_reason;
     }
   }
   std::sort(slice_mem_bytes_.begin(), slice_mem_bytes_.end());
@@ -69,9 +69,8 @@ Status NodeLimits::CheckDevices(const Demand& demand) const {
   std::string need =
       "needs " + FormatSize(demand.gpu_mem_bytes) + " of device memory " + OnDevices(demand.gpus);
   if (slice_mem_bytes_.empty()) {
-    if (mps_without_slices_ > 0 && !inventory_.no_mps_slices_reason.empty()) {
-      return FailedPrecondition(need + ", and this node takes no slices: " +
-                                inventory_.no_mps_slices_reason);
+    if (without_slices_ > 0 && !no_slices_reason_.empty()) {
+      return FailedPrecondition(need + ", and this node takes no slices: " + no_slices_reason_);
     }
     return FailedPrecondition(need + ", this node has no devices" + in_service);
   }
@@ -83,18 +82,18 @@ Status NodeLimits::CheckDevices(const Demand& demand) const {
   }
   if (big_enough == 0) {
     return FailedPrecondition(need + ", largest has " + FormatSize(slice_mem_bytes_.back()) +
-                              NoMpsSlicesNote());
+                              NoSlicesNote());
   }
   return FailedPrecondition(need + ", this node has " + std::to_string(big_enough) +
-                            " with that much" + in_service + NoMpsSlicesNote());
+                            " with that much" + in_service + NoSlicesNote());
 }
 
-std::string NodeLimits::NoMpsSlicesNote() const {
-  if (mps_without_slices_ == 0 || inventory_.no_mps_slices_reason.empty()) {
+std::string NodeLimits::NoSlicesNote() const {
+  if (without_slices_ == 0 || no_slices_reason_.empty()) {
     return "";
   }
-  return "; its " + Plural(mps_without_slices_, "MPS device takes", "MPS devices take") +
-         " no slices: " + inventory_.no_mps_slices_reason;
+  return "; " + std::to_string(without_slices_) + " of its devices " + (without_slices_ == 1 ? "takes" : "take") +
+         " no slices: " + no_slices_reason_;
 }
 
 Status NodeLimits::CheckPinned(const Demand& demand) const {
@@ -120,9 +119,9 @@ Status NodeLimits::CheckPinned(const Demand& demand) const {
       return FailedPrecondition("needs " + FormatSize(demand.gpu_mem_bytes) + " of device memory on " +
                                 gpu + ", which has " + FormatSize(d.mem_bytes));
     }
-    if (demand.gpu_mem_bytes > 0 && d.mode == SharingMode::kMps && inventory_.mps_client_limit < 1) {
-      std::string why = inventory_.no_mps_slices_reason;
-      return FailedPrecondition("needs a slice of " + gpu + ", which takes no MPS clients" +
+    if (demand.gpu_mem_bytes > 0 && !d.rules.takes_slices()) {
+      const std::string& why = d.rules.no_slices_reason;
+      return FailedPrecondition("needs a slice of " + gpu + ", which takes no slices" +
                                 (why.empty() ? "" : ": " + why));
     }
   }

@@ -23,14 +23,15 @@ class NodeLimits {
   Status CheckDevices(const Demand& demand) const;
   Status CheckPinned(const Demand& demand) const;
   Status CheckHost(const Demand& demand) const;
-  // "; its 2 MPS devices take no slices: <reason>" when kMps devices were left out of
-  // slice_mem_bytes_ and the inventory says why; "" otherwise.
-  std::string NoMpsSlicesNote() const;
+  // "; 2 of its devices take no slices: <reason>" when devices whose rules take no slices were
+  // left out of slice_mem_bytes_ and their rules say why; "" otherwise.
+  std::string NoSlicesNote() const;
 
   std::vector<uint64_t> slice_mem_bytes_;  // ascending: devices in service that can take a slice
   int whole_devices_ = 0;                  // non-MIG devices in service
   int drained_devices_ = 0;
-  int mps_without_slices_ = 0;             // kMps devices in service left out: no MPS clients
+  int without_slices_ = 0;                 // devices in service left out: their rules take no slices
+  std::string no_slices_reason_;           // the first one's PlacementRules::no_slices_reason
   HostResources host_;
   const Inventory& inventory_;  // for demands pinned to their devices
 };

@@ -16,7 +16,7 @@ bool HostFitsWith(const Demand& demand, int64_t free_cpus, uint64_t free_mem_byt
 SliceRank RankSlice(const DeviceState& device, int index, uint64_t slice_mem_bytes) {
   SliceRank rank;
   rank.index = index;
-  rank.exclusive = device.mode == SharingMode::kExclusive ? 1 : 0;
+  rank.exclusive = device.whole_device ? 1 : 0;
   if (device.jobs > 0) {
     rank.group = 0;
     rank.bytes = FreeOf(device.mem_bytes, device.used_mem_bytes + slice_mem_bytes);
@@ -31,7 +31,7 @@ SliceRank RankSpread(const DeviceState& device, int index, uint64_t slice_mem_by
   SliceRank rank;
   rank.index = index;
   rank.spread_empty_last = keep_empty && device.jobs == 0 && !device.is_mig ? 1 : 0;
-  rank.spread_exclusive = device.mode == SharingMode::kExclusive ? 1 : 0;
+  rank.spread_exclusive = device.whole_device ? 1 : 0;
   rank.spread_share_pct = device.used_share_pct;
   rank.spread_jobs = device.jobs;
   rank.spread_busy_pct = device.busy_pct > 0 ? device.busy_pct : 0;
@@ -40,8 +40,7 @@ SliceRank RankSpread(const DeviceState& device, int index, uint64_t slice_mem_by
 }
 
 NodeState::NodeState(const Snapshot& snapshot)
-    : mps_client_limit_(snapshot.inventory.mps_client_limit),
-      host_cpus_(snapshot.inventory.host.cpus),
+    : host_cpus_(snapshot.inventory.host.cpus),
       host_mem_bytes_(snapshot.inventory.host.mem_bytes) {
   const auto& inventory_devices = snapshot.inventory.devices;
   devices_.resize(inventory_devices.size());
@@ -49,7 +48,9 @@ NodeState::NodeState(const Snapshot& snapshot)
   for (size_t i = 0; i < inventory_devices.size(); ++i) {
     const Device& d = inventory_devices[i];
     devices_[i].mem_bytes = d.mem_bytes;
-    devices_[i].mode = d.mode;
+    devices_[i].whole_device = d.rules.whole_device;
+    devices_[i].one_user = d.rules.one_user;
+    devices_[i].max_jobs = d.rules.max_jobs;
     devices_[i].is_mig = d.is_mig;
     devices_[i].drained = d.drained;
     devices_[i].busy_pct = d.busy_pct;
@@ -84,7 +85,7 @@ void NodeState::AddSlot(uint32_t uid, const Slot& slot) {
     d.used_mem_bytes += slot.gpu_mem_bytes;
     d.used_share_pct += slot.gpu_share_pct > 0 ? slot.gpu_share_pct : 0;
   }
-  if (d.mode == SharingMode::kExclusive || slot.isolated) {
+  if (d.whole_device || slot.isolated) {
     d.full = true;
   }
   uint64_t held_bytes = slot.gpu_mem_bytes == 0 ? d.mem_bytes : slot.gpu_mem_bytes;
@@ -96,7 +97,7 @@ bool NodeState::SliceFitsEmpty(int i, const Demand& demand) const {
   if (d.drained || demand.gpu_mem_bytes > d.mem_bytes || demand.gpu_share_pct > 100) {
     return false;
   }
-  return d.mode != SharingMode::kMps || mps_client_limit_ >= 1;
+  return d.max_jobs != 0;
 }
 
 int64_t NodeState::FreeCpus(bool after_held) const {

@@ -19,7 +19,10 @@ inline uint64_t FreeOf(uint64_t capacity, uint64_t used) {
 // One device: its fixed properties from the inventory and the sums of what jobs hold on it.
 struct DeviceState {
   uint64_t mem_bytes = 0;
-  SharingMode mode = SharingMode::kMps;
+  // The device's sharing::PlacementRules (whole_device, one_user, max_jobs: -1 none, 0 no slices).
+  bool whole_device = false;
+  bool one_user = true;
+  int max_jobs = -1;
   bool is_mig = false;
   bool drained = false;
   int busy_pct = -1;  // Device::busy_pct
@@ -28,7 +31,7 @@ struct DeviceState {
   int used_share_pct = 0;
   int jobs = 0;           // slots held, one per job on this device
   uint32_t uid = 0;       // uid of the first job that took it; meaningful when jobs > 0
-  bool full = false;      // holds a whole-device slot, or any job in kExclusive mode
+  bool full = false;      // holds a whole-device slot, or any job on a whole_device device
   bool reserved = false;  // held for the reservation: takes no later job
 };
 
@@ -82,7 +85,6 @@ class NodeState {
 
   const std::vector<DeviceState>& devices() const { return devices_; }
   const std::vector<SlotUse>& uses(int device) const { return uses_[device]; }
-  int mps_client_limit() const { return mps_client_limit_; }
 
   // Fit of one slice of `demand` (gpu_mem_bytes > 0) on device `i`.
   DeviceFit FitSlice(int i, const Demand& demand) const;
@@ -110,7 +112,6 @@ class NodeState {
 
   std::vector<DeviceState> devices_;
   std::vector<std::vector<SlotUse>> uses_;
-  int mps_client_limit_ = 48;
   int64_t host_cpus_ = 0;
   uint64_t host_mem_bytes_ = 0;
   int64_t used_cpus_ = 0;
@@ -134,10 +135,10 @@ inline DeviceFit NodeState::FitSlice(int i, const Demand& demand) const {
     return DeviceFit::kNoRoom;
   }
   bool other_uid = false;
-  if (d.mode == SharingMode::kMps) {
-    if (d.jobs >= mps_client_limit_) {
-      return DeviceFit::kNoRoom;
-    }
+  if (d.max_jobs >= 0 && d.jobs >= d.max_jobs) {
+    return DeviceFit::kNoRoom;
+  }
+  if (d.one_user) {
     other_uid = d.jobs > 0 && d.uid != demand.uid;
   }
   if (other_uid) {

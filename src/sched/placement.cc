@@ -114,8 +114,8 @@ void Pass::CountEmptyGpuDemand(const std::map<JobId, DependencyVerdict>& verdict
   bool any_mps = false;
   std::set<uint32_t> uids_with_gpu;
   for (const DeviceState& d : state_.devices()) {
-    any_mps = any_mps || d.mode == SharingMode::kMps;
-    if (d.mode == SharingMode::kMps && d.jobs > 0) uids_with_gpu.insert(d.uid);
+    any_mps = any_mps || d.one_user;
+    if (d.one_user && d.jobs > 0) uids_with_gpu.insert(d.uid);
   }
   for (const Demand& d : snapshot_.pending) {
     auto verdict = verdicts.find(d.id);

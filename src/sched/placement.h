@@ -135,9 +135,9 @@ struct Plan {
 //  - Slices go best-fit: onto the device where they fit leaving the least free memory, preferring
 //    devices already shared, MIG instances and partially used GPUs, so empty whole GPUs stay free
 //    for whole-GPU and multi-GPU jobs. Whole GPUs: the lowest-index empty non-MIG devices.
-//  - A device in kMps mode has at most inventory.mps_client_limit jobs and only one uid at a time
-//    (the uid of the first running or placed job on it).
-//  - A device in kExclusive mode has at most one job; a whole-GPU slot fills any device.
+//  - Each device follows its sharing::PlacementRules (Device::rules), never its mode: at most
+//    max_jobs jobs; with one_user, one uid at a time (the uid of the first running or placed job
+//    on it); with whole_device, one job; a whole-GPU slot fills any device.
 //  - Sum of slice memory <= device memory, sum of shares <= 100, host cpus/mem respected.
 //    Drained devices take nothing new.
 //  - No starvation: the first job in order that cannot start gets a reservation of the devices

@@ -18,7 +18,7 @@ constexpr SharingMode kTimeslice = SharingMode::kTimeslice;
 constexpr SharingMode kExclusive = SharingMode::kExclusive;
 
 Inventory WithClientLimit(Inventory inv, int limit) {
-  inv.mps_client_limit = limit;
+  SetMpsRules(&inv, limit);
   return inv;
 }
 

@@ -32,7 +32,7 @@ Inventory RandomNode(std::mt19937& rng) {
     devices.push_back(d);
   }
   Inventory inv = Node(devices, Pick(rng, 8, 64), 1024);
-  inv.mps_client_limit = Pick(rng, 2, 6);
+  SetMpsRules(&inv, Pick(rng, 2, 6));
   return inv;
 }
 
@@ -111,7 +111,7 @@ void CheckCapacity(const Snapshot& s, const Plan& plan) {
       EXPECT_LE(u.jobs, 1);
     }
     if (devs[i].mode == SharingMode::kMps) {
-      EXPECT_LE(u.jobs, s.inventory.mps_client_limit);
+      EXPECT_LE(u.jobs, devs[i].rules.max_jobs);
       EXPECT_LE(u.uids.size(), 1u);
     }
   }

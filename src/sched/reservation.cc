@@ -31,7 +31,7 @@ DrainCost DrainUntilFits(const NodeState& state, int i, const Demand& demand) {
   int64_t mem_short = static_cast<int64_t>(d.used_mem_bytes + demand.gpu_mem_bytes) -
                       static_cast<int64_t>(d.mem_bytes);
   int share_short = d.used_share_pct + demand.gpu_share_pct - 100;
-  int clients_short = d.mode == SharingMode::kMps ? d.jobs + 1 - state.mps_client_limit() : 0;
+  int clients_short = d.max_jobs >= 0 ? d.jobs + 1 - d.max_jobs : 0;
   std::vector<SlotUse> uses = state.uses(i);
   std::sort(uses.begin(), uses.end(), [](const SlotUse& a, const SlotUse& b) {
     return std::tie(a.mem_bytes, a.share_pct) > std::tie(b.mem_bytes, b.share_pct);
@@ -55,7 +55,7 @@ DrainCost SliceDrainCost(const NodeState& state, int i, const Demand& demand) {
   if (state.FitSlice(i, demand) == DeviceFit::kFits) {
     return DrainCost{0, 0, 0, RankSlice(d, i, demand.gpu_mem_bytes)};
   }
-  if (d.mode == SharingMode::kMps && d.jobs > 0 && d.uid != demand.uid) {
+  if (d.one_user && d.jobs > 0 && d.uid != demand.uid) {
     return DrainAll(state, i, 1);
   }
   if (d.full) {

@@ -7,7 +7,10 @@
 #include <string>
 #include <vector>
 
+#include "mps/mps_backend.h"
 #include "sched/inventory.h"
+#include "sharing/exclusive.h"
+#include "sharing/timeslice.h"
 #include "sched/placement.h"
 
 #include <gmock/gmock.h>
@@ -17,10 +20,32 @@ namespace pinpoint::sched::testing {
 
 constexpr uint64_t kGiB = uint64_t{1} << 30;
 
+// The rules the daemon's backends give a device of `mode` (daemon/sharing_setup.cc), MPS with
+// `mps_client_limit` clients.
+inline sharing::PlacementRules RulesOf(SharingMode mode, int mps_client_limit = 48) {
+  switch (mode) {
+    case SharingMode::kExclusive:
+      return sharing::ExclusiveRules();
+    case SharingMode::kTimeslice:
+      return sharing::TimesliceRules();
+    case SharingMode::kMps:
+      break;
+  }
+  return mps::MpsRules(mps_client_limit);
+}
+
+// Every MPS device of `inv` takes `limit` clients (0: none, for `why`).
+inline void SetMpsRules(Inventory* inv, int limit, const std::string& why = "") {
+  for (Device& d : inv->devices) {
+    if (d.mode == SharingMode::kMps) d.rules = mps::MpsRules(limit, why);
+  }
+}
+
 inline Device Gpu(uint64_t mem_gib, SharingMode mode = SharingMode::kMps) {
   Device d;
   d.mem_bytes = mem_gib * kGiB;
   d.mode = mode;
+  d.rules = RulesOf(mode);
   d.name = "GPU";
   return d;
 }

@@ -65,7 +65,7 @@ void MarkRunning(JobRecord* r, int32_t seq) {
   r->start_ms = int64_t{seq} + 1;
   r->pid = seq;
   r->allocations = {
-      {seq % 4, "GPU-" + std::to_string(seq), 0, 0, AllocationMode::kExclusive}};
+      {seq % 4, "GPU-" + std::to_string(seq), 0, 0, SharingMode::kExclusive}};
 }
 
 bool WriteAck(int fd, const Ack& ack) {

@@ -118,7 +118,7 @@ TEST_F(JobStoreTest, UpdateReplacesRecordAndColumns) {
   record.state = JobState::kRunning;
   record.start_ms = 200;
   record.pid = 1234;
-  record.allocations = {{1, "GPU-x", 0, 0, AllocationMode::kExclusive}};
+  record.allocations = {{1, "GPU-x", 0, 0, SharingMode::kExclusive}};
   ASSERT_TRUE(store->Update(record).ok());
 
   Result<JobRecord> got = store->Get(*id);

@@ -24,10 +24,10 @@ constexpr std::pair<JobState, const char*> kStoredStates[] = {{JobState::kPendin
                                                               {JobState::kCompleted, "completed"},
                                                               {JobState::kFailed, "failed"},
                                                               {JobState::kCancelled, "cancelled"}};
-constexpr std::pair<AllocationMode, const char*> kStoredModes[] = {
-    {AllocationMode::kExclusive, "exclusive"},
-    {AllocationMode::kTimeslice, "timeslice"},
-    {AllocationMode::kMps, "mps"}};
+constexpr std::pair<SharingMode, const char*> kStoredModes[] = {
+    {SharingMode::kExclusive, "exclusive"},
+    {SharingMode::kTimeslice, "timeslice"},
+    {SharingMode::kMps, "mps"}};
 constexpr std::pair<Hold, const char*> kStoredHolds[] = {
     {Hold::kNone, "none"}, {Hold::kUser, "user"}, {Hold::kRoot, "root"}};
 constexpr std::pair<JobKind, const char*> kStoredKinds[] = {{JobKind::kJob, "job"},
@@ -124,7 +124,7 @@ class Writer {
     return json(plain);
   }
   static json Encode(JobState state) { return NameIn(kStoredStates, state); }
-  static json Encode(AllocationMode mode) { return NameIn(kStoredModes, mode); }
+  static json Encode(SharingMode mode) { return NameIn(kStoredModes, mode); }
   static json Encode(Hold hold) { return NameIn(kStoredHolds, hold); }
   static json Encode(JobKind kind) { return NameIn(kStoredKinds, kind); }
   static json Encode(const std::optional<int>& v) { return v ? json(*v) : json(nullptr); }
@@ -207,7 +207,7 @@ class Reader {
   static Status Decode(const json& v, const std::string& path, JobState* out) {
     return Named(v, path, kStoredStates, "a known job state", out);
   }
-  static Status Decode(const json& v, const std::string& path, AllocationMode* out) {
+  static Status Decode(const json& v, const std::string& path, SharingMode* out) {
     return Named(v, path, kStoredModes, "a known allocation mode", out);
   }
   static Status Decode(const json& v, const std::string& path, Hold* out) {

@@ -88,8 +88,8 @@ inline JobRecord FullRecord() {
   r.end_ms = 1700000099789;
   r.exit_code = 137;
   r.term_signal = 9;
-  r.allocations = {{0, "GPU-aaaa", 8ull << 30, 40, AllocationMode::kMps},
-                   {3, "MIG-bbbb", 8ull << 30, 40, AllocationMode::kMps}};
+  r.allocations = {{0, "GPU-aaaa", 8ull << 30, 40, SharingMode::kMps},
+                   {3, "MIG-bbbb", 8ull << 30, 40, SharingMode::kMps}};
   r.pid = 424242;
   r.pid_start_ticks = 987654321;
   r.cancel_requested = true;

@@ -33,7 +33,7 @@ WatchedJob WatchedJobOf(const JobRecord& job, const sched::Inventory& inventory,
     double fraction = 1.0;
     if (d.is_mig && d.sm_count > 0 && gpu_sms[d.gpu_index] > 0)
       fraction = static_cast<double>(d.sm_count) / gpu_sms[d.gpu_index];
-    bool whole = a.gpu_mem_bytes == 0 || a.mode == AllocationMode::kExclusive;
+    bool whole = a.gpu_mem_bytes == 0 || a.mode == SharingMode::kExclusive;
     auto slot = std::find_if(w.slots.begin(), w.slots.end(),
                              [&](const WatchedSlot& s) { return s.gpu_index == d.gpu_index; });
     if (slot == w.slots.end()) {

@@ -30,7 +30,7 @@ TEST(WatchedJobTest, SliceHasItsBudgetAndShare) {
   job.id = 7;
   job.pid = 4242;
   job.usage.energy_mj = 99;
-  job.allocations.push_back({0, "GPU-0", 6 * kGiB, 25, AllocationMode::kMps});
+  job.allocations.push_back({0, "GPU-0", 6 * kGiB, 25, SharingMode::kMps});
   WatchedJob w = WatchedJobOf(job, MigNode(), "/pinpoint/job-7");
   EXPECT_EQ(w.id, 7);
   EXPECT_EQ(w.session_id, 4242);
@@ -46,18 +46,18 @@ TEST(WatchedJobTest, SliceHasItsBudgetAndShare) {
 
 TEST(WatchedJobTest, WholeGpuAndExclusiveModeHaveNoBudget) {
   JobRecord job;
-  job.allocations.push_back({0, "GPU-0", 0, 0, AllocationMode::kExclusive});
+  job.allocations.push_back({0, "GPU-0", 0, 0, SharingMode::kExclusive});
   EXPECT_TRUE(WatchedJobOf(job, MigNode(), "").slots[0].whole);
   EXPECT_EQ(WatchedJobOf(job, MigNode(), "").slots[0].budget_bytes, 0u);
   // A slice on an exclusive device.
-  job.allocations[0] = {0, "GPU-0", 4 * kGiB, 0, AllocationMode::kExclusive};
+  job.allocations[0] = {0, "GPU-0", 4 * kGiB, 0, SharingMode::kExclusive};
   EXPECT_TRUE(WatchedJobOf(job, MigNode(), "").slots[0].whole);
 }
 
 TEST(WatchedJobTest, MigInstancesOfOneGpuFormOneSlotWithTheirSmFraction) {
   JobRecord job;
-  job.allocations.push_back({1, "MIG-1", 0, 0, AllocationMode::kExclusive});
-  job.allocations.push_back({2, "MIG-2", 0, 0, AllocationMode::kExclusive});
+  job.allocations.push_back({1, "MIG-1", 0, 0, SharingMode::kExclusive});
+  job.allocations.push_back({2, "MIG-2", 0, 0, SharingMode::kExclusive});
   WatchedJob w = WatchedJobOf(job, MigNode(), "");
   ASSERT_EQ(w.slots.size(), 1u);
   EXPECT_EQ(w.slots[0].gpu_index, 1);
