@@ -38,22 +38,15 @@ Node::Node(NodeOptions options, NodeDeps deps)
   for (sched::Device& d : options_.inventory.devices) d.rules = sharing_->For(d.mode).Rules();
 }
 
-std::string Node::JobDir(JobId id) const {
-  return options_.state_dir + "/jobs/" + std::to_string(id);
-}
+std::string Node::JobDir(JobId id) const { return ShimOccupant::JobDir(options_, id); }
 
 std::string Node::OutputFile(const JobRecord& r, const std::string& pattern) {
-  if (pattern.empty()) return "";
-  return OutputPathFor(pattern, r.id, r.user, r.request.name, r.request.cwd, r.array);
+  return ShimOccupant::OutputFile(r, pattern);
 }
 
-launch::JobHandle Node::Handle(const JobRecord& r) const {
-  launch::JobHandle h;
-  h.job_id = r.id;
-  h.job_dir = JobDir(r.id);
-  h.pid = r.pid;
-  h.pid_start_ticks = r.pid_start_ticks;
-  return h;
+Occupant& Node::OccupantOf(const JobRecord& job) {
+  if (job.kind == JobKind::kLease) return lease_occupant_;
+  return shim_;
 }
 
 Status Node::Recover() {
@@ -70,7 +63,7 @@ Status Node::Recover() {
       continue;
     }
     // A lease has no supervisor: it is adopted as it is, and Step polls its cgroup.
-    auto status = job.kind == JobKind::kLease ? std::nullopt : deps_.launcher->Poll(Handle(job));
+    auto status = OccupantOf(job).Found(job);
     bool orphaned = status && status->kind == launch::ExitStatus::Kind::kOrphaned;
     if (!status || orphaned) {
       jobs_.Add(job);
@@ -107,24 +100,16 @@ std::vector<JobId> Node::Step() {
   for (const auto& [id, job] : jobs_) {
     if (job.state == JobState::kRunning) running.push_back(id);
   }
-  std::vector<std::pair<JobId, launch::ExitStatus>> exits;
-  std::vector<std::pair<JobId, std::string>> lease_ends;
+  std::vector<std::pair<JobId, OccupantEnd>> ends;
   for (JobId id : running) {
     JobRecord& job = jobs_.at(id);
-    if (job.kind == JobKind::kLease) {
-      auto cause = PollLease(job, now);
-      if (cause) {
-        lease_ends.emplace_back(id, *cause);
-        continue;
-      }
-    }
-    auto status = job.kind == JobKind::kLease ? std::nullopt : deps_.launcher->Poll(Handle(job));
-    if (status && status->kind == launch::ExitStatus::Kind::kOrphaned) {
+    auto end = OccupantOf(job).Poll(job, now);
+    if (end && end->exit && end->exit->kind == launch::ExitStatus::Kind::kOrphaned) {
       HandleOrphan(job);
-      status.reset();  // still running: its processes live
+      end.reset();  // still running: its processes live
     }
-    if (status) {
-      exits.emplace_back(id, *status);
+    if (end) {
+      ends.emplace_back(id, std::move(*end));
       continue;
     }
     EnforceTimeLimit(job, now);
@@ -143,7 +128,7 @@ std::vector<JobId> Node::Step() {
   // MPS events are read after the exits and before judging them: a fault's line is in the server
   // log before its victims exit, so every victim collected here is known as one.
   HandleSharingEvents();
-  RecordEnds(exits, lease_ends);
+  RecordEnds(ends);
   ExpireStartingLeases(now);
   if (dirty_) Schedule();
   // Every job that ended in this pass, polled or failed to launch inside Schedule.
@@ -316,58 +301,24 @@ Result<std::vector<std::string>> Node::JobEnvironment(const JobRecord& job) {
 
 bool Node::LaunchJob(JobRecord& job) {
   auto env = JobEnvironment(job);
-  launch::ExitStatus failed;
-  failed.kind = launch::ExitStatus::Kind::kLaunchFailed;
   if (!env.ok() && env.status().code() == Code::kFailedPrecondition) {
     // The device's MPS server still serves another user: wait rather than fail.
     Requeue(job, env.status().message(), lifecycle::kReasonMpsUser, /*release_resources=*/false);
     return false;
   }
+  Occupant& occupant = OccupantOf(job);
   if (!env.ok()) {
-    failed.error = env.status().message();
     job.allocations.clear();  // it never became a client: nothing to release
-    if (job.kind == JobKind::kLease) {
-      EndLease(job, reason::kLaunchFailed);
-      return false;
-    }
-    Finish(job, failed);
+    End(job, occupant.LaunchFailed(env.status().message()));
     return false;
   }
-  if (job.kind == JobKind::kLease) {
-    StartLease(job, *env);
-    return false;  // no supervisor, no pid
-  }
-  launch::LaunchSpec spec;
-  spec.job_id = job.id;
-  spec.argv = job.request.argv;
-  spec.cwd = job.request.cwd;
-  spec.umask = job.request.umask >= 0 ? job.request.umask : 077;
-  spec.env = std::move(env).value();
-  spec.switch_user = options_.daemon_uid == 0 && job.uid != 0;
-  spec.uid = job.uid;
-  spec.gid = job.gid;
-  if (spec.switch_user) {
-    auto user = users_->ByUid(job.uid);
-    spec.groups = user.ok() ? user->groups : std::vector<uint32_t>{job.gid};
-  }
-  spec.job_dir = JobDir(job.id);
-  spec.stdout_path = OutputFile(job, job.request.output_path);
-  spec.stderr_path = job.request.error_path.empty() ? spec.stdout_path : OutputFile(job, job.request.error_path);
-  if (deps_.cgroups != nullptr && deps_.cgroups->enabled()) {
-    auto dir = deps_.cgroups->CreateJobGroup(job.id, job.request.cpus, job.request.mem_bytes);
-    if (dir.ok()) spec.cgroup_dir = *dir;
-    else spdlog::warn("job {}: running without host limits: {}", job.id, dir.status().message());
-  }
-  auto handle = deps_.launcher->Launch(spec);
-  if (!handle.ok()) {
-    failed.error = handle.status().message();
-    Finish(job, failed);
+  auto started = occupant.Start(job, std::move(env).value());
+  if (!started.ok()) {
+    End(job, occupant.LaunchFailed(started.status().message()));
     return false;
   }
-  job.pid = handle->pid;
-  job.pid_start_ticks = handle->pid_start_ticks;
   ++starts_total_;
-  return true;
+  return *started;
 }
 
 void Node::Requeue(JobRecord& job, const std::string& why, const char* reason_code,
@@ -389,10 +340,7 @@ void Node::ReleaseResources(const JobRecord& job) {
     settling_[job.id] = Settling{job.uid, SlotsOf(job)};
   }
   for (const auto& a : job.allocations) BackendOf(a).Release(SliceOf(job, a));
-  if (deps_.cgroups != nullptr && deps_.cgroups->enabled() && job.kind == JobKind::kJob) {
-    Status s = deps_.cgroups->RemoveJobGroup(job.id);
-    if (!s.ok()) spdlog::warn("job {}: {}", job.id, s.message());
-  }
+  OccupantOf(job).Release(job);
 }
 
 void Node::Finish(JobRecord& job, const launch::ExitStatus& status) {
@@ -414,12 +362,15 @@ void Node::Finish(JobRecord& job, const launch::ExitStatus& status) {
   PersistEnd(job);
 }
 
-void Node::RecordEnds(const std::vector<std::pair<JobId, launch::ExitStatus>>& exits,
-                      const std::vector<std::pair<JobId, std::string>>& lease_ends) {
-  if (exits.empty() && lease_ends.empty()) return;
+void Node::End(JobRecord& job, const OccupantEnd& end) {
+  if (end.exit) Finish(job, *end.exit);
+  else EndLease(job, end.cause);
+}
+
+void Node::RecordEnds(const std::vector<std::pair<JobId, OccupantEnd>>& ends) {
+  if (ends.empty()) return;
   jobs_.BeginEnds();
-  for (const auto& [id, status] : exits) Finish(jobs_.at(id), status);
-  for (const auto& [id, cause] : lease_ends) EndLease(jobs_.at(id), cause);
+  for (const auto& [id, end] : ends) End(jobs_.at(id), end);
   jobs_.CommitEnds();
 }
 

@@ -5,6 +5,7 @@
 //   Admission (admission.h)       the checks of every way in: submit, array, lease
 //   sched::Schedule / PlaceOne    a pass over the queue; one lease placed alone
 //   node_submit.cc, node_lease.cc the ways in; node_cancel.cc, node_hold.cc control;
+//   Occupant (occupant.h)         who runs a job's processes: its supervisor, or a lease's container
 //   node_query.cc, node_view.cc   answers; node_watch.cc, node_faults.cc, node_constraints.cc
 //                                 what the watcher, MPS faults, dependencies and limits feed back
 //   sharing::Backends             what each sharing mode does (exclusive, timeslice, MPS):
@@ -36,6 +37,7 @@
 #include "daemon/job_table.h"
 #include "daemon/lifecycle.h"
 #include "daemon/node_options.h"
+#include "daemon/occupant.h"
 #include "common/clock.h"
 #include "daemon/priority.h"
 #include "common/env_select.h"
@@ -257,14 +259,14 @@ class Node {
   // (CheckDependencies), pending since now, and held when `hold` (a root hold for root).
   Result<JobRecord> NewPendingJob(const api::Caller& caller, JobRequest request, bool hold,
                                   size_t jobs = 1);
-  // Signals and lists a running job's processes: its supervisor's session, or a lease's cgroup.
-  Status SignalJob(const JobRecord& job, int signal);
-  std::vector<int64_t> ProcessesOf(const JobRecord& job);
-  // A running lease (node_lease.cc): the reason it ends for now, or nullopt while it lasts.
-  std::optional<std::string> PollLease(const JobRecord& job, int64_t now_ms);
-  void StartLease(JobRecord& job, const std::vector<std::string>& env);
+  // Who runs `job`'s processes: its supervisor (a job) or its container (a lease).
+  Occupant& OccupantOf(const JobRecord& job);
+  // Signals and lists a running job's processes, through its occupant.
+  Status SignalJob(const JobRecord& job, int signal) { return OccupantOf(job).Signal(job, signal); }
+  std::vector<int64_t> ProcessesOf(const JobRecord& job) { return OccupantOf(job).Processes(job); }
+  // The end of a running job's occupant: Finish for a job's exit, EndLease for a lease's cause.
+  void End(JobRecord& job, const OccupantEnd& end);
   void EndLease(JobRecord& job, const std::string& cause);
-  launch::JobHandle Handle(const JobRecord& r) const;
   // The file an output pattern of `r` names (submit -o/-e), or "" for none.
   static std::string OutputFile(const JobRecord& r, const std::string& pattern);
   void Schedule();
@@ -298,8 +300,9 @@ class Node {
   // refuses leaves its job pending, tried again next pass; when the transaction cannot commit,
   // all of them. Returns the jobs started.
   std::vector<JobId> RecordStarts(const std::vector<sched::Start>& starts);
-  // Launches a started job (or places a lease). Returns whether a supervisor now runs it: false
-  // when it was requeued, failed to launch (and ended), or is a lease.
+  // Prepares a started job's devices (the sharing backends) and starts its occupant. Returns
+  // whether a supervisor now runs it: false when it was requeued, failed to launch (and ended),
+  // or is a lease.
   bool LaunchJob(JobRecord& job);
   // Records the supervisors' pids of jobs just launched, in one store transaction.
   void RecordPids(const std::vector<JobId>& launched);
@@ -308,8 +311,7 @@ class Node {
   void Finish(JobRecord& job, const launch::ExitStatus& status);
   // The ends found by one pass (Finish, EndLease), their store writes in one transaction. When
   // it cannot commit, every end written in it is kept in memory as PersistEnd keeps one.
-  void RecordEnds(const std::vector<std::pair<JobId, launch::ExitStatus>>& exits,
-                  const std::vector<std::pair<JobId, std::string>>& lease_ends);
+  void RecordEnds(const std::vector<std::pair<JobId, OccupantEnd>>& ends);
   // Records a job's end (JobTable::PersistEnd: kept in memory and retried when the store cannot
   // take it) and forgets the job's cancel and orphan bookkeeping.
   void PersistEnd(JobRecord& job);
@@ -359,6 +361,8 @@ class Node {
   CachingUserDirectory cached_system_users_{&system_users_, deps_.clock};
   UserDirectory* users_;  // deps_.users or cached_system_users_
   Admission admission_{&options_, users_};
+  ShimOccupant shim_{&options_, deps_.launcher, deps_.cgroups, users_};
+  LeaseOccupant lease_occupant_{&options_, deps_.containers, deps_.lease_specs};
   JobTable jobs_{deps_.store, deps_.clock};  // pending and running, ended until reported
   std::map<JobId, int64_t> kill_at_ms_;      // running jobs being cancelled: SIGKILL deadline
   std::set<JobId> term_pending_;             // being cancelled before they started: SIGTERM is due
@@ -383,7 +387,6 @@ class Node {
   std::map<std::pair<std::string, std::string>, int64_t> ended_total_;  // (state, reason)
   int64_t generation_ = 0;  // with jobs_.generation(): see generation()
   std::set<JobId> orphans_;  // running jobs whose supervisor died (HandleOrphan)
-  std::map<JobId, LeaseEdits> lease_edits_;  // leases started in this process -> their edits
   // What the last scheduling pass held back for its first blocked job: a lease placed between
   // passes (OpenLease, sched::PlaceOne) never takes it.
   std::optional<sched::Reservation> reservation_;

@@ -42,11 +42,6 @@ Status ValidateLease(const LeaseRequest& lease) {
   return ValidateRequest(check);
 }
 
-bool IsCharDevice(const std::string& path) {
-  struct stat st {};
-  return ::stat(path.c_str(), &st) == 0 && S_ISCHR(st.st_mode);
-}
-
 }  // namespace
 
 Result<Node::OpenedLease> Node::OpenLease(const api::Caller& caller, const LeaseRequest& request) {
@@ -95,10 +90,7 @@ Result<Node::OpenedLease> Node::OpenLease(const api::Caller& caller, const Lease
   return Unavailable("no room for a lease now: " + why);
 }
 
-LeaseEdits Node::EditsOfLease(JobId id) const {
-  auto edits = lease_edits_.find(id);
-  return edits != lease_edits_.end() ? edits->second : LeaseEdits{};
-}
+LeaseEdits Node::EditsOfLease(JobId id) const { return lease_occupant_.EditsOf(id); }
 
 void Node::ExpireStartingLeases(int64_t now_ms) {
   for (auto it = starting_leases_.begin(); it != starting_leases_.end();) {
@@ -121,13 +113,6 @@ void Node::ExpireStartingLeases(int64_t now_ms) {
     dirty_ = true;
     it = starting_leases_.erase(it);
   }
-}
-
-void Node::StartLease(JobRecord& job, const std::vector<std::string>& env) {
-  lease_edits_[job.id] = LeaseEditsOf(env, job.allocations, options_.inventory, options_.device_dir, IsCharDevice);
-  ++starts_total_;
-  spdlog::info("lease {} of {} placed; waits up to {} ms for its container", job.id, job.user,
-               options_.lease_attach_timeout_ms);
 }
 
 Result<JobRecord> Node::AttachLease(const api::Caller& caller, JobId id, int64_t pid,
@@ -208,39 +193,11 @@ Result<JobRecord> Node::CloseLease(const api::Caller& caller, JobId id) {
   return lease;
 }
 
-std::optional<std::string> Node::PollLease(const JobRecord& job, int64_t now_ms) {
-  if (job.lease_cgroup.empty()) {
-    if (job.cancel_requested) return std::string(reason::kCancelled);
-    if (now_ms >= job.start_ms + options_.lease_attach_timeout_ms) return std::string(reason::kLeaseNotAttached);
-    return std::nullopt;
-  }
-  if (deps_.containers == nullptr) return std::nullopt;
-  auto pids = deps_.containers->Processes(job.lease_cgroup);
-  if (!pids || pids->empty()) return std::string(reason::kLeaseEmptied);
-  return std::nullopt;
-}
-
 void Node::EndLease(JobRecord& job, const std::string& cause) {
-  ReleaseResources(job);
+  ReleaseResources(job);  // its occupant forgets its edits and removes its CDI spec
   bool faulted = LeaveFaultRecovery(job);
   lifecycle::ApplyEnd(lifecycle::DecideLeaseEnd(job, cause, faulted, deps_.clock->NowMs()), job);
-  lease_edits_.erase(job.id);
   PersistEnd(job);
-  if (deps_.lease_specs == nullptr) return;
-  Status s = deps_.lease_specs->Remove(job.id);  // the spec `pinpoint cdi` wrote for it
-  if (!s.ok()) spdlog::warn("lease {}: CDI spec: {}", job.id, s.message());
-}
-
-Status Node::SignalJob(const JobRecord& job, int signal) {
-  if (job.kind == JobKind::kJob) return deps_.launcher->Signal(Handle(job), signal);
-  if (job.lease_cgroup.empty() || deps_.containers == nullptr) return Status::Ok();
-  return deps_.containers->Signal(job.lease_cgroup, signal);
-}
-
-std::vector<int64_t> Node::ProcessesOf(const JobRecord& job) {
-  if (job.kind == JobKind::kJob) return deps_.launcher->JobProcesses(Handle(job));
-  if (job.lease_cgroup.empty() || deps_.containers == nullptr) return {};
-  return deps_.containers->Processes(job.lease_cgroup).value_or(std::vector<int64_t>{});
 }
 
 }  // namespace pinpoint::daemon
