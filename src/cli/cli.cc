@@ -18,6 +18,8 @@
 #include "cli/cdi.h"
 #include "cli/completion.h"
 #include "cli/format.h"
+#include "cli/report.h"
+#include "cli/submit_request.h"
 #include "cli/submit_sched.h"
 #include "cli/job_arrays.h"
 #include "cli/submit_wait.h"
@@ -55,22 +57,6 @@ struct Globals {
   std::string socket = DefaultSocketPath();
   bool json_output = false;
   std::ostream* err = &std::cerr;
-};
-
-struct SubmitArgs {
-  int gpus = -1;
-  std::string gpu_mem, gpu_share, mem, name, as_user;
-  std::string devices;
-  std::string export_env = "ALL";
-  std::string output, error;
-  bool hold = false;
-  int cpus = 1;
-  int priority = 0;
-  bool wait = false;
-  SubmitSchedArgs sched;  // --time, --after, --afterok
-  std::vector<std::string> command;
-  std::string array;                 // --array SPEC (array_spec.h)
-  CLI::Option* array_option = nullptr;  // to tell `--array ''` from no --array
 };
 
 // One subcommand: its name, help, how to add its options, and what it does.
@@ -120,167 +106,6 @@ int PrintResults(const Globals& g, std::ostream& out, const std::vector<CancelRe
 
 // How long a submit waits before its one retry: long enough for a restarting daemon to listen.
 constexpr std::chrono::milliseconds kSubmitRetryDelay{1000};
-
-// A fresh random key per `pinpoint submit` (docs/cli.md); empty when no randomness is at hand,
-// and then the submit is not retried.
-std::string IdempotencyKey() {
-  try {
-    std::random_device random;
-    std::string key = "cli-";
-    static constexpr char kHex[] = "0123456789abcdef";
-    for (int i = 0; i < 8; ++i) {
-      uint32_t word = random();
-      for (int nibble = 0; nibble < 4; ++nibble, word >>= 4) key += kHex[word & 0xf];
-    }
-    return key;
-  } catch (const std::exception&) {
-    return "";
-  }
-}
-
-// "1" or "0,2": device indices. Errors: kInvalidArgument naming the text.
-Result<std::vector<int>> ParseDeviceList(const std::string& text) {
-  std::vector<int> out;
-  size_t start = 0;
-  while (start <= text.size()) {
-    size_t comma = std::min(text.find(',', start), text.size());
-    std::string item = text.substr(start, comma - start);
-    if (item.empty() || item.size() > 7 || item.find_first_not_of("0123456789") != std::string::npos)
-      return InvalidArgument("invalid --device '" + text + "' (device indices, e.g. 1 or 0,2)");
-    out.push_back(std::stoi(item));
-    start = comma + 1;
-  }
-  return out;
-}
-
-// The job's environment as --export selects it (common/env_select.h); `dropped` gets the names
-// left out for looking like secrets.
-Result<std::map<std::string, std::string>> JobEnvironment(const std::string& export_text,
-                                                          std::vector<std::string>* dropped) {
-  auto spec = ParseExport(export_text);
-  if (!spec.ok()) return spec.status();
-  std::map<std::string, std::string> environment;
-  for (char** e = environ; *e != nullptr; ++e) {
-    std::string kv = *e;
-    auto eq = kv.find('=');
-    if (eq != std::string::npos && eq > 0) environment[kv.substr(0, eq)] = kv.substr(eq + 1);
-  }
-  return SelectEnv(environment, *spec, DefaultEnvDeny(), dropped);
-}
-
-Result<JobRequest> BuildRequest(const SubmitArgs& a, std::vector<std::string>* dropped) {
-  JobRequest r;
-  r.name = a.name;
-  r.argv = a.command;
-  if (r.argv.empty()) return InvalidArgument("submit needs a command to run (after --)");
-  char cwd[4096];
-  if (::getcwd(cwd, sizeof(cwd)) == nullptr) return InvalidArgument("cannot read the working directory");
-  r.cwd = cwd;
-  mode_t mask = ::umask(0);  // read by setting it: put back at once
-  ::umask(mask);
-  r.umask = static_cast<int>(mask & 0777);
-  auto env = JobEnvironment(a.export_env, dropped);
-  if (!env.ok()) return env.status();
-  r.env = std::move(env).value();
-  r.output_path = a.output;
-  r.error_path = a.error;
-  if (!a.gpu_mem.empty()) {
-    auto mem = ParseSize(a.gpu_mem);
-    if (!mem.ok()) return InvalidArgument("--gpu-mem: " + mem.status().message());
-    if (*mem == 0) return InvalidArgument("--gpu-mem must be more than 0");
-    r.gpu_mem_bytes = *mem;
-  }
-  if (!a.gpu_share.empty()) {
-    auto share = ParsePercent(a.gpu_share);
-    if (!share.ok()) return share.status();
-    if (a.gpu_mem.empty()) return InvalidArgument("--gpu-share needs --gpu-mem (a slice); whole GPUs have no share");
-    r.gpu_share_pct = *share;
-  }
-  if (!a.devices.empty()) {
-    auto devices = ParseDeviceList(a.devices);
-    if (!devices.ok()) return devices.status();
-    r.devices = *devices;
-  }
-  if (a.gpus >= 0) r.gpus = a.gpus;
-  else if (!r.devices.empty()) r.gpus = static_cast<int>(r.devices.size());
-  else r.gpus = r.gpu_mem_bytes > 0 ? 1 : 0;
-  if (r.gpus == 0 && r.gpu_mem_bytes > 0) return InvalidArgument("--gpu-mem needs --gpus of at least 1");
-  if (!a.mem.empty()) {
-    auto mem = ParseSize(a.mem);
-    if (!mem.ok()) return InvalidArgument("--mem: " + mem.status().message());
-    r.mem_bytes = *mem;
-  }
-  r.cpus = a.cpus;
-  r.priority = a.priority;
-  r.as_user = a.as_user;
-  PP_RETURN_IF_ERROR(ApplySubmitSched(a.sched, &r));
-  PP_RETURN_IF_ERROR(ValidateRequest(r));
-  return r;
-}
-
-struct ReportArgs {
-  std::string since, until;
-  bool csv = false;
-  bool jobs = false;
-};
-
-// `pinpoint report`: ended jobs, 1000 a page, filtered by end time in the daemon.
-Result<int> RunReport(const Globals& g, const ReportArgs& a, const std::string& user, int limit, std::ostream& out) {
-  if (a.jobs && !a.csv) return InvalidArgument("--jobs goes with --csv");
-  if (a.csv && g.json_output) return InvalidArgument("--csv and --json are two formats: choose one");
-  QueueRequest base{true, std::nullopt, 0, 0};
-  if (!user.empty()) base.user = user;
-  int64_t now = NowMs();
-  if (!a.since.empty()) {
-    auto since = ParseWhen(a.since, now, "--since");
-    if (!since.ok()) return since.status();
-    base.ended_after_ms = *since;
-  }
-  if (!a.until.empty()) {
-    auto until = ParseWhen(a.until, now, "--until");
-    if (!until.ok()) return until.status();
-    base.ended_before_ms = *until;
-  }
-  std::vector<JobView> jobs;
-  int want = limit > 0 ? limit : 10000;
-  while (static_cast<int>(jobs.size()) < want) {
-    QueueRequest req = base;
-    req.offset = static_cast<int>(jobs.size());
-    req.limit = std::min(want - req.offset, 1000);  // 1000 a page
-    auto reply = Send(g, &Client::Queue, req);
-    if (!reply.ok()) return reply.status();
-    for (auto& job : reply->jobs) jobs.push_back(std::move(job));
-    if (reply->jobs.empty() || reply->more == 0) break;
-  }
-  UsageReport report = Report(jobs);
-  if (a.csv) out << (a.jobs ? JobsCsv(jobs) : ReportCsv(report));
-  else if (g.json_output) out << ToJson(report).dump(2) << "\n";
-  else out << FormatReport(report);
-  return 0;
-}
-
-struct TopArgs {
-  double interval_s = 1.0;
-  int count = 0;  // frames; 0: until interrupted
-};
-
-Result<int> RunTop(const Globals& g, const TopArgs& a, std::ostream& out) {
-  auto client = Client::Connect(g.socket);
-  if (!client.ok()) return client.status();
-  bool in_place = a.count != 1 && StyleForFd(STDOUT_FILENO).redraw;  // plain frames in a pipe or log
-  for (int frame = 0; a.count == 0 || frame < a.count; ++frame) {
-    if (frame > 0) ::usleep(static_cast<useconds_t>(a.interval_s * 1e6));  // the refresh rate, not synchronisation
-    auto reply = client->Gpus();
-    if (!reply.ok()) return reply.status();
-    if (g.json_output) {
-      out << ToJson(*reply).dump() << "\n";
-    } else {
-      out << (in_place ? "\x1b[H\x1b[2J" : (frame > 0 ? "\n" : "")) << FormatTop(*reply, NowMs());
-    }
-    out.flush();
-  }
-  return 0;
-}
 
 // `pinpoint bench ...`, `pinpoint slurm ...` and `pinpoint htcondor ...` are pinpoint-bench,
 // pinpoint-slurm and pinpoint-htcondor next to this binary or in <prefix>/libexec/pinpoint
@@ -506,7 +331,7 @@ std::vector<Command> Commands(SubmitArgs& submit, std::string& shown, std::vecto
          c->add_flag("--csv", report.csv, "CSV (RFC 4180) with a header line: one row per user and the total");
          c->add_flag("--jobs", report.jobs, "with --csv: one row per job instead");
        },
-       [&](const Globals& g, std::ostream& out) -> Result<int> { return RunReport(g, report, user, limit, out); }},
+       [&](const Globals& g, std::ostream& out) -> Result<int> { return RunReport(g.socket, g.json_output, report, user, limit, out); }},
       {"cdi", "Open a lease on a slice for a container and write its CDI spec: pinpoint cdi [--gpu-mem SIZE [--gpu-share PCT]] [--user U]",
        [&](CLI::App* c) {
          c->add_option("--gpus", cdi.gpus, "whole GPUs, or with --gpu-mem the number of slices")->check(CLI::Range(1, 1024));
@@ -522,7 +347,7 @@ std::vector<Command> Commands(SubmitArgs& submit, std::string& shown, std::vecto
          c->add_option("-i,--interval", top.interval_s, "seconds between refreshes")->check(CLI::Range(0.1, 3600.0));
          c->add_option("-c,--count", top.count, "stop after this many frames (0: never)")->check(CLI::Range(0, 1000000));
        },
-       [&](const Globals& g, std::ostream& out) -> Result<int> { return RunTop(g, top, out); }},
+       [&](const Globals& g, std::ostream& out) -> Result<int> { return RunTop(g.socket, g.json_output, top, out); }},
       {"version", "Print the client's and the daemon's version",
        [&](CLI::App*) {},
        [&](const Globals& g, std::ostream& out) -> Result<int> {

@@ -1,12 +1,18 @@
 #include "cli/top.h"
 
-#include <fmt/format.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <ctime>
 
+#include <fmt/format.h>
+
 #include "cli/format.h"
+#include "common/terminal.h"
+#include "pinpoint/api_codec.h"
+#include "pinpoint/client.h"
 #include "pinpoint/escape.h"
 #include "pinpoint/units.h"
 
@@ -62,6 +68,26 @@ std::string FormatTop(const GpusReply& reply, int64_t now_ms) {
     }
   }
   return out;
+}
+
+Result<int> RunTop(const std::string& socket, bool json_output, const TopArgs& a, std::ostream& out) {
+  auto client = Client::Connect(socket);
+  if (!client.ok()) return client.status();
+  bool in_place = a.count != 1 && StyleForFd(STDOUT_FILENO).redraw;  // plain frames in a pipe or log
+  for (int frame = 0; a.count == 0 || frame < a.count; ++frame) {
+    if (frame > 0) ::usleep(static_cast<useconds_t>(a.interval_s * 1e6));  // the refresh rate, not synchronisation
+    auto reply = client->Gpus();
+    if (!reply.ok()) return reply.status();
+    if (json_output) {
+      out << ToJson(*reply).dump() << "\n";
+    } else {
+      out << (in_place ? "\x1b[H\x1b[2J" : (frame > 0 ? "\n" : "")) << FormatTop(*reply, std::chrono::duration_cast<std::chrono::milliseconds>(
+                                                                             std::chrono::system_clock::now().time_since_epoch())
+                                                                             .count());
+    }
+    out.flush();
+  }
+  return 0;
 }
 
 }  // namespace pinpoint::cli

@@ -1,10 +1,12 @@
 // `pinpoint top`: a live view of the node's GPUs and the jobs on them, refreshed in place.
-// The frame is pure text built from a "gpus" reply; the loop around it lives in cli.cc.
+// The frame is pure text built from a "gpus" reply (FormatTop); RunTop is the loop around it.
 #pragma once
 
+#include <ostream>
 #include <string>
 
 #include "pinpoint/api.h"
+#include "pinpoint/status.h"
 
 namespace pinpoint::cli {
 
@@ -15,5 +17,15 @@ std::string FormatTop(const GpusReply& reply, int64_t now_ms);
 
 // "[#####.....]" for used/total in `width` cells.
 std::string Bar(double used, double total, int width);
+
+struct TopArgs {
+  double interval_s = 1.0;
+  int count = 0;  // frames; 0: until interrupted
+};
+
+// Frames from the daemon at `socket`, one each interval, `a.count` of them (0: until
+// interrupted), redrawn in place on a terminal; with json_output one "gpus" reply a line.
+// Errors: the client's.
+Result<int> RunTop(const std::string& socket, bool json_output, const TopArgs& a, std::ostream& out);
 
 }  // namespace pinpoint::cli

@@ -1,17 +1,18 @@
 // The ops' requests and replies (api_codec.h). The job view is in job_view_codec.cc, the gpus
-// reply in gpus_codec.cc.
+// reply in gpus_codec.cc, cancel, hold, release and update_array in control_codec.cc.
 #include "pinpoint/api_codec.h"
 
+#include "codec/fields.h"
 #include "common/json_reader.h"
 #include "pinpoint/array_spec.h"
 
 namespace pinpoint {
 
 using nlohmann::json;
+using codec::IdsFromJson;
+using codec::Op;
 
 namespace {
-
-json Op(const char* name) { return json{{"op", name}}; }
 
 // A request's job id: a JSON integer > 0 (docs/api.md, "Operations").
 void ReadJobId(JsonReader& in, const json& j, const char* key, JobId* out) {
@@ -38,33 +39,6 @@ Result<JobEventView> EventFromJson(const json& j) {
   in.String("kind", &e.kind);
   in.String("detail", &e.detail);
   return in.Done(std::move(e));
-}
-
-Result<CancelResult> CancelResultFromJson(const json& j) {
-  CancelResult r;
-  auto in = JsonReader::Record(j, "result");
-  bool ok = false;
-  in.Integer("id", &r.id);
-  in.Require("ok");
-  in.Bool("ok", &ok);
-  if (in.ok() && !ok && in.Require("error")) r.status = ErrorFromJson(in.At("error"));
-  in.Integer("array_tasks", &r.array_tasks);
-  return in.Done(std::move(r));
-}
-
-// "ids": 1 to max_ids positive job ids.
-Result<std::vector<JobId>> IdsFromJson(const json& j, size_t max_ids) {
-  std::vector<JobId> ids;
-  if (!j.is_object() || !j.contains("ids") || !j["ids"].is_array() || j["ids"].empty())
-    return InvalidArgument("\"ids\" must be a non-empty array of job ids");
-  if (j["ids"].size() > max_ids)
-    return InvalidArgument("at most " + std::to_string(max_ids) + " ids at once");
-  for (const auto& v : j["ids"]) {
-    if (!v.is_number_integer() || v.get<int64_t>() <= 0)
-      return InvalidArgument("\"ids\" must hold positive job ids");
-    ids.push_back(v.get<int64_t>());
-  }
-  return ids;
 }
 
 }  // namespace
@@ -320,130 +294,6 @@ Result<ShowReply> FromJson<ShowReply>(const json& j) {
   if (in.Require("job")) in.Object("job", &m.job, FromJson<JobView>);
   in.ObjectList("events", &m.events, EventFromJson);
   return in.Done(std::move(m));
-}
-
-// ---- cancel, hold, release: a list of ids in, one result per id out ----
-
-namespace {
-
-json IdsRequest(const char* op, const std::vector<JobId>& ids) {
-  json j = Op(op);
-  j["ids"] = ids;
-  return j;
-}
-
-json ResultsJson(const std::vector<CancelResult>& results) {
-  json out = json::array();
-  for (const auto& r : results) {
-    json one{{"id", r.id}, {"ok", r.status.ok()}};
-    if (!r.status.ok()) one["error"] = ErrorToJson(r.status);
-    if (r.array_tasks > 0) one["array_tasks"] = r.array_tasks;  // only for an array's id
-    out.push_back(std::move(one));
-  }
-  return json{{"results", std::move(out)}};
-}
-
-template <typename Reply>
-Result<Reply> ResultsFromJson(const json& j) {
-  Reply m;
-  auto in = JsonReader::Record(j, "reply");
-  if (in.Require("results")) in.ObjectList("results", &m.results, CancelResultFromJson);
-  return in.Done(std::move(m));
-}
-
-template <typename Request>
-Result<Request> IdsRequestFromJson(const json& j) {
-  auto ids = IdsFromJson(j, kCancelMaxIds);
-  if (!ids.ok()) return ids.status();
-  Request m;
-  m.ids = std::move(ids).value();
-  return m;
-}
-
-// cancel, hold and release: "ids", and "arrays" only when set (requests without it read as they
-// always have).
-template <typename Request>
-json IdsAndArrays(const char* op, const Request& m) {
-  json j = IdsRequest(op, m.ids);
-  if (!m.arrays.empty()) j["arrays"] = m.arrays;
-  return j;
-}
-
-template <typename Request>
-Result<Request> IdsAndArraysFromJson(const json& j) {
-  if (!j.is_object() || !j.contains("arrays")) return IdsRequestFromJson<Request>(j);
-  // With "arrays", "ids" may be empty or absent: the two lists are bounded together.
-  Request m;
-  for (auto [key, out] : {std::pair{"ids", &m.ids}, std::pair{"arrays", &m.arrays}}) {
-    if (!j.contains(key)) continue;
-    const json& list = j[key];
-    if (!list.is_array()) return InvalidArgument(std::string("\"") + key + "\" must be an array of job ids");
-    for (const auto& v : list) {
-      if (!v.is_number_integer() || v.get<int64_t>() <= 0)
-        return InvalidArgument(std::string("\"") + key + "\" must hold positive job ids");
-      if (m.ids.size() + m.arrays.size() >= kCancelMaxIds)
-        return InvalidArgument("at most " + std::to_string(kCancelMaxIds) + " ids at once");
-      out->push_back(v.get<int64_t>());
-    }
-  }
-  if (m.ids.empty() && m.arrays.empty()) return InvalidArgument("\"ids\" and \"arrays\" name no job");
-  return m;
-}
-
-}  // namespace
-
-json ToJson(const CancelRequest& m) { return IdsAndArrays(CancelRequest::kOp, m); }
-json ToJson(const CancelReply& m) { return ResultsJson(m.results); }
-json ToJson(const HoldRequest& m) { return IdsAndArrays(HoldRequest::kOp, m); }
-json ToJson(const HoldReply& m) { return ResultsJson(m.results); }
-json ToJson(const ReleaseRequest& m) { return IdsAndArrays(ReleaseRequest::kOp, m); }
-json ToJson(const ReleaseReply& m) { return ResultsJson(m.results); }
-json ToJson(const UpdateArrayRequest& m) {
-  return json{{"op", UpdateArrayRequest::kOp}, {"arrays", m.arrays}, {"limit", m.limit}};
-}
-json ToJson(const UpdateArrayReply& m) { return ResultsJson(m.results); }
-
-template <>
-Result<CancelRequest> FromJson<CancelRequest>(const json& j) {
-  return IdsAndArraysFromJson<CancelRequest>(j);
-}
-
-template <>
-Result<CancelReply> FromJson<CancelReply>(const json& j) {
-  return ResultsFromJson<CancelReply>(j);
-}
-template <>
-Result<HoldRequest> FromJson<HoldRequest>(const json& j) {
-  return IdsAndArraysFromJson<HoldRequest>(j);
-}
-template <>
-Result<HoldReply> FromJson<HoldReply>(const json& j) {
-  return ResultsFromJson<HoldReply>(j);
-}
-template <>
-Result<ReleaseRequest> FromJson<ReleaseRequest>(const json& j) {
-  return IdsAndArraysFromJson<ReleaseRequest>(j);
-}
-template <>
-Result<ReleaseReply> FromJson<ReleaseReply>(const json& j) {
-  return ResultsFromJson<ReleaseReply>(j);
-}
-template <>
-Result<UpdateArrayRequest> FromJson<UpdateArrayRequest>(const json& j) {
-  if (!j.is_object() || !j.contains("arrays")) return InvalidArgument("\"arrays\" must name job arrays by their ids");
-  auto arrays = IdsAndArraysFromJson<CancelRequest>(json{{"arrays", j["arrays"]}});
-  if (!arrays.ok()) return arrays.status();
-  UpdateArrayRequest m;
-  m.arrays = std::move(arrays->arrays);
-  if (!j.contains("limit") || !j["limit"].is_number_integer() || j["limit"].get<int64_t>() < 0 ||
-      j["limit"].get<int64_t>() > kMaxArrayTasks)
-    return InvalidArgument("\"limit\" must be a number of tasks from 0 (no limit) to " + std::to_string(kMaxArrayTasks));
-  m.limit = j["limit"].get<int>();
-  return m;
-}
-template <>
-Result<UpdateArrayReply> FromJson<UpdateArrayReply>(const json& j) {
-  return ResultsFromJson<UpdateArrayReply>(j);
 }
 
 // ---- gpus: the reply is in gpus_codec.cc ----

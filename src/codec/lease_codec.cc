@@ -1,14 +1,14 @@
 // The lease ops' requests and replies (api_codec.h, docs/api.md "open_lease").
+#include "codec/fields.h"
 #include "common/json_reader.h"
 #include "pinpoint/api_codec.h"
 
 namespace pinpoint {
 
 using nlohmann::json;
+using codec::Op;
 
 namespace {
-
-json Op(const char* name) { return json{{"op", name}}; }
 
 // A request's lease id or pid: a JSON integer > 0.
 void ReadPositive(JsonReader& in, const json& j, const char* key, const char* what, int64_t* out) {

@@ -8,66 +8,35 @@
 
 #include <gtest/gtest.h>
 
-#include "common/test_dir.h"
-#include "daemon/node.h"
-#include "daemon/service_fixture.h"
+#include "daemon/node_fixture.h"
 #include "daemon/sharing_setup.h"
-#include "launch/fake_launcher.h"
-#include "mps/fake_mps.h"
 #include "sharing/fake_backend.h"
 
 namespace pinpoint::daemon {
 namespace {
 
-using launch::ExitStatus;
-
-class SharingSeamTest : public ::testing::Test {
+class SharingSeamTest : public NodeTest {
  protected:
   void SetUp() override {
-    auto s = store::JobStore::Open(dir_ + "/pinpoint.db");
-    ASSERT_TRUE(s.ok()) << s.status().ToString();
-    store_ = std::move(s).value();
+    OpenStore();
     backends_ = MakeBackends(SharingSetup{.mps = &mps_});
     // Any users at once, at most two jobs a device: rules no built-in mode has.
     auto fake = std::make_unique<sharing::FakeBackend>(SharingMode::kTimeslice, sharing::PlacementRules{.max_jobs = 2});
     fake_ = fake.get();
     backends_->Add(std::move(fake));
-    MakeNode();
+    sharing_ = backends_.get();
+    MakeNode(TwoGpus(SharingMode::kTimeslice));
     caller_.uid = ::getuid();
     caller_.gid = ::getgid();
   }
-  void MakeNode() {
-    NodeOptions o;
-    o.state_dir = dir_;
-    o.inventory = TwoGpus(SharingMode::kTimeslice);
-    o.backend_kind = "simulated:test";
-    o.cancel_grace_ms = 5000;
-    o.daemon_uid = ::getuid();
-    node_ = std::make_unique<Node>(o, NodeDeps{store_.get(), &launcher_, &mps_, nullptr, nullptr, &clock_,
-                                               nullptr, nullptr, nullptr, backends_.get()});
-  }
   JobId SubmitSlice(uint64_t gpu_mem, std::map<std::string, std::string> env = {}) {
-    JobRequest r;
-    r.argv = {"train"};
-    r.cwd = "/";
+    JobRequest r = Request(1, gpu_mem);
     r.env = std::move(env);
-    r.gpus = 1;
-    r.gpu_mem_bytes = gpu_mem;
-    auto job = node_->Submit(caller_, std::move(r));
-    EXPECT_TRUE(job.ok()) << job.status().ToString();
-    return job.ok() ? job->id : 0;
+    return Submit(std::move(r));
   }
 
-  TestDir tmp_;
-  const std::string dir_ = tmp_.path();
-  std::unique_ptr<store::JobStore> store_;
-  launch::FakeLauncher launcher_;
-  mps::FakeMps mps_;
-  FakeClock clock_;
   std::unique_ptr<sharing::Backends> backends_;
   sharing::FakeBackend* fake_ = nullptr;
-  std::unique_ptr<Node> node_;
-  api::Caller caller_;
 };
 
 TEST_F(SharingSeamTest, TheModesBackendPreparesEachJobAndItsVariablesAreItsOwn) {
@@ -154,7 +123,7 @@ TEST_F(SharingSeamTest, ARestartedNodeAdoptsRunningJobsThroughTheirBackend) {
   node_->Step();
   ASSERT_EQ(node_->Get(id)->state, JobState::kRunning);
   node_.reset();
-  MakeNode();
+  MakeNode(TwoGpus(SharingMode::kTimeslice));
   ASSERT_TRUE(node_->Recover().ok());
   ASSERT_EQ(fake_->adopted().size(), 1u);
   EXPECT_EQ(fake_->adopted()[0].gpu_mem_bytes, 2ull << 30);

@@ -8,10 +8,12 @@
 #include <cstdlib>
 #include <ostream>
 #include <filesystem>
+#include <memory>
 #include <string>
 #include <utility>
 
 #include "pinpoint/job.h"
+#include "store/job_store.h"
 #include "store/record_codec.h"
 #include "store/sqlite.h"
 
@@ -50,6 +52,12 @@ class StoreTest : public ::testing::Test {
     std::filesystem::remove_all(dir_, ignored);
   }
   std::string db_path() const { return (dir_ / "pinpoint.db").string(); }
+  // The store at db_path(), opened (null, and a test failure, when it cannot be).
+  std::unique_ptr<JobStore> OpenStore() {
+    Result<std::unique_ptr<JobStore>> store = JobStore::Open(db_path());
+    EXPECT_TRUE(store.ok()) << store.status().ToString();
+    return store.ok() ? std::move(store).value() : nullptr;
+  }
 
   std::filesystem::path dir_;
 };

@@ -1,0 +1,114 @@
+#include "cli/submit_request.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <map>
+#include <random>
+
+#include "common/env_select.h"
+#include "pinpoint/units.h"
+
+extern char** environ;
+
+namespace pinpoint::cli {
+
+std::string IdempotencyKey() {
+  try {
+    std::random_device random;
+    std::string key = "cli-";
+    static constexpr char kHex[] = "0123456789abcdef";
+    for (int i = 0; i < 8; ++i) {
+      uint32_t word = random();
+      for (int nibble = 0; nibble < 4; ++nibble, word >>= 4) key += kHex[word & 0xf];
+    }
+    return key;
+  } catch (const std::exception&) {
+    return "";
+  }
+}
+
+Result<std::vector<int>> ParseDeviceList(const std::string& text) {
+  std::vector<int> out;
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t comma = std::min(text.find(',', start), text.size());
+    std::string item = text.substr(start, comma - start);
+    if (item.empty() || item.size() > 7 || item.find_first_not_of("0123456789") != std::string::npos)
+      return InvalidArgument("invalid --device '" + text + "' (device indices, e.g. 1 or 0,2)");
+    out.push_back(std::stoi(item));
+    start = comma + 1;
+  }
+  return out;
+}
+
+namespace {
+
+// The job's environment as --export selects it (common/env_select.h); `dropped` gets the names
+// left out for looking like secrets.
+Result<std::map<std::string, std::string>> JobEnvironment(const std::string& export_text,
+                                                          std::vector<std::string>* dropped) {
+  auto spec = ParseExport(export_text);
+  if (!spec.ok()) return spec.status();
+  std::map<std::string, std::string> environment;
+  for (char** e = environ; *e != nullptr; ++e) {
+    std::string kv = *e;
+    auto eq = kv.find('=');
+    if (eq != std::string::npos && eq > 0) environment[kv.substr(0, eq)] = kv.substr(eq + 1);
+  }
+  return SelectEnv(environment, *spec, DefaultEnvDeny(), dropped);
+}
+
+}  // namespace
+
+Result<JobRequest> BuildRequest(const SubmitArgs& a, std::vector<std::string>* dropped) {
+  JobRequest r;
+  r.name = a.name;
+  r.argv = a.command;
+  if (r.argv.empty()) return InvalidArgument("submit needs a command to run (after --)");
+  char cwd[4096];
+  if (::getcwd(cwd, sizeof(cwd)) == nullptr) return InvalidArgument("cannot read the working directory");
+  r.cwd = cwd;
+  mode_t mask = ::umask(0);  // read by setting it: put back at once
+  ::umask(mask);
+  r.umask = static_cast<int>(mask & 0777);
+  auto env = JobEnvironment(a.export_env, dropped);
+  if (!env.ok()) return env.status();
+  r.env = std::move(env).value();
+  r.output_path = a.output;
+  r.error_path = a.error;
+  if (!a.gpu_mem.empty()) {
+    auto mem = ParseSize(a.gpu_mem);
+    if (!mem.ok()) return InvalidArgument("--gpu-mem: " + mem.status().message());
+    if (*mem == 0) return InvalidArgument("--gpu-mem must be more than 0");
+    r.gpu_mem_bytes = *mem;
+  }
+  if (!a.gpu_share.empty()) {
+    auto share = ParsePercent(a.gpu_share);
+    if (!share.ok()) return share.status();
+    if (a.gpu_mem.empty()) return InvalidArgument("--gpu-share needs --gpu-mem (a slice); whole GPUs have no share");
+    r.gpu_share_pct = *share;
+  }
+  if (!a.devices.empty()) {
+    auto devices = ParseDeviceList(a.devices);
+    if (!devices.ok()) return devices.status();
+    r.devices = *devices;
+  }
+  if (a.gpus >= 0) r.gpus = a.gpus;
+  else if (!r.devices.empty()) r.gpus = static_cast<int>(r.devices.size());
+  else r.gpus = r.gpu_mem_bytes > 0 ? 1 : 0;
+  if (r.gpus == 0 && r.gpu_mem_bytes > 0) return InvalidArgument("--gpu-mem needs --gpus of at least 1");
+  if (!a.mem.empty()) {
+    auto mem = ParseSize(a.mem);
+    if (!mem.ok()) return InvalidArgument("--mem: " + mem.status().message());
+    r.mem_bytes = *mem;
+  }
+  r.cpus = a.cpus;
+  r.priority = a.priority;
+  r.as_user = a.as_user;
+  PP_RETURN_IF_ERROR(ApplySubmitSched(a.sched, &r));
+  PP_RETURN_IF_ERROR(ValidateRequest(r));
+  return r;
+}
+
+}  // namespace pinpoint::cli

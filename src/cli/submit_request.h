@@ -1,0 +1,45 @@
+// `pinpoint submit`'s options and the JobRequest they make (docs/cli.md "submit"): sizes, the
+// device list and the exported environment read from this process, the request checked as the
+// daemon will check it.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "cli/submit_sched.h"
+#include "pinpoint/job.h"
+#include "pinpoint/status.h"
+
+namespace pinpoint::cli {
+
+struct SubmitArgs {
+  int gpus = -1;
+  std::string gpu_mem, gpu_share, mem, name, as_user;
+  std::string devices;
+  std::string export_env = "ALL";
+  std::string output, error;
+  bool hold = false;
+  int cpus = 1;
+  int priority = 0;
+  bool wait = false;
+  SubmitSchedArgs sched;  // --time, --after, --afterok
+  std::vector<std::string> command;
+  std::string array;                 // --array SPEC (array_spec.h)
+  CLI::Option* array_option = nullptr;  // to tell `--array ''` from no --array
+};
+
+// The request `a` makes, from this process's working directory, umask and environment (--export
+// selects; `dropped` gets the names left out for looking like secrets). Errors: kInvalidArgument
+// with the line for the user.
+Result<JobRequest> BuildRequest(const SubmitArgs& a, std::vector<std::string>* dropped);
+
+// A fresh random key per `pinpoint submit` (docs/cli.md); empty when no randomness is at hand,
+// and then the submit is not retried.
+std::string IdempotencyKey();
+
+// "1" or "0,2": device indices. Errors: kInvalidArgument naming the text.
+Result<std::vector<int>> ParseDeviceList(const std::string& text);
+
+}  // namespace pinpoint::cli
