@@ -106,7 +106,9 @@ check "all four completed" sh -c "python3 -c \"import json,sys; js=json.load(ope
 "$P" show $(echo $ids | cut -d' ' -f1) | grep -E "gpu mem|energy|advice"
 
 echo "=== 2. a job whose two processes together exceed its budget is stopped; its neighbour finishes"
-two=$("$P" --json submit --name two --gpu-mem 3G -- sh -c "\"$BIN/pp-busy\" --alloc-mib 1536 --blocks 2 --iters 30000000000 & \"$BIN/pp-busy\" --alloc-mib 1536 --blocks 2 --iters 30000000000; wait" | js "d['id']")
+# The job's shell passes its processes' failure on (a bare `wait` would exit 0 whatever they did,
+# and a job that exits 0 before its stop takes effect ends completed: docs/accounting.md).
+two=$("$P" --json submit --name two --gpu-mem 3G -- sh -c "\"$BIN/pp-busy\" --alloc-mib 1536 --blocks 2 --iters 30000000000 & bg=\$!; \"$BIN/pp-busy\" --alloc-mib 1536 --blocks 2 --iters 30000000000; fg=\$?; wait \$bg; bg=\$?; exit \$((fg > bg ? fg : bg))" | js "d['id']")
 nb=$("$P" --json submit --name neighbour --gpu-mem 3G -- "$BIN/pp-busy" --alloc-mib 1024 --blocks 4 --iters 5000000000 | js "d['id']")
 "$P" wait $two $nb
 "$P" show $two | grep -E "state|detail|history|stop|end" | head -12
