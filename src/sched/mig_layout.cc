@@ -1,0 +1,223 @@
+#include "sched/mig_layout.h"
+
+#include <algorithm>
+#include <limits>
+#include <set>
+#include <utility>
+
+namespace pinpoint::sched::mig {
+
+namespace {
+
+constexpr uint64_t kGB = 1'000'000'000;
+
+Profile P(const char* name, int compute, uint64_t gb, int size, std::vector<int> starts) {
+  return Profile{name, compute, gb * kGB, size, std::move(starts)};
+}
+
+// The A100 and H100 families share one placement grid: 8 memory slices, 7 compute slices.
+Model Ga100Grid(const char* name, uint64_t gb_per_slice) {
+  uint64_t g = gb_per_slice;
+  auto label = [](int c, uint64_t gb) { return std::to_string(c) + "g." + std::to_string(gb) + "gb"; };
+  Model m{name, 8, {}};
+  m.profiles = {P(label(1, g).c_str(), 1, g, 1, {0, 1, 2, 3, 4, 5, 6}),
+                P(label(1, 2 * g).c_str(), 1, 2 * g, 2, {0, 2, 4, 6}),
+                P(label(2, 2 * g).c_str(), 2, 2 * g, 2, {0, 2, 4}),
+                P(label(3, 4 * g).c_str(), 3, 4 * g, 4, {0, 4}),
+                P(label(4, 4 * g).c_str(), 4, 4 * g, 4, {0}),
+                P(label(7, 8 * g).c_str(), 7, 8 * g, 8, {0})};
+  return m;
+}
+
+// What one GPU's memory slices hold during planning: the instance (or planned creation) on each.
+struct GpuState {
+  const Gpu* gpu;
+  std::vector<int> owner;  // per memory slice: index into instances, kPlanned, or kFree
+  std::vector<bool> claimed;  // per instance: serves a want of this plan, or is being destroyed
+  int taken = 0;              // memory slices held
+};
+constexpr int kFree = -1;
+constexpr int kPlanned = -2;
+
+GpuState StateOf(const Gpu& gpu) {
+  GpuState s{&gpu, std::vector<int>(static_cast<size_t>(gpu.model.memory_slices), kFree),
+             std::vector<bool>(gpu.instances.size(), false), 0};
+  for (size_t i = 0; i < gpu.instances.size(); ++i) {
+    const Instance& in = gpu.instances[i];
+    const Profile* p = gpu.model.Find(in.profile);
+    int size = p != nullptr ? p->size : 1;
+    for (int k = in.start; k < in.start + size && k < gpu.model.memory_slices; ++k) {
+      if (k < 0) continue;
+      s.owner[static_cast<size_t>(k)] = static_cast<int>(i);
+      ++s.taken;
+    }
+  }
+  return s;
+}
+
+bool Fits(const Profile& p, int start, const GpuState& s) { return start + p.size <= static_cast<int>(s.owner.size()); }
+
+bool FreeAt(const Profile& p, int start, const GpuState& s) {
+  if (!Fits(p, start, s)) return false;
+  for (int k = start; k < start + p.size; ++k)
+    if (s.owner[static_cast<size_t>(k)] != kFree) return false;
+  return true;
+}
+
+void Take(const Profile& p, int start, GpuState& s) {
+  for (int k = start; k < start + p.size; ++k) {
+    if (s.owner[static_cast<size_t>(k)] == kFree) ++s.taken;
+    s.owner[static_cast<size_t>(k)] = kPlanned;
+  }
+}
+
+// The profile a want gets: the one it names, else the smallest with its memory (fewest compute
+// slices among equals). Null when none.
+const Profile* ProfileFor(const Model& model, const Want& want) {
+  if (!want.profile.empty()) return model.Find(want.profile);
+  const Profile* best = nullptr;
+  for (const Profile& p : model.profiles) {
+    if (p.mem_bytes < want.gpu_mem_bytes) continue;
+    if (best == nullptr || std::tie(p.mem_bytes, p.compute_slices) < std::tie(best->mem_bytes, best->compute_slices)) best = &p;
+  }
+  return best;
+}
+
+bool Reclaimable(const Instance& in, int64_t now_ms, const Options& o) {
+  return in.jobs == 0 && now_ms - in.created_ms >= o.min_lifetime_ms && now_ms - in.idle_since_ms >= o.min_idle_ms;
+}
+
+// GPUs in packing order: the most memory slices taken first, then the lowest index.
+std::vector<GpuState*> PackingOrder(std::vector<GpuState>& states) {
+  std::vector<GpuState*> order;
+  for (GpuState& s : states) order.push_back(&s);
+  std::stable_sort(order.begin(), order.end(), [](const GpuState* a, const GpuState* b) {
+    if (a->taken != b->taken) return a->taken > b->taken;
+    return a->gpu->index < b->gpu->index;
+  });
+  return order;
+}
+
+}  // namespace
+
+const Profile* Model::Find(const std::string& profile) const {
+  for (const Profile& p : profiles)
+    if (p.name == profile) return &p;
+  return nullptr;
+}
+
+Model A100_40GB() { return Ga100Grid("A100-SXM4-40GB", 5); }
+Model A100_80GB() { return Ga100Grid("A100-SXM4-80GB", 10); }
+Model H100_80GB() { return Ga100Grid("H100-SXM5-80GB", 10); }
+
+Plan PlanLayout(const std::vector<Gpu>& gpus, const std::vector<Want>& queue, int64_t now_ms, const Options& options) {
+  Plan plan;
+  std::vector<GpuState> states;
+  for (const Gpu& g : gpus) states.push_back(StateOf(g));
+
+  for (const Want& want : queue) {
+    // 1. An idle instance of its profile.
+    bool served = false;
+    for (GpuState& s : states) {
+      const Profile* p = ProfileFor(s.gpu->model, want);
+      for (size_t i = 0; p != nullptr && i < s.gpu->instances.size() && !served; ++i) {
+        const Instance& in = s.gpu->instances[i];
+        if (s.claimed[i] || in.jobs > 0 || in.profile != p->name) continue;
+        s.claimed[i] = true;
+        plan.existing.emplace_back(want.id, in.id);
+        served = true;
+      }
+      if (served) break;
+    }
+    if (served) continue;
+    // 2. A new instance where its placement is free, packed.
+    for (GpuState* s : PackingOrder(states)) {
+      const Profile* p = ProfileFor(s->gpu->model, want);
+      if (p == nullptr) continue;
+      for (int start : p->starts) {
+        if (!FreeAt(*p, start, *s)) continue;
+        Take(*p, start, *s);
+        plan.creates.push_back({s->gpu->index, p->name, start, want.id});
+        served = true;
+        break;
+      }
+      if (served) break;
+    }
+    if (served) continue;
+    // 3. An idle instance of a larger profile: the smallest (fewest compute slices among equals).
+    if (want.profile.empty()) {
+      GpuState* best_state = nullptr;
+      size_t best = 0;
+      std::pair<uint64_t, int> best_size{std::numeric_limits<uint64_t>::max(), 0};  // memory, compute
+      for (GpuState& s : states) {
+        for (size_t i = 0; i < s.gpu->instances.size(); ++i) {
+          const Instance& in = s.gpu->instances[i];
+          const Profile* p = s.gpu->model.Find(in.profile);
+          if (s.claimed[i] || in.jobs > 0 || p == nullptr || p->mem_bytes < want.gpu_mem_bytes) continue;
+          std::pair<uint64_t, int> size{p->mem_bytes, p->compute_slices};
+          if (size < best_size) best_state = &s, best = i, best_size = size;
+        }
+      }
+      if (best_state != nullptr) {
+        best_state->claimed[best] = true;
+        plan.existing.emplace_back(want.id, best_state->gpu->instances[best].id);
+        continue;
+      }
+    }
+    // 4. The room of idle instances past both minimums: the placement freeing the fewest slices.
+    struct Room {
+      GpuState* state = nullptr;
+      const Profile* profile = nullptr;
+      int start = 0;
+      int cost = std::numeric_limits<int>::max();
+      std::set<int> victims;
+    } room;
+    for (GpuState* s : PackingOrder(states)) {
+      const Profile* p = ProfileFor(s->gpu->model, want);
+      if (p == nullptr) continue;
+      for (int start : p->starts) {
+        if (!Fits(*p, start, *s)) continue;
+        std::set<int> victims;
+        bool possible = true;
+        for (int k = start; k < start + p->size && possible; ++k) {
+          int owner = s->owner[static_cast<size_t>(k)];
+          if (owner == kFree) continue;
+          if (owner == kPlanned || s->claimed[static_cast<size_t>(owner)] ||
+              !Reclaimable(s->gpu->instances[static_cast<size_t>(owner)], now_ms, options)) {
+            possible = false;
+          } else {
+            victims.insert(owner);
+          }
+        }
+        if (!possible) continue;
+        int cost = 0;
+        for (int v : victims) {
+          const Profile* vp = s->gpu->model.Find(s->gpu->instances[static_cast<size_t>(v)].profile);
+          cost += vp != nullptr ? vp->size : 1;
+        }
+        if (cost < room.cost) room = Room{s, p, start, cost, victims};
+      }
+    }
+    if (room.state == nullptr) {
+      plan.unserved.push_back(want.id);
+      continue;
+    }
+    GpuState& s = *room.state;
+    for (int v : room.victims) {
+      const Instance& in = s.gpu->instances[static_cast<size_t>(v)];
+      s.claimed[static_cast<size_t>(v)] = true;
+      plan.destroys.push_back({s.gpu->index, in.id});
+      for (int& owner : s.owner) {
+        if (owner == v) {
+          owner = kFree;
+          --s.taken;
+        }
+      }
+    }
+    Take(*room.profile, room.start, s);
+    plan.creates.push_back({s.gpu->index, room.profile->name, room.start, want.id});
+  }
+  return plan;
+}
+
+}  // namespace pinpoint::sched::mig

@@ -1,0 +1,95 @@
+// The MIG layout planner (issue 26, docs/scheduling.md "Dynamic MIG"): pure. From the GPUs in
+// `mig-dynamic` mode (their profiles and placement rules, the instances they have and whether
+// jobs run there) and the queue of slices waiting for one, it decides which GPU instances to
+// create (profile and placement) and which idle ones to destroy. It never touches an instance a
+// job runs on; it destroys only what a waiting job needs the room of, and only an instance idle
+// for min_idle_ms and alive for min_lifetime_ms (no thrashing); a job it cannot serve is left to
+// the existing instances or a whole GPU (the scheduler's). No I/O, no clock: `now_ms` is given.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "pinpoint/job.h"
+
+namespace pinpoint::sched::mig {
+
+// One GPU instance profile as NVML lists it: its name, its memory, and where it may be placed
+// (the first memory slice of each possible placement, and how many slices it covers).
+struct Profile {
+  std::string name;             // "1g.10gb"
+  int compute_slices = 1;       // the "1g"
+  uint64_t mem_bytes = 0;
+  int size = 1;                 // memory slices one instance covers
+  std::vector<int> starts = {};  // NVML's possible placements, ascending
+};
+
+// A GPU model's MIG profiles. The named tables hold NVIDIA's published profiles and placements
+// (MIG user guide, "Supported MIG Profiles"), memory as the profile's name gives it (10gb: 10^10
+// bytes); on a real GPU the backend reads the same from NVML instead.
+struct Model {
+  std::string name;
+  int memory_slices = 8;
+  std::vector<Profile> profiles = {};
+  const Profile* Find(const std::string& profile) const;
+};
+Model A100_40GB();
+Model A100_80GB();
+Model H100_80GB();
+
+// A GPU instance that exists.
+struct Instance {
+  int id = 0;  // the GPU instance id NVML gave it
+  std::string profile;
+  int start = 0;  // its placement's first memory slice
+  int jobs = 0;   // running on it; > 0: never destroyed
+  int64_t created_ms = 0;
+  int64_t idle_since_ms = 0;  // when its last job left (its creation when it never had one)
+};
+
+struct Gpu {
+  int index = 0;
+  Model model;
+  std::vector<Instance> instances = {};
+};
+
+// A slice waiting for an instance: its device memory, or the profile the user named (--mig).
+struct Want {
+  JobId id = 0;
+  uint64_t gpu_mem_bytes = 0;
+  std::string profile = "";  // "" : the smallest profile with the memory
+};
+
+struct Options {
+  int64_t min_idle_ms = 60'000;       // an instance idle for less is never destroyed
+  int64_t min_lifetime_ms = 300'000;  // nor one created less long ago
+};
+
+struct Create {
+  int gpu = 0;
+  std::string profile;
+  int start = 0;
+  JobId for_job = 0;
+};
+struct Destroy {
+  int gpu = 0;
+  int instance_id = 0;
+};
+struct Plan {
+  std::vector<Destroy> destroys;  // first, in this order
+  std::vector<Create> creates;    // then these
+  std::vector<std::pair<JobId, int>> existing;  // job -> id of an idle instance that serves it
+  std::vector<JobId> unserved;    // no instance now and none may be made; in queue order
+};
+
+// Each want, in queue order, gets: an idle instance of its profile; else a new instance where the
+// profile's placement is free (on the GPU with the most memory slices already taken, lowest start
+// first: packing leaves whole GPUs and large placements free); else an idle instance of a larger
+// profile (the smallest, fewest compute slices among equals); else a new instance in the room of idle instances past both minimums
+// (the placement destroying the fewest memory slices); else it is unserved. A want larger than
+// every profile, or naming one the model lacks, is unserved.
+Plan PlanLayout(const std::vector<Gpu>& gpus, const std::vector<Want>& queue, int64_t now_ms,
+                const Options& options = Options());
+
+}  // namespace pinpoint::sched::mig
