@@ -12,6 +12,7 @@
 #include "daemon/daemon.h"
 #include "daemon/log_format.h"
 #include "gpu/backend_factory.h"
+#include "gpu/mig_report.h"
 
 int main(int argc, char** argv) {
   using namespace pinpoint;
@@ -20,6 +21,7 @@ int main(int argc, char** argv) {
   std::string config_path, state_dir, socket_path, backend, log_level = "info";
   gpu::GpuBackendOptions backend_options;
   bool print_default = false;
+  bool mig_profiles = false;
   int ready_fd = -1;
   app.add_option("-c,--config", config_path, "configuration file (JSON, docs/admin.md)");
   app.add_option("--state-dir", state_dir, "state directory (overrides the config)");
@@ -32,6 +34,8 @@ int main(int argc, char** argv) {
   app.add_option("--log-level", log_level, "trace|debug|info|warn|error");
   app.add_option("--ready-fd", ready_fd, "write \"ready\\n\" to this descriptor once serving");
   app.add_flag("--print-default-config", print_default, "print the embedded default config and exit");
+  app.add_flag("--mig-profiles", mig_profiles,
+               "print each GPU's MIG mode and the MIG profiles and placements its driver offers, and exit (read-only)");
   app.set_version_flag("--version", std::string("pinpointd ") + VersionText());
   try {
     app.parse(argc, argv);
@@ -72,6 +76,15 @@ int main(int argc, char** argv) {
   if (!gpu.ok()) {
     std::fprintf(stderr, "pinpointd: %s\n", gpu.status().message().c_str());
     return 2;
+  }
+  if (mig_profiles) {
+    auto report = gpu::MigReport(**gpu);
+    if (!report.ok()) {
+      std::fprintf(stderr, "pinpointd: %s\n", report.status().message().c_str());
+      return 1;
+    }
+    std::cout << *report;
+    return 0;
   }
   return daemon::RunDaemon(config, std::move(gpu).value(), why, ready_fd);
 }

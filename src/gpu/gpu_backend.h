@@ -67,6 +67,23 @@ struct XidEvent {
   uint64_t xid = 0;     // the Xid number (13, 31, 43, ...)
 };
 
+// One GPU instance profile a GPU offers (MIG), and where NVML says it may be placed. NVML lists
+// these whether or not MIG is enabled.
+struct MigProfileInfo {
+  std::string name;            // "1g.10gb"
+  uint32_t profile_id = 0;     // NVML's id for the placement and create calls
+  int compute_slices = 0;      // the "1g"
+  int instance_count = 0;      // how many fit on the GPU at once
+  uint64_t mem_bytes = 0;
+  int sm_count = 0;
+  struct Placement {
+    int start = 0;  // first memory slice
+    int size = 0;   // memory slices covered
+    bool operator==(const Placement&) const = default;
+  };
+  std::vector<Placement> placements;
+};
+
 // Thread-compatible: callers serialise calls on one instance.
 class GpuBackend {
  public:
@@ -83,6 +100,13 @@ class GpuBackend {
   // The critical Xid errors reported since the last call; never blocks. Empty where the backend
   // cannot watch for them (the default). Errors: kUnavailable when the driver fails.
   virtual Result<std::vector<XidEvent>> TakeXidEvents() { return std::vector<XidEvent>{}; }
+  // The GPU instance profiles GPU `index` offers, with their possible placements; empty for a GPU
+  // without MIG. Read-only: nothing is created. Errors: kNotFound for an unknown index,
+  // kUnavailable when the driver fails or cannot tell (the default).
+  virtual Result<std::vector<MigProfileInfo>> MigProfiles(int index) {
+    (void)index;
+    return Unavailable("this backend does not list MIG profiles");
+  }
 };
 
 }  // namespace pinpoint::gpu

@@ -66,6 +66,8 @@ Status LoadApi(void* dl_handle, Api* api) {
   Resolve(dl_handle, "nvmlDeviceGetUtilizationRates", &a.utilization);
   Resolve(dl_handle, "nvmlDeviceGetNumGpuCores", &a.num_gpu_cores);
   Resolve(dl_handle, "nvmlDeviceGetCudaComputeCapability", &a.compute_capability);
+  Resolve(dl_handle, "nvmlDeviceGetGpuInstanceProfileInfoV", &a.gpu_instance_profile_info);
+  Resolve(dl_handle, "nvmlDeviceGetGpuInstancePossiblePlacements_v2", &a.gpu_instance_placements);
   *api = a;
   return Status::Ok();
 }

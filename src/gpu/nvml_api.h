@@ -91,6 +91,35 @@ struct DeviceAttributes {
   unsigned long long memorySizeMB;  // MiB
 };
 
+// nvmlGpuInstancePlacement_t: a placement's first memory slice and how many it covers.
+struct GpuInstancePlacement {
+  unsigned int start;
+  unsigned int size;
+};
+
+// nvmlGpuInstanceProfileInfo_v2_t (nvmlDeviceGetGpuInstanceProfileInfoV), `version` set to
+// kGpuInstanceProfileInfoV2 by the caller.
+struct GpuInstanceProfileInfoV2 {
+  unsigned int version;
+  unsigned int id;  // the profile id the placement and create calls take
+  unsigned int isP2pSupported;
+  unsigned int sliceCount;  // compute slices ("1g")
+  unsigned int instanceCount;
+  unsigned int multiprocessorCount;
+  unsigned int copyEngineCount;
+  unsigned int decoderCount;
+  unsigned int encoderCount;
+  unsigned int jpegCount;
+  unsigned int ofaCount;
+  unsigned long long memorySizeMB;  // MiB
+  char name[kNameBufferSize];       // "MIG 1g.10gb"
+};
+// NVML_STRUCT_VERSION(GpuInstanceProfileInfo, 2).
+inline constexpr unsigned int kGpuInstanceProfileInfoV2 = sizeof(GpuInstanceProfileInfoV2) | (2u << 24);
+// The GPU instance profile indices NVML numbers 0 (NVML_GPU_INSTANCE_PROFILE_1_SLICE) upwards;
+// an index a GPU lacks answers kErrorNotSupported or kErrorInvalidArgument.
+inline constexpr unsigned int kGpuInstanceProfileIndexLimit = 16;
+
 // The layouts must match nvml.h on x86-64 and aarch64 exactly.
 static_assert(sizeof(Memory) == 24);
 static_assert(sizeof(ProcessInfo) == 24 && offsetof(ProcessInfo, usedGpuMemory) == 8 &&
@@ -98,6 +127,9 @@ static_assert(sizeof(ProcessInfo) == 24 && offsetof(ProcessInfo, usedGpuMemory) 
 static_assert(sizeof(Utilization) == 8);
 static_assert(sizeof(EventData) == 32 && offsetof(EventData, gpuInstanceId) == 24);
 static_assert(sizeof(DeviceAttributes) == 40 && offsetof(DeviceAttributes, memorySizeMB) == 32);
+static_assert(sizeof(GpuInstancePlacement) == 8);
+static_assert(sizeof(GpuInstanceProfileInfoV2) == 152 && offsetof(GpuInstanceProfileInfoV2, memorySizeMB) == 48 &&
+              offsetof(GpuInstanceProfileInfoV2, name) == 56);
 
 // Entry point signatures, one per shape.
 using InitFn = Return (*)();                                   // nvmlInit_v2, nvmlShutdown
@@ -121,6 +153,8 @@ using EventSetCreateFn = Return (*)(EventSet*);                          // nvml
 using EventSetFreeFn = Return (*)(EventSet);                             // nvmlEventSetFree
 using RegisterEventsFn = Return (*)(Device, unsigned long long, EventSet);  // nvmlDeviceRegisterEvents
 using EventSetWaitFn = Return (*)(EventSet, EventData*, unsigned int);   // nvmlEventSetWait_v2
+using GetGiProfileInfoFn = Return (*)(Device, unsigned int, GpuInstanceProfileInfoV2*);  // ...ProfileInfoV
+using GetGiPlacementsFn = Return (*)(Device, unsigned int, GpuInstancePlacement*, unsigned int*);  // ..._v2
 
 // The entry points resolved from one loaded library. Optional members are null when the library
 // lacks the symbol; the fields they feed then read as unsupported.
@@ -154,6 +188,8 @@ struct Api {
   EventSetFreeFn event_set_free = nullptr;
   RegisterEventsFn register_events = nullptr;
   EventSetWaitFn event_set_wait = nullptr;
+  GetGiProfileInfoFn gpu_instance_profile_info = nullptr;     // nvmlDeviceGetGpuInstanceProfileInfoV
+  GetGiPlacementsFn gpu_instance_placements = nullptr;        // ...GpuInstancePossiblePlacements_v2
 };
 
 // Resolves the entry points from `dl_handle` (from dlopen) into *api. Errors: kUnavailable naming

@@ -44,6 +44,11 @@ class NvmlBackend final : public GpuBackend {
   // Through an NVML event set for critical Xid errors on every GPU, registered on the first call;
   // empty when the driver lacks events or no GPU supports them (logged once).
   Result<std::vector<XidEvent>> TakeXidEvents() override;
+  // nvmlDeviceGetGpuInstanceProfileInfoV for each profile index, and each profile's possible
+  // placements (nvml_mig_profiles.cc). Names lose NVML's "MIG " prefix. Empty on a GPU without
+  // MIG (every index unsupported). Errors: kNotFound, kUnavailable when the driver lacks the calls
+  // (before r470) or one fails.
+  Result<std::vector<MigProfileInfo>> MigProfiles(int index) override;
 
  private:
   NvmlBackend(void* dl_handle, const nvml::Api& api, std::string driver_version, int device_count);

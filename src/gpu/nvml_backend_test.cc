@@ -6,6 +6,7 @@
 #include <cstdlib>
 
 #include "fake_nvml/fake_nvml_control.h"
+#include "gpu/mig_report.h"
 #include "gpu/nvml_api.h"
 
 #ifndef FAKE_NVML_PATH
@@ -219,6 +220,42 @@ TEST_F(NvmlBackendTest, LostGpuIsUnavailable) {
   EXPECT_EQ(gpus.status().code(), Code::kUnavailable);
   fake_.SetLost(0, false);
   EXPECT_TRUE(backend->Sample(0).ok());
+}
+
+// The driver lists MIG profiles and placements read-only, MIG enabled or not (GPU 0 has it off).
+TEST_F(NvmlBackendTest, MigProfilesAndTheirPlacementsAreRead) {
+  std::unique_ptr<GpuBackend> backend = Create();
+  ASSERT_NE(backend, nullptr);
+  for (int gpu : {0, 1}) {
+    Result<std::vector<MigProfileInfo>> profiles = backend->MigProfiles(gpu);
+    ASSERT_TRUE(profiles.ok()) << profiles.status().ToString();
+    ASSERT_EQ(profiles->size(), 7u);
+    const MigProfileInfo& small = profiles->front();
+    EXPECT_EQ(small.name, "1g.10gb") << "NVML's \"MIG \" prefix is dropped";
+    EXPECT_EQ(small.profile_id, 19u);
+    EXPECT_EQ(small.compute_slices, 1);
+    EXPECT_EQ(small.instance_count, 7);
+    EXPECT_EQ(small.mem_bytes, 9984 * kMiB);
+    ASSERT_EQ(small.placements.size(), 7u);
+    EXPECT_EQ(small.placements[6], (MigProfileInfo::Placement{6, 1}));
+    const MigProfileInfo* three = nullptr;
+    for (const auto& p : *profiles)
+      if (p.name == "3g.40gb") three = &p;
+    ASSERT_NE(three, nullptr);
+    EXPECT_EQ(three->placements, (std::vector<MigProfileInfo::Placement>{{0, 4}, {4, 4}}));
+  }
+  EXPECT_EQ(backend->MigProfiles(5).status().code(), Code::kNotFound);
+}
+
+TEST_F(NvmlBackendTest, TheMigReportListsEachGpusProfilesAndPlacements) {
+  std::unique_ptr<GpuBackend> backend = Create();
+  ASSERT_NE(backend, nullptr);
+  Result<std::string> report = MigReport(*backend);
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  EXPECT_THAT(*report, HasSubstr("GPU 0 NVIDIA H100 80GB HBM3: MIG disabled\n"));
+  EXPECT_THAT(*report, HasSubstr("GPU 1 NVIDIA A100-SXM4-80GB: MIG enabled\n"));
+  EXPECT_THAT(*report, HasSubstr("3g.40gb          id  9  3g   40320 MiB   60 SMs  x2  placements 0:4 4:4\n"));
+  EXPECT_THAT(*report, HasSubstr("1g.20gb          id 15  1g   20096 MiB   26 SMs  x4  placements 0:2 2:2 4:2 6:2\n"));
 }
 
 TEST_F(NvmlBackendTest, NoGpusGivesAnEmptyInventory) {

@@ -10,6 +10,10 @@
 //          slot 2 = 1g.10gb (GI 9, 14 SMs, memory only through nvmlDeviceGetAttributes_v2), others
 //          empty. Power, energy and core count NOT_SUPPORTED. Compute pids 4000 (GI 2, 1 GiB) and
 //          4001 (GI 9, memory not available).
+// Both GPUs list the GA100/GH100 GPU instance profiles and their placements (NVML lists them
+// whether or not MIG is enabled): profile indices 0-4, 7 and 9, ids and placements as NVIDIA's
+// drivers give them (1g.10gb id 19 at slices 0-6; 1g.20gb id 15 at 0, 2, 4, 6; 2g.20gb id 14 at 0,
+// 2, 4; 3g.40gb id 9 at 0, 4; 4g.40gb id 5 and 7g.80gb id 0 at 0).
 // nvmlDeviceGetUtilizationRates is deliberately not exported (an optional symbol missing).
 // nvmlInit_v2 fails with NVML_ERROR_DRIVER_NOT_LOADED when FAKE_NVML_INIT_FAIL=1. With
 // FAKE_NVML_INIT_THREAD=1 it starts, once per process, a thread that sleeps, as the real NVML
@@ -300,6 +304,67 @@ Return nvmlDeviceGetCudaComputeCapability(Device h, int* major, int* minor) {
   return kSuccess;
 }
 
+struct FakeGiProfile {
+  unsigned int index;
+  unsigned int id;
+  const char* name;
+  unsigned int slices;
+  unsigned int count;
+  unsigned int sms;
+  unsigned long long mem_mib;
+  unsigned int size;
+  std::vector<unsigned int> starts;
+};
+
+const std::vector<FakeGiProfile>& GiProfiles() {
+  static const std::vector<FakeGiProfile> profiles = {
+      {0, 19, "MIG 1g.10gb", 1, 7, 16, 9984, 1, {0, 1, 2, 3, 4, 5, 6}},
+      {1, 14, "MIG 2g.20gb", 2, 3, 32, 20096, 2, {0, 2, 4}},
+      {2, 9, "MIG 3g.40gb", 3, 2, 60, 40320, 4, {0, 4}},
+      {3, 5, "MIG 4g.40gb", 4, 1, 64, 40320, 4, {0}},
+      {4, 0, "MIG 7g.80gb", 7, 1, 132, 80896, 8, {0}},
+      {7, 20, "MIG 1g.10gb+me", 1, 1, 16, 9984, 1, {0, 1, 2, 3, 4, 5, 6}},
+      {9, 15, "MIG 1g.20gb", 1, 4, 26, 20096, 2, {0, 2, 4, 6}},
+  };
+  return profiles;
+}
+
+Return nvmlDeviceGetGpuInstanceProfileInfoV(Device h, unsigned int profile, GpuInstanceProfileInfoV2* info) {
+  if (Return r = Check(h); r != kSuccess) return r;
+  if (FromHandle(h)->is_mig || info == nullptr || info->version != kGpuInstanceProfileInfoV2) return kErrorInvalidArgument;
+  for (const FakeGiProfile& p : GiProfiles()) {
+    if (p.index != profile) continue;
+    unsigned int version = info->version;
+    *info = GpuInstanceProfileInfoV2{};
+    info->version = version;
+    info->id = p.id;
+    info->sliceCount = p.slices;
+    info->instanceCount = p.count;
+    info->multiprocessorCount = p.sms;
+    info->memorySizeMB = p.mem_mib;
+    std::strncpy(info->name, p.name, sizeof(info->name) - 1);
+    return kSuccess;
+  }
+  return profile < 16 ? kErrorNotSupported : kErrorInvalidArgument;
+}
+
+Return nvmlDeviceGetGpuInstancePossiblePlacements_v2(Device h, unsigned int profile_id,
+                                                      GpuInstancePlacement* placements, unsigned int* count) {
+  if (Return r = Check(h); r != kSuccess) return r;
+  for (const FakeGiProfile& p : GiProfiles()) {
+    if (p.id != profile_id) continue;
+    if (placements == nullptr) {
+      *count = static_cast<unsigned int>(p.starts.size());
+      return kSuccess;
+    }
+    if (*count < p.starts.size()) return kErrorInsufficientSize;
+    for (size_t i = 0; i < p.starts.size(); ++i) placements[i] = {p.starts[i], p.size};
+    *count = static_cast<unsigned int>(p.starts.size());
+    return kSuccess;
+  }
+  return kErrorInvalidArgument;
+}
+
 }  // extern "C"
 
 // The fake's entry points must have exactly the signatures NvmlBackend declares.
@@ -315,3 +380,6 @@ static_assert(std::is_same_v<decltype(&nvmlDeviceGetAttributes_v2), GetAttribute
 static_assert(std::is_same_v<decltype(&nvmlDeviceGetTotalEnergyConsumption), GetEnergyFn>);
 static_assert(
     std::is_same_v<decltype(&nvmlDeviceGetCudaComputeCapability), GetComputeCapabilityFn>);
+static_assert(std::is_same_v<decltype(&nvmlDeviceGetGpuInstanceProfileInfoV), GetGiProfileInfoFn>);
+static_assert(
+    std::is_same_v<decltype(&nvmlDeviceGetGpuInstancePossiblePlacements_v2), GetGiPlacementsFn>);
