@@ -3,7 +3,7 @@
 #   <prefix>/bin                         pinpointd, pinpoint
 #   <prefix>/libexec/pinpoint            pinpoint-shim (found there by pinpointd), the Slurm and
 #                                        HTCondor integrations (found there by pinpoint)
-#   <prefix>/share/man, bash and zsh completion, <prefix>/share/doc/pinpoint (the docs)
+#   <prefix>/share/man, bash and zsh completion, <prefix>/share/doc/pinpoint (the docs, copyright)
 #   the unit and the configuration file: cmake/install_system_files.cmake
 include(GNUInstallDirs)
 set(PINPOINT_LIBEXEC ${CMAKE_INSTALL_LIBEXECDIR}/pinpoint)
@@ -19,6 +19,8 @@ foreach(page ${PINPOINT_MAN_PAGES})
 endforeach()
 file(GLOB PINPOINT_DOCS ${PROJECT_SOURCE_DIR}/docs/*.md)
 install(FILES README.md ${PINPOINT_DOCS} DESTINATION ${CMAKE_INSTALL_DOCDIR})
+# The licence: Debian's copyright file (machine-readable, it names the licence of what is compiled in).
+install(FILES packaging/debian/copyright DESTINATION ${CMAKE_INSTALL_DOCDIR})
 install(CODE "set(PINPOINT_SOURCE_DIR \"${PROJECT_SOURCE_DIR}\")
 set(PINPOINT_COMPLETION_DIR \"${PINPOINT_COMPLETION_DIR}\")")
 install(SCRIPT cmake/install_system_files.cmake)
@@ -28,6 +30,7 @@ install(SCRIPT cmake/install_system_files.cmake)
 # and C++ libraries); maintainer scripts and conffiles from packaging/debian.
 set(CPACK_GENERATOR DEB)
 set(CPACK_PACKAGE_NAME pinpoint)
+set(CPACK_RESOURCE_FILE_LICENSE ${PROJECT_SOURCE_DIR}/LICENSE)
 set(CPACK_PACKAGE_VERSION ${PINPOINT_DEB_VERSION})
 set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "GPU slices for the jobs of one node: pinpointd and the pinpoint command")
 set(CPACK_DEBIAN_PACKAGE_DESCRIPTION "pinpoint gives each job exactly the GPU slice it asks for (device memory and a

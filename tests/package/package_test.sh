@@ -65,7 +65,8 @@ for f in /usr/bin/pinpointd /usr/bin/pinpoint /usr/libexec/pinpoint/pinpoint-shi
          /lib/systemd/system/pinpointd.service /etc/pinpoint/pinpointd.json \
          /usr/share/man/man1/pinpoint.1.gz /usr/share/man/man8/pinpointd.8.gz \
          /usr/share/man/man5/pinpointd.json.5.gz /usr/share/bash-completion/completions/pinpoint \
-         /usr/share/zsh/vendor-completions/_pinpoint /usr/share/doc/pinpoint/admin.md; do
+         /usr/share/zsh/vendor-completions/_pinpoint /usr/share/doc/pinpoint/admin.md \
+         /usr/share/doc/pinpoint/copyright; do
   check "package has $f" grep -qx -- "$f" "$S/files"
 done
 check "package has nothing outside /usr, /etc and /lib" \
