@@ -6,8 +6,10 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -18,6 +20,60 @@ extern char** environ;
 namespace pinpoint::testing {
 
 namespace {
+
+std::string ReadSmallFile(const std::string& path) {
+  std::ifstream in(path);
+  std::string text;
+  std::getline(in, text, '\0');
+  return text.substr(0, 4096);
+}
+
+// The processes whose /proc/<pid>/stat names `parent` as their parent.
+std::vector<pid_t> ChildrenOf(pid_t parent) {
+  std::vector<pid_t> out;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc", ec)) {
+    pid_t pid = static_cast<pid_t>(std::atol(entry.path().filename().c_str()));
+    if (pid <= 0) continue;
+    std::string stat = ReadSmallFile(entry.path().string() + "/stat");
+    size_t paren = stat.rfind(')');
+    if (paren == std::string::npos) continue;
+    std::istringstream fields(stat.substr(paren + 1));
+    std::string state;
+    long ppid = 0;
+    fields >> state >> ppid;
+    if (ppid == parent) out.push_back(pid);
+  }
+  return out;
+}
+
+// Ends the jobs the daemon of `state_dir` started: they outlive pinpointd by design, so a test
+// that leaves one running would leave its pinpoint-shim behind it. Each pinpoint-shim of this
+// state directory is stopped first (it can start nothing more), then its job's process group and
+// the shim itself are killed.
+void EndJobsOf(const std::string& state_dir) {
+  std::string jobs = state_dir + "/jobs/";
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc", ec)) {
+    pid_t shim = static_cast<pid_t>(std::atol(entry.path().filename().c_str()));
+    if (shim <= 0) continue;
+    std::string cmdline;
+    {
+      std::ifstream in(entry.path().string() + "/cmdline");
+      std::getline(in, cmdline, '\n');
+    }
+    std::string argv0 = cmdline.substr(0, cmdline.find('\0'));
+    std::string argv1 = cmdline.size() > argv0.size() + 1 ? cmdline.substr(argv0.size() + 1) : "";
+    if (argv0.size() < 13 || argv0.compare(argv0.size() - 13, 13, "pinpoint-shim") != 0 || argv1.rfind(jobs, 0) != 0)
+      continue;
+    ::kill(shim, SIGSTOP);
+    for (pid_t job : ChildrenOf(shim)) {
+      ::kill(-job, SIGKILL);
+      ::kill(job, SIGKILL);
+    }
+    ::kill(shim, SIGKILL);
+  }
+}
 
 // `pinpoint submit` names on stderr the variables it leaves out of a job, and these tests compare
 // stderr: they run without the secret-like variables of whoever runs them (a CI token, say), so
@@ -67,6 +123,7 @@ Harness::Harness(std::string backend, std::string extra_config) {
 
 Harness::~Harness() {
   if (daemon_pid_ > 0) KillDaemon();
+  EndJobsOf(dir_ + "/state");
   std::system(("rm -rf " + dir_).c_str());
 }
 

@@ -20,7 +20,7 @@ class Harness {
  public:
   // Creates a temporary directory holding state/, the socket and config.json.
   explicit Harness(std::string backend = "simulated:h100x2", std::string extra_config = "");
-  ~Harness();  // kills the daemon if it still runs, removes the directory
+  ~Harness();  // kills the daemon if it still runs and the jobs it left running, removes the directory
 
   // Starts pinpointd and returns once it serves requests (or fails the test).
   void StartDaemon();
