@@ -10,6 +10,7 @@
 #include <set>
 #include <iostream>
 #include <random>
+#include <regex>
 #include <thread>
 
 #include <CLI/CLI.hpp>
@@ -46,6 +47,32 @@ namespace pinpoint::cli {
 using nlohmann::json;
 
 namespace {
+
+// A whole number in [lo, hi], for counts: a word that is no number says so (CLI::Range alone
+// answers "Value abc not in range").
+CLI::Validator CountIn(int64_t lo, int64_t hi) {
+  return CLI::Validator(
+      [lo, hi](std::string& text) -> std::string {
+        int64_t value = 0;
+        size_t used = 0;
+        try {
+          value = std::stoll(text, &used);
+        } catch (const std::exception&) {
+          used = 0;
+        }
+        std::string range = std::to_string(lo) + " to " + std::to_string(hi);
+        if (used == 0 || used != text.size()) return "'" + text + "' is not a whole number (" + range + ")";
+        if (value < lo || value > hi) return text + " is out of range (" + range + ")";
+        return "";
+      },
+      "INT in [" + std::to_string(lo) + " - " + std::to_string(hi) + "]");
+}
+
+// "4 GB" typed as two words: "GB" is read as the command's first word.
+bool LooksLikeASizeUnit(const std::string& word) {
+  static const std::regex unit("^[kKmMgGtT]?[iI]?[bB]$|^[kKmMgGtT]$");
+  return std::regex_match(word, unit);
+}
 
 int64_t NowMs() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -152,12 +179,12 @@ std::vector<Command> Commands(SubmitArgs& submit, std::string& shown, std::vecto
   return {
       {"submit", "Submit a job: pinpoint submit [--gpus N] [--gpu-mem SIZE [--gpu-share PCT]] -- CMD...",
        [&](CLI::App* c) {
-         c->add_option("--gpus", submit.gpus, "whole GPUs, or with --gpu-mem the number of slices")->check(CLI::Range(0, 1024));
+         c->add_option("--gpus", submit.gpus, "whole GPUs, or with --gpu-mem the number of slices")->check(CountIn(0, 1024));
          c->add_option("--gpu-mem", submit.gpu_mem, "device memory of a slice, context included (e.g. 4G, 512MiB)");
          c->add_option("--gpu-share", submit.gpu_share, "SM share of a slice (e.g. 20%)");
          c->add_option("--device", submit.devices,
                        "run on these devices: indices as `pinpoint gpus` lists them, one per GPU (e.g. 1 or 0,2), as a batch system chose them");
-         c->add_option("--cpus", submit.cpus, "host CPUs")->check(CLI::Range(1, 65536));
+         c->add_option("--cpus", submit.cpus, "host CPUs")->check(CountIn(1, 65536));
          c->add_option("--mem", submit.mem, "host memory (e.g. 8G)");
          c->add_option("--priority", submit.priority, "higher runs first")->check(CLI::Range(-1000000, 1000000));
          c->add_option("--name", submit.name, "a name for people");
@@ -334,7 +361,7 @@ std::vector<Command> Commands(SubmitArgs& submit, std::string& shown, std::vecto
        [&](const Globals& g, std::ostream& out) -> Result<int> { return RunReport(g.socket, g.json_output, report, user, limit, out); }},
       {"cdi", "Open a lease on a slice for a container and write its CDI spec: pinpoint cdi [--gpu-mem SIZE [--gpu-share PCT]] [--user U]",
        [&](CLI::App* c) {
-         c->add_option("--gpus", cdi.gpus, "whole GPUs, or with --gpu-mem the number of slices")->check(CLI::Range(1, 1024));
+         c->add_option("--gpus", cdi.gpus, "whole GPUs, or with --gpu-mem the number of slices")->check(CountIn(1, 1024));
          c->add_option("--gpu-mem", cdi.gpu_mem, "device memory of the slice, context included (e.g. 5G)");
          c->add_option("--gpu-share", cdi.gpu_share, "SM share of the slice (e.g. 20%)");
          c->add_option("--user", cdi.user, "the lease's user, whose MPS server the container reaches (root only)");
@@ -459,6 +486,12 @@ int RunCli(int argc, char** argv, std::ostream& out, std::ostream& err) {
     err << where << ": " << EscapeForTerminal(e.what()) << " (see " << where << " --help)\n";
     return 2;
   } catch (const CLI::ParseError& e) {
+    if (dynamic_cast<const CLI::ExtrasError*>(&e) != nullptr && !submit.command.empty() &&
+        LooksLikeASizeUnit(submit.command.front())) {
+      err << where << ": a size is one word: write 4GB, not 4 GB ('" << EscapeForTerminal(submit.command.front())
+          << "' was read as the command, which goes after --)\n";
+      return 2;
+    }
     if (e.get_exit_code() == 0) {  // --help on a subcommand
       for (auto& [sub, c] : subs) {
         if (sub->parsed()) {

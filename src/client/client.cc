@@ -2,6 +2,7 @@
 
 #include <poll.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -32,6 +33,13 @@ Result<Client> Client::Connect(const std::string& socket_path) {
   if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
     int err = errno;
     ::close(fd);
+    struct stat st {};
+    if (::stat(socket_path.c_str(), &st) == 0 && !S_ISSOCK(st.st_mode)) {
+      // Said as it is: a socket option naming a directory or a plain file is a typo, not a daemon down.
+      return InvalidArgument(socket_path + (S_ISDIR(st.st_mode) ? " is a directory" : " is a file") +
+                             ", not pinpointd's socket: --socket (or PINPOINT_SOCKET) names the socket file, "
+                             "e.g. /run/pinpoint/pinpointd.sock");
+    }
     return Unavailable("pinpointd is not running at " + socket_path + " (" + std::strerror(err) +
                        "); start it or set PINPOINT_SOCKET");
   }

@@ -57,6 +57,11 @@ TEST_F(CliTest, BadInputIsOneLineAndDistinctExitCodes) {
       {{"show", "999"}, 4, "no job 999"},
       {{"show", "abc"}, 2, "abc"},
       {{"frobnicate"}, 2, "frobnicate"},
+      // Lines that point the right way (issue 27).
+      {{"submit", "--gpus=abc", "--", "true"}, 2, "--gpus: 'abc' is not a whole number (0 to 1024)"},
+      {{"submit", "--gpus", "2000", "--", "true"}, 2, "--gpus: 2000 is out of range (0 to 1024)"},
+      {{"submit", "--gpu-mem", "4", "GB", "--", "true"}, 2, "a size is one word: write 4GB, not 4 GB"},
+      {{"--socket", "/tmp", "queue"}, 2, "/tmp is a directory, not pinpointd's socket"},
   };
   for (const auto& c : cases) {
     auto r = h_.Cli(c.args);
