@@ -1,5 +1,8 @@
 #include "cli/top.h"
 
+#include <poll.h>
+#include <signal.h>
+#include <termios.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -70,12 +73,71 @@ std::string FormatTop(const GpusReply& reply, int64_t now_ms) {
   return out;
 }
 
-Result<int> RunTop(const std::string& socket, bool json_output, const TopArgs& a, std::ostream& out) {
+namespace {
+
+volatile sig_atomic_t g_top_signal = 0;
+void NoteTopSignal(int signal) { g_top_signal = signal; }
+
+// While it lives: a terminal on `fd` hands over each key as typed, without echo, and SIGINT and
+// SIGTERM interrupt the wait between frames instead of killing pinpoint with the terminal so.
+class KeyInput {
+ public:
+  explicit KeyInput(int fd) : fd_(fd) {
+    g_top_signal = 0;
+    struct sigaction note {};
+    note.sa_handler = NoteTopSignal;  // no SA_RESTART: poll returns EINTR
+    ::sigaction(SIGINT, &note, &old_int_);
+    ::sigaction(SIGTERM, &note, &old_term_);
+    if (fd_ < 0 || ::tcgetattr(fd_, &saved_) != 0) return;
+    termios raw = saved_;
+    raw.c_lflag &= static_cast<tcflag_t>(~(ICANON | ECHO));
+    raw.c_cc[VMIN] = 1;
+    raw.c_cc[VTIME] = 0;
+    terminal_ = ::tcsetattr(fd_, TCSANOW, &raw) == 0;
+  }
+  ~KeyInput() {
+    if (terminal_) ::tcsetattr(fd_, TCSANOW, &saved_);
+    ::sigaction(SIGINT, &old_int_, nullptr);
+    ::sigaction(SIGTERM, &old_term_, nullptr);
+  }
+  KeyInput(const KeyInput&) = delete;
+  KeyInput& operator=(const KeyInput&) = delete;
+
+  // Waits up to `ms` (the refresh interval) for a key. True when `q` came.
+  bool QuitWithin(int ms) {
+    pollfd p{fd_, POLLIN, 0};
+    int ready = ::poll(&p, fd_ >= 0 ? 1 : 0, ms);
+    if (ready <= 0 || (p.revents & POLLIN) == 0) return false;
+    char keys[64];
+    ssize_t n = ::read(fd_, keys, sizeof(keys));
+    if (n <= 0) {
+      fd_ = -1;  // end of input: no more keys, frames go on
+      return false;
+    }
+    for (ssize_t i = 0; i < n; ++i)
+      if (keys[i] == 'q' || keys[i] == 'Q') return true;
+    return false;
+  }
+
+ private:
+  int fd_;
+  termios saved_{};
+  bool terminal_ = false;
+  struct sigaction old_int_ {};
+  struct sigaction old_term_ {};
+};
+
+}  // namespace
+
+Result<int> RunTop(const std::string& socket, bool json_output, const TopArgs& a, std::ostream& out, int keys) {
   auto client = Client::Connect(socket);
   if (!client.ok()) return client.status();
   bool in_place = a.count != 1 && StyleForFd(STDOUT_FILENO).redraw;  // plain frames in a pipe or log
+  KeyInput input(keys);
   for (int frame = 0; a.count == 0 || frame < a.count; ++frame) {
-    if (frame > 0) ::usleep(static_cast<useconds_t>(a.interval_s * 1e6));  // the refresh rate, not synchronisation
+    // The wait is the refresh rate (and a key or a signal ends it), not synchronisation.
+    if (frame > 0 && input.QuitWithin(static_cast<int>(a.interval_s * 1000))) return 0;
+    if (g_top_signal != 0) return 128 + g_top_signal;
     auto reply = client->Gpus();
     if (!reply.ok()) return reply.status();
     if (json_output) {

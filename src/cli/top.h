@@ -25,7 +25,10 @@ struct TopArgs {
 
 // Frames from the daemon at `socket`, one each interval, `a.count` of them (0: until
 // interrupted), redrawn in place on a terminal; with json_output one "gpus" reply a line.
-// Errors: the client's.
-Result<int> RunTop(const std::string& socket, bool json_output, const TopArgs& a, std::ostream& out);
+// `q` read from `keys` quits after the frame shown (0 returned); keys is stdin by default, read a
+// key at a time without echo while it is a terminal (put back as it was on every way out, SIGINT
+// and SIGTERM included: then 130 or 143 is returned), and -1 reads none. Errors: the client's.
+Result<int> RunTop(const std::string& socket, bool json_output, const TopArgs& a, std::ostream& out,
+                   int keys = 0);
 
 }  // namespace pinpoint::cli

@@ -95,6 +95,12 @@ TEST_F(AccountingTest, UsageMetricsReportAndTopOfARunningAndAnEndedJob) {
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << lint;
   EXPECT_EQ(lint, "");
 
+  // `q` on its input quits after the first frame (of up to 50, 0.1 s apart).
+  auto quit = h_.Cli({"top", "--count", "50", "--interval", "0.1"}, "q");
+  EXPECT_EQ(quit.exit_code, 0) << quit.err;
+  size_t frames = 0;
+  for (size_t at = quit.out.find("SIMULATED"); at != std::string::npos; at = quit.out.find("SIMULATED", at + 1)) ++frames;
+  EXPECT_EQ(frames, 1u) << quit.out;
   auto top = h_.Cli({"top", "--count", "1"});
   EXPECT_EQ(top.exit_code, 0) << top.err;
   EXPECT_NE(top.out.find("SIMULATED"), std::string::npos) << top.out;

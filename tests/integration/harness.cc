@@ -174,9 +174,12 @@ int Harness::StopDaemon() {
   return status;
 }
 
-CliResult Harness::Cli(const std::vector<std::string>& args) const {
+CliResult Harness::Cli(const std::vector<std::string>& args, const std::optional<std::string>& input) const {
   static int counter = 0;
   std::string out_path = dir_ + "/cli-" + std::to_string(++counter);
+  if (input) {
+    std::ofstream(out_path + ".in") << *input;
+  }
   std::string binary = BinDir() + "/pinpoint";
   std::string sock = socket();
   pid_t pid = ::fork();
@@ -185,6 +188,8 @@ CliResult Harness::Cli(const std::vector<std::string>& args) const {
     int err = ::open((out_path + ".err").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     ::dup2(out, 1);
     ::dup2(err, 2);
+    int in = ::open(input ? (out_path + ".in").c_str() : "/dev/null", O_RDONLY);
+    ::dup2(in, 0);
     ::setenv("PINPOINT_SOCKET", sock.c_str(), 1);
     std::vector<char*> argv;
     argv.push_back(const_cast<char*>(binary.c_str()));

@@ -4,6 +4,7 @@
 
 #include <sys/types.h>
 
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -32,7 +33,8 @@ class Harness {
   int StopDaemon();
 
   // Runs `pinpoint <args>` with PINPOINT_SOCKET set; blocks until it exits.
-  CliResult Cli(const std::vector<std::string>& args) const;
+  // Runs `pinpoint args...` with `input` on its stdin (/dev/null without).
+  CliResult Cli(const std::vector<std::string>& args, const std::optional<std::string>& input = std::nullopt) const;
 
   const std::string& dir() const { return dir_; }
   pid_t daemon_pid() const { return daemon_pid_; }
