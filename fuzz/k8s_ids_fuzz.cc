@@ -15,7 +15,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static const DeviceBook book = [] {
     DeviceBook b(uint64_t{1} << 30);
     SliceInventory inv = FakeSliceSource::H100x2();
-    inv.devices[1].mode = "exclusive";
+    inv.devices[1].mode = pinpoint::SharingMode::kExclusive;
     b.Update(inv);
     return b;
   }();
