@@ -10,7 +10,6 @@
 #include <set>
 #include <iostream>
 #include <random>
-#include <regex>
 #include <thread>
 
 #include <CLI/CLI.hpp>
@@ -19,6 +18,7 @@
 #include "cli/cdi.h"
 #include "cli/completion.h"
 #include "cli/format.h"
+#include "cli/option_checks.h"
 #include "cli/report.h"
 #include "cli/submit_request.h"
 #include "cli/submit_sched.h"
@@ -29,6 +29,7 @@
 #include "cli/time_range.h"
 #include "cli/top.h"
 #include "cli/usage.h"
+#include "common/clock.h"
 #include "common/companion.h"
 #include "common/env_select.h"
 #include "common/terminal.h"
@@ -48,37 +49,7 @@ using nlohmann::json;
 
 namespace {
 
-// A whole number in [lo, hi], for counts: a word that is no number says so (CLI::Range alone
-// answers "Value abc not in range").
-CLI::Validator CountIn(int64_t lo, int64_t hi) {
-  return CLI::Validator(
-      [lo, hi](std::string& text) -> std::string {
-        int64_t value = 0;
-        size_t used = 0;
-        try {
-          value = std::stoll(text, &used);
-        } catch (const std::exception&) {
-          used = 0;
-        }
-        std::string range = std::to_string(lo) + " to " + std::to_string(hi);
-        if (used == 0 || used != text.size()) return "'" + text + "' is not a whole number (" + range + ")";
-        if (value < lo || value > hi) return text + " is out of range (" + range + ")";
-        return "";
-      },
-      "INT in [" + std::to_string(lo) + " - " + std::to_string(hi) + "]");
-}
-
-// "4 GB" typed as two words: "GB" is read as the command's first word.
-bool LooksLikeASizeUnit(const std::string& word) {
-  static const std::regex unit("^[kKmMgGtT]?[iI]?[bB]$|^[kKmMgGtT]$");
-  return std::regex_match(word, unit);
-}
-
-int64_t NowMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
+int64_t NowMs() { return RealClock().NowMs(); }
 
 struct Globals {
   std::string socket = DefaultSocketPath();

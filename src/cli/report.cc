@@ -1,12 +1,12 @@
 #include "cli/report.h"
 
 #include <algorithm>
-#include <chrono>
 #include <vector>
 
 #include "cli/report_csv.h"
 #include "cli/time_range.h"
 #include "cli/usage.h"
+#include "common/clock.h"
 #include "pinpoint/api_codec.h"
 #include "pinpoint/client.h"
 
@@ -28,9 +28,7 @@ Result<int> RunReport(const std::string& socket, bool json_output, const ReportA
   if (a.csv && json_output) return InvalidArgument("--csv and --json are two formats: choose one");
   QueueRequest base{true, std::nullopt, 0, 0};
   if (!user.empty()) base.user = user;
-  int64_t now = std::chrono::duration_cast<std::chrono::milliseconds>(
-                    std::chrono::system_clock::now().time_since_epoch())
-                    .count();
+  int64_t now = RealClock().NowMs();
   if (!a.since.empty()) {
     auto since = ParseWhen(a.since, now, "--since");
     if (!since.ok()) return since.status();

@@ -6,13 +6,13 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <ctime>
 
 #include <fmt/format.h>
 
 #include "cli/format.h"
+#include "common/clock.h"
 #include "common/terminal.h"
 #include "pinpoint/api_codec.h"
 #include "pinpoint/client.h"
@@ -143,9 +143,7 @@ Result<int> RunTop(const std::string& socket, bool json_output, const TopArgs& a
     if (json_output) {
       out << ToJson(*reply).dump() << "\n";
     } else {
-      out << (in_place ? "\x1b[H\x1b[2J" : (frame > 0 ? "\n" : "")) << FormatTop(*reply, std::chrono::duration_cast<std::chrono::milliseconds>(
-                                                                             std::chrono::system_clock::now().time_since_epoch())
-                                                                             .count());
+      out << (in_place ? "\x1b[H\x1b[2J" : (frame > 0 ? "\n" : "")) << FormatTop(*reply, RealClock().NowMs());
     }
     out.flush();
   }
