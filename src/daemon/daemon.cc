@@ -13,11 +13,10 @@
 #include <algorithm>
 #include <cstring>
 
-#include <spdlog/spdlog.h>
-
 #include "api/server.h"
 #include "common/companion.h"
 #include "common/file_util.h"
+#include "common/log.h"
 #include "daemon/inventory_builder.h"
 #include "daemon/mps_plan.h"
 #include "daemon/node.h"
@@ -58,7 +57,7 @@ Status MakePrivateDir(const std::string& path) {
   }
   std::string moved_to;
   PP_RETURN_IF_ERROR(MakeFreshDir(path, 0700, &moved_to));
-  if (!moved_to.empty()) spdlog::warn("{} was not pinpointd's own private directory; moved it to {}", path, moved_to);
+  if (!moved_to.empty()) log::Warn("{} was not pinpointd's own private directory; moved it to {}", path, moved_to);
   return Status::Ok();
 }
 
@@ -94,32 +93,32 @@ Result<std::unique_ptr<mps::MpsControl>> MakeMps(const Config& config, const Mps
     o.control_binary = config.mps_control;
     o.idle_quit_ms = config.mps_idle_quit_ms;
     o.switch_user = ::getuid() == 0;
-    spdlog::info("MPS: one control daemon per device and user under {} ({})", mps_root, config.mps_control);
+    log::Info("MPS: one control daemon per device and user under {} ({})", mps_root, config.mps_control);
     return std::unique_ptr<mps::MpsControl>(new mps::MpsDaemons(o, clock));
   }
   if (plan.refuse_slices) {
-    spdlog::error("MPS: cannot be started: {}; slices on mps devices are refused, whole GPUs still run. "
-                  "Set mps_control to the control binary, or allow_unenforced_slices: true to run slices "
-                  "without enforced limits",
-                  plan.why_not);
+    log::Error("MPS: cannot be started: {}; slices on mps devices are refused, whole GPUs still run. "
+               "Set mps_control to the control binary, or allow_unenforced_slices: true to run slices "
+               "without enforced limits",
+               plan.why_not);
   } else {
-    spdlog::warn("MPS: no control daemons: {}; slices get their MPS environment only, without enforced limits",
-                 plan.why_not);
+    log::Warn("MPS: no control daemons: {}; slices get their MPS environment only, without enforced limits",
+              plan.why_not);
   }
   return std::unique_ptr<mps::MpsControl>(new mps::EnvOnlyMps(mps_root));
 }
 
 int Fail(const Status& s) {
-  spdlog::critical("cannot start: {}", s.message());
+  log::Critical("cannot start: {}", s.message());
   return 1;
 }
 
 void LogInventory(const sched::Inventory& inv) {
   for (const auto& d : inv.devices) {
-    spdlog::info("device {}: {} {} ({}, {} SMs) mode {}", d.index, d.uuid, d.name,
-                 FormatSize(d.mem_bytes), d.sm_count, SharingModeName(d.mode));
+    log::Info("device {}: {} {} ({}, {} SMs) mode {}", d.index, d.uuid, d.name,
+              FormatSize(d.mem_bytes), d.sm_count, SharingModeName(d.mode));
   }
-  spdlog::info("host: {} CPUs, {} memory", inv.host.cpus, FormatSize(inv.host.mem_bytes));
+  log::Info("host: {} CPUs, {} memory", inv.host.cpus, FormatSize(inv.host.mem_bytes));
 }
 
 // The socket server's bounds from the configuration; descriptors enough for them.
@@ -135,8 +134,8 @@ api::ServerOptions ServerOptionsFor(const Config& config, Clock* clock) {
   if (::getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur < wanted) {
     files.rlim_cur = std::min(wanted, files.rlim_max);
     if (::setrlimit(RLIMIT_NOFILE, &files) != 0 || files.rlim_cur < wanted)
-      spdlog::warn("max_connections {} needs {} open files; the limit is {}", config.max_connections, wanted,
-                   files.rlim_cur);
+      log::Warn("max_connections {} needs {} open files; the limit is {}", config.max_connections, wanted,
+                files.rlim_cur);
   }
   return o;
 }
@@ -145,16 +144,16 @@ api::ServerOptions ServerOptionsFor(const Config& config, Clock* clock) {
 bool Purge(Retention& retention) {
   auto report = retention.RunIfDue();
   if (!report.ok()) {
-    spdlog::error("retention: {}", report.status().message());
+    log::Error("retention: {}", report.status().message());
     return false;
   }
-  for (const auto& problem : report->problems) spdlog::error("retention: {}", problem);
-  for (const auto& user : report->over_budget) spdlog::warn("retention: {}", user);
+  for (const auto& problem : report->problems) log::Error("retention: {}", problem);
+  for (const auto& user : report->over_budget) log::Warn("retention: {}", user);
   if (report->purged.empty()) return false;
-  spdlog::info("retention: purged {} ended jobs ({} to {}), {} names removed from their directories{}",
-               report->purged.size(), *std::min_element(report->purged.begin(), report->purged.end()),
-               *std::max_element(report->purged.begin(), report->purged.end()), report->entries_removed,
-               report->more ? "; more to do" : "");
+  log::Info("retention: purged {} ended jobs ({} to {}), {} names removed from their directories{}",
+            report->purged.size(), *std::min_element(report->purged.begin(), report->purged.end()),
+            *std::max_element(report->purged.begin(), report->purged.end()), report->entries_removed,
+            report->more ? "; more to do" : "");
   return true;
 }
 
@@ -172,7 +171,7 @@ std::string SimulatedDeviceDir(const std::string& state_dir, const sched::Invent
     struct stat st {};
     if (::lstat(path.c_str(), &st) == 0) continue;
     if (::mknod(path.c_str(), S_IFCHR | 0666, makedev(1, 3)) != 0)
-      spdlog::warn("simulated device node {}: {}", path, std::strerror(errno));
+      log::Warn("simulated device node {}: {}", path, std::strerror(errno));
   }
   return dir;
 }
@@ -196,8 +195,8 @@ int RunDaemon(const Config& config, std::unique_ptr<gpu::GpuBackend> backend,
               const std::string& backend_note, int ready_fd) {
   // "auto" that fell back to a simulated node is said loudly: nobody may take it for a GPU node.
   bool simulated_fallback = config.backend == "auto" && backend->Kind().rfind("simulated", 0) == 0;
-  spdlog::log(simulated_fallback ? spdlog::level::warn : spdlog::level::info, "pinpointd {} starting; {}",
-              PINPOINT_VERSION, backend_note);
+  log::Log(simulated_fallback ? log::Level::kWarn : log::Level::kInfo, "pinpointd {} starting; {}",
+           PINPOINT_VERSION, backend_note);
   BlockDaemonSignals();  // before the watcher's and the metrics server's threads start
   sigset_t mask = DaemonSignals();
   for (const std::string& dir : {config.state_dir, config.state_dir + "/jobs", config.state_dir + "/mps"}) {
@@ -228,15 +227,15 @@ int RunDaemon(const Config& config, std::unique_ptr<gpu::GpuBackend> backend,
   launch::Cgroups cgroups(config.cgroup_root);
   if (config.cgroups) {
     Status s = cgroups.Probe();
-    if (s.ok()) spdlog::info("host limits through cgroup v2 at {}", config.cgroup_root);
-    else spdlog::warn("host CPU/memory limits are off: {}", s.message());
+    if (s.ok()) log::Info("host limits through cgroup v2 at {}", config.cgroup_root);
+    else log::Warn("host CPU/memory limits are off: {}", s.message());
   } else {
-    spdlog::info("host CPU/memory limits are off (cgroups: false)");
+    log::Info("host CPU/memory limits are off (cgroups: false)");
   }
   if (!cgroups.enabled())
-    spdlog::warn("jobs have no cgroup of their own: a job's process that leaves its session is found by its uid "
-                 "and its job's key (PINPOINT_JOB_KEY), so one that also clears its environment can outlive its job "
-                 "(docs/security.md, item 3)");
+    log::Warn("jobs have no cgroup of their own: a job's process that leaves its session is found by its uid "
+              "and its job's key (PINPOINT_JOB_KEY), so one that also clears its environment can outlive its job "
+              "(docs/security.md, item 3)");
   std::string shim = ShimPath(config);
   if (::access(shim.c_str(), X_OK) != 0)
     return Fail(FailedPrecondition("job supervisor " + shim + " is missing or not executable (set shim_path)"));
@@ -268,7 +267,7 @@ int RunDaemon(const Config& config, std::unique_ptr<gpu::GpuBackend> backend,
     for (const auto& d : inventory->devices) {
       if (daemons == nullptr || d.mode != SharingMode::kMps) continue;
       Status s = daemons->Prestart({d.index, d.uuid, user->uid, user->gid, 0, 0});
-      if (!s.ok()) spdlog::warn("MPS: device {}: prestart: {}", d.index, s.message());
+      if (!s.ok()) log::Warn("MPS: device {}: prestart: {}", d.index, s.message());
     }
   }
   options.usage_flush_ms = config.usage_flush_ms;
@@ -307,18 +306,18 @@ int RunDaemon(const Config& config, std::unique_ptr<gpu::GpuBackend> backend,
   node.Step();  // tells the watcher of the adopted jobs before its first poll
   Status watching = watcher.Start();
   if (!watching.ok()) return Fail(watching);
-  spdlog::info("watcher: polling {} GPU(s) every {} ms; slices stopped above their memory +{}% for {} ms",
-               watch_options.gpu_indices.size(), config.watch_interval_ms, config.gpu_mem_tolerance_pct,
-               config.gpu_mem_grace_ms);
+  log::Info("watcher: polling {} GPU(s) every {} ms; slices stopped above their memory +{}% for {} ms",
+            watch_options.gpu_indices.size(), config.watch_interval_ms, config.gpu_mem_tolerance_pct,
+            config.gpu_mem_grace_ms);
   std::unique_ptr<metrics::MetricsServer> metrics_server;
   if (!config.metrics_listen.empty()) {
     auto started = metrics::MetricsServer::Start(config.metrics_listen);
     if (started.ok()) {
       metrics_server = std::move(started).value();
-      spdlog::info("metrics: http://{}/metrics (port {})", config.metrics_listen, metrics_server->port());
+      log::Info("metrics: http://{}/metrics (port {})", config.metrics_listen, metrics_server->port());
     } else {
       // Enforcement does not depend on the endpoint: run without it, loudly.
-      spdlog::error("metrics endpoint off: {}", started.status().message());
+      log::Error("metrics endpoint off: {}", started.status().message());
     }
   }
 
@@ -330,9 +329,9 @@ int RunDaemon(const Config& config, std::unique_ptr<gpu::GpuBackend> backend,
   auto server = api::Server::Listen(config.socket_path, &service, ServerOptionsFor(config, &clock));
   if (!server.ok()) return Fail(server.status());
   service.set_server(server->get());
-  spdlog::info("listening on {}; state in {}", config.socket_path, config.state_dir);
+  log::Info("listening on {}; state in {}", config.socket_path, config.state_dir);
   if (ready_fd >= 0) {
-    if (::write(ready_fd, "ready\n", 6) != 6) spdlog::warn("could not signal readiness");
+    if (::write(ready_fd, "ready\n", 6) != 6) log::Warn("could not signal readiness");
     ::close(ready_fd);
   }
 
@@ -342,8 +341,8 @@ int RunDaemon(const Config& config, std::unique_ptr<gpu::GpuBackend> backend,
   retention_options.user_stored_bytes = config.max_user_stored_bytes;
   Retention retention(retention_options, store->get(), &clock);
   if (config.retention_days > 0)
-    spdlog::info("retention: jobs that ended more than {} days ago are purged with their directories",
-                 config.retention_days);
+    log::Info("retention: jobs that ended more than {} days ago are purged with their directories",
+              config.retention_days);
 
   bool stop = false;
   int64_t published = -1;
@@ -356,7 +355,7 @@ int RunDaemon(const Config& config, std::unique_ptr<gpu::GpuBackend> backend,
     Status store_file = (*store)->CheckFile();
     if (!store_file.ok() && store_file.message() != store_error) {
       store_error = store_file.message();
-      spdlog::error("{}", store_error);
+      log::Error("{}", store_error);
     }
     std::vector<int> wake = node.WaitFds();
     wake.push_back(sig_fd);
@@ -387,8 +386,8 @@ int RunDaemon(const Config& config, std::unique_ptr<gpu::GpuBackend> backend,
   }
   metrics_server.reset();
   watcher.Stop();
-  spdlog::info("stopping; {} active jobs keep running and are re-adopted at the next start",
-               node.active_count());
+  log::Info("stopping; {} active jobs keep running and are re-adopted at the next start",
+            node.active_count());
   ::close(sig_fd);
   ::close(*lock);
   return 0;

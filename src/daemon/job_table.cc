@@ -1,6 +1,5 @@
 #include "daemon/job_table.h"
-
-#include <spdlog/spdlog.h>
+#include "common/log.h"
 
 namespace pinpoint::daemon {
 
@@ -46,7 +45,7 @@ void JobTable::CommitEnds() {
   Status committed = ends_batch_->Commit();
   ends_batch_.reset();
   if (committed.ok()) return;
-  spdlog::error("cannot record the ends and requeues of this pass: {}", committed.ToString());
+  log::Error("cannot record the ends and requeues of this pass: {}", committed.ToString());
   for (JobId id : ends_in_batch_) {
     if (auto it = jobs_.find(id); it != jobs_.end()) KeepUnpersistedEnd(it->second, committed);
   }
@@ -55,8 +54,8 @@ void JobTable::CommitEnds() {
 
 void JobTable::KeepUnpersistedEnd(const JobRecord& job, const Status& why) {
   // The end is known (the shim's exit status stays on disk too): answer from memory and retry.
-  spdlog::error("job {}: cannot record its end ({}) yet: {}; kept in memory, retried each pass",
-                job.id, JobStateName(job.state), why.ToString());
+  log::Error("job {}: cannot record its end ({}) yet: {}; kept in memory, retried each pass",
+             job.id, JobStateName(job.state), why.ToString());
   unpersisted_ends_.emplace(job.id, false);
 }
 
@@ -71,7 +70,7 @@ void JobTable::RetryUnpersistedEnds() {
       ++it;
       continue;
     }
-    spdlog::info("job {}: its end ({}) is recorded now", it->first, JobStateName(job->second.state));
+    log::Info("job {}: its end ({}) is recorded now", it->first, JobStateName(job->second.state));
     bool reported = it->second;
     it = unpersisted_ends_.erase(it);
     if (reported) Erase(job->first);

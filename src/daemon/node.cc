@@ -6,10 +6,9 @@
 
 #include <algorithm>
 
-#include <spdlog/spdlog.h>
-
 #include "common/file_util.h"
 #include "common/env_select.h"
+#include "common/log.h"
 #include "daemon/hold.h"
 #include "daemon/job_array.h"
 #include "daemon/job_room.h"
@@ -25,7 +24,6 @@
 namespace pinpoint::daemon {
 
 using nlohmann::json;
-
 
 Node::Node(NodeOptions options, NodeDeps deps)
     : options_(std::move(options)),
@@ -71,7 +69,7 @@ Status Node::Recover() {
       if (job.cancel_requested) kill_at_ms_[job.id] = deps_.clock->NowMs() + options_.cancel_grace_ms;
       store::JobEvent e{job.id, deps_.clock->NowMs(), "adopt", "re-adopted after daemon restart"};
       Status s = deps_.store->AppendEvent(e);
-      if (!s.ok()) spdlog::warn("job {}: {}", job.id, s.ToString());
+      if (!s.ok()) log::Warn("job {}: {}", job.id, s.ToString());
       if (orphaned) HandleOrphan(jobs_.at(job.id));
       ++adopted;
       continue;
@@ -85,8 +83,8 @@ Status Node::Recover() {
       ++ended;
     }
   }
-  spdlog::info("recovered: {} pending, {} running adopted, {} ended while down, {} requeued",
-               pending, adopted, ended, requeued);
+  log::Info("recovered: {} pending, {} running adopted, {} ended while down, {} requeued",
+            pending, adopted, ended, requeued);
   dirty_ = true;
   return Status::Ok();
 }
@@ -120,7 +118,7 @@ std::vector<JobId> Node::Step() {
     if (kill != kill_at_ms_.end() && now >= kill->second) {
       Status s = SignalJob(job, SIGKILL);
       if (s.code() != Code::kUnavailable) {  // not started yet: the next pass tries again
-        if (!s.ok()) spdlog::warn("job {}: {}", id, s.ToString());
+        if (!s.ok()) log::Warn("job {}: {}", id, s.ToString());
         kill->second = INT64_MAX;  // once
       }
     }
@@ -236,7 +234,7 @@ std::vector<JobId> Node::RecordStarts(const std::vector<sched::Start>& starts) {
     settling_.erase(job.id);  // requeued and started again: the watcher watches it as before
     Status s = jobs_.Persist(job, "start", "");
     if (!s.ok()) {
-      spdlog::error("job {}: cannot record start, leaving it pending: {}", job.id, s.ToString());
+      log::Error("job {}: cannot record start, leaving it pending: {}", job.id, s.ToString());
       job = std::move(before);
       dirty_ = true;  // tried again next pass
       continue;
@@ -250,7 +248,7 @@ std::vector<JobId> Node::RecordStarts(const std::vector<sched::Start>& starts) {
       started.push_back(id);
       continue;
     }
-    spdlog::error("job {}: cannot record start, leaving it pending: {}", id, committed.ToString());
+    log::Error("job {}: cannot record start, leaving it pending: {}", id, committed.ToString());
     jobs_.at(id) = std::move(before);
     dirty_ = true;
   }
@@ -264,12 +262,12 @@ void Node::RecordPids(const std::vector<JobId>& launched) {
   for (JobId id : launched) {
     Status s = jobs_.Persist(jobs_.at(id), nullptr, "");
     if (s.ok()) recorded.push_back(id);
-    else spdlog::error("job {}: cannot record pid: {}", id, s.ToString());
+    else log::Error("job {}: cannot record pid: {}", id, s.ToString());
   }
   Status committed = batch.ok() ? batch->Commit() : Status::Ok();
   if (committed.ok()) return;
   // The job runs all the same; a restarted daemon finds it through its directory's lock.
-  for (JobId id : recorded) spdlog::error("job {}: cannot record pid: {}", id, committed.ToString());
+  for (JobId id : recorded) log::Error("job {}: cannot record pid: {}", id, committed.ToString());
 }
 
 Result<std::vector<std::string>> Node::JobEnvironment(const JobRecord& job) {
@@ -330,7 +328,7 @@ void Node::Requeue(JobRecord& job, const std::string& why, const char* reason_co
 
 void Node::PersistRequeue(const JobRecord& job) {
   Status s = jobs_.Persist(job, "requeue", job.detail);
-  if (!s.ok()) spdlog::error("job {}: {}", job.id, s.ToString());
+  if (!s.ok()) log::Error("job {}: {}", job.id, s.ToString());
   dirty_ = true;
 }
 
@@ -384,11 +382,11 @@ void Node::PersistEnd(JobRecord& job) {
 
 void Node::HandleOrphan(JobRecord& job) {
   if (!orphans_.insert(job.id).second) return;
-  spdlog::error("job {}: its supervisor (pinpoint-shim, pid {}) died while the job's processes "
-                "still run; they keep their resources until they are ended", job.id, job.pid);
+  log::Error("job {}: its supervisor (pinpoint-shim, pid {}) died while the job's processes "
+             "still run; they keep their resources until they are ended", job.id, job.pid);
   lifecycle::SupervisorLost(job);
   Status s = jobs_.Persist(job, "supervisor-lost", "the supervisor died; ending the job's processes");
-  if (!s.ok()) spdlog::warn("job {}: {}", job.id, s.ToString());
+  if (!s.ok()) log::Warn("job {}: {}", job.id, s.ToString());
   if (!kill_at_ms_.count(job.id)) SafeStop(job);
 }
 

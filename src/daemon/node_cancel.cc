@@ -2,8 +2,7 @@
 // the safe stop of a running job (MPS terminate_client, SIGTERM, SIGKILL after the grace).
 #include <signal.h>
 
-#include <spdlog/spdlog.h>
-
+#include "common/log.h"
 #include "daemon/job_room.h"
 #include "daemon/lifecycle.h"
 #include "daemon/node.h"
@@ -92,7 +91,7 @@ void Node::SafeStop(JobRecord& job) {
   };
   for (const auto& a : job.allocations) {
     Status t = BackendOf(a).StopClients(SliceOf(job, a), processes);
-    if (!t.ok()) spdlog::warn("job {}: stopping its clients: {}", job.id, t.message());
+    if (!t.ok()) log::Warn("job {}: stopping its clients: {}", job.id, t.message());
   }
   kill_at_ms_[job.id] = deps_.clock->NowMs() + options_.cancel_grace_ms;
   // The server's answer comes later (never waited on): Step sends SIGTERM once it has come, or
@@ -103,14 +102,14 @@ void Node::SafeStop(JobRecord& job) {
   }
   Status s = SignalJob(job, SIGTERM);
   if (s.code() == Code::kUnavailable) term_pending_.insert(job.id);  // not started yet: Step sends it
-  else if (!s.ok()) spdlog::warn("job {}: {}", job.id, s.ToString());
+  else if (!s.ok()) log::Warn("job {}: {}", job.id, s.ToString());
 }
 
 void Node::StopJob(JobRecord& job, const char* stop_reason, std::string detail) {
   if (!lifecycle::Stop(job, stop_reason, std::move(detail))) return;
   Status s = jobs_.Persist(job, "stop", job.stop_detail);
-  if (!s.ok()) spdlog::error("job {}: cannot record stop: {}", job.id, s.ToString());
-  spdlog::warn("job {}: {}: stopping it", job.id, job.stop_detail);
+  if (!s.ok()) log::Error("job {}: cannot record stop: {}", job.id, s.ToString());
+  log::Warn("job {}: {}: stopping it", job.id, job.stop_detail);
   SafeStop(job);
 }
 

@@ -3,8 +3,7 @@
 // time-limit deadline; here the daemon feeds them and acts.
 #include <algorithm>
 
-#include <spdlog/spdlog.h>
-
+#include "common/log.h"
 #include "daemon/lifecycle.h"
 #include "daemon/node.h"
 
@@ -43,7 +42,7 @@ JobState Node::ArrayState(const JobRecord& first) const {
   }
   auto other = deps_.store->FirstStateOtherThan(first.id, first.id + first.array.count, JobState::kCompleted);
   if (!other.ok()) {
-    spdlog::warn("array {}: its tasks' outcome is unknown for now: {}", first.id, other.status().message());
+    log::Warn("array {}: its tasks' outcome is unknown for now: {}", first.id, other.status().message());
     return JobState::kPending;
   }
   return other->value_or(JobState::kCompleted);
@@ -67,7 +66,7 @@ std::map<JobId, JobState> Node::DependencyStates(const std::vector<sched::Demand
         if (active == jobs_.end() && !stored.ok()) {
           if (stored.status().code() == Code::kNotFound) continue;  // purged (sched::JudgeDependencies)
           // Unknown for now: the job waits rather than start or end on a guess.
-          spdlog::warn("job {}: state of dependency {} unknown: {}", d.id, id, stored.status().message());
+          log::Warn("job {}: state of dependency {} unknown: {}", d.id, id, stored.status().message());
           states[id] = JobState::kPending;
           continue;
         }
@@ -93,11 +92,11 @@ void Node::EndNeverStarting(const std::vector<sched::Wait>& never) {
     lifecycle::NeverStarts(job, w.reason, w.detail, now);
     Status s = jobs_.Persist(job, "end", job.detail);
     if (!s.ok()) {
-      spdlog::error("job {}: cannot record that it never starts, leaving it pending: {}", job.id, s.ToString());
+      log::Error("job {}: cannot record that it never starts, leaving it pending: {}", job.id, s.ToString());
       job = std::move(before);
       continue;
     }
-    spdlog::info("job {} never starts: {}", job.id, job.detail);
+    log::Info("job {} never starts: {}", job.id, job.detail);
     dirty_ = true;  // jobs that depend on it are judged again
   }
 }

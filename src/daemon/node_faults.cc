@@ -4,8 +4,7 @@
 #include <algorithm>
 #include <set>
 
-#include <spdlog/spdlog.h>
-
+#include "common/log.h"
 #include "daemon/lifecycle.h"
 #include "daemon/node.h"
 
@@ -30,10 +29,10 @@ void Node::HandleSharingEvents() {
         RecordFault(e);
         break;
       case sharing::Event::Kind::kServerDied:
-        spdlog::error("{}: {}", SharingModeName(e.mode), e.detail);
+        log::Error("{}: {}", SharingModeName(e.mode), e.detail);
         break;
       case sharing::Event::Kind::kServerQuit:
-        spdlog::info("{}: {}", SharingModeName(e.mode), e.detail);
+        log::Info("{}: {}", SharingModeName(e.mode), e.detail);
         dirty_ = true;  // a job of another user may wait for the device
         break;
       case sharing::Event::Kind::kServerReady:
@@ -51,7 +50,7 @@ void Node::HandleSharingEvents() {
 }
 
 void Node::StopUnservedJobs(const sharing::Event& e) {
-  spdlog::error("{}: {}", SharingModeName(e.mode), e.detail);
+  log::Error("{}: {}", SharingModeName(e.mode), e.detail);
   for (auto& [id, job] : jobs_) {
     if (job.state != JobState::kRunning || job.uid != e.uid) continue;
     bool served_there = std::any_of(job.allocations.begin(), job.allocations.end(), [&](const Allocation& a) {
@@ -75,11 +74,11 @@ void Node::RecordFault(const sharing::Event& fault) {
       affected.insert(id);
       store::JobEvent ev{id, now, "mps-fault", "fatal GPU error on device " + std::to_string(device)};
       Status s = deps_.store->AppendEvent(ev);
-      if (!s.ok()) spdlog::warn("job {}: {}", id, s.message());
+      if (!s.ok()) log::Warn("job {}: {}", id, s.message());
     }
   }
-  spdlog::error("MPS: fatal GPU error on device {} reported by the MPS server of uid {} ({} jobs affected): {}",
-                device, uid, affected.size(), fault.detail);
+  log::Error("MPS: fatal GPU error on device {} reported by the MPS server of uid {} ({} jobs affected): {}",
+             device, uid, affected.size(), fault.detail);
   faults_.Claim(device, now);
   if (affected.empty()) {
     recovering_.erase(device);
@@ -91,12 +90,12 @@ void Node::RecordFault(const sharing::Event& fault) {
 void Node::EvaluateFaults() {
   FaultOutcome outcome = faults_.Evaluate(deps_.clock->NowMs());
   for (int device : outcome.unconfirmed) {
-    spdlog::warn("MPS: a fatal-fault report on device {} was not confirmed by the driver (no Xid): "
-                 "not counted toward draining it", device);
+    log::Warn("MPS: a fatal-fault report on device {} was not confirmed by the driver (no Xid): "
+              "not counted toward draining it", device);
   }
   for (int device : outcome.counted) {
-    spdlog::error("device {}: MPS fault confirmed by the driver ({} within the drain window)", device,
-                  faults_.CountedFaults(device));
+    log::Error("device {}: MPS fault confirmed by the driver ({} within the drain window)", device,
+               faults_.CountedFaults(device));
   }
   for (int device : outcome.drain) {
     auto& d = options_.inventory.devices.at(static_cast<size_t>(device));
@@ -104,8 +103,8 @@ void Node::EvaluateFaults() {
     d.drained = true;
     drain_reason_[device] = std::to_string(faults_.CountedFaults(device)) +
                             " MPS faults confirmed by the driver within an hour";
-    spdlog::error("device {} drained: {}; it takes no new jobs until pinpointd restarts", device,
-                  drain_reason_[device]);
+    log::Error("device {} drained: {}; it takes no new jobs until pinpointd restarts", device,
+               drain_reason_[device]);
     dirty_ = true;
   }
 }
@@ -120,7 +119,7 @@ bool Node::LeaveFaultRecovery(const JobRecord& job) {
       // Every client the fault touched is gone: give the device a fresh MPS server.
       sharing_->ResetDevice(a.device_index);
       recovering_.erase(it);
-      spdlog::info("device {} recovered from its MPS fault", a.device_index);
+      log::Info("device {} recovered from its MPS fault", a.device_index);
     }
   }
   return faulted;

@@ -1,6 +1,6 @@
 // Node's hold and release (daemon/hold.h has the policy) and the note on dropped variables.
-#include <spdlog/spdlog.h>
 
+#include "common/log.h"
 #include "daemon/hold.h"
 #include "daemon/job_room.h"
 #include "daemon/node.h"
@@ -97,7 +97,7 @@ void Node::NoteDroppedEnv(JobId id, const std::vector<std::string>& names) {
   store::JobEvent e{id, deps_.clock->NowMs(), "env-dropped",
                     "not stored (they match the node's env_deny): " + list};
   Status s = deps_.store->AppendEvent(e);
-  if (!s.ok()) spdlog::warn("job {}: {}", id, s.ToString());
+  if (!s.ok()) log::Warn("job {}: {}", id, s.ToString());
 }
 
 }  // namespace pinpoint::daemon

@@ -4,9 +4,8 @@
 
 #include <algorithm>
 
-#include <spdlog/spdlog.h>
-
 #include "common/file_util.h"
+#include "common/log.h"
 #include "daemon/lease_edits.h"
 #include "daemon/lifecycle.h"
 #include "daemon/node.h"
@@ -85,7 +84,7 @@ Result<Node::OpenedLease> Node::OpenLease(const api::Caller& caller, const Lease
   lease.reason = "lease-not-placed";
   lease.detail = "no room when it was opened: " + why;
   Status s = jobs_.Persist(lease, "end", lease.detail);
-  if (!s.ok()) spdlog::warn("lease {}: {}", lease.id, s.message());
+  if (!s.ok()) log::Warn("lease {}: {}", lease.id, s.message());
   dirty_ = true;  // Step reports it ended and forgets it
   return Unavailable("no room for a lease now: " + why);
 }
@@ -109,7 +108,7 @@ void Node::ExpireStartingLeases(int64_t now_ms) {
     lease.reason = "lease-not-placed";
     lease.detail = "not started within " + std::to_string(kLeaseStartTimeoutMs / 1000) + " s of its opening: " + why;
     Status s = jobs_.Persist(lease, "end", lease.detail);
-    if (!s.ok()) spdlog::warn("lease {}: {}", lease.id, s.message());
+    if (!s.ok()) log::Warn("lease {}: {}", lease.id, s.message());
     dirty_ = true;
     it = starting_leases_.erase(it);
   }

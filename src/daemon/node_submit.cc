@@ -3,8 +3,6 @@
 // stored, an array's tasks in one transaction.
 #include <algorithm>
 
-#include <spdlog/spdlog.h>
-
 #include "daemon/job_array.h"
 #include "daemon/lifecycle.h"
 #include "daemon/node.h"

@@ -1,6 +1,6 @@
 // Node's side of the watcher: telling it which jobs run, and acting on what it finds.
-#include <spdlog/spdlog.h>
 
+#include "common/log.h"
 #include "daemon/node.h"
 #include "pinpoint/units.h"
 
@@ -47,7 +47,7 @@ void Node::ApplyWatch() {
   ApplyLingering(update.lingering);
   // An Xid is the driver's word on a GPU: it confirms MPS fault claims of every device on it.
   for (const auto& [xid, time_ms] : update.xids) {
-    spdlog::warn("GPU {}: critical Xid {} reported by the driver", xid.index, xid.xid);
+    log::Warn("GPU {}: critical Xid {} reported by the driver", xid.index, xid.xid);
     for (const auto& d : options_.inventory.devices) {
       if (d.gpu_index == xid.index) faults_.Xid(d.index, time_ms);
     }
@@ -62,7 +62,7 @@ void Node::ApplyWatch() {
   for (const auto& [id, job] : jobs_) {
     if (job.state != JobState::kRunning || job.usage.samples == 0) continue;
     Status s = deps_.store->Update(job);
-    if (!s.ok()) spdlog::warn("job {}: cannot record usage: {}", id, s.message());
+    if (!s.ok()) log::Warn("job {}: cannot record usage: {}", id, s.message());
   }
 }
 
@@ -79,11 +79,11 @@ void Node::ApplyLingering(const std::map<JobId, watch::Lingering>& lingering) {
       return text;
     };
     if (!left.owned.empty())
-      spdlog::warn("job {}: ended, but its process(es) {} still hold its GPUs: killed by the watcher; its slots stay taken until they exit",
-                   id, pids(left.owned));
+      log::Warn("job {}: ended, but its process(es) {} still hold its GPUs: killed by the watcher; its slots stay taken until they exit",
+                id, pids(left.owned));
     if (!left.loose.empty())
-      spdlog::warn("job {}: ended, but process(es) {} of uid {}, in no job, hold its GPUs; its slots stay taken until they exit",
-                   id, pids(left.loose), s.uid);
+      log::Warn("job {}: ended, but process(es) {} of uid {}, in no job, hold its GPUs; its slots stay taken until they exit",
+                id, pids(left.loose), s.uid);
   }
 }
 
@@ -96,19 +96,19 @@ void Node::SaveFinalUsage(JobId id, const JobUsage& usage) {
     it->second.usage = u;
     if (it->second.state != JobState::kRunning) {
       Status s = deps_.store->Update(it->second);
-      if (!s.ok()) spdlog::warn("job {}: cannot record usage: {}", id, s.message());
+      if (!s.ok()) log::Warn("job {}: cannot record usage: {}", id, s.message());
     }
     return;
   }
   auto stored = deps_.store->Get(id);
   if (!stored.ok()) {
-    spdlog::warn("job {}: final usage not recorded: {}", id, stored.status().message());
+    log::Warn("job {}: final usage not recorded: {}", id, stored.status().message());
     return;
   }
   stored->usage = usage;
   stored->usage.final = IsFinal(stored->state);
   Status s = deps_.store->Update(*stored);
-  if (!s.ok()) spdlog::warn("job {}: cannot record final usage: {}", id, s.message());
+  if (!s.ok()) log::Warn("job {}: cannot record final usage: {}", id, s.message());
   ++generation_;
 }
 

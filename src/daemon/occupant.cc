@@ -2,8 +2,7 @@
 
 #include <sys/stat.h>
 
-#include <spdlog/spdlog.h>
-
+#include "common/log.h"
 #include "daemon/lease_edits.h"
 
 namespace pinpoint::daemon {
@@ -57,7 +56,7 @@ Result<bool> ShimOccupant::Start(JobRecord& job, std::vector<std::string> env) {
   if (cgroups_ != nullptr && cgroups_->enabled()) {
     auto dir = cgroups_->CreateJobGroup(job.id, job.request.cpus, job.request.mem_bytes);
     if (dir.ok()) spec.cgroup_dir = *dir;
-    else spdlog::warn("job {}: running without host limits: {}", job.id, dir.status().message());
+    else log::Warn("job {}: running without host limits: {}", job.id, dir.status().message());
   }
   auto handle = launcher_->Launch(spec);
   if (!handle.ok()) return handle.status();
@@ -88,15 +87,15 @@ std::vector<int64_t> ShimOccupant::Processes(const JobRecord& job) { return laun
 void ShimOccupant::Release(const JobRecord& job) {
   if (cgroups_ == nullptr || !cgroups_->enabled()) return;
   Status s = cgroups_->RemoveJobGroup(job.id);
-  if (!s.ok()) spdlog::warn("job {}: {}", job.id, s.message());
+  if (!s.ok()) log::Warn("job {}: {}", job.id, s.message());
 }
 
 // --- LeaseOccupant -----------------------------------------------------------------------------
 
 Result<bool> LeaseOccupant::Start(JobRecord& job, std::vector<std::string> env) {
   edits_[job.id] = LeaseEditsOf(env, job.allocations, options_->inventory, options_->device_dir, IsCharDevice);
-  spdlog::info("lease {} of {} placed; waits up to {} ms for its container", job.id, job.user,
-               options_->lease_attach_timeout_ms);
+  log::Info("lease {} of {} placed; waits up to {} ms for its container", job.id, job.user,
+            options_->lease_attach_timeout_ms);
   return false;  // no supervisor, no pid: Poll watches its cgroup
 }
 
@@ -130,7 +129,7 @@ void LeaseOccupant::Release(const JobRecord& job) {
   edits_.erase(job.id);
   if (specs_ == nullptr) return;
   Status s = specs_->Remove(job.id);  // the spec `pinpoint cdi` wrote for it
-  if (!s.ok()) spdlog::warn("lease {}: CDI spec: {}", job.id, s.message());
+  if (!s.ok()) log::Warn("lease {}: CDI spec: {}", job.id, s.message());
 }
 
 LeaseEdits LeaseOccupant::EditsOf(JobId id) const {

@@ -1,11 +1,10 @@
 #include "gpu/nvml_backend.h"
+#include "common/log.h"
 
 #include <dlfcn.h>
 
 #include <algorithm>
 #include <utility>
-
-#include <spdlog/spdlog.h>
 
 namespace pinpoint::gpu {
 
@@ -312,12 +311,12 @@ Result<std::vector<XidEvent>> NvmlBackend::TakeXidEvents() {
     xid_tried_ = true;
     if (api_.event_set_create == nullptr || api_.event_set_free == nullptr ||
         api_.register_events == nullptr || api_.event_set_wait == nullptr) {
-      spdlog::warn("NVML: this driver has no event API: MPS faults cannot be confirmed by Xid");
+      log::Warn("NVML: this driver has no event API: MPS faults cannot be confirmed by Xid");
       return out;
     }
     if (nvml::Return code = api_.event_set_create(&xid_events_); code != nvml::kSuccess) {
       xid_events_ = nullptr;
-      spdlog::warn("NVML: nvmlEventSetCreate: {}", ErrorText(api_, code));
+      log::Warn("NVML: nvmlEventSetCreate: {}", ErrorText(api_, code));
       return out;
     }
     int registered = 0;
@@ -326,7 +325,7 @@ Result<std::vector<XidEvent>> NvmlBackend::TakeXidEvents() {
       if (!device.ok()) continue;
       nvml::Return code = api_.register_events(*device, nvml::kEventTypeXidCriticalError, xid_events_);
       if (code == nvml::kSuccess) ++registered;
-      else spdlog::warn("NVML: GPU {}: Xid events: {}", i, ErrorText(api_, code));
+      else log::Warn("NVML: GPU {}: Xid events: {}", i, ErrorText(api_, code));
     }
     if (registered == 0) {
       api_.event_set_free(xid_events_);

@@ -5,8 +5,8 @@
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
-#include <spdlog/spdlog.h>
 
+#include "common/log.h"
 #include "k8s/allocation.h"
 
 namespace pinpoint::k8s {
@@ -131,9 +131,9 @@ grpc::Status DevicePluginService::Allocate(grpc::ServerContext*,
   auto fail = [&](const Status& status) {
     for (const std::string& id : opened) {
       Status closed = source_.CloseLease(id);
-      if (!closed.ok()) spdlog::warn("k8s: closing lease {}: {}", id, closed.message());
+      if (!closed.ok()) log::Warn("k8s: closing lease {}: {}", id, closed.message());
     }
-    spdlog::warn("k8s: {}: Allocate refused: {}", ResourceName(resource_), status.message());
+    log::Warn("k8s: {}: Allocate refused: {}", ResourceName(resource_), status.message());
     return ToGrpc(status);
   };
   for (const auto& container : request->container_requests()) {
@@ -150,8 +150,8 @@ grpc::Status DevicePluginService::Allocate(grpc::ServerContext*,
     if (!lease.ok()) return fail(lease.status());
     opened.push_back(lease->id);
     FillResponse(*lease, reply->add_container_responses());
-    spdlog::info("k8s: {}: lease {} for {} devices on GPU(s) {}", ResourceName(resource_),
-                 lease->id, plan->device_ids.size(), fmt::join(plan->device_indices, ","));
+    log::Info("k8s: {}: lease {} for {} devices on GPU(s) {}", ResourceName(resource_),
+              lease->id, plan->device_ids.size(), fmt::join(plan->device_indices, ","));
   }
   return grpc::Status::OK;
 }

@@ -1,4 +1,5 @@
 #include "k8s/plugin.h"
+#include "common/log.h"
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -6,7 +7,6 @@
 #include <chrono>
 
 #include <fmt/format.h>
-#include <spdlog/spdlog.h>
 
 namespace pinpoint::k8s {
 
@@ -61,7 +61,7 @@ Status Plugin::Start() {
   if (!watcher.ok()) return watcher.status();
   watcher_.emplace(std::move(*watcher));
   if (Status s = state_.Refresh(source_); !s.ok()) {
-    spdlog::warn("k8s: reading pinpointd's devices: {}", s.message());
+    log::Warn("k8s: reading pinpointd's devices: {}", s.message());
   }
   {
     std::lock_guard lock(serve_mu_);
@@ -73,7 +73,7 @@ Status Plugin::Start() {
     }
     for (Resource r : kResources) {
       if (Status s = Register(r); !s.ok()) {
-        spdlog::warn("k8s: {}: not registered yet: {}", ResourceName(r), s.message());
+        log::Warn("k8s: {}: not registered yet: {}", ResourceName(r), s.message());
       }
     }
   }
@@ -130,7 +130,7 @@ Status Plugin::Serve(Resource resource) {
   ::chmod(path.c_str(), 0600);
   s.socket_inode = SocketInode(path);
   s.registered = false;
-  spdlog::info("k8s: serving {} on {}", ResourceName(resource), path);
+  log::Info("k8s: serving {} on {}", ResourceName(resource), path);
   return Status::Ok();
 }
 
@@ -172,7 +172,7 @@ Status Plugin::Register(Resource resource) {
                                    ResourceName(resource), kubelet, status.error_message()));
   }
   s.registered = true;
-  spdlog::info("k8s: registered {} with the kubelet", ResourceName(resource));
+  log::Info("k8s: registered {} with the kubelet", ResourceName(resource));
   return Status::Ok();
 }
 
@@ -185,12 +185,12 @@ void Plugin::RegisterMissing() {
     if (s.server && SocketInode(SocketPath(r)) != s.socket_inode) Unserve(r);
     if (!s.server) {
       if (Status st = Serve(r); !st.ok()) {
-        spdlog::error("k8s: {}", st.message());
+        log::Error("k8s: {}", st.message());
         continue;
       }
     }
     if (!s.registered) {
-      if (Status st = Register(r); !st.ok()) spdlog::debug("k8s: {}", st.message());
+      if (Status st = Register(r); !st.ok()) log::Debug("k8s: {}", st.message());
     }
   }
 }
@@ -201,15 +201,15 @@ void Plugin::ServeAgain(Resource resource, bool register_anyway) {
   Served& s = served_[static_cast<int>(resource)];
   bool gone = !s.server || SocketInode(SocketPath(resource)) != s.socket_inode;
   if (gone) {
-    spdlog::info("k8s: {} is gone; serving it again", SocketPath(resource));
+    log::Info("k8s: {} is gone; serving it again", SocketPath(resource));
     Unserve(resource);
     if (Status st = Serve(resource); !st.ok()) {
-      spdlog::error("k8s: {}", st.message());
+      log::Error("k8s: {}", st.message());
       return;
     }
   }
   if (!gone && !register_anyway) return;
-  if (Status st = Register(resource); !st.ok()) spdlog::warn("k8s: {}", st.message());
+  if (Status st = Register(resource); !st.ok()) log::Warn("k8s: {}", st.message());
 }
 
 void Plugin::PollLoop() {
@@ -222,7 +222,7 @@ void Plugin::PollLoop() {
     }
     if (stopping_) return;
     if (Status s = state_.Refresh(source_); !s.ok()) {
-      spdlog::warn("k8s: reading pinpointd's devices: {}", s.message());
+      log::Warn("k8s: reading pinpointd's devices: {}", s.message());
     }
     RegisterMissing();
   }
@@ -233,7 +233,7 @@ void Plugin::OnEvent(const DirEvent& event) {
     // A new kubelet knows no plugin, and removed every plugin socket when it started: serve
     // what is gone, register everything. A socket still there is served as it is, so that a
     // kubelet already talking to it is not cut off.
-    spdlog::info("k8s: the kubelet (re)started; registering again");
+    log::Info("k8s: the kubelet (re)started; registering again");
     for (Resource r : kResources) ServeAgain(r, /*register_anyway=*/true);
     return;
   }
@@ -247,8 +247,8 @@ void Plugin::WatchLoop() {
   while (!stopping_) {
     auto events = watcher_->Next();
     if (!events.ok()) {
-      spdlog::error("k8s: {}; kubelet restarts are noticed only at the next poll",
-                    events.status().message());
+      log::Error("k8s: {}; kubelet restarts are noticed only at the next poll",
+                 events.status().message());
       return;
     }
     for (const DirEvent& event : *events) {

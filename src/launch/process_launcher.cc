@@ -11,9 +11,8 @@
 #include <algorithm>
 #include <cerrno>
 
-#include <spdlog/spdlog.h>
-
 #include "common/file_util.h"
+#include "common/log.h"
 #include "common/process.h"
 #include "launch/shim.h"
 
@@ -190,8 +189,8 @@ Result<JobHandle> ProcessLauncher::Launch(const LaunchSpec& spec) {
   std::string moved_to;
   PP_RETURN_IF_ERROR(MakeFreshDir(spec.job_dir, 0755, &moved_to));
   if (!moved_to.empty())
-    spdlog::warn("{}: {} already existed (an earlier run, or not made by pinpointd); moved it "
-                 "to {}", name, spec.job_dir, moved_to);
+    log::Warn("{}: {} already existed (an earlier run, or not made by pinpointd); moved it "
+              "to {}", name, spec.job_dir, moved_to);
   auto dir = OpenJobDir(spec.job_dir);
   if (!dir.ok()) return dir.status();
   // The job's key (JobIdentity): stored in spec.json, which only pinpointd reads, and in the
@@ -253,8 +252,8 @@ std::optional<ExitStatus> ProcessLauncher::Poll(const JobHandle& handle) {
       return *status;
     }
     if (leftovers_named_.insert(handle.job_id).second)
-      spdlog::warn("job {}: its program ended; killing {} process(es) it left running (pid {}{}) before its "
-                   "resources are handed on", handle.job_id, left.size(), left.front(), left.size() > 1 ? ", ..." : "");
+      log::Warn("job {}: its program ended; killing {} process(es) it left running (pid {}{}) before its "
+                "resources are handed on", handle.job_id, left.size(), left.front(), left.size() > 1 ? ", ..." : "");
     KillCgroup(dir->get());
     for (int64_t pid : left) SignalIfBelongs(pid, SIGKILL, [&](int64_t p) { return id.Holds(p); });
     return std::nullopt;

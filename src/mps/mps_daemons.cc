@@ -13,9 +13,8 @@
 #include <string>
 #include <vector>
 
-#include <spdlog/spdlog.h>
-
 #include "common/file_util.h"
+#include "common/log.h"
 #include "common/process.h"
 #include "mps/env_only_mps.h"
 #include "mps/mps_text.h"
@@ -153,7 +152,7 @@ void MpsDaemons::BeginQuit(Daemon& d, std::string detail) {
   if (!ControlAlive(d)) return;
   auto quit = StartCommand(d.uid, d.gid, d.pipe_dir, d.log_dir, "quit");
   if (quit.ok()) d.quit = std::move(quit).value();
-  else spdlog::warn("MPS: quit: {}", quit.status().message());
+  else log::Warn("MPS: quit: {}", quit.status().message());
 }
 
 void MpsDaemons::EndQuit(Daemon& d) {
@@ -228,8 +227,8 @@ void MpsDaemons::AdoptClient(const ClientSlice& slice) {
   if (it != daemons_.end() && it->second.uid == slice.uid && it->second.phase != Phase::kFailed) {
     ++it->second.clients;  // its daemon is (re)starting: the job is its client all the same
   } else {
-    spdlog::warn("MPS: device {}: a running job of uid {} has no MPS daemon: {}", slice.device_index, slice.uid,
-                 env.status().message());
+    log::Warn("MPS: device {}: a running job of uid {} has no MPS daemon: {}", slice.device_index, slice.uid,
+              env.status().message());
   }
 }
 
@@ -290,7 +289,7 @@ bool MpsDaemons::Advance(Terminator& t, int64_t now_ms) {
                                kMaxCommandOutputBytes);
       t.running = AsyncCommand();
       if (!out.ok()) {
-        spdlog::warn("MPS: {}: {}: {}", device, t.running_command, out.status().message());
+        log::Warn("MPS: {}: {}: {}", device, t.running_command, out.status().message());
         return false;
       }
       std::vector<std::string> lines = Lines(*out);
@@ -304,19 +303,19 @@ bool MpsDaemons::Advance(Terminator& t, int64_t now_ms) {
             t.asks.push_back("terminate_client " + server + " " + client);
         }
       } else {
-        spdlog::info("MPS: {} on {}: {}", t.running_command, device, lines.empty() ? "" : Printable(lines[0]));
+        log::Info("MPS: {} on {}: {}", t.running_command, device, lines.empty() ? "" : Printable(lines[0]));
       }
     }
     if (t.asks.empty()) return false;  // every question answered
     if (now_ms >= t.deadline_ms) {
-      spdlog::warn("MPS: {}: safe cancel did not finish within {} ms", device, options_.command_timeout_ms);
+      log::Warn("MPS: {}: safe cancel did not finish within {} ms", device, options_.command_timeout_ms);
       return false;
     }
     t.running_command = t.asks.front();
     t.asks.erase(t.asks.begin());
     auto started = StartCommand(t.uid, t.gid, t.pipe_dir, t.log_dir, t.running_command);
     if (!started.ok()) {
-      spdlog::warn("MPS: {}: {}", device, started.status().message());
+      log::Warn("MPS: {}: {}", device, started.status().message());
       return false;
     }
     t.running = std::move(started).value();
@@ -327,10 +326,10 @@ std::vector<std::string> MpsDaemons::NewFaultLines(Daemon& d) {
   std::vector<std::string> lines;
   for (ServerLogScanner* log : {&d.foreground_log, &d.server_log}) {
     LogScan scan = log->Scan(kFatalMarker);
-    if (!scan.problem.empty()) spdlog::warn("MPS: log of uid {}: {}", d.uid, Printable(scan.problem));
+    if (!scan.problem.empty()) log::Warn("MPS: log of uid {}: {}", d.uid, Printable(scan.problem));
     if (scan.skipped_bytes > 0)
-      spdlog::warn("MPS: log of uid {}: skipped {} bytes (over-long lines or a backlog)", d.uid,
-                   scan.skipped_bytes);
+      log::Warn("MPS: log of uid {}: skipped {} bytes (over-long lines or a backlog)", d.uid,
+                scan.skipped_bytes);
     lines.insert(lines.end(), scan.lines.begin(), scan.lines.end());
   }
   return lines;
@@ -361,7 +360,7 @@ void MpsDaemons::PollProbe(int index, Daemon& d, int64_t now_ms, std::vector<Mps
       d.probe = std::move(probe).value();
       d.probe_started_ms = now_ms;
     } else {
-      spdlog::warn("MPS: device {}: {}", index, probe.status().message());
+      log::Warn("MPS: device {}: {}", index, probe.status().message());
     }
     d.next_probe_ms = now_ms + options_.probe_interval_ms;
   }
@@ -384,7 +383,7 @@ bool MpsDaemons::PollDaemon(int index, Daemon& d, int64_t now_ms, std::vector<Mp
     case Phase::kQuitting:
       if (d.quit.running()) d.quit.Check(now_ms);
       if (ControlAlive(d) && now_ms < d.quit_deadline_ms) return true;
-      if (ControlAlive(d)) spdlog::warn("MPS: device {}: the control daemon did not quit in time; killed", index);
+      if (ControlAlive(d)) log::Warn("MPS: device {}: the control daemon did not quit in time; killed", index);
       EndQuit(d);
       if (!d.quit_detail.empty()) events.push_back({index, MpsEvent::Kind::kDaemonQuit, d.quit_detail, d.uid});
       return false;
@@ -412,7 +411,7 @@ bool MpsDaemons::PollDaemon(int index, Daemon& d, int64_t now_ms, std::vector<Mp
     if (!s.ok()) {
       d.phase = Phase::kFailed;
       d.start_error = s.message();
-      spdlog::error("MPS: device {}: {}", index, s.message());
+      log::Error("MPS: device {}: {}", index, s.message());
     }
     return true;
   }

@@ -10,9 +10,8 @@
 
 #include <cerrno>
 
-#include <spdlog/spdlog.h>
-
 #include "common/file_util.h"
+#include "common/log.h"
 #include "common/process.h"
 #include "common/remove_tree.h"
 #include "mps/mps_daemons.h"
@@ -34,7 +33,7 @@ Status EmptyUserDir(const std::string& base, const char* name) {
   if (RemoveTreeAt(dir->get(), name, &budget).ok()) return Status::Ok();
   std::string moved_to;
   PP_RETURN_IF_ERROR(MakeFreshDir(base + "/" + name, 0700, &moved_to));
-  spdlog::warn("MPS: {}/{} could not be emptied; moved it to {}", base, name, moved_to);
+  log::Warn("MPS: {}/{} could not be emptied; moved it to {}", base, name, moved_to);
   return Status::Ok();
 }
 
@@ -77,11 +76,11 @@ Status MpsDaemons::Start(int device_index, Daemon& d) {
     d.control = std::move(found.front());
     d.child = false;
     d.phase = Phase::kRunning;
-    spdlog::info("MPS: adopted control daemon {} of device {} ({}) for uid {}", d.control.pid(),
-                 device_index, d.uuid, d.uid);
+    log::Info("MPS: adopted control daemon {} of device {} ({}) for uid {}", d.control.pid(),
+              device_index, d.uuid, d.uid);
     return Status::Ok();
   }
-  spdlog::info("MPS: starting a control daemon for device {} ({}) as uid {}", device_index, d.uuid, d.uid);
+  log::Info("MPS: starting a control daemon for device {} ({}) as uid {}", device_index, d.uuid, d.uid);
   return Spawn(d);  // ready once Poll (or PrepareClient) sees its control socket
 }
 
@@ -172,8 +171,8 @@ void MpsDaemons::CheckStart(int device_index, Daemon& d, int64_t now_ms) {
     // daemon's, and is read from the start. Skipping to the old file's end instead would miss
     // this daemon's first lines (a fault within them) while the file regrows past that offset.
     d.foreground_log = ServerLogScanner(d.log_dir + "/" + kForegroundLog);
-    spdlog::info("MPS: control daemon {} started for device {} ({}) as uid {}", d.control.pid(), device_index,
-                 d.uuid, d.uid);
+    log::Info("MPS: control daemon {} started for device {} ({}) as uid {}", d.control.pid(), device_index,
+              d.uuid, d.uid);
     return;
   }
   if (alive && now_ms < st.deadline_ms) return;
@@ -199,7 +198,7 @@ void MpsDaemons::CheckStart(int device_index, Daemon& d, int64_t now_ms) {
   }
   d.phase = Phase::kFailed;
   d.starting = Starting{};
-  spdlog::error("MPS: device {}: {}", device_index, d.start_error);
+  log::Error("MPS: device {}: {}", device_index, d.start_error);
 }
 
 }  // namespace pinpoint::mps

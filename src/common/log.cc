@@ -1,0 +1,25 @@
+#include "common/log.h"
+
+#include <spdlog/spdlog.h>
+
+namespace pinpoint::log {
+namespace {
+
+spdlog::level::level_enum SpdlogLevel(Level level) {
+  switch (level) {
+    case Level::kDebug: return spdlog::level::debug;
+    case Level::kInfo: return spdlog::level::info;
+    case Level::kWarn: return spdlog::level::warn;
+    case Level::kError: return spdlog::level::err;
+    case Level::kCritical: return spdlog::level::critical;
+  }
+  return spdlog::level::critical;
+}
+
+}  // namespace
+
+bool Enabled(Level level) { return spdlog::should_log(SpdlogLevel(level)); }
+
+void Write(Level level, std::string_view message) { spdlog::log(SpdlogLevel(level), "{}", message); }
+
+}  // namespace pinpoint::log
