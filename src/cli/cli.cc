@@ -163,8 +163,8 @@ std::vector<Command> Commands(SubmitArgs& submit, std::string& shown, std::vecto
          c->add_flag("--wait", submit.wait, "wait for the job to end; exit with its exit code (Ctrl-C cancels the job)");
          c->add_option("--export", submit.export_env,
                        "environment: ALL (default, less names that look like secrets), NONE, or NAME[,NAME=value...]");
-         c->add_option("-o,--output", submit.output, "write the job's stdout (and stderr, without -e) to this file; %j job id, %u user, %x name");
-         c->add_option("-e,--error", submit.error, "write the job's stderr to this file; %j job id, %u user, %x name");
+         c->add_option("-o,--output", submit.output, "write the job's stdout (and stderr, without -e) to this file; %j job id, %u user, %x name, %A array id, %a task index");
+         c->add_option("-e,--error", submit.error, "write the job's stderr to this file; %j job id, %u user, %x name, %A array id, %a task index");
          c->add_flag("--hold", submit.hold, "queue the job held: it starts only after `pinpoint release`");
          c->add_option("-t,--time", submit.sched.time,
                        "time limit: minutes, M:S, H:M:S, D-H, D-H:M, D-H:M:S, or 30s, 10m, 2h, 1d; stopped when reached");
@@ -340,7 +340,7 @@ std::vector<Command> Commands(SubmitArgs& submit, std::string& shown, std::vecto
          c->add_option("--cdi-dir", cdi.cdi_dir, "where the spec goes (default /var/run/cdi)");
        },
        [&](const Globals& g, std::ostream& out) -> Result<int> { return RunCdi(g.socket, g.json_output, cdi, out); }},
-      {"top", "Live view of the GPUs and the jobs on them (Ctrl-C to leave)",
+      {"top", "Live view of the GPUs and the jobs on them (q or Ctrl-C to leave)",
        [&](CLI::App* c) {
          c->add_option("-i,--interval", top.interval_s, "seconds between refreshes")->check(CLI::Range(0.1, 3600.0));
          c->add_option("-c,--count", top.count, "stop after this many frames (0: never)")->check(CLI::Range(0, 1000000));

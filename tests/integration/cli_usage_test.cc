@@ -1,5 +1,7 @@
 // Mistakes on pinpoint's command line, as a new user makes them, against a real daemon on a
 // simulated node: one line naming the mistake (and the nearest known word), exit 2, no job stored.
+#include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -98,6 +100,45 @@ TEST_F(CliUsageTest, HelpCoversEverySubcommandAndTheCompanions) {
   auto sub = h_.Cli({"queue", "--help"});
   EXPECT_EQ(sub.exit_code, 0);
   EXPECT_NE(sub.out.find("--limit"), std::string::npos) << sub.out;
+}
+
+TEST_F(CliUsageTest, CliMdTablesEverySubcommandOfTheHelp) {
+  auto help = h_.Cli({"--help"});
+  ASSERT_EQ(help.exit_code, 0);
+  std::ifstream in(std::string(PINPOINT_SOURCE_DIR) + "/docs/cli.md");
+  std::string table, line;
+  while (std::getline(in, line)) {
+    if (line.rfind("| [`", 0) == 0) table += line + "\n";
+  }
+  ASSERT_FALSE(table.empty());
+  std::istringstream lines(help.out);
+  bool listing = false;
+  int names = 0;
+  while (std::getline(lines, line)) {
+    if (line == "Subcommands:" || line.rfind("Programs beside pinpoint", 0) == 0) {
+      listing = true;
+    } else if (listing && line.rfind("  ", 0) == 0 && line.size() > 2 && line[2] != ' ') {
+      std::string name = line.substr(2, line.find(' ', 2) - 2);
+      ++names;
+      EXPECT_NE(table.find("`" + name + "`"), std::string::npos) << name << " is not in docs/cli.md's table";
+    } else if (line.empty()) {
+      listing = false;
+    }
+  }
+  EXPECT_GE(names, 15) << help.out;
+}
+
+TEST_F(CliUsageTest, OutputFileHelpNamesEveryPlaceholder) {
+  auto help = h_.Cli({"submit", "--help"});
+  ASSERT_EQ(help.exit_code, 0);
+  for (const char* flag : {"-o,--output", "-e,--error"}) {
+    size_t at = help.out.find(flag);
+    ASSERT_NE(at, std::string::npos) << help.out;
+    std::string text = help.out.substr(at, help.out.find("\n  -", at + 1) - at);
+    for (const char* placeholder : {"%j", "%u", "%x", "%A", "%a"}) {
+      EXPECT_NE(text.find(placeholder), std::string::npos) << flag << " lacks " << placeholder << ": " << text;
+    }
+  }
 }
 
 }  // namespace
