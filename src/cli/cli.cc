@@ -224,7 +224,7 @@ std::vector<Command> Commands(SubmitArgs& submit, std::string& shown, std::vecto
          if (waited->job) {
            const JobView& ended = *waited->job;
            if (g.json_output) out << ToJson(ended).dump(2) << "\n";
-           else out << "job " << ended.id << " " << JobStateName(ended.state) << " (" << EscapeForTerminal(ended.detail) << ")\n";
+           else out << FormatJobEnd(ended);
          }
          return SubmitWaitExitCode(*waited);
        }},

@@ -267,6 +267,14 @@ std::string FormatGpus(const GpusReply& reply) {
   return out;
 }
 
+namespace {
+std::string EndWhy(const JobView& job) { return EscapeForTerminal(job.detail.empty() ? job.reason : job.detail); }
+}  // namespace
+
+std::string FormatJobEnd(const JobView& job) {
+  return "job " + std::to_string(job.id) + " " + JobStateName(job.state) + " (" + EndWhy(job) + ")\n";
+}
+
 std::string FormatArrayEnd(JobId array_id, const std::vector<JobView>& tasks) {
   std::map<JobState, int> by_state;
   std::vector<const JobView*> unsuccessful;
@@ -282,7 +290,7 @@ std::string FormatArrayEnd(JobId array_id, const std::vector<JobView>& tasks) {
   for (size_t i = 0; i < unsuccessful.size() && i < kShown; ++i) {
     const JobView& task = *unsuccessful[i];
     out += "  job " + std::to_string(task.id) + " (" + ArrayTaskName(task.array) + ") " + JobStateName(task.state) +
-           " (" + EscapeForTerminal(task.detail.empty() ? task.reason : task.detail) + ")\n";
+           " (" + EndWhy(task) + ")\n";
   }
   if (unsuccessful.size() > kShown)
     out += "  ... and " + std::to_string(unsuccessful.size() - kShown) + " more that did not complete\n";

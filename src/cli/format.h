@@ -23,6 +23,9 @@ std::string ArrayTaskName(const ArrayTask& array);
 // The end of a job array's tasks for people: "array 12: 4 tasks, 3 completed, 1 failed", then one
 // line per task that did not complete ("  job 14 (12_3) failed (exit code 3)"), the first 10.
 std::string FormatArrayEnd(JobId array_id, const std::vector<JobView>& tasks);
+// "job 7 completed (exit code 0)": an ended job as `wait` and `submit --wait` print it, one line
+// with its newline. In brackets the daemon's detail of the end, or its reason where it gave none.
+std::string FormatJobEnd(const JobView& job);
 
 // "2 GPU x 4GiB 20%", "1 GPU (whole)", "-" for the resource column of a job.
 std::string FormatGpuRequest(const JobRequest& request);

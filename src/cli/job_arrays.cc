@@ -175,7 +175,7 @@ Result<int> RunWait(const std::string& socket, const std::vector<std::string>& t
     }
     if (json_output) continue;
     if (array) out << FormatArrayEnd(id, ended);
-    else out << "job " << id << " " << JobStateName(ended[0].state) << " (" << EscapeForTerminal(ended[0].reason) << ")\n";
+    else out << FormatJobEnd(ended[0]);
   }
   if (json_output) out << jobs.dump(2) << "\n";
   return code;

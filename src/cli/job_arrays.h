@@ -52,7 +52,7 @@ Result<std::vector<JobView>> WaitForJobs(Client& client, const std::vector<JobId
 // The job ids of an array's tasks from position `from` on: array_id + from .. array_id + count - 1.
 std::vector<JobId> ArrayJobIds(JobId array_id, int count, int from = 0);
 
-// `pinpoint wait IDS`: each job's end, one line each ("job 7 completed (exit-0)"); for a job
+// `pinpoint wait IDS`: each job's end, one line each ("job 7 completed (exit code 0)", FormatJobEnd); for a job
 // array's id, the end of every one of its tasks and FormatArrayEnd's lines. `json`: an array of
 // every job and task as it ended. Returns 0 when all completed, else 1.
 // `typed`: selectors (SelectJobs): a plain id as above, tasks (12_3, 12_[1-3]) each as a job.

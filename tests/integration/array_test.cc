@@ -141,7 +141,7 @@ TEST_F(ArrayCliTest, EveryCommandTakesArraysAndTasksAsSlurmNamesThem) {
   EXPECT_EQ(released.out, "released job 1\nreleased job 2\n");
   auto wait = h_.Cli({"wait", "1_[1-2]"});
   EXPECT_EQ(wait.exit_code, 0) << wait.err;
-  EXPECT_EQ(wait.out, "job 1 completed (exit-0)\njob 2 completed (exit-0)\n") << "the tasks, not the whole array";
+  EXPECT_EQ(wait.out, "job 1 completed (exit code 0)\njob 2 completed (exit code 0)\n") << "the tasks, not the whole array";
   EXPECT_EQ(h_.Cli({"logs", "1_2"}).out, "task 2\n");
   auto two = h_.Cli({"logs", "1_[1-2]"});
   EXPECT_EQ(two.exit_code, 2);
