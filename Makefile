@@ -12,7 +12,7 @@ PREFIX     ?= /usr/local
 DESTDIR    ?=
 CONFIGURE  := cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPINPOINT_WERROR=ON
 
-.PHONY: all deps test-deps build build-tests demo test unit asan fuzz bench package install clean
+.PHONY: all deps test-deps build build-tests demo test unit asan asan-build asan-tests fuzz run-fuzzers bench package install clean
 
 all: build
 
@@ -46,29 +46,45 @@ demo: build
 # Every CPU test: unit and integration tests, the same under ASan+UBSan, and a fuzz smoke run.
 test: build-tests
 	@ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
-	@$(MAKE) --no-print-directory asan fuzz
+	@$(MAKE) --no-print-directory asan
 
 unit: build-tests
 	@ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
 
-asan: test-deps
-	@cmake -S . -B $(ASAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Debug -DPINPOINT_SANITIZE=ON \
-	  -DPINPOINT_WERROR=ON -DPINPOINT_BENCH=OFF -DPINPOINT_TESTS=ON -DPINPOINT_K8S=ON >/dev/null
-	@cmake --build $(ASAN_BUILD) -j $(JOBS)
-	@ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
-	  ctest --test-dir $(ASAN_BUILD) --output-on-failure -j $(JOBS)
+# One sanitizer tree, built once by clang, serves the ASan+UBSan tests and a smoke run of every
+# fuzz target (docs/build-time.md). The live suites (a real Slurm, podman) ran in the main build
+# and are not run again here.
+asan: asan-build
+	@$(MAKE) --no-print-directory asan-tests
+	@$(MAKE) --no-print-directory run-fuzzers FUZZ_BUILD=$(ASAN_BUILD)
 
+asan-tests:
+	@ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+	  ctest --test-dir $(ASAN_BUILD) --output-on-failure -j $(JOBS) -LE live
+
+asan-build: test-deps
+	@grep -qs 'CMAKE_CXX_COMPILER:.*clang' $(ASAN_BUILD)/CMakeCache.txt || rm -rf $(ASAN_BUILD)
+	@CC=clang CXX=clang++ cmake -S . -B $(ASAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Debug \
+	  -DPINPOINT_SANITIZE=ON -DPINPOINT_FUZZ=ON -DPINPOINT_WERROR=ON -DPINPOINT_BENCH=OFF \
+	  -DPINPOINT_TESTS=ON -DPINPOINT_K8S=ON >/dev/null
+	@cmake --build $(ASAN_BUILD) -j $(JOBS)
+
+# The fuzz targets alone, optimised (-O1) for long runs by hand (docs/security.md), and their
+# smoke run.
 fuzz: test-deps
 	@CC=clang CXX=clang++ cmake -S . -B $(FUZZ_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Debug \
 	  -DPINPOINT_FUZZ=ON -DPINPOINT_TESTS=OFF -DPINPOINT_BENCH=OFF >/dev/null
 	@cmake --build $(FUZZ_BUILD) -j $(JOBS) --target $(FUZZERS)
-	@for name in $(FUZZERS); do \
-	  echo "fuzz: $$name ($(FUZZ_RUNS) runs)"; \
-	  mkdir -p $(FUZZ_BUILD)/corpus-$$name; \
-	  $(FUZZ_BUILD)/$$name -runs=$(FUZZ_RUNS) -seed=1 -artifact_prefix=$(FUZZ_BUILD)/ \
-	    $(FUZZ_BUILD)/corpus-$$name fuzz/corpus/$$name >/dev/null 2>$(FUZZ_BUILD)/$$name.log \
-	    || { tail -40 $(FUZZ_BUILD)/$$name.log; exit 1; }; \
-	done
+	@$(MAKE) --no-print-directory run-fuzzers
+
+# Every fuzz target of $(FUZZ_BUILD) for $(FUZZ_RUNS) runs, $(JOBS) at a time.
+run-fuzzers:
+	@printf '%s\n' $(FUZZERS) | xargs -P $(JOBS) -I '{}' sh -c '\
+	  echo "fuzz: {} ($(FUZZ_RUNS) runs)"; \
+	  mkdir -p $(FUZZ_BUILD)/corpus-{}; \
+	  $(FUZZ_BUILD)/{} -runs=$(FUZZ_RUNS) -seed=1 -artifact_prefix=$(FUZZ_BUILD)/ \
+	    $(FUZZ_BUILD)/corpus-{} fuzz/corpus/{} >/dev/null 2>$(FUZZ_BUILD)/{}.log \
+	    || { tail -40 $(FUZZ_BUILD)/{}.log; echo "fuzz: {} failed"; exit 1; }'
 
 bench: build
 	@$(BUILD)/sched_bench --out bench/results/sched.md

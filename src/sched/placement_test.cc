@@ -13,7 +13,6 @@ namespace {
 using ::testing::HasSubstr;
 using namespace ::pinpoint::sched::testing;  // NOLINT(google-build-using-namespace)
 
-constexpr SharingMode kMps = SharingMode::kMps;
 constexpr SharingMode kTimeslice = SharingMode::kTimeslice;
 constexpr SharingMode kExclusive = SharingMode::kExclusive;
 

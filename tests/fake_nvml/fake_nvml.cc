@@ -304,6 +304,10 @@ Return nvmlDeviceGetCudaComputeCapability(Device h, int* major, int* minor) {
   return kSuccess;
 }
 
+}  // extern "C"
+
+namespace {
+
 struct FakeGiProfile {
   unsigned int index;
   unsigned int id;
@@ -328,6 +332,10 @@ const std::vector<FakeGiProfile>& GiProfiles() {
   };
   return profiles;
 }
+
+}  // namespace
+
+extern "C" {
 
 Return nvmlDeviceGetGpuInstanceProfileInfoV(Device h, unsigned int profile, GpuInstanceProfileInfoV2* info) {
   if (Return r = Check(h); r != kSuccess) return r;
