@@ -49,6 +49,12 @@ struct LaunchSpec {
   // The job's umask: it runs with it, and its stdout and stderr (those of the job directory as
   // well, owned by the job's user and group) are created with mode 0666 & ~umask.
   int umask = 077;
+  // While the job runs, the shim looks this often whether its job directory still exists. Once it
+  // is removed (its state directory deleted, a purge) nobody can collect the job: the shim sends
+  // its process group SIGTERM, SIGKILL after orphan_grace_ms, says so on its stderr (pinpointd's
+  // log) and exits without a status. Tests make them short.
+  int orphan_check_ms = 10000;
+  int orphan_grace_ms = 10000;
 };
 
 // Identifies a launched job's supervisor across daemon restarts.

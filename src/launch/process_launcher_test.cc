@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <thread>
@@ -425,6 +426,53 @@ TEST_F(ProcessLauncherTest, AProcessThatLeftTheSessionIsKilledBeforeTheJobEnds) 
   ASSERT_TRUE(st.has_value());
   EXPECT_EQ(st->kind, ExitStatus::Kind::kExited);
   EXPECT_EQ(st->exit_code, 0);
+}
+
+// Item 1 of issue 27: a job directory removed while its job runs (a state directory deleted, a
+// purge) leaves nobody to collect the job. The shim ends the job's group (SIGKILL after the
+// grace, for a job that ignores SIGTERM, and a process the job put in a group of its own) and
+// exits, where it used to supervise it forever and then retry writing its status forever.
+TEST_F(ProcessLauncherTest, AShimWhoseJobDirectoryIsRemovedEndsItsJobAndExits) {
+  std::string fifo = MakeFifo();
+  LaunchSpec spec =
+      Spec(21, {"sh", "-c", "trap '' TERM; set -m; sleep 1000 & echo up > " + fifo + "; sleep 1000"});
+  spec.orphan_check_ms = 20;
+  spec.orphan_grace_ms = 50;
+  auto h = launcher_.Launch(spec);
+  ASSERT_TRUE(h.ok()) << h.status().ToString();
+  WaitReady(fifo);
+  int64_t job = ReadJobPid(h->job_dir);
+  ASSERT_GT(job, 0);
+  std::vector<int64_t> pids = launcher_.JobProcesses(*h);
+  ASSERT_GE(pids.size(), 3u) << "the shell, its sleep and the background sleep";
+  std::error_code ec;
+  std::filesystem::remove_all(h->job_dir, ec);
+  ASSERT_FALSE(ec) << ec.message();
+  ASSERT_TRUE(WaitForExit(h->pid, 60'000)) << "the shim still supervises a job nobody can collect";
+  WaitSupervisor(*h);
+  EXPECT_FALSE(ProcessAlive(job)) << "the job outlived its shim";
+  for (int64_t pid : pids) EXPECT_TRUE(WaitForExit(pid, 60'000)) << "pid " << pid << " of the job survived";
+}
+
+// The same check leaves a job whose directory is there alone: it ends as it ends.
+TEST_F(ProcessLauncherTest, AShimWithItsJobDirectoryLeavesTheJobRunning) {
+  std::string fifo = MakeFifo();
+  std::string go = dir_ + "/go";
+  LaunchSpec spec = Spec(22, {"sh", "-c", "echo up > " + fifo + "; read line < " + go + "; exit 3"});
+  spec.orphan_check_ms = 1;
+  ASSERT_EQ(::mkfifo(go.c_str(), 0600), 0);
+  auto h = launcher_.Launch(spec);
+  ASSERT_TRUE(h.ok()) << h.status().ToString();
+  WaitReady(fifo);
+  {
+    std::ofstream release(go);  // the shim checks every millisecond meanwhile
+    release << "go\n";
+  }
+  WaitSupervisor(*h);
+  auto st = launcher_.Poll(*h);
+  ASSERT_TRUE(st.has_value());
+  EXPECT_EQ(st->kind, ExitStatus::Kind::kExited);
+  EXPECT_EQ(st->exit_code, 3);
 }
 
 }  // namespace

@@ -150,6 +150,52 @@ ExitStatus Failure(const std::string& error) {
   return s;
 }
 
+// Writes `line` on the shim's stderr: pinpointd's, so its log (the journal under systemd).
+void SayOnStderr(const std::string& line) {
+  ssize_t ignored = ::write(2, line.data(), line.size());
+  (void)ignored;
+}
+
+// True once the job directory has been removed: its descriptor then has no link left.
+bool DirRemoved(int dir_fd) {
+  struct stat st {};
+  return ::fstat(dir_fd, &st) == 0 && st.st_nlink == 0;
+}
+
+// Sends `signal` to the job's process group (its leader is this process's unreaped child, so the
+// group id cannot have been reused) and to every other process of the shim's session, which the
+// job may have put in groups of its own; each is pinned with a pidfd before it is checked.
+void SignalJob(pid_t child, int signal) {
+  ::kill(-child, signal);
+  int64_t self = ::getpid();
+  for (int64_t pid : ListPids()) {
+    if (pid == self) continue;
+    SignalIfBelongs(pid, signal, [self](int64_t p) {
+      auto st = ReadProcStat(p);
+      return st && st->session == self && st->state != 'Z';
+    });
+  }
+}
+
+// Returns once the job's leader `child` has exited (not reaped). Meanwhile, every
+// spec.orphan_check_ms, looks whether the job directory still exists: once it is removed nobody
+// can collect the job, so it gets SIGTERM, and SIGKILL once its leader has exited or
+// orphan_grace_ms have passed.
+void WaitOrEndOrphan(int dir_fd, const LaunchSpec& spec, pid_t child) {
+  auto leader = PidFd::Open(child);
+  if (!leader) return;  // no pidfd (a kernel before 5.3): waitpid alone, as before
+  while (!leader->WaitExit(spec.orphan_check_ms)) {
+    if (!DirRemoved(dir_fd)) continue;
+    SayOnStderr("pinpoint-shim: job " + std::to_string(spec.job_id) + ": its directory " + spec.job_dir +
+                " was removed while it ran, so nobody can collect it: ending it (process group " +
+                std::to_string(child) + ")\n");
+    SignalJob(child, SIGTERM);
+    leader->WaitExit(spec.orphan_grace_ms);
+    SignalJob(child, SIGKILL);
+    return;
+  }
+}
+
 ExitStatus Supervise(int dir_fd, const LaunchSpec& spec) {
   // Fresh files only (O_EXCL, no link followed): the launcher made the directory empty, so
   // anything already there was not made for this run and is never written through or chowned.
@@ -204,6 +250,7 @@ ExitStatus Supervise(int dir_fd, const LaunchSpec& spec) {
   } while (n < 0 && errno == EINTR);
   ::close(pipe_fds[0]);
 
+  WaitOrEndOrphan(dir_fd, spec, child);
   int wstatus = 0;
   while (::waitpid(child, &wstatus, 0) < 0 && errno == EINTR) {
   }
@@ -271,7 +318,8 @@ Status WriteSpec(int dir_fd, const LaunchSpec& spec) {
          {"gid", spec.gid},             {"groups", spec.groups},
          {"job_dir", spec.job_dir},     {"cgroup_dir", spec.cgroup_dir},
          {"stdout_path", spec.stdout_path}, {"stderr_path", spec.stderr_path},
-         {"umask", spec.umask}};
+         {"umask", spec.umask},         {"orphan_check_ms", spec.orphan_check_ms},
+         {"orphan_grace_ms", spec.orphan_grace_ms}};
   // Not fsynced: the job's record is durable in the store, and a power loss ends the shim too.
   return WriteFileAtomicAt(dir_fd, kSpecFile, j.dump(), 0600, /*durable=*/false);
 }
@@ -298,8 +346,11 @@ Result<LaunchSpec> ReadSpec(int dir_fd) {
   in.String("stdout_path", &spec.stdout_path);
   in.String("stderr_path", &spec.stderr_path);
   in.Integer("umask", &spec.umask);  // a spec of an earlier version has none: 077
+  in.Integer("orphan_check_ms", &spec.orphan_check_ms);  // nor these: their defaults
+  in.Integer("orphan_grace_ms", &spec.orphan_grace_ms);
   if (!in.ok()) return IoError("bad spec: " + in.error().message());
   if (spec.argv.empty()) return IoError("spec has no argv");
+  if (spec.orphan_check_ms < 1 || spec.orphan_grace_ms < 0) return IoError("bad spec: orphan_check_ms or orphan_grace_ms");
   return spec;
 }
 
@@ -409,6 +460,7 @@ void RecordExitStatus(int dir_fd, const ExitStatus& status, int log_fd,
                       const std::function<void(int64_t)>& sleep_ms) {
   RetryUntilOk(
       [&]() -> Status {
+        if (DirRemoved(dir_fd)) return Status::Ok();  // nowhere to record, ever: RunShim says so
         Status json_written = WriteExitStatus(dir_fd, status);
         if (json_written.ok()) return json_written;
         Status slot_written = WriteExitSlot(dir_fd, status);
@@ -449,6 +501,8 @@ int RunShim(const std::string& job_dir, int lock_fd) {
   RecordExitStatus(dir->get(), status, 2, [](int64_t ms) {
     std::this_thread::sleep_for(std::chrono::milliseconds(ms));
   });
+  if (DirRemoved(dir->get()))
+    SayOnStderr("pinpoint-shim: " + job_dir + " was removed: how its job ended is not recorded\n");
   return 0;
 }
 

@@ -70,7 +70,8 @@ int RetryUntilOk(const std::function<Status()>& attempt,
                  int64_t max_ms = 5000);
 
 // Records `status` durably, whatever it takes: exit.json, else exit.slot, retried with
-// RetryUntilOk; each failed try is reported on `log_fd`. Returns when it is recorded.
+// RetryUntilOk; each failed try is reported on `log_fd`. Returns when it is recorded, or once
+// the job directory has been removed (there is nowhere to record it then).
 void RecordExitStatus(int dir_fd, const ExitStatus& status, int log_fd,
                       const std::function<void(int64_t)>& sleep_ms);
 
