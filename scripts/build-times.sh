@@ -14,6 +14,7 @@ if [[ "${1:-}" == "--keep" ]]; then keep=1; shift; fi
 rev="${1:-HEAD}"
 repo="$(cd "$(dirname "$0")/.." && pwd)"
 dir="$(mktemp -d /tmp/pinpoint-build-times.XXXXXX)"
+chmod 755 "$dir"  # as a clone's parent usually is: tests run programs as other users from it
 if [[ $keep -eq 0 ]]; then trap 'rm -rf "$dir"' EXIT; fi
 
 git clone -q "$repo" "$dir/src"
