@@ -39,7 +39,8 @@ package: build
 install: build
 	@DESTDIR=$(DESTDIR) cmake --install $(BUILD) --prefix $(PREFIX)
 
-# The main job: a mixed batch on this node (simulated when it has no NVIDIA GPU).
+# The demonstration: a mixed batch on this node (simulated when it has no NVIDIA GPU), then how to
+# run a pinpointd of one's own.
 demo: build
 	@$(BUILD)/pinpoint-demo --bin-dir $(BUILD) --state-dir $(CURDIR)/$(BUILD)/demo-state
 

@@ -46,8 +46,9 @@ set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 # deb-systemd-helper and deb-systemd-invoke, for the maintainer scripts.
 set(CPACK_DEBIAN_PACKAGE_DEPENDS "init-system-helpers (>= 1.54~)")
-# jq: the Slurm and HTCondor integrations; the NVIDIA driver and MPS come from NVIDIA.
-set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "jq")
+# jq: the Slurm and HTCondor integrations; bash-completion: the completion of `pinpoint`,
+# including a job's command after `--`. The NVIDIA driver and MPS come from NVIDIA.
+set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "jq, bash-completion")
 set(CPACK_DEBIAN_PACKAGE_CONTROL_EXTRA ${PROJECT_SOURCE_DIR}/packaging/debian/postinst
     ${PROJECT_SOURCE_DIR}/packaging/debian/prerm ${PROJECT_SOURCE_DIR}/packaging/debian/postrm
     ${PROJECT_SOURCE_DIR}/packaging/debian/conffiles)

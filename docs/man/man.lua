@@ -40,3 +40,38 @@ function Table(el)
   end
   return pandoc.DefinitionList(items)
 end
+
+-- What the docs show for their test and not for a reader of the installed program: `{{word}}` in
+-- an example stands for any text there (docs/cli.md, "How the examples are checked"); the man
+-- page shows "...".
+function CodeBlock(el)
+  el.text = el.text:gsub("{{[%w_%-]*}}", "...")
+  return el
+end
+
+-- A part of a page between <!-- man: skip --> and <!-- man: end --> (or the page's end) is for
+-- readers of the source tree (how to build the package, how the examples are tested) and is
+-- left out of the man page.
+local function marker(block)
+  if block.t ~= "RawBlock" or block.format ~= "html" then return nil end
+  if block.text:match("^<!%-%-%s*man:%s*skip%s*%-%->%s*$") then return "skip" end
+  if block.text:match("^<!%-%-%s*man:%s*end%s*%-%->%s*$") then return "end" end
+  return nil
+end
+
+function Pandoc(doc)
+  local kept = {}
+  local skipping = false
+  for _, block in ipairs(doc.blocks) do
+    local m = marker(block)
+    if m == "skip" then
+      skipping = true
+    elseif m == "end" then
+      skipping = false
+    elseif not skipping then
+      table.insert(kept, block)
+    end
+  end
+  doc.blocks = kept
+  return doc
+end

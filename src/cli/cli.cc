@@ -82,8 +82,9 @@ json JobsJson(const std::vector<JobView>& jobs) {
 
 // The per-job outcome of cancel, hold and release: "<done> job N" lines on `out`, one error line
 // per failed job; exit code of the first failure. --json: the results array.
+// A failure of a task typed as ARRAY_INDEX is named as typed: "pinpoint: 4_20: job 27 already ended".
 int PrintResults(const Globals& g, std::ostream& out, const std::vector<CancelResult>& results,
-                 const char* done) {
+                 const char* done, const std::map<JobId, std::string>& task_names) {
   if (g.json_output) out << ToJson(CancelReply{results})["results"].dump(2) << "\n";  // the API's form
   Status worst;
   for (const auto& r : results) {
@@ -96,7 +97,10 @@ int PrintResults(const Globals& g, std::ostream& out, const std::vector<CancelRe
       }
     } else {
       if (worst.ok()) worst = r.status;
-      if (!g.json_output) *g.err << "pinpoint: " << EscapeForTerminal(r.status.message()) << "\n";
+      auto typed = task_names.find(r.id);
+      if (!g.json_output)
+        *g.err << "pinpoint: " << (typed == task_names.end() ? "" : typed->second + ": ")
+               << EscapeForTerminal(r.status.message()) << "\n";
     }
   }
   return ExitCodeFor(worst);
@@ -260,7 +264,7 @@ std::vector<Command> Commands(SubmitArgs& submit, std::string& shown, std::vecto
          if (!selected.ok()) return selected.status();
          auto reply = client->Cancel(CancelRequest{selected->ids, selected->arrays});
          if (!reply.ok()) return reply.status();
-         return PrintResults(g, out, reply->results, "cancelled");
+         return PrintResults(g, out, reply->results, "cancelled", selected->task_names);
        }},
       {"hold", "Hold pending jobs: they do not start until released (root's hold: only root releases); an array's id holds its pending tasks",
        [&](CLI::App* c) { c->add_option("jobs", tasks, "job ids, array ids, or tasks as ARRAY_INDEX (12_3) or ARRAY_[LIST]")->required()->type_name(kJobOrTaskType); },
@@ -271,7 +275,7 @@ std::vector<Command> Commands(SubmitArgs& submit, std::string& shown, std::vecto
          if (!selected.ok()) return selected.status();
          auto reply = client->Hold(HoldRequest{selected->ids, selected->arrays});
          if (!reply.ok()) return reply.status();
-         return PrintResults(g, out, reply->results, "held");
+         return PrintResults(g, out, reply->results, "held", selected->task_names);
        }},
       {"release", "Release held jobs: they are scheduled again; an array's id releases its pending tasks",
        [&](CLI::App* c) { c->add_option("jobs", tasks, "job ids, array ids, or tasks as ARRAY_INDEX (12_3) or ARRAY_[LIST]")->required()->type_name(kJobOrTaskType); },
@@ -282,7 +286,7 @@ std::vector<Command> Commands(SubmitArgs& submit, std::string& shown, std::vecto
          if (!selected.ok()) return selected.status();
          auto reply = client->Release(ReleaseRequest{selected->ids, selected->arrays});
          if (!reply.ok()) return reply.status();
-         return PrintResults(g, out, reply->results, "released");
+         return PrintResults(g, out, reply->results, "released", selected->task_names);
        }},
       {"update", "Change a job array's %K while it waits: pinpoint update ARRAY... --array-limit K (0: no limit)",
        [&](CLI::App* c) {
@@ -297,7 +301,7 @@ std::vector<Command> Commands(SubmitArgs& submit, std::string& shown, std::vecto
          for (const std::string& id : tasks) request.arrays.push_back(std::stoll(id));  // checked: job ids
          auto reply = Send(g, &Client::UpdateArray, request);
          if (!reply.ok()) return reply.status();
-         return PrintResults(g, out, reply->results, "updated");
+         return PrintResults(g, out, reply->results, "updated", {});
        }},
       {"gpus", "Show the node's devices, their slices and jobs",
        [&](CLI::App*) {},

@@ -60,12 +60,17 @@ Words WordsOf(const CompletionCommand& c) {
 }
 
 // The walk over the words typed so far, shared by both shells in spirit: subcommands descend,
-// an option that takes a value skips the next word, "--" ends completion (a job's command).
+// an option that takes a value skips the next word, after "--" comes the job's command line,
+// completed as such (bash-completion's _command_offset where it is loaded, else command names).
 constexpr char kBashBody[] = R"(
   local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD-1]} at=. i w
   for ((i = 1; i < COMP_CWORD; i++)); do
     w=${COMP_WORDS[i]}
-    if [[ $w == -- ]]; then compopt -o default 2>/dev/null; COMPREPLY=(); return; fi
+    if [[ $w == -- ]]; then  # the job's command: complete it as a command line of its own
+      if declare -F _command_offset >/dev/null; then _command_offset $((i + 1)); return; fi
+      if ((COMP_CWORD == i + 1)); then mapfile -t COMPREPLY < <(compgen -c -- "$cur"); return; fi
+      compopt -o default 2>/dev/null; COMPREPLY=(); return
+    fi
     if [[ " ${vals[$at]-} " == *" $w "* ]]; then ((i++)); continue; fi
     [[ $w == -* ]] && continue
     if [[ " ${subs[$at]-} " == *" $w "* ]]; then

@@ -68,19 +68,19 @@ Result<JobId> TaskOf(Client& client, JobId array_id, const ArrayTask& a, int ind
 }
 
 // Each selector of `typed` in order, resolved: a plain id as itself (`plain` true), tasks as
-// their job ids. Errors: SelectJobs's.
+// their job ids, with `selector` as parsed. Errors: SelectJobs's.
 template <typename OnIds>
 Status ForEachSelected(Client& client, const std::vector<std::string>& typed, OnIds on_ids) {
   for (const std::string& text : typed) {
     auto parsed = ParseJobSelector(text);
     if (!parsed) return InvalidArgument("'" + EscapeForTerminal(text) + "' is not a job id");
     if (parsed->indices.empty()) {
-      on_ids(std::vector<JobId>{parsed->id}, /*plain=*/true);
+      on_ids(std::vector<JobId>{parsed->id}, /*plain=*/true, *parsed);
       continue;
     }
     auto ids = ArrayTaskIds(client, parsed->id, parsed->indices);
     if (!ids.ok()) return ids.status();
-    on_ids(*ids, /*plain=*/false);
+    on_ids(*ids, /*plain=*/false, *parsed);
   }
   return Status::Ok();
 }
@@ -107,16 +107,20 @@ Result<std::vector<JobId>> ArrayTaskIds(Client& client, JobId array_id, const st
 
 Result<SelectedJobs> SelectJobs(Client& client, const std::vector<std::string>& typed) {
   SelectedJobs selected;
-  PP_RETURN_IF_ERROR(ForEachSelected(client, typed, [&](const std::vector<JobId>& ids, bool plain) {
+  PP_RETURN_IF_ERROR(ForEachSelected(client, typed, [&](const std::vector<JobId>& ids, bool plain,
+                                                          const JobSelector& selector) {
     auto& into = plain ? selected.arrays : selected.ids;
     into.insert(into.end(), ids.begin(), ids.end());
+    for (size_t i = 0; !plain && i < ids.size(); ++i) {
+      selected.task_names[ids[i]] = std::to_string(selector.id) + "_" + std::to_string(selector.indices[i]);
+    }
   }));
   return selected;
 }
 
 Result<std::vector<JobId>> SelectJobIds(Client& client, const std::vector<std::string>& typed) {
   std::vector<JobId> all;
-  PP_RETURN_IF_ERROR(ForEachSelected(client, typed, [&](const std::vector<JobId>& ids, bool) {
+  PP_RETURN_IF_ERROR(ForEachSelected(client, typed, [&](const std::vector<JobId>& ids, bool, const JobSelector&) {
     all.insert(all.end(), ids.begin(), ids.end());
   }));
   return all;

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -33,6 +34,7 @@ Result<std::vector<JobId>> ArrayTaskIds(Client& client, JobId array_id, const st
 struct SelectedJobs {
   std::vector<JobId> ids;
   std::vector<JobId> arrays;
+  std::map<JobId, std::string> task_names;  // a task typed as ARRAY_INDEX: "4_20", by its job id
 };
 // Errors: kInvalidArgument (not a selector, one line), ArrayTaskIds's.
 Result<SelectedJobs> SelectJobs(Client& client, const std::vector<std::string>& typed);

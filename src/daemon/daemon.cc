@@ -17,6 +17,7 @@
 #include "common/companion.h"
 #include "common/file_util.h"
 #include "common/log.h"
+#include "common/version.h"
 #include "daemon/inventory_builder.h"
 #include "daemon/mps_plan.h"
 #include "daemon/node.h"
@@ -196,7 +197,7 @@ int RunDaemon(const Config& config, std::unique_ptr<gpu::GpuBackend> backend,
   // "auto" that fell back to a simulated node is said loudly: nobody may take it for a GPU node.
   bool simulated_fallback = config.backend == "auto" && backend->Kind().rfind("simulated", 0) == 0;
   log::Log(simulated_fallback ? log::Level::kWarn : log::Level::kInfo, "pinpointd {} starting; {}",
-           PINPOINT_VERSION, backend_note);
+           VersionText(), backend_note);
   BlockDaemonSignals();  // before the watcher's and the metrics server's threads start
   sigset_t mask = DaemonSignals();
   for (const std::string& dir : {config.state_dir, config.state_dir + "/jobs", config.state_dir + "/mps"}) {

@@ -6,6 +6,7 @@
 
 #include "api/protocol.h"
 #include "common/root_reserve.h"
+#include "common/version.h"
 #include "daemon/job_view.h"
 #include "daemon/users.h"
 #include "pinpoint/api_codec.h"
@@ -111,7 +112,7 @@ Status Service::MayHoldWait(const api::Caller& caller, size_t count) const {
 
 Result<VersionReply> Service::Version(Call&, VersionRequest) {
   VersionReply reply;
-  reply.version = PINPOINT_VERSION;
+  reply.version = VersionText();  // with its git revision: which build runs, after an upgrade
   reply.backend = node_->options().backend_kind;
   reply.driver = node_->options().driver_version;
   reply.schema = store::JobStore::kCurrentVersion;

@@ -11,6 +11,7 @@
 
 #include <gtest/gtest.h>
 
+#include "common/version.h"
 #include "daemon/service_fixture.h"
 
 namespace pinpoint::daemon {
@@ -70,7 +71,7 @@ class ServiceWireTest : public ServiceFixture {
 
 TEST_F(ServiceWireTest, EveryOpsReplyIsWhatTheWireCarries) {
   json version = Send("version.request", owner_);
-  EXPECT_EQ(version["version"], PINPOINT_VERSION);
+  EXPECT_EQ(version["version"], VersionText());  // with its revision, as pinpoint --version
   EXPECT_EQ(version["schema"], store::JobStore::kCurrentVersion);
   version["version"] = "0.1.0";  // the golden file outlives version and schema bumps
   version["schema"] = 3;

@@ -263,6 +263,20 @@ int main(int argc, char** argv) {
   std::printf("\n");
   bool all_done = packed.completed == static_cast<int>(batch.size()) &&
                   exclusive.completed == static_cast<int>(batch.size());
-  if (!all_done) std::printf("  some jobs failed: see %s/*/state/jobs/*/stderr\n", state_dir.c_str());
-  return all_done ? 0 : 1;
+  if (!all_done) {
+    std::printf("  some jobs failed: see %s/*/state/jobs/*/stderr\n", state_dir.c_str());
+    return 1;
+  }
+  // What to do next, from this build: both demo daemons have stopped.
+  const char* bin = bin_dir.c_str();
+  std::printf("\nnext: a pinpointd of your own from this build (%s), then jobs through it:\n",
+              simulated ? "a simulated node here, as in this demo" : "this node's GPUs");
+  std::printf("  %s/pinpointd --state-dir /tmp/pinpoint --socket /tmp/pinpoint.sock &\n", bin);
+  std::printf("  export PINPOINT_SOCKET=/tmp/pinpoint.sock\n");
+  std::printf("  %s/pinpoint submit --gpu-mem 4G --wait -- echo hello\n", bin);
+  std::printf("  %s/pinpoint gpus\n", bin);
+  std::string packages = (bin_dir.rfind('/', 0) == 0 ? "" : "./") + bin_dir + "/packages";
+  std::printf("or install it as a service: make package, then apt install %s/pinpoint_*.deb (docs/admin.md)\n",
+              packages.c_str());
+  return 0;
 }

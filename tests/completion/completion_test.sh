@@ -42,6 +42,8 @@ check "a value is not completed as an option (--gpu-mem TAB)" test "$(complete_w
 check "an option's value does not count as a subcommand" \
   has "$(complete_words pinpoint --socket /tmp/s "")" submit queue
 check "after -- comes the job's command: no options" test "$(complete_words pinpoint submit --gpus 1 -- python --)" = "  "
+check "after -- the first word completes as a command (bas TAB: bash)" \
+  has "$(complete_words pinpoint submit --gpus 1 -- bas)" bash
 check "options of the subcommand typed, not of others" \
   test "$(complete_words pinpoint logs --s)" = " --stderr "
 

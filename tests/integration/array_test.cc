@@ -159,6 +159,10 @@ TEST_F(ArrayCliTest, EveryCommandTakesArraysAndTasksAsSlurmNamesThem) {
   auto none = h_.Cli({"hold", "1"});
   EXPECT_EQ(none.exit_code, 6);
   EXPECT_EQ(none.err, "pinpoint: array 1 has no pending task\n");
+  // An ended task is refused under the name the user typed, and exits 6 as an ended job does.
+  auto ended = h_.Cli({"cancel", "1_3"});
+  EXPECT_EQ(ended.exit_code, 6);
+  EXPECT_EQ(ended.err, "pinpoint: 1_3: job 3 already ended (completed)\n");
   auto bad = h_.Cli({"hold", "1_[2-x]"});
   EXPECT_EQ(bad.exit_code, 2);
   EXPECT_EQ(bad.err, "pinpoint hold: '1_[2-x]' is not a job id (job ids are whole numbers from 1)\n");

@@ -15,6 +15,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "common/version.h"
 #include "integration/harness.h"
 
 namespace pinpoint::testing {
@@ -260,7 +261,8 @@ TEST_F(CliTest, DaemonSurvivesMalformedMessages) {
   ::close(fd);
   auto v = h_.Cli({"version"});
   EXPECT_EQ(v.exit_code, 0) << v.err;
-  EXPECT_NE(v.out.find("pinpointd"), std::string::npos);
+  // The daemon's line names its build as the client's does: after an upgrade, which one runs.
+  EXPECT_NE(v.out.find(std::string("\npinpointd ") + VersionText() + " (backend "), std::string::npos) << v.out;
 }
 
 }  // namespace

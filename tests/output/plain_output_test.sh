@@ -18,6 +18,7 @@ demo_rc=$?
 check "demo completes with its output in a file" test "$demo_rc" -eq 0
 check "demo log has its GPU view" grep -q "GPU 0  \[" "$S/demo.log"
 check "demo log has its summary" grep -q "jobs done: *28 completed" "$S/demo.log"
+check "demo ends with how to run a pinpointd of one's own" grep -q "^  $BIN/pinpointd --state-dir /tmp/pinpoint --socket /tmp/pinpoint.sock &$" "$S/demo.log"
 check "demo log has no escape byte" sh -c "! grep -q \$'\\x1b' '$S/demo.log'"
 check "demo log has no carriage return" sh -c "! grep -q \$'\\r' '$S/demo.log'"
 TERM=xterm-256color "$BIN/pinpoint" --help > "$S/help.txt" 2>&1

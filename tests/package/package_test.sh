@@ -12,7 +12,8 @@
 #      version) is installed over it; pinpointd is restarted as systemd restarts it
 #      (KillMode=process: SIGTERM to pinpointd only); the job is adopted and completes, and the
 #      conffile keeps the admin's changes.
-#   6. remove keeps the configuration and the job store and masks the unit; purge leaves nothing.
+#   6. remove stops pinpointd (here without systemd: prerm signals it), keeps the configuration
+#      and the job store and masks the unit; purge leaves nothing.
 #   7. A purge while a job still runs keeps the state directory and says so.
 # systemd is not PID 1 here, so the unit is not started by systemd; what systemd would do is done
 # by hand and named so. Needs root, dpkg, cpack, jq; systemd-analyze and man where installed.
@@ -74,6 +75,7 @@ check "package has nothing outside /usr, /etc and /lib" \
 depends=$(dpkg-deb -f "$deb" Depends)
 check "depends on libcpp-httplib0.11 (found by dpkg-shlibdeps)" grep -q "libcpp-httplib0.11" <<< "$depends"
 check "depends on libc6 and init-system-helpers" grep -q "libc6.*init-system-helpers\|init-system-helpers.*libc6" <<< "$depends"
+check "recommends jq and bash-completion" test "$(dpkg-deb -f "$deb" Recommends)" = "jq, bash-completion"
 mkdir -p "$S/control"
 dpkg-deb -e "$deb" "$S/control"
 check "conffiles: /etc/pinpoint/pinpointd.json" test "$(cat "$S/control/conffiles")" = /etc/pinpoint/pinpointd.json
@@ -93,6 +95,8 @@ touch "$R/var/lib/dpkg/status"
 pdpkg() { dpkg --root="$R" --force-script-chrootless --force-depends --force-confdef --force-confold "$@"; }
 pdpkg -i "$deb" > "$S/dpkg-install.log" 2>&1
 check "dpkg installs it" grep -q "^Setting up pinpoint " "$S/dpkg-install.log"
+check "without systemd, the install says pinpointd is not started and how to start it" \
+  grep -q "^pinpoint: pinpointd is not started: systemd is not running in $R. Start it with: setsid /usr/bin/pinpointd -c /etc/pinpoint/pinpointd.json" "$S/dpkg-install.log"
 version=$(dpkg-deb -f "$deb" Version)
 check "installed: $version" test "$(dpkg-query --admindir="$R/var/lib/dpkg" -W -f='${Version} ${Status}' pinpoint)" = "$version install ok installed"
 check "pinpoint --version names the version" grep -q "^pinpoint ${version%%+*}" <("$R/usr/bin/pinpoint" --version)
@@ -106,6 +110,12 @@ if command -v lexgrog >/dev/null; then
     check "man page $page has its NAME line" sh -c "lexgrog '$R/usr/share/man/$page.gz' > /dev/null"
   done
 fi
+# The man pages are for the installed program: no test placeholders of the docs' examples, no
+# section on how the examples are tested, no instructions for building the package.
+check "pinpoint(1) shows no {{placeholder}} and no test section" \
+  sh -c "! zcat '$R/usr/share/man/man1/pinpoint.1.gz' | grep -q -e '{{' -e 'How the examples are checked'"
+check "pinpointd(8) opens without build instructions" \
+  sh -c "! zcat '$R/usr/share/man/man8/pinpointd.8.gz' | grep -q 'Build the package once'"
 check "bash completion is the generated one" grep -q "^complete -F _pinpoint_complete pinpoint" "$R/usr/share/bash-completion/completions/pinpoint"
 
 # --- 3. the unit
@@ -194,9 +204,13 @@ check "job $id completes after the upgrade" test "$(job_state "$id")" = complete
 check "job $id's output is whole" test "$("$P" logs "$id")" = survived
 
 # --- 6. remove, then purge
-prerm_stop() { stop_unit; }  # prerm's `systemctl stop` on remove: pinpointd only
-prerm_stop
+# Without systemd, prerm stops pinpointd itself (SIGTERM: its jobs go on).
+daemon_removed=$DAEMON
 pdpkg -r pinpoint > "$S/dpkg-remove.log" 2>&1
+check "remove stopped pinpointd without systemd" poll 15 sh -c "! readlink /proc/$daemon_removed/exe"
+check "... and said so" grep -q "^pinpoint: stopped pinpointd (pid $daemon_removed); its running jobs go on" "$S/dpkg-remove.log"
+wait "$daemon_removed" 2>/dev/null
+DAEMON=
 check "remove: the programs are gone" test ! -e "$R/usr/bin/pinpointd" -a ! -e "$R/usr/libexec/pinpoint/pinpoint-shim"
 check "remove: the configuration stays" grep -q simulated "$conf"
 check "remove: the job store stays" test -f "$R/var/lib/pinpoint/pinpoint.db"
