@@ -101,6 +101,14 @@ version=$(dpkg-deb -f "$deb" Version)
 check "installed: $version" test "$(dpkg-query --admindir="$R/var/lib/dpkg" -W -f='${Version} ${Status}' pinpoint)" = "$version install ok installed"
 check "pinpoint --version names the version" grep -q "^pinpoint ${version%%+*}" <("$R/usr/bin/pinpoint" --version)
 check "pinpointd --version names the version" grep -q "^pinpointd ${version%%+*}" <("$R/usr/bin/pinpointd" --version)
+if [[ $version == *+git*.* ]]; then  # built from a git checkout: the revision is the package's
+  check "pinpointd --version names the package's revision (${version##*.})" \
+    grep -q "^pinpointd .*${version##*.}" <("$R/usr/bin/pinpointd" --version)
+fi
+for page in man1/pinpoint.1 man8/pinpointd.8 man5/pinpointd.json.5; do
+  check "man page $page shows the installed version" \
+    sh -c "zcat '$R/usr/share/man/$page.gz' | grep -q '^\.TH .*\"pinpoint $version\"'"
+done
 check "postinst enabled the unit (multi-user.target.wants)" \
   test "$(readlink "$R/etc/systemd/system/multi-user.target.wants/pinpointd.service")" = /lib/systemd/system/pinpointd.service
 check "the shipped configuration is every default, commented out" \
