@@ -124,6 +124,12 @@ check "pinpoint(1) shows no {{placeholder}} and no test section" \
   sh -c "! zcat '$R/usr/share/man/man1/pinpoint.1.gz' | grep -q -e '{{' -e 'How the examples are checked'"
 check "pinpointd(8) opens without build instructions" \
   sh -c "! zcat '$R/usr/share/man/man8/pinpointd.8.gz' | grep -q 'Build the package once'"
+if command -v man >/dev/null; then
+  for page in man1/pinpoint.1 man8/pinpointd.8 man5/pinpointd.json.5; do
+    check "man page $page renders in 80 columns without a troff warning" \
+      test -z "$(LC_ALL=C.UTF-8 MANWIDTH=80 man --warnings -l "$R/usr/share/man/$page.gz" 2>&1 >/dev/null)"
+  done
+fi
 check "bash completion is the generated one" grep -q "^complete -F _pinpoint_complete pinpoint" "$R/usr/share/bash-completion/completions/pinpoint"
 
 # --- 3. the unit
