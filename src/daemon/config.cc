@@ -133,7 +133,7 @@ Status Apply(const json& j, Config* c) {
   static const std::set<std::string> kKeys = {
       "state_dir", "socket_path", "backend", "default_mode", "gpu_modes", "mps_client_limit",
       "slice_placement", "keep_empty_gpus",
-      "host_cpus", "host_mem", "gpu_mem_reserve", "cancel_grace_ms", "poll_interval_ms",
+      "host_cpus", "host_mem", "gpu_mem_reserve", "cancel_grace_ms", "daemon_away_limit_s", "poll_interval_ms",
       "cgroups", "cgroup_root", "shim_path", "mps", "mps_control", "mps_idle_quit_ms",
       "mps_fault_policy", "mps_fault_drain_after", "mps_dir", "mps_prestart_user",
       "watch_interval_ms", "gpu_mem_tolerance_pct", "gpu_mem_grace_ms", "usage_flush_ms",
@@ -193,6 +193,7 @@ Status Apply(const json& j, Config* c) {
   PP_RETURN_IF_ERROR(integer("mps_fault_drain_after", 1, 1000, &c->mps_fault_drain_after));
   PP_RETURN_IF_ERROR(integer("host_cpus", 0, 65536, &c->host_cpus));
   PP_RETURN_IF_ERROR(integer("cancel_grace_ms", 0, 3'600'000, &c->cancel_grace_ms));
+  PP_RETURN_IF_ERROR(integer("daemon_away_limit_s", 0, 2'678'400, &c->daemon_away_limit_s));
   PP_RETURN_IF_ERROR(integer("poll_interval_ms", 10, 60'000, &c->poll_interval_ms));
   PP_RETURN_IF_ERROR(integer("watch_interval_ms", 100, 600'000, &c->watch_interval_ms));
   PP_RETURN_IF_ERROR(integer("gpu_mem_tolerance_pct", 0, 100, &c->gpu_mem_tolerance_pct));
@@ -332,6 +333,7 @@ std::string DefaultConfigJson() {
          {"host_mem", "0"},
          {"gpu_mem_reserve", "0"},
          {"cancel_grace_ms", c.cancel_grace_ms},
+         {"daemon_away_limit_s", c.daemon_away_limit_s},
          {"poll_interval_ms", c.poll_interval_ms},
          {"cgroups", c.cgroups},
          {"cgroup_root", c.cgroup_root},

@@ -42,6 +42,10 @@ struct Config {
   uint64_t host_mem_bytes = 0;       // 0: MemTotal
   uint64_t gpu_mem_reserve_bytes = 0;  // kept back on every device, not allocatable
   int64_t cancel_grace_ms = 10000;   // SIGTERM, then SIGKILL after this long
+  // How long a job runs on while no pinpointd runs on its state directory (nothing enforces its
+  // time limit, memory or cancel meanwhile); then its supervisor ends it and the next pinpointd
+  // says so. 0: it runs on until it ends.
+  int64_t daemon_away_limit_s = 900;
   int64_t poll_interval_ms = 100;    // how often adopted jobs are checked for exit
   bool cgroups = true;               // apply host CPU/memory limits through cgroup v2
   std::string cgroup_root = "/sys/fs/cgroup/pinpoint";

@@ -66,14 +66,23 @@ Status MakePrivateDir(const std::string& path) {
 // in <state_dir>/private (MakePrivateDir): no user can open it, so none can hold it and keep
 // pinpointd from starting.
 Result<int> LockStateDir(const std::string& state_dir) {
-  std::string dir = state_dir + "/" + kPrivateDirName;
-  PP_RETURN_IF_ERROR(MakePrivateDir(dir));
-  std::string path = dir + "/pinpointd.lock";
+  PP_RETURN_IF_ERROR(MakePrivateDir(state_dir + "/" + kPrivateDirName));
+  std::string path = DaemonLockPath(state_dir);
   int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
   if (fd < 0) return IoError("open " + path + ": " + ErrnoText(errno));
   if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
     ::close(fd);
     return Unavailable("another pinpointd is running on " + state_dir);
+  }
+  // Also an OFD lock, which the jobs' supervisors can ask about without taking it (a flock can
+  // only be tried by taking it, which would keep a starting pinpointd out for that moment).
+  struct flock whole {};
+  whole.l_type = F_WRLCK;
+  whole.l_whence = SEEK_SET;
+  if (::fcntl(fd, F_OFD_SETLK, &whole) != 0) {
+    int err = errno;
+    ::close(fd);
+    return IoError("lock " + path + ": " + ErrnoText(err));
   }
   std::string pid = std::to_string(::getpid()) + "\n";
   if (::ftruncate(fd, 0) != 0 || ::write(fd, pid.data(), pid.size()) < 0) {
@@ -258,6 +267,8 @@ int RunDaemon(const Config& config, std::unique_ptr<gpu::GpuBackend> backend,
   options.backend_kind = backend->Kind();
   options.driver_version = backend->DriverVersion();
   options.cancel_grace_ms = config.cancel_grace_ms;
+  options.daemon_lock = DaemonLockPath(config.state_dir);
+  options.daemon_away_ms = config.daemon_away_limit_s * 1000;
   options.daemon_uid = ::getuid();
   options.mps_fault_policy = config.mps_fault_policy;
   options.mps_fault_drain_after = config.mps_fault_drain_after;

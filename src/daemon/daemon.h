@@ -4,6 +4,7 @@
 #include <signal.h>
 
 #include <memory>
+#include <string>
 
 #include "daemon/config.h"
 #include "gpu/gpu_backend.h"
@@ -14,6 +15,12 @@ namespace pinpoint::daemon {
 // user may open, such as pinpointd.lock, whose flock says that a daemon runs on this state
 // directory.
 inline constexpr char kPrivateDirName[] = "private";
+
+// <state_dir>/private/pinpointd.lock. A running pinpointd holds a flock on it (no second daemon
+// starts) and an OFD lock (its jobs' supervisors ask whether a daemon runs: launch::LaunchSpec).
+inline std::string DaemonLockPath(const std::string& state_dir) {
+  return state_dir + "/" + kPrivateDirName + "/pinpointd.lock";
+}
 
 // The signals the main loop takes through its signalfd: SIGCHLD, SIGTERM, SIGINT, SIGHUP.
 sigset_t DaemonSignals();

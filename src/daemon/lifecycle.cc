@@ -42,6 +42,9 @@ JobEnd ExitEnd(const launch::ExitStatus& exit) {
       end.detail = exit.error.empty() ? "the job's supervisor vanished" : exit.error;
       break;
   }
+  // The supervisor ended the program itself (pinpointd was away too long): it says why.
+  bool ran = exit.kind == Kind::kExited || exit.kind == Kind::kSignaled;
+  if (ran && !exit.error.empty()) end.detail += ": " + exit.error;
   return end;
 }
 

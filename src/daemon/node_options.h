@@ -34,6 +34,10 @@ struct NodeOptions {
   std::string backend_kind;        // "nvml" | "simulated:<preset>"
   std::string driver_version;
   int64_t cancel_grace_ms = 10000;
+  // The lock pinpointd holds on the state directory (DaemonLockPath) and config
+  // daemon_away_limit_s in ms, for each job's supervisor (launch::LaunchSpec); "" or 0: unwatched.
+  std::string daemon_lock;
+  int64_t daemon_away_ms = 0;
   uint32_t daemon_uid = 0;         // jobs of other users need a root daemon
   // What becomes of the jobs an MPS fault ended (lifecycle::DecideEnd).
   MpsFaultPolicy mps_fault_policy = MpsFaultPolicy::kRequeue;

@@ -2,6 +2,8 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
+
 #include "common/log.h"
 #include "daemon/lease_edits.h"
 
@@ -51,6 +53,11 @@ Result<bool> ShimOccupant::Start(JobRecord& job, std::vector<std::string> env) {
     spec.groups = user.ok() ? user->groups : std::vector<uint32_t>{job.gid};
   }
   spec.job_dir = JobDir(*options_, job.id);
+  spec.daemon_lock = options_->daemon_lock;
+  spec.daemon_away_ms = options_->daemon_away_ms;
+  // Checked ten times within the limit, never more often than 10 times a second.
+  if (spec.daemon_away_ms > 0)
+    spec.orphan_check_ms = static_cast<int>(std::clamp<int64_t>(spec.daemon_away_ms / 10, 100, spec.orphan_check_ms));
   spec.stdout_path = OutputFile(job, job.request.output_path);
   spec.stderr_path = job.request.error_path.empty() ? spec.stdout_path : OutputFile(job, job.request.error_path);
   if (cgroups_ != nullptr && cgroups_->enabled()) {

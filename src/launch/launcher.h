@@ -55,6 +55,13 @@ struct LaunchSpec {
   // log) and exits without a status. Tests make them short.
   int orphan_check_ms = 10000;
   int orphan_grace_ms = 10000;
+  // The lock a running pinpointd holds on its state directory (an OFD lock on
+  // <state_dir>/private/pinpointd.lock), and how long the job may run while nobody holds it: at
+  // each check the shim asks whether it is held, and once it has been free for daemon_away_ms
+  // (no pinpointd, so no time limit, memory watch or cancel) it ends the job as above and records
+  // why in its exit status, which the next pinpointd logs. Empty or 0: never.
+  std::string daemon_lock;
+  int64_t daemon_away_ms = 0;
 };
 
 // Identifies a launched job's supervisor across daemon restarts.

@@ -475,5 +475,53 @@ TEST_F(ProcessLauncherTest, AShimWithItsJobDirectoryLeavesTheJobRunning) {
   EXPECT_EQ(st->exit_code, 3);
 }
 
+// A shim whose pinpointd is away longer than daemon_away_ms (nobody holds the state directory's
+// lock) ends its job, which nothing enforces any more, and records why with how it ended.
+TEST_F(ProcessLauncherTest, AShimWhoseDaemonStaysAwayEndsItsJobAndRecordsWhy) {
+  std::string fifo = MakeFifo();
+  LaunchSpec spec = Spec(23, {"sh", "-c", "echo up > " + fifo + "; exec sleep 1000"});
+  spec.daemon_lock = dir_ + "/pinpointd.lock";  // no daemon: the file does not even exist
+  spec.daemon_away_ms = 1;
+  spec.orphan_check_ms = 20;
+  spec.orphan_grace_ms = 50;
+  auto h = launcher_.Launch(spec);
+  ASSERT_TRUE(h.ok()) << h.status().ToString();
+  WaitReady(fifo);
+  ASSERT_TRUE(WaitForExit(h->pid, 60'000)) << "the shim still supervises a job nothing enforces";
+  WaitSupervisor(*h);
+  auto st = launcher_.Poll(*h);
+  ASSERT_TRUE(st.has_value());
+  EXPECT_EQ(st->kind, ExitStatus::Kind::kSignaled);
+  EXPECT_EQ(st->term_signal, SIGTERM);
+  EXPECT_NE(st->error.find("no pinpointd ran for"), std::string::npos) << st->error;
+}
+
+// While the lock is held (a pinpointd runs) the same watch leaves the job alone.
+TEST_F(ProcessLauncherTest, AShimWhoseDaemonRunsLeavesTheJobRunning) {
+  std::string lock_path = dir_ + "/pinpointd.lock";
+  UniqueFd lock(::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600));
+  ASSERT_GE(lock.get(), 0);
+  struct flock whole {};
+  whole.l_type = F_WRLCK;
+  whole.l_whence = SEEK_SET;
+  ASSERT_EQ(::fcntl(lock.get(), F_OFD_SETLK, &whole), 0);
+  std::string fifo = MakeFifo();
+  // The job takes a while of its own (not a synchronisation: a watch that ignored the lock
+  // would end it meanwhile, checking every millisecond).
+  LaunchSpec spec = Spec(24, {"sh", "-c", "echo up > " + fifo + "; sleep 0.3; exit 3"});
+  spec.daemon_lock = lock_path;
+  spec.daemon_away_ms = 1;
+  spec.orphan_check_ms = 1;
+  auto h = launcher_.Launch(spec);
+  ASSERT_TRUE(h.ok()) << h.status().ToString();
+  WaitReady(fifo);
+  WaitSupervisor(*h);
+  auto st = launcher_.Poll(*h);
+  ASSERT_TRUE(st.has_value());
+  EXPECT_EQ(st->kind, ExitStatus::Kind::kExited);
+  EXPECT_EQ(st->exit_code, 3);
+  EXPECT_EQ(st->error, "");
+}
+
 }  // namespace
 }  // namespace pinpoint::launch

@@ -177,23 +177,42 @@ void SignalJob(pid_t child, int signal) {
   }
 }
 
+// Ends the job: SIGTERM, and SIGKILL once its leader has exited or orphan_grace_ms have passed.
+void EndJob(PidFd& leader, const LaunchSpec& spec, pid_t child) {
+  SignalJob(child, SIGTERM);
+  leader.WaitExit(spec.orphan_grace_ms);
+  SignalJob(child, SIGKILL);
+}
+
 // Returns once the job's leader `child` has exited (not reaped). Meanwhile, every
-// spec.orphan_check_ms, looks whether the job directory still exists: once it is removed nobody
-// can collect the job, so it gets SIGTERM, and SIGKILL once its leader has exited or
-// orphan_grace_ms have passed.
-void WaitOrEndOrphan(int dir_fd, const LaunchSpec& spec, pid_t child) {
+// spec.orphan_check_ms, looks whether anyone can still collect the job: its directory must exist,
+// and a pinpointd must have held the state directory's lock within spec.daemon_away_ms. When not,
+// ends the job (EndJob), says so on stderr and returns why; "" when the job ended by itself.
+std::string WaitOrEndOrphan(int dir_fd, const LaunchSpec& spec, pid_t child) {
   auto leader = PidFd::Open(child);
-  if (!leader) return;  // no pidfd (a kernel before 5.3): waitpid alone, as before
+  if (!leader) return "";  // no pidfd (a kernel before 5.3): waitpid alone, as before
+  bool watch_daemon = !spec.daemon_lock.empty() && spec.daemon_away_ms > 0;
+  auto last_seen = std::chrono::steady_clock::now();
   while (!leader->WaitExit(spec.orphan_check_ms)) {
-    if (!DirRemoved(dir_fd)) continue;
-    SayOnStderr("pinpoint-shim: job " + std::to_string(spec.job_id) + ": its directory " + spec.job_dir +
-                " was removed while it ran, so nobody can collect it: ending it (process group " +
+    std::string why;
+    if (DirRemoved(dir_fd)) {
+      why = "its directory " + spec.job_dir + " was removed while it ran, so nobody can collect it";
+    } else if (watch_daemon) {
+      auto now = std::chrono::steady_clock::now();
+      if (ProbeDaemonLock(spec.daemon_lock) != DaemonLock::kFree) last_seen = now;
+      auto away_ms = std::chrono::duration_cast<std::chrono::milliseconds>(now - last_seen).count();
+      if (away_ms >= spec.daemon_away_ms)
+        why = "no pinpointd ran for " + std::to_string(away_ms / 1000) + " s (daemon_away_limit_s is " +
+              std::to_string(spec.daemon_away_ms / 1000) +
+              " s), so nothing enforced its limits; its supervisor ended it";
+    }
+    if (why.empty()) continue;
+    SayOnStderr("pinpoint-shim: job " + std::to_string(spec.job_id) + ": " + why + " (process group " +
                 std::to_string(child) + ")\n");
-    SignalJob(child, SIGTERM);
-    leader->WaitExit(spec.orphan_grace_ms);
-    SignalJob(child, SIGKILL);
-    return;
+    EndJob(*leader, spec, child);
+    return why;
   }
+  return "";
 }
 
 ExitStatus Supervise(int dir_fd, const LaunchSpec& spec) {
@@ -250,7 +269,7 @@ ExitStatus Supervise(int dir_fd, const LaunchSpec& spec) {
   } while (n < 0 && errno == EINTR);
   ::close(pipe_fds[0]);
 
-  WaitOrEndOrphan(dir_fd, spec, child);
+  std::string ended_why = WaitOrEndOrphan(dir_fd, spec, child);
   int wstatus = 0;
   while (::waitpid(child, &wstatus, 0) < 0 && errno == EINTR) {
   }
@@ -272,6 +291,7 @@ ExitStatus Supervise(int dir_fd, const LaunchSpec& spec) {
     return Failure(what);
   }
   ExitStatus status;
+  status.error = ended_why;
   if (WIFSIGNALED(wstatus)) {
     status.kind = ExitStatus::Kind::kSignaled;
     status.term_signal = WTERMSIG(wstatus);
@@ -283,6 +303,17 @@ ExitStatus Supervise(int dir_fd, const LaunchSpec& spec) {
 }
 
 }  // namespace
+
+DaemonLock ProbeDaemonLock(const std::string& lock_path) {
+  int fd = ::open(lock_path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+  if (fd < 0) return errno == ENOENT ? DaemonLock::kFree : DaemonLock::kUnknown;
+  UniqueFd owned(fd);
+  struct flock probe {};
+  probe.l_type = F_WRLCK;  // conflicts with any lock: only whether one is held is asked
+  probe.l_whence = SEEK_SET;
+  if (::fcntl(fd, F_OFD_GETLK, &probe) != 0) return DaemonLock::kUnknown;
+  return probe.l_type == F_UNLCK ? DaemonLock::kFree : DaemonLock::kHeld;
+}
 
 Result<UniqueFd> OpenJobDir(const std::string& job_dir) {
   auto dir = OpenDirNoFollow(job_dir);

@@ -34,6 +34,12 @@ inline constexpr uint64_t kExitSlotBytes = 4096;  // also the bound on exit.json
 // owner, group/other-writable) naming the directory.
 Result<UniqueFd> OpenJobDir(const std::string& job_dir);
 
+// Whether a process holds an OFD lock on `lock_path` (pinpointd holds one on its state
+// directory's lock for its whole life; LaunchSpec::daemon_lock), asked without taking it: kFree
+// also when the file does not exist; kUnknown when it cannot be opened or asked.
+enum class DaemonLock { kHeld, kFree, kUnknown };
+DaemonLock ProbeDaemonLock(const std::string& lock_path);
+
 // The job's pid from job.pid, or 0 while the shim has not started it (or the file is unreadable).
 int64_t ReadJobPid(int dir_fd);
 int64_t ReadJobPid(const std::string& job_dir);

@@ -18,7 +18,8 @@ Status WriteSpec(int dir_fd, const LaunchSpec& spec) {
          {"job_dir", spec.job_dir},     {"cgroup_dir", spec.cgroup_dir},
          {"stdout_path", spec.stdout_path}, {"stderr_path", spec.stderr_path},
          {"umask", spec.umask},         {"orphan_check_ms", spec.orphan_check_ms},
-         {"orphan_grace_ms", spec.orphan_grace_ms}};
+         {"orphan_grace_ms", spec.orphan_grace_ms}, {"daemon_lock", spec.daemon_lock},
+         {"daemon_away_ms", spec.daemon_away_ms}};
   // Not fsynced: the job's record is durable in the store, and a power loss ends the shim too.
   return WriteFileAtomicAt(dir_fd, kSpecFile, j.dump(), 0600, /*durable=*/false);
 }
@@ -47,9 +48,12 @@ Result<LaunchSpec> ReadSpec(int dir_fd) {
   in.Integer("umask", &spec.umask);  // a spec of an earlier version has none: 077
   in.Integer("orphan_check_ms", &spec.orphan_check_ms);  // nor these: their defaults
   in.Integer("orphan_grace_ms", &spec.orphan_grace_ms);
+  in.String("daemon_lock", &spec.daemon_lock);
+  in.Integer("daemon_away_ms", &spec.daemon_away_ms);
   if (!in.ok()) return IoError("bad spec: " + in.error().message());
   if (spec.argv.empty()) return IoError("spec has no argv");
-  if (spec.orphan_check_ms < 1 || spec.orphan_grace_ms < 0) return IoError("bad spec: orphan_check_ms or orphan_grace_ms");
+  if (spec.orphan_check_ms < 1 || spec.orphan_grace_ms < 0 || spec.daemon_away_ms < 0)
+    return IoError("bad spec: orphan_check_ms, orphan_grace_ms or daemon_away_ms");
   return spec;
 }
 

@@ -87,5 +87,49 @@ TEST_F(ExitStatusFileTest, AJobDirectoryOthersCanWriteIsNotTrusted) {
   EXPECT_NE(dir.status().message().find("not trusted"), std::string::npos);
 }
 
+// pinpointd's lock as its jobs' supervisors see it: held only while a process holds an OFD lock
+// on it; asking never takes it.
+TEST(ProbeDaemonLockTest, HeldOnlyWhileAnOfdLockIsHeld) {
+  TestDir tmp;
+  std::string path = tmp.path() + "/pinpointd.lock";
+  EXPECT_EQ(ProbeDaemonLock(path), DaemonLock::kFree) << "no file: no daemon";
+  UniqueFd fd(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600));
+  ASSERT_GE(fd.get(), 0);
+  EXPECT_EQ(ProbeDaemonLock(path), DaemonLock::kFree);
+  struct flock lock {};
+  lock.l_type = F_WRLCK;
+  lock.l_whence = SEEK_SET;
+  ASSERT_EQ(::fcntl(fd.get(), F_OFD_SETLK, &lock), 0);
+  EXPECT_EQ(ProbeDaemonLock(path), DaemonLock::kHeld);
+  EXPECT_EQ(ProbeDaemonLock(path), DaemonLock::kHeld) << "asking did not take or drop it";
+  lock.l_type = F_UNLCK;
+  ASSERT_EQ(::fcntl(fd.get(), F_OFD_SETLK, &lock), 0);
+  EXPECT_EQ(ProbeDaemonLock(path), DaemonLock::kFree);
+}
+
+TEST(ProbeDaemonLockTest, ALinkIsNotFollowedAndIsNotTakenForAnAbsentDaemon) {
+  TestDir tmp;
+  std::string target = tmp.path() + "/elsewhere";
+  std::string path = tmp.path() + "/pinpointd.lock";
+  UniqueFd fd(::open(target.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600));
+  ASSERT_GE(fd.get(), 0);
+  ASSERT_EQ(::symlink(target.c_str(), path.c_str()), 0);
+  EXPECT_EQ(ProbeDaemonLock(path), DaemonLock::kUnknown)
+      << "cannot be told: a supervisor never ends its job on a guess";
+}
+
+TEST_F(ExitStatusFileTest, WhyTheSupervisorEndedTheJobIsRecordedWithItsSignal) {
+  ExitStatus ended;
+  ended.kind = ExitStatus::Kind::kSignaled;
+  ended.term_signal = 15;
+  ended.error = "no pinpointd ran for 900 s";
+  ASSERT_TRUE(WriteExitStatus(dir_.get(), ended).ok());
+  auto read = ReadExitStatus(dir_.get());
+  ASSERT_TRUE(read.ok()) << read.status().ToString();
+  EXPECT_EQ(read->kind, ExitStatus::Kind::kSignaled);
+  EXPECT_EQ(read->term_signal, 15);
+  EXPECT_EQ(read->error, ended.error);
+}
+
 }  // namespace
 }  // namespace pinpoint::launch

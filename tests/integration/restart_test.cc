@@ -10,7 +10,9 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "common/process.h"
 #include "integration/harness.h"
+#include "launch/shim.h"
 
 namespace pinpoint::testing {
 namespace {
@@ -94,6 +96,42 @@ TEST(RestartTest, EveryJobEndsExactlyOnceAcrossDaemonKill) {
   bool adopted = false;
   for (const auto& e : shown["events"]) adopted |= e["kind"] == "adopt";
   EXPECT_TRUE(adopted) << shown.dump();
+}
+
+// pinpointd stays away longer than daemon_away_limit_s: nothing enforces the running job's limits
+// any more, so its supervisor ends it; the next start says so in its log and the job's record
+// says why.
+TEST(RestartTest, AJobWhoseDaemonStaysAwayIsEndedAndTheNextStartSaysSo) {
+  Harness h("simulated:h100x2", "\"daemon_away_limit_s\": 1");
+  h.StartDaemon();
+  std::string fifo = h.dir() + "/up";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  auto submitted = h.Cli({"submit", "--", "sh", "-c", "echo $$ > " + fifo + "; exec sleep 1000"});
+  ASSERT_EQ(submitted.exit_code, 0) << submitted.err;
+  int64_t job = 0;
+  {
+    std::ifstream up(fifo);  // blocks until the job writes: it runs
+    up >> job;
+  }
+  ASSERT_GT(job, 0);
+  auto stat = ReadProcStat(job);
+  ASSERT_TRUE(stat.has_value());
+  int64_t shim = stat->session;  // the job's supervisor made its session
+  ASSERT_GT(shim, 0);
+
+  std::string lock = h.dir() + "/state/private/pinpointd.lock";
+  EXPECT_EQ(launch::ProbeDaemonLock(lock), launch::DaemonLock::kHeld) << "a running pinpointd holds it";
+  h.KillDaemon();
+  ASSERT_TRUE(WaitForExit(shim, 120'000)) << "the supervisor outlived the limit with its daemon away";
+  EXPECT_FALSE(ProcessAlive(job));
+  h.StartDaemon();
+  EXPECT_NE(h.daemon_log().find("job 1: ended while pinpointd was down: no pinpointd ran for"),
+            std::string::npos)
+      << h.daemon_log();
+  auto shown = h.Cli({"show", "1"});
+  EXPECT_EQ(shown.exit_code, 0) << shown.err;
+  EXPECT_NE(shown.out.find("killed by signal 15 (Terminated): no pinpointd ran for"), std::string::npos)
+      << shown.out;
 }
 
 }  // namespace
