@@ -12,7 +12,7 @@
 #include <cstdint>
 #include <string>
 
-#include <nlohmann/json.hpp>
+#include <nlohmann/json_fwd.hpp>
 
 #include "pinpoint/api.h"
 #include "pinpoint/status.h"

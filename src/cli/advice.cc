@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <map>
+#include <nlohmann/json.hpp>
 
 #include "pinpoint/escape.h"
 #include "pinpoint/units.h"

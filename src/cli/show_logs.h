@@ -5,7 +5,7 @@
 #include <iosfwd>
 #include <string>
 
-#include <nlohmann/json.hpp>
+#include <nlohmann/json_fwd.hpp>
 
 #include "pinpoint/status.h"
 

@@ -2,6 +2,8 @@
 
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 namespace pinpoint::codec {
 
 using nlohmann::json;

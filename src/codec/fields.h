@@ -4,7 +4,7 @@
 #include <cstddef>
 #include <vector>
 
-#include <nlohmann/json.hpp>
+#include <nlohmann/json_fwd.hpp>
 
 #include "pinpoint/job.h"
 #include "pinpoint/status.h"

@@ -1,6 +1,7 @@
 #include "pinpoint/job.h"
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 namespace pinpoint {
 namespace {

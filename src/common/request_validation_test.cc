@@ -4,6 +4,7 @@
 
 #include <string>
 #include <vector>
+#include <nlohmann/json.hpp>
 
 #include "pinpoint/job.h"
 

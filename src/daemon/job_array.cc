@@ -1,5 +1,7 @@
 #include "daemon/job_array.h"
 
+#include <nlohmann/json.hpp>
+
 #include "pinpoint/units.h"
 
 namespace pinpoint::daemon {

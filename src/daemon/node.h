@@ -27,7 +27,7 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
+#include <nlohmann/json_fwd.hpp>
 
 #include "api/caller.h"
 #include "cdi/spec.h"

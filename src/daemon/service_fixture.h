@@ -9,6 +9,7 @@
 #include <vector>
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "cdi/fake_lease_specs.h"
 #include "common/test_dir.h"

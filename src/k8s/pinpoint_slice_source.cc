@@ -1,6 +1,7 @@
 #include "k8s/pinpoint_slice_source.h"
 
 #include <charconv>
+#include <nlohmann/json.hpp>
 
 #include "cdi/spec.h"
 #include "common/file_util.h"

@@ -1,6 +1,7 @@
 #include "watch/accountant.h"
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 namespace pinpoint::watch {
 namespace {
