@@ -78,14 +78,19 @@ fuzz: test-deps
 	@cmake --build $(FUZZ_BUILD) -j $(JOBS) --target $(FUZZERS)
 	@$(MAKE) --no-print-directory run-fuzzers
 
-# Every fuzz target of $(FUZZ_BUILD) for $(FUZZ_RUNS) runs, $(JOBS) at a time.
+# Every fuzz target of $(FUZZ_BUILD) for $(FUZZ_RUNS) runs in all, split over $(JOBS) workers of
+# their own seeds that share the target's corpus directory (libFuzzer reloads it each second, so
+# each worker builds on what the others found): service_fuzz alone takes most of the time, and
+# one process of it would keep one core busy while the other idles (docs/build-time.md).
 run-fuzzers:
-	@printf '%s\n' $(FUZZERS) | xargs -P $(JOBS) -I '{}' sh -c '\
-	  echo "fuzz: {} ($(FUZZ_RUNS) runs)"; \
-	  mkdir -p $(FUZZ_BUILD)/corpus-{}; \
-	  $(FUZZ_BUILD)/{} -runs=$(FUZZ_RUNS) -seed=1 -artifact_prefix=$(FUZZ_BUILD)/ \
-	    $(FUZZ_BUILD)/corpus-{} fuzz/corpus/{} >/dev/null 2>$(FUZZ_BUILD)/{}.log \
-	    || { tail -40 $(FUZZ_BUILD)/{}.log; echo "fuzz: {} failed"; exit 1; }'
+	@for f in $(FUZZERS); do w=1; while [ $$w -le $(JOBS) ]; do echo "$$f $$w"; w=$$((w+1)); done; done | \
+	  xargs -P $(JOBS) -n 2 sh -c '\
+	  [ "$$2" = 1 ] && echo "fuzz: $$1 ($(FUZZ_RUNS) runs over $(JOBS) workers)"; \
+	  mkdir -p $(FUZZ_BUILD)/corpus-$$1; \
+	  $(FUZZ_BUILD)/$$1 -runs=$$(( ($(FUZZ_RUNS) + $(JOBS) - 1) / $(JOBS) )) -seed=$$2 \
+	    -artifact_prefix=$(FUZZ_BUILD)/$$1-$$2- \
+	    $(FUZZ_BUILD)/corpus-$$1 fuzz/corpus/$$1 >/dev/null 2>$(FUZZ_BUILD)/$$1.$$2.log \
+	    || { tail -40 $(FUZZ_BUILD)/$$1.$$2.log; echo "fuzz: $$1 (worker $$2) failed"; exit 1; }' sh
 
 bench: build
 	@$(BUILD)/sched_bench --out bench/results/sched.md

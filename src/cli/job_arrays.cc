@@ -6,13 +6,17 @@
 
 #include "cli/format.h"
 #include "cli/submit_wait.h"
-#include "cli/usage.h"
 #include "common/decimal.h"
 #include "pinpoint/api_codec.h"
 #include "pinpoint/array_spec.h"
 #include "pinpoint/escape.h"
 
 namespace pinpoint::cli {
+
+bool IsJobId(const std::string& text) {
+  if (text.empty() || text.size() > 18 || text.find_first_not_of("0123456789") != std::string::npos) return false;
+  return text.find_first_not_of('0') != std::string::npos;
+}
 
 using nlohmann::json;
 

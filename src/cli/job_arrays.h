@@ -15,6 +15,9 @@
 
 namespace pinpoint::cli {
 
+// A job id as typed: 1 to 18 decimal digits, not all zeros.
+bool IsJobId(const std::string& text);
+
 // A job, or tasks of a job array, as Slurm names them: "12" (a job, or the array of that id),
 // "12_3" (task 3 of array 12), "12_[1-3,7]" (those tasks: --array's syntax, without %K).
 struct JobSelector {

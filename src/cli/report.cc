@@ -5,7 +5,6 @@
 
 #include "cli/report_csv.h"
 #include "cli/time_range.h"
-#include "cli/usage.h"
 #include "common/clock.h"
 #include "pinpoint/api_codec.h"
 #include "pinpoint/client.h"

@@ -6,11 +6,13 @@
 #include <string>
 #include <vector>
 
-#include <CLI/CLI.hpp>
-
 #include "cli/submit_sched.h"
 #include "pinpoint/job.h"
 #include "pinpoint/status.h"
+
+namespace CLI {
+class Option;  // CLI11's (cli.cc): only its address is kept here
+}  // namespace CLI
 
 namespace pinpoint::cli {
 

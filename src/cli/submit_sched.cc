@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <tuple>
 
-#include "cli/usage.h"
+#include "cli/job_arrays.h"
 #include "pinpoint/escape.h"
 #include "pinpoint/time_limit.h"
 

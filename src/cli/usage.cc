@@ -1,6 +1,7 @@
 #include "cli/usage.h"
 
 #include <algorithm>
+#include <exception>
 
 #include "cli/job_arrays.h"
 #include "pinpoint/escape.h"
@@ -83,11 +84,6 @@ Status UnknownOption(const std::string& where, const std::string& token, const s
 }
 
 }  // namespace
-
-bool IsJobId(const std::string& text) {
-  if (text.empty() || text.size() > 18 || text.find_first_not_of("0123456789") != std::string::npos) return false;
-  return text.find_first_not_of('0') != std::string::npos;
-}
 
 std::string Nearest(const std::string& typed, const std::vector<std::string>& known) {
   std::string bare = StripDashes(typed);
@@ -188,6 +184,24 @@ void CheckJobIds(CLI::App& app) {
       if (o->get_name() == "job" || o->get_name() == "jobs") o->check(check(o->get_type_name() == kJobOrTaskType));
     }
   }
+}
+
+CLI::Validator CountIn(int64_t lo, int64_t hi) {
+  return CLI::Validator(
+      [lo, hi](std::string& text) -> std::string {
+        int64_t value = 0;
+        size_t used = 0;
+        try {
+          value = std::stoll(text, &used);
+        } catch (const std::exception&) {
+          used = 0;
+        }
+        std::string range = std::to_string(lo) + " to " + std::to_string(hi);
+        if (used == 0 || used != text.size()) return "'" + text + "' is not a whole number (" + range + ")";
+        if (value < lo || value > hi) return text + " is out of range (" + range + ")";
+        return "";
+      },
+      "INT in [" + std::to_string(lo) + " - " + std::to_string(hi) + "]");
 }
 
 }  // namespace pinpoint::cli

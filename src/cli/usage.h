@@ -3,6 +3,7 @@
 // Built from the CLI11 definition of the options, so a new option or subcommand needs nothing here.
 #pragma once
 
+#include <cstdint>
 #include <set>
 #include <string>
 #include <vector>
@@ -44,8 +45,6 @@ struct ArrangedArgs {
 Result<ArrangedArgs> ArrangeArgs(const CLI::App& app, const std::vector<std::string>& args,
                                  const std::set<std::string>& opaque);
 
-// A job id as typed: 1 to 18 decimal digits, not all zeros.
-bool IsJobId(const std::string& text);
 // The type name of a "jobs" positional that also takes a job array's task as ARRAY_INDEX (12_3).
 inline constexpr char kJobOrTaskType[] = "JOB|ARRAY_INDEX|ARRAY_[LIST]";
 
@@ -55,5 +54,9 @@ inline constexpr char kJobOrTaskType[] = "JOB|ARRAY_INDEX|ARRAY_[LIST]";
 // kJobOrTaskType also takes ID_INDEX (a task index from 0 after the array's id) and ID_[LIST]
 // (ParseJobSelector).
 void CheckJobIds(CLI::App& app);
+
+// A whole number in [lo, hi], for counts: "'abc' is not a whole number (0 to 1024)", "2000 is out
+// of range (0 to 1024)" (CLI::Range alone answers "Value abc not in range").
+CLI::Validator CountIn(int64_t lo, int64_t hi);
 
 }  // namespace pinpoint::cli
