@@ -159,10 +159,11 @@ std::vector<Command> Commands(SubmitArgs& submit, std::string& shown, std::vecto
          c->add_option("--gpu-share", submit.gpu_share, "SM share of a slice (e.g. 20%)");
          c->add_option("--device", submit.devices,
                        "run on these devices: indices as `pinpoint gpus` lists them, one per GPU (e.g. 1 or 0,2), as a batch system chose them");
-         c->add_option("--cpus", submit.cpus, "host CPUs")->check(CountIn(1, 65536));
+         c->add_option("-c,--cpus,--cpus-per-task", submit.cpus, "host CPUs")->check(CountIn(1, 65536));
          c->add_option("--mem", submit.mem, "host memory (e.g. 8G)");
          c->add_option("--priority", submit.priority, "higher runs first")->check(CLI::Range(-1000000, 1000000));
-         c->add_option("--name", submit.name, "a name for people");
+         c->add_option("-J,--name,--job-name", submit.name, "a name for people");
+         c->add_option("-D,--chdir", submit.chdir, "run the job in this directory (default: the current one)");
          c->add_option("--as-user", submit.as_user, "run as this user (root only)");
          c->add_flag("--wait", submit.wait, "wait for the job to end; exit with its exit code (Ctrl-C cancels the job)");
          c->add_option("--export", submit.export_env,
@@ -175,6 +176,9 @@ std::vector<Command> Commands(SubmitArgs& submit, std::string& shown, std::vecto
          c->add_option("--after", submit.sched.after, "start only after these jobs have ended (ID[,ID...])");
          c->add_option("--afterok", submit.sched.afterok,
                        "start only after these jobs have completed with exit 0; cancelled if one does not (ID[,ID...])");
+         c->add_option("-d,--dependency", submit.sched.dependency,
+                       "Slurm's spelling of --afterok and --after: afterok:ID[:ID...][,afterany:ID...]");
+         RefuseSlurmOnly(c);
          submit.array_option = c->add_option(
              "--array", submit.array,
              "a job array: one job per index, e.g. 1-100, 0-15:4 or 1,3,5-7; %K runs at most K at once");

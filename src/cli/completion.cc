@@ -122,7 +122,7 @@ CompletionCommand DescribeApp(const CLI::App& app) {
   c.name = app.get_name();
   c.help = app.get_description();
   for (const CLI::Option* o : app.get_options()) {
-    if (!o->nonpositional()) continue;
+    if (!o->nonpositional() || o->get_group().empty()) continue;  // hidden ones are not offered
     CompletionOption option;
     for (const auto& s : o->get_snames()) option.names.push_back("-" + s);
     for (const auto& l : o->get_lnames()) option.names.push_back("--" + l);

@@ -14,6 +14,7 @@ class CompletionTest : public ::testing::Test {
     run->add_option("-n,--count", value_, "how many");
     run->add_flag("--wait", flag_, "wait");
     run->add_option("command", rest_, "what to run");
+    run->add_option("--hidden", value_, "not offered")->group("");
     CLI::App* more = run->add_subcommand("more", "deeper");
     more->add_flag("--deep", flag_, "deep");
   }
@@ -32,7 +33,8 @@ TEST_F(CompletionTest, DescribesCommandsAndNamedOptions) {
   for (const auto& o : run.options) {
     for (const auto& n : o.names) names.push_back(n + (o.takes_value ? "=" : ""));
   }
-  // The positional `command` is not an option; -n/--count takes a value, --wait does not.
+  // The positional `command` is not an option; -n/--count takes a value, --wait does not; an
+  // option hidden from the help (group "") is not offered either.
   EXPECT_EQ(names, (std::vector<std::string>{"-h", "--help", "-n=", "--count=", "--wait"}));
   ASSERT_EQ(run.subcommands.size(), 1u);
   EXPECT_EQ(run.subcommands[0].name, "more");

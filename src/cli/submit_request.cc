@@ -7,6 +7,7 @@
 #include <random>
 
 #include "common/env_select.h"
+#include "pinpoint/escape.h"
 #include "pinpoint/units.h"
 
 extern char** environ;
@@ -69,6 +70,12 @@ Result<JobRequest> BuildRequest(const SubmitArgs& a, std::vector<std::string>* d
   char cwd[4096];
   if (::getcwd(cwd, sizeof(cwd)) == nullptr) return InvalidArgument("cannot read the working directory");
   r.cwd = cwd;
+  if (!a.chdir.empty()) {
+    r.cwd = a.chdir[0] == '/' ? a.chdir : r.cwd + "/" + a.chdir;
+    struct stat st {};
+    if (::stat(r.cwd.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
+      return InvalidArgument("--chdir: " + EscapeForTerminal(a.chdir) + " is not a directory");
+  }
   mode_t mask = ::umask(0);  // read by setting it: put back at once
   ::umask(mask);
   r.umask = static_cast<int>(mask & 0777);

@@ -22,6 +22,7 @@ struct SubmitArgs {
   std::string devices;
   std::string export_env = "ALL";
   std::string output, error;
+  std::string chdir;  // -D/--chdir DIR: the job's working directory (relative: to this one)
   bool hold = false;
   int cpus = 1;
   int priority = 0;

@@ -1,4 +1,5 @@
-// `pinpoint submit`'s scheduling options: --time, --after, --afterok (docs/cli.md "submit").
+// `pinpoint submit`'s scheduling options: --time, --after, --afterok, and Slurm's --dependency
+// for the same (docs/cli.md "submit").
 #pragma once
 
 #include <string>
@@ -13,15 +14,24 @@ struct SubmitSchedArgs {
   std::string time;     // --time LIMIT; "" = not given
   std::string after;    // --after ID[,ID...]
   std::string afterok;  // --afterok ID[,ID...]
+  std::string dependency;  // --dependency afterok:ID[:ID...][,afterany:ID...] (Slurm's spelling)
 };
 
 // "3" or "3,4,17": job ids (whole numbers from 1). Errors: kInvalidArgument naming `flag` and the
 // item: "--after: 'abc' is not a job id (job ids are whole numbers from 1)".
 Result<std::vector<JobId>> ParseJobIdList(const std::string& text, const std::string& flag);
 
-// Sets the request's time_limit_s, after and afterok from what was given. Errors:
-// kInvalidArgument naming the option: a time limit ParseTimeLimit refuses, or 0 ("--time must
-// be more than 0; leave it out for the node's default"), or a bad id list.
+// Slurm's --dependency, as far as it means what --after and --afterok mean: comma-separated
+// items KIND:ID[:ID...], where afterok adds to `afterok` and afterany to `after`. Errors:
+// kInvalidArgument, one line naming what to use instead: Slurm's `after` (it waits for the
+// start, not the end), afternotok, aftercorr, singleton, `?` (any one of), an id that is not a
+// job id, an empty item.
+Status ApplyDependency(const std::string& text, std::vector<JobId>* after, std::vector<JobId>* afterok);
+
+// Sets the request's time_limit_s, after and afterok from what was given (--dependency's ids
+// after --after's and --afterok's). Errors: kInvalidArgument naming the option: a time limit
+// ParseTimeLimit refuses, or 0 ("--time must be more than 0; leave it out for the node's
+// default"), or a bad id list or dependency.
 Status ApplySubmitSched(const SubmitSchedArgs& args, JobRequest* request);
 
 }  // namespace pinpoint::cli

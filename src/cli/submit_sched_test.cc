@@ -36,7 +36,7 @@ TEST(ParseJobIdListTest, EachBadItemIsNamedWithTheFlag) {
 
 TEST(ApplySubmitSchedTest, SetsWhatWasGiven) {
   JobRequest r;
-  ASSERT_TRUE(ApplySubmitSched({"1-00:00:00", "1,2", "3"}, &r).ok());
+  ASSERT_TRUE(ApplySubmitSched({"1-00:00:00", "1,2", "3", ""}, &r).ok());
   EXPECT_EQ(r.time_limit_s, 86400);
   EXPECT_EQ(r.after, (std::vector<JobId>{1, 2}));
   EXPECT_EQ(r.afterok, (std::vector<JobId>{3}));
@@ -47,12 +47,50 @@ TEST(ApplySubmitSchedTest, SetsWhatWasGiven) {
 
 TEST(ApplySubmitSchedTest, BadTimesAreRefusedNamingTheOption) {
   JobRequest r;
-  Status bad = ApplySubmitSched({"5x", "", ""}, &r);
+  Status bad = ApplySubmitSched({"5x", "", "", ""}, &r);
   EXPECT_EQ(bad.code(), Code::kInvalidArgument);
   EXPECT_EQ(bad.message().rfind("--time: invalid time limit '5x'", 0), 0u) << bad.message();
-  Status zero = ApplySubmitSched({"0", "", ""}, &r);
+  Status zero = ApplySubmitSched({"0", "", "", ""}, &r);
   EXPECT_EQ(zero.message(), "--time must be more than 0; leave it out for the node's default");
-  EXPECT_EQ(ApplySubmitSched({"", "abc", ""}, &r).message().rfind("--after: 'abc'", 0), 0u);
+  EXPECT_EQ(ApplySubmitSched({"", "abc", "", ""}, &r).message().rfind("--after: 'abc'", 0), 0u);
+}
+
+// Slurm's --dependency, as far as it means --afterok and --after.
+TEST(ApplyDependencyTest, AfterokAndAfteranyAreAfterokAndAfter) {
+  std::vector<JobId> after, afterok;
+  ASSERT_TRUE(ApplyDependency("afterok:3:4,afterany:7", &after, &afterok).ok());
+  EXPECT_EQ(afterok, (std::vector<JobId>{3, 4}));
+  EXPECT_EQ(after, (std::vector<JobId>{7}));
+  JobRequest r;
+  SubmitSchedArgs args;
+  args.afterok = "1";
+  args.dependency = "afterok:2";
+  ASSERT_TRUE(ApplySubmitSched(args, &r).ok());
+  EXPECT_EQ(r.afterok, (std::vector<JobId>{1, 2})) << "added to --afterok's";
+}
+
+TEST(ApplyDependencyTest, WhatMeansSomethingElseIsRefusedWithWhatToUse) {
+  struct Case {
+    const char* text;
+    const char* message;
+  } cases[] = {
+      {"after:3", "--dependency: after (start once they have started) is not supported here; afterany waits"},
+      {"afternotok:3", "--dependency: 'afternotok' is not supported here; afterok:ID[:ID...] (--afterok)"},
+      {"singleton", "--dependency: 'singleton' is not supported here"},
+      {"afterok:3?afterany:4", "--dependency: '?' (any one of them) is not supported here"},
+      {"afterok", "--dependency: afterok needs job ids (afterok:ID[:ID...])"},
+      {"afterok:", "--dependency: afterok needs job ids"},
+      {"afterok:3,", "--dependency: '' is not supported here"},
+      {"afterok:3_1", "--dependency: '3_1' is not a job id"},
+      {"afterok:3::4", "--dependency: '' is not a job id"},
+      {"\x1b[2J:3", "--dependency: '\\x1b[2J' is not supported here"},
+  };
+  for (const auto& c : cases) {
+    std::vector<JobId> after, afterok;
+    Status s = ApplyDependency(c.text, &after, &afterok);
+    EXPECT_EQ(s.code(), Code::kInvalidArgument) << c.text;
+    EXPECT_EQ(s.message().rfind(c.message, 0), 0u) << c.text << ": " << s.message();
+  }
 }
 
 }  // namespace

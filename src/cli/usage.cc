@@ -57,7 +57,7 @@ size_t ValueWords(const CLI::Option& option, const std::string& token) {
 std::vector<std::string> OptionNames(const CLI::App& app) {
   std::vector<std::string> out;
   for (const CLI::Option* o : app.get_options()) {
-    if (!o->nonpositional()) continue;
+    if (!o->nonpositional() || o->get_group().empty()) continue;  // hidden ones are not offered
     for (const auto& l : o->get_lnames()) out.push_back("--" + l);
     for (const auto& s : o->get_snames()) out.push_back("-" + s);
   }
@@ -202,6 +202,25 @@ CLI::Validator CountIn(int64_t lo, int64_t hi) {
         return "";
       },
       "INT in [" + std::to_string(lo) + " - " + std::to_string(hi) + "]");
+}
+
+void RefuseSlurmOnly(CLI::App* submit) {
+  struct Refused {
+    const char* names;
+    const char* shown;
+    const char* instead;
+  };
+  static const Refused kRefused[] = {
+      {"-p,--partition", "-p/--partition",
+       "it has one queue; leave it out (on a Slurm cluster, sbatch -p chooses the node)"},
+      {"--gres", "--gres", "ask for whole GPUs with --gpus N, or a slice with --gpu-mem SIZE [--gpu-share PCT]"},
+  };
+  for (const Refused& r : kRefused) {
+    std::string message = std::string(r.shown) + " has no meaning on a pinpoint node: " + r.instead;
+    submit->add_option(r.names, "Slurm's; refused with what to use instead")
+        ->group("")
+        ->check(CLI::Validator([message](std::string&) -> std::string { throw UsageError(message); }, ""));
+  }
 }
 
 }  // namespace pinpoint::cli

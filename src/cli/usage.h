@@ -55,6 +55,11 @@ inline constexpr char kJobOrTaskType[] = "JOB|ARRAY_INDEX|ARRAY_[LIST]";
 // (ParseJobSelector).
 void CheckJobIds(CLI::App& app);
 
+// Adds to `submit`, hidden from its help and completion, Slurm's options that mean nothing on a
+// pinpoint node (-p/--partition, --gres): given, each is refused with a UsageError naming what to
+// use instead ("--gres has no meaning on a pinpoint node: ask for whole GPUs with --gpus N, ...").
+void RefuseSlurmOnly(CLI::App* submit);
+
 // A whole number in [lo, hi], for counts: "'abc' is not a whole number (0 to 1024)", "2000 is out
 // of range (0 to 1024)" (CLI::Range alone answers "Value abc not in range").
 CLI::Validator CountIn(int64_t lo, int64_t hi);

@@ -107,5 +107,27 @@ TEST(CheckJobIdsTest, OnePhrasingForEveryBadId) {
   EXPECT_EQ(a.job, 17);
 }
 
+// Slurm's options that mean nothing here are known (never "unknown option"), not offered, and
+// refused with what to use instead.
+TEST(RefuseSlurmOnlyTest, RefusedWithWhatToUseAndNeverSuggested) {
+  CLI::App app{"pinpoint"};
+  CLI::App* submit = app.add_subcommand("submit", "");
+  std::vector<std::string> command;
+  submit->add_option("command", command, "");
+  RefuseSlurmOnly(submit);
+  auto arranged = ArrangeArgs(app, {"submit", "-p", "gpu", "--", "true"}, {});
+  ASSERT_TRUE(arranged.ok()) << arranged.status().ToString();
+  try {
+    app.parse(std::vector<std::string>{"true", "--", "gpu", "-p", "submit"});  // CLI11 takes them reversed
+    FAIL() << "-p was accepted";
+  } catch (const UsageError& e) {
+    EXPECT_STREQ(e.what(), "-p/--partition has no meaning on a pinpoint node: it has one queue; leave it out (on a "
+                           "Slurm cluster, sbatch -p chooses the node)");
+  }
+  auto typo = ArrangeArgs(app, {"submit", "--partitio", "gpu", "--", "true"}, {});
+  ASSERT_FALSE(typo.ok());
+  EXPECT_EQ(typo.status().message().find("did you mean"), std::string::npos) << typo.status().message();
+}
+
 }  // namespace
 }  // namespace pinpoint::cli
