@@ -42,13 +42,17 @@ JobEnd ExitEnd(const launch::ExitStatus& exit) {
       end.detail = exit.error.empty() ? "the job's supervisor vanished" : exit.error;
       break;
   }
-  // The supervisor ended the program itself (pinpointd was away too long): it says why.
-  bool ran = exit.kind == Kind::kExited || exit.kind == Kind::kSignaled;
-  if (ran && !exit.error.empty()) end.detail += ": " + exit.error;
+  std::string why = SupervisorsReason(exit);
+  if (!why.empty()) end.detail += ": " + why;
   return end;
 }
 
 }  // namespace
+
+std::string SupervisorsReason(const launch::ExitStatus& exit) {
+  bool ran = exit.kind == Kind::kExited || exit.kind == Kind::kSignaled;
+  return ran ? exit.error : "";
+}
 
 void Submitted(JobRecord& job, int64_t now_ms) {
   job.state = JobState::kPending;

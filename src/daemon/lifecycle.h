@@ -114,6 +114,10 @@ struct JobEnd {
 // exit_code and term_signal are what the program's status says (none for rule 1's requeue).
 JobEnd DecideEnd(const JobRecord& job, const EndFacts& facts);
 
+// Why the job's supervisor ended a program that ran (pinpointd was away longer than
+// daemon_away_limit_s: launch::LaunchSpec), or "" when the program ended by itself.
+std::string SupervisorsReason(const launch::ExitStatus& exit);
+
 // Decides a lease's end (docs/api.md "close_lease"). `cause` is why it ends now:
 // reason::kLeaseClosed, kLeaseEmptied, kLeaseNotAttached, or kLaunchFailed (its MPS environment
 // could not be prepared). A lease never requeues (a container cannot be rerun), so the first rule

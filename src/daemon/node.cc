@@ -79,9 +79,8 @@ Status Node::Recover() {
       Requeue(found, "was never launched before the daemon stopped", lifecycle::kReasonRequeued);
       ++requeued;
     } else {
-      bool ran = status->kind == launch::ExitStatus::Kind::kExited ||
-                 status->kind == launch::ExitStatus::Kind::kSignaled;
-      if (ran && !status->error.empty()) log::Warn("job {}: ended while pinpointd was down: {}", job.id, status->error);
+      std::string why = lifecycle::SupervisorsReason(*status);
+      if (!why.empty()) log::Warn("job {}: ended while pinpointd was down: {}", job.id, why);
       Finish(found, *status);
       ++ended;
     }
