@@ -189,7 +189,7 @@ Result Measure(const Scenario& sc, int reps) {
   r.max_ms = ms.back();
   r.starts = plan.starts.size();
   for (const Wait& w : plan.waits) {
-    ++r.waits[w.reason];
+    ++r.waits[ReasonName(w.reason)];
   }
   if (plan.reservation) {
     r.reservation = "job " + std::to_string(plan.reservation->id) + " holds " +

@@ -6,6 +6,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json_fwd.hpp>
@@ -132,8 +133,25 @@ enum class Hold { kNone, kUser, kRoot };
 const char* HoldName(Hold hold);  // "none", "user", "root"
 std::optional<Hold> HoldFromName(const std::string& name);
 
-// Why a job is in its final state (and, while pending, why it waits). Reasons are short
-// kebab-case words; later features add more. Defined here: the ones the core uses.
+// Why a job is in its final state (and, while pending, why it waits). The daemon keeps a
+// Reason; the words below are how the API (JobView::reason, docs/api.md) and people see it, and
+// only codecs turn one into the other (ReasonName, ReasonFromName; the store keeps its own table).
+enum class Reason {
+  kNone,  // "": a new job, or one the scheduler has not looked at yet
+  // Ends.
+  kExitedZero, kExitedNonZero, kSignaled, kCancelled, kLaunchFailed, kLost, kGpuFault,
+  kGpuMemExceeded, kTimeLimit, kMpsUnresponsive, kDependencyNeverSatisfied,
+  kLeaseClosed, kLeaseEmptied, kLeaseNotAttached, kLeaseNotPlaced,
+  // Waits (pending, and requeued).
+  kHeld, kDependency, kUserLimit, kArrayLimit, kResources, kHostResources, kReservation,
+  kMpsUser, kMpsFaultVictim, kRequeued,
+  // A new reason goes here, kLastReason names it, and both tables (job.cc, the API's; the
+  // store's, store/record_codec.cc) give it its word.
+};
+inline constexpr Reason kLastReason = Reason::kRequeued;
+const char* ReasonName(Reason reason);  // the word below; "" for kNone
+std::optional<Reason> ReasonFromName(std::string_view name);
+
 namespace reason {
 inline constexpr char kExitedZero[] = "exit-0";
 inline constexpr char kExitedNonZero[] = "exit-nonzero";
@@ -148,6 +166,7 @@ inline constexpr char kHeld[] = "held";  // pending: held by its owner or by roo
 inline constexpr char kLeaseClosed[] = "lease-closed";        // a lease closed by its owner or hook
 inline constexpr char kLeaseEmptied[] = "lease-emptied";      // its container's cgroup emptied or vanished
 inline constexpr char kLeaseNotAttached[] = "lease-not-attached";  // no container attached in time
+inline constexpr char kLeaseNotPlaced[] = "lease-not-placed";  // open_lease found no room
 inline constexpr char kTimeLimit[] = "time-limit";  // stopped: ran past JobRequest::time_limit_s
 // Stopped: its user's MPS control daemon on its device stopped answering and was killed.
 inline constexpr char kMpsUnresponsive[] = "mps-unresponsive";
@@ -156,6 +175,15 @@ inline constexpr char kDependency[] = "dependency";  // pending: a job it depend
 inline constexpr char kDependencyNeverSatisfied[] = "dependency-never-satisfied";
 inline constexpr char kUserLimit[] = "user-limit";  // pending: its user is at a user_limits cap
 inline constexpr char kArrayLimit[] = "array-limit";  // pending: its array runs its %K tasks already
+// Pending: not enough free devices (memory, share, clients) right now; not enough host CPUs or
+// memory; what it needs is held back for an earlier job (sched/placement.h).
+inline constexpr char kResources[] = "resources";
+inline constexpr char kHostResources[] = "host-resources";
+inline constexpr char kReservation[] = "reservation";
+// Pending: the devices that could take it serve another user's MPS clients, or their MPS control
+// daemon is starting or quitting.
+inline constexpr char kMpsUser[] = "mps-user";
+inline constexpr char kRequeued[] = "requeued";  // never launched before the daemon stopped
 }  // namespace reason
 
 // One device a running job holds: the allocatable device's index and UUID, and the slice.
@@ -192,7 +220,7 @@ struct JobRecord {
   uint32_t gid = 0;
   std::string user;
   JobState state = JobState::kPending;
-  std::string reason;      // final reason, or the pending reason
+  Reason reason = Reason::kNone;  // final reason, or the pending reason
   std::string detail;      // one line of detail for people (e.g. "exec failed: No such file")
   int64_t submit_ms = 0;   // Unix epoch milliseconds
   int64_t start_ms = 0;    // 0 = not started
@@ -208,9 +236,9 @@ struct JobRecord {
   // Ended by an MPS fault on its device once already: its next run is alone on a device, so a
   // second fault identifies it as the cause.
   bool fault_suspect = false;
-  // Set when pinpoint itself stops the job (e.g. reason::kGpuMemExceeded): the final reason it
-  // gets unless it completes first, and one line saying why.
-  std::string stop_reason;
+  // Set when pinpoint itself stops the job (e.g. Reason::kGpuMemExceeded): the final reason it
+  // gets unless it completes first, and one line saying why. kNone: not stopped by pinpoint.
+  Reason stop_reason = Reason::kNone;
   std::string stop_detail;
   JobUsage usage;
   Hold hold = Hold::kNone;  // a pending job that is held is never started (sched::Demand::hold)

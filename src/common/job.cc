@@ -36,6 +36,35 @@ constexpr std::array<std::pair<Hold, const char*>, 3> kHolds = {{
     {Hold::kRoot, "root"},
 }};
 
+constexpr std::pair<Reason, const char*> kReasons[] = {
+    {Reason::kNone, ""},
+    {Reason::kExitedZero, reason::kExitedZero},
+    {Reason::kExitedNonZero, reason::kExitedNonZero},
+    {Reason::kSignaled, reason::kSignaled},
+    {Reason::kCancelled, reason::kCancelled},
+    {Reason::kLaunchFailed, reason::kLaunchFailed},
+    {Reason::kLost, reason::kLost},
+    {Reason::kGpuFault, reason::kGpuFault},
+    {Reason::kGpuMemExceeded, reason::kGpuMemExceeded},
+    {Reason::kTimeLimit, reason::kTimeLimit},
+    {Reason::kMpsUnresponsive, reason::kMpsUnresponsive},
+    {Reason::kDependencyNeverSatisfied, reason::kDependencyNeverSatisfied},
+    {Reason::kLeaseClosed, reason::kLeaseClosed},
+    {Reason::kLeaseEmptied, reason::kLeaseEmptied},
+    {Reason::kLeaseNotAttached, reason::kLeaseNotAttached},
+    {Reason::kLeaseNotPlaced, reason::kLeaseNotPlaced},
+    {Reason::kHeld, reason::kHeld},
+    {Reason::kDependency, reason::kDependency},
+    {Reason::kUserLimit, reason::kUserLimit},
+    {Reason::kArrayLimit, reason::kArrayLimit},
+    {Reason::kResources, reason::kResources},
+    {Reason::kHostResources, reason::kHostResources},
+    {Reason::kReservation, reason::kReservation},
+    {Reason::kMpsUser, reason::kMpsUser},
+    {Reason::kMpsFaultVictim, reason::kMpsFaultVictim},
+    {Reason::kRequeued, reason::kRequeued},
+};
+
 constexpr std::array<std::pair<JobKind, const char*>, 2> kKinds = {{
     {JobKind::kJob, "job"},
     {JobKind::kLease, "lease"},
@@ -50,6 +79,9 @@ const char* JobKindName(JobKind kind) { return NameIn(kKinds, kind); }
 std::optional<JobKind> JobKindFromName(const std::string& name) { return ValueIn(kKinds, name); }
 
 const char* JobStateName(JobState state) { return NameIn(kStates, state); }
+
+const char* ReasonName(Reason reason) { return NameIn(kReasons, reason); }
+std::optional<Reason> ReasonFromName(std::string_view name) { return ValueIn(kReasons, name); }
 
 std::optional<JobState> JobStateFromName(const std::string& name) {
   return ValueIn(kStates, name);

@@ -3,6 +3,9 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <set>
+#include <string>
+
 namespace pinpoint {
 namespace {
 
@@ -39,6 +42,21 @@ TEST(OutputPathTest, ArrayPlaceholdersNameTheArrayAndTheTask) {
   EXPECT_EQ(ValidateRequest(r).message(),
             "error_path: '%b' is not a placeholder (%j job id, %u user, %x job name, %A array id, "
             "%a array task index, %% a percent sign)");
+}
+
+// A reason without a word would reach people and the API as "unknown".
+TEST(ReasonTest, EveryReasonHasItsOwnWord) {
+  std::set<std::string> words;
+  for (int i = 0; i <= static_cast<int>(kLastReason); ++i) {
+    auto reason = static_cast<Reason>(i);
+    std::string word = ReasonName(reason);
+    EXPECT_NE(word, "unknown") << i;
+    EXPECT_TRUE(words.insert(word).second) << word << " names two reasons";
+    EXPECT_EQ(ReasonFromName(word), reason) << word;
+  }
+  EXPECT_EQ(ReasonName(Reason::kNone), std::string(""));
+  EXPECT_EQ(ReasonFromName("exit-0"), Reason::kExitedZero);
+  EXPECT_FALSE(ReasonFromName("Exit-0").has_value());
 }
 
 TEST(ArrayTaskTest, SurvivesJson) {

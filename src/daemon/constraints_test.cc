@@ -102,8 +102,8 @@ TEST_F(ConstraintsTest, AJobPastItsLimitIsStoppedAsACancelStopsItAndEndsTimeLimi
   ASSERT_EQ(mps_.terminated().size(), 1u) << "MPS terminate_client first, as for a cancel";
   JobRecord stopping = Job(id);
   EXPECT_TRUE(stopping.cancel_requested);
-  EXPECT_EQ(stopping.stop_reason, reason::kTimeLimit);
-  EXPECT_EQ(store_->Get(id)->stop_reason, reason::kTimeLimit) << "recorded before it is acted on";
+  EXPECT_EQ(stopping.stop_reason, Reason::kTimeLimit);
+  EXPECT_EQ(store_->Get(id)->stop_reason, Reason::kTimeLimit) << "recorded before it is acted on";
   clock_.AdvanceMs(5000);  // the cancel grace
   Step();
   ASSERT_EQ(launcher_.signals().size(), 2u);
@@ -112,7 +112,7 @@ TEST_F(ConstraintsTest, AJobPastItsLimitIsStoppedAsACancelStopsItAndEndsTimeLimi
   EXPECT_EQ(Step(), std::vector<JobId>{id});
   JobRecord ended = store_->Get(id).value();
   EXPECT_EQ(ended.state, JobState::kFailed);
-  EXPECT_EQ(ended.reason, reason::kTimeLimit);
+  EXPECT_EQ(ended.reason, Reason::kTimeLimit);
   EXPECT_EQ(ended.detail, "ran past its time limit of 1:00 (killed by signal 9 (Killed))");
   EXPECT_EQ(mps_.released().size(), 1u);
 }
@@ -127,8 +127,8 @@ TEST_F(ConstraintsTest, AJobThatEndsInTimeOrIsCancelledFirstKeepsItsOwnEnd) {
   ASSERT_TRUE(node_->Cancel(alice_, {cancelled})[0].ok());
   clock_.AdvanceMs(10'000);
   Step();
-  EXPECT_EQ(store_->Get(done)->reason, reason::kExitedZero);
-  EXPECT_EQ(store_->Get(cancelled)->reason, reason::kCancelled);
+  EXPECT_EQ(store_->Get(done)->reason, Reason::kExitedZero);
+  EXPECT_EQ(store_->Get(cancelled)->reason, Reason::kCancelled);
   EXPECT_EQ(launcher_.signals().size(), 1u) << "the cancel's SIGTERM only";
 }
 
@@ -181,7 +181,7 @@ TEST_F(ConstraintsTest, AJobAdoptedAfterARestartKeepsItsDeadline) {
   Step();
   ASSERT_EQ(launcher_.signals().size(), 1u) << "120 s after its start, not after the restart";
   Step();
-  EXPECT_EQ(store_->Get(id)->reason, reason::kTimeLimit);
+  EXPECT_EQ(store_->Get(id)->reason, Reason::kTimeLimit);
 }
 
 TEST_F(ConstraintsTest, LeasesHaveNoTimeLimit) {
@@ -209,9 +209,9 @@ TEST_F(ConstraintsTest, AnAfterokChainStartsInTurnAndWaitsWithTheReasonDependenc
   JobId a = chain[0], b = chain[1], c = chain[2];
   Step();
   EXPECT_EQ(Job(a).state, JobState::kRunning);
-  EXPECT_EQ(Job(b).reason, reason::kDependency);
+  EXPECT_EQ(Job(b).reason, Reason::kDependency);
   EXPECT_EQ(Job(b).detail, "waits for job " + std::to_string(a) + " to complete (afterok)");
-  EXPECT_EQ(Job(c).reason, reason::kDependency);
+  EXPECT_EQ(Job(c).reason, Reason::kDependency);
   launcher_.Finish(a, Exited(0));
   Step();
   EXPECT_EQ(Job(b).state, JobState::kRunning);
@@ -234,7 +234,7 @@ TEST_F(ConstraintsTest, AFailedDependencyCancelsTheWholeChainInOnePass) {
   for (JobId id : {b, c}) {
     JobRecord job = store_->Get(id).value();
     EXPECT_EQ(job.state, JobState::kCancelled) << id;
-    EXPECT_EQ(job.reason, reason::kDependencyNeverSatisfied) << id;
+    EXPECT_EQ(job.reason, Reason::kDependencyNeverSatisfied) << id;
     EXPECT_EQ(job.cancelled_by, "pinpoint");
   }
   EXPECT_EQ(store_->Get(b)->detail, "job " + std::to_string(a) + " failed, and afterok needs it to complete");
@@ -258,7 +258,7 @@ TEST_F(ConstraintsTest, AfterIsMetByACancelAndDependenciesOnEndedJobsComeFromThe
   JobId c = Submit(alice_, afterok);
   Step();
   EXPECT_EQ(Job(b).state, JobState::kRunning);
-  EXPECT_EQ(store_->Get(c)->reason, reason::kDependencyNeverSatisfied);
+  EXPECT_EQ(store_->Get(c)->reason, Reason::kDependencyNeverSatisfied);
   EXPECT_EQ(store_->Get(c)->detail, "job " + std::to_string(a) + " cancelled, and afterok needs it to complete");
 }
 
@@ -293,10 +293,10 @@ TEST_F(ConstraintsTest, AHeldJobWithAFailedDependencyEndsToo) {
   auto held = node_->Submit(alice_, r, std::nullopt, /*hold=*/true);
   ASSERT_TRUE(held.ok());
   Step();
-  EXPECT_EQ(Job(held->id).reason, reason::kHeld) << "held shows before dependency";
+  EXPECT_EQ(Job(held->id).reason, Reason::kHeld) << "held shows before dependency";
   launcher_.Finish(a, Exited(1));
   Step();
-  EXPECT_EQ(store_->Get(held->id)->reason, reason::kDependencyNeverSatisfied);
+  EXPECT_EQ(store_->Get(held->id)->reason, Reason::kDependencyNeverSatisfied);
 }
 
 // --- user limits ------------------------------------------------------------------------------
@@ -311,7 +311,7 @@ TEST_F(ConstraintsTest, RunningJobsCapOneUserByNameAndItsJobStartsWhenAnotherEnd
   JobId b2 = Submit(bob_, Cpu());
   Step();
   EXPECT_EQ(Job(first).state, JobState::kRunning);
-  EXPECT_EQ(Job(second).reason, reason::kUserLimit);
+  EXPECT_EQ(Job(second).reason, Reason::kUserLimit);
   EXPECT_EQ(Job(second).detail, "its user runs 1 job, the most user_limits allows (running_jobs 1)");
   EXPECT_EQ(Job(b1).state, JobState::kRunning);
   EXPECT_EQ(Job(b2).state, JobState::kRunning) << "bob has no entry and there is no default";
@@ -330,7 +330,7 @@ TEST_F(ConstraintsTest, GpuMemCountsLeasesAndADemandOverTheCapIsRefusedAtSubmit)
   JobId slice = Submit(alice_, SliceOf(4));
   JobId bobs = Submit(bob_, SliceOf(4));
   Step();
-  EXPECT_EQ(Job(slice).reason, reason::kUserLimit);
+  EXPECT_EQ(Job(slice).reason, Reason::kUserLimit);
   EXPECT_THAT(Job(slice).detail, HasSubstr("its user's jobs hold 8GiB of device memory; 4GiB more"));
   EXPECT_EQ(Job(bobs).state, JobState::kRunning);
   auto refused = node_->Submit(alice_, SliceOf(11));

@@ -85,7 +85,7 @@ TEST_F(JobArrayTest, AtMostKTasksRunAndTheOthersSayWhy) {
   EXPECT_EQ(launcher_.launches().size(), 2u);
   EXPECT_EQ(RunningTasks(array, 6), 2);
   JobRecord waiting = Get(array + 2);
-  EXPECT_EQ(waiting.reason, reason::kArrayLimit);
+  EXPECT_EQ(waiting.reason, Reason::kArrayLimit);
   EXPECT_EQ(waiting.detail, "array " + std::to_string(array) + " runs 2 tasks, its limit (%2)");
   // Each end lets one more start, never more than two at once.
   for (int round = 0; round < 4; ++round) {
@@ -115,7 +115,7 @@ TEST_F(JobArrayTest, AfterokOnAnArraysIdWaitsForEveryTask) {
   node_->Step();
   ASSERT_EQ(Get(array).state, JobState::kCompleted);
   EXPECT_EQ(Get(after_ok).state, JobState::kPending) << "tasks 1 and 2 have not run yet";
-  EXPECT_EQ(Get(after_ok).reason, reason::kDependency);
+  EXPECT_EQ(Get(after_ok).reason, Reason::kDependency);
   EXPECT_EQ(Get(after_any).state, JobState::kPending);
   Exit(array + 1, 0);
   node_->Step();
@@ -123,7 +123,7 @@ TEST_F(JobArrayTest, AfterokOnAnArraysIdWaitsForEveryTask) {
   Exit(array + 2, 3);  // the last task fails
   node_->Step();
   EXPECT_EQ(Get(after_ok).state, JobState::kCancelled);
-  EXPECT_EQ(Get(after_ok).reason, reason::kDependencyNeverSatisfied);
+  EXPECT_EQ(Get(after_ok).reason, Reason::kDependencyNeverSatisfied);
   EXPECT_EQ(Get(after_any).state, JobState::kRunning) << "--after: every task has ended";
 }
 
@@ -241,7 +241,7 @@ TEST_F(JobArrayTest, TheLimitOfAWaitingArrayCanBeChanged) {
   for (int i = 0; i < 3; ++i) Exit(launcher_.Running().front(), 0);
   node_->Step();
   EXPECT_EQ(RunningTasks(array, 6), 1) << "lowered: one at a time again";
-  EXPECT_EQ(Get(array + 4).reason, reason::kArrayLimit);
+  EXPECT_EQ(Get(array + 4).reason, Reason::kArrayLimit);
 }
 
 TEST_F(JobArrayTest, TheLimitHoldsAcrossARestart) {
@@ -251,7 +251,7 @@ TEST_F(JobArrayTest, TheLimitHoldsAcrossARestart) {
   Restart(Options());  // the running task is adopted; the limit is in the stored records
   node_->Step();
   EXPECT_EQ(RunningTasks(array, 4), 1);
-  EXPECT_EQ(Get(array + 1).reason, reason::kArrayLimit);
+  EXPECT_EQ(Get(array + 1).reason, Reason::kArrayLimit);
 }
 
 TEST_F(JobArrayTest, EachTaskGetsItsArrayInItsEnvironmentAndOutputFile) {
@@ -338,7 +338,7 @@ TEST_F(JobArrayTest, HeldArrayHoldsEveryTask) {
   JobId array = reply["array"]["id"];
   node_->Step();
   EXPECT_TRUE(launcher_.launches().empty());
-  for (JobId id = array; id < array + 3; ++id) EXPECT_EQ(Get(id).reason, reason::kHeld);
+  for (JobId id = array; id < array + 3; ++id) EXPECT_EQ(Get(id).reason, Reason::kHeld);
 }
 
 TEST_F(JobArrayTest, BadArraysAreRefusedAndNothingIsStored) {

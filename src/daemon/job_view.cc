@@ -12,7 +12,7 @@ JobView ToView(const JobRecord& record, EnvShown env_shown) {
   v.gid = record.gid;
   v.user = record.user;
   v.state = record.state;
-  v.reason = record.reason;
+  v.reason = ReasonName(record.reason);
   v.detail = record.detail;
   v.submit_ms = record.submit_ms;
   v.start_ms = record.start_ms;
@@ -26,7 +26,7 @@ JobView ToView(const JobRecord& record, EnvShown env_shown) {
   v.cancel_requested = record.cancel_requested;
   v.cancelled_by = record.cancelled_by;
   v.fault_suspect = record.fault_suspect;
-  v.stop_reason = record.stop_reason;
+  v.stop_reason = ReasonName(record.stop_reason);
   v.stop_detail = record.stop_detail;
   v.hold = record.hold;
   v.kind = record.kind;

@@ -214,7 +214,7 @@ TEST_F(LeaseTest, AStartingLeaseIsGivenUpAfterARestartToo) {
   Restart(o);
   clock_.AdvanceMs(kLeaseStartTimeoutMs);
   node_->Step();
-  EXPECT_EQ(Record(opened->lease.id).reason, "lease-not-placed");
+  EXPECT_EQ(Record(opened->lease.id).reason, Reason::kLeaseNotPlaced);
   EXPECT_EQ(Record(opened->lease.id).state, JobState::kCancelled);
 }
 
@@ -310,11 +310,11 @@ TEST_F(LeaseTest, CloseOfAnEmptyContainerEndsItAndTwiceIsFine) {
   auto closed = node_->CloseLease(root_, id);
   ASSERT_TRUE(closed.ok());
   EXPECT_EQ(closed->state, JobState::kCompleted);
-  EXPECT_EQ(closed->reason, reason::kLeaseClosed);
+  EXPECT_EQ(closed->reason, Reason::kLeaseClosed);
   node_->Step();
   auto again = node_->CloseLease(root_, id);
   ASSERT_TRUE(again.ok());
-  EXPECT_EQ(again->reason, reason::kLeaseClosed);
+  EXPECT_EQ(again->reason, Reason::kLeaseClosed);
 }
 
 // The daemon removes an ended lease's CDI spec through LeaseSpecs, whatever ended it; a job's
@@ -337,7 +337,7 @@ TEST_F(LeaseTest, AnEndedLeasesSpecIsRemovedOnce) {
   JobId unattached = Open();
   clock_.AdvanceMs(60000);
   node_->Step();
-  EXPECT_EQ(Record(unattached).reason, reason::kLeaseNotAttached) << "ended although its spec stayed";
+  EXPECT_EQ(Record(unattached).reason, Reason::kLeaseNotAttached) << "ended although its spec stayed";
   EXPECT_EQ(lease_specs_.removed.back(), unattached);
 }
 
@@ -360,7 +360,7 @@ TEST_F(LeaseTest, ALeaseEndsWhenItsCgroupEmpties) {
   containers_.SetProcesses(kCgroup, std::vector<int64_t>{});
   node_->Step();
   EXPECT_EQ(Record(id).state, JobState::kCompleted);
-  EXPECT_EQ(Record(id).reason, reason::kLeaseEmptied);
+  EXPECT_EQ(Record(id).reason, Reason::kLeaseEmptied);
 }
 
 TEST_F(LeaseTest, ALeaseNeverAttachedEndsAfterTheTimeout) {
@@ -371,7 +371,7 @@ TEST_F(LeaseTest, ALeaseNeverAttachedEndsAfterTheTimeout) {
   clock_.AdvanceMs(1);
   node_->Step();
   EXPECT_EQ(Record(id).state, JobState::kCompleted);
-  EXPECT_EQ(Record(id).reason, reason::kLeaseNotAttached);
+  EXPECT_EQ(Record(id).reason, Reason::kLeaseNotAttached);
 }
 
 TEST_F(LeaseTest, CancelKillsTheCgroupAfterTheGrace) {
@@ -392,19 +392,19 @@ TEST_F(LeaseTest, ALeaseSurvivesARestartAttached) {
   EXPECT_EQ(Record(id).kind, JobKind::kLease);
   containers_.SetProcesses(kCgroup, std::vector<int64_t>{});
   node_->Step();
-  EXPECT_EQ(Record(id).reason, reason::kLeaseEmptied);
+  EXPECT_EQ(Record(id).reason, Reason::kLeaseEmptied);
 }
 
 TEST(LeaseEndTest, DecidedByTheRules) {
   JobRecord lease;
   lease.kind = JobKind::kLease;
-  EXPECT_EQ(lifecycle::DecideLeaseEnd(lease, reason::kLeaseEmptied, false, 5).state, JobState::kCompleted);
-  EXPECT_EQ(lifecycle::DecideLeaseEnd(lease, reason::kLeaseEmptied, true, 5).reason, reason::kGpuFault);
-  lease.stop_reason = reason::kGpuMemExceeded;
-  EXPECT_EQ(lifecycle::DecideLeaseEnd(lease, reason::kLeaseEmptied, false, 5).reason, reason::kGpuMemExceeded);
-  lease.stop_reason.clear();
+  EXPECT_EQ(lifecycle::DecideLeaseEnd(lease, Reason::kLeaseEmptied, false, 5).state, JobState::kCompleted);
+  EXPECT_EQ(lifecycle::DecideLeaseEnd(lease, Reason::kLeaseEmptied, true, 5).reason, Reason::kGpuFault);
+  lease.stop_reason = Reason::kGpuMemExceeded;
+  EXPECT_EQ(lifecycle::DecideLeaseEnd(lease, Reason::kLeaseEmptied, false, 5).reason, Reason::kGpuMemExceeded);
+  lease.stop_reason = Reason::kNone;
   lease.cancel_requested = true;
-  EXPECT_EQ(lifecycle::DecideLeaseEnd(lease, reason::kLeaseClosed, false, 5).state, JobState::kCancelled);
+  EXPECT_EQ(lifecycle::DecideLeaseEnd(lease, Reason::kLeaseClosed, false, 5).state, JobState::kCancelled);
 }
 
 }  // namespace

@@ -19,26 +19,26 @@ JobEnd ExitEnd(const launch::ExitStatus& exit) {
     case Kind::kExited:
       end.exit_code = exit.exit_code;
       end.state = exit.exit_code == 0 ? JobState::kCompleted : JobState::kFailed;
-      end.reason = exit.exit_code == 0 ? reason::kExitedZero : reason::kExitedNonZero;
+      end.reason = exit.exit_code == 0 ? Reason::kExitedZero : Reason::kExitedNonZero;
       end.detail = "exit code " + std::to_string(exit.exit_code);
       break;
     case Kind::kSignaled:
       end.term_signal = exit.term_signal;
       end.state = JobState::kFailed;
-      end.reason = reason::kSignaled;
+      end.reason = Reason::kSignaled;
       end.detail = std::string("killed by signal ") + std::to_string(exit.term_signal) + " (" +
                    ::strsignal(exit.term_signal) + ")";
       break;
     case Kind::kLaunchFailed:
       end.state = JobState::kFailed;
-      end.reason = reason::kLaunchFailed;
+      end.reason = Reason::kLaunchFailed;
       end.detail = exit.error;
       break;
     case Kind::kNoStatus:
     case Kind::kNeverLaunched:
     case Kind::kOrphaned:  // not an end; Node never decides one from it
       end.state = JobState::kFailed;
-      end.reason = reason::kLost;
+      end.reason = Reason::kLost;
       end.detail = exit.error.empty() ? "the job's supervisor vanished" : exit.error;
       break;
   }
@@ -59,29 +59,29 @@ void Submitted(JobRecord& job, int64_t now_ms) {
   job.submit_ms = now_ms;
 }
 
-void Waiting(JobRecord& job, std::string reason, std::string detail) {
-  job.reason = std::move(reason);
+void Waiting(JobRecord& job, Reason reason, std::string detail) {
+  job.reason = reason;
   job.detail = std::move(detail);
 }
 
 void Started(JobRecord& job, std::vector<Allocation> allocations, int64_t now_ms) {
   job.allocations = std::move(allocations);
   job.state = JobState::kRunning;
-  job.reason.clear();
+  job.reason = Reason::kNone;
   job.detail.clear();
   job.start_ms = now_ms;
   job.pid = 0;
 }
 
-void Requeued(JobRecord& job, std::string reason, std::string detail) {
+void Requeued(JobRecord& job, Reason reason, std::string detail) {
   job.state = JobState::kPending;
-  job.reason = std::move(reason);
+  job.reason = reason;
   job.detail = std::move(detail);
   job.allocations.clear();
   job.start_ms = 0;
   job.pid = 0;
   job.pid_start_ticks = 0;
-  job.stop_reason.clear();  // a stop belongs to the run it stopped
+  job.stop_reason = Reason::kNone;  // a stop belongs to the run it stopped
   job.stop_detail.clear();
 }
 
@@ -90,14 +90,14 @@ void Cancel(JobRecord& job, const std::string& by, int64_t now_ms) {
   job.cancelled_by = by;
   if (job.state != JobState::kPending) return;
   job.state = JobState::kCancelled;
-  job.reason = reason::kCancelled;
+  job.reason = Reason::kCancelled;
   job.detail = "cancelled by " + by + " while pending";
   job.end_ms = now_ms;
 }
 
-bool Stop(JobRecord& job, std::string stop_reason, std::string stop_detail) {
-  if (job.cancel_requested || !job.stop_reason.empty()) return false;
-  job.stop_reason = std::move(stop_reason);
+bool Stop(JobRecord& job, Reason stop_reason, std::string stop_detail) {
+  if (job.cancel_requested || job.stop_reason != Reason::kNone) return false;
+  job.stop_reason = stop_reason;
   job.stop_detail = std::move(stop_detail);
   job.cancel_requested = true;
   job.cancelled_by = kStoppedBy;
@@ -119,18 +119,18 @@ std::string TimeLimitDetail(const JobRecord& job) {
   return "ran past its time limit of " + FormatTimeLimit(job.request.time_limit_s);
 }
 
-void NeverStarts(JobRecord& job, std::string reason, std::string detail, int64_t now_ms) {
+void NeverStarts(JobRecord& job, Reason reason, std::string detail, int64_t now_ms) {
   job.cancel_requested = true;
   job.cancelled_by = kStoppedBy;
   job.state = JobState::kCancelled;
-  job.reason = std::move(reason);
+  job.reason = reason;
   job.detail = std::move(detail);
   job.end_ms = now_ms;
 }
 
 void SupervisorLost(JobRecord& job) {
-  if (!job.stop_reason.empty() || job.cancel_requested) return;
-  job.stop_reason = reason::kLost;
+  if (job.stop_reason != Reason::kNone || job.cancel_requested) return;
+  job.stop_reason = Reason::kLost;
   job.stop_detail = "its supervisor died; its job's processes were ended";
 }
 
@@ -145,55 +145,55 @@ JobEnd DecideEnd(const JobRecord& job, const EndFacts& facts) {
       JobEnd requeue;
       requeue.requeue = true;
       requeue.state = JobState::kPending;
-      requeue.reason = reason::kMpsFaultVictim;
+      requeue.reason = Reason::kMpsFaultVictim;
       requeue.detail = "ended by a fatal MPS fault on its device; reruns alone to find the cause";
       requeue.fault_suspect = true;
       return requeue;
     }
     end.state = JobState::kFailed;
-    end.reason = reason::kGpuFault;
+    end.reason = Reason::kGpuFault;
     end.detail = job.fault_suspect
                      ? "caused a fatal MPS fault: it faulted again when run alone (" + end.detail + ")"
                      : "ended by a fatal MPS fault on its device (" + end.detail + ")";
     return end;
   }
-  if (!job.stop_reason.empty()) {
+  if (job.stop_reason != Reason::kNone) {
     end.state = JobState::kFailed;
     end.reason = job.stop_reason;
     end.detail = job.stop_detail + " (" + end.detail + ")";
   } else if (job.cancel_requested) {
     end.state = JobState::kCancelled;
-    end.reason = reason::kCancelled;
+    end.reason = Reason::kCancelled;
     end.detail = "cancelled by " + job.cancelled_by + " (" + end.detail + ")";
   }
   return end;
 }
 
-JobEnd DecideLeaseEnd(const JobRecord& lease, const std::string& cause, bool mps_fault, int64_t now_ms) {
+JobEnd DecideLeaseEnd(const JobRecord& lease, Reason cause, bool mps_fault, int64_t now_ms) {
   JobEnd end;
   end.end_ms = now_ms;
   end.fault_suspect = lease.fault_suspect;
   if (mps_fault && !lease.cancel_requested) {
     end.state = JobState::kFailed;
-    end.reason = reason::kGpuFault;
+    end.reason = Reason::kGpuFault;
     end.detail = "ended by a fatal MPS fault on its device";
-  } else if (!lease.stop_reason.empty()) {
+  } else if (lease.stop_reason != Reason::kNone) {
     end.state = JobState::kFailed;
     end.reason = lease.stop_reason;
     end.detail = lease.stop_detail + " (its container was stopped)";
   } else if (lease.cancel_requested) {
     end.state = JobState::kCancelled;
-    end.reason = reason::kCancelled;
+    end.reason = Reason::kCancelled;
     end.detail = "cancelled by " + lease.cancelled_by;
-  } else if (cause == reason::kLaunchFailed) {
+  } else if (cause == Reason::kLaunchFailed) {
     end.state = JobState::kFailed;
     end.reason = cause;
     end.detail = "its MPS environment could not be prepared";
   } else {
     end.state = JobState::kCompleted;
     end.reason = cause;
-    if (cause == reason::kLeaseClosed) end.detail = "closed";
-    else if (cause == reason::kLeaseEmptied) end.detail = "its container's cgroup has no process left";
+    if (cause == Reason::kLeaseClosed) end.detail = "closed";
+    else if (cause == Reason::kLeaseEmptied) end.detail = "its container's cgroup has no process left";
     else end.detail = "no container was attached in time";
   }
   return end;

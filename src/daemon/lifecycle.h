@@ -28,11 +28,6 @@ enum class MpsFaultPolicy {
 
 namespace lifecycle {
 
-// Pending reasons the lifecycle gives (the scheduler gives the others, sched/placement.h).
-inline constexpr char kReasonRequeued[] = "requeued";  // never launched before the daemon stopped
-// The device's MPS server serves another user, or its control daemon is starting or quitting.
-inline constexpr char kReasonMpsUser[] = "mps-user";
-
 // Who pinpoint names as the canceller of the jobs it stops itself.
 inline constexpr char kStoppedBy[] = "pinpoint";
 
@@ -40,37 +35,37 @@ inline constexpr char kStoppedBy[] = "pinpoint";
 void Submitted(JobRecord& job, int64_t now_ms);
 
 // A pending job the scheduler did not start in this pass, and why (sched::Wait).
-void Waiting(JobRecord& job, std::string reason, std::string detail);
+void Waiting(JobRecord& job, Reason reason, std::string detail);
 
 // pending -> running on `allocations` since now_ms; no supervisor pid yet.
 void Started(JobRecord& job, std::vector<Allocation> allocations, int64_t now_ms);
 
 // running -> pending again (its program never ran, or may run again): the allocations, the start
 // time and the supervisor's pid are cleared.
-void Requeued(JobRecord& job, std::string reason, std::string detail);
+void Requeued(JobRecord& job, Reason reason, std::string detail);
 
 // A cancel by `by` (a user name) of a job that has not ended. A pending job ends at once
 // (cancelled, "cancelled by <by> while pending", end_ms = now_ms); a running job only records the
 // request: Node stops it, and DecideEnd gives its end.
 void Cancel(JobRecord& job, const std::string& by, int64_t now_ms);
 
-// pinpoint stops a running job itself (for example reason::kGpuMemExceeded, detail saying why):
+// pinpoint stops a running job itself (for example Reason::kGpuMemExceeded, detail saying why):
 // its end is `stop_reason` unless it completes first (DecideEnd rule 2), and it counts as
 // cancelled by pinpoint. Returns false and changes nothing when the job is already being stopped
 // or cancelled: the first stop wins.
-bool Stop(JobRecord& job, std::string stop_reason, std::string stop_detail);
+bool Stop(JobRecord& job, Reason stop_reason, std::string stop_detail);
 
 // When a running job's time limit (request.time_limit_s, from its start) is reached, in Unix
 // epoch ms; nullopt for a job that is not running, has no limit, or is a lease (leases have no
-// time limit). Node stops a job at this moment through Stop(reason::kTimeLimit).
+// time limit). Node stops a job at this moment through Stop(Reason::kTimeLimit).
 std::optional<int64_t> TimeLimitDeadlineMs(const JobRecord& job);
 
 // The detail of a time-limit stop: "ran past its time limit of 1:00:00".
 std::string TimeLimitDetail(const JobRecord& job);
 
 // A pending job that can never start (a dependency it needs to complete did not: `reason` is
-// reason::kDependencyNeverSatisfied): cancelled by pinpoint now, with `detail`, end_ms = now_ms.
-void NeverStarts(JobRecord& job, std::string reason, std::string detail, int64_t now_ms);
+// Reason::kDependencyNeverSatisfied): cancelled by pinpoint now, with `detail`, end_ms = now_ms.
+void NeverStarts(JobRecord& job, Reason reason, std::string detail, int64_t now_ms);
 
 // The supervisor of a running job died while the job's processes live. Unless the job is already
 // being stopped or cancelled, its end will be failed/lost once they are gone (DecideEnd rule 2).
@@ -91,7 +86,7 @@ struct JobEnd {
   // False: `state` is final; the event is "end".
   bool requeue = false;
   JobState state = JobState::kFailed;
-  std::string reason;
+  Reason reason = Reason::kNone;
   std::string detail;  // the event's detail too
   std::optional<int> exit_code;
   std::optional<int> term_signal;
@@ -119,12 +114,12 @@ JobEnd DecideEnd(const JobRecord& job, const EndFacts& facts);
 std::string SupervisorsReason(const launch::ExitStatus& exit);
 
 // Decides a lease's end (docs/api.md "close_lease"). `cause` is why it ends now:
-// reason::kLeaseClosed, kLeaseEmptied, kLeaseNotAttached, or kLaunchFailed (its MPS environment
+// Reason::kLeaseClosed, kLeaseEmptied, kLeaseNotAttached, or kLaunchFailed (its MPS environment
 // could not be prepared). A lease never requeues (a container cannot be rerun), so the first rule
 // that applies wins: an MPS fault that hit it (not cancelled) fails it (gpu-fault); a stop
 // (stop_reason) fails it with that reason; a cancel makes it cancelled; kLaunchFailed fails it;
 // otherwise it completed with `cause` as its reason.
-JobEnd DecideLeaseEnd(const JobRecord& lease, const std::string& cause, bool mps_fault, int64_t now_ms);
+JobEnd DecideLeaseEnd(const JobRecord& lease, Reason cause, bool mps_fault, int64_t now_ms);
 
 // Writes `end` into the job: state, reason, detail, exit_code, term_signal, end_ms and
 // fault_suspect, and for a requeue what Requeued clears.

@@ -19,7 +19,7 @@ launch::ExitStatus NoStatus(std::string error = "") { return {Kind::kNoStatus, 0
 // The record facts DecideEnd reads.
 struct Record {
   bool cancelled = false;      // cancel_requested by "alice"
-  const char* stop = nullptr;  // stop_reason, with stop_detail "over budget"
+  const char* stop = nullptr;  // stop_reason (its word), with stop_detail "over budget"
   bool suspect = false;        // fault_suspect
 };
 
@@ -30,7 +30,7 @@ JobRecord RunningJob(const Record& r) {
   job.cancel_requested = r.cancelled;
   if (r.cancelled) job.cancelled_by = "alice";
   if (r.stop != nullptr) {
-    job.stop_reason = r.stop;
+    job.stop_reason = ReasonFromName(r.stop).value();
     job.stop_detail = "over budget";
   }
   job.fault_suspect = r.suspect;
@@ -46,7 +46,7 @@ struct EndCase {
   // Expected.
   bool requeue;
   JobState state;
-  const char* reason;
+  const char* reason;  // its word
   const char* detail;
   bool suspect_after;
 };
@@ -112,7 +112,7 @@ TEST(LifecycleTest, DecideEndTable) {
     JobEnd end = DecideEnd(job, {c.exit, c.fault, c.policy, kNow});
     EXPECT_EQ(end.requeue, c.requeue) << c.name;
     EXPECT_EQ(end.state, c.state) << c.name;
-    EXPECT_EQ(end.reason, c.reason) << c.name;
+    EXPECT_STREQ(ReasonName(end.reason), c.reason) << c.name;
     EXPECT_EQ(end.detail, c.detail) << c.name;
     EXPECT_EQ(end.fault_suspect, c.suspect_after) << c.name;
     EXPECT_EQ(end.end_ms, c.requeue ? 0 : kNow) << c.name;
@@ -135,7 +135,7 @@ TEST(LifecycleTest, ApplyEndWritesAFinalEnd) {
   job.pid = 42;
   ApplyEnd(DecideEnd(job, {Exited(3), false, kRequeue, kNow}), job);
   EXPECT_EQ(job.state, JobState::kFailed);
-  EXPECT_EQ(job.reason, reason::kExitedNonZero);
+  EXPECT_EQ(job.reason, Reason::kExitedNonZero);
   EXPECT_EQ(job.exit_code, 3);
   EXPECT_EQ(job.end_ms, kNow);
   EXPECT_EQ(job.allocations.size(), 1u) << "an ended job shows where it ran";
@@ -150,7 +150,7 @@ TEST(LifecycleTest, ApplyEndOfARequeueClearsTheRun) {
   job.exit_code = 1;  // left from nothing: a requeue has no exit
   ApplyEnd(DecideEnd(job, {Exited(1), true, kRequeue, kNow}), job);
   EXPECT_EQ(job.state, JobState::kPending);
-  EXPECT_EQ(job.reason, reason::kMpsFaultVictim);
+  EXPECT_EQ(job.reason, Reason::kMpsFaultVictim);
   EXPECT_TRUE(job.fault_suspect);
   EXPECT_TRUE(job.allocations.empty());
   EXPECT_EQ(job.start_ms, 0);
@@ -165,20 +165,20 @@ TEST(LifecycleTest, StartAndRequeue) {
   Submitted(job, kNow);
   EXPECT_EQ(job.state, JobState::kPending);
   EXPECT_EQ(job.submit_ms, kNow);
-  Waiting(job, "resources", "needs 1 GPU");
-  EXPECT_EQ(job.reason, "resources");
+  Waiting(job, Reason::kResources, "needs 1 GPU");
+  EXPECT_EQ(job.reason, Reason::kResources);
   Allocation a;
   a.device_index = 1;
   Started(job, {a}, kNow + 5);
   EXPECT_EQ(job.state, JobState::kRunning);
-  EXPECT_EQ(job.reason, "");
+  EXPECT_EQ(job.reason, Reason::kNone);
   EXPECT_EQ(job.detail, "");
   EXPECT_EQ(job.start_ms, kNow + 5);
   ASSERT_EQ(job.allocations.size(), 1u);
   job.pid = 99;
-  Requeued(job, kReasonMpsUser, "MPS on device 1 serves uid 7");
+  Requeued(job, Reason::kMpsUser, "MPS on device 1 serves uid 7");
   EXPECT_EQ(job.state, JobState::kPending);
-  EXPECT_EQ(job.reason, "mps-user");
+  EXPECT_EQ(job.reason, Reason::kMpsUser);
   EXPECT_EQ(job.detail, "MPS on device 1 serves uid 7");
   EXPECT_TRUE(job.allocations.empty());
   EXPECT_EQ(job.start_ms, 0);
@@ -189,7 +189,7 @@ TEST(LifecycleTest, CancelEndsAPendingJobAndMarksARunningOne) {
   JobRecord pending;
   Cancel(pending, "bob", kNow);
   EXPECT_EQ(pending.state, JobState::kCancelled);
-  EXPECT_EQ(pending.reason, reason::kCancelled);
+  EXPECT_EQ(pending.reason, Reason::kCancelled);
   EXPECT_EQ(pending.detail, "cancelled by bob while pending");
   EXPECT_EQ(pending.end_ms, kNow);
   JobRecord running = RunningJob({});
@@ -202,29 +202,29 @@ TEST(LifecycleTest, CancelEndsAPendingJobAndMarksARunningOne) {
 
 TEST(LifecycleTest, TheFirstStopWins) {
   JobRecord job = RunningJob({});
-  EXPECT_TRUE(Stop(job, reason::kGpuMemExceeded, "used 9 GiB"));
+  EXPECT_TRUE(Stop(job, Reason::kGpuMemExceeded, "used 9 GiB"));
   EXPECT_TRUE(job.cancel_requested);
   EXPECT_EQ(job.cancelled_by, kStoppedBy);
-  EXPECT_FALSE(Stop(job, "other", "later"));
-  EXPECT_EQ(job.stop_reason, reason::kGpuMemExceeded);
+  EXPECT_FALSE(Stop(job, Reason::kTimeLimit, "later"));
+  EXPECT_EQ(job.stop_reason, Reason::kGpuMemExceeded);
   EXPECT_EQ(job.stop_detail, "used 9 GiB");
   SupervisorLost(job);
-  EXPECT_EQ(job.stop_reason, reason::kGpuMemExceeded) << "a lost supervisor does not override a stop";
+  EXPECT_EQ(job.stop_reason, Reason::kGpuMemExceeded) << "a lost supervisor does not override a stop";
 
   JobRecord cancelled = RunningJob({.cancelled = true});
-  EXPECT_FALSE(Stop(cancelled, reason::kGpuMemExceeded, "used 9 GiB")) << "a user's cancel came first";
+  EXPECT_FALSE(Stop(cancelled, Reason::kGpuMemExceeded, "used 9 GiB")) << "a user's cancel came first";
   SupervisorLost(cancelled);
-  EXPECT_EQ(cancelled.stop_reason, "");
+  EXPECT_EQ(cancelled.stop_reason, Reason::kNone);
 }
 
 TEST(LifecycleTest, SupervisorLostIsAStopButNotACancel) {
   JobRecord job = RunningJob({});
   SupervisorLost(job);
-  EXPECT_EQ(job.stop_reason, reason::kLost);
+  EXPECT_EQ(job.stop_reason, Reason::kLost);
   EXPECT_EQ(job.stop_detail, "its supervisor died; its job's processes were ended");
   EXPECT_FALSE(job.cancel_requested);
   JobEnd end = DecideEnd(job, {NoStatus(), false, kRequeue, kNow});
-  EXPECT_EQ(end.reason, reason::kLost);
+  EXPECT_EQ(end.reason, Reason::kLost);
   EXPECT_EQ(end.detail, "its supervisor died; its job's processes were ended (the job's supervisor vanished)");
 }
 
@@ -235,10 +235,10 @@ TEST(LifecycleTest, ARequeuedRunLeavesItsStopBehind) {
   SupervisorLost(job);
   ApplyEnd(DecideEnd(job, {Exited(1), true, kRequeue, kNow}), job);
   ASSERT_EQ(job.state, JobState::kPending);
-  EXPECT_EQ(job.stop_reason, "");
+  EXPECT_EQ(job.stop_reason, Reason::kNone);
   EXPECT_EQ(job.stop_detail, "");
   ApplyEnd(DecideEnd(job, {Exited(0), false, kRequeue, kNow + 1}), job);
-  EXPECT_EQ(job.state, JobState::kCompleted) << job.reason;
+  EXPECT_EQ(job.state, JobState::kCompleted) << ReasonName(job.reason);
 }
 
 }  // namespace

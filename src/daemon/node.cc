@@ -76,7 +76,7 @@ Status Node::Recover() {
     }
     JobRecord& found = jobs_.Add(job);
     if (status->kind == launch::ExitStatus::Kind::kNeverLaunched) {
-      Requeue(found, "was never launched before the daemon stopped", lifecycle::kReasonRequeued);
+      Requeue(found, "was never launched before the daemon stopped", Reason::kRequeued);
       ++requeued;
     } else {
       std::string why = lifecycle::SupervisorsReason(*status);
@@ -133,7 +133,7 @@ std::vector<JobId> Node::Step() {
   if (dirty_) Schedule();
   // Every job that ended in this pass, polled or failed to launch inside Schedule.
   std::vector<JobId> ended = jobs_.CollectEnded(
-      [&](const JobRecord& job) { ended_total_[{JobStateName(job.state), job.reason}] += 1; });
+      [&](const JobRecord& job) { ended_total_[{job.state, job.reason}] += 1; });
   UpdateWatchedJobs();
   return ended;
 }
@@ -153,7 +153,7 @@ sched::Snapshot Node::SchedSnapshot(bool with_pending) {
       // A held job cannot start, and its reason was given when it was held: it costs a pass
       // nothing, however many a user holds (unless a dependency could end it).
       if (job.hold != Hold::kNone && job.request.afterok.empty()) {
-        if (job.reason != reason::kHeld) lifecycle::Waiting(job, reason::kHeld, sched::HeldDetail(job.id, job.hold));
+        if (job.reason != Reason::kHeld) lifecycle::Waiting(job, Reason::kHeld, sched::HeldDetail(job.id, job.hold));
         continue;
       }
       // So does a job already waiting on jobs that all run: none of them can end in this pass.
@@ -303,7 +303,7 @@ bool Node::LaunchJob(JobRecord& job) {
   auto env = JobEnvironment(job);
   if (!env.ok() && env.status().code() == Code::kFailedPrecondition) {
     // The device's MPS server still serves another user: wait rather than fail.
-    Requeue(job, env.status().message(), lifecycle::kReasonMpsUser, /*release_resources=*/false);
+    Requeue(job, env.status().message(), Reason::kMpsUser, /*release_resources=*/false);
     return false;
   }
   Occupant& occupant = OccupantOf(job);
@@ -321,10 +321,9 @@ bool Node::LaunchJob(JobRecord& job) {
   return *started;
 }
 
-void Node::Requeue(JobRecord& job, const std::string& why, const char* reason_code,
-                   bool release_resources) {
+void Node::Requeue(JobRecord& job, const std::string& why, Reason reason, bool release_resources) {
   if (release_resources) ReleaseResources(job);
-  lifecycle::Requeued(job, reason_code, why);
+  lifecycle::Requeued(job, reason, why);
   PersistRequeue(job);
 }
 

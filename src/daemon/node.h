@@ -266,7 +266,7 @@ class Node {
   std::vector<int64_t> ProcessesOf(const JobRecord& job) { return OccupantOf(job).Processes(job); }
   // The end of a running job's occupant: Finish for a job's exit, EndLease for a lease's cause.
   void End(JobRecord& job, const OccupantEnd& end);
-  void EndLease(JobRecord& job, const std::string& cause);
+  void EndLease(JobRecord& job, Reason cause);
   // The file an output pattern of `r` names (submit -o/-e), or "" for none.
   static std::string OutputFile(const JobRecord& r, const std::string& pattern);
   void Schedule();
@@ -318,7 +318,7 @@ class Node {
   // A running job whose supervisor died while its processes live: it keeps its resources and is
   // stopped (SafeStop); it ends as failed/lost once they are all gone.
   void HandleOrphan(JobRecord& job);
-  void Requeue(JobRecord& job, const std::string& why, const char* reason_code,
+  void Requeue(JobRecord& job, const std::string& why, Reason reason,
                bool release_resources = true);
   void PersistRequeue(const JobRecord& job);
   void ReleaseResources(const JobRecord& job);
@@ -343,7 +343,7 @@ class Node {
   void SafeStop(JobRecord& job);
   // pinpoint stops a running job itself (lifecycle::Stop with `stop_reason` and `detail`, the
   // event "stop"), then SafeStop. Nothing when it is already being stopped or cancelled.
-  void StopJob(JobRecord& job, const char* stop_reason, std::string detail);
+  void StopJob(JobRecord& job, Reason stop_reason, std::string detail);
   // Acts on what the watcher found since the last pass: usage, final usage, budget breaches,
   // ended jobs whose GPUs are free of them (or not yet).
   void ApplyWatch();
@@ -384,7 +384,7 @@ class Node {
   std::map<JobId, Settling> settling_;
   int64_t last_usage_flush_ms_ = 0;
   int64_t starts_total_ = 0;
-  std::map<std::pair<std::string, std::string>, int64_t> ended_total_;  // (state, reason)
+  std::map<std::pair<JobState, Reason>, int64_t> ended_total_;
   int64_t generation_ = 0;  // with jobs_.generation(): see generation()
   std::set<JobId> orphans_;  // running jobs whose supervisor died (HandleOrphan)
   // What the last scheduling pass held back for its first blocked job: a lease placed between

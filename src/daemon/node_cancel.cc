@@ -105,7 +105,7 @@ void Node::SafeStop(JobRecord& job) {
   else if (!s.ok()) log::Warn("job {}: {}", job.id, s.ToString());
 }
 
-void Node::StopJob(JobRecord& job, const char* stop_reason, std::string detail) {
+void Node::StopJob(JobRecord& job, Reason stop_reason, std::string detail) {
   if (!lifecycle::Stop(job, stop_reason, std::move(detail))) return;
   Status s = jobs_.Persist(job, "stop", job.stop_detail);
   if (!s.ok()) log::Error("job {}: cannot record stop: {}", job.id, s.ToString());

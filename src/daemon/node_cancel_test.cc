@@ -114,7 +114,7 @@ TEST_F(NodeTest, OrphanedJobKeepsItsGpusUntilItsProcessesAreEnded) {
   EXPECT_EQ(ended, std::vector<JobId>{orphan});
   auto stored = store_->Get(orphan);
   EXPECT_EQ(stored->state, JobState::kFailed);
-  EXPECT_EQ(stored->reason, reason::kLost);
+  EXPECT_EQ(stored->reason, Reason::kLost);
   EXPECT_NE(stored->detail.find("supervisor died; its job's processes were ended"),
             std::string::npos)
       << stored->detail;

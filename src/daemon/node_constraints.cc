@@ -22,7 +22,7 @@ Status Node::CheckDependencies(const api::Caller& caller, const JobRequest& requ
 }
 
 bool Node::WaitsOnRunningJobs(const JobRecord& job) const {
-  if (job.reason != reason::kDependency) return false;  // judged once by a pass first
+  if (job.reason != Reason::kDependency) return false;  // judged once by a pass first
   if (job.request.after.empty() && job.request.afterok.empty()) return false;
   for (const auto* list : {&job.request.after, &job.request.afterok}) {
     for (JobId id : *list) {
@@ -105,7 +105,7 @@ void Node::EnforceTimeLimit(JobRecord& job, int64_t now_ms) {
   std::optional<int64_t> deadline = lifecycle::TimeLimitDeadlineMs(job);
   if (!deadline || now_ms < *deadline) return;
   // A job already being stopped or cancelled is left alone: the first stop wins.
-  StopJob(job, reason::kTimeLimit, lifecycle::TimeLimitDetail(job));
+  StopJob(job, Reason::kTimeLimit, lifecycle::TimeLimitDetail(job));
 }
 
 }  // namespace pinpoint::daemon

@@ -56,7 +56,7 @@ void Node::StopUnservedJobs(const sharing::Event& e) {
     bool served_there = std::any_of(job.allocations.begin(), job.allocations.end(), [&](const Allocation& a) {
       return a.device_index == e.device_index && a.mode == e.mode;
     });
-    if (served_there) StopJob(job, reason::kMpsUnresponsive, e.detail);
+    if (served_there) StopJob(job, Reason::kMpsUnresponsive, e.detail);
   }
   dirty_ = true;  // the device is free again: the queue may move
 }

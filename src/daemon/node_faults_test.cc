@@ -25,7 +25,7 @@ TEST_F(NodeTest, AnUnresponsiveMpsDaemonStopsItsUsersJobsThereWithATruthfulReaso
   node_->Step();
   ASSERT_EQ(launcher_.signals().size(), 1u);
   EXPECT_EQ(launcher_.signals()[0], (std::pair<JobId, int>{there, SIGTERM}));
-  EXPECT_EQ(node_->Get(there)->stop_reason, reason::kMpsUnresponsive);
+  EXPECT_EQ(node_->Get(there)->stop_reason, Reason::kMpsUnresponsive);
   ExitStatus killed;
   killed.kind = ExitStatus::Kind::kSignaled;
   killed.term_signal = SIGTERM;
@@ -33,7 +33,7 @@ TEST_F(NodeTest, AnUnresponsiveMpsDaemonStopsItsUsersJobsThereWithATruthfulReaso
   node_->Step();
   JobRecord ended = *store_->Get(there);
   EXPECT_EQ(ended.state, JobState::kFailed);
-  EXPECT_EQ(ended.reason, reason::kMpsUnresponsive);
+  EXPECT_EQ(ended.reason, Reason::kMpsUnresponsive);
   EXPECT_NE(ended.detail.find("did not answer"), std::string::npos) << ended.detail;
   EXPECT_EQ(StateOf(elsewhere), JobState::kRunning) << "its job on another device is untouched";
 }
@@ -93,7 +93,7 @@ TEST_F(NodeTest, FaultRequeuesVictimsWhichRerunAloneAndTheCulpritFails) {
   EXPECT_EQ(store_->Get(a)->state, JobState::kCompleted);
   EXPECT_EQ(store_->Get(b)->state, JobState::kCompleted);
   EXPECT_EQ(store_->Get(culprit)->state, JobState::kFailed);
-  EXPECT_EQ(store_->Get(culprit)->reason, reason::kGpuFault);
+  EXPECT_EQ(store_->Get(culprit)->reason, Reason::kGpuFault);
 }
 
 TEST_F(NodeTest, FaultPolicyFailEndsAffectedJobsAsGpuFault) {
@@ -108,7 +108,7 @@ TEST_F(NodeTest, FaultPolicyFailEndsAffectedJobsAsGpuFault) {
   launcher_.Finish(a, Exited(2));
   launcher_.Finish(ok, Exited(0));  // finished its work before the error reached it
   node_->Step();
-  EXPECT_EQ(store_->Get(a)->reason, reason::kGpuFault);
+  EXPECT_EQ(store_->Get(a)->reason, Reason::kGpuFault);
   EXPECT_EQ(store_->Get(ok)->state, JobState::kCompleted);
 }
 
@@ -140,7 +140,7 @@ TEST_F(NodeTest, FaultClaimTouchesOnlyTheClaimingUsersJobs) {
   node_->Step();
   launcher_.Finish(mine, Exited(1));
   node_->Step();
-  EXPECT_EQ(store_->Get(mine)->reason, reason::kExitedNonZero) << "not a victim of the claim";
+  EXPECT_EQ(store_->Get(mine)->reason, Reason::kExitedNonZero) << "not a victim of the claim";
   EXPECT_FALSE(store_->Get(mine)->fault_suspect);
 }
 
@@ -152,7 +152,7 @@ TEST_F(NodeTest, FaultOnAnotherDeviceLeavesJobsAlone) {
   node_->Step();
   launcher_.Finish(slice, Exited(1));
   node_->Step();
-  EXPECT_EQ(store_->Get(slice)->reason, reason::kExitedNonZero) << "not a fault victim";
+  EXPECT_EQ(store_->Get(slice)->reason, Reason::kExitedNonZero) << "not a fault victim";
   EXPECT_EQ(store_->Get(whole)->state, JobState::kRunning);
 }
 

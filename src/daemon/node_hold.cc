@@ -28,8 +28,8 @@ std::vector<Status> Node::SetHolds(const api::Caller& caller, const std::vector<
     if (!hold.ok()) return hold.status();
     if (job.hold == *hold) return false;  // a repeated id finds it done: ok again
     job.hold = *hold;
-    if (job.hold == Hold::kNone) lifecycle::Waiting(job, "", "");  // the next pass says why it waits
-    else lifecycle::Waiting(job, reason::kHeld, sched::HeldDetail(job.id, job.hold));
+    if (job.hold == Hold::kNone) lifecycle::Waiting(job, Reason::kNone, "");  // the next pass says why it waits
+    else lifecycle::Waiting(job, Reason::kHeld, sched::HeldDetail(job.id, job.hold));
     return true;
   });
 }
@@ -40,7 +40,7 @@ std::vector<Status> Node::SetArrayLimit(const api::Caller& caller, const std::ve
     if (job.array.array_id == 0) return InvalidArgument("job " + std::to_string(job.id) + " is no task of a job array");
     if (job.array.limit == limit) return false;
     job.array.limit = limit;
-    if (job.reason == reason::kArrayLimit) lifecycle::Waiting(job, "", "");  // the next pass says
+    if (job.reason == Reason::kArrayLimit) lifecycle::Waiting(job, Reason::kNone, "");  // the next pass says
     return true;
   });
 }

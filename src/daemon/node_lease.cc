@@ -72,16 +72,16 @@ Result<Node::OpenedLease> Node::OpenLease(const api::Caller& caller, const Lease
     lifecycle::Waiting(lease, wait.reason, WaitDetail(wait));
   }
   if (lease.state == JobState::kRunning) return OpenedLease{lease, EditsOfLease(lease.id)};
-  std::string why = lease.detail.empty() ? lease.reason : lease.detail;
+  std::string why = lease.detail.empty() ? ReasonName(lease.reason) : lease.detail;
   if (IsFinal(lease.state)) return Unavailable("lease " + std::to_string(lease.id) + " could not start: " + why);
-  if (placed && lease.state == JobState::kPending && lease.reason == lifecycle::kReasonMpsUser) {
+  if (placed && lease.state == JobState::kPending && lease.reason == Reason::kMpsUser) {
     // Placed, but its device's MPS control daemon is still starting (or quitting): the lease
     // waits for it, pending, placed by the next passes, for kLeaseStartTimeoutMs at most.
     starting_leases_.insert(lease.id);
     return OpenedLease{lease, {}};
   }
   lifecycle::Cancel(lease, NameOrUid(*users_, caller.uid), deps_.clock->NowMs());
-  lease.reason = "lease-not-placed";
+  lease.reason = Reason::kLeaseNotPlaced;
   lease.detail = "no room when it was opened: " + why;
   Status s = jobs_.Persist(lease, "end", lease.detail);
   if (!s.ok()) log::Warn("lease {}: {}", lease.id, s.message());
@@ -103,9 +103,9 @@ void Node::ExpireStartingLeases(int64_t now_ms) {
       continue;
     }
     JobRecord& lease = job->second;
-    std::string why = lease.detail.empty() ? lease.reason : lease.detail;
+    std::string why = lease.detail.empty() ? ReasonName(lease.reason) : lease.detail;
     lifecycle::Cancel(lease, "pinpoint", now_ms);
-    lease.reason = "lease-not-placed";
+    lease.reason = Reason::kLeaseNotPlaced;
     lease.detail = "not started within " + std::to_string(kLeaseStartTimeoutMs / 1000) + " s of its opening: " + why;
     Status s = jobs_.Persist(lease, "end", lease.detail);
     if (!s.ok()) log::Warn("lease {}: {}", lease.id, s.message());
@@ -188,11 +188,11 @@ Result<JobRecord> Node::CloseLease(const api::Caller& caller, JobId id) {
     if (!s.ok()) return s;
     return lease;
   }
-  EndLease(lease, reason::kLeaseClosed);
+  EndLease(lease, Reason::kLeaseClosed);
   return lease;
 }
 
-void Node::EndLease(JobRecord& job, const std::string& cause) {
+void Node::EndLease(JobRecord& job, Reason cause) {
   ReleaseResources(job);  // its occupant forgets its edits and removes its CDI spec
   bool faulted = LeaveFaultRecovery(job);
   lifecycle::ApplyEnd(lifecycle::DecideLeaseEnd(job, cause, faulted, deps_.clock->NowMs()), job);

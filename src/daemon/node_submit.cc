@@ -40,7 +40,7 @@ Result<JobRecord> Node::Submit(const api::Caller& caller, JobRequest request,
   auto id = deps_.store->Insert(r, key);
   if (!id.ok()) return id.status();
   r.id = *id;
-  if (r.hold != Hold::kNone) lifecycle::Waiting(r, reason::kHeld, sched::HeldDetail(r.id, r.hold));
+  if (r.hold != Hold::kNone) lifecycle::Waiting(r, Reason::kHeld, sched::HeldDetail(r.id, r.hold));
   if (!dropped->empty()) NoteDroppedEnv(r.id, *dropped);
   jobs_.Add(r);
   dirty_ = true;
@@ -104,7 +104,7 @@ Result<Node::SubmittedArray> Node::SubmitArray(const api::Caller& caller, JobReq
     JobRecord& task = tasks[i];
     task.id = (*ids)[i];
     task.array.array_id = ids->front();
-    if (task.hold != Hold::kNone) lifecycle::Waiting(task, reason::kHeld, sched::HeldDetail(task.id, task.hold));
+    if (task.hold != Hold::kNone) lifecycle::Waiting(task, Reason::kHeld, sched::HeldDetail(task.id, task.hold));
     jobs_.Add(std::move(task));
   }
   // Once for the array, on its first task: the same names were dropped from every task.

@@ -126,11 +126,11 @@ TEST_F(NodeTest, ExitStatusesBecomeFinalStates) {
   EXPECT_EQ(get(ok).state, JobState::kCompleted);
   EXPECT_EQ(get(ok).end_ms - get(ok).start_ms, 1500);
   EXPECT_EQ(get(bad).state, JobState::kFailed);
-  EXPECT_EQ(get(bad).reason, reason::kExitedNonZero);
+  EXPECT_EQ(get(bad).reason, Reason::kExitedNonZero);
   EXPECT_EQ(*get(bad).exit_code, 3);
-  EXPECT_EQ(get(sig).reason, reason::kSignaled);
+  EXPECT_EQ(get(sig).reason, Reason::kSignaled);
   EXPECT_EQ(*get(sig).term_signal, SIGSEGV);
-  EXPECT_EQ(get(nolaunch).reason, reason::kLaunchFailed);
+  EXPECT_EQ(get(nolaunch).reason, Reason::kLaunchFailed);
   EXPECT_NE(get(nolaunch).detail.find("No such file"), std::string::npos);
   EXPECT_EQ(node_->active_count(), 0u);
 }
@@ -140,7 +140,7 @@ TEST_F(NodeTest, EndedJobFreesItsDeviceForTheNext) {
   JobId second = Submit(Request(2));
   node_->Step();
   EXPECT_EQ(StateOf(second), JobState::kPending);
-  EXPECT_EQ(node_->Get(second)->reason, "resources");
+  EXPECT_EQ(node_->Get(second)->reason, Reason::kResources);
   launcher_.Finish(first, Exited(0));
   node_->Step();
   EXPECT_EQ(StateOf(second), JobState::kRunning);
@@ -189,7 +189,7 @@ TEST_F(NodeTest, RecoverAdoptsLiveJobsFinishesEndedOnesAndRequeuesNeverLaunched)
   EXPECT_EQ(restarted.Get(live)->state, JobState::kRunning);
   EXPECT_EQ(store_->Get(ended)->state, JobState::kCompleted);
   EXPECT_EQ(store_->Get(lost)->state, JobState::kFailed);
-  EXPECT_EQ(store_->Get(lost)->reason, reason::kLost);
+  EXPECT_EQ(store_->Get(lost)->reason, Reason::kLost);
   EXPECT_EQ(restarted.Get(whole)->state, JobState::kRunning);
   EXPECT_EQ(restarted.Get(pending)->state, JobState::kPending);
   // The never-launched job was requeued and then launched exactly once by the new daemon.
@@ -233,7 +233,7 @@ TEST_F(NodeTest, UsersComeFromTheUserDirectory) {
   ASSERT_EQ(launcher_.launches().size(), 2u);
   EXPECT_EQ(launcher_.launches()[0].groups, (std::vector<uint32_t>{1001, 4242}));
   auto job = node_->Get(waiting->id);
-  EXPECT_EQ(job->reason, "mps-user");
+  EXPECT_EQ(job->reason, Reason::kMpsUser);
   EXPECT_NE(job->detail.find("uid 1001 is ana"), std::string::npos) << job->detail;
   EXPECT_EQ(node_->GpusView().devices[0].mps_user, "ana");
   EXPECT_EQ(node_->Cancel(ana, {waiting->id}).at(0).code(), Code::kPermissionDenied);
@@ -272,7 +272,7 @@ TEST_F(NodeTest, FailedMpsPreparationReleasesNothing) {
   mps_.Fail(Unavailable("no MPS here"));
   JobId a = Submit(Request(1, 4ull << 30));
   node_->Step();
-  EXPECT_EQ(store_->Get(a)->reason, reason::kLaunchFailed);
+  EXPECT_EQ(store_->Get(a)->reason, Reason::kLaunchFailed);
   EXPECT_TRUE(mps_.released().empty()) << "a client that never was must not be released";
 }
 

@@ -117,7 +117,7 @@ void Node::StopOverBudget(JobRecord& job, const watch::OverBudget& over) {
   std::string who = over.processes == 1 ? "its process" : "its " + std::to_string(over.processes) + " processes";
   std::string detail = who + " used " + FormatSize(over.used_bytes) + " of device memory on GPU " +
                        std::to_string(over.gpu_index) + ", over its " + FormatSize(over.budget_bytes);
-  StopJob(job, reason::kGpuMemExceeded, std::move(detail));
+  StopJob(job, Reason::kGpuMemExceeded, std::move(detail));
 }
 
 }  // namespace pinpoint::daemon

@@ -117,7 +117,7 @@ TEST_F(NodeWatchTest, JobWhoseTwoProcessesExceedItsBudgetIsStoppedSafelyItsNeigh
   auto stopped = node_->Get(greedy);
   ASSERT_TRUE(stopped.ok());
   EXPECT_EQ(stopped->state, JobState::kFailed);
-  EXPECT_EQ(stopped->reason, reason::kGpuMemExceeded);
+  EXPECT_EQ(stopped->reason, Reason::kGpuMemExceeded);
   EXPECT_NE(stopped->detail.find("5GiB"), std::string::npos) << stopped->detail;
   EXPECT_NE(stopped->detail.find("its 2 processes used"), std::string::npos) << stopped->detail;
   EXPECT_EQ(node_->Get(neighbour)->state, JobState::kRunning);

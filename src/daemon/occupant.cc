@@ -107,18 +107,18 @@ Result<bool> LeaseOccupant::Start(JobRecord& job, std::vector<std::string> env) 
 }
 
 OccupantEnd LeaseOccupant::LaunchFailed(const std::string&) const {
-  return OccupantEnd{.cause = reason::kLaunchFailed};
+  return OccupantEnd{.cause = Reason::kLaunchFailed};
 }
 
 std::optional<OccupantEnd> LeaseOccupant::Poll(const JobRecord& job, int64_t now_ms) {
   if (job.lease_cgroup.empty()) {
-    if (job.cancel_requested) return OccupantEnd{.cause = reason::kCancelled};
-    if (now_ms >= job.start_ms + options_->lease_attach_timeout_ms) return OccupantEnd{.cause = reason::kLeaseNotAttached};
+    if (job.cancel_requested) return OccupantEnd{.cause = Reason::kCancelled};
+    if (now_ms >= job.start_ms + options_->lease_attach_timeout_ms) return OccupantEnd{.cause = Reason::kLeaseNotAttached};
     return std::nullopt;
   }
   if (containers_ == nullptr) return std::nullopt;
   auto pids = containers_->Processes(job.lease_cgroup);
-  if (!pids || pids->empty()) return OccupantEnd{.cause = reason::kLeaseEmptied};
+  if (!pids || pids->empty()) return OccupantEnd{.cause = Reason::kLeaseEmptied};
   return std::nullopt;
 }
 

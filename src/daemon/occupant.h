@@ -22,10 +22,10 @@
 
 namespace pinpoint::daemon {
 
-// How an occupant's run ended: a job's supervisor's status, or a lease's cause (a reason::k...).
+// How an occupant's run ended: a job's supervisor's status, or a lease's cause (a Reason::k...).
 struct OccupantEnd {
   std::optional<launch::ExitStatus> exit = std::nullopt;  // set for a job
-  std::string cause = "";                                 // a lease's, when exit is not set
+  Reason cause = Reason::kNone;                           // a lease's, when exit is not set
 };
 
 class Occupant {

@@ -92,8 +92,8 @@ TEST_F(OccupantTest, ALeaseHasNoSupervisorAndEndsWhenNoContainerAttachesInTime) 
   auto end = lease.Poll(job, 1500);
   ASSERT_TRUE(end.has_value());
   EXPECT_FALSE(end->exit.has_value());
-  EXPECT_EQ(end->cause, reason::kLeaseNotAttached);
-  EXPECT_EQ(lease.LaunchFailed("x").cause, reason::kLaunchFailed);
+  EXPECT_EQ(end->cause, Reason::kLeaseNotAttached);
+  EXPECT_EQ(lease.LaunchFailed("x").cause, Reason::kLaunchFailed);
 }
 
 TEST_F(OccupantTest, AnAttachedLeaseEndsWhenItsCgroupEmptiesAndItsSpecGoesWithIt) {
@@ -109,7 +109,7 @@ TEST_F(OccupantTest, AnAttachedLeaseEndsWhenItsCgroupEmptiesAndItsSpecGoesWithIt
   containers_.SetProcesses(job.lease_cgroup, std::vector<int64_t>{});
   auto end = lease.Poll(job, 1'000'000);
   ASSERT_TRUE(end.has_value());
-  EXPECT_EQ(end->cause, reason::kLeaseEmptied);
+  EXPECT_EQ(end->cause, Reason::kLeaseEmptied);
   lease.Release(job);
   EXPECT_EQ(specs_.removed, std::vector<JobId>{10});
   EXPECT_TRUE(lease.EditsOf(10).env.empty());
@@ -121,7 +121,7 @@ TEST_F(OccupantTest, ALeaseCancelledBeforeAnyContainerEndsCancelled) {
   job.cancel_requested = true;
   auto end = lease.Poll(job, 1001);
   ASSERT_TRUE(end.has_value());
-  EXPECT_EQ(end->cause, reason::kCancelled);
+  EXPECT_EQ(end->cause, Reason::kCancelled);
   EXPECT_TRUE(lease.Signal(job, SIGKILL).ok()) << "nothing attached: nothing to signal";
   EXPECT_TRUE(containers_.signals.empty());
 }

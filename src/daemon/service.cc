@@ -478,7 +478,7 @@ void Service::PollStartingLeases() {
     if (lease.ok() && lease->state == JobState::kRunning) {
       reply_(w.conn, api::OkReply(ToJson(OpenLeaseReply{ViewFor(w.caller, *lease), node_->EditsOfLease(w.lease)})));
     } else {
-      std::string why = !lease.ok() ? lease.status().message() : lease->detail.empty() ? lease->reason : lease->detail;
+      std::string why = !lease.ok() ? lease.status().message() : lease->detail.empty() ? ReasonName(lease->reason) : lease->detail;
       reply_(w.conn, api::ErrorReply(Unavailable("no room for a lease now: " + why)));
     }
     return true;

@@ -61,7 +61,7 @@ TEST_F(SharingSeamTest, TheSchedulerPlacesByTheBackendsRules) {
   int running = 0;
   for (JobId id : ids) running += node_->Get(id)->state == JobState::kRunning ? 1 : 0;
   EXPECT_EQ(running, 4) << "two jobs a device, two devices";
-  EXPECT_EQ(node_->Get(ids[4])->reason, "resources");
+  EXPECT_EQ(node_->Get(ids[4])->reason, Reason::kResources);
 }
 
 TEST_F(SharingSeamTest, ANotYetFromTheBackendLeavesTheJobWaitingNotFailed) {
@@ -115,7 +115,7 @@ TEST_F(SharingSeamTest, AFaultTheBackendReportsTouchesOnlyItsModesJobsOfThatUser
                                .uid = caller_.uid, .detail = "did not answer"});
   node_->Step();
   ASSERT_EQ(launcher_.signals().size(), 1u);
-  EXPECT_EQ(node_->Get(id)->stop_reason, reason::kMpsUnresponsive);
+  EXPECT_EQ(node_->Get(id)->stop_reason, Reason::kMpsUnresponsive);
 }
 
 TEST_F(SharingSeamTest, ARestartedNodeAdoptsRunningJobsThroughTheirBackend) {

@@ -46,7 +46,7 @@ TEST_F(SubmitOptionsTest, HeldJobIsNeverStartedUntilReleased) {
   node_->Step();
   EXPECT_EQ(Get(held).state, JobState::kPending);
   EXPECT_EQ(Get(held).hold, Hold::kUser);
-  EXPECT_EQ(Get(held).reason, reason::kHeld);
+  EXPECT_EQ(Get(held).reason, Reason::kHeld);
   EXPECT_EQ(Get(held).detail, "held by its owner: pinpoint release " + std::to_string(held));
   EXPECT_EQ(Get(other).state, JobState::kRunning);
   EXPECT_EQ(launcher_.launches().size(), 1u);

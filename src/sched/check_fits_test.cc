@@ -129,7 +129,7 @@ TEST(CheckFitsTest, NoMpsSlicesWaitsWithTheReason) {
   EXPECT_EQ(plan.starts[0].id, 8);
   ASSERT_EQ(plan.waits.size(), 1u);
   EXPECT_EQ(plan.waits[0].id, 7);
-  EXPECT_EQ(plan.waits[0].reason, "resources");
+  EXPECT_EQ(plan.waits[0].reason, Reason::kResources);
   EXPECT_EQ(plan.waits[0].detail,
             "needs 4GiB of device memory on one device, and this node takes no slices: "
             "MPS cannot be started (x)");

@@ -28,7 +28,7 @@ std::string NeverStart(const Plan& plan) {
   std::string out;
   for (const Wait& w : plan.never_start) {
     out += (out.empty() ? "" : " ") + std::to_string(w.id);
-    EXPECT_EQ(w.reason, reason::kDependencyNeverSatisfied);
+    EXPECT_EQ(w.reason, Reason::kDependencyNeverSatisfied);
   }
   return out;
 }

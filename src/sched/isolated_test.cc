@@ -66,7 +66,7 @@ TEST(MpsUserWaitTest, NamesTheUidHoldingTheDevice) {
   snap.pending = {other};
   Plan plan = Schedule(snap);
   ASSERT_EQ(plan.waits.size(), 1u);
-  EXPECT_EQ(plan.waits[0].reason, "mps-user");
+  EXPECT_EQ(plan.waits[0].reason, Reason::kMpsUser);
   ASSERT_TRUE(plan.waits[0].mps_uid.has_value());
   EXPECT_EQ(*plan.waits[0].mps_uid, 1000u);
 }

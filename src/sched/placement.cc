@@ -58,7 +58,7 @@ struct ShapeHash {
 
 struct CachedWait {
   uint64_t generation = 0;
-  std::string reason;
+  Reason reason = Reason::kNone;
   std::string detail;
   std::optional<uint32_t> mps_uid;
 };
@@ -153,18 +153,18 @@ Plan Pass::Run() {
   std::map<JobId, DependencyVerdict> verdicts = JudgeDependencies(snapshot_.pending, snapshot_.dependencies);
   for (auto& [id, verdict] : verdicts) {
     if (verdict.kind == DependencyVerdict::Kind::kNever)
-      plan_.never_start.push_back({id, reason::kDependencyNeverSatisfied, verdict.detail, std::nullopt});
+      plan_.never_start.push_back({id, Reason::kDependencyNeverSatisfied, verdict.detail, std::nullopt});
   }
   CountEmptyGpuDemand(verdicts);
   for (const Demand* d : order) {
     auto verdict = verdicts.find(d->id);
     if (verdict != verdicts.end() && verdict->second.kind == DependencyVerdict::Kind::kNever) continue;
     if (d->hold != Hold::kNone) {
-      plan_.waits.push_back({d->id, reason::kHeld, HeldDetail(d->id, d->hold), std::nullopt});
+      plan_.waits.push_back({d->id, Reason::kHeld, HeldDetail(d->id, d->hold), std::nullopt});
       continue;
     }
     if (verdict != verdicts.end() && verdict->second.kind == DependencyVerdict::Kind::kWaiting) {
-      plan_.waits.push_back({d->id, reason::kDependency, verdict->second.detail, std::nullopt});
+      plan_.waits.push_back({d->id, Reason::kDependency, verdict->second.detail, std::nullopt});
       continue;
     }
     if (std::optional<Wait> wait = arrays_.Check(*d)) {
@@ -177,7 +177,7 @@ Plan Pass::Run() {
 }
 
 std::variant<Start, Wait> Pass::RunOne(const Demand& demand, const std::optional<Reservation>& held) {
-  if (demand.hold != Hold::kNone) return Wait{demand.id, reason::kHeld, HeldDetail(demand.id, demand.hold), std::nullopt};
+  if (demand.hold != Hold::kNone) return Wait{demand.id, Reason::kHeld, HeldDetail(demand.id, demand.hold), std::nullopt};
   if (held) {
     state_.Reserve(held->device_indices, held->cpus, held->mem_bytes);
     plan_.reservation = *held;
@@ -194,7 +194,7 @@ void Pass::Consider(const Demand& demand) {
   // Before the cache, whose shapes leave users out: the least the demand could hold decides
   // whether it waits for its user, so a job over its user's limit never holds a reservation.
   if (auto over = users_.Exceeds(demand, nullptr)) {
-    plan_.waits.push_back({demand.id, reason::kUserLimit, std::move(*over), std::nullopt});
+    plan_.waits.push_back({demand.id, Reason::kUserLimit, std::move(*over), std::nullopt});
     return;
   }
   ShapeKey key = KeyOf(demand);
@@ -216,13 +216,13 @@ void Pass::Consider(const Demand& demand) {
   if (devices_ok && host == HostFit::kFits && demand.gpus >= 0) {
     // Whole GPUs hold the memory of the very GPUs chosen, which may be more than the least.
     if (auto over = users_.Exceeds(demand, &scan.chosen)) {
-      plan_.waits.push_back({demand.id, reason::kUserLimit, std::move(*over), std::nullopt});
+      plan_.waits.push_back({demand.id, Reason::kUserLimit, std::move(*over), std::nullopt});
       return;
     }
     StartOn(demand, scan.chosen);
     return;
   }
-  Wait wait{demand.id, "resources", "", std::nullopt};
+  Wait wait{demand.id, Reason::kResources, "", std::nullopt};
   if (Status fits = limits_.Check(demand); !fits.ok()) {
     // Should have been refused at submit; it must not hold a reservation that never ends.
     wait.detail = fits.message();
@@ -263,19 +263,19 @@ Wait Pass::Diagnose(const Demand& demand, const DeviceScan& scan, bool devices_o
                     HostFit host) const {
   if (!devices_ok) {
     if (plan_.reservation && scan.fits + scan.reserved >= demand.gpus) {
-      return {demand.id, "reservation", "devices it could use are " + HeldFor(), std::nullopt};
+      return {demand.id, Reason::kReservation, "devices it could use are " + HeldFor(), std::nullopt};
     }
     if (scan.fits + scan.other_uid >= demand.gpus) {
-      return {demand.id, "mps-user",
+      return {demand.id, Reason::kMpsUser,
               OtherUidDetail(snapshot_.inventory, state_, scan.first_other_uid),
               state_.devices()[scan.first_other_uid].uid};
     }
-    return {demand.id, "resources", DeviceShortage(demand, scan), std::nullopt};
+    return {demand.id, Reason::kResources, DeviceShortage(demand, scan), std::nullopt};
   }
   if (host == HostFit::kReserved) {
-    return {demand.id, "reservation", "host CPUs and memory are " + HeldFor(), std::nullopt};
+    return {demand.id, Reason::kReservation, "host CPUs and memory are " + HeldFor(), std::nullopt};
   }
-  return {demand.id, "host-resources", HostShortage(demand, state_), std::nullopt};
+  return {demand.id, Reason::kHostResources, HostShortage(demand, state_), std::nullopt};
 }
 
 void Pass::Reserve(const Demand& demand, Wait* wait) {

@@ -83,24 +83,24 @@ struct Start {
   std::vector<Slot> slots;  // one per requested GPU, on distinct devices; empty for gpus=0
 };
 
-// Why a pending job was not started in this pass. `reason` is a short kebab-case code:
-//   "resources"      not enough free devices/memory/share/clients right now
-//   "mps-user"       the only devices that could take it serve another Unix user's MPS clients
-//   "host-resources" not enough free host CPUs or memory
-//   "reservation"    resources are held back for an earlier (higher-priority) job
-//   "held"           the job is held (Demand::hold); detail from HeldDetail
-//   "dependency"     a job it depends on has not ended (or completed); detail names it
-//   "user-limit"     starting it would take its user past a user limit; detail names the limit
-//   "array-limit"    its job array already runs its %K tasks (Demand::array_limit)
+// Why a pending job was not started in this pass:
+//   kResources       not enough free devices/memory/share/clients right now
+//   kMpsUser         the only devices that could take it serve another Unix user's MPS clients
+//   kHostResources   not enough free host CPUs or memory
+//   kReservation     resources are held back for an earlier (higher-priority) job
+//   kHeld            the job is held (Demand::hold); detail from HeldDetail
+//   kDependency      a job it depends on has not ended (or completed); detail names it
+//   kUserLimit       starting it would take its user past a user limit; detail names the limit
+//   kArrayLimit      its job array already runs its %K tasks (Demand::array_limit)
 // `detail` is one sentence for people, e.g. "GPU 0 MPS server belongs to uid 1001", "needs 2
 // empty GPUs, 1 free", "devices it could use are held for job 17". The job holding the pass's
 // reservation has its own reason, and its detail ends "; GPU 0, GPU 1 held for it".
 // When both devices and host fall short, the reason names the devices.
 struct Wait {
   JobId id = 0;
-  std::string reason;
+  Reason reason = Reason::kResources;
   std::string detail;
-  std::optional<uint32_t> mps_uid;  // reason "mps-user": the uid whose MPS server holds the device
+  std::optional<uint32_t> mps_uid;  // reason kMpsUser: the uid whose MPS server holds the device
 };
 
 // What one pass held back for the first pending job (in order) that could not start.
@@ -116,7 +116,7 @@ struct Plan {
   std::vector<Wait> waits;    // one per pending job not started, in the order considered
   std::optional<Reservation> reservation;  // none when no job was blocked (or none could hold)
   // Pending jobs that can never start: a job in their afterok ended without completing. Reason
-  // reason::kDependencyNeverSatisfied, and a detail naming that job; the daemon ends them
+  // Reason::kDependencyNeverSatisfied, and a detail naming that job; the daemon ends them
   // (cancelled). In ascending id order; they are in no other list.
   std::vector<Wait> never_start = {};
 };

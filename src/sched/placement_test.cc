@@ -334,7 +334,7 @@ TEST(PlaceOneTest, NeverTakesTheReservationItIsGiven) {
   Reservation held{7, {1}, 0, 0};
   auto placed = PlaceOne(snap, Whole(3, 1), held);
   ASSERT_TRUE(std::holds_alternative<Wait>(placed));
-  EXPECT_EQ(std::get<Wait>(placed).reason, "reservation");
+  EXPECT_EQ(std::get<Wait>(placed).reason, Reason::kReservation);
   EXPECT_THAT(std::get<Wait>(placed).detail, HasSubstr("held for job 7"));
   auto slice = PlaceOne(snap, Slice(4, 1, 10), held);
   ASSERT_TRUE(std::holds_alternative<Start>(slice)) << "GPU 0 is not held";
@@ -346,15 +346,15 @@ TEST(PlaceOneTest, ADemandThatDoesNotFitSaysWhyAndReservesNothing) {
   auto placed = PlaceOne(snap, Slice(3, 1, 10), std::nullopt);
   ASSERT_TRUE(std::holds_alternative<Wait>(placed));
   const Wait& wait = std::get<Wait>(placed);
-  EXPECT_EQ(wait.reason, "resources");
+  EXPECT_EQ(wait.reason, Reason::kResources);
   EXPECT_THAT(wait.detail, ::testing::Not(HasSubstr("held for it")));
   auto other_user = PlaceOne({Node({Gpu(80)}), {Running(100, 1, {On(0, 10)})}, {}}, Slice(4, 2, 10), std::nullopt);
   ASSERT_TRUE(std::holds_alternative<Wait>(other_user));
-  EXPECT_EQ(std::get<Wait>(other_user).reason, "mps-user");
+  EXPECT_EQ(std::get<Wait>(other_user).reason, Reason::kMpsUser);
   EXPECT_EQ(std::get<Wait>(other_user).mps_uid, 1u);
   auto held = PlaceOne({Node({Gpu(80)}), {}, {}}, Held(Slice(5, 1, 10)), std::nullopt);
   ASSERT_TRUE(std::holds_alternative<Wait>(held));
-  EXPECT_EQ(std::get<Wait>(held).reason, "held");
+  EXPECT_EQ(std::get<Wait>(held).reason, Reason::kHeld);
 }
 
 }  // namespace

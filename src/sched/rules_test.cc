@@ -29,7 +29,7 @@ TEST(PlacementRulesTest, ABoundOnJobsWithoutOneUser) {
   ASSERT_EQ(plan.starts.size(), 2u) << "two users share the device: no one-user rule";
   ASSERT_EQ(plan.waits.size(), 1u);
   EXPECT_EQ(plan.waits[0].id, 3);
-  EXPECT_EQ(plan.waits[0].reason, "resources");
+  EXPECT_EQ(plan.waits[0].reason, Reason::kResources);
 }
 
 TEST(PlacementRulesTest, OneUserFollowsTheRuleNotTheMode) {
@@ -39,7 +39,7 @@ TEST(PlacementRulesTest, OneUserFollowsTheRuleNotTheMode) {
   snap.pending = {Slice(2, 2000, 4)};
   Plan plan = Schedule(snap);
   ASSERT_EQ(plan.waits.size(), 1u);
-  EXPECT_EQ(plan.waits[0].reason, "mps-user");
+  EXPECT_EQ(plan.waits[0].reason, Reason::kMpsUser);
 
   snap.inventory = Node({WithRules(Gpu(80, SharingMode::kMps), {})});  // an mps device without the rule
   plan = Schedule(snap);

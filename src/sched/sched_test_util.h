@@ -176,7 +176,7 @@ inline std::string Summary(const Plan& plan) {
   }
   for (const Wait& w : plan.waits) {
     sep();
-    out += std::to_string(w.id) + ":" + w.reason;
+    out += std::to_string(w.id) + ":" + ReasonName(w.reason);
   }
   return out;
 }

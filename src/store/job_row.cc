@@ -27,7 +27,7 @@ Status CheckColumns(const Statement& row, const JobRecord& r) {
   PP_RETURN_IF_ERROR(int_column(kUid, "uid", r.uid));
   PP_RETURN_IF_ERROR(text_column(kUser, "user", r.user));
   PP_RETURN_IF_ERROR(text_column(kState, "state", StoredStateName(r.state)));
-  PP_RETURN_IF_ERROR(text_column(kReason, "reason", r.reason));
+  PP_RETURN_IF_ERROR(text_column(kReason, "reason", StoredReasonName(r.reason)));
   PP_RETURN_IF_ERROR(int_column(kPriority, "priority", r.request.priority));
   PP_RETURN_IF_ERROR(int_column(kSubmitMs, "submit_ms", r.submit_ms));
   PP_RETURN_IF_ERROR(int_column(kStartMs, "start_ms", r.start_ms));
@@ -40,7 +40,7 @@ void BindJobColumns(Statement* stmt, const JobRecord& record, const std::string&
   stmt->Bind(1, static_cast<int64_t>(record.uid))
       .Bind(2, record.user)
       .Bind(3, StoredStateName(record.state))
-      .Bind(4, record.reason)
+      .Bind(4, StoredReasonName(record.reason))
       .Bind(5, static_cast<int64_t>(record.request.priority))
       .Bind(6, record.submit_ms)
       .Bind(7, record.start_ms)

@@ -265,7 +265,7 @@ TEST_F(JobStoreTest, EndedBytesFollowEndsRewritesAndPurges) {
   EXPECT_EQ(ended.jobs, 2);
   EXPECT_EQ(ended.bytes, stored_bytes(a.id) + stored_bytes(b.id));
 
-  b.reason = std::string(5000, 'r');  // an ended record rewritten larger
+  b.detail = std::string(5000, 'r');  // an ended record rewritten larger
   ASSERT_TRUE(store->Update(b).ok());
   EXPECT_EQ(Must(store->EndedBytesOf(1000)).bytes, stored_bytes(a.id) + stored_bytes(b.id));
   EXPECT_EQ(Must(store->OldestEnded(1000, 10)), (std::vector<JobId>{a.id, b.id}));

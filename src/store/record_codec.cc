@@ -32,6 +32,35 @@ constexpr std::pair<Hold, const char*> kStoredHolds[] = {
     {Hold::kNone, "none"}, {Hold::kUser, "user"}, {Hold::kRoot, "root"}};
 constexpr std::pair<JobKind, const char*> kStoredKinds[] = {{JobKind::kJob, "job"},
                                                             {JobKind::kLease, "lease"}};
+// Every reason a release of pinpoint has written: the API's words when each was added.
+constexpr std::pair<Reason, const char*> kStoredReasons[] = {
+    {Reason::kNone, ""},
+    {Reason::kExitedZero, "exit-0"},
+    {Reason::kExitedNonZero, "exit-nonzero"},
+    {Reason::kSignaled, "signaled"},
+    {Reason::kCancelled, "cancelled"},
+    {Reason::kLaunchFailed, "launch-failed"},
+    {Reason::kLost, "lost"},
+    {Reason::kGpuFault, "gpu-fault"},
+    {Reason::kGpuMemExceeded, "gpu-mem-exceeded"},
+    {Reason::kTimeLimit, "time-limit"},
+    {Reason::kMpsUnresponsive, "mps-unresponsive"},
+    {Reason::kDependencyNeverSatisfied, "dependency-never-satisfied"},
+    {Reason::kLeaseClosed, "lease-closed"},
+    {Reason::kLeaseEmptied, "lease-emptied"},
+    {Reason::kLeaseNotAttached, "lease-not-attached"},
+    {Reason::kLeaseNotPlaced, "lease-not-placed"},
+    {Reason::kHeld, "held"},
+    {Reason::kDependency, "dependency"},
+    {Reason::kUserLimit, "user-limit"},
+    {Reason::kArrayLimit, "array-limit"},
+    {Reason::kResources, "resources"},
+    {Reason::kHostResources, "host-resources"},
+    {Reason::kReservation, "reservation"},
+    {Reason::kMpsUser, "mps-user"},
+    {Reason::kMpsFaultVictim, "mps-fault-victim"},
+    {Reason::kRequeued, "requeued"},
+};
 
 // Format 1's fields, each listed once for both directions: `f` is a Writer (with const parts)
 // or a Reader, and f(key, field) returns f. The keys are part of the format: never rename one
@@ -127,6 +156,7 @@ class Writer {
   static json Encode(SharingMode mode) { return NameIn(kStoredModes, mode); }
   static json Encode(Hold hold) { return NameIn(kStoredHolds, hold); }
   static json Encode(JobKind kind) { return NameIn(kStoredKinds, kind); }
+  static json Encode(Reason reason) { return NameIn(kStoredReasons, reason); }
   static json Encode(const std::optional<int>& v) { return v ? json(*v) : json(nullptr); }
   static json Encode(const JobRequest& r) {
     return Object(r, [](Writer& w, auto& p) { RequestFields(w, p); });
@@ -216,6 +246,9 @@ class Reader {
   static Status Decode(const json& v, const std::string& path, JobKind* out) {
     return Named(v, path, kStoredKinds, "a known record kind", out);
   }
+  static Status Decode(const json& v, const std::string& path, Reason* out) {
+    return Named(v, path, kStoredReasons, "a known reason", out);
+  }
   template <typename Enum, size_t N>
   static Status Named(const json& v, const std::string& path,
                       const std::pair<Enum, const char*> (&names)[N], const char* what, Enum* out) {
@@ -289,6 +322,7 @@ Result<int> FormatOf(const json& j) {
 }  // namespace
 
 const char* StoredStateName(JobState state) { return NameIn(kStoredStates, state); }
+const char* StoredReasonName(Reason reason) { return NameIn(kStoredReasons, reason); }
 
 Result<std::string> EncodeRecord(const JobRecord& record) {
   Writer w;

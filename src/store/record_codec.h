@@ -34,5 +34,7 @@ Result<JobRecord> DecodeRecord(std::string_view text);
 // How the store spells a job state in the `state` column (and in format 1 records). Frozen: the
 // column is queried by these words (docs/store.md), whatever the API calls the states.
 const char* StoredStateName(JobState state);
+// How the store spells a reason in the `reason` column and in records. Frozen as the states are.
+const char* StoredReasonName(Reason reason);
 
 }  // namespace pinpoint::store

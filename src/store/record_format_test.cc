@@ -43,7 +43,7 @@ std::vector<JobRecord> Format1Jobs() {
                   .cpus = 6, .mem_bytes = 64 * kGiB, .priority = -7,
                   .as_user = "bob", .devices = {3, 0, 5}},
       .uid = 1001, .gid = 1002, .user = "alice",
-      .state = JobState::kFailed, .reason = "gpu-mem-exceeded",
+      .state = JobState::kFailed, .reason = Reason::kGpuMemExceeded,
       .detail = "used \"9 GiB\" of 8 GiB",
       .submit_ms = 1700000000123, .start_ms = 1700000001456, .end_ms = 1700000099789,
       .exit_code = 137, .term_signal = 9,
@@ -52,7 +52,7 @@ std::vector<JobRecord> Format1Jobs() {
                       {5, "GPU-cccc", 8 * kGiB, 40, SharingMode::kTimeslice}},
       .pid = 424242, .pid_start_ticks = kMax64,
       .cancel_requested = true, .cancelled_by = "root",
-      .fault_suspect = true, .stop_reason = "gpu-mem-exceeded",
+      .fault_suspect = true, .stop_reason = Reason::kGpuMemExceeded,
       .stop_detail = "device memory 9 GiB over its 8 GiB budget",
       .usage = {.samples = 1234, .gpu_mem_now_bytes = 0, .gpu_mem_peak_bytes = 9 * kGiB,
                 .energy_mj = kMax64, .util_pct_mean = 73, .final = true}};
@@ -72,7 +72,7 @@ std::vector<JobRecord> Format1Jobs() {
   JobRecord cancelled{
       .id = 4, .request = {.argv = {"true"}, .cwd = "/"},
       .uid = 1001, .user = "alice",
-      .state = JobState::kCancelled, .reason = "cancelled", .detail = "cancelled by alice",
+      .state = JobState::kCancelled, .reason = Reason::kCancelled, .detail = "cancelled by alice",
       .submit_ms = 1700000400000, .end_ms = 1700000400100,
       .cancel_requested = true, .cancelled_by = "alice"};
   return {failed, pending, running, cancelled};
@@ -114,7 +114,7 @@ TEST_F(RecordFormatTest, StoreWrittenInFormat1ReadsBackJobForJob) {
   // The store goes on from there: a job updated and a new one, both read back whole.
   JobRecord done = want[2];
   done.state = JobState::kCompleted;
-  done.reason = reason::kExitedZero;
+  done.reason = Reason::kExitedZero;
   done.exit_code = 0;
   done.end_ms = 1700000309999;
   ASSERT_TRUE(store->Update(done).ok());
@@ -196,6 +196,23 @@ TEST(RecordCodecTest, AnArrayTaskRoundTripsAndAJobLeavesTheArrayOut) {
   EXPECT_THAT(Must(EncodeRecord(testing::FullRecord())), ::testing::Not(HasSubstr("array")));
   EXPECT_THAT(DecodeRecord(R"({"array": {"index": "3"}})").status().message(),
               HasSubstr("record.array.index must be an integer"));
+}
+
+// A reason the store has no word for would be written as one it cannot read back: the job's
+// record would be lost at the next start.
+TEST(RecordCodecTest, EveryReasonRoundTripsAsAStopReasonToo) {
+  for (int i = 0; i <= static_cast<int>(kLastReason); ++i) {
+    JobRecord job = testing::FullRecord();
+    job.reason = job.stop_reason = static_cast<Reason>(i);
+    Result<JobRecord> back = DecodeRecord(Must(EncodeRecord(job)));
+    ASSERT_TRUE(back.ok()) << i << ": " << back.status().ToString();
+    EXPECT_EQ(back->reason, job.reason);
+    EXPECT_EQ(back->stop_reason, job.reason);
+    EXPECT_NE(std::string(StoredReasonName(job.reason)), "unknown") << i;
+  }
+  Result<JobRecord> unknown = DecodeRecord(R"({"id": 1, "reason": "no-such-reason"})");
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_NE(unknown.status().message().find("reason"), std::string::npos) << unknown.status().message();
 }
 
 TEST(RecordCodecTest, MissingAndNullFieldsKeepTheirDefaults) {

@@ -89,7 +89,7 @@ inline JobRecord FullRecord() {
   r.gid = 1002;
   r.user = "alice";
   r.state = JobState::kFailed;
-  r.reason = reason::kSignaled;
+  r.reason = Reason::kSignaled;
   r.detail = "killed by SIGKILL";
   r.submit_ms = 1700000000123;
   r.start_ms = 1700000001456;
