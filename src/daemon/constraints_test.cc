@@ -253,13 +253,42 @@ TEST_F(ConstraintsTest, AfterIsMetByACancelAndDependenciesOnEndedJobsComeFromThe
   JobRequest after = Cpu();
   after.after = {a};
   JobId b = Submit(alice_, after);
-  JobRequest afterok = Cpu();
-  afterok.afterok = {a};
-  JobId c = Submit(alice_, afterok);
   Step();
   EXPECT_EQ(Job(b).state, JobState::kRunning);
-  EXPECT_EQ(store_->Get(c)->reason, Reason::kDependencyNeverSatisfied);
-  EXPECT_EQ(store_->Get(c)->detail, "job " + std::to_string(a) + " cancelled, and afterok needs it to complete");
+}
+
+// As Slurm: an afterok on a job that has already ended without completing is refused at submit
+// (it could only be cancelled at the next pass), from memory or from the store alike.
+TEST_F(ConstraintsTest, AnAfterokThatCanNeverBeMetIsRefusedAtSubmit) {
+  JobId failed = Submit(alice_, Cpu());
+  JobId done = Submit(alice_, Cpu());
+  JobId cancelled = Submit(alice_, Cpu());
+  ASSERT_TRUE(node_->Cancel(alice_, {cancelled})[0].ok());
+  Step();
+  launcher_.Finish(failed, Exited(3));
+  launcher_.Finish(done, Exited(0));
+  Step();
+  for (bool restarted : {false, true}) {
+    if (restarted) Start(Options());  // now known to the store only
+    JobRequest r = Cpu();
+    r.afterok = {done, failed};
+    auto refused = node_->Submit(alice_, r);
+    EXPECT_EQ(refused.status().code(), Code::kFailedPrecondition) << restarted;
+    EXPECT_EQ(refused.status().message(), "job " + std::to_string(failed) +
+                                              " has already ended failed: afterok on it can never be met "
+                                              "(after waits for any end)");
+    r.afterok = {cancelled};
+    EXPECT_EQ(node_->Submit(alice_, r).status().message(),
+              "job " + std::to_string(cancelled) +
+                  " has already ended cancelled: afterok on it can never be met (after waits for any end)");
+  }
+  EXPECT_EQ(store_->List({})->size(), 3u) << "refused jobs are not stored";
+  JobRequest r = Cpu();
+  r.afterok = {done};
+  EXPECT_TRUE(node_->Submit(alice_, r).ok());
+  r.afterok.clear();
+  r.after = {failed, cancelled};
+  EXPECT_TRUE(node_->Submit(alice_, r).ok()) << "after: any end will do";
 }
 
 TEST_F(ConstraintsTest, UnknownJobsAndOtherUsersJobsReadAlikeAsNotFound) {

@@ -125,6 +125,18 @@ TEST_F(JobArrayTest, AfterokOnAnArraysIdWaitsForEveryTask) {
   EXPECT_EQ(Get(after_ok).state, JobState::kCancelled);
   EXPECT_EQ(Get(after_ok).reason, Reason::kDependencyNeverSatisfied);
   EXPECT_EQ(Get(after_any).state, JobState::kRunning) << "--after: every task has ended";
+
+  // Once every task has ended and one failed, afterok on the array can never be met: refused at
+  // submit, as Slurm refuses it. A task that completed still names itself.
+  next.after.clear();
+  next.afterok = {array};
+  auto refused = node_->Submit(caller_, next);
+  EXPECT_EQ(refused.status().code(), Code::kFailedPrecondition);
+  EXPECT_EQ(refused.status().message(), "job array " + std::to_string(array) +
+                                            " has already ended failed: afterok on it can never be met "
+                                            "(after waits for any end)");
+  next.afterok = {array + 1};
+  EXPECT_TRUE(node_->Submit(caller_, next).ok());
 }
 
 TEST_F(JobArrayTest, AfterokOnAnArrayThatAllCompletedStartsAndATasksOwnIdIsThatTask) {

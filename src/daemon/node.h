@@ -102,8 +102,8 @@ class Node {
   // job with this key, returns that job (in whatever state it is now) and stores nothing.
   // Errors: kInvalidArgument (bad request or key), kPermissionDenied (as_user, a priority above
   // what options.priority allows the caller, or a non-root daemon asked to run another user's
-  // job), kFailedPrecondition (never fits: the reason; or the key was used for a different
-  // request), kIo.
+  // job), kFailedPrecondition (never fits: the reason; an afterok that can never be met
+  // (CheckDependencies); or the key was used for a different request), kIo.
   // Environment variables that match options.env_deny are dropped before the job is compared
   // or stored (their names, never values, go to the job's events). `hold`: stored held
   // (Hold::kUser, or Hold::kRoot when the caller is root).
@@ -277,8 +277,10 @@ class Node {
   // A wait's detail for people: with reason mps-user, the uid's name too.
   std::string WaitDetail(const sched::Wait& wait) const;
   // Dependencies and time limits (node_constraints.cc).
-  // Every dependency names a job the caller may see (its own; root: any). Errors: kNotFound
-  // ("no job N", for another user's job too: ids of others are not revealed), kIo.
+  // Every dependency names a job the caller may see (its own; root: any), and no afterok names
+  // one that has already ended without completing (for a job array's id: all its tasks ended and
+  // one did not complete). Errors: kNotFound ("no job N", for another user's job too: ids of
+  // others are not revealed), kFailedPrecondition (that afterok can never be met), kIo.
   Status CheckDependencies(const api::Caller& caller, const JobRequest& request) const;
   // The state of the job array whose first task is `first`: running while a task runs, pending
   // while any other has not ended; once all have, completed when all completed, else the state

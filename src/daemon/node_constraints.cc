@@ -16,6 +16,14 @@ Status Node::CheckDependencies(const api::Caller& caller, const JobRequest& requ
       if (!job.ok() && job.status().code() != Code::kNotFound) return job.status();
       // Another user's job reads as no job at all: a submit must not tell which ids exist.
       if (!job.ok() || !api::MayControlJob(caller, job->uid)) return NotFound("no job " + std::to_string(id));
+      if (list != &request.afterok) continue;  // after: any end will do
+      // A job array's id stands for all its tasks (ArrayState), as in the scheduler's pass.
+      JobState state = job->array.array_id == id ? ArrayState(*job) : job->state;
+      if (IsFinal(state) && state != JobState::kCompleted) {
+        return FailedPrecondition((job->array.array_id == id ? "job array " : "job ") + std::to_string(id) +
+                                  " has already ended " + JobStateName(state) +
+                                  ": afterok on it can never be met (after waits for any end)");
+      }
     }
   }
   return Status::Ok();
