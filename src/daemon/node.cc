@@ -25,21 +25,35 @@ namespace pinpoint::daemon {
 
 using nlohmann::json;
 
+namespace {
+
+// The allocations a start's slots give its job: each device as its mode's backend holds it.
+std::vector<Allocation> AllocationsFor(const std::vector<sched::Slot>& slots, const sched::Inventory& inventory,
+                                       sharing::Backends& sharing) {
+  std::vector<Allocation> allocations;
+  for (const auto& slot : slots) {
+    const sched::Device& d = inventory.devices.at(static_cast<size_t>(slot.device_index));
+    Allocation a;
+    a.device_index = d.index;
+    a.uuid = d.uuid;
+    a.gpu_mem_bytes = slot.gpu_mem_bytes;
+    a.gpu_share_pct = slot.gpu_share_pct;
+    a.mode = sharing.For(d.mode).HoldsAs(slot.gpu_mem_bytes, slots.size());
+    allocations.push_back(a);
+  }
+  return allocations;
+}
+
+}  // namespace
+
 Node::Node(NodeOptions options, NodeDeps deps)
     : options_(std::move(options)),
       deps_(deps),
-      users_(deps_.users != nullptr ? deps_.users : &cached_system_users_),
-      faults_(options_.mps_fault_drain_after) {
+      users_(deps_.users != nullptr ? deps_.users : &cached_system_users_) {
   if (deps_.sharing == nullptr) own_sharing_ = MakeBackends(SharingSetup{.mps = deps_.mps});
   sharing_ = deps_.sharing != nullptr ? deps_.sharing : own_sharing_.get();
   // The scheduler places by each device's rules, which are its mode's backend's.
   for (sched::Device& d : options_.inventory.devices) d.rules = sharing_->For(d.mode).Rules();
-}
-
-std::string Node::JobDir(JobId id) const { return ShimOccupant::JobDir(options_, id); }
-
-std::string Node::OutputFile(const JobRecord& r, const std::string& pattern) {
-  return ShimOccupant::OutputFile(r, pattern);
 }
 
 Occupant& Node::OccupantOf(const JobRecord& job) {
@@ -65,7 +79,7 @@ Status Node::Recover() {
     bool orphaned = status && status->kind == launch::ExitStatus::Kind::kOrphaned;
     if (!status || orphaned) {
       jobs_.Add(job);
-      for (const auto& a : job.allocations) BackendOf(a).Adopt(SliceOf(job, a));  // restarts a dead MPS daemon
+      for (const auto& a : job.allocations) sharing_->For(a.mode).Adopt(SliceOf(job, a));  // restarts a dead MPS daemon
       if (job.cancel_requested) kill_at_ms_[job.id] = deps_.clock->NowMs() + options_.cancel_grace_ms;
       store::JobEvent e{job.id, deps_.clock->NowMs(), "adopt", "re-adopted after daemon restart"};
       Status s = deps_.store->AppendEvent(e);
@@ -114,11 +128,11 @@ std::vector<JobId> Node::Step() {
     }
     EnforceTimeLimit(job, now);
     if (term_pending_.count(id) && !sharing_->Stopping(static_cast<uint64_t>(id)) &&
-        SignalJob(job, SIGTERM).code() != Code::kUnavailable)
+        OccupantOf(job).Signal(job, SIGTERM).code() != Code::kUnavailable)
       term_pending_.erase(id);
     auto kill = kill_at_ms_.find(id);
     if (kill != kill_at_ms_.end() && now >= kill->second) {
-      Status s = SignalJob(job, SIGKILL);
+      Status s = OccupantOf(job).Signal(job, SIGKILL);
       if (s.code() != Code::kUnavailable) {  // not started yet: the next pass tries again
         if (!s.ok()) log::Warn("job {}: {}", id, s.ToString());
         kill->second = INT64_MAX;  // once
@@ -134,14 +148,14 @@ std::vector<JobId> Node::Step() {
   // Every job that ended in this pass, polled or failed to launch inside Schedule.
   std::vector<JobId> ended = jobs_.CollectEnded(
       [&](const JobRecord& job) { ended_total_[{job.state, job.reason}] += 1; });
-  UpdateWatchedJobs();
+  watch_.Update(jobs_);
   return ended;
 }
 
 sched::Snapshot Node::SchedSnapshot(bool with_pending) {
   sched::Snapshot snap;
   snap.inventory = options_.inventory;
-  for (const auto& [device, jobs] : recovering_) snap.inventory.devices.at(static_cast<size_t>(device)).drained = true;
+  for (int device : faults_.RecoveringDevices()) snap.inventory.devices.at(static_cast<size_t>(device)).drained = true;
   snap.user_limits.defaults = options_.default_user_limit;
   for (auto& [id, job] : jobs_) {
     if (!options_.user_limits.empty() && !IsFinal(job.state)) {
@@ -171,7 +185,7 @@ sched::Snapshot Node::SchedSnapshot(bool with_pending) {
     rj.slots = SlotsOf(job);
     snap.running.push_back(std::move(rj));
   }
-  for (const auto& [id, s] : settling_) snap.running.push_back({id, s.uid, 0, 0, s.slots});
+  for (sched::RunningJob& settling : watch_.SettlingJobs()) snap.running.push_back(std::move(settling));
   if (deps_.watcher != nullptr) {  // how busy each GPU was of late, for spreading slices
     std::map<int, int> busy = deps_.watcher->BusyByGpu();
     for (auto& d : snap.inventory.devices)
@@ -192,7 +206,7 @@ void Node::Schedule() {
   for (const auto& wait : plan.waits) {
     auto it = jobs_.find(wait.id);
     if (it == jobs_.end()) continue;
-    lifecycle::Waiting(it->second, wait.reason, WaitDetail(wait));
+    lifecycle::Waiting(it->second, wait.reason, WaitDetail(wait, *users_));
   }
   // Two store transactions (two fsyncs) for the starts of a pass, however many: the records
   // before any launch, the supervisors' pids after the last.
@@ -201,26 +215,6 @@ void Node::Schedule() {
     if (LaunchJob(jobs_.at(id))) launched.push_back(id);
   }
   RecordPids(launched);
-}
-
-std::string Node::WaitDetail(const sched::Wait& wait) const {
-  if (!wait.mps_uid) return wait.detail;
-  return wait.detail + "; uid " + std::to_string(*wait.mps_uid) + " is " + NameOrUid(*users_, *wait.mps_uid);
-}
-
-std::vector<Allocation> Node::AllocationsFor(const std::vector<sched::Slot>& slots) const {
-  std::vector<Allocation> allocations;
-  for (const auto& slot : slots) {
-    const sched::Device& d = options_.inventory.devices.at(static_cast<size_t>(slot.device_index));
-    Allocation a;
-    a.device_index = d.index;
-    a.uuid = d.uuid;
-    a.gpu_mem_bytes = slot.gpu_mem_bytes;
-    a.gpu_share_pct = slot.gpu_share_pct;
-    a.mode = sharing_->For(d.mode).HoldsAs(slot.gpu_mem_bytes, slots.size());
-    allocations.push_back(a);
-  }
-  return allocations;
 }
 
 std::vector<JobId> Node::RecordStarts(const std::vector<sched::Start>& starts) {
@@ -232,8 +226,8 @@ std::vector<JobId> Node::RecordStarts(const std::vector<sched::Start>& starts) {
     if (it == jobs_.end()) continue;
     JobRecord& job = it->second;
     JobRecord before = job;
-    lifecycle::Started(job, AllocationsFor(start.slots), deps_.clock->NowMs());
-    settling_.erase(job.id);  // requeued and started again: the watcher watches it as before
+    lifecycle::Started(job, AllocationsFor(start.slots, options_.inventory, *sharing_), deps_.clock->NowMs());
+    watch_.Started(job.id);  // requeued and started again: the watcher watches it as before
     Status s = jobs_.Persist(job, "start", "");
     if (!s.ok()) {
       log::Error("job {}: cannot record start, leaving it pending: {}", job.id, s.ToString());
@@ -285,10 +279,10 @@ Result<std::vector<std::string>> Node::JobEnvironment(const JobRecord& job) {
   }
   for (size_t i = 0; i < job.allocations.size(); ++i) {
     const Allocation& a = job.allocations[i];
-    auto prepared = BackendOf(a).Prepare(SliceOf(job, a));
+    auto prepared = sharing_->For(a.mode).Prepare(SliceOf(job, a));
     if (!prepared.ok()) {
       // Its holds so far are let go: a job that waits or fails holds nothing on its devices.
-      for (size_t j = 0; j < i; ++j) BackendOf(job.allocations[j]).Release(SliceOf(job, job.allocations[j]));
+      for (size_t j = 0; j < i; ++j) sharing_->For(job.allocations[j].mode).Release(SliceOf(job, job.allocations[j]));
       return prepared.status();
     }
     for (const auto& [k, v] : *prepared) env[k] = v;
@@ -335,10 +329,8 @@ void Node::PersistRequeue(const JobRecord& job) {
 
 void Node::ReleaseResources(const JobRecord& job) {
   // The watcher looks at its GPUs once more before they go to anyone else.
-  if (deps_.watcher != nullptr && watched_.count(job.id) && !job.allocations.empty()) {
-    settling_[job.id] = Settling{job.uid, SlotsOf(job)};
-  }
-  for (const auto& a : job.allocations) BackendOf(a).Release(SliceOf(job, a));
+  watch_.Settle(job);
+  for (const auto& a : job.allocations) sharing_->For(a.mode).Release(SliceOf(job, a));
   OccupantOf(job).Release(job);
 }
 
@@ -346,7 +338,7 @@ void Node::Finish(JobRecord& job, const launch::ExitStatus& status) {
   ReleaseResources(job);
   lifecycle::EndFacts facts;
   facts.exit = status;
-  facts.mps_fault = LeaveFaultRecovery(job);
+  facts.mps_fault = faults_.Leave(job, *sharing_);
   facts.policy = options_.mps_fault_policy;
   facts.now_ms = deps_.clock->NowMs();
   lifecycle::JobEnd end = lifecycle::DecideEnd(job, facts);

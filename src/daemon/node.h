@@ -8,6 +8,9 @@
 //   Occupant (occupant.h)         who runs a job's processes: its supervisor, or a lease's container
 //   node_query.cc, node_view.cc   answers; node_watch.cc, node_faults.cc, node_constraints.cc
 //                                 what the watcher, MPS faults, dependencies and limits feed back
+//   ArrayTasks (array_tasks.h)    the job arrays among the jobs: unfinished tasks, their state
+//   FaultRecovery (fault_recovery.h) MPS faults by device: recovery, resets, drains
+//   WatchFeedback (watch_feedback.h) the watcher's side: watched jobs, usage, settling slots
 //   sharing::Backends             what each sharing mode does (exclusive, timeslice, MPS):
 //                                 the rules the scheduler places by, each job's hold on a device
 //
@@ -32,7 +35,8 @@
 #include "api/caller.h"
 #include "cdi/spec.h"
 #include "daemon/admission.h"
-#include "daemon/fault_tracker.h"
+#include "daemon/array_tasks.h"
+#include "daemon/fault_recovery.h"
 #include "daemon/job_room.h"
 #include "daemon/job_table.h"
 #include "daemon/lifecycle.h"
@@ -42,6 +46,7 @@
 #include "daemon/priority.h"
 #include "common/env_select.h"
 #include "daemon/users.h"
+#include "daemon/watch_feedback.h"
 #include "gpu/gpu_backend.h"
 #include "launch/cgroup.h"
 #include "launch/container_cgroups.h"
@@ -127,20 +132,12 @@ class Node {
                                      const ArraySpec& spec,
                                      const std::optional<std::string>& idempotency_key = std::nullopt,
                                      bool hold = false);
-  // The ids of the tasks of job array `id` (its first task's id) that have not ended, ascending
-  // (empty when all have); nullopt when `id` names no array (no such job, or a job that is not an
-  // array's first task). Cost: O(log active jobs + tasks), and a store read when none is active.
-  std::optional<std::vector<JobId>> UnfinishedArrayTasks(JobId id) const;
+  // The job arrays among the node's jobs: unfinished tasks, what a request still has to change.
+  const ArrayTasks& arrays() const { return arrays_; }
   // The %K limit of tasks of a job array (update_array), as HoldJobs: each not ended gets `limit`
   // (0: none). Refusals per id as HoldJobs's, kInvalidArgument for a job of no array.
   std::vector<Status> SetArrayLimit(const api::Caller& caller, const std::vector<JobId>& ids, int limit,
                                     uint64_t max_rewrite_bytes = kRewriteBytesPerRequest);
-  // The tasks of array `id` a request of `change` still has to change, ascending: kCancel those
-  // not ended and not being cancelled; kHold the pending ones not yet held as `root` (or not) would
-  // hold them; kRelease the held ones; kPending every pending one; kLimit those whose %K is not
-  // `limit`. nullopt as UnfinishedArrayTasks. Cost: as UnfinishedArrayTasks.
-  enum class ArrayChange { kCancel, kHold, kRelease, kPending, kLimit };
-  std::optional<std::vector<JobId>> ArrayTasksFor(JobId id, ArrayChange change, bool root, int limit = 0) const;
 
   // Hold and release pending jobs (daemon/hold.h has the policy). One Status per id, in order:
   // kNotFound, kPermissionDenied (another user's job; releasing root's hold as a user),
@@ -228,72 +225,46 @@ class Node {
   size_t active_count() const { return jobs_.size(); }
 
  private:
-  std::string JobDir(JobId id) const;
-  // The reply to a submit whose key found `first`: the job as it is now, or kFailedPrecondition
-  // when `request` is not the one submitted then.
   // The active job `id` if the caller may act on it. Errors: kNotFound, kPermissionDenied,
   // kFailedPrecondition (it ended).
   Result<JobRecord*> ControlledJob(const api::Caller& caller, JobId id);
-  // Sets each job's hold to what `decide` says, persisting it with event `event`.
   // Rewrites each job `change` changes (true; false: already so, ok), with event `event`, in one
   // store batch; refusals (ControlledJob's, change's errors) per id; ids past `max_rewrite_bytes`
   // (0: none) NotReached().
   std::vector<Status> RewriteJobs(const api::Caller& caller, const std::vector<JobId>& ids, const char* event,
                                   uint64_t max_rewrite_bytes,
                                   const std::function<Result<bool>(JobRecord&)>& change);
+  // Sets each job's hold to what `decide` says, persisting it with event `event`.
   std::vector<Status> SetHolds(const api::Caller& caller, const std::vector<JobId>& ids,
                                const char* event, Result<Hold> (*decide)(const JobRecord&, bool),
                                uint64_t max_rewrite_bytes);
-  void NoteDroppedEnv(JobId id, const std::vector<std::string>& names);
-  Result<JobRecord> ResubmittedJob(const JobRecord& first, const JobRequest& request) const;
-  // A submit's idempotency key as the store keeps it for `caller` (nullopt without a key), and the
-  // job the caller already submitted with it (nullopt: none). Errors: kInvalidArgument (a key
-  // that breaks docs/api.md's rules), the store's.
-  struct KeyedSubmit {
-    std::optional<store::IdempotencyKey> key;
-    std::optional<JobRecord> first;
-  };
-  Result<KeyedSubmit> LookUpKey(const api::Caller& caller,
-                                const std::optional<std::string>& idempotency_key) const;
   // What Submit and SubmitArray store: Admission::Admit's record with its dependencies checked
   // (CheckDependencies), pending since now, and held when `hold` (a root hold for root).
   Result<JobRecord> NewPendingJob(const api::Caller& caller, JobRequest request, bool hold,
                                   size_t jobs = 1);
   // Who runs `job`'s processes: its supervisor (a job) or its container (a lease).
   Occupant& OccupantOf(const JobRecord& job);
-  // Signals and lists a running job's processes, through its occupant.
-  Status SignalJob(const JobRecord& job, int signal) { return OccupantOf(job).Signal(job, signal); }
-  std::vector<int64_t> ProcessesOf(const JobRecord& job) { return OccupantOf(job).Processes(job); }
   // The end of a running job's occupant: Finish for a job's exit, EndLease for a lease's cause.
   void End(JobRecord& job, const OccupantEnd& end);
   void EndLease(JobRecord& job, Reason cause);
-  // The file an output pattern of `r` names (submit -o/-e), or "" for none.
-  static std::string OutputFile(const JobRecord& r, const std::string& pattern);
   void Schedule();
   // The scheduler's view of the node now: inventory (drained devices marked, recent business),
   // running and settling jobs, user limits; with `with_pending`, the pending jobs that may start
   // in a pass (held ones get their wait reason here).
   sched::Snapshot SchedSnapshot(bool with_pending);
-  // A wait's detail for people: with reason mps-user, the uid's name too.
-  std::string WaitDetail(const sched::Wait& wait) const;
   // Dependencies and time limits (node_constraints.cc).
   // Every dependency names a job the caller may see (its own; root: any), and no afterok names
   // one that has already ended without completing (for a job array's id: all its tasks ended and
   // one did not complete). Errors: kNotFound ("no job N", for another user's job too: ids of
   // others are not revealed), kFailedPrecondition (that afterok can never be met), kIo.
   Status CheckDependencies(const api::Caller& caller, const JobRequest& request) const;
-  // The state of the job array whose first task is `first`: running while a task runs, pending
-  // while any other has not ended; once all have, completed when all completed, else the state
-  // of the first that did not. Cost: O(log jobs + tasks), and a store range read once all ended.
-  JobState ArrayState(const JobRecord& first) const;
   // The states of the jobs `pending` depends on, from memory, ended_states_ or the store; a job
-  // array's id stands for all its tasks (ArrayState).
+  // array's id stands for all its tasks (ArrayTasks::State).
   std::map<JobId, JobState> DependencyStates(const std::vector<sched::Demand>& pending);
   // Ends the pending jobs the plan says can never start (lifecycle::NeverStarts).
   void EndNeverStarting(const std::vector<sched::Wait>& never);
   // Stops a running job whose time limit is reached (as a cancel does, ending time-limit).
   void EnforceTimeLimit(JobRecord& job, int64_t now_ms);
-  std::vector<Allocation> AllocationsFor(const std::vector<sched::Slot>& slots) const;
   // Pending, already waiting "dependency", and every job it depends on runs: its verdict cannot
   // change in a pass, so the pass leaves it out (10000 tasks after one running job cost nothing).
   bool WaitsOnRunningJobs(const JobRecord& job) const;
@@ -325,35 +296,20 @@ class Node {
   void PersistRequeue(const JobRecord& job);
   void ReleaseResources(const JobRecord& job);
   Result<std::vector<std::string>> JobEnvironment(const JobRecord& job);
+  // A sharing backend's news: fatal faults (FaultRecovery), servers ready, quit or unresponsive.
   void HandleSharingEvents();
-  // A fatal-fault claim from the `mode` server of `uid` (MPS): that user's jobs held in `mode` on
-  // the device are treated as hit by it, and the claim waits for the driver's Xid before it counts
-  // toward draining.
-  void RecordFault(const sharing::Event& fault);
   // uid's `mode` server on the device stopped answering and was killed: that user's running jobs
   // held there in `mode` are stopped with reason mps-unresponsive (they can no longer be served).
   void StopUnservedJobs(const sharing::Event& event);
-  // Applies FaultTracker's verdicts: counted faults, unconfirmed claims, drains.
-  void EvaluateFaults();
-  // A job has ended: it leaves the fault recovery of its devices (the last one to leave resets
-  // the device's MPS daemons). Returns whether an MPS fault hit it.
-  bool LeaveFaultRecovery(const JobRecord& job);
-  sharing::Slice SliceOf(const JobRecord& job, const Allocation& a) const;
-  sharing::Backend& BackendOf(const Allocation& a) const { return sharing_->For(a.mode); }
   // The safe stop of a running job: its backends let go of it (MPS terminate_client), then
   // SIGTERM, SIGKILL after the grace.
   void SafeStop(JobRecord& job);
   // pinpoint stops a running job itself (lifecycle::Stop with `stop_reason` and `detail`, the
   // event "stop"), then SafeStop. Nothing when it is already being stopped or cancelled.
   void StopJob(JobRecord& job, Reason stop_reason, std::string detail);
-  // Acts on what the watcher found since the last pass: usage, final usage, budget breaches,
-  // ended jobs whose GPUs are free of them (or not yet).
+  // Acts on what the watcher found since the last pass (WatchFeedback): budget breaches stop
+  // their jobs, Xids go to FaultRecovery, settled slots let the queue move.
   void ApplyWatch();
-  void ApplyLingering(const std::map<JobId, watch::Lingering>& lingering);
-  void StopOverBudget(JobRecord& job, const watch::OverBudget& over);
-  void SaveFinalUsage(JobId id, const JobUsage& usage);
-  // Tells the watcher which jobs run, when that changed.
-  void UpdateWatchedJobs();
 
   NodeOptions options_;
   NodeDeps deps_;
@@ -366,28 +322,17 @@ class Node {
   ShimOccupant shim_{&options_, deps_.launcher, deps_.cgroups, users_};
   LeaseOccupant lease_occupant_{&options_, deps_.containers, deps_.lease_specs};
   JobTable jobs_{deps_.store, deps_.clock};  // pending and running, ended until reported
+  ArrayTasks arrays_{&jobs_, deps_.store};
   std::map<JobId, int64_t> kill_at_ms_;      // running jobs being cancelled: SIGKILL deadline
   std::set<JobId> term_pending_;             // being cancelled before they started: SIGTERM is due
   bool dirty_ = true;                        // something changed since the last schedule
-  // Devices recovering from an MPS fault: the jobs that were on them when it happened. A device
-  // takes no new job until they have all ended; then its MPS daemons are reset.
-  std::map<int, std::set<JobId>> recovering_;
-  FaultTracker faults_;                      // MPS fault claims and driver Xids -> drains
-  std::map<int, std::string> drain_reason_;
-  std::map<JobId, std::string> watched_;     // jobs the watcher was last told of -> pid, lease cgroup
-  // Jobs that ended while the watcher watched them, until it finds no process of theirs (nor of
-  // their user in no job) on their GPUs (watch::WatchUpdate::settled): their slots stay taken
-  // meanwhile, so a device goes to another job only once they have left it.
-  struct Settling {
-    uint32_t uid = 0;
-    std::vector<sched::Slot> slots;
-    bool told = false;  // what holds them was logged
-  };
-  std::map<JobId, Settling> settling_;
-  int64_t last_usage_flush_ms_ = 0;
+  // MPS faults: the devices recovering from one and the jobs it hit, drains and why.
+  FaultRecovery faults_{options_.mps_fault_drain_after, deps_.store};
+  // The watcher's side: watched jobs, usage, and the slots of ended jobs whose processes may
+  // still be on their GPUs (a device goes to another job only once they have left it).
+  WatchFeedback watch_{deps_.watcher, deps_.store, deps_.cgroups, &options_.inventory, options_.usage_flush_ms};
   int64_t starts_total_ = 0;
   std::map<std::pair<JobState, Reason>, int64_t> ended_total_;
-  int64_t generation_ = 0;  // with jobs_.generation(): see generation()
   std::set<JobId> orphans_;  // running jobs whose supervisor died (HandleOrphan)
   // What the last scheduling pass held back for its first blocked job: a lease placed between
   // passes (OpenLease, sched::PlaceOne) never takes it.

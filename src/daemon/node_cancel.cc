@@ -6,6 +6,7 @@
 #include "daemon/job_room.h"
 #include "daemon/lifecycle.h"
 #include "daemon/node.h"
+#include "daemon/sched_view.h"
 #include "pinpoint/rewrite_budget.h"
 
 namespace pinpoint::daemon {
@@ -86,11 +87,11 @@ void Node::SafeStop(JobRecord& job) {
   // terminates its clients), so the neighbours on the device are never left in an undefined state.
   std::optional<std::vector<int64_t>> pids;
   auto processes = [&] {
-    if (!pids) pids = ProcessesOf(job);
+    if (!pids) pids = OccupantOf(job).Processes(job);
     return *pids;
   };
   for (const auto& a : job.allocations) {
-    Status t = BackendOf(a).StopClients(SliceOf(job, a), processes);
+    Status t = sharing_->For(a.mode).StopClients(SliceOf(job, a), processes);
     if (!t.ok()) log::Warn("job {}: stopping its clients: {}", job.id, t.message());
   }
   kill_at_ms_[job.id] = deps_.clock->NowMs() + options_.cancel_grace_ms;
@@ -100,7 +101,7 @@ void Node::SafeStop(JobRecord& job) {
     term_pending_.insert(job.id);
     return;
   }
-  Status s = SignalJob(job, SIGTERM);
+  Status s = OccupantOf(job).Signal(job, SIGTERM);
   if (s.code() == Code::kUnavailable) term_pending_.insert(job.id);  // not started yet: Step sends it
   else if (!s.ok()) log::Warn("job {}: {}", job.id, s.ToString());
 }

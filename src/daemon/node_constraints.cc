@@ -17,8 +17,8 @@ Status Node::CheckDependencies(const api::Caller& caller, const JobRequest& requ
       // Another user's job reads as no job at all: a submit must not tell which ids exist.
       if (!job.ok() || !api::MayControlJob(caller, job->uid)) return NotFound("no job " + std::to_string(id));
       if (list != &request.afterok) continue;  // after: any end will do
-      // A job array's id stands for all its tasks (ArrayState), as in the scheduler's pass.
-      JobState state = job->array.array_id == id ? ArrayState(*job) : job->state;
+      // A job array's id stands for all its tasks (ArrayTasks::State), as in the scheduler's pass.
+      JobState state = job->array.array_id == id ? arrays_.State(*job) : job->state;
       if (IsFinal(state) && state != JobState::kCompleted) {
         return FailedPrecondition((job->array.array_id == id ? "job array " : "job ") + std::to_string(id) +
                                   " has already ended " + JobStateName(state) +
@@ -39,21 +39,6 @@ bool Node::WaitsOnRunningJobs(const JobRecord& job) const {
     }
   }
   return true;
-}
-
-JobState Node::ArrayState(const JobRecord& first) const {
-  std::optional<std::vector<JobId>> unfinished = UnfinishedArrayTasks(first.id);
-  if (unfinished && !unfinished->empty()) {
-    bool running = std::any_of(unfinished->begin(), unfinished->end(),
-                               [&](JobId task) { return jobs_.at(task).state == JobState::kRunning; });
-    return running ? JobState::kRunning : JobState::kPending;
-  }
-  auto other = deps_.store->FirstStateOtherThan(first.id, first.id + first.array.count, JobState::kCompleted);
-  if (!other.ok()) {
-    log::Warn("array {}: its tasks' outcome is unknown for now: {}", first.id, other.status().message());
-    return JobState::kPending;
-  }
-  return other->value_or(JobState::kCompleted);
 }
 
 std::map<JobId, JobState> Node::DependencyStates(const std::vector<sched::Demand>& pending) {
@@ -80,7 +65,7 @@ std::map<JobId, JobState> Node::DependencyStates(const std::vector<sched::Demand
         }
         const JobRecord& job = active != jobs_.end() ? active->second : *stored;
         // A job array's id stands for every one of its tasks, as Slurm's does.
-        JobState state = job.array.array_id == id ? ArrayState(job) : job.state;
+        JobState state = job.array.array_id == id ? arrays_.State(job) : job.state;
         states[id] = state;
         if (IsFinal(state)) still_needed[id] = state;
       }

@@ -91,13 +91,4 @@ std::vector<Status> Node::RewriteJobs(const api::Caller& caller, const std::vect
   return out;
 }
 
-void Node::NoteDroppedEnv(JobId id, const std::vector<std::string>& names) {
-  std::string list;
-  for (const auto& n : names) list += (list.empty() ? "" : ", ") + EscapeForTerminal(n);
-  store::JobEvent e{id, deps_.clock->NowMs(), "env-dropped",
-                    "not stored (they match the node's env_deny): " + list};
-  Status s = deps_.store->AppendEvent(e);
-  if (!s.ok()) log::Warn("job {}: {}", id, s.ToString());
-}
-
 }  // namespace pinpoint::daemon

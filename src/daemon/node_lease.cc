@@ -69,7 +69,7 @@ Result<Node::OpenedLease> Node::OpenLease(const api::Caller& caller, const Lease
     dirty_ = true;  // what it took changes the waits of the pending jobs
   } else {
     const sched::Wait& wait = std::get<sched::Wait>(placement);
-    lifecycle::Waiting(lease, wait.reason, WaitDetail(wait));
+    lifecycle::Waiting(lease, wait.reason, WaitDetail(wait, *users_));
   }
   if (lease.state == JobState::kRunning) return OpenedLease{lease, EditsOfLease(lease.id)};
   std::string why = lease.detail.empty() ? ReasonName(lease.reason) : lease.detail;
@@ -134,7 +134,7 @@ Result<JobRecord> Node::AttachLease(const api::Caller& caller, JobId id, int64_t
   // A root lease on time-sliced or exclusive devices (pinpoint-k8s's, for pods of any uid) takes
   // any container: root may stop any process anyway.
   bool under_mps = std::any_of(lease.allocations.begin(), lease.allocations.end(),
-                               [&](const Allocation& a) { return BackendOf(a).Rules().one_user; });
+                               [&](const Allocation& a) { return sharing_->For(a.mode).Rules().one_user; });
   if (container_uid && *container_uid != lease.uid && (under_mps || lease.uid != 0))
     return PermissionDenied("the container runs as uid " + std::to_string(*container_uid) + " but lease " +
                             std::to_string(id) + " is " + lease.user + "'s (uid " + std::to_string(lease.uid) +
@@ -182,7 +182,7 @@ Result<JobRecord> Node::CloseLease(const api::Caller& caller, JobId id) {
   auto it = jobs_.find(id);
   if (it == jobs_.end() || IsFinal(it->second.state)) return found;
   JobRecord& lease = it->second;
-  bool empty = lease.lease_cgroup.empty() || ProcessesOf(lease).empty();
+  bool empty = lease.lease_cgroup.empty() || OccupantOf(lease).Processes(lease).empty();
   if (!empty) {
     Status s = Cancel(caller, {id}).front();
     if (!s.ok()) return s;
@@ -194,7 +194,7 @@ Result<JobRecord> Node::CloseLease(const api::Caller& caller, JobId id) {
 
 void Node::EndLease(JobRecord& job, Reason cause) {
   ReleaseResources(job);  // its occupant forgets its edits and removes its CDI spec
-  bool faulted = LeaveFaultRecovery(job);
+  bool faulted = faults_.Leave(job, *sharing_);
   lifecycle::ApplyEnd(lifecycle::DecideLeaseEnd(job, cause, faulted, deps_.clock->NowMs()), job);
   PersistEnd(job);
 }

@@ -87,11 +87,11 @@ Result<LogsReply> Node::Logs(const api::Caller& caller, const LogsRequest& reque
                                                                        : job->request.error_path;
   if (!pattern.empty())
     return FailedPrecondition("job " + std::to_string(request.id) + " writes its " +
-                              LogStreamName(request.stream) + " to " + OutputFile(*job, pattern) +
+                              LogStreamName(request.stream) + " to " + ShimOccupant::OutputFile(*job, pattern) +
                               " (submit -o/-e): read it there");
   LogsReply reply{request.id, request.stream, "", request.from_offset.value_or(0), IsFinal(job->state)};
   // The log files belong to the job's user: read without following a link, bounded.
-  auto dir = OpenDirNoFollow(JobDir(request.id));
+  auto dir = OpenDirNoFollow(ShimOccupant::JobDir(options_, request.id));
   if (!dir.ok() && dir.status().code() == Code::kNotFound) return reply;
   if (!dir.ok()) return dir.status();
   auto range = ReadFileRangeAt(dir->get(), LogStreamName(request.stream), request.from_offset, request.max_bytes);

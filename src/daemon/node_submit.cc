@@ -3,10 +3,12 @@
 // stored, an array's tasks in one transaction.
 #include <algorithm>
 
+#include "common/log.h"
 #include "daemon/job_array.h"
 #include "daemon/lifecycle.h"
 #include "daemon/node.h"
 #include "pinpoint/api_codec.h"
+#include "pinpoint/escape.h"
 #include "sched/placement.h"
 
 namespace pinpoint::daemon {
@@ -24,16 +26,57 @@ Status ValidateIdempotencyKey(const std::string& key) {
   return Status::Ok();
 }
 
+// A submit's idempotency key as the store keeps it for `caller` (nullopt without a key), and the
+// job the caller already submitted with it (nullopt: none). Errors: kInvalidArgument (a key
+// that breaks docs/api.md's rules), the store's.
+struct KeyedSubmit {
+  std::optional<store::IdempotencyKey> key;
+  std::optional<JobRecord> first;
+};
+Result<KeyedSubmit> LookUpKey(store::JobStore& store, const api::Caller& caller,
+                              const std::optional<std::string>& idempotency_key) {
+  KeyedSubmit keyed;
+  if (!idempotency_key) return keyed;
+  PP_RETURN_IF_ERROR(ValidateIdempotencyKey(*idempotency_key));
+  keyed.key = store::IdempotencyKey{caller.uid, *idempotency_key};
+  auto first = store.FindByIdempotencyKey(*keyed.key);
+  if (!first.ok()) return first.status();
+  keyed.first = std::move(first).value();
+  return keyed;
+}
+
+// The reply to a submit whose key found `first`: the job as it is now (from `jobs` while it is
+// active), or kFailedPrecondition when `same` is false (the key was used for another request).
+Result<JobRecord> Resubmitted(const JobTable& jobs, const JobRecord& first, bool same) {
+  if (!same) {
+    return FailedPrecondition("idempotency key already used for job " + std::to_string(first.id) +
+                              ", which asked for something else; use a new key for a new job");
+  }
+  auto active = jobs.find(first.id);
+  return active != jobs.end() ? active->second : first;
+}
+
+// The names of environment variables env_deny dropped from job `id`'s request, as its event.
+void NoteDroppedEnv(store::JobStore& store, int64_t now_ms, JobId id, const std::vector<std::string>& names) {
+  std::string list;
+  for (const auto& n : names) list += (list.empty() ? "" : ", ") + EscapeForTerminal(n);
+  store::JobEvent e{id, now_ms, "env-dropped",
+                    "not stored (they match the node's env_deny): " + list};
+  Status s = store.AppendEvent(e);
+  if (!s.ok()) log::Warn("job {}: {}", id, s.ToString());
+}
+
 }  // namespace
 
 Result<JobRecord> Node::Submit(const api::Caller& caller, JobRequest request,
                                const std::optional<std::string>& idempotency_key, bool hold) {
   auto dropped = admission_.Prepare(request);
   if (!dropped.ok()) return dropped.status();
-  auto keyed = LookUpKey(caller, idempotency_key);
+  auto keyed = LookUpKey(*deps_.store, caller, idempotency_key);
   if (!keyed.ok()) return keyed.status();
   std::optional<store::IdempotencyKey> key = keyed->key;
-  if (keyed->first) return ResubmittedJob(*keyed->first, request);
+  if (const std::optional<JobRecord>& first = keyed->first)
+    return Resubmitted(jobs_, *first, first->array.array_id == 0 && ToJson(first->request) == ToJson(request));
   auto pending = NewPendingJob(caller, std::move(request), hold);
   if (!pending.ok()) return pending.status();
   JobRecord r = std::move(pending).value();
@@ -41,22 +84,10 @@ Result<JobRecord> Node::Submit(const api::Caller& caller, JobRequest request,
   if (!id.ok()) return id.status();
   r.id = *id;
   if (r.hold != Hold::kNone) lifecycle::Waiting(r, Reason::kHeld, sched::HeldDetail(r.id, r.hold));
-  if (!dropped->empty()) NoteDroppedEnv(r.id, *dropped);
+  if (!dropped->empty()) NoteDroppedEnv(*deps_.store, deps_.clock->NowMs(), r.id, *dropped);
   jobs_.Add(r);
   dirty_ = true;
   return r;
-}
-
-Result<Node::KeyedSubmit> Node::LookUpKey(const api::Caller& caller,
-                                          const std::optional<std::string>& idempotency_key) const {
-  KeyedSubmit keyed;
-  if (!idempotency_key) return keyed;
-  PP_RETURN_IF_ERROR(ValidateIdempotencyKey(*idempotency_key));
-  keyed.key = store::IdempotencyKey{caller.uid, *idempotency_key};
-  auto first = deps_.store->FindByIdempotencyKey(*keyed.key);
-  if (!first.ok()) return first.status();
-  keyed.first = std::move(first).value();
-  return keyed;
 }
 
 Result<JobRecord> Node::NewPendingJob(const api::Caller& caller, JobRequest request, bool hold,
@@ -70,15 +101,6 @@ Result<JobRecord> Node::NewPendingJob(const api::Caller& caller, JobRequest requ
   return r;
 }
 
-Result<JobRecord> Node::ResubmittedJob(const JobRecord& first, const JobRequest& request) const {
-  if (first.array.array_id != 0 || ToJson(first.request) != ToJson(request)) {
-    return FailedPrecondition("idempotency key already used for job " + std::to_string(first.id) +
-                              ", which asked for something else; use a new key for a new job");
-  }
-  auto active = jobs_.find(first.id);
-  return active != jobs_.end() ? active->second : first;
-}
-
 Result<Node::SubmittedArray> Node::SubmitArray(const api::Caller& caller, JobRequest request,
                                                const ArraySpec& spec,
                                                const std::optional<std::string>& idempotency_key,
@@ -86,14 +108,12 @@ Result<Node::SubmittedArray> Node::SubmitArray(const api::Caller& caller, JobReq
   // As Submit; every task has the same request (its time limit and dependencies too).
   auto dropped = admission_.PrepareArray(request, spec);
   if (!dropped.ok()) return dropped.status();
-  auto keyed = LookUpKey(caller, idempotency_key);
+  auto keyed = LookUpKey(*deps_.store, caller, idempotency_key);
   if (!keyed.ok()) return keyed.status();
   if (const std::optional<JobRecord>& found = keyed->first) {
-    if (!IsFirstTaskOf(*found, spec) || ToJson(found->request) != ToJson(request))
-      return FailedPrecondition("idempotency key already used for job " + std::to_string(found->id) +
-                                ", which asked for something else; use a new key for a new job");
-    auto active = jobs_.find(found->id);
-    return SubmittedArray{active != jobs_.end() ? active->second : *found, found->array.count};
+    auto first = Resubmitted(jobs_, *found, IsFirstTaskOf(*found, spec) && ToJson(found->request) == ToJson(request));
+    if (!first.ok()) return first.status();
+    return SubmittedArray{*first, found->array.count};
   }
   auto job = NewPendingJob(caller, std::move(request), hold, spec.indices.size());
   if (!job.ok()) return job.status();
@@ -108,41 +128,9 @@ Result<Node::SubmittedArray> Node::SubmitArray(const api::Caller& caller, JobReq
     jobs_.Add(std::move(task));
   }
   // Once for the array, on its first task: the same names were dropped from every task.
-  if (!dropped->empty()) NoteDroppedEnv(ids->front(), *dropped);
+  if (!dropped->empty()) NoteDroppedEnv(*deps_.store, deps_.clock->NowMs(), ids->front(), *dropped);
   dirty_ = true;
   return SubmittedArray{jobs_.at(ids->front()), static_cast<int>(tasks.size())};
-}
-
-std::optional<std::vector<JobId>> Node::UnfinishedArrayTasks(JobId id) const {
-  std::vector<JobId> ids;
-  // The tasks have the ids id, id + 1, ... and no other job has an id among them: the active
-  // ones are one run of jobs_ from `id` on, even when the first task has ended (or was purged).
-  for (auto it = jobs_.lower_bound(id); it != jobs_.end() && it->second.array.array_id == id; ++it) {
-    if (!IsFinal(it->second.state)) ids.push_back(it->first);
-  }
-  if (!ids.empty()) return ids;
-  auto first = Get(id);  // none left: is `id` an array whose tasks have all ended?
-  if (first.ok() && first->array.array_id == id) return ids;
-  return std::nullopt;
-}
-
-std::optional<std::vector<JobId>> Node::ArrayTasksFor(JobId id, ArrayChange change, bool root, int limit) const {
-  std::optional<std::vector<JobId>> tasks = UnfinishedArrayTasks(id);
-  if (!tasks) return tasks;
-  Hold wanted = root ? Hold::kRoot : Hold::kUser;
-  std::erase_if(*tasks, [&](JobId task) {
-    const JobRecord& job = jobs_.at(task);
-    bool pending = job.state == JobState::kPending && !job.cancel_requested;
-    switch (change) {
-      case ArrayChange::kCancel: return job.cancel_requested;
-      case ArrayChange::kHold: return !pending || job.hold == wanted || (job.hold == Hold::kRoot && !root);
-      case ArrayChange::kRelease: return !pending || job.hold == Hold::kNone;
-      case ArrayChange::kPending: return !pending;
-      case ArrayChange::kLimit: return job.array.limit == limit;
-    }
-    return true;
-  });
-  return tasks;
 }
 
 }  // namespace pinpoint::daemon

@@ -36,7 +36,7 @@ GpusReply Node::GpusView() const {
       u.mem_bytes += a.gpu_mem_bytes;
       u.share_pct += a.gpu_share_pct;
       if (a.mode == SharingMode::kExclusive) u.whole = true;
-      if (BackendOf(a).Rules().one_user) u.mps_uid = job.uid;
+      if (sharing_->For(a.mode).Rules().one_user) u.mps_uid = job.uid;
       DeviceJobView entry;
       entry.id = id;
       entry.user = job.user;
@@ -74,9 +74,8 @@ GpusReply Node::GpusView() const {
     dev.share_free_pct = u.whole ? 0 : 100 - u.share_pct;
     dev.jobs = std::move(u.jobs);
     if (u.mps_uid) dev.mps_user = NameOrUid(*users_, *u.mps_uid);
-    auto drain = drain_reason_.find(d.index);
-    if (drain != drain_reason_.end()) dev.drain_reason = drain->second;
-    dev.recovering = recovering_.count(d.index) > 0;
+    if (std::string why = faults_.DrainReason(d.index); !why.empty()) dev.drain_reason = why;
+    dev.recovering = faults_.Recovering(d.index);
     if (auto mps = mps_daemons.find(d.index); mps != mps_daemons.end()) {
       const sharing::ServerInfo& m = mps->second;
       dev.mps = MpsDaemonView{m.running, m.uid, m.control_pid, m.clients, m.restarts, m.pipe_dir};
@@ -97,7 +96,7 @@ GpusReply Node::GpusView() const {
 }
 
 int64_t Node::generation() const {
-  return generation_ + jobs_.generation() + (deps_.watcher != nullptr ? deps_.watcher->Latest().polls : 0);
+  return watch_.generation() + jobs_.generation() + (deps_.watcher != nullptr ? deps_.watcher->Latest().polls : 0);
 }
 
 metrics::Snapshot Node::MetricsView() const {

@@ -11,6 +11,23 @@ std::vector<sched::Slot> SlotsOf(const JobRecord& job) {
   return slots;
 }
 
+sharing::Slice SliceOf(const JobRecord& job, const Allocation& a) {
+  sharing::Slice s;
+  s.device_index = a.device_index;
+  s.device_uuid = a.uuid;
+  s.uid = job.uid;
+  s.gid = job.gid;
+  s.gpu_mem_bytes = a.gpu_mem_bytes;
+  s.gpu_share_pct = a.gpu_share_pct;
+  s.job_id = static_cast<uint64_t>(job.id);
+  return s;
+}
+
+std::string WaitDetail(const sched::Wait& wait, UserDirectory& users) {
+  if (!wait.mps_uid) return wait.detail;
+  return wait.detail + "; uid " + std::to_string(*wait.mps_uid) + " is " + NameOrUid(users, *wait.mps_uid);
+}
+
 sched::Demand DemandOf(const JobRecord& r) {
   sched::Demand d;
   d.isolated = RunsIsolated(r);

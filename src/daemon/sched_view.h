@@ -1,10 +1,12 @@
-// A job record as the scheduler (sched/placement.h) sees it. Pure.
+// A job record as the scheduler (sched/placement.h) and the sharing backends see it. Pure.
 #pragma once
 
 #include <vector>
 
+#include "daemon/users.h"
 #include "pinpoint/job.h"
 #include "sched/placement.h"
+#include "sharing/backend.h"
 
 namespace pinpoint::daemon {
 
@@ -14,5 +16,9 @@ bool RunsIsolated(const JobRecord& r);
 std::vector<sched::Slot> SlotsOf(const JobRecord& job);
 // What a pending job (or a lease being opened) asks for.
 sched::Demand DemandOf(const JobRecord& r);
+// A wait's detail for people: with reason kMpsUser, the uid's name from `users` too.
+std::string WaitDetail(const sched::Wait& wait, UserDirectory& users);
+// What a sharing backend is told of `job`'s hold on allocation `a` (sharing::Backend).
+sharing::Slice SliceOf(const JobRecord& job, const Allocation& a);
 
 }  // namespace pinpoint::daemon

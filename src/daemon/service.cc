@@ -241,26 +241,26 @@ Result<ShowReply> Service::Show(Call& call, ShowRequest request) {
 
 Result<CancelReply> Service::Cancel(Call& call, CancelRequest request) {
   CancelReply reply{Results(request.ids, node_->Cancel(call.caller, request.ids, kRewriteBytesPerRequest))};
-  return StartArrayWork(call, Node::ArrayChange::kCancel, std::move(reply.results), request.arrays, reply);
+  return StartArrayWork(call, ArrayTasks::Change::kCancel, std::move(reply.results), request.arrays, reply);
 }
 
 Result<HoldReply> Service::Hold(Call& call, HoldRequest request) {
   HoldReply reply{Results(request.ids, node_->HoldJobs(call.caller, request.ids))};
-  return StartArrayWork(call, Node::ArrayChange::kHold, std::move(reply.results), request.arrays, reply);
+  return StartArrayWork(call, ArrayTasks::Change::kHold, std::move(reply.results), request.arrays, reply);
 }
 
 Result<ReleaseReply> Service::Release(Call& call, ReleaseRequest request) {
   ReleaseReply reply{Results(request.ids, node_->ReleaseJobs(call.caller, request.ids))};
-  return StartArrayWork(call, Node::ArrayChange::kRelease, std::move(reply.results), request.arrays, reply);
+  return StartArrayWork(call, ArrayTasks::Change::kRelease, std::move(reply.results), request.arrays, reply);
 }
 
 Result<UpdateArrayReply> Service::UpdateArray(Call& call, UpdateArrayRequest request) {
   UpdateArrayReply reply;
-  return StartArrayWork(call, Node::ArrayChange::kLimit, {}, request.arrays, reply, request.limit);
+  return StartArrayWork(call, ArrayTasks::Change::kLimit, {}, request.arrays, reply, request.limit);
 }
 
 template <typename Reply>
-Result<Reply> Service::StartArrayWork(Call& call, Node::ArrayChange change, std::vector<CancelResult> results,
+Result<Reply> Service::StartArrayWork(Call& call, ArrayTasks::Change change, std::vector<CancelResult> results,
                                       const std::vector<JobId>& arrays, Reply& reply, int limit) {
   if (arrays.empty()) {
     reply.results = std::move(results);
@@ -286,11 +286,11 @@ Result<Reply> Service::StartArrayWork(Call& call, Node::ArrayChange change, std:
 
 std::vector<Status> Service::ApplyToTasks(const ArrayWork& work, const std::vector<JobId>& ids, uint64_t budget) {
   switch (work.change) {
-    case Node::ArrayChange::kCancel: return node_->Cancel(work.caller, ids, budget);
-    case Node::ArrayChange::kHold: return node_->HoldJobs(work.caller, ids, budget);
-    case Node::ArrayChange::kLimit: return node_->SetArrayLimit(work.caller, ids, work.limit, budget);
-    case Node::ArrayChange::kRelease: return node_->ReleaseJobs(work.caller, ids, budget);
-    case Node::ArrayChange::kPending: break;  // a filter, never a request's change
+    case ArrayTasks::Change::kCancel: return node_->Cancel(work.caller, ids, budget);
+    case ArrayTasks::Change::kHold: return node_->HoldJobs(work.caller, ids, budget);
+    case ArrayTasks::Change::kLimit: return node_->SetArrayLimit(work.caller, ids, work.limit, budget);
+    case ArrayTasks::Change::kRelease: return node_->ReleaseJobs(work.caller, ids, budget);
+    case ArrayTasks::Change::kPending: break;  // a filter, never a request's change
   }
   return std::vector<Status>(ids.size(), Internal("no change to apply"));
 }
@@ -300,14 +300,14 @@ bool Service::AdvanceArrayWork(ArrayWork& work) {
   while (work.next < work.arrays.size()) {
     JobId id = work.arrays[work.next];
     CancelResult& current = work.current;
-    auto tasks = node_->ArrayTasksFor(id, work.change, work.caller.IsRoot(), work.limit);
+    auto tasks = node_->arrays().For(id, work.change, work.caller.IsRoot(), work.limit);
     if (!tasks) {
       // No array's id: a job, as in `ids`. A run of them goes in one call under one budget; the
       // ones it did not reach, at the next pass.
       if (applied) return false;
       std::vector<JobId> run = {id};
       for (size_t i = work.next + 1; i < work.arrays.size() && run.size() < kCancelMaxIds; ++i) {
-        if (node_->ArrayTasksFor(work.arrays[i], work.change, work.caller.IsRoot(), work.limit)) break;
+        if (node_->arrays().For(work.arrays[i], work.change, work.caller.IsRoot(), work.limit)) break;
         run.push_back(work.arrays[i]);
       }
       std::vector<Status> statuses = ApplyToTasks(work, run, kRewriteBytesPerRequest);
@@ -346,12 +346,12 @@ bool Service::AdvanceArrayWork(ArrayWork& work) {
 // left (held ones count as done for hold, as a held job does).
 Status Service::ArrayNoneLeft(const ArrayWork& work, JobId id) {
   // cancel and update_array reach every unfinished task; hold and release the pending ones.
-  bool cancel = work.change == Node::ArrayChange::kCancel || work.change == Node::ArrayChange::kLimit;
-  auto unfinished = node_->ArrayTasksFor(id, Node::ArrayChange::kPending, work.caller.IsRoot());
+  bool cancel = work.change == ArrayTasks::Change::kCancel || work.change == ArrayTasks::Change::kLimit;
+  auto unfinished = node_->arrays().For(id, ArrayTasks::Change::kPending, work.caller.IsRoot());
   Status first = ApplyToTasks(work, {id}, 0).front();  // the first task: who may see it
   if (!first.ok() && first.code() != Code::kFailedPrecondition) return first;
   if (unfinished && !unfinished->empty() && !cancel) return Status::Ok();  // all already as asked
-  if (cancel && node_->UnfinishedArrayTasks(id).value_or(std::vector<JobId>{}).size() > 0) return Status::Ok();
+  if (cancel && node_->arrays().Unfinished(id).value_or(std::vector<JobId>{}).size() > 0) return Status::Ok();
   return FailedPrecondition("array " + std::to_string(id) +
                             (cancel ? " already ended (all its tasks)" : " has no pending task"));
 }

@@ -103,7 +103,7 @@ class Service : public api::Handler {
   struct ArrayWork {
     api::ConnId conn;
     api::Caller caller;
-    Node::ArrayChange change;
+    ArrayTasks::Change change;
     std::vector<CancelResult> results;  // done so far, in the reply's order
     std::vector<JobId> arrays;
     size_t next = 0;                    // arrays[next] is being worked on
@@ -112,7 +112,7 @@ class Service : public api::Handler {
     int limit = 0;                      // kLimit: the %K every task gets
   };
   template <typename Reply>
-  Result<Reply> StartArrayWork(Call& call, Node::ArrayChange change, std::vector<CancelResult> results,
+  Result<Reply> StartArrayWork(Call& call, ArrayTasks::Change change, std::vector<CancelResult> results,
                                const std::vector<JobId>& arrays, Reply& reply, int limit = 0);
   // One budget's worth of `work`; true once every array of it has its result.
   bool AdvanceArrayWork(ArrayWork& work);

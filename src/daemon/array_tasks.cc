@@ -1,0 +1,59 @@
+#include "daemon/array_tasks.h"
+
+#include <algorithm>
+
+#include "common/log.h"
+
+namespace pinpoint::daemon {
+
+std::optional<std::vector<JobId>> ArrayTasks::Unfinished(JobId id) const {
+  std::vector<JobId> ids;
+  // The tasks have the ids id, id + 1, ... and no other job has an id among them: the active
+  // ones are one run of the table from `id` on, even when the first task has ended (or was purged).
+  for (auto it = jobs_->lower_bound(id); it != jobs_->end() && it->second.array.array_id == id; ++it) {
+    if (!IsFinal(it->second.state)) ids.push_back(it->first);
+  }
+  if (!ids.empty()) return ids;
+  // None left: is `id` an array whose tasks have all ended?
+  auto active = jobs_->find(id);
+  if (active != jobs_->end()) return active->second.array.array_id == id ? std::optional(ids) : std::nullopt;
+  auto stored = store_->Get(id);
+  if (stored.ok() && stored->array.array_id == id) return ids;
+  return std::nullopt;
+}
+
+std::optional<std::vector<JobId>> ArrayTasks::For(JobId id, Change change, bool root, int limit) const {
+  std::optional<std::vector<JobId>> tasks = Unfinished(id);
+  if (!tasks) return tasks;
+  Hold wanted = root ? Hold::kRoot : Hold::kUser;
+  std::erase_if(*tasks, [&](JobId task) {
+    const JobRecord& job = jobs_->at(task);
+    bool pending = job.state == JobState::kPending && !job.cancel_requested;
+    switch (change) {
+      case Change::kCancel: return job.cancel_requested;
+      case Change::kHold: return !pending || job.hold == wanted || (job.hold == Hold::kRoot && !root);
+      case Change::kRelease: return !pending || job.hold == Hold::kNone;
+      case Change::kPending: return !pending;
+      case Change::kLimit: return job.array.limit == limit;
+    }
+    return true;
+  });
+  return tasks;
+}
+
+JobState ArrayTasks::State(const JobRecord& first) const {
+  std::optional<std::vector<JobId>> unfinished = Unfinished(first.id);
+  if (unfinished && !unfinished->empty()) {
+    bool running = std::any_of(unfinished->begin(), unfinished->end(),
+                               [&](JobId task) { return jobs_->at(task).state == JobState::kRunning; });
+    return running ? JobState::kRunning : JobState::kPending;
+  }
+  auto other = store_->FirstStateOtherThan(first.id, first.id + first.array.count, JobState::kCompleted);
+  if (!other.ok()) {
+    log::Warn("array {}: its tasks' outcome is unknown for now: {}", first.id, other.status().message());
+    return JobState::kPending;
+  }
+  return other->value_or(JobState::kCompleted);
+}
+
+}  // namespace pinpoint::daemon

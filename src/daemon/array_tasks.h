@@ -1,0 +1,47 @@
+// ArrayTasks: a read-only view of the job arrays among a node's jobs (docs/api.md "submit",
+// "cancel"): which tasks of an array have not ended, which of them a request still has to change,
+// and the array's state as a dependency sees it. The tasks of one array have consecutive ids from
+// the array's (its first task's), so the active ones are one run of the JobTable; the store is
+// read only once an array has no active task left.
+//
+// Not thread-safe: the daemon's main loop is its only caller.
+#pragma once
+
+#include <optional>
+#include <vector>
+
+#include "daemon/job_table.h"
+#include "pinpoint/job.h"
+#include "store/job_store.h"
+
+namespace pinpoint::daemon {
+
+class ArrayTasks {
+ public:
+  // Not owned; both must outlive the view.
+  ArrayTasks(const JobTable* jobs, store::JobStore* store) : jobs_(jobs), store_(store) {}
+
+  // The ids of the tasks of job array `id` (its first task's id) that have not ended, ascending
+  // (empty when all have); nullopt when `id` names no array (no such job, or a job that is not an
+  // array's first task). Cost: O(log active jobs + tasks), and a store read when none is active.
+  std::optional<std::vector<JobId>> Unfinished(JobId id) const;
+
+  // The tasks of array `id` a request of `change` still has to change, ascending: kCancel those
+  // not ended and not being cancelled; kHold the pending ones not yet held as `root` (or not) would
+  // hold them; kRelease the held ones; kPending every pending one; kLimit those whose %K is not
+  // `limit`. nullopt as Unfinished. Cost: as Unfinished.
+  enum class Change { kCancel, kHold, kRelease, kPending, kLimit };
+  std::optional<std::vector<JobId>> For(JobId id, Change change, bool root, int limit = 0) const;
+
+  // The state of the job array whose first task is `first`: running while a task runs, pending
+  // while any other has not ended; once all have, completed when all completed, else the state
+  // of the first that did not (pending when the store cannot say for now). Cost: as Unfinished,
+  // and a store range read once all ended.
+  JobState State(const JobRecord& first) const;
+
+ private:
+  const JobTable* jobs_;
+  store::JobStore* store_;
+};
+
+}  // namespace pinpoint::daemon

@@ -1,0 +1,95 @@
+// ArrayTasks (array_tasks.h): what a request on an array's id still has to change, as a table.
+#include "daemon/array_tasks.h"
+
+#include <gtest/gtest.h>
+
+#include "common/test_dir.h"
+
+namespace pinpoint::daemon {
+namespace {
+
+class ArrayTasksTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    store_ = std::move(store::JobStore::Open(dir_.path() + "/pinpoint.db")).value();
+    jobs_ = std::make_unique<JobTable>(store_.get(), nullptr);
+    view_ = std::make_unique<ArrayTasks>(jobs_.get(), store_.get());
+  }
+  // An array of tasks as `states` says, ids 10.. (held, cancelling and %K from the flags).
+  struct Task {
+    JobState state = JobState::kPending;
+    Hold hold = Hold::kNone;
+    bool cancel_requested = false;
+    int limit = 0;
+  };
+  void Array(const std::vector<Task>& tasks) {
+    for (size_t i = 0; i < tasks.size(); ++i) {
+      JobRecord r;
+      r.id = 10 + static_cast<JobId>(i);
+      r.state = tasks[i].state;
+      r.hold = tasks[i].hold;
+      r.cancel_requested = tasks[i].cancel_requested;
+      r.array = ArrayTask{.array_id = 10, .index = static_cast<int>(i), .count = static_cast<int>(tasks.size()),
+                          .limit = tasks[i].limit};
+      jobs_->Add(r);
+    }
+  }
+
+  TestDir dir_;
+  std::unique_ptr<store::JobStore> store_;
+  std::unique_ptr<JobTable> jobs_;
+  std::unique_ptr<ArrayTasks> view_;
+};
+
+TEST_F(ArrayTasksTest, EachChangeListsWhatItStillHasToChange) {
+  Array({{},                                          // 10: pending
+         {.hold = Hold::kUser},                       // 11: held by its user
+         {.hold = Hold::kRoot},                       // 12: held by root
+         {.state = JobState::kRunning, .limit = 2},   // 13: running, %2
+         {.cancel_requested = true},                  // 14: pending, being cancelled
+         {.state = JobState::kCompleted}});           // 15: ended
+  JobRecord other;  // the next job, of no array
+  other.id = 16;
+  jobs_->Add(other);
+  using C = ArrayTasks::Change;
+  struct Row {
+    C change;
+    bool root;
+    int limit;
+    std::vector<JobId> want;
+  };
+  const Row rows[] = {
+      {C::kCancel, false, 0, {10, 11, 12, 13}},
+      {C::kHold, false, 0, {10}},          // root's hold is not a user's to change
+      {C::kHold, true, 0, {10, 11}},       // root holds what users held, as root
+      {C::kRelease, false, 0, {11, 12}},   // whether a user may is the node's check
+      {C::kPending, false, 0, {10, 11, 12}},
+      {C::kLimit, false, 2, {10, 11, 12, 14}},
+  };
+  for (const Row& row : rows) {
+    EXPECT_EQ(view_->For(10, row.change, row.root, row.limit), row.want)
+        << static_cast<int>(row.change) << " root " << row.root;
+  }
+  EXPECT_EQ(view_->Unfinished(10), (std::vector<JobId>{10, 11, 12, 13, 14}));
+  EXPECT_EQ(view_->State(jobs_->at(10)), JobState::kRunning);
+  EXPECT_EQ(view_->Unfinished(16), std::nullopt) << "a job of no array";
+  EXPECT_EQ(view_->Unfinished(11), std::nullopt) << "a task's own id is no array's";
+  EXPECT_EQ(view_->Unfinished(99), std::nullopt) << "no such job";
+}
+
+TEST_F(ArrayTasksTest, AnArrayWhoseTasksAllEndedIsKnownAndItsStateComesFromTheStore) {
+  JobRecord first;
+  first.state = JobState::kCompleted;
+  first.array = ArrayTask{.array_id = 0, .index = 1, .count = 2};
+  JobRecord second = first;
+  second.state = JobState::kFailed;
+  second.array.index = 2;
+  std::vector<JobId> ids = store_->InsertArray({first, second}, std::nullopt).value();
+  first.id = ids[0];
+  first.array.array_id = ids[0];
+  EXPECT_EQ(view_->Unfinished(ids[0]), std::vector<JobId>{}) << "an array, none left";
+  EXPECT_EQ(view_->State(first), JobState::kFailed) << "its first task that did not complete";
+}
+
+}  // namespace
+}  // namespace pinpoint::daemon
