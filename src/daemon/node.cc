@@ -171,7 +171,7 @@ sched::Snapshot Node::SchedSnapshot(bool with_pending) {
         continue;
       }
       // So does a job already waiting on jobs that all run: none of them can end in this pass.
-      if (WaitsOnRunningJobs(job)) continue;
+      if (dependencies_.WaitsOnRunningJobs(job)) continue;
       snap.pending.push_back(DemandOf(job));
       continue;
     }
@@ -199,7 +199,7 @@ void Node::Schedule() {
   sched::Snapshot snap = SchedSnapshot(/*with_pending=*/true);
   reservation_.reset();
   if (snap.pending.empty()) return;
-  snap.dependencies = DependencyStates(snap.pending);
+  snap.dependencies = dependencies_.StatesFor(snap.pending);
   sched::Plan plan = sched::Schedule(snap);
   reservation_ = plan.reservation;
   EndNeverStarting(plan.never_start);

@@ -9,6 +9,7 @@
 //   node_query.cc, node_view.cc   answers; node_watch.cc, node_faults.cc, node_constraints.cc
 //                                 what the watcher, MPS faults, dependencies and limits feed back
 //   ArrayTasks (array_tasks.h)    the job arrays among the jobs: unfinished tasks, their state
+//   Dependencies (dependencies.h) --after/--afterok: a submit's check, a pass's states
 //   FaultRecovery (fault_recovery.h) MPS faults by device: recovery, resets, drains
 //   WatchFeedback (watch_feedback.h) the watcher's side: watched jobs, usage, settling slots
 //   sharing::Backends             what each sharing mode does (exclusive, timeslice, MPS):
@@ -35,6 +36,7 @@
 #include "api/caller.h"
 #include "cdi/spec.h"
 #include "daemon/admission.h"
+#include "daemon/dependencies.h"
 #include "daemon/array_tasks.h"
 #include "daemon/fault_recovery.h"
 #include "daemon/job_room.h"
@@ -108,7 +110,7 @@ class Node {
   // Errors: kInvalidArgument (bad request or key), kPermissionDenied (as_user, a priority above
   // what options.priority allows the caller, or a non-root daemon asked to run another user's
   // job), kFailedPrecondition (never fits: the reason; an afterok that can never be met
-  // (CheckDependencies); or the key was used for a different request), kIo.
+  // (Dependencies::Check); or the key was used for a different request), kIo.
   // Environment variables that match options.env_deny are dropped before the job is compared
   // or stored (their names, never values, go to the job's events). `hold`: stored held
   // (Hold::kUser, or Hold::kRoot when the caller is root).
@@ -239,7 +241,7 @@ class Node {
                                const char* event, Result<Hold> (*decide)(const JobRecord&, bool),
                                uint64_t max_rewrite_bytes);
   // What Submit and SubmitArray store: Admission::Admit's record with its dependencies checked
-  // (CheckDependencies), pending since now, and held when `hold` (a root hold for root).
+  // (Dependencies::Check), pending since now, and held when `hold` (a root hold for root).
   Result<JobRecord> NewPendingJob(const api::Caller& caller, JobRequest request, bool hold,
                                   size_t jobs = 1);
   // Who runs `job`'s processes: its supervisor (a job) or its container (a lease).
@@ -252,22 +254,11 @@ class Node {
   // running and settling jobs, user limits; with `with_pending`, the pending jobs that may start
   // in a pass (held ones get their wait reason here).
   sched::Snapshot SchedSnapshot(bool with_pending);
-  // Dependencies and time limits (node_constraints.cc).
-  // Every dependency names a job the caller may see (its own; root: any), and no afterok names
-  // one that has already ended without completing (for a job array's id: all its tasks ended and
-  // one did not complete). Errors: kNotFound ("no job N", for another user's job too: ids of
-  // others are not revealed), kFailedPrecondition (that afterok can never be met), kIo.
-  Status CheckDependencies(const api::Caller& caller, const JobRequest& request) const;
-  // The states of the jobs `pending` depends on, from memory, ended_states_ or the store; a job
-  // array's id stands for all its tasks (ArrayTasks::State).
-  std::map<JobId, JobState> DependencyStates(const std::vector<sched::Demand>& pending);
+  // Dependencies (Dependencies) and time limits: what the node does about them (node_constraints.cc).
   // Ends the pending jobs the plan says can never start (lifecycle::NeverStarts).
   void EndNeverStarting(const std::vector<sched::Wait>& never);
   // Stops a running job whose time limit is reached (as a cancel does, ending time-limit).
   void EnforceTimeLimit(JobRecord& job, int64_t now_ms);
-  // Pending, already waiting "dependency", and every job it depends on runs: its verdict cannot
-  // change in a pass, so the pass leaves it out (10000 tasks after one running job cost nothing).
-  bool WaitsOnRunningJobs(const JobRecord& job) const;
   // Marks each planned start running and records them all in one store transaction, durable
   // before any launch (a restarted daemon must know these jobs may be running). A start the store
   // refuses leaves its job pending, tried again next pass; when the transaction cannot commit,
@@ -323,6 +314,7 @@ class Node {
   LeaseOccupant lease_occupant_{&options_, deps_.containers, deps_.lease_specs};
   JobTable jobs_{deps_.store, deps_.clock};  // pending and running, ended until reported
   ArrayTasks arrays_{&jobs_, deps_.store};
+  Dependencies dependencies_{&jobs_, &arrays_, deps_.store};  // a submit's check, a pass's states
   std::map<JobId, int64_t> kill_at_ms_;      // running jobs being cancelled: SIGKILL deadline
   std::set<JobId> term_pending_;             // being cancelled before they started: SIGTERM is due
   bool dirty_ = true;                        // something changed since the last schedule
@@ -341,9 +333,6 @@ class Node {
   // included): given up kLeaseStartTimeoutMs after their opening.
   std::set<JobId> starting_leases_;
   void ExpireStartingLeases(int64_t now_ms);
-  // How ended jobs that pending jobs depend on ended, as the store said: only those still
-  // depended on are kept (DependencyStates), so a pass asks the store once per such job.
-  std::map<JobId, JobState> ended_states_;
 };
 
 }  // namespace pinpoint::daemon

@@ -95,7 +95,7 @@ Result<JobRecord> Node::NewPendingJob(const api::Caller& caller, JobRequest requ
   auto admitted = admission_.Admit(caller, std::move(request), jobs_, jobs);
   if (!admitted.ok()) return admitted.status();
   JobRecord r = std::move(admitted).value();
-  PP_RETURN_IF_ERROR(CheckDependencies(caller, r.request));
+  PP_RETURN_IF_ERROR(dependencies_.Check(caller, r.request));
   lifecycle::Submitted(r, deps_.clock->NowMs());
   if (hold) r.hold = caller.IsRoot() ? Hold::kRoot : Hold::kUser;
   return r;

@@ -1,0 +1,74 @@
+#include "daemon/dependencies.h"
+
+#include "common/log.h"
+
+namespace pinpoint::daemon {
+
+Status Dependencies::Check(const api::Caller& caller, const JobRequest& request) const {
+  for (const auto* list : {&request.after, &request.afterok}) {
+    for (JobId id : *list) {
+      auto active = jobs_->find(id);
+      Result<JobRecord> job = active != jobs_->end() ? Result<JobRecord>(active->second) : store_->Get(id);
+      if (!job.ok() && job.status().code() != Code::kNotFound) return job.status();
+      // Another user's job reads as no job at all: a submit must not tell which ids exist.
+      if (!job.ok() || !api::MayControlJob(caller, job->uid)) return NotFound("no job " + std::to_string(id));
+      if (list != &request.afterok) continue;  // after: any end will do
+      // A job array's id stands for all its tasks (ArrayTasks::State), as in the scheduler's pass.
+      JobState state = job->array.array_id == id ? arrays_->State(*job) : job->state;
+      if (IsFinal(state) && state != JobState::kCompleted) {
+        return FailedPrecondition((job->array.array_id == id ? "job array " : "job ") + std::to_string(id) +
+                                  " has already ended " + JobStateName(state) +
+                                  ": afterok on it can never be met (after waits for any end)");
+      }
+    }
+  }
+  return Status::Ok();
+}
+
+bool Dependencies::WaitsOnRunningJobs(const JobRecord& job) const {
+  if (job.reason != Reason::kDependency) return false;  // judged once by a pass first
+  if (job.request.after.empty() && job.request.afterok.empty()) return false;
+  for (const auto* list : {&job.request.after, &job.request.afterok}) {
+    for (JobId id : *list) {
+      auto it = jobs_->find(id);
+      if (it == jobs_->end() || it->second.state != JobState::kRunning) return false;
+    }
+  }
+  return true;
+}
+
+std::map<JobId, JobState> Dependencies::StatesFor(const std::vector<sched::Demand>& pending) {
+  std::map<JobId, JobState> states;
+  std::map<JobId, JobState> still_needed;  // the part of ended_states_ kept for the next pass
+  for (const sched::Demand& d : pending) {
+    for (const auto* list : {&d.after, &d.afterok}) {
+      for (JobId id : *list) {
+        if (states.count(id)) continue;
+        auto known = ended_states_.find(id);
+        if (known != ended_states_.end()) {
+          states[id] = still_needed[id] = known->second;
+          continue;
+        }
+        auto active = jobs_->find(id);
+        Result<JobRecord> stored = NotFound("");
+        if (active == jobs_->end()) stored = store_->Get(id);
+        if (active == jobs_->end() && !stored.ok()) {
+          if (stored.status().code() == Code::kNotFound) continue;  // purged (sched::JudgeDependencies)
+          // Unknown for now: the job waits rather than start or end on a guess.
+          log::Warn("job {}: state of dependency {} unknown: {}", d.id, id, stored.status().message());
+          states[id] = JobState::kPending;
+          continue;
+        }
+        const JobRecord& job = active != jobs_->end() ? active->second : *stored;
+        // A job array's id stands for every one of its tasks, as Slurm's does.
+        JobState state = job.array.array_id == id ? arrays_->State(job) : job.state;
+        states[id] = state;
+        if (IsFinal(state)) still_needed[id] = state;
+      }
+    }
+  }
+  ended_states_ = std::move(still_needed);
+  return states;
+}
+
+}  // namespace pinpoint::daemon
