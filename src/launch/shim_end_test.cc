@@ -1,0 +1,156 @@
+// How a job's supervisor (pinpoint-shim) ends its job on its own: a process that left the job's
+// session is killed before the job's end is reported, a removed job directory or a daemon that
+// stays away ends the job, and each leaves a job alone while its reason holds.
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/file.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+#include <tuple>
+
+#include <gtest/gtest.h>
+
+#include "common/file_util.h"
+#include "common/process.h"
+#include "common/test_dir.h"
+#include "launch/process_launcher.h"
+#include "launch/process_launcher_fixture.h"
+#include "launch/shim.h"
+
+namespace pinpoint::launch {
+namespace {
+
+// Attack: a job's process that leaves its session (setsid) and runs on with the job's GPUs after
+// the job ended, while the next job gets them. The job is not reported ended while it lives; it
+// is killed, then the job's end comes. Found here by its uid and its job's key (no cgroup).
+TEST_F(ProcessLauncherTest, AProcessThatLeftTheSessionIsKilledBeforeTheJobEnds) {
+  std::string fifo = MakeFifo();
+  // The escapee says its pid once it has left the session, then the job's shell exits.
+  LaunchSpec s = Spec(50, {"sh", "-c", "setsid sh -c 'echo $$ > " + fifo + "; exec sleep 1000' & exit 0"});
+  auto h = launcher_.Launch(s);
+  ASSERT_TRUE(h.ok()) << h.status().ToString();
+  std::ifstream in(fifo);
+  int64_t escaped = 0;
+  in >> escaped;
+  ASSERT_GT(escaped, 0);
+  auto held = PidFd::Open(escaped);
+  ASSERT_TRUE(held.has_value());
+  WaitSupervisor(*h);
+  auto stat = ReadProcStat(escaped);
+  ASSERT_TRUE(stat.has_value());
+  EXPECT_NE(stat->session, h->pid) << "it did leave the job's session";
+  auto first = launcher_.Poll(*h);
+  EXPECT_FALSE(first.has_value()) << "reported ended while its process runs on: kind "
+                                  << static_cast<int>(first->kind) << " " << first->error;
+  EXPECT_TRUE(held->WaitExit(10000)) << "the escaped process was not killed";
+  auto st = launcher_.Poll(*h);
+  ASSERT_TRUE(st.has_value());
+  EXPECT_EQ(st->kind, ExitStatus::Kind::kExited);
+  EXPECT_EQ(st->exit_code, 0);
+}
+
+// Item 1 of issue 27: a job directory removed while its job runs (a state directory deleted, a
+// purge) leaves nobody to collect the job. The shim ends the job's group (SIGKILL after the
+// grace, for a job that ignores SIGTERM, and a process the job put in a group of its own) and
+// exits, where it used to supervise it forever and then retry writing its status forever.
+TEST_F(ProcessLauncherTest, AShimWhoseJobDirectoryIsRemovedEndsItsJobAndExits) {
+  std::string fifo = MakeFifo();
+  LaunchSpec spec =
+      Spec(21, {"sh", "-c", "trap '' TERM; set -m; sleep 1000 & echo up > " + fifo + "; wait"});
+  spec.orphan_check_ms = 20;
+  spec.orphan_grace_ms = 50;
+  auto h = launcher_.Launch(spec);
+  ASSERT_TRUE(h.ok()) << h.status().ToString();
+  WaitReady(fifo);
+  int64_t job = ReadJobPid(h->job_dir);
+  ASSERT_GT(job, 0);
+  std::vector<int64_t> pids = launcher_.JobProcesses(*h);
+  ASSERT_EQ(pids.size(), 2u) << "the shell and its sleep, started before it said it was up";
+  std::error_code ec;
+  std::filesystem::remove_all(h->job_dir, ec);
+  ASSERT_FALSE(ec) << ec.message();
+  ASSERT_TRUE(WaitForExit(h->pid, 60'000)) << "the shim still supervises a job nobody can collect";
+  WaitSupervisor(*h);
+  EXPECT_FALSE(ProcessAlive(job)) << "the job outlived its shim";
+  for (int64_t pid : pids) EXPECT_TRUE(WaitForExit(pid, 60'000)) << "pid " << pid << " of the job survived";
+}
+
+// The same check leaves a job whose directory is there alone: it ends as it ends.
+TEST_F(ProcessLauncherTest, AShimWithItsJobDirectoryLeavesTheJobRunning) {
+  std::string fifo = MakeFifo();
+  std::string go = dir_ + "/go";
+  LaunchSpec spec = Spec(22, {"sh", "-c", "echo up > " + fifo + "; read line < " + go + "; exit 3"});
+  spec.orphan_check_ms = 1;
+  ASSERT_EQ(::mkfifo(go.c_str(), 0600), 0);
+  auto h = launcher_.Launch(spec);
+  ASSERT_TRUE(h.ok()) << h.status().ToString();
+  WaitReady(fifo);
+  {
+    std::ofstream release(go);  // the shim checks every millisecond meanwhile
+    release << "go\n";
+  }
+  WaitSupervisor(*h);
+  auto st = launcher_.Poll(*h);
+  ASSERT_TRUE(st.has_value());
+  EXPECT_EQ(st->kind, ExitStatus::Kind::kExited);
+  EXPECT_EQ(st->exit_code, 3);
+}
+
+// A shim whose pinpointd is away longer than daemon_away_ms (nobody holds the state directory's
+// lock) ends its job, which nothing enforces any more, and records why with how it ended.
+TEST_F(ProcessLauncherTest, AShimWhoseDaemonStaysAwayEndsItsJobAndRecordsWhy) {
+  std::string fifo = MakeFifo();
+  LaunchSpec spec = Spec(23, {"sh", "-c", "echo up > " + fifo + "; exec sleep 1000"});
+  spec.daemon_lock = dir_ + "/pinpointd.lock";  // no daemon: the file does not even exist
+  spec.daemon_away_ms = 1;
+  spec.orphan_check_ms = 20;
+  spec.orphan_grace_ms = 50;
+  auto h = launcher_.Launch(spec);
+  ASSERT_TRUE(h.ok()) << h.status().ToString();
+  WaitReady(fifo);
+  ASSERT_TRUE(WaitForExit(h->pid, 60'000)) << "the shim still supervises a job nothing enforces";
+  WaitSupervisor(*h);
+  auto st = launcher_.Poll(*h);
+  ASSERT_TRUE(st.has_value());
+  EXPECT_EQ(st->kind, ExitStatus::Kind::kSignaled);
+  EXPECT_EQ(st->term_signal, SIGTERM);
+  EXPECT_NE(st->error.find("no pinpointd ran for"), std::string::npos) << st->error;
+}
+
+// While the lock is held (a pinpointd runs) the same watch leaves the job alone.
+TEST_F(ProcessLauncherTest, AShimWhoseDaemonRunsLeavesTheJobRunning) {
+  std::string lock_path = dir_ + "/pinpointd.lock";
+  UniqueFd lock(::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600));
+  ASSERT_GE(lock.get(), 0);
+  struct flock whole {};
+  whole.l_type = F_WRLCK;
+  whole.l_whence = SEEK_SET;
+  ASSERT_EQ(::fcntl(lock.get(), F_OFD_SETLK, &whole), 0);
+  std::string fifo = MakeFifo();
+  // The job takes a while of its own (not a synchronisation: a watch that ignored the lock
+  // would end it meanwhile, checking every millisecond).
+  LaunchSpec spec = Spec(24, {"sh", "-c", "echo up > " + fifo + "; sleep 0.3; exit 3"});
+  spec.daemon_lock = lock_path;
+  spec.daemon_away_ms = 1;
+  spec.orphan_check_ms = 1;
+  auto h = launcher_.Launch(spec);
+  ASSERT_TRUE(h.ok()) << h.status().ToString();
+  WaitReady(fifo);
+  WaitSupervisor(*h);
+  auto st = launcher_.Poll(*h);
+  ASSERT_TRUE(st.has_value());
+  EXPECT_EQ(st->kind, ExitStatus::Kind::kExited);
+  EXPECT_EQ(st->exit_code, 3);
+  EXPECT_EQ(st->error, "");
+}
+
+}  // namespace
+}  // namespace pinpoint::launch
