@@ -13,16 +13,19 @@ Status Dependencies::Check(const api::Caller& caller, const JobRequest& request)
       // Another user's job reads as no job at all: a submit must not tell which ids exist.
       if (!job.ok() || !api::MayControlJob(caller, job->uid)) return NotFound("no job " + std::to_string(id));
       if (list != &request.afterok) continue;  // after: any end will do
-      // A job array's id stands for all its tasks (ArrayTasks::State), as in the scheduler's pass.
-      JobState state = job->array.array_id == id ? arrays_->State(*job) : job->state;
+      JobState state = StateOf(*job);
       if (IsFinal(state) && state != JobState::kCompleted) {
-        return FailedPrecondition((job->array.array_id == id ? "job array " : "job ") + std::to_string(id) +
+        return FailedPrecondition((IsArrayId(*job) ? "job array " : "job ") + std::to_string(id) +
                                   " has already ended " + JobStateName(state) +
                                   ": afterok on it can never be met (after waits for any end)");
       }
     }
   }
   return Status::Ok();
+}
+
+JobState Dependencies::StateOf(const JobRecord& job) const {
+  return IsArrayId(job) ? arrays_->State(job) : job.state;
 }
 
 bool Dependencies::WaitsOnRunningJobs(const JobRecord& job) const {
@@ -59,9 +62,7 @@ std::map<JobId, JobState> Dependencies::StatesFor(const std::vector<sched::Deman
           states[id] = JobState::kPending;
           continue;
         }
-        const JobRecord& job = active != jobs_->end() ? active->second : *stored;
-        // A job array's id stands for every one of its tasks, as Slurm's does.
-        JobState state = job.array.array_id == id ? arrays_->State(job) : job.state;
+        JobState state = StateOf(active != jobs_->end() ? active->second : *stored);
         states[id] = state;
         if (IsFinal(state)) still_needed[id] = state;
       }

@@ -47,6 +47,11 @@ class Dependencies {
   const JobTable* jobs_;
   const ArrayTasks* arrays_;
   store::JobStore* store_;
+  // A job array's id names the first task's record and stands for every task, as Slurm's does
+  // (ArrayTasks::State); any other job is its own state.
+  static bool IsArrayId(const JobRecord& job) { return job.array.array_id == job.id; }
+  JobState StateOf(const JobRecord& job) const;
+
   std::map<JobId, JobState> ended_states_;
 };
 
