@@ -1,5 +1,7 @@
 #include "common/log.h"
 
+#include <string>
+
 #include <spdlog/spdlog.h>
 
 namespace pinpoint::log {
@@ -19,6 +21,14 @@ spdlog::level::level_enum SpdlogLevel(Level level) {
 }  // namespace
 
 bool Enabled(Level level) { return spdlog::should_log(SpdlogLevel(level)); }
+
+bool SetLevel(std::string_view name) {
+  std::string text(name);
+  auto level = spdlog::level::from_str(text);
+  if (level == spdlog::level::off && text != "off") return false;  // from_str's "unknown"
+  spdlog::set_level(level);
+  return true;
+}
 
 void Write(Level level, std::string_view message) { spdlog::log(SpdlogLevel(level), "{}", message); }
 

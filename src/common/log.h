@@ -15,6 +15,9 @@ enum class Level { kDebug, kInfo, kWarn, kError, kCritical };
 
 // Whether a line of `level` would be written now (the default logger's level).
 bool Enabled(Level level);
+// Sets the default logger's level by its name: trace, debug, info, warn, error, critical or off.
+// Returns false, changing nothing, for any other name. For the programs' mains.
+bool SetLevel(std::string_view name);
 // Writes `message` as one line of `level` through the default logger.
 void Write(Level level, std::string_view message);
 

@@ -3,6 +3,7 @@
 #include <string_view>
 
 #include <spdlog/pattern_formatter.h>
+#include <spdlog/spdlog.h>
 
 #include "pinpoint/escape.h"
 
@@ -26,5 +27,7 @@ std::unique_ptr<spdlog::formatter> EscapingLogFormatter() {
   formatter->add_flag<EscapedMessage>('*').set_pattern("%Y-%m-%dT%H:%M:%S.%e %^%l%$ %*");
   return formatter;
 }
+
+void UseEscapingLogFormat() { spdlog::set_formatter(EscapingLogFormatter()); }
 
 }  // namespace pinpoint::daemon

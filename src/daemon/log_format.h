@@ -4,12 +4,16 @@
 
 #include <memory>
 
-#include <spdlog/formatter.h>
+namespace spdlog {
+class formatter;  // <spdlog/formatter.h>: only the test and log_format.cc include spdlog
+}  // namespace spdlog
 
 namespace pinpoint::daemon {
 
 // "2026-11-23T10:00:00.123 info message": the message part escaped with EscapeForTerminal, so
-// every log call is one line. For spdlog::set_formatter (the daemon's main) and tests.
+// every log call is one line. For tests; the daemon's main calls UseEscapingLogFormat.
 std::unique_ptr<spdlog::formatter> EscapingLogFormatter();
+// The default logger writes its lines with EscapingLogFormatter from now on.
+void UseEscapingLogFormat();
 
 }  // namespace pinpoint::daemon

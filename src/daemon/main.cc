@@ -5,11 +5,11 @@
 #include <iostream>
 
 #include <CLI/CLI.hpp>
-#include <spdlog/spdlog.h>
 
 #include "common/version.h"
 #include "daemon/config.h"
 #include "daemon/daemon.h"
+#include "common/log.h"
 #include "daemon/log_format.h"
 #include "gpu/backend_factory.h"
 #include "gpu/mig_report.h"
@@ -46,14 +46,12 @@ int main(int argc, char** argv) {
     std::cout << daemon::DefaultConfigJson() << "\n";
     return 0;
   }
-  auto level = spdlog::level::from_str(log_level);
-  if (level == spdlog::level::off && log_level != "off") {
+  if (!log::SetLevel(log_level)) {
     std::fprintf(stderr, "pinpointd: unknown --log-level '%s' (trace, debug, info, warn, error, off)\n",
                  log_level.c_str());
     return 2;
   }
-  spdlog::set_level(level);
-  spdlog::set_formatter(daemon::EscapingLogFormatter());
+  daemon::UseEscapingLogFormat();
   daemon::Config config;
   if (!config_path.empty()) {
     auto loaded = daemon::LoadConfig(config_path);

@@ -5,8 +5,8 @@
 #include <cstdio>
 
 #include <CLI/CLI.hpp>
-#include <spdlog/spdlog.h>
 
+#include "common/log.h"
 #include "common/version.h"
 #include "k8s/pinpoint_slice_source.h"
 #include "k8s/plugin.h"
@@ -45,12 +45,10 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
   }
-  auto level = spdlog::level::from_str(log_level);
-  if (level == spdlog::level::off && log_level != "off") {
+  if (!log::SetLevel(log_level)) {
     std::fprintf(stderr, "pinpoint-k8s: unknown --log-level '%s'\n", log_level.c_str());
     return 2;
   }
-  spdlog::set_level(level);
   auto unit = ParseSize(mem_unit);
   if (!unit.ok()) {
     std::fprintf(stderr, "pinpoint-k8s: --mem-unit: %s\n", unit.status().message().c_str());
@@ -89,7 +87,7 @@ int main(int argc, char** argv) {
       plugin.PollNow();  // read pinpointd's devices now
       continue;
     }
-    spdlog::info("k8s: stopping on signal {}", sig);
+    log::Info("k8s: stopping on signal {}", sig);
     break;
   }
   plugin.Stop();
