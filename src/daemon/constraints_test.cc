@@ -1,4 +1,4 @@
-// Time limits, dependencies and user limits on a Node of fakes (node.h, node_constraints.cc).
+// Time limits, dependencies and user limits on a Node of fakes (node.h, job_runner.h).
 // Time moves only with the fake clock: no test sleeps.
 #include <signal.h>
 

@@ -12,7 +12,7 @@
 
 namespace pinpoint::daemon {
 
-// `env`: the lease's environment as "NAME=value" (Node::JobEnvironment); `device_dir`: where the
+// `env`: the lease's environment as "NAME=value" (JobRunner::JobEnvironment); `device_dir`: where the
 // nodes are ("/dev", or a simulated node's stand-ins). Device nodes: nvidia<gpu_index> of each
 // allocation's physical GPU, then nvidiactl, nvidia-uvm, nvidia-uvm-tools; each only when
 // `exists` says so. The MPS pipe directory (CUDA_MPS_PIPE_DIRECTORY) is mounted at its own path.

@@ -5,9 +5,11 @@
 //   Admission (admission.h)       the checks of every way in: submit, array, lease
 //   sched::Schedule / PlaceOne    a pass over the queue; one lease placed alone
 //   node_submit.cc, node_lease.cc the ways in; node_cancel.cc, node_hold.cc control;
+//   JobRunner (job_runner.h)      the running half: starts what a pass placed, polls, stops,
+//                                 ends and requeues running jobs; acts on what the watcher and
+//                                 the sharing backends report about them
 //   Occupant (occupant.h)         who runs a job's processes: its supervisor, or a lease's container
-//   node_query.cc, node_view.cc   answers; node_watch.cc, node_faults.cc, node_constraints.cc
-//                                 what the watcher, MPS faults, dependencies and limits feed back
+//   node_query.cc, node_view.cc   answers
 //   ArrayTasks (array_tasks.h)    the job arrays among the jobs: unfinished tasks, their state
 //   Dependencies (dependencies.h) --after/--afterok: a submit's check, a pass's states
 //   FaultRecovery (fault_recovery.h) MPS faults by device: recovery, resets, drains
@@ -40,6 +42,7 @@
 #include "daemon/array_tasks.h"
 #include "daemon/fault_recovery.h"
 #include "daemon/job_room.h"
+#include "daemon/job_runner.h"
 #include "daemon/job_table.h"
 #include "daemon/lifecycle.h"
 #include "daemon/node_options.h"
@@ -174,7 +177,7 @@ class Node {
   // cancelled (lease-not-placed) kLeaseStartTimeoutMs after its opening.
   Result<OpenedLease> OpenLease(const api::Caller& caller, const LeaseRequest& request);
   // The container edits of a running lease started by this process (empty otherwise).
-  LeaseEdits EditsOfLease(JobId id) const;
+  LeaseEdits EditsOfLease(JobId id) const { return runner_.EditsOfLease(id); }
   // Root only: the lease's processes are those of `pid`'s cgroup from now on. Errors:
   // kPermissionDenied (not root; container_uid is not the lease's uid), kNotFound (no such lease
   // or process), kFailedPrecondition (ended, attached elsewhere, a refused cgroup),
@@ -236,103 +239,46 @@ class Node {
   std::vector<Status> RewriteJobs(const api::Caller& caller, const std::vector<JobId>& ids, const char* event,
                                   uint64_t max_rewrite_bytes,
                                   const std::function<Result<bool>(JobRecord&)>& change);
-  // Sets each job's hold to what `decide` says, persisting it with event `event`.
-  std::vector<Status> SetHolds(const api::Caller& caller, const std::vector<JobId>& ids,
-                               const char* event, Result<Hold> (*decide)(const JobRecord&, bool),
-                               uint64_t max_rewrite_bytes);
-  // What Submit and SubmitArray store: Admission::Admit's record with its dependencies checked
-  // (Dependencies::Check), pending since now, and held when `hold` (a root hold for root).
-  Result<JobRecord> NewPendingJob(const api::Caller& caller, JobRequest request, bool hold,
-                                  size_t jobs = 1);
-  // Who runs `job`'s processes: its supervisor (a job) or its container (a lease).
-  Occupant& OccupantOf(const JobRecord& job);
-  // The end of a running job's occupant: Finish for a job's exit, EndLease for a lease's cause.
-  void End(JobRecord& job, const OccupantEnd& end);
-  void EndLease(JobRecord& job, Reason cause);
+  // One scheduling pass over the pending jobs: their waits, and the starts the runner makes.
   void Schedule();
   // The scheduler's view of the node now: inventory (drained devices marked, recent business),
   // running and settling jobs, user limits; with `with_pending`, the pending jobs that may start
   // in a pass (held ones get their wait reason here).
   sched::Snapshot SchedSnapshot(bool with_pending);
-  // Dependencies (Dependencies) and time limits: what the node does about them (node_constraints.cc).
-  // Ends the pending jobs the plan says can never start (lifecycle::NeverStarts).
-  void EndNeverStarting(const std::vector<sched::Wait>& never);
-  // Stops a running job whose time limit is reached (as a cancel does, ending time-limit).
-  void EnforceTimeLimit(JobRecord& job, int64_t now_ms);
-  // Marks each planned start running and records them all in one store transaction, durable
-  // before any launch (a restarted daemon must know these jobs may be running). A start the store
-  // refuses leaves its job pending, tried again next pass; when the transaction cannot commit,
-  // all of them. Returns the jobs started.
-  std::vector<JobId> RecordStarts(const std::vector<sched::Start>& starts);
-  // Prepares a started job's devices (the sharing backends) and starts its occupant. Returns
-  // whether a supervisor now runs it: false when it was requeued, failed to launch (and ended),
-  // or is a lease.
-  bool LaunchJob(JobRecord& job);
-  // Records the supervisors' pids of jobs just launched, in one store transaction.
-  void RecordPids(const std::vector<JobId>& launched);
-  // The effects of a job's end as lifecycle::DecideEnd decides it: resources released, the
-  // end (or the requeue of a fault's victim) recorded.
-  void Finish(JobRecord& job, const launch::ExitStatus& status);
-  // The ends found by one pass (Finish, EndLease), their store writes in one transaction. When
-  // it cannot commit, every end written in it is kept in memory as PersistEnd keeps one.
-  void RecordEnds(const std::vector<std::pair<JobId, OccupantEnd>>& ends);
-  // Records a job's end (JobTable::PersistEnd: kept in memory and retried when the store cannot
-  // take it) and forgets the job's cancel and orphan bookkeeping.
-  void PersistEnd(JobRecord& job);
-  // A running job whose supervisor died while its processes live: it keeps its resources and is
-  // stopped (SafeStop); it ends as failed/lost once they are all gone.
-  void HandleOrphan(JobRecord& job);
-  void Requeue(JobRecord& job, const std::string& why, Reason reason,
-               bool release_resources = true);
-  void PersistRequeue(const JobRecord& job);
-  void ReleaseResources(const JobRecord& job);
-  Result<std::vector<std::string>> JobEnvironment(const JobRecord& job);
-  // A sharing backend's news: fatal faults (FaultRecovery), servers ready, quit or unresponsive.
-  void HandleSharingEvents();
-  // uid's `mode` server on the device stopped answering and was killed: that user's running jobs
-  // held there in `mode` are stopped with reason mps-unresponsive (they can no longer be served).
-  void StopUnservedJobs(const sharing::Event& event);
-  // The safe stop of a running job: its backends let go of it (MPS terminate_client), then
-  // SIGTERM, SIGKILL after the grace.
-  void SafeStop(JobRecord& job);
-  // pinpoint stops a running job itself (lifecycle::Stop with `stop_reason` and `detail`, the
-  // event "stop"), then SafeStop. Nothing when it is already being stopped or cancelled.
-  void StopJob(JobRecord& job, Reason stop_reason, std::string detail);
-  // Acts on what the watcher found since the last pass (WatchFeedback): budget breaches stop
-  // their jobs, Xids go to FaultRecovery, settled slots let the queue move.
-  void ApplyWatch();
+  // Leases opened while their MPS control daemon was starting that have not started
+  // kLeaseStartTimeoutMs after their opening end as cancelled (lease-not-placed).
+  void ExpireStartingLeases(int64_t now_ms);
 
   NodeOptions options_;
   NodeDeps deps_;
   std::unique_ptr<sharing::Backends> own_sharing_;  // when deps_.sharing is null
-  sharing::Backends* sharing_;                      // deps_.sharing or own_sharing_
+  sharing::Backends* sharing_;                      // deps_.sharing or own_sharing_ (set first)
   SystemUserDirectory system_users_;
   CachingUserDirectory cached_system_users_{&system_users_, deps_.clock};
   UserDirectory* users_;  // deps_.users or cached_system_users_
   Admission admission_{&options_, users_};
-  ShimOccupant shim_{&options_, deps_.launcher, deps_.cgroups, users_};
-  LeaseOccupant lease_occupant_{&options_, deps_.containers, deps_.lease_specs};
   JobTable jobs_{deps_.store, deps_.clock};  // pending and running, ended until reported
   ArrayTasks arrays_{&jobs_, deps_.store};
   Dependencies dependencies_{&jobs_, &arrays_, deps_.store};  // a submit's check, a pass's states
-  std::map<JobId, int64_t> kill_at_ms_;      // running jobs being cancelled: SIGKILL deadline
-  std::set<JobId> term_pending_;             // being cancelled before they started: SIGTERM is due
   bool dirty_ = true;                        // something changed since the last schedule
   // MPS faults: the devices recovering from one and the jobs it hit, drains and why.
   FaultRecovery faults_{options_.mps_fault_drain_after, deps_.store};
   // The watcher's side: watched jobs, usage, and the slots of ended jobs whose processes may
   // still be on their GPUs (a device goes to another job only once they have left it).
   WatchFeedback watch_{deps_.watcher, deps_.store, deps_.cgroups, &options_.inventory, options_.usage_flush_ms};
-  int64_t starts_total_ = 0;
+  // The running half: starts, polls, stops, ends and requeues.
+  JobRunner runner_{RunnerDeps{.options = &options_, .inventory = &options_.inventory, .store = deps_.store,
+                               .launcher = deps_.launcher, .cgroups = deps_.cgroups,
+                               .containers = deps_.containers, .lease_specs = deps_.lease_specs,
+                               .clock = deps_.clock, .users = users_, .sharing = sharing_, .jobs = &jobs_,
+                               .watch = &watch_, .faults = &faults_, .dirty = &dirty_}};
   std::map<std::pair<JobState, Reason>, int64_t> ended_total_;
-  std::set<JobId> orphans_;  // running jobs whose supervisor died (HandleOrphan)
   // What the last scheduling pass held back for its first blocked job: a lease placed between
   // passes (OpenLease, sched::PlaceOne) never takes it.
   std::optional<sched::Reservation> reservation_;
   // Leases opened while their MPS control daemon was starting (a pending lease is one, restarts
   // included): given up kLeaseStartTimeoutMs after their opening.
   std::set<JobId> starting_leases_;
-  void ExpireStartingLeases(int64_t now_ms);
 };
 
 }  // namespace pinpoint::daemon

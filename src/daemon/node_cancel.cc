@@ -1,7 +1,5 @@
-// Node's cancels and stops (node.h): who may, what is recorded (one batch for a request), and
-// the safe stop of a running job (MPS terminate_client, SIGTERM, SIGKILL after the grace).
-#include <signal.h>
-
+// Node's cancels (node.h): who may, and what is recorded (one batch for a request); a running
+// job's safe stop is the runner's (JobRunner::SafeStop).
 #include "common/log.h"
 #include "daemon/job_room.h"
 #include "daemon/lifecycle.h"
@@ -76,42 +74,10 @@ std::vector<Status> Node::Cancel(const api::Caller& caller, const std::vector<Jo
     } else if (IsFinal(job.state)) {
       dirty_ = true;  // stays in jobs_ until the next Step reports it ended, for its waiters
     } else {
-      SafeStop(job);
+      runner_.SafeStop(job);
     }
   }
   return out;
-}
-
-void Node::SafeStop(JobRecord& job) {
-  // The backends let go of the job's processes before any signal reaches them (the MPS server
-  // terminates its clients), so the neighbours on the device are never left in an undefined state.
-  std::optional<std::vector<int64_t>> pids;
-  auto processes = [&] {
-    if (!pids) pids = OccupantOf(job).Processes(job);
-    return *pids;
-  };
-  for (const auto& a : job.allocations) {
-    Status t = sharing_->For(a.mode).StopClients(SliceOf(job, a), processes);
-    if (!t.ok()) log::Warn("job {}: stopping its clients: {}", job.id, t.message());
-  }
-  kill_at_ms_[job.id] = deps_.clock->NowMs() + options_.cancel_grace_ms;
-  // The server's answer comes later (never waited on): Step sends SIGTERM once it has come, or
-  // once it is overdue; the SIGKILL deadline holds either way.
-  if (sharing_->Stopping(static_cast<uint64_t>(job.id))) {
-    term_pending_.insert(job.id);
-    return;
-  }
-  Status s = OccupantOf(job).Signal(job, SIGTERM);
-  if (s.code() == Code::kUnavailable) term_pending_.insert(job.id);  // not started yet: Step sends it
-  else if (!s.ok()) log::Warn("job {}: {}", job.id, s.ToString());
-}
-
-void Node::StopJob(JobRecord& job, Reason stop_reason, std::string detail) {
-  if (!lifecycle::Stop(job, stop_reason, std::move(detail))) return;
-  Status s = jobs_.Persist(job, "stop", job.stop_detail);
-  if (!s.ok()) log::Error("job {}: cannot record stop: {}", job.id, s.ToString());
-  log::Warn("job {}: {}: stopping it", job.id, job.stop_detail);
-  SafeStop(job);
 }
 
 }  // namespace pinpoint::daemon

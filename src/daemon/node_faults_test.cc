@@ -1,4 +1,4 @@
-// Node under MPS faults (node_faults.cc, docs/design.md "MPS faults"): who a fault touches, the
+// Node under MPS faults (job_runner.cc, docs/design.md "MPS faults"): who a fault touches, the
 // suspects and victims, forged claims, an unresponsive daemon, a suspect kept alone.
 #include <signal.h>
 #include <unistd.h>

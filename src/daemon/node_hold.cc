@@ -10,28 +10,32 @@
 
 namespace pinpoint::daemon {
 
-std::vector<Status> Node::HoldJobs(const api::Caller& caller, const std::vector<JobId>& ids,
-                                   uint64_t max_rewrite_bytes) {
-  return SetHolds(caller, ids, "hold", DecideHold, max_rewrite_bytes);
-}
+namespace {
 
-std::vector<Status> Node::ReleaseJobs(const api::Caller& caller, const std::vector<JobId>& ids,
-                                      uint64_t max_rewrite_bytes) {
-  return SetHolds(caller, ids, "release", DecideRelease, max_rewrite_bytes);
-}
-
-std::vector<Status> Node::SetHolds(const api::Caller& caller, const std::vector<JobId>& ids,
-                                   const char* event, Result<Hold> (*decide)(const JobRecord&, bool),
-                                   uint64_t max_rewrite_bytes) {
-  return RewriteJobs(caller, ids, event, max_rewrite_bytes, [&](JobRecord& job) -> Result<bool> {
-    Result<Hold> hold = decide(job, caller.IsRoot());
+// The change that sets a job's hold to what `decide` says for `caller` (RewriteJobs's).
+std::function<Result<bool>(JobRecord&)> SetHold(const api::Caller& caller,
+                                                Result<Hold> (*decide)(const JobRecord&, bool)) {
+  return [root = caller.IsRoot(), decide](JobRecord& job) -> Result<bool> {
+    Result<Hold> hold = decide(job, root);
     if (!hold.ok()) return hold.status();
     if (job.hold == *hold) return false;  // a repeated id finds it done: ok again
     job.hold = *hold;
     if (job.hold == Hold::kNone) lifecycle::Waiting(job, Reason::kNone, "");  // the next pass says why it waits
     else lifecycle::Waiting(job, Reason::kHeld, sched::HeldDetail(job.id, job.hold));
     return true;
-  });
+  };
+}
+
+}  // namespace
+
+std::vector<Status> Node::HoldJobs(const api::Caller& caller, const std::vector<JobId>& ids,
+                                   uint64_t max_rewrite_bytes) {
+  return RewriteJobs(caller, ids, "hold", max_rewrite_bytes, SetHold(caller, DecideHold));
+}
+
+std::vector<Status> Node::ReleaseJobs(const api::Caller& caller, const std::vector<JobId>& ids,
+                                      uint64_t max_rewrite_bytes) {
+  return RewriteJobs(caller, ids, "release", max_rewrite_bytes, SetHold(caller, DecideRelease));
 }
 
 std::vector<Status> Node::SetArrayLimit(const api::Caller& caller, const std::vector<JobId>& ids, int limit,

@@ -64,8 +64,7 @@ Result<Node::OpenedLease> Node::OpenLease(const api::Caller& caller, const Lease
   auto placement = sched::PlaceOne(SchedSnapshot(/*with_pending=*/false), DemandOf(lease), held);
   bool placed = false;
   if (auto* start = std::get_if<sched::Start>(&placement)) {
-    placed = !RecordStarts({*start}).empty();
-    if (placed) LaunchJob(lease);
+    placed = !runner_.Start({*start}).empty();
     dirty_ = true;  // what it took changes the waits of the pending jobs
   } else {
     const sched::Wait& wait = std::get<sched::Wait>(placement);
@@ -88,8 +87,6 @@ Result<Node::OpenedLease> Node::OpenLease(const api::Caller& caller, const Lease
   dirty_ = true;  // Step reports it ended and forgets it
   return Unavailable("no room for a lease now: " + why);
 }
-
-LeaseEdits Node::EditsOfLease(JobId id) const { return lease_occupant_.EditsOf(id); }
 
 void Node::ExpireStartingLeases(int64_t now_ms) {
   for (auto it = starting_leases_.begin(); it != starting_leases_.end();) {
@@ -182,21 +179,14 @@ Result<JobRecord> Node::CloseLease(const api::Caller& caller, JobId id) {
   auto it = jobs_.find(id);
   if (it == jobs_.end() || IsFinal(it->second.state)) return found;
   JobRecord& lease = it->second;
-  bool empty = lease.lease_cgroup.empty() || OccupantOf(lease).Processes(lease).empty();
+  bool empty = lease.lease_cgroup.empty() || runner_.OccupantOf(lease).Processes(lease).empty();
   if (!empty) {
     Status s = Cancel(caller, {id}).front();
     if (!s.ok()) return s;
     return lease;
   }
-  EndLease(lease, Reason::kLeaseClosed);
+  runner_.EndLease(lease, Reason::kLeaseClosed);
   return lease;
-}
-
-void Node::EndLease(JobRecord& job, Reason cause) {
-  ReleaseResources(job);  // its occupant forgets its edits and removes its CDI spec
-  bool faulted = faults_.Leave(job, *sharing_);
-  lifecycle::ApplyEnd(lifecycle::DecideLeaseEnd(job, cause, faulted, deps_.clock->NowMs()), job);
-  PersistEnd(job);
 }
 
 }  // namespace pinpoint::daemon

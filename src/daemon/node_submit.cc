@@ -66,6 +66,21 @@ void NoteDroppedEnv(store::JobStore& store, int64_t now_ms, JobId id, const std:
   if (!s.ok()) log::Warn("job {}: {}", id, s.ToString());
 }
 
+// What Submit and SubmitArray store: Admission::Admit's record (for `count` jobs) with its
+// dependencies checked (Dependencies::Check), pending since now_ms, and held when `hold` (a root
+// hold for root).
+Result<JobRecord> NewPendingJob(const Admission& admission, const Dependencies& dependencies,
+                                const JobTable& jobs, int64_t now_ms, const api::Caller& caller,
+                                JobRequest request, bool hold, size_t count = 1) {
+  auto admitted = admission.Admit(caller, std::move(request), jobs, count);
+  if (!admitted.ok()) return admitted.status();
+  JobRecord r = std::move(admitted).value();
+  PP_RETURN_IF_ERROR(dependencies.Check(caller, r.request));
+  lifecycle::Submitted(r, now_ms);
+  if (hold) r.hold = caller.IsRoot() ? Hold::kRoot : Hold::kUser;
+  return r;
+}
+
 }  // namespace
 
 Result<JobRecord> Node::Submit(const api::Caller& caller, JobRequest request,
@@ -77,7 +92,7 @@ Result<JobRecord> Node::Submit(const api::Caller& caller, JobRequest request,
   std::optional<store::IdempotencyKey> key = keyed->key;
   if (const std::optional<JobRecord>& first = keyed->first)
     return Resubmitted(jobs_, *first, first->array.array_id == 0 && ToJson(first->request) == ToJson(request));
-  auto pending = NewPendingJob(caller, std::move(request), hold);
+  auto pending = NewPendingJob(admission_, dependencies_, jobs_, deps_.clock->NowMs(), caller, std::move(request), hold);
   if (!pending.ok()) return pending.status();
   JobRecord r = std::move(pending).value();
   auto id = deps_.store->Insert(r, key);
@@ -87,17 +102,6 @@ Result<JobRecord> Node::Submit(const api::Caller& caller, JobRequest request,
   if (!dropped->empty()) NoteDroppedEnv(*deps_.store, deps_.clock->NowMs(), r.id, *dropped);
   jobs_.Add(r);
   dirty_ = true;
-  return r;
-}
-
-Result<JobRecord> Node::NewPendingJob(const api::Caller& caller, JobRequest request, bool hold,
-                                      size_t jobs) {
-  auto admitted = admission_.Admit(caller, std::move(request), jobs_, jobs);
-  if (!admitted.ok()) return admitted.status();
-  JobRecord r = std::move(admitted).value();
-  PP_RETURN_IF_ERROR(dependencies_.Check(caller, r.request));
-  lifecycle::Submitted(r, deps_.clock->NowMs());
-  if (hold) r.hold = caller.IsRoot() ? Hold::kRoot : Hold::kUser;
   return r;
 }
 
@@ -115,7 +119,8 @@ Result<Node::SubmittedArray> Node::SubmitArray(const api::Caller& caller, JobReq
     if (!first.ok()) return first.status();
     return SubmittedArray{*first, found->array.count};
   }
-  auto job = NewPendingJob(caller, std::move(request), hold, spec.indices.size());
+  auto job = NewPendingJob(admission_, dependencies_, jobs_, deps_.clock->NowMs(), caller, std::move(request), hold,
+                           spec.indices.size());
   if (!job.ok()) return job.status();
   std::vector<JobRecord> tasks = ArrayTaskRecords(*job, spec);
   auto ids = deps_.store->InsertArray(tasks, keyed->key);

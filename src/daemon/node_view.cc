@@ -164,7 +164,7 @@ metrics::Snapshot Node::MetricsView() const {
     }
   }
   snap.devices = std::move(devices);
-  snap.sched.starts_total = starts_total_;
+  snap.sched.starts_total = runner_.starts_total();
   for (const auto& [key, count] : ended_total_)
     snap.sched.ended_total[{JobStateName(key.first), ReasonName(key.second)}] += count;
   return snap;

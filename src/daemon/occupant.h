@@ -2,7 +2,7 @@
 // share placement, the sharing backends, accounting and the store; they differ only here. A job's
 // processes are started by pinpointd under its supervisor (ShimOccupant); a lease's by a
 // container runtime, attached to it afterwards (LeaseOccupant). Node asks the occupant of a
-// record's kind (Node::OccupantOf) and never branches on the kind itself.
+// record's kind (JobRunner::OccupantOf) and never branches on the kind itself.
 // Not thread-safe: the daemon's main loop is the only caller.
 #pragma once
 
@@ -38,7 +38,7 @@ class Occupant {
   // The end of a job that could not start, for `why`.
   virtual OccupantEnd LaunchFailed(const std::string& why) const = 0;
   // A running job's end, or nullopt while it runs. A job's exit kOrphaned is not an end: its
-  // supervisor died while its processes live (Node::HandleOrphan).
+  // supervisor died while its processes live (JobRunner::HandleOrphan).
   virtual std::optional<OccupantEnd> Poll(const JobRecord& job, int64_t now_ms) = 0;
   // After a restart: how a job found running ended meanwhile (nullopt: it runs, adopt it).
   virtual std::optional<launch::ExitStatus> Found(const JobRecord& job) = 0;
