@@ -68,6 +68,13 @@ struct JobRequest {
   // it, and its stdout and stderr are created with it, so whether others may read them is the
   // user's choice. -1 (a client that sends none): 077, files only the user reads.
   int umask = -1;
+  // submit --signal=[B:]SIG[@SECONDS], as Slurm's: `signal` (1 to kMaxSignal; 0: none) is sent
+  // once, `signal_before_s` seconds (0 to kMaxSignalBeforeS) before the job's time limit, so a
+  // training can checkpoint: to the job's process group, or with `signal_leader_only` (B:) to
+  // its first process alone. A job with a signal needs a time limit (its own or the node's).
+  int signal = 0;
+  int64_t signal_before_s = 0;
+  bool signal_leader_only = false;
 
   bool IsSlice() const { return gpus > 0 && gpu_mem_bytes > 0; }
   bool IsWholeGpu() const { return gpus > 0 && gpu_mem_bytes == 0; }
@@ -87,6 +94,8 @@ inline constexpr size_t kMaxEnvEntries = 4096;
 inline constexpr size_t kMaxEnvNameBytes = 1024;
 inline constexpr size_t kMaxNameBytes = 256;        // name, as_user
 inline constexpr size_t kMaxDependencies = 64;      // after and afterok together
+inline constexpr int kMaxSignal = 64;                     // SIGRTMAX on Linux
+inline constexpr int64_t kMaxSignalBeforeS = 65535;       // Slurm's bound for --signal's @SECONDS
 
 // Checks a request for values no node could ever run (not node-specific fit): empty argv,
 // relative cwd, gpus < 0 or > 1024, share outside 0..100, share without gpu_mem, cpus < 1,
@@ -95,7 +104,9 @@ inline constexpr size_t kMaxDependencies = 64;      // after and afterok togethe
 // shows); a control character or invalid UTF-8 in name or as_user (one line for people); an
 // environment name that is empty or not printable ASCII without '='; a time limit outside
 // 0..kMaxTimeLimitS (pinpoint/time_limit.h); a dependency that is not a positive id, or more than
-// kMaxDependencies of them. Counts and lengths are bounded by the constants above.
+// kMaxDependencies of them; a signal outside 1..kMaxSignal or sent more than kMaxSignalBeforeS
+// before the limit (or a time or B: without a signal). Counts and lengths are bounded by the
+// constants above.
 // Errors: kInvalidArgument naming the first bad field (argv[2], env[NAME], name, cwd ...).
 Status ValidateRequest(const JobRequest& request);
 

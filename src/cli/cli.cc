@@ -178,6 +178,9 @@ std::vector<Command> Commands(SubmitArgs& submit, std::string& shown, std::vecto
                        "start only after these jobs have completed with exit 0; cancelled if one does not (ID[,ID...])");
          c->add_option("-d,--dependency", submit.sched.dependency,
                        "Slurm's spelling of --afterok and --after: afterok:ID[:ID...][,afterany:ID...]");
+         c->add_option("--signal", submit.sched.signal,
+                       "[B:]SIG[@SECONDS]: send SIG that long (default 60 s) before the time limit, to checkpoint; "
+                       "B: to the command alone, not its children");
          RefuseSlurmOnly(c);
          submit.array_option = c->add_option(
              "--array", submit.array,

@@ -102,6 +102,10 @@ std::string SchedLines(const JobRequest& req) {
   if (req.time_limit_s > 0) out += "  limit:    runs at most " + FormatTimeLimit(req.time_limit_s) + "\n";
   if (!req.after.empty()) out += "  after:    " + ids(req.after) + " (starts once they have ended)\n";
   if (!req.afterok.empty()) out += "  afterok:  " + ids(req.afterok) + " (starts once they have completed)\n";
+  if (req.signal != 0)
+    out += "  signal:   " + std::to_string(req.signal) + " to " +
+           (req.signal_leader_only ? "its first process" : "its processes") + ", " +
+           std::to_string(req.signal_before_s) + " s before the limit\n";
   return out;
 }
 

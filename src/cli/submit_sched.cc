@@ -1,7 +1,10 @@
 #include "cli/submit_sched.h"
 
+#include <signal.h>
+
 #include <algorithm>
 #include <tuple>
+#include <utility>
 
 #include "cli/job_arrays.h"
 #include "pinpoint/escape.h"
@@ -52,6 +55,59 @@ Status ApplyDependency(const std::string& text, std::vector<JobId>* after, std::
   return Status::Ok();
 }
 
+namespace {
+
+// The signals a job may ask for by name (signal(7)); others by number.
+constexpr std::pair<const char*, int> kSignalNames[] = {
+    {"HUP", SIGHUP},   {"INT", SIGINT},   {"QUIT", SIGQUIT}, {"ABRT", SIGABRT}, {"KILL", SIGKILL},
+    {"USR1", SIGUSR1}, {"USR2", SIGUSR2}, {"PIPE", SIGPIPE}, {"ALRM", SIGALRM}, {"TERM", SIGTERM},
+    {"CONT", SIGCONT}, {"STOP", SIGSTOP}, {"TSTP", SIGTSTP}, {"URG", SIGURG},   {"XCPU", SIGXCPU},
+    {"WINCH", SIGWINCH}, {"IO", SIGIO},  {"PWR", SIGPWR},   {"SYS", SIGSYS},
+};
+
+}  // namespace
+
+Status ApplySignal(const std::string& text, JobRequest* request) {
+  const std::string usage = "--signal: expected [B:]SIG[@SECONDS], e.g. USR1@120 or B:TERM@60";
+  std::string rest = text;
+  bool leader_only = false;
+  if (rest.rfind("B:", 0) == 0) {
+    leader_only = true;
+    rest = rest.substr(2);
+  } else if (rest.rfind("R:", 0) == 0 || rest.rfind("RB:", 0) == 0 || rest.rfind("BR:", 0) == 0) {
+    return InvalidArgument("--signal: R: (requeue the job when the signal is sent) is not supported here; "
+                           "use [B:]SIG[@SECONDS]");
+  }
+  std::string name = rest.substr(0, rest.find('@'));
+  int64_t before_s = 60;  // Slurm's default
+  if (size_t at = rest.find('@'); at != std::string::npos) {
+    std::string seconds = rest.substr(at + 1);
+    bool digits = !seconds.empty() && seconds.size() <= 5 &&
+                  std::all_of(seconds.begin(), seconds.end(), [](char c) { return c >= '0' && c <= '9'; });
+    if (!digits || std::stoll(seconds) > kMaxSignalBeforeS)
+      return InvalidArgument("--signal: '" + EscapeForTerminal(seconds) + "' is not a time in seconds (0 to " +
+                             std::to_string(kMaxSignalBeforeS) + ")");
+    before_s = std::stoll(seconds);
+  }
+  int signal = 0;
+  if (!name.empty() && name.size() <= 2 && std::all_of(name.begin(), name.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+    signal = std::stoi(name);
+  } else {
+    std::string bare = name.rfind("SIG", 0) == 0 ? name.substr(3) : name;
+    for (const auto& [known, number] : kSignalNames) {
+      if (bare == known) signal = number;
+    }
+  }
+  if (name.empty()) return InvalidArgument(usage);
+  if (signal < 1 || signal > kMaxSignal)
+    return InvalidArgument("--signal: '" + EscapeForTerminal(name) + "' is not a signal (a name such as USR1 or TERM, "
+                           "or a number from 1 to " + std::to_string(kMaxSignal) + ")");
+  request->signal = signal;
+  request->signal_before_s = before_s;
+  request->signal_leader_only = leader_only;
+  return Status::Ok();
+}
+
 Status ApplySubmitSched(const SubmitSchedArgs& args, JobRequest* request) {
   if (!args.time.empty()) {
     auto seconds = ParseTimeLimit(args.time);
@@ -66,6 +122,7 @@ Status ApplySubmitSched(const SubmitSchedArgs& args, JobRequest* request) {
     if (!ids.ok()) return ids.status();
     *out = std::move(ids).value();
   }
+  if (!args.signal.empty()) PP_RETURN_IF_ERROR(ApplySignal(args.signal, request));
   if (!args.dependency.empty()) return ApplyDependency(args.dependency, &request->after, &request->afterok);
   return Status::Ok();
 }

@@ -1,5 +1,5 @@
-// `pinpoint submit`'s scheduling options: --time, --after, --afterok, and Slurm's --dependency
-// for the same (docs/cli.md "submit").
+// `pinpoint submit`'s scheduling options: --time, --after, --afterok, Slurm's --dependency for
+// the same, and --signal (docs/cli.md "submit").
 #pragma once
 
 #include <string>
@@ -15,7 +15,14 @@ struct SubmitSchedArgs {
   std::string after;    // --after ID[,ID...]
   std::string afterok;  // --afterok ID[,ID...]
   std::string dependency;  // --dependency afterok:ID[:ID...][,afterany:ID...] (Slurm's spelling)
+  std::string signal;      // --signal [B:]SIG[@SECONDS]
 };
+
+// Slurm's --signal=[B:]SIG[@SECONDS]: SIG a number (1 to kMaxSignal) or a name with or without
+// SIG (USR1, SIGUSR1, TERM...), SECONDS 0 to kMaxSignalBeforeS (default 60), B: the job's first
+// process alone. Sets the request's signal fields. Errors: kInvalidArgument, one line naming
+// --signal and what is wrong: an unknown signal, a bad time, Slurm's R: (requeue, not here).
+Status ApplySignal(const std::string& text, JobRequest* request);
 
 // "3" or "3,4,17": job ids (whole numbers from 1). Errors: kInvalidArgument naming `flag` and the
 // item: "--after: 'abc' is not a job id (job ids are whole numbers from 1)".
@@ -29,7 +36,8 @@ Result<std::vector<JobId>> ParseJobIdList(const std::string& text, const std::st
 Status ApplyDependency(const std::string& text, std::vector<JobId>* after, std::vector<JobId>* afterok);
 
 // Sets the request's time_limit_s, after and afterok from what was given (--dependency's ids
-// after --after's and --afterok's). Errors: kInvalidArgument naming the option: a time limit
+// after --after's and --afterok's), and the signal (ApplySignal). Errors: kInvalidArgument
+// naming the option: a time limit
 // ParseTimeLimit refuses, or 0 ("--time must be more than 0; leave it out for the node's
 // default"), or a bad id list or dependency.
 Status ApplySubmitSched(const SubmitSchedArgs& args, JobRequest* request);

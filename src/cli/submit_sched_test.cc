@@ -1,5 +1,7 @@
 #include "cli/submit_sched.h"
 
+#include <signal.h>
+
 #include <gtest/gtest.h>
 
 namespace pinpoint::cli {
@@ -36,10 +38,12 @@ TEST(ParseJobIdListTest, EachBadItemIsNamedWithTheFlag) {
 
 TEST(ApplySubmitSchedTest, SetsWhatWasGiven) {
   JobRequest r;
-  ASSERT_TRUE(ApplySubmitSched({"1-00:00:00", "1,2", "3", ""}, &r).ok());
+  ASSERT_TRUE(ApplySubmitSched({"1-00:00:00", "1,2", "3", "", "USR1@30"}, &r).ok());
   EXPECT_EQ(r.time_limit_s, 86400);
   EXPECT_EQ(r.after, (std::vector<JobId>{1, 2}));
   EXPECT_EQ(r.afterok, (std::vector<JobId>{3}));
+  EXPECT_EQ(r.signal, SIGUSR1);
+  EXPECT_EQ(r.signal_before_s, 30);
   JobRequest untouched;
   ASSERT_TRUE(ApplySubmitSched({}, &untouched).ok());
   EXPECT_EQ(untouched, JobRequest{});
@@ -47,12 +51,12 @@ TEST(ApplySubmitSchedTest, SetsWhatWasGiven) {
 
 TEST(ApplySubmitSchedTest, BadTimesAreRefusedNamingTheOption) {
   JobRequest r;
-  Status bad = ApplySubmitSched({"5x", "", "", ""}, &r);
+  Status bad = ApplySubmitSched({"5x", "", "", "", ""}, &r);
   EXPECT_EQ(bad.code(), Code::kInvalidArgument);
   EXPECT_EQ(bad.message().rfind("--time: invalid time limit '5x'", 0), 0u) << bad.message();
-  Status zero = ApplySubmitSched({"0", "", "", ""}, &r);
+  Status zero = ApplySubmitSched({"0", "", "", "", ""}, &r);
   EXPECT_EQ(zero.message(), "--time must be more than 0; leave it out for the node's default");
-  EXPECT_EQ(ApplySubmitSched({"", "abc", "", ""}, &r).message().rfind("--after: 'abc'", 0), 0u);
+  EXPECT_EQ(ApplySubmitSched({"", "abc", "", "", ""}, &r).message().rfind("--after: 'abc'", 0), 0u);
 }
 
 // Slurm's --dependency, as far as it means --afterok and --after.
@@ -90,6 +94,54 @@ TEST(ApplyDependencyTest, WhatMeansSomethingElseIsRefusedWithWhatToUse) {
     Status s = ApplyDependency(c.text, &after, &afterok);
     EXPECT_EQ(s.code(), Code::kInvalidArgument) << c.text;
     EXPECT_EQ(s.message().rfind(c.message, 0), 0u) << c.text << ": " << s.message();
+  }
+}
+
+TEST(ApplySignalTest, SlurmsSpellingsWithTheDefaultOf60Seconds) {
+  struct Case {
+    const char* text;
+    int signal;
+    int64_t before_s;
+    bool leader_only;
+  };
+  for (const Case& c : {Case{"USR1@120", SIGUSR1, 120, false}, Case{"SIGUSR2", SIGUSR2, 60, false},
+                        Case{"B:TERM@0", SIGTERM, 0, true}, Case{"10@65535", 10, 65535, false},
+                        Case{"B:SIGINT", SIGINT, 60, true}, Case{"64", 64, 60, false}}) {
+    JobRequest r;
+    ASSERT_TRUE(ApplySignal(c.text, &r).ok()) << c.text;
+    EXPECT_EQ(r.signal, c.signal) << c.text;
+    EXPECT_EQ(r.signal_before_s, c.before_s) << c.text;
+    EXPECT_EQ(r.signal_leader_only, c.leader_only) << c.text;
+    EXPECT_TRUE(ValidateRequest(r).message().find("signal") == std::string::npos) << c.text;
+  }
+}
+
+TEST(ApplySignalTest, WhatIsNoSignalOrNoTimeIsRefusedWithOneLine) {
+  struct Case {
+    const char* text;
+    const char* message;
+  };
+  const Case cases[] = {
+      {"", "--signal: expected [B:]SIG[@SECONDS]"},
+      {"B:", "--signal: expected [B:]SIG[@SECONDS]"},
+      {"@60", "--signal: expected [B:]SIG[@SECONDS]"},
+      {"USR9", "--signal: 'USR9' is not a signal"},
+      {"0", "--signal: '0' is not a signal"},
+      {"65", "--signal: '65' is not a signal"},
+      {"-1", "--signal: '-1' is not a signal"},
+      {"USR1@", "--signal: '' is not a time in seconds (0 to 65535)"},
+      {"USR1@65536", "--signal: '65536' is not a time in seconds"},
+      {"USR1@1m", "--signal: '1m' is not a time in seconds"},
+      {"USR1@99999999999999999999", "--signal: '99999999999999999999' is not a time in seconds"},
+      {"R:USR1@60", "--signal: R: (requeue the job when the signal is sent) is not supported here"},
+      {"\x1b[2J", "--signal: '\\x1b[2J' is not a signal"},
+  };
+  for (const auto& c : cases) {
+    JobRequest r;
+    Status s = ApplySignal(c.text, &r);
+    EXPECT_EQ(s.code(), Code::kInvalidArgument) << c.text;
+    EXPECT_EQ(s.message().rfind(c.message, 0), 0u) << c.text << ": " << s.message();
+    EXPECT_EQ(r.signal, 0) << "nothing set: " << c.text;
   }
 }
 

@@ -227,6 +227,12 @@ Status ValidateRequest(const JobRequest& r) {
     return InvalidArgument("time limit must be between 0 (none) and " + std::to_string(kMaxTimeLimitS) +
                            " seconds");
   PP_RETURN_IF_ERROR(CheckDependencies(r));
+  if (r.signal < 0 || r.signal > kMaxSignal)
+    return InvalidArgument("signal must be between 1 and " + std::to_string(kMaxSignal) + " (0: none)");
+  if (r.signal_before_s < 0 || r.signal_before_s > kMaxSignalBeforeS)
+    return InvalidArgument("signal_before_s must be between 0 and " + std::to_string(kMaxSignalBeforeS) + " seconds");
+  if (r.signal == 0 && (r.signal_before_s != 0 || r.signal_leader_only))
+    return InvalidArgument("signal_before_s and signal_leader_only need a signal");
   if (r.umask < -1 || r.umask > 0777) return InvalidArgument("umask must be between 0 and 0777");
   if (r.env.size() > kMaxEnvEntries)
     return InvalidArgument("too many environment variables (at most " +
@@ -261,6 +267,9 @@ json ToJson(const JobRequest& r) {
   if (!r.after.empty()) j["after"] = r.after;
   if (!r.afterok.empty()) j["afterok"] = r.afterok;
   if (r.umask >= 0) j["umask"] = r.umask;
+  if (r.signal != 0) j["signal"] = r.signal;
+  if (r.signal_before_s != 0) j["signal_before_s"] = r.signal_before_s;
+  if (r.signal_leader_only) j["signal_leader_only"] = true;
   return j;
 }
 
@@ -285,6 +294,9 @@ Result<JobRequest> RequestFromJson(const json& j) {
   in.IntegerList("after", &r.after);
   in.IntegerList("afterok", &r.afterok);
   in.Integer("umask", &r.umask);
+  in.Integer("signal", &r.signal);
+  in.Integer("signal_before_s", &r.signal_before_s);
+  in.Bool("signal_leader_only", &r.signal_leader_only);
   if (!in.error().ok()) return in.error();
   return r;
 }

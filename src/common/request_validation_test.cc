@@ -136,6 +136,39 @@ TEST(RequestValidationTest, TimeLimitAndDependenciesAreBounded) {
   }
 }
 
+TEST(RequestValidationTest, ASignalIsBoundedAndItsTimeAndScopeNeedIt) {
+  JobRequest r = Good();
+  r.signal = 64;
+  r.signal_before_s = kMaxSignalBeforeS;
+  r.signal_leader_only = true;
+  EXPECT_TRUE(ValidateFromWire(r).ok());
+  for (int bad : {-1, 65, 1000}) {
+    r.signal = bad;
+    ExpectRejected(r, "signal must be between 1 and 64 (0: none)");
+  }
+  r = Good();
+  r.signal = 10;
+  for (int64_t bad : {int64_t{-1}, kMaxSignalBeforeS + 1, INT64_MAX}) {
+    r.signal_before_s = bad;
+    ExpectRejected(r, "signal_before_s must be between 0 and 65535 seconds");
+  }
+  r = Good();
+  r.signal_before_s = 60;
+  ExpectRejected(r, "signal_before_s and signal_leader_only need a signal");
+  r = Good();
+  r.signal_leader_only = true;
+  ExpectRejected(r, "signal_before_s and signal_leader_only need a signal");
+  r = Good();
+  EXPECT_FALSE(ToJson(r).contains("signal")) << "left out when not set";
+  r.signal = 12;
+  r.signal_before_s = 300;
+  r.signal_leader_only = true;
+  auto back = RequestFromJson(json::parse(ToJson(r).dump()));
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(*back, r);
+  EXPECT_EQ(RequestFromJson(json::parse(R"({"signal_leader_only": 1})")).status().code(), Code::kInvalidArgument);
+}
+
 TEST(RequestValidationTest, TimeLimitAndDependenciesOnTheWire) {
   JobRequest r = Good();
   json plain = ToJson(r);

@@ -33,6 +33,9 @@ Status Admission::ApplyTimeLimit(JobRequest& request) const {
   if (o.max_time_limit_s > 0 && request.time_limit_s > o.max_time_limit_s)
     return FailedPrecondition("time limit " + FormatTimeLimit(request.time_limit_s) + " is above " +
                               FormatTimeLimit(o.max_time_limit_s) + ", the most this node allows (max_time_limit)");
+  if (request.signal != 0 && request.time_limit_s == 0)
+    return InvalidArgument("--signal is sent before the time limit, and this job has none: give --time too "
+                           "(this node sets no default_time_limit)");
   return Status::Ok();
 }
 

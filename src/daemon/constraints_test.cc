@@ -184,6 +184,75 @@ TEST_F(ConstraintsTest, AJobAdoptedAfterARestartKeepsItsDeadline) {
   EXPECT_EQ(store_->Get(id)->reason, Reason::kTimeLimit);
 }
 
+// --signal: a training told in time to checkpoint (it goes on: signals here end no job).
+TEST_F(ConstraintsTest, ASignalGoesOnceItsSecondsBeforeTheLimitAndNotAgainAfterARestart) {
+  launcher_.SetSignalsEndJobs(false);
+  JobRequest r = Cpu();
+  r.time_limit_s = 600;
+  r.signal = SIGUSR1;
+  r.signal_before_s = 120;
+  JobId id = Submit(alice_, r);
+  Step();
+  ASSERT_EQ(Job(id).state, JobState::kRunning);
+  clock_.AdvanceMs(480'000 - 1);
+  Step();
+  EXPECT_TRUE(launcher_.signals().empty()) << "not before 8 minutes of its 10";
+  clock_.AdvanceMs(1);
+  Step();
+  using Sent = std::vector<std::pair<JobId, int>>;
+  EXPECT_EQ(launcher_.signals(), (Sent{{id, SIGUSR1}}));
+  EXPECT_TRUE(launcher_.leader_signals().empty()) << "to its process group, without B:";
+  EXPECT_EQ(Job(id).state, JobState::kRunning);
+  EXPECT_FALSE(Job(id).cancel_requested) << "a warning, not a stop";
+  Step();
+  EXPECT_EQ(launcher_.signals().size(), 1u) << "once";
+  auto events = store_->Events(id).value();
+  ASSERT_EQ(events.back().kind, "signal");
+  EXPECT_EQ(events.back().detail, "sent signal 10 to its processes, 120 s before its time limit");
+  Start(Options());  // the fake launcher still runs it: adopted
+  Step();
+  EXPECT_EQ(launcher_.signals().size(), 1u) << "its events say it was sent: a restart does not send it again";
+  clock_.AdvanceMs(120'000);
+  Step();
+  EXPECT_EQ(launcher_.signals(), (Sent{{id, SIGUSR1}, {id, SIGTERM}})) << "then the limit's own stop";
+}
+
+TEST_F(ConstraintsTest, ASignalWithBGoesToTheFirstProcessAloneAndAJobBeingStoppedGetsNone) {
+  launcher_.SetSignalsEndJobs(false);
+  JobRequest r = Cpu();
+  r.time_limit_s = 60;
+  r.signal = SIGUSR2;
+  r.signal_before_s = 600;  // more than the limit: due at once
+  r.signal_leader_only = true;
+  JobId first = Submit(alice_, r);
+  r.signal_leader_only = false;
+  JobId cancelled = Submit(alice_, r);
+  launcher_.SetNotStarted(cancelled, true);
+  Step();  // they start
+  Step();  // the signal was due at the start
+  using Sent = std::vector<std::pair<JobId, int>>;
+  EXPECT_EQ(launcher_.leader_signals(), (Sent{{first, SIGUSR2}}));
+  EXPECT_TRUE(launcher_.signals().empty());
+  ASSERT_TRUE(node_->Cancel(alice_, {cancelled}).front().ok());
+  launcher_.SetNotStarted(cancelled, false);
+  Step();
+  EXPECT_EQ(launcher_.signals(), (Sent{{cancelled, SIGTERM}})) << "its cancel's SIGTERM, no warning";
+}
+
+TEST_F(ConstraintsTest, ASignalWithoutATimeLimitIsRefusedAtSubmit) {
+  JobRequest r = Cpu();
+  r.signal = SIGUSR1;
+  r.signal_before_s = 60;
+  auto refused = node_->Submit(alice_, r);
+  EXPECT_EQ(refused.status().code(), Code::kInvalidArgument);
+  EXPECT_EQ(refused.status().message(), "--signal is sent before the time limit, and this job has none: give "
+                                        "--time too (this node sets no default_time_limit)");
+  NodeOptions o = Options();
+  o.default_time_limit_s = 3600;
+  Start(o);
+  EXPECT_EQ(store_->Get(Submit(alice_, r))->request.signal, SIGUSR1) << "the node's default limit will do";
+}
+
 TEST_F(ConstraintsTest, LeasesHaveNoTimeLimit) {
   NodeOptions o = Options();
   o.default_time_limit_s = 60;

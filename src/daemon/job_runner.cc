@@ -57,6 +57,13 @@ void JobRunner::Adopt(JobRecord& job, bool orphaned) {
   Status s = deps_.store->AppendEvent(e);
   if (!s.ok()) log::Warn("job {}: {}", job.id, s.ToString());
   if (orphaned) HandleOrphan(job);
+  if (job.request.signal != 0) {
+    auto events = deps_.store->Events(job.id);
+    if (events.ok() && std::any_of(events->begin(), events->end(), [&](const store::JobEvent& ev) {
+          return ev.kind == "signal" && ev.time_ms >= job.start_ms;  // this run's
+        }))
+      warned_.insert(job.id);
+  }
 }
 
 // ---- starts
@@ -198,6 +205,7 @@ void JobRunner::Pass(int64_t now_ms) {
     std::optional<int64_t> deadline = lifecycle::TimeLimitDeadlineMs(job);
     // A job already being stopped or cancelled is left alone: the first stop wins.
     if (deadline && now_ms >= *deadline) StopJob(job, Reason::kTimeLimit, lifecycle::TimeLimitDetail(job));
+    SendWarning(job, now_ms);
     SendDueSignals(job, now_ms);
   }
   // MPS events are read after the exits and before judging them: a fault's line is in the server
@@ -219,6 +227,24 @@ void JobRunner::SendDueSignals(JobRecord& job, int64_t now_ms) {
   if (s.code() == Code::kUnavailable) return;  // not started yet: the next pass tries again
   if (!s.ok()) log::Warn("job {}: {}", job.id, s.ToString());
   kill->second = INT64_MAX;  // once
+}
+
+void JobRunner::SendWarning(JobRecord& job, int64_t now_ms) {
+  if (job.request.signal == 0 || job.cancel_requested || warned_.count(job.id)) return;
+  std::optional<int64_t> due = lifecycle::SignalDueMs(job);
+  if (!due || now_ms < *due) return;
+  Occupant& occupant = OccupantOf(job);
+  int signal = job.request.signal;
+  Status s = job.request.signal_leader_only ? occupant.SignalLeader(job, signal) : occupant.Signal(job, signal);
+  if (s.code() == Code::kUnavailable) return;  // not started yet: the next pass tries again
+  warned_.insert(job.id);  // once, sent or not
+  std::string to = job.request.signal_leader_only ? "its first process" : "its processes";
+  std::string detail = s.ok() ? "sent signal " + std::to_string(signal) + " to " + to + ", " +
+                                    std::to_string(job.request.signal_before_s) + " s before its time limit"
+                              : "signal " + std::to_string(signal) + " not sent: " + s.message();
+  if (!s.ok()) log::Warn("job {}: {}", job.id, detail);
+  Status recorded = deps_.store->AppendEvent(store::JobEvent{job.id, now_ms, "signal", detail});
+  if (!recorded.ok()) log::Warn("job {}: {}", job.id, recorded.ToString());
 }
 
 void JobRunner::ApplyWatch() {
@@ -343,6 +369,7 @@ void JobRunner::EndNeverStarting(const std::vector<sched::Wait>& never) {
 
 void JobRunner::Requeue(JobRecord& job, const std::string& why, Reason reason, bool release_resources) {
   if (release_resources) ReleaseResources(job);
+  warned_.erase(job.id);
   lifecycle::Requeued(job, reason, why);
   PersistRequeue(job);
 }
@@ -370,9 +397,10 @@ void JobRunner::Finish(JobRecord& job, const launch::ExitStatus& status) {
   lifecycle::JobEnd end = lifecycle::DecideEnd(job, facts);
   lifecycle::ApplyEnd(end, job);
   if (end.requeue) {
-    kill_at_ms_.erase(job.id);  // the deadline and the orphan were the ended run's
+    kill_at_ms_.erase(job.id);  // the deadline, the orphan and the warning were the ended run's
     term_pending_.erase(job.id);
     orphans_.erase(job.id);
+    warned_.erase(job.id);
     PersistRequeue(job);  // resources were released above
     return;
   }
@@ -395,6 +423,7 @@ void JobRunner::PersistEnd(JobRecord& job) {
   kill_at_ms_.erase(job.id);
   term_pending_.erase(job.id);
   orphans_.erase(job.id);
+  warned_.erase(job.id);
   Changed();
   deps_.jobs->PersistEnd(job);
 }

@@ -64,7 +64,8 @@ class JobRunner {
 
   // A running job found at the daemon's start whose occupant still lives, or whose supervisor
   // died while its processes live (`orphaned`): its slices are held again (a dead MPS daemon is
-  // restarted), a cancel under way gets its grace again, and an orphan is stopped.
+  // restarted), a cancel under way gets its grace again, an orphan is stopped, and a --signal
+  // the job's events say was sent is not sent again.
   void Adopt(JobRecord& job, bool orphaned);
 
   // Marks each start running and records them all in one store transaction, durable before any
@@ -116,6 +117,9 @@ class JobRunner {
   void HandleSharingEvents();
   // The SIGTERM a stop still owes `job`, and its SIGKILL once the grace has passed.
   void SendDueSignals(JobRecord& job, int64_t now_ms);
+  // submit --signal: sent once, when lifecycle::SignalDueMs says, unless the job is being
+  // stopped; recorded as the job's event "signal".
+  void SendWarning(JobRecord& job, int64_t now_ms);
   // The end of a running job's occupant: Finish for a job's exit, EndLease for a lease's cause.
   void End(JobRecord& job, const OccupantEnd& end);
   // Records a job's end (JobTable::PersistEnd) and forgets its cancel and orphan bookkeeping.
@@ -133,6 +137,7 @@ class JobRunner {
   std::map<JobId, int64_t> kill_at_ms_;  // running jobs being stopped: SIGKILL deadline
   std::set<JobId> term_pending_;         // being stopped before they started: SIGTERM is due
   std::set<JobId> orphans_;              // running jobs whose supervisor died (HandleOrphan)
+  std::set<JobId> warned_;               // running jobs whose --signal was sent (SendWarning)
   int64_t starts_total_ = 0;
 };
 

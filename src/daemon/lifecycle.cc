@@ -2,6 +2,7 @@
 
 #include <string.h>
 
+#include <algorithm>
 #include <tuple>
 
 #include "pinpoint/time_limit.h"
@@ -113,6 +114,13 @@ std::optional<int64_t> TimeLimitDeadlineMs(const JobRecord& job) {
       __builtin_add_overflow(deadline, job.start_ms, &deadline))
     return std::nullopt;  // beyond any clock
   return deadline;
+}
+
+std::optional<int64_t> SignalDueMs(const JobRecord& job) {
+  std::optional<int64_t> deadline = TimeLimitDeadlineMs(job);
+  if (job.request.signal == 0 || !deadline) return std::nullopt;
+  // signal_before_s is at most kMaxSignalBeforeS: no overflow.
+  return std::max(job.start_ms, *deadline - job.request.signal_before_s * 1000);
 }
 
 std::string TimeLimitDetail(const JobRecord& job) {

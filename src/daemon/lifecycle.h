@@ -60,6 +60,10 @@ bool Stop(JobRecord& job, Reason stop_reason, std::string stop_detail);
 // time limit). Node stops a job at this moment through Stop(Reason::kTimeLimit).
 std::optional<int64_t> TimeLimitDeadlineMs(const JobRecord& job);
 
+// When a running job's --signal is due (request.signal_before_s before TimeLimitDeadlineMs, at
+// its start at the earliest), in Unix epoch ms; nullopt without a signal or a deadline.
+std::optional<int64_t> SignalDueMs(const JobRecord& job);
+
 // The detail of a time-limit stop: "ran past its time limit of 1:00:00".
 std::string TimeLimitDetail(const JobRecord& job);
 

@@ -89,6 +89,10 @@ std::optional<launch::ExitStatus> ShimOccupant::Found(const JobRecord& job) { re
 
 Status ShimOccupant::Signal(const JobRecord& job, int signal) { return launcher_->Signal(Handle(job), signal); }
 
+Status ShimOccupant::SignalLeader(const JobRecord& job, int signal) {
+  return launcher_->SignalLeader(Handle(job), signal);
+}
+
 std::vector<int64_t> ShimOccupant::Processes(const JobRecord& job) { return launcher_->JobProcesses(Handle(job)); }
 
 void ShimOccupant::Release(const JobRecord& job) {
@@ -125,6 +129,10 @@ std::optional<OccupantEnd> LeaseOccupant::Poll(const JobRecord& job, int64_t now
 Status LeaseOccupant::Signal(const JobRecord& job, int signal) {
   if (job.lease_cgroup.empty() || containers_ == nullptr) return Status::Ok();
   return containers_->Signal(job.lease_cgroup, signal);
+}
+
+Status LeaseOccupant::SignalLeader(const JobRecord& job, int) {
+  return FailedPrecondition("lease " + std::to_string(job.id) + " has no first process: pinpoint did not start it");
 }
 
 std::vector<int64_t> LeaseOccupant::Processes(const JobRecord& job) {

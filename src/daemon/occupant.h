@@ -45,6 +45,8 @@ class Occupant {
   // Signals and lists the job's processes. Signal errors: kUnavailable when the job has not
   // started yet (the caller tries again).
   virtual Status Signal(const JobRecord& job, int signal) = 0;
+  // The job's first process alone (submit --signal=B:); errors as Launcher::SignalLeader's.
+  virtual Status SignalLeader(const JobRecord& job, int signal) = 0;
   virtual std::vector<int64_t> Processes(const JobRecord& job) = 0;
   // The job gives up its devices (its end, or a requeue): what the occupant held beside them goes.
   virtual void Release(const JobRecord& job) = 0;
@@ -61,6 +63,7 @@ class ShimOccupant : public Occupant {
   std::optional<OccupantEnd> Poll(const JobRecord& job, int64_t now_ms) override;
   std::optional<launch::ExitStatus> Found(const JobRecord& job) override;
   Status Signal(const JobRecord& job, int signal) override;
+  Status SignalLeader(const JobRecord& job, int signal) override;
   std::vector<int64_t> Processes(const JobRecord& job) override;
   void Release(const JobRecord& job) override;
 
@@ -90,6 +93,8 @@ class LeaseOccupant : public Occupant {
   std::optional<OccupantEnd> Poll(const JobRecord& job, int64_t now_ms) override;
   std::optional<launch::ExitStatus> Found(const JobRecord&) override { return std::nullopt; }
   Status Signal(const JobRecord& job, int signal) override;
+  // kFailedPrecondition: a container's processes have no first one pinpoint started.
+  Status SignalLeader(const JobRecord& job, int signal) override;
   std::vector<int64_t> Processes(const JobRecord& job) override;
   // Forgets its edits and removes the CDI spec `pinpoint cdi` wrote for it.
   void Release(const JobRecord& job) override;

@@ -33,20 +33,31 @@ std::optional<ExitStatus> FakeLauncher::Poll(const JobHandle& handle) {
   return never;
 }
 
+Status FakeLauncher::SignalLeader(const JobHandle& handle, int signal) {
+  if (not_started_.count(handle.job_id)) return Unavailable("job has not started yet");
+  if (orphaned_.count(handle.job_id)) return FailedPrecondition("its supervisor is gone");
+  leader_signals_.emplace_back(handle.job_id, signal);
+  EndBySignal(handle.job_id, signal);
+  return Status::Ok();
+}
+
 Status FakeLauncher::Signal(const JobHandle& handle, int signal) {
   if (not_started_.count(handle.job_id)) return Unavailable("job has not started yet");
   signals_.emplace_back(handle.job_id, signal);
-  if (signals_end_jobs_ && !finished_.count(handle.job_id)) {
-    ExitStatus s;
-    s.kind = ExitStatus::Kind::kSignaled;
-    s.term_signal = signal;
-    if (orphaned_.count(handle.job_id)) {  // nobody is left to see how it ended
-      s.kind = ExitStatus::Kind::kNoStatus;
-      s.error = "the job's supervisor ended without recording an exit status";
-    }
-    finished_[handle.job_id] = s;
-  }
+  EndBySignal(handle.job_id, signal);
   return Status::Ok();
+}
+
+void FakeLauncher::EndBySignal(JobId id, int signal) {
+  if (!signals_end_jobs_ || finished_.count(id)) return;
+  ExitStatus s;
+  s.kind = ExitStatus::Kind::kSignaled;
+  s.term_signal = signal;
+  if (orphaned_.count(id)) {  // nobody is left to see how it ended
+    s.kind = ExitStatus::Kind::kNoStatus;
+    s.error = "the job's supervisor ended without recording an exit status";
+  }
+  finished_[id] = s;
 }
 
 void FakeLauncher::Finish(JobId id, const ExitStatus& status) {

@@ -15,6 +15,8 @@ class FakeLauncher : public Launcher {
   Result<JobHandle> Launch(const LaunchSpec& spec) override;
   std::optional<ExitStatus> Poll(const JobHandle& handle) override;
   Status Signal(const JobHandle& handle, int signal) override;
+  // Recorded apart (leader_signals); ends the job as Signal does when signals end jobs.
+  Status SignalLeader(const JobHandle& handle, int signal) override;
   void Reap() override { ++reap_calls_; }
   // A fake job has one process: its pid + 1.
   std::vector<int64_t> JobProcesses(const JobHandle& handle) override { return {handle.pid + 1}; }
@@ -38,12 +40,17 @@ class FakeLauncher : public Launcher {
   // Records.
   const std::vector<LaunchSpec>& launches() const { return launches_; }
   const std::vector<std::pair<JobId, int>>& signals() const { return signals_; }
+  const std::vector<std::pair<JobId, int>>& leader_signals() const { return leader_signals_; }
   std::vector<JobId> Running() const;
   int reap_calls() const { return reap_calls_; }
 
  private:
+  // The job ends as signaled by `signal`, when signals end jobs and it has not ended yet.
+  void EndBySignal(JobId id, int signal);
+
   std::vector<LaunchSpec> launches_;
   std::vector<std::pair<JobId, int>> signals_;
+  std::vector<std::pair<JobId, int>> leader_signals_;
   std::map<JobId, ExitStatus> finished_;
   std::set<JobId> orphaned_;
   std::set<JobId> not_started_;

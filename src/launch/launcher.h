@@ -106,6 +106,11 @@ class Launcher {
   // kUnavailable when the job has not started yet (its supervisor lives but has not recorded the
   // job's pid): nothing was sent, and the caller sends it again later.
   virtual Status Signal(const JobHandle& handle, int signal) = 0;
+  // Sends `signal` to the job's first process alone (the command pinpoint started, its group's
+  // leader; submit --signal=B:), while its supervisor lives. Ok when the job is already gone;
+  // kUnavailable when it has not started yet (as Signal); kFailedPrecondition when its supervisor
+  // is dead (the leader's pid may have been reused: nothing is sent).
+  virtual Status SignalLeader(const JobHandle& handle, int signal) = 0;
   // Reaps supervisors that were this process's children and have exited (call on SIGCHLD).
   virtual void Reap() = 0;
   // The pids of the job's processes (its session, and its cgroup if it has one; the supervisor

@@ -276,6 +276,22 @@ std::optional<ExitStatus> ProcessLauncher::Poll(const JobHandle& handle) {
   return lost;
 }
 
+Status ProcessLauncher::SignalLeader(const JobHandle& handle, int signal) {
+  auto dir = OpenDirNoFollow(handle.job_dir);
+  if (!dir.ok() && dir.status().code() == Code::kUnavailable) return dir.status();
+  if (!dir.ok()) return Status::Ok();  // no directory: the job is gone
+  int64_t job_pid = ReadJobPid(dir->get());
+  Supervisor supervisor = SupervisorOf(dir->get(), handle);
+  if (supervisor == Supervisor::kUnknown)
+    return Unavailable("job " + std::to_string(handle.job_id) + ": its supervisor cannot be checked now");
+  if (supervisor != Supervisor::kAlive)
+    return FailedPrecondition("job " + std::to_string(handle.job_id) + ": its supervisor is gone");
+  if (job_pid <= 0) return Unavailable("job " + std::to_string(handle.job_id) + " has not started yet");
+  // The shim has not reaped its job's leader while it lives: the pid is still the job's.
+  if (::kill(static_cast<pid_t>(job_pid), signal) == 0 || errno == ESRCH) return Status::Ok();
+  return IoError("kill job " + std::to_string(handle.job_id) + ": " + ErrnoText(errno));
+}
+
 Status ProcessLauncher::Signal(const JobHandle& handle, int signal) {
   auto dir = OpenDirNoFollow(handle.job_dir);
   int64_t job_pid = dir.ok() ? ReadJobPid(dir->get()) : 0;

@@ -17,6 +17,7 @@ class ProcessLauncher : public Launcher {
   Result<JobHandle> Launch(const LaunchSpec& spec) override;
   std::optional<ExitStatus> Poll(const JobHandle& handle) override;
   Status Signal(const JobHandle& handle, int signal) override;
+  Status SignalLeader(const JobHandle& handle, int signal) override;
   void Reap() override;
   std::vector<int64_t> JobProcesses(const JobHandle& handle) override;
 

@@ -140,8 +140,12 @@ TEST_F(ProcessLauncherTest, ASignalBeforeTheJobStartedIsRefusedAsNotYet) {
   Status s = launcher_.Signal(h, SIGTERM);
   EXPECT_EQ(s.code(), Code::kUnavailable) << s.ToString();
   EXPECT_EQ(s.message(), "job 9 has not started yet");
+  s = launcher_.SignalLeader(h, SIGUSR1);
+  EXPECT_EQ(s.code(), Code::kUnavailable) << s.ToString();
   ::close(lock);
   EXPECT_TRUE(launcher_.Signal(h, SIGTERM).ok()) << "no supervisor: nothing to reach";
+  s = launcher_.SignalLeader(h, SIGUSR1);
+  EXPECT_EQ(s.code(), Code::kFailedPrecondition) << "no supervisor: its leader's pid may be another's now";
 }
 
 TEST_F(ProcessLauncherTest, DoesNotSignalAReusedPid) {
@@ -200,6 +204,34 @@ TEST_F(ProcessLauncherTest, JobProcessesAreTheJobsSessionWithoutTheSupervisor) {
 
 namespace pinpoint::launch {
 namespace {
+
+// submit --signal=B: reaches the command alone. The job's shell traps USR1 and then ends its
+// child with SIGTERM and reports how the child ended: by USR1 when the signal went to the whole
+// group (USR1, pending first and lower, is taken before TERM), by TERM when it went to the shell
+// alone.
+TEST_F(ProcessLauncherTest, SignalLeaderReachesTheCommandAloneAndSignalItsWholeGroup) {
+  for (bool leader_only : {true, false}) {
+    std::string fifo = MakeFifo();
+    std::string out = dir_ + "/child-status";
+    JobId id = leader_only ? 12 : 13;
+    auto h = launcher_.Launch(Spec(id, {"sh", "-c", "sleep 1000 & child=$!; trap 'kill -TERM $child; wait $child; echo $? > " +
+                                                        out + "; exit 0' USR1; echo up > " + fifo + "; wait"}));
+    ASSERT_TRUE(h.ok());
+    WaitReady(fifo);
+    Status sent = leader_only ? launcher_.SignalLeader(*h, SIGUSR1) : launcher_.Signal(*h, SIGUSR1);
+    ASSERT_TRUE(sent.ok()) << sent.ToString();
+    WaitSupervisor(*h);
+    auto st = launcher_.Poll(*h);
+    ASSERT_TRUE(st.has_value());
+    EXPECT_EQ(st->kind, ExitStatus::Kind::kExited);
+    auto status = ReadFile(out);
+    ASSERT_TRUE(status.ok()) << status.status().ToString();
+    EXPECT_EQ(*status, leader_only ? "143\n" : "138\n")
+        << (leader_only ? "B: reached the child" : "the group's signal missed the child");
+    std::filesystem::remove(fifo);
+    std::filesystem::remove(out);
+  }
+}
 
 TEST_F(ProcessLauncherTest, KillReachesTheJobButNotItsSupervisor) {
   std::string fifo = MakeFifo();
