@@ -75,6 +75,11 @@ struct JobRequest {
   int signal = 0;
   int64_t signal_before_s = 0;
   bool signal_leader_only = false;
+  // submit --requeue, as Slurm's: the job goes back to the queue, instead of failing, when it is
+  // lost with its node (its processes and supervisor gone without an exit status, found at the
+  // daemon's start) or ended by an MPS fault it did not cause, where the node's
+  // mps_fault_policy would fail it. Never after a cancel, a stop or an exit.
+  bool requeue = false;
 
   bool IsSlice() const { return gpus > 0 && gpu_mem_bytes > 0; }
   bool IsWholeGpu() const { return gpus > 0 && gpu_mem_bytes == 0; }

@@ -171,6 +171,8 @@ std::vector<Command> Commands(SubmitArgs& submit, std::string& shown, std::vecto
          c->add_option("-o,--output", submit.output, "write the job's stdout (and stderr, without -e) to this file; %j job id, %u user, %x name, %A array id, %a task index");
          c->add_option("-e,--error", submit.error, "write the job's stderr to this file; %j job id, %u user, %x name, %A array id, %a task index");
          c->add_flag("--hold", submit.hold, "queue the job held: it starts only after `pinpoint release`");
+         c->add_flag("--requeue", submit.requeue,
+                     "back to the queue, not failed, when the job is lost with its node or ended by an MPS fault");
          c->add_option("-t,--time", submit.sched.time,
                        "time limit: minutes, M:S, H:M:S, D-H, D-H:M, D-H:M:S, or 30s, 10m, 2h, 1d; stopped when reached");
          c->add_option("--after", submit.sched.after, "start only after these jobs have ended (ID[,ID...])");

@@ -106,6 +106,7 @@ std::string SchedLines(const JobRequest& req) {
     out += "  signal:   " + std::to_string(req.signal) + " to " +
            (req.signal_leader_only ? "its first process" : "its processes") + ", " +
            std::to_string(req.signal_before_s) + " s before the limit\n";
+  if (req.requeue) out += "  requeue:  back to the queue if lost with its node or ended by an MPS fault\n";
   return out;
 }
 

@@ -113,6 +113,7 @@ Result<JobRequest> BuildRequest(const SubmitArgs& a, std::vector<std::string>* d
   r.cpus = a.cpus;
   r.priority = a.priority;
   r.as_user = a.as_user;
+  r.requeue = a.requeue;
   PP_RETURN_IF_ERROR(ApplySubmitSched(a.sched, &r));
   PP_RETURN_IF_ERROR(ValidateRequest(r));
   return r;

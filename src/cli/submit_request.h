@@ -27,6 +27,7 @@ struct SubmitArgs {
   int cpus = 1;
   int priority = 0;
   bool wait = false;
+  bool requeue = false;  // --requeue (Slurm's)
   SubmitSchedArgs sched;  // --time, --after, --afterok
   std::vector<std::string> command;
   std::string array;                 // --array SPEC (array_spec.h)

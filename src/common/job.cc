@@ -270,6 +270,7 @@ json ToJson(const JobRequest& r) {
   if (r.signal != 0) j["signal"] = r.signal;
   if (r.signal_before_s != 0) j["signal_before_s"] = r.signal_before_s;
   if (r.signal_leader_only) j["signal_leader_only"] = true;
+  if (r.requeue) j["requeue"] = true;
   return j;
 }
 
@@ -297,6 +298,7 @@ Result<JobRequest> RequestFromJson(const json& j) {
   in.Integer("signal", &r.signal);
   in.Integer("signal_before_s", &r.signal_before_s);
   in.Bool("signal_leader_only", &r.signal_leader_only);
+  in.Bool("requeue", &r.requeue);
   if (!in.error().ok()) return in.error();
   return r;
 }

@@ -163,6 +163,7 @@ TEST(RequestValidationTest, ASignalIsBoundedAndItsTimeAndScopeNeedIt) {
   r.signal = 12;
   r.signal_before_s = 300;
   r.signal_leader_only = true;
+  r.requeue = true;
   auto back = RequestFromJson(json::parse(ToJson(r).dump()));
   ASSERT_TRUE(back.ok()) << back.status().ToString();
   EXPECT_EQ(*back, r);

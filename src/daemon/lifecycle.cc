@@ -149,7 +149,7 @@ JobEnd DecideEnd(const JobRecord& job, const EndFacts& facts) {
   bool completed = facts.exit.kind == Kind::kExited && facts.exit.exit_code == 0;
   if (completed) return end;
   if (facts.mps_fault && !job.cancel_requested) {
-    if (facts.policy == MpsFaultPolicy::kRequeue && !job.fault_suspect) {
+    if ((facts.policy == MpsFaultPolicy::kRequeue || job.request.requeue) && !job.fault_suspect) {
       JobEnd requeue;
       requeue.requeue = true;
       requeue.state = JobState::kPending;
@@ -164,6 +164,16 @@ JobEnd DecideEnd(const JobRecord& job, const EndFacts& facts) {
                      ? "caused a fatal MPS fault: it faulted again when run alone (" + end.detail + ")"
                      : "ended by a fatal MPS fault on its device (" + end.detail + ")";
     return end;
+  }
+  if (facts.exit.kind == Kind::kNoStatus && job.request.requeue && !job.cancel_requested &&
+      job.stop_reason == Reason::kNone) {
+    JobEnd requeue;
+    requeue.requeue = true;
+    requeue.state = JobState::kPending;
+    requeue.reason = Reason::kRequeued;
+    requeue.detail = "lost with its node (" + end.detail + "); back in the queue (--requeue)";
+    requeue.fault_suspect = job.fault_suspect;
+    return requeue;
   }
   if (job.stop_reason != Reason::kNone) {
     end.state = JobState::kFailed;

@@ -86,7 +86,8 @@ struct EndFacts {
 
 // How a running job ended, as DecideEnd decided it.
 struct JobEnd {
-  // True: pending again, a fault suspect (Requeued's fields apply); the event is "requeue".
+  // True: pending again (Requeued's fields apply), a fault suspect after a fault; the event is
+  // "requeue".
   // False: `state` is final; the event is "end".
   bool requeue = false;
   JobState state = JobState::kFailed;
@@ -100,9 +101,13 @@ struct JobEnd {
 
 // Decides a running job's end from its record and `facts`. The first rule that applies wins:
 //  1. fault: facts.mps_fault, the program did not exit with 0 and the job was not cancelled
-//     (cancel_requested; Stop sets it, SupervisorLost does not). Policy kRequeue and not yet a
-//     suspect: requeued as a suspect, reason mps-fault-victim. Otherwise failed, gpu-fault
-//     ("caused a fatal MPS fault ..." for a suspect, "ended by a fatal MPS fault ..." otherwise).
+//     (cancel_requested; Stop sets it, SupervisorLost does not). Policy kRequeue (or the job's
+//     request.requeue) and not yet a suspect: requeued as a suspect, reason mps-fault-victim.
+//     Otherwise failed, gpu-fault ("caused a fatal MPS fault ..." for a suspect, "ended by a
+//     fatal MPS fault ..." otherwise).
+//  1b. lost with its node: no status, request.requeue, neither cancelled nor stopped (a
+//     supervisor that died under a running daemon is a stop: SupervisorLost): requeued, reason
+//     requeued, detail "lost with its node (<how it ended>); back in the queue (--requeue)".
 //  2. stop: stop_reason is set and the program did not exit with 0: failed, reason stop_reason,
 //     detail "<stop_detail> (<how it ended>)".
 //  3. cancel: cancel_requested and the program did not exit with 0: cancelled, detail
@@ -110,7 +115,7 @@ struct JobEnd {
 //  4. exit: exit 0 completed (exit-0); another code failed (exit-nonzero); a signal failed
 //     (signaled); a launch failure failed (launch-failed, the error); no status failed (lost,
 //     the error or "the job's supervisor vanished").
-// exit_code and term_signal are what the program's status says (none for rule 1's requeue).
+// exit_code and term_signal are what the program's status says (none for a requeue).
 JobEnd DecideEnd(const JobRecord& job, const EndFacts& facts);
 
 // Why the job's supervisor ended a program that ran (pinpointd was away longer than

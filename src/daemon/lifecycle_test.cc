@@ -21,6 +21,7 @@ struct Record {
   bool cancelled = false;      // cancel_requested by "alice"
   const char* stop = nullptr;  // stop_reason (its word), with stop_detail "over budget"
   bool suspect = false;        // fault_suspect
+  bool requeue = false;        // request.requeue (submit --requeue)
 };
 
 JobRecord RunningJob(const Record& r) {
@@ -34,6 +35,7 @@ JobRecord RunningJob(const Record& r) {
     job.stop_detail = "over budget";
   }
   job.fault_suspect = r.suspect;
+  job.request.requeue = r.requeue;
   return job;
 }
 
@@ -106,6 +108,28 @@ TEST(LifecycleTest, DecideEndTable) {
        JobState::kFailed, "gpu-mem-exceeded", "over budget (exit code 1)", false},
       {"fault, but exit 0: it was a victim that finished", {.suspect = true}, Exited(0), true, kRequeue,
        false, JobState::kCompleted, "exit-0", "exit code 0", true},
+      // --requeue: a fault's victim even where the policy fails them, and a job lost with its node.
+      {"fault, policy fail, --requeue: requeued as a suspect", {.requeue = true}, Exited(1), true, kFail, true,
+       JobState::kPending, "mps-fault-victim",
+       "ended by a fatal MPS fault on its device; reruns alone to find the cause", true},
+      {"fault again as a suspect, --requeue: the culprit still", {.suspect = true, .requeue = true}, Exited(1),
+       true, kFail, false, JobState::kFailed, "gpu-fault",
+       "caused a fatal MPS fault: it faulted again when run alone (exit code 1)", true},
+      {"lost, --requeue: back in the queue", {.requeue = true}, NoStatus(), false, kRequeue, true,
+       JobState::kPending, "requeued",
+       "lost with its node (the job's supervisor vanished); back in the queue (--requeue)", false},
+      {"lost, --requeue, a suspect stays one", {.suspect = true, .requeue = true}, NoStatus(), false, kRequeue,
+       true, JobState::kPending, "requeued",
+       "lost with its node (the job's supervisor vanished); back in the queue (--requeue)", true},
+      {"lost, --requeue, but cancelled", {.cancelled = true, .requeue = true}, NoStatus(), false, kRequeue,
+       false, JobState::kCancelled, "cancelled", "cancelled by alice (the job's supervisor vanished)", false},
+      {"lost supervisor under a running daemon, --requeue: a stop", {.stop = "lost", .requeue = true},
+       NoStatus(), false, kRequeue, false, JobState::kFailed, "lost",
+       "over budget (the job's supervisor vanished)", false},
+      {"exit 1, --requeue: failed", {.requeue = true}, Exited(1), false, kRequeue, false, JobState::kFailed,
+       "exit-nonzero", "exit code 1", false},
+      {"killed, --requeue: failed", {.requeue = true}, Killed(SIGKILL), false, kRequeue, false, JobState::kFailed,
+       "signaled", "killed by signal 9 (Killed)", false},
   };
   for (const auto& c : cases) {
     JobRecord job = RunningJob(c.record);

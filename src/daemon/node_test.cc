@@ -189,7 +189,7 @@ TEST_F(NodeTest, RecoverAdoptsLiveJobsFinishesEndedOnesAndRequeuesNeverLaunched)
   EXPECT_EQ(restarted.Get(live)->state, JobState::kRunning);
   EXPECT_EQ(store_->Get(ended)->state, JobState::kCompleted);
   EXPECT_EQ(store_->Get(lost)->state, JobState::kFailed);
-  EXPECT_EQ(store_->Get(lost)->reason, Reason::kLost);
+  EXPECT_EQ(store_->Get(lost)->reason, Reason::kLost) << "without --requeue";
   EXPECT_EQ(restarted.Get(whole)->state, JobState::kRunning);
   EXPECT_EQ(restarted.Get(pending)->state, JobState::kPending);
   // The never-launched job was requeued and then launched exactly once by the new daemon.
@@ -199,6 +199,33 @@ TEST_F(NodeTest, RecoverAdoptsLiveJobsFinishesEndedOnesAndRequeuesNeverLaunched)
   auto events = store_->Events(live);
   ASSERT_TRUE(events.ok());
   EXPECT_EQ(events->back().kind, "adopt");
+}
+
+TEST_F(NodeTest, AJobWithRequeueLostWithItsNodeIsQueuedAgainAndRunsOnceMore) {
+  JobRequest r = Request(0);
+  r.requeue = true;
+  JobId id = Submit(r);
+  node_->Step();
+  node_.reset();  // the node goes down, and its job with it: no exit status
+  launch::FakeLauncher after;
+  ASSERT_TRUE(after.Launch(launcher_.launches().front()).ok());
+  ExitStatus gone;
+  gone.kind = ExitStatus::Kind::kNoStatus;
+  after.Finish(id, gone);
+  NodeOptions o;
+  o.state_dir = dir_;
+  o.inventory = TwoGpus();
+  o.daemon_uid = ::getuid();
+  Node restarted(o, NodeDeps{store_.get(), &after, &mps_, nullptr, nullptr, &clock_});
+  ASSERT_TRUE(restarted.Recover().ok());
+  JobRecord stored = store_->Get(id).value();
+  EXPECT_EQ(stored.state, JobState::kPending) << "recorded before any pass";
+  EXPECT_EQ(stored.reason, Reason::kRequeued);
+  EXPECT_NE(stored.detail.find("back in the queue (--requeue)"), std::string::npos) << stored.detail;
+  EXPECT_EQ(store_->Events(id)->back().kind, "requeue");
+  restarted.Step();
+  EXPECT_EQ(restarted.Get(id)->state, JobState::kRunning);
+  EXPECT_EQ(after.launches().size(), 2u) << "the lost run, then the new one";
 }
 
 TEST_F(NodeTest, GpusViewShowsSlicesAndMpsUser) {

@@ -77,7 +77,7 @@ void RequestFields(F& f, Request& r) {
   f.Sparse("time_limit_s", r.time_limit_s).Sparse("after", r.after).Sparse("afterok", r.afterok);
   f.Sparse("umask", r.umask, -1);
   f.Sparse("signal", r.signal).Sparse("signal_before_s", r.signal_before_s);
-  f.Sparse("signal_leader_only", r.signal_leader_only);
+  f.Sparse("signal_leader_only", r.signal_leader_only).Sparse("requeue", r.requeue);
 }
 
 template <typename F, typename Alloc>
@@ -125,7 +125,7 @@ void RecordFields(F& f, Record& r) {
   [[maybe_unused]] const auto& [name, argv, cwd, env, gpus, gpu_mem_bytes, gpu_share_pct, cpus,
                                 mem_bytes, priority, as_user, devices, output_path,
                                 error_path, time_limit_s, after, afterok, umask, signal,
-                                signal_before_s, signal_leader_only] = r.request;
+                                signal_before_s, signal_leader_only, requeue] = r.request;
   [[maybe_unused]] const auto& [device_index, uuid, slice_bytes, share_pct, mode] = Allocation{};
   [[maybe_unused]] const auto& [samples, mem_now_bytes, mem_peak_bytes, energy_mj, util_pct_mean,
                                 final] = r.usage;

@@ -187,16 +187,17 @@ TEST(RecordCodecTest, TimeLimitAndDependenciesAreStoredOnlyWhenSet) {
   EXPECT_EQ(DecodeRecord(R"({"request": {"time_limit_s": 1.5}})").status().code(), Code::kInvalidArgument);
 }
 
-TEST(RecordCodecTest, ASignalIsStoredOnlyWhenSet) {
+TEST(RecordCodecTest, ASignalAndRequeueAreStoredOnlyWhenSet) {
   JobRecord job = testing::FullRecord();
-  for (const char* key : {R"("signal":)", R"("signal_)"})
+  for (const char* key : {R"("signal":)", R"("signal_)", R"("requeue")"})
     EXPECT_THAT(Must(EncodeRecord(job)), ::testing::Not(HasSubstr(key))) << "a job without one: as before";
   job.request.signal = 10;
   job.request.signal_before_s = 120;
   job.request.signal_leader_only = true;
+  job.request.requeue = true;
   std::string text = Must(EncodeRecord(job));
   EXPECT_THAT(text, AllOf(HasSubstr(R"("signal":10)"), HasSubstr(R"("signal_before_s":120)"),
-                          HasSubstr(R"("signal_leader_only":true)")));
+                          HasSubstr(R"("signal_leader_only":true)"), HasSubstr(R"("requeue":true)")));
   EXPECT_EQ(Must(DecodeRecord(text)), job);
 }
 
