@@ -46,7 +46,7 @@ Status Node::Recover() {
       std::string why = lifecycle::SupervisorsReason(*status);
       if (!why.empty()) log::Warn("job {}: ended while pinpointd was down: {}", job.id, why);
       runner_.Finish(found, *status);
-      ++ended;
+      ++(found.state == JobState::kPending ? requeued : ended);  // --requeue: lost, queued again
     }
   }
   log::Info("recovered: {} pending, {} running adopted, {} ended while down, {} requeued",
