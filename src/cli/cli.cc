@@ -173,16 +173,7 @@ std::vector<Command> Commands(SubmitArgs& submit, std::string& shown, std::vecto
          c->add_flag("--hold", submit.hold, "queue the job held: it starts only after `pinpoint release`");
          c->add_flag("--requeue", submit.requeue,
                      "back to the queue, not failed, when the job is lost with its node or ended by an MPS fault");
-         c->add_option("-t,--time", submit.sched.time,
-                       "time limit: minutes, M:S, H:M:S, D-H, D-H:M, D-H:M:S, or 30s, 10m, 2h, 1d; stopped when reached");
-         c->add_option("--after", submit.sched.after, "start only after these jobs have ended (ID[,ID...])");
-         c->add_option("--afterok", submit.sched.afterok,
-                       "start only after these jobs have completed with exit 0; cancelled if one does not (ID[,ID...])");
-         c->add_option("-d,--dependency", submit.sched.dependency,
-                       "Slurm's spelling of --afterok and --after: afterok:ID[:ID...][,afterany:ID...]");
-         c->add_option("--signal", submit.sched.signal,
-                       "[B:]SIG[@SECONDS]: send SIG that long (default 60 s) before the time limit, to checkpoint; "
-                       "B: to the command alone, not its children");
+         AddSchedOptions(c, submit.sched);
          RefuseSlurmOnly(c);
          submit.array_option = c->add_option(
              "--array", submit.array,

@@ -204,6 +204,19 @@ CLI::Validator CountIn(int64_t lo, int64_t hi) {
       "INT in [" + std::to_string(lo) + " - " + std::to_string(hi) + "]");
 }
 
+void AddSchedOptions(CLI::App* submit, SubmitSchedArgs& sched) {
+  submit->add_option("-t,--time", sched.time,
+                     "time limit: minutes, M:S, H:M:S, D-H, D-H:M, D-H:M:S, or 30s, 10m, 2h, 1d; stopped when reached");
+  submit->add_option("--after", sched.after, "start only after these jobs have ended (ID[,ID...])");
+  submit->add_option("--afterok", sched.afterok,
+                     "start only after these jobs have completed with exit 0; cancelled if one does not (ID[,ID...])");
+  submit->add_option("-d,--dependency", sched.dependency,
+                     "Slurm's spelling of --afterok and --after: afterok:ID[:ID...][,afterany:ID...]");
+  submit->add_option("--signal", sched.signal,
+                     "[B:]SIG[@SECONDS]: send SIG that long (default 60 s) before the time limit, to checkpoint; "
+                     "B: to the command alone, not its children");
+}
+
 void RefuseSlurmOnly(CLI::App* submit) {
   struct Refused {
     const char* names;

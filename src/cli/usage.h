@@ -10,6 +10,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "cli/submit_sched.h"
 #include "pinpoint/status.h"
 
 namespace pinpoint::cli {
@@ -59,6 +60,9 @@ void CheckJobIds(CLI::App& app);
 // pinpoint node (-p/--partition, --gres): given, each is refused with a UsageError naming what to
 // use instead ("--gres has no meaning on a pinpoint node: ask for whole GPUs with --gpus N, ...").
 void RefuseSlurmOnly(CLI::App* submit);
+// submit's scheduling options (cli/submit_sched.h): --time, --after, --afterok, --dependency,
+// --signal, into `sched`.
+void AddSchedOptions(CLI::App* submit, SubmitSchedArgs& sched);
 
 // A whole number in [lo, hi], for counts: "'abc' is not a whole number (0 to 1024)", "2000 is out
 // of range (0 to 1024)" (CLI::Range alone answers "Value abc not in range").
