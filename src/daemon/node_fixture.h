@@ -66,6 +66,21 @@ class NodeTest : public ::testing::Test {
   }
   JobState StateOf(JobId id) { return node_->Get(id)->state; }
   std::map<std::string, std::string> EnvOf(size_t launch) { return LaunchEnv(launcher_, launch); }
+  // A daemon started again on this test's store and state directory, finding its jobs'
+  // supervisors in `launcher` (what a restarted pinpointd finds); Recover is the caller's.
+  std::unique_ptr<Node> RestartedOn(launch::FakeLauncher& launcher) {
+    NodeOptions o;
+    o.state_dir = dir_;
+    o.inventory = TwoGpus();
+    o.daemon_uid = ::getuid();
+    return std::make_unique<Node>(o, NodeDeps{store_.get(), &launcher, &mps_, nullptr, nullptr, &clock_});
+  }
+  // A job gone without an exit status: lost (its node went down, or its supervisor vanished).
+  static ExitStatus NoStatus() {
+    ExitStatus s;
+    s.kind = ExitStatus::Kind::kNoStatus;
+    return s;
+  }
   static ExitStatus Exited(int code) {
     ExitStatus s;
     s.kind = ExitStatus::Kind::kExited;

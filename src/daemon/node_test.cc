@@ -176,14 +176,9 @@ TEST_F(NodeTest, RecoverAdoptsLiveJobsFinishesEndedOnesAndRequeuesNeverLaunched)
     ASSERT_TRUE(after.Launch(spec).ok());
   }
   after.Finish(ended, Exited(0));
-  ExitStatus gone;
-  gone.kind = ExitStatus::Kind::kNoStatus;
-  after.Finish(lost, gone);
-  NodeOptions o;
-  o.state_dir = dir_;
-  o.inventory = TwoGpus();
-  o.daemon_uid = ::getuid();
-  Node restarted(o, NodeDeps{store_.get(), &after, &mps_, nullptr, nullptr, &clock_});
+  after.Finish(lost, NoStatus());
+  std::unique_ptr<Node> node = RestartedOn(after);
+  Node& restarted = *node;
   ASSERT_TRUE(restarted.Recover().ok());
   restarted.Step();
   EXPECT_EQ(restarted.Get(live)->state, JobState::kRunning);
@@ -209,14 +204,9 @@ TEST_F(NodeTest, AJobWithRequeueLostWithItsNodeIsQueuedAgainAndRunsOnceMore) {
   node_.reset();  // the node goes down, and its job with it: no exit status
   launch::FakeLauncher after;
   ASSERT_TRUE(after.Launch(launcher_.launches().front()).ok());
-  ExitStatus gone;
-  gone.kind = ExitStatus::Kind::kNoStatus;
-  after.Finish(id, gone);
-  NodeOptions o;
-  o.state_dir = dir_;
-  o.inventory = TwoGpus();
-  o.daemon_uid = ::getuid();
-  Node restarted(o, NodeDeps{store_.get(), &after, &mps_, nullptr, nullptr, &clock_});
+  after.Finish(id, NoStatus());
+  std::unique_ptr<Node> node = RestartedOn(after);
+  Node& restarted = *node;
   ASSERT_TRUE(restarted.Recover().ok());
   JobRecord stored = store_->Get(id).value();
   EXPECT_EQ(stored.state, JobState::kPending) << "recorded before any pass";
