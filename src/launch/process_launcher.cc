@@ -277,22 +277,14 @@ std::optional<ExitStatus> ProcessLauncher::Poll(const JobHandle& handle) {
 }
 
 Status ProcessLauncher::SignalLeader(const JobHandle& handle, int signal) {
-  auto dir = OpenDirNoFollow(handle.job_dir);
-  if (!dir.ok() && dir.status().code() == Code::kUnavailable) return dir.status();
-  if (!dir.ok()) return Status::Ok();  // no directory: the job is gone
-  int64_t job_pid = ReadJobPid(dir->get());
-  Supervisor supervisor = SupervisorOf(dir->get(), handle);
-  if (supervisor == Supervisor::kUnknown)
-    return Unavailable("job " + std::to_string(handle.job_id) + ": its supervisor cannot be checked now");
-  if (supervisor != Supervisor::kAlive)
-    return FailedPrecondition("job " + std::to_string(handle.job_id) + ": its supervisor is gone");
-  if (job_pid <= 0) return Unavailable("job " + std::to_string(handle.job_id) + " has not started yet");
-  // The shim has not reaped its job's leader while it lives: the pid is still the job's.
-  if (::kill(static_cast<pid_t>(job_pid), signal) == 0 || errno == ESRCH) return Status::Ok();
-  return IoError("kill job " + std::to_string(handle.job_id) + ": " + ErrnoText(errno));
+  return SignalJob(handle, signal, /*leader_only=*/true);
 }
 
 Status ProcessLauncher::Signal(const JobHandle& handle, int signal) {
+  return SignalJob(handle, signal, /*leader_only=*/false);
+}
+
+Status ProcessLauncher::SignalJob(const JobHandle& handle, int signal, bool leader_only) {
   auto dir = OpenDirNoFollow(handle.job_dir);
   int64_t job_pid = dir.ok() ? ReadJobPid(dir->get()) : 0;
   if (!dir.ok() && dir.status().code() == Code::kUnavailable) return dir.status();
@@ -303,14 +295,21 @@ Status ProcessLauncher::Signal(const JobHandle& handle, int signal) {
   bool shim_alive = supervisor == Supervisor::kAlive;
   // The job runs in its own process group (job.pid); the shim stays out of reach of the signal
   // and records how the job ended. While the shim lives it has not reaped the job's leader, so
-  // the group id cannot have been reused.
+  // the group id (and the leader's pid) cannot have been reused.
   if (job_pid > 0 && shim_alive) {
-    if (::kill(static_cast<pid_t>(-job_pid), signal) == 0 || errno == ESRCH) return Status::Ok();
+    pid_t target = static_cast<pid_t>(leader_only ? job_pid : -job_pid);
+    if (::kill(target, signal) == 0 || errno == ESRCH) return Status::Ok();
     return IoError("kill job " + std::to_string(handle.job_id) + ": " + ErrnoText(errno));
   }
   // Forked but not started: the job runs nothing before its pid is recorded, and the shim
   // ignores the signal, which a cancel right after the start would lose.
   if (shim_alive) return Unavailable("job " + std::to_string(handle.job_id) + " has not started yet");
+  // Without its supervisor the leader's pid may be another process's now: only the group's
+  // members, each verified, are reached below.
+  if (leader_only) {
+    if (!dir.ok()) return Status::Ok();  // no directory: the job is gone
+    return FailedPrecondition("job " + std::to_string(handle.job_id) + ": its supervisor is gone");
+  }
   if (job_pid > 0) {
     // The supervisor is dead: each process verified to be the job's, one by one.
     JobIdentity id = IdentityOf(handle, dir->get());

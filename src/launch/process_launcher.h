@@ -22,6 +22,10 @@ class ProcessLauncher : public Launcher {
   std::vector<int64_t> JobProcesses(const JobHandle& handle) override;
 
  private:
+  // Signal and SignalLeader: the job's process group, or its leader alone (only while its
+  // supervisor lives), as those say.
+  Status SignalJob(const JobHandle& handle, int signal, bool leader_only);
+
   std::string shim_path_;
   std::set<int64_t> children_;  // shim pids forked by this process, not yet reaped
   std::set<JobId> leftovers_named_;  // jobs whose left-running processes the log has named
