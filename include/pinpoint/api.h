@@ -248,6 +248,41 @@ struct UpdateArrayRequest {
   int limit = 0;              // 0 to kMaxArrayTasks
 };
 
+// What "update" changes in a job (docs/cli.md "update", Slurm's `scontrol update`): each field
+// given replaces the job's; at least one is given. A pending job takes every field, within the
+// rules of a submit; a running job only time_limit_s (which only root may raise) and array_limit.
+struct JobEdit {
+  std::optional<int64_t> time_limit_s;   // 0: the node's default_time_limit, as at submit
+  std::optional<uint64_t> gpu_mem_bytes;  // a slice's memory (the job asks for a slice)
+  std::optional<int> gpu_share_pct;       // 0 to 100; needs a slice
+  std::optional<int> priority;
+  std::optional<std::string> name;
+  std::optional<int> array_limit;  // a task's %K (0: none); only a job array's task
+  bool empty() const {
+    return !time_limit_s && !gpu_mem_bytes && !gpu_share_pct && !priority && !name && !array_limit;
+  }
+};
+// "update": changes jobs that have not started (and a running job's time limit) without losing
+// their place in the queue. One result per id as hold's: kNotFound, kPermissionDenied (another
+// user's job; raising a running job's time limit as a user; a priority above what the caller may
+// ask), kFailedPrecondition (ended, being cancelled, a lease, running and a field other than the
+// time limit, a time limit above max_time_limit, a slice that never fits the node or the user's
+// limit), kInvalidArgument (a field the request's rules refuse: a share without a slice, a name
+// with control characters, array_limit for a job of no array), kIo. `arrays`, as hold's: each
+// array id changes every pending task of its array (array_limit: every unfinished task), one
+// result for the array with `array_tasks` the tasks changed; when none could be, the first
+// task's refusal.
+struct UpdateReply {
+  std::vector<CancelResult> results;  // one per id of `ids`, then one per id of `arrays`, in order
+};
+struct UpdateRequest {
+  static constexpr char kOp[] = "update";
+  using Reply = UpdateReply;
+  std::vector<JobId> ids;  // with `arrays`, 1 to kCancelMaxIds positive ids
+  std::vector<JobId> arrays = {};
+  JobEdit edit = {};
+};
+
 // A device's MPS control daemon (docs/mps.md, "Inspecting").
 struct MpsDaemonView {
   bool running = false;  // false: it died and is being started again

@@ -43,6 +43,8 @@ nlohmann::json ToJson(const ReleaseRequest& m);
 nlohmann::json ToJson(const ReleaseReply& m);
 nlohmann::json ToJson(const UpdateArrayRequest& m);
 nlohmann::json ToJson(const UpdateArrayReply& m);
+nlohmann::json ToJson(const UpdateRequest& m);
+nlohmann::json ToJson(const UpdateReply& m);
 nlohmann::json ToJson(const GpusRequest& m);
 nlohmann::json ToJson(const GpusReply& m);
 nlohmann::json ToJson(const LogsRequest& m);
@@ -77,6 +79,8 @@ template <> Result<ReleaseRequest> FromJson<ReleaseRequest>(const nlohmann::json
 template <> Result<ReleaseReply> FromJson<ReleaseReply>(const nlohmann::json& j);
 template <> Result<UpdateArrayRequest> FromJson<UpdateArrayRequest>(const nlohmann::json& j);
 template <> Result<UpdateArrayReply> FromJson<UpdateArrayReply>(const nlohmann::json& j);
+template <> Result<UpdateRequest> FromJson<UpdateRequest>(const nlohmann::json& j);
+template <> Result<UpdateReply> FromJson<UpdateReply>(const nlohmann::json& j);
 template <> Result<GpusRequest> FromJson<GpusRequest>(const nlohmann::json& j);
 template <> Result<GpusReply> FromJson<GpusReply>(const nlohmann::json& j);
 template <> Result<LogsRequest> FromJson<LogsRequest>(const nlohmann::json& j);

@@ -48,6 +48,7 @@ class Client {
   Result<HoldReply> Hold(const HoldRequest& request);
   Result<ReleaseReply> Release(const ReleaseRequest& request);
   Result<UpdateArrayReply> UpdateArray(const UpdateArrayRequest& request);
+  Result<UpdateReply> Update(const UpdateRequest& request);
   Result<GpusReply> Gpus();
   Result<LogsReply> Logs(const LogsRequest& request);
   // Leases (docs/api.md "open_lease", docs/containers.md).

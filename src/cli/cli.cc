@@ -28,6 +28,7 @@
 #include "cli/show_logs.h"
 #include "cli/time_range.h"
 #include "cli/top.h"
+#include "cli/update_args.h"
 #include "cli/usage.h"
 #include "common/clock.h"
 #include "common/companion.h"
@@ -150,7 +151,7 @@ int PrintCompletion(const CLI::App& app, const std::string& shell, std::ostream&
 
 std::vector<Command> Commands(SubmitArgs& submit, std::string& shown, std::vector<std::string>& tasks,
                               bool& all, std::string& user, int& limit, int& offset, LogsArgs& logs,
-                              ReportArgs& report, TopArgs& top, CdiArgs& cdi) {
+                              ReportArgs& report, TopArgs& top, CdiArgs& cdi, UpdateArgs& update) {
   return {
       {"submit", "Submit a job: pinpoint submit [--gpus N] [--gpu-mem SIZE [--gpu-share PCT]] -- CMD...",
        [&](CLI::App* c) {
@@ -288,20 +289,21 @@ std::vector<Command> Commands(SubmitArgs& submit, std::string& shown, std::vecto
          if (!reply.ok()) return reply.status();
          return PrintResults(g, out, reply->results, "released", selected->task_names);
        }},
-      {"update", "Change a job array's %K while it waits: pinpoint update ARRAY... --array-limit K (0: no limit)",
+      {"update", "Change pending jobs without losing their place (running: the time limit); an array's id changes its pending tasks",
        [&](CLI::App* c) {
-         c->add_option("jobs", tasks, "job array ids")->required();
-         c->add_option("--array-limit", limit, "at most K tasks of each array running at once; 0 lifts the limit")
-             ->required()
-             ->check(CLI::Range(0, kMaxArrayTasks));
+         c->add_option("jobs", tasks, "job ids, array ids, or tasks as ARRAY_INDEX (12_3) or ARRAY_[LIST]")->required()->type_name(kJobOrTaskType);
+         AddUpdateOptions(c, update);
        },
        [&](const Globals& g, std::ostream& out) -> Result<int> {
-         UpdateArrayRequest request;
-         request.limit = limit;
-         for (const std::string& id : tasks) request.arrays.push_back(std::stoll(id));  // checked: job ids
-         auto reply = Send(g, &Client::UpdateArray, request);
+         auto edit = BuildEdit(update);
+         if (!edit.ok()) return edit.status();
+         auto client = Client::Connect(g.socket);
+         if (!client.ok()) return client.status();
+         auto selected = SelectJobs(*client, tasks);
+         if (!selected.ok()) return selected.status();
+         auto reply = client->Update(UpdateRequest{selected->ids, selected->arrays, *edit});
          if (!reply.ok()) return reply.status();
-         return PrintResults(g, out, reply->results, "updated", {});
+         return PrintResults(g, out, reply->results, "updated", selected->task_names);
        }},
       {"gpus", "Show the node's devices, their slices and jobs",
        [&](CLI::App*) {},
@@ -403,7 +405,8 @@ int RunCli(int argc, char** argv, std::ostream& out, std::ostream& err) {
   int limit = 0, offset = 0;
   TopArgs top;
   CdiArgs cdi;
-  auto commands = Commands(submit, shown, tasks, all, user, limit, offset, logs, report, top, cdi);
+  UpdateArgs update;
+  auto commands = Commands(submit, shown, tasks, all, user, limit, offset, logs, report, top, cdi, update);
   std::vector<std::pair<CLI::App*, const Command*>> subs;
   for (const auto& c : commands) {
     CLI::App* sub = app.add_subcommand(c.name, c.help);

@@ -62,6 +62,13 @@ Result<std::map<std::string, std::string>> JobEnvironment(const std::string& exp
 
 }  // namespace
 
+Result<uint64_t> ParseGpuMem(const std::string& text) {
+  auto mem = ParseSize(text);
+  if (!mem.ok()) return InvalidArgument("--gpu-mem: " + mem.status().message());
+  if (*mem == 0) return InvalidArgument("--gpu-mem must be more than 0");
+  return *mem;
+}
+
 Result<JobRequest> BuildRequest(const SubmitArgs& a, std::vector<std::string>* dropped) {
   JobRequest r;
   r.name = a.name;
@@ -85,9 +92,8 @@ Result<JobRequest> BuildRequest(const SubmitArgs& a, std::vector<std::string>* d
   r.output_path = a.output;
   r.error_path = a.error;
   if (!a.gpu_mem.empty()) {
-    auto mem = ParseSize(a.gpu_mem);
-    if (!mem.ok()) return InvalidArgument("--gpu-mem: " + mem.status().message());
-    if (*mem == 0) return InvalidArgument("--gpu-mem must be more than 0");
+    auto mem = ParseGpuMem(a.gpu_mem);
+    if (!mem.ok()) return mem.status();
     r.gpu_mem_bytes = *mem;
   }
   if (!a.gpu_share.empty()) {

@@ -39,6 +39,10 @@ struct SubmitArgs {
 // with the line for the user.
 Result<JobRequest> BuildRequest(const SubmitArgs& a, std::vector<std::string>* dropped);
 
+// A slice's memory as --gpu-mem gives it ("4G", "512MiB"). Errors: kInvalidArgument naming
+// --gpu-mem (a size that does not read, or 0).
+Result<uint64_t> ParseGpuMem(const std::string& text);
+
 // A fresh random key per `pinpoint submit` (docs/cli.md); empty when no randomness is at hand,
 // and then the submit is not retried.
 std::string IdempotencyKey();

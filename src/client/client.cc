@@ -222,6 +222,12 @@ Result<UpdateArrayReply> Client::UpdateArray(const UpdateArrayRequest& request) 
       [&](size_t from, size_t to) { return UpdateArrayRequest{Slice(request.arrays, from, to), request.limit}; },
       [this](const UpdateArrayRequest& piece) { return Send(piece); });
 }
+Result<UpdateReply> Client::Update(const UpdateRequest& request) {
+  return IdsAndArraysInPieces(request, [this, &request](UpdateRequest piece) {
+    piece.edit = request.edit;  // every piece changes the same fields
+    return Send(piece);
+  });
+}
 Result<GpusReply> Client::Gpus() { return Send(GpusRequest{}); }
 Result<LogsReply> Client::Logs(const LogsRequest& request) { return Send(request); }
 Result<OpenLeaseReply> Client::OpenLease(const OpenLeaseRequest& request) { return Send(request); }

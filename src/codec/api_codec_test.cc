@@ -244,6 +244,36 @@ TEST(ApiCodecGoldenTest, HoldAndRelease) {
   EXPECT_EQ(updated.results[0].array_tasks, 3);
 }
 
+TEST(ApiCodecGoldenTest, Update) {
+  JobEdit edit;
+  edit.time_limit_s = 7200;
+  edit.name = "renamed";
+  ExpectRequestGolden("update.request", UpdateRequest{{4, 1}, {}, edit});
+  UpdateReply reply = ExpectReplyGolden<UpdateReply>("update.reply");
+  ASSERT_EQ(reply.results.size(), 2u);
+  EXPECT_TRUE(reply.results[0].status.ok());
+  EXPECT_EQ(reply.results[1].status.code(), Code::kFailedPrecondition);
+}
+
+TEST(ApiCodecTest, UpdateNamesSomethingToChangeWithinItsBounds) {
+  auto parsed = FromJson<UpdateRequest>(json::parse(R"({"op":"update","arrays":[12],"gpu_mem_bytes":4096,"priority":-3,"array_limit":0})"));
+  ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
+  EXPECT_EQ(parsed->arrays, std::vector<JobId>{12});
+  EXPECT_EQ(parsed->edit.gpu_mem_bytes, std::optional<uint64_t>(4096));
+  EXPECT_EQ(parsed->edit.priority, std::optional<int>(-3));
+  EXPECT_EQ(parsed->edit.array_limit, std::optional<int>(0));
+  EXPECT_FALSE(parsed->edit.time_limit_s.has_value());
+  EXPECT_EQ(ToJson(*parsed), json::parse(R"({"op":"update","ids":[],"arrays":[12],"gpu_mem_bytes":4096,"priority":-3,"array_limit":0})"));
+  EXPECT_EQ(FromJson<UpdateRequest>(json::parse(R"({"op":"update","ids":[3]})")).status().message(),
+            "update names nothing to change: give time_limit_s, gpu_mem_bytes, gpu_share_pct, priority, name or array_limit");
+  for (const char* bad : {R"({"ids":[3],"gpu_mem_bytes":0})", R"({"ids":[3],"gpu_share_pct":101})",
+                          R"({"ids":[3],"priority":1000001})", R"({"ids":[3],"time_limit_s":-1})",
+                          R"({"ids":[3],"name":7})", R"({"ids":[3],"array_limit":10001})",
+                          R"({"ids":[0],"name":"x"})", R"({"name":"x"})"}) {
+    EXPECT_EQ(FromJson<UpdateRequest>(json::parse(bad)).status().code(), Code::kInvalidArgument) << bad;
+  }
+}
+
 TEST(ApiCodecGoldenTest, Gpus) {
   ExpectRequestGolden("gpus.request", GpusRequest{});
   GpusReply reply = ExpectReplyGolden<GpusReply>("gpus.reply");

@@ -1,8 +1,12 @@
-// cancel, hold, release and update_array (api_codec.h, docs/api.md): a list of ids in, one
+// cancel, hold, release, update_array and update (api_codec.h, docs/api.md): a list of ids in, one
 // result per id out.
+#include <limits>
+
 #include "codec/fields.h"
 #include "common/json_reader.h"
 #include "pinpoint/api_codec.h"
+#include "pinpoint/array_spec.h"
+#include "pinpoint/time_limit.h"
 
 namespace pinpoint {
 
@@ -145,6 +149,58 @@ Result<UpdateArrayRequest> FromJson<UpdateArrayRequest>(const json& j) {
 template <>
 Result<UpdateArrayReply> FromJson<UpdateArrayReply>(const json& j) {
   return ResultsFromJson<UpdateArrayReply>(j);
+}
+
+// ---- update: ids and arrays as hold's, and the fields to change (only those given) ----
+
+json ToJson(const UpdateRequest& m) {
+  json j = IdsAndArrays(UpdateRequest::kOp, m);
+  const JobEdit& e = m.edit;
+  if (e.time_limit_s) j["time_limit_s"] = *e.time_limit_s;
+  if (e.gpu_mem_bytes) j["gpu_mem_bytes"] = *e.gpu_mem_bytes;
+  if (e.gpu_share_pct) j["gpu_share_pct"] = *e.gpu_share_pct;
+  if (e.priority) j["priority"] = *e.priority;
+  if (e.name) j["name"] = *e.name;
+  if (e.array_limit) j["array_limit"] = *e.array_limit;
+  return j;
+}
+json ToJson(const UpdateReply& m) { return ResultsJson(m.results); }
+
+namespace {
+
+// An optional integer field in [lo, hi].
+template <typename Int>
+void OptionalInRange(JsonReader& in, const char* key, std::optional<Int>* out, int64_t lo, int64_t hi) {
+  if (!in.Has(key)) return;
+  Int value{};
+  in.Integer(key, &value, lo, hi);
+  if (in.ok()) *out = value;
+}
+
+}  // namespace
+
+template <>
+Result<UpdateRequest> FromJson<UpdateRequest>(const json& j) {
+  auto ids = IdsAndArraysFromJson<UpdateRequest>(j);
+  if (!ids.ok()) return ids.status();
+  UpdateRequest m = std::move(ids).value();
+  JobEdit& e = m.edit;
+  auto in = JsonReader::Message(j, "");
+  OptionalInRange(in, "time_limit_s", &e.time_limit_s, 0, kMaxTimeLimitS);
+  // A slice's memory: at least a byte (a whole GPU is asked for at submit, never by update).
+  OptionalInRange(in, "gpu_mem_bytes", &e.gpu_mem_bytes, 1, std::numeric_limits<int64_t>::max());
+  OptionalInRange(in, "gpu_share_pct", &e.gpu_share_pct, 0, 100);
+  OptionalInRange(in, "priority", &e.priority, -1000000, 1000000);
+  in.OptionalString("name", &e.name);
+  OptionalInRange(in, "array_limit", &e.array_limit, 0, kMaxArrayTasks);
+  if (in.ok() && e.empty())
+    return InvalidArgument("update names nothing to change: give time_limit_s, gpu_mem_bytes, gpu_share_pct, "
+                           "priority, name or array_limit");
+  return in.Done(std::move(m));
+}
+template <>
+Result<UpdateReply> FromJson<UpdateReply>(const json& j) {
+  return ResultsFromJson<UpdateReply>(j);
 }
 
 }  // namespace pinpoint

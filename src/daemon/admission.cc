@@ -26,17 +26,53 @@ Result<std::vector<std::string>> Admission::PrepareArray(JobRequest& request, co
   return dropped;
 }
 
-Status Admission::ApplyTimeLimit(JobRequest& request) const {
-  const NodeOptions& o = *options_;
-  if (request.time_limit_s == 0)
-    request.time_limit_s = o.default_time_limit_s > 0 ? o.default_time_limit_s : o.max_time_limit_s;
-  if (o.max_time_limit_s > 0 && request.time_limit_s > o.max_time_limit_s)
-    return FailedPrecondition("time limit " + FormatTimeLimit(request.time_limit_s) + " is above " +
-                              FormatTimeLimit(o.max_time_limit_s) + ", the most this node allows (max_time_limit)");
+namespace {
+
+Status CheckSignalHasLimit(const JobRequest& request) {
   if (request.signal != 0 && request.time_limit_s == 0)
     return InvalidArgument("--signal is sent before the time limit, and this job has none: give --time too "
                            "(this node sets no default_time_limit)");
   return Status::Ok();
+}
+
+}  // namespace
+
+Status Admission::ResolveTimeLimit(int64_t& seconds) const {
+  const NodeOptions& o = *options_;
+  if (seconds == 0) seconds = o.default_time_limit_s > 0 ? o.default_time_limit_s : o.max_time_limit_s;
+  if (o.max_time_limit_s > 0 && seconds > o.max_time_limit_s)
+    return FailedPrecondition("time limit " + FormatTimeLimit(seconds) + " is above " +
+                              FormatTimeLimit(o.max_time_limit_s) + ", the most this node allows (max_time_limit)");
+  return Status::Ok();
+}
+
+Status Admission::ApplyTimeLimit(JobRequest& request) const {
+  PP_RETURN_IF_ERROR(ResolveTimeLimit(request.time_limit_s));
+  return CheckSignalHasLimit(request);
+}
+
+Status Admission::PrepareEdit(JobEdit& edit) const {
+  if (edit.time_limit_s) PP_RETURN_IF_ERROR(ResolveTimeLimit(*edit.time_limit_s));
+  return Status::Ok();
+}
+
+Status Admission::CheckEdit(const api::Caller& caller, const JobRecord& before, const JobRecord& after,
+                            const JobTable& jobs) const {
+  const NodeOptions& o = *options_;
+  const JobRequest& was = before.request;
+  const JobRequest& now = after.request;
+  PP_RETURN_IF_ERROR(ValidateRequest(now));
+  PP_RETURN_IF_ERROR(CheckSignalHasLimit(now));
+  if (now.priority != was.priority)
+    PP_RETURN_IF_ERROR(CheckPriority(o.priority, caller, o.daemon_uid, now.priority, *users_));
+  if (now.gpu_mem_bytes != was.gpu_mem_bytes || now.gpu_share_pct != was.gpu_share_pct) {
+    PP_RETURN_IF_ERROR(sched::CheckFits(DemandOf(after), o.inventory));
+    PP_RETURN_IF_ERROR(sched::CheckUserLimit(DemandOf(after), UserLimitOf(after.user), o.inventory));
+  }
+  uint64_t held = jobs.HeldBytesOf(after.uid);
+  uint64_t own = RequestBytes(was);
+  return CheckRequestBytes(after, 1, held > own ? held - own : 0, o.max_request_bytes,
+                           caller.IsRoot() ? 0 : o.max_user_request_bytes);
 }
 
 Result<JobRecord> Admission::Admit(const api::Caller& caller, JobRequest request, const JobTable& jobs,

@@ -5,6 +5,8 @@
 //   Prepare    the request alone: env_deny names dropped, the request's own rules, the time limit
 //              (before an idempotency key is looked at: a retry is compared with the request as
 //              it was stored)
+//   PrepareEdit, CheckEdit
+//              the same rules for a job changed by an update (job_edit.h)
 //   Admit      who runs it and whether the node takes it: as_user, priority, the daemon's uid,
 //              ever fits the node and the user's limit, room for `count` more jobs of the user
 //              (max_jobs, max_jobs_per_user) and their bytes (max_request_bytes,
@@ -20,6 +22,7 @@
 #include "daemon/job_table.h"
 #include "daemon/node_options.h"
 #include "daemon/users.h"
+#include "pinpoint/api.h"
 #include "pinpoint/array_spec.h"
 #include "pinpoint/job.h"
 #include "pinpoint/status.h"
@@ -49,11 +52,22 @@ class Admission {
   Result<JobRecord> Admit(const api::Caller& caller, JobRequest request, const JobTable& jobs,
                           size_t count = 1) const;
 
+  // An update's edit (api.h JobEdit) as it will be applied: a time limit of 0 becomes the node's
+  // default, as at submit. Errors: kFailedPrecondition (above max_time_limit).
+  Status PrepareEdit(JobEdit& edit) const;
+  // A submit's rules for `after`, the job `before` changed by `caller`'s update (job_edit.h): the
+  // request's own, a signal's time limit, the priority (when it changed), fitting the node and the
+  // user's limit (when its devices changed) and the user's bytes. Errors: as Admit's.
+  Status CheckEdit(const api::Caller& caller, const JobRecord& before, const JobRecord& after,
+                   const JobTable& jobs) const;
+
   // The user limit of the user named `name` (config user_limits, else its default).
   const sched::UserLimit& UserLimitOf(const std::string& name) const;
 
  private:
   Status ApplyTimeLimit(JobRequest& request) const;
+  // The node's default for a time limit of 0, and its maximum. Errors: kFailedPrecondition.
+  Status ResolveTimeLimit(int64_t& seconds) const;
 
   const NodeOptions* options_;
   UserDirectory* users_;

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "common/log.h"
+#include "daemon/job_edit.h"
 
 namespace pinpoint::daemon {
 
@@ -22,7 +23,7 @@ std::optional<std::vector<JobId>> ArrayTasks::Unfinished(JobId id) const {
   return std::nullopt;
 }
 
-std::optional<std::vector<JobId>> ArrayTasks::For(JobId id, Change change, bool root, int limit) const {
+std::optional<std::vector<JobId>> ArrayTasks::For(JobId id, Change change, bool root, const JobEdit& edit) const {
   std::optional<std::vector<JobId>> tasks = Unfinished(id);
   if (!tasks) return tasks;
   Hold wanted = root ? Hold::kRoot : Hold::kUser;
@@ -34,7 +35,7 @@ std::optional<std::vector<JobId>> ArrayTasks::For(JobId id, Change change, bool 
       case Change::kHold: return !pending || job.hold == wanted || (job.hold == Hold::kRoot && !root);
       case Change::kRelease: return !pending || job.hold == Hold::kNone;
       case Change::kPending: return !pending;
-      case Change::kLimit: return job.array.limit == limit;
+      case Change::kUpdate: return !EditChanges(job, edit);
     }
     return true;
   });

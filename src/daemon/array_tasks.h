@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "daemon/job_table.h"
+#include "pinpoint/api.h"
 #include "pinpoint/job.h"
 #include "store/job_store.h"
 
@@ -28,10 +29,10 @@ class ArrayTasks {
 
   // The tasks of array `id` a request of `change` still has to change, ascending: kCancel those
   // not ended and not being cancelled; kHold the pending ones not yet held as `root` (or not) would
-  // hold them; kRelease the held ones; kPending every pending one; kLimit those whose %K is not
-  // `limit`. nullopt as Unfinished. Cost: as Unfinished.
-  enum class Change { kCancel, kHold, kRelease, kPending, kLimit };
-  std::optional<std::vector<JobId>> For(JobId id, Change change, bool root, int limit = 0) const;
+  // hold them; kRelease the held ones; kPending every pending one; kUpdate those `edit` still
+  // changes (EditChanges, job_edit.h). nullopt as Unfinished. Cost: as Unfinished.
+  enum class Change { kCancel, kHold, kRelease, kPending, kUpdate };
+  std::optional<std::vector<JobId>> For(JobId id, Change change, bool root, const JobEdit& edit = {}) const;
 
   // The state of the job array whose first task is `first`: running while a task runs, pending
   // while any other has not ended; once all have, completed when all completed, else the state

@@ -55,19 +55,25 @@ TEST_F(ArrayTasksTest, EachChangeListsWhatItStillHasToChange) {
   struct Row {
     C change;
     bool root;
-    int limit;
+    JobEdit edit;
     std::vector<JobId> want;
   };
+  JobEdit limit2, limit0, time;
+  limit2.array_limit = 2;
+  limit0.array_limit = 0;
+  time.time_limit_s = 60;
   const Row rows[] = {
-      {C::kCancel, false, 0, {10, 11, 12, 13}},
-      {C::kHold, false, 0, {10}},          // root's hold is not a user's to change
-      {C::kHold, true, 0, {10, 11}},       // root holds what users held, as root
-      {C::kRelease, false, 0, {11, 12}},   // whether a user may is the node's check
-      {C::kPending, false, 0, {10, 11, 12}},
-      {C::kLimit, false, 2, {10, 11, 12, 14}},
+      {C::kCancel, false, {}, {10, 11, 12, 13}},
+      {C::kHold, false, {}, {10}},          // root's hold is not a user's to change
+      {C::kHold, true, {}, {10, 11}},       // root holds what users held, as root
+      {C::kRelease, false, {}, {11, 12}},   // whether a user may is the node's check
+      {C::kPending, false, {}, {10, 11, 12}},
+      {C::kUpdate, false, limit2, {10, 11, 12}},  // not 13 (%2 already), nor 14 (ending)
+      {C::kUpdate, false, limit0, {13}},          // a %K reaches running tasks
+      {C::kUpdate, false, time, {10, 11, 12}},    // the rest only pending ones
   };
   for (const Row& row : rows) {
-    EXPECT_EQ(view_->For(10, row.change, row.root, row.limit), row.want)
+    EXPECT_EQ(view_->For(10, row.change, row.root, row.edit), row.want)
         << static_cast<int>(row.change) << " root " << row.root;
   }
   EXPECT_EQ(view_->Unfinished(10), (std::vector<JobId>{10, 11, 12, 13, 14}));

@@ -5,7 +5,7 @@
 //
 // Lookups are a std::map's (ascending ids). Records are changed in place through find/at and then
 // persisted; Add and Erase are the only ways in and out, so the bytes each user's jobs hold
-// (HeldBytes) stay exact. A record's request must not change while it is in the table.
+// (HeldBytes) stay exact. A record's request changes in the table only with RequestChanged.
 //
 // Not thread-safe: the daemon's main loop is its only caller.
 #pragma once
@@ -52,6 +52,11 @@ class JobTable {
   JobRecord& Add(JobRecord job);
   // Takes `id` out of the table (nothing when absent). Stores nothing.
   void Erase(JobId id);
+  // The record in the table changed its request from `before`'s (an update): its bytes follow.
+  void RequestChanged(const JobRecord& before, const JobRecord& now) {
+    held_bytes_.Remove(before);
+    held_bytes_.Add(now);
+  }
   // The request bytes (RequestBytes) of the jobs of `uid` in the table. O(log users).
   uint64_t HeldBytesOf(uint32_t uid) const { return held_bytes_.Of(uid); }
 

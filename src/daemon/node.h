@@ -139,10 +139,12 @@ class Node {
                                      bool hold = false);
   // The job arrays among the node's jobs: unfinished tasks, what a request still has to change.
   const ArrayTasks& arrays() const { return arrays_; }
-  // The %K limit of tasks of a job array (update_array), as HoldJobs: each not ended gets `limit`
-  // (0: none). Refusals per id as HoldJobs's, kInvalidArgument for a job of no array.
-  std::vector<Status> SetArrayLimit(const api::Caller& caller, const std::vector<JobId>& ids, int limit,
-                                    uint64_t max_rewrite_bytes = kRewriteBytesPerRequest);
+  // Changes jobs as `edit` says (update, update_array; node_hold.cc): the policy is job_edit.h's,
+  // the changed job passes a submit's rules (Admission::CheckEdit), and keeps its id, submit time
+  // and place. One Status per id as HoldJobs's, with ApplyEdit's and CheckEdit's refusals; ids
+  // past `max_rewrite_bytes` NotReached(). Event "update" names who and what.
+  std::vector<Status> UpdateJobs(const api::Caller& caller, const std::vector<JobId>& ids, JobEdit edit,
+                                 uint64_t max_rewrite_bytes = kRewriteBytesPerRequest);
 
   // Hold and release pending jobs (daemon/hold.h has the policy). One Status per id, in order:
   // kNotFound, kPermissionDenied (another user's job; releasing root's hold as a user),
@@ -233,12 +235,14 @@ class Node {
   // The active job `id` if the caller may act on it. Errors: kNotFound, kPermissionDenied,
   // kFailedPrecondition (it ended).
   Result<JobRecord*> ControlledJob(const api::Caller& caller, JobId id);
-  // Rewrites each job `change` changes (true; false: already so, ok), with event `event`, in one
-  // store batch; refusals (ControlledJob's, change's errors) per id; ids past `max_rewrite_bytes`
-  // (0: none) NotReached().
+  // Rewrites each job `change` changes (true; false: already so, ok), with event `event` and
+  // `detail` after "by USER", in one store batch; refusals (ControlledJob's, change's errors) per
+  // id; ids past `max_rewrite_bytes` (0: none) NotReached(). `change` gets the job to change and
+  // the job as it was; it may change the request (the table's bytes follow).
+  using JobChange = std::function<Result<bool>(JobRecord& job, const JobRecord& before)>;
   std::vector<Status> RewriteJobs(const api::Caller& caller, const std::vector<JobId>& ids, const char* event,
-                                  uint64_t max_rewrite_bytes,
-                                  const std::function<Result<bool>(JobRecord&)>& change);
+                                  uint64_t max_rewrite_bytes, const JobChange& change,
+                                  const std::string& detail = "");
   // One scheduling pass over the pending jobs: their waits, and the starts the runner makes.
   void Schedule();
   // The scheduler's view of the node now: inventory (drained devices marked, recent business),

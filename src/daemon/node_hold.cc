@@ -1,11 +1,15 @@
-// Node's hold and release (daemon/hold.h has the policy) and the note on dropped variables.
+// Node's hold, release and update (daemon/hold.h and daemon/job_edit.h have the policies): rewrites
+// of pending jobs' records, one store batch a request.
 
 #include "common/log.h"
 #include "daemon/hold.h"
+#include "daemon/job_edit.h"
 #include "daemon/job_room.h"
 #include "daemon/node.h"
 #include "pinpoint/escape.h"
 #include "pinpoint/rewrite_budget.h"
+#include "pinpoint/time_limit.h"
+#include "pinpoint/units.h"
 #include "sched/placement.h"
 
 namespace pinpoint::daemon {
@@ -13,9 +17,8 @@ namespace pinpoint::daemon {
 namespace {
 
 // The change that sets a job's hold to what `decide` says for `caller` (RewriteJobs's).
-std::function<Result<bool>(JobRecord&)> SetHold(const api::Caller& caller,
-                                                Result<Hold> (*decide)(const JobRecord&, bool)) {
-  return [root = caller.IsRoot(), decide](JobRecord& job) -> Result<bool> {
+std::function<Result<bool>(JobRecord&, const JobRecord&)> SetHold(const api::Caller& caller, Result<Hold> (*decide)(const JobRecord&, bool)) {
+  return [root = caller.IsRoot(), decide](JobRecord& job, const JobRecord&) -> Result<bool> {
     Result<Hold> hold = decide(job, root);
     if (!hold.ok()) return hold.status();
     if (job.hold == *hold) return false;  // a repeated id finds it done: ok again
@@ -24,6 +27,20 @@ std::function<Result<bool>(JobRecord&)> SetHold(const api::Caller& caller,
     else lifecycle::Waiting(job, Reason::kHeld, sched::HeldDetail(job.id, job.hold));
     return true;
   };
+}
+
+// What an update changes, for its event: "time limit 2h, gpu-mem 4GiB, name \"a\"".
+std::string DescribeEdit(const JobEdit& e) {
+  std::vector<std::string> parts;
+  if (e.time_limit_s) parts.push_back("time limit " + (*e.time_limit_s == 0 ? std::string("none") : FormatTimeLimit(*e.time_limit_s)));
+  if (e.gpu_mem_bytes) parts.push_back("gpu-mem " + FormatSize(*e.gpu_mem_bytes));
+  if (e.gpu_share_pct) parts.push_back("gpu-share " + std::to_string(*e.gpu_share_pct) + "%");
+  if (e.priority) parts.push_back("priority " + std::to_string(*e.priority));
+  if (e.name) parts.push_back("name \"" + *e.name + "\"");
+  if (e.array_limit) parts.push_back("array limit " + std::to_string(*e.array_limit));
+  std::string out;
+  for (const std::string& part : parts) out += (out.empty() ? "" : ", ") + part;
+  return out;
 }
 
 }  // namespace
@@ -38,22 +55,26 @@ std::vector<Status> Node::ReleaseJobs(const api::Caller& caller, const std::vect
   return RewriteJobs(caller, ids, "release", max_rewrite_bytes, SetHold(caller, DecideRelease));
 }
 
-std::vector<Status> Node::SetArrayLimit(const api::Caller& caller, const std::vector<JobId>& ids, int limit,
-                                        uint64_t max_rewrite_bytes) {
-  return RewriteJobs(caller, ids, "array-limit", max_rewrite_bytes, [&](JobRecord& job) -> Result<bool> {
-    if (job.array.array_id == 0) return InvalidArgument("job " + std::to_string(job.id) + " is no task of a job array");
-    if (job.array.limit == limit) return false;
-    job.array.limit = limit;
-    if (job.reason == Reason::kArrayLimit) lifecycle::Waiting(job, Reason::kNone, "");  // the next pass says
-    return true;
-  });
+std::vector<Status> Node::UpdateJobs(const api::Caller& caller, const std::vector<JobId>& ids, JobEdit edit,
+                                     uint64_t max_rewrite_bytes) {
+  Status prepared = admission_.PrepareEdit(edit);
+  if (!prepared.ok()) return std::vector<Status>(ids.size(), prepared);
+  return RewriteJobs(
+      caller, ids, "update", max_rewrite_bytes,
+      [&](JobRecord& job, const JobRecord& before) -> Result<bool> {
+        Result<bool> changed = ApplyEdit(job, edit, caller.IsRoot());
+        if (!changed.ok() || !*changed) return changed;
+        PP_RETURN_IF_ERROR(admission_.CheckEdit(caller, before, job, jobs_));
+        return true;
+      },
+      DescribeEdit(edit));
 }
 
 std::vector<Status> Node::RewriteJobs(const api::Caller& caller, const std::vector<JobId>& ids, const char* event,
-                                      uint64_t max_rewrite_bytes,
-                                      const std::function<Result<bool>(JobRecord&)>& change) {
+                                      uint64_t max_rewrite_bytes, const JobChange& change,
+                                      const std::string& detail) {
   std::vector<Status> out(ids.size());
-  std::string by = NameOrUid(*users_, caller.uid);
+  std::string by = "by " + NameOrUid(*users_, caller.uid) + (detail.empty() ? "" : ": " + detail);
   // One batch for the whole request, as cancel: 10000 ids cost one fsync, not 10000, so no
   // request of one user holds the loop for long. Without a batch each is its own transaction.
   auto batch = deps_.store->BeginBatch();
@@ -67,7 +88,7 @@ std::vector<Status> Node::RewriteJobs(const api::Caller& caller, const std::vect
     }
     JobRecord& job = **found;
     JobRecord before = job;
-    Result<bool> did = change(job);
+    Result<bool> did = change(job, before);
     if (!did.ok() || !*did) {  // refused, or already so: no rewrite, no budget spent
       out[i] = did.status();
       job = std::move(before);
@@ -78,8 +99,10 @@ std::vector<Status> Node::RewriteJobs(const api::Caller& caller, const std::vect
       for (size_t k = i; k < ids.size(); ++k) out[k] = NotReached();
       break;
     }
-    out[i] = jobs_.Persist(job, event, "by " + by);
+    jobs_.RequestChanged(before, job);
+    out[i] = jobs_.Persist(job, event, by);
     if (!out[i].ok()) {
+      jobs_.RequestChanged(job, before);
       job = std::move(before);  // not recorded: nothing changed
       continue;
     }
@@ -88,6 +111,7 @@ std::vector<Status> Node::RewriteJobs(const api::Caller& caller, const std::vect
   Status committed = batch.ok() ? batch->Commit() : Status::Ok();
   // Undone newest first: an id named twice is back as it was before the first.
   for (auto it = changed.rbegin(); !committed.ok() && it != changed.rend(); ++it) {
+    jobs_.RequestChanged(jobs_.at(it->second.id), it->second);
     jobs_.at(it->second.id) = std::move(it->second);
     out[it->first] = committed;
   }

@@ -10,6 +10,7 @@
 #include <deque>
 #include <functional>
 #include <map>
+#include <set>
 #include <vector>
 
 #include "api/server.h"
@@ -95,7 +96,7 @@ class Service : public api::Handler {
   Result<QueueReply> Queue(Call& call, QueueRequest request);
   Result<ShowReply> Show(Call& call, ShowRequest request);
   Result<CancelReply> Cancel(Call& call, CancelRequest request);
-  // "cancel", "hold" or "release" of job arrays (the requests' `arrays`), one result per array
+  // service_arrays.cc: "cancel", "hold", "release", "update" or "update_array" of job arrays (the requests' `arrays`), one result per array
   // after those of `ids`: as much as one request of ids may do (kCancelMaxIds jobs, one rewrite
   // budget of kRewriteBytesPerRequest) at a time, the
   // first now, the rest from the main loop (ContinueArrayWork) with the reply deferred, so that
@@ -109,11 +110,16 @@ class Service : public api::Handler {
     size_t next = 0;                    // arrays[next] is being worked on
     CancelResult current = {};          // its result so far
     bool client_gone = false;           // its connection closed: the work goes on, unanswered
-    int limit = 0;                      // kLimit: the %K every task gets
+    JobEdit edit = {};                  // kUpdate: what every task gets
+    std::set<JobId> refused = {};       // tasks of arrays[next] the change refused: not tried again
+    Status first_refusal = {};          // the first kFailedPrecondition of them: the answer if none changed
   };
   template <typename Reply>
   Result<Reply> StartArrayWork(Call& call, ArrayTasks::Change change, std::vector<CancelResult> results,
-                               const std::vector<JobId>& arrays, Reply& reply, int limit = 0);
+                               const std::vector<JobId>& arrays, Reply& reply, const JobEdit& edit = {});
+  // The tasks of array `id` the work still has to change (ArrayTasks::For, less those refused);
+  // nullopt when `id` names no array.
+  std::optional<std::vector<JobId>> TasksLeft(const ArrayWork& work, JobId id) const;
   // One budget's worth of `work`; true once every array of it has its result.
   bool AdvanceArrayWork(ArrayWork& work);
   std::vector<Status> ApplyToTasks(const ArrayWork& work, const std::vector<JobId>& ids, uint64_t budget);
@@ -123,6 +129,7 @@ class Service : public api::Handler {
   Result<HoldReply> Hold(Call& call, HoldRequest request);
   Result<ReleaseReply> Release(Call& call, ReleaseRequest request);
   Result<UpdateArrayReply> UpdateArray(Call& call, UpdateArrayRequest request);
+  Result<UpdateReply> Update(Call& call, UpdateRequest request);
 
   // Refuses one more follower for `caller` past the caps: kUnavailable.
   Status MayFollow(const api::Caller& caller) const;

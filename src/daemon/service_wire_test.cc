@@ -121,6 +121,8 @@ TEST_F(ServiceWireTest, EveryOpsReplyIsWhatTheWireCarries) {
   Step();
   ExpectGolden("queue_array.reply", Send("queue.request", owner_));
   ExpectGolden("update_array.reply", Send("update_array.request", owner_));  // its %K from 2 to 3
+  // Job 4, still pending, gets a new name and time limit; job 1 has ended.
+  ExpectGolden("update.reply", Send("update.request", owner_));
   ExpectGolden("cancel_array.reply", Send("cancel_array.request", owner_));
 }
 

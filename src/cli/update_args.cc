@@ -1,0 +1,49 @@
+#include "cli/update_args.h"
+
+#include <CLI/CLI.hpp>
+
+#include "cli/submit_request.h"
+#include "pinpoint/array_spec.h"
+#include "pinpoint/escape.h"
+#include "pinpoint/time_limit.h"
+#include "pinpoint/units.h"
+
+namespace pinpoint::cli {
+
+void AddUpdateOptions(CLI::App* c, UpdateArgs& args) {
+  c->add_option("-t,--time", args.time, "a new time limit, as submit's --time (a running job: lower it; root: any)");
+  c->add_option("--gpu-mem", args.gpu_mem, "a new slice memory (e.g. 4G)");
+  c->add_option("--gpu-share", args.gpu_share, "a new SM share of the slice (e.g. 20%)");
+  c->add_option("--priority", args.priority, "a new priority: higher runs first")->check(CLI::Range(-1000000, 1000000));
+  c->add_option("-J,--name,--job-name", args.name, "a new name");
+  c->add_option("--array-limit", args.array_limit, "at most K tasks of each array running at once; 0 lifts the limit")
+      ->check(CLI::Range(0, kMaxArrayTasks));
+}
+
+Result<JobEdit> BuildEdit(const UpdateArgs& args) {
+  JobEdit edit;
+  if (!args.time.empty()) {
+    auto seconds = ParseTimeLimit(args.time);
+    if (!seconds.ok()) return InvalidArgument("--time: " + seconds.status().message());
+    if (*seconds == 0) return InvalidArgument("--time must be more than 0");
+    edit.time_limit_s = *seconds;
+  }
+  if (!args.gpu_mem.empty()) {
+    auto mem = ParseGpuMem(args.gpu_mem);
+    if (!mem.ok()) return mem.status();
+    edit.gpu_mem_bytes = *mem;
+  }
+  if (!args.gpu_share.empty()) {
+    auto share = ParsePercent(args.gpu_share);
+    if (!share.ok()) return InvalidArgument("--gpu-share: " + share.status().message());
+    edit.gpu_share_pct = *share;
+  }
+  edit.priority = args.priority;
+  edit.name = args.name;
+  edit.array_limit = args.array_limit;
+  if (edit.empty())
+    return InvalidArgument("say what to change: --time, --gpu-mem, --gpu-share, --priority, --name or --array-limit");
+  return edit;
+}
+
+}  // namespace pinpoint::cli
