@@ -36,6 +36,9 @@ inline constexpr int kQueuePageMax = 256;
 inline constexpr int kQueueDefaultLimit = 100;
 inline constexpr int kQueueMaxLimit = 10000;
 inline constexpr int kQueueMaxOffset = 1'000'000'000;
+// What a "queue" request may select on at most: names, and job or array ids.
+inline constexpr size_t kQueueMaxNames = 64;
+inline constexpr size_t kQueueMaxIds = 64;
 // A "cancel", "hold" or "release" names at most this many jobs: each one named is a record
 // rewritten, four times the cost of a wait's lookup.
 inline constexpr size_t kCancelMaxIds = 64;
@@ -173,6 +176,13 @@ struct QueueRequest {
   // left out): either one makes the listing one of ended jobs, newest first, whatever `all` says.
   std::optional<int64_t> ended_after_ms = std::nullopt;
   std::optional<int64_t> ended_before_ms = std::nullopt;
+  // Selections (Slurm's squeue --name, --states, --jobs), each given must match: a job whose name
+  // is one of `names` (at most kQueueMaxNames; only among active jobs: not with `all` or an end
+  // range), whose state is one of `states`, whose id, or its array's id, is one of `ids` (at most
+  // kQueueMaxIds).
+  std::vector<std::string> names = {};
+  std::vector<JobState> states = {};
+  std::vector<JobId> ids = {};
 };
 
 struct ShowReply {

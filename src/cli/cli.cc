@@ -19,6 +19,7 @@
 #include "cli/completion.h"
 #include "cli/format.h"
 #include "cli/option_checks.h"
+#include "cli/queue_select.h"
 #include "cli/report.h"
 #include "cli/submit_request.h"
 #include "cli/submit_sched.h"
@@ -50,8 +51,6 @@ using nlohmann::json;
 
 namespace {
 
-int64_t NowMs() { return RealClock().NowMs(); }
-
 struct Globals {
   std::string socket = DefaultSocketPath();
   bool json_output = false;
@@ -74,11 +73,6 @@ Result<Reply> Send(const Globals& g, Result<Reply> (Client::*op)(Args...), const
   return ((*client).*op)(args...);
 }
 
-json JobsJson(const std::vector<JobView>& jobs) {
-  json out = json::array();
-  for (const auto& job : jobs) out.push_back(ToJson(job));
-  return out;
-}
 
 
 // The per-job outcome of cancel, hold and release: "<done> job N" lines on `out`, one error line
@@ -151,7 +145,7 @@ int PrintCompletion(const CLI::App& app, const std::string& shell, std::ostream&
 
 std::vector<Command> Commands(SubmitArgs& submit, std::string& shown, std::vector<std::string>& tasks,
                               bool& all, std::string& user, int& limit, int& offset, LogsArgs& logs,
-                              ReportArgs& report, TopArgs& top, CdiArgs& cdi, UpdateArgs& update) {
+                              ReportArgs& report, TopArgs& top, CdiArgs& cdi, UpdateArgs& update, QueueArgs& queue) {
   return {
       {"submit", "Submit a job: pinpoint submit [--gpus N] [--gpu-mem SIZE [--gpu-share PCT]] -- CMD...",
        [&](CLI::App* c) {
@@ -233,36 +227,26 @@ std::vector<Command> Commands(SubmitArgs& submit, std::string& shown, std::vecto
          }
          return SubmitWaitExitCode(*waited);
        }},
-      {"queue", "List pending and running jobs (--all: also ended ones), one page at a time",
-       [&](CLI::App* c) {
-         c->add_flag("-a,--all", all, "include ended jobs");
-         c->add_option("-u,--user", user, "only this user's jobs");
-         c->add_option("-n,--limit", limit, "jobs per page (default 100, at most 10000)")
-             ->check(CLI::Range(0, kQueueMaxLimit));
-         c->add_option("--offset", offset, "skip this many jobs: the queue counts from its oldest job, --all from the newest")
-             ->check(CLI::Range(0, 1'000'000'000));
-       },
-       [&](const Globals& g, std::ostream& out) -> Result<int> {
-         QueueRequest req{all, std::nullopt, limit, offset};
-         if (!user.empty()) req.user = user;
-         auto reply = Send(g, &Client::Queue, req);
-         if (!reply.ok()) return reply.status();
-         if (g.json_output) out << JobsJson(reply->jobs).dump(2) << "\n";
-         else out << FormatQueue(*reply, NowMs());
-         // With --json the array stays what scripts parse; the note goes to stderr.
-         (g.json_output ? *g.err : out) << MoreJobsLine(*reply, all, user);
-         return 0;
-       }},
+      {"queue", "List pending and running jobs (--all: also ended ones), one page at a time; select with --user, --name, --state, --jobs",
+       [&](CLI::App* c) { AddQueueOptions(c, queue); },
+       [&](const Globals& g, std::ostream& out) -> Result<int> { return RunQueue(g.socket, g.json_output, queue, out, *g.err); }},
       {"show", "Show a job with its history (ARRAY_INDEX: a task; ARRAY_[LIST]: those tasks)",
        [&](CLI::App* c) { c->add_option("job", shown, "job id, or tasks as ARRAY_INDEX (12_3) or ARRAY_[LIST] (12_[1-3])")->required()->type_name(kJobOrTaskType); },
        [&](const Globals& g, std::ostream& out) -> Result<int> { return RunShow(g.socket, g.json_output, shown, out); }},
-      {"cancel", "Cancel jobs (your own; root: any); an array's id cancels its tasks, ARRAY_INDEX one task",
-       [&](CLI::App* c) { c->add_option("jobs", tasks, "job ids, array ids, or tasks as ARRAY_INDEX (12_3)")->required()->type_name(kJobOrTaskType); },
+      {"cancel", "Cancel jobs (your own; root: any); an array's id cancels its tasks, ARRAY_INDEX one task; or select with --user, --name, --state",
+       [&](CLI::App* c) {
+         c->add_option("jobs", tasks, "job ids, array ids, or tasks as ARRAY_INDEX (12_3)")->type_name(kJobOrTaskType);
+         AddSelectionOptions(c, queue.select, /*with_jobs=*/false);
+       },
        [&](const Globals& g, std::ostream& out) -> Result<int> {
          auto client = Client::Connect(g.socket);
          if (!client.ok()) return client.status();
-         auto selected = SelectJobs(*client, tasks);
+         auto selected = SelectForCancel(*client, tasks, queue.select);
          if (!selected.ok()) return selected.status();
+         if (selected->ids.empty() && selected->arrays.empty()) {
+           out << "cancelled no job: none matches\n";
+           return 0;
+         }
          auto reply = client->Cancel(CancelRequest{selected->ids, selected->arrays});
          if (!reply.ok()) return reply.status();
          return PrintResults(g, out, reply->results, "cancelled", selected->task_names);
@@ -406,7 +390,8 @@ int RunCli(int argc, char** argv, std::ostream& out, std::ostream& err) {
   TopArgs top;
   CdiArgs cdi;
   UpdateArgs update;
-  auto commands = Commands(submit, shown, tasks, all, user, limit, offset, logs, report, top, cdi, update);
+  QueueArgs queue;
+  auto commands = Commands(submit, shown, tasks, all, user, limit, offset, logs, report, top, cdi, update, queue);
   std::vector<std::pair<CLI::App*, const Command*>> subs;
   for (const auto& c : commands) {
     CLI::App* sub = app.add_subcommand(c.name, c.help);

@@ -174,11 +174,11 @@ std::string FormatQueue(const QueueReply& reply, int64_t now_ms) {
   return out;
 }
 
-std::string MoreJobsLine(const QueueReply& reply, bool all, const std::string& user) {
+std::string MoreJobsLine(const QueueReply& reply, bool all, const std::string& user, const std::string& more_options) {
   if (reply.more <= 0) return "";
   int64_t next = reply.offset + static_cast<int64_t>(reply.jobs.size());
   std::string command = "pinpoint queue" + std::string(all ? " --all" : "") +
-                        (user.empty() ? "" : " --user " + EscapeForTerminal(user)) +
+                        (user.empty() ? "" : " --user " + EscapeForTerminal(user)) + more_options +
                         " --offset " + std::to_string(next);
   return "... " + std::to_string(reply.more) + " more job" + (reply.more == 1 ? "" : "s") + ": " + command +
          " (--limit N for up to 10000 a page)\n";

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "cli/advice.h"
+#include "cli/queue_select.h"
 #include "cli/top.h"
 #include "common/raw_control.h"
 #include "pinpoint/api_codec.h"
@@ -57,6 +58,31 @@ TEST(FormatEscapeTest, QueueShowsHostileJobOnOneLineWithoutControls) {
   EXPECT_EQ(Lines(out), 3) << out;  // header, the job, the simulated-node line: no forged row
   EXPECT_NE(out.find("\\x1b]0;you are root\\x07"), std::string::npos) << out;
   EXPECT_NE(out.find("x\\n42"), std::string::npos) << out;
+}
+
+TEST(FormatEscapeTest, QueueFieldsForScriptsAreOneLineAJobWithoutControlsOrTabsOfTheirOwn) {
+  json reply{{"jobs", {HostileJob(), HostileJob()}}, {"backend", "simulated:h100x2"}};
+  reply["jobs"][1]["request"]["name"] = "tab\there";
+  auto fields = ParseQueueFields("id,NAME,user,detail,gpus");
+  ASSERT_TRUE(fields.ok()) << fields.status().ToString();
+  std::string out = FormatQueueFields(Decode<QueueReply>(reply), *fields, /*header=*/true, 2000);
+  std::string untabbed = out;
+  std::erase(untabbed, '\t');
+  EXPECT_FALSE(HasRawControl(untabbed, /*newline_ok=*/true)) << out;
+  EXPECT_EQ(Lines(out), 3) << out;  // header and two jobs: no forged row
+  EXPECT_EQ(out.rfind("ID\tNAME\tUSER\tDETAIL\tGPUS\n", 0), 0u) << out;
+  EXPECT_EQ(std::count(out.begin(), out.end(), '\t'), 12) << "four separators a line, none from a value: " << out;
+  EXPECT_EQ(FormatQueueFields(Decode<QueueReply>(reply), {"id"}, /*header=*/false, 0).find("ID"), std::string::npos);
+  EXPECT_EQ(ParseQueueFields("id,bogus").status().code(), Code::kInvalidArgument);
+}
+
+TEST(QueueSelectTest, StatesAreNamesOrSlurmsCodesInAnyCase) {
+  auto states = ParseStates("PD,running,CA,pending");
+  ASSERT_TRUE(states.ok()) << states.status().ToString();
+  EXPECT_EQ(*states, (std::vector<JobState>{JobState::kPending, JobState::kRunning, JobState::kCancelled}));
+  EXPECT_EQ(ParseStates("held").status().message(),
+            "--state: 'held' is not a job state (pending, running, completed, failed, cancelled; PD, R, CD, F, CA)");
+  EXPECT_FALSE(ParseStates("").ok());
 }
 
 TEST(FormatEscapeTest, ShowEscapesNameArgvCwdUserDetailAndEvents) {

@@ -1,6 +1,8 @@
 // The ops' requests and replies (api_codec.h). The job view is in job_view_codec.cc, the gpus
-// reply in gpus_codec.cc, cancel, hold, release and update_array in control_codec.cc.
+// reply in gpus_codec.cc, cancel, hold, release, update and update_array in control_codec.cc.
 #include "pinpoint/api_codec.h"
+
+#include <algorithm>
 
 #include "codec/fields.h"
 #include "common/json_reader.h"
@@ -224,6 +226,13 @@ json ToJson(const QueueRequest& m) {
   if (m.user) j["user"] = *m.user;
   if (m.ended_after_ms) j["ended_after_ms"] = *m.ended_after_ms;
   if (m.ended_before_ms) j["ended_before_ms"] = *m.ended_before_ms;
+  if (!m.names.empty()) j["names"] = m.names;
+  if (!m.states.empty()) {
+    json states = json::array();
+    for (JobState state : m.states) states.push_back(JobStateName(state));
+    j["states"] = std::move(states);
+  }
+  if (!m.ids.empty()) j["ids"] = m.ids;
   return j;
 }
 
@@ -239,6 +248,23 @@ Result<QueueRequest> FromJson<QueueRequest>(const json& j) {
   ReadPageField(in, j, "limit", kQueueMaxLimit, &m.limit);
   in.OptionalInteger("ended_after_ms", &m.ended_after_ms);
   in.OptionalInteger("ended_before_ms", &m.ended_before_ms);
+  in.StringList("names", &m.names);
+  if (in.ok() && m.names.size() > kQueueMaxNames)
+    in.Fail("names", "may hold at most " + std::to_string(kQueueMaxNames) + " names");
+  std::vector<std::string> states;
+  in.StringList("states", &states);
+  for (const std::string& name : states) {
+    auto state = JobStateFromName(name);
+    if (!state) {
+      in.Fail("states", "'" + name + "' is not a job state (pending, running, completed, failed, cancelled)");
+      break;
+    }
+    m.states.push_back(*state);
+  }
+  in.IntegerList("ids", &m.ids);
+  if (in.ok() && m.ids.size() > kQueueMaxIds) in.Fail("ids", "may hold at most " + std::to_string(kQueueMaxIds) + " ids");
+  if (in.ok() && std::any_of(m.ids.begin(), m.ids.end(), [](JobId id) { return id <= 0; }))
+    in.Fail("ids", "must hold positive job ids");
   // Documented leniency: a value that is not a boolean counts as false.
   m.all = in.ok() && j.contains("all") && j["all"].is_boolean() && j["all"].get<bool>();
   return in.Done(std::move(m));

@@ -481,3 +481,29 @@ TEST(ApiCodecTest, AttachLeaseNeedsAPositivePidAndAUid) {
 
 }  // namespace
 }  // namespace pinpoint
+
+namespace pinpoint {
+namespace {
+
+TEST(ApiCodecTest, QueueSelectionsRoundTripWithinTheirBounds) {
+  QueueRequest q;
+  q.names = {"a", "b"};
+  q.states = {JobState::kPending, JobState::kCancelled};
+  q.ids = {4, 12};
+  json j = ToJson(q);
+  EXPECT_EQ(j["states"], json::parse(R"(["pending","cancelled"])"));
+  auto back = FromJson<QueueRequest>(j);
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(back->names, q.names);
+  EXPECT_EQ(back->states, q.states);
+  EXPECT_EQ(back->ids, q.ids);
+  EXPECT_FALSE(ToJson(QueueRequest{}).contains("states")) << "a request without selections reads as before";
+  json many_ids = json{{"ids", std::vector<JobId>(kQueueMaxIds + 1, 3)}};
+  for (const json& bad : {json{{"states", {"bogus"}}}, json{{"states", "pending"}}, many_ids, json{{"ids", {0}}},
+                          json{{"names", std::vector<std::string>(kQueueMaxNames + 1, "n")}}, json{{"names", {1}}}}) {
+    EXPECT_EQ(FromJson<QueueRequest>(bad).status().code(), Code::kInvalidArgument) << bad.dump();
+  }
+}
+
+}  // namespace
+}  // namespace pinpoint

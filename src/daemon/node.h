@@ -98,6 +98,14 @@ struct EndRange {
   std::optional<int64_t> before_ms = std::nullopt;
 };
 
+// What a listing selects besides its user and end range (docs/api.md "queue"): each one given
+// must match. `names` selects among active jobs only (Node::List refuses it with `all`).
+struct JobFilter {
+  std::vector<std::string> names = {};  // the job's name is one of these
+  std::vector<JobState> states = {};    // its state is one of these
+  std::vector<JobId> ids = {};          // its id, or its array's id, is one of these
+};
+
 class Node {
  public:
   Node(NodeOptions options, NodeDeps deps);
@@ -204,8 +212,11 @@ class Node {
   };
   // With a bound in `ended` the listing is of ended jobs whose end_ms lies in [after, before),
   // from the store, whatever `all` says (one indexed count and one query, as with `all`).
-  Result<Page> List(bool all, std::optional<uint32_t> uid, int offset, int limit,
-                    const EndRange& ended = EndRange()) const;
+  // `filter` selects further: in memory for active jobs, in the store's query otherwise (an
+  // array's id there is the range of its tasks' ids). Errors: kInvalidArgument (offset, limit;
+  // names with `all` or an end range), the store's.
+  Result<Page> List(bool all, std::optional<uint32_t> uid, int offset, int limit, const EndRange& ended = {},
+                    const JobFilter& filter = {}) const;
   Result<std::vector<store::JobEvent>> Events(JobId id) const;
   // A piece of a job's stdout or stderr (docs/api.md "logs"): its last max_bytes (and of them
   // the last tail_lines lines), or from from_offset on at most max_bytes, cut before a UTF-8

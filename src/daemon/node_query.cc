@@ -27,21 +27,49 @@ JobRecord WithoutEnv(const JobRecord& job) {
   return copy;
 }
 
+
+// Whether an active job matches `f` (JobFilter).
+bool Matches(const JobRecord& job, const JobFilter& f) {
+  auto in = [](const auto& list, const auto& value) {
+    return list.empty() || std::find(list.begin(), list.end(), value) != list.end();
+  };
+  bool id = f.ids.empty() || in(f.ids, job.id) || (job.array.array_id != 0 && in(f.ids, job.array.array_id));
+  return id && in(f.names, job.request.name) && in(f.states, job.state);
+}
+
+// The ids a filter names, for the store: each job's own, and an array's id the range of its
+// tasks' (consecutive) ids. Cost: a lookup per id (kQueueMaxIds at most).
+std::vector<std::pair<JobId, JobId>> IdRanges(const Node& node, const std::vector<JobId>& ids) {
+  std::vector<std::pair<JobId, JobId>> ranges;
+  for (JobId id : ids) {
+    auto job = node.Get(id);
+    int count = job.ok() && job->array.array_id == id ? job->array.count : 1;
+    ranges.emplace_back(id, id + std::max(count, 1) - 1);
+  }
+  return ranges;
+}
+
 }  // namespace
 
 Result<Node::Page> Node::List(bool all, std::optional<uint32_t> uid, int offset, int limit,
-                              const EndRange& ended) const {
+                              const EndRange& ended, const JobFilter& select) const {
   if (offset < 0 || limit <= 0) return InvalidArgument("a page needs offset >= 0 and limit > 0");
   Page page;
   bool by_end = ended.after_ms || ended.before_ms;
   if (all || by_end) {
+    if (!select.names.empty())
+      return InvalidArgument("a name selects among active jobs: leave out --all and the end times");
     store::ListFilter filter;
     filter.uid = uid;
+    filter.states = select.states;
     if (by_end) {
-      filter.states = {JobState::kCompleted, JobState::kFailed, JobState::kCancelled};
+      std::erase_if(filter.states, [](JobState state) { return !IsFinal(state); });
+      if (filter.states.empty() != select.states.empty()) return page;  // only active states asked: none ended
+      if (filter.states.empty()) filter.states = {JobState::kCompleted, JobState::kFailed, JobState::kCancelled};
       filter.end_ms_min = ended.after_ms;
       filter.end_ms_max = ended.before_ms;
     }
+    if (!select.ids.empty()) filter.id_ranges = IdRanges(*this, select.ids);
     filter.limit = limit;
     filter.offset = offset;
     filter.omit_env = true;
@@ -67,7 +95,7 @@ Result<Node::Page> Node::List(bool all, std::optional<uint32_t> uid, int offset,
   }
   // Only the page is copied: a queue of 10,000 jobs costs one pass, not 10,000 records.
   for (const auto& [id, r] : jobs_) {
-    if (uid && r.uid != *uid) continue;
+    if ((uid && r.uid != *uid) || !Matches(r, select)) continue;
     if (page.total >= offset && page.total < int64_t{offset} + limit) page.jobs.push_back(WithoutEnv(r));
     ++page.total;
   }

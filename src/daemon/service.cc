@@ -204,7 +204,9 @@ Result<QueueReply> Service::Queue(Call&, QueueRequest request) {
   }
   // One page at a time, whatever was asked: a reply's cost is bounded (Client pages for more).
   int limit = std::min(request.limit == 0 ? kQueueDefaultLimit : request.limit, kQueuePageMax);
-  auto page = node_->List(request.all, uid, request.offset, limit, {request.ended_after_ms, request.ended_before_ms});
+  JobFilter filter{request.names, request.states, request.ids};
+  auto page = node_->List(request.all, uid, request.offset, limit, {request.ended_after_ms, request.ended_before_ms},
+                          filter);
   if (!page.ok()) return page.status();
   QueueReply reply;
   // A listing carries no environments (only `show` does): 1000 jobs stay small whatever they hold.

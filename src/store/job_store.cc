@@ -126,6 +126,8 @@ std::string ListQuery(const ListFilter& filter, const std::string& columns = "id
   if (filter.uid) sql += " AND uid = ?";
   if (filter.end_ms_min) sql += " AND end_ms >= ?";
   if (filter.end_ms_max) sql += " AND end_ms < ?";
+  for (size_t i = 0; i < filter.id_ranges.size(); ++i) sql += i == 0 ? " AND (id BETWEEN ? AND ?" : " OR id BETWEEN ? AND ?";
+  if (!filter.id_ranges.empty()) sql += ")";
   return count ? sql : sql + " ORDER BY id DESC LIMIT ? OFFSET ?";
 }
 
@@ -135,6 +137,10 @@ void BindListQuery(Statement* stmt, const ListFilter& filter, bool count = false
   if (filter.uid) stmt->Bind(index++, static_cast<int64_t>(*filter.uid));
   if (filter.end_ms_min) stmt->Bind(index++, *filter.end_ms_min);
   if (filter.end_ms_max) stmt->Bind(index++, *filter.end_ms_max);
+  for (const auto& [first, last] : filter.id_ranges) {
+    stmt->Bind(index++, first);
+    stmt->Bind(index++, last);
+  }
   if (count) return;
   stmt->Bind(index++, filter.limit > 0 ? int64_t{filter.limit} : int64_t{-1});  // -1: no limit
   stmt->Bind(index, filter.limit > 0 ? int64_t{filter.offset} : int64_t{0});

@@ -32,6 +32,9 @@ struct ListFilter {
   std::optional<uint32_t> uid;     // only this user's jobs
   std::optional<int64_t> end_ms_min;  // only jobs with end_ms >= this
   std::optional<int64_t> end_ms_max;  // only jobs with end_ms < this
+  // Only jobs whose id is in one of these inclusive ranges (empty: any id). At most a few hundred:
+  // each is a bound pair of the query.
+  std::vector<std::pair<JobId, JobId>> id_ranges = {};
   int limit = 0;                   // 0: no limit; newest first when limited
   int offset = 0;                  // with a limit: skip this many of the newest first (paging)
   // Jobs without their environments (request.env empty): a listing of many jobs holds one

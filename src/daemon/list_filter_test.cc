@@ -1,0 +1,70 @@
+// Node::List's selections (JobFilter; the "queue" op's names, states and ids): in memory among
+// active jobs, in the store's query with `all`, an array's id standing for its tasks in both.
+#include <gtest/gtest.h>
+
+#include "daemon/service_fixture.h"
+
+namespace pinpoint::daemon {
+namespace {
+
+class ListFilterTest : public ServiceFixture {
+ protected:
+  void SetUp() override { RestartOn(TwoGpus()); }
+  JobId Submit(const std::string& name, int gpus) {
+    JobRequest r = GpuSlice();
+    r.name = name;
+    r.gpus = gpus;
+    r.gpu_mem_bytes = 0;
+    auto job = node_->Submit(caller_, r);
+    EXPECT_TRUE(job.ok()) << job.status().ToString();
+    return job.ok() ? job->id : 0;
+  }
+  std::vector<JobId> Ids(bool all, const JobFilter& filter) {
+    auto page = node_->List(all, std::nullopt, 0, 100, {}, filter);
+    EXPECT_TRUE(page.ok()) << page.status().ToString();
+    std::vector<JobId> ids;
+    if (!page.ok()) return ids;
+    for (const auto& job : page->jobs) ids.push_back(job.id);
+    EXPECT_EQ(page->total, static_cast<int64_t>(ids.size())) << "the count is of what matches";
+    return ids;
+  }
+};
+
+TEST_F(ListFilterTest, ActiveJobsAreSelectedByNameStateAndIdAndAnArraysIdIsItsTasks) {
+  JobId big = Submit("big", 2);
+  node_->Step();
+  JobId a = Submit("a", 1);
+  JobRequest task = GpuSlice();
+  task.name = "b";
+  auto array = node_->SubmitArray(caller_, task, ArraySpec{{1, 2, 3}, 0});
+  ASSERT_TRUE(array.ok());
+  JobId first = array->first.id;
+  EXPECT_EQ(Ids(false, {{"a", "big"}, {}, {}}), (std::vector<JobId>{big, a}));
+  EXPECT_EQ(Ids(false, {{}, {JobState::kPending}, {}}), (std::vector<JobId>{a, first, first + 1, first + 2}));
+  EXPECT_EQ(Ids(false, {{}, {}, {first}}), (std::vector<JobId>{first, first + 1, first + 2})) << "the array's tasks";
+  EXPECT_EQ(Ids(false, {{}, {}, {first + 1}}), (std::vector<JobId>{first + 1})) << "a task's own id: that task";
+  EXPECT_EQ(Ids(false, {{"b"}, {JobState::kRunning}, {}}), std::vector<JobId>{}) << "every selection must match";
+  EXPECT_EQ(Ids(false, {{}, {JobState::kRunning}, {big, a}}), (std::vector<JobId>{big}));
+}
+
+TEST_F(ListFilterTest, WithAllTheStoreSelectsStatesAndIdsAndRefusesNames) {
+  JobId done = Submit("done", 1);
+  JobRequest task = GpuSlice();
+  auto array = node_->SubmitArray(caller_, task, ArraySpec{{1, 2, 3}, 0});
+  ASSERT_TRUE(array.ok());
+  JobId first = array->first.id;
+  JobId later = Submit("later", 1);
+  ASSERT_TRUE(node_->Cancel(caller_, {done, first + 1}).front().ok());
+  node_->Step();
+  EXPECT_EQ(Ids(true, {{}, {JobState::kCancelled}, {}}), (std::vector<JobId>{done, first + 1}));
+  EXPECT_EQ(Ids(true, {{}, {}, {first}}), (std::vector<JobId>{first, first + 1, first + 2})) << "the array's tasks";
+  EXPECT_EQ(Ids(true, {{}, {}, {later, done}}), (std::vector<JobId>{done, later}));
+  EXPECT_EQ(Ids(true, {{}, {JobState::kCancelled}, {first}}), (std::vector<JobId>{first + 1}));
+  EXPECT_EQ(node_->List(true, std::nullopt, 0, 100, {}, {{"done"}, {}, {}}).status().code(), Code::kInvalidArgument);
+  auto ended = node_->List(false, std::nullopt, 0, 100, {0, std::nullopt}, {{}, {JobState::kPending}, {}});
+  ASSERT_TRUE(ended.ok());
+  EXPECT_EQ(ended->total, 0) << "a listing of ended jobs has no pending one";
+}
+
+}  // namespace
+}  // namespace pinpoint::daemon
