@@ -156,6 +156,14 @@ struct WaitRequest {
   std::vector<JobId> ids = {};  // or several: 1 to kWaitMaxIds positive ids (a repeat is answered twice)
 };
 
+// When a pending job would start ("queue" with "start"; sched/start_estimate.h): start_ms, or
+// `why` there is no estimate ("held", "waits for a job without a time limit to end", ...).
+struct StartView {
+  JobId id = 0;
+  std::optional<int64_t> start_ms;  // Unix epoch ms
+  std::string why;
+};
+
 // One page of a listing.
 struct QueueReply {
   std::vector<JobView> jobs;  // ascending ids; env_shown kOmitted
@@ -164,6 +172,7 @@ struct QueueReply {
   int offset = 0;
   int limit = 0;              // the page size used
   int64_t more = 0;           // jobs beyond this page
+  std::vector<StartView> starts = {};  // with "start": one per pending job of the page, in order
 };
 struct QueueRequest {
   static constexpr char kOp[] = "queue";
@@ -183,6 +192,9 @@ struct QueueRequest {
   std::vector<std::string> names = {};
   std::vector<JobState> states = {};
   std::vector<JobId> ids = {};
+  // The reply's `starts`: when each pending job of the page would start, from the time limits of
+  // what runs and waits (Slurm's squeue --start). Only among active jobs.
+  bool start = false;
 };
 
 struct ShowReply {

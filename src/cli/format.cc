@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <ctime>
 #include <limits>
 #include <map>
 #include <sstream>
@@ -171,6 +172,35 @@ std::string FormatQueue(const QueueReply& reply, int64_t now_ms) {
   if (reply.jobs.empty()) out += "(no jobs)\n";
   if (reply.backend.rfind("simulated", 0) == 0)
     out += "node: SIMULATED (" + EscapeForTerminal(reply.backend) + "): no real GPU is used\n";
+  return out;
+}
+
+std::string FormatStarts(const QueueReply& reply, int64_t now_ms) {
+  std::map<JobId, const StartView*> starts;
+  for (const StartView& s : reply.starts) starts[s.id] = &s;
+  std::vector<std::vector<std::string>> rows = {{"ID", "USER", "NAME", "START"}};
+  for (const JobView& job : reply.jobs) {
+    auto it = starts.find(job.id);
+    if (it == starts.end()) continue;
+    const StartView& s = *it->second;
+    std::string when;
+    if (!s.start_ms) {
+      when = "unknown: " + s.why;
+    } else if (*s.start_ms <= now_ms) {
+      when = "now";
+    } else {
+      std::time_t secs = static_cast<std::time_t>(*s.start_ms / 1000);
+      std::tm tm{};
+      char at[32] = "";
+      if (::gmtime_r(&secs, &tm) != nullptr) std::strftime(at, sizeof(at), "%Y-%m-%d %H:%M UTC", &tm);
+      when = "in " + FormatDurationMs(*s.start_ms - now_ms) + " (" + at + ")";
+    }
+    std::string name = EscapeForTerminal(job.request.name);
+    rows.push_back({job.array.array_id != 0 ? ArrayTaskName(job.array) : std::to_string(job.id),
+                    EscapeForTerminal(job.user), name.empty() ? "-" : name, EscapeForTerminal(when)});
+  }
+  std::string out = Table(rows);
+  if (rows.size() == 1) out += "(no pending jobs)\n";
   return out;
 }
 

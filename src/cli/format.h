@@ -32,6 +32,9 @@ std::string FormatGpuRequest(const JobRequest& request);
 // The queue table: one header line and one line per job; an ARRAY column (ArrayTaskName) when the
 // page holds a job array's task.
 std::string FormatQueue(const QueueReply& reply, int64_t now_ms);
+// `queue --start`: a table of the page's pending jobs with when each would start ("now", "in
+// 1h05m (2026-11-28 06:10 UTC)") or why no one can say ("unknown: held"), every text escaped.
+std::string FormatStarts(const QueueReply& reply, int64_t now_ms);
 // "... N more jobs: pinpoint queue --offset K" when a queue reply's page is not the last
 // (its `more`), "" otherwise. `all` and `user` are the listing's own options; `more_options` the
 // others to repeat (" --state pending", escaped), "" for none.

@@ -76,6 +76,22 @@ TEST(FormatEscapeTest, QueueFieldsForScriptsAreOneLineAJobWithoutControlsOrTabsO
   EXPECT_EQ(ParseQueueFields("id,bogus").status().code(), Code::kInvalidArgument);
 }
 
+TEST(FormatQueueTest, StartsSayWhenOrWhyNotWithoutControls) {
+  json hostile = HostileJob();
+  hostile["id"] = 8;
+  hostile["state"] = "pending";
+  json plain = hostile;
+  plain["id"] = 9;
+  json reply{{"jobs", {hostile, plain}},
+             {"starts", {{{"id", 8}, {"why", std::string("held") + kOsc}}, {{"id", 9}, {"start_ms", 1'800'000'000'000 + 3'900'000}}}}};
+  std::string out = FormatStarts(Decode<QueueReply>(reply), 1'800'000'000'000);
+  EXPECT_FALSE(HasRawControl(out, /*newline_ok=*/true)) << out;
+  EXPECT_EQ(Lines(out), 3) << out;
+  EXPECT_NE(out.find("unknown: held\\x1b]0;"), std::string::npos) << out;
+  EXPECT_NE(out.find("in 1h05m (2027-01-15 09:05 UTC)"), std::string::npos) << out;
+  EXPECT_NE(FormatStarts(Decode<QueueReply>(json{{"jobs", json::array()}}), 0).find("(no pending jobs)"), std::string::npos);
+}
+
 TEST(QueueSelectTest, StatesAreNamesOrSlurmsCodesInAnyCase) {
   auto states = ParseStates("PD,running,CA,pending");
   ASSERT_TRUE(states.ok()) << states.status().ToString();

@@ -141,6 +141,7 @@ void AddQueueOptions(CLI::App* c, QueueArgs& a) {
       ->check(CLI::Range(0, kQueueMaxOffset));
   c->add_option("-o,--format", a.format, "for scripts: these fields, tab-separated, one job a line (id,name,state,...)");
   c->add_flag("--noheader", a.noheader, "with --format: no header line");
+  c->add_flag("--start", a.start, "when the pending jobs would start, from the time limits of what runs and waits");
 }
 
 Result<int> RunQueue(const std::string& socket, bool json, const QueueArgs& a, std::ostream& out, std::ostream& err) {
@@ -154,13 +155,22 @@ Result<int> RunQueue(const std::string& socket, bool json, const QueueArgs& a, s
   if (!client.ok()) return client.status();
   QueueRequest request{a.all, std::nullopt, a.limit, a.offset};
   PP_RETURN_IF_ERROR(ApplySelection(*client, a.select, request));
+  if (a.start) {
+    if (a.all || !fields.empty()) return InvalidArgument("--start lists pending jobs in a table of its own: leave out --all and --format");
+    request.start = true;
+    if (request.states.empty()) request.states = {JobState::kPending};
+  }
   auto reply = client->Queue(request);
   if (!reply.ok()) return reply.status();
   int64_t now_ms = RealClock().NowMs();
-  if (json) {
+  if (json && a.start) {
+    out << ToJson(*reply).value("starts", nlohmann::json::array()).dump(2) << "\n";
+  } else if (json) {
     nlohmann::json jobs = nlohmann::json::array();
     for (const auto& job : reply->jobs) jobs.push_back(ToJson(job));
     out << jobs.dump(2) << "\n";
+  } else if (a.start) {
+    out << FormatStarts(*reply, now_ms);
   } else if (!fields.empty()) {
     out << FormatQueueFields(*reply, fields, !a.noheader, now_ms);
   } else {
@@ -170,6 +180,7 @@ Result<int> RunQueue(const std::string& socket, bool json, const QueueArgs& a, s
   // stays alone on stdout.
   std::string again;
   const JobSelection& s = a.select;
+  if (a.start) again += " --start";
   for (const auto& [option, value] : {std::pair{" --name ", &s.names}, {" --state ", &s.states}, {" --jobs ", &s.jobs},
                                       {" --format ", &a.format}}) {
     if (!value->empty()) again += option + EscapeForTerminal(*value);

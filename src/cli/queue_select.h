@@ -34,6 +34,7 @@ struct QueueArgs {
   JobSelection select;
   std::string format;  // --format FIELDS: tab-separated fields for scripts
   bool noheader = false;
+  bool start = false;  // --start: when pending jobs would start
 };
 
 // Adds queue's options to `queue`, read into `args`.

@@ -233,6 +233,7 @@ json ToJson(const QueueRequest& m) {
     j["states"] = std::move(states);
   }
   if (!m.ids.empty()) j["ids"] = m.ids;
+  if (m.start) j["start"] = true;
   return j;
 }
 
@@ -265,6 +266,7 @@ Result<QueueRequest> FromJson<QueueRequest>(const json& j) {
   if (in.ok() && m.ids.size() > kQueueMaxIds) in.Fail("ids", "may hold at most " + std::to_string(kQueueMaxIds) + " ids");
   if (in.ok() && std::any_of(m.ids.begin(), m.ids.end(), [](JobId id) { return id <= 0; }))
     in.Fail("ids", "must hold positive job ids");
+  if (in.Has("start")) in.Bool("start", &m.start);
   // Documented leniency: a value that is not a boolean counts as false.
   m.all = in.ok() && j.contains("all") && j["all"].is_boolean() && j["all"].get<bool>();
   return in.Done(std::move(m));
@@ -273,9 +275,33 @@ Result<QueueRequest> FromJson<QueueRequest>(const json& j) {
 json ToJson(const QueueReply& m) {
   json jobs = json::array();
   for (const auto& job : m.jobs) jobs.push_back(ToJson(job));
-  return json{{"jobs", std::move(jobs)}, {"backend", m.backend}, {"total", m.total},
-              {"offset", m.offset},      {"limit", m.limit},     {"more", m.more}};
+  json j{{"jobs", std::move(jobs)}, {"backend", m.backend}, {"total", m.total},
+         {"offset", m.offset},      {"limit", m.limit},     {"more", m.more}};
+  if (!m.starts.empty()) {
+    json starts = json::array();
+    for (const StartView& s : m.starts) {
+      json one{{"id", s.id}};
+      if (s.start_ms) one["start_ms"] = *s.start_ms;
+      if (!s.why.empty()) one["why"] = s.why;
+      starts.push_back(std::move(one));
+    }
+    j["starts"] = std::move(starts);
+  }
+  return j;
 }
+
+namespace {
+
+Result<StartView> StartFromJson(const json& j) {
+  StartView s;
+  auto in = JsonReader::Record(j, "start");
+  in.Integer("id", &s.id);
+  in.OptionalInteger("start_ms", &s.start_ms);
+  in.String("why", &s.why);
+  return in.Done(std::move(s));
+}
+
+}  // namespace
 
 template <>
 Result<QueueReply> FromJson<QueueReply>(const json& j) {
@@ -287,6 +313,7 @@ Result<QueueReply> FromJson<QueueReply>(const json& j) {
   in.Integer("offset", &m.offset);
   in.Integer("limit", &m.limit);
   in.Integer("more", &m.more);
+  if (in.Has("starts")) in.ObjectList("starts", &m.starts, StartFromJson);
   return in.Done(std::move(m));
 }
 

@@ -498,6 +498,19 @@ TEST(ApiCodecTest, QueueSelectionsRoundTripWithinTheirBounds) {
   EXPECT_EQ(back->states, q.states);
   EXPECT_EQ(back->ids, q.ids);
   EXPECT_FALSE(ToJson(QueueRequest{}).contains("states")) << "a request without selections reads as before";
+  QueueRequest with_start;
+  with_start.start = true;
+  EXPECT_TRUE(FromJson<QueueRequest>(ToJson(with_start))->start);
+  EXPECT_FALSE(ToJson(QueueRequest{}).contains("start"));
+  QueueReply reply;
+  reply.starts = {{2, 1795845127284, ""}, {3, std::nullopt, "held"}};
+  json r = ToJson(reply);
+  EXPECT_EQ(r["starts"], json::parse(R"([{"id":2,"start_ms":1795845127284},{"id":3,"why":"held"}])"));
+  auto decoded = FromJson<QueueReply>(r);
+  ASSERT_TRUE(decoded.ok()) << decoded.status().ToString();
+  EXPECT_EQ(decoded->starts.at(0).start_ms, std::optional<int64_t>(1795845127284));
+  EXPECT_EQ(decoded->starts.at(1).why, "held");
+  EXPECT_FALSE(ToJson(QueueReply{}).contains("starts")) << "a reply without estimates reads as before";
   json many_ids = json{{"ids", std::vector<JobId>(kQueueMaxIds + 1, 3)}};
   for (const json& bad : {json{{"states", {"bogus"}}}, json{{"states", "pending"}}, many_ids, json{{"ids", {0}}},
                           json{{"names", std::vector<std::string>(kQueueMaxNames + 1, "n")}}, json{{"names", {1}}}}) {

@@ -1,4 +1,4 @@
-// Node::List's selections (JobFilter; the "queue" op's names, states and ids): in memory among
+// Node::List's selections (ListQuery; the "queue" op's names, states and ids): in memory among
 // active jobs, in the store's query with `all`, an array's id standing for its tasks in both.
 #include <gtest/gtest.h>
 
@@ -19,7 +19,7 @@ class ListFilterTest : public ServiceFixture {
     EXPECT_TRUE(job.ok()) << job.status().ToString();
     return job.ok() ? job->id : 0;
   }
-  std::vector<JobId> Ids(bool all, const JobFilter& filter) {
+  std::vector<JobId> Ids(bool all, const ListQuery& filter) {
     auto page = node_->List(all, std::nullopt, 0, 100, {}, filter);
     EXPECT_TRUE(page.ok()) << page.status().ToString();
     std::vector<JobId> ids;
@@ -64,6 +64,34 @@ TEST_F(ListFilterTest, WithAllTheStoreSelectsStatesAndIdsAndRefusesNames) {
   auto ended = node_->List(false, std::nullopt, 0, 100, {0, std::nullopt}, {{}, {JobState::kPending}, {}});
   ASSERT_TRUE(ended.ok());
   EXPECT_EQ(ended->total, 0) << "a listing of ended jobs has no pending one";
+}
+
+TEST_F(ListFilterTest, StartEstimatesComeFromTheTimeLimitsOfWhatRunsAndWaits) {
+  JobRequest big = GpuSlice();
+  big.gpus = 2;
+  big.gpu_mem_bytes = 0;
+  big.time_limit_s = 3600;
+  ASSERT_TRUE(node_->Submit(caller_, big).ok());
+  node_->Step();
+  clock_.AdvanceMs(600'000);  // it has run ten minutes: fifty are left
+  JobRequest next = big;
+  next.time_limit_s = 1800;
+  JobId second = node_->Submit(caller_, next)->id;
+  JobId third = node_->Submit(caller_, GpuSlice())->id;  // no time limit: it runs after `second`
+  JobId held = node_->Submit(caller_, GpuSlice(), std::nullopt, /*hold=*/true)->id;
+  ListQuery query;
+  query.estimate_starts = true;
+  auto page = node_->List(false, std::nullopt, 0, 100, {}, query);
+  ASSERT_TRUE(page.ok()) << page.status().ToString();
+  ASSERT_EQ(page->starts.size(), 3u) << "one per pending job of the page";
+  int64_t now = clock_.NowMs();
+  EXPECT_EQ(page->starts[0].id, second);
+  EXPECT_EQ(page->starts[0].start_ms, now + 50 * 60'000);
+  EXPECT_EQ(page->starts[1].id, third);
+  EXPECT_EQ(page->starts[1].start_ms, now + 80 * 60'000) << "after the half hour of the job before it";
+  EXPECT_EQ(page->starts[2].id, held);
+  EXPECT_EQ(page->starts[2].why, "held");
+  EXPECT_TRUE(node_->List(false, std::nullopt, 0, 100)->starts.empty()) << "only when asked";
 }
 
 }  // namespace

@@ -65,6 +65,7 @@
 #include "pinpoint/job.h"
 #include "sched/inventory.h"
 #include "sched/placement.h"
+#include "sched/start_estimate.h"
 #include "store/job_store.h"
 #include "watch/watcher.h"
 
@@ -100,11 +101,16 @@ struct EndRange {
 
 // What a listing selects besides its user and end range (docs/api.md "queue"): each one given
 // must match. `names` selects among active jobs only (Node::List refuses it with `all`).
-struct JobFilter {
+struct ListQuery {
   std::vector<std::string> names = {};  // the job's name is one of these
   std::vector<JobState> states = {};    // its state is one of these
   std::vector<JobId> ids = {};          // its id, or its array's id, is one of these
+  // Page::starts for the page's pending jobs (sched/start_estimate.h), played over the first
+  // kStartEstimateJobs pending jobs in the scheduler's order.
+  bool estimate_starts = false;
 };
+inline constexpr size_t kStartEstimateJobs = 256;
+inline constexpr int kStartEstimatePasses = 512;
 
 class Node {
  public:
@@ -209,6 +215,7 @@ class Node {
   struct Page {
     std::vector<JobRecord> jobs;  // without their environments (request.env empty)
     int64_t total = 0;
+    std::vector<sched::StartEstimate> starts = {};  // ListQuery::estimate_starts: the pending jobs'
   };
   // With a bound in `ended` the listing is of ended jobs whose end_ms lies in [after, before),
   // from the store, whatever `all` says (one indexed count and one query, as with `all`).
@@ -216,7 +223,7 @@ class Node {
   // array's id there is the range of its tasks' ids). Errors: kInvalidArgument (offset, limit;
   // names with `all` or an end range), the store's.
   Result<Page> List(bool all, std::optional<uint32_t> uid, int offset, int limit, const EndRange& ended = {},
-                    const JobFilter& filter = {}) const;
+                    const ListQuery& filter = {}) const;
   Result<std::vector<store::JobEvent>> Events(JobId id) const;
   // A piece of a job's stdout or stderr (docs/api.md "logs"): its last max_bytes (and of them
   // the last tail_lines lines), or from from_offset on at most max_bytes, cut before a UTF-8

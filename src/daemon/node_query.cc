@@ -1,10 +1,12 @@
 // Node's answers about jobs (node.h): one job, a listing page, events and a piece of the logs.
 // Reads only: the job table first, then the store.
 #include <algorithm>
+#include <map>
 
 #include "common/file_util.h"
 #include "daemon/log_text.h"
 #include "daemon/node.h"
+#include "daemon/sched_view.h"
 #include "pinpoint/api_codec.h"
 
 namespace pinpoint::daemon {
@@ -28,8 +30,8 @@ JobRecord WithoutEnv(const JobRecord& job) {
 }
 
 
-// Whether an active job matches `f` (JobFilter).
-bool Matches(const JobRecord& job, const JobFilter& f) {
+// Whether an active job matches `f` (ListQuery).
+bool Matches(const JobRecord& job, const ListQuery& f) {
   auto in = [](const auto& list, const auto& value) {
     return list.empty() || std::find(list.begin(), list.end(), value) != list.end();
   };
@@ -49,10 +51,47 @@ std::vector<std::pair<JobId, JobId>> IdRanges(const Node& node, const std::vecto
   return ranges;
 }
 
+// When each pending job of `page` would start (ListQuery::estimate_starts): the node played
+// forward (sched::EstimateStarts) from its running jobs and its first kStartEstimateJobs pending
+// ones in the scheduler's order; a page's job past them is beyond the estimate's horizon.
+std::vector<sched::StartEstimate> StartsOf(const JobTable& jobs, sched::Inventory inventory,
+                                           const std::vector<JobRecord>& page, int64_t now_ms) {
+  sched::Snapshot snap;
+  snap.inventory = std::move(inventory);
+  std::map<JobId, int64_t> ends, runs;
+  std::vector<const JobRecord*> pending;
+  for (const auto& [id, job] : jobs) {
+    int64_t limit_ms = job.request.time_limit_s > 0 ? job.request.time_limit_s * 1000 : 0;
+    if (job.state == JobState::kRunning) {
+      snap.running.push_back({id, job.uid, job.request.cpus, job.request.mem_bytes, SlotsOf(job), job.array.array_id});
+      if (limit_ms > 0) ends[id] = job.start_ms + limit_ms;
+    } else if (job.state == JobState::kPending && !job.cancel_requested) {
+      pending.push_back(&job);
+      if (limit_ms > 0) runs[id] = limit_ms;
+    }
+  }
+  // The scheduler's order (placement.h): priority first, then submission.
+  auto first = [](const JobRecord* a, const JobRecord* b) {
+    return a->request.priority != b->request.priority ? a->request.priority > b->request.priority : a->id < b->id;
+  };
+  size_t played = std::min(pending.size(), kStartEstimateJobs);
+  std::partial_sort(pending.begin(), pending.begin() + static_cast<std::ptrdiff_t>(played), pending.end(), first);
+  for (size_t i = 0; i < played; ++i) snap.pending.push_back(DemandOf(*pending[i]));
+  std::map<JobId, sched::StartEstimate> by_id;
+  for (auto& e : sched::EstimateStarts(std::move(snap), ends, runs, now_ms, kStartEstimatePasses)) by_id[e.id] = e;
+  std::vector<sched::StartEstimate> out;
+  for (const JobRecord& job : page) {
+    if (job.state != JobState::kPending) continue;
+    auto it = by_id.find(job.id);
+    out.push_back(it != by_id.end() ? it->second : sched::StartEstimate{job.id, std::nullopt, "beyond the estimate's horizon"});
+  }
+  return out;
+}
+
 }  // namespace
 
 Result<Node::Page> Node::List(bool all, std::optional<uint32_t> uid, int offset, int limit,
-                              const EndRange& ended, const JobFilter& select) const {
+                              const EndRange& ended, const ListQuery& select) const {
   if (offset < 0 || limit <= 0) return InvalidArgument("a page needs offset >= 0 and limit > 0");
   Page page;
   bool by_end = ended.after_ms || ended.before_ms;
@@ -98,6 +137,11 @@ Result<Node::Page> Node::List(bool all, std::optional<uint32_t> uid, int offset,
     if ((uid && r.uid != *uid) || !Matches(r, select)) continue;
     if (page.total >= offset && page.total < int64_t{offset} + limit) page.jobs.push_back(WithoutEnv(r));
     ++page.total;
+  }
+  if (select.estimate_starts) {
+    sched::Inventory inventory = options_.inventory;
+    for (int device : faults_.RecoveringDevices()) inventory.devices.at(static_cast<size_t>(device)).drained = true;
+    page.starts = StartsOf(jobs_, std::move(inventory), page.jobs, deps_.clock->NowMs());
   }
   return page;
 }

@@ -204,7 +204,7 @@ Result<QueueReply> Service::Queue(Call&, QueueRequest request) {
   }
   // One page at a time, whatever was asked: a reply's cost is bounded (Client pages for more).
   int limit = std::min(request.limit == 0 ? kQueueDefaultLimit : request.limit, kQueuePageMax);
-  JobFilter filter{request.names, request.states, request.ids};
+  ListQuery filter{request.names, request.states, request.ids, request.start};
   auto page = node_->List(request.all, uid, request.offset, limit, {request.ended_after_ms, request.ended_before_ms},
                           filter);
   if (!page.ok()) return page.status();
@@ -216,6 +216,7 @@ Result<QueueReply> Service::Queue(Call&, QueueRequest request) {
   reply.offset = request.offset;
   reply.limit = limit;
   reply.more = std::max<int64_t>(0, page->total - request.offset - static_cast<int64_t>(reply.jobs.size()));
+  for (const auto& e : page->starts) reply.starts.push_back({e.id, e.start_ms, e.why});
   return reply;
 }
 
