@@ -79,11 +79,15 @@ TEST_F(ListFilterTest, StartEstimatesComeFromTheTimeLimitsOfWhatRunsAndWaits) {
   JobId second = node_->Submit(caller_, next)->id;
   JobId third = node_->Submit(caller_, GpuSlice())->id;  // no time limit: it runs after `second`
   JobId held = node_->Submit(caller_, GpuSlice(), std::nullopt, /*hold=*/true)->id;
+  JobRequest cpu = GpuSlice();
+  cpu.gpus = 0;
+  cpu.gpu_mem_bytes = 0;
+  JobId fits = node_->Submit(caller_, cpu)->id;  // needs no GPU: starts at the next pass
   ListQuery query;
   query.estimate_starts = true;
   auto page = node_->List(false, std::nullopt, 0, 100, {}, query);
   ASSERT_TRUE(page.ok()) << page.status().ToString();
-  ASSERT_EQ(page->starts.size(), 3u) << "one per pending job of the page";
+  ASSERT_EQ(page->starts.size(), 4u) << "one per pending job of the page";
   int64_t now = clock_.NowMs();
   EXPECT_EQ(page->starts[0].id, second);
   EXPECT_EQ(page->starts[0].start_ms, now + 50 * 60'000);
@@ -91,7 +95,21 @@ TEST_F(ListFilterTest, StartEstimatesComeFromTheTimeLimitsOfWhatRunsAndWaits) {
   EXPECT_EQ(page->starts[1].start_ms, now + 80 * 60'000) << "after the half hour of the job before it";
   EXPECT_EQ(page->starts[2].id, held);
   EXPECT_EQ(page->starts[2].why, "held");
+  EXPECT_EQ(page->starts[3].id, fits);
+  EXPECT_EQ(page->starts[3].start_ms, now);
   EXPECT_TRUE(node_->List(false, std::nullopt, 0, 100)->starts.empty()) << "only when asked";
+
+  // Asked again a second later with nothing changed: the same play (a stream of requests costs
+  // one), where a new play would start the CPU job at the new now.
+  clock_.AdvanceMs(1000);
+  auto again = node_->List(false, std::nullopt, 0, 100, {}, query);
+  EXPECT_EQ(again->starts[3].start_ms, now);
+  // A change (a new job) plays again.
+  JobId last = node_->Submit(caller_, GpuSlice())->id;
+  auto changed = node_->List(false, std::nullopt, 0, 100, {}, query);
+  ASSERT_EQ(changed->starts.size(), 5u);
+  EXPECT_EQ(changed->starts[4].id, last);
+  EXPECT_EQ(changed->starts[3].start_ms, now + 1000);
 }
 
 }  // namespace

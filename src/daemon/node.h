@@ -111,6 +111,7 @@ struct ListQuery {
 };
 inline constexpr size_t kStartEstimateJobs = 256;
 inline constexpr int kStartEstimatePasses = 512;
+inline constexpr int64_t kStartEstimateReuseMs = 5000;
 
 class Node {
  public:
@@ -298,6 +299,14 @@ class Node {
   // What the last scheduling pass held back for its first blocked job: a lease placed between
   // passes (OpenLease, sched::PlaceOne) never takes it.
   std::optional<sched::Reservation> reservation_;
+  // The last start estimates (List with estimate_starts), reused while no job changed and for at
+  // most kStartEstimateReuseMs: a stream of `queue --start` costs one play, not one a request.
+  struct StartEstimates {
+    int64_t generation = -1;
+    int64_t at_ms = 0;
+    std::map<JobId, sched::StartEstimate> by_id;
+  };
+  mutable StartEstimates start_estimates_;
   // Leases opened while their MPS control daemon was starting (a pending lease is one, restarts
   // included): given up kLeaseStartTimeoutMs after their opening.
   std::set<JobId> starting_leases_;

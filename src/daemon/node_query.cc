@@ -51,11 +51,10 @@ std::vector<std::pair<JobId, JobId>> IdRanges(const Node& node, const std::vecto
   return ranges;
 }
 
-// When each pending job of `page` would start (ListQuery::estimate_starts): the node played
-// forward (sched::EstimateStarts) from its running jobs and its first kStartEstimateJobs pending
-// ones in the scheduler's order; a page's job past them is beyond the estimate's horizon.
-std::vector<sched::StartEstimate> StartsOf(const JobTable& jobs, sched::Inventory inventory,
-                                           const std::vector<JobRecord>& page, int64_t now_ms) {
+// When pending jobs would start (ListQuery::estimate_starts): the node played forward
+// (sched::EstimateStarts) from its running jobs and its first kStartEstimateJobs pending ones in
+// the scheduler's order.
+std::map<JobId, sched::StartEstimate> PlayStarts(const JobTable& jobs, sched::Inventory inventory, int64_t now_ms) {
   sched::Snapshot snap;
   snap.inventory = std::move(inventory);
   std::map<JobId, int64_t> ends, runs;
@@ -79,13 +78,7 @@ std::vector<sched::StartEstimate> StartsOf(const JobTable& jobs, sched::Inventor
   for (size_t i = 0; i < played; ++i) snap.pending.push_back(DemandOf(*pending[i]));
   std::map<JobId, sched::StartEstimate> by_id;
   for (auto& e : sched::EstimateStarts(std::move(snap), ends, runs, now_ms, kStartEstimatePasses)) by_id[e.id] = e;
-  std::vector<sched::StartEstimate> out;
-  for (const JobRecord& job : page) {
-    if (job.state != JobState::kPending) continue;
-    auto it = by_id.find(job.id);
-    out.push_back(it != by_id.end() ? it->second : sched::StartEstimate{job.id, std::nullopt, "beyond the estimate's horizon"});
-  }
-  return out;
+  return by_id;
 }
 
 }  // namespace
@@ -139,9 +132,19 @@ Result<Node::Page> Node::List(bool all, std::optional<uint32_t> uid, int offset,
     ++page.total;
   }
   if (select.estimate_starts) {
-    sched::Inventory inventory = options_.inventory;
-    for (int device : faults_.RecoveringDevices()) inventory.devices.at(static_cast<size_t>(device)).drained = true;
-    page.starts = StartsOf(jobs_, std::move(inventory), page.jobs, deps_.clock->NowMs());
+    int64_t now_ms = deps_.clock->NowMs();
+    StartEstimates& cache = start_estimates_;
+    if (cache.generation != jobs_.generation() || now_ms - cache.at_ms >= kStartEstimateReuseMs || now_ms < cache.at_ms) {
+      sched::Inventory inventory = options_.inventory;
+      for (int device : faults_.RecoveringDevices()) inventory.devices.at(static_cast<size_t>(device)).drained = true;
+      cache = {jobs_.generation(), now_ms, PlayStarts(jobs_, std::move(inventory), now_ms)};
+    }
+    for (const JobRecord& job : page.jobs) {
+      if (job.state != JobState::kPending) continue;
+      auto it = cache.by_id.find(job.id);  // a job past those played is beyond the horizon
+      page.starts.push_back(it != cache.by_id.end() ? it->second
+                                                    : sched::StartEstimate{job.id, std::nullopt, "beyond the estimate's horizon"});
+    }
   }
   return page;
 }
