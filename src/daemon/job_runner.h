@@ -5,8 +5,8 @@
 // the ways in (submit, leases, control) and the pass; both work on the one JobTable.
 //
 // Every state change is written to the store before it is acted on (Node's rule). What changes
-// the queue (a job ended, a device freed, a start not recorded) sets the node's `dirty` flag: the
-// next pass schedules again.
+// the queue (a job ended, a device freed, a start not recorded) is noted, and TakeChanged tells
+// the node's next pass to schedule again.
 //
 // Not thread-safe: the daemon's main loop is its only caller.
 #pragma once
@@ -50,7 +50,6 @@ struct RunnerDeps {
   JobTable* jobs = nullptr;
   WatchFeedback* watch = nullptr;
   FaultRecovery* faults = nullptr;
-  bool* dirty = nullptr;  // the node's: set when the next pass must schedule again
 };
 
 class JobRunner {
@@ -99,6 +98,9 @@ class JobRunner {
   // the store refuses stays pending.
   void EndNeverStarting(const std::vector<sched::Wait>& never);
 
+  // Whether the queue changed (a job ended, a device freed, a start not recorded) since the last
+  // call: the pass must schedule again.
+  bool TakeChanged() { return std::exchange(changed_, false); }
   // The jobs launched since the daemon started (the metrics' starts_total).
   int64_t starts_total() const { return starts_total_; }
 
@@ -129,9 +131,10 @@ class JobRunner {
   // A running job whose supervisor died while its processes live: it keeps its resources and is
   // stopped (SafeStop); it ends as failed/lost once they are all gone.
   void HandleOrphan(JobRecord& job);
-  void Changed() { *deps_.dirty = true; }
+  void Changed() { changed_ = true; }
 
   RunnerDeps deps_;
+  bool changed_ = false;  // since the last TakeChanged
   ShimOccupant shim_;
   LeaseOccupant lease_occupant_;
   std::map<JobId, int64_t> kill_at_ms_;  // running jobs being stopped: SIGKILL deadline

@@ -60,6 +60,8 @@ void Submitted(JobRecord& job, int64_t now_ms) {
   job.submit_ms = now_ms;
 }
 
+std::string Why(const JobRecord& job) { return job.detail.empty() ? ReasonName(job.reason) : job.detail; }
+
 void Waiting(JobRecord& job, Reason reason, std::string detail) {
   job.reason = reason;
   job.detail = std::move(detail);

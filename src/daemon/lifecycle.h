@@ -36,6 +36,8 @@ void Submitted(JobRecord& job, int64_t now_ms);
 
 // A pending job the scheduler did not start in this pass, and why (sched::Wait).
 void Waiting(JobRecord& job, Reason reason, std::string detail);
+// Why a job waits or ended, for one line: its detail, or its reason's name where it has none.
+std::string Why(const JobRecord& job);
 
 // pending -> running on `allocations` since now_ms; no supervisor pid yet.
 void Started(JobRecord& job, std::vector<Allocation> allocations, int64_t now_ms);

@@ -267,3 +267,17 @@ TEST(LifecycleTest, ARequeuedRunLeavesItsStopBehind) {
 
 }  // namespace
 }  // namespace pinpoint::daemon::lifecycle
+
+namespace pinpoint::daemon {
+namespace {
+
+TEST(LifecycleWhyTest, TheDetailOrElseTheReasonsName) {
+  JobRecord job;
+  job.reason = Reason::kMpsUser;
+  EXPECT_EQ(lifecycle::Why(job), "mps-user");
+  job.detail = "GPU 0 MPS server belongs to uid 1001";
+  EXPECT_EQ(lifecycle::Why(job), "GPU 0 MPS server belongs to uid 1001");
+}
+
+}  // namespace
+}  // namespace pinpoint::daemon

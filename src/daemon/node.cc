@@ -61,6 +61,7 @@ std::vector<JobId> Node::Step() {
   int64_t now = deps_.clock->NowMs();
   runner_.Pass(now);
   ExpireStartingLeases(now);
+  if (runner_.TakeChanged()) dirty_ = true;
   if (dirty_) Schedule();
   // Every job that ended in this pass, polled or failed to launch inside Schedule.
   std::vector<JobId> ended = jobs_.CollectEnded(

@@ -294,7 +294,7 @@ class Node {
                                .launcher = deps_.launcher, .cgroups = deps_.cgroups,
                                .containers = deps_.containers, .lease_specs = deps_.lease_specs,
                                .clock = deps_.clock, .users = users_, .sharing = sharing_, .jobs = &jobs_,
-                               .watch = &watch_, .faults = &faults_, .dirty = &dirty_}};
+                               .watch = &watch_, .faults = &faults_}};
   std::map<std::pair<JobState, Reason>, int64_t> ended_total_;
   // What the last scheduling pass held back for its first blocked job: a lease placed between
   // passes (OpenLease, sched::PlaceOne) never takes it.

@@ -71,7 +71,7 @@ Result<Node::OpenedLease> Node::OpenLease(const api::Caller& caller, const Lease
     lifecycle::Waiting(lease, wait.reason, WaitDetail(wait, *users_));
   }
   if (lease.state == JobState::kRunning) return OpenedLease{lease, EditsOfLease(lease.id)};
-  std::string why = lease.detail.empty() ? ReasonName(lease.reason) : lease.detail;
+  std::string why = lifecycle::Why(lease);
   if (IsFinal(lease.state)) return Unavailable("lease " + std::to_string(lease.id) + " could not start: " + why);
   if (placed && lease.state == JobState::kPending && lease.reason == Reason::kMpsUser) {
     // Placed, but its device's MPS control daemon is still starting (or quitting): the lease
@@ -100,7 +100,7 @@ void Node::ExpireStartingLeases(int64_t now_ms) {
       continue;
     }
     JobRecord& lease = job->second;
-    std::string why = lease.detail.empty() ? ReasonName(lease.reason) : lease.detail;
+    std::string why = lifecycle::Why(lease);
     lifecycle::Cancel(lease, "pinpoint", now_ms);
     lease.reason = Reason::kLeaseNotPlaced;
     lease.detail = "not started within " + std::to_string(kLeaseStartTimeoutMs / 1000) + " s of its opening: " + why;

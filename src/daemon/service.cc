@@ -8,6 +8,7 @@
 #include "common/root_reserve.h"
 #include "common/version.h"
 #include "daemon/job_view.h"
+#include "daemon/lifecycle.h"
 #include "daemon/users.h"
 #include "pinpoint/api_codec.h"
 #include "pinpoint/rewrite_budget.h"
@@ -339,7 +340,7 @@ void Service::PollStartingLeases() {
     if (lease.ok() && lease->state == JobState::kRunning) {
       reply_(w.conn, api::OkReply(ToJson(OpenLeaseReply{ViewFor(w.caller, *lease), node_->EditsOfLease(w.lease)})));
     } else {
-      std::string why = !lease.ok() ? lease.status().message() : lease->detail.empty() ? ReasonName(lease->reason) : lease->detail;
+      std::string why = lease.ok() ? lifecycle::Why(*lease) : lease.status().message();
       reply_(w.conn, api::ErrorReply(Unavailable("no room for a lease now: " + why)));
     }
     return true;
