@@ -260,7 +260,8 @@ Result<QueueRequest> FromJson<QueueRequest>(const json& j) {
       in.Fail("states", "'" + name + "' is not a job state (pending, running, completed, failed, cancelled)");
       break;
     }
-    m.states.push_back(*state);
+    // Each state once: a request naming "pending" a million times selects as one naming it once.
+    if (std::find(m.states.begin(), m.states.end(), *state) == m.states.end()) m.states.push_back(*state);
   }
   in.IntegerList("ids", &m.ids);
   if (in.ok() && m.ids.size() > kQueueMaxIds) in.Fail("ids", "may hold at most " + std::to_string(kQueueMaxIds) + " ids");

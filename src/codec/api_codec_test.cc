@@ -498,6 +498,9 @@ TEST(ApiCodecTest, QueueSelectionsRoundTripWithinTheirBounds) {
   EXPECT_EQ(back->states, q.states);
   EXPECT_EQ(back->ids, q.ids);
   EXPECT_FALSE(ToJson(QueueRequest{}).contains("states")) << "a request without selections reads as before";
+  json repeated = json{{"states", std::vector<std::string>(100000, "pending")}};
+  EXPECT_EQ(FromJson<QueueRequest>(repeated)->states, std::vector<JobState>{JobState::kPending})
+      << "a state named many times is one (every job is compared with each)";
   QueueRequest with_start;
   with_start.start = true;
   EXPECT_TRUE(FromJson<QueueRequest>(ToJson(with_start))->start);

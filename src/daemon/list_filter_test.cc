@@ -99,17 +99,22 @@ TEST_F(ListFilterTest, StartEstimatesComeFromTheTimeLimitsOfWhatRunsAndWaits) {
   EXPECT_EQ(page->starts[3].start_ms, now);
   EXPECT_TRUE(node_->List(false, std::nullopt, 0, 100)->starts.empty()) << "only when asked";
 
-  // Asked again a second later with nothing changed: the same play (a stream of requests costs
-  // one), where a new play would start the CPU job at the new now.
+  // Asked again a second later, after a new job: the same play (a stream of requests, and of
+  // changes between them, costs one play in kStartEstimateReuseMs), where a new play would start
+  // the CPU job at the new now.
   clock_.AdvanceMs(1000);
-  auto again = node_->List(false, std::nullopt, 0, 100, {}, query);
-  EXPECT_EQ(again->starts[3].start_ms, now);
-  // A change (a new job) plays again.
   JobId last = node_->Submit(caller_, GpuSlice())->id;
-  auto changed = node_->List(false, std::nullopt, 0, 100, {}, query);
-  ASSERT_EQ(changed->starts.size(), 5u);
-  EXPECT_EQ(changed->starts[4].id, last);
-  EXPECT_EQ(changed->starts[3].start_ms, now + 1000);
+  auto again = node_->List(false, std::nullopt, 0, 100, {}, query);
+  ASSERT_EQ(again->starts.size(), 5u);
+  EXPECT_EQ(again->starts[3].start_ms, now);
+  EXPECT_EQ(again->starts[4].id, last);
+  EXPECT_FALSE(again->starts[4].start_ms.has_value());
+  EXPECT_EQ(again->starts[4].why, "submitted after the last estimate: ask again in a few seconds");
+  // Once that time has passed, the next request plays again.
+  clock_.AdvanceMs(kStartEstimateReuseMs);
+  auto later = node_->List(false, std::nullopt, 0, 100, {}, query);
+  EXPECT_EQ(later->starts[3].start_ms, now + 1000 + kStartEstimateReuseMs);
+  EXPECT_TRUE(later->starts[4].start_ms.has_value());
 }
 
 }  // namespace

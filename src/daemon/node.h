@@ -106,7 +106,8 @@ struct ListQuery {
   std::vector<JobState> states = {};    // its state is one of these
   std::vector<JobId> ids = {};          // its id, or its array's id, is one of these
   // Page::starts for the page's pending jobs (sched/start_estimate.h), played over the first
-  // kStartEstimateJobs pending jobs in the scheduler's order.
+  // kStartEstimateJobs pending jobs in the scheduler's order, at most once every
+  // kStartEstimateReuseMs (a job submitted since says so).
   bool estimate_starts = false;
 };
 inline constexpr size_t kStartEstimateJobs = 256;
@@ -299,10 +300,10 @@ class Node {
   // What the last scheduling pass held back for its first blocked job: a lease placed between
   // passes (OpenLease, sched::PlaceOne) never takes it.
   std::optional<sched::Reservation> reservation_;
-  // The last start estimates (List with estimate_starts), reused while no job changed and for at
-  // most kStartEstimateReuseMs: a stream of `queue --start` costs one play, not one a request.
+  // The last start estimates (List with estimate_starts), reused for kStartEstimateReuseMs: the
+  // loop plays at most once in that time, whatever the requests and changes in between.
   struct StartEstimates {
-    int64_t generation = -1;
+    bool played = false;
     int64_t at_ms = 0;
     std::map<JobId, sched::StartEstimate> by_id;
   };

@@ -134,16 +134,23 @@ Result<Node::Page> Node::List(bool all, std::optional<uint32_t> uid, int offset,
   if (select.estimate_starts) {
     int64_t now_ms = deps_.clock->NowMs();
     StartEstimates& cache = start_estimates_;
-    if (cache.generation != jobs_.generation() || now_ms - cache.at_ms >= kStartEstimateReuseMs || now_ms < cache.at_ms) {
+    // One play at most every kStartEstimateReuseMs, whatever changed in between: no stream of
+    // requests (and changes to one's own jobs between them) makes the loop play more often.
+    if (!cache.played || now_ms - cache.at_ms >= kStartEstimateReuseMs || now_ms < cache.at_ms) {
       sched::Inventory inventory = options_.inventory;
       for (int device : faults_.RecoveringDevices()) inventory.devices.at(static_cast<size_t>(device)).drained = true;
-      cache = {jobs_.generation(), now_ms, PlayStarts(jobs_, std::move(inventory), now_ms)};
+      cache = {true, now_ms, PlayStarts(jobs_, std::move(inventory), now_ms)};
     }
     for (const JobRecord& job : page.jobs) {
       if (job.state != JobState::kPending) continue;
-      auto it = cache.by_id.find(job.id);  // a job past those played is beyond the horizon
-      page.starts.push_back(it != cache.by_id.end() ? it->second
-                                                    : sched::StartEstimate{job.id, std::nullopt, "beyond the estimate's horizon"});
+      auto it = cache.by_id.find(job.id);
+      if (it != cache.by_id.end()) {
+        page.starts.push_back(it->second);
+      } else if (job.submit_ms >= cache.at_ms) {
+        page.starts.push_back({job.id, std::nullopt, "submitted after the last estimate: ask again in a few seconds"});
+      } else {
+        page.starts.push_back({job.id, std::nullopt, "beyond the estimate's horizon"});
+      }
     }
   }
   return page;
