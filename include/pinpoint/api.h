@@ -89,6 +89,7 @@ struct JobView {
   std::string stop_detail;
   Hold hold = Hold::kNone;            // a pending job held back (`pinpoint hold`); on the wire only when held
   std::string lease_cgroup;           // a lease's attached cgroup (JobRecord::lease_cgroup)
+  std::vector<int> cpuset = {};       // the host CPUs it runs on (JobRecord::cpuset); on the wire only when set
   ArrayTask array;                    // a job array's task: its array and index; on the wire only then
 };
 

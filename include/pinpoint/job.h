@@ -262,6 +262,9 @@ struct JobRecord {
   // it ("0::/machine/libpod-1.scope", "pids:/libpod_parent/libpod-1"); empty before.
   std::string lease_cgroup;
   ArrayTask array;  // the job's array and index when it is an array's task
+  // The host CPUs it runs on (ascending ids; docs/scheduling.md "Host CPUs and memory"), chosen
+  // when it starts; empty: it shares the host's CPUs under a cpu.max quota.
+  std::vector<int> cpuset;
   // Every field equal: what a store round trip must give back.
   bool operator==(const JobRecord&) const = default;
 };

@@ -7,6 +7,7 @@
 #include <map>
 #include <sstream>
 
+#include "common/cpu_list.h"
 #include "pinpoint/array_spec.h"
 #include "pinpoint/escape.h"
 #include "pinpoint/time_limit.h"
@@ -252,6 +253,7 @@ std::string FormatJob(const ShowReply& reply, const std::string& advice) {
         << (a.gpu_mem_bytes ? FormatSize(a.gpu_mem_bytes) : "whole") << " " << SharingModeName(a.mode)
         << (a.gpu_share_pct ? " " + std::to_string(a.gpu_share_pct) + "%" : "") << "\n";
   }
+  if (!job.cpuset.empty()) out << "  cpus:     " << FormatCpuList(job.cpuset) << " (its own)\n";
   if (job.start_ms > 0 && job.end_ms > 0) out << "  runtime:  " << FormatDurationMs(job.end_ms - job.start_ms) << "\n";
   if (job.exit_code) out << "  exit:     " << *job.exit_code << "\n";
   if (job.term_signal) out << "  signal:   " << *job.term_signal << "\n";

@@ -60,6 +60,7 @@ json ToJson(const JobView& job) {
   // Only leases carry these: a job's JSON stays what it always was.
   if (job.kind != JobKind::kJob) j["kind"] = JobKindName(job.kind);
   if (!job.lease_cgroup.empty()) j["lease_cgroup"] = job.lease_cgroup;
+  if (!job.cpuset.empty()) j["cpuset"] = job.cpuset;
   if (job.array.array_id != 0) j["array"] = ToJson(job.array);  // only an array's tasks carry it
   return j;
 }
@@ -71,6 +72,7 @@ Result<JobView> FromJson<JobView>(const json& j) {
   in.Integer("id", &job.id);
   in.Name("kind", &job.kind, JobKindFromName, "job kind");
   in.String("lease_cgroup", &job.lease_cgroup);
+  in.IntegerList("cpuset", &job.cpuset);
   in.Object("request", &job.request, RequestFromJson);
   in.Object("request", &job.env_shown, EnvShownFromJson);
   in.Integer("uid", &job.uid);

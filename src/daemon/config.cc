@@ -133,7 +133,7 @@ Status Apply(const json& j, Config* c) {
   static const std::set<std::string> kKeys = {
       "state_dir", "socket_path", "backend", "default_mode", "gpu_modes", "mps_client_limit",
       "slice_placement", "keep_empty_gpus",
-      "host_cpus", "host_mem", "gpu_mem_reserve", "cancel_grace_ms", "daemon_away_limit_s", "poll_interval_ms",
+      "host_cpus", "cpu_binding", "host_mem", "gpu_mem_reserve", "cancel_grace_ms", "daemon_away_limit_s", "poll_interval_ms",
       "cgroups", "cgroup_root", "shim_path", "mps", "mps_control", "mps_idle_quit_ms",
       "mps_fault_policy", "mps_fault_drain_after", "mps_dir", "mps_prestart_user",
       "watch_interval_ms", "gpu_mem_tolerance_pct", "gpu_mem_grace_ms", "usage_flush_ms",
@@ -192,6 +192,9 @@ Status Apply(const json& j, Config* c) {
   c->mps_fault_policy = *policy;
   PP_RETURN_IF_ERROR(integer("mps_fault_drain_after", 1, 1000, &c->mps_fault_drain_after));
   PP_RETURN_IF_ERROR(integer("host_cpus", 0, 65536, &c->host_cpus));
+  PP_RETURN_IF_ERROR(str("cpu_binding", &c->cpu_binding));
+  if (c->cpu_binding != "cpuset" && c->cpu_binding != "quota")
+    return Bad("cpu_binding", "must be cpuset or quota (got '" + c->cpu_binding + "')");
   PP_RETURN_IF_ERROR(integer("cancel_grace_ms", 0, 3'600'000, &c->cancel_grace_ms));
   PP_RETURN_IF_ERROR(integer("daemon_away_limit_s", 0, 2'678'400, &c->daemon_away_limit_s));
   PP_RETURN_IF_ERROR(integer("poll_interval_ms", 10, 60'000, &c->poll_interval_ms));
@@ -328,6 +331,7 @@ std::string DefaultConfigJson() {
          {"gpu_modes", json::object()},
          {"mps_client_limit", c.mps_client_limit},
          {"slice_placement", c.slice_placement},
+         {"cpu_binding", c.cpu_binding},
          {"keep_empty_gpus", c.keep_empty_gpus == Config::kKeepEmptyAuto ? json("auto") : json(c.keep_empty_gpus)},
          {"host_cpus", c.host_cpus},
          {"host_mem", "0"},

@@ -39,6 +39,9 @@ struct Config {
   static constexpr int64_t kKeepEmptyAuto = -1;
   int64_t keep_empty_gpus = kKeepEmptyAuto;
   int host_cpus = 0;                 // 0: all online CPUs
+  // How a job gets its CPUs: "cpuset" (CPUs of its own while free ones are left, else a quota) or
+  // "quota" (a cpu.max quota on shared CPUs, as before cpusets).
+  std::string cpu_binding = "cpuset";
   uint64_t host_mem_bytes = 0;       // 0: MemTotal
   uint64_t gpu_mem_reserve_bytes = 0;  // kept back on every device, not allocatable
   int64_t cancel_grace_ms = 10000;   // SIGTERM, then SIGKILL after this long

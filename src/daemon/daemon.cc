@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <set>
 
 #include "api/server.h"
 #include "common/companion.h"
@@ -26,6 +27,7 @@
 #include "daemon/service.h"
 #include "daemon/users.h"
 #include "gpu/simulated_backend.h"
+#include "common/cpu_list.h"
 #include "launch/cgroup.h"
 #include "launch/container_cgroups.h"
 #include "launch/process_launcher.h"
@@ -293,6 +295,13 @@ int RunDaemon(const Config& config, std::unique_ptr<gpu::GpuBackend> backend,
   options.env_deny = config.env_deny;
   options.default_time_limit_s = config.default_time_limit_s;
   options.max_time_limit_s = config.max_time_limit_s;
+  if (config.cpu_binding == "cpuset") {
+    options.cpu_topology = ReadCpuTopology();
+    std::set<int> nodes;
+    for (int cpu : options.cpu_topology.cpus) nodes.insert(options.cpu_topology.node_of.count(cpu) ? options.cpu_topology.node_of.at(cpu) : 0);
+    log::Info("host CPUs: a job gets CPUs of its own while free ones are left (cpu_binding cpuset): {} on {} NUMA node(s)",
+              FormatCpuList(options.cpu_topology.cpus), nodes.size());
+  }
   options.default_user_limit = config.default_user_limit;
   options.user_limits = config.user_limits;
   options.max_array_tasks = config.max_array_tasks;

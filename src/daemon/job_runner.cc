@@ -4,11 +4,13 @@
 
 #include <algorithm>
 #include <optional>
+#include <set>
 
 #include "common/log.h"
 #include "daemon/job_array.h"
 #include "daemon/lifecycle.h"
 #include "daemon/sched_view.h"
+#include "sched/cpu_pick.h"
 #include "pinpoint/units.h"
 
 namespace pinpoint::daemon {
@@ -85,6 +87,12 @@ std::vector<JobId> JobRunner::RecordStarts(const std::vector<sched::Start>& star
   std::vector<std::pair<JobId, JobRecord>> pending;  // each started job as it was before
   // Without a batch (the store refused one) each start is its own transaction: slower, as safe.
   auto batch = deps_.store->BeginBatch();
+  const CpuTopology& topology = deps_.options->cpu_topology;
+  std::set<int> taken;  // the CPUs running jobs hold, those started in this pass included
+  if (!topology.cpus.empty()) {
+    for (const auto& [id, job] : jobs)
+      if (job.state == JobState::kRunning) taken.insert(job.cpuset.begin(), job.cpuset.end());
+  }
   for (const auto& start : starts) {
     auto it = jobs.find(start.id);
     if (it == jobs.end()) continue;
@@ -92,6 +100,10 @@ std::vector<JobId> JobRunner::RecordStarts(const std::vector<sched::Start>& star
     JobRecord before = job;
     lifecycle::Started(job, AllocationsFor(start.slots, *deps_.inventory, *deps_.sharing),
                        deps_.clock->NowMs());
+    if (!topology.cpus.empty() && job.kind == JobKind::kJob) {
+      job.cpuset = sched::PickCpus(topology, taken, job.request.cpus);
+      taken.insert(job.cpuset.begin(), job.cpuset.end());
+    }
     deps_.watch->Started(job.id);  // requeued and started again: the watcher watches it as before
     Status s = jobs.Persist(job, "start", "");
     if (!s.ok()) {
@@ -154,6 +166,10 @@ Result<std::vector<std::string>> JobRunner::JobEnvironment(const JobRecord& job)
     for (const auto& [k, v] : *prepared) env[k] = v;
   }
   if (job.request.gpu_mem_bytes > 0) env["PINPOINT_GPU_MEM_BYTES"] = std::to_string(job.request.gpu_mem_bytes);
+  // As many threads as CPUs (the job's own choice stays), and which CPUs when it has its own.
+  env.try_emplace("OMP_NUM_THREADS", std::to_string(job.request.cpus));
+  if (!job.cpuset.empty()) env["PINPOINT_CPUS"] = FormatCpuList(job.cpuset);
+  else env.erase("PINPOINT_CPUS");
   std::vector<std::string> out;
   for (const auto& [k, v] : env) out.push_back(k + "=" + v);
   return out;

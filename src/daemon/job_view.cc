@@ -31,6 +31,7 @@ JobView ToView(const JobRecord& record, EnvShown env_shown) {
   v.hold = record.hold;
   v.kind = record.kind;
   v.lease_cgroup = record.lease_cgroup;
+  v.cpuset = record.cpuset;
   v.array = record.array;
   return v;
 }

@@ -81,6 +81,7 @@ void Requeued(JobRecord& job, Reason reason, std::string detail) {
   job.reason = reason;
   job.detail = std::move(detail);
   job.allocations.clear();
+  job.cpuset.clear();
   job.start_ms = 0;
   job.pid = 0;
   job.pid_start_ticks = 0;

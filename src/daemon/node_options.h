@@ -11,6 +11,7 @@
 #include "common/env_select.h"
 #include "daemon/lifecycle.h"
 #include "daemon/priority.h"
+#include "common/cpu_list.h"
 #include "pinpoint/array_spec.h"
 #include "pinpoint/job.h"
 #include "sched/inventory.h"
@@ -54,6 +55,9 @@ struct NodeOptions {
   // without a limit gets the default, or without a default the max; one above the max is refused.
   int64_t default_time_limit_s = 0;
   int64_t max_time_limit_s = 0;
+  // The host CPUs a starting job may get for its own (config cpu_binding "cpuset"; docs/scheduling.md
+  // "Host CPUs and memory"); no CPU: every job shares them under its cpu.max quota.
+  CpuTopology cpu_topology;
   // Per-user caps (config user_limits): the default, and complete entries by user name, matched
   // to uids through the user directory at each scheduling pass (a name no user has is ignored).
   sched::UserLimit default_user_limit;

@@ -61,10 +61,11 @@ Result<bool> ShimOccupant::Start(JobRecord& job, std::vector<std::string> env) {
   spec.stdout_path = OutputFile(job, job.request.output_path);
   spec.stderr_path = job.request.error_path.empty() ? spec.stdout_path : OutputFile(job, job.request.error_path);
   if (cgroups_ != nullptr && cgroups_->enabled()) {
-    auto dir = cgroups_->CreateJobGroup(job.id, job.request.cpus, job.request.mem_bytes);
+    auto dir = cgroups_->CreateJobGroup(job.id, job.request.cpus, job.request.mem_bytes, job.cpuset);
     if (dir.ok()) spec.cgroup_dir = *dir;
     else log::Warn("job {}: running without host limits: {}", job.id, dir.status().message());
   }
+  spec.cpus = job.cpuset;
   auto handle = launcher_->Launch(spec);
   if (!handle.ok()) return handle.status();
   job.pid = handle->pid;

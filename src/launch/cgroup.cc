@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <fstream>
 
+#include "common/cpu_list.h"
 #include "common/file_util.h"
 
 namespace pinpoint::launch {
@@ -42,16 +43,27 @@ Status Cgroups::Probe() {
   s = WriteControl(root_ + "/cgroup.subtree_control", "+cpu +memory");
   if (!s.ok()) return Unavailable("cannot enable cpu/memory controllers: " + s.message());
   enabled_ = true;
+  // Optional: without it a job's CPUs are only its affinity (the shim binds it), and its quota.
+  cpusets_ = controllers->find("cpuset") != std::string::npos &&
+             WriteControl(parent + "/cgroup.subtree_control", "+cpuset").ok() &&
+             WriteControl(root_ + "/cgroup.subtree_control", "+cpuset").ok();
   return Status::Ok();
 }
 
-Result<std::string> Cgroups::CreateJobGroup(JobId id, int cpus, uint64_t mem_bytes) {
+Result<std::string> Cgroups::CreateJobGroup(JobId id, int cpus, uint64_t mem_bytes, const std::vector<int>& cpuset) {
   std::string dir = JobDir(id);
   if (::mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST)
     return IoError("mkdir " + dir + ": " + ErrnoText(errno));
   constexpr int64_t kPeriodUs = 100000;
-  PP_RETURN_IF_ERROR(
-      WriteControl(dir + "/cpu.max", std::to_string(cpus * kPeriodUs) + " " + std::to_string(kPeriodUs)));
+  // CPUs of its own need no quota: a quota would let it start a thread per CPU of the host and
+  // throttle them all, which is what cpusets are for.
+  if (cpusets_ && !cpuset.empty()) {
+    PP_RETURN_IF_ERROR(WriteControl(dir + "/cpuset.cpus", FormatCpuList(cpuset)));
+    PP_RETURN_IF_ERROR(WriteControl(dir + "/cpu.max", "max"));
+  } else {
+    PP_RETURN_IF_ERROR(
+        WriteControl(dir + "/cpu.max", std::to_string(cpus * kPeriodUs) + " " + std::to_string(kPeriodUs)));
+  }
   if (mem_bytes > 0) PP_RETURN_IF_ERROR(WriteControl(dir + "/memory.max", std::to_string(mem_bytes)));
   return dir;
 }

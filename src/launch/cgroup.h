@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "pinpoint/job.h"
 #include "pinpoint/status.h"
@@ -21,9 +22,12 @@ class Cgroups {
   Status Probe();
   bool enabled() const { return enabled_; }
 
-  // Creates the job's group with cpu.max = cpus whole CPUs and memory.max = mem_bytes (0: no
-  // memory limit) and returns its directory. Errors: kIo.
-  Result<std::string> CreateJobGroup(JobId id, int cpus, uint64_t mem_bytes);
+  // Creates the job's group with memory.max = mem_bytes (0: no memory limit) and either its own
+  // CPUs, cpuset.cpus = `cpuset` (where the cpuset controller is on), or cpu.max = `cpus` whole
+  // CPUs; returns its directory. Errors: kIo.
+  Result<std::string> CreateJobGroup(JobId id, int cpus, uint64_t mem_bytes, const std::vector<int>& cpuset = {});
+  // Whether the cpuset controller is on for job groups (Probe).
+  bool cpusets() const { return cpusets_; }
   // Removes the job's group once it has no processes. Errors are ignored (logged by the caller).
   Status RemoveJobGroup(JobId id);
   // The job's group directory (whether or not it exists).
@@ -32,6 +36,7 @@ class Cgroups {
  private:
   std::string root_;
   bool enabled_ = false;
+  bool cpusets_ = false;
 };
 
 }  // namespace pinpoint::launch

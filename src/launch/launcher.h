@@ -62,6 +62,9 @@ struct LaunchSpec {
   // why in its exit status, which the next pinpointd logs. Empty or 0: never.
   std::string daemon_lock;
   int64_t daemon_away_ms = 0;
+  // The host CPUs the job runs on (its cpuset): the shim binds itself to them before it starts the
+  // job, so the job's processes inherit them. Empty: any.
+  std::vector<int> cpus = {};
 };
 
 // Identifies a launched job's supervisor across daemon restarts.

@@ -20,6 +20,8 @@
 #include "common/file_util.h"
 #include "common/process.h"
 #include "common/test_dir.h"
+#include <sched.h>
+
 #include "launch/process_launcher_fixture.h"
 #include "launch/shim.h"
 
@@ -37,6 +39,28 @@ TEST_F(ProcessLauncherTest, RecordsExitCodeAndOutput) {
   EXPECT_EQ(st->exit_code, 3);
   EXPECT_EQ(ReadLog(*h, kStdoutFile), "out bar\n");
   EXPECT_EQ(ReadLog(*h, kStderrFile), "err\n");
+}
+
+TEST_F(ProcessLauncherTest, AJobWithCpusRunsOnThemAlone) {
+  cpu_set_t mine;
+  CPU_ZERO(&mine);
+  ASSERT_EQ(::sched_getaffinity(0, sizeof(mine), &mine), 0);
+  int last = -1;  // a CPU this test may use; the job gets it alone
+  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu)
+    if (CPU_ISSET(cpu, &mine)) last = cpu;
+  ASSERT_GE(last, 0);
+  LaunchSpec spec = Spec(9, {"sh", "-c", "grep Cpus_allowed_list /proc/self/status"});
+  spec.cpus = {last};
+  auto h = launcher_.Launch(spec);
+  ASSERT_TRUE(h.ok()) << h.status().ToString();
+  WaitSupervisor(*h);
+  EXPECT_EQ(ReadLog(*h, kStdoutFile), "Cpus_allowed_list:\t" + std::to_string(last) + "\n");
+  auto any = launcher_.Launch(Spec(10, {"sh", "-c", "grep Cpus_allowed_list /proc/self/status"}));
+  ASSERT_TRUE(any.ok());
+  WaitSupervisor(*any);
+  EXPECT_EQ(ReadLog(*any, kStdoutFile).find("Cpus_allowed_list:\t" + std::to_string(last) + "\n"),
+            CPU_COUNT(&mine) > 1 ? std::string::npos : 0u)
+      << "without cpus, the job keeps every CPU it may use";
 }
 
 TEST_F(ProcessLauncherTest, MissingProgramIsLaunchFailure) {

@@ -112,7 +112,7 @@ void RecordFields(F& f, Record& r) {
   // Added within format 1 after its fixture: written only when set, so that a job's record is
   // still byte for byte what earlier releases wrote (record_format_test).
   f.Sparse("hold", r.hold).Sparse("kind", r.kind).Sparse("lease_cgroup", r.lease_cgroup);
-  f.Sparse("array", r.array);
+  f.Sparse("array", r.array).Sparse("cpuset", r.cpuset);
 }
 
 // A field added to a job but not to the lists above would be lost at every restart. This stops
@@ -121,7 +121,7 @@ void RecordFields(F& f, Record& r) {
   [[maybe_unused]] const auto& [id, kind, request, uid, gid, user, state, reason, detail, submit_ms,
                                 start_ms, end_ms, exit_code, term_signal, allocations, pid,
                                 pid_start_ticks, cancel_requested, cancelled_by, fault_suspect,
-                                stop_reason, stop_detail, usage, hold, lease_cgroup, array] = r;
+                                stop_reason, stop_detail, usage, hold, lease_cgroup, array, cpuset] = r;
   [[maybe_unused]] const auto& [name, argv, cwd, env, gpus, gpu_mem_bytes, gpu_share_pct, cpus,
                                 mem_bytes, priority, as_user, devices, output_path,
                                 error_path, time_limit_s, after, afterok, umask, signal,
