@@ -3,15 +3,16 @@
 # CPUs and memory"): under pinpoint with cpu_binding cpuset (its own CPU), with cpu_binding quota
 # (cpu.max on every CPU), under pinpoint with the quota and pinned by hand (taskset inside the
 # job), and bare (taskset, no pinpoint, no MPS). Target: cpuset within 5% of pinned by hand.
-#   bench/cpuset_gpu.sh BIN_DIR OUT.md [RUNS]
+#   bench/cpuset_gpu.sh BIN_DIR OUT.md [RUNS [EPOCHS]]
 # BIN_DIR holds pinpointd, pinpoint, pinpoint-shim (and lib/); needs python3 with torch.
 set -u
 . "$(dirname "$(readlink -f "$0")")/../tests/gpu/lib.sh"
 suite_setup cpuset "${1:?usage: cpuset_gpu.sh BIN_DIR OUT.md [RUNS]}"
 out=${2:?usage: cpuset_gpu.sh BIN_DIR OUT.md [RUNS]}
-runs=${3:-3}
+runs=${3:-5}
+epochs=${4:-15}
 cp "$(dirname "$(readlink -f "$0")")/workloads/train.py" "$W/train.py"; chmod 644 "$W/train.py"
-train=(python3 "$W/train.py" --no-graph)  # eager: the host launches every kernel, so its CPU counts
+train=(python3 "$W/train.py" --no-graph --epochs "$epochs")  # eager: the host launches every kernel, so its CPU counts
 daemon() {  # daemon BINDING: pinpointd (re)started with that cpu_binding
   [ -n "${DAEMON:-}" ] && { kill -TERM "$DAEMON"; wait "$DAEMON"; }
   cat > "$W/config.json" <<CFG
@@ -42,7 +43,7 @@ for r in $(seq "$runs"); do times[bare]+="$(taskset -c "$cpu" "${train[@]}" | se
   echo "# A one-CPU PyTorch training: its own CPU against a quota (cpu_binding)"
   echo
   echo "device: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -1); host $(nproc) CPUs; $(date -u +%FT%TZ)"
-  echo "workload: bench/workloads/train.py --no-graph (eager: the host launches every kernel), 8 GiB MPS slice, --cpus 1, alone on the GPU; $runs runs each, seconds from the script's start (torch import included)"
+  echo "workload: bench/workloads/train.py --no-graph --epochs $epochs (eager: the host launches every kernel), 8 GiB MPS slice, --cpus 1, alone on the GPU; $runs runs each, seconds from the script's start (torch import included)"
   echo
   echo "| how | runs (s) | median (s) |"
   echo "|---|---|---|"

@@ -52,10 +52,13 @@ check "whole job gets no MPS" grep -q "^env CUDA_MPS_PIPE_DIRECTORY=(unset)$" "$
 check "whole job sees the GPU" grep -q "count=1 .*uuid=$GPU_UUID" "$WORK/whole.log"
 echo "--- host limits: --cpus 2 --mem 1G"
 if grep -q "host limits through cgroup v2" "$WORK/pinpointd.log"; then
-  "$BIN/pinpoint" submit --wait --name limits --cpus 2 --mem 1G -- sh -c 'g=$(cut -d: -f3 /proc/self/cgroup); echo "cgroup=$g"; echo "cpu.max=$(cat /sys/fs/cgroup$g/cpu.max)"; echo "memory.max=$(cat /sys/fs/cgroup$g/memory.max)"'
+  "$BIN/pinpoint" submit --wait --name limits --cpus 2 --mem 1G -- sh -c 'g=$(cut -d: -f3 /proc/self/cgroup); echo "cgroup=$g"; echo "cpu.max=$(cat /sys/fs/cgroup$g/cpu.max)"; echo "cpuset.cpus=$(cat /sys/fs/cgroup$g/cpuset.cpus)"; echo "affinity=$(grep Cpus_allowed_list /proc/self/status | cut -f2)"; echo "PINPOINT_CPUS=$PINPOINT_CPUS OMP_NUM_THREADS=$OMP_NUM_THREADS"; echo "memory.max=$(cat /sys/fs/cgroup$g/memory.max)"'
   "$BIN/pinpoint" logs 3 | tee "$WORK/limits.log"
   check "job runs in its own cgroup" grep -q "^cgroup=/pinpoint/job-3$" "$WORK/limits.log"
-  check "cpu.max is 2 CPUs" grep -q "^cpu.max=200000 100000$" "$WORK/limits.log"
+  # cpu_binding cpuset (the default): two CPUs of its own, so no quota.
+  check "two CPUs of its own: cpuset.cpus, its affinity and PINPOINT_CPUS agree" \
+    sh -c "c=\$(sed -n 's/^cpuset.cpus=//p' '$WORK/limits.log'); echo \"\$c\" | grep -Eq '^[0-9]+(-|,)[0-9]+$' && grep -q \"^affinity=\$c$\" '$WORK/limits.log' && grep -q \"^PINPOINT_CPUS=\$c OMP_NUM_THREADS=2$\" '$WORK/limits.log'"
+  check "cpu.max is no quota (its own CPUs instead)" grep -q "^cpu.max=max 100000$" "$WORK/limits.log"
   check "memory.max is 1 GiB" grep -q "^memory.max=1073741824$" "$WORK/limits.log"
 else
   echo "(no cgroup v2 here: $(grep -m1 'limits are off' "$WORK/pinpointd.log"))"
