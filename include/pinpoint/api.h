@@ -286,15 +286,8 @@ struct JobEdit {
   }
 };
 // "update": changes jobs that have not started (and a running job's time limit) without losing
-// their place in the queue. One result per id as hold's: kNotFound, kPermissionDenied (another
-// user's job; raising a running job's time limit as a user; a priority above what the caller may
-// ask), kFailedPrecondition (ended, being cancelled, a lease, running and a field other than the
-// time limit, a time limit above max_time_limit, a slice that never fits the node or the user's
-// limit), kInvalidArgument (a field the request's rules refuse: a share without a slice, a name
-// with control characters, array_limit for a job of no array), kIo. `arrays`, as hold's: each
-// array id changes every pending task of its array (array_limit: every unfinished task), one
-// result for the array with `array_tasks` the tasks changed; when none could be, the first
-// task's refusal.
+// their place in the queue; one result per id, and per array of `arrays`, as hold's. The
+// refusals per field and state are in docs/api.md "update" (policy: daemon/job_edit.h).
 struct UpdateReply {
   std::vector<CancelResult> results;  // one per id of `ids`, then one per id of `arrays`, in order
 };

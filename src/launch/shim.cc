@@ -2,7 +2,6 @@
 
 #include <fcntl.h>
 #include <grp.h>
-#include <sched.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -16,8 +15,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "common/cpu_list.h"
 #include "common/file_util.h"
+#include "launch/cpu_bind.h"
 #include "common/json_reader.h"
 #include "common/process.h"
 
@@ -125,20 +124,6 @@ void RedirectTo(const char* path, int target_fd, int pipe_fd, int stage) {
 
 // Joins the job's cgroup; the job inherits it. Failure is reported in the job's stderr, not
 // fatal: limits are best effort where the node has no usable cgroup v2.
-// Binds this process, and so the job it forks, to `cpus` (its cpuset; empty: any). Where the
-// kernel refuses, the job runs on any CPU and its stderr says so.
-void BindCpus(const std::vector<int>& cpus, int err_fd) {
-  if (cpus.empty()) return;
-  cpu_set_t mask;
-  CPU_ZERO(&mask);
-  for (int cpu : cpus)
-    if (cpu >= 0 && cpu < CPU_SETSIZE) CPU_SET(cpu, &mask);
-  if (::sched_setaffinity(0, sizeof(mask), &mask) == 0) return;
-  std::string msg = "pinpoint: warning: could not bind the job to its CPUs " + FormatCpuList(cpus) + ": " +
-                    ErrnoText(errno) + "\n";
-  (void)!::write(err_fd, msg.data(), msg.size());
-}
-
 void JoinCgroup(const std::string& cgroup_dir, int err_fd) {
   if (cgroup_dir.empty()) return;
   Status joined = Status::Ok();
@@ -248,7 +233,10 @@ ExitStatus Supervise(int dir_fd, const LaunchSpec& spec) {
     (void)!::fchmod(fd, mode);
   }
   JoinCgroup(spec.cgroup_dir, err_fd);
-  BindCpus(spec.cpus, err_fd);
+  if (Status bound = BindToCpus(spec.cpus); !bound.ok()) {
+    std::string msg = "pinpoint: warning: " + bound.message() + "\n";
+    (void)!::write(err_fd, msg.data(), msg.size());
+  }
 
   std::vector<char*> argv = CStrings(spec.argv);
   std::vector<char*> envp = CStrings(spec.env);
