@@ -33,9 +33,10 @@ pp_inventory() {
 }
 
 # Whole GPUs by NVML index, the order in which batch-system configs list them:
-# "pinpoint_index gpu_index mem_bytes uuid" lines, from pp_inventory's JSON on stdin.
+# "pinpoint_index gpu_index mem_bytes uuid mode" lines, from pp_inventory's JSON on stdin (mode:
+# exclusive, timeslice or mps).
 pp_whole_gpus() {
-  jq -r '[.devices[] | select(.is_mig | not)] | sort_by(.gpu_index)[] | "\(.index) \(.gpu_index) \(.mem_bytes) \(.uuid)"'
+  jq -r '[.devices[] | select(.is_mig | not)] | sort_by(.gpu_index)[] | "\(.index) \(.gpu_index) \(.mem_bytes) \(.uuid) \(.mode)"'
 }
 
 # pp_cancel_named NAME: cancels, through pinpointd's safe path, every job named NAME that has not

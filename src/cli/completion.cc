@@ -151,13 +151,16 @@ std::vector<CompletionCommand> CompanionCommands() {
   for (const char* name : {"--no-warmup", "--no-cgroups", "--pin", "--keep-scratch"})
     bench.options.push_back(flag(name, "see pinpoint bench --help"));
   bench.options.push_back(help);
-  CompletionCommand slurm{"slurm", "Slurm integration: gres.conf, running a job as its slice, Prolog/Epilog", {}, {
+  CompletionCommand slurm{"slurm", "Slurm integration: gres.conf, running a job as its slice, Prolog/Epilog, health check", {}, {
       {"conf", "print gres.conf for this node", {value("--shard-size", "device memory of one shard (default 1G)"),
                                                  value("--dev-dir", "where the GPU device files are"),
+                                                 value("--node", "the node's name in Slurm"),
                                                  flag("--node-line", "print the slurm.conf lines instead")}, {}},
       {"run", "run a job step as the slice Slurm allocated", {value("--shard-size", "device memory of one shard")}, {}},
       {"prolog", "Slurm Prolog hook", {}, {}},
-      {"epilog", "Slurm Epilog hook", {}, {}}}};
+      {"epilog", "Slurm Epilog hook", {}, {}},
+      {"health", "Slurm HealthCheckProgram: drains the node while pinpointd does not answer",
+       {value("--node", "the node's name in Slurm")}, {}}}};
   CompletionCommand htcondor{"htcondor", "HTCondor integration: the startd layout and the job wrapper", {}, {
       {"conf", "print the startd configuration for this node", {value("--shares", "shares of each GPU (slots of a partitionable GPU slot)"),
                                                                 value("--whole-gpus", "GPUs kept whole"),
