@@ -14,8 +14,8 @@ namespace {
 using launch::ExitStatus;
 using ::testing::HasSubstr;
 
-constexpr uint32_t kAlice = 1001;
-constexpr uint32_t kBob = 1002;
+constexpr uint32_t kAliceUid = 1001;
+constexpr uint32_t kBobUid = 1002;
 
 ExitStatus Exited(int code) {
   ExitStatus s;
@@ -34,11 +34,11 @@ ExitStatus Signaled(int signal) {
 class ConstraintsTest : public ServiceFixture {
  protected:
   void SetUp() override {
-    users_.AddUser(kAlice, kAlice, "alice");
-    users_.AddUser(kBob, kBob, "bob");
+    users_.AddUser(kAliceUid, kAliceUid, "alice");
+    users_.AddUser(kBobUid, kBobUid, "bob");
     users_.AddUser(0, 0, "root");
-    alice_.uid = alice_.gid = kAlice;
-    bob_.uid = bob_.gid = kBob;
+    alice_.uid = alice_.gid = kAliceUid;
+    bob_.uid = bob_.gid = kBobUid;
     Start(Options());
   }
   static NodeOptions Options() {
@@ -264,7 +264,7 @@ TEST_F(ConstraintsTest, LeasesHaveNoTimeLimit) {
   EXPECT_EQ(opened->lease.request.time_limit_s, 0);
   containers_.SetCgroup(777, std::string("0::/machine/libpod-c1.scope"));
   containers_.SetProcesses("0::/machine/libpod-c1.scope", std::vector<int64_t>{777});
-  ASSERT_TRUE(node_->AttachLease(root_, opened->lease.id, 777, kAlice).ok());
+  ASSERT_TRUE(node_->AttachLease(root_, opened->lease.id, 777, kAliceUid).ok());
   clock_.AdvanceMs(3'600'000);
   Step();
   EXPECT_EQ(Job(opened->lease.id).state, JobState::kRunning);

@@ -16,8 +16,8 @@ using nlohmann::json;
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
 
-constexpr uint64_t kMiB = 1024ULL * 1024ULL;
-constexpr uint64_t kGiB = 1024ULL * kMiB;
+constexpr uint64_t kSimMiB = 1024ULL * 1024ULL;
+constexpr uint64_t kSimGiB = 1024ULL * kSimMiB;
 
 std::unique_ptr<SimulatedBackend> Preset(const std::string& name) {
   Result<std::unique_ptr<SimulatedBackend>> backend = SimulatedBackend::FromPreset(name);
@@ -41,10 +41,10 @@ struct PresetCase {
 
 TEST(SimulatedBackendTest, PresetsHaveTheirDocumentedShapes) {
   const PresetCase cases[] = {
-      {"h100x2", 2, "NVIDIA H100 80GB HBM3", 81559 * kMiB, 132},
-      {"a100x8", 8, "NVIDIA A100-SXM4-80GB", 81920 * kMiB, 108},
-      {"a100x8-mig", 8, "NVIDIA A100-SXM4-80GB", 81920 * kMiB, 108},
-      {"v100sx8", 8, "Tesla V100S-PCIE-32GB", 32 * kGiB, 80},
+      {"h100x2", 2, "NVIDIA H100 80GB HBM3", 81559 * kSimMiB, 132},
+      {"a100x8", 8, "NVIDIA A100-SXM4-80GB", 81920 * kSimMiB, 108},
+      {"a100x8-mig", 8, "NVIDIA A100-SXM4-80GB", 81920 * kSimMiB, 108},
+      {"v100sx8", 8, "Tesla V100S-PCIE-32GB", 32 * kSimGiB, 80},
   };
   for (const PresetCase& c : cases) {
     std::unique_ptr<SimulatedBackend> backend = Preset(c.preset);
@@ -88,7 +88,7 @@ TEST(SimulatedBackendTest, MigPresetHasAValidMixedLayout) {
     EXPECT_LE(sms, 98);  // seven 14-SM slices
     EXPECT_EQ(instance_ids.size(), gpu.migs.size());
   }
-  EXPECT_EQ(gpus[1].migs[0].mem_total_bytes, 9984 * kMiB);
+  EXPECT_EQ(gpus[1].migs[0].mem_total_bytes, 9984 * kSimMiB);
   EXPECT_EQ(gpus[1].migs[0].sm_count, 14);
   for (size_t i = 2; i < gpus.size(); ++i) {
     EXPECT_FALSE(gpus[i].mig_enabled);
@@ -125,8 +125,8 @@ TEST(SimulatedBackendTest, UnknownPresetListsTheKnownOnes) {
 TEST(SimulatedBackendTest, SampleFollowsTheScript) {
   std::unique_ptr<SimulatedBackend> backend = Preset("h100x2");
   ASSERT_NE(backend, nullptr);
-  GpuProcess job{.pid = 42, .used_bytes = 3 * kGiB, .mps_client = true};
-  GpuProcess other{.pid = 43, .used_bytes = kGiB};
+  GpuProcess job{.pid = 42, .used_bytes = 3 * kSimGiB, .mps_client = true};
+  GpuProcess other{.pid = 43, .used_bytes = kSimGiB};
   ASSERT_TRUE(backend->SetProcesses(1, {job, other}).ok());
   ASSERT_TRUE(backend->AddEnergy(1, 1234).ok());
   ASSERT_TRUE(backend->SetPower(1, 250000).ok());
@@ -135,7 +135,7 @@ TEST(SimulatedBackendTest, SampleFollowsTheScript) {
   Result<GpuSample> sample = backend->Sample(1);
   ASSERT_TRUE(sample.ok()) << sample.status().ToString();
   EXPECT_EQ(sample->index, 1);
-  EXPECT_EQ(sample->mem_used_bytes, 4 * kGiB);
+  EXPECT_EQ(sample->mem_used_bytes, 4 * kSimGiB);
   EXPECT_EQ(sample->energy_mj, 1234u);
   EXPECT_EQ(sample->power_mw, 250000u);
   EXPECT_EQ(sample->utilization_pct, 87);
@@ -207,18 +207,18 @@ TEST(SimulatedConfigTest, BuildsTheDescribedMachine) {
   std::vector<GpuInfo> gpus = InventoryOf(**backend);
   ASSERT_EQ(gpus.size(), 3u);
   EXPECT_EQ(gpus[0].name, "Big");
-  EXPECT_EQ(gpus[0].mem_total_bytes, 80 * kGiB);
+  EXPECT_EQ(gpus[0].mem_total_bytes, 80 * kSimGiB);
   EXPECT_EQ(gpus[0].sm_count, 132);
   EXPECT_EQ(gpus[0].compute_mode, ComputeMode::kExclusiveProcess);
   EXPECT_EQ(gpus[1].name, "Simulated GPU");
-  EXPECT_EQ(gpus[1].mem_total_bytes, kGiB);
+  EXPECT_EQ(gpus[1].mem_total_bytes, kSimGiB);
   EXPECT_EQ(gpus[1].sm_count, 0);
   ASSERT_TRUE(gpus[2].mig_enabled);
   ASSERT_EQ(gpus[2].migs.size(), 2u);
-  EXPECT_EQ(gpus[2].migs[0].mem_total_bytes, 40448 * kMiB);  // the A100 profile's default
+  EXPECT_EQ(gpus[2].migs[0].mem_total_bytes, 40448 * kSimMiB);  // the A100 profile's default
   EXPECT_EQ(gpus[2].migs[0].sm_count, 42);
   EXPECT_EQ(gpus[2].migs[1].profile, "odd");
-  EXPECT_EQ(gpus[2].migs[1].mem_total_bytes, 5 * kGiB);
+  EXPECT_EQ(gpus[2].migs[1].mem_total_bytes, 5 * kSimGiB);
   EXPECT_EQ(gpus[2].migs[1].sm_count, 7);
   EXPECT_EQ(gpus[2].migs[1].gpu_instance_id, 2u);
 }
@@ -283,7 +283,7 @@ TEST(MigProfilesTest, KnownAndUnknownProfiles) {
   std::optional<MigInfo> one = A100MigProfile("1g.10gb");
   ASSERT_TRUE(one.has_value());
   EXPECT_EQ(one->sm_count, 14);
-  EXPECT_EQ(one->mem_total_bytes, 9984 * kMiB);
+  EXPECT_EQ(one->mem_total_bytes, 9984 * kSimMiB);
   EXPECT_EQ(A100MigProfile("7g.80gb")->sm_count, 98);
   EXPECT_FALSE(A100MigProfile("1g.5gb").has_value());
   EXPECT_EQ(A100MigProfileNames().size(), 6u);

@@ -7,7 +7,7 @@
 namespace pinpoint::k8s {
 namespace {
 
-constexpr uint64_t kGiB = uint64_t{1} << 30;
+constexpr uint64_t kBookGiB = uint64_t{1} << 30;
 
 SliceInventory Mixed() {
   // Device 0 mps 80 GiB, device 1 exclusive, device 2 timeslice 10.5 GiB.
@@ -16,13 +16,13 @@ SliceInventory Mixed() {
   SliceDevice third = inv.devices[0];
   third.index = 2;
   third.mode = SharingMode::kTimeslice;
-  third.mem_bytes = 10 * kGiB + kGiB / 2;
+  third.mem_bytes = 10 * kBookGiB + kBookGiB / 2;
   inv.devices.push_back(third);
   return inv;
 }
 
 TEST(DeviceBookTest, WholeGpusForExclusiveDevicesUnitsForSharedOnes) {
-  DeviceBook book(kGiB);
+  DeviceBook book(kBookGiB);
   book.Update(Mixed());
   const auto& gpus = book.Devices(Resource::kGpu);
   ASSERT_EQ(gpus.size(), 1u);
@@ -37,7 +37,7 @@ TEST(DeviceBookTest, WholeGpusForExclusiveDevicesUnitsForSharedOnes) {
 }
 
 TEST(DeviceBookTest, UpdateSaysWhichListsChanged) {
-  DeviceBook book(kGiB);
+  DeviceBook book(kBookGiB);
   EXPECT_EQ(book.Update(Mixed()), (std::vector<bool>{true, true}));
   EXPECT_EQ(book.Update(Mixed()), (std::vector<bool>{false, false}));
   SliceInventory drained = Mixed();
@@ -53,7 +53,7 @@ TEST(DeviceBookTest, UpdateSaysWhichListsChanged) {
 }
 
 TEST(DeviceBookTest, ALostDeviceStaysListedUnhealthy) {
-  DeviceBook book(kGiB);
+  DeviceBook book(kBookGiB);
   book.Update(Mixed());
   SliceInventory lost = Mixed();
   lost.devices.erase(lost.devices.begin() + 1);
@@ -66,7 +66,7 @@ TEST(DeviceBookTest, ALostDeviceStaysListedUnhealthy) {
 }
 
 TEST(DeviceBookTest, UnreachablePinpointdMakesEveryDeviceUnhealthy) {
-  DeviceBook book(kGiB);
+  DeviceBook book(kBookGiB);
   book.Update(Mixed());
   book.Update(Result<SliceInventory>(Unavailable("pinpointd is not running")));
   for (Resource r : kResources) {
@@ -82,7 +82,7 @@ TEST(DeviceBookTest, UnitsPerDeviceAreCapped) {
 }
 
 TEST(DeviceBookTest, FindTakesOnlyListedIds) {
-  DeviceBook book(kGiB);
+  DeviceBook book(kBookGiB);
   book.Update(Mixed());
   EXPECT_TRUE(book.Find(Resource::kGpuMem, "gpu2-mem9"));
   EXPECT_EQ(book.Find(Resource::kGpuMem, "gpu0-mem12")->unit, 12);

@@ -69,7 +69,7 @@ v1beta1::AllocateRequest AllocateOf(const std::vector<std::vector<std::string>>&
   return request;
 }
 
-std::vector<std::string> Units(int device, int from, int to) {
+std::vector<std::string> PluginUnits(int device, int from, int to) {
   std::vector<std::string> out;
   for (int u = from; u < to; ++u) out.push_back("gpu" + std::to_string(device) + "-mem" + std::to_string(u));
   return out;
@@ -226,15 +226,15 @@ TEST_F(PluginTest, PreferredAllocationIsTheBestFitOnOneGpu) {
   auto stub = Dial(kGpuMem);
   v1beta1::PreferredAllocationRequest request;
   auto* c = request.add_container_requests();
-  for (const auto& id : Units(0, 0, 10)) c->add_available_deviceids(id);  // 10 free on GPU 0
-  for (const auto& id : Units(1, 70, 76)) c->add_available_deviceids(id);  // 6 free on GPU 1
+  for (const auto& id : PluginUnits(0, 0, 10)) c->add_available_deviceids(id);  // 10 free on GPU 0
+  for (const auto& id : PluginUnits(1, 70, 76)) c->add_available_deviceids(id);  // 6 free on GPU 1
   c->set_allocation_size(5);
   grpc::ClientContext context;
   v1beta1::PreferredAllocationResponse reply;
   ASSERT_TRUE(stub->GetPreferredAllocation(&context, request, &reply).ok());
   ASSERT_EQ(reply.container_responses_size(), 1);
   const auto& ids = reply.container_responses(0).deviceids();
-  EXPECT_EQ(std::vector<std::string>(ids.begin(), ids.end()), Units(1, 70, 75));
+  EXPECT_EQ(std::vector<std::string>(ids.begin(), ids.end()), PluginUnits(1, 70, 75));
 
   c->set_allocation_size(11);  // no GPU has 11 free
   grpc::ClientContext context2;
@@ -248,7 +248,7 @@ TEST_F(PluginTest, AllocateAnswersWithTheLeasesCdiNameAndItsEnvironment) {
   auto stub = Dial(kGpuMem);
   grpc::ClientContext context;
   v1beta1::AllocateResponse reply;
-  ASSERT_TRUE(stub->Allocate(&context, AllocateOf({Units(1, 0, 5)}), &reply).ok());
+  ASSERT_TRUE(stub->Allocate(&context, AllocateOf({PluginUnits(1, 0, 5)}), &reply).ok());
   ASSERT_EQ(reply.container_responses_size(), 1);
   const auto& r = reply.container_responses(0);
   ASSERT_EQ(r.cdi_devices_size(), 1);
@@ -275,8 +275,8 @@ TEST_F(PluginTest, AllocateAnswersWithTheLeasesCdiNameAndItsEnvironment) {
 TEST_F(PluginTest, AllocateRefusesUnitsSpanningGpus) {
   StartBoth();
   auto stub = Dial(kGpuMem);
-  auto ids = Units(0, 0, 3);
-  for (const auto& id : Units(1, 0, 2)) ids.push_back(id);
+  auto ids = PluginUnits(0, 0, 3);
+  for (const auto& id : PluginUnits(1, 0, 2)) ids.push_back(id);
   grpc::ClientContext context;
   v1beta1::AllocateResponse reply;
   grpc::Status status = stub->Allocate(&context, AllocateOf({ids}), &reply);
@@ -291,7 +291,7 @@ TEST_F(PluginTest, AllocateIsAllOrNothing) {
   grpc::ClientContext context;
   v1beta1::AllocateResponse reply;
   grpc::Status status =
-      stub->Allocate(&context, AllocateOf({Units(0, 0, 2), {"gpu0-mem2", "gpu1-mem0"}}), &reply);
+      stub->Allocate(&context, AllocateOf({PluginUnits(0, 0, 2), {"gpu0-mem2", "gpu1-mem0"}}), &reply);
   EXPECT_EQ(status.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
   EXPECT_EQ(source_.opened().size(), 1u);
   EXPECT_THAT(source_.closed(), ElementsAre("L1"));  // the first container's lease is undone
@@ -303,7 +303,7 @@ TEST_F(PluginTest, AllocateFailsClearlyWithoutLeasesInPinpointd) {
   auto stub = Dial(kGpuMem);
   grpc::ClientContext context;
   v1beta1::AllocateResponse reply;
-  grpc::Status status = stub->Allocate(&context, AllocateOf({Units(0, 0, 1)}), &reply);
+  grpc::Status status = stub->Allocate(&context, AllocateOf({PluginUnits(0, 0, 1)}), &reply);
   EXPECT_EQ(status.error_code(), grpc::StatusCode::UNAVAILABLE);
   EXPECT_EQ(status.error_message(), "leases not available in this pinpointd");
 }
@@ -321,7 +321,7 @@ TEST_F(PluginTest, AllocateRefusesAnUnhealthyDevice) {
   auto stub = Dial(kGpuMem);
   grpc::ClientContext context;
   v1beta1::AllocateResponse reply;
-  grpc::Status status = stub->Allocate(&context, AllocateOf({Units(0, 0, 1)}), &reply);
+  grpc::Status status = stub->Allocate(&context, AllocateOf({PluginUnits(0, 0, 1)}), &reply);
   EXPECT_EQ(status.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
   EXPECT_THAT(status.error_message(), HasSubstr("unhealthy: 3 MPS faults within an hour"));
 }

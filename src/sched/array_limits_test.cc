@@ -22,7 +22,7 @@ RunningJob RunningTask(RunningJob r, JobId array_id) {
   return r;
 }
 
-std::vector<PlanCase> Cases() {
+std::vector<PlanCase> ArrayLimitCases() {
   return {
       {"limit_counts_tasks_started_in_the_pass",
        {Node({Gpu(80)}), {}, {Task(Slice(10, 1, 1), 10, 2), Task(Slice(11, 1, 1), 10, 2), Task(Slice(12, 1, 1), 10, 2)}},
@@ -70,7 +70,7 @@ class ArrayLimitTest : public ::testing::TestWithParam<PlanCase> {};
 
 TEST_P(ArrayLimitTest, ProducesPlan) { ExpectPlan(GetParam()); }
 
-INSTANTIATE_TEST_SUITE_P(ArrayLimits, ArrayLimitTest, ::testing::ValuesIn(Cases()),
+INSTANTIATE_TEST_SUITE_P(ArrayLimits, ArrayLimitTest, ::testing::ValuesIn(ArrayLimitCases()),
                          [](const auto& info) { return info.param.name; });
 
 }  // namespace

@@ -40,7 +40,7 @@ struct DependencyCase {
 
 void PrintTo(const DependencyCase& c, std::ostream* os) { *os << c.plan.name; }
 
-std::vector<DependencyCase> Cases() {
+std::vector<DependencyCase> DependencyCases() {
   const auto kOk = JobState::kCompleted;
   const auto kFailed = JobState::kFailed;
   const auto kCancelled = JobState::kCancelled;
@@ -109,7 +109,7 @@ TEST_P(DependencyPlanTest, ProducesPlan) {
   EXPECT_EQ(NeverStart(Schedule(c.plan.snapshot)), c.never_start);
 }
 
-INSTANTIATE_TEST_SUITE_P(Dependencies, DependencyPlanTest, ::testing::ValuesIn(Cases()),
+INSTANTIATE_TEST_SUITE_P(Dependencies, DependencyPlanTest, ::testing::ValuesIn(DependencyCases()),
                          [](const auto& info) { return info.param.plan.name; });
 
 TEST(JudgeDependenciesTest, NeverStartDetailsNameTheJobAndStayOneShortLine) {

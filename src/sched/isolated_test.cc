@@ -21,7 +21,7 @@ Inventory TwoMpsGpus() {
   return inv;
 }
 
-Demand Slice(JobId id, bool isolated) {
+Demand IsolatedSlice(JobId id, bool isolated) {
   Demand d;
   d.id = id;
   d.uid = 1000;
@@ -35,7 +35,7 @@ TEST(IsolatedSliceTest, TakesOnlyAnEmptyDeviceAndKeepsOthersOff) {
   Snapshot snap;
   snap.inventory = TwoMpsGpus();
   snap.running.push_back({1, 1000, 1, 0, {{0, 4ull << 30, 0, false}}});  // GPU 0 partly used
-  snap.pending = {Slice(2, true), Slice(3, false), Slice(4, false)};
+  snap.pending = {IsolatedSlice(2, true), IsolatedSlice(3, false), IsolatedSlice(4, false)};
   Plan plan = Schedule(snap);
   ASSERT_EQ(plan.starts.size(), 3u);
   EXPECT_EQ(plan.starts[0].id, 2);
@@ -50,7 +50,7 @@ TEST(IsolatedSliceTest, RunningIsolatedSlotBlocksItsDevice) {
   snap.inventory = TwoMpsGpus();
   snap.inventory.devices.resize(1);
   snap.running.push_back({1, 1000, 1, 0, {{0, 4ull << 30, 0, true}}});
-  snap.pending = {Slice(2, false)};
+  snap.pending = {IsolatedSlice(2, false)};
   Plan plan = Schedule(snap);
   EXPECT_TRUE(plan.starts.empty());
   ASSERT_EQ(plan.waits.size(), 1u);
@@ -61,7 +61,7 @@ TEST(MpsUserWaitTest, NamesTheUidHoldingTheDevice) {
   snap.inventory = TwoMpsGpus();
   snap.inventory.devices.resize(1);
   snap.running.push_back({1, 1000, 1, 0, {{0, 4ull << 30, 0, false}}});
-  Demand other = Slice(2, false);
+  Demand other = IsolatedSlice(2, false);
   other.uid = 2000;
   snap.pending = {other};
   Plan plan = Schedule(snap);

@@ -34,7 +34,7 @@ PlanCase ClientLimitCase() {
   return c;
 }
 
-std::vector<PlanCase> Cases() {
+std::vector<PlanCase> PlacementCases() {
   return {
       // Held jobs: passed over whatever their priority, reserving nothing.
       {"held_job_is_passed_over",
@@ -277,7 +277,7 @@ class PlanTest : public ::testing::TestWithParam<PlanCase> {};
 
 TEST_P(PlanTest, ProducesPlan) { ExpectPlan(GetParam()); }
 
-INSTANTIATE_TEST_SUITE_P(Placement, PlanTest, ::testing::ValuesIn(Cases()),
+INSTANTIATE_TEST_SUITE_P(Placement, PlanTest, ::testing::ValuesIn(PlacementCases()),
                          [](const auto& info) { return info.param.name; });
 
 TEST(ScheduleTest, WholeGpuSlotHoldsTheDevice) {

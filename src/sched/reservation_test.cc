@@ -14,7 +14,7 @@ namespace {
 using ::testing::HasSubstr;
 using namespace ::pinpoint::sched::testing;  // NOLINT(google-build-using-namespace)
 
-std::vector<PlanCase> Cases() {
+std::vector<PlanCase> ReservationCases() {
   return {
       {"later_jobs_backfill_only_unreserved_devices",
        {Node({Gpu(80), Gpu(80), Gpu(80)}),
@@ -98,7 +98,7 @@ class ReservationTest : public ::testing::TestWithParam<PlanCase> {};
 
 TEST_P(ReservationTest, ProducesPlan) { ExpectPlan(GetParam()); }
 
-INSTANTIATE_TEST_SUITE_P(Reservation, ReservationTest, ::testing::ValuesIn(Cases()),
+INSTANTIATE_TEST_SUITE_P(Reservation, ReservationTest, ::testing::ValuesIn(ReservationCases()),
                          [](const auto& info) { return info.param.name; });
 
 TEST(ReservationTest, HoldsTheBlockedJobsHostResources) {

@@ -28,7 +28,7 @@ Snapshot Limited(Snapshot s, UserLimits limits) {
   return s;
 }
 
-std::vector<PlanCase> Cases() {
+std::vector<PlanCase> UserLimitCases() {
   return {
       {"running_jobs_counts_running_and_started_in_the_pass",
        Limited({Node({Gpu(80, kTimeslice)}), {Running(100, 1, {On(0, 10)})},
@@ -70,7 +70,7 @@ class UserLimitPlanTest : public ::testing::TestWithParam<PlanCase> {};
 
 TEST_P(UserLimitPlanTest, ProducesPlan) { ExpectPlan(GetParam()); }
 
-INSTANTIATE_TEST_SUITE_P(UserLimits, UserLimitPlanTest, ::testing::ValuesIn(Cases()),
+INSTANTIATE_TEST_SUITE_P(UserLimits, UserLimitPlanTest, ::testing::ValuesIn(UserLimitCases()),
                          [](const auto& info) { return info.param.name; });
 
 TEST(UserLimitTest, AJobStartsWhenItsUsersOtherJobsEnd) {

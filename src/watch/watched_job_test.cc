@@ -5,7 +5,7 @@
 namespace pinpoint::watch {
 namespace {
 
-constexpr uint64_t kGiB = 1ull << 30;
+constexpr uint64_t kJobGiB = 1ull << 30;
 
 sched::Inventory MigNode() {
   sched::Inventory inv;
@@ -18,10 +18,10 @@ sched::Inventory MigNode() {
     d.mem_bytes = mem;
     inv.devices.push_back(d);
   };
-  add(0, false, 108, 80 * kGiB);  // device 0: whole GPU 0
-  add(1, true, 42, 40 * kGiB);    // devices 1-3: MIG instances of GPU 1 (3g + 2x 2g)
-  add(1, true, 28, 20 * kGiB);
-  add(1, true, 28, 20 * kGiB);
+  add(0, false, 108, 80 * kJobGiB);  // device 0: whole GPU 0
+  add(1, true, 42, 40 * kJobGiB);    // devices 1-3: MIG instances of GPU 1 (3g + 2x 2g)
+  add(1, true, 28, 20 * kJobGiB);
+  add(1, true, 28, 20 * kJobGiB);
   return inv;
 }
 
@@ -30,7 +30,7 @@ TEST(WatchedJobTest, SliceHasItsBudgetAndShare) {
   job.id = 7;
   job.pid = 4242;
   job.usage.energy_mj = 99;
-  job.allocations.push_back({0, "GPU-0", 6 * kGiB, 25, SharingMode::kMps});
+  job.allocations.push_back({0, "GPU-0", 6 * kJobGiB, 25, SharingMode::kMps});
   WatchedJob w = WatchedJobOf(job, MigNode(), "/pinpoint/job-7");
   EXPECT_EQ(w.id, 7);
   EXPECT_EQ(w.session_id, 4242);
@@ -38,7 +38,7 @@ TEST(WatchedJobTest, SliceHasItsBudgetAndShare) {
   EXPECT_EQ(w.prior.energy_mj, 99u);
   ASSERT_EQ(w.slots.size(), 1u);
   EXPECT_EQ(w.slots[0].gpu_index, 0);
-  EXPECT_EQ(w.slots[0].budget_bytes, 6 * kGiB);
+  EXPECT_EQ(w.slots[0].budget_bytes, 6 * kJobGiB);
   EXPECT_EQ(w.slots[0].share_pct, 25);
   EXPECT_FALSE(w.slots[0].whole);
   EXPECT_DOUBLE_EQ(w.slots[0].device_fraction, 1.0);
@@ -50,7 +50,7 @@ TEST(WatchedJobTest, WholeGpuAndExclusiveModeHaveNoBudget) {
   EXPECT_TRUE(WatchedJobOf(job, MigNode(), "").slots[0].whole);
   EXPECT_EQ(WatchedJobOf(job, MigNode(), "").slots[0].budget_bytes, 0u);
   // A slice on an exclusive device.
-  job.allocations[0] = {0, "GPU-0", 4 * kGiB, 0, SharingMode::kExclusive};
+  job.allocations[0] = {0, "GPU-0", 4 * kJobGiB, 0, SharingMode::kExclusive};
   EXPECT_TRUE(WatchedJobOf(job, MigNode(), "").slots[0].whole);
 }
 

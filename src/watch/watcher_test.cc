@@ -9,7 +9,7 @@
 namespace pinpoint::watch {
 namespace {
 
-constexpr uint64_t kGiB = 1ull << 30;
+constexpr uint64_t kWatchGiB = 1ull << 30;
 
 class WatcherTest : public ::testing::Test {
  protected:
@@ -54,11 +54,11 @@ class WatcherTest : public ::testing::Test {
 TEST_F(WatcherTest, OverBudgetJobIsReportedAndWakesTheMainLoopItsNeighbourIsNot) {
   ASSERT_TRUE(watcher_->Start().ok());  // makes the wake descriptor (and a thread we stop at once)
   watcher_->Stop();
-  watcher_->SetJobs({Slice(1, 0, 4 * kGiB), Slice(2, 0, 4 * kGiB)});
+  watcher_->SetJobs({Slice(1, 0, 4 * kWatchGiB), Slice(2, 0, 4 * kWatchGiB)});
   owner_.Set(100, 1);
   owner_.Set(101, 1);
   owner_.Set(200, 2);
-  Procs(0, {{100, 3 * kGiB}, {101, 3 * kGiB}, {200, 3 * kGiB}});
+  Procs(0, {{100, 3 * kWatchGiB}, {101, 3 * kWatchGiB}, {200, 3 * kWatchGiB}});
   Tick(1000);
   EXPECT_TRUE(watcher_->Take().over_budget.empty());
   EXPECT_FALSE(WakeReadable());
@@ -67,17 +67,17 @@ TEST_F(WatcherTest, OverBudgetJobIsReportedAndWakesTheMainLoopItsNeighbourIsNot)
   WatchUpdate u = watcher_->Take();
   ASSERT_EQ(u.over_budget.size(), 1u);
   EXPECT_EQ(u.over_budget[0].id, 1);
-  EXPECT_EQ(u.over_budget[0].used_bytes, 6 * kGiB);
+  EXPECT_EQ(u.over_budget[0].used_bytes, 6 * kWatchGiB);
   EXPECT_FALSE(WakeReadable());  // Take drained it
-  EXPECT_EQ(u.usage.at(1).gpu_mem_now_bytes, 6 * kGiB);
-  EXPECT_EQ(u.usage.at(2).gpu_mem_now_bytes, 3 * kGiB);
+  EXPECT_EQ(u.usage.at(1).gpu_mem_now_bytes, 6 * kWatchGiB);
+  EXPECT_EQ(u.usage.at(2).gpu_mem_now_bytes, 3 * kWatchGiB);
 }
 
 TEST_F(WatcherTest, EndedJobGetsItsLastIntervalThenFinalUsage) {
-  watcher_->SetJobs({Slice(1, 0, 4 * kGiB), Slice(2, 0, 4 * kGiB)});
+  watcher_->SetJobs({Slice(1, 0, 4 * kWatchGiB), Slice(2, 0, 4 * kWatchGiB)});
   watcher_->PollOnce();  // first counter reading
   Tick(10'000);           // 5 J each
-  watcher_->SetJobs({Slice(2, 0, 4 * kGiB)});  // job 1 ended during the next interval
+  watcher_->SetJobs({Slice(2, 0, 4 * kWatchGiB)});  // job 1 ended during the next interval
   Tick(10'000);           // still split between both: job 1 ran in part of it
   WatchUpdate u = watcher_->Take();
   ASSERT_EQ(u.closed.count(1), 1u);
@@ -95,10 +95,10 @@ TEST_F(WatcherTest, EndedJobGetsItsLastIntervalThenFinalUsage) {
 }
 
 TEST_F(WatcherTest, JobStartedAgainBeforeItsLastPollIsNotClosed) {
-  watcher_->SetJobs({Slice(1, 0, kGiB)});
+  watcher_->SetJobs({Slice(1, 0, kWatchGiB)});
   watcher_->PollOnce();
   watcher_->SetJobs({});
-  watcher_->SetJobs({Slice(1, 0, kGiB)});
+  watcher_->SetJobs({Slice(1, 0, kWatchGiB)});
   Tick(1000);
   EXPECT_TRUE(watcher_->Take().closed.empty());
 }
@@ -106,12 +106,12 @@ TEST_F(WatcherTest, JobStartedAgainBeforeItsLastPollIsNotClosed) {
 // A process that outlived its job (it left the job's session, say) still holds the job's GPU:
 // the job is not settled, so its devices do not go to another job, until the process is gone.
 TEST_F(WatcherTest, AProcessOfAnEndedJobKeepsItUnsettledUntilItExits) {
-  watcher_->SetJobs({Slice(1, 0, kGiB), Slice(2, 0, kGiB)});
+  watcher_->SetJobs({Slice(1, 0, kWatchGiB), Slice(2, 0, kWatchGiB)});
   owner_.Set(100, 1);
   owner_.Set(200, 2);
-  Procs(0, {{100, kGiB / 2}, {200, kGiB / 2}});
+  Procs(0, {{100, kWatchGiB / 2}, {200, kWatchGiB / 2}});
   Tick(1000);
-  watcher_->SetJobs({Slice(2, 0, kGiB)});
+  watcher_->SetJobs({Slice(2, 0, kWatchGiB)});
   Tick(1000);
   WatchUpdate u = watcher_->Take();
   EXPECT_EQ(u.closed.count(1), 1u) << "its usage is final all the same";
@@ -126,7 +126,7 @@ TEST_F(WatcherTest, AProcessOfAnEndedJobKeepsItUnsettledUntilItExits) {
   EXPECT_TRUE(u.closed.empty());
   EXPECT_EQ(u.lingering.count(1), 1u);
   EXPECT_EQ(u.usage.count(1), 0u);
-  Procs(0, {{200, kGiB / 2}});
+  Procs(0, {{200, kWatchGiB / 2}});
   Tick(1000);
   u = watcher_->Take();
   EXPECT_EQ(u.settled, std::vector<JobId>{1});
@@ -139,18 +139,18 @@ TEST_F(WatcherTest, AProcessOfAnEndedJobKeepsItUnsettledUntilItExits) {
 // GPU process of the job's user in no job holds the ended job's GPUs; another user's does not,
 // nor one on another GPU.
 TEST_F(WatcherTest, AUsersProcessInNoJobHoldsTheEndedJobsGpuAnotherUsersDoesNot) {
-  WatchedJob job = Slice(1, 0, kGiB);
+  WatchedJob job = Slice(1, 0, kWatchGiB);
   job.uid = 1001;
   watcher_->SetJobs({job});
   owner_.Set(100, 1);
   owner_.SetUser(300, 1001);  // escaped: the user's, in no job
   owner_.SetUser(400, 2002);  // another user's program
   owner_.SetUser(500, 1001);  // the user's, on the other GPU
-  Procs(0, {{100, kGiB / 2}, {300, kGiB / 2}, {400, kGiB / 2}});
-  Procs(1, {{500, kGiB / 2}});
+  Procs(0, {{100, kWatchGiB / 2}, {300, kWatchGiB / 2}, {400, kWatchGiB / 2}});
+  Procs(1, {{500, kWatchGiB / 2}});
   Tick(1000);
   watcher_->SetJobs({});
-  Procs(0, {{300, kGiB / 2}, {400, kGiB / 2}});
+  Procs(0, {{300, kWatchGiB / 2}, {400, kWatchGiB / 2}});
   Tick(1000);
   WatchUpdate u = watcher_->Take();
   EXPECT_TRUE(u.settled.empty());
@@ -158,7 +158,7 @@ TEST_F(WatcherTest, AUsersProcessInNoJobHoldsTheEndedJobsGpuAnotherUsersDoesNot)
   EXPECT_TRUE(u.lingering.at(1).owned.empty());
   EXPECT_EQ(u.lingering.at(1).loose, std::vector<int64_t>{300});
   EXPECT_TRUE(owner_.killed().empty()) << "a process in no job may not be the job's: never killed";
-  Procs(0, {{400, kGiB / 2}});
+  Procs(0, {{400, kWatchGiB / 2}});
   Tick(1000);
   EXPECT_EQ(watcher_->Take().settled, std::vector<JobId>{1});
 }
@@ -170,7 +170,7 @@ TEST_F(WatcherTest, AJobThatLeftIsPolledForAtOnce) {
   o.interval_ms = 3'600'000;  // an hour: only the early poll can report within the test
   o.gpu_indices = {0, 1};
   watcher_ = std::make_unique<Watcher>(o, backend_.get(), &owner_, &clock_);
-  watcher_->SetJobs({Slice(1, 0, kGiB)});
+  watcher_->SetJobs({Slice(1, 0, kWatchGiB)});
   ASSERT_TRUE(backend_->InjectXid(1, 79).ok());  // so that the thread's first poll wakes us
   ASSERT_TRUE(watcher_->Start().ok());
   pollfd first{watcher_->wake_fd(), POLLIN, 0};
@@ -189,7 +189,7 @@ TEST_F(WatcherTest, AJobThatLeftIsPolledForAtOnce) {
 }
 
 TEST_F(WatcherTest, LostGpuIsReportedAndChargesNothing) {
-  watcher_->SetJobs({Slice(1, 0, kGiB)});
+  watcher_->SetJobs({Slice(1, 0, kWatchGiB)});
   watcher_->PollOnce();
   ASSERT_TRUE(backend_->SetLost(0, true).ok());
   Tick(5000);

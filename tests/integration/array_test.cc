@@ -19,14 +19,7 @@ namespace {
 
 using nlohmann::json;
 
-std::string Slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
-int Lines(const std::string& s) { return static_cast<int>(std::count(s.begin(), s.end(), '\n')); }
 
 class ArrayCliTest : public ::testing::Test {
  protected:
@@ -121,7 +114,7 @@ TEST_F(ArrayCliTest, CancelTakesTheArraysIdOrOneTask) {
   EXPECT_EQ(all.out, "cancelled array 1 (3 unfinished tasks)\n");
   auto wait = h_.Cli({"wait", "1"});
   EXPECT_EQ(wait.exit_code, 1);
-  EXPECT_EQ(Lines(wait.out), 5) << wait.out;
+  EXPECT_EQ(CountLines(wait.out), 5) << wait.out;
   EXPECT_EQ(wait.out.rfind("array 1: 4 tasks, 4 cancelled\n", 0), 0u) << wait.out;
   auto again = h_.Cli({"cancel", "1"});
   EXPECT_EQ(again.exit_code, 6);
@@ -135,7 +128,7 @@ TEST_F(ArrayCliTest, EveryCommandTakesArraysAndTasksAsSlurmNamesThem) {
   ASSERT_EQ(sub.exit_code, 0) << sub.err;
   auto queue = h_.Cli({"queue"});
   EXPECT_NE(queue.out.find("\n1   1_[1-6%2]  "), std::string::npos) << queue.out;
-  EXPECT_EQ(Lines(queue.out), 3) << "a header, one row for six held tasks, the simulated node's line\n" << queue.out;
+  EXPECT_EQ(CountLines(queue.out), 3) << "a header, one row for six held tasks, the simulated node's line\n" << queue.out;
   auto released = h_.Cli({"release", "1_[1-2]"});
   EXPECT_EQ(released.exit_code, 0) << released.err;
   EXPECT_EQ(released.out, "released job 1\nreleased job 2\n");
@@ -145,7 +138,7 @@ TEST_F(ArrayCliTest, EveryCommandTakesArraysAndTasksAsSlurmNamesThem) {
   EXPECT_EQ(h_.Cli({"logs", "1_2"}).out, "task 2\n");
   auto two = h_.Cli({"logs", "1_[1-2]"});
   EXPECT_EQ(two.exit_code, 2);
-  EXPECT_EQ(Lines(two.err), 1) << two.err;
+  EXPECT_EQ(CountLines(two.err), 1) << two.err;
   auto shown = h_.Cli({"show", "1_[2,3]"});
   EXPECT_EQ(shown.out.rfind("job 2\n", 0), 0u) << shown.out;
   EXPECT_NE(shown.out.find("\n\njob 3\n"), std::string::npos) << shown.out;
@@ -177,7 +170,7 @@ TEST_F(ArrayCliTest, UpdateChangesTheLimitOfAWaitingArray) {
   EXPECT_EQ(json::parse(h_.Cli({"--json", "show", "1_4"}).out)["job"]["array"]["limit"], 4);
   auto bad = h_.Cli({"update", "1", "--array-limit", "-1"});
   EXPECT_EQ(bad.exit_code, 2);
-  EXPECT_EQ(Lines(bad.err), 1) << bad.err;
+  EXPECT_EQ(CountLines(bad.err), 1) << bad.err;
   h_.Cli({"cancel", "1"});
 }
 
@@ -213,7 +206,7 @@ TEST_F(ArrayCliTest, ManyIdsGoAsSeveralRequestsAndLongListingsAsPages) {
   for (int id = 2; id <= 600; ++id) cancel.push_back(std::to_string(id));
   auto cancelled = h_.Cli(cancel);
   ASSERT_EQ(cancelled.exit_code, 0) << cancelled.err;
-  EXPECT_EQ(Lines(cancelled.out), 599) << cancelled.out.substr(0, 200);
+  EXPECT_EQ(CountLines(cancelled.out), 599) << cancelled.out.substr(0, 200);
   EXPECT_NE(cancelled.out.find("cancelled job 600\n"), std::string::npos);
   json all = json::parse(h_.Cli({"--json", "queue", "--all", "-n", "600"}).out);
   ASSERT_EQ(all.size(), 600u);

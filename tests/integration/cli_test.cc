@@ -23,7 +23,6 @@ namespace {
 
 using nlohmann::json;
 
-int Lines(const std::string& s) { return static_cast<int>(std::count(s.begin(), s.end(), '\n')); }
 
 class CliTest : public ::testing::Test {
  protected:
@@ -35,7 +34,7 @@ TEST(CliNoDaemonTest, UnreachableDaemonIsExitThree) {
   Harness h;
   auto r = h.Cli({"queue"});
   EXPECT_EQ(r.exit_code, 3);
-  EXPECT_EQ(Lines(r.err), 1) << r.err;
+  EXPECT_EQ(CountLines(r.err), 1) << r.err;
   EXPECT_NE(r.err.find("pinpointd is not running"), std::string::npos) << r.err;
 }
 
@@ -67,7 +66,7 @@ TEST_F(CliTest, BadInputIsOneLineAndDistinctExitCodes) {
   for (const auto& c : cases) {
     auto r = h_.Cli(c.args);
     EXPECT_EQ(r.exit_code, c.exit_code) << c.args[0] << ": " << r.err;
-    EXPECT_EQ(Lines(r.err), 1) << r.err;
+    EXPECT_EQ(CountLines(r.err), 1) << r.err;
     EXPECT_NE(r.err.find(c.message), std::string::npos) << r.err;
     // A mistake in the command line is told by the subcommand that read it.
     bool prefixed = r.err.rfind("pinpoint: ", 0) == 0 || r.err.rfind("pinpoint " + c.args[0] + ": ", 0) == 0;
@@ -190,7 +189,7 @@ TEST(CliMalformedReplyTest, EachIsOneErrorLine) {
     daemon.Stop();
     EXPECT_NE(r.exit_code, 0) << c.args[0] << " " << c.reply;
     EXPECT_LT(r.exit_code, 128) << "killed by a signal: " << c.reply;
-    EXPECT_EQ(Lines(r.err), 1) << r.err;
+    EXPECT_EQ(CountLines(r.err), 1) << r.err;
     EXPECT_EQ(r.err.rfind("pinpoint: ", 0), 0u) << r.err;
     EXPECT_NE(r.err.find(c.message), std::string::npos) << c.reply << " -> " << r.err;
   }

@@ -20,12 +20,6 @@
 namespace pinpoint::testing {
 namespace {
 
-std::string Slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 std::string Quote(const std::string& text) {
   std::string out = "'";

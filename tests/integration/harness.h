@@ -65,4 +65,9 @@ class ScopedEnv {
   bool had_ = false;
 };
 
+// The whole file at `path` ("" when it cannot be read).
+std::string Slurp(const std::string& path);
+// How many '\n' `text` holds.
+int CountLines(const std::string& text);
+
 }  // namespace pinpoint::testing

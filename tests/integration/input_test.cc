@@ -16,7 +16,6 @@ namespace {
 
 using nlohmann::json;
 
-int Lines(const std::string& s) { return static_cast<int>(std::count(s.begin(), s.end(), '\n')); }
 
 class InputTest : public ::testing::Test {
  protected:
@@ -70,7 +69,7 @@ TEST_F(InputTest, ForbiddenBytesAreRefusedNamingTheField) {
   EXPECT_TRUE((*all)["jobs"].empty()) << "nothing refused was stored";
   auto cli = h_.Cli({"submit", "--name", "two\nlines", "--", "true"});
   EXPECT_EQ(cli.exit_code, 2) << cli.err;
-  EXPECT_EQ(Lines(cli.err), 1) << cli.err;
+  EXPECT_EQ(CountLines(cli.err), 1) << cli.err;
 }
 
 TEST_F(InputTest, RootsQueueAndShowPrintNoRawControlBytes) {
@@ -83,7 +82,7 @@ TEST_F(InputTest, RootsQueueAndShowPrintNoRawControlBytes) {
   auto queue = h_.Cli({"queue"});
   ASSERT_EQ(queue.exit_code, 0) << queue.err;
   EXPECT_FALSE(HasRawControl(queue.out, /*newline_ok=*/true)) << queue.out;
-  EXPECT_EQ(Lines(queue.out), 4) << queue.out;  // header, 2 jobs, the simulated-node line
+  EXPECT_EQ(CountLines(queue.out), 4) << queue.out;  // header, 2 jobs, the simulated-node line
   auto show = h_.Cli({"show", id});
   ASSERT_EQ(show.exit_code, 0) << show.err;
   EXPECT_FALSE(HasRawControl(show.out, /*newline_ok=*/true)) << show.out;

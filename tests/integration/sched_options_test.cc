@@ -14,7 +14,6 @@ namespace {
 
 using nlohmann::json;
 
-int Lines(const std::string& s) { return static_cast<int>(std::count(s.begin(), s.end(), '\n')); }
 
 class SchedOptionsTest : public ::testing::Test {
  protected:
@@ -42,7 +41,7 @@ TEST_F(SchedOptionsTest, BadInputIsOneLineAndNeverStoresAJob) {
   for (const auto& c : cases) {
     auto r = h_.Cli(c.args);
     EXPECT_EQ(r.exit_code, c.exit_code) << c.args[1] << " " << c.args[2] << ": " << r.err;
-    EXPECT_EQ(Lines(r.err), 1) << r.err;
+    EXPECT_EQ(CountLines(r.err), 1) << r.err;
     EXPECT_EQ(r.err.rfind(c.message, 0), 0u) << r.err;
   }
   auto q = h_.Cli({"--json", "queue", "--all"});

@@ -29,12 +29,6 @@ using ::testing::EndsWith;
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
 
-std::string Slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 // A machine under <dir>/<name>: with a GPU, /dev/nvidia0 and /dev/nvidiactl (plain files: only
 // names are read); without, only /dev/null.

@@ -19,10 +19,6 @@
 namespace pinpoint::testing {
 namespace {
 
-std::string Slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
 
 size_t Count(const std::string& text, const std::string& what) {
   size_t n = 0;
