@@ -75,5 +75,23 @@ TEST_F(CpusetTest, HeldCpusSurviveARestartAndComeBackWhenTheJobEnds) {
   EXPECT_EQ(CpusOf(third), std::vector<int>{0}) << "given back when its job ended";
 }
 
+TEST_F(CpusetTest, AJobsCpusComeFromItsGpusNumaNodeWhenTheBackendKnowsIt) {
+  NodeOptions o = Options();
+  o.inventory.devices[0].numa_node = 1;  // GPU 0 sits by CPUs 2-3; GPU 1's node is unknown
+  Restart(o);
+  JobRequest on_gpu0 = GpuSlice();
+  on_gpu0.devices = {0};
+  on_gpu0.cpus = 1;
+  auto near = node_->Submit(caller_, on_gpu0);
+  ASSERT_TRUE(near.ok()) << near.status().ToString();
+  JobRequest on_gpu1 = on_gpu0;
+  on_gpu1.devices = {1};
+  auto other = node_->Submit(caller_, on_gpu1);
+  ASSERT_TRUE(other.ok()) << other.status().ToString();
+  node_->Step();
+  EXPECT_EQ(CpusOf(near->id), std::vector<int>{2}) << "its GPU's node, though node 0 fits it best too";
+  EXPECT_EQ(CpusOf(other->id), std::vector<int>{3}) << "no node known: the best fit, as before";
+}
+
 }  // namespace
 }  // namespace pinpoint::daemon

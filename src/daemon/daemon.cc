@@ -127,8 +127,9 @@ int Fail(const Status& s) {
 
 void LogInventory(const sched::Inventory& inv) {
   for (const auto& d : inv.devices) {
-    log::Info("device {}: {} {} ({}, {} SMs) mode {}", d.index, d.uuid, d.name,
-              FormatSize(d.mem_bytes), d.sm_count, SharingModeName(d.mode));
+    log::Info("device {}: {} {} ({}, {} SMs) mode {}{}", d.index, d.uuid, d.name,
+              FormatSize(d.mem_bytes), d.sm_count, SharingModeName(d.mode),
+              d.numa_node >= 0 ? ", NUMA node " + std::to_string(d.numa_node) : "");
   }
   log::Info("host: {} CPUs, {} memory", inv.host.cpus, FormatSize(inv.host.mem_bytes));
 }

@@ -53,6 +53,7 @@ Result<sched::Inventory> BuildInventory(const std::vector<gpu::GpuInfo>& gpus, c
         d.mem_bytes = usable(m.mem_total_bytes);
         d.sm_count = m.sm_count;
         d.mode = mode_for({m.uuid, g.uuid, index_key});
+        d.numa_node = g.numa_node;
         inv.devices.push_back(d);
       }
       continue;
@@ -65,6 +66,7 @@ Result<sched::Inventory> BuildInventory(const std::vector<gpu::GpuInfo>& gpus, c
     d.mem_bytes = usable(g.mem_total_bytes);
     d.sm_count = g.sm_count;
     d.mode = mode_for({g.uuid, index_key});
+    d.numa_node = g.numa_node;
     inv.devices.push_back(d);
   }
   for (const auto& [key, mode] : config.gpu_modes) {

@@ -34,6 +34,14 @@ std::vector<Allocation> AllocationsFor(const std::vector<sched::Slot>& slots, co
   return allocations;
 }
 
+// The NUMA node nearest the job's first GPU, when the backend knows it: its CPUs go there first.
+std::optional<int> NumaNodeOf(const JobRecord& job, const sched::Inventory& inventory) {
+  if (job.allocations.empty()) return std::nullopt;
+  size_t index = static_cast<size_t>(job.allocations.front().device_index);
+  if (index >= inventory.devices.size() || inventory.devices[index].numa_node < 0) return std::nullopt;
+  return inventory.devices[index].numa_node;
+}
+
 std::string OverBudgetDetail(const watch::OverBudget& over) {
   std::string who = over.processes == 1 ? "its process" : "its " + std::to_string(over.processes) + " processes";
   return who + " used " + FormatSize(over.used_bytes) + " of device memory on GPU " + std::to_string(over.gpu_index) +
@@ -101,7 +109,7 @@ std::vector<JobId> JobRunner::RecordStarts(const std::vector<sched::Start>& star
     lifecycle::Started(job, AllocationsFor(start.slots, *deps_.inventory, *deps_.sharing),
                        deps_.clock->NowMs());
     if (!topology.cpus.empty() && job.kind == JobKind::kJob) {
-      job.cpuset = sched::PickCpus(topology, taken, job.request.cpus);
+      job.cpuset = sched::PickCpus(topology, taken, job.request.cpus, NumaNodeOf(job, *deps_.inventory));
       taken.insert(job.cpuset.begin(), job.cpuset.end());
     }
     deps_.watch->Started(job.id);  // requeued and started again: the watcher watches it as before

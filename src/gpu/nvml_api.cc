@@ -68,6 +68,7 @@ Status LoadApi(void* dl_handle, Api* api) {
   Resolve(dl_handle, "nvmlDeviceGetCudaComputeCapability", &a.compute_capability);
   Resolve(dl_handle, "nvmlDeviceGetGpuInstanceProfileInfoV", &a.gpu_instance_profile_info);
   Resolve(dl_handle, "nvmlDeviceGetGpuInstancePossiblePlacements_v2", &a.gpu_instance_placements);
+  Resolve(dl_handle, "nvmlDeviceGetMemoryAffinity", &a.memory_affinity);
   *api = a;
   return Status::Ok();
 }

@@ -155,6 +155,9 @@ using RegisterEventsFn = Return (*)(Device, unsigned long long, EventSet);  // n
 using EventSetWaitFn = Return (*)(EventSet, EventData*, unsigned int);   // nvmlEventSetWait_v2
 using GetGiProfileInfoFn = Return (*)(Device, unsigned int, GpuInstanceProfileInfoV2*);  // ...ProfileInfoV
 using GetGiPlacementsFn = Return (*)(Device, unsigned int, GpuInstancePlacement*, unsigned int*);  // ..._v2
+// nvmlDeviceGetMemoryAffinity(device, nodeSetSize, nodeSet, scope): a bitmask of NUMA nodes.
+using GetMemoryAffinityFn = Return (*)(Device, unsigned int, unsigned long*, unsigned int);
+inline constexpr unsigned int kAffinityScopeNode = 0;  // NVML_AFFINITY_SCOPE_NODE
 
 // The entry points resolved from one loaded library. Optional members are null when the library
 // lacks the symbol; the fields they feed then read as unsupported.
@@ -190,6 +193,7 @@ struct Api {
   EventSetWaitFn event_set_wait = nullptr;
   GetGiProfileInfoFn gpu_instance_profile_info = nullptr;     // nvmlDeviceGetGpuInstanceProfileInfoV
   GetGiPlacementsFn gpu_instance_placements = nullptr;        // ...GpuInstancePossiblePlacements_v2
+  GetMemoryAffinityFn memory_affinity = nullptr;              // nvmlDeviceGetMemoryAffinity
 };
 
 // Resolves the entry points from `dl_handle` (from dlopen) into *api. Errors: kUnavailable naming

@@ -193,7 +193,24 @@ Result<GpuInfo> NvmlBackend::ReadGpu(int index) const {
     gpu.mig_enabled = current == nvml::kMigEnabled;
   }
   if (gpu.mig_enabled) PP_RETURN_IF_ERROR(ReadMigs(index, device, &gpu.migs));
+  gpu.numa_node = NumaNode(device);
   return gpu;
+}
+
+int NvmlBackend::NumaNode(nvml::Device device) const {
+  // The lowest NUMA node NVML calls ideal for the GPU's memory traffic; -1 when it cannot tell
+  // (no such call, a machine without NUMA, or no node set).
+  constexpr unsigned int kWords = 4;  // 256 nodes
+  unsigned long nodes[kWords] = {};
+  if (api_.memory_affinity == nullptr ||
+      api_.memory_affinity(device, kWords, nodes, nvml::kAffinityScopeNode) != nvml::kSuccess) {
+    return -1;
+  }
+  constexpr int kBits = static_cast<int>(sizeof(unsigned long)) * 8;
+  for (unsigned int w = 0; w < kWords; ++w) {
+    if (nodes[w] != 0) return static_cast<int>(w) * kBits + __builtin_ctzl(nodes[w]);
+  }
+  return -1;
 }
 
 Status NvmlBackend::ReadMigs(int index, nvml::Device device, std::vector<MigInfo>* migs) const {

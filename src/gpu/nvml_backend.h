@@ -58,6 +58,7 @@ class NvmlBackend final : public GpuBackend {
   Result<nvml::Device> Handle(int index) const;
   Result<GpuInfo> ReadGpu(int index) const;
   Status ReadMigs(int index, nvml::Device device, std::vector<MigInfo>* migs) const;
+  int NumaNode(nvml::Device device) const;  // GpuInfo::numa_node
   Status ReadProcesses(int index, nvml::Device device, std::vector<GpuProcess>* out) const;
 
   void* dl_handle_;

@@ -95,6 +95,8 @@ TEST_F(NvmlBackendTest, InventoryReadsWholeGpu) {
   EXPECT_EQ(gpu.compute_mode, ComputeMode::kExclusiveProcess);
   EXPECT_FALSE(gpu.mig_enabled);  // nvmlDeviceGetMigMode: NOT_SUPPORTED
   EXPECT_TRUE(gpu.migs.empty());
+  EXPECT_EQ(gpu.numa_node, 65);  // the lowest bit of the affinity mask, past the first word
+  EXPECT_EQ((*gpus)[1].numa_node, -1);  // nvmlDeviceGetMemoryAffinity: NOT_SUPPORTED
 }
 
 TEST_F(NvmlBackendTest, InventoryReadsMigInstancesSkippingEmptySlots) {

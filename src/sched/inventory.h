@@ -29,6 +29,7 @@ struct Device {
   // The GPU's measured utilisation over about the last minute (0-100), -1 when not measured.
   // Spreading slices (SlicePlacement) prefers the less busy of two devices otherwise alike.
   int busy_pct = -1;
+  int numa_node = -1;          // the host NUMA node nearest its GPU; -1 unknown (a job's CPUs go there)
 };
 
 // Where a slice goes among the devices it fits (docs/scheduling.md, "Where slices go").

@@ -5,10 +5,11 @@
 //   GPU 0  "NVIDIA H100 80GB HBM3", no MIG (MIG queries NOT_SUPPORTED), exclusive-process mode,
 //          compute capability 9.0 with 16896 cores (132 SMs), 350 W, an energy counter that starts
 //          at 5,000,000 mJ and rises 1,500 mJ per read. Processes: compute pids 1000 (2 GiB) and
-//          1001 (32 MiB); MPS pids 1000 (1 GiB) and 3000.. (512 MiB each, 3 by default).
+//          1001 (32 MiB); MPS pids 1000 (1 GiB) and 3000.. (512 MiB each, 3 by default). Its
+//          memory affinity is NUMA node 65 (the second word of the node mask).
 //   GPU 1  "NVIDIA A100-SXM4-80GB", MIG enabled, 7 MIG slots: slot 0 = 3g.40gb (GI 2, 42 SMs),
 //          slot 2 = 1g.10gb (GI 9, 14 SMs, memory only through nvmlDeviceGetAttributes_v2), others
-//          empty. Power, energy and core count NOT_SUPPORTED. Compute pids 4000 (GI 2, 1 GiB) and
+//          empty. Power, energy, core count and memory affinity NOT_SUPPORTED. Compute pids 4000 (GI 2, 1 GiB) and
 //          4001 (GI 9, memory not available).
 // Both GPUs list the GA100/GH100 GPU instance profiles and their placements (NVML lists them
 // whether or not MIG is enabled): profile indices 0-4, 7 and 9, ids and placements as NVIDIA's
@@ -287,6 +288,16 @@ Return nvmlDeviceGetTotalEnergyConsumption(Device h, unsigned long long* energy_
   if (FromHandle(h)->gpu != 0) return kErrorNotSupported;
   *energy_mj = g_state.energy_mj;
   g_state.energy_mj += 1500;
+  return kSuccess;
+}
+
+Return nvmlDeviceGetMemoryAffinity(Device h, unsigned int node_set_size, unsigned long* node_set,
+                                   unsigned int scope) {
+  if (Return r = Check(h); r != kSuccess) return r;
+  if (FromHandle(h)->gpu != 0 || scope != 0) return kErrorNotSupported;
+  if (node_set_size < 2) return kErrorInsufficientSize;
+  for (unsigned int i = 0; i < node_set_size; ++i) node_set[i] = 0;
+  node_set[1] = 0x2;  // node 65
   return kSuccess;
 }
 

@@ -65,6 +65,27 @@ else
 fi
 "$BIN/pinpoint" queue --all
 "$BIN/pinpoint" show 1
+# The slice's CPUs come from its GPU's NUMA node, where NVML names one (the start line says).
+numa=$(sed -n 's/.*device 0: .*, NUMA node \([0-9]*\)$/\1/p' "$WORK/pinpointd.log" | head -1)
+echo "GPU 0's NUMA node by NVML: ${numa:-not given}; the host's nodes: $(cat /sys/devices/system/node/online 2>/dev/null)"
+cat > "$WORK/on_node.py" <<'PY'
+import json, sys
+def expand(text):
+    out = set()
+    for part in text.strip().split(","):
+        lo, _, hi = part.partition("-")
+        out.update(range(int(lo), int(hi or lo) + 1))
+    return out
+cpus = json.load(sys.stdin)["job"].get("cpuset", [])
+near = expand(open(sys.argv[1]).read())
+print("slice cpus:", cpus, "node cpus:", sorted(near))
+sys.exit(0 if cpus and set(cpus) <= near else 1)
+PY
+if [ -n "$numa" ]; then
+  "$BIN/pinpoint" --json show 1 > "$WORK/show1.json"
+  check "the slice's CPUs are on its GPU's NUMA node $numa" \
+    python3 "$WORK/on_node.py" "/sys/devices/system/node/node$numa/cpulist" < "$WORK/show1.json"
+fi
 check "an MPS control daemon ran for the slice" grep -q "control daemon .* started for device 0" "$WORK/pinpointd.log"
 kill -TERM $DAEMON; wait $DAEMON
 quit_mps() { for pipe in "$1"/mps/*/*/pipe; do [ -d "$pipe" ] && CUDA_MPS_PIPE_DIRECTORY=$pipe timeout 10 nvidia-cuda-mps-control <<< quit >/dev/null 2>&1; done; }
