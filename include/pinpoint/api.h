@@ -281,8 +281,12 @@ struct JobEdit {
   std::optional<int> priority;
   std::optional<std::string> name;
   std::optional<int> array_limit;  // a task's %K (0: none); only a job array's task
+  std::optional<int> gpus;              // whole GPUs, or with a slice the number of slices; 0: none
+  std::optional<int> cpus;              // host CPUs, at least 1
+  std::optional<uint64_t> mem_bytes;    // host memory; 0: no limit
   bool empty() const {
-    return !time_limit_s && !gpu_mem_bytes && !gpu_share_pct && !priority && !name && !array_limit;
+    return !time_limit_s && !gpu_mem_bytes && !gpu_share_pct && !priority && !name && !array_limit && !gpus &&
+           !cpus && !mem_bytes;
   }
 };
 // "update": changes jobs that have not started (and a running job's time limit) without losing

@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/submit_request.h"
+#include "cli/usage.h"
 #include "pinpoint/array_spec.h"
 #include "pinpoint/escape.h"
 #include "pinpoint/time_limit.h"
@@ -18,6 +19,10 @@ void AddUpdateOptions(CLI::App* c, UpdateArgs& args) {
   c->add_option("-J,--name,--job-name", args.name, "a new name");
   c->add_option("--array-limit", args.array_limit, "at most K tasks of each array running at once; 0 lifts the limit")
       ->check(CLI::Range(0, kMaxArrayTasks));
+  c->add_option("--gpus", args.gpus, "new whole GPUs, or with a slice the number of slices; 0: no GPU")
+      ->check(CountIn(0, 1024));
+  c->add_option("-c,--cpus,--cpus-per-task", args.cpus, "new host CPUs")->check(CountIn(1, 65536));
+  c->add_option("--mem", args.mem, "new host memory (e.g. 8G; 0 lifts the limit)");
 }
 
 Result<JobEdit> BuildEdit(const UpdateArgs& args) {
@@ -41,8 +46,16 @@ Result<JobEdit> BuildEdit(const UpdateArgs& args) {
   edit.priority = args.priority;
   edit.name = args.name;
   edit.array_limit = args.array_limit;
+  edit.gpus = args.gpus;
+  edit.cpus = args.cpus;
+  if (!args.mem.empty()) {
+    auto mem = ParseSize(args.mem);
+    if (!mem.ok()) return InvalidArgument("--mem: " + mem.status().message());
+    edit.mem_bytes = *mem;
+  }
   if (edit.empty())
-    return InvalidArgument("say what to change: --time, --gpu-mem, --gpu-share, --priority, --name or --array-limit");
+    return InvalidArgument(
+        "say what to change: --time, --gpu-mem, --gpu-share, --gpus, --cpus, --mem, --priority, --name or --array-limit");
   return edit;
 }
 

@@ -19,6 +19,8 @@ struct UpdateArgs {
   std::optional<int> priority;
   std::optional<std::string> name;
   std::optional<int> array_limit;
+  std::optional<int> gpus, cpus;  // as submit's --gpus and --cpus
+  std::string mem;                // as submit's --mem
 };
 
 // Adds update's options (-t/--time, --gpu-mem, --gpu-share, --priority, -J/--name/--job-name,

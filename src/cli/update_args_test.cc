@@ -22,9 +22,29 @@ TEST(UpdateArgsTest, EachOptionGivenIsAFieldOfTheEdit) {
   EXPECT_FALSE(edit->array_limit.has_value());
 }
 
+TEST(UpdateArgsTest, GpusCpusAndHostMemoryAreFieldsToo) {
+  UpdateArgs a;
+  a.gpus = 2;
+  a.cpus = 4;
+  a.mem = "8G";
+  auto edit = BuildEdit(a);
+  ASSERT_TRUE(edit.ok()) << edit.status().ToString();
+  EXPECT_EQ(edit->gpus, std::optional<int>(2));
+  EXPECT_EQ(edit->cpus, std::optional<int>(4));
+  EXPECT_EQ(edit->mem_bytes, std::optional<uint64_t>(8ull << 30));
+  UpdateArgs lift;
+  lift.mem = "0";
+  ASSERT_TRUE(BuildEdit(lift).ok());
+  EXPECT_EQ(BuildEdit(lift)->mem_bytes, std::optional<uint64_t>(0)) << "--mem 0 lifts the limit";
+  UpdateArgs bad;
+  bad.mem = "lots";
+  EXPECT_EQ(BuildEdit(bad).status().code(), Code::kInvalidArgument);
+  EXPECT_EQ(BuildEdit(bad).status().message().rfind("--mem: ", 0), 0u) << BuildEdit(bad).status().message();
+}
+
 TEST(UpdateArgsTest, NothingToChangeAndBadValuesAreOneLine) {
   EXPECT_EQ(BuildEdit({}).status().message(),
-            "say what to change: --time, --gpu-mem, --gpu-share, --priority, --name or --array-limit");
+            "say what to change: --time, --gpu-mem, --gpu-share, --gpus, --cpus, --mem, --priority, --name or --array-limit");
   UpdateArgs zero;
   zero.time = "0";
   EXPECT_EQ(BuildEdit(zero).status().message(), "--time must be more than 0");

@@ -265,13 +265,24 @@ TEST(ApiCodecTest, UpdateNamesSomethingToChangeWithinItsBounds) {
   EXPECT_FALSE(parsed->edit.time_limit_s.has_value());
   EXPECT_EQ(ToJson(*parsed), json::parse(R"({"op":"update","ids":[],"arrays":[12],"gpu_mem_bytes":4096,"priority":-3,"array_limit":0})"));
   EXPECT_EQ(FromJson<UpdateRequest>(json::parse(R"({"op":"update","ids":[3]})")).status().message(),
-            "update names nothing to change: give time_limit_s, gpu_mem_bytes, gpu_share_pct, priority, name or array_limit");
+            "update names nothing to change: give time_limit_s, gpu_mem_bytes, gpu_share_pct, priority, name, array_limit, "
+            "gpus, cpus or mem_bytes");
   for (const char* bad : {R"({"ids":[3],"gpu_mem_bytes":0})", R"({"ids":[3],"gpu_share_pct":101})",
                           R"({"ids":[3],"priority":1000001})", R"({"ids":[3],"time_limit_s":-1})",
                           R"({"ids":[3],"name":7})", R"({"ids":[3],"array_limit":10001})",
-                          R"({"ids":[0],"name":"x"})", R"({"name":"x"})"}) {
+                          R"({"ids":[0],"name":"x"})", R"({"name":"x"})", R"({"ids":[3],"cpus":0})",
+                          R"({"ids":[3],"gpus":1025})", R"({"ids":[3],"mem_bytes":-1})"}) {
     EXPECT_EQ(FromJson<UpdateRequest>(json::parse(bad)).status().code(), Code::kInvalidArgument) << bad;
   }
+}
+
+TEST(ApiCodecTest, UpdateCarriesGpusCpusAndHostMemory) {
+  auto parsed = FromJson<UpdateRequest>(json::parse(R"({"op":"update","ids":[3],"gpus":0,"cpus":4,"mem_bytes":0})"));
+  ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
+  EXPECT_EQ(parsed->edit.gpus, std::optional<int>(0)) << "0 is a change: no GPU";
+  EXPECT_EQ(parsed->edit.cpus, std::optional<int>(4));
+  EXPECT_EQ(parsed->edit.mem_bytes, std::optional<uint64_t>(0)) << "0 lifts the limit";
+  EXPECT_EQ(ToJson(*parsed), json::parse(R"({"op":"update","ids":[3],"gpus":0,"cpus":4,"mem_bytes":0})"));
 }
 
 TEST(ApiCodecGoldenTest, Gpus) {

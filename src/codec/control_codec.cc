@@ -162,6 +162,9 @@ json ToJson(const UpdateRequest& m) {
   if (e.priority) j["priority"] = *e.priority;
   if (e.name) j["name"] = *e.name;
   if (e.array_limit) j["array_limit"] = *e.array_limit;
+  if (e.gpus) j["gpus"] = *e.gpus;
+  if (e.cpus) j["cpus"] = *e.cpus;
+  if (e.mem_bytes) j["mem_bytes"] = *e.mem_bytes;
   return j;
 }
 json ToJson(const UpdateReply& m) { return ResultsJson(m.results); }
@@ -193,9 +196,12 @@ Result<UpdateRequest> FromJson<UpdateRequest>(const json& j) {
   OptionalInRange(in, "priority", &e.priority, -1000000, 1000000);
   in.OptionalString("name", &e.name);
   OptionalInRange(in, "array_limit", &e.array_limit, 0, kMaxArrayTasks);
+  OptionalInRange(in, "gpus", &e.gpus, 0, 1024);
+  OptionalInRange(in, "cpus", &e.cpus, 1, 65536);
+  OptionalInRange(in, "mem_bytes", &e.mem_bytes, 0, std::numeric_limits<int64_t>::max());
   if (in.ok() && e.empty())
     return InvalidArgument("update names nothing to change: give time_limit_s, gpu_mem_bytes, gpu_share_pct, "
-                           "priority, name or array_limit");
+                           "priority, name, array_limit, gpus, cpus or mem_bytes");
   return in.Done(std::move(m));
 }
 template <>

@@ -65,7 +65,8 @@ Status Admission::CheckEdit(const api::Caller& caller, const JobRecord& before, 
   PP_RETURN_IF_ERROR(CheckSignalHasLimit(now));
   if (now.priority != was.priority)
     PP_RETURN_IF_ERROR(CheckPriority(o.priority, caller, o.daemon_uid, now.priority, *users_));
-  if (now.gpu_mem_bytes != was.gpu_mem_bytes || now.gpu_share_pct != was.gpu_share_pct) {
+  if (now.gpu_mem_bytes != was.gpu_mem_bytes || now.gpu_share_pct != was.gpu_share_pct || now.gpus != was.gpus ||
+      now.cpus != was.cpus || now.mem_bytes != was.mem_bytes) {
     PP_RETURN_IF_ERROR(sched::CheckFits(DemandOf(after), o.inventory));
     PP_RETURN_IF_ERROR(sched::CheckUserLimit(DemandOf(after), UserLimitOf(after.user), o.inventory));
   }

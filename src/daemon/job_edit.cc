@@ -12,7 +12,8 @@ bool PendingFieldsDiffer(const JobRequest& r, const JobEdit& e) {
   return (e.time_limit_s && *e.time_limit_s != r.time_limit_s) ||
          (e.gpu_mem_bytes && *e.gpu_mem_bytes != r.gpu_mem_bytes) ||
          (e.gpu_share_pct && *e.gpu_share_pct != r.gpu_share_pct) || (e.priority && *e.priority != r.priority) ||
-         (e.name && *e.name != r.name);
+         (e.name && *e.name != r.name) || (e.gpus && *e.gpus != r.gpus) || (e.cpus && *e.cpus != r.cpus) ||
+         (e.mem_bytes && *e.mem_bytes != r.mem_bytes);
 }
 
 std::string Job(const JobRecord& job) { return "job " + std::to_string(job.id); }
@@ -36,7 +37,8 @@ Result<bool> ApplyEdit(JobRecord& job, const JobEdit& edit, bool root) {
   if (edit.array_limit && job.array.array_id == 0) return InvalidArgument(Job(job) + " is no task of a job array");
   JobRequest& r = job.request;
   if (job.state != JobState::kPending) {
-    if (edit.gpu_mem_bytes || edit.gpu_share_pct || edit.priority || edit.name)
+    if (edit.gpu_mem_bytes || edit.gpu_share_pct || edit.priority || edit.name || edit.gpus || edit.cpus ||
+        edit.mem_bytes)
       return FailedPrecondition(Job(job) + " is " + JobStateName(job.state) +
                                 ": only its time limit can change now (the rest is fixed once it starts)");
     // A user may shorten a running job, never lengthen it: the node's time was planned on it.
@@ -55,6 +57,9 @@ Result<bool> ApplyEdit(JobRecord& job, const JobEdit& edit, bool root) {
   if (edit.gpu_share_pct) r.gpu_share_pct = *edit.gpu_share_pct;
   if (edit.priority) r.priority = *edit.priority;
   if (edit.name) r.name = *edit.name;
+  if (edit.gpus) r.gpus = *edit.gpus;
+  if (edit.cpus) r.cpus = *edit.cpus;
+  if (edit.mem_bytes) r.mem_bytes = *edit.mem_bytes;
   if (edit.array_limit) job.array.limit = *edit.array_limit;
   // The next pass says why it waits (a held job still waits "held").
   if (job.state == JobState::kPending && job.hold == Hold::kNone) lifecycle::Waiting(job, Reason::kNone, "");

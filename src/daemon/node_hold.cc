@@ -38,6 +38,9 @@ std::string DescribeEdit(const JobEdit& e) {
   if (e.priority) parts.push_back("priority " + std::to_string(*e.priority));
   if (e.name) parts.push_back("name \"" + *e.name + "\"");
   if (e.array_limit) parts.push_back("array limit " + std::to_string(*e.array_limit));
+  if (e.gpus) parts.push_back("gpus " + std::to_string(*e.gpus));
+  if (e.cpus) parts.push_back("cpus " + std::to_string(*e.cpus));
+  if (e.mem_bytes) parts.push_back("mem " + (*e.mem_bytes == 0 ? std::string("no limit") : FormatSize(*e.mem_bytes)));
   std::string out;
   for (const std::string& part : parts) out += (out.empty() ? "" : ", ") + part;
   return out;

@@ -110,6 +110,43 @@ TEST_F(UpdateTest, AChangedJobPassesASubmitsRulesOrStaysAsItWas) {
   EXPECT_EQ(Get(id).request.priority, 10);
 }
 
+TEST_F(UpdateTest, GpusCpusAndHostMemoryChangeWithinWhatTheNodeHas) {
+  JobId id = Submit(caller_, Whole(1), /*hold=*/true);
+  JobEdit more;
+  more.gpus = 2;
+  more.cpus = 8;
+  more.mem_bytes = 16ull << 30;
+  ASSERT_TRUE(Update(caller_, id, more).ok());
+  Restart(Options());  // what was stored
+  JobRecord changed = Get(id);
+  EXPECT_EQ(changed.request.gpus, 2);
+  EXPECT_EQ(changed.request.cpus, 8);
+  EXPECT_EQ(changed.request.mem_bytes, 16ull << 30);
+  EXPECT_EQ(node_->Events(id)->back().detail.find("gpus 2, cpus 8, mem 16GiB") != std::string::npos, true)
+      << node_->Events(id)->back().detail;
+
+  for (auto [field, value] : {std::pair<const char*, uint64_t>{"gpus", 3}, {"cpus", 65}, {"mem", 257ull << 30}}) {
+    JobEdit too_much;
+    if (std::string(field) == "gpus") too_much.gpus = static_cast<int>(value);
+    if (std::string(field) == "cpus") too_much.cpus = static_cast<int>(value);
+    if (std::string(field) == "mem") too_much.mem_bytes = value;
+    Status s = Update(caller_, id, too_much);
+    EXPECT_EQ(s.code(), Code::kFailedPrecondition) << field << ": " << s.ToString();
+  }
+  JobRecord same = Get(id);
+  EXPECT_EQ(same.request.gpus, 2) << "each refusal left it as it was";
+  EXPECT_EQ(same.request.cpus, 8);
+  EXPECT_EQ(same.request.mem_bytes, 16ull << 30);
+
+  ASSERT_TRUE(node_->ReleaseJobs(caller_, {id}).front().ok());
+  node_->Step();
+  EXPECT_EQ(Get(id).state, JobState::kRunning);
+  EXPECT_EQ(Get(id).allocations.size(), 2u) << "it starts as changed: two whole GPUs";
+  JobEdit fewer;
+  fewer.cpus = 1;
+  EXPECT_EQ(Update(caller_, id, fewer).code(), Code::kFailedPrecondition) << "fixed once it runs";
+}
+
 TEST_F(UpdateTest, TheBytesAUserHoldsFollowTheRequest) {
   NodeOptions o = Options();
   o.max_user_request_bytes = 1000;
