@@ -5,7 +5,6 @@
 #include <set>
 
 #include "api/protocol.h"
-#include "common/root_reserve.h"
 #include "common/version.h"
 #include "daemon/job_view.h"
 #include "daemon/lifecycle.h"
@@ -68,36 +67,8 @@ Result<json> Service::Dispatch(Call& call, const json& request) {
 }
 
 void Service::Defer(Call& call, JobId id) {
-  waiters_[id].push_back({call.conn, call.caller, 0});
-  Hold(call.caller, 1);
+  waits_.WaitFor(call.conn, call.caller, id);
   call.deferred = true;
-}
-
-void Service::Hold(const api::Caller& caller, size_t count) {
-  held_wait_ids_ += count;
-  held_wait_ids_by_uid_[caller.uid] += count;
-}
-
-void Service::ReleaseHeld(const api::Caller& caller, size_t count) {
-  held_wait_ids_ -= std::min(held_wait_ids_, count);
-  auto it = held_wait_ids_by_uid_.find(caller.uid);
-  if (it == held_wait_ids_by_uid_.end()) return;
-  it->second -= std::min(it->second, count);
-  if (it->second == 0) held_wait_ids_by_uid_.erase(it);
-}
-
-Status Service::MayHoldWait(const api::Caller& caller, size_t count) const {
-  if (held_wait_ids_ + count > kWaitMaxHeldIds)
-    return Unavailable("pinpointd already holds waits for " + std::to_string(held_wait_ids_) +
-                       " jobs, its most is " + std::to_string(kWaitMaxHeldIds) + "; try again later");
-  if (caller.IsRoot()) return Status::Ok();
-  auto it = held_wait_ids_by_uid_.find(caller.uid);
-  size_t mine = it == held_wait_ids_by_uid_.end() ? 0 : it->second;
-  if (mine + count > kWaitMaxHeldIdsPerUid)
-    return Unavailable("uid " + std::to_string(caller.uid) + " already waits for " + std::to_string(mine) +
-                       " jobs; one user may wait for at most " + std::to_string(kWaitMaxHeldIdsPerUid) +
-                       " at once");
-  return Status::Ok();
 }
 
 Result<VersionReply> Service::Version(Call&, VersionRequest) {
@@ -138,7 +109,7 @@ Result<WaitReply> Service::Wait(Call& call, WaitRequest request) {
   auto job = node_->Get(request.id);
   if (!job.ok()) return job.status();
   if (IsFinal(job->state)) return WaitReply{ViewFor(call.caller, *job), {}};
-  PP_RETURN_IF_ERROR(MayHoldWait(call.caller, 1));
+  PP_RETURN_IF_ERROR(waits_.MayHold(call.caller, 1));
   Defer(call, request.id);
   return WaitReply{};
 }
@@ -179,11 +150,8 @@ Result<WaitReply> Service::WaitForAll(Call& call, const std::vector<JobId>& ids)
     reply.jobs = std::move(views).value();
     return reply;
   }
-  PP_RETURN_IF_ERROR(MayHoldWait(call.caller, ids.size()));
-  uint64_t group = next_group_++;
-  groups_[group] = WaitGroup{call.conn, call.caller, ids, running.size()};
-  for (JobId id : running) waiters_[id].push_back({call.conn, call.caller, group});
-  Hold(call.caller, ids.size());
+  PP_RETURN_IF_ERROR(waits_.MayHold(call.caller, ids.size()));
+  waits_.WaitForAll(call.conn, call.caller, ids, running);
   call.deferred = true;
   return WaitReply{};
 }
@@ -238,84 +206,37 @@ Result<LogsReply> Service::Logs(Call& call, LogsRequest request) {
   // Logs are bytes; the server replaces invalid UTF-8 when it writes the reply.
   auto reply = node_->Logs(call.caller, request);
   if (!reply.ok() || !request.follow || !reply->data.empty() || reply->ended) return reply;
-  PP_RETURN_IF_ERROR(MayFollow(call.caller));
+  PP_RETURN_IF_ERROR(followers_.MayFollow(call.caller));
   request.from_offset = reply->end_offset;  // where a truncated file starts again
-  followers_.push_back({call.conn, call.caller, std::move(request)});
+  followers_.Follow(call.conn, call.caller, std::move(request));
   call.deferred = true;
   return LogsReply{};
 }
 
-Status Service::MayFollow(const api::Caller& caller) const {
-  size_t most = CapFor(kLogsMaxFollowers, caller.IsRoot());
-  if (followers_.size() >= most)
-    return Unavailable("pinpointd already holds " + std::to_string(followers_.size()) + " log followers, " +
-                       (caller.IsRoot() ? "its most" : "the most for users other than root") + "; try again later");
-  if (caller.IsRoot()) return Status::Ok();
-  size_t mine = std::count_if(followers_.begin(), followers_.end(),
-                              [&](const Follower& f) { return f.caller.uid == caller.uid; });
-  if (mine >= kLogsMaxFollowersPerUid)
-    return Unavailable("uid " + std::to_string(caller.uid) + " already follows " +
-                       std::to_string(kLogsMaxFollowersPerUid) + " logs, the most one user may");
-  return Status::Ok();
-}
-
 void Service::PollFollowers() {
-  for (auto it = followers_.begin(); it != followers_.end();) {
-    auto reply = node_->Logs(it->caller, it->request);
-    if (reply.ok() && reply->data.empty() && !reply->ended) {
-      it->request.from_offset = reply->end_offset;
-      ++it;
-      continue;
-    }
-    if (reply_) reply_(it->conn, reply.ok() ? api::OkReply(ToJson(*reply)) : api::ErrorReply(reply.status()));
-    it = followers_.erase(it);
-  }
+  followers_.Poll([this](const api::Caller& caller, const LogsRequest& request) { return node_->Logs(caller, request); },
+                  reply_);
 }
 
 void Service::Closed(api::ConnId conn) {
   for (LeaseWaiter& w : starting_leases_) w.client_gone = w.client_gone || w.conn == conn;
-  for (ArrayWork& work : array_work_) work.client_gone = work.client_gone || work.conn == conn;
-  for (auto it = waiters_.begin(); it != waiters_.end();) {
-    std::erase_if(it->second, [&](const Waiter& w) {
-      if (w.conn != conn) return false;
-      if (w.group == 0) ReleaseHeld(w.caller, 1);
-      return true;
-    });
-    it = it->second.empty() ? waiters_.erase(it) : std::next(it);
-  }
-  for (auto it = groups_.begin(); it != groups_.end();) {
-    if (it->second.conn != conn) {
-      ++it;
-      continue;
-    }
-    ReleaseHeld(it->second.caller, it->second.ids.size());
-    it = groups_.erase(it);
-  }
-  std::erase_if(followers_, [&](const Follower& f) { return f.conn == conn; });
+  array_work_.Closed(conn);
+  waits_.Closed(conn);
+  followers_.Closed(conn);
 }
 
 void Service::JobsEnded(const std::vector<JobId>& ids) {
   for (JobId id : ids) {
-    auto it = waiters_.find(id);
-    if (it == waiters_.end()) continue;
-    std::vector<Waiter> waiters = std::move(it->second);
-    waiters_.erase(it);
     std::optional<Result<JobRecord>> job;  // read once, for the waits of this job alone
-    for (const Waiter& w : waiters) {
-      if (w.group == 0) {
-        ReleaseHeld(w.caller, 1);
-        if (!job) job = node_->Get(id);
-        if (reply_)
-          reply_(w.conn, job->ok() ? api::OkReply(ToJson(WaitReply{ViewFor(w.caller, **job), {}}))
-                                   : api::ErrorReply(job->status()));
+    for (const WaitBook::Answer& answer : waits_.JobEnded(id)) {
+      if (!reply_) continue;
+      if (!answer.ids.empty()) {
+        reply_(answer.conn, WaitAllReply(answer.ids));
         continue;
       }
-      auto group = groups_.find(w.group);
-      if (group == groups_.end() || --group->second.left > 0) continue;
-      WaitGroup done = std::move(group->second);
-      groups_.erase(group);
-      ReleaseHeld(done.caller, done.ids.size());
-      if (reply_) reply_(done.conn, WaitAllReply(done.ids));
+      if (!job) job = node_->Get(id);
+      reply_(answer.conn, job->ok() ? api::OkReply(ToJson(WaitReply{ViewFor(answer.caller, **job), {}}))
+                                    : api::ErrorReply(job->status()));
     }
   }
 }
