@@ -11,7 +11,7 @@
 #     and each job runs under the slice its node's pinpointd made (device, memory limit);
 #   - scancel goes through pinpoint's safe cancel on the job's node; the Epilog cancels what a
 #     Slurm job left behind; the watcher accounts each job;
-#   - an array of 200 small jobs spreads over the nodes that take shards and all complete, each
+#   - an array of 300 small jobs spreads over the nodes that take shards and all complete, each
 #     once, in Slurm and in the pinpointds;
 #   - a node whose pinpointd stops answering is drained by the health check, new jobs go to the
 #     others, and it comes back, and runs jobs again, once its pinpointd does;
@@ -228,8 +228,8 @@ check "gpu:1 job sees pp3's exclusive GPU, no MPS limit" expect_env "$c" none
 check "a job without a GPU is refused with one line" \
   bash -c "out=\$(SLURM_JOB_ID=1 SLURM_JOB_GPUS= pinpoint slurm run -- true 2>&1); [[ \$out == 'pinpoint slurm: run: job 1 has no GPU'* ]]"
 
-# --- an array of 200 small jobs
-tasks=200
+# --- an array of 300 small jobs
+tasks=300
 arr=$(sbatch --parsable --array="1-$tasks" --gres=shard:1 -o "$S/arr/%a.out" \
   --wrap 'echo "node=$SLURMD_NODENAME"; pinpoint slurm run -- sh -c "echo task=\$SLURM_ARRAY_TASK_ID"') ||
   { bad "sbatch --array"; exit 1; }
