@@ -34,12 +34,13 @@ void ArrayWorkQueue::Closed(api::ConnId conn) {
   for (ArrayWork& work : queue_) work.client_gone = work.client_gone || work.conn == conn;
 }
 
-std::vector<Status> ArrayWorkQueue::ApplyToTasks(const ArrayWork& work, const std::vector<JobId>& ids, uint64_t budget) {
-  switch (work.change) {
-    case ArrayTasks::Change::kCancel: return node_->Cancel(work.caller, ids, budget);
-    case ArrayTasks::Change::kHold: return node_->HoldJobs(work.caller, ids, budget);
-    case ArrayTasks::Change::kUpdate: return node_->UpdateJobs(work.caller, ids, work.edit, budget);
-    case ArrayTasks::Change::kRelease: return node_->ReleaseJobs(work.caller, ids, budget);
+std::vector<Status> ApplyChange(Node& node, const api::Caller& caller, ArrayTasks::Change change, const JobEdit& edit,
+                                const std::vector<JobId>& ids, uint64_t budget) {
+  switch (change) {
+    case ArrayTasks::Change::kCancel: return node.Cancel(caller, ids, budget);
+    case ArrayTasks::Change::kHold: return node.HoldJobs(caller, ids, budget);
+    case ArrayTasks::Change::kUpdate: return node.UpdateJobs(caller, ids, edit, budget);
+    case ArrayTasks::Change::kRelease: return node.ReleaseJobs(caller, ids, budget);
     case ArrayTasks::Change::kPending: break;  // a filter, never a request's change
   }
   return std::vector<Status>(ids.size(), Internal("no change to apply"));

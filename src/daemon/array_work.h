@@ -38,6 +38,11 @@ struct ArrayWork {
   Status first_refusal = {};          // the first kFailedPrecondition of them: the answer if none changed
 };
 
+// `change` (kCancel, kHold, kRelease, or kUpdate with `edit`) applied to jobs `ids` by `caller`,
+// within `budget` bytes of rewrites: one status per id, as the Node's calls answer.
+std::vector<Status> ApplyChange(Node& node, const api::Caller& caller, ArrayTasks::Change change, const JobEdit& edit,
+                                const std::vector<JobId>& ids, uint64_t budget);
+
 class ArrayWorkQueue {
  public:
   explicit ArrayWorkQueue(Node* node) : node_(node) {}
@@ -53,12 +58,15 @@ class ArrayWorkQueue {
   // The work of a connection that closed goes on, unanswered.
   void Closed(api::ConnId conn);
   bool empty() const { return queue_.empty(); }
+  size_t size() const { return queue_.size(); }
 
  private:
   // The tasks of array `id` the work still has to change (ArrayTasks::For, less those refused);
   // nullopt when `id` names no array.
   std::optional<std::vector<JobId>> TasksLeft(const ArrayWork& work, JobId id) const;
-  std::vector<Status> ApplyToTasks(const ArrayWork& work, const std::vector<JobId>& ids, uint64_t budget);
+  std::vector<Status> ApplyToTasks(const ArrayWork& work, const std::vector<JobId>& ids, uint64_t budget) {
+    return ApplyChange(*node_, work.caller, work.change, work.edit, ids, budget);
+  }
   // The answer for an array the request reached no task of.
   Status NoneLeft(const ArrayWork& work, JobId id);
 

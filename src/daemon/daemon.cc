@@ -350,7 +350,9 @@ int RunDaemon(const Config& config, std::unique_ptr<gpu::GpuBackend> backend,
   if (metrics_server) service.set_metrics_port(metrics_server->port());
   auto server = api::Server::Listen(config.socket_path, &service, ServerOptionsFor(config, &clock));
   if (!server.ok()) return Fail(server.status());
-  service.set_server(server->get());
+  service.set_reply_sink([server = server->get()](api::ConnId conn, const nlohmann::json& reply) {
+    server->Reply(conn, reply);
+  });
   log::Info("listening on {}; state in {}", config.socket_path, config.state_dir);
   if (ready_fd >= 0) {
     if (::write(ready_fd, "ready\n", 6) != 6) log::Warn("could not signal readiness");
@@ -383,7 +385,7 @@ int RunDaemon(const Config& config, std::unique_ptr<gpu::GpuBackend> backend,
     wake.push_back(sig_fd);
     wake.push_back(watcher.wake_fd());
     // Requests on job arrays go on a budget at a time, one per pass: no sleep in between.
-    auto ready = (*server)->RunOnce(service.has_array_work() ? 0 : static_cast<int>(config.poll_interval_ms), wake);
+    auto ready = (*server)->RunOnce(service.waiting().array_requests > 0 ? 0 : static_cast<int>(config.poll_interval_ms), wake);
     for (int fd : ready) {
       if (fd != sig_fd) continue;  // the watcher's wake needs no reading: Step takes its news
       signalfd_siginfo info{};

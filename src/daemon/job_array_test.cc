@@ -206,7 +206,7 @@ TEST_F(JobArrayTest, ALargeArraysCancelGoesOneBudgetAPassAndAnswersOnce) {
   EXPECT_LT(held_first, 40) << "the first call did one budget's worth, not the whole array";
   EXPECT_EQ(Handle(json{{"op", "show"}, {"id", victim}}, caller_).value("ok", false), true) << "others are served";
   int passes = 0;
-  while (service_->has_array_work() && passes < 100) {
+  while (service_->waiting().array_requests > 0 && passes < 100) {
     service_->ContinueArrayWork();
     ++passes;
   }
@@ -226,7 +226,7 @@ TEST_F(JobArrayTest, APassChangesAtMostARequestsWorthOfSmallTasks) {
   int held = 0;
   for (JobId id = array; id < array + 100; ++id) held += Get(id).hold != Hold::kNone;
   EXPECT_EQ(held, static_cast<int>(kCancelMaxIds));
-  while (service_->has_array_work()) service_->ContinueArrayWork();
+  while (service_->waiting().array_requests > 0) service_->ContinueArrayWork();
   ASSERT_EQ(replies_.size(), 1u);
   EXPECT_EQ(replies_[0].second["results"][0]["array_tasks"], 100);
 }
@@ -450,7 +450,7 @@ TEST_F(JobArrayDiskTest, ThreeHundredTasksAreOneCommitToSubmitAndOneARequestsWor
   int submit = syncs_;
   syncs_ = 0;
   EXPECT_FALSE(service_->Handle(caller_, {{"op", "cancel"}, {"arrays", {array}}}, /*conn=*/5).has_value());
-  while (service_->has_array_work()) service_->ContinueArrayWork();
+  while (service_->waiting().array_requests > 0) service_->ContinueArrayWork();
   int cancel = syncs_;
   ASSERT_EQ(replies_.size(), 1u);
   EXPECT_EQ(replies_[0].second["results"][0]["array_tasks"], 300) << replies_[0].second.dump();

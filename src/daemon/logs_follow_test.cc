@@ -93,7 +93,7 @@ TEST_F(LogsFollowTest, AFollowerIsAnsweredWhenTheJobWritesAndWhenItEnds) {
   EXPECT_EQ(replies_[0].second["data"], "second");
   EXPECT_EQ(replies_[0].second["end_offset"], 12);
   EXPECT_EQ(replies_[0].second["ended"], false);
-  EXPECT_EQ(service_->follower_count(), 0u);
+  EXPECT_EQ(service_->waiting().followers, 0u);
 
   EXPECT_TRUE(Send(Follow(12)).is_null());
   Append("\xAC\n");
@@ -136,16 +136,16 @@ TEST_F(LogsFollowTest, FollowersAreBoundedPerUserAndInAll) {
   // The node's last followers are root's (common/root_reserve.h): once users could have filled
   // them, a user is refused and root is not.
   api::Caller root;  // root has no per-user cap
-  while (service_->follower_count() < CapFor(kLogsMaxFollowers, false))
+  while (service_->waiting().followers < CapFor(kLogsMaxFollowers, false))
     ASSERT_TRUE(Send(Follow(0), conn++, root).is_null());
   refused = Send(Follow(0), conn++);
   EXPECT_NE(refused["error"]["message"].get<std::string>().find("the most for users other than root"),
             std::string::npos) << refused.dump();
-  while (service_->follower_count() < kLogsMaxFollowers) ASSERT_TRUE(Send(Follow(0), conn++, root).is_null());
+  while (service_->waiting().followers < kLogsMaxFollowers) ASSERT_TRUE(Send(Follow(0), conn++, root).is_null());
   refused = Send(Follow(0), conn++, root);
   EXPECT_EQ(refused["error"]["code"], "unavailable");
   service_->Closed(1);  // a closed connection's follower is forgotten
-  EXPECT_EQ(service_->follower_count(), kLogsMaxFollowers - 1);
+  EXPECT_EQ(service_->waiting().followers, kLogsMaxFollowers - 1);
 }
 
 TEST_F(LogsFollowTest, AnotherUsersLogsAreRefused) {
@@ -153,7 +153,7 @@ TEST_F(LogsFollowTest, AnotherUsersLogsAreRefused) {
   other.uid = 5151;
   json reply = Send(Follow(0), 1, other);
   EXPECT_EQ(reply["error"]["code"], "permission_denied");
-  EXPECT_EQ(service_->follower_count(), 0u);
+  EXPECT_EQ(service_->waiting().followers, 0u);
 }
 
 TEST_F(LogsFollowTest, FollowNeedsAnOffsetAndTailGoesAlone) {

@@ -32,10 +32,12 @@ const std::vector<Service::Op>& Service::Ops() {
   static const std::vector<Op> ops = {
       Bind<VersionRequest>(&Service::Version), Bind<SubmitRequest>(&Service::Submit),
       Bind<WaitRequest>(&Service::Wait),       Bind<QueueRequest>(&Service::Queue),
-      Bind<ShowRequest>(&Service::Show),       Bind<CancelRequest>(&Service::Cancel),
+      Bind<ShowRequest>(&Service::Show),       Bind<CancelRequest>(&Service::ChangeJobs<CancelRequest>),
       Bind<GpusRequest>(&Service::Gpus),       Bind<LogsRequest>(&Service::Logs),
-      Bind<HoldRequest>(&Service::Hold),       Bind<ReleaseRequest>(&Service::Release),
-      Bind<UpdateArrayRequest>(&Service::UpdateArray), Bind<UpdateRequest>(&Service::Update),
+      Bind<HoldRequest>(&Service::ChangeJobs<HoldRequest>),
+      Bind<ReleaseRequest>(&Service::ChangeJobs<ReleaseRequest>),
+      Bind<UpdateArrayRequest>(&Service::ChangeJobs<UpdateArrayRequest>),
+      Bind<UpdateRequest>(&Service::ChangeJobs<UpdateRequest>),
       Bind<OpenLeaseRequest>(&Service::OpenLease), Bind<AttachLeaseRequest>(&Service::AttachLease),
       Bind<CloseLeaseRequest>(&Service::CloseLease),
   };

@@ -29,10 +29,6 @@ class Service : public api::Handler {
   // deferred replies are dropped.
   using ReplySink = std::function<void(api::ConnId, const nlohmann::json&)>;
   void set_reply_sink(ReplySink sink) { reply_ = std::move(sink); }
-  // The server to answer deferred requests through.
-  void set_server(api::Server* server) {
-    set_reply_sink([server](api::ConnId conn, const nlohmann::json& reply) { server->Reply(conn, reply); });
-  }
   // The Prometheus endpoint's port, reported by "version"; 0 when it is off.
   void set_metrics_port(int port) { metrics_port_ = port; }
 
@@ -44,21 +40,24 @@ class Service : public api::Handler {
 
   // Answers the waiters of jobs that ended: a wait for several jobs once the last has ended.
   void JobsEnded(const std::vector<JobId>& ids);
-  // Job ids held by unanswered waits, in all (for tests and the bounds).
-  size_t held_wait_ids() const { return waits_.held(); }
+  // The replies that wait, counted: the job ids held by waits, the log followers, the requests on
+  // job arrays in progress (while there are some, the main loop does not sleep between passes).
+  struct Waiting {
+    size_t wait_ids = 0;
+    size_t followers = 0;
+    size_t array_requests = 0;
+  };
+  Waiting waiting() const { return {waits_.held(), followers_.size(), array_work_.size()}; }
   // Answers the log followers whose stream has new bytes, whose job has ended, or whose read
   // fails (e.g. the file became a link). Called once per pass of the main loop. Cost: one
   // bounded read (an open and a stat when nothing is new) per follower held.
   void PollFollowers();
   // Goes on with the requests on job arrays in progress (one budget's worth) and answers the one
-  // that completes. Called by the main loop once per pass; while has_array_work(), the loop does
-  // not sleep between passes.
+  // that completes. Called by the main loop once per pass.
   void ContinueArrayWork();
-  bool has_array_work() const { return !array_work_.empty(); }
   // Answers the open_lease requests whose lease waited for its MPS control daemon (Node::OpenLease)
   // and has started or been given up. Called by the main loop once per pass.
   void PollStartingLeases();
-  size_t follower_count() const { return followers_.size(); }
 
  private:
   // The request being handled: who sent it, on which connection, and whether its reply waits.
@@ -91,19 +90,14 @@ class Service : public api::Handler {
   Result<WaitReply> Wait(Call& call, WaitRequest request);
   Result<QueueReply> Queue(Call& call, QueueRequest request);
   Result<ShowReply> Show(Call& call, ShowRequest request);
-  Result<CancelReply> Cancel(Call& call, CancelRequest request);
-  // service_arrays.cc: "cancel", "hold", "release", "update" or "update_array" of job arrays (the
-  // requests' `arrays`), one result per array after those of `ids`: the first budget's worth now,
-  // the rest from the main loop (ContinueArrayWork, array_work.h) with the reply deferred.
-  template <typename Reply>
-  Result<Reply> StartArrayWork(Call& call, ArrayTasks::Change change, std::vector<CancelResult> results,
-                               const std::vector<JobId>& arrays, Reply& reply, const JobEdit& edit = {});
+  // service_arrays.cc: "cancel", "hold", "release", "update" and "update_array": the change on
+  // the jobs of `ids` (one result each, at once), then on the tasks of each job array of `arrays`
+  // (one result per array after those): the first budget's worth now, the rest from the main loop
+  // (ContinueArrayWork, array_work.h) with the reply deferred.
+  template <typename Request>
+  Result<typename Request::Reply> ChangeJobs(Call& call, Request request);
   Result<GpusReply> Gpus(Call& call, GpusRequest request);
   Result<LogsReply> Logs(Call& call, LogsRequest request);
-  Result<HoldReply> Hold(Call& call, HoldRequest request);
-  Result<ReleaseReply> Release(Call& call, ReleaseRequest request);
-  Result<UpdateArrayReply> UpdateArray(Call& call, UpdateArrayRequest request);
-  Result<UpdateReply> Update(Call& call, UpdateRequest request);
 
   Result<OpenLeaseReply> OpenLease(Call& call, OpenLeaseRequest request);
   Result<AttachLeaseReply> AttachLease(Call& call, AttachLeaseRequest request);

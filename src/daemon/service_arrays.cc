@@ -19,47 +19,41 @@ std::vector<CancelResult> Results(const std::vector<JobId>& ids, const std::vect
   return results;
 }
 
+// What each request on many jobs does to its jobs: the change, and for an update what changes.
+struct ChangeAsked {
+  ArrayTasks::Change change;
+  JobEdit edit = {};
+};
+ChangeAsked ChangeOf(const CancelRequest&) { return {ArrayTasks::Change::kCancel}; }
+ChangeAsked ChangeOf(const HoldRequest&) { return {ArrayTasks::Change::kHold}; }
+ChangeAsked ChangeOf(const ReleaseRequest&) { return {ArrayTasks::Change::kRelease}; }
+ChangeAsked ChangeOf(const UpdateRequest& request) { return {ArrayTasks::Change::kUpdate, request.edit}; }
+ChangeAsked ChangeOf(const UpdateArrayRequest& request) {
+  ChangeAsked asked{ArrayTasks::Change::kUpdate};
+  asked.edit.array_limit = request.limit;
+  return asked;
+}
+// The jobs a request names by id (update_array names arrays only).
+template <typename Request>
+std::vector<JobId> IdsOf(const Request& request) {
+  return request.ids;
+}
+std::vector<JobId> IdsOf(const UpdateArrayRequest&) { return {}; }
+
 }  // namespace
 
-Result<CancelReply> Service::Cancel(Call& call, CancelRequest request) {
-  CancelReply reply{Results(request.ids, node_->Cancel(call.caller, request.ids, kRewriteBytesPerRequest))};
-  return StartArrayWork(call, ArrayTasks::Change::kCancel, std::move(reply.results), request.arrays, reply);
-}
-
-Result<HoldReply> Service::Hold(Call& call, HoldRequest request) {
-  HoldReply reply{Results(request.ids, node_->HoldJobs(call.caller, request.ids))};
-  return StartArrayWork(call, ArrayTasks::Change::kHold, std::move(reply.results), request.arrays, reply);
-}
-
-Result<ReleaseReply> Service::Release(Call& call, ReleaseRequest request) {
-  ReleaseReply reply{Results(request.ids, node_->ReleaseJobs(call.caller, request.ids))};
-  return StartArrayWork(call, ArrayTasks::Change::kRelease, std::move(reply.results), request.arrays, reply);
-}
-
-Result<UpdateReply> Service::Update(Call& call, UpdateRequest request) {
-  UpdateReply reply{Results(request.ids, node_->UpdateJobs(call.caller, request.ids, request.edit))};
-  return StartArrayWork(call, ArrayTasks::Change::kUpdate, std::move(reply.results), request.arrays, reply,
-                        request.edit);
-}
-
-Result<UpdateArrayReply> Service::UpdateArray(Call& call, UpdateArrayRequest request) {
-  UpdateArrayReply reply;
-  JobEdit edit;
-  edit.array_limit = request.limit;
-  return StartArrayWork(call, ArrayTasks::Change::kUpdate, {}, request.arrays, reply, edit);
-}
-
-template <typename Reply>
-Result<Reply> Service::StartArrayWork(Call& call, ArrayTasks::Change change, std::vector<CancelResult> results,
-                                      const std::vector<JobId>& arrays, Reply& reply, const JobEdit& edit) {
-  if (arrays.empty()) {
-    reply.results = std::move(results);
-    return reply;
-  }
+template <typename Request>
+Result<typename Request::Reply> Service::ChangeJobs(Call& call, Request request) {
+  ChangeAsked asked = ChangeOf(request);
+  std::vector<JobId> ids = IdsOf(request);
+  typename Request::Reply reply;
+  if (!ids.empty())
+    reply.results = Results(ids, ApplyChange(*node_, call.caller, asked.change, asked.edit, ids, kRewriteBytesPerRequest));
+  if (request.arrays.empty()) return reply;
   PP_RETURN_IF_ERROR(array_work_.MayStart(call.caller));
-  ArrayWork work{call.conn, call.caller, change, std::move(results), arrays};
-  work.edit = edit;
-  work.current.id = arrays.front();
+  ArrayWork work{call.conn, call.caller, asked.change, std::move(reply.results), request.arrays};
+  work.edit = asked.edit;
+  work.current.id = request.arrays.front();
   if (array_work_.Advance(work)) {  // one budget's worth now: a small array is answered at once
     reply.results = std::move(work.results);
     return reply;
@@ -68,6 +62,13 @@ Result<Reply> Service::StartArrayWork(Call& call, ArrayTasks::Change change, std
   array_work_.Queue(std::move(work));
   return reply;
 }
+
+// The ops' table (service.cc) takes these.
+template Result<CancelReply> Service::ChangeJobs(Call&, CancelRequest);
+template Result<HoldReply> Service::ChangeJobs(Call&, HoldRequest);
+template Result<ReleaseReply> Service::ChangeJobs(Call&, ReleaseRequest);
+template Result<UpdateReply> Service::ChangeJobs(Call&, UpdateRequest);
+template Result<UpdateArrayReply> Service::ChangeJobs(Call&, UpdateArrayRequest);
 
 void Service::ContinueArrayWork() {
   std::optional<ArrayWork> done = array_work_.Continue();

@@ -53,7 +53,7 @@ TEST_F(WaitIdsTest, OneReplyWhenTheLastEndsInTheOrderAsked) {
   End(a);
   End(c);
   EXPECT_TRUE(replies_.empty()) << "b still runs";
-  EXPECT_EQ(service_->held_wait_ids(), 4u);
+  EXPECT_EQ(service_->waiting().wait_ids, 4u);
   End(b);
   ASSERT_EQ(replies_.size(), 1u);
   EXPECT_EQ(replies_[0].first, 7);
@@ -67,7 +67,7 @@ TEST_F(WaitIdsTest, OneReplyWhenTheLastEndsInTheOrderAsked) {
   auto decoded = FromJson<WaitReply>(reply);
   ASSERT_TRUE(decoded.ok()) << decoded.status().ToString();
   EXPECT_EQ(decoded->jobs.size(), 4u);
-  EXPECT_EQ(service_->held_wait_ids(), 0u);
+  EXPECT_EQ(service_->waiting().wait_ids, 0u);
   End(a);  // nothing more to say to anyone
   EXPECT_EQ(replies_.size(), 1u);
 }
@@ -85,7 +85,7 @@ TEST_F(WaitIdsTest, EndedJobsAreAnsweredAtOnceAndUnknownOnesRefused) {
   json refused = Wait({running, 999});
   EXPECT_EQ(refused["ok"], false);
   EXPECT_EQ(refused["error"]["code"], "not_found");
-  EXPECT_EQ(service_->held_wait_ids(), 0u) << "nothing is held for a refused wait";
+  EXPECT_EQ(service_->waiting().wait_ids, 0u) << "nothing is held for a refused wait";
 }
 
 TEST_F(WaitIdsTest, AClosedConnectionsWaitIsForgotten) {
@@ -94,12 +94,12 @@ TEST_F(WaitIdsTest, AClosedConnectionsWaitIsForgotten) {
   EXPECT_TRUE(Wait({a, b}, 3).is_null());
   EXPECT_TRUE(Wait({a}, 4).is_null());
   service_->Closed(3);
-  EXPECT_EQ(service_->held_wait_ids(), 1u) << "connection 4 holds its one id";
+  EXPECT_EQ(service_->waiting().wait_ids, 1u) << "connection 4 holds its one id";
   End(a);
   End(b);
   ASSERT_EQ(replies_.size(), 1u) << "only connection 4's wait is answered";
   EXPECT_EQ(replies_[0].first, 4);
-  EXPECT_EQ(service_->held_wait_ids(), 0u);
+  EXPECT_EQ(service_->waiting().wait_ids, 0u);
 }
 
 // A user who names one running job kWaitMaxIds times per wait, over and over, holds memory in
@@ -124,7 +124,7 @@ TEST_F(WaitIdsTest, HeldIdsAreBoundedPerUserAndInAll) {
   api::Caller other;
   other.uid = 5000;
   size_t waits_of_this_uid = 0;
-  while (service_->held_wait_ids() + kWaitMaxIds <= kWaitMaxHeldIds) {
+  while (service_->waiting().wait_ids + kWaitMaxIds <= kWaitMaxHeldIds) {
     if (waits_of_this_uid == kWaitMaxHeldIdsPerUid / kWaitMaxIds) {
       ++other.uid;  // this one holds all it may: the next user
       waits_of_this_uid = 0;
@@ -138,7 +138,7 @@ TEST_F(WaitIdsTest, HeldIdsAreBoundedPerUserAndInAll) {
   EXPECT_NE(refused["error"]["message"].get<std::string>().find("its most"), std::string::npos);
 
   for (api::ConnId c = 1; c < conn; ++c) service_->Closed(c);
-  EXPECT_EQ(service_->held_wait_ids(), 0u);
+  EXPECT_EQ(service_->waiting().wait_ids, 0u);
   EXPECT_TRUE(Wait(many, conn++).is_null()) << "closed connections give their share back";
 }
 
