@@ -146,7 +146,8 @@ submit() {  # submit GRES COMMAND [SBATCH-OPTIONS...]: prints the Slurm job id
   local gres=$1 command=$2; shift 2
   sbatch --parsable --gres="$gres" -o "$S/out/%j.out" "$@" --wrap "pinpoint slurm run -- sh -c '$command'"
 }
-node_of() { squeue -h -j "$1" -o %N; }
+# The node of a Slurm job, while it runs and after it ended (MinJobAge keeps it 300 s).
+node_of() { scontrol -o show job "$1" | sed -n 's/.* NodeList=\([^ ]*\).*/\1/p'; }
 pinpoint_state() {  # pinpoint_state NODE SLURM_ID: the state of job slurm-SLURM_ID in NODE's pinpointd
   ppn "$1" --json queue --all --limit 10000 | jq -r --arg n "slurm-$2" '[.[] | select(.request.name == $n)][-1].state // "none"'
 }
@@ -192,7 +193,7 @@ check "Slurm's job $d is gone" poll 60 ended_in_slurm "$d"
 e=$(sbatch --parsable --gres=shard:1 -o "$S/out/%j.out" \
   --wrap 'pinpoint submit --name slurm-$SLURM_JOB_ID --device 0 --gpu-mem 1G -- sleep 600')
 check "Slurm job $e ended" poll 60 ended_in_slurm "$e"
-e_node=$(scontrol -o show job "$e" | sed -n 's/.* NodeList=\([^ ]*\).*/\1/p')
+e_node=$(node_of "$e")
 check "the Epilog on $e_node cancelled what Slurm job $e left in its pinpointd" \
   poll 60 state_is "$e_node" "$e" cancelled
 
@@ -204,7 +205,7 @@ check "$node_a's watcher accounts job $a" poll 60 sampled "$node_a" "$id_a"
 touch "$S/go"
 check "every Slurm job ended" poll 90 bash -c '[[ -z $(squeue -h -o %i) ]]'
 for id in "$a" "$b" "$f" "$c"; do
-  node=$(scontrol -o show job "$id" | sed -n 's/.* NodeList=\([^ ]*\).*/\1/p')
+  node=$(node_of "$id")
   check "job $id completed in $node's pinpointd" test "$(pinpoint_state "$node" "$id")" = completed
 done
 
