@@ -115,6 +115,7 @@ std::string SchedLines(const JobRequest& req) {
 }  // namespace
 
 std::string ArrayTaskName(const ArrayTask& array) {
+  if (!array.pending.empty()) return std::to_string(array.array_id) + "_[" + array.pending + "]";  // a rest
   return std::to_string(array.array_id) + "_" + std::to_string(array.index);
 }
 
@@ -161,9 +162,16 @@ std::string FormatQueue(const QueueReply& reply, int64_t now_ms) {
                     FormatDurationMs(job.start_ms == 0 && !pending ? 0 : elapsed),
                     why.empty() ? "-" : why});
     std::string array = job.array.array_id != 0 ? ArrayTaskName(job.array) : "-";
-    if (run > 1) {
+    if (run > 1 || !job.array.pending.empty()) {
+      // An array's rest (the row of its tasks not started yet) stands for every index it lists.
       ArraySpec tasks{{}, job.array.limit};
-      for (size_t i = at; i < at + run; ++i) tasks.indices.push_back(reply.jobs[i].array.index);
+      for (size_t i = at; i < at + run; ++i) {
+        const ArrayTask& task = reply.jobs[i].array;
+        auto rest = task.pending.empty() ? Result<ArraySpec>(ArraySpec{{task.index}, 0}) : ParseArraySpec(task.pending);
+        if (rest.ok()) tasks.indices.insert(tasks.indices.end(), rest->indices.begin(), rest->indices.end());
+      }
+      std::sort(tasks.indices.begin(), tasks.indices.end());
+      tasks.indices.erase(std::unique(tasks.indices.begin(), tasks.indices.end()), tasks.indices.end());
       array = std::to_string(job.array.array_id) + "_[" + FormatArraySpec(tasks) + "]";
       at += run - 1;
     }

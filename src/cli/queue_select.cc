@@ -122,7 +122,18 @@ Result<std::vector<JobId>> SelectedIds(Client& client, QueueRequest request) {
   while (true) {
     auto reply = client.Queue(request);
     if (!reply.ok()) return reply.status();
-    for (const JobView& job : reply->jobs) ids.push_back(job.id);
+    for (const JobView& job : reply->jobs) {
+      if (job.array.pending.empty()) {
+        ids.push_back(job.id);
+        continue;
+      }
+      // An array's rest is one row for the tasks it stands for: each of them is selected.
+      auto pending = ParseArraySpec(job.array.pending);
+      if (!pending.ok()) return pending.status();
+      auto tasks = ArrayTaskIds(client, job.array.array_id, pending->indices);
+      if (!tasks.ok()) return tasks.status();
+      ids.insert(ids.end(), tasks->begin(), tasks->end());
+    }
     if (reply->more <= 0 || reply->jobs.empty()) break;
     int64_t next = int64_t{request.offset} + static_cast<int64_t>(reply->jobs.size());
     if (next > kQueueMaxOffset) break;

@@ -333,8 +333,11 @@ json ToJson(const JobUsage& u) {
 }
 
 json ToJson(const ArrayTask& a) {
-  return json{{"id", a.array_id},   {"index", a.index},         {"count", a.count},
-              {"min_index", a.min_index}, {"max_index", a.max_index}, {"limit", a.limit}};
+  json j{{"id", a.array_id},   {"index", a.index},         {"count", a.count},
+         {"min_index", a.min_index}, {"max_index", a.max_index}, {"limit", a.limit}};
+  // An array's rest: the tasks it stands for (its `indices` stay inside the daemon).
+  if (!a.pending.empty()) j["pending"] = a.pending;
+  return j;
 }
 
 Result<ArrayTask> ArrayTaskFromJson(const json& j) {
@@ -346,6 +349,7 @@ Result<ArrayTask> ArrayTaskFromJson(const json& j) {
   in.Integer("min_index", &a.min_index);
   in.Integer("max_index", &a.max_index);
   in.Integer("limit", &a.limit);
+  if (in.Has("pending")) in.String("pending", &a.pending);
   if (!in.error().ok()) return in.error();
   return a;
 }

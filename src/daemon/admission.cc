@@ -97,7 +97,7 @@ Result<JobRecord> Admission::Admit(const api::Caller& caller, JobRequest request
   r.request = std::move(request);
   PP_RETURN_IF_ERROR(sched::CheckFits(DemandOf(r), o.inventory));
   PP_RETURN_IF_ERROR(sched::CheckUserLimit(DemandOf(r), UserLimitOf(r.user), o.inventory));
-  PP_RETURN_IF_ERROR(CheckJobRoom(jobs.map(), r, count, o.max_jobs, caller.IsRoot() ? 0 : o.max_jobs_per_user,
+  PP_RETURN_IF_ERROR(CheckJobRoom(jobs.map(), jobs.tasks(), r, count, o.max_jobs, caller.IsRoot() ? 0 : o.max_jobs_per_user,
                                   caller.IsRoot()));
   PP_RETURN_IF_ERROR(CheckRequestBytes(r, count, jobs.HeldBytesOf(r.uid), o.max_request_bytes,
                                        caller.IsRoot() ? 0 : o.max_user_request_bytes));

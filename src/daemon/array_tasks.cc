@@ -3,9 +3,35 @@
 #include <algorithm>
 
 #include "common/log.h"
+#include "daemon/array_rest.h"
 #include "daemon/job_edit.h"
 
 namespace pinpoint::daemon {
+
+Result<JobRecord> ArrayTasks::Job(JobId id) const {
+  auto task = [id](const JobRecord& rest) -> std::optional<JobRecord> {
+    auto tasks = RestTasks::Of(rest);
+    if (!tasks || !tasks->PendingIndexOf(id)) return std::nullopt;
+    return tasks->Task(rest, id);
+  };
+  auto active = jobs_->find(id);
+  if (active != jobs_->end() && !IsArrayRest(active->second)) return active->second;
+  const JobRecord* rest = active != jobs_->end() ? &active->second : jobs_->RestHolding(id);
+  if (rest != nullptr) {
+    if (auto found = task(*rest)) return *found;
+  }
+  auto stored = store_->Get(id);
+  if (stored.ok() && IsArrayRest(*stored)) {
+    if (auto found = task(*stored)) return *found;
+  }
+  if (stored.ok() || stored.status().code() != Code::kNotFound) return stored;
+  auto stored_rest = store_->FindArrayRest(id);
+  if (!stored_rest.ok()) return stored_rest.status();
+  if (*stored_rest) {
+    if (auto found = task(**stored_rest)) return *found;
+  }
+  return NotFound("no job " + std::to_string(id));
+}
 
 std::optional<std::vector<JobId>> ArrayTasks::Unfinished(JobId id) const {
   std::vector<JobId> ids;

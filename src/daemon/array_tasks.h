@@ -22,11 +22,17 @@ class ArrayTasks {
   // Not owned; both must outlive the view.
   ArrayTasks(const JobTable* jobs, store::JobStore* store) : jobs_(jobs), store_(store) {}
 
+  // Job `id` wherever it is: in the table, a task a rest in the table stands for (as
+  // RestTasks::Task makes it), in the store, or a task a stored rest stands for. Errors:
+  // kNotFound ("no job N"), the store's. Cost: O(log jobs + a rest's tasks), store lookups.
+  Result<JobRecord> Job(JobId id) const;
+
   // The ids of the tasks of job array `id` (its first task's id) that have not ended, ascending
   // (empty when all have); nullopt when `id` names no array (no such job, or a job that is not an
   // array's first task). Cost: O(log active jobs + tasks), and a store read when none is active.
   std::optional<std::vector<JobId>> Unfinished(JobId id) const;
 
+  // An array's rest (array_rest.h) is one id among them, for all of its tasks.
   // The tasks of array `id` a request of `change` still has to change, ascending: kCancel those
   // not ended and not being cancelled; kHold the pending ones not yet held as `root` (or not) would
   // hold them; kRelease the held ones; kPending every pending one; kUpdate those `edit` still

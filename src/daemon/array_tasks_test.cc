@@ -1,6 +1,8 @@
 // ArrayTasks (array_tasks.h): what a request on an array's id still has to change, as a table.
 #include "daemon/array_tasks.h"
 
+#include "daemon/array_rest.h"
+
 #include <gtest/gtest.h>
 
 #include "common/test_dir.h"
@@ -84,15 +86,20 @@ TEST_F(ArrayTasksTest, EachChangeListsWhatItStillHasToChange) {
 }
 
 TEST_F(ArrayTasksTest, AnArrayWhoseTasksAllEndedIsKnownAndItsStateComesFromTheStore) {
+  // Stored as the daemon stores one: a rest, then each task taken out under its reserved id.
+  JobRecord rest = NewArrayRest(JobRecord{}, ParseArraySpec("1-2").value());
+  JobId id = store_->InsertArray(rest, 2, std::nullopt).value();
   JobRecord first;
+  first.id = id;
   first.state = JobState::kCompleted;
-  first.array = ArrayTask{.array_id = 0, .index = 1, .count = 2};
+  first.array = ArrayTask{.array_id = id, .index = 1, .count = 2, .min_index = 1, .max_index = 2};
+  ASSERT_TRUE(store_->Update(first).ok());
   JobRecord second = first;
+  second.id = id + 1;
   second.state = JobState::kFailed;
   second.array.index = 2;
-  std::vector<JobId> ids = store_->InsertArray({first, second}, std::nullopt).value();
-  first.id = ids[0];
-  first.array.array_id = ids[0];
+  ASSERT_TRUE(store_->InsertAt(second).ok());
+  std::vector<JobId> ids = {id, id + 1};
   EXPECT_EQ(view_->Unfinished(ids[0]), std::vector<JobId>{}) << "an array, none left";
   EXPECT_EQ(view_->State(first), JobState::kFailed) << "its first task that did not complete";
 }

@@ -35,12 +35,12 @@ void ArrayWorkQueue::Closed(api::ConnId conn) {
 }
 
 std::vector<Status> ApplyChange(Node& node, const api::Caller& caller, ArrayTasks::Change change, const JobEdit& edit,
-                                const std::vector<JobId>& ids, uint64_t budget) {
+                                const std::vector<JobId>& ids, uint64_t budget, bool rests_whole) {
   switch (change) {
-    case ArrayTasks::Change::kCancel: return node.Cancel(caller, ids, budget);
-    case ArrayTasks::Change::kHold: return node.HoldJobs(caller, ids, budget);
-    case ArrayTasks::Change::kUpdate: return node.UpdateJobs(caller, ids, edit, budget);
-    case ArrayTasks::Change::kRelease: return node.ReleaseJobs(caller, ids, budget);
+    case ArrayTasks::Change::kCancel: return node.Cancel(caller, ids, budget, rests_whole);
+    case ArrayTasks::Change::kHold: return node.HoldJobs(caller, ids, budget, rests_whole);
+    case ArrayTasks::Change::kUpdate: return node.UpdateJobs(caller, ids, edit, budget, rests_whole);
+    case ArrayTasks::Change::kRelease: return node.ReleaseJobs(caller, ids, budget, rests_whole);
     case ArrayTasks::Change::kPending: break;  // a filter, never a request's change
   }
   return std::vector<Status>(ids.size(), Internal("no change to apply"));
@@ -68,7 +68,7 @@ bool ArrayWorkQueue::Advance(ArrayWork& work) {
         if (TasksLeft(work, work.arrays[i])) break;
         run.push_back(work.arrays[i]);
       }
-      std::vector<Status> statuses = ApplyToTasks(work, run, kRewriteBytesPerRequest);
+      std::vector<Status> statuses = ApplyToTasks(work, run, kRewriteBytesPerRequest, false);
       applied = true;
       for (size_t i = 0; i < run.size() && !IsNotReached(statuses[i]); ++i) {
         work.results.push_back({run[i], statuses[i], 0});
@@ -83,11 +83,13 @@ bool ArrayWorkQueue::Advance(ArrayWork& work) {
       // cost per record, large ones per byte).
       bool more = tasks->size() > kCancelMaxIds;
       if (more) tasks->resize(kCancelMaxIds);
-      std::vector<Status> statuses = ApplyToTasks(work, *tasks, kRewriteBytesPerRequest);
+      std::vector<size_t> weights;  // the tasks each id stands for: a rest, all of its
+      for (JobId task : *tasks) weights.push_back(node_->TasksOf(task));
+      std::vector<Status> statuses = ApplyToTasks(work, *tasks, kRewriteBytesPerRequest, true);
       for (size_t i = 0; i < tasks->size(); ++i) {
         const Status& s = statuses[i];
         if (s.ok()) {
-          ++current.array_tasks;
+          current.array_tasks += static_cast<int>(weights[i]);
         } else if (IsNotReached(s)) {
           more = true;
         } else {
@@ -116,7 +118,7 @@ Status ArrayWorkQueue::NoneLeft(const ArrayWork& work, JobId id) {
   // cancel and update reach every unfinished task; hold and release the pending ones.
   bool cancel = work.change == ArrayTasks::Change::kCancel || work.change == ArrayTasks::Change::kUpdate;
   auto unfinished = node_->arrays().For(id, ArrayTasks::Change::kPending, work.caller.IsRoot());
-  Status first = ApplyToTasks(work, {id}, 0).front();  // the first task: who may see it
+  Status first = ApplyToTasks(work, {id}, 0, true).front();  // the first task: who may see it
   if (!first.ok() && first.code() != Code::kFailedPrecondition) return first;
   if (!work.first_refusal.ok()) return work.first_refusal;
   if (unfinished && !unfinished->empty() && !cancel) return Status::Ok();  // all already as asked

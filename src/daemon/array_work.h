@@ -39,9 +39,10 @@ struct ArrayWork {
 };
 
 // `change` (kCancel, kHold, kRelease, or kUpdate with `edit`) applied to jobs `ids` by `caller`,
-// within `budget` bytes of rewrites: one status per id, as the Node's calls answer.
+// within `budget` bytes of rewrites: one status per id, as the Node's calls answer. With
+// `rests_whole` an array's rest among `ids` is changed for all of its tasks (Node::HoldJobs).
 std::vector<Status> ApplyChange(Node& node, const api::Caller& caller, ArrayTasks::Change change, const JobEdit& edit,
-                                const std::vector<JobId>& ids, uint64_t budget);
+                                const std::vector<JobId>& ids, uint64_t budget, bool rests_whole = false);
 
 class ArrayWorkQueue {
  public:
@@ -64,8 +65,10 @@ class ArrayWorkQueue {
   // The tasks of array `id` the work still has to change (ArrayTasks::For, less those refused);
   // nullopt when `id` names no array.
   std::optional<std::vector<JobId>> TasksLeft(const ArrayWork& work, JobId id) const;
-  std::vector<Status> ApplyToTasks(const ArrayWork& work, const std::vector<JobId>& ids, uint64_t budget) {
-    return ApplyChange(*node_, work.caller, work.change, work.edit, ids, budget);
+  // `rests_whole`: the ids come from ArrayTasks::For, a rest among them for all of its tasks.
+  std::vector<Status> ApplyToTasks(const ArrayWork& work, const std::vector<JobId>& ids, uint64_t budget,
+                                   bool rests_whole) {
+    return ApplyChange(*node_, work.caller, work.change, work.edit, ids, budget, rests_whole);
   }
   // The answer for an array the request reached no task of.
   Status NoneLeft(const ArrayWork& work, JobId id);

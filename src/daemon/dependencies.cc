@@ -7,8 +7,7 @@ namespace pinpoint::daemon {
 Status Dependencies::Check(const api::Caller& caller, const JobRequest& request) const {
   for (const auto* list : {&request.after, &request.afterok}) {
     for (JobId id : *list) {
-      auto active = jobs_->find(id);
-      Result<JobRecord> job = active != jobs_->end() ? Result<JobRecord>(active->second) : store_->Get(id);
+      Result<JobRecord> job = arrays_->Job(id);
       if (!job.ok() && job.status().code() != Code::kNotFound) return job.status();
       // Another user's job reads as no job at all: a submit must not tell which ids exist.
       if (!job.ok() || !api::MayControlJob(caller, job->uid)) return NotFound("no job " + std::to_string(id));
@@ -52,17 +51,15 @@ std::map<JobId, JobState> Dependencies::StatesFor(const std::vector<sched::Deman
           states[id] = still_needed[id] = known->second;
           continue;
         }
-        auto active = jobs_->find(id);
-        Result<JobRecord> stored = NotFound("");
-        if (active == jobs_->end()) stored = store_->Get(id);
-        if (active == jobs_->end() && !stored.ok()) {
+        Result<JobRecord> stored = arrays_->Job(id);
+        if (!stored.ok()) {
           if (stored.status().code() == Code::kNotFound) continue;  // purged (sched::JudgeDependencies)
           // Unknown for now: the job waits rather than start or end on a guess.
           log::Warn("job {}: state of dependency {} unknown: {}", d.id, id, stored.status().message());
           states[id] = JobState::kPending;
           continue;
         }
-        JobState state = StateOf(active != jobs_->end() ? active->second : *stored);
+        JobState state = StateOf(*stored);
         states[id] = state;
         if (IsFinal(state)) still_needed[id] = state;
       }

@@ -20,20 +20,6 @@ Status CheckArraySize(const ArraySpec& spec, const JobRequest& request, int max_
   return Status::Ok();
 }
 
-std::vector<JobRecord> ArrayTaskRecords(const JobRecord& job, const ArraySpec& spec) {
-  std::vector<JobRecord> tasks(spec.indices.size(), job);
-  ArrayTask array;
-  array.count = static_cast<int>(spec.indices.size());
-  array.min_index = spec.indices.empty() ? 0 : spec.indices.front();
-  array.max_index = spec.indices.empty() ? 0 : spec.indices.back();
-  array.limit = spec.limit;
-  for (size_t i = 0; i < tasks.size(); ++i) {
-    tasks[i].array = array;
-    tasks[i].array.index = spec.indices[i];
-  }
-  return tasks;
-}
-
 bool IsFirstTaskOf(const JobRecord& first, const ArraySpec& spec) {
   const ArrayTask& a = first.array;
   return a.array_id == first.id && a.array_id != 0 && !spec.indices.empty() &&

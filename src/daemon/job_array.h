@@ -22,10 +22,6 @@ inline constexpr size_t kMaxArrayBytes = 64 << 20;
 // ("... at most 500 tasks in one array (max_array_tasks)", "... 80MiB ... at most 64MiB ...").
 Status CheckArraySize(const ArraySpec& spec, const JobRequest& request, int max_tasks);
 
-// The tasks of an array in index order: `job` (admitted, not stored) once per index of `spec`,
-// each with its ArrayTask filled in but for array_id (the store's, JobStore::InsertArray).
-std::vector<JobRecord> ArrayTaskRecords(const JobRecord& job, const ArraySpec& spec);
-
 // Whether `first`, a stored job, is the first task of an array of `spec` (the check of a retried
 // submit: the key's job must be this very array).
 bool IsFirstTaskOf(const JobRecord& first, const ArraySpec& spec);

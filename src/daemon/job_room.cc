@@ -4,21 +4,23 @@
 #include <string>
 
 #include "common/root_reserve.h"
+#include "daemon/array_rest.h"
 #include "pinpoint/units.h"
 
 namespace pinpoint::daemon {
 
-Status CheckJobRoom(const std::map<JobId, JobRecord>& active, const JobRecord& job, size_t jobs,
+Status CheckJobRoom(const std::map<JobId, JobRecord>& active, size_t active_tasks, const JobRecord& job, size_t jobs,
                     size_t node_cap, size_t user_max, bool root) {
   size_t node_max = CapFor(node_cap, root);
-  bool near_node = node_max > 0 && active.size() + jobs > node_max;
-  bool near_user = user_max > 0 && active.size() + jobs > user_max;
+  bool near_node = node_max > 0 && active_tasks + jobs > node_max;
+  bool near_user = user_max > 0 && active_tasks + jobs > user_max;
   if (!near_node && !near_user) return Status::Ok();
   size_t held = 0, users = 0;
   for (const auto& [id, other] : active) {
     if (IsFinal(other.state)) continue;
-    ++held;
-    if (other.uid == job.uid) ++users;
+    size_t tasks = TasksIn(other);
+    held += tasks;
+    if (other.uid == job.uid) users += tasks;
   }
   std::string more = std::to_string(jobs) + " more";
   if (near_node && held + jobs > node_max) {

@@ -13,11 +13,13 @@ namespace pinpoint::daemon {
 // Whether `jobs` more jobs of `job`'s user fit beside those of `active` not yet ended: at most
 // `node_cap` in all, of which users other than root fill CapFor(node_cap, false)
 // (common/root_reserve.h), and `user_max` of that user (0: no limit; the caller passes 0 for root).
-// `active` may hold jobs that have ended (not yet reported); they do not count. The O(active)
-// count is made only where a limit could be reached (active.size() + jobs above it).
+// `active` may hold jobs that have ended (not yet reported); they do not count. A job array's
+// rest counts each task it stands for (array_rest.h); `active_tasks` is their count over
+// `active`, ended ones included. The O(active) count is made only where a limit could be reached
+// (active_tasks + jobs above it).
 // Errors: kUnavailable, one line naming the setting ("alice has 20000 jobs not yet ended and a
 // user may have at most 20000 (max_jobs_per_user); 1 more must wait until some have ended").
-Status CheckJobRoom(const std::map<JobId, JobRecord>& active, const JobRecord& job, size_t jobs,
+Status CheckJobRoom(const std::map<JobId, JobRecord>& active, size_t active_tasks, const JobRecord& job, size_t jobs,
                     size_t node_cap, size_t user_max, bool root);
 
 // About the bytes of a job's stored record: its request's text (RequestBytes) and a kilobyte for

@@ -8,6 +8,10 @@ JobRecord& JobTable::Add(JobRecord job) {
   held_bytes_.Add(job);
   ++generation_;
   JobId id = job.id;
+  if (IsArrayRest(job)) {
+    rests_[job.array.array_id] = id;
+    extra_tasks_ += TasksIn(job) - 1;
+  }
   return jobs_[id] = std::move(job);
 }
 
@@ -15,8 +19,21 @@ void JobTable::Erase(JobId id) {
   auto it = jobs_.find(id);
   if (it == jobs_.end()) return;
   held_bytes_.Remove(it->second);
+  if (IsArrayRest(it->second)) {
+    auto rest = rests_.find(it->second.array.array_id);
+    if (rest != rests_.end() && rest->second == id) rests_.erase(rest);
+    extra_tasks_ -= std::min(extra_tasks_, TasksIn(it->second) - 1);
+  }
   jobs_.erase(it);
   ++generation_;
+}
+
+const JobRecord* JobTable::RestHolding(JobId id) const {
+  auto after = rests_.upper_bound(id);  // arrays with ids above `id` cannot hold it
+  if (after == rests_.begin()) return nullptr;
+  const JobRecord& rest = jobs_.at(std::prev(after)->second);
+  auto tasks = RestTasks::Of(rest);
+  return tasks && tasks->PendingIndexOf(id) ? &rest : nullptr;
 }
 
 Status JobTable::Persist(const JobRecord& job, const char* event, const std::string& detail) {

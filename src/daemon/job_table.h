@@ -5,7 +5,8 @@
 //
 // Lookups are a std::map's (ascending ids). Records are changed in place through find/at and then
 // persisted; Add and Erase are the only ways in and out, so the bytes each user's jobs hold
-// (HeldBytes) stay exact. A record's request changes in the table only with RequestChanged.
+// (HeldBytes) stay exact. A job array's rest (array_rest.h) is one record for its pending tasks;
+// which tasks it stands for changes only by Erase and Add (Node::TakeOutTasks). A record's request changes in the table only with RequestChanged.
 //
 // Not thread-safe: the daemon's main loop is its only caller.
 #pragma once
@@ -18,6 +19,7 @@
 #include <vector>
 
 #include "common/clock.h"
+#include "daemon/array_rest.h"
 #include "daemon/job_room.h"
 #include "pinpoint/job.h"
 #include "pinpoint/status.h"
@@ -60,6 +62,12 @@ class JobTable {
   // The request bytes (RequestBytes) of the jobs of `uid` in the table. O(log users).
   uint64_t HeldBytesOf(uint32_t uid) const { return held_bytes_.Of(uid); }
 
+  // The array's rest (array_rest.h) in the table that stands for task `id`; null when none does.
+  // Cost: O(log arrays + the rest's tasks).
+  const JobRecord* RestHolding(JobId id) const;
+  // The tasks the table's records stand for: a rest counts each of its pending tasks.
+  size_t tasks() const { return jobs_.size() + extra_tasks_; }
+
   // Changes whenever a record is written (Persist) or a job enters or leaves.
   int64_t generation() const { return generation_; }
   void Touch() { ++generation_; }
@@ -96,6 +104,8 @@ class JobTable {
   Clock* clock_;
   Map jobs_;
   HeldBytes held_bytes_;  // of jobs_'s requests, by uid
+  std::map<JobId, JobId> rests_;  // array id -> the id of its rest in jobs_
+  size_t extra_tasks_ = 0;        // tasks the rests stand for beyond one each
   int64_t generation_ = 0;
   // Jobs whose end could not be stored yet -> whether CollectEnded has reported them.
   std::map<JobId, bool> unpersisted_ends_;

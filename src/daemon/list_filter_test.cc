@@ -40,9 +40,14 @@ TEST_F(ListFilterTest, ActiveJobsAreSelectedByNameStateAndIdAndAnArraysIdIsItsTa
   ASSERT_TRUE(array.ok());
   JobId first = array->first.id;
   EXPECT_EQ(Ids(false, {{"a", "big"}, {}, {}}), (std::vector<JobId>{big, a}));
-  EXPECT_EQ(Ids(false, {{}, {JobState::kPending}, {}}), (std::vector<JobId>{a, first, first + 1, first + 2}));
-  EXPECT_EQ(Ids(false, {{}, {}, {first}}), (std::vector<JobId>{first, first + 1, first + 2})) << "the array's tasks";
+  // The array's pending tasks are one row, its rest (array_rest.h), under its first task's id.
+  EXPECT_EQ(Ids(false, {{}, {JobState::kPending}, {}}), (std::vector<JobId>{a, first}));
+  EXPECT_EQ(Ids(false, {{}, {}, {first}}), (std::vector<JobId>{first})) << "the array's tasks";
+  EXPECT_EQ(Ids(false, {{}, {}, {first + 1}}), (std::vector<JobId>{first})) << "a task's own id: the row it is in";
+  ASSERT_TRUE(node_->HoldJobs(caller_, {first + 1}).front().ok());  // taken out: a job of its own
+  EXPECT_EQ(Ids(false, {{}, {}, {first}}), (std::vector<JobId>{first, first + 1}));
   EXPECT_EQ(Ids(false, {{}, {}, {first + 1}}), (std::vector<JobId>{first + 1})) << "a task's own id: that task";
+  EXPECT_EQ(Ids(false, {{}, {}, {first + 2}}), (std::vector<JobId>{first}));
   EXPECT_EQ(Ids(false, {{"b"}, {JobState::kRunning}, {}}), std::vector<JobId>{}) << "every selection must match";
   EXPECT_EQ(Ids(false, {{}, {JobState::kRunning}, {big, a}}), (std::vector<JobId>{big}));
 }

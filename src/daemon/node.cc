@@ -1,6 +1,7 @@
 #include "daemon/node.h"
 
 #include "common/log.h"
+#include "daemon/array_rest.h"
 #include "daemon/lifecycle.h"
 #include "daemon/sched_view.h"
 #include "daemon/sharing_setup.h"
@@ -91,6 +92,15 @@ sched::Snapshot Node::SchedSnapshot(bool with_pending) {
       // So does a job already waiting on jobs that all run: none of them can end in this pass.
       if (dependencies_.WaitsOnRunningJobs(job)) continue;
       snap.pending.push_back(DemandOf(job));
+      // An array's rest stands for its first pending tasks in a pass, the first under its own id:
+      // a pass starts at most kArrayTasksPerPass of one array, the next pass the next ones.
+      if (auto tasks = IsArrayRest(job) ? RestTasks::Of(job) : std::nullopt) {
+        std::vector<JobId> ids = tasks->FirstIds(kArrayTasksPerPass);
+        for (size_t i = 1; i < ids.size(); ++i) {
+          snap.pending.push_back(snap.pending.back());
+          snap.pending.back().id = ids[i];
+        }
+      }
       continue;
     }
     if (job.state != JobState::kRunning) continue;  // ended in this pass, erased after it
@@ -121,6 +131,13 @@ void Node::Schedule() {
   sched::Plan plan = sched::Schedule(snap);
   reservation_ = plan.reservation;
   runner_.EndNeverStarting(plan.never_start);
+  // The tasks placed that a rest still stands for become jobs of their own first; one the store
+  // did not take stays in its rest, for a later pass.
+  std::vector<JobId> placed;
+  for (const auto& start : plan.starts) placed.push_back(start.id);
+  std::vector<Status> taken = TakeOutTasks(placed, nullptr, 0, /*rests_whole=*/false);
+  for (size_t i = plan.starts.size(); i-- > 0;)
+    if (!taken[i].ok()) plan.starts.erase(plan.starts.begin() + static_cast<std::ptrdiff_t>(i));
   for (const auto& wait : plan.waits) {
     auto it = jobs_.find(wait.id);
     if (it == jobs_.end()) continue;

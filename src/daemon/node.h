@@ -10,7 +10,8 @@
 //                                 the sharing backends report about them
 //   Occupant (occupant.h)         who runs a job's processes: its supervisor, or a lease's container
 //   node_query.cc, node_view.cc   answers
-//   ArrayTasks (array_tasks.h)    the job arrays among the jobs: unfinished tasks, their state
+//   ArrayTasks (array_tasks.h)    the job arrays among the jobs: any task, unfinished tasks, state
+//   array_rest.h, node_arrays.cc  a waiting array as one record; tasks taken out of it
 //   Dependencies (dependencies.h) --after/--afterok: a submit's check, a pass's states
 //   FaultRecovery (fault_recovery.h) MPS faults by device: recovery, resets, drains
 //   WatchFeedback (watch_feedback.h) the watcher's side: watched jobs, usage, settling slots
@@ -111,6 +112,8 @@ struct ListQuery {
   bool estimate_starts = false;
 };
 inline constexpr size_t kStartEstimateJobs = 256;
+// The most tasks of one array's rest (array_rest.h) a scheduling pass considers.
+inline constexpr size_t kArrayTasksPerPass = 64;
 inline constexpr int kStartEstimatePasses = 512;
 inline constexpr int64_t kStartEstimateReuseMs = 5000;
 
@@ -138,8 +141,9 @@ class Node {
                            bool hold = false);
 
   // A job array (node_submit.cc, docs/api.md "submit"): `request` admitted once as Submit admits
-  // it, then one pending task per index of `spec`, all stored in one transaction with
-  // consecutive ids in index order (JobStore::InsertArray); the first task's id is the array's.
+  // it, then stored as one record, the array's rest (array_rest.h), with a consecutive id
+  // reserved for each task in index order (JobStore::InsertArray); the first task's id is the
+  // array's. Each task becomes a record of its own when it starts (TakeOutTasks).
   // With an idempotency key the caller's uid already used for this array: that array as it is
   // now, and nothing is stored. `hold` holds every task. Returns the first task and the count.
   // Errors: Submit's; kInvalidArgument for more tasks than options.max_array_tasks, or an array
@@ -155,12 +159,17 @@ class Node {
                                      bool hold = false);
   // The job arrays among the node's jobs: unfinished tasks, what a request still has to change.
   const ArrayTasks& arrays() const { return arrays_; }
+  // How many tasks active job `id` stands for: an array's rest, each of its pending ones; else 1.
+  size_t TasksOf(JobId id) const {
+    auto it = jobs_.find(id);
+    return it == jobs_.end() ? 1 : TasksIn(it->second);
+  }
   // Changes jobs as `edit` says (update, update_array; node_hold.cc): the policy is job_edit.h's,
   // the changed job passes a submit's rules (Admission::CheckEdit), and keeps its id, submit time
   // and place. One Status per id as HoldJobs's, with ApplyEdit's and CheckEdit's refusals; ids
   // past `max_rewrite_bytes` NotReached(). Event "update" names who and what.
   std::vector<Status> UpdateJobs(const api::Caller& caller, const std::vector<JobId>& ids, JobEdit edit,
-                                 uint64_t max_rewrite_bytes = kRewriteBytesPerRequest);
+                                 uint64_t max_rewrite_bytes = kRewriteBytesPerRequest, bool rests_whole = false);
 
   // Hold and release pending jobs (daemon/hold.h has the policy). One Status per id, in order:
   // kNotFound, kPermissionDenied (another user's job; releasing root's hold as a user),
@@ -168,10 +177,14 @@ class Node {
   // Each request rewrites at most kRewriteBytesPerRequest of records (pinpoint/rewrite_budget.h):
   // ids past it are answered NotReached().
   // `max_rewrite_bytes` 0: no bound.
+  //
+  // Job arrays: an id these calls name is a task, one of its array's rest (array_rest.h) taken
+  // out as a job of its own first; with `rests_whole` (the requests on a whole array,
+  // array_work.h) the id of a rest stands for every task it holds.
   std::vector<Status> HoldJobs(const api::Caller& caller, const std::vector<JobId>& ids,
-                               uint64_t max_rewrite_bytes = kRewriteBytesPerRequest);
+                               uint64_t max_rewrite_bytes = kRewriteBytesPerRequest, bool rests_whole = false);
   std::vector<Status> ReleaseJobs(const api::Caller& caller, const std::vector<JobId>& ids,
-                                  uint64_t max_rewrite_bytes = kRewriteBytesPerRequest);
+                                  uint64_t max_rewrite_bytes = kRewriteBytesPerRequest, bool rests_whole = false);
 
   // Cancels each job: pending ones end at once; running ones get SIGTERM (after MPS
   // terminate_client for their processes) and SIGKILL after the grace period. One Status per id, in order: kNotFound,
@@ -181,7 +194,7 @@ class Node {
   // `max_rewrite_bytes` (0: none) bounds the bytes of records the call rewrites, at least one job:
   // ids past it are answered NotReached() (pinpoint/rewrite_budget.h).
   std::vector<Status> Cancel(const api::Caller& caller, const std::vector<JobId>& ids,
-                             uint64_t max_rewrite_bytes = 0);
+                             uint64_t max_rewrite_bytes = 0, bool rests_whole = false);
 
   // Leases (docs/api.md "open_lease"). OpenLease admits the request as Submit does, stores the
   // lease and places it at once. Errors: Submit's, and kUnavailable when it does not fit now
@@ -261,8 +274,15 @@ class Node {
   // the job as it was; it may change the request (the table's bytes follow).
   using JobChange = std::function<Result<bool>(JobRecord& job, const JobRecord& before)>;
   std::vector<Status> RewriteJobs(const api::Caller& caller, const std::vector<JobId>& ids, const char* event,
-                                  uint64_t max_rewrite_bytes, const JobChange& change,
+                                  uint64_t max_rewrite_bytes, bool rests_whole, const JobChange& change,
                                   const std::string& detail = "");
+  // Takes each task `ids` names out of its array's rest (array_rest.h) as a job of its own, all
+  // in one store transaction (node_arrays.cc): with `caller`, only from rests it may control;
+  // with `rests_whole`, a rest's own id is left as the rest. Ids that are no such task are left
+  // alone. One Status per id: ok, kIo (nothing was taken out), NotReached() past
+  // `max_rewrite_bytes` (0: none).
+  std::vector<Status> TakeOutTasks(const std::vector<JobId>& ids, const api::Caller* caller,
+                                   uint64_t max_rewrite_bytes, bool rests_whole);
   // One scheduling pass over the pending jobs: their waits, and the starts the runner makes.
   void Schedule();
   // The scheduler's view of the node now: inventory (drained devices marked, recent business),

@@ -12,7 +12,7 @@ namespace pinpoint::daemon {
 Result<JobRecord*> Node::ControlledJob(const api::Caller& caller, JobId id) {
   auto it = jobs_.find(id);
   if (it == jobs_.end()) {
-    auto stored = deps_.store->Get(id);
+    auto stored = arrays_.Job(id);
     if (!stored.ok()) return NotFound("no job " + std::to_string(id));
     if (!api::MayControlJob(caller, stored->uid))
       return PermissionDenied("job " + std::to_string(id) + " belongs to " + stored->user);
@@ -28,8 +28,9 @@ Result<JobRecord*> Node::ControlledJob(const api::Caller& caller, JobId id) {
 }
 
 std::vector<Status> Node::Cancel(const api::Caller& caller, const std::vector<JobId>& ids,
-                                 uint64_t max_rewrite_bytes) {
-  std::vector<Status> out(ids.size());
+                                 uint64_t max_rewrite_bytes, bool rests_whole) {
+  // Tasks named alone leave their array's rest first, in their own transaction.
+  std::vector<Status> out = TakeOutTasks(ids, &caller, max_rewrite_bytes, rests_whole);
   RewriteBudget budget(max_rewrite_bytes);
   std::string by = NameOrUid(*users_, caller.uid);
   // One batch for every cancel: the thousand tasks of a job array cost one fsync, not a thousand.
@@ -42,6 +43,8 @@ std::vector<Status> Node::Cancel(const api::Caller& caller, const std::vector<Jo
   };
   std::vector<Change> changes;
   for (size_t i = 0; i < ids.size(); ++i) {
+    if (IsNotReached(out[i])) break;
+    if (!out[i].ok()) continue;
     auto found = ControlledJob(caller, ids[i]);
     if (!found.ok()) {
       out[i] = found.status();

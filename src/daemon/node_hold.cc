@@ -49,21 +49,21 @@ std::string DescribeEdit(const JobEdit& e) {
 }  // namespace
 
 std::vector<Status> Node::HoldJobs(const api::Caller& caller, const std::vector<JobId>& ids,
-                                   uint64_t max_rewrite_bytes) {
-  return RewriteJobs(caller, ids, "hold", max_rewrite_bytes, SetHold(caller, DecideHold));
+                                   uint64_t max_rewrite_bytes, bool rests_whole) {
+  return RewriteJobs(caller, ids, "hold", max_rewrite_bytes, rests_whole, SetHold(caller, DecideHold));
 }
 
 std::vector<Status> Node::ReleaseJobs(const api::Caller& caller, const std::vector<JobId>& ids,
-                                      uint64_t max_rewrite_bytes) {
-  return RewriteJobs(caller, ids, "release", max_rewrite_bytes, SetHold(caller, DecideRelease));
+                                      uint64_t max_rewrite_bytes, bool rests_whole) {
+  return RewriteJobs(caller, ids, "release", max_rewrite_bytes, rests_whole, SetHold(caller, DecideRelease));
 }
 
 std::vector<Status> Node::UpdateJobs(const api::Caller& caller, const std::vector<JobId>& ids, JobEdit edit,
-                                     uint64_t max_rewrite_bytes) {
+                                     uint64_t max_rewrite_bytes, bool rests_whole) {
   Status prepared = admission_.PrepareEdit(edit);
   if (!prepared.ok()) return std::vector<Status>(ids.size(), prepared);
   return RewriteJobs(
-      caller, ids, "update", max_rewrite_bytes,
+      caller, ids, "update", max_rewrite_bytes, rests_whole,
       [&](JobRecord& job, const JobRecord& before) -> Result<bool> {
         Result<bool> changed = ApplyEdit(job, edit, caller.IsRoot());
         if (!changed.ok() || !*changed) return changed;
@@ -74,9 +74,10 @@ std::vector<Status> Node::UpdateJobs(const api::Caller& caller, const std::vecto
 }
 
 std::vector<Status> Node::RewriteJobs(const api::Caller& caller, const std::vector<JobId>& ids, const char* event,
-                                      uint64_t max_rewrite_bytes, const JobChange& change,
+                                      uint64_t max_rewrite_bytes, bool rests_whole, const JobChange& change,
                                       const std::string& detail) {
-  std::vector<Status> out(ids.size());
+  // Tasks named alone leave their array's rest first, in their own transaction.
+  std::vector<Status> out = TakeOutTasks(ids, &caller, max_rewrite_bytes, rests_whole);
   std::string by = "by " + NameOrUid(*users_, caller.uid) + (detail.empty() ? "" : ": " + detail);
   // One batch for the whole request, as cancel: 10000 ids cost one fsync, not 10000, so no
   // request of one user holds the loop for long. Without a batch each is its own transaction.
@@ -84,6 +85,8 @@ std::vector<Status> Node::RewriteJobs(const api::Caller& caller, const std::vect
   std::vector<std::pair<size_t, JobRecord>> changed;  // where, and the job as it was before
   RewriteBudget budget(max_rewrite_bytes);
   for (size_t i = 0; i < ids.size(); ++i) {
+    if (IsNotReached(out[i])) break;
+    if (!out[i].ok()) continue;
     auto found = ControlledJob(caller, ids[i]);
     if (!found.ok()) {
       out[i] = found.status();

@@ -4,6 +4,7 @@
 #include <map>
 
 #include "common/file_util.h"
+#include "daemon/array_rest.h"
 #include "daemon/log_text.h"
 #include "daemon/node.h"
 #include "daemon/sched_view.h"
@@ -11,13 +12,7 @@
 
 namespace pinpoint::daemon {
 
-Result<JobRecord> Node::Get(JobId id) const {
-  auto it = jobs_.find(id);
-  if (it != jobs_.end()) return it->second;
-  auto r = deps_.store->Get(id);
-  if (!r.ok() && r.status().code() == Code::kNotFound) return NotFound("no job " + std::to_string(id));
-  return r;
-}
+Result<JobRecord> Node::Get(JobId id) const { return arrays_.Job(id); }
 
 namespace {
 
@@ -36,6 +31,10 @@ bool Matches(const JobRecord& job, const ListQuery& f) {
     return list.empty() || std::find(list.begin(), list.end(), value) != list.end();
   };
   bool id = f.ids.empty() || in(f.ids, job.id) || (job.array.array_id != 0 && in(f.ids, job.array.array_id));
+  if (!id && IsArrayRest(job)) {  // a task the rest stands for selects the rest's row
+    auto tasks = RestTasks::Of(job);
+    id = tasks && std::any_of(f.ids.begin(), f.ids.end(), [&](JobId t) { return tasks->PendingIndexOf(t).has_value(); });
+  }
   return id && in(f.names, job.request.name) && in(f.states, job.state);
 }
 
@@ -156,7 +155,11 @@ Result<Node::Page> Node::List(bool all, std::optional<uint32_t> uid, int offset,
   return page;
 }
 
-Result<std::vector<store::JobEvent>> Node::Events(JobId id) const { return deps_.store->Events(id); }
+Result<std::vector<store::JobEvent>> Node::Events(JobId id) const {
+  // A task its array's rest still stands for has the rest's history.
+  const JobRecord* rest = jobs_.RestHolding(id);
+  return deps_.store->Events(rest != nullptr ? rest->id : id);
+}
 
 Result<LogsReply> Node::Logs(const api::Caller& caller, const LogsRequest& request) const {
   auto job = Get(request.id);

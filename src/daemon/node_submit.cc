@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "common/log.h"
+#include "daemon/array_rest.h"
 #include "daemon/job_array.h"
 #include "daemon/lifecycle.h"
 #include "daemon/node.h"
@@ -117,25 +118,27 @@ Result<Node::SubmittedArray> Node::SubmitArray(const api::Caller& caller, JobReq
   if (const std::optional<JobRecord>& found = keyed->first) {
     auto first = Resubmitted(jobs_, *found, IsFirstTaskOf(*found, spec) && ToJson(found->request) == ToJson(request));
     if (!first.ok()) return first.status();
-    return SubmittedArray{*first, found->array.count};
+    auto task = arrays_.Job(first->id);  // a rest as its first task
+    if (!task.ok()) return task.status();
+    return SubmittedArray{std::move(task).value(), found->array.count};
   }
   auto job = NewPendingJob(admission_, dependencies_, jobs_, deps_.clock->NowMs(), caller, std::move(request), hold,
                            spec.indices.size());
   if (!job.ok()) return job.status();
-  std::vector<JobRecord> tasks = ArrayTaskRecords(*job, spec);
-  auto ids = deps_.store->InsertArray(tasks, keyed->key);
-  if (!ids.ok()) return ids.status();
-  for (size_t i = 0; i < tasks.size(); ++i) {
-    JobRecord& task = tasks[i];
-    task.id = (*ids)[i];
-    task.array.array_id = ids->front();
-    if (task.hold != Hold::kNone) lifecycle::Waiting(task, Reason::kHeld, sched::HeldDetail(task.id, task.hold));
-    jobs_.Add(std::move(task));
-  }
-  // Once for the array, on its first task: the same names were dropped from every task.
-  if (!dropped->empty()) NoteDroppedEnv(*deps_.store, deps_.clock->NowMs(), ids->front(), *dropped);
+  // One record, the array's rest (array_rest.h), for all of its tasks; each is taken out as a job
+  // of its own under its reserved id when it starts.
+  JobRecord rest = NewArrayRest(*job, spec);
+  int count = static_cast<int>(spec.indices.size());
+  auto id = deps_.store->InsertArray(rest, count, keyed->key);
+  if (!id.ok()) return id.status();
+  rest.id = rest.array.array_id = *id;
+  if (rest.hold != Hold::kNone) lifecycle::Waiting(rest, Reason::kHeld, sched::HeldDetail(rest.id, rest.hold));
+  if (!dropped->empty()) NoteDroppedEnv(*deps_.store, deps_.clock->NowMs(), *id, *dropped);
+  jobs_.Add(rest);
   dirty_ = true;
-  return SubmittedArray{jobs_.at(ids->front()), static_cast<int>(tasks.size())};
+  auto first = arrays_.Job(*id);  // the rest as its first task
+  if (!first.ok()) return first.status();
+  return SubmittedArray{std::move(first).value(), count};
 }
 
 }  // namespace pinpoint::daemon

@@ -239,75 +239,119 @@ Result<JobStore::Batch> JobStore::BeginBatch() {
 }
 
 Result<JobId> JobStore::Insert(const JobRecord& record, const std::optional<IdempotencyKey>& key) {
-  Result<std::vector<JobId>> ids = InsertJobs({record}, key, /*array=*/false);
-  if (!ids.ok()) return ids.status();
-  return ids->front();
+  return InsertJob(record, key, 1);
 }
 
-Result<std::vector<JobId>> JobStore::InsertArray(const std::vector<JobRecord>& tasks,
-                                                 const std::optional<IdempotencyKey>& key) {
-  if (tasks.empty()) return InvalidArgument("an array needs at least one task");
-  return InsertJobs(tasks, key, /*array=*/true);
+Result<JobId> JobStore::InsertArray(const JobRecord& rest, int count, const std::optional<IdempotencyKey>& key) {
+  if (count < 1) return InvalidArgument("an array needs at least one task");
+  return InsertJob(rest, key, count);
 }
 
-Result<std::vector<JobId>> JobStore::InsertJobs(const std::vector<JobRecord>& records,
-                                                const std::optional<IdempotencyKey>& key, bool array) {
+Result<JobId> JobStore::InsertJob(const JobRecord& record, const std::optional<IdempotencyKey>& key, int reserve) {
   PP_RETURN_IF_ERROR(CheckWritable());
   Db* db = &impl_->db;
   Result<Transaction> txn = Transaction::Begin(db);
   if (!txn.ok()) return txn.status();
-  // A record's JSON carries its id (and an array's task the first task's id), known only after
-  // the INSERT: each row holds a placeholder until its record is written below.
-  std::vector<JobId> ids;
-  ids.reserve(records.size());
-  for (const JobRecord& record : records) {
-    Result<Statement> insert = db->Prepare(
-        "INSERT INTO jobs (uid, user, state, reason, priority, submit_ms, start_ms, end_ms, record, "
-        "submit_uid, idempotency_key) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)");
-    if (!insert.ok()) return insert.status();
-    BindJobColumns(&*insert, record, "");
-    // The key goes with the first job only: a retry finds the array by its first task.
-    if (key && ids.empty()) {
-      insert->Bind(10, static_cast<int64_t>(key->submit_uid)).Bind(11, key->key);
-    } else {
-      insert->BindNull(10).BindNull(11);
-    }
-    Status inserted = insert->Run();
-    if (!inserted.ok() && db->LastErrorCode() == SQLITE_CONSTRAINT_UNIQUE) {
-      return FailedPrecondition("idempotency key '" + key->key + "' is already used by uid " +
-                                std::to_string(key->submit_uid));
-    }
-    PP_RETURN_IF_ERROR(inserted);
-    ids.push_back(db->LastInsertRowId());
-    // One writer inside one transaction: AUTOINCREMENT hands out consecutive ids. Should it not,
-    // the array is not stored rather than stored with gaps its tasks' ids are computed across.
-    if (ids.back() != ids.front() + static_cast<JobId>(ids.size()) - 1)
-      return Internal("job ids of one array are not consecutive (" + std::to_string(ids.front()) + ", " +
-                      std::to_string(ids.back()) + ")");
+  // A record's JSON carries its id (and an array's its array id), known only after the INSERT:
+  // the row holds a placeholder until its record is written below.
+  Result<Statement> insert = db->Prepare(
+      "INSERT INTO jobs (uid, user, state, reason, priority, submit_ms, start_ms, end_ms, record, "
+      "submit_uid, idempotency_key) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)");
+  if (!insert.ok()) return insert.status();
+  BindJobColumns(&*insert, record, "");
+  if (key) {
+    insert->Bind(10, static_cast<int64_t>(key->submit_uid)).Bind(11, key->key);
+  } else {
+    insert->BindNull(10).BindNull(11);
+  }
+  Status inserted = insert->Run();
+  if (!inserted.ok() && db->LastErrorCode() == SQLITE_CONSTRAINT_UNIQUE) {
+    return FailedPrecondition("idempotency key '" + key->key + "' is already used by uid " +
+                              std::to_string(key->submit_uid));
+  }
+  PP_RETURN_IF_ERROR(inserted);
+  JobId id = db->LastInsertRowId();
+  JobId last = id + reserve - 1;
+  if (reserve > 1) {
+    // The array's other tasks' ids: AUTOINCREMENT hands out ids above its sequence only.
+    Result<Statement> seq = db->Prepare("UPDATE sqlite_sequence SET seq = ?1 WHERE name = 'jobs' AND seq < ?1");
+    if (!seq.ok()) return seq.status();
+    seq->Bind(1, last);
+    PP_RETURN_IF_ERROR(seq->Run());
   }
   // The mark must cover every id before anyone learns of one; reserving a block of ids makes this
   // one extra durable write per kIdMarkBlock submitted jobs.
-  if (ids.back() > impl_->reserved_ids) {
-    JobId mark = ids.back() + kIdMarkBlock - 1;
+  if (last > impl_->reserved_ids) {
+    JobId mark = last + kIdMarkBlock - 1;
     PP_RETURN_IF_ERROR(WriteIdMark(impl_->mark_path, mark));
     impl_->reserved_ids = mark;
   }
-  for (size_t i = 0; i < records.size(); ++i) {
-    JobRecord stored = records[i];
-    stored.id = ids[i];
-    if (array) stored.array.array_id = ids.front();
-    Result<std::string> json = EncodeRecord(stored);
-    if (!json.ok()) return json.status();
-    Result<Statement> update = db->Prepare("UPDATE jobs SET record = ?1 WHERE id = ?2");
-    if (!update.ok()) return update.status();
-    update->Bind(1, *json).Bind(2, stored.id);
-    PP_RETURN_IF_ERROR(update->Run());
-    std::string detail = "by " + stored.user + " (uid " + std::to_string(stored.uid) + ")";
-    PP_RETURN_IF_ERROR(
-        InsertEvent(db, JobEvent{stored.id, stored.submit_ms, kSubmitEventKind, detail}));
-  }
+  JobRecord stored = record;
+  stored.id = id;
+  if (reserve > 1 || !stored.array.pending.empty()) stored.array.array_id = id;
+  Result<std::string> json = EncodeRecord(stored);
+  if (!json.ok()) return json.status();
+  Result<Statement> update = db->Prepare("UPDATE jobs SET record = ?1 WHERE id = ?2");
+  if (!update.ok()) return update.status();
+  update->Bind(1, *json).Bind(2, id);
+  PP_RETURN_IF_ERROR(update->Run());
+  std::string detail = "by " + stored.user + " (uid " + std::to_string(stored.uid) + ")";
+  PP_RETURN_IF_ERROR(InsertEvent(db, JobEvent{id, stored.submit_ms, kSubmitEventKind, detail}));
   PP_RETURN_IF_ERROR(txn->Commit());
-  return ids;
+  return id;
+}
+
+Status JobStore::InsertAt(const JobRecord& record) {
+  PP_RETURN_IF_ERROR(CheckWritable());
+  Result<std::string> json = EncodeRecord(record);
+  if (!json.ok()) return json.status();
+  Db* db = &impl_->db;
+  Result<Transaction> txn = Transaction::Begin(db);
+  if (!txn.ok()) return txn.status();
+  Result<int64_t> seq = db->QueryInt64("SELECT coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'jobs'), 0)");
+  if (!seq.ok()) return seq.status();
+  std::string job = "job " + std::to_string(record.id);
+  if (record.id <= 0 || record.id > *seq) return FailedPrecondition(job + " has an id no array reserved");
+  Result<Statement> insert = db->Prepare(
+      "INSERT INTO jobs (uid, user, state, reason, priority, submit_ms, start_ms, end_ms, record, id) "
+      "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)");
+  if (!insert.ok()) return insert.status();
+  BindJobColumns(&*insert, record, *json);
+  insert->Bind(10, record.id);
+  Status inserted = insert->Run();
+  if (!inserted.ok() && (db->LastErrorCode() & 0xff) == SQLITE_CONSTRAINT) return FailedPrecondition(job + " is stored already");
+  PP_RETURN_IF_ERROR(inserted);
+  std::string detail = "by " + record.user + " (uid " + std::to_string(record.uid) + "), in array " +
+                       std::to_string(record.array.array_id);
+  PP_RETURN_IF_ERROR(InsertEvent(db, JobEvent{record.id, record.submit_ms, kSubmitEventKind, detail}));
+  return txn->Commit();
+}
+
+Result<std::optional<JobRecord>> JobStore::FindArrayRest(JobId id) const {
+  Result<Statement> below = impl_->db.Prepare(std::string("SELECT ") + kJobColumns +
+                                              " FROM jobs WHERE id <= ?1 ORDER BY id DESC LIMIT 1");
+  if (!below.ok()) return below.status();
+  below->Bind(1, id);
+  Result<bool> row = below->Step();
+  if (!row.ok()) return row.status();
+  if (!*row) return std::optional<JobRecord>();
+  Result<JobRecord> near = DecodeJobRow(*below);
+  if (!near.ok()) return near.status();
+  const ArrayTask& a = near->array;
+  if (a.array_id == 0 || id >= a.array_id + a.count) return std::optional<JobRecord>();
+  if (!a.pending.empty()) return std::optional<JobRecord>(std::move(near).value());
+  Result<Statement> rest = impl_->db.Prepare(std::string("SELECT ") + kJobColumns +
+                                             " FROM jobs WHERE id BETWEEN ?1 AND ?2 AND "
+                                             "json_extract(record, '$.array.pending') IS NOT NULL "
+                                             "ORDER BY id DESC LIMIT 1");
+  if (!rest.ok()) return rest.status();
+  rest->Bind(1, a.array_id).Bind(2, id);
+  row = rest->Step();
+  if (!row.ok()) return row.status();
+  if (!*row) return std::optional<JobRecord>();
+  Result<JobRecord> found = DecodeJobRow(*rest);
+  if (!found.ok()) return found.status();
+  return std::optional<JobRecord>(std::move(found).value());
 }
 
 Status JobStore::Update(const JobRecord& record, const std::optional<JobEvent>& event) {

@@ -70,7 +70,7 @@ class JobStore {
 
  public:
   static constexpr int kOldestSupportedVersion = 1;
-  static constexpr int kCurrentVersion = 5;
+  static constexpr int kCurrentVersion = 6;
 
   // Opens or creates the database at `path`, checks it (PRAGMA quick_check), and migrates older
   // supported versions to the current one in one transaction. A new file is created mode 0600
@@ -95,14 +95,26 @@ class JobStore {
   // when the key is already stored (look it up with FindByIdempotencyKey first); kIo, and the
   // error of CheckFile once the file is lost.
   Result<JobId> Insert(const JobRecord& record, const std::optional<IdempotencyKey>& key = {});
-  // Stores the tasks of one job array (record.array set but for array_id) in one transaction:
-  // all of them or none. They get consecutive ids in the order given, each its submit event, and
-  // each record's array.array_id becomes the first id (the array's id). The key, when given,
-  // goes with the first task, so FindByIdempotencyKey finds the array by it. Returns the ids.
-  // Cost: one durable commit whatever the number of tasks. Errors: Insert's (nothing is stored
-  // then), and kInvalidArgument for an empty list.
-  Result<std::vector<JobId>> InsertArray(const std::vector<JobRecord>& tasks,
-                                         const std::optional<IdempotencyKey>& key = {});
+  // Stores a job array's rest (daemon/array_rest.h: one record for the array's `count` tasks)
+  // and reserves the ids of its tasks: the record gets a new id, the array's, and the next
+  // count - 1 ids are handed to no other job (InsertAt stores the tasks under them). The record's
+  // array.array_id becomes its id. Records one submit event; the key, when given, goes with it, so
+  // FindByIdempotencyKey finds the array by it. Cost: one durable commit whatever `count`.
+  // Errors: Insert's, and kInvalidArgument for a count below 1.
+  Result<JobId> InsertArray(const JobRecord& rest, int count,
+                            const std::optional<IdempotencyKey>& key = {});
+  // Stores `record` under its own id, one InsertArray reserved that no stored job has (a task
+  // taken out of its array's rest, or the rest moved on to its next task), with a submit event at
+  // record.submit_ms. Durable on return (inside a Batch: when the batch commits).
+  // Errors: kFailedPrecondition when a job has that id already or it was never reserved;
+  // kInvalidArgument as for Insert; kIo, and CheckFile's error.
+  Status InsertAt(const JobRecord& record);
+  // The stored rest (ArrayTask::pending set) of the job array whose ids include `id`, found from
+  // the stored job with the greatest id up to `id`: nullopt when that is no task of an array
+  // holding `id`, or the array has no rest at or below `id`. Whether the rest stands for `id` is
+  // the caller's to check. Cost: two lookups of the primary key, one range scan within the array.
+  // Errors: kInternal as for Get; kIo.
+  Result<std::optional<JobRecord>> FindArrayRest(JobId id) const;
   // The job stored with this key, if any. Errors: kInternal as for Get; kIo.
   Result<std::optional<JobRecord>> FindByIdempotencyKey(const IdempotencyKey& key) const;
   // Replaces the stored record with this id and, when `event` is given, appends it to the job's
@@ -182,9 +194,9 @@ class JobStore {
   // CheckFile, and kIo when a batch is open but SQLite has undone its transaction.
   Status CheckWritable();
   explicit JobStore(std::unique_ptr<Impl> impl);
-  // Insert and InsertArray: the records in one transaction; `array` sets array.array_id.
-  Result<std::vector<JobId>> InsertJobs(const std::vector<JobRecord>& records,
-                                        const std::optional<IdempotencyKey>& key, bool array);
+  // Insert and InsertArray: the record in one transaction; `reserve` ids from its own on are
+  // handed to no later Insert, and a reserve above 1 makes it an array (array.array_id is its id).
+  Result<JobId> InsertJob(const JobRecord& record, const std::optional<IdempotencyKey>& key, int reserve);
   std::unique_ptr<Impl> impl_;
 };
 

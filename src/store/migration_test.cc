@@ -196,13 +196,13 @@ TEST_F(MigrationTest, FailedStepLeavesFileAtItsVersion) {
 
 TEST_F(MigrationTest, NewerVersionIsRefusedAndLeftAlone) {
   ASSERT_TRUE(JobStore::Open(db_path()).ok());
-  ASSERT_TRUE(ExecSql(db_path(), "PRAGMA user_version = 6").ok());
+  ASSERT_TRUE(ExecSql(db_path(), "PRAGMA user_version = 7").ok());
 
   Result<std::unique_ptr<JobStore>> store = JobStore::Open(db_path());
   EXPECT_EQ(store.status().code(), Code::kFailedPrecondition);
-  EXPECT_THAT(store.status().message(), AllOf(HasSubstr("version 6"), HasSubstr("newer"),
-                                              HasSubstr("1 to 5"), Not(HasSubstr("\n"))));
-  EXPECT_EQ(QueryOne(db_path(), "PRAGMA user_version"), "6");
+  EXPECT_THAT(store.status().message(), AllOf(HasSubstr("version 7"), HasSubstr("newer"),
+                                              HasSubstr("1 to 6"), Not(HasSubstr("\n"))));
+  EXPECT_EQ(QueryOne(db_path(), "PRAGMA user_version"), "7");
 }
 
 TEST_F(MigrationTest, OlderThanOldestSupportedIsRefused) {
@@ -210,7 +210,7 @@ TEST_F(MigrationTest, OlderThanOldestSupportedIsRefused) {
   ASSERT_TRUE(ExecSql(db_path(), "PRAGMA user_version = -1").ok());
   Result<std::unique_ptr<JobStore>> store = JobStore::Open(db_path());
   EXPECT_EQ(store.status().code(), Code::kFailedPrecondition);
-  EXPECT_THAT(store.status().message(), AllOf(HasSubstr("older"), HasSubstr("1 to 5")));
+  EXPECT_THAT(store.status().message(), AllOf(HasSubstr("older"), HasSubstr("1 to 6")));
 }
 
 TEST_F(MigrationTest, GarbageFileIsRefusedAndLeftAlone) {
@@ -242,6 +242,44 @@ TEST_F(MigrationTest, EmptyFileIsANewStore) {
   Result<std::unique_ptr<JobStore>> store = JobStore::Open(db_path());
   ASSERT_TRUE(store.ok()) << store.status().ToString();
   EXPECT_EQ((*store)->SchemaVersion(), JobStore::kCurrentVersion);
+}
+
+// Version 6 keeps a job array's pending tasks as one record, its rest: the unstarted tasks of an
+// older store that differ only in their index are folded into the first one's record; the
+// others (a started task, one held apart) stay, and so does an array with a purged task.
+TEST_F(MigrationTest, V6FoldsEachArraysPendingTasksIntoOneRest) {
+  std::vector<JobRecord> records;
+  records.push_back(PendingRecord(1000, 1));  // id 1: no array
+  for (int index = 1; index <= 5; ++index) {  // ids 2..6: array 2, indices 1..5
+    JobRecord task = PendingRecord(1000, 2);
+    task.array = {2, index, 5, 1, 5, 2};
+    records.push_back(task);
+  }
+  records[1].state = JobState::kRunning;  // task 1 started
+  records[1].start_ms = 3;
+  records[3].reason = Reason::kArrayLimit;  // a wait is no difference
+  records[5].hold = Hold::kUser;            // task 5 held apart
+  for (int index = 0; index < 2; ++index) {  // ids 7..8: array 7 of 3 tasks, the third purged
+    JobRecord task = PendingRecord(1000, 4);
+    task.array = {7, index, 3, 0, 2, 0};
+    records.push_back(task);
+  }
+  WriteV1File(&records);
+  auto store = JobStore::Open(db_path());
+  ASSERT_TRUE(store.ok()) << store.status().ToString();
+  JobRecord rest = Must((*store)->Get(3));
+  EXPECT_EQ(rest.array.pending, "2-4");
+  EXPECT_EQ(rest.array.indices, "1-5");
+  EXPECT_EQ(rest.array.index, 2);
+  for (JobId gone : {4, 5}) {
+    EXPECT_EQ((*store)->Get(gone).status().code(), Code::kNotFound) << gone;
+    EXPECT_EQ(QueryOne(db_path(), "SELECT count(*) FROM job_events WHERE job_id = " + std::to_string(gone)), "0");
+  }
+  EXPECT_EQ(Must((*store)->Get(2)).state, JobState::kRunning);
+  EXPECT_TRUE(Must((*store)->Get(6)).array.pending.empty()) << "held apart: a task of its own";
+  EXPECT_EQ(Must((*store)->FindArrayRest(5))->id, 3);
+  for (JobId kept : {7, 8}) EXPECT_TRUE(Must((*store)->Get(kept)).array.pending.empty()) << kept;
+  EXPECT_EQ(QueryOne(db_path(), "SELECT count(*) FROM jobs"), "6");
 }
 
 TEST_F(MigrationTest, MigrateToRejectsUnknownTargetsAndGoingBack) {

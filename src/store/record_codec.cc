@@ -97,6 +97,7 @@ template <typename F, typename Array>
 void ArrayFields(F& f, Array& a) {
   f("id", a.array_id)("index", a.index)("count", a.count);
   f("min_index", a.min_index)("max_index", a.max_index)("limit", a.limit);
+  f.Sparse("pending", a.pending).Sparse("indices", a.indices);  // an array's rest only
 }
 
 template <typename F, typename Record>
@@ -129,7 +130,7 @@ void RecordFields(F& f, Record& r) {
   [[maybe_unused]] const auto& [device_index, uuid, slice_bytes, share_pct, mode] = Allocation{};
   [[maybe_unused]] const auto& [samples, mem_now_bytes, mem_peak_bytes, energy_mj, util_pct_mean,
                                 final] = r.usage;
-  [[maybe_unused]] const auto& [array_id, index, count, min_index, max_index, limit] = r.array;
+  [[maybe_unused]] const auto& [array_id, index, count, min_index, max_index, limit, pending, indices] = r.array;
 }
 
 template <typename T>

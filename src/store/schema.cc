@@ -5,6 +5,8 @@
 #include <array>
 #include <string>
 
+#include "store/array_migration.h"
+
 namespace pinpoint::store {
 namespace {
 
@@ -106,12 +108,18 @@ END;
 CREATE INDEX jobs_by_uid ON jobs(uid, id, state);
 )sql";
 
-constexpr std::array<Migration, 5> kMigrations = {{
+// Version 6: a job array's pending tasks are one record, its rest (ArrayTask::pending; the
+// record format is unchanged, the field is new and sparse). The step folds the unstarted tasks
+// of arrays stored before it (array_migration.h); its SQL is only this note.
+constexpr char kV6[] = "SELECT 6";
+
+constexpr std::array<Migration, 6> kMigrations = {{
     {1, kV1},
     {2, kV2},
     {3, kV3},
     {4, kV4},
     {5, kV5},
+    {6, kV6, FoldPendingArrayTasks},
 }};
 
 constexpr bool StepsAreInOrder() {
@@ -187,6 +195,7 @@ Status MigrateTo(Db* db, int target_version) {
   for (const Migration& step : kMigrations) {
     if (step.to_version <= *version || step.to_version > target_version) continue;
     Status s = db->Exec(step.sql);
+    if (s.ok() && step.rewrite != nullptr) s = step.rewrite(db);
     if (!s.ok()) {
       return IoError("migrating " + db->path() + " to schema version " +
                      std::to_string(step.to_version) + ": " + s.message());

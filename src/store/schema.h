@@ -12,7 +12,7 @@
 namespace pinpoint::store {
 
 inline constexpr int kOldestSupportedSchemaVersion = 1;
-inline constexpr int kCurrentSchemaVersion = 5;
+inline constexpr int kCurrentSchemaVersion = 6;
 // "PPJS". Written by the version 1 step; a file with a version but another id is not ours.
 inline constexpr int32_t kApplicationId = 0x50504A53;
 
@@ -21,6 +21,8 @@ inline constexpr int32_t kApplicationId = 0x50504A53;
 struct Migration {
   int to_version;
   const char* sql;
+  // Run after `sql`, in the same transaction, for a step that rewrites records (null: none).
+  Status (*rewrite)(Db* db) = nullptr;
 };
 
 // Every step, oldest first: step i leads to version i + 1. Steps are never edited once released,
