@@ -96,8 +96,9 @@ sched::Snapshot Node::SchedSnapshot(bool with_pending) {
       // a pass starts at most kArrayTasksPerPass of one array, the next pass the next ones.
       if (auto tasks = IsArrayRest(job) ? RestTasks::Of(job) : std::nullopt) {
         std::vector<JobId> ids = tasks->FirstIds(kArrayTasksPerPass);
+        sched::Demand first = snap.pending.back();
         for (size_t i = 1; i < ids.size(); ++i) {
-          snap.pending.push_back(snap.pending.back());
+          snap.pending.push_back(first);
           snap.pending.back().id = ids[i];
         }
       }
