@@ -235,7 +235,7 @@ Status Apply(const json& j, Config* c) {
     for (auto it = m.begin(); it != m.end(); ++it) {
       if (!it.value().is_string()) return Bad("gpu_modes." + it.key(), "must be a mode string");
       std::string mode = it.value().get<std::string>();
-      PP_RETURN_IF_ERROR(CheckMode(mode, "gpu_modes." + it.key()));
+      if (mode != kMigDynamicMode) PP_RETURN_IF_ERROR(CheckMode(mode, "gpu_modes." + it.key()));
       c->gpu_modes[it.key()] = mode;
     }
   }

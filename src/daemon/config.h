@@ -15,6 +15,10 @@
 
 namespace pinpoint::daemon {
 
+// The mode of a GPU whose MIG instances pinpoint makes and unmakes as the queue changes (issue 26,
+// docs/scheduling.md "Dynamic MIG"): a gpu_modes value only, never a default_mode.
+inline constexpr char kMigDynamicMode[] = "mig-dynamic";
+
 // Where MPS control daemons run (config "mps").
 enum class MpsMode {
   kAuto,     // "auto": on NVML nodes where the control binary is found; elsewhere the client
@@ -30,6 +34,7 @@ struct Config {
   std::string default_mode = "mps";  // sharing mode of every device not named in gpu_modes
   // Sharing mode by GPU index ("0"), GPU UUID or MIG UUID; a GPU's entry applies to its MIG
   // instances unless they have their own.
+  // A GPU's entry may also be kMigDynamicMode (inventory_builder.h says what is done with it).
   std::map<std::string, std::string> gpu_modes;
   int mps_client_limit = 48;         // per device; NVIDIA's limit on Volta and later
   // Where slices go among the devices they fit: spread | pack | auto (docs/scheduling.md).

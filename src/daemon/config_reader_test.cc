@@ -20,6 +20,9 @@ TEST(ConfigReaderTest, EachBadSettingIsOneLineNamingIt) {
       {R"({"mps_client_limit": 4.5})", "config: \"mps_client_limit\" must be an integer"},
       {R"({"mps_client_limit": 0})", "config: \"mps_client_limit\" must be between 1 and 128"},
       {R"({"slice_placement": "fill"})", "config: \"slice_placement\" must be one of spread, pack, auto (got 'fill')"},
+      // mig-dynamic is a GPU's mode (gpu_modes), never every device's.
+      {R"({"default_mode": "mig-dynamic"})",
+       "config: \"default_mode\" must be one of exclusive, timeslice, mps (got 'mig-dynamic')"},
       {R"({"max_user_priority": 18446744073709551615})",
        "config: \"max_user_priority\" must be between -1000000 and 1000000"},
   };
@@ -32,6 +35,9 @@ TEST(ConfigReaderTest, EachBadSettingIsOneLineNamingIt) {
   ASSERT_TRUE(good.ok()) << good.status().message();
   EXPECT_EQ(good->mps_client_limit, 4);
   EXPECT_EQ(good->state_dir, "/var/lib/pp");
+  auto dynamic = ParseConfig(R"({"gpu_modes": {"0": "mig-dynamic"}})");
+  ASSERT_TRUE(dynamic.ok()) << dynamic.status().message();
+  EXPECT_EQ(dynamic->gpu_modes.at("0"), kMigDynamicMode);
 }
 
 }  // namespace

@@ -20,9 +20,8 @@ namespace pinpoint::daemon {
 
 class Dependencies {
  public:
-  // Not owned; each must outlive it.
-  Dependencies(const JobTable* jobs, const ArrayTasks* arrays, store::JobStore* store)
-      : jobs_(jobs), arrays_(arrays), store_(store) {}
+  // Not owned; each must outlive it. Stored jobs are read through `arrays` (ArrayTasks::Job).
+  Dependencies(const JobTable* jobs, const ArrayTasks* arrays) : jobs_(jobs), arrays_(arrays) {}
 
   // Every dependency of `request` names a job the caller may see (its own; root: any), and no
   // afterok names one that has already ended without completing (for a job array's id: all its
@@ -46,7 +45,6 @@ class Dependencies {
  private:
   const JobTable* jobs_;
   const ArrayTasks* arrays_;
-  store::JobStore* store_;
   // A job array's id names the first task's record and stands for every task, as Slurm's does
   // (ArrayTasks::State); any other job is its own state.
   static bool IsArrayId(const JobRecord& job) { return job.array.array_id == job.id; }

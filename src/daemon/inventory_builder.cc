@@ -24,6 +24,32 @@ sched::HostResources DetectHost() {
   return host;
 }
 
+namespace {
+
+bool IsMigDynamic(const Config& config, const std::vector<std::string>& keys) {
+  for (const auto& k : keys) {
+    auto it = config.gpu_modes.find(k);
+    if (it != config.gpu_modes.end()) return it->second == kMigDynamicMode;
+  }
+  return false;
+}
+
+// A GPU configured mig-dynamic: refused with one line while pinpoint cannot serve it.
+Status CheckMigDynamic(const gpu::GpuInfo& g, const Config& config) {
+  std::string index_key = std::to_string(g.index);
+  if (!IsMigDynamic(config, {g.uuid, index_key})) return Status::Ok();
+  std::string gpu = "GPU " + index_key + " (" + g.name + ")";
+  if (!g.mig_enabled)
+    return InvalidArgument("config: gpu_modes gives " + gpu + " " + kMigDynamicMode + ", but MIG is disabled on it: " +
+                           "pinpoint never turns MIG on (that needs a GPU reset); an administrator enables it " +
+                           "(nvidia-smi -i " + index_key + " -mig 1) or the GPU gets another mode");
+  return InvalidArgument("config: gpu_modes gives " + gpu + " " + kMigDynamicMode +
+                         ": making and destroying its MIG instances is not in this release yet (issue 26); " +
+                         "its instances serve as they are under mps, timeslice or exclusive");
+}
+
+}  // namespace
+
 Result<sched::Inventory> BuildInventory(const std::vector<gpu::GpuInfo>& gpus, const Config& config) {
   std::set<std::string> known;
   sched::Inventory inv;
@@ -41,9 +67,13 @@ Result<sched::Inventory> BuildInventory(const std::vector<gpu::GpuInfo>& gpus, c
     std::string index_key = std::to_string(g.index);
     known.insert(index_key);
     known.insert(g.uuid);
+    PP_RETURN_IF_ERROR(CheckMigDynamic(g, config));
     if (g.mig_enabled) {
       for (const auto& m : g.migs) {
         known.insert(m.uuid);
+        if (IsMigDynamic(config, {m.uuid}))
+          return InvalidArgument("config: gpu_modes gives MIG instance " + m.uuid + " " + kMigDynamicMode +
+                                 ", a mode of a whole GPU (name GPU " + index_key + " instead)");
         sched::Device d;
         d.index = static_cast<int>(inv.devices.size());
         d.uuid = m.uuid;

@@ -35,5 +35,31 @@ TEST(InventoryBuilderTest, KeepEmptyGpusAutoIsOneInEight) {
   EXPECT_EQ(BuildInventory(Gpus(8), config)->keep_empty_gpus, 0);
 }
 
+// mig-dynamic (issue 26): a GPU whose MIG is disabled is refused with one line saying who enables
+// it; pinpoint never does (a GPU reset). A GPU in MIG mode is refused too while making and
+// destroying instances is not built, and so is an instance named alone.
+TEST(InventoryBuilderTest, MigDynamicIsRefusedWithOneLineNamingTheGpu) {
+  Config config;
+  config.gpu_modes["1"] = kMigDynamicMode;
+  std::vector<gpu::GpuInfo> gpus = Gpus(2);
+  auto off = BuildInventory(gpus, config);
+  ASSERT_FALSE(off.ok());
+  EXPECT_EQ(off.status().message(),
+            "config: gpu_modes gives GPU 1 (NVIDIA H100 80GB HBM3) mig-dynamic, but MIG is disabled on it: pinpoint "
+            "never turns MIG on (that needs a GPU reset); an administrator enables it (nvidia-smi -i 1 -mig 1) or the "
+            "GPU gets another mode");
+  gpus[1].mig_enabled = true;
+  gpus[1].migs.push_back({"MIG-1", "1g.10gb", 1, 0, uint64_t{10} << 30, 16});
+  auto on = BuildInventory(gpus, config);
+  ASSERT_FALSE(on.ok());
+  EXPECT_NE(on.status().message().find("not in this release yet"), std::string::npos) << on.status().message();
+  config.gpu_modes.clear();
+  config.gpu_modes["MIG-1"] = kMigDynamicMode;
+  EXPECT_EQ(BuildInventory(gpus, config).status().message(),
+            "config: gpu_modes gives MIG instance MIG-1 mig-dynamic, a mode of a whole GPU (name GPU 1 instead)");
+  config.gpu_modes.clear();
+  EXPECT_TRUE(BuildInventory(gpus, config).ok()) << "without it, the MIG layout serves as it is";
+}
+
 }  // namespace
 }  // namespace pinpoint::daemon

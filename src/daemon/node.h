@@ -303,7 +303,7 @@ class Node {
   Admission admission_{&options_, users_};
   JobTable jobs_{deps_.store, deps_.clock};  // pending and running, ended until reported
   ArrayTasks arrays_{&jobs_, deps_.store};
-  Dependencies dependencies_{&jobs_, &arrays_, deps_.store};  // a submit's check, a pass's states
+  Dependencies dependencies_{&jobs_, &arrays_};  // a submit's check, a pass's states
   bool dirty_ = true;                        // something changed since the last schedule
   // MPS faults: the devices recovering from one and the jobs it hit, drains and why.
   FaultRecovery faults_{options_.mps_fault_drain_after, deps_.store};
