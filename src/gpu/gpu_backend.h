@@ -23,6 +23,7 @@ struct MigInfo {
   uint32_t compute_instance_id = 0;
   uint64_t mem_total_bytes = 0;
   int sm_count = 0;
+  int placement_start = -1;    // the first memory slice its GPU instance covers; -1: unknown
 };
 
 // Static facts about one physical GPU.
@@ -107,6 +108,24 @@ class GpuBackend {
   virtual Result<std::vector<MigProfileInfo>> MigProfiles(int index) {
     (void)index;
     return Unavailable("this backend does not list MIG profiles");
+  }
+  // Dynamic MIG (issue 26): makes a GPU instance of `profile` at memory slice `start` on GPU
+  // `index`, which must already be in MIG mode (a backend never turns MIG on), with one compute
+  // instance over all of it; returns the new MIG device. A create that fails half way (the
+  // compute instance) destroys the GPU instance it made: the layout is as it was. Errors:
+  // kNotFound (no such GPU or profile), kFailedPrecondition (MIG disabled; `start` is no placement
+  // of the profile; the placement overlaps an instance; no more instances of the profile fit),
+  // kUnavailable (the driver failed; the default: this backend cannot).
+  virtual Result<MigInfo> CreateMigInstance(int index, const std::string& profile, int start) {
+    (void)index, (void)profile, (void)start;
+    return Unavailable("this backend does not make MIG instances");
+  }
+  // Destroys GPU instance `gpu_instance_id` of GPU `index` with its compute instances. Errors:
+  // kNotFound (no such GPU or instance), kFailedPrecondition (a process still runs on it: nothing
+  // is destroyed), kUnavailable (the driver failed; the default).
+  virtual Status DestroyMigInstance(int index, uint32_t gpu_instance_id) {
+    (void)index, (void)gpu_instance_id;
+    return Unavailable("this backend does not destroy MIG instances");
   }
 };
 

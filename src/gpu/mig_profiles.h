@@ -18,4 +18,8 @@ std::optional<MigInfo> A100MigProfile(const std::string& profile);
 // The names above, in that order.
 std::vector<std::string> A100MigProfileNames();
 
+// The A100 80GB's GPU instance profiles as NVML lists them (`nvidia-smi mig -lgipp`): ids, slices,
+// how many fit and their possible placements on its 8 memory slices, in the order above.
+std::vector<MigProfileInfo> A100MigProfileInfos();
+
 }  // namespace pinpoint::gpu

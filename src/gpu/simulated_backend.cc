@@ -7,6 +7,7 @@
 
 #include "gpu/declared_usage.h"
 #include "gpu/mig_profiles.h"
+#include "gpu/simulated_mig.h"
 
 namespace pinpoint::gpu {
 
@@ -72,6 +73,7 @@ std::vector<GpuInfo> AssignIdentity(const std::string& node, std::vector<GpuInfo
       mig.gpu_instance_id = static_cast<uint32_t>(j + 1);
       mig.compute_instance_id = 0;
     }
+    PlaceMigs(gpu);
   }
   return gpus;
 }

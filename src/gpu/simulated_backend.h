@@ -56,6 +56,17 @@ class SimulatedBackend final : public GpuBackend {
   // The Xids injected since the last call.
   Result<std::vector<XidEvent>> TakeXidEvents() override;
 
+  // MIG (simulated_mig.cc). An A100 80GB lists its profiles and placements as its driver does
+  // (mig_profiles.h); other GPUs list none. Instances are made and destroyed by the real rules:
+  // a placement the profile allows and no instance overlaps, at most its count, MIG mode on,
+  // no process on an instance destroyed; a GPU instance gets the lowest id free, its compute
+  // instance id 0, a UUID from the node's name and both ids.
+  Result<std::vector<MigProfileInfo>> MigProfiles(int index) override;
+  Result<MigInfo> CreateMigInstance(int index, const std::string& profile, int start) override;
+  Status DestroyMigInstance(int index, uint32_t gpu_instance_id) override;
+  // Fault: the next `count` creates fail half way (their compute instance), as a driver can.
+  void FailCreatesHalfWay(int count);
+
   // Scripting. Each returns kNotFound for an unknown GPU index, kInvalidArgument for a bad value.
   // The processes on GPU `index` (MIG instance ids included); mem_used_bytes is their sum.
   Status SetProcesses(int index, std::vector<GpuProcess> processes);
@@ -96,13 +107,14 @@ class SimulatedBackend final : public GpuBackend {
   Status WithState(int index, Fn fn);
 
   const std::string name_;
-  const std::vector<GpuInfo> gpus_;
   mutable std::mutex mu_;
+  std::vector<GpuInfo> gpus_;    // guarded by mu_ (MIG instances change)
   std::vector<GpuState> state_;  // guarded by mu_
   int sample_calls_ = 0;         // guarded by mu_
   int inventory_calls_ = 0;      // guarded by mu_
   std::vector<XidEvent> xids_;   // guarded by mu_
   bool declared_from_proc_ = false;  // guarded by mu_
+  int failing_creates_ = 0;          // guarded by mu_
 };
 
 }  // namespace pinpoint::gpu
