@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <limits>
 #include <set>
+#include <tuple>
 #include <utility>
 
 namespace pinpoint::sched::mig {
@@ -98,6 +99,58 @@ std::vector<GpuState*> PackingOrder(std::vector<GpuState>& states) {
   return order;
 }
 
+// Instance `i` of `s` destroyed by `plan`: its slices free, and it serves no one.
+void Free(GpuState& s, size_t i, Plan& plan) {
+  s.claimed[i] = true;
+  plan.destroys.push_back({s.gpu->index, s.gpu->instances[i].id});
+  for (int& owner : s.owner) {
+    if (owner == static_cast<int>(i)) {
+      owner = kFree;
+      --s.taken;
+    }
+  }
+}
+
+// The memory slices [begin, end) instance `i` of `s` covers.
+std::pair<int, int> SlicesOf(const GpuState& s, size_t i) {
+  const Instance& in = s.gpu->instances[i];
+  const Profile* p = s.gpu->model.Find(in.profile);
+  return {in.start, in.start + (p != nullptr ? p->size : 1)};
+}
+
+// Whether [begin, end) on GPU `gpu` overlaps the plan's drain.
+bool InDrain(const std::optional<Drain>& drain, const GpuState& s, int begin, int end) {
+  if (!drain || drain->gpu != s.gpu->index) return false;
+  const Profile* p = s.gpu->model.Find(drain->profile);
+  int size = p != nullptr ? p->size : 1;
+  return begin < drain->start + size && drain->start < end;
+}
+
+// The placement to drain for `want` (Drain), or nullopt when every placement of its profile holds
+// a creation of this plan.
+std::optional<Drain> ChooseDrain(std::vector<GpuState>& states, const Want& want) {
+  std::optional<Drain> best;
+  std::tuple<int, int, int, int> best_key{std::numeric_limits<int>::max(), 0, 0, 0};
+  for (GpuState& s : states) {
+    const Profile* p = ProfileFor(s.gpu->model, want);
+    if (p == nullptr) continue;
+    for (int start : p->starts) {
+      if (!Fits(*p, start, s)) continue;
+      int busy = 0;
+      bool planned = false;
+      for (int k = start; k < start + p->size; ++k) {
+        int owner = s.owner[static_cast<size_t>(k)];
+        if (owner == kPlanned) planned = true;
+        if (owner >= 0 && (s.gpu->instances[static_cast<size_t>(owner)].jobs > 0 || s.claimed[static_cast<size_t>(owner)])) ++busy;
+      }
+      if (planned) continue;
+      std::tuple<int, int, int, int> key{busy, s.taken, s.gpu->index, start};
+      if (key < best_key) best_key = key, best = Drain{s.gpu->index, p->name, start, want.id};
+    }
+  }
+  return best;
+}
+
 }  // namespace
 
 const Profile* Model::Find(const std::string& profile) const {
@@ -123,6 +176,7 @@ Plan PlanLayout(const std::vector<Gpu>& gpus, const std::vector<Want>& queue, in
       for (size_t i = 0; p != nullptr && i < s.gpu->instances.size() && !served; ++i) {
         const Instance& in = s.gpu->instances[i];
         if (s.claimed[i] || in.jobs > 0 || in.profile != p->name) continue;
+        if (InDrain(plan.drain, s, SlicesOf(s, i).first, SlicesOf(s, i).second)) continue;
         s.claimed[i] = true;
         plan.existing.emplace_back(want.id, in.id);
         served = true;
@@ -135,7 +189,7 @@ Plan PlanLayout(const std::vector<Gpu>& gpus, const std::vector<Want>& queue, in
       const Profile* p = ProfileFor(s->gpu->model, want);
       if (p == nullptr) continue;
       for (int start : p->starts) {
-        if (!FreeAt(*p, start, *s)) continue;
+        if (!FreeAt(*p, start, *s) || InDrain(plan.drain, *s, start, start + p->size)) continue;
         Take(*p, start, *s);
         plan.creates.push_back({s->gpu->index, p->name, start, want.id});
         served = true;
@@ -154,6 +208,7 @@ Plan PlanLayout(const std::vector<Gpu>& gpus, const std::vector<Want>& queue, in
           const Instance& in = s.gpu->instances[i];
           const Profile* p = s.gpu->model.Find(in.profile);
           if (s.claimed[i] || in.jobs > 0 || p == nullptr || p->mem_bytes < want.gpu_mem_bytes) continue;
+          if (InDrain(plan.drain, s, SlicesOf(s, i).first, SlicesOf(s, i).second)) continue;
           std::pair<uint64_t, int> size{p->mem_bytes, p->compute_slices};
           if (size < best_size) best_state = &s, best = i, best_size = size;
         }
@@ -176,7 +231,7 @@ Plan PlanLayout(const std::vector<Gpu>& gpus, const std::vector<Want>& queue, in
       const Profile* p = ProfileFor(s->gpu->model, want);
       if (p == nullptr) continue;
       for (int start : p->starts) {
-        if (!Fits(*p, start, *s)) continue;
+        if (!Fits(*p, start, *s) || InDrain(plan.drain, *s, start, start + p->size)) continue;
         std::set<int> victims;
         bool possible = true;
         for (int k = start; k < start + p->size && possible; ++k) {
@@ -198,22 +253,34 @@ Plan PlanLayout(const std::vector<Gpu>& gpus, const std::vector<Want>& queue, in
         if (cost < room.cost) room = Room{s, p, start, cost, victims};
       }
     }
+    if (room.state == nullptr && !plan.drain) {
+      // 5. Drain a placement for it: its idle instances past both minimums go now, the busy
+      // ones as their jobs end; no later want takes it.
+      plan.drain = ChooseDrain(states, want);
+      if (plan.drain) {
+        GpuState& s = states[static_cast<size_t>(std::find_if(states.begin(), states.end(), [&](const GpuState& g) {
+                                                   return g.gpu->index == plan.drain->gpu;
+                                                 }) - states.begin())];
+        const Profile* p = s.gpu->model.Find(plan.drain->profile);
+        for (size_t i = 0; i < s.gpu->instances.size(); ++i) {
+          auto [begin, end] = SlicesOf(s, i);
+          if (!s.claimed[i] && Reclaimable(s.gpu->instances[i], now_ms, options) && InDrain(plan.drain, s, begin, end))
+            Free(s, i, plan);
+        }
+        if (FreeAt(*p, plan.drain->start, s)) {  // emptied now: made at once
+          Take(*p, plan.drain->start, s);
+          plan.creates.push_back({s.gpu->index, p->name, plan.drain->start, want.id});
+          plan.drain.reset();
+          continue;
+        }
+      }
+    }
     if (room.state == nullptr) {
       plan.unserved.push_back(want.id);
       continue;
     }
     GpuState& s = *room.state;
-    for (int v : room.victims) {
-      const Instance& in = s.gpu->instances[static_cast<size_t>(v)];
-      s.claimed[static_cast<size_t>(v)] = true;
-      plan.destroys.push_back({s.gpu->index, in.id});
-      for (int& owner : s.owner) {
-        if (owner == v) {
-          owner = kFree;
-          --s.taken;
-        }
-      }
-    }
+    for (int v : room.victims) Free(s, static_cast<size_t>(v), plan);
     Take(*room.profile, room.start, s);
     plan.creates.push_back({s.gpu->index, room.profile->name, room.start, want.id});
   }

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -76,11 +77,21 @@ struct Destroy {
   int gpu = 0;
   int instance_id = 0;
 };
+// A placement held back for the first want no instance serves (a whole-GPU 7g.80gb behind busy
+// small instances): later wants of the plan neither get an instance there nor a new one, so it
+// empties as its jobs end, and its idle instances past both minimums are destroyed.
+struct Drain {
+  int gpu = 0;
+  std::string profile;
+  int start = 0;
+  JobId for_job = 0;
+};
 struct Plan {
   std::vector<Destroy> destroys;  // first, in this order
   std::vector<Create> creates;    // then these
   std::vector<std::pair<JobId, int>> existing;  // job -> id of an idle instance that serves it
   std::vector<JobId> unserved;    // no instance now and none may be made; in queue order
+  std::optional<Drain> drain = std::nullopt;  // at most one
 };
 
 // Each want, in queue order, gets: an idle instance of its profile; else a new instance where the
@@ -88,7 +99,11 @@ struct Plan {
 // first: packing leaves whole GPUs and large placements free); else an idle instance of a larger
 // profile (the smallest, fewest compute slices among equals); else a new instance in the room of idle instances past both minimums
 // (the placement destroying the fewest memory slices); else it is unserved. A want larger than
-// every profile, or naming one the model lacks, is unserved.
+// every profile, or naming one the model lacks, is unserved. The first unserved want whose
+// profile has a placement not already planned for drains one (Drain): the placement where the
+// fewest memory slices are busy (jobs run there, or an earlier want took its instance), then the
+// fewest taken, the lowest GPU and start first; the plan recomputes it each time, so it holds
+// while the want waits.
 Plan PlanLayout(const std::vector<Gpu>& gpus, const std::vector<Want>& queue, int64_t now_ms,
                 const Options& options = Options());
 
