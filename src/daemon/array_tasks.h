@@ -10,6 +10,7 @@
 #include <optional>
 #include <vector>
 
+#include "daemon/array_rest.h"
 #include "daemon/job_table.h"
 #include "pinpoint/api.h"
 #include "pinpoint/job.h"
@@ -26,6 +27,11 @@ class ArrayTasks {
   // RestTasks::Task makes it), in the store, or a task a stored rest stands for. Errors:
   // kNotFound ("no job N"), the store's. Cost: O(log jobs + a rest's tasks), store lookups.
   Result<JobRecord> Job(JobId id) const;
+  // How many tasks active job `id` stands for: a rest, each of its pending ones; any other 1.
+  size_t TasksOf(JobId id) const {
+    auto it = jobs_->find(id);
+    return it == jobs_->end() ? 1 : TasksIn(it->second);
+  }
 
   // The ids of the tasks of job array `id` (its first task's id) that have not ended, ascending
   // (empty when all have); nullopt when `id` names no array (no such job, or a job that is not an

@@ -84,7 +84,7 @@ bool ArrayWorkQueue::Advance(ArrayWork& work) {
       bool more = tasks->size() > kCancelMaxIds;
       if (more) tasks->resize(kCancelMaxIds);
       std::vector<size_t> weights;  // the tasks each id stands for: a rest, all of its
-      for (JobId task : *tasks) weights.push_back(node_->TasksOf(task));
+      for (JobId task : *tasks) weights.push_back(node_->arrays().TasksOf(task));
       std::vector<Status> statuses = ApplyToTasks(work, *tasks, kRewriteBytesPerRequest, true);
       for (size_t i = 0; i < tasks->size(); ++i) {
         const Status& s = statuses[i];

@@ -135,8 +135,13 @@ void Node::Schedule() {
   // The tasks placed that a rest still stands for become jobs of their own first; one the store
   // did not take stays in its rest, for a later pass.
   std::vector<JobId> placed;
-  for (const auto& start : plan.starts) placed.push_back(start.id);
-  std::vector<Status> taken = TakeOutTasks(placed, nullptr, 0, /*rests_whole=*/false);
+  for (const auto& start : plan.starts) {
+    placed.push_back(start.id);
+    // A rest's next tasks are the next pass's (kArrayTasksPerPass a pass).
+    auto it = jobs_.find(start.id);
+    if (it == jobs_.end() || IsArrayRest(it->second)) dirty_ = true;
+  }
+  std::vector<Status> taken = TakeOutTasks(jobs_, *deps_.store, placed, nullptr, 0, /*rests_whole=*/false);
   for (size_t i = plan.starts.size(); i-- > 0;)
     if (!taken[i].ok()) plan.starts.erase(plan.starts.begin() + static_cast<std::ptrdiff_t>(i));
   for (const auto& wait : plan.waits) {

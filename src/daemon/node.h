@@ -11,7 +11,7 @@
 //   Occupant (occupant.h)         who runs a job's processes: its supervisor, or a lease's container
 //   node_query.cc, node_view.cc   answers
 //   ArrayTasks (array_tasks.h)    the job arrays among the jobs: any task, unfinished tasks, state
-//   array_rest.h, node_arrays.cc  a waiting array as one record; tasks taken out of it
+//   array_rest.h, array_take_out.h a waiting array as one record; tasks taken out of it
 //   Dependencies (dependencies.h) --after/--afterok: a submit's check, a pass's states
 //   FaultRecovery (fault_recovery.h) MPS faults by device: recovery, resets, drains
 //   WatchFeedback (watch_feedback.h) the watcher's side: watched jobs, usage, settling slots
@@ -40,6 +40,7 @@
 #include "cdi/spec.h"
 #include "daemon/admission.h"
 #include "daemon/dependencies.h"
+#include "daemon/array_take_out.h"
 #include "daemon/array_tasks.h"
 #include "daemon/fault_recovery.h"
 #include "daemon/job_room.h"
@@ -159,11 +160,6 @@ class Node {
                                      bool hold = false);
   // The job arrays among the node's jobs: unfinished tasks, what a request still has to change.
   const ArrayTasks& arrays() const { return arrays_; }
-  // How many tasks active job `id` stands for: an array's rest, each of its pending ones; else 1.
-  size_t TasksOf(JobId id) const {
-    auto it = jobs_.find(id);
-    return it == jobs_.end() ? 1 : TasksIn(it->second);
-  }
   // Changes jobs as `edit` says (update, update_array; node_hold.cc): the policy is job_edit.h's,
   // the changed job passes a submit's rules (Admission::CheckEdit), and keeps its id, submit time
   // and place. One Status per id as HoldJobs's, with ApplyEdit's and CheckEdit's refusals; ids
@@ -276,13 +272,6 @@ class Node {
   std::vector<Status> RewriteJobs(const api::Caller& caller, const std::vector<JobId>& ids, const char* event,
                                   uint64_t max_rewrite_bytes, bool rests_whole, const JobChange& change,
                                   const std::string& detail = "");
-  // Takes each task `ids` names out of its array's rest (array_rest.h) as a job of its own, all
-  // in one store transaction (node_arrays.cc): with `caller`, only from rests it may control;
-  // with `rests_whole`, a rest's own id is left as the rest. Ids that are no such task are left
-  // alone. One Status per id: ok, kIo (nothing was taken out), NotReached() past
-  // `max_rewrite_bytes` (0: none).
-  std::vector<Status> TakeOutTasks(const std::vector<JobId>& ids, const api::Caller* caller,
-                                   uint64_t max_rewrite_bytes, bool rests_whole);
   // One scheduling pass over the pending jobs: their waits, and the starts the runner makes.
   void Schedule();
   // The scheduler's view of the node now: inventory (drained devices marked, recent business),

@@ -30,7 +30,7 @@ Result<JobRecord*> Node::ControlledJob(const api::Caller& caller, JobId id) {
 std::vector<Status> Node::Cancel(const api::Caller& caller, const std::vector<JobId>& ids,
                                  uint64_t max_rewrite_bytes, bool rests_whole) {
   // Tasks named alone leave their array's rest first, in their own transaction.
-  std::vector<Status> out = TakeOutTasks(ids, &caller, max_rewrite_bytes, rests_whole);
+  std::vector<Status> out = TakeOutTasks(jobs_, *deps_.store, ids, &caller, max_rewrite_bytes, rests_whole);
   RewriteBudget budget(max_rewrite_bytes);
   std::string by = NameOrUid(*users_, caller.uid);
   // One batch for every cancel: the thousand tasks of a job array cost one fsync, not a thousand.

@@ -77,7 +77,7 @@ std::vector<Status> Node::RewriteJobs(const api::Caller& caller, const std::vect
                                       uint64_t max_rewrite_bytes, bool rests_whole, const JobChange& change,
                                       const std::string& detail) {
   // Tasks named alone leave their array's rest first, in their own transaction.
-  std::vector<Status> out = TakeOutTasks(ids, &caller, max_rewrite_bytes, rests_whole);
+  std::vector<Status> out = TakeOutTasks(jobs_, *deps_.store, ids, &caller, max_rewrite_bytes, rests_whole);
   std::string by = "by " + NameOrUid(*users_, caller.uid) + (detail.empty() ? "" : ": " + detail);
   // One batch for the whole request, as cancel: 10000 ids cost one fsync, not 10000, so no
   // request of one user holds the loop for long. Without a batch each is its own transaction.

@@ -1,18 +1,17 @@
-// Node's job arrays (node.h): tasks taken out of their array's rest (array_rest.h) to be jobs of
-// their own, when a pass starts them or a request names them alone.
+#include "daemon/array_take_out.h"
+
 #include <algorithm>
 #include <map>
 
 #include "common/log.h"
 #include "daemon/array_rest.h"
 #include "daemon/job_room.h"
-#include "daemon/node.h"
 #include "pinpoint/rewrite_budget.h"
 
 namespace pinpoint::daemon {
 
-std::vector<Status> Node::TakeOutTasks(const std::vector<JobId>& ids, const api::Caller* caller,
-                                       uint64_t max_rewrite_bytes, bool rests_whole) {
+std::vector<Status> TakeOutTasks(JobTable& jobs, store::JobStore& store, const std::vector<JobId>& ids,
+                                 const api::Caller* caller, uint64_t max_rewrite_bytes, bool rests_whole) {
   std::vector<Status> out(ids.size());
   // The tasks to take out of each rest, by the rest's id, and where each was named.
   struct Taking {
@@ -22,9 +21,9 @@ std::vector<Status> Node::TakeOutTasks(const std::vector<JobId>& ids, const api:
   std::map<JobId, Taking> by_rest;
   RewriteBudget budget(max_rewrite_bytes);
   for (size_t i = 0; i < ids.size(); ++i) {
-    auto active = jobs_.find(ids[i]);
-    if (active != jobs_.end() && (!IsArrayRest(active->second) || rests_whole)) continue;
-    const JobRecord* rest = active != jobs_.end() ? &active->second : jobs_.RestHolding(ids[i]);
+    auto active = jobs.find(ids[i]);
+    if (active != jobs.end() && (!IsArrayRest(active->second) || rests_whole)) continue;
+    const JobRecord* rest = active != jobs.end() ? &active->second : jobs.RestHolding(ids[i]);
     // Another user's rest, or one that ended or is being cancelled: the request's own checks
     // answer for the task (ControlledJob).
     if (rest == nullptr || rest->state != JobState::kPending || rest->cancel_requested ||
@@ -44,11 +43,11 @@ std::vector<Status> Node::TakeOutTasks(const std::vector<JobId>& ids, const api:
   // under its new first task's (or rewritten where it stays).
   std::vector<std::pair<JobId, RestTasks::TakenOut>> taken;
   // One transaction or none: a task stored beside a rest that still holds it would run twice.
-  auto batch = deps_.store->BeginBatch();
+  auto batch = store.BeginBatch();
   Status written = batch.ok() ? Status::Ok() : batch.status();
   for (auto& [rest_id, taking] : by_rest) {
     if (!written.ok()) break;
-    const JobRecord& rest = jobs_.at(rest_id);
+    const JobRecord& rest = jobs.at(rest_id);
     auto tasks = RestTasks::Of(rest);
     if (!tasks) {
       written = Internal("job " + std::to_string(rest_id) + ": its array's pending tasks do not read");
@@ -56,11 +55,11 @@ std::vector<Status> Node::TakeOutTasks(const std::vector<JobId>& ids, const api:
     }
     RestTasks::TakenOut split = tasks->TakeOut(rest, taking.tasks);
     for (const JobRecord& task : split.tasks) {
-      written = task.id == rest_id ? deps_.store->Update(task) : deps_.store->InsertAt(task);
+      written = task.id == rest_id ? store.Update(task) : store.InsertAt(task);
       if (!written.ok()) break;
     }
     if (written.ok() && split.rest)
-      written = split.rest->id == rest_id ? deps_.store->Update(*split.rest) : deps_.store->InsertAt(*split.rest);
+      written = split.rest->id == rest_id ? store.Update(*split.rest) : store.InsertAt(*split.rest);
     if (!written.ok()) break;
     taken.emplace_back(rest_id, std::move(split));
   }
@@ -72,11 +71,10 @@ std::vector<Status> Node::TakeOutTasks(const std::vector<JobId>& ids, const api:
     return out;
   }
   for (auto& [rest_id, split] : taken) {
-    jobs_.Erase(rest_id);
-    for (JobRecord& task : split.tasks) jobs_.Add(std::move(task));
-    if (split.rest) jobs_.Add(std::move(*split.rest));
+    jobs.Erase(rest_id);
+    for (JobRecord& task : split.tasks) jobs.Add(std::move(task));
+    if (split.rest) jobs.Add(std::move(*split.rest));
   }
-  dirty_ = true;
   return out;
 }
 
