@@ -118,7 +118,7 @@ std::pair<int, int> SlicesOf(const GpuState& s, size_t i) {
   return {in.start, in.start + (p != nullptr ? p->size : 1)};
 }
 
-// Whether [begin, end) on GPU `gpu` overlaps the plan's drain.
+// Whether [begin, end) on `s`'s GPU overlaps the plan's drain.
 bool InDrain(const std::optional<Drain>& drain, const GpuState& s, int begin, int end) {
   if (!drain || drain->gpu != s.gpu->index) return false;
   const Profile* p = s.gpu->model.Find(drain->profile);
@@ -126,10 +126,16 @@ bool InDrain(const std::optional<Drain>& drain, const GpuState& s, int begin, in
   return begin < drain->start + size && drain->start < end;
 }
 
-// The placement to drain for `want` (Drain), or nullopt when every placement of its profile holds
-// a creation of this plan.
-std::optional<Drain> ChooseDrain(std::vector<GpuState>& states, const Want& want) {
-  std::optional<Drain> best;
+// Whether instance `i` of `s` lies (partly) in the plan's drain.
+bool InDrain(const std::optional<Drain>& drain, const GpuState& s, size_t i) {
+  auto [begin, end] = SlicesOf(s, i);
+  return InDrain(drain, s, begin, end);
+}
+
+// The placement to drain for `want` and the GPU it is on; a null GPU when every placement of its
+// profile holds a creation of this plan.
+std::pair<GpuState*, Drain> ChooseDrain(std::vector<GpuState>& states, const Want& want) {
+  std::pair<GpuState*, Drain> best{nullptr, {}};
   std::tuple<int, int, int, int> best_key{std::numeric_limits<int>::max(), 0, 0, 0};
   for (GpuState& s : states) {
     const Profile* p = ProfileFor(s.gpu->model, want);
@@ -145,7 +151,7 @@ std::optional<Drain> ChooseDrain(std::vector<GpuState>& states, const Want& want
       }
       if (planned) continue;
       std::tuple<int, int, int, int> key{busy, s.taken, s.gpu->index, start};
-      if (key < best_key) best_key = key, best = Drain{s.gpu->index, p->name, start, want.id};
+      if (key < best_key) best_key = key, best = {&s, Drain{s.gpu->index, p->name, start, want.id}};
     }
   }
   return best;
@@ -176,7 +182,7 @@ Plan PlanLayout(const std::vector<Gpu>& gpus, const std::vector<Want>& queue, in
       for (size_t i = 0; p != nullptr && i < s.gpu->instances.size() && !served; ++i) {
         const Instance& in = s.gpu->instances[i];
         if (s.claimed[i] || in.jobs > 0 || in.profile != p->name) continue;
-        if (InDrain(plan.drain, s, SlicesOf(s, i).first, SlicesOf(s, i).second)) continue;
+        if (InDrain(plan.drain, s, i)) continue;
         s.claimed[i] = true;
         plan.existing.emplace_back(want.id, in.id);
         served = true;
@@ -208,7 +214,7 @@ Plan PlanLayout(const std::vector<Gpu>& gpus, const std::vector<Want>& queue, in
           const Instance& in = s.gpu->instances[i];
           const Profile* p = s.gpu->model.Find(in.profile);
           if (s.claimed[i] || in.jobs > 0 || p == nullptr || p->mem_bytes < want.gpu_mem_bytes) continue;
-          if (InDrain(plan.drain, s, SlicesOf(s, i).first, SlicesOf(s, i).second)) continue;
+          if (InDrain(plan.drain, s, i)) continue;
           std::pair<uint64_t, int> size{p->mem_bytes, p->compute_slices};
           if (size < best_size) best_state = &s, best = i, best_size = size;
         }
@@ -256,17 +262,14 @@ Plan PlanLayout(const std::vector<Gpu>& gpus, const std::vector<Want>& queue, in
     if (room.state == nullptr && !plan.drain) {
       // 5. Drain a placement for it: its idle instances past both minimums go now, the busy
       // ones as their jobs end; no later want takes it.
-      plan.drain = ChooseDrain(states, want);
-      if (plan.drain) {
-        GpuState& s = states[static_cast<size_t>(std::find_if(states.begin(), states.end(), [&](const GpuState& g) {
-                                                   return g.gpu->index == plan.drain->gpu;
-                                                 }) - states.begin())];
-        const Profile* p = s.gpu->model.Find(plan.drain->profile);
-        for (size_t i = 0; i < s.gpu->instances.size(); ++i) {
-          auto [begin, end] = SlicesOf(s, i);
-          if (!s.claimed[i] && Reclaimable(s.gpu->instances[i], now_ms, options) && InDrain(plan.drain, s, begin, end))
+      auto [drained, drain] = ChooseDrain(states, want);
+      if (drained != nullptr) {
+        plan.drain = drain;
+        GpuState& s = *drained;
+        const Profile* p = s.gpu->model.Find(drain.profile);
+        for (size_t i = 0; i < s.gpu->instances.size(); ++i)
+          if (!s.claimed[i] && Reclaimable(s.gpu->instances[i], now_ms, options) && InDrain(plan.drain, s, i))
             Free(s, i, plan);
-        }
         if (FreeAt(*p, plan.drain->start, s)) {  // emptied now: made at once
           Take(*p, plan.drain->start, s);
           plan.creates.push_back({s.gpu->index, p->name, plan.drain->start, want.id});
