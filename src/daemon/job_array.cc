@@ -11,7 +11,7 @@ Status CheckArraySize(const ArraySpec& spec, const JobRequest& request, int max_
   if (tasks > static_cast<size_t>(max_tasks))
     return InvalidArgument("an array of " + std::to_string(tasks) + " tasks: this node takes at most " +
                            std::to_string(max_tasks) + " tasks in one array (max_array_tasks)");
-  // Each task stores the whole request: one 1 MiB request must not become 10 GiB of records.
+  // Each task stores the whole request once it starts: one 1 MiB request must not become 10 GiB.
   size_t bytes = ToJson(request).dump().size() * tasks;
   if (bytes > kMaxArrayBytes)
     return InvalidArgument("an array of " + std::to_string(tasks) + " tasks would store " +

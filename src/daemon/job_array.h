@@ -14,7 +14,8 @@
 namespace pinpoint::daemon {
 
 // The most bytes the records of one array may hold in all: its request's JSON times its tasks
-// (each task is a job with its own record). 10000 tasks of a 6 KiB environment fit.
+// (a waiting array is one record, but each task gets its own once it starts, and the ended ones
+// stay in the store until purged). 10000 tasks of a 6 KiB environment fit.
 inline constexpr size_t kMaxArrayBytes = 64 << 20;
 
 // Whether an array of `spec` over `request` may be stored on a node that takes at most
