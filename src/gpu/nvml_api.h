@@ -24,6 +24,8 @@ inline constexpr Return kErrorDriverNotLoaded = 9;
 inline constexpr Return kErrorFunctionNotFound = 13;
 inline constexpr Return kErrorTimeout = 10;
 inline constexpr Return kErrorGpuIsLost = 15;
+inline constexpr Return kErrorInUse = 19;
+inline constexpr Return kErrorInsufficientResources = 23;
 inline constexpr Return kErrorUnknown = 999;
 
 // nvmlComputeMode_t values.
@@ -120,6 +122,40 @@ inline constexpr unsigned int kGpuInstanceProfileInfoV2 = sizeof(GpuInstanceProf
 // an index a GPU lacks answers kErrorNotSupported or kErrorInvalidArgument.
 inline constexpr unsigned int kGpuInstanceProfileIndexLimit = 16;
 
+// nvmlGpuInstance_t, nvmlComputeInstance_t: opaque handles owned by the library.
+struct GpuInstanceOpaque;
+using GpuInstance = GpuInstanceOpaque*;
+struct ComputeInstanceOpaque;
+using ComputeInstance = ComputeInstanceOpaque*;
+
+// nvmlGpuInstanceInfo_t (nvmlGpuInstanceGetInfo).
+struct GpuInstanceInfo {
+  Device device;  // the parent GPU
+  unsigned int id;
+  unsigned int profileId;
+  GpuInstancePlacement placement;
+};
+
+// nvmlComputeInstanceProfileInfo_t (nvmlGpuInstanceGetComputeInstanceProfileInfo).
+struct ComputeInstanceProfileInfo {
+  unsigned int id;          // the profile id the create call takes
+  unsigned int sliceCount;  // compute slices
+  unsigned int instanceCount;
+  unsigned int multiprocessorCount;
+  unsigned int sharedCopyEngineCount;
+  unsigned int sharedDecoderCount;
+  unsigned int sharedEncoderCount;
+  unsigned int sharedJpegCount;
+  unsigned int sharedOfaCount;
+};
+// The compute instance profile indices (NVML_COMPUTE_INSTANCE_PROFILE_*) pinpoint looks through,
+// and the engine profile it asks for (NVML_COMPUTE_INSTANCE_ENGINE_PROFILE_SHARED).
+inline constexpr unsigned int kComputeInstanceProfileIndexLimit = 16;
+inline constexpr unsigned int kComputeInstanceEngineProfileShared = 0;
+// The compute instances of one profile pinpoint reads from a GPU instance (NVML's instanceCount;
+// 7 on an A100 or H100).
+inline constexpr unsigned int kMaxComputeInstances = 16;
+
 // The layouts must match nvml.h on x86-64 and aarch64 exactly.
 static_assert(sizeof(Memory) == 24);
 static_assert(sizeof(ProcessInfo) == 24 && offsetof(ProcessInfo, usedGpuMemory) == 8 &&
@@ -128,6 +164,8 @@ static_assert(sizeof(Utilization) == 8);
 static_assert(sizeof(EventData) == 32 && offsetof(EventData, gpuInstanceId) == 24);
 static_assert(sizeof(DeviceAttributes) == 40 && offsetof(DeviceAttributes, memorySizeMB) == 32);
 static_assert(sizeof(GpuInstancePlacement) == 8);
+static_assert(sizeof(GpuInstanceInfo) == 24 && offsetof(GpuInstanceInfo, placement) == 16);
+static_assert(sizeof(ComputeInstanceProfileInfo) == 36);
 static_assert(sizeof(GpuInstanceProfileInfoV2) == 152 && offsetof(GpuInstanceProfileInfoV2, memorySizeMB) == 48 &&
               offsetof(GpuInstanceProfileInfoV2, name) == 56);
 
@@ -158,6 +196,18 @@ using GetGiPlacementsFn = Return (*)(Device, unsigned int, GpuInstancePlacement*
 // nvmlDeviceGetMemoryAffinity(device, nodeSetSize, nodeSet, scope): a bitmask of NUMA nodes.
 using GetMemoryAffinityFn = Return (*)(Device, unsigned int, unsigned long*, unsigned int);
 inline constexpr unsigned int kAffinityScopeNode = 0;  // NVML_AFFINITY_SCOPE_NODE
+// Dynamic MIG.
+using CreateGiFn = Return (*)(Device, unsigned int, const GpuInstancePlacement*,
+                              GpuInstance*);                        // ...CreateGpuInstanceWithPlacement
+using GiByIdFn = Return (*)(Device, unsigned int, GpuInstance*);  // nvmlDeviceGetGpuInstanceById
+using GiInfoFn = Return (*)(GpuInstance, GpuInstanceInfo*);       // nvmlGpuInstanceGetInfo
+using GiDestroyFn = Return (*)(GpuInstance);                      // nvmlGpuInstanceDestroy
+using CiProfileInfoFn = Return (*)(GpuInstance, unsigned int, unsigned int,
+                                   ComputeInstanceProfileInfo*);  // ...GetComputeInstanceProfileInfo
+using CreateCiFn = Return (*)(GpuInstance, unsigned int, ComputeInstance*);  // ...CreateComputeInstance
+using GetCisFn = Return (*)(GpuInstance, unsigned int, ComputeInstance*,
+                            unsigned int*);               // nvmlGpuInstanceGetComputeInstances
+using CiDestroyFn = Return (*)(ComputeInstance);  // nvmlComputeInstanceDestroy
 
 // The entry points resolved from one loaded library. Optional members are null when the library
 // lacks the symbol; the fields they feed then read as unsupported.
@@ -194,6 +244,16 @@ struct Api {
   GetGiProfileInfoFn gpu_instance_profile_info = nullptr;     // nvmlDeviceGetGpuInstanceProfileInfoV
   GetGiPlacementsFn gpu_instance_placements = nullptr;        // ...GpuInstancePossiblePlacements_v2
   GetMemoryAffinityFn memory_affinity = nullptr;              // nvmlDeviceGetMemoryAffinity
+  // Dynamic MIG (r470 and later): NvmlBackend makes and destroys instances only with all eight;
+  // the first two also give an instance's placement.
+  GiByIdFn gpu_instance_by_id = nullptr;
+  GiInfoFn gpu_instance_info = nullptr;
+  CreateGiFn create_gpu_instance = nullptr;
+  GiDestroyFn destroy_gpu_instance = nullptr;
+  CiProfileInfoFn compute_instance_profile_info = nullptr;
+  CreateCiFn create_compute_instance = nullptr;
+  GetCisFn compute_instances = nullptr;
+  CiDestroyFn destroy_compute_instance = nullptr;
 };
 
 // Resolves the entry points from `dl_handle` (from dlopen) into *api. Errors: kUnavailable naming

@@ -238,6 +238,7 @@ Status NvmlBackend::ReadMigs(int index, nvml::Device device, std::vector<MigInfo
     if (api_.compute_instance_id != nullptr) {
       api_.compute_instance_id(mig, &info.compute_instance_id);
     }
+    info.placement_start = PlacementStart(device, info.gpu_instance_id);
     nvml::DeviceAttributes attributes{};
     bool have_attributes =
         api_.attributes != nullptr && api_.attributes(mig, &attributes) == nvml::kSuccess;

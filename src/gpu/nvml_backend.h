@@ -49,6 +49,16 @@ class NvmlBackend final : public GpuBackend {
   // MIG (every index unsupported). Errors: kNotFound, kUnavailable when the driver lacks the calls
   // (before r470) or one fails.
   Result<std::vector<MigProfileInfo>> MigProfiles(int index) override;
+  // Dynamic MIG (nvml_mig_instances.cc): nvmlDeviceCreateGpuInstanceWithPlacement, then one
+  // compute instance of the profile index whose compute slices are all the GPU instance's; a
+  // compute instance that fails destroys the GPU instance again. NVML's "no room"
+  // (INSUFFICIENT_RESOURCES) is kFailedPrecondition; NO_PERMISSION (not root) is kUnavailable.
+  // Errors as GpuBackend's, and kUnavailable when the driver lacks the calls.
+  Result<MigInfo> CreateMigInstance(int index, const std::string& profile, int start) override;
+  // Refuses (kFailedPrecondition) while NVML lists a process on the instance, before touching
+  // anything; then destroys its compute instances and the GPU instance (NVML_ERROR_IN_USE:
+  // kFailedPrecondition).
+  Status DestroyMigInstance(int index, uint32_t gpu_instance_id) override;
 
  private:
   NvmlBackend(void* dl_handle, const nvml::Api& api, std::string driver_version, int device_count);
@@ -58,6 +68,9 @@ class NvmlBackend final : public GpuBackend {
   Result<nvml::Device> Handle(int index) const;
   Result<GpuInfo> ReadGpu(int index) const;
   Status ReadMigs(int index, nvml::Device device, std::vector<MigInfo>* migs) const;
+  int PlacementStart(nvml::Device device, uint32_t gpu_instance_id) const;  // MigInfo's; -1 unknown
+  Status CreateComputeInstance(int index, nvml::GpuInstance gi, int compute_slices) const;
+  Status DestroyComputeInstances(int index, nvml::GpuInstance gi, const std::string& which) const;
   int NumaNode(nvml::Device device) const;  // GpuInfo::numa_node
   Status ReadProcesses(int index, nvml::Device device, std::vector<GpuProcess>* out) const;
 

@@ -7,10 +7,12 @@
 //          at 5,000,000 mJ and rises 1,500 mJ per read. Processes: compute pids 1000 (2 GiB) and
 //          1001 (32 MiB); MPS pids 1000 (1 GiB) and 3000.. (512 MiB each, 3 by default). Its
 //          memory affinity is NUMA node 65 (the second word of the node mask).
-//   GPU 1  "NVIDIA A100-SXM4-80GB", MIG enabled, 7 MIG slots: slot 0 = 3g.40gb (GI 2, 42 SMs),
-//          slot 2 = 1g.10gb (GI 9, 14 SMs, memory only through nvmlDeviceGetAttributes_v2), others
-//          empty. Power, energy, core count and memory affinity NOT_SUPPORTED. Compute pids 4000 (GI 2, 1 GiB) and
-//          4001 (GI 9, memory not available).
+//   GPU 1  "NVIDIA A100-SXM4-80GB", MIG enabled, 7 MIG slots: slot 0 = 3g.40gb (GI 2 at memory
+//          slice 4, 42 SMs), slot 2 = 1g.10gb (GI 9 at slice 0, 14 SMs, memory only through
+//          nvmlDeviceGetAttributes_v2), others empty. Power, energy, core count and memory affinity
+//          NOT_SUPPORTED. Compute pids 4000 (GI 2, 1 GiB) and 4001 (GI 9, memory not available).
+//          Its GPU and compute instances can be made and destroyed by NVML's rules
+//          (fake_nvml_mig.cc).
 // Both GPUs list the GA100/GH100 GPU instance profiles and their placements (NVML lists them
 // whether or not MIG is enabled): profile indices 0-4, 7 and 9, ids and placements as NVIDIA's
 // drivers give them (1g.10gb id 19 at slices 0-6; 1g.20gb id 15 at 0, 2, 4, 6; 2g.20gb id 14 at 0,
@@ -31,59 +33,47 @@
 #include <type_traits>
 #include <vector>
 
-#include "gpu/nvml_api.h"
+#include "fake_nvml/fake_nvml_state.h"
 
-using namespace pinpoint::gpu::nvml;  // NOLINT(google-build-using-namespace): a C shim
+namespace fake_nvml {
 
-namespace {
-
-constexpr unsigned long long kMiB = 1024ULL * 1024ULL;
-constexpr unsigned long long kGiB = 1024ULL * kMiB;
-constexpr unsigned int kNoInstance = 0xFFFFFFFF;
-
-struct FakeDevice {
-  int gpu;  // the physical GPU (the parent, for a MIG device)
-  bool is_mig;
-  const char* uuid;
-  const char* name;
-  unsigned long long mem_total_bytes;
-  bool mem_supported;
-  unsigned int gpu_instance_id;
-  unsigned int sm_count;
-};
-
-FakeDevice g_devices[] = {
+FakeDevice g_devices[2] = {
     {0, false, "GPU-fa4e0000-0000-4000-8000-000000000000", "NVIDIA H100 80GB HBM3", 81559 * kMiB,
      true, kNoInstance, 0},
     {1, false, "GPU-fa4e0000-0001-4000-8000-000000000000", "NVIDIA A100-SXM4-80GB", 81920 * kMiB,
      true, kNoInstance, 0},
-    {1, true, "MIG-fa4e0000-0001-0000-8000-000000000000", "NVIDIA A100-SXM4-80GB MIG 3g.40gb",
-     40448 * kMiB, true, 2, 42},
-    {1, true, "MIG-fa4e0000-0001-0002-8000-000000000000", "NVIDIA A100-SXM4-80GB MIG 1g.10gb",
-     9984 * kMiB, false, 9, 14},
 };
-FakeDevice* const kMigSlots[7] = {&g_devices[2], nullptr, &g_devices[3], nullptr,
-                                  nullptr,       nullptr, nullptr};
 
-struct State {
-  int init_refs = 0;
-  unsigned int device_count = 2;
-  bool lost[2] = {false, false};
-  unsigned long long energy_mj = 5'000'000;
-  int mps_clients = 3;
-  int process_queries = 0;
-};
-State g_state;
+State FreshState() {
+  State state;
+  FakeMig& three = state.migs[0];
+  three.used = three.has_ci = true;
+  three.profile_id = 9;  // 3g.40gb
+  three.start = 4;
+  three.device = {1, true, "MIG-fa4e0000-0001-0000-8000-000000000000", "NVIDIA A100-SXM4-80GB MIG 3g.40gb",
+                  40448 * kMiB, true, 2, 42};
+  FakeMig& one = state.migs[2];
+  one.used = one.has_ci = true;
+  one.profile_id = 19;  // 1g.10gb
+  one.start = 0;
+  one.device = {1, true, "MIG-fa4e0000-0001-0002-8000-000000000000", "NVIDIA A100-SXM4-80GB MIG 1g.10gb",
+                9984 * kMiB, false, 9, 14};
+  state.mig_processes = {{4000, kGiB, 2, 0}, {4001, kValueNotAvailable, 9, 0}};
+  return state;
+}
+State g_state = FreshState();
 
-Device ToHandle(FakeDevice* d) { return reinterpret_cast<Device>(d); }
-FakeDevice* FromHandle(Device h) { return reinterpret_cast<FakeDevice*>(h); }
-
-// The common checks of every device call: NVML initialised, a known handle, the GPU not lost.
 Return Check(Device h) {
   if (g_state.init_refs <= 0) return kErrorUninitialized;
   if (h == nullptr) return kErrorInvalidArgument;
   return g_state.lost[FromHandle(h)->gpu] ? kErrorGpuIsLost : kSuccess;
 }
+
+}  // namespace fake_nvml
+
+using namespace fake_nvml;  // NOLINT(google-build-using-namespace): a C shim
+
+namespace {
 
 Return CopyString(const char* text, char* out, unsigned int length) {
   if (out == nullptr || std::strlen(text) + 1 > length) return kErrorInsufficientSize;
@@ -109,7 +99,7 @@ Return ReportProcesses(const std::vector<ProcessInfo>& list, unsigned int* count
 extern "C" {
 
 // ---- Control functions for tests (not NVML). ----
-void fake_nvml_Reset() { g_state = State{}; }
+void fake_nvml_Reset() { g_state = FreshState(); }
 int fake_nvml_InitRefs() { return g_state.init_refs; }
 void fake_nvml_SetDeviceCount(unsigned int count) { g_state.device_count = count < 2 ? count : 2; }
 void fake_nvml_SetLost(int gpu, int lost) {
@@ -183,12 +173,12 @@ Return nvmlDeviceGetHandleByIndex_v2(unsigned int index, Device* device) {
 
 Return nvmlDeviceGetUUID(Device h, char* uuid, unsigned int length) {
   if (Return r = Check(h); r != kSuccess) return r;
-  return CopyString(FromHandle(h)->uuid, uuid, length);
+  return CopyString(FromHandle(h)->uuid.c_str(), uuid, length);
 }
 
 Return nvmlDeviceGetName(Device h, char* name, unsigned int length) {
   if (Return r = Check(h); r != kSuccess) return r;
-  return CopyString(FromHandle(h)->name, name, length);
+  return CopyString(FromHandle(h)->name.c_str(), name, length);
 }
 
 Return nvmlDeviceGetMemoryInfo(Device h, Memory* memory) {
@@ -207,7 +197,7 @@ Return nvmlDeviceGetComputeRunningProcesses_v3(Device h, unsigned int* count, Pr
         {{1000, 2 * kGiB, kNoInstance, kNoInstance}, {1001, 32 * kMiB, kNoInstance, kNoInstance}},
         count, infos);
   }
-  return ReportProcesses({{4000, kGiB, 2, 0}, {4001, kValueNotAvailable, 9, 0}}, count, infos);
+  return ReportProcesses(g_state.mig_processes, count, infos);
 }
 
 Return nvmlDeviceGetMPSComputeRunningProcesses_v3(Device h, unsigned int* count,
@@ -246,9 +236,10 @@ Return nvmlDeviceGetMaxMigDeviceCount(Device h, unsigned int* count) {
 Return nvmlDeviceGetMigDeviceHandleByIndex(Device h, unsigned int index, Device* mig) {
   if (Return r = Check(h); r != kSuccess) return r;
   if (FromHandle(h)->gpu == 0) return kErrorNotSupported;
-  if (index >= 7) return kErrorInvalidArgument;
-  if (kMigSlots[index] == nullptr) return kErrorNotFound;
-  *mig = ToHandle(kMigSlots[index]);
+  if (index >= kMigSlots) return kErrorInvalidArgument;
+  FakeMig& slot = g_state.migs[index];
+  if (!slot.used || !slot.has_ci) return kErrorNotFound;
+  *mig = ToHandle(&slot.device);
   return kSuccess;
 }
 
@@ -317,75 +308,6 @@ Return nvmlDeviceGetCudaComputeCapability(Device h, int* major, int* minor) {
 
 }  // extern "C"
 
-namespace {
-
-struct FakeGiProfile {
-  unsigned int index;
-  unsigned int id;
-  const char* name;
-  unsigned int slices;
-  unsigned int count;
-  unsigned int sms;
-  unsigned long long mem_mib;
-  unsigned int size;
-  std::vector<unsigned int> starts;
-};
-
-const std::vector<FakeGiProfile>& GiProfiles() {
-  static const std::vector<FakeGiProfile> profiles = {
-      {0, 19, "MIG 1g.10gb", 1, 7, 16, 9984, 1, {0, 1, 2, 3, 4, 5, 6}},
-      {1, 14, "MIG 2g.20gb", 2, 3, 32, 20096, 2, {0, 2, 4}},
-      {2, 9, "MIG 3g.40gb", 3, 2, 60, 40320, 4, {0, 4}},
-      {3, 5, "MIG 4g.40gb", 4, 1, 64, 40320, 4, {0}},
-      {4, 0, "MIG 7g.80gb", 7, 1, 132, 80896, 8, {0}},
-      {7, 20, "MIG 1g.10gb+me", 1, 1, 16, 9984, 1, {0, 1, 2, 3, 4, 5, 6}},
-      {9, 15, "MIG 1g.20gb", 1, 4, 26, 20096, 2, {0, 2, 4, 6}},
-  };
-  return profiles;
-}
-
-}  // namespace
-
-extern "C" {
-
-Return nvmlDeviceGetGpuInstanceProfileInfoV(Device h, unsigned int profile, GpuInstanceProfileInfoV2* info) {
-  if (Return r = Check(h); r != kSuccess) return r;
-  if (FromHandle(h)->is_mig || info == nullptr || info->version != kGpuInstanceProfileInfoV2) return kErrorInvalidArgument;
-  for (const FakeGiProfile& p : GiProfiles()) {
-    if (p.index != profile) continue;
-    unsigned int version = info->version;
-    *info = GpuInstanceProfileInfoV2{};
-    info->version = version;
-    info->id = p.id;
-    info->sliceCount = p.slices;
-    info->instanceCount = p.count;
-    info->multiprocessorCount = p.sms;
-    info->memorySizeMB = p.mem_mib;
-    std::strncpy(info->name, p.name, sizeof(info->name) - 1);
-    return kSuccess;
-  }
-  return profile < 16 ? kErrorNotSupported : kErrorInvalidArgument;
-}
-
-Return nvmlDeviceGetGpuInstancePossiblePlacements_v2(Device h, unsigned int profile_id,
-                                                      GpuInstancePlacement* placements, unsigned int* count) {
-  if (Return r = Check(h); r != kSuccess) return r;
-  for (const FakeGiProfile& p : GiProfiles()) {
-    if (p.id != profile_id) continue;
-    if (placements == nullptr) {
-      *count = static_cast<unsigned int>(p.starts.size());
-      return kSuccess;
-    }
-    if (*count < p.starts.size()) return kErrorInsufficientSize;
-    for (size_t i = 0; i < p.starts.size(); ++i) placements[i] = {p.starts[i], p.size};
-    *count = static_cast<unsigned int>(p.starts.size());
-    return kSuccess;
-  }
-  return kErrorInvalidArgument;
-}
-
-}  // extern "C"
-
 // The fake's entry points must have exactly the signatures NvmlBackend declares.
 static_assert(std::is_same_v<decltype(&nvmlInit_v2), InitFn>);
 static_assert(std::is_same_v<decltype(&nvmlErrorString), ErrorStringFn>);
@@ -399,6 +321,3 @@ static_assert(std::is_same_v<decltype(&nvmlDeviceGetAttributes_v2), GetAttribute
 static_assert(std::is_same_v<decltype(&nvmlDeviceGetTotalEnergyConsumption), GetEnergyFn>);
 static_assert(
     std::is_same_v<decltype(&nvmlDeviceGetCudaComputeCapability), GetComputeCapabilityFn>);
-static_assert(std::is_same_v<decltype(&nvmlDeviceGetGpuInstanceProfileInfoV), GetGiProfileInfoFn>);
-static_assert(
-    std::is_same_v<decltype(&nvmlDeviceGetGpuInstancePossiblePlacements_v2), GetGiPlacementsFn>);

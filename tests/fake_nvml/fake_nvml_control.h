@@ -19,6 +19,9 @@ class FakeNvmlControl {
     set_lost_ = Find<void (*)(int, int)>("fake_nvml_SetLost");
     set_mps_clients_ = Find<void (*)(int)>("fake_nvml_SetMpsClients");
     process_queries_ = Find<int (*)()>("fake_nvml_ProcessQueries");
+    fail_ci_creates_ = Find<void (*)(int)>("fake_nvml_FailComputeInstanceCreates");
+    clear_mig_processes_ = Find<void (*)()>("fake_nvml_ClearMigProcesses");
+    gpu_instance_count_ = Find<int (*)()>("fake_nvml_GpuInstanceCount");
     if (ok()) reset_();
   }
   ~FakeNvmlControl() {
@@ -29,13 +32,17 @@ class FakeNvmlControl {
 
   bool ok() const {
     return reset_ && init_refs_ && set_device_count_ && set_lost_ && set_mps_clients_ &&
-           process_queries_;
+           process_queries_ && fail_ci_creates_ && clear_mig_processes_ && gpu_instance_count_;
   }
   int InitRefs() const { return init_refs_(); }
   void SetDeviceCount(unsigned int count) const { set_device_count_(count); }
   void SetLost(int gpu, bool lost) const { set_lost_(gpu, lost ? 1 : 0); }
   void SetMpsClients(int count) const { set_mps_clients_(count); }
   int ProcessQueries() const { return process_queries_(); }
+  // GPU 1's MIG (fake_nvml_mig.cc).
+  void FailComputeInstanceCreates(int count) const { fail_ci_creates_(count); }
+  void ClearMigProcesses() const { clear_mig_processes_(); }
+  int GpuInstanceCount() const { return gpu_instance_count_(); }
 
  private:
   template <typename Fn>
@@ -50,6 +57,9 @@ class FakeNvmlControl {
   void (*set_lost_)(int, int) = nullptr;
   void (*set_mps_clients_)(int) = nullptr;
   int (*process_queries_)() = nullptr;
+  void (*fail_ci_creates_)(int) = nullptr;
+  void (*clear_mig_processes_)() = nullptr;
+  int (*gpu_instance_count_)() = nullptr;
 };
 
 }  // namespace pinpoint::gpu
