@@ -56,6 +56,22 @@ struct EndedBytes {
   uint64_t bytes = 0;
 };
 
+// A change pinpoint made to a mig-dynamic GPU's MIG layout (schema v7 and later; issue 26).
+struct MigChange {
+  int64_t at_ms = 0;
+  int gpu = 0;                // NVML index
+  std::string action;         // "create" or "destroy"
+  std::string profile;        // "1g.10gb"
+  int start = 0;              // the placement's first memory slice
+  uint32_t instance_id = 0;   // the GPU instance (a create's: the id NVML gave it; 0 when it failed)
+  std::string uuid;           // its MIG device ("" when unknown)
+  JobId for_job = 0;          // the waiting job it was for (0: none)
+  std::string result = "ok";  // "ok", or the error's one line
+  bool operator==(const MigChange&) const = default;
+};
+// The newest MIG changes the store keeps; older ones are deleted as new ones come.
+inline constexpr int64_t kMigChangesKept = 10000;
+
 struct StoreOptions {
   // Ids handed out are above this (the largest jobs/<id> directory of the daemon's state), so a
   // store that was lost or restored from a backup never names an existing job directory again.
@@ -70,7 +86,7 @@ class JobStore {
 
  public:
   static constexpr int kOldestSupportedVersion = 1;
-  static constexpr int kCurrentVersion = 6;
+  static constexpr int kCurrentVersion = 7;
 
   // Opens or creates the database at `path`, checks it (PRAGMA quick_check), and migrates older
   // supported versions to the current one in one transaction. A new file is created mode 0600
@@ -156,6 +172,10 @@ class JobStore {
   // Appends one line to a job's history. Durable on return. Errors: kNotFound when no job has
   // event.job_id; kIo, and CheckFile's error.
   Status AppendEvent(const JobEvent& event);
+  // MIG layout changes (job_store_mig.cc): appended in one transaction, keeping the newest
+  // kMigChangesKept; the newest `limit` of them, oldest first. Errors: kIo.
+  Status AppendMigChanges(const std::vector<MigChange>& changes);
+  Result<std::vector<MigChange>> RecentMigChanges(int limit) const;
   // The job's history in the order appended. Errors: kNotFound; kIo.
   Result<std::vector<JobEvent>> Events(JobId id) const;
 

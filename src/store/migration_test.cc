@@ -196,13 +196,13 @@ TEST_F(MigrationTest, FailedStepLeavesFileAtItsVersion) {
 
 TEST_F(MigrationTest, NewerVersionIsRefusedAndLeftAlone) {
   ASSERT_TRUE(JobStore::Open(db_path()).ok());
-  ASSERT_TRUE(ExecSql(db_path(), "PRAGMA user_version = 7").ok());
+  ASSERT_TRUE(ExecSql(db_path(), "PRAGMA user_version = 8").ok());
 
   Result<std::unique_ptr<JobStore>> store = JobStore::Open(db_path());
   EXPECT_EQ(store.status().code(), Code::kFailedPrecondition);
-  EXPECT_THAT(store.status().message(), AllOf(HasSubstr("version 7"), HasSubstr("newer"),
-                                              HasSubstr("1 to 6"), Not(HasSubstr("\n"))));
-  EXPECT_EQ(QueryOne(db_path(), "PRAGMA user_version"), "7");
+  EXPECT_THAT(store.status().message(), AllOf(HasSubstr("version 8"), HasSubstr("newer"),
+                                              HasSubstr("1 to 7"), Not(HasSubstr("\n"))));
+  EXPECT_EQ(QueryOne(db_path(), "PRAGMA user_version"), "8");
 }
 
 TEST_F(MigrationTest, OlderThanOldestSupportedIsRefused) {
@@ -210,7 +210,7 @@ TEST_F(MigrationTest, OlderThanOldestSupportedIsRefused) {
   ASSERT_TRUE(ExecSql(db_path(), "PRAGMA user_version = -1").ok());
   Result<std::unique_ptr<JobStore>> store = JobStore::Open(db_path());
   EXPECT_EQ(store.status().code(), Code::kFailedPrecondition);
-  EXPECT_THAT(store.status().message(), AllOf(HasSubstr("older"), HasSubstr("1 to 6")));
+  EXPECT_THAT(store.status().message(), AllOf(HasSubstr("older"), HasSubstr("1 to 7")));
 }
 
 TEST_F(MigrationTest, GarbageFileIsRefusedAndLeftAlone) {
@@ -280,6 +280,23 @@ TEST_F(MigrationTest, V6FoldsEachArraysPendingTasksIntoOneRest) {
   EXPECT_EQ(Must((*store)->FindArrayRest(5))->id, 3);
   for (JobId kept : {7, 8}) EXPECT_TRUE(Must((*store)->Get(kept)).array.pending.empty()) << kept;
   EXPECT_EQ(QueryOne(db_path(), "SELECT count(*) FROM jobs"), "6");
+}
+
+TEST_F(MigrationTest, V7AddsAnEmptyTableOfMigChanges) {
+  {
+    Result<Db> db = Db::Open(db_path());
+    ASSERT_TRUE(db.ok());
+    ASSERT_TRUE(MigrateTo(&*db, 6).ok());
+  }
+  Result<std::unique_ptr<JobStore>> store = JobStore::Open(db_path());
+  ASSERT_TRUE(store.ok()) << store.status().ToString();
+  EXPECT_EQ(QueryOne(db_path(), "PRAGMA user_version"), "7");
+  EXPECT_TRUE(Must((*store)->RecentMigChanges(10)).empty());
+  MigChange made;
+  made.action = "create";
+  made.profile = "1g.10gb";
+  ASSERT_TRUE((*store)->AppendMigChanges({made}).ok());
+  EXPECT_EQ(Must((*store)->RecentMigChanges(10)).size(), 1u);
 }
 
 TEST_F(MigrationTest, MigrateToRejectsUnknownTargetsAndGoingBack) {

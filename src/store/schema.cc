@@ -113,13 +113,32 @@ CREATE INDEX jobs_by_uid ON jobs(uid, id, state);
 // of arrays stored before it (array_migration.h); its SQL is only this note.
 constexpr char kV6[] = "SELECT 6";
 
-constexpr std::array<Migration, 6> kMigrations = {{
+// Version 7: the MIG layout changes pinpoint made on mig-dynamic GPUs (issue 26), one row each,
+// so that a restart knows when each instance it finds was made; the daemon keeps the newest
+// kMigChangesKept.
+constexpr char kV7[] = R"sql(
+CREATE TABLE mig_changes (
+  seq         INTEGER PRIMARY KEY,
+  at_ms       INTEGER NOT NULL,
+  gpu         INTEGER NOT NULL,
+  action      TEXT NOT NULL,
+  profile     TEXT NOT NULL,
+  start       INTEGER NOT NULL,
+  instance_id INTEGER NOT NULL,
+  uuid        TEXT NOT NULL,
+  for_job     INTEGER NOT NULL,
+  result      TEXT NOT NULL
+);
+)sql";
+
+constexpr std::array<Migration, 7> kMigrations = {{
     {1, kV1},
     {2, kV2},
     {3, kV3},
     {4, kV4},
     {5, kV5},
     {6, kV6, FoldPendingArrayTasks},
+    {7, kV7},
 }};
 
 constexpr bool StepsAreInOrder() {
