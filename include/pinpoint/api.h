@@ -334,6 +334,13 @@ struct GpuReadingView {
   int utilization_pct = -1;  // -1: unsupported
 };
 
+// A slot of a GPU in mig-dynamic mode (docs/scheduling.md "Dynamic MIG"): the memory slice its
+// MIG instance starts at, and whether that instance exists now.
+struct MigSlotView {
+  int start = 0;
+  bool vacant = false;
+};
+
 struct DeviceView {
   int index = 0;             // pinpoint's device index, Allocation::device_index
   std::string uuid;
@@ -353,6 +360,20 @@ struct DeviceView {
   std::optional<MpsDaemonView> mps;     // while it has an MPS control daemon
   std::vector<DeviceJobView> jobs;
   std::optional<GpuReadingView> reading;  // nullopt for MIG instances and unread GPUs
+  std::optional<MigSlotView> mig_slot;    // set for a slot of a mig-dynamic GPU
+};
+
+// A change pinpoint made to a mig-dynamic GPU's MIG layout (store::MigChange).
+struct MigChangeView {
+  int64_t at_ms = 0;
+  int gpu = 0;                // NVML index
+  std::string action;         // "create" | "destroy"
+  std::string profile;
+  int start = 0;              // the placement's first memory slice
+  uint32_t instance_id = 0;   // the GPU instance
+  std::string uuid;           // its MIG device
+  JobId for_job = 0;          // the waiting job it was made for; 0: none
+  std::string result;         // "ok", or the error's one line
 };
 
 struct WatcherView {
@@ -376,6 +397,8 @@ struct GpusReply {
   std::vector<DeviceView> devices;
   std::optional<WatcherView> watcher;  // nullopt: the daemon runs without one
   HostView host;
+  // The latest MIG layout changes on mig-dynamic GPUs, oldest first (at most 32); none without.
+  std::vector<MigChangeView> mig_changes = {};
 };
 struct GpusRequest {
   static constexpr char kOp[] = "gpus";

@@ -299,7 +299,8 @@ std::string FormatGpus(const GpusReply& reply) {
   for (const auto& d : reply.devices) {
     std::string jobs;
     for (const auto& j : d.jobs) jobs += (jobs.empty() ? "" : ",") + std::to_string(j.id);
-    rows.push_back({std::to_string(d.index), std::to_string(d.gpu_index), EscapeForTerminal(d.uuid),
+    bool vacant = d.mig_slot && d.mig_slot->vacant;
+    rows.push_back({std::to_string(d.index), std::to_string(d.gpu_index), vacant ? "-" : EscapeForTerminal(d.uuid),
                     EscapeForTerminal(d.name), std::string(SharingModeName(d.mode)) + (d.drained ? " (drained)" : ""),
                     FormatSize(d.mem_bytes), FormatSize(d.mem_allocated_bytes), FormatSize(d.mem_free_bytes),
                     std::to_string(d.share_free_pct) + "%", d.mps_user ? EscapeForTerminal(*d.mps_user) : "-",
@@ -309,6 +310,20 @@ std::string FormatGpus(const GpusReply& reply) {
   const HostView& host = reply.host;
   out += "host: " + std::to_string(host.cpus_allocated) + "/" + std::to_string(host.cpus) + " CPUs, " +
          FormatSize(host.mem_allocated_bytes) + "/" + FormatSize(host.mem_bytes) + " memory allocated\n";
+  if (!reply.mig_changes.empty()) {
+    out += "MIG changes (mig-dynamic), oldest first:\n";
+    for (const MigChangeView& c : reply.mig_changes) {
+      char at[32] = "?";
+      std::tm tm{};
+      time_t secs = static_cast<time_t>(c.at_ms / 1000);
+      if (::gmtime_r(&secs, &tm) != nullptr) std::strftime(at, sizeof(at), "%Y-%m-%d %H:%M:%S UTC", &tm);
+      out += std::string("  ") + at + "  GPU " + std::to_string(c.gpu) + " " + EscapeForTerminal(c.action) + " " +
+             EscapeForTerminal(c.profile) + " at memory slice " + std::to_string(c.start);
+      if (c.instance_id != 0) out += " (GPU instance " + std::to_string(c.instance_id) + ")";
+      if (c.for_job != 0) out += " for job " + std::to_string(c.for_job);
+      out += c.result == "ok" ? "\n" : ": FAILED: " + EscapeForTerminal(c.result) + "\n";
+    }
+  }
   return out;
 }
 

@@ -182,7 +182,10 @@ TEST(FormatEscapeTest, GpusTopAndReportEscapeDeviceAndUserNames) {
   json dev{{"index", 0}, {"gpu_index", 0}, {"uuid", "GPU-0\x1b[2J"}, {"name", std::string("H100") + kOsc},
            {"mode", "mps"}, {"mps_user", "eve\x1b[31m"}, {"mem_bytes", 1ull << 30},
            {"jobs", {{{"id", 7}, {"user", "eve\n"}, {"name", std::string("n") + kOsc}, {"gpu_mem_bytes", 1ull << 30}}}}};
-  json gpus{{"backend", "nvml"}, {"driver", "550\x1b[0m"}, {"devices", {dev}}, {"host", json::object()}};
+  json change{{"at_ms", 0}, {"gpu", 0}, {"action", "create\x1b[2J"}, {"profile", std::string("1g") + kOsc},
+              {"start", 1}, {"result", "no room\x1b[31m"}};
+  json gpus{{"backend", "nvml"}, {"driver", "550\x1b[0m"}, {"devices", {dev}}, {"host", json::object()},
+            {"mig_changes", {change}}};
   std::string out = FormatGpus(Decode<GpusReply>(gpus));
   EXPECT_FALSE(HasRawControl(out, /*newline_ok=*/true)) << out;
   out = FormatTop(Decode<GpusReply>(gpus), 0);
@@ -191,6 +194,30 @@ TEST(FormatEscapeTest, GpusTopAndReportEscapeDeviceAndUserNames) {
   ended["state"] = "completed";
   out = FormatReport(Report({Decode<JobView>(ended)}));
   EXPECT_FALSE(HasRawControl(out, /*newline_ok=*/true)) << out;
+}
+
+// A mig-dynamic GPU's vacant slot shows no UUID; the layout changes follow the table, failures
+// with their reason.
+TEST(FormatGpusTest, MigSlotsAndTheirChanges) {
+  json vacant{{"index", 3}, {"gpu_index", 0}, {"uuid", ""}, {"name", "A100 MIG slot 3 (vacant)"}, {"mode", "mps"},
+              {"mem_bytes", 10ull << 30}, {"mig_slot", {{"start", 3}, {"vacant", true}}}};
+  json made{{"at_ms", 1'700'000'000'000}, {"gpu", 0}, {"action", "create"}, {"profile", "1g.10gb"}, {"start", 2},
+            {"instance_id", 5}, {"uuid", "MIG-x"}, {"for_job", 17}, {"result", "ok"}};
+  json failed{{"at_ms", 1'700'000'001'000}, {"gpu", 0}, {"action", "destroy"}, {"profile", "2g.20gb"}, {"start", 0},
+              {"instance_id", 3}, {"result", "MIG GPU 0 instance 3 is in use by process 9: not destroyed"}};
+  json gpus{{"backend", "simulated:a100x8-mig"}, {"simulated", true}, {"devices", {vacant}}, {"host", json::object()},
+            {"mig_changes", {made, failed}}};
+  GpusReply reply = Decode<GpusReply>(gpus);
+  ASSERT_TRUE(reply.devices[0].mig_slot.has_value());
+  EXPECT_TRUE(reply.devices[0].mig_slot->vacant);
+  std::string out = FormatGpus(reply);
+  EXPECT_NE(out.find("3    0    -     A100 MIG slot 3 (vacant)"), std::string::npos) << out;
+  EXPECT_NE(out.find("MIG changes (mig-dynamic), oldest first:\n"
+                     "  2023-11-14 22:13:20 UTC  GPU 0 create 1g.10gb at memory slice 2 (GPU instance 5) for job 17\n"
+                     "  2023-11-14 22:13:21 UTC  GPU 0 destroy 2g.20gb at memory slice 0 (GPU instance 3): FAILED: "
+                     "MIG GPU 0 instance 3 is in use by process 9: not destroyed\n"),
+            std::string::npos)
+      << out;
 }
 
 }  // namespace

@@ -95,7 +95,37 @@ json ToJson(const DeviceView& d) {
     j["energy_mj"] = d.reading->energy_mj;
     j["utilization_pct"] = d.reading->utilization_pct;
   }
+  if (d.mig_slot) j["mig_slot"] = {{"start", d.mig_slot->start}, {"vacant", d.mig_slot->vacant}};
   return j;
+}
+
+Result<MigSlotView> MigSlotFromJson(const json& j) {
+  MigSlotView s;
+  auto in = JsonReader::Record(j, "mig_slot");
+  in.Integer("start", &s.start);
+  in.Bool("vacant", &s.vacant);
+  return in.Done(s);
+}
+
+json ToJson(const MigChangeView& c) {
+  return json{{"at_ms", c.at_ms},   {"gpu", c.gpu},   {"action", c.action},   {"profile", c.profile},
+              {"start", c.start},   {"instance_id", c.instance_id}, {"uuid", c.uuid},
+              {"for_job", c.for_job}, {"result", c.result}};
+}
+
+Result<MigChangeView> MigChangeFromJson(const json& j) {
+  MigChangeView c;
+  auto in = JsonReader::Record(j, "mig change");
+  in.Integer("at_ms", &c.at_ms);
+  in.Integer("gpu", &c.gpu);
+  in.String("action", &c.action);
+  in.String("profile", &c.profile);
+  in.Integer("start", &c.start);
+  in.Integer("instance_id", &c.instance_id);
+  in.String("uuid", &c.uuid);
+  in.Integer("for_job", &c.for_job);
+  in.String("result", &c.result);
+  return in.Done(std::move(c));
 }
 
 Result<DeviceView> DeviceFromJson(const json& j) {
@@ -118,6 +148,7 @@ Result<DeviceView> DeviceFromJson(const json& j) {
   in.OptionalString("mps_user", &d.mps_user);
   in.OptionalObject("mps", &d.mps, FromJson<MpsDaemonView>);
   in.ObjectList("jobs", &d.jobs, DeviceJobFromJson);
+  in.OptionalObject("mig_slot", &d.mig_slot, MigSlotFromJson);
   bool read = false;
   for (const char* key : kReadingKeys) read = read || in.Has(key);
   if (read) {
@@ -156,11 +187,13 @@ json ToJson(const GpusReply& m) {
   json devices = json::array();
   for (const auto& d : m.devices) devices.push_back(ToJson(d));
   json watcher = nullptr;
+  json changes = json::array();
+  for (const auto& c : m.mig_changes) changes.push_back(ToJson(c));
   if (m.watcher)
     watcher = {{"polls", m.watcher->polls},
                {"poll_time_ms", m.watcher->poll_time_ms},
                {"last_poll_us", m.watcher->last_poll_us}};
-  return json{{"backend", m.backend},
+  json reply{{"backend", m.backend},
               {"watcher", std::move(watcher)},
               {"driver", m.driver},
               {"simulated", m.simulated},
@@ -170,6 +203,8 @@ json ToJson(const GpusReply& m) {
                 {"cpus_allocated", m.host.cpus_allocated},
                 {"mem_bytes", m.host.mem_bytes},
                 {"mem_allocated_bytes", m.host.mem_allocated_bytes}}}};
+  if (!changes.empty()) reply["mig_changes"] = std::move(changes);
+  return reply;
 }
 
 template <>
@@ -182,6 +217,7 @@ Result<GpusReply> FromJson<GpusReply>(const json& j) {
   if (in.Require("devices")) in.ObjectList("devices", &m.devices, DeviceFromJson);
   in.OptionalObject("watcher", &m.watcher, WatcherFromJson);
   in.Object("host", &m.host, HostFromJson);
+  in.ObjectList("mig_changes", &m.mig_changes, MigChangeFromJson);
   return in.Done(std::move(m));
 }
 

@@ -36,6 +36,10 @@ struct Config {
   // instances unless they have their own.
   // A GPU's entry may also be kMigDynamicMode (inventory_builder.h says what is done with it).
   std::map<std::string, std::string> gpu_modes;
+  // mig-dynamic (daemon/mig_dynamic.h): an instance is destroyed for a waiting slice only once it
+  // has been idle this long and exists this long (no thrashing).
+  int64_t mig_min_idle_s = 60;
+  int64_t mig_min_lifetime_s = 300;
   int mps_client_limit = 48;         // per device; NVIDIA's limit on Volta and later
   // Where slices go among the devices they fit: spread | pack | auto (docs/scheduling.md).
   std::string slice_placement = "auto";

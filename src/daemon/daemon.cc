@@ -20,6 +20,7 @@
 #include "common/log.h"
 #include "common/version.h"
 #include "daemon/inventory_builder.h"
+#include "daemon/mig_setup.h"
 #include "daemon/mps_plan.h"
 #include "daemon/node.h"
 #include "daemon/sharing_setup.h"
@@ -226,7 +227,9 @@ int RunDaemon(const Config& config, std::unique_ptr<gpu::GpuBackend> backend,
 
   auto gpus = backend->Inventory();
   if (!gpus.ok()) return Fail(gpus.status());
-  auto inventory = BuildInventory(*gpus, config);
+  auto mig_profiles = MigDynamicProfiles(*backend, *gpus, config);
+  if (!mig_profiles.ok()) return Fail(mig_profiles.status());
+  auto inventory = BuildInventory(*gpus, config, *mig_profiles);
   if (!inventory.ok()) return Fail(inventory.status());
   LogInventory(*inventory);
 
@@ -236,6 +239,10 @@ int RunDaemon(const Config& config, std::unique_ptr<gpu::GpuBackend> backend,
   auto store = store::JobStore::Open(config.state_dir + "/pinpoint.db",
                                      {.min_id_exclusive = *largest_job_dir});
   if (!store.ok()) return Fail(store.status());
+  RealClock clock;
+  // GPUs in mig-dynamic mode: their layout as it is, resumed (nothing that exists is made again).
+  auto mig = StartMigDynamic(*backend, *gpus, *mig_profiles, config, store->get(), *inventory, clock.NowMs());
+  if (!mig.ok()) return Fail(mig.status());
 
   launch::Cgroups cgroups(config.cgroup_root);
   if (config.cgroups) {
@@ -253,7 +260,6 @@ int RunDaemon(const Config& config, std::unique_ptr<gpu::GpuBackend> backend,
   if (::access(shim.c_str(), X_OK) != 0)
     return Fail(FailedPrecondition("job supervisor " + shim + " is missing or not executable (set shim_path)"));
   launch::ProcessLauncher launcher(shim);
-  RealClock clock;
   SystemUserDirectory system_users;
   CachingUserDirectory users(&system_users, &clock);
   auto mps_plan = PlanMps(config, {backend->Kind(), mps::MpsDaemons::Unusable(config.mps_control)});
@@ -280,7 +286,8 @@ int RunDaemon(const Config& config, std::unique_ptr<gpu::GpuBackend> backend,
     auto user = users.ByName(config.mps_prestart_user);
     if (!user.ok()) return Fail(InvalidArgument("mps_prestart_user: " + user.status().message()));
     for (const auto& d : inventory->devices) {
-      if (daemons == nullptr || d.mode != SharingMode::kMps) continue;
+      // A mig-dynamic slot is left out: a kept daemon would hold its instance against a destroy.
+      if (daemons == nullptr || d.mode != SharingMode::kMps || d.mig_start >= 0) continue;
       Status s = daemons->Prestart({d.index, d.uuid, user->uid, user->gid, 0, 0});
       if (!s.ok()) log::Warn("MPS: device {}: prestart: {}", d.index, s.message());
     }
@@ -322,7 +329,7 @@ int RunDaemon(const Config& config, std::unique_ptr<gpu::GpuBackend> backend,
   launch::SystemContainerCgroups containers;
   cdi::SpecDir lease_specs(config.cdi_dir);
   Node node(options, {store->get(), &launcher, mps->get(), &cgroups, &watcher, &clock, &users, &containers,
-                      config.cdi_dir.empty() ? nullptr : &lease_specs, sharing.get()});
+                      config.cdi_dir.empty() ? nullptr : &lease_specs, sharing.get(), mig->mig.get()});
   Status recovered = node.Recover();
   if (!recovered.ok()) return Fail(recovered);
   node.Step();  // tells the watcher of the adopted jobs before its first poll

@@ -2,6 +2,8 @@
 
 #include <unistd.h>
 
+#include "daemon/mig_slots.h"
+
 #include <fstream>
 #include <set>
 
@@ -34,23 +36,34 @@ bool IsMigDynamic(const Config& config, const std::vector<std::string>& keys) {
   return false;
 }
 
-// A GPU configured mig-dynamic: refused with one line while pinpoint cannot serve it.
-Status CheckMigDynamic(const gpu::GpuInfo& g, const Config& config) {
+// The slots of a GPU configured mig-dynamic; refused with one line when pinpoint cannot serve it.
+Result<std::vector<sched::Device>> MigDynamicSlots(const gpu::GpuInfo& g, const Config& config,
+                                                   const std::map<int, std::vector<gpu::MigProfileInfo>>& profiles) {
   std::string index_key = std::to_string(g.index);
-  if (!IsMigDynamic(config, {g.uuid, index_key})) return Status::Ok();
   std::string gpu = "GPU " + index_key + " (" + g.name + ")";
   if (!g.mig_enabled)
     return InvalidArgument("config: gpu_modes gives " + gpu + " " + kMigDynamicMode + ", but MIG is disabled on it: " +
                            "pinpoint never turns MIG on (that needs a GPU reset); an administrator enables it " +
                            "(nvidia-smi -i " + index_key + " -mig 1) or the GPU gets another mode");
-  return InvalidArgument("config: gpu_modes gives " + gpu + " " + kMigDynamicMode +
-                         ": making and destroying its MIG instances is not in this release yet (issue 26); " +
-                         "its instances serve as they are under mps, timeslice or exclusive");
+  auto listed = profiles.find(g.index);
+  sched::mig::Model model = MigModelOf(g.name, listed != profiles.end() ? listed->second : std::vector<gpu::MigProfileInfo>{});
+  if (model.profiles.empty())
+    return InvalidArgument("config: gpu_modes gives " + gpu + " " + kMigDynamicMode +
+                           ", but its driver lists no MIG profile pinpoint could make");
+  Result<std::vector<sched::Device>> slots =
+      MigSlots(g, model, *SharingModeFromName(config.default_mode), config.gpu_mem_reserve_bytes);
+  if (!slots.ok()) return InvalidArgument("config: gpu_modes gives " + gpu + " " + kMigDynamicMode + ": " + slots.status().message());
+  return slots;
 }
 
 }  // namespace
 
-Result<sched::Inventory> BuildInventory(const std::vector<gpu::GpuInfo>& gpus, const Config& config) {
+bool IsMigDynamicGpu(const gpu::GpuInfo& gpu, const Config& config) {
+  return IsMigDynamic(config, {gpu.uuid, std::to_string(gpu.index)});
+}
+
+Result<sched::Inventory> BuildInventory(const std::vector<gpu::GpuInfo>& gpus, const Config& config,
+                                        const std::map<int, std::vector<gpu::MigProfileInfo>>& mig_profiles) {
   std::set<std::string> known;
   sched::Inventory inv;
   auto mode_for = [&](const std::vector<std::string>& keys) {
@@ -67,13 +80,23 @@ Result<sched::Inventory> BuildInventory(const std::vector<gpu::GpuInfo>& gpus, c
     std::string index_key = std::to_string(g.index);
     known.insert(index_key);
     known.insert(g.uuid);
-    PP_RETURN_IF_ERROR(CheckMigDynamic(g, config));
+    for (const auto& m : g.migs) {
+      known.insert(m.uuid);
+      if (IsMigDynamic(config, {m.uuid}))
+        return InvalidArgument("config: gpu_modes gives MIG instance " + m.uuid + " " + kMigDynamicMode +
+                               ", a mode of a whole GPU (name GPU " + index_key + " instead)");
+    }
+    if (IsMigDynamicGpu(g, config)) {
+      Result<std::vector<sched::Device>> slots = MigDynamicSlots(g, config, mig_profiles);
+      if (!slots.ok()) return slots.status();
+      for (sched::Device& d : *slots) {
+        d.index = static_cast<int>(inv.devices.size());
+        inv.devices.push_back(std::move(d));
+      }
+      continue;
+    }
     if (g.mig_enabled) {
       for (const auto& m : g.migs) {
-        known.insert(m.uuid);
-        if (IsMigDynamic(config, {m.uuid}))
-          return InvalidArgument("config: gpu_modes gives MIG instance " + m.uuid + " " + kMigDynamicMode +
-                                 ", a mode of a whole GPU (name GPU " + index_key + " instead)");
         sched::Device d;
         d.index = static_cast<int>(inv.devices.size());
         d.uuid = m.uuid;

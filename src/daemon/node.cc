@@ -63,6 +63,10 @@ std::vector<JobId> Node::Step() {
   runner_.Pass(now);
   ExpireStartingLeases(now);
   if (runner_.TakeChanged()) dirty_ = true;
+  // A MIG reconfiguration done, or an idle instance past its minimums for a slice that waits.
+  if (deps_.mig != nullptr && (deps_.mig->Poll(options_.inventory, now) ||
+                               (deps_.mig->DueMs() != 0 && now >= deps_.mig->DueMs())))
+    dirty_ = true;
   if (dirty_) Schedule();
   // Every job that ended in this pass, polled or failed to launch inside Schedule.
   std::vector<JobId> ended = jobs_.CollectEnded(
@@ -150,6 +154,12 @@ void Node::Schedule() {
     lifecycle::Waiting(it->second, wait.reason, WaitDetail(wait, *users_));
   }
   runner_.Start(plan.starts);
+  // The one-device slices still waiting: MIG instances made for them on mig-dynamic GPUs. The
+  // MPS control daemon of an instance about to go quits first.
+  if (deps_.mig != nullptr)
+    for (int device : deps_.mig->Plan(options_.inventory, MigWants(snap, plan), JobsByDevice(snap),
+                                      deps_.clock->NowMs()))
+      sharing_->ResetDevice(device);
 }
 
 }  // namespace pinpoint::daemon

@@ -47,6 +47,7 @@
 #include "daemon/job_runner.h"
 #include "daemon/job_table.h"
 #include "daemon/lifecycle.h"
+#include "daemon/mig_dynamic.h"
 #include "daemon/node_options.h"
 #include "daemon/occupant.h"
 #include "common/clock.h"
@@ -93,6 +94,8 @@ struct NodeDeps {
   // The sharing modes' backends (daemon/sharing_setup.h). Null: the standard ones, with MPS over
   // `mps` and its default rules (48 clients).
   sharing::Backends* sharing = nullptr;
+  // The GPUs in mig-dynamic mode (mig_dynamic.h), resumed over options.inventory. Null: none.
+  MigDynamic* mig = nullptr;
 };
 
 // A range of end times for Node::List (Unix epoch ms; a bound left out is open).
@@ -251,7 +254,11 @@ class Node {
   int64_t generation() const;
   // Descriptors for the main loop's poll set: readable when a sharing backend has news for Step
   // (an MPS daemon's start, command or quit in flight). Valid until the next Step.
-  std::vector<int> WaitFds() const { return sharing_->WaitFds(); }
+  std::vector<int> WaitFds() const {
+    std::vector<int> fds = sharing_->WaitFds();
+    if (deps_.mig != nullptr && deps_.mig->WaitFd() >= 0) fds.push_back(deps_.mig->WaitFd());  // a reconfiguration done
+    return fds;
+  }
 
   // One pass: reaps and polls running jobs, escalates cancels past their grace, then, if anything
   // changed, schedules and launches. Returns the ids of jobs that reached a final state.

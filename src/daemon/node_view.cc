@@ -85,8 +85,13 @@ GpusReply Node::GpusView() const {
     if (reading != nullptr && !d.is_mig)
       dev.reading = GpuReadingView{reading->sample.mem_used_bytes, reading->sample.power_mw,
                                    reading->sample.energy_mj, reading->sample.utilization_pct};
+    if (d.mig_start >= 0) dev.mig_slot = MigSlotView{d.mig_start, d.vacant};
     reply.devices.push_back(std::move(dev));
   }
+  if (deps_.mig != nullptr)
+    for (const store::MigChange& c : deps_.mig->recent())
+      reply.mig_changes.push_back(
+          {c.at_ms, c.gpu, c.action, c.profile, c.start, c.instance_id, c.uuid, c.for_job, c.result});
   if (deps_.watcher != nullptr) reply.watcher = WatcherView{view.polls, view.poll_time_ms, view.last_poll_duration_us};
   reply.backend = options_.backend_kind;
   reply.driver = options_.driver_version;
@@ -105,6 +110,12 @@ metrics::Snapshot Node::MetricsView() const {
   watch::WatchView view;
   if (deps_.watcher != nullptr) view = deps_.watcher->Latest();
   snap.watcher_polls_total = view.polls;
+  if (deps_.mig != nullptr) {
+    snap.mig = metrics::MigMetrics{};
+    for (const auto& [action, n] : deps_.mig->made()) snap.mig->changes_total[{action, "ok"}] = n;
+    for (const auto& [action, n] : deps_.mig->failed()) snap.mig->changes_total[{action, "failed"}] = n;
+    snap.mig->instances = deps_.mig->InstanceCounts();
+  }
   snap.watcher_last_poll_seconds = view.last_poll_duration_us / 1e6;
   std::map<int, metrics::GpuMetrics> gpus;
   for (const auto& d : options_.inventory.devices) {

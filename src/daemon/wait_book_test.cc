@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include "pinpoint/api.h"
+
 namespace pinpoint::daemon {
 namespace {
 

@@ -161,6 +161,15 @@ std::string Render(const Snapshot& snapshot) {
   w.Sample({}, snapshot.watcher_last_poll_seconds);
   w.Family("pinpoint_jobs_purged_total", "counter", "Ended jobs deleted by retention, with their directories.");
   w.Sample({}, static_cast<double>(snapshot.jobs_purged_total));
+  if (snapshot.mig) {
+    w.Family("pinpoint_mig_changes_total", "counter",
+             "MIG instances pinpoint made (create) or destroyed (destroy) on mig-dynamic GPUs, by result.");
+    for (const auto& [key, count] : snapshot.mig->changes_total)
+      w.Sample({{"action", key.first}, {"result", key.second}}, static_cast<double>(count));
+    w.Family("pinpoint_mig_instances", "gauge", "MIG instances on mig-dynamic GPUs now, by profile.");
+    for (const auto& [key, count] : snapshot.mig->instances)
+      w.Sample({{"gpu", std::to_string(key.first)}, {"profile", key.second}}, count);
+  }
   return w.Take();
 }
 

@@ -61,6 +61,12 @@ struct SchedMetrics {
   std::map<std::pair<std::string, std::string>, int64_t> ended_total;  // (state, reason) -> count
 };
 
+// The GPUs in mig-dynamic mode (docs/scheduling.md "Dynamic MIG").
+struct MigMetrics {
+  std::map<std::pair<std::string, std::string>, int64_t> changes_total;  // (action, "ok" | "failed")
+  std::map<std::pair<int, std::string>, int> instances;                  // (GPU, profile) -> now
+};
+
 struct Snapshot {
   std::vector<GpuMetrics> gpus;
   std::vector<DeviceMetrics> devices;
@@ -69,6 +75,7 @@ struct Snapshot {
   int64_t watcher_polls_total = 0;
   double watcher_last_poll_seconds = 0;
   int64_t jobs_purged_total = 0;  // ended jobs retention deleted (docs/admin.md, retention_days)
+  std::optional<MigMetrics> mig;  // none without a mig-dynamic GPU
 };
 
 // The text exposition of `snapshot`.

@@ -77,6 +77,10 @@ Snapshot Example() {
   s.watcher_polls_total = 99;
   s.watcher_last_poll_seconds = 0.0042;
   s.jobs_purged_total = 31;
+  s.mig = MigMetrics{};
+  s.mig->changes_total[{"create", "ok"}] = 4;
+  s.mig->changes_total[{"destroy", "failed"}] = 1;
+  s.mig->instances[{1, "3g.40gb"}] = 2;
   return s;
 }
 
@@ -95,7 +99,10 @@ TEST(MetricsTest, CarriesTheDocumentedNames) {
         "pinpoint_job_state{job=\"9\",user=\"root\",state=\"running\",kind=\"lease\"} 1",
         "pinpoint_jobs_running 1", "pinpoint_leases_running 1",
         "pinpoint_job_starts_total 12", "pinpoint_jobs_ended_total{state=\"failed\",reason=\"gpu-mem-exceeded\"} 1",
-        "pinpoint_watcher_polls_total 99", "pinpoint_jobs_purged_total 31"}) {
+        "pinpoint_watcher_polls_total 99", "pinpoint_jobs_purged_total 31",
+        "pinpoint_mig_changes_total{action=\"create\",result=\"ok\"} 4",
+        "pinpoint_mig_changes_total{action=\"destroy\",result=\"failed\"} 1",
+        "pinpoint_mig_instances{gpu=\"1\",profile=\"3g.40gb\"} 2"}) {
     EXPECT_NE(text.find(name), std::string::npos) << name << "\n" << text;
   }
   // A GPU the last poll could not read has no readings, only its up=0 and static facts.

@@ -70,6 +70,27 @@ TEST(CheckFitsTest, Table) {
   ExpectCases(cases);
 }
 
+// A vacant slot of a mig-dynamic GPU counts for what an instance made there could hold, for a
+// one-device slice only (pinpoint makes an instance for one slice), and is never pinned to.
+TEST(CheckFitsTest, AVacantMigSlotCountsForOneSliceOfItsSize) {
+  Device vacant = Mig(0, 40);
+  vacant.vacant = true;
+  vacant.mig_start = 4;
+  vacant.mig_max_bytes = uint64_t{40} << 30;
+  const Inventory inv = Node({vacant, Mig(0, 10)}, 16, 256);
+  const FitsCase cases[] = {
+      {"fits_what_could_be_made", Slice(1, 1, 30), inv, ""},
+      {"larger_than_any_instance", Slice(1, 1, 50), inv,
+       "needs 50GiB of device memory on one device, largest has 10GiB"},
+      {"two_slices", Slice(1, 1, 5, 0, 2), inv,
+       "needs 5GiB of device memory on each of 2 devices, this node has 1 with that much"},
+      {"whole", Whole(1, 1), inv, "needs 1 whole GPU, this node has 0"},
+      {"pinned", PinnedTo(Slice(1, 1, 5), {0}), inv,
+       "needs GPU 0, a MIG slot of a mig-dynamic GPU: pinpoint places jobs there itself"},
+  };
+  ExpectCases(cases);
+}
+
 TEST(CheckFitsTest, IgnoresWhatIsRunning) {
   // CheckFits looks at the empty node: a fully used GPU still counts.
   Inventory inv = Node({Gpu(80)});

@@ -30,6 +30,14 @@ struct Device {
   // Spreading slices (SlicePlacement) prefers the less busy of two devices otherwise alike.
   int busy_pct = -1;
   int numa_node = -1;          // the host NUMA node nearest its GPU; -1 unknown (a job's CPUs go there)
+  // A slot of a GPU in mig-dynamic mode (daemon/mig_slots.h): the memory slice its MIG instance
+  // starts at; -1 for any other device. A slot whose instance does not exist (yet) is `vacant`:
+  // nothing is placed there. mig_max_bytes: the most an instance starting there could have (a
+  // vacant slot's mem_bytes too), which CheckFits counts for a one-device slice of any slot:
+  // pinpoint may make that instance.
+  int mig_start = -1;
+  bool vacant = false;
+  uint64_t mig_max_bytes = 0;
 };
 
 // Where a slice goes among the devices it fits (docs/scheduling.md, "Where slices go").

@@ -27,6 +27,8 @@ NodeLimits::NodeLimits(const Inventory& inventory)
       ++drained_devices_;
       continue;
     }
+    if (d.mig_start >= 0 && d.rules.takes_slices()) mig_max_bytes_ = std::max(mig_max_bytes_, d.mig_max_bytes);
+    if (d.vacant) continue;
     if (!d.is_mig) {
       ++whole_devices_;
     }
@@ -68,6 +70,8 @@ Status NodeLimits::CheckDevices(const Demand& demand) const {
   }
   std::string need =
       "needs " + FormatSize(demand.gpu_mem_bytes) + " of device memory " + OnDevices(demand.gpus);
+  // A MIG instance pinpoint may make on a mig-dynamic GPU serves one slice of one device.
+  if (demand.gpus == 1 && demand.gpu_mem_bytes <= mig_max_bytes_) return Status::Ok();
   if (slice_mem_bytes_.empty()) {
     if (without_slices_ > 0 && !no_slices_reason_.empty()) {
       return FailedPrecondition(need + ", and this node takes no slices: " + no_slices_reason_);
@@ -111,6 +115,9 @@ Status NodeLimits::CheckPinned(const Demand& demand) const {
     std::string gpu = "GPU " + std::to_string(i);
     if (d.drained) {
       return FailedPrecondition("needs " + gpu + ", which is drained");
+    }
+    if (d.vacant) {
+      return FailedPrecondition("needs " + gpu + ", a MIG slot of a mig-dynamic GPU: pinpoint places jobs there itself");
     }
     if (demand.gpu_mem_bytes == 0 && d.is_mig) {
       return FailedPrecondition("needs " + gpu + " whole, and it is a MIG instance");

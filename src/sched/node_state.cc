@@ -52,7 +52,7 @@ NodeState::NodeState(const Snapshot& snapshot)
     devices_[i].one_user = d.rules.one_user;
     devices_[i].max_jobs = d.rules.max_jobs;
     devices_[i].is_mig = d.is_mig;
-    devices_[i].drained = d.drained;
+    devices_[i].drained = d.drained || d.vacant;  // a vacant MIG slot takes nothing until it is made
     devices_[i].busy_pct = d.busy_pct;
   }
   for (const DeviceState& d : devices_) {

@@ -280,6 +280,20 @@ TEST_P(PlanTest, ProducesPlan) { ExpectPlan(GetParam()); }
 INSTANTIATE_TEST_SUITE_P(Placement, PlanTest, ::testing::ValuesIn(PlacementCases()),
                          [](const auto& info) { return info.param.name; });
 
+// A vacant MIG slot takes nothing: the slice waits for its instance, or goes to one that exists.
+TEST(PlacementTest, AVacantMigSlotTakesNoJob) {
+  Device vacant = Mig(0, 40);
+  vacant.vacant = true;
+  vacant.mig_start = 4;
+  Plan waits = Schedule({Node({vacant}), {}, {Slice(1, 1, 10)}});
+  EXPECT_TRUE(waits.starts.empty());
+  ASSERT_EQ(waits.waits.size(), 1u);
+  EXPECT_EQ(waits.waits[0].reason, Reason::kResources);
+  Plan placed = Schedule({Node({vacant, Mig(0, 10)}), {}, {Slice(1, 1, 10)}});
+  ASSERT_EQ(placed.starts.size(), 1u);
+  EXPECT_EQ(placed.starts[0].slots[0].device_index, 1);
+}
+
 TEST(ScheduleTest, WholeGpuSlotHoldsTheDevice) {
   Plan plan = Schedule({Node({Gpu(80)}), {}, {Whole(1, 1)}});
   ASSERT_EQ(plan.starts.size(), 1u);

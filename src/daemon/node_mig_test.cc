@@ -1,0 +1,115 @@
+// A node with a GPU in mig-dynamic mode (mig_dynamic.h): a slice no instance has room for gets
+// one made off the loop, then starts on it under the instance's own MPS. The simulated a100x8-mig
+// node's GPU 0 (its only GPU here) starts as 2g.20gb at memory slice 0 and 3g.40gb at 4 (its 2g.20gb at 2 destroyed).
+#include <poll.h>
+
+#include "daemon/inventory_builder.h"
+#include "daemon/mig_setup.h"
+#include "daemon/node_fixture.h"
+#include "gpu/simulated_backend.h"
+
+namespace pinpoint::daemon {
+namespace {
+
+constexpr uint64_t kNodeMigGiB = uint64_t{1} << 30;
+
+class NodeMigTest : public NodeTest {
+ protected:
+  void SetUp() override {
+    NodeTest::SetUp();
+    backend_ = std::move(gpu::SimulatedBackend::FromPreset("a100x8-mig")).value();
+    ASSERT_TRUE(backend_->DestroyMigInstance(0, 3).ok());
+    Config config;
+    config.gpu_modes["0"] = kMigDynamicMode;
+    config.host_cpus = 64;
+    config.host_mem_bytes = 256 * kNodeMigGiB;
+    auto gpus = backend_->Inventory();
+    ASSERT_TRUE(gpus.ok());
+    auto profiles = MigDynamicProfiles(*backend_, *gpus, config);
+    ASSERT_TRUE(profiles.ok());
+    auto inv = BuildInventory(*gpus, config, *profiles);
+    ASSERT_TRUE(inv.ok()) << inv.status().ToString();
+    sched::Inventory inventory = *inv;
+    // GPU 0's slots only (indices 0-6): the node's other GPUs would take the slices whole.
+    std::erase_if(inventory.devices, [](const sched::Device& d) { return d.gpu_index != 0; });
+    auto setup = StartMigDynamic(*backend_, *gpus, *profiles, config, store_.get(), inventory, clock_.NowMs());
+    ASSERT_TRUE(setup.ok()) << setup.status().ToString();
+    mig_ = std::move(setup->mig);
+    node_.reset();
+    NodeOptions o;
+    o.state_dir = dir_;
+    o.inventory = inventory;
+    o.backend_kind = "simulated:a100x8-mig";
+    o.daemon_uid = ::getuid();
+    node_ = std::make_unique<Node>(o, NodeDeps{store_.get(), &launcher_, &mps_, nullptr, nullptr, &clock_, nullptr,
+                                               nullptr, nullptr, nullptr, mig_.get()});
+  }
+  void TearDown() override {
+    node_.reset();
+    mig_.reset();
+    NodeTest::TearDown();
+  }
+  // Steps until the reconfiguration in flight is done: waits on the node's descriptors (the
+  // reconfiguration's eventfd among them), never sleeps.
+  void StepPastReconfiguration() {
+    for (int round = 0; round < 100 && mig_->WaitFd() >= 0; ++round) {
+      std::vector<pollfd> fds;
+      for (int fd : node_->WaitFds()) fds.push_back({fd, POLLIN, 0});
+      ASSERT_GT(::poll(fds.data(), fds.size(), 60'000), 0);
+      node_->Step();
+    }
+    ASSERT_EQ(mig_->WaitFd(), -1);
+    node_->Step();
+  }
+  std::string DeviceUuidOf(JobId id) {
+    auto job = node_->Get(id);
+    return job.ok() && !job->allocations.empty() ? job->allocations[0].uuid : "";
+  }
+
+  std::unique_ptr<gpu::SimulatedBackend> backend_;
+  std::unique_ptr<MigDynamic> mig_;
+};
+
+TEST_F(NodeMigTest, ASliceWithoutRoomGetsAnInstanceMadeAndStartsOnIt) {
+  JobId b = Submit(Request(1, 30 * kNodeMigGiB));  // only the 3g.40gb holds it
+  JobId a = Submit(Request(1, 15 * kNodeMigGiB));  // then only the 2g.20gb
+  node_->Step();
+  ASSERT_EQ(StateOf(a), JobState::kRunning);
+  ASSERT_EQ(StateOf(b), JobState::kRunning);
+  std::vector<gpu::MigInfo> before = backend_->Inventory().value()[0].migs;
+  EXPECT_EQ(before.size(), 2u) << "served by the instances there: nothing made";
+
+  JobId c = Submit(Request(1, 15 * kNodeMigGiB));  // no instance has 15 GiB left
+  node_->Step();
+  EXPECT_EQ(StateOf(c), JobState::kPending);
+  EXPECT_GE(mig_->WaitFd(), 0) << "an instance is being made for it";
+  StepPastReconfiguration();
+  ASSERT_EQ(StateOf(c), JobState::kRunning);
+  std::vector<gpu::MigInfo> after = backend_->Inventory().value()[0].migs;
+  ASSERT_EQ(after.size(), 3u);
+  std::string made = DeviceUuidOf(c);
+  bool is_new = true;
+  for (const gpu::MigInfo& m : before) is_new = is_new && m.uuid != made;
+  EXPECT_TRUE(is_new) << made;
+  EXPECT_EQ(EnvOf(launcher_.launches().size() - 1)["CUDA_VISIBLE_DEVICES"], made);
+  ASSERT_FALSE(mig_->recent().empty());
+  EXPECT_EQ(mig_->recent().back().for_job, c);
+  // Every instance now runs a job: none is destroyed while they run.
+  JobId d = Submit(Request(1, 70 * kNodeMigGiB));
+  node_->Step();
+  EXPECT_EQ(StateOf(d), JobState::kPending);
+  EXPECT_EQ(backend_->Inventory().value()[0].migs.size(), 3u);
+  EXPECT_EQ(mig_->WaitFd(), -1);
+}
+
+// A slice larger than any MIG instance of the node is refused at submit, as before; one an
+// instance could hold is taken though no instance has room now.
+TEST_F(NodeMigTest, SubmitCountsTheInstancesPinpointMayMake) {
+  auto too_big = node_->Submit(caller_, Request(1, 90 * kNodeMigGiB));
+  ASSERT_FALSE(too_big.ok());
+  EXPECT_EQ(too_big.status().code(), Code::kFailedPrecondition);
+  EXPECT_TRUE(node_->Submit(caller_, Request(1, 70 * kNodeMigGiB)).ok());
+}
+
+}  // namespace
+}  // namespace pinpoint::daemon
