@@ -81,16 +81,27 @@ Result<MigInfo> NvmlBackend::CreateMigInstance(int index, const std::string& pro
   return Unavailable(where + ": GPU instance " + std::to_string(info.id) + " was made, but NVML lists no MIG device for it");
 }
 
-Status NvmlBackend::CreateComputeInstance(int index, nvml::GpuInstance gi, int compute_slices) const {
+Result<std::vector<nvml::ComputeInstanceProfileInfo>> NvmlBackend::ComputeProfiles(int index,
+                                                                                  nvml::GpuInstance gi) const {
+  std::vector<nvml::ComputeInstanceProfileInfo> out;
   for (unsigned int i = 0; i < nvml::kComputeInstanceProfileIndexLimit; ++i) {
     nvml::ComputeInstanceProfileInfo info{};
     nvml::Return code =
         api_.compute_instance_profile_info(gi, i, nvml::kComputeInstanceEngineProfileShared, &info);
     if (code == nvml::kErrorNotSupported || code == nvml::kErrorInvalidArgument || code == nvml::kErrorNotFound) continue;
     if (code != nvml::kSuccess) return Error(index, "nvmlGpuInstanceGetComputeInstanceProfileInfo", code);
+    out.push_back(info);
+  }
+  return out;
+}
+
+Status NvmlBackend::CreateComputeInstance(int index, nvml::GpuInstance gi, int compute_slices) const {
+  Result<std::vector<nvml::ComputeInstanceProfileInfo>> profiles = ComputeProfiles(index, gi);
+  if (!profiles.ok()) return profiles.status();
+  for (const nvml::ComputeInstanceProfileInfo& info : *profiles) {
     if (static_cast<int>(info.sliceCount) != compute_slices) continue;
     nvml::ComputeInstance ci = nullptr;
-    code = api_.create_compute_instance(gi, info.id, &ci);
+    nvml::Return code = api_.create_compute_instance(gi, info.id, &ci);
     return code == nvml::kSuccess ? Status::Ok() : Error(index, "nvmlGpuInstanceCreateComputeInstance", code);
   }
   return Unavailable("GPU " + std::to_string(index) + ": no compute instance profile of " +
@@ -120,18 +131,15 @@ Status NvmlBackend::DestroyMigInstance(int index, uint32_t gpu_instance_id) {
 }
 
 Status NvmlBackend::DestroyComputeInstances(int index, nvml::GpuInstance gi, const std::string& which) const {
-  for (unsigned int i = 0; i < nvml::kComputeInstanceProfileIndexLimit; ++i) {
-    nvml::ComputeInstanceProfileInfo info{};
-    nvml::Return code =
-        api_.compute_instance_profile_info(gi, i, nvml::kComputeInstanceEngineProfileShared, &info);
-    if (code == nvml::kErrorNotSupported || code == nvml::kErrorInvalidArgument || code == nvml::kErrorNotFound) continue;
-    if (code != nvml::kSuccess) return Error(index, "nvmlGpuInstanceGetComputeInstanceProfileInfo", code);
+  Result<std::vector<nvml::ComputeInstanceProfileInfo>> profiles = ComputeProfiles(index, gi);
+  if (!profiles.ok()) return profiles.status();
+  for (const nvml::ComputeInstanceProfileInfo& info : *profiles) {
     if (info.instanceCount > nvml::kMaxComputeInstances)  // NVML fills up to instanceCount handles
       return Unavailable("GPU " + std::to_string(index) + ": a GPU instance with " +
                          std::to_string(info.instanceCount) + " compute instances of a profile: more than pinpoint reads");
     nvml::ComputeInstance cis[nvml::kMaxComputeInstances] = {};
     unsigned int count = 0;
-    code = api_.compute_instances(gi, info.id, cis, &count);
+    nvml::Return code = api_.compute_instances(gi, info.id, cis, &count);
     if (code != nvml::kSuccess) return Error(index, "nvmlGpuInstanceGetComputeInstances", code);
     for (unsigned int k = 0; k < count && k < nvml::kMaxComputeInstances; ++k) {
       code = api_.destroy_compute_instance(cis[k]);
