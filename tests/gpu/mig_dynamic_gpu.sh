@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Issue 26 on a real GPU, read-only (the lent GPUs have MIG disabled and must stay so): what NVML
-# says about MIG there (pinpointd --mig-profiles), and pinpointd refusing at start, with one line
-# and a non-zero exit, a GPU not in MIG mode configured `mig-dynamic`. Nothing is created: the
-# MIG mode and the GPU instances are the same after as before.
+# says about MIG there (pinpointd --mig-profiles), pinpointd refusing at start, with one line
+# and a non-zero exit, a GPU not in MIG mode configured `mig-dynamic`, and NvmlBackend's create
+# refused on it before any create call (gpu_test's NvmlRealGpuTest, when BIN has gpu_test).
+# Nothing is created: the MIG mode and the GPU instances are the same after as before.
 # Usage: tests/gpu/mig_dynamic_gpu.sh BIN_DIR
 set -u
 source "$(dirname "$0")/lib.sh"
@@ -29,6 +30,15 @@ check "with one line saying why" test "$(grep -c 'cannot start' "$W/out.txt")" -
 check "naming the GPU, mig-dynamic and that MIG is disabled" \
   grep -q "gpu_modes gives GPU 0 (.*) mig-dynamic, but MIG is disabled on it" <<< "$refusal"
 check "no socket was opened" test ! -e "$W/sock"
+if [ -x "$BIN/gpu_test" ]; then
+  echo '$ PINPOINT_REAL_NVML=1 gpu_test --gtest_filter=NvmlRealGpuTest.*   (NvmlBackend::CreateMigInstance/DestroyMigInstance)'
+  PINPOINT_REAL_NVML=1 LD_LIBRARY_PATH="$BIN/lib:${LD_LIBRARY_PATH:-}" "$BIN/gpu_test" --gtest_filter='NvmlRealGpuTest.*' \
+    > "$W/real.txt" 2>&1
+  rc=$?
+  grep -v '^$' "$W/real.txt"
+  check "a create on a GPU not in MIG mode is refused, a destroy finds nothing, the GPU is as it was" \
+    test "$rc" -eq 0 -a "$(grep -c '\[       OK \]' "$W/real.txt")" -eq 1
+fi
 mode_after=$(nvidia-smi -i 0 --query-gpu=mig.mode.current --format=csv,noheader)
 check "the GPU's MIG mode is unchanged ($mode_after)" test "$mode_after" = "$mode_before"
 echo "passed $passed, failed $failed"
