@@ -71,8 +71,8 @@ class NodeMigTest : public NodeTest {
 };
 
 TEST_F(NodeMigTest, ASliceWithoutRoomGetsAnInstanceMadeAndStartsOnIt) {
-  JobId b = Submit(Request(1, 30 * kNodeMigGiB));  // only the 3g.40gb holds it
-  JobId a = Submit(Request(1, 15 * kNodeMigGiB));  // then only the 2g.20gb
+  JobId a = Submit(Request(1, 15 * kNodeMigGiB));  // best fit: the 2g.20gb, not the 3g.40gb
+  JobId b = Submit(Request(1, 30 * kNodeMigGiB));  // so the 3g.40gb still holds this one
   node_->Step();
   ASSERT_EQ(StateOf(a), JobState::kRunning);
   ASSERT_EQ(StateOf(b), JobState::kRunning);

@@ -13,8 +13,17 @@ bool HostFitsWith(const Demand& demand, int64_t free_cpus, uint64_t free_mem_byt
 
 }  // namespace
 
-SliceRank RankSlice(const DeviceState& device, int index, uint64_t slice_mem_bytes) {
+SliceRank RankMigSlot(const DeviceState& device, int index, uint64_t slice_mem_bytes) {
   SliceRank rank;
+  rank.index = index;
+  rank.bytes = FreeOf(device.mem_bytes, device.used_mem_bytes + slice_mem_bytes);
+  return rank;
+}
+
+SliceRank RankSlice(const DeviceState& device, int index, uint64_t slice_mem_bytes) {
+  if (device.mig_slot) return RankMigSlot(device, index, slice_mem_bytes);
+  SliceRank rank;
+  rank.not_mig_slot = 1;
   rank.index = index;
   rank.exclusive = device.whole_device ? 1 : 0;
   if (device.jobs > 0) {
@@ -28,7 +37,9 @@ SliceRank RankSlice(const DeviceState& device, int index, uint64_t slice_mem_byt
 }
 
 SliceRank RankSpread(const DeviceState& device, int index, uint64_t slice_mem_bytes, bool keep_empty) {
+  if (device.mig_slot) return RankMigSlot(device, index, slice_mem_bytes);
   SliceRank rank;
+  rank.not_mig_slot = 1;
   rank.index = index;
   rank.spread_empty_last = keep_empty && device.jobs == 0 && !device.is_mig ? 1 : 0;
   rank.spread_exclusive = device.whole_device ? 1 : 0;
@@ -54,6 +65,7 @@ NodeState::NodeState(const Snapshot& snapshot)
     devices_[i].is_mig = d.is_mig;
     devices_[i].drained = d.drained || d.vacant;  // a vacant MIG slot takes nothing until it is made
     devices_[i].busy_pct = d.busy_pct;
+    devices_[i].mig_slot = d.mig_start >= 0;
   }
   for (const DeviceState& d : devices_) {
     empty_whole_free_ += WholeCapable(d) ? 1 : 0;

@@ -26,6 +26,7 @@ struct DeviceState {
   bool is_mig = false;
   bool drained = false;
   int busy_pct = -1;  // Device::busy_pct
+  bool mig_slot = false;  // a slot of a mig-dynamic GPU (Device::mig_start >= 0)
 
   uint64_t used_mem_bytes = 0;  // sum of slice memory (whole-device slots add nothing here)
   int used_share_pct = 0;
@@ -63,6 +64,7 @@ enum class HostFit { kFits, kReserved, kShort };
 // need them); shareable before exclusive; then the least SM share reserved by the slices there,
 // the fewest jobs, the least busy (Device::busy_pct), the most memory left.
 struct SliceRank {
+  int not_mig_slot = 0;  // the slots of mig-dynamic GPUs come first, best fit (RankMigSlot)
   int spread_empty_last = 0;
   int spread_exclusive = 0;
   int spread_share_pct = 0;
@@ -74,6 +76,10 @@ struct SliceRank {
   int index = 0;
   auto operator<=>(const SliceRank&) const = default;  // NOLINT(modernize-use-nullptr)
 };
+// A slot of a mig-dynamic GPU, under any slice_placement: before every other device, the one
+// with the least memory left first (docs/scheduling.md "Dynamic MIG": an instance is sized for
+// its slices, and a small slice on a large instance would make the planner reshape the GPU).
+SliceRank RankMigSlot(const DeviceState& device, int index, uint64_t slice_mem_bytes);
 SliceRank RankSlice(const DeviceState& device, int index, uint64_t slice_mem_bytes);
 SliceRank RankSpread(const DeviceState& device, int index, uint64_t slice_mem_bytes, bool keep_empty);
 

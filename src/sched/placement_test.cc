@@ -280,6 +280,23 @@ TEST_P(PlanTest, ProducesPlan) { ExpectPlan(GetParam()); }
 INSTANTIATE_TEST_SUITE_P(Placement, PlanTest, ::testing::ValuesIn(PlacementCases()),
                          [](const auto& info) { return info.param.name; });
 
+// The slots of a mig-dynamic GPU take a slice before other devices, best fit: a 15 GiB slice goes
+// to the 2g.20gb, not the 3g.40gb (nor the whole GPU), whether slices spread or pack.
+TEST(PlacementTest, MigSlotsTakeSlicesFirstBestFit) {
+  Device three = Mig(0, 40);
+  three.mig_start = 4;
+  Device two = Mig(0, 20);
+  two.mig_start = 0;
+  for (SlicePlacement placement : {SlicePlacement::kSpread, SlicePlacement::kPack, SlicePlacement::kAuto}) {
+    Plan plan = Schedule({Placing(Node({Gpu(80), three, two}), placement), {}, {Slice(1, 1, 15)}});
+    ASSERT_EQ(plan.starts.size(), 1u);
+    EXPECT_EQ(plan.starts[0].slots[0].device_index, 2) << SlicePlacementName(placement);
+  }
+  Plan big = Schedule({Node({Gpu(80), three, two}), {}, {Slice(1, 1, 30)}});
+  ASSERT_EQ(big.starts.size(), 1u);
+  EXPECT_EQ(big.starts[0].slots[0].device_index, 1);
+}
+
 // A vacant MIG slot takes nothing: the slice waits for its instance, or goes to one that exists.
 TEST(PlacementTest, AVacantMigSlotTakesNoJob) {
   Device vacant = Mig(0, 40);
