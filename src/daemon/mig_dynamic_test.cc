@@ -7,7 +7,9 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <condition_variable>
 #include <filesystem>
+#include <mutex>
 
 #include "daemon/inventory_builder.h"
 #include "daemon/mig_setup.h"
@@ -35,8 +37,9 @@ class MigDynamicTest : public ::testing::Test {
     std::filesystem::remove_all(dir_);
   }
 
-  // What the daemon does at start, at `now_ms`, over the store in dir_.
-  void Start(int64_t now_ms) {
+  // What the daemon does at start, at `now_ms`, over the store in dir_ (and `backend`, when given,
+  // for the reconfiguration thread).
+  void Start(int64_t now_ms, gpu::GpuBackend* backend = nullptr) {
     mig_.reset();
     store_ = std::move(store::JobStore::Open(dir_ + "/pinpoint.db")).value();
     auto gpus = backend_->Inventory();
@@ -46,7 +49,8 @@ class MigDynamicTest : public ::testing::Test {
     auto inv = BuildInventory(*gpus, config_, *profiles);
     ASSERT_TRUE(inv.ok()) << inv.status().ToString();
     inv_ = *inv;
-    auto setup = StartMigDynamic(*backend_, *gpus, *profiles, config_, store_.get(), inv_, now_ms);
+    gpu::GpuBackend& thread_backend = backend != nullptr ? *backend : *backend_;
+    auto setup = StartMigDynamic(thread_backend, *gpus, *profiles, config_, store_.get(), inv_, now_ms);
     ASSERT_TRUE(setup.ok()) << setup.status().ToString();
     ASSERT_NE(setup->mig, nullptr);
     mig_ = std::move(setup->mig);
@@ -187,6 +191,54 @@ TEST_F(MigDynamicTest, ARestartKeepsEachInstancesLifetime) {
   ASSERT_TRUE(Finish(301'000));
   EXPECT_FALSE(Slot(2).vacant);
   EXPECT_GE(Slot(2).mem_bytes, 15 * kSliceGiB) << Slot(2).name;
+}
+
+// The simulated node, except that each create waits until the test opens the gate: a driver call
+// that does not answer.
+class GatedBackend : public gpu::GpuBackend {
+ public:
+  explicit GatedBackend(gpu::SimulatedBackend* node) : node_(node) {}
+  std::string Kind() const override { return "simulated:gated"; }
+  std::string DriverVersion() const override { return "simulated"; }
+  Result<std::vector<gpu::GpuInfo>> Inventory() override { return node_->Inventory(); }
+  Result<gpu::GpuSample> Sample(int index) override { return node_->Sample(index); }
+  Result<gpu::MigInfo> CreateMigInstance(int index, const std::string& profile, int start) override {
+    std::unique_lock<std::mutex> lock(mu_);
+    opened_.wait(lock, [&] { return open_; });
+    return node_->CreateMigInstance(index, profile, start);
+  }
+  Status DestroyMigInstance(int index, uint32_t id) override { return node_->DestroyMigInstance(index, id); }
+  void Open() {
+    std::lock_guard<std::mutex> lock(mu_);
+    open_ = true;
+    opened_.notify_all();
+  }
+
+ private:
+  gpu::SimulatedBackend* node_;
+  std::mutex mu_;
+  std::condition_variable opened_;
+  bool open_ = false;
+};
+
+// The loop never waits on the driver: while a create does not answer, Poll returns at once (past
+// the deadline it says so, once), no other reconfiguration starts, and the slot stays vacant.
+TEST_F(MigDynamicTest, ADriverThatDoesNotAnswerNeverHoldsTheLoop) {
+  ASSERT_TRUE(backend_->DestroyMigInstance(0, 3).ok());
+  GatedBackend gated(backend_.get());
+  Start(1000, &gated);
+  mig_->Plan(inv_, {{7, 5 * kSliceGiB}}, {{Slot(0).index, 1}, {Slot(4).index, 1}}, 1000);
+  ASSERT_GE(mig_->WaitFd(), 0);
+  EXPECT_FALSE(mig_->Poll(inv_, 2000));
+  EXPECT_FALSE(mig_->overdue());
+  EXPECT_FALSE(mig_->Poll(inv_, 1000 + 121'000)) << "the deadline passed: Poll still returns";
+  EXPECT_TRUE(mig_->overdue());
+  EXPECT_TRUE(Slot(2).vacant);
+  EXPECT_TRUE(mig_->Plan(inv_, {{8, 5 * kSliceGiB}}, {}, 200'000).empty()) << "nothing else starts";
+  gated.Open();
+  ASSERT_TRUE(Finish(200'000));
+  EXPECT_FALSE(mig_->overdue());
+  EXPECT_FALSE(Slot(2).vacant);
 }
 
 // Only one-device slices waiting for room are planned for, a bounded number a pass.

@@ -19,10 +19,18 @@ class NodeMigTest : public NodeTest {
     NodeTest::SetUp();
     backend_ = std::move(gpu::SimulatedBackend::FromPreset("a100x8-mig")).value();
     ASSERT_TRUE(backend_->DestroyMigInstance(0, 3).ok());
+    Build(launcher_);
+  }
+  // The daemon's start over the backend as it is now, finding its jobs in `launcher`.
+  void Build(launch::FakeLauncher& launcher, int64_t min_idle_s = 60, int64_t min_lifetime_s = 300) {
+    node_.reset();
+    mig_.reset();
     Config config;
     config.gpu_modes["0"] = kMigDynamicMode;
     config.host_cpus = 64;
     config.host_mem_bytes = 256 * kNodeMigGiB;
+    config.mig_min_idle_s = min_idle_s;
+    config.mig_min_lifetime_s = min_lifetime_s;
     auto gpus = backend_->Inventory();
     ASSERT_TRUE(gpus.ok());
     auto profiles = MigDynamicProfiles(*backend_, *gpus, config);
@@ -35,13 +43,12 @@ class NodeMigTest : public NodeTest {
     auto setup = StartMigDynamic(*backend_, *gpus, *profiles, config, store_.get(), inventory, clock_.NowMs());
     ASSERT_TRUE(setup.ok()) << setup.status().ToString();
     mig_ = std::move(setup->mig);
-    node_.reset();
     NodeOptions o;
     o.state_dir = dir_;
     o.inventory = inventory;
     o.backend_kind = "simulated:a100x8-mig";
     o.daemon_uid = ::getuid();
-    node_ = std::make_unique<Node>(o, NodeDeps{store_.get(), &launcher_, &mps_, nullptr, nullptr, &clock_, nullptr,
+    node_ = std::make_unique<Node>(o, NodeDeps{store_.get(), &launcher, &mps_, nullptr, nullptr, &clock_, nullptr,
                                                nullptr, nullptr, nullptr, mig_.get()});
   }
   void TearDown() override {
@@ -109,6 +116,40 @@ TEST_F(NodeMigTest, SubmitCountsTheInstancesPinpointMayMake) {
   ASSERT_FALSE(too_big.ok());
   EXPECT_EQ(too_big.status().code(), Code::kFailedPrecondition);
   EXPECT_TRUE(node_->Submit(caller_, Request(1, 70 * kNodeMigGiB)).ok());
+}
+
+// After a restart the job on the instance pinpoint made is adopted, and its instance is never
+// destroyed while it runs, even for a slice that needs the whole GPU and with no minimums left.
+TEST_F(NodeMigTest, AnInstanceAReadoptedJobRunsOnIsNeverDestroyed) {
+  JobId a = Submit(Request(1, 15 * kNodeMigGiB));
+  JobId b = Submit(Request(1, 30 * kNodeMigGiB));
+  JobId c = Submit(Request(1, 15 * kNodeMigGiB));
+  node_->Step();
+  StepPastReconfiguration();
+  ASSERT_EQ(StateOf(c), JobState::kRunning);
+  std::string made = DeviceUuidOf(c);
+
+  // The daemon stops; its jobs run on. The next one starts with no minimum idle time or lifetime.
+  launch::FakeLauncher after;
+  for (const auto& spec : launcher_.launches()) ASSERT_TRUE(after.Launch(spec).ok());
+  after.Finish(a, Exited(0));
+  after.Finish(b, Exited(0));
+  Build(after, 0, 0);
+  ASSERT_TRUE(node_->Recover().ok());
+  node_->Step();
+  ASSERT_EQ(StateOf(c), JobState::kRunning) << "adopted";
+  EXPECT_EQ(DeviceUuidOf(c), made);
+  JobId whole = Submit(Request(1, 70 * kNodeMigGiB));
+  node_->Step();
+  StepPastReconfiguration();
+  EXPECT_EQ(StateOf(whole), JobState::kPending);
+  bool kept = false;
+  std::vector<gpu::MigInfo> now = backend_->Inventory().value()[0].migs;
+  for (const gpu::MigInfo& m : now) kept = kept || m.uuid == made;
+  EXPECT_TRUE(kept) << "the instance job " << c << " runs on is still there";
+  EXPECT_EQ(now.size(), 1u) << "the idle instances went (no minimums), for the whole-GPU slice";
+  for (const store::MigChange& change : mig_->recent())
+    EXPECT_FALSE(change.action == "destroy" && change.uuid == made) << "the adopted job's instance was destroyed";
 }
 
 }  // namespace
