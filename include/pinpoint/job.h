@@ -46,6 +46,10 @@ struct JobRequest {
   int priority = 0;           // higher runs first; ties go to the earlier submission
   std::string as_user;        // only root may set it: run the job as this user
   std::vector<int> devices;   // empty: pinpoint chooses; else these device indices, one per GPU
+  // submit --mig PROFILE ("1g.10gb"): one GPU, a MIG instance of this profile (docs/scheduling.md
+  // "Dynamic MIG"); with gpu_mem_bytes 0 the daemon makes it the instance's whole memory before
+  // storing. Letters, digits, '.' and '+', at most kMaxMigProfileBytes; "": any device.
+  std::string mig_profile;
   // Where the job's stdout and stderr go (submit -o/-e): empty = the job directory, read with
   // `pinpoint logs`. A path, relative to cwd or absolute, with %j (job id), %u (user name), %x
   // (job name), %A (array id), %a (array task index) and %% replaced (OutputPathFor); opened by
@@ -113,6 +117,7 @@ inline constexpr int64_t kMaxSignalBeforeS = 65535;       // Slurm's bound for -
 // before the limit (or a time or B: without a signal). Counts and lengths are bounded by the
 // constants above.
 // Errors: kInvalidArgument naming the first bad field (argv[2], env[NAME], name, cwd ...).
+inline constexpr size_t kMaxMigProfileBytes = 32;
 Status ValidateRequest(const JobRequest& request);
 
 // A job that is one task of a job array (`submit --array`, array_spec.h). Each task is an

@@ -152,6 +152,8 @@ std::vector<Command> Commands(SubmitArgs& submit, std::string& shown, std::vecto
          c->add_option("--gpus", submit.gpus, "whole GPUs, or with --gpu-mem the number of slices")->check(CountIn(0, 1024));
          c->add_option("--gpu-mem", submit.gpu_mem, "device memory of a slice, context included (e.g. 4G, 512MiB)");
          c->add_option("--gpu-share", submit.gpu_share, "SM share of a slice (e.g. 20%)");
+         c->add_option("--mig", submit.mig,
+                       "a MIG instance of this profile (e.g. 1g.10gb); without --gpu-mem, all of its memory");
          c->add_option("--device", submit.devices,
                        "run on these devices: indices as `pinpoint gpus` lists them, one per GPU (e.g. 1 or 0,2), as a batch system chose them");
          c->add_option("-c,--cpus,--cpus-per-task", submit.cpus, "host CPUs")->check(CountIn(1, 65536));

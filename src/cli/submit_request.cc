@@ -99,7 +99,8 @@ Result<JobRequest> BuildRequest(const SubmitArgs& a, std::vector<std::string>* d
   if (!a.gpu_share.empty()) {
     auto share = ParsePercent(a.gpu_share);
     if (!share.ok()) return share.status();
-    if (a.gpu_mem.empty()) return InvalidArgument("--gpu-share needs --gpu-mem (a slice); whole GPUs have no share");
+    if (a.gpu_mem.empty() && a.mig.empty())
+      return InvalidArgument("--gpu-share needs --gpu-mem (a slice); whole GPUs have no share");
     r.gpu_share_pct = *share;
   }
   if (!a.devices.empty()) {
@@ -107,9 +108,10 @@ Result<JobRequest> BuildRequest(const SubmitArgs& a, std::vector<std::string>* d
     if (!devices.ok()) return devices.status();
     r.devices = *devices;
   }
+  r.mig_profile = a.mig;
   if (a.gpus >= 0) r.gpus = a.gpus;
   else if (!r.devices.empty()) r.gpus = static_cast<int>(r.devices.size());
-  else r.gpus = r.gpu_mem_bytes > 0 ? 1 : 0;
+  else r.gpus = r.gpu_mem_bytes > 0 || !r.mig_profile.empty() ? 1 : 0;
   if (r.gpus == 0 && r.gpu_mem_bytes > 0) return InvalidArgument("--gpu-mem needs --gpus of at least 1");
   if (!a.mem.empty()) {
     auto mem = ParseSize(a.mem);

@@ -19,6 +19,7 @@ namespace pinpoint::cli {
 struct SubmitArgs {
   int gpus = -1;
   std::string gpu_mem, gpu_share, mem, name, as_user;
+  std::string mig;  // --mig PROFILE
   std::string devices;
   std::string export_env = "ALL";
   std::string output, error;

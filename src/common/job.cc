@@ -204,8 +204,18 @@ Status ValidateRequest(const JobRequest& r) {
     return InvalidArgument("gpu memory was requested with gpus=0");
   if (r.gpu_share_pct < 0 || r.gpu_share_pct > 100)
     return InvalidArgument("gpu share must be between 1 and 100 percent");
-  if (r.gpu_share_pct > 0 && r.gpu_mem_bytes == 0)
+  if (r.gpu_share_pct > 0 && r.gpu_mem_bytes == 0 && r.mig_profile.empty())
     return InvalidArgument("a gpu share needs a slice: give --gpu-mem too (whole GPUs have no share)");
+  if (!r.mig_profile.empty()) {
+    bool plain = r.mig_profile.size() <= kMaxMigProfileBytes &&
+                 std::all_of(r.mig_profile.begin(), r.mig_profile.end(),
+                             [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '+'; });
+    if (!plain)
+      return InvalidArgument("MIG profile '" + EscapeForTerminal(r.mig_profile.substr(0, kMaxMigProfileBytes)) +
+                             "' is not a profile name (letters, digits, '.' and '+', e.g. 1g.10gb)");
+    if (r.gpus != 1 || !r.devices.empty())
+      return InvalidArgument("a MIG profile is one GPU: --mig takes no --gpus other than 1 and no --device");
+  }
   if (r.cpus < 1 || r.cpus > 65536) return InvalidArgument("cpus must be between 1 and 65536");
   if (r.priority < -1000000 || r.priority > 1000000)
     return InvalidArgument("priority must be between -1000000 and 1000000");
@@ -271,6 +281,7 @@ json ToJson(const JobRequest& r) {
   if (r.signal_before_s != 0) j["signal_before_s"] = r.signal_before_s;
   if (r.signal_leader_only) j["signal_leader_only"] = true;
   if (r.requeue) j["requeue"] = true;
+  if (!r.mig_profile.empty()) j["mig_profile"] = r.mig_profile;
   return j;
 }
 
@@ -299,6 +310,7 @@ Result<JobRequest> RequestFromJson(const json& j) {
   in.Integer("signal_before_s", &r.signal_before_s);
   in.Bool("signal_leader_only", &r.signal_leader_only);
   in.Bool("requeue", &r.requeue);
+  in.String("mig_profile", &r.mig_profile);
   if (!in.error().ok()) return in.error();
   return r;
 }

@@ -193,5 +193,28 @@ TEST(RequestValidationTest, RelativeCwdIsRejected) {
   EXPECT_EQ(ValidateRequest(r).code(), Code::kInvalidArgument);
 }
 
+// --mig: a profile name that shows as it is, one GPU, no device list.
+TEST(RequestValidationTest, AMigProfileIsAPlainNameOnOneGpu) {
+  JobRequest r = Good();
+  r.gpus = 1;
+  r.mig_profile = "1g.10gb+me";
+  EXPECT_TRUE(ValidateFromWire(r).ok());
+  r.gpu_share_pct = 20;  // a share of the instance, its memory filled in by the daemon
+  EXPECT_TRUE(ValidateFromWire(r).ok());
+  for (const std::string& bad : {std::string("1g\x1b[2J"), std::string("1g 10gb"), std::string(33, 'g')}) {
+    r.mig_profile = bad;
+    Status s = ValidateFromWire(r);
+    EXPECT_EQ(s.code(), Code::kInvalidArgument);
+    EXPECT_NE(s.message().find("is not a profile name"), std::string::npos) << s.message();
+    EXPECT_EQ(s.message().find('\x1b'), std::string::npos) << "escaped";
+  }
+  r.mig_profile = "1g.10gb";
+  r.gpus = 2;
+  EXPECT_EQ(ValidateFromWire(r).message(), "a MIG profile is one GPU: --mig takes no --gpus other than 1 and no --device");
+  r.gpus = 1;
+  r.devices = {0};
+  EXPECT_EQ(ValidateFromWire(r).code(), Code::kInvalidArgument);
+}
+
 }  // namespace
 }  // namespace pinpoint

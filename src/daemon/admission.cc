@@ -76,9 +76,25 @@ Status Admission::CheckEdit(const api::Caller& caller, const JobRecord& before, 
                            caller.IsRoot() ? 0 : o.max_user_request_bytes);
 }
 
+namespace {
+
+// submit --mig (docs/scheduling.md "Dynamic MIG"): refused where the site turned it off; without
+// --gpu-mem the slice is the profile's whole memory (CheckFits says why a profile is unknown).
+Status ApplyMigProfile(const NodeOptions& o, JobRequest& request) {
+  if (request.mig_profile.empty()) return Status::Ok();
+  if (!o.mig_requests)
+    return FailedPrecondition("this node takes no --mig (its mig_requests setting is off): ask for --gpu-mem instead");
+  auto profile = o.inventory.mig_profiles.find(request.mig_profile);
+  if (request.gpu_mem_bytes == 0 && profile != o.inventory.mig_profiles.end()) request.gpu_mem_bytes = profile->second;
+  return Status::Ok();
+}
+
+}  // namespace
+
 Result<JobRecord> Admission::Admit(const api::Caller& caller, JobRequest request, const JobTable& jobs,
                                    size_t count) const {
   const NodeOptions& o = *options_;
+  PP_RETURN_IF_ERROR(ApplyMigProfile(o, request));
   PP_RETURN_IF_ERROR(api::CheckSubmitAs(caller, request.as_user));
   PP_RETURN_IF_ERROR(CheckPriority(o.priority, caller, o.daemon_uid, request.priority, *users_));
   auto user = request.as_user.empty() ? users_->ByUid(caller.uid) : users_->ByName(request.as_user);

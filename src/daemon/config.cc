@@ -132,7 +132,7 @@ Status CheckMode(const std::string& mode, const std::string& key) {
 Status Apply(const json& j, Config* c) {
   static const std::set<std::string> kKeys = {
       "state_dir", "socket_path", "backend", "default_mode", "gpu_modes", "mps_client_limit",
-      "slice_placement", "keep_empty_gpus", "mig_min_idle_s", "mig_min_lifetime_s",
+      "slice_placement", "keep_empty_gpus", "mig_min_idle_s", "mig_min_lifetime_s", "mig_requests",
       "host_cpus", "cpu_binding", "host_mem", "gpu_mem_reserve", "cancel_grace_ms", "daemon_away_limit_s", "poll_interval_ms",
       "cgroups", "cgroup_root", "shim_path", "mps", "mps_control", "mps_idle_quit_ms",
       "mps_fault_policy", "mps_fault_drain_after", "mps_dir", "mps_prestart_user",
@@ -216,6 +216,10 @@ Status Apply(const json& j, Config* c) {
   if (j.contains("cgroups")) {
     if (!j["cgroups"].is_boolean()) return Bad("cgroups", "must be true or false");
     c->cgroups = j["cgroups"].get<bool>();
+  }
+  if (j.contains("mig_requests")) {
+    if (!j["mig_requests"].is_boolean()) return Bad("mig_requests", "must be true or false");
+    c->mig_requests = j["mig_requests"].get<bool>();
   }
   if (j.contains("allow_unenforced_slices")) {
     if (!j["allow_unenforced_slices"].is_boolean()) return Bad("allow_unenforced_slices", "must be true or false");
@@ -345,6 +349,9 @@ std::string DefaultConfigJson() {
          {"cgroup_root", c.cgroup_root},
          {"mps", NameOf(kMpsModes, c.mps)},
          {"allow_unenforced_slices", c.allow_unenforced_slices},
+         {"mig_requests", c.mig_requests},
+         {"mig_min_idle_s", c.mig_min_idle_s},
+         {"mig_min_lifetime_s", c.mig_min_lifetime_s},
          {"mps_control", c.mps_control},
          {"mps_idle_quit_ms", c.mps_idle_quit_ms},
          {"mps_fault_policy", NameOf(kFaultPolicies, c.mps_fault_policy)},

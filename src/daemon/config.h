@@ -40,6 +40,7 @@ struct Config {
   // has been idle this long and exists this long (no thrashing).
   int64_t mig_min_idle_s = 60;
   int64_t mig_min_lifetime_s = 300;
+  bool mig_requests = true;  // users may name a MIG profile (submit --mig)
   int mps_client_limit = 48;         // per device; NVIDIA's limit on Volta and later
   // Where slices go among the devices they fit: spread | pack | auto (docs/scheduling.md).
   std::string slice_placement = "auto";

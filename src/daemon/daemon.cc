@@ -273,6 +273,7 @@ int RunDaemon(const Config& config, std::unique_ptr<gpu::GpuBackend> backend,
   NodeOptions options;
   options.state_dir = config.state_dir;
   options.inventory = *inventory;
+  options.mig_requests = config.mig_requests;
   options.backend_kind = backend->Kind();
   options.driver_version = backend->DriverVersion();
   options.cancel_grace_ms = config.cancel_grace_ms;

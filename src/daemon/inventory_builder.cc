@@ -4,6 +4,7 @@
 
 #include "daemon/mig_slots.h"
 
+#include <algorithm>
 #include <fstream>
 #include <set>
 
@@ -93,6 +94,10 @@ Result<sched::Inventory> BuildInventory(const std::vector<gpu::GpuInfo>& gpus, c
         d.index = static_cast<int>(inv.devices.size());
         inv.devices.push_back(std::move(d));
       }
+      for (const sched::mig::Profile& p : MigModelOf(g.name, mig_profiles.at(g.index)).profiles) {
+        uint64_t& most = inv.mig_profiles[p.name];
+        most = std::max(most, usable(p.mem_bytes));
+      }
       continue;
     }
     if (g.mig_enabled) {
@@ -101,6 +106,7 @@ Result<sched::Inventory> BuildInventory(const std::vector<gpu::GpuInfo>& gpus, c
         d.index = static_cast<int>(inv.devices.size());
         d.uuid = m.uuid;
         d.name = g.name + " MIG " + (m.profile.empty() ? "instance" : m.profile);
+        d.mig_profile = m.profile;
         d.gpu_index = g.index;
         d.is_mig = true;
         d.mem_bytes = usable(m.mem_total_bytes);
@@ -108,6 +114,7 @@ Result<sched::Inventory> BuildInventory(const std::vector<gpu::GpuInfo>& gpus, c
         d.mode = mode_for({m.uuid, g.uuid, index_key});
         d.numa_node = g.numa_node;
         inv.devices.push_back(d);
+        if (!m.profile.empty()) inv.mig_profiles[m.profile] = std::max(inv.mig_profiles[m.profile], d.mem_bytes);
       }
       continue;
     }

@@ -21,7 +21,8 @@ std::vector<sched::mig::Want> MigWants(const sched::Snapshot& snapshot, const sc
     auto it = demands.find(wait.id);
     if (it == demands.end()) continue;
     const sched::Demand& d = *it->second;
-    if (d.gpus == 1 && d.gpu_mem_bytes > 0 && d.devices.empty() && !d.isolated) wants.push_back({d.id, d.gpu_mem_bytes});
+    if (d.gpus == 1 && d.gpu_mem_bytes > 0 && d.devices.empty() && !d.isolated)
+      wants.push_back({d.id, d.gpu_mem_bytes, d.mig_profile});
   }
   return wants;
 }

@@ -52,6 +52,7 @@ Result<std::vector<sched::Device>> MigSlots(const gpu::GpuInfo& gpu, const sched
     auto m = std::find_if(gpu.migs.begin(), gpu.migs.end(), [&](const gpu::MigInfo& i) { return i.placement_start == start; });
     if (m != gpu.migs.end()) {
       d.uuid = m->uuid;
+      d.mig_profile = m->profile;
       d.name = gpu.name + " MIG " + (m->profile.empty() ? "instance" : m->profile);
       d.mem_bytes = usable(m->mem_total_bytes);
       d.sm_count = m->sm_count;
@@ -78,6 +79,7 @@ Status RefillMigSlots(sched::Inventory& inventory, const gpu::GpuInfo& gpu, cons
       d.mem_bytes = now.mem_bytes;
       d.sm_count = now.sm_count;
       d.vacant = now.vacant;
+      d.mig_profile = now.mig_profile;
     }
   }
   return Status::Ok();

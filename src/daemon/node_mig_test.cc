@@ -22,7 +22,8 @@ class NodeMigTest : public NodeTest {
     Build(launcher_);
   }
   // The daemon's start over the backend as it is now, finding its jobs in `launcher`.
-  void Build(launch::FakeLauncher& launcher, int64_t min_idle_s = 60, int64_t min_lifetime_s = 300) {
+  void Build(launch::FakeLauncher& launcher, int64_t min_idle_s = 60, int64_t min_lifetime_s = 300,
+             bool mig_requests = true) {
     node_.reset();
     mig_.reset();
     Config config;
@@ -48,6 +49,7 @@ class NodeMigTest : public NodeTest {
     o.inventory = inventory;
     o.backend_kind = "simulated:a100x8-mig";
     o.daemon_uid = ::getuid();
+    o.mig_requests = mig_requests;
     node_ = std::make_unique<Node>(o, NodeDeps{store_.get(), &launcher, &mps_, nullptr, nullptr, &clock_, nullptr,
                                                nullptr, nullptr, nullptr, mig_.get()});
   }
@@ -116,6 +118,41 @@ TEST_F(NodeMigTest, SubmitCountsTheInstancesPinpointMayMake) {
   ASSERT_FALSE(too_big.ok());
   EXPECT_EQ(too_big.status().code(), Code::kFailedPrecondition);
   EXPECT_TRUE(node_->Submit(caller_, Request(1, 70 * kNodeMigGiB)).ok());
+}
+
+// --mig 1g.10gb: no instance of that profile exists, so one is made for the job, which takes all
+// of its memory; the idle 2g.20gb and 3g.40gb do not serve it.
+TEST_F(NodeMigTest, ANamedProfileGetsAnInstanceOfItsOwn) {
+  JobRequest r = Request(1);
+  r.mig_profile = "1g.10gb";
+  JobId id = Submit(r);
+  ASSERT_NE(id, 0);
+  EXPECT_EQ(node_->Get(id)->request.gpu_mem_bytes, uint64_t{9984} << 20) << "the profile's whole memory";
+  node_->Step();
+  EXPECT_EQ(StateOf(id), JobState::kPending);
+  StepPastReconfiguration();
+  ASSERT_EQ(StateOf(id), JobState::kRunning);
+  std::vector<gpu::MigInfo> now = backend_->Inventory().value()[0].migs;
+  std::string profile;
+  for (const gpu::MigInfo& m : now)
+    if (m.uuid == DeviceUuidOf(id)) profile = m.profile;
+  EXPECT_EQ(profile, "1g.10gb");
+
+  JobRequest unknown = Request(1);
+  unknown.mig_profile = "9g.99gb";
+  auto refused = node_->Submit(caller_, unknown);
+  EXPECT_EQ(refused.status().code(), Code::kFailedPrecondition);
+  EXPECT_NE(refused.status().message().find("needs a MIG instance of profile 9g.99gb"), std::string::npos);
+}
+
+TEST_F(NodeMigTest, ASiteMayTurnNamedProfilesOff) {
+  Build(launcher_, 60, 300, /*mig_requests=*/false);
+  JobRequest r = Request(1);
+  r.mig_profile = "1g.10gb";
+  auto refused = node_->Submit(caller_, r);
+  EXPECT_EQ(refused.status().code(), Code::kFailedPrecondition);
+  EXPECT_EQ(refused.status().message(),
+            "this node takes no --mig (its mig_requests setting is off): ask for --gpu-mem instead");
 }
 
 // After a restart the job on the instance pinpoint made is adopted, and its instance is never

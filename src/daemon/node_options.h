@@ -32,6 +32,7 @@ inline constexpr int64_t kLeaseStartTimeoutMs = 30000;
 struct NodeOptions {
   std::string state_dir;           // absolute; job directories go to <state_dir>/jobs/<id>
   sched::Inventory inventory;
+  bool mig_requests = true;        // config mig_requests: users may name a MIG profile (submit --mig)
   std::string backend_kind;        // "nvml" | "simulated:<preset>"
   std::string driver_version;
   int64_t cancel_grace_ms = 10000;

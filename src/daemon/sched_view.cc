@@ -45,6 +45,7 @@ sched::Demand DemandOf(const JobRecord& r) {
   d.afterok = r.request.afterok;
   d.array_id = r.array.array_id;
   d.array_limit = r.array.limit;
+  d.mig_profile = r.request.mig_profile;
   return d;
 }
 

@@ -91,6 +91,23 @@ TEST(CheckFitsTest, AVacantMigSlotCountsForOneSliceOfItsSize) {
   ExpectCases(cases);
 }
 
+// --mig: a profile the node has or could make, with no more memory than its instances have.
+TEST(CheckFitsTest, ANamedMigProfileMustBeOneTheNodeHasOrCouldMake) {
+  Inventory inv = Node({Mig(0, 10), Gpu(80)}, 16, 256);
+  inv.mig_profiles = {{"1g.10gb", uint64_t{10} << 30}, {"3g.40gb", uint64_t{40} << 30}};
+  Demand d = Slice(1, 1, 30);
+  d.mig_profile = "3g.40gb";
+  EXPECT_TRUE(CheckFits(d, inv).ok()) << "an instance a mig-dynamic GPU could make";
+  d.gpu_mem_bytes = uint64_t{50} << 30;
+  EXPECT_EQ(CheckFits(d, inv).message(), "needs 50GiB of device memory on a 3g.40gb instance, which has 40GiB");
+  d.mig_profile = "7g.80gb";
+  EXPECT_EQ(CheckFits(d, inv).message(),
+            "needs a MIG instance of profile 7g.80gb, which this node neither has nor can make (its profiles: 1g.10gb, "
+            "3g.40gb)");
+  inv.mig_profiles.clear();
+  EXPECT_EQ(CheckFits(d, inv).message(), "needs a MIG instance of profile 7g.80gb, which this node has none of (no MIG)");
+}
+
 TEST(CheckFitsTest, IgnoresWhatIsRunning) {
   // CheckFits looks at the empty node: a fully used GPU still counts.
   Inventory inv = Node({Gpu(80)});

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -38,6 +39,7 @@ struct Device {
   int mig_start = -1;
   bool vacant = false;
   uint64_t mig_max_bytes = 0;
+  std::string mig_profile;  // a MIG instance's profile ("1g.10gb"); "" for a GPU, a vacant slot, or unknown
 };
 
 // Where a slice goes among the devices it fits (docs/scheduling.md, "Where slices go").
@@ -61,6 +63,9 @@ struct Inventory {
   // kAuto: this many empty GPUs go to slices only when no other device takes them, whether or
   // not a whole-GPU job waits, so that one can start at once (config keep_empty_gpus).
   int keep_empty_gpus = 0;
+  // Each MIG profile a slice may name (Demand::mig_profile): the instances there are and those a
+  // mig-dynamic GPU could make, with the most device memory one has (less the reserve).
+  std::map<std::string, uint64_t> mig_profiles = {};
 };
 
 }  // namespace pinpoint::sched

@@ -56,6 +56,9 @@ Status NodeLimits::CheckDevices(const Demand& demand) const {
   if (!demand.devices.empty()) {
     return CheckPinned(demand);
   }
+  if (!demand.mig_profile.empty()) {
+    return CheckMigProfile(demand);
+  }
   std::string in_service = drained_devices_ > 0 ? " in service" : "";
   if (demand.gpu_mem_bytes == 0) {
     if (demand.gpus <= whole_devices_) {
@@ -90,6 +93,21 @@ Status NodeLimits::CheckDevices(const Demand& demand) const {
   }
   return FailedPrecondition(need + ", this node has " + std::to_string(big_enough) +
                             " with that much" + in_service + NoSlicesNote());
+}
+
+Status NodeLimits::CheckMigProfile(const Demand& demand) const {
+  const std::map<std::string, uint64_t>& profiles = inventory_.mig_profiles;
+  auto it = profiles.find(demand.mig_profile);
+  if (it == profiles.end()) {
+    std::string names;
+    for (const auto& [name, bytes] : profiles) names += (names.empty() ? "" : ", ") + name;
+    return FailedPrecondition("needs a MIG instance of profile " + demand.mig_profile + ", which this node " +
+                              (names.empty() ? "has none of (no MIG)" : "neither has nor can make (its profiles: " + names + ")"));
+  }
+  if (demand.gpu_mem_bytes > it->second)
+    return FailedPrecondition("needs " + FormatSize(demand.gpu_mem_bytes) + " of device memory on a " + demand.mig_profile +
+                              " instance, which has " + FormatSize(it->second));
+  return Status::Ok();
 }
 
 std::string NodeLimits::NoSlicesNote() const {

@@ -22,6 +22,7 @@ class NodeLimits {
  private:
   Status CheckDevices(const Demand& demand) const;
   Status CheckPinned(const Demand& demand) const;
+  Status CheckMigProfile(const Demand& demand) const;  // Demand::mig_profile, against Inventory::mig_profiles
   Status CheckHost(const Demand& demand) const;
   // "; 2 of its devices take no slices: <reason>" when devices whose rules take no slices were
   // left out of slice_mem_bytes_ and their rules say why; "" otherwise.

@@ -66,6 +66,7 @@ NodeState::NodeState(const Snapshot& snapshot)
     devices_[i].drained = d.drained || d.vacant;  // a vacant MIG slot takes nothing until it is made
     devices_[i].busy_pct = d.busy_pct;
     devices_[i].mig_slot = d.mig_start >= 0;
+    devices_[i].mig_profile = d.mig_profile;
   }
   for (const DeviceState& d : devices_) {
     empty_whole_free_ += WholeCapable(d) ? 1 : 0;
@@ -109,6 +110,7 @@ bool NodeState::SliceFitsEmpty(int i, const Demand& demand) const {
   if (d.drained || demand.gpu_mem_bytes > d.mem_bytes || demand.gpu_share_pct > 100) {
     return false;
   }
+  if (!demand.mig_profile.empty() && demand.mig_profile != d.mig_profile) return false;
   return d.max_jobs != 0;
 }
 

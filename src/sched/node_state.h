@@ -27,6 +27,7 @@ struct DeviceState {
   bool drained = false;
   int busy_pct = -1;  // Device::busy_pct
   bool mig_slot = false;  // a slot of a mig-dynamic GPU (Device::mig_start >= 0)
+  std::string mig_profile;  // Device::mig_profile
 
   uint64_t used_mem_bytes = 0;  // sum of slice memory (whole-device slots add nothing here)
   int used_share_pct = 0;
@@ -133,6 +134,9 @@ inline DeviceFit NodeState::FitSlice(int i, const Demand& demand) const {
   const DeviceState& d = devices_[i];
   if (d.drained || d.full || (demand.isolated && d.jobs > 0)) {
     return DeviceFit::kNoRoom;
+  }
+  if (!demand.mig_profile.empty() && demand.mig_profile != d.mig_profile) {
+    return DeviceFit::kNoRoom;  // --mig: an instance of that profile only
   }
   if (demand.gpu_mem_bytes > FreeOf(d.mem_bytes, d.used_mem_bytes)) {
     return DeviceFit::kNoRoom;

@@ -49,6 +49,8 @@ struct Demand {
   // included; it then waits "array-limit" and holds no reservation.
   JobId array_id = 0;
   int array_limit = 0;
+  // Only a MIG instance of this profile takes it (JobRequest::mig_profile); "": any device.
+  std::string mig_profile = "";
 };
 
 // One device held by a job. gpu_mem_bytes == 0 means the whole device.

@@ -297,6 +297,22 @@ TEST(PlacementTest, MigSlotsTakeSlicesFirstBestFit) {
   EXPECT_EQ(big.starts[0].slots[0].device_index, 1);
 }
 
+// --mig: only an instance of the named profile takes the slice, though another has more room.
+TEST(PlacementTest, ANamedMigProfileGoesOnlyToItsInstances) {
+  Device small = Mig(0, 10);
+  small.mig_profile = "1g.10gb";
+  Device big = Mig(0, 40);
+  big.mig_profile = "3g.40gb";
+  Demand d = Slice(1, 1, 5);
+  d.mig_profile = "3g.40gb";
+  Plan plan = Schedule({Node({small, big, Gpu(80)}), {}, {d}});
+  ASSERT_EQ(plan.starts.size(), 1u);
+  EXPECT_EQ(plan.starts[0].slots[0].device_index, 1);
+  d.mig_profile = "2g.20gb";
+  Plan none = Schedule({Node({small, big, Gpu(80)}), {}, {d}});
+  EXPECT_TRUE(none.starts.empty());
+}
+
 // A vacant MIG slot takes nothing: the slice waits for its instance, or goes to one that exists.
 TEST(PlacementTest, AVacantMigSlotTakesNoJob) {
   Device vacant = Mig(0, 40);

@@ -78,6 +78,7 @@ void RequestFields(F& f, Request& r) {
   f.Sparse("umask", r.umask, -1);
   f.Sparse("signal", r.signal).Sparse("signal_before_s", r.signal_before_s);
   f.Sparse("signal_leader_only", r.signal_leader_only).Sparse("requeue", r.requeue);
+  f.Sparse("mig_profile", r.mig_profile);
 }
 
 template <typename F, typename Alloc>
@@ -124,7 +125,7 @@ void RecordFields(F& f, Record& r) {
                                 pid_start_ticks, cancel_requested, cancelled_by, fault_suspect,
                                 stop_reason, stop_detail, usage, hold, lease_cgroup, array, cpuset] = r;
   [[maybe_unused]] const auto& [name, argv, cwd, env, gpus, gpu_mem_bytes, gpu_share_pct, cpus,
-                                mem_bytes, priority, as_user, devices, output_path,
+                                mem_bytes, priority, as_user, devices, mig_profile, output_path,
                                 error_path, time_limit_s, after, afterok, umask, signal,
                                 signal_before_s, signal_leader_only, requeue] = r.request;
   [[maybe_unused]] const auto& [device_index, uuid, slice_bytes, share_pct, mode] = Allocation{};

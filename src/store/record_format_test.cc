@@ -201,6 +201,15 @@ TEST(RecordCodecTest, ASignalAndRequeueAreStoredOnlyWhenSet) {
   EXPECT_EQ(Must(DecodeRecord(text)), job);
 }
 
+TEST(RecordCodecTest, AMigProfileIsStoredOnlyWhenSet) {
+  JobRecord job = testing::FullRecord();
+  EXPECT_THAT(Must(EncodeRecord(job)), ::testing::Not(HasSubstr("mig_profile"))) << "a job without one: as before";
+  job.request.mig_profile = "3g.40gb";
+  std::string text = Must(EncodeRecord(job));
+  EXPECT_THAT(text, HasSubstr(R"("mig_profile":"3g.40gb")"));
+  EXPECT_EQ(Must(DecodeRecord(text)), job);
+}
+
 TEST(RecordCodecTest, AnArrayTaskRoundTripsAndAJobLeavesTheArrayOut) {
   JobRecord task = testing::FullRecord();
   task.array = {12, 3, 100, 1, 100, 5};

@@ -74,6 +74,25 @@ TEST_F(MigDynamicDaemonTest, ASliceNoInstanceHoldsGetsOneMadeAndRunsOnIt) {
   EXPECT_NE(text.out.find("create 7g.80gb at memory slice 0"), std::string::npos) << text.out;
   EXPECT_NE(h_.daemon_log().find("MIG: GPU 0: made 7g.80gb at memory slice 0"), std::string::npos);
 
+  // --mig: an instance of the profile the user names, all of its memory; bad names are refused.
+  auto named = h_.Cli({"submit", "--wait", "--mig", "1g.10gb", "--", "true"});
+  ASSERT_EQ(named.exit_code, 0) << named.out << named.err;
+  json two = json::parse(h_.Cli({"--json", "show", "2"}).out)["job"];
+  EXPECT_EQ(two["request"]["mig_profile"], "1g.10gb");
+  EXPECT_GT(two["request"]["gpu_mem_bytes"].get<uint64_t>(), 9ull << 30);
+  bool on_it = false;
+  json now = json::parse(h_.Cli({"--json", "gpus"}).out);
+  for (const json& d : now["devices"])
+    on_it = on_it || (d["uuid"] == two["allocations"][0]["uuid"] && d["name"].get<std::string>().find("1g.10gb") != std::string::npos);
+  EXPECT_TRUE(on_it) << h_.Cli({"gpus"}).out;
+  auto unknown = h_.Cli({"submit", "--mig", "9g.99gb", "--", "true"});
+  EXPECT_EQ(unknown.exit_code, 6) << unknown.err;
+  EXPECT_NE(unknown.err.find("its profiles: 1g.10gb, 1g.20gb, 2g.20gb, 3g.40gb, 4g.40gb, 7g.80gb"), std::string::npos)
+      << unknown.err;
+  auto two_gpus = h_.Cli({"submit", "--mig", "1g.10gb", "--gpus", "2", "--", "true"});
+  EXPECT_EQ(two_gpus.exit_code, 2) << two_gpus.err;
+  EXPECT_EQ(CountLines(two_gpus.err), 1) << two_gpus.err;
+
   // A slice larger than any instance the GPU could make is refused at submit, with one line.
   auto too_big = h_.Cli({"submit", "--gpu-mem", "90G", "--", "true"});
   EXPECT_EQ(too_big.exit_code, 6) << too_big.err;
