@@ -88,6 +88,7 @@ std::string FormatGpuRequest(const JobRequest& request) {
   std::string out = std::to_string(request.gpus) +
                     (request.gpu_mem_bytes == 0 ? " GPU (whole)" : " GPU x " + FormatSize(request.gpu_mem_bytes));
   if (request.gpu_share_pct > 0) out += " " + std::to_string(request.gpu_share_pct) + "%";
+  if (!request.mig_profile.empty()) out += " on MIG " + EscapeForTerminal(request.mig_profile);
   return out;
 }
 

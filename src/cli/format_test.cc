@@ -196,6 +196,14 @@ TEST(FormatEscapeTest, GpusTopAndReportEscapeDeviceAndUserNames) {
   EXPECT_FALSE(HasRawControl(out, /*newline_ok=*/true)) << out;
 }
 
+TEST(FormatGpuRequestTest, ANamedMigProfileIsShown) {
+  JobRequest r;
+  r.gpus = 1;
+  r.gpu_mem_bytes = uint64_t{9984} << 20;
+  r.mig_profile = "1g.10gb";
+  EXPECT_EQ(FormatGpuRequest(r), "1 GPU x 9.8GiB on MIG 1g.10gb");
+}
+
 // A mig-dynamic GPU's vacant slot shows no UUID; the layout changes follow the table, failures
 // with their reason.
 TEST(FormatGpusTest, MigSlotsAndTheirChanges) {
