@@ -83,6 +83,12 @@ class MigDynamic {
   // When a pass is due though nothing else changed (an idle instance passes its minimums, a retry
   // waits): 0 for never.
   int64_t DueMs() const { return due_ms_; }
+  // True once when DueMs has come (then none is due until a Plan says again).
+  bool TakeDue(int64_t now_ms) {
+    if (due_ms_ == 0 || now_ms < due_ms_) return false;
+    due_ms_ = 0;
+    return true;
+  }
 
   const std::deque<store::MigChange>& recent() const { return recent_; }
   // Changes made and failed since the start, by action ("create", "destroy").

@@ -139,6 +139,9 @@ TEST_F(MigDynamicTest, OnlyIdleInstancesPastTheirMinimumsAreDestroyed) {
   EXPECT_TRUE(mig_->Plan(inv_, big, {}, 400'010).empty());
   EXPECT_EQ(mig_->WaitFd(), -1) << "its job left just now: not idle for 60 s";
   EXPECT_EQ(mig_->DueMs(), 460'000) << "a pass is due when it has been";
+  EXPECT_FALSE(mig_->TakeDue(459'999));
+  EXPECT_TRUE(mig_->TakeDue(460'000));
+  EXPECT_FALSE(mig_->TakeDue(460'001)) << "once";
   EXPECT_EQ(mig_->Plan(inv_, big, {}, 460'010), std::vector<int>{busy});
   ASSERT_TRUE(Finish(460'500));
   EXPECT_FALSE(Slot(0).vacant);

@@ -64,9 +64,7 @@ std::vector<JobId> Node::Step() {
   ExpireStartingLeases(now);
   if (runner_.TakeChanged()) dirty_ = true;
   // A MIG reconfiguration done, or an idle instance past its minimums for a slice that waits.
-  if (deps_.mig != nullptr && (deps_.mig->Poll(options_.inventory, now) ||
-                               (deps_.mig->DueMs() != 0 && now >= deps_.mig->DueMs())))
-    dirty_ = true;
+  if (deps_.mig != nullptr && (deps_.mig->Poll(options_.inventory, now) || deps_.mig->TakeDue(now))) dirty_ = true;
   if (dirty_) Schedule();
   // Every job that ended in this pass, polled or failed to launch inside Schedule.
   std::vector<JobId> ended = jobs_.CollectEnded(

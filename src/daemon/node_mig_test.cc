@@ -3,6 +3,8 @@
 // node's GPU 0 (its only GPU here) starts as 2g.20gb at memory slice 0 and 3g.40gb at 4 (its 2g.20gb at 2 destroyed).
 #include <poll.h>
 
+#include <algorithm>
+
 #include "daemon/inventory_builder.h"
 #include "daemon/mig_setup.h"
 #include "daemon/node_fixture.h"
@@ -185,6 +187,9 @@ TEST_F(NodeMigTest, AnInstanceAReadoptedJobRunsOnIsNeverDestroyed) {
   for (const gpu::MigInfo& m : now) kept = kept || m.uuid == made;
   EXPECT_TRUE(kept) << "the instance job " << c << " runs on is still there";
   EXPECT_EQ(now.size(), 1u) << "the idle instances went (no minimums), for the whole-GPU slice";
+  std::vector<int> resets = mps_.resets();
+  std::sort(resets.begin(), resets.end());
+  EXPECT_EQ(resets, (std::vector<int>{0, 4})) << "their MPS control daemons were told to quit first";
   for (const store::MigChange& change : mig_->recent())
     EXPECT_FALSE(change.action == "destroy" && change.uuid == made) << "the adopted job's instance was destroyed";
 }
