@@ -144,13 +144,20 @@ std::vector<int> MigDynamic::Plan(sched::Inventory& inventory, const std::vector
 
   std::vector<store::MigChange> changes;
   std::vector<int> vacated;
+  // A destroy's reason: the waiting job whose drain or new instance needs its room.
+  auto room_for = [&](int gpu) -> JobId {
+    if (plan.drain && plan.drain->gpu == gpu) return plan.drain->for_job;
+    for (const sched::mig::Create& c : plan.creates)
+      if (c.gpu == gpu) return c.for_job;
+    return 0;
+  };
   for (const sched::mig::Destroy& d : plan.destroys) {
     auto inst = std::find_if(instances_.begin(), instances_.end(), [&](const auto& e) {
       return e.first.first == d.gpu && e.second.id == static_cast<uint32_t>(d.instance_id);
     });
     if (inst == instances_.end()) continue;
     store::MigChange c{now_ms, d.gpu, "destroy", inst->second.profile, inst->first.second, inst->second.id,
-                       inst->second.uuid, 0, ""};
+                       inst->second.uuid, room_for(d.gpu), ""};
     changes.push_back(c);
     auto dev = device_of.find(inst->first);
     if (dev != device_of.end()) {

@@ -151,6 +151,7 @@ TEST_F(MigDynamicTest, OnlyIdleInstancesPastTheirMinimumsAreDestroyed) {
   EXPECT_EQ(Migs()[0].profile, "7g.80gb");
   EXPECT_EQ(mig_->made().at("destroy"), 3);
   EXPECT_EQ(mig_->made().at("create"), 1);
+  for (const store::MigChange& c : mig_->recent()) EXPECT_EQ(c.for_job, 9) << c.action << ": each change says whom it serves";
 }
 
 TEST_F(MigDynamicTest, AFailedCreateIsRecordedAndTriedAgainLater) {

@@ -14,6 +14,8 @@
 //   array_rest.h, array_take_out.h a waiting array as one record; tasks taken out of it
 //   Dependencies (dependencies.h) --after/--afterok: a submit's check, a pass's states
 //   FaultRecovery (fault_recovery.h) MPS faults by device: recovery, resets, drains
+//   MigDynamic (mig_dynamic.h)    GPUs in mig-dynamic mode: their layout planned after a pass,
+//                                 changed off the loop (NodeDeps::mig)
 //   WatchFeedback (watch_feedback.h) the watcher's side: watched jobs, usage, settling slots
 //   sharing::Backends             what each sharing mode does (exclusive, timeslice, MPS):
 //                                 the rules the scheduler places by, each job's hold on a device

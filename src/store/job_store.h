@@ -65,7 +65,7 @@ struct MigChange {
   int start = 0;              // the placement's first memory slice
   uint32_t instance_id = 0;   // the GPU instance (a create's: the id NVML gave it; 0 when it failed)
   std::string uuid;           // its MIG device ("" when unknown)
-  JobId for_job = 0;          // the waiting job it was for (0: none)
+  JobId for_job = 0;          // the waiting job it was for: made for it, or destroyed for its room (0: none)
   std::string result = "ok";  // "ok", or the error's one line
   bool operator==(const MigChange&) const = default;
 };
