@@ -110,13 +110,13 @@ metrics::Snapshot Node::MetricsView() const {
   watch::WatchView view;
   if (deps_.watcher != nullptr) view = deps_.watcher->Latest();
   snap.watcher_polls_total = view.polls;
+  snap.watcher_last_poll_seconds = view.last_poll_duration_us / 1e6;
   if (deps_.mig != nullptr) {
     snap.mig = metrics::MigMetrics{};
     for (const auto& [action, n] : deps_.mig->made()) snap.mig->changes_total[{action, "ok"}] = n;
     for (const auto& [action, n] : deps_.mig->failed()) snap.mig->changes_total[{action, "failed"}] = n;
     snap.mig->instances = deps_.mig->InstanceCounts();
   }
-  snap.watcher_last_poll_seconds = view.last_poll_duration_us / 1e6;
   std::map<int, metrics::GpuMetrics> gpus;
   for (const auto& d : options_.inventory.devices) {
     metrics::GpuMetrics& g = gpus[d.gpu_index];

@@ -78,6 +78,9 @@ TEST(CheckFitsTest, AVacantMigSlotCountsForOneSliceOfItsSize) {
   vacant.mig_start = 4;
   vacant.mig_max_bytes = uint64_t{40} << 30;
   const Inventory inv = Node({vacant, Mig(0, 10)}, 16, 256);
+  Device slot = Mig(0, 10);
+  slot.mig_start = 1;
+  const Inventory filled = Node({vacant, slot}, 16, 256);
   const FitsCase cases[] = {
       {"fits_what_could_be_made", Slice(1, 1, 30), inv, ""},
       {"larger_than_any_instance", Slice(1, 1, 50), inv,
@@ -87,6 +90,8 @@ TEST(CheckFitsTest, AVacantMigSlotCountsForOneSliceOfItsSize) {
       {"whole", Whole(1, 1), inv, "needs 1 whole GPU, this node has 0"},
       {"pinned", PinnedTo(Slice(1, 1, 5), {0}), inv,
        "needs GPU 0, a MIG slot of a mig-dynamic GPU: pinpoint places jobs there itself"},
+      {"pinned_to_a_filled_slot", PinnedTo(Slice(1, 1, 5), {1}), filled,
+       "needs GPU 1, a MIG slot of a mig-dynamic GPU: pinpoint places jobs there itself"},
   };
   ExpectCases(cases);
 }

@@ -134,7 +134,7 @@ Status NodeLimits::CheckPinned(const Demand& demand) const {
     if (d.drained) {
       return FailedPrecondition("needs " + gpu + ", which is drained");
     }
-    if (d.vacant) {
+    if (d.mig_start >= 0) {  // its instance may come and go: a pinned job could wait for it forever
       return FailedPrecondition("needs " + gpu + ", a MIG slot of a mig-dynamic GPU: pinpoint places jobs there itself");
     }
     if (demand.gpu_mem_bytes == 0 && d.is_mig) {
