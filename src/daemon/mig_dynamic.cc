@@ -119,11 +119,7 @@ std::vector<int> MigDynamic::Plan(sched::Inventory& inventory, const std::vector
     return {};
   }
   if (stale_) {  // a reconfiguration of nothing: the thread reads the layout
-    in_flight_ = true;
-    started_ms_ = now_ms;
-    done_.store(false);
-    outcome_.reset();
-    worker_ = std::thread(&MigDynamic::Run, this, std::vector<store::MigChange>{});
+    StartThread({}, now_ms);
     return {};
   }
   std::vector<sched::mig::Gpu> layout;
@@ -170,13 +166,17 @@ std::vector<int> MigDynamic::Plan(sched::Inventory& inventory, const std::vector
   for (const store::MigChange& c : changes)
     log::Info("MIG: GPU {}: {} {} at memory slice {}{}", c.gpu, c.action == "create" ? "making" : "destroying", c.profile,
               c.start, c.for_job != 0 ? " for job " + std::to_string(c.for_job) : std::string());
+  StartThread(std::move(changes), now_ms);
+  return vacated;
+}
+
+void MigDynamic::StartThread(std::vector<store::MigChange> changes, int64_t now_ms) {
   in_flight_ = true;
   started_ms_ = now_ms;
   overdue_ = false;
   done_.store(false);
   outcome_.reset();
   worker_ = std::thread(&MigDynamic::Run, this, std::move(changes));
-  return vacated;
 }
 
 void MigDynamic::Run(std::vector<store::MigChange> changes) {

@@ -47,8 +47,6 @@ Result<std::vector<sched::Device>> MigSlots(const gpu::GpuInfo& gpu, const sched
     d.mig_start = start;
     d.mode = mode;
     d.numa_node = gpu.numa_node;
-    for (const sched::mig::Profile& p : model.profiles)
-      if (std::count(p.starts.begin(), p.starts.end(), start)) d.mig_max_bytes = std::max(d.mig_max_bytes, usable(p.mem_bytes));
     auto m = std::find_if(gpu.migs.begin(), gpu.migs.end(), [&](const gpu::MigInfo& i) { return i.placement_start == start; });
     if (m != gpu.migs.end()) {
       d.uuid = m->uuid;
@@ -59,7 +57,8 @@ Result<std::vector<sched::Device>> MigSlots(const gpu::GpuInfo& gpu, const sched
     } else {
       d.vacant = true;
       d.name = gpu.name + " MIG slot " + std::to_string(start) + " (vacant)";
-      d.mem_bytes = d.mig_max_bytes;
+      for (const sched::mig::Profile& p : model.profiles)  // the largest instance that could start here
+        if (std::count(p.starts.begin(), p.starts.end(), start)) d.mem_bytes = std::max(d.mem_bytes, usable(p.mem_bytes));
     }
     slots.push_back(std::move(d));
   }

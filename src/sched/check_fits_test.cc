@@ -76,11 +76,11 @@ TEST(CheckFitsTest, AVacantMigSlotCountsForOneSliceOfItsSize) {
   Device vacant = Mig(0, 40);
   vacant.vacant = true;
   vacant.mig_start = 4;
-  vacant.mig_max_bytes = uint64_t{40} << 30;
-  const Inventory inv = Node({vacant, Mig(0, 10)}, 16, 256);
+  Inventory inv = Node({vacant, Mig(0, 10)}, 16, 256);
+  inv.mig_profiles = {{"1g.10gb", uint64_t{10} << 30}, {"3g.40gb", uint64_t{40} << 30}};
   Device slot = Mig(0, 10);
   slot.mig_start = 1;
-  const Inventory filled = Node({vacant, slot}, 16, 256);
+  Inventory filled = Node({vacant, slot}, 16, 256);
   const FitsCase cases[] = {
       {"fits_what_could_be_made", Slice(1, 1, 30), inv, ""},
       {"larger_than_any_instance", Slice(1, 1, 50), inv,

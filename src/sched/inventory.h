@@ -33,12 +33,11 @@ struct Device {
   int numa_node = -1;          // the host NUMA node nearest its GPU; -1 unknown (a job's CPUs go there)
   // A slot of a GPU in mig-dynamic mode (daemon/mig_slots.h): the memory slice its MIG instance
   // starts at; -1 for any other device. A slot whose instance does not exist (yet) is `vacant`:
-  // nothing is placed there. mig_max_bytes: the most an instance starting there could have (a
-  // vacant slot's mem_bytes too), which CheckFits counts for a one-device slice of any slot:
-  // pinpoint may make that instance.
+  // nothing is placed there (its mem_bytes: the most an instance starting there could have).
+  // CheckFits counts the largest of Inventory::mig_profiles for a one-device slice on a node with
+  // slots in service: pinpoint may make that instance.
   int mig_start = -1;
   bool vacant = false;
-  uint64_t mig_max_bytes = 0;
   std::string mig_profile;  // a MIG instance's profile ("1g.10gb"); "" for a GPU, a vacant slot, or unknown
 };
 

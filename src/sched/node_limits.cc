@@ -22,12 +22,13 @@ std::string OnDevices(int n) {
 
 NodeLimits::NodeLimits(const Inventory& inventory)
     : host_(inventory.host), inventory_(inventory) {
+  bool slots_in_service = false;  // of a mig-dynamic GPU, whose instances pinpoint makes
   for (const Device& d : inventory.devices) {
     if (d.drained) {
       ++drained_devices_;
       continue;
     }
-    if (d.mig_start >= 0 && d.rules.takes_slices()) mig_max_bytes_ = std::max(mig_max_bytes_, d.mig_max_bytes);
+    slots_in_service = slots_in_service || (d.mig_start >= 0 && d.rules.takes_slices());
     if (d.vacant) continue;
     if (!d.is_mig) {
       ++whole_devices_;
@@ -39,6 +40,8 @@ NodeLimits::NodeLimits(const Inventory& inventory)
     }
   }
   std::sort(slice_mem_bytes_.begin(), slice_mem_bytes_.end());
+  if (slots_in_service)
+    for (const auto& [profile, bytes] : inventory.mig_profiles) mig_max_bytes_ = std::max(mig_max_bytes_, bytes);
 }
 
 Status NodeLimits::Check(const Demand& demand) const {
