@@ -195,7 +195,7 @@ int main(int argc, char** argv) {
     runs.push_back(std::move(n));
   }
   ::kill(daemon, SIGTERM);
-  ::waitpid(daemon, nullptr, 0);
+  pinpoint::WaitChild(daemon, 60'000);
   std::system(("rm -rf " + dir).c_str());
 
   // Batch numbers: the median over batches; job numbers: median / max over every job of every batch.

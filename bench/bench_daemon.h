@@ -3,6 +3,8 @@
 #pragma once
 
 #include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -14,6 +16,8 @@
 #include <string>
 #include <vector>
 
+#include "common/spawn.h"
+
 namespace pinpoint::bench {
 
 // Starts `<bin_dir>/pinpointd` on `backend` with its state, socket (<dir>/sock) and log
@@ -22,29 +26,28 @@ namespace pinpoint::bench {
 inline pid_t StartDaemon(const std::string& bin_dir, const std::string& dir,
                          const std::string& backend = "simulated:h100x2",
                          const std::string& config = "") {
+  constexpr int kReadyFd = 3, kReadyTimeoutMs = 120'000;
   int ready[2];
-  if (::pipe(ready) != 0) return -1;
-  pid_t daemon = ::fork();
-  if (daemon == 0) {
-    ::close(ready[0]);
-    int log = ::open((dir + "/pinpointd.log").c_str(), O_WRONLY | O_CREAT, 0644);
-    ::dup2(log, 1);
-    ::dup2(log, 2);
-    std::string bin = bin_dir + "/pinpointd", fd = std::to_string(ready[1]);
-    std::string state = dir + "/state", sock = dir + "/sock";
-    std::vector<const char*> argv = {bin.c_str(), "--state-dir", state.c_str(), "--socket",
-                                     sock.c_str(), "--backend", backend.c_str(), "--log-level",
-                                     "warn", "--ready-fd", fd.c_str()};
-    if (!config.empty()) argv.insert(argv.end(), {"--config", config.c_str()});
-    argv.push_back(nullptr);
-    ::execv(bin.c_str(), const_cast<char* const*>(argv.data()));
-    ::_exit(127);
-  }
+  if (::pipe2(ready, O_CLOEXEC) != 0) return -1;
+  std::vector<std::string> argv = {bin_dir + "/pinpointd", "--state-dir", dir + "/state", "--socket",
+                                   dir + "/sock", "--backend", backend, "--log-level", "warn",
+                                   "--ready-fd", std::to_string(kReadyFd)};
+  if (!config.empty()) argv.insert(argv.end(), {"--config", config});
+  auto daemon = pinpoint::Spawn({.argv = argv,
+                       .out = pinpoint::SpawnStream::File(dir + "/pinpointd.log"),
+                       .err_to_out = true,
+                       .append_output = true,
+                       .pass_fds = {{ready[1], kReadyFd}}});
   ::close(ready[1]);
+  pollfd p{ready[0], POLLIN, 0};
   char buf[8];
-  bool ok = ::read(ready[0], buf, sizeof(buf)) > 0;
+  bool ok = daemon.ok() && ::poll(&p, 1, kReadyTimeoutMs) > 0 && ::read(ready[0], buf, sizeof(buf)) > 0;
   ::close(ready[0]);
-  return ok ? daemon : -1;
+  if (!ok && daemon.ok()) {
+    ::kill(*daemon, SIGKILL);
+    pinpoint::WaitChild(*daemon, kReadyTimeoutMs);
+  }
+  return ok ? *daemon : -1;
 }
 
 // The first line a shell command prints (for the machine line of a report).

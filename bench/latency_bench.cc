@@ -76,7 +76,7 @@ int main(int argc, char** argv) {
     latency_ms.push_back(static_cast<double>(std::stoll(stamp) - t0) / 1e6);
   }
   ::kill(daemon, SIGTERM);
-  ::waitpid(daemon, nullptr, 0);
+  pinpoint::WaitChild(daemon, 60'000);
   std::system(("rm -rf " + dir).c_str());
 
   char line[512];

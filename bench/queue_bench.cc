@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <optional>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -22,6 +23,7 @@
 #include <nlohmann/json.hpp>
 
 #include "bench_daemon.h"
+#include "common/spawn.h"
 #include "pinpoint/client.h"
 #include "pinpoint/job.h"
 
@@ -52,23 +54,12 @@ long StatusKb(pid_t pid, const std::string& field) {
 // Runs `pinpoint --socket S args...` with stdout to /dev/null; returns its wall time in ms.
 double TimeCli(const std::string& bin_dir, const std::string& socket, const std::vector<std::string>& args) {
   double t0 = NowMs();
-  pid_t pid = ::fork();
-  if (pid == 0) {
-    int null = ::open("/dev/null", O_WRONLY);
-    ::dup2(null, 1);
-    std::string bin = bin_dir + "/pinpoint";
-    std::vector<std::string> all = {bin, "--socket", socket};
-    all.insert(all.end(), args.begin(), args.end());
-    std::vector<char*> argv;
-    for (auto& a : all) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    ::execv(bin.c_str(), argv.data());
-    ::_exit(127);
-  }
-  int status = 0;
-  ::waitpid(pid, &status, 0);
+  std::vector<std::string> argv = {bin_dir + "/pinpoint", "--socket", socket};
+  argv.insert(argv.end(), args.begin(), args.end());
+  auto pid = pinpoint::Spawn({.argv = argv});
+  std::optional<int> status = pid.ok() ? pinpoint::WaitChild(*pid, 600'000) : std::nullopt;
   double ms = NowMs() - t0;
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+  if (!status || !WIFEXITED(*status) || WEXITSTATUS(*status) != 0) {
     std::cerr << "queue_bench: pinpoint queue failed\n";
     std::exit(1);
   }
@@ -151,7 +142,7 @@ int main(int argc, char** argv) {
   measure("`pinpoint queue --all` (history, newest first)", {"queue", "--all"}, {{"op", "queue"}, {"all", true}});
   long rss_kb = StatusKb(daemon, "VmRSS"), hwm_kb = StatusKb(daemon, "VmHWM");
   ::kill(daemon, SIGTERM);
-  ::waitpid(daemon, nullptr, 0);
+  pinpoint::WaitChild(daemon, 60'000);
   std::system(("rm -rf " + dir).c_str());
 
   std::ostringstream md;

@@ -15,6 +15,7 @@
 
 #include "common/file_util.h"
 #include "common/process.h"
+#include "common/spawn.h"
 
 extern char** environ;
 
@@ -25,33 +26,6 @@ namespace {
 constexpr int kStopCheckMs = 200;
 
 int PidfdOpen(pid_t pid) { return static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)); }
-
-// In the child after fork: only async-signal-safe calls.
-void RedirectOrDie(const std::string& path, int target) {
-  int fd = ::open(path.empty() ? "/dev/null" : path.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-  if (fd < 0) ::_exit(126);
-  ::dup2(fd, target);
-  if (fd != target) ::close(fd);
-}
-
-void CloseFrom(int first) {
-  if (::syscall(SYS_close_range, first, ~0U, 0) == 0) return;
-  for (int fd = first; fd < 4096; ++fd) ::close(fd);
-}
-
-void ExecOrDie(const std::vector<std::string>& argv, const std::vector<std::string>& env) {
-  std::vector<char*> args = CStrings(argv);
-  std::vector<char*> envp = CStrings(env);
-  ::execvpe(args[0], args.data(), envp.data());
-  const char* why = std::strerror(errno);
-  const char* prefix = "pinpoint bench: cannot run ";
-  (void)!::write(2, prefix, std::strlen(prefix));
-  (void)!::write(2, args[0], std::strlen(args[0]));
-  (void)!::write(2, ": ", 2);
-  (void)!::write(2, why, std::strlen(why));
-  (void)!::write(2, "\n", 1);
-  ::_exit(127);
-}
 
 }  // namespace
 
@@ -78,31 +52,17 @@ std::vector<std::string> ChildEnvironment(const std::vector<std::string>& extra)
 
 Result<pid_t> Spawn(const SpawnSpec& spec) {
   if (spec.argv.empty()) return InvalidArgument("empty command");
-  pid_t pid = ::fork();
-  if (pid < 0) return IoError("fork: " + ErrnoText(errno));
-  if (pid == 0) {
-    ::setpgid(0, 0);
-    int devnull = ::open("/dev/null", O_RDONLY);
-    ::dup2(devnull, 0);
-    RedirectOrDie(spec.stdout_path, 1);
-    if (spec.stderr_path == spec.stdout_path && !spec.stdout_path.empty()) {
-      ::dup2(1, 2);
-    } else {
-      RedirectOrDie(spec.stderr_path, 2);
-    }
-    if (spec.ready_fd >= 0) {
-      if (spec.ready_fd != 3) ::dup2(spec.ready_fd, 3);
-      CloseFrom(4);
-    } else {
-      CloseFrom(3);
-    }
-    sigset_t none;
-    sigemptyset(&none);
-    ::sigprocmask(SIG_SETMASK, &none, nullptr);
-    ExecOrDie(spec.argv, spec.env);
-  }
-  ::setpgid(pid, pid);  // also from the parent, so a kill(-pid) right away reaches it
-  return pid;
+  constexpr int kReadyFd = 3;  // where pinpointd's --ready-fd points
+  auto output = [](const std::string& path) { return path.empty() ? SpawnStream{} : SpawnStream::File(path); };
+  pinpoint::SpawnSpec s{.argv = spec.argv,
+                        .env = spec.env,
+                        .out = output(spec.stdout_path),
+                        .err = output(spec.stderr_path),
+                        .err_to_out = !spec.stdout_path.empty() && spec.stderr_path == spec.stdout_path,
+                        .append_output = true,
+                        .new_process_group = true};
+  if (spec.ready_fd >= 0) s.pass_fds = {{spec.ready_fd, kReadyFd}};
+  return pinpoint::Spawn(s);
 }
 
 Status WaitAll(const std::vector<pid_t>& pids, const std::atomic<bool>* stop,

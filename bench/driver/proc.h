@@ -27,11 +27,12 @@ struct SpawnSpec {
   std::vector<std::string> env;   // "KEY=VALUE"
   std::string stdout_path;        // empty: /dev/null
   std::string stderr_path;        // empty: /dev/null; may equal stdout_path
-  int ready_fd = -1;              // kept open in the child (pinpointd --ready-fd); else all closed
+  int ready_fd = -1;              // the child's descriptor 3 (pinpointd --ready-fd 3); else none
 };
 
-// Forks and execs. The child gets stdin from /dev/null and its own process group. An exec failure
-// shows as exit code 127 with the reason on its stderr. Errors: kIo when fork or a file fails.
+// Starts spec's program with posix_spawn (common/spawn.h): stdin from /dev/null, output files
+// appended to, its own process group, no descriptor but 0-2 (and 3). Errors: kNotFound when the
+// program is not on the PATH; kIo naming it when it cannot be started or a file cannot be opened.
 Result<pid_t> Spawn(const SpawnSpec& spec);
 
 // Waits until every pid (children of this process) has exited, calling on_exit(i, status,

@@ -3,6 +3,7 @@
 // batch with one job per GPU and prints a summary. On a node without an NVIDIA GPU it uses the
 // simulated node and says so; there the jobs are timed sleeps standing in for training runs.
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -18,6 +19,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "common/spawn.h"
 #include "common/terminal.h"
 #include "demo/batch_stats.h"
 #include "pinpoint/client.h"
@@ -55,6 +57,14 @@ struct Daemon {
   std::string socket;
 };
 
+// Stops pinpointd (SIGTERM; SIGKILL when it has not stopped after a minute) and reaps it.
+void StopDaemon(Daemon* d) {
+  if (d->pid <= 0) return;
+  ::kill(d->pid, SIGTERM);
+  pinpoint::WaitChild(d->pid, 60'000);
+  d->pid = -1;
+}
+
 // Starts pinpointd and returns once it serves (it signals readiness through a pipe).
 bool StartDaemon(const std::string& bin_dir, const std::string& state_dir, const std::string& mode,
                  Daemon* d) {
@@ -64,34 +74,30 @@ bool StartDaemon(const std::string& bin_dir, const std::string& state_dir, const
   std::ofstream(state_dir + "/config.json")
       << json{{"state_dir", state_dir + "/state"}, {"socket_path", d->socket}, {"backend", "auto"},
               {"default_mode", mode}, {"host_cpus", 256}, {"cancel_grace_ms", 2000}}.dump(2);
+  constexpr int kReadyFd = 3, kReadyTimeoutMs = 120'000;
   int ready[2];
-  if (::pipe(ready) != 0) return false;
-  std::string binary = bin_dir + "/pinpointd", config = state_dir + "/config.json",
-              log = state_dir + "/pinpointd.log", fd = std::to_string(ready[1]);
-  d->pid = ::fork();
-  if (d->pid == 0) {
-    ::close(ready[0]);
-    int out = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    ::dup2(out, 1);
-    ::dup2(out, 2);
-    ::execl(binary.c_str(), binary.c_str(), "--config", config.c_str(), "--ready-fd", fd.c_str(),
-            static_cast<char*>(nullptr));
-    ::_exit(127);
-  }
+  if (::pipe2(ready, O_CLOEXEC) != 0) return false;
+  std::string log = state_dir + "/pinpointd.log";
+  auto pid = pinpoint::Spawn({.argv = {bin_dir + "/pinpointd", "--config", state_dir + "/config.json", "--ready-fd",
+                                       std::to_string(kReadyFd)},
+                              .out = pinpoint::SpawnStream::File(log),
+                              .err_to_out = true,
+                              .pass_fds = {{ready[1], kReadyFd}}});
   ::close(ready[1]);
+  d->pid = pid.ok() ? *pid : -1;
+  pollfd p{ready[0], POLLIN, 0};
   char buf[8];
-  bool ok = ::read(ready[0], buf, sizeof(buf)) > 0;
+  bool ok = pid.ok() && ::poll(&p, 1, kReadyTimeoutMs) > 0 && ::read(ready[0], buf, sizeof(buf)) > 0;
   ::close(ready[0]);
-  if (!ok) std::cerr << "pinpoint-demo: pinpointd did not start; see " << log << "\n";
+  if (!ok) {
+    std::cerr << "pinpoint-demo: pinpointd did not start; see " << log << "\n";
+    if (d->pid > 0) ::kill(d->pid, SIGKILL);
+    StopDaemon(d);
+  }
   return ok;
 }
 
-void StopDaemon(Daemon* d) {
-  if (d->pid <= 0) return;
-  ::kill(d->pid, SIGTERM);
-  ::waitpid(d->pid, nullptr, 0);
-  d->pid = -1;
-}
+
 
 // One request on a connection of its own: Send(socket, &Client::Gpus).
 template <typename Reply, typename... Args>

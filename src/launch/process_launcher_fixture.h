@@ -3,6 +3,7 @@
 #pragma once
 
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/file.h>
 #include <sys/resource.h>
@@ -20,6 +21,7 @@
 
 #include "common/file_util.h"
 #include "common/process.h"
+#include "common/spawn.h"
 #include "common/test_dir.h"
 #include "launch/process_launcher.h"
 #include "launch/shim.h"
@@ -39,10 +41,14 @@ class ProcessLauncherTest : public ::testing::Test {
     return s;
   }
 
-  // Blocks until the supervisor (our child) exits: no sleeping.
+  // Every wait below has this deadline: a job that hangs fails its test, never hangs it.
+  static constexpr int kDeadlineMs = 120'000;
+
+  // Blocks until the supervisor (our child) exits and reaps it: no sleeping. One still running at
+  // the deadline fails the test and is killed.
   static void WaitSupervisor(const JobHandle& h) {
-    int status = 0;
-    ASSERT_EQ(::waitpid(static_cast<pid_t>(h.pid), &status, 0), h.pid);
+    ASSERT_TRUE(WaitChild(static_cast<pid_t>(h.pid), kDeadlineMs).has_value())
+        << "the supervisor of job " << h.job_id << " did not end in time";
   }
 
   std::string ReadLog(const JobHandle& h, const char* file) {
@@ -57,9 +63,15 @@ class ProcessLauncherTest : public ::testing::Test {
     return path;
   }
   static void WaitReady(const std::string& fifo) {
-    std::ifstream in(fifo);  // blocks until the job opens it for writing
-    std::string line;
-    std::getline(in, line);
+    // Opened without blocking: poll then waits for the job's line (or its closing of the FIFO).
+    int fd = ::open(fifo.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    ASSERT_GE(fd, 0);
+    pollfd p{fd, POLLIN, 0};
+    int n = ::poll(&p, 1, kDeadlineMs);
+    char line[64];
+    if (n > 0) (void)!::read(fd, line, sizeof(line));
+    ::close(fd);
+    ASSERT_GT(n, 0) << "the job did not say it runs in time";
   }
 
   // A job whose supervisor is killed once the job runs: its processes live on, orphaned.

@@ -94,17 +94,15 @@ TEST_F(PlantedLinkTest, ShimItselfNeverWritesThroughALinkInItsDirectory) {
   ASSERT_EQ(::symlink(victim_.c_str(), (s.job_dir + "/" + kStdoutFile).c_str()), 0);
   int lock = ::open((s.job_dir + "/" + kLockFile).c_str(), O_RDWR | O_CREAT, 0644);
   ASSERT_GE(lock, 0);
-  std::string shim = PINPOINT_BIN_DIR "/pinpoint-shim", lock_arg = std::to_string(lock);
-  pid_t pid = ::fork();
-  if (pid == 0) {
-    ::execl(shim.c_str(), shim.c_str(), s.job_dir.c_str(), lock_arg.c_str(), nullptr);
-    ::_exit(127);
-  }
+  constexpr int kLockFd = 3;
+  auto pid = Spawn({.argv = {PINPOINT_BIN_DIR "/pinpoint-shim", s.job_dir, std::to_string(kLockFd)},
+                    .pass_fds = {{lock, kLockFd}}});
   ::close(lock);
+  ASSERT_TRUE(pid.ok()) << pid.status().ToString();
   JobHandle h;
   h.job_id = 23;
   h.job_dir = s.job_dir;
-  h.pid = pid;
+  h.pid = *pid;
   WaitSupervisor(h);
   auto st = launcher_.Poll(h);
   ASSERT_TRUE(st.has_value());

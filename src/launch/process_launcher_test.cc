@@ -324,8 +324,7 @@ bool NobodyCanOpen(const std::string& path) {
     if (::setgid(65534) != 0 || ::setuid(65534) != 0) ::_exit(2);
     ::_exit(::open(path.c_str(), O_RDONLY) >= 0 ? 0 : 1);
   }
-  int status = 0;
-  ::waitpid(pid, &status, 0);
+  int status = WaitChild(pid, 120'000).value_or(-1);
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) != 2) << "could not become nobody";
   return WIFEXITED(status) && WEXITSTATUS(status) == 0;
 }

@@ -117,7 +117,7 @@ std::pair<int, std::string> Promtool(const std::string& text) {
   TestDir dir;
   std::string in = dir.path() + "/metrics.txt";
   std::ofstream(in) << text;
-  std::string cmd = "promtool check metrics < " + in + " 2>&1";
+  std::string cmd = "timeout 120 promtool check metrics < " + in + " 2>&1";  // a deadline, never a hang
   FILE* p = ::popen(cmd.c_str(), "r");
   if (p == nullptr) return {-1, "popen failed"};
   std::string out;
@@ -201,7 +201,7 @@ TEST(GrafanaDashboardTest, QueriesUseRenderedMetricsAndParse) {
   EXPECT_GE(queries, 10);
   TestDir dir;
   std::ofstream(dir.path() + "/rules.yml") << rules;
-  std::string cmd = "promtool check rules " + dir.path() + "/rules.yml 2>&1";
+  std::string cmd = "timeout 120 promtool check rules " + dir.path() + "/rules.yml 2>&1";
   FILE* p = ::popen(cmd.c_str(), "r");
   ASSERT_NE(p, nullptr);
   std::string out;

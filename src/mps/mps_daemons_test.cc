@@ -18,6 +18,7 @@
 #include <gtest/gtest.h>
 
 #include "common/file_util.h"
+#include "common/process.h"
 #include "common/test_dir.h"
 #include "mps/mps_daemons_fixture.h"
 
@@ -97,7 +98,7 @@ TEST_F(MpsDaemonsTest, CrashedControlDaemonIsNoticedAndRestarted) {
   ASSERT_TRUE(Prepare(Slice(0, me)).ok());
   int64_t first = ControlPid(0);
   ASSERT_EQ(::kill(static_cast<pid_t>(first), SIGKILL), 0);
-  while (Alive(first)) std::this_thread::yield();  // until the kernel has ended it
+  ASSERT_TRUE(WaitForExit(first, 60'000));  // until the kernel has ended it
   auto events = mps_->Poll(clock_.NowMs());
   ASSERT_EQ(events.size(), 1u);
   EXPECT_EQ(events[0].kind, MpsEvent::Kind::kDaemonDied);

@@ -9,6 +9,8 @@
 
 #include <gtest/gtest.h>
 
+#include "common/process.h"
+#include "common/spawn.h"
 #include "mps/mps_daemons_fixture.h"
 
 namespace pinpoint::mps {
@@ -23,13 +25,14 @@ namespace {
 pid_t Bystander(const char* argv0 = "bystander", const std::string& pipe_dir = "", int ruid = -1, int euid = -1) {
   int exec_done[2];
   if (::pipe2(exec_done, O_CLOEXEC) != 0) return -1;
+  // Made before the fork: the child makes only async-signal-safe calls.
+  std::string var = "CUDA_MPS_PIPE_DIRECTORY=" + pipe_dir;
+  char* env[] = {var.data(), nullptr};
+  char* argv[] = {const_cast<char*>(argv0), const_cast<char*>("100000"), nullptr};
   pid_t pid = ::fork();
   if (pid == 0) {
     ::close(exec_done[0]);
     if (ruid >= 0 && ::setresuid(ruid, euid, euid) != 0) ::_exit(120);
-    std::string var = "CUDA_MPS_PIPE_DIRECTORY=" + pipe_dir;
-    char* env[] = {var.data(), nullptr};
-    char* argv[] = {const_cast<char*>(argv0), const_cast<char*>("100000"), nullptr};
     ::execve("/bin/sleep", argv, env);
     ::_exit(127);
   }
@@ -45,7 +48,7 @@ bool StillRuns(pid_t pid) { return ::waitpid(pid, nullptr, WNOHANG) == 0; }
 
 void EndBystander(pid_t pid) {
   ::kill(pid, SIGKILL);
-  ::waitpid(pid, nullptr, 0);
+  WaitChild(pid, 60'000);
 }
 
 TEST_F(MpsDaemonsTest, APidPlantedInThePipeDirectoryIsNeverSignalled) {
@@ -78,13 +81,14 @@ TEST_F(MpsDaemonsTest, ADeadDaemonsServersAreKilledOnlyWhenTheyRunAsTheDeviceUse
   pid_t impostor = Bystander("nvidia-cuda-mps-server", pipe, 65534, 0);
   int64_t control = ControlPid(0);
   ASSERT_EQ(::kill(static_cast<pid_t>(control), SIGKILL), 0);
-  while (Alive(control)) std::this_thread::yield();
+  ASSERT_TRUE(WaitForExit(control, 60'000));
   auto events = mps_->Poll(clock_.NowMs());
   ASSERT_FALSE(events.empty());
   EXPECT_EQ(events[0].kind, MpsEvent::Kind::kDaemonDied);
   mps_->ReleaseClient(Slice(0, 0));  // the last client gone: the dead daemon's servers go too
-  int status = 0;
-  ASSERT_EQ(::waitpid(orphan, &status, 0), orphan);
+  std::optional<int> ended = WaitChild(orphan, 60'000);
+  ASSERT_TRUE(ended.has_value()) << "the orphan was not killed";
+  int status = *ended;
   EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
   EXPECT_TRUE(StillRuns(impostor)) << "root killed a process that was not the device user's";
   EndBystander(impostor);

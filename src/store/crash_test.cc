@@ -4,6 +4,7 @@
 // at each write, truncate or sync of one Insert + Update in turn.
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <poll.h>
 #include <signal.h>
 #include <sqlite3.h>
 #include <sys/wait.h>
@@ -11,9 +12,15 @@
 
 #include <cerrno>
 #include <climits>
+#include <cstdlib>
 #include <filesystem>
 #include <map>
 #include <optional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "common/spawn.h"
 
 #include "store/faulty_vfs.h"
 #include "store/job_store.h"
@@ -117,40 +124,68 @@ int ReadAck(int fd, Ack* ack) {
   return 1;
 }
 
+// The writer is this test binary again, running the one test below: SQLite would run between a
+// fork and an exec otherwise. Its plan comes in kWriterVar, its acks go to descriptor kAckFd.
+constexpr int kAckFd = 3;
+constexpr int kWriterDeadlineMs = 300'000;  // for each ack, and for the writer's end
+constexpr char kWriterVar[] = "PP_CRASH_WRITER";
+
+// Run only as the writer (the parent names it in --gtest_filter); skipped without its plan.
+TEST(CrashWriterChild, DISABLED_Run) {
+  const char* spec = std::getenv(kWriterVar);
+  if (spec == nullptr) GTEST_SKIP() << "only the crash tests' writer runs this";
+  std::istringstream in(spec);
+  std::string path, first_seq, jobs, crash_at_op;
+  if (!std::getline(in, path) || !std::getline(in, first_seq) || !std::getline(in, jobs) ||
+      !std::getline(in, crash_at_op))
+    _exit(6);
+  RunWriter(path, kAckFd,
+            {static_cast<int32_t>(std::stol(first_seq)), static_cast<int32_t>(std::stol(jobs)),
+             std::stoi(crash_at_op)});
+}
+
 bool KilledBySigkill(int status) { return WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL; }
 
 // ---- The parent ----
 
 class CrashTest : public testing::StoreTest {
  protected:
-  // Forks a writer following `plan` and collects every ack it sends into acked_. With
+  // Starts a writer following `plan` and collects every ack it sends into acked_. With
   // kill_after, SIGKILLs it right after the ack of its kInsertsBeforeKill-th insert (the writer
   // is then inside Update) or of that job's update (then inside the next Insert). Sets
   // *wait_status.
   void RunWriterChild(const WriterPlan& plan, std::optional<Phase> kill_after, int* wait_status) {
     int fds[2];
     ASSERT_EQ(pipe2(fds, O_CLOEXEC), 0);
-    pid_t pid = fork();
-    ASSERT_GE(pid, 0);
-    if (pid == 0) {
-      close(fds[0]);
-      RunWriter(db_path(), fds[1], plan);
-    }
+    std::string spec = db_path() + "\n" + std::to_string(plan.first_seq) + "\n" + std::to_string(plan.jobs) +
+                       "\n" + std::to_string(plan.crash_at_op);
+    std::vector<std::string> env = EnvironmentWith(kWriterVar, spec);
+    for (const char* var : {"GTEST_OUTPUT", "GTEST_FILTER", "GTEST_SHARD_INDEX", "GTEST_TOTAL_SHARDS"})
+      std::erase_if(env, [var](const std::string& kv) { return kv.rfind(std::string(var) + "=", 0) == 0; });
+    Result<pid_t> pid = Spawn({.argv = {"/proc/self/exe", "--gtest_filter=CrashWriterChild.DISABLED_Run",
+                                        "--gtest_also_run_disabled_tests"},
+                               .env = env,
+                               .pass_fds = {{fds[1], kAckFd}}});
     close(fds[1]);
+    if (!pid.ok()) close(fds[0]);
+    ASSERT_TRUE(pid.ok()) << pid.status().ToString();
     int inserts = 0;
     bool killed = false;
     Ack ack{};
-    int rc;
-    while ((rc = ReadAck(fds[0], &ack)) == 1) {
+    int rc = 0;
+    pollfd p{fds[0], POLLIN, 0};
+    while (poll(&p, 1, kWriterDeadlineMs) > 0 && (rc = ReadAck(fds[0], &ack)) == 1) {
       Record(ack);
       if (ack.phase == kInserted) ++inserts;
       if (kill_after && ack.phase == *kill_after && inserts == kInsertsBeforeKill && !killed) {
-        ASSERT_EQ(kill(pid, SIGKILL), 0);
+        EXPECT_EQ(kill(*pid, SIGKILL), 0);
         killed = true;
       }
     }
     close(fds[0]);
-    ASSERT_EQ(waitpid(pid, wait_status, 0), pid);
+    std::optional<int> status = WaitChild(*pid, kWriterDeadlineMs);
+    ASSERT_TRUE(status.has_value()) << "the writer neither wrote nor ended in time: killed";
+    *wait_status = *status;
     ASSERT_EQ(rc, 0) << "torn ack";
     if (kill_after) {
       ASSERT_TRUE(killed) << "writer stopped early, wait status " << *wait_status;

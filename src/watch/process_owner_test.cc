@@ -1,5 +1,7 @@
 #include "watch/process_owner.h"
 
+#include "common/spawn.h"
+
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -53,8 +55,7 @@ class Child {
   }
   ~Child() {
     ::close(write_end_);
-    int status;
-    ::waitpid(pid_, &status, 0);
+    EXPECT_TRUE(WaitChild(pid_, 120'000).has_value()) << "the child did not end: killed";
   }
   pid_t pid() const { return pid_; }
 

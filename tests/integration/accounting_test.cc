@@ -85,7 +85,7 @@ TEST_F(AccountingTest, UsageMetricsReportAndTopOfARunningAndAnEndedJob) {
   std::string text = MetricsWith(names);
   for (const std::string& name : names) EXPECT_NE(text.find(name), std::string::npos) << name << "\n" << text;
   std::ofstream(h_.dir() + "/metrics.txt") << text;
-  std::string cmd = "promtool check metrics < " + h_.dir() + "/metrics.txt 2>&1";
+  std::string cmd = "timeout 120 promtool check metrics < " + h_.dir() + "/metrics.txt 2>&1";
   FILE* p = ::popen(cmd.c_str(), "r");
   ASSERT_NE(p, nullptr);
   std::string lint;

@@ -1,11 +1,14 @@
 #include "integration/harness.h"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
+#include <cerrno>
 #include <cstdlib>
 #include <iterator>
 #include <filesystem>
@@ -16,12 +19,19 @@
 #include <gtest/gtest.h>
 
 #include "common/env_select.h"
+#include "common/spawn.h"
 
 extern char** environ;
 
 namespace pinpoint::testing {
 
 namespace {
+
+// Every wait on a child has a deadline: a daemon or CLI that hangs fails its test, never hangs it.
+constexpr int kReadyFd = 3;                // the daemon's end of the readiness pipe
+constexpr int kDaemonStartMs = 120'000;
+constexpr int kDaemonStopMs = 120'000;
+constexpr int kCliMs = 240'000;
 
 std::string ReadSmallFile(const std::string& path) {
   std::ifstream in(path);
@@ -120,84 +130,80 @@ Harness::Harness(std::string backend, std::string extra_config) {
 Harness::~Harness() {
   if (daemon_pid_ > 0) KillDaemon();
   EndJobsOf(dir_ + "/state");
-  std::system(("rm -rf " + dir_).c_str());
+  std::error_code ignored;
+  std::filesystem::remove_all(dir_, ignored);
 }
 
 void Harness::StartDaemon() {
   int ready[2];
-  ASSERT_EQ(::pipe(ready), 0);
-  std::string log = dir_ + "/pinpointd.log";
-  std::string fd_arg = std::to_string(ready[1]);
-  std::string binary = BinDir() + "/pinpointd";
-  std::string config = dir_ + "/config.json";
-  std::vector<std::string> args = {binary, "--config", config, "--ready-fd", fd_arg};
-  args.insert(args.end(), daemon_args_.begin(), daemon_args_.end());
-  std::vector<char*> argv;
-  for (std::string& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
+  ASSERT_EQ(::pipe2(ready, O_CLOEXEC), 0);
+  std::vector<std::string> argv = {BinDir() + "/pinpointd", "--config", dir_ + "/config.json", "--ready-fd",
+                                   std::to_string(kReadyFd)};
+  argv.insert(argv.end(), daemon_args_.begin(), daemon_args_.end());
   ++starts_;
-  pid_t pid = ::fork();
-  ASSERT_GE(pid, 0);
-  if (pid == 0) {
-    ::close(ready[0]);
-    int out = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-    ::dup2(out, 1);
-    ::dup2(out, 2);
-    ::execv(binary.c_str(), argv.data());
-    ::_exit(127);
-  }
+  auto pid = Spawn({.argv = argv,
+                    .out = SpawnStream::File(dir_ + "/pinpointd.log"),
+                    .err_to_out = true,
+                    .append_output = true,
+                    .pass_fds = {{ready[1], kReadyFd}}});
   ::close(ready[1]);
+  if (!pid.ok()) ::close(ready[0]);
+  ASSERT_TRUE(pid.ok()) << pid.status().ToString();
+  daemon_pid_ = *pid;
+  // Ready, or end of file once the daemon died; its deadline is a failure, never a hang.
+  pollfd p{ready[0], POLLIN, 0};
+  int polled;
+  while ((polled = ::poll(&p, 1, kDaemonStartMs)) < 0 && errno == EINTR) {
+  }
   char buf[16] = {};
-  ssize_t n = ::read(ready[0], buf, sizeof(buf));  // blocks until ready or the daemon died
+  ssize_t n = polled > 0 ? ::read(ready[0], buf, sizeof(buf)) : -1;
   ::close(ready[0]);
-  daemon_pid_ = pid;
-  ASSERT_GT(n, 0) << "pinpointd did not start:\n" << daemon_log();
+  if (n <= 0) KillDaemon();
+  ASSERT_GT(n, 0) << (polled == 0 ? "pinpointd was not ready in time:\n" : "pinpointd did not start:\n")
+                  << daemon_log();
 }
 
 void Harness::KillDaemon() {
   if (daemon_pid_ <= 0) return;
   ::kill(daemon_pid_, SIGKILL);
-  ::waitpid(daemon_pid_, nullptr, 0);
+  EXPECT_TRUE(WaitChild(daemon_pid_, kDaemonStopMs).has_value()) << "pinpointd could not be reaped";
   daemon_pid_ = -1;
 }
 
 int Harness::StopDaemon() {
   if (daemon_pid_ <= 0) return -1;
   ::kill(daemon_pid_, SIGTERM);
-  int status = 0;
-  ::waitpid(daemon_pid_, &status, 0);
+  std::optional<int> status = WaitChild(daemon_pid_, kDaemonStopMs);
   daemon_pid_ = -1;
-  return status;
+  EXPECT_TRUE(status.has_value()) << "pinpointd did not stop on SIGTERM: killed";
+  return status.value_or(-1);
 }
 
 CliResult Harness::Cli(const std::vector<std::string>& args, const std::optional<std::string>& input) const {
-  static int counter = 0;
+  static std::atomic<int> counter{0};
   std::string out_path = dir_ + "/cli-" + std::to_string(++counter);
   if (input) {
     std::ofstream(out_path + ".in") << *input;
   }
-  std::string binary = BinDir() + "/pinpoint";
-  std::string sock = socket();
-  pid_t pid = ::fork();
-  if (pid == 0) {
-    int out = ::open((out_path + ".out").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    int err = ::open((out_path + ".err").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    ::dup2(out, 1);
-    ::dup2(err, 2);
-    int in = ::open(input ? (out_path + ".in").c_str() : "/dev/null", O_RDONLY);
-    ::dup2(in, 0);
-    ::setenv("PINPOINT_SOCKET", sock.c_str(), 1);
-    std::vector<char*> argv;
-    argv.push_back(const_cast<char*>(binary.c_str()));
-    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
-    ::execv(binary.c_str(), argv.data());
-    ::_exit(127);
-  }
+  std::vector<std::string> argv = {BinDir() + "/pinpoint"};
+  argv.insert(argv.end(), args.begin(), args.end());
   CliResult r;
-  int status = 0;
-  ::waitpid(pid, &status, 0);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  auto pid = Spawn({.argv = argv,
+                    .env = EnvironmentWith("PINPOINT_SOCKET", socket()),
+                    .in = input ? SpawnStream::File(out_path + ".in") : SpawnStream{},
+                    .out = SpawnStream::File(out_path + ".out"),
+                    .err = SpawnStream::File(out_path + ".err")});
+  if (!pid.ok()) {
+    ADD_FAILURE() << pid.status().ToString();
+    return r;
+  }
+  std::optional<int> status = WaitChild(*pid, kCliMs);
+  if (!status) {
+    ADD_FAILURE() << "pinpoint " << (args.empty() ? "" : args[0]) << " ran past its deadline: killed";
+    r.exit_code = kCliTimedOut;
+  } else {
+    r.exit_code = WIFEXITED(*status) ? WEXITSTATUS(*status) : 128 + WTERMSIG(*status);
+  }
   r.out = Slurp(out_path + ".out");
   r.err = Slurp(out_path + ".err");
   return r;

@@ -11,6 +11,9 @@
 
 namespace pinpoint::testing {
 
+// CliResult::exit_code of a CLI killed at its deadline (the test has failed by then).
+inline constexpr int kCliTimedOut = 124;
+
 struct CliResult {
   int exit_code = -1;
   std::string out;
@@ -23,17 +26,20 @@ class Harness {
   explicit Harness(std::string backend = "simulated:h100x2", std::string extra_config = "");
   ~Harness();  // kills the daemon if it still runs and the jobs it left running, removes the directory
 
-  // Starts pinpointd and returns once it serves requests (or fails the test).
+  // Starts pinpointd and returns once it serves requests (or fails the test: it died, or was not
+  // ready within two minutes and was killed).
   void StartDaemon();
   // Arguments StartDaemon adds after its own (e.g. {"--device-root", dir}).
   void set_daemon_args(std::vector<std::string> args) { daemon_args_ = std::move(args); }
   // SIGKILLs the daemon and reaps it.
   void KillDaemon();
-  // SIGTERMs the daemon and reaps it; returns its exit status.
+  // SIGTERMs the daemon and reaps it; returns its wait status. One that has not stopped after two
+  // minutes fails the test, is killed, and -1 is returned.
   int StopDaemon();
 
-  // Runs `pinpoint <args>` with PINPOINT_SOCKET set; blocks until it exits.
-  // Runs `pinpoint args...` with `input` on its stdin (/dev/null without).
+  // Runs `pinpoint args...` with PINPOINT_SOCKET set and `input` on its stdin (/dev/null
+  // without); blocks until it exits. Started with posix_spawn, so any thread may call it. One
+  // still running after four minutes fails the test and is killed (exit_code kCliTimedOut).
   CliResult Cli(const std::vector<std::string>& args, const std::optional<std::string>& input = std::nullopt) const;
 
   const std::string& dir() const { return dir_; }

@@ -5,6 +5,7 @@
 // unless the configuration opts out. The machine is laid out in a directory (--device-root), and
 // NVML is the fake libnvidia-ml, loaded by name as on a GPU node.
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -20,6 +21,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "common/spawn.h"
 #include "integration/harness.h"
 
 namespace pinpoint::testing {
@@ -60,34 +62,33 @@ struct Ended {
 // Runs pinpointd on h's configuration with `args`, expecting it to stop before it serves: if it
 // signals readiness instead, it is killed and the test fails.
 Ended RunDaemonToExit(const Harness& h, const std::vector<std::string>& args) {
+  constexpr int kReadyFd = 3, kDeadlineMs = 120'000;
   int ready[2];
-  EXPECT_EQ(::pipe(ready), 0);
-  std::string binary = BinDir() + "/pinpointd";
-  std::vector<std::string> all = {binary, "--config", h.dir() + "/config.json", "--ready-fd",
-                                  std::to_string(ready[1])};
-  all.insert(all.end(), args.begin(), args.end());
-  std::vector<char*> argv;
-  for (std::string& a : all) argv.push_back(a.data());
-  argv.push_back(nullptr);
+  EXPECT_EQ(::pipe2(ready, O_CLOEXEC), 0);
+  std::vector<std::string> argv = {BinDir() + "/pinpointd", "--config", h.dir() + "/config.json", "--ready-fd",
+                                   std::to_string(kReadyFd)};
+  argv.insert(argv.end(), args.begin(), args.end());
   std::string out = h.dir() + "/exit.out", err = h.dir() + "/exit.err";
-  pid_t pid = ::fork();
-  if (pid == 0) {
-    ::close(ready[0]);
-    ::dup2(::open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644), 1);
-    ::dup2(::open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644), 2);
-    ::execv(binary.c_str(), argv.data());
-    ::_exit(127);
-  }
+  auto pid = Spawn({.argv = argv,
+                    .out = SpawnStream::File(out),
+                    .err = SpawnStream::File(err),
+                    .pass_fds = {{ready[1], kReadyFd}}});
   ::close(ready[1]);
+  Ended e;
+  if (!pid.ok()) {
+    ::close(ready[0]);
+    ADD_FAILURE() << pid.status().ToString();
+    return e;
+  }
+  pollfd p{ready[0], POLLIN, 0};
   char buf[16] = {};
-  ssize_t n = ::read(ready[0], buf, sizeof(buf));  // EOF once it exits
+  ssize_t n = ::poll(&p, 1, kDeadlineMs) > 0 ? ::read(ready[0], buf, sizeof(buf)) : 1;  // EOF once it exits
   ::close(ready[0]);
   if (n > 0) {
-    ADD_FAILURE() << "pinpointd started serving";
-    ::kill(pid, SIGKILL);
+    ADD_FAILURE() << "pinpointd started serving, or neither served nor stopped in time";
+    ::kill(*pid, SIGKILL);
   }
-  Ended e;
-  ::waitpid(pid, &e.status, 0);
+  e.status = WaitChild(*pid, kDeadlineMs).value_or(-1);
   e.out = Slurp(out);
   e.err = Slurp(err);
   return e;

@@ -14,6 +14,7 @@
 
 #include <gtest/gtest.h>
 
+#include "common/spawn.h"
 #include "integration/harness.h"
 
 namespace pinpoint::testing {
@@ -29,20 +30,15 @@ size_t Count(const std::string& text, const std::string& what) {
 // Runs pinpointd on the harness's config to its exit (it is expected to refuse to start);
 // returns its exit code and writes its output to `log`.
 int RunDaemonToExit(const Harness& h, const std::string& log) {
-  std::string binary = BinDir() + "/pinpointd";
-  std::string config = h.dir() + "/config.json";
-  pid_t pid = ::fork();
-  if (pid == 0) {
-    int out = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    ::dup2(out, 1);
-    ::dup2(out, 2);
-    ::execl(binary.c_str(), binary.c_str(), "--config", config.c_str(),
-            static_cast<char*>(nullptr));
-    ::_exit(127);
-  }
-  int status = 0;
-  ::waitpid(pid, &status, 0);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  auto pid = Spawn({.argv = {BinDir() + "/pinpointd", "--config", h.dir() + "/config.json"},
+                    .out = SpawnStream::File(log),
+                    .err_to_out = true});
+  EXPECT_TRUE(pid.ok()) << pid.status().ToString();
+  if (!pid.ok()) return -1;
+  std::optional<int> status = WaitChild(*pid, 120'000);
+  EXPECT_TRUE(status.has_value()) << "pinpointd neither served nor stopped in time: killed";
+  if (!status) return -1;
+  return WIFEXITED(*status) ? WEXITSTATUS(*status) : 128 + WTERMSIG(*status);
 }
 
 class StoreLossTest : public ::testing::Test {

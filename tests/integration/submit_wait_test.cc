@@ -2,12 +2,14 @@
 // CLI process) cancels the job and waits for its end, a second one leaves without waiting.
 // Synchronised on the CLI's own lines, never on sleeps.
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <sys/stat.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <fstream>
 #include <string>
@@ -16,47 +18,53 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "common/spawn.h"
 #include "integration/harness.h"
 
 namespace pinpoint::testing {
 namespace {
 
-// A `pinpoint` running in the background, its stderr read line by line through a pipe.
+// A `pinpoint` running in the background, its stderr read line by line through a pipe. Every
+// wait on it has a deadline: a CLI that hangs fails the test, never hangs it.
 class BackgroundCli {
  public:
+  static constexpr int kDeadlineMs = 120'000;
+
   BackgroundCli(const Harness& h, const std::vector<std::string>& args) {
     int fds[2];
     EXPECT_EQ(::pipe2(fds, O_CLOEXEC), 0);
-    std::string binary = BinDir() + "/pinpoint";
-    std::string sock = h.socket();
-    std::string out = h.dir() + "/bg.out";
-    pid_ = ::fork();
-    if (pid_ == 0) {
-      ::dup2(fds[1], 2);
-      int out_fd = ::open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-      ::dup2(out_fd, 1);
-      ::setenv("PINPOINT_SOCKET", sock.c_str(), 1);
-      std::vector<char*> argv{const_cast<char*>(binary.c_str())};
-      for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-      argv.push_back(nullptr);
-      ::execv(binary.c_str(), argv.data());
-      ::_exit(127);
-    }
+    std::vector<std::string> argv = {BinDir() + "/pinpoint"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    auto pid = Spawn({.argv = argv,
+                      .env = EnvironmentWith("PINPOINT_SOCKET", h.socket()),
+                      .out = SpawnStream::File(h.dir() + "/bg.out"),
+                      .err = SpawnStream::Fd(fds[1])});
     ::close(fds[1]);
     err_fd_ = fds[0];
+    EXPECT_TRUE(pid.ok()) << pid.status().ToString();
+    if (pid.ok()) pid_ = *pid;
   }
   ~BackgroundCli() {
     if (pid_ > 0) {
       ::kill(pid_, SIGKILL);
-      ::waitpid(pid_, nullptr, 0);
+      WaitChild(pid_, kDeadlineMs);
     }
     ::close(err_fd_);
   }
-  // Reads stderr until a line containing `text` (returned whole), or "" at its end.
+  // Reads stderr until a line containing `text` (returned whole), or "" at its end or after
+  // kDeadlineMs.
   std::string WaitForLine(const std::string& text) {
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(kDeadlineMs);
     std::string line;
     char c;
-    while (::read(err_fd_, &c, 1) == 1) {
+    for (;;) {
+      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+      pollfd p{err_fd_, POLLIN, 0};
+      if (left.count() <= 0 || ::poll(&p, 1, static_cast<int>(left.count())) <= 0) {
+        ADD_FAILURE() << "no line with '" << text << "' in time";
+        return "";
+      }
+      if (::read(err_fd_, &c, 1) != 1) return "";
       if (c != '\n') {
         line += c;
         continue;
@@ -65,14 +73,15 @@ class BackgroundCli {
       if (line.find(text) != std::string::npos) return line;
       line.clear();
     }
-    return "";
   }
   void Signal(int sig) { ::kill(pid_, sig); }
+  // Its exit code; -1 (and a failure) when it has not exited within kDeadlineMs.
   int Exit() {
-    int status = 0;
-    ::waitpid(pid_, &status, 0);
+    std::optional<int> status = WaitChild(pid_, kDeadlineMs);
     pid_ = -1;
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    EXPECT_TRUE(status.has_value()) << "pinpoint did not exit in time: killed";
+    if (!status) return -1;
+    return WIFEXITED(*status) ? WEXITSTATUS(*status) : 128 + WTERMSIG(*status);
   }
   const std::string& err() const { return all_; }
 

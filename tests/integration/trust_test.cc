@@ -13,6 +13,7 @@
 
 #include <gtest/gtest.h>
 
+#include "common/spawn.h"
 #include "integration/harness.h"
 
 namespace pinpoint::testing {
@@ -53,8 +54,13 @@ TEST(TrustTest, ALockAUserHoldsDoesNotKeepPinpointdFromStarting) {
   EXPECT_EQ(lock.st_mode & 0777, 0600u);
   // The lock still does its work: a second pinpointd on the same state directory is refused.
   std::string out = h.dir() + "/second.log";
-  int rc = std::system((BinDir() + "/pinpointd --config " + h.dir() + "/config.json > " + out + " 2>&1").c_str());
-  EXPECT_TRUE(WIFEXITED(rc) && WEXITSTATUS(rc) == 1) << rc;
+  auto second = Spawn({.argv = {BinDir() + "/pinpointd", "--config", h.dir() + "/config.json"},
+                       .out = SpawnStream::File(out),
+                       .err_to_out = true});
+  ASSERT_TRUE(second.ok()) << second.status().ToString();
+  std::optional<int> rc = WaitChild(*second, 120'000);  // one that serves is killed at the deadline
+  ASSERT_TRUE(rc.has_value()) << "the second pinpointd was not refused";
+  EXPECT_TRUE(WIFEXITED(*rc) && WEXITSTATUS(*rc) == 1) << *rc << "\n" << Slurp(out);
   CliResult version = h.Cli({"version"});
   EXPECT_EQ(version.exit_code, 0) << "the first daemon still serves";
   ::close(held);
