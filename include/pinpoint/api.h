@@ -341,6 +341,19 @@ struct MigSlotView {
   bool vacant = false;
 };
 
+// Processes that hold a device after the job that had it ended (docs/security.md): its slot stays
+// taken until they are gone; its user's processes in no job are killed at deadline_ms.
+struct DeviceHoldView {
+  JobId job = 0;              // the ended job
+  std::string user;           // the job's user, whose processes they are
+  std::vector<int64_t> pids;  // seen on this device's GPU at the last poll
+  bool in_job = false;        // the job's own processes (escaped its end: killed at once)
+  int64_t since_ms = 0;       // the job's end
+  int64_t deadline_ms = -1;   // when its user's processes in no job are killed; -1: never
+  bool killed = false;        // they were sent SIGKILL: the deadline passed
+  bool operator==(const DeviceHoldView&) const = default;
+};
+
 struct DeviceView {
   int index = 0;             // pinpoint's device index, Allocation::device_index
   std::string uuid;
@@ -361,6 +374,7 @@ struct DeviceView {
   std::vector<DeviceJobView> jobs;
   std::optional<GpuReadingView> reading;  // nullopt for MIG instances and unread GPUs
   std::optional<MigSlotView> mig_slot;    // set for a slot of a mig-dynamic GPU
+  std::vector<DeviceHoldView> holds = {};  // processes of ended jobs still on it
 };
 
 // A change pinpoint made to a mig-dynamic GPU's MIG layout (store::MigChange).

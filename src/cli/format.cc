@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "common/cpu_list.h"
+#include "common/utc_time.h"
 #include "pinpoint/array_spec.h"
 #include "pinpoint/escape.h"
 #include "pinpoint/time_limit.h"
@@ -290,6 +291,28 @@ std::string FormatJob(const ShowReply& reply, const std::string& advice) {
   return out.str();
 }
 
+namespace {
+
+// Who holds a device after its job ended, one line each; "" when no one does.
+std::string FormatHolds(const GpusReply& reply) {
+  std::string out;
+  for (const DeviceView& d : reply.devices) {
+    for (const DeviceHoldView& h : d.holds) {
+      std::string pids;
+      for (int64_t pid : h.pids) pids += (pids.empty() ? "" : ",") + std::to_string(pid);
+      out += "  device " + std::to_string(d.index) + ": process " + pids + " of " + EscapeForTerminal(h.user) +
+             (h.in_job ? " (job " + std::to_string(h.job) + "'s own: killed)"
+                       : ", in no job, since job " + std::to_string(h.job) + " ended at " + UtcTimeText(h.since_ms));
+      if (!h.in_job)
+        out += h.killed ? ": killed at the deadline" : h.deadline_ms < 0 ? "" : "; killed at " + UtcTimeText(h.deadline_ms);
+      out += "\n";
+    }
+  }
+  return out.empty() ? "" : "held after their job ended (taken until these processes exit):\n" + out;
+}
+
+}  // namespace
+
 std::string FormatGpus(const GpusReply& reply) {
   std::string out;
   std::string backend = EscapeForTerminal(reply.backend);
@@ -311,14 +334,11 @@ std::string FormatGpus(const GpusReply& reply) {
   const HostView& host = reply.host;
   out += "host: " + std::to_string(host.cpus_allocated) + "/" + std::to_string(host.cpus) + " CPUs, " +
          FormatSize(host.mem_allocated_bytes) + "/" + FormatSize(host.mem_bytes) + " memory allocated\n";
+  out += FormatHolds(reply);
   if (!reply.mig_changes.empty()) {
     out += "MIG changes (mig-dynamic), oldest first:\n";
     for (const MigChangeView& c : reply.mig_changes) {
-      char at[32] = "?";
-      std::tm tm{};
-      time_t secs = static_cast<time_t>(c.at_ms / 1000);
-      if (::gmtime_r(&secs, &tm) != nullptr) std::strftime(at, sizeof(at), "%Y-%m-%d %H:%M:%S UTC", &tm);
-      out += std::string("  ") + at + "  GPU " + std::to_string(c.gpu) + " " + EscapeForTerminal(c.action) + " " +
+      out += "  " + UtcTimeText(c.at_ms) + "  GPU " + std::to_string(c.gpu) + " " + EscapeForTerminal(c.action) + " " +
              EscapeForTerminal(c.profile) + " at memory slice " + std::to_string(c.start);
       if (c.instance_id != 0) out += " (GPU instance " + std::to_string(c.instance_id) + ")";
       if (c.for_job != 0) out += " for job " + std::to_string(c.for_job);

@@ -228,5 +228,26 @@ TEST(FormatGpusTest, MigSlotsAndTheirChanges) {
       << out;
 }
 
+// What holds a device after its job ended follows the table, one line per device and job: the
+// process, its user and since when; when it is killed. Nothing is printed while no one holds one.
+TEST(FormatGpusTest, DevicesHeldAfterTheirJobEnded) {
+  json held{{"index", 1}, {"gpu_index", 1}, {"uuid", "GPU-1"}, {"name", "H100"}, {"mode", "mps"},
+            {"mem_bytes", 80ull << 30},
+            {"holds", {{{"job", 17}, {"user", "alice\x1b[2J"}, {"pids", {4242, 4243}}, {"in_job", false},
+                        {"since_ms", 1'700'000'000'000}, {"deadline_ms", 1'700'000'060'000}, {"killed", false}}}}};
+  json gpus{{"backend", "simulated:h100x2"}, {"simulated", true}, {"devices", {held}}, {"host", json::object()}};
+  std::string out = FormatGpus(Decode<GpusReply>(gpus));
+  EXPECT_NE(out.find("held after their job ended (taken until these processes exit):\n"
+                     "  device 1: process 4242,4243 of alice\\x1b[2J, in no job, since job 17 ended at "
+                     "2023-11-14 22:13:20 UTC; killed at 2023-11-14 22:14:20 UTC\n"),
+            std::string::npos)
+      << out;
+  gpus["devices"][0]["holds"][0]["killed"] = true;
+  EXPECT_NE(FormatGpus(Decode<GpusReply>(gpus)).find("2023-11-14 22:13:20 UTC: killed at the deadline\n"),
+            std::string::npos);
+  gpus["devices"][0].erase("holds");
+  EXPECT_EQ(FormatGpus(Decode<GpusReply>(gpus)).find("held after"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace pinpoint::cli

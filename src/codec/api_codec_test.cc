@@ -294,7 +294,7 @@ TEST(ApiCodecGoldenTest, Gpus) {
   EXPECT_FALSE(reply.watcher.has_value());
   EXPECT_EQ(reply.host.cpus_allocated, 2);
 
-  // Every optional field: an MPS daemon, a reading, a drained MIG device, the watcher.
+  // Every optional field: an MPS daemon, a reading, a drained MIG device held after its job, the watcher.
   GpusReply full = ExpectReplyGolden<GpusReply>("gpus_full.reply");
   ASSERT_EQ(full.devices.size(), 2u);
   ASSERT_TRUE(full.devices[0].mps.has_value());
@@ -303,6 +303,9 @@ TEST(ApiCodecGoldenTest, Gpus) {
   EXPECT_EQ(full.devices[0].reading->power_mw, 136000u);
   EXPECT_EQ(full.devices[0].jobs.at(0).gpu_mem_used_bytes, 1617952768u);
   EXPECT_EQ(full.devices[1].drain_reason, "3 MPS faults within an hour");
+  ASSERT_EQ(full.devices[1].holds.size(), 1u);
+  EXPECT_EQ(full.devices[1].holds[0], (DeviceHoldView{17, "alice", {4242}, false, 1795319997266, 1795320057266, false}));
+  EXPECT_TRUE(full.devices[0].holds.empty());
   EXPECT_FALSE(full.devices[1].reading.has_value());
   ASSERT_TRUE(full.watcher.has_value());
   EXPECT_EQ(full.watcher->polls, 42);

@@ -96,7 +96,27 @@ json ToJson(const DeviceView& d) {
     j["utilization_pct"] = d.reading->utilization_pct;
   }
   if (d.mig_slot) j["mig_slot"] = {{"start", d.mig_slot->start}, {"vacant", d.mig_slot->vacant}};
+  if (!d.holds.empty()) {
+    json holds = json::array();
+    for (const DeviceHoldView& h : d.holds)
+      holds.push_back({{"job", h.job}, {"user", h.user}, {"pids", h.pids}, {"in_job", h.in_job},
+                       {"since_ms", h.since_ms}, {"deadline_ms", h.deadline_ms}, {"killed", h.killed}});
+    j["holds"] = std::move(holds);
+  }
   return j;
+}
+
+Result<DeviceHoldView> HoldFromJson(const json& j) {
+  DeviceHoldView h;
+  auto in = JsonReader::Record(j, "hold");
+  in.Integer("job", &h.job);
+  in.String("user", &h.user);
+  in.IntegerList("pids", &h.pids);
+  in.Bool("in_job", &h.in_job);
+  in.Integer("since_ms", &h.since_ms);
+  in.Integer("deadline_ms", &h.deadline_ms);
+  in.Bool("killed", &h.killed);
+  return in.Done(std::move(h));
 }
 
 Result<MigSlotView> MigSlotFromJson(const json& j) {
@@ -149,6 +169,7 @@ Result<DeviceView> DeviceFromJson(const json& j) {
   in.OptionalObject("mps", &d.mps, FromJson<MpsDaemonView>);
   in.ObjectList("jobs", &d.jobs, DeviceJobFromJson);
   in.OptionalObject("mig_slot", &d.mig_slot, MigSlotFromJson);
+  in.ObjectList("holds", &d.holds, HoldFromJson);
   bool read = false;
   for (const char* key : kReadingKeys) read = read || in.Has(key);
   if (read) {

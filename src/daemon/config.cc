@@ -137,7 +137,7 @@ Status Apply(const json& j, Config* c) {
       "cgroups", "cgroup_root", "shim_path", "mps", "mps_control", "mps_idle_quit_ms",
       "mps_fault_policy", "mps_fault_drain_after", "mps_dir", "mps_prestart_user",
       "watch_interval_ms", "gpu_mem_tolerance_pct", "gpu_mem_grace_ms", "usage_flush_ms",
-      "metrics_listen", "max_connections", "max_connections_per_uid", "idle_timeout_ms",
+      "settle_deadline_s", "metrics_listen", "max_connections", "max_connections_per_uid", "idle_timeout_ms",
       "max_reply_backlog",
       "max_user_priority", "priority_users", "allow_unenforced_slices", "env_deny", "retention_days",
       "lease_attach_timeout_ms", "cdi_dir", "default_time_limit", "max_time_limit", "user_limits",
@@ -204,6 +204,7 @@ Status Apply(const json& j, Config* c) {
   PP_RETURN_IF_ERROR(integer("gpu_mem_tolerance_pct", 0, 100, &c->gpu_mem_tolerance_pct));
   PP_RETURN_IF_ERROR(integer("gpu_mem_grace_ms", 0, 3'600'000, &c->gpu_mem_grace_ms));
   PP_RETURN_IF_ERROR(integer("usage_flush_ms", 1000, 3'600'000, &c->usage_flush_ms));
+  PP_RETURN_IF_ERROR(integer("settle_deadline_s", 0, 86'400, &c->settle_deadline_s));
   PP_RETURN_IF_ERROR(integer("retention_days", 0, 36'500, &c->retention_days));
   PP_RETURN_IF_ERROR(integer("lease_attach_timeout_ms", 1000, 86'400'000, &c->lease_attach_timeout_ms));
   PP_RETURN_IF_ERROR(str("cdi_dir", &c->cdi_dir));
@@ -360,6 +361,7 @@ std::string DefaultConfigJson() {
          {"gpu_mem_tolerance_pct", c.gpu_mem_tolerance_pct},
          {"gpu_mem_grace_ms", c.gpu_mem_grace_ms},
          {"usage_flush_ms", c.usage_flush_ms},
+         {"settle_deadline_s", c.settle_deadline_s},
          {"retention_days", c.retention_days},
          {"lease_attach_timeout_ms", c.lease_attach_timeout_ms},
          {"cdi_dir", c.cdi_dir},

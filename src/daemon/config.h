@@ -81,6 +81,9 @@ struct Config {
   int gpu_mem_tolerance_pct = 5;
   int64_t gpu_mem_grace_ms = 2000;
   int64_t usage_flush_ms = 15000;    // how often running jobs' usage is written to the store
+  // A process of an ended job's user, in no job, still on the job's GPUs this many seconds after
+  // the job ended is killed (docs/security.md); until then the GPUs stay taken.
+  int64_t settle_deadline_s = 60;
   // Ended jobs older than this many days are purged with their directories; 0: kept forever.
   int64_t retention_days = 90;
   // Leases (docs/containers.md): a lease no container was attached to within this ends; the

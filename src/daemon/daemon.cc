@@ -298,7 +298,8 @@ int RunDaemon(const Config& config, std::unique_ptr<gpu::GpuBackend> backend,
   if (auto* simulated = dynamic_cast<gpu::SimulatedBackend*>(backend.get())) {
     // Containers on a simulated node get stand-in device nodes and may declare device memory.
     options.device_dir = SimulatedDeviceDir(config.state_dir, *inventory);
-    simulated->SetDeclaredUsageFromProc(true);
+    options.simulated_node = config.state_dir;
+    simulated->SetDeclaredUsageFromProc(true, options.simulated_node);
   }
   options.priority = {config.max_user_priority, config.priority_users};
   options.env_deny = config.env_deny;
@@ -323,6 +324,7 @@ int RunDaemon(const Config& config, std::unique_ptr<gpu::GpuBackend> backend,
   watch_options.accountant.mem_tolerance_pct = config.gpu_mem_tolerance_pct;
   watch_options.accountant.mem_grace_ms = config.gpu_mem_grace_ms;
   watch_options.gpu_indices = watch::PhysicalGpus(*inventory);
+  watch_options.settle_deadline_ms = config.settle_deadline_s * 1000;
   // MPS servers run as their user and hold GPU memory, but are no job's leftover.
   watch::ProcProcessOwner owner(mps::MpsDaemons::ServerProgram(config.mps_control));
   // From here on only the watcher's thread uses the backend.

@@ -10,6 +10,7 @@
 #include "daemon/job_array.h"
 #include "daemon/lifecycle.h"
 #include "daemon/sched_view.h"
+#include "gpu/declared_usage.h"
 #include "sched/cpu_pick.h"
 #include "pinpoint/units.h"
 
@@ -178,6 +179,9 @@ Result<std::vector<std::string>> JobRunner::JobEnvironment(const JobRecord& job)
   env.try_emplace("OMP_NUM_THREADS", std::to_string(job.request.cpus));
   if (!job.cpuset.empty()) env["PINPOINT_CPUS"] = FormatCpuList(job.cpuset);
   else env.erase("PINPOINT_CPUS");
+  // A simulated node's own jobs: what they declare is seen by this node alone (declared_usage.h).
+  env.erase(gpu::kSimulatedNodeVar);
+  if (!deps_.options->simulated_node.empty()) env[gpu::kSimulatedNodeVar] = deps_.options->simulated_node;
   std::vector<std::string> out;
   for (const auto& [k, v] : env) out.push_back(k + "=" + v);
   return out;
@@ -273,7 +277,7 @@ void JobRunner::SendWarning(JobRecord& job, int64_t now_ms) {
 
 void JobRunner::ApplyWatch() {
   WatchFeedback::Found found = deps_.watch->Apply(*deps_.jobs, deps_.clock->NowMs());
-  if (found.settled) Changed();
+  if (found.settled || found.holds_changed) Changed();  // freed slots, or the holders the reasons name
   // An Xid is the driver's word on a GPU: it confirms MPS fault claims of every device on it.
   for (const auto& [xid, time_ms] : found.xids) {
     log::Warn("GPU {}: critical Xid {} reported by the driver", xid.index, xid.xid);
@@ -406,7 +410,7 @@ void JobRunner::PersistRequeue(const JobRecord& job) {
 
 void JobRunner::ReleaseResources(const JobRecord& job) {
   // The watcher looks at its GPUs once more before they go to anyone else.
-  deps_.watch->Settle(job);
+  deps_.watch->Settle(job, deps_.clock->NowMs());
   for (const auto& a : job.allocations) deps_.sharing->For(a.mode).Release(SliceOf(job, a));
   OccupantOf(job).Release(job);
 }

@@ -23,6 +23,9 @@ Status Node::Recover() {
   filter.states = {JobState::kPending, JobState::kRunning};
   auto jobs = deps_.store->List(filter);
   if (!jobs.ok()) return jobs.status();
+  // The GPUs ended jobs' processes held when pinpointd stopped stay taken; so do those of jobs
+  // found ended below, whose end the watcher never saw.
+  PP_RETURN_IF_ERROR(watch_.BeginRecovery());
   int adopted = 0, ended = 0, requeued = 0, pending = 0;
   for (JobRecord& job : *jobs) {
     if (job.state == JobState::kPending) {
@@ -50,6 +53,7 @@ Status Node::Recover() {
       ++(found.state == JobState::kPending ? requeued : ended);  // --requeue: lost, queued again
     }
   }
+  watch_.EndRecovery();
   log::Info("recovered: {} pending, {} running adopted, {} ended while down, {} requeued",
             pending, adopted, ended, requeued);
   dirty_ = true;
@@ -146,10 +150,11 @@ void Node::Schedule() {
   std::vector<Status> taken = TakeOutTasks(jobs_, *deps_.store, placed, nullptr, 0, /*rests_whole=*/false);
   for (size_t i = plan.starts.size(); i-- > 0;)
     if (!taken[i].ok()) plan.starts.erase(plan.starts.begin() + static_cast<std::ptrdiff_t>(i));
+  std::string holds_note = plan.waits.empty() ? "" : watch_.HoldsNote(*users_);
   for (const auto& wait : plan.waits) {
     auto it = jobs_.find(wait.id);
     if (it == jobs_.end()) continue;
-    lifecycle::Waiting(it->second, wait.reason, WaitDetail(wait, *users_));
+    lifecycle::Waiting(it->second, wait.reason, WaitDetail(wait, *users_, holds_note));
   }
   runner_.Start(plan.starts);
   // The one-device slices still waiting: MIG instances made for them on mig-dynamic GPUs. The

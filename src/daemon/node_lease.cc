@@ -68,7 +68,7 @@ Result<Node::OpenedLease> Node::OpenLease(const api::Caller& caller, const Lease
     dirty_ = true;  // what it took changes the waits of the pending jobs
   } else {
     const sched::Wait& wait = std::get<sched::Wait>(placement);
-    lifecycle::Waiting(lease, wait.reason, WaitDetail(wait, *users_));
+    lifecycle::Waiting(lease, wait.reason, WaitDetail(wait, *users_, watch_.HoldsNote(*users_)));
   }
   if (lease.state == JobState::kRunning) return OpenedLease{lease, EditsOfLease(lease.id)};
   std::string why = lifecycle::Why(lease);

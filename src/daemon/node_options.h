@@ -34,6 +34,9 @@ struct NodeOptions {
   sched::Inventory inventory;
   bool mig_requests = true;        // config mig_requests: users may name a MIG profile (submit --mig)
   std::string backend_kind;        // "nvml" | "simulated:<preset>"
+  // On a simulated node: its name, set in its jobs' environments as PINPOINT_SIMULATED_NODE
+  // (gpu/declared_usage.h); "" elsewhere.
+  std::string simulated_node;
   std::string driver_version;
   int64_t cancel_grace_ms = 10000;
   // The lock pinpointd holds on the state directory (DaemonLockPath) and config

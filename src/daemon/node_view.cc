@@ -57,6 +57,17 @@ GpusReply Node::GpusView() const {
       u.jobs.push_back(std::move(entry));
     }
   }
+  std::map<int, std::vector<DeviceHoldView>> holds;  // by device
+  for (const WatchFeedback::Hold& h : watch_.Holds()) {
+    for (int device : h.devices) {
+      if (device < 0 || static_cast<size_t>(device) >= use.size()) continue;
+      int gpu = options_.inventory.devices[static_cast<size_t>(device)].gpu_index;
+      DeviceHoldView v{h.job, NameOrUid(*users_, h.uid), {}, h.owned, h.since_ms, h.deadline_ms, h.killed};
+      for (const auto& [pid, on] : h.pids)
+        if (on == gpu) v.pids.push_back(pid);
+      if (!v.pids.empty()) holds[device].push_back(std::move(v));
+    }
+  }
   std::map<int, sharing::ServerInfo> mps_daemons = sharing_->Servers();
   for (const auto& d : options_.inventory.devices) {
     Use& u = use[static_cast<size_t>(d.index)];
@@ -86,6 +97,7 @@ GpusReply Node::GpusView() const {
       dev.reading = GpuReadingView{reading->sample.mem_used_bytes, reading->sample.power_mw,
                                    reading->sample.energy_mj, reading->sample.utilization_pct};
     if (d.mig_start >= 0) dev.mig_slot = MigSlotView{d.mig_start, d.vacant};
+    if (auto held = holds.find(d.index); held != holds.end()) dev.holds = std::move(held->second);
     reply.devices.push_back(std::move(dev));
   }
   if (deps_.mig != nullptr)

@@ -40,9 +40,39 @@ class NodeWatchTest : public ::testing::Test {
     o.cancel_grace_ms = 5000;
     o.daemon_uid = ::getuid();
     o.usage_flush_ms = 1000;
+    options_ = o;
     node_ = std::make_unique<Node>(o, NodeDeps{store_.get(), &launcher_, &mps_, nullptr, watcher_.get(), &clock_});
     caller_.uid = ::getuid();
     caller_.gid = ::getgid();
+  }
+  // pinpointd stopped and started again on the same store: a new watcher and node, recovered.
+  void Restart() {
+    node_.reset();
+    watch::WatcherOptions w;
+    w.accountant = {5.0, 1000};
+    w.gpu_indices = {0, 1};
+    watcher_ = std::make_unique<watch::Watcher>(w, backend_.get(), &owner_, &clock_);
+    node_ = std::make_unique<Node>(options_, NodeDeps{store_.get(), &launcher_, &mps_, nullptr, watcher_.get(), &clock_});
+    ASSERT_TRUE(node_->Recover().ok());
+  }
+  // A job on both GPUs runs, and a process of its user in no job (kEscaped) is on GPU 0; the next
+  // job, for one GPU, waits. {that job, the next}.
+  static constexpr int64_t kEscaped = 777777;
+  std::pair<JobId, JobId> RunWithALooseProcess() {
+    JobId first = Submit(0, 0, 2);
+    JobId next = Submit(0, 0, 1);
+    node_->Step();
+    watcher_->PollOnce();
+    owner_.SetUser(kEscaped, caller_.uid);
+    EXPECT_TRUE(backend_->SetProcesses(0, {{kEscaped, kGiB, true}}).ok());
+    return {first, next};
+  }
+  bool HasEvent(JobId id, const std::string& kind) {
+    auto events = node_->Events(id);
+    if (!events.ok()) return false;
+    for (const auto& e : *events)
+      if (e.kind == kind) return true;
+    return false;
   }
 
   JobId Submit(uint64_t gpu_mem, int share = 0, int gpus = 1) {
@@ -92,6 +122,7 @@ class NodeWatchTest : public ::testing::Test {
   FakeClock clock_;
   std::unique_ptr<watch::Watcher> watcher_;
   std::unique_ptr<Node> node_;
+  NodeOptions options_;
   api::Caller caller_;
 };
 
@@ -156,7 +187,81 @@ TEST_F(NodeWatchTest, AProcessThatOutlivedItsJobKeepsTheJobsGpusFromTheNextJob) 
   Second(1000);  // the watcher's look at the ended job's GPUs
   Second(1000);
   EXPECT_EQ(node_->Get(next)->state, JobState::kPending) << "its GPUs are still held by what the job left";
-  EXPECT_TRUE(owner_.killed().empty()) << "a process in no job is not killed, only waited for";
+  EXPECT_TRUE(owner_.killed().empty()) << "a process in no job is not killed before the settle deadline";
+  ASSERT_TRUE(backend_->SetProcesses(0, {}).ok());
+  Second(1000);
+  EXPECT_EQ(node_->Get(next)->state, JobState::kRunning);
+}
+
+// The same, shown and ended: the waiting job's reason, `gpus` and the ended job's history name
+// the holder (user, pid, since when); at the settle deadline (60 s by default) it is killed.
+TEST_F(NodeWatchTest, AProcessInNoJobIsNamedWhileItHoldsAndKilledAtTheDeadline) {
+  auto [first, next] = RunWithALooseProcess();
+  launcher_.Finish(first, {launch::ExitStatus::Kind::kExited, 0, 0, ""});
+  node_->Step();
+  Second(1000);
+  Second(1000);
+  auto waiting = node_->Get(next);
+  ASSERT_EQ(waiting->state, JobState::kPending);
+  EXPECT_NE(waiting->detail.find("held by process 777777 of "), std::string::npos) << waiting->detail;
+  EXPECT_NE(waiting->detail.find("in no job, since job " + std::to_string(first) + " ended at"), std::string::npos)
+      << waiting->detail;
+  GpusReply gpus = node_->GpusView();
+  ASSERT_EQ(gpus.devices[0].holds.size(), 1u);
+  EXPECT_EQ(gpus.devices[0].holds[0].job, first);
+  EXPECT_EQ(gpus.devices[0].holds[0].pids, std::vector<int64_t>{kEscaped});
+  EXPECT_FALSE(gpus.devices[0].holds[0].in_job);
+  EXPECT_EQ(gpus.devices[0].holds[0].deadline_ms - gpus.devices[0].holds[0].since_ms, 60'000);
+  EXPECT_TRUE(gpus.devices[1].holds.empty()) << "no process of it is on GPU 1";
+  EXPECT_TRUE(HasEvent(first, "gpu-held"));
+  EXPECT_EQ(store_->GpuHolds()->size(), 1u) << "stored, for a restart";
+  for (int i = 0; i < 60 && owner_.killed().empty(); ++i) Second(1000);
+  ASSERT_EQ(owner_.killed().size(), 1u);
+  EXPECT_EQ(owner_.killed()[0], (std::pair<int64_t, uint32_t>{kEscaped, caller_.uid}));
+  EXPECT_GE(clock_.NowMs(), gpus.devices[0].holds[0].deadline_ms) << "not before its deadline";
+  EXPECT_TRUE(HasEvent(first, "gpu-hold-killed"));
+  ASSERT_TRUE(backend_->SetProcesses(0, {}).ok());  // the kill took it
+  Second(1000);
+  EXPECT_EQ(node_->Get(next)->state, JobState::kRunning);
+  EXPECT_TRUE(HasEvent(first, "gpu-released"));
+  EXPECT_TRUE(store_->GpuHolds()->empty());
+  EXPECT_TRUE(node_->GpusView().devices[0].holds.empty());
+}
+
+// A restart does not hand on the GPUs a process still holds: the hold is stored, read back,
+// and its deadline still runs from the job's end.
+TEST_F(NodeWatchTest, AHoldOutlivesARestartOfTheDaemon) {
+  auto [first, next] = RunWithALooseProcess();
+  launcher_.Finish(first, {launch::ExitStatus::Kind::kExited, 0, 0, ""});
+  node_->Step();
+  Second(1000);
+  const int64_t since = node_->GpusView().devices[0].holds.at(0).since_ms;
+  Restart();
+  node_->Step();
+  Second(1000);
+  Second(1000);
+  ASSERT_EQ(node_->Get(next)->state, JobState::kPending) << "the next job still waits";
+  GpusReply gpus = node_->GpusView();
+  ASSERT_EQ(gpus.devices[0].holds.size(), 1u);
+  EXPECT_EQ(gpus.devices[0].holds[0].since_ms, since) << "the deadline runs from the job's end";
+  ASSERT_TRUE(backend_->SetProcesses(0, {}).ok());
+  Second(1000);
+  EXPECT_EQ(node_->Get(next)->state, JobState::kRunning);
+  EXPECT_TRUE(store_->GpuHolds()->empty());
+}
+
+// A job that ended while pinpointd was down, with a process of its user still on its GPU: the
+// restarted daemon looks at its GPUs before handing them on.
+TEST_F(NodeWatchTest, AJobThatEndedWhileTheDaemonWasDownSettlesToo) {
+  auto [first, next] = RunWithALooseProcess();
+  node_.reset();  // pinpointd stops; the job ends meanwhile
+  launcher_.Finish(first, {launch::ExitStatus::Kind::kExited, 0, 0, ""});
+  Restart();
+  EXPECT_EQ(node_->Get(first)->state, JobState::kCompleted);
+  node_->Step();
+  Second(1000);
+  Second(1000);
+  EXPECT_EQ(node_->Get(next)->state, JobState::kPending) << "its GPU is held";
   ASSERT_TRUE(backend_->SetProcesses(0, {}).ok());
   Second(1000);
   EXPECT_EQ(node_->Get(next)->state, JobState::kRunning);

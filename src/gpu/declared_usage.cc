@@ -44,9 +44,12 @@ std::string ReadEnviron(int64_t pid) {
 
 }  // namespace
 
-std::optional<uint64_t> DeclaredGpuMem(const std::string& text, const std::string& gpu_uuid) {
+std::optional<uint64_t> DeclaredGpuMem(const std::string& text, const std::string& gpu_uuid,
+                                       const std::string& node) {
   std::string mem = EnvValue(text, "PINPOINT_SIMULATED_GPU_MEM");
   if (mem.empty()) return std::nullopt;
+  std::string named = EnvValue(text, kSimulatedNodeVar);
+  if (!named.empty() && named != node) return std::nullopt;  // another simulated node's
   std::string visible = EnvValue(text, "CUDA_VISIBLE_DEVICES");
   std::string first = visible.substr(0, visible.find(','));
   if (first.empty() || gpu_uuid.empty()) return std::nullopt;
@@ -56,10 +59,10 @@ std::optional<uint64_t> DeclaredGpuMem(const std::string& text, const std::strin
   return *bytes;
 }
 
-std::vector<GpuProcess> DeclaredGpuProcesses(const std::string& gpu_uuid) {
+std::vector<GpuProcess> DeclaredGpuProcesses(const std::string& gpu_uuid, const std::string& node) {
   std::vector<GpuProcess> out;
   for (int64_t pid : ListPids()) {
-    auto bytes = DeclaredGpuMem(ReadEnviron(pid), gpu_uuid);
+    auto bytes = DeclaredGpuMem(ReadEnviron(pid), gpu_uuid, node);
     if (!bytes || !ProcessAlive(pid)) continue;
     GpuProcess p;
     p.pid = pid;

@@ -9,12 +9,21 @@
 
 namespace pinpoint::gpu {
 
-// From the text of /proc/<pid>/environ: the bytes of PINPOINT_SIMULATED_GPU_MEM when the first
-// UUID of CUDA_VISIBLE_DEVICES is `gpu_uuid`, else nullopt (MIG instances: not simulated).
-std::optional<uint64_t> DeclaredGpuMem(const std::string& environ_text, const std::string& gpu_uuid);
+// The variable that ties a declaration to one simulated node: pinpointd sets it in its jobs'
+// environments to its node's name (its state directory), so that several simulated nodes on one
+// machine (tests run side by side) never see each other's processes on their GPUs, which share
+// their UUIDs.
+inline constexpr char kSimulatedNodeVar[] = "PINPOINT_SIMULATED_NODE";
 
-// Every live process's declaration for the GPU `gpu_uuid` (environ read as root, at most 256 KiB
-// each).
-std::vector<GpuProcess> DeclaredGpuProcesses(const std::string& gpu_uuid);
+// From the text of /proc/<pid>/environ: the bytes of PINPOINT_SIMULATED_GPU_MEM when the first
+// UUID of CUDA_VISIBLE_DEVICES is `gpu_uuid` and the process names no other node than `node` in
+// kSimulatedNodeVar (one that names none is every node's), else nullopt (MIG instances: not
+// simulated).
+std::optional<uint64_t> DeclaredGpuMem(const std::string& environ_text, const std::string& gpu_uuid,
+                                       const std::string& node = "");
+
+// Every live process's declaration for the GPU `gpu_uuid` of `node` (environ read as root, at
+// most 256 KiB each).
+std::vector<GpuProcess> DeclaredGpuProcesses(const std::string& gpu_uuid, const std::string& node = "");
 
 }  // namespace pinpoint::gpu

@@ -133,7 +133,7 @@ Result<GpuSample> SimulatedBackend::Sample(int index) {
   sample.utilization_pct = state->utilization_pct;
   sample.processes = state->processes;
   if (declared_from_proc_) {
-    for (const GpuProcess& p : DeclaredGpuProcesses(gpus_[index].uuid)) {
+    for (const GpuProcess& p : DeclaredGpuProcesses(gpus_[index].uuid, declared_node_)) {
       sample.mem_used_bytes = std::min(sample.mem_used_bytes + p.used_bytes, gpus_[index].mem_total_bytes);
       sample.processes.push_back(p);
     }
@@ -203,9 +203,10 @@ Status SimulatedBackend::SetLost(int index, bool lost) {
   });
 }
 
-void SimulatedBackend::SetDeclaredUsageFromProc(bool on) {
+void SimulatedBackend::SetDeclaredUsageFromProc(bool on, std::string node) {
   std::lock_guard<std::mutex> lock(mu_);
   declared_from_proc_ = on;
+  declared_node_ = std::move(node);
 }
 
 int SimulatedBackend::sample_calls() const {

@@ -83,7 +83,8 @@ class SimulatedBackend final : public GpuBackend {
   // environment (PINPOINT_SIMULATED_GPU_MEM=<size>, on the GPU whose UUID their
   // CUDA_VISIBLE_DEVICES names first). pinpointd turns it on for its simulated node, so a
   // process it did not start (a container's) can stand for a GPU program in tests and demos.
-  void SetDeclaredUsageFromProc(bool on);
+  // `node`: this node's name; a process that names another (declared_usage.h) is not listed.
+  void SetDeclaredUsageFromProc(bool on, std::string node = "");
 
   // How many Sample / Inventory calls this instance served (errors included).
   int sample_calls() const;
@@ -114,6 +115,7 @@ class SimulatedBackend final : public GpuBackend {
   int inventory_calls_ = 0;      // guarded by mu_
   std::vector<XidEvent> xids_;   // guarded by mu_
   bool declared_from_proc_ = false;  // guarded by mu_
+  std::string declared_node_;        // guarded by mu_
   int failing_creates_ = 0;          // guarded by mu_
 };
 

@@ -86,7 +86,7 @@ class JobStore {
 
  public:
   static constexpr int kOldestSupportedVersion = 1;
-  static constexpr int kCurrentVersion = 7;
+  static constexpr int kCurrentVersion = 8;
 
   // Opens or creates the database at `path`, checks it (PRAGMA quick_check), and migrates older
   // supported versions to the current one in one transaction. A new file is created mode 0600
@@ -176,6 +176,12 @@ class JobStore {
   // kMigChangesKept; the newest `limit` of them, oldest first. Errors: kIo.
   Status AppendMigChanges(const std::vector<MigChange>& changes);
   Result<std::vector<MigChange>> RecentMigChanges(int limit) const;
+  // GPUs held after their job ended (job_store_holds.cc, schema v8): the ended job `id` whose
+  // GPUs a process still holds since since_ms (set again: the time is kept); its row gone; every
+  // row, by job id. Durable on return. Errors: kIo.
+  Status PutGpuHold(JobId id, int64_t since_ms);
+  Status DeleteGpuHold(JobId id);
+  Result<std::vector<std::pair<JobId, int64_t>>> GpuHolds() const;
   // The job's history in the order appended. Errors: kNotFound; kIo.
   Result<std::vector<JobEvent>> Events(JobId id) const;
 

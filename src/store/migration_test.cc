@@ -196,13 +196,13 @@ TEST_F(MigrationTest, FailedStepLeavesFileAtItsVersion) {
 
 TEST_F(MigrationTest, NewerVersionIsRefusedAndLeftAlone) {
   ASSERT_TRUE(JobStore::Open(db_path()).ok());
-  ASSERT_TRUE(ExecSql(db_path(), "PRAGMA user_version = 8").ok());
+  ASSERT_TRUE(ExecSql(db_path(), "PRAGMA user_version = 9").ok());
 
   Result<std::unique_ptr<JobStore>> store = JobStore::Open(db_path());
   EXPECT_EQ(store.status().code(), Code::kFailedPrecondition);
-  EXPECT_THAT(store.status().message(), AllOf(HasSubstr("version 8"), HasSubstr("newer"),
-                                              HasSubstr("1 to 7"), Not(HasSubstr("\n"))));
-  EXPECT_EQ(QueryOne(db_path(), "PRAGMA user_version"), "8");
+  EXPECT_THAT(store.status().message(), AllOf(HasSubstr("version 9"), HasSubstr("newer"),
+                                              HasSubstr("1 to 8"), Not(HasSubstr("\n"))));
+  EXPECT_EQ(QueryOne(db_path(), "PRAGMA user_version"), "9");
 }
 
 TEST_F(MigrationTest, OlderThanOldestSupportedIsRefused) {
@@ -210,7 +210,7 @@ TEST_F(MigrationTest, OlderThanOldestSupportedIsRefused) {
   ASSERT_TRUE(ExecSql(db_path(), "PRAGMA user_version = -1").ok());
   Result<std::unique_ptr<JobStore>> store = JobStore::Open(db_path());
   EXPECT_EQ(store.status().code(), Code::kFailedPrecondition);
-  EXPECT_THAT(store.status().message(), AllOf(HasSubstr("older"), HasSubstr("1 to 7")));
+  EXPECT_THAT(store.status().message(), AllOf(HasSubstr("older"), HasSubstr("1 to 8")));
 }
 
 TEST_F(MigrationTest, GarbageFileIsRefusedAndLeftAlone) {
@@ -290,13 +290,33 @@ TEST_F(MigrationTest, V7AddsAnEmptyTableOfMigChanges) {
   }
   Result<std::unique_ptr<JobStore>> store = JobStore::Open(db_path());
   ASSERT_TRUE(store.ok()) << store.status().ToString();
-  EXPECT_EQ(QueryOne(db_path(), "PRAGMA user_version"), "7");
+  EXPECT_EQ(QueryOne(db_path(), "PRAGMA user_version"), std::to_string(kCurrentSchemaVersion));
   EXPECT_TRUE(Must((*store)->RecentMigChanges(10)).empty());
   MigChange made;
   made.action = "create";
   made.profile = "1g.10gb";
   ASSERT_TRUE((*store)->AppendMigChanges({made}).ok());
   EXPECT_EQ(Must((*store)->RecentMigChanges(10)).size(), 1u);
+}
+
+TEST_F(MigrationTest, V8AddsAnEmptyTableOfGpuHolds) {
+  {
+    Result<Db> db = Db::Open(db_path());
+    ASSERT_TRUE(db.ok());
+    ASSERT_TRUE(MigrateTo(&*db, 7).ok());
+  }
+  Result<std::unique_ptr<JobStore>> store = JobStore::Open(db_path());
+  ASSERT_TRUE(store.ok()) << store.status().ToString();
+  EXPECT_EQ(QueryOne(db_path(), "PRAGMA user_version"), "8");
+  EXPECT_TRUE(Must((*store)->GpuHolds()).empty());
+  ASSERT_TRUE((*store)->PutGpuHold(17, 1000).ok());
+  ASSERT_TRUE((*store)->PutGpuHold(17, 2000).ok()) << "a second put keeps the first time";
+  ASSERT_TRUE((*store)->PutGpuHold(9, 3000).ok());
+  using Holds = std::vector<std::pair<JobId, int64_t>>;
+  EXPECT_EQ(Must((*store)->GpuHolds()), (Holds{{9, 3000}, {17, 1000}}));
+  ASSERT_TRUE((*store)->DeleteGpuHold(9).ok());
+  ASSERT_TRUE((*store)->DeleteGpuHold(9).ok()) << "deleting what is gone is no error";
+  EXPECT_EQ(Must((*store)->GpuHolds()), (Holds{{17, 1000}}));
 }
 
 TEST_F(MigrationTest, MigrateToRejectsUnknownTargetsAndGoingBack) {

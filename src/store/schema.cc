@@ -131,7 +131,17 @@ CREATE TABLE mig_changes (
 );
 )sql";
 
-constexpr std::array<Migration, 7> kMigrations = {{
+// Version 8: the GPUs an ended job's processes still hold (a process of its user, in no job, on
+// its GPUs: docs/security.md), one row per ended job while they do, so that a restart keeps its
+// slots taken and its deadline running from when the job ended. The slots are the job's record's.
+constexpr char kV8[] = R"sql(
+CREATE TABLE gpu_holds (
+  job_id   INTEGER PRIMARY KEY,
+  since_ms INTEGER NOT NULL
+);
+)sql";
+
+constexpr std::array<Migration, 8> kMigrations = {{
     {1, kV1},
     {2, kV2},
     {3, kV3},
@@ -139,6 +149,7 @@ constexpr std::array<Migration, 7> kMigrations = {{
     {5, kV5},
     {6, kV6, FoldPendingArrayTasks},
     {7, kV7},
+    {8, kV8},
 }};
 
 constexpr bool StepsAreInOrder() {

@@ -51,7 +51,7 @@ void Watcher::SetJobs(std::vector<WatchedJob> jobs) {
   bool left = false;
   for (const auto& old : jobs_) {
     if (!now.count(old.id)) {
-      closing_[old.id] = Closing{old, false};
+      closing_[old.id] = Closing{old, false, clock_->NowMs()};
       left = true;
     }
   }
@@ -61,6 +61,14 @@ void Watcher::SetJobs(std::vector<WatchedJob> jobs) {
     poll_soon_ = true;
     stop_cv_.notify_all();
   }
+}
+
+void Watcher::Resume(WatchedJob job, int64_t since_ms) {
+  std::lock_guard lock(mu_);
+  JobId id = job.id;
+  closing_[id] = Closing{std::move(job), true, since_ms};
+  poll_soon_ = true;
+  stop_cv_.notify_all();
 }
 
 WatchUpdate Watcher::Take() {
@@ -99,18 +107,36 @@ Lingering Watcher::LingeringOn(const WatchedJob& job, const std::vector<GpuReadi
     for (const auto& p : r.sample.processes) {
       auto owner = owners.find(p.pid);
       if (owner != owners.end()) {
-        if (owner->second == job.id) left.owned.push_back(p.pid);
+        if (owner->second != job.id) continue;
+        left.owned.push_back(p.pid);
       } else if (owner_->UsersOwnProcess(p.pid, job.uid)) {
         left.loose.push_back(p.pid);
+      } else {
+        continue;
       }
+      left.gpu_of.emplace(p.pid, r.gpu_index);
     }
   }
   return left;
 }
 
+void Watcher::KillLeftovers(const WatchedJob& job, int64_t now_ms, Lingering* left) {
+  // The job's own processes outlived it (the launcher kills them before it reports an end, so
+  // one is seen only when it escaped that look): they go now.
+  for (int64_t pid : left->owned) owner_->KillUsersProcess(pid, job.uid);
+  // Its user's processes in no job go at the deadline: pidfd-pinned and only while every uid of
+  // theirs is the user's, so another user's process or a set-user-id program is never hit.
+  if (left->deadline_ms < 0 || now_ms < left->deadline_ms) return;
+  for (int64_t pid : left->loose) {
+    owner_->KillUsersProcess(pid, job.uid);
+    left->killed.push_back(pid);
+  }
+}
+
 void Watcher::PollOnce() {
   std::vector<WatchedJob> watched;  // accounted: running, or closing with a last interval to charge
   std::vector<WatchedJob> closing;  // left the set, not settled yet
+  std::map<JobId, int64_t> since;   // when each of those left it
   std::set<JobId> accounted_ids;
   {
     std::lock_guard lock(mu_);
@@ -119,6 +145,7 @@ void Watcher::PollOnce() {
     for (const auto& [id, c] : closing_) {
       if (!c.closed) watched.push_back(c.job);
       closing.push_back(c.job);
+      since[id] = c.since_ms;
     }
   }
   for (const WatchedJob& j : watched) accounted_ids.insert(j.id);
@@ -148,19 +175,20 @@ void Watcher::PollOnce() {
       if (owner) owners[p.pid] = *owner;
     }
   }
+  int64_t now = clock_->NowMs();
   // What still holds the GPUs of each job that left the set.
   std::map<JobId, Lingering> lingering;
   for (const WatchedJob& job : closing) {
     Lingering left = LingeringOn(job, readings, owners);
-    // The job's own processes outlived it (the launcher kills them before it reports an end,
-    // so one is seen only when it escaped that look): they go now.
-    for (int64_t pid : left.owned) owner_->KillUsersProcess(pid, job.uid);
-    if (!left.owned.empty() || !left.loose.empty()) lingering[job.id] = std::move(left);
+    if (left.owned.empty() && left.loose.empty()) continue;
+    left.since_ms = since[job.id];
+    if (options_.settle_deadline_ms >= 0) left.deadline_ms = left.since_ms + options_.settle_deadline_ms;
+    KillLeftovers(job, now, &left);
+    lingering[job.id] = std::move(left);
   }
   std::map<int64_t, JobId> accounted;  // the processes of jobs whose usage is still charged
   for (const auto& [pid, id] : owners)
     if (accounted_ids.count(id)) accounted[pid] = id;
-  int64_t now = clock_->NowMs();
   PollResult result = accountant_.Update(now, watched, readings, accounted);
   bool wake = false;
   auto duration_us = std::chrono::duration_cast<std::chrono::microseconds>(

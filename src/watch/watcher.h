@@ -32,6 +32,10 @@ struct WatcherOptions {
   int64_t interval_ms = 1000;
   AccountantOptions accountant;
   std::vector<int> gpu_indices;  // physical GPUs to poll
+  // A process of an ended job's user, in no job, still on the job's GPUs this long after the job
+  // left the watched set is killed (docs/security.md): on a managed node it belongs to no job, and
+  // it would hold the GPUs from everyone for as long as it runs. -1: never killed, only waited for.
+  int64_t settle_deadline_ms = 60'000;
 };
 
 // The watcher's last poll, for listings and metrics.
@@ -49,6 +53,10 @@ struct WatchView {
 struct Lingering {
   std::vector<int64_t> owned;  // the job's own (its cgroup, session or key)
   std::vector<int64_t> loose;  // its user's, in no job and no MPS server
+  std::map<int64_t, int> gpu_of;  // each of those pids -> the NVML index it was seen on
+  int64_t since_ms = 0;        // when the job left the watched set (clock time)
+  int64_t deadline_ms = -1;    // when `loose` are killed (settle_deadline_ms after since_ms); -1: never
+  std::vector<int64_t> killed;  // of `loose`, those sent SIGKILL at this poll: past the deadline
 };
 
 // What the main loop collects.
@@ -85,6 +93,10 @@ class Watcher {
   // and then reported in WatchUpdate::closed; then in WatchUpdate::settled once no process of it
   // holds its GPUs, and meanwhile in WatchUpdate::lingering.
   void SetJobs(std::vector<WatchedJob> jobs);
+  // A job that ended while the watcher did not watch it (pinpointd restarted): its GPUs are looked
+  // at as if it had left the watched set at since_ms, so its deadline runs from then, and it is
+  // reported in settled or lingering like the others (never in closed: its usage is not charged).
+  void Resume(WatchedJob job, int64_t since_ms);
   WatchUpdate Take();
   WatchView Latest() const;
   // Each polled GPU's utilisation over about the last minute (GpuAccount::busy_pct, rounded), by
@@ -101,6 +113,9 @@ class Watcher {
   // The processes on `job`'s GPUs that are its own (`owners`) or its user's in no job.
   Lingering LingeringOn(const WatchedJob& job, const std::vector<GpuReading>& readings,
                         const std::map<int64_t, JobId>& owners) const;
+  // Kills what outlived `job` on its GPUs: its own processes at once, its user's loose ones once
+  // the deadline has passed (recorded in left->killed).
+  void KillLeftovers(const WatchedJob& job, int64_t now_ms, Lingering* left);
 
   const WatcherOptions options_;
   gpu::GpuBackend* const backend_;
@@ -115,6 +130,7 @@ class Watcher {
   struct Closing {
     WatchedJob job;
     bool closed = false;  // its final usage was reported; it waits only to settle
+    int64_t since_ms = 0;  // when it left the set
   };
   std::map<JobId, Closing> closing_;             // guarded by mu_: left the set, not settled yet
   bool poll_soon_ = false;                       // guarded by mu_: a job left the set

@@ -157,8 +157,69 @@ TEST_F(WatcherTest, AUsersProcessInNoJobHoldsTheEndedJobsGpuAnotherUsersDoesNot)
   ASSERT_EQ(u.lingering.count(1), 1u);
   EXPECT_TRUE(u.lingering.at(1).owned.empty());
   EXPECT_EQ(u.lingering.at(1).loose, std::vector<int64_t>{300});
-  EXPECT_TRUE(owner_.killed().empty()) << "a process in no job may not be the job's: never killed";
+  EXPECT_TRUE(owner_.killed().empty()) << "not before the settle deadline";
   Procs(0, {{400, kWatchGiB / 2}});
+  Tick(1000);
+  EXPECT_EQ(watcher_->Take().settled, std::vector<JobId>{1});
+}
+
+// A process of the ended job's user in no job holds its GPU until the settle deadline, counted
+// from the job's end; then it is killed (as the job's user, through the owner's pidfd-pinned
+// kill). Another user's process on the same GPU is never touched.
+TEST_F(WatcherTest, AUsersProcessInNoJobIsKilledAtTheSettleDeadlineAnotherUsersNever) {
+  WatcherOptions o;
+  o.gpu_indices = {0, 1};
+  o.settle_deadline_ms = 10'000;
+  watcher_ = std::make_unique<Watcher>(o, backend_.get(), &owner_, &clock_);
+  WatchedJob job = Slice(1, 0, kWatchGiB);
+  job.uid = 1001;
+  watcher_->SetJobs({job});
+  owner_.SetUser(300, 1001);
+  owner_.SetUser(400, 2002);
+  Procs(0, {{300, kWatchGiB / 2}, {400, kWatchGiB / 2}});
+  Tick(1000);
+  const int64_t ended = clock_.NowMs();
+  watcher_->SetJobs({});
+  Tick(1000);
+  WatchUpdate u = watcher_->Take();
+  ASSERT_EQ(u.lingering.count(1), 1u);
+  EXPECT_EQ(u.lingering.at(1).since_ms, ended);
+  EXPECT_EQ(u.lingering.at(1).deadline_ms, ended + 10'000);
+  EXPECT_EQ(u.lingering.at(1).gpu_of, (std::map<int64_t, int>{{300, 0}}));
+  EXPECT_TRUE(u.lingering.at(1).killed.empty());
+  clock_.AdvanceMs(7000);
+  Tick(1000);  // 9 s after the end
+  EXPECT_TRUE(owner_.killed().empty()) << "before the deadline";
+  Tick(1000);  // 10 s after the end
+  u = watcher_->Take();
+  ASSERT_EQ(u.lingering.count(1), 1u);
+  EXPECT_EQ(u.lingering.at(1).killed, std::vector<int64_t>{300});
+  ASSERT_EQ(owner_.killed().size(), 1u);
+  EXPECT_EQ(owner_.killed()[0], (std::pair<int64_t, uint32_t>{300, 1001}));
+  Procs(0, {{400, kWatchGiB / 2}});  // it is gone; the other user's stays
+  Tick(1000);
+  EXPECT_EQ(watcher_->Take().settled, std::vector<JobId>{1});
+  EXPECT_EQ(owner_.killed().size(), 1u) << "the other user's process is never killed";
+}
+
+// After a restart, a job that ended earlier is looked at as if it had just left the set at its
+// end: its deadline runs from then, and no final usage is reported for it.
+TEST_F(WatcherTest, AResumedJobKeepsItsDeadlineFromItsEnd) {
+  WatcherOptions o;
+  o.gpu_indices = {0, 1};
+  o.settle_deadline_ms = 60'000;
+  watcher_ = std::make_unique<Watcher>(o, backend_.get(), &owner_, &clock_);
+  WatchedJob job = Slice(1, 0, kWatchGiB);
+  job.uid = 1001;
+  owner_.SetUser(300, 1001);
+  Procs(0, {{300, kWatchGiB / 2}});
+  watcher_->Resume(job, clock_.NowMs() - 59'000);
+  Tick(1000);
+  WatchUpdate u = watcher_->Take();
+  EXPECT_TRUE(u.closed.empty()) << "its usage was charged before the restart";
+  ASSERT_EQ(u.lingering.count(1), 1u);
+  EXPECT_EQ(u.lingering.at(1).killed, std::vector<int64_t>{300}) << "60 s after its end";
+  Procs(0, {});
   Tick(1000);
   EXPECT_EQ(watcher_->Take().settled, std::vector<JobId>{1});
 }
