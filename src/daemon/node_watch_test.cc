@@ -244,6 +244,9 @@ TEST_F(NodeWatchTest, AHoldOutlivesARestartOfTheDaemon) {
   GpusReply gpus = node_->GpusView();
   ASSERT_EQ(gpus.devices[0].holds.size(), 1u);
   EXPECT_EQ(gpus.devices[0].holds[0].since_ms, since) << "the deadline runs from the job's end";
+  int held_events = 0;
+  for (const auto& e : *node_->Events(first)) held_events += e.kind == "gpu-held";
+  EXPECT_EQ(held_events, 1) << "told once, not again after the restart";
   ASSERT_TRUE(backend_->SetProcesses(0, {}).ok());
   Second(1000);
   EXPECT_EQ(node_->Get(next)->state, JobState::kRunning);

@@ -81,7 +81,7 @@ void WatchFeedback::Settle(const JobRecord& job, int64_t now_ms) {
   if (watcher_ == nullptr || job.allocations.empty()) return;
   bool watched = watched_.count(job.id) > 0;
   if (!watched && !recovering_) return;
-  settling_[job.id] = Settling{job.uid, SlotsOf(job), false, false, std::nullopt};
+  settling_[job.id] = Settling{job.uid, SlotsOf(job), false, false, false, std::nullopt};
   // Ended while pinpointd was down: the watcher never saw it leave.
   if (!watched) watcher_->Resume(watch::WatchedJobOf(job, *inventory_, CgroupPath(cgroups_, job.id)), now_ms);
 }
@@ -109,7 +109,7 @@ Status WatchFeedback::BeginRecovery() {
       if (!s.ok()) log::Warn("job {}: cannot forget its GPU hold: {}", id, s.ToString());
       continue;
     }
-    settling_[id] = Settling{job->uid, SlotsOf(*job), true, false, std::nullopt};
+    settling_[id] = Settling{job->uid, SlotsOf(*job), true, true, false, std::nullopt};
     watcher_->Resume(watch::WatchedJobOf(*job, *inventory_, CgroupPath(cgroups_, id)), since_ms);
     log::Info("job {}: its GPUs were held by a process when pinpointd stopped; they stay taken until it is gone", id);
   }
@@ -163,15 +163,15 @@ bool WatchFeedback::NoteLingering(const std::map<JobId, watch::Lingering>& linge
     auto it = settling_.find(id);
     if (it == settling_.end()) continue;
     Settling& s = it->second;
-    bool first = !s.holding.has_value();
-    if (first || s.holding->gpu_of != left.gpu_of || s.holding->killed.empty() != left.killed.empty()) changed = true;
+    if (!s.holding || s.holding->gpu_of != left.gpu_of || s.holding->killed.empty() != left.killed.empty()) changed = true;
     s.holding = left;
     if (!s.stored) {
       Status put = store_->PutGpuHold(id, left.since_ms);
       if (put.ok()) s.stored = true;
       else log::Warn("job {}: cannot store its GPU hold (a restart would forget it): {}", id, put.ToString());
     }
-    if (first) {
+    if (!s.told) {
+      s.told = true;
       std::string detail;
       if (!left.owned.empty())
         detail = "its process(es) " + PidList(left.owned) + " still hold its GPUs: killed";

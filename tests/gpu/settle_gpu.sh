@@ -4,15 +4,18 @@
 # cgroups (the weaker case, where the launcher cannot find a process that left the session and
 # cleared its environment). Usage: tests/gpu/settle_gpu.sh BIN_DIR
 # BIN_DIR holds pinpointd, pinpoint, pinpoint-shim, pp-busy (and lib/). Prints PASS/FAIL lines and
-# "N passed, M failed"; quits every MPS daemon it started and kills what it left.
+# "N passed, M failed"; quits every MPS daemon it started and kills what it left. Section 2 also
+# shows the settle deadline: the process is named while it holds the GPU and pinpointd kills it
+# settle_deadline_s (20 s here) after its job ended; section 3 that the hold survives a restart.
 set -u
 . "$(dirname "$(readlink -f "$0")")/lib.sh"
 suite_setup settle "${1:?usage: settle_gpu.sh BIN_DIR}"
 # One GPU in play (the first), MPS servers kept long after their last client (so that a server
-# counted as a job's leftover would show), no cgroups.
+# counted as a job's leftover would show), no cgroups, a settle deadline of 20 s.
 cat > "$W/config.json" <<CFG
 {"state_dir": "$W/state", "socket_path": "$W/sock", "backend": "nvml", "mps": "daemons",
- "mps_idle_quit_ms": 600000, "cancel_grace_ms": 3000, "cgroups": false, "metrics_listen": "127.0.0.1:0"}
+ "mps_idle_quit_ms": 600000, "cancel_grace_ms": 3000, "cgroups": false, "metrics_listen": "127.0.0.1:0",
+ "settle_deadline_s": 20}
 CFG
 start_pinpointd
 cd /tmp
@@ -45,11 +48,40 @@ grep "job $c: ended" "$W/pinpointd.log" | tail -1
 echo "job $d (ppb, the whole GPU 0): $(state_of "$d") $("$P" --json show "$d" | js "d['job']['reason'] + ': ' + d['job']['detail']")"
 check "the next whole-GPU job waits while the left process holds GPU 0" test "$(state_of "$d")" = pending
 nvidia-smi --query-compute-apps=pid,used_memory --format=csv,noheader
-kill -KILL "$EP" 2>/dev/null
+"$P" gpus | sed -n '/held after/,$p'
+check "pinpoint gpus names the process that holds GPU 0" sh -c "\"$P\" gpus | grep -q 'device 0: process $EP of ppa, in no job, since job $c ended'"
+check "the waiting job's reason names it" sh -c "\"$P\" --json show $d | grep -q 'held by process $EP of ppa'"
+wait_for 60 grep -q "job $c: process(es) $EP of uid $(id -u ppa), in no job, held its GPUs past the settle deadline: killed" "$W/pinpointd.log"
+grep "past the settle deadline" "$W/pinpointd.log" | tail -1
+wait_for 10 sh -c "! test -d /proc/$EP"
+check "at the settle deadline pinpointd killed it (SIGKILL through a pidfd)" sh -c "! test -d /proc/$EP"
 timeout 120 "$P" wait "$d" > /dev/null
 check "once it has exited, the next job gets GPU 0 and completes" test "$(state_of "$d")" = completed
+"$P" show "$c" | sed -n '/history/,$p'
+check "the ended job's history says held, killed, released" \
+  sh -c "\"$P\" --json show $c | grep -q gpu-held && \"$P\" --json show $c | grep -q gpu-hold-killed && \"$P\" --json show $c | grep -q gpu-released"
 grep -E "job $c|job $d" "$W/pinpointd.log" | tail -6
+
+echo "=== 3. a restart keeps the hold: the next job still waits, the deadline still runs from the job's end"
+ESC2="$W/esc/escaped2.pid"
+e=$(as_ppa "PINPOINT_SOCKET=$W/sock $P --json submit --device 0 --gpus 1 -- sh -c 'setsid env -i sh -c \"echo \\\$\\\$ > $ESC2; exec $BIN/pp-busy --blocks 4 --iters 20000000000000\" & sleep 3; exit 0'" | js "d['id']")
+wait_for 30 test -s "$ESC2"
+EP2=$(cat "$ESC2" 2>/dev/null)
+timeout 60 "$P" wait "$e" > /dev/null
+f=$("$P" --json submit --as-user ppb --device 0 --gpus 1 -- "$BIN/pp-busy" --blocks 4 --iters 1000000 | js "d['id']")
+wait_for 30 grep -q "job $e: ended, but process(es) $EP2 of uid" "$W/pinpointd.log"
+kill -TERM "$DAEMON"; wait "$DAEMON"
+start_pinpointd
+grep "job $e: its GPUs were held" "$W/pinpointd.log" | tail -1
+check "after the restart the next job still waits" test "$(state_of "$f")" = pending
+wait_for 60 grep -q "job $e: process(es) $EP2 of uid $(id -u ppa), in no job, held its GPUs past the settle deadline: killed" "$W/pinpointd.log"
+wait_for 10 sh -c "! test -d /proc/$EP2"
+check "the restarted pinpointd killed it at the deadline" sh -c "! test -d /proc/$EP2"
+timeout 120 "$P" wait "$f" > /dev/null
+check "then the next job completes" test "$(state_of "$f")" = completed
+grep -E "job $e|job $f" "$W/pinpointd.log" | tail -6
 
 stop_suite
 [ -n "${EP:-}" ] && kill -KILL "$EP" 2>/dev/null
+[ -n "${EP2:-}" ] && kill -KILL "$EP2" 2>/dev/null
 echo "$passed passed, $failed failed"
