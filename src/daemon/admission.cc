@@ -70,9 +70,11 @@ Status Admission::CheckEdit(const api::Caller& caller, const JobRecord& before, 
     PP_RETURN_IF_ERROR(sched::CheckFits(DemandOf(after), o.inventory));
     PP_RETURN_IF_ERROR(sched::CheckUserLimit(DemandOf(after), UserLimitOf(after.user), o.inventory));
   }
+  // A rest's request is held once per task it stands for, before and after.
+  size_t tasks = TasksIn(after);
   uint64_t held = jobs.HeldBytesOf(after.uid);
-  uint64_t own = RequestBytes(was);
-  return CheckRequestBytes(after, 1, held > own ? held - own : 0, o.max_request_bytes,
+  uint64_t own = RequestBytes(was) * tasks;
+  return CheckRequestBytes(after, tasks, held > own ? held - own : 0, o.max_request_bytes,
                            caller.IsRoot() ? 0 : o.max_user_request_bytes);
 }
 

@@ -40,12 +40,12 @@ Status CheckJobRoom(const std::map<JobId, JobRecord>& active, size_t active_task
   return Status::Ok();
 }
 
-void HeldBytes::Add(const JobRecord& job) { by_uid_[job.uid] += RequestBytes(job.request); }
+void HeldBytes::Add(const JobRecord& job, size_t tasks) { by_uid_[job.uid] += RequestBytes(job.request) * tasks; }
 
-void HeldBytes::Remove(const JobRecord& job) {
+void HeldBytes::Remove(const JobRecord& job, size_t tasks) {
   auto it = by_uid_.find(job.uid);
   if (it == by_uid_.end()) return;
-  uint64_t bytes = RequestBytes(job.request);
+  uint64_t bytes = RequestBytes(job.request) * tasks;
   it->second -= std::min(it->second, bytes);
   if (it->second == 0) by_uid_.erase(it);
 }

@@ -28,11 +28,13 @@ inline uint64_t RecordBytes(const JobRecord& job) { return RequestBytes(job.requ
 
 // The bytes of the requests of the jobs a node holds (RequestBytes), by uid: kept as jobs enter
 // and leave the node's active jobs, so that a submit's check costs a lookup, not a pass over all
-// jobs. Not thread-safe.
+// jobs. A job array's rest counts its request once per task it stands for (`tasks`, TasksIn):
+// each task becomes a record of that size when it is taken out, so an array of 200 tasks holds
+// what 200 jobs hold, as its submit was checked. Not thread-safe.
 class HeldBytes {
  public:
-  void Add(const JobRecord& job);
-  void Remove(const JobRecord& job);
+  void Add(const JobRecord& job, size_t tasks = 1);
+  void Remove(const JobRecord& job, size_t tasks = 1);
   uint64_t Of(uint32_t uid) const;
 
  private:

@@ -165,6 +165,33 @@ TEST_F(JobBytesTest, OneUsersJobsTakeAtMostMaxUserRequestBytes) {
   EXPECT_TRUE(SubmitWithEnv(caller_, 40 << 10).ok()) << "room comes back as jobs end";
 }
 
+// Attack: arrays were counted as one request's bytes however many tasks they had (40 arrays of
+// 200 tasks of 245 KiB, 1.9 GiB, against a 64 MiB budget), and naming each task took it out as a
+// full record with no check. An array holds its request once per task: a second array that would
+// pass the budget is refused, and taking its tasks out moves bytes, never adds them.
+TEST_F(JobBytesTest, AnArrayHoldsItsRequestOncePerTask) {
+  JobRequest r = Slice();
+  r.env["BIG"] = std::string(10 << 10, 'x');  // 6 tasks: about 61 KiB of the 100 KiB budget
+  auto first = node_->SubmitArray(caller_, r, *ParseArraySpec("1-6"), std::nullopt, /*hold=*/true);
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  auto second = node_->SubmitArray(caller_, r, *ParseArraySpec("1-6"), std::nullopt, /*hold=*/true);
+  ASSERT_FALSE(second.ok()) << "6 tasks held, 6 more would pass 100 KiB";
+  EXPECT_EQ(second.status().code(), Code::kUnavailable);
+  EXPECT_NE(second.status().message().find("(max_user_request_bytes)"), std::string::npos)
+      << second.status().message();
+  EXPECT_FALSE(SubmitWithEnv(caller_, 45 << 10).ok()) << "nor a job that fits beside one request of it";
+  // Naming tasks alone (a release of 2 of them) takes them out of the rest: the user's bytes stay.
+  JobId array = first->first.array.array_id;
+  for (const auto& s : node_->ReleaseJobs(caller_, {array + 1, array + 2})) EXPECT_TRUE(s.ok()) << s.ToString();
+  EXPECT_FALSE(SubmitWithEnv(caller_, 45 << 10).ok()) << "taking tasks out added no room";
+  std::vector<JobId> all;
+  for (JobId id = array; id < array + 6; ++id) all.push_back(id);
+  for (const auto& s : node_->Cancel(caller_, all)) EXPECT_TRUE(s.ok()) << s.ToString();
+  node_->Step();
+  EXPECT_TRUE(node_->SubmitArray(caller_, r, *ParseArraySpec("1-6"), std::nullopt, true).ok())
+      << "room comes back as the tasks end";
+}
+
 TEST(JobRoomConfigTest, DefaultsBoundsAndPrintedConfig) {
   auto c = ParseConfig("{}");
   ASSERT_TRUE(c.ok());

@@ -5,12 +5,13 @@ namespace pinpoint::daemon {
 
 JobRecord& JobTable::Add(JobRecord job) {
   Erase(job.id);
-  held_bytes_.Add(job);
+  size_t tasks = TasksIn(job);
+  held_bytes_.Add(job, tasks);
   ++generation_;
   JobId id = job.id;
   if (IsArrayRest(job)) {
     rests_[job.array.array_id] = id;
-    extra_tasks_ += TasksIn(job) - 1;
+    extra_tasks_ += tasks - 1;
   }
   return jobs_[id] = std::move(job);
 }
@@ -18,11 +19,12 @@ JobRecord& JobTable::Add(JobRecord job) {
 void JobTable::Erase(JobId id) {
   auto it = jobs_.find(id);
   if (it == jobs_.end()) return;
-  held_bytes_.Remove(it->second);
+  size_t tasks = TasksIn(it->second);
+  held_bytes_.Remove(it->second, tasks);
   if (IsArrayRest(it->second)) {
     auto rest = rests_.find(it->second.array.array_id);
     if (rest != rests_.end() && rest->second == id) rests_.erase(rest);
-    extra_tasks_ -= std::min(extra_tasks_, TasksIn(it->second) - 1);
+    extra_tasks_ -= std::min(extra_tasks_, tasks - 1);
   }
   jobs_.erase(it);
   ++generation_;

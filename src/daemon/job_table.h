@@ -56,10 +56,12 @@ class JobTable {
   void Erase(JobId id);
   // The record in the table changed its request from `before`'s (an update): its bytes follow.
   void RequestChanged(const JobRecord& before, const JobRecord& now) {
-    held_bytes_.Remove(before);
-    held_bytes_.Add(now);
+    size_t tasks = TasksIn(now);  // an update changes a rest's request, never its tasks
+    held_bytes_.Remove(before, tasks);
+    held_bytes_.Add(now, tasks);
   }
-  // The request bytes (RequestBytes) of the jobs of `uid` in the table. O(log users).
+  // The request bytes (RequestBytes) of the jobs of `uid` in the table, a rest's once per task it
+  // stands for. O(log users).
   uint64_t HeldBytesOf(uint32_t uid) const { return held_bytes_.Of(uid); }
 
   // The array's rest (array_rest.h) in the table that stands for task `id`; null when none does.
