@@ -142,7 +142,7 @@ Status Apply(const json& j, Config* c) {
       "max_user_priority", "priority_users", "allow_unenforced_slices", "env_deny", "retention_days",
       "lease_attach_timeout_ms", "cdi_dir", "default_time_limit", "max_time_limit", "user_limits",
       "max_array_tasks", "max_jobs", "max_jobs_per_user", "max_request_bytes", "max_user_request_bytes",
-      "max_user_stored_bytes"};
+      "max_user_stored_bytes", "max_output_bytes", "state_reserve_bytes"};
   if (!j.is_object()) return InvalidArgument("config: must be a JSON object");
   for (auto it = j.begin(); it != j.end(); ++it) {
     if (!kKeys.count(it.key())) return Bad(it.key(), "is not a known setting");
@@ -277,6 +277,8 @@ Status Apply(const json& j, Config* c) {
   };
   PP_RETURN_IF_ERROR(user_bytes("max_user_request_bytes", "no limit", &c->max_user_request_bytes));
   PP_RETURN_IF_ERROR(user_bytes("max_user_stored_bytes", "no bound", &c->max_user_stored_bytes));
+  PP_RETURN_IF_ERROR(user_bytes("max_output_bytes", "no bound", &c->max_output_bytes));
+  PP_RETURN_IF_ERROR(user_bytes("state_reserve_bytes", "none", &c->state_reserve_bytes));
   if (j.contains("priority_users")) {
     const json& users = j["priority_users"];
     const char* want = "must be a list of user names and @group names";
@@ -381,7 +383,9 @@ std::string DefaultConfigJson() {
          {"max_jobs_per_user", c.max_jobs_per_user},
          {"max_request_bytes", FormatSize(c.max_request_bytes)},
          {"max_user_request_bytes", FormatSize(c.max_user_request_bytes)},
-         {"max_user_stored_bytes", FormatSize(c.max_user_stored_bytes)}};
+         {"max_user_stored_bytes", FormatSize(c.max_user_stored_bytes)},
+         {"max_output_bytes", FormatSize(c.max_output_bytes)},
+         {"state_reserve_bytes", FormatSize(c.state_reserve_bytes)}};
   return j.dump(2);
 }
 

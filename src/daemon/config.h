@@ -122,6 +122,12 @@ struct Config {
   uint64_t max_user_request_bytes = uint64_t{1} << 30;
   // What one user's ended jobs may take in the store; past it their oldest are purged (0: no bound).
   uint64_t max_user_stored_bytes = uint64_t{1} << 30;
+  // The most one job's stdout and stderr in its job directory take together; past it the job is
+  // ended and its output cut there (docs/security.md). 0: no bound.
+  uint64_t max_output_bytes = uint64_t{4} << 30;
+  // Free space kept for the job store on the state directory's filesystem (at most a tenth of it):
+  // a job that writes output while less is free is ended. 0: none.
+  uint64_t state_reserve_bytes = uint64_t{64} << 20;
 };
 
 // Parses a configuration file's text. Unknown keys, wrong types and bad values are errors

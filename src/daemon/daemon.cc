@@ -319,6 +319,8 @@ int RunDaemon(const Config& config, std::unique_ptr<gpu::GpuBackend> backend,
   options.max_jobs_per_user = static_cast<size_t>(config.max_jobs_per_user);
   options.max_request_bytes = config.max_request_bytes;
   options.max_user_request_bytes = config.max_user_request_bytes;
+  options.max_output_bytes = config.max_output_bytes;
+  options.state_reserve_bytes = config.state_reserve_bytes;
   watch::WatcherOptions watch_options;
   watch_options.interval_ms = config.watch_interval_ms;
   watch_options.accountant.mem_tolerance_pct = config.gpu_mem_tolerance_pct;

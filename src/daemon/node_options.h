@@ -79,6 +79,10 @@ struct NodeOptions {
   // non-root user's jobs not yet ended may take together (CheckRequestBytes).
   uint64_t max_request_bytes = kDefaultMaxRequestBytes;
   uint64_t max_user_request_bytes = kDefaultMaxUserRequestBytes;
+  // Config max_output_bytes: the most a job's stdout and stderr in its job directory take (the
+  // shim ends it past that, launch::LaunchSpec::max_output_bytes); 0: no bound.
+  uint64_t max_output_bytes = 0;
+  uint64_t state_reserve_bytes = 0;  // config state_reserve_bytes (LaunchSpec::reserve_bytes)
 };
 
 }  // namespace pinpoint::daemon

@@ -66,6 +66,8 @@ Result<bool> ShimOccupant::Start(JobRecord& job, std::vector<std::string> env) {
     else log::Warn("job {}: running without host limits: {}", job.id, dir.status().message());
   }
   spec.cpus = job.cpuset;
+  spec.max_output_bytes = options_->max_output_bytes;
+  spec.reserve_bytes = options_->state_reserve_bytes;
   auto handle = launcher_->Launch(spec);
   if (!handle.ok()) return handle.status();
   job.pid = handle->pid;

@@ -4,12 +4,16 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/file.h>
+#include <sys/mount.h>
+#include <sys/statvfs.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -123,6 +127,83 @@ TEST_F(ProcessLauncherTest, AShimWhoseDaemonStaysAwayEndsItsJobAndRecordsWhy) {
   EXPECT_EQ(st->kind, ExitStatus::Kind::kSignaled);
   EXPECT_EQ(st->term_signal, SIGTERM);
   EXPECT_NE(st->error.find("no pinpointd ran for"), std::string::npos) << st->error;
+}
+
+// Attack: a job that writes stdout without end filled a 64 MiB state filesystem in 0.5 s, and
+// then every other user's submit failed. Past max_output_bytes the shim ends the job, cuts its
+// output to the bound with a last line that says so, and records why; a job within it is not
+// touched.
+TEST_F(ProcessLauncherTest, AJobWhoseOutputPassesItsBoundIsEndedAndItsOutputCut) {
+  LaunchSpec spec = Spec(24, {"sh", "-c", "yes 'a line of output' & yes 'an error line' >&2; wait"});
+  spec.max_output_bytes = 64 << 10;
+  spec.output_check_ms = 5;
+  spec.orphan_grace_ms = 50;
+  auto h = launcher_.Launch(spec);
+  ASSERT_TRUE(h.ok()) << h.status().ToString();
+  WaitSupervisor(*h);
+  auto st = launcher_.Poll(*h);
+  ASSERT_TRUE(st.has_value());
+  EXPECT_EQ(st->kind, ExitStatus::Kind::kSignaled);
+  EXPECT_NE(st->error.find("its output in the job directory passed 64KiB (max_output_bytes)"), std::string::npos)
+      << st->error;
+  std::string out = ReadLog(*h, kStdoutFile), err = ReadLog(*h, kStderrFile);
+  EXPECT_LE(out.size() + err.size(), 64u << 10) << "cut to the bound";
+  EXPECT_GT(out.size(), 0u);
+  EXPECT_NE(err.find("pinpoint: output cut at 64KiB (max_output_bytes): the job was ended\n"), std::string::npos);
+
+  LaunchSpec small = Spec(25, {"sh", "-c", "echo within"});
+  small.max_output_bytes = 64 << 10;
+  small.output_check_ms = 5;
+  auto within = launcher_.Launch(small);
+  ASSERT_TRUE(within.ok());
+  WaitSupervisor(*within);
+  auto ok = launcher_.Poll(*within);
+  ASSERT_TRUE(ok.has_value());
+  EXPECT_EQ(ok->kind, ExitStatus::Kind::kExited);
+  EXPECT_EQ(ok->error, "");
+  EXPECT_EQ(ReadLog(*within, kStdoutFile), "within\n");
+}
+
+// A job that writes output while its filesystem has less free than the store's reserve is ended
+// (its output left as it is); one that writes nothing is not. On a small filesystem of the test's
+// own (a tmpfs of 8 MiB, filled until less than its tenth is left), the reserve in force is that
+// tenth. The writer writes once and then waits, so the look that ends it needs no race won.
+TEST_F(ProcessLauncherTest, AJobWritingOutputOnANearlyFullDiskIsEndedAQuietOneIsNot) {
+  std::string small = dir_ + "/small";
+  ASSERT_EQ(::mkdir(small.c_str(), 0700), 0);
+  if (::mount("tmpfs", small.c_str(), "tmpfs", 0, "size=8m") != 0)
+    GTEST_SKIP() << "cannot mount a tmpfs here (" << std::strerror(errno) << "): needs root";
+  struct Unmount {
+    std::string path;
+    ~Unmount() { ::umount2(path.c_str(), MNT_DETACH); }  // on every way out, failures included
+  } unmount{small};
+  {
+    std::ofstream filler(small + "/filler");
+    std::string mib(1 << 20, 'x');
+    for (int i = 0; i < 7; ++i) filler << mib;
+    filler << std::string(512 << 10, 'x');  // 0.5 MiB of 8 left: under the tenth (0.8 MiB)
+  }
+  LaunchSpec quiet = Spec(27, {"sh", "-c", "exit 0"});
+  quiet.job_dir = small + "/27";
+  quiet.reserve_bytes = 64 << 20;
+  quiet.output_check_ms = 5;
+  auto q = launcher_.Launch(quiet);
+  ASSERT_TRUE(q.ok()) << q.status().ToString();
+  WaitSupervisor(*q);
+  EXPECT_EQ(launcher_.Poll(*q)->error, "") << "a job that writes nothing is left alone";
+
+  LaunchSpec spec = Spec(26, {"sh", "-c", "head -c 65536 /dev/zero; exec sleep 1000"});
+  spec.job_dir = small + "/26";
+  spec.reserve_bytes = 64 << 20;
+  spec.output_check_ms = 5;
+  spec.orphan_grace_ms = 50;
+  auto h = launcher_.Launch(spec);
+  ASSERT_TRUE(h.ok()) << h.status().ToString();
+  WaitSupervisor(*h);
+  auto st = launcher_.Poll(*h);
+  ASSERT_TRUE(st.has_value());
+  EXPECT_NE(st->error.find("kept for the job store (state_reserve_bytes)"), std::string::npos) << st->error;
+  EXPECT_EQ(ReadLog(*h, kStdoutFile).size(), 65536u) << "its output is left as it is";
 }
 
 // While the lock is held (a pinpointd runs) the same watch leaves the job alone.

@@ -19,7 +19,9 @@ Status WriteSpec(int dir_fd, const LaunchSpec& spec) {
          {"stdout_path", spec.stdout_path}, {"stderr_path", spec.stderr_path},
          {"umask", spec.umask},         {"orphan_check_ms", spec.orphan_check_ms},
          {"orphan_grace_ms", spec.orphan_grace_ms}, {"daemon_lock", spec.daemon_lock},
-         {"daemon_away_ms", spec.daemon_away_ms}, {"cpus", spec.cpus}};
+         {"daemon_away_ms", spec.daemon_away_ms}, {"cpus", spec.cpus},
+         {"max_output_bytes", spec.max_output_bytes}, {"reserve_bytes", spec.reserve_bytes},
+         {"output_check_ms", spec.output_check_ms}};
   // Not fsynced: the job's record is durable in the store, and a power loss ends the shim too.
   return WriteFileAtomicAt(dir_fd, kSpecFile, j.dump(), 0600, /*durable=*/false);
 }
@@ -51,10 +53,13 @@ Result<LaunchSpec> ReadSpec(int dir_fd) {
   in.String("daemon_lock", &spec.daemon_lock);
   in.Integer("daemon_away_ms", &spec.daemon_away_ms);
   in.IntegerList("cpus", &spec.cpus);  // a spec of an earlier version has none: any CPU
+  in.Integer("max_output_bytes", &spec.max_output_bytes);  // nor these: no bound
+  in.Integer("reserve_bytes", &spec.reserve_bytes);
+  in.Integer("output_check_ms", &spec.output_check_ms);
   if (!in.ok()) return IoError("bad spec: " + in.error().message());
   if (spec.argv.empty()) return IoError("spec has no argv");
-  if (spec.orphan_check_ms < 1 || spec.orphan_grace_ms < 0 || spec.daemon_away_ms < 0)
-    return IoError("bad spec: orphan_check_ms, orphan_grace_ms or daemon_away_ms");
+  if (spec.orphan_check_ms < 1 || spec.orphan_grace_ms < 0 || spec.daemon_away_ms < 0 || spec.output_check_ms < 1)
+    return IoError("bad spec: orphan_check_ms, orphan_grace_ms, daemon_away_ms or output_check_ms");
   return spec;
 }
 
