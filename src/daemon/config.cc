@@ -132,7 +132,7 @@ Status CheckMode(const std::string& mode, const std::string& key) {
 Status Apply(const json& j, Config* c) {
   static const std::set<std::string> kKeys = {
       "state_dir", "socket_path", "backend", "default_mode", "gpu_modes", "mps_client_limit",
-      "slice_placement", "keep_empty_gpus", "mig_min_idle_s", "mig_min_lifetime_s", "mig_requests",
+      "slice_placement", "keep_empty_gpus", "mig_min_idle_s", "mig_min_lifetime_s", "mig_drain_after_s", "mig_requests",
       "host_cpus", "cpu_binding", "host_mem", "gpu_mem_reserve", "cancel_grace_ms", "daemon_away_limit_s", "poll_interval_ms",
       "cgroups", "cgroup_root", "shim_path", "mps", "mps_control", "mps_idle_quit_ms",
       "mps_fault_policy", "mps_fault_drain_after", "mps_dir", "mps_prestart_user",
@@ -166,6 +166,7 @@ Status Apply(const json& j, Config* c) {
   PP_RETURN_IF_ERROR(str("shim_path", &c->shim_path));
   PP_RETURN_IF_ERROR(integer("mps_client_limit", 1, 128, &c->mps_client_limit));
   PP_RETURN_IF_ERROR(integer("mig_min_idle_s", 0, 86'400, &c->mig_min_idle_s));
+  PP_RETURN_IF_ERROR(integer("mig_drain_after_s", 0, 86'400, &c->mig_drain_after_s));
   PP_RETURN_IF_ERROR(integer("mig_min_lifetime_s", 0, 86'400, &c->mig_min_lifetime_s));
   PP_RETURN_IF_ERROR(str("slice_placement", &c->slice_placement));
   if (!sched::SlicePlacementFromName(c->slice_placement))
@@ -354,6 +355,7 @@ std::string DefaultConfigJson() {
          {"allow_unenforced_slices", c.allow_unenforced_slices},
          {"mig_requests", c.mig_requests},
          {"mig_min_idle_s", c.mig_min_idle_s},
+         {"mig_drain_after_s", c.mig_drain_after_s},
          {"mig_min_lifetime_s", c.mig_min_lifetime_s},
          {"mps_control", c.mps_control},
          {"mps_idle_quit_ms", c.mps_idle_quit_ms},

@@ -39,6 +39,9 @@ struct Config {
   // mig-dynamic (daemon/mig_dynamic.h): an instance is destroyed for a waiting slice only once it
   // has been idle this long and exists this long (no thrashing).
   int64_t mig_min_idle_s = 60;
+  // A slice waiting for a MIG instance that needs a reshape drains a placement: after this many
+  // seconds of it the placement's busy instances take no new job (docs/scheduling.md).
+  int64_t mig_drain_after_s = 60;
   int64_t mig_min_lifetime_s = 300;
   bool mig_requests = true;  // users may name a MIG profile (submit --mig)
   int mps_client_limit = 48;         // per device; NVIDIA's limit on Volta and later

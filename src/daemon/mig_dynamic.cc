@@ -101,6 +101,42 @@ int64_t MigDynamic::NextEligibleMs(int64_t now_ms) const {
   return next;
 }
 
+void MigDynamic::NoteDrain(const std::optional<sched::mig::Drain>& drain, int64_t now_ms) {
+  bool same = drain && drain_ && drain->for_job == drain_->for_job && drain->gpu == drain_->gpu &&
+              drain->start == drain_->start && drain->profile == drain_->profile;
+  if (drain && !same) {
+    drain_since_ms_ = now_ms;
+    log::Info("MIG: GPU {}: draining {} at memory slice {} for job {}; its slots take no new job from {} s on",
+              drain->gpu, drain->profile, drain->start, drain->for_job, options_.drain_after_ms / 1000);
+  }
+  drain_ = drain;
+  // The pass that holds the slots is due when the drain's wait is over.
+  int64_t at = drain_since_ms_ + options_.drain_after_ms;
+  if (drain_ && at > now_ms && (due_ms_ == 0 || at < due_ms_)) due_ms_ = at;
+}
+
+std::vector<int> MigDynamic::HeldDevices(const sched::Inventory& inventory, int64_t now_ms) const {
+  if (!drain_ || now_ms - drain_since_ms_ < options_.drain_after_ms) return {};
+  const Gpu* gpu = nullptr;
+  for (const Gpu& g : gpus_)
+    if (g.index == drain_->gpu) gpu = &g;
+  const sched::mig::Profile* drained = gpu != nullptr ? gpu->model.Find(drain_->profile) : nullptr;
+  if (drained == nullptr) return {};
+  int first = drain_->start, end = drain_->start + drained->size;
+  std::vector<int> held;
+  for (const sched::Device& d : inventory.devices) {
+    if (d.gpu_index != drain_->gpu || d.mig_start < 0 || d.vacant) continue;
+    auto inst = instances_.find({d.gpu_index, d.mig_start});
+    if (inst == instances_.end()) continue;
+    const sched::mig::Profile* p = gpu->model.Find(inst->second.profile);
+    int size = p != nullptr ? p->size : 1;
+    bool overlaps = d.mig_start < end && first < d.mig_start + size;
+    bool target = inst->second.profile == drain_->profile && d.mig_start == drain_->start;
+    if (overlaps && !target) held.push_back(d.index);
+  }
+  return held;
+}
+
 std::vector<int> MigDynamic::Plan(sched::Inventory& inventory, const std::vector<sched::mig::Want>& wants,
                                   const std::map<int, int>& jobs_by_device, int64_t now_ms) {
   if (in_flight_ || gpus_.empty()) return {};
@@ -136,6 +172,7 @@ std::vector<int> MigDynamic::Plan(sched::Inventory& inventory, const std::vector
   for (sched::mig::Want& w : asked) w.gpu_mem_bytes += options_.mem_reserve_bytes;  // as the slots count it
   sched::mig::Plan plan = sched::mig::PlanLayout(layout, asked, now_ms, options_.plan);
   due_ms_ = plan.unserved.empty() && !plan.drain ? 0 : NextEligibleMs(now_ms);
+  NoteDrain(plan.drain, now_ms);
   if (plan.destroys.empty() && plan.creates.empty()) return {};
 
   std::vector<store::MigChange> changes;

@@ -18,6 +18,7 @@
 #include <deque>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -51,6 +52,11 @@ class MigDynamic {
     int64_t deadline_ms = 120'000;         // a reconfiguration running longer is said, once
     int64_t retry_ms = 30'000;             // after a change failed, the next plan waits this long
     uint64_t mem_reserve_bytes = 0;        // config gpu_mem_reserve_bytes, as the slots have it
+    // Once the plan's drain (sched::mig::Drain: a placement emptied for a waiting slice no
+    // instance serves) has held this long for the same job, the slots in its placement take no
+    // new job (HeldDevices), so busy small instances cannot starve it for ever. Config
+    // mig_drain_after_s.
+    int64_t drain_after_ms = 60'000;
   };
   // The latest changes kept for `gpus` and metrics.
   static constexpr size_t kRecentChanges = 32;
@@ -78,6 +84,12 @@ class MigDynamic {
   // Takes a finished reconfiguration: records its changes, refills the slots of `inventory` from
   // the layout read after it. True when a reconfiguration finished (a pass is due). Never waits.
   bool Poll(sched::Inventory& inventory, int64_t now_ms);
+  // The device indices of `inventory`'s slots that take no new job at now_ms: those whose instance
+  // lies in the placement the latest plan drains for a waiting slice, once that drain has held
+  // for drain_after_ms (an instance of the drained profile at the drained placement, the one
+  // being made for it, is never held). Empty while nothing drains.
+  std::vector<int> HeldDevices(const sched::Inventory& inventory, int64_t now_ms) const;
+
   // Readable when a reconfiguration finished; -1 when none is in flight.
   int WaitFd() const { return in_flight_ ? event_fd_ : -1; }
   // When a pass is due though nothing else changed (an idle instance passes its minimums, a retry
@@ -116,6 +128,7 @@ class MigDynamic {
   void StartThread(std::vector<store::MigChange> changes, int64_t now_ms);  // one at a time
   void Run(std::vector<store::MigChange> changes);  // the thread
   int64_t NextEligibleMs(int64_t now_ms) const;
+  void NoteDrain(const std::optional<sched::mig::Drain>& drain, int64_t now_ms);
 
   std::vector<Gpu> gpus_;
   gpu::GpuBackend* backend_;
@@ -124,6 +137,8 @@ class MigDynamic {
   int event_fd_ = -1;
   std::map<std::pair<int, int>, Instance> instances_;  // by (GPU, placement start)
   std::map<std::string, int64_t> created_by_uuid_;     // the store's creates, read at Resume
+  std::optional<sched::mig::Drain> drain_;             // the latest plan's
+  int64_t drain_since_ms_ = 0;                         // since when it drains for its job
   bool in_flight_ = false;
   int64_t started_ms_ = 0;
   bool overdue_ = false;

@@ -81,6 +81,10 @@ sched::Snapshot Node::SchedSnapshot(bool with_pending) {
   sched::Snapshot snap;
   snap.inventory = options_.inventory;
   for (int device : faults_.RecoveringDevices()) snap.inventory.devices.at(static_cast<size_t>(device)).drained = true;
+  // A MIG placement drained for a waiting slice: its busy small instances take no new job.
+  if (deps_.mig != nullptr)
+    for (int device : deps_.mig->HeldDevices(snap.inventory, deps_.clock->NowMs()))
+      snap.inventory.devices.at(static_cast<size_t>(device)).drained = true;
   snap.user_limits.defaults = options_.default_user_limit;
   for (auto& [id, job] : jobs_) {
     if (!options_.user_limits.empty() && !IsFinal(job.state)) {

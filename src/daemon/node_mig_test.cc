@@ -113,6 +113,39 @@ TEST_F(NodeMigTest, ASliceWithoutRoomGetsAnInstanceMadeAndStartsOnIt) {
   EXPECT_EQ(mig_->WaitFd(), -1);
 }
 
+// Attack: one user kept the small instances busy with short jobs, and another user's large slice,
+// queued first, waited for ever (each freed instance went to the next small job before it could
+// be idle long enough to go). The placement drained for the large slice takes no new job once the
+// drain has held for mig_drain_after_s (60 s here): the small ones then wait, its instances empty
+// and go, and the large slice runs.
+TEST_F(NodeMigTest, ALargeSliceIsNotStarvedBySmallJobsOnItsPlacement) {
+  JobId a = Submit(Request(1, 15 * kNodeMigGiB));  // the 2g.20gb at 0
+  JobId b = Submit(Request(1, 30 * kNodeMigGiB));  // the 3g.40gb at 4
+  node_->Step();
+  ASSERT_EQ(StateOf(a), JobState::kRunning);
+  ASSERT_EQ(StateOf(b), JobState::kRunning);
+  JobId large = Submit(Request(1, 70 * kNodeMigGiB));  // a 7g.80gb: the whole GPU, drained for
+  node_->Step();
+  ASSERT_EQ(StateOf(large), JobState::kPending);
+  launcher_.Finish(a, {launch::ExitStatus::Kind::kExited, 0, 0, ""});
+  JobId early = Submit(Request(1, 15 * kNodeMigGiB));
+  node_->Step();
+  node_->Step();
+  EXPECT_EQ(StateOf(early), JobState::kRunning) << "within mig_drain_after_s the small ones still go";
+  clock_.AdvanceMs(61'000);
+  launcher_.Finish(early, {launch::ExitStatus::Kind::kExited, 0, 0, ""});
+  JobId late = Submit(Request(1, 15 * kNodeMigGiB));
+  node_->Step();
+  node_->Step();
+  EXPECT_EQ(StateOf(late), JobState::kPending) << "the drained placement takes no new job";
+  launcher_.Finish(b, {launch::ExitStatus::Kind::kExited, 0, 0, ""});
+  node_->Step();
+  clock_.AdvanceMs(301'000);  // past both minimums: the idle instances may go
+  node_->Step();
+  StepPastReconfiguration();
+  EXPECT_EQ(StateOf(large), JobState::kRunning) << "not starved";
+}
+
 // A slice larger than any MIG instance of the node is refused at submit, as before; one an
 // instance could hold is taken though no instance has room now.
 TEST_F(NodeMigTest, SubmitCountsTheInstancesPinpointMayMake) {
