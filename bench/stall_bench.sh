@@ -17,7 +17,7 @@ mkdir -p "$W/bin"; cp "$build"/pinpointd "$build"/pinpoint "$build"/pinpoint-shi
 P="$W/bin/pinpoint"; export PINPOINT_SOCKET="$W/sock"
 cat > "$W/config.json" <<CFG
 {"state_dir": "$W/state", "socket_path": "$W/sock", "backend": "simulated:h100x2", "metrics_listen": "127.0.0.1:0",
- "max_user_stored_bytes": "8M"}
+ "max_user_stored_bytes": "8M", "max_output_bytes": "64M"}
 CFG
 # With two CPUs or more, pinpointd and the measuring user share CPU 0 and the attacker's processes
 # run on the others: what is measured is the loop's waiting, not the attacker's use of the CPUs
@@ -97,6 +97,8 @@ PY
   # Before the next row, whose held submits fill uid nobody's max_user_request_bytes.
   attack "jobs of a 250 KB environment ending, in a loop, past max_user_stored_bytes (8M here): purged as they come" as_nobody env BIG1="$HALF" BIG2="$HALF" "$P" submit --wait -- true
   attack "submit of a 250 KB environment, in a loop" as_nobody env BIG1="$HALF" BIG2="$HALF" "$P" submit --hold -- true
+  attack "arrays of 200 tasks of a 250 KB environment, in a loop: refused past max_user_request_bytes (each task counts)" as_nobody env BIG1="$HALF" BIG2="$HALF" "$P" submit --hold --array 1-200 -- true
+  attack "a job writing stdout without end, in a loop: ended at max_output_bytes (64M here), its output cut" as_nobody "$P" submit --wait -- yes
   attack "hold then release of 1000 ids of 250 KB environments, in a loop" sh -c "setpriv --reuid=65534 --regid=65534 --clear-groups env PINPOINT_SOCKET=$W/sock $P hold $bigids; setpriv --reuid=65534 --regid=65534 --clear-groups env PINPOINT_SOCKET=$W/sock $P release $bigids"
   echo
   echo "pinpointd's descriptors at the end: $(ls /proc/$DAEMON/fd | wc -l); its resident memory: $(awk '/VmRSS/ {print $2, $3}' /proc/$DAEMON/status); jobs purged for uid nobody's stored bytes: $(grep -c "over max_user_stored_bytes" "$W/pinpointd.log") passes, the last: $(grep "over max_user_stored_bytes" "$W/pinpointd.log" | tail -1 | sed 's/.*retention: //')."
