@@ -8,19 +8,23 @@
 
 namespace pinpoint::daemon {
 
-Result<JobRecord> ArrayTasks::Job(JobId id) const {
+Result<JobRecord> ArrayTasks::Job(JobId id, bool with_env) const {
+  auto shown = [with_env](JobRecord job) {
+    if (!with_env) job.request.env.clear();
+    return job;
+  };
   auto task = [id](const JobRecord& rest) -> std::optional<JobRecord> {
     auto tasks = RestTasks::Of(rest);
     if (!tasks || !tasks->PendingIndexOf(id)) return std::nullopt;
     return tasks->Task(rest, id);
   };
   auto active = jobs_->find(id);
-  if (active != jobs_->end() && !IsArrayRest(active->second)) return active->second;
+  if (active != jobs_->end() && !IsArrayRest(active->second)) return shown(active->second);
   const JobRecord* rest = active != jobs_->end() ? &active->second : jobs_->RestHolding(id);
   if (rest != nullptr) {
-    if (auto found = task(*rest)) return *found;
+    if (auto found = task(*rest)) return shown(std::move(*found));
   }
-  auto stored = store_->Get(id);
+  auto stored = store_->Get(id, with_env);
   if (stored.ok() && IsArrayRest(*stored)) {
     if (auto found = task(*stored)) return *found;
   }
@@ -28,7 +32,7 @@ Result<JobRecord> ArrayTasks::Job(JobId id) const {
   auto stored_rest = store_->FindArrayRest(id);
   if (!stored_rest.ok()) return stored_rest.status();
   if (*stored_rest) {
-    if (auto found = task(**stored_rest)) return *found;
+    if (auto found = task(**stored_rest)) return shown(std::move(*found));
   }
   return NotFound("no job " + std::to_string(id));
 }

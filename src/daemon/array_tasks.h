@@ -26,7 +26,9 @@ class ArrayTasks {
   // Job `id` wherever it is: in the table, a task a rest in the table stands for (as
   // RestTasks::Task makes it), in the store, or a task a stored rest stands for. Errors:
   // kNotFound ("no job N"), the store's. Cost: O(log jobs + a rest's tasks), store lookups.
-  Result<JobRecord> Job(JobId id) const;
+  // Without `with_env` its request.env is empty (JobStore::Get without env: what a view that
+  // shows none needs, at a fraction of the cost for a large environment).
+  Result<JobRecord> Job(JobId id, bool with_env = true) const;
   // How many tasks active job `id` stands for: a rest, each of its pending ones; any other 1.
   size_t TasksOf(JobId id) const {
     auto it = jobs_->find(id);

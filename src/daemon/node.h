@@ -220,8 +220,8 @@ class Node {
   // cancel does. An ended lease is returned as it is. Errors: kNotFound, kPermissionDenied, kIo.
   Result<JobRecord> CloseLease(const api::Caller& caller, JobId id);
 
-  // Errors: kNotFound.
-  Result<JobRecord> Get(JobId id) const;
+  // Errors: kNotFound. Without `with_env` its request.env is empty (ArrayTasks::Job).
+  Result<JobRecord> Get(JobId id, bool with_env = true) const;
   // The user named `name`, from the node's (cached) user directory. Errors: kNotFound.
   Result<UserInfo> UserByName(const std::string& name) const { return users_->ByName(name); }
   // One page of a listing (docs/api.md "queue"): active jobs (pending and running, with pending

@@ -12,7 +12,7 @@
 
 namespace pinpoint::daemon {
 
-Result<JobRecord> Node::Get(JobId id) const { return arrays_.Job(id); }
+Result<JobRecord> Node::Get(JobId id, bool with_env) const { return arrays_.Job(id, with_env); }
 
 namespace {
 

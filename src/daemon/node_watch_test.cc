@@ -245,7 +245,9 @@ TEST_F(NodeWatchTest, AHoldOutlivesARestartOfTheDaemon) {
   ASSERT_EQ(gpus.devices[0].holds.size(), 1u);
   EXPECT_EQ(gpus.devices[0].holds[0].since_ms, since) << "the deadline runs from the job's end";
   int held_events = 0;
-  for (const auto& e : *node_->Events(first)) held_events += e.kind == "gpu-held";
+  auto events = node_->Events(first);
+  ASSERT_TRUE(events.ok());
+  for (const auto& e : *events) held_events += e.kind == "gpu-held";
   EXPECT_EQ(held_events, 1) << "told once, not again after the restart";
   ASSERT_TRUE(backend_->SetProcesses(0, {}).ok());
   Second(1000);

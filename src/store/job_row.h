@@ -15,6 +15,10 @@ namespace pinpoint::store {
 // The columns DecodeJobRow reads, in its order; for "SELECT <kJobColumns> FROM jobs ...".
 inline constexpr char kJobColumns[] =
     "id, uid, user, state, reason, priority, submit_ms, start_ms, end_ms, record";
+// The same columns, the record's request.env emptied by SQLite (JobStore::Get without env).
+inline constexpr char kJobColumnsWithoutEnv[] =
+    "id, uid, user, state, reason, priority, submit_ms, start_ms, end_ms, "
+    "json_set(record, '$.request.env', json('{}'))";
 
 // Binds parameters ?1..?9 as uid, user, state, reason, priority, submit_ms, start_ms, end_ms,
 // record (= record_json, from EncodeRecord), the order of the jobs table's columns after id.

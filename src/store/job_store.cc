@@ -373,9 +373,9 @@ Status JobStore::Update(const JobRecord& record, const std::optional<JobEvent>& 
   return txn->Commit();
 }
 
-Result<JobRecord> JobStore::Get(JobId id) const {
-  Result<Statement> stmt =
-      impl_->db.Prepare(std::string("SELECT ") + kJobColumns + " FROM jobs WHERE id = ?1");
+Result<JobRecord> JobStore::Get(JobId id, bool with_env) const {
+  Result<Statement> stmt = impl_->db.Prepare(std::string("SELECT ") + (with_env ? kJobColumns : kJobColumnsWithoutEnv) +
+                                             " FROM jobs WHERE id = ?1");
   if (!stmt.ok()) return stmt.status();
   stmt->Bind(1, id);
   Result<bool> row = stmt->Step();
@@ -401,9 +401,8 @@ Result<std::vector<JobRecord>> JobStore::List(const ListFilter& filter) const {
   std::vector<JobRecord> jobs;
   jobs.reserve(ids->size());
   for (JobId id : *ids) {
-    Result<JobRecord> job = Get(id);
+    Result<JobRecord> job = Get(id, !filter.omit_env);
     if (!job.ok()) return job.status();  // gone in between cannot happen: one owner, one thread
-    if (filter.omit_env) job->request.env.clear();
     jobs.push_back(std::move(job).value());
   }
   return jobs;

@@ -138,8 +138,10 @@ class JobStore {
   // Errors: kNotFound; kInvalidArgument as for Insert; kIo, and CheckFile's error.
   Status Update(const JobRecord& record, const std::optional<JobEvent>& event = std::nullopt);
   // Errors: kNotFound; kInternal when the stored row is damaged (its JSON is unreadable or
-  // disagrees with its columns); kIo.
-  Result<JobRecord> Get(JobId id) const;
+  // disagrees with its columns); kIo. Without `with_env` the record's request.env is empty: SQLite
+  // drops it before the record is decoded, so a record of a large environment costs its
+  // environment's bytes once in SQLite's parser, not a decode into a map (listings, waits).
+  Result<JobRecord> Get(JobId id, bool with_env = true) const;
   // Oldest first (by id) unless filter.limit is set (then newest `limit`, still returned oldest
   // first). Errors: kInvalidArgument for a negative limit; kInternal and kIo as for Get.
   Result<std::vector<JobRecord>> List(const ListFilter& filter) const;
