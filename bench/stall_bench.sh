@@ -50,6 +50,7 @@ for _ in 1 2 3 4; do
   bigids="$bigids $(seq "$first" $((first + 249)) | tr '\n' ' ')"
 done
 copies=$(yes "$victim" | head -10000 | tr '\n' ' ')
+shuffled=$(seq "$array" $((array + 9999)) | shuf | tr '\n' ' ')
 
 measure() {  # measure CMD...: SAMPLES runs; prints p50 and p99 in ms
   local t0 t1 i
@@ -94,6 +95,9 @@ PY
   attack "hold then release of a 10000-task array by its id, in a loop" sh -c "setpriv --reuid=65534 --regid=65534 --clear-groups env PINPOINT_SOCKET=$W/sock $P hold $array; setpriv --reuid=65534 --regid=65534 --clear-groups env PINPOINT_SOCKET=$W/sock $P release $array"
   attack "queue --all -n 10000, in a loop" as_nobody "$P" queue --all -n 10000
   attack "4000 idle connections to /metrics, renewed every 5 s" flood_metrics
+  attack "wait naming the 10000 tasks of an array in random order, 10 at once, in a loop" sh -c "for _ in 1 2 3 4 5 6 7 8 9 10; do setpriv --reuid=65534 --regid=65534 --clear-groups env PINPOINT_SOCKET=$W/sock timeout 2 $P wait $shuffled & done; wait"
+  attack "a 64-task array of a 250 KB environment starting and ending at once, in a loop" as_nobody env BIG1="$HALF" BIG2="$HALF" "$P" submit --wait --array 1-64 -- true
+  attack "a job leaving 3000 processes behind (setsid), in a loop: killed as it ends" as_nobody "$P" submit --wait -- sh -c 'for i in $(seq 3000); do setsid sleep 1000 > /dev/null 2>&1 & done'
   # Before the next row, whose held submits fill uid nobody's max_user_request_bytes.
   attack "jobs of a 250 KB environment ending, in a loop, past max_user_stored_bytes (8M here): purged as they come" as_nobody env BIG1="$HALF" BIG2="$HALF" "$P" submit --wait -- true
   attack "submit of a 250 KB environment, in a loop" as_nobody env BIG1="$HALF" BIG2="$HALF" "$P" submit --hold -- true

@@ -162,7 +162,8 @@ std::vector<int> Server::RunOnce(int timeout_ms, const std::vector<int>& extra_f
   std::vector<int> ready_extra;
   int n = ::poll(fds.data(), fds.size(), work_left ? 0 : timeout_ms);
   if (n < 0) n = 0;
-  if (n > 0 && (fds[0].revents & POLLIN)) Accept();
+  std::vector<ConnId> accepted;
+  if (n > 0 && (fds[0].revents & POLLIN)) accepted = Accept();
   for (size_t i = 0; n > 0 && i < extra_fds.size(); ++i) {
     if (fds[1 + i].revents & POLLIN) ready_extra.push_back(extra_fds[i]);
   }
@@ -180,6 +181,12 @@ std::vector<int> Server::RunOnce(int timeout_ms, const std::vector<int>& extra_f
     }
     Serve(ids[i], conn, readable);
   }
+  // A client sends its request as it connects: the new connections are read now, not after the
+  // next pass of the daemon's loop (one pass less for every request, however long passes are).
+  for (ConnId id : accepted) {
+    auto it = conns_.find(id);
+    if (it != conns_.end()) Serve(id, it->second, /*readable=*/true);
+  }
   // Close what is done: failed connections, finished ones, and those past the idle rule.
   int64_t now_ms = NowMs();
   for (auto it = conns_.begin(); it != conns_.end();) {
@@ -195,7 +202,8 @@ std::vector<int> Server::RunOnce(int timeout_ms, const std::vector<int>& extra_f
   return ready_extra;
 }
 
-void Server::Accept() {
+std::vector<ConnId> Server::Accept() {
+  std::vector<ConnId> accepted;
   for (int i = 0; i < kAcceptsPerRun; ++i) {
     int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
     if (fd < 0 && (errno == EMFILE || errno == ENFILE) && spare_fd_ >= 0) {
@@ -203,10 +211,10 @@ void Server::Accept() {
       fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
       if (fd >= 0) Refuse(fd, Unavailable("pinpointd is out of file descriptors; try again later"));
       spare_fd_ = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
-      return;
+      return accepted;
     }
     if (spare_fd_ < 0) spare_fd_ = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return;
+    if (fd < 0) return accepted;
     auto caller = options_.identify(fd);
     if (!caller.ok()) {
       ::close(fd);
@@ -222,8 +230,10 @@ void Server::Accept() {
     conn.fd = fd;
     conn.caller = *caller;
     conn.last_progress_ms = NowMs();
+    accepted.push_back(next_id_);
     conns_.emplace(next_id_++, std::move(conn));
   }
+  return accepted;
 }
 
 // Handles what has been read, writes, and reads more while allowed: never more than one message

@@ -98,7 +98,8 @@ class Server {
     size_t FindLine();
   };
   Server(int listen_fd, std::string path, Handler* handler, ServerOptions options);
-  void Accept();
+  // Accepts waiting connections; returns the ids of those now open.
+  std::vector<ConnId> Accept();
   bool WantsInput(Conn& conn) const;
   bool MayHandle(const Conn& conn) const;
   // Whether conn's user has time left in this RunOnce call (kHandleMsPerUserPerRun).

@@ -122,6 +122,18 @@ class ServerBoundsTest : public ::testing::Test {
   std::vector<int> fds_;
 };
 
+// A client sends its request as it connects: it is answered by the call that accepts it, not one
+// call later (each call of the daemon's loop follows a pass, which many starts make long).
+TEST_F(ServerBoundsTest, ARequestSentAsTheClientConnectsIsAnsweredByTheCallThatAcceptsIt) {
+  Start(ServerLimits{});
+  int fd = Connect();
+  Send(fd, R"({"op":"hello","i":1})" "\n");
+  Run(1);
+  Received r = ReadAvailable(fd);
+  EXPECT_EQ(CountLines(r.data), 1u) << r.data;
+  EXPECT_NE(r.data.find("\"hello\""), std::string::npos) << r.data;
+}
+
 // Attack: thousands of connections elsewhere (the metrics endpoint, say) ran pinpointd out of
 // descriptors. A client that connects then is told so in one line and closed, not left waiting
 // while the listening socket keeps the loop spinning; once descriptors are back, it is served.

@@ -48,8 +48,8 @@ std::vector<Status> TakeOutTasks(JobTable& jobs, store::JobStore& store, const s
   for (auto& [rest_id, taking] : by_rest) {
     if (!written.ok()) break;
     const JobRecord& rest = jobs.at(rest_id);
-    auto tasks = RestTasks::Of(rest);
-    if (!tasks) {
+    const RestTasks* tasks = jobs.TasksOfRest(rest_id);
+    if (tasks == nullptr) {
       written = Internal("job " + std::to_string(rest_id) + ": its array's pending tasks do not read");
       break;
     }

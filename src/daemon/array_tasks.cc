@@ -13,9 +13,12 @@ Result<JobRecord> ArrayTasks::Job(JobId id, bool with_env) const {
     if (!with_env) job.request.env.clear();
     return job;
   };
-  auto task = [id](const JobRecord& rest) -> std::optional<JobRecord> {
-    auto tasks = RestTasks::Of(rest);
-    if (!tasks || !tasks->PendingIndexOf(id)) return std::nullopt;
+  // A rest of the table was read when it entered it; a stored one is read here.
+  auto task = [this, id](const JobRecord& rest) -> std::optional<JobRecord> {
+    std::optional<RestTasks> read;
+    const RestTasks* tasks = jobs_->find(rest.id) != jobs_->end() ? jobs_->TasksOfRest(rest.id) : nullptr;
+    if (tasks == nullptr && (read = RestTasks::Of(rest))) tasks = &*read;
+    if (tasks == nullptr || !tasks->PendingIndexOf(id)) return std::nullopt;
     return tasks->Task(rest, id);
   };
   auto active = jobs_->find(id);

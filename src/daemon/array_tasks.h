@@ -31,8 +31,7 @@ class ArrayTasks {
   Result<JobRecord> Job(JobId id, bool with_env = true) const;
   // How many tasks active job `id` stands for: a rest, each of its pending ones; any other 1.
   size_t TasksOf(JobId id) const {
-    auto it = jobs_->find(id);
-    return it == jobs_->end() ? 1 : TasksIn(it->second);
+    return jobs_->TasksOf(id);
   }
 
   // The ids of the tasks of job array `id` (its first task's id) that have not ended, ascending

@@ -396,8 +396,10 @@ int RunDaemon(const Config& config, std::unique_ptr<gpu::GpuBackend> backend,
     std::vector<int> wake = node.WaitFds();
     wake.push_back(sig_fd);
     wake.push_back(watcher.wake_fd());
-    // Requests on job arrays go on a budget at a time, one per pass: no sleep in between.
-    auto ready = (*server)->RunOnce(service.waiting().array_requests > 0 ? 0 : static_cast<int>(config.poll_interval_ms), wake);
+    // Requests on job arrays go on a budget at a time, one per pass, and so do the starts and ends
+    // of many jobs at once: no sleep in between.
+    bool due = service.waiting().array_requests > 0 || node.MoreDue();
+    auto ready = (*server)->RunOnce(due ? 0 : static_cast<int>(config.poll_interval_ms), wake);
     for (int fd : ready) {
       if (fd != sig_fd) continue;  // the watcher's wake needs no reading: Step takes its news
       signalfd_siginfo info{};

@@ -219,14 +219,21 @@ void JobRunner::Pass(int64_t now_ms) {
     if (job.state == JobState::kRunning) running.push_back(id);
   }
   std::vector<std::pair<JobId, OccupantEnd>> ends;
+  // The ends of one pass write at most about pass_record_bytes of records: the jobs past that are
+  // polled by the next pass, which follows at once (Node::MoreDue). Their limits and signals
+  // are seen to all the same.
+  uint64_t end_bytes = 0;
+  ends_left_ = false;
   for (JobId id : running) {
     JobRecord& job = jobs.at(id);
-    auto end = OccupantOf(job).Poll(job, now_ms);
+    ends_left_ = ends_left_ || (!ends.empty() && end_bytes >= deps_.options->pass_record_bytes);
+    auto end = ends_left_ ? std::nullopt : OccupantOf(job).Poll(job, now_ms);
     if (end && end->exit && end->exit->kind == launch::ExitStatus::Kind::kOrphaned) {
       HandleOrphan(job);
       end.reset();  // still running: its processes live
     }
     if (end) {
+      end_bytes += RecordBytes(job);
       ends.emplace_back(id, std::move(*end));
       continue;
     }

@@ -101,6 +101,8 @@ class JobRunner {
   // Whether the queue changed (a job ended, a device freed, a start not recorded) since the last
   // call: the pass must schedule again.
   bool TakeChanged() { return std::exchange(changed_, false); }
+  // Whether the last Pass left ends for the next (their records past options->pass_record_bytes).
+  bool EndsLeft() const { return ends_left_; }
   // The jobs launched since the daemon started (the metrics' starts_total).
   int64_t starts_total() const { return starts_total_; }
 
@@ -135,6 +137,7 @@ class JobRunner {
 
   RunnerDeps deps_;
   bool changed_ = false;  // since the last TakeChanged
+  bool ends_left_ = false;  // the last Pass stopped collecting ends at its budget
   ShimOccupant shim_;
   LeaseOccupant lease_occupant_;
   std::map<JobId, int64_t> kill_at_ms_;  // running jobs being stopped: SIGKILL deadline

@@ -5,27 +5,33 @@ namespace pinpoint::daemon {
 
 JobRecord& JobTable::Add(JobRecord job) {
   Erase(job.id);
-  size_t tasks = TasksIn(job);
-  held_bytes_.Add(job, tasks);
-  ++generation_;
   JobId id = job.id;
+  size_t tasks = 1;
   if (IsArrayRest(job)) {
     rests_[job.array.array_id] = id;
+    // A rest's lists are read here once; which tasks it stands for changes only by Erase and Add.
+    if (auto read = RestTasks::Of(job)) {
+      tasks = read->size();
+      rest_tasks_.insert_or_assign(id, std::move(*read));
+    }
     extra_tasks_ += tasks - 1;
   }
+  held_bytes_.Add(job, tasks);
+  ++generation_;
   return jobs_[id] = std::move(job);
 }
 
 void JobTable::Erase(JobId id) {
   auto it = jobs_.find(id);
   if (it == jobs_.end()) return;
-  size_t tasks = TasksIn(it->second);
+  size_t tasks = TasksOf(id);
   held_bytes_.Remove(it->second, tasks);
   if (IsArrayRest(it->second)) {
     auto rest = rests_.find(it->second.array.array_id);
     if (rest != rests_.end() && rest->second == id) rests_.erase(rest);
     extra_tasks_ -= std::min(extra_tasks_, tasks - 1);
   }
+  rest_tasks_.erase(id);
   jobs_.erase(it);
   ++generation_;
 }
@@ -33,9 +39,9 @@ void JobTable::Erase(JobId id) {
 const JobRecord* JobTable::RestHolding(JobId id) const {
   auto after = rests_.upper_bound(id);  // arrays with ids above `id` cannot hold it
   if (after == rests_.begin()) return nullptr;
-  const JobRecord& rest = jobs_.at(std::prev(after)->second);
-  auto tasks = RestTasks::Of(rest);
-  return tasks && tasks->PendingIndexOf(id) ? &rest : nullptr;
+  JobId rest = std::prev(after)->second;
+  const RestTasks* tasks = TasksOfRest(rest);
+  return tasks != nullptr && tasks->PendingIndexOf(id) ? &jobs_.at(rest) : nullptr;
 }
 
 Status JobTable::Persist(const JobRecord& job, const char* event, const std::string& detail) {

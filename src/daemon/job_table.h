@@ -56,7 +56,7 @@ class JobTable {
   void Erase(JobId id);
   // The record in the table changed its request from `before`'s (an update): its bytes follow.
   void RequestChanged(const JobRecord& before, const JobRecord& now) {
-    size_t tasks = TasksIn(now);  // an update changes a rest's request, never its tasks
+    size_t tasks = TasksOf(now.id);  // an update changes a rest's request, never its tasks
     held_bytes_.Remove(before, tasks);
     held_bytes_.Add(now, tasks);
   }
@@ -65,8 +65,20 @@ class JobTable {
   uint64_t HeldBytesOf(uint32_t uid) const { return held_bytes_.Of(uid); }
 
   // The array's rest (array_rest.h) in the table that stands for task `id`; null when none does.
-  // Cost: O(log arrays + the rest's tasks).
+  // Cost: O(log arrays + log the rest's tasks).
   const JobRecord* RestHolding(JobId id) const;
+  // The tasks of rest `id` of the table, read from its text once, when it entered the table (a
+  // lookup of one of 10000 tasks does not parse the rest again); null when `id` is no rest of
+  // the table, or one whose lists do not read.
+  const RestTasks* TasksOfRest(JobId id) const {
+    auto it = rest_tasks_.find(id);
+    return it == rest_tasks_.end() ? nullptr : &it->second;
+  }
+  // How many tasks job `id` of the table stands for: a rest's pending ones, any other 1. O(log).
+  size_t TasksOf(JobId id) const {
+    const RestTasks* tasks = TasksOfRest(id);
+    return tasks == nullptr ? 1 : tasks->size();
+  }
   // The tasks the table's records stand for: a rest counts each of its pending tasks.
   size_t tasks() const { return jobs_.size() + extra_tasks_; }
 
@@ -107,6 +119,7 @@ class JobTable {
   Map jobs_;
   HeldBytes held_bytes_;  // of jobs_'s requests, by uid
   std::map<JobId, JobId> rests_;  // array id -> the id of its rest in jobs_
+  std::map<JobId, RestTasks> rest_tasks_;  // a rest's id in jobs_ -> its tasks (RestTasks::Of)
   size_t extra_tasks_ = 0;        // tasks the rests stand for beyond one each
   int64_t generation_ = 0;
   // Jobs whose end could not be stored yet -> whether CollectEnded has reported them.

@@ -43,6 +43,39 @@ TEST(JobTableTest, HeldBytesFollowAddReplaceAndErase) {
   EXPECT_EQ(jobs.size(), 1u);
 }
 
+// A rest's tasks are read from its text once, when it enters the table, and follow it: the rest
+// that replaces it after a take-out stands for its own tasks, an erased one for none.
+TEST(JobTableTest, ARestsTasksAreReadOnceAndFollowAddAndErase) {
+  JobTable jobs(nullptr, nullptr);
+  JobRecord job = JobOf(1000);
+  auto spec = ParseArraySpec("1-10000");
+  ASSERT_TRUE(spec.ok());
+  JobRecord rest = NewArrayRest(job, *spec);
+  rest.id = rest.array.array_id = 100;
+  jobs.Add(rest);
+  ASSERT_NE(jobs.TasksOfRest(100), nullptr);
+  EXPECT_EQ(jobs.TasksOf(100), 10000u);
+  EXPECT_EQ(jobs.tasks(), 10000u);
+  EXPECT_EQ(jobs.RestHolding(100 + 9999), &jobs.at(100));
+  EXPECT_EQ(jobs.RestHolding(100 + 10000), nullptr);
+
+  RestTasks::TakenOut split = jobs.TasksOfRest(100)->TakeOut(jobs.at(100), {100, 105});
+  ASSERT_TRUE(split.rest.has_value());
+  jobs.Erase(100);
+  EXPECT_EQ(jobs.TasksOfRest(100), nullptr);
+  for (JobRecord& task : split.tasks) jobs.Add(std::move(task));
+  jobs.Add(std::move(*split.rest));
+  EXPECT_EQ(jobs.TasksOf(101), 9998u);
+  EXPECT_EQ(jobs.TasksOf(100), 1u) << "a task of its own";
+  EXPECT_EQ(jobs.RestHolding(105), nullptr) << "taken out";
+  EXPECT_EQ(jobs.RestHolding(106), &jobs.at(101));
+  EXPECT_EQ(jobs.tasks(), 10000u);
+  EXPECT_EQ(jobs.HeldBytesOf(1000), RequestBytes(job.request) * 10000);
+  jobs.Erase(101);
+  EXPECT_EQ(jobs.RestHolding(106), nullptr);
+  EXPECT_EQ(jobs.tasks(), 2u);
+}
+
 class JobTableStoreTest : public ::testing::Test {
  protected:
   void SetUp() override {

@@ -1,5 +1,7 @@
 #include "daemon/node.h"
 
+#include <chrono>
+
 #include "common/log.h"
 #include "daemon/array_rest.h"
 #include "daemon/lifecycle.h"
@@ -7,6 +9,42 @@
 #include "daemon/sharing_setup.h"
 
 namespace pinpoint::daemon {
+
+namespace {
+
+// Where a pass's time went, said in the log when a pass takes kSlowPassMs or more (at most once
+// every kSlowPassLogEveryMs): what a site reads when requests stall. Wall time, not the node's
+// clock (a test's fake clock stands still).
+constexpr int64_t kSlowPassMs = 100;
+constexpr int64_t kSlowPassLogEveryMs = 10000;
+
+class PassTimer {
+ public:
+  void Mark(const char* phase) {
+    auto now = std::chrono::steady_clock::now();
+    phases_.emplace_back(phase, std::chrono::duration_cast<std::chrono::milliseconds>(now - last_).count());
+    last_ = now;
+  }
+  void LogIfSlow(size_t jobs, size_t ended) const {
+    int64_t total = 0;
+    for (const auto& [phase, ms] : phases_) total += ms;
+    if (total < kSlowPassMs) return;
+    static int64_t logged_ms = INT64_MIN / 2;
+    int64_t now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                         std::chrono::steady_clock::now().time_since_epoch()).count();
+    if (now_ms - logged_ms < kSlowPassLogEveryMs) return;
+    logged_ms = now_ms;
+    std::string parts;
+    for (const auto& [phase, ms] : phases_) parts += (parts.empty() ? "" : ", ") + std::string(phase) + " " + std::to_string(ms) + " ms";
+    log::Warn("a pass took {} ms ({}; {} active jobs, {} ended)", total, parts, jobs, ended);
+  }
+
+ private:
+  std::chrono::steady_clock::time_point last_ = std::chrono::steady_clock::now();
+  std::vector<std::pair<const char*, int64_t>> phases_;
+};
+
+}  // namespace
 
 Node::Node(NodeOptions options, NodeDeps deps)
     : options_(std::move(options)),
@@ -61,19 +99,26 @@ Status Node::Recover() {
 }
 
 std::vector<JobId> Node::Step() {
+  PassTimer timer;
+  starts_left_ = false;
   deps_.launcher->Reap();
   jobs_.RetryUnpersistedEnds();
   int64_t now = deps_.clock->NowMs();
   runner_.Pass(now);
+  timer.Mark("polls");
   ExpireStartingLeases(now);
   if (runner_.TakeChanged()) dirty_ = true;
   // A MIG reconfiguration done, or an idle instance past its minimums for a slice that waits.
   if (deps_.mig != nullptr && (deps_.mig->Poll(options_.inventory, now) || deps_.mig->TakeDue(now))) dirty_ = true;
+  timer.Mark("leases and MIG");
   if (dirty_) Schedule();
+  timer.Mark("schedule and starts");
   // Every job that ended in this pass, polled or failed to launch inside Schedule.
   std::vector<JobId> ended = jobs_.CollectEnded(
       [&](const JobRecord& job) { ended_total_[{job.state, job.reason}] += 1; });
   watch_.Update(jobs_);
+  timer.Mark("ends reported");
+  timer.LogIfSlow(jobs_.size(), ended.size());
   return ended;
 }
 
@@ -104,7 +149,7 @@ sched::Snapshot Node::SchedSnapshot(bool with_pending) {
       snap.pending.push_back(DemandOf(job));
       // An array's rest stands for its first pending tasks in a pass, the first under its own id:
       // a pass starts at most kArrayTasksPerPass of one array, the next pass the next ones.
-      if (auto tasks = IsArrayRest(job) ? RestTasks::Of(job) : std::nullopt) {
+      if (const RestTasks* tasks = jobs_.TasksOfRest(id)) {
         std::vector<JobId> ids = tasks->FirstIds(kArrayTasksPerPass);
         sched::Demand first = snap.pending.back();
         for (size_t i = 1; i < ids.size(); ++i) {
@@ -144,6 +189,21 @@ void Node::Schedule() {
   runner_.EndNeverStarting(plan.never_start);
   // The tasks placed that a rest still stands for become jobs of their own first; one the store
   // did not take stays in its rest, for a later pass.
+  // The starts of one pass write at most about pass_record_bytes of records (the task records
+  // taken out of rests, the starts, the pids): the others are placed again by the next pass.
+  uint64_t start_bytes = 0;
+  for (size_t i = 0; i < plan.starts.size(); ++i) {
+    const JobRecord* job = nullptr;
+    if (auto it = jobs_.find(plan.starts[i].id); it != jobs_.end()) job = &it->second;
+    if (job == nullptr) job = jobs_.RestHolding(plan.starts[i].id);
+    if (i > 0 && start_bytes >= options_.pass_record_bytes) {
+      plan.starts.resize(i);
+      starts_left_ = true;
+      dirty_ = true;
+      break;
+    }
+    start_bytes += job != nullptr ? RecordBytes(*job) : 0;
+  }
   std::vector<JobId> placed;
   for (const auto& start : plan.starts) {
     placed.push_back(start.id);

@@ -265,6 +265,9 @@ class Node {
   // One pass: reaps and polls running jobs, escalates cancels past their grace, then, if anything
   // changed, schedules and launches. Returns the ids of jobs that reached a final state.
   std::vector<JobId> Step();
+  // Whether the last Step left work for the next at once: starts or ends past its budget
+  // (NodeOptions::pass_record_bytes). The main loop then steps again without waiting.
+  bool MoreDue() const { return starts_left_ || runner_.EndsLeft(); }
 
   const NodeOptions& options() const { return options_; }
   size_t active_count() const { return jobs_.size(); }
@@ -303,6 +306,7 @@ class Node {
   ArrayTasks arrays_{&jobs_, deps_.store};
   Dependencies dependencies_{&jobs_, &arrays_};  // a submit's check, a pass's states
   bool dirty_ = true;                        // something changed since the last schedule
+  bool starts_left_ = false;                 // the last Schedule placed starts past its budget
   // MPS faults: the devices recovering from one and the jobs it hit, drains and why.
   FaultRecovery faults_{options_.mps_fault_drain_after, deps_.store};
   // The watcher's side: watched jobs, usage, and the slots of ended jobs whose processes may

@@ -25,6 +25,12 @@ inline constexpr size_t kDefaultMaxJobsPerUser = 20000;
 // Defaults of NodeOptions::max_request_bytes and max_user_request_bytes.
 inline constexpr uint64_t kDefaultMaxRequestBytes = 256 << 10;
 inline constexpr uint64_t kDefaultMaxUserRequestBytes = uint64_t{1} << 30;
+// The records one pass starts, and those it ends, take at most about this many bytes each
+// (RecordBytes; at least one job either way): 64 tasks of a 250 KB environment start over 16
+// passes, between which the loop answers requests, instead of in one pass of seconds; 500 jobs
+// of a small request start in one. The share left over is the next pass's, which follows at once
+// (Node::MoreDue).
+inline constexpr uint64_t kPassRecordBytes = uint64_t{1} << 20;
 // How long an opened lease waits, pending, for the MPS control daemon of its device to start
 // (Node::OpenLease) before it is given up.
 inline constexpr int64_t kLeaseStartTimeoutMs = 30000;
@@ -83,6 +89,7 @@ struct NodeOptions {
   // shim ends it past that, launch::LaunchSpec::max_output_bytes); 0: no bound.
   uint64_t max_output_bytes = 0;
   uint64_t state_reserve_bytes = 0;  // config state_reserve_bytes (LaunchSpec::reserve_bytes)
+  uint64_t pass_record_bytes = kPassRecordBytes;  // see kPassRecordBytes (tests set it lower)
 };
 
 }  // namespace pinpoint::daemon

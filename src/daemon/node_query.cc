@@ -25,15 +25,15 @@ JobRecord WithoutEnv(const JobRecord& job) {
 }
 
 
-// Whether an active job matches `f` (ListQuery).
-bool Matches(const JobRecord& job, const ListQuery& f) {
+// Whether active job `job` of `table` matches `f` (ListQuery).
+bool Matches(const JobRecord& job, const ListQuery& f, const JobTable& table) {
   auto in = [](const auto& list, const auto& value) {
     return list.empty() || std::find(list.begin(), list.end(), value) != list.end();
   };
   bool id = f.ids.empty() || in(f.ids, job.id) || (job.array.array_id != 0 && in(f.ids, job.array.array_id));
   if (!id && IsArrayRest(job)) {  // a task the rest stands for selects the rest's row
-    auto tasks = RestTasks::Of(job);
-    id = tasks && std::any_of(f.ids.begin(), f.ids.end(), [&](JobId t) { return tasks->PendingIndexOf(t).has_value(); });
+    const RestTasks* tasks = table.TasksOfRest(job.id);
+    id = tasks != nullptr && std::any_of(f.ids.begin(), f.ids.end(), [&](JobId t) { return tasks->PendingIndexOf(t).has_value(); });
   }
   return id && in(f.names, job.request.name) && in(f.states, job.state);
 }
@@ -117,16 +117,15 @@ Result<Node::Page> Node::List(bool all, std::optional<uint32_t> uid, int offset,
         page.jobs.push_back(WithoutEnv(it->second));
         continue;
       }
-      auto stored = deps_.store->Get(id);
+      auto stored = deps_.store->Get(id, /*with_env=*/false);
       if (!stored.ok()) return stored.status();
-      stored->request.env.clear();
       page.jobs.push_back(std::move(stored).value());
     }
     return page;
   }
   // Only the page is copied: a queue of 10,000 jobs costs one pass, not 10,000 records.
   for (const auto& [id, r] : jobs_) {
-    if ((uid && r.uid != *uid) || !Matches(r, select)) continue;
+    if ((uid && r.uid != *uid) || !Matches(r, select, jobs_)) continue;
     if (page.total >= offset && page.total < int64_t{offset} + limit) page.jobs.push_back(WithoutEnv(r));
     ++page.total;
   }

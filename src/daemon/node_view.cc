@@ -175,7 +175,7 @@ metrics::Snapshot Node::MetricsView() const {
     j.gpu_mem_request_bytes = job.request.gpu_mem_bytes;
     j.usage = job.usage;
     snap.jobs.push_back(j);
-    if (job.state == JobState::kPending) snap.sched.pending += static_cast<int>(TasksIn(job));  // a rest: its tasks
+    if (job.state == JobState::kPending) snap.sched.pending += static_cast<int>(jobs_.TasksOf(id));  // a rest: its tasks
     if (job.state != JobState::kRunning) continue;
     ++(job.kind == JobKind::kLease ? snap.sched.leases_running : snap.sched.running);
     for (const auto& a : job.allocations) {

@@ -21,8 +21,9 @@ class PassBatchTest : public ServiceFixture {
   void SetUp() override {
     RestartOn(TwoGpus());
   }
-  JobId Submit() {
+  JobId Submit(std::map<std::string, std::string> env = {}) {
     JobRequest r;
+    r.env = std::move(env);
     r.argv = {"true"};
     r.cwd = "/";
     r.gpus = 1;
@@ -100,6 +101,41 @@ TEST_F(PassBatchTest, EndsThatCannotBeStoredAreAnsweredOnceAndStoredLater) {
   EXPECT_TRUE(node_->Step().empty()) << "an end is reported once";
   full_ = false;
   EXPECT_TRUE(node_->Step().empty());
+  for (JobId id : ids) EXPECT_EQ(Stored(id), JobState::kCompleted);
+}
+
+// Many large records at once: a pass starts, and ends, jobs of about pass_record_bytes of records
+// (at least one), and says more is due; the next passes take the others. Here three jobs of a
+// 100 KB environment a pass, against a budget of 250 KB.
+TEST_F(PassBatchTest, TheStartsAndEndsOfManyLargeRecordsAreSpreadOverPasses) {
+  NodeOptions options;
+  options.inventory = TwoGpus();
+  options.pass_record_bytes = 250 << 10;
+  Restart(options);
+  std::vector<JobId> ids;
+  for (int i = 0; i < kJobs; ++i) ids.push_back(Submit({{"BIG", std::string(100 << 10, 'x')}}));
+  std::vector<size_t> launched;
+  for (int pass = 0; pass < kJobs && launched.size() < 3; ++pass) {
+    node_->Step();
+    launched.push_back(launcher_.launches().size());
+    if (launched.back() < static_cast<size_t>(kJobs)) {
+      EXPECT_TRUE(node_->MoreDue()) << "pass " << pass;
+    }
+  }
+  EXPECT_EQ(launched, (std::vector<size_t>{3, 6, 8}));
+  EXPECT_FALSE(node_->MoreDue());
+  for (JobId id : ids) EXPECT_EQ(Stored(id), JobState::kRunning);
+
+  for (JobId id : ids) launcher_.Finish(id, Exited());
+  std::vector<size_t> ended;
+  for (int pass = 0; pass < kJobs && ended.size() < 3; ++pass) {
+    ended.push_back(node_->Step().size());
+    if (ended.size() < 3) {
+      EXPECT_TRUE(node_->MoreDue()) << "pass " << pass;
+    }
+  }
+  EXPECT_EQ(ended, (std::vector<size_t>{3, 3, 2}));
+  EXPECT_FALSE(node_->MoreDue());
   for (JobId id : ids) EXPECT_EQ(Stored(id), JobState::kCompleted);
 }
 

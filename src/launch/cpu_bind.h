@@ -12,5 +12,8 @@ namespace pinpoint::launch {
 // nothing changes. Errors: kIo with the kernel's reason and the list ("cannot bind to CPUs 2-3:
 // Invalid argument").
 Status BindToCpus(const std::vector<int>& cpus);
+// Lets the calling process use every CPU of the machine (those the kernel's cpuset for its cgroup
+// allows among them): what a process started by a daemon pinned to a few CPUs does first.
+void ResetCpus();
 
 }  // namespace pinpoint::launch

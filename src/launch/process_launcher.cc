@@ -14,6 +14,7 @@
 #include "common/file_util.h"
 #include "common/log.h"
 #include "common/process.h"
+#include "common/spawn.h"
 #include "launch/shim.h"
 
 namespace pinpoint::launch {
@@ -30,6 +31,8 @@ ExitStatus NeverLaunched(const std::string& why) {
 }
 
 constexpr char kJobKeyPrefix[] = "PINPOINT_JOB_KEY=";
+// The processes an ended job left running that one Poll kills (the next polls kill the others).
+constexpr size_t kKillsPerPoll = 256;
 
 std::string RandomHex(size_t bytes) {
   std::string raw(bytes, '\0');
@@ -123,35 +126,42 @@ struct JobIdentity {
   }
 };
 
-JobIdentity IdentityOf(const JobHandle& handle, int dir_fd) {
+// What spec.json says of a job's identity, read once per launch (it holds the job's whole
+// environment: reading it at every poll of an ending job cost the loop a parse of up to MiBs).
+SpecFacts FactsOf(const LaunchSpec& spec) {
+  SpecFacts facts;
+  for (const std::string& entry : spec.env)
+    if (entry.rfind(kJobKeyPrefix, 0) == 0) facts.key_entry = entry;
+  facts.uid = spec.switch_user ? spec.uid : static_cast<uint32_t>(::geteuid());
+  facts.cgroup_dir = spec.cgroup_dir;
+  if (!spec.cgroup_dir.empty()) {
+    // /sys/fs/cgroup/pinpoint/job-5 -> /pinpoint/job-5, as /proc/<pid>/cgroup names it.
+    const std::string& dir = spec.cgroup_dir;
+    auto root = dir.find("/cgroup");
+    auto rel = root == std::string::npos ? std::string::npos : dir.find('/', root + 1);
+    if (rel != std::string::npos && rel + 1 < dir.size()) facts.cgroup_rel = dir.substr(rel);
+  }
+  return facts;
+}
+
+JobIdentity IdentityOf(const JobHandle& handle, const SpecFacts& facts) {
   JobIdentity id;
   // A live process with the supervisor's pid but another start time means the pid (and so the
   // session id) now belongs to someone else.
   uint64_t ticks = ProcessStartTicks(handle.pid);
   bool same = ticks == 0 || handle.pid_start_ticks == 0 || ticks == handle.pid_start_ticks;
   if (handle.pid > 0 && same) id.session = handle.pid;
-  auto spec = ReadSpec(dir_fd);
-  if (spec.ok()) {
-    for (const std::string& entry : spec->env)
-      if (entry.rfind(kJobKeyPrefix, 0) == 0) id.key_entry = entry;
-    id.uid = spec->switch_user ? spec->uid : static_cast<uint32_t>(::geteuid());
-  }
-  if (spec.ok() && !spec->cgroup_dir.empty()) {
-    // /sys/fs/cgroup/pinpoint/job-5 -> /pinpoint/job-5, as /proc/<pid>/cgroup names it.
-    const std::string& dir = spec->cgroup_dir;
-    auto root = dir.find("/cgroup");
-    auto rel = root == std::string::npos ? std::string::npos : dir.find('/', root + 1);
-    if (rel != std::string::npos && rel + 1 < dir.size()) id.cgroup_rel = dir.substr(rel);
-  }
+  id.key_entry = facts.key_entry;
+  id.uid = facts.uid;
+  id.cgroup_rel = facts.cgroup_rel;
   return id;
 }
 
 // Kills every process of the job's cgroup at once (cgroup.kill, Linux 5.14), forks in flight
 // included; nothing where the job has no cgroup or the kernel no cgroup.kill.
-void KillCgroup(int dir_fd) {
-  auto spec = ReadSpec(dir_fd);
-  if (!spec.ok() || spec->cgroup_dir.empty()) return;
-  auto group = OpenDirNoFollow(spec->cgroup_dir);
+void KillCgroup(const SpecFacts& facts) {
+  if (facts.cgroup_dir.empty()) return;
+  auto group = OpenDirNoFollow(facts.cgroup_dir);
   if (!group.ok()) return;
   auto kill = OpenFileAt(group->get(), "cgroup.kill", O_WRONLY);
   if (kill.ok()) (void)!::write(kill->get(), "1", 1);
@@ -169,6 +179,19 @@ std::vector<int64_t> Members(const JobIdentity& id) {
 }  // namespace
 
 ProcessLauncher::ProcessLauncher(std::string shim_path) : shim_path_(std::move(shim_path)) {}
+
+const SpecFacts& ProcessLauncher::FactsFor(const JobHandle& handle, int dir_fd) {
+  auto known = facts_.find(handle.job_dir);
+  if (known != facts_.end()) return known->second;
+  // Launched by an earlier pinpointd: its spec is read once, here. One that does not read names
+  // no key and no cgroup (the session alone), and is read again at the next call.
+  auto spec = ReadSpec(dir_fd);
+  if (!spec.ok()) {
+    static const SpecFacts kNone;
+    return kNone;
+  }
+  return facts_[handle.job_dir] = FactsOf(*spec);
+}
 
 uint64_t ProcessStartTicks(int64_t pid) {
   auto stat = ReadProcStat(pid);
@@ -206,17 +229,22 @@ Result<JobHandle> ProcessLauncher::Launch(const LaunchSpec& spec) {
   if (!lock.ok()) return lock.status();
   if (::flock(lock->get(), LOCK_EX | LOCK_NB) != 0)
     return IoError(name + " already has a live supervisor");
-  std::string fd_arg = std::to_string(lock->get());
-  const char* argv[] = {shim_path_.c_str(), spec.job_dir.c_str(), fd_arg.c_str(), nullptr};
-  pid_t pid = ::fork();
-  if (pid < 0) return IoError("fork: " + ErrnoText(errno));
-  if (pid == 0) {
-    ::fcntl(lock->get(), F_SETFD, 0);
-    CloseOnExecFrom(3, lock->get());  // the shim gets the lock and nothing else of pinpointd's
-    ::execv(argv[0], const_cast<char**>(argv));
-    ::_exit(127);
-  }
+  // Started by posix_spawn, not fork: the daemon's pages are neither copied nor made
+  // copy-on-write (with a large heap, a fork and the faults after it cost the loop ms per start).
+  // The shim gets the lock as fd 3, the daemon's stdout and stderr (its log), and nothing else of
+  // pinpointd's; it leads a session of its own, whose id is its pid.
+  constexpr int kShimLockFd = 3;
+  SpawnSpec shim;
+  shim.argv = {shim_path_, spec.job_dir, std::to_string(kShimLockFd)};
+  shim.out = SpawnStream::Fd(STDOUT_FILENO);
+  shim.err = SpawnStream::Fd(STDERR_FILENO);
+  shim.pass_fds = {{lock->get(), kShimLockFd}};
+  shim.new_session = true;
+  auto spawned = Spawn(shim);
+  if (!spawned.ok()) return IoError(name + ": cannot start its supervisor: " + spawned.status().message());
+  pid_t pid = *spawned;
   children_.insert(pid);
+  facts_[spec.job_dir] = FactsOf(keyed);
   JobHandle handle;
   handle.job_id = spec.job_id;
   handle.job_dir = spec.job_dir;
@@ -245,17 +273,22 @@ std::optional<ExitStatus> ProcessLauncher::Poll(const JobHandle& handle) {
     // The program has ended, but a process it left (one that called setsid, or double-forked)
     // would run on with the job's GPUs while the next job gets them: the job is not over until
     // every process of it is gone. Each is killed, and the next poll looks again.
-    JobIdentity id = IdentityOf(handle, dir->get());
+    const SpecFacts& facts = FactsFor(handle, dir->get());
+    JobIdentity id = IdentityOf(handle, facts);
     std::vector<int64_t> left = Members(id);
     if (left.empty()) {
       leftovers_named_.erase(handle.job_id);
+      facts_.erase(handle.job_dir);  // the job is over: its directory is read no more
       return *status;
     }
     if (leftovers_named_.insert(handle.job_id).second)
       log::Warn("job {}: its program ended; killing {} process(es) it left running (pid {}{}) before its "
                 "resources are handed on", handle.job_id, left.size(), left.front(), left.size() > 1 ? ", ..." : "");
-    KillCgroup(dir->get());
-    for (int64_t pid : left) SignalIfBelongs(pid, SIGKILL, [&](int64_t p) { return id.Holds(p); });
+    KillCgroup(facts);
+    // At most kKillsPerPoll a poll, each through a pidfd: 3000 left behind cost the loop a share
+    // of a pass at a time, and the next polls kill the rest.
+    for (size_t i = 0; i < left.size() && i < kKillsPerPoll; ++i)
+      SignalIfBelongs(left[i], SIGKILL, [&](int64_t p) { return id.Holds(p); });
     return std::nullopt;
   }
   if (status.status().code() == Code::kUnavailable) return std::nullopt;
@@ -266,11 +299,12 @@ std::optional<ExitStatus> ProcessLauncher::Poll(const JobHandle& handle) {
   if (!pid_text.ok() && pid_text.status().code() == Code::kUnavailable) return std::nullopt;
   if (ReadJobPid(dir->get()) == 0) return NeverLaunched("the job's supervisor never started it");
   ExitStatus lost;
-  if (!Members(IdentityOf(handle, dir->get())).empty()) {
+  if (!Members(IdentityOf(handle, FactsFor(handle, dir->get()))).empty()) {
     lost.kind = ExitStatus::Kind::kOrphaned;
     lost.error = "the job's supervisor died; its processes still run";
     return lost;
   }
+  facts_.erase(handle.job_dir);
   lost.kind = ExitStatus::Kind::kNoStatus;
   lost.error = "the job's supervisor ended without recording an exit status";
   return lost;
@@ -312,7 +346,7 @@ Status ProcessLauncher::SignalJob(const JobHandle& handle, int signal, bool lead
   }
   if (job_pid > 0) {
     // The supervisor is dead: each process verified to be the job's, one by one.
-    JobIdentity id = IdentityOf(handle, dir->get());
+    JobIdentity id = IdentityOf(handle, FactsFor(handle, dir->get()));
     for (int64_t pid : Members(id))
       SignalIfBelongs(pid, signal, [&](int64_t p) { return id.Holds(p); });
     return Status::Ok();
@@ -331,7 +365,7 @@ Status ProcessLauncher::SignalJob(const JobHandle& handle, int signal, bool lead
 std::vector<int64_t> ProcessLauncher::JobProcesses(const JobHandle& handle) {
   auto dir = OpenDirNoFollow(handle.job_dir);
   if (!dir.ok()) return {};
-  return Members(IdentityOf(handle, dir->get()));
+  return Members(IdentityOf(handle, FactsFor(handle, dir->get())));
 }
 
 void ProcessLauncher::Reap() {

@@ -2,12 +2,22 @@
 // launcher.h for the job directory contract).
 #pragma once
 
+#include <map>
 #include <set>
 #include <string>
 
 #include "launch/launcher.h"
 
 namespace pinpoint::launch {
+
+// What a job's spec.json says of who belongs to it (process_launcher.cc, JobIdentity): its key's
+// environment entry, its user, its cgroup.
+struct SpecFacts {
+  std::string key_entry;   // "PINPOINT_JOB_KEY=<key>"; "" when the launch had none
+  uint32_t uid = 0;        // the job's user
+  std::string cgroup_dir;  // "" when the job has no cgroup
+  std::string cgroup_rel;  // cgroup_dir as /proc/<pid>/cgroup names it ("/pinpoint/job-5")
+};
 
 class ProcessLauncher : public Launcher {
  public:
@@ -25,10 +35,14 @@ class ProcessLauncher : public Launcher {
   // Signal and SignalLeader: the job's process group, or its leader alone (only while its
   // supervisor lives), as those say.
   Status SignalJob(const JobHandle& handle, int signal, bool leader_only);
+  // The facts of the job in `handle`'s directory (open as `dir_fd`): known since its launch, or
+  // read from its spec.json once (a job an earlier pinpointd launched).
+  const SpecFacts& FactsFor(const JobHandle& handle, int dir_fd);
 
   std::string shim_path_;
   std::set<int64_t> children_;  // shim pids forked by this process, not yet reaped
   std::set<JobId> leftovers_named_;  // jobs whose left-running processes the log has named
+  std::map<std::string, SpecFacts> facts_;  // by job directory, until the job is over
 };
 
 // Start time of `pid` in clock ticks since boot (field 22 of /proc/<pid>/stat), or 0 when the

@@ -63,6 +63,28 @@ TEST_F(ProcessLauncherTest, AJobWithCpusRunsOnThemAlone) {
       << "without cpus, the job keeps every CPU it may use";
 }
 
+// A site may pin pinpointd to a housekeeping CPU (systemd CPUAffinity=; stall_bench.sh does):
+// its jobs do not inherit that. Without cpus of its own a job may use every CPU of the node.
+TEST_F(ProcessLauncherTest, AJobDoesNotInheritTheDaemonsCpus) {
+  cpu_set_t mine;
+  CPU_ZERO(&mine);
+  ASSERT_EQ(::sched_getaffinity(0, sizeof(mine), &mine), 0);
+  if (CPU_COUNT(&mine) < 2) GTEST_SKIP() << "one CPU: nothing to tell apart";
+  int first = 0;
+  while (!CPU_ISSET(first, &mine)) ++first;
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  CPU_SET(first, &one);
+  ASSERT_EQ(::sched_setaffinity(0, sizeof(one), &one), 0);  // the daemon, pinned
+  auto h = launcher_.Launch(Spec(11, {"sh", "-c", "grep Cpus_allowed_list /proc/self/status"}));
+  ASSERT_EQ(::sched_setaffinity(0, sizeof(mine), &mine), 0);
+  ASSERT_TRUE(h.ok()) << h.status().ToString();
+  WaitSupervisor(*h);
+  std::string seen = ReadLog(*h, kStdoutFile);
+  EXPECT_NE(seen, "Cpus_allowed_list:\t" + std::to_string(first) + "\n") << "the daemon's CPU alone";
+  EXPECT_EQ(seen.rfind("Cpus_allowed_list:\t", 0), 0u) << seen;
+}
+
 TEST_F(ProcessLauncherTest, MissingProgramIsLaunchFailure) {
   auto h = launcher_.Launch(Spec(2, {"/nonexistent/program"}));
   ASSERT_TRUE(h.ok());

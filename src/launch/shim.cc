@@ -486,7 +486,10 @@ void RecordExitStatus(int dir_fd, const ExitStatus& status, int log_fd,
 }
 
 int RunShim(const std::string& job_dir, int lock_fd) {
-  ::setsid();
+  ::setsid();  // pinpointd starts it in a session of its own already (Spawn's new_session)
+  // The CPUs pinpointd was pinned to (a site's housekeeping CPU) are not the job's: the shim and
+  // the job may use every CPU of the node, and the job's own cpus narrow that below.
+  ResetCpus();
   // Signals sent to the job's process group must not take the supervisor down with it.
   struct sigaction ign {};
   ign.sa_handler = SIG_IGN;

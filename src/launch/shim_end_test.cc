@@ -134,7 +134,7 @@ TEST_F(ProcessLauncherTest, AShimWhoseDaemonStaysAwayEndsItsJobAndRecordsWhy) {
 // output to the bound with a last line that says so, and records why; a job within it is not
 // touched.
 TEST_F(ProcessLauncherTest, AJobWhoseOutputPassesItsBoundIsEndedAndItsOutputCut) {
-  LaunchSpec spec = Spec(24, {"sh", "-c", "yes 'a line of output' & yes 'an error line' >&2; wait"});
+  LaunchSpec spec = Spec(24, {"sh", "-c", "echo first; yes 'a line of output' & yes 'an error line' >&2; wait"});
   spec.max_output_bytes = 64 << 10;
   spec.output_check_ms = 5;
   spec.orphan_grace_ms = 50;
@@ -148,7 +148,7 @@ TEST_F(ProcessLauncherTest, AJobWhoseOutputPassesItsBoundIsEndedAndItsOutputCut)
       << st->error;
   std::string out = ReadLog(*h, kStdoutFile), err = ReadLog(*h, kStderrFile);
   EXPECT_LE(out.size() + err.size(), 64u << 10) << "cut to the bound";
-  EXPECT_GT(out.size(), 0u);
+  EXPECT_EQ(out.rfind("first\n", 0), 0u) << "written before either stream filled the bound";
   EXPECT_NE(err.find("pinpoint: output cut at 64KiB (max_output_bytes): the job was ended\n"), std::string::npos);
 
   LaunchSpec small = Spec(25, {"sh", "-c", "echo within"});

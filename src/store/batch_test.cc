@@ -89,7 +89,7 @@ TEST_F(BatchTest, AFailedWriteInABatchUndoesOnlyItself) {
   ASSERT_TRUE(Start(ids_[0]).ok());
   JobRecord bad = Must(store_->Get(ids_[1]));
   bad.state = JobState::kRunning;
-  bad.request.env["BAD"] = "\xff\xfe";
+  bad.request.name = "\xff\xfe";
   EXPECT_EQ(store_->Update(bad, JobEvent{ids_[1], 1, "start", ""}).code(), Code::kInvalidArgument);
   JobRecord missing = PendingRecord(1, 1);
   missing.id = 999;

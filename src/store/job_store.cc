@@ -356,14 +356,18 @@ Result<std::optional<JobRecord>> JobStore::FindArrayRest(JobId id) const {
 
 Status JobStore::Update(const JobRecord& record, const std::optional<JobEvent>& event) {
   PP_RETURN_IF_ERROR(CheckWritable());
-  Result<std::string> json = EncodeRecord(record);
+  // The environment stays the stored one: it is fixed at submit, and SQLite moves it from the
+  // old record to the new at a fraction of what encoding it again costs (MiBs for a large one).
+  Result<std::string> json = EncodeRecordWithoutEnv(record);
   if (!json.ok()) return json.status();
   Db* db = &impl_->db;
   Result<Transaction> txn = Transaction::Begin(db);
   if (!txn.ok()) return txn.status();
   Result<Statement> stmt = db->Prepare(
       "UPDATE jobs SET uid = ?1, user = ?2, state = ?3, reason = ?4, priority = ?5, "
-      "submit_ms = ?6, start_ms = ?7, end_ms = ?8, record = ?9 WHERE id = ?10");
+      "submit_ms = ?6, start_ms = ?7, end_ms = ?8, "
+      "record = json_set(?9, '$.request.env', json(coalesce(json_extract(record, '$.request.env'), '{}'))) "
+      "WHERE id = ?10");
   if (!stmt.ok()) return stmt.status();
   BindJobColumns(&*stmt, record, *json);
   stmt->Bind(10, record.id);

@@ -135,6 +135,8 @@ class JobStore {
   Result<std::optional<JobRecord>> FindByIdempotencyKey(const IdempotencyKey& key) const;
   // Replaces the stored record with this id and, when `event` is given, appends it to the job's
   // history, in one transaction. Durable on return (inside a Batch: when the batch commits).
+  // The record's request.env is not written: the stored one stays (an environment is fixed at
+  // submit; a record read without it may be given).
   // Errors: kNotFound; kInvalidArgument as for Insert; kIo, and CheckFile's error.
   Status Update(const JobRecord& record, const std::optional<JobEvent>& event = std::nullopt);
   // Errors: kNotFound; kInternal when the stored row is damaged (its JSON is unreadable or

@@ -344,8 +344,41 @@ TEST_F(JobStoreTest, NonUtf8IsRejectedAndNothingIsStored) {
 
   JobId good = Must(store->Insert(PendingRecord(1, 2)));
   bad.id = good;
+  bad.request.name = "\xff\xfe";  // Update writes every field but the environment (fixed at submit)
   EXPECT_EQ(store->Update(bad).code(), Code::kInvalidArgument);
   EXPECT_TRUE(Must(store->Get(good)).request.env.empty());
+  EXPECT_EQ(Must(store->Get(good)).request.name, PendingRecord(1, 2).request.name);
+}
+
+// A job's environment is fixed at its submit: an update writes the rest of the record and keeps
+// the stored environment, whatever the record given holds (one read without it, say), without
+// encoding it again.
+TEST_F(JobStoreTest, AnUpdateKeepsTheStoredEnvironment) {
+  auto store = OpenStore();
+  ASSERT_NE(store, nullptr);
+  JobRecord record = PendingRecord(1, 1);
+  record.request.env = {{"BIG", std::string(100 << 10, 'x')}, {"QUOTE", "a\"b\\c"}};
+  JobId id = Must(store->Insert(record));
+  std::string bytes_before = QueryOne(db_path(), "SELECT length(CAST(record AS BLOB)) FROM jobs");
+
+  JobRecord changed = Must(store->Get(id, /*with_env=*/false));
+  changed.state = JobState::kRunning;
+  changed.start_ms = 42;
+  ASSERT_TRUE(store->Update(changed).ok());
+  JobRecord got = Must(store->Get(id));
+  EXPECT_EQ(got.request.env, record.request.env);
+  EXPECT_EQ(got.state, JobState::kRunning);
+  EXPECT_EQ(got.start_ms, 42);
+
+  changed.request.env = {{"OTHER", "1"}};  // not the stored one: not written
+  changed.state = JobState::kCompleted;
+  changed.end_ms = 43;
+  ASSERT_TRUE(store->Update(changed).ok());
+  got = Must(store->Get(id));
+  EXPECT_EQ(got.request.env, record.request.env);
+  EXPECT_EQ(got.state, JobState::kCompleted);
+  EXPECT_GE(std::stoull(QueryOne(db_path(), "SELECT length(CAST(record AS BLOB)) FROM jobs")),
+            std::stoull(bytes_before)) << "the stored record still carries the environment's bytes";
 }
 
 TEST_F(JobStoreTest, HandEditedColumnIsReportedNotHidden) {

@@ -329,17 +329,26 @@ Result<int> FormatOf(const json& j) {
 const char* StoredStateName(JobState state) { return NameIn(kStoredStates, state); }
 const char* StoredReasonName(Reason reason) { return NameIn(kStoredReasons, reason); }
 
-Result<std::string> EncodeRecord(const JobRecord& record) {
+namespace {
+
+Result<std::string> Encode(const JobRecord& record, bool with_env) {
   Writer w;
   RecordFields(w, record);
   // dump() throws on strings that are not UTF-8 (argv and env come from users); this is the
   // store's edge, so the exception stops here. Format 1 carries no format key.
   try {
-    return w.Take().dump();
+    json j = w.Take();
+    if (!with_env) j["request"]["env"] = json::object();
+    return j.dump();
   } catch (const std::exception& e) {
     return InvalidArgument("job record cannot be stored as JSON: " + std::string(e.what()));
   }
 }
+
+}  // namespace
+
+Result<std::string> EncodeRecord(const JobRecord& record) { return Encode(record, /*with_env=*/true); }
+Result<std::string> EncodeRecordWithoutEnv(const JobRecord& record) { return Encode(record, /*with_env=*/false); }
 
 Result<JobRecord> DecodeRecord(std::string_view text) {
   // The Reader checks every type before reading, but nlohmann is third-party code: nothing

@@ -23,6 +23,9 @@ inline constexpr char kRecordFormatKey[] = "record_format";
 // The record in kCurrentRecordFormat, as JSON text.
 // Errors: kInvalidArgument when it cannot be encoded (a string that is not UTF-8).
 Result<std::string> EncodeRecord(const JobRecord& record);
+// The same with request.env written as `{}` (JobStore::Update keeps the stored one: a job's
+// environment is fixed at its submit, and re-encoding a large one at every change cost the loop).
+Result<std::string> EncodeRecordWithoutEnv(const JobRecord& record);
 
 // Reads a record written in any format from kOldestRecordFormat to kCurrentRecordFormat. A
 // missing or null field keeps JobRecord's default, as format 1 readers always did.
