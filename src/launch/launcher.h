@@ -125,7 +125,8 @@ class Launcher {
   // kUnavailable when it has not started yet (as Signal); kFailedPrecondition when its supervisor
   // is dead (the leader's pid may have been reused: nothing is sent).
   virtual Status SignalLeader(const JobHandle& handle, int signal) = 0;
-  // Reaps supervisors that were this process's children and have exited (call on SIGCHLD).
+  // Reaps supervisors that were this process's children and have exited (call on SIGCHLD). The
+  // daemon calls it at the start of each pass.
   virtual void Reap() = 0;
   // The pids of the job's processes (its session, and its cgroup if it has one; the supervisor
   // excluded), for MPS terminate_client. Found whether or not the supervisor still lives. Empty

@@ -89,6 +89,8 @@ std::string CgroupOf(int64_t pid) {
   return text.substr(line + 3, end == std::string::npos ? std::string::npos : end - line - 3);
 }
 
+}  // namespace
+
 // Who belongs to a job: the members of the session its supervisor made (the session id is the
 // supervisor's pid and outlives it; Linux never hands out a pid while it names a live session),
 // and, where it has one, the members of its cgroup, which no unprivileged process can leave.
@@ -125,6 +127,8 @@ struct JobIdentity {
     return false;
   }
 };
+
+namespace {
 
 // What spec.json says of a job's identity, read once per launch (it holds the job's whole
 // environment: reading it at every poll of an ending job cost the loop a parse of up to MiBs).
@@ -167,16 +171,44 @@ void KillCgroup(const SpecFacts& facts) {
   if (kill.ok()) (void)!::write(kill->get(), "1", 1);
 }
 
-std::vector<int64_t> Members(const JobIdentity& id) {
+}  // namespace
+
+// The job's members among the node's processes: what JobIdentity::Holds says of each, from one
+// read of each process's stat (and, where asked, its cgroup and uids). Each is verified again,
+// freshly, before it is signalled (SignalIfBelongs).
+//
+// With `reuse`, the node's processes as an earlier call of this round read them (table_), so the
+// jobs ending in one pass cost one look at /proc, not one each. That is sound for the answer
+// "none": a job's process comes only from another of its processes, so a job with none when the
+// table was read has none since. The table is dropped at each Reap, and after any answer that
+// is not "none" (its processes are about to be signalled and looked for again).
+std::vector<int64_t> ProcessLauncher::Members(const JobIdentity& id, bool reuse) {
   std::vector<int64_t> out;
   if (id.session == 0 && id.cgroup_rel.empty() && id.key_entry.empty()) return out;
-  for (int64_t pid : ListPids()) {
-    if (id.Holds(pid)) out.push_back(pid);
+  if (!reuse) table_.reset();
+  if (!table_) {
+    table_.emplace();
+    for (int64_t pid : ListPids()) {
+      if (auto stat = ReadProcStat(pid); stat && stat->state != 'Z') table_->push_back({pid, *stat, {}, {}});
+    }
   }
+  for (TableEntry& p : *table_) {
+    if (p.pid == id.session) continue;
+    bool member = id.session > 0 && p.stat.session == id.session;
+    if (!member && !id.cgroup_rel.empty()) {
+      if (!p.cgroup) p.cgroup = CgroupOf(p.pid);
+      member = *p.cgroup == id.cgroup_rel;
+    }
+    if (!member && !id.key_entry.empty()) {
+      if (!p.uids) p.uids = ReadProcUids(p.pid);
+      member = *p.uids && (*p.uids)->AllAre(id.uid) &&
+               JobIdentity::HasEntry(ReadProcFileBounded(p.pid, "environ", kMaxEnvironBytes), id.key_entry);
+    }
+    if (member) out.push_back(p.pid);
+  }
+  if (!out.empty() || !reuse) table_.reset();
   return out;
 }
-
-}  // namespace
 
 ProcessLauncher::ProcessLauncher(std::string shim_path) : shim_path_(std::move(shim_path)) {}
 
@@ -275,7 +307,7 @@ std::optional<ExitStatus> ProcessLauncher::Poll(const JobHandle& handle) {
     // every process of it is gone. Each is killed, and the next poll looks again.
     const SpecFacts& facts = FactsFor(handle, dir->get());
     JobIdentity id = IdentityOf(handle, facts);
-    std::vector<int64_t> left = Members(id);
+    std::vector<int64_t> left = Members(id, /*reuse=*/true);
     if (left.empty()) {
       leftovers_named_.erase(handle.job_id);
       facts_.erase(handle.job_dir);  // the job is over: its directory is read no more
@@ -299,7 +331,7 @@ std::optional<ExitStatus> ProcessLauncher::Poll(const JobHandle& handle) {
   if (!pid_text.ok() && pid_text.status().code() == Code::kUnavailable) return std::nullopt;
   if (ReadJobPid(dir->get()) == 0) return NeverLaunched("the job's supervisor never started it");
   ExitStatus lost;
-  if (!Members(IdentityOf(handle, FactsFor(handle, dir->get()))).empty()) {
+  if (!Members(IdentityOf(handle, FactsFor(handle, dir->get())), /*reuse=*/true).empty()) {
     lost.kind = ExitStatus::Kind::kOrphaned;
     lost.error = "the job's supervisor died; its processes still run";
     return lost;
@@ -369,6 +401,7 @@ std::vector<int64_t> ProcessLauncher::JobProcesses(const JobHandle& handle) {
 }
 
 void ProcessLauncher::Reap() {
+  table_.reset();  // a new round: the next Members reads the node's processes again
   for (auto it = children_.begin(); it != children_.end();) {
     int wstatus = 0;
     pid_t r = ::waitpid(static_cast<pid_t>(*it), &wstatus, WNOHANG);

@@ -6,6 +6,7 @@
 #include <set>
 #include <string>
 
+#include "common/process.h"
 #include "launch/launcher.h"
 
 namespace pinpoint::launch {
@@ -18,6 +19,8 @@ struct SpecFacts {
   std::string cgroup_dir;  // "" when the job has no cgroup
   std::string cgroup_rel;  // cgroup_dir as /proc/<pid>/cgroup names it ("/pinpoint/job-5")
 };
+
+struct JobIdentity;  // process_launcher.cc: who belongs to a job
 
 class ProcessLauncher : public Launcher {
  public:
@@ -38,11 +41,23 @@ class ProcessLauncher : public Launcher {
   // The facts of the job in `handle`'s directory (open as `dir_fd`): known since its launch, or
   // read from its spec.json once (a job an earlier pinpointd launched).
   const SpecFacts& FactsFor(const JobHandle& handle, int dir_fd);
+  // The job's processes (JobIdentity); with `reuse`, a "none" may come from the node's processes
+  // as an earlier call since the last Reap read them (process_launcher.cc).
+  std::vector<int64_t> Members(const JobIdentity& id, bool reuse = false);
 
   std::string shim_path_;
   std::set<int64_t> children_;  // shim pids forked by this process, not yet reaped
   std::set<JobId> leftovers_named_;  // jobs whose left-running processes the log has named
   std::map<std::string, SpecFacts> facts_;  // by job directory, until the job is over
+  // The node's processes (not zombies) as Members last read them, until the next Reap or an
+  // answer other than "none". Each process's cgroup and uids are read when a job first asks.
+  struct TableEntry {
+    int64_t pid = 0;
+    ProcStat stat;
+    std::optional<std::string> cgroup;
+    std::optional<std::optional<ProcUids>> uids;
+  };
+  std::optional<std::vector<TableEntry>> table_;
 };
 
 // Start time of `pid` in clock ticks since boot (field 22 of /proc/<pid>/stat), or 0 when the
