@@ -172,7 +172,9 @@ struct QueueReply {
   int64_t total = 0;          // jobs that match in all
   int offset = 0;
   int limit = 0;              // the page size used
-  int64_t more = 0;           // jobs beyond this page
+  int64_t more = 0;           // jobs beyond this page (rows: an array's rest counts one)
+  // The same counted in jobs: an array's rest counts each task it stands for (what people read).
+  int64_t more_tasks = 0;
   std::vector<StartView> starts = {};  // with "start": one per pending job of the page, in order
 };
 struct QueueRequest {

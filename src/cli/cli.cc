@@ -10,6 +10,7 @@
 #include <set>
 #include <iostream>
 #include <random>
+#include <sstream>
 #include <thread>
 
 #include <CLI/CLI.hpp>
@@ -163,6 +164,8 @@ std::vector<Command> Commands(SubmitArgs& submit, std::string& shown, std::vecto
          c->add_option("-D,--chdir", submit.chdir, "run the job in this directory (default: the current one)");
          c->add_option("--as-user", submit.as_user, "run as this user (root only)");
          c->add_flag("--wait", submit.wait, "wait for the job to end; exit with its exit code (Ctrl-C cancels the job)");
+         c->add_flag("--parsable", submit.parsable,
+                     "print the job's id alone (an array's id for --array), as sbatch --parsable: jid=$(pinpoint submit --parsable ...)");
          c->add_option("--export", submit.export_env,
                        "environment: ALL (default, less names that look like secrets), NONE, or NAME[,NAME=value...]");
          c->add_option("-o,--output", submit.output, "write the job's stdout (and stderr, without -e) to this file; %j job id, %u user, %x name, %A array id, %a task index");
@@ -204,8 +207,16 @@ std::vector<Command> Commands(SubmitArgs& submit, std::string& shown, std::vecto
            reply = Send(g, &Client::Submit, op);
          }
          if (!reply.ok()) return reply.status();
+         // --parsable: the id alone on stdout, at once (with --wait, before the wait, and nothing
+         // after it: the exit code says how the job ended).
+         if (submit.parsable && !g.json_output) {
+           out << (reply->array ? reply->array->id : reply->job.id) << std::endl;
+           if (!submit.wait) return 0;
+         }
+         std::ostringstream unused;
+         std::ostream& shown = submit.parsable && !g.json_output ? unused : out;
          if (reply->array)
-           return FinishArraySubmit(g.socket, *reply, submit.wait, submit.hold, g.json_output, out, *g.err);
+           return FinishArraySubmit(g.socket, *reply, submit.wait, submit.hold, g.json_output, shown, *g.err);
          const JobView& job = reply->job;
          if (!submit.wait) {
            if (g.json_output) out << ToJson(job).dump(2) << "\n";
@@ -225,7 +236,7 @@ std::vector<Command> Commands(SubmitArgs& submit, std::string& shown, std::vecto
          if (waited->job) {
            const JobView& ended = *waited->job;
            if (g.json_output) out << ToJson(ended).dump(2) << "\n";
-           else out << FormatJobEnd(ended);
+           else shown << FormatJobEnd(ended);
          }
          return SubmitWaitExitCode(*waited);
        }},

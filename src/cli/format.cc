@@ -221,7 +221,10 @@ std::string MoreJobsLine(const QueueReply& reply, bool all, const std::string& u
   std::string command = "pinpoint queue" + std::string(all ? " --all" : "") +
                         (user.empty() ? "" : " --user " + EscapeForTerminal(user)) + more_options +
                         " --offset " + std::to_string(next);
-  return "... " + std::to_string(reply.more) + " more job" + (reply.more == 1 ? "" : "s") + ": " + command +
+  // In jobs, an array's pending tasks each counted: the rows the next pages show can be fewer.
+  int64_t jobs = std::max(reply.more, reply.more_tasks);
+  std::string rows = jobs == reply.more ? "" : " in " + std::to_string(reply.more) + " row" + (reply.more == 1 ? "" : "s");
+  return "... " + std::to_string(jobs) + " more job" + (jobs == 1 ? "" : "s") + rows + ": " + command +
          " (--limit N for up to 10000 a page)\n";
 }
 

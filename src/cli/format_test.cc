@@ -168,7 +168,11 @@ TEST(FormatQueueTest, MoreJobsLineNamesTheNextPage) {
             "... 8998 more jobs: pinpoint queue --offset 1002 (--limit N for up to 10000 a page)\n");
   EXPECT_NE(MoreJobsLine(Decode<QueueReply>(reply), true, "alice").find("pinpoint queue --all --user alice --offset 1002"),
             std::string::npos);
+  reply["more_tasks"] = 9897;  // a pending array past the page: one row for its tasks
+  EXPECT_EQ(MoreJobsLine(Decode<QueueReply>(reply), false, ""),
+            "... 9897 more jobs in 8998 rows: pinpoint queue --offset 1002 (--limit N for up to 10000 a page)\n");
   reply["more"] = 0;
+  reply["more_tasks"] = 0;
   EXPECT_EQ(MoreJobsLine(Decode<QueueReply>(reply), false, ""), "");
   EXPECT_EQ(MoreJobsLine(Decode<QueueReply>(json{{"jobs", json::array()}}), false, ""), "")
       << "older daemons send no \"more\"";

@@ -28,6 +28,7 @@ struct SubmitArgs {
   int cpus = 1;
   int priority = 0;
   bool wait = false;
+  bool parsable = false;  // --parsable (sbatch's): the job's (or array's) id alone on stdout
   bool requeue = false;  // --requeue (Slurm's)
   SubmitSchedArgs sched;  // --time, --after, --afterok
   std::vector<std::string> command;

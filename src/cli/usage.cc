@@ -90,8 +90,14 @@ std::string Nearest(const std::string& typed, const std::vector<std::string>& kn
   size_t limit = std::min(std::max<size_t>(1, bare.size() / 3), bare.empty() ? 0 : bare.size() - 1);
   std::string best;
   size_t best_distance = limit + 1;
+  auto negation_of = [](const std::string& a, const std::string& b) {
+    for (const char* no : {"no-", "not-"})
+      if (a == std::string(no) + b || b == std::string(no) + a) return true;
+    return false;
+  };
   for (const auto& name : known) {
     std::string candidate = StripDashes(name);
+    if (bare.empty() || candidate.empty() || candidate[0] != bare[0] || negation_of(bare, candidate)) continue;
     size_t distance = EditDistance(bare, candidate);
     if (bare.size() >= 2 && candidate.rfind(bare, 0) == 0) distance = std::min(distance, limit);  // cut short
     if (distance < best_distance) best = name, best_distance = distance;

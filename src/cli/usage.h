@@ -24,7 +24,11 @@ class UsageError : public CLI::ParseError {
 
 // Of `known`, the name closest to `typed` by edit distance (a swap of two neighbours counts one),
 // when it is close enough to be the one meant: at most a third of the typed name, never the whole
-// of it, or a name that the typed one (2 letters or more) begins. Leading dashes are not counted. "" when none is close. Ties: the first in `known`.
+// of it, or a name that the typed one (2 letters or more) begins. Leading dashes are not counted.
+// A name is never offered when it begins with another letter than the typed one (`--gpus-per-task`
+// is not `--cpus-per-task`, `requeue` not `queue`), or when it is the typed name with a negation
+// ("no-", "not-") added or taken away: the opposite of what was typed. "" when none is close.
+// Ties: the first in `known`.
 std::string Nearest(const std::string& typed, const std::vector<std::string>& known);
 
 // The command line as CLI11 gets it, and what it was found to name.

@@ -15,6 +15,16 @@ TEST(NearestTest, SuggestsTheCloseNameOnly) {
   EXPECT_EQ(Nearest("queu", {"submit", "queue", "show"}), "queue");
 }
 
+// Close in letters, far in meaning: never offered.
+TEST(NearestTest, NeverOffersTheOppositeOrAnotherWord) {
+  EXPECT_EQ(Nearest("--no-requeue", {"--requeue", "--name"}), "") << "the opposite of what was typed";
+  EXPECT_EQ(Nearest("--requeue", {"--no-requeue"}), "");
+  EXPECT_EQ(Nearest("--not-before", {"--before"}), "");
+  EXPECT_EQ(Nearest("--gpus-per-task", {"--cpus-per-task", "--gpus"}), "") << "another resource";
+  EXPECT_EQ(Nearest("requeue", {"submit", "queue", "show"}), "") << "another command";
+  EXPECT_EQ(Nearest("--gpus-per-tsak", {"--gpus-per-task"}), "--gpus-per-task") << "a typo still is";
+}
+
 // The app RunCli builds, in small: two globals, a subcommand with a value option, one with a
 // job's command after --.
 struct App {

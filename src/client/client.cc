@@ -132,6 +132,7 @@ Result<QueueReply> Client::Queue(const QueueRequest& request) {
     for (auto& job : next->jobs) all.jobs.push_back(std::move(job));
     all.total = next->total;
     all.more = next->more;
+    all.more_tasks = next->more_tasks;
   }
   // Pages of `all` run from the newest back, each in ascending order: the listing is ascending.
   std::stable_sort(all.jobs.begin(), all.jobs.end(), [](const JobView& a, const JobView& b) { return a.id < b.id; });

@@ -277,7 +277,7 @@ json ToJson(const QueueReply& m) {
   json jobs = json::array();
   for (const auto& job : m.jobs) jobs.push_back(ToJson(job));
   json j{{"jobs", std::move(jobs)}, {"backend", m.backend}, {"total", m.total},
-         {"offset", m.offset},      {"limit", m.limit},     {"more", m.more}};
+         {"offset", m.offset},      {"limit", m.limit},     {"more", m.more}, {"more_tasks", m.more_tasks}};
   if (!m.starts.empty()) {
     json starts = json::array();
     for (const StartView& s : m.starts) {
@@ -314,6 +314,8 @@ Result<QueueReply> FromJson<QueueReply>(const json& j) {
   in.Integer("offset", &m.offset);
   in.Integer("limit", &m.limit);
   in.Integer("more", &m.more);
+  m.more_tasks = m.more;  // from a pinpointd that does not say: the rows
+  if (in.Has("more_tasks")) in.Integer("more_tasks", &m.more_tasks);
   if (in.Has("starts")) in.ObjectList("starts", &m.starts, StartFromJson);
   return in.Done(std::move(m));
 }

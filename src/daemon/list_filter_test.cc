@@ -52,6 +52,31 @@ TEST_F(ListFilterTest, ActiveJobsAreSelectedByNameStateAndIdAndAnArraysIdIsItsTa
   EXPECT_EQ(Ids(false, {{}, {JobState::kRunning}, {big, a}}), (std::vector<JobId>{big}));
 }
 
+// A pending array is one row for its 900 tasks: what lies past a page is counted in jobs too,
+// active or with `all` (newest first: the array is older than the page there).
+TEST_F(ListFilterTest, WhatLiesPastAPageIsCountedInJobsAnArraysTasksEach) {
+  auto array = node_->SubmitArray(caller_, GpuSlice(), ArraySpec{[] {
+                                    std::vector<int> v;
+                                    for (int i = 1; i <= 900; ++i) v.push_back(i);
+                                    return v;
+                                  }(), 0});
+  ASSERT_TRUE(array.ok());
+  JobId a = Submit("a", 1), b = Submit("b", 1);
+  auto page = node_->List(false, std::nullopt, 0, 1, {}, {});
+  ASSERT_TRUE(page.ok());
+  EXPECT_EQ(page->total, 3);
+  EXPECT_EQ(page->tasks_after, 2) << "two jobs after the array's row";
+  page = node_->List(false, std::nullopt, 1, 1, {}, {});
+  ASSERT_TRUE(page.ok());
+  EXPECT_EQ(page->jobs.front().id, a);
+  EXPECT_EQ(page->tasks_after, 1);
+  page = node_->List(true, std::nullopt, 0, 1, {}, {});  // newest first: b, then a, then the array
+  ASSERT_TRUE(page.ok());
+  ASSERT_EQ(page->jobs.size(), 1u);
+  EXPECT_EQ(page->jobs.front().id, b);
+  EXPECT_EQ(page->tasks_after, 901) << "a, and the array's 900 tasks";
+}
+
 TEST_F(ListFilterTest, WithAllTheStoreSelectsStatesAndIdsAndRefusesNames) {
   JobId done = Submit("done", 1);
   JobRequest task = GpuSlice();

@@ -231,6 +231,8 @@ class Node {
   struct Page {
     std::vector<JobRecord> jobs;  // without their environments (request.env empty)
     int64_t total = 0;
+    // The jobs after the page, an array's rest counting each task it stands for.
+    int64_t tasks_after = 0;
     std::vector<sched::StartEstimate> starts = {};  // ListQuery::estimate_starts: the pending jobs'
   };
   // With a bound in `ended` the listing is of ended jobs whose end_ms lies in [after, before),

@@ -110,6 +110,18 @@ Result<Node::Page> Node::List(bool all, std::optional<uint32_t> uid, int offset,
     auto ids = deps_.store->ListIds(filter);
     if (!ids.ok()) return ids.status();
     page.jobs.reserve(ids->size());
+    page.tasks_after = std::max<int64_t>(0, page.total - offset - static_cast<int64_t>(ids->size()));
+    // Newest first: the rests of the table older than the page stand for more tasks than rows.
+    if (!ids->empty() && !by_end) {
+      JobId oldest = *std::min_element(ids->begin(), ids->end());
+      for (auto it = jobs_.begin(); it != jobs_.end() && it->first < oldest; ++it) {
+        const JobRecord& r = it->second;
+        bool state = select.states.empty() ||
+                     std::find(select.states.begin(), select.states.end(), r.state) != select.states.end();
+        if (IsArrayRest(r) && (!uid || r.uid == *uid) && state && Matches(r, {{}, {}, select.ids}, jobs_))
+          page.tasks_after += static_cast<int64_t>(jobs_.TasksOf(it->first)) - 1;
+      }
+    }
     for (JobId id : *ids) {
       // An active job from memory (which holds pending reasons), without reading its record.
       auto it = jobs_.find(id);
@@ -127,6 +139,7 @@ Result<Node::Page> Node::List(bool all, std::optional<uint32_t> uid, int offset,
   for (const auto& [id, r] : jobs_) {
     if ((uid && r.uid != *uid) || !Matches(r, select, jobs_)) continue;
     if (page.total >= offset && page.total < int64_t{offset} + limit) page.jobs.push_back(WithoutEnv(r));
+    else if (page.total >= int64_t{offset} + limit) page.tasks_after += static_cast<int64_t>(jobs_.TasksOf(id));
     ++page.total;
   }
   if (select.estimate_starts) {

@@ -201,6 +201,7 @@ Result<QueueReply> Service::Queue(Call&, QueueRequest request) {
   reply.offset = request.offset;
   reply.limit = limit;
   reply.more = std::max<int64_t>(0, page->total - request.offset - static_cast<int64_t>(reply.jobs.size()));
+  reply.more_tasks = page->tasks_after;
   for (const auto& e : page->starts) reply.starts.push_back({e.id, e.start_ms, e.why});
   return reply;
 }

@@ -36,6 +36,31 @@ TEST_F(CliUsageTest, UnknownOptionIsNamedWithTheNearestOneAndTheJobsCommandIsNot
   EXPECT_EQ(JobsStored(), 0u);
 }
 
+// Close in letters, far in meaning: no "did you mean" that points the wrong way.
+TEST_F(CliUsageTest, NoSuggestionNamesTheOppositeOrAnotherResource) {
+  auto r = h_.Cli({"submit", "--no-requeue", "--", "true"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err.find("did you mean"), std::string::npos) << r.err;
+  r = h_.Cli({"submit", "--gpus-per-task", "1", "--", "true"});
+  EXPECT_EQ(r.err.find("--cpus-per-task"), std::string::npos) << r.err;
+  r = h_.Cli({"requeue", "1"});
+  EXPECT_EQ(r.err.find("did you mean queue"), std::string::npos) << r.err;
+  EXPECT_EQ(JobsStored(), 0u);
+}
+
+// sbatch --parsable: the id alone, as pipeline scripts read it (jid=$(sbatch --parsable ...)).
+TEST_F(CliUsageTest, ParsablePrintsTheIdAlone) {
+  auto r = h_.Cli({"submit", "--parsable", "--hold", "--", "true"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "1\n");
+  r = h_.Cli({"submit", "--parsable", "--hold", "--array", "1-3", "--", "true"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "2\n") << "the array's id";
+  r = h_.Cli({"submit", "--parsable", "--wait", "--", "sh", "-c", "exit 3"});
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_EQ(r.out, "5\n") << "with --wait: the id, and the exit code says how it ended";
+}
+
 TEST_F(CliUsageTest, UnknownCommandIsNamedWithTheNearestOne) {
   auto r = h_.Cli({"queu"});
   EXPECT_EQ(r.exit_code, 2);
