@@ -93,7 +93,7 @@ PY
   attack "wait naming another user's job 10000 times, in a loop" as_nobody "$P" wait $copies
   attack "hold then release of 10000 ids, in a loop" sh -c "setpriv --reuid=65534 --regid=65534 --clear-groups env PINPOINT_SOCKET=$W/sock $P hold $ids; setpriv --reuid=65534 --regid=65534 --clear-groups env PINPOINT_SOCKET=$W/sock $P release $ids"
   attack "hold then release of a 10000-task array by its id, in a loop" sh -c "setpriv --reuid=65534 --regid=65534 --clear-groups env PINPOINT_SOCKET=$W/sock $P hold $array; setpriv --reuid=65534 --regid=65534 --clear-groups env PINPOINT_SOCKET=$W/sock $P release $array"
-  attack "queue --all -n 10000, in a loop" as_nobody "$P" queue --all -n 10000
+  attack "queue --all --limit 10000, in a loop" as_nobody "$P" queue --all --limit 10000
   attack "4000 idle connections to /metrics, renewed every 5 s" flood_metrics
   attack "wait naming the 10000 tasks of an array in random order, 10 at once, in a loop" sh -c "for _ in 1 2 3 4 5 6 7 8 9 10; do setpriv --reuid=65534 --regid=65534 --clear-groups env PINPOINT_SOCKET=$W/sock timeout 2 $P wait $shuffled & done; wait"
   attack "a 64-task array of a 250 KB environment starting and ending at once, in a loop" as_nobody env BIG1="$HALF" BIG2="$HALF" "$P" submit --wait --array 1-64 -- true

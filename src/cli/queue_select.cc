@@ -69,7 +69,7 @@ std::string FieldOf(const JobView& job, const std::string& field, int64_t now_ms
 
 void AddSelectionOptions(CLI::App* c, JobSelection& s, bool with_jobs) {
   c->add_option("-u,--user", s.user, "only this user's jobs");
-  c->add_option("--name", s.names, "only jobs of these names (a comma list)");
+  c->add_option("-n,--name", s.names, "only jobs of these names (a comma list)");
   c->add_option("-t,--state,--states", s.states, "only jobs in these states: pending, running, ... (a comma list; Slurm's PD, R also)");
   if (with_jobs) c->add_option("-j,--jobs", s.jobs, "only these jobs, or the tasks of these arrays (a comma list)");
 }
@@ -147,11 +147,13 @@ Result<std::vector<JobId>> SelectedIds(Client& client, QueueRequest request) {
 void AddQueueOptions(CLI::App* c, QueueArgs& a) {
   c->add_flag("-a,--all", a.all, "include ended jobs");
   AddSelectionOptions(c, a.select, /*with_jobs=*/true);
-  c->add_option("-n,--limit", a.limit, "jobs per page (default 100, at most 10000)")->check(CLI::Range(0, kQueueMaxLimit));
+  c->add_option("--limit", a.limit, "jobs per page (default 100, at most 10000)")->check(CLI::Range(0, kQueueMaxLimit));
   c->add_option("--offset", a.offset, "skip this many jobs: the queue counts from its oldest job, --all from the newest")
       ->check(CLI::Range(0, kQueueMaxOffset));
   c->add_option("-o,--format", a.format, "for scripts: these fields, tab-separated, one job a line (id,name,state,...)");
-  c->add_flag("--noheader", a.noheader, "with --format: no header line");
+  // squeue's -h: no header (help is --help here).
+  c->set_help_flag("--help", "Print this help message and exit");
+  c->add_flag("-h,--noheader", a.noheader, "no header line (as squeue -h)");
   c->add_flag("--start", a.start, "when the pending jobs would start, from the time limits of what runs and waits");
 }
 
@@ -185,7 +187,9 @@ Result<int> RunQueue(const std::string& socket, bool json, const QueueArgs& a, s
   } else if (!fields.empty()) {
     out << FormatQueueFields(*reply, fields, !a.noheader, now_ms);
   } else {
-    out << FormatQueue(*reply, now_ms);
+    std::string table = FormatQueue(*reply, now_ms);
+    if (a.noheader) table.erase(0, table.find('\n') + 1);
+    out << table;
   }
   // The next page's command repeats the selection. With --json or --format what scripts parse
   // stays alone on stdout.

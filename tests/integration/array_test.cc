@@ -201,7 +201,7 @@ TEST_F(ArrayCliTest, ATaskOfAListIsFoundByItsIndex) {
 // listings itself, and a raw request past the bound is one clear error.
 TEST_F(ArrayCliTest, ManyIdsGoAsSeveralRequestsAndLongListingsAsPages) {
   ASSERT_EQ(h_.Cli({"submit", "--hold", "--array", "1-600", "--", "true"}).exit_code, 0);
-  auto listed = h_.Cli({"--json", "queue", "-n", "600"});
+  auto listed = h_.Cli({"--json", "queue", "--limit", "600"});
   ASSERT_EQ(listed.exit_code, 0) << listed.err;
   ASSERT_EQ(json::parse(listed.out).size(), 1u) << "the array waits as one record, its rest";
   // Each task named alone is taken out of the rest, a job of its own.
@@ -211,7 +211,7 @@ TEST_F(ArrayCliTest, ManyIdsGoAsSeveralRequestsAndLongListingsAsPages) {
   ASSERT_EQ(cancelled.exit_code, 0) << cancelled.err;
   EXPECT_EQ(CountLines(cancelled.out), 599) << cancelled.out.substr(0, 200);
   EXPECT_NE(cancelled.out.find("cancelled job 600\n"), std::string::npos);
-  json all = json::parse(h_.Cli({"--json", "queue", "--all", "-n", "600"}).out);
+  json all = json::parse(h_.Cli({"--json", "queue", "--all", "--limit", "600"}).out);
   ASSERT_EQ(all.size(), 600u);
   for (size_t i = 0; i < all.size(); ++i) ASSERT_EQ(all[i]["id"], i + 1) << "ascending, each once";
   EXPECT_EQ(all[0]["state"], "pending");

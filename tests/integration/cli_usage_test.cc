@@ -48,6 +48,21 @@ TEST_F(CliUsageTest, NoSuggestionNamesTheOppositeOrAnotherResource) {
   EXPECT_EQ(JobsStored(), 0u);
 }
 
+// Slurm's short options mean what they mean in squeue and scancel: -n a name, -h no header.
+TEST_F(CliUsageTest, SlurmShortOptionsMeanWhatSqueueAndScancelMean) {
+  ASSERT_EQ(h_.Cli({"submit", "--hold", "-J", "sweep", "--", "true"}).exit_code, 0);
+  ASSERT_EQ(h_.Cli({"submit", "--hold", "-J", "other", "--", "true"}).exit_code, 0);
+  auto r = h_.Cli({"queue", "-n", "sweep", "-h"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("sweep"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("other"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("ID"), std::string::npos) << "no header: " << r.out;
+  r = h_.Cli({"cancel", "-n", "sweep"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("cancelled job 1"), std::string::npos) << r.out;
+  EXPECT_EQ(h_.Cli({"queue", "--help"}).exit_code, 0);
+}
+
 // sbatch --parsable: the id alone, as pipeline scripts read it (jid=$(sbatch --parsable ...)).
 TEST_F(CliUsageTest, ParsablePrintsTheIdAlone) {
   auto r = h_.Cli({"submit", "--parsable", "--hold", "--", "true"});
