@@ -22,6 +22,7 @@
 #include "cli/option_checks.h"
 #include "cli/queue_select.h"
 #include "cli/report.h"
+#include "cli/script_directives.h"
 #include "cli/submit_request.h"
 #include "cli/submit_sched.h"
 #include "cli/job_arrays.h"
@@ -150,6 +151,8 @@ std::vector<Command> Commands(SubmitArgs& submit, std::string& shown, std::vecto
   return {
       {"submit", "Submit a job: pinpoint submit [--gpus N] [--gpu-mem SIZE [--gpu-share PCT]] -- CMD...",
        [&](CLI::App* c) {
+         // A script's directives come first and the command line after: the last value given wins.
+         c->option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
          c->add_option("--gpus", submit.gpus, "whole GPUs, or with --gpu-mem the number of slices")->check(CountIn(0, 1024));
          c->add_option("--gpu-mem", submit.gpu_mem, "device memory of a slice, context included (e.g. 4G, 512MiB)");
          c->add_option("--gpu-share", submit.gpu_share, "SM share of a slice (e.g. 20%)");
@@ -178,7 +181,9 @@ std::vector<Command> Commands(SubmitArgs& submit, std::string& shown, std::vecto
          submit.array_option = c->add_option(
              "--array", submit.array,
              "a job array: one job per index, e.g. 1-100, 0-15:4 or 1,3,5-7; %K runs at most K at once");
-         c->add_option("command", submit.command, "the command and its arguments")->required();
+         c->add_option("command", submit.command, "the command and its arguments")
+             ->required()
+             ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
        },
        [&](const Globals& g, std::ostream& out) -> Result<int> {
          std::vector<std::string> dropped;
@@ -438,8 +443,14 @@ int RunCli(int argc, char** argv, std::ostream& out, std::ostream& err) {
       if (name == c.name) return ExecCompanion(c.program, argc, argv, at, socket, err);
   }
   std::string where = arranged->subcommand.empty() ? "pinpoint" : "pinpoint " + arranged->subcommand;
+  std::vector<std::string> words = arranged->args;
+  if (arranged->subcommand == "submit") {
+    // A job script's #SBATCH and #PINPOINT lines, as sbatch reads them (script_directives.h).
+    std::vector<std::string> warnings;
+    ApplyScript(app, words, arranged->index, &warnings);
+    for (const std::string& w : warnings) err << w << "\n";
+  }
   try {
-    std::vector<std::string> words = arranged->args;
     std::reverse(words.begin(), words.end());  // CLI11 takes them last first
     app.parse(words);
   } catch (const CLI::CallForHelp&) {

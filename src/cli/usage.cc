@@ -27,33 +27,6 @@ size_t EditDistance(const std::string& a, const std::string& b) {
   return d[a.size()][b.size()];
 }
 
-// "-x", "--name", "--name=value", "-n5": an option. "-", "-1", "-0.5": values.
-bool LooksLikeOption(const std::string& token) {
-  return token.size() >= 2 && token[0] == '-' && !std::isdigit(static_cast<unsigned char>(token[1])) && token[1] != '.';
-}
-
-// The option of `app` that `token` names (a long name up to '=', or a short one by its first
-// letter), or nullptr.
-const CLI::Option* FindOption(const CLI::App& app, const std::string& token) {
-  bool is_long = token.rfind("--", 0) == 0;
-  std::string name = is_long ? token.substr(2, token.find('=') - 2) : token.substr(1, 1);
-  for (const CLI::Option* o : app.get_options()) {
-    if (!o->nonpositional()) continue;
-    const auto& names = is_long ? o->get_lnames() : o->get_snames();
-    if (std::find(names.begin(), names.end(), name) != names.end()) return o;
-  }
-  return nullptr;
-}
-
-// How many words after `token` are its option's value: one for an option that takes a value and
-// was not given it in the same word (--name=x, -n5).
-size_t ValueWords(const CLI::Option& option, const std::string& token) {
-  if (option.get_items_expected_max() <= 0) return 0;
-  bool is_long = token.rfind("--", 0) == 0;
-  bool attached = is_long ? token.find('=') != std::string::npos : token.size() > 2;
-  return attached ? 0 : 1;
-}
-
 std::vector<std::string> OptionNames(const CLI::App& app) {
   std::vector<std::string> out;
   for (const CLI::Option* o : app.get_options()) {
@@ -84,6 +57,33 @@ Status UnknownOption(const std::string& where, const std::string& token, const s
 }
 
 }  // namespace
+
+// "-x", "--name", "--name=value", "-n5": an option. "-", "-1", "-0.5": values.
+bool LooksLikeOption(const std::string& token) {
+  return token.size() >= 2 && token[0] == '-' && !std::isdigit(static_cast<unsigned char>(token[1])) && token[1] != '.';
+}
+
+// The option of `app` that `token` names (a long name up to '=', or a short one by its first
+// letter), or nullptr.
+const CLI::Option* FindOption(const CLI::App& app, const std::string& token) {
+  bool is_long = token.rfind("--", 0) == 0;
+  std::string name = is_long ? token.substr(2, token.find('=') - 2) : token.substr(1, 1);
+  for (const CLI::Option* o : app.get_options()) {
+    if (!o->nonpositional()) continue;
+    const auto& names = is_long ? o->get_lnames() : o->get_snames();
+    if (std::find(names.begin(), names.end(), name) != names.end()) return o;
+  }
+  return nullptr;
+}
+
+// How many words after `token` are its option's value: one for an option that takes a value and
+// was not given it in the same word (--name=x, -n5).
+size_t ValueWords(const CLI::Option& option, const std::string& token) {
+  if (option.get_items_expected_max() <= 0) return 0;
+  bool is_long = token.rfind("--", 0) == 0;
+  bool attached = is_long ? token.find('=') != std::string::npos : token.size() > 2;
+  return attached ? 0 : 1;
+}
 
 std::string Nearest(const std::string& typed, const std::vector<std::string>& known) {
   std::string bare = StripDashes(typed);

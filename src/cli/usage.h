@@ -31,6 +31,15 @@ class UsageError : public CLI::ParseError {
 // Ties: the first in `known`.
 std::string Nearest(const std::string& typed, const std::vector<std::string>& known);
 
+// "-x", "--name", "--name=value", "-n5": an option. "-", "-1", "-0.5": values.
+bool LooksLikeOption(const std::string& token);
+// The option of `app` that `token` names (a long name up to '=', or a short one by its first
+// letter), or nullptr.
+const CLI::Option* FindOption(const CLI::App& app, const std::string& token);
+// How many words after `token` are its option's value: one for an option that takes a value and
+// was not given it in the same word (--name=x, -n5).
+size_t ValueWords(const CLI::Option& option, const std::string& token);
+
 // The command line as CLI11 gets it, and what it was found to name.
 struct ArrangedArgs {
   std::vector<std::string> args;  // without the program name

@@ -1,5 +1,7 @@
 // Mistakes on pinpoint's command line, as a new user makes them, against a real daemon on a
 // simulated node: one line naming the mistake (and the nearest known word), exit 2, no job stored.
+#include <sys/stat.h>
+
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -61,6 +63,29 @@ TEST_F(CliUsageTest, SlurmShortOptionsMeanWhatSqueueAndScancelMean) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("cancelled job 1"), std::string::npos) << r.out;
   EXPECT_EQ(h_.Cli({"queue", "--help"}).exit_code, 0);
+}
+
+// A Slurm user's script, unchanged: its #SBATCH lines are read, #PINPOINT ones win over them, the
+// command line over both, and a directive pinpoint has not is one warning line.
+TEST_F(CliUsageTest, AScriptsSbatchLinesAreReadAndTheCommandLineWins) {
+  std::string script = h_.dir() + "/job.sh";
+  std::ofstream(script) << "#!/bin/sh\n"
+                           "#SBATCH -J scripted --time=00:10:00\n"
+                           "#SBATCH -c 2 --partition=gpu\n"
+                           "#SBATCH --gres=gpu:1\n"
+                           "#PINPOINT --priority 5\n"
+                           "echo ran\n";
+  ::chmod(script.c_str(), 0755);
+  auto r = h_.Cli({"--json", "submit", "--hold", "-c", "1", script});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.err, "pinpoint: " + script + ": directive --partition=gpu is not an option of pinpoint submit; ignored\n");
+  json job = json::parse(r.out);
+  EXPECT_EQ(job["request"]["name"], "scripted");
+  EXPECT_EQ(job["request"]["time_limit_s"], 600);
+  EXPECT_EQ(job["request"]["cpus"], 1) << "the command line wins";
+  EXPECT_EQ(job["request"]["gpus"], 1) << "--gres=gpu:1";
+  EXPECT_EQ(job["request"]["priority"], 5);
+  EXPECT_EQ(job["request"]["argv"], json({script}));
 }
 
 // sbatch --parsable: the id alone, as pipeline scripts read it (jid=$(sbatch --parsable ...)).

@@ -1,0 +1,191 @@
+#include "cli/script_directives.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cctype>
+#include <cerrno>
+
+#include "cli/usage.h"
+#include "pinpoint/escape.h"
+
+namespace pinpoint::cli {
+
+namespace {
+
+// The words of one directive's rest: split at blanks, '...' and "..." quote, a word that begins
+// with '#' ends the line (a comment).
+std::vector<std::string> Words(std::string_view line) {
+  std::vector<std::string> words;
+  std::string word;
+  bool in_word = false;
+  char quote = 0;
+  for (char c : line) {
+    if (quote != 0) {
+      if (c == quote) quote = 0;
+      else word += c;
+      continue;
+    }
+    if (c == '\'' || c == '"') {
+      quote = c;
+      in_word = true;
+    } else if (std::isspace(static_cast<unsigned char>(c))) {
+      if (in_word) words.push_back(word);
+      word.clear();
+      in_word = false;
+    } else if (c == '#' && !in_word) {
+      break;
+    } else {
+      word += c;
+      in_word = true;
+    }
+  }
+  if (in_word) words.push_back(word);
+  return words;
+}
+
+// The rest of `line` after the directive `tag` ("#SBATCH"), or nullopt when it is not one.
+std::optional<std::string_view> After(std::string_view line, std::string_view tag) {
+  if (line.substr(0, tag.size()) != tag) return std::nullopt;
+  std::string_view rest = line.substr(tag.size());
+  if (!rest.empty() && rest[0] != ' ' && rest[0] != '\t') return std::nullopt;
+  return rest;
+}
+
+// Slurm's --gres value "gpu:N" or "gpu:TYPE:N": N, or nullopt.
+std::optional<std::string> GresGpus(const std::string& value) {
+  if (value.rfind("gpu", 0) != 0) return std::nullopt;
+  if (value == "gpu") return "1";
+  auto colon = value.rfind(':');
+  if (value.size() < 4 || value[3] != ':' || colon == std::string::npos) return std::nullopt;
+  std::string count = value.substr(colon + 1);
+  if (count.empty() || count.find_first_not_of("0123456789") != std::string::npos) return std::nullopt;
+  return count;
+}
+
+}  // namespace
+
+std::vector<std::string> ParseDirectives(std::string_view text) {
+  std::vector<std::string> sbatch, own;
+  size_t at = 0;
+  bool first = true;
+  while (at < text.size()) {
+    size_t end = text.find('\n', at);
+    if (end == std::string_view::npos) end = text.size();
+    std::string_view line = text.substr(at, end - at);
+    at = end + 1;
+    if (first && line.substr(0, 2) == "#!") {
+      first = false;
+      continue;
+    }
+    first = false;
+    size_t lead = line.find_first_not_of(" \t\r");
+    if (lead == std::string_view::npos) continue;  // blank
+    line = line.substr(lead);
+    while (!line.empty() && (line.back() == '\r' || line.back() == ' ' || line.back() == '\t')) line.remove_suffix(1);
+    if (line[0] != '#') break;  // the first command: sbatch reads no further
+    if (auto rest = After(line, "#SBATCH")) {
+      for (auto& w : Words(*rest)) sbatch.push_back(std::move(w));
+    } else if (auto mine = After(line, "#PINPOINT")) {
+      for (auto& w : Words(*mine)) own.push_back(std::move(w));
+    }
+  }
+  sbatch.insert(sbatch.end(), own.begin(), own.end());
+  return sbatch;
+}
+
+std::optional<std::string> ScriptFile(const std::string& word, const std::string& cwd, std::string* text) {
+  if (word.empty()) return std::nullopt;
+  std::string path = word.find('/') != std::string::npos ? word : cwd + "/" + word;
+  if (path[0] != '/') path = cwd + "/" + path;
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return std::nullopt;
+  // The head alone, whatever the file's size; never blocking (O_NONBLOCK, should it have become a
+  // FIFO since the stat).
+  int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) return std::nullopt;
+  std::string head(kScriptReadBytes, '\0');
+  size_t got = 0;
+  while (got < head.size()) {
+    ssize_t n = ::read(fd, head.data() + got, head.size() - got);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    got += static_cast<size_t>(n);
+  }
+  ::close(fd);
+  head.resize(got);
+  if (head.rfind("#!", 0) != 0) return std::nullopt;
+  if (text != nullptr) *text = std::move(head);
+  return path;
+}
+
+std::vector<std::string> DirectiveOptions(const CLI::App& submit, const std::vector<std::string>& directives,
+                                          const std::string& script, std::vector<std::string>* warnings) {
+  std::vector<std::string> out;
+  auto warn = [&](const std::string& what) {
+    warnings->push_back("pinpoint: " + EscapeForTerminal(script) + ": directive " + EscapeForTerminal(what) +
+                        " is not an option of pinpoint submit; ignored");
+  };
+  for (size_t i = 0; i < directives.size(); ++i) {
+    const std::string& word = directives[i];
+    if (!LooksLikeOption(word)) {
+      warn(word);
+      continue;
+    }
+    std::string name = word.substr(0, word.find('='));
+    bool attached = word.find('=') != std::string::npos;
+    if (name == "--gres") {
+      std::string value = attached ? word.substr(word.find('=') + 1) : (i + 1 < directives.size() ? directives[++i] : "");
+      if (auto gpus = GresGpus(value)) {
+        out.push_back("--gpus");
+        out.push_back(*gpus);
+      } else {
+        warn("--gres=" + value);
+      }
+      continue;
+    }
+    const CLI::Option* option = FindOption(submit, word);
+    bool refused = option != nullptr && option->get_description().rfind("Slurm's; refused", 0) == 0;
+    if (option == nullptr || refused || option->get_positional()) {
+      // Its value, when it has one apart: the next word, unless that is an option.
+      std::string shown = word;
+      if (!attached && i + 1 < directives.size() && !LooksLikeOption(directives[i + 1])) shown += " " + directives[++i];
+      warn(shown);
+      continue;
+    }
+    out.push_back(word);
+    for (size_t v = ValueWords(*option, word); v > 0 && i + 1 < directives.size(); --v) out.push_back(directives[++i]);
+  }
+  return out;
+}
+
+void ApplyScript(const CLI::App& app, std::vector<std::string>& args, size_t index, std::vector<std::string>* warnings) {
+  const CLI::App* submit = app.get_subcommand("submit");
+  size_t command = args.size();
+  for (size_t i = index + 1; i < args.size(); ++i) {
+    if (args[i] == "--") {
+      command = i + 1;
+      break;
+    }
+    if (!LooksLikeOption(args[i])) {
+      command = i;
+      break;
+    }
+    const CLI::Option* option = FindOption(*submit, args[i]);
+    if (option == nullptr) option = FindOption(app, args[i]);
+    if (option != nullptr) i += ValueWords(*option, args[i]);
+  }
+  if (command >= args.size()) return;
+  char cwd[4096];
+  if (::getcwd(cwd, sizeof(cwd)) == nullptr) return;
+  std::string text;
+  auto script = ScriptFile(args[command], cwd, &text);
+  if (!script) return;
+  std::string typed = args[command];
+  if (typed.find('/') == std::string::npos) args[command] = *script;  // as sbatch finds it
+  std::vector<std::string> options = DirectiveOptions(*submit, ParseDirectives(text), typed, warnings);
+  args.insert(args.begin() + static_cast<std::ptrdiff_t>(index) + 1, options.begin(), options.end());
+}
+
+}  // namespace pinpoint::cli
