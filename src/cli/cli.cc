@@ -189,6 +189,7 @@ std::vector<Command> Commands(SubmitArgs& submit, std::string& shown, std::vecto
          std::vector<std::string> dropped;
          auto request = BuildRequest(submit, &dropped);
          if (!request.ok()) return request.status();
+         PP_RETURN_IF_ERROR(CheckRunnable(*request));
          if (!dropped.empty()) {
            std::string names;
            for (const auto& n : dropped) names += (names.empty() ? "" : ", ") + EscapeForTerminal(n);

@@ -3,10 +3,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <map>
 #include <random>
 
 #include "common/env_select.h"
+#include "common/file_util.h"
 #include "pinpoint/escape.h"
 #include "pinpoint/units.h"
 
@@ -67,6 +69,60 @@ Result<uint64_t> ParseGpuMem(const std::string& text) {
   if (!mem.ok()) return InvalidArgument("--gpu-mem: " + mem.status().message());
   if (*mem == 0) return InvalidArgument("--gpu-mem must be more than 0");
   return *mem;
+}
+
+namespace {
+
+bool IsExecutableFile(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(path.c_str(), X_OK) == 0;
+}
+
+std::string InDir(const std::string& cwd, const std::string& path) {
+  return path.empty() || path[0] == '/' ? path : cwd + "/" + path;
+}
+
+}  // namespace
+
+Status CheckRunnable(const JobRequest& r) {
+  if (!r.as_user.empty() || r.argv.empty()) return Status::Ok();
+  if (::access(r.cwd.c_str(), X_OK) != 0)
+    return InvalidArgument("the job's working directory " + EscapeForTerminal(r.cwd) + " cannot be entered by you: " +
+                           ErrnoText(errno));
+  const std::string& program = r.argv.front();
+  if (program.find('/') != std::string::npos) {
+    std::string path = InDir(r.cwd, program);
+    if (!IsExecutableFile(path))
+      return InvalidArgument("cannot run '" + EscapeForTerminal(program) + "': " +
+                             (::access(path.c_str(), F_OK) != 0 ? "no such file" : "not an executable file"));
+  } else {
+    auto it = r.env.find("PATH");
+    std::string path = it != r.env.end() ? it->second : "/bin:/usr/bin";
+    bool found = false;
+    for (size_t at = 0; at <= path.size() && !found;) {
+      size_t end = path.find(':', at);
+      if (end == std::string::npos) end = path.size();
+      std::string dir = path.substr(at, end - at);
+      found = IsExecutableFile(InDir(r.cwd, (dir.empty() ? "." : dir) + "/" + program));
+      at = end + 1;
+    }
+    if (!found) {
+      std::string shown = path.size() > 200 ? path.substr(0, 200) + "..." : path;
+      return InvalidArgument("cannot run '" + EscapeForTerminal(program) + "': not found on the job's PATH (" +
+                             EscapeForTerminal(shown) + ")");
+    }
+  }
+  for (const auto& [option, file] : {std::pair{"-o", &r.output_path}, {"-e", &r.error_path}}) {
+    if (file->empty()) continue;
+    std::string path = InDir(r.cwd, *file);
+    std::string dir = path.substr(0, path.rfind('/'));
+    if (dir.empty()) dir = "/";
+    if (dir.find('%') != std::string::npos) continue;  // named per job: checked at launch
+    if (::access(dir.c_str(), W_OK | X_OK) != 0)
+      return InvalidArgument(std::string(option) + ": the directory " + EscapeForTerminal(dir) +
+                             " cannot be written by you: " + ErrnoText(errno));
+  }
+  return Status::Ok();
 }
 
 Result<JobRequest> BuildRequest(const SubmitArgs& a, std::vector<std::string>* dropped) {

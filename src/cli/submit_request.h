@@ -41,6 +41,14 @@ struct SubmitArgs {
 // with the line for the user.
 Result<JobRequest> BuildRequest(const SubmitArgs& a, std::vector<std::string>* dropped);
 
+// What can be checked at submit, as the submitting user, of whether the job can start (a job
+// that cannot used to be accepted, then fail at launch and vanish from the queue): its working
+// directory can be entered, its command is found on the job's PATH (glibc's /bin:/usr/bin
+// without one) or at its path, and is an executable file, and the directories of -o/-e files
+// (without a % pattern) can be written. Nothing is checked for --as-user (another user's rights).
+// Errors: kInvalidArgument, one line.
+Status CheckRunnable(const JobRequest& r);
+
 // A slice's memory as --gpu-mem gives it ("4G", "512MiB"). Errors: kInvalidArgument naming
 // --gpu-mem (a size that does not read, or 0).
 Result<uint64_t> ParseGpuMem(const std::string& text);

@@ -2,6 +2,7 @@
 // simulated node: one line naming the mistake (and the nearest known word), exit 2, no job stored.
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -86,6 +87,24 @@ TEST_F(CliUsageTest, AScriptsSbatchLinesAreReadAndTheCommandLineWins) {
   EXPECT_EQ(job["request"]["gpus"], 1) << "--gres=gpu:1";
   EXPECT_EQ(job["request"]["priority"], 5);
   EXPECT_EQ(job["request"]["argv"], json({script}));
+}
+
+// A job that can never start is refused at submit with one line, and nothing is stored: it used
+// to be accepted, fail at launch and leave the queue.
+TEST_F(CliUsageTest, AJobThatCannotStartIsRefusedAtSubmit) {
+  auto r = h_.Cli({"submit", "--", "pyhton-no-such", "train.py"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err.rfind("pinpoint: cannot run 'pyhton-no-such': not found on the job's PATH (", 0), 0u) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  r = h_.Cli({"submit", "--", "./no-such-script.sh"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("cannot run './no-such-script.sh': no such file"), std::string::npos) << r.err;
+  r = h_.Cli({"submit", "-o", h_.dir() + "/no/such/dir/out.log", "--", "true"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("-o: the directory " + h_.dir() + "/no/such/dir cannot be written by you"), std::string::npos)
+      << r.err;
+  EXPECT_EQ(JobsStored(), 0u);
+  EXPECT_EQ(h_.Cli({"submit", "--wait", "--", "true"}).exit_code, 0) << "a command on the PATH runs";
 }
 
 // sbatch --parsable: the id alone, as pipeline scripts read it (jid=$(sbatch --parsable ...)).
