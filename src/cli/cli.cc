@@ -162,7 +162,7 @@ std::vector<Command> Commands(SubmitArgs& submit, std::string& shown, std::vecto
                        "run on these devices: indices as `pinpoint gpus` lists them, one per GPU (e.g. 1 or 0,2), as a batch system chose them");
          c->add_option("-c,--cpus,--cpus-per-task", submit.cpus, "host CPUs")->check(CountIn(1, 65536));
          c->add_option("--mem", submit.mem, "host memory (e.g. 8G)");
-         c->add_option("--priority", submit.priority, "higher runs first")->check(CLI::Range(-1000000, 1000000));
+         c->add_option("--priority", submit.priority, "higher runs first")->check(CountIn(-1000000, 1000000));
          c->add_option("-J,--name,--job-name", submit.name, "a name for people");
          c->add_option("-D,--chdir", submit.chdir, "run the job in this directory (default: the current one)");
          c->add_option("--as-user", submit.as_user, "run as this user (root only)");
@@ -326,13 +326,13 @@ std::vector<Command> Commands(SubmitArgs& submit, std::string& shown, std::vecto
          c->add_flag("--stderr", logs.stderr_stream, "the error stream instead of stdout");
          c->add_flag("-f,--follow", logs.follow, "then print new output as it comes, until the job ends (or Ctrl-C)");
          c->add_option("--tail", logs.tail_lines, "only the last N lines (of the last 256 KiB)")
-             ->check(CLI::Range(1, kLogsMaxTailLines));
+             ->check(CountIn(1, kLogsMaxTailLines));
        },
        [&](const Globals& g, std::ostream& out) -> Result<int> { return RunLogs(g.socket, g.json_output, logs, out); }},
       {"report", "Summarise ended jobs: device memory asked vs used, whole-GPU use, energy, per user",
        [&](CLI::App* c) {
          c->add_option("-u,--user", user, "only this user's jobs");
-         c->add_option("-n,--limit", limit, "the newest this many jobs (default 10000)")->check(CLI::Range(0, 1000000));
+         c->add_option("-n,--limit", limit, "the newest this many jobs (default 10000)")->check(CountIn(0, 1000000));
          c->add_option("--since", report.since, "jobs that ended at or after: YYYY-MM-DD[THH:MM] (local time), or 7d, 24h ago");
          c->add_option("--until", report.until, "jobs that ended before: as --since");
          c->add_flag("--csv", report.csv, "CSV (RFC 4180) with a header line: one row per user and the total");
@@ -351,8 +351,8 @@ std::vector<Command> Commands(SubmitArgs& submit, std::string& shown, std::vecto
        [&](const Globals& g, std::ostream& out) -> Result<int> { return RunCdi(g.socket, g.json_output, cdi, out); }},
       {"top", "Live view of the GPUs and the jobs on them (q or Ctrl-C to leave)",
        [&](CLI::App* c) {
-         c->add_option("-i,--interval", top.interval_s, "seconds between refreshes")->check(CLI::Range(0.1, 3600.0));
-         c->add_option("-c,--count", top.count, "stop after this many frames (0: never)")->check(CLI::Range(0, 1000000));
+         c->add_option("-i,--interval", top.interval_s, "seconds between refreshes")->check(DecimalIn(0.1, 3600.0));
+         c->add_option("-c,--count", top.count, "stop after this many frames (0: never)")->check(CountIn(0, 1000000));
        },
        [&](const Globals& g, std::ostream& out) -> Result<int> { return RunTop(g.socket, g.json_output, top, out); }},
       {"version", "Print the client's and the daemon's version",
@@ -386,6 +386,17 @@ constexpr Companion kCompanions[] = {
     {"slurm", "pinpoint-slurm", "Slurm: gres.conf, running a job step as its slice, Prolog and Epilog (pinpoint-slurm)"},
     {"htcondor", "pinpoint-htcondor", "HTCondor: the startd configuration and the job wrapper (pinpoint-htcondor)"},
 };
+
+}  // namespace
+
+namespace {
+
+// The subcommand CLI11 was parsing, or null.
+const CLI::App* ParsedSub(const std::vector<std::pair<CLI::App*, const Command*>>& subs) {
+  for (const auto& [sub, c] : subs)
+    if (sub->parsed()) return sub;
+  return nullptr;
+}
 
 }  // namespace
 
@@ -471,7 +482,7 @@ int RunCli(int argc, char** argv, std::ostream& out, std::ostream& err) {
       err << "pinpoint: a command is required (see pinpoint --help)\n";
       return 2;
     }
-    err << where << ": " << EscapeForTerminal(e.what()) << " (see " << where << " --help)\n";
+    err << where << ": " << ParseErrorText(e, ParsedSub(subs)) << " (see " << where << " --help)\n";
     return 2;
   } catch (const CLI::ParseError& e) {
     if (dynamic_cast<const CLI::ExtrasError*>(&e) != nullptr && !submit.command.empty() &&
@@ -490,7 +501,7 @@ int RunCli(int argc, char** argv, std::ostream& out, std::ostream& err) {
       out << app.help();
       return 0;
     }
-    err << where << ": " << EscapeForTerminal(e.what()) << " (see " << where << " --help)\n";
+    err << where << ": " << ParseErrorText(e, ParsedSub(subs)) << " (see " << where << " --help)\n";
     return 2;
   }
   for (auto& [sub, c] : subs) {

@@ -1,4 +1,5 @@
 #include "cli/queue_select.h"
+#include "cli/usage.h"
 
 #include <pwd.h>
 #include <unistd.h>
@@ -147,9 +148,9 @@ Result<std::vector<JobId>> SelectedIds(Client& client, QueueRequest request) {
 void AddQueueOptions(CLI::App* c, QueueArgs& a) {
   c->add_flag("-a,--all", a.all, "include ended jobs");
   AddSelectionOptions(c, a.select, /*with_jobs=*/true);
-  c->add_option("--limit", a.limit, "jobs per page (default 100, at most 10000)")->check(CLI::Range(0, kQueueMaxLimit));
+  c->add_option("--limit", a.limit, "jobs per page (default 100, at most 10000)")->check(CountIn(0, kQueueMaxLimit));
   c->add_option("--offset", a.offset, "skip this many jobs: the queue counts from its oldest job, --all from the newest")
-      ->check(CLI::Range(0, kQueueMaxOffset));
+      ->check(CountIn(0, kQueueMaxOffset));
   c->add_option("-o,--format", a.format, "for scripts: these fields, tab-separated, one job a line (id,name,state,...)");
   // squeue's -h: no header (help is --help here).
   c->set_help_flag("--help", "Print this help message and exit");

@@ -123,7 +123,14 @@ Status ApplySubmitSched(const SubmitSchedArgs& args, JobRequest* request) {
     *out = std::move(ids).value();
   }
   if (!args.signal.empty()) PP_RETURN_IF_ERROR(ApplySignal(args.signal, request));
-  if (!args.dependency.empty()) return ApplyDependency(args.dependency, &request->after, &request->afterok);
+  if (!args.dependency.empty()) PP_RETURN_IF_ERROR(ApplyDependency(args.dependency, &request->after, &request->afterok));
+  // A job named twice is one dependency (`--afterok 5,5`, or in --afterok and --dependency both).
+  for (std::vector<JobId>* ids : {&request->after, &request->afterok}) {
+    std::vector<JobId> once;
+    for (JobId id : *ids)
+      if (std::find(once.begin(), once.end(), id) == once.end()) once.push_back(id);
+    *ids = std::move(once);
+  }
   return Status::Ok();
 }
 

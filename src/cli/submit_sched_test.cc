@@ -49,6 +49,17 @@ TEST(ApplySubmitSchedTest, SetsWhatWasGiven) {
   EXPECT_EQ(untouched, JobRequest{});
 }
 
+// A job named twice is one dependency: "waits for job 5 (and 1 more job)" counted it twice.
+TEST(ApplySubmitSchedTest, AJobNamedTwiceIsOneDependency) {
+  SubmitSchedArgs args;
+  args.afterok = "5,5,7";
+  args.dependency = "afterok:7:8,afterany:3:3";
+  JobRequest r;
+  ASSERT_TRUE(ApplySubmitSched(args, &r).ok());
+  EXPECT_EQ(r.afterok, (std::vector<JobId>{5, 7, 8}));
+  EXPECT_EQ(r.after, (std::vector<JobId>{3}));
+}
+
 TEST(ApplySubmitSchedTest, BadTimesAreRefusedNamingTheOption) {
   JobRequest r;
   Status bad = ApplySubmitSched({"5x", "", "", "", ""}, &r);

@@ -40,7 +40,7 @@ std::vector<std::string> OptionNames(const CLI::App& app) {
 // A subcommand's positional that takes every remaining word: the job's command of `submit`.
 bool TakesACommand(const CLI::App& sub) {
   for (const CLI::Option* o : sub.get_options()) {
-    if (o->get_positional() && o->get_items_expected_max() > 1) return true;
+    if (o->get_positional() && o->get_name() == "command") return true;
   }
   return false;
 }
@@ -208,6 +208,53 @@ CLI::Validator CountIn(int64_t lo, int64_t hi) {
         return "";
       },
       "INT in [" + std::to_string(lo) + " - " + std::to_string(hi) + "]");
+}
+
+CLI::Validator DecimalIn(double lo, double hi) {
+  auto shown = [](double v) {
+    std::string text = std::to_string(v);
+    text.erase(text.find_last_not_of('0') + 1);
+    if (!text.empty() && text.back() == '.') text.pop_back();
+    return text;
+  };
+  return CLI::Validator(
+      [lo, hi, shown](std::string& text) -> std::string {
+        double value = 0;
+        size_t used = 0;
+        try {
+          value = std::stod(text, &used);
+        } catch (const std::exception&) {
+          used = 0;
+        }
+        std::string range = shown(lo) + " to " + shown(hi);
+        if (used == 0 || used != text.size()) return "'" + text + "' is not a number (" + range + ")";
+        if (!(value >= lo && value <= hi)) return text + " is out of range (" + range + ")";
+        return "";
+      },
+      "NUMBER in [" + shown(lo) + " - " + shown(hi) + "]");
+}
+
+std::string ParseErrorText(const CLI::ParseError& e, const CLI::App* sub) {
+  std::string what = e.what();
+  if (dynamic_cast<const CLI::RequiredError*>(&e) != nullptr && sub != nullptr) {
+    for (const CLI::Option* o : sub->get_options()) {
+      if (!o->get_required() || o->count() > 0) continue;
+      const std::string& name = o->get_name();
+      if (!o->get_positional()) return "missing " + name;
+      if (name == "job") return "missing a job id";
+      if (name == "jobs") return "missing the job ids";
+      if (name == "command") return "missing the command to run (after --)";
+      return "missing " + name;
+    }
+  }
+  for (const char* extras : {"The following argument was not expected: ", "The following arguments were not expected: "}) {
+    if (what.rfind(extras, 0) == 0) {
+      std::string rest = what.substr(std::string(extras).size());
+      bool one = rest.find(' ') == std::string::npos;
+      return std::string("unexpected argument") + (one ? " '" : "s '") + EscapeForTerminal(rest) + "'";
+    }
+  }
+  return EscapeForTerminal(what);
 }
 
 void AddSchedOptions(CLI::App* submit, SubmitSchedArgs& sched) {

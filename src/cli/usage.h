@@ -80,5 +80,11 @@ void AddSchedOptions(CLI::App* submit, SubmitSchedArgs& sched);
 // A whole number in [lo, hi], for counts: "'abc' is not a whole number (0 to 1024)", "2000 is out
 // of range (0 to 1024)" (CLI::Range alone answers "Value abc not in range").
 CLI::Validator CountIn(int64_t lo, int64_t hi);
+// A decimal number in [lo, hi] ("0 is out of range (0.1 to 3600)"), for --interval and the like.
+CLI::Validator DecimalIn(double lo, double hi);
+// The line for a CLI11 parse error of `sub` (the subcommand parsed, or null), in the user's words:
+// a missing positional named ("missing a job id"), an unexpected word quoted ("unexpected
+// argument '2'"); other messages as they are.
+std::string ParseErrorText(const CLI::ParseError& e, const CLI::App* sub);
 
 }  // namespace pinpoint::cli

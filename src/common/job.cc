@@ -201,7 +201,7 @@ Status ValidateRequest(const JobRequest& r) {
   if (r.cwd.empty() || r.cwd[0] != '/') return InvalidArgument("working directory must be an absolute path");
   if (r.gpus < 0 || r.gpus > 1024) return InvalidArgument("gpus must be between 0 and 1024");
   if (r.gpu_mem_bytes > 0 && r.gpus == 0)
-    return InvalidArgument("gpu memory was requested with gpus=0");
+    return InvalidArgument("--gpu-mem asks for a slice of a GPU: it needs --gpus 1 or more, not 0");
   if (r.gpu_share_pct < 0 || r.gpu_share_pct > 100)
     return InvalidArgument("gpu share must be between 1 and 100 percent");
   if (r.gpu_share_pct > 0 && r.gpu_mem_bytes == 0 && r.mig_profile.empty())
@@ -221,8 +221,9 @@ Status ValidateRequest(const JobRequest& r) {
     return InvalidArgument("priority must be between -1000000 and 1000000");
   PP_RETURN_IF_ERROR(CheckDisplayText("name", r.name, kMaxNameBytes));
   PP_RETURN_IF_ERROR(CheckDisplayText("as_user", r.as_user, kMaxNameBytes));
-  PP_RETURN_IF_ERROR(CheckOutputPattern("output_path", r.output_path));
-  PP_RETURN_IF_ERROR(CheckOutputPattern("error_path", r.error_path));
+  // Named as people give them (submit -o, -e), the API's field after.
+  PP_RETURN_IF_ERROR(CheckOutputPattern("-o (output_path)", r.output_path));
+  PP_RETURN_IF_ERROR(CheckOutputPattern("-e (error_path)", r.error_path));
   if (!r.devices.empty()) {
     if (static_cast<int>(r.devices.size()) != r.gpus)
       return InvalidArgument("devices must name one device per GPU (" + std::to_string(r.gpus) +

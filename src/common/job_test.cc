@@ -40,7 +40,7 @@ TEST(OutputPathTest, ArrayPlaceholdersNameTheArrayAndTheTask) {
   EXPECT_TRUE(ValidateRequest(r).ok());
   r.error_path = "%b";
   EXPECT_EQ(ValidateRequest(r).message(),
-            "error_path: '%b' is not a placeholder (%j job id, %u user, %x job name, %A array id, "
+            "-e (error_path): '%b' is not a placeholder (%j job id, %u user, %x job name, %A array id, "
             "%a array task index, %% a percent sign)");
 }
 

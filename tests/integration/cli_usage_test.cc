@@ -107,6 +107,28 @@ TEST_F(CliUsageTest, AJobThatCannotStartIsRefusedAtSubmit) {
   EXPECT_EQ(h_.Cli({"submit", "--wait", "--", "true"}).exit_code, 0) << "a command on the PATH runs";
 }
 
+// Every mistake is one line in the user's words: not the option parser's own texts, not the API's
+// field names.
+TEST_F(CliUsageTest, TheParsersOwnWordsDoNotReachUsers) {
+  std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{"top", "-i", "0"}, "pinpoint top: --interval: 0 is out of range (0.1 to 3600) (see pinpoint top --help)\n"},
+      {{"queue", "--limit", "99999"}, "pinpoint queue: --limit: 99999 is out of range (0 to 10000) (see pinpoint queue --help)\n"},
+      {{"show"}, "pinpoint show: missing a job id (see pinpoint show --help)\n"},
+      {{"show", "1", "2"}, "pinpoint show: unexpected argument '2' (see pinpoint show --help)\n"},
+      {{"update", "--nice", "5", "1"}, "pinpoint update: unknown option --nice (see pinpoint update --help)\n"},
+      {{"submit", "-e", "%b.err", "--", "true"},
+       "pinpoint: -e (error_path): '%b' is not a placeholder (%j job id, %u user, %x job name, %A array id, %a array "
+       "task index, %% a percent sign)\n"},
+      {{"submit", "--gpus", "0", "--gpu-mem", "4G", "--", "true"},
+       "pinpoint: --gpu-mem needs --gpus of at least 1\n"},
+  };
+  for (const auto& [args, want] : cases) {
+    auto r = h_.Cli(args);
+    EXPECT_EQ(r.exit_code, 2) << args.front();
+    EXPECT_EQ(r.err, want) << args.front();
+  }
+}
+
 // sbatch --parsable: the id alone, as pipeline scripts read it (jid=$(sbatch --parsable ...)).
 TEST_F(CliUsageTest, ParsablePrintsTheIdAlone) {
   auto r = h_.Cli({"submit", "--parsable", "--hold", "--", "true"});
