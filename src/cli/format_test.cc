@@ -255,3 +255,50 @@ TEST(FormatGpusTest, DevicesHeldAfterTheirJobEnded) {
 
 }  // namespace
 }  // namespace pinpoint::cli
+
+namespace pinpoint::cli {
+namespace {
+
+// `pinpoint top` in an 80x24 terminal: no line wraps, the header stays, and what did not fit is
+// counted on the last line.
+TEST(FormatTopTest, AFrameFitsAn80By24Window) {
+  json jobs = json::array();
+  for (int i = 0; i < 12; ++i)
+    jobs.push_back({{"id", 100 + i}, {"user", "alice"}, {"name", "a-rather-long-job-name"}, {"gpu_mem_bytes", 4ull << 30},
+                    {"gpu_mem_used_bytes", 3ull << 30}, {"gpu_share_pct", 20}, {"energy_mj", 1000000}});
+  json dev0{{"index", 0}, {"gpu_index", 0}, {"uuid", "GPU-0"}, {"name", "NVIDIA H100 80GB HBM3"}, {"mode", "mps"},
+            {"mem_bytes", 80ull << 30}, {"mem_used_bytes", 40ull << 30}, {"utilization_pct", 87},
+            {"power_mw", 350000}, {"energy_mj", 0}, {"jobs", jobs}};
+  json dev1 = dev0;
+  dev1["index"] = 1;
+  dev1["gpu_index"] = 1;
+  json gpus{{"backend", "nvml"}, {"devices", {dev0, dev1}}, {"host", {{"cpus", 32}, {"mem_bytes", 256ull << 30}}}};
+  GpusReply reply = Decode<GpusReply>(gpus);
+  std::string full = FormatTop(reply, 0);
+  size_t widest = 0, count = 0;
+  for (size_t at = 0; at < full.size(); ++count) {
+    size_t end = full.find('\n', at);
+    widest = std::max(widest, end - at);
+    at = end + 1;
+  }
+  ASSERT_GT(widest, 80u) << "the full frame is wider than 80 columns";
+  ASSERT_GT(count, 24u);
+
+  std::string fitted = FormatTop(reply, 0, 80, 24);
+  std::vector<std::string> lines;
+  for (size_t at = 0; at < fitted.size();) {
+    size_t end = fitted.find('\n', at);
+    lines.push_back(fitted.substr(at, end - at));
+    at = end + 1;
+  }
+  EXPECT_EQ(lines.size(), 24u) << fitted;
+  for (const auto& line : lines) EXPECT_LE(line.size(), 80u) << line;
+  EXPECT_EQ(lines.front().rfind("pinpoint top", 0), 0u) << "the header stays";
+  EXPECT_NE(fitted.find("dev 1 (GPU 1)"), std::string::npos) << "every device is shown: " << fitted;
+  EXPECT_NE(fitted.find("  used  ["), std::string::npos) << fitted;
+  EXPECT_EQ(lines.back(), "(" + std::to_string(count - 23) + " more lines hidden: a larger window, or pinpoint gpus)")
+      << fitted;
+}
+
+}  // namespace
+}  // namespace pinpoint::cli

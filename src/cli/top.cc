@@ -2,6 +2,7 @@
 
 #include <poll.h>
 #include <signal.h>
+#include <sys/ioctl.h>
 #include <termios.h>
 #include <unistd.h>
 
@@ -26,50 +27,95 @@ std::string Bar(double used, double total, int width) {
   return "[" + std::string(static_cast<size_t>(filled), '#') + std::string(static_cast<size_t>(width - filled), '.') + "]";
 }
 
-std::string FormatTop(const GpusReply& reply, int64_t now_ms) {
-  std::string out;
+namespace {
+
+// `line` cut to `cols` bytes, never inside a UTF-8 character (a name may hold one).
+std::string Cut(const std::string& line, int cols) {
+  if (cols <= 0 || line.size() <= static_cast<size_t>(cols)) return line;
+  size_t end = static_cast<size_t>(cols);
+  while (end > 0 && (static_cast<unsigned char>(line[end]) & 0xC0) == 0x80) --end;
+  return line.substr(0, end);
+}
+
+}  // namespace
+
+std::string FormatTop(const GpusReply& reply, int64_t now_ms, int cols, int rows) {
+  std::vector<std::string> lines;
   std::time_t t = static_cast<std::time_t>(now_ms / 1000);
   char when[32] = "";
   std::tm local{};
   if (::localtime_r(&t, &local) != nullptr) std::strftime(when, sizeof(when), "%H:%M:%S", &local);
-  out += fmt::format("pinpoint top  {}  {}{}\n", when, EscapeForTerminal(reply.backend),
-                     reply.simulated ? " (SIMULATED: no real GPU)" : "");
+  lines.push_back(fmt::format("pinpoint top  {}  {}{}", when, EscapeForTerminal(reply.backend),
+                              reply.simulated ? " (SIMULATED: no real GPU)" : ""));
   const HostView& host = reply.host;
-  out += fmt::format("host: {}/{} CPUs, {}/{} memory allocated\n\n", host.cpus_allocated, host.cpus,
-                     FormatSize(host.mem_allocated_bytes), FormatSize(host.mem_bytes));
+  lines.push_back(fmt::format("host: {}/{} CPUs, {}/{} memory allocated", host.cpus_allocated, host.cpus,
+                              FormatSize(host.mem_allocated_bytes), FormatSize(host.mem_bytes)));
+  lines.push_back("");
+  // Narrower than the full frame (about 92 columns): shorter bars, then no bar per job, then
+  // every line cut at the edge.
+  bool narrow = cols > 0 && cols < 92;
+  int bar = narrow ? std::clamp(cols - 62, 8, 30) : 30;
+  std::vector<size_t> job_rows;  // the indices of job lines: the first cut when rows are short
   for (const auto& d : reply.devices) {
     std::string mps = d.mps_user ? " mps:" + EscapeForTerminal(*d.mps_user) : "";
     std::string state = d.drained ? " DRAINED" : (d.recovering ? " RECOVERING" : "");
-    out += fmt::format("dev {} (GPU {}) {} [{}{}{}]\n", d.index, d.gpu_index, EscapeForTerminal(d.name),
-                       SharingModeName(d.mode), mps, state);
+    lines.push_back(fmt::format("dev {} (GPU {}) {} [{}{}{}]", d.index, d.gpu_index, EscapeForTerminal(d.name),
+                                SharingModeName(d.mode), mps, state));
     uint64_t total = d.mem_bytes;
     if (d.reading) {
       const GpuReadingView& r = *d.reading;
-      out += fmt::format("  used  {} {:>9} / {:<9} util {:>4}  power {:>6.1f} W\n",
-                         Bar(double(r.mem_used_bytes), double(total), 30), FormatSize(r.mem_used_bytes),
-                         FormatSize(total), r.utilization_pct >= 0 ? std::to_string(r.utilization_pct) + "%" : "-",
-                         static_cast<double>(r.power_mw) / 1000.0);
+      lines.push_back(fmt::format("  used  {} {:>9} / {:<9} util {:>4}  power {:>6.1f} W",
+                                  Bar(double(r.mem_used_bytes), double(total), bar), FormatSize(r.mem_used_bytes),
+                                  FormatSize(total),
+                                  r.utilization_pct >= 0 ? std::to_string(r.utilization_pct) + "%" : "-",
+                                  static_cast<double>(r.power_mw) / 1000.0));
     }
-    out += fmt::format("  slices {} {:>9} allocated, {}% share free\n", Bar(double(d.mem_allocated_bytes), double(total), 30),
-                       FormatSize(d.mem_allocated_bytes), d.share_free_pct);
+    lines.push_back(fmt::format("  slices {} {:>9} allocated, {}% share free",
+                                Bar(double(d.mem_allocated_bytes), double(total), bar), FormatSize(d.mem_allocated_bytes),
+                                d.share_free_pct));
     if (d.jobs.empty()) {
-      out += "  (no jobs)\n";
+      lines.push_back("  (no jobs)");
       continue;
     }
-    out += fmt::format("  {:>7} {:<10} {:<16} {:>9} {:>9} {:>14} {:>6} {:>10}\n", "JOB", "USER", "NAME", "USED", "SLICE", "", "SHARE", "ENERGY");
+    lines.push_back(fmt::format("  {:>7} {:<10} {:<16} {:>9} {:>9} {}{:>6} {:>10}", "JOB", "USER", "NAME", "USED",
+                                "SLICE", narrow ? "" : std::string(15, ' '), "SHARE", "ENERGY"));
     for (const auto& j : d.jobs) {
       uint64_t slice = j.gpu_mem_bytes;
       bool seen = j.gpu_mem_used_bytes.has_value();
       uint64_t used = j.gpu_mem_used_bytes.value_or(0);
       std::string name = EscapeForTerminal(j.name).substr(0, 16);
-      out += fmt::format("  {:>7} {:<10} {:<16} {:>9} {:>9} {:>14} {:>6} {:>8.1f}kJ\n", j.id,
-                         EscapeForTerminal(j.user).substr(0, 10), name.empty() ? "-" : name,
-                         seen ? FormatSize(used) : "-", slice ? FormatSize(slice) : "whole",
-                         slice && seen ? Bar(double(used), double(slice), 12) : "",
-                         j.gpu_share_pct ? std::to_string(j.gpu_share_pct) + "%" : "-",
-                         static_cast<double>(j.energy_mj) / 1e6);
+      std::string mini = narrow ? "" : fmt::format("{:>14} ", slice && seen ? Bar(double(used), double(slice), 12) : "");
+      job_rows.push_back(lines.size());
+      lines.push_back(fmt::format("  {:>7} {:<10} {:<16} {:>9} {:>9} {}{:>6} {:>8.1f}kJ", j.id,
+                                  EscapeForTerminal(j.user).substr(0, 10), name.empty() ? "-" : name,
+                                  seen ? FormatSize(used) : "-", slice ? FormatSize(slice) : "whole", mini,
+                                  j.gpu_share_pct ? std::to_string(j.gpu_share_pct) + "%" : "-",
+                                  static_cast<double>(j.energy_mj) / 1e6));
     }
   }
+  // Too many lines for the window: job rows go first, from the last, then whatever is below the
+  // window; the last line says how many were hidden.
+  if (rows > 0 && lines.size() > static_cast<size_t>(rows)) {
+    size_t keep = static_cast<size_t>(std::max(rows - 1, 1));
+    size_t hidden = 0;
+    while (lines.size() - hidden > keep && !job_rows.empty()) {
+      lines[job_rows.back()].clear();
+      lines[job_rows.back()].push_back('\0');  // marked: dropped below
+      job_rows.pop_back();
+      ++hidden;
+    }
+    std::vector<std::string> kept;
+    for (auto& line : lines)
+      if (line != std::string(1, '\0')) kept.push_back(std::move(line));
+    if (kept.size() > keep) {
+      hidden += kept.size() - keep;
+      kept.resize(keep);
+    }
+    kept.push_back(fmt::format("({} more line{} hidden: a larger window, or pinpoint gpus)", hidden, hidden == 1 ? "" : "s"));
+    lines = std::move(kept);
+  }
+  std::string out;
+  for (const auto& line : lines) out += Cut(line, cols) + "\n";
   return out;
 }
 
@@ -143,7 +189,14 @@ Result<int> RunTop(const std::string& socket, bool json_output, const TopArgs& a
     if (json_output) {
       out << ToJson(*reply).dump() << "\n";
     } else {
-      out << (in_place ? "\x1b[H\x1b[2J" : (frame > 0 ? "\n" : "")) << FormatTop(*reply, RealClock().NowMs());
+      // On a terminal the frame fits its window (read each frame: it may be resized).
+      int cols = 0, rows = 0;
+      winsize size{};
+      if (in_place && ::ioctl(STDOUT_FILENO, TIOCGWINSZ, &size) == 0 && size.ws_col > 0 && size.ws_row > 0) {
+        cols = size.ws_col;
+        rows = size.ws_row;
+      }
+      out << (in_place ? "\x1b[H\x1b[2J" : (frame > 0 ? "\n" : "")) << FormatTop(*reply, RealClock().NowMs(), cols, rows);
     }
     out.flush();
   }

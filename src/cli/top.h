@@ -12,8 +12,10 @@ namespace pinpoint::cli {
 
 // One frame: a line per physical GPU (memory, utilisation, power) and a line per job on each
 // device (device memory used against its slice, share, energy so far). Strings from the reply
-// are escaped (format.h).
-std::string FormatTop(const GpusReply& reply, int64_t now_ms);
+// are escaped (format.h). With `cols` and `rows` (a terminal's window; 0: no bound) it fits them:
+// narrower bars and no bar per job below 92 columns, every line cut at the edge; past `rows`
+// lines, job rows are left out (from the last) and a last line says how many were hidden.
+std::string FormatTop(const GpusReply& reply, int64_t now_ms, int cols = 0, int rows = 0);
 
 // "[#####.....]" for used/total in `width` cells.
 std::string Bar(double used, double total, int width);
