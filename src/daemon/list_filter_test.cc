@@ -77,6 +77,33 @@ TEST_F(ListFilterTest, WhatLiesPastAPageIsCountedInJobsAnArraysTasksEach) {
   EXPECT_EQ(page->tasks_after, 901) << "a, and the array's 900 tasks";
 }
 
+// A job that failed to launch stays in the active listing for kRecentFailureMs, with its reason,
+// in id order, for its own user's listing and filters: it does not vanish (Slurm's MinJobAge).
+TEST_F(ListFilterTest, AJobThatFailedToLaunchStaysListedForAWhile) {
+  JobId before = Submit("before", 0);
+  node_->Step();
+  launcher_.FailLaunches(IoError("exec failed: Permission denied"));
+  JobId failed = Submit("broken", 0);
+  node_->Step();
+  ASSERT_EQ(node_->Get(failed)->reason, Reason::kLaunchFailed);
+  launcher_.FailLaunches(Status::Ok());
+  JobId after = Submit("after", 0);
+  node_->Step();
+  EXPECT_EQ(Ids(false, {}), (std::vector<JobId>{before, failed, after}));
+  auto page = node_->List(false, std::nullopt, 1, 1, {}, {});
+  ASSERT_TRUE(page.ok());
+  ASSERT_EQ(page->jobs.size(), 1u);
+  EXPECT_EQ(page->jobs.front().state, JobState::kFailed);
+  EXPECT_EQ(page->jobs.front().reason, Reason::kLaunchFailed);
+  EXPECT_EQ(Ids(false, {{"broken"}, {}, {}}), std::vector<JobId>{failed});
+  EXPECT_EQ(Ids(false, {{}, {JobState::kRunning}, {}}), (std::vector<JobId>{before, after}));
+  auto others = node_->List(false, caller_.uid + 1, 0, 100, {}, {});
+  ASSERT_TRUE(others.ok());
+  EXPECT_TRUE(others->jobs.empty()) << "another user's listing";
+  clock_.AdvanceMs(kRecentFailureMs + 1);
+  EXPECT_EQ(Ids(false, {}), (std::vector<JobId>{before, after})) << "gone once its time has passed";
+}
+
 TEST_F(ListFilterTest, WithAllTheStoreSelectsStatesAndIdsAndRefusesNames) {
   JobId done = Submit("done", 1);
   JobRequest task = GpuSlice();

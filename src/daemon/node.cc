@@ -115,7 +115,12 @@ std::vector<JobId> Node::Step() {
   timer.Mark("schedule and starts");
   // Every job that ended in this pass, polled or failed to launch inside Schedule.
   std::vector<JobId> ended = jobs_.CollectEnded(
-      [&](const JobRecord& job) { ended_total_[{job.state, job.reason}] += 1; });
+      [&](const JobRecord& job) {
+        ended_total_[{job.state, job.reason}] += 1;
+        if (job.reason != Reason::kLaunchFailed) return;
+        recent_failures_.push_back({job.id, job.uid, job.array.array_id, job.request.name, job.end_ms});
+        if (recent_failures_.size() > kRecentFailuresKept) recent_failures_.pop_front();
+      });
   watch_.Update(jobs_);
   timer.Mark("ends reported");
   timer.LogIfSlow(jobs_.size(), ended.size());

@@ -29,6 +29,7 @@
 #pragma once
 
 #include <functional>
+#include <deque>
 #include <map>
 #include <memory>
 #include <set>
@@ -121,6 +122,10 @@ inline constexpr size_t kStartEstimateJobs = 256;
 // The most tasks of one array's rest (array_rest.h) a scheduling pass considers.
 inline constexpr size_t kArrayTasksPerPass = 64;
 inline constexpr int kStartEstimatePasses = 512;
+// A job that failed to launch stays in the active listing this long after its end, with its reason
+// (as Slurm keeps an ended job for MinJobAge, 300 s by default), and at most this many of them.
+inline constexpr int64_t kRecentFailureMs = 300000;
+inline constexpr size_t kRecentFailuresKept = 100;
 inline constexpr int64_t kStartEstimateReuseMs = 5000;
 
 class Node {
@@ -321,6 +326,16 @@ class Node {
                                .clock = deps_.clock, .users = users_, .sharing = sharing_, .jobs = &jobs_,
                                .watch = &watch_, .faults = &faults_}};
   std::map<std::pair<JobState, Reason>, int64_t> ended_total_;
+  // The last jobs that failed to launch (kRecentFailuresKept, since this pinpointd started), for
+  // the active listing (List): enough to select them without reading the store.
+  struct RecentFailure {
+    JobId id = 0;
+    uint32_t uid = 0;
+    JobId array_id = 0;
+    std::string name;
+    int64_t end_ms = 0;
+  };
+  std::deque<RecentFailure> recent_failures_;
   // What the last scheduling pass held back for its first blocked job: a lease placed between
   // passes (OpenLease, sched::PlaceOne) never takes it.
   std::optional<sched::Reservation> reservation_;

@@ -135,15 +135,43 @@ Result<Node::Page> Node::List(bool all, std::optional<uint32_t> uid, int offset,
     }
     return page;
   }
+  // Jobs that failed to launch of late are listed too, with their reason, in id order among the
+  // active ones (kRecentFailureMs): a job that cannot start does not vanish from the queue.
+  int64_t now_ms = deps_.clock->NowMs();
+  auto in = [](const auto& list, const auto& value) {
+    return list.empty() || std::find(list.begin(), list.end(), value) != list.end();
+  };
+  std::vector<JobId> failed;
+  for (const RecentFailure& f : recent_failures_) {
+    if (now_ms - f.end_ms > kRecentFailureMs || jobs_.count(f.id) > 0 || (uid && f.uid != *uid)) continue;
+    bool id = select.ids.empty() || in(select.ids, f.id) || (f.array_id != 0 && in(select.ids, f.array_id));
+    if (id && in(select.names, f.name) && in(select.states, JobState::kFailed)) failed.push_back(f.id);
+  }
+  std::sort(failed.begin(), failed.end());
+  auto next_failed = failed.begin();
+  auto row = [&](JobId id, const JobRecord* active) -> Status {
+    if (page.total >= offset && page.total < int64_t{offset} + limit) {
+      if (active != nullptr) {
+        page.jobs.push_back(WithoutEnv(*active));
+      } else {
+        auto stored = deps_.store->Get(id, /*with_env=*/false);
+        if (stored.ok()) page.jobs.push_back(std::move(stored).value());
+        else return Status::Ok();  // purged since: not a row
+      }
+    } else if (page.total >= int64_t{offset} + limit) {
+      page.tasks_after += active != nullptr ? static_cast<int64_t>(jobs_.TasksOf(id)) : 1;
+    }
+    ++page.total;
+    return Status::Ok();
+  };
   // Only the page is copied: a queue of 10,000 jobs costs one pass, not 10,000 records.
   for (const auto& [id, r] : jobs_) {
+    for (; next_failed != failed.end() && *next_failed < id; ++next_failed) PP_RETURN_IF_ERROR(row(*next_failed, nullptr));
     if ((uid && r.uid != *uid) || !Matches(r, select, jobs_)) continue;
-    if (page.total >= offset && page.total < int64_t{offset} + limit) page.jobs.push_back(WithoutEnv(r));
-    else if (page.total >= int64_t{offset} + limit) page.tasks_after += static_cast<int64_t>(jobs_.TasksOf(id));
-    ++page.total;
+    PP_RETURN_IF_ERROR(row(id, &r));
   }
+  for (; next_failed != failed.end(); ++next_failed) PP_RETURN_IF_ERROR(row(*next_failed, nullptr));
   if (select.estimate_starts) {
-    int64_t now_ms = deps_.clock->NowMs();
     StartEstimates& cache = start_estimates_;
     // One play at most every kStartEstimateReuseMs, whatever changed in between: no stream of
     // requests (and changes to one's own jobs between them) makes the loop play more often.
