@@ -5,12 +5,29 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <functional>
 
 #include "gpu/mig_profiles.h"
 #include "gpu/simulated_backend.h"
 
 namespace pinpoint::gpu {
+
+namespace {
+
+// The serial of a simulated instance's UUID: one counter for the process, started from the wall
+// clock (ms, shifted past any count one start could reach), so no two instances share a UUID,
+// in one run or across restarts.
+uint64_t MigSerial() {
+  static std::atomic<uint64_t> next{static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                        std::chrono::system_clock::now().time_since_epoch()).count())
+                                    << 16};
+  return next.fetch_add(1);
+}
+
+}  // namespace
+
 
 namespace {
 
@@ -119,7 +136,7 @@ Result<MigInfo> SimulatedBackend::CreateMigInstance(int index, const std::string
   mig.mem_total_bytes = p->mem_bytes;
   mig.sm_count = p->sm_count;
   mig.placement_start = start;
-  mig.uuid = fmt::format("MIG-{}-{:04x}-{:04x}", gpu.uuid.substr(4, 8), index, id);
+  mig.uuid = fmt::format("MIG-{}-{:04x}-{:04x}-{:016x}", gpu.uuid.substr(4, 8), index, id, MigSerial());
   gpu.migs.push_back(mig);
   if (failing_creates_ > 0) {
     --failing_creates_;

@@ -1,5 +1,7 @@
 // The simulated node's MIG (simulated_backend.h): profiles and placements as an A100 80GB's
 // driver lists them, and instances made and destroyed only by the rules NVML enforces.
+#include <set>
+
 #include <gtest/gtest.h>
 
 #include "gpu/simulated_backend.h"
@@ -61,6 +63,23 @@ TEST(SimulatedMigTest, InstancesAreMadeAndDestroyedByTheDriversRules) {
   EXPECT_EQ(node->CreateMigInstance(0, "3g.40gb", 2).status().code(), Code::kFailedPrecondition) << "no placement";
   ASSERT_TRUE(node->CreateMigInstance(0, "3g.40gb", 0).ok());
   EXPECT_EQ(node->CreateMigInstance(0, "7g.80gb", 0).status().code(), Code::kFailedPrecondition);
+}
+
+// An instance id is reused once its instance is gone, as NVML's are; a UUID never is, not even
+// by the next start of the simulated node.
+TEST(SimulatedMigTest, ANewInstanceNeverRepeatsAnEarlierOnesUuid) {
+  std::set<std::string> seen;
+  for (int start = 0; start < 2; ++start) {
+    auto node = Node("a100x8-mig");
+    for (const MigInfo& m : Migs(*node, 1)) seen.insert(m.uuid);  // the preset's, the same each start
+    for (int round = 0; round < 3; ++round) {
+      ASSERT_TRUE(node->DestroyMigInstance(1, 7).ok());
+      auto made = node->CreateMigInstance(1, "1g.10gb", 6);
+      ASSERT_TRUE(made.ok()) << made.status().ToString();
+      EXPECT_EQ(made->gpu_instance_id, 7u);
+      EXPECT_TRUE(seen.insert(made->uuid).second) << "repeated: " << made->uuid;
+    }
+  }
 }
 
 TEST(SimulatedMigTest, AnInstanceAProcessRunsOnIsNotDestroyed) {
