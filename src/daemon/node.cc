@@ -25,15 +25,15 @@ class PassTimer {
     phases_.emplace_back(phase, std::chrono::duration_cast<std::chrono::milliseconds>(now - last_).count());
     last_ = now;
   }
-  void LogIfSlow(size_t jobs, size_t ended) const {
+  // `logged_ms`: when the last such line was written (steady clock ms), updated here.
+  void LogIfSlow(size_t jobs, size_t ended, int64_t* logged_ms) const {
     int64_t total = 0;
     for (const auto& [phase, ms] : phases_) total += ms;
     if (total < kSlowPassMs) return;
-    static int64_t logged_ms = INT64_MIN / 2;
     int64_t now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
                          std::chrono::steady_clock::now().time_since_epoch()).count();
-    if (now_ms - logged_ms < kSlowPassLogEveryMs) return;
-    logged_ms = now_ms;
+    if (now_ms - *logged_ms < kSlowPassLogEveryMs) return;
+    *logged_ms = now_ms;
     std::string parts;
     for (const auto& [phase, ms] : phases_) parts += (parts.empty() ? "" : ", ") + std::string(phase) + " " + std::to_string(ms) + " ms";
     log::Warn("a pass took {} ms ({}; {} active jobs, {} ended)", total, parts, jobs, ended);
@@ -123,7 +123,7 @@ std::vector<JobId> Node::Step() {
       });
   watch_.Update(jobs_);
   timer.Mark("ends reported");
-  timer.LogIfSlow(jobs_.size(), ended.size());
+  timer.LogIfSlow(jobs_.size(), ended.size(), &slow_pass_logged_ms_);
   return ended;
 }
 

@@ -314,6 +314,7 @@ class Node {
   Dependencies dependencies_{&jobs_, &arrays_};  // a submit's check, a pass's states
   bool dirty_ = true;                        // something changed since the last schedule
   bool starts_left_ = false;                 // the last Schedule placed starts past its budget
+  int64_t slow_pass_logged_ms_ = INT64_MIN / 2;  // the last "a pass took" line (steady clock ms)
   // MPS faults: the devices recovering from one and the jobs it hit, drains and why.
   FaultRecovery faults_{options_.mps_fault_drain_after, deps_.store};
   // The watcher's side: watched jobs, usage, and the slots of ended jobs whose processes may

@@ -25,17 +25,20 @@ JobRecord WithoutEnv(const JobRecord& job) {
 }
 
 
+// Whether `value` is in `list`, or the list is empty (a selection not given selects all).
+template <typename List, typename Value>
+bool SelectedBy(const List& list, const Value& value) {
+  return list.empty() || std::find(list.begin(), list.end(), value) != list.end();
+}
+
 // Whether active job `job` of `table` matches `f` (ListQuery).
 bool Matches(const JobRecord& job, const ListQuery& f, const JobTable& table) {
-  auto in = [](const auto& list, const auto& value) {
-    return list.empty() || std::find(list.begin(), list.end(), value) != list.end();
-  };
-  bool id = f.ids.empty() || in(f.ids, job.id) || (job.array.array_id != 0 && in(f.ids, job.array.array_id));
+  bool id = f.ids.empty() || SelectedBy(f.ids, job.id) || (job.array.array_id != 0 && SelectedBy(f.ids, job.array.array_id));
   if (!id && IsArrayRest(job)) {  // a task the rest stands for selects the rest's row
     const RestTasks* tasks = table.TasksOfRest(job.id);
     id = tasks != nullptr && std::any_of(f.ids.begin(), f.ids.end(), [&](JobId t) { return tasks->PendingIndexOf(t).has_value(); });
   }
-  return id && in(f.names, job.request.name) && in(f.states, job.state);
+  return id && SelectedBy(f.names, job.request.name) && SelectedBy(f.states, job.state);
 }
 
 // The ids a filter names, for the store: each job's own, and an array's id the range of its
@@ -138,14 +141,11 @@ Result<Node::Page> Node::List(bool all, std::optional<uint32_t> uid, int offset,
   // Jobs that failed to launch of late are listed too, with their reason, in id order among the
   // active ones (kRecentFailureMs): a job that cannot start does not vanish from the queue.
   int64_t now_ms = deps_.clock->NowMs();
-  auto in = [](const auto& list, const auto& value) {
-    return list.empty() || std::find(list.begin(), list.end(), value) != list.end();
-  };
   std::vector<JobId> failed;
   for (const RecentFailure& f : recent_failures_) {
     if (now_ms - f.end_ms > kRecentFailureMs || jobs_.count(f.id) > 0 || (uid && f.uid != *uid)) continue;
-    bool id = select.ids.empty() || in(select.ids, f.id) || (f.array_id != 0 && in(select.ids, f.array_id));
-    if (id && in(select.names, f.name) && in(select.states, JobState::kFailed)) failed.push_back(f.id);
+    bool id = select.ids.empty() || SelectedBy(select.ids, f.id) || (f.array_id != 0 && SelectedBy(select.ids, f.array_id));
+    if (id && SelectedBy(select.names, f.name) && SelectedBy(select.states, JobState::kFailed)) failed.push_back(f.id);
   }
   std::sort(failed.begin(), failed.end());
   auto next_failed = failed.begin();
