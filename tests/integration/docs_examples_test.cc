@@ -75,10 +75,7 @@ void CancelActiveJobs(const Harness& h) {
 void RunBlock(const std::string& file, const FencedBlock& block) {
   std::vector<SessionStep> steps = SessionSteps(block);
   ASSERT_FALSE(steps.empty()) << file << ":" << block.line << ": a console block needs a `$ ` command";
-  // The daemon's default cancel grace (10 s), as the pages describe it: a job cancelled right after
-  // its submit gets its SIGTERM once it has started, and on a loaded machine (the whole suite on
-  // two cores) the start may come after a 2 s grace, when SIGKILL is due instead (seen twice).
-  Harness h("simulated:h100x2", "\"host_cpus\": 32, \"host_mem\": \"256G\", \"cancel_grace_ms\": 10000");
+  Harness h("simulated:h100x2", "\"host_cpus\": 32, \"host_mem\": \"256G\", \"cancel_grace_ms\": 2000");
   h.StartDaemon();
   std::string dir = h.dir() + "/work";
   ASSERT_EQ(::mkdir(dir.c_str(), 0755), 0);
