@@ -494,6 +494,15 @@ int RunShim(const std::string& job_dir, int lock_fd) {
   struct sigaction ign {};
   ign.sa_handler = SIG_IGN;
   for (int sig : {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGPIPE}) ::sigaction(sig, &ign, nullptr);
+  // Blocked too, and so in the job's child from its fork: a signal sent to the job once its pid
+  // is recorded, before the child has set them back to their defaults (ExecJob), stays pending
+  // there and is delivered then. Ignored and not blocked, it was lost: a cancel right after the
+  // start got SIGKILL after the grace instead of SIGTERM (pinpointd's blocked mask did this while
+  // the shim was forked from it; Spawn starts it with every signal unblocked).
+  sigset_t held;
+  sigemptyset(&held);
+  for (int sig : {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGPIPE}) sigaddset(&held, sig);
+  ::sigprocmask(SIG_BLOCK, &held, nullptr);
   ::fcntl(lock_fd, F_SETFD, FD_CLOEXEC);
 
   auto dir = OpenJobDir(job_dir);
