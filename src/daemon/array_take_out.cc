@@ -55,11 +55,11 @@ std::vector<Status> TakeOutTasks(JobTable& jobs, store::JobStore& store, const s
     }
     RestTasks::TakenOut split = tasks->TakeOut(rest, taking.tasks);
     for (const JobRecord& task : split.tasks) {
-      written = task.id == rest_id ? store.Update(task) : store.InsertAt(task);
+      written = task.id == rest_id ? store.Update(task) : store.InsertAt(task, /*env_of=*/rest_id);
       if (!written.ok()) break;
     }
     if (written.ok() && split.rest)
-      written = split.rest->id == rest_id ? store.Update(*split.rest) : store.InsertAt(*split.rest);
+      written = split.rest->id == rest_id ? store.Update(*split.rest) : store.InsertAt(*split.rest, rest_id);
     if (!written.ok()) break;
     taken.emplace_back(rest_id, std::move(split));
   }

@@ -30,7 +30,7 @@ std::optional<std::string> RestKey(const JobRecord& task) {
 }
 
 Result<std::vector<JobRecord>> Select(Db* db, const std::string& where, JobId first = 0, JobId end = 0) {
-  Result<Statement> stmt = db->Prepare(std::string("SELECT ") + kJobColumns + " FROM jobs WHERE " + where + " ORDER BY id");
+  Result<Statement> stmt = db->Prepare(std::string("SELECT ") + kJobColumnsBeforeV9 + " FROM jobs WHERE " + where + " ORDER BY id");
   if (!stmt.ok()) return stmt.status();
   if (end > 0) stmt->Bind(1, first).Bind(2, end);
   std::vector<JobRecord> out;

@@ -6,7 +6,7 @@ namespace pinpoint::store {
 namespace {
 
 // Indexes of kJobColumns.
-enum Column { kId, kUid, kUser, kState, kReason, kPriority, kSubmitMs, kStartMs, kEndMs, kRecord };
+enum Column { kId, kUid, kUser, kState, kReason, kPriority, kSubmitMs, kStartMs, kEndMs, kRecord, kEnvId, kEnv };
 
 Status Disagree(int64_t id, const char* field, const std::string& column,
                 const std::string& record) {
@@ -49,10 +49,14 @@ void BindJobColumns(Statement* stmt, const JobRecord& record, const std::string&
 }
 
 Result<JobRecord> DecodeJobRow(const Statement& row) {
-  Result<JobRecord> record = DecodeRecord(row.ColumnText(kRecord));
+  std::string id = std::to_string(row.ColumnInt64(kId));
+  if (!row.ColumnIsNull(kEnvId) && row.ColumnIsNull(kEnv))
+    return Internal("job " + id + " in the store: its environment (envs row " +
+                    std::to_string(row.ColumnInt64(kEnvId)) + ") is missing");
+  Result<JobRecord> record = row.ColumnIsNull(kEnvId) ? DecodeRecord(row.ColumnText(kRecord))
+                                                      : DecodeRecord(row.ColumnText(kRecord), row.ColumnText(kEnv));
   if (!record.ok()) {
-    return Internal("job " + std::to_string(row.ColumnInt64(kId)) +
-                    " in the store: " + record.status().message());
+    return Internal("job " + id + " in the store: " + record.status().message());
   }
   PP_RETURN_IF_ERROR(CheckColumns(row, *record));
   return std::move(record).value();

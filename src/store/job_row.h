@@ -12,13 +12,17 @@
 
 namespace pinpoint::store {
 
-// The columns DecodeJobRow reads, in its order; for "SELECT <kJobColumns> FROM jobs ...".
+// The columns DecodeJobRow reads, in its order; for "SELECT <kJobColumns> FROM jobs ...". The
+// last two are the job's environment (schema v9 keeps it apart, in envs): its row's id, its text.
 inline constexpr char kJobColumns[] =
-    "id, uid, user, state, reason, priority, submit_ms, start_ms, end_ms, record";
-// The same columns, the record's request.env emptied by SQLite (JobStore::Get without env).
+    "id, uid, user, state, reason, priority, submit_ms, start_ms, end_ms, record, env_id, "
+    "(SELECT text FROM envs WHERE envs.id = jobs.env_id)";
+// The same columns without the environment (JobStore::Get without env): request.env is empty.
 inline constexpr char kJobColumnsWithoutEnv[] =
-    "id, uid, user, state, reason, priority, submit_ms, start_ms, end_ms, "
-    "json_set(record, '$.request.env', json('{}'))";
+    "id, uid, user, state, reason, priority, submit_ms, start_ms, end_ms, record, NULL, NULL";
+// The same for a file before schema version 9 (its migration steps), whose records hold their
+// environments.
+inline constexpr const char* kJobColumnsBeforeV9 = kJobColumnsWithoutEnv;
 
 // Binds parameters ?1..?9 as uid, user, state, reason, priority, submit_ms, start_ms, end_ms,
 // record (= record_json, from EncodeRecord), the order of the jobs table's columns after id.

@@ -254,9 +254,12 @@ Result<JobId> JobStore::InsertJob(const JobRecord& record, const std::optional<I
   if (!txn.ok()) return txn.status();
   // A record's JSON carries its id (and an array's its array id), known only after the INSERT:
   // the row holds a placeholder until its record is written below.
+  Result<StoredEnv> env = InsertEnv(db, record.request.env);
+  if (!env.ok()) return env.status();
   Result<Statement> insert = db->Prepare(
       "INSERT INTO jobs (uid, user, state, reason, priority, submit_ms, start_ms, end_ms, record, "
-      "submit_uid, idempotency_key) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)");
+      "submit_uid, idempotency_key, env_id, env_bytes) "
+      "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)");
   if (!insert.ok()) return insert.status();
   BindJobColumns(&*insert, record, "");
   if (key) {
@@ -264,6 +267,7 @@ Result<JobId> JobStore::InsertJob(const JobRecord& record, const std::optional<I
   } else {
     insert->BindNull(10).BindNull(11);
   }
+  BindEnv(&*insert, 12, *env);
   Status inserted = insert->Run();
   if (!inserted.ok() && db->LastErrorCode() == SQLITE_CONSTRAINT_UNIQUE) {
     return FailedPrecondition("idempotency key '" + key->key + "' is already used by uid " +
@@ -289,7 +293,7 @@ Result<JobId> JobStore::InsertJob(const JobRecord& record, const std::optional<I
   JobRecord stored = record;
   stored.id = id;
   if (reserve > 1 || !stored.array.pending.empty()) stored.array.array_id = id;
-  Result<std::string> json = EncodeRecord(stored);
+  Result<std::string> json = EncodeRecordWithoutEnv(stored);
   if (!json.ok()) return json.status();
   Result<Statement> update = db->Prepare("UPDATE jobs SET record = ?1 WHERE id = ?2");
   if (!update.ok()) return update.status();
@@ -301,9 +305,9 @@ Result<JobId> JobStore::InsertJob(const JobRecord& record, const std::optional<I
   return id;
 }
 
-Status JobStore::InsertAt(const JobRecord& record) {
+Status JobStore::InsertAt(const JobRecord& record, JobId env_of) {
   PP_RETURN_IF_ERROR(CheckWritable());
-  Result<std::string> json = EncodeRecord(record);
+  Result<std::string> json = EncodeRecordWithoutEnv(record);
   if (!json.ok()) return json.status();
   Db* db = &impl_->db;
   Result<Transaction> txn = Transaction::Begin(db);
@@ -312,12 +316,15 @@ Status JobStore::InsertAt(const JobRecord& record) {
   if (!seq.ok()) return seq.status();
   std::string job = "job " + std::to_string(record.id);
   if (record.id <= 0 || record.id > *seq) return FailedPrecondition(job + " has an id no array reserved");
+  Result<StoredEnv> env = env_of != 0 ? EnvOf(db, env_of) : InsertEnv(db, record.request.env);
+  if (!env.ok()) return env.status();
   Result<Statement> insert = db->Prepare(
-      "INSERT INTO jobs (uid, user, state, reason, priority, submit_ms, start_ms, end_ms, record, id) "
-      "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)");
+      "INSERT INTO jobs (uid, user, state, reason, priority, submit_ms, start_ms, end_ms, record, id, "
+      "env_id, env_bytes) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)");
   if (!insert.ok()) return insert.status();
   BindJobColumns(&*insert, record, *json);
   insert->Bind(10, record.id);
+  BindEnv(&*insert, 11, *env);
   Status inserted = insert->Run();
   if (!inserted.ok() && (db->LastErrorCode() & 0xff) == SQLITE_CONSTRAINT) return FailedPrecondition(job + " is stored already");
   PP_RETURN_IF_ERROR(inserted);
@@ -356,8 +363,8 @@ Result<std::optional<JobRecord>> JobStore::FindArrayRest(JobId id) const {
 
 Status JobStore::Update(const JobRecord& record, const std::optional<JobEvent>& event) {
   PP_RETURN_IF_ERROR(CheckWritable());
-  // The environment stays the stored one: it is fixed at submit, and SQLite moves it from the
-  // old record to the new at a fraction of what encoding it again costs (MiBs for a large one).
+  // The environment stays the stored one (its own row, schema v9): it is fixed at submit, and
+  // writing it again at every change cost the loop MiBs for a large one.
   Result<std::string> json = EncodeRecordWithoutEnv(record);
   if (!json.ok()) return json.status();
   Db* db = &impl_->db;
@@ -366,8 +373,7 @@ Status JobStore::Update(const JobRecord& record, const std::optional<JobEvent>& 
   Result<Statement> stmt = db->Prepare(
       "UPDATE jobs SET uid = ?1, user = ?2, state = ?3, reason = ?4, priority = ?5, "
       "submit_ms = ?6, start_ms = ?7, end_ms = ?8, "
-      "record = json_set(?9, '$.request.env', json(coalesce(json_extract(record, '$.request.env'), '{}'))) "
-      "WHERE id = ?10");
+      "record = ?9 WHERE id = ?10");
   if (!stmt.ok()) return stmt.status();
   BindJobColumns(&*stmt, record, *json);
   stmt->Bind(10, record.id);

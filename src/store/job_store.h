@@ -86,7 +86,7 @@ class JobStore {
 
  public:
   static constexpr int kOldestSupportedVersion = 1;
-  static constexpr int kCurrentVersion = 8;
+  static constexpr int kCurrentVersion = 9;
 
   // Opens or creates the database at `path`, checks it (PRAGMA quick_check), and migrates older
   // supported versions to the current one in one transaction. A new file is created mode 0600
@@ -121,10 +121,12 @@ class JobStore {
                             const std::optional<IdempotencyKey>& key = {});
   // Stores `record` under its own id, one InsertArray reserved that no stored job has (a task
   // taken out of its array's rest, or the rest moved on to its next task), with a submit event at
-  // record.submit_ms. Durable on return (inside a Batch: when the batch commits).
-  // Errors: kFailedPrecondition when a job has that id already or it was never reserved;
-  // kInvalidArgument as for Insert; kIo, and CheckFile's error.
-  Status InsertAt(const JobRecord& record);
+  // record.submit_ms. Durable on return (inside a Batch: when the batch commits). With `env_of`,
+  // the record's request.env is not written: the job shares the one stored job env_of has (an
+  // array's rest and its tasks share one environment; the caller knows they are the same).
+  // Errors: kFailedPrecondition when a job has that id already or it was never reserved, or
+  // env_of is not stored; kInvalidArgument as for Insert; kIo, and CheckFile's error.
+  Status InsertAt(const JobRecord& record, JobId env_of = 0);
   // The stored rest (ArrayTask::pending set) of the job array whose ids include `id`, found from
   // the stored job with the greatest id up to `id`: nullopt when that is no task of an array
   // holding `id`, or the array has no rest at or below `id`. Whether the rest stands for `id` is

@@ -119,5 +119,66 @@ TEST_F(JobStoreTest, TheIdMarkCoversAWholeArray) {
   EXPECT_GT(Must(store->Insert(PendingRecord(1000, 1))), last);
 }
 
+TEST_F(JobStoreTest, AnArraysTasksShareItsEnvironmentAndTheLastOneTakesItAway) {
+  auto store = OpenStore();
+  ASSERT_NE(store, nullptr);
+  JobRecord rest = Rest(3);
+  rest.request.env = {{"BIG", std::string(100000, 'x')}};
+  JobId id = Must(store->InsertArray(rest, 3));
+  auto task = [&](int k) {
+    JobRecord t = rest;
+    t.id = id + k;
+    t.array = {id, 2 * k, 3, 0, 4, 3};
+    return t;
+  };
+  ASSERT_TRUE(store->InsertAt(task(1), /*env_of=*/id).ok());
+  ASSERT_TRUE(store->InsertAt(task(2), /*env_of=*/id).ok());
+  EXPECT_EQ(QueryOne(db_path(), "SELECT count(*) FROM envs"), "1") << "one copy for three jobs";
+  EXPECT_LT(std::stoull(QueryOne(db_path(), "SELECT max(length(record)) FROM jobs")), 1000u);
+  EXPECT_EQ(Must(store->Get(id + 2)).request.env, rest.request.env);
+  // An update never writes the environment, even one read without it.
+  JobRecord ended = Must(store->Get(id + 1, /*with_env=*/false));
+  ended.state = JobState::kCompleted;
+  ended.end_ms = 9;
+  ASSERT_TRUE(store->Update(ended).ok());
+  EXPECT_EQ(Must(store->Get(id + 1)).request.env, rest.request.env);
+  // Each job counts the environment as its own: what it would take apart.
+  EXPECT_GT(Must(store->EndedBytesOf(1000)).bytes, 100000u);
+  EXPECT_EQ(Must(store->DeleteEnded({id + 1})), 1);
+  EXPECT_EQ(Must(store->EndedBytesOf(1000)).bytes, 0u);
+  EXPECT_EQ(QueryOne(db_path(), "SELECT count(*) FROM envs"), "1") << "two jobs still name it";
+  for (JobId j : {id, id + 2}) {
+    JobRecord done = Must(store->Get(j));
+    done.state = JobState::kCancelled;
+    ASSERT_TRUE(store->Update(done).ok());
+  }
+  EXPECT_EQ(Must(store->DeleteEnded({id, id + 2})), 2);
+  EXPECT_EQ(QueryOne(db_path(), "SELECT count(*) FROM envs"), "0");
+}
+
+TEST_F(JobStoreTest, ATaskSharesOnlyAStoredJobsEnvironment) {
+  auto store = OpenStore();
+  ASSERT_NE(store, nullptr);
+  JobId id = Must(store->InsertArray(Rest(3), 3));
+  JobRecord t = Rest(3);
+  t.id = id + 1;
+  t.array = {id, 2, 3, 0, 4, 3};
+  EXPECT_EQ(store->InsertAt(t, /*env_of=*/id + 2).code(), Code::kFailedPrecondition);
+  EXPECT_EQ(store->Get(id + 1).status().code(), Code::kNotFound) << "nothing was stored";
+}
+
+TEST_F(JobStoreTest, AJobWhoseEnvironmentIsMissingReadsAsDamaged) {
+  auto store = OpenStore();
+  ASSERT_NE(store, nullptr);
+  JobRecord r = PendingRecord(1000, 1);
+  r.request.env = {{"A", "1"}};
+  JobId id = Must(store->Insert(r));
+  ASSERT_TRUE(testing::ExecSql(db_path(), "DELETE FROM envs").ok());
+  Result<JobRecord> read = store->Get(id);
+  EXPECT_EQ(read.status().code(), Code::kInternal);
+  EXPECT_NE(read.status().message().find("environment"), std::string::npos) << read.status().message();
+  EXPECT_TRUE(Must(store->Get(id, /*with_env=*/false)).request.env.empty()) << "a listing still reads it";
+}
+
 }  // namespace
 }  // namespace pinpoint::store

@@ -196,13 +196,15 @@ TEST_F(MigrationTest, FailedStepLeavesFileAtItsVersion) {
 
 TEST_F(MigrationTest, NewerVersionIsRefusedAndLeftAlone) {
   ASSERT_TRUE(JobStore::Open(db_path()).ok());
-  ASSERT_TRUE(ExecSql(db_path(), "PRAGMA user_version = 9").ok());
+  std::string newer = std::to_string(kCurrentSchemaVersion + 1);
+  ASSERT_TRUE(ExecSql(db_path(), ("PRAGMA user_version = " + newer).c_str()).ok());
 
   Result<std::unique_ptr<JobStore>> store = JobStore::Open(db_path());
   EXPECT_EQ(store.status().code(), Code::kFailedPrecondition);
-  EXPECT_THAT(store.status().message(), AllOf(HasSubstr("version 9"), HasSubstr("newer"),
-                                              HasSubstr("1 to 8"), Not(HasSubstr("\n"))));
-  EXPECT_EQ(QueryOne(db_path(), "PRAGMA user_version"), "9");
+  EXPECT_THAT(store.status().message(),
+              AllOf(HasSubstr("version " + newer), HasSubstr("newer"),
+                    HasSubstr("1 to " + std::to_string(kCurrentSchemaVersion)), Not(HasSubstr("\n"))));
+  EXPECT_EQ(QueryOne(db_path(), "PRAGMA user_version"), newer);
 }
 
 TEST_F(MigrationTest, OlderThanOldestSupportedIsRefused) {
@@ -210,7 +212,8 @@ TEST_F(MigrationTest, OlderThanOldestSupportedIsRefused) {
   ASSERT_TRUE(ExecSql(db_path(), "PRAGMA user_version = -1").ok());
   Result<std::unique_ptr<JobStore>> store = JobStore::Open(db_path());
   EXPECT_EQ(store.status().code(), Code::kFailedPrecondition);
-  EXPECT_THAT(store.status().message(), AllOf(HasSubstr("older"), HasSubstr("1 to 8")));
+  EXPECT_THAT(store.status().message(),
+              AllOf(HasSubstr("older"), HasSubstr("1 to " + std::to_string(kCurrentSchemaVersion))));
 }
 
 TEST_F(MigrationTest, GarbageFileIsRefusedAndLeftAlone) {
@@ -307,7 +310,7 @@ TEST_F(MigrationTest, V8AddsAnEmptyTableOfGpuHolds) {
   }
   Result<std::unique_ptr<JobStore>> store = JobStore::Open(db_path());
   ASSERT_TRUE(store.ok()) << store.status().ToString();
-  EXPECT_EQ(QueryOne(db_path(), "PRAGMA user_version"), "8");
+  EXPECT_EQ(QueryOne(db_path(), "PRAGMA user_version"), std::to_string(kCurrentSchemaVersion));
   EXPECT_TRUE(Must((*store)->GpuHolds()).empty());
   ASSERT_TRUE((*store)->PutGpuHold(17, 1000).ok());
   ASSERT_TRUE((*store)->PutGpuHold(17, 2000).ok()) << "a second put keeps the first time";
@@ -317,6 +320,38 @@ TEST_F(MigrationTest, V8AddsAnEmptyTableOfGpuHolds) {
   ASSERT_TRUE((*store)->DeleteGpuHold(9).ok());
   ASSERT_TRUE((*store)->DeleteGpuHold(9).ok()) << "deleting what is gone is no error";
   EXPECT_EQ(Must((*store)->GpuHolds()), (Holds{{17, 1000}}));
+}
+
+TEST_F(MigrationTest, V9MovesEachEnvironmentToARowOfItsOwnAndCountsTheSameBytes) {
+  JobRecord ended = PendingRecord(1000, 111);
+  ended.request.env = {{"BIG", std::string(5000, 'x')}, {"PATH", "/bin"}};
+  ended.state = JobState::kCompleted;
+  ended.end_ms = 5;
+  JobRecord pending = PendingRecord(1000, 222);
+  pending.request.env = {{"HOME", "/home/a"}};
+  JobRecord bare = PendingRecord(2000, 333);
+  std::vector<JobRecord> records = {ended, pending, bare};
+  WriteV1File(&records);
+  {
+    Result<Db> db = Db::Open(db_path());
+    ASSERT_TRUE(db.ok());
+    ASSERT_TRUE(MigrateTo(&*db, 8).ok());
+  }
+  uint64_t v8_bytes = std::stoull(QueryOne(db_path(), "SELECT ended_bytes FROM user_bytes WHERE uid = 1000"));
+  std::unique_ptr<JobStore> store = Must(JobStore::Open(db_path()));
+  for (const JobRecord& r : records) EXPECT_EQ(Must(store->Get(r.id)), r);
+  EXPECT_TRUE(Must(store->Get(1, /*with_env=*/false)).request.env.empty());
+  EXPECT_EQ(QueryOne(db_path(), "SELECT count(*) FROM envs"), "2") << "the job without one has none";
+  EXPECT_EQ(QueryOne(db_path(), "SELECT json_extract(record, '$.request.env') FROM jobs WHERE id = 1"), "{}");
+  // The ended job counts what it took before, its record and its environment, and the 2 bytes
+  // of the `{}` its record keeps in place of the environment.
+  std::string record = QueryOne(db_path(), "SELECT length(CAST(record AS BLOB)) FROM jobs WHERE id = 1");
+  std::string env = QueryOne(db_path(), "SELECT length(CAST(text AS BLOB)) FROM envs WHERE id = 1");
+  EXPECT_EQ(Must(store->EndedBytesOf(1000)).bytes, std::stoull(record) + std::stoull(env));
+  EXPECT_EQ(Must(store->EndedBytesOf(1000)).bytes, v8_bytes + 2);
+  EXPECT_EQ(Must(store->DeleteEnded({1})), 1);
+  EXPECT_EQ(QueryOne(db_path(), "SELECT count(*) FROM envs"), "1") << "an environment goes with its job";
+  EXPECT_EQ(Must(store->EndedBytesOf(1000)).bytes, 0u);
 }
 
 TEST_F(MigrationTest, MigrateToRejectsUnknownTargetsAndGoingBack) {

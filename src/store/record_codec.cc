@@ -350,7 +350,17 @@ Result<std::string> Encode(const JobRecord& record, bool with_env) {
 Result<std::string> EncodeRecord(const JobRecord& record) { return Encode(record, /*with_env=*/true); }
 Result<std::string> EncodeRecordWithoutEnv(const JobRecord& record) { return Encode(record, /*with_env=*/false); }
 
-Result<JobRecord> DecodeRecord(std::string_view text) {
+Result<std::string> EncodeEnv(const std::map<std::string, std::string>& env) {
+  try {
+    return json(env).dump();
+  } catch (const std::exception& e) {
+    return InvalidArgument("job environment cannot be stored as JSON: " + std::string(e.what()));
+  }
+}
+
+namespace {
+
+Result<JobRecord> Decode(std::string_view text, const std::string_view* env) {
   // The Reader checks every type before reading, but nlohmann is third-party code: nothing
   // thrown leaves.
   try {
@@ -358,6 +368,13 @@ Result<JobRecord> DecodeRecord(std::string_view text) {
     if (j.is_discarded()) return InvalidArgument("record is not valid JSON");
     Result<int> format = FormatOf(j);
     if (!format.ok()) return format.status();
+    if (env != nullptr) {
+      json e = json::parse(*env, /*cb=*/nullptr, /*allow_exceptions=*/false);
+      if (e.is_discarded()) return InvalidArgument("record.request.env is not valid JSON");
+      if (!j.is_object() || !j.contains("request") || !j["request"].is_object())
+        return InvalidArgument("record.request is missing, and its environment is stored");
+      j["request"]["env"] = std::move(e);
+    }
     // A record in an older format is brought to the current one here, one step per format,
     // before the one reader of the current format reads it (docs/store.md, "Record formats").
     // None yet: format 1 is the current one.
@@ -370,5 +387,10 @@ Result<JobRecord> DecodeRecord(std::string_view text) {
     return InvalidArgument(std::string("record is unreadable: ") + e.what());
   }
 }
+
+}  // namespace
+
+Result<JobRecord> DecodeRecord(std::string_view text) { return Decode(text, nullptr); }
+Result<JobRecord> DecodeRecord(std::string_view text, std::string_view env) { return Decode(text, &env); }
 
 }  // namespace pinpoint::store

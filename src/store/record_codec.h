@@ -5,6 +5,7 @@
 // lists the formats and says how to add one.
 #pragma once
 
+#include <map>
 #include <string>
 #include <string_view>
 
@@ -27,12 +28,19 @@ Result<std::string> EncodeRecord(const JobRecord& record);
 // environment is fixed at its submit, and re-encoding a large one at every change cost the loop).
 Result<std::string> EncodeRecordWithoutEnv(const JobRecord& record);
 
+// A job's environment as the store keeps it apart from its record (schema v9: the envs table): a
+// JSON object of strings, the record's request.env. Errors: kInvalidArgument as for EncodeRecord.
+Result<std::string> EncodeEnv(const std::map<std::string, std::string>& env);
+
 // Reads a record written in any format from kOldestRecordFormat to kCurrentRecordFormat. A
 // missing or null field keeps JobRecord's default, as format 1 readers always did.
 // Errors: kInvalidArgument naming the field (record.request.argv, record.state, ...) when the
 // text is not JSON, a field has the wrong type or an unknown value, or the format is not one of
 // those (a record from a newer pinpoint).
 Result<JobRecord> DecodeRecord(std::string_view text);
+// The same for a record whose environment is stored apart (EncodeEnv's text, read as the
+// record's request.env). Errors: DecodeRecord's, the environment's named record.request.env.
+Result<JobRecord> DecodeRecord(std::string_view text, std::string_view env);
 
 // How the store spells a job state in the `state` column (and in format 1 records). Frozen: the
 // column is queried by these words (docs/store.md), whatever the API calls the states.

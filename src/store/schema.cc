@@ -141,7 +141,75 @@ CREATE TABLE gpu_holds (
 );
 )sql";
 
-constexpr std::array<Migration, 8> kMigrations = {{
+// Version 9: a job's environment is a row of its own, shared by the tasks of an array (issue 43).
+// A job's record is rewritten at each start, pid, end and hold: with its environment inside
+// (up to max_request_bytes), every one of those rewrote it, and an array's tasks each held a
+// copy. The record keeps `"env":{}`; env_id names the environment's row (NULL: none), env_bytes
+// its length, which a job counts as its own in user_bytes as before (each task counts its
+// array's environment: the tally is what the jobs would take apart, a bound, not the file's
+// size). An environment goes with the last job that names it. The step moves the environments
+// of the jobs stored before it, one row each, and counts user_bytes again.
+constexpr char kV9[] = R"sql(
+CREATE TABLE envs (
+  id   INTEGER PRIMARY KEY,
+  text TEXT NOT NULL
+);
+ALTER TABLE jobs ADD COLUMN env_id INTEGER;
+ALTER TABLE jobs ADD COLUMN env_bytes INTEGER NOT NULL DEFAULT 0;
+CREATE INDEX jobs_by_env ON jobs(env_id) WHERE env_id IS NOT NULL;
+INSERT INTO envs (id, text)
+  SELECT id, json_extract(record, '$.request.env') FROM jobs
+  WHERE json_valid(record) AND json_type(record, '$.request.env') = 'object' AND json_extract(record, '$.request.env') != '{}';
+UPDATE jobs SET env_id = id,
+                env_bytes = (SELECT length(CAST(text AS BLOB)) FROM envs WHERE envs.id = jobs.id),
+                record = json_set(record, '$.request.env', json('{}'))
+  WHERE id IN (SELECT id FROM envs);
+DROP TRIGGER user_bytes_insert;
+DROP TRIGGER user_bytes_update_from;
+DROP TRIGGER user_bytes_update_to;
+DROP TRIGGER user_bytes_delete;
+DELETE FROM user_bytes;
+INSERT INTO user_bytes (uid, ended_jobs, ended_bytes)
+  SELECT uid, COUNT(*), SUM(length(CAST(record AS BLOB)) + env_bytes) FROM jobs
+  WHERE state NOT IN ('pending', 'running') GROUP BY uid;
+CREATE TRIGGER user_bytes_insert AFTER INSERT ON jobs
+  WHEN new.state NOT IN ('pending', 'running')
+BEGIN
+  INSERT INTO user_bytes (uid, ended_jobs, ended_bytes)
+    VALUES (new.uid, 1, length(CAST(new.record AS BLOB)) + new.env_bytes)
+    ON CONFLICT (uid) DO UPDATE SET ended_jobs = ended_jobs + 1,
+                                    ended_bytes = ended_bytes + excluded.ended_bytes;
+END;
+CREATE TRIGGER user_bytes_update_from AFTER UPDATE ON jobs
+  WHEN old.state NOT IN ('pending', 'running')
+BEGIN
+  UPDATE user_bytes SET ended_jobs = ended_jobs - 1,
+                        ended_bytes = ended_bytes - length(CAST(old.record AS BLOB)) - old.env_bytes
+    WHERE uid = old.uid;
+END;
+CREATE TRIGGER user_bytes_update_to AFTER UPDATE ON jobs
+  WHEN new.state NOT IN ('pending', 'running')
+BEGIN
+  INSERT INTO user_bytes (uid, ended_jobs, ended_bytes)
+    VALUES (new.uid, 1, length(CAST(new.record AS BLOB)) + new.env_bytes)
+    ON CONFLICT (uid) DO UPDATE SET ended_jobs = ended_jobs + 1,
+                                    ended_bytes = ended_bytes + excluded.ended_bytes;
+END;
+CREATE TRIGGER user_bytes_delete AFTER DELETE ON jobs
+  WHEN old.state NOT IN ('pending', 'running')
+BEGIN
+  UPDATE user_bytes SET ended_jobs = ended_jobs - 1,
+                        ended_bytes = ended_bytes - length(CAST(old.record AS BLOB)) - old.env_bytes
+    WHERE uid = old.uid;
+END;
+CREATE TRIGGER envs_unused AFTER DELETE ON jobs
+  WHEN old.env_id IS NOT NULL
+BEGIN
+  DELETE FROM envs WHERE id = old.env_id AND NOT EXISTS (SELECT 1 FROM jobs WHERE env_id = old.env_id);
+END;
+)sql";
+
+constexpr std::array<Migration, 9> kMigrations = {{
     {1, kV1},
     {2, kV2},
     {3, kV3},
@@ -150,6 +218,7 @@ constexpr std::array<Migration, 8> kMigrations = {{
     {6, kV6, FoldPendingArrayTasks},
     {7, kV7},
     {8, kV8},
+    {9, kV9},
 }};
 
 constexpr bool StepsAreInOrder() {

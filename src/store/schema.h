@@ -12,7 +12,7 @@
 namespace pinpoint::store {
 
 inline constexpr int kOldestSupportedSchemaVersion = 1;
-inline constexpr int kCurrentSchemaVersion = 8;
+inline constexpr int kCurrentSchemaVersion = 9;
 // "PPJS". Written by the version 1 step; a file with a version but another id is not ours.
 inline constexpr int32_t kApplicationId = 0x50504A53;
 

@@ -127,6 +127,8 @@ Status Statement::Run() {
 
 int64_t Statement::ColumnInt64(int column) const { return sqlite3_column_int64(stmt_, column); }
 
+bool Statement::ColumnIsNull(int column) const { return sqlite3_column_type(stmt_, column) == SQLITE_NULL; }
+
 std::string Statement::ColumnText(int column) const {
   const unsigned char* text = sqlite3_column_text(stmt_, column);
   if (text == nullptr) return {};

@@ -41,6 +41,7 @@ class Statement {
   // Column reads of the current row, 0-based. NULL reads as 0 / "".
   int64_t ColumnInt64(int column) const;
   std::string ColumnText(int column) const;
+  bool ColumnIsNull(int column) const;
 
  private:
   friend class Db;
