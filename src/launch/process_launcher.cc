@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 
 #include "common/file_util.h"
 #include "common/log.h"
@@ -33,6 +34,8 @@ ExitStatus NeverLaunched(const std::string& why) {
 constexpr char kJobKeyPrefix[] = "PINPOINT_JOB_KEY=";
 // The processes an ended job left running that one Poll kills (the next polls kill the others).
 constexpr size_t kKillsPerPoll = 256;
+// What one look at a job's cgroup.procs reads (about 9,000 pids).
+constexpr size_t kMaxCgroupProcsBytes = 64 * 1024;
 
 std::string RandomHex(size_t bytes) {
   std::string raw(bytes, '\0');
@@ -102,7 +105,8 @@ std::string CgroupOf(int64_t pid) {
 // the weaker guarantee of a node without cgroup v2 (docs/security.md).
 struct JobIdentity {
   int64_t session = 0;     // 0: the session is unknown or its id was reused
-  std::string cgroup_rel;  // "" when the job has no cgroup
+  std::string cgroup_dir;  // "" when the job has no cgroup
+  std::string cgroup_rel;  // cgroup_dir as /proc/<pid>/cgroup names it
   std::string key_entry;   // "PINPOINT_JOB_KEY=<key>"; "" when the launch had none
   uint32_t uid = 0;        // the job's user
 
@@ -157,8 +161,40 @@ JobIdentity IdentityOf(const JobHandle& handle, const SpecFacts& facts) {
   if (handle.pid > 0 && same) id.session = handle.pid;
   id.key_entry = facts.key_entry;
   id.uid = facts.uid;
+  id.cgroup_dir = facts.cgroup_dir;
   id.cgroup_rel = facts.cgroup_rel;
   return id;
+}
+
+// The pids in the job's cgroup.procs, but its supervisor's, read without following a link: at
+// most kMaxCgroupProcsBytes of them (a cgroup.kill reaches the others), and none when the first
+// alive one is not found among them (all zombies, or an empty or unreadable cgroup).
+std::vector<int64_t> CgroupMembers(const JobIdentity& id) {
+  std::vector<int64_t> out;
+  auto group = OpenDirNoFollow(id.cgroup_dir);
+  if (!group.ok()) return out;
+  auto procs = OpenFileAt(group->get(), "cgroup.procs", O_RDONLY);
+  if (!procs.ok()) return out;
+  std::string text;
+  char buf[4096];
+  while (text.size() < kMaxCgroupProcsBytes) {
+    ssize_t n = ::read(procs->get(), buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    text.append(buf, static_cast<size_t>(n));
+  }
+  bool alive = false;
+  for (size_t start = 0, end; (end = text.find('\n', start)) != std::string::npos; start = end + 1) {
+    int64_t pid = std::strtoll(text.c_str() + start, nullptr, 10);
+    if (pid <= 0 || pid == id.session) continue;
+    if (!alive) {
+      auto stat = ReadProcStat(pid);
+      if (!stat || stat->state == 'Z') continue;
+      alive = true;
+    }
+    out.push_back(pid);
+  }
+  return out;
 }
 
 // Kills every process of the job's cgroup at once (cgroup.kill, Linux 5.14), forks in flight
@@ -185,6 +221,16 @@ void KillCgroup(const SpecFacts& facts) {
 std::vector<int64_t> ProcessLauncher::Members(const JobIdentity& id, bool reuse) {
   std::vector<int64_t> out;
   if (id.session == 0 && id.cgroup_rel.empty() && id.key_entry.empty()) return out;
+  // A job in a cgroup has its processes there, where none can leave: a job that left thousands
+  // costs their pids, not the node's processes. Only a cgroup with none alive (all gone, or a
+  // supervisor that could not join it) asks the node.
+  if (!id.cgroup_dir.empty()) {
+    out = CgroupMembers(id);
+    if (!out.empty()) {
+      table_.reset();
+      return out;
+    }
+  }
   if (!reuse) table_.reset();
   if (!table_) {
     table_.emplace();
