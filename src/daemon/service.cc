@@ -108,9 +108,11 @@ Result<SubmitReply> Service::SubmitArray(Call& call, SubmitRequest request) {
 
 Result<WaitReply> Service::Wait(Call& call, WaitRequest request) {
   if (!request.ids.empty()) return WaitForAll(call, request.ids);
-  auto job = node_->Get(request.id);
+  // Read without its environment, which a wait's reply omits (as a listing does): a job of a
+  // 250 KB environment costs its record, not a decode and a reply of the environment.
+  auto job = node_->Get(request.id, /*with_env=*/false);
   if (!job.ok()) return job.status();
-  if (IsFinal(job->state)) return WaitReply{ViewFor(call.caller, *job), {}};
+  if (IsFinal(job->state)) return WaitReply{ToView(*job, EnvShown::kOmitted), {}};
   PP_RETURN_IF_ERROR(waits_.MayHold(call.caller, 1));
   Defer(call, request.id);
   return WaitReply{};
@@ -251,8 +253,8 @@ void Service::JobsEnded(const std::vector<JobId>& ids) {
         reply_(answer.conn, WaitAllReply(answer.ids));
         continue;
       }
-      if (!job) job = node_->Get(id);
-      reply_(answer.conn, job->ok() ? api::OkReply(ToJson(WaitReply{ViewFor(answer.caller, **job), {}}))
+      if (!job) job = node_->Get(id, /*with_env=*/false);
+      reply_(answer.conn, job->ok() ? api::OkReply(ToJson(WaitReply{ToView(**job, EnvShown::kOmitted), {}}))
                                     : api::ErrorReply(job->status()));
     }
   }
