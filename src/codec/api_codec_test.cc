@@ -158,7 +158,7 @@ TEST(ApiCodecGoldenTest, Wait) {
   EXPECT_EQ(reply.job.state, JobState::kCompleted);
   EXPECT_EQ(reply.job.exit_code, 0);
   EXPECT_FALSE(reply.job.term_signal.has_value());
-  EXPECT_EQ(reply.job.env_shown, EnvShown::kHidden) << "waited on by another user";
+  EXPECT_EQ(reply.job.env_shown, EnvShown::kOmitted) << "a wait carries no environment, for anyone";
   EXPECT_TRUE(reply.job.request.env.empty());
 
   WaitRequest several;
