@@ -398,7 +398,7 @@ int RunDaemon(const Config& config, std::unique_ptr<gpu::GpuBackend> backend,
     wake.push_back(watcher.wake_fd());
     // Requests on job arrays go on a budget at a time, one per pass, and so do the starts and ends
     // of many jobs at once: no sleep in between.
-    bool due = service.waiting().array_requests > 0 || node.MoreDue();
+    bool due = service.waiting().array_requests > 0 || node.MoreDue() || retention.MoreDue();
     auto ready = (*server)->RunOnce(due ? 0 : static_cast<int>(config.poll_interval_ms), wake);
     for (int fd : ready) {
       if (fd != sig_fd) continue;  // the watcher's wake needs no reading: Step takes its news

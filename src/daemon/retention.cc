@@ -23,8 +23,11 @@ Result<PurgeReport> Retention::RunIfDue() {
   }
   if (options_.user_stored_bytes > 0 && now >= next_budget_ms_) {
     next_budget_ms_ = now + options_.budget_interval_ms;
+    budget_more_ = false;
     auto budget = BudgetPass();
     if (!budget.ok()) return budget;
+    budget_more_ = budget->more;
+    if (budget_more_) next_budget_ms_ = now;
     report.purged.insert(report.purged.end(), budget->purged.begin(), budget->purged.end());
     report.entries_removed += budget->entries_removed;
     for (auto& p : budget->problems) report.problems.push_back(std::move(p));
@@ -94,6 +97,12 @@ Result<PurgeReport> Retention::BudgetPass() {
     uint64_t excess = ended.bytes - options_.user_stored_bytes;
     uint64_t mean = ended.jobs > 0 ? std::max<uint64_t>(1, ended.bytes / static_cast<uint64_t>(ended.jobs)) : 1;
     int64_t want = static_cast<int64_t>(std::min<uint64_t>(excess / mean + 1, static_cast<uint64_t>(jobs_left)));
+    // About batch_bytes a pass (one job at least): the rest goes in the next passes, one a turn.
+    int64_t by_bytes = static_cast<int64_t>(std::max<uint64_t>(1, options_.batch_bytes / mean));
+    if (want > by_bytes) {
+      want = by_bytes;
+      report.more = true;
+    }
     auto ids = store_->OldestEnded(uid, static_cast<int>(want));
     if (!ids.ok()) return ids.status();
     size_t before = report.purged.size();

@@ -26,6 +26,10 @@ struct RetentionOptions {
   int64_t interval_ms = 10 * 60'000;  // between passes once nothing is left to purge
   int64_t busy_interval_ms = 1000;   // between passes while a backlog is left
   int batch_jobs = 100;              // jobs per pass
+  // Bytes of ended jobs (records and environments) one pass over max_user_stored_bytes deletes,
+  // about: a user over it by a lot is brought under by several passes, one a loop turn, each
+  // a bounded share of it (100 jobs of 250 KB took the loop 100 ms at once).
+  uint64_t batch_bytes = 2 << 20;
   int64_t batch_entries = 5000;      // names removed from job directories per pass
   int max_depth = 64;                // directories below a job directory
 };
@@ -49,7 +53,8 @@ class Retention {
   // batch_jobs ended jobs whose end_ms is older than retention_ms and removes their directories,
   // spending at most batch_entries removals. With user_stored_bytes, every budget_interval_ms it
   // also reads what users' ended jobs take (a row each) and, for a user over it, deletes their
-  // oldest ended jobs the same way: about as many as the excess takes, batch_jobs at most. A job directory the budget did not finish keeps
+  // oldest ended jobs the same way: about as many as the excess takes, batch_jobs and about
+  // batch_bytes at most (then the next pass is due at once: MoreDue). A job directory the budget did not finish keeps
   // its job for the next pass; one that cannot be removed (too deep, a mount point, an I/O
   // error) is left behind, named in `problems`, and its job is deleted all the same so that
   // it never blocks the batch. Store rows go in one transaction after their directories.
@@ -58,6 +63,9 @@ class Retention {
   Result<PurgeReport> RunIfDue();
 
   int64_t purged_total() const { return purged_total_; }
+  // Whether a user is still over user_stored_bytes after the last pass, which purged what one
+  // pass may (batch_bytes): the next pass is due at once, and the loop does not sleep until it.
+  bool MoreDue() const { return budget_more_; }
 
  private:
   Result<PurgeReport> Pass(int64_t now_ms);
@@ -71,6 +79,7 @@ class Retention {
   Clock* clock_;
   int64_t next_pass_ms_ = 0;
   int64_t next_budget_ms_ = 0;
+  bool budget_more_ = false;
   int64_t purged_total_ = 0;
 };
 

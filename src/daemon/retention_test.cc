@@ -136,6 +136,28 @@ TEST_F(RetentionTest, ABudgetPassIsBoundedInJobs) {
   EXPECT_EQ(report->purged.size(), 3u);
 }
 
+// A user over max_user_stored_bytes by a lot is purged a bounded share of bytes a pass, the next
+// pass due at once (the loop does not wait for it): never 25 MB of deletes in one loop turn.
+TEST_F(RetentionTest, ABudgetPassIsBoundedInBytesAndTheNextIsDueAtOnce) {
+  options_.retention_ms = 0;
+  options_.user_stored_bytes = 1 << 20;
+  options_.batch_bytes = 300 << 10;
+  for (int i = 0; i < 30; ++i) AddJob(1, false, 6666, 100 << 10);
+  Retention retention(options_, store_.get(), &clock_);
+  size_t passes = 0;
+  do {
+    auto report = retention.RunIfDue();
+    ASSERT_TRUE(report.ok()) << report.status().ToString();
+    EXPECT_LE(report->purged.size(), 3u) << "about 300 KB of 100 KB jobs a pass";
+    EXPECT_FALSE(report->purged.empty()) << "due at once while more is left";
+    ++passes;
+  } while (retention.MoreDue() && passes < 30);
+  EXPECT_FALSE(retention.MoreDue());
+  EXPECT_GE(passes, 7u);
+  EXPECT_LE(store_->EndedBytesOf(6666)->bytes, options_.user_stored_bytes);
+  EXPECT_TRUE(retention.RunIfDue()->purged.empty()) << "under the bound: the next look is a second away";
+}
+
 TEST_F(RetentionTest, PassesComeEveryIntervalAndOffMeansNever) {
   AddJob(31);
   options_.retention_ms = 0;
