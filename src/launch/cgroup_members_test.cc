@@ -76,5 +76,36 @@ TEST_F(CgroupMembersTest, AProcessThatLeftTheSessionAndItsEnvironmentIsFoundInTh
   EXPECT_TRUE(launcher_.JobProcesses(*h).empty());
 }
 
+// On a cgroup node the cgroup alone says who is the job's: a process of the same user outside it
+// that carries the job's key (copied from the job's environment) is not the job's. The job ends
+// when its cgroup is empty, and the other process is left alone, where the node's processes were
+// read at each end and it kept the job from ending, then was killed as the job's.
+TEST_F(CgroupMembersTest, AJobThatRanInItsCgroupIsOverWhenTheCgroupIsEmpty) {
+  std::string fifo = MakeFifo();
+  LaunchSpec s = Spec(61, {"sh", "-c", "echo $PINPOINT_JOB_KEY > " + fifo});
+  s.cgroup_dir = group_;
+  auto h = launcher_.Launch(s);
+  ASSERT_TRUE(h.ok()) << h.status().ToString();
+  std::string key;
+  {
+    std::ifstream in(fifo);
+    in >> key;
+  }
+  ASSERT_FALSE(key.empty());
+  WaitSupervisor(*h);
+  SpawnSpec decoy;
+  decoy.argv = {"sleep", "1000"};
+  decoy.env = std::vector<std::string>{"PATH=/usr/bin:/bin", "PINPOINT_JOB_KEY=" + key};
+  decoy.new_session = true;
+  auto pid = Spawn(decoy);
+  ASSERT_TRUE(pid.ok()) << pid.status().ToString();
+  auto st = launcher_.Poll(*h);
+  ASSERT_TRUE(st.has_value()) << "a process outside the job's cgroup kept the job from ending";
+  EXPECT_EQ(st->kind, ExitStatus::Kind::kExited);
+  EXPECT_TRUE(ProcessAlive(*pid)) << "a process outside the job's cgroup was killed as the job's";
+  ::kill(*pid, SIGKILL);
+  EXPECT_TRUE(WaitChild(*pid, kDeadlineMs).has_value());
+}
+
 }  // namespace
 }  // namespace pinpoint::launch

@@ -166,6 +166,21 @@ JobIdentity IdentityOf(const JobHandle& handle, const SpecFacts& facts) {
   return id;
 }
 
+// Whether anything ran in the job's cgroup (its cpu.stat, which cgroup v2 keeps whatever the
+// controllers, says usage_usec above 0): then its supervisor joined it, and every process of the
+// job is there. No process can write it; 0 or unreadable: the supervisor may not have joined.
+bool RanInCgroup(const JobIdentity& id) {
+  auto group = OpenDirNoFollow(id.cgroup_dir);
+  if (!group.ok()) return false;
+  auto stat = ReadFileBoundedAt(group->get(), "cpu.stat", 4096);
+  if (!stat.ok()) return false;
+  constexpr char kKey[] = "usage_usec ";
+  auto at = stat->rfind(kKey, 0) == 0 ? 0 : stat->find(std::string("\n") + kKey);
+  if (at == std::string::npos) return false;
+  at = stat->find(' ', at + 1);
+  return std::strtoll(stat->c_str() + at + 1, nullptr, 10) > 0;
+}
+
 // The pids in the job's cgroup.procs, but its supervisor's, read without following a link: at
 // most kMaxCgroupProcsBytes of them (a cgroup.kill reaches the others), and none when the first
 // alive one is not found among them (all zombies, or an empty or unreadable cgroup).
@@ -222,14 +237,15 @@ std::vector<int64_t> ProcessLauncher::Members(const JobIdentity& id, bool reuse)
   std::vector<int64_t> out;
   if (id.session == 0 && id.cgroup_rel.empty() && id.key_entry.empty()) return out;
   // A job in a cgroup has its processes there, where none can leave: a job that left thousands
-  // costs their pids, not the node's processes. Only a cgroup with none alive (all gone, or a
-  // supervisor that could not join it) asks the node.
+  // costs their pids, not the node's processes, and one that ended costs no look at the node.
+  // Only a cgroup nothing ran in (a supervisor that could not join it) asks the node.
   if (!id.cgroup_dir.empty()) {
     out = CgroupMembers(id);
     if (!out.empty()) {
       table_.reset();
       return out;
     }
+    if (RanInCgroup(id)) return out;
   }
   if (!reuse) table_.reset();
   if (!table_) {
