@@ -26,11 +26,11 @@ inline constexpr size_t kDefaultMaxJobsPerUser = 20000;
 inline constexpr uint64_t kDefaultMaxRequestBytes = 256 << 10;
 inline constexpr uint64_t kDefaultMaxUserRequestBytes = uint64_t{1} << 30;
 // The records one pass starts, and those it ends, take at most about this many bytes each
-// (RecordBytes; at least one job either way): 64 tasks of a 250 KB environment start over 16
-// passes, between which the loop answers requests, instead of in one pass of seconds; 500 jobs
-// of a small request start in one. The share left over is the next pass's, which follows at once
-// (Node::MoreDue).
-inline constexpr uint64_t kPassRecordBytes = uint64_t{1} << 20;
+// (RecordBytes, the environment included: a start writes it to the job's spec.json; at least one
+// job either way): 64 tasks of a 250 KB environment start over 32 passes, between which the
+// loop answers requests, instead of in one pass of seconds; 250 jobs of a small request start in
+// one. The share left over is the next pass's, which follows at once (Node::MoreDue).
+inline constexpr uint64_t kPassRecordBytes = uint64_t{512} << 10;
 // How long an opened lease waits, pending, for the MPS control daemon of its device to start
 // (Node::OpenLease) before it is given up.
 inline constexpr int64_t kLeaseStartTimeoutMs = 30000;
