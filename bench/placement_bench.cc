@@ -1,6 +1,7 @@
 // Where slices go, simulated: slice_placement spread, pack and auto on one trace of small slices
-// and whole-GPU jobs arriving over time, on nodes of 2, 4 and 8 GPUs. Each pass is the real
-// sched::Schedule; only the GPUs are modelled. Reports makespan and mean waits per policy.
+// and whole-GPU jobs arriving over time, on nodes of 2, 4 and 8 GPUs; then several users' arrays
+// where MPS serves one user per GPU (UsersSection). Each pass is the real sched::Schedule; only
+// the GPUs are modelled. Reports makespan and mean waits per policy.
 //
 //   placement_bench [--out FILE]
 //
@@ -36,6 +37,7 @@ struct TraceJob {
   uint64_t gpu_mem_bytes = 0;  // 0: whole GPUs
   double compute = 1;          // share of a GPU's SMs it uses alone
   double work_s = 0;           // run time alone
+  std::vector<int> devices = {};  // pinned (the per-user split): a batch system chose them
 };
 
 // Portable across standard libraries, unlike <random>'s distributions.
@@ -71,6 +73,8 @@ std::vector<TraceJob> MakeTrace(int gpus, uint32_t seed) {
 }
 
 struct Outcome {
+  std::map<uint32_t, double> user_end_s;   // each user's last end, from their first arrival
+  std::map<uint32_t, double> user_wait_s;  // each user's mean wait
   double makespan_s = 0;
   double turnaround_s = 0;  // mean of end - arrival
   double wait_all_s = 0;
@@ -90,7 +94,8 @@ struct Live {
   double start_s;
 };
 
-Outcome Simulate(const std::vector<TraceJob>& trace, int gpus, SlicePlacement placement, int keep_empty) {
+Outcome Simulate(const std::vector<TraceJob>& trace, int gpus, SlicePlacement placement, int keep_empty,
+                 int64_t affinity_ms = 0) {
   Inventory inv;
   for (int i = 0; i < gpus; ++i) {
     Device d;
@@ -104,6 +109,7 @@ Outcome Simulate(const std::vector<TraceJob>& trace, int gpus, SlicePlacement pl
   inv.host.mem_bytes = 4096 * kGiB;
   inv.slice_placement = placement;
   inv.keep_empty_gpus = keep_empty;
+  inv.mps_affinity_ms = affinity_ms;
   std::map<JobId, const TraceJob*> by_id;
   for (const TraceJob& j : trace) by_id[j.id] = &j;
   size_t next = 0;  // the next arrival in `order`
@@ -117,6 +123,14 @@ Outcome Simulate(const std::vector<TraceJob>& trace, int gpus, SlicePlacement pl
   Outcome out;
   double wait_whole = 0, wait_whole_warm = 0, wait_slice = 0;
   int n_whole = 0, n_whole_warm = 0, n_slice = 0;
+  std::map<uint32_t, double> first_arrival;
+  std::map<uint32_t, int> user_jobs;
+  for (const TraceJob& j : trace) {
+    auto [it, added] = first_arrival.emplace(j.uid, j.arrive_s);
+    if (!added) it->second = std::min(it->second, j.arrive_s);
+    ++user_jobs[j.uid];
+  }
+  auto ms = [](double s) { return static_cast<int64_t>(std::llround(s * 1000)) + 1; };  // never 0
   auto load = [&](int device) {
     double d = 0;
     for (const Live& l : running)
@@ -134,13 +148,15 @@ Outcome Simulate(const std::vector<TraceJob>& trace, int gpus, SlicePlacement pl
     Snapshot snap;
     snap.inventory = inv;
     for (int i = 0; i < gpus; ++i) snap.inventory.devices[i].busy_pct = std::min(100, int(100 * load(i)));
-    for (const Live& l : running) snap.running.push_back({l.job->id, l.job->uid, 1, 0, l.slots, 0});
+    snap.now_ms = ms(now);
+    for (const Live& l : running) snap.running.push_back({l.job->id, l.job->uid, 1, 0, l.slots, 0, ms(l.start_s)});
     for (const TraceJob* j : pending) {
       Demand d;
       d.id = j->id;
       d.uid = j->uid;
       d.gpus = j->gpus;
       d.gpu_mem_bytes = j->gpu_mem_bytes;
+      d.devices = j->devices;
       snap.pending.push_back(d);
     }
     Plan plan = Schedule(snap);
@@ -149,6 +165,7 @@ Outcome Simulate(const std::vector<TraceJob>& trace, int gpus, SlicePlacement pl
       running.push_back({j, s.slots, j->work_s, now});
       double wait = now - j->arrive_s;
       out.wait_all_s += wait;
+      out.user_wait_s[j->uid] += wait / user_jobs[j->uid];
       if (j->gpu_mem_bytes == 0) {
         wait_whole += wait;
         ++n_whole;
@@ -164,6 +181,8 @@ Outcome Simulate(const std::vector<TraceJob>& trace, int gpus, SlicePlacement pl
     }
     // The next event: an arrival or the first end at today's speeds.
     double step = next < order.size() ? order[next]->arrive_s - now : std::numeric_limits<double>::infinity();
+    // A slice waiting for its user's affinity window: the next pass when it closes.
+    if (plan.recheck_at_ms) step = std::min(step, std::max(0.001, (*plan.recheck_at_ms - snap.now_ms) / 1000.0));
     std::vector<double> speeds;
     for (const Live& l : running) {
       speeds.push_back(speed(l));
@@ -173,7 +192,11 @@ Outcome Simulate(const std::vector<TraceJob>& trace, int gpus, SlicePlacement pl
     now += step;
     for (size_t i = 0; i < running.size(); ++i) running[i].left_s -= step * speeds[i];
     for (const Live& l : running)
-      if (l.left_s <= 1e-6) out.turnaround_s += now - l.job->arrive_s;
+      if (l.left_s <= 1e-6) {
+        out.turnaround_s += now - l.job->arrive_s;
+        double& end = out.user_end_s[l.job->uid];
+        end = std::max(end, now - first_arrival[l.job->uid]);
+      }
     std::erase_if(running, [](const Live& l) { return l.left_s <= 1e-6; });
   }
   out.makespan_s = now;
@@ -183,6 +206,112 @@ Outcome Simulate(const std::vector<TraceJob>& trace, int gpus, SlicePlacement pl
   out.wait_whole_warm_s = n_whole_warm ? wait_whole_warm / n_whole_warm : 0;
   out.wait_slice_s = n_slice ? wait_slice / n_slice : 0;
   return out;
+}
+
+// Several users, each with arrays of small trainings, where MPS serves one user per GPU.
+// `burst`: each user submits one array of 4G tasks (3 GiB, 15% of a GPU's SMs alone, 25 s alone),
+// user k 0.3 k s after the first (issue 44's case on two GPUs: 8 trainings each). `steady`: ten
+// rounds 90 s apart; in each, every user submits an array of G to 4G tasks (10-30% of the SMs, 20
+// to 60 s alone) 0 to 3 s into the round. With `split` each user's tasks are pinned to GPUs of
+// their own (users over GPUs share them in turn): the per-user split a batch system makes.
+std::vector<TraceJob> UsersTrace(int gpus, int users, bool steady, bool split, uint32_t seed) {
+  Rng rng(seed);
+  std::vector<TraceJob> jobs;
+  JobId id = 1;
+  auto own = [&](int user) {
+    std::vector<int> set;
+    if (users <= gpus) {
+      for (int g = user * (gpus / users); g < (user + 1) * (gpus / users); ++g) set.push_back(g);
+    } else {
+      set.push_back(user % gpus);
+    }
+    return set;
+  };
+  for (int round = 0; round < (steady ? 10 : 1); ++round) {
+    for (int u = 0; u < users; ++u) {
+      double at = steady ? round * 90.0 + rng.Pick(0, 30) / 10.0 : 0.3 * u;
+      int tasks = steady ? rng.Pick(gpus, 4 * gpus) : 4 * gpus;
+      std::vector<int> set = own(u);
+      for (int t = 0; t < tasks; ++t) {
+        TraceJob j{id++, at, 1000 + static_cast<uint32_t>(u), 1, 3 * kGiB,
+                   steady ? rng.Pick(10, 30) / 100.0 : 0.15, steady ? double(rng.Pick(20, 60)) : 25.0};
+        if (split) j.devices = {set[static_cast<size_t>(t) % set.size()]};
+        jobs.push_back(j);
+      }
+    }
+  }
+  return jobs;
+}
+
+// Jain's fairness index of the users' completion times: 1 when all are equal.
+double Jain(const std::map<uint32_t, double>& x) {
+  double sum = 0, sq = 0;
+  for (const auto& [uid, v] : x) {
+    sum += v;
+    sq += v * v;
+  }
+  return sq > 0 ? sum * sum / (static_cast<double>(x.size()) * sq) : 1;
+}
+
+void UsersSection(std::ostringstream& md) {
+  constexpr uint32_t kSeeds = 5;
+  md << "\n# Several users on MPS GPUs: one user per GPU at a time, simulated\n\n"
+     << "MPS serves one Unix user per GPU: while user A's jobs hold a GPU, user B's slices wait for "
+        "it to empty. Traces (bench/placement_bench.cc, UsersTrace): *burst*, each user submits one "
+        "array of 4G small trainings (3 GiB, 15% of a GPU's SMs alone, 25 s alone), user k 0.3 k s "
+        "after the first; *steady*, ten rounds 90 s apart of one array per user of G to 4G tasks "
+        "(10-30% of the SMs, 20-60 s alone), 0-3 s into the round (mean of " << kSeeds << " seeds). "
+        "Policies: **auto**, the default (slice_placement auto, mps_affinity_ms 500: fair shares of "
+        "the empty GPUs and the affinity window), auto without the window (mps_affinity_ms 0), "
+        "**spread** (the least loaded GPU, as auto did for slices before), and **split**: each user's "
+        "tasks pinned to GPUs of their own, the per-user split of a batch system. Times in seconds; "
+        "a user's completion is from their first arrival to their last end; fairness is Jain's index "
+        "of the users' completions (1: equal); throughput is split's makespan over the policy's.\n\n"
+     << "| trace | GPUs | users | policy | makespan | throughput vs split | mean user completion | "
+        "mean wait | fairness |\n|---|---|---|---|---|---|---|---|---|\n";
+  struct Policy {
+    const char* name;
+    SlicePlacement placement;
+    int64_t affinity_ms;
+    bool split;
+  };
+  const std::vector<Policy> policies = {{"split", SlicePlacement::kSpread, 0, true},
+                                        {"auto (default)", SlicePlacement::kAuto, 500, false},
+                                        {"auto, mps_affinity_ms 0", SlicePlacement::kAuto, 0, false},
+                                        {"spread", SlicePlacement::kSpread, 0, false}};
+  for (bool steady : {false, true}) {
+    for (int gpus : {2, 4, 8}) {
+      for (int users : {1, 2, 4, 8}) {
+        if (users == 1 && steady) continue;
+        double split_makespan = 0;
+        for (const Policy& p : policies) {
+          if (users == 1 && p.split) continue;  // one user alone: split is spread
+          double makespan = 0, completion = 0, wait = 0, fairness = 0;
+          for (uint32_t seed = 1; seed <= kSeeds; ++seed) {
+            Outcome o = Simulate(UsersTrace(gpus, users, steady, p.split, seed), gpus, p.placement, 0, p.affinity_ms);
+            makespan += o.makespan_s / kSeeds;
+            double c = 0, w = 0;
+            for (const auto& [uid, v] : o.user_end_s) c += v / static_cast<double>(o.user_end_s.size());
+            for (const auto& [uid, v] : o.user_wait_s) w += v / static_cast<double>(o.user_wait_s.size());
+            completion += c / kSeeds;
+            wait += w / kSeeds;
+            fairness += Jain(o.user_end_s) / kSeeds;
+          }
+          if (p.split || (users == 1 && p.placement == SlicePlacement::kSpread)) split_makespan = makespan;
+          if (users == 1 && p.placement == SlicePlacement::kAuto && split_makespan == 0) {
+            // One user alone: the reference is spread (bare MPS split evenly), computed first.
+            split_makespan = Simulate(UsersTrace(gpus, 1, false, false, 1), gpus, SlicePlacement::kSpread, 0).makespan_s;
+          }
+          char line[320];
+          std::snprintf(line, sizeof(line), "| %s | %d | %d | %s | %.1f | %.0f%% | %.1f | %.1f | %.2f |\n",
+                        steady ? "steady" : "burst", gpus, users, p.name, makespan,
+                        100.0 * split_makespan / makespan, completion, wait, fairness);
+          md << line;
+        }
+      }
+    }
+  }
+  md << "\nWith one user, the reference (100%) is spread: bare MPS split evenly over the GPUs.\n";
 }
 
 }  // namespace
@@ -226,7 +355,9 @@ int main(int argc, char** argv) {
     for (const Policy& p : policies) {
       Outcome sum;
       for (uint32_t seed = 1; seed <= kSeeds; ++seed) {
-        Outcome o = Simulate(MakeTrace(gpus, seed), gpus, p.placement, p.keep_empty);
+        // auto at its default mps_affinity_ms (the window only changes auto).
+        Outcome o = Simulate(MakeTrace(gpus, seed), gpus, p.placement, p.keep_empty,
+                             p.placement == SlicePlacement::kAuto ? 500 : 0);
         sum.makespan_s += o.makespan_s / kSeeds;
         sum.turnaround_s += o.turnaround_s / kSeeds;
         sum.wait_all_s += o.wait_all_s / kSeeds;
@@ -250,6 +381,7 @@ int main(int argc, char** argv) {
      << kWarmS / 60 << " min leaves out the whole-GPU jobs that arrive while the node is cold: "
         "until the first whole-GPU job waits, auto spreads the first bursts over every GPU it does "
         "not keep (docs/scheduling.md, \"Where slices go\").\n";
+  UsersSection(md);
   std::fputs(md.str().c_str(), stdout);
   if (!out_path.empty()) std::ofstream(out_path) << md.str();
   return 0;

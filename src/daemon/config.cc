@@ -132,7 +132,7 @@ Status CheckMode(const std::string& mode, const std::string& key) {
 Status Apply(const json& j, Config* c) {
   static const std::set<std::string> kKeys = {
       "state_dir", "socket_path", "backend", "default_mode", "gpu_modes", "mps_client_limit",
-      "slice_placement", "keep_empty_gpus", "mig_min_idle_s", "mig_min_lifetime_s", "mig_drain_after_s", "mig_requests",
+      "slice_placement", "keep_empty_gpus", "mps_affinity_ms", "mig_min_idle_s", "mig_min_lifetime_s", "mig_drain_after_s", "mig_requests",
       "host_cpus", "cpu_binding", "host_mem", "gpu_mem_reserve", "cancel_grace_ms", "daemon_away_limit_s", "poll_interval_ms",
       "cgroups", "cgroup_root", "shim_path", "mps", "mps_control", "mps_idle_quit_ms",
       "mps_fault_policy", "mps_fault_drain_after", "mps_dir", "mps_prestart_user",
@@ -188,6 +188,7 @@ Status Apply(const json& j, Config* c) {
   PP_RETURN_IF_ERROR(str("mps_prestart_user", &c->mps_prestart_user));
   if (!c->mps_dir.empty() && c->mps_dir[0] != '/') return Bad("mps_dir", "must be an absolute path");
   PP_RETURN_IF_ERROR(integer("mps_idle_quit_ms", 0, 86'400'000, &c->mps_idle_quit_ms));
+  PP_RETURN_IF_ERROR(integer("mps_affinity_ms", 0, 600'000, &c->mps_affinity_ms));
   std::string fault_policy = NameOf(kFaultPolicies, c->mps_fault_policy);
   PP_RETURN_IF_ERROR(str("mps_fault_policy", &fault_policy));
   auto policy = FromName(kFaultPolicies, fault_policy);
@@ -343,6 +344,7 @@ std::string DefaultConfigJson() {
          {"slice_placement", c.slice_placement},
          {"cpu_binding", c.cpu_binding},
          {"keep_empty_gpus", c.keep_empty_gpus == Config::kKeepEmptyAuto ? json("auto") : json(c.keep_empty_gpus)},
+         {"mps_affinity_ms", c.mps_affinity_ms},
          {"host_cpus", c.host_cpus},
          {"host_mem", "0"},
          {"gpu_mem_reserve", "0"},

@@ -51,6 +51,9 @@ struct Config {
   // kKeepEmptyAuto: one GPU in eight of the node's, none on a node of fewer.
   static constexpr int64_t kKeepEmptyAuto = -1;
   int64_t keep_empty_gpus = kKeepEmptyAuto;
+  // Under slice_placement auto: for this long after a user's first slice on an MPS GPU starts,
+  // their next slices take no other empty GPU (sched::Inventory::mps_affinity_ms). 0: none.
+  int64_t mps_affinity_ms = 500;
   int host_cpus = 0;                 // 0: all online CPUs
   // How a job gets its CPUs: "cpuset" (CPUs of its own while free ones are left, else a quota) or
   // "quota" (a cpu.max quota on shared CPUs, as before cpusets).

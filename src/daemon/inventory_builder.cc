@@ -134,6 +134,7 @@ Result<sched::Inventory> BuildInventory(const std::vector<gpu::GpuInfo>& gpus, c
       return InvalidArgument("config: gpu_modes names '" + key + "', which is no GPU of this node");
   }
   inv.slice_placement = sched::SlicePlacementFromName(config.slice_placement).value_or(sched::SlicePlacement::kAuto);
+  inv.mps_affinity_ms = config.mps_affinity_ms;
   if (config.keep_empty_gpus == Config::kKeepEmptyAuto) {
     int whole = 0;
     for (const auto& d : inv.devices) whole += d.is_mig ? 0 : 1;

@@ -111,6 +111,8 @@ std::vector<JobId> Node::Step() {
   // A MIG reconfiguration done, or an idle instance past its minimums for a slice that waits.
   if (deps_.mig != nullptr && (deps_.mig->Poll(options_.inventory, now) || deps_.mig->TakeDue(now))) dirty_ = true;
   timer.Mark("leases and MIG");
+  // A slice waiting for its user's MPS affinity window: due again when the window closes.
+  if (recheck_at_ms_ && now >= *recheck_at_ms_) dirty_ = true;
   if (dirty_) Schedule();
   timer.Mark("schedule and starts");
   // Every job that ended in this pass, polled or failed to launch inside Schedule.
@@ -130,6 +132,7 @@ std::vector<JobId> Node::Step() {
 sched::Snapshot Node::SchedSnapshot(bool with_pending) {
   sched::Snapshot snap;
   snap.inventory = options_.inventory;
+  snap.now_ms = deps_.clock->NowMs();
   for (int device : faults_.RecoveringDevices()) snap.inventory.devices.at(static_cast<size_t>(device)).drained = true;
   // A MIG placement drained for a waiting slice: its busy small instances take no new job.
   if (deps_.mig != nullptr)
@@ -172,6 +175,7 @@ sched::Snapshot Node::SchedSnapshot(bool with_pending) {
     rj.mem_bytes = job.request.mem_bytes;
     rj.array_id = job.array.array_id;
     rj.slots = SlotsOf(job);
+    rj.start_ms = job.start_ms;
     snap.running.push_back(std::move(rj));
   }
   for (sched::RunningJob& settling : watch_.SettlingJobs()) snap.running.push_back(std::move(settling));
@@ -185,12 +189,14 @@ sched::Snapshot Node::SchedSnapshot(bool with_pending) {
 
 void Node::Schedule() {
   dirty_ = false;
+  recheck_at_ms_.reset();
   sched::Snapshot snap = SchedSnapshot(/*with_pending=*/true);
   reservation_.reset();
   if (snap.pending.empty()) return;
   snap.dependencies = dependencies_.StatesFor(snap.pending);
   sched::Plan plan = sched::Schedule(snap);
   reservation_ = plan.reservation;
+  recheck_at_ms_ = plan.recheck_at_ms;
   runner_.EndNeverStarting(plan.never_start);
   // The tasks placed that a rest still stands for become jobs of their own first; one the store
   // did not take stays in its rest, for a later pass.

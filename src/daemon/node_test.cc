@@ -241,8 +241,9 @@ TEST_F(NodeTest, UsersComeFromTheUserDirectory) {
   node_ = std::make_unique<Node>(o, NodeDeps{store_.get(), &launcher_, &mps_, nullptr, nullptr, &clock_, &users});
   api::Caller ana{1001, 1001, 1};
   api::Caller bob{1002, 1002, 2};
-  // Two slices of ana fill both MPS devices' servers; bob's slice waits for one of them.
+  // Two slices of ana fill both MPS devices' servers; bob's slice, come after, waits for one.
   for (int i = 0; i < 2; ++i) ASSERT_TRUE(node_->Submit(ana, Request(1, 50ull << 30)).ok());
+  node_->Step();
   auto waiting = node_->Submit(bob, Request(1, 10ull << 30));
   ASSERT_TRUE(waiting.ok()) << waiting.status().ToString();
   EXPECT_EQ(waiting->user, "bob");

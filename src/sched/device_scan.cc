@@ -64,11 +64,16 @@ struct AllDevices {
 template <typename Indices>
 DeviceScan ScanSlices(const NodeState& state, const Demand& demand, bool pick,
                       std::vector<SliceRank>* ranks, const Indices& indices,
-                      SlicePlacement placement, bool keep_empty) {
+                      SlicePlacement placement, bool keep_empty, bool no_empty) {
   DeviceScan scan;
   ranks->clear();
   for (int i : indices) {
-    switch (state.FitSlice(i, demand)) {
+    DeviceFit fit = state.FitSlice(i, demand);
+    if (no_empty && fit != DeviceFit::kNoRoom) {
+      const DeviceState& d = state.devices()[i];
+      if (d.jobs == 0 && !d.is_mig && !d.mig_slot) fit = DeviceFit::kNoRoom;
+    }
+    switch (fit) {
       case DeviceFit::kFits:
         ++scan.fits;
         if (!pick) {
@@ -107,7 +112,8 @@ DeviceScan ScanSlices(const NodeState& state, const Demand& demand, bool pick,
 }  // namespace
 
 DeviceScan ScanDevices(const NodeState& state, const Demand& demand, bool pick,
-                       std::vector<SliceRank>* ranks, SlicePlacement placement, bool keep_empty) {
+                       std::vector<SliceRank>* ranks, SlicePlacement placement, bool keep_empty,
+                       bool no_empty) {
   const int count = static_cast<int>(state.devices().size());
   if (!demand.devices.empty()) {
     // A device the inventory no longer has (CheckFits refuses such a demand): nothing fits.
@@ -115,12 +121,12 @@ DeviceScan ScanDevices(const NodeState& state, const Demand& demand, bool pick,
       if (i < 0 || i >= count) return DeviceScan{};
     }
     if (demand.gpu_mem_bytes == 0) return ScanPinnedWhole(state, demand, pick);
-    return ScanSlices(state, demand, pick, ranks, demand.devices, placement, keep_empty);
+    return ScanSlices(state, demand, pick, ranks, demand.devices, placement, keep_empty, no_empty);
   }
   if (demand.gpu_mem_bytes == 0) {
     return ScanWhole(state, demand, pick);
   }
-  return ScanSlices(state, demand, pick, ranks, AllDevices{count}, placement, keep_empty);
+  return ScanSlices(state, demand, pick, ranks, AllDevices{count}, placement, keep_empty, no_empty);
 }
 
 }  // namespace pinpoint::sched

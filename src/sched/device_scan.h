@@ -23,8 +23,10 @@ struct DeviceScan {
 // `keep_empty`). Without `pick` (the caller only needs to know whether the devices suffice)
 // `chosen` stays empty. Whenever fits >= gpus the counts may be partial: the scan stops as soon
 // as the answer is known. `ranks` is scratch storage reused between calls.
+// With `no_empty`, an empty whole GPU (no job, not MIG) does not take the slice (kAuto: it is
+// kept for another user's slices).
 DeviceScan ScanDevices(const NodeState& state, const Demand& demand, bool pick,
                        std::vector<SliceRank>* ranks, SlicePlacement placement = SlicePlacement::kPack,
-                       bool keep_empty = false);
+                       bool keep_empty = false, bool no_empty = false);
 
 }  // namespace pinpoint::sched

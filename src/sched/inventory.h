@@ -62,6 +62,9 @@ struct Inventory {
   // kAuto: this many empty GPUs go to slices only when no other device takes them, whether or
   // not a whole-GPU job waits, so that one can start at once (config keep_empty_gpus).
   int keep_empty_gpus = 0;
+  // kAuto: for this long after a user's first slice on an MPS GPU starts, their next slices do
+  // not take another empty GPU (placement.h; config mps_affinity_ms). 0: no window.
+  int64_t mps_affinity_ms = 0;
   // Each MIG profile a slice may name (Demand::mig_profile): the instances there are and those a
   // mig-dynamic GPU could make, with the most device memory one has (less the reserve).
   std::map<std::string, uint64_t> mig_profiles = {};

@@ -8,6 +8,7 @@
 #include "sched/array_limits.h"
 #include "sched/dependencies.h"
 #include "sched/device_scan.h"
+#include "sched/mps_shares.h"
 #include "sched/node_limits.h"
 #include "sched/node_state.h"
 #include "sched/reservation.h"
@@ -82,9 +83,11 @@ class Pass {
   void StartOn(const Demand& demand, const std::vector<int>& devices);
   Wait Diagnose(const Demand& demand, const DeviceScan& scan, bool devices_ok, HostFit host) const;
   void Reserve(const Demand& demand, Wait* wait);
-  // kAuto: whether empty GPUs go last for this slice, waiting jobs needing them.
+  // kAuto: what waiting whole-GPU jobs need of the empty GPUs, and how the others are shared out
+  // between users (MpsShares).
   void CountEmptyGpuDemand(const std::map<JobId, DependencyVerdict>& verdicts);
-  bool KeepsEmptyGpus(const Demand& demand) const;
+  // A slice that waits for its user's affinity window, or for a share of the empty GPUs.
+  bool WaitsForShare(const Demand& demand, EmptyGpuUse use, const DeviceScan& scan, bool devices_ok);
   std::string HeldFor() const { return "held for job " + std::to_string(plan_.reservation->id); }
 
   const Snapshot& snapshot_;
@@ -97,10 +100,10 @@ class Pass {
   uint64_t generation_ = 0;
   Plan plan_;
   bool may_reserve_ = true;  // false when one demand is placed alone (PlaceOne)
-  // What waiting demands need of the empty GPUs (kAuto): GPUs for whole-GPU and isolated jobs,
-  // and one for each user with slices waiting whose MPS server has no device yet.
+  // What waiting demands need of the empty GPUs (kAuto): GPUs for whole-GPU and isolated jobs;
+  // and the users' shares of them (none for a lease, placed alone).
   int whole_need_ = 0;
-  std::set<uint32_t> uids_without_gpu_;
+  std::optional<MpsShares> shares_;
 };
 
 // Needs an empty device of its own: a whole-GPU or isolated demand the scheduler places.
@@ -110,32 +113,41 @@ bool NeedsEmptyGpus(const Demand& d) {
 
 void Pass::CountEmptyGpuDemand(const std::map<JobId, DependencyVerdict>& verdicts) {
   if (snapshot_.inventory.slice_placement != SlicePlacement::kAuto) return;
-  // The MPS user rule is what makes a user need a GPU of their own: without MPS devices, none does.
-  bool any_mps = false;
-  std::set<uint32_t> uids_with_gpu;
-  for (const DeviceState& d : state_.devices()) {
-    any_mps = any_mps || d.one_user;
-    if (d.one_user && d.jobs > 0) uids_with_gpu.insert(d.uid);
-  }
+  std::vector<const Demand*> startable;
   for (const Demand& d : snapshot_.pending) {
     auto verdict = verdicts.find(d.id);
     bool met = verdict == verdicts.end() || verdict->second.kind == DependencyVerdict::Kind::kMet;
     if (d.hold != Hold::kNone || d.gpus == 0 || !d.devices.empty() || !met) continue;
-    if (NeedsEmptyGpus(d)) {
-      whole_need_ += d.gpus;
-    } else if (any_mps && uids_with_gpu.count(d.uid) == 0) {
-      uids_without_gpu_.insert(d.uid);
-    }
+    if (NeedsEmptyGpus(d)) whole_need_ += d.gpus;
+    startable.push_back(&d);
   }
   // What the site keeps for whole-GPU jobs to come (Inventory::keep_empty_gpus).
   whole_need_ = std::max(whole_need_, snapshot_.inventory.keep_empty_gpus);
+  shares_.emplace(snapshot_, state_, startable);
 }
 
-bool Pass::KeepsEmptyGpus(const Demand& demand) const {
-  if (snapshot_.inventory.slice_placement != SlicePlacement::kAuto) return false;
-  // An empty GPU goes to a slice first only while more are empty than waiting demands need.
-  size_t others = uids_without_gpu_.size() - uids_without_gpu_.count(demand.uid);
-  return state_.empty_whole_free() <= whole_need_ + static_cast<int>(others);
+bool Pass::WaitsForShare(const Demand& demand, EmptyGpuUse use, const DeviceScan& scan, bool devices_ok) {
+  std::string detail;
+  if (use == EmptyGpuUse::kWindow && devices_ok) {
+    bool takes_empty = false;
+    for (int i : scan.chosen) {
+      const DeviceState& d = state_.devices()[i];
+      takes_empty = takes_empty || (d.jobs == 0 && !d.is_mig && !d.mig_slot);
+    }
+    if (!takes_empty) return false;
+    int64_t end = shares_->WindowEnd(demand.uid);
+    if (!plan_.recheck_at_ms || end < *plan_.recheck_at_ms) plan_.recheck_at_ms = end;
+    detail = "an empty GPU stays free for another user's slices for " +
+             std::to_string(std::max<int64_t>(0, end - snapshot_.now_ms)) +
+             " ms more (mps_affinity_ms: its user's slices started on one GPU a moment ago)";
+  } else if (use == EmptyGpuUse::kNever && !devices_ok && state_.empty_whole_free() > 0) {
+    detail = "the empty GPUs are kept for other users' waiting slices (MPS serves one user per GPU; "
+             "a user holds at most " + std::to_string(shares_->share()) + " GPU(s) while others wait)";
+  } else {
+    return false;
+  }
+  plan_.waits.push_back({demand.id, Reason::kResources, std::move(detail), std::nullopt});
+  return true;
 }
 
 Plan Pass::Run() {
@@ -183,7 +195,10 @@ std::variant<Start, Wait> Pass::RunOne(const Demand& demand, const std::optional
     plan_.reservation = *held;
   }
   // No waiting demand is counted: only what the site keeps empty (Inventory::keep_empty_gpus).
-  if (snapshot_.inventory.slice_placement == SlicePlacement::kAuto) whole_need_ = snapshot_.inventory.keep_empty_gpus;
+  if (snapshot_.inventory.slice_placement == SlicePlacement::kAuto) {
+    whole_need_ = snapshot_.inventory.keep_empty_gpus;
+    shares_.emplace(snapshot_, state_, std::vector<const Demand*>{});
+  }
   may_reserve_ = false;
   Consider(demand);
   if (!plan_.starts.empty()) return std::move(plan_.starts.front());
@@ -208,10 +223,14 @@ void Pass::Consider(const Demand& demand) {
   DeviceScan scan;
   bool devices_ok = true;
   if (demand.gpus > 0) {
-    bool keep_empty = demand.gpu_mem_bytes > 0 && KeepsEmptyGpus(demand);
-    scan = ScanDevices(state_, demand, host == HostFit::kFits, &ranks_,
-                       snapshot_.inventory.slice_placement, keep_empty);
+    EmptyGpuUse use = demand.gpu_mem_bytes > 0 && shares_
+                          ? shares_->For(demand, state_.empty_whole_free(), whole_need_)
+                          : EmptyGpuUse::kAny;
+    if (use == EmptyGpuUse::kWindow && !may_reserve_) use = EmptyGpuUse::kAny;  // a lease: now or never
+    scan = ScanDevices(state_, demand, host == HostFit::kFits, &ranks_, snapshot_.inventory.slice_placement,
+                       use == EmptyGpuUse::kLast || use == EmptyGpuUse::kNever, use == EmptyGpuUse::kNever);
     devices_ok = scan.fits >= demand.gpus;
+    if (WaitsForShare(demand, use, scan, devices_ok && host == HostFit::kFits)) return;
   }
   if (devices_ok && host == HostFit::kFits && demand.gpus >= 0) {
     // Whole GPUs hold the memory of the very GPUs chosen, which may be more than the least.
@@ -247,11 +266,13 @@ void Pass::StartOn(const Demand& demand, const std::vector<int>& devices) {
       start.slots.push_back({i, demand.gpu_mem_bytes, demand.gpu_share_pct, demand.isolated});
     }
   }
+  int took_empty = 0;
+  for (int i : devices) took_empty += state_.devices()[i].jobs == 0 ? 1 : 0;
   state_.Place(demand, start.slots);
   if (NeedsEmptyGpus(demand)) {
     whole_need_ = std::max(0, whole_need_ - demand.gpus);
-  } else if (demand.gpus > 0) {
-    uids_without_gpu_.erase(demand.uid);
+  } else if (shares_) {
+    shares_->Started(demand, took_empty);
   }
   users_.Add(demand, devices);
   arrays_.Started(demand);

@@ -68,6 +68,7 @@ struct RunningJob {
   uint64_t mem_bytes = 0;
   std::vector<Slot> slots;
   JobId array_id = 0;  // the job array it is a task of; 0: none
+  int64_t start_ms = 0;  // when it started (the MPS affinity window); 0: long ago
 };
 
 struct Snapshot {
@@ -78,6 +79,8 @@ struct Snapshot {
   // or how it ended. An id in neither is a job the store no longer has (JudgeDependencies).
   std::map<JobId, JobState> dependencies = {};
   UserLimits user_limits = {};  // none by default
+  // The pass's time, for the MPS affinity window (Inventory::mps_affinity_ms); 0: no window.
+  int64_t now_ms = 0;
 };
 
 struct Start {
@@ -121,6 +124,9 @@ struct Plan {
   // Reason::kDependencyNeverSatisfied, and a detail naming that job; the daemon ends them
   // (cancelled). In ascending id order; they are in no other list.
   std::vector<Wait> never_start = {};
+  // When a slice waits for its user's MPS affinity window to close: the time it closes, when a
+  // pass should run again whether or not anything else changed.
+  std::optional<int64_t> recheck_at_ms = std::nullopt;
 };
 
 // Computes the placement plan. Policy (for people: docs/scheduling.md):
@@ -137,6 +143,13 @@ struct Plan {
 //  - Slices go best-fit: onto the device where they fit leaving the least free memory, preferring
 //    devices already shared, MIG instances and partially used GPUs, so empty whole GPUs stay free
 //    for whole-GPU and multi-GPU jobs. Whole GPUs: the lowest-index empty non-MIG devices.
+//  - MPS serves one user per GPU (kAuto, one-device slices): empty GPUs are shared out between
+//    the users with slices, a fair share each (the GPUs that take slices over the users running
+//    or waiting with them). A slice whose user holds its share or more does not take an empty
+//    GPU that another user below their share waits for; it goes to its user's GPUs or waits.
+//    And for Inventory::mps_affinity_ms after a user's first slice starts (the affinity window),
+//    the user's next slices do not take another empty GPU: they wait for the window to close
+//    (Plan::recheck_at_ms), so that a user who arrives a moment later gets one.
 //  - Each device follows its sharing::PlacementRules (Device::rules), never its mode: at most
 //    max_jobs jobs; with one_user, one uid at a time (the uid of the first running or placed job
 //    on it); with whole_device, one job; a whole-GPU slot fills any device.

@@ -21,7 +21,7 @@ Demand OfUser(Demand d, uint32_t uid) {
   return d;
 }
 
-constexpr SharingMode kTimeslice = SharingMode::kTimeslice;
+constexpr SharingMode kTimesliceMode = SharingMode::kTimeslice;
 
 Snapshot Limited(Snapshot s, UserLimits limits) {
   s.user_limits = std::move(limits);
@@ -31,7 +31,7 @@ Snapshot Limited(Snapshot s, UserLimits limits) {
 std::vector<PlanCase> UserLimitCases() {
   return {
       {"running_jobs_counts_running_and_started_in_the_pass",
-       Limited({Node({Gpu(80, kTimeslice)}), {Running(100, 1, {On(0, 10)})},
+       Limited({Node({Gpu(80, kTimesliceMode)}), {Running(100, 1, {On(0, 10)})},
                 {Slice(1, 1, 10), Slice(2, 1, 10), Slice(3, 2, 10)}},
                {Jobs(2), {}}),
        "1@0 3@0 2:user-limit",
@@ -52,7 +52,7 @@ std::vector<PlanCase> UserLimitCases() {
                {Mem(100), {}}),
        "2@0 1:user-limit"},
       {"a_job_over_its_users_limit_reserves_nothing",
-       Limited({Node({Gpu(80, kTimeslice)}), {Running(100, 1, {On(0, 75)})}, {Slice(1, 1, 10), Slice(2, 2, 70)}},
+       Limited({Node({Gpu(80, kTimesliceMode)}), {Running(100, 1, {On(0, 75)})}, {Slice(1, 1, 10), Slice(2, 2, 70)}},
                {Mem(80), {}}),
        "1:user-limit 2:resources",
        "2:0"},

@@ -75,7 +75,7 @@ void CancelActiveJobs(const Harness& h) {
 void RunBlock(const std::string& file, const FencedBlock& block) {
   std::vector<SessionStep> steps = SessionSteps(block);
   ASSERT_FALSE(steps.empty()) << file << ":" << block.line << ": a console block needs a `$ ` command";
-  Harness h("simulated:h100x2", "\"host_cpus\": 32, \"host_mem\": \"256G\", \"cancel_grace_ms\": 2000");
+  Harness h("simulated:h100x2", "\"host_cpus\": 32, \"host_mem\": \"256G\", \"cancel_grace_ms\": 2000, \"mps_affinity_ms\": 0");
   h.StartDaemon();
   std::string dir = h.dir() + "/work";
   ASSERT_EQ(::mkdir(dir.c_str(), 0755), 0);
