@@ -26,13 +26,14 @@ chmod 755 "$BIN" "$BIN"/*
 DAEMON=""
 cleanup() {
   [ -n "$DAEMON" ] && kill "$DAEMON" 2>/dev/null && wait "$DAEMON" 2>/dev/null
-  for d in "$W"/bare-*; do [ -d "$d/pipe" ] && CUDA_MPS_PIPE_DIRECTORY="$d/pipe" timeout 20 nvidia-cuda-mps-control <<< quit > /dev/null 2>&1; done
+  quit_daemons "$W"/bare-*/pipe "$W"/*/m/dev*/*/pipe
   rm -rf "$W"
 }
 trap cleanup EXIT
 unset CUDA_MPS_PIPE_DIRECTORY CUDA_MPS_LOG_DIRECTORY CUDA_VISIBLE_DEVICES
 GPUS=$(nvidia-smi --query-gpu=index,name,driver_version --format=csv,noheader)
-[ "$(echo "$GPUS" | wc -l)" -ge 2 ] || { echo "users_gpu: needs two GPUs"; exit 1; }
+# SMOKE=1: a check of the script itself on any GPU (one run of each kind, two epochs).
+[ "$(echo "$GPUS" | wc -l)" -ge 2 ] || [ -n "${SMOKE:-}" ] || { echo "users_gpu: needs two GPUs"; exit 1; }
 { echo "$GPUS"; date -u +%FT%TZ; } | tee "$OUT/device.txt"
 
 # What the driver's MPS control daemon offers for several users.
@@ -52,6 +53,7 @@ t2=$(echo "$cal" | sed -n 's/.*seconds=\([0-9.]*\).*/\1/p')
 EPOCHS=$(awk -v a="$t2" 'BEGIN { if (a == "") { print ""; exit } e = int(8 / (a / 2) + 0.5); if (e < 1) e = 1; print e }')
 echo "train.py: 2 epochs in ${t2:-?} s (torch import included) -> --epochs ${EPOCHS:-(does not run)}" | tee "$OUT/calibration.txt"
 [ -n "$EPOCHS" ] || exit 1
+[ -z "${SMOKE:-}" ] || EPOCHS=2
 TRAIN=(python3 "$W/train.py" --epochs "$EPOCHS")
 now() { date +%s.%N; }
 since() { awk -v a="$(now)" -v b="$1" 'BEGIN { printf "%.2f", a - b }'; }
@@ -67,10 +69,13 @@ CFG
   for _ in $(seq 100); do "$BIN/pinpoint" version > /dev/null 2>&1 && return 0; sleep 0.1; done
   echo "users_gpu: pinpointd did not start"; return 1
 }
-stop_daemon() {  # stop_daemon NAME: the jobs' listing, then pinpointd ends (it quits its MPS daemons)
+stop_daemon() {  # stop_daemon NAME: the jobs' listing, then pinpointd ends, then its MPS daemons
   "$BIN/pinpoint" --json queue --all --limit 200 > "$OUT/$1-jobs.json" 2>&1
   kill "$DAEMON"; wait "$DAEMON" 2>/dev/null; DAEMON=""
+  quit_daemons "$W/$1/m"/dev*/*/pipe
 }
+# pinpointd leaves its MPS control daemons running when it stops (a restart adopts them).
+quit_daemons() { for p in "$@"; do [ -d "$p" ] && CUDA_MPS_PIPE_DIRECTORY="$p" timeout 20 nvidia-cuda-mps-control <<< quit > /dev/null 2>&1; done; }
 submit_as() {  # submit_as USER N: the user's array, waited for; prints the seconds it took
   local t0; t0=$(now)
   (cd "$W" && as "$1" env PINPOINT_SOCKET="$PINPOINT_SOCKET" "$BIN/pinpoint" submit --wait --array "1-$2" \
@@ -105,8 +110,9 @@ pinpoint_two_users() {  # NAME EXTRA_CONFIG
   sleep 0.3
   submit_as ppub 8 > "$W/b.t" & b=$!
   wait "$a" "$b"
-  echo "| $1 | $(since "$t0") | $(cat "$W/a.t") | $(cat "$W/b.t") | $(placed "$1") |" >> "$W/two.md"
+  local span; span=$(since "$t0")
   stop_daemon "$1"
+  echo "| $1 | $span | $(cat "$W/a.t") | $(cat "$W/b.t") | $(placed "$1") |" >> "$W/two.md"
 }
 
 bare_daemon() {  # bare_daemon USER GPU: a control daemon of USER for GPU, as a batch system's job would start
@@ -129,27 +135,31 @@ bare_quit() { for d in "$W"/bare-*; do CUDA_MPS_PIPE_DIRECTORY="$d/pipe" timeout
 echo "| run | makespan (s) | user A's 8 (s) | user B's 8 (s) | where they ran (completed of each user's) |" > "$W/two.md"
 echo "|---|---:|---:|---:|---|" >> "$W/two.md"
 pinpoint_two_users auto ""
-pinpoint_two_users spread ', "slice_placement": "spread"'
-pinpoint_two_users auto-window0 ', "mps_affinity_ms": 0'
-bare_daemon ppua 0; bare_daemon ppub 1
+if [ -z "${SMOKE:-}" ]; then
+  pinpoint_two_users spread ', "slice_placement": "spread"'
+  pinpoint_two_users auto-window0 ', "mps_affinity_ms": 0'
+fi
+G1=1; [ -z "${SMOKE:-}" ] || G1=0
+bare_daemon ppua 0; bare_daemon ppub "$G1"
 t0=$(now)
 bare_run ppua 0 8 > "$W/a.t" & a=$!
 sleep 0.3
-bare_run ppub 1 8 > "$W/b.t" & b=$!
+bare_run ppub "$G1" 8 > "$W/b.t" & b=$!
 wait "$a" "$b"
 echo "| bare MPS split per user | $(since "$t0") | $(cat "$W/a.t") | $(cat "$W/b.t") | A: GPU 0 x8; B: GPU 1 x8 |" >> "$W/two.md"
 bare_quit
 
 echo "| run | makespan (s) | where they ran |" > "$W/one.md"
 echo "|---|---:|---|" >> "$W/one.md"
-for rep in 1 2; do
+for rep in $([ -n "${SMOKE:-}" ] && echo 1 || echo 1 2); do
   start_daemon "one-$rep" "" || break
-  echo "| pinpoint (auto), rep $rep | $(submit_as ppua 16) | $(placed "one-$rep") |" >> "$W/one.md"
+  span=$(submit_as ppua 16)
   stop_daemon "one-$rep"
-  bare_daemon ppua 0; bare_daemon ppua 1
+  echo "| pinpoint (auto), rep $rep | $span | $(placed "one-$rep") |" >> "$W/one.md"
+  bare_daemon ppua 0; [ "$G1" = 0 ] || bare_daemon ppua 1
   t0=$(now)
   bare_run ppua 0 8 > /dev/null & a=$!
-  bare_run ppua 1 8 > /dev/null & b=$!
+  bare_run ppua "$G1" 8 > /dev/null & b=$!
   wait "$a" "$b"
   echo "| bare MPS split evenly, rep $rep | $(since "$t0") | GPU 0 x8, GPU 1 x8 |" >> "$W/one.md"
   bare_quit
@@ -172,5 +182,5 @@ done
   echo
   cat "$W/one.md"
 } | tee "$OUT/summary.md"
-leftover=$(pgrep -fa 'nvidia-cuda-mps' || true)
+leftover=$(pgrep -fa 'nvidia-cuda-mps-(control|server)' || true)
 [ -z "$leftover" ] || { echo "MPS daemons left running:"; echo "$leftover"; }
