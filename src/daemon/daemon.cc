@@ -190,6 +190,132 @@ std::string SimulatedDeviceDir(const std::string& state_dir, const sched::Invent
   return dir;
 }
 
+// What the main loop turns: each pass answers requests, steps the node, follows logs and
+// arrays, purges, and publishes metrics, until SIGTERM or SIGINT.
+struct Loop {
+  store::JobStore& store;
+  Node& node;
+  Service& service;
+  api::Server& server;
+  watch::Watcher& watcher;
+  Retention& retention;
+  metrics::MetricsServer* metrics;  // null: no endpoint
+  Clock& clock;
+  int sig_fd;
+  int64_t poll_interval_ms;
+};
+
+void RunLoop(const Loop& l) {
+  bool stop = false;
+  int64_t published = -1;
+  int64_t published_ms = 0;
+  constexpr int64_t kPublishEveryMs = 1000;
+  std::string store_error;
+  while (!stop) {
+    // One stat per pass: a store deleted or replaced under the daemon is said once, loudly; its
+    // writes (submits included) fail with the same line from then on.
+    Status store_file = l.store.CheckFile();
+    if (!store_file.ok() && store_file.message() != store_error) {
+      store_error = store_file.message();
+      log::Error("{}", store_error);
+    }
+    std::vector<int> wake = l.node.WaitFds();
+    wake.push_back(l.sig_fd);
+    wake.push_back(l.watcher.wake_fd());
+    // Requests on job arrays go on a budget at a time, one per pass, and so do the starts and ends
+    // of many jobs at once: no sleep in between.
+    bool due = l.service.waiting().array_requests > 0 || l.node.MoreDue() || l.retention.MoreDue();
+    auto ready = l.server.RunOnce(due ? 0 : static_cast<int>(l.poll_interval_ms), wake);
+    for (int fd : ready) {
+      if (fd != l.sig_fd) continue;  // the watcher's wake needs no reading: Step takes its news
+      signalfd_siginfo info{};
+      while (::read(l.sig_fd, &info, sizeof(info)) == sizeof(info)) {
+        if (info.ssi_signo == SIGTERM || info.ssi_signo == SIGINT) stop = true;
+      }
+    }
+    l.service.JobsEnded(l.node.Step());
+    l.service.PollFollowers();
+    l.service.ContinueArrayWork();
+    l.service.PollStartingLeases();
+    if (Purge(l.retention)) published = -1;
+    // At most once a second: a snapshot costs time linear in the active jobs (a user may hold
+    // thousands), and scrapes come every few seconds.
+    if (l.metrics != nullptr && l.node.generation() != published &&
+        l.clock.NowMs() - published_ms >= kPublishEveryMs) {
+      published = l.node.generation();
+      published_ms = l.clock.NowMs();
+      metrics::Snapshot snapshot = l.node.MetricsView();
+      snapshot.jobs_purged_total = l.retention.purged_total();
+      l.metrics->Publish(metrics::Render(snapshot));
+    }
+  }
+}
+
+// The node's options from the configuration, the inventory and the backend.
+NodeOptions NodeOptionsFor(const Config& config, const sched::Inventory& inventory, const gpu::GpuBackend& backend) {
+  NodeOptions options;
+  options.state_dir = config.state_dir;
+  options.inventory = inventory;
+  options.mig_requests = config.mig_requests;
+  options.backend_kind = backend.Kind();
+  options.driver_version = backend.DriverVersion();
+  options.cancel_grace_ms = config.cancel_grace_ms;
+  options.daemon_lock = DaemonLockPath(config.state_dir);
+  options.daemon_away_ms = config.daemon_away_limit_s * 1000;
+  options.daemon_uid = ::getuid();
+  options.mps_fault_policy = config.mps_fault_policy;
+  options.mps_fault_drain_after = config.mps_fault_drain_after;
+  options.usage_flush_ms = config.usage_flush_ms;
+  options.lease_attach_timeout_ms = config.lease_attach_timeout_ms;
+  options.priority = {config.max_user_priority, config.priority_users};
+  options.env_deny = config.env_deny;
+  options.default_time_limit_s = config.default_time_limit_s;
+  options.max_time_limit_s = config.max_time_limit_s;
+  if (config.cpu_binding == "cpuset") {
+    options.cpu_topology = ReadCpuTopology();
+    std::set<int> nodes;
+    for (int cpu : options.cpu_topology.cpus) nodes.insert(options.cpu_topology.node_of.count(cpu) ? options.cpu_topology.node_of.at(cpu) : 0);
+    log::Info("host CPUs: a job gets CPUs of its own while free ones are left (cpu_binding cpuset): {} on {} NUMA node(s)",
+              FormatCpuList(options.cpu_topology.cpus), nodes.size());
+  }
+  options.default_user_limit = config.default_user_limit;
+  options.user_limits = config.user_limits;
+  options.max_array_tasks = config.max_array_tasks;
+  options.max_jobs = static_cast<size_t>(config.max_jobs);
+  options.max_jobs_per_user = static_cast<size_t>(config.max_jobs_per_user);
+  options.max_request_bytes = config.max_request_bytes;
+  options.max_user_request_bytes = config.max_user_request_bytes;
+  options.max_output_bytes = config.max_output_bytes;
+  options.state_reserve_bytes = config.state_reserve_bytes;
+  return options;
+}
+
+// The watcher's options from the configuration and the inventory.
+watch::WatcherOptions WatcherOptionsFor(const Config& config, const sched::Inventory& inventory) {
+  watch::WatcherOptions watch_options;
+  watch_options.interval_ms = config.watch_interval_ms;
+  watch_options.accountant.mem_tolerance_pct = config.gpu_mem_tolerance_pct;
+  watch_options.accountant.mem_grace_ms = config.gpu_mem_grace_ms;
+  watch_options.gpu_indices = watch::PhysicalGpus(inventory);
+  watch_options.settle_deadline_ms = config.settle_deadline_s * 1000;
+  return watch_options;
+}
+
+// mps_prestart_user: that user's control daemon started on each MPS device now (not on a
+// mig-dynamic slot: a kept daemon would hold its instance against a destroy).
+Status PrestartMps(const Config& config, const sched::Inventory& inventory, mps::MpsControl& mps,
+                   UserDirectory& users) {
+  if (config.mps_prestart_user.empty()) return Status::Ok();
+  auto user = users.ByName(config.mps_prestart_user);
+  if (!user.ok()) return InvalidArgument("mps_prestart_user: " + user.status().message());
+  for (const auto& d : inventory.devices) {
+    if (d.mode != SharingMode::kMps || d.mig_start >= 0) continue;
+    Status s = mps.Prestart({d.index, d.uuid, user->uid, user->gid, 0, 0});
+    if (!s.ok()) log::Warn("MPS: device {}: prestart: {}", d.index, s.message());
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 sigset_t DaemonSignals() {
@@ -270,71 +396,32 @@ int RunDaemon(const Config& config, std::unique_ptr<gpu::GpuBackend> backend,
   std::unique_ptr<sharing::Backends> sharing =
       MakeBackends(SharingSetup{.mps = mps->get(), .mps_rules = MpsRulesOf(config, *mps_plan)});
 
-  NodeOptions options;
-  options.state_dir = config.state_dir;
-  options.inventory = *inventory;
-  options.mig_requests = config.mig_requests;
-  options.backend_kind = backend->Kind();
-  options.driver_version = backend->DriverVersion();
-  options.cancel_grace_ms = config.cancel_grace_ms;
-  options.daemon_lock = DaemonLockPath(config.state_dir);
-  options.daemon_away_ms = config.daemon_away_limit_s * 1000;
-  options.daemon_uid = ::getuid();
-  options.mps_fault_policy = config.mps_fault_policy;
-  options.mps_fault_drain_after = config.mps_fault_drain_after;
-  if (!config.mps_prestart_user.empty()) {
-    auto* daemons = dynamic_cast<mps::MpsDaemons*>(mps->get());
-    auto user = users.ByName(config.mps_prestart_user);
-    if (!user.ok()) return Fail(InvalidArgument("mps_prestart_user: " + user.status().message()));
-    for (const auto& d : inventory->devices) {
-      // A mig-dynamic slot is left out: a kept daemon would hold its instance against a destroy.
-      if (daemons == nullptr || d.mode != SharingMode::kMps || d.mig_start >= 0) continue;
-      Status s = daemons->Prestart({d.index, d.uuid, user->uid, user->gid, 0, 0});
-      if (!s.ok()) log::Warn("MPS: device {}: prestart: {}", d.index, s.message());
-    }
-  }
-  options.usage_flush_ms = config.usage_flush_ms;
-  options.lease_attach_timeout_ms = config.lease_attach_timeout_ms;
-  if (auto* simulated = dynamic_cast<gpu::SimulatedBackend*>(backend.get())) {
+  NodeOptions options = NodeOptionsFor(config, *inventory, *backend);
+  if (Status s = PrestartMps(config, *inventory, **mps, users); !s.ok()) return Fail(s);
+  if (backend->Kind().rfind("simulated", 0) == 0) {
     // Containers on a simulated node get stand-in device nodes and may declare device memory.
     options.device_dir = SimulatedDeviceDir(config.state_dir, *inventory);
     options.simulated_node = config.state_dir;
-    simulated->SetDeclaredUsageFromProc(true, options.simulated_node);
+    backend->SetDeclaredUsageFromProc(true, options.simulated_node);
   }
-  options.priority = {config.max_user_priority, config.priority_users};
-  options.env_deny = config.env_deny;
-  options.default_time_limit_s = config.default_time_limit_s;
-  options.max_time_limit_s = config.max_time_limit_s;
-  if (config.cpu_binding == "cpuset") {
-    options.cpu_topology = ReadCpuTopology();
-    std::set<int> nodes;
-    for (int cpu : options.cpu_topology.cpus) nodes.insert(options.cpu_topology.node_of.count(cpu) ? options.cpu_topology.node_of.at(cpu) : 0);
-    log::Info("host CPUs: a job gets CPUs of its own while free ones are left (cpu_binding cpuset): {} on {} NUMA node(s)",
-              FormatCpuList(options.cpu_topology.cpus), nodes.size());
-  }
-  options.default_user_limit = config.default_user_limit;
-  options.user_limits = config.user_limits;
-  options.max_array_tasks = config.max_array_tasks;
-  options.max_jobs = static_cast<size_t>(config.max_jobs);
-  options.max_jobs_per_user = static_cast<size_t>(config.max_jobs_per_user);
-  options.max_request_bytes = config.max_request_bytes;
-  options.max_user_request_bytes = config.max_user_request_bytes;
-  options.max_output_bytes = config.max_output_bytes;
-  options.state_reserve_bytes = config.state_reserve_bytes;
-  watch::WatcherOptions watch_options;
-  watch_options.interval_ms = config.watch_interval_ms;
-  watch_options.accountant.mem_tolerance_pct = config.gpu_mem_tolerance_pct;
-  watch_options.accountant.mem_grace_ms = config.gpu_mem_grace_ms;
-  watch_options.gpu_indices = watch::PhysicalGpus(*inventory);
-  watch_options.settle_deadline_ms = config.settle_deadline_s * 1000;
+  watch::WatcherOptions watch_options = WatcherOptionsFor(config, *inventory);
   // MPS servers run as their user and hold GPU memory, but are no job's leftover.
   watch::ProcProcessOwner owner(mps::MpsDaemons::ServerProgram(config.mps_control));
   // From here on only the watcher's thread uses the backend.
   watch::Watcher watcher(watch_options, backend.get(), &owner, &clock);
   launch::SystemContainerCgroups containers;
   cdi::SpecDir lease_specs(config.cdi_dir);
-  Node node(options, {store->get(), &launcher, mps->get(), &cgroups, &watcher, &clock, &users, &containers,
-                      config.cdi_dir.empty() ? nullptr : &lease_specs, sharing.get(), mig->mig.get()});
+  Node node(options, NodeDeps{.store = store->get(),
+                              .launcher = &launcher,
+                              .mps = mps->get(),
+                              .cgroups = &cgroups,
+                              .watcher = &watcher,
+                              .clock = &clock,
+                              .users = &users,
+                              .containers = &containers,
+                              .lease_specs = config.cdi_dir.empty() ? nullptr : &lease_specs,
+                              .sharing = sharing.get(),
+                              .mig = mig->mig.get()});
   Status recovered = node.Recover();
   if (!recovered.ok()) return Fail(recovered);
   node.Step();  // tells the watcher of the adopted jobs before its first poll
@@ -380,48 +467,16 @@ int RunDaemon(const Config& config, std::unique_ptr<gpu::GpuBackend> backend,
     log::Info("retention: jobs that ended more than {} days ago are purged with their directories",
               config.retention_days);
 
-  bool stop = false;
-  int64_t published = -1;
-  int64_t published_ms = 0;
-  constexpr int64_t kPublishEveryMs = 1000;
-  std::string store_error;
-  while (!stop) {
-    // One stat per pass: a store deleted or replaced under the daemon is said once, loudly; its
-    // writes (submits included) fail with the same line from then on.
-    Status store_file = (*store)->CheckFile();
-    if (!store_file.ok() && store_file.message() != store_error) {
-      store_error = store_file.message();
-      log::Error("{}", store_error);
-    }
-    std::vector<int> wake = node.WaitFds();
-    wake.push_back(sig_fd);
-    wake.push_back(watcher.wake_fd());
-    // Requests on job arrays go on a budget at a time, one per pass, and so do the starts and ends
-    // of many jobs at once: no sleep in between.
-    bool due = service.waiting().array_requests > 0 || node.MoreDue() || retention.MoreDue();
-    auto ready = (*server)->RunOnce(due ? 0 : static_cast<int>(config.poll_interval_ms), wake);
-    for (int fd : ready) {
-      if (fd != sig_fd) continue;  // the watcher's wake needs no reading: Step takes its news
-      signalfd_siginfo info{};
-      while (::read(sig_fd, &info, sizeof(info)) == sizeof(info)) {
-        if (info.ssi_signo == SIGTERM || info.ssi_signo == SIGINT) stop = true;
-      }
-    }
-    service.JobsEnded(node.Step());
-    service.PollFollowers();
-    service.ContinueArrayWork();
-    service.PollStartingLeases();
-    if (Purge(retention)) published = -1;
-    // At most once a second: a snapshot costs time linear in the active jobs (a user may hold
-    // thousands), and scrapes come every few seconds.
-    if (metrics_server && node.generation() != published && clock.NowMs() - published_ms >= kPublishEveryMs) {
-      published = node.generation();
-      published_ms = clock.NowMs();
-      metrics::Snapshot snapshot = node.MetricsView();
-      snapshot.jobs_purged_total = retention.purged_total();
-      metrics_server->Publish(metrics::Render(snapshot));
-    }
-  }
+  RunLoop(Loop{.store = **store,
+               .node = node,
+               .service = service,
+               .server = **server,
+               .watcher = watcher,
+               .retention = retention,
+               .metrics = metrics_server.get(),
+               .clock = clock,
+               .sig_fd = sig_fd,
+               .poll_interval_ms = config.poll_interval_ms});
   metrics_server.reset();
   watcher.Stop();
   log::Info("stopping; {} active jobs keep running and are re-adopted at the next start",

@@ -99,7 +99,7 @@ TEST_F(NodeTest, FaultRequeuesVictimsWhichRerunAloneAndTheCulpritFails) {
 TEST_F(NodeTest, FaultPolicyFailEndsAffectedJobsAsGpuFault) {
   NodeOptions o = node_->options();
   o.mps_fault_policy = MpsFaultPolicy::kFail;
-  node_ = std::make_unique<Node>(o, NodeDeps{store_.get(), &launcher_, &mps_, nullptr, nullptr, &clock_});
+  node_ = std::make_unique<Node>(o, NodeDeps{.store = store_.get(), .launcher = &launcher_, .mps = &mps_, .clock = &clock_});
   JobId a = Submit(Request(1, 4ull << 30));
   JobId ok = Submit(Request(1, 4ull << 30));
   node_->Step();
@@ -117,7 +117,7 @@ TEST_F(NodeTest, FaultPolicyFailEndsAffectedJobsAsGpuFault) {
 TEST_F(NodeTest, ForgedFaultClaimsNeverDrainTheDevice) {
   NodeOptions o = node_->options();
   o.mps_fault_drain_after = 2;
-  node_ = std::make_unique<Node>(o, NodeDeps{store_.get(), &launcher_, &mps_, nullptr, nullptr, &clock_});
+  node_ = std::make_unique<Node>(o, NodeDeps{.store = store_.get(), .launcher = &launcher_, .mps = &mps_, .clock = &clock_});
   for (int i = 0; i < 10; ++i) {
     mps_.InjectFault(0);
     node_->Step();

@@ -46,8 +46,7 @@ class NodeTest : public ::testing::Test {
     o.backend_kind = "simulated:test";
     o.cancel_grace_ms = 5000;
     o.daemon_uid = ::getuid();
-    node_ = std::make_unique<Node>(o, NodeDeps{store_.get(), &launcher_, &mps_, nullptr, nullptr, &clock_, nullptr,
-                                               nullptr, nullptr, sharing_});
+    node_ = std::make_unique<Node>(o, NodeDeps{.store = store_.get(), .launcher = &launcher_, .mps = &mps_, .clock = &clock_, .sharing = sharing_});
   }
   JobRequest Request(int gpus, uint64_t gpu_mem = 0, int share = 0) {
     JobRequest r;
@@ -73,7 +72,7 @@ class NodeTest : public ::testing::Test {
     o.state_dir = dir_;
     o.inventory = TwoGpus();
     o.daemon_uid = ::getuid();
-    return std::make_unique<Node>(o, NodeDeps{store_.get(), &launcher, &mps_, nullptr, nullptr, &clock_});
+    return std::make_unique<Node>(o, NodeDeps{.store = store_.get(), .launcher = &launcher, .mps = &mps_, .clock = &clock_});
   }
   // A job gone without an exit status: lost (its node went down, or its supervisor vanished).
   static ExitStatus NoStatus() {

@@ -52,8 +52,7 @@ class NodeMigTest : public NodeTest {
     o.backend_kind = "simulated:a100x8-mig";
     o.daemon_uid = ::getuid();
     o.mig_requests = mig_requests;
-    node_ = std::make_unique<Node>(o, NodeDeps{store_.get(), &launcher, &mps_, nullptr, nullptr, &clock_, nullptr,
-                                               nullptr, nullptr, nullptr, mig_.get()});
+    node_ = std::make_unique<Node>(o, NodeDeps{.store = store_.get(), .launcher = &launcher, .mps = &mps_, .clock = &clock_, .mig = mig_.get()});
   }
   void TearDown() override {
     node_.reset();

@@ -150,7 +150,7 @@ TEST_F(NodeTest, NonRootDaemonRefusesOtherUsersJobs) {
   if (::getuid() == 0) {
     NodeOptions o = node_->options();
     o.daemon_uid = 4242;  // as if pinpointd ran as an ordinary user
-    node_ = std::make_unique<Node>(o, NodeDeps{store_.get(), &launcher_, &mps_, nullptr, nullptr, &clock_});
+    node_ = std::make_unique<Node>(o, NodeDeps{.store = store_.get(), .launcher = &launcher_, .mps = &mps_, .clock = &clock_});
   } else {
     caller_.uid = ::getuid() + 1;
   }
@@ -238,7 +238,7 @@ TEST_F(NodeTest, UsersComeFromTheUserDirectory) {
   users.AddUser(1002, 1002, "bob");
   NodeOptions o = node_->options();
   o.daemon_uid = 0;  // runs other users' jobs (FakeLauncher starts nothing)
-  node_ = std::make_unique<Node>(o, NodeDeps{store_.get(), &launcher_, &mps_, nullptr, nullptr, &clock_, &users});
+  node_ = std::make_unique<Node>(o, NodeDeps{.store = store_.get(), .launcher = &launcher_, .mps = &mps_, .clock = &clock_, .users = &users});
   api::Caller ana{1001, 1001, 1};
   api::Caller bob{1002, 1002, 2};
   // Two slices of ana fill both MPS devices' servers; bob's slice, come after, waits for one.

@@ -41,7 +41,7 @@ class NodeWatchTest : public ::testing::Test {
     o.daemon_uid = ::getuid();
     o.usage_flush_ms = 1000;
     options_ = o;
-    node_ = std::make_unique<Node>(o, NodeDeps{store_.get(), &launcher_, &mps_, nullptr, watcher_.get(), &clock_});
+    node_ = std::make_unique<Node>(o, NodeDeps{.store = store_.get(), .launcher = &launcher_, .mps = &mps_, .watcher = watcher_.get(), .clock = &clock_});
     caller_.uid = ::getuid();
     caller_.gid = ::getgid();
   }
@@ -52,7 +52,7 @@ class NodeWatchTest : public ::testing::Test {
     w.accountant = {5.0, 1000};
     w.gpu_indices = {0, 1};
     watcher_ = std::make_unique<watch::Watcher>(w, backend_.get(), &owner_, &clock_);
-    node_ = std::make_unique<Node>(options_, NodeDeps{store_.get(), &launcher_, &mps_, nullptr, watcher_.get(), &clock_});
+    node_ = std::make_unique<Node>(options_, NodeDeps{.store = store_.get(), .launcher = &launcher_, .mps = &mps_, .watcher = watcher_.get(), .clock = &clock_});
     ASSERT_TRUE(node_->Recover().ok());
   }
   // A job on both GPUs runs, and a process of its user in no job (kEscaped) is on GPU 0; the next
@@ -362,7 +362,7 @@ TEST_F(NodeWatchTest, UsageIsFlushedToTheStoreWhileRunning) {
 TEST_F(NodeWatchTest, FaultsConfirmedByXidDrainTheDevice) {
   NodeOptions o = node_->options();
   o.mps_fault_drain_after = 2;
-  node_ = std::make_unique<Node>(o, NodeDeps{store_.get(), &launcher_, &mps_, nullptr, watcher_.get(), &clock_});
+  node_ = std::make_unique<Node>(o, NodeDeps{.store = store_.get(), .launcher = &launcher_, .mps = &mps_, .watcher = watcher_.get(), .clock = &clock_});
   mps_.InjectFault(0);
   ASSERT_TRUE(backend_->InjectXid(0, 31).ok());
   Second(0);
@@ -382,7 +382,7 @@ TEST_F(NodeWatchTest, FaultsConfirmedByXidDrainTheDevice) {
 TEST_F(NodeWatchTest, XidOnAnotherGpuOrTooLateConfirmsNothing) {
   NodeOptions o = node_->options();
   o.mps_fault_drain_after = 1;
-  node_ = std::make_unique<Node>(o, NodeDeps{store_.get(), &launcher_, &mps_, nullptr, watcher_.get(), &clock_});
+  node_ = std::make_unique<Node>(o, NodeDeps{.store = store_.get(), .launcher = &launcher_, .mps = &mps_, .watcher = watcher_.get(), .clock = &clock_});
   mps_.InjectFault(0);
   ASSERT_TRUE(backend_->InjectXid(1, 31).ok());  // another GPU
   Second(0);

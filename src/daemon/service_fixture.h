@@ -85,7 +85,7 @@ class ServiceFixture : public ::testing::Test {
     store_ = std::move(store::JobStore::Open(dir_.path() + "/pinpoint.db")).value();
     options.state_dir = dir_.path();
     options.daemon_uid = 0;
-    node_ = std::make_unique<Node>(options, NodeDeps{store_.get(), &launcher_, &mps_, nullptr, nullptr, &clock_, users, &containers_, &lease_specs_});
+    node_ = std::make_unique<Node>(options, NodeDeps{.store = store_.get(), .launcher = &launcher_, .mps = &mps_, .clock = &clock_, .users = users, .containers = &containers_, .lease_specs = &lease_specs_});
     ASSERT_TRUE(node_->Recover().ok());
     service_ = std::make_unique<Service>(node_.get());
   }

@@ -102,6 +102,12 @@ class GpuBackend {
   // The critical Xid errors reported since the last call; never blocks. Empty where the backend
   // cannot watch for them (the default). Errors: kUnavailable when the driver fails.
   virtual Result<std::vector<XidEvent>> TakeXidEvents() { return std::vector<XidEvent>{}; }
+  // A simulated node lists, in each Sample, the live processes that declare simulated device
+  // memory (SimulatedBackend); real GPUs have their own processes and ignore it.
+  virtual void SetDeclaredUsageFromProc(bool on, std::string node = "") {
+    (void)on;
+    (void)node;
+  }
   // The GPU instance profiles GPU `index` offers, with their possible placements; empty for a GPU
   // without MIG. Read-only: nothing is created. Errors: kNotFound for an unknown index,
   // kUnavailable when the driver fails or cannot tell (the default).

@@ -84,7 +84,7 @@ class SimulatedBackend final : public GpuBackend {
   // CUDA_VISIBLE_DEVICES names first). pinpointd turns it on for its simulated node, so a
   // process it did not start (a container's) can stand for a GPU program in tests and demos.
   // `node`: this node's name; a process that names another (declared_usage.h) is not listed.
-  void SetDeclaredUsageFromProc(bool on, std::string node = "");
+  void SetDeclaredUsageFromProc(bool on, std::string node = "") override;
 
   // How many Sample / Inventory calls this instance served (errors included).
   int sample_calls() const;

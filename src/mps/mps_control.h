@@ -94,6 +94,13 @@ class MpsControl {
   virtual void ResetDevice(int device_index) = 0;
   // The devices that have a control daemon, in ascending device index order.
   virtual std::vector<MpsDaemonInfo> Describe() const = 0;
+  // Starts the device's control daemon for slice.uid now, with no client yet (config
+  // mps_prestart_user), and keeps it even when idle. Without control daemons (env-only MPS):
+  // nothing. Errors: kUnavailable when it cannot be started at all.
+  virtual Status Prestart(const ClientSlice& slice) {
+    (void)slice;
+    return Status::Ok();
+  }
 };
 
 // "0=1536M": the pinned device-memory limit for CUDA device 0, in whole MiB rounded down

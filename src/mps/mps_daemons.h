@@ -72,10 +72,8 @@ class MpsDaemons : public MpsControl {
   std::vector<MpsDaemonInfo> Describe() const override;
   std::vector<int> WaitFds() const override;
 
-  // Starts the device's control daemon for slice.uid now, with no client yet (config
-  // mps_prestart_user), and keeps it even when idle. Errors: kUnavailable when it cannot be
-  // started at all; a start that fails later is logged by Poll.
-  Status Prestart(const ClientSlice& slice);
+  // MpsControl::Prestart; a start that fails later is logged by Poll.
+  Status Prestart(const ClientSlice& slice) override;
 
   // Quits every daemon it started and waits (at most about 5 s each) until they are gone: for
   // tests and admins, never on the main loop (pinpointd does not call this on a normal stop:
