@@ -6,6 +6,8 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <stdexcept>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -157,11 +159,21 @@ class Writer {
   static json Encode(const T& plain) {  // numbers, bool, strings, lists and maps of them
     return json(plain);
   }
-  static json Encode(JobState state) { return NameIn(kStoredStates, state); }
-  static json Encode(SharingMode mode) { return NameIn(kStoredModes, mode); }
-  static json Encode(Hold hold) { return NameIn(kStoredHolds, hold); }
-  static json Encode(JobKind kind) { return NameIn(kStoredKinds, kind); }
-  static json Encode(Reason reason) { return NameIn(kStoredReasons, reason); }
+  static json Encode(JobState state) { return Named(kStoredStates, state, "state"); }
+  static json Encode(SharingMode mode) { return Named(kStoredModes, mode, "sharing mode"); }
+  static json Encode(Hold hold) { return Named(kStoredHolds, hold, "hold"); }
+  static json Encode(JobKind kind) { return Named(kStoredKinds, kind, "job kind"); }
+  static json Encode(Reason reason) { return Named(kStoredReasons, reason, "reason"); }
+  // A value the store has no word for is never written as "unknown" (which would read back as an
+  // error, or as another value): the record is refused (Encode turns this into kInvalidArgument).
+  template <typename Table, typename Enum>
+  static json Named(const Table& names, Enum value, const char* what) {
+    const char* name = NameIn(names, value);
+    if (std::string_view(name) == "unknown")
+      throw std::logic_error(std::string(what) + " " + std::to_string(static_cast<int>(value)) +
+                             " has no stored name (store/record_codec.cc)");
+    return name;
+  }
   static json Encode(const std::optional<int>& v) { return v ? json(*v) : json(nullptr); }
   static json Encode(const JobRequest& r) {
     return Object(r, [](Writer& w, auto& p) { RequestFields(w, p); });
@@ -328,15 +340,19 @@ Result<int> FormatOf(const json& j) {
 
 const char* StoredStateName(JobState state) { return NameIn(kStoredStates, state); }
 const char* StoredReasonName(Reason reason) { return NameIn(kStoredReasons, reason); }
+const char* StoredModeName(SharingMode mode) { return NameIn(kStoredModes, mode); }
+const char* StoredHoldName(Hold hold) { return NameIn(kStoredHolds, hold); }
+const char* StoredKindName(JobKind kind) { return NameIn(kStoredKinds, kind); }
 
 namespace {
 
 Result<std::string> Encode(const JobRecord& record, bool with_env) {
-  Writer w;
-  RecordFields(w, record);
-  // dump() throws on strings that are not UTF-8 (argv and env come from users); this is the
-  // store's edge, so the exception stops here. Format 1 carries no format key.
+  // dump() throws on strings that are not UTF-8 (argv and env come from users), and an enum
+  // value without a stored name throws (Writer::Named); this is the store's edge, so the
+  // exception stops here. Format 1 carries no format key.
   try {
+    Writer w;
+    RecordFields(w, record);
     json j = w.Take();
     if (!with_env) j["request"]["env"] = json::object();
     return j.dump();

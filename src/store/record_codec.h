@@ -47,5 +47,10 @@ Result<JobRecord> DecodeRecord(std::string_view text, std::string_view env);
 const char* StoredStateName(JobState state);
 // How the store spells a reason in the `reason` column and in records. Frozen as the states are.
 const char* StoredReasonName(Reason reason);
+// How records spell sharing modes, holds and job kinds; frozen too. "unknown" for a value the
+// store has no word for: a record holding one is refused (EncodeRecord), never stored so.
+const char* StoredModeName(SharingMode mode);
+const char* StoredHoldName(Hold hold);
+const char* StoredKindName(JobKind kind);
 
 }  // namespace pinpoint::store
