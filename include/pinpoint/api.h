@@ -286,9 +286,12 @@ struct JobEdit {
   std::optional<int> gpus;              // whole GPUs, or with a slice the number of slices; 0: none
   std::optional<int> cpus;              // host CPUs, at least 1
   std::optional<uint64_t> mem_bytes;    // host memory; 0: no limit
+  // A MIG instance of this profile (submit --mig; without gpu_mem_bytes the slice becomes the
+  // profile's whole memory); "": any device again.
+  std::optional<std::string> mig_profile;
   bool empty() const {
     return !time_limit_s && !gpu_mem_bytes && !gpu_share_pct && !priority && !name && !array_limit && !gpus &&
-           !cpus && !mem_bytes;
+           !cpus && !mem_bytes && !mig_profile;
   }
 };
 // "update": changes jobs that have not started (and a running job's time limit) without losing

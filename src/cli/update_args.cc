@@ -23,6 +23,7 @@ void AddUpdateOptions(CLI::App* c, UpdateArgs& args) {
       ->check(CountIn(0, 1024));
   c->add_option("-c,--cpus,--cpus-per-task", args.cpus, "new host CPUs")->check(CountIn(1, 65536));
   c->add_option("--mem", args.mem, "new host memory (e.g. 8G; 0 lifts the limit)");
+  c->add_option("--mig", args.mig, "a MIG instance of this profile (e.g. 1g.10gb); none: any device again");
 }
 
 Result<JobEdit> BuildEdit(const UpdateArgs& args) {
@@ -53,9 +54,11 @@ Result<JobEdit> BuildEdit(const UpdateArgs& args) {
     if (!mem.ok()) return InvalidArgument("--mem: " + mem.status().message());
     edit.mem_bytes = *mem;
   }
+  if (!args.mig.empty()) edit.mig_profile = args.mig == "none" ? "" : args.mig;
   if (edit.empty())
     return InvalidArgument(
-        "say what to change: --time, --gpu-mem, --gpu-share, --gpus, --cpus, --mem, --priority, --name or --array-limit");
+        "say what to change: --time, --gpu-mem, --gpu-share, --gpus, --cpus, --mem, --mig, --priority, --name or "
+        "--array-limit");
   return edit;
 }
 

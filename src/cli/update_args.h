@@ -21,10 +21,11 @@ struct UpdateArgs {
   std::optional<int> array_limit;
   std::optional<int> gpus, cpus;  // as submit's --gpus and --cpus
   std::string mem;                // as submit's --mem
+  std::string mig;                // as submit's --mig; "none": any device again
 };
 
 // Adds update's options (-t/--time, --gpu-mem, --gpu-share, --priority, -J/--name/--job-name,
-// --array-limit) to `update`, read into `args`.
+// --array-limit, --gpus, --cpus, --mem, --mig) to `update`, read into `args`.
 void AddUpdateOptions(CLI::App* update, UpdateArgs& args);
 
 // The edit `args` asks for. Errors: kInvalidArgument with the line for the user (a size, share or

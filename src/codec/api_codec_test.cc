@@ -262,11 +262,15 @@ TEST(ApiCodecTest, UpdateNamesSomethingToChangeWithinItsBounds) {
   EXPECT_EQ(parsed->edit.gpu_mem_bytes, std::optional<uint64_t>(4096));
   EXPECT_EQ(parsed->edit.priority, std::optional<int>(-3));
   EXPECT_EQ(parsed->edit.array_limit, std::optional<int>(0));
+  auto mig = FromJson<UpdateRequest>(json::parse(R"({"op":"update","ids":[3],"mig_profile":"1g.10gb"})"));
+  ASSERT_TRUE(mig.ok()) << mig.status().ToString();
+  EXPECT_EQ(mig->edit.mig_profile, std::optional<std::string>("1g.10gb"));
+  EXPECT_EQ(ToJson(*mig)["mig_profile"], "1g.10gb");
   EXPECT_FALSE(parsed->edit.time_limit_s.has_value());
   EXPECT_EQ(ToJson(*parsed), json::parse(R"({"op":"update","ids":[],"arrays":[12],"gpu_mem_bytes":4096,"priority":-3,"array_limit":0})"));
   EXPECT_EQ(FromJson<UpdateRequest>(json::parse(R"({"op":"update","ids":[3]})")).status().message(),
             "update names nothing to change: give time_limit_s, gpu_mem_bytes, gpu_share_pct, priority, name, array_limit, "
-            "gpus, cpus or mem_bytes");
+            "gpus, cpus, mem_bytes or mig_profile");
   for (const char* bad : {R"({"ids":[3],"gpu_mem_bytes":0})", R"({"ids":[3],"gpu_share_pct":101})",
                           R"({"ids":[3],"priority":1000001})", R"({"ids":[3],"time_limit_s":-1})",
                           R"({"ids":[3],"name":7})", R"({"ids":[3],"array_limit":10001})",

@@ -165,6 +165,7 @@ json ToJson(const UpdateRequest& m) {
   if (e.gpus) j["gpus"] = *e.gpus;
   if (e.cpus) j["cpus"] = *e.cpus;
   if (e.mem_bytes) j["mem_bytes"] = *e.mem_bytes;
+  if (e.mig_profile) j["mig_profile"] = *e.mig_profile;
   return j;
 }
 json ToJson(const UpdateReply& m) { return ResultsJson(m.results); }
@@ -199,9 +200,10 @@ Result<UpdateRequest> FromJson<UpdateRequest>(const json& j) {
   OptionalInRange(in, "gpus", &e.gpus, 0, 1024);
   OptionalInRange(in, "cpus", &e.cpus, 1, 65536);
   OptionalInRange(in, "mem_bytes", &e.mem_bytes, 0, std::numeric_limits<int64_t>::max());
+  in.OptionalString("mig_profile", &e.mig_profile);
   if (in.ok() && e.empty())
     return InvalidArgument("update names nothing to change: give time_limit_s, gpu_mem_bytes, gpu_share_pct, "
-                           "priority, name, array_limit, gpus, cpus or mem_bytes");
+                           "priority, name, array_limit, gpus, cpus, mem_bytes or mig_profile");
   return in.Done(std::move(m));
 }
 template <>

@@ -53,6 +53,14 @@ Status Admission::ApplyTimeLimit(JobRequest& request) const {
 
 Status Admission::PrepareEdit(JobEdit& edit) const {
   if (edit.time_limit_s) PP_RETURN_IF_ERROR(ResolveTimeLimit(*edit.time_limit_s));
+  // update --mig: as submit's, refused where the site turned it off; without a new slice memory
+  // the slice becomes the profile's whole memory (CheckEdit says why a profile is unknown).
+  if (edit.mig_profile && !edit.mig_profile->empty()) {
+    if (!options_->mig_requests)
+      return FailedPrecondition("this node takes no --mig (its mig_requests setting is off): ask for --gpu-mem instead");
+    auto profile = options_->inventory.mig_profiles.find(*edit.mig_profile);
+    if (!edit.gpu_mem_bytes && profile != options_->inventory.mig_profiles.end()) edit.gpu_mem_bytes = profile->second;
+  }
   return Status::Ok();
 }
 
@@ -66,7 +74,7 @@ Status Admission::CheckEdit(const api::Caller& caller, const JobRecord& before, 
   if (now.priority != was.priority)
     PP_RETURN_IF_ERROR(CheckPriority(o.priority, caller, o.daemon_uid, now.priority, *users_));
   if (now.gpu_mem_bytes != was.gpu_mem_bytes || now.gpu_share_pct != was.gpu_share_pct || now.gpus != was.gpus ||
-      now.cpus != was.cpus || now.mem_bytes != was.mem_bytes) {
+      now.cpus != was.cpus || now.mem_bytes != was.mem_bytes || now.mig_profile != was.mig_profile) {
     PP_RETURN_IF_ERROR(sched::CheckFits(DemandOf(after), o.inventory));
     PP_RETURN_IF_ERROR(sched::CheckUserLimit(DemandOf(after), UserLimitOf(after.user), o.inventory));
   }

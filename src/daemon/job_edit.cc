@@ -13,7 +13,7 @@ bool PendingFieldsDiffer(const JobRequest& r, const JobEdit& e) {
          (e.gpu_mem_bytes && *e.gpu_mem_bytes != r.gpu_mem_bytes) ||
          (e.gpu_share_pct && *e.gpu_share_pct != r.gpu_share_pct) || (e.priority && *e.priority != r.priority) ||
          (e.name && *e.name != r.name) || (e.gpus && *e.gpus != r.gpus) || (e.cpus && *e.cpus != r.cpus) ||
-         (e.mem_bytes && *e.mem_bytes != r.mem_bytes);
+         (e.mem_bytes && *e.mem_bytes != r.mem_bytes) || (e.mig_profile && *e.mig_profile != r.mig_profile);
 }
 
 std::string Job(const JobRecord& job) { return "job " + std::to_string(job.id); }
@@ -38,7 +38,7 @@ Result<bool> ApplyEdit(JobRecord& job, const JobEdit& edit, bool root) {
   JobRequest& r = job.request;
   if (job.state != JobState::kPending) {
     if (edit.gpu_mem_bytes || edit.gpu_share_pct || edit.priority || edit.name || edit.gpus || edit.cpus ||
-        edit.mem_bytes)
+        edit.mem_bytes || edit.mig_profile)
       return FailedPrecondition(Job(job) + " is " + JobStateName(job.state) +
                                 ": only its time limit can change now (the rest is fixed once it starts)");
     // A user may shorten a running job, never lengthen it: the node's time was planned on it.
@@ -60,6 +60,7 @@ Result<bool> ApplyEdit(JobRecord& job, const JobEdit& edit, bool root) {
   if (edit.gpus) r.gpus = *edit.gpus;
   if (edit.cpus) r.cpus = *edit.cpus;
   if (edit.mem_bytes) r.mem_bytes = *edit.mem_bytes;
+  if (edit.mig_profile) r.mig_profile = *edit.mig_profile;
   if (edit.array_limit) job.array.limit = *edit.array_limit;
   // The next pass says why it waits (a held job still waits "held").
   if (job.state == JobState::kPending && job.hold == Hold::kNone) lifecycle::Waiting(job, Reason::kNone, "");

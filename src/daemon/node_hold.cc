@@ -41,6 +41,7 @@ std::string DescribeEdit(const JobEdit& e) {
   if (e.gpus) parts.push_back("gpus " + std::to_string(*e.gpus));
   if (e.cpus) parts.push_back("cpus " + std::to_string(*e.cpus));
   if (e.mem_bytes) parts.push_back("mem " + (*e.mem_bytes == 0 ? std::string("no limit") : FormatSize(*e.mem_bytes)));
+  if (e.mig_profile) parts.push_back("mig " + (e.mig_profile->empty() ? std::string("none") : *e.mig_profile));
   std::string out;
   for (const std::string& part : parts) out += (out.empty() ? "" : ", ") + part;
   return out;

@@ -189,6 +189,43 @@ TEST_F(NodeMigTest, ASiteMayTurnNamedProfilesOff) {
             "this node takes no --mig (its mig_requests setting is off): ask for --gpu-mem instead");
 }
 
+// `pinpoint update --mig`: a pending job's profile changes as submit's --mig would give it (its
+// slice the new profile's memory unless one is given), back to any device with "", refused for
+// an unknown profile and on a node that takes no --mig, and never for a running job.
+TEST_F(NodeMigTest, APendingJobsProfileChangesAsSubmitWouldGiveIt) {
+  JobRequest r = Request(1);
+  r.mig_profile = "1g.10gb";
+  auto job = node_->Submit(caller_, r, std::nullopt, /*hold=*/true);
+  ASSERT_TRUE(job.ok()) << job.status().ToString();
+  uint64_t small = job->request.gpu_mem_bytes;
+  JobEdit to_larger;
+  to_larger.mig_profile = "2g.20gb";
+  ASSERT_TRUE(node_->UpdateJobs(caller_, {job->id}, to_larger).front().ok());
+  JobRecord changed = node_->Get(job->id).value();
+  EXPECT_EQ(changed.request.mig_profile, "2g.20gb");
+  EXPECT_GT(changed.request.gpu_mem_bytes, small) << "the slice is the new profile's memory";
+  JobEdit any;
+  any.mig_profile = "";
+  ASSERT_TRUE(node_->UpdateJobs(caller_, {job->id}, any).front().ok());
+  EXPECT_EQ(node_->Get(job->id)->request.mig_profile, "");
+  JobEdit unknown;
+  unknown.mig_profile = "9g.99gb";
+  Status refused = node_->UpdateJobs(caller_, {job->id}, unknown).front();
+  EXPECT_EQ(refused.code(), Code::kFailedPrecondition);
+  EXPECT_NE(refused.message().find("9g.99gb"), std::string::npos) << refused.message();
+  EXPECT_EQ(node_->Get(job->id)->request.mig_profile, "") << "a refused change leaves the job as it was";
+
+  JobId running = Submit(Request(1, 5 * kNodeMigGiB));
+  node_->Step();
+  StepPastReconfiguration();
+  ASSERT_EQ(StateOf(running), JobState::kRunning);
+  EXPECT_EQ(node_->UpdateJobs(caller_, {running}, to_larger).front().code(), Code::kFailedPrecondition);
+
+  Build(launcher_, 60, 300, /*mig_requests=*/false);
+  EXPECT_EQ(node_->UpdateJobs(caller_, {job->id}, to_larger).front().message(),
+            "this node takes no --mig (its mig_requests setting is off): ask for --gpu-mem instead");
+}
+
 // After a restart the job on the instance pinpoint made is adopted, and its instance is never
 // destroyed while it runs, even for a slice that needs the whole GPU and with no minimums left.
 TEST_F(NodeMigTest, AnInstanceAReadoptedJobRunsOnIsNeverDestroyed) {
