@@ -351,6 +351,19 @@ int RunDaemon(const Config& config, std::unique_ptr<gpu::GpuBackend> backend,
   auto lock = LockStateDir(config.state_dir);
   if (!lock.ok()) return Fail(lock.status());
 
+  // Ids stay above every job directory, so a lost or restored store never reuses one.
+  auto largest_job_dir = store::LargestJobDirId(config.state_dir + "/jobs");
+  if (!largest_job_dir.ok()) return Fail(largest_job_dir.status());
+  auto store = store::JobStore::Open(config.state_dir + "/pinpoint.db",
+                                     {.min_id_exclusive = *largest_job_dir});
+  if (!store.ok()) return Fail(store.status());
+  if (backend->Kind().rfind("simulated", 0) == 0) {
+    // A simulated node's MIG layout is its preset at each start: the changes of earlier runs are
+    // made again, so `pinpoint gpus` and the change history agree.
+    auto replayed = ReplayMigChanges(*backend, **store);
+    if (!replayed.ok()) return Fail(replayed.status());
+    if (*replayed > 0) log::Info("simulated node: {} MIG layout change(s) of earlier runs made again", *replayed);
+  }
   auto gpus = backend->Inventory();
   if (!gpus.ok()) return Fail(gpus.status());
   auto mig_profiles = MigDynamicProfiles(*backend, *gpus, config);
@@ -359,12 +372,6 @@ int RunDaemon(const Config& config, std::unique_ptr<gpu::GpuBackend> backend,
   if (!inventory.ok()) return Fail(inventory.status());
   LogInventory(*inventory);
 
-  // Ids stay above every job directory, so a lost or restored store never reuses one.
-  auto largest_job_dir = store::LargestJobDirId(config.state_dir + "/jobs");
-  if (!largest_job_dir.ok()) return Fail(largest_job_dir.status());
-  auto store = store::JobStore::Open(config.state_dir + "/pinpoint.db",
-                                     {.min_id_exclusive = *largest_job_dir});
-  if (!store.ok()) return Fail(store.status());
   RealClock clock;
   // GPUs in mig-dynamic mode: their layout as it is, resumed (nothing that exists is made again).
   auto mig = StartMigDynamic(*backend, *gpus, *mig_profiles, config, store->get(), *inventory, clock.NowMs());

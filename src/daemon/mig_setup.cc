@@ -22,6 +22,37 @@ Result<std::map<int, std::vector<gpu::MigProfileInfo>>> MigDynamicProfiles(gpu::
   return out;
 }
 
+Result<int> ReplayMigChanges(gpu::GpuBackend& backend, const store::JobStore& store) {
+  auto changes = store.RecentMigChanges(static_cast<int>(store::kMigChangesKept));
+  if (!changes.ok()) return changes.status();
+  int made = 0;
+  for (const store::MigChange& c : *changes) {
+    if (c.result != "ok") continue;
+    Status s = Status::Ok();
+    if (c.action == "create") {
+      s = backend.CreateMigInstance(c.gpu, c.profile, c.start).status();
+    } else if (c.action == "destroy") {
+      auto gpus = backend.Inventory();
+      if (!gpus.ok()) return gpus.status();
+      s = NotFound("no instance at memory slice " + std::to_string(c.start));
+      for (const gpu::GpuInfo& g : *gpus) {
+        if (g.index != c.gpu) continue;
+        for (const gpu::MigInfo& m : g.migs)
+          if (m.placement_start == c.start) s = backend.DestroyMigInstance(c.gpu, m.gpu_instance_id);
+      }
+    } else {
+      continue;
+    }
+    if (s.ok()) {
+      ++made;
+    } else {
+      log::Warn("MIG: GPU {}: the stored {} of {} at memory slice {} cannot be made again: {}", c.gpu, c.action,
+                c.profile, c.start, s.message());
+    }
+  }
+  return made;
+}
+
 Result<MigSetup> StartMigDynamic(gpu::GpuBackend& backend, const std::vector<gpu::GpuInfo>& gpus,
                                  const std::map<int, std::vector<gpu::MigProfileInfo>>& profiles, const Config& config,
                                  store::JobStore* store, sched::Inventory& inventory, int64_t now_ms) {

@@ -32,4 +32,11 @@ Result<MigSetup> StartMigDynamic(gpu::GpuBackend& backend, const std::vector<gpu
                                  const std::map<int, std::vector<gpu::MigProfileInfo>>& profiles, const Config& config,
                                  store::JobStore* store, sched::Inventory& inventory, int64_t now_ms);
 
+// A simulated node keeps no MIG layout of its own across a restart (each start builds its preset):
+// the layout changes the store holds (mig_changes, the newest kMigChangesKept) are made again on
+// `backend`, oldest first, so the node comes back as it was. Only changes that succeeded are made;
+// a destroy finds its instance by its GPU and memory slice. Returns how many were made again (one
+// that fails now is logged and skipped). Errors: the store's.
+Result<int> ReplayMigChanges(gpu::GpuBackend& backend, const store::JobStore& store);
+
 }  // namespace pinpoint::daemon
