@@ -87,10 +87,11 @@ struct JobView {
   bool fault_suspect = false;         // an MPS fault ended it once; it reruns alone
   std::string stop_reason;            // set when pinpoint stops it (reason::kGpuMemExceeded)
   std::string stop_detail;
-  Hold hold = Hold::kNone;            // a pending job held back (`pinpoint hold`); on the wire only when held
+  Hold hold = Hold::kNone;  // a pending job held back (`pinpoint hold`); on the wire only when held
   std::string lease_cgroup;           // a lease's attached cgroup (JobRecord::lease_cgroup)
-  std::vector<int> cpuset = {};       // the host CPUs it runs on (JobRecord::cpuset); on the wire only when set
-  ArrayTask array;                    // a job array's task: its array and index; on the wire only then
+  std::vector<int> cpuset =
+      {};           // the host CPUs it runs on (JobRecord::cpuset); on the wire only when set
+  ArrayTask array;  // a job array's task: its array and index; on the wire only then
 };
 
 // One line of a job's history (docs/api.md, "show").
@@ -154,7 +155,8 @@ struct WaitRequest {
   static constexpr char kOp[] = "wait";
   using Reply = WaitReply;
   JobId id = 0;            // one job; 0 when `ids` names them
-  std::vector<JobId> ids = {};  // or several: 1 to kWaitMaxIds positive ids (a repeat is answered twice)
+  std::vector<JobId> ids =
+      {};  // or several: 1 to kWaitMaxIds positive ids (a repeat is answered twice)
 };
 
 // When a pending job would start ("queue" with "start"; sched/start_estimate.h): start_ms, or
@@ -290,8 +292,8 @@ struct JobEdit {
   // profile's whole memory); "": any device again.
   std::optional<std::string> mig_profile;
   bool empty() const {
-    return !time_limit_s && !gpu_mem_bytes && !gpu_share_pct && !priority && !name && !array_limit && !gpus &&
-           !cpus && !mem_bytes && !mig_profile;
+    return !time_limit_s && !gpu_mem_bytes && !gpu_share_pct && !priority && !name &&
+           !array_limit && !gpus && !cpus && !mem_bytes && !mig_profile;
   }
 };
 // "update": changes jobs that have not started (and a running job's time limit) without losing

@@ -19,7 +19,7 @@ inline constexpr int kMaxArrayIndex = 999'999;
 // An array's tasks: their indices, and how many of them may run at once.
 struct ArraySpec {
   std::vector<int> indices;  // ascending and distinct; 1 to kMaxArrayTasks of them
-  int limit = 0;             // %K: at most this many tasks of the array running at once; 0: no limit
+  int limit = 0;  // %K: at most this many tasks of the array running at once; 0: no limit
   bool operator==(const ArraySpec&) const = default;
 };
 

@@ -188,10 +188,12 @@ inline constexpr char kLaunchFailed[] = "launch-failed";
 inline constexpr char kLost[] = "lost";  // vanished while pinpointd was down, no exit status
 inline constexpr char kGpuFault[] = "gpu-fault";  // caused a fatal MPS fault (or policy: fail)
 inline constexpr char kMpsFaultVictim[] = "mps-fault-victim";  // requeued after a neighbour's fault
-inline constexpr char kGpuMemExceeded[] = "gpu-mem-exceeded";  // stopped: device memory over its budget
+inline constexpr char kGpuMemExceeded[] =
+    "gpu-mem-exceeded";                  // stopped: device memory over its budget
 inline constexpr char kHeld[] = "held";  // pending: held by its owner or by root (JobRecord::hold)
 inline constexpr char kLeaseClosed[] = "lease-closed";        // a lease closed by its owner or hook
-inline constexpr char kLeaseEmptied[] = "lease-emptied";      // its container's cgroup emptied or vanished
+inline constexpr char kLeaseEmptied[] =
+    "lease-emptied";  // its container's cgroup emptied or vanished
 inline constexpr char kLeaseNotAttached[] = "lease-not-attached";  // no container attached in time
 inline constexpr char kLeaseNotPlaced[] = "lease-not-placed";  // open_lease found no room
 inline constexpr char kTimeLimit[] = "time-limit";  // stopped: ran past JobRequest::time_limit_s
@@ -201,7 +203,8 @@ inline constexpr char kDependency[] = "dependency";  // pending: a job it depend
 // Cancelled while pending: a job in its `afterok` ended without completing, so it never starts.
 inline constexpr char kDependencyNeverSatisfied[] = "dependency-never-satisfied";
 inline constexpr char kUserLimit[] = "user-limit";  // pending: its user is at a user_limits cap
-inline constexpr char kArrayLimit[] = "array-limit";  // pending: its array runs its %K tasks already
+inline constexpr char kArrayLimit[] =
+    "array-limit";  // pending: its array runs its %K tasks already
 // Pending: not enough free devices (memory, share, clients) right now; not enough host CPUs or
 // memory; what it needs is held back for an earlier job (sched/placement.h).
 inline constexpr char kResources[] = "resources";

@@ -47,7 +47,9 @@ inline Status InvalidArgument(std::string m) { return {Code::kInvalidArgument, s
 inline Status NotFound(std::string m) { return {Code::kNotFound, std::move(m)}; }
 inline Status PermissionDenied(std::string m) { return {Code::kPermissionDenied, std::move(m)}; }
 inline Status Unavailable(std::string m) { return {Code::kUnavailable, std::move(m)}; }
-inline Status FailedPrecondition(std::string m) { return {Code::kFailedPrecondition, std::move(m)}; }
+inline Status FailedPrecondition(std::string m) {
+  return {Code::kFailedPrecondition, std::move(m)};
+}
 inline Status IoError(std::string m) { return {Code::kIo, std::move(m)}; }
 inline Status Internal(std::string m) { return {Code::kInternal, std::move(m)}; }
 

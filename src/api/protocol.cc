@@ -11,7 +11,8 @@ Result<json> ParseRequest(std::string_view line) {
   json j = json::parse(line.begin(), line.end(), nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded()) return InvalidArgument("message is not valid JSON");
   if (!j.is_object()) return InvalidArgument("message must be a JSON object");
-  if (!j.contains("op") || !j["op"].is_string()) return InvalidArgument("message has no \"op\" string");
+  if (!j.contains("op") || !j["op"].is_string())
+    return InvalidArgument("message has no \"op\" string");
   return j;
 }
 
@@ -21,6 +22,8 @@ json OkReply(json fields) {
   return fields;
 }
 
-json ErrorReply(const Status& status) { return json{{"ok", false}, {"error", ErrorToJson(status)}}; }
+json ErrorReply(const Status& status) {
+  return json{{"ok", false}, {"error", ErrorToJson(status)}};
+}
 
 }  // namespace pinpoint::api

@@ -292,7 +292,8 @@ void Server::HandleLines(ConnId id, Conn& conn, size_t* budget) {
          (newline = conn.FindLine()) != std::string::npos) {
     --*budget;
     int64_t started_ms = NowMs();
-    auto request = ParseRequest(std::string_view(conn.in).substr(conn.in_pos, newline - conn.in_pos));
+    auto request =
+        ParseRequest(std::string_view(conn.in).substr(conn.in_pos, newline - conn.in_pos));
     conn.in_pos = conn.scan_pos = newline + 1;
     conn.last_progress_ms = NowMs();
     std::optional<json> reply;

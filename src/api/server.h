@@ -3,8 +3,8 @@
 // may be deferred (a "wait" request): the handler keeps the connection id and answers later.
 //
 // Every client is bounded (ServerLimits, docs/security.md): its connections, its unread replies,
-// its buffered requests and its time without progress, so no client can exhaust or stall the daemon.
-// Buffers cost time linear in the bytes that pass through them.
+// its buffered requests and its time without progress, so no client can exhaust or stall the
+// daemon. Buffers cost time linear in the bytes that pass through them.
 //
 // Single-threaded: everything runs inside RunOnce on the caller's thread.
 #pragma once

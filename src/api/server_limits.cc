@@ -6,8 +6,8 @@ namespace pinpoint::api {
 
 Status ConnectionLimits::Admit(uint32_t uid) const {
   if (total_ >= limits_.max_connections) {
-    return Unavailable("pinpointd serves its maximum of " + std::to_string(limits_.max_connections) +
-                       " connections; try again later");
+    return Unavailable("pinpointd serves its maximum of " +
+                       std::to_string(limits_.max_connections) + " connections; try again later");
   }
   if (uid == 0) return Status::Ok();
   size_t for_users = limits_.max_connections > limits_.root_reserved_connections
@@ -19,8 +19,9 @@ Status ConnectionLimits::Admit(uint32_t uid) const {
   }
   size_t held = of_uid(uid);
   if (held >= limits_.max_connections_per_uid) {
-    return Unavailable("too many connections from uid " + std::to_string(uid) + " (" + std::to_string(held) +
-                       " open, at most " + std::to_string(limits_.max_connections_per_uid) +
+    return Unavailable("too many connections from uid " + std::to_string(uid) + " (" +
+                       std::to_string(held) + " open, at most " +
+                       std::to_string(limits_.max_connections_per_uid) +
                        " per user, waits included); close some and try again");
   }
   return Status::Ok();

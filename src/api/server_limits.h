@@ -22,8 +22,9 @@ struct ServerLimits {
   // Connections one non-root uid may hold at once; deferred `wait`s count. Root has no per-uid cap.
   size_t max_connections_per_uid = 64;
   // A connection that makes no progress this long is closed: no request received and no reply
-  // byte taken by the client. A connection whose deferred reply (`wait`) is outstanding and that has
-  // nothing left to write is waiting on the daemon, not idle, and is never closed for it. 0: never.
+  // byte taken by the client. A connection whose deferred reply (`wait`) is outstanding and that
+  // has nothing left to write is waiting on the daemon, not idle, and is never closed for it. 0:
+  // never.
   int64_t idle_timeout_ms = 60'000;
   // Unread reply bytes at which the server stops handling a connection's requests until the client
   // reads. One reply may exceed it (a `logs` reply of a few MiB); it bounds queuing more.

@@ -24,14 +24,17 @@ std::string BaseName(const std::string& path) { return path.substr(path.rfind('/
 
 std::string DeviceName(JobId lease) { return "L" + std::to_string(lease); }
 std::string QualifiedName(JobId lease) { return std::string(kKind) + "=" + DeviceName(lease); }
-std::string SpecFileName(JobId lease) { return "pinpoint.io-slice-L" + std::to_string(lease) + ".json"; }
+std::string SpecFileName(JobId lease) {
+  return "pinpoint.io-slice-L" + std::to_string(lease) + ".json";
+}
 
-json Spec(JobId lease, const LeaseEdits& edits, const std::string& hook_path, const std::string& socket,
-         const std::string& cdi_dir) {
+json Spec(JobId lease, const LeaseEdits& edits, const std::string& hook_path,
+          const std::string& socket, const std::string& cdi_dir) {
   json env = json::array();
   for (const auto& [k, v] : edits.env) env.push_back(k + "=" + v);
   json nodes = json::array();
-  for (const auto& host : edits.device_nodes) nodes.push_back({{"path", "/dev/" + BaseName(host)}, {"hostPath", host}});
+  for (const auto& host : edits.device_nodes)
+    nodes.push_back({{"path", "/dev/" + BaseName(host)}, {"hostPath", host}});
   json mounts = json::array();
   for (const auto& m : edits.mounts)
     mounts.push_back({{"hostPath", m.host_path},
@@ -40,11 +43,14 @@ json Spec(JobId lease, const LeaseEdits& edits, const std::string& hook_path, co
   auto hook = [&](const char* name, const char* verb) {
     return json{{"hookName", name},
                 {"path", hook_path},
-                {"args", {"pinpoint-cdi-hook", verb, std::to_string(lease), "--socket", socket, "--cdi-dir", cdi_dir}}};
+                {"args",
+                 {"pinpoint-cdi-hook", verb, std::to_string(lease), "--socket", socket, "--cdi-dir",
+                  cdi_dir}}};
   };
   json hooks = json::array({hook("createRuntime", "attach"), hook("poststop", "close")});
   json device{{"name", DeviceName(lease)},
-              {"containerEdits", {{"env", env}, {"deviceNodes", nodes}, {"mounts", mounts}, {"hooks", hooks}}}};
+              {"containerEdits",
+               {{"env", env}, {"deviceNodes", nodes}, {"mounts", mounts}, {"hooks", hooks}}}};
   return json{{"cdiVersion", kVersion}, {"kind", kKind}, {"devices", json::array({device})}};
 }
 
@@ -59,13 +65,16 @@ Result<std::string> CheckHookPath(const std::string& path, uint32_t uid) {
     end = canonical.find('/', end + 1);
     std::string part = end == std::string::npos ? canonical : canonical.substr(0, end);
     struct stat st {};
-    if (::lstat(part.c_str(), &st) != 0) return FailedPrecondition(part + ": " + std::strerror(errno));
+    if (::lstat(part.c_str(), &st) != 0)
+      return FailedPrecondition(part + ": " + std::strerror(errno));
     bool last = end == std::string::npos;
     // A sticky directory (/tmp) lets no one else rename or remove what root (or `uid`) owns in it.
-    bool others_may_swap = (st.st_mode & 022) != 0 && !(S_ISDIR(st.st_mode) && (st.st_mode & S_ISVTX));
+    bool others_may_swap =
+        (st.st_mode & 022) != 0 && !(S_ISDIR(st.st_mode) && (st.st_mode & S_ISVTX));
     if ((st.st_uid != 0 && st.st_uid != uid) || others_may_swap ||
         !(last ? S_ISREG(st.st_mode) : S_ISDIR(st.st_mode)))
-      return FailedPrecondition("the container runtime would run " + canonical + " as root, but " + part +
+      return FailedPrecondition("the container runtime would run " + canonical + " as root, but " +
+                                part +
                                 " is not owned by root (or you) and writable by no one else");
   }
   return canonical;

@@ -31,8 +31,8 @@ std::string SpecFileName(JobId lease);   // "pinpoint.io-slice-L42.json"
 // appear at /dev/<name> inside, from their host paths; mounts are bind mounts; the hooks run
 // `hook_path` with the socket and the spec directory, so they reach the same pinpointd and
 // remove the same file.
-nlohmann::json Spec(JobId lease, const LeaseEdits& edits, const std::string& hook_path, const std::string& socket,
-                    const std::string& cdi_dir);
+nlohmann::json Spec(JobId lease, const LeaseEdits& edits, const std::string& hook_path,
+                    const std::string& socket, const std::string& cdi_dir);
 
 // The hook a spec names is run as root by the container runtime: `path`, links resolved, must
 // be a regular file, and it and every directory above it owned by root (or `uid`) and writable

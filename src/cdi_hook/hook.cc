@@ -26,12 +26,14 @@ Result<std::string> ReadBoundedStream(std::istream& in, size_t max_bytes, const 
   in.read(text.data(), static_cast<std::streamsize>(text.size()));
   text.resize(static_cast<size_t>(in.gcount()));
   if (text.size() > max_bytes)
-    return InvalidArgument(std::string(what) + " is larger than " + std::to_string(max_bytes) + " bytes");
+    return InvalidArgument(std::string(what) + " is larger than " + std::to_string(max_bytes) +
+                           " bytes");
   return text;
 }
 
 Result<std::string> ReadConfigJson(const std::string& bundle) {
-  if (bundle.empty() || bundle[0] != '/') return InvalidArgument("the OCI state's bundle is not an absolute path");
+  if (bundle.empty() || bundle[0] != '/')
+    return InvalidArgument("the OCI state's bundle is not an absolute path");
   auto dir = OpenDirNoFollow(bundle);
   if (!dir.ok()) return dir.status();
   return ReadFileBoundedAt(dir->get(), "config.json", kMaxConfigBytes);
@@ -99,7 +101,8 @@ int RunHook(int argc, char** argv, std::istream& in, std::ostream& err) {
     }
   }
   if ((verb != "attach" && verb != "close") || id == 0) {
-    err << "pinpoint-cdi-hook: usage: pinpoint-cdi-hook attach|close LEASE [--socket S] [--cdi-dir D]\n";
+    err << "pinpoint-cdi-hook: usage: pinpoint-cdi-hook attach|close LEASE [--socket S] [--cdi-dir "
+           "D]\n";
     return 2;
   }
   Result<AttachLeaseRequest> attach = AttachLeaseRequest{};

@@ -35,12 +35,14 @@ Advice AdviseJob(const JobView& job) {
     return a;
   }
   if (samples < kMinSamplesForAdvice) {
-    a.text = fmt::format("too little data to advise: seen in {} watcher poll{}", samples, samples == 1 ? "" : "s");
+    a.text = fmt::format("too little data to advise: seen in {} watcher poll{}", samples,
+                         samples == 1 ? "" : "s");
     return a;
   }
   uint64_t peak = usage.gpu_mem_peak_bytes;
   if (peak == 0) {
-    a.text = "no device memory use was seen (a CPU-only job, or a driver that hides per-process memory)";
+    a.text =
+        "no device memory use was seen (a CPU-only job, or a driver that hides per-process memory)";
     return a;
   }
   a.enough_data = true;
@@ -50,17 +52,20 @@ Advice AdviseJob(const JobView& job) {
   if (asked == 0) {
     int util = usage.util_pct_mean;
     std::string busy = util >= 0 ? fmt::format(", GPU busy {}% of the time", util) : "";
-    a.text = fmt::format("held whole GPUs, peaked at {}{}: a slice would do: {}", FormatSize(peak), busy, next);
+    a.text = fmt::format("held whole GPUs, peaked at {}{}: a slice would do: {}", FormatSize(peak),
+                         busy, next);
     return a;
   }
   double used = static_cast<double>(peak) / static_cast<double>(asked);
   if (a.suggested_gpu_mem_bytes < asked)
-    a.text = fmt::format("peaked at {} of {} asked ({:.0f}%): next time {}", FormatSize(peak), FormatSize(asked), used * 100, next);
-  else if (a.suggested_gpu_mem_bytes > asked)
-    a.text = fmt::format("peaked at {} of {} asked ({:.0f}%), too close for comfort: next time {}", FormatSize(peak),
+    a.text = fmt::format("peaked at {} of {} asked ({:.0f}%): next time {}", FormatSize(peak),
                          FormatSize(asked), used * 100, next);
+  else if (a.suggested_gpu_mem_bytes > asked)
+    a.text = fmt::format("peaked at {} of {} asked ({:.0f}%), too close for comfort: next time {}",
+                         FormatSize(peak), FormatSize(asked), used * 100, next);
   else
-    a.text = fmt::format("peaked at {} of {} asked ({:.0f}%): the request fits", FormatSize(peak), FormatSize(asked), used * 100);
+    a.text = fmt::format("peaked at {} of {} asked ({:.0f}%): the request fits", FormatSize(peak),
+                         FormatSize(asked), used * 100);
   return a;
 }
 
@@ -79,7 +84,9 @@ namespace {
 void Add(ReportRow& t, const JobView& job) {
   const JobRequest& req = job.request;
   const JobUsage& usage = job.usage;
-  double hours = job.start_ms > 0 && job.end_ms > job.start_ms ? static_cast<double>(job.end_ms - job.start_ms) / 3.6e6 : 0;
+  double hours = job.start_ms > 0 && job.end_ms > job.start_ms
+                     ? static_cast<double>(job.end_ms - job.start_ms) / 3.6e6
+                     : 0;
   double gpus = static_cast<double>(req.gpus);
   t.jobs += 1;
   t.energy_kj += static_cast<double>(usage.energy_mj) / 1e6;
@@ -89,7 +96,8 @@ void Add(ReportRow& t, const JobView& job) {
     t.slice_jobs += 1;
     if (usage.samples >= kMinSamplesForAdvice) {
       t.asked_gib_hours += static_cast<double>(req.gpu_mem_bytes) / (1ull << 30) * gpus * hours;
-      t.peak_gib_hours += static_cast<double>(usage.gpu_mem_peak_bytes) / (1ull << 30) * gpus * hours;
+      t.peak_gib_hours +=
+          static_cast<double>(usage.gpu_mem_peak_bytes) / (1ull << 30) * gpus * hours;
     }
     return;
   }
@@ -139,15 +147,19 @@ json ToJson(const UsageReport& report) {
 }
 
 std::string FormatReport(const UsageReport& report) {
-  auto pct = [](const std::optional<double>& v) { return v ? fmt::format("{:.0f}%", *v) : std::string("-"); };
-  std::string out = fmt::format("{:<16} {:>6} {:>7} {:>12} {:>12} {:>7} {:>10} {:>6} {:>12} {:>9}\n", "USER", "JOBS",
-                                "SLICES", "ASKED GiB-h", "PEAK GiB-h", "UNUSED", "WHOLE GPU-h", "BUSY", "ENERGY kJ",
-                                "MEM-KILL");
+  auto pct = [](const std::optional<double>& v) {
+    return v ? fmt::format("{:.0f}%", *v) : std::string("-");
+  };
+  std::string out =
+      fmt::format("{:<16} {:>6} {:>7} {:>12} {:>12} {:>7} {:>10} {:>6} {:>12} {:>9}\n", "USER",
+                  "JOBS", "SLICES", "ASKED GiB-h", "PEAK GiB-h", "UNUSED", "WHOLE GPU-h", "BUSY",
+                  "ENERGY kJ", "MEM-KILL");
   auto line = [&](const ReportRow& r) {
-    out += fmt::format("{:<16} {:>6} {:>7} {:>12.2f} {:>12.2f} {:>7} {:>10.2f} {:>6} {:>12.1f} {:>9}\n",
-                       EscapeForTerminal(r.user), r.jobs, r.slice_jobs, r.asked_gib_hours, r.peak_gib_hours,
-                       pct(r.UnusedMemPct()), r.whole_gpu_hours, pct(r.WholeGpuUtilPct()), r.energy_kj,
-                       r.gpu_mem_exceeded);
+    out += fmt::format(
+        "{:<16} {:>6} {:>7} {:>12.2f} {:>12.2f} {:>7} {:>10.2f} {:>6} {:>12.1f} {:>9}\n",
+        EscapeForTerminal(r.user), r.jobs, r.slice_jobs, r.asked_gib_hours, r.peak_gib_hours,
+        pct(r.UnusedMemPct()), r.whole_gpu_hours, pct(r.WholeGpuUtilPct()), r.energy_kj,
+        r.gpu_mem_exceeded);
   };
   for (const auto& r : report.users) line(r);
   line(report.total);

@@ -14,7 +14,8 @@ namespace pinpoint::cli {
 
 using nlohmann::json;
 
-Result<int> RunCdi(const std::string& socket, bool json_output, const CdiArgs& args, std::ostream& out) {
+Result<int> RunCdi(const std::string& socket, bool json_output, const CdiArgs& args,
+                   std::ostream& out) {
   OpenLeaseRequest op;
   op.request.gpus = args.gpus;
   op.request.name = args.name;
@@ -29,7 +30,8 @@ Result<int> RunCdi(const std::string& socket, bool json_output, const CdiArgs& a
     if (!share.ok()) return share.status();
     op.request.gpu_share_pct = *share;
   }
-  if (args.cdi_dir.empty() || args.cdi_dir[0] != '/') return InvalidArgument("--cdi-dir must be an absolute path");
+  if (args.cdi_dir.empty() || args.cdi_dir[0] != '/')
+    return InvalidArgument("--cdi-dir must be an absolute path");
   auto client = Client::Connect(socket);
   if (!client.ok()) return client.status();
   auto opened = client->OpenLease(op);
@@ -38,7 +40,8 @@ Result<int> RunCdi(const std::string& socket, bool json_output, const CdiArgs& a
   auto hook = cdi::CheckHookPath(CompanionPath("pinpoint-cdi-hook"), ::geteuid());
   cdi::SpecDir specs(args.cdi_dir);
   Status written = hook.status();
-  if (written.ok()) written = specs.Write(id, cdi::Spec(id, opened->edits, *hook, socket, args.cdi_dir));
+  if (written.ok())
+    written = specs.Write(id, cdi::Spec(id, opened->edits, *hook, socket, args.cdi_dir));
   if (!written.ok()) {
     (void)client->CloseLease(CloseLeaseRequest{id});  // no spec: nothing could attach
     return written;

@@ -19,6 +19,7 @@ struct CdiArgs {
 // Opens the lease and writes its spec; prints the CDI device name (or, with json_output,
 // {"device", "lease", "spec"}). On a spec that cannot be written the lease is closed again.
 // Errors: the daemon's, cdi::SpecDir::Write's, cdi::CheckHookPath's.
-Result<int> RunCdi(const std::string& socket, bool json_output, const CdiArgs& args, std::ostream& out);
+Result<int> RunCdi(const std::string& socket, bool json_output, const CdiArgs& args,
+                   std::ostream& out);
 
 }  // namespace pinpoint::cli

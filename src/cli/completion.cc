@@ -16,7 +16,8 @@ struct Flat {
 
 void Flatten(const CompletionCommand& c, const std::string& path, std::vector<Flat>* out) {
   out->push_back({path, &c});
-  for (const auto& sub : c.subcommands) Flatten(sub, path == "." ? sub.name : path + " " + sub.name, out);
+  for (const auto& sub : c.subcommands)
+    Flatten(sub, path == "." ? sub.name : path + " " + sub.name, out);
 }
 
 std::string Join(const std::vector<std::string>& words) {
@@ -137,35 +138,82 @@ CompletionCommand DescribeApp(const CLI::App& app) {
 }
 
 std::vector<CompletionCommand> CompanionCommands() {
-  auto flag = [](const char* name, const char* help) { return CompletionOption{{name}, false, help}; };
-  auto value = [](const char* name, const char* help) { return CompletionOption{{name}, true, help}; };
+  auto flag = [](const char* name, const char* help) {
+    return CompletionOption{{name}, false, help};
+  };
+  auto value = [](const char* name, const char* help) {
+    return CompletionOption{{name}, true, help};
+  };
   CompletionOption help = flag("--help", "print the usage and exit");
-  CompletionCommand bench{"bench", "Measure a workload: one job per GPU, time-slicing, pinpoint's MPS slices, bare MPS", {}, {}};
-  for (const char* name : {"-w", "--workload", "-n", "--n", "--n-for", "-m", "--modes", "-r", "--reps",
-                           "--reps-at-1", "-o", "--out", "--bin-dir", "--gpu", "--gpu-mem", "--gpu-share",
-                           "--cpus", "--budget-s", "--target-n", "--sample-ms", "--settle-ms", "--scratch",
-                           "--torch-script", "--python", "--backend", "--mps-control", "--cuda-version",
+  CompletionCommand bench{
+      "bench",
+      "Measure a workload: one job per GPU, time-slicing, pinpoint's MPS slices, bare MPS",
+      {},
+      {}};
+  for (const char* name : {"-w",
+                           "--workload",
+                           "-n",
+                           "--n",
+                           "--n-for",
+                           "-m",
+                           "--modes",
+                           "-r",
+                           "--reps",
+                           "--reps-at-1",
+                           "-o",
+                           "--out",
+                           "--bin-dir",
+                           "--gpu",
+                           "--gpu-mem",
+                           "--gpu-share",
+                           "--cpus",
+                           "--budget-s",
+                           "--target-n",
+                           "--sample-ms",
+                           "--settle-ms",
+                           "--scratch",
+                           "--torch-script",
+                           "--python",
+                           "--backend",
+                           "--mps-control",
+                           "--cuda-version",
                            "--daemon-set"}) {
     bench.options.push_back(value(name, "see pinpoint bench --help"));
   }
   for (const char* name : {"--no-warmup", "--no-cgroups", "--pin", "--keep-scratch"})
     bench.options.push_back(flag(name, "see pinpoint bench --help"));
   bench.options.push_back(help);
-  CompletionCommand slurm{"slurm", "Slurm integration: gres.conf, running a job as its slice, Prolog/Epilog, health check", {}, {
-      {"conf", "print gres.conf for this node", {value("--shard-size", "device memory of one shard (default 1G)"),
-                                                 value("--dev-dir", "where the GPU device files are"),
-                                                 value("--node", "the node's name in Slurm"),
-                                                 flag("--node-line", "print the slurm.conf lines instead")}, {}},
-      {"run", "run a job step as the slice Slurm allocated", {value("--shard-size", "device memory of one shard")}, {}},
-      {"prolog", "Slurm Prolog hook", {}, {}},
-      {"epilog", "Slurm Epilog hook", {}, {}},
-      {"health", "Slurm HealthCheckProgram: drains the node while pinpointd does not answer",
-       {value("--node", "the node's name in Slurm")}, {}}}};
-  CompletionCommand htcondor{"htcondor", "HTCondor integration: the startd layout and the job wrapper", {}, {
-      {"conf", "print the startd configuration for this node", {value("--shares", "shares of each GPU (slots of a partitionable GPU slot)"),
-                                                                value("--whole-gpus", "GPUs kept whole"),
-                                                                value("--wrapper", "path of the job wrapper")}, {}},
-      {"wrapper", "run a job as HTCondor's USER_JOB_WRAPPER", {}, {}}}};
+  CompletionCommand slurm{
+      "slurm",
+      "Slurm integration: gres.conf, running a job as its slice, Prolog/Epilog, health check",
+      {},
+      {{"conf",
+        "print gres.conf for this node",
+        {value("--shard-size", "device memory of one shard (default 1G)"),
+         value("--dev-dir", "where the GPU device files are"),
+         value("--node", "the node's name in Slurm"),
+         flag("--node-line", "print the slurm.conf lines instead")},
+        {}},
+       {"run",
+        "run a job step as the slice Slurm allocated",
+        {value("--shard-size", "device memory of one shard")},
+        {}},
+       {"prolog", "Slurm Prolog hook", {}, {}},
+       {"epilog", "Slurm Epilog hook", {}, {}},
+       {"health",
+        "Slurm HealthCheckProgram: drains the node while pinpointd does not answer",
+        {value("--node", "the node's name in Slurm")},
+        {}}}};
+  CompletionCommand htcondor{
+      "htcondor",
+      "HTCondor integration: the startd layout and the job wrapper",
+      {},
+      {{"conf",
+        "print the startd configuration for this node",
+        {value("--shares", "shares of each GPU (slots of a partitionable GPU slot)"),
+         value("--whole-gpus", "GPUs kept whole"), value("--wrapper", "path of the job wrapper")},
+        {}},
+       {"wrapper", "run a job as HTCondor's USER_JOB_WRAPPER", {}, {}}}};
   return {bench, slurm, htcondor};
 }
 
@@ -181,7 +229,8 @@ std::string BashCompletion(const CompletionCommand& root) {
     std::string key = Quote(f.path);
     if (!w.subcommands.empty()) out += "  subs[" + key + "]=" + Quote(Join(w.subcommands)) + "\n";
     if (!w.options.empty()) out += "  opts[" + key + "]=" + Quote(Join(w.options)) + "\n";
-    if (!w.value_options.empty()) out += "  vals[" + key + "]=" + Quote(Join(w.value_options)) + "\n";
+    if (!w.value_options.empty())
+      out += "  vals[" + key + "]=" + Quote(Join(w.value_options)) + "\n";
   }
   out += kBashBody;
   out += "}\ncomplete -F " + fn + " " + root.name + "\n";
@@ -191,8 +240,9 @@ std::string BashCompletion(const CompletionCommand& root) {
 std::string ZshCompletion(const CompletionCommand& root) {
   std::vector<Flat> flat;
   Flatten(root, ".", &flat);
-  std::string out = "#compdef " + root.name + "\n# zsh completion for " + root.name + ": generated by `" +
-                    root.name + " completion zsh` from its own command line (do not edit)\n";
+  std::string out = "#compdef " + root.name + "\n# zsh completion for " + root.name +
+                    ": generated by `" + root.name +
+                    " completion zsh` from its own command line (do not edit)\n";
   out += "_" + root.name + "() {\n  local -A subs vals subdesc optdesc\n";
   for (const auto& f : flat) {
     const CompletionCommand& c = *f.command;
@@ -201,16 +251,19 @@ std::string ZshCompletion(const CompletionCommand& root) {
     if (!w.subcommands.empty()) {
       out += "  subs[" + key + "]=" + Quote(Join(w.subcommands)) + "\n";
       std::string desc;
-      for (const auto& sub : c.subcommands) desc += (desc.empty() ? "" : "\n") + sub.name + ":" + ZshDescription(sub.help);
+      for (const auto& sub : c.subcommands)
+        desc += (desc.empty() ? "" : "\n") + sub.name + ":" + ZshDescription(sub.help);
       out += "  subdesc[" + key + "]=" + Quote(desc) + "\n";
     }
     if (!w.options.empty()) {
       std::string desc;
       for (const auto& o : c.options)
-        for (const auto& n : o.names) desc += (desc.empty() ? "" : "\n") + n + ":" + ZshDescription(o.help);
+        for (const auto& n : o.names)
+          desc += (desc.empty() ? "" : "\n") + n + ":" + ZshDescription(o.help);
       out += "  optdesc[" + key + "]=" + Quote(desc) + "\n";
     }
-    if (!w.value_options.empty()) out += "  vals[" + key + "]=" + Quote(Join(w.value_options)) + "\n";
+    if (!w.value_options.empty())
+      out += "  vals[" + key + "]=" + Quote(Join(w.value_options)) + "\n";
   }
   out += kZshBody;
   out += "}\n_" + root.name + " \"$@\"\n";

@@ -43,7 +43,8 @@ std::string Table(const std::vector<std::vector<std::string>>& rows) {
 
 std::string Devices(const JobView& job) {
   std::string out;
-  for (const auto& a : job.allocations) out += (out.empty() ? "" : ",") + std::to_string(a.device_index);
+  for (const auto& a : job.allocations)
+    out += (out.empty() ? "" : ",") + std::to_string(a.device_index);
   return out.empty() ? "-" : out;
 }
 
@@ -65,7 +66,8 @@ std::string ShownCommand(const std::vector<std::string>& argv) {
 
 int64_t ElapsedMs(int64_t from, int64_t to) {
   int64_t ms = 0;
-  if (__builtin_sub_overflow(to, from, &ms)) return to > from ? std::numeric_limits<int64_t>::max() : 0;
+  if (__builtin_sub_overflow(to, from, &ms))
+    return to > from ? std::numeric_limits<int64_t>::max() : 0;
   return ms;
 }
 
@@ -86,8 +88,9 @@ std::string FormatDurationMs(int64_t ms) {
 
 std::string FormatGpuRequest(const JobRequest& request) {
   if (request.gpus == 0) return "-";
-  std::string out = std::to_string(request.gpus) +
-                    (request.gpu_mem_bytes == 0 ? " GPU (whole)" : " GPU x " + FormatSize(request.gpu_mem_bytes));
+  std::string out =
+      std::to_string(request.gpus) +
+      (request.gpu_mem_bytes == 0 ? " GPU (whole)" : " GPU x " + FormatSize(request.gpu_mem_bytes));
   if (request.gpu_share_pct > 0) out += " " + std::to_string(request.gpu_share_pct) + "%";
   if (!request.mig_profile.empty()) out += " on MIG " + EscapeForTerminal(request.mig_profile);
   return out;
@@ -103,21 +106,26 @@ std::string SchedLines(const JobRequest& req) {
     return text;
   };
   std::string out;
-  if (req.time_limit_s > 0) out += "  limit:    runs at most " + FormatTimeLimit(req.time_limit_s) + "\n";
-  if (!req.after.empty()) out += "  after:    " + ids(req.after) + " (starts once they have ended)\n";
-  if (!req.afterok.empty()) out += "  afterok:  " + ids(req.afterok) + " (starts once they have completed)\n";
+  if (req.time_limit_s > 0)
+    out += "  limit:    runs at most " + FormatTimeLimit(req.time_limit_s) + "\n";
+  if (!req.after.empty())
+    out += "  after:    " + ids(req.after) + " (starts once they have ended)\n";
+  if (!req.afterok.empty())
+    out += "  afterok:  " + ids(req.afterok) + " (starts once they have completed)\n";
   if (req.signal != 0)
     out += "  signal:   " + std::to_string(req.signal) + " to " +
            (req.signal_leader_only ? "its first process" : "its processes") + ", " +
            std::to_string(req.signal_before_s) + " s before the limit\n";
-  if (req.requeue) out += "  requeue:  back to the queue if lost with its node or ended by an MPS fault\n";
+  if (req.requeue)
+    out += "  requeue:  back to the queue if lost with its node or ended by an MPS fault\n";
   return out;
 }
 
 }  // namespace
 
 std::string ArrayTaskName(const ArrayTask& array) {
-  if (!array.pending.empty()) return std::to_string(array.array_id) + "_[" + array.pending + "]";  // a rest
+  if (!array.pending.empty())
+    return std::to_string(array.array_id) + "_[" + array.pending + "]";  // a rest
   return std::to_string(array.array_id) + "_" + std::to_string(array.index);
 }
 
@@ -169,11 +177,14 @@ std::string FormatQueue(const QueueReply& reply, int64_t now_ms) {
       ArraySpec tasks{{}, job.array.limit};
       for (size_t i = at; i < at + run; ++i) {
         const ArrayTask& task = reply.jobs[i].array;
-        auto rest = task.pending.empty() ? Result<ArraySpec>(ArraySpec{{task.index}, 0}) : ParseArraySpec(task.pending);
-        if (rest.ok()) tasks.indices.insert(tasks.indices.end(), rest->indices.begin(), rest->indices.end());
+        auto rest = task.pending.empty() ? Result<ArraySpec>(ArraySpec{{task.index}, 0})
+                                         : ParseArraySpec(task.pending);
+        if (rest.ok())
+          tasks.indices.insert(tasks.indices.end(), rest->indices.begin(), rest->indices.end());
       }
       std::sort(tasks.indices.begin(), tasks.indices.end());
-      tasks.indices.erase(std::unique(tasks.indices.begin(), tasks.indices.end()), tasks.indices.end());
+      tasks.indices.erase(std::unique(tasks.indices.begin(), tasks.indices.end()),
+                          tasks.indices.end());
       array = std::to_string(job.array.array_id) + "_[" + FormatArraySpec(tasks) + "]";
       at += run - 1;
     }
@@ -203,19 +214,22 @@ std::string FormatStarts(const QueueReply& reply, int64_t now_ms) {
       std::time_t secs = static_cast<std::time_t>(*s.start_ms / 1000);
       std::tm tm{};
       char at[32] = "";
-      if (::gmtime_r(&secs, &tm) != nullptr) std::strftime(at, sizeof(at), "%Y-%m-%d %H:%M UTC", &tm);
+      if (::gmtime_r(&secs, &tm) != nullptr)
+        std::strftime(at, sizeof(at), "%Y-%m-%d %H:%M UTC", &tm);
       when = "in " + FormatDurationMs(*s.start_ms - now_ms) + " (" + at + ")";
     }
     std::string name = EscapeForTerminal(job.request.name);
     rows.push_back({job.array.array_id != 0 ? ArrayTaskName(job.array) : std::to_string(job.id),
-                    EscapeForTerminal(job.user), name.empty() ? "-" : name, EscapeForTerminal(when)});
+                    EscapeForTerminal(job.user), name.empty() ? "-" : name,
+                    EscapeForTerminal(when)});
   }
   std::string out = Table(rows);
   if (rows.size() == 1) out += "(no pending jobs)\n";
   return out;
 }
 
-std::string MoreJobsLine(const QueueReply& reply, bool all, const std::string& user, const std::string& more_options) {
+std::string MoreJobsLine(const QueueReply& reply, bool all, const std::string& user,
+                         const std::string& more_options) {
   if (reply.more <= 0) return "";
   int64_t next = reply.offset + static_cast<int64_t>(reply.jobs.size());
   std::string command = "pinpoint queue" + std::string(all ? " --all" : "") +
@@ -223,9 +237,11 @@ std::string MoreJobsLine(const QueueReply& reply, bool all, const std::string& u
                         " --offset " + std::to_string(next);
   // In jobs, an array's pending tasks each counted: the rows the next pages show can be fewer.
   int64_t jobs = std::max(reply.more, reply.more_tasks);
-  std::string rows = jobs == reply.more ? "" : " in " + std::to_string(reply.more) + " row" + (reply.more == 1 ? "" : "s");
-  return "... " + std::to_string(jobs) + " more job" + (jobs == 1 ? "" : "s") + rows + ": " + command +
-         " (--limit N for up to 10000 a page)\n";
+  std::string rows = jobs == reply.more ? ""
+                                        : " in " + std::to_string(reply.more) + " row" +
+                                              (reply.more == 1 ? "" : "s");
+  return "... " + std::to_string(jobs) + " more job" + (jobs == 1 ? "" : "s") + rows + ": " +
+         command + " (--limit N for up to 10000 a page)\n";
 }
 
 std::string FormatJob(const ShowReply& reply, const std::string& advice) {
@@ -242,19 +258,23 @@ std::string FormatJob(const ShowReply& reply, const std::string& advice) {
   out << "  user:     " << EscapeForTerminal(job.user) << " (uid " << job.uid << ")\n";
   if (job.array.array_id != 0) {
     const ArrayTask& a = job.array;
-    out << "  array:    " << ArrayTaskName(a) << " (task " << a.index << " of array " << a.array_id << ": "
-        << a.count << " task" << (a.count == 1 ? "" : "s") << ", indices " << a.min_index << " to " << a.max_index
-        << (a.limit > 0 ? ", at most " + std::to_string(a.limit) + " running at once" : "") << ")\n";
+    out << "  array:    " << ArrayTaskName(a) << " (task " << a.index << " of array " << a.array_id
+        << ": " << a.count << " task" << (a.count == 1 ? "" : "s") << ", indices " << a.min_index
+        << " to " << a.max_index
+        << (a.limit > 0 ? ", at most " + std::to_string(a.limit) + " running at once" : "")
+        << ")\n";
   }
   if (lease) {
     out << "  command:  none: a lease for a container (docs/containers.md)\n";
-    out << "  cgroup:   " << (job.lease_cgroup.empty() ? "not attached yet" : EscapeForTerminal(job.lease_cgroup))
+    out << "  cgroup:   "
+        << (job.lease_cgroup.empty() ? "not attached yet" : EscapeForTerminal(job.lease_cgroup))
         << "\n";
     out << "  request:  " << FormatGpuRequest(req) << ", priority " << req.priority << "\n";
   } else {
     out << "  command:  " << ShownCommand(req.argv) << "\n";
     out << "  cwd:      " << EscapeForTerminal(req.cwd) << "\n";
-    if (!req.output_path.empty()) out << "  output:   " << EscapeForTerminal(req.output_path) << "\n";
+    if (!req.output_path.empty())
+      out << "  output:   " << EscapeForTerminal(req.output_path) << "\n";
     if (!req.error_path.empty()) out << "  errors:   " << EscapeForTerminal(req.error_path) << "\n";
     out << "  request:  " << FormatGpuRequest(req) << ", " << req.cpus << " CPU"
         << (req.mem_bytes ? ", " + FormatSize(req.mem_bytes) + " host memory" : "")
@@ -263,11 +283,13 @@ std::string FormatJob(const ShowReply& reply, const std::string& advice) {
   }
   for (const auto& a : job.allocations) {
     out << "  device:   " << a.device_index << " " << EscapeForTerminal(a.uuid) << " "
-        << (a.gpu_mem_bytes ? FormatSize(a.gpu_mem_bytes) : "whole") << " " << SharingModeName(a.mode)
+        << (a.gpu_mem_bytes ? FormatSize(a.gpu_mem_bytes) : "whole") << " "
+        << SharingModeName(a.mode)
         << (a.gpu_share_pct ? " " + std::to_string(a.gpu_share_pct) + "%" : "") << "\n";
   }
   if (!job.cpuset.empty()) out << "  cpus:     " << FormatCpuList(job.cpuset) << " (its own)\n";
-  if (job.start_ms > 0 && job.end_ms > 0) out << "  runtime:  " << FormatDurationMs(job.end_ms - job.start_ms) << "\n";
+  if (job.start_ms > 0 && job.end_ms > 0)
+    out << "  runtime:  " << FormatDurationMs(job.end_ms - job.start_ms) << "\n";
   if (job.exit_code) out << "  exit:     " << *job.exit_code << "\n";
   if (job.term_signal) out << "  signal:   " << *job.term_signal << "\n";
   const JobUsage& u = job.usage;
@@ -279,15 +301,18 @@ std::string FormatJob(const ShowReply& reply, const std::string& advice) {
     out << "\n";
     char energy[64];
     std::snprintf(energy, sizeof(energy), "%.1f kJ", static_cast<double>(u.energy_mj) / 1e6);
-    out << "  energy:   " << energy << (u.final || running ? "" : " (last interval not yet accounted)") << "\n";
-    if (u.util_pct_mean >= 0) out << "  gpu busy: " << u.util_pct_mean << "% of the time (whole GPUs)\n";
+    out << "  energy:   " << energy
+        << (u.final || running ? "" : " (last interval not yet accounted)") << "\n";
+    if (u.util_pct_mean >= 0)
+      out << "  gpu busy: " << u.util_pct_mean << "% of the time (whole GPUs)\n";
   }
   if (!advice.empty()) out << "  advice:   " << EscapeForTerminal(advice) << "\n";
   if (!reply.events.empty()) {
     out << "  history:\n";
     int64_t first = reply.events[0].time_ms;
     for (const auto& e : reply.events) {
-      out << "    +" << Pad(FormatDurationMs(ElapsedMs(first, e.time_ms)), 8) << EscapeForTerminal(e.kind)
+      out << "    +" << Pad(FormatDurationMs(ElapsedMs(first, e.time_ms)), 8)
+          << EscapeForTerminal(e.kind)
           << (e.detail.empty() ? "" : ": " + EscapeForTerminal(e.detail)) << "\n";
     }
   }
@@ -303,15 +328,20 @@ std::string FormatHolds(const GpusReply& reply) {
     for (const DeviceHoldView& h : d.holds) {
       std::string pids;
       for (int64_t pid : h.pids) pids += (pids.empty() ? "" : ",") + std::to_string(pid);
-      out += "  device " + std::to_string(d.index) + ": process " + pids + " of " + EscapeForTerminal(h.user) +
+      out += "  device " + std::to_string(d.index) + ": process " + pids + " of " +
+             EscapeForTerminal(h.user) +
              (h.in_job ? " (job " + std::to_string(h.job) + "'s own: killed)"
-                       : ", in no job, since job " + std::to_string(h.job) + " ended at " + UtcTimeText(h.since_ms));
+                       : ", in no job, since job " + std::to_string(h.job) + " ended at " +
+                             UtcTimeText(h.since_ms));
       if (!h.in_job)
-        out += h.killed ? ": killed at the deadline" : h.deadline_ms < 0 ? "" : "; killed at " + UtcTimeText(h.deadline_ms);
+        out += h.killed            ? ": killed at the deadline"
+               : h.deadline_ms < 0 ? ""
+                                   : "; killed at " + UtcTimeText(h.deadline_ms);
       out += "\n";
     }
   }
-  return out.empty() ? "" : "held after their job ended (taken until these processes exit):\n" + out;
+  return out.empty() ? ""
+                     : "held after their job ended (taken until these processes exit):\n" + out;
 }
 
 }  // namespace
@@ -319,30 +349,36 @@ std::string FormatHolds(const GpusReply& reply) {
 std::string FormatGpus(const GpusReply& reply) {
   std::string out;
   std::string backend = EscapeForTerminal(reply.backend);
-  out += reply.simulated ? "node: SIMULATED (" + backend + "): no real GPU is used\n"
-                         : "node: " + backend + ", driver " + EscapeForTerminal(reply.driver) + "\n";
-  std::vector<std::vector<std::string>> rows = {
-      {"DEV", "GPU", "UUID", "NAME", "MODE", "MEMORY", "ALLOCATED", "FREE", "SHARE FREE", "MPS USER", "JOBS"}};
+  out += reply.simulated
+             ? "node: SIMULATED (" + backend + "): no real GPU is used\n"
+             : "node: " + backend + ", driver " + EscapeForTerminal(reply.driver) + "\n";
+  std::vector<std::vector<std::string>> rows = {{"DEV", "GPU", "UUID", "NAME", "MODE", "MEMORY",
+                                                 "ALLOCATED", "FREE", "SHARE FREE", "MPS USER",
+                                                 "JOBS"}};
   for (const auto& d : reply.devices) {
     std::string jobs;
     for (const auto& j : d.jobs) jobs += (jobs.empty() ? "" : ",") + std::to_string(j.id);
     bool vacant = d.mig_slot && d.mig_slot->vacant;
-    rows.push_back({std::to_string(d.index), std::to_string(d.gpu_index), vacant ? "-" : EscapeForTerminal(d.uuid),
-                    EscapeForTerminal(d.name), std::string(SharingModeName(d.mode)) + (d.drained ? " (drained)" : ""),
-                    FormatSize(d.mem_bytes), FormatSize(d.mem_allocated_bytes), FormatSize(d.mem_free_bytes),
-                    std::to_string(d.share_free_pct) + "%", d.mps_user ? EscapeForTerminal(*d.mps_user) : "-",
+    rows.push_back({std::to_string(d.index), std::to_string(d.gpu_index),
+                    vacant ? "-" : EscapeForTerminal(d.uuid), EscapeForTerminal(d.name),
+                    std::string(SharingModeName(d.mode)) + (d.drained ? " (drained)" : ""),
+                    FormatSize(d.mem_bytes), FormatSize(d.mem_allocated_bytes),
+                    FormatSize(d.mem_free_bytes), std::to_string(d.share_free_pct) + "%",
+                    d.mps_user ? EscapeForTerminal(*d.mps_user) : "-",
                     jobs.empty() ? "-" : std::to_string(d.jobs.size()) + " (" + jobs + ")"});
   }
   out += Table(rows);
   const HostView& host = reply.host;
-  out += "host: " + std::to_string(host.cpus_allocated) + "/" + std::to_string(host.cpus) + " CPUs, " +
-         FormatSize(host.mem_allocated_bytes) + "/" + FormatSize(host.mem_bytes) + " memory allocated\n";
+  out += "host: " + std::to_string(host.cpus_allocated) + "/" + std::to_string(host.cpus) +
+         " CPUs, " + FormatSize(host.mem_allocated_bytes) + "/" + FormatSize(host.mem_bytes) +
+         " memory allocated\n";
   out += FormatHolds(reply);
   if (!reply.mig_changes.empty()) {
     out += "MIG changes (mig-dynamic), oldest first:\n";
     for (const MigChangeView& c : reply.mig_changes) {
-      out += "  " + UtcTimeText(c.at_ms) + "  GPU " + std::to_string(c.gpu) + " " + EscapeForTerminal(c.action) + " " +
-             EscapeForTerminal(c.profile) + " at memory slice " + std::to_string(c.start);
+      out += "  " + UtcTimeText(c.at_ms) + "  GPU " + std::to_string(c.gpu) + " " +
+             EscapeForTerminal(c.action) + " " + EscapeForTerminal(c.profile) +
+             " at memory slice " + std::to_string(c.start);
       if (c.instance_id != 0) out += " (GPU instance " + std::to_string(c.instance_id) + ")";
       if (c.for_job != 0) out += " for job " + std::to_string(c.for_job);
       out += c.result == "ok" ? "\n" : ": FAILED: " + EscapeForTerminal(c.result) + "\n";
@@ -352,11 +388,14 @@ std::string FormatGpus(const GpusReply& reply) {
 }
 
 namespace {
-std::string EndWhy(const JobView& job) { return EscapeForTerminal(job.detail.empty() ? job.reason : job.detail); }
+std::string EndWhy(const JobView& job) {
+  return EscapeForTerminal(job.detail.empty() ? job.reason : job.detail);
+}
 }  // namespace
 
 std::string FormatJobEnd(const JobView& job) {
-  return "job " + std::to_string(job.id) + " " + JobStateName(job.state) + " (" + EndWhy(job) + ")\n";
+  return "job " + std::to_string(job.id) + " " + JobStateName(job.state) + " (" + EndWhy(job) +
+         ")\n";
 }
 
 std::string FormatArrayEnd(JobId array_id, const std::vector<JobView>& tasks) {
@@ -366,18 +405,20 @@ std::string FormatArrayEnd(JobId array_id, const std::vector<JobView>& tasks) {
     ++by_state[task.state];
     if (task.state != JobState::kCompleted) unsuccessful.push_back(&task);
   }
-  std::string out = "array " + std::to_string(array_id) + ": " + std::to_string(tasks.size()) + " task" +
-                    (tasks.size() == 1 ? "" : "s");
-  for (const auto& [state, n] : by_state) out += ", " + std::to_string(n) + " " + JobStateName(state);
+  std::string out = "array " + std::to_string(array_id) + ": " + std::to_string(tasks.size()) +
+                    " task" + (tasks.size() == 1 ? "" : "s");
+  for (const auto& [state, n] : by_state)
+    out += ", " + std::to_string(n) + " " + JobStateName(state);
   out += "\n";
   constexpr size_t kShown = 10;  // an array of thousands must not flood the terminal
   for (size_t i = 0; i < unsuccessful.size() && i < kShown; ++i) {
     const JobView& task = *unsuccessful[i];
-    out += "  job " + std::to_string(task.id) + " (" + ArrayTaskName(task.array) + ") " + JobStateName(task.state) +
-           " (" + EndWhy(task) + ")\n";
+    out += "  job " + std::to_string(task.id) + " (" + ArrayTaskName(task.array) + ") " +
+           JobStateName(task.state) + " (" + EndWhy(task) + ")\n";
   }
   if (unsuccessful.size() > kShown)
-    out += "  ... and " + std::to_string(unsuccessful.size() - kShown) + " more that did not complete\n";
+    out += "  ... and " + std::to_string(unsuccessful.size() - kShown) +
+           " more that did not complete\n";
   return out;
 }
 

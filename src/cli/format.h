@@ -38,7 +38,8 @@ std::string FormatStarts(const QueueReply& reply, int64_t now_ms);
 // "... N more jobs: pinpoint queue --offset K" when a queue reply's page is not the last
 // (its `more`), "" otherwise. `all` and `user` are the listing's own options; `more_options` the
 // others to repeat (" --state pending", escaped), "" for none.
-std::string MoreJobsLine(const QueueReply& reply, bool all, const std::string& user, const std::string& more_options = "");
+std::string MoreJobsLine(const QueueReply& reply, bool all, const std::string& user,
+                         const std::string& more_options = "");
 // One job in "key: value" lines, the advice line (when `advice` is not empty), its events.
 std::string FormatJob(const ShowReply& reply, const std::string& advice);
 // The devices table with the backend line on top.

@@ -14,7 +14,8 @@
 namespace pinpoint::cli {
 
 bool IsJobId(const std::string& text) {
-  if (text.empty() || text.size() > 18 || text.find_first_not_of("0123456789") != std::string::npos) return false;
+  if (text.empty() || text.size() > 18 || text.find_first_not_of("0123456789") != std::string::npos)
+    return false;
   return text.find_first_not_of('0') != std::string::npos;
 }
 
@@ -47,13 +48,15 @@ namespace {
 Result<ArrayTask> ArrayOf(Client& client, JobId array_id) {
   auto first = client.Show(ShowRequest{array_id});
   if (!first.ok()) return first.status();
-  if (first->job.array.array_id != array_id) return NotFound("job " + std::to_string(array_id) + " is not a job array");
+  if (first->job.array.array_id != array_id)
+    return NotFound("job " + std::to_string(array_id) + " is not a job array");
   return first->job.array;
 }
 
 // The job id of task `index` of array `a` (whose first task is `array_id`).
 Result<JobId> TaskOf(Client& client, JobId array_id, const ArrayTask& a, int index) {
-  auto none = NotFound("array " + std::to_string(array_id) + " has no task " + std::to_string(index));
+  auto none =
+      NotFound("array " + std::to_string(array_id) + " has no task " + std::to_string(index));
   if (index < a.min_index || index > a.max_index || a.count < 1) return none;
   // Indices ascend with ids: a full range is found by arithmetic, any other list by bisection.
   if (a.max_index - a.min_index + 1 == a.count) return array_id + (index - a.min_index);
@@ -97,7 +100,8 @@ Result<JobId> FindArrayTask(Client& client, JobId array_id, int index) {
   return TaskOf(client, array_id, *a, index);
 }
 
-Result<std::vector<JobId>> ArrayTaskIds(Client& client, JobId array_id, const std::vector<int>& indices) {
+Result<std::vector<JobId>> ArrayTaskIds(Client& client, JobId array_id,
+                                        const std::vector<int>& indices) {
   auto a = ArrayOf(client, array_id);  // one request for the array, then arithmetic or bisection
   if (!a.ok()) return a.status();
   std::vector<JobId> ids;
@@ -116,7 +120,8 @@ Result<SelectedJobs> SelectJobs(Client& client, const std::vector<std::string>& 
     auto& into = plain ? selected.arrays : selected.ids;
     into.insert(into.end(), ids.begin(), ids.end());
     for (size_t i = 0; !plain && i < ids.size(); ++i) {
-      selected.task_names[ids[i]] = std::to_string(selector.id) + "_" + std::to_string(selector.indices[i]);
+      selected.task_names[ids[i]] =
+          std::to_string(selector.id) + "_" + std::to_string(selector.indices[i]);
     }
   }));
   return selected;
@@ -124,9 +129,10 @@ Result<SelectedJobs> SelectJobs(Client& client, const std::vector<std::string>& 
 
 Result<std::vector<JobId>> SelectJobIds(Client& client, const std::vector<std::string>& typed) {
   std::vector<JobId> all;
-  PP_RETURN_IF_ERROR(ForEachSelected(client, typed, [&](const std::vector<JobId>& ids, bool, const JobSelector&) {
-    all.insert(all.end(), ids.begin(), ids.end());
-  }));
+  PP_RETURN_IF_ERROR(
+      ForEachSelected(client, typed, [&](const std::vector<JobId>& ids, bool, const JobSelector&) {
+        all.insert(all.end(), ids.begin(), ids.end());
+      }));
   return all;
 }
 
@@ -139,8 +145,9 @@ Result<std::vector<JobView>> WaitForJobs(Client& client, const std::vector<JobId
   }
   for (size_t at = 0; ids.size() > 1 && at < ids.size(); at += kWaitMaxIds) {
     WaitRequest request;
-    request.ids.assign(ids.begin() + static_cast<std::ptrdiff_t>(at),
-                       ids.begin() + static_cast<std::ptrdiff_t>(std::min(ids.size(), at + kWaitMaxIds)));
+    request.ids.assign(
+        ids.begin() + static_cast<std::ptrdiff_t>(at),
+        ids.begin() + static_cast<std::ptrdiff_t>(std::min(ids.size(), at + kWaitMaxIds)));
     auto reply = client.Wait(request);
     if (!reply.ok()) return reply.status();
     for (auto& job : reply->jobs) ended.push_back(std::move(job));
@@ -154,8 +161,8 @@ std::vector<JobId> ArrayJobIds(JobId array_id, int count, int from) {
   return ids;
 }
 
-Result<int> RunWait(const std::string& socket, const std::vector<std::string>& typed, bool json_output,
-                    std::ostream& out) {
+Result<int> RunWait(const std::string& socket, const std::vector<std::string>& typed,
+                    bool json_output, std::ostream& out) {
   auto client = Client::Connect(socket);
   if (!client.ok()) return client.status();
   auto selected = SelectJobs(*client, typed);
@@ -189,19 +196,21 @@ Result<int> RunWait(const std::string& socket, const std::vector<std::string>& t
   return code;
 }
 
-Result<int> FinishArraySubmit(const std::string& socket, const SubmitReply& reply, bool wait, bool held,
-                              bool json_output, std::ostream& out, std::ostream& err) {
+Result<int> FinishArraySubmit(const std::string& socket, const SubmitReply& reply, bool wait,
+                              bool held, bool json_output, std::ostream& out, std::ostream& err) {
   const SubmittedArrayView& array = *reply.array;
-  std::string what = "array " + std::to_string(array.id) + " (" + std::to_string(array.count) + " task" +
-                     (array.count == 1 ? "" : "s") + ": jobs " + std::to_string(array.first_job_id) + " to " +
+  std::string what = "array " + std::to_string(array.id) + " (" + std::to_string(array.count) +
+                     " task" + (array.count == 1 ? "" : "s") + ": jobs " +
+                     std::to_string(array.first_job_id) + " to " +
                      std::to_string(array.last_job_id) + ")";
   if (!wait) {
     if (json_output) out << ToJson(reply).dump(2) << "\n";
     else out << "submitted " << what << (held ? " (held)" : "") << "\n";
     return 0;
   }
-  auto waited = WaitArrayCancellingOnSignal(socket, array.id, array.count, err,
-                                            "pinpoint: submitted " + what + ", waiting (Ctrl-C cancels it)");
+  auto waited =
+      WaitArrayCancellingOnSignal(socket, array.id, array.count, err,
+                                  "pinpoint: submitted " + what + ", waiting (Ctrl-C cancels it)");
   if (!waited.ok()) return waited.status();
   if (json_output) {
     json tasks = json::array();

@@ -30,7 +30,8 @@ std::optional<JobSelector> ParseJobSelector(const std::string& text);
 
 // The job ids of tasks `indices` of array `array_id`, in order: one "show" of the array, then
 // arithmetic for a plain range, else FindArrayTask's bisection for each. Errors: FindArrayTask's.
-Result<std::vector<JobId>> ArrayTaskIds(Client& client, JobId array_id, const std::vector<int>& indices);
+Result<std::vector<JobId>> ArrayTaskIds(Client& client, JobId array_id,
+                                        const std::vector<int>& indices);
 
 // What cancel, hold and release send for typed selectors: tasks as their own job ids in `ids`,
 // a plain id in `arrays` (the daemon takes an array's id as every task, any other as that job).
@@ -41,7 +42,8 @@ struct SelectedJobs {
 };
 // Errors: kInvalidArgument (not a selector, one line), ArrayTaskIds's.
 Result<SelectedJobs> SelectJobs(Client& client, const std::vector<std::string>& typed);
-// What show, logs and wait take: tasks as their job ids, a plain id as itself. Errors: SelectJobs's.
+// What show, logs and wait take: tasks as their job ids, a plain id as itself. Errors:
+// SelectJobs's.
 Result<std::vector<JobId>> SelectJobIds(Client& client, const std::vector<std::string>& typed);
 
 // The job id of the task with `index` in array `array_id`. Tasks have consecutive ids in index
@@ -57,17 +59,18 @@ Result<std::vector<JobView>> WaitForJobs(Client& client, const std::vector<JobId
 // The job ids of an array's tasks from position `from` on: array_id + from .. array_id + count - 1.
 std::vector<JobId> ArrayJobIds(JobId array_id, int count, int from = 0);
 
-// `pinpoint wait IDS`: each job's end, one line each ("job 7 completed (exit code 0)", FormatJobEnd); for a job
-// array's id, the end of every one of its tasks and FormatArrayEnd's lines. `json`: an array of
-// every job and task as it ended. Returns 0 when all completed, else 1.
+// `pinpoint wait IDS`: each job's end, one line each ("job 7 completed (exit code 0)",
+// FormatJobEnd); for a job array's id, the end of every one of its tasks and FormatArrayEnd's
+// lines. `json`: an array of every job and task as it ended. Returns 0 when all completed, else 1.
 // `typed`: selectors (SelectJobs): a plain id as above, tasks (12_3, 12_[1-3]) each as a job.
-Result<int> RunWait(const std::string& socket, const std::vector<std::string>& typed, bool json, std::ostream& out);
+Result<int> RunWait(const std::string& socket, const std::vector<std::string>& typed, bool json,
+                    std::ostream& out);
 
 // What `pinpoint submit --array` prints once the daemon stored the array: "submitted array 12
 // (4 tasks: jobs 12 to 15)", or with --json the reply. With `wait`, then waits for every task
 // (Ctrl-C cancels the array; submit_wait.h), prints FormatArrayEnd's lines (--json: the tasks)
 // and returns SubmitWaitExitCode.
-Result<int> FinishArraySubmit(const std::string& socket, const SubmitReply& reply, bool wait, bool held,
-                              bool json, std::ostream& out, std::ostream& err);
+Result<int> FinishArraySubmit(const std::string& socket, const SubmitReply& reply, bool wait,
+                              bool held, bool json, std::ostream& out, std::ostream& err);
 
 }  // namespace pinpoint::cli

@@ -33,7 +33,8 @@ std::vector<std::string> SplitCommas(const std::string& text) {
 }
 
 std::string Lower(std::string text) {
-  std::transform(text.begin(), text.end(), text.begin(), [](unsigned char c) { return std::tolower(c); });
+  std::transform(text.begin(), text.end(), text.begin(),
+                 [](unsigned char c) { return std::tolower(c); });
   return text;
 }
 
@@ -51,7 +52,8 @@ std::string FieldOf(const JobView& job, const std::string& field, int64_t now_ms
   if (field == "gpus") return FormatGpuRequest(r);
   if (field == "devices") {
     std::string out;
-    for (const auto& a : job.allocations) out += (out.empty() ? "" : ",") + std::to_string(a.device_index);
+    for (const auto& a : job.allocations)
+      out += (out.empty() ? "" : ",") + std::to_string(a.device_index);
     return out.empty() ? "-" : out;
   }
   if (field == "cpus") return std::to_string(r.cpus);
@@ -71,8 +73,12 @@ std::string FieldOf(const JobView& job, const std::string& field, int64_t now_ms
 void AddSelectionOptions(CLI::App* c, JobSelection& s, bool with_jobs) {
   c->add_option("-u,--user", s.user, "only this user's jobs");
   c->add_option("-n,--name", s.names, "only jobs of these names (a comma list)");
-  c->add_option("-t,--state,--states", s.states, "only jobs in these states: pending, running, ... (a comma list; Slurm's PD, R also)");
-  if (with_jobs) c->add_option("-j,--jobs", s.jobs, "only these jobs, or the tasks of these arrays (a comma list)");
+  c->add_option(
+      "-t,--state,--states", s.states,
+      "only jobs in these states: pending, running, ... (a comma list; Slurm's PD, R also)");
+  if (with_jobs)
+    c->add_option("-j,--jobs", s.jobs,
+                  "only these jobs, or the tasks of these arrays (a comma list)");
 }
 
 Result<std::vector<JobState>> ParseStates(const std::string& text) {
@@ -83,11 +89,13 @@ Result<std::vector<JobState>> ParseStates(const std::string& text) {
   for (const std::string& word : SplitCommas(text)) {
     std::string lower = Lower(word);
     auto state = JobStateFromName(lower);
-    auto code = std::find_if(kCodes.begin(), kCodes.end(), [&](const auto& c) { return c.first == lower; });
+    auto code =
+        std::find_if(kCodes.begin(), kCodes.end(), [&](const auto& c) { return c.first == lower; });
     if (!state && code != kCodes.end()) state = code->second;
     if (!state)
       return InvalidArgument("--state: '" + EscapeForTerminal(word) +
-                             "' is not a job state (pending, running, completed, failed, cancelled; PD, R, CD, F, CA)");
+                             "' is not a job state (pending, running, completed, failed, "
+                             "cancelled; PD, R, CD, F, CA)");
     if (std::find(states.begin(), states.end(), *state) == states.end()) states.push_back(*state);
   }
   return states;
@@ -105,12 +113,14 @@ Status ApplySelection(Client& client, const JobSelection& s, QueueRequest& reque
   }
   if (!s.jobs.empty()) {
     std::vector<std::string> typed = SplitCommas(s.jobs);
-    if (typed.size() > kQueueMaxIds) return InvalidArgument("--jobs: at most " + std::to_string(kQueueMaxIds) + " jobs");
+    if (typed.size() > kQueueMaxIds)
+      return InvalidArgument("--jobs: at most " + std::to_string(kQueueMaxIds) + " jobs");
     auto selected = SelectJobs(client, typed);
     if (!selected.ok()) return InvalidArgument("--jobs: " + selected.status().message());
     request.ids = selected->ids;
     request.ids.insert(request.ids.end(), selected->arrays.begin(), selected->arrays.end());
-    if (request.ids.size() > kQueueMaxIds) return InvalidArgument("--jobs: at most " + std::to_string(kQueueMaxIds) + " jobs");
+    if (request.ids.size() > kQueueMaxIds)
+      return InvalidArgument("--jobs: at most " + std::to_string(kQueueMaxIds) + " jobs");
   }
   return Status::Ok();
 }
@@ -148,17 +158,22 @@ Result<std::vector<JobId>> SelectedIds(Client& client, QueueRequest request) {
 void AddQueueOptions(CLI::App* c, QueueArgs& a) {
   c->add_flag("-a,--all", a.all, "include ended jobs");
   AddSelectionOptions(c, a.select, /*with_jobs=*/true);
-  c->add_option("--limit", a.limit, "jobs per page (default 100, at most 10000)")->check(CountIn(0, kQueueMaxLimit));
-  c->add_option("--offset", a.offset, "skip this many jobs: the queue counts from its oldest job, --all from the newest")
+  c->add_option("--limit", a.limit, "jobs per page (default 100, at most 10000)")
+      ->check(CountIn(0, kQueueMaxLimit));
+  c->add_option("--offset", a.offset,
+                "skip this many jobs: the queue counts from its oldest job, --all from the newest")
       ->check(CountIn(0, kQueueMaxOffset));
-  c->add_option("-o,--format", a.format, "for scripts: these fields, tab-separated, one job a line (id,name,state,...)");
+  c->add_option("-o,--format", a.format,
+                "for scripts: these fields, tab-separated, one job a line (id,name,state,...)");
   // squeue's -h: no header (help is --help here).
   c->set_help_flag("--help", "Print this help message and exit");
   c->add_flag("-h,--noheader", a.noheader, "no header line (as squeue -h)");
-  c->add_flag("--start", a.start, "when the pending jobs would start, from the time limits of what runs and waits");
+  c->add_flag("--start", a.start,
+              "when the pending jobs would start, from the time limits of what runs and waits");
 }
 
-Result<int> RunQueue(const std::string& socket, bool json, const QueueArgs& a, std::ostream& out, std::ostream& err) {
+Result<int> RunQueue(const std::string& socket, bool json, const QueueArgs& a, std::ostream& out,
+                     std::ostream& err) {
   std::vector<std::string> fields;
   if (!a.format.empty()) {
     auto parsed = ParseQueueFields(a.format);
@@ -170,7 +185,9 @@ Result<int> RunQueue(const std::string& socket, bool json, const QueueArgs& a, s
   QueueRequest request{a.all, std::nullopt, a.limit, a.offset};
   PP_RETURN_IF_ERROR(ApplySelection(*client, a.select, request));
   if (a.start) {
-    if (a.all || !fields.empty()) return InvalidArgument("--start lists pending jobs in a table of its own: leave out --all and --format");
+    if (a.all || !fields.empty())
+      return InvalidArgument(
+          "--start lists pending jobs in a table of its own: leave out --all and --format");
     request.start = true;
     if (request.states.empty()) request.states = {JobState::kPending};
   }
@@ -197,7 +214,9 @@ Result<int> RunQueue(const std::string& socket, bool json, const QueueArgs& a, s
   std::string again;
   const JobSelection& s = a.select;
   if (a.start) again += " --start";
-  for (const auto& [option, value] : {std::pair{" --name ", &s.names}, {" --state ", &s.states}, {" --jobs ", &s.jobs},
+  for (const auto& [option, value] : {std::pair{" --name ", &s.names},
+                                      {" --state ", &s.states},
+                                      {" --jobs ", &s.jobs},
                                       {" --format ", &a.format}}) {
     if (!value->empty()) again += option + EscapeForTerminal(*value);
   }
@@ -205,9 +224,12 @@ Result<int> RunQueue(const std::string& socket, bool json, const QueueArgs& a, s
   return 0;
 }
 
-Result<SelectedJobs> SelectForCancel(Client& client, const std::vector<std::string>& typed, const JobSelection& s) {
+Result<SelectedJobs> SelectForCancel(Client& client, const std::vector<std::string>& typed,
+                                     const JobSelection& s) {
   if (!s.any()) {
-    if (typed.empty()) return InvalidArgument("name the jobs to cancel, or select them with --user, --name or --state");
+    if (typed.empty())
+      return InvalidArgument(
+          "name the jobs to cancel, or select them with --user, --name or --state");
     return SelectJobs(client, typed);
   }
   JobSelection among = s;
@@ -218,7 +240,8 @@ Result<SelectedJobs> SelectForCancel(Client& client, const std::vector<std::stri
     struct passwd pw {};
     struct passwd* found = nullptr;
     if (::getpwuid_r(::getuid(), &pw, buf.data(), buf.size(), &found) != 0 || found == nullptr)
-      return FailedPrecondition("your uid " + std::to_string(::getuid()) + " has no user name: give --user");
+      return FailedPrecondition("your uid " + std::to_string(::getuid()) +
+                                " has no user name: give --user");
     among.user = found->pw_name;
   }
   QueueRequest request;
@@ -231,9 +254,9 @@ Result<SelectedJobs> SelectForCancel(Client& client, const std::vector<std::stri
 }
 
 const std::vector<std::string>& QueueFields() {
-  static const std::vector<std::string> kFields = {"id",      "array", "user",     "uid",  "name",  "state",
-                                                   "reason",  "detail", "gpus",    "devices", "cpus", "priority",
-                                                   "time",    "limit", "submit",   "start"};
+  static const std::vector<std::string> kFields = {
+      "id",   "array",   "user", "uid",      "name", "state", "reason", "detail",
+      "gpus", "devices", "cpus", "priority", "time", "limit", "submit", "start"};
   return kFields;
 }
 
@@ -244,15 +267,16 @@ Result<std::vector<std::string>> ParseQueueFields(const std::string& text) {
     if (std::find(QueueFields().begin(), QueueFields().end(), field) == QueueFields().end()) {
       std::string known;
       for (const std::string& f : QueueFields()) known += (known.empty() ? "" : ",") + f;
-      return InvalidArgument("--format: '" + EscapeForTerminal(word) + "' is not a field (" + known + ")");
+      return InvalidArgument("--format: '" + EscapeForTerminal(word) + "' is not a field (" +
+                             known + ")");
     }
     fields.push_back(field);
   }
   return fields;
 }
 
-std::string FormatQueueFields(const QueueReply& reply, const std::vector<std::string>& fields, bool header,
-                              int64_t now_ms) {
+std::string FormatQueueFields(const QueueReply& reply, const std::vector<std::string>& fields,
+                              bool header, int64_t now_ms) {
   std::string out;
   auto line = [&](auto value_of) {
     for (size_t i = 0; i < fields.size(); ++i) out += (i == 0 ? "" : "\t") + value_of(fields[i]);
@@ -260,11 +284,13 @@ std::string FormatQueueFields(const QueueReply& reply, const std::vector<std::st
   };
   if (header) {
     line([](std::string f) {
-      std::transform(f.begin(), f.end(), f.begin(), [](unsigned char c) { return std::toupper(c); });
+      std::transform(f.begin(), f.end(), f.begin(),
+                     [](unsigned char c) { return std::toupper(c); });
       return f;
     });
   }
-  for (const JobView& job : reply.jobs) line([&](const std::string& f) { return EscapeForTerminal(FieldOf(job, f, now_ms)); });
+  for (const JobView& job : reply.jobs)
+    line([&](const std::string& f) { return EscapeForTerminal(FieldOf(job, f, now_ms)); });
   return out;
 }
 

@@ -42,12 +42,14 @@ void AddQueueOptions(CLI::App* queue, QueueArgs& args);
 // `pinpoint queue`: one page as a table (FormatQueue), as --format's fields, or with `json` the
 // array of jobs; the next page's command after it (on `err` with `json`). Returns 0. Errors: a
 // selection's or format's (kInvalidArgument), the client's.
-Result<int> RunQueue(const std::string& socket, bool json, const QueueArgs& args, std::ostream& out, std::ostream& err);
+Result<int> RunQueue(const std::string& socket, bool json, const QueueArgs& args, std::ostream& out,
+                     std::ostream& err);
 
 // What `pinpoint cancel` cancels: the jobs `typed` names (SelectJobs), or with a selection the
 // active jobs it matches (among `typed`'s when some are typed). Errors: kInvalidArgument (nothing
 // named or selected; a selection's), SelectJobs's, the client's.
-Result<SelectedJobs> SelectForCancel(Client& client, const std::vector<std::string>& typed, const JobSelection& selection);
+Result<SelectedJobs> SelectForCancel(Client& client, const std::vector<std::string>& typed,
+                                     const JobSelection& selection);
 
 // Adds the selection's options to `command` (queue's and cancel's alike); `with_jobs` adds
 // -j/--jobs too (cancel names its jobs as arguments).
@@ -71,7 +73,7 @@ const std::vector<std::string>& QueueFields();
 Result<std::vector<std::string>> ParseQueueFields(const std::string& text);
 // The jobs of `reply` as tab-separated `fields`, one line a job (an array's tasks too), each value
 // escaped for a terminal; a header of the fields in capitals unless `header` is false.
-std::string FormatQueueFields(const QueueReply& reply, const std::vector<std::string>& fields, bool header,
-                              int64_t now_ms);
+std::string FormatQueueFields(const QueueReply& reply, const std::vector<std::string>& fields,
+                              bool header, int64_t now_ms);
 
 }  // namespace pinpoint::cli

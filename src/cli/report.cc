@@ -21,8 +21,8 @@ Result<QueueReply> Send(const std::string& socket, const QueueRequest& request) 
 
 }  // namespace
 
-Result<int> RunReport(const std::string& socket, bool json_output, const ReportArgs& a, const std::string& user, int limit,
-                      std::ostream& out) {
+Result<int> RunReport(const std::string& socket, bool json_output, const ReportArgs& a,
+                      const std::string& user, int limit, std::ostream& out) {
   if (a.jobs && !a.csv) return InvalidArgument("--jobs goes with --csv");
   if (a.csv && json_output) return InvalidArgument("--csv and --json are two formats: choose one");
   QueueRequest base{true, std::nullopt, 0, 0};

@@ -18,7 +18,7 @@ struct ReportArgs {
 // Asks the daemon at `socket` for the ended jobs (1000 a page, filtered by end time there; at
 // most `limit`, 10000 when 0; of `user` when not empty) and prints the report. Errors:
 // kInvalidArgument for options that do not go together or a time it cannot read; the client's.
-Result<int> RunReport(const std::string& socket, bool json_output, const ReportArgs& a, const std::string& user, int limit,
-                      std::ostream& out);
+Result<int> RunReport(const std::string& socket, bool json_output, const ReportArgs& a,
+                      const std::string& user, int limit, std::ostream& out);
 
 }  // namespace pinpoint::cli

@@ -50,12 +50,14 @@ std::string CsvText(std::string_view text) {
 }
 
 std::string ReportCsv(const UsageReport& report) {
-  std::string out = Row({"user", "jobs", "slice_jobs", "asked_gib_hours", "peak_gib_hours", "unused_mem_pct",
-                         "whole_gpu_hours", "whole_gpu_util_pct", "energy_kj", "gpu_mem_exceeded"});
+  std::string out =
+      Row({"user", "jobs", "slice_jobs", "asked_gib_hours", "peak_gib_hours", "unused_mem_pct",
+           "whole_gpu_hours", "whole_gpu_util_pct", "energy_kj", "gpu_mem_exceeded"});
   auto line = [&](const ReportRow& r) {
-    out += Row({CsvText(r.user), std::to_string(r.jobs), std::to_string(r.slice_jobs), Number(r.asked_gib_hours),
-                Number(r.peak_gib_hours), Number(r.UnusedMemPct()), Number(r.whole_gpu_hours),
-                Number(r.WholeGpuUtilPct()), Number(r.energy_kj), std::to_string(r.gpu_mem_exceeded)});
+    out += Row({CsvText(r.user), std::to_string(r.jobs), std::to_string(r.slice_jobs),
+                Number(r.asked_gib_hours), Number(r.peak_gib_hours), Number(r.UnusedMemPct()),
+                Number(r.whole_gpu_hours), Number(r.WholeGpuUtilPct()), Number(r.energy_kj),
+                std::to_string(r.gpu_mem_exceeded)});
   };
   for (const auto& r : report.users) line(r);
   line(report.total);
@@ -63,16 +65,19 @@ std::string ReportCsv(const UsageReport& report) {
 }
 
 std::string JobsCsv(const std::vector<JobView>& jobs) {
-  std::string out = Row({"id", "user", "name", "state", "reason", "submit_time", "start_time", "end_time", "gpus",
-                         "gpu_mem_bytes", "gpu_share_pct", "gpu_mem_peak_bytes", "energy_kj", "exit_code"});
+  std::string out =
+      Row({"id", "user", "name", "state", "reason", "submit_time", "start_time", "end_time", "gpus",
+           "gpu_mem_bytes", "gpu_share_pct", "gpu_mem_peak_bytes", "energy_kj", "exit_code"});
   for (const auto& job : jobs) {
     if (!IsFinal(job.state)) continue;
-    out += Row({std::to_string(job.id), CsvText(job.user), CsvText(job.request.name), JobStateName(job.state),
-                CsvText(job.reason), UtcTime(job.submit_ms), UtcTime(job.start_ms), UtcTime(job.end_ms),
-                std::to_string(job.request.gpus), std::to_string(job.request.gpu_mem_bytes),
-                std::to_string(job.request.gpu_share_pct), std::to_string(job.usage.gpu_mem_peak_bytes),
-                Number(static_cast<double>(job.usage.energy_mj) / 1e6),
-                job.exit_code ? std::to_string(*job.exit_code) : std::string()});
+    out +=
+        Row({std::to_string(job.id), CsvText(job.user), CsvText(job.request.name),
+             JobStateName(job.state), CsvText(job.reason), UtcTime(job.submit_ms),
+             UtcTime(job.start_ms), UtcTime(job.end_ms), std::to_string(job.request.gpus),
+             std::to_string(job.request.gpu_mem_bytes), std::to_string(job.request.gpu_share_pct),
+             std::to_string(job.usage.gpu_mem_peak_bytes),
+             Number(static_cast<double>(job.usage.energy_mj) / 1e6),
+             job.exit_code ? std::to_string(*job.exit_code) : std::string()});
   }
   return out;
 }

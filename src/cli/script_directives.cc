@@ -60,7 +60,8 @@ std::optional<std::string> GresGpus(const std::string& value) {
   auto colon = value.rfind(':');
   if (value.size() < 4 || value[3] != ':' || colon == std::string::npos) return std::nullopt;
   std::string count = value.substr(colon + 1);
-  if (count.empty() || count.find_first_not_of("0123456789") != std::string::npos) return std::nullopt;
+  if (count.empty() || count.find_first_not_of("0123456789") != std::string::npos)
+    return std::nullopt;
   return count;
 }
 
@@ -83,7 +84,8 @@ std::vector<std::string> ParseDirectives(std::string_view text) {
     size_t lead = line.find_first_not_of(" \t\r");
     if (lead == std::string_view::npos) continue;  // blank
     line = line.substr(lead);
-    while (!line.empty() && (line.back() == '\r' || line.back() == ' ' || line.back() == '\t')) line.remove_suffix(1);
+    while (!line.empty() && (line.back() == '\r' || line.back() == ' ' || line.back() == '\t'))
+      line.remove_suffix(1);
     if (line[0] != '#') break;  // the first command: sbatch reads no further
     if (auto rest = After(line, "#SBATCH")) {
       for (auto& w : Words(*rest)) sbatch.push_back(std::move(w));
@@ -95,7 +97,8 @@ std::vector<std::string> ParseDirectives(std::string_view text) {
   return sbatch;
 }
 
-std::optional<std::string> ScriptFile(const std::string& word, const std::string& cwd, std::string* text) {
+std::optional<std::string> ScriptFile(const std::string& word, const std::string& cwd,
+                                      std::string* text) {
   if (word.empty()) return std::nullopt;
   std::string path = word.find('/') != std::string::npos ? word : cwd + "/" + word;
   if (path[0] != '/') path = cwd + "/" + path;
@@ -120,12 +123,14 @@ std::optional<std::string> ScriptFile(const std::string& word, const std::string
   return path;
 }
 
-std::vector<std::string> DirectiveOptions(const CLI::App& submit, const std::vector<std::string>& directives,
-                                          const std::string& script, std::vector<std::string>* warnings) {
+std::vector<std::string> DirectiveOptions(const CLI::App& submit,
+                                          const std::vector<std::string>& directives,
+                                          const std::string& script,
+                                          std::vector<std::string>* warnings) {
   std::vector<std::string> out;
   auto warn = [&](const std::string& what) {
-    warnings->push_back("pinpoint: " + EscapeForTerminal(script) + ": directive " + EscapeForTerminal(what) +
-                        " is not an option of pinpoint submit; ignored");
+    warnings->push_back("pinpoint: " + EscapeForTerminal(script) + ": directive " +
+                        EscapeForTerminal(what) + " is not an option of pinpoint submit; ignored");
   };
   for (size_t i = 0; i < directives.size(); ++i) {
     const std::string& word = directives[i];
@@ -136,7 +141,8 @@ std::vector<std::string> DirectiveOptions(const CLI::App& submit, const std::vec
     std::string name = word.substr(0, word.find('='));
     bool attached = word.find('=') != std::string::npos;
     if (name == "--gres") {
-      std::string value = attached ? word.substr(word.find('=') + 1) : (i + 1 < directives.size() ? directives[++i] : "");
+      std::string value = attached ? word.substr(word.find('=') + 1)
+                                   : (i + 1 < directives.size() ? directives[++i] : "");
       if (auto gpus = GresGpus(value)) {
         out.push_back("--gpus");
         out.push_back(*gpus);
@@ -150,17 +156,20 @@ std::vector<std::string> DirectiveOptions(const CLI::App& submit, const std::vec
     if (option == nullptr || refused || option->get_positional()) {
       // Its value, when it has one apart: the next word, unless that is an option.
       std::string shown = word;
-      if (!attached && i + 1 < directives.size() && !LooksLikeOption(directives[i + 1])) shown += " " + directives[++i];
+      if (!attached && i + 1 < directives.size() && !LooksLikeOption(directives[i + 1]))
+        shown += " " + directives[++i];
       warn(shown);
       continue;
     }
     out.push_back(word);
-    for (size_t v = ValueWords(*option, word); v > 0 && i + 1 < directives.size(); --v) out.push_back(directives[++i]);
+    for (size_t v = ValueWords(*option, word); v > 0 && i + 1 < directives.size(); --v)
+      out.push_back(directives[++i]);
   }
   return out;
 }
 
-void ApplyScript(const CLI::App& app, std::vector<std::string>& args, size_t index, std::vector<std::string>* warnings) {
+void ApplyScript(const CLI::App& app, std::vector<std::string>& args, size_t index,
+                 std::vector<std::string>* warnings) {
   const CLI::App* submit = app.get_subcommand("submit");
   size_t command = args.size();
   for (size_t i = index + 1; i < args.size(); ++i) {
@@ -184,8 +193,10 @@ void ApplyScript(const CLI::App& app, std::vector<std::string>& args, size_t ind
   if (!script) return;
   std::string typed = args[command];
   if (typed.find('/') == std::string::npos) args[command] = *script;  // as sbatch finds it
-  std::vector<std::string> options = DirectiveOptions(*submit, ParseDirectives(text), typed, warnings);
-  args.insert(args.begin() + static_cast<std::ptrdiff_t>(index) + 1, options.begin(), options.end());
+  std::vector<std::string> options =
+      DirectiveOptions(*submit, ParseDirectives(text), typed, warnings);
+  args.insert(args.begin() + static_cast<std::ptrdiff_t>(index) + 1, options.begin(),
+              options.end());
 }
 
 }  // namespace pinpoint::cli

@@ -25,19 +25,23 @@ std::vector<std::string> ParseDirectives(std::string_view text);
 // when it holds a '/', else `word` in `cwd` when a regular file of that name there begins with
 // "#!" (a script; a program named on the PATH is not looked for here). nullopt when it is no
 // script. Reads at most kScriptReadBytes into `text` when given.
-std::optional<std::string> ScriptFile(const std::string& word, const std::string& cwd, std::string* text = nullptr);
+std::optional<std::string> ScriptFile(const std::string& word, const std::string& cwd,
+                                      std::string* text = nullptr);
 
 // The options of `directives` that `submit` has, in their order, each with its value words;
 // Slurm's --gres=gpu:N as --gpus N. Each other word (an option pinpoint has not, one it refuses on
 // its command line, a stray value) is left out with one line in `warnings` naming it.
-std::vector<std::string> DirectiveOptions(const CLI::App& submit, const std::vector<std::string>& directives,
-                                          const std::string& script, std::vector<std::string>* warnings);
+std::vector<std::string> DirectiveOptions(const CLI::App& submit,
+                                          const std::vector<std::string>& directives,
+                                          const std::string& script,
+                                          std::vector<std::string>* warnings);
 
 // `pinpoint submit`'s words as ArrangeArgs left them (`args`, the subcommand at `index`): when the
 // command is a script (ScriptFile, from this process's working directory), its first word becomes
 // the script's path and its directives' options (DirectiveOptions) go before the command line's,
 // which win over them (the submit's options take the last value given). Warnings as
 // DirectiveOptions says.
-void ApplyScript(const CLI::App& app, std::vector<std::string>& args, size_t index, std::vector<std::string>* warnings);
+void ApplyScript(const CLI::App& app, std::vector<std::string>& args, size_t index,
+                 std::vector<std::string>* warnings);
 
 }  // namespace pinpoint::cli

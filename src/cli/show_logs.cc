@@ -18,7 +18,8 @@ json WithOk(json reply) {
   return reply;
 }
 
-Result<int> RunShow(const std::string& socket, bool json_output, const std::string& shown, std::ostream& out) {
+Result<int> RunShow(const std::string& socket, bool json_output, const std::string& shown,
+                    std::ostream& out) {
   auto client = Client::Connect(socket);
   if (!client.ok()) return client.status();
   auto ids = SelectJobIds(*client, {shown});
@@ -31,7 +32,8 @@ Result<int> RunShow(const std::string& socket, bool json_output, const std::stri
     if (json_output) {
       json j = ToJson(*reply);
       j["advice"] = {{"text", advice.text},
-                     {"suggested_gpu_mem_bytes", advice.enough_data ? json(advice.suggested_gpu_mem_bytes) : json(nullptr)}};
+                     {"suggested_gpu_mem_bytes",
+                      advice.enough_data ? json(advice.suggested_gpu_mem_bytes) : json(nullptr)}};
       all.push_back(std::move(j));
       continue;
     }
@@ -42,21 +44,24 @@ Result<int> RunShow(const std::string& socket, bool json_output, const std::stri
   return 0;
 }
 
-Result<int> RunLogs(const std::string& socket, bool json_output, const LogsArgs& a, std::ostream& out) {
+Result<int> RunLogs(const std::string& socket, bool json_output, const LogsArgs& a,
+                    std::ostream& out) {
   auto client = Client::Connect(socket);
   if (!client.ok()) return client.status();
   auto ids = SelectJobIds(*client, {a.job});
   if (!ids.ok()) return ids.status();
   if (ids->size() != 1)
-    return InvalidArgument("logs reads one job or task at a time ('" + EscapeForTerminal(a.job) + "' names " +
-                           std::to_string(ids->size()) + ")");
-  LogsRequest request{ids->front(), a.stderr_stream ? LogStream::kStderr : LogStream::kStdout, kLogsDefaultMaxBytes};
+    return InvalidArgument("logs reads one job or task at a time ('" + EscapeForTerminal(a.job) +
+                           "' names " + std::to_string(ids->size()) + ")");
+  LogsRequest request{ids->front(), a.stderr_stream ? LogStream::kStderr : LogStream::kStdout,
+                      kLogsDefaultMaxBytes};
   request.tail_lines = a.tail_lines;
   auto reply = client->Logs(request);
   while (true) {
     if (!reply.ok()) return reply.status();
     // --json: one reply as it always was; with --follow one compact line per piece.
-    if (json_output) out << (a.follow ? WithOk(ToJson(*reply)).dump() : WithOk(ToJson(*reply)).dump(2)) << "\n";
+    if (json_output)
+      out << (a.follow ? WithOk(ToJson(*reply)).dump() : WithOk(ToJson(*reply)).dump(2)) << "\n";
     else out << reply->data;
     out.flush();
     if (!a.follow || reply->ended) return 0;

@@ -17,7 +17,8 @@ nlohmann::json WithOk(nlohmann::json reply);
 // The record, history and advice of the jobs `shown` names; several (ARRAY_[LIST]) one after
 // another, or with json_output a JSON array of them (one job: its object, as always).
 // Errors: the client's, SelectJobIds's.
-Result<int> RunShow(const std::string& socket, bool json_output, const std::string& shown, std::ostream& out);
+Result<int> RunShow(const std::string& socket, bool json_output, const std::string& shown,
+                    std::ostream& out);
 
 struct LogsArgs {
   std::string job;  // a job id, or a task as ARRAY_INDEX
@@ -28,6 +29,7 @@ struct LogsArgs {
 // The tail, then with `follow` each new piece as the daemon sends it (it holds each request until
 // the job writes or ends) until the job has ended. Errors: kInvalidArgument for a selector of
 // several tasks; the client's.
-Result<int> RunLogs(const std::string& socket, bool json_output, const LogsArgs& a, std::ostream& out);
+Result<int> RunLogs(const std::string& socket, bool json_output, const LogsArgs& a,
+                    std::ostream& out);
 
 }  // namespace pinpoint::cli

@@ -37,7 +37,8 @@ Result<std::vector<int>> ParseDeviceList(const std::string& text) {
   while (start <= text.size()) {
     size_t comma = std::min(text.find(',', start), text.size());
     std::string item = text.substr(start, comma - start);
-    if (item.empty() || item.size() > 7 || item.find_first_not_of("0123456789") != std::string::npos)
+    if (item.empty() || item.size() > 7 ||
+        item.find_first_not_of("0123456789") != std::string::npos)
       return InvalidArgument("invalid --device '" + text + "' (device indices, e.g. 1 or 0,2)");
     out.push_back(std::stoi(item));
     start = comma + 1;
@@ -87,14 +88,15 @@ std::string InDir(const std::string& cwd, const std::string& path) {
 Status CheckRunnable(const JobRequest& r) {
   if (!r.as_user.empty() || r.argv.empty()) return Status::Ok();
   if (::access(r.cwd.c_str(), X_OK) != 0)
-    return InvalidArgument("the job's working directory " + EscapeForTerminal(r.cwd) + " cannot be entered by you: " +
-                           ErrnoText(errno));
+    return InvalidArgument("the job's working directory " + EscapeForTerminal(r.cwd) +
+                           " cannot be entered by you: " + ErrnoText(errno));
   const std::string& program = r.argv.front();
   if (program.find('/') != std::string::npos) {
     std::string path = InDir(r.cwd, program);
     if (!IsExecutableFile(path))
-      return InvalidArgument("cannot run '" + EscapeForTerminal(program) + "': " +
-                             (::access(path.c_str(), F_OK) != 0 ? "no such file" : "not an executable file"));
+      return InvalidArgument(
+          "cannot run '" + EscapeForTerminal(program) +
+          "': " + (::access(path.c_str(), F_OK) != 0 ? "no such file" : "not an executable file"));
   } else {
     auto it = r.env.find("PATH");
     std::string path = it != r.env.end() ? it->second : "/bin:/usr/bin";
@@ -108,8 +110,8 @@ Status CheckRunnable(const JobRequest& r) {
     }
     if (!found) {
       std::string shown = path.size() > 200 ? path.substr(0, 200) + "..." : path;
-      return InvalidArgument("cannot run '" + EscapeForTerminal(program) + "': not found on the job's PATH (" +
-                             EscapeForTerminal(shown) + ")");
+      return InvalidArgument("cannot run '" + EscapeForTerminal(program) +
+                             "': not found on the job's PATH (" + EscapeForTerminal(shown) + ")");
     }
   }
   for (const auto& [option, file] : {std::pair{"-o", &r.output_path}, {"-e", &r.error_path}}) {
@@ -131,7 +133,8 @@ Result<JobRequest> BuildRequest(const SubmitArgs& a, std::vector<std::string>* d
   r.argv = a.command;
   if (r.argv.empty()) return InvalidArgument("submit needs a command to run (after --)");
   char cwd[4096];
-  if (::getcwd(cwd, sizeof(cwd)) == nullptr) return InvalidArgument("cannot read the working directory");
+  if (::getcwd(cwd, sizeof(cwd)) == nullptr)
+    return InvalidArgument("cannot read the working directory");
   r.cwd = cwd;
   if (!a.chdir.empty()) {
     r.cwd = a.chdir[0] == '/' ? a.chdir : r.cwd + "/" + a.chdir;
@@ -168,7 +171,8 @@ Result<JobRequest> BuildRequest(const SubmitArgs& a, std::vector<std::string>* d
   if (a.gpus >= 0) r.gpus = a.gpus;
   else if (!r.devices.empty()) r.gpus = static_cast<int>(r.devices.size());
   else r.gpus = r.gpu_mem_bytes > 0 || !r.mig_profile.empty() ? 1 : 0;
-  if (r.gpus == 0 && r.gpu_mem_bytes > 0) return InvalidArgument("--gpu-mem needs --gpus of at least 1");
+  if (r.gpus == 0 && r.gpu_mem_bytes > 0)
+    return InvalidArgument("--gpu-mem needs --gpus of at least 1");
   if (!a.mem.empty()) {
     auto mem = ParseSize(a.mem);
     if (!mem.ok()) return InvalidArgument("--mem: " + mem.status().message());

@@ -19,17 +19,20 @@ Result<std::vector<JobId>> ParseJobIdList(const std::string& text, const std::st
     size_t comma = std::min(text.find(',', start), text.size());
     std::string item = text.substr(start, comma - start);
     if (!IsJobId(item))
-      return InvalidArgument(flag + ": '" + EscapeForTerminal(item) + "' is not a job id (job ids are whole numbers from 1)");
+      return InvalidArgument(flag + ": '" + EscapeForTerminal(item) +
+                             "' is not a job id (job ids are whole numbers from 1)");
     ids.push_back(std::stoll(item));
     start = comma + 1;
   }
   return ids;
 }
 
-Status ApplyDependency(const std::string& text, std::vector<JobId>* after, std::vector<JobId>* afterok) {
+Status ApplyDependency(const std::string& text, std::vector<JobId>* after,
+                       std::vector<JobId>* afterok) {
   const std::string flag = "--dependency";
   if (text.find('?') != std::string::npos)
-    return InvalidArgument(flag + ": '?' (any one of them) is not supported here: every dependency must be met");
+    return InvalidArgument(
+        flag + ": '?' (any one of them) is not supported here: every dependency must be met");
   size_t start = 0;
   while (start <= text.size()) {
     size_t comma = std::min(text.find(',', start), text.size());
@@ -39,11 +42,14 @@ Status ApplyDependency(const std::string& text, std::vector<JobId>* after, std::
     std::string kind = item.substr(0, colon);
     std::vector<JobId>* into = kind == "afterok" ? afterok : kind == "afterany" ? after : nullptr;
     if (kind == "after")
-      return InvalidArgument(flag + ": after (start once they have started) is not supported here; afterany waits "
-                                    "for them to end (--after), afterok for them to complete (--afterok)");
+      return InvalidArgument(
+          flag +
+          ": after (start once they have started) is not supported here; afterany waits "
+          "for them to end (--after), afterok for them to complete (--afterok)");
     if (into == nullptr)
-      return InvalidArgument(flag + ": '" + EscapeForTerminal(kind) + "' is not supported here; afterok:ID[:ID...] "
-                                    "(--afterok) and afterany:ID[:ID...] (--after) are");
+      return InvalidArgument(flag + ": '" + EscapeForTerminal(kind) +
+                             "' is not supported here; afterok:ID[:ID...] "
+                             "(--afterok) and afterany:ID[:ID...] (--after) are");
     if (colon == std::string::npos || colon + 1 == item.size())
       return InvalidArgument(flag + ": " + kind + " needs job ids (" + kind + ":ID[:ID...])");
     std::string ids = item.substr(colon + 1);
@@ -75,22 +81,26 @@ Status ApplySignal(const std::string& text, JobRequest* request) {
     leader_only = true;
     rest = rest.substr(2);
   } else if (rest.rfind("R:", 0) == 0 || rest.rfind("RB:", 0) == 0 || rest.rfind("BR:", 0) == 0) {
-    return InvalidArgument("--signal: R: (requeue the job when the signal is sent) is not supported here; "
-                           "use [B:]SIG[@SECONDS]");
+    return InvalidArgument(
+        "--signal: R: (requeue the job when the signal is sent) is not supported here; "
+        "use [B:]SIG[@SECONDS]");
   }
   std::string name = rest.substr(0, rest.find('@'));
   int64_t before_s = 60;  // Slurm's default
   if (size_t at = rest.find('@'); at != std::string::npos) {
     std::string seconds = rest.substr(at + 1);
-    bool digits = !seconds.empty() && seconds.size() <= 5 &&
-                  std::all_of(seconds.begin(), seconds.end(), [](char c) { return c >= '0' && c <= '9'; });
+    bool digits =
+        !seconds.empty() && seconds.size() <= 5 &&
+        std::all_of(seconds.begin(), seconds.end(), [](char c) { return c >= '0' && c <= '9'; });
     if (!digits || std::stoll(seconds) > kMaxSignalBeforeS)
-      return InvalidArgument("--signal: '" + EscapeForTerminal(seconds) + "' is not a time in seconds (0 to " +
+      return InvalidArgument("--signal: '" + EscapeForTerminal(seconds) +
+                             "' is not a time in seconds (0 to " +
                              std::to_string(kMaxSignalBeforeS) + ")");
     before_s = std::stoll(seconds);
   }
   int signal = 0;
-  if (!name.empty() && name.size() <= 2 && std::all_of(name.begin(), name.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+  if (!name.empty() && name.size() <= 2 &&
+      std::all_of(name.begin(), name.end(), [](char c) { return c >= '0' && c <= '9'; })) {
     signal = std::stoi(name);
   } else {
     std::string bare = name.rfind("SIG", 0) == 0 ? name.substr(3) : name;
@@ -100,8 +110,10 @@ Status ApplySignal(const std::string& text, JobRequest* request) {
   }
   if (name.empty()) return InvalidArgument(usage);
   if (signal < 1 || signal > kMaxSignal)
-    return InvalidArgument("--signal: '" + EscapeForTerminal(name) + "' is not a signal (a name such as USR1 or TERM, "
-                           "or a number from 1 to " + std::to_string(kMaxSignal) + ")");
+    return InvalidArgument("--signal: '" + EscapeForTerminal(name) +
+                           "' is not a signal (a name such as USR1 or TERM, "
+                           "or a number from 1 to " +
+                           std::to_string(kMaxSignal) + ")");
   request->signal = signal;
   request->signal_before_s = before_s;
   request->signal_leader_only = leader_only;
@@ -112,7 +124,8 @@ Status ApplySubmitSched(const SubmitSchedArgs& args, JobRequest* request) {
   if (!args.time.empty()) {
     auto seconds = ParseTimeLimit(args.time);
     if (!seconds.ok()) return InvalidArgument("--time: " + seconds.status().message());
-    if (*seconds == 0) return InvalidArgument("--time must be more than 0; leave it out for the node's default");
+    if (*seconds == 0)
+      return InvalidArgument("--time must be more than 0; leave it out for the node's default");
     request->time_limit_s = *seconds;
   }
   for (auto [text, flag, out] : {std::tuple{&args.after, "--after", &request->after},
@@ -123,7 +136,8 @@ Status ApplySubmitSched(const SubmitSchedArgs& args, JobRequest* request) {
     *out = std::move(ids).value();
   }
   if (!args.signal.empty()) PP_RETURN_IF_ERROR(ApplySignal(args.signal, request));
-  if (!args.dependency.empty()) PP_RETURN_IF_ERROR(ApplyDependency(args.dependency, &request->after, &request->afterok));
+  if (!args.dependency.empty())
+    PP_RETURN_IF_ERROR(ApplyDependency(args.dependency, &request->after, &request->afterok));
   // A job named twice is one dependency (`--afterok 5,5`, or in --afterok and --dependency both).
   for (std::vector<JobId>* ids : {&request->after, &request->afterok}) {
     std::vector<JobId> once;

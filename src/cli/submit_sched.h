@@ -33,7 +33,8 @@ Result<std::vector<JobId>> ParseJobIdList(const std::string& text, const std::st
 // kInvalidArgument, one line naming what to use instead: Slurm's `after` (it waits for the
 // start, not the end), afternotok, aftercorr, singleton, `?` (any one of), an id that is not a
 // job id, an empty item.
-Status ApplyDependency(const std::string& text, std::vector<JobId>* after, std::vector<JobId>* afterok);
+Status ApplyDependency(const std::string& text, std::vector<JobId>* after,
+                       std::vector<JobId>* afterok);
 
 // Sets the request's time_limit_s, after and afterok from what was given (--dependency's ids
 // after --after's and --afterok's), and the signal (ApplySignal). Errors: kInvalidArgument

@@ -56,8 +56,9 @@ namespace {
 
 // Waits for `ids` in order on one connection; a first signal sends `cancel` (of the job, or of
 // the array: named `what` for people, "job 7", "array 12") and the wait goes on, a second leaves.
-Result<WaitOutcome> WaitCancelling(const std::string& socket, const std::vector<JobId>& ids, const CancelRequest& cancel,
-                                   const std::string& what, std::ostream& err, const std::string& first_line) {
+Result<WaitOutcome> WaitCancelling(const std::string& socket, const std::vector<JobId>& ids,
+                                   const CancelRequest& cancel, const std::string& what,
+                                   std::ostream& err, const std::string& first_line) {
   JobId cancel_id = cancel.ids.empty() ? cancel.arrays.front() : cancel.ids.front();
   BlockedSignals signals;  // before the thread starts: it inherits the mask
   if (!first_line.empty()) err << first_line << std::endl;
@@ -89,7 +90,8 @@ Result<WaitOutcome> WaitCancelling(const std::string& socket, const std::vector<
     int sig = signals.Read();
     if (sig == 0) continue;
     if (outcome.signal != 0) {
-      err << "pinpoint: left without waiting; " << what << " is being cancelled (pinpoint wait " << cancel_id << ")\n";
+      err << "pinpoint: left without waiting; " << what << " is being cancelled (pinpoint wait "
+          << cancel_id << ")\n";
       left = true;
       client->Interrupt();
       break;
@@ -98,7 +100,8 @@ Result<WaitOutcome> WaitCancelling(const std::string& socket, const std::vector<
     err << "pinpoint: " << (sig == SIGINT ? "interrupted" : "terminated") << ": cancelling " << what
         << " (again to leave without waiting)\n";
     auto connection = Client::Connect(socket);
-    Result<CancelReply> cancelled = connection.ok() ? connection->Cancel(cancel) : Result<CancelReply>(connection.status());
+    Result<CancelReply> cancelled =
+        connection.ok() ? connection->Cancel(cancel) : Result<CancelReply>(connection.status());
     Status s = cancelled.ok() ? cancelled->results.at(0).status : cancelled.status();
     if (!s.ok() && s.code() != Code::kFailedPrecondition)  // kFailedPrecondition: it already ended
       err << "pinpoint: cannot cancel " << what << ": " << EscapeForTerminal(s.message()) << "\n";
@@ -116,16 +119,19 @@ Result<WaitOutcome> WaitCancelling(const std::string& socket, const std::vector<
 
 Result<WaitOutcome> WaitCancellingOnSignal(const std::string& socket, JobId id, std::ostream& err,
                                            const std::string& first_line) {
-  auto outcome = WaitCancelling(socket, {id}, CancelRequest{{id}}, "job " + std::to_string(id), err, first_line);
+  auto outcome = WaitCancelling(socket, {id}, CancelRequest{{id}}, "job " + std::to_string(id), err,
+                                first_line);
   if (!outcome.ok() || outcome->tasks.empty()) return outcome;
   outcome->job = std::move(outcome->tasks.front());
   outcome->tasks.clear();
   return outcome;
 }
 
-Result<WaitOutcome> WaitArrayCancellingOnSignal(const std::string& socket, JobId array_id, int count,
-                                                std::ostream& err, const std::string& first_line) {
-  return WaitCancelling(socket, ArrayJobIds(array_id, count), CancelRequest{{}, {array_id}}, "array " + std::to_string(array_id), err, first_line);
+Result<WaitOutcome> WaitArrayCancellingOnSignal(const std::string& socket, JobId array_id,
+                                                int count, std::ostream& err,
+                                                const std::string& first_line) {
+  return WaitCancelling(socket, ArrayJobIds(array_id, count), CancelRequest{{}, {array_id}},
+                        "array " + std::to_string(array_id), err, first_line);
 }
 
 int SubmitWaitExitCode(const WaitOutcome& outcome) {
@@ -134,7 +140,8 @@ int SubmitWaitExitCode(const WaitOutcome& outcome) {
     int code = 0;
     for (const JobView& task : outcome.tasks) {
       cancelled = cancelled || task.state == JobState::kCancelled;
-      if (task.state != JobState::kCompleted) code = std::max({code, task.exit_code.value_or(1), 1});
+      if (task.state != JobState::kCompleted)
+        code = std::max({code, task.exit_code.value_or(1), 1});
     }
     return outcome.signal != 0 && cancelled ? 128 + outcome.signal : code;
   }

@@ -29,8 +29,9 @@ Result<WaitOutcome> WaitCancellingOnSignal(const std::string& socket, JobId id, 
 // The same for the `count` tasks of job array `array_id` (jobs array_id .. array_id + count - 1,
 // waited for one after the other on one connection): a signal cancels the whole array (the
 // "cancel" op with the array's id in `arrays`).
-Result<WaitOutcome> WaitArrayCancellingOnSignal(const std::string& socket, JobId array_id, int count,
-                                                std::ostream& err, const std::string& first_line = "");
+Result<WaitOutcome> WaitArrayCancellingOnSignal(const std::string& socket, JobId array_id,
+                                                int count, std::ostream& err,
+                                                const std::string& first_line = "");
 
 // The exit code of `pinpoint submit --wait` for an outcome: 128 + the signal when one came and
 // the job (an array: any task) was cancelled, or when it left before the end; else the job's exit

@@ -20,7 +20,8 @@ bool AllDigits(const std::string& s, size_t from, size_t to) {
 std::optional<int64_t> LocalTime(const std::string& s) {
   bool with_time = s.size() == 16;
   if (s.size() != 10 && !with_time) return std::nullopt;
-  if (!AllDigits(s, 0, 4) || s[4] != '-' || !AllDigits(s, 5, 7) || s[7] != '-' || !AllDigits(s, 8, 10))
+  if (!AllDigits(s, 0, 4) || s[4] != '-' || !AllDigits(s, 5, 7) || s[7] != '-' ||
+      !AllDigits(s, 8, 10))
     return std::nullopt;
   if (with_time && (s[10] != 'T' || !AllDigits(s, 11, 13) || s[13] != ':' || !AllDigits(s, 14, 16)))
     return std::nullopt;
@@ -51,8 +52,9 @@ Result<int64_t> ParseWhen(const std::string& text, int64_t now_ms, const std::st
     if (n >= 1 && n <= 100000) return now_ms - n * (text.back() == 'd' ? 86'400'000 : 3'600'000);
   }
   if (auto when = LocalTime(text)) return *when;
-  return InvalidArgument(flag + " '" + text +
-                         "' is not a time: use YYYY-MM-DD or YYYY-MM-DDTHH:MM (local time), or 7d / 24h (ago)");
+  return InvalidArgument(
+      flag + " '" + text +
+      "' is not a time: use YYYY-MM-DD or YYYY-MM-DDTHH:MM (local time), or 7d / 24h (ago)");
 }
 
 }  // namespace pinpoint::cli

@@ -23,8 +23,10 @@
 namespace pinpoint::cli {
 
 std::string Bar(double used, double total, int width) {
-  int filled = total > 0 ? static_cast<int>(std::lround(std::clamp(used / total, 0.0, 1.0) * width)) : 0;
-  return "[" + std::string(static_cast<size_t>(filled), '#') + std::string(static_cast<size_t>(width - filled), '.') + "]";
+  int filled =
+      total > 0 ? static_cast<int>(std::lround(std::clamp(used / total, 0.0, 1.0) * width)) : 0;
+  return "[" + std::string(static_cast<size_t>(filled), '#') +
+         std::string(static_cast<size_t>(width - filled), '.') + "]";
 }
 
 namespace {
@@ -48,8 +50,9 @@ std::string FormatTop(const GpusReply& reply, int64_t now_ms, int cols, int rows
   lines.push_back(fmt::format("pinpoint top  {}  {}{}", when, EscapeForTerminal(reply.backend),
                               reply.simulated ? " (SIMULATED: no real GPU)" : ""));
   const HostView& host = reply.host;
-  lines.push_back(fmt::format("host: {}/{} CPUs, {}/{} memory allocated", host.cpus_allocated, host.cpus,
-                              FormatSize(host.mem_allocated_bytes), FormatSize(host.mem_bytes)));
+  lines.push_back(fmt::format("host: {}/{} CPUs, {}/{} memory allocated", host.cpus_allocated,
+                              host.cpus, FormatSize(host.mem_allocated_bytes),
+                              FormatSize(host.mem_bytes)));
   lines.push_back("");
   // Narrower than the full frame (about 92 columns): shorter bars, then no bar per job, then
   // every line cut at the edge.
@@ -59,36 +62,41 @@ std::string FormatTop(const GpusReply& reply, int64_t now_ms, int cols, int rows
   for (const auto& d : reply.devices) {
     std::string mps = d.mps_user ? " mps:" + EscapeForTerminal(*d.mps_user) : "";
     std::string state = d.drained ? " DRAINED" : (d.recovering ? " RECOVERING" : "");
-    lines.push_back(fmt::format("dev {} (GPU {}) {} [{}{}{}]", d.index, d.gpu_index, EscapeForTerminal(d.name),
-                                SharingModeName(d.mode), mps, state));
+    lines.push_back(fmt::format("dev {} (GPU {}) {} [{}{}{}]", d.index, d.gpu_index,
+                                EscapeForTerminal(d.name), SharingModeName(d.mode), mps, state));
     uint64_t total = d.mem_bytes;
     if (d.reading) {
       const GpuReadingView& r = *d.reading;
-      lines.push_back(fmt::format("  used  {} {:>9} / {:<9} util {:>4}  power {:>6.1f} W",
-                                  Bar(double(r.mem_used_bytes), double(total), bar), FormatSize(r.mem_used_bytes),
-                                  FormatSize(total),
-                                  r.utilization_pct >= 0 ? std::to_string(r.utilization_pct) + "%" : "-",
-                                  static_cast<double>(r.power_mw) / 1000.0));
+      lines.push_back(fmt::format(
+          "  used  {} {:>9} / {:<9} util {:>4}  power {:>6.1f} W",
+          Bar(double(r.mem_used_bytes), double(total), bar), FormatSize(r.mem_used_bytes),
+          FormatSize(total), r.utilization_pct >= 0 ? std::to_string(r.utilization_pct) + "%" : "-",
+          static_cast<double>(r.power_mw) / 1000.0));
     }
     lines.push_back(fmt::format("  slices {} {:>9} allocated, {}% share free",
-                                Bar(double(d.mem_allocated_bytes), double(total), bar), FormatSize(d.mem_allocated_bytes),
-                                d.share_free_pct));
+                                Bar(double(d.mem_allocated_bytes), double(total), bar),
+                                FormatSize(d.mem_allocated_bytes), d.share_free_pct));
     if (d.jobs.empty()) {
       lines.push_back("  (no jobs)");
       continue;
     }
-    lines.push_back(fmt::format("  {:>7} {:<10} {:<16} {:>9} {:>9} {}{:>6} {:>10}", "JOB", "USER", "NAME", "USED",
-                                "SLICE", narrow ? "" : std::string(15, ' '), "SHARE", "ENERGY"));
+    lines.push_back(fmt::format("  {:>7} {:<10} {:<16} {:>9} {:>9} {}{:>6} {:>10}", "JOB", "USER",
+                                "NAME", "USED", "SLICE", narrow ? "" : std::string(15, ' '),
+                                "SHARE", "ENERGY"));
     for (const auto& j : d.jobs) {
       uint64_t slice = j.gpu_mem_bytes;
       bool seen = j.gpu_mem_used_bytes.has_value();
       uint64_t used = j.gpu_mem_used_bytes.value_or(0);
       std::string name = EscapeForTerminal(j.name).substr(0, 16);
-      std::string mini = narrow ? "" : fmt::format("{:>14} ", slice && seen ? Bar(double(used), double(slice), 12) : "");
+      std::string mini =
+          narrow
+              ? ""
+              : fmt::format("{:>14} ", slice && seen ? Bar(double(used), double(slice), 12) : "");
       job_rows.push_back(lines.size());
       lines.push_back(fmt::format("  {:>7} {:<10} {:<16} {:>9} {:>9} {}{:>6} {:>8.1f}kJ", j.id,
-                                  EscapeForTerminal(j.user).substr(0, 10), name.empty() ? "-" : name,
-                                  seen ? FormatSize(used) : "-", slice ? FormatSize(slice) : "whole", mini,
+                                  EscapeForTerminal(j.user).substr(0, 10),
+                                  name.empty() ? "-" : name, seen ? FormatSize(used) : "-",
+                                  slice ? FormatSize(slice) : "whole", mini,
                                   j.gpu_share_pct ? std::to_string(j.gpu_share_pct) + "%" : "-",
                                   static_cast<double>(j.energy_mj) / 1e6));
     }
@@ -111,7 +119,8 @@ std::string FormatTop(const GpusReply& reply, int64_t now_ms, int cols, int rows
       hidden += kept.size() - keep;
       kept.resize(keep);
     }
-    kept.push_back(fmt::format("({} more line{} hidden: a larger window, or pinpoint gpus)", hidden, hidden == 1 ? "" : "s"));
+    kept.push_back(fmt::format("({} more line{} hidden: a larger window, or pinpoint gpus)", hidden,
+                               hidden == 1 ? "" : "s"));
     lines = std::move(kept);
   }
   std::string out;
@@ -175,10 +184,12 @@ class KeyInput {
 
 }  // namespace
 
-Result<int> RunTop(const std::string& socket, bool json_output, const TopArgs& a, std::ostream& out, int keys) {
+Result<int> RunTop(const std::string& socket, bool json_output, const TopArgs& a, std::ostream& out,
+                   int keys) {
   auto client = Client::Connect(socket);
   if (!client.ok()) return client.status();
-  bool in_place = a.count != 1 && StyleForFd(STDOUT_FILENO).redraw;  // plain frames in a pipe or log
+  bool in_place =
+      a.count != 1 && StyleForFd(STDOUT_FILENO).redraw;  // plain frames in a pipe or log
   KeyInput input(keys);
   for (int frame = 0; a.count == 0 || frame < a.count; ++frame) {
     // The wait is the refresh rate (and a key or a signal ends it), not synchronisation.
@@ -192,11 +203,13 @@ Result<int> RunTop(const std::string& socket, bool json_output, const TopArgs& a
       // On a terminal the frame fits its window (read each frame: it may be resized).
       int cols = 0, rows = 0;
       winsize size{};
-      if (in_place && ::ioctl(STDOUT_FILENO, TIOCGWINSZ, &size) == 0 && size.ws_col > 0 && size.ws_row > 0) {
+      if (in_place && ::ioctl(STDOUT_FILENO, TIOCGWINSZ, &size) == 0 && size.ws_col > 0 &&
+          size.ws_row > 0) {
         cols = size.ws_col;
         rows = size.ws_row;
       }
-      out << (in_place ? "\x1b[H\x1b[2J" : (frame > 0 ? "\n" : "")) << FormatTop(*reply, RealClock().NowMs(), cols, rows);
+      out << (in_place ? "\x1b[H\x1b[2J" : (frame > 0 ? "\n" : ""))
+          << FormatTop(*reply, RealClock().NowMs(), cols, rows);
     }
     out.flush();
   }

@@ -12,18 +12,23 @@
 namespace pinpoint::cli {
 
 void AddUpdateOptions(CLI::App* c, UpdateArgs& args) {
-  c->add_option("-t,--time", args.time, "a new time limit, as submit's --time (a running job: lower it; root: any)");
+  c->add_option("-t,--time", args.time,
+                "a new time limit, as submit's --time (a running job: lower it; root: any)");
   c->add_option("--gpu-mem", args.gpu_mem, "a new slice memory (e.g. 4G)");
   c->add_option("--gpu-share", args.gpu_share, "a new SM share of the slice (e.g. 20%)");
-  c->add_option("--priority", args.priority, "a new priority: higher runs first")->check(CountIn(-1000000, 1000000));
+  c->add_option("--priority", args.priority, "a new priority: higher runs first")
+      ->check(CountIn(-1000000, 1000000));
   c->add_option("-J,--name,--job-name", args.name, "a new name");
-  c->add_option("--array-limit", args.array_limit, "at most K tasks of each array running at once; 0 lifts the limit")
+  c->add_option("--array-limit", args.array_limit,
+                "at most K tasks of each array running at once; 0 lifts the limit")
       ->check(CountIn(0, kMaxArrayTasks));
-  c->add_option("--gpus", args.gpus, "new whole GPUs, or with a slice the number of slices; 0: no GPU")
+  c->add_option("--gpus", args.gpus,
+                "new whole GPUs, or with a slice the number of slices; 0: no GPU")
       ->check(CountIn(0, 1024));
   c->add_option("-c,--cpus,--cpus-per-task", args.cpus, "new host CPUs")->check(CountIn(1, 65536));
   c->add_option("--mem", args.mem, "new host memory (e.g. 8G; 0 lifts the limit)");
-  c->add_option("--mig", args.mig, "a MIG instance of this profile (e.g. 1g.10gb); none: any device again");
+  c->add_option("--mig", args.mig,
+                "a MIG instance of this profile (e.g. 1g.10gb); none: any device again");
 }
 
 Result<JobEdit> BuildEdit(const UpdateArgs& args) {
@@ -57,7 +62,8 @@ Result<JobEdit> BuildEdit(const UpdateArgs& args) {
   if (!args.mig.empty()) edit.mig_profile = args.mig == "none" ? "" : args.mig;
   if (edit.empty())
     return InvalidArgument(
-        "say what to change: --time, --gpu-mem, --gpu-share, --gpus, --cpus, --mem, --mig, --priority, --name or "
+        "say what to change: --time, --gpu-mem, --gpu-share, --gpus, --cpus, --mem, --mig, "
+        "--priority, --name or "
         "--array-limit");
   return edit;
 }

@@ -10,7 +10,9 @@ namespace pinpoint::cli {
 
 namespace {
 
-std::string StripDashes(const std::string& name) { return name.substr(std::min(name.find_first_not_of('-'), name.size())); }
+std::string StripDashes(const std::string& name) {
+  return name.substr(std::min(name.find_first_not_of('-'), name.size()));
+}
 
 // Optimal string alignment distance: insertions, deletions, substitutions, adjacent swaps.
 size_t EditDistance(const std::string& a, const std::string& b) {
@@ -21,7 +23,8 @@ size_t EditDistance(const std::string& a, const std::string& b) {
     for (size_t j = 1; j <= b.size(); ++j) {
       size_t cost = a[i - 1] == b[j - 1] ? 0 : 1;
       d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost});
-      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1]) d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1])
+        d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
     }
   }
   return d[a.size()][b.size()];
@@ -45,8 +48,8 @@ bool TakesACommand(const CLI::App& sub) {
   return false;
 }
 
-Status UnknownOption(const std::string& where, const std::string& token, const std::vector<std::string>& known,
-                     bool after_command) {
+Status UnknownOption(const std::string& where, const std::string& token,
+                     const std::vector<std::string>& known, bool after_command) {
   std::string name = token.substr(0, token.find('='));
   std::string line = where + ": unknown option " + EscapeForTerminal(name);
   std::string nearest = Nearest(name, known);
@@ -60,7 +63,8 @@ Status UnknownOption(const std::string& where, const std::string& token, const s
 
 // "-x", "--name", "--name=value", "-n5": an option. "-", "-1", "-0.5": values.
 bool LooksLikeOption(const std::string& token) {
-  return token.size() >= 2 && token[0] == '-' && !std::isdigit(static_cast<unsigned char>(token[1])) && token[1] != '.';
+  return token.size() >= 2 && token[0] == '-' &&
+         !std::isdigit(static_cast<unsigned char>(token[1])) && token[1] != '.';
 }
 
 // The option of `app` that `token` names (a long name up to '=', or a short one by its first
@@ -97,9 +101,12 @@ std::string Nearest(const std::string& typed, const std::vector<std::string>& kn
   };
   for (const auto& name : known) {
     std::string candidate = StripDashes(name);
-    if (bare.empty() || candidate.empty() || candidate[0] != bare[0] || negation_of(bare, candidate)) continue;
+    if (bare.empty() || candidate.empty() || candidate[0] != bare[0] ||
+        negation_of(bare, candidate))
+      continue;
     size_t distance = EditDistance(bare, candidate);
-    if (bare.size() >= 2 && candidate.rfind(bare, 0) == 0) distance = std::min(distance, limit);  // cut short
+    if (bare.size() >= 2 && candidate.rfind(bare, 0) == 0)
+      distance = std::min(distance, limit);  // cut short
     if (distance < best_distance) best = name, best_distance = distance;
   }
   return best;
@@ -117,7 +124,8 @@ Result<ArrangedArgs> ArrangeArgs(const CLI::App& app, const std::vector<std::str
     const CLI::Option* option = FindOption(app, token);
     if (option == nullptr) return UnknownOption("pinpoint", token, globals_known, false);
     globals.push_back(token);
-    for (size_t v = ValueWords(*option, token); v > 0 && i + 1 < args.size(); --v) globals.push_back(args[++i]);
+    for (size_t v = ValueWords(*option, token); v > 0 && i + 1 < args.size(); --v)
+      globals.push_back(args[++i]);
   }
   if (i == args.size() || args[i] == "--") {  // no subcommand: CLI11 says what is missing
     out.args = args;
@@ -164,9 +172,11 @@ Result<ArrangedArgs> ArrangeArgs(const CLI::App& app, const std::vector<std::str
     std::vector<std::string>* into = &rest;
     const CLI::Option* option = FindOption(*sub, token);
     if (option == nullptr && (option = FindOption(app, token)) != nullptr) into = &globals;
-    if (option == nullptr) return UnknownOption(where, token, known, positional_seen && TakesACommand(*sub));
+    if (option == nullptr)
+      return UnknownOption(where, token, known, positional_seen && TakesACommand(*sub));
     into->push_back(token);
-    for (size_t v = ValueWords(*option, token); v > 0 && i + 1 < args.size(); --v) into->push_back(args[++i]);
+    for (size_t v = ValueWords(*option, token); v > 0 && i + 1 < args.size(); --v)
+      into->push_back(args[++i]);
   }
   out.args = globals;
   out.index = globals.size();
@@ -180,14 +190,16 @@ void CheckJobIds(CLI::App& app) {
     return CLI::Validator(
         [tasks](std::string& text) -> std::string {
           if (!(tasks ? ParseJobSelector(text).has_value() : IsJobId(text)))
-            throw UsageError("'" + EscapeForTerminal(text) + "' is not a job id (job ids are whole numbers from 1)");
+            throw UsageError("'" + EscapeForTerminal(text) +
+                             "' is not a job id (job ids are whole numbers from 1)");
           return "";
         },
         "");
   };
   for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) {
     for (CLI::Option* o : sub->get_options([](CLI::Option* o) { return o->get_positional(); })) {
-      if (o->get_name() == "job" || o->get_name() == "jobs") o->check(check(o->get_type_name() == kJobOrTaskType));
+      if (o->get_name() == "job" || o->get_name() == "jobs")
+        o->check(check(o->get_type_name() == kJobOrTaskType));
     }
   }
 }
@@ -203,7 +215,8 @@ CLI::Validator CountIn(int64_t lo, int64_t hi) {
           used = 0;
         }
         std::string range = std::to_string(lo) + " to " + std::to_string(hi);
-        if (used == 0 || used != text.size()) return "'" + text + "' is not a whole number (" + range + ")";
+        if (used == 0 || used != text.size())
+          return "'" + text + "' is not a whole number (" + range + ")";
         if (value < lo || value > hi) return text + " is out of range (" + range + ")";
         return "";
       },
@@ -227,7 +240,8 @@ CLI::Validator DecimalIn(double lo, double hi) {
           used = 0;
         }
         std::string range = shown(lo) + " to " + shown(hi);
-        if (used == 0 || used != text.size()) return "'" + text + "' is not a number (" + range + ")";
+        if (used == 0 || used != text.size())
+          return "'" + text + "' is not a number (" + range + ")";
         if (!(value >= lo && value <= hi)) return text + " is out of range (" + range + ")";
         return "";
       },
@@ -247,11 +261,13 @@ std::string ParseErrorText(const CLI::ParseError& e, const CLI::App* sub) {
       return "missing " + name;
     }
   }
-  for (const char* extras : {"The following argument was not expected: ", "The following arguments were not expected: "}) {
+  for (const char* extras : {"The following argument was not expected: ",
+                             "The following arguments were not expected: "}) {
     if (what.rfind(extras, 0) == 0) {
       std::string rest = what.substr(std::string(extras).size());
       bool one = rest.find(' ') == std::string::npos;
-      return std::string("unexpected argument") + (one ? " '" : "s '") + EscapeForTerminal(rest) + "'";
+      return std::string("unexpected argument") + (one ? " '" : "s '") + EscapeForTerminal(rest) +
+             "'";
     }
   }
   return EscapeForTerminal(what);
@@ -259,15 +275,19 @@ std::string ParseErrorText(const CLI::ParseError& e, const CLI::App* sub) {
 
 void AddSchedOptions(CLI::App* submit, SubmitSchedArgs& sched) {
   submit->add_option("-t,--time", sched.time,
-                     "time limit: minutes, M:S, H:M:S, D-H, D-H:M, D-H:M:S, or 30s, 10m, 2h, 1d; stopped when reached");
+                     "time limit: minutes, M:S, H:M:S, D-H, D-H:M, D-H:M:S, or 30s, 10m, 2h, 1d; "
+                     "stopped when reached");
   submit->add_option("--after", sched.after, "start only after these jobs have ended (ID[,ID...])");
   submit->add_option("--afterok", sched.afterok,
-                     "start only after these jobs have completed with exit 0; cancelled if one does not (ID[,ID...])");
-  submit->add_option("-d,--dependency", sched.dependency,
-                     "Slurm's spelling of --afterok and --after: afterok:ID[:ID...][,afterany:ID...]");
-  submit->add_option("--signal", sched.signal,
-                     "[B:]SIG[@SECONDS]: send SIG that long (default 60 s) before the time limit, to checkpoint; "
-                     "B: to the command alone, not its children");
+                     "start only after these jobs have completed with exit 0; cancelled if one "
+                     "does not (ID[,ID...])");
+  submit->add_option(
+      "-d,--dependency", sched.dependency,
+      "Slurm's spelling of --afterok and --after: afterok:ID[:ID...][,afterany:ID...]");
+  submit->add_option(
+      "--signal", sched.signal,
+      "[B:]SIG[@SECONDS]: send SIG that long (default 60 s) before the time limit, to checkpoint; "
+      "B: to the command alone, not its children");
 }
 
 void RefuseSlurmOnly(CLI::App* submit) {
@@ -279,13 +299,15 @@ void RefuseSlurmOnly(CLI::App* submit) {
   static const Refused kRefused[] = {
       {"-p,--partition", "-p/--partition",
        "it has one queue; leave it out (on a Slurm cluster, sbatch -p chooses the node)"},
-      {"--gres", "--gres", "ask for whole GPUs with --gpus N, or a slice with --gpu-mem SIZE [--gpu-share PCT]"},
+      {"--gres", "--gres",
+       "ask for whole GPUs with --gpus N, or a slice with --gpu-mem SIZE [--gpu-share PCT]"},
   };
   for (const Refused& r : kRefused) {
     std::string message = std::string(r.shown) + " has no meaning on a pinpoint node: " + r.instead;
     submit->add_option(r.names, "Slurm's; refused with what to use instead")
         ->group("")
-        ->check(CLI::Validator([message](std::string&) -> std::string { throw UsageError(message); }, ""));
+        ->check(CLI::Validator(
+            [message](std::string&) -> std::string { throw UsageError(message); }, ""));
   }
 }
 

@@ -19,7 +19,8 @@ namespace pinpoint::cli {
 // "pinpoint SUBCOMMAND: <what()>" and exits 2. Thrown through CLI11, which lets it pass.
 class UsageError : public CLI::ParseError {
  public:
-  explicit UsageError(std::string message) : CLI::ParseError(std::move(message), CLI::ExitCodes::ValidationError) {}
+  explicit UsageError(std::string message)
+      : CLI::ParseError(std::move(message), CLI::ExitCodes::ValidationError) {}
 };
 
 // Of `known`, the name closest to `typed` by edit distance (a swap of two neighbours counts one),

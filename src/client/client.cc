@@ -35,10 +35,12 @@ Result<Client> Client::Connect(const std::string& socket_path) {
     ::close(fd);
     struct stat st {};
     if (::stat(socket_path.c_str(), &st) == 0 && !S_ISSOCK(st.st_mode)) {
-      // Said as it is: a socket option naming a directory or a plain file is a typo, not a daemon down.
-      return InvalidArgument(socket_path + (S_ISDIR(st.st_mode) ? " is a directory" : " is a file") +
-                             ", not pinpointd's socket: --socket (or PINPOINT_SOCKET) names the socket file, "
-                             "e.g. /run/pinpoint/pinpointd.sock");
+      // Said as it is: a socket option naming a directory or a plain file is a typo, not a daemon
+      // down.
+      return InvalidArgument(
+          socket_path + (S_ISDIR(st.st_mode) ? " is a directory" : " is a file") +
+          ", not pinpointd's socket: --socket (or PINPOINT_SOCKET) names the socket file, "
+          "e.g. /run/pinpoint/pinpointd.sock");
     }
     return Unavailable("pinpointd is not running at " + socket_path + " (" + std::strerror(err) +
                        "); start it or set PINPOINT_SOCKET");
@@ -88,7 +90,8 @@ Result<nlohmann::json> Client::Call(const nlohmann::json& request) {
   size_t scanned = 0;  // a large reply arrives in many reads: look at each byte once
   while ((newline = buffer_.find('\n', scanned)) == std::string::npos) {
     scanned = buffer_.size();
-    if (buffer_.size() > kMaxMessageBytes * 64) return Unavailable("reply from pinpointd is too large");
+    if (buffer_.size() > kMaxMessageBytes * 64)
+      return Unavailable("reply from pinpointd is too large");
     char buf[65536];
     ssize_t n = ::recv(fd_, buf, sizeof(buf), 0);
     if (n < 0 && errno == EINTR) continue;
@@ -135,7 +138,8 @@ Result<QueueReply> Client::Queue(const QueueRequest& request) {
     all.more_tasks = next->more_tasks;
   }
   // Pages of `all` run from the newest back, each in ascending order: the listing is ascending.
-  std::stable_sort(all.jobs.begin(), all.jobs.end(), [](const JobView& a, const JobView& b) { return a.id < b.id; });
+  std::stable_sort(all.jobs.begin(), all.jobs.end(),
+                   [](const JobView& a, const JobView& b) { return a.id < b.id; });
   all.jobs.erase(std::unique(all.jobs.begin(), all.jobs.end(),
                              [](const JobView& a, const JobView& b) { return a.id == b.id; }),
                  all.jobs.end());
@@ -173,7 +177,8 @@ Result<Reply> InPieces(size_t count, Make make, SendFn send) {
 std::vector<JobId> Slice(const std::vector<JobId>& ids, size_t from, size_t to) {
   from = std::min(from, ids.size());
   to = std::min(to, ids.size());
-  return {ids.begin() + static_cast<std::ptrdiff_t>(from), ids.begin() + static_cast<std::ptrdiff_t>(to)};
+  return {ids.begin() + static_cast<std::ptrdiff_t>(from),
+          ids.begin() + static_cast<std::ptrdiff_t>(to)};
 }
 
 // cancel, hold and release: ids first, then arrays, as the daemon answers them; pieces keep that
@@ -220,7 +225,9 @@ Result<ReleaseReply> Client::Release(const ReleaseRequest& request) {
 Result<UpdateArrayReply> Client::UpdateArray(const UpdateArrayRequest& request) {
   return InPieces<UpdateArrayReply>(
       request.arrays.size(),
-      [&](size_t from, size_t to) { return UpdateArrayRequest{Slice(request.arrays, from, to), request.limit}; },
+      [&](size_t from, size_t to) {
+        return UpdateArrayRequest{Slice(request.arrays, from, to), request.limit};
+      },
       [this](const UpdateArrayRequest& piece) { return Send(piece); });
 }
 Result<UpdateReply> Client::Update(const UpdateRequest& request) {
@@ -232,11 +239,16 @@ Result<UpdateReply> Client::Update(const UpdateRequest& request) {
 Result<GpusReply> Client::Gpus() { return Send(GpusRequest{}); }
 Result<LogsReply> Client::Logs(const LogsRequest& request) { return Send(request); }
 Result<OpenLeaseReply> Client::OpenLease(const OpenLeaseRequest& request) { return Send(request); }
-Result<AttachLeaseReply> Client::AttachLease(const AttachLeaseRequest& request) { return Send(request); }
-Result<CloseLeaseReply> Client::CloseLease(const CloseLeaseRequest& request) { return Send(request); }
+Result<AttachLeaseReply> Client::AttachLease(const AttachLeaseRequest& request) {
+  return Send(request);
+}
+Result<CloseLeaseReply> Client::CloseLease(const CloseLeaseRequest& request) {
+  return Send(request);
+}
 
 std::vector<Result<SubmitReply>> Client::SubmitEach(const std::vector<SubmitRequest>& requests) {
-  std::vector<Result<SubmitReply>> results(requests.size(), Result<SubmitReply>(Internal("not sent")));
+  std::vector<Result<SubmitReply>> results(requests.size(),
+                                           Result<SubmitReply>(Internal("not sent")));
   std::string out;
   std::vector<size_t> on_wire;  // the request each line sent is, in order
   for (size_t i = 0; i < requests.size(); ++i) {
@@ -288,7 +300,8 @@ std::vector<Result<SubmitReply>> Client::SubmitEach(const std::vector<SubmitRequ
       auto reply = ParseReplyLine(std::string_view(buffer_).substr(0, newline));
       buffer_.erase(0, newline + 1);
       size_t i = on_wire[answered++];
-      results[i] = reply.ok() ? DecodeReply<SubmitRequest>(*reply) : Result<SubmitReply>(reply.status());
+      results[i] =
+          reply.ok() ? DecodeReply<SubmitRequest>(*reply) : Result<SubmitReply>(reply.status());
     }
     if (buffer_.size() > kMaxMessageBytes * 64) {
       broken = Unavailable("reply from pinpointd is too large");

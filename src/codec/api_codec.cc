@@ -21,7 +21,8 @@ void ReadJobId(JsonReader& in, const json& j, const char* key, JobId* out) {
   if (!in.ok()) return;
   if (!j.contains(key)) return in.Fail(InvalidArgument(std::string("missing \"") + key + "\""));
   const json& v = j[key];
-  if (!v.is_number_integer() || v.get<int64_t>() <= 0) return in.Fail(key, "must be a positive job id");
+  if (!v.is_number_integer() || v.get<int64_t>() <= 0)
+    return in.Fail(key, "must be a positive job id");
   *out = v.get<int64_t>();
 }
 
@@ -45,7 +46,9 @@ Result<JobEventView> EventFromJson(const json& j) {
 
 }  // namespace
 
-const char* LogStreamName(LogStream stream) { return stream == LogStream::kStderr ? "stderr" : "stdout"; }
+const char* LogStreamName(LogStream stream) {
+  return stream == LogStream::kStderr ? "stderr" : "stdout";
+}
 
 std::optional<LogStream> LogStreamFromName(const std::string& name) {
   if (name == "stdout") return LogStream::kStdout;
@@ -63,8 +66,10 @@ Result<json> ParseReplyLine(std::string_view line) {
 Status ErrorFromJson(const json& error) {
   std::string code = "internal", message = "unknown error";
   if (error.is_object()) {
-    if (error.contains("code") && error["code"].is_string()) code = error["code"].get<std::string>();
-    if (error.contains("message") && error["message"].is_string()) message = error["message"].get<std::string>();
+    if (error.contains("code") && error["code"].is_string())
+      code = error["code"].get<std::string>();
+    if (error.contains("message") && error["message"].is_string())
+      message = error["message"].get<std::string>();
   }
   Code parsed = CodeFromName(code);
   // "ok" is no error: a reply that says it failed with code "ok" failed all the same.
@@ -120,7 +125,8 @@ template <>
 Result<SubmitRequest> FromJson<SubmitRequest>(const json& j) {
   SubmitRequest m;
   auto in = JsonReader::Message(j, "");
-  if (in.ok() && !j.contains("request")) return InvalidArgument("submit needs a \"request\" object");
+  if (in.ok() && !j.contains("request"))
+    return InvalidArgument("submit needs a \"request\" object");
   in.Bool("wait", &m.wait);
   in.Bool("hold", &m.hold);
   if (in.ok() && j.contains("idempotency_key")) {
@@ -257,14 +263,17 @@ Result<QueueRequest> FromJson<QueueRequest>(const json& j) {
   for (const std::string& name : states) {
     auto state = JobStateFromName(name);
     if (!state) {
-      in.Fail("states", "'" + name + "' is not a job state (pending, running, completed, failed, cancelled)");
+      in.Fail("states",
+              "'" + name + "' is not a job state (pending, running, completed, failed, cancelled)");
       break;
     }
     // Each state once: a request naming "pending" a million times selects as one naming it once.
-    if (std::find(m.states.begin(), m.states.end(), *state) == m.states.end()) m.states.push_back(*state);
+    if (std::find(m.states.begin(), m.states.end(), *state) == m.states.end())
+      m.states.push_back(*state);
   }
   in.IntegerList("ids", &m.ids);
-  if (in.ok() && m.ids.size() > kQueueMaxIds) in.Fail("ids", "may hold at most " + std::to_string(kQueueMaxIds) + " ids");
+  if (in.ok() && m.ids.size() > kQueueMaxIds)
+    in.Fail("ids", "may hold at most " + std::to_string(kQueueMaxIds) + " ids");
   if (in.ok() && std::any_of(m.ids.begin(), m.ids.end(), [](JobId id) { return id <= 0; }))
     in.Fail("ids", "must hold positive job ids");
   if (in.Has("start")) in.Bool("start", &m.start);
@@ -276,8 +285,9 @@ Result<QueueRequest> FromJson<QueueRequest>(const json& j) {
 json ToJson(const QueueReply& m) {
   json jobs = json::array();
   for (const auto& job : m.jobs) jobs.push_back(ToJson(job));
-  json j{{"jobs", std::move(jobs)}, {"backend", m.backend}, {"total", m.total},
-         {"offset", m.offset},      {"limit", m.limit},     {"more", m.more}, {"more_tasks", m.more_tasks}};
+  json j{{"jobs", std::move(jobs)},   {"backend", m.backend}, {"total", m.total},
+         {"offset", m.offset},        {"limit", m.limit},     {"more", m.more},
+         {"more_tasks", m.more_tasks}};
   if (!m.starts.empty()) {
     json starts = json::array();
     for (const StartView& s : m.starts) {
@@ -392,7 +402,8 @@ Result<LogsRequest> FromJson<LogsRequest>(const json& j) {
   }
   if (in.Has("tail_lines")) in.Integer("tail_lines", &m.tail_lines, 0, kLogsMaxTailLines);
   if (in.ok() && j.contains("from_offset")) {
-    if (!j["from_offset"].is_number_unsigned()) in.Fail("from_offset", "must be a byte offset (0 or more)");
+    if (!j["from_offset"].is_number_unsigned())
+      in.Fail("from_offset", "must be a byte offset (0 or more)");
     else m.from_offset = j["from_offset"].get<uint64_t>();
   }
   if (in.Has("follow")) in.Bool("follow", &m.follow);

@@ -82,7 +82,8 @@ Result<Request> IdsAndArraysFromJson(const json& j) {
   for (auto [key, out] : {std::pair{"ids", &m.ids}, std::pair{"arrays", &m.arrays}}) {
     if (!j.contains(key)) continue;
     const json& list = j[key];
-    if (!list.is_array()) return InvalidArgument(std::string("\"") + key + "\" must be an array of job ids");
+    if (!list.is_array())
+      return InvalidArgument(std::string("\"") + key + "\" must be an array of job ids");
     for (const auto& v : list) {
       if (!v.is_number_integer() || v.get<int64_t>() <= 0)
         return InvalidArgument(std::string("\"") + key + "\" must hold positive job ids");
@@ -91,7 +92,8 @@ Result<Request> IdsAndArraysFromJson(const json& j) {
       out->push_back(v.get<int64_t>());
     }
   }
-  if (m.ids.empty() && m.arrays.empty()) return InvalidArgument("\"ids\" and \"arrays\" name no job");
+  if (m.ids.empty() && m.arrays.empty())
+    return InvalidArgument("\"ids\" and \"arrays\" name no job");
   return m;
 }
 
@@ -135,14 +137,16 @@ Result<ReleaseReply> FromJson<ReleaseReply>(const json& j) {
 }
 template <>
 Result<UpdateArrayRequest> FromJson<UpdateArrayRequest>(const json& j) {
-  if (!j.is_object() || !j.contains("arrays")) return InvalidArgument("\"arrays\" must name job arrays by their ids");
+  if (!j.is_object() || !j.contains("arrays"))
+    return InvalidArgument("\"arrays\" must name job arrays by their ids");
   auto arrays = IdsAndArraysFromJson<CancelRequest>(json{{"arrays", j["arrays"]}});
   if (!arrays.ok()) return arrays.status();
   UpdateArrayRequest m;
   m.arrays = std::move(arrays->arrays);
   if (!j.contains("limit") || !j["limit"].is_number_integer() || j["limit"].get<int64_t>() < 0 ||
       j["limit"].get<int64_t>() > kMaxArrayTasks)
-    return InvalidArgument("\"limit\" must be a number of tasks from 0 (no limit) to " + std::to_string(kMaxArrayTasks));
+    return InvalidArgument("\"limit\" must be a number of tasks from 0 (no limit) to " +
+                           std::to_string(kMaxArrayTasks));
   m.limit = j["limit"].get<int>();
   return m;
 }
@@ -174,7 +178,8 @@ namespace {
 
 // An optional integer field in [lo, hi].
 template <typename Int>
-void OptionalInRange(JsonReader& in, const char* key, std::optional<Int>* out, int64_t lo, int64_t hi) {
+void OptionalInRange(JsonReader& in, const char* key, std::optional<Int>* out, int64_t lo,
+                     int64_t hi) {
   if (!in.Has(key)) return;
   Int value{};
   in.Integer(key, &value, lo, hi);
@@ -202,8 +207,9 @@ Result<UpdateRequest> FromJson<UpdateRequest>(const json& j) {
   OptionalInRange(in, "mem_bytes", &e.mem_bytes, 0, std::numeric_limits<int64_t>::max());
   in.OptionalString("mig_profile", &e.mig_profile);
   if (in.ok() && e.empty())
-    return InvalidArgument("update names nothing to change: give time_limit_s, gpu_mem_bytes, gpu_share_pct, "
-                           "priority, name, array_limit, gpus, cpus, mem_bytes or mig_profile");
+    return InvalidArgument(
+        "update names nothing to change: give time_limit_s, gpu_mem_bytes, gpu_share_pct, "
+        "priority, name, array_limit, gpus, cpus, mem_bytes or mig_profile");
   return in.Done(std::move(m));
 }
 template <>

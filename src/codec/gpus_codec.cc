@@ -67,7 +67,8 @@ Result<DeviceJobView> DeviceJobFromJson(const json& j) {
 }
 
 // The reading's fields stand in the device's object; there is a reading when any of them does.
-constexpr const char* kReadingKeys[] = {"mem_used_bytes", "power_mw", "energy_mj", "utilization_pct"};
+constexpr const char* kReadingKeys[] = {"mem_used_bytes", "power_mw", "energy_mj",
+                                        "utilization_pct"};
 
 json ToJson(const DeviceView& d) {
   json jobs = json::array();
@@ -99,8 +100,13 @@ json ToJson(const DeviceView& d) {
   if (!d.holds.empty()) {
     json holds = json::array();
     for (const DeviceHoldView& h : d.holds)
-      holds.push_back({{"job", h.job}, {"user", h.user}, {"pids", h.pids}, {"in_job", h.in_job},
-                       {"since_ms", h.since_ms}, {"deadline_ms", h.deadline_ms}, {"killed", h.killed}});
+      holds.push_back({{"job", h.job},
+                       {"user", h.user},
+                       {"pids", h.pids},
+                       {"in_job", h.in_job},
+                       {"since_ms", h.since_ms},
+                       {"deadline_ms", h.deadline_ms},
+                       {"killed", h.killed}});
     j["holds"] = std::move(holds);
   }
   return j;
@@ -128,9 +134,9 @@ Result<MigSlotView> MigSlotFromJson(const json& j) {
 }
 
 json ToJson(const MigChangeView& c) {
-  return json{{"at_ms", c.at_ms},   {"gpu", c.gpu},   {"action", c.action},   {"profile", c.profile},
-              {"start", c.start},   {"instance_id", c.instance_id}, {"uuid", c.uuid},
-              {"for_job", c.for_job}, {"result", c.result}};
+  return json{{"at_ms", c.at_ms},     {"gpu", c.gpu},         {"action", c.action},
+              {"profile", c.profile}, {"start", c.start},     {"instance_id", c.instance_id},
+              {"uuid", c.uuid},       {"for_job", c.for_job}, {"result", c.result}};
 }
 
 Result<MigChangeView> MigChangeFromJson(const json& j) {

@@ -15,7 +15,8 @@ void ReadPositive(JsonReader& in, const json& j, const char* key, const char* wh
   if (!in.ok()) return;
   if (!j.contains(key)) return in.Fail(InvalidArgument(std::string("missing \"") + key + "\""));
   const json& v = j[key];
-  if (!v.is_number_integer() || v.get<int64_t>() <= 0) return in.Fail(key, std::string("must be ") + what);
+  if (!v.is_number_integer() || v.get<int64_t>() <= 0)
+    return in.Fail(key, std::string("must be ") + what);
   *out = v.get<int64_t>();
 }
 
@@ -93,12 +94,15 @@ template <>
 Result<OpenLeaseRequest> FromJson<OpenLeaseRequest>(const json& j) {
   OpenLeaseRequest m;
   auto in = JsonReader::Message(j, "");
-  if (in.ok() && !j.contains("request")) return InvalidArgument("open_lease needs a \"request\" object");
+  if (in.ok() && !j.contains("request"))
+    return InvalidArgument("open_lease needs a \"request\" object");
   in.Object("request", &m.request, LeaseRequestFromJson);
   return in.Done(std::move(m));
 }
 
-json ToJson(const OpenLeaseReply& m) { return json{{"lease", ToJson(m.lease)}, {"edits", ToJson(m.edits)}}; }
+json ToJson(const OpenLeaseReply& m) {
+  return json{{"lease", ToJson(m.lease)}, {"edits", ToJson(m.edits)}};
+}
 
 template <>
 Result<OpenLeaseReply> FromJson<OpenLeaseReply>(const json& j) {

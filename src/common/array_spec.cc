@@ -13,7 +13,8 @@ namespace {
 
 constexpr char kExamples[] = "e.g. 1-100, 0-15:4 or 1,3,5-7, and %K to run at most K at once";
 
-// The text as an error quotes it: escaped, and cut when long (a spec may list thousands of indices).
+// The text as an error quotes it: escaped, and cut when long (a spec may list thousands of
+// indices).
 std::string Quoted(std::string_view text) {
   constexpr size_t kShown = 40;
   std::string shown = EscapeForTerminal(text.substr(0, kShown));
@@ -42,8 +43,9 @@ Result<Item> ParseItem(std::string_view spec, std::string_view item) {
     auto n = ParseDecimal(digits, kMaxArrayIndex);
     if (!n) return not_index(digits);
     if (*n > kMaxArrayIndex)
-      return Invalid(spec, "index " + EscapeForTerminal(digits.substr(0, 20)) + (digits.size() > 20 ? "..." : "") +
-                               " is above " + std::to_string(kMaxArrayIndex) + ", the largest");
+      return Invalid(spec, "index " + EscapeForTerminal(digits.substr(0, 20)) +
+                               (digits.size() > 20 ? "..." : "") + " is above " +
+                               std::to_string(kMaxArrayIndex) + ", the largest");
     *into = *n;
     return Status::Ok();
   };
@@ -87,7 +89,8 @@ Result<ArraySpec> ParseArraySpec(std::string_view text) {
     if (!n) return Invalid(text, "%K needs a whole number K (at most K tasks run at once)");
     if (*n == 0) return Invalid(text, "%0 would run no task; K is at least 1");
     if (*n > kMaxArrayTasks)
-      return Invalid(text, "%K is at most " + std::to_string(kMaxArrayTasks) + " (the most tasks of an array)");
+      return Invalid(text, "%K is at most " + std::to_string(kMaxArrayTasks) +
+                               " (the most tasks of an array)");
     spec.limit = static_cast<int>(*n);
   }
   std::vector<Item> items;
@@ -95,18 +98,20 @@ Result<ArraySpec> ParseArraySpec(std::string_view text) {
   size_t start = 0;
   while (true) {
     size_t comma = list.find(',', start);
-    auto item = ParseItem(text, list.substr(start, comma == std::string_view::npos ? comma : comma - start));
+    auto item = ParseItem(
+        text, list.substr(start, comma == std::string_view::npos ? comma : comma - start));
     if (!item.ok()) return item.status();
     tasks += (item->last - item->first) / item->step + 1;
     if (tasks > kMaxArrayTasks)
-      return Invalid(text, "more than " + std::to_string(kMaxArrayTasks) + " tasks; an array has at most " +
-                               std::to_string(kMaxArrayTasks));
+      return Invalid(text, "more than " + std::to_string(kMaxArrayTasks) +
+                               " tasks; an array has at most " + std::to_string(kMaxArrayTasks));
     items.push_back(*item);
     if (comma == std::string_view::npos) break;
     start = comma + 1;
   }
   for (const Item& item : items) {
-    for (int64_t i = item.first; i <= item.last; i += item.step) spec.indices.push_back(static_cast<int>(i));
+    for (int64_t i = item.first; i <= item.last; i += item.step)
+      spec.indices.push_back(static_cast<int>(i));
   }
   std::sort(spec.indices.begin(), spec.indices.end());
   spec.indices.erase(std::unique(spec.indices.begin(), spec.indices.end()), spec.indices.end());

@@ -44,7 +44,8 @@ Status CheckPath(const std::string& path) {
     size_t end = path.find('/', start);
     if (end == std::string::npos) end = path.size();
     std::string_view part(path.data() + start, end - start);
-    if (part == ".." || part == ".") return InvalidArgument("cgroup path has a '.' or '..' component");
+    if (part == ".." || part == ".")
+      return InvalidArgument("cgroup path has a '.' or '..' component");
     start = end + 1;
   }
   return Status::Ok();

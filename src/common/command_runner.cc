@@ -74,8 +74,8 @@ class SigpipeBlocked {
 };
 
 // In the child after fork: async-signal-safe calls only.
-[[noreturn]] void ExecChild(const CommandSpec& spec, char** argv, char** envp, const std::vector<gid_t>& groups,
-                            int in, int out, int err) {
+[[noreturn]] void ExecChild(const CommandSpec& spec, char** argv, char** envp,
+                            const std::vector<gid_t>& groups, int in, int out, int err) {
   ::setpgid(0, 0);
   ::dup2(in, 0);
   ::dup2(out, 1);
@@ -86,8 +86,8 @@ class SigpipeBlocked {
   sigset_t none;
   sigemptyset(&none);
   ::sigprocmask(SIG_SETMASK, &none, nullptr);  // pinpointd blocks signals for its signalfd
-  if (spec.run_as && (::setgroups(groups.size(), groups.data()) != 0 || ::setgid(spec.run_as->gid) != 0 ||
-                      ::setuid(spec.run_as->uid) != 0)) {
+  if (spec.run_as && (::setgroups(groups.size(), groups.data()) != 0 ||
+                      ::setgid(spec.run_as->gid) != 0 || ::setuid(spec.run_as->uid) != 0)) {
     ::_exit(126);
   }
   environ = envp;  // so the PATH searched is the command's
@@ -116,7 +116,8 @@ void ReadAvailable(int fd, size_t max, std::string* into, bool* truncated, bool*
 }
 
 int MsLeft(std::chrono::steady_clock::time_point deadline) {
-  auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+  auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+      deadline - std::chrono::steady_clock::now());
   return left.count() < 0 ? 0 : static_cast<int>(std::min<int64_t>(left.count(), kStopCheckMs));
 }
 
@@ -125,7 +126,8 @@ int MsLeft(std::chrono::steady_clock::time_point deadline) {
 Result<CommandResult> SubprocessRunner::Run(const CommandSpec& spec) {
   if (spec.argv.empty()) return InvalidArgument("empty command");
   Pipe in, out, err;
-  if (!in.Open() || !out.Open() || (!spec.merge_stderr && !err.Open())) return IoError("pipe: " + ErrnoText(errno));
+  if (!in.Open() || !out.Open() || (!spec.merge_stderr && !err.Open()))
+    return IoError("pipe: " + ErrnoText(errno));
   // Everything the child needs is made before the fork: it may only make async-signal-safe calls.
   std::vector<char*> argv = CStrings(spec.argv);
   std::vector<char*> envp = CStrings(spec.env);
@@ -137,7 +139,9 @@ Result<CommandResult> SubprocessRunner::Run(const CommandSpec& spec) {
   SigpipeBlocked no_sigpipe;
   pid_t pid = ::fork();
   if (pid < 0) return IoError("fork: " + ErrnoText(errno));
-  if (pid == 0) ExecChild(spec, argv.data(), envp.data(), groups, in.read, out.write, spec.merge_stderr ? out.write : err.write);
+  if (pid == 0)
+    ExecChild(spec, argv.data(), envp.data(), groups, in.read, out.write,
+              spec.merge_stderr ? out.write : err.write);
   ::setpgid(pid, pid);  // from the parent too, so a kill of the group right away reaches it
   in.CloseRead();
   out.CloseWrite();
@@ -163,19 +167,24 @@ Result<CommandResult> SubprocessRunner::Run(const CommandSpec& spec) {
                    {err_eof ? -1 : err.read, POLLIN, 0},
                    {pidfd, POLLIN, 0},
                    {in.write, POLLOUT, 0}};
-    if (::poll(p, 4, pidfd >= 0 ? MsLeft(deadline) : std::min(MsLeft(deadline), 5)) < 0 && errno != EINTR) {
+    if (::poll(p, 4, pidfd >= 0 ? MsLeft(deadline) : std::min(MsLeft(deadline), 5)) < 0 &&
+        errno != EINTR) {
       poll_error = "poll: " + ErrnoText(errno);
       break;
     }
     if (in.write >= 0 && (p[3].revents & (POLLOUT | POLLERR | POLLHUP)) != 0) {
-      ssize_t w = ::write(in.write, spec.stdin_text.data() + written, spec.stdin_text.size() - written);
+      ssize_t w =
+          ::write(in.write, spec.stdin_text.data() + written, spec.stdin_text.size() - written);
       if (w > 0) written += static_cast<size_t>(w);
-      if ((w < 0 && errno != EAGAIN && errno != EINTR) || written == spec.stdin_text.size()) in.CloseWrite();
+      if ((w < 0 && errno != EAGAIN && errno != EINTR) || written == spec.stdin_text.size())
+        in.CloseWrite();
     }
     // Read after the exit is seen: everything the child wrote is in the pipes by then.
     exited = pidfd >= 0 ? (p[2].revents & POLLIN) != 0 : !ProcessAlive(pid);
-    if (!out_eof) ReadAvailable(out.read, spec.max_output_bytes, &r.out, &r.out_truncated, &out_eof);
-    if (!err_eof) ReadAvailable(err.read, spec.max_output_bytes, &r.err, &r.err_truncated, &err_eof);
+    if (!out_eof)
+      ReadAvailable(out.read, spec.max_output_bytes, &r.out, &r.out_truncated, &out_eof);
+    if (!err_eof)
+      ReadAvailable(err.read, spec.max_output_bytes, &r.err, &r.err_truncated, &err_eof);
   }
   if (!exited) ::kill(-pid, SIGKILL);  // not reaped yet: its group cannot be another's
   int status = 0;

@@ -19,8 +19,9 @@ std::string CompanionPath(const std::string& name) {
   char exe[4096];
   ssize_t n = ::readlink("/proc/self/exe", exe, sizeof(exe) - 1);
   if (n <= 0) return name;
-  return CompanionPathFor(std::string(exe, static_cast<size_t>(n)), name,
-                          [](const std::string& path) { return ::access(path.c_str(), X_OK) == 0; });
+  return CompanionPathFor(
+      std::string(exe, static_cast<size_t>(n)), name,
+      [](const std::string& path) { return ::access(path.c_str(), X_OK) == 0; });
 }
 
 }  // namespace pinpoint

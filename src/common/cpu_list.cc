@@ -17,14 +17,18 @@ namespace {
 Result<int> CpuId(std::string_view text, std::string_view item) {
   int id = -1;
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), id);
-  if (ec != std::errc() || end != text.data() + text.size() || text.empty() || id < 0 || id > kMaxCpuId)
-    return InvalidArgument("'" + std::string(item) + "' is not a CPU id or range (0 to " + std::to_string(kMaxCpuId) + ")");
+  if (ec != std::errc() || end != text.data() + text.size() || text.empty() || id < 0 ||
+      id > kMaxCpuId)
+    return InvalidArgument("'" + std::string(item) + "' is not a CPU id or range (0 to " +
+                           std::to_string(kMaxCpuId) + ")");
   return id;
 }
 
 std::string_view Trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\n' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\n' || s.back() == '\t')) s.remove_suffix(1);
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\n' || s.front() == '\t'))
+    s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\n' || s.back() == '\t'))
+    s.remove_suffix(1);
   return s;
 }
 

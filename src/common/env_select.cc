@@ -17,7 +17,8 @@ const std::vector<std::string>& DefaultEnvDeny() {
   return kPatterns;
 }
 
-std::optional<std::string> DeniedBy(const std::string& name, const std::vector<std::string>& patterns) {
+std::optional<std::string> DeniedBy(const std::string& name,
+                                    const std::vector<std::string>& patterns) {
   for (const auto& p : patterns) {
     if (::fnmatch(p.c_str(), name.c_str(), FNM_CASEFOLD) == 0) return p;
   }
@@ -25,9 +26,11 @@ std::optional<std::string> DeniedBy(const std::string& name, const std::vector<s
 }
 
 Status ValidateEnvPattern(const std::string& pattern) {
-  if (pattern.empty() || pattern.size() > 256) return InvalidArgument("a pattern is 1 to 256 characters");
+  if (pattern.empty() || pattern.size() > 256)
+    return InvalidArgument("a pattern is 1 to 256 characters");
   for (char c : pattern) {
-    if (c <= ' ' || c > '~') return InvalidArgument("'" + pattern + "' holds a space or a non-ASCII character");
+    if (c <= ' ' || c > '~')
+      return InvalidArgument("'" + pattern + "' holds a space or a non-ASCII character");
   }
   return Status::Ok();
 }
@@ -64,23 +67,25 @@ Result<ExportSpec> ParseExport(const std::string& text) {
     size_t eq = item.find('=');
     std::string name = item.substr(0, eq);
     if (!IsName(name))
-      return InvalidArgument("--export: '" + item + "' is not a variable name (ALL, NONE, NAME or NAME=value, comma-separated)");
+      return InvalidArgument(
+          "--export: '" + item +
+          "' is not a variable name (ALL, NONE, NAME or NAME=value, comma-separated)");
     if (eq == std::string::npos) spec.names.push_back(name);
     else spec.set[name] = item.substr(eq + 1);
   }
   return spec;
 }
 
-Result<std::map<std::string, std::string>> SelectEnv(const std::map<std::string, std::string>& environment,
-                                                     const ExportSpec& spec,
-                                                     const std::vector<std::string>& deny,
-                                                     std::vector<std::string>* dropped) {
+Result<std::map<std::string, std::string>> SelectEnv(
+    const std::map<std::string, std::string>& environment, const ExportSpec& spec,
+    const std::vector<std::string>& deny, std::vector<std::string>* dropped) {
   auto refuse = [&](const std::string& name) -> Status {
     auto pattern = DeniedBy(name, deny);
     if (!pattern) return Status::Ok();
-    return InvalidArgument("--export: " + name + " matches " + *pattern +
-                           ": pinpoint does not send variables that look like secrets, since it "
-                           "stores a job's environment (docs/security.md); let the job read it from a file");
+    return InvalidArgument(
+        "--export: " + name + " matches " + *pattern +
+        ": pinpoint does not send variables that look like secrets, since it "
+        "stores a job's environment (docs/security.md); let the job read it from a file");
   };
   std::map<std::string, std::string> out;
   if (spec.all) out = environment;

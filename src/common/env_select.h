@@ -19,7 +19,8 @@ namespace pinpoint {
 const std::vector<std::string>& DefaultEnvDeny();
 
 // The first of `patterns` that `name` matches (case-insensitive shell glob), or nullopt.
-std::optional<std::string> DeniedBy(const std::string& name, const std::vector<std::string>& patterns);
+std::optional<std::string> DeniedBy(const std::string& name,
+                                    const std::vector<std::string>& patterns);
 
 // Checks one deny pattern for the configuration: 1 to 256 printable ASCII characters.
 // Errors: kInvalidArgument saying why.
@@ -41,10 +42,9 @@ Result<ExportSpec> ParseExport(const std::string& text);
 // matching it. A variable the user named explicitly (a name or NAME=value) that matches `deny`
 // is an error rather than a silent omission.
 // Errors: kInvalidArgument naming the variable and the pattern.
-Result<std::map<std::string, std::string>> SelectEnv(const std::map<std::string, std::string>& environment,
-                                                     const ExportSpec& spec,
-                                                     const std::vector<std::string>& deny,
-                                                     std::vector<std::string>* dropped);
+Result<std::map<std::string, std::string>> SelectEnv(
+    const std::map<std::string, std::string>& environment, const ExportSpec& spec,
+    const std::vector<std::string>& deny, std::vector<std::string>* dropped);
 
 // Removes the variables of `env` that match `deny`; returns their names in order.
 std::vector<std::string> DropDenied(std::map<std::string, std::string>& env,

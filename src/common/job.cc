@@ -103,7 +103,8 @@ Status CheckDisplayText(const std::string& field, const std::string& text, size_
   size_t at = FirstUnprintable(text);
   if (at != std::string::npos)
     return InvalidArgument(field + " holds a control character or invalid UTF-8 at byte " +
-                           std::to_string(at) + " (" + field + " must be one line of printable text)");
+                           std::to_string(at) + " (" + field +
+                           " must be one line of printable text)");
   return Status::Ok();
 }
 
@@ -138,9 +139,10 @@ Status CheckOutputPattern(const std::string& field, const std::string& pattern) 
     if (pattern[i] != '%') continue;
     char next = i + 1 < pattern.size() ? pattern[i + 1] : '\0';
     if (std::string_view("juxAa%").find(next) == std::string_view::npos)
-      return InvalidArgument(field + ": '%" + EscapeForTerminal(std::string(1, next)) +
-                             "' is not a placeholder (%j job id, %u user, %x job name, %A array id, "
-                             "%a array task index, %% a percent sign)");
+      return InvalidArgument(
+          field + ": '%" + EscapeForTerminal(std::string(1, next)) +
+          "' is not a placeholder (%j job id, %u user, %x job name, %A array id, "
+          "%a array task index, %% a percent sign)");
     ++i;
   }
   return Status::Ok();
@@ -149,14 +151,15 @@ Status CheckOutputPattern(const std::string& field, const std::string& pattern) 
 // Dependencies (after, afterok): a bounded number of job ids, each a possible id.
 Status CheckDependencies(const JobRequest& r) {
   if (r.after.size() + r.afterok.size() > kMaxDependencies)
-    return InvalidArgument("too many dependencies: " + std::to_string(r.after.size() + r.afterok.size()) +
-                           " job ids, at most " + std::to_string(kMaxDependencies) +
-                           " in after and afterok together");
+    return InvalidArgument(
+        "too many dependencies: " + std::to_string(r.after.size() + r.afterok.size()) +
+        " job ids, at most " + std::to_string(kMaxDependencies) + " in after and afterok together");
   for (const auto* list : {&r.after, &r.afterok}) {
     for (JobId id : *list) {
       if (id <= 0)
         return InvalidArgument(std::string(list == &r.after ? "after" : "afterok") + ": " +
-                               std::to_string(id) + " is not a job id (job ids are whole numbers from 1)");
+                               std::to_string(id) +
+                               " is not a job id (job ids are whole numbers from 1)");
     }
   }
   return Status::Ok();
@@ -185,7 +188,8 @@ std::string OutputPathFor(const std::string& pattern, JobId id, const std::strin
 }
 
 uint64_t RequestBytes(const JobRequest& r) {
-  uint64_t bytes = r.cwd.size() + r.name.size() + r.as_user.size() + r.output_path.size() + r.error_path.size();
+  uint64_t bytes =
+      r.cwd.size() + r.name.size() + r.as_user.size() + r.output_path.size() + r.error_path.size();
   for (const std::string& arg : r.argv) bytes += arg.size();
   for (const auto& [name, value] : r.env) bytes += name.size() + value.size();
   return bytes;
@@ -198,23 +202,28 @@ Status ValidateRequest(const JobRequest& r) {
   for (size_t i = 0; i < r.argv.size(); ++i)
     PP_RETURN_IF_ERROR(CheckNoNul("argv[" + std::to_string(i) + "]", r.argv[i], kMaxArgBytes));
   PP_RETURN_IF_ERROR(CheckNoNul("cwd", r.cwd, kMaxPathBytes));
-  if (r.cwd.empty() || r.cwd[0] != '/') return InvalidArgument("working directory must be an absolute path");
+  if (r.cwd.empty() || r.cwd[0] != '/')
+    return InvalidArgument("working directory must be an absolute path");
   if (r.gpus < 0 || r.gpus > 1024) return InvalidArgument("gpus must be between 0 and 1024");
   if (r.gpu_mem_bytes > 0 && r.gpus == 0)
     return InvalidArgument("--gpu-mem asks for a slice of a GPU: it needs --gpus 1 or more, not 0");
   if (r.gpu_share_pct < 0 || r.gpu_share_pct > 100)
     return InvalidArgument("gpu share must be between 1 and 100 percent");
   if (r.gpu_share_pct > 0 && r.gpu_mem_bytes == 0 && r.mig_profile.empty())
-    return InvalidArgument("a gpu share needs a slice: give --gpu-mem too (whole GPUs have no share)");
+    return InvalidArgument(
+        "a gpu share needs a slice: give --gpu-mem too (whole GPUs have no share)");
   if (!r.mig_profile.empty()) {
     bool plain = r.mig_profile.size() <= kMaxMigProfileBytes &&
-                 std::all_of(r.mig_profile.begin(), r.mig_profile.end(),
-                             [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '+'; });
+                 std::all_of(r.mig_profile.begin(), r.mig_profile.end(), [](char c) {
+                   return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '+';
+                 });
     if (!plain)
-      return InvalidArgument("MIG profile '" + EscapeForTerminal(r.mig_profile.substr(0, kMaxMigProfileBytes)) +
-                             "' is not a profile name (letters, digits, '.' and '+', e.g. 1g.10gb)");
+      return InvalidArgument(
+          "MIG profile '" + EscapeForTerminal(r.mig_profile.substr(0, kMaxMigProfileBytes)) +
+          "' is not a profile name (letters, digits, '.' and '+', e.g. 1g.10gb)");
     if (r.gpus != 1 || !r.devices.empty())
-      return InvalidArgument("a MIG profile is one GPU: --mig takes no --gpus other than 1 and no --device");
+      return InvalidArgument(
+          "a MIG profile is one GPU: --mig takes no --gpus other than 1 and no --device");
   }
   if (r.cpus < 1 || r.cpus > 65536) return InvalidArgument("cpus must be between 1 and 65536");
   if (r.priority < -1000000 || r.priority > 1000000)
@@ -235,13 +244,15 @@ Status ValidateRequest(const JobRequest& r) {
       return InvalidArgument("devices must be distinct");
   }
   if (r.time_limit_s < 0 || r.time_limit_s > kMaxTimeLimitS)
-    return InvalidArgument("time limit must be between 0 (none) and " + std::to_string(kMaxTimeLimitS) +
-                           " seconds");
+    return InvalidArgument("time limit must be between 0 (none) and " +
+                           std::to_string(kMaxTimeLimitS) + " seconds");
   PP_RETURN_IF_ERROR(CheckDependencies(r));
   if (r.signal < 0 || r.signal > kMaxSignal)
-    return InvalidArgument("signal must be between 1 and " + std::to_string(kMaxSignal) + " (0: none)");
+    return InvalidArgument("signal must be between 1 and " + std::to_string(kMaxSignal) +
+                           " (0: none)");
   if (r.signal_before_s < 0 || r.signal_before_s > kMaxSignalBeforeS)
-    return InvalidArgument("signal_before_s must be between 0 and " + std::to_string(kMaxSignalBeforeS) + " seconds");
+    return InvalidArgument("signal_before_s must be between 0 and " +
+                           std::to_string(kMaxSignalBeforeS) + " seconds");
   if (r.signal == 0 && (r.signal_before_s != 0 || r.signal_leader_only))
     return InvalidArgument("signal_before_s and signal_leader_only need a signal");
   if (r.umask < -1 || r.umask > 0777) return InvalidArgument("umask must be between 0 and 0777");

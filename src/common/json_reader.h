@@ -58,13 +58,15 @@ class JsonReader {
   void StringMap(const char* key, std::map<std::string, std::string>* out);
   // A name that `from_name` knows ("is not a known <what>" for one it does not).
   template <typename E>
-  void Name(const char* key, E* out, std::optional<E> (*from_name)(const std::string&), const char* what);
+  void Name(const char* key, E* out, std::optional<E> (*from_name)(const std::string&),
+            const char* what);
   // A nested form, read by `decode`, whose error is passed on as it is.
   template <typename T>
   void Object(const char* key, T* out, Result<T> (*decode)(const nlohmann::json&));
   // Absent or null: nullopt; else as Object.
   template <typename T>
-  void OptionalObject(const char* key, std::optional<T>* out, Result<T> (*decode)(const nlohmann::json&));
+  void OptionalObject(const char* key, std::optional<T>* out,
+                      Result<T> (*decode)(const nlohmann::json&));
   template <typename T>
   void ObjectList(const char* key, std::vector<T>* out, Result<T> (*decode)(const nlohmann::json&));
 
@@ -191,7 +193,8 @@ void JsonReader::OptionalObject(const char* key, std::optional<T>* out,
 }
 
 template <typename T>
-void JsonReader::ObjectList(const char* key, std::vector<T>* out, Result<T> (*decode)(const nlohmann::json&)) {
+void JsonReader::ObjectList(const char* key, std::vector<T>* out,
+                            Result<T> (*decode)(const nlohmann::json&)) {
   if (!Has(key)) return;
   const nlohmann::json& v = At(key);
   if (!v.is_array()) return Fail(key, "must be an array");

@@ -30,6 +30,8 @@ bool SetLevel(std::string_view name) {
   return true;
 }
 
-void Write(Level level, std::string_view message) { spdlog::log(SpdlogLevel(level), "{}", message); }
+void Write(Level level, std::string_view message) {
+  spdlog::log(SpdlogLevel(level), "{}", message);
+}
 
 }  // namespace pinpoint::log

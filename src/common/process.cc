@@ -166,7 +166,8 @@ void CloseOnExecRange(unsigned first, unsigned last) {
   rlimit files{};
   unsigned limit = ::getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur < (1u << 20)
                        ? static_cast<unsigned>(files.rlim_cur) : (1u << 20);
-  for (unsigned fd = first; fd <= last && fd < limit; ++fd) ::fcntl(static_cast<int>(fd), F_SETFD, FD_CLOEXEC);
+  for (unsigned fd = first; fd <= last && fd < limit; ++fd)
+    ::fcntl(static_cast<int>(fd), F_SETFD, FD_CLOEXEC);
 }
 
 }  // namespace

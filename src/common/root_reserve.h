@@ -13,8 +13,8 @@ namespace pinpoint {
 // which users could otherwise never use). 0 for cap 0 (no limit).
 inline size_t RootReserve(size_t cap) { return cap < 2 ? 0 : std::max<size_t>(1, cap / 16); }
 
-// What `cap` leaves to one caller: all of it to root, cap - RootReserve(cap) to anyone else. 0 stays
-// 0 (no limit).
+// What `cap` leaves to one caller: all of it to root, cap - RootReserve(cap) to anyone else. 0
+// stays 0 (no limit).
 inline size_t CapFor(size_t cap, bool root) { return root ? cap : cap - RootReserve(cap); }
 
 }  // namespace pinpoint

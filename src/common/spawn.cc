@@ -39,7 +39,8 @@ std::optional<std::string> Resolve(const std::string& argv0, const std::string& 
     std::string dir = path_list.substr(from, colon - from);
     std::string candidate = (dir.empty() ? "." : dir) + "/" + argv0;
     struct stat st {};
-    if (::stat(candidate.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(candidate.c_str(), X_OK) == 0)
+    if (::stat(candidate.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
+        ::access(candidate.c_str(), X_OK) == 0)
       return candidate;
     from = colon + 1;
   }
@@ -78,7 +79,9 @@ class Plan {
     return ::posix_spawn_file_actions_adddup2(&actions_, copy, target) == 0;
   }
   // The child's `target` is its own `fd`, as the actions before left it.
-  bool Alias(int fd, int target) { return ::posix_spawn_file_actions_adddup2(&actions_, fd, target) == 0; }
+  bool Alias(int fd, int target) {
+    return ::posix_spawn_file_actions_adddup2(&actions_, fd, target) == 0;
+  }
   bool Open(int target, const std::string& path, int flags) {
     return ::posix_spawn_file_actions_addopen(&actions_, target, path.c_str(), flags, 0644) == 0;
   }
@@ -122,7 +125,8 @@ Result<pid_t> Spawn(const SpawnSpec& spec) {
 
   Plan plan;
   plan.set_first_free(last_child_fd + 1);
-  int write_flags = O_WRONLY | O_CREAT | (spec.append_output ? O_APPEND : O_TRUNC);  // opened as the child's own
+  int write_flags =
+      O_WRONLY | O_CREAT | (spec.append_output ? O_APPEND : O_TRUNC);  // opened as the child's own
   bool ok = plan.Stream(spec.in, 0, O_RDONLY) && plan.Stream(spec.out, 1, write_flags);
   ok = ok && (spec.err_to_out ? plan.Alias(1, 2) : plan.Stream(spec.err, 2, write_flags));
   for (const auto& [from, to] : spec.pass_fds) ok = ok && plan.Dup(from, to);
@@ -145,7 +149,8 @@ Result<pid_t> Spawn(const SpawnSpec& spec) {
   std::vector<char*> argv = CStrings(spec.argv);
   std::vector<char*> envp = CStrings(env);
   pid_t pid = -1;
-  int rc = ::posix_spawn(&pid, program->c_str(), plan.actions(), plan.attr(), argv.data(), envp.data());
+  int rc =
+      ::posix_spawn(&pid, program->c_str(), plan.actions(), plan.attr(), argv.data(), envp.data());
   if (rc != 0) return IoError("cannot run " + spec.argv[0] + ": " + ErrnoText(rc));
   return pid;
 }

@@ -9,7 +9,8 @@ namespace pinpoint {
 
 OutputStyle StyleFor(bool is_terminal, const char* term, const char* no_color) {
   OutputStyle style;
-  style.redraw = is_terminal && term != nullptr && term[0] != '\0' && std::strcmp(term, "dumb") != 0;
+  style.redraw =
+      is_terminal && term != nullptr && term[0] != '\0' && std::strcmp(term, "dumb") != 0;
   style.color = style.redraw && (no_color == nullptr || no_color[0] == '\0');
   return style;
 }
@@ -33,12 +34,14 @@ std::string Paint(const OutputStyle& style, Color color, std::string_view text) 
 std::string LiveBlock::Frame(const std::vector<std::string>& lines) {
   if (shown_ && lines == last_) return "";
   std::string out;
-  if (style_.redraw && shown_ && !last_.empty()) out += "\x1b[" + std::to_string(last_.size()) + "A";
+  if (style_.redraw && shown_ && !last_.empty())
+    out += "\x1b[" + std::to_string(last_.size()) + "A";
   for (const std::string& line : lines) out += line + (style_.redraw ? "\x1b[K\n" : "\n");
   if (style_.redraw) {
     // A shorter frame leaves the rest of the longer one below it: clear those lines too.
     for (size_t i = lines.size(); i < last_.size(); ++i) out += "\x1b[K\n";
-    if (last_.size() > lines.size()) out += "\x1b[" + std::to_string(last_.size() - lines.size()) + "A";
+    if (last_.size() > lines.size())
+      out += "\x1b[" + std::to_string(last_.size() - lines.size()) + "A";
   }
   last_ = lines;
   shown_ = true;

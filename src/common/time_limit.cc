@@ -13,7 +13,9 @@ namespace {
 
 // Decimal digits, read as at most kMaxTimeLimitS + 1: every product below stays far from 2^63,
 // and a number that large is refused as above the most.
-std::optional<int64_t> Digits(const std::string& text) { return ParseDecimal(text, kMaxTimeLimitS); }
+std::optional<int64_t> Digits(const std::string& text) {
+  return ParseDecimal(text, kMaxTimeLimitS);
+}
 
 std::vector<std::string> Split(const std::string& text, char sep) {
   std::vector<std::string> parts(1);

@@ -43,7 +43,8 @@ uint64_t UnitMultiplier(const std::string& unit) {
 
 Result<uint64_t> ParseSize(const std::string& text) {
   auto bad = [&](const char* why) {
-    return InvalidArgument("invalid size '" + text + "': " + why + " (examples: 4G, 512MiB, 1.5GiB, 4096B)");
+    return InvalidArgument("invalid size '" + text + "': " + why +
+                           " (examples: 4G, 512MiB, 1.5GiB, 4096B)");
   };
   if (text.empty()) return bad("empty");
   size_t i = 0;
@@ -70,7 +71,8 @@ Result<uint64_t> ParseSize(const std::string& text) {
 
 Result<int> ParsePercent(const std::string& text) {
   auto bad = [&](const char* why) {
-    return InvalidArgument("invalid percentage '" + text + "': " + why + " (expected 1..100, e.g. 20%)");
+    return InvalidArgument("invalid percentage '" + text + "': " + why +
+                           " (expected 1..100, e.g. 20%)");
   };
   std::string_view s = text;
   if (!s.empty() && s.back() == '%') s.remove_suffix(1);

@@ -13,7 +13,8 @@ inline std::string UtcTimeText(int64_t ms) {
   char at[32] = "?";
   std::tm tm{};
   time_t secs = static_cast<time_t>(ms / 1000);
-  if (::gmtime_r(&secs, &tm) != nullptr) std::strftime(at, sizeof(at), "%Y-%m-%d %H:%M:%S UTC", &tm);
+  if (::gmtime_r(&secs, &tm) != nullptr)
+    std::strftime(at, sizeof(at), "%Y-%m-%d %H:%M:%S UTC", &tm);
   return at;
 }
 

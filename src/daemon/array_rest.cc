@@ -40,7 +40,8 @@ std::optional<RestTasks> RestTasks::Of(const JobRecord& rest) {
   auto all = Indices(rest.array.indices);
   auto pending = Indices(rest.array.pending);
   if (!all || !pending || all->size() != static_cast<size_t>(rest.array.count)) return std::nullopt;
-  if (!std::includes(all->begin(), all->end(), pending->begin(), pending->end())) return std::nullopt;
+  if (!std::includes(all->begin(), all->end(), pending->begin(), pending->end()))
+    return std::nullopt;
   RestTasks tasks;
   tasks.array_id_ = rest.array.array_id;
   tasks.all_ = std::move(*all);

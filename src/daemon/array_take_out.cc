@@ -10,8 +10,9 @@
 
 namespace pinpoint::daemon {
 
-std::vector<Status> TakeOutTasks(JobTable& jobs, store::JobStore& store, const std::vector<JobId>& ids,
-                                 const api::Caller* caller, uint64_t max_rewrite_bytes, bool rests_whole) {
+std::vector<Status> TakeOutTasks(JobTable& jobs, store::JobStore& store,
+                                 const std::vector<JobId>& ids, const api::Caller* caller,
+                                 uint64_t max_rewrite_bytes, bool rests_whole) {
   std::vector<Status> out(ids.size());
   // The tasks to take out of each rest, by the rest's id, and where each was named.
   struct Taking {
@@ -50,7 +51,8 @@ std::vector<Status> TakeOutTasks(JobTable& jobs, store::JobStore& store, const s
     const JobRecord& rest = jobs.at(rest_id);
     const RestTasks* tasks = jobs.TasksOfRest(rest_id);
     if (tasks == nullptr) {
-      written = Internal("job " + std::to_string(rest_id) + ": its array's pending tasks do not read");
+      written =
+          Internal("job " + std::to_string(rest_id) + ": its array's pending tasks do not read");
       break;
     }
     RestTasks::TakenOut split = tasks->TakeOut(rest, taking.tasks);
@@ -59,7 +61,8 @@ std::vector<Status> TakeOutTasks(JobTable& jobs, store::JobStore& store, const s
       if (!written.ok()) break;
     }
     if (written.ok() && split.rest)
-      written = split.rest->id == rest_id ? store.Update(*split.rest) : store.InsertAt(*split.rest, rest_id);
+      written = split.rest->id == rest_id ? store.Update(*split.rest)
+                                          : store.InsertAt(*split.rest, rest_id);
     if (!written.ok()) break;
     taken.emplace_back(rest_id, std::move(split));
   }

@@ -18,7 +18,8 @@ namespace pinpoint::daemon {
 // twice). With `caller`, only from rests it may control; with `rests_whole`, a rest's own id is
 // left as the rest. Ids that are no such task are left alone. One Status per id: ok, kIo
 // (nothing was taken out), NotReached() past `max_rewrite_bytes` (0: none).
-std::vector<Status> TakeOutTasks(JobTable& jobs, store::JobStore& store, const std::vector<JobId>& ids,
-                                 const api::Caller* caller, uint64_t max_rewrite_bytes, bool rests_whole);
+std::vector<Status> TakeOutTasks(JobTable& jobs, store::JobStore& store,
+                                 const std::vector<JobId>& ids, const api::Caller* caller,
+                                 uint64_t max_rewrite_bytes, bool rests_whole);
 
 }  // namespace pinpoint::daemon

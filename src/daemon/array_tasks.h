@@ -45,7 +45,8 @@ class ArrayTasks {
   // hold them; kRelease the held ones; kPending every pending one; kUpdate those `edit` still
   // changes (EditChanges, job_edit.h). nullopt as Unfinished. Cost: as Unfinished.
   enum class Change { kCancel, kHold, kRelease, kPending, kUpdate };
-  std::optional<std::vector<JobId>> For(JobId id, Change change, bool root, const JobEdit& edit = {}) const;
+  std::optional<std::vector<JobId>> For(JobId id, Change change, bool root,
+                                        const JobEdit& edit = {}) const;
 
   // The state of the job array whose first task is `first`: running while a task runs, pending
   // while any other has not ended; once all have, completed when all completed, else the state

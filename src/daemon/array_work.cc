@@ -12,9 +12,11 @@ namespace pinpoint::daemon {
 Status ArrayWorkQueue::MayStart(const api::Caller& caller) const {
   size_t mine = std::count_if(queue_.begin(), queue_.end(),
                               [&](const ArrayWork& w) { return w.caller.uid == caller.uid; });
-  if (queue_.size() >= CapFor(kArrayWorkMax, caller.IsRoot()) || (!caller.IsRoot() && mine >= kArrayWorkMaxPerUid))
+  if (queue_.size() >= CapFor(kArrayWorkMax, caller.IsRoot()) ||
+      (!caller.IsRoot() && mine >= kArrayWorkMaxPerUid))
     return Unavailable("pinpointd is already working through " + std::to_string(queue_.size()) +
-                       " requests on job arrays (" + std::to_string(mine) + " of yours); try again later");
+                       " requests on job arrays (" + std::to_string(mine) +
+                       " of yours); try again later");
   return Status::Ok();
 }
 
@@ -34,12 +36,14 @@ void ArrayWorkQueue::Closed(api::ConnId conn) {
   for (ArrayWork& work : queue_) work.client_gone = work.client_gone || work.conn == conn;
 }
 
-std::vector<Status> ApplyChange(Node& node, const api::Caller& caller, ArrayTasks::Change change, const JobEdit& edit,
-                                const std::vector<JobId>& ids, uint64_t budget, bool rests_whole) {
+std::vector<Status> ApplyChange(Node& node, const api::Caller& caller, ArrayTasks::Change change,
+                                const JobEdit& edit, const std::vector<JobId>& ids, uint64_t budget,
+                                bool rests_whole) {
   switch (change) {
     case ArrayTasks::Change::kCancel: return node.Cancel(caller, ids, budget, rests_whole);
     case ArrayTasks::Change::kHold: return node.HoldJobs(caller, ids, budget, rests_whole);
-    case ArrayTasks::Change::kUpdate: return node.UpdateJobs(caller, ids, edit, budget, rests_whole);
+    case ArrayTasks::Change::kUpdate:
+      return node.UpdateJobs(caller, ids, edit, budget, rests_whole);
     case ArrayTasks::Change::kRelease: return node.ReleaseJobs(caller, ids, budget, rests_whole);
     case ArrayTasks::Change::kPending: break;  // a filter, never a request's change
   }
@@ -116,13 +120,15 @@ bool ArrayWorkQueue::Advance(ArrayWork& work) {
 // refusal, else it has none left (held ones count as done for hold, as a held job does).
 Status ArrayWorkQueue::NoneLeft(const ArrayWork& work, JobId id) {
   // cancel and update reach every unfinished task; hold and release the pending ones.
-  bool cancel = work.change == ArrayTasks::Change::kCancel || work.change == ArrayTasks::Change::kUpdate;
+  bool cancel =
+      work.change == ArrayTasks::Change::kCancel || work.change == ArrayTasks::Change::kUpdate;
   auto unfinished = node_->arrays().For(id, ArrayTasks::Change::kPending, work.caller.IsRoot());
   Status first = ApplyToTasks(work, {id}, 0, true).front();  // the first task: who may see it
   if (!first.ok() && first.code() != Code::kFailedPrecondition) return first;
   if (!work.first_refusal.ok()) return work.first_refusal;
   if (unfinished && !unfinished->empty() && !cancel) return Status::Ok();  // all already as asked
-  if (cancel && node_->arrays().Unfinished(id).value_or(std::vector<JobId>{}).size() > 0) return Status::Ok();
+  if (cancel && node_->arrays().Unfinished(id).value_or(std::vector<JobId>{}).size() > 0)
+    return Status::Ok();
   return FailedPrecondition("array " + std::to_string(id) +
                             (cancel ? " already ended (all its tasks)" : " has no pending task"));
 }

@@ -35,14 +35,15 @@ struct ArrayWork {
   bool client_gone = false;           // its connection closed: the work goes on, unanswered
   JobEdit edit = {};                  // kUpdate: what every task gets
   std::set<JobId> refused = {};       // tasks of arrays[next] the change refused: not tried again
-  Status first_refusal = {};          // the first kFailedPrecondition of them: the answer if none changed
+  Status first_refusal = {};  // the first kFailedPrecondition of them: the answer if none changed
 };
 
 // `change` (kCancel, kHold, kRelease, or kUpdate with `edit`) applied to jobs `ids` by `caller`,
 // within `budget` bytes of rewrites: one status per id, as the Node's calls answer. With
 // `rests_whole` an array's rest among `ids` is changed for all of its tasks (Node::HoldJobs).
-std::vector<Status> ApplyChange(Node& node, const api::Caller& caller, ArrayTasks::Change change, const JobEdit& edit,
-                                const std::vector<JobId>& ids, uint64_t budget, bool rests_whole = false);
+std::vector<Status> ApplyChange(Node& node, const api::Caller& caller, ArrayTasks::Change change,
+                                const JobEdit& edit, const std::vector<JobId>& ids, uint64_t budget,
+                                bool rests_whole = false);
 
 class ArrayWorkQueue {
  public:
@@ -66,8 +67,8 @@ class ArrayWorkQueue {
   // nullopt when `id` names no array.
   std::optional<std::vector<JobId>> TasksLeft(const ArrayWork& work, JobId id) const;
   // `rests_whole`: the ids come from ArrayTasks::For, a rest among them for all of its tasks.
-  std::vector<Status> ApplyToTasks(const ArrayWork& work, const std::vector<JobId>& ids, uint64_t budget,
-                                   bool rests_whole) {
+  std::vector<Status> ApplyToTasks(const ArrayWork& work, const std::vector<JobId>& ids,
+                                   uint64_t budget, bool rests_whole) {
     return ApplyChange(*node_, work.caller, work.change, work.edit, ids, budget, rests_whole);
   }
   // The answer for an array the request reached no task of.

@@ -70,8 +70,10 @@ Status TimeLimitValue(const json& j, const char* key, int64_t* out) {
 }
 
 // One user_limits entry: its fields over `base`. Sizes need a unit; "unlimited" lifts a cap.
-Result<sched::UserLimit> UserLimitValue(const json& v, const std::string& key, sched::UserLimit base) {
-  if (!v.is_object()) return Bad(key, "must be an object like {\"running_jobs\": 8, \"gpu_mem\": \"80GiB\"}");
+Result<sched::UserLimit> UserLimitValue(const json& v, const std::string& key,
+                                        sched::UserLimit base) {
+  if (!v.is_object())
+    return Bad(key, "must be an object like {\"running_jobs\": 8, \"gpu_mem\": \"80GiB\"}");
   for (auto it = v.begin(); it != v.end(); ++it) {
     const std::string field = key + "." + it.key();
     const json& value = it.value();
@@ -79,7 +81,8 @@ Result<sched::UserLimit> UserLimitValue(const json& v, const std::string& key, s
     if (it.key() == "running_jobs") {
       if (unlimited) {
         base.running_jobs.reset();
-      } else if (value.is_number_integer() && value.get<int64_t>() >= 1 && value.get<int64_t>() <= 1'000'000) {
+      } else if (value.is_number_integer() && value.get<int64_t>() >= 1 &&
+                 value.get<int64_t>() <= 1'000'000) {
         base.running_jobs = static_cast<int>(value.get<int64_t>());
       } else {
         return Bad(field, "must be an integer 1..1000000 or \"unlimited\"");
@@ -89,7 +92,8 @@ Result<sched::UserLimit> UserLimitValue(const json& v, const std::string& key, s
         base.gpu_mem_bytes.reset();
         continue;
       }
-      if (!value.is_string()) return Bad(field, "must be a size with a unit like \"80GiB\", or \"unlimited\"");
+      if (!value.is_string())
+        return Bad(field, "must be a size with a unit like \"80GiB\", or \"unlimited\"");
       auto bytes = ParseSize(value.get<std::string>());
       if (!bytes.ok()) return Bad(field, bytes.status().message());
       if (*bytes == 0) return Bad(field, "must be more than 0 (\"unlimited\" for no cap)");
@@ -105,7 +109,8 @@ Result<sched::UserLimit> UserLimitValue(const json& v, const std::string& key, s
 Status ReadUserLimits(const json& j, Config* c) {
   if (!j.contains("user_limits")) return Status::Ok();
   const json& limits = j["user_limits"];
-  if (!limits.is_object()) return Bad("user_limits", "must be an object of \"default\" and user names");
+  if (!limits.is_object())
+    return Bad("user_limits", "must be an object of \"default\" and user names");
   if (limits.contains("default")) {
     auto d = UserLimitValue(limits["default"], "user_limits.default", {});
     if (!d.ok()) return d.status();
@@ -130,19 +135,64 @@ Status CheckMode(const std::string& mode, const std::string& key) {
 }
 
 Status Apply(const json& j, Config* c) {
-  static const std::set<std::string> kKeys = {
-      "state_dir", "socket_path", "backend", "default_mode", "gpu_modes", "mps_client_limit",
-      "slice_placement", "keep_empty_gpus", "mps_affinity_ms", "mig_min_idle_s", "mig_min_lifetime_s", "mig_drain_after_s", "mig_requests",
-      "host_cpus", "cpu_binding", "host_mem", "gpu_mem_reserve", "cancel_grace_ms", "daemon_away_limit_s", "poll_interval_ms",
-      "cgroups", "cgroup_root", "shim_path", "mps", "mps_control", "mps_idle_quit_ms",
-      "mps_fault_policy", "mps_fault_drain_after", "mps_dir", "mps_prestart_user",
-      "watch_interval_ms", "gpu_mem_tolerance_pct", "gpu_mem_grace_ms", "usage_flush_ms",
-      "settle_deadline_s", "metrics_listen", "max_connections", "max_connections_per_uid", "idle_timeout_ms",
-      "max_reply_backlog",
-      "max_user_priority", "priority_users", "allow_unenforced_slices", "env_deny", "retention_days",
-      "lease_attach_timeout_ms", "cdi_dir", "default_time_limit", "max_time_limit", "user_limits",
-      "max_array_tasks", "max_jobs", "max_jobs_per_user", "max_request_bytes", "max_user_request_bytes",
-      "max_user_stored_bytes", "max_output_bytes", "state_reserve_bytes"};
+  static const std::set<std::string> kKeys = {"state_dir",
+                                              "socket_path",
+                                              "backend",
+                                              "default_mode",
+                                              "gpu_modes",
+                                              "mps_client_limit",
+                                              "slice_placement",
+                                              "keep_empty_gpus",
+                                              "mps_affinity_ms",
+                                              "mig_min_idle_s",
+                                              "mig_min_lifetime_s",
+                                              "mig_drain_after_s",
+                                              "mig_requests",
+                                              "host_cpus",
+                                              "cpu_binding",
+                                              "host_mem",
+                                              "gpu_mem_reserve",
+                                              "cancel_grace_ms",
+                                              "daemon_away_limit_s",
+                                              "poll_interval_ms",
+                                              "cgroups",
+                                              "cgroup_root",
+                                              "shim_path",
+                                              "mps",
+                                              "mps_control",
+                                              "mps_idle_quit_ms",
+                                              "mps_fault_policy",
+                                              "mps_fault_drain_after",
+                                              "mps_dir",
+                                              "mps_prestart_user",
+                                              "watch_interval_ms",
+                                              "gpu_mem_tolerance_pct",
+                                              "gpu_mem_grace_ms",
+                                              "usage_flush_ms",
+                                              "settle_deadline_s",
+                                              "metrics_listen",
+                                              "max_connections",
+                                              "max_connections_per_uid",
+                                              "idle_timeout_ms",
+                                              "max_reply_backlog",
+                                              "max_user_priority",
+                                              "priority_users",
+                                              "allow_unenforced_slices",
+                                              "env_deny",
+                                              "retention_days",
+                                              "lease_attach_timeout_ms",
+                                              "cdi_dir",
+                                              "default_time_limit",
+                                              "max_time_limit",
+                                              "user_limits",
+                                              "max_array_tasks",
+                                              "max_jobs",
+                                              "max_jobs_per_user",
+                                              "max_request_bytes",
+                                              "max_user_request_bytes",
+                                              "max_user_stored_bytes",
+                                              "max_output_bytes",
+                                              "state_reserve_bytes"};
   if (!j.is_object()) return InvalidArgument("config: must be a JSON object");
   for (auto it = j.begin(); it != j.end(); ++it) {
     if (!kKeys.count(it.key())) return Bad(it.key(), "is not a known setting");
@@ -170,7 +220,8 @@ Status Apply(const json& j, Config* c) {
   PP_RETURN_IF_ERROR(integer("mig_min_lifetime_s", 0, 86'400, &c->mig_min_lifetime_s));
   PP_RETURN_IF_ERROR(str("slice_placement", &c->slice_placement));
   if (!sched::SlicePlacementFromName(c->slice_placement))
-    return Bad("slice_placement", "must be one of spread, pack, auto (got '" + c->slice_placement + "')");
+    return Bad("slice_placement",
+               "must be one of spread, pack, auto (got '" + c->slice_placement + "')");
   if (j.contains("keep_empty_gpus") && j["keep_empty_gpus"].is_string()) {
     if (j["keep_empty_gpus"].get<std::string>() != "auto")
       return Bad("keep_empty_gpus", "must be \"auto\" or an integer 0..1024");
@@ -186,7 +237,8 @@ Status Apply(const json& j, Config* c) {
   PP_RETURN_IF_ERROR(str("mps_control", &c->mps_control));
   PP_RETURN_IF_ERROR(str("mps_dir", &c->mps_dir));
   PP_RETURN_IF_ERROR(str("mps_prestart_user", &c->mps_prestart_user));
-  if (!c->mps_dir.empty() && c->mps_dir[0] != '/') return Bad("mps_dir", "must be an absolute path");
+  if (!c->mps_dir.empty() && c->mps_dir[0] != '/')
+    return Bad("mps_dir", "must be an absolute path");
   PP_RETURN_IF_ERROR(integer("mps_idle_quit_ms", 0, 86'400'000, &c->mps_idle_quit_ms));
   PP_RETURN_IF_ERROR(integer("mps_affinity_ms", 0, 600'000, &c->mps_affinity_ms));
   std::string fault_policy = NameOf(kFaultPolicies, c->mps_fault_policy);
@@ -208,12 +260,14 @@ Status Apply(const json& j, Config* c) {
   PP_RETURN_IF_ERROR(integer("usage_flush_ms", 1000, 3'600'000, &c->usage_flush_ms));
   PP_RETURN_IF_ERROR(integer("settle_deadline_s", 0, 86'400, &c->settle_deadline_s));
   PP_RETURN_IF_ERROR(integer("retention_days", 0, 36'500, &c->retention_days));
-  PP_RETURN_IF_ERROR(integer("lease_attach_timeout_ms", 1000, 86'400'000, &c->lease_attach_timeout_ms));
+  PP_RETURN_IF_ERROR(
+      integer("lease_attach_timeout_ms", 1000, 86'400'000, &c->lease_attach_timeout_ms));
   PP_RETURN_IF_ERROR(str("cdi_dir", &c->cdi_dir));
   if (c->cdi_dir[0] != '/') return Bad("cdi_dir", "must be an absolute path");
   if (j.contains("metrics_listen")) {
     // Empty is allowed here: it turns the endpoint off.
-    if (!j["metrics_listen"].is_string()) return Bad("metrics_listen", "must be \"HOST:PORT\" or \"\"");
+    if (!j["metrics_listen"].is_string())
+      return Bad("metrics_listen", "must be \"HOST:PORT\" or \"\"");
     c->metrics_listen = j["metrics_listen"].get<std::string>();
   }
   if (j.contains("cgroups")) {
@@ -225,7 +279,8 @@ Status Apply(const json& j, Config* c) {
     c->mig_requests = j["mig_requests"].get<bool>();
   }
   if (j.contains("allow_unenforced_slices")) {
-    if (!j["allow_unenforced_slices"].is_boolean()) return Bad("allow_unenforced_slices", "must be true or false");
+    if (!j["allow_unenforced_slices"].is_boolean())
+      return Bad("allow_unenforced_slices", "must be true or false");
     c->allow_unenforced_slices = j["allow_unenforced_slices"].get<bool>();
   }
   if (j.contains("host_mem")) {
@@ -254,7 +309,8 @@ Status Apply(const json& j, Config* c) {
   if (j.contains("max_reply_backlog")) {
     auto v = SizeValue(j["max_reply_backlog"], "max_reply_backlog");
     if (!v.ok()) return v.status();
-    if (*v < 65536 || *v > (uint64_t{1} << 30)) return Bad("max_reply_backlog", "must be between 64K and 1G");
+    if (*v < 65536 || *v > (uint64_t{1} << 30))
+      return Bad("max_reply_backlog", "must be between 64K and 1G");
     c->max_reply_backlog_bytes = *v;
   }
   PP_RETURN_IF_ERROR(integer("max_user_priority", -1000000, 1000000, &c->max_user_priority));
@@ -264,7 +320,8 @@ Status Apply(const json& j, Config* c) {
   if (j.contains("max_request_bytes")) {
     auto v = SizeValue(j["max_request_bytes"], "max_request_bytes");
     if (!v.ok()) return v.status();
-    if (*v < 4096 || *v > kMaxMessageBytes) return Bad("max_request_bytes", "must be between 4K and 1M");
+    if (*v < 4096 || *v > kMaxMessageBytes)
+      return Bad("max_request_bytes", "must be between 4K and 1M");
     c->max_request_bytes = *v;
   }
   // A per-user budget in bytes: 0 (none) or 1M..1T.
@@ -308,7 +365,8 @@ Status Apply(const json& j, Config* c) {
   PP_RETURN_IF_ERROR(TimeLimitValue(j, "default_time_limit", &c->default_time_limit_s));
   PP_RETURN_IF_ERROR(TimeLimitValue(j, "max_time_limit", &c->max_time_limit_s));
   if (c->max_time_limit_s > 0 && c->default_time_limit_s > c->max_time_limit_s)
-    return Bad("default_time_limit", "is above max_time_limit (" + FormatTimeLimit(c->max_time_limit_s) + ")");
+    return Bad("default_time_limit",
+               "is above max_time_limit (" + FormatTimeLimit(c->max_time_limit_s) + ")");
   PP_RETURN_IF_ERROR(ReadUserLimits(j, c));
   if (c->state_dir[0] != '/') return Bad("state_dir", "must be an absolute path");
   return Status::Ok();
@@ -343,7 +401,8 @@ std::string DefaultConfigJson() {
          {"mps_client_limit", c.mps_client_limit},
          {"slice_placement", c.slice_placement},
          {"cpu_binding", c.cpu_binding},
-         {"keep_empty_gpus", c.keep_empty_gpus == Config::kKeepEmptyAuto ? json("auto") : json(c.keep_empty_gpus)},
+         {"keep_empty_gpus",
+          c.keep_empty_gpus == Config::kKeepEmptyAuto ? json("auto") : json(c.keep_empty_gpus)},
          {"mps_affinity_ms", c.mps_affinity_ms},
          {"host_cpus", c.host_cpus},
          {"host_mem", "0"},

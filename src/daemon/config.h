@@ -126,7 +126,8 @@ struct Config {
   // What one request's text may take, and one user's jobs not yet ended together (0: no limit).
   uint64_t max_request_bytes = 256 << 10;
   uint64_t max_user_request_bytes = uint64_t{1} << 30;
-  // What one user's ended jobs may take in the store; past it their oldest are purged (0: no bound).
+  // What one user's ended jobs may take in the store; past it their oldest are purged (0: no
+  // bound).
   uint64_t max_user_stored_bytes = uint64_t{1} << 30;
   // The most one job's stdout and stderr in its job directory take together; past it the job is
   // ended and its output cut there (docs/security.md). 0: no bound.

@@ -61,7 +61,8 @@ Status MakePrivateDir(const std::string& path) {
   }
   std::string moved_to;
   PP_RETURN_IF_ERROR(MakeFreshDir(path, 0700, &moved_to));
-  if (!moved_to.empty()) log::Warn("{} was not pinpointd's own private directory; moved it to {}", path, moved_to);
+  if (!moved_to.empty())
+    log::Warn("{} was not pinpointd's own private directory; moved it to {}", path, moved_to);
   return Status::Ok();
 }
 
@@ -96,7 +97,8 @@ Result<int> LockStateDir(const std::string& state_dir) {
 
 // Real MPS daemons where they can run; only the client environment elsewhere, with slices on
 // mps devices refused where the node could run MPS but cannot (PlanMps). Said in the log.
-Result<std::unique_ptr<mps::MpsControl>> MakeMps(const Config& config, const MpsPlan& plan, Clock* clock) {
+Result<std::unique_ptr<mps::MpsControl>> MakeMps(const Config& config, const MpsPlan& plan,
+                                                 Clock* clock) {
   std::string mps_root = config.mps_dir.empty() ? config.state_dir + "/mps" : config.mps_dir;
   Status made = MakeDirs(mps_root, 0755);
   if (!made.ok()) return made;
@@ -106,17 +108,21 @@ Result<std::unique_ptr<mps::MpsControl>> MakeMps(const Config& config, const Mps
     o.control_binary = config.mps_control;
     o.idle_quit_ms = config.mps_idle_quit_ms;
     o.switch_user = ::getuid() == 0;
-    log::Info("MPS: one control daemon per device and user under {} ({})", mps_root, config.mps_control);
+    log::Info("MPS: one control daemon per device and user under {} ({})", mps_root,
+              config.mps_control);
     return std::unique_ptr<mps::MpsControl>(new mps::MpsDaemons(o, clock));
   }
   if (plan.refuse_slices) {
-    log::Error("MPS: cannot be started: {}; slices on mps devices are refused, whole GPUs still run. "
-               "Set mps_control to the control binary, or allow_unenforced_slices: true to run slices "
-               "without enforced limits",
-               plan.why_not);
+    log::Error(
+        "MPS: cannot be started: {}; slices on mps devices are refused, whole GPUs still run. "
+        "Set mps_control to the control binary, or allow_unenforced_slices: true to run slices "
+        "without enforced limits",
+        plan.why_not);
   } else {
-    log::Warn("MPS: no control daemons: {}; slices get their MPS environment only, without enforced limits",
-              plan.why_not);
+    log::Warn(
+        "MPS: no control daemons: {}; slices get their MPS environment only, without enforced "
+        "limits",
+        plan.why_not);
   }
   return std::unique_ptr<mps::MpsControl>(new mps::EnvOnlyMps(mps_root));
 }
@@ -144,12 +150,13 @@ api::ServerOptions ServerOptionsFor(const Config& config, Clock* clock) {
   o.limits.max_reply_backlog_bytes = config.max_reply_backlog_bytes;
   o.clock = clock;
   rlimit files{};
-  rlim_t wanted = static_cast<rlim_t>(config.max_connections) + 256;  // the store, jobs, MPS, metrics
+  rlim_t wanted =
+      static_cast<rlim_t>(config.max_connections) + 256;  // the store, jobs, MPS, metrics
   if (::getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur < wanted) {
     files.rlim_cur = std::min(wanted, files.rlim_max);
     if (::setrlimit(RLIMIT_NOFILE, &files) != 0 || files.rlim_cur < wanted)
-      log::Warn("max_connections {} needs {} open files; the limit is {}", config.max_connections, wanted,
-                files.rlim_cur);
+      log::Warn("max_connections {} needs {} open files; the limit is {}", config.max_connections,
+                wanted, files.rlim_cur);
   }
   return o;
 }
@@ -166,8 +173,8 @@ bool Purge(Retention& retention) {
   if (report->purged.empty()) return false;
   log::Info("retention: purged {} ended jobs ({} to {}), {} names removed from their directories{}",
             report->purged.size(), *std::min_element(report->purged.begin(), report->purged.end()),
-            *std::max_element(report->purged.begin(), report->purged.end()), report->entries_removed,
-            report->more ? "; more to do" : "");
+            *std::max_element(report->purged.begin(), report->purged.end()),
+            report->entries_removed, report->more ? "; more to do" : "");
   return true;
 }
 
@@ -252,7 +259,8 @@ void RunLoop(const Loop& l) {
 }
 
 // The node's options from the configuration, the inventory and the backend.
-NodeOptions NodeOptionsFor(const Config& config, const sched::Inventory& inventory, const gpu::GpuBackend& backend) {
+NodeOptions NodeOptionsFor(const Config& config, const sched::Inventory& inventory,
+                           const gpu::GpuBackend& backend) {
   NodeOptions options;
   options.state_dir = config.state_dir;
   options.inventory = inventory;
@@ -274,9 +282,13 @@ NodeOptions NodeOptionsFor(const Config& config, const sched::Inventory& invento
   if (config.cpu_binding == "cpuset") {
     options.cpu_topology = ReadCpuTopology();
     std::set<int> nodes;
-    for (int cpu : options.cpu_topology.cpus) nodes.insert(options.cpu_topology.node_of.count(cpu) ? options.cpu_topology.node_of.at(cpu) : 0);
-    log::Info("host CPUs: a job gets CPUs of its own while free ones are left (cpu_binding cpuset): {} on {} NUMA node(s)",
-              FormatCpuList(options.cpu_topology.cpus), nodes.size());
+    for (int cpu : options.cpu_topology.cpus)
+      nodes.insert(options.cpu_topology.node_of.count(cpu) ? options.cpu_topology.node_of.at(cpu)
+                                                           : 0);
+    log::Info(
+        "host CPUs: a job gets CPUs of its own while free ones are left (cpu_binding cpuset): {} "
+        "on {} NUMA node(s)",
+        FormatCpuList(options.cpu_topology.cpus), nodes.size());
   }
   options.default_user_limit = config.default_user_limit;
   options.user_limits = config.user_limits;
@@ -339,7 +351,8 @@ int RunDaemon(const Config& config, std::unique_ptr<gpu::GpuBackend> backend,
            VersionText(), backend_note);
   BlockDaemonSignals();  // before the watcher's and the metrics server's threads start
   sigset_t mask = DaemonSignals();
-  for (const std::string& dir : {config.state_dir, config.state_dir + "/jobs", config.state_dir + "/mps"}) {
+  for (const std::string& dir :
+       {config.state_dir, config.state_dir + "/jobs", config.state_dir + "/mps"}) {
     Status s = MakeDirs(dir, 0755);
     if (!s.ok()) return Fail(s);
   }
@@ -362,7 +375,8 @@ int RunDaemon(const Config& config, std::unique_ptr<gpu::GpuBackend> backend,
     // made again, so `pinpoint gpus` and the change history agree.
     auto replayed = ReplayMigChanges(*backend, **store);
     if (!replayed.ok()) return Fail(replayed.status());
-    if (*replayed > 0) log::Info("simulated node: {} MIG layout change(s) of earlier runs made again", *replayed);
+    if (*replayed > 0)
+      log::Info("simulated node: {} MIG layout change(s) of earlier runs made again", *replayed);
   }
   auto gpus = backend->Inventory();
   if (!gpus.ok()) return Fail(gpus.status());
@@ -374,7 +388,8 @@ int RunDaemon(const Config& config, std::unique_ptr<gpu::GpuBackend> backend,
 
   RealClock clock;
   // GPUs in mig-dynamic mode: their layout as it is, resumed (nothing that exists is made again).
-  auto mig = StartMigDynamic(*backend, *gpus, *mig_profiles, config, store->get(), *inventory, clock.NowMs());
+  auto mig = StartMigDynamic(*backend, *gpus, *mig_profiles, config, store->get(), *inventory,
+                             clock.NowMs());
   if (!mig.ok()) return Fail(mig.status());
 
   launch::Cgroups cgroups(config.cgroup_root);
@@ -386,12 +401,16 @@ int RunDaemon(const Config& config, std::unique_ptr<gpu::GpuBackend> backend,
     log::Info("host CPU/memory limits are off (cgroups: false)");
   }
   if (!cgroups.enabled())
-    log::Warn("jobs have no cgroup of their own: a job's process that leaves its session is found by its uid "
-              "and its job's key (PINPOINT_JOB_KEY), so one that also clears its environment can outlive its job "
-              "(docs/security.md, item 3)");
+    log::Warn(
+        "jobs have no cgroup of their own: a job's process that leaves its session is found by its "
+        "uid "
+        "and its job's key (PINPOINT_JOB_KEY), so one that also clears its environment can outlive "
+        "its job "
+        "(docs/security.md, item 3)");
   std::string shim = ShimPath(config);
   if (::access(shim.c_str(), X_OK) != 0)
-    return Fail(FailedPrecondition("job supervisor " + shim + " is missing or not executable (set shim_path)"));
+    return Fail(FailedPrecondition("job supervisor " + shim +
+                                   " is missing or not executable (set shim_path)"));
   launch::ProcessLauncher launcher(shim);
   SystemUserDirectory system_users;
   CachingUserDirectory users(&system_users, &clock);
@@ -434,15 +453,17 @@ int RunDaemon(const Config& config, std::unique_ptr<gpu::GpuBackend> backend,
   node.Step();  // tells the watcher of the adopted jobs before its first poll
   Status watching = watcher.Start();
   if (!watching.ok()) return Fail(watching);
-  log::Info("watcher: polling {} GPU(s) every {} ms; slices stopped above their memory +{}% for {} ms",
-            watch_options.gpu_indices.size(), config.watch_interval_ms, config.gpu_mem_tolerance_pct,
-            config.gpu_mem_grace_ms);
+  log::Info(
+      "watcher: polling {} GPU(s) every {} ms; slices stopped above their memory +{}% for {} ms",
+      watch_options.gpu_indices.size(), config.watch_interval_ms, config.gpu_mem_tolerance_pct,
+      config.gpu_mem_grace_ms);
   std::unique_ptr<metrics::MetricsServer> metrics_server;
   if (!config.metrics_listen.empty()) {
     auto started = metrics::MetricsServer::Start(config.metrics_listen);
     if (started.ok()) {
       metrics_server = std::move(started).value();
-      log::Info("metrics: http://{}/metrics (port {})", config.metrics_listen, metrics_server->port());
+      log::Info("metrics: http://{}/metrics (port {})", config.metrics_listen,
+                metrics_server->port());
     } else {
       // Enforcement does not depend on the endpoint: run without it, loudly.
       log::Error("metrics endpoint off: {}", started.status().message());

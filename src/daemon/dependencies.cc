@@ -10,7 +10,8 @@ Status Dependencies::Check(const api::Caller& caller, const JobRequest& request)
       Result<JobRecord> job = arrays_->Job(id);
       if (!job.ok() && job.status().code() != Code::kNotFound) return job.status();
       // Another user's job reads as no job at all: a submit must not tell which ids exist.
-      if (!job.ok() || !api::MayControlJob(caller, job->uid)) return NotFound("no job " + std::to_string(id));
+      if (!job.ok() || !api::MayControlJob(caller, job->uid))
+        return NotFound("no job " + std::to_string(id));
       if (list != &request.afterok) continue;  // after: any end will do
       JobState state = StateOf(*job);
       if (IsFinal(state) && state != JobState::kCompleted) {
@@ -53,9 +54,11 @@ std::map<JobId, JobState> Dependencies::StatesFor(const std::vector<sched::Deman
         }
         Result<JobRecord> stored = arrays_->Job(id);
         if (!stored.ok()) {
-          if (stored.status().code() == Code::kNotFound) continue;  // purged (sched::JudgeDependencies)
+          if (stored.status().code() == Code::kNotFound)
+            continue;  // purged (sched::JudgeDependencies)
           // Unknown for now: the job waits rather than start or end on a guess.
-          log::Warn("job {}: state of dependency {} unknown: {}", d.id, id, stored.status().message());
+          log::Warn("job {}: state of dependency {} unknown: {}", d.id, id,
+                    stored.status().message());
           states[id] = JobState::kPending;
           continue;
         }

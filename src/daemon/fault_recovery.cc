@@ -4,8 +4,8 @@
 
 namespace pinpoint::daemon {
 
-void FaultRecovery::Claim(const sharing::Event& fault, const JobTable& jobs, sharing::Backends& sharing,
-                          int64_t now_ms) {
+void FaultRecovery::Claim(const sharing::Event& fault, const JobTable& jobs,
+                          sharing::Backends& sharing, int64_t now_ms) {
   const int device = fault.device_index;
   std::set<JobId>& affected = recovering_[device];
   for (const auto& [id, job] : jobs) {
@@ -13,13 +13,16 @@ void FaultRecovery::Claim(const sharing::Event& fault, const JobTable& jobs, sha
     for (const auto& a : job.allocations) {
       if (a.device_index != device || a.mode != fault.mode) continue;
       affected.insert(id);
-      store::JobEvent ev{id, now_ms, "mps-fault", "fatal GPU error on device " + std::to_string(device)};
+      store::JobEvent ev{id, now_ms, "mps-fault",
+                         "fatal GPU error on device " + std::to_string(device)};
       Status s = store_->AppendEvent(ev);
       if (!s.ok()) log::Warn("job {}: {}", id, s.message());
     }
   }
-  log::Error("MPS: fatal GPU error on device {} reported by the MPS server of uid {} ({} jobs affected): {}",
-             device, fault.uid, affected.size(), fault.detail);
+  log::Error(
+      "MPS: fatal GPU error on device {} reported by the MPS server of uid {} ({} jobs affected): "
+      "{}",
+      device, fault.uid, affected.size(), fault.detail);
   tracker_.Claim(device, now_ms);
   if (affected.empty()) {
     recovering_.erase(device);

@@ -33,7 +33,8 @@ class FaultRecovery {
   // now_ms. The claim comes from a log its user can write, so it may touch that user's running
   // jobs held there in that mode only: those are in the device's recovery (each gets an event).
   // When none is, the device is reset at once through `sharing`.
-  void Claim(const sharing::Event& fault, const JobTable& jobs, sharing::Backends& sharing, int64_t now_ms);
+  void Claim(const sharing::Event& fault, const JobTable& jobs, sharing::Backends& sharing,
+             int64_t now_ms);
   // The driver reported a critical Xid on device `device` at time_ms (it confirms claims).
   void Xid(int device, int64_t time_ms) { tracker_.Xid(device, time_ms); }
   // Applies FaultTracker's verdicts at now_ms: logs counted and unconfirmed faults, and drains the

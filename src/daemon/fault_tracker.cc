@@ -14,9 +14,13 @@ void PushBounded(std::deque<int64_t>& times, int64_t t) {
 }  // namespace
 
 FaultTracker::FaultTracker(int drain_after, int64_t confirm_window_ms, int64_t drain_window_ms)
-    : drain_after_(drain_after), confirm_window_ms_(confirm_window_ms), drain_window_ms_(drain_window_ms) {}
+    : drain_after_(drain_after),
+      confirm_window_ms_(confirm_window_ms),
+      drain_window_ms_(drain_window_ms) {}
 
-void FaultTracker::Claim(int device, int64_t time_ms) { PushBounded(devices_[device].claims, time_ms); }
+void FaultTracker::Claim(int device, int64_t time_ms) {
+  PushBounded(devices_[device].claims, time_ms);
+}
 
 void FaultTracker::Xid(int device, int64_t time_ms) { PushBounded(devices_[device].xids, time_ms); }
 
@@ -26,7 +30,9 @@ FaultOutcome FaultTracker::Evaluate(int64_t now_ms) {
     bool counted = false, dropped = false;
     while (!d.claims.empty()) {
       int64_t claim = d.claims.front();
-      auto near = [&](int64_t t) { return t >= claim - confirm_window_ms_ && t <= claim + confirm_window_ms_; };
+      auto near = [&](int64_t t) {
+        return t >= claim - confirm_window_ms_ && t <= claim + confirm_window_ms_;
+      };
       if (std::any_of(d.xids.begin(), d.xids.end(), near)) {
         d.counted.push_back(claim);
         counted = true;
@@ -44,7 +50,8 @@ FaultOutcome FaultTracker::Evaluate(int64_t now_ms) {
     std::erase_if(d.counted, [&](int64_t t) { return now_ms - t > drain_window_ms_; });
     if (counted) out.counted.push_back(device);
     if (dropped) out.unconfirmed.push_back(device);
-    if (counted && !d.drained && drain_after_ > 0 && static_cast<int>(d.counted.size()) >= drain_after_) {
+    if (counted && !d.drained && drain_after_ > 0 &&
+        static_cast<int>(d.counted.size()) >= drain_after_) {
       d.drained = true;
       out.drain.push_back(device);
     }

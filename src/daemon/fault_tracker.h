@@ -32,7 +32,8 @@ class FaultTracker {
  public:
   static constexpr size_t kMaxPending = 64;
 
-  FaultTracker(int drain_after, int64_t confirm_window_ms = 10'000, int64_t drain_window_ms = 3'600'000);
+  FaultTracker(int drain_after, int64_t confirm_window_ms = 10'000,
+               int64_t drain_window_ms = 3'600'000);
 
   void Claim(int device, int64_t time_ms);
   void Xid(int device, int64_t time_ms);

@@ -24,7 +24,8 @@ Result<Hold> DecideHold(const JobRecord& job, bool caller_is_root) {
 Result<Hold> DecideRelease(const JobRecord& job, bool caller_is_root) {
   PP_RETURN_IF_ERROR(MustBePending(job, "released"));
   if (job.hold == Hold::kRoot && !caller_is_root)
-    return PermissionDenied("job " + std::to_string(job.id) + " is held by root: only root can release it");
+    return PermissionDenied("job " + std::to_string(job.id) +
+                            " is held by root: only root can release it");
   return Hold::kNone;
 }
 

@@ -38,22 +38,27 @@ bool IsMigDynamic(const Config& config, const std::vector<std::string>& keys) {
 }
 
 // The slots of a GPU configured mig-dynamic; refused with one line when pinpoint cannot serve it.
-Result<std::vector<sched::Device>> MigDynamicSlots(const gpu::GpuInfo& g, const Config& config,
-                                                   const std::map<int, std::vector<gpu::MigProfileInfo>>& profiles) {
+Result<std::vector<sched::Device>> MigDynamicSlots(
+    const gpu::GpuInfo& g, const Config& config,
+    const std::map<int, std::vector<gpu::MigProfileInfo>>& profiles) {
   std::string index_key = std::to_string(g.index);
   std::string gpu = "GPU " + index_key + " (" + g.name + ")";
   if (!g.mig_enabled)
-    return InvalidArgument("config: gpu_modes gives " + gpu + " " + kMigDynamicMode + ", but MIG is disabled on it: " +
-                           "pinpoint never turns MIG on (that needs a GPU reset); an administrator enables it " +
-                           "(nvidia-smi -i " + index_key + " -mig 1) or the GPU gets another mode");
+    return InvalidArgument(
+        "config: gpu_modes gives " + gpu + " " + kMigDynamicMode + ", but MIG is disabled on it: " +
+        "pinpoint never turns MIG on (that needs a GPU reset); an administrator enables it " +
+        "(nvidia-smi -i " + index_key + " -mig 1) or the GPU gets another mode");
   auto listed = profiles.find(g.index);
-  sched::mig::Model model = MigModelOf(g.name, listed != profiles.end() ? listed->second : std::vector<gpu::MigProfileInfo>{});
+  sched::mig::Model model = MigModelOf(
+      g.name, listed != profiles.end() ? listed->second : std::vector<gpu::MigProfileInfo>{});
   if (model.profiles.empty())
     return InvalidArgument("config: gpu_modes gives " + gpu + " " + kMigDynamicMode +
                            ", but its driver lists no MIG profile pinpoint could make");
   Result<std::vector<sched::Device>> slots =
       MigSlots(g, model, *SharingModeFromName(config.default_mode), config.gpu_mem_reserve_bytes);
-  if (!slots.ok()) return InvalidArgument("config: gpu_modes gives " + gpu + " " + kMigDynamicMode + ": " + slots.status().message());
+  if (!slots.ok())
+    return InvalidArgument("config: gpu_modes gives " + gpu + " " + kMigDynamicMode + ": " +
+                           slots.status().message());
   return slots;
 }
 
@@ -63,8 +68,9 @@ bool IsMigDynamicGpu(const gpu::GpuInfo& gpu, const Config& config) {
   return IsMigDynamic(config, {gpu.uuid, std::to_string(gpu.index)});
 }
 
-Result<sched::Inventory> BuildInventory(const std::vector<gpu::GpuInfo>& gpus, const Config& config,
-                                        const std::map<int, std::vector<gpu::MigProfileInfo>>& mig_profiles) {
+Result<sched::Inventory> BuildInventory(
+    const std::vector<gpu::GpuInfo>& gpus, const Config& config,
+    const std::map<int, std::vector<gpu::MigProfileInfo>>& mig_profiles) {
   std::set<std::string> known;
   sched::Inventory inv;
   auto mode_for = [&](const std::vector<std::string>& keys) {
@@ -84,8 +90,9 @@ Result<sched::Inventory> BuildInventory(const std::vector<gpu::GpuInfo>& gpus, c
     for (const auto& m : g.migs) {
       known.insert(m.uuid);
       if (IsMigDynamic(config, {m.uuid}))
-        return InvalidArgument("config: gpu_modes gives MIG instance " + m.uuid + " " + kMigDynamicMode +
-                               ", a mode of a whole GPU (name GPU " + index_key + " instead)");
+        return InvalidArgument("config: gpu_modes gives MIG instance " + m.uuid + " " +
+                               kMigDynamicMode + ", a mode of a whole GPU (name GPU " + index_key +
+                               " instead)");
     }
     if (IsMigDynamicGpu(g, config)) {
       Result<std::vector<sched::Device>> slots = MigDynamicSlots(g, config, mig_profiles);
@@ -114,7 +121,8 @@ Result<sched::Inventory> BuildInventory(const std::vector<gpu::GpuInfo>& gpus, c
         d.mode = mode_for({m.uuid, g.uuid, index_key});
         d.numa_node = g.numa_node;
         inv.devices.push_back(d);
-        if (!m.profile.empty()) inv.mig_profiles[m.profile] = std::max(inv.mig_profiles[m.profile], d.mem_bytes);
+        if (!m.profile.empty())
+          inv.mig_profiles[m.profile] = std::max(inv.mig_profiles[m.profile], d.mem_bytes);
       }
       continue;
     }
@@ -133,7 +141,8 @@ Result<sched::Inventory> BuildInventory(const std::vector<gpu::GpuInfo>& gpus, c
     if (!known.count(key))
       return InvalidArgument("config: gpu_modes names '" + key + "', which is no GPU of this node");
   }
-  inv.slice_placement = sched::SlicePlacementFromName(config.slice_placement).value_or(sched::SlicePlacement::kAuto);
+  inv.slice_placement =
+      sched::SlicePlacementFromName(config.slice_placement).value_or(sched::SlicePlacement::kAuto);
   inv.mps_affinity_ms = config.mps_affinity_ms;
   if (config.keep_empty_gpus == Config::kKeepEmptyAuto) {
     int whole = 0;

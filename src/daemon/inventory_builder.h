@@ -18,8 +18,9 @@ namespace pinpoint::daemon {
 // silently leave a GPU in the wrong mode), or gives kMigDynamicMode to a MIG instance, to a GPU
 // whose MIG is disabled (pinpoint never turns it on), to one whose profiles are not in
 // `mig_profiles` or one with an instance no slot takes (MigSlots): one line each, naming the GPU.
-Result<sched::Inventory> BuildInventory(const std::vector<gpu::GpuInfo>& gpus, const Config& config,
-                                        const std::map<int, std::vector<gpu::MigProfileInfo>>& mig_profiles = {});
+Result<sched::Inventory> BuildInventory(
+    const std::vector<gpu::GpuInfo>& gpus, const Config& config,
+    const std::map<int, std::vector<gpu::MigProfileInfo>>& mig_profiles = {});
 
 // Whether gpu_modes gives `gpu` kMigDynamicMode (by its index or UUID).
 bool IsMigDynamicGpu(const gpu::GpuInfo& gpu, const Config& config);

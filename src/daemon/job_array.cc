@@ -9,13 +9,15 @@ namespace pinpoint::daemon {
 Status CheckArraySize(const ArraySpec& spec, const JobRequest& request, int max_tasks) {
   size_t tasks = spec.indices.size();
   if (tasks > static_cast<size_t>(max_tasks))
-    return InvalidArgument("an array of " + std::to_string(tasks) + " tasks: this node takes at most " +
-                           std::to_string(max_tasks) + " tasks in one array (max_array_tasks)");
+    return InvalidArgument("an array of " + std::to_string(tasks) +
+                           " tasks: this node takes at most " + std::to_string(max_tasks) +
+                           " tasks in one array (max_array_tasks)");
   // Each task stores the whole request once it starts: one 1 MiB request must not become 10 GiB.
   size_t bytes = ToJson(request).dump().size() * tasks;
   if (bytes > kMaxArrayBytes)
     return InvalidArgument("an array of " + std::to_string(tasks) + " tasks would store " +
-                           FormatSize(bytes) + " of job records, at most " + FormatSize(kMaxArrayBytes) +
+                           FormatSize(bytes) + " of job records, at most " +
+                           FormatSize(kMaxArrayBytes) +
                            " in one array: pass less environment (--export) or submit fewer tasks");
   return Status::Ok();
 }
@@ -24,12 +26,14 @@ bool IsFirstTaskOf(const JobRecord& first, const ArraySpec& spec) {
   const ArrayTask& a = first.array;
   return a.array_id == first.id && a.array_id != 0 && !spec.indices.empty() &&
          a.count == static_cast<int>(spec.indices.size()) && a.index == spec.indices.front() &&
-         a.min_index == spec.indices.front() && a.max_index == spec.indices.back() && a.limit == spec.limit;
+         a.min_index == spec.indices.front() && a.max_index == spec.indices.back() &&
+         a.limit == spec.limit;
 }
 
 void SetArrayEnvironment(const ArrayTask& array, std::map<std::string, std::string>& env) {
-  for (const char* name : {"PINPOINT_ARRAY_JOB_ID", "PINPOINT_ARRAY_TASK_ID", "PINPOINT_ARRAY_TASK_COUNT",
-                           "PINPOINT_ARRAY_TASK_MIN", "PINPOINT_ARRAY_TASK_MAX"}) {
+  for (const char* name :
+       {"PINPOINT_ARRAY_JOB_ID", "PINPOINT_ARRAY_TASK_ID", "PINPOINT_ARRAY_TASK_COUNT",
+        "PINPOINT_ARRAY_TASK_MIN", "PINPOINT_ARRAY_TASK_MAX"}) {
     env.erase(name);
   }
   if (array.array_id == 0) return;

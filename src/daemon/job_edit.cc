@@ -11,9 +11,11 @@ namespace {
 bool PendingFieldsDiffer(const JobRequest& r, const JobEdit& e) {
   return (e.time_limit_s && *e.time_limit_s != r.time_limit_s) ||
          (e.gpu_mem_bytes && *e.gpu_mem_bytes != r.gpu_mem_bytes) ||
-         (e.gpu_share_pct && *e.gpu_share_pct != r.gpu_share_pct) || (e.priority && *e.priority != r.priority) ||
-         (e.name && *e.name != r.name) || (e.gpus && *e.gpus != r.gpus) || (e.cpus && *e.cpus != r.cpus) ||
-         (e.mem_bytes && *e.mem_bytes != r.mem_bytes) || (e.mig_profile && *e.mig_profile != r.mig_profile);
+         (e.gpu_share_pct && *e.gpu_share_pct != r.gpu_share_pct) ||
+         (e.priority && *e.priority != r.priority) || (e.name && *e.name != r.name) ||
+         (e.gpus && *e.gpus != r.gpus) || (e.cpus && *e.cpus != r.cpus) ||
+         (e.mem_bytes && *e.mem_bytes != r.mem_bytes) ||
+         (e.mig_profile && *e.mig_profile != r.mig_profile);
 }
 
 std::string Job(const JobRecord& job) { return "job " + std::to_string(job.id); }
@@ -25,28 +27,35 @@ std::string Limit(int64_t seconds) { return seconds == 0 ? "none" : FormatTimeLi
 
 bool EditChanges(const JobRecord& job, const JobEdit& edit) {
   if (IsFinal(job.state) || job.cancel_requested || job.kind != JobKind::kJob) return false;
-  if (edit.array_limit && job.array.array_id != 0 && *edit.array_limit != job.array.limit) return true;
+  if (edit.array_limit && job.array.array_id != 0 && *edit.array_limit != job.array.limit)
+    return true;
   return job.state == JobState::kPending && PendingFieldsDiffer(job.request, edit);
 }
 
 Result<bool> ApplyEdit(JobRecord& job, const JobEdit& edit, bool root) {
   if (job.kind != JobKind::kJob)
-    return FailedPrecondition(Job(job) + " is a lease: it has no place in the queue to change (close it and open another)");
-  if (IsFinal(job.state)) return FailedPrecondition(Job(job) + " already ended (" + JobStateName(job.state) + ")");
+    return FailedPrecondition(
+        Job(job) +
+        " is a lease: it has no place in the queue to change (close it and open another)");
+  if (IsFinal(job.state))
+    return FailedPrecondition(Job(job) + " already ended (" + JobStateName(job.state) + ")");
   if (job.cancel_requested) return FailedPrecondition(Job(job) + " is being cancelled");
-  if (edit.array_limit && job.array.array_id == 0) return InvalidArgument(Job(job) + " is no task of a job array");
+  if (edit.array_limit && job.array.array_id == 0)
+    return InvalidArgument(Job(job) + " is no task of a job array");
   JobRequest& r = job.request;
   if (job.state != JobState::kPending) {
-    if (edit.gpu_mem_bytes || edit.gpu_share_pct || edit.priority || edit.name || edit.gpus || edit.cpus ||
-        edit.mem_bytes || edit.mig_profile)
-      return FailedPrecondition(Job(job) + " is " + JobStateName(job.state) +
-                                ": only its time limit can change now (the rest is fixed once it starts)");
+    if (edit.gpu_mem_bytes || edit.gpu_share_pct || edit.priority || edit.name || edit.gpus ||
+        edit.cpus || edit.mem_bytes || edit.mig_profile)
+      return FailedPrecondition(
+          Job(job) + " is " + JobStateName(job.state) +
+          ": only its time limit can change now (the rest is fixed once it starts)");
     // A user may shorten a running job, never lengthen it: the node's time was planned on it.
-    bool longer = edit.time_limit_s && *edit.time_limit_s != r.time_limit_s &&
-                  (*edit.time_limit_s == 0 || (r.time_limit_s != 0 && *edit.time_limit_s > r.time_limit_s));
+    bool longer =
+        edit.time_limit_s && *edit.time_limit_s != r.time_limit_s &&
+        (*edit.time_limit_s == 0 || (r.time_limit_s != 0 && *edit.time_limit_s > r.time_limit_s));
     if (longer && !root)
-      return PermissionDenied(Job(job) + " is running: only root may raise its time limit (" + Limit(r.time_limit_s) +
-                              " now; it may be lowered)");
+      return PermissionDenied(Job(job) + " is running: only root may raise its time limit (" +
+                              Limit(r.time_limit_s) + " now; it may be lowered)");
   }
   bool pending_change = job.state == JobState::kPending && PendingFieldsDiffer(r, edit);
   bool time_change = edit.time_limit_s && *edit.time_limit_s != r.time_limit_s;
@@ -63,7 +72,8 @@ Result<bool> ApplyEdit(JobRecord& job, const JobEdit& edit, bool root) {
   if (edit.mig_profile) r.mig_profile = *edit.mig_profile;
   if (edit.array_limit) job.array.limit = *edit.array_limit;
   // The next pass says why it waits (a held job still waits "held").
-  if (job.state == JobState::kPending && job.hold == Hold::kNone) lifecycle::Waiting(job, Reason::kNone, "");
+  if (job.state == JobState::kPending && job.hold == Hold::kNone)
+    lifecycle::Waiting(job, Reason::kNone, "");
   return true;
 }
 

@@ -9,8 +9,9 @@
 
 namespace pinpoint::daemon {
 
-Status CheckJobRoom(const std::map<JobId, JobRecord>& active, size_t active_tasks, const JobRecord& job, size_t jobs,
-                    size_t node_cap, size_t user_max, bool root) {
+Status CheckJobRoom(const std::map<JobId, JobRecord>& active, size_t active_tasks,
+                    const JobRecord& job, size_t jobs, size_t node_cap, size_t user_max,
+                    bool root) {
   size_t node_max = CapFor(node_cap, root);
   bool near_node = node_max > 0 && active_tasks + jobs > node_max;
   bool near_user = user_max > 0 && active_tasks + jobs > user_max;
@@ -28,8 +29,9 @@ Status CheckJobRoom(const std::map<JobId, JobRecord>& active, size_t active_task
                            ? std::to_string(node_max) + " (max_jobs)"
                            : std::to_string(node_max) + " of users other than root (max_jobs " +
                                  std::to_string(node_cap) + ", the rest kept for root)";
-    return Unavailable("the node holds " + std::to_string(held) + " jobs not yet ended and takes at most " +
-                       most + "; " + more + " must wait until some have ended");
+    return Unavailable("the node holds " + std::to_string(held) +
+                       " jobs not yet ended and takes at most " + most + "; " + more +
+                       " must wait until some have ended");
   }
   if (near_user && users + jobs > user_max) {
     return Unavailable(job.user + " has " + std::to_string(users) +
@@ -40,7 +42,9 @@ Status CheckJobRoom(const std::map<JobId, JobRecord>& active, size_t active_task
   return Status::Ok();
 }
 
-void HeldBytes::Add(const JobRecord& job, size_t tasks) { by_uid_[job.uid] += RequestBytes(job.request) * tasks; }
+void HeldBytes::Add(const JobRecord& job, size_t tasks) {
+  by_uid_[job.uid] += RequestBytes(job.request) * tasks;
+}
 
 void HeldBytes::Remove(const JobRecord& job, size_t tasks) {
   auto it = by_uid_.find(job.uid);
@@ -59,15 +63,17 @@ Status CheckRequestBytes(const JobRecord& job, size_t jobs, uint64_t held, uint6
                          uint64_t user_max) {
   uint64_t bytes = RequestBytes(job.request);
   if (request_max > 0 && bytes > request_max) {
-    return InvalidArgument("the request's command, environment and paths take " + FormatSize(bytes) +
-                           "; this node takes at most " + FormatSize(request_max) +
+    return InvalidArgument("the request's command, environment and paths take " +
+                           FormatSize(bytes) + "; this node takes at most " +
+                           FormatSize(request_max) +
                            " (max_request_bytes): pass less environment (submit --export)");
   }
   if (user_max == 0) return Status::Ok();
   uint64_t adding = bytes * jobs;  // jobs <= max_array_tasks, bytes <= a message: no overflow
   if (held + adding > user_max) {
-    return Unavailable(job.user + "'s jobs not yet ended take " + FormatSize(held) + " and a user's may take at most " +
-                       FormatSize(user_max) + " (max_user_request_bytes); " + FormatSize(adding) +
+    return Unavailable(job.user + "'s jobs not yet ended take " + FormatSize(held) +
+                       " and a user's may take at most " + FormatSize(user_max) +
+                       " (max_user_request_bytes); " + FormatSize(adding) +
                        " more must wait until some have ended");
   }
   return Status::Ok();

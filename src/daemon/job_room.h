@@ -19,8 +19,8 @@ namespace pinpoint::daemon {
 // (active_tasks + jobs above it).
 // Errors: kUnavailable, one line naming the setting ("alice has 20000 jobs not yet ended and a
 // user may have at most 20000 (max_jobs_per_user); 1 more must wait until some have ended").
-Status CheckJobRoom(const std::map<JobId, JobRecord>& active, size_t active_tasks, const JobRecord& job, size_t jobs,
-                    size_t node_cap, size_t user_max, bool root);
+Status CheckJobRoom(const std::map<JobId, JobRecord>& active, size_t active_tasks,
+                    const JobRecord& job, size_t jobs, size_t node_cap, size_t user_max, bool root);
 
 // About the bytes of a job's stored record: its request's text (RequestBytes) and a kilobyte for
 // the rest. What a rewrite of the record costs (pinpoint/rewrite_budget.h).

@@ -19,7 +19,8 @@ namespace pinpoint::daemon {
 namespace {
 
 // The allocations a start's slots give its job: each device as its mode's backend holds it.
-std::vector<Allocation> AllocationsFor(const std::vector<sched::Slot>& slots, const sched::Inventory& inventory,
+std::vector<Allocation> AllocationsFor(const std::vector<sched::Slot>& slots,
+                                       const sched::Inventory& inventory,
                                        sharing::Backends& sharing) {
   std::vector<Allocation> allocations;
   for (const auto& slot : slots) {
@@ -39,14 +40,16 @@ std::vector<Allocation> AllocationsFor(const std::vector<sched::Slot>& slots, co
 std::optional<int> NumaNodeOf(const JobRecord& job, const sched::Inventory& inventory) {
   if (job.allocations.empty()) return std::nullopt;
   size_t index = static_cast<size_t>(job.allocations.front().device_index);
-  if (index >= inventory.devices.size() || inventory.devices[index].numa_node < 0) return std::nullopt;
+  if (index >= inventory.devices.size() || inventory.devices[index].numa_node < 0)
+    return std::nullopt;
   return inventory.devices[index].numa_node;
 }
 
 std::string OverBudgetDetail(const watch::OverBudget& over) {
-  std::string who = over.processes == 1 ? "its process" : "its " + std::to_string(over.processes) + " processes";
-  return who + " used " + FormatSize(over.used_bytes) + " of device memory on GPU " + std::to_string(over.gpu_index) +
-         ", over its " + FormatSize(over.budget_bytes);
+  std::string who =
+      over.processes == 1 ? "its process" : "its " + std::to_string(over.processes) + " processes";
+  return who + " used " + FormatSize(over.used_bytes) + " of device memory on GPU " +
+         std::to_string(over.gpu_index) + ", over its " + FormatSize(over.budget_bytes);
 }
 
 }  // namespace
@@ -62,8 +65,10 @@ Occupant& JobRunner::OccupantOf(const JobRecord& job) {
 }
 
 void JobRunner::Adopt(JobRecord& job, bool orphaned) {
-  for (const auto& a : job.allocations) deps_.sharing->For(a.mode).Adopt(SliceOf(job, a));  // restarts a dead MPS daemon
-  if (job.cancel_requested) kill_at_ms_[job.id] = deps_.clock->NowMs() + deps_.options->cancel_grace_ms;
+  for (const auto& a : job.allocations)
+    deps_.sharing->For(a.mode).Adopt(SliceOf(job, a));  // restarts a dead MPS daemon
+  if (job.cancel_requested)
+    kill_at_ms_[job.id] = deps_.clock->NowMs() + deps_.options->cancel_grace_ms;
   store::JobEvent e{job.id, deps_.clock->NowMs(), "adopt", "re-adopted after daemon restart"};
   Status s = deps_.store->AppendEvent(e);
   if (!s.ok()) log::Warn("job {}: {}", job.id, s.ToString());
@@ -110,7 +115,8 @@ std::vector<JobId> JobRunner::RecordStarts(const std::vector<sched::Start>& star
     lifecycle::Started(job, AllocationsFor(start.slots, *deps_.inventory, *deps_.sharing),
                        deps_.clock->NowMs());
     if (!topology.cpus.empty() && job.kind == JobKind::kJob) {
-      job.cpuset = sched::PickCpus(topology, taken, job.request.cpus, NumaNodeOf(job, *deps_.inventory));
+      job.cpuset =
+          sched::PickCpus(topology, taken, job.request.cpus, NumaNodeOf(job, *deps_.inventory));
       taken.insert(job.cpuset.begin(), job.cpuset.end());
     }
     deps_.watch->Started(job.id);  // requeued and started again: the watcher watches it as before
@@ -169,19 +175,22 @@ Result<std::vector<std::string>> JobRunner::JobEnvironment(const JobRecord& job)
     auto prepared = sharing.For(a.mode).Prepare(SliceOf(job, a));
     if (!prepared.ok()) {
       // Its holds so far are let go: a job that waits or fails holds nothing on its devices.
-      for (size_t j = 0; j < i; ++j) sharing.For(job.allocations[j].mode).Release(SliceOf(job, job.allocations[j]));
+      for (size_t j = 0; j < i; ++j)
+        sharing.For(job.allocations[j].mode).Release(SliceOf(job, job.allocations[j]));
       return prepared.status();
     }
     for (const auto& [k, v] : *prepared) env[k] = v;
   }
-  if (job.request.gpu_mem_bytes > 0) env["PINPOINT_GPU_MEM_BYTES"] = std::to_string(job.request.gpu_mem_bytes);
+  if (job.request.gpu_mem_bytes > 0)
+    env["PINPOINT_GPU_MEM_BYTES"] = std::to_string(job.request.gpu_mem_bytes);
   // As many threads as CPUs (the job's own choice stays), and which CPUs when it has its own.
   env.try_emplace("OMP_NUM_THREADS", std::to_string(job.request.cpus));
   if (!job.cpuset.empty()) env["PINPOINT_CPUS"] = FormatCpuList(job.cpuset);
   else env.erase("PINPOINT_CPUS");
   // A simulated node's own jobs: what they declare is seen by this node alone (declared_usage.h).
   env.erase(gpu::kSimulatedNodeVar);
-  if (!deps_.options->simulated_node.empty()) env[gpu::kSimulatedNodeVar] = deps_.options->simulated_node;
+  if (!deps_.options->simulated_node.empty())
+    env[gpu::kSimulatedNodeVar] = deps_.options->simulated_node;
   std::vector<std::string> out;
   for (const auto& [k, v] : env) out.push_back(k + "=" + v);
   return out;
@@ -239,7 +248,8 @@ void JobRunner::Pass(int64_t now_ms) {
     }
     std::optional<int64_t> deadline = lifecycle::TimeLimitDeadlineMs(job);
     // A job already being stopped or cancelled is left alone: the first stop wins.
-    if (deadline && now_ms >= *deadline) StopJob(job, Reason::kTimeLimit, lifecycle::TimeLimitDetail(job));
+    if (deadline && now_ms >= *deadline)
+      StopJob(job, Reason::kTimeLimit, lifecycle::TimeLimitDetail(job));
     SendWarning(job, now_ms);
     SendDueSignals(job, now_ms);
   }
@@ -270,12 +280,14 @@ void JobRunner::SendWarning(JobRecord& job, int64_t now_ms) {
   if (!due || now_ms < *due) return;
   Occupant& occupant = OccupantOf(job);
   int signal = job.request.signal;
-  Status s = job.request.signal_leader_only ? occupant.SignalLeader(job, signal) : occupant.Signal(job, signal);
+  Status s = job.request.signal_leader_only ? occupant.SignalLeader(job, signal)
+                                            : occupant.Signal(job, signal);
   if (s.code() == Code::kUnavailable) return;  // not started yet: the next pass tries again
   warned_.insert(job.id);  // once, sent or not
   std::string to = job.request.signal_leader_only ? "its first process" : "its processes";
   std::string detail = s.ok() ? "sent signal " + std::to_string(signal) + " to " + to + ", " +
-                                    std::to_string(job.request.signal_before_s) + " s before its time limit"
+                                    std::to_string(job.request.signal_before_s) +
+                                    " s before its time limit"
                               : "signal " + std::to_string(signal) + " not sent: " + s.message();
   if (!s.ok()) log::Warn("job {}: {}", job.id, detail);
   Status recorded = deps_.store->AppendEvent(store::JobEvent{job.id, now_ms, "signal", detail});
@@ -284,7 +296,8 @@ void JobRunner::SendWarning(JobRecord& job, int64_t now_ms) {
 
 void JobRunner::ApplyWatch() {
   WatchFeedback::Found found = deps_.watch->Apply(*deps_.jobs, deps_.clock->NowMs());
-  if (found.settled || found.holds_changed) Changed();  // freed slots, or the holders the reasons name
+  if (found.settled || found.holds_changed)
+    Changed();  // freed slots, or the holders the reasons name
   // An Xid is the driver's word on a GPU: it confirms MPS fault claims of every device on it.
   for (const auto& [xid, time_ms] : found.xids) {
     log::Warn("GPU {}: critical Xid {} reported by the driver", xid.index, xid.xid);
@@ -325,9 +338,10 @@ void JobRunner::HandleSharingEvents() {
         log::Error("{}: {}", SharingModeName(e.mode), e.detail);
         for (auto& [id, job] : *deps_.jobs) {
           if (job.state != JobState::kRunning || job.uid != e.uid) continue;
-          bool served_there = std::any_of(job.allocations.begin(), job.allocations.end(), [&](const Allocation& a) {
-            return a.device_index == e.device_index && a.mode == e.mode;
-          });
+          bool served_there =
+              std::any_of(job.allocations.begin(), job.allocations.end(), [&](const Allocation& a) {
+                return a.device_index == e.device_index && a.mode == e.mode;
+              });
           if (served_there) StopJob(job, Reason::kMpsUnresponsive, e.detail);
         }
         Changed();  // the device is free again: the queue may move
@@ -359,7 +373,8 @@ void JobRunner::SafeStop(JobRecord& job) {
     return;
   }
   Status s = OccupantOf(job).Signal(job, SIGTERM);
-  if (s.code() == Code::kUnavailable) term_pending_.insert(job.id);  // not started yet: Pass sends it
+  if (s.code() == Code::kUnavailable)
+    term_pending_.insert(job.id);  // not started yet: Pass sends it
   else if (!s.ok()) log::Warn("job {}: {}", job.id, s.ToString());
 }
 
@@ -376,7 +391,8 @@ void JobRunner::HandleOrphan(JobRecord& job) {
   log::Error("job {}: its supervisor (pinpoint-shim, pid {}) died while the job's processes "
              "still run; they keep their resources until they are ended", job.id, job.pid);
   lifecycle::SupervisorLost(job);
-  Status s = deps_.jobs->Persist(job, "supervisor-lost", "the supervisor died; ending the job's processes");
+  Status s = deps_.jobs->Persist(job, "supervisor-lost",
+                                 "the supervisor died; ending the job's processes");
   if (!s.ok()) log::Warn("job {}: {}", job.id, s.ToString());
   if (!kill_at_ms_.count(job.id)) SafeStop(job);
 }
@@ -393,7 +409,8 @@ void JobRunner::EndNeverStarting(const std::vector<sched::Wait>& never) {
     lifecycle::NeverStarts(job, w.reason, w.detail, now);
     Status s = deps_.jobs->Persist(job, "end", job.detail);
     if (!s.ok()) {
-      log::Error("job {}: cannot record that it never starts, leaving it pending: {}", job.id, s.ToString());
+      log::Error("job {}: cannot record that it never starts, leaving it pending: {}", job.id,
+                 s.ToString());
       job = std::move(before);
       continue;
     }
@@ -402,7 +419,8 @@ void JobRunner::EndNeverStarting(const std::vector<sched::Wait>& never) {
   }
 }
 
-void JobRunner::Requeue(JobRecord& job, const std::string& why, Reason reason, bool release_resources) {
+void JobRunner::Requeue(JobRecord& job, const std::string& why, Reason reason,
+                        bool release_resources) {
   if (release_resources) ReleaseResources(job);
   warned_.erase(job.id);
   lifecycle::Requeued(job, reason, why);

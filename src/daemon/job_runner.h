@@ -87,7 +87,8 @@ class JobRunner {
   void EndLease(JobRecord& job, Reason cause);
   // Back to pending: resources released (unless `release_resources` is false: the job held
   // none yet), the reason and `why` recorded.
-  void Requeue(JobRecord& job, const std::string& why, Reason reason, bool release_resources = true);
+  void Requeue(JobRecord& job, const std::string& why, Reason reason,
+               bool release_resources = true);
   // The safe stop of a running job: its backends let go of it (MPS terminate_client), then
   // SIGTERM, SIGKILL after the grace.
   void SafeStop(JobRecord& job);

@@ -6,7 +6,8 @@
 // Lookups are a std::map's (ascending ids). Records are changed in place through find/at and then
 // persisted; Add and Erase are the only ways in and out, so the bytes each user's jobs hold
 // (HeldBytes) stay exact. A job array's rest (array_rest.h) is one record for its pending tasks;
-// which tasks it stands for changes only by Erase and Add (array_take_out.h). A record's request changes in the table only with RequestChanged.
+// which tasks it stands for changes only by Erase and Add (array_take_out.h). A record's request
+// changes in the table only with RequestChanged.
 //
 // Not thread-safe: the daemon's main loop is its only caller.
 #pragma once

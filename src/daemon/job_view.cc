@@ -37,7 +37,8 @@ JobView ToView(const JobRecord& record, EnvShown env_shown) {
 }
 
 JobView ViewFor(const api::Caller& caller, const JobRecord& record) {
-  return ToView(record, api::MayControlJob(caller, record.uid) ? EnvShown::kFull : EnvShown::kHidden);
+  return ToView(record,
+                api::MayControlJob(caller, record.uid) ? EnvShown::kFull : EnvShown::kHidden);
 }
 
 }  // namespace pinpoint::daemon

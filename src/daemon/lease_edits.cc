@@ -4,7 +4,8 @@
 
 namespace pinpoint::daemon {
 
-LeaseEdits LeaseEditsOf(const std::vector<std::string>& env, const std::vector<Allocation>& allocations,
+LeaseEdits LeaseEditsOf(const std::vector<std::string>& env,
+                        const std::vector<Allocation>& allocations,
                         const sched::Inventory& inventory, const std::string& device_dir,
                         const std::function<bool(const std::string&)>& exists) {
   LeaseEdits edits;
@@ -18,7 +19,8 @@ LeaseEdits LeaseEditsOf(const std::vector<std::string>& env, const std::vector<A
   std::set<int> gpus;
   std::vector<std::string> nodes;
   for (const Allocation& a : allocations) {
-    if (a.device_index < 0 || static_cast<size_t>(a.device_index) >= inventory.devices.size()) continue;
+    if (a.device_index < 0 || static_cast<size_t>(a.device_index) >= inventory.devices.size())
+      continue;
     int gpu = inventory.devices[static_cast<size_t>(a.device_index)].gpu_index;
     if (gpus.insert(gpu).second) nodes.push_back(device_dir + "/nvidia" + std::to_string(gpu));
   }

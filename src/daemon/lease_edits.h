@@ -12,12 +12,13 @@
 
 namespace pinpoint::daemon {
 
-// `env`: the lease's environment as "NAME=value" (JobRunner::JobEnvironment); `device_dir`: where the
-// nodes are ("/dev", or a simulated node's stand-ins). Device nodes: nvidia<gpu_index> of each
+// `env`: the lease's environment as "NAME=value" (JobRunner::JobEnvironment); `device_dir`: where
+// the nodes are ("/dev", or a simulated node's stand-ins). Device nodes: nvidia<gpu_index> of each
 // allocation's physical GPU, then nvidiactl, nvidia-uvm, nvidia-uvm-tools; each only when
 // `exists` says so. The MPS pipe directory (CUDA_MPS_PIPE_DIRECTORY) is mounted at its own path.
 // PINPOINT_* and CUDA_* variables only: nothing of the daemon's own environment.
-LeaseEdits LeaseEditsOf(const std::vector<std::string>& env, const std::vector<Allocation>& allocations,
+LeaseEdits LeaseEditsOf(const std::vector<std::string>& env,
+                        const std::vector<Allocation>& allocations,
                         const sched::Inventory& inventory, const std::string& device_dir,
                         const std::function<bool(const std::string&)>& exists);
 

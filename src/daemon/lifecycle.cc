@@ -60,7 +60,9 @@ void Submitted(JobRecord& job, int64_t now_ms) {
   job.submit_ms = now_ms;
 }
 
-std::string Why(const JobRecord& job) { return job.detail.empty() ? ReasonName(job.reason) : job.detail; }
+std::string Why(const JobRecord& job) {
+  return job.detail.empty() ? ReasonName(job.reason) : job.detail;
+}
 
 void Waiting(JobRecord& job, Reason reason, std::string detail) {
   job.reason = reason;
@@ -109,8 +111,8 @@ bool Stop(JobRecord& job, Reason stop_reason, std::string stop_detail) {
 }
 
 std::optional<int64_t> TimeLimitDeadlineMs(const JobRecord& job) {
-  if (job.kind != JobKind::kJob || job.state != JobState::kRunning || job.request.time_limit_s <= 0 ||
-      job.start_ms <= 0)
+  if (job.kind != JobKind::kJob || job.state != JobState::kRunning ||
+      job.request.time_limit_s <= 0 || job.start_ms <= 0)
     return std::nullopt;
   int64_t deadline = 0;
   if (__builtin_mul_overflow(job.request.time_limit_s, int64_t{1000}, &deadline) ||
@@ -163,9 +165,10 @@ JobEnd DecideEnd(const JobRecord& job, const EndFacts& facts) {
     }
     end.state = JobState::kFailed;
     end.reason = Reason::kGpuFault;
-    end.detail = job.fault_suspect
-                     ? "caused a fatal MPS fault: it faulted again when run alone (" + end.detail + ")"
-                     : "ended by a fatal MPS fault on its device (" + end.detail + ")";
+    end.detail =
+        job.fault_suspect
+            ? "caused a fatal MPS fault: it faulted again when run alone (" + end.detail + ")"
+            : "ended by a fatal MPS fault on its device (" + end.detail + ")";
     return end;
   }
   if (facts.exit.kind == Kind::kNoStatus && job.request.requeue && !job.cancel_requested &&
@@ -214,7 +217,8 @@ JobEnd DecideLeaseEnd(const JobRecord& lease, Reason cause, bool mps_fault, int6
     end.state = JobState::kCompleted;
     end.reason = cause;
     if (cause == Reason::kLeaseClosed) end.detail = "closed";
-    else if (cause == Reason::kLeaseEmptied) end.detail = "its container's cgroup has no process left";
+    else if (cause == Reason::kLeaseEmptied)
+      end.detail = "its container's cgroup has no process left";
     else end.detail = "no container was attached in time";
   }
   return end;
@@ -222,8 +226,9 @@ JobEnd DecideLeaseEnd(const JobRecord& lease, Reason cause, bool mps_fault, int6
 
 void ApplyEnd(const JobEnd& end, JobRecord& job) {
   if (end.requeue) Requeued(job, end.reason, end.detail);
-  std::tie(job.state, job.reason, job.detail, job.exit_code, job.term_signal, job.end_ms, job.fault_suspect) =
-      std::tie(end.state, end.reason, end.detail, end.exit_code, end.term_signal, end.end_ms, end.fault_suspect);
+  std::tie(job.state, job.reason, job.detail, job.exit_code, job.term_signal, job.end_ms,
+           job.fault_suspect) = std::tie(end.state, end.reason, end.detail, end.exit_code,
+                                         end.term_signal, end.end_ms, end.fault_suspect);
 }
 
 }  // namespace pinpoint::daemon::lifecycle

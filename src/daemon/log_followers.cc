@@ -15,8 +15,10 @@ namespace pinpoint::daemon {
 Status LogFollowers::MayFollow(const api::Caller& caller) const {
   size_t most = CapFor(kLogsMaxFollowers, caller.IsRoot());
   if (followers_.size() >= most)
-    return Unavailable("pinpointd already holds " + std::to_string(followers_.size()) + " log followers, " +
-                       (caller.IsRoot() ? "its most" : "the most for users other than root") + "; try again later");
+    return Unavailable("pinpointd already holds " + std::to_string(followers_.size()) +
+                       " log followers, " +
+                       (caller.IsRoot() ? "its most" : "the most for users other than root") +
+                       "; try again later");
   if (caller.IsRoot()) return Status::Ok();
   size_t mine = std::count_if(followers_.begin(), followers_.end(),
                               [&](const Follower& f) { return f.caller.uid == caller.uid; });
@@ -38,7 +40,8 @@ void LogFollowers::Poll(const Read& read, const Send& send) {
       ++it;
       continue;
     }
-    if (send) send(it->conn, reply.ok() ? api::OkReply(ToJson(*reply)) : api::ErrorReply(reply.status()));
+    if (send)
+      send(it->conn, reply.ok() ? api::OkReply(ToJson(*reply)) : api::ErrorReply(reply.status()));
     it = followers_.erase(it);
   }
 }

@@ -13,11 +13,14 @@ namespace {
 
 class EscapedMessage : public spdlog::custom_flag_formatter {
  public:
-  void format(const spdlog::details::log_msg& msg, const std::tm&, spdlog::memory_buf_t& dest) override {
+  void format(const spdlog::details::log_msg& msg, const std::tm&,
+              spdlog::memory_buf_t& dest) override {
     std::string text = EscapeForTerminal(std::string_view(msg.payload.data(), msg.payload.size()));
     dest.append(text.data(), text.data() + text.size());
   }
-  std::unique_ptr<custom_flag_formatter> clone() const override { return std::make_unique<EscapedMessage>(); }
+  std::unique_ptr<custom_flag_formatter> clone() const override {
+    return std::make_unique<EscapedMessage>();
+  }
 };
 
 }  // namespace

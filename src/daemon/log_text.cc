@@ -19,7 +19,10 @@ size_t CompleteUtf8Length(std::string_view text) {
   for (size_t back = 1; back <= 4 && back <= n; ++back) {
     auto byte = static_cast<unsigned char>(text[n - back]);
     if ((byte & 0xC0) == 0x80) continue;  // a continuation byte
-    size_t need = (byte & 0xE0) == 0xC0 ? 2 : (byte & 0xF0) == 0xE0 ? 3 : (byte & 0xF8) == 0xF0 ? 4 : 1;
+    size_t need = (byte & 0xE0) == 0xC0   ? 2
+                  : (byte & 0xF0) == 0xE0 ? 3
+                  : (byte & 0xF8) == 0xF0 ? 4
+                                          : 1;
     return back < need ? n - back : n;
   }
   return n;

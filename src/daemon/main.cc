@@ -26,16 +26,20 @@ int main(int argc, char** argv) {
   app.add_option("-c,--config", config_path, "configuration file (JSON, docs/admin.md)");
   app.add_option("--state-dir", state_dir, "state directory (overrides the config)");
   app.add_option("--socket", socket_path, "socket path (overrides the config)");
-  app.add_option("--backend", backend,
-                 "auto | nvml | simulated:<h100x2|a100x8|a100x8-mig|v100sx8> | simulated-file:<path>");
-  app.add_option("--device-root", backend_options.device_root,
-                 "where backend auto looks for NVIDIA devices (dev/nvidia*, proc/driver/nvidia); for tests")
+  app.add_option(
+      "--backend", backend,
+      "auto | nvml | simulated:<h100x2|a100x8|a100x8-mig|v100sx8> | simulated-file:<path>");
+  app.add_option(
+         "--device-root", backend_options.device_root,
+         "where backend auto looks for NVIDIA devices (dev/nvidia*, proc/driver/nvidia); for tests")
       ->capture_default_str();
   app.add_option("--log-level", log_level, "trace|debug|info|warn|error");
   app.add_option("--ready-fd", ready_fd, "write \"ready\\n\" to this descriptor once serving");
-  app.add_flag("--print-default-config", print_default, "print the embedded default config and exit");
+  app.add_flag("--print-default-config", print_default,
+               "print the embedded default config and exit");
   app.add_flag("--mig-profiles", mig_profiles,
-               "print each GPU's MIG mode and the MIG profiles and placements its driver offers, and exit (read-only)");
+               "print each GPU's MIG mode and the MIG profiles and placements its driver offers, "
+               "and exit (read-only)");
   app.set_version_flag("--version", std::string("pinpointd ") + VersionText());
   try {
     app.parse(argc, argv);
@@ -47,7 +51,8 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (!log::SetLevel(log_level)) {
-    std::fprintf(stderr, "pinpointd: unknown --log-level '%s' (trace, debug, info, warn, error, off)\n",
+    std::fprintf(stderr,
+                 "pinpointd: unknown --log-level '%s' (trace, debug, info, warn, error, off)\n",
                  log_level.c_str());
     return 2;
   }
@@ -66,8 +71,10 @@ int main(int argc, char** argv) {
   if (!backend.empty()) config.backend = backend;
   char cwd[4096];
   if (::getcwd(cwd, sizeof(cwd)) != nullptr) {
-    if (!config.state_dir.empty() && config.state_dir[0] != '/') config.state_dir = std::string(cwd) + "/" + config.state_dir;
-    if (!config.socket_path.empty() && config.socket_path[0] != '/') config.socket_path = std::string(cwd) + "/" + config.socket_path;
+    if (!config.state_dir.empty() && config.state_dir[0] != '/')
+      config.state_dir = std::string(cwd) + "/" + config.state_dir;
+    if (!config.socket_path.empty() && config.socket_path[0] != '/')
+      config.socket_path = std::string(cwd) + "/" + config.socket_path;
   }
   std::string why;
   auto gpu = gpu::MakeGpuBackend(config.backend, &why, backend_options);

@@ -16,7 +16,8 @@ std::vector<sched::mig::Want> MigWants(const sched::Snapshot& snapshot, const sc
   std::vector<sched::mig::Want> wants;
   for (const sched::Wait& wait : plan.waits) {
     if (wants.size() == kMigWantsPerPass) break;
-    if (wait.reason != Reason::kResources && wait.reason != Reason::kMpsUser && wait.reason != Reason::kReservation)
+    if (wait.reason != Reason::kResources && wait.reason != Reason::kMpsUser &&
+        wait.reason != Reason::kReservation)
       continue;
     auto it = demands.find(wait.id);
     if (it == demands.end()) continue;
@@ -34,7 +35,8 @@ std::map<int, int> JobsByDevice(const sched::Snapshot& snapshot) {
   return jobs;
 }
 
-MigDynamic::MigDynamic(std::vector<Gpu> gpus, gpu::GpuBackend* backend, store::JobStore* store, Options options)
+MigDynamic::MigDynamic(std::vector<Gpu> gpus, gpu::GpuBackend* backend, store::JobStore* store,
+                       Options options)
     : gpus_(std::move(gpus)), backend_(backend), store_(store), options_(options) {
   event_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 }
@@ -44,13 +46,16 @@ MigDynamic::~MigDynamic() {
   if (event_fd_ >= 0) ::close(event_fd_);
 }
 
-Status MigDynamic::Resume(const std::vector<gpu::GpuInfo>& gpus, sched::Inventory& inventory, int64_t now_ms) {
+Status MigDynamic::Resume(const std::vector<gpu::GpuInfo>& gpus, sched::Inventory& inventory,
+                          int64_t now_ms) {
   if (event_fd_ < 0) return IoError("MIG: eventfd failed");
   if (store_ != nullptr) {
-    Result<std::vector<store::MigChange>> changes = store_->RecentMigChanges(static_cast<int>(store::kMigChangesKept));
+    Result<std::vector<store::MigChange>> changes =
+        store_->RecentMigChanges(static_cast<int>(store::kMigChangesKept));
     if (!changes.ok()) return changes.status();
     for (const store::MigChange& c : *changes) {
-      if (c.action == "create" && c.result == "ok" && !c.uuid.empty()) created_by_uuid_[c.uuid] = c.at_ms;
+      if (c.action == "create" && c.result == "ok" && !c.uuid.empty())
+        created_by_uuid_[c.uuid] = c.at_ms;
       if (recent_.size() == kRecentChanges) recent_.pop_front();
       recent_.push_back(c);
     }
@@ -58,10 +63,13 @@ Status MigDynamic::Resume(const std::vector<gpu::GpuInfo>& gpus, sched::Inventor
   return Adopt(gpus, inventory, now_ms);
 }
 
-Status MigDynamic::Adopt(const std::vector<gpu::GpuInfo>& gpus, sched::Inventory& inventory, int64_t now_ms) {
+Status MigDynamic::Adopt(const std::vector<gpu::GpuInfo>& gpus, sched::Inventory& inventory,
+                         int64_t now_ms) {
   for (const Gpu& g : gpus_) {
-    auto info = std::find_if(gpus.begin(), gpus.end(), [&](const gpu::GpuInfo& i) { return i.index == g.index; });
-    if (info == gpus.end()) return Unavailable("MIG: GPU " + std::to_string(g.index) + " is gone from the driver's list");
+    auto info = std::find_if(gpus.begin(), gpus.end(),
+                             [&](const gpu::GpuInfo& i) { return i.index == g.index; });
+    if (info == gpus.end())
+      return Unavailable("MIG: GPU " + std::to_string(g.index) + " is gone from the driver's list");
     PP_RETURN_IF_ERROR(RefillMigSlots(inventory, *info, g.model, options_.mem_reserve_bytes));
     std::map<std::pair<int, int>, Instance> kept;
     for (const gpu::MigInfo& m : info->migs) {
@@ -95,7 +103,8 @@ std::map<std::pair<int, std::string>, int> MigDynamic::InstanceCounts() const {
 int64_t MigDynamic::NextEligibleMs(int64_t now_ms) const {
   int64_t next = 0;
   for (const auto& [key, inst] : instances_) {
-    int64_t at = std::max(inst.idle_since_ms + options_.plan.min_idle_ms, inst.created_ms + options_.plan.min_lifetime_ms);
+    int64_t at = std::max(inst.idle_since_ms + options_.plan.min_idle_ms,
+                          inst.created_ms + options_.plan.min_lifetime_ms);
     if (at > now_ms && (next == 0 || at < next)) next = at;
   }
   return next;
@@ -106,8 +115,10 @@ void MigDynamic::NoteDrain(const std::optional<sched::mig::Drain>& drain, int64_
               drain->start == drain_->start && drain->profile == drain_->profile;
   if (drain && !same) {
     drain_since_ms_ = now_ms;
-    log::Info("MIG: GPU {}: draining {} at memory slice {} for job {}; its slots take no new job from {} s on",
-              drain->gpu, drain->profile, drain->start, drain->for_job, options_.drain_after_ms / 1000);
+    log::Info(
+        "MIG: GPU {}: draining {} at memory slice {} for job {}; its slots take no new job from {} "
+        "s on",
+        drain->gpu, drain->profile, drain->start, drain->for_job, options_.drain_after_ms / 1000);
   }
   drain_ = drain;
   // The pass that holds the slots is due when the drain's wait is over.
@@ -137,7 +148,8 @@ std::vector<int> MigDynamic::HeldDevices(const sched::Inventory& inventory, int6
   return held;
 }
 
-std::vector<int> MigDynamic::Plan(sched::Inventory& inventory, const std::vector<sched::mig::Want>& wants,
+std::vector<int> MigDynamic::Plan(sched::Inventory& inventory,
+                                  const std::vector<sched::mig::Want>& wants,
                                   const std::map<int, int>& jobs_by_device, int64_t now_ms) {
   if (in_flight_ || gpus_.empty()) return {};
   std::map<std::pair<int, int>, int> device_of;
@@ -163,13 +175,14 @@ std::vector<int> MigDynamic::Plan(sched::Inventory& inventory, const std::vector
     sched::mig::Gpu gpu{g.index, g.model};
     for (const auto& [key, inst] : instances_) {
       if (key.first != g.index) continue;
-      gpu.instances.push_back({static_cast<int>(inst.id), inst.profile, key.second, jobs_on(key), inst.created_ms,
-                               inst.idle_since_ms});
+      gpu.instances.push_back({static_cast<int>(inst.id), inst.profile, key.second, jobs_on(key),
+                               inst.created_ms, inst.idle_since_ms});
     }
     layout.push_back(std::move(gpu));
   }
   std::vector<sched::mig::Want> asked = wants;
-  for (sched::mig::Want& w : asked) w.gpu_mem_bytes += options_.mem_reserve_bytes;  // as the slots count it
+  for (sched::mig::Want& w : asked)
+    w.gpu_mem_bytes += options_.mem_reserve_bytes;  // as the slots count it
   sched::mig::Plan plan = sched::mig::PlanLayout(layout, asked, now_ms, options_.plan);
   due_ms_ = plan.unserved.empty() && !plan.drain ? 0 : NextEligibleMs(now_ms);
   NoteDrain(plan.drain, now_ms);
@@ -189,20 +202,30 @@ std::vector<int> MigDynamic::Plan(sched::Inventory& inventory, const std::vector
       return e.first.first == d.gpu && e.second.id == static_cast<uint32_t>(d.instance_id);
     });
     if (inst == instances_.end()) continue;
-    store::MigChange c{now_ms, d.gpu, "destroy", inst->second.profile, inst->first.second, inst->second.id,
-                       inst->second.uuid, room_for(d.gpu), ""};
+    store::MigChange c{now_ms,
+                       d.gpu,
+                       "destroy",
+                       inst->second.profile,
+                       inst->first.second,
+                       inst->second.id,
+                       inst->second.uuid,
+                       room_for(d.gpu),
+                       ""};
     changes.push_back(c);
     auto dev = device_of.find(inst->first);
     if (dev != device_of.end()) {
-      inventory.devices.at(static_cast<size_t>(dev->second)).vacant = true;  // no pass places a job there now
+      inventory.devices.at(static_cast<size_t>(dev->second)).vacant =
+          true;  // no pass places a job there now
       vacated.push_back(dev->second);
     }
   }
   for (const sched::mig::Create& c : plan.creates)
-    changes.push_back(store::MigChange{now_ms, c.gpu, "create", c.profile, c.start, 0, "", c.for_job, ""});
+    changes.push_back(
+        store::MigChange{now_ms, c.gpu, "create", c.profile, c.start, 0, "", c.for_job, ""});
   for (const store::MigChange& c : changes)
-    log::Info("MIG: GPU {}: {} {} at memory slice {}{}", c.gpu, c.action == "create" ? "making" : "destroying", c.profile,
-              c.start, c.for_job != 0 ? " for job " + std::to_string(c.for_job) : std::string());
+    log::Info("MIG: GPU {}: {} {} at memory slice {}{}", c.gpu,
+              c.action == "create" ? "making" : "destroying", c.profile, c.start,
+              c.for_job != 0 ? " for job " + std::to_string(c.for_job) : std::string());
   StartThread(std::move(changes), now_ms);
   return vacated;
 }
@@ -246,8 +269,10 @@ bool MigDynamic::Poll(sched::Inventory& inventory, int64_t now_ms) {
   if (!done_.load(std::memory_order_acquire)) {
     if (!overdue_ && now_ms - started_ms_ > options_.deadline_ms) {
       overdue_ = true;
-      log::Warn("MIG: a reconfiguration has run for {} s: the driver has not answered; no other starts until it does",
-                (now_ms - started_ms_) / 1000);
+      log::Warn(
+          "MIG: a reconfiguration has run for {} s: the driver has not answered; no other starts "
+          "until it does",
+          (now_ms - started_ms_) / 1000);
     }
     return false;
   }
@@ -266,15 +291,18 @@ bool MigDynamic::Poll(sched::Inventory& inventory, int64_t now_ms) {
     if (ok && c.action == "create") created_by_uuid_[c.uuid] = c.at_ms;
     if (ok)
       log::Info("MIG: GPU {}: {} {} at memory slice {} (GPU instance {}, {})", c.gpu,
-                c.action == "create" ? "made" : "destroyed", c.profile, c.start, c.instance_id, c.uuid);
+                c.action == "create" ? "made" : "destroyed", c.profile, c.start, c.instance_id,
+                c.uuid);
     else
-      log::Warn("MIG: GPU {}: {} {} at memory slice {} failed: {}", c.gpu, c.action, c.profile, c.start, c.result);
+      log::Warn("MIG: GPU {}: {} {} at memory slice {} failed: {}", c.gpu, c.action, c.profile,
+                c.start, c.result);
     if (recent_.size() == kRecentChanges) recent_.pop_front();
     recent_.push_back(c);
   }
   if (store_ != nullptr) {
     Status s = store_->AppendMigChanges(out->changes);
-    if (!s.ok()) log::Error("MIG: recording {} layout changes: {}", out->changes.size(), s.message());
+    if (!s.ok())
+      log::Error("MIG: recording {} layout changes: {}", out->changes.size(), s.message());
   }
   Status adopted = out->layout.ok() ? Adopt(*out->layout, inventory, now_ms) : out->layout.status();
   if (!adopted.ok()) {

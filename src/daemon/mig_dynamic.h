@@ -64,7 +64,8 @@ class MigDynamic {
   // `backend` is used from the reconfiguration thread only, one call at a time: an instance no
   // other thread uses (NvmlBackend), or one safe across threads (SimulatedBackend). `store` may be
   // null (nothing recorded).
-  MigDynamic(std::vector<Gpu> gpus, gpu::GpuBackend* backend, store::JobStore* store, Options options);
+  MigDynamic(std::vector<Gpu> gpus, gpu::GpuBackend* backend, store::JobStore* store,
+             Options options);
   ~MigDynamic();  // waits for a reconfiguration in flight: a driver call cannot be abandoned
   MigDynamic(const MigDynamic&) = delete;
   MigDynamic& operator=(const MigDynamic&) = delete;

@@ -7,16 +7,16 @@
 
 namespace pinpoint::daemon {
 
-Result<std::map<int, std::vector<gpu::MigProfileInfo>>> MigDynamicProfiles(gpu::GpuBackend& backend,
-                                                                           const std::vector<gpu::GpuInfo>& gpus,
-                                                                           const Config& config) {
+Result<std::map<int, std::vector<gpu::MigProfileInfo>>> MigDynamicProfiles(
+    gpu::GpuBackend& backend, const std::vector<gpu::GpuInfo>& gpus, const Config& config) {
   std::map<int, std::vector<gpu::MigProfileInfo>> out;
   for (const gpu::GpuInfo& g : gpus) {
     if (!g.mig_enabled || !IsMigDynamicGpu(g, config)) continue;
     Result<std::vector<gpu::MigProfileInfo>> profiles = backend.MigProfiles(g.index);
     if (!profiles.ok())
-      return Status(profiles.status().code(), "GPU " + std::to_string(g.index) + " (mig-dynamic): its MIG profiles: " +
-                                                  profiles.status().message());
+      return Status(profiles.status().code(),
+                    "GPU " + std::to_string(g.index) +
+                        " (mig-dynamic): its MIG profiles: " + profiles.status().message());
     out[g.index] = std::move(profiles).value();
   }
   return out;
@@ -38,7 +38,8 @@ Result<int> ReplayMigChanges(gpu::GpuBackend& backend, const store::JobStore& st
       for (const gpu::GpuInfo& g : *gpus) {
         if (g.index != c.gpu) continue;
         for (const gpu::MigInfo& m : g.migs)
-          if (m.placement_start == c.start) s = backend.DestroyMigInstance(c.gpu, m.gpu_instance_id);
+          if (m.placement_start == c.start)
+            s = backend.DestroyMigInstance(c.gpu, m.gpu_instance_id);
       }
     } else {
       continue;
@@ -46,16 +47,17 @@ Result<int> ReplayMigChanges(gpu::GpuBackend& backend, const store::JobStore& st
     if (s.ok()) {
       ++made;
     } else {
-      log::Warn("MIG: GPU {}: the stored {} of {} at memory slice {} cannot be made again: {}", c.gpu, c.action,
-                c.profile, c.start, s.message());
+      log::Warn("MIG: GPU {}: the stored {} of {} at memory slice {} cannot be made again: {}",
+                c.gpu, c.action, c.profile, c.start, s.message());
     }
   }
   return made;
 }
 
 Result<MigSetup> StartMigDynamic(gpu::GpuBackend& backend, const std::vector<gpu::GpuInfo>& gpus,
-                                 const std::map<int, std::vector<gpu::MigProfileInfo>>& profiles, const Config& config,
-                                 store::JobStore* store, sched::Inventory& inventory, int64_t now_ms) {
+                                 const std::map<int, std::vector<gpu::MigProfileInfo>>& profiles,
+                                 const Config& config, store::JobStore* store,
+                                 sched::Inventory& inventory, int64_t now_ms) {
   MigSetup setup;
   std::vector<MigDynamic::Gpu> dynamic;
   for (const gpu::GpuInfo& g : gpus) {
@@ -71,7 +73,8 @@ Result<MigSetup> StartMigDynamic(gpu::GpuBackend& backend, const std::vector<gpu
     setup.backend = std::move(own).value();
     worker = setup.backend.get();
   } else if (backend.Kind().rfind("simulated", 0) != 0) {
-    return FailedPrecondition("mig-dynamic needs the nvml backend or a simulated node, not " + backend.Kind());
+    return FailedPrecondition("mig-dynamic needs the nvml backend or a simulated node, not " +
+                              backend.Kind());
   }
   MigDynamic::Options options;
   options.plan.min_idle_ms = config.mig_min_idle_s * 1000;
@@ -81,9 +84,11 @@ Result<MigSetup> StartMigDynamic(gpu::GpuBackend& backend, const std::vector<gpu
   setup.mig = std::make_unique<MigDynamic>(std::move(dynamic), worker, store, options);
   PP_RETURN_IF_ERROR(setup.mig->Resume(gpus, inventory, now_ms));
   for (const MigDynamic::Gpu& g : setup.mig->gpus())
-    log::Info("MIG: GPU {} is mig-dynamic: pinpoint makes and destroys its instances ({} profiles; an instance idle "
-              "{} s and {} s old may go for a waiting slice)",
-              g.index, g.model.profiles.size(), config.mig_min_idle_s, config.mig_min_lifetime_s);
+    log::Info(
+        "MIG: GPU {} is mig-dynamic: pinpoint makes and destroys its instances ({} profiles; an "
+        "instance idle "
+        "{} s and {} s old may go for a waiting slice)",
+        g.index, g.model.profiles.size(), config.mig_min_idle_s, config.mig_min_lifetime_s);
   return setup;
 }
 

@@ -15,10 +15,10 @@
 namespace pinpoint::daemon {
 
 // The MIG profiles of each GPU gpu_modes gives mig-dynamic and whose MIG is enabled, by NVML
-// index (BuildInventory refuses the others with its own line). Errors: the backend's, naming the GPU.
-Result<std::map<int, std::vector<gpu::MigProfileInfo>>> MigDynamicProfiles(gpu::GpuBackend& backend,
-                                                                           const std::vector<gpu::GpuInfo>& gpus,
-                                                                           const Config& config);
+// index (BuildInventory refuses the others with its own line). Errors: the backend's, naming the
+// GPU.
+Result<std::map<int, std::vector<gpu::MigProfileInfo>>> MigDynamicProfiles(
+    gpu::GpuBackend& backend, const std::vector<gpu::GpuInfo>& gpus, const Config& config);
 
 struct MigSetup {
   std::unique_ptr<gpu::GpuBackend> backend;  // the thread's own NVML, when the node's is NVML
@@ -29,8 +29,9 @@ struct MigSetup {
 // it is a simulated one (safe across threads). Errors: kFailedPrecondition for another backend;
 // NvmlBackend::Create's; Resume's.
 Result<MigSetup> StartMigDynamic(gpu::GpuBackend& backend, const std::vector<gpu::GpuInfo>& gpus,
-                                 const std::map<int, std::vector<gpu::MigProfileInfo>>& profiles, const Config& config,
-                                 store::JobStore* store, sched::Inventory& inventory, int64_t now_ms);
+                                 const std::map<int, std::vector<gpu::MigProfileInfo>>& profiles,
+                                 const Config& config, store::JobStore* store,
+                                 sched::Inventory& inventory, int64_t now_ms);
 
 // A simulated node keeps no MIG layout of its own across a restart (each start builds its preset):
 // the layout changes the store holds (mig_changes, the newest kMigChangesKept) are made again on

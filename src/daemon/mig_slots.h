@@ -18,7 +18,8 @@ namespace pinpoint::daemon {
 
 // The planner's model of a GPU from the profiles its driver lists. Profiles without a placement
 // and the media-extension ones ("+me", one per GPU, meant for video engines) are left out.
-sched::mig::Model MigModelOf(const std::string& gpu_name, const std::vector<gpu::MigProfileInfo>& profiles);
+sched::mig::Model MigModelOf(const std::string& gpu_name,
+                             const std::vector<gpu::MigProfileInfo>& profiles);
 
 // The slot devices of `gpu`, in start order, as BuildInventory adds them (index, rules and
 // drained are the caller's). A filled slot is named "<GPU> MIG <profile>"; a vacant one
@@ -27,12 +28,12 @@ sched::mig::Model MigModelOf(const std::string& gpu_name, const std::vector<gpu:
 // Errors: kInvalidArgument, one line naming the GPU, when an instance starts at no slot of the
 // model (NVML gave no placement, or its profile is left out): pinpoint cannot tell which slot
 // it fills.
-Result<std::vector<sched::Device>> MigSlots(const gpu::GpuInfo& gpu, const sched::mig::Model& model, SharingMode mode,
-                                            uint64_t mem_reserve_bytes);
+Result<std::vector<sched::Device>> MigSlots(const gpu::GpuInfo& gpu, const sched::mig::Model& model,
+                                            SharingMode mode, uint64_t mem_reserve_bytes);
 
 // Refills the slot devices of GPU `gpu.index` in `inventory` from `gpu`'s instances now: uuid,
 // name, memory, SMs and vacancy; index, mode, rules and the rest stay. Errors: MigSlots's.
-Status RefillMigSlots(sched::Inventory& inventory, const gpu::GpuInfo& gpu, const sched::mig::Model& model,
-                      uint64_t mem_reserve_bytes);
+Status RefillMigSlots(sched::Inventory& inventory, const gpu::GpuInfo& gpu,
+                      const sched::mig::Model& model, uint64_t mem_reserve_bytes);
 
 }  // namespace pinpoint::daemon

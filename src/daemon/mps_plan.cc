@@ -15,7 +15,8 @@ Result<MpsPlan> PlanMps(const Config& config, const MpsFacts& facts) {
     plan.daemons = true;
     return plan;
   }
-  if (config.mps == MpsMode::kDaemons) return FailedPrecondition("mps: daemons, but " + plan.why_not);
+  if (config.mps == MpsMode::kDaemons)
+    return FailedPrecondition("mps: daemons, but " + plan.why_not);
   return plan;
 }
 

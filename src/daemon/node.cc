@@ -22,7 +22,8 @@ class PassTimer {
  public:
   void Mark(const char* phase) {
     auto now = std::chrono::steady_clock::now();
-    phases_.emplace_back(phase, std::chrono::duration_cast<std::chrono::milliseconds>(now - last_).count());
+    phases_.emplace_back(
+        phase, std::chrono::duration_cast<std::chrono::milliseconds>(now - last_).count());
     last_ = now;
   }
   // `logged_ms`: when the last such line was written (steady clock ms), updated here.
@@ -35,7 +36,8 @@ class PassTimer {
     if (now_ms - *logged_ms < kSlowPassLogEveryMs) return;
     *logged_ms = now_ms;
     std::string parts;
-    for (const auto& [phase, ms] : phases_) parts += (parts.empty() ? "" : ", ") + std::string(phase) + " " + std::to_string(ms) + " ms";
+    for (const auto& [phase, ms] : phases_)
+      parts += (parts.empty() ? "" : ", ") + std::string(phase) + " " + std::to_string(ms) + " ms";
     log::Warn("a pass took {} ms ({}; {} active jobs, {} ended)", total, parts, jobs, ended);
   }
 
@@ -49,7 +51,8 @@ class PassTimer {
 Node::Node(NodeOptions options, NodeDeps deps)
     : options_(std::move(options)),
       deps_(deps),
-      own_sharing_(deps_.sharing == nullptr ? MakeBackends(SharingSetup{.mps = deps_.mps}) : nullptr),
+      own_sharing_(deps_.sharing == nullptr ? MakeBackends(SharingSetup{.mps = deps_.mps})
+                                            : nullptr),
       sharing_(deps_.sharing != nullptr ? deps_.sharing : own_sharing_.get()),
       users_(deps_.users != nullptr ? deps_.users : &cached_system_users_) {
   // The scheduler places by each device's rules, which are its mode's backend's.
@@ -67,7 +70,8 @@ Status Node::Recover() {
   int adopted = 0, ended = 0, requeued = 0, pending = 0;
   for (JobRecord& job : *jobs) {
     if (job.state == JobState::kPending) {
-      if (job.kind == JobKind::kLease) starting_leases_.insert(job.id);  // it still waits for its MPS daemon
+      if (job.kind == JobKind::kLease)
+        starting_leases_.insert(job.id);  // it still waits for its MPS daemon
       jobs_.Add(job);
       ++pending;
       continue;
@@ -109,7 +113,8 @@ std::vector<JobId> Node::Step() {
   ExpireStartingLeases(now);
   if (runner_.TakeChanged()) dirty_ = true;
   // A MIG reconfiguration done, or an idle instance past its minimums for a slice that waits.
-  if (deps_.mig != nullptr && (deps_.mig->Poll(options_.inventory, now) || deps_.mig->TakeDue(now))) dirty_ = true;
+  if (deps_.mig != nullptr && (deps_.mig->Poll(options_.inventory, now) || deps_.mig->TakeDue(now)))
+    dirty_ = true;
   timer.Mark("leases and MIG");
   // A slice waiting for its user's MPS affinity window: due again when the window closes.
   if (recheck_at_ms_ && now >= *recheck_at_ms_) dirty_ = true;
@@ -120,7 +125,8 @@ std::vector<JobId> Node::Step() {
       [&](const JobRecord& job) {
         ended_total_[{job.state, job.reason}] += 1;
         if (job.reason != Reason::kLaunchFailed) return;
-        recent_failures_.push_back({job.id, job.uid, job.array.array_id, job.request.name, job.end_ms});
+        recent_failures_.push_back(
+            {job.id, job.uid, job.array.array_id, job.request.name, job.end_ms});
         if (recent_failures_.size() > kRecentFailuresKept) recent_failures_.pop_front();
       });
   watch_.Update(jobs_);
@@ -133,7 +139,8 @@ sched::Snapshot Node::SchedSnapshot(bool with_pending) {
   sched::Snapshot snap;
   snap.inventory = options_.inventory;
   snap.now_ms = deps_.clock->NowMs();
-  for (int device : faults_.RecoveringDevices()) snap.inventory.devices.at(static_cast<size_t>(device)).drained = true;
+  for (int device : faults_.RecoveringDevices())
+    snap.inventory.devices.at(static_cast<size_t>(device)).drained = true;
   // A MIG placement drained for a waiting slice: its busy small instances take no new job.
   if (deps_.mig != nullptr)
     for (int device : deps_.mig->HeldDevices(snap.inventory, deps_.clock->NowMs()))
@@ -149,7 +156,8 @@ sched::Snapshot Node::SchedSnapshot(bool with_pending) {
       // A held job cannot start, and its reason was given when it was held: it costs a pass
       // nothing, however many a user holds (unless a dependency could end it).
       if (job.hold != Hold::kNone && job.request.afterok.empty()) {
-        if (job.reason != Reason::kHeld) lifecycle::Waiting(job, Reason::kHeld, sched::HeldDetail(job.id, job.hold));
+        if (job.reason != Reason::kHeld)
+          lifecycle::Waiting(job, Reason::kHeld, sched::HeldDetail(job.id, job.hold));
         continue;
       }
       // So does a job already waiting on jobs that all run: none of them can end in this pass.
@@ -178,7 +186,8 @@ sched::Snapshot Node::SchedSnapshot(bool with_pending) {
     rj.start_ms = job.start_ms;
     snap.running.push_back(std::move(rj));
   }
-  for (sched::RunningJob& settling : watch_.SettlingJobs()) snap.running.push_back(std::move(settling));
+  for (sched::RunningJob& settling : watch_.SettlingJobs())
+    snap.running.push_back(std::move(settling));
   if (deps_.watcher != nullptr) {  // how busy each GPU was of late, for spreading slices
     std::map<int, int> busy = deps_.watcher->BusyByGpu();
     for (auto& d : snap.inventory.devices)
@@ -222,7 +231,8 @@ void Node::Schedule() {
     auto it = jobs_.find(start.id);
     if (it == jobs_.end() || IsArrayRest(it->second)) dirty_ = true;
   }
-  std::vector<Status> taken = TakeOutTasks(jobs_, *deps_.store, placed, nullptr, 0, /*rests_whole=*/false);
+  std::vector<Status> taken =
+      TakeOutTasks(jobs_, *deps_.store, placed, nullptr, 0, /*rests_whole=*/false);
   for (size_t i = plan.starts.size(); i-- > 0;)
     if (!taken[i].ok()) plan.starts.erase(plan.starts.begin() + static_cast<std::ptrdiff_t>(i));
   std::string holds_note = plan.waits.empty() ? "" : watch_.HoldsNote(*users_);

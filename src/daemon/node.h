@@ -8,13 +8,13 @@
 //   JobRunner (job_runner.h)      the running half: starts what a pass placed, polls, stops,
 //                                 ends and requeues running jobs; acts on what the watcher and
 //                                 the sharing backends report about them
-//   Occupant (occupant.h)         who runs a job's processes: its supervisor, or a lease's container
-//   node_query.cc, node_view.cc   answers
-//   ArrayTasks (array_tasks.h)    the job arrays among the jobs: any task, unfinished tasks, state
-//   array_rest.h, array_take_out.h a waiting array as one record; tasks taken out of it
-//   Dependencies (dependencies.h) --after/--afterok: a submit's check, a pass's states
-//   FaultRecovery (fault_recovery.h) MPS faults by device: recovery, resets, drains
-//   MigDynamic (mig_dynamic.h)    GPUs in mig-dynamic mode: their layout planned after a pass,
+//   Occupant (occupant.h)         who runs a job's processes: its supervisor, or a lease's
+//   container node_query.cc, node_view.cc   answers ArrayTasks (array_tasks.h)    the job arrays
+//   among the jobs: any task, unfinished tasks, state array_rest.h, array_take_out.h a waiting
+//   array as one record; tasks taken out of it Dependencies (dependencies.h) --after/--afterok: a
+//   submit's check, a pass's states FaultRecovery (fault_recovery.h) MPS faults by device:
+//   recovery, resets, drains MigDynamic (mig_dynamic.h)    GPUs in mig-dynamic mode: their layout
+//   planned after a pass,
 //                                 changed off the loop (NodeDeps::mig)
 //   WatchFeedback (watch_feedback.h) the watcher's side: watched jobs, usage, settling slots
 //   sharing::Backends             what each sharing mode does (exclusive, timeslice, MPS):
@@ -164,18 +164,18 @@ class Node {
     JobRecord first;
     int count = 0;
   };
-  Result<SubmittedArray> SubmitArray(const api::Caller& caller, JobRequest request,
-                                     const ArraySpec& spec,
-                                     const std::optional<std::string>& idempotency_key = std::nullopt,
-                                     bool hold = false);
+  Result<SubmittedArray> SubmitArray(
+      const api::Caller& caller, JobRequest request, const ArraySpec& spec,
+      const std::optional<std::string>& idempotency_key = std::nullopt, bool hold = false);
   // The job arrays among the node's jobs: unfinished tasks, what a request still has to change.
   const ArrayTasks& arrays() const { return arrays_; }
   // Changes jobs as `edit` says (update, update_array; node_hold.cc): the policy is job_edit.h's,
   // the changed job passes a submit's rules (Admission::CheckEdit), and keeps its id, submit time
   // and place. One Status per id as HoldJobs's, with ApplyEdit's and CheckEdit's refusals; ids
   // past `max_rewrite_bytes` NotReached(). Event "update" names who and what.
-  std::vector<Status> UpdateJobs(const api::Caller& caller, const std::vector<JobId>& ids, JobEdit edit,
-                                 uint64_t max_rewrite_bytes = kRewriteBytesPerRequest, bool rests_whole = false);
+  std::vector<Status> UpdateJobs(const api::Caller& caller, const std::vector<JobId>& ids,
+                                 JobEdit edit, uint64_t max_rewrite_bytes = kRewriteBytesPerRequest,
+                                 bool rests_whole = false);
 
   // Hold and release pending jobs (daemon/hold.h has the policy). One Status per id, in order:
   // kNotFound, kPermissionDenied (another user's job; releasing root's hold as a user),
@@ -188,15 +188,17 @@ class Node {
   // out as a job of its own first; with `rests_whole` (the requests on a whole array,
   // array_work.h) the id of a rest stands for every task it holds.
   std::vector<Status> HoldJobs(const api::Caller& caller, const std::vector<JobId>& ids,
-                               uint64_t max_rewrite_bytes = kRewriteBytesPerRequest, bool rests_whole = false);
+                               uint64_t max_rewrite_bytes = kRewriteBytesPerRequest,
+                               bool rests_whole = false);
   std::vector<Status> ReleaseJobs(const api::Caller& caller, const std::vector<JobId>& ids,
-                                  uint64_t max_rewrite_bytes = kRewriteBytesPerRequest, bool rests_whole = false);
+                                  uint64_t max_rewrite_bytes = kRewriteBytesPerRequest,
+                                  bool rests_whole = false);
 
   // Cancels each job: pending ones end at once; running ones get SIGTERM (after MPS
-  // terminate_client for their processes) and SIGKILL after the grace period. One Status per id, in order: kNotFound,
-  // kPermissionDenied, kFailedPrecondition (already ended), kIo (the store failed: that job's
-  // cancel, or when the batch cannot commit every one of the call's, is not recorded and nothing
-  // changed), or ok. Cost: one store batch (one fsync) in all.
+  // terminate_client for their processes) and SIGKILL after the grace period. One Status per id, in
+  // order: kNotFound, kPermissionDenied, kFailedPrecondition (already ended), kIo (the store
+  // failed: that job's cancel, or when the batch cannot commit every one of the call's, is not
+  // recorded and nothing changed), or ok. Cost: one store batch (one fsync) in all.
   // `max_rewrite_bytes` (0: none) bounds the bytes of records the call rewrites, at least one job:
   // ids past it are answered NotReached() (pinpoint/rewrite_budget.h).
   std::vector<Status> Cancel(const api::Caller& caller, const std::vector<JobId>& ids,
@@ -245,8 +247,8 @@ class Node {
   // `filter` selects further: in memory for active jobs, in the store's query otherwise (an
   // array's id there is the range of its tasks' ids). Errors: kInvalidArgument (offset, limit;
   // names with `all` or an end range), the store's.
-  Result<Page> List(bool all, std::optional<uint32_t> uid, int offset, int limit, const EndRange& ended = {},
-                    const ListQuery& filter = {}) const;
+  Result<Page> List(bool all, std::optional<uint32_t> uid, int offset, int limit,
+                    const EndRange& ended = {}, const ListQuery& filter = {}) const;
   Result<std::vector<store::JobEvent>> Events(JobId id) const;
   // A piece of a job's stdout or stderr (docs/api.md "logs"): its last max_bytes (and of them
   // the last tail_lines lines), or from from_offset on at most max_bytes, cut before a UTF-8
@@ -265,7 +267,8 @@ class Node {
   // (an MPS daemon's start, command or quit in flight). Valid until the next Step.
   std::vector<int> WaitFds() const {
     std::vector<int> fds = sharing_->WaitFds();
-    if (deps_.mig != nullptr && deps_.mig->WaitFd() >= 0) fds.push_back(deps_.mig->WaitFd());  // a reconfiguration done
+    if (deps_.mig != nullptr && deps_.mig->WaitFd() >= 0)
+      fds.push_back(deps_.mig->WaitFd());  // a reconfiguration done
     return fds;
   }
 
@@ -288,9 +291,9 @@ class Node {
   // id; ids past `max_rewrite_bytes` (0: none) NotReached(). `change` gets the job to change and
   // the job as it was; it may change the request (the table's bytes follow).
   using JobChange = std::function<Result<bool>(JobRecord& job, const JobRecord& before)>;
-  std::vector<Status> RewriteJobs(const api::Caller& caller, const std::vector<JobId>& ids, const char* event,
-                                  uint64_t max_rewrite_bytes, bool rests_whole, const JobChange& change,
-                                  const std::string& detail = "");
+  std::vector<Status> RewriteJobs(const api::Caller& caller, const std::vector<JobId>& ids,
+                                  const char* event, uint64_t max_rewrite_bytes, bool rests_whole,
+                                  const JobChange& change, const std::string& detail = "");
   // One scheduling pass over the pending jobs: their waits, and the starts the runner makes.
   void Schedule();
   // The scheduler's view of the node now: inventory (drained devices marked, recent business),
@@ -320,13 +323,22 @@ class Node {
   FaultRecovery faults_{options_.mps_fault_drain_after, deps_.store};
   // The watcher's side: watched jobs, usage, and the slots of ended jobs whose processes may
   // still be on their GPUs (a device goes to another job only once they have left it).
-  WatchFeedback watch_{deps_.watcher, deps_.store, deps_.cgroups, &options_.inventory, options_.usage_flush_ms};
+  WatchFeedback watch_{deps_.watcher, deps_.store, deps_.cgroups, &options_.inventory,
+                       options_.usage_flush_ms};
   // The running half: starts, polls, stops, ends and requeues.
-  JobRunner runner_{RunnerDeps{.options = &options_, .inventory = &options_.inventory, .store = deps_.store,
-                               .launcher = deps_.launcher, .cgroups = deps_.cgroups,
-                               .containers = deps_.containers, .lease_specs = deps_.lease_specs,
-                               .clock = deps_.clock, .users = users_, .sharing = sharing_, .jobs = &jobs_,
-                               .watch = &watch_, .faults = &faults_}};
+  JobRunner runner_{RunnerDeps{.options = &options_,
+                               .inventory = &options_.inventory,
+                               .store = deps_.store,
+                               .launcher = deps_.launcher,
+                               .cgroups = deps_.cgroups,
+                               .containers = deps_.containers,
+                               .lease_specs = deps_.lease_specs,
+                               .clock = deps_.clock,
+                               .users = users_,
+                               .sharing = sharing_,
+                               .jobs = &jobs_,
+                               .watch = &watch_,
+                               .faults = &faults_}};
   std::map<std::pair<JobState, Reason>, int64_t> ended_total_;
   // The last jobs that failed to launch (kRecentFailuresKept, since this pinpointd started), for
   // the active listing (List): enough to select them without reading the store.

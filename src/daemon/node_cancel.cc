@@ -23,14 +23,16 @@ Result<JobRecord*> Node::ControlledJob(const api::Caller& caller, JobId id) {
   if (!api::MayControlJob(caller, job.uid))
     return PermissionDenied("job " + std::to_string(id) + " belongs to " + job.user);
   if (IsFinal(job.state))
-    return FailedPrecondition("job " + std::to_string(id) + " already ended (" + JobStateName(job.state) + ")");
+    return FailedPrecondition("job " + std::to_string(id) + " already ended (" +
+                              JobStateName(job.state) + ")");
   return &job;
 }
 
 std::vector<Status> Node::Cancel(const api::Caller& caller, const std::vector<JobId>& ids,
                                  uint64_t max_rewrite_bytes, bool rests_whole) {
   // Tasks named alone leave their array's rest first, in their own transaction.
-  std::vector<Status> out = TakeOutTasks(jobs_, *deps_.store, ids, &caller, max_rewrite_bytes, rests_whole);
+  std::vector<Status> out =
+      TakeOutTasks(jobs_, *deps_.store, ids, &caller, max_rewrite_bytes, rests_whole);
   RewriteBudget budget(max_rewrite_bytes);
   std::string by = NameOrUid(*users_, caller.uid);
   // One batch for every cancel: the thousand tasks of a job array cost one fsync, not a thousand.
@@ -59,7 +61,8 @@ std::vector<Status> Node::Cancel(const api::Caller& caller, const std::vector<Jo
     JobRecord before = job;
     lifecycle::Cancel(job, by, deps_.clock->NowMs());
     // A pending job ends at once; a running one is stopped once its cancel is recorded.
-    Status s = IsFinal(job.state) ? jobs_.Persist(job, "end", job.detail) : jobs_.Persist(job, "cancel-request", "by " + by);
+    Status s = IsFinal(job.state) ? jobs_.Persist(job, "end", job.detail)
+                                  : jobs_.Persist(job, "cancel-request", "by " + by);
     if (!s.ok()) {
       job = std::move(before);  // not recorded: nothing changed, a later cancel tries again
       out[i] = s;

@@ -17,13 +17,15 @@ namespace pinpoint::daemon {
 namespace {
 
 // The change that sets a job's hold to what `decide` says for `caller` (RewriteJobs's).
-std::function<Result<bool>(JobRecord&, const JobRecord&)> SetHold(const api::Caller& caller, Result<Hold> (*decide)(const JobRecord&, bool)) {
+std::function<Result<bool>(JobRecord&, const JobRecord&)> SetHold(
+    const api::Caller& caller, Result<Hold> (*decide)(const JobRecord&, bool)) {
   return [root = caller.IsRoot(), decide](JobRecord& job, const JobRecord&) -> Result<bool> {
     Result<Hold> hold = decide(job, root);
     if (!hold.ok()) return hold.status();
     if (job.hold == *hold) return false;  // a repeated id finds it done: ok again
     job.hold = *hold;
-    if (job.hold == Hold::kNone) lifecycle::Waiting(job, Reason::kNone, "");  // the next pass says why it waits
+    if (job.hold == Hold::kNone)
+      lifecycle::Waiting(job, Reason::kNone, "");  // the next pass says why it waits
     else lifecycle::Waiting(job, Reason::kHeld, sched::HeldDetail(job.id, job.hold));
     return true;
   };
@@ -32,7 +34,9 @@ std::function<Result<bool>(JobRecord&, const JobRecord&)> SetHold(const api::Cal
 // What an update changes, for its event: "time limit 2h, gpu-mem 4GiB, name \"a\"".
 std::string DescribeEdit(const JobEdit& e) {
   std::vector<std::string> parts;
-  if (e.time_limit_s) parts.push_back("time limit " + (*e.time_limit_s == 0 ? std::string("none") : FormatTimeLimit(*e.time_limit_s)));
+  if (e.time_limit_s)
+    parts.push_back("time limit " + (*e.time_limit_s == 0 ? std::string("none")
+                                                          : FormatTimeLimit(*e.time_limit_s)));
   if (e.gpu_mem_bytes) parts.push_back("gpu-mem " + FormatSize(*e.gpu_mem_bytes));
   if (e.gpu_share_pct) parts.push_back("gpu-share " + std::to_string(*e.gpu_share_pct) + "%");
   if (e.priority) parts.push_back("priority " + std::to_string(*e.priority));
@@ -40,8 +44,11 @@ std::string DescribeEdit(const JobEdit& e) {
   if (e.array_limit) parts.push_back("array limit " + std::to_string(*e.array_limit));
   if (e.gpus) parts.push_back("gpus " + std::to_string(*e.gpus));
   if (e.cpus) parts.push_back("cpus " + std::to_string(*e.cpus));
-  if (e.mem_bytes) parts.push_back("mem " + (*e.mem_bytes == 0 ? std::string("no limit") : FormatSize(*e.mem_bytes)));
-  if (e.mig_profile) parts.push_back("mig " + (e.mig_profile->empty() ? std::string("none") : *e.mig_profile));
+  if (e.mem_bytes)
+    parts.push_back("mem " +
+                    (*e.mem_bytes == 0 ? std::string("no limit") : FormatSize(*e.mem_bytes)));
+  if (e.mig_profile)
+    parts.push_back("mig " + (e.mig_profile->empty() ? std::string("none") : *e.mig_profile));
   std::string out;
   for (const std::string& part : parts) out += (out.empty() ? "" : ", ") + part;
   return out;
@@ -51,16 +58,18 @@ std::string DescribeEdit(const JobEdit& e) {
 
 std::vector<Status> Node::HoldJobs(const api::Caller& caller, const std::vector<JobId>& ids,
                                    uint64_t max_rewrite_bytes, bool rests_whole) {
-  return RewriteJobs(caller, ids, "hold", max_rewrite_bytes, rests_whole, SetHold(caller, DecideHold));
+  return RewriteJobs(caller, ids, "hold", max_rewrite_bytes, rests_whole,
+                     SetHold(caller, DecideHold));
 }
 
 std::vector<Status> Node::ReleaseJobs(const api::Caller& caller, const std::vector<JobId>& ids,
                                       uint64_t max_rewrite_bytes, bool rests_whole) {
-  return RewriteJobs(caller, ids, "release", max_rewrite_bytes, rests_whole, SetHold(caller, DecideRelease));
+  return RewriteJobs(caller, ids, "release", max_rewrite_bytes, rests_whole,
+                     SetHold(caller, DecideRelease));
 }
 
-std::vector<Status> Node::UpdateJobs(const api::Caller& caller, const std::vector<JobId>& ids, JobEdit edit,
-                                     uint64_t max_rewrite_bytes, bool rests_whole) {
+std::vector<Status> Node::UpdateJobs(const api::Caller& caller, const std::vector<JobId>& ids,
+                                     JobEdit edit, uint64_t max_rewrite_bytes, bool rests_whole) {
   Status prepared = admission_.PrepareEdit(edit);
   if (!prepared.ok()) return std::vector<Status>(ids.size(), prepared);
   return RewriteJobs(
@@ -74,11 +83,13 @@ std::vector<Status> Node::UpdateJobs(const api::Caller& caller, const std::vecto
       DescribeEdit(edit));
 }
 
-std::vector<Status> Node::RewriteJobs(const api::Caller& caller, const std::vector<JobId>& ids, const char* event,
-                                      uint64_t max_rewrite_bytes, bool rests_whole, const JobChange& change,
+std::vector<Status> Node::RewriteJobs(const api::Caller& caller, const std::vector<JobId>& ids,
+                                      const char* event, uint64_t max_rewrite_bytes,
+                                      bool rests_whole, const JobChange& change,
                                       const std::string& detail) {
   // Tasks named alone leave their array's rest first, in their own transaction.
-  std::vector<Status> out = TakeOutTasks(jobs_, *deps_.store, ids, &caller, max_rewrite_bytes, rests_whole);
+  std::vector<Status> out =
+      TakeOutTasks(jobs_, *deps_.store, ids, &caller, max_rewrite_bytes, rests_whole);
   std::string by = "by " + NameOrUid(*users_, caller.uid) + (detail.empty() ? "" : ": " + detail);
   // One batch for the whole request, as cancel: 10000 ids cost one fsync, not 10000, so no
   // request of one user holds the loop for long. Without a batch each is its own transaction.

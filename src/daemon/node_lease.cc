@@ -72,7 +72,8 @@ Result<Node::OpenedLease> Node::OpenLease(const api::Caller& caller, const Lease
   }
   if (lease.state == JobState::kRunning) return OpenedLease{lease, EditsOfLease(lease.id)};
   std::string why = lifecycle::Why(lease);
-  if (IsFinal(lease.state)) return Unavailable("lease " + std::to_string(lease.id) + " could not start: " + why);
+  if (IsFinal(lease.state))
+    return Unavailable("lease " + std::to_string(lease.id) + " could not start: " + why);
   if (placed && lease.state == JobState::kPending && lease.reason == Reason::kMpsUser) {
     // Placed, but its device's MPS control daemon is still starting (or quitting): the lease
     // waits for it, pending, placed by the next passes, for kLeaseStartTimeoutMs at most.
@@ -103,7 +104,8 @@ void Node::ExpireStartingLeases(int64_t now_ms) {
     std::string why = lifecycle::Why(lease);
     lifecycle::Cancel(lease, "pinpoint", now_ms);
     lease.reason = Reason::kLeaseNotPlaced;
-    lease.detail = "not started within " + std::to_string(kLeaseStartTimeoutMs / 1000) + " s of its opening: " + why;
+    lease.detail = "not started within " + std::to_string(kLeaseStartTimeoutMs / 1000) +
+                   " s of its opening: " + why;
     Status s = jobs_.Persist(lease, "end", lease.detail);
     if (!s.ok()) log::Warn("lease {}: {}", lease.id, s.message());
     dirty_ = true;
@@ -114,12 +116,14 @@ void Node::ExpireStartingLeases(int64_t now_ms) {
 Result<JobRecord> Node::AttachLease(const api::Caller& caller, JobId id, int64_t pid,
                                     std::optional<uint32_t> container_uid) {
   if (caller.uid != 0)
-    return PermissionDenied("only root may attach a lease to a container (the container runtime's hook runs as root)");
+    return PermissionDenied(
+        "only root may attach a lease to a container (the container runtime's hook runs as root)");
   auto it = jobs_.find(id);
   if (it == jobs_.end() || it->second.kind != JobKind::kLease) {
     auto stored = Get(id);
     if (stored.ok() && stored->kind == JobKind::kLease)
-      return FailedPrecondition("lease " + std::to_string(id) + " already ended (" + JobStateName(stored->state) + ")");
+      return FailedPrecondition("lease " + std::to_string(id) + " already ended (" +
+                                JobStateName(stored->state) + ")");
     return NotFound("no lease " + std::to_string(id));
   }
   JobRecord& lease = it->second;
@@ -130,11 +134,13 @@ Result<JobRecord> Node::AttachLease(const api::Caller& caller, JobId id, int64_t
   // for a lease of a user (who could otherwise stop another user's container by closing it).
   // A root lease on time-sliced or exclusive devices (pinpoint-k8s's, for pods of any uid) takes
   // any container: root may stop any process anyway.
-  bool under_mps = std::any_of(lease.allocations.begin(), lease.allocations.end(),
-                               [&](const Allocation& a) { return sharing_->For(a.mode).Rules().one_user; });
+  bool under_mps =
+      std::any_of(lease.allocations.begin(), lease.allocations.end(),
+                  [&](const Allocation& a) { return sharing_->For(a.mode).Rules().one_user; });
   if (container_uid && *container_uid != lease.uid && (under_mps || lease.uid != 0))
-    return PermissionDenied("the container runs as uid " + std::to_string(*container_uid) + " but lease " +
-                            std::to_string(id) + " is " + lease.user + "'s (uid " + std::to_string(lease.uid) +
+    return PermissionDenied("the container runs as uid " + std::to_string(*container_uid) +
+                            " but lease " + std::to_string(id) + " is " + lease.user + "'s (uid " +
+                            std::to_string(lease.uid) +
                             "), whose MPS server serves only that uid; run the container as uid " +
                             std::to_string(lease.uid));
   if (deps_.containers == nullptr) return Unavailable("this pinpointd does not attach containers");
@@ -148,18 +154,21 @@ Result<JobRecord> Node::AttachLease(const api::Caller& caller, JobId id, int64_t
     for (int64_t member : deps_.containers->Processes(*key).value_or(std::vector<int64_t>{})) {
       std::optional<ProcUids> uids = deps_.containers->UidsOf(member);
       if (uids && !uids->AllAre(lease.uid))
-        return PermissionDenied("cgroup " + EscapeForTerminal(*key) + " holds process " + std::to_string(member) +
-                                " of uid " + std::to_string(uids->real == lease.uid ? uids->effective : uids->real) +
-                                ", not lease " + std::to_string(id) + "'s user " + lease.user +
-                                ": attach only a container whose processes all run as uid " +
-                                std::to_string(lease.uid));
+        return PermissionDenied(
+            "cgroup " + EscapeForTerminal(*key) + " holds process " + std::to_string(member) +
+            " of uid " + std::to_string(uids->real == lease.uid ? uids->effective : uids->real) +
+            ", not lease " + std::to_string(id) + "'s user " + lease.user +
+            ": attach only a container whose processes all run as uid " +
+            std::to_string(lease.uid));
     }
   }
   if (!lease.lease_cgroup.empty())
-    return FailedPrecondition("lease " + std::to_string(id) + " is already attached to " + lease.lease_cgroup);
+    return FailedPrecondition("lease " + std::to_string(id) + " is already attached to " +
+                              lease.lease_cgroup);
   for (const auto& [other_id, other] : jobs_) {
     if (other.kind == JobKind::kLease && other.lease_cgroup == *key)
-      return FailedPrecondition("cgroup " + *key + " already holds lease " + std::to_string(other_id));
+      return FailedPrecondition("cgroup " + *key + " already holds lease " +
+                                std::to_string(other_id));
   }
   JobRecord before = lease;
   lease.lease_cgroup = *key;
@@ -173,7 +182,8 @@ Result<JobRecord> Node::AttachLease(const api::Caller& caller, JobId id, int64_t
 
 Result<JobRecord> Node::CloseLease(const api::Caller& caller, JobId id) {
   auto found = Get(id);
-  if (!found.ok() || found->kind != JobKind::kLease) return NotFound("no lease " + std::to_string(id));
+  if (!found.ok() || found->kind != JobKind::kLease)
+    return NotFound("no lease " + std::to_string(id));
   if (!api::MayControlJob(caller, found->uid))
     return PermissionDenied("lease " + std::to_string(id) + " belongs to " + found->user);
   auto it = jobs_.find(id);

@@ -38,7 +38,7 @@ inline constexpr int64_t kLeaseStartTimeoutMs = 30000;
 struct NodeOptions {
   std::string state_dir;           // absolute; job directories go to <state_dir>/jobs/<id>
   sched::Inventory inventory;
-  bool mig_requests = true;        // config mig_requests: users may name a MIG profile (submit --mig)
+  bool mig_requests = true;  // config mig_requests: users may name a MIG profile (submit --mig)
   std::string backend_kind;        // "nvml" | "simulated:<preset>"
   // On a simulated node: its name, set in its jobs' environments as PINPOINT_SIMULATED_NODE
   // (gpu/declared_usage.h); "" elsewhere.
@@ -65,8 +65,9 @@ struct NodeOptions {
   // without a limit gets the default, or without a default the max; one above the max is refused.
   int64_t default_time_limit_s = 0;
   int64_t max_time_limit_s = 0;
-  // The host CPUs a starting job may get for its own (config cpu_binding "cpuset"; docs/scheduling.md
-  // "Host CPUs and memory"); no CPU: every job shares them under its cpu.max quota.
+  // The host CPUs a starting job may get for its own (config cpu_binding "cpuset";
+  // docs/scheduling.md "Host CPUs and memory"); no CPU: every job shares them under its cpu.max
+  // quota.
   CpuTopology cpu_topology;
   // Per-user caps (config user_limits): the default, and complete entries by user name, matched
   // to uids through the user directory at each scheduling pass (a name no user has is ignored).

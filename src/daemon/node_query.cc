@@ -33,10 +33,13 @@ bool SelectedBy(const List& list, const Value& value) {
 
 // Whether active job `job` of `table` matches `f` (ListQuery).
 bool Matches(const JobRecord& job, const ListQuery& f, const JobTable& table) {
-  bool id = f.ids.empty() || SelectedBy(f.ids, job.id) || (job.array.array_id != 0 && SelectedBy(f.ids, job.array.array_id));
+  bool id = f.ids.empty() || SelectedBy(f.ids, job.id) ||
+            (job.array.array_id != 0 && SelectedBy(f.ids, job.array.array_id));
   if (!id && IsArrayRest(job)) {  // a task the rest stands for selects the rest's row
     const RestTasks* tasks = table.TasksOfRest(job.id);
-    id = tasks != nullptr && std::any_of(f.ids.begin(), f.ids.end(), [&](JobId t) { return tasks->PendingIndexOf(t).has_value(); });
+    id = tasks != nullptr && std::any_of(f.ids.begin(), f.ids.end(), [&](JobId t) {
+           return tasks->PendingIndexOf(t).has_value();
+         });
   }
   return id && SelectedBy(f.names, job.request.name) && SelectedBy(f.states, job.state);
 }
@@ -56,7 +59,8 @@ std::vector<std::pair<JobId, JobId>> IdRanges(const Node& node, const std::vecto
 // When pending jobs would start (ListQuery::estimate_starts): the node played forward
 // (sched::EstimateStarts) from its running jobs and its first kStartEstimateJobs pending ones in
 // the scheduler's order.
-std::map<JobId, sched::StartEstimate> PlayStarts(const JobTable& jobs, sched::Inventory inventory, int64_t now_ms) {
+std::map<JobId, sched::StartEstimate> PlayStarts(const JobTable& jobs, sched::Inventory inventory,
+                                                 int64_t now_ms) {
   sched::Snapshot snap;
   snap.inventory = std::move(inventory);
   std::map<JobId, int64_t> ends, runs;
@@ -64,7 +68,8 @@ std::map<JobId, sched::StartEstimate> PlayStarts(const JobTable& jobs, sched::In
   for (const auto& [id, job] : jobs) {
     int64_t limit_ms = job.request.time_limit_s > 0 ? job.request.time_limit_s * 1000 : 0;
     if (job.state == JobState::kRunning) {
-      snap.running.push_back({id, job.uid, job.request.cpus, job.request.mem_bytes, SlotsOf(job), job.array.array_id});
+      snap.running.push_back(
+          {id, job.uid, job.request.cpus, job.request.mem_bytes, SlotsOf(job), job.array.array_id});
       if (limit_ms > 0) ends[id] = job.start_ms + limit_ms;
     } else if (job.state == JobState::kPending && !job.cancel_requested) {
       pending.push_back(&job);
@@ -73,13 +78,16 @@ std::map<JobId, sched::StartEstimate> PlayStarts(const JobTable& jobs, sched::In
   }
   // The scheduler's order (placement.h): priority first, then submission.
   auto first = [](const JobRecord* a, const JobRecord* b) {
-    return a->request.priority != b->request.priority ? a->request.priority > b->request.priority : a->id < b->id;
+    return a->request.priority != b->request.priority ? a->request.priority > b->request.priority
+                                                      : a->id < b->id;
   };
   size_t played = std::min(pending.size(), kStartEstimateJobs);
-  std::partial_sort(pending.begin(), pending.begin() + static_cast<std::ptrdiff_t>(played), pending.end(), first);
+  std::partial_sort(pending.begin(), pending.begin() + static_cast<std::ptrdiff_t>(played),
+                    pending.end(), first);
   for (size_t i = 0; i < played; ++i) snap.pending.push_back(DemandOf(*pending[i]));
   std::map<JobId, sched::StartEstimate> by_id;
-  for (auto& e : sched::EstimateStarts(std::move(snap), ends, runs, now_ms, kStartEstimatePasses)) by_id[e.id] = e;
+  for (auto& e : sched::EstimateStarts(std::move(snap), ends, runs, now_ms, kStartEstimatePasses))
+    by_id[e.id] = e;
   return by_id;
 }
 
@@ -98,8 +106,10 @@ Result<Node::Page> Node::List(bool all, std::optional<uint32_t> uid, int offset,
     filter.states = select.states;
     if (by_end) {
       std::erase_if(filter.states, [](JobState state) { return !IsFinal(state); });
-      if (filter.states.empty() != select.states.empty()) return page;  // only active states asked: none ended
-      if (filter.states.empty()) filter.states = {JobState::kCompleted, JobState::kFailed, JobState::kCancelled};
+      if (filter.states.empty() != select.states.empty())
+        return page;  // only active states asked: none ended
+      if (filter.states.empty())
+        filter.states = {JobState::kCompleted, JobState::kFailed, JobState::kCancelled};
       filter.end_ms_min = ended.after_ms;
       filter.end_ms_max = ended.before_ms;
     }
@@ -113,15 +123,17 @@ Result<Node::Page> Node::List(bool all, std::optional<uint32_t> uid, int offset,
     auto ids = deps_.store->ListIds(filter);
     if (!ids.ok()) return ids.status();
     page.jobs.reserve(ids->size());
-    page.tasks_after = std::max<int64_t>(0, page.total - offset - static_cast<int64_t>(ids->size()));
+    page.tasks_after =
+        std::max<int64_t>(0, page.total - offset - static_cast<int64_t>(ids->size()));
     // Newest first: the rests of the table older than the page stand for more tasks than rows.
     if (!ids->empty() && !by_end) {
       JobId oldest = *std::min_element(ids->begin(), ids->end());
       for (auto it = jobs_.begin(); it != jobs_.end() && it->first < oldest; ++it) {
         const JobRecord& r = it->second;
-        bool state = select.states.empty() ||
-                     std::find(select.states.begin(), select.states.end(), r.state) != select.states.end();
-        if (IsArrayRest(r) && (!uid || r.uid == *uid) && state && Matches(r, {{}, {}, select.ids}, jobs_))
+        bool state = select.states.empty() || std::find(select.states.begin(), select.states.end(),
+                                                        r.state) != select.states.end();
+        if (IsArrayRest(r) && (!uid || r.uid == *uid) && state &&
+            Matches(r, {{}, {}, select.ids}, jobs_))
           page.tasks_after += static_cast<int64_t>(jobs_.TasksOf(it->first)) - 1;
       }
     }
@@ -143,9 +155,12 @@ Result<Node::Page> Node::List(bool all, std::optional<uint32_t> uid, int offset,
   int64_t now_ms = deps_.clock->NowMs();
   std::vector<JobId> failed;
   for (const RecentFailure& f : recent_failures_) {
-    if (now_ms - f.end_ms > kRecentFailureMs || jobs_.count(f.id) > 0 || (uid && f.uid != *uid)) continue;
-    bool id = select.ids.empty() || SelectedBy(select.ids, f.id) || (f.array_id != 0 && SelectedBy(select.ids, f.array_id));
-    if (id && SelectedBy(select.names, f.name) && SelectedBy(select.states, JobState::kFailed)) failed.push_back(f.id);
+    if (now_ms - f.end_ms > kRecentFailureMs || jobs_.count(f.id) > 0 || (uid && f.uid != *uid))
+      continue;
+    bool id = select.ids.empty() || SelectedBy(select.ids, f.id) ||
+              (f.array_id != 0 && SelectedBy(select.ids, f.array_id));
+    if (id && SelectedBy(select.names, f.name) && SelectedBy(select.states, JobState::kFailed))
+      failed.push_back(f.id);
   }
   std::sort(failed.begin(), failed.end());
   auto next_failed = failed.begin();
@@ -166,7 +181,8 @@ Result<Node::Page> Node::List(bool all, std::optional<uint32_t> uid, int offset,
   };
   // Only the page is copied: a queue of 10,000 jobs costs one pass, not 10,000 records.
   for (const auto& [id, r] : jobs_) {
-    for (; next_failed != failed.end() && *next_failed < id; ++next_failed) PP_RETURN_IF_ERROR(row(*next_failed, nullptr));
+    for (; next_failed != failed.end() && *next_failed < id; ++next_failed)
+      PP_RETURN_IF_ERROR(row(*next_failed, nullptr));
     if ((uid && r.uid != *uid) || !Matches(r, select, jobs_)) continue;
     PP_RETURN_IF_ERROR(row(id, &r));
   }
@@ -177,7 +193,8 @@ Result<Node::Page> Node::List(bool all, std::optional<uint32_t> uid, int offset,
     // requests (and changes to one's own jobs between them) makes the loop play more often.
     if (!cache.played || now_ms - cache.at_ms >= kStartEstimateReuseMs || now_ms < cache.at_ms) {
       sched::Inventory inventory = options_.inventory;
-      for (int device : faults_.RecoveringDevices()) inventory.devices.at(static_cast<size_t>(device)).drained = true;
+      for (int device : faults_.RecoveringDevices())
+        inventory.devices.at(static_cast<size_t>(device)).drained = true;
       cache = {true, now_ms, PlayStarts(jobs_, std::move(inventory), now_ms)};
     }
     for (const JobRecord& job : page.jobs) {
@@ -186,7 +203,8 @@ Result<Node::Page> Node::List(bool all, std::optional<uint32_t> uid, int offset,
       if (it != cache.by_id.end()) {
         page.starts.push_back(it->second);
       } else if (job.submit_ms >= cache.at_ms) {
-        page.starts.push_back({job.id, std::nullopt, "submitted after the last estimate: ask again in a few seconds"});
+        page.starts.push_back({job.id, std::nullopt,
+                               "submitted after the last estimate: ask again in a few seconds"});
       } else {
         page.starts.push_back({job.id, std::nullopt, "beyond the estimate's horizon"});
       }
@@ -211,15 +229,17 @@ Result<LogsReply> Node::Logs(const api::Caller& caller, const LogsRequest& reque
   const std::string& pattern = out || job->request.error_path.empty() ? job->request.output_path
                                                                        : job->request.error_path;
   if (!pattern.empty())
-    return FailedPrecondition("job " + std::to_string(request.id) + " writes its " +
-                              LogStreamName(request.stream) + " to " + ShimOccupant::OutputFile(*job, pattern) +
-                              " (submit -o/-e): read it there");
-  LogsReply reply{request.id, request.stream, "", request.from_offset.value_or(0), IsFinal(job->state)};
+    return FailedPrecondition(
+        "job " + std::to_string(request.id) + " writes its " + LogStreamName(request.stream) +
+        " to " + ShimOccupant::OutputFile(*job, pattern) + " (submit -o/-e): read it there");
+  LogsReply reply{request.id, request.stream, "", request.from_offset.value_or(0),
+                  IsFinal(job->state)};
   // The log files belong to the job's user: read without following a link, bounded.
   auto dir = OpenDirNoFollow(ShimOccupant::JobDir(options_, request.id));
   if (!dir.ok() && dir.status().code() == Code::kNotFound) return reply;
   if (!dir.ok()) return dir.status();
-  auto range = ReadFileRangeAt(dir->get(), LogStreamName(request.stream), request.from_offset, request.max_bytes);
+  auto range = ReadFileRangeAt(dir->get(), LogStreamName(request.stream), request.from_offset,
+                               request.max_bytes);
   if (!range.ok() && range.status().code() == Code::kNotFound) return reply;
   if (!range.ok()) return range.status();
   std::string_view data = range->data;

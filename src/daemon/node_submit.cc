@@ -58,7 +58,8 @@ Result<JobRecord> Resubmitted(const JobTable& jobs, const JobRecord& first, bool
 }
 
 // The names of environment variables env_deny dropped from job `id`'s request, as its event.
-void NoteDroppedEnv(store::JobStore& store, int64_t now_ms, JobId id, const std::vector<std::string>& names) {
+void NoteDroppedEnv(store::JobStore& store, int64_t now_ms, JobId id,
+                    const std::vector<std::string>& names) {
   std::string list;
   for (const auto& n : names) list += (list.empty() ? "" : ", ") + EscapeForTerminal(n);
   store::JobEvent e{id, now_ms, "env-dropped",
@@ -92,8 +93,10 @@ Result<JobRecord> Node::Submit(const api::Caller& caller, JobRequest request,
   if (!keyed.ok()) return keyed.status();
   std::optional<store::IdempotencyKey> key = keyed->key;
   if (const std::optional<JobRecord>& first = keyed->first)
-    return Resubmitted(jobs_, *first, first->array.array_id == 0 && ToJson(first->request) == ToJson(request));
-  auto pending = NewPendingJob(admission_, dependencies_, jobs_, deps_.clock->NowMs(), caller, std::move(request), hold);
+    return Resubmitted(jobs_, *first,
+                       first->array.array_id == 0 && ToJson(first->request) == ToJson(request));
+  auto pending = NewPendingJob(admission_, dependencies_, jobs_, deps_.clock->NowMs(), caller,
+                               std::move(request), hold);
   if (!pending.ok()) return pending.status();
   JobRecord r = std::move(pending).value();
   auto id = deps_.store->Insert(r, key);
@@ -116,14 +119,15 @@ Result<Node::SubmittedArray> Node::SubmitArray(const api::Caller& caller, JobReq
   auto keyed = LookUpKey(*deps_.store, caller, idempotency_key);
   if (!keyed.ok()) return keyed.status();
   if (const std::optional<JobRecord>& found = keyed->first) {
-    auto first = Resubmitted(jobs_, *found, IsFirstTaskOf(*found, spec) && ToJson(found->request) == ToJson(request));
+    auto first = Resubmitted(
+        jobs_, *found, IsFirstTaskOf(*found, spec) && ToJson(found->request) == ToJson(request));
     if (!first.ok()) return first.status();
     auto task = arrays_.Job(first->id);  // a rest as its first task
     if (!task.ok()) return task.status();
     return SubmittedArray{std::move(task).value(), found->array.count};
   }
-  auto job = NewPendingJob(admission_, dependencies_, jobs_, deps_.clock->NowMs(), caller, std::move(request), hold,
-                           spec.indices.size());
+  auto job = NewPendingJob(admission_, dependencies_, jobs_, deps_.clock->NowMs(), caller,
+                           std::move(request), hold, spec.indices.size());
   if (!job.ok()) return job.status();
   // One record, the array's rest (array_rest.h), for all of its tasks; each is taken out as a job
   // of its own under its reserved id when it starts.
@@ -132,7 +136,8 @@ Result<Node::SubmittedArray> Node::SubmitArray(const api::Caller& caller, JobReq
   auto id = deps_.store->InsertArray(rest, count, keyed->key);
   if (!id.ok()) return id.status();
   rest.id = rest.array.array_id = *id;
-  if (rest.hold != Hold::kNone) lifecycle::Waiting(rest, Reason::kHeld, sched::HeldDetail(rest.id, rest.hold));
+  if (rest.hold != Hold::kNone)
+    lifecycle::Waiting(rest, Reason::kHeld, sched::HeldDetail(rest.id, rest.hold));
   if (!dropped->empty()) NoteDroppedEnv(*deps_.store, deps_.clock->NowMs(), *id, *dropped);
   jobs_.Add(rest);
   dirty_ = true;

@@ -62,7 +62,8 @@ GpusReply Node::GpusView() const {
     for (int device : h.devices) {
       if (device < 0 || static_cast<size_t>(device) >= use.size()) continue;
       int gpu = options_.inventory.devices[static_cast<size_t>(device)].gpu_index;
-      DeviceHoldView v{h.job, NameOrUid(*users_, h.uid), {}, h.owned, h.since_ms, h.deadline_ms, h.killed};
+      DeviceHoldView v{h.job,   NameOrUid(*users_, h.uid), {}, h.owned, h.since_ms, h.deadline_ms,
+                       h.killed};
       for (const auto& [pid, on] : h.pids)
         if (on == gpu) v.pids.push_back(pid);
       if (!v.pids.empty()) holds[device].push_back(std::move(v));
@@ -102,9 +103,10 @@ GpusReply Node::GpusView() const {
   }
   if (deps_.mig != nullptr)
     for (const store::MigChange& c : deps_.mig->recent())
-      reply.mig_changes.push_back(
-          {c.at_ms, c.gpu, c.action, c.profile, c.start, c.instance_id, c.uuid, c.for_job, c.result});
-  if (deps_.watcher != nullptr) reply.watcher = WatcherView{view.polls, view.poll_time_ms, view.last_poll_duration_us};
+      reply.mig_changes.push_back({c.at_ms, c.gpu, c.action, c.profile, c.start, c.instance_id,
+                                   c.uuid, c.for_job, c.result});
+  if (deps_.watcher != nullptr)
+    reply.watcher = WatcherView{view.polls, view.poll_time_ms, view.last_poll_duration_us};
   reply.backend = options_.backend_kind;
   reply.driver = options_.driver_version;
   reply.simulated = options_.backend_kind.rfind("simulated", 0) == 0;
@@ -114,7 +116,8 @@ GpusReply Node::GpusView() const {
 }
 
 int64_t Node::generation() const {
-  return watch_.generation() + jobs_.generation() + (deps_.watcher != nullptr ? deps_.watcher->Latest().polls : 0);
+  return watch_.generation() + jobs_.generation() +
+         (deps_.watcher != nullptr ? deps_.watcher->Latest().polls : 0);
 }
 
 metrics::Snapshot Node::MetricsView() const {
@@ -126,7 +129,8 @@ metrics::Snapshot Node::MetricsView() const {
   if (deps_.mig != nullptr) {
     snap.mig = metrics::MigMetrics{};
     for (const auto& [action, n] : deps_.mig->made()) snap.mig->changes_total[{action, "ok"}] = n;
-    for (const auto& [action, n] : deps_.mig->failed()) snap.mig->changes_total[{action, "failed"}] = n;
+    for (const auto& [action, n] : deps_.mig->failed())
+      snap.mig->changes_total[{action, "failed"}] = n;
     snap.mig->instances = deps_.mig->InstanceCounts();
   }
   std::map<int, metrics::GpuMetrics> gpus;
@@ -175,7 +179,8 @@ metrics::Snapshot Node::MetricsView() const {
     j.gpu_mem_request_bytes = job.request.gpu_mem_bytes;
     j.usage = job.usage;
     snap.jobs.push_back(j);
-    if (job.state == JobState::kPending) snap.sched.pending += static_cast<int>(jobs_.TasksOf(id));  // a rest: its tasks
+    if (job.state == JobState::kPending)
+      snap.sched.pending += static_cast<int>(jobs_.TasksOf(id));  // a rest: its tasks
     if (job.state != JobState::kRunning) continue;
     ++(job.kind == JobKind::kLease ? snap.sched.leases_running : snap.sched.running);
     for (const auto& a : job.allocations) {

@@ -57,11 +57,14 @@ Result<bool> ShimOccupant::Start(JobRecord& job, std::vector<std::string> env) {
   spec.daemon_away_ms = options_->daemon_away_ms;
   // Checked ten times within the limit, never more often than 10 times a second.
   if (spec.daemon_away_ms > 0)
-    spec.orphan_check_ms = static_cast<int>(std::clamp<int64_t>(spec.daemon_away_ms / 10, 100, spec.orphan_check_ms));
+    spec.orphan_check_ms =
+        static_cast<int>(std::clamp<int64_t>(spec.daemon_away_ms / 10, 100, spec.orphan_check_ms));
   spec.stdout_path = OutputFile(job, job.request.output_path);
-  spec.stderr_path = job.request.error_path.empty() ? spec.stdout_path : OutputFile(job, job.request.error_path);
+  spec.stderr_path =
+      job.request.error_path.empty() ? spec.stdout_path : OutputFile(job, job.request.error_path);
   if (cgroups_ != nullptr && cgroups_->enabled()) {
-    auto dir = cgroups_->CreateJobGroup(job.id, job.request.cpus, job.request.mem_bytes, job.cpuset);
+    auto dir =
+        cgroups_->CreateJobGroup(job.id, job.request.cpus, job.request.mem_bytes, job.cpuset);
     if (dir.ok()) spec.cgroup_dir = *dir;
     else log::Warn("job {}: running without host limits: {}", job.id, dir.status().message());
   }
@@ -88,15 +91,21 @@ std::optional<OccupantEnd> ShimOccupant::Poll(const JobRecord& job, int64_t) {
   return OccupantEnd{.exit = *status};
 }
 
-std::optional<launch::ExitStatus> ShimOccupant::Found(const JobRecord& job) { return launcher_->Poll(Handle(job)); }
+std::optional<launch::ExitStatus> ShimOccupant::Found(const JobRecord& job) {
+  return launcher_->Poll(Handle(job));
+}
 
-Status ShimOccupant::Signal(const JobRecord& job, int signal) { return launcher_->Signal(Handle(job), signal); }
+Status ShimOccupant::Signal(const JobRecord& job, int signal) {
+  return launcher_->Signal(Handle(job), signal);
+}
 
 Status ShimOccupant::SignalLeader(const JobRecord& job, int signal) {
   return launcher_->SignalLeader(Handle(job), signal);
 }
 
-std::vector<int64_t> ShimOccupant::Processes(const JobRecord& job) { return launcher_->JobProcesses(Handle(job)); }
+std::vector<int64_t> ShimOccupant::Processes(const JobRecord& job) {
+  return launcher_->JobProcesses(Handle(job));
+}
 
 void ShimOccupant::Release(const JobRecord& job) {
   if (cgroups_ == nullptr || !cgroups_->enabled()) return;
@@ -107,7 +116,8 @@ void ShimOccupant::Release(const JobRecord& job) {
 // --- LeaseOccupant -----------------------------------------------------------------------------
 
 Result<bool> LeaseOccupant::Start(JobRecord& job, std::vector<std::string> env) {
-  edits_[job.id] = LeaseEditsOf(env, job.allocations, options_->inventory, options_->device_dir, IsCharDevice);
+  edits_[job.id] =
+      LeaseEditsOf(env, job.allocations, options_->inventory, options_->device_dir, IsCharDevice);
   log::Info("lease {} of {} placed; waits up to {} ms for its container", job.id, job.user,
             options_->lease_attach_timeout_ms);
   return false;  // no supervisor, no pid: Poll watches its cgroup
@@ -120,7 +130,8 @@ OccupantEnd LeaseOccupant::LaunchFailed(const std::string&) const {
 std::optional<OccupantEnd> LeaseOccupant::Poll(const JobRecord& job, int64_t now_ms) {
   if (job.lease_cgroup.empty()) {
     if (job.cancel_requested) return OccupantEnd{.cause = Reason::kCancelled};
-    if (now_ms >= job.start_ms + options_->lease_attach_timeout_ms) return OccupantEnd{.cause = Reason::kLeaseNotAttached};
+    if (now_ms >= job.start_ms + options_->lease_attach_timeout_ms)
+      return OccupantEnd{.cause = Reason::kLeaseNotAttached};
     return std::nullopt;
   }
   if (containers_ == nullptr) return std::nullopt;
@@ -135,7 +146,8 @@ Status LeaseOccupant::Signal(const JobRecord& job, int signal) {
 }
 
 Status LeaseOccupant::SignalLeader(const JobRecord& job, int) {
-  return FailedPrecondition("lease " + std::to_string(job.id) + " has no first process: pinpoint did not start it");
+  return FailedPrecondition("lease " + std::to_string(job.id) +
+                            " has no first process: pinpoint did not start it");
 }
 
 std::vector<int64_t> LeaseOccupant::Processes(const JobRecord& job) {

@@ -56,7 +56,8 @@ class Occupant {
 class ShimOccupant : public Occupant {
  public:
   // Not owned; `cgroups` may be null. `users` gives a switched job its groups.
-  ShimOccupant(const NodeOptions* options, launch::Launcher* launcher, launch::Cgroups* cgroups, UserDirectory* users)
+  ShimOccupant(const NodeOptions* options, launch::Launcher* launcher, launch::Cgroups* cgroups,
+               UserDirectory* users)
       : options_(options), launcher_(launcher), cgroups_(cgroups), users_(users) {}
   Result<bool> Start(JobRecord& job, std::vector<std::string> env) override;
   OccupantEnd LaunchFailed(const std::string& why) const override;
@@ -86,7 +87,8 @@ class ShimOccupant : public Occupant {
 class LeaseOccupant : public Occupant {
  public:
   // Not owned; `containers` and `specs` may be null (no attach; no CDI specs to remove).
-  LeaseOccupant(const NodeOptions* options, launch::ContainerCgroups* containers, cdi::LeaseSpecs* specs)
+  LeaseOccupant(const NodeOptions* options, launch::ContainerCgroups* containers,
+                cdi::LeaseSpecs* specs)
       : options_(options), containers_(containers), specs_(specs) {}
   Result<bool> Start(JobRecord& job, std::vector<std::string> env) override;
   OccupantEnd LaunchFailed(const std::string& why) const override;

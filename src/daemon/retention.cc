@@ -45,8 +45,10 @@ Status Retention::Purge(const std::vector<JobId>& jobs, PurgeReport* report) {
   RemoveTreeBudget budget{options_.max_depth, options_.batch_entries};
   std::vector<JobId> ids;
   for (JobId id : jobs) {
-    Status removed = dir.ok() ? RemoveTreeAt(dir->get(), std::to_string(id), &budget) : Status::Ok();
-    if (removed.code() == Code::kUnavailable) {  // the budget is spent: this job waits for the next pass
+    Status removed =
+        dir.ok() ? RemoveTreeAt(dir->get(), std::to_string(id), &budget) : Status::Ok();
+    if (removed.code() ==
+        Code::kUnavailable) {  // the budget is spent: this job waits for the next pass
       report->more = true;
       break;
     }
@@ -95,8 +97,10 @@ Result<PurgeReport> Retention::BudgetPass() {
     ++users;
     // As many of the oldest as the excess takes, at the mean size of the user's ended jobs.
     uint64_t excess = ended.bytes - options_.user_stored_bytes;
-    uint64_t mean = ended.jobs > 0 ? std::max<uint64_t>(1, ended.bytes / static_cast<uint64_t>(ended.jobs)) : 1;
-    int64_t want = static_cast<int64_t>(std::min<uint64_t>(excess / mean + 1, static_cast<uint64_t>(jobs_left)));
+    uint64_t mean =
+        ended.jobs > 0 ? std::max<uint64_t>(1, ended.bytes / static_cast<uint64_t>(ended.jobs)) : 1;
+    int64_t want = static_cast<int64_t>(
+        std::min<uint64_t>(excess / mean + 1, static_cast<uint64_t>(jobs_left)));
     // About batch_bytes a pass (one job at least): the rest goes in the next passes, one a turn.
     int64_t by_bytes = static_cast<int64_t>(std::max<uint64_t>(1, options_.batch_bytes / mean));
     if (want > by_bytes) {
@@ -110,11 +114,11 @@ Result<PurgeReport> Retention::BudgetPass() {
     size_t purged = report.purged.size() - before;
     jobs_left -= static_cast<int>(purged);
     if (purged > 0) {
-      report.over_budget.push_back("uid " + std::to_string(uid) + "'s " + std::to_string(ended.jobs) +
-                                   " ended jobs took " + std::to_string(ended.bytes) +
-                                   " bytes, over max_user_stored_bytes (" +
-                                   std::to_string(options_.user_stored_bytes) + "): purged the oldest " +
-                                   std::to_string(purged));
+      report.over_budget.push_back(
+          "uid " + std::to_string(uid) + "'s " + std::to_string(ended.jobs) + " ended jobs took " +
+          std::to_string(ended.bytes) + " bytes, over max_user_stored_bytes (" +
+          std::to_string(options_.user_stored_bytes) + "): purged the oldest " +
+          std::to_string(purged));
     }
     if (report.more) break;  // the removal budget is spent
   }

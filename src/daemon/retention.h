@@ -54,10 +54,10 @@ class Retention {
   // spending at most batch_entries removals. With user_stored_bytes, every budget_interval_ms it
   // also reads what users' ended jobs take (a row each) and, for a user over it, deletes their
   // oldest ended jobs the same way: about as many as the excess takes, batch_jobs and about
-  // batch_bytes at most (then the next pass is due at once: MoreDue). A job directory the budget did not finish keeps
-  // its job for the next pass; one that cannot be removed (too deep, a mount point, an I/O
-  // error) is left behind, named in `problems`, and its job is deleted all the same so that
-  // it never blocks the batch. Store rows go in one transaction after their directories.
+  // batch_bytes at most (then the next pass is due at once: MoreDue). A job directory the budget
+  // did not finish keeps its job for the next pass; one that cannot be removed (too deep, a mount
+  // point, an I/O error) is left behind, named in `problems`, and its job is deleted all the same
+  // so that it never blocks the batch. Store rows go in one transaction after their directories.
   // Errors: kIo from the store or the jobs directory (nothing is deleted then; the next pass
   // is due after interval_ms).
   Result<PurgeReport> RunIfDue();

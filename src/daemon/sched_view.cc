@@ -23,9 +23,11 @@ sharing::Slice SliceOf(const JobRecord& job, const Allocation& a) {
   return s;
 }
 
-std::string WaitDetail(const sched::Wait& wait, UserDirectory& users, const std::string& holds_note) {
+std::string WaitDetail(const sched::Wait& wait, UserDirectory& users,
+                       const std::string& holds_note) {
   std::string detail = wait.detail;
-  if (wait.mps_uid) detail += "; uid " + std::to_string(*wait.mps_uid) + " is " + NameOrUid(users, *wait.mps_uid);
+  if (wait.mps_uid)
+    detail += "; uid " + std::to_string(*wait.mps_uid) + " is " + NameOrUid(users, *wait.mps_uid);
   if (wait.reason == Reason::kResources && !holds_note.empty()) detail += "; " + holds_note;
   return detail;
 }

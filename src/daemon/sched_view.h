@@ -18,7 +18,8 @@ std::vector<sched::Slot> SlotsOf(const JobRecord& job);
 sched::Demand DemandOf(const JobRecord& r);
 // A wait's detail for people: with reason kMpsUser, the uid's name from `users` too; with reason
 // kResources, `holds_note` too (what holds devices after its job ended: WatchFeedback::HoldsNote).
-std::string WaitDetail(const sched::Wait& wait, UserDirectory& users, const std::string& holds_note = "");
+std::string WaitDetail(const sched::Wait& wait, UserDirectory& users,
+                       const std::string& holds_note = "");
 // What a sharing backend is told of `job`'s hold on allocation `a` (sharing::Backend).
 sharing::Slice SliceOf(const JobRecord& job, const Allocation& a);
 

@@ -30,15 +30,20 @@ Service::Op Service::Bind(Result<typename Request::Reply> (Service::*handler)(Ca
 
 const std::vector<Service::Op>& Service::Ops() {
   static const std::vector<Op> ops = {
-      Bind<VersionRequest>(&Service::Version), Bind<SubmitRequest>(&Service::Submit),
-      Bind<WaitRequest>(&Service::Wait),       Bind<QueueRequest>(&Service::Queue),
-      Bind<ShowRequest>(&Service::Show),       Bind<CancelRequest>(&Service::ChangeJobs<CancelRequest>),
-      Bind<GpusRequest>(&Service::Gpus),       Bind<LogsRequest>(&Service::Logs),
+      Bind<VersionRequest>(&Service::Version),
+      Bind<SubmitRequest>(&Service::Submit),
+      Bind<WaitRequest>(&Service::Wait),
+      Bind<QueueRequest>(&Service::Queue),
+      Bind<ShowRequest>(&Service::Show),
+      Bind<CancelRequest>(&Service::ChangeJobs<CancelRequest>),
+      Bind<GpusRequest>(&Service::Gpus),
+      Bind<LogsRequest>(&Service::Logs),
       Bind<HoldRequest>(&Service::ChangeJobs<HoldRequest>),
       Bind<ReleaseRequest>(&Service::ChangeJobs<ReleaseRequest>),
       Bind<UpdateArrayRequest>(&Service::ChangeJobs<UpdateArrayRequest>),
       Bind<UpdateRequest>(&Service::ChangeJobs<UpdateRequest>),
-      Bind<OpenLeaseRequest>(&Service::OpenLease), Bind<AttachLeaseRequest>(&Service::AttachLease),
+      Bind<OpenLeaseRequest>(&Service::OpenLease),
+      Bind<AttachLeaseRequest>(&Service::AttachLease),
       Bind<CloseLeaseRequest>(&Service::CloseLease),
   };
   return ops;
@@ -85,7 +90,8 @@ Result<VersionReply> Service::Version(Call&, VersionRequest) {
 
 Result<SubmitReply> Service::Submit(Call& call, SubmitRequest request) {
   if (request.array) return SubmitArray(call, std::move(request));
-  auto job = node_->Submit(call.caller, std::move(request.request), request.idempotency_key, request.hold);
+  auto job =
+      node_->Submit(call.caller, std::move(request.request), request.idempotency_key, request.hold);
   if (!job.ok()) return job.status();
   // A retried submit may find its job already ended: nothing would wake a waiter then.
   if (request.wait && !IsFinal(job->state)) {
@@ -97,7 +103,8 @@ Result<SubmitReply> Service::Submit(Call& call, SubmitRequest request) {
 
 Result<SubmitReply> Service::SubmitArray(Call& call, SubmitRequest request) {
   // One reply would have to wait for every task: clients wait for each (docs/api.md "submit").
-  if (request.wait) return InvalidArgument("\"wait\" does not go with \"array\": wait for the tasks one by one");
+  if (request.wait)
+    return InvalidArgument("\"wait\" does not go with \"array\": wait for the tasks one by one");
   auto submitted = node_->SubmitArray(call.caller, std::move(request.request), *request.array,
                                       request.idempotency_key, request.hold);
   if (!submitted.ok()) return submitted.status();
@@ -192,8 +199,8 @@ Result<QueueReply> Service::Queue(Call&, QueueRequest request) {
   // One page at a time, whatever was asked: a reply's cost is bounded (Client pages for more).
   int limit = std::min(request.limit == 0 ? kQueueDefaultLimit : request.limit, kQueuePageMax);
   ListQuery filter{request.names, request.states, request.ids, request.start};
-  auto page = node_->List(request.all, uid, request.offset, limit, {request.ended_after_ms, request.ended_before_ms},
-                          filter);
+  auto page = node_->List(request.all, uid, request.offset, limit,
+                          {request.ended_after_ms, request.ended_before_ms}, filter);
   if (!page.ok()) return page.status();
   QueueReply reply;
   // A listing carries no environments (only `show` does): 1000 jobs stay small whatever they hold.
@@ -202,7 +209,8 @@ Result<QueueReply> Service::Queue(Call&, QueueRequest request) {
   reply.total = page->total;
   reply.offset = request.offset;
   reply.limit = limit;
-  reply.more = std::max<int64_t>(0, page->total - request.offset - static_cast<int64_t>(reply.jobs.size()));
+  reply.more =
+      std::max<int64_t>(0, page->total - request.offset - static_cast<int64_t>(reply.jobs.size()));
   reply.more_tasks = page->tasks_after;
   for (const auto& e : page->starts) reply.starts.push_back({e.id, e.start_ms, e.why});
   return reply;
@@ -233,7 +241,8 @@ Result<LogsReply> Service::Logs(Call& call, LogsRequest request) {
 }
 
 void Service::PollFollowers() {
-  followers_.Poll([this](const api::Caller& caller, const LogsRequest& request) { return node_->Logs(caller, request); },
+  followers_.Poll([this](const api::Caller& caller,
+                         const LogsRequest& request) { return node_->Logs(caller, request); },
                   reply_);
 }
 
@@ -254,8 +263,9 @@ void Service::JobsEnded(const std::vector<JobId>& ids) {
         continue;
       }
       if (!job) job = node_->Get(id, /*with_env=*/false);
-      reply_(answer.conn, job->ok() ? api::OkReply(ToJson(WaitReply{ToView(**job, EnvShown::kOmitted), {}}))
-                                    : api::ErrorReply(job->status()));
+      reply_(answer.conn,
+             job->ok() ? api::OkReply(ToJson(WaitReply{ToView(**job, EnvShown::kOmitted), {}}))
+                       : api::ErrorReply(job->status()));
     }
   }
 }
@@ -278,7 +288,8 @@ void Service::PollStartingLeases() {
     if (lease.ok() && lease->state == JobState::kPending) return false;
     if (!reply_ || w.client_gone) return true;
     if (lease.ok() && lease->state == JobState::kRunning) {
-      reply_(w.conn, api::OkReply(ToJson(OpenLeaseReply{ViewFor(w.caller, *lease), node_->EditsOfLease(w.lease)})));
+      reply_(w.conn, api::OkReply(ToJson(
+                         OpenLeaseReply{ViewFor(w.caller, *lease), node_->EditsOfLease(w.lease)})));
     } else {
       std::string why = lease.ok() ? lifecycle::Why(*lease) : lease.status().message();
       reply_(w.conn, api::ErrorReply(Unavailable("no room for a lease now: " + why)));

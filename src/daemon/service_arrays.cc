@@ -13,7 +13,8 @@ namespace pinpoint::daemon {
 namespace {
 
 // One result per id, as "cancel", "hold", "release" and "update" answer.
-std::vector<CancelResult> Results(const std::vector<JobId>& ids, const std::vector<Status>& statuses) {
+std::vector<CancelResult> Results(const std::vector<JobId>& ids,
+                                  const std::vector<Status>& statuses) {
   std::vector<CancelResult> results;
   for (size_t i = 0; i < ids.size(); ++i) results.push_back({ids[i], statuses[i], 0});
   return results;
@@ -27,7 +28,9 @@ struct ChangeAsked {
 ChangeAsked ChangeOf(const CancelRequest&) { return {ArrayTasks::Change::kCancel}; }
 ChangeAsked ChangeOf(const HoldRequest&) { return {ArrayTasks::Change::kHold}; }
 ChangeAsked ChangeOf(const ReleaseRequest&) { return {ArrayTasks::Change::kRelease}; }
-ChangeAsked ChangeOf(const UpdateRequest& request) { return {ArrayTasks::Change::kUpdate, request.edit}; }
+ChangeAsked ChangeOf(const UpdateRequest& request) {
+  return {ArrayTasks::Change::kUpdate, request.edit};
+}
 ChangeAsked ChangeOf(const UpdateArrayRequest& request) {
   ChangeAsked asked{ArrayTasks::Change::kUpdate};
   asked.edit.array_limit = request.limit;
@@ -48,7 +51,8 @@ Result<typename Request::Reply> Service::ChangeJobs(Call& call, Request request)
   std::vector<JobId> ids = IdsOf(request);
   typename Request::Reply reply;
   if (!ids.empty())
-    reply.results = Results(ids, ApplyChange(*node_, call.caller, asked.change, asked.edit, ids, kRewriteBytesPerRequest));
+    reply.results = Results(ids, ApplyChange(*node_, call.caller, asked.change, asked.edit, ids,
+                                             kRewriteBytesPerRequest));
   if (request.arrays.empty()) return reply;
   PP_RETURN_IF_ERROR(array_work_.MayStart(call.caller));
   ArrayWork work{call.conn, call.caller, asked.change, std::move(reply.results), request.arrays};

@@ -10,7 +10,8 @@ std::unique_ptr<sharing::Backends> MakeBackends(const SharingSetup& setup) {
   auto backends = std::make_unique<sharing::Backends>();
   backends->Add(std::make_unique<sharing::ExclusiveBackend>());
   backends->Add(std::make_unique<sharing::TimesliceBackend>());
-  if (setup.mps != nullptr) backends->Add(std::make_unique<mps::MpsBackend>(setup.mps, setup.mps_rules));
+  if (setup.mps != nullptr)
+    backends->Add(std::make_unique<mps::MpsBackend>(setup.mps, setup.mps_rules));
   return backends;
 }
 

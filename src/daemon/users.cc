@@ -64,7 +64,8 @@ std::string NameOrUid(UserDirectory& users, uint32_t uid) {
 }
 
 template <typename Key, typename T, typename Lookup>
-Result<T> CachingUserDirectory::Cached(std::map<Key, Entry<T>>& cache, const Key& key, Lookup lookup) {
+Result<T> CachingUserDirectory::Cached(std::map<Key, Entry<T>>& cache, const Key& key,
+                                       Lookup lookup) {
   int64_t now = clock_->NowMs();
   auto it = cache.find(key);
   if (it != cache.end() && now < it->second.expires_ms) return it->second.value;

@@ -11,15 +11,16 @@ namespace pinpoint::daemon {
 
 Status WaitBook::MayHold(const api::Caller& caller, size_t count) const {
   if (held_ + count > kWaitMaxHeldIds)
-    return Unavailable("pinpointd already holds waits for " + std::to_string(held_) + " jobs, its most is " +
-                       std::to_string(kWaitMaxHeldIds) + "; try again later");
+    return Unavailable("pinpointd already holds waits for " + std::to_string(held_) +
+                       " jobs, its most is " + std::to_string(kWaitMaxHeldIds) +
+                       "; try again later");
   if (caller.IsRoot()) return Status::Ok();
   auto it = held_by_uid_.find(caller.uid);
   size_t mine = it == held_by_uid_.end() ? 0 : it->second;
   if (mine + count > kWaitMaxHeldIdsPerUid)
-    return Unavailable("uid " + std::to_string(caller.uid) + " already waits for " + std::to_string(mine) +
-                       " jobs; one user may wait for at most " + std::to_string(kWaitMaxHeldIdsPerUid) +
-                       " at once");
+    return Unavailable("uid " + std::to_string(caller.uid) + " already waits for " +
+                       std::to_string(mine) + " jobs; one user may wait for at most " +
+                       std::to_string(kWaitMaxHeldIdsPerUid) + " at once");
   return Status::Ok();
 }
 

@@ -55,7 +55,8 @@ WatchFeedback::Found WatchFeedback::Apply(JobTable& jobs, int64_t now_ms) {
     if (it->second.holding) {
       found.holds_changed = true;
       log::Info("job {}: its GPUs are free again", id);
-      Status s = store_->AppendEvent(store::JobEvent{id, now_ms, "gpu-released", "no process holds its GPUs any more"});
+      Status s = store_->AppendEvent(
+          store::JobEvent{id, now_ms, "gpu-released", "no process holds its GPUs any more"});
       if (!s.ok()) log::Warn("job {}: {}", id, s.ToString());
     }
     if (it->second.stored) {
@@ -83,7 +84,8 @@ void WatchFeedback::Settle(const JobRecord& job, int64_t now_ms) {
   if (!watched && !recovering_) return;
   settling_[job.id] = Settling{job.uid, SlotsOf(job), false, false, false, std::nullopt};
   // Ended while pinpointd was down: the watcher never saw it leave.
-  if (!watched) watcher_->Resume(watch::WatchedJobOf(job, *inventory_, CgroupPath(cgroups_, job.id)), now_ms);
+  if (!watched)
+    watcher_->Resume(watch::WatchedJobOf(job, *inventory_, CgroupPath(cgroups_, job.id)), now_ms);
 }
 
 void WatchFeedback::Started(JobId id) {
@@ -104,14 +106,18 @@ Status WatchFeedback::BeginRecovery() {
   for (const auto& [id, since_ms] : *holds) {
     auto job = store_->Get(id);
     if (!job.ok() || !IsFinal(job->state) || job->allocations.empty()) {
-      log::Info("job {}: its stored GPU hold is dropped: the job {}", id, job.ok() ? "runs again" : "is gone");
+      log::Info("job {}: its stored GPU hold is dropped: the job {}", id,
+                job.ok() ? "runs again" : "is gone");
       Status s = store_->DeleteGpuHold(id);
       if (!s.ok()) log::Warn("job {}: cannot forget its GPU hold: {}", id, s.ToString());
       continue;
     }
     settling_[id] = Settling{job->uid, SlotsOf(*job), true, true, false, std::nullopt};
     watcher_->Resume(watch::WatchedJobOf(*job, *inventory_, CgroupPath(cgroups_, id)), since_ms);
-    log::Info("job {}: its GPUs were held by a process when pinpointd stopped; they stay taken until it is gone", id);
+    log::Info(
+        "job {}: its GPUs were held by a process when pinpointd stopped; they stay taken until it "
+        "is gone",
+        id);
   }
   return Status::Ok();
 }
@@ -127,7 +133,14 @@ std::vector<WatchFeedback::Hold> WatchFeedback::Holds() const {
   for (const auto& [id, s] : settling_) {
     if (!s.holding) continue;
     const watch::Lingering& left = *s.holding;
-    Hold h{id, s.uid, {}, left.gpu_of, !left.owned.empty(), left.since_ms, left.deadline_ms, !left.killed.empty()};
+    Hold h{id,
+           s.uid,
+           {},
+           left.gpu_of,
+           !left.owned.empty(),
+           left.since_ms,
+           left.deadline_ms,
+           !left.killed.empty()};
     for (const sched::Slot& slot : s.slots) h.devices.push_back(slot.device_index);
     holds.push_back(std::move(h));
   }
@@ -143,32 +156,42 @@ std::string WatchFeedback::HoldsNote(UserDirectory& users) const {
     std::string devices, pids;
     for (int d : h.devices) devices += (devices.empty() ? "" : ",") + std::to_string(d);
     for (const auto& [pid, gpu] : h.pids) pids += (pids.empty() ? "" : ",") + std::to_string(pid);
-    note += (note.empty() ? "" : "; ") + std::string(h.devices.size() == 1 ? "device " : "devices ") + devices +
-            (h.devices.size() == 1 ? " is" : " are") + " held by process " + pids + " of " + NameOrUid(users, h.uid);
+    note += (note.empty() ? "" : "; ") +
+            std::string(h.devices.size() == 1 ? "device " : "devices ") + devices +
+            (h.devices.size() == 1 ? " is" : " are") + " held by process " + pids + " of " +
+            NameOrUid(users, h.uid);
     if (h.owned) {
       note += ", left by job " + std::to_string(h.job) + " (killed)";
       continue;
     }
-    note += ", in no job, since job " + std::to_string(h.job) + " ended at " + UtcTimeText(h.since_ms);
+    note +=
+        ", in no job, since job " + std::to_string(h.job) + " ended at " + UtcTimeText(h.since_ms);
     if (h.killed) note += "; killed at the settle deadline";
-    else if (h.deadline_ms >= 0) note += "; killed at " + UtcTimeText(h.deadline_ms) + " if still there";
+    else if (h.deadline_ms >= 0)
+      note += "; killed at " + UtcTimeText(h.deadline_ms) + " if still there";
   }
-  if (holds.size() > kNamed) note += "; and " + std::to_string(holds.size() - kNamed) + " more held";
+  if (holds.size() > kNamed)
+    note += "; and " + std::to_string(holds.size() - kNamed) + " more held";
   return note;
 }
 
-bool WatchFeedback::NoteLingering(const std::map<JobId, watch::Lingering>& lingering, int64_t now_ms) {
+bool WatchFeedback::NoteLingering(const std::map<JobId, watch::Lingering>& lingering,
+                                  int64_t now_ms) {
   bool changed = false;
   for (const auto& [id, left] : lingering) {
     auto it = settling_.find(id);
     if (it == settling_.end()) continue;
     Settling& s = it->second;
-    if (!s.holding || s.holding->gpu_of != left.gpu_of || s.holding->killed.empty() != left.killed.empty()) changed = true;
+    if (!s.holding || s.holding->gpu_of != left.gpu_of ||
+        s.holding->killed.empty() != left.killed.empty())
+      changed = true;
     s.holding = left;
     if (!s.stored) {
       Status put = store_->PutGpuHold(id, left.since_ms);
       if (put.ok()) s.stored = true;
-      else log::Warn("job {}: cannot store its GPU hold (a restart would forget it): {}", id, put.ToString());
+      else
+        log::Warn("job {}: cannot store its GPU hold (a restart would forget it): {}", id,
+                  put.ToString());
     }
     if (!s.told) {
       s.told = true;
@@ -176,19 +199,22 @@ bool WatchFeedback::NoteLingering(const std::map<JobId, watch::Lingering>& linge
       if (!left.owned.empty())
         detail = "its process(es) " + PidList(left.owned) + " still hold its GPUs: killed";
       if (!left.loose.empty())
-        detail += (detail.empty() ? "" : "; ") + std::string("process(es) ") + PidList(left.loose) + " of uid " +
-                  std::to_string(s.uid) + ", in no job, hold its GPUs" +
-                  (left.deadline_ms < 0 ? "" : "; killed " + std::to_string((left.deadline_ms - left.since_ms) / 1000) +
-                                                   " s after the job ended if still there (settle_deadline_s)");
+        detail += (detail.empty() ? "" : "; ") + std::string("process(es) ") + PidList(left.loose) +
+                  " of uid " + std::to_string(s.uid) + ", in no job, hold its GPUs" +
+                  (left.deadline_ms < 0
+                       ? ""
+                       : "; killed " + std::to_string((left.deadline_ms - left.since_ms) / 1000) +
+                             " s after the job ended if still there (settle_deadline_s)");
       log::Warn("job {}: ended, but {}; its slots stay taken until they exit", id, detail);
       Status e = store_->AppendEvent(store::JobEvent{id, now_ms, "gpu-held", detail});
       if (!e.ok()) log::Warn("job {}: {}", id, e.ToString());
     }
     if (!left.killed.empty() && !s.killed_told) {
       s.killed_told = true;
-      std::string detail = "process(es) " + PidList(left.killed) + " of uid " + std::to_string(s.uid) +
-                           ", in no job, held its GPUs past the settle deadline: killed (a process in no job on a "
-                           "managed node; docs/security.md)";
+      std::string detail =
+          "process(es) " + PidList(left.killed) + " of uid " + std::to_string(s.uid) +
+          ", in no job, held its GPUs past the settle deadline: killed (a process in no job on a "
+          "managed node; docs/security.md)";
       log::Warn("job {}: {}", id, detail);
       Status e = store_->AppendEvent(store::JobEvent{id, now_ms, "gpu-hold-killed", detail});
       if (!e.ok()) log::Warn("job {}: {}", id, e.ToString());

@@ -106,7 +106,7 @@ class WatchFeedback {
     uint32_t uid = 0;
     std::vector<sched::Slot> slots;
     bool stored = false;       // its hold is in the store (the first poll that found one)
-    bool told = false;         // the hold was logged and put in the job's history (before a restart too)
+    bool told = false;  // the hold was logged and put in the job's history (before a restart too)
     bool killed_told = false;  // the kill past the deadline was logged
     std::optional<watch::Lingering> holding;  // what the last poll found on its GPUs
   };

@@ -8,7 +8,8 @@ namespace pinpoint::demo {
 namespace {
 
 // (start_ms, end_ms) of the jobs on each device.
-std::map<int, std::vector<std::pair<int64_t, int64_t>>> IntervalsPerDevice(const std::vector<JobView>& jobs) {
+std::map<int, std::vector<std::pair<int64_t, int64_t>>> IntervalsPerDevice(
+    const std::vector<JobView>& jobs) {
   std::map<int, std::vector<std::pair<int64_t, int64_t>>> intervals;
   for (const auto& j : jobs) {
     if (j.start_ms <= 0 || j.end_ms < j.start_ms) continue;

@@ -45,9 +45,11 @@ std::vector<DemoJob> Batch(size_t whole_gpus) {
     std::string mem = i % 3 == 0 ? "8G" : "4G";
     jobs.push_back({"small-" + std::to_string(i), {"--gpu-mem", mem}, 0.8 + 0.1 * (i % 4), 8});
   }
-  for (int i = 0; i < 3; ++i) jobs.push_back({"whole-" + std::to_string(i), {"--gpus", "1"}, 1.2, 132});
+  for (int i = 0; i < 3; ++i)
+    jobs.push_back({"whole-" + std::to_string(i), {"--gpus", "1"}, 1.2, 132});
   if (whole_gpus >= 2)
-    jobs.push_back({"multi-gpu", {"--gpus", std::to_string(std::min<size_t>(whole_gpus, 4))}, 1.5, 132});
+    jobs.push_back(
+        {"multi-gpu", {"--gpus", std::to_string(std::min<size_t>(whole_gpus, 4))}, 1.5, 132});
   return jobs;
 }
 
@@ -77,16 +79,18 @@ bool StartDaemon(const std::string& bin_dir, const std::string& state_dir, const
   int ready[2];
   if (::pipe2(ready, O_CLOEXEC) != 0) return false;
   std::string log = state_dir + "/pinpointd.log";
-  auto pid = pinpoint::Spawn({.argv = {bin_dir + "/pinpointd", "--config", state_dir + "/config.json", "--ready-fd",
-                                       std::to_string(kReadyFd)},
-                              .out = pinpoint::SpawnStream::File(log),
-                              .err_to_out = true,
-                              .pass_fds = {{ready[1], kReadyFd}}});
+  auto pid =
+      pinpoint::Spawn({.argv = {bin_dir + "/pinpointd", "--config", state_dir + "/config.json",
+                                "--ready-fd", std::to_string(kReadyFd)},
+                       .out = pinpoint::SpawnStream::File(log),
+                       .err_to_out = true,
+                       .pass_fds = {{ready[1], kReadyFd}}});
   ::close(ready[1]);
   d->pid = pid.ok() ? *pid : -1;
   pollfd p{ready[0], POLLIN, 0};
   char buf[8];
-  bool ok = pid.ok() && ::poll(&p, 1, kReadyTimeoutMs) > 0 && ::read(ready[0], buf, sizeof(buf)) > 0;
+  bool ok =
+      pid.ok() && ::poll(&p, 1, kReadyTimeoutMs) > 0 && ::read(ready[0], buf, sizeof(buf)) > 0;
   ::close(ready[0]);
   if (!ok) {
     std::cerr << "pinpoint-demo: pinpointd did not start; see " << log << "\n";
@@ -100,7 +104,8 @@ bool StartDaemon(const std::string& bin_dir, const std::string& state_dir, const
 
 // One request on a connection of its own: Send(socket, &Client::Gpus).
 template <typename Reply, typename... Args>
-pinpoint::Result<Reply> Send(const std::string& socket, pinpoint::Result<Reply> (Client::*op)(Args...),
+pinpoint::Result<Reply> Send(const std::string& socket,
+                             pinpoint::Result<Reply> (Client::*op)(Args...),
                              const std::remove_cvref_t<Args>&... args) {
   auto c = Client::Connect(socket);
   if (!c.ok()) return c.status();
@@ -108,7 +113,10 @@ pinpoint::Result<Reply> Send(const std::string& socket, pinpoint::Result<Reply> 
 }
 
 std::string Bar(uint64_t used, uint64_t total, int width, const pinpoint::OutputStyle& style) {
-  int filled = total == 0 ? 0 : static_cast<int>(width * static_cast<double>(used) / static_cast<double>(total) + 0.5);
+  int filled =
+      total == 0
+          ? 0
+          : static_cast<int>(width * static_cast<double>(used) / static_cast<double>(total) + 0.5);
   filled = std::clamp(filled, 0, width);
   return "[" + pinpoint::Paint(style, pinpoint::Color::kGreen, std::string(filled, '#')) +
          std::string(width - filled, '.') + "]";
@@ -116,14 +124,15 @@ std::string Bar(uint64_t used, uint64_t total, int width, const pinpoint::Output
 
 // One line per GPU: redrawn in place on a terminal (the fill coloured unless NO_COLOR is set);
 // elsewhere written again only when it changed, as plain lines (common/terminal.h).
-void ShowGpus(const pinpoint::GpusReply& gpus, const pinpoint::OutputStyle& style, pinpoint::LiveBlock* block) {
+void ShowGpus(const pinpoint::GpusReply& gpus, const pinpoint::OutputStyle& style,
+              pinpoint::LiveBlock* block) {
   std::vector<std::string> lines;
   for (const auto& d : gpus.devices) {
     std::string bar = Bar(d.mem_allocated_bytes, d.mem_bytes, 30, style);
     char line[512];
-    std::snprintf(line, sizeof(line), "  GPU %-2d %s %2zu jobs  %9s of %s  %s", d.index, bar.c_str(), d.jobs.size(),
-                  pinpoint::FormatSize(d.mem_allocated_bytes).c_str(), pinpoint::FormatSize(d.mem_bytes).c_str(),
-                  pinpoint::SharingModeName(d.mode));
+    std::snprintf(line, sizeof(line), "  GPU %-2d %s %2zu jobs  %9s of %s  %s", d.index,
+                  bar.c_str(), d.jobs.size(), pinpoint::FormatSize(d.mem_allocated_bytes).c_str(),
+                  pinpoint::FormatSize(d.mem_bytes).c_str(), pinpoint::SharingModeName(d.mode));
     lines.push_back(line);
   }
   std::fputs(block->Frame(lines).c_str(), stdout);
@@ -178,11 +187,16 @@ bool RunBatch(const std::string& bin_dir, const Daemon& d, const std::vector<Dem
       if (g.ok()) ShowGpus(*g, style, &block);
     } else if (style.redraw) {  // a count on a terminal only: a log gets the summary
       size_t ended = ids.size() - std::min(ids.size(), q->jobs.size());
-      std::fputs(block.Frame({"  " + std::to_string(ended) + "/" + std::to_string(ids.size()) + " jobs ended"}).c_str(), stdout);
+      std::fputs(block
+                     .Frame({"  " + std::to_string(ended) + "/" + std::to_string(ids.size()) +
+                             " jobs ended"})
+                     .c_str(),
+                 stdout);
       std::fflush(stdout);
     }
     if (q->jobs.empty()) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(style.redraw ? 200 : 1000));  // display refresh
+    std::this_thread::sleep_for(
+        std::chrono::milliseconds(style.redraw ? 200 : 1000));  // display refresh
   }
   auto all = Send(d.socket, &Client::Queue, pinpoint::QueueRequest{true, std::nullopt, 10000, 0});
   if (!all.ok()) return false;
@@ -195,11 +209,13 @@ bool RunBatch(const std::string& bin_dir, const Daemon& d, const std::vector<Dem
   out->makespan_s = static_cast<double>(last - first) / 1000.0;
   for (const auto& j : all->jobs) {
     if (j.state == pinpoint::JobState::kCompleted) continue;
-    auto err = Send(d.socket, &Client::Logs, pinpoint::LogsRequest{j.id, pinpoint::LogStream::kStderr});
-    auto out_log = Send(d.socket, &Client::Logs, pinpoint::LogsRequest{j.id, pinpoint::LogStream::kStdout});
-    std::printf("  job %lld (%s) %s: %s\n%s%s", static_cast<long long>(j.id), j.request.name.c_str(),
-                pinpoint::JobStateName(j.state), j.detail.c_str(), err.ok() ? err->data.c_str() : "",
-                out_log.ok() ? out_log->data.c_str() : "");
+    auto err =
+        Send(d.socket, &Client::Logs, pinpoint::LogsRequest{j.id, pinpoint::LogStream::kStderr});
+    auto out_log =
+        Send(d.socket, &Client::Logs, pinpoint::LogsRequest{j.id, pinpoint::LogStream::kStdout});
+    std::printf("  job %lld (%s) %s: %s\n%s%s", static_cast<long long>(j.id),
+                j.request.name.c_str(), pinpoint::JobStateName(j.state), j.detail.c_str(),
+                err.ok() ? err->data.c_str() : "", out_log.ok() ? out_log->data.c_str() : "");
     break;  // the first failure says enough
   }
   out->peak_per_device = pinpoint::demo::PeakPerDevice(all->jobs);
@@ -227,9 +243,12 @@ int main(int argc, char** argv) {
   bool simulated = gpus->simulated;
   bool have_busy = ::access((bin_dir + "/pp-busy").c_str(), X_OK) == 0;
   bool real_gpu = !simulated && have_busy;
-  std::printf("pinpoint demo on %s\n", simulated ? "a SIMULATED node (no NVIDIA GPU found): jobs are timed sleeps standing in for trainings"
-                                                 : ("a real node: " + gpus->backend + ", driver " + gpus->driver).c_str());
-  if (!simulated && !have_busy) std::printf("(pp-busy was not built: no nvcc; jobs are timed sleeps)\n");
+  std::printf("pinpoint demo on %s\n",
+              simulated ? "a SIMULATED node (no NVIDIA GPU found): jobs are timed sleeps standing "
+                          "in for trainings"
+                        : ("a real node: " + gpus->backend + ", driver " + gpus->driver).c_str());
+  if (!simulated && !have_busy)
+    std::printf("(pp-busy was not built: no nvcc; jobs are timed sleeps)\n");
   size_t n_dev = gpus->devices.size();
   for (const auto& dev : gpus->devices)
     std::printf("  device %d: %s %s (%s)\n", dev.index, dev.uuid.c_str(), dev.name.c_str(),
@@ -237,16 +256,19 @@ int main(int argc, char** argv) {
   size_t whole_gpus = 0;
   for (const auto& dev : gpus->devices) whole_gpus += dev.is_mig ? 0 : 1;
   auto batch = Batch(whole_gpus);
-  std::printf("\nbatch: %zu jobs: 24 slices of 4-8 GiB, 3 whole-GPU jobs%s\n", batch.size(),
-              whole_gpus >= 2 ? (", 1 job on " + std::to_string(std::min<size_t>(whole_gpus, 4)) + " GPUs").c_str()
-                              : " (no multi-GPU job: this node has one GPU)");
+  std::printf(
+      "\nbatch: %zu jobs: 24 slices of 4-8 GiB, 3 whole-GPU jobs%s\n", batch.size(),
+      whole_gpus >= 2
+          ? (", 1 job on " + std::to_string(std::min<size_t>(whole_gpus, 4)) + " GPUs").c_str()
+          : " (no multi-GPU job: this node has one GPU)");
   std::printf("\n1) pinpoint packs slices onto shared GPUs (mode mps):\n");
   RunResult packed;
   bool ok = RunBatch(bin_dir, d, batch, real_gpu, true, &packed);
   StopDaemon(&d);
   if (!ok) return 1;
 
-  std::printf("\n2) the same batch with one job per GPU (mode exclusive, what a batch system does)...\n");
+  std::printf(
+      "\n2) the same batch with one job per GPU (mode exclusive, what a batch system does)...\n");
   Daemon ex;
   if (!StartDaemon(bin_dir, state_dir + "/exclusive", "exclusive", &ex)) return 1;
   RunResult exclusive;
@@ -255,16 +277,21 @@ int main(int argc, char** argv) {
   if (!ok) return 1;
 
   std::printf("\nsummary%s\n", simulated ? " (SIMULATED node)" : "");
-  std::printf("  jobs done:            %d completed, %d failed, of %zu\n", packed.completed, packed.failed, batch.size());
+  std::printf("  jobs done:            %d completed, %d failed, of %zu\n", packed.completed,
+              packed.failed, batch.size());
   std::printf("  makespan, pinpoint:   %.1f s\n", packed.makespan_s);
   std::printf("  makespan, 1 job/GPU:  %.1f s  (%.1fx longer)\n", exclusive.makespan_s,
               packed.makespan_s > 0 ? exclusive.makespan_s / packed.makespan_s : 0.0);
-  std::printf("  GPU time, pinpoint:   %.4f GPU-hours (%.1f GPU-s: the time GPUs held a job, summed over GPUs)\n",
-              packed.busy_gpu_s / 3600, packed.busy_gpu_s);
-  std::printf("  GPU time, 1 job/GPU:  %.4f GPU-hours (%.1f GPU-s, %.1fx more)\n", exclusive.busy_gpu_s / 3600,
-              exclusive.busy_gpu_s, packed.busy_gpu_s > 0 ? exclusive.busy_gpu_s / packed.busy_gpu_s : 0.0);
+  std::printf(
+      "  GPU time, pinpoint:   %.4f GPU-hours (%.1f GPU-s: the time GPUs held a job, summed over "
+      "GPUs)\n",
+      packed.busy_gpu_s / 3600, packed.busy_gpu_s);
+  std::printf("  GPU time, 1 job/GPU:  %.4f GPU-hours (%.1f GPU-s, %.1fx more)\n",
+              exclusive.busy_gpu_s / 3600, exclusive.busy_gpu_s,
+              packed.busy_gpu_s > 0 ? exclusive.busy_gpu_s / packed.busy_gpu_s : 0.0);
   std::printf("  peak jobs per GPU:   ");
-  for (size_t i = 0; i < n_dev; ++i) std::printf(" GPU%zu=%d", i, packed.peak_per_device[static_cast<int>(i)]);
+  for (size_t i = 0; i < n_dev; ++i)
+    std::printf(" GPU%zu=%d", i, packed.peak_per_device[static_cast<int>(i)]);
   std::printf("\n");
   bool all_done = packed.completed == static_cast<int>(batch.size()) &&
                   exclusive.completed == static_cast<int>(batch.size());
@@ -281,7 +308,9 @@ int main(int argc, char** argv) {
   std::printf("  %s/pinpoint submit --gpu-mem 4G --wait -- echo hello\n", bin);
   std::printf("  %s/pinpoint gpus\n", bin);
   std::string packages = (bin_dir.rfind('/', 0) == 0 ? "" : "./") + bin_dir + "/packages";
-  std::printf("or install it as a service: make package, then apt install %s/pinpoint_*.deb (docs/admin.md)\n",
-              packages.c_str());
+  std::printf(
+      "or install it as a service: make package, then apt install %s/pinpoint_*.deb "
+      "(docs/admin.md)\n",
+      packages.c_str());
   return 0;
 }

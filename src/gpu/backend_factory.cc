@@ -69,8 +69,8 @@ Result<std::unique_ptr<GpuBackend>> Auto(std::string* why, const GpuBackendOptio
   }
   Result<std::unique_ptr<GpuBackend>> simulated = Simulated(options.fallback_preset);
   if (simulated.ok()) {
-    Tell(why, "no NVIDIA device on this machine: running a SIMULATED node " + options.fallback_preset +
-                  " (" + reason + ")");
+    Tell(why, "no NVIDIA device on this machine: running a SIMULATED node " +
+                  options.fallback_preset + " (" + reason + ")");
   }
   return simulated;
 }

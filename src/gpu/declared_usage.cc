@@ -20,7 +20,8 @@ std::string EnvValue(const std::string& text, std::string_view name) {
     size_t end = text.find('\0', start);
     if (end == std::string::npos) end = text.size();
     std::string_view entry(text.data() + start, end - start);
-    if (entry.size() > name.size() && entry.substr(0, name.size()) == name && entry[name.size()] == '=')
+    if (entry.size() > name.size() && entry.substr(0, name.size()) == name &&
+        entry[name.size()] == '=')
       return std::string(entry.substr(name.size() + 1));
     start = end + 1;
   }

@@ -24,6 +24,7 @@ std::optional<uint64_t> DeclaredGpuMem(const std::string& environ_text, const st
 
 // Every live process's declaration for the GPU `gpu_uuid` of `node` (environ read as root, at
 // most 256 KiB each).
-std::vector<GpuProcess> DeclaredGpuProcesses(const std::string& gpu_uuid, const std::string& node = "");
+std::vector<GpuProcess> DeclaredGpuProcesses(const std::string& gpu_uuid,
+                                             const std::string& node = "");
 
 }  // namespace pinpoint::gpu

@@ -36,7 +36,7 @@ struct GpuInfo {
   ComputeMode compute_mode = ComputeMode::kDefault;
   bool mig_enabled = false;
   std::vector<MigInfo> migs;   // empty unless mig_enabled
-  int numa_node = -1;          // the host NUMA node nearest the GPU (NVML's memory affinity); -1 unknown
+  int numa_node = -1;  // the host NUMA node nearest the GPU (NVML's memory affinity); -1 unknown
 };
 
 // GpuProcess's instance ids when the process is not on a MIG instance (NVML's 0xFFFFFFFF).

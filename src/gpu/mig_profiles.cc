@@ -46,7 +46,8 @@ std::optional<MigInfo> A100MigProfile(const std::string& profile) {
 std::vector<MigProfileInfo> A100MigProfileInfos() {
   std::vector<MigProfileInfo> out;
   for (const Profile& p : kA100Profiles) {
-    MigProfileInfo info{p.name, p.id, p.compute_slices, p.count, p.mem_mib * 1024 * 1024, p.sm_count, {}};
+    MigProfileInfo info{p.name,     p.id, p.compute_slices, p.count, p.mem_mib * 1024 * 1024,
+                        p.sm_count, {}};
     for (int start : p.starts)
       if (start >= 0) info.placements.push_back({start, p.size});
     out.push_back(std::move(info));

@@ -73,7 +73,8 @@ Status LoadApi(void* dl_handle, Api* api) {
   Resolve(dl_handle, "nvmlGpuInstanceGetInfo", &a.gpu_instance_info);
   Resolve(dl_handle, "nvmlDeviceCreateGpuInstanceWithPlacement", &a.create_gpu_instance);
   Resolve(dl_handle, "nvmlGpuInstanceDestroy", &a.destroy_gpu_instance);
-  Resolve(dl_handle, "nvmlGpuInstanceGetComputeInstanceProfileInfo", &a.compute_instance_profile_info);
+  Resolve(dl_handle, "nvmlGpuInstanceGetComputeInstanceProfileInfo",
+          &a.compute_instance_profile_info);
   Resolve(dl_handle, "nvmlGpuInstanceCreateComputeInstance", &a.create_compute_instance);
   Resolve(dl_handle, "nvmlGpuInstanceGetComputeInstances", &a.compute_instances);
   Resolve(dl_handle, "nvmlComputeInstanceDestroy", &a.destroy_compute_instance);

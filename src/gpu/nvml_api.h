@@ -48,7 +48,8 @@ using Device = DeviceOpaque*;
 // nvmlEventSet_t: an opaque handle owned by the library.
 struct EventSetOpaque;
 using EventSet = EventSetOpaque*;
-inline constexpr unsigned long long kEventTypeXidCriticalError = 0x8;  // nvmlEventTypeXidCriticalError
+inline constexpr unsigned long long kEventTypeXidCriticalError =
+    0x8;  // nvmlEventTypeXidCriticalError
 
 // nvmlEventData_t as filled by nvmlEventSetWait_v2.
 struct EventData {
@@ -117,7 +118,8 @@ struct GpuInstanceProfileInfoV2 {
   char name[kNameBufferSize];       // "MIG 1g.10gb"
 };
 // NVML_STRUCT_VERSION(GpuInstanceProfileInfo, 2).
-inline constexpr unsigned int kGpuInstanceProfileInfoV2 = sizeof(GpuInstanceProfileInfoV2) | (2u << 24);
+inline constexpr unsigned int kGpuInstanceProfileInfoV2 =
+    sizeof(GpuInstanceProfileInfoV2) | (2u << 24);
 // The GPU instance profile indices NVML numbers 0 (NVML_GPU_INSTANCE_PROFILE_1_SLICE) upwards;
 // an index a GPU lacks answers kErrorNotSupported or kErrorInvalidArgument.
 inline constexpr unsigned int kGpuInstanceProfileIndexLimit = 16;
@@ -166,7 +168,8 @@ static_assert(sizeof(DeviceAttributes) == 40 && offsetof(DeviceAttributes, memor
 static_assert(sizeof(GpuInstancePlacement) == 8);
 static_assert(sizeof(GpuInstanceInfo) == 24 && offsetof(GpuInstanceInfo, placement) == 16);
 static_assert(sizeof(ComputeInstanceProfileInfo) == 36);
-static_assert(sizeof(GpuInstanceProfileInfoV2) == 152 && offsetof(GpuInstanceProfileInfoV2, memorySizeMB) == 48 &&
+static_assert(sizeof(GpuInstanceProfileInfoV2) == 152 &&
+              offsetof(GpuInstanceProfileInfoV2, memorySizeMB) == 48 &&
               offsetof(GpuInstanceProfileInfoV2, name) == 56);
 
 // Entry point signatures, one per shape.
@@ -189,22 +192,27 @@ using GetUtilizationFn = Return (*)(Device, Utilization*);         // nvmlDevice
 using GetComputeCapabilityFn = Return (*)(Device, int*, int*);     // CudaComputeCapability
 using EventSetCreateFn = Return (*)(EventSet*);                          // nvmlEventSetCreate
 using EventSetFreeFn = Return (*)(EventSet);                             // nvmlEventSetFree
-using RegisterEventsFn = Return (*)(Device, unsigned long long, EventSet);  // nvmlDeviceRegisterEvents
+using RegisterEventsFn = Return (*)(Device, unsigned long long,
+                                    EventSet);                           // nvmlDeviceRegisterEvents
 using EventSetWaitFn = Return (*)(EventSet, EventData*, unsigned int);   // nvmlEventSetWait_v2
-using GetGiProfileInfoFn = Return (*)(Device, unsigned int, GpuInstanceProfileInfoV2*);  // ...ProfileInfoV
-using GetGiPlacementsFn = Return (*)(Device, unsigned int, GpuInstancePlacement*, unsigned int*);  // ..._v2
+using GetGiProfileInfoFn = Return (*)(Device, unsigned int,
+                                      GpuInstanceProfileInfoV2*);  // ...ProfileInfoV
+using GetGiPlacementsFn = Return (*)(Device, unsigned int, GpuInstancePlacement*,
+                                     unsigned int*);  // ..._v2
 // nvmlDeviceGetMemoryAffinity(device, nodeSetSize, nodeSet, scope): a bitmask of NUMA nodes.
 using GetMemoryAffinityFn = Return (*)(Device, unsigned int, unsigned long*, unsigned int);
 inline constexpr unsigned int kAffinityScopeNode = 0;  // NVML_AFFINITY_SCOPE_NODE
 // Dynamic MIG.
 using CreateGiFn = Return (*)(Device, unsigned int, const GpuInstancePlacement*,
-                              GpuInstance*);                        // ...CreateGpuInstanceWithPlacement
+                              GpuInstance*);  // ...CreateGpuInstanceWithPlacement
 using GiByIdFn = Return (*)(Device, unsigned int, GpuInstance*);  // nvmlDeviceGetGpuInstanceById
 using GiInfoFn = Return (*)(GpuInstance, GpuInstanceInfo*);       // nvmlGpuInstanceGetInfo
 using GiDestroyFn = Return (*)(GpuInstance);                      // nvmlGpuInstanceDestroy
-using CiProfileInfoFn = Return (*)(GpuInstance, unsigned int, unsigned int,
-                                   ComputeInstanceProfileInfo*);  // ...GetComputeInstanceProfileInfo
-using CreateCiFn = Return (*)(GpuInstance, unsigned int, ComputeInstance*);  // ...CreateComputeInstance
+using CiProfileInfoFn =
+    Return (*)(GpuInstance, unsigned int, unsigned int,
+               ComputeInstanceProfileInfo*);  // ...GetComputeInstanceProfileInfo
+using CreateCiFn = Return (*)(GpuInstance, unsigned int,
+                              ComputeInstance*);  // ...CreateComputeInstance
 using GetCisFn = Return (*)(GpuInstance, unsigned int, ComputeInstance*,
                             unsigned int*);               // nvmlGpuInstanceGetComputeInstances
 using CiDestroyFn = Return (*)(ComputeInstance);  // nvmlComputeInstanceDestroy
@@ -241,7 +249,7 @@ struct Api {
   EventSetFreeFn event_set_free = nullptr;
   RegisterEventsFn register_events = nullptr;
   EventSetWaitFn event_set_wait = nullptr;
-  GetGiProfileInfoFn gpu_instance_profile_info = nullptr;     // nvmlDeviceGetGpuInstanceProfileInfoV
+  GetGiProfileInfoFn gpu_instance_profile_info = nullptr;  // nvmlDeviceGetGpuInstanceProfileInfoV
   GetGiPlacementsFn gpu_instance_placements = nullptr;        // ...GpuInstancePossiblePlacements_v2
   GetMemoryAffinityFn memory_affinity = nullptr;              // nvmlDeviceGetMemoryAffinity
   // Dynamic MIG (r470 and later): NvmlBackend makes and destroys instances only with all eight;

@@ -341,7 +341,8 @@ Result<std::vector<XidEvent>> NvmlBackend::TakeXidEvents() {
     for (int i = 0; i < device_count_; ++i) {
       auto device = Handle(i);
       if (!device.ok()) continue;
-      nvml::Return code = api_.register_events(*device, nvml::kEventTypeXidCriticalError, xid_events_);
+      nvml::Return code =
+          api_.register_events(*device, nvml::kEventTypeXidCriticalError, xid_events_);
       if (code == nvml::kSuccess) ++registered;
       else log::Warn("NVML: GPU {}: Xid events: {}", i, ErrorText(api_, code));
     }
@@ -356,7 +357,8 @@ Result<std::vector<XidEvent>> NvmlBackend::TakeXidEvents() {
     nvml::EventData data{};
     nvml::Return code = api_.event_set_wait(xid_events_, &data, 0);
     if (code == nvml::kErrorTimeout) break;
-    if (code != nvml::kSuccess) return Unavailable("NVML: nvmlEventSetWait_v2: " + ErrorText(api_, code));
+    if (code != nvml::kSuccess)
+      return Unavailable("NVML: nvmlEventSetWait_v2: " + ErrorText(api_, code));
     if ((data.eventType & nvml::kEventTypeXidCriticalError) == 0) continue;
     for (int i = 0; i < device_count_; ++i) {
       auto device = Handle(i);

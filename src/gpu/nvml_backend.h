@@ -70,7 +70,8 @@ class NvmlBackend final : public GpuBackend {
   Status ReadMigs(int index, nvml::Device device, std::vector<MigInfo>* migs) const;
   int PlacementStart(nvml::Device device, uint32_t gpu_instance_id) const;  // MigInfo's; -1 unknown
   // The compute instance profiles GPU instance `gi` offers (the shared engine profile).
-  Result<std::vector<nvml::ComputeInstanceProfileInfo>> ComputeProfiles(int index, nvml::GpuInstance gi) const;
+  Result<std::vector<nvml::ComputeInstanceProfileInfo>> ComputeProfiles(int index,
+                                                                        nvml::GpuInstance gi) const;
   Status CreateComputeInstance(int index, nvml::GpuInstance gi, int compute_slices) const;
   Status DestroyComputeInstances(int index, nvml::GpuInstance gi, const std::string& which) const;
   int NumaNode(nvml::Device device) const;  // GpuInfo::numa_node

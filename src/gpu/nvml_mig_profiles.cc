@@ -10,13 +10,16 @@ Result<std::vector<MigProfileInfo>> NvmlBackend::MigProfiles(int index) {
   Result<nvml::Device> handle = Handle(index);
   if (!handle.ok()) return handle.status();
   if (api_.gpu_instance_profile_info == nullptr || api_.gpu_instance_placements == nullptr)
-    return Unavailable("GPU " + std::to_string(index) + ": the driver does not list MIG profiles (older than r470?)");
+    return Unavailable("GPU " + std::to_string(index) +
+                       ": the driver does not list MIG profiles (older than r470?)");
   std::vector<MigProfileInfo> out;
   for (unsigned int i = 0; i < nvml::kGpuInstanceProfileIndexLimit; ++i) {
     nvml::GpuInstanceProfileInfoV2 info{};
     info.version = nvml::kGpuInstanceProfileInfoV2;
     nvml::Return code = api_.gpu_instance_profile_info(*handle, i, &info);
-    if (code == nvml::kErrorNotSupported || code == nvml::kErrorInvalidArgument || code == nvml::kErrorNotFound) continue;
+    if (code == nvml::kErrorNotSupported || code == nvml::kErrorInvalidArgument ||
+        code == nvml::kErrorNotFound)
+      continue;
     if (code != nvml::kSuccess) return Error(index, "nvmlDeviceGetGpuInstanceProfileInfoV", code);
     MigProfileInfo p;
     std::string name(info.name, strnlen(info.name, sizeof(info.name)));
@@ -32,8 +35,10 @@ Result<std::vector<MigProfileInfo>> NvmlBackend::MigProfiles(int index) {
     code = api_.gpu_instance_placements(*handle, info.id, placements, &count);
     if (code != nvml::kSuccess && !nvml::IsUnsupported(code))
       return Error(index, "nvmlDeviceGetGpuInstancePossiblePlacements_v2", code);
-    for (unsigned int k = 0; code == nvml::kSuccess && k < count && k < nvml::kGpuInstanceProfileIndexLimit; ++k)
-      p.placements.push_back({static_cast<int>(placements[k].start), static_cast<int>(placements[k].size)});
+    for (unsigned int k = 0;
+         code == nvml::kSuccess && k < count && k < nvml::kGpuInstanceProfileIndexLimit; ++k)
+      p.placements.push_back(
+          {static_cast<int>(placements[k].start), static_cast<int>(placements[k].size)});
     out.push_back(std::move(p));
   }
   return out;

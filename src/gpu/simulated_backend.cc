@@ -134,7 +134,8 @@ Result<GpuSample> SimulatedBackend::Sample(int index) {
   sample.processes = state->processes;
   if (declared_from_proc_) {
     for (const GpuProcess& p : DeclaredGpuProcesses(gpus_[index].uuid, declared_node_)) {
-      sample.mem_used_bytes = std::min(sample.mem_used_bytes + p.used_bytes, gpus_[index].mem_total_bytes);
+      sample.mem_used_bytes =
+          std::min(sample.mem_used_bytes + p.used_bytes, gpus_[index].mem_total_bytes);
       sample.processes.push_back(p);
     }
   }

@@ -19,14 +19,16 @@ std::map<std::pair<int, int>, PluginDevice> Listed(Resource resource, const Devi
   std::map<std::pair<int, int>, PluginDevice> out;
   for (const std::string& id : ids) {
     auto device = book.Find(resource, id);
-    if (device && device->healthy) out.emplace(std::pair{device->device_index, device->unit}, *device);
+    if (device && device->healthy)
+      out.emplace(std::pair{device->device_index, device->unit}, *device);
   }
   return out;
 }
 
 Result<std::vector<std::string>> PreferWhole(const DeviceBook& book,
                                              const std::vector<std::string>& available,
-                                             const std::vector<std::string>& must_include, int size) {
+                                             const std::vector<std::string>& must_include,
+                                             int size) {
   std::vector<std::string> chosen = must_include;
   std::set<std::string> taken(must_include.begin(), must_include.end());
   for (const auto& [key, device] : Listed(Resource::kGpu, book, available)) {
@@ -42,7 +44,8 @@ Result<std::vector<std::string>> PreferWhole(const DeviceBook& book,
 
 Result<std::vector<std::string>> PreferUnits(const DeviceBook& book,
                                              const std::vector<std::string>& available,
-                                             const std::vector<std::string>& must_include, int size) {
+                                             const std::vector<std::string>& must_include,
+                                             int size) {
   std::map<int, std::vector<std::string>> free_by_device;  // in unit order
   for (const auto& [key, device] : Listed(Resource::kGpuMem, book, available)) {
     free_by_device[key.first].push_back(device.id);

@@ -55,7 +55,8 @@ int main(int argc, char** argv) {
     return 2;
   }
   options.mem_unit_bytes = *unit;
-  for (const auto& [flag, path] : {std::pair{"--cdi-dir", leases.cdi_dir}, std::pair{"--cdi-hook", leases.hook_path}}) {
+  for (const auto& [flag, path] :
+       {std::pair{"--cdi-dir", leases.cdi_dir}, std::pair{"--cdi-hook", leases.hook_path}}) {
     if (path.empty() || path[0] != '/') {
       std::fprintf(stderr, "pinpoint-k8s: %s must be an absolute path\n", flag);
       return 2;

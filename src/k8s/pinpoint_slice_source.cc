@@ -68,7 +68,8 @@ Result<JobId> ParseLeaseId(const std::string& lease_id) {
     return InvalidArgument("not a lease id: '" + lease_id + "'");
   }
   auto [ptr, ec] = std::from_chars(lease_id.data() + 1, end, id);
-  if (ec != std::errc() || ptr != end || id <= 0) return InvalidArgument("not a lease id: '" + lease_id + "'");
+  if (ec != std::errc() || ptr != end || id <= 0)
+    return InvalidArgument("not a lease id: '" + lease_id + "'");
   return id;
 }
 
@@ -89,8 +90,9 @@ Result<Lease> PinpointSliceSource::OpenLease(const LeaseRequest& request) {
   auto opened = client->OpenLease(OpenLeaseRequestFor(request, options_.lease_user));
   if (!opened.ok()) return opened.status();
   JobId id = opened->lease.id;
-  Status written = cdi::SpecDir(options_.cdi_dir)
-                       .Write(id, cdi::Spec(id, opened->edits, *hook, options_.socket_path, options_.cdi_dir));
+  Status written =
+      cdi::SpecDir(options_.cdi_dir)
+          .Write(id, cdi::Spec(id, opened->edits, *hook, options_.socket_path, options_.cdi_dir));
   if (!written.ok()) {
     (void)client->CloseLease(CloseLeaseRequest{id});  // no spec: no container could attach it
     return written;

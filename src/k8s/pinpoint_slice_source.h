@@ -26,7 +26,7 @@ Result<JobId> ParseLeaseId(const std::string& lease_id);
 struct SliceSourceOptions {
   std::string socket_path;          // pinpointd's socket, as the host sees it (the hook uses it)
   std::string cdi_dir = "/var/run/cdi";  // where each lease's CDI spec is written
-  std::string hook_path;            // pinpoint-cdi-hook on the host; root's, writable by no one else
+  std::string hook_path;  // pinpoint-cdi-hook on the host; root's, writable by no one else
   std::string lease_user;           // the user leases are opened for; empty: root
 };
 

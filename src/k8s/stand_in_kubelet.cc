@@ -62,8 +62,10 @@ int StandInKubelet::registrations() const {
   return registrations_;
 }
 
-std::unique_ptr<v1beta1::DevicePlugin::Stub> StandInKubelet::Dial(const std::string& endpoint) const {
-  auto channel = grpc::CreateChannel("unix:" + dir_ + "/" + endpoint, grpc::InsecureChannelCredentials());
+std::unique_ptr<v1beta1::DevicePlugin::Stub> StandInKubelet::Dial(
+    const std::string& endpoint) const {
+  auto channel =
+      grpc::CreateChannel("unix:" + dir_ + "/" + endpoint, grpc::InsecureChannelCredentials());
   return v1beta1::DevicePlugin::NewStub(channel);
 }
 

@@ -31,7 +31,8 @@ Status Cgroups::Probe() {
   std::string parent = Parent(root_);
   auto controllers = ReadFile(parent + "/cgroup.controllers");
   if (!controllers.ok())
-    return Unavailable("cgroup v2 not mounted at " + parent + " (" + controllers.status().message() + ")");
+    return Unavailable("cgroup v2 not mounted at " + parent + " (" +
+                       controllers.status().message() + ")");
   for (const char* c : {"cpu", "memory"}) {
     if (controllers->find(c) == std::string::npos)
       return Unavailable(std::string("cgroup controller '") + c + "' not available in " + parent);
@@ -50,7 +51,8 @@ Status Cgroups::Probe() {
   return Status::Ok();
 }
 
-Result<std::string> Cgroups::CreateJobGroup(JobId id, int cpus, uint64_t mem_bytes, const std::vector<int>& cpuset) {
+Result<std::string> Cgroups::CreateJobGroup(JobId id, int cpus, uint64_t mem_bytes,
+                                            const std::vector<int>& cpuset) {
   std::string dir = JobDir(id);
   if (::mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST)
     return IoError("mkdir " + dir + ": " + ErrnoText(errno));
@@ -61,10 +63,11 @@ Result<std::string> Cgroups::CreateJobGroup(JobId id, int cpus, uint64_t mem_byt
     PP_RETURN_IF_ERROR(WriteControl(dir + "/cpuset.cpus", FormatCpuList(cpuset)));
     PP_RETURN_IF_ERROR(WriteControl(dir + "/cpu.max", "max"));
   } else {
-    PP_RETURN_IF_ERROR(
-        WriteControl(dir + "/cpu.max", std::to_string(cpus * kPeriodUs) + " " + std::to_string(kPeriodUs)));
+    PP_RETURN_IF_ERROR(WriteControl(
+        dir + "/cpu.max", std::to_string(cpus * kPeriodUs) + " " + std::to_string(kPeriodUs)));
   }
-  if (mem_bytes > 0) PP_RETURN_IF_ERROR(WriteControl(dir + "/memory.max", std::to_string(mem_bytes)));
+  if (mem_bytes > 0)
+    PP_RETURN_IF_ERROR(WriteControl(dir + "/memory.max", std::to_string(mem_bytes)));
   return dir;
 }
 

@@ -25,7 +25,8 @@ class Cgroups {
   // Creates the job's group with memory.max = mem_bytes (0: no memory limit) and either its own
   // CPUs, cpuset.cpus = `cpuset` (where the cpuset controller is on), or cpu.max = `cpus` whole
   // CPUs; returns its directory. Errors: kIo.
-  Result<std::string> CreateJobGroup(JobId id, int cpus, uint64_t mem_bytes, const std::vector<int>& cpuset = {});
+  Result<std::string> CreateJobGroup(JobId id, int cpus, uint64_t mem_bytes,
+                                     const std::vector<int>& cpuset = {});
   // Whether the cpuset controller is on for job groups (Probe).
   bool cpusets() const { return cpusets_; }
   // Removes the job's group once it has no processes. Errors are ignored (logged by the caller).

@@ -103,19 +103,23 @@ std::string SystemContainerCgroups::DirOf(const std::string& key) const {
 Result<std::string> SystemContainerCgroups::CgroupOf(int64_t pid) {
   if (pid <= 0) return NotFound("no process " + std::to_string(pid));
   bool too_big = false;
-  auto text = ReadBounded("/proc/" + std::to_string(pid) + "/cgroup", kMaxCgroupFileBytes, &too_big);
+  auto text =
+      ReadBounded("/proc/" + std::to_string(pid) + "/cgroup", kMaxCgroupFileBytes, &too_big);
   if (!text) return NotFound("no process " + std::to_string(pid));
-  if (too_big) return FailedPrecondition("/proc/" + std::to_string(pid) + "/cgroup is larger than 64 KiB");
+  if (too_big)
+    return FailedPrecondition("/proc/" + std::to_string(pid) + "/cgroup is larger than 64 KiB");
   auto key = ContainerCgroupKey(*text);
-  if (!key.ok()) return FailedPrecondition("pid " + std::to_string(pid) + ": " + key.status().message());
+  if (!key.ok())
+    return FailedPrecondition("pid " + std::to_string(pid) + ": " + key.status().message());
   bool self_big = false;
-  auto self = ReadBounded("/proc/" + std::to_string(self_pid_) + "/cgroup", kMaxCgroupFileBytes, &self_big);
+  auto self =
+      ReadBounded("/proc/" + std::to_string(self_pid_) + "/cgroup", kMaxCgroupFileBytes, &self_big);
   if (self && InCgroup(*self, *key))
-    return FailedPrecondition("pid " + std::to_string(pid) + " is in pinpointd's own cgroup (" + *key +
-                              ") or one above it");
+    return FailedPrecondition("pid " + std::to_string(pid) + " is in pinpointd's own cgroup (" +
+                              *key + ") or one above it");
   if (DirOf(*key).empty())
-    return FailedPrecondition("pid " + std::to_string(pid) + ": its cgroup " + *key + " has no directory under " +
-                              root_);
+    return FailedPrecondition("pid " + std::to_string(pid) + ": its cgroup " + *key +
+                              " has no directory under " + root_);
   return key;
 }
 

@@ -24,10 +24,12 @@ OutputVerdict WatchOutput(const LaunchSpec& spec, int out_fd, int err_fd, uint64
   if (spec.reserve_bytes == 0 || !grew || ::fstatvfs(out_fd, &fs) != 0) return {};
   uint64_t free_bytes = static_cast<uint64_t>(fs.f_bavail) * fs.f_frsize;
   // At most a tenth of the filesystem: a small one is not "full" from the start.
-  uint64_t reserve = std::min<uint64_t>(spec.reserve_bytes, static_cast<uint64_t>(fs.f_blocks) * fs.f_frsize / 10);
+  uint64_t reserve =
+      std::min<uint64_t>(spec.reserve_bytes, static_cast<uint64_t>(fs.f_blocks) * fs.f_frsize / 10);
   if (free_bytes >= reserve) return {};
-  return {"it wrote output while the state directory's filesystem had " + FormatSize(free_bytes) + " free, less than the " +
-              FormatSize(reserve) + " kept for the job store (state_reserve_bytes); its supervisor ended it",
+  return {"it wrote output while the state directory's filesystem had " + FormatSize(free_bytes) +
+              " free, less than the " + FormatSize(reserve) +
+              " kept for the job store (state_reserve_bytes); its supervisor ended it",
           false};
 }
 

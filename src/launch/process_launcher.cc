@@ -70,7 +70,8 @@ enum class Supervisor {
 Supervisor SupervisorOf(int dir_fd, const JobHandle& handle) {
   auto lock = OpenFileAt(dir_fd, kLockFile, O_RDWR);
   if (!lock.ok())
-    return lock.status().code() == Code::kUnavailable ? Supervisor::kUnknown : Supervisor::kNeverStarted;
+    return lock.status().code() == Code::kUnavailable ? Supervisor::kUnknown
+                                                      : Supervisor::kNeverStarted;
   struct stat st {};
   if (::fstat(lock->get(), &st) != 0) return Supervisor::kUnknown;
   bool others_can_open = (st.st_mode & (S_IRWXG | S_IRWXO)) != 0 || st.st_uid != ::geteuid();
@@ -117,7 +118,8 @@ struct JobIdentity {
     if (!cgroup_rel.empty() && CgroupOf(pid) == cgroup_rel) return true;
     if (key_entry.empty()) return false;
     auto uids = ReadProcUids(pid);
-    return uids && uids->AllAre(uid) && HasEntry(ReadProcFileBounded(pid, "environ", kMaxEnvironBytes), key_entry);
+    return uids && uids->AllAre(uid) &&
+           HasEntry(ReadProcFileBounded(pid, "environ", kMaxEnvironBytes), key_entry);
   }
 
   // Whether the NUL-separated `environ` holds `entry` whole.
@@ -199,7 +201,8 @@ std::vector<int64_t> CgroupMembers(const JobIdentity& id) {
     text.append(buf, static_cast<size_t>(n));
   }
   bool alive = false;
-  for (size_t start = 0, end; (end = text.find('\n', start)) != std::string::npos; start = end + 1) {
+  for (size_t start = 0, end; (end = text.find('\n', start)) != std::string::npos;
+       start = end + 1) {
     int64_t pid = std::strtoll(text.c_str() + start, nullptr, 10);
     if (pid <= 0 || pid == id.session) continue;
     if (!alive) {
@@ -251,7 +254,8 @@ std::vector<int64_t> ProcessLauncher::Members(const JobIdentity& id, bool reuse)
   if (!table_) {
     table_.emplace();
     for (int64_t pid : ListPids()) {
-      if (auto stat = ReadProcStat(pid); stat && stat->state != 'Z') table_->push_back({pid, *stat, {}, {}});
+      if (auto stat = ReadProcStat(pid); stat && stat->state != 'Z')
+        table_->push_back({pid, *stat, {}, {}});
     }
   }
   for (TableEntry& p : *table_) {
@@ -264,7 +268,8 @@ std::vector<int64_t> ProcessLauncher::Members(const JobIdentity& id, bool reuse)
     if (!member && !id.key_entry.empty()) {
       if (!p.uids) p.uids = ReadProcUids(p.pid);
       member = *p.uids && (*p.uids)->AllAre(id.uid) &&
-               JobIdentity::HasEntry(ReadProcFileBounded(p.pid, "environ", kMaxEnvironBytes), id.key_entry);
+               JobIdentity::HasEntry(ReadProcFileBounded(p.pid, "environ", kMaxEnvironBytes),
+                                     id.key_entry);
     }
     if (member) out.push_back(p.pid);
   }
@@ -299,7 +304,8 @@ Result<JobHandle> ProcessLauncher::Launch(const LaunchSpec& spec) {
     JobHandle earlier;  // the earlier run's pid is not known here: its lock alone decides
     Supervisor was = SupervisorOf(old->get(), earlier);
     if (was == Supervisor::kAlive) return IoError(name + " already has a live supervisor");
-    if (was == Supervisor::kUnknown) return Unavailable(name + ": cannot tell whether an earlier supervisor lives");
+    if (was == Supervisor::kUnknown)
+      return Unavailable(name + ": cannot tell whether an earlier supervisor lives");
   }
   // A fresh directory that only pinpointd can write: nothing a user (or an earlier run) left
   // there can be written through, chowned or mistaken for this run's status.
@@ -335,7 +341,8 @@ Result<JobHandle> ProcessLauncher::Launch(const LaunchSpec& spec) {
   shim.pass_fds = {{lock->get(), kShimLockFd}};
   shim.new_session = true;
   auto spawned = Spawn(shim);
-  if (!spawned.ok()) return IoError(name + ": cannot start its supervisor: " + spawned.status().message());
+  if (!spawned.ok())
+    return IoError(name + ": cannot start its supervisor: " + spawned.status().message());
   pid_t pid = *spawned;
   children_.insert(pid);
   facts_[spec.job_dir] = FactsOf(keyed);
@@ -376,8 +383,10 @@ std::optional<ExitStatus> ProcessLauncher::Poll(const JobHandle& handle) {
       return *status;
     }
     if (leftovers_named_.insert(handle.job_id).second)
-      log::Warn("job {}: its program ended; killing {} process(es) it left running (pid {}{}) before its "
-                "resources are handed on", handle.job_id, left.size(), left.front(), left.size() > 1 ? ", ..." : "");
+      log::Warn(
+          "job {}: its program ended; killing {} process(es) it left running (pid {}{}) before its "
+          "resources are handed on",
+          handle.job_id, left.size(), left.front(), left.size() > 1 ? ", ..." : "");
     KillCgroup(facts);
     // At most kKillsPerPoll a poll, each through a pidfd: 3000 left behind cost the loop a share
     // of a pass at a time, and the next polls kill the rest.
@@ -419,7 +428,8 @@ Status ProcessLauncher::SignalJob(const JobHandle& handle, int signal, bool lead
   Supervisor supervisor = dir.ok() ? SupervisorOf(dir->get(), handle) : Supervisor::kNeverStarted;
   // Not known now: nothing is sent, and the caller sends it again later (as before the start).
   if (supervisor == Supervisor::kUnknown)
-    return Unavailable("job " + std::to_string(handle.job_id) + ": its supervisor cannot be checked now");
+    return Unavailable("job " + std::to_string(handle.job_id) +
+                       ": its supervisor cannot be checked now");
   bool shim_alive = supervisor == Supervisor::kAlive;
   // The job runs in its own process group (job.pid); the shim stays out of reach of the signal
   // and records how the job ended. While the shim lives it has not reaped the job's leader, so
@@ -431,7 +441,8 @@ Status ProcessLauncher::SignalJob(const JobHandle& handle, int signal, bool lead
   }
   // Forked but not started: the job runs nothing before its pid is recorded, and the shim
   // ignores the signal, which a cancel right after the start would lose.
-  if (shim_alive) return Unavailable("job " + std::to_string(handle.job_id) + " has not started yet");
+  if (shim_alive)
+    return Unavailable("job " + std::to_string(handle.job_id) + " has not started yet");
   // Without its supervisor the leader's pid may be another process's now: only the group's
   // members, each verified, are reached below.
   if (leader_only) {

@@ -192,20 +192,23 @@ void EndJob(PidFd& leader, const LaunchSpec& spec, pid_t child) {
 // spec.output_check_ms whether its output is within spec.max_output_bytes and the disk keeps
 // spec.reserve_bytes free (WatchOutput). When not, ends the job
 // (EndJob), says so on stderr and returns why; "" when the job ended by itself.
-std::string WaitOrEndOrphan(int dir_fd, const LaunchSpec& spec, pid_t child, int out_fd, int err_fd) {
+std::string WaitOrEndOrphan(int dir_fd, const LaunchSpec& spec, pid_t child, int out_fd,
+                            int err_fd) {
   auto leader = PidFd::Open(child);
   if (!leader) return "";  // no pidfd (a kernel before 5.3): waitpid alone, as before
   bool watch_daemon = !spec.daemon_lock.empty() && spec.daemon_away_ms > 0;
   bool watch_output = spec.max_output_bytes > 0 || spec.reserve_bytes > 0;
-  int tick_ms = watch_output ? std::min(spec.orphan_check_ms, spec.output_check_ms) : spec.orphan_check_ms;
+  int tick_ms =
+      watch_output ? std::min(spec.orphan_check_ms, spec.output_check_ms) : spec.orphan_check_ms;
   auto last_seen = std::chrono::steady_clock::now();
   auto next_orphan_check = last_seen + std::chrono::milliseconds(spec.orphan_check_ms);
   uint64_t output_bytes = 0;
   while (!leader->WaitExit(tick_ms)) {
-    OutputVerdict output = watch_output ? WatchOutput(spec, out_fd, err_fd, &output_bytes) : OutputVerdict{};
+    OutputVerdict output =
+        watch_output ? WatchOutput(spec, out_fd, err_fd, &output_bytes) : OutputVerdict{};
     if (!output.why.empty()) {
-      SayOnStderr("pinpoint-shim: job " + std::to_string(spec.job_id) + ": " + output.why + " (process group " +
-                  std::to_string(child) + ")\n");
+      SayOnStderr("pinpoint-shim: job " + std::to_string(spec.job_id) + ": " + output.why +
+                  " (process group " + std::to_string(child) + ")\n");
       EndJob(*leader, spec, child);
       if (output.cut) CutOutput(spec, out_fd, err_fd);
       return output.why;
@@ -220,13 +223,13 @@ std::string WaitOrEndOrphan(int dir_fd, const LaunchSpec& spec, pid_t child, int
       if (ProbeDaemonLock(spec.daemon_lock) != DaemonLock::kFree) last_seen = now;
       auto away_ms = std::chrono::duration_cast<std::chrono::milliseconds>(now - last_seen).count();
       if (away_ms >= spec.daemon_away_ms)
-        why = "no pinpointd ran for " + std::to_string(away_ms / 1000) + " s (daemon_away_limit_s is " +
-              std::to_string(spec.daemon_away_ms / 1000) +
+        why = "no pinpointd ran for " + std::to_string(away_ms / 1000) +
+              " s (daemon_away_limit_s is " + std::to_string(spec.daemon_away_ms / 1000) +
               " s), so nothing enforced its limits; its supervisor ended it";
     }
     if (why.empty()) continue;
-    SayOnStderr("pinpoint-shim: job " + std::to_string(spec.job_id) + ": " + why + " (process group " +
-                std::to_string(child) + ")\n");
+    SayOnStderr("pinpoint-shim: job " + std::to_string(spec.job_id) + ": " + why +
+                " (process group " + std::to_string(child) + ")\n");
     EndJob(*leader, spec, child);
     return why;
   }
@@ -299,8 +302,8 @@ ExitStatus Supervise(int dir_fd, const LaunchSpec& spec) {
     std::string what = std::string(kStages[failure.stage]) + " failed: " + ErrnoText(failure.err);
     if (failure.stage == kStageOutput || failure.stage == kStageOutput + 1) {
       const std::string& path = failure.stage == kStageOutput ? spec.stdout_path : spec.stderr_path;
-      what = std::string("cannot write the job's ") + (failure.stage == kStageOutput ? "output" : "errors") +
-             " to " + path + ": " +
+      what = std::string("cannot write the job's ") +
+             (failure.stage == kStageOutput ? "output" : "errors") + " to " + path + ": " +
              (failure.err == kNotAFile ? std::string("not a regular file")
               : failure.err == ELOOP   ? std::string("it is a symbolic link")
                                        : ErrnoText(failure.err));

@@ -58,7 +58,8 @@ Result<LaunchSpec> ReadSpec(int dir_fd) {
   in.Integer("output_check_ms", &spec.output_check_ms);
   if (!in.ok()) return IoError("bad spec: " + in.error().message());
   if (spec.argv.empty()) return IoError("spec has no argv");
-  if (spec.orphan_check_ms < 1 || spec.orphan_grace_ms < 0 || spec.daemon_away_ms < 0 || spec.output_check_ms < 1)
+  if (spec.orphan_check_ms < 1 || spec.orphan_grace_ms < 0 || spec.daemon_away_ms < 0 ||
+      spec.output_check_ms < 1)
     return IoError("bad spec: orphan_check_ms, orphan_grace_ms, daemon_away_ms or output_check_ms");
   return spec;
 }

@@ -6,9 +6,11 @@
 
 namespace pinpoint::metrics {
 
-BoundedTaskQueue::BoundedTaskQueue(size_t workers, size_t max_waiting, std::atomic<size_t>* most_held)
+BoundedTaskQueue::BoundedTaskQueue(size_t workers, size_t max_waiting,
+                                   std::atomic<size_t>* most_held)
     : capacity_(std::max<size_t>(workers, 1) + max_waiting), most_held_out_(most_held) {
-  for (size_t i = 0; i < std::max<size_t>(workers, 1); ++i) threads_.emplace_back([this] { Work(); });
+  for (size_t i = 0; i < std::max<size_t>(workers, 1); ++i)
+    threads_.emplace_back([this] { Work(); });
 }
 
 BoundedTaskQueue::~BoundedTaskQueue() { shutdown(); }

@@ -51,7 +51,9 @@ Result<std::unique_ptr<MetricsServer>> MetricsServer::Start(const std::string& l
   });
   // Bounded: at most kWorkers + kWaiting connections held (bounded_task_queue.h), each for a
   // few seconds at most, whatever a client sends or withholds.
-  s->server_->new_task_queue = [self] { return new BoundedTaskQueue(kWorkers, kWaiting, &self->most_held_); };
+  s->server_->new_task_queue = [self] {
+    return new BoundedTaskQueue(kWorkers, kWaiting, &self->most_held_);
+  };
   s->server_->set_read_timeout(kIoTimeoutSeconds);
   s->server_->set_write_timeout(kIoTimeoutSeconds);
   s->server_->set_keep_alive_timeout(kIoTimeoutSeconds);
@@ -65,8 +67,11 @@ Result<std::unique_ptr<MetricsServer>> MetricsServer::Start(const std::string& l
     res.set_content("pinpointd metrics: /metrics\n", "text/plain");
   });
   const auto& [host, port] = *address;
-  int bound = port == 0 ? s->server_->bind_to_any_port(host) : (s->server_->bind_to_port(host, port) ? port : -1);
-  if (bound < 0) return Unavailable("cannot listen for metrics on " + listen + " (in use, or not an address of this host)");
+  int bound = port == 0 ? s->server_->bind_to_any_port(host)
+                        : (s->server_->bind_to_port(host, port) ? port : -1);
+  if (bound < 0)
+    return Unavailable("cannot listen for metrics on " + listen +
+                       " (in use, or not an address of this host)");
   s->port_ = bound;
   s->thread_ = std::thread([self] {
     ::pthread_setname_np(::pthread_self(), "pp-metrics");
@@ -75,7 +80,8 @@ Result<std::unique_ptr<MetricsServer>> MetricsServer::Start(const std::string& l
   });
   // httplib's stop() does nothing before the accept loop runs, so a server stopped right after
   // Start would never end: return only once the loop runs (or has already given up).
-  while (!s->server_->is_running() && !s->listen_returned_) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  while (!s->server_->is_running() && !s->listen_returned_)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
   return s;
 }
 

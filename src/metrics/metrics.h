@@ -48,7 +48,7 @@ struct JobMetrics {
   JobId id = 0;
   std::string user;
   std::string state;
-  std::string kind = "job";            // "job", or "lease" (a container's slice, docs/containers.md)
+  std::string kind = "job";  // "job", or "lease" (a container's slice, docs/containers.md)
   uint64_t gpu_mem_request_bytes = 0;  // per device; 0 = whole devices
   JobUsage usage;
 };
@@ -63,7 +63,8 @@ struct SchedMetrics {
 
 // The GPUs in mig-dynamic mode (docs/scheduling.md "Dynamic MIG").
 struct MigMetrics {
-  std::map<std::pair<std::string, std::string>, int64_t> changes_total;  // (action, "ok" | "failed")
+  std::map<std::pair<std::string, std::string>, int64_t>
+      changes_total;  // (action, "ok" | "failed")
   std::map<std::pair<int, std::string>, int> instances;                  // (GPU, profile) -> now
 };
 

@@ -61,8 +61,8 @@ Result<AsyncCommand> AsyncCommand::Start(const CommandSpec& spec, int64_t now_ms
     sigemptyset(&none);
     ::sigprocmask(SIG_SETMASK, &none, nullptr);  // pinpointd blocks signals for its signalfd
     ::setsid();  // killed with its session: what it starts goes too
-    if (spec.run_as && (::setgroups(groups.size(), groups.data()) != 0 || ::setgid(spec.run_as->gid) != 0 ||
-                        ::setuid(spec.run_as->uid) != 0))
+    if (spec.run_as && (::setgroups(groups.size(), groups.data()) != 0 ||
+                        ::setgid(spec.run_as->gid) != 0 || ::setuid(spec.run_as->uid) != 0))
       ::_exit(126);
     if (::dup2(in[0], 0) < 0 || ::dup2(out[1], 1) < 0 || ::dup2(out[1], 2) < 0) ::_exit(125);
     CloseOnExecFrom(3);
@@ -161,11 +161,13 @@ Result<std::string> CommandOutput(const CommandResult& r, const std::string& bin
     return Unavailable(binary + " did not answer within " + std::to_string(timeout_ms) + " ms");
   // Before its exit status: a command cut off for printing too much may then die of SIGPIPE.
   if (r.out_truncated)
-    return Unavailable(binary + " printed more than " + std::to_string(max_output_bytes) + " bytes");
+    return Unavailable(binary + " printed more than " + std::to_string(max_output_bytes) +
+                       " bytes");
   if (!r.Succeeded()) {
     std::string why = r.ending == Ending::kExited && r.exit_code == 127 ? "not found" : "failed";
-    return Unavailable(binary + " " + why +
-                       (r.out.empty() ? "" : ": " + EscapeForTerminal(std::string_view(r.out).substr(0, 300))));
+    return Unavailable(
+        binary + " " + why +
+        (r.out.empty() ? "" : ": " + EscapeForTerminal(std::string_view(r.out).substr(0, 300))));
   }
   return r.out;
 }

@@ -59,7 +59,7 @@ class AsyncCommand {
 
 // What a finished command's result means: ok, or kUnavailable naming `binary` and why (did not
 // answer within timeout_ms, failed with what it printed, escaped, printed too much).
-Result<std::string> CommandOutput(const CommandResult& result, const std::string& binary, int timeout_ms,
-                                  size_t max_output_bytes);
+Result<std::string> CommandOutput(const CommandResult& result, const std::string& binary,
+                                  int timeout_ms, size_t max_output_bytes);
 
 }  // namespace pinpoint::mps

@@ -14,7 +14,9 @@ class EnvOnlyMps : public MpsControl {
   explicit EnvOnlyMps(std::string mps_root) : mps_root_(std::move(mps_root)) {}
   Result<std::map<std::string, std::string>> PrepareClient(const ClientSlice& slice) override;
   void ReleaseClient(const ClientSlice& slice) override {}
-  Status TerminateClients(const ClientSlice&, const std::vector<int64_t>&, uint64_t) override { return Status::Ok(); }
+  Status TerminateClients(const ClientSlice&, const std::vector<int64_t>&, uint64_t) override {
+    return Status::Ok();
+  }
   std::vector<MpsEvent> Poll(int64_t) override { return {}; }
   void ResetDevice(int) override {}
   std::vector<MpsDaemonInfo> Describe() const override { return {}; }

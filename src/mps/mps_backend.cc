@@ -46,7 +46,8 @@ void MpsBackend::Adopt(const sharing::Slice& slice) { control_->AdoptClient(Clie
 
 void MpsBackend::Release(const sharing::Slice& slice) { control_->ReleaseClient(ClientOf(slice)); }
 
-Status MpsBackend::StopClients(const sharing::Slice& slice, const std::function<std::vector<int64_t>()>& pids) {
+Status MpsBackend::StopClients(const sharing::Slice& slice,
+                               const std::function<std::vector<int64_t>()>& pids) {
   return control_->TerminateClients(ClientOf(slice), pids(), slice.job_id);
 }
 
@@ -55,7 +56,8 @@ bool MpsBackend::Stopping(uint64_t job_id) const { return control_->Terminating(
 std::vector<sharing::Event> MpsBackend::Poll(int64_t now_ms) {
   std::vector<sharing::Event> out;
   for (MpsEvent& e : control_->Poll(now_ms)) {
-    out.push_back(sharing::Event{SharingMode::kMps, e.device_index, KindOf(e.kind), e.uid, std::move(e.detail)});
+    out.push_back(sharing::Event{SharingMode::kMps, e.device_index, KindOf(e.kind), e.uid,
+                                 std::move(e.detail)});
   }
   return out;
 }
@@ -67,8 +69,8 @@ void MpsBackend::ResetDevice(int device_index) { control_->ResetDevice(device_in
 std::map<int, sharing::ServerInfo> MpsBackend::Servers() const {
   std::map<int, sharing::ServerInfo> out;
   for (const MpsDaemonInfo& d : control_->Describe()) {
-    out[d.device_index] =
-        sharing::ServerInfo{d.device_index, d.running, d.uid, d.control_pid, d.clients, d.restarts, d.pipe_dir};
+    out[d.device_index] = sharing::ServerInfo{d.device_index, d.running,  d.uid,     d.control_pid,
+                                              d.clients,      d.restarts, d.pipe_dir};
   }
   return out;
 }

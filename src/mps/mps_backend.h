@@ -21,7 +21,8 @@ inline sharing::PlacementRules MpsRules(int client_limit = 48, std::string no_sl
 class MpsBackend : public sharing::Backend {
  public:
   // `control` is not owned and must outlive the backend.
-  MpsBackend(MpsControl* control, sharing::PlacementRules rules) : control_(control), rules_(std::move(rules)) {}
+  MpsBackend(MpsControl* control, sharing::PlacementRules rules)
+      : control_(control), rules_(std::move(rules)) {}
 
   SharingMode mode() const override { return SharingMode::kMps; }
   sharing::PlacementRules Rules() const override { return rules_; }
@@ -34,8 +35,10 @@ class MpsBackend : public sharing::Backend {
   Result<std::map<std::string, std::string>> Prepare(const sharing::Slice& slice) override;
   void Adopt(const sharing::Slice& slice) override;
   void Release(const sharing::Slice& slice) override;
-  // terminate_client for each of the job's processes that is a client (MpsControl::TerminateClients).
-  Status StopClients(const sharing::Slice& slice, const std::function<std::vector<int64_t>()>& pids) override;
+  // terminate_client for each of the job's processes that is a client
+  // (MpsControl::TerminateClients).
+  Status StopClients(const sharing::Slice& slice,
+                     const std::function<std::vector<int64_t>()>& pids) override;
   bool Stopping(uint64_t job_id) const override;
   std::vector<sharing::Event> Poll(int64_t now_ms) override;
   std::vector<int> WaitFds() const override;

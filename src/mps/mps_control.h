@@ -81,7 +81,8 @@ class MpsControl {
   // Pids that are not clients are ignored. Starts the exchange and returns; Terminating(key)
   // stays true until it has ended (answered, failed, or past its deadline). Errors: kUnavailable
   // when the daemon cannot be asked (then nothing is in flight).
-  virtual Status TerminateClients(const ClientSlice& slice, const std::vector<int64_t>& pids, uint64_t key) = 0;
+  virtual Status TerminateClients(const ClientSlice& slice, const std::vector<int64_t>& pids,
+                                  uint64_t key) = 0;
   virtual bool Terminating(uint64_t key) const { (void)key; return false; }
   // Health check, fault detection, starts and quits in flight, idle quit; call often (each
   // main-loop pass, and when one of WaitFds is readable).

@@ -22,7 +22,8 @@
 
 namespace pinpoint::mps {
 
-std::vector<PidFd> MpsProcessesOf(const std::string& program, const std::string& pipe_dir, uint32_t uid) {
+std::vector<PidFd> MpsProcessesOf(const std::string& program, const std::string& pipe_dir,
+                                  uint32_t uid) {
   std::vector<PidFd> out;
   std::string want = "CUDA_MPS_PIPE_DIRECTORY=" + pipe_dir;
   auto belongs = [&](int64_t pid) {
@@ -91,10 +92,13 @@ std::string MpsDaemons::ServerProgram(const std::string& control_binary) {
   return Resolve(kServerProgram);
 }
 
-MpsDaemons::MpsDaemons(MpsDaemonsOptions options, Clock* clock) : options_(std::move(options)), clock_(clock) {}
+MpsDaemons::MpsDaemons(MpsDaemonsOptions options, Clock* clock)
+    : options_(std::move(options)), clock_(clock) {}
 
-Result<AsyncCommand> MpsDaemons::StartCommand(uint32_t uid, uint32_t gid, const std::string& pipe_dir,
-                                              const std::string& log_dir, const std::string& command) const {
+Result<AsyncCommand> MpsDaemons::StartCommand(uint32_t uid, uint32_t gid,
+                                              const std::string& pipe_dir,
+                                              const std::string& log_dir,
+                                              const std::string& command) const {
   CommandSpec spec;
   spec.argv = {options_.control_binary};
   spec.env = CommandEnv(pipe_dir, log_dir);
@@ -107,7 +111,9 @@ Result<AsyncCommand> MpsDaemons::StartCommand(uint32_t uid, uint32_t gid, const 
   return AsyncCommand::Start(spec, clock_->NowMs());
 }
 
-bool MpsDaemons::ControlAlive(const Daemon& d) const { return d.control.valid() && d.control.Alive(); }
+bool MpsDaemons::ControlAlive(const Daemon& d) const {
+  return d.control.valid() && d.control.Alive();
+}
 
 uint32_t MpsDaemons::RunsAs(const Daemon& d) const {
   return options_.switch_user ? d.uid : static_cast<uint32_t>(::getuid());
@@ -128,7 +134,8 @@ void MpsDaemons::KillOrphans(Daemon& d) {
 void MpsDaemons::KillUnresponsive(Daemon& d) {
   d.probe.Kill();
   d.quit.Kill();
-  for (PidFd& server : MpsProcessesOf(kServerProgram, d.pipe_dir, RunsAs(d))) d.orphan_servers.push_back(std::move(server));
+  for (PidFd& server : MpsProcessesOf(kServerProgram, d.pipe_dir, RunsAs(d)))
+    d.orphan_servers.push_back(std::move(server));
   KillOrphans(d);
   if (d.control.valid()) {
     d.control.Signal(SIGKILL);  // through the pidfd: exactly the daemon started or adopted
@@ -172,7 +179,8 @@ Result<std::map<std::string, std::string>> MpsDaemons::PrepareClient(const Clien
   std::string device = "device " + std::to_string(slice.device_index);
   auto it = daemons_.find(slice.device_index);
   if (it != daemons_.end() && it->second.phase == Phase::kFailed) {
-    // The failed start is reported once, to the job that asks for it first; the next one tries again.
+    // The failed start is reported once, to the job that asks for it first; the next one tries
+    // again.
     std::string why = it->second.start_error;
     bool same_user = it->second.uid == slice.uid;
     daemons_.erase(it);
@@ -184,10 +192,11 @@ Result<std::map<std::string, std::string>> MpsDaemons::PrepareClient(const Clien
     if (d.clients > 0)
       return FailedPrecondition("MPS on " + device + " serves uid " + std::to_string(d.uid));
     if (d.phase != Phase::kQuitting) {
-      BeginQuit(d, "MPS control daemon of " + device + " quit to pass the device to uid " + std::to_string(slice.uid));
+      BeginQuit(d, "MPS control daemon of " + device + " quit to pass the device to uid " +
+                       std::to_string(slice.uid));
     }
-    return FailedPrecondition("MPS on " + device + " is being passed on from uid " + std::to_string(d.uid) +
-                              " (its control daemon is quitting)");
+    return FailedPrecondition("MPS on " + device + " is being passed on from uid " +
+                              std::to_string(d.uid) + " (its control daemon is quitting)");
   }
   if (it == daemons_.end()) {
     Daemon d;
@@ -227,8 +236,8 @@ void MpsDaemons::AdoptClient(const ClientSlice& slice) {
   if (it != daemons_.end() && it->second.uid == slice.uid && it->second.phase != Phase::kFailed) {
     ++it->second.clients;  // its daemon is (re)starting: the job is its client all the same
   } else {
-    log::Warn("MPS: device {}: a running job of uid {} has no MPS daemon: {}", slice.device_index, slice.uid,
-              env.status().message());
+    log::Warn("MPS: device {}: a running job of uid {} has no MPS daemon: {}", slice.device_index,
+              slice.uid, env.status().message());
   }
 }
 
@@ -252,9 +261,11 @@ void MpsDaemons::ReleaseClient(const ClientSlice& slice) {
   }
 }
 
-Status MpsDaemons::TerminateClients(const ClientSlice& slice, const std::vector<int64_t>& pids, uint64_t key) {
+Status MpsDaemons::TerminateClients(const ClientSlice& slice, const std::vector<int64_t>& pids,
+                                    uint64_t key) {
   auto it = daemons_.find(slice.device_index);
-  if (it == daemons_.end() || it->second.phase != Phase::kRunning || !ControlAlive(it->second)) return Status::Ok();
+  if (it == daemons_.end() || it->second.phase != Phase::kRunning || !ControlAlive(it->second))
+    return Status::Ok();
   const Daemon& d = it->second;
   Terminator t;
   t.device_index = slice.device_index;
@@ -285,8 +296,8 @@ bool MpsDaemons::Advance(Terminator& t, int64_t now_ms) {
         if (now_ms < t.deadline_ms) return true;  // not answered yet
         t.running.Kill();
       }
-      auto out = CommandOutput(t.running.result(), options_.control_binary, options_.command_timeout_ms,
-                               kMaxCommandOutputBytes);
+      auto out = CommandOutput(t.running.result(), options_.control_binary,
+                               options_.command_timeout_ms, kMaxCommandOutputBytes);
       t.running = AsyncCommand();
       if (!out.ok()) {
         log::Warn("MPS: {}: {}: {}", device, t.running_command, out.status().message());
@@ -303,12 +314,14 @@ bool MpsDaemons::Advance(Terminator& t, int64_t now_ms) {
             t.asks.push_back("terminate_client " + server + " " + client);
         }
       } else {
-        log::Info("MPS: {} on {}: {}", t.running_command, device, lines.empty() ? "" : Printable(lines[0]));
+        log::Info("MPS: {} on {}: {}", t.running_command, device,
+                  lines.empty() ? "" : Printable(lines[0]));
       }
     }
     if (t.asks.empty()) return false;  // every question answered
     if (now_ms >= t.deadline_ms) {
-      log::Warn("MPS: {}: safe cancel did not finish within {} ms", device, options_.command_timeout_ms);
+      log::Warn("MPS: {}: safe cancel did not finish within {} ms", device,
+                options_.command_timeout_ms);
       return false;
     }
     t.running_command = t.asks.front();
@@ -335,7 +348,8 @@ std::vector<std::string> MpsDaemons::NewFaultLines(Daemon& d) {
   return lines;
 }
 
-void MpsDaemons::PollProbe(int index, Daemon& d, int64_t now_ms, std::vector<MpsEvent>& events, bool* erase) {
+void MpsDaemons::PollProbe(int index, Daemon& d, int64_t now_ms, std::vector<MpsEvent>& events,
+                           bool* erase) {
   // The health probe: looked at, never waited on.
   if (d.probe.running()) {
     // It answered, or it did not in time: killed at its own deadline, or still unanswered at
@@ -350,11 +364,13 @@ void MpsDaemons::PollProbe(int index, Daemon& d, int64_t now_ms, std::vector<Mps
       events.push_back({index, MpsEvent::Kind::kDaemonUnresponsive,
                         "the MPS control daemon of uid " + std::to_string(d.uid) + " on device " +
                             std::to_string(index) + " did not answer within " +
-                            std::to_string(options_.probe_timeout_ms) + " ms; it and its servers were killed",
+                            std::to_string(options_.probe_timeout_ms) +
+                            " ms; it and its servers were killed",
                         d.uid});
       *erase = true;  // the device is free: the next client starts a fresh daemon
     }
-  } else if (d.clients > 0 && options_.probe_interval_ms > 0 && ControlAlive(d) && now_ms >= d.next_probe_ms) {
+  } else if (d.clients > 0 && options_.probe_interval_ms > 0 && ControlAlive(d) &&
+             now_ms >= d.next_probe_ms) {
     auto probe = StartCommand(d.uid, d.gid, d.pipe_dir, d.log_dir, "get_server_list");
     if (probe.ok()) {
       d.probe = std::move(probe).value();
@@ -372,7 +388,8 @@ bool MpsDaemons::PollDaemon(int index, Daemon& d, int64_t now_ms, std::vector<Mp
       CheckStart(index, d, now_ms);
       if (d.phase == Phase::kRunning) {
         events.push_back({index, MpsEvent::Kind::kDaemonReady,
-                          "MPS control daemon of device " + std::to_string(index) + " serves uid " + std::to_string(d.uid),
+                          "MPS control daemon of device " + std::to_string(index) + " serves uid " +
+                              std::to_string(d.uid),
                           d.uid});
       } else if (d.phase == Phase::kFailed) {
         events.push_back({index, MpsEvent::Kind::kDaemonStartFailed, d.start_error, d.uid});
@@ -383,9 +400,11 @@ bool MpsDaemons::PollDaemon(int index, Daemon& d, int64_t now_ms, std::vector<Mp
     case Phase::kQuitting:
       if (d.quit.running()) d.quit.Check(now_ms);
       if (ControlAlive(d) && now_ms < d.quit_deadline_ms) return true;
-      if (ControlAlive(d)) log::Warn("MPS: device {}: the control daemon did not quit in time; killed", index);
+      if (ControlAlive(d))
+        log::Warn("MPS: device {}: the control daemon did not quit in time; killed", index);
       EndQuit(d);
-      if (!d.quit_detail.empty()) events.push_back({index, MpsEvent::Kind::kDaemonQuit, d.quit_detail, d.uid});
+      if (!d.quit_detail.empty())
+        events.push_back({index, MpsEvent::Kind::kDaemonQuit, d.quit_detail, d.uid});
       return false;
     case Phase::kRunning:
       break;
@@ -402,8 +421,8 @@ bool MpsDaemons::PollDaemon(int index, Daemon& d, int64_t now_ms, std::vector<Mp
     for (PidFd& server : MpsProcessesOf(kServerProgram, d.pipe_dir, RunsAs(d)))
       d.orphan_servers.push_back(std::move(server));
     events.push_back({index, MpsEvent::Kind::kDaemonDied,
-                      "MPS control daemon " + std::to_string(dead) + " of device " + std::to_string(index) +
-                          " vanished; restarting it",
+                      "MPS control daemon " + std::to_string(dead) + " of device " +
+                          std::to_string(index) + " vanished; restarting it",
                       d.uid});
     if (d.clients == 0) KillOrphans(d);
     ++d.restarts;
@@ -415,8 +434,10 @@ bool MpsDaemons::PollDaemon(int index, Daemon& d, int64_t now_ms, std::vector<Mp
     }
     return true;
   }
-  if (d.clients == 0 && !d.keep && options_.idle_quit_ms > 0 && now_ms - d.idle_since_ms >= options_.idle_quit_ms)
-    BeginQuit(d, "MPS control daemon of device " + std::to_string(index) + " quit after being idle");
+  if (d.clients == 0 && !d.keep && options_.idle_quit_ms > 0 &&
+      now_ms - d.idle_since_ms >= options_.idle_quit_ms)
+    BeginQuit(d,
+              "MPS control daemon of device " + std::to_string(index) + " quit after being idle");
   return true;
 }
 
@@ -443,7 +464,8 @@ std::vector<int> MpsDaemons::WaitFds() const {
   for (const auto& [index, d] : daemons_) {
     if (d.phase == Phase::kStarting) {
       // exec_done stays readable once at its end: only until then.
-      for (int fd : {d.starting.child.fd(), d.starting.execed ? -1 : d.starting.exec_done.get(), d.starting.watch.get()})
+      for (int fd : {d.starting.child.fd(), d.starting.execed ? -1 : d.starting.exec_done.get(),
+                     d.starting.watch.get()})
         if (fd >= 0) fds.push_back(fd);
     }
     if (d.phase == Phase::kQuitting && d.control.valid()) fds.push_back(d.control.fd());
@@ -463,13 +485,16 @@ void MpsDaemons::ResetDevice(int device_index) {
     return;
   }
   if (it->second.phase != Phase::kQuitting)
-    BeginQuit(it->second, "MPS control daemon of device " + std::to_string(device_index) + " quit for a fresh server");
+    BeginQuit(it->second, "MPS control daemon of device " + std::to_string(device_index) +
+                              " quit for a fresh server");
 }
 
 void MpsDaemons::QuitAll() {
   for (auto& [index, d] : daemons_) {
     if (d.phase != Phase::kQuitting) BeginQuit(d, "");
-    if (d.control.valid()) d.control.WaitExit(static_cast<int>(std::max<int64_t>(0, d.quit_deadline_ms - clock_->NowMs())));
+    if (d.control.valid())
+      d.control.WaitExit(
+          static_cast<int>(std::max<int64_t>(0, d.quit_deadline_ms - clock_->NowMs())));
     EndQuit(d);
   }
   daemons_.clear();

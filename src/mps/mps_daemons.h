@@ -1,7 +1,7 @@
 // MpsDaemons: the real MpsControl. Runs one `nvidia-cuda-mps-control -f` per device for the Unix
 // user whose jobs use it, with CUDA_VISIBLE_DEVICES set to the device's UUID and pipe and log
-// directories <mps_root>/dev<device index>/<uid>/{pipe,log}, owned by that user, mode 0700. Started when the
-// first slice lands on the device, quit when idle for idle_quit_ms, checked on every Poll
+// directories <mps_root>/dev<device index>/<uid>/{pipe,log}, owned by that user, mode 0700. Started
+// when the first slice lands on the device, quit when idle for idle_quit_ms, checked on every Poll
 // (control daemon alive, new fatal-fault lines in the server log), restarted after a crash.
 // Commands (get_server_list, get_client_list, terminate_client, quit) go through the control
 // binary with the daemon's pipe directory, as NVIDIA documents, as the daemon's user.
@@ -37,7 +37,7 @@ struct MpsDaemonsOptions {
   std::string mps_root;                              // absolute
   std::string control_binary = "nvidia-cuda-mps-control";
   int64_t idle_quit_ms = 60000;                      // 0: never quit an idle daemon
-  bool switch_user = false;                          // run each daemon as its user (pinpointd is root)
+  bool switch_user = false;  // run each daemon as its user (pinpointd is root)
   // The deadline of a control command, of a daemon's start (its control socket appears) and of
   // a safe cancel's whole exchange; a quit gets at most 5 s, then the daemon is killed.
   int command_timeout_ms = 10000;
@@ -65,7 +65,8 @@ class MpsDaemons : public MpsControl {
   Result<std::map<std::string, std::string>> PrepareClient(const ClientSlice& slice) override;
   void AdoptClient(const ClientSlice& slice) override;
   void ReleaseClient(const ClientSlice& slice) override;
-  Status TerminateClients(const ClientSlice& slice, const std::vector<int64_t>& pids, uint64_t key) override;
+  Status TerminateClients(const ClientSlice& slice, const std::vector<int64_t>& pids,
+                          uint64_t key) override;
   bool Terminating(uint64_t key) const override;
   std::vector<MpsEvent> Poll(int64_t now_ms) override;
   void ResetDevice(int device_index) override;
@@ -178,6 +179,7 @@ class MpsDaemons : public MpsControl {
 // The live processes whose program name (argv[0], any directory) is `program`, whose environment
 // holds CUDA_MPS_PIPE_DIRECTORY=`pipe_dir`, and whose real, effective and saved uids are all `uid`,
 // each held by a pidfd opened before the check.
-std::vector<PidFd> MpsProcessesOf(const std::string& program, const std::string& pipe_dir, uint32_t uid);
+std::vector<PidFd> MpsProcessesOf(const std::string& program, const std::string& pipe_dir,
+                                  uint32_t uid);
 
 }  // namespace pinpoint::mps

@@ -40,7 +40,8 @@ Status EmptyUserDir(const std::string& base, const char* name) {
 }  // namespace
 
 Status MpsDaemons::Start(int device_index, Daemon& d) {
-  std::string base = options_.mps_root + "/dev" + std::to_string(device_index) + "/" + std::to_string(d.uid);
+  std::string base =
+      options_.mps_root + "/dev" + std::to_string(device_index) + "/" + std::to_string(d.uid);
   d.pipe_dir = base + "/pipe";
   d.log_dir = base + "/log";
   // MPS makes Unix sockets in the pipe directory; the longest, control_privileged, must fit
@@ -80,7 +81,8 @@ Status MpsDaemons::Start(int device_index, Daemon& d) {
               device_index, d.uuid, d.uid);
     return Status::Ok();
   }
-  log::Info("MPS: starting a control daemon for device {} ({}) as uid {}", device_index, d.uuid, d.uid);
+  log::Info("MPS: starting a control daemon for device {} ({}) as uid {}", device_index, d.uuid,
+            d.uid);
   return Spawn(d);  // ready once Poll (or PrepareClient) sees its control socket
 }
 
@@ -91,7 +93,8 @@ Status MpsDaemons::Spawn(Daemon& d) {
   // Watched before the fork, so the control socket cannot appear unseen.
   UniqueFd watch(::inotify_init1(IN_CLOEXEC | IN_NONBLOCK));
   if (!watch.valid()) return IoError("inotify: " + ErrnoText(errno));
-  if (::inotify_add_watch(watch.get(), d.pipe_dir.c_str(), IN_CREATE | IN_MOVED_TO | IN_ONLYDIR | IN_DONT_FOLLOW) < 0)
+  if (::inotify_add_watch(watch.get(), d.pipe_dir.c_str(),
+                          IN_CREATE | IN_MOVED_TO | IN_ONLYDIR | IN_DONT_FOLLOW) < 0)
     return IoError("inotify " + d.pipe_dir + ": " + ErrnoText(errno));
   std::string program = options_.control_binary;
   std::string out_path = d.log_dir + "/" + kForegroundLog;
@@ -117,12 +120,15 @@ Status MpsDaemons::Spawn(Daemon& d) {
     sigemptyset(&none);
     ::sigprocmask(SIG_SETMASK, &none, nullptr);  // pinpointd blocks signals for its signalfd
     ::setsid();  // outlives pinpointd, and no signal to pinpointd's group reaches it
-    if (switch_user && (::setgroups(1, groups) != 0 || ::setgid(d.gid) != 0 || ::setuid(d.uid) != 0)) ::_exit(126);
+    if (switch_user &&
+        (::setgroups(1, groups) != 0 || ::setgid(d.gid) != 0 || ::setuid(d.uid) != 0))
+      ::_exit(126);
     // From here on the child is the user: what it opens and removes in the user's directories,
     // it does with the user's rights only. A FIFO planted there would block it here, not
     // pinpointd: the start's deadline kills it.
     int null_fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
-    int out_fd = ::open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+    int out_fd =
+        ::open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
     if (null_fd < 0 || out_fd < 0) ::_exit(125);
     ::dup2(null_fd, 0);
     ::dup2(out_fd, 1);
@@ -171,8 +177,8 @@ void MpsDaemons::CheckStart(int device_index, Daemon& d, int64_t now_ms) {
     // daemon's, and is read from the start. Skipping to the old file's end instead would miss
     // this daemon's first lines (a fault within them) while the file regrows past that offset.
     d.foreground_log = ServerLogScanner(d.log_dir + "/" + kForegroundLog);
-    log::Info("MPS: control daemon {} started for device {} ({}) as uid {}", d.control.pid(), device_index,
-              d.uuid, d.uid);
+    log::Info("MPS: control daemon {} started for device {} ({}) as uid {}", d.control.pid(),
+              device_index, d.uuid, d.uid);
     return;
   }
   if (alive && now_ms < st.deadline_ms) return;
@@ -181,8 +187,8 @@ void MpsDaemons::CheckStart(int device_index, Daemon& d, int64_t now_ms) {
   if (alive) st.child.Signal(SIGKILL);
   ::waitpid(pid, &status, 0);  // exited, or killed just now
   if (alive) {
-    d.start_error = "cannot start MPS control daemon: " + options_.control_binary + " did not answer within " +
-                    std::to_string(options_.command_timeout_ms) + " ms";
+    d.start_error = "cannot start MPS control daemon: " + options_.control_binary +
+                    " did not answer within " + std::to_string(options_.command_timeout_ms) + " ms";
   } else {
     // Its last words, read as any file of the user's: no link followed, at most 400 bytes.
     std::string said;

@@ -21,7 +21,9 @@ inline constexpr char kForegroundLog[] = "control-foreground.log";
 
 // User-written text for one log line or job detail: escaped like everything shown to people,
 // and at most 300 bytes of it.
-inline std::string Printable(std::string_view text) { return EscapeForTerminal(text.substr(0, 300)); }
+inline std::string Printable(std::string_view text) {
+  return EscapeForTerminal(text.substr(0, 300));
+}
 
 inline std::string PathEnv() {
   const char* p = std::getenv("PATH");
@@ -29,7 +31,8 @@ inline std::string PathEnv() {
 }
 
 // The environment of a control command (a probe's too): the daemon's pipe and log directories.
-inline std::vector<std::string> CommandEnv(const std::string& pipe_dir, const std::string& log_dir) {
+inline std::vector<std::string> CommandEnv(const std::string& pipe_dir,
+                                           const std::string& log_dir) {
   return {PathEnv(), "CUDA_MPS_PIPE_DIRECTORY=" + pipe_dir, "CUDA_MPS_LOG_DIRECTORY=" + log_dir};
 }
 

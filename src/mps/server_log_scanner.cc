@@ -18,7 +18,8 @@ namespace {
 // followed, nothing but a regular file, never a wait on a FIFO. Errors: kNotFound when missing.
 Result<UniqueFd> OpenLog(const std::string& path) {
   size_t slash = path.rfind('/');
-  auto dir = OpenDirNoFollow(slash == std::string::npos || slash == 0 ? "/" : path.substr(0, slash));
+  auto dir =
+      OpenDirNoFollow(slash == std::string::npos || slash == 0 ? "/" : path.substr(0, slash));
   if (!dir.ok()) return dir.status();
   return OpenFileAt(dir->get(), path.substr(slash + 1), O_RDONLY | O_NOCTTY);
 }
@@ -45,7 +46,8 @@ LogScan ServerLogScanner::Scan(std::string_view marker) {
   LogScan out;
   auto file = OpenLog(path_);
   if (!file.ok()) {
-    if (file.status().code() != Code::kNotFound) out.problem = path_ + ": " + file.status().message();
+    if (file.status().code() != Code::kNotFound)
+      out.problem = path_ + ": " + file.status().message();
     return out;
   }
   struct stat st {};
@@ -80,7 +82,8 @@ LogScan ServerLogScanner::Scan(std::string_view marker) {
   size_t start = 0;
   for (;;) {
     size_t newline = buf.find('\n', start);
-    std::string_view piece(buf.data() + start, (newline == std::string::npos ? buf.size() : newline) - start);
+    std::string_view piece(buf.data() + start,
+                           (newline == std::string::npos ? buf.size() : newline) - start);
     if (newline == std::string::npos) {
       if (!dropping_ && partial_.size() + piece.size() <= options_.max_line_bytes) {
         partial_.append(piece);

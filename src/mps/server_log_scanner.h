@@ -4,10 +4,10 @@
 // reading it.
 //
 // Promises: opens the log as common/file_util's *At helpers open what a user can write (the
-// directory pinned, no link followed, never blocking: a FIFO or device there is refused), reads at most max_read_bytes per Scan and holds at most
-// max_line_bytes of a partial line, skips lines longer than that, and when it has fallen more than
-// max_backlog_bytes behind it jumps ahead instead of reading the backlog. A replaced or truncated
-// file is read from its start.
+// directory pinned, no link followed, never blocking: a FIFO or device there is refused), reads at
+// most max_read_bytes per Scan and holds at most max_line_bytes of a partial line, skips lines
+// longer than that, and when it has fallen more than max_backlog_bytes behind it jumps ahead
+// instead of reading the backlog. A replaced or truncated file is read from its start.
 //
 // Not thread-safe: one owner.
 #pragma once

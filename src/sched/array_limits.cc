@@ -17,8 +17,8 @@ std::optional<Wait> ArrayLimits::Check(const Demand& demand) const {
   if (running < demand.array_limit) return std::nullopt;
   std::string limit = std::to_string(demand.array_limit);
   return Wait{demand.id, Reason::kArrayLimit,
-              "array " + std::to_string(demand.array_id) + " runs " + std::to_string(running) + " task" +
-                  (running == 1 ? "" : "s") + ", its limit (%" + limit + ")",
+              "array " + std::to_string(demand.array_id) + " runs " + std::to_string(running) +
+                  " task" + (running == 1 ? "" : "s") + ", its limit (%" + limit + ")",
               std::nullopt};
 }
 

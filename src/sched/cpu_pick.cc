@@ -23,12 +23,15 @@ std::vector<int> PickCpus(const CpuTopology& topology, const std::set<int>& take
   // roomier nodes stay whole for larger jobs). Else across nodes: the GPU's first, then the most
   // free (as few nodes as it can).
   auto fits = [&](int node) { return free_by_node[node].size() >= static_cast<size_t>(count); };
-  bool one_node = std::any_of(free_by_node.begin(), free_by_node.end(), [&](const auto& n) { return fits(n.first); });
+  bool one_node = std::any_of(free_by_node.begin(), free_by_node.end(),
+                              [&](const auto& n) { return fits(n.first); });
   std::vector<std::tuple<int, int, int64_t, int>> keyed;  // sort key, then the node
   for (const auto& [node, cpus] : free_by_node) {
     bool gpu = numa_node && node == *numa_node;
     int64_t size = static_cast<int64_t>(cpus.size());
-    if (one_node) keyed.emplace_back(fits(node) ? 0 : 1, gpu && fits(node) ? 0 : 1, fits(node) ? size : -size, node);
+    if (one_node)
+      keyed.emplace_back(fits(node) ? 0 : 1, gpu && fits(node) ? 0 : 1, fits(node) ? size : -size,
+                         node);
     else keyed.emplace_back(gpu ? 0 : 1, 0, -size, node);
   }
   std::sort(keyed.begin(), keyed.end());

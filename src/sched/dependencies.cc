@@ -27,7 +27,8 @@ std::map<JobId, DependencyVerdict> JudgeDependencies(const std::vector<Demand>& 
   if (order.empty()) return {};  // the usual pass: nothing more to build
   std::map<JobId, const Demand*> by_id;
   for (const Demand& d : pending) by_id[d.id] = &d;
-  std::sort(order.begin(), order.end(), [](const Demand* a, const Demand* b) { return a->id < b->id; });
+  std::sort(order.begin(), order.end(),
+            [](const Demand* a, const Demand* b) { return a->id < b->id; });
   std::map<JobId, DependencyVerdict> verdicts;
   auto progress = [&](JobId id, std::string* how) {
     if (by_id.count(id)) {
@@ -52,10 +53,12 @@ std::map<JobId, DependencyVerdict> JudgeDependencies(const std::vector<Demand>& 
       std::string how;
       Progress p = progress(id, &how);
       if (p == Progress::kEndedOtherwise) {
-        verdict = {Kind::kNever, "job " + std::to_string(id) + " " + how + ", and afterok needs it to complete"};
+        verdict = {Kind::kNever,
+                   "job " + std::to_string(id) + " " + how + ", and afterok needs it to complete"};
         break;
       }
-      if (p == Progress::kNotEnded) waits.push_back("waits for job " + std::to_string(id) + " to complete (afterok)");
+      if (p == Progress::kNotEnded)
+        waits.push_back("waits for job " + std::to_string(id) + " to complete (afterok)");
     }
     if (verdict.kind != Kind::kNever) {
       for (JobId id : d->after) {

@@ -26,7 +26,8 @@ struct DeviceScan {
 // With `no_empty`, an empty whole GPU (no job, not MIG) does not take the slice (kAuto: it is
 // kept for another user's slices).
 DeviceScan ScanDevices(const NodeState& state, const Demand& demand, bool pick,
-                       std::vector<SliceRank>* ranks, SlicePlacement placement = SlicePlacement::kPack,
-                       bool keep_empty = false, bool no_empty = false);
+                       std::vector<SliceRank>* ranks,
+                       SlicePlacement placement = SlicePlacement::kPack, bool keep_empty = false,
+                       bool no_empty = false);
 
 }  // namespace pinpoint::sched

@@ -16,7 +16,9 @@ constexpr std::pair<SlicePlacement, const char*> kSlicePlacements[] = {
 
 }  // namespace
 
-const char* SlicePlacementName(SlicePlacement placement) { return NameIn(kSlicePlacements, placement); }
+const char* SlicePlacementName(SlicePlacement placement) {
+  return NameIn(kSlicePlacements, placement);
+}
 
 std::optional<SlicePlacement> SlicePlacementFromName(const std::string& name) {
   return ValueIn(kSlicePlacements, name);

@@ -25,12 +25,13 @@ struct Device {
   SharingMode mode = SharingMode::kMps;  // which backend serves it; the scheduler reads `rules`
   // What the scheduler may place on it, as its mode's backend says (sharing::Backends::ApplyRules;
   // tests: sched_test_util.h). The defaults are the MPS rules with NVIDIA's 48 clients.
-  sharing::PlacementRules rules{.whole_device = false, .one_user = true, .max_jobs = 48, .no_slices_reason = ""};
+  sharing::PlacementRules rules{
+      .whole_device = false, .one_user = true, .max_jobs = 48, .no_slices_reason = ""};
   bool drained = false;        // takes no new jobs
   // The GPU's measured utilisation over about the last minute (0-100), -1 when not measured.
   // Spreading slices (SlicePlacement) prefers the less busy of two devices otherwise alike.
   int busy_pct = -1;
-  int numa_node = -1;          // the host NUMA node nearest its GPU; -1 unknown (a job's CPUs go there)
+  int numa_node = -1;  // the host NUMA node nearest its GPU; -1 unknown (a job's CPUs go there)
   // A slot of a GPU in mig-dynamic mode (daemon/mig_slots.h): the memory slice its MIG instance
   // starts at; -1 for any other device. A slot whose instance does not exist (yet) is `vacant`:
   // nothing is placed there (its mem_bytes: the most an instance starting there could have).
@@ -38,7 +39,8 @@ struct Device {
   // slots in service: pinpoint may make that instance.
   int mig_start = -1;
   bool vacant = false;
-  std::string mig_profile;  // a MIG instance's profile ("1g.10gb"); "" for a GPU, a vacant slot, or unknown
+  std::string
+      mig_profile;  // a MIG instance's profile ("1g.10gb"); "" for a GPU, a vacant slot, or unknown
 };
 
 // Where a slice goes among the devices it fits (docs/scheduling.md, "Where slices go").

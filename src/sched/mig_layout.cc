@@ -19,7 +19,9 @@ Profile P(const char* name, int compute, uint64_t gb, int size, std::vector<int>
 // The A100 and H100 families share one placement grid: 8 memory slices, 7 compute slices.
 Model Ga100Grid(const char* name, uint64_t gb_per_slice) {
   uint64_t g = gb_per_slice;
-  auto label = [](int c, uint64_t gb) { return std::to_string(c) + "g." + std::to_string(gb) + "gb"; };
+  auto label = [](int c, uint64_t gb) {
+    return std::to_string(c) + "g." + std::to_string(gb) + "gb";
+  };
   Model m{name, 8, {}};
   m.profiles = {P(label(1, g).c_str(), 1, g, 1, {0, 1, 2, 3, 4, 5, 6}),
                 P(label(1, 2 * g).c_str(), 1, 2 * g, 2, {0, 2, 4, 6}),
@@ -56,7 +58,9 @@ GpuState StateOf(const Gpu& gpu) {
   return s;
 }
 
-bool Fits(const Profile& p, int start, const GpuState& s) { return start + p.size <= static_cast<int>(s.owner.size()); }
+bool Fits(const Profile& p, int start, const GpuState& s) {
+  return start + p.size <= static_cast<int>(s.owner.size());
+}
 
 bool FreeAt(const Profile& p, int start, const GpuState& s) {
   if (!Fits(p, start, s)) return false;
@@ -79,13 +83,16 @@ const Profile* ProfileFor(const Model& model, const Want& want) {
   const Profile* best = nullptr;
   for (const Profile& p : model.profiles) {
     if (p.mem_bytes < want.gpu_mem_bytes) continue;
-    if (best == nullptr || std::tie(p.mem_bytes, p.compute_slices) < std::tie(best->mem_bytes, best->compute_slices)) best = &p;
+    if (best == nullptr ||
+        std::tie(p.mem_bytes, p.compute_slices) < std::tie(best->mem_bytes, best->compute_slices))
+      best = &p;
   }
   return best;
 }
 
 bool Reclaimable(const Instance& in, int64_t now_ms, const Options& o) {
-  return in.jobs == 0 && now_ms - in.created_ms >= o.min_lifetime_ms && now_ms - in.idle_since_ms >= o.min_idle_ms;
+  return in.jobs == 0 && now_ms - in.created_ms >= o.min_lifetime_ms &&
+         now_ms - in.idle_since_ms >= o.min_idle_ms;
 }
 
 // GPUs in packing order: the most memory slices taken first, then the lowest index.
@@ -147,7 +154,9 @@ std::pair<GpuState*, Drain> ChooseDrain(std::vector<GpuState>& states, const Wan
       for (int k = start; k < start + p->size; ++k) {
         int owner = s.owner[static_cast<size_t>(k)];
         if (owner == kPlanned) planned = true;
-        if (owner >= 0 && (s.gpu->instances[static_cast<size_t>(owner)].jobs > 0 || s.claimed[static_cast<size_t>(owner)])) ++busy;
+        if (owner >= 0 && (s.gpu->instances[static_cast<size_t>(owner)].jobs > 0 ||
+                           s.claimed[static_cast<size_t>(owner)]))
+          ++busy;
       }
       if (planned) continue;
       std::tuple<int, int, int, int> key{busy, s.taken, s.gpu->index, start};
@@ -169,7 +178,8 @@ Model A100_40GB() { return Ga100Grid("A100-SXM4-40GB", 5); }
 Model A100_80GB() { return Ga100Grid("A100-SXM4-80GB", 10); }
 Model H100_80GB() { return Ga100Grid("H100-SXM5-80GB", 10); }
 
-Plan PlanLayout(const std::vector<Gpu>& gpus, const std::vector<Want>& queue, int64_t now_ms, const Options& options) {
+Plan PlanLayout(const std::vector<Gpu>& gpus, const std::vector<Want>& queue, int64_t now_ms,
+                const Options& options) {
   Plan plan;
   std::vector<GpuState> states;
   for (const Gpu& g : gpus) states.push_back(StateOf(g));
@@ -208,12 +218,14 @@ Plan PlanLayout(const std::vector<Gpu>& gpus, const std::vector<Want>& queue, in
     if (want.profile.empty()) {
       GpuState* best_state = nullptr;
       size_t best = 0;
-      std::pair<uint64_t, int> best_size{std::numeric_limits<uint64_t>::max(), 0};  // memory, compute
+      std::pair<uint64_t, int> best_size{std::numeric_limits<uint64_t>::max(),
+                                         0};  // memory, compute
       for (GpuState& s : states) {
         for (size_t i = 0; i < s.gpu->instances.size(); ++i) {
           const Instance& in = s.gpu->instances[i];
           const Profile* p = s.gpu->model.Find(in.profile);
-          if (s.claimed[i] || in.jobs > 0 || p == nullptr || p->mem_bytes < want.gpu_mem_bytes) continue;
+          if (s.claimed[i] || in.jobs > 0 || p == nullptr || p->mem_bytes < want.gpu_mem_bytes)
+            continue;
           if (InDrain(plan.drain, s, i)) continue;
           std::pair<uint64_t, int> size{p->mem_bytes, p->compute_slices};
           if (size < best_size) best_state = &s, best = i, best_size = size;
@@ -268,7 +280,8 @@ Plan PlanLayout(const std::vector<Gpu>& gpus, const std::vector<Want>& queue, in
         GpuState& s = *drained;
         const Profile* p = s.gpu->model.Find(drain.profile);
         for (size_t i = 0; i < s.gpu->instances.size(); ++i)
-          if (!s.claimed[i] && Reclaimable(s.gpu->instances[i], now_ms, options) && InDrain(plan.drain, s, i))
+          if (!s.claimed[i] && Reclaimable(s.gpu->instances[i], now_ms, options) &&
+              InDrain(plan.drain, s, i))
             Free(s, i, plan);
         if (FreeAt(*p, plan.drain->start, s)) {  // emptied now: made at once
           Take(*p, plan.drain->start, s);

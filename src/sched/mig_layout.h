@@ -97,13 +97,13 @@ struct Plan {
 // Each want, in queue order, gets: an idle instance of its profile; else a new instance where the
 // profile's placement is free (on the GPU with the most memory slices already taken, lowest start
 // first: packing leaves whole GPUs and large placements free); else an idle instance of a larger
-// profile (the smallest, fewest compute slices among equals); else a new instance in the room of idle instances past both minimums
-// (the placement destroying the fewest memory slices); else it is unserved. A want larger than
-// every profile, or naming one the model lacks, is unserved. The first unserved want whose
-// profile has a placement not already planned for drains one (Drain): the placement where the
-// fewest memory slices are busy (jobs run there, or an earlier want took its instance), then the
-// fewest taken, the lowest GPU and start first; the plan recomputes it each time, so it holds
-// while the want waits.
+// profile (the smallest, fewest compute slices among equals); else a new instance in the room of
+// idle instances past both minimums (the placement destroying the fewest memory slices); else it is
+// unserved. A want larger than every profile, or naming one the model lacks, is unserved. The first
+// unserved want whose profile has a placement not already planned for drains one (Drain): the
+// placement where the fewest memory slices are busy (jobs run there, or an earlier want took its
+// instance), then the fewest taken, the lowest GPU and start first; the plan recomputes it each
+// time, so it holds while the want waits.
 Plan PlanLayout(const std::vector<Gpu>& gpus, const std::vector<Want>& queue, int64_t now_ms,
                 const Options& options = Options());
 

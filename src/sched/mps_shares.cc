@@ -8,12 +8,14 @@ namespace {
 
 // A one-device slice the scheduler places (the rules below are about these).
 bool SharedSlice(const Demand& d) {
-  return d.gpus == 1 && d.gpu_mem_bytes > 0 && d.devices.empty() && !d.isolated && d.mig_profile.empty();
+  return d.gpus == 1 && d.gpu_mem_bytes > 0 && d.devices.empty() && !d.isolated &&
+         d.mig_profile.empty();
 }
 
 }  // namespace
 
-MpsShares::MpsShares(const Snapshot& snapshot, const NodeState& state, const std::vector<const Demand*>& pending)
+MpsShares::MpsShares(const Snapshot& snapshot, const NodeState& state,
+                     const std::vector<const Demand*>& pending)
     : now_ms_(snapshot.now_ms), window_ms_(snapshot.inventory.mps_affinity_ms) {
   if (snapshot.inventory.slice_placement != SlicePlacement::kAuto) return;
   int gpus = 0;
@@ -56,7 +58,8 @@ EmptyGpuUse MpsShares::For(const Demand& demand, int empty_free, int whole_need)
   auto held = held_.find(demand.uid);
   int has = held == held_.end() ? 0 : held->second;
   if (has >= share_ && empty_free <= others) return EmptyGpuUse::kNever;
-  if (has > 0 && window_ms_ > 0 && now_ms_ > 0 && now_ms_ < WindowEnd(demand.uid)) return EmptyGpuUse::kWindow;
+  if (has > 0 && window_ms_ > 0 && now_ms_ > 0 && now_ms_ < WindowEnd(demand.uid))
+    return EmptyGpuUse::kWindow;
   return empty_free <= whole_need + others ? EmptyGpuUse::kLast : EmptyGpuUse::kAny;
 }
 

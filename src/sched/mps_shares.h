@@ -24,7 +24,8 @@ enum class EmptyGpuUse { kAny, kLast, kNever, kWindow };
 class MpsShares {
  public:
   // `pending` the demands the pass may start (held ones and unmet dependencies left out).
-  MpsShares(const Snapshot& snapshot, const NodeState& state, const std::vector<const Demand*>& pending);
+  MpsShares(const Snapshot& snapshot, const NodeState& state,
+            const std::vector<const Demand*>& pending);
 
   // What `demand` (a slice the scheduler places) may do with an empty GPU; `whole_need` the empty
   // GPUs whole-GPU jobs waiting (or the site) keep.

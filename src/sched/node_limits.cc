@@ -41,7 +41,8 @@ NodeLimits::NodeLimits(const Inventory& inventory)
   }
   std::sort(slice_mem_bytes_.begin(), slice_mem_bytes_.end());
   if (slots_in_service)
-    for (const auto& [profile, bytes] : inventory.mig_profiles) mig_max_bytes_ = std::max(mig_max_bytes_, bytes);
+    for (const auto& [profile, bytes] : inventory.mig_profiles)
+      mig_max_bytes_ = std::max(mig_max_bytes_, bytes);
 }
 
 Status NodeLimits::Check(const Demand& demand) const {
@@ -104,11 +105,14 @@ Status NodeLimits::CheckMigProfile(const Demand& demand) const {
   if (it == profiles.end()) {
     std::string names;
     for (const auto& [name, bytes] : profiles) names += (names.empty() ? "" : ", ") + name;
-    return FailedPrecondition("needs a MIG instance of profile " + demand.mig_profile + ", which this node " +
-                              (names.empty() ? "has none of (no MIG)" : "neither has nor can make (its profiles: " + names + ")"));
+    return FailedPrecondition(
+        "needs a MIG instance of profile " + demand.mig_profile + ", which this node " +
+        (names.empty() ? "has none of (no MIG)"
+                       : "neither has nor can make (its profiles: " + names + ")"));
   }
   if (demand.gpu_mem_bytes > it->second)
-    return FailedPrecondition("needs " + FormatSize(demand.gpu_mem_bytes) + " of device memory on a " + demand.mig_profile +
+    return FailedPrecondition("needs " + FormatSize(demand.gpu_mem_bytes) +
+                              " of device memory on a " + demand.mig_profile +
                               " instance, which has " + FormatSize(it->second));
   return Status::Ok();
 }
@@ -117,8 +121,8 @@ std::string NodeLimits::NoSlicesNote() const {
   if (without_slices_ == 0 || no_slices_reason_.empty()) {
     return "";
   }
-  return "; " + std::to_string(without_slices_) + " of its devices " + (without_slices_ == 1 ? "takes" : "take") +
-         " no slices: " + no_slices_reason_;
+  return "; " + std::to_string(without_slices_) + " of its devices " +
+         (without_slices_ == 1 ? "takes" : "take") + " no slices: " + no_slices_reason_;
 }
 
 Status NodeLimits::CheckPinned(const Demand& demand) const {
@@ -138,14 +142,16 @@ Status NodeLimits::CheckPinned(const Demand& demand) const {
       return FailedPrecondition("needs " + gpu + ", which is drained");
     }
     if (d.mig_start >= 0) {  // its instance may come and go: a pinned job could wait for it forever
-      return FailedPrecondition("needs " + gpu + ", a MIG slot of a mig-dynamic GPU: pinpoint places jobs there itself");
+      return FailedPrecondition(
+          "needs " + gpu + ", a MIG slot of a mig-dynamic GPU: pinpoint places jobs there itself");
     }
     if (demand.gpu_mem_bytes == 0 && d.is_mig) {
       return FailedPrecondition("needs " + gpu + " whole, and it is a MIG instance");
     }
     if (demand.gpu_mem_bytes > d.mem_bytes) {
-      return FailedPrecondition("needs " + FormatSize(demand.gpu_mem_bytes) + " of device memory on " +
-                                gpu + ", which has " + FormatSize(d.mem_bytes));
+      return FailedPrecondition("needs " + FormatSize(demand.gpu_mem_bytes) +
+                                " of device memory on " + gpu + ", which has " +
+                                FormatSize(d.mem_bytes));
     }
     if (demand.gpu_mem_bytes > 0 && !d.rules.takes_slices()) {
       const std::string& why = d.rules.no_slices_reason;

@@ -22,7 +22,8 @@ class NodeLimits {
  private:
   Status CheckDevices(const Demand& demand) const;
   Status CheckPinned(const Demand& demand) const;
-  Status CheckMigProfile(const Demand& demand) const;  // Demand::mig_profile, against Inventory::mig_profiles
+  Status CheckMigProfile(
+      const Demand& demand) const;  // Demand::mig_profile, against Inventory::mig_profiles
   Status CheckHost(const Demand& demand) const;
   // "; 2 of its devices take no slices: <reason>" when devices whose rules take no slices were
   // left out of slice_mem_bytes_ and their rules say why; "" otherwise.
@@ -32,7 +33,7 @@ class NodeLimits {
   int whole_devices_ = 0;                  // non-MIG devices in service
   int drained_devices_ = 0;
   uint64_t mig_max_bytes_ = 0;             // the largest instance a mig-dynamic GPU could make
-  int without_slices_ = 0;                 // devices in service left out: their rules take no slices
+  int without_slices_ = 0;  // devices in service left out: their rules take no slices
   std::string no_slices_reason_;           // the first one's PlacementRules::no_slices_reason
   HostResources host_;
   const Inventory& inventory_;  // for demands pinned to their devices

@@ -36,7 +36,8 @@ SliceRank RankSlice(const DeviceState& device, int index, uint64_t slice_mem_byt
   return rank;
 }
 
-SliceRank RankSpread(const DeviceState& device, int index, uint64_t slice_mem_bytes, bool keep_empty) {
+SliceRank RankSpread(const DeviceState& device, int index, uint64_t slice_mem_bytes,
+                     bool keep_empty) {
   if (device.mig_slot) return RankMigSlot(device, index, slice_mem_bytes);
   SliceRank rank;
   rank.not_mig_slot = 1;
@@ -46,7 +47,8 @@ SliceRank RankSpread(const DeviceState& device, int index, uint64_t slice_mem_by
   rank.spread_share_pct = device.used_share_pct;
   rank.spread_jobs = device.jobs;
   rank.spread_busy_pct = device.busy_pct > 0 ? device.busy_pct : 0;
-  rank.bytes = ~FreeOf(device.mem_bytes, device.used_mem_bytes + slice_mem_bytes);  // most left first
+  rank.bytes =
+      ~FreeOf(device.mem_bytes, device.used_mem_bytes + slice_mem_bytes);  // most left first
   return rank;
 }
 
@@ -63,7 +65,8 @@ NodeState::NodeState(const Snapshot& snapshot)
     devices_[i].one_user = d.rules.one_user;
     devices_[i].max_jobs = d.rules.max_jobs;
     devices_[i].is_mig = d.is_mig;
-    devices_[i].drained = d.drained || d.vacant;  // a vacant MIG slot takes nothing until it is made
+    devices_[i].drained =
+        d.drained || d.vacant;  // a vacant MIG slot takes nothing until it is made
     devices_[i].busy_pct = d.busy_pct;
     devices_[i].mig_slot = d.mig_start >= 0;
     devices_[i].mig_profile = d.mig_profile;

@@ -82,7 +82,8 @@ struct SliceRank {
 // its slices, and a small slice on a large instance would make the planner reshape the GPU).
 SliceRank RankMigSlot(const DeviceState& device, int index, uint64_t slice_mem_bytes);
 SliceRank RankSlice(const DeviceState& device, int index, uint64_t slice_mem_bytes);
-SliceRank RankSpread(const DeviceState& device, int index, uint64_t slice_mem_bytes, bool keep_empty);
+SliceRank RankSpread(const DeviceState& device, int index, uint64_t slice_mem_bytes,
+                     bool keep_empty);
 
 class NodeState {
  public:

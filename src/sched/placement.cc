@@ -87,7 +87,8 @@ class Pass {
   // between users (MpsShares).
   void CountEmptyGpuDemand(const std::map<JobId, DependencyVerdict>& verdicts);
   // A slice that waits for its user's affinity window, or for a share of the empty GPUs.
-  bool WaitsForShare(const Demand& demand, EmptyGpuUse use, const DeviceScan& scan, bool devices_ok);
+  bool WaitsForShare(const Demand& demand, EmptyGpuUse use, const DeviceScan& scan,
+                     bool devices_ok);
   std::string HeldFor() const { return "held for job " + std::to_string(plan_.reservation->id); }
 
   const Snapshot& snapshot_;
@@ -126,7 +127,8 @@ void Pass::CountEmptyGpuDemand(const std::map<JobId, DependencyVerdict>& verdict
   shares_.emplace(snapshot_, state_, startable);
 }
 
-bool Pass::WaitsForShare(const Demand& demand, EmptyGpuUse use, const DeviceScan& scan, bool devices_ok) {
+bool Pass::WaitsForShare(const Demand& demand, EmptyGpuUse use, const DeviceScan& scan,
+                         bool devices_ok) {
   std::string detail;
   if (use == EmptyGpuUse::kWindow && devices_ok) {
     bool takes_empty = false;
@@ -141,8 +143,10 @@ bool Pass::WaitsForShare(const Demand& demand, EmptyGpuUse use, const DeviceScan
              std::to_string(std::max<int64_t>(0, end - snapshot_.now_ms)) +
              " ms more (mps_affinity_ms: its user's slices started on one GPU a moment ago)";
   } else if (use == EmptyGpuUse::kNever && !devices_ok && state_.empty_whole_free() > 0) {
-    detail = "the empty GPUs are kept for other users' waiting slices (MPS serves one user per GPU; "
-             "a user holds at most " + std::to_string(shares_->share()) + " GPU(s) while others wait)";
+    detail =
+        "the empty GPUs are kept for other users' waiting slices (MPS serves one user per GPU; "
+        "a user holds at most " +
+        std::to_string(shares_->share()) + " GPU(s) while others wait)";
   } else {
     return false;
   }
@@ -162,15 +166,18 @@ Plan Pass::Run() {
     }
     return a->id < b->id;
   });
-  std::map<JobId, DependencyVerdict> verdicts = JudgeDependencies(snapshot_.pending, snapshot_.dependencies);
+  std::map<JobId, DependencyVerdict> verdicts =
+      JudgeDependencies(snapshot_.pending, snapshot_.dependencies);
   for (auto& [id, verdict] : verdicts) {
     if (verdict.kind == DependencyVerdict::Kind::kNever)
-      plan_.never_start.push_back({id, Reason::kDependencyNeverSatisfied, verdict.detail, std::nullopt});
+      plan_.never_start.push_back(
+          {id, Reason::kDependencyNeverSatisfied, verdict.detail, std::nullopt});
   }
   CountEmptyGpuDemand(verdicts);
   for (const Demand* d : order) {
     auto verdict = verdicts.find(d->id);
-    if (verdict != verdicts.end() && verdict->second.kind == DependencyVerdict::Kind::kNever) continue;
+    if (verdict != verdicts.end() && verdict->second.kind == DependencyVerdict::Kind::kNever)
+      continue;
     if (d->hold != Hold::kNone) {
       plan_.waits.push_back({d->id, Reason::kHeld, HeldDetail(d->id, d->hold), std::nullopt});
       continue;
@@ -188,8 +195,10 @@ Plan Pass::Run() {
   return std::move(plan_);
 }
 
-std::variant<Start, Wait> Pass::RunOne(const Demand& demand, const std::optional<Reservation>& held) {
-  if (demand.hold != Hold::kNone) return Wait{demand.id, Reason::kHeld, HeldDetail(demand.id, demand.hold), std::nullopt};
+std::variant<Start, Wait> Pass::RunOne(const Demand& demand,
+                                       const std::optional<Reservation>& held) {
+  if (demand.hold != Hold::kNone)
+    return Wait{demand.id, Reason::kHeld, HeldDetail(demand.id, demand.hold), std::nullopt};
   if (held) {
     state_.Reserve(held->device_indices, held->cpus, held->mem_bytes);
     plan_.reservation = *held;
@@ -226,9 +235,11 @@ void Pass::Consider(const Demand& demand) {
     EmptyGpuUse use = demand.gpu_mem_bytes > 0 && shares_
                           ? shares_->For(demand, state_.empty_whole_free(), whole_need_)
                           : EmptyGpuUse::kAny;
-    if (use == EmptyGpuUse::kWindow && !may_reserve_) use = EmptyGpuUse::kAny;  // a lease: now or never
-    scan = ScanDevices(state_, demand, host == HostFit::kFits, &ranks_, snapshot_.inventory.slice_placement,
-                       use == EmptyGpuUse::kLast || use == EmptyGpuUse::kNever, use == EmptyGpuUse::kNever);
+    if (use == EmptyGpuUse::kWindow && !may_reserve_)
+      use = EmptyGpuUse::kAny;  // a lease: now or never
+    scan = ScanDevices(
+        state_, demand, host == HostFit::kFits, &ranks_, snapshot_.inventory.slice_placement,
+        use == EmptyGpuUse::kLast || use == EmptyGpuUse::kNever, use == EmptyGpuUse::kNever);
     devices_ok = scan.fits >= demand.gpus;
     if (WaitsForShare(demand, use, scan, devices_ok && host == HostFit::kFits)) return;
   }
@@ -284,7 +295,8 @@ Wait Pass::Diagnose(const Demand& demand, const DeviceScan& scan, bool devices_o
                     HostFit host) const {
   if (!devices_ok) {
     if (plan_.reservation && scan.fits + scan.reserved >= demand.gpus) {
-      return {demand.id, Reason::kReservation, "devices it could use are " + HeldFor(), std::nullopt};
+      return {demand.id, Reason::kReservation, "devices it could use are " + HeldFor(),
+              std::nullopt};
     }
     if (scan.fits + scan.other_uid >= demand.gpus) {
       return {demand.id, Reason::kMpsUser,

@@ -15,8 +15,10 @@ struct Playing {
 
 }  // namespace
 
-std::vector<StartEstimate> EstimateStarts(Snapshot snapshot, const std::map<JobId, int64_t>& ends_ms,
-                                          const std::map<JobId, int64_t>& runs_ms, int64_t now_ms, int max_passes) {
+std::vector<StartEstimate> EstimateStarts(Snapshot snapshot,
+                                          const std::map<JobId, int64_t>& ends_ms,
+                                          const std::map<JobId, int64_t>& runs_ms, int64_t now_ms,
+                                          int max_passes) {
   std::vector<StartEstimate> out;
   std::map<JobId, size_t> at;  // demand id -> its place in `out`
   for (const Demand& d : snapshot.pending) {
@@ -26,7 +28,9 @@ std::vector<StartEstimate> EstimateStarts(Snapshot snapshot, const std::map<JobI
   std::vector<Playing> running;
   for (RunningJob& job : snapshot.running) {
     auto end = ends_ms.find(job.id);
-    running.push_back({std::move(job), end == ends_ms.end() ? std::nullopt : std::optional(std::max(end->second, now_ms))});
+    running.push_back({std::move(job), end == ends_ms.end()
+                                           ? std::nullopt
+                                           : std::optional(std::max(end->second, now_ms))});
   }
   std::vector<Demand> pending = std::move(snapshot.pending);
   snapshot.pending.clear();
@@ -46,7 +50,8 @@ std::vector<StartEstimate> EstimateStarts(Snapshot snapshot, const std::map<JobI
     }
     auto waits = [&](const Demand& d) {
       auto named = [&](const std::vector<JobId>& ids) {
-        return std::any_of(ids.begin(), ids.end(), [&](JobId id) { return id != d.id && present.count(id) > 0; });
+        return std::any_of(ids.begin(), ids.end(),
+                           [&](JobId id) { return id != d.id && present.count(id) > 0; });
       };
       return named(d.after) || named(d.afterok);
     };
@@ -65,12 +70,14 @@ std::vector<StartEstimate> EstimateStarts(Snapshot snapshot, const std::map<JobI
     for (const Start& s : plan.starts) {
       started.insert(s.id);
       out[at[s.id]].start_ms = t;
-      auto demand = std::find_if(pending.begin(), pending.end(), [&](const Demand& d) { return d.id == s.id; });
+      auto demand = std::find_if(pending.begin(), pending.end(),
+                                 [&](const Demand& d) { return d.id == s.id; });
       RunningJob job{s.id, demand->uid, demand->cpus, demand->mem_bytes, s.slots, demand->array_id};
       auto run = runs_ms.find(s.id);
       std::optional<int64_t> end;
       int64_t sum = 0;
-      if (run != runs_ms.end() && run->second > 0 && !__builtin_add_overflow(t, run->second, &sum)) end = sum;
+      if (run != runs_ms.end() && run->second > 0 && !__builtin_add_overflow(t, run->second, &sum))
+        end = sum;
       running.push_back({std::move(job), end});
     }
     std::erase_if(pending, [&](const Demand& d) { return started.count(d.id) > 0; });

@@ -17,7 +17,8 @@ namespace pinpoint::sched {
 
 struct StartEstimate {
   JobId id = 0;
-  std::optional<int64_t> start_ms;  // when it would start (now_ms: at the next pass); nullopt: unknown
+  std::optional<int64_t>
+      start_ms;  // when it would start (now_ms: at the next pass); nullopt: unknown
   // Why there is none: "held", "waits for a job without a time limit to end", "beyond the
   // estimate's horizon", "does not start even once the running jobs end" (a user limit, say);
   // empty with a start.
@@ -31,7 +32,9 @@ struct StartEstimate {
 // the running or pending ones; snapshot.dependencies is not read. At most `max_passes` passes
 // are played (each costs one Schedule): demands not started by then are beyond the horizon.
 // Cost: O(max_passes x Schedule).
-std::vector<StartEstimate> EstimateStarts(Snapshot snapshot, const std::map<JobId, int64_t>& ends_ms,
-                                          const std::map<JobId, int64_t>& runs_ms, int64_t now_ms, int max_passes);
+std::vector<StartEstimate> EstimateStarts(Snapshot snapshot,
+                                          const std::map<JobId, int64_t>& ends_ms,
+                                          const std::map<JobId, int64_t>& runs_ms, int64_t now_ms,
+                                          int max_passes);
 
 }  // namespace pinpoint::sched

@@ -18,7 +18,7 @@ struct UserLimit {
 };
 
 struct UserLimits {
-  UserLimit defaults = {};                    // every uid without an entry in by_uid (root included)
+  UserLimit defaults = {};  // every uid without an entry in by_uid (root included)
   std::map<uint32_t, UserLimit> by_uid = {};  // an entry replaces `defaults` whole
   const UserLimit& For(uint32_t uid) const {
     auto it = by_uid.find(uid);

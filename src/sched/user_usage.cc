@@ -9,13 +9,15 @@ namespace pinpoint::sched {
 namespace {
 
 uint64_t SaturatingAdd(uint64_t a, uint64_t b) {
-  return a > std::numeric_limits<uint64_t>::max() - b ? std::numeric_limits<uint64_t>::max() : a + b;
+  return a > std::numeric_limits<uint64_t>::max() - b ? std::numeric_limits<uint64_t>::max()
+                                                      : a + b;
 }
 
 uint64_t SaturatingTimes(uint64_t a, int n) {
   uint64_t out = 0;
   if (n <= 0) return 0;
-  if (__builtin_mul_overflow(a, static_cast<uint64_t>(n), &out)) return std::numeric_limits<uint64_t>::max();
+  if (__builtin_mul_overflow(a, static_cast<uint64_t>(n), &out))
+    return std::numeric_limits<uint64_t>::max();
   return out;
 }
 
@@ -49,7 +51,8 @@ uint64_t GpuMemOn(const Demand& demand, const Inventory& inventory, const std::v
 
 }  // namespace
 
-uint64_t GpuMemOf(const Demand& demand, const Inventory& inventory, const std::vector<int>* devices) {
+uint64_t GpuMemOf(const Demand& demand, const Inventory& inventory,
+                  const std::vector<int>* devices) {
   return GpuMemOn(demand, inventory, devices, devices == nullptr ? SmallestWholeGpu(inventory) : 0);
 }
 
@@ -63,7 +66,8 @@ UserUsage::UserUsage(const Snapshot& snapshot) : snapshot_(snapshot) {
     Use& use = use_[job.uid];
     ++use.jobs;
     for (const Slot& slot : job.slots) {
-      uint64_t mem = slot.gpu_mem_bytes > 0 ? slot.gpu_mem_bytes : DeviceMem(snapshot.inventory, slot.device_index);
+      uint64_t mem = slot.gpu_mem_bytes > 0 ? slot.gpu_mem_bytes
+                                            : DeviceMem(snapshot.inventory, slot.device_index);
       use.gpu_mem_bytes = SaturatingAdd(use.gpu_mem_bytes, mem);
     }
   }
@@ -73,19 +77,22 @@ uint64_t UserUsage::GpuMem(const Demand& demand, const std::vector<int>* devices
   return GpuMemOn(demand, snapshot_.inventory, devices, smallest_whole_bytes_);
 }
 
-std::optional<std::string> UserUsage::Exceeds(const Demand& demand, const std::vector<int>* devices) const {
+std::optional<std::string> UserUsage::Exceeds(const Demand& demand,
+                                              const std::vector<int>* devices) const {
   if (!any_limit_) return std::nullopt;
   const UserLimit& limit = snapshot_.user_limits.For(demand.uid);
   auto it = use_.find(demand.uid);
   Use use = it == use_.end() ? Use{} : it->second;
   if (limit.running_jobs && use.jobs + 1 > *limit.running_jobs) {
     return "its user runs " + std::to_string(use.jobs) + (use.jobs == 1 ? " job" : " jobs") +
-           ", the most user_limits allows (running_jobs " + std::to_string(*limit.running_jobs) + ")";
+           ", the most user_limits allows (running_jobs " + std::to_string(*limit.running_jobs) +
+           ")";
   }
   uint64_t more = limit.gpu_mem_bytes ? GpuMem(demand, devices) : 0;
   if (limit.gpu_mem_bytes && SaturatingAdd(use.gpu_mem_bytes, more) > *limit.gpu_mem_bytes) {
-    return "its user's jobs hold " + FormatSize(use.gpu_mem_bytes) + " of device memory; " + FormatSize(more) +
-           " more would pass the " + FormatSize(*limit.gpu_mem_bytes) + " user_limits allows (gpu_mem)";
+    return "its user's jobs hold " + FormatSize(use.gpu_mem_bytes) + " of device memory; " +
+           FormatSize(more) + " more would pass the " + FormatSize(*limit.gpu_mem_bytes) +
+           " user_limits allows (gpu_mem)";
   }
   return std::nullopt;
 }
@@ -101,8 +108,9 @@ Status CheckUserLimit(const Demand& demand, const UserLimit& limit, const Invent
   if (!limit.gpu_mem_bytes) return Status::Ok();
   uint64_t need = GpuMemOf(demand, inventory, nullptr);
   if (need <= *limit.gpu_mem_bytes) return Status::Ok();
-  return FailedPrecondition("needs " + FormatSize(need) + " of device memory in all, more than the " +
-                            FormatSize(*limit.gpu_mem_bytes) + " its user may hold at once (user_limits gpu_mem)");
+  return FailedPrecondition(
+      "needs " + FormatSize(need) + " of device memory in all, more than the " +
+      FormatSize(*limit.gpu_mem_bytes) + " its user may hold at once (user_limits gpu_mem)");
 }
 
 }  // namespace pinpoint::sched

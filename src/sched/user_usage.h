@@ -17,7 +17,8 @@ namespace pinpoint::sched {
 // memory), saturating. With `devices` null, before it is placed: exact for slices and pinned
 // demands, and for whole GPUs the least any choice could hold (its count of the smallest GPUs
 // in service).
-uint64_t GpuMemOf(const Demand& demand, const Inventory& inventory, const std::vector<int>* devices);
+uint64_t GpuMemOf(const Demand& demand, const Inventory& inventory,
+                  const std::vector<int>* devices);
 
 class UserUsage {
  public:

@@ -94,7 +94,8 @@ class Backend {
   // asked for only when needed) so no neighbour is left in an undefined state. Starts it and
   // returns; Stopping(slice.job_id) stays true until it has ended. Errors: kUnavailable (then
   // nothing is in flight).
-  virtual Status StopClients(const Slice& slice, const std::function<std::vector<int64_t>()>& pids) {
+  virtual Status StopClients(const Slice& slice,
+                             const std::function<std::vector<int64_t>()>& pids) {
     (void)slice;
     (void)pids;
     return Status::Ok();

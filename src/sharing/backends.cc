@@ -20,7 +20,9 @@ class RefusingBackend : public Backend {
   void Release(const Slice&) override {}
 
  private:
-  std::string Why() const { return std::string("pinpointd runs no ") + SharingModeName(mode_) + " backend"; }
+  std::string Why() const {
+    return std::string("pinpointd runs no ") + SharingModeName(mode_) + " backend";
+  }
   SharingMode mode_;
 };
 

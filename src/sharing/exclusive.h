@@ -13,7 +13,9 @@ class ExclusiveBackend : public Backend {
   SharingMode mode() const override { return SharingMode::kExclusive; }
   PlacementRules Rules() const override { return ExclusiveRules(); }
   SharingMode HoldsAs(uint64_t, size_t) const override { return SharingMode::kExclusive; }
-  Result<std::map<std::string, std::string>> Prepare(const Slice&) override { return std::map<std::string, std::string>{}; }
+  Result<std::map<std::string, std::string>> Prepare(const Slice&) override {
+    return std::map<std::string, std::string>{};
+  }
   void Adopt(const Slice&) override {}
   void Release(const Slice&) override {}
 };

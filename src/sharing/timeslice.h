@@ -13,7 +13,9 @@ class TimesliceBackend : public Backend {
  public:
   SharingMode mode() const override { return SharingMode::kTimeslice; }
   PlacementRules Rules() const override { return TimesliceRules(); }
-  Result<std::map<std::string, std::string>> Prepare(const Slice&) override { return std::map<std::string, std::string>{}; }
+  Result<std::map<std::string, std::string>> Prepare(const Slice&) override {
+    return std::map<std::string, std::string>{};
+  }
   void Adopt(const Slice&) override {}
   void Release(const Slice&) override {}
 };

@@ -17,7 +17,8 @@ namespace {
 // wait. Tasks whose keys are equal differ only in their index and may share one rest.
 std::optional<std::string> RestKey(const JobRecord& task) {
   if (task.state != JobState::kPending || task.array.array_id == 0 || !task.array.pending.empty() ||
-      task.cancel_requested || !task.allocations.empty() || task.start_ms != 0 || task.kind != JobKind::kJob)
+      task.cancel_requested || !task.allocations.empty() || task.start_ms != 0 ||
+      task.kind != JobKind::kJob)
     return std::nullopt;
   JobRecord key = task;
   key.id = 0;
@@ -29,8 +30,10 @@ std::optional<std::string> RestKey(const JobRecord& task) {
   return *json;
 }
 
-Result<std::vector<JobRecord>> Select(Db* db, const std::string& where, JobId first = 0, JobId end = 0) {
-  Result<Statement> stmt = db->Prepare(std::string("SELECT ") + kJobColumnsBeforeV9 + " FROM jobs WHERE " + where + " ORDER BY id");
+Result<std::vector<JobRecord>> Select(Db* db, const std::string& where, JobId first = 0,
+                                      JobId end = 0) {
+  Result<Statement> stmt = db->Prepare(std::string("SELECT ") + kJobColumnsBeforeV9 +
+                                       " FROM jobs WHERE " + where + " ORDER BY id");
   if (!stmt.ok()) return stmt.status();
   if (end > 0) stmt->Bind(1, first).Bind(2, end);
   std::vector<JobRecord> out;
@@ -55,7 +58,8 @@ Status Run(Db* db, const char* sql, JobId id) {
 Status FoldArray(Db* db, JobId array_id, int count) {
   auto tasks = Select(db, "id >= ?1 AND id < ?2", array_id, array_id + count);
   if (!tasks.ok()) return tasks.status();
-  if (tasks->size() != static_cast<size_t>(count)) return Status::Ok();  // purged tasks: left as they are
+  if (tasks->size() != static_cast<size_t>(count))
+    return Status::Ok();  // purged tasks: left as they are
   std::vector<int> all;
   const JobRecord* first = nullptr;
   std::optional<std::string> first_key;
@@ -77,7 +81,9 @@ Status FoldArray(Db* db, JobId array_id, int count) {
     pending.push_back(task.array.index);
   }
   if (folded.empty()) return Status::Ok();
-  auto spec = [](const std::vector<int>& indices) { return FormatArraySpec(ArraySpec{indices, 0}); };
+  auto spec = [](const std::vector<int>& indices) {
+    return FormatArraySpec(ArraySpec{indices, 0});
+  };
   JobRecord rest = *first;
   rest.array.pending = spec(pending);
   rest.array.indices = spec(all);
@@ -102,7 +108,8 @@ Status FoldPendingArrayTasks(Db* db) {
   if (!pending.ok()) return pending.status();
   std::map<JobId, int> arrays;
   for (const JobRecord& task : *pending)
-    if (task.array.array_id != 0 && task.array.count > 1) arrays[task.array.array_id] = task.array.count;
+    if (task.array.array_id != 0 && task.array.count > 1)
+      arrays[task.array.array_id] = task.array.count;
   pending->clear();
   for (const auto& [id, count] : arrays) PP_RETURN_IF_ERROR(FoldArray(db, id, count));
   return Status::Ok();

@@ -24,7 +24,8 @@ class FaultyVfs {
   enum class Op { kWrite, kTruncate, kSync };
   using OpHook = std::function<int(Op)>;
 
-  explicit FaultyVfs(Hook hook) : FaultyVfs(OpHook([hook = std::move(hook)](Op) { return hook(); })) {}
+  explicit FaultyVfs(Hook hook)
+      : FaultyVfs(OpHook([hook = std::move(hook)](Op) { return hook(); })) {}
   explicit FaultyVfs(OpHook hook) : hook_(std::move(hook)) {
     real_ = sqlite3_vfs_find(nullptr);
     vfs_ = *real_;

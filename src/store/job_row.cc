@@ -6,7 +6,20 @@ namespace pinpoint::store {
 namespace {
 
 // Indexes of kJobColumns.
-enum Column { kId, kUid, kUser, kState, kReason, kPriority, kSubmitMs, kStartMs, kEndMs, kRecord, kEnvId, kEnv };
+enum Column {
+  kId,
+  kUid,
+  kUser,
+  kState,
+  kReason,
+  kPriority,
+  kSubmitMs,
+  kStartMs,
+  kEndMs,
+  kRecord,
+  kEnvId,
+  kEnv
+};
 
 Status Disagree(int64_t id, const char* field, const std::string& column,
                 const std::string& record) {
@@ -53,8 +66,9 @@ Result<JobRecord> DecodeJobRow(const Statement& row) {
   if (!row.ColumnIsNull(kEnvId) && row.ColumnIsNull(kEnv))
     return Internal("job " + id + " in the store: its environment (envs row " +
                     std::to_string(row.ColumnInt64(kEnvId)) + ") is missing");
-  Result<JobRecord> record = row.ColumnIsNull(kEnvId) ? DecodeRecord(row.ColumnText(kRecord))
-                                                      : DecodeRecord(row.ColumnText(kRecord), row.ColumnText(kEnv));
+  Result<JobRecord> record = row.ColumnIsNull(kEnvId)
+                                 ? DecodeRecord(row.ColumnText(kRecord))
+                                 : DecodeRecord(row.ColumnText(kRecord), row.ColumnText(kEnv));
   if (!record.ok()) {
     return Internal("job " + id + " in the store: " + record.status().message());
   }

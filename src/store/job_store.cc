@@ -84,7 +84,8 @@ Result<JobId> RaiseIdSequence(Db* db, JobId floor) {
   if (*used >= floor) return *used;
   // sqlite_sequence has a row for jobs only once a job was inserted; replace it either way.
   PP_RETURN_IF_ERROR(db->Exec("DELETE FROM sqlite_sequence WHERE name = 'jobs'"));
-  Result<Statement> stmt = db->Prepare("INSERT INTO sqlite_sequence (name, seq) VALUES ('jobs', ?1)");
+  Result<Statement> stmt =
+      db->Prepare("INSERT INTO sqlite_sequence (name, seq) VALUES ('jobs', ?1)");
   if (!stmt.ok()) return stmt.status();
   stmt->Bind(1, floor);
   PP_RETURN_IF_ERROR(stmt->Run());
@@ -126,7 +127,8 @@ std::string ListQuery(const ListFilter& filter, const std::string& columns = "id
   if (filter.uid) sql += " AND uid = ?";
   if (filter.end_ms_min) sql += " AND end_ms >= ?";
   if (filter.end_ms_max) sql += " AND end_ms < ?";
-  for (size_t i = 0; i < filter.id_ranges.size(); ++i) sql += i == 0 ? " AND (id BETWEEN ? AND ?" : " OR id BETWEEN ? AND ?";
+  for (size_t i = 0; i < filter.id_ranges.size(); ++i)
+    sql += i == 0 ? " AND (id BETWEEN ? AND ?" : " OR id BETWEEN ? AND ?";
   if (!filter.id_ranges.empty()) sql += ")";
   return count ? sql : sql + " ORDER BY id DESC LIMIT ? OFFSET ?";
 }
@@ -205,11 +207,13 @@ Status JobStore::CheckWritable() {
   PP_RETURN_IF_ERROR(CheckFile());
   // Writes after SQLite undid the batch would each be committed on their own, out of the batch.
   if (impl_->batch_open && !impl_->db.InTransaction())
-    return IoError("sqlite: " + impl_->db.path() + ": the write batch was undone by an earlier error");
+    return IoError("sqlite: " + impl_->db.path() +
+                   ": the write batch was undone by an earlier error");
   return Status::Ok();
 }
 
-JobStore::Batch::Batch(Impl* impl, std::unique_ptr<Transaction> txn) : impl_(impl), txn_(std::move(txn)) {}
+JobStore::Batch::Batch(Impl* impl, std::unique_ptr<Transaction> txn)
+    : impl_(impl), txn_(std::move(txn)) {}
 
 JobStore::Batch::Batch(Batch&& other) noexcept
     : impl_(std::exchange(other.impl_, nullptr)), txn_(std::move(other.txn_)) {}
@@ -222,7 +226,8 @@ JobStore::Batch::~Batch() {
 Status JobStore::Batch::Commit() {
   Status s = impl_->db.InTransaction()
                  ? txn_->Commit()
-                 : IoError("sqlite: " + impl_->db.path() + ": the write batch was undone by an earlier error");
+                 : IoError("sqlite: " + impl_->db.path() +
+                           ": the write batch was undone by an earlier error");
   txn_.reset();
   impl_->batch_open = false;
   impl_ = nullptr;
@@ -242,12 +247,14 @@ Result<JobId> JobStore::Insert(const JobRecord& record, const std::optional<Idem
   return InsertJob(record, key, 1);
 }
 
-Result<JobId> JobStore::InsertArray(const JobRecord& rest, int count, const std::optional<IdempotencyKey>& key) {
+Result<JobId> JobStore::InsertArray(const JobRecord& rest, int count,
+                                    const std::optional<IdempotencyKey>& key) {
   if (count < 1) return InvalidArgument("an array needs at least one task");
   return InsertJob(rest, key, count);
 }
 
-Result<JobId> JobStore::InsertJob(const JobRecord& record, const std::optional<IdempotencyKey>& key, int reserve) {
+Result<JobId> JobStore::InsertJob(const JobRecord& record, const std::optional<IdempotencyKey>& key,
+                                  int reserve) {
   PP_RETURN_IF_ERROR(CheckWritable());
   Db* db = &impl_->db;
   Result<Transaction> txn = Transaction::Begin(db);
@@ -278,7 +285,8 @@ Result<JobId> JobStore::InsertJob(const JobRecord& record, const std::optional<I
   JobId last = id + reserve - 1;
   if (reserve > 1) {
     // The array's other tasks' ids: AUTOINCREMENT hands out ids above its sequence only.
-    Result<Statement> seq = db->Prepare("UPDATE sqlite_sequence SET seq = ?1 WHERE name = 'jobs' AND seq < ?1");
+    Result<Statement> seq =
+        db->Prepare("UPDATE sqlite_sequence SET seq = ?1 WHERE name = 'jobs' AND seq < ?1");
     if (!seq.ok()) return seq.status();
     seq->Bind(1, last);
     PP_RETURN_IF_ERROR(seq->Run());
@@ -312,25 +320,30 @@ Status JobStore::InsertAt(const JobRecord& record, JobId env_of) {
   Db* db = &impl_->db;
   Result<Transaction> txn = Transaction::Begin(db);
   if (!txn.ok()) return txn.status();
-  Result<int64_t> seq = db->QueryInt64("SELECT coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'jobs'), 0)");
+  Result<int64_t> seq =
+      db->QueryInt64("SELECT coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'jobs'), 0)");
   if (!seq.ok()) return seq.status();
   std::string job = "job " + std::to_string(record.id);
-  if (record.id <= 0 || record.id > *seq) return FailedPrecondition(job + " has an id no array reserved");
+  if (record.id <= 0 || record.id > *seq)
+    return FailedPrecondition(job + " has an id no array reserved");
   Result<StoredEnv> env = env_of != 0 ? EnvOf(db, env_of) : InsertEnv(db, record.request.env);
   if (!env.ok()) return env.status();
   Result<Statement> insert = db->Prepare(
-      "INSERT INTO jobs (uid, user, state, reason, priority, submit_ms, start_ms, end_ms, record, id, "
+      "INSERT INTO jobs (uid, user, state, reason, priority, submit_ms, start_ms, end_ms, record, "
+      "id, "
       "env_id, env_bytes) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)");
   if (!insert.ok()) return insert.status();
   BindJobColumns(&*insert, record, *json);
   insert->Bind(10, record.id);
   BindEnv(&*insert, 11, *env);
   Status inserted = insert->Run();
-  if (!inserted.ok() && (db->LastErrorCode() & 0xff) == SQLITE_CONSTRAINT) return FailedPrecondition(job + " is stored already");
+  if (!inserted.ok() && (db->LastErrorCode() & 0xff) == SQLITE_CONSTRAINT)
+    return FailedPrecondition(job + " is stored already");
   PP_RETURN_IF_ERROR(inserted);
-  std::string detail = "by " + record.user + " (uid " + std::to_string(record.uid) + "), in array " +
-                       std::to_string(record.array.array_id);
-  PP_RETURN_IF_ERROR(InsertEvent(db, JobEvent{record.id, record.submit_ms, kSubmitEventKind, detail}));
+  std::string detail = "by " + record.user + " (uid " + std::to_string(record.uid) +
+                       "), in array " + std::to_string(record.array.array_id);
+  PP_RETURN_IF_ERROR(
+      InsertEvent(db, JobEvent{record.id, record.submit_ms, kSubmitEventKind, detail}));
   return txn->Commit();
 }
 
@@ -384,8 +397,9 @@ Status JobStore::Update(const JobRecord& record, const std::optional<JobEvent>& 
 }
 
 Result<JobRecord> JobStore::Get(JobId id, bool with_env) const {
-  Result<Statement> stmt = impl_->db.Prepare(std::string("SELECT ") + (with_env ? kJobColumns : kJobColumnsWithoutEnv) +
-                                             " FROM jobs WHERE id = ?1");
+  Result<Statement> stmt =
+      impl_->db.Prepare(std::string("SELECT ") + (with_env ? kJobColumns : kJobColumnsWithoutEnv) +
+                        " FROM jobs WHERE id = ?1");
   if (!stmt.ok()) return stmt.status();
   stmt->Bind(1, id);
   Result<bool> row = stmt->Step();
@@ -395,7 +409,8 @@ Result<JobRecord> JobStore::Get(JobId id, bool with_env) const {
 }
 
 Result<std::vector<JobId>> JobStore::ListIds(const ListFilter& filter) const {
-  if (filter.limit < 0 || filter.offset < 0) return InvalidArgument("list limit and offset must not be negative");
+  if (filter.limit < 0 || filter.offset < 0)
+    return InvalidArgument("list limit and offset must not be negative");
   Result<Statement> stmt = impl_->db.Prepare(ListQuery(filter));
   if (!stmt.ok()) return stmt.status();
   BindListQuery(&*stmt, filter);
@@ -418,8 +433,8 @@ Result<std::vector<JobRecord>> JobStore::List(const ListFilter& filter) const {
   return jobs;
 }
 
-
-Result<std::optional<JobState>> JobStore::FirstStateOtherThan(JobId first, JobId end, JobState state) const {
+Result<std::optional<JobState>> JobStore::FirstStateOtherThan(JobId first, JobId end,
+                                                              JobState state) const {
   Result<Statement> stmt = impl_->db.Prepare(
       "SELECT state FROM jobs WHERE id >= ?1 AND id < ?2 AND state != ?3 ORDER BY id LIMIT 1");
   if (!stmt.ok()) return stmt.status();
@@ -430,14 +445,13 @@ Result<std::optional<JobState>> JobStore::FirstStateOtherThan(JobId first, JobId
   if (!row.ok()) return row.status();
   if (!*row) return std::optional<JobState>();
   std::string name = stmt->ColumnText(0);
-  for (JobState s : {JobState::kPending, JobState::kRunning, JobState::kCompleted, JobState::kFailed,
-                     JobState::kCancelled}) {
+  for (JobState s : {JobState::kPending, JobState::kRunning, JobState::kCompleted,
+                     JobState::kFailed, JobState::kCancelled}) {
     if (name == StoredStateName(s)) return std::optional<JobState>(s);
   }
   return IoError("job store: a job in " + std::to_string(first) + ".." + std::to_string(end) +
                  " has an unknown state '" + name + "'");
 }
-
 
 Result<int64_t> JobStore::Count(const ListFilter& filter) const {
   Result<Statement> stmt = impl_->db.Prepare(ListQuery(filter, "COUNT(*)", /*count=*/true));

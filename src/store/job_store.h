@@ -63,9 +63,10 @@ struct MigChange {
   std::string action;         // "create" or "destroy"
   std::string profile;        // "1g.10gb"
   int start = 0;              // the placement's first memory slice
-  uint32_t instance_id = 0;   // the GPU instance (a create's: the id NVML gave it; 0 when it failed)
+  uint32_t instance_id = 0;  // the GPU instance (a create's: the id NVML gave it; 0 when it failed)
   std::string uuid;           // its MIG device ("" when unknown)
-  JobId for_job = 0;          // the waiting job it was for: made for it, or destroyed for its room (0: none)
+  JobId for_job =
+      0;  // the waiting job it was for: made for it, or destroyed for its room (0: none)
   std::string result = "ok";  // "ok", or the error's one line
   bool operator==(const MigChange&) const = default;
 };
@@ -167,7 +168,8 @@ class JobStore {
   Result<EndedBytes> EndedBytesOf(uint32_t uid) const;
   // The users whose ended jobs take more than `max_bytes`, most first, at most `limit` of them.
   // Errors: kIo.
-  Result<std::vector<std::pair<uint32_t, EndedBytes>>> UsersOver(uint64_t max_bytes, int limit) const;
+  Result<std::vector<std::pair<uint32_t, EndedBytes>>> UsersOver(uint64_t max_bytes,
+                                                                 int limit) const;
   // The ids of `uid`'s oldest ended jobs, oldest first, at most `limit`. Errors: kIo.
   Result<std::vector<JobId>> OldestEnded(uint32_t uid, int limit) const;
   // The state of the first job by id in [first, end) whose state is not `state`; nullopt when
@@ -228,7 +230,8 @@ class JobStore {
   explicit JobStore(std::unique_ptr<Impl> impl);
   // Insert and InsertArray: the record in one transaction; `reserve` ids from its own on are
   // handed to no later Insert, and a reserve above 1 makes it an array (array.array_id is its id).
-  Result<JobId> InsertJob(const JobRecord& record, const std::optional<IdempotencyKey>& key, int reserve);
+  Result<JobId> InsertJob(const JobRecord& record, const std::optional<IdempotencyKey>& key,
+                          int reserve);
   std::unique_ptr<Impl> impl_;
 };
 

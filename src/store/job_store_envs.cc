@@ -19,12 +19,15 @@ Result<StoredEnv> InsertEnv(Db* db, const std::map<std::string, std::string>& en
 }
 
 Result<StoredEnv> EnvOf(Db* db, JobId id) {
-  Result<Statement> stmt = db->Prepare("SELECT coalesce(env_id, 0), env_bytes FROM jobs WHERE id = ?1");
+  Result<Statement> stmt =
+      db->Prepare("SELECT coalesce(env_id, 0), env_bytes FROM jobs WHERE id = ?1");
   if (!stmt.ok()) return stmt.status();
   stmt->Bind(1, id);
   Result<bool> row = stmt->Step();
   if (!row.ok()) return row.status();
-  if (!*row) return FailedPrecondition("job " + std::to_string(id) + ", whose environment a task shares, is not stored");
+  if (!*row)
+    return FailedPrecondition("job " + std::to_string(id) +
+                              ", whose environment a task shares, is not stored");
   return StoredEnv{stmt->ColumnInt64(0), stmt->ColumnInt64(1)};
 }
 

@@ -6,7 +6,8 @@ namespace pinpoint::store {
 
 Status JobStore::PutGpuHold(JobId id, int64_t since_ms) {
   PP_RETURN_IF_ERROR(CheckWritable());
-  Result<Statement> put = impl_->db.Prepare("INSERT OR IGNORE INTO gpu_holds (job_id, since_ms) VALUES (?1, ?2)");
+  Result<Statement> put =
+      impl_->db.Prepare("INSERT OR IGNORE INTO gpu_holds (job_id, since_ms) VALUES (?1, ?2)");
   if (!put.ok()) return put.status();
   put->Bind(1, id).Bind(2, since_ms);
   return put->Run();
@@ -21,7 +22,8 @@ Status JobStore::DeleteGpuHold(JobId id) {
 }
 
 Result<std::vector<std::pair<JobId, int64_t>>> JobStore::GpuHolds() const {
-  Result<Statement> stmt = impl_->db.Prepare("SELECT job_id, since_ms FROM gpu_holds ORDER BY job_id");
+  Result<Statement> stmt =
+      impl_->db.Prepare("SELECT job_id, since_ms FROM gpu_holds ORDER BY job_id");
   if (!stmt.ok()) return stmt.status();
   std::vector<std::pair<JobId, int64_t>> out;
   for (;;) {

@@ -12,14 +12,20 @@ Status JobStore::AppendMigChanges(const std::vector<MigChange>& changes) {
   if (!txn.ok()) return txn.status();
   for (const MigChange& c : changes) {
     Result<Statement> insert = db->Prepare(
-        "INSERT INTO mig_changes (at_ms, gpu, action, profile, start, instance_id, uuid, for_job, result) "
+        "INSERT INTO mig_changes (at_ms, gpu, action, profile, start, instance_id, uuid, for_job, "
+        "result) "
         "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)");
     if (!insert.ok()) return insert.status();
-    insert->Bind(1, c.at_ms).Bind(2, int64_t{c.gpu}).Bind(3, c.action).Bind(4, c.profile).Bind(5, int64_t{c.start});
+    insert->Bind(1, c.at_ms)
+        .Bind(2, int64_t{c.gpu})
+        .Bind(3, c.action)
+        .Bind(4, c.profile)
+        .Bind(5, int64_t{c.start});
     insert->Bind(6, int64_t{c.instance_id}).Bind(7, c.uuid).Bind(8, c.for_job).Bind(9, c.result);
     PP_RETURN_IF_ERROR(insert->Run());
   }
-  Result<Statement> trim = db->Prepare("DELETE FROM mig_changes WHERE seq <= (SELECT MAX(seq) FROM mig_changes) - ?1");
+  Result<Statement> trim =
+      db->Prepare("DELETE FROM mig_changes WHERE seq <= (SELECT MAX(seq) FROM mig_changes) - ?1");
   if (!trim.ok()) return trim.status();
   trim->Bind(1, kMigChangesKept);
   PP_RETURN_IF_ERROR(trim->Run());

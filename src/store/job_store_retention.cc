@@ -24,7 +24,8 @@ Result<int64_t> JobStore::DeleteEnded(const std::vector<JobId>& ids) {
     if (!events.ok()) return events.status();
     events->Bind(1, id);
     PP_RETURN_IF_ERROR(events->Run());
-    Result<Statement> job = db->Prepare("DELETE FROM jobs WHERE id = ?1 AND state NOT IN ('pending', 'running')");
+    Result<Statement> job =
+        db->Prepare("DELETE FROM jobs WHERE id = ?1 AND state NOT IN ('pending', 'running')");
     if (!job.ok()) return job.status();
     job->Bind(1, id);
     PP_RETURN_IF_ERROR(job->Run());
@@ -42,10 +43,12 @@ Result<EndedBytes> JobStore::EndedBytesOf(uint32_t uid) const {
   Result<bool> row = stmt->Step();
   if (!row.ok()) return row.status();
   if (!*row) return EndedBytes{};
-  return EndedBytes{stmt->ColumnInt64(0), static_cast<uint64_t>(std::max<int64_t>(0, stmt->ColumnInt64(1)))};
+  return EndedBytes{stmt->ColumnInt64(0),
+                    static_cast<uint64_t>(std::max<int64_t>(0, stmt->ColumnInt64(1)))};
 }
 
-Result<std::vector<std::pair<uint32_t, EndedBytes>>> JobStore::UsersOver(uint64_t max_bytes, int limit) const {
+Result<std::vector<std::pair<uint32_t, EndedBytes>>> JobStore::UsersOver(uint64_t max_bytes,
+                                                                         int limit) const {
   Result<Statement> stmt = impl_->db.Prepare(
       "SELECT uid, ended_jobs, ended_bytes FROM user_bytes WHERE ended_bytes > ?1 "
       "ORDER BY ended_bytes DESC LIMIT ?2");
@@ -57,8 +60,9 @@ Result<std::vector<std::pair<uint32_t, EndedBytes>>> JobStore::UsersOver(uint64_
     Result<bool> row = stmt->Step();
     if (!row.ok()) return row.status();
     if (!*row) break;
-    users.push_back({static_cast<uint32_t>(stmt->ColumnInt64(0)),
-                     EndedBytes{stmt->ColumnInt64(1), static_cast<uint64_t>(stmt->ColumnInt64(2))}});
+    users.push_back(
+        {static_cast<uint32_t>(stmt->ColumnInt64(0)),
+         EndedBytes{stmt->ColumnInt64(1), static_cast<uint64_t>(stmt->ColumnInt64(2))}});
   }
   return users;
 }

@@ -125,7 +125,8 @@ void RecordFields(F& f, Record& r) {
   [[maybe_unused]] const auto& [id, kind, request, uid, gid, user, state, reason, detail, submit_ms,
                                 start_ms, end_ms, exit_code, term_signal, allocations, pid,
                                 pid_start_ticks, cancel_requested, cancelled_by, fault_suspect,
-                                stop_reason, stop_detail, usage, hold, lease_cgroup, array, cpuset] = r;
+                                stop_reason, stop_detail, usage, hold, lease_cgroup, array,
+                                cpuset] = r;
   [[maybe_unused]] const auto& [name, argv, cwd, env, gpus, gpu_mem_bytes, gpu_share_pct, cpus,
                                 mem_bytes, priority, as_user, devices, mig_profile, output_path,
                                 error_path, time_limit_s, after, afterok, umask, signal,
@@ -133,7 +134,8 @@ void RecordFields(F& f, Record& r) {
   [[maybe_unused]] const auto& [device_index, uuid, slice_bytes, share_pct, mode] = Allocation{};
   [[maybe_unused]] const auto& [samples, mem_now_bytes, mem_peak_bytes, energy_mj, util_pct_mean,
                                 final] = r.usage;
-  [[maybe_unused]] const auto& [array_id, index, count, min_index, max_index, limit, pending, indices] = r.array;
+  [[maybe_unused]] const auto& [array_id, index, count, min_index, max_index, limit, pending,
+                                indices] = r.array;
 }
 
 template <typename T>
@@ -363,8 +365,12 @@ Result<std::string> Encode(const JobRecord& record, bool with_env) {
 
 }  // namespace
 
-Result<std::string> EncodeRecord(const JobRecord& record) { return Encode(record, /*with_env=*/true); }
-Result<std::string> EncodeRecordWithoutEnv(const JobRecord& record) { return Encode(record, /*with_env=*/false); }
+Result<std::string> EncodeRecord(const JobRecord& record) {
+  return Encode(record, /*with_env=*/true);
+}
+Result<std::string> EncodeRecordWithoutEnv(const JobRecord& record) {
+  return Encode(record, /*with_env=*/false);
+}
 
 Result<std::string> EncodeEnv(const std::map<std::string, std::string>& env) {
   try {
@@ -407,6 +413,8 @@ Result<JobRecord> Decode(std::string_view text, const std::string_view* env) {
 }  // namespace
 
 Result<JobRecord> DecodeRecord(std::string_view text) { return Decode(text, nullptr); }
-Result<JobRecord> DecodeRecord(std::string_view text, std::string_view env) { return Decode(text, &env); }
+Result<JobRecord> DecodeRecord(std::string_view text, std::string_view env) {
+  return Decode(text, &env);
+}
 
 }  // namespace pinpoint::store

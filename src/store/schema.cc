@@ -159,7 +159,8 @@ ALTER TABLE jobs ADD COLUMN env_bytes INTEGER NOT NULL DEFAULT 0;
 CREATE INDEX jobs_by_env ON jobs(env_id) WHERE env_id IS NOT NULL;
 INSERT INTO envs (id, text)
   SELECT id, json_extract(record, '$.request.env') FROM jobs
-  WHERE json_valid(record) AND json_type(record, '$.request.env') = 'object' AND json_extract(record, '$.request.env') != '{}';
+  WHERE json_valid(record) AND json_type(record, '$.request.env') = 'object'
+    AND json_extract(record, '$.request.env') != '{}';
 UPDATE jobs SET env_id = id,
                 env_bytes = (SELECT length(CAST(text AS BLOB)) FROM envs WHERE envs.id = jobs.id),
                 record = json_set(record, '$.request.env', json('{}'))
@@ -205,7 +206,8 @@ END;
 CREATE TRIGGER envs_unused AFTER DELETE ON jobs
   WHEN old.env_id IS NOT NULL
 BEGIN
-  DELETE FROM envs WHERE id = old.env_id AND NOT EXISTS (SELECT 1 FROM jobs WHERE env_id = old.env_id);
+  DELETE FROM envs WHERE id = old.env_id
+    AND NOT EXISTS (SELECT 1 FROM jobs WHERE env_id = old.env_id);
 END;
 )sql";
 

@@ -127,7 +127,9 @@ Status Statement::Run() {
 
 int64_t Statement::ColumnInt64(int column) const { return sqlite3_column_int64(stmt_, column); }
 
-bool Statement::ColumnIsNull(int column) const { return sqlite3_column_type(stmt_, column) == SQLITE_NULL; }
+bool Statement::ColumnIsNull(int column) const {
+  return sqlite3_column_type(stmt_, column) == SQLITE_NULL;
+}
 
 std::string Statement::ColumnText(int column) const {
   const unsigned char* text = sqlite3_column_text(stmt_, column);
@@ -191,7 +193,8 @@ Status Db::Exec(const char* sql) {
 Result<Statement> Db::Prepare(std::string_view sql) {
   if (sql.size() > INT_MAX) return InvalidArgument("SQL text too long");
   std::string key(sql);
-  if (sqlite3_stmt* cached = cache_->Take(key)) return Statement(cached, db_, cache_.get(), std::move(key));
+  if (sqlite3_stmt* cached = cache_->Take(key))
+    return Statement(cached, db_, cache_.get(), std::move(key));
   sqlite3_stmt* stmt = nullptr;
   int rc = sqlite3_prepare_v3(db_, sql.data(), static_cast<int>(sql.size()),
                               SQLITE_PREPARE_PERSISTENT, &stmt, nullptr);

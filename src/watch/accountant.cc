@@ -58,21 +58,24 @@ PollResult Accountant::Update(int64_t now_ms, const std::vector<WatchedJob>& job
     uint64_t now_total_peak = 0;
     acc.mem_by_gpu.clear();
     for (const auto& slot : j.slots) {
-      bool read = std::any_of(readings.begin(), readings.end(),
-                              [&](const GpuReading& r) { return r.ok && r.gpu_index == slot.gpu_index; });
+      bool read = std::any_of(readings.begin(), readings.end(), [&](const GpuReading& r) {
+        return r.ok && r.gpu_index == slot.gpu_index;
+      });
       if (!read) continue;
       uint64_t used = mem[j.id][slot.gpu_index];
       acc.mem_by_gpu[slot.gpu_index] = used;
       now_total_peak = std::max(now_total_peak, used);
       if (slot.budget_bytes == 0) continue;
-      double limit = static_cast<double>(slot.budget_bytes) * (1.0 + options_.mem_tolerance_pct / 100.0);
+      double limit =
+          static_cast<double>(slot.budget_bytes) * (1.0 + options_.mem_tolerance_pct / 100.0);
       if (static_cast<double>(used) <= limit) {
         acc.over_since_ms.erase(slot.gpu_index);
         continue;
       }
       int64_t since = acc.over_since_ms.try_emplace(slot.gpu_index, now_ms).first->second;
       if (now_ms - since >= options_.mem_grace_ms)
-        result.over_budget.push_back({j.id, slot.gpu_index, used, slot.budget_bytes, procs[j.id][slot.gpu_index]});
+        result.over_budget.push_back(
+            {j.id, slot.gpu_index, used, slot.budget_bytes, procs[j.id][slot.gpu_index]});
     }
     acc.usage.gpu_mem_now_bytes = now_total_peak;
     acc.usage.gpu_mem_peak_bytes = std::max(acc.usage.gpu_mem_peak_bytes, now_total_peak);
@@ -88,7 +91,8 @@ PollResult Accountant::Update(int64_t now_ms, const std::vector<WatchedJob>& job
         acc.util_samples += 1;
       }
       if (acc.util_samples > 0)
-        acc.usage.util_pct_mean = static_cast<int>(std::lround(static_cast<double>(acc.util_sum) / acc.util_samples));
+        acc.usage.util_pct_mean =
+            static_cast<int>(std::lround(static_cast<double>(acc.util_sum) / acc.util_samples));
     }
   }
 
@@ -108,8 +112,11 @@ void Accountant::AverageBusy(const GpuReading& r, int64_t now_ms) {
   if (util < 0) return;
   GpuAccount& gpu = gpus_[r.gpu_index];
   // The first reading counts in full; a later one by the share of the window since the last.
-  double weight = gpu.busy_pct < 0 ? 1.0
-                                   : std::clamp(static_cast<double>(now_ms - gpu.busy_at_ms) / GpuAccount::kBusyWindowMs, 0.0, 1.0);
+  double weight =
+      gpu.busy_pct < 0
+          ? 1.0
+          : std::clamp(static_cast<double>(now_ms - gpu.busy_at_ms) / GpuAccount::kBusyWindowMs,
+                       0.0, 1.0);
   gpu.busy_pct += weight * (util - gpu.busy_pct);
   gpu.busy_at_ms = std::max(gpu.busy_at_ms, now_ms);
 }

@@ -49,7 +49,8 @@ std::optional<JobId> ProcProcessOwner::OwnerOf(int64_t pid, const std::vector<Wa
   std::string cgroup = CgroupV2Path(text);
   if (!cgroup.empty()) {
     for (const auto& j : jobs)
-      if (!j.cgroup_path.empty() && (cgroup == j.cgroup_path || cgroup.rfind(j.cgroup_path + "/", 0) == 0))
+      if (!j.cgroup_path.empty() &&
+          (cgroup == j.cgroup_path || cgroup.rfind(j.cgroup_path + "/", 0) == 0))
         return j.id;
   }
   auto stat = ReadProcStat(pid);

@@ -31,7 +31,8 @@ class ProcessOwner {
 // hierarchy, or a job's v2 group), else its session (a job's processes
 // stay in its supervisor's session unless they call setsid), else a PINPOINT_JOB_ID in its
 // environment (readable when pinpointd runs as root) when its real uid is the job's user, which
-// also finds processes that left the session. A process of no watched job (an MPS server, another user's program) has no owner.
+// also finds processes that left the session. A process of no watched job (an MPS server, another
+// user's program) has no owner.
 class ProcProcessOwner final : public ProcessOwner {
  public:
   // `mps_server`: the MPS server program's path (its /proc/<pid>/exe), whose processes serve
@@ -73,8 +74,8 @@ class FakeProcessOwner final : public ProcessOwner {
   std::map<int64_t, uint32_t> users_;
 };
 
-// The cgroup v2 path in the text of /proc/<pid>/cgroup ("0::/pinpoint/job-7\n" -> "/pinpoint/job-7"),
-// or empty.
+// The cgroup v2 path in the text of /proc/<pid>/cgroup ("0::/pinpoint/job-7\n" ->
+// "/pinpoint/job-7"), or empty.
 std::string CgroupV2Path(const std::string& proc_cgroup_text);
 // The value of PINPOINT_JOB_ID in the text of /proc/<pid>/environ (NUL-separated), or nullopt.
 std::optional<JobId> JobIdInEnviron(const std::string& environ_text);

@@ -28,7 +28,8 @@ WatchedJob WatchedJobOf(const JobRecord& job, const sched::Inventory& inventory,
   w.prior = job.usage;
   std::map<int, int> gpu_sms = GpuSmCounts(inventory);
   for (const Allocation& a : job.allocations) {
-    if (a.device_index < 0 || static_cast<size_t>(a.device_index) >= inventory.devices.size()) continue;
+    if (a.device_index < 0 || static_cast<size_t>(a.device_index) >= inventory.devices.size())
+      continue;
     const sched::Device& d = inventory.devices[static_cast<size_t>(a.device_index)];
     double fraction = 1.0;
     if (d.is_mig && d.sm_count > 0 && gpu_sms[d.gpu_index] > 0)

@@ -15,7 +15,8 @@ namespace pinpoint::watch {
 // WatchedSlot for that GPU with their budgets summed.
 struct WatchedSlot {
   int gpu_index = 0;          // physical GPU (NVML index)
-  uint64_t budget_bytes = 0;  // device memory it may use on that GPU; 0 = the whole device (no budget)
+  uint64_t budget_bytes =
+      0;  // device memory it may use on that GPU; 0 = the whole device (no budget)
   int share_pct = 0;          // SM share of the device it holds; 0 = none reserved
   // Fraction of the physical GPU's SMs behind the device(s) the job holds: 1 for a whole GPU or
   // a slice of one, sm_count(MIG) / sm_count(GPU) for a MIG instance.
@@ -27,12 +28,13 @@ struct WatchedJob {
   JobId id = 0;
   uint32_t uid = 0;           // the job's user: a process of another user is never the job's
   int64_t session_id = 0;     // the job's supervisor pid: its session holds the job's processes
-  std::string cgroup_path;    // the job's cgroup as /proc/<pid>/cgroup names it ("/pinpoint/job-7"); may be empty
+  std::string cgroup_path;  // the job's cgroup as /proc/<pid>/cgroup names it ("/pinpoint/job-7");
+                            // may be empty
   // A lease's container cgroup (common/cgroup_key.h): every process in it or below is the
   // lease's. Empty for jobs and for leases not attached yet.
   std::string lease_cgroup;
   std::vector<WatchedSlot> slots;
-  JobUsage prior;             // usage recorded before (an earlier run of pinpointd, a requeue): added to
+  JobUsage prior;  // usage recorded before (an earlier run of pinpointd, a requeue): added to
 };
 
 // The WatchedJob of a running job placed on `inventory`'s devices. `cgroup_path` as above.

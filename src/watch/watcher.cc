@@ -12,8 +12,12 @@
 
 namespace pinpoint::watch {
 
-Watcher::Watcher(WatcherOptions options, gpu::GpuBackend* backend, ProcessOwner* owner, Clock* clock)
-    : options_(std::move(options)), backend_(backend), owner_(owner), clock_(clock),
+Watcher::Watcher(WatcherOptions options, gpu::GpuBackend* backend, ProcessOwner* owner,
+                 Clock* clock)
+    : options_(std::move(options)),
+      backend_(backend),
+      owner_(owner),
+      clock_(clock),
       accountant_(options_.accountant) {}
 
 Watcher::~Watcher() {
@@ -149,7 +153,8 @@ void Watcher::PollOnce() {
     }
   }
   for (const WatchedJob& j : watched) accounted_ids.insert(j.id);
-  std::vector<WatchedJob> ownable = watched;  // whose processes are looked for: those and the unsettled
+  std::vector<WatchedJob> ownable =
+      watched;  // whose processes are looked for: those and the unsettled
   for (const WatchedJob& j : closing)
     if (!accounted_ids.count(j.id)) ownable.push_back(j);
   auto started = std::chrono::steady_clock::now();
@@ -182,7 +187,8 @@ void Watcher::PollOnce() {
     Lingering left = LingeringOn(job, readings, owners);
     if (left.owned.empty() && left.loose.empty()) continue;
     left.since_ms = since[job.id];
-    if (options_.settle_deadline_ms >= 0) left.deadline_ms = left.since_ms + options_.settle_deadline_ms;
+    if (options_.settle_deadline_ms >= 0)
+      left.deadline_ms = left.since_ms + options_.settle_deadline_ms;
     KillLeftovers(job, now, &left);
     lingering[job.id] = std::move(left);
   }

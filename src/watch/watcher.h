@@ -55,7 +55,8 @@ struct Lingering {
   std::vector<int64_t> loose;  // its user's, in no job and no MPS server
   std::map<int64_t, int> gpu_of;  // each of those pids -> the NVML index it was seen on
   int64_t since_ms = 0;        // when the job left the watched set (clock time)
-  int64_t deadline_ms = -1;    // when `loose` are killed (settle_deadline_ms after since_ms); -1: never
+  int64_t deadline_ms =
+      -1;  // when `loose` are killed (settle_deadline_ms after since_ms); -1: never
   std::vector<int64_t> killed;  // of `loose`, those sent SIGKILL at this poll: past the deadline
 };
 
