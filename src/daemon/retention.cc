@@ -122,6 +122,9 @@ Result<PurgeReport> Retention::BudgetPass() {
     }
     if (report.more) break;  // the removal budget is spent
   }
+  // A pass that deleted nothing (a tally the jobs do not bear out, directories that will not go)
+  // is not due again at once: the loop would turn on it without end.
+  if (report.purged.empty()) report.more = false;
   return report;
 }
 

@@ -1,6 +1,7 @@
 // Retention: which jobs go and when (driven by a fake clock, no sleeping), what becomes of their
 // directories when their users planted links or trees in them, and that every pass is bounded.
 #include "daemon/retention.h"
+#include "store/sqlite.h"
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -156,6 +157,25 @@ TEST_F(RetentionTest, ABudgetPassIsBoundedInBytesAndTheNextIsDueAtOnce) {
   EXPECT_GE(passes, 7u);
   EXPECT_LE(store_->EndedBytesOf(6666)->bytes, options_.user_stored_bytes);
   EXPECT_TRUE(retention.RunIfDue()->purged.empty()) << "under the bound: the next look is a second away";
+}
+
+// A tally over the bound that no ended job bears out (edited by hand): the pass deletes nothing
+// and is not due again at once, where the loop would have turned on it without sleeping.
+TEST_F(RetentionTest, ABudgetPassThatDeletesNothingIsNotDueAtOnce) {
+  options_.retention_ms = 0;
+  options_.user_stored_bytes = 1 << 20;
+  options_.batch_bytes = 100 << 10;
+  AddJob(1, /*running=*/true, 6666, 100 << 10);
+  {
+    auto db = store::Db::Open(dir_.path() + "/pinpoint.db");
+    ASSERT_TRUE(db.ok());
+    ASSERT_TRUE(db->Exec("INSERT INTO user_bytes (uid, ended_jobs, ended_bytes) VALUES (6666, 50, 500000000)").ok());
+  }
+  Retention retention(options_, store_.get(), &clock_);
+  auto report = retention.RunIfDue();
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  EXPECT_TRUE(report->purged.empty());
+  EXPECT_FALSE(retention.MoreDue());
 }
 
 TEST_F(RetentionTest, PassesComeEveryIntervalAndOffMeansNever) {
