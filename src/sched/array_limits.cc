@@ -1,5 +1,8 @@
 #include "sched/array_limits.h"
 
+#include <algorithm>
+#include <limits>
+
 #include <string>
 
 namespace pinpoint::sched {
@@ -20,6 +23,12 @@ std::optional<Wait> ArrayLimits::Check(const Demand& demand) const {
               "array " + std::to_string(demand.array_id) + " runs " + std::to_string(running) +
                   " task" + (running == 1 ? "" : "s") + ", its limit (%" + limit + ")",
               std::nullopt};
+}
+
+int ArrayLimits::Room(const Demand& demand) const {
+  if (demand.array_id == 0 || demand.array_limit <= 0) return std::numeric_limits<int>::max();
+  auto it = running_.find(demand.array_id);
+  return std::max(0, demand.array_limit - (it == running_.end() ? 0 : it->second));
 }
 
 void ArrayLimits::Started(const Demand& demand) {

@@ -19,6 +19,9 @@ class ArrayLimits {
   // "array-limit", detail "array 12 runs 2 tasks, its limit (%2)". nullopt when it may start
   // (no array, no limit, or fewer running).
   std::optional<Wait> Check(const Demand& demand) const;
+  // How many more tasks of `demand`'s array may start now (its limit less those running);
+  // INT_MAX for a demand of no array or no limit.
+  int Room(const Demand& demand) const;
   // `demand` was started in this pass: one more task of its array runs.
   void Started(const Demand& demand);
 

@@ -3,6 +3,8 @@
 // another from finding every GPU taken.
 #include <gtest/gtest.h>
 
+#include <set>
+
 #include "sched/placement.h"
 #include "sched/sched_test_util.h"
 
@@ -109,6 +111,33 @@ TEST(MpsSharesTest, AUserAtTheirShareWaitsWhenOnlyTheKeptGpuWouldTakeIt) {
   Plan plan = Schedule(snap);
   EXPECT_EQ(Summary(plan), "5@3 4:resources");
   EXPECT_NE(Details(plan)[4].find("kept for other users"), std::string::npos) << Details(plan)[4];
+}
+
+// Waiting slices that cannot start (an array at its %K) keep no empty GPU from another user: B's
+// array of 10 at %1 runs its one task, so the three empty GPUs all go to A's slices, where B's
+// ten waiting tasks would have kept one of them idle.
+TEST(MpsSharesTest, SlicesThatCannotStartKeepNoGpuFromOthers) {
+  Snapshot snap;
+  snap.inventory = Gpus(4, 0);
+  snap.now_ms = kNow;
+  RunningJob b_task = Running(1, 2000, {On(0, 3)});
+  b_task.array_id = 1;
+  snap.running = {b_task};
+  for (int i = 0; i < 10; ++i) {
+    Demand d = Slice(2 + i, 2000, 3);
+    d.array_id = 1;
+    d.array_limit = 1;
+    snap.pending.push_back(d);
+  }
+  std::vector<Demand> a = Array(20, 1000, 3);
+  snap.pending.insert(snap.pending.end(), a.begin(), a.end());
+  Plan plan = Schedule(snap);
+  std::set<int> a_gpus;
+  for (const Start& start : plan.starts) {
+    EXPECT_GE(start.id, 20) << "B's tasks wait for their array's limit";
+    a_gpus.insert(start.slots.at(0).device_index);
+  }
+  EXPECT_EQ(a_gpus, (std::set<int>{1, 2, 3}));
 }
 
 TEST(MpsSharesTest, ALeaseIsNeverMadeToWaitForTheWindow) {

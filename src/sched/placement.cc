@@ -114,11 +114,18 @@ bool NeedsEmptyGpus(const Demand& d) {
 
 void Pass::CountEmptyGpuDemand(const std::map<JobId, DependencyVerdict>& verdicts) {
   if (snapshot_.inventory.slice_placement != SlicePlacement::kAuto) return;
+  // What may start in this pass: not held, its dependencies met, within its array's %K (an
+  // array of 100 tasks at %2 needs two GPUs, not 100) and its user's limits. What cannot start
+  // keeps no GPU from anyone.
   std::vector<const Demand*> startable;
+  std::map<JobId, int> array_taken;
   for (const Demand& d : snapshot_.pending) {
     auto verdict = verdicts.find(d.id);
     bool met = verdict == verdicts.end() || verdict->second.kind == DependencyVerdict::Kind::kMet;
     if (d.hold != Hold::kNone || d.gpus == 0 || !d.devices.empty() || !met) continue;
+    if (d.array_id != 0 && d.array_limit > 0 && array_taken[d.array_id]++ >= arrays_.Room(d))
+      continue;
+    if (users_.Exceeds(d, nullptr)) continue;
     if (NeedsEmptyGpus(d)) whole_need_ += d.gpus;
     startable.push_back(&d);
   }
