@@ -1,32 +1,27 @@
 #include "cli/cli.h"
 
-#include <sys/stat.h>
 #include <unistd.h>
 
-#include <chrono>
 #include <cstring>
 #include <algorithm>
 #include <functional>
 #include <set>
 #include <iostream>
-#include <random>
 #include <sstream>
-#include <thread>
 
 #include <CLI/CLI.hpp>
 
 #include "cli/advice.h"
 #include "cli/cdi.h"
-#include "cli/completion.h"
+#include "cli/companions.h"
 #include "cli/format.h"
 #include "cli/option_checks.h"
 #include "cli/queue_select.h"
 #include "cli/report.h"
 #include "cli/script_directives.h"
+#include "cli/submit_command.h"
 #include "cli/submit_request.h"
 #include "cli/submit_sched.h"
-#include "cli/job_arrays.h"
-#include "cli/submit_wait.h"
 #include "cli/report_csv.h"
 #include "cli/show_logs.h"
 #include "cli/time_range.h"
@@ -34,7 +29,6 @@
 #include "cli/update_args.h"
 #include "cli/usage.h"
 #include "common/clock.h"
-#include "common/companion.h"
 #include "common/env_select.h"
 #include "common/terminal.h"
 #include "common/version.h"
@@ -44,8 +38,6 @@
 #include "pinpoint/escape.h"
 #include "pinpoint/job.h"
 #include "pinpoint/units.h"
-
-extern char** environ;
 
 namespace pinpoint::cli {
 
@@ -105,52 +97,6 @@ int PrintResults(const Globals& g, std::ostream& out, const std::vector<CancelRe
   return ExitCodeFor(worst);
 }
 
-// How long a submit waits before its one retry: long enough for a restarting daemon to listen.
-constexpr std::chrono::milliseconds kSubmitRetryDelay{1000};
-
-// `pinpoint bench ...`, `pinpoint slurm ...` and `pinpoint htcondor ...` are pinpoint-bench,
-// pinpoint-slurm and pinpoint-htcondor next to this binary or in <prefix>/libexec/pinpoint
-// (common/companion.h; docs/benchmarks.md, docs/cluster.md), with the words after
-// argv[command_arg]. They get PINPOINT_BIN (this binary) and, when --socket came before the
-// command, PINPOINT_SOCKET.
-int ExecCompanion(const std::string& name, int argc, char** argv, int command_arg,
-                  const std::string& socket, std::ostream& err) {
-  char exe[4096];
-  ssize_t n = ::readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-  std::string self = n > 0 ? std::string(exe, static_cast<size_t>(n)) : std::string();
-  std::string path = CompanionPath(name);
-  ::setenv("PINPOINT_BIN", self.c_str(), 1);
-  if (!socket.empty()) ::setenv("PINPOINT_SOCKET", socket.c_str(), 1);
-  std::vector<char*> args = {path.data()};
-  for (int i = command_arg + 1; i < argc; ++i) args.push_back(argv[i]);
-  args.push_back(nullptr);
-  ::execv(path.c_str(), args.data());
-  err << "pinpoint: cannot run " << path << ": " << std::strerror(errno) << " (install " << name
-      << " next to pinpoint, or in libexec/pinpoint beside its bin/)\n";
-  return 1;
-}
-
-// `pinpoint completion bash|zsh` (not listed in the help): the completion script from this very
-// command line plus the companions' words (cli/completion.h); the build installs its output.
-int PrintCompletion(const CLI::App& app, const std::string& shell, std::ostream& out,
-                    std::ostream& err) {
-  CompletionCommand root = DescribeApp(app);
-  root.name = "pinpoint";
-  for (auto& companion :
-       CompanionCommands()) {  // in place of the help's entry, which has no options
-    std::erase_if(root.subcommands,
-                  [&](const CompletionCommand& c) { return c.name == companion.name; });
-    root.subcommands.push_back(std::move(companion));
-  }
-  if (shell == "bash") out << BashCompletion(root);
-  else if (shell == "zsh") out << ZshCompletion(root);
-  else {
-    err << "pinpoint: completion needs a shell: bash or zsh\n";
-    return 2;
-  }
-  return 0;
-}
-
 std::vector<Command> Commands(SubmitArgs& submit, std::string& shown,
                               std::vector<std::string>& tasks, bool& all, std::string& user,
                               int& limit, int& offset, LogsArgs& logs, ReportArgs& report,
@@ -158,124 +104,9 @@ std::vector<Command> Commands(SubmitArgs& submit, std::string& shown,
   return {
       {"submit",
        "Submit a job: pinpoint submit [--gpus N] [--gpu-mem SIZE [--gpu-share PCT]] -- CMD...",
-       [&](CLI::App* c) {
-         // A script's directives come first and the command line after: the last value given wins.
-         c->option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
-         c->add_option("--gpus", submit.gpus, "whole GPUs, or with --gpu-mem the number of slices")
-             ->check(CountIn(0, 1024));
-         c->add_option("--gpu-mem", submit.gpu_mem,
-                       "device memory of a slice, context included (e.g. 4G, 512MiB)");
-         c->add_option("--gpu-share", submit.gpu_share, "SM share of a slice (e.g. 20%)");
-         c->add_option(
-             "--mig", submit.mig,
-             "a MIG instance of this profile (e.g. 1g.10gb); without --gpu-mem, all of its memory");
-         c->add_option("--device", submit.devices,
-                       "run on these devices: indices as `pinpoint gpus` lists them, one per GPU "
-                       "(e.g. 1 or 0,2), as a batch system chose them");
-         c->add_option("-c,--cpus,--cpus-per-task", submit.cpus, "host CPUs")
-             ->check(CountIn(1, 65536));
-         c->add_option("--mem", submit.mem, "host memory (e.g. 8G)");
-         c->add_option("--priority", submit.priority, "higher runs first")
-             ->check(CountIn(-1000000, 1000000));
-         c->add_option("-J,--name,--job-name", submit.name, "a name for people");
-         c->add_option("-D,--chdir", submit.chdir,
-                       "run the job in this directory (default: the current one)");
-         c->add_option("--as-user", submit.as_user, "run as this user (root only)");
-         c->add_flag("--wait", submit.wait,
-                     "wait for the job to end; exit with its exit code (Ctrl-C cancels the job)");
-         c->add_flag("--parsable", submit.parsable,
-                     "print the job's id alone (an array's id for --array), as sbatch --parsable: "
-                     "jid=$(pinpoint submit --parsable ...)");
-         c->add_option("--export", submit.export_env,
-                       "environment: ALL (default, less names that look like secrets), NONE, or "
-                       "NAME[,NAME=value...]");
-         c->add_option("-o,--output", submit.output,
-                       "write the job's stdout (and stderr, without -e) to this file; %j job id, "
-                       "%u user, %x name, %A array id, %a task index");
-         c->add_option("-e,--error", submit.error,
-                       "write the job's stderr to this file; %j job id, %u user, %x name, %A array "
-                       "id, %a task index");
-         c->add_flag("--hold", submit.hold,
-                     "queue the job held: it starts only after `pinpoint release`");
-         c->add_flag("--requeue", submit.requeue,
-                     "back to the queue, not failed, when the job is lost with its node or ended "
-                     "by an MPS fault");
-         AddSchedOptions(c, submit.sched);
-         RefuseSlurmOnly(c);
-         submit.array_option = c->add_option("--array", submit.array,
-                                             "a job array: one job per index, e.g. 1-100, 0-15:4 "
-                                             "or 1,3,5-7; %K runs at most K at once");
-         c->add_option("command", submit.command, "the command and its arguments")
-             ->required()
-             ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
-       },
+       [&](CLI::App* c) { AddSubmitOptions(c, submit); },
        [&](const Globals& g, std::ostream& out) -> Result<int> {
-         std::vector<std::string> dropped;
-         auto request = BuildRequest(submit, &dropped);
-         if (!request.ok()) return request.status();
-         PP_RETURN_IF_ERROR(CheckRunnable(*request));
-         if (!dropped.empty()) {
-           std::string names;
-           for (const auto& n : dropped)
-             names += (names.empty() ? "" : ", ") + EscapeForTerminal(n);
-           *g.err << "pinpoint: not passed to the job (they look like secrets; docs/security.md): "
-                  << names << "\n";
-         }
-         // With --wait the job is waited for here, not by the daemon's submit: its id comes at
-         // once and Ctrl-C can cancel it (cli/submit_wait.h).
-         SubmitRequest op{*request, false, std::nullopt, submit.hold, std::nullopt};
-         if (submit.array_option->count() > 0) {
-           auto spec = ParseArraySpec(submit.array);
-           if (!spec.ok()) return spec.status();
-           op.array = std::move(spec).value();
-         }
-         std::string key = IdempotencyKey();
-         if (!key.empty()) op.idempotency_key = key;
-         auto reply = Send(g, &Client::Submit, op);
-         // The reply may be lost after the daemon stored the job; the same key makes the retry
-         // find that job instead of running it twice.
-         if (!reply.ok() && reply.status().code() == Code::kUnavailable && !key.empty()) {
-           std::this_thread::sleep_for(kSubmitRetryDelay);
-           reply = Send(g, &Client::Submit, op);
-         }
-         if (!reply.ok()) return reply.status();
-         // --parsable: the id alone on stdout, at once (with --wait, before the wait, and nothing
-         // after it: the exit code says how the job ended).
-         if (submit.parsable && !g.json_output) {
-           out << (reply->array ? reply->array->id : reply->job.id) << std::endl;
-           if (!submit.wait) return 0;
-         }
-         std::ostringstream unused;
-         std::ostream& shown = submit.parsable && !g.json_output ? unused : out;
-         if (reply->array)
-           return FinishArraySubmit(g.socket, *reply, submit.wait, submit.hold, g.json_output,
-                                    shown, *g.err);
-         const JobView& job = reply->job;
-         if (!submit.wait) {
-           if (g.json_output)
-             out << ToJson(job).dump(2) << "\n";
-           else
-             out << "submitted job " << job.id << (submit.hold ? " (held)" : "") << "\n";
-           return 0;
-         }
-         // Said once Ctrl-C is blocked: whoever reads it and presses Ctrl-C cancels the job.
-         auto waited = WaitCancellingOnSignal(g.socket, job.id, *g.err,
-                                              "pinpoint: submitted job " + std::to_string(job.id) +
-                                                  ", waiting (Ctrl-C cancels it)");
-         // A daemon restarting under the wait: once more, a second later, as the submit itself.
-         if (!waited.ok() && waited.status().code() == Code::kUnavailable) {
-           std::this_thread::sleep_for(kSubmitRetryDelay);
-           waited = WaitCancellingOnSignal(g.socket, job.id, *g.err);
-         }
-         if (!waited.ok()) return waited.status();
-         if (waited->job) {
-           const JobView& ended = *waited->job;
-           if (g.json_output)
-             out << ToJson(ended).dump(2) << "\n";
-           else
-             shown << FormatJobEnd(ended);
-         }
-         return SubmitWaitExitCode(*waited);
+         return RunSubmit(g.socket, g.json_output, submit, out, *g.err);
        }},
       {"queue",
        "List pending and running jobs (--all: also ended ones), one page at a time; select with "
@@ -469,22 +300,6 @@ std::vector<Command> Commands(SubmitArgs& submit, std::string& shown,
        }},
   };
 }
-
-// The programs `pinpoint NAME ...` runs (ExecCompanion), listed in the help with the subcommands.
-struct Companion {
-  const char* name;
-  const char* program;
-  const char* help;
-};
-constexpr Companion kCompanions[] = {
-    {"bench", "pinpoint-bench",
-     "Measure a workload: one job per GPU, time-slicing, pinpoint's MPS slices, bare MPS "
-     "(pinpoint-bench)"},
-    {"slurm", "pinpoint-slurm",
-     "Slurm: gres.conf, running a job step as its slice, Prolog and Epilog (pinpoint-slurm)"},
-    {"htcondor", "pinpoint-htcondor",
-     "HTCondor: the startd configuration and the job wrapper (pinpoint-htcondor)"},
-};
 
 }  // namespace
 
