@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "daemon/node.h"
+#include "daemon/node/node.h"
 #include "mps/mps_backend.h"
 #include "sched/start_estimate.h"
 

@@ -38,10 +38,11 @@
 #include "api/protocol.h"
 #include "common/clock.h"
 #include "common/log.h"
-#include "daemon/config.h"
-#include "daemon/inventory_builder.h"
-#include "daemon/node.h"
-#include "daemon/service.h"
+#include "daemon/setup/config.h"
+#include "daemon/setup/inventory_builder.h"
+#include "daemon/node/node.h"
+#include "daemon/service/service.h"
+#include "daemon/setup/sharing_setup.h"
 #include "gpu/simulated_backend.h"
 #include "launch/fake_launcher.h"
 #include "mps/fake_mps.h"
@@ -240,7 +241,8 @@ class Daemon {
  private:
   void Start() {
     node_ = std::make_unique<daemon::Node>(
-        options_, daemon::NodeDeps{store_.get(), &launcher_, &mps_, nullptr, nullptr, &clock_});
+        options_, daemon::NodeDeps{.store = store_.get(), .launcher = &launcher_, .clock = &clock_,
+                                  .sharing = mps_backends_.get()});
     Status recovered = node_->Recover();
     if (!recovered.ok()) Fail("recover", recovered.ToString());
     service_ = std::make_unique<daemon::Service>(node_.get());
@@ -287,6 +289,8 @@ class Daemon {
   std::unique_ptr<store::JobStore> store_;
   launch::FakeLauncher launcher_;
   mps::FakeMps mps_;
+  std::unique_ptr<sharing::Backends> mps_backends_ =
+      daemon::MakeBackends(daemon::SharingSetup{.mps = &mps_});
   FakeClock clock_;
   std::unique_ptr<daemon::Node> node_;
   std::unique_ptr<daemon::Service> service_;

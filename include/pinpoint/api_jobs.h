@@ -299,7 +299,7 @@ struct JobEdit {
 };
 // "update": changes jobs that have not started (and a running job's time limit) without losing
 // their place in the queue; one result per id, and per array of `arrays`, as hold's. The
-// refusals per field and state are in docs/api.md "update" (policy: daemon/job_edit.h).
+// refusals per field and state are in docs/api.md "update" (policy: daemon/jobs/job_edit.h).
 struct UpdateReply {
   std::vector<CancelResult> results;  // one per id of `ids`, then one per id of `arrays`, in order
 };

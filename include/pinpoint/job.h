@@ -130,10 +130,11 @@ struct ArrayTask {
   int min_index = 0;   // the array's lowest and highest index
   int max_index = 0;
   int limit = 0;       // %K: at most this many of its tasks running at once; 0: no limit
-  // Set only on an array's rest (daemon/array_rest.h): the one record that stands for every task
-  // of the array not yet taken out as a job of its own (as Slurm keeps a pending array). `pending`
-  // is those tasks' indices and `indices` all of the array's, both in ParseArraySpec's syntax
-  // (`1-100`, `0-12:4`); the rest's id is its first pending task's, `index` that task's index.
+  // Set only on an array's rest (daemon/jobs/array_rest.h): the one record that stands for every
+  // task of the array not yet taken out as a job of its own (as Slurm keeps a pending array).
+  // `pending` is those tasks' indices and `indices` all of the array's, both in ParseArraySpec's
+  // syntax (`1-100`, `0-12:4`); the rest's id is its first pending task's, `index` that task's
+  // index.
   std::string pending = {};
   std::string indices = {};
   bool operator==(const ArrayTask&) const = default;

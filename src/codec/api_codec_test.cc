@@ -1,5 +1,5 @@
 // The codec against the golden files of tests/golden/api/ (the daemon's own replies, pinned by
-// src/daemon/service_wire_test.cc): each typed request encodes to its golden text, each golden
+// src/daemon/service/service_wire_test.cc): each typed request encodes to its golden text, each golden
 // text decodes and encodes back to itself, and what does not decode is an error naming the field.
 #include "pinpoint/api_codec.h"
 

@@ -32,7 +32,7 @@ struct Device {
   // Spreading slices (SlicePlacement) prefers the less busy of two devices otherwise alike.
   int busy_pct = -1;
   int numa_node = -1;  // the host NUMA node nearest its GPU; -1 unknown (a job's CPUs go there)
-  // A slot of a GPU in mig-dynamic mode (daemon/mig_slots.h): the memory slice its MIG instance
+  // A slot of a GPU in mig-dynamic mode (daemon/mig/mig_slots.h): the memory slice its MIG instance
   // starts at; -1 for any other device. A slot whose instance does not exist (yet) is `vacant`:
   // nothing is placed there (its mem_bytes: the most an instance starting there could have).
   // CheckFits counts the largest of Inventory::mig_profiles for a one-device slice on a node with

@@ -20,7 +20,7 @@ namespace pinpoint::sched::testing {
 
 constexpr uint64_t kGiB = uint64_t{1} << 30;
 
-// The rules the daemon's backends give a device of `mode` (daemon/sharing_setup.cc), MPS with
+// The rules the daemon's backends give a device of `mode` (daemon/setup/sharing_setup.cc), MPS with
 // `mps_client_limit` clients.
 inline sharing::PlacementRules RulesOf(SharingMode mode, int mps_client_limit = 48) {
   switch (mode) {

@@ -1,6 +1,6 @@
 // sharing::Backends: the node's backends, one per sharing mode, and what the daemon asks of all
 // of them at once (events, descriptors, a job being stopped, a device reset). The registration
-// of the modes a daemon runs is daemon/sharing_setup.cc (MakeBackends).
+// of the modes a daemon runs is daemon/setup/sharing_setup.cc (MakeBackends).
 // Not thread-safe: the daemon's main loop owns it.
 #pragma once
 

@@ -112,7 +112,7 @@ class JobStore {
   // when the key is already stored (look it up with FindByIdempotencyKey first); kIo, and the
   // error of CheckFile once the file is lost.
   Result<JobId> Insert(const JobRecord& record, const std::optional<IdempotencyKey>& key = {});
-  // Stores a job array's rest (daemon/array_rest.h: one record for the array's `count` tasks)
+  // Stores a job array's rest (daemon/jobs/array_rest.h: one record for the array's `count` tasks)
   // and reserves the ids of its tasks: the record gets a new id, the array's, and the next
   // count - 1 ids are handed to no other job (InsertAt stores the tasks under them). The record's
   // array.array_id becomes its id. Records one submit event; the key, when given, goes with it, so

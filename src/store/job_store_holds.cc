@@ -1,4 +1,4 @@
-// JobStore's record of GPUs held after their job ended (schema v8; daemon/watch_feedback.h).
+// JobStore's record of GPUs held after their job ended (schema v8; daemon/node/watch_feedback.h).
 #include "store/job_store.h"
 #include "store/job_store_impl.h"
 

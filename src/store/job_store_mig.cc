@@ -1,4 +1,5 @@
-// JobStore's record of MIG layout changes on mig-dynamic GPUs (schema v7; daemon/mig_dynamic.h).
+// JobStore's record of MIG layout changes on mig-dynamic GPUs (schema v7;
+// daemon/mig/mig_dynamic.h).
 #include "store/job_store.h"
 #include "store/job_store_impl.h"
 

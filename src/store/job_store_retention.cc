@@ -1,4 +1,4 @@
-// JobStore's queries for retention (daemon/retention.h): the bytes of each user's ended jobs,
+// JobStore's queries for retention (daemon/setup/retention.h): the bytes of each user's ended jobs,
 // who is over a bound, their oldest ended jobs, and deleting ended jobs with their histories.
 #include <algorithm>
 #include <cstdint>

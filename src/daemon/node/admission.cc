@@ -1,0 +1,148 @@
+#include "daemon/node/admission.h"
+
+#include "common/env_select.h"
+#include "daemon/arrays/job_array.h"
+#include "daemon/jobs/job_room.h"
+#include "daemon/jobs/priority.h"
+#include "daemon/jobs/sched_view.h"
+#include "pinpoint/time_limit.h"
+#include "sched/placement.h"
+
+namespace pinpoint::daemon {
+
+Result<std::vector<std::string>> Admission::Prepare(JobRequest& request) const {
+  // Before anything compares or stores it: the store never holds what env_deny names.
+  std::vector<std::string> dropped = DropDenied(request.env, options_->env_deny);
+  PP_RETURN_IF_ERROR(ValidateRequest(request));
+  PP_RETURN_IF_ERROR(ApplyTimeLimit(request));
+  return dropped;
+}
+
+Result<std::vector<std::string>> Admission::PrepareArray(JobRequest& request,
+                                                         const ArraySpec& spec) const {
+  auto dropped = Prepare(request);
+  if (!dropped.ok()) return dropped.status();
+  if (spec.indices.empty()) return InvalidArgument("an array needs at least one task");
+  PP_RETURN_IF_ERROR(CheckArraySize(spec, request, options_->max_array_tasks));
+  return dropped;
+}
+
+namespace {
+
+Status CheckSignalHasLimit(const JobRequest& request) {
+  if (request.signal != 0 && request.time_limit_s == 0)
+    return InvalidArgument(
+        "--signal is sent before the time limit, and this job has none: give --time too "
+        "(this node sets no default_time_limit)");
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status Admission::ResolveTimeLimit(int64_t& seconds) const {
+  const NodeOptions& o = *options_;
+  if (seconds == 0)
+    seconds = o.default_time_limit_s > 0 ? o.default_time_limit_s : o.max_time_limit_s;
+  if (o.max_time_limit_s > 0 && seconds > o.max_time_limit_s)
+    return FailedPrecondition("time limit " + FormatTimeLimit(seconds) + " is above " +
+                              FormatTimeLimit(o.max_time_limit_s) +
+                              ", the most this node allows (max_time_limit)");
+  return Status::Ok();
+}
+
+Status Admission::ApplyTimeLimit(JobRequest& request) const {
+  PP_RETURN_IF_ERROR(ResolveTimeLimit(request.time_limit_s));
+  return CheckSignalHasLimit(request);
+}
+
+Status Admission::PrepareEdit(JobEdit& edit) const {
+  if (edit.time_limit_s) PP_RETURN_IF_ERROR(ResolveTimeLimit(*edit.time_limit_s));
+  // update --mig: as submit's, refused where the site turned it off; without a new slice memory
+  // the slice becomes the profile's whole memory (CheckEdit says why a profile is unknown).
+  if (edit.mig_profile && !edit.mig_profile->empty()) {
+    if (!options_->mig_requests)
+      return FailedPrecondition(
+          "this node takes no --mig (its mig_requests setting is off): ask for --gpu-mem instead");
+    auto profile = options_->inventory.mig_profiles.find(*edit.mig_profile);
+    if (!edit.gpu_mem_bytes && profile != options_->inventory.mig_profiles.end())
+      edit.gpu_mem_bytes = profile->second;
+  }
+  return Status::Ok();
+}
+
+Status Admission::CheckEdit(const api::Caller& caller, const JobRecord& before,
+                            const JobRecord& after, const JobTable& jobs) const {
+  const NodeOptions& o = *options_;
+  const JobRequest& was = before.request;
+  const JobRequest& now = after.request;
+  PP_RETURN_IF_ERROR(ValidateRequest(now));
+  PP_RETURN_IF_ERROR(CheckSignalHasLimit(now));
+  if (now.priority != was.priority)
+    PP_RETURN_IF_ERROR(CheckPriority(o.priority, caller, o.daemon_uid, now.priority, *users_));
+  if (now.gpu_mem_bytes != was.gpu_mem_bytes || now.gpu_share_pct != was.gpu_share_pct ||
+      now.gpus != was.gpus || now.cpus != was.cpus || now.mem_bytes != was.mem_bytes ||
+      now.mig_profile != was.mig_profile) {
+    PP_RETURN_IF_ERROR(sched::CheckFits(DemandOf(after), o.inventory));
+    PP_RETURN_IF_ERROR(
+        sched::CheckUserLimit(DemandOf(after), UserLimitOf(after.user), o.inventory));
+  }
+  // A rest's request is held once per task it stands for, before and after.
+  size_t tasks = TasksIn(after);
+  uint64_t held = jobs.HeldBytesOf(after.uid);
+  uint64_t own = RequestBytes(was) * tasks;
+  return CheckRequestBytes(after, tasks, held > own ? held - own : 0, o.max_request_bytes,
+                           caller.IsRoot() ? 0 : o.max_user_request_bytes);
+}
+
+namespace {
+
+// submit --mig (docs/scheduling.md "Dynamic MIG"): refused where the site turned it off; without
+// --gpu-mem the slice is the profile's whole memory (CheckFits says why a profile is unknown).
+Status ApplyMigProfile(const NodeOptions& o, JobRequest& request) {
+  if (request.mig_profile.empty()) return Status::Ok();
+  if (!o.mig_requests)
+    return FailedPrecondition(
+        "this node takes no --mig (its mig_requests setting is off): ask for --gpu-mem instead");
+  auto profile = o.inventory.mig_profiles.find(request.mig_profile);
+  if (request.gpu_mem_bytes == 0 && profile != o.inventory.mig_profiles.end())
+    request.gpu_mem_bytes = profile->second;
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<JobRecord> Admission::Admit(const api::Caller& caller, JobRequest request,
+                                   const JobTable& jobs, size_t count) const {
+  const NodeOptions& o = *options_;
+  PP_RETURN_IF_ERROR(ApplyMigProfile(o, request));
+  PP_RETURN_IF_ERROR(api::CheckSubmitAs(caller, request.as_user));
+  PP_RETURN_IF_ERROR(CheckPriority(o.priority, caller, o.daemon_uid, request.priority, *users_));
+  auto user = request.as_user.empty() ? users_->ByUid(caller.uid) : users_->ByName(request.as_user);
+  if (!user.ok()) {
+    if (!request.as_user.empty()) return InvalidArgument(user.status().message());
+    user = UserInfo{caller.uid, caller.gid, "uid " + std::to_string(caller.uid), {caller.gid}};
+  }
+  if (o.daemon_uid != 0 && user->uid != o.daemon_uid) {
+    return PermissionDenied("pinpointd runs as uid " + std::to_string(o.daemon_uid) +
+                            " and cannot start jobs as " + user->name + "; run it as root");
+  }
+  JobRecord r;
+  r.uid = user->uid;
+  r.gid = user->gid;
+  r.user = user->name;
+  r.request = std::move(request);
+  PP_RETURN_IF_ERROR(sched::CheckFits(DemandOf(r), o.inventory));
+  PP_RETURN_IF_ERROR(sched::CheckUserLimit(DemandOf(r), UserLimitOf(r.user), o.inventory));
+  PP_RETURN_IF_ERROR(CheckJobRoom(jobs.map(), jobs.tasks(), r, count, o.max_jobs,
+                                  caller.IsRoot() ? 0 : o.max_jobs_per_user, caller.IsRoot()));
+  PP_RETURN_IF_ERROR(CheckRequestBytes(r, count, jobs.HeldBytesOf(r.uid), o.max_request_bytes,
+                                       caller.IsRoot() ? 0 : o.max_user_request_bytes));
+  return r;
+}
+
+const sched::UserLimit& Admission::UserLimitOf(const std::string& name) const {
+  auto it = options_->user_limits.find(name);
+  return it == options_->user_limits.end() ? options_->default_user_limit : it->second;
+}
+
+}  // namespace pinpoint::daemon

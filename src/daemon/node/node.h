@@ -1,0 +1,367 @@
+// Node: the daemon's core, and the index of its parts (docs/design.md "The node, in parts").
+// It turns requests into store writes, runs the pure scheduler and acts on its plan through the
+// launcher and the sharing backends. Where each concept lives:
+//   JobTable (job_table.h)        the active jobs and their store writes
+//   Admission (admission.h)       the checks of every way in: submit, array, lease
+//   sched::Schedule / PlaceOne    a pass over the queue; one lease placed alone
+//   node_submit.cc, node_lease.cc the ways in; node_cancel.cc, node_hold.cc control;
+//   JobRunner (job_runner.h)      the running half: starts what a pass placed, polls, stops,
+//                                 ends and requeues running jobs; acts on what the watcher and
+//                                 the sharing backends report about them
+//   Occupant (occupant.h)         who runs a job's processes: its supervisor, or a lease's
+//   container node_query.cc, node_view.cc   answers ArrayTasks (array_tasks.h)    the job arrays
+//   among the jobs: any task, unfinished tasks, state array_rest.h, array_take_out.h a waiting
+//   array as one record; tasks taken out of it Dependencies (dependencies.h) --after/--afterok: a
+//   submit's check, a pass's states FaultRecovery (fault_recovery.h) MPS faults by device:
+//   recovery, resets, drains MigDynamic (mig_dynamic.h)    GPUs in mig-dynamic mode: their layout
+//   planned after a pass,
+//                                 changed off the loop (NodeDeps::mig)
+//   WatchFeedback (watch_feedback.h) the watcher's side: watched jobs, usage, settling slots
+//   sharing::Backends             what each sharing mode does (exclusive, timeslice, MPS):
+//                                 the rules the scheduler places by, each job's hold on a device
+//
+// Data flows one way: a request is validated and stored (durable before the caller gets its id),
+// Step() polls running jobs, schedules and launches. Every state change is written to the store
+// before it is acted on, so a daemon killed at any point restarts without losing or doubling a
+// job (Recover()).
+//
+// Not thread-safe: the daemon's main loop is its only caller.
+#pragma once
+
+#include <functional>
+#include <deque>
+#include <map>
+#include <memory>
+#include <set>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "api/caller.h"
+#include "cdi/spec.h"
+#include "daemon/node/admission.h"
+#include "daemon/node/dependencies.h"
+#include "daemon/arrays/array_take_out.h"
+#include "daemon/arrays/array_tasks.h"
+#include "daemon/node/fault_recovery.h"
+#include "daemon/jobs/job_room.h"
+#include "daemon/node/job_runner.h"
+#include "daemon/jobs/job_table.h"
+#include "daemon/jobs/lifecycle.h"
+#include "daemon/mig/mig_dynamic.h"
+#include "daemon/node/node_options.h"
+#include "daemon/node/occupant.h"
+#include "common/clock.h"
+#include "daemon/jobs/priority.h"
+#include "common/env_select.h"
+#include "daemon/jobs/users.h"
+#include "daemon/node/watch_feedback.h"
+#include "gpu/gpu_backend.h"
+#include "launch/cgroup.h"
+#include "launch/container_cgroups.h"
+#include "launch/launcher.h"
+#include "metrics/metrics.h"
+#include "sharing/backends.h"
+#include "pinpoint/api.h"
+#include "pinpoint/array_spec.h"
+#include "pinpoint/rewrite_budget.h"
+#include "pinpoint/job.h"
+#include "sched/inventory.h"
+#include "sched/placement.h"
+#include "sched/start_estimate.h"
+#include "store/job_store.h"
+#include "watch/watcher.h"
+
+namespace pinpoint::daemon {
+
+// Everything the node acts through. Not owned; must outlive the Node. store, launcher, clock and
+// sharing are required; the others may be null as each says.
+struct NodeDeps {
+  store::JobStore* store = nullptr;
+  launch::Launcher* launcher = nullptr;
+  launch::Cgroups* cgroups = nullptr;
+  // Polls the GPUs on its own thread; the node tells it which jobs run and acts on what it finds
+  // (usage, budget breaches). Null: no accounting and no device-memory enforcement.
+  watch::Watcher* watcher = nullptr;
+  Clock* clock = nullptr;
+  // Who the users are (names in replies and details, groups of a job, as_user). Null: the
+  // system's, each answer kept for a minute (CachingUserDirectory).
+  UserDirectory* users = nullptr;
+  // The cgroups of containers holding leases. Null: attach_lease is refused (unavailable).
+  launch::ContainerCgroups* containers = nullptr;
+  // The CDI specs `pinpoint cdi` writes (config cdi_dir): an ended lease's is removed. Null: none.
+  cdi::LeaseSpecs* lease_specs = nullptr;
+  // The sharing modes' backends: each device's rules and each allocation's backend (MPS among
+  // them). The daemon's are registered in daemon/setup/sharing_setup.cc (MakeBackends).
+  sharing::Backends* sharing = nullptr;
+  // The GPUs in mig-dynamic mode (mig_dynamic.h), resumed over options.inventory. Null: none.
+  MigDynamic* mig = nullptr;
+};
+
+// A range of end times for Node::List (Unix epoch ms; a bound left out is open).
+struct EndRange {
+  std::optional<int64_t> after_ms = std::nullopt;
+  std::optional<int64_t> before_ms = std::nullopt;
+};
+
+// What a listing selects besides its user and end range (docs/api.md "queue"): each one given
+// must match. `names` selects among active jobs only (Node::List refuses it with `all`).
+struct ListQuery {
+  std::vector<std::string> names = {};  // the job's name is one of these
+  std::vector<JobState> states = {};    // its state is one of these
+  std::vector<JobId> ids = {};          // its id, or its array's id, is one of these
+  // Page::starts for the page's pending jobs (sched/start_estimate.h), played over the first
+  // kStartEstimateJobs pending jobs in the scheduler's order, at most once every
+  // kStartEstimateReuseMs (a job submitted since says so).
+  bool estimate_starts = false;
+};
+inline constexpr size_t kStartEstimateJobs = 256;
+// The most tasks of one array's rest (array_rest.h) a scheduling pass considers.
+inline constexpr size_t kArrayTasksPerPass = 64;
+inline constexpr int kStartEstimatePasses = 512;
+// A job that failed to launch stays in the active listing this long after its end, with its reason
+// (as Slurm keeps an ended job for MinJobAge, 300 s by default), and at most this many of them.
+inline constexpr int64_t kRecentFailureMs = 300000;
+inline constexpr size_t kRecentFailuresKept = 100;
+inline constexpr int64_t kStartEstimateReuseMs = 5000;
+
+class Node {
+ public:
+  Node(NodeOptions options, NodeDeps deps);
+
+  // Loads active jobs from the store after a start or restart: running jobs whose supervisor
+  // still lives are adopted, ones that ended meanwhile get their final state, ones that vanished
+  // without a status end as failed/lost, and ones that were never launched are queued again.
+  Status Recover();
+
+  // Validates, checks the request can ever fit this node, and stores the job as pending.
+  // With an idempotency key (docs/api.md, "submit"): when the caller's uid already submitted a
+  // job with this key, returns that job (in whatever state it is now) and stores nothing.
+  // Errors: kInvalidArgument (bad request or key), kPermissionDenied (as_user, a priority above
+  // what options.priority allows the caller, or a non-root daemon asked to run another user's
+  // job), kFailedPrecondition (never fits: the reason; an afterok that can never be met
+  // (Dependencies::Check); or the key was used for a different request), kIo.
+  // Environment variables that match options.env_deny are dropped before the job is compared
+  // or stored (their names, never values, go to the job's events). `hold`: stored held
+  // (Hold::kUser, or Hold::kRoot when the caller is root).
+  Result<JobRecord> Submit(const api::Caller& caller, JobRequest request,
+                           const std::optional<std::string>& idempotency_key = std::nullopt,
+                           bool hold = false);
+
+  // A job array (node_submit.cc, docs/api.md "submit"): `request` admitted once as Submit admits
+  // it, then stored as one record, the array's rest (array_rest.h), with a consecutive id
+  // reserved for each task in index order (JobStore::InsertArray); the first task's id is the
+  // array's. Each task becomes a record of its own when it starts (TakeOutTasks).
+  // With an idempotency key the caller's uid already used for this array: that array as it is
+  // now, and nothing is stored. `hold` holds every task. Returns the first task and the count.
+  // Errors: Submit's; kInvalidArgument for more tasks than options.max_array_tasks, or an array
+  // whose stored records would pass kMaxArrayBytes (the request times the tasks); the key used
+  // for anything but this array is kFailedPrecondition.
+  struct SubmittedArray {
+    JobRecord first;
+    int count = 0;
+  };
+  Result<SubmittedArray> SubmitArray(
+      const api::Caller& caller, JobRequest request, const ArraySpec& spec,
+      const std::optional<std::string>& idempotency_key = std::nullopt, bool hold = false);
+  // The job arrays among the node's jobs: unfinished tasks, what a request still has to change.
+  const ArrayTasks& arrays() const { return arrays_; }
+  // Changes jobs as `edit` says (update, update_array; node_hold.cc): the policy is job_edit.h's,
+  // the changed job passes a submit's rules (Admission::CheckEdit), and keeps its id, submit time
+  // and place. One Status per id as HoldJobs's, with ApplyEdit's and CheckEdit's refusals; ids
+  // past `max_rewrite_bytes` NotReached(). Event "update" names who and what.
+  std::vector<Status> UpdateJobs(const api::Caller& caller, const std::vector<JobId>& ids,
+                                 JobEdit edit, uint64_t max_rewrite_bytes = kRewriteBytesPerRequest,
+                                 bool rests_whole = false);
+
+  // Hold and release pending jobs (daemon/jobs/hold.h has the policy). One Status per id, in order:
+  // kNotFound, kPermissionDenied (another user's job; releasing root's hold as a user),
+  // kFailedPrecondition (running or ended), kIo (not recorded: nothing changed), or ok.
+  // Each request rewrites at most kRewriteBytesPerRequest of records (pinpoint/rewrite_budget.h):
+  // ids past it are answered NotReached().
+  // `max_rewrite_bytes` 0: no bound.
+  //
+  // Job arrays: an id these calls name is a task, one of its array's rest (array_rest.h) taken
+  // out as a job of its own first; with `rests_whole` (the requests on a whole array,
+  // array_work.h) the id of a rest stands for every task it holds.
+  std::vector<Status> HoldJobs(const api::Caller& caller, const std::vector<JobId>& ids,
+                               uint64_t max_rewrite_bytes = kRewriteBytesPerRequest,
+                               bool rests_whole = false);
+  std::vector<Status> ReleaseJobs(const api::Caller& caller, const std::vector<JobId>& ids,
+                                  uint64_t max_rewrite_bytes = kRewriteBytesPerRequest,
+                                  bool rests_whole = false);
+
+  // Cancels each job: pending ones end at once; running ones get SIGTERM (after MPS
+  // terminate_client for their processes) and SIGKILL after the grace period. One Status per id, in
+  // order: kNotFound, kPermissionDenied, kFailedPrecondition (already ended), kIo (the store
+  // failed: that job's cancel, or when the batch cannot commit every one of the call's, is not
+  // recorded and nothing changed), or ok. Cost: one store batch (one fsync) in all.
+  // `max_rewrite_bytes` (0: none) bounds the bytes of records the call rewrites, at least one job:
+  // ids past it are answered NotReached() (pinpoint/rewrite_budget.h).
+  std::vector<Status> Cancel(const api::Caller& caller, const std::vector<JobId>& ids,
+                             uint64_t max_rewrite_bytes = 0, bool rests_whole = false);
+
+  // Leases (docs/api.md "open_lease"). OpenLease admits the request as Submit does, stores the
+  // lease and places it at once. Errors: Submit's, and kUnavailable when it does not fit now
+  // (the lease is then stored as cancelled, reason lease-not-placed).
+  struct OpenedLease {
+    JobRecord lease;
+    LeaseEdits edits;
+  };
+  // A lease placed whose device's MPS control daemon is still starting is returned pending: it
+  // starts at a later pass once the daemon runs (EditsOfLease then has its edits), or ends as
+  // cancelled (lease-not-placed) kLeaseStartTimeoutMs after its opening.
+  Result<OpenedLease> OpenLease(const api::Caller& caller, const LeaseRequest& request);
+  // The container edits of a running lease started by this process (empty otherwise).
+  LeaseEdits EditsOfLease(JobId id) const { return runner_.EditsOfLease(id); }
+  // Root only: the lease's processes are those of `pid`'s cgroup from now on. Errors:
+  // kPermissionDenied (not root; container_uid is not the lease's uid), kNotFound (no such lease
+  // or process), kFailedPrecondition (ended, attached elsewhere, a refused cgroup),
+  // kUnavailable (no ContainerCgroups), kIo.
+  Result<JobRecord> AttachLease(const api::Caller& caller, JobId id, int64_t pid,
+                                std::optional<uint32_t> container_uid);
+  // The owner or root: ends the lease now when it has no process left, else stops them as a
+  // cancel does. An ended lease is returned as it is. Errors: kNotFound, kPermissionDenied, kIo.
+  Result<JobRecord> CloseLease(const api::Caller& caller, JobId id);
+
+  // Errors: kNotFound. Without `with_env` its request.env is empty (ArrayTasks::Job).
+  Result<JobRecord> Get(JobId id, bool with_env = true) const;
+  // The user named `name`, from the node's (cached) user directory. Errors: kNotFound.
+  Result<UserInfo> UserByName(const std::string& name) const { return users_->ByName(name); }
+  // One page of a listing (docs/api.md "queue"): active jobs (pending and running, with pending
+  // reasons) paged from the oldest, or with `all` every job paged from the newest. Skips `offset`
+  // jobs, keeps at most `limit` (> 0), returns them in ascending id order with the count of all
+  // that match. Cost: O(active jobs) without `all`; with it, two indexed store queries.
+  struct Page {
+    std::vector<JobRecord> jobs;  // without their environments (request.env empty)
+    int64_t total = 0;
+    // The jobs after the page, an array's rest counting each task it stands for.
+    int64_t tasks_after = 0;
+    std::vector<sched::StartEstimate> starts = {};  // ListQuery::estimate_starts: the pending jobs'
+  };
+  // With a bound in `ended` the listing is of ended jobs whose end_ms lies in [after, before),
+  // from the store, whatever `all` says (one indexed count and one query, as with `all`).
+  // `filter` selects further: in memory for active jobs, in the store's query otherwise (an
+  // array's id there is the range of its tasks' ids). Errors: kInvalidArgument (offset, limit;
+  // names with `all` or an end range), the store's.
+  Result<Page> List(bool all, std::optional<uint32_t> uid, int offset, int limit,
+                    const EndRange& ended = {}, const ListQuery& filter = {}) const;
+  Result<std::vector<store::JobEvent>> Events(JobId id) const;
+  // A piece of a job's stdout or stderr (docs/api.md "logs"): its last max_bytes (and of them
+  // the last tail_lines lines), or from from_offset on at most max_bytes, cut before a UTF-8
+  // character that is not complete yet. The job's own directory is read without following a
+  // link, never more than max_bytes. `follow` is the caller's to act on (Service holds it).
+  // Errors: kNotFound, kPermissionDenied, kIo (e.g. the file is a link).
+  Result<LogsReply> Logs(const api::Caller& caller, const LogsRequest& request) const;
+  // Devices, their slices and jobs, host resources, with the watcher's last readings
+  // (docs/api.md "gpus").
+  GpusReply GpusView() const;
+  // The node for the Prometheus endpoint.
+  metrics::Snapshot MetricsView() const;
+  // Changes whenever a job changes state or the watcher has polled: a new MetricsView is due.
+  int64_t generation() const;
+  // Descriptors for the main loop's poll set: readable when a sharing backend has news for Step
+  // (an MPS daemon's start, command or quit in flight). Valid until the next Step.
+  std::vector<int> WaitFds() const {
+    std::vector<int> fds = sharing_->WaitFds();
+    if (deps_.mig != nullptr && deps_.mig->WaitFd() >= 0)
+      fds.push_back(deps_.mig->WaitFd());  // a reconfiguration done
+    return fds;
+  }
+
+  // One pass: reaps and polls running jobs, escalates cancels past their grace, then, if anything
+  // changed, schedules and launches. Returns the ids of jobs that reached a final state.
+  std::vector<JobId> Step();
+  // Whether the last Step left work for the next at once: starts or ends past its budget
+  // (NodeOptions::pass_record_bytes). The main loop then steps again without waiting.
+  bool MoreDue() const { return starts_left_ || runner_.EndsLeft(); }
+
+  const NodeOptions& options() const { return options_; }
+  size_t active_count() const { return jobs_.size(); }
+
+ private:
+  // The active job `id` if the caller may act on it. Errors: kNotFound, kPermissionDenied,
+  // kFailedPrecondition (it ended).
+  Result<JobRecord*> ControlledJob(const api::Caller& caller, JobId id);
+  // Rewrites each job `change` changes (true; false: already so, ok), with event `event` and
+  // `detail` after "by USER", in one store batch; refusals (ControlledJob's, change's errors) per
+  // id; ids past `max_rewrite_bytes` (0: none) NotReached(). `change` gets the job to change and
+  // the job as it was; it may change the request (the table's bytes follow).
+  using JobChange = std::function<Result<bool>(JobRecord& job, const JobRecord& before)>;
+  std::vector<Status> RewriteJobs(const api::Caller& caller, const std::vector<JobId>& ids,
+                                  const char* event, uint64_t max_rewrite_bytes, bool rests_whole,
+                                  const JobChange& change, const std::string& detail = "");
+  // One scheduling pass over the pending jobs: their waits, and the starts the runner makes.
+  void Schedule();
+  // The scheduler's view of the node now: inventory (drained devices marked, recent business),
+  // running and settling jobs, user limits; with `with_pending`, the pending jobs that may start
+  // in a pass (held ones get their wait reason here).
+  sched::Snapshot SchedSnapshot(bool with_pending);
+  // Leases opened while their MPS control daemon was starting that have not started
+  // kLeaseStartTimeoutMs after their opening end as cancelled (lease-not-placed).
+  void ExpireStartingLeases(int64_t now_ms);
+
+  NodeOptions options_;
+  NodeDeps deps_;
+  sharing::Backends* sharing_;  // deps_.sharing
+  SystemUserDirectory system_users_;
+  CachingUserDirectory cached_system_users_{&system_users_, deps_.clock};
+  UserDirectory* users_;  // deps_.users or cached_system_users_
+  Admission admission_{&options_, users_};
+  JobTable jobs_{deps_.store, deps_.clock};  // pending and running, ended until reported
+  ArrayTasks arrays_{&jobs_, deps_.store};
+  Dependencies dependencies_{&jobs_, &arrays_};  // a submit's check, a pass's states
+  bool dirty_ = true;                        // something changed since the last schedule
+  std::optional<int64_t> recheck_at_ms_;     // the last plan's Plan::recheck_at_ms
+  bool starts_left_ = false;                 // the last Schedule placed starts past its budget
+  int64_t slow_pass_logged_ms_ = INT64_MIN / 2;  // the last "a pass took" line (steady clock ms)
+  // MPS faults: the devices recovering from one and the jobs it hit, drains and why.
+  FaultRecovery faults_{options_.mps_fault_drain_after, deps_.store};
+  // The watcher's side: watched jobs, usage, and the slots of ended jobs whose processes may
+  // still be on their GPUs (a device goes to another job only once they have left it).
+  WatchFeedback watch_{deps_.watcher, deps_.store, deps_.cgroups, &options_.inventory,
+                       options_.usage_flush_ms};
+  // The running half: starts, polls, stops, ends and requeues.
+  JobRunner runner_{RunnerDeps{.options = &options_,
+                               .inventory = &options_.inventory,
+                               .store = deps_.store,
+                               .launcher = deps_.launcher,
+                               .cgroups = deps_.cgroups,
+                               .containers = deps_.containers,
+                               .lease_specs = deps_.lease_specs,
+                               .clock = deps_.clock,
+                               .users = users_,
+                               .sharing = sharing_,
+                               .jobs = &jobs_,
+                               .watch = &watch_,
+                               .faults = &faults_}};
+  std::map<std::pair<JobState, Reason>, int64_t> ended_total_;
+  // The last jobs that failed to launch (kRecentFailuresKept, since this pinpointd started), for
+  // the active listing (List): enough to select them without reading the store.
+  struct RecentFailure {
+    JobId id = 0;
+    uint32_t uid = 0;
+    JobId array_id = 0;
+    std::string name;
+    int64_t end_ms = 0;
+  };
+  std::deque<RecentFailure> recent_failures_;
+  // What the last scheduling pass held back for its first blocked job: a lease placed between
+  // passes (OpenLease, sched::PlaceOne) never takes it.
+  std::optional<sched::Reservation> reservation_;
+  // The last start estimates (List with estimate_starts), reused for kStartEstimateReuseMs: the
+  // loop plays at most once in that time, whatever the requests and changes in between.
+  struct StartEstimates {
+    bool played = false;
+    int64_t at_ms = 0;
+    std::map<JobId, sched::StartEstimate> by_id;
+  };
+  mutable StartEstimates start_estimates_;
+  // Leases opened while their MPS control daemon was starting (a pending lease is one, restarts
+  // included): given up kLeaseStartTimeoutMs after their opening.
+  std::set<JobId> starting_leases_;
+};
+
+}  // namespace pinpoint::daemon

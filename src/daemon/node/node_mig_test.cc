@@ -1,0 +1,267 @@
+// A node with a GPU in mig-dynamic mode (mig_dynamic.h): a slice no instance has room for gets
+// one made off the loop, then starts on it under the instance's own MPS. The simulated a100x8-mig
+// node's GPU 0 (its only GPU here) starts as 2g.20gb at memory slice 0 and 3g.40gb at 4 (its 2g.20gb at 2 destroyed).
+#include <poll.h>
+
+#include <algorithm>
+
+#include "daemon/setup/inventory_builder.h"
+#include "daemon/setup/mig_setup.h"
+#include "daemon/service/node_fixture.h"
+#include "gpu/simulated_backend.h"
+
+namespace pinpoint::daemon {
+namespace {
+
+constexpr uint64_t kNodeMigGiB = uint64_t{1} << 30;
+
+class NodeMigTest : public NodeTest {
+ protected:
+  void SetUp() override {
+    NodeTest::SetUp();
+    backend_ = std::move(gpu::SimulatedBackend::FromPreset("a100x8-mig")).value();
+    ASSERT_TRUE(backend_->DestroyMigInstance(0, 3).ok());
+    Build(launcher_);
+  }
+  // The daemon's start over the backend as it is now, finding its jobs in `launcher`.
+  void Build(launch::FakeLauncher& launcher, int64_t min_idle_s = 60, int64_t min_lifetime_s = 300,
+             bool mig_requests = true) {
+    node_.reset();
+    mig_.reset();
+    Config config;
+    config.gpu_modes["0"] = kMigDynamicMode;
+    config.host_cpus = 64;
+    config.host_mem_bytes = 256 * kNodeMigGiB;
+    config.mig_min_idle_s = min_idle_s;
+    config.mig_min_lifetime_s = min_lifetime_s;
+    auto gpus = backend_->Inventory();
+    ASSERT_TRUE(gpus.ok());
+    auto profiles = MigDynamicProfiles(*backend_, *gpus, config);
+    ASSERT_TRUE(profiles.ok());
+    auto inv = BuildInventory(*gpus, config, *profiles);
+    ASSERT_TRUE(inv.ok()) << inv.status().ToString();
+    sched::Inventory inventory = *inv;
+    // GPU 0's slots only (indices 0-6): the node's other GPUs would take the slices whole.
+    std::erase_if(inventory.devices, [](const sched::Device& d) { return d.gpu_index != 0; });
+    auto setup = StartMigDynamic(*backend_, *gpus, *profiles, config, store_.get(), inventory, clock_.NowMs());
+    ASSERT_TRUE(setup.ok()) << setup.status().ToString();
+    mig_ = std::move(setup->mig);
+    NodeOptions o;
+    o.state_dir = dir_;
+    o.inventory = inventory;
+    o.backend_kind = "simulated:a100x8-mig";
+    o.daemon_uid = ::getuid();
+    o.mig_requests = mig_requests;
+    node_ = std::make_unique<Node>(o, NodeDeps{.store = store_.get(), .launcher = &launcher, .clock = &clock_, .sharing = mps_backends_.get(), .mig = mig_.get()});
+  }
+  void TearDown() override {
+    node_.reset();
+    mig_.reset();
+    NodeTest::TearDown();
+  }
+  // Steps until the reconfiguration in flight is done: waits on the node's descriptors (the
+  // reconfiguration's eventfd among them), never sleeps.
+  void StepPastReconfiguration() {
+    for (int round = 0; round < 100 && mig_->WaitFd() >= 0; ++round) {
+      std::vector<pollfd> fds;
+      for (int fd : node_->WaitFds()) fds.push_back({fd, POLLIN, 0});
+      ASSERT_GT(::poll(fds.data(), fds.size(), 60'000), 0);
+      node_->Step();
+    }
+    ASSERT_EQ(mig_->WaitFd(), -1);
+    node_->Step();
+  }
+  std::string DeviceUuidOf(JobId id) {
+    auto job = node_->Get(id);
+    return job.ok() && !job->allocations.empty() ? job->allocations[0].uuid : "";
+  }
+
+  std::unique_ptr<gpu::SimulatedBackend> backend_;
+  std::unique_ptr<MigDynamic> mig_;
+};
+
+TEST_F(NodeMigTest, ASliceWithoutRoomGetsAnInstanceMadeAndStartsOnIt) {
+  JobId a = Submit(Request(1, 15 * kNodeMigGiB));  // best fit: the 2g.20gb, not the 3g.40gb
+  JobId b = Submit(Request(1, 30 * kNodeMigGiB));  // so the 3g.40gb still holds this one
+  node_->Step();
+  ASSERT_EQ(StateOf(a), JobState::kRunning);
+  ASSERT_EQ(StateOf(b), JobState::kRunning);
+  std::vector<gpu::MigInfo> before = backend_->Inventory().value()[0].migs;
+  EXPECT_EQ(before.size(), 2u) << "served by the instances there: nothing made";
+
+  JobId c = Submit(Request(1, 15 * kNodeMigGiB));  // no instance has 15 GiB left
+  node_->Step();
+  EXPECT_EQ(StateOf(c), JobState::kPending);
+  EXPECT_GE(mig_->WaitFd(), 0) << "an instance is being made for it";
+  StepPastReconfiguration();
+  ASSERT_EQ(StateOf(c), JobState::kRunning);
+  std::vector<gpu::MigInfo> after = backend_->Inventory().value()[0].migs;
+  ASSERT_EQ(after.size(), 3u);
+  std::string made = DeviceUuidOf(c);
+  bool is_new = true;
+  for (const gpu::MigInfo& m : before) is_new = is_new && m.uuid != made;
+  EXPECT_TRUE(is_new) << made;
+  EXPECT_EQ(EnvOf(launcher_.launches().size() - 1)["CUDA_VISIBLE_DEVICES"], made);
+  ASSERT_FALSE(mig_->recent().empty());
+  EXPECT_EQ(mig_->recent().back().for_job, c);
+  // Every instance now runs a job: none is destroyed while they run.
+  JobId d = Submit(Request(1, 70 * kNodeMigGiB));
+  node_->Step();
+  EXPECT_EQ(StateOf(d), JobState::kPending);
+  EXPECT_EQ(backend_->Inventory().value()[0].migs.size(), 3u);
+  EXPECT_EQ(mig_->WaitFd(), -1);
+}
+
+// Attack: one user kept the small instances busy with short jobs, and another user's large slice,
+// queued first, waited for ever (each freed instance went to the next small job before it could
+// be idle long enough to go). The placement drained for the large slice takes no new job once the
+// drain has held for mig_drain_after_s (60 s here): the small ones then wait, its instances empty
+// and go, and the large slice runs.
+TEST_F(NodeMigTest, ALargeSliceIsNotStarvedBySmallJobsOnItsPlacement) {
+  JobId a = Submit(Request(1, 15 * kNodeMigGiB));  // the 2g.20gb at 0
+  JobId b = Submit(Request(1, 30 * kNodeMigGiB));  // the 3g.40gb at 4
+  node_->Step();
+  ASSERT_EQ(StateOf(a), JobState::kRunning);
+  ASSERT_EQ(StateOf(b), JobState::kRunning);
+  JobId large = Submit(Request(1, 70 * kNodeMigGiB));  // a 7g.80gb: the whole GPU, drained for
+  node_->Step();
+  ASSERT_EQ(StateOf(large), JobState::kPending);
+  launcher_.Finish(a, {launch::ExitStatus::Kind::kExited, 0, 0, ""});
+  JobId early = Submit(Request(1, 15 * kNodeMigGiB));
+  node_->Step();
+  node_->Step();
+  EXPECT_EQ(StateOf(early), JobState::kRunning) << "within mig_drain_after_s the small ones still go";
+  clock_.AdvanceMs(61'000);
+  launcher_.Finish(early, {launch::ExitStatus::Kind::kExited, 0, 0, ""});
+  JobId late = Submit(Request(1, 15 * kNodeMigGiB));
+  node_->Step();
+  node_->Step();
+  EXPECT_EQ(StateOf(late), JobState::kPending) << "the drained placement takes no new job";
+  launcher_.Finish(b, {launch::ExitStatus::Kind::kExited, 0, 0, ""});
+  node_->Step();
+  clock_.AdvanceMs(301'000);  // past both minimums: the idle instances may go
+  node_->Step();
+  StepPastReconfiguration();
+  EXPECT_EQ(StateOf(large), JobState::kRunning) << "not starved";
+}
+
+// A slice larger than any MIG instance of the node is refused at submit, as before; one an
+// instance could hold is taken though no instance has room now.
+TEST_F(NodeMigTest, SubmitCountsTheInstancesPinpointMayMake) {
+  auto too_big = node_->Submit(caller_, Request(1, 90 * kNodeMigGiB));
+  ASSERT_FALSE(too_big.ok());
+  EXPECT_EQ(too_big.status().code(), Code::kFailedPrecondition);
+  EXPECT_TRUE(node_->Submit(caller_, Request(1, 70 * kNodeMigGiB)).ok());
+}
+
+// --mig 1g.10gb: no instance of that profile exists, so one is made for the job, which takes all
+// of its memory; the idle 2g.20gb and 3g.40gb do not serve it.
+TEST_F(NodeMigTest, ANamedProfileGetsAnInstanceOfItsOwn) {
+  JobRequest r = Request(1);
+  r.mig_profile = "1g.10gb";
+  JobId id = Submit(r);
+  ASSERT_NE(id, 0);
+  EXPECT_EQ(node_->Get(id)->request.gpu_mem_bytes, uint64_t{9984} << 20) << "the profile's whole memory";
+  node_->Step();
+  EXPECT_EQ(StateOf(id), JobState::kPending);
+  StepPastReconfiguration();
+  ASSERT_EQ(StateOf(id), JobState::kRunning);
+  std::vector<gpu::MigInfo> now = backend_->Inventory().value()[0].migs;
+  std::string profile;
+  for (const gpu::MigInfo& m : now)
+    if (m.uuid == DeviceUuidOf(id)) profile = m.profile;
+  EXPECT_EQ(profile, "1g.10gb");
+
+  JobRequest unknown = Request(1);
+  unknown.mig_profile = "9g.99gb";
+  auto refused = node_->Submit(caller_, unknown);
+  EXPECT_EQ(refused.status().code(), Code::kFailedPrecondition);
+  EXPECT_NE(refused.status().message().find("needs a MIG instance of profile 9g.99gb"), std::string::npos);
+}
+
+TEST_F(NodeMigTest, ASiteMayTurnNamedProfilesOff) {
+  Build(launcher_, 60, 300, /*mig_requests=*/false);
+  JobRequest r = Request(1);
+  r.mig_profile = "1g.10gb";
+  auto refused = node_->Submit(caller_, r);
+  EXPECT_EQ(refused.status().code(), Code::kFailedPrecondition);
+  EXPECT_EQ(refused.status().message(),
+            "this node takes no --mig (its mig_requests setting is off): ask for --gpu-mem instead");
+}
+
+// `pinpoint update --mig`: a pending job's profile changes as submit's --mig would give it (its
+// slice the new profile's memory unless one is given), back to any device with "", refused for
+// an unknown profile and on a node that takes no --mig, and never for a running job.
+TEST_F(NodeMigTest, APendingJobsProfileChangesAsSubmitWouldGiveIt) {
+  JobRequest r = Request(1);
+  r.mig_profile = "1g.10gb";
+  auto job = node_->Submit(caller_, r, std::nullopt, /*hold=*/true);
+  ASSERT_TRUE(job.ok()) << job.status().ToString();
+  uint64_t small = job->request.gpu_mem_bytes;
+  JobEdit to_larger;
+  to_larger.mig_profile = "2g.20gb";
+  ASSERT_TRUE(node_->UpdateJobs(caller_, {job->id}, to_larger).front().ok());
+  JobRecord changed = node_->Get(job->id).value();
+  EXPECT_EQ(changed.request.mig_profile, "2g.20gb");
+  EXPECT_GT(changed.request.gpu_mem_bytes, small) << "the slice is the new profile's memory";
+  JobEdit any;
+  any.mig_profile = "";
+  ASSERT_TRUE(node_->UpdateJobs(caller_, {job->id}, any).front().ok());
+  EXPECT_EQ(node_->Get(job->id)->request.mig_profile, "");
+  JobEdit unknown;
+  unknown.mig_profile = "9g.99gb";
+  Status refused = node_->UpdateJobs(caller_, {job->id}, unknown).front();
+  EXPECT_EQ(refused.code(), Code::kFailedPrecondition);
+  EXPECT_NE(refused.message().find("9g.99gb"), std::string::npos) << refused.message();
+  EXPECT_EQ(node_->Get(job->id)->request.mig_profile, "") << "a refused change leaves the job as it was";
+
+  JobId running = Submit(Request(1, 5 * kNodeMigGiB));
+  node_->Step();
+  StepPastReconfiguration();
+  ASSERT_EQ(StateOf(running), JobState::kRunning);
+  EXPECT_EQ(node_->UpdateJobs(caller_, {running}, to_larger).front().code(), Code::kFailedPrecondition);
+
+  Build(launcher_, 60, 300, /*mig_requests=*/false);
+  EXPECT_EQ(node_->UpdateJobs(caller_, {job->id}, to_larger).front().message(),
+            "this node takes no --mig (its mig_requests setting is off): ask for --gpu-mem instead");
+}
+
+// After a restart the job on the instance pinpoint made is adopted, and its instance is never
+// destroyed while it runs, even for a slice that needs the whole GPU and with no minimums left.
+TEST_F(NodeMigTest, AnInstanceAReadoptedJobRunsOnIsNeverDestroyed) {
+  JobId a = Submit(Request(1, 15 * kNodeMigGiB));
+  JobId b = Submit(Request(1, 30 * kNodeMigGiB));
+  JobId c = Submit(Request(1, 15 * kNodeMigGiB));
+  node_->Step();
+  StepPastReconfiguration();
+  ASSERT_EQ(StateOf(c), JobState::kRunning);
+  std::string made = DeviceUuidOf(c);
+
+  // The daemon stops; its jobs run on. The next one starts with no minimum idle time or lifetime.
+  launch::FakeLauncher after;
+  for (const auto& spec : launcher_.launches()) ASSERT_TRUE(after.Launch(spec).ok());
+  after.Finish(a, Exited(0));
+  after.Finish(b, Exited(0));
+  Build(after, 0, 0);
+  ASSERT_TRUE(node_->Recover().ok());
+  node_->Step();
+  ASSERT_EQ(StateOf(c), JobState::kRunning) << "adopted";
+  EXPECT_EQ(DeviceUuidOf(c), made);
+  JobId whole = Submit(Request(1, 70 * kNodeMigGiB));
+  node_->Step();
+  StepPastReconfiguration();
+  EXPECT_EQ(StateOf(whole), JobState::kPending);
+  bool kept = false;
+  std::vector<gpu::MigInfo> now = backend_->Inventory().value()[0].migs;
+  for (const gpu::MigInfo& m : now) kept = kept || m.uuid == made;
+  EXPECT_TRUE(kept) << "the instance job " << c << " runs on is still there";
+  EXPECT_EQ(now.size(), 1u) << "the idle instances went (no minimums), for the whole-GPU slice";
+  std::vector<int> resets = mps_.resets();
+  std::sort(resets.begin(), resets.end());
+  EXPECT_EQ(resets, (std::vector<int>{0, 4})) << "their MPS control daemons were told to quit first";
+  for (const store::MigChange& change : mig_->recent())
+    EXPECT_FALSE(change.action == "destroy" && change.uuid == made) << "the adopted job's instance was destroyed";
+}
+
+}  // namespace
+}  // namespace pinpoint::daemon

@@ -1,0 +1,96 @@
+// What a site sets for a node (from the config, daemon/setup/config.h): the options Node, Admission
+// and the node's other parts read. Plain data.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "common/env_select.h"
+#include "daemon/jobs/lifecycle.h"
+#include "daemon/jobs/priority.h"
+#include "common/cpu_list.h"
+#include "pinpoint/array_spec.h"
+#include "pinpoint/job.h"
+#include "sched/inventory.h"
+#include "sched/user_limits.h"
+
+namespace pinpoint::daemon {
+
+// Defaults of NodeOptions::max_jobs and max_jobs_per_user (config max_jobs, max_jobs_per_user).
+inline constexpr size_t kDefaultMaxJobs = 100000;
+inline constexpr size_t kDefaultMaxJobsPerUser = 20000;
+// Defaults of NodeOptions::max_request_bytes and max_user_request_bytes.
+inline constexpr uint64_t kDefaultMaxRequestBytes = 256 << 10;
+inline constexpr uint64_t kDefaultMaxUserRequestBytes = uint64_t{1} << 30;
+// The records one pass starts, and those it ends, take at most about this many bytes each
+// (RecordBytes, the environment included: a start writes it to the job's spec.json; at least one
+// job either way): 64 tasks of a 250 KB environment start over 32 passes, between which the
+// loop answers requests, instead of in one pass of seconds; 250 jobs of a small request start in
+// one. The share left over is the next pass's, which follows at once (Node::MoreDue).
+inline constexpr uint64_t kPassRecordBytes = uint64_t{512} << 10;
+// How long an opened lease waits, pending, for the MPS control daemon of its device to start
+// (Node::OpenLease) before it is given up.
+inline constexpr int64_t kLeaseStartTimeoutMs = 30000;
+
+struct NodeOptions {
+  std::string state_dir;           // absolute; job directories go to <state_dir>/jobs/<id>
+  sched::Inventory inventory;
+  bool mig_requests = true;  // config mig_requests: users may name a MIG profile (submit --mig)
+  std::string backend_kind;        // "nvml" | "simulated:<preset>"
+  // On a simulated node: its name, set in its jobs' environments as PINPOINT_SIMULATED_NODE
+  // (gpu/declared_usage.h); "" elsewhere.
+  std::string simulated_node;
+  std::string driver_version;
+  int64_t cancel_grace_ms = 10000;
+  // The lock pinpointd holds on the state directory (DaemonLockPath) and config
+  // daemon_away_limit_s in ms, for each job's supervisor (launch::LaunchSpec); "" or 0: unwatched.
+  std::string daemon_lock;
+  int64_t daemon_away_ms = 0;
+  uint32_t daemon_uid = 0;         // jobs of other users need a root daemon
+  // What becomes of the jobs an MPS fault ended (lifecycle::DecideEnd).
+  MpsFaultPolicy mps_fault_policy = MpsFaultPolicy::kRequeue;
+  int mps_fault_drain_after = 3;   // faults of one device within an hour that drain it
+  int64_t usage_flush_ms = 15000;  // how often running jobs' usage is written to the store
+  PriorityPolicy priority;         // who may ask for which priority
+  // Environment variable names never stored (shell globs, any case): config "env_deny".
+  std::vector<std::string> env_deny = DefaultEnvDeny();
+  // Leases (docs/containers.md): how long an opened lease waits for its container to be
+  // attached; where GPU device nodes are (a simulated node's stand-ins are elsewhere).
+  int64_t lease_attach_timeout_ms = 60000;
+  std::string device_dir = "/dev";
+  // Time limits (config default_time_limit, max_time_limit), seconds; 0: none. A job submitted
+  // without a limit gets the default, or without a default the max; one above the max is refused.
+  int64_t default_time_limit_s = 0;
+  int64_t max_time_limit_s = 0;
+  // The host CPUs a starting job may get for its own (config cpu_binding "cpuset";
+  // docs/scheduling.md "Host CPUs and memory"); no CPU: every job shares them under its cpu.max
+  // quota.
+  CpuTopology cpu_topology;
+  // Per-user caps (config user_limits): the default, and complete entries by user name, matched
+  // to uids through the user directory at each scheduling pass (a name no user has is ignored).
+  sched::UserLimit default_user_limit;
+  std::map<std::string, sched::UserLimit> user_limits;
+  // Job arrays (docs/api.md "submit"): at most this many tasks in one (config max_array_tasks).
+  int max_array_tasks = kMaxArrayTasks;
+  // Jobs not yet ended (pending, held or running; leases included) the node holds at most, in all
+  // (config max_jobs) and per user (max_jobs_per_user; root's submissions are not counted against
+  // it); 0: no limit. A submit past either is refused (kUnavailable): it bounds what one user can
+  // make the daemon hold in memory and on disk.
+  size_t max_jobs = kDefaultMaxJobs;
+  size_t max_jobs_per_user = kDefaultMaxJobsPerUser;
+  // Budgets in bytes (config max_request_bytes, max_user_request_bytes; 0: none): what one
+  // request's text may take (RequestBytes: a larger one is refused), and what the requests of one
+  // non-root user's jobs not yet ended may take together (CheckRequestBytes).
+  uint64_t max_request_bytes = kDefaultMaxRequestBytes;
+  uint64_t max_user_request_bytes = kDefaultMaxUserRequestBytes;
+  // Config max_output_bytes: the most a job's stdout and stderr in its job directory take (the
+  // shim ends it past that, launch::LaunchSpec::max_output_bytes); 0: no bound.
+  uint64_t max_output_bytes = 0;
+  uint64_t state_reserve_bytes = 0;  // config state_reserve_bytes (LaunchSpec::reserve_bytes)
+  uint64_t pass_record_bytes = kPassRecordBytes;  // see kPassRecordBytes (tests set it lower)
+};
+
+}  // namespace pinpoint::daemon

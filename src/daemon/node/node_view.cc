@@ -1,0 +1,202 @@
+// Node's read-only views: the "gpus" listing and the Prometheus snapshot.
+#include "daemon/jobs/array_rest.h"
+#include "daemon/node/node.h"
+
+namespace pinpoint::daemon {
+
+
+namespace {
+
+const watch::GpuReading* ReadingOf(const watch::WatchView& view, int gpu_index) {
+  for (const auto& r : view.gpus)
+    if (r.gpu_index == gpu_index && r.ok) return &r;
+  return nullptr;
+}
+
+}  // namespace
+
+GpusReply Node::GpusView() const {
+  struct Use {
+    uint64_t mem_bytes = 0;
+    int share_pct = 0;
+    bool whole = false;
+    std::optional<uint32_t> mps_uid;
+    std::vector<DeviceJobView> jobs;
+  };
+  std::vector<Use> use(options_.inventory.devices.size());
+  watch::WatchView view;
+  if (deps_.watcher != nullptr) view = deps_.watcher->Latest();
+  GpusReply reply;
+  for (const auto& [id, job] : jobs_) {
+    if (job.state != JobState::kRunning) continue;
+    reply.host.cpus_allocated += job.request.cpus;
+    reply.host.mem_allocated_bytes += job.request.mem_bytes;
+    for (const auto& a : job.allocations) {
+      if (a.device_index < 0 || static_cast<size_t>(a.device_index) >= use.size()) continue;
+      Use& u = use[static_cast<size_t>(a.device_index)];
+      u.mem_bytes += a.gpu_mem_bytes;
+      u.share_pct += a.gpu_share_pct;
+      if (a.mode == SharingMode::kExclusive) u.whole = true;
+      if (sharing_->For(a.mode).Rules().one_user) u.mps_uid = job.uid;
+      DeviceJobView entry;
+      entry.id = id;
+      entry.user = job.user;
+      entry.name = job.request.name;
+      entry.gpu_mem_bytes = a.gpu_mem_bytes;
+      entry.gpu_share_pct = a.gpu_share_pct;
+      entry.mode = a.mode;
+      entry.energy_mj = job.usage.energy_mj;
+      entry.gpu_mem_peak_bytes = job.usage.gpu_mem_peak_bytes;
+      // Memory in use is per physical GPU: a MIG instance shows its job's use of the whole GPU.
+      auto mem = view.job_mem_by_gpu.find(id);
+      if (mem != view.job_mem_by_gpu.end()) {
+        int gpu = options_.inventory.devices[static_cast<size_t>(a.device_index)].gpu_index;
+        auto on = mem->second.find(gpu);
+        if (on != mem->second.end()) entry.gpu_mem_used_bytes = on->second;
+      }
+      u.jobs.push_back(std::move(entry));
+    }
+  }
+  std::map<int, std::vector<DeviceHoldView>> holds;  // by device
+  for (const WatchFeedback::Hold& h : watch_.Holds()) {
+    for (int device : h.devices) {
+      if (device < 0 || static_cast<size_t>(device) >= use.size()) continue;
+      int gpu = options_.inventory.devices[static_cast<size_t>(device)].gpu_index;
+      DeviceHoldView v{h.job,   NameOrUid(*users_, h.uid), {}, h.owned, h.since_ms, h.deadline_ms,
+                       h.killed};
+      for (const auto& [pid, on] : h.pids)
+        if (on == gpu) v.pids.push_back(pid);
+      if (!v.pids.empty()) holds[device].push_back(std::move(v));
+    }
+  }
+  std::map<int, sharing::ServerInfo> mps_daemons = sharing_->Servers();
+  for (const auto& d : options_.inventory.devices) {
+    Use& u = use[static_cast<size_t>(d.index)];
+    DeviceView dev;
+    dev.index = d.index;
+    dev.uuid = d.uuid;
+    dev.name = d.name;
+    dev.gpu_index = d.gpu_index;
+    dev.is_mig = d.is_mig;
+    dev.mode = d.mode;
+    dev.drained = d.drained;
+    dev.mem_bytes = d.mem_bytes;
+    dev.sm_count = d.sm_count;
+    dev.mem_allocated_bytes = u.whole ? d.mem_bytes : u.mem_bytes;
+    dev.mem_free_bytes = u.whole ? 0 : (d.mem_bytes > u.mem_bytes ? d.mem_bytes - u.mem_bytes : 0);
+    dev.share_free_pct = u.whole ? 0 : 100 - u.share_pct;
+    dev.jobs = std::move(u.jobs);
+    if (u.mps_uid) dev.mps_user = NameOrUid(*users_, *u.mps_uid);
+    if (std::string why = faults_.DrainReason(d.index); !why.empty()) dev.drain_reason = why;
+    dev.recovering = faults_.Recovering(d.index);
+    if (auto mps = mps_daemons.find(d.index); mps != mps_daemons.end()) {
+      const sharing::ServerInfo& m = mps->second;
+      dev.mps = MpsDaemonView{m.running, m.uid, m.control_pid, m.clients, m.restarts, m.pipe_dir};
+    }
+    const watch::GpuReading* reading = ReadingOf(view, d.gpu_index);
+    if (reading != nullptr && !d.is_mig)
+      dev.reading = GpuReadingView{reading->sample.mem_used_bytes, reading->sample.power_mw,
+                                   reading->sample.energy_mj, reading->sample.utilization_pct};
+    if (d.mig_start >= 0) dev.mig_slot = MigSlotView{d.mig_start, d.vacant};
+    if (auto held = holds.find(d.index); held != holds.end()) dev.holds = std::move(held->second);
+    reply.devices.push_back(std::move(dev));
+  }
+  if (deps_.mig != nullptr)
+    for (const store::MigChange& c : deps_.mig->recent())
+      reply.mig_changes.push_back({c.at_ms, c.gpu, c.action, c.profile, c.start, c.instance_id,
+                                   c.uuid, c.for_job, c.result});
+  if (deps_.watcher != nullptr)
+    reply.watcher = WatcherView{view.polls, view.poll_time_ms, view.last_poll_duration_us};
+  reply.backend = options_.backend_kind;
+  reply.driver = options_.driver_version;
+  reply.simulated = options_.backend_kind.rfind("simulated", 0) == 0;
+  reply.host.cpus = options_.inventory.host.cpus;
+  reply.host.mem_bytes = options_.inventory.host.mem_bytes;
+  return reply;
+}
+
+int64_t Node::generation() const {
+  return watch_.generation() + jobs_.generation() +
+         (deps_.watcher != nullptr ? deps_.watcher->Latest().polls : 0);
+}
+
+metrics::Snapshot Node::MetricsView() const {
+  metrics::Snapshot snap;
+  watch::WatchView view;
+  if (deps_.watcher != nullptr) view = deps_.watcher->Latest();
+  snap.watcher_polls_total = view.polls;
+  snap.watcher_last_poll_seconds = view.last_poll_duration_us / 1e6;
+  if (deps_.mig != nullptr) {
+    snap.mig = metrics::MigMetrics{};
+    for (const auto& [action, n] : deps_.mig->made()) snap.mig->changes_total[{action, "ok"}] = n;
+    for (const auto& [action, n] : deps_.mig->failed())
+      snap.mig->changes_total[{action, "failed"}] = n;
+    snap.mig->instances = deps_.mig->InstanceCounts();
+  }
+  std::map<int, metrics::GpuMetrics> gpus;
+  for (const auto& d : options_.inventory.devices) {
+    metrics::GpuMetrics& g = gpus[d.gpu_index];
+    g.gpu_index = d.gpu_index;
+    if (!d.is_mig) {
+      g.uuid = d.uuid;
+      g.name = d.name;
+      g.mem_total_bytes = d.mem_bytes;
+    } else {
+      g.mem_total_bytes += d.mem_bytes;  // a MIG GPU's memory: what its instances hold
+    }
+    if (const auto* r = ReadingOf(view, d.gpu_index)) {
+      g.sampled = true;
+      g.mem_used_bytes = r->sample.mem_used_bytes;
+      g.utilization_pct = r->sample.utilization_pct;
+      g.power_mw = r->sample.power_mw;
+      g.energy_mj = r->sample.energy_mj;
+    }
+    auto acc = view.accounts.find(d.gpu_index);
+    if (acc != view.accounts.end()) g.idle_energy_mj = acc->second.idle_energy_mj;
+  }
+  for (auto& [index, g] : gpus) snap.gpus.push_back(g);
+
+  std::vector<metrics::DeviceMetrics> devices(options_.inventory.devices.size());
+  std::map<int, sharing::ServerInfo> mps_daemons = sharing_->Servers();
+  for (const auto& d : options_.inventory.devices) {
+    metrics::DeviceMetrics& m = devices[static_cast<size_t>(d.index)];
+    m.index = d.index;
+    m.gpu_index = d.gpu_index;
+    m.uuid = d.uuid;
+    m.mode = d.mode;
+    m.drained = d.drained;
+    if (auto mps = mps_daemons.find(d.index); mps != mps_daemons.end()) {
+      m.mps_up = mps->second.running;
+      m.mps_user = NameOrUid(*users_, mps->second.uid);
+    }
+  }
+  for (const auto& [id, job] : jobs_) {
+    metrics::JobMetrics j;
+    j.id = id;
+    j.user = job.user;
+    j.state = JobStateName(job.state);
+    j.kind = JobKindName(job.kind);
+    j.gpu_mem_request_bytes = job.request.gpu_mem_bytes;
+    j.usage = job.usage;
+    snap.jobs.push_back(j);
+    if (job.state == JobState::kPending)
+      snap.sched.pending += static_cast<int>(jobs_.TasksOf(id));  // a rest: its tasks
+    if (job.state != JobState::kRunning) continue;
+    ++(job.kind == JobKind::kLease ? snap.sched.leases_running : snap.sched.running);
+    for (const auto& a : job.allocations) {
+      if (a.device_index < 0 || static_cast<size_t>(a.device_index) >= devices.size()) continue;
+      metrics::DeviceMetrics& m = devices[static_cast<size_t>(a.device_index)];
+      m.slices += 1;
+      const auto& d = options_.inventory.devices[static_cast<size_t>(a.device_index)];
+      m.mem_allocated_bytes += a.mode == SharingMode::kExclusive ? d.mem_bytes : a.gpu_mem_bytes;
+      m.share_allocated_pct += a.mode == SharingMode::kExclusive ? 100 : a.gpu_share_pct;
+    }
+  }
+  snap.devices = std::move(devices);
+  snap.sched.starts_total = runner_.starts_total();
+  for (const auto& [key, count] : ended_total_)
+    snap.sched.ended_total[{JobStateName(key.first), ReasonName(key.second)}] += count;
+  return snap;
+}
+
+}  // namespace pinpoint::daemon

@@ -1,0 +1,399 @@
+// The node acting on the watcher: device-memory budgets enforced through the safe stop, usage
+// kept with the job. Simulated GPUs with scripted processes and energy; the watcher is polled by
+// the test (no thread), so every step is deterministic.
+#include <signal.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include "common/test_dir.h"
+#include "daemon/node/node.h"
+#include "daemon/service/service_fixture.h"
+#include "daemon/setup/sharing_setup.h"
+#include "gpu/simulated_backend.h"
+#include "launch/fake_launcher.h"
+#include "mps/fake_mps.h"
+
+namespace pinpoint::daemon {
+namespace {
+
+constexpr uint64_t kGiB = 1ull << 30;
+
+class NodeWatchTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto s = store::JobStore::Open(tmp_.path() + "/pinpoint.db");
+    ASSERT_TRUE(s.ok());
+    store_ = std::move(s).value();
+    auto b = gpu::SimulatedBackend::FromPreset("h100x2");
+    ASSERT_TRUE(b.ok());
+    backend_ = std::move(b).value();
+    ASSERT_TRUE(backend_->AddEnergy(0, 50'000'000).ok());
+    watch::WatcherOptions w;
+    w.accountant = {5.0, 1000};
+    w.gpu_indices = {0, 1};
+    watcher_ = std::make_unique<watch::Watcher>(w, backend_.get(), &owner_, &clock_);
+    NodeOptions o;
+    o.state_dir = tmp_.path();
+    o.inventory = TwoGpus();
+    o.inventory.slice_placement = sched::SlicePlacement::kPack;  // slices share GPU 0
+    o.backend_kind = "simulated:test";
+    o.cancel_grace_ms = 5000;
+    o.daemon_uid = ::getuid();
+    o.usage_flush_ms = 1000;
+    options_ = o;
+    node_ = std::make_unique<Node>(o, NodeDeps{.store = store_.get(), .launcher = &launcher_, .watcher = watcher_.get(), .clock = &clock_, .sharing = mps_backends_.get()});
+    caller_.uid = ::getuid();
+    caller_.gid = ::getgid();
+  }
+  // pinpointd stopped and started again on the same store: a new watcher and node, recovered.
+  void Restart() {
+    node_.reset();
+    watch::WatcherOptions w;
+    w.accountant = {5.0, 1000};
+    w.gpu_indices = {0, 1};
+    watcher_ = std::make_unique<watch::Watcher>(w, backend_.get(), &owner_, &clock_);
+    node_ = std::make_unique<Node>(options_, NodeDeps{.store = store_.get(), .launcher = &launcher_, .watcher = watcher_.get(), .clock = &clock_, .sharing = mps_backends_.get()});
+    ASSERT_TRUE(node_->Recover().ok());
+  }
+  // A job on both GPUs runs, and a process of its user in no job (kEscaped) is on GPU 0; the next
+  // job, for one GPU, waits. {that job, the next}.
+  static constexpr int64_t kEscaped = 777777;
+  std::pair<JobId, JobId> RunWithALooseProcess() {
+    JobId first = Submit(0, 0, 2);
+    JobId next = Submit(0, 0, 1);
+    node_->Step();
+    watcher_->PollOnce();
+    owner_.SetUser(kEscaped, caller_.uid);
+    EXPECT_TRUE(backend_->SetProcesses(0, {{kEscaped, kGiB, true}}).ok());
+    return {first, next};
+  }
+  bool HasEvent(JobId id, const std::string& kind) {
+    auto events = node_->Events(id);
+    if (!events.ok()) return false;
+    for (const auto& e : *events)
+      if (e.kind == kind) return true;
+    return false;
+  }
+
+  JobId Submit(uint64_t gpu_mem, int share = 0, int gpus = 1) {
+    JobRequest r;
+    r.argv = {"train"};
+    r.cwd = "/";
+    r.gpus = gpus;
+    r.gpu_mem_bytes = gpu_mem;
+    r.gpu_share_pct = share;
+    auto job = node_->Submit(caller_, r);
+    EXPECT_TRUE(job.ok()) << job.status().ToString();
+    return job.ok() ? job->id : 0;
+  }
+  // The job's processes on GPU 0 with their device memory (pids are the job's supervisor pid
+  // times 1000, plus 1, 2, ...).
+  void Processes(std::vector<std::pair<JobId, std::vector<uint64_t>>> jobs) {
+    std::vector<gpu::GpuProcess> procs;
+    for (const auto& [id, sizes] : jobs) {
+      int64_t base = node_->Get(id)->pid;
+      for (size_t i = 0; i < sizes.size(); ++i) {
+        int64_t pid = base * 1000 + 1 + static_cast<int64_t>(i);
+        owner_.Set(pid, id);
+        procs.push_back({pid, sizes[i], true});
+      }
+    }
+    ASSERT_TRUE(backend_->SetProcesses(0, procs).ok());
+  }
+  // One second: the GPU spends `energy_mj`, the watcher polls, the node steps.
+  void Second(uint64_t energy_mj) {
+    ASSERT_TRUE(backend_->AddEnergy(0, energy_mj).ok());
+    clock_.AdvanceMs(1000);
+    watcher_->PollOnce();
+    node_->Step();
+  }
+  bool Signalled(JobId id, int sig) {
+    for (const auto& [job, s] : launcher_.signals())
+      if (job == id && s == sig) return true;
+    return false;
+  }
+
+  TestDir tmp_;
+  std::unique_ptr<store::JobStore> store_;
+  std::unique_ptr<gpu::SimulatedBackend> backend_;
+  watch::FakeProcessOwner owner_;
+  launch::FakeLauncher launcher_;
+  mps::FakeMps mps_;
+  std::unique_ptr<sharing::Backends> mps_backends_ = MakeBackends(SharingSetup{.mps = &mps_});
+  FakeClock clock_;
+  std::unique_ptr<watch::Watcher> watcher_;
+  std::unique_ptr<Node> node_;
+  NodeOptions options_;
+  api::Caller caller_;
+};
+
+TEST_F(NodeWatchTest, JobWhoseTwoProcessesExceedItsBudgetIsStoppedSafelyItsNeighbourIsNot) {
+  JobId greedy = Submit(4 * kGiB);
+  JobId neighbour = Submit(4 * kGiB);
+  node_->Step();
+  ASSERT_EQ(node_->Get(greedy)->state, JobState::kRunning);
+  ASSERT_EQ(node_->Get(neighbour)->allocations[0].device_index, node_->Get(greedy)->allocations[0].device_index)
+      << "both slices share GPU 0";
+  // Each of greedy's processes is under 4 GiB (as a per-process MPS limit would allow); together
+  // they hold 5 GiB.
+  Processes({{greedy, {2560ull << 20, 2560ull << 20}}, {neighbour, {3 * kGiB}}});
+  Second(300'000);
+  EXPECT_TRUE(launcher_.signals().empty()) << "inside the grace period";
+  Second(300'000);
+  // Safe stop: terminate_client for the job's processes first, then SIGTERM to it alone.
+  ASSERT_EQ(mps_.terminated().size(), 1u);
+  EXPECT_EQ(mps_.terminated()[0].first.device_index, 0);
+  EXPECT_TRUE(Signalled(greedy, SIGTERM));
+  EXPECT_FALSE(Signalled(neighbour, SIGTERM));
+  Second(300'000);  // the fake job ends on the signal
+  auto stopped = node_->Get(greedy);
+  ASSERT_TRUE(stopped.ok());
+  EXPECT_EQ(stopped->state, JobState::kFailed);
+  EXPECT_EQ(stopped->reason, Reason::kGpuMemExceeded);
+  EXPECT_NE(stopped->detail.find("5GiB"), std::string::npos) << stopped->detail;
+  EXPECT_NE(stopped->detail.find("its 2 processes used"), std::string::npos) << stopped->detail;
+  EXPECT_EQ(node_->Get(neighbour)->state, JobState::kRunning);
+  auto events = node_->Events(greedy);
+  ASSERT_TRUE(events.ok());
+  bool stop_event = false;
+  for (const auto& e : *events) stop_event = stop_event || e.kind == "stop";
+  EXPECT_TRUE(stop_event);
+  // Its last interval is accounted one poll after it ended, and stored.
+  Second(300'000);
+  auto stored = store_->Get(greedy);
+  ASSERT_TRUE(stored.ok());
+  EXPECT_TRUE(stored->usage.final);
+  EXPECT_EQ(stored->usage.gpu_mem_peak_bytes, 5 * kGiB);
+  launcher_.Finish(neighbour, {launch::ExitStatus::Kind::kExited, 0, 0, ""});
+  Second(300'000);
+  EXPECT_EQ(node_->Get(neighbour)->state, JobState::kCompleted);
+}
+
+// A process that outlived its job (it left the job's session and cleared its environment, on a
+// node without cgroups) still holds the job's GPU: the next job does not get that GPU until the
+// process has exited. The ended job is reported ended at once all the same.
+TEST_F(NodeWatchTest, AProcessThatOutlivedItsJobKeepsTheJobsGpusFromTheNextJob) {
+  JobId first = Submit(0, 0, 2);  // both GPUs, whole
+  JobId next = Submit(0, 0, 1);
+  node_->Step();
+  ASSERT_EQ(node_->Get(first)->state, JobState::kRunning);
+  ASSERT_EQ(node_->Get(next)->state, JobState::kPending);
+  watcher_->PollOnce();
+  const int64_t escaped = 777777;  // the user's, in no job
+  owner_.SetUser(escaped, caller_.uid);
+  ASSERT_TRUE(backend_->SetProcesses(0, {{escaped, kGiB, true}}).ok());
+  launcher_.Finish(first, {launch::ExitStatus::Kind::kExited, 0, 0, ""});
+  node_->Step();
+  EXPECT_EQ(node_->Get(first)->state, JobState::kCompleted);
+  Second(1000);  // the watcher's look at the ended job's GPUs
+  Second(1000);
+  EXPECT_EQ(node_->Get(next)->state, JobState::kPending) << "its GPUs are still held by what the job left";
+  EXPECT_TRUE(owner_.killed().empty()) << "a process in no job is not killed before the settle deadline";
+  ASSERT_TRUE(backend_->SetProcesses(0, {}).ok());
+  Second(1000);
+  EXPECT_EQ(node_->Get(next)->state, JobState::kRunning);
+}
+
+// The same, shown and ended: the waiting job's reason, `gpus` and the ended job's history name
+// the holder (user, pid, since when); at the settle deadline (60 s by default) it is killed.
+TEST_F(NodeWatchTest, AProcessInNoJobIsNamedWhileItHoldsAndKilledAtTheDeadline) {
+  auto [first, next] = RunWithALooseProcess();
+  launcher_.Finish(first, {launch::ExitStatus::Kind::kExited, 0, 0, ""});
+  node_->Step();
+  Second(1000);
+  Second(1000);
+  auto waiting = node_->Get(next);
+  ASSERT_EQ(waiting->state, JobState::kPending);
+  EXPECT_NE(waiting->detail.find("held by process 777777 of "), std::string::npos) << waiting->detail;
+  EXPECT_NE(waiting->detail.find("in no job, since job " + std::to_string(first) + " ended at"), std::string::npos)
+      << waiting->detail;
+  GpusReply gpus = node_->GpusView();
+  ASSERT_EQ(gpus.devices[0].holds.size(), 1u);
+  EXPECT_EQ(gpus.devices[0].holds[0].job, first);
+  EXPECT_EQ(gpus.devices[0].holds[0].pids, std::vector<int64_t>{kEscaped});
+  EXPECT_FALSE(gpus.devices[0].holds[0].in_job);
+  EXPECT_EQ(gpus.devices[0].holds[0].deadline_ms - gpus.devices[0].holds[0].since_ms, 60'000);
+  EXPECT_TRUE(gpus.devices[1].holds.empty()) << "no process of it is on GPU 1";
+  EXPECT_TRUE(HasEvent(first, "gpu-held"));
+  EXPECT_EQ(store_->GpuHolds()->size(), 1u) << "stored, for a restart";
+  for (int i = 0; i < 60 && owner_.killed().empty(); ++i) Second(1000);
+  ASSERT_EQ(owner_.killed().size(), 1u);
+  EXPECT_EQ(owner_.killed()[0], (std::pair<int64_t, uint32_t>{kEscaped, caller_.uid}));
+  EXPECT_GE(clock_.NowMs(), gpus.devices[0].holds[0].deadline_ms) << "not before its deadline";
+  EXPECT_TRUE(HasEvent(first, "gpu-hold-killed"));
+  ASSERT_TRUE(backend_->SetProcesses(0, {}).ok());  // the kill took it
+  Second(1000);
+  EXPECT_EQ(node_->Get(next)->state, JobState::kRunning);
+  EXPECT_TRUE(HasEvent(first, "gpu-released"));
+  EXPECT_TRUE(store_->GpuHolds()->empty());
+  EXPECT_TRUE(node_->GpusView().devices[0].holds.empty());
+}
+
+// A restart does not hand on the GPUs a process still holds: the hold is stored, read back,
+// and its deadline still runs from the job's end.
+TEST_F(NodeWatchTest, AHoldOutlivesARestartOfTheDaemon) {
+  auto [first, next] = RunWithALooseProcess();
+  launcher_.Finish(first, {launch::ExitStatus::Kind::kExited, 0, 0, ""});
+  node_->Step();
+  Second(1000);
+  const int64_t since = node_->GpusView().devices[0].holds.at(0).since_ms;
+  Restart();
+  node_->Step();
+  Second(1000);
+  Second(1000);
+  ASSERT_EQ(node_->Get(next)->state, JobState::kPending) << "the next job still waits";
+  GpusReply gpus = node_->GpusView();
+  ASSERT_EQ(gpus.devices[0].holds.size(), 1u);
+  EXPECT_EQ(gpus.devices[0].holds[0].since_ms, since) << "the deadline runs from the job's end";
+  int held_events = 0;
+  auto events = node_->Events(first);
+  ASSERT_TRUE(events.ok());
+  for (const auto& e : *events) held_events += e.kind == "gpu-held";
+  EXPECT_EQ(held_events, 1) << "told once, not again after the restart";
+  ASSERT_TRUE(backend_->SetProcesses(0, {}).ok());
+  Second(1000);
+  EXPECT_EQ(node_->Get(next)->state, JobState::kRunning);
+  EXPECT_TRUE(store_->GpuHolds()->empty());
+}
+
+// A job that ended while pinpointd was down, with a process of its user still on its GPU: the
+// restarted daemon looks at its GPUs before handing them on.
+TEST_F(NodeWatchTest, AJobThatEndedWhileTheDaemonWasDownSettlesToo) {
+  auto [first, next] = RunWithALooseProcess();
+  node_.reset();  // pinpointd stops; the job ends meanwhile
+  launcher_.Finish(first, {launch::ExitStatus::Kind::kExited, 0, 0, ""});
+  Restart();
+  EXPECT_EQ(node_->Get(first)->state, JobState::kCompleted);
+  node_->Step();
+  Second(1000);
+  Second(1000);
+  EXPECT_EQ(node_->Get(next)->state, JobState::kPending) << "its GPU is held";
+  ASSERT_TRUE(backend_->SetProcesses(0, {}).ok());
+  Second(1000);
+  EXPECT_EQ(node_->Get(next)->state, JobState::kRunning);
+}
+
+TEST_F(NodeWatchTest, JobsUnderTheirBudgetRunToTheEnd) {
+  JobId a = Submit(4 * kGiB);
+  JobId b = Submit(4 * kGiB);
+  node_->Step();
+  Processes({{a, {2 * kGiB, 2 * kGiB}}, {b, {4 * kGiB + (100ull << 20)}}});  // b: 2.4% over, inside 5%
+  for (int i = 0; i < 20; ++i) Second(300'000);
+  EXPECT_TRUE(launcher_.signals().empty());
+  EXPECT_TRUE(mps_.terminated().empty());
+  EXPECT_EQ(node_->Get(a)->state, JobState::kRunning);
+  EXPECT_EQ(node_->Get(a)->usage.gpu_mem_now_bytes, 4 * kGiB);
+  EXPECT_EQ(node_->Get(a)->usage.samples, 20);
+}
+
+TEST_F(NodeWatchTest, EnergyOfTheRunIsSplitAmongTheJobsAndSumsToTheCounterDelta) {
+  JobId a = Submit(8 * kGiB, 60);
+  JobId b = Submit(8 * kGiB, 20);
+  JobId c = Submit(8 * kGiB);  // no share: an even third
+  node_->Step();
+  Processes({{a, {kGiB}}, {b, {kGiB}}, {c, {kGiB}}});
+  watcher_->PollOnce();  // first counter reading
+  uint64_t delta = 0;
+  for (int i = 0; i < 10; ++i) {
+    uint64_t e = 250'000 + 7'919 * i;
+    delta += e;
+    Second(e);
+  }
+  launcher_.FinishAll(0);
+  node_->Step();
+  delta += 100'000;
+  Second(100'000);  // the last interval, after they ended, still goes to them
+  uint64_t sum = 0;
+  for (JobId id : {a, b, c}) {
+    auto r = store_->Get(id);
+    ASSERT_TRUE(r.ok());
+    EXPECT_TRUE(r->usage.final) << id;
+    sum += r->usage.energy_mj;
+  }
+  EXPECT_NEAR(static_cast<double>(sum), static_cast<double>(delta), 3.0);
+  uint64_t ea = store_->Get(a)->usage.energy_mj, eb = store_->Get(b)->usage.energy_mj;
+  EXPECT_NEAR(static_cast<double>(ea) / eb, 3.0, 0.01);
+  // Nothing runs now: the GPU's further energy is idle, charged to no job.
+  Second(80'000);
+  EXPECT_DOUBLE_EQ(watcher_->Latest().accounts.at(0).idle_energy_mj, 80'000.0);
+}
+
+TEST_F(NodeWatchTest, GpusViewAndMetricsShowTheWatchersReadings) {
+  JobId a = Submit(8 * kGiB, 50);
+  node_->Step();
+  Processes({{a, {3 * kGiB}}});
+  ASSERT_TRUE(backend_->SetPower(0, 250'000).ok());
+  Second(100'000);
+  auto view = node_->GpusView();
+  ASSERT_TRUE(view.devices[0].reading.has_value());
+  EXPECT_EQ(view.devices[0].reading->mem_used_bytes, 3 * kGiB);
+  EXPECT_EQ(view.devices[0].reading->power_mw, 250'000u);
+  EXPECT_EQ(view.devices[0].jobs[0].gpu_mem_used_bytes, 3 * kGiB);
+  EXPECT_EQ(view.watcher->polls, 1);
+  metrics::Snapshot snap = node_->MetricsView();
+  ASSERT_EQ(snap.gpus.size(), 2u);
+  EXPECT_TRUE(snap.gpus[0].sampled);
+  EXPECT_EQ(snap.devices[0].slices, 1);
+  EXPECT_EQ(snap.devices[0].share_allocated_pct, 50);
+  EXPECT_EQ(snap.sched.running, 1);
+  EXPECT_EQ(snap.sched.starts_total, 1);
+  ASSERT_EQ(snap.jobs.size(), 1u);
+  EXPECT_EQ(snap.jobs[0].usage.gpu_mem_now_bytes, 3 * kGiB);
+  int64_t before = node_->generation();
+  Second(100'000);
+  EXPECT_NE(node_->generation(), before) << "a poll makes new metrics due";
+}
+
+TEST_F(NodeWatchTest, UsageIsFlushedToTheStoreWhileRunning) {
+  JobId a = Submit(8 * kGiB);
+  node_->Step();
+  Processes({{a, {6 * kGiB}}});
+  Second(100'000);
+  Second(100'000);
+  auto stored = store_->Get(a);
+  ASSERT_TRUE(stored.ok());
+  EXPECT_EQ(stored->usage.gpu_mem_peak_bytes, 6 * kGiB);
+  EXPECT_FALSE(stored->usage.final);
+}
+
+// --- MPS faults confirmed by the driver ---------------------------------------------------------
+
+// A fault counts toward draining only when the driver reports a critical Xid for the device near
+// the MPS log's claim.
+TEST_F(NodeWatchTest, FaultsConfirmedByXidDrainTheDevice) {
+  NodeOptions o = node_->options();
+  o.mps_fault_drain_after = 2;
+  node_ = std::make_unique<Node>(o, NodeDeps{.store = store_.get(), .launcher = &launcher_, .watcher = watcher_.get(), .clock = &clock_, .sharing = mps_backends_.get()});
+  mps_.InjectFault(0);
+  ASSERT_TRUE(backend_->InjectXid(0, 31).ok());
+  Second(0);
+  EXPECT_FALSE(node_->GpusView().devices[0].drained);
+  clock_.AdvanceMs(60'000);
+  ASSERT_TRUE(backend_->InjectXid(0, 13).ok());  // the driver first, the log line a second later
+  Second(0);
+  mps_.InjectFault(0);
+  Second(0);
+  EXPECT_TRUE(node_->GpusView().devices[0].drained);
+  EXPECT_FALSE(node_->GpusView().devices[1].drained);
+  JobId id = Submit(4 * kGiB);
+  node_->Step();
+  EXPECT_EQ(node_->Get(id)->allocations.at(0).device_index, 1);
+}
+
+TEST_F(NodeWatchTest, XidOnAnotherGpuOrTooLateConfirmsNothing) {
+  NodeOptions o = node_->options();
+  o.mps_fault_drain_after = 1;
+  node_ = std::make_unique<Node>(o, NodeDeps{.store = store_.get(), .launcher = &launcher_, .watcher = watcher_.get(), .clock = &clock_, .sharing = mps_backends_.get()});
+  mps_.InjectFault(0);
+  ASSERT_TRUE(backend_->InjectXid(1, 31).ok());  // another GPU
+  Second(0);
+  for (int i = 0; i < 11; ++i) Second(0);        // the claim's window passes
+  ASSERT_TRUE(backend_->InjectXid(0, 31).ok());  // an Xid long after the claim
+  Second(0);
+  EXPECT_FALSE(node_->GpusView().devices[0].drained);
+  EXPECT_FALSE(node_->GpusView().devices[1].drained);
+}
+
+}  // namespace
+}  // namespace pinpoint::daemon

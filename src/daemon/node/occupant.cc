@@ -1,0 +1,170 @@
+#include "daemon/node/occupant.h"
+
+#include <sys/stat.h>
+
+#include <algorithm>
+
+#include "common/log.h"
+#include "daemon/node/lease_edits.h"
+
+namespace pinpoint::daemon {
+
+namespace {
+
+bool IsCharDevice(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 && S_ISCHR(st.st_mode);
+}
+
+}  // namespace
+
+// --- ShimOccupant ------------------------------------------------------------------------------
+
+std::string ShimOccupant::JobDir(const NodeOptions& options, JobId id) {
+  return options.state_dir + "/jobs/" + std::to_string(id);
+}
+
+std::string ShimOccupant::OutputFile(const JobRecord& r, const std::string& pattern) {
+  if (pattern.empty()) return "";
+  return OutputPathFor(pattern, r.id, r.user, r.request.name, r.request.cwd, r.array);
+}
+
+launch::JobHandle ShimOccupant::Handle(const JobRecord& job) const {
+  launch::JobHandle h;
+  h.job_id = job.id;
+  h.job_dir = JobDir(*options_, job.id);
+  h.pid = job.pid;
+  h.pid_start_ticks = job.pid_start_ticks;
+  return h;
+}
+
+Result<bool> ShimOccupant::Start(JobRecord& job, std::vector<std::string> env) {
+  launch::LaunchSpec spec;
+  spec.job_id = job.id;
+  spec.argv = job.request.argv;
+  spec.cwd = job.request.cwd;
+  spec.umask = job.request.umask >= 0 ? job.request.umask : 077;
+  spec.env = std::move(env);
+  spec.switch_user = options_->daemon_uid == 0 && job.uid != 0;
+  spec.uid = job.uid;
+  spec.gid = job.gid;
+  if (spec.switch_user) {
+    auto user = users_->ByUid(job.uid);
+    spec.groups = user.ok() ? user->groups : std::vector<uint32_t>{job.gid};
+  }
+  spec.job_dir = JobDir(*options_, job.id);
+  spec.daemon_lock = options_->daemon_lock;
+  spec.daemon_away_ms = options_->daemon_away_ms;
+  // Checked ten times within the limit, never more often than 10 times a second.
+  if (spec.daemon_away_ms > 0)
+    spec.orphan_check_ms =
+        static_cast<int>(std::clamp<int64_t>(spec.daemon_away_ms / 10, 100, spec.orphan_check_ms));
+  spec.stdout_path = OutputFile(job, job.request.output_path);
+  spec.stderr_path =
+      job.request.error_path.empty() ? spec.stdout_path : OutputFile(job, job.request.error_path);
+  if (cgroups_ != nullptr && cgroups_->enabled()) {
+    auto dir =
+        cgroups_->CreateJobGroup(job.id, job.request.cpus, job.request.mem_bytes, job.cpuset);
+    if (dir.ok()) spec.cgroup_dir = *dir;
+    else log::Warn("job {}: running without host limits: {}", job.id, dir.status().message());
+  }
+  spec.cpus = job.cpuset;
+  spec.max_output_bytes = options_->max_output_bytes;
+  spec.reserve_bytes = options_->state_reserve_bytes;
+  auto handle = launcher_->Launch(spec);
+  if (!handle.ok()) return handle.status();
+  job.pid = handle->pid;
+  job.pid_start_ticks = handle->pid_start_ticks;
+  return true;
+}
+
+OccupantEnd ShimOccupant::LaunchFailed(const std::string& why) const {
+  launch::ExitStatus failed;
+  failed.kind = launch::ExitStatus::Kind::kLaunchFailed;
+  failed.error = why;
+  return OccupantEnd{.exit = failed};
+}
+
+std::optional<OccupantEnd> ShimOccupant::Poll(const JobRecord& job, int64_t) {
+  auto status = launcher_->Poll(Handle(job));
+  if (!status) return std::nullopt;
+  return OccupantEnd{.exit = *status};
+}
+
+std::optional<launch::ExitStatus> ShimOccupant::Found(const JobRecord& job) {
+  return launcher_->Poll(Handle(job));
+}
+
+Status ShimOccupant::Signal(const JobRecord& job, int signal) {
+  return launcher_->Signal(Handle(job), signal);
+}
+
+Status ShimOccupant::SignalLeader(const JobRecord& job, int signal) {
+  return launcher_->SignalLeader(Handle(job), signal);
+}
+
+std::vector<int64_t> ShimOccupant::Processes(const JobRecord& job) {
+  return launcher_->JobProcesses(Handle(job));
+}
+
+void ShimOccupant::Release(const JobRecord& job) {
+  if (cgroups_ == nullptr || !cgroups_->enabled()) return;
+  Status s = cgroups_->RemoveJobGroup(job.id);
+  if (!s.ok()) log::Warn("job {}: {}", job.id, s.message());
+}
+
+// --- LeaseOccupant -----------------------------------------------------------------------------
+
+Result<bool> LeaseOccupant::Start(JobRecord& job, std::vector<std::string> env) {
+  edits_[job.id] =
+      LeaseEditsOf(env, job.allocations, options_->inventory, options_->device_dir, IsCharDevice);
+  log::Info("lease {} of {} placed; waits up to {} ms for its container", job.id, job.user,
+            options_->lease_attach_timeout_ms);
+  return false;  // no supervisor, no pid: Poll watches its cgroup
+}
+
+OccupantEnd LeaseOccupant::LaunchFailed(const std::string&) const {
+  return OccupantEnd{.cause = Reason::kLaunchFailed};
+}
+
+std::optional<OccupantEnd> LeaseOccupant::Poll(const JobRecord& job, int64_t now_ms) {
+  if (job.lease_cgroup.empty()) {
+    if (job.cancel_requested) return OccupantEnd{.cause = Reason::kCancelled};
+    if (now_ms >= job.start_ms + options_->lease_attach_timeout_ms)
+      return OccupantEnd{.cause = Reason::kLeaseNotAttached};
+    return std::nullopt;
+  }
+  if (containers_ == nullptr) return std::nullopt;
+  auto pids = containers_->Processes(job.lease_cgroup);
+  if (!pids || pids->empty()) return OccupantEnd{.cause = Reason::kLeaseEmptied};
+  return std::nullopt;
+}
+
+Status LeaseOccupant::Signal(const JobRecord& job, int signal) {
+  if (job.lease_cgroup.empty() || containers_ == nullptr) return Status::Ok();
+  return containers_->Signal(job.lease_cgroup, signal);
+}
+
+Status LeaseOccupant::SignalLeader(const JobRecord& job, int) {
+  return FailedPrecondition("lease " + std::to_string(job.id) +
+                            " has no first process: pinpoint did not start it");
+}
+
+std::vector<int64_t> LeaseOccupant::Processes(const JobRecord& job) {
+  if (job.lease_cgroup.empty() || containers_ == nullptr) return {};
+  return containers_->Processes(job.lease_cgroup).value_or(std::vector<int64_t>{});
+}
+
+void LeaseOccupant::Release(const JobRecord& job) {
+  edits_.erase(job.id);
+  if (specs_ == nullptr) return;
+  Status s = specs_->Remove(job.id);  // the spec `pinpoint cdi` wrote for it
+  if (!s.ok()) log::Warn("lease {}: CDI spec: {}", job.id, s.message());
+}
+
+LeaseEdits LeaseOccupant::EditsOf(JobId id) const {
+  auto edits = edits_.find(id);
+  return edits != edits_.end() ? edits->second : LeaseEdits{};
+}
+
+}  // namespace pinpoint::daemon

@@ -1,0 +1,44 @@
+#include "daemon/service/job_view.h"
+
+namespace pinpoint::daemon {
+
+JobView ToView(const JobRecord& record, EnvShown env_shown) {
+  JobView v;
+  v.id = record.id;
+  v.request = record.request;
+  if (env_shown != EnvShown::kFull) v.request.env.clear();
+  v.env_shown = env_shown;
+  v.uid = record.uid;
+  v.gid = record.gid;
+  v.user = record.user;
+  v.state = record.state;
+  v.reason = ReasonName(record.reason);
+  v.detail = record.detail;
+  v.submit_ms = record.submit_ms;
+  v.start_ms = record.start_ms;
+  v.end_ms = record.end_ms;
+  v.exit_code = record.exit_code;
+  v.term_signal = record.term_signal;
+  v.allocations = record.allocations;
+  v.usage = record.usage;
+  v.pid = record.pid;
+  v.pid_start_ticks = record.pid_start_ticks;
+  v.cancel_requested = record.cancel_requested;
+  v.cancelled_by = record.cancelled_by;
+  v.fault_suspect = record.fault_suspect;
+  v.stop_reason = ReasonName(record.stop_reason);
+  v.stop_detail = record.stop_detail;
+  v.hold = record.hold;
+  v.kind = record.kind;
+  v.lease_cgroup = record.lease_cgroup;
+  v.cpuset = record.cpuset;
+  v.array = record.array;
+  return v;
+}
+
+JobView ViewFor(const api::Caller& caller, const JobRecord& record) {
+  return ToView(record,
+                api::MayControlJob(caller, record.uid) ? EnvShown::kFull : EnvShown::kHidden);
+}
+
+}  // namespace pinpoint::daemon

@@ -1,0 +1,44 @@
+// The configuration's settings read through JsonReader: each error is one line naming the
+// setting as before (config: "key" why), and an integer too large for int64 is out of range
+// rather than wrapped into it.
+#include <gtest/gtest.h>
+
+#include "daemon/setup/config.h"
+
+namespace pinpoint::daemon {
+namespace {
+
+TEST(ConfigReaderTest, EachBadSettingIsOneLineNamingIt) {
+  struct Case {
+    const char* text;
+    const char* message;
+  } cases[] = {
+      {R"({"state_dir": ""})", "config: \"state_dir\" must be a non-empty string"},
+      {R"({"socket_path": null})", "config: \"socket_path\" must be a non-empty string"},
+      {R"({"backend": 7})", "config: \"backend\" must be a non-empty string"},
+      {R"({"mps_client_limit": "4"})", "config: \"mps_client_limit\" must be an integer"},
+      {R"({"mps_client_limit": 4.5})", "config: \"mps_client_limit\" must be an integer"},
+      {R"({"mps_client_limit": 0})", "config: \"mps_client_limit\" must be between 1 and 128"},
+      {R"({"slice_placement": "fill"})", "config: \"slice_placement\" must be one of spread, pack, auto (got 'fill')"},
+      // mig-dynamic is a GPU's mode (gpu_modes), never every device's.
+      {R"({"default_mode": "mig-dynamic"})",
+       "config: \"default_mode\" must be one of exclusive, timeslice, mps (got 'mig-dynamic')"},
+      {R"({"max_user_priority": 18446744073709551615})",
+       "config: \"max_user_priority\" must be between -1000000 and 1000000"},
+  };
+  for (const auto& c : cases) {
+    auto config = ParseConfig(c.text);
+    ASSERT_FALSE(config.ok()) << c.text;
+    EXPECT_EQ(config.status().message(), c.message) << c.text;
+  }
+  auto good = ParseConfig(R"({"mps_client_limit": 4, "state_dir": "/var/lib/pp"})");
+  ASSERT_TRUE(good.ok()) << good.status().message();
+  EXPECT_EQ(good->mps_client_limit, 4);
+  EXPECT_EQ(good->state_dir, "/var/lib/pp");
+  auto dynamic = ParseConfig(R"({"gpu_modes": {"0": "mig-dynamic"}})");
+  ASSERT_TRUE(dynamic.ok()) << dynamic.status().message();
+  EXPECT_EQ(dynamic->gpu_modes.at("0"), kMigDynamicMode);
+}
+
+}  // namespace
+}  // namespace pinpoint::daemon

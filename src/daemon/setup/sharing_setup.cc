@@ -1,0 +1,18 @@
+#include "daemon/setup/sharing_setup.h"
+
+#include "mps/mps_backend.h"
+#include "sharing/exclusive.h"
+#include "sharing/timeslice.h"
+
+namespace pinpoint::daemon {
+
+std::unique_ptr<sharing::Backends> MakeBackends(const SharingSetup& setup) {
+  auto backends = std::make_unique<sharing::Backends>();
+  backends->Add(std::make_unique<sharing::ExclusiveBackend>());
+  backends->Add(std::make_unique<sharing::TimesliceBackend>());
+  if (setup.mps != nullptr)
+    backends->Add(std::make_unique<mps::MpsBackend>(setup.mps, setup.mps_rules));
+  return backends;
+}
+
+}  // namespace pinpoint::daemon
