@@ -1,33 +1,26 @@
-// EnvOnlyMps: an MpsControl that computes each client's environment (per-device pipe and log
-// directories under `mps_root`, pinned memory limit, SM share) and starts no daemon. Used where
-// MPS cannot run (the simulated node, nodes without nvidia-cuda-mps-control): without a control
-// daemon CUDA runs such clients without MPS, and the daemon logs this at start.
+// EnvOnlyMps: the MPS mode (mps_backend.h) computing each client's environment (per-device pipe
+// and log directories under `mps_root`, pinned memory limit, SM share) and starting no daemon.
+// Used where MPS cannot run (the simulated node, nodes without nvidia-cuda-mps-control): without a
+// control daemon CUDA runs such clients without MPS, and the daemon logs this at start.
 #pragma once
 
-#include "mps/mps_control.h"
+#include "mps/mps_backend.h"
 
 namespace pinpoint::mps {
 
-class EnvOnlyMps : public MpsControl {
+class EnvOnlyMps : public MpsBackend {
  public:
   // `mps_root`: absolute directory; <mps_root>/<device uuid>/{pipe,log} are used.
-  explicit EnvOnlyMps(std::string mps_root) : mps_root_(std::move(mps_root)) {}
-  Result<std::map<std::string, std::string>> PrepareClient(const ClientSlice& slice) override;
-  void ReleaseClient(const ClientSlice& slice) override {}
-  Status TerminateClients(const ClientSlice&, const std::vector<int64_t>&, uint64_t) override {
-    return Status::Ok();
-  }
-  std::vector<MpsEvent> Poll(int64_t) override { return {}; }
-  void ResetDevice(int) override {}
-  std::vector<MpsDaemonInfo> Describe() const override { return {}; }
+  explicit EnvOnlyMps(std::string mps_root, sharing::PlacementRules rules = MpsRules())
+      : MpsBackend(std::move(rules)), mps_root_(std::move(mps_root)) {}
+  // Errors: kUnavailable when the directories cannot be made; kInternal for a device uuid that
+  // cannot name a directory.
+  Result<std::map<std::string, std::string>> Prepare(const sharing::Slice& slice) override;
+  void Adopt(const sharing::Slice&) override {}
+  void Release(const sharing::Slice&) override {}
 
  private:
   std::string mps_root_;
 };
-
-// The client environment for a pipe/log directory pair and a slice.
-std::map<std::string, std::string> ClientEnvironment(const std::string& pipe_dir,
-                                                     const std::string& log_dir,
-                                                     const ClientSlice& slice);
 
 }  // namespace pinpoint::mps

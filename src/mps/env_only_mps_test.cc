@@ -19,8 +19,9 @@ TEST(EnvOnlyMpsTest, ClientEnvironmentCarriesDirectoriesAndLimits) {
   TestDir tmp;
   const std::string& root = tmp.path();
   EnvOnlyMps mps(root);
-  ClientSlice slice{0, "GPU-abc", 1000, 1000, 4ull << 30, 20};
-  auto env = mps.PrepareClient(slice);
+  sharing::Slice slice{.device_index = 0, .device_uuid = "GPU-abc", .uid = 1000, .gid = 1000,
+                       .gpu_mem_bytes = 4ull << 30, .gpu_share_pct = 20};
+  auto env = mps.Prepare(slice);
   ASSERT_TRUE(env.ok()) << env.status().ToString();
   EXPECT_EQ(env->at("CUDA_MPS_PIPE_DIRECTORY"), root + "/GPU-abc/pipe");
   EXPECT_EQ(env->at("CUDA_MPS_LOG_DIRECTORY"), root + "/GPU-abc/log");
@@ -28,12 +29,12 @@ TEST(EnvOnlyMpsTest, ClientEnvironmentCarriesDirectoriesAndLimits) {
   EXPECT_EQ(env->at("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"), "20");
 
   slice.gpu_share_pct = 0;
-  auto no_share = mps.PrepareClient(slice);
+  auto no_share = mps.Prepare(slice);
   ASSERT_TRUE(no_share.ok());
   EXPECT_EQ(no_share->count("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"), 0u);
 
   slice.device_uuid = "../escape";
-  EXPECT_FALSE(mps.PrepareClient(slice).ok());
+  EXPECT_FALSE(mps.Prepare(slice).ok());
 }
 
 }  // namespace

@@ -1,13 +1,24 @@
-// The MPS sharing mode (sharing/backend.h): slices of one device are clients of the MPS server
-// of their Unix user, with pinned device memory and SM limits (docs/mps.md). A thin adapter over
-// MpsControl, which runs the control daemons asynchronously (MpsDaemons; EnvOnlyMps where none
-// can run; FakeMps in tests).
+// MPS, the sharing mode (sharing/backend.h): slices of one device are clients of the MPS server
+// of their Unix user, with pinned device memory and SM limits (docs/mps.md). One control daemon
+// per device (a GPU or a MIG instance) and user, each with its own pipe and log directory, so only
+// jobs that carry that pipe directory in their environment become its clients.
+//
+// MpsBackend is what every implementation of the mode shares: its rules, which holds are clients,
+// the variables it owns. The implementations are sharing::Backends themselves: MpsDaemons (runs
+// nvidia-cuda-mps-control, mps_daemons.h), EnvOnlyMps (the environment only, where no daemon can
+// run: env_only_mps.h) and FakeMps (tests, fake_mps.h). Their Prepare sets
+// CUDA_MPS_PIPE_DIRECTORY, CUDA_MPS_LOG_DIRECTORY, CUDA_MPS_PINNED_DEVICE_MEM_LIMIT and, with a
+// share, CUDA_MPS_ACTIVE_THREAD_PERCENTAGE; the process sees its device as CUDA device 0.
+// Not thread-safe: the daemon's main loop owns it.
 #pragma once
 
+#include <cstdint>
+#include <map>
 #include <string>
+#include <vector>
 
-#include "mps/mps_control.h"
 #include "sharing/backend.h"
+#include "sharing/placement_rules.h"
 
 namespace pinpoint::mps {
 
@@ -18,36 +29,41 @@ inline sharing::PlacementRules MpsRules(int client_limit = 48, std::string no_sl
                                  .no_slices_reason = std::move(no_slices_reason)};
 }
 
+// The mode a slot of `slot_gpu_mem_bytes` (0: a whole device) over `devices` devices is held in on
+// an MPS device: one process can be the client of one MPS server only, so a slice over several
+// devices is time-sliced instead (docs/design.md).
+SharingMode MpsHoldsAs(uint64_t slot_gpu_mem_bytes, size_t devices);
+
+// The variables MPS sets (Backend::OwnVariables).
+std::vector<std::string> MpsVariables();
+
 class MpsBackend : public sharing::Backend {
  public:
-  // `control` is not owned and must outlive the backend.
-  MpsBackend(MpsControl* control, sharing::PlacementRules rules)
-      : control_(control), rules_(std::move(rules)) {}
-
-  SharingMode mode() const override { return SharingMode::kMps; }
-  sharing::PlacementRules Rules() const override { return rules_; }
-  // One process can be the client of one MPS server only: a slice over several devices is
-  // time-sliced instead (docs/design.md).
-  SharingMode HoldsAs(uint64_t slot_gpu_mem_bytes, size_t devices) const override;
-  // CUDA_MPS_PIPE_DIRECTORY, CUDA_MPS_LOG_DIRECTORY, CUDA_MPS_PINNED_DEVICE_MEM_LIMIT and
-  // CUDA_MPS_ACTIVE_THREAD_PERCENTAGE (MpsControl::PrepareClient).
-  std::vector<std::string> OwnVariables() const override;
-  Result<std::map<std::string, std::string>> Prepare(const sharing::Slice& slice) override;
-  void Adopt(const sharing::Slice& slice) override;
-  void Release(const sharing::Slice& slice) override;
-  // terminate_client for each of the job's processes that is a client
-  // (MpsControl::TerminateClients).
-  Status StopClients(const sharing::Slice& slice,
-                     const std::function<std::vector<int64_t>()>& pids) override;
-  bool Stopping(uint64_t job_id) const override;
-  std::vector<sharing::Event> Poll(int64_t now_ms) override;
-  std::vector<int> WaitFds() const override;
-  void ResetDevice(int device_index) override;
-  std::map<int, sharing::ServerInfo> Servers() const override;
+  explicit MpsBackend(sharing::PlacementRules rules) : rules_(std::move(rules)) {}
+  SharingMode mode() const final { return SharingMode::kMps; }
+  sharing::PlacementRules Rules() const final { return rules_; }
+  SharingMode HoldsAs(uint64_t slot_gpu_mem_bytes, size_t devices) const final {
+    return MpsHoldsAs(slot_gpu_mem_bytes, devices);
+  }
+  std::vector<std::string> OwnVariables() const final { return MpsVariables(); }
 
  private:
-  MpsControl* control_;
   sharing::PlacementRules rules_;
 };
+
+// "0=1536M": the pinned device-memory limit for CUDA device 0, in whole MiB rounded down
+// (at least 1).
+std::string PinnedMemLimitValue(uint64_t gpu_mem_bytes);
+
+// The client environment for a pipe/log directory pair and a slice.
+std::map<std::string, std::string> ClientEnvironment(const std::string& pipe_dir,
+                                                     const std::string& log_dir,
+                                                     const sharing::Slice& slice);
+
+// An event of the MPS mode (Poll).
+inline sharing::Event MpsEvent(int device_index, sharing::Event::Kind kind, std::string detail,
+                               uint32_t uid = 0) {
+  return sharing::Event{SharingMode::kMps, device_index, kind, uid, std::move(detail)};
+}
 
 }  // namespace pinpoint::mps

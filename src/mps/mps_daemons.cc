@@ -16,7 +16,6 @@
 #include "common/file_util.h"
 #include "common/log.h"
 #include "common/process.h"
-#include "mps/env_only_mps.h"
 #include "mps/mps_text.h"
 #include "pinpoint/escape.h"
 
@@ -93,7 +92,7 @@ std::string MpsDaemons::ServerProgram(const std::string& control_binary) {
 }
 
 MpsDaemons::MpsDaemons(MpsDaemonsOptions options, Clock* clock)
-    : options_(std::move(options)), clock_(clock) {}
+    : MpsBackend(options.rules), options_(std::move(options)), clock_(clock) {}
 
 Result<AsyncCommand> MpsDaemons::StartCommand(uint32_t uid, uint32_t gid,
                                               const std::string& pipe_dir,
@@ -186,8 +185,8 @@ std::vector<std::string> MpsDaemons::NewFaultLines(Daemon& d) {
   return lines;
 }
 
-void MpsDaemons::PollProbe(int index, Daemon& d, int64_t now_ms, std::vector<MpsEvent>& events,
-                           bool* erase) {
+void MpsDaemons::PollProbe(int index, Daemon& d, int64_t now_ms,
+                           std::vector<sharing::Event>& events, bool* erase) {
   // The health probe: looked at, never waited on.
   if (d.probe.running()) {
     // It answered, or it did not in time: killed at its own deadline, or still unanswered at
@@ -199,12 +198,12 @@ void MpsDaemons::PollProbe(int index, Daemon& d, int64_t now_ms, std::vector<Mps
       d.next_probe_ms = now_ms + options_.probe_interval_ms;
     } else if (ended || now_ms - d.probe_started_ms >= options_.probe_timeout_ms) {
       KillUnresponsive(d);
-      events.push_back({index, MpsEvent::Kind::kDaemonUnresponsive,
-                        "the MPS control daemon of uid " + std::to_string(d.uid) + " on device " +
-                            std::to_string(index) + " did not answer within " +
-                            std::to_string(options_.probe_timeout_ms) +
-                            " ms; it and its servers were killed",
-                        d.uid});
+      events.push_back(MpsEvent(
+          index, sharing::Event::Kind::kServerUnresponsive,
+          "the MPS control daemon of uid " + std::to_string(d.uid) + " on device " +
+              std::to_string(index) + " did not answer within " +
+              std::to_string(options_.probe_timeout_ms) + " ms; it and its servers were killed",
+          d.uid));
       *erase = true;  // the device is free: the next client starts a fresh daemon
     }
   } else if (d.clients > 0 && options_.probe_interval_ms > 0 && ControlAlive(d) &&
@@ -220,17 +219,19 @@ void MpsDaemons::PollProbe(int index, Daemon& d, int64_t now_ms, std::vector<Mps
   }
 }
 
-bool MpsDaemons::PollDaemon(int index, Daemon& d, int64_t now_ms, std::vector<MpsEvent>& events) {
+bool MpsDaemons::PollDaemon(int index, Daemon& d, int64_t now_ms,
+                            std::vector<sharing::Event>& events) {
   switch (d.phase) {
     case Phase::kStarting:
       CheckStart(index, d, now_ms);
       if (d.phase == Phase::kRunning) {
-        events.push_back({index, MpsEvent::Kind::kDaemonReady,
-                          "MPS control daemon of device " + std::to_string(index) + " serves uid " +
-                              std::to_string(d.uid),
-                          d.uid});
+        events.push_back(MpsEvent(index, sharing::Event::Kind::kServerReady,
+                                  "MPS control daemon of device " + std::to_string(index) +
+                                      " serves uid " + std::to_string(d.uid),
+                                  d.uid));
       } else if (d.phase == Phase::kFailed) {
-        events.push_back({index, MpsEvent::Kind::kDaemonStartFailed, d.start_error, d.uid});
+        events.push_back(
+            MpsEvent(index, sharing::Event::Kind::kServerStartFailed, d.start_error, d.uid));
       }
       return true;
     case Phase::kFailed:
@@ -242,13 +243,13 @@ bool MpsDaemons::PollDaemon(int index, Daemon& d, int64_t now_ms, std::vector<Mp
         log::Warn("MPS: device {}: the control daemon did not quit in time; killed", index);
       EndQuit(d);
       if (!d.quit_detail.empty())
-        events.push_back({index, MpsEvent::Kind::kDaemonQuit, d.quit_detail, d.uid});
+        events.push_back(MpsEvent(index, sharing::Event::Kind::kServerQuit, d.quit_detail, d.uid));
       return false;
     case Phase::kRunning:
       break;
   }
   for (const auto& line : NewFaultLines(d))
-    events.push_back({index, MpsEvent::Kind::kFatalFault, Printable(line), d.uid});
+    events.push_back(MpsEvent(index, sharing::Event::Kind::kFault, Printable(line), d.uid));
   bool erase = false;
   PollProbe(index, d, now_ms, events, &erase);
   if (erase) return false;
@@ -258,10 +259,10 @@ bool MpsDaemons::PollDaemon(int index, Daemon& d, int64_t now_ms, std::vector<Mp
     d.control = PidFd();
     for (PidFd& server : MpsProcessesOf(kServerProgram, d.pipe_dir, RunsAs(d)))
       d.orphan_servers.push_back(std::move(server));
-    events.push_back({index, MpsEvent::Kind::kDaemonDied,
-                      "MPS control daemon " + std::to_string(dead) + " of device " +
-                          std::to_string(index) + " vanished; restarting it",
-                      d.uid});
+    events.push_back(MpsEvent(index, sharing::Event::Kind::kServerDied,
+                              "MPS control daemon " + std::to_string(dead) + " of device " +
+                                  std::to_string(index) + " vanished; restarting it",
+                              d.uid));
     if (d.clients == 0) KillOrphans(d);
     ++d.restarts;
     Status s = Start(index, d);
@@ -279,8 +280,8 @@ bool MpsDaemons::PollDaemon(int index, Daemon& d, int64_t now_ms, std::vector<Mp
   return true;
 }
 
-std::vector<MpsEvent> MpsDaemons::Poll(int64_t now_ms) {
-  std::vector<MpsEvent> events;
+std::vector<sharing::Event> MpsDaemons::Poll(int64_t now_ms) {
+  std::vector<sharing::Event> events;
   std::erase_if(reaping_, [](const PidFd& child) {
     if (child.Alive()) return false;
     ::waitpid(static_cast<pid_t>(child.pid()), nullptr, WNOHANG);
@@ -339,11 +340,13 @@ void MpsDaemons::QuitAll() {
   terminators_.clear();
 }
 
-std::vector<MpsDaemonInfo> MpsDaemons::Describe() const {
-  std::vector<MpsDaemonInfo> out;
+std::map<int, sharing::ServerInfo> MpsDaemons::Servers() const {
+  std::map<int, sharing::ServerInfo> out;
   for (const auto& [index, d] : daemons_) {
-    out.push_back({index, d.phase == Phase::kRunning && ControlAlive(d), d.uid,
-                   d.control.valid() ? d.control.pid() : 0, d.clients, d.restarts, d.pipe_dir});
+    out[index] = sharing::ServerInfo{index,     d.phase == Phase::kRunning && ControlAlive(d),
+                                     d.uid,     d.control.valid() ? d.control.pid() : 0,
+                                     d.clients, d.restarts,
+                                     d.pipe_dir};
   }
   return out;
 }

@@ -1,16 +1,17 @@
-// MpsDaemons: the real MpsControl. Runs one `nvidia-cuda-mps-control -f` per device for the Unix
-// user whose jobs use it, with CUDA_VISIBLE_DEVICES set to the device's UUID and pipe and log
-// directories <mps_root>/dev<device index>/<uid>/{pipe,log}, owned by that user, mode 0700. Started
-// when the first slice lands on the device, quit when idle for idle_quit_ms, checked on every Poll
-// (control daemon alive, new fatal-fault lines in the server log), restarted after a crash.
-// Commands (get_server_list, get_client_list, terminate_client, quit) go through the control
-// binary with the daemon's pipe directory, as NVIDIA documents, as the daemon's user.
+// MpsDaemons: the MPS mode (mps_backend.h) as it runs on a GPU node. Runs one
+// `nvidia-cuda-mps-control -f` per device for the Unix user whose jobs use it, with
+// CUDA_VISIBLE_DEVICES set to the device's UUID and pipe and log directories <mps_root>/dev<device
+// index>/<uid>/{pipe,log}, owned by that user, mode 0700. Started when the first slice lands on the
+// device, quit when idle for idle_quit_ms, checked on every Poll (control daemon alive, new
+// fatal-fault lines in the server log), restarted after a crash. Commands (get_server_list,
+// get_client_list, terminate_client, quit) go through the control binary with the daemon's pipe
+// directory, as NVIDIA documents, as the daemon's user.
 //
 // Nothing here waits on a user (issue 22): a control daemon's start, every command and a quit run
 // as children the main loop never waits on (AsyncCommand), each with a deadline, looked at by
 // Poll, whose descriptors WaitFds gives to the loop's poll set. While a device's daemon starts or
-// quits, PrepareClient answers kFailedPrecondition ("starting", "quitting") and the job waits;
-// Poll reports kDaemonReady / kDaemonStartFailed / kDaemonQuit when that changes.
+// quits, Prepare answers kFailedPrecondition ("starting", "quitting") and the job waits;
+// Poll reports kServerReady / kServerStartFailed / kServerQuit when that changes.
 //
 // Trust (docs/security.md): the pipe and log directories belong to the user, so nothing read from
 // them is trusted. The control daemon runs in the foreground as pinpointd's child and is held by
@@ -18,9 +19,10 @@
 // is adopted, and a dead daemon's servers are killed, only when /proc shows every uid of the
 // process to be the device user's, checked through a pidfd, so root never signals a process the
 // user could not signal themselves. Fatal-fault lines in the server log are claims of that user
-// (MpsEvent::uid), read with bounded, non-following reads (ServerLogScanner).
+// (sharing::Event::uid), read with bounded, non-following reads (ServerLogScanner).
 #pragma once
 
+#include <functional>
 #include <map>
 #include <set>
 
@@ -28,13 +30,14 @@
 #include "common/file_util.h"
 #include "common/process.h"
 #include "mps/async_command.h"
-#include "mps/mps_control.h"
+#include "mps/mps_backend.h"
 #include "mps/server_log_scanner.h"
 
 namespace pinpoint::mps {
 
 struct MpsDaemonsOptions {
   std::string mps_root;                              // absolute
+  sharing::PlacementRules rules = MpsRules();        // the mode's (MpsRulesOf in the daemon)
   std::string control_binary = "nvidia-cuda-mps-control";
   int64_t idle_quit_ms = 60000;                      // 0: never quit an idle daemon
   bool switch_user = false;  // run each daemon as its user (pinpointd is root)
@@ -43,7 +46,7 @@ struct MpsDaemonsOptions {
   int command_timeout_ms = 10000;
   // A daemon with clients is asked `get_server_list` this often, by a child process the main loop
   // never waits on (Poll looks at it); one that has not answered within probe_timeout_ms is
-  // unresponsive (MpsEvent::kDaemonUnresponsive). 0: no probes.
+  // unresponsive (sharing::Event::Kind::kServerUnresponsive). 0: no probes.
   int64_t probe_interval_ms = 2000;
   int64_t probe_timeout_ms = 5000;
 };
@@ -51,7 +54,7 @@ struct MpsDaemonsOptions {
 // The most a control command may print; an answer that is longer is refused.
 inline constexpr size_t kMaxCommandOutputBytes = 64 * 1024;
 
-class MpsDaemons : public MpsControl {
+class MpsDaemons : public MpsBackend {
  public:
   MpsDaemons(MpsDaemonsOptions options, Clock* clock);
   ~MpsDaemons() override = default;
@@ -62,19 +65,34 @@ class MpsDaemons : public MpsControl {
   // the control program, else in PATH; "" when neither has one.
   static std::string ServerProgram(const std::string& control_binary);
 
-  Result<std::map<std::string, std::string>> PrepareClient(const ClientSlice& slice) override;
-  void AdoptClient(const ClientSlice& slice) override;
-  void ReleaseClient(const ClientSlice& slice) override;
-  Status TerminateClients(const ClientSlice& slice, const std::vector<int64_t>& pids,
-                          uint64_t key) override;
-  bool Terminating(uint64_t key) const override;
-  std::vector<MpsEvent> Poll(int64_t now_ms) override;
+  // Makes sure the device's control daemon for slice.uid runs (starting it, or replacing an idle
+  // one of another user) and returns the client's variables (mps_backend.h). Never waits.
+  // Errors: kUnavailable when no daemon can be started (the reason); kFailedPrecondition when
+  // another user's clients still use the device, or while its daemon starts or the previous
+  // user's quits (ask again after Poll reports kServerReady or kServerQuit).
+  Result<std::map<std::string, std::string>> Prepare(const sharing::Slice& slice) override;
+  // Counts the client again, starting its daemon when none runs (without waiting).
+  void Adopt(const sharing::Slice& slice) override;
+  // The device may be quit once idle.
+  void Release(const sharing::Slice& slice) override;
+  // Safe cancel, step one: asks the device's MPS server to terminate each of pids() that is its
+  // client (terminate_client), so no client is killed by a signal with GPU work in flight. Pids
+  // that are not clients are ignored. Stopping(slice.job_id) stays true until the exchange has
+  // ended (answered, failed, or past its deadline). Errors: kUnavailable when the daemon cannot
+  // be asked (then nothing is in flight).
+  Status StopClients(const sharing::Slice& slice,
+                     const std::function<std::vector<int64_t>()>& pids) override;
+  bool Stopping(uint64_t job_id) const override;
+  // Health checks, fault lines, starts and quits in flight, idle quits.
+  std::vector<sharing::Event> Poll(int64_t now_ms) override;
+  // After a fault, once the device's old clients are gone: quits its daemons, so the next client
+  // gets a fresh server.
   void ResetDevice(int device_index) override;
-  std::vector<MpsDaemonInfo> Describe() const override;
+  // The devices that have a control daemon.
+  std::map<int, sharing::ServerInfo> Servers() const override;
   std::vector<int> WaitFds() const override;
-
-  // MpsControl::Prestart; a start that fails later is logged by Poll.
-  Status Prestart(const ClientSlice& slice) override;
+  // A start that fails later is reported by Poll (kServerStartFailed).
+  Status Prestart(const sharing::Slice& slice) override;
 
   // Quits every daemon it started and waits (at most about 5 s each) until they are gone: for
   // tests and admins, never on the main loop (pinpointd does not call this on a normal stop:
@@ -86,7 +104,7 @@ class MpsDaemons : public MpsControl {
     kStarting,  // the control daemon was forked; its control socket has not appeared yet
     kRunning,
     kQuitting,  // asked to quit (idle, handed to another user, reset); gone once it exits
-    kFailed,    // its start failed: start_error says why; the next PrepareClient reports it
+    kFailed,    // its start failed: start_error says why; the next Prepare reports it
   };
   // A start in flight: the forked control daemon, the pipe its exec closes, and an inotify
   // watch on the pipe directory set up before the fork, so the socket cannot appear unseen.
@@ -128,7 +146,7 @@ class MpsDaemons : public MpsControl {
     int64_t probe_started_ms = 0;
     int64_t next_probe_ms = 0;
   };
-  // A safe cancel in flight (TerminateClients): the command running now, and what is left to ask.
+  // A safe cancel in flight (StopClients): the command running now, and what is left to ask.
   struct Terminator {
     int device_index = 0;
     uint32_t uid = 0;
@@ -166,13 +184,14 @@ class MpsDaemons : public MpsControl {
   bool ControlAlive(const Daemon& d) const;
   std::vector<std::string> NewFaultLines(Daemon& d);
   // Poll's look at one device: events out; false when the entry is to be erased.
-  bool PollDaemon(int index, Daemon& d, int64_t now_ms, std::vector<MpsEvent>& events);
-  void PollProbe(int index, Daemon& d, int64_t now_ms, std::vector<MpsEvent>& events, bool* erase);
+  bool PollDaemon(int index, Daemon& d, int64_t now_ms, std::vector<sharing::Event>& events);
+  void PollProbe(int index, Daemon& d, int64_t now_ms, std::vector<sharing::Event>& events,
+                 bool* erase);
 
   MpsDaemonsOptions options_;
   Clock* clock_;
   std::map<int, Daemon> daemons_;  // by device index
-  std::map<uint64_t, Terminator> terminators_;  // by the caller's key
+  std::map<uint64_t, Terminator> terminators_;  // by job id
   std::vector<PidFd> reaping_;      // children killed or ended, reaped once they are gone
 };
 

@@ -16,13 +16,12 @@
 #include "common/file_util.h"
 #include "common/log.h"
 #include "common/process.h"
-#include "mps/env_only_mps.h"
 #include "mps/mps_text.h"
 #include "pinpoint/escape.h"
 
 namespace pinpoint::mps {
 
-Result<std::map<std::string, std::string>> MpsDaemons::PrepareClient(const ClientSlice& slice) {
+Result<std::map<std::string, std::string>> MpsDaemons::Prepare(const sharing::Slice& slice) {
   if (slice.device_uuid.empty() || slice.device_uuid.find('/') != std::string::npos)
     return Internal("bad device uuid '" + slice.device_uuid + "'");
   std::string device = "device " + std::to_string(slice.device_index);
@@ -78,8 +77,8 @@ Result<std::map<std::string, std::string>> MpsDaemons::PrepareClient(const Clien
   return ClientEnvironment(d.pipe_dir, d.log_dir, slice);
 }
 
-void MpsDaemons::AdoptClient(const ClientSlice& slice) {
-  auto env = PrepareClient(slice);
+void MpsDaemons::Adopt(const sharing::Slice& slice) {
+  auto env = Prepare(slice);
   if (env.ok()) return;
   auto it = daemons_.find(slice.device_index);
   if (it != daemons_.end() && it->second.uid == slice.uid && it->second.phase != Phase::kFailed) {
@@ -90,16 +89,16 @@ void MpsDaemons::AdoptClient(const ClientSlice& slice) {
   }
 }
 
-Status MpsDaemons::Prestart(const ClientSlice& slice) {
-  auto env = PrepareClient(slice);
+Status MpsDaemons::Prestart(const sharing::Slice& slice) {
+  auto env = Prepare(slice);
   if (!env.ok() && env.status().code() != Code::kFailedPrecondition) return env.status();
-  if (env.ok()) ReleaseClient(slice);
+  if (env.ok()) Release(slice);
   auto it = daemons_.find(slice.device_index);
   if (it != daemons_.end()) it->second.keep = true;
   return Status::Ok();
 }
 
-void MpsDaemons::ReleaseClient(const ClientSlice& slice) {
+void MpsDaemons::Release(const sharing::Slice& slice) {
   auto it = daemons_.find(slice.device_index);
   if (it == daemons_.end()) return;
   Daemon& d = it->second;
@@ -110,8 +109,9 @@ void MpsDaemons::ReleaseClient(const ClientSlice& slice) {
   }
 }
 
-Status MpsDaemons::TerminateClients(const ClientSlice& slice, const std::vector<int64_t>& pids,
-                                    uint64_t key) {
+Status MpsDaemons::StopClients(const sharing::Slice& slice,
+                               const std::function<std::vector<int64_t>()>& pids) {
+  uint64_t key = slice.job_id;
   auto it = daemons_.find(slice.device_index);
   if (it == daemons_.end() || it->second.phase != Phase::kRunning || !ControlAlive(it->second))
     return Status::Ok();
@@ -122,7 +122,8 @@ Status MpsDaemons::TerminateClients(const ClientSlice& slice, const std::vector<
   t.gid = d.gid;
   t.pipe_dir = d.pipe_dir;
   t.log_dir = d.log_dir;
-  t.pids.insert(pids.begin(), pids.end());
+  std::vector<int64_t> listed = pids();
+  t.pids.insert(listed.begin(), listed.end());
   t.asks = {"get_server_list"};
   t.deadline_ms = clock_->NowMs() + options_.command_timeout_ms;
   auto old = terminators_.find(key);
@@ -135,7 +136,7 @@ Status MpsDaemons::TerminateClients(const ClientSlice& slice, const std::vector<
   return Status::Ok();
 }
 
-bool MpsDaemons::Terminating(uint64_t key) const { return terminators_.count(key) > 0; }
+bool MpsDaemons::Stopping(uint64_t job_id) const { return terminators_.count(job_id) > 0; }
 
 bool MpsDaemons::Advance(Terminator& t, int64_t now_ms) {
   std::string device = "device " + std::to_string(t.device_index);

@@ -40,8 +40,8 @@ class MpsDaemonsTest : public ::testing::Test {
   void TearDown() override {
     mps_->QuitAll();
   }
-  ClientSlice Slice(int device, uint32_t uid) {
-    ClientSlice s;
+  sharing::Slice Slice(int device, uint32_t uid) {
+    sharing::Slice s;
     s.device_index = device;
     s.device_uuid = "GPU-" + std::to_string(device);
     s.uid = uid;
@@ -61,13 +61,19 @@ class MpsDaemonsTest : public ::testing::Test {
     auto stat = ReadFile("/proc/" + std::to_string(pid) + "/stat");
     return stat.ok() && stat->find(") Z") == std::string::npos;
   }
-  // The daemon of `device` as Describe reports it; a default one (device -1) when there is none.
-  static MpsDaemonInfo Info(const MpsControl& mps, int device) {
-    for (const auto& d : mps.Describe())
-      if (d.device_index == device) return d;
-    MpsDaemonInfo none;
+  // The daemon of `device` as Servers reports it; a default one (device -1) when there is none.
+  static sharing::ServerInfo Info(const MpsDaemons& mps, int device) {
+    for (const auto& [index, d] : mps.Servers())
+      if (index == device) return d;
+    sharing::ServerInfo none;
     none.device_index = -1;
     return none;
+  }
+  // Slice(device, uid) of job `job_id` (a safe cancel is keyed by its job).
+  sharing::Slice JobSlice(int device, uint32_t uid, uint64_t job_id) {
+    sharing::Slice s = Slice(device, uid);
+    s.job_id = job_id;
+    return s;
   }
   int64_t ControlPid(int device) { return Info(*mps_, device).control_pid; }
 
@@ -83,10 +89,10 @@ class MpsDaemonsTest : public ::testing::Test {
   }
   // PrepareClient asked again, as the node does, while it waits for a start or a quit.
   // The events of its start and quits are not kept.
-  Result<std::map<std::string, std::string>> Prepare(MpsDaemons& mps, const ClientSlice& slice) {
+  Result<std::map<std::string, std::string>> Prepare(MpsDaemons& mps, const sharing::Slice& slice) {
     size_t events = events_.size();
     for (;;) {
-      auto env = mps.PrepareClient(slice);
+      auto env = mps.Prepare(slice);
       bool waits = !env.ok() && env.status().code() == Code::kFailedPrecondition &&
                    env.status().message().find("serves uid") == std::string::npos;
       if (!waits || !Wait(mps)) {
@@ -95,9 +101,9 @@ class MpsDaemonsTest : public ::testing::Test {
       }
     }
   }
-  Result<std::map<std::string, std::string>> Prepare(const ClientSlice& slice) { return Prepare(*mps_, slice); }
+  Result<std::map<std::string, std::string>> Prepare(const sharing::Slice& slice) { return Prepare(*mps_, slice); }
   // Polls as the loop does until `kind` has been reported.
-  bool WaitFor(MpsDaemons& mps, MpsEvent::Kind kind) {
+  bool WaitFor(MpsDaemons& mps, sharing::Event::Kind kind) {
     for (;;) {
       for (const auto& e : events_)
         if (e.kind == kind) return true;
@@ -109,7 +115,7 @@ class MpsDaemonsTest : public ::testing::Test {
   const std::string root_ = tmp_.path();
   FakeClock clock_;
   std::unique_ptr<MpsDaemons> mps_;
-  std::vector<MpsEvent> events_;
+  std::vector<sharing::Event> events_;
 };
 
 }  // namespace pinpoint::mps

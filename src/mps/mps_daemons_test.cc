@@ -53,7 +53,7 @@ TEST_F(MpsDaemonsTest, AnotherUserWaitsForTheDeviceToDrainThenGetsAFreshDaemon) 
   auto refused = Prepare(Slice(0, other));
   ASSERT_FALSE(refused.ok());
   EXPECT_EQ(refused.status().code(), Code::kFailedPrecondition);
-  mps_->ReleaseClient(Slice(0, me));
+  mps_->Release(Slice(0, me));
   auto env = Prepare(Slice(0, other));
   ASSERT_TRUE(env.ok()) << env.status().ToString();
   EXPECT_EQ(env->at("CUDA_MPS_PIPE_DIRECTORY"), Pipe(0, other));
@@ -66,26 +66,26 @@ TEST_F(MpsDaemonsTest, IdleDeviceIsHandedToTheNextUser) {
   uint32_t me = ::getuid();
   ASSERT_TRUE(Prepare(Slice(0, me)).ok());
   int64_t first = ControlPid(0);
-  mps_->ReleaseClient(Slice(0, me));
+  mps_->Release(Slice(0, me));
   // Same user again after release: the daemon is reused.
   ASSERT_TRUE(Prepare(Slice(0, me)).ok());
   EXPECT_EQ(ControlPid(0), first);
-  mps_->ReleaseClient(Slice(0, me));
+  mps_->Release(Slice(0, me));
   mps_->ResetDevice(0);
-  ASSERT_TRUE(WaitFor(*mps_, MpsEvent::Kind::kDaemonQuit));
+  ASSERT_TRUE(WaitFor(*mps_, sharing::Event::Kind::kServerQuit));
   EXPECT_NE(Commands(0, me).find("quit"), std::string::npos);
-  EXPECT_TRUE(mps_->Describe().empty());
+  EXPECT_TRUE(mps_->Servers().empty());
 }
 
-TEST_F(MpsDaemonsTest, TerminateClientsAsksTheServerForExactlyTheJobsClients) {
+TEST_F(MpsDaemonsTest, StopClientsAsksTheServerForExactlyTheJobsClients) {
   uint32_t me = ::getuid();
   ASSERT_TRUE(Prepare(Slice(0, me)).ok());
   std::ofstream(Pipe(0, me) + "/fake_servers") << "4242\n";
   std::ofstream(Pipe(0, me) + "/fake_clients") << "555\n556\n";
-  ASSERT_TRUE(mps_->TerminateClients(Slice(0, me), {556, 999}, 1).ok());
-  while (mps_->Terminating(1) && Wait(*mps_)) {
+  ASSERT_TRUE(mps_->StopClients(JobSlice(0, me, 1), [] { return std::vector<int64_t>{556, 999}; }).ok());
+  while (mps_->Stopping(1) && Wait(*mps_)) {
   }
-  EXPECT_FALSE(mps_->Terminating(1));
+  EXPECT_FALSE(mps_->Stopping(1));
   std::string cmds = Commands(0, me);
   EXPECT_NE(cmds.find("get_client_list 4242"), std::string::npos) << cmds;
   EXPECT_NE(cmds.find("terminate_client 4242 556"), std::string::npos) << cmds;
@@ -101,8 +101,8 @@ TEST_F(MpsDaemonsTest, CrashedControlDaemonIsNoticedAndRestarted) {
   ASSERT_TRUE(WaitForExit(first, 60'000));  // until the kernel has ended it
   auto events = mps_->Poll(clock_.NowMs());
   ASSERT_EQ(events.size(), 1u);
-  EXPECT_EQ(events[0].kind, MpsEvent::Kind::kDaemonDied);
-  ASSERT_TRUE(WaitFor(*mps_, MpsEvent::Kind::kDaemonReady)) << "started again";
+  EXPECT_EQ(events[0].kind, sharing::Event::Kind::kServerDied);
+  ASSERT_TRUE(WaitFor(*mps_, sharing::Event::Kind::kServerReady)) << "started again";
   int64_t second = ControlPid(0);
   EXPECT_NE(second, first);
   EXPECT_TRUE(Alive(second));
@@ -119,7 +119,7 @@ TEST_F(MpsDaemonsTest, FatalFaultLinesInTheServerLogAreReportedOnce) {
       << "[2026-11-22 03:44:56.307 Server   427] Client {PID: 505, Context: 1} encountered a fatal GPU error.\n";
   auto events = mps_->Poll(clock_.NowMs());
   ASSERT_EQ(events.size(), 1u);
-  EXPECT_EQ(events[0].kind, MpsEvent::Kind::kFatalFault);
+  EXPECT_EQ(events[0].kind, sharing::Event::Kind::kFault);
   EXPECT_NE(events[0].detail.find("PID: 505"), std::string::npos);
   EXPECT_EQ(events[0].uid, me) << "the claim is that user's";
   EXPECT_TRUE(mps_->Poll(clock_.NowMs()).empty());
@@ -145,7 +145,7 @@ TEST_F(MpsDaemonsTest, AFaultEarlyInARestartedDaemonsOutputIsReported) {
       << std::string(8000, 'y') << "\n";
   auto events = mps_->Poll(clock_.NowMs());
   ASSERT_EQ(events.size(), 1u);
-  EXPECT_EQ(events[0].kind, MpsEvent::Kind::kFatalFault);
+  EXPECT_EQ(events[0].kind, sharing::Event::Kind::kFault);
   EXPECT_NE(events[0].detail.find("PID: 88"), std::string::npos);
 }
 
@@ -155,12 +155,12 @@ TEST_F(MpsDaemonsTest, IdleDaemonQuitsAfterTheConfiguredTime) {
   int64_t pid = ControlPid(0);
   clock_.AdvanceMs(120000);
   EXPECT_TRUE(mps_->Poll(clock_.NowMs()).empty()) << "a daemon with a client never idles out";
-  mps_->ReleaseClient(Slice(0, me));
+  mps_->Release(Slice(0, me));
   clock_.AdvanceMs(59999);
   EXPECT_TRUE(mps_->Poll(clock_.NowMs()).empty());
   clock_.AdvanceMs(1);
   EXPECT_TRUE(mps_->Poll(clock_.NowMs()).empty()) << "asked to quit; gone later";
-  ASSERT_TRUE(WaitFor(*mps_, MpsEvent::Kind::kDaemonQuit));
+  ASSERT_TRUE(WaitFor(*mps_, sharing::Event::Kind::kServerQuit));
   ASSERT_EQ(events_.size(), 1u);
   EXPECT_FALSE(Alive(pid));
 }
@@ -179,9 +179,9 @@ TEST(MpsDaemonsLongPathTest, TooLongPipeDirectoryIsRefusedWithTheReason) {
   o.mps_root = "/tmp/" + std::string(90, 'x');
   o.control_binary = PINPOINT_SOURCE_DIR "/tests/fake_mps/nvidia-cuda-mps-control";
   MpsDaemons mps(o, &clock);
-  ClientSlice s;
+  sharing::Slice s;
   s.device_uuid = "GPU-0";
-  auto env = mps.PrepareClient(s);
+  auto env = mps.Prepare(s);
   ASSERT_FALSE(env.ok());
   EXPECT_NE(env.status().message().find("too long for a Unix socket"), std::string::npos);
 }
@@ -191,15 +191,15 @@ TEST(MpsDaemonsLongPathTest, TooLongPipeDirectoryIsRefusedWithTheReason) {
 TEST_F(MpsDaemonsTest, HungControlBinaryIsUnavailableNotAHungDaemon) {
   MpsDaemons mps(Options(3600 * 1000), &clock_);  // an hour: a start waited on would hang the test
   std::ofstream(root_ + "/hang-start") << "";
-  auto env = mps.PrepareClient(Slice(0, ::getuid()));
+  auto env = mps.Prepare(Slice(0, ::getuid()));
   ASSERT_FALSE(env.ok());
   EXPECT_EQ(env.status().code(), Code::kFailedPrecondition) << env.status().ToString();
   EXPECT_NE(env.status().message().find("is starting"), std::string::npos) << env.status().message();
   clock_.AdvanceMs(3600 * 1000);
   auto events = mps.Poll(clock_.NowMs());
   ASSERT_EQ(events.size(), 1u);
-  EXPECT_EQ(events[0].kind, MpsEvent::Kind::kDaemonStartFailed);
-  env = mps.PrepareClient(Slice(0, ::getuid()));
+  EXPECT_EQ(events[0].kind, sharing::Event::Kind::kServerStartFailed);
+  env = mps.Prepare(Slice(0, ::getuid()));
   ASSERT_FALSE(env.ok());
   EXPECT_EQ(env.status().code(), Code::kUnavailable);
   EXPECT_NE(env.status().message().find("did not answer"), std::string::npos) << env.status().message();
@@ -214,7 +214,7 @@ TEST_F(MpsDaemonsTest, ADeadDaemonsSocketIsNotTakenForTheNewDaemonsReadiness) {
   std::ofstream(Pipe(0, ::getuid()) + "/control") << "";
   std::ofstream(root_ + "/hang-start") << "";  // the new daemon never makes its socket
   for (int i = 0; i < 5; ++i) {
-    auto env = mps.PrepareClient(Slice(0, ::getuid()));
+    auto env = mps.Prepare(Slice(0, ::getuid()));
     ASSERT_FALSE(env.ok()) << "try " << i << ": ready on the old daemon's socket";
     // Until the child has removed the old socket (just before its exec), and once more after: a
     // child that got there before the first look leaves nothing to wake a poll without a bound.
@@ -226,7 +226,7 @@ TEST_F(MpsDaemonsTest, ADeadDaemonsSocketIsNotTakenForTheNewDaemonsReadiness) {
     }
     clock_.AdvanceMs(300);
     mps.Poll(clock_.NowMs());
-    env = mps.PrepareClient(Slice(0, ::getuid()));
+    env = mps.Prepare(Slice(0, ::getuid()));
     ASSERT_FALSE(env.ok());
     EXPECT_NE(env.status().message().find("did not answer"), std::string::npos) << env.status().message();
     std::ofstream(Pipe(0, ::getuid()) + "/control") << "";
@@ -271,7 +271,7 @@ TEST_F(MpsDaemonsTest, AControlDaemonThatStopsAnsweringIsKilledAndTheDeviceFreed
   clock_.AdvanceMs(1);
   auto events = mps.Poll(clock_.NowMs());
   ASSERT_EQ(events.size(), 1u);
-  EXPECT_EQ(events[0].kind, MpsEvent::Kind::kDaemonUnresponsive);
+  EXPECT_EQ(events[0].kind, sharing::Event::Kind::kServerUnresponsive);
   EXPECT_EQ(events[0].uid, ::getuid());
   EXPECT_NE(events[0].detail.find("did not answer within 5000 ms"), std::string::npos) << events[0].detail;
   EXPECT_EQ(Info(mps, 0).device_index, -1) << "the device has no daemon now";
@@ -295,20 +295,20 @@ TEST_F(MpsDaemonsTest, AProbeKilledAtItsCommandDeadlineIsNoAnswer) {
   clock_.AdvanceMs(1000);
   auto events = mps.Poll(clock_.NowMs());
   ASSERT_EQ(events.size(), 1u);
-  EXPECT_EQ(events[0].kind, MpsEvent::Kind::kDaemonUnresponsive);
+  EXPECT_EQ(events[0].kind, sharing::Event::Kind::kServerUnresponsive);
   ::unlink((root_ + "/hang-commands").c_str());
   mps.QuitAll();
 }
 
 TEST_F(MpsDaemonsTest, PrestartRunsADaemonWithoutAClient) {
   ASSERT_TRUE(mps_->Prestart(Slice(0, ::getuid())).ok());
-  ASSERT_TRUE(WaitFor(*mps_, MpsEvent::Kind::kDaemonReady));
+  ASSERT_TRUE(WaitFor(*mps_, sharing::Event::Kind::kServerReady));
   EXPECT_EQ(Info(*mps_, 0).clients, 0);
   EXPECT_TRUE(Info(*mps_, 0).running);
   ASSERT_TRUE(Prepare(Slice(0, ::getuid())).ok());
   std::string cmds = Commands(0, ::getuid());
   EXPECT_EQ(cmds.find("start"), cmds.rfind("start")) << "the prestarted daemon is reused";
-  mps_->ReleaseClient(Slice(0, ::getuid()));
+  mps_->Release(Slice(0, ::getuid()));
   clock_.AdvanceMs(10 * 60000);
   EXPECT_TRUE(mps_->Poll(clock_.NowMs()).empty()) << "a prestarted daemon is kept when idle";
 }

@@ -61,7 +61,7 @@ TEST_F(MpsDaemonsTest, APidPlantedInThePipeDirectoryIsNeverSignalled) {
   // keep their daemon from quitting, so pinpointd has to kill it.
   std::ofstream(Pipe(0, me) + "/nvidia-cuda-mps-control.pid", std::ios::trunc) << victim << "\n";
   std::ofstream(root_ + "/ignore-quit") << "";
-  mps.ReleaseClient(Slice(0, me));
+  mps.Release(Slice(0, me));
   mps.ResetDevice(0);
   clock_.AdvanceMs(300);  // the quit's deadline: a daemon that does not quit is killed
   mps.Poll(clock_.NowMs());
@@ -84,8 +84,8 @@ TEST_F(MpsDaemonsTest, ADeadDaemonsServersAreKilledOnlyWhenTheyRunAsTheDeviceUse
   ASSERT_TRUE(WaitForExit(control, 60'000));
   auto events = mps_->Poll(clock_.NowMs());
   ASSERT_FALSE(events.empty());
-  EXPECT_EQ(events[0].kind, MpsEvent::Kind::kDaemonDied);
-  mps_->ReleaseClient(Slice(0, 0));  // the last client gone: the dead daemon's servers go too
+  EXPECT_EQ(events[0].kind, sharing::Event::Kind::kServerDied);
+  mps_->Release(Slice(0, 0));  // the last client gone: the dead daemon's servers go too
   std::optional<int> ended = WaitChild(orphan, 60'000);
   ASSERT_TRUE(ended.has_value()) << "the orphan was not killed";
   int status = *ended;
@@ -111,7 +111,7 @@ TEST_F(MpsDaemonsTest, AProcessOfAnotherUserIsNeverAdoptedAsTheDaemon) {
   pid_t impostor = Bystander("nvidia-cuda-mps-control", Pipe(0, 0), 65534, 0);
   ASSERT_TRUE(Prepare(Slice(0, 0)).ok());
   EXPECT_NE(ControlPid(0), impostor);
-  mps_->ReleaseClient(Slice(0, 0));
+  mps_->Release(Slice(0, 0));
   mps_->ResetDevice(0);
   EXPECT_TRUE(StillRuns(impostor));
   EndBystander(impostor);
@@ -128,15 +128,15 @@ TEST_F(MpsDaemonsTest, ASafeCancelNeverWaitsForAServerThatDoesNotAnswer) {
   ASSERT_TRUE(Prepare(mps, Slice(0, me)).ok());
   std::ofstream(Pipe(0, me) + "/fake_servers") << "4242\n";
   std::ofstream(root_ + "/hang-commands") << "";
-  ASSERT_TRUE(mps.TerminateClients(Slice(0, me), {556}, 7).ok());
-  EXPECT_TRUE(mps.Terminating(7));
-  EXPECT_FALSE(mps.Terminating(8));
+  ASSERT_TRUE(mps.StopClients(JobSlice(0, me, 7), [] { return std::vector<int64_t>{556}; }).ok());
+  EXPECT_TRUE(mps.Stopping(7));
+  EXPECT_FALSE(mps.Stopping(8));
   ASSERT_FALSE(mps.WaitFds().empty()) << "the command is in the loop's poll set";
   mps.Poll(clock_.NowMs());
-  EXPECT_TRUE(mps.Terminating(7)) << "still unanswered";
+  EXPECT_TRUE(mps.Stopping(7)) << "still unanswered";
   clock_.AdvanceMs(3600 * 1000);
   mps.Poll(clock_.NowMs());
-  EXPECT_FALSE(mps.Terminating(7)) << "given up at its deadline";
+  EXPECT_FALSE(mps.Stopping(7)) << "given up at its deadline";
   EXPECT_EQ(Commands(0, me).find("get_client_list"), std::string::npos) << "nothing asked after no answer";
   ::unlink((root_ + "/hang-commands").c_str());
   mps.QuitAll();
@@ -151,12 +151,12 @@ TEST_F(MpsDaemonsTest, CommandsRunAsTheDevicesUser) {
   ASSERT_TRUE(Prepare(Slice(0, 65534)).ok());
   std::ofstream(Pipe(0, 65534) + "/fake_servers") << "4242\n";
   std::ofstream(Pipe(0, 65534) + "/fake_clients") << "1\n";
-  ASSERT_TRUE(mps_->TerminateClients(Slice(0, 65534), {1}, 1).ok());
-  while (mps_->Terminating(1) && Wait(*mps_)) {
+  ASSERT_TRUE(mps_->StopClients(JobSlice(0, 65534, 1), [] { return std::vector<int64_t>{1}; }).ok());
+  while (mps_->Stopping(1) && Wait(*mps_)) {
   }
-  mps_->ReleaseClient(Slice(0, 65534));
+  mps_->Release(Slice(0, 65534));
   mps_->ResetDevice(0);  // `quit`, run by the stand-in as uid 65534, ends the daemon
-  ASSERT_TRUE(WaitFor(*mps_, MpsEvent::Kind::kDaemonQuit));
+  ASSERT_TRUE(WaitFor(*mps_, sharing::Event::Kind::kServerQuit));
   EXPECT_EQ(Commands(0, 65534), "start 65534\nget_server_list \nget_client_list 4242\nterminate_client 4242 1\nquit \n");
   auto uids = ReadFile(Pipe(0, 65534) + "/fake_command_uids");
   ASSERT_TRUE(uids.ok());

@@ -1,8 +1,9 @@
-// sharing::Backend: everything a sharing mode does, behind one interface (docs/design.md,
-// "Adding a sharing mode"). The scheduler learns a mode's placements from Rules(); the node
-// asks the backend of an allocation's mode to prepare, adopt, release and stop each job's hold on
-// a device, and hears its faults through Poll. Exclusive and timeslice are sharing/exclusive.h
-// and sharing/timeslice.h; MPS is mps/mps_backend.h. Backends (backends.h) holds one per mode.
+// sharing::Backend: everything a sharing mode does, behind one interface (docs/design.md, "Adding a
+// sharing mode"). The scheduler learns a mode's placements from Rules(); the node asks the backend
+// of an allocation's mode to prepare, adopt, release and stop each job's hold on a device, and
+// hears its faults through Poll. Exclusive and timeslice are sharing/exclusive.h and
+// sharing/timeslice.h; MPS is mps/mps_backend.h (MpsDaemons, EnvOnlyMps). Backends (backends.h)
+// holds one per mode.
 //
 // Not thread-safe: the daemon's main loop owns every backend. No method may wait on anything a
 // user controls (a daemon the user can stop, a file the user can write): work that can block
@@ -116,6 +117,13 @@ class Backend {
   virtual void ResetDevice(int device_index) { (void)device_index; }
   // The servers this backend runs, by device index.
   virtual std::map<int, ServerInfo> Servers() const { return {}; }
+  // Starts slice.uid's server on the device now, with no job yet, and keeps it even while idle
+  // (config mps_prestart_user). A mode without servers: nothing. A start that fails later is
+  // reported by Poll. Errors: kUnavailable when it cannot be started at all.
+  virtual Status Prestart(const Slice& slice) {
+    (void)slice;
+    return Status::Ok();
+  }
 };
 
 }  // namespace pinpoint::sharing

@@ -29,9 +29,11 @@ class RefusingBackend : public Backend {
 }  // namespace
 
 void Backends::Add(std::unique_ptr<Backend> backend) {
-  SharingMode mode = backend->mode();
-  backends_[mode] = std::move(backend);
+  Use(backend.get());
+  owned_.push_back(std::move(backend));
 }
+
+void Backends::Use(Backend* backend) { backends_[backend->mode()] = backend; }
 
 Backend& Backends::For(SharingMode mode) const {
   auto it = backends_.find(mode);

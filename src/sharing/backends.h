@@ -16,6 +16,8 @@ class Backends {
  public:
   // Registers `backend` for its mode, replacing the one there.
   void Add(std::unique_ptr<Backend> backend);
+  // The same for a backend owned elsewhere (not null; it must outlive this).
+  void Use(Backend* backend);
   bool Has(SharingMode mode) const { return backends_.count(mode) > 0; }
   // The backend of `mode`. A mode with none registered gets one that refuses: its devices take
   // no slices and every Prepare is kUnavailable, naming the mode (never a silent fallback).
@@ -34,7 +36,8 @@ class Backends {
   std::map<int, ServerInfo> Servers() const;
 
  private:
-  std::map<SharingMode, std::unique_ptr<Backend>> backends_;
+  std::map<SharingMode, Backend*> backends_;
+  std::vector<std::unique_ptr<Backend>> owned_;  // those given by Add
   mutable std::map<SharingMode, std::unique_ptr<Backend>> refusing_;  // For's stand-ins
 };
 

@@ -99,7 +99,7 @@ TEST_F(ConstraintsTest, AJobPastItsLimitIsStoppedAsACancelStopsItAndEndsTimeLimi
   Step();
   ASSERT_EQ(launcher_.signals().size(), 1u);
   EXPECT_EQ(launcher_.signals()[0], (std::pair<JobId, int>{id, SIGTERM}));
-  ASSERT_EQ(mps_.terminated().size(), 1u) << "MPS terminate_client first, as for a cancel";
+  ASSERT_EQ(mps_.stopped().size(), 1u) << "MPS terminate_client first, as for a cancel";
   JobRecord stopping = Job(id);
   EXPECT_TRUE(stopping.cancel_requested);
   EXPECT_EQ(stopping.stop_reason, Reason::kTimeLimit);

@@ -27,8 +27,8 @@ TEST_F(NodeTest, CancelRunningSendsTermThenKillAfterGrace) {
   ASSERT_TRUE(node_->Cancel(caller_, {id})[0].ok());
   ASSERT_EQ(launcher_.signals().size(), 1u);
   EXPECT_EQ(launcher_.signals()[0].second, SIGTERM);
-  ASSERT_EQ(mps_.terminated().size(), 1u) << "MPS terminate_client before any signal";
-  EXPECT_EQ(mps_.terminated()[0].second, std::vector<int64_t>{launcher_.launches().size() > 0 ? 1001 : 0});
+  ASSERT_EQ(mps_.stopped().size(), 1u) << "MPS terminate_client before any signal";
+  EXPECT_EQ(mps_.stopped()[0].second, std::vector<int64_t>{launcher_.launches().size() > 0 ? 1001 : 0});
   EXPECT_TRUE(mps_.released().empty()) << "the client is released when the job has ended";
   clock_.AdvanceMs(4999);
   node_->Step();
@@ -52,20 +52,20 @@ TEST_F(NodeTest, CancelRunningSendsTermThenKillAfterGrace) {
 // for that answer, comes when it has come, and the SIGKILL deadline holds whatever the server does.
 TEST_F(NodeTest, CancelSendsTermOnceTheMpsServerHasLetGoOfTheClients) {
   launcher_.SetSignalsEndJobs(false);
-  mps_.HoldTerminations(true);
+  mps_.HoldStops(true);
   JobId id = Submit(Request(1, 1ull << 30));
   node_->Step();
   ASSERT_TRUE(node_->Cancel(caller_, {id})[0].ok());
-  ASSERT_EQ(mps_.terminated().size(), 1u);
+  ASSERT_EQ(mps_.stopped().size(), 1u);
   EXPECT_TRUE(launcher_.signals().empty()) << "no signal while the server still holds the client";
   node_->Step();
   EXPECT_TRUE(launcher_.signals().empty());
-  mps_.FinishTerminations();
+  mps_.FinishStops();
   node_->Step();
   ASSERT_EQ(launcher_.signals().size(), 1u);
   EXPECT_EQ(launcher_.signals()[0].second, SIGTERM);
   // A server that never answers: the kill deadline still ends the job.
-  mps_.HoldTerminations(true);
+  mps_.HoldStops(true);
   JobId other = Submit(Request(1, 1ull << 30));
   node_->Step();
   ASSERT_TRUE(node_->Cancel(caller_, {other})[0].ok());

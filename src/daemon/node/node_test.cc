@@ -260,14 +260,14 @@ TEST_F(NodeTest, UsersComeFromTheUserDirectory) {
 }
 
 TEST_F(NodeTest, MpsDaemonsAreShownInTheGpusViewAndTheMetrics) {
-  mps::MpsDaemonInfo down;
+  sharing::ServerInfo down;
   down.device_index = 1;
   down.running = false;
   down.uid = caller_.uid;
   down.control_pid = 0;
   down.restarts = 2;
   down.pipe_dir = "/mps/dev1/pipe";
-  mps_.SetDaemons({down});
+  mps_.SetServers({{1, down}});
   auto view = ToJson(node_->GpusView());
   EXPECT_FALSE(view["devices"][0].contains("mps")) << "no daemon on device 0";
   EXPECT_EQ(view["devices"][1]["mps"],

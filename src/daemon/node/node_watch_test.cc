@@ -142,8 +142,8 @@ TEST_F(NodeWatchTest, JobWhoseTwoProcessesExceedItsBudgetIsStoppedSafelyItsNeigh
   EXPECT_TRUE(launcher_.signals().empty()) << "inside the grace period";
   Second(300'000);
   // Safe stop: terminate_client for the job's processes first, then SIGTERM to it alone.
-  ASSERT_EQ(mps_.terminated().size(), 1u);
-  EXPECT_EQ(mps_.terminated()[0].first.device_index, 0);
+  ASSERT_EQ(mps_.stopped().size(), 1u);
+  EXPECT_EQ(mps_.stopped()[0].first.device_index, 0);
   EXPECT_TRUE(Signalled(greedy, SIGTERM));
   EXPECT_FALSE(Signalled(neighbour, SIGTERM));
   Second(300'000);  // the fake job ends on the signal
@@ -281,7 +281,7 @@ TEST_F(NodeWatchTest, JobsUnderTheirBudgetRunToTheEnd) {
   Processes({{a, {2 * kGiB, 2 * kGiB}}, {b, {4 * kGiB + (100ull << 20)}}});  // b: 2.4% over, inside 5%
   for (int i = 0; i < 20; ++i) Second(300'000);
   EXPECT_TRUE(launcher_.signals().empty());
-  EXPECT_TRUE(mps_.terminated().empty());
+  EXPECT_TRUE(mps_.stopped().empty());
   EXPECT_EQ(node_->Get(a)->state, JobState::kRunning);
   EXPECT_EQ(node_->Get(a)->usage.gpu_mem_now_bytes, 4 * kGiB);
   EXPECT_EQ(node_->Get(a)->usage.samples, 20);

@@ -98,7 +98,7 @@ Result<int> LockStateDir(const std::string& state_dir) {
 
 // Real MPS daemons where they can run; only the client environment elsewhere, with slices on
 // mps devices refused where the node could run MPS but cannot (PlanMps). Said in the log.
-Result<std::unique_ptr<mps::MpsControl>> MakeMps(const Config& config, const MpsPlan& plan,
+Result<std::unique_ptr<mps::MpsBackend>> MakeMps(const Config& config, const MpsPlan& plan,
                                                  Clock* clock) {
   std::string mps_root = config.mps_dir.empty() ? config.state_dir + "/mps" : config.mps_dir;
   Status made = MakeDirs(mps_root, 0755);
@@ -109,9 +109,10 @@ Result<std::unique_ptr<mps::MpsControl>> MakeMps(const Config& config, const Mps
     o.control_binary = config.mps_control;
     o.idle_quit_ms = config.mps_idle_quit_ms;
     o.switch_user = ::getuid() == 0;
+    o.rules = MpsRulesOf(config, plan);
     log::Info("MPS: one control daemon per device and user under {} ({})", mps_root,
               config.mps_control);
-    return std::unique_ptr<mps::MpsControl>(new mps::MpsDaemons(o, clock));
+    return std::unique_ptr<mps::MpsBackend>(new mps::MpsDaemons(o, clock));
   }
   if (plan.refuse_slices) {
     log::Error(
@@ -125,7 +126,7 @@ Result<std::unique_ptr<mps::MpsControl>> MakeMps(const Config& config, const Mps
         "limits",
         plan.why_not);
   }
-  return std::unique_ptr<mps::MpsControl>(new mps::EnvOnlyMps(mps_root));
+  return std::unique_ptr<mps::MpsBackend>(new mps::EnvOnlyMps(mps_root, MpsRulesOf(config, plan)));
 }
 
 int Fail(const Status& s) {
@@ -238,14 +239,15 @@ watch::WatcherOptions WatcherOptionsFor(const Config& config, const sched::Inven
 
 // mps_prestart_user: that user's control daemon started on each MPS device now (not on a
 // mig-dynamic slot: a kept daemon would hold its instance against a destroy).
-Status PrestartMps(const Config& config, const sched::Inventory& inventory, mps::MpsControl& mps,
+Status PrestartMps(const Config& config, const sched::Inventory& inventory, sharing::Backend& mps,
                    UserDirectory& users) {
   if (config.mps_prestart_user.empty()) return Status::Ok();
   auto user = users.ByName(config.mps_prestart_user);
   if (!user.ok()) return InvalidArgument("mps_prestart_user: " + user.status().message());
   for (const auto& d : inventory.devices) {
     if (d.mode != SharingMode::kMps || d.mig_start >= 0) continue;
-    Status s = mps.Prestart({d.index, d.uuid, user->uid, user->gid, 0, 0});
+    Status s = mps.Prestart(sharing::Slice{
+        .device_index = d.index, .device_uuid = d.uuid, .uid = user->uid, .gid = user->gid});
     if (!s.ok()) log::Warn("MPS: device {}: prestart: {}", d.index, s.message());
   }
   return Status::Ok();
@@ -342,8 +344,7 @@ int RunDaemon(const Config& config, std::unique_ptr<gpu::GpuBackend> backend,
   auto mps = MakeMps(config, *mps_plan, &clock);
   if (!mps.ok()) return Fail(mps.status());
   // The sharing modes this daemon runs; each device's placement rules come from its mode's backend.
-  std::unique_ptr<sharing::Backends> sharing =
-      MakeBackends(SharingSetup{.mps = mps->get(), .mps_rules = MpsRulesOf(config, *mps_plan)});
+  std::unique_ptr<sharing::Backends> sharing = MakeBackends(SharingSetup{.mps = mps->get()});
 
   NodeOptions options = NodeOptionsFor(config, *inventory, *backend);
   if (Status s = PrestartMps(config, *inventory, **mps, users); !s.ok()) return Fail(s);

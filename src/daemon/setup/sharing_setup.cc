@@ -1,6 +1,5 @@
 #include "daemon/setup/sharing_setup.h"
 
-#include "mps/mps_backend.h"
 #include "sharing/exclusive.h"
 #include "sharing/timeslice.h"
 
@@ -10,8 +9,7 @@ std::unique_ptr<sharing::Backends> MakeBackends(const SharingSetup& setup) {
   auto backends = std::make_unique<sharing::Backends>();
   backends->Add(std::make_unique<sharing::ExclusiveBackend>());
   backends->Add(std::make_unique<sharing::TimesliceBackend>());
-  if (setup.mps != nullptr)
-    backends->Add(std::make_unique<mps::MpsBackend>(setup.mps, setup.mps_rules));
+  if (setup.mps != nullptr) backends->Use(setup.mps);
   return backends;
 }
 

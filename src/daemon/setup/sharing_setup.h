@@ -4,18 +4,16 @@
 
 #include <memory>
 
-#include "mps/mps_backend.h"
-#include "mps/mps_control.h"
+#include "sharing/backend.h"
 #include "sharing/backends.h"
-#include "sharing/placement_rules.h"
 
 namespace pinpoint::daemon {
 
 struct SharingSetup {
-  // The MPS control daemons (not owned); null: no MPS backend, so mps devices take whole-GPU
+  // The MPS mode (mps/mps_backend.h: MpsDaemons, EnvOnlyMps; FakeMps in tests), with its rules;
+  // not owned, it must outlive the result. Null: no MPS backend, so mps devices take whole-GPU
   // jobs only and say why (sharing::Backends::For).
-  mps::MpsControl* mps = nullptr;
-  sharing::PlacementRules mps_rules = mps::MpsRules();  // daemon: MpsRulesOf(config, plan)
+  sharing::Backend* mps = nullptr;
 };
 
 std::unique_ptr<sharing::Backends> MakeBackends(const SharingSetup& setup);
