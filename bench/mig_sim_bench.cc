@@ -155,7 +155,7 @@ sched::Inventory InventoryOf(const std::vector<Dev>& devs, Policy policy, double
     s.gpu_index = d.gpu;
     s.uuid = "D" + std::to_string(i);
     s.mem_bytes = d.mem;
-    s.is_mig = !d.profile.empty();
+    if (!d.profile.empty()) s.partition = pinpoint::partition::Partition::Instance(d.profile);
     if (policy == Policy::kMps) {
       s.rules = {.whole_device = false, .one_user = true, .max_jobs = 48, .no_slices_reason = ""};
     } else {

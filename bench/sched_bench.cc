@@ -54,7 +54,7 @@ Inventory BenchInventory(Rng& rng) {
     d.index = i;
     d.uuid = "GPU-" + std::to_string(i);
     if (i >= 952) {  // 48 MIG instances on the last GPUs: 7x10GiB-ish profiles and 40GiB halves
-      d.is_mig = true;
+      d.partition.kind = pinpoint::partition::Kind::kMigInstance;
       d.gpu_index = 952 + (i - 952) / 4;
       d.mem_bytes = (i % 4 == 3 ? 40 : 10 * (1 + i % 3)) * kGiB;
     } else {
@@ -80,7 +80,7 @@ std::vector<RunningJob> BenchRunning(const Inventory& inv, Rng& rng) {
   for (const Device& d : inv.devices) {
     int roll = rng.Pick(0, 99);
     uint32_t uid = 1000 + rng.Pick(0, 49);
-    if (roll < 8 && !d.is_mig) {
+    if (roll < 8 && !d.partition.is_mig()) {
       running.push_back({id++, uid, 4, 32 * kGiB, {{d.index, 0, 0}}});
       continue;
     }

@@ -74,12 +74,11 @@ TEST(CheckFitsTest, Table) {
 // one-device slice only (pinpoint makes an instance for one slice), and is never pinned to.
 TEST(CheckFitsTest, AVacantMigSlotCountsForOneSliceOfItsSize) {
   Device vacant = Mig(0, 40);
-  vacant.vacant = true;
-  vacant.mig_start = 4;
+  vacant.partition = partition::Partition::Slot(4, "");
   Inventory inv = Node({vacant, Mig(0, 10)}, 16, 256);
   inv.mig_profiles = {{"1g.10gb", uint64_t{10} << 30}, {"3g.40gb", uint64_t{40} << 30}};
   Device slot = Mig(0, 10);
-  slot.mig_start = 1;
+  slot.partition = partition::Partition::Slot(1, "1g.10gb");
   Inventory filled = Node({vacant, slot}, 16, 256);
   const FitsCase cases[] = {
       {"fits_what_could_be_made", Slice(1, 1, 30), inv, ""},

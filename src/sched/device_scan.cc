@@ -71,7 +71,7 @@ DeviceScan ScanSlices(const NodeState& state, const Demand& demand, bool pick,
     DeviceFit fit = state.FitSlice(i, demand);
     if (no_empty && fit != DeviceFit::kNoRoom) {
       const DeviceState& d = state.devices()[i];
-      if (d.jobs == 0 && !d.is_mig && !d.mig_slot) fit = DeviceFit::kNoRoom;
+      if (d.jobs == 0 && !d.partition.is_mig()) fit = DeviceFit::kNoRoom;
     }
     switch (fit) {
       case DeviceFit::kFits:

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "partition/partition.h"
 #include "pinpoint/sharing_mode.h"
 #include "sharing/placement_rules.h"
 
@@ -19,7 +20,6 @@ struct Device {
   std::string uuid;            // what CUDA_VISIBLE_DEVICES names
   std::string name;
   int gpu_index = 0;           // the physical GPU's NVML index
-  bool is_mig = false;         // a MIG instance; whole-GPU requests never land on one
   uint64_t mem_bytes = 0;      // allocatable device memory
   int sm_count = 0;
   SharingMode mode = SharingMode::kMps;  // which backend serves it; the scheduler reads `rules`
@@ -32,15 +32,12 @@ struct Device {
   // Spreading slices (SlicePlacement) prefers the less busy of two devices otherwise alike.
   int busy_pct = -1;
   int numa_node = -1;  // the host NUMA node nearest its GPU; -1 unknown (a job's CPUs go there)
-  // A slot of a GPU in mig-dynamic mode (daemon/mig/mig_slots.h): the memory slice its MIG instance
-  // starts at; -1 for any other device. A slot whose instance does not exist (yet) is `vacant`:
-  // nothing is placed there (its mem_bytes: the most an instance starting there could have).
-  // CheckFits counts the largest of Inventory::mig_profiles for a one-device slice on a node with
-  // slots in service: pinpoint may make that instance.
-  int mig_start = -1;
-  bool vacant = false;
-  std::string
-      mig_profile;  // a MIG instance's profile ("1g.10gb"); "" for a GPU, a vacant slot, or unknown
+  // What it is: a whole GPU, a MIG instance, or a slot of a mig-dynamic GPU
+  // (daemon/mig/mig_slots.h) whose instance may not exist (yet): a vacant slot takes nothing, and
+  // its mem_bytes is the most an instance starting there could have. CheckFits counts the largest
+  // of Inventory::mig_profiles for a one-device slice on a node with slots in service: pinpoint may
+  // make that instance.
+  partition::Partition partition = {};
 };
 
 // Where a slice goes among the devices it fits (docs/scheduling.md, "Where slices go").

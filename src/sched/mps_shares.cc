@@ -20,7 +20,7 @@ MpsShares::MpsShares(const Snapshot& snapshot, const NodeState& state,
   if (snapshot.inventory.slice_placement != SlicePlacement::kAuto) return;
   int gpus = 0;
   for (const DeviceState& d : state.devices()) {
-    if (!d.one_user || d.is_mig || d.mig_slot || d.drained || d.max_jobs == 0) continue;
+    if (!d.one_user || d.partition.is_mig() || d.drained || d.max_jobs == 0) continue;
     ++gpus;
     if (d.jobs > 0) ++held_[d.uid];
   }

@@ -28,9 +28,9 @@ NodeLimits::NodeLimits(const Inventory& inventory)
       ++drained_devices_;
       continue;
     }
-    slots_in_service = slots_in_service || (d.mig_start >= 0 && d.rules.takes_slices());
-    if (d.vacant) continue;
-    if (!d.is_mig) {
+    slots_in_service = slots_in_service || (d.partition.is_slot() && d.rules.takes_slices());
+    if (!d.partition.usable()) continue;
+    if (!d.partition.is_mig()) {
       ++whole_devices_;
     }
     if (d.rules.takes_slices()) {
@@ -141,11 +141,11 @@ Status NodeLimits::CheckPinned(const Demand& demand) const {
     if (d.drained) {
       return FailedPrecondition("needs " + gpu + ", which is drained");
     }
-    if (d.mig_start >= 0) {  // its instance may come and go: a pinned job could wait for it forever
+    if (d.partition.is_slot()) {  // its instance may come and go: a pinned job could wait forever
       return FailedPrecondition(
           "needs " + gpu + ", a MIG slot of a mig-dynamic GPU: pinpoint places jobs there itself");
     }
-    if (demand.gpu_mem_bytes == 0 && d.is_mig) {
+    if (demand.gpu_mem_bytes == 0 && d.partition.is_mig()) {
       return FailedPrecondition("needs " + gpu + " whole, and it is a MIG instance");
     }
     if (demand.gpu_mem_bytes > d.mem_bytes) {

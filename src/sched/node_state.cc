@@ -4,7 +4,7 @@ namespace pinpoint::sched {
 
 namespace {
 
-bool WholeCapable(const DeviceState& d) { return !d.drained && !d.is_mig; }
+bool WholeCapable(const DeviceState& d) { return !d.drained && !d.partition.is_mig(); }
 
 bool HostFitsWith(const Demand& demand, int64_t free_cpus, uint64_t free_mem_bytes) {
   int64_t cpus = demand.cpus > 0 ? demand.cpus : 0;
@@ -21,7 +21,7 @@ SliceRank RankMigSlot(const DeviceState& device, int index, uint64_t slice_mem_b
 }
 
 SliceRank RankSlice(const DeviceState& device, int index, uint64_t slice_mem_bytes) {
-  if (device.mig_slot) return RankMigSlot(device, index, slice_mem_bytes);
+  if (device.partition.is_slot()) return RankMigSlot(device, index, slice_mem_bytes);
   SliceRank rank;
   rank.not_mig_slot = 1;
   rank.index = index;
@@ -30,7 +30,7 @@ SliceRank RankSlice(const DeviceState& device, int index, uint64_t slice_mem_byt
     rank.group = 0;
     rank.bytes = FreeOf(device.mem_bytes, device.used_mem_bytes + slice_mem_bytes);
   } else {
-    rank.group = device.is_mig ? 1 : 2;
+    rank.group = device.partition.is_mig() ? 1 : 2;
     rank.bytes = device.mem_bytes;
   }
   return rank;
@@ -38,11 +38,11 @@ SliceRank RankSlice(const DeviceState& device, int index, uint64_t slice_mem_byt
 
 SliceRank RankSpread(const DeviceState& device, int index, uint64_t slice_mem_bytes,
                      bool keep_empty) {
-  if (device.mig_slot) return RankMigSlot(device, index, slice_mem_bytes);
+  if (device.partition.is_slot()) return RankMigSlot(device, index, slice_mem_bytes);
   SliceRank rank;
   rank.not_mig_slot = 1;
   rank.index = index;
-  rank.spread_empty_last = keep_empty && device.jobs == 0 && !device.is_mig ? 1 : 0;
+  rank.spread_empty_last = keep_empty && device.jobs == 0 && !device.partition.is_mig() ? 1 : 0;
   rank.spread_exclusive = device.whole_device ? 1 : 0;
   rank.spread_share_pct = device.used_share_pct;
   rank.spread_jobs = device.jobs;
@@ -64,12 +64,10 @@ NodeState::NodeState(const Snapshot& snapshot)
     devices_[i].whole_device = d.rules.whole_device;
     devices_[i].one_user = d.rules.one_user;
     devices_[i].max_jobs = d.rules.max_jobs;
-    devices_[i].is_mig = d.is_mig;
-    devices_[i].drained =
-        d.drained || d.vacant;  // a vacant MIG slot takes nothing until it is made
+    devices_[i].partition = d.partition;
+    // A vacant MIG slot takes nothing until its instance is made.
+    devices_[i].drained = d.drained || !d.partition.usable();
     devices_[i].busy_pct = d.busy_pct;
-    devices_[i].mig_slot = d.mig_start >= 0;
-    devices_[i].mig_profile = d.mig_profile;
   }
   for (const DeviceState& d : devices_) {
     empty_whole_free_ += WholeCapable(d) ? 1 : 0;
@@ -113,7 +111,7 @@ bool NodeState::SliceFitsEmpty(int i, const Demand& demand) const {
   if (d.drained || demand.gpu_mem_bytes > d.mem_bytes || demand.gpu_share_pct > 100) {
     return false;
   }
-  if (!demand.mig_profile.empty() && demand.mig_profile != d.mig_profile) return false;
+  if (!d.partition.Offers(demand.mig_profile)) return false;
   return d.max_jobs != 0;
 }
 

@@ -23,11 +23,9 @@ struct DeviceState {
   bool whole_device = false;
   bool one_user = true;
   int max_jobs = -1;
-  bool is_mig = false;
   bool drained = false;
   int busy_pct = -1;  // Device::busy_pct
-  bool mig_slot = false;  // a slot of a mig-dynamic GPU (Device::mig_start >= 0)
-  std::string mig_profile;  // Device::mig_profile
+  partition::Partition partition = {};  // Device::partition
 
   uint64_t used_mem_bytes = 0;  // sum of slice memory (whole-device slots add nothing here)
   int used_share_pct = 0;
@@ -136,7 +134,7 @@ inline DeviceFit NodeState::FitSlice(int i, const Demand& demand) const {
   if (d.drained || d.full || (demand.isolated && d.jobs > 0)) {
     return DeviceFit::kNoRoom;
   }
-  if (!demand.mig_profile.empty() && demand.mig_profile != d.mig_profile) {
+  if (!d.partition.Offers(demand.mig_profile)) {
     return DeviceFit::kNoRoom;  // --mig: an instance of that profile only
   }
   if (demand.gpu_mem_bytes > FreeOf(d.mem_bytes, d.used_mem_bytes)) {
@@ -160,7 +158,7 @@ inline DeviceFit NodeState::FitSlice(int i, const Demand& demand) const {
 
 inline DeviceFit NodeState::FitWhole(int i) const {
   const DeviceState& d = devices_[i];
-  if (d.drained || d.is_mig || d.jobs > 0) {
+  if (d.drained || d.partition.is_mig() || d.jobs > 0) {
     return DeviceFit::kNoRoom;
   }
   return d.reserved ? DeviceFit::kReserved : DeviceFit::kFits;

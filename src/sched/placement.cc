@@ -141,7 +141,7 @@ bool Pass::WaitsForShare(const Demand& demand, EmptyGpuUse use, const DeviceScan
     bool takes_empty = false;
     for (int i : scan.chosen) {
       const DeviceState& d = state_.devices()[i];
-      takes_empty = takes_empty || (d.jobs == 0 && !d.is_mig && !d.mig_slot);
+      takes_empty = takes_empty || (d.jobs == 0 && !d.partition.is_mig());
     }
     if (!takes_empty) return false;
     int64_t end = shares_->WindowEnd(demand.uid);

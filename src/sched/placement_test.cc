@@ -284,9 +284,9 @@ INSTANTIATE_TEST_SUITE_P(Placement, PlanTest, ::testing::ValuesIn(PlacementCases
 // to the 2g.20gb, not the 3g.40gb (nor the whole GPU), whether slices spread or pack.
 TEST(PlacementTest, MigSlotsTakeSlicesFirstBestFit) {
   Device three = Mig(0, 40);
-  three.mig_start = 4;
+  three.partition = partition::Partition::Slot(4, "3g.40gb");
   Device two = Mig(0, 20);
-  two.mig_start = 0;
+  two.partition = partition::Partition::Slot(0, "2g.20gb");
   for (SlicePlacement placement : {SlicePlacement::kSpread, SlicePlacement::kPack, SlicePlacement::kAuto}) {
     Plan plan = Schedule({Placing(Node({Gpu(80), three, two}), placement), {}, {Slice(1, 1, 15)}});
     ASSERT_EQ(plan.starts.size(), 1u);
@@ -300,9 +300,9 @@ TEST(PlacementTest, MigSlotsTakeSlicesFirstBestFit) {
 // --mig: only an instance of the named profile takes the slice, though another has more room.
 TEST(PlacementTest, ANamedMigProfileGoesOnlyToItsInstances) {
   Device small = Mig(0, 10);
-  small.mig_profile = "1g.10gb";
+  small.partition.profile = "1g.10gb";
   Device big = Mig(0, 40);
-  big.mig_profile = "3g.40gb";
+  big.partition.profile = "3g.40gb";
   Demand d = Slice(1, 1, 5);
   d.mig_profile = "3g.40gb";
   Plan plan = Schedule({Node({small, big, Gpu(80)}), {}, {d}});
@@ -316,8 +316,7 @@ TEST(PlacementTest, ANamedMigProfileGoesOnlyToItsInstances) {
 // A vacant MIG slot takes nothing: the slice waits for its instance, or goes to one that exists.
 TEST(PlacementTest, AVacantMigSlotTakesNoJob) {
   Device vacant = Mig(0, 40);
-  vacant.vacant = true;
-  vacant.mig_start = 4;
+  vacant.partition = partition::Partition::Slot(4, "");
   Plan waits = Schedule({Node({vacant}), {}, {Slice(1, 1, 10)}});
   EXPECT_TRUE(waits.starts.empty());
   ASSERT_EQ(waits.waits.size(), 1u);

@@ -95,7 +95,7 @@ void CheckCapacity(const Snapshot& s, const Plan& plan) {
       EXPECT_FALSE(devs[slot.device_index].drained) << "job " << d.id;
       EXPECT_EQ(slot.gpu_mem_bytes, d.gpu_mem_bytes) << "job " << d.id;
       if (d.gpu_mem_bytes == 0) {
-        EXPECT_FALSE(devs[slot.device_index].is_mig) << "job " << d.id;
+        EXPECT_FALSE(devs[slot.device_index].partition.is_mig()) << "job " << d.id;
       }
     }
     EXPECT_EQ(distinct.size(), st.slots.size()) << "job " << d.id;

@@ -91,7 +91,7 @@ std::optional<std::vector<int>> ChooseReservedDevices(const Demand& demand,
     }
     const DeviceState& d = state.devices()[i];
     if (demand.gpu_mem_bytes == 0) {
-      if (d.drained || d.is_mig) {
+      if (d.drained || d.partition.is_mig()) {
         continue;
       }
       costs.push_back(DrainAll(state, i, 0));

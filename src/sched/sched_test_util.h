@@ -52,7 +52,7 @@ inline Device Gpu(uint64_t mem_gib, SharingMode mode = SharingMode::kMps) {
 
 inline Device Mig(int gpu_index, uint64_t mem_gib, SharingMode mode = SharingMode::kMps) {
   Device d = Gpu(mem_gib, mode);
-  d.is_mig = true;
+  d.partition.kind = partition::Kind::kMigInstance;
   d.gpu_index = gpu_index;
   d.name = "MIG";
   return d;
@@ -68,10 +68,10 @@ inline Inventory Node(std::vector<Device> devices, int cpus = 64, uint64_t mem_g
   Inventory inv;
   for (size_t i = 0; i < devices.size(); ++i) {
     devices[i].index = static_cast<int>(i);
-    if (!devices[i].is_mig) {
+    if (!devices[i].partition.is_mig()) {
       devices[i].gpu_index = static_cast<int>(i);
     }
-    devices[i].uuid = (devices[i].is_mig ? "MIG-" : "GPU-") + std::to_string(i);
+    devices[i].uuid = (devices[i].partition.is_mig() ? "MIG-" : "GPU-") + std::to_string(i);
   }
   inv.devices = std::move(devices);
   inv.host.cpus = cpus;

@@ -32,7 +32,7 @@ uint64_t DeviceMem(const Inventory& inventory, int index) {
 uint64_t SmallestWholeGpu(const Inventory& inventory) {
   uint64_t smallest = 0;
   for (const Device& d : inventory.devices) {
-    if (d.is_mig || d.drained) continue;
+    if (d.partition.is_mig() || d.drained) continue;
     if (smallest == 0 || d.mem_bytes < smallest) smallest = d.mem_bytes;
   }
   return smallest;

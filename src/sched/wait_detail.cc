@@ -14,7 +14,7 @@ std::string Count(int n, const char* one, const char* many) {
 
 std::string DeviceLabel(const Inventory& inventory, int index) {
   const Device& d = inventory.devices[index];
-  if (!d.is_mig) {
+  if (!d.partition.is_mig()) {
     return "GPU " + std::to_string(index);
   }
   return "MIG device " + std::to_string(index) + " on GPU " + std::to_string(d.gpu_index);

@@ -10,7 +10,8 @@ namespace {
 // SMs of each physical GPU: a whole-GPU device's own count, or the sum over its MIG instances.
 std::map<int, int> GpuSmCounts(const sched::Inventory& inventory) {
   std::map<int, int> whole, mig;
-  for (const auto& d : inventory.devices) (d.is_mig ? mig : whole)[d.gpu_index] += d.sm_count;
+  for (const auto& d : inventory.devices)
+    (d.partition.is_mig() ? mig : whole)[d.gpu_index] += d.sm_count;
   for (const auto& [gpu, sms] : mig) whole.try_emplace(gpu, sms);
   return whole;
 }
@@ -32,7 +33,7 @@ WatchedJob WatchedJobOf(const JobRecord& job, const sched::Inventory& inventory,
       continue;
     const sched::Device& d = inventory.devices[static_cast<size_t>(a.device_index)];
     double fraction = 1.0;
-    if (d.is_mig && d.sm_count > 0 && gpu_sms[d.gpu_index] > 0)
+    if (d.partition.is_mig() && d.sm_count > 0 && gpu_sms[d.gpu_index] > 0)
       fraction = static_cast<double>(d.sm_count) / gpu_sms[d.gpu_index];
     bool whole = a.gpu_mem_bytes == 0 || a.mode == SharingMode::kExclusive;
     auto slot = std::find_if(w.slots.begin(), w.slots.end(),

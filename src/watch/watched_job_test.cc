@@ -13,7 +13,7 @@ sched::Inventory MigNode() {
     sched::Device d;
     d.index = static_cast<int>(inv.devices.size());
     d.gpu_index = gpu;
-    d.is_mig = mig;
+    if (mig) d.partition.kind = partition::Kind::kMigInstance;
     d.sm_count = sms;
     d.mem_bytes = mem;
     inv.devices.push_back(d);

@@ -136,13 +136,14 @@ std::vector<int> MigDynamic::HeldDevices(const sched::Inventory& inventory, int6
   int first = drain_->start, end = drain_->start + drained->size;
   std::vector<int> held;
   for (const sched::Device& d : inventory.devices) {
-    if (d.gpu_index != drain_->gpu || d.mig_start < 0 || d.vacant) continue;
-    auto inst = instances_.find({d.gpu_index, d.mig_start});
+    if (d.gpu_index != drain_->gpu || !d.partition.is_slot() || !d.partition.usable()) continue;
+    int start = d.partition.start;
+    auto inst = instances_.find({d.gpu_index, start});
     if (inst == instances_.end()) continue;
     const sched::mig::Profile* p = gpu->model.Find(inst->second.profile);
     int size = p != nullptr ? p->size : 1;
-    bool overlaps = d.mig_start < end && first < d.mig_start + size;
-    bool target = inst->second.profile == drain_->profile && d.mig_start == drain_->start;
+    bool overlaps = start < end && first < start + size;
+    bool target = inst->second.profile == drain_->profile && start == drain_->start;
     if (overlaps && !target) held.push_back(d.index);
   }
   return held;
@@ -154,7 +155,7 @@ std::vector<int> MigDynamic::Plan(sched::Inventory& inventory,
   if (in_flight_ || gpus_.empty()) return {};
   std::map<std::pair<int, int>, int> device_of;
   for (const sched::Device& d : inventory.devices)
-    if (d.mig_start >= 0) device_of[{d.gpu_index, d.mig_start}] = d.index;
+    if (d.partition.is_slot()) device_of[{d.gpu_index, d.partition.start}] = d.index;
   auto jobs_on = [&](const std::pair<int, int>& key) {
     auto dev = device_of.find(key);
     auto jobs = dev == device_of.end() ? jobs_by_device.end() : jobs_by_device.find(dev->second);
@@ -214,8 +215,8 @@ std::vector<int> MigDynamic::Plan(sched::Inventory& inventory,
     changes.push_back(c);
     auto dev = device_of.find(inst->first);
     if (dev != device_of.end()) {
-      inventory.devices.at(static_cast<size_t>(dev->second)).vacant =
-          true;  // no pass places a job there now
+      // No pass places a job there now.
+      inventory.devices.at(static_cast<size_t>(dev->second)).partition.vacant = true;
       vacated.push_back(dev->second);
     }
   }

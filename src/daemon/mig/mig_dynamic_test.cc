@@ -67,7 +67,7 @@ class MigDynamicTest : public ::testing::Test {
 
   const sched::Device& Slot(int start) const {
     for (const sched::Device& d : inv_.devices)
-      if (d.gpu_index == 0 && d.mig_start == start) return d;
+      if (d.gpu_index == 0 && d.partition.start == start) return d;
     static sched::Device none;
     ADD_FAILURE() << "no slot " << start;
     return none;
@@ -84,10 +84,10 @@ class MigDynamicTest : public ::testing::Test {
 
 TEST_F(MigDynamicTest, AStartAdoptsTheLayoutItFindsAndMakesNothing) {
   Start(1000);
-  EXPECT_FALSE(Slot(0).vacant);
-  EXPECT_FALSE(Slot(2).vacant);
-  EXPECT_FALSE(Slot(4).vacant);
-  for (int vacant : {1, 3, 5, 6}) EXPECT_TRUE(Slot(vacant).vacant) << vacant;
+  EXPECT_FALSE(Slot(0).partition.vacant);
+  EXPECT_FALSE(Slot(2).partition.vacant);
+  EXPECT_FALSE(Slot(4).partition.vacant);
+  for (int vacant : {1, 3, 5, 6}) EXPECT_TRUE(Slot(vacant).partition.vacant) << vacant;
   EXPECT_EQ(Slot(4).name, "NVIDIA A100-SXM4-80GB MIG 3g.40gb");
   // A slice an idle instance serves needs nothing made.
   EXPECT_TRUE(mig_->Plan(inv_, {{7, 30 * kSliceGiB}}, {}, 1000).empty());
@@ -98,13 +98,13 @@ TEST_F(MigDynamicTest, AStartAdoptsTheLayoutItFindsAndMakesNothing) {
 TEST_F(MigDynamicTest, AWaitingSliceGetsAnInstanceMadeOffTheLoop) {
   ASSERT_TRUE(backend_->DestroyMigInstance(0, 3).ok());  // slices 2-3 free
   Start(1000);
-  ASSERT_TRUE(Slot(2).vacant);
+  ASSERT_TRUE(Slot(2).partition.vacant);
   EXPECT_TRUE(mig_->Plan(inv_, {{7, 5 * kSliceGiB}}, {{Slot(0).index, 1}, {Slot(4).index, 1}}, 1000).empty());
   ASSERT_GE(mig_->WaitFd(), 0) << "a reconfiguration runs";
   EXPECT_TRUE(mig_->Plan(inv_, {{8, 5 * kSliceGiB}}, {}, 1000).empty()) << "one at a time";
   ASSERT_TRUE(Finish(1500));
   EXPECT_EQ(mig_->WaitFd(), -1);
-  EXPECT_FALSE(Slot(2).vacant);
+  EXPECT_FALSE(Slot(2).partition.vacant);
   EXPECT_EQ(Slot(2).name, "NVIDIA A100-SXM4-80GB MIG 1g.10gb");
   EXPECT_EQ(Migs().size(), 3u);
   ASSERT_EQ(mig_->recent().size(), 1u);
@@ -132,10 +132,10 @@ TEST_F(MigDynamicTest, OnlyIdleInstancesPastTheirMinimumsAreDestroyed) {
   std::vector<int> drained = mig_->Plan(inv_, big, {{busy, 1}}, 400'000);
   std::sort(drained.begin(), drained.end());
   EXPECT_EQ(drained, (std::vector<int>{Slot(2).index, Slot(4).index}));
-  for (int start : {2, 4}) EXPECT_TRUE(Slot(start).vacant) << "no job is placed on an instance about to go";
+  for (int start : {2, 4}) EXPECT_TRUE(Slot(start).partition.vacant) << "no job is placed on an instance about to go";
   ASSERT_TRUE(Finish(400'000));
   ASSERT_EQ(Migs().size(), 1u) << "a job runs on the 2g.20gb at slice 0";
-  EXPECT_FALSE(Slot(0).vacant);
+  EXPECT_FALSE(Slot(0).partition.vacant);
   EXPECT_TRUE(mig_->Plan(inv_, big, {}, 400'010).empty());
   EXPECT_EQ(mig_->WaitFd(), -1) << "its job left just now: not idle for 60 s";
   EXPECT_EQ(mig_->DueMs(), 460'000) << "a pass is due when it has been";
@@ -144,9 +144,9 @@ TEST_F(MigDynamicTest, OnlyIdleInstancesPastTheirMinimumsAreDestroyed) {
   EXPECT_FALSE(mig_->TakeDue(460'001)) << "once";
   EXPECT_EQ(mig_->Plan(inv_, big, {}, 460'010), std::vector<int>{busy});
   ASSERT_TRUE(Finish(460'500));
-  EXPECT_FALSE(Slot(0).vacant);
+  EXPECT_FALSE(Slot(0).partition.vacant);
   EXPECT_EQ(Slot(0).name, "NVIDIA A100-SXM4-80GB MIG 7g.80gb");
-  for (int start : {1, 2, 3, 4, 5, 6}) EXPECT_TRUE(Slot(start).vacant) << start;
+  for (int start : {1, 2, 3, 4, 5, 6}) EXPECT_TRUE(Slot(start).partition.vacant) << start;
   ASSERT_EQ(Migs().size(), 1u);
   EXPECT_EQ(Migs()[0].profile, "7g.80gb");
   EXPECT_EQ(mig_->made().at("destroy"), 3);
@@ -160,7 +160,7 @@ TEST_F(MigDynamicTest, AFailedCreateIsRecordedAndTriedAgainLater) {
   backend_->FailCreatesHalfWay(1);
   mig_->Plan(inv_, {{7, 5 * kSliceGiB}}, {{Slot(0).index, 1}, {Slot(4).index, 1}}, 1000);
   ASSERT_TRUE(Finish(2000));
-  EXPECT_TRUE(Slot(2).vacant);
+  EXPECT_TRUE(Slot(2).partition.vacant);
   EXPECT_EQ(mig_->failed().at("create"), 1);
   EXPECT_NE(mig_->recent().back().result.find("failed (simulated)"), std::string::npos) << mig_->recent().back().result;
   EXPECT_EQ(mig_->DueMs(), 32'000) << "retried 30 s later";
@@ -168,7 +168,7 @@ TEST_F(MigDynamicTest, AFailedCreateIsRecordedAndTriedAgainLater) {
   EXPECT_EQ(mig_->WaitFd(), -1) << "not before";
   mig_->Plan(inv_, {{7, 5 * kSliceGiB}}, {{Slot(0).index, 1}, {Slot(4).index, 1}}, 32'000);
   ASSERT_TRUE(Finish(32'100));
-  EXPECT_FALSE(Slot(2).vacant);
+  EXPECT_FALSE(Slot(2).partition.vacant);
   EXPECT_EQ(mig_->made().at("create"), 1);
 }
 
@@ -179,7 +179,7 @@ TEST_F(MigDynamicTest, ARestartKeepsEachInstancesLifetime) {
   Start(1000);
   mig_->Plan(inv_, {{7, 5 * kSliceGiB}}, {{Slot(0).index, 1}, {Slot(4).index, 1}}, 1000);
   ASSERT_TRUE(Finish(1000));
-  ASSERT_FALSE(Slot(2).vacant);
+  ASSERT_FALSE(Slot(2).partition.vacant);
   std::string made = Slot(2).uuid;
 
   Start(200'000);  // the daemon restarts: the 1g.10gb it made at 1000 is there
@@ -193,7 +193,7 @@ TEST_F(MigDynamicTest, ARestartKeepsEachInstancesLifetime) {
   EXPECT_EQ(mig_->DueMs(), 301'000);
   EXPECT_EQ(mig_->Plan(inv_, want, others_busy, 301'000), std::vector<int>{Slot(2).index});
   ASSERT_TRUE(Finish(301'000));
-  EXPECT_FALSE(Slot(2).vacant);
+  EXPECT_FALSE(Slot(2).partition.vacant);
   EXPECT_GE(Slot(2).mem_bytes, 15 * kSliceGiB) << Slot(2).name;
 }
 
@@ -237,12 +237,12 @@ TEST_F(MigDynamicTest, ADriverThatDoesNotAnswerNeverHoldsTheLoop) {
   EXPECT_FALSE(mig_->overdue());
   EXPECT_FALSE(mig_->Poll(inv_, 1000 + 121'000)) << "the deadline passed: Poll still returns";
   EXPECT_TRUE(mig_->overdue());
-  EXPECT_TRUE(Slot(2).vacant);
+  EXPECT_TRUE(Slot(2).partition.vacant);
   EXPECT_TRUE(mig_->Plan(inv_, {{8, 5 * kSliceGiB}}, {}, 200'000).empty()) << "nothing else starts";
   gated.Open();
   ASSERT_TRUE(Finish(200'000));
   EXPECT_FALSE(mig_->overdue());
-  EXPECT_FALSE(Slot(2).vacant);
+  EXPECT_FALSE(Slot(2).partition.vacant);
 }
 
 // Only one-device slices waiting for room are planned for, a bounded number a pass.

@@ -49,20 +49,20 @@ Result<std::vector<sched::Device>> MigSlots(const gpu::GpuInfo& gpu, const sched
   for (int start : starts) {
     sched::Device d;
     d.gpu_index = gpu.index;
-    d.is_mig = true;
-    d.mig_start = start;
+    d.partition = partition::Partition::Slot(start, "");
     d.mode = mode;
     d.numa_node = gpu.numa_node;
     auto m = std::find_if(gpu.migs.begin(), gpu.migs.end(),
                           [&](const gpu::MigInfo& i) { return i.placement_start == start; });
     if (m != gpu.migs.end()) {
       d.uuid = m->uuid;
-      d.mig_profile = m->profile;
+      // An instance whose profile NVML does not name still fills its slot.
+      d.partition.profile = m->profile;
+      d.partition.vacant = false;
       d.name = gpu.name + " MIG " + (m->profile.empty() ? "instance" : m->profile);
       d.mem_bytes = usable(m->mem_total_bytes);
       d.sm_count = m->sm_count;
     } else {
-      d.vacant = true;
       d.name = gpu.name + " MIG slot " + std::to_string(start) + " (vacant)";
       for (const sched::mig::Profile& p :
            model.profiles)  // the largest instance that could start here
@@ -80,15 +80,14 @@ Status RefillMigSlots(sched::Inventory& inventory, const gpu::GpuInfo& gpu,
       MigSlots(gpu, model, SharingMode::kMps, mem_reserve_bytes);
   if (!slots.ok()) return slots.status();
   for (sched::Device& d : inventory.devices) {
-    if (d.gpu_index != gpu.index || d.mig_start < 0) continue;
+    if (d.gpu_index != gpu.index || !d.partition.is_slot()) continue;
     for (const sched::Device& now : *slots) {
-      if (now.mig_start != d.mig_start) continue;
+      if (now.partition.start != d.partition.start) continue;
       d.uuid = now.uuid;
       d.name = now.name;
       d.mem_bytes = now.mem_bytes;
       d.sm_count = now.sm_count;
-      d.vacant = now.vacant;
-      d.mig_profile = now.mig_profile;
+      d.partition = now.partition;
     }
   }
   return Status::Ok();

@@ -77,7 +77,7 @@ GpusReply Node::GpusView() const {
     dev.uuid = d.uuid;
     dev.name = d.name;
     dev.gpu_index = d.gpu_index;
-    dev.is_mig = d.is_mig;
+    dev.is_mig = d.partition.is_mig();
     dev.mode = d.mode;
     dev.drained = d.drained;
     dev.mem_bytes = d.mem_bytes;
@@ -94,10 +94,10 @@ GpusReply Node::GpusView() const {
       dev.mps = MpsDaemonView{m.running, m.uid, m.control_pid, m.clients, m.restarts, m.pipe_dir};
     }
     const watch::GpuReading* reading = ReadingOf(view, d.gpu_index);
-    if (reading != nullptr && !d.is_mig)
+    if (reading != nullptr && !d.partition.is_mig())
       dev.reading = GpuReadingView{reading->sample.mem_used_bytes, reading->sample.power_mw,
                                    reading->sample.energy_mj, reading->sample.utilization_pct};
-    if (d.mig_start >= 0) dev.mig_slot = MigSlotView{d.mig_start, d.vacant};
+    if (d.partition.is_slot()) dev.mig_slot = MigSlotView{d.partition.start, d.partition.vacant};
     if (auto held = holds.find(d.index); held != holds.end()) dev.holds = std::move(held->second);
     reply.devices.push_back(std::move(dev));
   }
@@ -137,7 +137,7 @@ metrics::Snapshot Node::MetricsView() const {
   for (const auto& d : options_.inventory.devices) {
     metrics::GpuMetrics& g = gpus[d.gpu_index];
     g.gpu_index = d.gpu_index;
-    if (!d.is_mig) {
+    if (!d.partition.is_mig()) {
       g.uuid = d.uuid;
       g.name = d.name;
       g.mem_total_bytes = d.mem_bytes;

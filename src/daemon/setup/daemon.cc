@@ -245,7 +245,7 @@ Status PrestartMps(const Config& config, const sched::Inventory& inventory, shar
   auto user = users.ByName(config.mps_prestart_user);
   if (!user.ok()) return InvalidArgument("mps_prestart_user: " + user.status().message());
   for (const auto& d : inventory.devices) {
-    if (d.mode != SharingMode::kMps || d.mig_start >= 0) continue;
+    if (d.mode != SharingMode::kMps || d.partition.is_slot()) continue;
     Status s = mps.Prestart(sharing::Slice{
         .device_index = d.index, .device_uuid = d.uuid, .uid = user->uid, .gid = user->gid});
     if (!s.ok()) log::Warn("MPS: device {}: prestart: {}", d.index, s.message());

@@ -113,9 +113,8 @@ Result<sched::Inventory> BuildInventory(
         d.index = static_cast<int>(inv.devices.size());
         d.uuid = m.uuid;
         d.name = g.name + " MIG " + (m.profile.empty() ? "instance" : m.profile);
-        d.mig_profile = m.profile;
+        d.partition = partition::Partition::Instance(m.profile);
         d.gpu_index = g.index;
-        d.is_mig = true;
         d.mem_bytes = usable(m.mem_total_bytes);
         d.sm_count = m.sm_count;
         d.mode = mode_for({m.uuid, g.uuid, index_key});
@@ -146,7 +145,7 @@ Result<sched::Inventory> BuildInventory(
   inv.mps_affinity_ms = config.mps_affinity_ms;
   if (config.keep_empty_gpus == Config::kKeepEmptyAuto) {
     int whole = 0;
-    for (const auto& d : inv.devices) whole += d.is_mig ? 0 : 1;
+    for (const auto& d : inv.devices) whole += d.partition.is_mig() ? 0 : 1;
     inv.keep_empty_gpus = whole / 8;
   } else {
     inv.keep_empty_gpus = static_cast<int>(config.keep_empty_gpus);

@@ -79,9 +79,11 @@ TEST(InventoryBuilderTest, AMigDynamicGpuIsItsSlots) {
   for (int i = 0; i < 7; ++i) {
     const sched::Device& d = inv->devices[static_cast<size_t>(i)];
     EXPECT_EQ(d.index, i);
-    EXPECT_EQ(d.mig_start, i);
-    EXPECT_TRUE(d.is_mig);
-    EXPECT_EQ(d.vacant, i != 4) << i;
+    EXPECT_EQ(d.partition.kind, partition::Kind::kMigSlot);
+    EXPECT_EQ(d.partition.start, i);
+    EXPECT_TRUE(d.partition.is_mig());
+    EXPECT_EQ(d.partition.vacant, i != 4) << i;
+    EXPECT_EQ(d.partition.profile, i == 4 ? "3g.40gb" : "") << i;
   }
   EXPECT_EQ(inv->devices[4].uuid, "MIG-3g");
   EXPECT_EQ(inv->devices[4].name, "NVIDIA A100-SXM4-80GB MIG 3g.40gb");
@@ -91,7 +93,8 @@ TEST(InventoryBuilderTest, AMigDynamicGpuIsItsSlots) {
   EXPECT_EQ(inv->devices[0].mem_bytes, gpu::A100MigProfile("7g.80gb")->mem_total_bytes);
   EXPECT_EQ(inv->devices[1].mem_bytes, gpu::A100MigProfile("1g.10gb")->mem_total_bytes);
   EXPECT_EQ(inv->devices[7].gpu_index, 1);
-  EXPECT_EQ(inv->devices[7].mig_start, -1);
+  EXPECT_EQ(inv->devices[7].partition.kind, partition::Kind::kGpu);
+  EXPECT_EQ(inv->devices[7].partition.start, -1);
 
   gpus[0].migs[0].placement_start = -1;  // NVML did not say where it is
   auto unplaced = BuildInventory(gpus, config, profiles);

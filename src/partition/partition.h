@@ -1,0 +1,51 @@
+// What a device of the node is, apart from how it is shared (docs/design.md, "What a device is").
+// A device is a whole GPU, a MIG instance, or a slot of a GPU in mig-dynamic mode where pinpoint
+// makes and unmakes instances (daemon/mig): a slot holds the instance that starts at its memory
+// slice, or is vacant. How a device is shared (exclusive, time-sliced, MPS) is its sharing mode,
+// a sharing::Backend, the same over any partition: MPS inside a MIG instance is the MPS backend
+// over a smaller device. Plain data, no I/O.
+#pragma once
+
+#include <string>
+
+namespace pinpoint::partition {
+
+enum class Kind {
+  kGpu,          // a whole physical GPU
+  kMigInstance,  // a MIG instance an admin made (the GPU in MIG mode, not pinpoint's to change)
+  kMigSlot,      // a slot of a mig-dynamic GPU: the instance that starts there, or none yet
+};
+
+const char* KindName(Kind kind);  // "gpu" | "mig-instance" | "mig-slot"
+
+struct Partition {
+  Kind kind = Kind::kGpu;
+  // The instance's profile ("1g.10gb"); "" for a GPU, a vacant slot, or a profile not known.
+  std::string profile = "";
+  // kMigSlot: the memory slice its instance starts at (its place on the GPU); -1 otherwise.
+  int start = -1;
+  // kMigSlot: no instance there (yet). Nothing is placed on a vacant slot.
+  bool vacant = false;
+
+  static Partition Gpu() { return Partition{}; }
+  static Partition Instance(std::string profile) {
+    return Partition{.kind = Kind::kMigInstance, .profile = std::move(profile)};
+  }
+  // A slot at `start` holding an instance of `profile`, or vacant when `profile` is "".
+  static Partition Slot(int start, std::string profile) {
+    bool vacant = profile.empty();
+    return Partition{
+        .kind = Kind::kMigSlot, .profile = std::move(profile), .start = start, .vacant = vacant};
+  }
+
+  // Part of a GPU: whole-GPU requests never land on it, and its SMs are its own.
+  bool is_mig() const { return kind != Kind::kGpu; }
+  // Its instance may come and go (pinpoint's to make): a job pinned to it could wait forever.
+  bool is_slot() const { return kind == Kind::kMigSlot; }
+  // Whether anything may be placed on it now.
+  bool usable() const { return !vacant; }
+  // Whether a slice that asks for MIG profile `wanted` ("": any device) may run on it.
+  bool Offers(const std::string& wanted) const { return wanted.empty() || wanted == profile; }
+};
+
+}  // namespace pinpoint::partition
