@@ -46,6 +46,7 @@ class FaultyGpuBackend final : public GpuBackend {
   int injected_faults(Op op) const;
 
   // GpuBackend.
+  Source source() const override { return target_->source(); }
   std::string Kind() const override { return target_->Kind(); }
   std::string DriverVersion() const override { return target_->DriverVersion(); }
   Result<std::vector<GpuInfo>> Inventory() override;

@@ -90,6 +90,11 @@ struct MigProfileInfo {
 class GpuBackend {
  public:
   virtual ~GpuBackend() = default;
+  // Where the GPUs come from: the driver, or a simulation. What depends on it (MPS control
+  // daemons, a handle of its own for the MIG thread, stand-in device nodes) is chosen by this,
+  // never by Kind()'s words.
+  enum class Source { kNvml, kSimulated };
+  virtual Source source() const = 0;
   // "nvml" or "simulated:<preset>"; shown at start and in every listing.
   virtual std::string Kind() const = 0;
   // Driver version ("580.159.04") or "simulated".

@@ -31,6 +31,7 @@ class NvmlBackend final : public GpuBackend {
   NvmlBackend(const NvmlBackend&) = delete;
   NvmlBackend& operator=(const NvmlBackend&) = delete;
 
+  Source source() const override { return Source::kNvml; }
   std::string Kind() const override { return "nvml"; }
   std::string DriverVersion() const override { return driver_version_; }
   // SM count of a whole GPU comes from NVML's core count and the compute capability (NVML reports

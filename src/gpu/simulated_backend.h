@@ -49,6 +49,7 @@ class SimulatedBackend final : public GpuBackend {
 
   // GpuBackend. Kind() is "simulated:<preset>" or "simulated:config"; DriverVersion() "simulated".
   // Sample errors: kNotFound for an unknown index; kUnavailable for a GPU marked lost.
+  Source source() const override { return Source::kSimulated; }
   std::string Kind() const override;
   std::string DriverVersion() const override { return "simulated"; }
   Result<std::vector<GpuInfo>> Inventory() override;

@@ -11,4 +11,18 @@ const char* KindName(Kind kind) {
   return "gpu";
 }
 
+const char* MigActionName(MigAction action) {
+  switch (action) {
+    case MigAction::kCreate: return "create";
+    case MigAction::kDestroy: return "destroy";
+  }
+  return "create";
+}
+
+std::optional<MigAction> MigActionFromName(std::string_view name) {
+  for (MigAction a : {MigAction::kCreate, MigAction::kDestroy})
+    if (name == MigActionName(a)) return a;
+  return std::nullopt;
+}
+
 }  // namespace pinpoint::partition

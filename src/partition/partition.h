@@ -6,7 +6,9 @@
 // over a smaller device. Plain data, no I/O.
 #pragma once
 
+#include <optional>
 #include <string>
+#include <string_view>
 
 namespace pinpoint::partition {
 
@@ -47,5 +49,15 @@ struct Partition {
   // Whether a slice that asks for MIG profile `wanted` ("": any device) may run on it.
   bool Offers(const std::string& wanted) const { return wanted.empty() || wanted == profile; }
 };
+
+// A change pinpoint makes to a mig-dynamic GPU's layout (daemon/mig/mig_dynamic.h).
+enum class MigAction {
+  kCreate,   // make an instance of a profile at a memory slice
+  kDestroy,  // destroy the instance there
+};
+
+// "create" | "destroy": the word the store, the API and the metrics use.
+const char* MigActionName(MigAction action);
+std::optional<MigAction> MigActionFromName(std::string_view name);
 
 }  // namespace pinpoint::partition

@@ -43,5 +43,15 @@ TEST(PartitionTest, EveryKindHasAName) {
   EXPECT_STREQ(KindName(Kind::kMigSlot), "mig-slot");
 }
 
+TEST(PartitionTest, MigActionsHaveOneNameEach) {
+  for (MigAction a : {MigAction::kCreate, MigAction::kDestroy}) {
+    std::optional<MigAction> back = MigActionFromName(MigActionName(a));
+    ASSERT_TRUE(back.has_value()) << MigActionName(a);
+    EXPECT_EQ(*back, a);
+  }
+  EXPECT_FALSE(MigActionFromName("resize").has_value());
+  EXPECT_FALSE(MigActionFromName("").has_value());
+}
+
 }  // namespace
 }  // namespace pinpoint::partition

@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "partition/partition.h"
 #include "pinpoint/job.h"
 #include "pinpoint/status.h"
 
@@ -60,7 +61,7 @@ struct EndedBytes {
 struct MigChange {
   int64_t at_ms = 0;
   int gpu = 0;                // NVML index
-  std::string action;         // "create" or "destroy"
+  partition::MigAction action = partition::MigAction::kCreate;  // stored as its name
   std::string profile;        // "1g.10gb"
   int start = 0;              // the placement's first memory slice
   uint32_t instance_id = 0;  // the GPU instance (a create's: the id NVML gave it; 0 when it failed)

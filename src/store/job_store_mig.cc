@@ -19,7 +19,7 @@ Status JobStore::AppendMigChanges(const std::vector<MigChange>& changes) {
     if (!insert.ok()) return insert.status();
     insert->Bind(1, c.at_ms)
         .Bind(2, int64_t{c.gpu})
-        .Bind(3, c.action)
+        .Bind(3, std::string_view(partition::MigActionName(c.action)))
         .Bind(4, c.profile)
         .Bind(5, int64_t{c.start});
     insert->Bind(6, int64_t{c.instance_id}).Bind(7, c.uuid).Bind(8, c.for_job).Bind(9, c.result);
@@ -45,9 +45,11 @@ Result<std::vector<MigChange>> JobStore::RecentMigChanges(int limit) const {
     if (!row.ok()) return row.status();
     if (!*row) break;
     MigChange c;
+    std::optional<partition::MigAction> action = partition::MigActionFromName(stmt->ColumnText(2));
+    if (!action) continue;  // a change this version does not know: history, not replayed
+    c.action = *action;
     c.at_ms = stmt->ColumnInt64(0);
     c.gpu = static_cast<int>(stmt->ColumnInt64(1));
-    c.action = stmt->ColumnText(2);
     c.profile = stmt->ColumnText(3);
     c.start = static_cast<int>(stmt->ColumnInt64(4));
     c.instance_id = static_cast<uint32_t>(stmt->ColumnInt64(5));

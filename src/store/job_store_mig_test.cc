@@ -7,14 +7,16 @@
 namespace pinpoint::store {
 namespace {
 
+using testing::ExecSql;
 using testing::Must;
+using testing::QueryOne;
 using MigChangeStoreTest = testing::StoreTest;
 
 MigChange Change(int64_t at_ms, const std::string& action, uint32_t id) {
   MigChange c;
   c.at_ms = at_ms;
   c.gpu = 1;
-  c.action = action;
+  c.action = *partition::MigActionFromName(action);
   c.profile = "3g.40gb";
   c.start = 4;
   c.instance_id = id;
@@ -54,6 +56,23 @@ TEST_F(MigChangeStoreTest, OnlyTheNewestAreKept) {
   ASSERT_EQ(kept.size(), static_cast<size_t>(kMigChangesKept));
   EXPECT_EQ(kept.front().at_ms, 5) << "the five oldest went";
   EXPECT_EQ(kept.back().at_ms, kMigChangesKept + 4);
+}
+
+// Each action is stored as its name; a row whose word this version does not know (a newer
+// pinpoint's, or a damaged file) is history only: it is not read back as a change to make again.
+TEST_F(MigChangeStoreTest, ActionsAreStoredByNameAndAnUnknownOneIsNotReadBack) {
+  {
+    std::unique_ptr<JobStore> store = OpenStore();
+    ASSERT_NE(store, nullptr);
+    ASSERT_TRUE(store->AppendMigChanges({Change(100, "create", 2), Change(200, "destroy", 2)}).ok());
+  }
+  EXPECT_EQ(QueryOne(db_path(), "SELECT group_concat(action, ',') FROM mig_changes"), "create,destroy");
+  ASSERT_TRUE(ExecSql(db_path(), "UPDATE mig_changes SET action = 'resize' WHERE at_ms = 100").ok());
+  std::unique_ptr<JobStore> store = OpenStore();
+  ASSERT_NE(store, nullptr);
+  std::vector<MigChange> read = Must(store->RecentMigChanges(10));
+  ASSERT_EQ(read.size(), 1u);
+  EXPECT_EQ(read[0], Change(200, "destroy", 2));
 }
 
 }  // namespace

@@ -296,7 +296,7 @@ TEST_F(MigrationTest, V7AddsAnEmptyTableOfMigChanges) {
   EXPECT_EQ(QueryOne(db_path(), "PRAGMA user_version"), std::to_string(kCurrentSchemaVersion));
   EXPECT_TRUE(Must((*store)->RecentMigChanges(10)).empty());
   MigChange made;
-  made.action = "create";
+  made.action = partition::MigAction::kCreate;
   made.profile = "1g.10gb";
   ASSERT_TRUE((*store)->AppendMigChanges({made}).ok());
   EXPECT_EQ(Must((*store)->RecentMigChanges(10)).size(), 1u);

@@ -54,7 +54,7 @@ Status MigDynamic::Resume(const std::vector<gpu::GpuInfo>& gpus, sched::Inventor
         store_->RecentMigChanges(static_cast<int>(store::kMigChangesKept));
     if (!changes.ok()) return changes.status();
     for (const store::MigChange& c : *changes) {
-      if (c.action == "create" && c.result == "ok" && !c.uuid.empty())
+      if (c.action == partition::MigAction::kCreate && c.result == "ok" && !c.uuid.empty())
         created_by_uuid_[c.uuid] = c.at_ms;
       if (recent_.size() == kRecentChanges) recent_.pop_front();
       recent_.push_back(c);
@@ -205,7 +205,7 @@ std::vector<int> MigDynamic::Plan(sched::Inventory& inventory,
     if (inst == instances_.end()) continue;
     store::MigChange c{now_ms,
                        d.gpu,
-                       "destroy",
+                       partition::MigAction::kDestroy,
                        inst->second.profile,
                        inst->first.second,
                        inst->second.id,
@@ -221,12 +221,12 @@ std::vector<int> MigDynamic::Plan(sched::Inventory& inventory,
     }
   }
   for (const sched::mig::Create& c : plan.creates)
-    changes.push_back(
-        store::MigChange{now_ms, c.gpu, "create", c.profile, c.start, 0, "", c.for_job, ""});
+    changes.push_back(store::MigChange{now_ms, c.gpu, partition::MigAction::kCreate, c.profile,
+                                       c.start, 0, "", c.for_job, ""});
   for (const store::MigChange& c : changes)
     log::Info("MIG: GPU {}: {} {} at memory slice {}{}", c.gpu,
-              c.action == "create" ? "making" : "destroying", c.profile, c.start,
-              c.for_job != 0 ? " for job " + std::to_string(c.for_job) : std::string());
+              c.action == partition::MigAction::kCreate ? "making" : "destroying", c.profile,
+              c.start, c.for_job != 0 ? " for job " + std::to_string(c.for_job) : std::string());
   StartThread(std::move(changes), now_ms);
   return vacated;
 }
@@ -243,7 +243,7 @@ void MigDynamic::StartThread(std::vector<store::MigChange> changes, int64_t now_
 void MigDynamic::Run(std::vector<store::MigChange> changes) {
   auto out = std::make_unique<Outcome>();
   for (store::MigChange& c : changes) {
-    if (c.action == "destroy") {
+    if (c.action == partition::MigAction::kDestroy) {
       Status s = backend_->DestroyMigInstance(c.gpu, c.instance_id);
       c.result = s.ok() ? "ok" : s.message();
     } else {
@@ -289,14 +289,14 @@ bool MigDynamic::Poll(sched::Inventory& inventory, int64_t now_ms) {
     bool ok = c.result == "ok";
     failed = failed || !ok;
     ++(ok ? made_ : failed_)[c.action];
-    if (ok && c.action == "create") created_by_uuid_[c.uuid] = c.at_ms;
+    if (ok && c.action == partition::MigAction::kCreate) created_by_uuid_[c.uuid] = c.at_ms;
     if (ok)
       log::Info("MIG: GPU {}: {} {} at memory slice {} (GPU instance {}, {})", c.gpu,
-                c.action == "create" ? "made" : "destroyed", c.profile, c.start, c.instance_id,
-                c.uuid);
+                c.action == partition::MigAction::kCreate ? "made" : "destroyed", c.profile,
+                c.start, c.instance_id, c.uuid);
     else
-      log::Warn("MIG: GPU {}: {} {} at memory slice {} failed: {}", c.gpu, c.action, c.profile,
-                c.start, c.result);
+      log::Warn("MIG: GPU {}: {} {} at memory slice {} failed: {}", c.gpu,
+                partition::MigActionName(c.action), c.profile, c.start, c.result);
     if (recent_.size() == kRecentChanges) recent_.pop_front();
     recent_.push_back(c);
   }

@@ -104,9 +104,9 @@ class MigDynamic {
   }
 
   const std::deque<store::MigChange>& recent() const { return recent_; }
-  // Changes made and failed since the start, by action ("create", "destroy").
-  const std::map<std::string, int64_t>& made() const { return made_; }
-  const std::map<std::string, int64_t>& failed() const { return failed_; }
+  // Changes made and failed since the start, by action.
+  const std::map<partition::MigAction, int64_t>& made() const { return made_; }
+  const std::map<partition::MigAction, int64_t>& failed() const { return failed_; }
   bool overdue() const { return overdue_; }
   // The instances of each GPU now, by profile.
   std::map<std::pair<int, std::string>, int> InstanceCounts() const;
@@ -150,8 +150,8 @@ class MigDynamic {
   int64_t retry_after_ms_ = 0;
   bool stale_ = false;  // the last read of the layout failed: the next Plan reads it again
   std::deque<store::MigChange> recent_;
-  std::map<std::string, int64_t> made_;
-  std::map<std::string, int64_t> failed_;
+  std::map<partition::MigAction, int64_t> made_;
+  std::map<partition::MigAction, int64_t> failed_;
 };
 
 }  // namespace pinpoint::daemon

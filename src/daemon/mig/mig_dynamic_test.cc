@@ -109,13 +109,13 @@ TEST_F(MigDynamicTest, AWaitingSliceGetsAnInstanceMadeOffTheLoop) {
   EXPECT_EQ(Migs().size(), 3u);
   ASSERT_EQ(mig_->recent().size(), 1u);
   const store::MigChange& made = mig_->recent().back();
-  EXPECT_EQ(made.action, "create");
+  EXPECT_EQ(made.action, partition::MigAction::kCreate);
   EXPECT_EQ(made.profile, "1g.10gb");
   EXPECT_EQ(made.start, 2);
   EXPECT_EQ(made.for_job, 7);
   EXPECT_EQ(made.result, "ok");
   EXPECT_EQ(made.uuid, Slot(2).uuid);
-  EXPECT_EQ(mig_->made().at("create"), 1);
+  EXPECT_EQ(mig_->made().at(partition::MigAction::kCreate), 1);
   auto stored = store_->RecentMigChanges(10);
   ASSERT_TRUE(stored.ok());
   ASSERT_EQ(stored->size(), 1u);
@@ -149,9 +149,9 @@ TEST_F(MigDynamicTest, OnlyIdleInstancesPastTheirMinimumsAreDestroyed) {
   for (int start : {1, 2, 3, 4, 5, 6}) EXPECT_TRUE(Slot(start).partition.vacant) << start;
   ASSERT_EQ(Migs().size(), 1u);
   EXPECT_EQ(Migs()[0].profile, "7g.80gb");
-  EXPECT_EQ(mig_->made().at("destroy"), 3);
-  EXPECT_EQ(mig_->made().at("create"), 1);
-  for (const store::MigChange& c : mig_->recent()) EXPECT_EQ(c.for_job, 9) << c.action << ": each change says whom it serves";
+  EXPECT_EQ(mig_->made().at(partition::MigAction::kDestroy), 3);
+  EXPECT_EQ(mig_->made().at(partition::MigAction::kCreate), 1);
+  for (const store::MigChange& c : mig_->recent()) EXPECT_EQ(c.for_job, 9) << partition::MigActionName(c.action) << ": each change says whom it serves";
 }
 
 TEST_F(MigDynamicTest, AFailedCreateIsRecordedAndTriedAgainLater) {
@@ -161,7 +161,7 @@ TEST_F(MigDynamicTest, AFailedCreateIsRecordedAndTriedAgainLater) {
   mig_->Plan(inv_, {{7, 5 * kSliceGiB}}, {{Slot(0).index, 1}, {Slot(4).index, 1}}, 1000);
   ASSERT_TRUE(Finish(2000));
   EXPECT_TRUE(Slot(2).partition.vacant);
-  EXPECT_EQ(mig_->failed().at("create"), 1);
+  EXPECT_EQ(mig_->failed().at(partition::MigAction::kCreate), 1);
   EXPECT_NE(mig_->recent().back().result.find("failed (simulated)"), std::string::npos) << mig_->recent().back().result;
   EXPECT_EQ(mig_->DueMs(), 32'000) << "retried 30 s later";
   mig_->Plan(inv_, {{7, 5 * kSliceGiB}}, {}, 3000);
@@ -169,7 +169,7 @@ TEST_F(MigDynamicTest, AFailedCreateIsRecordedAndTriedAgainLater) {
   mig_->Plan(inv_, {{7, 5 * kSliceGiB}}, {{Slot(0).index, 1}, {Slot(4).index, 1}}, 32'000);
   ASSERT_TRUE(Finish(32'100));
   EXPECT_FALSE(Slot(2).partition.vacant);
-  EXPECT_EQ(mig_->made().at("create"), 1);
+  EXPECT_EQ(mig_->made().at(partition::MigAction::kCreate), 1);
 }
 
 // After a restart an instance pinpoint made keeps its age from the store: it is not destroyed
@@ -202,6 +202,7 @@ TEST_F(MigDynamicTest, ARestartKeepsEachInstancesLifetime) {
 class GatedBackend : public gpu::GpuBackend {
  public:
   explicit GatedBackend(gpu::SimulatedBackend* node) : node_(node) {}
+  Source source() const override { return Source::kSimulated; }
   std::string Kind() const override { return "simulated:gated"; }
   std::string DriverVersion() const override { return "simulated"; }
   Result<std::vector<gpu::GpuInfo>> Inventory() override { return node_->Inventory(); }

@@ -260,7 +260,7 @@ TEST_F(NodeMigTest, AnInstanceAReadoptedJobRunsOnIsNeverDestroyed) {
   std::sort(resets.begin(), resets.end());
   EXPECT_EQ(resets, (std::vector<int>{0, 4})) << "their MPS control daemons were told to quit first";
   for (const store::MigChange& change : mig_->recent())
-    EXPECT_FALSE(change.action == "destroy" && change.uuid == made) << "the adopted job's instance was destroyed";
+    EXPECT_FALSE(change.action == partition::MigAction::kDestroy && change.uuid == made) << "the adopted job's instance was destroyed";
 }
 
 }  // namespace

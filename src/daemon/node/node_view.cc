@@ -103,8 +103,8 @@ GpusReply Node::GpusView() const {
   }
   if (deps_.mig != nullptr)
     for (const store::MigChange& c : deps_.mig->recent())
-      reply.mig_changes.push_back({c.at_ms, c.gpu, c.action, c.profile, c.start, c.instance_id,
-                                   c.uuid, c.for_job, c.result});
+      reply.mig_changes.push_back({c.at_ms, c.gpu, partition::MigActionName(c.action), c.profile,
+                                   c.start, c.instance_id, c.uuid, c.for_job, c.result});
   if (deps_.watcher != nullptr)
     reply.watcher = WatcherView{view.polls, view.poll_time_ms, view.last_poll_duration_us};
   reply.backend = options_.backend_kind;
@@ -128,9 +128,10 @@ metrics::Snapshot Node::MetricsView() const {
   snap.watcher_last_poll_seconds = view.last_poll_duration_us / 1e6;
   if (deps_.mig != nullptr) {
     snap.mig = metrics::MigMetrics{};
-    for (const auto& [action, n] : deps_.mig->made()) snap.mig->changes_total[{action, "ok"}] = n;
+    for (const auto& [action, n] : deps_.mig->made())
+      snap.mig->changes_total[{partition::MigActionName(action), "ok"}] = n;
     for (const auto& [action, n] : deps_.mig->failed())
-      snap.mig->changes_total[{action, "failed"}] = n;
+      snap.mig->changes_total[{partition::MigActionName(action), "failed"}] = n;
     snap.mig->instances = deps_.mig->InstanceCounts();
   }
   std::map<int, metrics::GpuMetrics> gpus;

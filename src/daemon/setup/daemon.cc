@@ -271,7 +271,8 @@ void BlockDaemonSignals() {
 int RunDaemon(const Config& config, std::unique_ptr<gpu::GpuBackend> backend,
               const std::string& backend_note, int ready_fd) {
   // "auto" that fell back to a simulated node is said loudly: nobody may take it for a GPU node.
-  bool simulated_fallback = config.backend == "auto" && backend->Kind().rfind("simulated", 0) == 0;
+  bool simulated = backend->source() == gpu::GpuBackend::Source::kSimulated;
+  bool simulated_fallback = config.backend == "auto" && simulated;
   log::Log(simulated_fallback ? log::Level::kWarn : log::Level::kInfo, "pinpointd {} starting; {}",
            VersionText(), backend_note);
   BlockDaemonSignals();  // before the watcher's and the metrics server's threads start
@@ -295,7 +296,7 @@ int RunDaemon(const Config& config, std::unique_ptr<gpu::GpuBackend> backend,
   auto store = store::JobStore::Open(config.state_dir + "/pinpoint.db",
                                      {.min_id_exclusive = *largest_job_dir});
   if (!store.ok()) return Fail(store.status());
-  if (backend->Kind().rfind("simulated", 0) == 0) {
+  if (simulated) {
     // A simulated node's MIG layout is its preset at each start: the changes of earlier runs are
     // made again, so `pinpoint gpus` and the change history agree.
     auto replayed = ReplayMigChanges(*backend, **store);
@@ -339,7 +340,8 @@ int RunDaemon(const Config& config, std::unique_ptr<gpu::GpuBackend> backend,
   launch::ProcessLauncher launcher(shim);
   SystemUserDirectory system_users;
   CachingUserDirectory users(&system_users, &clock);
-  auto mps_plan = PlanMps(config, {backend->Kind(), mps::MpsDaemons::Unusable(config.mps_control)});
+  auto mps_plan = PlanMps(
+      config, {backend->source(), backend->Kind(), mps::MpsDaemons::Unusable(config.mps_control)});
   if (!mps_plan.ok()) return Fail(mps_plan.status());
   auto mps = MakeMps(config, *mps_plan, &clock);
   if (!mps.ok()) return Fail(mps.status());
@@ -348,7 +350,7 @@ int RunDaemon(const Config& config, std::unique_ptr<gpu::GpuBackend> backend,
 
   NodeOptions options = NodeOptionsFor(config, *inventory, *backend);
   if (Status s = PrestartMps(config, *inventory, **mps, users); !s.ok()) return Fail(s);
-  if (backend->Kind().rfind("simulated", 0) == 0) {
+  if (simulated) {
     // Containers on a simulated node get stand-in device nodes and may declare device memory.
     options.device_dir = SimulatedDeviceDir(config.state_dir, *inventory);
     options.simulated_node = config.state_dir;

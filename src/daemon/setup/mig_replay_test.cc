@@ -26,7 +26,7 @@ std::set<std::pair<std::string, int>> Layout(gpu::GpuBackend& backend) {
 store::MigChange Change(const char* action, const char* profile, int start, const char* result = "ok") {
   store::MigChange c;
   c.at_ms = 1;
-  c.action = action;
+  c.action = *partition::MigActionFromName(action);
   c.profile = profile;
   c.start = start;
   c.result = result;

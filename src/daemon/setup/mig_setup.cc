@@ -29,9 +29,9 @@ Result<int> ReplayMigChanges(gpu::GpuBackend& backend, const store::JobStore& st
   for (const store::MigChange& c : *changes) {
     if (c.result != "ok") continue;
     Status s = Status::Ok();
-    if (c.action == "create") {
+    if (c.action == partition::MigAction::kCreate) {
       s = backend.CreateMigInstance(c.gpu, c.profile, c.start).status();
-    } else if (c.action == "destroy") {
+    } else {
       auto gpus = backend.Inventory();
       if (!gpus.ok()) return gpus.status();
       s = NotFound("no instance at memory slice " + std::to_string(c.start));
@@ -41,14 +41,12 @@ Result<int> ReplayMigChanges(gpu::GpuBackend& backend, const store::JobStore& st
           if (m.placement_start == c.start)
             s = backend.DestroyMigInstance(c.gpu, m.gpu_instance_id);
       }
-    } else {
-      continue;
     }
     if (s.ok()) {
       ++made;
     } else {
       log::Warn("MIG: GPU {}: the stored {} of {} at memory slice {} cannot be made again: {}",
-                c.gpu, c.action, c.profile, c.start, s.message());
+                c.gpu, partition::MigActionName(c.action), c.profile, c.start, s.message());
     }
   }
   return made;
@@ -66,15 +64,18 @@ Result<MigSetup> StartMigDynamic(gpu::GpuBackend& backend, const std::vector<gpu
     dynamic.push_back({g.index, MigModelOf(g.name, listed->second)});
   }
   if (dynamic.empty()) return setup;
+  // The reconfiguration thread's backend: NVML's own handle, or the simulated node itself.
   gpu::GpuBackend* worker = &backend;
-  if (backend.Kind() == "nvml") {
-    Result<std::unique_ptr<gpu::GpuBackend>> own = gpu::NvmlBackend::Create();
-    if (!own.ok()) return own.status();
-    setup.backend = std::move(own).value();
-    worker = setup.backend.get();
-  } else if (backend.Kind().rfind("simulated", 0) != 0) {
-    return FailedPrecondition("mig-dynamic needs the nvml backend or a simulated node, not " +
-                              backend.Kind());
+  switch (backend.source()) {
+    case gpu::GpuBackend::Source::kNvml: {
+      Result<std::unique_ptr<gpu::GpuBackend>> own = gpu::NvmlBackend::Create();
+      if (!own.ok()) return own.status();
+      setup.backend = std::move(own).value();
+      worker = setup.backend.get();
+      break;
+    }
+    case gpu::GpuBackend::Source::kSimulated:
+      break;
   }
   MigDynamic::Options options;
   options.plan.min_idle_ms = config.mig_min_idle_s * 1000;

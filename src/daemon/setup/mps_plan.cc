@@ -6,7 +6,7 @@ Result<MpsPlan> PlanMps(const Config& config, const MpsFacts& facts) {
   MpsPlan plan;
   if (config.mps == MpsMode::kEnvOnly) {
     plan.why_not = "mps: env-only in the config";
-  } else if (facts.backend_kind != "nvml") {
+  } else if (facts.source != gpu::GpuBackend::Source::kNvml) {
     plan.why_not = "no NVIDIA GPU (" + facts.backend_kind + ")";
   } else if (!facts.control_unusable.empty()) {
     plan.why_not = facts.control_unusable;

@@ -6,15 +6,17 @@
 #include <string>
 
 #include "daemon/setup/config.h"
-#include "pinpoint/status.h"
+#include "gpu/gpu_backend.h"
 #include "mps/mps_backend.h"
+#include "pinpoint/status.h"
 #include "sharing/placement_rules.h"
 
 namespace pinpoint::daemon {
 
 // What the decision depends on besides the configuration; gathered by the caller.
 struct MpsFacts {
-  std::string backend_kind;      // "nvml" | "simulated:<preset>"
+  gpu::GpuBackend::Source source = gpu::GpuBackend::Source::kNvml;  // what decides
+  std::string backend_kind;      // "nvml" | "simulated:<preset>": for people
   std::string control_unusable;  // mps::MpsDaemons::Unusable(mps_control): "" when it can run
 };
 

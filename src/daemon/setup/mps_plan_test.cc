@@ -52,7 +52,8 @@ TEST(PlanMpsTest, Table) {
     Config config;
     config.mps = c.mps == "auto" ? MpsMode::kAuto : c.mps == "daemons" ? MpsMode::kDaemons : MpsMode::kEnvOnly;
     config.allow_unenforced_slices = c.allow_unenforced;
-    Result<MpsPlan> plan = PlanMps(config, {c.backend_kind, c.control_unusable});
+    auto source = c.backend_kind == "nvml" ? gpu::GpuBackend::Source::kNvml : gpu::GpuBackend::Source::kSimulated;
+    Result<MpsPlan> plan = PlanMps(config, {source, c.backend_kind, c.control_unusable});
     if (!c.error.empty()) {
       ASSERT_FALSE(plan.ok());
       EXPECT_EQ(plan.status().code(), Code::kFailedPrecondition);
