@@ -108,7 +108,7 @@ const sched::Inventory& NodeInventory(int which) {
       daemon::Config config;
       config.host_cpus = 64;
       config.host_mem_bytes = 256ull << 30;
-      if (std::string(preset) == "h100x2") config.gpu_modes["1"] = "exclusive";
+      if (std::string(preset) == "h100x2") config.gpu_modes["1"] = daemon::GpuMode::Shared(SharingMode::kExclusive);
       auto inv = daemon::BuildInventory(*gpus, config);
       if (!inv.ok()) Fail("inventory", inv.status().message());
       inv->host.cpus = config.host_cpus;  // not this machine's: inputs replay anywhere

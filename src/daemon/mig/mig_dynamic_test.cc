@@ -24,7 +24,7 @@ class MigDynamicTest : public ::testing::Test {
  protected:
   void SetUp() override {
     backend_ = std::move(gpu::SimulatedBackend::FromPreset("a100x8-mig")).value();
-    config_.gpu_modes["0"] = kMigDynamicMode;
+    config_.gpu_modes["0"] = GpuMode::MigDynamic();
     config_.mig_min_idle_s = 60;
     config_.mig_min_lifetime_s = 300;
     std::string dir = ::testing::TempDir() + "pinpoint_mig_XXXXXX";

@@ -76,8 +76,11 @@ Result<std::vector<sched::Device>> MigSlots(const gpu::GpuInfo& gpu, const sched
 
 Status RefillMigSlots(sched::Inventory& inventory, const gpu::GpuInfo& gpu,
                       const sched::mig::Model& model, uint64_t mem_reserve_bytes) {
-  Result<std::vector<sched::Device>> slots =
-      MigSlots(gpu, model, SharingMode::kMps, mem_reserve_bytes);
+  // The slots keep the sharing mode they were built with; only what the GPU holds is new.
+  SharingMode mode = SharingMode::kMps;
+  for (const sched::Device& d : inventory.devices)
+    if (d.gpu_index == gpu.index && d.partition.is_slot()) mode = d.mode;
+  Result<std::vector<sched::Device>> slots = MigSlots(gpu, model, mode, mem_reserve_bytes);
   if (!slots.ok()) return slots.status();
   for (sched::Device& d : inventory.devices) {
     if (d.gpu_index != gpu.index || !d.partition.is_slot()) continue;

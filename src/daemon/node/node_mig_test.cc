@@ -29,7 +29,7 @@ class NodeMigTest : public NodeTest {
     node_.reset();
     mig_.reset();
     Config config;
-    config.gpu_modes["0"] = kMigDynamicMode;
+    config.gpu_modes["0"] = GpuMode::MigDynamic();
     config.host_cpus = 64;
     config.host_mem_bytes = 256 * kNodeMigGiB;
     config.mig_min_idle_s = min_idle_s;

@@ -128,6 +128,14 @@ Status ReadUserLimits(const json& j, Config* c) {
   return Status::Ok();
 }
 
+}  // namespace
+
+std::string GpuMode::Name() const {
+  return mig_dynamic ? std::string(kMigDynamicMode) : std::string(SharingModeName(sharing));
+}
+
+namespace {
+
 Status CheckMode(const std::string& mode, const std::string& key) {
   if (!SharingModeFromName(mode))
     return Bad(key, "must be one of exclusive, timeslice, mps (got '" + mode + "')");
@@ -299,8 +307,12 @@ Status Apply(const json& j, Config* c) {
     for (auto it = m.begin(); it != m.end(); ++it) {
       if (!it.value().is_string()) return Bad("gpu_modes." + it.key(), "must be a mode string");
       std::string mode = it.value().get<std::string>();
-      if (mode != kMigDynamicMode) PP_RETURN_IF_ERROR(CheckMode(mode, "gpu_modes." + it.key()));
-      c->gpu_modes[it.key()] = mode;
+      if (mode == kMigDynamicMode) {
+        c->gpu_modes[it.key()] = GpuMode::MigDynamic();
+        continue;
+      }
+      PP_RETURN_IF_ERROR(CheckMode(mode, "gpu_modes." + it.key()));
+      c->gpu_modes[it.key()] = GpuMode::Shared(*SharingModeFromName(mode));
     }
   }
   PP_RETURN_IF_ERROR(integer("max_connections", 64, 65536, &c->max_connections));

@@ -19,6 +19,21 @@ namespace pinpoint::daemon {
 // docs/scheduling.md "Dynamic MIG"): a gpu_modes value only, never a default_mode.
 inline constexpr char kMigDynamicMode[] = "mig-dynamic";
 
+// A gpu_modes entry, read: how the GPU is partitioned, apart from how its devices are shared.
+struct GpuMode {
+  // "mig-dynamic": pinpoint makes and unmakes the GPU's MIG instances (its devices are slots,
+  // partition/partition.h), each shared as default_mode.
+  bool mig_dynamic = false;
+  // Otherwise a sharing mode's name: the GPU's (or the MIG instance's) devices are shared so.
+  SharingMode sharing = SharingMode::kMps;
+
+  static GpuMode MigDynamic() { return GpuMode{.mig_dynamic = true}; }
+  static GpuMode Shared(SharingMode mode) { return GpuMode{.sharing = mode}; }
+  // The config's word for it: "mig-dynamic", or the sharing mode's name.
+  std::string Name() const;
+  bool operator==(const GpuMode&) const = default;
+};
+
 // Where MPS control daemons run (config "mps").
 enum class MpsMode {
   kAuto,     // "auto": on NVML nodes where the control binary is found; elsewhere the client
@@ -33,9 +48,9 @@ struct Config {
   std::string backend = "auto";     // auto | nvml | simulated:<preset> | simulated-file:<path>
   std::string default_mode = "mps";  // sharing mode of every device not named in gpu_modes
   // Sharing mode by GPU index ("0"), GPU UUID or MIG UUID; a GPU's entry applies to its MIG
-  // instances unless they have their own.
-  // A GPU's entry may also be kMigDynamicMode (inventory_builder.h says what is done with it).
-  std::map<std::string, std::string> gpu_modes;
+  // instances unless they have their own. A GPU's entry may also be mig-dynamic
+  // (inventory_builder.h says what is done with it).
+  std::map<std::string, GpuMode> gpu_modes;
   // mig-dynamic (daemon/mig/mig_dynamic.h): an instance is destroyed for a waiting slice only once
   // it has been idle this long and exists this long (no thrashing).
   int64_t mig_min_idle_s = 60;

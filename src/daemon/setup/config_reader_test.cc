@@ -35,9 +35,12 @@ TEST(ConfigReaderTest, EachBadSettingIsOneLineNamingIt) {
   ASSERT_TRUE(good.ok()) << good.status().message();
   EXPECT_EQ(good->mps_client_limit, 4);
   EXPECT_EQ(good->state_dir, "/var/lib/pp");
-  auto dynamic = ParseConfig(R"({"gpu_modes": {"0": "mig-dynamic"}})");
+  auto dynamic = ParseConfig(R"({"gpu_modes": {"0": "mig-dynamic", "1": "exclusive"}})");
   ASSERT_TRUE(dynamic.ok()) << dynamic.status().message();
-  EXPECT_EQ(dynamic->gpu_modes.at("0"), kMigDynamicMode);
+  EXPECT_TRUE(dynamic->gpu_modes.at("0").mig_dynamic) << "how the GPU is partitioned";
+  EXPECT_EQ(dynamic->gpu_modes.at("0").Name(), "mig-dynamic");
+  EXPECT_EQ(dynamic->gpu_modes.at("1"), GpuMode::Shared(SharingMode::kExclusive)) << "how it is shared";
+  EXPECT_EQ(dynamic->gpu_modes.at("1").Name(), "exclusive");
 }
 
 }  // namespace

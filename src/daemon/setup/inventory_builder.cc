@@ -32,7 +32,7 @@ namespace {
 bool IsMigDynamic(const Config& config, const std::vector<std::string>& keys) {
   for (const auto& k : keys) {
     auto it = config.gpu_modes.find(k);
-    if (it != config.gpu_modes.end()) return it->second == kMigDynamicMode;
+    if (it != config.gpu_modes.end()) return it->second.mig_dynamic;
   }
   return false;
 }
@@ -76,7 +76,7 @@ Result<sched::Inventory> BuildInventory(
   auto mode_for = [&](const std::vector<std::string>& keys) {
     for (const auto& k : keys) {
       auto it = config.gpu_modes.find(k);
-      if (it != config.gpu_modes.end()) return *SharingModeFromName(it->second);
+      if (it != config.gpu_modes.end()) return it->second.sharing;
     }
     return *SharingModeFromName(config.default_mode);
   };

@@ -42,7 +42,7 @@ TEST(InventoryBuilderTest, KeepEmptyGpusAutoIsOneInEight) {
 // lists no profile.
 TEST(InventoryBuilderTest, MigDynamicIsRefusedWithOneLineNamingTheGpu) {
   Config config;
-  config.gpu_modes["1"] = kMigDynamicMode;
+  config.gpu_modes["1"] = GpuMode::MigDynamic();
   std::vector<gpu::GpuInfo> gpus = Gpus(2);
   auto off = BuildInventory(gpus, config);
   ASSERT_FALSE(off.ok());
@@ -56,7 +56,7 @@ TEST(InventoryBuilderTest, MigDynamicIsRefusedWithOneLineNamingTheGpu) {
             "config: gpu_modes gives GPU 1 (NVIDIA H100 80GB HBM3) mig-dynamic, but its driver lists no MIG profile "
             "pinpoint could make");
   config.gpu_modes.clear();
-  config.gpu_modes["MIG-1"] = kMigDynamicMode;
+  config.gpu_modes["MIG-1"] = GpuMode::MigDynamic();
   EXPECT_EQ(BuildInventory(gpus, config).status().message(),
             "config: gpu_modes gives MIG instance MIG-1 mig-dynamic, a mode of a whole GPU (name GPU 1 instead)");
   config.gpu_modes.clear();
@@ -67,7 +67,7 @@ TEST(InventoryBuilderTest, MigDynamicIsRefusedWithOneLineNamingTheGpu) {
 // or a vacant slot as large as the largest instance that could start there. Indices follow.
 TEST(InventoryBuilderTest, AMigDynamicGpuIsItsSlots) {
   Config config;
-  config.gpu_modes["0"] = kMigDynamicMode;
+  config.gpu_modes["0"] = GpuMode::MigDynamic();
   std::vector<gpu::GpuInfo> gpus = Gpus(2);
   gpus[0].name = "NVIDIA A100-SXM4-80GB";
   gpus[0].mig_enabled = true;
