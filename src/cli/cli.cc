@@ -2,14 +2,14 @@
 
 #include <unistd.h>
 
-#include <cstring>
-#include <algorithm>
-#include <functional>
-#include <set>
-#include <iostream>
-#include <sstream>
-
 #include <CLI/CLI.hpp>
+#include <algorithm>
+#include <cstring>
+#include <functional>
+#include <iostream>
+#include <optional>
+#include <set>
+#include <sstream>
 
 #include "cli/advice.h"
 #include "cli/cdi.h"
@@ -18,12 +18,12 @@
 #include "cli/option_checks.h"
 #include "cli/queue_select.h"
 #include "cli/report.h"
+#include "cli/report_csv.h"
 #include "cli/script_directives.h"
+#include "cli/show_logs.h"
 #include "cli/submit_command.h"
 #include "cli/submit_request.h"
 #include "cli/submit_sched.h"
-#include "cli/report_csv.h"
-#include "cli/show_logs.h"
 #include "cli/time_range.h"
 #include "cli/top.h"
 #include "cli/update_args.h"
@@ -312,6 +312,59 @@ const CLI::App* ParsedSub(const std::vector<std::pair<CLI::App*, const Command*>
   return nullptr;
 }
 
+// Parses `words` (arranged, for `where`: "pinpoint SUBCOMMAND") into `app`. Returns what RunCli
+// returns when nothing is to run: 0 after --help or --version (printed on `out`), 2 after one
+// error line on `err`; nullopt when a subcommand was parsed and is to run.
+std::optional<int> Parse(CLI::App& app, std::vector<std::string> words, const std::string& where,
+                         bool no_subcommand,
+                         const std::vector<std::pair<CLI::App*, const Command*>>& subs,
+                         const SubmitArgs& submit, std::ostream& out, std::ostream& err) {
+  try {
+    std::reverse(words.begin(), words.end());  // CLI11 takes them last first
+    app.parse(words);
+  } catch (const CLI::CallForHelp&) {
+    out << app.help();
+    return 0;
+  } catch (const CLI::CallForVersion&) {
+    out << app.version() << "\n";
+    return 0;
+  } catch (const CLI::CallForAllHelp&) {
+    out << app.help("", CLI::AppFormatMode::All);
+    return 0;
+  } catch (const UsageError& e) {
+    err << where << ": " << e.what() << "\n";
+    return 2;
+  } catch (const CLI::RequiredError& e) {
+    if (no_subcommand) {
+      err << "pinpoint: a command is required (see pinpoint --help)\n";
+      return 2;
+    }
+    err << where << ": " << ParseErrorText(e, ParsedSub(subs)) << " (see " << where << " --help)\n";
+    return 2;
+  } catch (const CLI::ParseError& e) {
+    if (dynamic_cast<const CLI::ExtrasError*>(&e) != nullptr && !submit.command.empty() &&
+        LooksLikeASizeUnit(submit.command.front())) {
+      err << where << ": a size is one word: write 4GB, not 4 GB ('"
+          << EscapeForTerminal(submit.command.front())
+          << "' was read as the command, which goes after --)\n";
+      return 2;
+    }
+    if (e.get_exit_code() == 0) {  // --help on a subcommand
+      for (auto& [sub, c] : subs) {
+        if (sub->parsed()) {
+          out << sub->help();
+          return 0;
+        }
+      }
+      out << app.help();
+      return 0;
+    }
+    err << where << ": " << ParseErrorText(e, ParsedSub(subs)) << " (see " << where << " --help)\n";
+    return 2;
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 int RunCli(int argc, char** argv, std::ostream& out, std::ostream& err) {
@@ -384,49 +437,9 @@ int RunCli(int argc, char** argv, std::ostream& out, std::ostream& err) {
     ApplyScript(app, words, arranged->index, &warnings);
     for (const std::string& w : warnings) err << w << "\n";
   }
-  try {
-    std::reverse(words.begin(), words.end());  // CLI11 takes them last first
-    app.parse(words);
-  } catch (const CLI::CallForHelp&) {
-    out << app.help();
-    return 0;
-  } catch (const CLI::CallForVersion&) {
-    out << app.version() << "\n";
-    return 0;
-  } catch (const CLI::CallForAllHelp&) {
-    out << app.help("", CLI::AppFormatMode::All);
-    return 0;
-  } catch (const UsageError& e) {
-    err << where << ": " << e.what() << "\n";
-    return 2;
-  } catch (const CLI::RequiredError& e) {
-    if (arranged->subcommand.empty()) {
-      err << "pinpoint: a command is required (see pinpoint --help)\n";
-      return 2;
-    }
-    err << where << ": " << ParseErrorText(e, ParsedSub(subs)) << " (see " << where << " --help)\n";
-    return 2;
-  } catch (const CLI::ParseError& e) {
-    if (dynamic_cast<const CLI::ExtrasError*>(&e) != nullptr && !submit.command.empty() &&
-        LooksLikeASizeUnit(submit.command.front())) {
-      err << where << ": a size is one word: write 4GB, not 4 GB ('"
-          << EscapeForTerminal(submit.command.front())
-          << "' was read as the command, which goes after --)\n";
-      return 2;
-    }
-    if (e.get_exit_code() == 0) {  // --help on a subcommand
-      for (auto& [sub, c] : subs) {
-        if (sub->parsed()) {
-          out << sub->help();
-          return 0;
-        }
-      }
-      out << app.help();
-      return 0;
-    }
-    err << where << ": " << ParseErrorText(e, ParsedSub(subs)) << " (see " << where << " --help)\n";
-    return 2;
-  }
+  if (std::optional<int> done =
+          Parse(app, std::move(words), where, arranged->subcommand.empty(), subs, submit, out, err))
+    return *done;
   for (auto& [sub, c] : subs) {
     if (!sub->parsed()) continue;
     auto code = c->run(g, out);

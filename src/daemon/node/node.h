@@ -9,13 +9,16 @@
 //                                 ends and requeues running jobs; acts on what the watcher and
 //                                 the sharing backends report about them
 //   Occupant (occupant.h)         who runs a job's processes: its supervisor, or a lease's
-//   container node_query.cc, node_view.cc   answers ArrayTasks (array_tasks.h)    the job arrays
-//   among the jobs: any task, unfinished tasks, state array_rest.h, array_take_out.h a waiting
-//   array as one record; tasks taken out of it Dependencies (dependencies.h) --after/--afterok: a
-//   submit's check, a pass's states FaultRecovery (fault_recovery.h) MPS faults by device:
-//   recovery, resets, drains MigDynamic (mig_dynamic.h)    GPUs in mig-dynamic mode: their layout
-//   planned after a pass,
-//                                 changed off the loop (NodeDeps::mig)
+//                                 container
+//   node_query.cc, node_view.cc   answers
+//   ArrayTasks (daemon/arrays/array_tasks.h)  the job arrays among the jobs: any task,
+//                                 unfinished tasks, state
+//   daemon/jobs/array_rest.h, daemon/arrays/array_take_out.h  a waiting array as one record;
+//                                 tasks taken out of it
+//   Dependencies (dependencies.h) --after/--afterok: a submit's check, a pass's states
+//   FaultRecovery (fault_recovery.h)  MPS faults by device: recovery, resets, drains
+//   MigDynamic (daemon/mig/mig_dynamic.h)  GPUs in mig-dynamic mode: their layout planned after
+//                                 a pass, changed off the loop (NodeDeps::mig)
 //   WatchFeedback (watch_feedback.h) the watcher's side: watched jobs, usage, settling slots
 //   sharing::Backends             what each sharing mode does (exclusive, timeslice, MPS):
 //                                 the rules the scheduler places by, each job's hold on a device

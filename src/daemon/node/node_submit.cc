@@ -94,7 +94,7 @@ Result<JobRecord> Node::Submit(const api::Caller& caller, JobRequest request,
   std::optional<store::IdempotencyKey> key = keyed->key;
   if (const std::optional<JobRecord>& first = keyed->first)
     return Resubmitted(jobs_, *first,
-                       first->array.array_id == 0 && ToJson(first->request) == ToJson(request));
+                       first->array.array_id == 0 && first->request == request);
   auto pending = NewPendingJob(admission_, dependencies_, jobs_, deps_.clock->NowMs(), caller,
                                std::move(request), hold);
   if (!pending.ok()) return pending.status();
@@ -120,7 +120,7 @@ Result<Node::SubmittedArray> Node::SubmitArray(const api::Caller& caller, JobReq
   if (!keyed.ok()) return keyed.status();
   if (const std::optional<JobRecord>& found = keyed->first) {
     auto first = Resubmitted(
-        jobs_, *found, IsFirstTaskOf(*found, spec) && ToJson(found->request) == ToJson(request));
+        jobs_, *found, IsFirstTaskOf(*found, spec) && found->request == request);
     if (!first.ok()) return first.status();
     auto task = arrays_.Job(first->id);  // a rest as its first task
     if (!task.ok()) return task.status();
