@@ -60,9 +60,9 @@ size_t BoundedTaskQueue::most_held() const {
   return most_held_;
 }
 
-void BoundedTaskQueue::WaitUntilAnEnqueueWaits() {
+bool BoundedTaskQueue::WaitUntilAnEnqueueWaits(std::chrono::milliseconds timeout) {
   std::unique_lock lock(mu_);
-  enqueue_waits_.wait(lock, [&] { return blocked_enqueues_ > 0; });
+  return enqueue_waits_.wait_for(lock, timeout, [&] { return blocked_enqueues_ > 0; });
 }
 
 void BoundedTaskQueue::Work() {

@@ -12,6 +12,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstddef>
 #include <deque>
@@ -38,8 +39,9 @@ class BoundedTaskQueue : public httplib::TaskQueue {
   size_t held() const;
   // The most held at once since construction.
   size_t most_held() const;
-  // Returns once a caller of enqueue is waiting for room (for tests, which need no clock).
-  void WaitUntilAnEnqueueWaits();
+  // Whether a caller of enqueue is waiting for room within `timeout` (for tests: every wait of a
+  // test has a deadline, so a test that would wait forever fails instead).
+  bool WaitUntilAnEnqueueWaits(std::chrono::milliseconds timeout);
 
  private:
   void Work();

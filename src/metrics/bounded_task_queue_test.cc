@@ -30,7 +30,7 @@ TEST(BoundedTaskQueueTest, AFullQueueHoldsItsCallerInsteadOfGrowing) {
   first_running.get_future().wait();  // the one worker is busy
   queue.enqueue([&] { ++ran; });      // waits in the one place
   std::thread third([&] { queue.enqueue([&] { ++ran; }); });
-  queue.WaitUntilAnEnqueueWaits();
+  ASSERT_TRUE(queue.WaitUntilAnEnqueueWaits(std::chrono::seconds(60))) << "no enqueue waited";
   EXPECT_EQ(queue.held(), 2u) << "the third connection must not be taken while the queue is full";
   release.set_value();
   third.join();
@@ -52,7 +52,7 @@ TEST(BoundedTaskQueueTest, ShutdownReleasesAWaitingCaller) {
   std::thread::id ran_on;
   std::thread waiting([&] { queue.enqueue([&] { ran_on = std::this_thread::get_id(); }); });
   std::thread::id waiting_id = waiting.get_id();
-  queue.WaitUntilAnEnqueueWaits();
+  ASSERT_TRUE(queue.WaitUntilAnEnqueueWaits(std::chrono::seconds(60))) << "no enqueue waited";
   std::thread stopper([&] { queue.shutdown(); });
   waiting.join();  // released by the shutdown, not by room: the worker is still busy
   EXPECT_EQ(ran_on, waiting_id) << "run by its caller, so that the connection it owns is closed";

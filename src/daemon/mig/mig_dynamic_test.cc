@@ -209,7 +209,9 @@ class GatedBackend : public gpu::GpuBackend {
   Result<gpu::GpuSample> Sample(int index) override { return node_->Sample(index); }
   Result<gpu::MigInfo> CreateMigInstance(int index, const std::string& profile, int start) override {
     std::unique_lock<std::mutex> lock(mu_);
-    opened_.wait(lock, [&] { return open_; });
+    // A deadline, as every wait of a test: a gate never opened fails the create, not the run.
+    if (!opened_.wait_for(lock, std::chrono::seconds(60), [&] { return open_; }))
+      return Unavailable("the test never opened the gate");
     return node_->CreateMigInstance(index, profile, start);
   }
   Status DestroyMigInstance(int index, uint32_t id) override { return node_->DestroyMigInstance(index, id); }
