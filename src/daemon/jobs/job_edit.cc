@@ -1,6 +1,7 @@
 #include "daemon/jobs/job_edit.h"
 
 #include "daemon/jobs/lifecycle.h"
+#include "daemon/jobs/occupancy.h"
 #include "pinpoint/time_limit.h"
 
 namespace pinpoint::daemon {
@@ -26,14 +27,14 @@ std::string Limit(int64_t seconds) { return seconds == 0 ? "none" : FormatTimeLi
 }  // namespace
 
 bool EditChanges(const JobRecord& job, const JobEdit& edit) {
-  if (IsFinal(job.state) || job.cancel_requested || job.kind != JobKind::kJob) return false;
+  if (IsFinal(job.state) || job.cancel_requested || !OccupancyOf(job.kind).editable) return false;
   if (edit.array_limit && job.array.array_id != 0 && *edit.array_limit != job.array.limit)
     return true;
   return job.state == JobState::kPending && PendingFieldsDiffer(job.request, edit);
 }
 
 Result<bool> ApplyEdit(JobRecord& job, const JobEdit& edit, bool root) {
-  if (job.kind != JobKind::kJob)
+  if (!OccupancyOf(job.kind).editable)
     return FailedPrecondition(
         Job(job) +
         " is a lease: it has no place in the queue to change (close it and open another)");

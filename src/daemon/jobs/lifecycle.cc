@@ -1,5 +1,7 @@
 #include "daemon/jobs/lifecycle.h"
 
+#include "daemon/jobs/occupancy.h"
+
 #include <string.h>
 
 #include <algorithm>
@@ -111,7 +113,7 @@ bool Stop(JobRecord& job, Reason stop_reason, std::string stop_detail) {
 }
 
 std::optional<int64_t> TimeLimitDeadlineMs(const JobRecord& job) {
-  if (job.kind != JobKind::kJob || job.state != JobState::kRunning ||
+  if (!OccupancyOf(job.kind).time_limited || job.state != JobState::kRunning ||
       job.request.time_limit_s <= 0 || job.start_ms <= 0)
     return std::nullopt;
   int64_t deadline = 0;

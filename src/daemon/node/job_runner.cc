@@ -8,6 +8,7 @@
 
 #include "common/log.h"
 #include "daemon/arrays/job_array.h"
+#include "daemon/jobs/occupancy.h"
 #include "daemon/jobs/lifecycle.h"
 #include "daemon/jobs/sched_view.h"
 #include "gpu/declared_usage.h"
@@ -114,7 +115,7 @@ std::vector<JobId> JobRunner::RecordStarts(const std::vector<sched::Start>& star
     JobRecord before = job;
     lifecycle::Started(job, AllocationsFor(start.slots, *deps_.inventory, *deps_.sharing),
                        deps_.clock->NowMs());
-    if (!topology.cpus.empty() && job.kind == JobKind::kJob) {
+    if (!topology.cpus.empty() && OccupancyOf(job.kind).pinned_cpus) {
       job.cpuset =
           sched::PickCpus(topology, taken, job.request.cpus, NumaNodeOf(job, *deps_.inventory));
       taken.insert(job.cpuset.begin(), job.cpuset.end());

@@ -4,6 +4,7 @@
 
 #include "common/log.h"
 #include "daemon/jobs/array_rest.h"
+#include "daemon/jobs/occupancy.h"
 #include "daemon/jobs/lifecycle.h"
 #include "daemon/jobs/sched_view.h"
 
@@ -67,7 +68,7 @@ Status Node::Recover() {
   int adopted = 0, ended = 0, requeued = 0, pending = 0;
   for (JobRecord& job : *jobs) {
     if (job.state == JobState::kPending) {
-      if (job.kind == JobKind::kLease)
+      if (OccupancyOf(job.kind).pending_is_starting)
         starting_leases_.insert(job.id);  // it still waits for its MPS daemon
       jobs_.Add(job);
       ++pending;
