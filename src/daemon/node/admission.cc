@@ -63,8 +63,8 @@ Status Admission::PrepareEdit(JobEdit& edit) const {
     if (!options_->mig_requests)
       return FailedPrecondition(
           "this node takes no --mig (its mig_requests setting is off): ask for --gpu-mem instead");
-    auto profile = options_->inventory.mig_profiles.find(*edit.mig_profile);
-    if (!edit.gpu_mem_bytes && profile != options_->inventory.mig_profiles.end())
+    auto profile = devices_->mig_profiles.find(*edit.mig_profile);
+    if (!edit.gpu_mem_bytes && profile != devices_->mig_profiles.end())
       edit.gpu_mem_bytes = profile->second;
   }
   return Status::Ok();
@@ -82,9 +82,8 @@ Status Admission::CheckEdit(const api::Caller& caller, const JobRecord& before,
   if (now.gpu_mem_bytes != was.gpu_mem_bytes || now.gpu_share_pct != was.gpu_share_pct ||
       now.gpus != was.gpus || now.cpus != was.cpus || now.mem_bytes != was.mem_bytes ||
       now.mig_profile != was.mig_profile) {
-    PP_RETURN_IF_ERROR(sched::CheckFits(DemandOf(after), o.inventory));
-    PP_RETURN_IF_ERROR(
-        sched::CheckUserLimit(DemandOf(after), UserLimitOf(after.user), o.inventory));
+    PP_RETURN_IF_ERROR(sched::CheckFits(DemandOf(after), *devices_));
+    PP_RETURN_IF_ERROR(sched::CheckUserLimit(DemandOf(after), UserLimitOf(after.user), *devices_));
   }
   // A rest's request is held once per task it stands for, before and after.
   size_t tasks = TasksIn(after);
@@ -98,13 +97,13 @@ namespace {
 
 // submit --mig (docs/scheduling.md "Dynamic MIG"): refused where the site turned it off; without
 // --gpu-mem the slice is the profile's whole memory (CheckFits says why a profile is unknown).
-Status ApplyMigProfile(const NodeOptions& o, JobRequest& request) {
+Status ApplyMigProfile(const NodeOptions& o, const sched::Inventory& devices, JobRequest& request) {
   if (request.mig_profile.empty()) return Status::Ok();
   if (!o.mig_requests)
     return FailedPrecondition(
         "this node takes no --mig (its mig_requests setting is off): ask for --gpu-mem instead");
-  auto profile = o.inventory.mig_profiles.find(request.mig_profile);
-  if (request.gpu_mem_bytes == 0 && profile != o.inventory.mig_profiles.end())
+  auto profile = devices.mig_profiles.find(request.mig_profile);
+  if (request.gpu_mem_bytes == 0 && profile != devices.mig_profiles.end())
     request.gpu_mem_bytes = profile->second;
   return Status::Ok();
 }
@@ -114,7 +113,7 @@ Status ApplyMigProfile(const NodeOptions& o, JobRequest& request) {
 Result<JobRecord> Admission::Admit(const api::Caller& caller, JobRequest request,
                                    const JobTable& jobs, size_t count) const {
   const NodeOptions& o = *options_;
-  PP_RETURN_IF_ERROR(ApplyMigProfile(o, request));
+  PP_RETURN_IF_ERROR(ApplyMigProfile(o, *devices_, request));
   PP_RETURN_IF_ERROR(api::CheckSubmitAs(caller, request.as_user));
   PP_RETURN_IF_ERROR(CheckPriority(o.priority, caller, o.daemon_uid, request.priority, *users_));
   auto user = request.as_user.empty() ? users_->ByUid(caller.uid) : users_->ByName(request.as_user);
@@ -131,8 +130,8 @@ Result<JobRecord> Admission::Admit(const api::Caller& caller, JobRequest request
   r.gid = user->gid;
   r.user = user->name;
   r.request = std::move(request);
-  PP_RETURN_IF_ERROR(sched::CheckFits(DemandOf(r), o.inventory));
-  PP_RETURN_IF_ERROR(sched::CheckUserLimit(DemandOf(r), UserLimitOf(r.user), o.inventory));
+  PP_RETURN_IF_ERROR(sched::CheckFits(DemandOf(r), *devices_));
+  PP_RETURN_IF_ERROR(sched::CheckUserLimit(DemandOf(r), UserLimitOf(r.user), *devices_));
   PP_RETURN_IF_ERROR(CheckJobRoom(jobs.map(), jobs.tasks(), r, count, o.max_jobs,
                                   caller.IsRoot() ? 0 : o.max_jobs_per_user, caller.IsRoot()));
   PP_RETURN_IF_ERROR(CheckRequestBytes(r, count, jobs.HeldBytesOf(r.uid), o.max_request_bytes,

@@ -31,8 +31,9 @@ namespace pinpoint::daemon {
 
 class Admission {
  public:
-  // Not owned; both must outlive it.
-  Admission(const NodeOptions* options, UserDirectory* users) : options_(options), users_(users) {}
+  // Not owned; each must outlive it. `devices`: the node's devices as they are now (Node's).
+  Admission(const NodeOptions* options, const sched::Inventory* devices, UserDirectory* users)
+      : options_(options), devices_(devices), users_(users) {}
 
   // Changes `request` as it will be stored: the environment variables env_deny names are dropped
   // (their names returned, for the job's events), a request without a time limit gets the node's.
@@ -70,6 +71,7 @@ class Admission {
   Status ResolveTimeLimit(int64_t& seconds) const;
 
   const NodeOptions* options_;
+  const sched::Inventory* devices_;
   UserDirectory* users_;
 };
 

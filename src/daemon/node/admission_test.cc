@@ -93,7 +93,7 @@ TEST_F(AdmissionTest, EachWayInIsAdmittedOrRefusedWithOneLine) {
       held.request = GpuSlice();
       jobs.Add(held);
     }
-    Admission admission(&options, &users_);
+    Admission admission(&options, &options.inventory, &users_);
     JobRequest request = GpuSlice();
     c.request(request);
     auto prepared = admission.Prepare(request);
@@ -116,7 +116,7 @@ TEST_F(AdmissionTest, PrepareDropsDeniedNamesAndAppliesTheTimeLimit) {
   options_.env_deny = {"SECRET_*"};
   options_.default_time_limit_s = 600;
   options_.max_time_limit_s = 3600;
-  Admission admission(&options_, &users_);
+  Admission admission(&options_, &options_.inventory, &users_);
   JobRequest r = GpuSlice();
   r.env = {{"SECRET_TOKEN", "x"}, {"PATH", "/bin"}};
   auto dropped = admission.Prepare(r);
@@ -135,7 +135,7 @@ TEST_F(AdmissionTest, PrepareDropsDeniedNamesAndAppliesTheTimeLimit) {
 TEST_F(AdmissionTest, AnArrayIsCheckedForItsSizeAndStandsForItsTasks) {
   options_.max_array_tasks = 4;
   options_.max_jobs_per_user = 3;
-  Admission admission(&options_, &users_);
+  Admission admission(&options_, &options_.inventory, &users_);
   JobRequest r = GpuSlice();
   EXPECT_EQ(admission.PrepareArray(r, ArraySpec{{}, 0}).status().code(), Code::kInvalidArgument);
   EXPECT_EQ(admission.PrepareArray(r, ArraySpec{{1, 2, 3, 4, 5}, 0}).status().code(), Code::kInvalidArgument);

@@ -58,7 +58,7 @@ std::string OverBudgetDetail(const watch::OverBudget& over) {
 JobRunner::JobRunner(RunnerDeps deps)
     : deps_(deps),
       shim_(deps.options, deps.launcher, deps.cgroups, deps.users),
-      lease_occupant_(deps.options, deps.containers, deps.lease_specs) {}
+      lease_occupant_(deps.options, deps.inventory, deps.containers, deps.lease_specs) {}
 
 Occupant& JobRunner::OccupantOf(const JobRecord& job) {
   if (job.kind == JobKind::kLease) return lease_occupant_;

@@ -37,7 +37,7 @@ namespace pinpoint::daemon {
 // `lease_specs` may be null (as in NodeDeps).
 struct RunnerDeps {
   const NodeOptions* options = nullptr;
-  // The node's devices (options->inventory): FaultRecovery::Evaluate marks drains in them.
+  // The node's devices (Node::devices_): FaultRecovery::Evaluate marks drains in them.
   sched::Inventory* inventory = nullptr;
   store::JobStore* store = nullptr;
   launch::Launcher* launcher = nullptr;

@@ -386,6 +386,7 @@ TEST_F(LeaseTest, CancelKillsTheCgroupAfterTheGrace) {
 TEST_F(LeaseTest, ALeaseSurvivesARestartAttached) {
   JobId id = OpenAttached();
   NodeOptions o = node_->options();
+  o.inventory = node_->devices();
   Restart(o);
   EXPECT_EQ(Record(id).state, JobState::kRunning);
   EXPECT_EQ(Record(id).lease_cgroup, kCgroup);

@@ -1,11 +1,12 @@
 #include "daemon/node/node.h"
 
 #include <chrono>
+#include <utility>
 
 #include "common/log.h"
 #include "daemon/jobs/array_rest.h"
-#include "daemon/jobs/occupancy.h"
 #include "daemon/jobs/lifecycle.h"
+#include "daemon/jobs/occupancy.h"
 #include "daemon/jobs/sched_view.h"
 
 namespace pinpoint::daemon {
@@ -50,11 +51,12 @@ class PassTimer {
 
 Node::Node(NodeOptions options, NodeDeps deps)
     : options_(std::move(options)),
+      devices_(std::exchange(options_.inventory, {})),
       deps_(deps),
       sharing_(deps_.sharing),
       users_(deps_.users != nullptr ? deps_.users : &cached_system_users_) {
   // The scheduler places by each device's rules, which are its mode's backend's.
-  for (sched::Device& d : options_.inventory.devices) d.rules = sharing_->For(d.mode).Rules();
+  for (sched::Device& d : devices_.devices) d.rules = sharing_->For(d.mode).Rules();
 }
 
 Status Node::Recover() {
@@ -111,7 +113,7 @@ std::vector<JobId> Node::Step() {
   ExpireStartingLeases(now);
   if (runner_.TakeChanged()) dirty_ = true;
   // A MIG reconfiguration done, or an idle instance past its minimums for a slice that waits.
-  if (deps_.mig != nullptr && (deps_.mig->Poll(options_.inventory, now) || deps_.mig->TakeDue(now)))
+  if (deps_.mig != nullptr && (deps_.mig->Poll(devices_, now) || deps_.mig->TakeDue(now)))
     dirty_ = true;
   timer.Mark("leases and MIG");
   // A slice waiting for its user's MPS affinity window: due again when the window closes.
@@ -135,7 +137,7 @@ std::vector<JobId> Node::Step() {
 
 sched::Snapshot Node::SchedSnapshot(bool with_pending) {
   sched::Snapshot snap;
-  snap.inventory = options_.inventory;
+  snap.inventory = devices_;
   snap.now_ms = deps_.clock->NowMs();
   for (int device : faults_.RecoveringDevices())
     snap.inventory.devices.at(static_cast<size_t>(device)).drained = true;
@@ -243,8 +245,8 @@ void Node::Schedule() {
   // The one-device slices still waiting: MIG instances made for them on mig-dynamic GPUs. The
   // MPS control daemon of an instance about to go quits first.
   if (deps_.mig != nullptr)
-    for (int device : deps_.mig->Plan(options_.inventory, MigWants(snap, plan), JobsByDevice(snap),
-                                      deps_.clock->NowMs()))
+    for (int device :
+         deps_.mig->Plan(devices_, MigWants(snap, plan), JobsByDevice(snap), deps_.clock->NowMs()))
       sharing_->ResetDevice(device);
 }
 

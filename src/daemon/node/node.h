@@ -99,7 +99,8 @@ struct NodeDeps {
   // The sharing modes' backends: each device's rules and each allocation's backend (MPS among
   // them). The daemon's are registered in daemon/setup/sharing_setup.cc (MakeBackends).
   sharing::Backends* sharing = nullptr;
-  // The GPUs in mig-dynamic mode (mig_dynamic.h), resumed over options.inventory. Null: none.
+  // The GPUs in mig-dynamic mode (mig_dynamic.h), resumed over options.inventory (the Node then
+  // lends it the devices it owns). Null: none.
   MigDynamic* mig = nullptr;
 };
 
@@ -281,7 +282,10 @@ class Node {
   // (NodeOptions::pass_record_bytes). The main loop then steps again without waiting.
   bool MoreDue() const { return starts_left_ || runner_.EndsLeft(); }
 
+  // What the site set (its inventory moved into devices()).
   const NodeOptions& options() const { return options_; }
+  // The node's devices as they are now.
+  const sched::Inventory& devices() const { return devices_; }
   size_t active_count() const { return jobs_.size(); }
 
  private:
@@ -306,13 +310,18 @@ class Node {
   // kLeaseStartTimeoutMs after their opening end as cancelled (lease-not-placed).
   void ExpireStartingLeases(int64_t now_ms);
 
-  NodeOptions options_;
+  NodeOptions options_;  // what the site set; its inventory is moved into devices_
+  // The node's devices as they are now, owned here: taken from options.inventory at
+  // construction, each one's rules set then from its sharing mode. Changed only by Node's parts:
+  // FaultRecovery's drains (through JobRunner), and the MIG part's slots when Node lends them
+  // (MigDynamic::Poll and Plan). Everything else reads them.
+  sched::Inventory devices_;
   NodeDeps deps_;
   sharing::Backends* sharing_;  // deps_.sharing
   SystemUserDirectory system_users_;
   CachingUserDirectory cached_system_users_{&system_users_, deps_.clock};
   UserDirectory* users_;  // deps_.users or cached_system_users_
-  Admission admission_{&options_, users_};
+  Admission admission_{&options_, &devices_, users_};
   JobTable jobs_{deps_.store, deps_.clock};  // pending and running, ended until reported
   ArrayTasks arrays_{&jobs_, deps_.store};
   Dependencies dependencies_{&jobs_, &arrays_};  // a submit's check, a pass's states
@@ -324,11 +333,11 @@ class Node {
   FaultRecovery faults_{options_.mps_fault_drain_after, deps_.store};
   // The watcher's side: watched jobs, usage, and the slots of ended jobs whose processes may
   // still be on their GPUs (a device goes to another job only once they have left it).
-  WatchFeedback watch_{deps_.watcher, deps_.store, deps_.cgroups, &options_.inventory,
+  WatchFeedback watch_{deps_.watcher, deps_.store, deps_.cgroups, &devices_,
                        options_.usage_flush_ms};
   // The running half: starts, polls, stops, ends and requeues.
   JobRunner runner_{RunnerDeps{.options = &options_,
-                               .inventory = &options_.inventory,
+                               .inventory = &devices_,
                                .store = deps_.store,
                                .launcher = deps_.launcher,
                                .cgroups = deps_.cgroups,

@@ -37,6 +37,8 @@ inline constexpr int64_t kLeaseStartTimeoutMs = 30000;
 
 struct NodeOptions {
   std::string state_dir;           // absolute; job directories go to <state_dir>/jobs/<id>
+  // The devices at start: Node takes them as its own live state (Node::devices), leaving this
+  // empty; what changes them after is Node's, never a part's copy of the options.
   sched::Inventory inventory;
   bool mig_requests = true;  // config mig_requests: users may name a MIG profile (submit --mig)
   std::string backend_kind;        // "nvml" | "simulated:<preset>"

@@ -23,7 +23,7 @@ GpusReply Node::GpusView() const {
     std::optional<uint32_t> mps_uid;
     std::vector<DeviceJobView> jobs;
   };
-  std::vector<Use> use(options_.inventory.devices.size());
+  std::vector<Use> use(devices_.devices.size());
   watch::WatchView view;
   if (deps_.watcher != nullptr) view = deps_.watcher->Latest();
   GpusReply reply;
@@ -50,7 +50,7 @@ GpusReply Node::GpusView() const {
       // Memory in use is per physical GPU: a MIG instance shows its job's use of the whole GPU.
       auto mem = view.job_mem_by_gpu.find(id);
       if (mem != view.job_mem_by_gpu.end()) {
-        int gpu = options_.inventory.devices[static_cast<size_t>(a.device_index)].gpu_index;
+        int gpu = devices_.devices[static_cast<size_t>(a.device_index)].gpu_index;
         auto on = mem->second.find(gpu);
         if (on != mem->second.end()) entry.gpu_mem_used_bytes = on->second;
       }
@@ -61,7 +61,7 @@ GpusReply Node::GpusView() const {
   for (const WatchFeedback::Hold& h : watch_.Holds()) {
     for (int device : h.devices) {
       if (device < 0 || static_cast<size_t>(device) >= use.size()) continue;
-      int gpu = options_.inventory.devices[static_cast<size_t>(device)].gpu_index;
+      int gpu = devices_.devices[static_cast<size_t>(device)].gpu_index;
       DeviceHoldView v{h.job,   NameOrUid(*users_, h.uid), {}, h.owned, h.since_ms, h.deadline_ms,
                        h.killed};
       for (const auto& [pid, on] : h.pids)
@@ -70,7 +70,7 @@ GpusReply Node::GpusView() const {
     }
   }
   std::map<int, sharing::ServerInfo> mps_daemons = sharing_->Servers();
-  for (const auto& d : options_.inventory.devices) {
+  for (const auto& d : devices_.devices) {
     Use& u = use[static_cast<size_t>(d.index)];
     DeviceView dev;
     dev.index = d.index;
@@ -110,8 +110,8 @@ GpusReply Node::GpusView() const {
   reply.backend = options_.backend_kind;
   reply.driver = options_.driver_version;
   reply.simulated = options_.backend_kind.rfind("simulated", 0) == 0;
-  reply.host.cpus = options_.inventory.host.cpus;
-  reply.host.mem_bytes = options_.inventory.host.mem_bytes;
+  reply.host.cpus = devices_.host.cpus;
+  reply.host.mem_bytes = devices_.host.mem_bytes;
   return reply;
 }
 
@@ -135,7 +135,7 @@ metrics::Snapshot Node::MetricsView() const {
     snap.mig->instances = deps_.mig->InstanceCounts();
   }
   std::map<int, metrics::GpuMetrics> gpus;
-  for (const auto& d : options_.inventory.devices) {
+  for (const auto& d : devices_.devices) {
     metrics::GpuMetrics& g = gpus[d.gpu_index];
     g.gpu_index = d.gpu_index;
     if (!d.partition.is_mig()) {
@@ -157,9 +157,9 @@ metrics::Snapshot Node::MetricsView() const {
   }
   for (auto& [index, g] : gpus) snap.gpus.push_back(g);
 
-  std::vector<metrics::DeviceMetrics> devices(options_.inventory.devices.size());
+  std::vector<metrics::DeviceMetrics> devices(devices_.devices.size());
   std::map<int, sharing::ServerInfo> mps_daemons = sharing_->Servers();
-  for (const auto& d : options_.inventory.devices) {
+  for (const auto& d : devices_.devices) {
     metrics::DeviceMetrics& m = devices[static_cast<size_t>(d.index)];
     m.index = d.index;
     m.gpu_index = d.gpu_index;
@@ -188,7 +188,7 @@ metrics::Snapshot Node::MetricsView() const {
       if (a.device_index < 0 || static_cast<size_t>(a.device_index) >= devices.size()) continue;
       metrics::DeviceMetrics& m = devices[static_cast<size_t>(a.device_index)];
       m.slices += 1;
-      const auto& d = options_.inventory.devices[static_cast<size_t>(a.device_index)];
+      const auto& d = devices_.devices[static_cast<size_t>(a.device_index)];
       m.mem_allocated_bytes += a.mode == SharingMode::kExclusive ? d.mem_bytes : a.gpu_mem_bytes;
       m.share_allocated_pct += a.mode == SharingMode::kExclusive ? 100 : a.gpu_share_pct;
     }

@@ -363,6 +363,7 @@ TEST_F(NodeWatchTest, UsageIsFlushedToTheStoreWhileRunning) {
 // the MPS log's claim.
 TEST_F(NodeWatchTest, FaultsConfirmedByXidDrainTheDevice) {
   NodeOptions o = node_->options();
+  o.inventory = node_->devices();
   o.mps_fault_drain_after = 2;
   node_ = std::make_unique<Node>(o, NodeDeps{.store = store_.get(), .launcher = &launcher_, .watcher = watcher_.get(), .clock = &clock_, .sharing = mps_backends_.get()});
   mps_.InjectFault(0);
@@ -383,6 +384,7 @@ TEST_F(NodeWatchTest, FaultsConfirmedByXidDrainTheDevice) {
 
 TEST_F(NodeWatchTest, XidOnAnotherGpuOrTooLateConfirmsNothing) {
   NodeOptions o = node_->options();
+  o.inventory = node_->devices();
   o.mps_fault_drain_after = 1;
   node_ = std::make_unique<Node>(o, NodeDeps{.store = store_.get(), .launcher = &launcher_, .watcher = watcher_.get(), .clock = &clock_, .sharing = mps_backends_.get()});
   mps_.InjectFault(0);

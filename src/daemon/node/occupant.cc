@@ -117,7 +117,7 @@ void ShimOccupant::Release(const JobRecord& job) {
 
 Result<bool> LeaseOccupant::Start(JobRecord& job, std::vector<std::string> env) {
   edits_[job.id] =
-      LeaseEditsOf(env, job.allocations, options_->inventory, options_->device_dir, IsCharDevice);
+      LeaseEditsOf(env, job.allocations, *devices_, options_->device_dir, IsCharDevice);
   log::Info("lease {} of {} placed; waits up to {} ms for its container", job.id, job.user,
             options_->lease_attach_timeout_ms);
   return false;  // no supervisor, no pid: Poll watches its cgroup

@@ -87,9 +87,10 @@ class ShimOccupant : public Occupant {
 class LeaseOccupant : public Occupant {
  public:
   // Not owned; `containers` and `specs` may be null (no attach; no CDI specs to remove).
-  LeaseOccupant(const NodeOptions* options, launch::ContainerCgroups* containers,
-                cdi::LeaseSpecs* specs)
-      : options_(options), containers_(containers), specs_(specs) {}
+  // `devices`: the node's devices as they are now (Node's).
+  LeaseOccupant(const NodeOptions* options, const sched::Inventory* devices,
+                launch::ContainerCgroups* containers, cdi::LeaseSpecs* specs)
+      : options_(options), devices_(devices), containers_(containers), specs_(specs) {}
   Result<bool> Start(JobRecord& job, std::vector<std::string> env) override;
   OccupantEnd LaunchFailed(const std::string& why) const override;
   std::optional<OccupantEnd> Poll(const JobRecord& job, int64_t now_ms) override;
@@ -106,6 +107,7 @@ class LeaseOccupant : public Occupant {
 
  private:
   const NodeOptions* options_;
+  const sched::Inventory* devices_;
   launch::ContainerCgroups* containers_;
   cdi::LeaseSpecs* specs_;
   std::map<JobId, LeaseEdits> edits_;  // leases started in this process -> their edits
