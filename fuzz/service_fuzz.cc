@@ -185,6 +185,7 @@ class Daemon {
     options_.state_dir = dir_;
     options_.inventory = inventory;
     options_.backend_kind = "simulated:fuzz";
+    options_.simulated = true;
     options_.driver_version = "simulated";
     options_.cancel_grace_ms = 5000;
     options_.daemon_uid = 0;  // a root daemon: nothing runs, so every user's job may "start"

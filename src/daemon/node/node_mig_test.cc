@@ -50,6 +50,7 @@ class NodeMigTest : public NodeTest {
     o.state_dir = dir_;
     o.inventory = inventory;
     o.backend_kind = "simulated:a100x8-mig";
+    o.simulated = true;
     o.daemon_uid = ::getuid();
     o.mig_requests = mig_requests;
     node_ = std::make_unique<Node>(o, NodeDeps{.store = store_.get(), .launcher = &launcher, .clock = &clock_, .sharing = mps_backends_.get(), .mig = mig_.get()});

@@ -41,7 +41,8 @@ struct NodeOptions {
   // empty; what changes them after is Node's, never a part's copy of the options.
   sched::Inventory inventory;
   bool mig_requests = true;  // config mig_requests: users may name a MIG profile (submit --mig)
-  std::string backend_kind;        // "nvml" | "simulated:<preset>"
+  std::string backend_kind;        // "nvml" | "simulated:<preset>": for people
+  bool simulated = false;          // the GPUs are a simulation (gpu::GpuBackend::source())
   // On a simulated node: its name, set in its jobs' environments as PINPOINT_SIMULATED_NODE
   // (gpu/declared_usage.h); "" elsewhere.
   std::string simulated_node;

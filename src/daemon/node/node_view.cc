@@ -109,7 +109,7 @@ GpusReply Node::GpusView() const {
     reply.watcher = WatcherView{view.polls, view.poll_time_ms, view.last_poll_duration_us};
   reply.backend = options_.backend_kind;
   reply.driver = options_.driver_version;
-  reply.simulated = options_.backend_kind.rfind("simulated", 0) == 0;
+  reply.simulated = options_.simulated;
   reply.host.cpus = devices_.host.cpus;
   reply.host.mem_bytes = devices_.host.mem_bytes;
   return reply;

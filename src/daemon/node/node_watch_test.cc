@@ -38,6 +38,7 @@ class NodeWatchTest : public ::testing::Test {
     o.inventory = TwoGpus();
     o.inventory.slice_placement = sched::SlicePlacement::kPack;  // slices share GPU 0
     o.backend_kind = "simulated:test";
+    o.simulated = true;
     o.cancel_grace_ms = 5000;
     o.daemon_uid = ::getuid();
     o.usage_flush_ms = 1000;

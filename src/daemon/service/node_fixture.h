@@ -45,6 +45,7 @@ class NodeTest : public ::testing::Test {
     o.state_dir = dir_;
     o.inventory = std::move(inv);
     o.backend_kind = "simulated:test";
+    o.simulated = true;
     o.cancel_grace_ms = 5000;
     o.daemon_uid = ::getuid();
     node_ = std::make_unique<Node>(o, NodeDeps{.store = store_.get(), .launcher = &launcher_, .clock = &clock_, .sharing = sharing_ != nullptr ? sharing_ : mps_backends_.get()});

@@ -49,6 +49,7 @@ class ServiceWireTest : public ServiceFixture {
     NodeOptions o;
     o.inventory = TwoGpus();
     o.backend_kind = "simulated:test";
+    o.simulated = true;
     o.driver_version = "simulated";
     Restart(o);
     service_->set_reply_sink([this](api::ConnId, const json& reply) { deferred_.push_back(reply); });

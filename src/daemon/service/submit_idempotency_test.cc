@@ -18,6 +18,7 @@ class SubmitIdempotencyTest : public ServiceFixture {
     o.inventory.host.cpus = 8;
     o.inventory.host.mem_bytes = 16ull << 30;
     o.backend_kind = "simulated:test";
+    o.simulated = true;
     ServiceFixture::Restart(o);
   }
   static JobRequest Request(std::string arg = "train") {

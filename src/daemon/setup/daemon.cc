@@ -190,6 +190,7 @@ NodeOptions NodeOptionsFor(const Config& config, const sched::Inventory& invento
   options.inventory = inventory;
   options.mig_requests = config.mig_requests;
   options.backend_kind = backend.Kind();
+  options.simulated = backend.source() == gpu::GpuBackend::Source::kSimulated;
   options.driver_version = backend.DriverVersion();
   options.cancel_grace_ms = config.cancel_grace_ms;
   options.daemon_lock = DaemonLockPath(config.state_dir);
