@@ -50,6 +50,16 @@ struct Partition {
   bool Offers(const std::string& wanted) const { return wanted.empty() || wanted == profile; }
 };
 
+// The memory slices [begin, end) of a GPU that one MIG instance covers (its placement's first
+// slice and its profile's size). Every test of whether two instances, or an instance and a
+// planned drain, share memory slices is Overlaps.
+struct SliceRange {
+  int begin = 0;
+  int end = 0;
+  bool Overlaps(const SliceRange& other) const { return begin < other.end && other.begin < end; }
+  bool operator==(const SliceRange&) const = default;
+};
+
 // A change pinpoint makes to a mig-dynamic GPU's layout (daemon/mig/mig_dynamic.h).
 enum class MigAction {
   kCreate,   // make an instance of a profile at a memory slice

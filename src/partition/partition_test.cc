@@ -53,5 +53,14 @@ TEST(PartitionTest, MigActionsHaveOneNameEach) {
   EXPECT_FALSE(MigActionFromName("").has_value());
 }
 
+TEST(PartitionTest, SliceRangesOverlapOnlyWhenTheyShareASlice) {
+  SliceRange two{2, 4};
+  EXPECT_TRUE(two.Overlaps({3, 5}));
+  EXPECT_TRUE(two.Overlaps({0, 8}));
+  EXPECT_TRUE((SliceRange{0, 8}).Overlaps(two));
+  EXPECT_FALSE(two.Overlaps({4, 6})) << "adjacent: [2,4) ends where [4,6) begins";
+  EXPECT_FALSE(two.Overlaps({0, 2}));
+}
+
 }  // namespace
 }  // namespace pinpoint::partition

@@ -47,9 +47,8 @@ GpuState StateOf(const Gpu& gpu) {
              std::vector<bool>(gpu.instances.size(), false), 0};
   for (size_t i = 0; i < gpu.instances.size(); ++i) {
     const Instance& in = gpu.instances[i];
-    const Profile* p = gpu.model.Find(in.profile);
-    int size = p != nullptr ? p->size : 1;
-    for (int k = in.start; k < in.start + size && k < gpu.model.memory_slices; ++k) {
+    partition::SliceRange slices = gpu.model.SlicesAt(in.profile, in.start);
+    for (int k = slices.begin; k < slices.end && k < gpu.model.memory_slices; ++k) {
       if (k < 0) continue;
       s.owner[static_cast<size_t>(k)] = static_cast<int>(i);
       ++s.taken;
@@ -118,25 +117,21 @@ void Free(GpuState& s, size_t i, Plan& plan) {
   }
 }
 
-// The memory slices [begin, end) instance `i` of `s` covers.
-std::pair<int, int> SlicesOf(const GpuState& s, size_t i) {
+// The memory slices instance `i` of `s` covers.
+partition::SliceRange SlicesOf(const GpuState& s, size_t i) {
   const Instance& in = s.gpu->instances[i];
-  const Profile* p = s.gpu->model.Find(in.profile);
-  return {in.start, in.start + (p != nullptr ? p->size : 1)};
+  return s.gpu->model.SlicesAt(in.profile, in.start);
 }
 
-// Whether [begin, end) on `s`'s GPU overlaps the plan's drain.
-bool InDrain(const std::optional<Drain>& drain, const GpuState& s, int begin, int end) {
+// Whether `slices` on `s`'s GPU overlap the plan's drain.
+bool InDrain(const std::optional<Drain>& drain, const GpuState& s, partition::SliceRange slices) {
   if (!drain || drain->gpu != s.gpu->index) return false;
-  const Profile* p = s.gpu->model.Find(drain->profile);
-  int size = p != nullptr ? p->size : 1;
-  return begin < drain->start + size && drain->start < end;
+  return slices.Overlaps(s.gpu->model.SlicesAt(drain->profile, drain->start));
 }
 
 // Whether instance `i` of `s` lies (partly) in the plan's drain.
 bool InDrain(const std::optional<Drain>& drain, const GpuState& s, size_t i) {
-  auto [begin, end] = SlicesOf(s, i);
-  return InDrain(drain, s, begin, end);
+  return InDrain(drain, s, SlicesOf(s, i));
 }
 
 // The placement to drain for `want` and the GPU it is on; a null GPU when every placement of its
@@ -174,6 +169,11 @@ const Profile* Model::Find(const std::string& profile) const {
   return nullptr;
 }
 
+partition::SliceRange Model::SlicesAt(const std::string& profile, int start) const {
+  const Profile* p = Find(profile);
+  return {start, start + (p != nullptr ? p->size : 1)};
+}
+
 Model A100_40GB() { return Ga100Grid("A100-SXM4-40GB", 5); }
 Model A100_80GB() { return Ga100Grid("A100-SXM4-80GB", 10); }
 Model H100_80GB() { return Ga100Grid("H100-SXM5-80GB", 10); }
@@ -205,7 +205,9 @@ Plan PlanLayout(const std::vector<Gpu>& gpus, const std::vector<Want>& queue, in
       const Profile* p = ProfileFor(s->gpu->model, want);
       if (p == nullptr) continue;
       for (int start : p->starts) {
-        if (!FreeAt(*p, start, *s) || InDrain(plan.drain, *s, start, start + p->size)) continue;
+        if (!FreeAt(*p, start, *s) ||
+            InDrain(plan.drain, *s, partition::SliceRange{start, start + p->size}))
+          continue;
         Take(*p, start, *s);
         plan.creates.push_back({s->gpu->index, p->name, start, want.id});
         served = true;
@@ -249,7 +251,9 @@ Plan PlanLayout(const std::vector<Gpu>& gpus, const std::vector<Want>& queue, in
       const Profile* p = ProfileFor(s->gpu->model, want);
       if (p == nullptr) continue;
       for (int start : p->starts) {
-        if (!Fits(*p, start, *s) || InDrain(plan.drain, *s, start, start + p->size)) continue;
+        if (!Fits(*p, start, *s) ||
+            InDrain(plan.drain, *s, partition::SliceRange{start, start + p->size}))
+          continue;
         std::set<int> victims;
         bool possible = true;
         for (int k = start; k < start + p->size && possible; ++k) {

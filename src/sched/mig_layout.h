@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "partition/partition.h"
 #include "pinpoint/job.h"
 
 namespace pinpoint::sched::mig {
@@ -34,6 +35,9 @@ struct Model {
   int memory_slices = 8;
   std::vector<Profile> profiles = {};
   const Profile* Find(const std::string& profile) const;
+  // The slices an instance of `profile` at `start` covers: one slice for a profile the model
+  // does not list (an instance that exists still holds its start).
+  partition::SliceRange SlicesAt(const std::string& profile, int start) const;
 };
 Model A100_40GB();
 Model A100_80GB();

@@ -113,6 +113,13 @@ TEST(MigLayoutTest, TheProfileTablesFollowNvidiasPlacements) {
   EXPECT_NE(H100_80GB().Find("7g.80gb"), nullptr);
 }
 
+TEST(MigLayoutTest, AnInstanceCoversItsProfilesSlicesAndOneWhenItsProfileIsUnknown) {
+  Model m = A100_40GB();
+  EXPECT_EQ(m.SlicesAt("3g.20gb", 4), (partition::SliceRange{4, 8}));
+  EXPECT_EQ(m.SlicesAt("1g.5gb", 6), (partition::SliceRange{6, 7}));
+  EXPECT_EQ(m.SlicesAt("9g.99gb", 2), (partition::SliceRange{2, 3})) << "it still holds its start";
+}
+
 TEST(MigLayoutTest, ALayoutThatServesTheQueueIsLeftAlone) {
   // Hysteresis: the same queue against the layout the last plan made changes nothing.
   std::vector<Want> queue = {Mem(1, 5), Mem(2, 30), Mem(3, 15)};

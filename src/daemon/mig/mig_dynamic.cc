@@ -131,18 +131,15 @@ std::vector<int> MigDynamic::HeldDevices(const sched::Inventory& inventory, int6
   const Gpu* gpu = nullptr;
   for (const Gpu& g : gpus_)
     if (g.index == drain_->gpu) gpu = &g;
-  const sched::mig::Profile* drained = gpu != nullptr ? gpu->model.Find(drain_->profile) : nullptr;
-  if (drained == nullptr) return {};
-  int first = drain_->start, end = drain_->start + drained->size;
+  if (gpu == nullptr || gpu->model.Find(drain_->profile) == nullptr) return {};
+  partition::SliceRange drained = gpu->model.SlicesAt(drain_->profile, drain_->start);
   std::vector<int> held;
   for (const sched::Device& d : inventory.devices) {
     if (d.gpu_index != drain_->gpu || !d.partition.is_slot() || !d.partition.usable()) continue;
     int start = d.partition.start;
     auto inst = instances_.find({d.gpu_index, start});
     if (inst == instances_.end()) continue;
-    const sched::mig::Profile* p = gpu->model.Find(inst->second.profile);
-    int size = p != nullptr ? p->size : 1;
-    bool overlaps = start < end && first < start + size;
+    bool overlaps = drained.Overlaps(gpu->model.SlicesAt(inst->second.profile, start));
     bool target = inst->second.profile == drain_->profile && start == drain_->start;
     if (overlaps && !target) held.push_back(d.index);
   }

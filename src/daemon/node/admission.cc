@@ -37,6 +37,21 @@ Status CheckSignalHasLimit(const JobRequest& request) {
   return Status::Ok();
 }
 
+// submit --mig and update --mig (docs/scheduling.md "Dynamic MIG"): refused where the site
+// turned it off. Else the memory of a slice that names none of its own: the profile's whole
+// memory, or none for a profile the node does not know (CheckFits says why).
+Result<std::optional<uint64_t>> MigSliceMemory(const NodeOptions& o,
+                                               const sched::Inventory& devices,
+                                               const std::string& profile) {
+  if (profile.empty()) return std::optional<uint64_t>();
+  if (!o.mig_requests)
+    return FailedPrecondition(
+        "this node takes no --mig (its mig_requests setting is off): ask for --gpu-mem instead");
+  auto it = devices.mig_profiles.find(profile);
+  if (it == devices.mig_profiles.end()) return std::optional<uint64_t>();
+  return std::optional<uint64_t>(it->second);
+}
+
 }  // namespace
 
 Status Admission::ResolveTimeLimit(int64_t& seconds) const {
@@ -57,15 +72,11 @@ Status Admission::ApplyTimeLimit(JobRequest& request) const {
 
 Status Admission::PrepareEdit(JobEdit& edit) const {
   if (edit.time_limit_s) PP_RETURN_IF_ERROR(ResolveTimeLimit(*edit.time_limit_s));
-  // update --mig: as submit's, refused where the site turned it off; without a new slice memory
-  // the slice becomes the profile's whole memory (CheckEdit says why a profile is unknown).
-  if (edit.mig_profile && !edit.mig_profile->empty()) {
-    if (!options_->mig_requests)
-      return FailedPrecondition(
-          "this node takes no --mig (its mig_requests setting is off): ask for --gpu-mem instead");
-    auto profile = devices_->mig_profiles.find(*edit.mig_profile);
-    if (!edit.gpu_mem_bytes && profile != devices_->mig_profiles.end())
-      edit.gpu_mem_bytes = profile->second;
+  // update --mig: as submit's (CheckEdit says why a profile is unknown).
+  if (edit.mig_profile) {
+    auto mem = MigSliceMemory(*options_, *devices_, *edit.mig_profile);
+    if (!mem.ok()) return mem.status();
+    if (!edit.gpu_mem_bytes && *mem) edit.gpu_mem_bytes = **mem;
   }
   return Status::Ok();
 }
@@ -93,27 +104,12 @@ Status Admission::CheckEdit(const api::Caller& caller, const JobRecord& before,
                            caller.IsRoot() ? 0 : o.max_user_request_bytes);
 }
 
-namespace {
-
-// submit --mig (docs/scheduling.md "Dynamic MIG"): refused where the site turned it off; without
-// --gpu-mem the slice is the profile's whole memory (CheckFits says why a profile is unknown).
-Status ApplyMigProfile(const NodeOptions& o, const sched::Inventory& devices, JobRequest& request) {
-  if (request.mig_profile.empty()) return Status::Ok();
-  if (!o.mig_requests)
-    return FailedPrecondition(
-        "this node takes no --mig (its mig_requests setting is off): ask for --gpu-mem instead");
-  auto profile = devices.mig_profiles.find(request.mig_profile);
-  if (request.gpu_mem_bytes == 0 && profile != devices.mig_profiles.end())
-    request.gpu_mem_bytes = profile->second;
-  return Status::Ok();
-}
-
-}  // namespace
-
 Result<JobRecord> Admission::Admit(const api::Caller& caller, JobRequest request,
                                    const JobTable& jobs, size_t count) const {
   const NodeOptions& o = *options_;
-  PP_RETURN_IF_ERROR(ApplyMigProfile(o, *devices_, request));
+  auto mig_mem = MigSliceMemory(o, *devices_, request.mig_profile);
+  if (!mig_mem.ok()) return mig_mem.status();
+  if (request.gpu_mem_bytes == 0 && *mig_mem) request.gpu_mem_bytes = **mig_mem;
   PP_RETURN_IF_ERROR(api::CheckSubmitAs(caller, request.as_user));
   PP_RETURN_IF_ERROR(CheckPriority(o.priority, caller, o.daemon_uid, request.priority, *users_));
   auto user = request.as_user.empty() ? users_->ByUid(caller.uid) : users_->ByName(request.as_user);
