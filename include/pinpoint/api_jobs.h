@@ -59,6 +59,20 @@ enum class EnvShown {
   kOmitted,  // in listings (queue), for everyone: the wire has no request.env at all
 };
 
+// One resource of a job's enforcement list (docs/enforcement.md): what the job asked for, what
+// the system applied (read back at its start, never copied from the request), what was observed
+// while it ran, and the verdict. Text for people; `resource` and `verdict` are fixed words.
+struct Enforcement {
+  std::string resource;  // "devices" | "gpu_mem" | "gpu_share" | "cpus" | "mem" | "time"
+  std::string asked = {};
+  std::string applied = {};
+  std::string observed = {};
+  // "held" | "exceeded" | "disagrees" (applied is not what was asked) | "not seen" | "not read"
+  // | "not measurable"
+  std::string verdict = {};
+  bool operator==(const Enforcement&) const = default;
+};
+
 // A job as replies carry it ("JobRecord" in docs/api.md). The daemon builds it from its own
 // record (JobRecord, which may hold more); everything the wire has always carried is here, the
 // supervision fields included, so that replies stay what they were.
@@ -93,6 +107,8 @@ struct JobView {
   std::vector<int> cpuset =
       {};           // the host CPUs it runs on (JobRecord::cpuset); on the wire only when set
   ArrayTask array;  // a job array's task: its array and index; on the wire only then
+  // One entry per resource, for a job pinpointd started (none for a lease or a pending job).
+  std::vector<Enforcement> enforcement = {};
 };
 
 // One line of a job's history (docs/api.md, "show").
@@ -201,6 +217,9 @@ struct QueueRequest {
   // The reply's `starts`: when each pending job of the page would start, from the time limits of
   // what runs and waits (Slurm's squeue --start). Only among active jobs.
   bool start = false;
+  // Each job's enforcement list (JobView::enforcement), which a listing leaves out unless asked:
+  // `pinpoint report` counts its verdicts.
+  bool enforcement = false;
 };
 
 struct ShowReply {

@@ -241,6 +241,28 @@ struct JobUsage {
   bool operator==(const JobUsage&) const = default;
 };
 
+// What pinpointd read back from the system about a job it started: the facts of its enforcement
+// list (docs/enforcement.md), never copied from the request. "" and -1: not read.
+struct Readback {
+  // The job's cgroup, read right after pinpointd made it: cpuset.cpus.effective (where the job
+  // has CPUs of its own), cpu.max, memory.max as the kernel shows them.
+  std::string cpuset = {};
+  std::string cpu_max = {};
+  std::string memory_max = {};
+  std::string host_unread = {};  // why its host limits could not be read back
+  // The environment of the first of its processes NVML saw on a GPU (/proc/<pid>/environ, read
+  // bounded): what CUDA and the MPS client read. "" for a variable the process did not have.
+  bool env_read = false;
+  std::string visible_devices = {};    // CUDA_VISIBLE_DEVICES
+  std::string pinned_mem_limit = {};   // CUDA_MPS_PINNED_DEVICE_MEM_LIMIT
+  std::string active_thread_pct = {};  // CUDA_MPS_ACTIVE_THREAD_PERCENTAGE
+  std::vector<int> gpus_seen = {};     // the physical GPUs NVML saw its processes on, ascending
+  // The job's cgroup as the job ended: its CPU time and its memory's high-water mark.
+  int64_t cpu_usec = -1;
+  int64_t mem_peak_bytes = -1;
+  bool operator==(const Readback&) const = default;
+};
+
 // The daemon's record of a job, bookkeeping included: what it keeps in memory and the store keeps
 // (store/record_codec.h). Replies carry JobView (api.h), which the daemon builds from it.
 struct JobRecord {
@@ -280,6 +302,7 @@ struct JobRecord {
   // The host CPUs it runs on (ascending ids; docs/scheduling.md "Host CPUs and memory"), chosen
   // when it starts; empty: it shares the host's CPUs under a cpu.max quota.
   std::vector<int> cpuset;
+  Readback readback;  // what its enforcement list shows (docs/enforcement.md)
   // Every field equal: what a store round trip must give back.
   bool operator==(const JobRecord&) const = default;
 };

@@ -91,6 +91,7 @@ void Add(ReportRow& t, const JobView& job) {
   t.jobs += 1;
   t.energy_kj += static_cast<double>(usage.energy_mj) / 1e6;
   if (job.reason == reason::kGpuMemExceeded) t.gpu_mem_exceeded += 1;
+  for (const Enforcement& e : job.enforcement) t.verdicts[e.verdict] += 1;
   if (req.gpus == 0) return;
   if (req.gpu_mem_bytes > 0) {
     t.slice_jobs += 1;
@@ -120,7 +121,8 @@ json ToJson(const ReportRow& r) {
               {"whole_gpu_hours", r.whole_gpu_hours},
               {"whole_gpu_util_pct", OptionalNumber(r.WholeGpuUtilPct())},
               {"energy_kj", r.energy_kj},
-              {"gpu_mem_exceeded", r.gpu_mem_exceeded}};
+              {"gpu_mem_exceeded", r.gpu_mem_exceeded},
+              {"verdicts", r.verdicts}};
 }
 
 }  // namespace
@@ -163,6 +165,17 @@ std::string FormatReport(const UsageReport& report) {
   };
   for (const auto& r : report.users) line(r);
   line(report.total);
+  if (report.total.verdicts.empty()) return out;
+  // What the jobs really had (docs/enforcement.md): each user's entries by verdict.
+  out += "\nenforcement verdicts (resources of ended jobs):\n";
+  auto verdicts = [&](const ReportRow& r) {
+    std::string text;
+    for (const auto& [verdict, count] : r.verdicts)
+      text += (text.empty() ? "" : ", ") + EscapeForTerminal(verdict) + " " + std::to_string(count);
+    out += fmt::format("{:<16} {}\n", EscapeForTerminal(r.user), text);
+  };
+  for (const auto& r : report.users) verdicts(r);
+  verdicts(report.total);
   return out;
 }
 

@@ -3,11 +3,11 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
+#include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json_fwd.hpp>
 
 #include "pinpoint/api.h"
 
@@ -40,6 +40,8 @@ struct ReportRow {
   double whole_known_hours = 0;     // whole-GPU hours whose utilisation is known
   double energy_kj = 0;
   int64_t gpu_mem_exceeded = 0;
+  // The verdicts of the jobs' enforcement lists (docs/enforcement.md): verdict -> entries.
+  std::map<std::string, int64_t> verdicts;
   // Of the slices' memory-hours, the part not used; nullopt without slice data.
   std::optional<double> UnusedMemPct() const;
   // Mean utilisation over the whole-GPU hours where it is known; nullopt without any.

@@ -123,6 +123,17 @@ std::string SchedLines(const JobRequest& req) {
 
 }  // namespace
 
+std::string FormatEnforcement(const std::vector<Enforcement>& list) {
+  if (list.empty()) return "";
+  std::string out = "  enforcement (asked / applied, read back / observed):\n";
+  for (const Enforcement& e : list) {
+    out += "    " + Pad(EscapeForTerminal(e.resource), 10) + Pad(EscapeForTerminal(e.verdict), 15) +
+           EscapeForTerminal(e.asked) + " / " + EscapeForTerminal(e.applied) + " / " +
+           EscapeForTerminal(e.observed) + "\n";
+  }
+  return out;
+}
+
 std::string ArrayTaskName(const ArrayTask& array) {
   if (!array.pending.empty())
     return std::to_string(array.array_id) + "_[" + array.pending + "]";  // a rest
@@ -307,6 +318,7 @@ std::string FormatJob(const ShowReply& reply, const std::string& advice) {
       out << "  gpu busy: " << u.util_pct_mean << "% of the time (whole GPUs)\n";
   }
   if (!advice.empty()) out << "  advice:   " << EscapeForTerminal(advice) << "\n";
+  out << FormatEnforcement(job.enforcement);
   if (!reply.events.empty()) {
     out << "  history:\n";
     int64_t first = reply.events[0].time_ms;

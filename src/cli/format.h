@@ -20,6 +20,9 @@ std::string ShownCommand(const std::vector<std::string>& argv);
 
 // "12_3": a job array's task as Slurm names it, ARRAYID_INDEX.
 std::string ArrayTaskName(const ArrayTask& array);
+// A job's enforcement list (docs/enforcement.md) as `show` prints it: a heading and one line per
+// resource, each value escaped; "" for an empty list.
+std::string FormatEnforcement(const std::vector<Enforcement>& list);
 // The end of a job array's tasks for people: "array 12: 4 tasks, 3 completed, 1 failed", then one
 // line per task that did not complete ("  job 14 (12_3) failed (exit code 3)"), the first 10.
 std::string FormatArrayEnd(JobId array_id, const std::vector<JobView>& tasks);

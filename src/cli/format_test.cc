@@ -76,6 +76,32 @@ TEST(FormatEscapeTest, QueueFieldsForScriptsAreOneLineAJobWithoutControlsOrTabsO
   EXPECT_EQ(ParseQueueFields("id,bogus").status().code(), Code::kInvalidArgument);
 }
 
+TEST(FormatEscapeTest, AnEnforcementListIsOneLinePerResourceWithoutControls) {
+  json job = HostileJob();
+  job["state"] = "running";
+  job["start_ms"] = 2000;
+  // What a job's own process set for itself reaches the list: a forged row and a title change.
+  job["enforcement"] =
+      json::array({{{"resource", "devices"},
+                    {"asked", "1 GPU"},
+                    {"applied", std::string("CUDA_VISIBLE_DEVICES=") + kForgedRow + kOsc},
+                    {"observed", "GPU 0 (NVML)"},
+                    {"verdict", "disagrees"}},
+                   {{"resource", "time"},
+                    {"asked", "no limit"},
+                    {"applied", "no limit"},
+                    {"observed", "running"},
+                    {"verdict", "held"}}});
+  ShowReply reply;
+  reply.job = Decode<JobView>(job);
+  ASSERT_EQ(reply.job.enforcement.size(), 2u) << "the wire carries the list";
+  std::string list = FormatEnforcement(reply.job.enforcement);
+  EXPECT_EQ(Lines(list), 3) << list;  // its heading and one line per resource
+  EXPECT_FALSE(HasRawControl(list, /*newline_ok=*/true)) << list;
+  EXPECT_NE(FormatJob(reply, "").find(list), std::string::npos) << "show prints it";
+  EXPECT_EQ(FormatEnforcement({}), "");
+}
+
 TEST(FormatQueueTest, StartsSayWhenOrWhyNotWithoutControls) {
   json hostile = HostileJob();
   hostile["id"] = 8;

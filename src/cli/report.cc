@@ -26,6 +26,7 @@ Result<int> RunReport(const std::string& socket, bool json_output, const ReportA
   if (a.jobs && !a.csv) return InvalidArgument("--jobs goes with --csv");
   if (a.csv && json_output) return InvalidArgument("--csv and --json are two formats: choose one");
   QueueRequest base{true, std::nullopt, 0, 0};
+  base.enforcement = true;  // the verdicts it counts
   if (!user.empty()) base.user = user;
   int64_t now = RealClock().NowMs();
   if (!a.since.empty()) {

@@ -240,6 +240,7 @@ json ToJson(const QueueRequest& m) {
   }
   if (!m.ids.empty()) j["ids"] = m.ids;
   if (m.start) j["start"] = true;
+  if (m.enforcement) j["enforcement"] = true;
   return j;
 }
 
@@ -277,6 +278,7 @@ Result<QueueRequest> FromJson<QueueRequest>(const json& j) {
   if (in.ok() && std::any_of(m.ids.begin(), m.ids.end(), [](JobId id) { return id <= 0; }))
     in.Fail("ids", "must hold positive job ids");
   if (in.Has("start")) in.Bool("start", &m.start);
+  if (in.Has("enforcement")) in.Bool("enforcement", &m.enforcement);
   // Documented leniency: a value that is not a boolean counts as false.
   m.all = in.ok() && j.contains("all") && j["all"].is_boolean() && j["all"].get<bool>();
   return in.Done(std::move(m));

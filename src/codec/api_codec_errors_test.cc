@@ -179,6 +179,10 @@ TEST(ApiCodecTest, QueueSelectionsRoundTripWithinTheirBounds) {
   with_start.start = true;
   EXPECT_TRUE(FromJson<QueueRequest>(ToJson(with_start))->start);
   EXPECT_FALSE(ToJson(QueueRequest{}).contains("start"));
+  QueueRequest with_lists;
+  with_lists.enforcement = true;
+  EXPECT_TRUE(FromJson<QueueRequest>(ToJson(with_lists))->enforcement);
+  EXPECT_FALSE(ToJson(QueueRequest{}).contains("enforcement"));
   QueueReply reply;
   reply.starts = {{2, 1795845127284, ""}, {3, std::nullopt, "held"}};
   json r = ToJson(reply);

@@ -22,6 +22,26 @@ Result<EnvShown> EnvShownFromJson(const json& request) {
   return in.Has("env") ? EnvShown::kFull : EnvShown::kOmitted;
 }
 
+json ToJson(const Enforcement& e) {
+  return json{{"resource", e.resource},
+              {"asked", e.asked},
+              {"applied", e.applied},
+              {"observed", e.observed},
+              {"verdict", e.verdict}};
+}
+
+Result<Enforcement> EnforcementFromJson(const json& j) {
+  Enforcement e;
+  auto in = JsonReader::Record(j, "enforcement");
+  in.String("resource", &e.resource);
+  in.String("asked", &e.asked);
+  in.String("applied", &e.applied);
+  in.String("observed", &e.observed);
+  in.String("verdict", &e.verdict);
+  if (!in.ok()) return in.error();
+  return e;
+}
+
 }  // namespace
 
 json ToJson(const JobView& job) {
@@ -62,6 +82,11 @@ json ToJson(const JobView& job) {
   if (!job.lease_cgroup.empty()) j["lease_cgroup"] = job.lease_cgroup;
   if (!job.cpuset.empty()) j["cpuset"] = job.cpuset;
   if (job.array.array_id != 0) j["array"] = ToJson(job.array);  // only an array's tasks carry it
+  if (!job.enforcement.empty()) {
+    json list = json::array();
+    for (const Enforcement& e : job.enforcement) list.push_back(ToJson(e));
+    j["enforcement"] = std::move(list);
+  }
   return j;
 }
 
@@ -97,6 +122,7 @@ Result<JobView> FromJson<JobView>(const json& j) {
   in.String("stop_detail", &job.stop_detail);
   in.Name("hold", &job.hold, HoldFromName, "hold");
   in.Object("array", &job.array, ArrayTaskFromJson);
+  in.ObjectList("enforcement", &job.enforcement, EnforcementFromJson);
   if (!in.ok()) return in.error();
   return job;
 }

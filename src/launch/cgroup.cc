@@ -4,7 +4,9 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <charconv>
 #include <fstream>
+#include <string_view>
 
 #include "common/cpu_list.h"
 #include "common/file_util.h"
@@ -69,6 +71,49 @@ Result<std::string> Cgroups::CreateJobGroup(JobId id, int cpus, uint64_t mem_byt
   if (mem_bytes > 0)
     PP_RETURN_IF_ERROR(WriteControl(dir + "/memory.max", std::to_string(mem_bytes)));
   return dir;
+}
+
+namespace {
+
+constexpr uint64_t kMaxControlFileBytes = 4096;
+
+// The first line of `name` in `dir_fd`, or "" when it cannot be read.
+std::string FirstLine(int dir_fd, const char* name) {
+  auto text = ReadFileBoundedAt(dir_fd, name, kMaxControlFileBytes);
+  if (!text.ok()) return "";
+  return text->substr(0, text->find('\n'));
+}
+
+int64_t NonNegative(const std::string& text) {
+  int64_t value = -1;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  return ec == std::errc() && end == text.data() + text.size() && value >= 0 ? value : -1;
+}
+
+}  // namespace
+
+Cgroups::Limits Cgroups::ReadLimits(JobId id) const {
+  Limits limits;
+  auto dir = OpenDirNoFollow(JobDir(id));
+  if (!dir.ok()) return limits;
+  if (cpusets_) limits.cpuset = FirstLine(dir->get(), "cpuset.cpus.effective");
+  limits.cpu_max = FirstLine(dir->get(), "cpu.max");
+  limits.memory_max = FirstLine(dir->get(), "memory.max");
+  return limits;
+}
+
+Cgroups::Usage Cgroups::ReadUsage(JobId id) const {
+  Usage usage;
+  auto dir = OpenDirNoFollow(JobDir(id));
+  if (!dir.ok()) return usage;
+  usage.mem_peak_bytes = NonNegative(FirstLine(dir->get(), "memory.peak"));
+  auto stat = ReadFileBoundedAt(dir->get(), "cpu.stat", kMaxControlFileBytes);
+  constexpr std::string_view kKey = "usage_usec ";
+  if (stat.ok() && stat->starts_with(kKey)) {
+    std::string line = stat->substr(kKey.size());
+    usage.cpu_usec = NonNegative(line.substr(0, line.find('\n')));
+  }
+  return usage;
 }
 
 Status Cgroups::RemoveJobGroup(JobId id) {

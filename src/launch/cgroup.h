@@ -29,6 +29,22 @@ class Cgroups {
                                      const std::vector<int>& cpuset = {});
   // Whether the cpuset controller is on for job groups (Probe).
   bool cpusets() const { return cpusets_; }
+  // What the kernel shows the job's group applies (docs/enforcement.md), each file's first line:
+  // cpuset.cpus.effective (where cpusets are on), cpu.max, memory.max. A file that cannot be read
+  // is "". Read through the group's directory opened without following links, each read bounded.
+  struct Limits {
+    std::string cpuset;
+    std::string cpu_max;
+    std::string memory_max;
+  };
+  Limits ReadLimits(JobId id) const;
+  // The group's CPU time (cpu.stat usage_usec) and its memory's high-water mark (memory.peak);
+  // -1 where not readable. Read before RemoveJobGroup.
+  struct Usage {
+    int64_t cpu_usec = -1;
+    int64_t mem_peak_bytes = -1;
+  };
+  Usage ReadUsage(JobId id) const;
   // Removes the job's group once it has no processes. Errors are ignored (logged by the caller).
   Status RemoveJobGroup(JobId id);
   // The job's group directory (whether or not it exists).

@@ -176,6 +176,15 @@ void RenderSched(Writer& w, const SchedMetrics& s) {
            "Jobs that reached a final state since pinpointd started, by state and reason.");
   for (const auto& [key, count] : s.ended_total)
     w.Sample({{"state", key.first}, {"reason", key.second}}, static_cast<double>(count));
+  w.Family("pinpoint_enforcement_disagreements_total", "counter",
+           "Ended jobs' resources whose applied limit, read back from the system, was not what "
+           "the job asked for (docs/enforcement.md), by resource.");
+  // Every resource has a series from the start, so that a rate over it is defined.
+  std::map<std::string, int64_t> counts = s.enforcement_disagreements_total;
+  for (const char* resource : {"devices", "gpu_mem", "gpu_share", "cpus", "mem", "time"})
+    counts.emplace(resource, 0);
+  for (const auto& [resource, count] : counts)
+    w.Sample({{"resource", resource}}, static_cast<double>(count));
 }
 
 }  // namespace

@@ -59,6 +59,8 @@ struct SchedMetrics {
   int leases_running = 0;  // open leases
   int64_t starts_total = 0;
   std::map<std::pair<std::string, std::string>, int64_t> ended_total;  // (state, reason) -> count
+  // Ended jobs' enforcement entries whose applied value was not what was asked, by resource.
+  std::map<std::string, int64_t> enforcement_disagreements_total;
 };
 
 // The GPUs in mig-dynamic mode (docs/scheduling.md "Dynamic MIG").

@@ -23,9 +23,9 @@ class FakeMps : public sharing::FakeBackend {
   Result<std::map<std::string, std::string>> Prepare(const sharing::Slice& slice) override {
     auto recorded = FakeBackend::Prepare(slice);
     if (!recorded.ok()) return recorded.status();
-    return std::map<std::string, std::string>{
-        {"CUDA_MPS_PIPE_DIRECTORY", "/fake/mps/" + slice.device_uuid + "/pipe"},
-        {"CUDA_MPS_PINNED_DEVICE_MEM_LIMIT", PinnedMemLimitValue(slice.gpu_mem_bytes)}};
+    // The client environment the real daemons give, under fake directories.
+    std::string dir = "/fake/mps/" + slice.device_uuid;
+    return ClientEnvironment(dir + "/pipe", dir + "/log", slice);
   }
   // An adopted client counts as prepared, as a daemon would start for it.
   void Adopt(const sharing::Slice& slice) override { (void)Prepare(slice); }

@@ -96,6 +96,17 @@ void UsageFields(F& f, Usage& u) {
   f("energy_mj", u.energy_mj);
 }
 
+// Every field sparse: a job pinpointd read nothing back for is stored as before.
+template <typename F, typename Back>
+void ReadbackFields(F& f, Back& b) {
+  f.Sparse("cpuset", b.cpuset).Sparse("cpu_max", b.cpu_max).Sparse("memory_max", b.memory_max);
+  f.Sparse("host_unread", b.host_unread).Sparse("env_read", b.env_read);
+  f.Sparse("visible_devices", b.visible_devices).Sparse("pinned_mem_limit", b.pinned_mem_limit);
+  f.Sparse("active_thread_pct", b.active_thread_pct).Sparse("gpus_seen", b.gpus_seen);
+  f.Sparse("cpu_usec", b.cpu_usec, int64_t{-1})
+      .Sparse("mem_peak_bytes", b.mem_peak_bytes, int64_t{-1});
+}
+
 template <typename F, typename Array>
 void ArrayFields(F& f, Array& a) {
   f("id", a.array_id)("index", a.index)("count", a.count);
@@ -116,7 +127,7 @@ void RecordFields(F& f, Record& r) {
   // Added within format 1 after its fixture: written only when set, so that a job's record is
   // still byte for byte what earlier releases wrote (record_format_test).
   f.Sparse("hold", r.hold).Sparse("kind", r.kind).Sparse("lease_cgroup", r.lease_cgroup);
-  f.Sparse("array", r.array).Sparse("cpuset", r.cpuset);
+  f.Sparse("array", r.array).Sparse("cpuset", r.cpuset).Sparse("readback", r.readback);
 }
 
 // A field added to a job but not to the lists above would be lost at every restart. This stops
@@ -125,8 +136,8 @@ void RecordFields(F& f, Record& r) {
   [[maybe_unused]] const auto& [id, kind, request, uid, gid, user, state, reason, detail, submit_ms,
                                 start_ms, end_ms, exit_code, term_signal, allocations, pid,
                                 pid_start_ticks, cancel_requested, cancelled_by, fault_suspect,
-                                stop_reason, stop_detail, usage, hold, lease_cgroup, array,
-                                cpuset] = r;
+                                stop_reason, stop_detail, usage, hold, lease_cgroup, array, cpuset,
+                                readback] = r;
   [[maybe_unused]] const auto& [name, argv, cwd, env, gpus, gpu_mem_bytes, gpu_share_pct, cpus,
                                 mem_bytes, priority, as_user, devices, mig_profile, output_path,
                                 error_path, time_limit_s, after, afterok, umask, signal,
@@ -136,6 +147,9 @@ void RecordFields(F& f, Record& r) {
                                 final] = r.usage;
   [[maybe_unused]] const auto& [array_id, index, count, min_index, max_index, limit, pending,
                                 indices] = r.array;
+  [[maybe_unused]] const auto& [cpuset_text, cpu_max, memory_max, host_unread, env_read,
+                                visible_devices, pinned_mem_limit, active_thread_pct, gpus_seen,
+                                cpu_usec, host_mem_peak_bytes] = r.readback;
 }
 
 template <typename T>
@@ -185,6 +199,9 @@ class Writer {
   }
   static json Encode(const ArrayTask& a) {
     return Object(a, [](Writer& w, auto& p) { ArrayFields(w, p); });
+  }
+  static json Encode(const Readback& b) {
+    return Object(b, [](Writer& w, auto& p) { ReadbackFields(w, p); });
   }
   static json Encode(const std::vector<Allocation>& list) {
     json out = json::array();
@@ -310,6 +327,9 @@ class Reader {
   }
   static Status Decode(const json& v, const std::string& path, ArrayTask* out) {
     return Object(v, path, out, [](Reader& r, auto& p) { ArrayFields(r, p); });
+  }
+  static Status Decode(const json& v, const std::string& path, Readback* out) {
+    return Object(v, path, out, [](Reader& r, auto& p) { ReadbackFields(r, p); });
   }
   template <typename Part, typename Fields>
   static Status Object(const json& v, const std::string& path, Part* out, Fields fields) {

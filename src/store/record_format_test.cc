@@ -221,6 +221,27 @@ TEST(RecordCodecTest, AnArrayTaskRoundTripsAndAJobLeavesTheArrayOut) {
               HasSubstr("record.array.index must be an integer"));
 }
 
+TEST(RecordCodecTest, WhatWasReadBackRoundTripsAndAJobWithoutItIsStoredAsBefore) {
+  EXPECT_THAT(Must(EncodeRecord(testing::FullRecord())), ::testing::Not(HasSubstr("readback")));
+  JobRecord job = testing::FullRecord();
+  job.readback.cpuset = "2-3";
+  job.readback.cpu_max = "max 100000";
+  job.readback.memory_max = "8589934592";
+  job.readback.env_read = true;
+  job.readback.visible_devices = "GPU-1";
+  job.readback.pinned_mem_limit = "0=3072M";
+  job.readback.active_thread_pct = "25";
+  job.readback.gpus_seen = {0, 1};
+  job.readback.cpu_usec = 0;
+  job.readback.mem_peak_bytes = 4096;
+  std::string text = Must(EncodeRecord(job));
+  EXPECT_THAT(text, AllOf(HasSubstr(R"("cpu_usec":0)"), HasSubstr(R"("gpus_seen":[0,1])")))
+      << "0 CPU time is a value read, kept apart from -1 (not read)";
+  EXPECT_EQ(Must(DecodeRecord(text)), job);
+  EXPECT_THAT(DecodeRecord(R"({"readback": {"cpu_usec": "1"}})").status().message(),
+              HasSubstr("record.readback.cpu_usec must be an integer"));
+}
+
 // A reason the store has no word for would be written as one it cannot read back: the job's
 // record would be lost at the next start.
 // Every value the API has a word for has one in the store: a value added to an enum and to the

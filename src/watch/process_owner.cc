@@ -23,23 +23,33 @@ std::string CgroupV2Path(const std::string& text) {
   return "";
 }
 
-std::optional<JobId> JobIdInEnviron(const std::string& text) {
-  constexpr std::string_view kKey = "PINPOINT_JOB_ID=";
+std::optional<std::string_view> EnvironValue(std::string_view text, std::string_view name) {
   size_t start = 0;
   while (start < text.size()) {
     size_t end = text.find('\0', start);
     if (end == std::string::npos) end = text.size();
-    std::string_view entry(text.data() + start, end - start);
-    if (entry.substr(0, kKey.size()) == kKey) {
-      std::string_view value = entry.substr(kKey.size());
-      JobId id = 0;
-      auto [ptr, ec] = std::from_chars(value.data(), value.data() + value.size(), id);
-      if (ec == std::errc() && ptr == value.data() + value.size() && id > 0) return id;
-      return std::nullopt;
-    }
+    std::string_view entry = text.substr(start, end - start);
+    if (entry.size() > name.size() && entry.substr(0, name.size()) == name &&
+        entry[name.size()] == '=')
+      return entry.substr(name.size() + 1);
     start = end + 1;
   }
   return std::nullopt;
+}
+
+std::optional<JobId> JobIdInEnviron(const std::string& text) {
+  std::optional<std::string_view> value = EnvironValue(text, "PINPOINT_JOB_ID");
+  if (!value) return std::nullopt;
+  JobId id = 0;
+  auto [ptr, ec] = std::from_chars(value->data(), value->data() + value->size(), id);
+  if (ec == std::errc() && ptr == value->data() + value->size() && id > 0) return id;
+  return std::nullopt;
+}
+
+std::optional<std::string> ProcProcessOwner::Environ(int64_t pid) {
+  std::string text = ReadProcFileBounded(pid, "environ", kMaxEnvironBytes);
+  if (text.empty()) return std::nullopt;
+  return text;
 }
 
 std::optional<JobId> ProcProcessOwner::OwnerOf(int64_t pid, const std::vector<WatchedJob>& jobs) {

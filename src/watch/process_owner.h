@@ -6,6 +6,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -25,6 +26,9 @@ class ProcessOwner {
   // Sends SIGKILL to `pid` while it runs as user `uid` (real, effective and saved), pinned by a
   // pidfd so that a pid reused meanwhile is never hit: a process that outlived its job.
   virtual void KillUsersProcess(int64_t pid, uint32_t uid) = 0;
+  // The text of `pid`'s /proc/<pid>/environ (NUL-separated, at most kMaxEnvironBytes), or nullopt
+  // when it cannot be read: what a job's process on a GPU was given (docs/enforcement.md).
+  virtual std::optional<std::string> Environ(int64_t pid) = 0;
 };
 
 // From /proc: the process's cgroup when the job has one (a lease's container cgroup, any
@@ -41,6 +45,7 @@ class ProcProcessOwner final : public ProcessOwner {
   std::optional<JobId> OwnerOf(int64_t pid, const std::vector<WatchedJob>& jobs) override;
   bool UsersOwnProcess(int64_t pid, uint32_t uid) override;
   void KillUsersProcess(int64_t pid, uint32_t uid) override;
+  std::optional<std::string> Environ(int64_t pid) override;
 
  private:
   std::string mps_server_;
@@ -66,17 +71,27 @@ class FakeProcessOwner final : public ProcessOwner {
     return it != users_.end() && it->second == uid;
   }
   void KillUsersProcess(int64_t pid, uint32_t uid) override { killed_.push_back({pid, uid}); }
+  // `pid`'s environment as /proc would show it ("NAME=value" entries, NUL-separated).
+  void SetEnviron(int64_t pid, std::string text) { environs_[pid] = std::move(text); }
+  std::optional<std::string> Environ(int64_t pid) override {
+    auto it = environs_.find(pid);
+    if (it == environs_.end()) return std::nullopt;
+    return it->second;
+  }
   const std::vector<std::pair<int64_t, uint32_t>>& killed() const { return killed_; }
 
  private:
   std::vector<std::pair<int64_t, uint32_t>> killed_;
   std::map<int64_t, JobId> owners_;
   std::map<int64_t, uint32_t> users_;
+  std::map<int64_t, std::string> environs_;
 };
 
 // The cgroup v2 path in the text of /proc/<pid>/cgroup ("0::/pinpoint/job-7\n" ->
 // "/pinpoint/job-7"), or empty.
 std::string CgroupV2Path(const std::string& proc_cgroup_text);
+// The value of variable `name` in the text of /proc/<pid>/environ (NUL-separated), or nullopt.
+std::optional<std::string_view> EnvironValue(std::string_view text, std::string_view name);
 // The value of PINPOINT_JOB_ID in the text of /proc/<pid>/environ (NUL-separated), or nullopt.
 std::optional<JobId> JobIdInEnviron(const std::string& environ_text);
 

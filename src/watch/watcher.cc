@@ -137,6 +137,37 @@ void Watcher::KillLeftovers(const WatchedJob& job, int64_t now_ms, Lingering* le
   }
 }
 
+std::vector<JobId> Watcher::NoteSeen(const std::vector<GpuReading>& readings,
+                                     const std::map<int64_t, JobId>& accounted,
+                                     const std::vector<WatchedJob>& ownable) {
+  std::set<JobId> changed;
+  for (const GpuReading& r : readings) {
+    for (const auto& p : r.sample.processes) {
+      auto owner = accounted.find(p.pid);
+      if (owner == accounted.end()) continue;
+      JobId id = owner->second;
+      JobSeen& seen = seen_[id];
+      auto at = std::lower_bound(seen.gpus.begin(), seen.gpus.end(), r.gpu_index);
+      if (at == seen.gpus.end() || *at != r.gpu_index) {
+        seen.gpus.insert(at, r.gpu_index);
+        changed.insert(id);
+      }
+      if (seen.env_read) continue;
+      std::optional<std::string> environ = owner_->Environ(p.pid);
+      if (!environ || owner_->OwnerOf(p.pid, ownable) != id) continue;
+      auto value = [&](std::string_view name) {
+        return std::string(EnvironValue(*environ, name).value_or(""));
+      };
+      seen.env_read = true;
+      seen.visible_devices = value("CUDA_VISIBLE_DEVICES");
+      seen.pinned_mem_limit = value("CUDA_MPS_PINNED_DEVICE_MEM_LIMIT");
+      seen.active_thread_pct = value("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE");
+      changed.insert(id);
+    }
+  }
+  return {changed.begin(), changed.end()};
+}
+
 void Watcher::PollOnce() {
   std::vector<WatchedJob> watched;  // accounted: running, or closing with a last interval to charge
   std::vector<WatchedJob> closing;  // left the set, not settled yet
@@ -196,6 +227,7 @@ void Watcher::PollOnce() {
   for (const auto& [pid, id] : owners)
     if (accounted_ids.count(id)) accounted[pid] = id;
   PollResult result = accountant_.Update(now, watched, readings, accounted);
+  std::vector<JobId> seen_changed = NoteSeen(readings, accounted, ownable);
   bool wake = false;
   auto duration_us = std::chrono::duration_cast<std::chrono::microseconds>(
                          std::chrono::steady_clock::now() - started).count();
@@ -216,6 +248,9 @@ void Watcher::PollOnce() {
     view_.job_mem_by_gpu[j.id] = accountant_.MemByGpu(j.id);
     pending_.usage[j.id] = *usage;
   }
+  for (JobId id : seen_changed) {
+    if (auto it = seen_.find(id); it != seen_.end()) pending_.seen[id] = it->second;
+  }
   pending_.lingering.clear();
   for (const WatchedJob& job : closing) {
     const JobId id = job.id;
@@ -230,6 +265,7 @@ void Watcher::PollOnce() {
         pending_.closed[id] = *usage;
       }
       accountant_.Forget(id);
+      seen_.erase(id);
       it->second.closed = true;
     }
     if (auto left = lingering.find(id); left != lingering.end()) {

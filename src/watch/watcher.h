@@ -61,6 +61,18 @@ struct Lingering {
 };
 
 // What the main loop collects.
+// What the watcher read of a running job's own processes on its GPUs (docs/enforcement.md): the
+// environment of the first one NVML showed (what CUDA and the MPS client read), and every GPU it
+// saw one on.
+struct JobSeen {
+  bool env_read = false;
+  std::string visible_devices;    // CUDA_VISIBLE_DEVICES ("" when the process had none)
+  std::string pinned_mem_limit;   // CUDA_MPS_PINNED_DEVICE_MEM_LIMIT
+  std::string active_thread_pct;  // CUDA_MPS_ACTIVE_THREAD_PERCENTAGE
+  std::vector<int> gpus;          // physical GPU indices, ascending
+  bool operator==(const JobSeen&) const = default;
+};
+
 struct WatchUpdate {
   std::vector<OverBudget> over_budget;   // breaches seen since the last Take
   std::map<JobId, JobUsage> usage;       // current usage of the jobs watched at the last poll
@@ -75,6 +87,8 @@ struct WatchUpdate {
   // that found them; at most kMaxPendingXids are kept.
   std::vector<std::pair<gpu::XidEvent, int64_t>> xids;
   static constexpr size_t kMaxPendingXids = 1024;
+  // What changed since the last Take of what was seen of each watched job.
+  std::map<JobId, JobSeen> seen;
 };
 
 class Watcher {
@@ -117,6 +131,12 @@ class Watcher {
   // Kills what outlived `job` on its GPUs: its own processes at once, its user's loose ones once
   // the deadline has passed (recorded in left->killed).
   void KillLeftovers(const WatchedJob& job, int64_t now_ms, Lingering* left);
+  // Notes, in seen_, the GPUs each accounted job's processes (`accounted`) are on and, once, the
+  // environment of one of them (read, then its owner checked again, so that a pid reused between
+  // NVML's list and the read is never taken for the job's). Returns the jobs whose entry changed.
+  std::vector<JobId> NoteSeen(const std::vector<GpuReading>& readings,
+                              const std::map<int64_t, JobId>& accounted,
+                              const std::vector<WatchedJob>& ownable);
 
   const WatcherOptions options_;
   gpu::GpuBackend* const backend_;
@@ -138,6 +158,7 @@ class Watcher {
   WatchUpdate pending_;                          // guarded by mu_
   WatchView view_;                               // guarded by mu_
   Accountant accountant_;                        // used by the polling thread only
+  std::map<JobId, JobSeen> seen_;                // used by the polling thread only
   std::thread thread_;
 };
 

@@ -73,6 +73,56 @@ TEST_F(WatcherTest, OverBudgetJobIsReportedAndWakesTheMainLoopItsNeighbourIsNot)
   EXPECT_EQ(u.usage.at(2).gpu_mem_now_bytes, 3 * kWatchGiB);
 }
 
+// The environment a job's process on a GPU was given, as /proc shows it (NUL-separated).
+std::string Environ(std::initializer_list<std::string> entries) {
+  std::string text;
+  for (const std::string& e : entries) text += e + std::string(1, '\0');
+  return text;
+}
+
+TEST_F(WatcherTest, AJobsProcessEnvironmentAndItsGpusAreReadBackOnce) {
+  watcher_->SetJobs({Slice(1, 0, 4 * kWatchGiB), Slice(2, 1, 4 * kWatchGiB)});
+  owner_.Set(100, 1);
+  owner_.Set(200, 2);
+  owner_.SetEnviron(100, Environ({"HOME=/home/a", "CUDA_VISIBLE_DEVICES=GPU-a",
+                                  "CUDA_MPS_PINNED_DEVICE_MEM_LIMIT=0=4096M",
+                                  "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=25"}));
+  Procs(0, {{100, kWatchGiB}});
+  Procs(1, {{200, kWatchGiB}});  // job 2's process has no readable environment
+  Tick(1000);
+  WatchUpdate u = watcher_->Take();
+  ASSERT_TRUE(u.seen.count(1));
+  const JobSeen& seen = u.seen.at(1);
+  EXPECT_TRUE(seen.env_read);
+  EXPECT_EQ(seen.visible_devices, "GPU-a");
+  EXPECT_EQ(seen.pinned_mem_limit, "0=4096M");
+  EXPECT_EQ(seen.active_thread_pct, "25");
+  EXPECT_EQ(seen.gpus, std::vector<int>{0});
+  ASSERT_TRUE(u.seen.count(2));
+  EXPECT_FALSE(u.seen.at(2).env_read) << "seen on GPU 1, its environment not read";
+  EXPECT_EQ(u.seen.at(2).gpus, std::vector<int>{1});
+  // The job changes its variables later (or its pid goes to another program): the first read
+  // stands, and nothing is reported again until something new is seen.
+  owner_.SetEnviron(100, Environ({"CUDA_VISIBLE_DEVICES=GPU-b"}));
+  Tick(1000);
+  EXPECT_TRUE(watcher_->Take().seen.empty());
+  Procs(1, {{200, kWatchGiB}, {100, kWatchGiB}});  // job 1 on GPU 1 as well
+  Tick(1000);
+  u = watcher_->Take();
+  ASSERT_TRUE(u.seen.count(1));
+  EXPECT_EQ(u.seen.at(1).gpus, (std::vector<int>{0, 1}));
+  EXPECT_EQ(u.seen.at(1).visible_devices, "GPU-a");
+}
+
+TEST_F(WatcherTest, AnotherJobsOrNoJobsProcessIsNeverReadForAJob) {
+  watcher_->SetJobs({Slice(1, 0, 4 * kWatchGiB)});
+  owner_.SetEnviron(300, Environ({"CUDA_VISIBLE_DEVICES=GPU-other"}));  // a process of no job
+  owner_.SetUser(300, 1001);
+  Procs(0, {{300, kWatchGiB}});
+  Tick(1000);
+  EXPECT_TRUE(watcher_->Take().seen.empty());
+}
+
 TEST_F(WatcherTest, EndedJobGetsItsLastIntervalThenFinalUsage) {
   watcher_->SetJobs({Slice(1, 0, 4 * kWatchGiB), Slice(2, 0, 4 * kWatchGiB)});
   watcher_->PollOnce();  // first counter reading

@@ -434,7 +434,7 @@ void JobRunner::PersistRequeue(const JobRecord& job) {
   Changed();
 }
 
-void JobRunner::ReleaseResources(const JobRecord& job) {
+void JobRunner::ReleaseResources(JobRecord& job) {
   // The watcher looks at its GPUs once more before they go to anyone else.
   deps_.watch->Settle(job, deps_.clock->NowMs());
   for (const auto& a : job.allocations) deps_.sharing->For(a.mode).Release(SliceOf(job, a));

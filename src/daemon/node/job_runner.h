@@ -130,7 +130,7 @@ class JobRunner {
   // Records a job's end (JobTable::PersistEnd) and forgets its cancel and orphan bookkeeping.
   void PersistEnd(JobRecord& job);
   void PersistRequeue(const JobRecord& job);
-  void ReleaseResources(const JobRecord& job);
+  void ReleaseResources(JobRecord& job);
   // A running job whose supervisor died while its processes live: it keeps its resources and is
   // stopped (SafeStop); it ends as failed/lost once they are all gone.
   void HandleOrphan(JobRecord& job);

@@ -5,9 +5,11 @@
 
 #include "common/log.h"
 #include "daemon/jobs/array_rest.h"
+#include "daemon/jobs/enforcement.h"
 #include "daemon/jobs/lifecycle.h"
 #include "daemon/jobs/occupancy.h"
 #include "daemon/jobs/sched_view.h"
+#include "pinpoint/escape.h"
 
 namespace pinpoint::daemon {
 
@@ -124,6 +126,7 @@ std::vector<JobId> Node::Step() {
   std::vector<JobId> ended = jobs_.CollectEnded(
       [&](const JobRecord& job) {
         ended_total_[{job.state, job.reason}] += 1;
+        CountDisagreements(job);
         if (job.reason != Reason::kLaunchFailed) return;
         recent_failures_.push_back(
             {job.id, job.uid, job.array.array_id, job.request.name, job.end_ms});
@@ -194,6 +197,15 @@ sched::Snapshot Node::SchedSnapshot(bool with_pending) {
       if (auto it = busy.find(d.gpu_index); it != busy.end()) d.busy_pct = it->second;
   }
   return snap;
+}
+
+void Node::CountDisagreements(const JobRecord& job) {
+  for (const Enforcement& e : EnforcementOf(job)) {
+    if (e.verdict != "disagrees") continue;
+    disagreements_total_[e.resource] += 1;
+    log::Warn("job {}: {} was asked as '{}', applied as '{}'", job.id, e.resource,
+              EscapeForTerminal(e.asked), EscapeForTerminal(e.applied));
+  }
 }
 
 void Node::Schedule() {

@@ -302,6 +302,8 @@ class Node {
                                   const JobChange& change, const std::string& detail = "");
   // One scheduling pass over the pending jobs: their waits, and the starts the runner makes.
   void Schedule();
+  // An ended job's enforcement entries that disagree: a warning each, and the metric's count.
+  void CountDisagreements(const JobRecord& job);
   // The scheduler's view of the node now: inventory (drained devices marked, recent business),
   // running and settling jobs, user limits; with `with_pending`, the pending jobs that may start
   // in a pass (held ones get their wait reason here).
@@ -350,6 +352,8 @@ class Node {
                                .watch = &watch_,
                                .faults = &faults_}};
   std::map<std::pair<JobState, Reason>, int64_t> ended_total_;
+  // Ended jobs' enforcement entries that said "disagrees", by resource (docs/enforcement.md).
+  std::map<std::string, int64_t> disagreements_total_;
   // The last jobs that failed to launch (kRecentFailuresKept, since this pinpointd started), for
   // the active listing (List): enough to select them without reading the store.
   struct RecentFailure {

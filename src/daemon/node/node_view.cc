@@ -197,6 +197,7 @@ metrics::Snapshot Node::MetricsView() const {
   snap.sched.starts_total = runner_.starts_total();
   for (const auto& [key, count] : ended_total_)
     snap.sched.ended_total[{JobStateName(key.first), ReasonName(key.second)}] += count;
+  snap.sched.enforcement_disagreements_total = disagreements_total_;
   return snap;
 }
 

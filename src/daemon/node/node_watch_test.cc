@@ -1,12 +1,12 @@
 // The node acting on the watcher: device-memory budgets enforced through the safe stop, usage
 // kept with the job. Simulated GPUs with scripted processes and energy; the watcher is polled by
 // the test (no thread), so every step is deterministic.
+#include <gtest/gtest.h>
 #include <signal.h>
 #include <unistd.h>
 
-#include <gtest/gtest.h>
-
 #include "common/test_dir.h"
+#include "daemon/jobs/enforcement.h"
 #include "daemon/node/node.h"
 #include "daemon/service/service_fixture.h"
 #include "daemon/setup/sharing_setup.h"
@@ -356,6 +356,72 @@ TEST_F(NodeWatchTest, UsageIsFlushedToTheStoreWhileRunning) {
   ASSERT_TRUE(stored.ok());
   EXPECT_EQ(stored->usage.gpu_mem_peak_bytes, 6 * kGiB);
   EXPECT_FALSE(stored->usage.final);
+}
+
+// --- What each job really had (docs/enforcement.md) ---------------------------------------------
+
+TEST_F(NodeWatchTest, TheEnforcementListIsWhatTheJobsProcessWasGivenNotWhatItAsked) {
+  JobId a = Submit(4 * kGiB, 25);
+  JobId b = Submit(4 * kGiB, 25);
+  node_->Step();
+  // Job a's process got what pinpointd gave its job; job b's got a pinned limit above its slice.
+  auto environ_of = [&](JobId id) {
+    std::string text;
+    for (const launch::LaunchSpec& spec : launcher_.launches())
+      if (spec.job_id == id)
+        for (const std::string& e : spec.env) text += e + std::string(1, '\0');
+    return text;
+  };
+  std::string uuid_b = node_->Get(b)->allocations.at(0).uuid;
+  std::string forged = "CUDA_VISIBLE_DEVICES=" + uuid_b + std::string(1, '\0') +
+                       "CUDA_MPS_PINNED_DEVICE_MEM_LIMIT=0=99999M" + std::string(1, '\0') +
+                       "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=25" + std::string(1, '\0');
+  Processes({{a, {kGiB}}, {b, {kGiB}}});
+  owner_.SetEnviron(node_->Get(a)->pid * 1000 + 1, environ_of(a));
+  owner_.SetEnviron(node_->Get(b)->pid * 1000 + 1, forged);
+  Second(100'000);
+  std::vector<Enforcement> list_a = EnforcementOf(*node_->Get(a));
+  ASSERT_EQ(list_a.size(), 6u);
+  EXPECT_EQ(list_a[0].resource, "devices");
+  EXPECT_EQ(list_a[0].verdict, "held");
+  EXPECT_EQ(list_a[1].resource, "gpu_mem");
+  EXPECT_EQ(list_a[1].verdict, "held") << list_a[1].applied;
+  EXPECT_EQ(list_a[2].verdict, "not measurable");
+  std::vector<Enforcement> list_b = EnforcementOf(*node_->Get(b));
+  EXPECT_EQ(list_b[1].verdict, "disagrees");
+  EXPECT_EQ(list_b[1].applied, "CUDA_MPS_PINNED_DEVICE_MEM_LIMIT=0=99999M");
+  // Kept with the job in the store while it runs (the usage flush), and counted once it ends.
+  Second(100'000);
+  EXPECT_TRUE(store_->Get(b)->readback.env_read);
+  EXPECT_EQ(node_->MetricsView().sched.enforcement_disagreements_total.count("gpu_mem"), 0u);
+  launcher_.FinishAll(0);
+  node_->Step();
+  auto counts = node_->MetricsView().sched.enforcement_disagreements_total;
+  EXPECT_EQ(counts["gpu_mem"], 1);
+  EXPECT_EQ(counts.size(), 1u) << "job a's list agrees";
+  EXPECT_EQ(store_->Get(b)->readback.pinned_mem_limit, "0=99999M");
+}
+
+TEST_F(NodeWatchTest, AReadBackValueAJobSetForItselfIsBounded) {
+  JobId a = Submit(4 * kGiB);
+  node_->Step();
+  Processes({{a, {kGiB}}});
+  owner_.SetEnviron(node_->Get(a)->pid * 1000 + 1,
+                    "CUDA_VISIBLE_DEVICES=" + std::string(100'000, 'x') + std::string(1, '\0'));
+  Second(100'000);
+  EXPECT_EQ(node_->Get(a)->readback.visible_devices.size(), kMaxReadbackBytes);
+  EXPECT_EQ(EnforcementOf(*node_->Get(a))[0].verdict, "disagrees");
+}
+
+TEST_F(NodeWatchTest, OnANodeWithoutCgroupsTheHostLimitsSayTheyWereNotRead) {
+  JobId a = Submit(4 * kGiB);
+  node_->Step();
+  JobRecord job = *node_->Get(a);
+  EXPECT_FALSE(job.readback.host_unread.empty());
+  std::vector<Enforcement> list = EnforcementOf(job);
+  ASSERT_GE(list.size(), 3u);
+  EXPECT_EQ(list[list.size() - 3].resource, "cpus");
+  EXPECT_EQ(list[list.size() - 3].verdict, "not read");
 }
 
 // --- MPS faults confirmed by the driver ---------------------------------------------------------

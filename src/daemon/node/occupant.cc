@@ -5,7 +5,9 @@
 #include <algorithm>
 
 #include "common/log.h"
+#include "daemon/jobs/enforcement.h"
 #include "daemon/node/lease_edits.h"
+#include "pinpoint/escape.h"
 
 namespace pinpoint::daemon {
 
@@ -62,11 +64,20 @@ Result<bool> ShimOccupant::Start(JobRecord& job, std::vector<std::string> env) {
   spec.stdout_path = OutputFile(job, job.request.output_path);
   spec.stderr_path =
       job.request.error_path.empty() ? spec.stdout_path : OutputFile(job, job.request.error_path);
+  // Each run's facts are its own (a requeued job's earlier run read its own).
+  job.readback = Readback{};
   if (cgroups_ != nullptr && cgroups_->enabled()) {
     auto dir =
         cgroups_->CreateJobGroup(job.id, job.request.cpus, job.request.mem_bytes, job.cpuset);
-    if (dir.ok()) spec.cgroup_dir = *dir;
-    else log::Warn("job {}: running without host limits: {}", job.id, dir.status().message());
+    if (dir.ok()) {
+      spec.cgroup_dir = *dir;
+      ReadBackLimits(job);
+    } else {
+      log::Warn("job {}: running without host limits: {}", job.id, dir.status().message());
+      job.readback.host_unread = Bounded("its cgroup could not be made: " + dir.status().message());
+    }
+  } else {
+    job.readback.host_unread = "this node applies no host limits (no cgroup v2 for pinpoint)";
   }
   spec.cpus = job.cpuset;
   spec.max_output_bytes = options_->max_output_bytes;
@@ -107,8 +118,27 @@ std::vector<int64_t> ShimOccupant::Processes(const JobRecord& job) {
   return launcher_->JobProcesses(Handle(job));
 }
 
-void ShimOccupant::Release(const JobRecord& job) {
+void ShimOccupant::ReadBackLimits(JobRecord& job) const {
+  launch::Cgroups::Limits limits = cgroups_->ReadLimits(job.id);
+  job.readback.cpuset = Bounded(limits.cpuset);
+  job.readback.cpu_max = Bounded(limits.cpu_max);
+  job.readback.memory_max = Bounded(limits.memory_max);
+  if (limits.cpu_max.empty() && limits.memory_max.empty())
+    job.readback.host_unread = "its cgroup's files could not be read";
+  size_t disagree = Disagreements(EnforcementOf(job));
+  if (disagree > 0)
+    log::Warn(
+        "job {}: the kernel applies other host limits than it asked for (cpuset '{}', "
+        "cpu.max '{}', memory.max '{}')",
+        job.id, EscapeForTerminal(job.readback.cpuset), EscapeForTerminal(job.readback.cpu_max),
+        EscapeForTerminal(job.readback.memory_max));
+}
+
+void ShimOccupant::Release(JobRecord& job) {
   if (cgroups_ == nullptr || !cgroups_->enabled()) return;
+  launch::Cgroups::Usage usage = cgroups_->ReadUsage(job.id);
+  job.readback.cpu_usec = usage.cpu_usec;
+  job.readback.mem_peak_bytes = usage.mem_peak_bytes;
   Status s = cgroups_->RemoveJobGroup(job.id);
   if (!s.ok()) log::Warn("job {}: {}", job.id, s.message());
 }
@@ -155,7 +185,7 @@ std::vector<int64_t> LeaseOccupant::Processes(const JobRecord& job) {
   return containers_->Processes(job.lease_cgroup).value_or(std::vector<int64_t>{});
 }
 
-void LeaseOccupant::Release(const JobRecord& job) {
+void LeaseOccupant::Release(JobRecord& job) {
   edits_.erase(job.id);
   if (specs_ == nullptr) return;
   Status s = specs_->Remove(job.id);  // the spec `pinpoint cdi` wrote for it

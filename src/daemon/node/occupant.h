@@ -48,8 +48,9 @@ class Occupant {
   // The job's first process alone (submit --signal=B:); errors as Launcher::SignalLeader's.
   virtual Status SignalLeader(const JobRecord& job, int signal) = 0;
   virtual std::vector<int64_t> Processes(const JobRecord& job) = 0;
-  // The job gives up its devices (its end, or a requeue): what the occupant held beside them goes.
-  virtual void Release(const JobRecord& job) = 0;
+  // The job gives up its devices (its end, or a requeue): what the occupant held beside them goes,
+  // and what the job used of it is read back first (JobRecord::readback).
+  virtual void Release(JobRecord& job) = 0;
 };
 
 // A job: pinpoint-shim supervises its command, in its own cgroup when the node has cgroups.
@@ -66,7 +67,7 @@ class ShimOccupant : public Occupant {
   Status Signal(const JobRecord& job, int signal) override;
   Status SignalLeader(const JobRecord& job, int signal) override;
   std::vector<int64_t> Processes(const JobRecord& job) override;
-  void Release(const JobRecord& job) override;
+  void Release(JobRecord& job) override;
 
   // The job's directory under the state directory; the file an output pattern of `job` names
   // (submit -o/-e; "" for none); the supervisor's handle of a job.
@@ -75,6 +76,10 @@ class ShimOccupant : public Occupant {
   launch::JobHandle Handle(const JobRecord& job) const;
 
  private:
+  // What the kernel shows the job's new cgroup applies, into job.readback; a warning when it is
+  // not what the job asked for.
+  void ReadBackLimits(JobRecord& job) const;
+
   const NodeOptions* options_;
   launch::Launcher* launcher_;
   launch::Cgroups* cgroups_;
@@ -100,7 +105,7 @@ class LeaseOccupant : public Occupant {
   Status SignalLeader(const JobRecord& job, int signal) override;
   std::vector<int64_t> Processes(const JobRecord& job) override;
   // Forgets its edits and removes the CDI spec `pinpoint cdi` wrote for it.
-  void Release(const JobRecord& job) override;
+  void Release(JobRecord& job) override;
 
   // The container edits of a lease started by this process (empty otherwise).
   LeaseEdits EditsOf(JobId id) const;

@@ -2,6 +2,7 @@
 
 #include "common/log.h"
 #include "common/utc_time.h"
+#include "daemon/jobs/enforcement.h"
 #include "daemon/jobs/sched_view.h"
 
 namespace pinpoint::daemon {
@@ -48,6 +49,16 @@ WatchFeedback::Found WatchFeedback::Apply(JobTable& jobs, int64_t now_ms) {
     if (it != jobs.end() && it->second.state == JobState::kRunning) it->second.usage = usage;
   }
   for (const auto& [id, usage] : update.closed) SaveFinalUsage(jobs, id, usage);
+  for (const auto& [id, seen] : update.seen) {
+    auto it = jobs.find(id);
+    if (it == jobs.end() || it->second.state != JobState::kRunning) continue;
+    Readback& back = it->second.readback;
+    back.env_read = seen.env_read;
+    back.visible_devices = Bounded(seen.visible_devices);
+    back.pinned_mem_limit = Bounded(seen.pinned_mem_limit);
+    back.active_thread_pct = Bounded(seen.active_thread_pct);
+    back.gpus_seen = seen.gpus;
+  }
   for (JobId id : update.settled) {
     auto it = settling_.find(id);
     if (it == settling_.end()) continue;

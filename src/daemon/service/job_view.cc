@@ -1,5 +1,7 @@
 #include "daemon/service/job_view.h"
 
+#include "daemon/jobs/enforcement.h"
+
 namespace pinpoint::daemon {
 
 JobView ToView(const JobRecord& record, EnvShown env_shown) {
@@ -33,6 +35,7 @@ JobView ToView(const JobRecord& record, EnvShown env_shown) {
   v.lease_cgroup = record.lease_cgroup;
   v.cpuset = record.cpuset;
   v.array = record.array;
+  v.enforcement = EnforcementOf(record);
   return v;
 }
 

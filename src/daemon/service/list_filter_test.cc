@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "daemon/service/service_fixture.h"
+#include "pinpoint/api_codec.h"
 
 namespace pinpoint::daemon {
 namespace {
@@ -50,6 +51,31 @@ TEST_F(ListFilterTest, ActiveJobsAreSelectedByNameStateAndIdAndAnArraysIdIsItsTa
   EXPECT_EQ(Ids(false, {{}, {}, {first + 2}}), (std::vector<JobId>{first}));
   EXPECT_EQ(Ids(false, {{"b"}, {JobState::kRunning}, {}}), std::vector<JobId>{}) << "every selection must match";
   EXPECT_EQ(Ids(false, {{}, {JobState::kRunning}, {big, a}}), (std::vector<JobId>{big}));
+}
+
+// A listing carries no enforcement lists unless asked (a page of 256 jobs stays small); `show`
+// and a listing that asks do.
+TEST_F(ListFilterTest, EnforcementListsAreInAListingOnlyWhenAsked) {
+  JobId job = Submit("a", 1);
+  node_->Step();
+  auto listed = [&](bool ask) {
+    QueueRequest q;
+    q.enforcement = ask;
+    std::optional<nlohmann::json> reply = service_->Handle(caller_, ToJson(q), 1);
+    EXPECT_TRUE(reply.has_value());
+    auto page = FromJson<QueueReply>(reply.value_or(nlohmann::json::object()));
+    EXPECT_TRUE(page.ok()) << (reply ? reply->dump() : "");
+    return page.ok() && page->jobs.size() == 1 ? page->jobs[0].enforcement.size() : size_t{99};
+  };
+  EXPECT_EQ(listed(false), 0u);
+  EXPECT_GE(listed(true), 3u) << "devices, gpu_mem, cpus, mem, time";
+  ShowRequest show;
+  show.id = job;
+  std::optional<nlohmann::json> shown = service_->Handle(caller_, ToJson(show), 1);
+  ASSERT_TRUE(shown.has_value());
+  auto reply = FromJson<ShowReply>(*shown);
+  ASSERT_TRUE(reply.ok()) << shown->dump();
+  EXPECT_GE(reply->job.enforcement.size(), 3u);
 }
 
 // A pending array is one row for its 900 tasks: what lies past a page is counted in jobs too,

@@ -149,6 +149,7 @@ Result<std::vector<JobView>> ViewsOf(const Node& node, const std::vector<JobId>&
       }
     }
     views.push_back(it->second);
+    views.back().enforcement.clear();  // a list of many jobs stays small (`show` has it)
   }
   return views;
 }
@@ -204,7 +205,10 @@ Result<QueueReply> Service::Queue(Call&, QueueRequest request) {
   if (!page.ok()) return page.status();
   QueueReply reply;
   // A listing carries no environments (only `show` does): 1000 jobs stay small whatever they hold.
-  for (const auto& job : page->jobs) reply.jobs.push_back(ToView(job, EnvShown::kOmitted));
+  for (const auto& job : page->jobs) {
+    reply.jobs.push_back(ToView(job, EnvShown::kOmitted));
+    if (!request.enforcement) reply.jobs.back().enforcement.clear();
+  }
   reply.backend = node_->options().backend_kind;
   reply.total = page->total;
   reply.offset = request.offset;

@@ -1,0 +1,29 @@
+// A job's enforcement list (docs/enforcement.md): for each resource, what the job asked for, what
+// the system applied (JobRecord::readback, read back from the kernel and the job's environment,
+// never copied from the request), what was observed while it ran, and the verdict. Pure: the
+// list is derived from the record each time it is shown, so it never drifts from its facts.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "pinpoint/api.h"
+#include "pinpoint/job.h"
+
+namespace pinpoint::daemon {
+
+// The list for a job pinpointd started (devices, gpu_mem and gpu_share only for a job with
+// GPUs); empty for a lease and for a job that never started.
+std::vector<Enforcement> EnforcementOf(const JobRecord& job);
+
+// How many entries say "disagrees": what the system applied is not what the job asked for.
+size_t Disagreements(const std::vector<Enforcement>& list);
+
+// The longest a read-back value is kept (a variable a job set for itself can be long).
+inline constexpr size_t kMaxReadbackBytes = 256;
+
+// `text` cut to kMaxReadbackBytes.
+std::string Bounded(std::string text);
+
+}  // namespace pinpoint::daemon
