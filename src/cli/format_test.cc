@@ -226,6 +226,30 @@ TEST(FormatEscapeTest, GpusTopAndReportEscapeDeviceAndUserNames) {
   EXPECT_FALSE(HasRawControl(out, /*newline_ok=*/true)) << out;
 }
 
+TEST(FormatReportTest, VerdictsAreCountedPerUserAndInAll) {
+  auto job = [](const std::string& user, std::vector<std::string> verdicts) {
+    JobView v;
+    v.user = user;
+    v.state = JobState::kCompleted;
+    for (const std::string& verdict : verdicts)
+      v.enforcement.push_back(Enforcement{.resource = "gpu_mem", .verdict = verdict});
+    return v;
+  };
+  JobView running = job("ana", {"disagrees"});
+  running.state = JobState::kRunning;  // not ended: not in the report
+  UsageReport report = Report({job("ana", {"held", "held", "exceeded"}),
+                               job("bo", {"held", "disagrees"}), running});
+  ASSERT_EQ(report.users.size(), 2u);
+  EXPECT_EQ(report.users[0].verdicts, (std::map<std::string, int64_t>{{"exceeded", 1}, {"held", 2}}));
+  EXPECT_EQ(report.users[1].verdicts, (std::map<std::string, int64_t>{{"disagrees", 1}, {"held", 1}}));
+  EXPECT_EQ(report.total.verdicts.at("held"), 3);
+  EXPECT_EQ(ToJson(report)["users"][1]["verdicts"]["disagrees"], 1);
+  std::string out = FormatReport(report);
+  EXPECT_NE(out.find("bo               disagrees 1, held 1"), std::string::npos) << out;
+  EXPECT_EQ(FormatReport(Report({job("ana", {})})).find("enforcement"), std::string::npos)
+      << "no lists, no section";
+}
+
 TEST(FormatGpuRequestTest, ANamedMigProfileIsShown) {
   JobRequest r;
   r.gpus = 1;

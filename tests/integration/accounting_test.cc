@@ -116,15 +116,31 @@ TEST_F(AccountingTest, UsageMetricsReportAndTopOfARunningAndAnEndedJob) {
   EXPECT_NE(shown.out.find("gpu mem:"), std::string::npos) << shown.out;
   EXPECT_NE(shown.out.find("advice:"), std::string::npos) << shown.out;
 
+  // What it really had (docs/enforcement.md): one entry per resource, none disagreeing with what
+  // it asked, on the simulated node as on a real one.
+  std::vector<std::string> resources;
+  for (const json& e : ended["job"]["enforcement"]) {
+    resources.push_back(e["resource"].get<std::string>());
+    EXPECT_NE(e["verdict"], "disagrees") << e.dump();
+  }
+  EXPECT_EQ(resources, (std::vector<std::string>{"devices", "gpu_mem", "gpu_share", "cpus", "mem",
+                                                 "time"}));
+  EXPECT_NE(shown.out.find("enforcement (asked / applied"), std::string::npos) << shown.out;
+
   auto report = h_.Cli({"--json", "report"});
   ASSERT_EQ(report.exit_code, 0) << report.err;
   json r = json::parse(report.out);
   EXPECT_EQ(r["total"]["jobs"], 1);
   EXPECT_EQ(r["total"]["slice_jobs"], 1);
+  int64_t verdicts = 0;
+  for (const auto& [verdict, count] : r["total"]["verdicts"].items()) verdicts += count.get<int64_t>();
+  EXPECT_EQ(verdicts, 6) << r.dump();
   auto table = h_.Cli({"report"});
   EXPECT_NE(table.out.find("(all)"), std::string::npos) << table.out;
   std::string ended_line = "pinpoint_jobs_ended_total{state=\"completed\",reason=\"exit-0\"} 1";
   EXPECT_NE(MetricsWith({ended_line}).find(ended_line), std::string::npos);
+  std::string agreed = "pinpoint_enforcement_disagreements_total{resource=\"gpu_mem\"} 0";
+  EXPECT_NE(MetricsWith({agreed}).find(agreed), std::string::npos);
 }
 
 TEST(AccountingConfigTest, BusyMetricsPortDoesNotStopTheDaemon) {

@@ -130,7 +130,8 @@ TEST(EnforcementTest, AJobEndedByItsTimeLimitExceededIt) {
   job.state = JobState::kFailed;
   job.reason = Reason::kTimeLimit;
   job.end_ms = job.start_ms + 3'601'000;
-  const Enforcement& time = Entry(EnforcementOf(job), "time");
+  std::vector<Enforcement> list = EnforcementOf(job);
+  const Enforcement& time = Entry(list, "time");
   EXPECT_EQ(time.verdict, "exceeded");
   EXPECT_THAT(time.observed, HasSubstr("ran"));
 }
