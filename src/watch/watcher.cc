@@ -168,27 +168,26 @@ std::vector<JobId> Watcher::NoteSeen(const std::vector<GpuReading>& readings,
   return {changed.begin(), changed.end()};
 }
 
-void Watcher::PollOnce() {
-  std::vector<WatchedJob> watched;  // accounted: running, or closing with a last interval to charge
-  std::vector<WatchedJob> closing;  // left the set, not settled yet
-  std::map<JobId, int64_t> since;   // when each of those left it
-  std::set<JobId> accounted_ids;
+Watcher::Round Watcher::BeginRound() {
+  Round round;
   {
     std::lock_guard lock(mu_);
     poll_soon_ = false;
-    watched = jobs_;
+    round.watched = jobs_;
     for (const auto& [id, c] : closing_) {
-      if (!c.closed) watched.push_back(c.job);
-      closing.push_back(c.job);
-      since[id] = c.since_ms;
+      if (!c.closed) round.watched.push_back(c.job);
+      round.closing.push_back(c.job);
+      round.since[id] = c.since_ms;
     }
   }
-  for (const WatchedJob& j : watched) accounted_ids.insert(j.id);
-  std::vector<WatchedJob> ownable =
-      watched;  // whose processes are looked for: those and the unsettled
-  for (const WatchedJob& j : closing)
-    if (!accounted_ids.count(j.id)) ownable.push_back(j);
-  auto started = std::chrono::steady_clock::now();
+  for (const WatchedJob& j : round.watched) round.accounted_ids.insert(j.id);
+  round.ownable = round.watched;
+  for (const WatchedJob& j : round.closing)
+    if (!round.accounted_ids.count(j.id)) round.ownable.push_back(j);
+  return round;
+}
+
+std::vector<GpuReading> Watcher::ReadGpus() {
   std::vector<GpuReading> readings;
   for (int index : options_.gpu_indices) {
     GpuReading r;
@@ -202,7 +201,11 @@ void Watcher::PollOnce() {
     }
     readings.push_back(std::move(r));
   }
-  auto xids = backend_->TakeXidEvents();
+  return readings;
+}
+
+std::map<int64_t, JobId> Watcher::OwnersOf(const std::vector<GpuReading>& readings,
+                                           const std::vector<WatchedJob>& ownable) {
   std::map<int64_t, JobId> owners;
   for (const auto& r : readings) {
     for (const auto& p : r.sample.processes) {
@@ -211,24 +214,40 @@ void Watcher::PollOnce() {
       if (owner) owners[p.pid] = *owner;
     }
   }
-  int64_t now = clock_->NowMs();
-  // What still holds the GPUs of each job that left the set.
+  return owners;
+}
+
+std::map<JobId, Lingering> Watcher::LingeringOf(const Round& round,
+                                                const std::vector<GpuReading>& readings,
+                                                const std::map<int64_t, JobId>& owners,
+                                                int64_t now_ms) {
   std::map<JobId, Lingering> lingering;
-  for (const WatchedJob& job : closing) {
+  for (const WatchedJob& job : round.closing) {
     Lingering left = LingeringOn(job, readings, owners);
     if (left.owned.empty() && left.loose.empty()) continue;
-    left.since_ms = since[job.id];
+    left.since_ms = round.since.at(job.id);
     if (options_.settle_deadline_ms >= 0)
       left.deadline_ms = left.since_ms + options_.settle_deadline_ms;
-    KillLeftovers(job, now, &left);
+    KillLeftovers(job, now_ms, &left);
     lingering[job.id] = std::move(left);
   }
+  return lingering;
+}
+
+void Watcher::PollOnce() {
+  Round round = BeginRound();
+  auto started = std::chrono::steady_clock::now();
+  std::vector<GpuReading> readings = ReadGpus();
+  auto xids = backend_->TakeXidEvents();
+  std::map<int64_t, JobId> owners = OwnersOf(readings, round.ownable);
+  int64_t now = clock_->NowMs();
+  // What still holds the GPUs of each job that left the set.
+  std::map<JobId, Lingering> lingering = LingeringOf(round, readings, owners, now);
   std::map<int64_t, JobId> accounted;  // the processes of jobs whose usage is still charged
   for (const auto& [pid, id] : owners)
-    if (accounted_ids.count(id)) accounted[pid] = id;
-  PollResult result = accountant_.Update(now, watched, readings, accounted);
-  std::vector<JobId> seen_changed = NoteSeen(readings, accounted, ownable);
-  bool wake = false;
+    if (round.accounted_ids.count(id)) accounted[pid] = id;
+  PollResult result = accountant_.Update(now, round.watched, readings, accounted);
+  std::vector<JobId> seen_changed = NoteSeen(readings, accounted, round.ownable);
   auto duration_us = std::chrono::duration_cast<std::chrono::microseconds>(
                          std::chrono::steady_clock::now() - started).count();
 
@@ -236,8 +255,33 @@ void Watcher::PollOnce() {
   view_.polls += 1;
   view_.poll_time_ms = now;
   view_.last_poll_duration_us = duration_us;
-  view_.gpus = readings;
+  view_.gpus = std::move(readings);
   view_.accounts = accountant_.gpus();
+  PublishUsage(seen_changed);
+  bool wake = PublishClosing(round.closing, lingering);
+  if (xids.ok()) {
+    for (const auto& x : *xids) {
+      if (pending_.xids.size() >= WatchUpdate::kMaxPendingXids) break;
+      pending_.xids.emplace_back(x, now);
+    }
+    if (!xids->empty()) wake = true;
+  }
+  std::set<JobId> closed_now;
+  for (const WatchedJob& job : round.closing) closed_now.insert(job.id);
+  for (const auto& o : result.over_budget) {
+    if (closed_now.count(o.id)) continue;  // already ended
+    pending_.over_budget.push_back(o);
+    wake = true;
+  }
+  if (wake && wake_fd_ >= 0) {
+    uint64_t one = 1;
+    if (::write(wake_fd_, &one, sizeof(one)) < 0) {
+      // The main loop still finds the breach at its next tick.
+    }
+  }
+}
+
+void Watcher::PublishUsage(const std::vector<JobId>& seen_changed) {
   view_.jobs.clear();
   view_.job_mem_by_gpu.clear();
   pending_.usage.clear();
@@ -251,6 +295,11 @@ void Watcher::PollOnce() {
   for (JobId id : seen_changed) {
     if (auto it = seen_.find(id); it != seen_.end()) pending_.seen[id] = it->second;
   }
+}
+
+bool Watcher::PublishClosing(const std::vector<WatchedJob>& closing,
+                             std::map<JobId, Lingering>& lingering) {
+  bool wake = false;
   pending_.lingering.clear();
   for (const WatchedJob& job : closing) {
     const JobId id = job.id;
@@ -276,26 +325,7 @@ void Watcher::PollOnce() {
     }
     wake = true;
   }
-  if (xids.ok()) {
-    for (const auto& x : *xids) {
-      if (pending_.xids.size() >= WatchUpdate::kMaxPendingXids) break;
-      pending_.xids.emplace_back(x, now);
-    }
-    if (!xids->empty()) wake = true;
-  }
-  std::set<JobId> closed_now;
-  for (const WatchedJob& job : closing) closed_now.insert(job.id);
-  for (const auto& o : result.over_budget) {
-    if (closed_now.count(o.id)) continue;  // already ended
-    pending_.over_budget.push_back(o);
-    wake = true;
-  }
-  if (wake && wake_fd_ >= 0) {
-    uint64_t one = 1;
-    if (::write(wake_fd_, &one, sizeof(one)) < 0) {
-      // The main loop still finds the breach at its next tick.
-    }
-  }
+  return wake;
 }
 
 void Watcher::Run() {

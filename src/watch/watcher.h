@@ -16,6 +16,7 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <thread>
 #include <vector>
 
@@ -125,6 +126,31 @@ class Watcher {
 
  private:
   void Run();
+  // One poll's jobs, taken under the lock: those accounted (running, or closing with a last
+  // interval to charge), those that left the set and are not settled (with when each left), and
+  // those whose processes are looked for (both).
+  struct Round {
+    std::vector<WatchedJob> watched;
+    std::vector<WatchedJob> closing;
+    std::map<JobId, int64_t> since;
+    std::set<JobId> accounted_ids;
+    std::vector<WatchedJob> ownable;
+  };
+  Round BeginRound();
+  std::vector<GpuReading> ReadGpus();
+  // The job among `ownable` of each process on the GPUs.
+  std::map<int64_t, JobId> OwnersOf(const std::vector<GpuReading>& readings,
+                                    const std::vector<WatchedJob>& ownable);
+  // What still holds the GPUs of each job that left the set; what outlived one is killed.
+  std::map<JobId, Lingering> LingeringOf(const Round& round,
+                                         const std::vector<GpuReading>& readings,
+                                         const std::map<int64_t, JobId>& owners, int64_t now_ms);
+  // Under mu_: the watched jobs' usage for the view and for Take, and what changed of seen_.
+  void PublishUsage(const std::vector<JobId>& seen_changed);
+  // Under mu_: each closing job's final usage once, then its lingering or its settling. Returns
+  // whether there was any (the main loop is woken).
+  bool PublishClosing(const std::vector<WatchedJob>& closing,
+                      std::map<JobId, Lingering>& lingering);
   // The processes on `job`'s GPUs that are its own (`owners`) or its user's in no job.
   Lingering LingeringOn(const WatchedJob& job, const std::vector<GpuReading>& readings,
                         const std::map<int64_t, JobId>& owners) const;

@@ -120,6 +120,67 @@ int64_t Node::generation() const {
          (deps_.watcher != nullptr ? deps_.watcher->Latest().polls : 0);
 }
 
+namespace {
+
+// One series per physical GPU: a MIG GPU's memory is what its instances hold.
+std::vector<metrics::GpuMetrics> GpuMetricsOf(const sched::Inventory& inventory,
+                                              const watch::WatchView& view) {
+  std::map<int, metrics::GpuMetrics> gpus;
+  for (const auto& d : inventory.devices) {
+    metrics::GpuMetrics& g = gpus[d.gpu_index];
+    g.gpu_index = d.gpu_index;
+    if (!d.partition.is_mig()) {
+      g.uuid = d.uuid;
+      g.name = d.name;
+      g.mem_total_bytes = d.mem_bytes;
+    } else {
+      g.mem_total_bytes += d.mem_bytes;
+    }
+    if (const auto* r = ReadingOf(view, d.gpu_index)) {
+      g.sampled = true;
+      g.mem_used_bytes = r->sample.mem_used_bytes;
+      g.utilization_pct = r->sample.utilization_pct;
+      g.power_mw = r->sample.power_mw;
+      g.energy_mj = r->sample.energy_mj;
+    }
+    auto acc = view.accounts.find(d.gpu_index);
+    if (acc != view.accounts.end()) g.idle_energy_mj = acc->second.idle_energy_mj;
+  }
+  std::vector<metrics::GpuMetrics> out;
+  for (auto& [index, g] : gpus) out.push_back(g);
+  return out;
+}
+
+// Each job's series, the scheduler's counts, and what the running ones hold of each device.
+void AddJobMetrics(const JobTable& jobs, const sched::Inventory& inventory,
+                   metrics::Snapshot& snap) {
+  for (const auto& [id, job] : jobs) {
+    metrics::JobMetrics j;
+    j.id = id;
+    j.user = job.user;
+    j.state = JobStateName(job.state);
+    j.kind = JobKindName(job.kind);
+    j.gpu_mem_request_bytes = job.request.gpu_mem_bytes;
+    j.usage = job.usage;
+    snap.jobs.push_back(j);
+    if (job.state == JobState::kPending)
+      snap.sched.pending += static_cast<int>(jobs.TasksOf(id));  // a rest: its tasks
+    if (job.state != JobState::kRunning) continue;
+    ++(job.kind == JobKind::kLease ? snap.sched.leases_running : snap.sched.running);
+    for (const auto& a : job.allocations) {
+      if (a.device_index < 0 || static_cast<size_t>(a.device_index) >= snap.devices.size())
+        continue;
+      metrics::DeviceMetrics& m = snap.devices[static_cast<size_t>(a.device_index)];
+      m.slices += 1;
+      const auto& d = inventory.devices[static_cast<size_t>(a.device_index)];
+      m.mem_allocated_bytes += a.mode == SharingMode::kExclusive ? d.mem_bytes : a.gpu_mem_bytes;
+      m.share_allocated_pct += a.mode == SharingMode::kExclusive ? 100 : a.gpu_share_pct;
+    }
+  }
+}
+
+}  // namespace
+
 metrics::Snapshot Node::MetricsView() const {
   metrics::Snapshot snap;
   watch::WatchView view;
@@ -134,33 +195,11 @@ metrics::Snapshot Node::MetricsView() const {
       snap.mig->changes_total[{partition::MigActionName(action), "failed"}] = n;
     snap.mig->instances = deps_.mig->InstanceCounts();
   }
-  std::map<int, metrics::GpuMetrics> gpus;
-  for (const auto& d : devices_.devices) {
-    metrics::GpuMetrics& g = gpus[d.gpu_index];
-    g.gpu_index = d.gpu_index;
-    if (!d.partition.is_mig()) {
-      g.uuid = d.uuid;
-      g.name = d.name;
-      g.mem_total_bytes = d.mem_bytes;
-    } else {
-      g.mem_total_bytes += d.mem_bytes;  // a MIG GPU's memory: what its instances hold
-    }
-    if (const auto* r = ReadingOf(view, d.gpu_index)) {
-      g.sampled = true;
-      g.mem_used_bytes = r->sample.mem_used_bytes;
-      g.utilization_pct = r->sample.utilization_pct;
-      g.power_mw = r->sample.power_mw;
-      g.energy_mj = r->sample.energy_mj;
-    }
-    auto acc = view.accounts.find(d.gpu_index);
-    if (acc != view.accounts.end()) g.idle_energy_mj = acc->second.idle_energy_mj;
-  }
-  for (auto& [index, g] : gpus) snap.gpus.push_back(g);
-
-  std::vector<metrics::DeviceMetrics> devices(devices_.devices.size());
+  snap.gpus = GpuMetricsOf(devices_, view);
+  snap.devices.resize(devices_.devices.size());
   std::map<int, sharing::ServerInfo> mps_daemons = sharing_->Servers();
   for (const auto& d : devices_.devices) {
-    metrics::DeviceMetrics& m = devices[static_cast<size_t>(d.index)];
+    metrics::DeviceMetrics& m = snap.devices[static_cast<size_t>(d.index)];
     m.index = d.index;
     m.gpu_index = d.gpu_index;
     m.uuid = d.uuid;
@@ -171,29 +210,7 @@ metrics::Snapshot Node::MetricsView() const {
       m.mps_user = NameOrUid(*users_, mps->second.uid);
     }
   }
-  for (const auto& [id, job] : jobs_) {
-    metrics::JobMetrics j;
-    j.id = id;
-    j.user = job.user;
-    j.state = JobStateName(job.state);
-    j.kind = JobKindName(job.kind);
-    j.gpu_mem_request_bytes = job.request.gpu_mem_bytes;
-    j.usage = job.usage;
-    snap.jobs.push_back(j);
-    if (job.state == JobState::kPending)
-      snap.sched.pending += static_cast<int>(jobs_.TasksOf(id));  // a rest: its tasks
-    if (job.state != JobState::kRunning) continue;
-    ++(job.kind == JobKind::kLease ? snap.sched.leases_running : snap.sched.running);
-    for (const auto& a : job.allocations) {
-      if (a.device_index < 0 || static_cast<size_t>(a.device_index) >= devices.size()) continue;
-      metrics::DeviceMetrics& m = devices[static_cast<size_t>(a.device_index)];
-      m.slices += 1;
-      const auto& d = devices_.devices[static_cast<size_t>(a.device_index)];
-      m.mem_allocated_bytes += a.mode == SharingMode::kExclusive ? d.mem_bytes : a.gpu_mem_bytes;
-      m.share_allocated_pct += a.mode == SharingMode::kExclusive ? 100 : a.gpu_share_pct;
-    }
-  }
-  snap.devices = std::move(devices);
+  AddJobMetrics(jobs_, devices_, snap);
   snap.sched.starts_total = runner_.starts_total();
   for (const auto& [key, count] : ended_total_)
     snap.sched.ended_total[{JobStateName(key.first), ReasonName(key.second)}] += count;
