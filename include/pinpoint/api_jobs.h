@@ -73,9 +73,9 @@ struct Enforcement {
   bool operator==(const Enforcement&) const = default;
 };
 
-// A job as replies carry it ("JobRecord" in docs/api.md). The daemon builds it from its own
-// record (JobRecord, which may hold more); everything the wire has always carried is here, the
-// supervision fields included, so that replies stay what they were.
+// A job as replies carry it ("JobRecord" in docs/api.md). The daemon builds it from its own record
+// (JobRecord in common/job_record.h, which holds more); everything the wire has always carried is
+// here, the supervision fields included, so that replies stay what they were.
 struct JobView {
   JobId id = 0;
   JobKind kind = JobKind::kJob;       // the wire has "kind" only for leases

@@ -5,6 +5,7 @@
 
 #include <string>
 
+#include "common/job_record.h"
 #include "pinpoint/job.h"
 #include "pinpoint/status.h"
 #include "store/record_codec.h"

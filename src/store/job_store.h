@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/job_record.h"
 #include "partition/partition.h"
 #include "pinpoint/job.h"
 #include "pinpoint/status.h"

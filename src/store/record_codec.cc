@@ -145,8 +145,10 @@ void RecordFields(F& f, Record& r) {
   [[maybe_unused]] const auto& [device_index, uuid, slice_bytes, share_pct, mode] = Allocation{};
   [[maybe_unused]] const auto& [samples, mem_now_bytes, mem_peak_bytes, energy_mj, util_pct_mean,
                                 final] = r.usage;
-  [[maybe_unused]] const auto& [array_id, index, count, min_index, max_index, limit, pending,
-                                indices] = r.array;
+  [[maybe_unused]] const auto& [array_id, index, count, min_index, max_index, limit, pending] =
+      static_cast<const ArrayTask&>(r.array);
+  // ArrayRecord adds `indices` alone to the public ArrayTask.
+  static_assert(sizeof(ArrayRecord) == sizeof(ArrayTask) + sizeof(std::string));
   [[maybe_unused]] const auto& [cpuset_text, cpu_max, memory_max, host_unread, env_read,
                                 visible_devices, pinned_mem_limit, active_thread_pct, gpus_seen,
                                 cpu_usec, host_mem_peak_bytes] = r.readback;
@@ -197,7 +199,7 @@ class Writer {
   static json Encode(const JobUsage& u) {
     return Object(u, [](Writer& w, auto& p) { UsageFields(w, p); });
   }
-  static json Encode(const ArrayTask& a) {
+  static json Encode(const ArrayRecord& a) {
     return Object(a, [](Writer& w, auto& p) { ArrayFields(w, p); });
   }
   static json Encode(const Readback& b) {
@@ -325,7 +327,7 @@ class Reader {
   static Status Decode(const json& v, const std::string& path, JobUsage* out) {
     return Object(v, path, out, [](Reader& r, auto& p) { UsageFields(r, p); });
   }
-  static Status Decode(const json& v, const std::string& path, ArrayTask* out) {
+  static Status Decode(const json& v, const std::string& path, ArrayRecord* out) {
     return Object(v, path, out, [](Reader& r, auto& p) { ArrayFields(r, p); });
   }
   static Status Decode(const json& v, const std::string& path, Readback* out) {

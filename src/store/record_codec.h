@@ -9,6 +9,7 @@
 #include <string>
 #include <string_view>
 
+#include "common/job_record.h"
 #include "pinpoint/job.h"
 #include "pinpoint/status.h"
 

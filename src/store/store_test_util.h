@@ -6,12 +6,13 @@
 
 #include <cstdio>
 #include <cstdlib>
-#include <ostream>
 #include <filesystem>
 #include <memory>
+#include <ostream>
 #include <string>
 #include <utility>
 
+#include "common/job_record.h"
 #include "pinpoint/job.h"
 #include "store/job_store.h"
 #include "store/record_codec.h"

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "common/job_record.h"
 #include "pinpoint/job.h"
 #include "sched/inventory.h"
 

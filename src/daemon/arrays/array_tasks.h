@@ -10,6 +10,7 @@
 #include <optional>
 #include <vector>
 
+#include "common/job_record.h"
 #include "daemon/jobs/array_rest.h"
 #include "daemon/jobs/job_table.h"
 #include "pinpoint/api.h"

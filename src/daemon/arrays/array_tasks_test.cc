@@ -31,8 +31,8 @@ class ArrayTasksTest : public ::testing::Test {
       r.state = tasks[i].state;
       r.hold = tasks[i].hold;
       r.cancel_requested = tasks[i].cancel_requested;
-      r.array = ArrayTask{.array_id = 10, .index = static_cast<int>(i), .count = static_cast<int>(tasks.size()),
-                          .limit = tasks[i].limit};
+      r.array = ArrayRecord{ArrayTask{.array_id = 10, .index = static_cast<int>(i), .count = static_cast<int>(tasks.size()),
+                          .limit = tasks[i].limit}};
       jobs_->Add(r);
     }
   }
@@ -92,7 +92,8 @@ TEST_F(ArrayTasksTest, AnArrayWhoseTasksAllEndedIsKnownAndItsStateComesFromTheSt
   JobRecord first;
   first.id = id;
   first.state = JobState::kCompleted;
-  first.array = ArrayTask{.array_id = id, .index = 1, .count = 2, .min_index = 1, .max_index = 2};
+  first.array = ArrayRecord{
+      ArrayTask{.array_id = id, .index = 1, .count = 2, .min_index = 1, .max_index = 2}};
   ASSERT_TRUE(store_->Update(first).ok());
   JobRecord second = first;
   second.id = id + 1;

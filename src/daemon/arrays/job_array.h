@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "common/job_record.h"
 #include "pinpoint/array_spec.h"
 #include "pinpoint/job.h"
 #include "pinpoint/status.h"

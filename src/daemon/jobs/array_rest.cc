@@ -25,8 +25,8 @@ size_t TasksIn(const JobRecord& r) {
 
 JobRecord NewArrayRest(const JobRecord& job, const ArraySpec& spec) {
   JobRecord rest = job;
-  ArrayTask& a = rest.array;
-  a = ArrayTask{};
+  ArrayRecord& a = rest.array;
+  a = ArrayRecord{};
   a.count = static_cast<int>(spec.indices.size());
   a.index = a.min_index = spec.indices.empty() ? 0 : spec.indices.front();
   a.max_index = spec.indices.empty() ? 0 : spec.indices.back();

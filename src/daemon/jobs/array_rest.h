@@ -10,6 +10,7 @@
 #include <optional>
 #include <vector>
 
+#include "common/job_record.h"
 #include "pinpoint/array_spec.h"
 #include "pinpoint/job.h"
 

@@ -21,7 +21,7 @@ JobRecord RestOf(const char* spec, JobId id) {
 TEST(ArrayRestTest, ANewArraysRestStandsForEveryTaskUnderTheFirstTasksId) {
   JobRecord rest = RestOf("2,4,9%3", 12);
   EXPECT_TRUE(IsArrayRest(rest));
-  EXPECT_EQ(rest.array, (ArrayTask{12, 2, 3, 2, 9, 3, "2,4,9", "2,4,9"}));
+  EXPECT_EQ(rest.array, (ArrayRecord{{12, 2, 3, 2, 9, 3, "2,4,9"}, "2,4,9"}));
   EXPECT_EQ(TasksIn(rest), 3u);
   JobRecord plain;
   EXPECT_FALSE(IsArrayRest(plain));

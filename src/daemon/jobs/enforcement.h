@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "common/job_record.h"
 #include "pinpoint/api.h"
 #include "pinpoint/job.h"
 

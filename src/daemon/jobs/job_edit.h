@@ -3,6 +3,7 @@
 // Admission's (admission.h, CheckEdit); these are update's own: which job, which field, when.
 #pragma once
 
+#include "common/job_record.h"
 #include "pinpoint/api.h"
 #include "pinpoint/job.h"
 #include "pinpoint/status.h"

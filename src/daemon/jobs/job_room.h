@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <map>
 
+#include "common/job_record.h"
 #include "pinpoint/job.h"
 #include "pinpoint/status.h"
 

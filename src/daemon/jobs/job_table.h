@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "common/clock.h"
+#include "common/job_record.h"
 #include "daemon/jobs/array_rest.h"
 #include "daemon/jobs/job_room.h"
 #include "pinpoint/job.h"

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "common/job_record.h"
 #include "launch/launcher.h"
 #include "pinpoint/job.h"
 

@@ -5,6 +5,7 @@
 // Pure, constant.
 #pragma once
 
+#include "common/job_record.h"
 #include "pinpoint/job.h"
 
 namespace pinpoint::daemon {

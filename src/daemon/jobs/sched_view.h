@@ -3,6 +3,7 @@
 
 #include <vector>
 
+#include "common/job_record.h"
 #include "daemon/jobs/users.h"
 #include "pinpoint/job.h"
 #include "sched/placement.h"

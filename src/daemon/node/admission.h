@@ -19,9 +19,10 @@
 #include <vector>
 
 #include "api/caller.h"
+#include "common/job_record.h"
 #include "daemon/jobs/job_table.h"
-#include "daemon/node/node_options.h"
 #include "daemon/jobs/users.h"
+#include "daemon/node/node_options.h"
 #include "pinpoint/api.h"
 #include "pinpoint/array_spec.h"
 #include "pinpoint/job.h"

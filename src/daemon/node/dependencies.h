@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "api/caller.h"
+#include "common/job_record.h"
 #include "daemon/arrays/array_tasks.h"
 #include "daemon/jobs/job_table.h"
 #include "pinpoint/job.h"

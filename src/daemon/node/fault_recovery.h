@@ -14,8 +14,9 @@
 #include <string>
 #include <vector>
 
-#include "daemon/node/fault_tracker.h"
+#include "common/job_record.h"
 #include "daemon/jobs/job_table.h"
+#include "daemon/node/fault_tracker.h"
 #include "pinpoint/job.h"
 #include "sched/inventory.h"
 #include "sharing/backends.h"

@@ -18,13 +18,14 @@
 #include <utility>
 #include <vector>
 
-#include "daemon/node/fault_recovery.h"
+#include "common/clock.h"
+#include "common/job_record.h"
 #include "daemon/jobs/job_table.h"
+#include "daemon/jobs/users.h"
+#include "daemon/node/fault_recovery.h"
 #include "daemon/node/node_options.h"
 #include "daemon/node/occupant.h"
-#include "daemon/jobs/users.h"
 #include "daemon/node/watch_feedback.h"
-#include "common/clock.h"
 #include "launch/launcher.h"
 #include "pinpoint/job.h"
 #include "sched/placement.h"

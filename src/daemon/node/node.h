@@ -31,49 +31,49 @@
 // Not thread-safe: the daemon's main loop is its only caller.
 #pragma once
 
-#include <functional>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
-#include <set>
+#include <nlohmann/json_fwd.hpp>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
-#include <nlohmann/json_fwd.hpp>
-
 #include "api/caller.h"
 #include "cdi/spec.h"
-#include "daemon/node/admission.h"
-#include "daemon/node/dependencies.h"
+#include "common/clock.h"
+#include "common/env_select.h"
+#include "common/job_record.h"
 #include "daemon/arrays/array_take_out.h"
 #include "daemon/arrays/array_tasks.h"
-#include "daemon/node/fault_recovery.h"
 #include "daemon/jobs/job_room.h"
-#include "daemon/node/job_runner.h"
 #include "daemon/jobs/job_table.h"
 #include "daemon/jobs/lifecycle.h"
+#include "daemon/jobs/priority.h"
+#include "daemon/jobs/users.h"
 #include "daemon/mig/mig_dynamic.h"
+#include "daemon/node/admission.h"
+#include "daemon/node/dependencies.h"
+#include "daemon/node/fault_recovery.h"
+#include "daemon/node/job_runner.h"
 #include "daemon/node/node_options.h"
 #include "daemon/node/occupant.h"
-#include "common/clock.h"
-#include "daemon/jobs/priority.h"
-#include "common/env_select.h"
-#include "daemon/jobs/users.h"
 #include "daemon/node/watch_feedback.h"
 #include "gpu/gpu_backend.h"
 #include "launch/cgroup.h"
 #include "launch/container_cgroups.h"
 #include "launch/launcher.h"
 #include "metrics/metrics.h"
-#include "sharing/backends.h"
 #include "pinpoint/api.h"
 #include "pinpoint/array_spec.h"
-#include "pinpoint/rewrite_budget.h"
 #include "pinpoint/job.h"
+#include "pinpoint/rewrite_budget.h"
 #include "sched/inventory.h"
 #include "sched/placement.h"
 #include "sched/start_estimate.h"
+#include "sharing/backends.h"
 #include "store/job_store.h"
 #include "watch/watcher.h"
 

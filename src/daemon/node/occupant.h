@@ -12,8 +12,9 @@
 #include <vector>
 
 #include "cdi/spec.h"
-#include "daemon/node/node_options.h"
+#include "common/job_record.h"
 #include "daemon/jobs/users.h"
+#include "daemon/node/node_options.h"
 #include "launch/cgroup.h"
 #include "launch/container_cgroups.h"
 #include "launch/launcher.h"

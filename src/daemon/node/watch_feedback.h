@@ -20,6 +20,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/job_record.h"
 #include "daemon/jobs/job_table.h"
 #include "daemon/jobs/users.h"
 #include "launch/cgroup.h"

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "api/caller.h"
+#include "common/job_record.h"
 #include "pinpoint/api.h"
 #include "pinpoint/job.h"
 

@@ -1,0 +1,90 @@
+// The daemon's own record of a job (what pinpointd keeps in memory and the store keeps,
+// store/record_codec.h): the public job forms of pinpoint/job.h and the bookkeeping clients never
+// see. Replies carry JobView (pinpoint/api.h), which the daemon builds from it
+// (daemon/service/job_view.h). Not part of the client library's headers.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "pinpoint/job.h"
+
+namespace pinpoint {
+
+// A job array's task as the daemon keeps it: the public ArrayTask and, on an array's rest only,
+// `indices`, every index of the array (ParseArraySpec's syntax), which maps a task's id to its
+// index and never leaves the daemon.
+struct ArrayRecord : ArrayTask {
+  std::string indices = {};
+  bool operator==(const ArrayRecord&) const = default;
+};
+
+// What pinpointd read back from the system about a job it started: the facts of its enforcement
+// list (docs/enforcement.md), never copied from the request. "" and -1: not read.
+struct Readback {
+  // The job's cgroup, read right after pinpointd made it: cpuset.cpus.effective (where the job
+  // has CPUs of its own), cpu.max, memory.max as the kernel shows them.
+  std::string cpuset = {};
+  std::string cpu_max = {};
+  std::string memory_max = {};
+  std::string host_unread = {};  // why its host limits could not be read back
+  // The environment of the first of its processes NVML saw on a GPU (/proc/<pid>/environ, read
+  // bounded): what CUDA and the MPS client read. "" for a variable the process did not have.
+  bool env_read = false;
+  std::string visible_devices = {};    // CUDA_VISIBLE_DEVICES
+  std::string pinned_mem_limit = {};   // CUDA_MPS_PINNED_DEVICE_MEM_LIMIT
+  std::string active_thread_pct = {};  // CUDA_MPS_ACTIVE_THREAD_PERCENTAGE
+  std::vector<int> gpus_seen = {};     // the physical GPUs NVML saw its processes on, ascending
+  // The job's cgroup as the job ended: its CPU time and its memory's high-water mark.
+  int64_t cpu_usec = -1;
+  int64_t mem_peak_bytes = -1;
+  bool operator==(const Readback&) const = default;
+};
+
+// The daemon's record of a job, bookkeeping included: what it keeps in memory and the store keeps
+// (store/record_codec.h). Replies carry JobView (api.h), which the daemon builds from it.
+struct JobRecord {
+  JobId id = 0;
+  JobKind kind = JobKind::kJob;
+  JobRequest request;
+  uint32_t uid = 0;
+  uint32_t gid = 0;
+  std::string user;
+  JobState state = JobState::kPending;
+  Reason reason = Reason::kNone;  // final reason, or the pending reason
+  std::string detail;      // one line of detail for people (e.g. "exec failed: No such file")
+  int64_t submit_ms = 0;   // Unix epoch milliseconds
+  int64_t start_ms = 0;    // 0 = not started
+  int64_t end_ms = 0;      // 0 = not ended
+  std::optional<int> exit_code;    // set when the program exited
+  std::optional<int> term_signal;  // set when it was killed by a signal
+  std::vector<Allocation> allocations;
+  int64_t pid = 0;                 // the job's supervisor (shim) pid; the job itself is in its own
+                                   // process group, recorded in the job directory's job.pid
+  uint64_t pid_start_ticks = 0;    // /proc start time of pid, to tell a reused pid apart
+  bool cancel_requested = false;
+  std::string cancelled_by;
+  // Ended by an MPS fault on its device once already: its next run is alone on a device, so a
+  // second fault identifies it as the cause.
+  bool fault_suspect = false;
+  // Set when pinpoint itself stops the job (e.g. Reason::kGpuMemExceeded): the final reason it
+  // gets unless it completes first, and one line saying why. kNone: not stopped by pinpoint.
+  Reason stop_reason = Reason::kNone;
+  std::string stop_detail;
+  JobUsage usage;
+  Hold hold = Hold::kNone;  // a pending job that is held is never started (sched::Demand::hold)
+  // A lease's container cgroup once attached, "<hierarchy>:<path>" as /proc/<pid>/cgroup names
+  // it ("0::/machine/libpod-1.scope", "pids:/libpod_parent/libpod-1"); empty before.
+  std::string lease_cgroup;
+  ArrayRecord array;  // the job's array and index when it is an array's task
+  // The host CPUs it runs on (ascending ids; docs/scheduling.md "Host CPUs and memory"), chosen
+  // when it starts; empty: it shares the host's CPUs under a cpu.max quota.
+  std::vector<int> cpuset;
+  Readback readback;  // what its enforcement list shows (docs/enforcement.md)
+  // Every field equal: what a store round trip must give back.
+  bool operator==(const JobRecord&) const = default;
+};
+
+}  // namespace pinpoint
