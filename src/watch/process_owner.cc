@@ -46,6 +46,23 @@ std::optional<JobId> JobIdInEnviron(const std::string& text) {
   return std::nullopt;
 }
 
+std::vector<int64_t> ProcProcessOwner::ChildrenOf(int64_t pid) {
+  constexpr size_t kMaxChildrenBytes = 64 << 10;
+  std::string name = "task/" + std::to_string(pid) + "/children";
+  std::string text = ReadProcFileBounded(pid, name.c_str(), kMaxChildrenBytes);
+  std::vector<int64_t> children;
+  size_t at = 0;
+  while (at < text.size()) {
+    size_t end = text.find(' ', at);
+    if (end == std::string::npos) end = text.size();
+    int64_t child = 0;
+    auto [ptr, ec] = std::from_chars(text.data() + at, text.data() + end, child);
+    if (ec == std::errc() && ptr == text.data() + end && child > 0) children.push_back(child);
+    at = end + 1;
+  }
+  return children;
+}
+
 std::optional<std::string> ProcProcessOwner::Environ(int64_t pid) {
   std::string text = ReadProcFileBounded(pid, "environ", kMaxEnvironBytes);
   if (text.empty()) return std::nullopt;

@@ -29,6 +29,9 @@ class ProcessOwner {
   // The text of `pid`'s /proc/<pid>/environ (NUL-separated, at most kMaxEnvironBytes), or nullopt
   // when it cannot be read: what a job's process on a GPU was given (docs/enforcement.md).
   virtual std::optional<std::string> Environ(int64_t pid) = 0;
+  // The children of `pid` as the kernel lists them (/proc/<pid>/task/<pid>/children, bounded):
+  // a job's supervisor's child is the job's first process. Empty when it cannot be read.
+  virtual std::vector<int64_t> ChildrenOf(int64_t pid) = 0;
 };
 
 // From /proc: the process's cgroup when the job has one (a lease's container cgroup, any
@@ -46,6 +49,7 @@ class ProcProcessOwner final : public ProcessOwner {
   bool UsersOwnProcess(int64_t pid, uint32_t uid) override;
   void KillUsersProcess(int64_t pid, uint32_t uid) override;
   std::optional<std::string> Environ(int64_t pid) override;
+  std::vector<int64_t> ChildrenOf(int64_t pid) override;
 
  private:
   std::string mps_server_;
@@ -78,6 +82,11 @@ class FakeProcessOwner final : public ProcessOwner {
     if (it == environs_.end()) return std::nullopt;
     return it->second;
   }
+  void SetChildren(int64_t pid, std::vector<int64_t> children) { children_[pid] = children; }
+  std::vector<int64_t> ChildrenOf(int64_t pid) override {
+    auto it = children_.find(pid);
+    return it == children_.end() ? std::vector<int64_t>{} : it->second;
+  }
   const std::vector<std::pair<int64_t, uint32_t>>& killed() const { return killed_; }
 
  private:
@@ -85,6 +94,7 @@ class FakeProcessOwner final : public ProcessOwner {
   std::map<int64_t, JobId> owners_;
   std::map<int64_t, uint32_t> users_;
   std::map<int64_t, std::string> environs_;
+  std::map<int64_t, std::vector<int64_t>> children_;
 };
 
 // The cgroup v2 path in the text of /proc/<pid>/cgroup ("0::/pinpoint/job-7\n" ->

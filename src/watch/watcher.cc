@@ -60,8 +60,14 @@ void Watcher::SetJobs(std::vector<WatchedJob> jobs) {
     }
   }
   for (JobId id : now) closing_.erase(id);  // requeued and started again: watched as before
+  // A job new to the set is looked at soon: what its first process was given is read before a
+  // short job ends (NoteLeaders).
+  bool started = false;
+  for (const auto& j : jobs)
+    started = started || std::none_of(jobs_.begin(), jobs_.end(),
+                                      [&](const WatchedJob& old) { return old.id == j.id; });
   jobs_ = std::move(jobs);
-  if (left) {
+  if (left || started) {
     poll_soon_ = true;
     stop_cv_.notify_all();
   }
@@ -152,20 +158,45 @@ std::vector<JobId> Watcher::NoteSeen(const std::vector<GpuReading>& readings,
         seen.gpus.insert(at, r.gpu_index);
         changed.insert(id);
       }
-      if (seen.env_read) continue;
-      std::optional<std::string> environ = owner_->Environ(p.pid);
-      if (!environ || owner_->OwnerOf(p.pid, ownable) != id) continue;
-      auto value = [&](std::string_view name) {
-        return std::string(EnvironValue(*environ, name).value_or(""));
-      };
-      seen.env_read = true;
-      seen.visible_devices = value("CUDA_VISIBLE_DEVICES");
-      seen.pinned_mem_limit = value("CUDA_MPS_PINNED_DEVICE_MEM_LIMIT");
-      seen.active_thread_pct = value("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE");
-      changed.insert(id);
+      if (!seen.env_read && ReadEnvironment(p.pid, id, ownable, seen)) changed.insert(id);
     }
   }
   return {changed.begin(), changed.end()};
+}
+
+bool Watcher::ReadEnvironment(int64_t pid, JobId id, const std::vector<WatchedJob>& ownable,
+                              JobSeen& seen) {
+  std::optional<std::string> environ = owner_->Environ(pid);
+  // Only an environment that still carries the job's key is what pinpoint gave it (a process
+  // between fork and exec, or one that cleared its environment, is not read).
+  if (!environ || JobIdInEnviron(*environ) != id) return false;
+  if (owner_->OwnerOf(pid, ownable) != id) return false;
+  auto value = [&](std::string_view name) {
+    return std::string(EnvironValue(*environ, name).value_or(""));
+  };
+  seen.env_read = true;
+  seen.visible_devices = value("CUDA_VISIBLE_DEVICES");
+  seen.pinned_mem_limit = value("CUDA_MPS_PINNED_DEVICE_MEM_LIMIT");
+  seen.active_thread_pct = value("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE");
+  return true;
+}
+
+std::vector<JobId> Watcher::NoteLeaders(const std::vector<WatchedJob>& running,
+                                        const std::vector<WatchedJob>& ownable) {
+  std::vector<JobId> changed;
+  for (const WatchedJob& job : running) {
+    if (job.session_id <= 0) continue;
+    auto it = seen_.find(job.id);
+    if (it != seen_.end() && it->second.env_read) continue;
+    JobSeen& seen = seen_[job.id];
+    for (int64_t child : owner_->ChildrenOf(job.session_id)) {
+      if (ReadEnvironment(child, job.id, ownable, seen)) {
+        changed.push_back(job.id);
+        break;
+      }
+    }
+  }
+  return changed;
 }
 
 Watcher::Round Watcher::BeginRound() {
@@ -174,6 +205,7 @@ Watcher::Round Watcher::BeginRound() {
     std::lock_guard lock(mu_);
     poll_soon_ = false;
     round.watched = jobs_;
+    round.running = jobs_;
     for (const auto& [id, c] : closing_) {
       if (!c.closed) round.watched.push_back(c.job);
       round.closing.push_back(c.job);
@@ -248,6 +280,7 @@ void Watcher::PollOnce() {
     if (round.accounted_ids.count(id)) accounted[pid] = id;
   PollResult result = accountant_.Update(now, round.watched, readings, accounted);
   std::vector<JobId> seen_changed = NoteSeen(readings, accounted, round.ownable);
+  for (JobId id : NoteLeaders(round.running, round.ownable)) seen_changed.push_back(id);
   auto duration_us = std::chrono::duration_cast<std::chrono::microseconds>(
                          std::chrono::steady_clock::now() - started).count();
 

@@ -62,9 +62,9 @@ struct Lingering {
 };
 
 // What the main loop collects.
-// What the watcher read of a running job's own processes on its GPUs (docs/enforcement.md): the
-// environment of the first one NVML showed (what CUDA and the MPS client read), and every GPU it
-// saw one on.
+// What the watcher read of a running job's own processes (docs/enforcement.md): the environment
+// pinpoint gave it (what CUDA and the MPS client read), from its first process or the first of its
+// processes NVML showed on a GPU, and every GPU NVML saw one of them on.
 struct JobSeen {
   bool env_read = false;
   std::string visible_devices;    // CUDA_VISIBLE_DEVICES ("" when the process had none)
@@ -130,6 +130,7 @@ class Watcher {
   // interval to charge), those that left the set and are not settled (with when each left), and
   // those whose processes are looked for (both).
   struct Round {
+    std::vector<WatchedJob> running;  // the set as SetJobs gave it
     std::vector<WatchedJob> watched;
     std::vector<WatchedJob> closing;
     std::map<JobId, int64_t> since;
@@ -163,6 +164,14 @@ class Watcher {
   std::vector<JobId> NoteSeen(const std::vector<GpuReading>& readings,
                               const std::map<int64_t, JobId>& accounted,
                               const std::vector<WatchedJob>& ownable);
+  // For each running job whose environment is not read yet: its supervisor's children (the job's
+  // first process), read as NoteSeen reads a GPU process, whether or not it reaches a GPU.
+  std::vector<JobId> NoteLeaders(const std::vector<WatchedJob>& running,
+                                 const std::vector<WatchedJob>& ownable);
+  // Reads `pid`'s environment into `seen` when it carries job `id`'s key (PINPOINT_JOB_ID) and
+  // the process is still the job's after the read. Returns whether it did.
+  bool ReadEnvironment(int64_t pid, JobId id, const std::vector<WatchedJob>& ownable,
+                       JobSeen& seen);
 
   const WatcherOptions options_;
   gpu::GpuBackend* const backend_;

@@ -84,7 +84,7 @@ TEST_F(WatcherTest, AJobsProcessEnvironmentAndItsGpusAreReadBackOnce) {
   watcher_->SetJobs({Slice(1, 0, 4 * kWatchGiB), Slice(2, 1, 4 * kWatchGiB)});
   owner_.Set(100, 1);
   owner_.Set(200, 2);
-  owner_.SetEnviron(100, Environ({"HOME=/home/a", "CUDA_VISIBLE_DEVICES=GPU-a",
+  owner_.SetEnviron(100, Environ({"HOME=/home/a", "PINPOINT_JOB_ID=1", "CUDA_VISIBLE_DEVICES=GPU-a",
                                   "CUDA_MPS_PINNED_DEVICE_MEM_LIMIT=0=4096M",
                                   "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=25"}));
   Procs(0, {{100, kWatchGiB}});
@@ -103,7 +103,7 @@ TEST_F(WatcherTest, AJobsProcessEnvironmentAndItsGpusAreReadBackOnce) {
   EXPECT_EQ(u.seen.at(2).gpus, std::vector<int>{1});
   // The job changes its variables later (or its pid goes to another program): the first read
   // stands, and nothing is reported again until something new is seen.
-  owner_.SetEnviron(100, Environ({"CUDA_VISIBLE_DEVICES=GPU-b"}));
+  owner_.SetEnviron(100, Environ({"PINPOINT_JOB_ID=1", "CUDA_VISIBLE_DEVICES=GPU-b"}));
   Tick(1000);
   EXPECT_TRUE(watcher_->Take().seen.empty());
   Procs(1, {{200, kWatchGiB}, {100, kWatchGiB}});  // job 1 on GPU 1 as well
@@ -114,9 +114,43 @@ TEST_F(WatcherTest, AJobsProcessEnvironmentAndItsGpusAreReadBackOnce) {
   EXPECT_EQ(u.seen.at(1).visible_devices, "GPU-a");
 }
 
+TEST_F(WatcherTest, AJobsFirstProcessIsReadWhetherOrNotItReachesAGpu) {
+  WatchedJob job = Slice(1, 0, 4 * kWatchGiB);
+  job.session_id = 50;  // its supervisor
+  watcher_->SetJobs({job});
+  owner_.SetChildren(50, {51});
+  owner_.Set(51, 1);
+  owner_.SetEnviron(51, Environ({"PINPOINT_JOB_ID=1", "CUDA_VISIBLE_DEVICES=GPU-a",
+                                 "CUDA_MPS_PINNED_DEVICE_MEM_LIMIT=0=2048M"}));
+  Tick(1000);
+  WatchUpdate u = watcher_->Take();
+  ASSERT_TRUE(u.seen.count(1));
+  EXPECT_TRUE(u.seen.at(1).env_read);
+  EXPECT_EQ(u.seen.at(1).pinned_mem_limit, "0=2048M");
+  EXPECT_TRUE(u.seen.at(1).gpus.empty()) << "read from its first process, seen on no GPU";
+}
+
+TEST_F(WatcherTest, AnEnvironmentWithoutTheJobsKeyOrOfAnotherJobIsNotRead) {
+  WatchedJob job = Slice(1, 0, 4 * kWatchGiB);
+  job.session_id = 50;
+  watcher_->SetJobs({job, Slice(2, 1, 4 * kWatchGiB)});
+  // Its child between fork and exec (the supervisor's environment), and a child that is job 2's.
+  owner_.SetChildren(50, {51, 52});
+  owner_.Set(51, 1);
+  owner_.SetEnviron(51, Environ({"PATH=/usr/bin"}));
+  owner_.Set(52, 2);
+  owner_.SetEnviron(52, Environ({"PINPOINT_JOB_ID=1", "CUDA_VISIBLE_DEVICES=GPU-forged"}));
+  Tick(1000);
+  EXPECT_TRUE(watcher_->Take().seen.empty());
+  owner_.SetEnviron(51, Environ({"PINPOINT_JOB_ID=1", "CUDA_VISIBLE_DEVICES=GPU-a"}));  // exec'd
+  Tick(1000);
+  EXPECT_EQ(watcher_->Take().seen.at(1).visible_devices, "GPU-a");
+}
+
 TEST_F(WatcherTest, AnotherJobsOrNoJobsProcessIsNeverReadForAJob) {
   watcher_->SetJobs({Slice(1, 0, 4 * kWatchGiB)});
-  owner_.SetEnviron(300, Environ({"CUDA_VISIBLE_DEVICES=GPU-other"}));  // a process of no job
+  owner_.SetEnviron(300, Environ({"PINPOINT_JOB_ID=1",
+                                  "CUDA_VISIBLE_DEVICES=GPU-other"}));  // a process of no job
   owner_.SetUser(300, 1001);
   Procs(0, {{300, kWatchGiB}});
   Tick(1000);

@@ -41,6 +41,14 @@ check "gpu_mem applied is the pinned limit read back (0=2048M)" test "$(applied 
 check "gpu_mem verdict held" test "$(verdict "$over" gpu_mem)" = held
 check "devices verdict held" test "$(verdict "$over" devices)" = held
 
+echo "=== 1b. a 2 GiB MPS slice whose first allocation asks for 4 GiB (it fails within a second)"
+fast=$("$P" --json submit --device 0 --name fast --gpu-mem 2G -- "$BIN/pp-busy" --alloc-mib 4096 --blocks 4 --iters 1000 | python3 -c "import json,sys; print(json.load(sys.stdin)['id'])")
+"$P" wait "$fast" > /dev/null
+"$P" show "$fast"; "$P" logs "$fast" | tail -1
+check "the allocation was refused at once" sh -c "\"$P\" logs $fast | grep -q 'pp-busy error'"
+check "its pinned limit was still read back (its first process)" test "$(applied "$fast" gpu_mem)" = "CUDA_MPS_PINNED_DEVICE_MEM_LIMIT=0=2048M"
+check "gpu_mem verdict held" test "$(verdict "$fast" gpu_mem)" = held
+
 echo "=== 2. a 4 GiB MPS slice with a 30% SM share that keeps inside its memory"
 share=$("$P" --json submit --device 0 --name share --gpu-mem 4G --gpu-share 30 -- "$BIN/pp-busy" --alloc-mib 1024 --blocks 4 --iters 2000000000 | python3 -c "import json,sys; print(json.load(sys.stdin)['id'])")
 "$P" wait "$share" > /dev/null

@@ -37,8 +37,8 @@ std::string Plural(int64_t n, const char* one) {
 }
 
 std::string NotReadEnv(const JobRecord& job) {
-  return job.end_ms == 0 ? "not read yet: no process of it seen on a GPU"
-                         : "not read: no process of it was seen on a GPU";
+  return job.end_ms == 0 ? "not read yet: no process of it seen"
+                         : "not read: no process of it was seen carrying its environment";
 }
 
 Enforcement Devices(const JobRecord& job) {
@@ -102,14 +102,21 @@ Enforcement GpuMem(const JobRecord& job) {
     disagrees = !pinned || r.gpu_mem_bytes == 0 || *pinned != want;
   }
   const JobUsage& u = job.usage;
-  e.observed = u.samples > 0 ? "peak " + FormatSize(u.gpu_mem_peak_bytes) + " (NVML)" : "none seen";
+  if (u.samples == 0)
+    e.observed = "none seen";
+  else if (u.gpu_mem_peak_bytes == 0)
+    e.observed = "nothing of it on its GPUs (NVML)";
+  else
+    e.observed = "peak " + FormatSize(u.gpu_mem_peak_bytes) + " (NVML)";
   if (job.stop_reason == Reason::kGpuMemExceeded ||
       (r.gpu_mem_bytes > 0 && u.samples > 0 && u.gpu_mem_peak_bytes > r.gpu_mem_bytes))
     e.verdict = kExceeded;
   else if (disagrees)
     e.verdict = kDisagrees;
-  else if (HasMps(job) && !b.env_read)
-    e.verdict = kNotSeen;
+  // Under MPS the limit is held once it is read back as asked, used or not (an allocation past
+  // it is refused); outside MPS the watcher's budget holds only what it saw.
+  else if (HasMps(job))
+    e.verdict = b.env_read ? kHeld : kNotSeen;
   else
     e.verdict = u.samples > 0 ? kHeld : kNotSeen;
   return e;

@@ -373,7 +373,8 @@ TEST_F(NodeWatchTest, TheEnforcementListIsWhatTheJobsProcessWasGivenNotWhatItAsk
     return text;
   };
   std::string uuid_b = node_->Get(b)->allocations.at(0).uuid;
-  std::string forged = "CUDA_VISIBLE_DEVICES=" + uuid_b + std::string(1, '\0') +
+  std::string forged = "PINPOINT_JOB_ID=" + std::to_string(b) + std::string(1, '\0') +
+                       "CUDA_VISIBLE_DEVICES=" + uuid_b + std::string(1, '\0') +
                        "CUDA_MPS_PINNED_DEVICE_MEM_LIMIT=0=99999M" + std::string(1, '\0') +
                        "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=25" + std::string(1, '\0');
   Processes({{a, {kGiB}}, {b, {kGiB}}});
@@ -402,12 +403,36 @@ TEST_F(NodeWatchTest, TheEnforcementListIsWhatTheJobsProcessWasGivenNotWhatItAsk
   EXPECT_EQ(store_->Get(b)->readback.pinned_mem_limit, "0=99999M");
 }
 
+// A slice whose allocation past its limit is refused at once never shows on a GPU: what it was
+// given is read from its first process (its supervisor's child), and its limit held.
+TEST_F(NodeWatchTest, AJobThatNeverReachesAGpuHasItsLimitsReadFromItsFirstProcess) {
+  JobId a = Submit(2 * kGiB);
+  node_->Step();
+  const launch::LaunchSpec& spec = launcher_.launches().back();
+  std::string environ;
+  for (const std::string& e : spec.env) environ += e + std::string(1, '\0');
+  int64_t shim = node_->Get(a)->pid, child = shim * 1000 + 9;
+  owner_.SetChildren(shim, {child});
+  owner_.Set(child, a);
+  owner_.SetEnviron(child, environ);
+  Second(100'000);
+  launcher_.FinishAll(3);
+  node_->Step();
+  JobRecord job = *node_->Get(a);
+  EXPECT_EQ(job.usage.gpu_mem_peak_bytes, 0u);
+  std::vector<Enforcement> list = EnforcementOf(job);
+  EXPECT_EQ(list[1].applied, "CUDA_MPS_PINNED_DEVICE_MEM_LIMIT=0=2048M");
+  EXPECT_EQ(list[1].verdict, "held");
+  EXPECT_EQ(list[1].observed, "nothing of it on its GPUs (NVML)");
+}
+
 TEST_F(NodeWatchTest, AReadBackValueAJobSetForItselfIsBounded) {
   JobId a = Submit(4 * kGiB);
   node_->Step();
   Processes({{a, {kGiB}}});
   owner_.SetEnviron(node_->Get(a)->pid * 1000 + 1,
-                    "CUDA_VISIBLE_DEVICES=" + std::string(100'000, 'x') + std::string(1, '\0'));
+                    "PINPOINT_JOB_ID=" + std::to_string(a) + std::string(1, '\0') +
+                        "CUDA_VISIBLE_DEVICES=" + std::string(100'000, 'x') + std::string(1, '\0'));
   Second(100'000);
   EXPECT_EQ(node_->Get(a)->readback.visible_devices.size(), kMaxReadbackBytes);
   EXPECT_EQ(EnforcementOf(*node_->Get(a))[0].verdict, "disagrees");
