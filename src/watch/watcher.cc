@@ -268,6 +268,13 @@ std::map<JobId, Lingering> Watcher::LingeringOf(const Round& round,
 
 void Watcher::PollOnce() {
   Round round = BeginRound();
+  auto now_steady = std::chrono::steady_clock::now();
+  for (const WatchedJob& job : round.running) first_seen_.emplace(job.id, now_steady);
+  for (auto it = first_seen_.begin(); it != first_seen_.end();) {
+    bool running = std::any_of(round.running.begin(), round.running.end(),
+                               [&](const WatchedJob& j) { return j.id == it->first; });
+    it = running ? std::next(it) : first_seen_.erase(it);
+  }
   auto started = std::chrono::steady_clock::now();
   std::vector<GpuReading> readings = ReadGpus();
   auto xids = backend_->TakeXidEvents();
@@ -306,12 +313,8 @@ void Watcher::PollOnce() {
     pending_.over_budget.push_back(o);
     wake = true;
   }
-  if (wake && wake_fd_ >= 0) {
-    uint64_t one = 1;
-    if (::write(wake_fd_, &one, sizeof(one)) < 0) {
-      // The main loop still finds the breach at its next tick.
-    }
-  }
+  // What a job was given, read: the main loop takes it before the job can end unseen.
+  if (wake || !seen_changed.empty()) Wake();
 }
 
 void Watcher::PublishUsage(const std::vector<JobId>& seen_changed) {
@@ -365,14 +368,65 @@ void Watcher::Run() {
   ::pthread_setname_np(::pthread_self(), "pp-watch");
   // Polls at once, so listings have readings right after a start, and then every interval.
   // A job that left the set is polled for at once (poll_soon_), so its GPUs settle quickly.
+  // Between polls, while a job new to the set has not had its first process read, that alone is
+  // looked at every kLeaderCheckMs (no GPU is sampled): a job that fails within a second is read.
   std::unique_lock lock(mu_);
+  auto woken = [this] { return stopping_ || poll_soon_; };
   do {
     lock.unlock();
     PollOnce();
+    bool leaders = LeadersDue();
     lock.lock();
-    stop_cv_.wait_for(lock, std::chrono::milliseconds(options_.interval_ms),
-                      [this] { return stopping_ || poll_soon_; });
+    auto next = std::chrono::steady_clock::now() + std::chrono::milliseconds(options_.interval_ms);
+    while (leaders && std::chrono::steady_clock::now() < next) {
+      if (stop_cv_.wait_for(lock, std::chrono::milliseconds(kLeaderCheckMs), woken)) break;
+      lock.unlock();
+      leaders = CheckLeaders();
+      lock.lock();
+    }
+    stop_cv_.wait_until(lock, next, woken);
   } while (!stopping_);
+}
+
+bool Watcher::LeadersDue() {
+  auto now = std::chrono::steady_clock::now();
+  bool due = false;
+  for (auto it = first_seen_.begin(); it != first_seen_.end();) {
+    auto seen = seen_.find(it->first);
+    bool read = seen != seen_.end() && seen->second.env_read;
+    if (read || now - it->second > std::chrono::milliseconds(kLeaderWindowMs)) {
+      it = first_seen_.erase(it);
+      continue;
+    }
+    due = true;
+    ++it;
+  }
+  return due;
+}
+
+bool Watcher::CheckLeaders() {
+  std::vector<WatchedJob> running;
+  std::vector<WatchedJob> ownable;
+  {
+    std::lock_guard lock(mu_);
+    running = jobs_;
+    ownable = jobs_;
+  }
+  std::vector<JobId> changed = NoteLeaders(running, ownable);
+  if (!changed.empty()) {
+    std::lock_guard lock(mu_);
+    for (JobId id : changed) pending_.seen[id] = seen_[id];
+    Wake();
+  }
+  return LeadersDue();
+}
+
+void Watcher::Wake() {
+  if (wake_fd_ < 0) return;
+  uint64_t one = 1;
+  if (::write(wake_fd_, &one, sizeof(one)) < 0) {
+    // The main loop still finds it at its next tick.
+  }
 }
 
 }  // namespace pinpoint::watch

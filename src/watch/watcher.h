@@ -11,6 +11,7 @@
 // caller when the thread is not running); nothing else may use it meanwhile.
 #pragma once
 
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <map>
@@ -172,6 +173,14 @@ class Watcher {
   // the process is still the job's after the read. Returns whether it did.
   bool ReadEnvironment(int64_t pid, JobId id, const std::vector<WatchedJob>& ownable,
                        JobSeen& seen);
+  // Whether a job that entered the set less than kLeaderWindowMs ago has not had its environment
+  // read; forgets the others (first_seen_).
+  bool LeadersDue();
+  // NoteLeaders between polls, its news handed to Take at once. Returns LeadersDue().
+  bool CheckLeaders();
+  void Wake();  // the main loop's descriptor (wake_fd)
+  static constexpr int kLeaderCheckMs = 20;
+  static constexpr int kLeaderWindowMs = 2000;
 
   const WatcherOptions options_;
   gpu::GpuBackend* const backend_;
@@ -194,6 +203,8 @@ class Watcher {
   WatchView view_;                               // guarded by mu_
   Accountant accountant_;                        // used by the polling thread only
   std::map<JobId, JobSeen> seen_;                // used by the polling thread only
+  // When each running job was first in a poll (polling thread only): LeadersDue.
+  std::map<JobId, std::chrono::steady_clock::time_point> first_seen_;
   std::thread thread_;
 };
 
