@@ -77,7 +77,9 @@ class FakeProcessOwner final : public ProcessOwner {
   void KillUsersProcess(int64_t pid, uint32_t uid) override { killed_.push_back({pid, uid}); }
   // `pid`'s environment as /proc would show it ("NAME=value" entries, NUL-separated).
   void SetEnviron(int64_t pid, std::string text) { environs_[pid] = std::move(text); }
+  int environ_reads() const { return environ_reads_; }
   std::optional<std::string> Environ(int64_t pid) override {
+    ++environ_reads_;
     auto it = environs_.find(pid);
     if (it == environs_.end()) return std::nullopt;
     return it->second;
@@ -95,6 +97,7 @@ class FakeProcessOwner final : public ProcessOwner {
   std::map<int64_t, uint32_t> users_;
   std::map<int64_t, std::string> environs_;
   std::map<int64_t, std::vector<int64_t>> children_;
+  int environ_reads_ = 0;
 };
 
 // The cgroup v2 path in the text of /proc/<pid>/cgroup ("0::/pinpoint/job-7\n" ->

@@ -166,6 +166,10 @@ std::vector<JobId> Watcher::NoteSeen(const std::vector<GpuReading>& readings,
 
 bool Watcher::ReadEnvironment(int64_t pid, JobId id, const std::vector<WatchedJob>& ownable,
                               JobSeen& seen) {
+  // A job whose processes never carry its key costs at most kMaxEnvReads reads, whatever it does.
+  int& reads = env_reads_[id];
+  if (reads >= kMaxEnvReads) return false;
+  ++reads;
   std::optional<std::string> environ = owner_->Environ(pid);
   // Only an environment that still carries the job's key is what pinpoint gave it (a process
   // between fork and exec, or one that cleared its environment, is not read).
@@ -184,10 +188,14 @@ bool Watcher::ReadEnvironment(int64_t pid, JobId id, const std::vector<WatchedJo
 std::vector<JobId> Watcher::NoteLeaders(const std::vector<WatchedJob>& running,
                                         const std::vector<WatchedJob>& ownable) {
   std::vector<JobId> changed;
+  auto now = std::chrono::steady_clock::now();
   for (const WatchedJob& job : running) {
     if (job.session_id <= 0) continue;
     auto it = seen_.find(job.id);
     if (it != seen_.end() && it->second.env_read) continue;
+    // Only in its first kLeaderWindow: later, its processes on a GPU are read (NoteSeen).
+    auto first = first_seen_.find(job.id);
+    if (first == first_seen_.end() || now - first->second > kLeaderWindow) continue;
     JobSeen& seen = seen_[job.id];
     for (int64_t child : owner_->ChildrenOf(job.session_id)) {
       if (ReadEnvironment(child, job.id, ownable, seen)) {
@@ -269,11 +277,18 @@ std::map<JobId, Lingering> Watcher::LingeringOf(const Round& round,
 void Watcher::PollOnce() {
   Round round = BeginRound();
   auto now_steady = std::chrono::steady_clock::now();
-  for (const WatchedJob& job : round.running) first_seen_.emplace(job.id, now_steady);
+  std::set<JobId> running;
+  for (const WatchedJob& job : round.running) {
+    running.insert(job.id);
+    first_seen_.emplace(job.id, now_steady);
+  }
   for (auto it = first_seen_.begin(); it != first_seen_.end();) {
-    bool running = std::any_of(round.running.begin(), round.running.end(),
-                               [&](const WatchedJob& j) { return j.id == it->first; });
-    it = running ? std::next(it) : first_seen_.erase(it);
+    if (running.count(it->first)) {
+      ++it;
+      continue;
+    }
+    env_reads_.erase(it->first);
+    it = first_seen_.erase(it);
   }
   auto started = std::chrono::steady_clock::now();
   std::vector<GpuReading> readings = ReadGpus();
@@ -388,20 +403,14 @@ void Watcher::Run() {
   } while (!stopping_);
 }
 
-bool Watcher::LeadersDue() {
+bool Watcher::LeadersDue() const {
   auto now = std::chrono::steady_clock::now();
-  bool due = false;
-  for (auto it = first_seen_.begin(); it != first_seen_.end();) {
-    auto seen = seen_.find(it->first);
+  for (const auto& [id, since] : first_seen_) {
+    auto seen = seen_.find(id);
     bool read = seen != seen_.end() && seen->second.env_read;
-    if (read || now - it->second > std::chrono::milliseconds(kLeaderWindowMs)) {
-      it = first_seen_.erase(it);
-      continue;
-    }
-    due = true;
-    ++it;
+    if (!read && now - since <= kLeaderWindow) return true;
   }
-  return due;
+  return false;
 }
 
 bool Watcher::CheckLeaders() {

@@ -95,6 +95,10 @@ struct WatchUpdate {
 
 class Watcher {
  public:
+  // The most environments read for one job's run (JobSeen): a job whose processes never carry
+  // its key costs no more than this, whatever it does.
+  static constexpr int kMaxEnvReads = 128;
+
   // `backend`, `owner` and `clock` are not owned and must outlive the watcher.
   Watcher(WatcherOptions options, gpu::GpuBackend* backend, ProcessOwner* owner, Clock* clock);
   ~Watcher();  // stops the thread
@@ -173,14 +177,14 @@ class Watcher {
   // the process is still the job's after the read. Returns whether it did.
   bool ReadEnvironment(int64_t pid, JobId id, const std::vector<WatchedJob>& ownable,
                        JobSeen& seen);
-  // Whether a job that entered the set less than kLeaderWindowMs ago has not had its environment
-  // read; forgets the others (first_seen_).
-  bool LeadersDue();
+  // Whether a job that entered the set less than kLeaderWindow ago has not had its environment
+  // read.
+  bool LeadersDue() const;
   // NoteLeaders between polls, its news handed to Take at once. Returns LeadersDue().
   bool CheckLeaders();
   void Wake();  // the main loop's descriptor (wake_fd)
   static constexpr int kLeaderCheckMs = 20;
-  static constexpr int kLeaderWindowMs = 2000;
+  static constexpr std::chrono::milliseconds kLeaderWindow{2000};
 
   const WatcherOptions options_;
   gpu::GpuBackend* const backend_;
@@ -203,8 +207,10 @@ class Watcher {
   WatchView view_;                               // guarded by mu_
   Accountant accountant_;                        // used by the polling thread only
   std::map<JobId, JobSeen> seen_;                // used by the polling thread only
-  // When each running job was first in a poll (polling thread only): LeadersDue.
+  // When each running job was first in a poll, and how many environments were read for it
+  // (polling thread only; forgotten when it leaves the set).
   std::map<JobId, std::chrono::steady_clock::time_point> first_seen_;
+  std::map<JobId, int> env_reads_;
   std::thread thread_;
 };
 

@@ -147,6 +147,16 @@ TEST_F(WatcherTest, AnEnvironmentWithoutTheJobsKeyOrOfAnotherJobIsNotRead) {
   EXPECT_EQ(watcher_->Take().seen.at(1).visible_devices, "GPU-a");
 }
 
+TEST_F(WatcherTest, AJobWhoseProcessesNeverCarryItsKeyCostsABoundedNumberOfReads) {
+  watcher_->SetJobs({Slice(1, 0, 4 * kWatchGiB)});
+  owner_.Set(100, 1);
+  owner_.SetEnviron(100, Environ({"PATH=/usr/bin", std::string(100'000, 'x')}));
+  Procs(0, {{100, kWatchGiB}});
+  for (int i = 0; i < Watcher::kMaxEnvReads + 50; ++i) Tick(1000);
+  EXPECT_EQ(owner_.environ_reads(), Watcher::kMaxEnvReads);
+  EXPECT_FALSE(watcher_->Take().seen.at(1).env_read);
+}
+
 TEST_F(WatcherTest, AnotherJobsOrNoJobsProcessIsNeverReadForAJob) {
   watcher_->SetJobs({Slice(1, 0, 4 * kWatchGiB)});
   owner_.SetEnviron(300, Environ({"PINPOINT_JOB_ID=1",

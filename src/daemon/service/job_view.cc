@@ -4,7 +4,7 @@
 
 namespace pinpoint::daemon {
 
-JobView ToView(const JobRecord& record, EnvShown env_shown) {
+JobView ToView(const JobRecord& record, EnvShown env_shown, bool enforcement) {
   JobView v;
   v.id = record.id;
   v.request = record.request;
@@ -35,7 +35,7 @@ JobView ToView(const JobRecord& record, EnvShown env_shown) {
   v.lease_cgroup = record.lease_cgroup;
   v.cpuset = record.cpuset;
   v.array = record.array;
-  v.enforcement = EnforcementOf(record);
+  if (enforcement) v.enforcement = EnforcementOf(record);
   return v;
 }
 

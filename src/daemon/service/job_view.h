@@ -10,8 +10,9 @@
 namespace pinpoint::daemon {
 
 // The view of `record` with its environment as `env_shown` says: kFull keeps it, kHidden and
-// kOmitted leave request.env empty.
-JobView ToView(const JobRecord& record, EnvShown env_shown);
+// kOmitted leave request.env empty; with its enforcement list (daemon/jobs/enforcement.h) unless
+// `enforcement` is false (a listing of many jobs that did not ask for it).
+JobView ToView(const JobRecord& record, EnvShown env_shown, bool enforcement = true);
 
 // The view `caller` may have (docs/api.md, "Who may do what"): the environment, which may hold
 // secrets, for the job's owner and root; hidden for everyone else.

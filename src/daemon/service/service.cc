@@ -141,15 +141,14 @@ Result<std::vector<JobView>> ViewsOf(const Node& node, const std::vector<JobId>&
     if (it == seen.end()) {
       auto record = known.find(id);
       if (record != known.end()) {
-        it = seen.emplace(id, ToView(record->second, EnvShown::kOmitted)).first;
+        it = seen.emplace(id, ToView(record->second, EnvShown::kOmitted, false)).first;
       } else {
         auto job = node.Get(id, /*with_env=*/false);
         if (!job.ok()) return job.status();
-        it = seen.emplace(id, ToView(*job, EnvShown::kOmitted)).first;
+        it = seen.emplace(id, ToView(*job, EnvShown::kOmitted, false)).first;
       }
     }
-    views.push_back(it->second);
-    views.back().enforcement.clear();  // a list of many jobs stays small (`show` has it)
+    views.push_back(it->second);  // without enforcement lists: many jobs stay small
   }
   return views;
 }
@@ -205,10 +204,8 @@ Result<QueueReply> Service::Queue(Call&, QueueRequest request) {
   if (!page.ok()) return page.status();
   QueueReply reply;
   // A listing carries no environments (only `show` does): 1000 jobs stay small whatever they hold.
-  for (const auto& job : page->jobs) {
-    reply.jobs.push_back(ToView(job, EnvShown::kOmitted));
-    if (!request.enforcement) reply.jobs.back().enforcement.clear();
-  }
+  for (const auto& job : page->jobs)
+    reply.jobs.push_back(ToView(job, EnvShown::kOmitted, request.enforcement));
   reply.backend = node_->options().backend_kind;
   reply.total = page->total;
   reply.offset = request.offset;
