@@ -171,17 +171,35 @@ bool Watcher::ReadEnvironment(int64_t pid, JobId id, const std::vector<WatchedJo
   if (reads >= kMaxEnvReads) return false;
   ++reads;
   std::optional<std::string> environ = owner_->Environ(pid);
+  if (!environ) return false;
+  // One pass over what may be MiBs: the job's key and the three variables.
+  std::string key = std::to_string(id);
+  bool keyed = false;
+  JobSeen read;
+  std::string_view text = *environ;
+  for (size_t start = 0; start < text.size();) {
+    size_t end = std::min(text.find('\0', start), text.size());
+    std::string_view entry = text.substr(start, end - start);
+    start = end + 1;
+    size_t eq = entry.find('=');
+    if (eq == std::string_view::npos || (entry[0] != 'P' && entry[0] != 'C')) continue;
+    std::string_view name = entry.substr(0, eq), value = entry.substr(eq + 1);
+    if (name == "PINPOINT_JOB_ID")
+      keyed = value == key;
+    else if (name == "CUDA_VISIBLE_DEVICES")
+      read.visible_devices = value;
+    else if (name == "CUDA_MPS_PINNED_DEVICE_MEM_LIMIT")
+      read.pinned_mem_limit = value;
+    else if (name == "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE")
+      read.active_thread_pct = value;
+  }
   // Only an environment that still carries the job's key is what pinpoint gave it (a process
   // between fork and exec, or one that cleared its environment, is not read).
-  if (!environ || JobIdInEnviron(*environ) != id) return false;
-  if (owner_->OwnerOf(pid, ownable) != id) return false;
-  auto value = [&](std::string_view name) {
-    return std::string(EnvironValue(*environ, name).value_or(""));
-  };
+  if (!keyed || owner_->OwnerOf(pid, ownable) != id) return false;
   seen.env_read = true;
-  seen.visible_devices = value("CUDA_VISIBLE_DEVICES");
-  seen.pinned_mem_limit = value("CUDA_MPS_PINNED_DEVICE_MEM_LIMIT");
-  seen.active_thread_pct = value("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE");
+  seen.visible_devices = std::move(read.visible_devices);
+  seen.pinned_mem_limit = std::move(read.pinned_mem_limit);
+  seen.active_thread_pct = std::move(read.active_thread_pct);
   return true;
 }
 
@@ -189,7 +207,11 @@ std::vector<JobId> Watcher::NoteLeaders(const std::vector<WatchedJob>& running,
                                         const std::vector<WatchedJob>& ownable) {
   std::vector<JobId> changed;
   auto now = std::chrono::steady_clock::now();
-  for (const WatchedJob& job : running) {
+  // At most kLeadersPerCheck jobs a check, taken in turn from where the last check stopped: the
+  // reads of many jobs started at once are spread out, and no user's jobs keep another's waiting.
+  size_t tried = 0, n = 0;
+  for (; n < running.size() && tried < kLeadersPerCheck; ++n) {
+    const WatchedJob& job = running[(leader_cursor_ + n) % running.size()];
     if (job.session_id <= 0) continue;
     auto it = seen_.find(job.id);
     if (it != seen_.end() && it->second.env_read) continue;
@@ -197,6 +219,7 @@ std::vector<JobId> Watcher::NoteLeaders(const std::vector<WatchedJob>& running,
     auto first = first_seen_.find(job.id);
     if (first == first_seen_.end() || now - first->second > kLeaderWindow) continue;
     JobSeen& seen = seen_[job.id];
+    ++tried;
     for (int64_t child : owner_->ChildrenOf(job.session_id)) {
       if (ReadEnvironment(child, job.id, ownable, seen)) {
         changed.push_back(job.id);
@@ -204,6 +227,7 @@ std::vector<JobId> Watcher::NoteLeaders(const std::vector<WatchedJob>& running,
       }
     }
   }
+  if (!running.empty()) leader_cursor_ = (leader_cursor_ + n) % running.size();
   return changed;
 }
 

@@ -184,6 +184,7 @@ class Watcher {
   bool CheckLeaders();
   void Wake();  // the main loop's descriptor (wake_fd)
   static constexpr int kLeaderCheckMs = 20;
+  static constexpr size_t kLeadersPerCheck = 8;
   static constexpr std::chrono::milliseconds kLeaderWindow{2000};
 
   const WatcherOptions options_;
@@ -211,6 +212,7 @@ class Watcher {
   // (polling thread only; forgotten when it leaves the set).
   std::map<JobId, std::chrono::steady_clock::time_point> first_seen_;
   std::map<JobId, int> env_reads_;
+  size_t leader_cursor_ = 0;  // where NoteLeaders goes on (polling thread only)
   std::thread thread_;
 };
 

@@ -147,6 +147,32 @@ TEST_F(WatcherTest, AnEnvironmentWithoutTheJobsKeyOrOfAnotherJobIsNotRead) {
   EXPECT_EQ(watcher_->Take().seen.at(1).visible_devices, "GPU-a");
 }
 
+// Many jobs started at once are read a few at a time, in turn: jobs whose first processes are
+// never readable (one user's) do not keep the others (another user's) from being read.
+TEST_F(WatcherTest, FirstProcessesAreReadAFewAtATimeInTurn) {
+  std::vector<WatchedJob> jobs;
+  for (JobId id = 1; id <= 20; ++id) {
+    WatchedJob job = Slice(id, 0, 4 * kWatchGiB);
+    job.session_id = 1000 + id;
+    jobs.push_back(job);
+    int64_t child = 2000 + id;
+    owner_.SetChildren(job.session_id, {child});
+    owner_.Set(child, id);
+    // Jobs 1-10 cleared their environment; 11-20 carry theirs.
+    owner_.SetEnviron(child, id <= 10 ? Environ({"PATH=/bin"})
+                                      : Environ({"PINPOINT_JOB_ID=" + std::to_string(id)}));
+  }
+  watcher_->SetJobs(jobs);
+  Tick(1000);
+  EXPECT_EQ(owner_.environ_reads(), 8) << "a check reads at most 8 jobs";
+  for (int i = 0; i < 3; ++i) Tick(1000);
+  WatchUpdate u = watcher_->Take();
+  for (JobId id = 11; id <= 20; ++id) {
+    ASSERT_TRUE(u.seen.count(id)) << id;
+    EXPECT_TRUE(u.seen.at(id).env_read) << id;
+  }
+}
+
 TEST_F(WatcherTest, AJobWhoseProcessesNeverCarryItsKeyCostsABoundedNumberOfReads) {
   watcher_->SetJobs({Slice(1, 0, 4 * kWatchGiB)});
   owner_.Set(100, 1);
