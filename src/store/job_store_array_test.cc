@@ -18,7 +18,7 @@ using JobStoreTest = testing::StoreTest;
 JobRecord Rest(int count, uint32_t uid = 1000) {
   JobRecord r = PendingRecord(uid, 1);
   std::string all = count == 1 ? "0" : "0-" + std::to_string((count - 1) * 2) + ":2";
-  r.array = {0, 0, count, 0, (count - 1) * 2, 3, all, all};
+  r.array = {{0, 0, count, 0, (count - 1) * 2, 3, all}, all};
   return r;
 }
 
@@ -44,7 +44,7 @@ TEST_F(JobStoreTest, ATaskIsStoredUnderItsReservedIdOnlyOnce) {
   ASSERT_NE(store, nullptr);
   JobId id = Must(store->InsertArray(Rest(10), 10));
   JobRecord task = PendingRecord(1000, 1);
-  task.array = {id, 14, 10, 0, 18, 3};
+  task.array = {{id, 14, 10, 0, 18, 3}};
   task.id = id + 7;
   ASSERT_TRUE(store->InsertAt(task).ok());
   EXPECT_EQ(Must(store->Get(id + 7)).array.index, 14);
@@ -128,7 +128,7 @@ TEST_F(JobStoreTest, AnArraysTasksShareItsEnvironmentAndTheLastOneTakesItAway) {
   auto task = [&](int k) {
     JobRecord t = rest;
     t.id = id + k;
-    t.array = {id, 2 * k, 3, 0, 4, 3};
+    t.array = {{id, 2 * k, 3, 0, 4, 3}};
     return t;
   };
   ASSERT_TRUE(store->InsertAt(task(1), /*env_of=*/id).ok());
@@ -162,7 +162,7 @@ TEST_F(JobStoreTest, ATaskSharesOnlyAStoredJobsEnvironment) {
   JobId id = Must(store->InsertArray(Rest(3), 3));
   JobRecord t = Rest(3);
   t.id = id + 1;
-  t.array = {id, 2, 3, 0, 4, 3};
+  t.array = {{id, 2, 3, 0, 4, 3}};
   EXPECT_EQ(store->InsertAt(t, /*env_of=*/id + 2).code(), Code::kFailedPrecondition);
   EXPECT_EQ(store->Get(id + 1).status().code(), Code::kNotFound) << "nothing was stored";
 }

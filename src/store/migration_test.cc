@@ -255,7 +255,7 @@ TEST_F(MigrationTest, V6FoldsEachArraysPendingTasksIntoOneRest) {
   records.push_back(PendingRecord(1000, 1));  // id 1: no array
   for (int index = 1; index <= 5; ++index) {  // ids 2..6: array 2, indices 1..5
     JobRecord task = PendingRecord(1000, 2);
-    task.array = {2, index, 5, 1, 5, 2};
+    task.array = {{2, index, 5, 1, 5, 2}};
     records.push_back(task);
   }
   records[1].state = JobState::kRunning;  // task 1 started
@@ -264,7 +264,7 @@ TEST_F(MigrationTest, V6FoldsEachArraysPendingTasksIntoOneRest) {
   records[5].hold = Hold::kUser;            // task 5 held apart
   for (int index = 0; index < 2; ++index) {  // ids 7..8: array 7 of 3 tasks, the third purged
     JobRecord task = PendingRecord(1000, 4);
-    task.array = {7, index, 3, 0, 2, 0};
+    task.array = {{7, index, 3, 0, 2, 0}};
     records.push_back(task);
   }
   WriteV1File(&records);

@@ -212,7 +212,7 @@ TEST(RecordCodecTest, AMigProfileIsStoredOnlyWhenSet) {
 
 TEST(RecordCodecTest, AnArrayTaskRoundTripsAndAJobLeavesTheArrayOut) {
   JobRecord task = testing::FullRecord();
-  task.array = {12, 3, 100, 1, 100, 5};
+  task.array = {{12, 3, 100, 1, 100, 5}};
   std::string text = Must(EncodeRecord(task));
   EXPECT_THAT(text, HasSubstr(R"("array":{"count":100,"id":12,"index":3,"limit":5,"max_index":100,"min_index":1})"));
   EXPECT_EQ(Must(DecodeRecord(text)), task);
