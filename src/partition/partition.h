@@ -6,9 +6,13 @@
 // over a smaller device. Plain data, no I/O.
 #pragma once
 
+#include <cstdint>
+#include <initializer_list>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 
 namespace pinpoint::partition {
 
@@ -58,6 +62,41 @@ struct SliceRange {
   int end = 0;
   bool Overlaps(const SliceRange& other) const { return begin < other.end && other.begin < end; }
   bool operator==(const SliceRange&) const = default;
+};
+
+// The device memory pinpoint keeps back on every device, whole GPU, MIG instance or slot, for
+// the driver and the MPS server (config gpu_mem_reserve): a device of `total` bytes offers
+// slices its total less the reserve, and a slice of `asked` bytes needs a device of the two
+// together. Every sum or difference with the reserve is one of these two.
+struct MemoryReserve {
+  uint64_t bytes = 0;
+  uint64_t Offered(uint64_t total) const { return total > bytes ? total - bytes : 0; }
+  uint64_t Needed(uint64_t asked) const {
+    return asked > UINT64_MAX - bytes ? UINT64_MAX : asked + bytes;
+  }
+};
+
+// The MIG profiles a slice may name on a node (`submit --mig`), each with the most device memory
+// a device of it offers (MemoryReserve::Offered): the instances there are and those a
+// mig-dynamic GPU could make. What a profile gives a slice is looked up here and nowhere else.
+class ProfileMemory {
+ public:
+  ProfileMemory() = default;
+  ProfileMemory(std::initializer_list<std::pair<const std::string, uint64_t>> offers);
+
+  // A device of `profile` that offers `bytes`: kept when no other of the profile offers more.
+  // A profile without a name (NVML named none) is no profile a slice can ask for: ignored.
+  void Add(const std::string& profile, uint64_t bytes);
+  // The most a device of `profile` offers; none when the node has no such profile.
+  std::optional<uint64_t> Of(const std::string& profile) const;
+  // The most any profile offers; 0 when the node has none.
+  uint64_t Most() const;
+  // The profiles' names in order, joined by ", "; "" when there are none.
+  std::string Names() const;
+  bool empty() const { return most_.empty(); }
+
+ private:
+  std::map<std::string, uint64_t> most_;
 };
 
 // A change pinpoint makes to a mig-dynamic GPU's layout (daemon/mig/mig_dynamic.h).

@@ -62,5 +62,35 @@ TEST(PartitionTest, SliceRangesOverlapOnlyWhenTheyShareASlice) {
   EXPECT_FALSE(two.Overlaps({0, 2}));
 }
 
+TEST(PartitionTest, TheReserveIsTakenFromADeviceAndAddedToAnAsk) {
+  MemoryReserve reserve{.bytes = 512};
+  EXPECT_EQ(reserve.Offered(2048), 1536u);
+  EXPECT_EQ(reserve.Offered(512), 0u);  // all of it kept back
+  EXPECT_EQ(reserve.Offered(100), 0u);  // less than the reserve never wraps
+  EXPECT_EQ(reserve.Needed(1536), 2048u);
+  EXPECT_EQ(reserve.Offered(reserve.Needed(1000)), 1000u);
+  EXPECT_EQ(reserve.Needed(UINT64_MAX - 10), UINT64_MAX);  // saturates, never wraps to small
+  EXPECT_EQ(MemoryReserve{}.Offered(7), 7u);
+}
+
+TEST(PartitionTest, AProfileOffersTheMostOfItsDevices) {
+  ProfileMemory profiles;
+  EXPECT_TRUE(profiles.empty());
+  EXPECT_EQ(profiles.Most(), 0u);
+  EXPECT_EQ(profiles.Names(), "");
+  profiles.Add("3g.40gb", 40);
+  profiles.Add("1g.10gb", 9);
+  profiles.Add("1g.10gb", 10);
+  profiles.Add("1g.10gb", 8);  // a smaller one never lowers what the profile offers
+  profiles.Add("", 99);        // no name: nothing a slice can ask for
+  EXPECT_EQ(profiles.Of("1g.10gb"), std::optional<uint64_t>(10));
+  EXPECT_EQ(profiles.Of("3g.40gb"), std::optional<uint64_t>(40));
+  EXPECT_EQ(profiles.Of("2g.20gb"), std::nullopt);
+  EXPECT_EQ(profiles.Of(""), std::nullopt);
+  EXPECT_EQ(profiles.Most(), 40u);
+  EXPECT_EQ(profiles.Names(), "1g.10gb, 3g.40gb");
+  EXPECT_EQ((ProfileMemory{{"a", 1}, {"b", 2}}).Names(), "a, b");
+}
+
 }  // namespace
 }  // namespace pinpoint::partition

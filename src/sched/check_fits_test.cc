@@ -108,7 +108,7 @@ TEST(CheckFitsTest, ANamedMigProfileMustBeOneTheNodeHasOrCouldMake) {
   EXPECT_EQ(CheckFits(d, inv).message(),
             "needs a MIG instance of profile 7g.80gb, which this node neither has nor can make (its profiles: 1g.10gb, "
             "3g.40gb)");
-  inv.mig_profiles.clear();
+  inv.mig_profiles = {};
   EXPECT_EQ(CheckFits(d, inv).message(), "needs a MIG instance of profile 7g.80gb, which this node has none of (no MIG)");
 }
 

@@ -65,8 +65,8 @@ struct Inventory {
   // not take another empty GPU (placement.h; config mps_affinity_ms). 0: no window.
   int64_t mps_affinity_ms = 0;
   // Each MIG profile a slice may name (Demand::mig_profile): the instances there are and those a
-  // mig-dynamic GPU could make, with the most device memory one has (less the reserve).
-  std::map<std::string, uint64_t> mig_profiles = {};
+  // mig-dynamic GPU could make, with the most device memory one offers.
+  partition::ProfileMemory mig_profiles = {};
 };
 
 }  // namespace pinpoint::sched

@@ -75,20 +75,6 @@ void Take(const Profile& p, int start, GpuState& s) {
   }
 }
 
-// The profile a want gets: the one it names, else the smallest with its memory (fewest compute
-// slices among equals). Null when none.
-const Profile* ProfileFor(const Model& model, const Want& want) {
-  if (!want.profile.empty()) return model.Find(want.profile);
-  const Profile* best = nullptr;
-  for (const Profile& p : model.profiles) {
-    if (p.mem_bytes < want.gpu_mem_bytes) continue;
-    if (best == nullptr ||
-        std::tie(p.mem_bytes, p.compute_slices) < std::tie(best->mem_bytes, best->compute_slices))
-      best = &p;
-  }
-  return best;
-}
-
 bool Reclaimable(const Instance& in, int64_t now_ms, const Options& o) {
   return in.jobs == 0 && now_ms - in.created_ms >= o.min_lifetime_ms &&
          now_ms - in.idle_since_ms >= o.min_idle_ms;
@@ -140,7 +126,7 @@ std::pair<GpuState*, Drain> ChooseDrain(std::vector<GpuState>& states, const Wan
   std::pair<GpuState*, Drain> best{nullptr, {}};
   std::tuple<int, int, int, int> best_key{std::numeric_limits<int>::max(), 0, 0, 0};
   for (GpuState& s : states) {
-    const Profile* p = ProfileFor(s.gpu->model, want);
+    const Profile* p = s.gpu->model.ServingProfile(want);
     if (p == nullptr) continue;
     for (int start : p->starts) {
       if (!Fits(*p, start, s)) continue;
@@ -162,6 +148,22 @@ std::pair<GpuState*, Drain> ChooseDrain(std::vector<GpuState>& states, const Wan
 }
 
 }  // namespace
+
+bool Profile::Serves(const Want& want) const {
+  return want.profile.empty() ? mem_bytes >= want.gpu_mem_bytes : want.profile == name;
+}
+
+bool Profile::SmallerThan(const Profile& other) const {
+  return std::tie(mem_bytes, compute_slices) < std::tie(other.mem_bytes, other.compute_slices);
+}
+
+const Profile* Model::ServingProfile(const Want& want) const {
+  if (!want.profile.empty()) return Find(want.profile);
+  const Profile* best = nullptr;
+  for (const Profile& p : profiles)
+    if (p.Serves(want) && (best == nullptr || p.SmallerThan(*best))) best = &p;
+  return best;
+}
 
 const Profile* Model::Find(const std::string& profile) const {
   for (const Profile& p : profiles)
@@ -188,7 +190,7 @@ Plan PlanLayout(const std::vector<Gpu>& gpus, const std::vector<Want>& queue, in
     // 1. An idle instance of its profile.
     bool served = false;
     for (GpuState& s : states) {
-      const Profile* p = ProfileFor(s.gpu->model, want);
+      const Profile* p = s.gpu->model.ServingProfile(want);
       for (size_t i = 0; p != nullptr && i < s.gpu->instances.size() && !served; ++i) {
         const Instance& in = s.gpu->instances[i];
         if (s.claimed[i] || in.jobs > 0 || in.profile != p->name) continue;
@@ -202,7 +204,7 @@ Plan PlanLayout(const std::vector<Gpu>& gpus, const std::vector<Want>& queue, in
     if (served) continue;
     // 2. A new instance where its placement is free, packed.
     for (GpuState* s : PackingOrder(states)) {
-      const Profile* p = ProfileFor(s->gpu->model, want);
+      const Profile* p = s->gpu->model.ServingProfile(want);
       if (p == nullptr) continue;
       for (int start : p->starts) {
         if (!FreeAt(*p, start, *s) ||
@@ -220,17 +222,15 @@ Plan PlanLayout(const std::vector<Gpu>& gpus, const std::vector<Want>& queue, in
     if (want.profile.empty()) {
       GpuState* best_state = nullptr;
       size_t best = 0;
-      std::pair<uint64_t, int> best_size{std::numeric_limits<uint64_t>::max(),
-                                         0};  // memory, compute
+      const Profile* best_profile = nullptr;
       for (GpuState& s : states) {
         for (size_t i = 0; i < s.gpu->instances.size(); ++i) {
           const Instance& in = s.gpu->instances[i];
           const Profile* p = s.gpu->model.Find(in.profile);
-          if (s.claimed[i] || in.jobs > 0 || p == nullptr || p->mem_bytes < want.gpu_mem_bytes)
-            continue;
+          if (s.claimed[i] || in.jobs > 0 || p == nullptr || !p->Serves(want)) continue;
           if (InDrain(plan.drain, s, i)) continue;
-          std::pair<uint64_t, int> size{p->mem_bytes, p->compute_slices};
-          if (size < best_size) best_state = &s, best = i, best_size = size;
+          if (best_profile == nullptr || p->SmallerThan(*best_profile))
+            best_state = &s, best = i, best_profile = p;
         }
       }
       if (best_state != nullptr) {
@@ -248,7 +248,7 @@ Plan PlanLayout(const std::vector<Gpu>& gpus, const std::vector<Want>& queue, in
       std::set<int> victims;
     } room;
     for (GpuState* s : PackingOrder(states)) {
-      const Profile* p = ProfileFor(s->gpu->model, want);
+      const Profile* p = s->gpu->model.ServingProfile(want);
       if (p == nullptr) continue;
       for (int start : p->starts) {
         if (!Fits(*p, start, *s) ||

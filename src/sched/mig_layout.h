@@ -17,6 +17,15 @@
 
 namespace pinpoint::sched::mig {
 
+// A slice waiting for an instance: the device memory an instance must have for it (what it
+// asked for and the reserve, partition::MemoryReserve::Needed), or the profile the user named
+// (--mig).
+struct Want {
+  JobId id = 0;
+  uint64_t gpu_mem_bytes = 0;
+  std::string profile = "";  // "" : the smallest profile with the memory
+};
+
 // One GPU instance profile as NVML lists it: its name, its memory, and where it may be placed
 // (the first memory slice of each possible placement, and how many slices it covers).
 struct Profile {
@@ -25,6 +34,13 @@ struct Profile {
   uint64_t mem_bytes = 0;
   int size = 1;                 // memory slices one instance covers
   std::vector<int> starts = {};  // NVML's possible placements, ascending
+
+  // Whether an instance of this profile serves `want`: the profile it names, else any with its
+  // memory.
+  bool Serves(const Want& want) const;
+  // The order in which a want that names no profile takes profiles that serve it: less memory
+  // first, then fewer compute slices.
+  bool SmallerThan(const Profile& other) const;
 };
 
 // A GPU model's MIG profiles. The named tables hold NVIDIA's published profiles and placements
@@ -35,6 +51,9 @@ struct Model {
   int memory_slices = 8;
   std::vector<Profile> profiles = {};
   const Profile* Find(const std::string& profile) const;
+  // The profile a new instance for `want` gets: the one it names, else the smallest that serves
+  // it (Profile::SmallerThan). Null when none.
+  const Profile* ServingProfile(const Want& want) const;
   // The slices an instance of `profile` at `start` covers: one slice for a profile the model
   // does not list (an instance that exists still holds its start).
   partition::SliceRange SlicesAt(const std::string& profile, int start) const;
@@ -57,13 +76,6 @@ struct Gpu {
   int index = 0;
   Model model;
   std::vector<Instance> instances = {};
-};
-
-// A slice waiting for an instance: its device memory, or the profile the user named (--mig).
-struct Want {
-  JobId id = 0;
-  uint64_t gpu_mem_bytes = 0;
-  std::string profile = "";  // "" : the smallest profile with the memory
 };
 
 struct Options {

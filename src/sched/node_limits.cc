@@ -40,9 +40,7 @@ NodeLimits::NodeLimits(const Inventory& inventory)
     }
   }
   std::sort(slice_mem_bytes_.begin(), slice_mem_bytes_.end());
-  if (slots_in_service)
-    for (const auto& [profile, bytes] : inventory.mig_profiles)
-      mig_max_bytes_ = std::max(mig_max_bytes_, bytes);
+  if (slots_in_service) mig_max_bytes_ = inventory.mig_profiles.Most();
 }
 
 Status NodeLimits::Check(const Demand& demand) const {
@@ -100,20 +98,19 @@ Status NodeLimits::CheckDevices(const Demand& demand) const {
 }
 
 Status NodeLimits::CheckMigProfile(const Demand& demand) const {
-  const std::map<std::string, uint64_t>& profiles = inventory_.mig_profiles;
-  auto it = profiles.find(demand.mig_profile);
-  if (it == profiles.end()) {
-    std::string names;
-    for (const auto& [name, bytes] : profiles) names += (names.empty() ? "" : ", ") + name;
+  const partition::ProfileMemory& profiles = inventory_.mig_profiles;
+  std::optional<uint64_t> offered = profiles.Of(demand.mig_profile);
+  if (!offered) {
+    std::string names = profiles.Names();
     return FailedPrecondition(
         "needs a MIG instance of profile " + demand.mig_profile + ", which this node " +
         (names.empty() ? "has none of (no MIG)"
                        : "neither has nor can make (its profiles: " + names + ")"));
   }
-  if (demand.gpu_mem_bytes > it->second)
+  if (demand.gpu_mem_bytes > *offered)
     return FailedPrecondition("needs " + FormatSize(demand.gpu_mem_bytes) +
                               " of device memory on a " + demand.mig_profile +
-                              " instance, which has " + FormatSize(it->second));
+                              " instance, which has " + FormatSize(*offered));
   return Status::Ok();
 }
 

@@ -70,7 +70,7 @@ Status MigDynamic::Adopt(const std::vector<gpu::GpuInfo>& gpus, sched::Inventory
                              [&](const gpu::GpuInfo& i) { return i.index == g.index; });
     if (info == gpus.end())
       return Unavailable("MIG: GPU " + std::to_string(g.index) + " is gone from the driver's list");
-    PP_RETURN_IF_ERROR(RefillMigSlots(inventory, *info, g.model, options_.mem_reserve_bytes));
+    PP_RETURN_IF_ERROR(RefillMigSlots(inventory, *info, g.model, options_.mem_reserve));
     std::map<std::pair<int, int>, Instance> kept;
     for (const gpu::MigInfo& m : info->migs) {
       std::pair<int, int> key{g.index, m.placement_start};
@@ -180,7 +180,7 @@ std::vector<int> MigDynamic::Plan(sched::Inventory& inventory,
   }
   std::vector<sched::mig::Want> asked = wants;
   for (sched::mig::Want& w : asked)
-    w.gpu_mem_bytes += options_.mem_reserve_bytes;  // as the slots count it
+    w.gpu_mem_bytes = options_.mem_reserve.Needed(w.gpu_mem_bytes);  // as the slots count it
   sched::mig::Plan plan = sched::mig::PlanLayout(layout, asked, now_ms, options_.plan);
   due_ms_ = plan.unserved.empty() && !plan.drain ? 0 : NextEligibleMs(now_ms);
   NoteDrain(plan.drain, now_ms);

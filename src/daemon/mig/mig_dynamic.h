@@ -51,7 +51,7 @@ class MigDynamic {
     sched::mig::Options plan;              // an instance's minimum idle time and lifetime
     int64_t deadline_ms = 120'000;         // a reconfiguration running longer is said, once
     int64_t retry_ms = 30'000;             // after a change failed, the next plan waits this long
-    uint64_t mem_reserve_bytes = 0;        // config gpu_mem_reserve_bytes, as the slots have it
+    partition::MemoryReserve mem_reserve;  // config gpu_mem_reserve_bytes, as the slots have it
     // Once the plan's drain (sched::mig::Drain: a placement emptied for a waiting slice no
     // instance serves) has held this long for the same job, the slots in its placement take no
     // new job (HeldDevices), so busy small instances cannot starve it for ever. Config

@@ -28,10 +28,7 @@ sched::mig::Model MigModelOf(const std::string& gpu_name,
 }
 
 Result<std::vector<sched::Device>> MigSlots(const gpu::GpuInfo& gpu, const sched::mig::Model& model,
-                                            SharingMode mode, uint64_t mem_reserve_bytes) {
-  auto usable = [&](uint64_t total) {
-    return total > mem_reserve_bytes ? total - mem_reserve_bytes : 0;
-  };
+                                            SharingMode mode, partition::MemoryReserve reserve) {
   std::set<int> starts;
   for (const sched::mig::Profile& p : model.profiles)
     starts.insert(p.starts.begin(), p.starts.end());
@@ -60,14 +57,14 @@ Result<std::vector<sched::Device>> MigSlots(const gpu::GpuInfo& gpu, const sched
       d.partition.profile = m->profile;
       d.partition.vacant = false;
       d.name = gpu.name + " MIG " + (m->profile.empty() ? "instance" : m->profile);
-      d.mem_bytes = usable(m->mem_total_bytes);
+      d.mem_bytes = reserve.Offered(m->mem_total_bytes);
       d.sm_count = m->sm_count;
     } else {
       d.name = gpu.name + " MIG slot " + std::to_string(start) + " (vacant)";
       for (const sched::mig::Profile& p :
            model.profiles)  // the largest instance that could start here
         if (std::count(p.starts.begin(), p.starts.end(), start))
-          d.mem_bytes = std::max(d.mem_bytes, usable(p.mem_bytes));
+          d.mem_bytes = std::max(d.mem_bytes, reserve.Offered(p.mem_bytes));
     }
     slots.push_back(std::move(d));
   }
@@ -75,12 +72,12 @@ Result<std::vector<sched::Device>> MigSlots(const gpu::GpuInfo& gpu, const sched
 }
 
 Status RefillMigSlots(sched::Inventory& inventory, const gpu::GpuInfo& gpu,
-                      const sched::mig::Model& model, uint64_t mem_reserve_bytes) {
+                      const sched::mig::Model& model, partition::MemoryReserve reserve) {
   // The slots keep the sharing mode they were built with; only what the GPU holds is new.
   SharingMode mode = SharingMode::kMps;
   for (const sched::Device& d : inventory.devices)
     if (d.gpu_index == gpu.index && d.partition.is_slot()) mode = d.mode;
-  Result<std::vector<sched::Device>> slots = MigSlots(gpu, model, mode, mem_reserve_bytes);
+  Result<std::vector<sched::Device>> slots = MigSlots(gpu, model, mode, reserve);
   if (!slots.ok()) return slots.status();
   for (sched::Device& d : inventory.devices) {
     if (d.gpu_index != gpu.index || !d.partition.is_slot()) continue;

@@ -24,16 +24,16 @@ sched::mig::Model MigModelOf(const std::string& gpu_name,
 // The slot devices of `gpu`, in start order, as BuildInventory adds them (index, rules and
 // drained are the caller's). A filled slot is named "<GPU> MIG <profile>"; a vacant one
 // "<GPU> MIG slot <start> (vacant)", with the memory of the largest profile that may start there.
-// Device memory is the instance's less `mem_reserve_bytes`, as for any device.
+// Device memory is what the instance offers (`reserve.Offered`), as for any device.
 // Errors: kInvalidArgument, one line naming the GPU, when an instance starts at no slot of the
 // model (NVML gave no placement, or its profile is left out): pinpoint cannot tell which slot
 // it fills.
 Result<std::vector<sched::Device>> MigSlots(const gpu::GpuInfo& gpu, const sched::mig::Model& model,
-                                            SharingMode mode, uint64_t mem_reserve_bytes);
+                                            SharingMode mode, partition::MemoryReserve reserve);
 
 // Refills the slot devices of GPU `gpu.index` in `inventory` from `gpu`'s instances now: uuid,
 // name, memory, SMs and vacancy; index, mode, rules and the rest stay. Errors: MigSlots's.
 Status RefillMigSlots(sched::Inventory& inventory, const gpu::GpuInfo& gpu,
-                      const sched::mig::Model& model, uint64_t mem_reserve_bytes);
+                      const sched::mig::Model& model, partition::MemoryReserve reserve);
 
 }  // namespace pinpoint::daemon

@@ -47,9 +47,7 @@ Result<std::optional<uint64_t>> MigSliceMemory(const NodeOptions& o,
   if (!o.mig_requests)
     return FailedPrecondition(
         "this node takes no --mig (its mig_requests setting is off): ask for --gpu-mem instead");
-  auto it = devices.mig_profiles.find(profile);
-  if (it == devices.mig_profiles.end()) return std::optional<uint64_t>();
-  return std::optional<uint64_t>(it->second);
+  return devices.mig_profiles.Of(profile);
 }
 
 }  // namespace

@@ -55,7 +55,8 @@ Result<std::vector<sched::Device>> MigDynamicSlots(
     return InvalidArgument("config: gpu_modes gives " + gpu + " " + kMigDynamicMode +
                            ", but its driver lists no MIG profile pinpoint could make");
   Result<std::vector<sched::Device>> slots =
-      MigSlots(g, model, *SharingModeFromName(config.default_mode), config.gpu_mem_reserve_bytes);
+      MigSlots(g, model, *SharingModeFromName(config.default_mode),
+               partition::MemoryReserve{config.gpu_mem_reserve_bytes});
   if (!slots.ok())
     return InvalidArgument("config: gpu_modes gives " + gpu + " " + kMigDynamicMode + ": " +
                            slots.status().message());
@@ -80,9 +81,7 @@ Result<sched::Inventory> BuildInventory(
     }
     return *SharingModeFromName(config.default_mode);
   };
-  auto usable = [&](uint64_t total) {
-    return total > config.gpu_mem_reserve_bytes ? total - config.gpu_mem_reserve_bytes : 0;
-  };
+  partition::MemoryReserve reserve{config.gpu_mem_reserve_bytes};
   for (const auto& g : gpus) {
     std::string index_key = std::to_string(g.index);
     known.insert(index_key);
@@ -101,10 +100,8 @@ Result<sched::Inventory> BuildInventory(
         d.index = static_cast<int>(inv.devices.size());
         inv.devices.push_back(std::move(d));
       }
-      for (const sched::mig::Profile& p : MigModelOf(g.name, mig_profiles.at(g.index)).profiles) {
-        uint64_t& most = inv.mig_profiles[p.name];
-        most = std::max(most, usable(p.mem_bytes));
-      }
+      for (const sched::mig::Profile& p : MigModelOf(g.name, mig_profiles.at(g.index)).profiles)
+        inv.mig_profiles.Add(p.name, reserve.Offered(p.mem_bytes));
       continue;
     }
     if (g.mig_enabled) {
@@ -115,13 +112,12 @@ Result<sched::Inventory> BuildInventory(
         d.name = g.name + " MIG " + (m.profile.empty() ? "instance" : m.profile);
         d.partition = partition::Partition::Instance(m.profile);
         d.gpu_index = g.index;
-        d.mem_bytes = usable(m.mem_total_bytes);
+        d.mem_bytes = reserve.Offered(m.mem_total_bytes);
         d.sm_count = m.sm_count;
         d.mode = mode_for({m.uuid, g.uuid, index_key});
         d.numa_node = g.numa_node;
         inv.devices.push_back(d);
-        if (!m.profile.empty())
-          inv.mig_profiles[m.profile] = std::max(inv.mig_profiles[m.profile], d.mem_bytes);
+        inv.mig_profiles.Add(m.profile, d.mem_bytes);
       }
       continue;
     }
@@ -130,7 +126,7 @@ Result<sched::Inventory> BuildInventory(
     d.uuid = g.uuid;
     d.name = g.name;
     d.gpu_index = g.index;
-    d.mem_bytes = usable(g.mem_total_bytes);
+    d.mem_bytes = reserve.Offered(g.mem_total_bytes);
     d.sm_count = g.sm_count;
     d.mode = mode_for({g.uuid, index_key});
     d.numa_node = g.numa_node;

@@ -81,7 +81,7 @@ Result<MigSetup> StartMigDynamic(gpu::GpuBackend& backend, const std::vector<gpu
   options.plan.min_idle_ms = config.mig_min_idle_s * 1000;
   options.plan.min_lifetime_ms = config.mig_min_lifetime_s * 1000;
   options.drain_after_ms = config.mig_drain_after_s * 1000;
-  options.mem_reserve_bytes = config.gpu_mem_reserve_bytes;
+  options.mem_reserve.bytes = config.gpu_mem_reserve_bytes;
   setup.mig = std::make_unique<MigDynamic>(std::move(dynamic), worker, store, options);
   PP_RETURN_IF_ERROR(setup.mig->Resume(gpus, inventory, now_ms));
   for (const MigDynamic::Gpu& g : setup.mig->gpus())
