@@ -4,11 +4,13 @@
 
 #include <cstdint>
 #include <map>
+#include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
-#include "daemon/jobs/lifecycle.h"
 #include "common/env_select.h"
+#include "daemon/jobs/lifecycle.h"
 #include "pinpoint/array_spec.h"
 #include "pinpoint/status.h"
 #include "sched/user_limits.h"
@@ -155,6 +157,8 @@ struct Config {
 // Parses a configuration file's text. Unknown keys, wrong types and bad values are errors
 // (kInvalidArgument, one line naming the key), so a typo never silently falls back to a default.
 Result<Config> ParseConfig(const std::string& json_text);
+// Every key a configuration file may have (docs/admin.md); any other is refused.
+std::span<const std::string_view> ConfigSettings();
 // Reads and parses a file. Errors: kNotFound, kIo, kInvalidArgument.
 Result<Config> LoadConfig(const std::string& path);
 // The embedded default configuration, as JSON text (pinpointd --print-default-config).

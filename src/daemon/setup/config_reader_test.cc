@@ -43,5 +43,20 @@ TEST(ConfigReaderTest, EachBadSettingIsOneLineNamingIt) {
   EXPECT_EQ(dynamic->gpu_modes.at("1").Name(), "exclusive");
 }
 
+// The table of settings and their readers cannot drift apart: a setting the table names but no
+// reader reads would be taken and ignored; given a value no setting takes, each is refused by
+// name. (A reader of a key the table lacks is refused before it reads: the tests above.)
+TEST(ConfigReaderTest, EveryKnownSettingIsReadAndChecked) {
+  EXPECT_GE(ConfigSettings().size(), 50u);
+  for (std::string_view key : ConfigSettings()) {
+    std::string text = "{\"" + std::string(key) + "\": [[]]}";
+    Result<Config> config = ParseConfig(text);
+    ASSERT_FALSE(config.ok()) << key << " took [[]] and was not read";
+    EXPECT_EQ(config.status().message().rfind("config: \"" + std::string(key) + "\"", 0), 0u)
+        << config.status().message();
+    EXPECT_EQ(config.status().message().find('\n'), std::string::npos);
+  }
+}
+
 }  // namespace
 }  // namespace pinpoint::daemon
