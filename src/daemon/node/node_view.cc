@@ -4,7 +4,6 @@
 
 namespace pinpoint::daemon {
 
-
 namespace {
 
 const watch::GpuReading* ReadingOf(const watch::WatchView& view, int gpu_index) {
@@ -13,79 +12,112 @@ const watch::GpuReading* ReadingOf(const watch::WatchView& view, int gpu_index) 
   return nullptr;
 }
 
-}  // namespace
+// What the running jobs hold of one device, and the jobs shown on it.
+struct DeviceUse {
+  uint64_t mem_bytes = 0;
+  int share_pct = 0;
+  bool whole = false;
+  std::optional<uint32_t> mps_uid;
+  std::vector<DeviceJobView> jobs;
+};
 
-GpusReply Node::GpusView() const {
-  struct Use {
-    uint64_t mem_bytes = 0;
-    int share_pct = 0;
-    bool whole = false;
-    std::optional<uint32_t> mps_uid;
-    std::vector<DeviceJobView> jobs;
-  };
-  std::vector<Use> use(devices_.devices.size());
-  watch::WatchView view;
-  if (deps_.watcher != nullptr) view = deps_.watcher->Latest();
-  GpusReply reply;
-  for (const auto& [id, job] : jobs_) {
+// Job `id`'s allocation `a` as the device shows it. Memory in use is per physical GPU (`gpu`):
+// a MIG instance shows its job's use of the whole GPU.
+DeviceJobView JobOnDevice(JobId id, const JobRecord& job, const Allocation& a, int gpu,
+                          const watch::WatchView& view) {
+  DeviceJobView entry;
+  entry.id = id;
+  entry.user = job.user;
+  entry.name = job.request.name;
+  entry.gpu_mem_bytes = a.gpu_mem_bytes;
+  entry.gpu_share_pct = a.gpu_share_pct;
+  entry.mode = a.mode;
+  entry.energy_mj = job.usage.energy_mj;
+  entry.gpu_mem_peak_bytes = job.usage.gpu_mem_peak_bytes;
+  auto mem = view.job_mem_by_gpu.find(id);
+  if (mem != view.job_mem_by_gpu.end()) {
+    auto on = mem->second.find(gpu);
+    if (on != mem->second.end()) entry.gpu_mem_used_bytes = on->second;
+  }
+  return entry;
+}
+
+// Each device's use by the running jobs, by device index; their host CPUs and memory into
+// `host`.
+std::vector<DeviceUse> UsesOf(const JobTable& jobs, const sched::Inventory& devices,
+                              const sharing::Backends& sharing, const watch::WatchView& view,
+                              HostView& host) {
+  std::vector<DeviceUse> use(devices.devices.size());
+  for (const auto& [id, job] : jobs) {
     if (job.state != JobState::kRunning) continue;
-    reply.host.cpus_allocated += job.request.cpus;
-    reply.host.mem_allocated_bytes += job.request.mem_bytes;
+    host.cpus_allocated += job.request.cpus;
+    host.mem_allocated_bytes += job.request.mem_bytes;
     for (const auto& a : job.allocations) {
       if (a.device_index < 0 || static_cast<size_t>(a.device_index) >= use.size()) continue;
-      Use& u = use[static_cast<size_t>(a.device_index)];
+      DeviceUse& u = use[static_cast<size_t>(a.device_index)];
       u.mem_bytes += a.gpu_mem_bytes;
       u.share_pct += a.gpu_share_pct;
       if (a.mode == SharingMode::kExclusive) u.whole = true;
-      if (sharing_->For(a.mode).Rules().one_user) u.mps_uid = job.uid;
-      DeviceJobView entry;
-      entry.id = id;
-      entry.user = job.user;
-      entry.name = job.request.name;
-      entry.gpu_mem_bytes = a.gpu_mem_bytes;
-      entry.gpu_share_pct = a.gpu_share_pct;
-      entry.mode = a.mode;
-      entry.energy_mj = job.usage.energy_mj;
-      entry.gpu_mem_peak_bytes = job.usage.gpu_mem_peak_bytes;
-      // Memory in use is per physical GPU: a MIG instance shows its job's use of the whole GPU.
-      auto mem = view.job_mem_by_gpu.find(id);
-      if (mem != view.job_mem_by_gpu.end()) {
-        int gpu = devices_.devices[static_cast<size_t>(a.device_index)].gpu_index;
-        auto on = mem->second.find(gpu);
-        if (on != mem->second.end()) entry.gpu_mem_used_bytes = on->second;
-      }
-      u.jobs.push_back(std::move(entry));
+      if (sharing.For(a.mode).Rules().one_user) u.mps_uid = job.uid;
+      int gpu = devices.devices[static_cast<size_t>(a.device_index)].gpu_index;
+      u.jobs.push_back(JobOnDevice(id, job, a, gpu, view));
     }
   }
-  std::map<int, std::vector<DeviceHoldView>> holds;  // by device
-  for (const WatchFeedback::Hold& h : watch_.Holds()) {
+  return use;
+}
+
+// The ended jobs' processes still on each device (WatchFeedback's holds), by device index.
+std::map<int, std::vector<DeviceHoldView>> HoldsByDevice(
+    const std::vector<WatchFeedback::Hold>& holds, const sched::Inventory& devices,
+    UserDirectory& users) {
+  std::map<int, std::vector<DeviceHoldView>> by_device;
+  for (const WatchFeedback::Hold& h : holds) {
     for (int device : h.devices) {
-      if (device < 0 || static_cast<size_t>(device) >= use.size()) continue;
-      int gpu = devices_.devices[static_cast<size_t>(device)].gpu_index;
-      DeviceHoldView v{h.job,   NameOrUid(*users_, h.uid), {}, h.owned, h.since_ms, h.deadline_ms,
-                       h.killed};
+      if (device < 0 || static_cast<size_t>(device) >= devices.devices.size()) continue;
+      int gpu = devices.devices[static_cast<size_t>(device)].gpu_index;
+      DeviceHoldView v{h.job,      NameOrUid(users, h.uid), {},      h.owned,
+                       h.since_ms, h.deadline_ms,           h.killed};
       for (const auto& [pid, on] : h.pids)
         if (on == gpu) v.pids.push_back(pid);
-      if (!v.pids.empty()) holds[device].push_back(std::move(v));
+      if (!v.pids.empty()) by_device[device].push_back(std::move(v));
     }
   }
+  return by_device;
+}
+
+// What device `d` is and what it has free, from its use.
+DeviceView DeviceViewOf(const sched::Device& d, DeviceUse& u) {
+  DeviceView dev;
+  dev.index = d.index;
+  dev.uuid = d.uuid;
+  dev.name = d.name;
+  dev.gpu_index = d.gpu_index;
+  dev.is_mig = d.partition.is_mig();
+  dev.mode = d.mode;
+  dev.drained = d.drained;
+  dev.mem_bytes = d.mem_bytes;
+  dev.sm_count = d.sm_count;
+  dev.mem_allocated_bytes = u.whole ? d.mem_bytes : u.mem_bytes;
+  dev.mem_free_bytes = u.whole ? 0 : (d.mem_bytes > u.mem_bytes ? d.mem_bytes - u.mem_bytes : 0);
+  dev.share_free_pct = u.whole ? 0 : 100 - u.share_pct;
+  dev.jobs = std::move(u.jobs);
+  if (d.partition.is_slot()) dev.mig_slot = MigSlotView{d.partition.start, d.partition.vacant};
+  return dev;
+}
+
+}  // namespace
+
+GpusReply Node::GpusView() const {
+  watch::WatchView view;
+  if (deps_.watcher != nullptr) view = deps_.watcher->Latest();
+  GpusReply reply;
+  std::vector<DeviceUse> use = UsesOf(jobs_, devices_, *sharing_, view, reply.host);
+  std::map<int, std::vector<DeviceHoldView>> holds =
+      HoldsByDevice(watch_.Holds(), devices_, *users_);
   std::map<int, sharing::ServerInfo> mps_daemons = sharing_->Servers();
   for (const auto& d : devices_.devices) {
-    Use& u = use[static_cast<size_t>(d.index)];
-    DeviceView dev;
-    dev.index = d.index;
-    dev.uuid = d.uuid;
-    dev.name = d.name;
-    dev.gpu_index = d.gpu_index;
-    dev.is_mig = d.partition.is_mig();
-    dev.mode = d.mode;
-    dev.drained = d.drained;
-    dev.mem_bytes = d.mem_bytes;
-    dev.sm_count = d.sm_count;
-    dev.mem_allocated_bytes = u.whole ? d.mem_bytes : u.mem_bytes;
-    dev.mem_free_bytes = u.whole ? 0 : (d.mem_bytes > u.mem_bytes ? d.mem_bytes - u.mem_bytes : 0);
-    dev.share_free_pct = u.whole ? 0 : 100 - u.share_pct;
-    dev.jobs = std::move(u.jobs);
+    DeviceUse& u = use[static_cast<size_t>(d.index)];
+    DeviceView dev = DeviceViewOf(d, u);
     if (u.mps_uid) dev.mps_user = NameOrUid(*users_, *u.mps_uid);
     if (std::string why = faults_.DrainReason(d.index); !why.empty()) dev.drain_reason = why;
     dev.recovering = faults_.Recovering(d.index);
@@ -97,7 +129,6 @@ GpusReply Node::GpusView() const {
     if (reading != nullptr && !d.partition.is_mig())
       dev.reading = GpuReadingView{reading->sample.mem_used_bytes, reading->sample.power_mw,
                                    reading->sample.energy_mj, reading->sample.utilization_pct};
-    if (d.partition.is_slot()) dev.mig_slot = MigSlotView{d.partition.start, d.partition.vacant};
     if (auto held = holds.find(d.index); held != holds.end()) dev.holds = std::move(held->second);
     reply.devices.push_back(std::move(dev));
   }
