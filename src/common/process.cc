@@ -38,6 +38,35 @@ std::optional<ProcStat> ReadProcStat(int64_t pid) {
   return s;
 }
 
+bool StatBetweenPrograms(std::string_view stat) {
+  auto close = stat.rfind(')');
+  if (close == std::string_view::npos) return false;
+  std::istringstream rest{std::string(stat.substr(close + 1))};
+  std::string field;
+  constexpr uint64_t kKernelThread = 0x00200000;  // PF_KTHREAD
+  char state = '?';
+  uint64_t flags = 0;
+  std::string start_code, env_end;
+  for (int n = 3; n <= 51 && rest >> field; ++n) {
+    if (n == 3) state = field.empty() ? '?' : field[0];
+    if (n == 9) flags = std::strtoull(field.c_str(), nullptr, 10);
+    if (n == 26) start_code = field;
+    if (n == 51) env_end = field;
+  }
+  if (env_end.empty() || state == 'Z' || state == 'X' || (flags & kKernelThread) != 0) return false;
+  // To a reader not let see the process's memory the kernel shows start_code 1 and env_end 0:
+  // nothing is known of it then, not even that it is inside an exec.
+  return start_code != "1" && env_end == "0";
+}
+
+bool ProcessBetweenPrograms(int64_t pid) {
+  if (pid <= 0) return false;
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  if (!std::getline(in, line)) return false;
+  return StatBetweenPrograms(line);
+}
+
 bool ProcessAlive(int64_t pid) {
   auto s = ReadProcStat(pid);
   return s && s->state != 'Z';

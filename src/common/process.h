@@ -6,6 +6,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace pinpoint {
@@ -21,6 +22,15 @@ struct ProcStat {
 
 // nullopt when the process does not exist (or /proc cannot be read).
 std::optional<ProcStat> ReadProcStat(int64_t pid);
+// Whether `pid` is a user process between two programs: inside an execve, after its old
+// program's memory is gone and before the new program's environment is laid out. Its
+// /proc/<pid>/environ reads empty there, as it does for a process whose environment is empty;
+// /proc/<pid>/stat tells the two apart (env_end, field 51, is 0 only in between, as the kernel
+// shows it to a reader let see the process's memory). False for a kernel thread, a zombie, a
+// process gone, one the reader may not see into, or a kernel that shows no such field.
+bool ProcessBetweenPrograms(int64_t pid);
+// The same from the text of a /proc/<pid>/stat.
+bool StatBetweenPrograms(std::string_view stat);
 // True when `pid` exists and is not a zombie.
 bool ProcessAlive(int64_t pid);
 // Every pid in /proc.

@@ -1,10 +1,17 @@
 #include "common/process.h"
 
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <gtest/gtest.h>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "common/spawn.h"
 
 namespace pinpoint {
 namespace {
@@ -19,6 +26,72 @@ TEST(ProcStatTest, ReadsThisProcess) {
   EXPECT_TRUE(ProcessAlive(::getpid()));
   EXPECT_FALSE(ReadProcStat(0).has_value());
   EXPECT_FALSE(ProcessAlive(999999999));
+}
+
+// `stat` (a /proc/<pid>/stat line) with its field `n` (1-based, as proc(5) counts) set to `value`.
+std::string WithField(const std::string& stat, int n, const std::string& value) {
+  size_t close = stat.rfind(')');
+  std::istringstream rest(stat.substr(close + 1));
+  std::string out = stat.substr(0, close + 1), field;
+  for (int at = 3; rest >> field; ++at) out += " " + (at == n ? value : field);
+  return out;
+}
+
+// `stat` without its fields past `last`.
+std::string FieldsUpTo(const std::string& stat, int last) {
+  size_t close = stat.rfind(')');
+  std::istringstream rest(stat.substr(close + 1));
+  std::string out = stat.substr(0, close + 1), field;
+  for (int at = 3; at <= last && rest >> field; ++at) out += " " + field;
+  return out;
+}
+
+// Inside an exec a process's environment reads empty, as that of a process started with none
+// does; only the first is "between programs" (env_end is 0), so a job's process caught in its
+// `exec` is not taken for another's, and a user's process with no environment is not the job's.
+TEST(ProcStatTest, BetweenProgramsIsAnExecNotAnEmptyEnvironment) {
+  std::ifstream in("/proc/self/stat");
+  std::string self;
+  ASSERT_TRUE(std::getline(in, self));
+  ASSERT_EQ(WithField(self, 1, "x"), self) << "the helper keeps a line it changes nothing of";
+  EXPECT_FALSE(StatBetweenPrograms(self));
+  std::string in_exec = WithField(self, 51, "0");
+  EXPECT_TRUE(StatBetweenPrograms(in_exec));
+  EXPECT_TRUE(StatBetweenPrograms(FieldsUpTo(in_exec, 51))) << "a kernel that shows 51 fields";
+  EXPECT_FALSE(StatBetweenPrograms(WithField(in_exec, 9, std::to_string(0x00200000))))
+      << "a kernel thread has no environment at all";
+  EXPECT_FALSE(StatBetweenPrograms(WithField(in_exec, 3, "Z")));
+  EXPECT_FALSE(StatBetweenPrograms(WithField(WithField(in_exec, 26, "1"), 27, "1")))
+      << "what a reader not let see its memory is shown of any process";
+  EXPECT_TRUE(StatBetweenPrograms(WithField(in_exec, 26, "0"))) << "its new memory is still empty";
+  EXPECT_FALSE(StatBetweenPrograms(FieldsUpTo(in_exec, 50))) << "no field 51";
+  EXPECT_FALSE(StatBetweenPrograms("1 (x) S 0"));
+  EXPECT_FALSE(StatBetweenPrograms(""));
+  EXPECT_FALSE(ProcessBetweenPrograms(::getpid()));
+  EXPECT_FALSE(ProcessBetweenPrograms(0));
+  EXPECT_FALSE(ProcessBetweenPrograms(999999999));
+
+  // A shell started with no environment, past its exec (it has said so): empty, not in between.
+  int out[2];
+  ASSERT_EQ(::pipe2(out, O_CLOEXEC), 0);
+  SpawnSpec spec;
+  spec.argv = {"/bin/sh", "-c", "echo up; read x"};
+  spec.env = std::vector<std::string>{};
+  spec.out = SpawnStream::Fd(out[1]);
+  int in_pipe[2];
+  ASSERT_EQ(::pipe2(in_pipe, O_CLOEXEC), 0);
+  spec.in = SpawnStream::Fd(in_pipe[0]);
+  auto child = Spawn(spec);
+  ::close(out[1]);
+  ::close(in_pipe[0]);
+  ASSERT_TRUE(child.ok()) << child.status().ToString();
+  pollfd p{out[0], POLLIN, 0};
+  ASSERT_EQ(::poll(&p, 1, 60'000), 1) << "the shell did not say it runs";
+  EXPECT_EQ(ReadProcFile(*child, "environ"), "");
+  EXPECT_FALSE(ProcessBetweenPrograms(*child));
+  ::close(in_pipe[1]);  // its read ends
+  ::close(out[0]);
+  EXPECT_TRUE(WaitChild(*child, 60'000).has_value());
 }
 
 TEST(WaitForExitTest, SeesAChildExitAndTimesOutOnALiveOne) {

@@ -34,6 +34,11 @@ ExitStatus NeverLaunched(const std::string& why) {
 constexpr char kJobKeyPrefix[] = "PINPOINT_JOB_KEY=";
 // The processes an ended job left running that one Poll kills (the next polls kill the others).
 constexpr size_t kKillsPerPoll = 256;
+// How many polls an ended job waits for processes of its user caught inside an exec (their
+// environment not readable yet) before it is over without them: an exec lasts microseconds to
+// milliseconds, a poll at least 10 ms, so a process still in one after 64 looks (one stuck in a
+// hung file system's read) is not let hold the job's devices for ever.
+constexpr int kMaxUnsureLooks = 64;
 // What one look at a job's cgroup.procs reads (about 9,000 pids).
 constexpr size_t kMaxCgroupProcsBytes = 64 * 1024;
 
@@ -236,7 +241,7 @@ void KillCgroup(const SpecFacts& facts) {
 // "none": a job's process comes only from another of its processes, so a job with none when the
 // table was read has none since. The table is dropped at each Reap, and after any answer that
 // is not "none" (its processes are about to be signalled and looked for again).
-std::vector<int64_t> ProcessLauncher::Members(const JobIdentity& id, bool reuse) {
+std::vector<int64_t> ProcessLauncher::Members(const JobIdentity& id, bool reuse, int* unsure) {
   std::vector<int64_t> out;
   if (id.session == 0 && id.cgroup_rel.empty() && id.key_entry.empty()) return out;
   // A job in a cgroup has its processes there, where none can leave: a job that left thousands
@@ -267,14 +272,25 @@ std::vector<int64_t> ProcessLauncher::Members(const JobIdentity& id, bool reuse)
     }
     if (!member && !id.key_entry.empty()) {
       if (!p.uids) p.uids = ReadProcUids(p.pid);
-      member = *p.uids && (*p.uids)->AllAre(id.uid) &&
-               JobIdentity::HasEntry(ReadProcFileBounded(p.pid, "environ", kMaxEnvironBytes),
-                                     id.key_entry);
+      if (*p.uids && (*p.uids)->AllAre(id.uid)) {
+        std::string environ = ReadProcFileBounded(p.pid, "environ", kMaxEnvironBytes);
+        member = JobIdentity::HasEntry(environ, id.key_entry);
+        // Inside an exec (a job's `exec sleep`) its environment reads empty for a moment: not
+        // known to be another's, looked at again later (Poll).
+        if (!member && environ.empty() && unsure != nullptr && ProcessBetweenPrograms(p.pid))
+          ++*unsure;
+      }
     }
     if (member) out.push_back(p.pid);
   }
-  if (!out.empty() || !reuse) table_.reset();
+  if (!out.empty() || !reuse || (unsure != nullptr && *unsure > 0)) table_.reset();
   return out;
+}
+
+bool ProcessLauncher::Unsettled(JobId job, int unsure) {
+  if (unsure == 0) return false;
+  int& looks = unsure_looks_[job];
+  return ++looks <= kMaxUnsureLooks;
 }
 
 ProcessLauncher::ProcessLauncher(std::string shim_path) : shim_path_(std::move(shim_path)) {}
@@ -376,9 +392,12 @@ std::optional<ExitStatus> ProcessLauncher::Poll(const JobHandle& handle) {
     // every process of it is gone. Each is killed, and the next poll looks again.
     const SpecFacts& facts = FactsFor(handle, dir->get());
     JobIdentity id = IdentityOf(handle, facts);
-    std::vector<int64_t> left = Members(id, /*reuse=*/true);
+    int unsure = 0;
+    std::vector<int64_t> left = Members(id, /*reuse=*/true, &unsure);
+    if (left.empty() && Unsettled(handle.job_id, unsure)) return std::nullopt;
     if (left.empty()) {
       leftovers_named_.erase(handle.job_id);
+      unsure_looks_.erase(handle.job_id);
       facts_.erase(handle.job_dir);  // the job is over: its directory is read no more
       return *status;
     }
@@ -402,11 +421,14 @@ std::optional<ExitStatus> ProcessLauncher::Poll(const JobHandle& handle) {
   if (!pid_text.ok() && pid_text.status().code() == Code::kUnavailable) return std::nullopt;
   if (ReadJobPid(dir->get()) == 0) return NeverLaunched("the job's supervisor never started it");
   ExitStatus lost;
-  if (!Members(IdentityOf(handle, FactsFor(handle, dir->get())), /*reuse=*/true).empty()) {
+  int unsure = 0;
+  if (!Members(IdentityOf(handle, FactsFor(handle, dir->get())), /*reuse=*/true, &unsure).empty()) {
     lost.kind = ExitStatus::Kind::kOrphaned;
     lost.error = "the job's supervisor died; its processes still run";
     return lost;
   }
+  if (Unsettled(handle.job_id, unsure)) return std::nullopt;
+  unsure_looks_.erase(handle.job_id);
   facts_.erase(handle.job_dir);
   lost.kind = ExitStatus::Kind::kNoStatus;
   lost.error = "the job's supervisor ended without recording an exit status";

@@ -43,11 +43,17 @@ class ProcessLauncher : public Launcher {
   const SpecFacts& FactsFor(const JobHandle& handle, int dir_fd);
   // The job's processes (JobIdentity); with `reuse`, a "none" may come from the node's processes
   // as an earlier call since the last Reap read them (process_launcher.cc).
-  std::vector<int64_t> Members(const JobIdentity& id, bool reuse = false);
+  // With `unsure`, it counts the job user's processes inside an exec, whose environment (and so
+  // whether they hold the job's key) cannot be read yet (ProcessBetweenPrograms).
+  std::vector<int64_t> Members(const JobIdentity& id, bool reuse = false, int* unsure = nullptr);
+  // Whether an ended job with `unsure` such processes is not over yet: true while they are there,
+  // for at most kMaxUnsureLooks of its polls.
+  bool Unsettled(JobId job, int unsure);
 
   std::string shim_path_;
   std::set<int64_t> children_;  // shim pids forked by this process, not yet reaped
   std::set<JobId> leftovers_named_;  // jobs whose left-running processes the log has named
+  std::map<JobId, int> unsure_looks_;       // ended jobs' polls that found processes inside an exec
   std::map<std::string, SpecFacts> facts_;  // by job directory, until the job is over
   // The node's processes (not zombies) as Members last read them, until the next Reap or an
   // answer other than "none". Each process's cgroup and uids are read when a job first asks.
