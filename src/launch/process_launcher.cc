@@ -276,8 +276,12 @@ std::vector<int64_t> ProcessLauncher::Members(const JobIdentity& id, bool reuse,
         std::string environ = ReadProcFileBounded(p.pid, "environ", kMaxEnvironBytes);
         member = JobIdentity::HasEntry(environ, id.key_entry);
         // Inside an exec (a job's `exec sleep`) its environment reads empty for a moment: not
-        // known to be another's, looked at again later (Poll).
-        if (!member && environ.empty() && unsure != nullptr && ProcessBetweenPrograms(p.pid))
+        // known to be another's, looked at again later (Poll). Only one that could be the job's
+        // counts: an orphan (the job's processes are orphaned to pid 1 when its shell ends) or
+        // the child of one of the job's processes; the user's other processes starting programs
+        // (their parents alive and not the job's) delay no job's end.
+        if (!member && environ.empty() && unsure != nullptr && ProcessBetweenPrograms(p.pid) &&
+            (p.stat.ppid == 1 || id.Holds(p.stat.ppid)))
           ++*unsure;
       }
     }

@@ -44,7 +44,8 @@ class ProcessLauncher : public Launcher {
   // The job's processes (JobIdentity); with `reuse`, a "none" may come from the node's processes
   // as an earlier call since the last Reap read them (process_launcher.cc).
   // With `unsure`, it counts the job user's processes inside an exec, whose environment (and so
-  // whether they hold the job's key) cannot be read yet (ProcessBetweenPrograms).
+  // whether they hold the job's key) cannot be read yet (ProcessBetweenPrograms), that could be
+  // the job's: orphans, and children of the job's processes.
   std::vector<int64_t> Members(const JobIdentity& id, bool reuse = false, int* unsure = nullptr);
   // Whether an ended job with `unsure` such processes is not over yet: true while they are there,
   // for at most kMaxUnsureLooks of its polls.
