@@ -426,6 +426,49 @@ TEST_F(NodeWatchTest, AJobThatNeverReachesAGpuHasItsLimitsReadFromItsFirstProces
   EXPECT_EQ(list[1].observed, "nothing of it on its GPUs (NVML)");
 }
 
+// The watcher may read what a job's first process was given just before the job ends, and hand
+// it over a pass later: the job's record takes it still, whether the loop's table holds the
+// ended job yet or only the store does.
+TEST_F(NodeWatchTest, WhatTheWatcherReadJustBeforeAJobEndedIsKeptWithIt) {
+  JobId a = Submit(2 * kGiB);
+  JobId b = Submit(2 * kGiB);
+  node_->Step();
+  // The loop's side of the watcher for these two jobs, as the node holds one.
+  sched::Inventory inventory = TwoGpus();
+  WatchFeedback feedback(watcher_.get(), store_.get(), nullptr, &inventory, 1000);
+  JobTable both(store_.get(), &clock_), only_a(store_.get(), &clock_);
+  for (JobId id : {a, b}) {
+    JobRecord job = *node_->Get(id);
+    both.Add(job);
+    std::string environ;
+    for (const launch::LaunchSpec& spec : launcher_.launches())
+      if (spec.job_id == id)
+        for (const std::string& e : spec.env) environ += e + std::string(1, '\0');
+    int64_t child = job.pid * 1000 + 9;
+    owner_.SetChildren(job.pid, {child});
+    owner_.Set(child, id);
+    owner_.SetEnviron(child, environ);
+  }
+  feedback.Update(both);
+  clock_.AdvanceMs(1000);
+  watcher_->PollOnce();  // it reads both jobs' first processes
+  // Then both end before the read is handed over: a is still in the table, b only in the store.
+  JobRecord ended_a = *node_->Get(a);
+  ended_a.state = JobState::kCompleted;
+  only_a.Add(ended_a);
+  JobRecord ended_b = *node_->Get(b);
+  ended_b.state = JobState::kCompleted;
+  ASSERT_TRUE(store_->Update(ended_b).ok());
+  feedback.Apply(only_a, clock_.NowMs());
+  EXPECT_TRUE(only_a.at(a).readback.env_read);
+  EXPECT_EQ(only_a.at(a).readback.pinned_mem_limit, "0=2048M");
+  EXPECT_EQ(store_->Get(a)->readback.pinned_mem_limit, "0=2048M");
+  JobRecord stored_b = *store_->Get(b);
+  EXPECT_TRUE(stored_b.readback.env_read);
+  EXPECT_EQ(stored_b.readback.pinned_mem_limit, "0=2048M");
+  EXPECT_EQ(EnforcementOf(stored_b)[1].verdict, "held");
+}
+
 TEST_F(NodeWatchTest, AReadBackValueAJobSetForItselfIsBounded) {
   JobId a = Submit(4 * kGiB);
   node_->Step();

@@ -18,6 +18,16 @@ std::string CgroupPath(const launch::Cgroups* cgroups, JobId id) {
   return dir.substr(kMount.size());
 }
 
+// What the watcher read of a job's process (watch::JobSeen) into its read-back, each value
+// bounded.
+void Fill(Readback& back, const watch::JobSeen& seen) {
+  back.env_read = seen.env_read;
+  back.visible_devices = Bounded(seen.visible_devices);
+  back.pinned_mem_limit = Bounded(seen.pinned_mem_limit);
+  back.active_thread_pct = Bounded(seen.active_thread_pct);
+  back.gpus_seen = seen.gpus;
+}
+
 std::string PidList(const std::vector<int64_t>& pids) {
   std::string text;
   for (int64_t pid : pids) text += (text.empty() ? "" : ", ") + std::to_string(pid);
@@ -49,16 +59,7 @@ WatchFeedback::Found WatchFeedback::Apply(JobTable& jobs, int64_t now_ms) {
     if (it != jobs.end() && it->second.state == JobState::kRunning) it->second.usage = usage;
   }
   for (const auto& [id, usage] : update.closed) SaveFinalUsage(jobs, id, usage);
-  for (const auto& [id, seen] : update.seen) {
-    auto it = jobs.find(id);
-    if (it == jobs.end() || it->second.state != JobState::kRunning) continue;
-    Readback& back = it->second.readback;
-    back.env_read = seen.env_read;
-    back.visible_devices = Bounded(seen.visible_devices);
-    back.pinned_mem_limit = Bounded(seen.pinned_mem_limit);
-    back.active_thread_pct = Bounded(seen.active_thread_pct);
-    back.gpus_seen = seen.gpus;
-  }
+  for (const auto& [id, seen] : update.seen) SaveSeen(jobs, id, seen);
   for (JobId id : update.settled) {
     auto it = settling_.find(id);
     if (it == settling_.end()) continue;
@@ -232,6 +233,29 @@ bool WatchFeedback::NoteLingering(const std::map<JobId, watch::Lingering>& linge
     }
   }
   return changed;
+}
+
+void WatchFeedback::SaveSeen(JobTable& jobs, JobId id, const watch::JobSeen& seen) {
+  auto it = jobs.find(id);
+  if (it != jobs.end() && it->second.state == JobState::kRunning) {
+    Fill(it->second.readback, seen);  // stored with its usage, and at its end
+    return;
+  }
+  if (it != jobs.end() && !IsFinal(it->second.state)) return;  // requeued: its next run is read
+  // Read just before the job ended, handed over in the pass after: its record takes it still,
+  // in the table (ended in this very pass) or in the store.
+  if (it != jobs.end()) {
+    Fill(it->second.readback, seen);
+    Status s = store_->Update(it->second);
+    if (!s.ok()) log::Warn("job {}: cannot record what its process was given: {}", id, s.message());
+    return;
+  }
+  auto stored = store_->Get(id);
+  if (!stored.ok() || !IsFinal(stored->state)) return;
+  Fill(stored->readback, seen);
+  Status s = store_->Update(*stored);
+  if (!s.ok()) log::Warn("job {}: cannot record what its process was given: {}", id, s.message());
+  ++generation_;
 }
 
 void WatchFeedback::SaveFinalUsage(JobTable& jobs, JobId id, const JobUsage& usage) {

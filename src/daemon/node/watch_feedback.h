@@ -96,6 +96,10 @@ class WatchFeedback {
   // once at its first sight and once when its processes are killed. True when any changed.
   bool NoteLingering(const std::map<JobId, watch::Lingering>& lingering, int64_t now_ms);
   void SaveFinalUsage(JobTable& jobs, JobId id, const JobUsage& usage);
+  // What the watcher read of job `id`'s first process (its enforcement's "applied" on the GPU):
+  // into its record while it runs, and into its stored record when it ended before the read was
+  // handed over (its end's disagreement count has passed then: the record alone shows it).
+  void SaveSeen(JobTable& jobs, JobId id, const watch::JobSeen& seen);
 
   watch::Watcher* watcher_;
   store::JobStore* store_;
