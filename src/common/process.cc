@@ -86,10 +86,7 @@ std::vector<int64_t> ListPids() {
 }
 
 std::string ReadProcFile(int64_t pid, const char* name) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/" + name);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  return ReadProcFileBounded(pid, name, kMaxEnvironBytes);
 }
 
 bool WaitForExit(int64_t pid, int timeout_ms) {

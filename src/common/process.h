@@ -35,7 +35,9 @@ bool StatBetweenPrograms(std::string_view stat);
 bool ProcessAlive(int64_t pid);
 // Every pid in /proc.
 std::vector<int64_t> ListPids();
-// /proc/<pid>/<name> whole ("cmdline", "environ"); empty when unreadable.
+// /proc/<pid>/<name> ("cmdline", "environ", "status"), at most kMaxEnvironBytes of it: a process
+// controls the size of its command line and environment (megabytes, with a large stack limit),
+// and pinpointd reads other users' processes. Empty when unreadable.
 std::string ReadProcFile(int64_t pid, const char* name);
 
 // Waits until `pid` (any process, child or not) has exited or timeout_ms passes; true when it

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -90,6 +91,40 @@ TEST(ProcStatTest, BetweenProgramsIsAnExecNotAnEmptyEnvironment) {
   EXPECT_EQ(ReadProcFile(*child, "environ"), "");
   EXPECT_FALSE(ProcessBetweenPrograms(*child));
   ::close(in_pipe[1]);  // its read ends
+  ::close(out[0]);
+  EXPECT_TRUE(WaitChild(*child, 60'000).has_value());
+}
+
+// A process makes its environment as large as its stack limit lets it (a quarter of it): a
+// read of another user's /proc/<pid>/environ or cmdline by pinpointd stops at kMaxEnvironBytes.
+TEST(ProcStatTest, AProcessFileIsReadNoFurtherThanTheBound) {
+  rlimit stack{};
+  ASSERT_EQ(::getrlimit(RLIMIT_STACK, &stack), 0);
+  constexpr size_t kVar = 120 * 1024;  // under the kernel's 128 KiB for one string
+  constexpr size_t kVars = 12;         // about 1.4 MiB in all
+  if (stack.rlim_cur != RLIM_INFINITY && stack.rlim_cur / 4 < (kVars + 2) * kVar)
+    GTEST_SKIP() << "the stack limit lets no process have an environment past the bound";
+  std::vector<std::string> env;
+  for (size_t i = 0; i < kVars; ++i)
+    env.push_back("BIG" + std::to_string(i) + "=" + std::string(kVar, 'x'));
+  int out[2], in_pipe[2];
+  ASSERT_EQ(::pipe2(out, O_CLOEXEC), 0);
+  ASSERT_EQ(::pipe2(in_pipe, O_CLOEXEC), 0);
+  SpawnSpec spec;
+  spec.argv = {"/bin/sh", "-c", "echo up; read x"};
+  spec.env = env;
+  spec.out = SpawnStream::Fd(out[1]);
+  spec.in = SpawnStream::Fd(in_pipe[0]);
+  auto child = Spawn(spec);
+  ::close(out[1]);
+  ::close(in_pipe[0]);
+  ASSERT_TRUE(child.ok()) << child.status().ToString();
+  pollfd p{out[0], POLLIN, 0};
+  ASSERT_EQ(::poll(&p, 1, 60'000), 1) << "the shell did not say it runs";
+  EXPECT_EQ(ReadProcFile(*child, "environ").size(), kMaxEnvironBytes);
+  EXPECT_EQ(ReadProcFileBounded(*child, "environ", 10).size(), 10u);
+  EXPECT_EQ(ReadProcFile(*child, "environ").substr(0, 7), "BIG0=xx");
+  ::close(in_pipe[1]);
   ::close(out[0]);
   EXPECT_TRUE(WaitChild(*child, 60'000).has_value());
 }

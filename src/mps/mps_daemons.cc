@@ -28,7 +28,7 @@ std::vector<PidFd> MpsProcessesOf(const std::string& program, const std::string&
   auto belongs = [&](int64_t pid) {
     auto uids = ReadProcUids(pid);
     if (!uids || !uids->AllAre(uid)) return false;
-    std::string cmdline = ReadProcFile(pid, "cmdline");
+    std::string cmdline = ReadProcFileBounded(pid, "cmdline", 4096);  // argv[0] is all it needs
     std::string argv0 = cmdline.substr(0, cmdline.find('\0'));
     if (argv0.substr(argv0.rfind('/') + 1) != program) return false;
     std::istringstream vars(ReadProcFile(pid, "environ"));
