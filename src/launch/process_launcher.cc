@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstdlib>
 
 #include "common/file_util.h"
@@ -34,11 +35,11 @@ ExitStatus NeverLaunched(const std::string& why) {
 constexpr char kJobKeyPrefix[] = "PINPOINT_JOB_KEY=";
 // The processes an ended job left running that one Poll kills (the next polls kill the others).
 constexpr size_t kKillsPerPoll = 256;
-// How many polls an ended job waits for processes of its user caught inside an exec (their
+// How long an ended job waits for processes that could be its own caught inside an exec (their
 // environment not readable yet) before it is over without them: an exec lasts microseconds to
-// milliseconds, a poll at least 10 ms, so a process still in one after 64 looks (one stuck in a
-// hung file system's read) is not let hold the job's devices for ever.
-constexpr int kMaxUnsureLooks = 64;
+// milliseconds; one still in an exec after this (stuck in a hung file system's read) does not
+// hold the job's devices for ever.
+constexpr int64_t kUnsureWaitMs = 10'000;
 // What one look at a job's cgroup.procs reads (about 9,000 pids).
 constexpr size_t kMaxCgroupProcsBytes = 64 * 1024;
 
@@ -293,8 +294,11 @@ std::vector<int64_t> ProcessLauncher::Members(const JobIdentity& id, bool reuse,
 
 bool ProcessLauncher::Unsettled(JobId job, int unsure) {
   if (unsure == 0) return false;
-  int& looks = unsure_looks_[job];
-  return ++looks <= kMaxUnsureLooks;
+  int64_t now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                       std::chrono::steady_clock::now().time_since_epoch())
+                       .count();
+  auto since = unsure_since_ms_.emplace(job, now_ms).first;
+  return now_ms - since->second < kUnsureWaitMs;
 }
 
 ProcessLauncher::ProcessLauncher(std::string shim_path) : shim_path_(std::move(shim_path)) {}
@@ -401,7 +405,7 @@ std::optional<ExitStatus> ProcessLauncher::Poll(const JobHandle& handle) {
     if (left.empty() && Unsettled(handle.job_id, unsure)) return std::nullopt;
     if (left.empty()) {
       leftovers_named_.erase(handle.job_id);
-      unsure_looks_.erase(handle.job_id);
+      unsure_since_ms_.erase(handle.job_id);
       facts_.erase(handle.job_dir);  // the job is over: its directory is read no more
       return *status;
     }
@@ -432,7 +436,7 @@ std::optional<ExitStatus> ProcessLauncher::Poll(const JobHandle& handle) {
     return lost;
   }
   if (Unsettled(handle.job_id, unsure)) return std::nullopt;
-  unsure_looks_.erase(handle.job_id);
+  unsure_since_ms_.erase(handle.job_id);
   facts_.erase(handle.job_dir);
   lost.kind = ExitStatus::Kind::kNoStatus;
   lost.error = "the job's supervisor ended without recording an exit status";

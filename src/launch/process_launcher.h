@@ -48,13 +48,14 @@ class ProcessLauncher : public Launcher {
   // the job's: orphans, and children of the job's processes.
   std::vector<int64_t> Members(const JobIdentity& id, bool reuse = false, int* unsure = nullptr);
   // Whether an ended job with `unsure` such processes is not over yet: true while they are there,
-  // for at most kMaxUnsureLooks of its polls.
+  // for at most kUnsureWaitMs from its first poll that found one.
   bool Unsettled(JobId job, int unsure);
 
   std::string shim_path_;
   std::set<int64_t> children_;  // shim pids forked by this process, not yet reaped
   std::set<JobId> leftovers_named_;  // jobs whose left-running processes the log has named
-  std::map<JobId, int> unsure_looks_;       // ended jobs' polls that found processes inside an exec
+  // When an ended job's poll first found a process that could be its own inside an exec.
+  std::map<JobId, int64_t> unsure_since_ms_;
   std::map<std::string, SpecFacts> facts_;  // by job directory, until the job is over
   // The node's processes (not zombies) as Members last read them, until the next Reap or an
   // answer other than "none". Each process's cgroup and uids are read when a job first asks.
