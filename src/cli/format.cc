@@ -255,43 +255,45 @@ std::string MoreJobsLine(const QueueReply& reply, bool all, const std::string& u
          command + " (--limit N for up to 10000 a page)\n";
 }
 
-std::string FormatJob(const ShowReply& reply, const std::string& advice) {
-  const JobView& job = reply.job;
-  const JobRequest& req = job.request;
-  std::string name = EscapeForTerminal(req.name);
+namespace {
+
+// "  array:    ..." for a task of an array; "" for any other job.
+std::string ArrayLine(const ArrayTask& a) {
+  if (a.array_id == 0) return "";
   std::ostringstream out;
-  bool lease = job.kind == JobKind::kLease;
-  out << (lease ? "lease " : "job ") << job.id << (name.empty() ? "" : " (" + name + ")") << "\n";
-  out << "  state:    " << JobStateName(job.state);
-  if (!job.reason.empty()) out << " (" << EscapeForTerminal(job.reason) << ")";
-  out << "\n";
-  if (!job.detail.empty()) out << "  detail:   " << EscapeForTerminal(job.detail) << "\n";
-  out << "  user:     " << EscapeForTerminal(job.user) << " (uid " << job.uid << ")\n";
-  if (job.array.array_id != 0) {
-    const ArrayTask& a = job.array;
-    out << "  array:    " << ArrayTaskName(a) << " (task " << a.index << " of array " << a.array_id
-        << ": " << a.count << " task" << (a.count == 1 ? "" : "s") << ", indices " << a.min_index
-        << " to " << a.max_index
-        << (a.limit > 0 ? ", at most " + std::to_string(a.limit) + " running at once" : "")
-        << ")\n";
-  }
-  if (lease) {
+  out << "  array:    " << ArrayTaskName(a) << " (task " << a.index << " of array " << a.array_id
+      << ": " << a.count << " task" << (a.count == 1 ? "" : "s") << ", indices " << a.min_index
+      << " to " << a.max_index
+      << (a.limit > 0 ? ", at most " + std::to_string(a.limit) + " running at once" : "") << ")\n";
+  return out.str();
+}
+
+// What the job runs and what it asked for: a lease's container, or a job's command.
+std::string RequestLines(const JobView& job) {
+  const JobRequest& req = job.request;
+  std::ostringstream out;
+  if (job.kind == JobKind::kLease) {
     out << "  command:  none: a lease for a container (docs/containers.md)\n";
     out << "  cgroup:   "
         << (job.lease_cgroup.empty() ? "not attached yet" : EscapeForTerminal(job.lease_cgroup))
         << "\n";
     out << "  request:  " << FormatGpuRequest(req) << ", priority " << req.priority << "\n";
-  } else {
-    out << "  command:  " << ShownCommand(req.argv) << "\n";
-    out << "  cwd:      " << EscapeForTerminal(req.cwd) << "\n";
-    if (!req.output_path.empty())
-      out << "  output:   " << EscapeForTerminal(req.output_path) << "\n";
-    if (!req.error_path.empty()) out << "  errors:   " << EscapeForTerminal(req.error_path) << "\n";
-    out << "  request:  " << FormatGpuRequest(req) << ", " << req.cpus << " CPU"
-        << (req.mem_bytes ? ", " + FormatSize(req.mem_bytes) + " host memory" : "")
-        << ", priority " << req.priority << "\n";
-    out << SchedLines(req);
+    return out.str();
   }
+  out << "  command:  " << ShownCommand(req.argv) << "\n";
+  out << "  cwd:      " << EscapeForTerminal(req.cwd) << "\n";
+  if (!req.output_path.empty()) out << "  output:   " << EscapeForTerminal(req.output_path) << "\n";
+  if (!req.error_path.empty()) out << "  errors:   " << EscapeForTerminal(req.error_path) << "\n";
+  out << "  request:  " << FormatGpuRequest(req) << ", " << req.cpus << " CPU"
+      << (req.mem_bytes ? ", " + FormatSize(req.mem_bytes) + " host memory" : "") << ", priority "
+      << req.priority << "\n";
+  out << SchedLines(req);
+  return out.str();
+}
+
+// Where it ran and how it ended: its devices, CPUs, runtime, exit code or signal.
+std::string RunLines(const JobView& job) {
+  std::ostringstream out;
   for (const auto& a : job.allocations) {
     out << "  device:   " << a.device_index << " " << EscapeForTerminal(a.uuid) << " "
         << (a.gpu_mem_bytes ? FormatSize(a.gpu_mem_bytes) : "whole") << " "
@@ -303,31 +305,59 @@ std::string FormatJob(const ShowReply& reply, const std::string& advice) {
     out << "  runtime:  " << FormatDurationMs(job.end_ms - job.start_ms) << "\n";
   if (job.exit_code) out << "  exit:     " << *job.exit_code << "\n";
   if (job.term_signal) out << "  signal:   " << *job.term_signal << "\n";
+  return out.str();
+}
+
+// What the watcher measured: device memory, energy, how busy its GPUs were; "" before a sample.
+std::string UsageLines(const JobView& job) {
   const JobUsage& u = job.usage;
-  if (u.samples > 0) {
-    bool running = job.state == JobState::kRunning;
-    out << "  gpu mem:  peak " << FormatSize(u.gpu_mem_peak_bytes);
-    if (running) out << ", now " << FormatSize(u.gpu_mem_now_bytes);
-    if (req.gpu_mem_bytes) out << " (asked " << FormatSize(req.gpu_mem_bytes) << " per device)";
-    out << "\n";
-    char energy[64];
-    std::snprintf(energy, sizeof(energy), "%.1f kJ", static_cast<double>(u.energy_mj) / 1e6);
-    out << "  energy:   " << energy
-        << (u.final || running ? "" : " (last interval not yet accounted)") << "\n";
-    if (u.util_pct_mean >= 0)
-      out << "  gpu busy: " << u.util_pct_mean << "% of the time (whole GPUs)\n";
+  if (u.samples == 0) return "";
+  std::ostringstream out;
+  bool running = job.state == JobState::kRunning;
+  out << "  gpu mem:  peak " << FormatSize(u.gpu_mem_peak_bytes);
+  if (running) out << ", now " << FormatSize(u.gpu_mem_now_bytes);
+  if (job.request.gpu_mem_bytes)
+    out << " (asked " << FormatSize(job.request.gpu_mem_bytes) << " per device)";
+  out << "\n";
+  char energy[64];
+  std::snprintf(energy, sizeof(energy), "%.1f kJ", static_cast<double>(u.energy_mj) / 1e6);
+  out << "  energy:   " << energy
+      << (u.final || running ? "" : " (last interval not yet accounted)") << "\n";
+  if (u.util_pct_mean >= 0)
+    out << "  gpu busy: " << u.util_pct_mean << "% of the time (whole GPUs)\n";
+  return out.str();
+}
+
+// The job's events, each at its time from the first; "" with none.
+std::string HistoryLines(const std::vector<JobEventView>& events) {
+  if (events.empty()) return "";
+  std::ostringstream out;
+  out << "  history:\n";
+  int64_t first = events[0].time_ms;
+  for (const auto& e : events) {
+    out << "    +" << Pad(FormatDurationMs(ElapsedMs(first, e.time_ms)), 8)
+        << EscapeForTerminal(e.kind) << (e.detail.empty() ? "" : ": " + EscapeForTerminal(e.detail))
+        << "\n";
   }
+  return out.str();
+}
+
+}  // namespace
+
+std::string FormatJob(const ShowReply& reply, const std::string& advice) {
+  const JobView& job = reply.job;
+  std::string name = EscapeForTerminal(job.request.name);
+  std::ostringstream out;
+  out << (job.kind == JobKind::kLease ? "lease " : "job ") << job.id
+      << (name.empty() ? "" : " (" + name + ")") << "\n";
+  out << "  state:    " << JobStateName(job.state);
+  if (!job.reason.empty()) out << " (" << EscapeForTerminal(job.reason) << ")";
+  out << "\n";
+  if (!job.detail.empty()) out << "  detail:   " << EscapeForTerminal(job.detail) << "\n";
+  out << "  user:     " << EscapeForTerminal(job.user) << " (uid " << job.uid << ")\n";
+  out << ArrayLine(job.array) << RequestLines(job) << RunLines(job) << UsageLines(job);
   if (!advice.empty()) out << "  advice:   " << EscapeForTerminal(advice) << "\n";
-  out << FormatEnforcement(job.enforcement);
-  if (!reply.events.empty()) {
-    out << "  history:\n";
-    int64_t first = reply.events[0].time_ms;
-    for (const auto& e : reply.events) {
-      out << "    +" << Pad(FormatDurationMs(ElapsedMs(first, e.time_ms)), 8)
-          << EscapeForTerminal(e.kind)
-          << (e.detail.empty() ? "" : ": " + EscapeForTerminal(e.detail)) << "\n";
-    }
-  }
+  out << FormatEnforcement(job.enforcement) << HistoryLines(reply.events);
   return out.str();
 }
 
