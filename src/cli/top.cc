@@ -41,8 +41,10 @@ std::string Cut(const std::string& line, int cols) {
 
 }  // namespace
 
-std::string FormatTop(const GpusReply& reply, int64_t now_ms, int cols, int rows) {
-  std::vector<std::string> lines;
+namespace {
+
+// The frame's first lines: the time, the node, its host CPUs and memory.
+void AddHeader(const GpusReply& reply, int64_t now_ms, std::vector<std::string>& lines) {
   std::time_t t = static_cast<std::time_t>(now_ms / 1000);
   char when[32] = "";
   std::tm local{};
@@ -54,75 +56,93 @@ std::string FormatTop(const GpusReply& reply, int64_t now_ms, int cols, int rows
                               host.cpus, FormatSize(host.mem_allocated_bytes),
                               FormatSize(host.mem_bytes)));
   lines.push_back("");
+}
+
+// One job's row on its device; a bar of its use of its slice unless the frame is `narrow`.
+std::string JobRow(const DeviceJobView& j, bool narrow) {
+  uint64_t slice = j.gpu_mem_bytes;
+  bool seen = j.gpu_mem_used_bytes.has_value();
+  uint64_t used = j.gpu_mem_used_bytes.value_or(0);
+  std::string name = EscapeForTerminal(j.name).substr(0, 16);
+  std::string mini =
+      narrow ? ""
+             : fmt::format("{:>14} ", slice && seen ? Bar(double(used), double(slice), 12) : "");
+  return fmt::format("  {:>7} {:<10} {:<16} {:>9} {:>9} {}{:>6} {:>8.1f}kJ", j.id,
+                     EscapeForTerminal(j.user).substr(0, 10), name.empty() ? "-" : name,
+                     seen ? FormatSize(used) : "-", slice ? FormatSize(slice) : "whole", mini,
+                     j.gpu_share_pct ? std::to_string(j.gpu_share_pct) + "%" : "-",
+                     static_cast<double>(j.energy_mj) / 1e6);
+}
+
+// A device's lines: what it is, its memory in use and allocated (bars `bar` wide), its jobs (their
+// line indices into `job_rows`).
+void AddDevice(const DeviceView& d, int bar, bool narrow, std::vector<std::string>& lines,
+               std::vector<size_t>& job_rows) {
+  std::string mps = d.mps_user ? " mps:" + EscapeForTerminal(*d.mps_user) : "";
+  std::string state = d.drained ? " DRAINED" : (d.recovering ? " RECOVERING" : "");
+  lines.push_back(fmt::format("dev {} (GPU {}) {} [{}{}{}]", d.index, d.gpu_index,
+                              EscapeForTerminal(d.name), SharingModeName(d.mode), mps, state));
+  uint64_t total = d.mem_bytes;
+  if (d.reading) {
+    const GpuReadingView& r = *d.reading;
+    lines.push_back(fmt::format(
+        "  used  {} {:>9} / {:<9} util {:>4}  power {:>6.1f} W",
+        Bar(double(r.mem_used_bytes), double(total), bar), FormatSize(r.mem_used_bytes),
+        FormatSize(total), r.utilization_pct >= 0 ? std::to_string(r.utilization_pct) + "%" : "-",
+        static_cast<double>(r.power_mw) / 1000.0));
+  }
+  lines.push_back(fmt::format("  slices {} {:>9} allocated, {}% share free",
+                              Bar(double(d.mem_allocated_bytes), double(total), bar),
+                              FormatSize(d.mem_allocated_bytes), d.share_free_pct));
+  if (d.jobs.empty()) {
+    lines.push_back("  (no jobs)");
+    return;
+  }
+  lines.push_back(fmt::format("  {:>7} {:<10} {:<16} {:>9} {:>9} {}{:>6} {:>10}", "JOB", "USER",
+                              "NAME", "USED", "SLICE", narrow ? "" : std::string(15, ' '), "SHARE",
+                              "ENERGY"));
+  for (const auto& j : d.jobs) {
+    job_rows.push_back(lines.size());
+    lines.push_back(JobRow(j, narrow));
+  }
+}
+
+// Too many lines for a window of `rows`: job rows go first, from the last, then whatever is below
+// the window; the last line says how many were hidden.
+void FitToRows(int rows, std::vector<size_t> job_rows, std::vector<std::string>& lines) {
+  if (rows <= 0 || lines.size() <= static_cast<size_t>(rows)) return;
+  size_t keep = static_cast<size_t>(std::max(rows - 1, 1));
+  size_t hidden = 0;
+  while (lines.size() - hidden > keep && !job_rows.empty()) {
+    lines[job_rows.back()].clear();
+    lines[job_rows.back()].push_back('\0');  // marked: dropped below
+    job_rows.pop_back();
+    ++hidden;
+  }
+  std::vector<std::string> kept;
+  for (auto& line : lines)
+    if (line != std::string(1, '\0')) kept.push_back(std::move(line));
+  if (kept.size() > keep) {
+    hidden += kept.size() - keep;
+    kept.resize(keep);
+  }
+  kept.push_back(fmt::format("({} more line{} hidden: a larger window, or pinpoint gpus)", hidden,
+                             hidden == 1 ? "" : "s"));
+  lines = std::move(kept);
+}
+
+}  // namespace
+
+std::string FormatTop(const GpusReply& reply, int64_t now_ms, int cols, int rows) {
+  std::vector<std::string> lines;
+  AddHeader(reply, now_ms, lines);
   // Narrower than the full frame (about 92 columns): shorter bars, then no bar per job, then
   // every line cut at the edge.
   bool narrow = cols > 0 && cols < 92;
   int bar = narrow ? std::clamp(cols - 62, 8, 30) : 30;
   std::vector<size_t> job_rows;  // the indices of job lines: the first cut when rows are short
-  for (const auto& d : reply.devices) {
-    std::string mps = d.mps_user ? " mps:" + EscapeForTerminal(*d.mps_user) : "";
-    std::string state = d.drained ? " DRAINED" : (d.recovering ? " RECOVERING" : "");
-    lines.push_back(fmt::format("dev {} (GPU {}) {} [{}{}{}]", d.index, d.gpu_index,
-                                EscapeForTerminal(d.name), SharingModeName(d.mode), mps, state));
-    uint64_t total = d.mem_bytes;
-    if (d.reading) {
-      const GpuReadingView& r = *d.reading;
-      lines.push_back(fmt::format(
-          "  used  {} {:>9} / {:<9} util {:>4}  power {:>6.1f} W",
-          Bar(double(r.mem_used_bytes), double(total), bar), FormatSize(r.mem_used_bytes),
-          FormatSize(total), r.utilization_pct >= 0 ? std::to_string(r.utilization_pct) + "%" : "-",
-          static_cast<double>(r.power_mw) / 1000.0));
-    }
-    lines.push_back(fmt::format("  slices {} {:>9} allocated, {}% share free",
-                                Bar(double(d.mem_allocated_bytes), double(total), bar),
-                                FormatSize(d.mem_allocated_bytes), d.share_free_pct));
-    if (d.jobs.empty()) {
-      lines.push_back("  (no jobs)");
-      continue;
-    }
-    lines.push_back(fmt::format("  {:>7} {:<10} {:<16} {:>9} {:>9} {}{:>6} {:>10}", "JOB", "USER",
-                                "NAME", "USED", "SLICE", narrow ? "" : std::string(15, ' '),
-                                "SHARE", "ENERGY"));
-    for (const auto& j : d.jobs) {
-      uint64_t slice = j.gpu_mem_bytes;
-      bool seen = j.gpu_mem_used_bytes.has_value();
-      uint64_t used = j.gpu_mem_used_bytes.value_or(0);
-      std::string name = EscapeForTerminal(j.name).substr(0, 16);
-      std::string mini =
-          narrow
-              ? ""
-              : fmt::format("{:>14} ", slice && seen ? Bar(double(used), double(slice), 12) : "");
-      job_rows.push_back(lines.size());
-      lines.push_back(fmt::format("  {:>7} {:<10} {:<16} {:>9} {:>9} {}{:>6} {:>8.1f}kJ", j.id,
-                                  EscapeForTerminal(j.user).substr(0, 10),
-                                  name.empty() ? "-" : name, seen ? FormatSize(used) : "-",
-                                  slice ? FormatSize(slice) : "whole", mini,
-                                  j.gpu_share_pct ? std::to_string(j.gpu_share_pct) + "%" : "-",
-                                  static_cast<double>(j.energy_mj) / 1e6));
-    }
-  }
-  // Too many lines for the window: job rows go first, from the last, then whatever is below the
-  // window; the last line says how many were hidden.
-  if (rows > 0 && lines.size() > static_cast<size_t>(rows)) {
-    size_t keep = static_cast<size_t>(std::max(rows - 1, 1));
-    size_t hidden = 0;
-    while (lines.size() - hidden > keep && !job_rows.empty()) {
-      lines[job_rows.back()].clear();
-      lines[job_rows.back()].push_back('\0');  // marked: dropped below
-      job_rows.pop_back();
-      ++hidden;
-    }
-    std::vector<std::string> kept;
-    for (auto& line : lines)
-      if (line != std::string(1, '\0')) kept.push_back(std::move(line));
-    if (kept.size() > keep) {
-      hidden += kept.size() - keep;
-      kept.resize(keep);
-    }
-    kept.push_back(fmt::format("({} more line{} hidden: a larger window, or pinpoint gpus)", hidden,
-                               hidden == 1 ? "" : "s"));
-    lines = std::move(kept);
-  }
+  for (const auto& d : reply.devices) AddDevice(d, bar, narrow, lines, job_rows);
+  FitToRows(rows, std::move(job_rows), lines);
   std::string out;
   for (const auto& line : lines) out += Cut(line, cols) + "\n";
   return out;
