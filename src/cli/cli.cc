@@ -365,6 +365,38 @@ std::optional<int> Parse(CLI::App& app, std::vector<std::string> words, const st
   return std::nullopt;
 }
 
+// A subcommand whose words pinpoint does not parse: `completion`, or a program beside pinpoint
+// (kCompanions), run in its place. Nullopt when `arranged` names neither.
+std::optional<int> RunOpaque(const CLI::App& app, const ArrangedArgs& arranged, int argc,
+                             char** argv, std::ostream& out, std::ostream& err) {
+  const std::string& name = arranged.subcommand;
+  int at = static_cast<int>(arranged.index) + 1;
+  if (name == "completion")
+    return PrintCompletion(app, at + 1 < argc ? argv[at + 1] : "", out, err);
+  // A --socket before the companion's name reaches it as PINPOINT_SOCKET.
+  std::string socket;
+  for (size_t i = 0; i + 1 < arranged.index; ++i)
+    if (arranged.args[i] == "--socket") socket = arranged.args[i + 1];
+  for (const auto& c : kCompanions)
+    if (name == c.name) return ExecCompanion(c.program, argc, argv, at, socket, err);
+  return std::nullopt;
+}
+
+// Runs the subcommand the words chose: its exit code, or its error as one line.
+int RunParsed(const std::vector<std::pair<CLI::App*, const Command*>>& subs, Globals& g,
+              std::ostream& out, std::ostream& err) {
+  for (const auto& [sub, c] : subs) {
+    if (!sub->parsed()) continue;
+    auto code = c->run(g, out);
+    if (!code.ok()) {
+      err << "pinpoint: " << EscapeForTerminal(code.status().message()) << "\n";
+      return ExitCodeFor(code.status());
+    }
+    return *code;
+  }
+  return 2;
+}
+
 }  // namespace
 
 int RunCli(int argc, char** argv, std::ostream& out, std::ostream& err) {
@@ -416,18 +448,8 @@ int RunCli(int argc, char** argv, std::ostream& out, std::ostream& err) {
     err << arranged.status().message() << "\n";
     return 2;
   }
-  if (arranged->opaque) {
-    const std::string& name = arranged->subcommand;
-    int at = static_cast<int>(arranged->index) + 1;
-    if (name == "completion")
-      return PrintCompletion(app, at + 1 < argc ? argv[at + 1] : "", out, err);
-    // A --socket before the companion's name reaches it as PINPOINT_SOCKET.
-    std::string socket;
-    for (size_t i = 0; i + 1 < arranged->index; ++i)
-      if (arranged->args[i] == "--socket") socket = arranged->args[i + 1];
-    for (const auto& c : kCompanions)
-      if (name == c.name) return ExecCompanion(c.program, argc, argv, at, socket, err);
-  }
+  if (arranged->opaque)
+    if (std::optional<int> done = RunOpaque(app, *arranged, argc, argv, out, err)) return *done;
   std::string where =
       arranged->subcommand.empty() ? "pinpoint" : "pinpoint " + arranged->subcommand;
   std::vector<std::string> words = arranged->args;
@@ -440,16 +462,7 @@ int RunCli(int argc, char** argv, std::ostream& out, std::ostream& err) {
   if (std::optional<int> done =
           Parse(app, std::move(words), where, arranged->subcommand.empty(), subs, submit, out, err))
     return *done;
-  for (auto& [sub, c] : subs) {
-    if (!sub->parsed()) continue;
-    auto code = c->run(g, out);
-    if (!code.ok()) {
-      err << "pinpoint: " << EscapeForTerminal(code.status().message()) << "\n";
-      return ExitCodeFor(code.status());
-    }
-    return *code;
-  }
-  return 2;
+  return RunParsed(subs, g, out, err);
 }
 
 }  // namespace pinpoint::cli
