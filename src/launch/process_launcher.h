@@ -7,20 +7,10 @@
 #include <string>
 
 #include "common/process.h"
+#include "launch/job_identity.h"
 #include "launch/launcher.h"
 
 namespace pinpoint::launch {
-
-// What a job's spec.json says of who belongs to it (process_launcher.cc, JobIdentity): its key's
-// environment entry, its user, its cgroup.
-struct SpecFacts {
-  std::string key_entry;   // "PINPOINT_JOB_KEY=<key>"; "" when the launch had none
-  uint32_t uid = 0;        // the job's user
-  std::string cgroup_dir;  // "" when the job has no cgroup
-  std::string cgroup_rel;  // cgroup_dir as /proc/<pid>/cgroup names it ("/pinpoint/job-5")
-};
-
-struct JobIdentity;  // process_launcher.cc: who belongs to a job
 
 class ProcessLauncher : public Launcher {
  public:
