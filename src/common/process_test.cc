@@ -47,6 +47,46 @@ std::string FieldsUpTo(const std::string& stat, int last) {
   return out;
 }
 
+// A shell started with environment `env` that has said it runs (so its exec is over) and waits
+// on its stdin: ended, and reaped, when this goes.
+class WaitingShell {
+ public:
+  explicit WaitingShell(std::vector<std::string> env) {
+    int out[2], in[2];
+    if (::pipe2(out, O_CLOEXEC) != 0 || ::pipe2(in, O_CLOEXEC) != 0) return;
+    SpawnSpec spec;
+    spec.argv = {"/bin/sh", "-c", "echo up; read x"};
+    spec.env = std::move(env);
+    spec.out = SpawnStream::Fd(out[1]);
+    spec.in = SpawnStream::Fd(in[0]);
+    auto child = Spawn(spec);
+    ::close(out[1]);
+    ::close(in[0]);
+    out_ = out[0];
+    in_ = in[1];
+    if (!child.ok()) return;
+    pollfd p{out_, POLLIN, 0};
+    if (::poll(&p, 1, 60'000) == 1) {
+      pid_ = *child;  // it said "up"
+      return;
+    }
+    ::kill(*child, SIGKILL);
+    (void)WaitChild(*child, 60'000);
+  }
+  ~WaitingShell() {
+    ::close(in_);  // its read ends
+    ::close(out_);
+    if (pid_ > 0) {
+      EXPECT_TRUE(WaitChild(pid_, 60'000).has_value());
+    }
+  }
+  pid_t pid() const { return pid_; }  // 0: it did not start or say it runs
+
+ private:
+  pid_t pid_ = 0;
+  int out_ = -1, in_ = -1;
+};
+
 // Inside an exec a process's environment reads empty, as that of a process started with none
 // does; only the first is "between programs" (env_end is 0), so a job's process caught in its
 // `exec` is not taken for another's, and a user's process with no environment is not the job's.
@@ -73,26 +113,10 @@ TEST(ProcStatTest, BetweenProgramsIsAnExecNotAnEmptyEnvironment) {
   EXPECT_FALSE(ProcessBetweenPrograms(999999999));
 
   // A shell started with no environment, past its exec (it has said so): empty, not in between.
-  int out[2];
-  ASSERT_EQ(::pipe2(out, O_CLOEXEC), 0);
-  SpawnSpec spec;
-  spec.argv = {"/bin/sh", "-c", "echo up; read x"};
-  spec.env = std::vector<std::string>{};
-  spec.out = SpawnStream::Fd(out[1]);
-  int in_pipe[2];
-  ASSERT_EQ(::pipe2(in_pipe, O_CLOEXEC), 0);
-  spec.in = SpawnStream::Fd(in_pipe[0]);
-  auto child = Spawn(spec);
-  ::close(out[1]);
-  ::close(in_pipe[0]);
-  ASSERT_TRUE(child.ok()) << child.status().ToString();
-  pollfd p{out[0], POLLIN, 0};
-  ASSERT_EQ(::poll(&p, 1, 60'000), 1) << "the shell did not say it runs";
-  EXPECT_EQ(ReadProcFile(*child, "environ"), "");
-  EXPECT_FALSE(ProcessBetweenPrograms(*child));
-  ::close(in_pipe[1]);  // its read ends
-  ::close(out[0]);
-  EXPECT_TRUE(WaitChild(*child, 60'000).has_value());
+  WaitingShell shell({});
+  ASSERT_GT(shell.pid(), 0) << "the shell did not say it runs";
+  EXPECT_EQ(ReadProcFile(shell.pid(), "environ"), "");
+  EXPECT_FALSE(ProcessBetweenPrograms(shell.pid()));
 }
 
 // A process makes its environment as large as its stack limit lets it (a quarter of it): a
@@ -107,26 +131,11 @@ TEST(ProcStatTest, AProcessFileIsReadNoFurtherThanTheBound) {
   std::vector<std::string> env;
   for (size_t i = 0; i < kVars; ++i)
     env.push_back("BIG" + std::to_string(i) + "=" + std::string(kVar, 'x'));
-  int out[2], in_pipe[2];
-  ASSERT_EQ(::pipe2(out, O_CLOEXEC), 0);
-  ASSERT_EQ(::pipe2(in_pipe, O_CLOEXEC), 0);
-  SpawnSpec spec;
-  spec.argv = {"/bin/sh", "-c", "echo up; read x"};
-  spec.env = env;
-  spec.out = SpawnStream::Fd(out[1]);
-  spec.in = SpawnStream::Fd(in_pipe[0]);
-  auto child = Spawn(spec);
-  ::close(out[1]);
-  ::close(in_pipe[0]);
-  ASSERT_TRUE(child.ok()) << child.status().ToString();
-  pollfd p{out[0], POLLIN, 0};
-  ASSERT_EQ(::poll(&p, 1, 60'000), 1) << "the shell did not say it runs";
-  EXPECT_EQ(ReadProcFile(*child, "environ").size(), kMaxEnvironBytes);
-  EXPECT_EQ(ReadProcFileBounded(*child, "environ", 10).size(), 10u);
-  EXPECT_EQ(ReadProcFile(*child, "environ").substr(0, 7), "BIG0=xx");
-  ::close(in_pipe[1]);
-  ::close(out[0]);
-  EXPECT_TRUE(WaitChild(*child, 60'000).has_value());
+  WaitingShell shell(env);
+  ASSERT_GT(shell.pid(), 0) << "the shell did not say it runs";
+  EXPECT_EQ(ReadProcFile(shell.pid(), "environ").size(), kMaxEnvironBytes);
+  EXPECT_EQ(ReadProcFileBounded(shell.pid(), "environ", 10).size(), 10u);
+  EXPECT_EQ(ReadProcFile(shell.pid(), "environ").substr(0, 7), "BIG0=xx");
 }
 
 TEST(WaitForExitTest, SeesAChildExitAndTimesOutOnALiveOne) {
