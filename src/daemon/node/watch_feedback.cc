@@ -236,50 +236,41 @@ bool WatchFeedback::NoteLingering(const std::map<JobId, watch::Lingering>& linge
 }
 
 void WatchFeedback::SaveSeen(JobTable& jobs, JobId id, const watch::JobSeen& seen) {
-  auto it = jobs.find(id);
-  if (it != jobs.end() && it->second.state == JobState::kRunning) {
-    Fill(it->second.readback, seen);  // stored with its usage, and at its end
-    return;
-  }
-  if (it != jobs.end() && !IsFinal(it->second.state)) return;  // requeued: its next run is read
-  // Read just before the job ended, handed over in the pass after: its record takes it still,
-  // in the table (ended in this very pass) or in the store.
-  if (it != jobs.end()) {
-    Fill(it->second.readback, seen);
-    Status s = store_->Update(it->second);
-    if (!s.ok()) log::Warn("job {}: cannot record what its process was given: {}", id, s.message());
-    return;
-  }
-  auto stored = store_->Get(id);
-  if (!stored.ok() || !IsFinal(stored->state)) return;
-  Fill(stored->readback, seen);
-  Status s = store_->Update(*stored);
-  if (!s.ok()) log::Warn("job {}: cannot record what its process was given: {}", id, s.message());
-  ++generation_;
+  // Read just before the job ended and handed over in a pass after: its record takes it still.
+  // A job requeued since is read again in its next run.
+  ChangeRecord(jobs, id, "what its process was given", [&](JobRecord& job) {
+    if (job.state == JobState::kPending) return false;
+    Fill(job.readback, seen);
+    return true;
+  });
 }
 
 void WatchFeedback::SaveFinalUsage(JobTable& jobs, JobId id, const JobUsage& usage) {
+  // Requeued (or ended in this very pass): its record carries the usage forward.
+  ChangeRecord(jobs, id, "its final usage", [&](JobRecord& job) {
+    job.usage = usage;
+    job.usage.final = IsFinal(job.state);
+    return true;
+  });
+}
+
+void WatchFeedback::ChangeRecord(JobTable& jobs, JobId id, const char* what,
+                                 const std::function<bool(JobRecord&)>& change) {
   auto it = jobs.find(id);
   if (it != jobs.end()) {
-    // Requeued (or ended in this very pass): its record carries the usage forward.
-    JobUsage u = usage;
-    u.final = IsFinal(it->second.state);
-    it->second.usage = u;
-    if (it->second.state != JobState::kRunning) {
-      Status s = store_->Update(it->second);
-      if (!s.ok()) log::Warn("job {}: cannot record usage: {}", id, s.message());
-    }
+    if (!change(it->second) || it->second.state == JobState::kRunning) return;
+    Status s = store_->Update(it->second);
+    if (!s.ok()) log::Warn("job {}: cannot record {}: {}", id, what, s.message());
     return;
   }
   auto stored = store_->Get(id);
   if (!stored.ok()) {
-    log::Warn("job {}: final usage not recorded: {}", id, stored.status().message());
+    log::Warn("job {}: {} not recorded: {}", id, what, stored.status().message());
     return;
   }
-  stored->usage = usage;
-  stored->usage.final = IsFinal(stored->state);
+  if (!change(*stored)) return;
   Status s = store_->Update(*stored);
-  if (!s.ok()) log::Warn("job {}: cannot record final usage: {}", id, s.message());
+  if (!s.ok()) log::Warn("job {}: cannot record {}: {}", id, what, s.message());
   ++generation_;
 }
 

@@ -14,6 +14,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -96,6 +97,11 @@ class WatchFeedback {
   // once at its first sight and once when its processes are killed. True when any changed.
   bool NoteLingering(const std::map<JobId, watch::Lingering>& lingering, int64_t now_ms);
   void SaveFinalUsage(JobTable& jobs, JobId id, const JobUsage& usage);
+  // Applies `change` to job `id`'s record where it is: in the table (stored unless the job still
+  // runs: its usage flush stores it), else in the store. `change` returns false to leave the
+  // record as it is. `what` names the change in a warning.
+  void ChangeRecord(JobTable& jobs, JobId id, const char* what,
+                    const std::function<bool(JobRecord&)>& change);
   // What the watcher read of job `id`'s first process (its enforcement's "applied" on the GPU):
   // into its record while it runs, and into its stored record when it ended before the read was
   // handed over (its end's disagreement count has passed then: the record alone shows it).
