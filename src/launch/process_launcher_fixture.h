@@ -51,6 +51,18 @@ class ProcessLauncherTest : public ::testing::Test {
         << "the supervisor of job " << h.job_id << " did not end in time";
   }
 
+  // The job's end, once its supervisor has ended: a poll that finds a process the job left
+  // behind (a child its shell forked as a signal went out to the group) kills it and reports
+  // nothing; a later poll, once that process is gone, reports the end. Nullopt past 10 polls.
+  std::optional<ExitStatus> PollUntilEnded(const JobHandle& h) {
+    std::optional<ExitStatus> st = launcher_.Poll(h);
+    for (int poll = 0; poll < 10 && !st.has_value(); ++poll) {
+      for (int64_t pid : launcher_.JobProcesses(h)) WaitForExit(pid, kDeadlineMs);
+      st = launcher_.Poll(h);
+    }
+    return st;
+  }
+
   std::string ReadLog(const JobHandle& h, const char* file) {
     auto text = ReadFile(h.job_dir + "/" + file);
     return text.ok() ? *text : "";

@@ -287,7 +287,7 @@ TEST_F(ProcessLauncherTest, KillReachesTheJobButNotItsSupervisor) {
   WaitReady(fifo);
   ASSERT_TRUE(launcher_.Signal(*h, SIGKILL).ok());
   WaitSupervisor(*h);
-  auto st = launcher_.Poll(*h);
+  auto st = PollUntilEnded(*h);
   ASSERT_TRUE(st.has_value());
   EXPECT_EQ(st->kind, ExitStatus::Kind::kSignaled) << "the supervisor survived to record it";
   EXPECT_EQ(st->term_signal, SIGKILL);
