@@ -21,15 +21,17 @@ std::string CgroupOf(int64_t pid) {
   return text.substr(line + 3, end == std::string::npos ? std::string::npos : end - line - 3);
 }
 
-bool JobIdentity::Holds(int64_t pid) const {
+bool JobIdentity::Holds(int64_t pid, const KnownKey& known) const {
   auto stat = ReadProcStat(pid);
   if (!stat || stat->state == 'Z' || pid == session) return false;
   if (session > 0 && stat->session == session) return true;
   if (!cgroup_rel.empty() && CgroupOf(pid) == cgroup_rel) return true;
   if (key_entry.empty()) return false;
   auto uids = ReadProcUids(pid);
-  return uids && uids->AllAre(uid) &&
-         HasEntry(ReadProcFileBounded(pid, "environ", kMaxEnvironBytes), key_entry);
+  if (!uids || !uids->AllAre(uid)) return false;
+  if (known)
+    if (std::optional<bool> has = known(pid, stat->start_ticks)) return *has;
+  return HasEntry(ReadProcFileBounded(pid, "environ", kMaxEnvironBytes), key_entry);
 }
 
 bool JobIdentity::HasEntry(const std::string& environ, const std::string& entry) {

@@ -3,6 +3,8 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -40,8 +42,11 @@ struct JobIdentity {
   std::string key_entry;   // "PINPOINT_JOB_KEY=<key>"; "" when the launch had none
   uint32_t uid = 0;        // the job's user
 
-  // Whether `pid` is the job's now (read fresh from /proc).
-  bool Holds(int64_t pid) const;
+  // What is known of whether the process `pid` (started at `start_ticks`) carries the job's key:
+  // nullopt when nothing is, and its environment is read.
+  using KnownKey = std::function<std::optional<bool>(int64_t pid, uint64_t start_ticks)>;
+  // Whether `pid` is the job's now (read fresh from /proc; its key from `known` where given).
+  bool Holds(int64_t pid, const KnownKey& known = nullptr) const;
   // Whether the NUL-separated `environ` holds `entry` whole.
   static bool HasEntry(const std::string& environ, const std::string& entry);
 };

@@ -132,6 +132,10 @@ class Launcher {
   // excluded), for MPS terminate_client. Found whether or not the supervisor still lives. Empty
   // when the job is gone.
   virtual std::vector<int64_t> JobProcesses(const JobHandle& handle) = 0;
+  // Whether this pass left work that the next one should do at once (an ended job's processes
+  // not all looked at within the pass's budget): the daemon then runs its next pass without
+  // waiting for its tick.
+  virtual bool MoreDue() const { return false; }
 };
 
 }  // namespace pinpoint::launch

@@ -91,10 +91,10 @@ Supervisor SupervisorOf(int dir_fd, const JobHandle& handle) {
 
 }  // namespace
 
-
 // The job's members among the node's processes: what JobIdentity::Holds says of each, from one
-// read of each process's stat (and, where asked, its cgroup and uids). Each is verified again,
-// freshly, before it is signalled (SignalIfBelongs).
+// read of each process's stat (and, where asked, its cgroup and uids; its keys from keys_, each
+// process's environment read once in its life). Each is verified again, freshly, before it is
+// signalled (SignalIfBelongs).
 //
 // With `reuse`, the node's processes as an earlier call of this round read them (table_), so the
 // jobs ending in one pass cost one look at /proc, not one each. That is sound for the answer
@@ -116,13 +116,8 @@ std::vector<int64_t> ProcessLauncher::Members(const JobIdentity& id, bool reuse,
     if (RanInCgroup(id)) return out;
   }
   if (!reuse) table_.reset();
-  if (!table_) {
-    table_.emplace();
-    for (int64_t pid : ListPids()) {
-      if (auto stat = ReadProcStat(pid); stat && stat->state != 'Z')
-        table_->push_back({pid, *stat, {}, {}});
-    }
-  }
+  if (!table_) ReadTable();
+  bool between = false;
   for (TableEntry& p : *table_) {
     if (p.pid == id.session) continue;
     bool member = id.session > 0 && p.stat.session == id.session;
@@ -133,22 +128,53 @@ std::vector<int64_t> ProcessLauncher::Members(const JobIdentity& id, bool reuse,
     if (!member && !id.key_entry.empty()) {
       if (!p.uids) p.uids = ReadProcUids(p.pid);
       if (*p.uids && (*p.uids)->AllAre(id.uid)) {
-        std::string environ = ReadProcFileBounded(p.pid, "environ", kMaxEnvironBytes);
-        member = JobIdentity::HasEntry(environ, id.key_entry);
+        ProcessKeys::Answer key = keys_.Check(p.pid, p.stat.start_ticks, id.uid, id.key_entry);
+        member = key == ProcessKeys::Answer::kHolds;
+        // Not read in this pass (its budget is spent): not known to be another's, looked at again
+        // by the next pass, which follows at once (MoreDue).
+        if (key == ProcessKeys::Answer::kNotRead && unsure != nullptr) ++*unsure;
         // Inside an exec (a job's `exec sleep`) its environment reads empty for a moment: not
         // known to be another's, looked at again later (Poll). Only one that could be the job's
         // counts: an orphan (the job's processes are orphaned to pid 1 when its shell ends) or
         // the child of one of the job's processes; the user's other processes starting programs
         // (their parents alive and not the job's) delay no job's end.
-        if (!member && environ.empty() && unsure != nullptr && ProcessBetweenPrograms(p.pid) &&
-            (p.stat.ppid == 1 || id.Holds(p.stat.ppid)))
+        if (key == ProcessKeys::Answer::kEmpty && unsure != nullptr &&
+            ProcessBetweenPrograms(p.pid) &&
+            (p.stat.ppid == 1 || id.Holds(p.stat.ppid, KnownKeyOf(id)))) {
           ++*unsure;
+          between = true;
+        }
       }
     }
     if (member) out.push_back(p.pid);
   }
-  if (!out.empty() || !reuse || (unsure != nullptr && *unsure > 0)) table_.reset();
+  if (!out.empty() || !reuse || between) table_.reset();
   return out;
+}
+
+void ProcessLauncher::ReadTable() {
+  table_.emplace();
+  std::map<int64_t, uint64_t> alive;
+  for (int64_t pid : ListPids()) {
+    if (auto stat = ReadProcStat(pid); stat && stat->state != 'Z') {
+      table_->push_back({pid, *stat, {}, {}});
+      alive.emplace(pid, stat->start_ticks);
+    }
+  }
+  keys_.Retain(alive);
+}
+
+JobIdentity::KnownKey ProcessLauncher::KnownKeyOf(const JobIdentity& id) const {
+  return [this, &id](int64_t pid, uint64_t start_ticks) -> std::optional<bool> {
+    switch (keys_.Known(pid, start_ticks, id.key_entry)) {
+      case ProcessKeys::Answer::kHolds:
+        return true;
+      case ProcessKeys::Answer::kLacks:
+        return false;
+      default:
+        return std::nullopt;
+    }
+  };
 }
 
 bool ProcessLauncher::Unsettled(JobId job, int unsure) {
@@ -161,6 +187,8 @@ bool ProcessLauncher::Unsettled(JobId job, int unsure) {
 }
 
 ProcessLauncher::ProcessLauncher(std::string shim_path) : shim_path_(std::move(shim_path)) {}
+ProcessLauncher::ProcessLauncher(std::string shim_path, ProcessKeys keys)
+    : shim_path_(std::move(shim_path)), keys_(std::move(keys)) {}
 
 const SpecFacts& ProcessLauncher::FactsFor(const JobHandle& handle, int dir_fd) {
   auto known = facts_.find(handle.job_dir);
@@ -277,7 +305,7 @@ std::optional<ExitStatus> ProcessLauncher::Poll(const JobHandle& handle) {
     // At most kKillsPerPoll a poll, each through a pidfd: 3000 left behind cost the loop a share
     // of a pass at a time, and the next polls kill the rest.
     for (size_t i = 0; i < left.size() && i < kKillsPerPoll; ++i)
-      SignalIfBelongs(left[i], SIGKILL, [&](int64_t p) { return id.Holds(p); });
+      SignalIfBelongs(left[i], SIGKILL, [&](int64_t p) { return id.Holds(p, KnownKeyOf(id)); });
     return std::nullopt;
   }
   if (status.status().code() == Code::kUnavailable) return std::nullopt;
@@ -342,7 +370,7 @@ Status ProcessLauncher::SignalJob(const JobHandle& handle, int signal, bool lead
     // The supervisor is dead: each process verified to be the job's, one by one.
     JobIdentity id = IdentityOf(handle, FactsFor(handle, dir->get()));
     for (int64_t pid : Members(id))
-      SignalIfBelongs(pid, signal, [&](int64_t p) { return id.Holds(p); });
+      SignalIfBelongs(pid, signal, [&](int64_t p) { return id.Holds(p, KnownKeyOf(id)); });
     return Status::Ok();
   }
   if (handle.pid <= 0) return Status::Ok();
@@ -364,6 +392,7 @@ std::vector<int64_t> ProcessLauncher::JobProcesses(const JobHandle& handle) {
 
 void ProcessLauncher::Reap() {
   table_.reset();  // a new round: the next Members reads the node's processes again
+  keys_.NewPass();
   for (auto it = children_.begin(); it != children_.end();) {
     int wstatus = 0;
     pid_t r = ::waitpid(static_cast<pid_t>(*it), &wstatus, WNOHANG);

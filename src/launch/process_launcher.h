@@ -9,6 +9,7 @@
 #include "common/process.h"
 #include "launch/job_identity.h"
 #include "launch/launcher.h"
+#include "launch/process_keys.h"
 
 namespace pinpoint::launch {
 
@@ -16,6 +17,8 @@ class ProcessLauncher : public Launcher {
  public:
   // `shim_path`: absolute path of the pinpoint-shim binary.
   explicit ProcessLauncher(std::string shim_path);
+  // With the given reader of processes' keys (tests).
+  ProcessLauncher(std::string shim_path, ProcessKeys keys);
 
   Result<JobHandle> Launch(const LaunchSpec& spec) override;
   std::optional<ExitStatus> Poll(const JobHandle& handle) override;
@@ -23,6 +26,12 @@ class ProcessLauncher : public Launcher {
   Status SignalLeader(const JobHandle& handle, int signal) override;
   void Reap() override;
   std::vector<int64_t> JobProcesses(const JobHandle& handle) override;
+  // True when this pass left environments unread (ProcessKeys' budget): an ended job's end waits
+  // for the next pass.
+  bool MoreDue() const override { return keys_.Refused(); }
+  // How many processes' keys are known (tests).
+  size_t known_processes() const { return keys_.size(); }
+  size_t environments_read() const { return keys_.reads(); }
 
  private:
   // Signal and SignalLeader: the job's process group, or its leader alone (only while its
@@ -33,9 +42,9 @@ class ProcessLauncher : public Launcher {
   const SpecFacts& FactsFor(const JobHandle& handle, int dir_fd);
   // The job's processes (JobIdentity); with `reuse`, a "none" may come from the node's processes
   // as an earlier call since the last Reap read them (process_launcher.cc).
-  // With `unsure`, it counts the job user's processes inside an exec, whose environment (and so
-  // whether they hold the job's key) cannot be read yet (ProcessBetweenPrograms), that could be
-  // the job's: orphans, and children of the job's processes.
+  // With `unsure`, it counts the job user's processes whose key is not known yet: those inside an
+  // exec, whose environment cannot be read yet (ProcessBetweenPrograms), that could be the job's
+  // (orphans, and children of the job's processes), and those this pass's budget left unread.
   std::vector<int64_t> Members(const JobIdentity& id, bool reuse = false, int* unsure = nullptr);
   // Whether an ended job with `unsure` such processes is not over yet: true while they are there,
   // for at most kUnsureWaitMs from its first poll that found one.
@@ -56,6 +65,11 @@ class ProcessLauncher : public Launcher {
     std::optional<std::optional<ProcUids>> uids;
   };
   std::optional<std::vector<TableEntry>> table_;
+  ProcessKeys keys_;  // each process's job keys, read once in its life
+  // Reads the node's processes into table_ (and forgets the keys of those gone).
+  void ReadTable();
+  // What keys_ knows of the job's key, for JobIdentity::Holds.
+  JobIdentity::KnownKey KnownKeyOf(const JobIdentity& id) const;
 };
 
 // Start time of `pid` in clock ticks since boot (field 22 of /proc/<pid>/stat), or 0 when the

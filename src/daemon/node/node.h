@@ -279,8 +279,9 @@ class Node {
   // changed, schedules and launches. Returns the ids of jobs that reached a final state.
   std::vector<JobId> Step();
   // Whether the last Step left work for the next at once: starts or ends past its budget
-  // (NodeOptions::pass_record_bytes). The main loop then steps again without waiting.
-  bool MoreDue() const { return starts_left_ || runner_.EndsLeft(); }
+  // (NodeOptions::pass_record_bytes), or ended jobs' processes past the launcher's budget for a
+  // pass (launch::Launcher::MoreDue). The main loop then steps again without waiting.
+  bool MoreDue() const { return starts_left_ || runner_.EndsLeft() || deps_.launcher->MoreDue(); }
 
   // What the site set (its inventory moved into devices()).
   const NodeOptions& options() const { return options_; }
@@ -308,6 +309,9 @@ class Node {
   // running and settling jobs, user limits; with `with_pending`, the pending jobs that may start
   // in a pass (held ones get their wait reason here).
   sched::Snapshot SchedSnapshot(bool with_pending);
+  // Marks drained in `inventory` the devices that take no new job now: those recovering from an
+  // MPS fault, and those held by a process that could not be killed (WatchFeedback::Drained).
+  void MarkUnavailable(sched::Inventory& inventory) const;
   // Leases opened while their MPS control daemon was starting that have not started
   // kLeaseStartTimeoutMs after their opening end as cancelled (lease-not-placed).
   void ExpireStartingLeases(int64_t now_ms);
