@@ -62,6 +62,10 @@ struct DeviceHoldView {
   int64_t since_ms = 0;       // the job's end
   int64_t deadline_ms = -1;   // when its user's processes in no job are killed; -1: never
   bool killed = false;        // they were sent SIGKILL: the deadline passed
+  // Of pids, those that hold on although due to be killed: pinpointd may not kill them (they run
+  // with another user's rights: set-user-id) or they outlived their SIGKILL. The device is
+  // drained (DeviceView::drain_reason) until they exit.
+  std::vector<int64_t> unkillable;
   bool operator==(const DeviceHoldView&) const = default;
 };
 

@@ -375,10 +375,15 @@ std::string FormatHolds(const GpusReply& reply) {
              (h.in_job ? " (job " + std::to_string(h.job) + "'s own: killed)"
                        : ", in no job, since job " + std::to_string(h.job) + " ended at " +
                              UtcTimeText(h.since_ms));
-      if (!h.in_job)
-        out += h.killed            ? ": killed at the deadline"
+      if (!h.unkillable.empty()) {
+        std::string held;
+        for (int64_t pid : h.unkillable) held += (held.empty() ? "" : ",") + std::to_string(pid);
+        out += ": process " + held + " could not be killed; the device is drained until it exits";
+      } else if (!h.in_job) {
+        out += h.killed            ? ": sent SIGKILL at the deadline"
                : h.deadline_ms < 0 ? ""
                                    : "; killed at " + UtcTimeText(h.deadline_ms);
+      }
       out += "\n";
     }
   }

@@ -297,7 +297,7 @@ TEST(FormatGpusTest, DevicesHeldAfterTheirJobEnded) {
             std::string::npos)
       << out;
   gpus["devices"][0]["holds"][0]["killed"] = true;
-  EXPECT_NE(FormatGpus(Decode<GpusReply>(gpus)).find("2023-11-14 22:13:20 UTC: killed at the deadline\n"),
+  EXPECT_NE(FormatGpus(Decode<GpusReply>(gpus)).find("2023-11-14 22:13:20 UTC: sent SIGKILL at the deadline\n"),
             std::string::npos);
   gpus["devices"][0].erase("holds");
   EXPECT_EQ(FormatGpus(Decode<GpusReply>(gpus)).find("held after"), std::string::npos);

@@ -308,7 +308,7 @@ TEST(ApiCodecGoldenTest, Gpus) {
   EXPECT_EQ(full.devices[0].jobs.at(0).gpu_mem_used_bytes, 1617952768u);
   EXPECT_EQ(full.devices[1].drain_reason, "3 MPS faults within an hour");
   ASSERT_EQ(full.devices[1].holds.size(), 1u);
-  EXPECT_EQ(full.devices[1].holds[0], (DeviceHoldView{17, "alice", {4242}, false, 1795319997266, 1795320057266, false}));
+  EXPECT_EQ(full.devices[1].holds[0], (DeviceHoldView{17, "alice", {4242}, false, 1795319997266, 1795320057266, false, {}}));
   EXPECT_TRUE(full.devices[0].holds.empty());
   EXPECT_FALSE(full.devices[1].reading.has_value());
   ASSERT_TRUE(full.watcher.has_value());

@@ -99,14 +99,13 @@ json ToJson(const DeviceView& d) {
   if (d.mig_slot) j["mig_slot"] = {{"start", d.mig_slot->start}, {"vacant", d.mig_slot->vacant}};
   if (!d.holds.empty()) {
     json holds = json::array();
-    for (const DeviceHoldView& h : d.holds)
-      holds.push_back({{"job", h.job},
-                       {"user", h.user},
-                       {"pids", h.pids},
-                       {"in_job", h.in_job},
-                       {"since_ms", h.since_ms},
-                       {"deadline_ms", h.deadline_ms},
-                       {"killed", h.killed}});
+    for (const DeviceHoldView& h : d.holds) {
+      json hold{{"job", h.job},       {"user", h.user},         {"pids", h.pids},
+                {"in_job", h.in_job}, {"since_ms", h.since_ms}, {"deadline_ms", h.deadline_ms},
+                {"killed", h.killed}};
+      if (!h.unkillable.empty()) hold["unkillable"] = h.unkillable;  // only where one is
+      holds.push_back(std::move(hold));
+    }
     j["holds"] = std::move(holds);
   }
   return j;
@@ -122,6 +121,7 @@ Result<DeviceHoldView> HoldFromJson(const json& j) {
   in.Integer("since_ms", &h.since_ms);
   in.Integer("deadline_ms", &h.deadline_ms);
   in.Bool("killed", &h.killed);
+  in.IntegerList("unkillable", &h.unkillable);
   return in.Done(std::move(h));
 }
 

@@ -106,11 +106,12 @@ bool ProcProcessOwner::UsersOwnProcess(int64_t pid, uint32_t uid) {
   return n <= 0 || std::string_view(target, static_cast<size_t>(n)) != mps_server_;
 }
 
-void ProcProcessOwner::KillUsersProcess(int64_t pid, uint32_t uid) {
-  SignalIfBelongs(pid, SIGKILL, [uid](int64_t p) {
+bool ProcProcessOwner::KillUsersProcess(int64_t pid, uint32_t uid) {
+  bool sent = SignalIfBelongs(pid, SIGKILL, [uid](int64_t p) {
     auto uids = ReadProcUids(p);
     return uids && uids->AllAre(uid);
   });
+  return sent || !ProcessAlive(pid);
 }
 
 }  // namespace pinpoint::watch

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -24,8 +25,10 @@ class ProcessOwner {
   // an MPS server: one that may have left a job of that user and still hold the job's GPU.
   virtual bool UsersOwnProcess(int64_t pid, uint32_t uid) = 0;
   // Sends SIGKILL to `pid` while it runs as user `uid` (real, effective and saved), pinned by a
-  // pidfd so that a pid reused meanwhile is never hit: a process that outlived its job.
-  virtual void KillUsersProcess(int64_t pid, uint32_t uid) = 0;
+  // pidfd so that a pid reused meanwhile is never hit: a process that outlived its job. Returns
+  // false when the process lives on unsignalled: not all its uids are the user's (a set-user-id
+  // program), so pinpointd may not kill it; true when it was sent SIGKILL or is gone.
+  virtual bool KillUsersProcess(int64_t pid, uint32_t uid) = 0;
   // The text of `pid`'s /proc/<pid>/environ (NUL-separated, at most kMaxEnvironBytes), or nullopt
   // when it cannot be read: what a job's process on a GPU was given (docs/enforcement.md).
   virtual std::optional<std::string> Environ(int64_t pid) = 0;
@@ -47,7 +50,7 @@ class ProcProcessOwner final : public ProcessOwner {
   explicit ProcProcessOwner(std::string mps_server = "") : mps_server_(std::move(mps_server)) {}
   std::optional<JobId> OwnerOf(int64_t pid, const std::vector<WatchedJob>& jobs) override;
   bool UsersOwnProcess(int64_t pid, uint32_t uid) override;
-  void KillUsersProcess(int64_t pid, uint32_t uid) override;
+  bool KillUsersProcess(int64_t pid, uint32_t uid) override;
   std::optional<std::string> Environ(int64_t pid) override;
   std::vector<int64_t> ChildrenOf(int64_t pid) override;
 
@@ -74,7 +77,13 @@ class FakeProcessOwner final : public ProcessOwner {
     auto it = users_.find(pid);
     return it != users_.end() && it->second == uid;
   }
-  void KillUsersProcess(int64_t pid, uint32_t uid) override { killed_.push_back({pid, uid}); }
+  // `pid` runs with another user's rights too (set-user-id): it is never killed.
+  void SetUnkillable(int64_t pid) { unkillable_.insert(pid); }
+  bool KillUsersProcess(int64_t pid, uint32_t uid) override {
+    if (unkillable_.count(pid)) return false;
+    killed_.push_back({pid, uid});
+    return true;
+  }
   // `pid`'s environment as /proc would show it ("NAME=value" entries, NUL-separated).
   void SetEnviron(int64_t pid, std::string text) { environs_[pid] = std::move(text); }
   int environ_reads() const { return environ_reads_; }
@@ -95,6 +104,7 @@ class FakeProcessOwner final : public ProcessOwner {
   std::vector<std::pair<int64_t, uint32_t>> killed_;
   std::map<int64_t, JobId> owners_;
   std::map<int64_t, uint32_t> users_;
+  std::set<int64_t> unkillable_;
   std::map<int64_t, std::string> environs_;
   std::map<int64_t, std::vector<int64_t>> children_;
   int environ_reads_ = 0;

@@ -108,7 +108,8 @@ WatchView Watcher::Latest() const {
 }
 
 Lingering Watcher::LingeringOn(const WatchedJob& job, const std::vector<GpuReading>& readings,
-                               const std::map<int64_t, JobId>& owners) const {
+                               const std::map<int64_t, JobId>& owners,
+                               const std::map<JobId, std::set<int>>& gpus_of) const {
   std::set<int> gpus;
   for (const auto& slot : job.slots) gpus.insert(slot.gpu_index);
   Lingering left;
@@ -116,8 +117,15 @@ Lingering Watcher::LingeringOn(const WatchedJob& job, const std::vector<GpuReadi
     if (!gpus.count(r.gpu_index)) continue;
     for (const auto& p : r.sample.processes) {
       auto owner = owners.find(p.pid);
-      if (owner != owners.end()) {
-        if (owner->second != job.id) continue;
+      bool owned = owner != owners.end() && owner->second == job.id;
+      // Another job's process on a GPU of that job's is left alone; one that names a job of its
+      // user (PINPOINT_JOB_ID, or a sibling's session) on a GPU that job does not hold is in
+      // no job here: it holds this GPU like any process of the user (issue 55).
+      if (owner != owners.end() && !owned) {
+        auto held = gpus_of.find(owner->second);
+        if (held != gpus_of.end() && held->second.count(r.gpu_index)) continue;
+      }
+      if (owned) {
         left.owned.push_back(p.pid);
       } else if (owner_->UsersOwnProcess(p.pid, job.uid)) {
         left.loose.push_back(p.pid);
@@ -133,14 +141,24 @@ Lingering Watcher::LingeringOn(const WatchedJob& job, const std::vector<GpuReadi
 void Watcher::KillLeftovers(const WatchedJob& job, int64_t now_ms, Lingering* left) {
   // The job's own processes outlived it (the launcher kills them before it reports an end, so
   // one is seen only when it escaped that look): they go now.
-  for (int64_t pid : left->owned) owner_->KillUsersProcess(pid, job.uid);
+  for (int64_t pid : left->owned) KillHolder(pid, job.uid, now_ms, left);
   // Its user's processes in no job go at the deadline: pidfd-pinned and only while every uid of
   // theirs is the user's, so another user's process or a set-user-id program is never hit.
   if (left->deadline_ms < 0 || now_ms < left->deadline_ms) return;
-  for (int64_t pid : left->loose) {
-    owner_->KillUsersProcess(pid, job.uid);
-    left->killed.push_back(pid);
+  for (int64_t pid : left->loose)
+    if (KillHolder(pid, job.uid, now_ms, left)) left->killed.push_back(pid);
+}
+
+bool Watcher::KillHolder(int64_t pid, uint32_t uid, int64_t now_ms, Lingering* left) {
+  // Reported as what happened: a process pinpointd may not signal, or one that outlived its
+  // SIGKILL, is no "killed" holder; its GPU stays held and is drained (WatchFeedback).
+  if (!owner_->KillUsersProcess(pid, uid)) {
+    left->unkillable.push_back(pid);
+    return false;
   }
+  auto sent = kill_sent_ms_.emplace(pid, now_ms).first;
+  if (now_ms - sent->second >= options_.kill_grace_ms) left->unkillable.push_back(pid);
+  return true;
 }
 
 std::vector<JobId> Watcher::NoteSeen(const std::vector<GpuReading>& readings,
@@ -286,15 +304,21 @@ std::map<JobId, Lingering> Watcher::LingeringOf(const Round& round,
                                                 const std::map<int64_t, JobId>& owners,
                                                 int64_t now_ms) {
   std::map<JobId, Lingering> lingering;
+  std::map<JobId, std::set<int>> gpus_of;
+  for (const WatchedJob& job : round.ownable)
+    for (const auto& slot : job.slots) gpus_of[job.id].insert(slot.gpu_index);
+  std::set<int64_t> holding;
   for (const WatchedJob& job : round.closing) {
-    Lingering left = LingeringOn(job, readings, owners);
+    Lingering left = LingeringOn(job, readings, owners, gpus_of);
     if (left.owned.empty() && left.loose.empty()) continue;
     left.since_ms = round.since.at(job.id);
     if (options_.settle_deadline_ms >= 0)
       left.deadline_ms = left.since_ms + options_.settle_deadline_ms;
     KillLeftovers(job, now_ms, &left);
+    for (const auto& [pid, gpu] : left.gpu_of) holding.insert(pid);
     lingering[job.id] = std::move(left);
   }
+  std::erase_if(kill_sent_ms_, [&](const auto& sent) { return !holding.count(sent.first); });
   return lingering;
 }
 

@@ -38,6 +38,9 @@ struct WatcherOptions {
   // left the watched set is killed (docs/security.md): on a managed node it belongs to no job, and
   // it would hold the GPUs from everyone for as long as it runs. -1: never killed, only waited for.
   int64_t settle_deadline_ms = 60'000;
+  // A process sent SIGKILL that still holds the GPU this long after is reported as surviving the
+  // kill (Lingering::unkillable): a process stuck in the kernel (D state, a driver call).
+  int64_t kill_grace_ms = 10'000;
 };
 
 // The watcher's last poll, for listings and metrics.
@@ -60,6 +63,10 @@ struct Lingering {
   int64_t deadline_ms =
       -1;  // when `loose` are killed (settle_deadline_ms after since_ms); -1: never
   std::vector<int64_t> killed;  // of `loose`, those sent SIGKILL at this poll: past the deadline
+  // Of `owned` and `loose`, those due to be killed that hold on: pinpointd may not kill them (a
+  // set-user-id program: not all their uids are the user's), or they were still there
+  // kill_grace_ms after their SIGKILL. Their GPUs stay held, and the node drains them.
+  std::vector<int64_t> unkillable;
 };
 
 // What the main loop collects.
@@ -157,12 +164,19 @@ class Watcher {
   // whether there was any (the main loop is woken).
   bool PublishClosing(const std::vector<WatchedJob>& closing,
                       std::map<JobId, Lingering>& lingering);
-  // The processes on `job`'s GPUs that are its own (`owners`) or its user's in no job.
+  // The processes on `job`'s GPUs that are its own (`owners`) or its user's in no job. A process
+  // another job claims (`owners`) is that job's only on a GPU that job holds (`gpus_of`): one on
+  // a GPU its claimed job does not hold is no job's to keep there.
   Lingering LingeringOn(const WatchedJob& job, const std::vector<GpuReading>& readings,
-                        const std::map<int64_t, JobId>& owners) const;
+                        const std::map<int64_t, JobId>& owners,
+                        const std::map<JobId, std::set<int>>& gpus_of) const;
   // Kills what outlived `job` on its GPUs: its own processes at once, its user's loose ones once
-  // the deadline has passed (recorded in left->killed).
+  // the deadline has passed (recorded in left->killed); those that hold on in left->unkillable.
   void KillLeftovers(const WatchedJob& job, int64_t now_ms, Lingering* left);
+  // Sends `pid` (of user `uid`) SIGKILL at now_ms; false when it could not be sent. A process
+  // that may not be killed, or was sent one kill_grace_ms ago and is still there, goes into
+  // left->unkillable.
+  bool KillHolder(int64_t pid, uint32_t uid, int64_t now_ms, Lingering* left);
   // Notes, in seen_, the GPUs each accounted job's processes (`accounted`) are on and, once, the
   // environment of one of them (read, then its owner checked again, so that a pid reused between
   // NVML's list and the read is never taken for the job's). Returns the jobs whose entry changed.
@@ -213,6 +227,9 @@ class Watcher {
   std::map<JobId, std::chrono::steady_clock::time_point> first_seen_;
   std::map<JobId, int> env_reads_;
   size_t leader_cursor_ = 0;  // where NoteLeaders goes on (polling thread only)
+  // When each process holding an ended job's GPUs was first sent SIGKILL (polling thread only;
+  // forgotten once it holds none).
+  std::map<int64_t, int64_t> kill_sent_ms_;
   std::thread thread_;
 };
 

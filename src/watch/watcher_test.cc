@@ -322,6 +322,84 @@ TEST_F(WatcherTest, AUsersProcessInNoJobIsKilledAtTheSettleDeadlineAnotherUsersN
   EXPECT_EQ(owner_.killed().size(), 1u) << "the other user's process is never killed";
 }
 
+// Attack (issue 55): a process left on an ended job's GPU names a sibling job of its user that
+// still runs (PINPOINT_JOB_ID, so the sibling "owns" it), on a GPU that sibling does not hold. It
+// was taken for the sibling's and the ended job settled at once: its GPU went to another user
+// while the process held 40 GiB there, never named nor killed. It is no job's to keep there: it
+// holds the ended job's GPU like any process of the user, and is killed at the deadline. The
+// sibling's own process on its own GPU is left alone.
+TEST_F(WatcherTest, AProcessThatNamesASiblingJobHoldsTheGpuItIsOnUntilTheDeadline) {
+  WatcherOptions o;
+  o.gpu_indices = {0, 1};
+  o.settle_deadline_ms = 10'000;
+  watcher_ = std::make_unique<Watcher>(o, backend_.get(), &owner_, &clock_);
+  WatchedJob ended = Slice(1, 0, kWatchGiB);
+  ended.uid = 1001;
+  WatchedJob sibling = Slice(2, 1, kWatchGiB);
+  sibling.uid = 1001;
+  watcher_->SetJobs({ended, sibling});
+  owner_.Set(300, 2);  // claims the sibling: on GPU 0, which the sibling does not hold
+  owner_.SetUser(300, 1001);
+  owner_.Set(400, 2);  // the sibling's own, on its GPU
+  owner_.SetUser(400, 1001);
+  Procs(0, {{300, 40 * kWatchGiB}});
+  Procs(1, {{400, kWatchGiB / 2}});
+  Tick(1000);
+  watcher_->SetJobs({sibling});
+  Tick(1000);
+  WatchUpdate u = watcher_->Take();
+  EXPECT_TRUE(u.settled.empty()) << "its GPU is handed on while a process holds it";
+  ASSERT_EQ(u.lingering.count(1), 1u);
+  EXPECT_EQ(u.lingering.at(1).loose, std::vector<int64_t>{300});
+  clock_.AdvanceMs(9000);
+  Tick(1000);
+  u = watcher_->Take();
+  ASSERT_EQ(u.lingering.count(1), 1u);
+  EXPECT_EQ(u.lingering.at(1).killed, std::vector<int64_t>{300});
+  EXPECT_EQ(owner_.killed(), (std::vector<std::pair<int64_t, uint32_t>>{{300, 1001}}))
+      << "the sibling's process on its own GPU is not touched";
+  Procs(0, {});
+  Tick(1000);
+  EXPECT_EQ(watcher_->Take().settled, std::vector<JobId>{1});
+}
+
+// Attack (issue 55): a set-user-id program left on an ended job's GPU (its real uid the user's,
+// its effective uid another's) may not be killed by pinpointd, and one stuck in the kernel
+// outlives its SIGKILL. Each was reported "killed" while it held the GPU. Now neither is in
+// `killed`: they are `unkillable`, the first at the deadline, the second kill_grace_ms after its
+// SIGKILL, and the job stays unsettled while they hold on.
+TEST_F(WatcherTest, AHolderThatCannotBeKilledIsReportedSoNotKilled) {
+  WatcherOptions o;
+  o.gpu_indices = {0, 1};
+  o.settle_deadline_ms = 10'000;
+  o.kill_grace_ms = 5'000;
+  watcher_ = std::make_unique<Watcher>(o, backend_.get(), &owner_, &clock_);
+  WatchedJob job = Slice(1, 0, kWatchGiB);
+  job.uid = 1001;
+  watcher_->SetJobs({job});
+  owner_.SetUser(300, 1001);
+  owner_.SetUnkillable(300);  // set-user-id
+  owner_.SetUser(301, 1001);  // survives its SIGKILL
+  Procs(0, {{300, kWatchGiB}, {301, kWatchGiB}});
+  Tick(1000);
+  watcher_->SetJobs({});
+  clock_.AdvanceMs(9000);
+  Tick(1000);  // 10 s after the end: the deadline
+  WatchUpdate u = watcher_->Take();
+  ASSERT_EQ(u.lingering.count(1), 1u);
+  EXPECT_EQ(u.lingering.at(1).killed, std::vector<int64_t>{301});
+  EXPECT_EQ(u.lingering.at(1).unkillable, std::vector<int64_t>{300});
+  clock_.AdvanceMs(4000);
+  Tick(1000);  // 5 s after 301's SIGKILL, still there
+  u = watcher_->Take();
+  ASSERT_EQ(u.lingering.count(1), 1u);
+  EXPECT_EQ(u.lingering.at(1).unkillable, (std::vector<int64_t>{300, 301}));
+  EXPECT_TRUE(u.settled.empty());
+  Procs(0, {});
+  Tick(1000);
+  EXPECT_EQ(watcher_->Take().settled, std::vector<JobId>{1});
+}
+
 // After a restart, a job that ended earlier is looked at as if it had just left the set at its
 // end: its deadline runs from then, and no final usage is reported for it.
 TEST_F(WatcherTest, AResumedJobKeepsItsDeadlineFromItsEnd) {

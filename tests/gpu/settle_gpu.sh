@@ -51,7 +51,7 @@ nvidia-smi --query-compute-apps=pid,used_memory --format=csv,noheader
 "$P" gpus | sed -n '/held after/,$p'
 check "pinpoint gpus names the process that holds GPU 0" sh -c "\"$P\" gpus | grep -q 'device 0: process $EP of ppa, in no job, since job $c ended'"
 check "the waiting job's reason names it" sh -c "\"$P\" --json show $d | grep -q 'held by process $EP of ppa'"
-wait_for 60 grep -q "job $c: process(es) $EP of uid $(id -u ppa), in no job, held its GPUs past the settle deadline: killed" "$W/pinpointd.log"
+wait_for 60 grep -q "job $c: process(es) $EP of uid $(id -u ppa), in no job, held its GPUs past the settle deadline: sent SIGKILL" "$W/pinpointd.log"
 grep "past the settle deadline" "$W/pinpointd.log" | tail -1
 wait_for 10 sh -c "! test -d /proc/$EP"
 check "at the settle deadline pinpointd killed it (SIGKILL through a pidfd)" sh -c "! test -d /proc/$EP"
@@ -74,7 +74,7 @@ kill -TERM "$DAEMON"; wait "$DAEMON"
 start_pinpointd
 grep "job $e: its GPUs were held" "$W/pinpointd.log" | tail -1
 check "after the restart the next job still waits" test "$(state_of "$f")" = pending
-wait_for 60 grep -q "job $e: process(es) $EP2 of uid $(id -u ppa), in no job, held its GPUs past the settle deadline: killed" "$W/pinpointd.log"
+wait_for 60 grep -q "job $e: process(es) $EP2 of uid $(id -u ppa), in no job, held its GPUs past the settle deadline: sent SIGKILL" "$W/pinpointd.log"
 wait_for 10 sh -c "! test -d /proc/$EP2"
 check "the restarted pinpointd killed it at the deadline" sh -c "! test -d /proc/$EP2"
 timeout 120 "$P" wait "$f" > /dev/null

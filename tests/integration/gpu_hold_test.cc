@@ -131,7 +131,7 @@ TEST_F(GpuHoldTest, AtTheDeadlinePinpointdKillsTheProcessAndTheNextJobRuns) {
   Until({"show", std::to_string(next)}, [](const json& j) { return j["job"]["state"] == "completed"; });
   json history = Until({"show", std::to_string(ended)}, [](const json& j) { return HasEvent(j, "gpu-released"); });
   EXPECT_TRUE(HasEvent(history, "gpu-hold-killed"));
-  EXPECT_NE(h_->daemon_log().find("held its GPUs past the settle deadline: killed"), std::string::npos);
+  EXPECT_NE(h_->daemon_log().find("held its GPUs past the settle deadline: sent SIGKILL"), std::string::npos);
 }
 
 }  // namespace

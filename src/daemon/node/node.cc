@@ -138,12 +138,19 @@ std::vector<JobId> Node::Step() {
   return ended;
 }
 
+void Node::MarkUnavailable(sched::Inventory& inventory) const {
+  for (int device : faults_.RecoveringDevices())
+    inventory.devices.at(static_cast<size_t>(device)).drained = true;
+  for (const auto& [device, why] : watch_.Drained(*users_))
+    if (device >= 0 && static_cast<size_t>(device) < inventory.devices.size())
+      inventory.devices[static_cast<size_t>(device)].drained = true;
+}
+
 sched::Snapshot Node::SchedSnapshot(bool with_pending) {
   sched::Snapshot snap;
   snap.inventory = devices_;
   snap.now_ms = deps_.clock->NowMs();
-  for (int device : faults_.RecoveringDevices())
-    snap.inventory.devices.at(static_cast<size_t>(device)).drained = true;
+  MarkUnavailable(snap.inventory);
   // A MIG placement drained for a waiting slice: its busy small instances take no new job.
   if (deps_.mig != nullptr)
     for (int device : deps_.mig->HeldDevices(snap.inventory, deps_.clock->NowMs()))

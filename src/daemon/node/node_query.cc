@@ -193,8 +193,7 @@ Result<Node::Page> Node::List(bool all, std::optional<uint32_t> uid, int offset,
     // requests (and changes to one's own jobs between them) makes the loop play more often.
     if (!cache.played || now_ms - cache.at_ms >= kStartEstimateReuseMs || now_ms < cache.at_ms) {
       sched::Inventory inventory = devices_;
-      for (int device : faults_.RecoveringDevices())
-        inventory.devices.at(static_cast<size_t>(device)).drained = true;
+      MarkUnavailable(inventory);
       cache = {true, now_ms, PlayStarts(jobs_, std::move(inventory), now_ms)};
     }
     for (const JobRecord& job : page.jobs) {

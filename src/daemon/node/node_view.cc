@@ -1,4 +1,6 @@
 // Node's read-only views: the "gpus" listing and the Prometheus snapshot.
+#include <algorithm>
+
 #include "daemon/jobs/array_rest.h"
 #include "daemon/node/node.h"
 
@@ -75,10 +77,13 @@ std::map<int, std::vector<DeviceHoldView>> HoldsByDevice(
     for (int device : h.devices) {
       if (device < 0 || static_cast<size_t>(device) >= devices.devices.size()) continue;
       int gpu = devices.devices[static_cast<size_t>(device)].gpu_index;
-      DeviceHoldView v{h.job,      NameOrUid(users, h.uid), {},      h.owned,
-                       h.since_ms, h.deadline_ms,           h.killed};
-      for (const auto& [pid, on] : h.pids)
-        if (on == gpu) v.pids.push_back(pid);
+      DeviceHoldView v{h.job,      NameOrUid(users, h.uid), {},       h.owned,
+                       h.since_ms, h.deadline_ms,           h.killed, {}};
+      for (const auto& [pid, on] : h.pids) {
+        if (on != gpu) continue;
+        v.pids.push_back(pid);
+        if (std::count(h.unkillable.begin(), h.unkillable.end(), pid)) v.unkillable.push_back(pid);
+      }
       if (!v.pids.empty()) by_device[device].push_back(std::move(v));
     }
   }
@@ -115,11 +120,16 @@ GpusReply Node::GpusView() const {
   std::map<int, std::vector<DeviceHoldView>> holds =
       HoldsByDevice(watch_.Holds(), devices_, *users_);
   std::map<int, sharing::ServerInfo> mps_daemons = sharing_->Servers();
+  std::map<int, std::string> unkillable = watch_.Drained(*users_);
   for (const auto& d : devices_.devices) {
     DeviceUse& u = use[static_cast<size_t>(d.index)];
     DeviceView dev = DeviceViewOf(d, u);
     if (u.mps_uid) dev.mps_user = NameOrUid(*users_, *u.mps_uid);
     if (std::string why = faults_.DrainReason(d.index); !why.empty()) dev.drain_reason = why;
+    if (auto held = unkillable.find(d.index); held != unkillable.end()) {
+      dev.drained = true;
+      if (!dev.drain_reason) dev.drain_reason = held->second;
+    }
     dev.recovering = faults_.Recovering(d.index);
     if (auto mps = mps_daemons.find(d.index); mps != mps_daemons.end()) {
       const sharing::ServerInfo& m = mps->second;

@@ -231,6 +231,34 @@ TEST_F(NodeWatchTest, AProcessInNoJobIsNamedWhileItHoldsAndKilledAtTheDeadline) 
   EXPECT_TRUE(node_->GpusView().devices[0].holds.empty());
 }
 
+// Attack (issue 55): a set-user-id program left on an ended job's GPU survives the settle
+// deadline: pinpointd may not kill it. The log and `gpus` said "killed" while it held the GPU.
+// Now the device is drained with the reason, `gpus` names the process as not killed, the job's
+// history says so, and no job is placed there until the process is gone.
+TEST_F(NodeWatchTest, AHolderThatCannotBeKilledDrainsItsDeviceWithTheReason) {
+  auto [first, next] = RunWithALooseProcess();
+  owner_.SetUnkillable(kEscaped);
+  launcher_.Finish(first, {launch::ExitStatus::Kind::kExited, 0, 0, ""});
+  node_->Step();
+  for (int i = 0; i < 62; ++i) Second(1000);  // past the 60 s deadline
+  EXPECT_TRUE(owner_.killed().empty());
+  EXPECT_FALSE(HasEvent(first, "gpu-hold-killed")) << "reported killed, yet it runs on";
+  EXPECT_TRUE(HasEvent(first, "gpu-hold-unkillable"));
+  GpusReply gpus = node_->GpusView();
+  ASSERT_EQ(gpus.devices[0].holds.size(), 1u);
+  EXPECT_FALSE(gpus.devices[0].holds[0].killed);
+  EXPECT_EQ(gpus.devices[0].holds[0].unkillable, std::vector<int64_t>{kEscaped});
+  EXPECT_TRUE(gpus.devices[0].drained);
+  EXPECT_NE(gpus.devices[0].drain_reason.value_or("").find("could not kill"), std::string::npos)
+      << gpus.devices[0].drain_reason.value_or("");
+  EXPECT_FALSE(gpus.devices[1].drained) << "the process is not on GPU 1";
+  EXPECT_EQ(node_->Get(next)->state, JobState::kPending);
+  ASSERT_TRUE(backend_->SetProcesses(0, {}).ok());  // it exits at last
+  Second(1000);
+  EXPECT_FALSE(node_->GpusView().devices[0].drained);
+  EXPECT_EQ(node_->Get(next)->state, JobState::kRunning);
+}
+
 // A restart does not hand on the GPUs a process still holds: the hold is stored, read back,
 // and its deadline still runs from the job's end.
 TEST_F(NodeWatchTest, AHoldOutlivesARestartOfTheDaemon) {

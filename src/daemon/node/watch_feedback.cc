@@ -1,5 +1,7 @@
 #include "daemon/node/watch_feedback.h"
 
+#include <set>
+
 #include "common/log.h"
 #include "common/utc_time.h"
 #include "daemon/jobs/enforcement.h"
@@ -94,7 +96,7 @@ void WatchFeedback::Settle(const JobRecord& job, int64_t now_ms) {
   if (watcher_ == nullptr || job.allocations.empty()) return;
   bool watched = watched_.count(job.id) > 0;
   if (!watched && !recovering_) return;
-  settling_[job.id] = Settling{job.uid, SlotsOf(job), false, false, false, std::nullopt};
+  settling_[job.id] = Settling{job.uid, SlotsOf(job), false, false, false, false, std::nullopt};
   // Ended while pinpointd was down: the watcher never saw it leave.
   if (!watched)
     watcher_->Resume(watch::WatchedJobOf(job, *inventory_, CgroupPath(cgroups_, job.id)), now_ms);
@@ -124,7 +126,7 @@ Status WatchFeedback::BeginRecovery() {
       if (!s.ok()) log::Warn("job {}: cannot forget its GPU hold: {}", id, s.ToString());
       continue;
     }
-    settling_[id] = Settling{job->uid, SlotsOf(*job), true, true, false, std::nullopt};
+    settling_[id] = Settling{job->uid, SlotsOf(*job), true, true, false, false, std::nullopt};
     watcher_->Resume(watch::WatchedJobOf(*job, *inventory_, CgroupPath(cgroups_, id)), since_ms);
     log::Info(
         "job {}: its GPUs were held by a process when pinpointd stopped; they stay taken until it "
@@ -152,7 +154,8 @@ std::vector<WatchFeedback::Hold> WatchFeedback::Holds() const {
            !left.owned.empty(),
            left.since_ms,
            left.deadline_ms,
-           !left.killed.empty()};
+           !left.killed.empty(),
+           left.unkillable};
     for (const sched::Slot& slot : s.slots) h.devices.push_back(slot.device_index);
     holds.push_back(std::move(h));
   }
@@ -172,19 +175,45 @@ std::string WatchFeedback::HoldsNote(UserDirectory& users) const {
             std::string(h.devices.size() == 1 ? "device " : "devices ") + devices +
             (h.devices.size() == 1 ? " is" : " are") + " held by process " + pids + " of " +
             NameOrUid(users, h.uid);
+    if (!h.unkillable.empty()) {
+      note += ", left by job " + std::to_string(h.job) + ": it could not be killed (process " +
+              PidList(h.unkillable) + "); drained until it exits";
+      continue;
+    }
     if (h.owned) {
       note += ", left by job " + std::to_string(h.job) + " (killed)";
       continue;
     }
     note +=
         ", in no job, since job " + std::to_string(h.job) + " ended at " + UtcTimeText(h.since_ms);
-    if (h.killed) note += "; killed at the settle deadline";
+    if (h.killed)
+      note += "; sent SIGKILL at the settle deadline";
     else if (h.deadline_ms >= 0)
       note += "; killed at " + UtcTimeText(h.deadline_ms) + " if still there";
   }
   if (holds.size() > kNamed)
     note += "; and " + std::to_string(holds.size() - kNamed) + " more held";
   return note;
+}
+
+std::map<int, std::string> WatchFeedback::Drained(UserDirectory& users) const {
+  std::map<int, std::string> drained;
+  for (const Hold& h : Holds()) {
+    if (h.unkillable.empty()) continue;
+    std::string why = "held by process " + PidList(h.unkillable) + " of " +
+                      NameOrUid(users, h.uid) + ", left by job " + std::to_string(h.job) +
+                      ", that pinpointd could not kill (set-user-id, or still there after "
+                      "SIGKILL): drained until it exits";
+    // The devices of the GPUs such a process is on: a job's other devices are only held.
+    std::set<int> gpus;
+    for (int64_t pid : h.unkillable)
+      if (auto on = h.pids.find(pid); on != h.pids.end()) gpus.insert(on->second);
+    for (int device : h.devices)
+      if (device >= 0 && static_cast<size_t>(device) < inventory_->devices.size() &&
+          gpus.count(inventory_->devices[static_cast<size_t>(device)].gpu_index))
+        drained.emplace(device, why);
+  }
+  return drained;
 }
 
 bool WatchFeedback::NoteLingering(const std::map<JobId, watch::Lingering>& lingering,
@@ -195,7 +224,8 @@ bool WatchFeedback::NoteLingering(const std::map<JobId, watch::Lingering>& linge
     if (it == settling_.end()) continue;
     Settling& s = it->second;
     if (!s.holding || s.holding->gpu_of != left.gpu_of ||
-        s.holding->killed.empty() != left.killed.empty())
+        s.holding->killed.empty() != left.killed.empty() ||
+        s.holding->unkillable != left.unkillable)
       changed = true;
     s.holding = left;
     if (!s.stored) {
@@ -221,12 +251,22 @@ bool WatchFeedback::NoteLingering(const std::map<JobId, watch::Lingering>& linge
       Status e = store_->AppendEvent(store::JobEvent{id, now_ms, "gpu-held", detail});
       if (!e.ok()) log::Warn("job {}: {}", id, e.ToString());
     }
+    if (!left.unkillable.empty() && !s.unkillable_told) {
+      s.unkillable_told = true;
+      std::string detail = "process(es) " + PidList(left.unkillable) + " of uid " +
+                           std::to_string(s.uid) +
+                           " hold its GPUs and could not be killed (set-user-id, or still there " +
+                           "after SIGKILL): its devices are drained until they exit";
+      log::Warn("job {}: {}", id, detail);
+      Status e = store_->AppendEvent(store::JobEvent{id, now_ms, "gpu-hold-unkillable", detail});
+      if (!e.ok()) log::Warn("job {}: {}", id, e.ToString());
+    }
     if (!left.killed.empty() && !s.killed_told) {
       s.killed_told = true;
       std::string detail =
           "process(es) " + PidList(left.killed) + " of uid " + std::to_string(s.uid) +
-          ", in no job, held its GPUs past the settle deadline: killed (a process in no job on a "
-          "managed node; docs/security.md)";
+          ", in no job, held its GPUs past the settle deadline: sent SIGKILL (a process in no "
+          "job on a managed node; docs/security.md)";
       log::Warn("job {}: {}", id, detail);
       Status e = store_->AppendEvent(store::JobEvent{id, now_ms, "gpu-hold-killed", detail});
       if (!e.ok()) log::Warn("job {}: {}", id, e.ToString());

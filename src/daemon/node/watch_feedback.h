@@ -83,12 +83,18 @@ class WatchFeedback {
     int64_t since_ms = 0;            // the job's end
     int64_t deadline_ms = -1;        // when its user's processes are killed; -1: never
     bool killed = false;             // they were sent SIGKILL (past the deadline)
+    // Those that hold on although due to be killed: pinpointd may not kill them (set-user-id),
+    // or they outlived their SIGKILL (watch::Lingering::unkillable). Their devices are drained.
+    std::vector<int64_t> unkillable;
   };
   // Every hold, by job id.
   std::vector<Hold> Holds() const;
   // What a job waiting for devices is told of the holds, at most three named: "device 0 is held
   // by process 4242 of alice, in no job, since job 17 ended at ...; killed at ..."; "" with none.
   std::string HoldsNote(UserDirectory& users) const;
+  // The devices held by a process that could not be killed (Hold::unkillable), each with why:
+  // they take no job until it is gone.
+  std::map<int, std::string> Drained(UserDirectory& users) const;
   // Changes when a final usage was stored for a job no longer in the table.
   int64_t generation() const { return generation_; }
 
@@ -119,6 +125,7 @@ class WatchFeedback {
     bool stored = false;       // its hold is in the store (the first poll that found one)
     bool told = false;  // the hold was logged and put in the job's history (before a restart too)
     bool killed_told = false;  // the kill past the deadline was logged
+    bool unkillable_told = false;             // a holder that could not be killed was logged
     std::optional<watch::Lingering> holding;  // what the last poll found on its GPUs
   };
   std::map<JobId, Settling> settling_;
