@@ -149,17 +149,21 @@ class Node {
   // (Dependencies::Check); or the key was used for a different request), kIo.
   // Environment variables that match options.env_deny are dropped before the job is compared
   // or stored (their names, never values, go to the job's events). `hold`: stored held
-  // (Hold::kUser, or Hold::kRoot when the caller is root).
+  // (Hold::kUser, or Hold::kRoot when the caller is root). `from_script`: the fields the job's
+  // script gave (SubmitRequest::from_script), judged with the rights of the user the job runs as
+  // (daemon/jobs/script_rights.h): their errors name the script's line, and its hold is a user
+  // hold.
   Result<JobRecord> Submit(const api::Caller& caller, JobRequest request,
                            const std::optional<std::string>& idempotency_key = std::nullopt,
-                           bool hold = false);
+                           bool hold = false, const ScriptOrigins& from_script = {});
 
   // A job array (node_submit.cc, docs/api.md "submit"): `request` admitted once as Submit admits
   // it, then stored as one record, the array's rest (array_rest.h), with a consecutive id
   // reserved for each task in index order (JobStore::InsertArray); the first task's id is the
   // array's. Each task becomes a record of its own when it starts (TakeOutTasks).
   // With an idempotency key the caller's uid already used for this array: that array as it is
-  // now, and nothing is stored. `hold` holds every task. Returns the first task and the count.
+  // now, and nothing is stored. `hold` holds every task; `from_script` as Submit's. Returns the
+  // first task and the count.
   // Errors: Submit's; kInvalidArgument for more tasks than options.max_array_tasks, or an array
   // whose stored records would pass kMaxArrayBytes (the request times the tasks); the key used
   // for anything but this array is kFailedPrecondition.
@@ -169,7 +173,8 @@ class Node {
   };
   Result<SubmittedArray> SubmitArray(
       const api::Caller& caller, JobRequest request, const ArraySpec& spec,
-      const std::optional<std::string>& idempotency_key = std::nullopt, bool hold = false);
+      const std::optional<std::string>& idempotency_key = std::nullopt, bool hold = false,
+      const ScriptOrigins& from_script = {});
   // The job arrays among the node's jobs: unfinished tasks, what a request still has to change.
   const ArrayTasks& arrays() const { return arrays_; }
   // Changes jobs as `edit` says (update, update_array; node_hold.cc): the policy is job_edit.h's,
