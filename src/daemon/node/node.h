@@ -31,7 +31,6 @@
 // Not thread-safe: the daemon's main loop is its only caller.
 #pragma once
 
-#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
@@ -60,6 +59,7 @@
 #include "daemon/node/job_runner.h"
 #include "daemon/node/node_options.h"
 #include "daemon/node/occupant.h"
+#include "daemon/node/recent_failures.h"
 #include "daemon/node/watch_feedback.h"
 #include "gpu/gpu_backend.h"
 #include "launch/cgroup.h"
@@ -125,10 +125,6 @@ inline constexpr size_t kStartEstimateJobs = 256;
 // The most tasks of one array's rest (array_rest.h) a scheduling pass considers.
 inline constexpr size_t kArrayTasksPerPass = 64;
 inline constexpr int kStartEstimatePasses = 512;
-// A job that failed to launch stays in the active listing this long after its end, with its reason
-// (as Slurm keeps an ended job for MinJobAge, 300 s by default), and at most this many of them.
-inline constexpr int64_t kRecentFailureMs = 300000;
-inline constexpr size_t kRecentFailuresKept = 100;
 inline constexpr int64_t kStartEstimateReuseMs = 5000;
 
 class Node {
@@ -359,16 +355,9 @@ class Node {
   std::map<std::pair<JobState, Reason>, int64_t> ended_total_;
   // Ended jobs' enforcement entries that said "disagrees", by resource (docs/enforcement.md).
   std::map<std::string, int64_t> disagreements_total_;
-  // The last jobs that failed to launch (kRecentFailuresKept, since this pinpointd started), for
-  // the active listing (List): enough to select them without reading the store.
-  struct RecentFailure {
-    JobId id = 0;
-    uint32_t uid = 0;
-    JobId array_id = 0;
-    std::string name;
-    int64_t end_ms = 0;
-  };
-  std::deque<RecentFailure> recent_failures_;
+  // The jobs that failed to launch of late, each user's (since this pinpointd started), for the
+  // active listing (List): enough to select them without reading the store.
+  RecentFailures recent_failures_;
   // What the last scheduling pass held back for its first blocked job: a lease placed between
   // passes (OpenLease, sched::PlaceOne) never takes it.
   std::optional<sched::Reservation> reservation_;
