@@ -118,5 +118,10 @@ nlohmann::json ErrorToJson(const Status& status);
 
 const char* LogStreamName(LogStream stream);  // "stdout", "stderr"
 std::optional<LogStream> LogStreamFromName(const std::string& name);
+// A ScriptField's word on the wire: "as_user", "priority", "hold", "after", "afterok", "array",
+// "name", "output_path", "error_path", "env", "cwd", "time_limit_s" (JobRequest's and
+// SubmitRequest's own field names).
+const char* ScriptFieldName(ScriptField field);
+std::optional<ScriptField> ScriptFieldFromName(const std::string& name);
 
 }  // namespace pinpoint

@@ -147,6 +147,35 @@ struct SubmitReply {
   JobView job;
   std::optional<SubmittedArrayView> array = std::nullopt;  // set when the request had `array`
 };
+// A field of a submit that a job script's directive gave (its `#SBATCH` or `#PINPOINT` lines,
+// docs/cli.md "Coming from Slurm: job scripts"), not the command line: text from a file the job's
+// user can write. The daemon judges such a field with the rights of the user the job runs as,
+// never with more than the caller's (docs/security.md "A job script's directives"):
+//   kAsUser     request.as_user (CheckSubmitAs)     kPriority  request.priority (CheckPriority)
+//   kHold       the submit's hold (a user hold)     kAfter, kAfterOk  the dependencies' jobs
+//   kArray      the array (its count, against the user's max_jobs_per_user and bytes)
+//   kName, kOutput, kError, kEnv, kCwd  the request's text (the user's max_user_request_bytes)
+//   kTimeLimit  request.time_limit_s (max_time_limit bounds every caller today)
+enum class ScriptField {
+  kAsUser,
+  kPriority,
+  kHold,
+  kAfter,
+  kAfterOk,
+  kArray,
+  kName,
+  kOutput,
+  kError,
+  kEnv,
+  kCwd,
+  kTimeLimit,
+};
+// Each field that came from a script, with where: "job.sh:3" (the script as its submitter typed
+// it, and the directive's line). On the wire as "from_script": {"priority": "job.sh:3", ...}; a
+// place is 1 to kMaxScriptPlaceBytes bytes, one line for people (FirstUnprintable finds nothing).
+using ScriptOrigins = std::map<ScriptField, std::string>;
+inline constexpr size_t kMaxScriptPlaceBytes = 4200;  // a path (kMaxPathBytes) and ":LINE"
+
 struct SubmitRequest {
   static constexpr char kOp[] = "submit";
   using Reply = SubmitReply;
@@ -159,6 +188,8 @@ struct SubmitRequest {
   // A job array (array_spec.h): one job per index, all stored at once; `wait` does not go with
   // it. On the wire as FormatArraySpec's text.
   std::optional<ArraySpec> array = std::nullopt;
+  // The fields a job script gave (ScriptOrigins), judged with its user's rights; empty: none.
+  ScriptOrigins from_script = {};
 };
 
 // "id": the job in a final state, in `job`. "ids": every job named, in the order named, in

@@ -456,7 +456,9 @@ int RunCli(int argc, char** argv, std::ostream& out, std::ostream& err) {
   if (arranged->subcommand == "submit") {
     // A job script's #SBATCH and #PINPOINT lines, as sbatch reads them (script_directives.h).
     std::vector<std::string> warnings;
-    ApplyScript(app, words, arranged->index, &warnings);
+    std::vector<ScriptOption> from_script;
+    ApplyScript(app, words, arranged->index, &warnings, &from_script);
+    submit.from_script = ScriptFieldsOf(from_script);
     for (const std::string& w : warnings) err << w << "\n";
   }
   if (std::optional<int> done =

@@ -4,10 +4,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
+#include <set>
 
 #include "cli/usage.h"
+#include "pinpoint/api_jobs.h"
 #include "pinpoint/escape.h"
 
 namespace pinpoint::cli {
@@ -68,19 +71,21 @@ std::optional<std::string> GresGpus(const std::string& value) {
 }  // namespace
 
 std::vector<std::string> ParseDirectives(std::string_view text) {
-  std::vector<std::string> sbatch, own;
+  std::vector<std::string> words;
+  for (DirectiveWord& w : ParseDirectiveWords(text)) words.push_back(std::move(w.word));
+  return words;
+}
+
+std::vector<DirectiveWord> ParseDirectiveWords(std::string_view text) {
+  std::vector<DirectiveWord> sbatch, own;
   size_t at = 0;
-  bool first = true;
+  int number = 0;
   while (at < text.size()) {
     size_t end = text.find('\n', at);
     if (end == std::string_view::npos) end = text.size();
     std::string_view line = text.substr(at, end - at);
     at = end + 1;
-    if (first && line.substr(0, 2) == "#!") {
-      first = false;
-      continue;
-    }
-    first = false;
+    if (++number == 1 && line.substr(0, 2) == "#!") continue;
     size_t lead = line.find_first_not_of(" \t\r");
     if (lead == std::string_view::npos) continue;  // blank
     line = line.substr(lead);
@@ -88,9 +93,9 @@ std::vector<std::string> ParseDirectives(std::string_view text) {
       line.remove_suffix(1);
     if (line[0] != '#') break;  // the first command: sbatch reads no further
     if (auto rest = After(line, "#SBATCH")) {
-      for (auto& w : Words(*rest)) sbatch.push_back(std::move(w));
+      for (auto& w : Words(*rest)) sbatch.push_back({std::move(w), number});
     } else if (auto mine = After(line, "#PINPOINT")) {
-      for (auto& w : Words(*mine)) own.push_back(std::move(w));
+      for (auto& w : Words(*mine)) own.push_back({std::move(w), number});
     }
   }
   sbatch.insert(sbatch.end(), own.begin(), own.end());
@@ -126,8 +131,10 @@ std::optional<std::string> ScriptFile(const std::string& word, const std::string
 std::vector<std::string> DirectiveOptions(const CLI::App& submit,
                                           const std::vector<std::string>& directives,
                                           const std::string& script,
-                                          std::vector<std::string>* warnings) {
+                                          std::vector<std::string>* warnings,
+                                          std::vector<size_t>* from) {
   std::vector<std::string> out;
+  std::vector<size_t> sources;
   auto warn = [&](const std::string& what) {
     warnings->push_back("pinpoint: " + EscapeForTerminal(script) + ": directive " +
                         EscapeForTerminal(what) + " is not an option of pinpoint submit; ignored");
@@ -146,6 +153,7 @@ std::vector<std::string> DirectiveOptions(const CLI::App& submit,
       if (auto gpus = GresGpus(value)) {
         out.push_back("--gpus");
         out.push_back(*gpus);
+        sources.insert(sources.end(), 2, i);
       } else {
         warn("--gres=" + value);
       }
@@ -162,15 +170,59 @@ std::vector<std::string> DirectiveOptions(const CLI::App& submit,
       continue;
     }
     out.push_back(word);
-    for (size_t v = ValueWords(*option, word); v > 0 && i + 1 < directives.size(); --v)
+    sources.push_back(i);
+    for (size_t v = ValueWords(*option, word); v > 0 && i + 1 < directives.size(); --v) {
       out.push_back(directives[++i]);
+      sources.push_back(i);
+    }
+  }
+  if (from != nullptr) *from = std::move(sources);
+  return out;
+}
+
+namespace {
+
+// The script as a person typed it, for a place: escaped for a terminal, its last component alone
+// where the whole would be longer than a place may be (kMaxScriptPlaceBytes).
+std::string ShownScript(const std::string& script) {
+  constexpr size_t kMost = kMaxScriptPlaceBytes - 16;  // and ":LINE"
+  std::string shown = EscapeForTerminal(script);
+  if (shown.size() <= kMost) return shown;
+  shown = EscapeForTerminal(script.substr(script.find_last_of('/') + 1));
+  return shown.size() <= kMost ? shown : "the script";
+}
+
+// The options of `options` (DirectiveOptions's, each word's directive in `from`) that `typed`
+// (the command line's) does not give, with the place of each one's last directive.
+std::vector<ScriptOption> ScriptOptions(const CLI::App& submit,
+                                        const std::vector<std::string>& options,
+                                        const std::vector<size_t>& from,
+                                        const std::vector<DirectiveWord>& directives,
+                                        const std::set<const CLI::Option*>& typed,
+                                        const std::string& script) {
+  std::vector<ScriptOption> out;
+  for (size_t i = 0; i < options.size(); ++i) {
+    const CLI::Option* option = FindOption(submit, options[i]);
+    if (option == nullptr) continue;
+    std::string place = ShownScript(script) + ":" + std::to_string(directives.at(from.at(i)).line);
+    i += ValueWords(*option, options[i]);
+    if (typed.count(option) > 0) continue;  // the command line's value wins
+    auto seen = std::find_if(out.begin(), out.end(),
+                             [&](const ScriptOption& o) { return o.option == option; });
+    if (seen != out.end())
+      seen->place = std::move(place);  // the last value given wins
+    else
+      out.push_back({option, std::move(place)});
   }
   return out;
 }
 
+}  // namespace
+
 void ApplyScript(const CLI::App& app, std::vector<std::string>& args, size_t index,
-                 std::vector<std::string>* warnings) {
+                 std::vector<std::string>* warnings, std::vector<ScriptOption>* from_script) {
   const CLI::App* submit = app.get_subcommand("submit");
+  std::set<const CLI::Option*> typed;
   size_t command = args.size();
   for (size_t i = index + 1; i < args.size(); ++i) {
     if (args[i] == "--") {
@@ -182,6 +234,7 @@ void ApplyScript(const CLI::App& app, std::vector<std::string>& args, size_t ind
       break;
     }
     const CLI::Option* option = FindOption(*submit, args[i]);
+    if (option != nullptr) typed.insert(option);
     if (option == nullptr) option = FindOption(app, args[i]);
     if (option != nullptr) i += ValueWords(*option, args[i]);
   }
@@ -191,10 +244,15 @@ void ApplyScript(const CLI::App& app, std::vector<std::string>& args, size_t ind
   std::string text;
   auto script = ScriptFile(args[command], cwd, &text);
   if (!script) return;
-  std::string typed = args[command];
-  if (typed.find('/') == std::string::npos) args[command] = *script;  // as sbatch finds it
-  std::vector<std::string> options =
-      DirectiveOptions(*submit, ParseDirectives(text), typed, warnings);
+  std::string as_typed = args[command];
+  if (as_typed.find('/') == std::string::npos) args[command] = *script;  // as sbatch finds it
+  std::vector<DirectiveWord> directives = ParseDirectiveWords(text);
+  std::vector<std::string> words;
+  for (const DirectiveWord& d : directives) words.push_back(d.word);
+  std::vector<size_t> from;
+  std::vector<std::string> options = DirectiveOptions(*submit, words, as_typed, warnings, &from);
+  if (from_script != nullptr)
+    *from_script = ScriptOptions(*submit, options, from, directives, typed, as_typed);
   args.insert(args.begin() + static_cast<std::ptrdiff_t>(index) + 1, options.begin(),
               options.end());
 }

@@ -20,6 +20,12 @@ inline constexpr size_t kScriptReadBytes = 64 << 10;
 // line, in their order, up to the first line that is neither blank nor a comment (as sbatch
 // stops). Words split at blanks; '...' and "..." quote. Pure.
 std::vector<std::string> ParseDirectives(std::string_view text);
+// The same words, each with the line it is on (the first line is 1).
+struct DirectiveWord {
+  std::string word;
+  int line = 0;
+};
+std::vector<DirectiveWord> ParseDirectiveWords(std::string_view text);
 
 // The file sbatch would read for the command's first word `word`, an absolute path: `word` itself
 // when it holds a '/', else `word` in `cwd` when a regular file of that name there begins with
@@ -30,18 +36,30 @@ std::optional<std::string> ScriptFile(const std::string& word, const std::string
 
 // The options of `directives` that `submit` has, in their order, each with its value words;
 // Slurm's --gres=gpu:N as --gpus N. Each other word (an option pinpoint has not, one it refuses on
-// its command line, a stray value) is left out with one line in `warnings` naming it.
+// its command line, a stray value) is left out with one line in `warnings` naming it. `from`,
+// when given, gets for each word returned the index in `directives` of the word it came from.
 std::vector<std::string> DirectiveOptions(const CLI::App& submit,
                                           const std::vector<std::string>& directives,
                                           const std::string& script,
-                                          std::vector<std::string>* warnings);
+                                          std::vector<std::string>* warnings,
+                                          std::vector<size_t>* from = nullptr);
+
+// An option of submit that a script's directive gave and the command line did not: its value is
+// the script's, text from a file the job's user can write. `place` is where its last directive
+// was: "job.sh:3" (the script as typed, escaped for a terminal, and the line).
+struct ScriptOption {
+  const CLI::Option* option = nullptr;
+  std::string place;
+};
 
 // `pinpoint submit`'s words as ArrangeArgs left them (`args`, the subcommand at `index`): when the
 // command is a script (ScriptFile, from this process's working directory), its first word becomes
 // the script's path and its directives' options (DirectiveOptions) go before the command line's,
 // which win over them (the submit's options take the last value given). Warnings as
-// DirectiveOptions says.
+// DirectiveOptions says. `from_script`, when given, gets each option whose value is the script's
+// (ScriptOption), once, in the order of first appearance.
 void ApplyScript(const CLI::App& app, std::vector<std::string>& args, size_t index,
-                 std::vector<std::string>* warnings);
+                 std::vector<std::string>* warnings,
+                 std::vector<ScriptOption>* from_script = nullptr);
 
 }  // namespace pinpoint::cli

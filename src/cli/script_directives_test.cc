@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include "cli/submit_command.h"
 #include "common/test_dir.h"
 
 namespace pinpoint::cli {
@@ -70,6 +71,45 @@ TEST(DirectiveOptionsTest, KnownOptionsPassOthersAreOneWarningEach) {
                           "pinpoint: job.sh: directive --ntasks 4 is not an option of pinpoint submit; ignored",
                           "pinpoint: job.sh: directive -p long is not an option of pinpoint submit; ignored",
                           "pinpoint: job.sh: directive stray is not an option of pinpoint submit; ignored"}));
+}
+
+// Root submitting a user's script (`pinpoint submit --as-user alice job.sh`): what the script's
+// directives gave, and from which line, goes to the daemon as the fields it judges with alice's
+// rights (ScriptFieldsOf); what root typed on the command line does not.
+TEST(ApplyScriptTest, TheScriptsOwnOptionsAreNamedWithTheirLines) {
+  TestDir dir;
+  std::string script = dir.path() + "/job.sh";
+  std::ofstream(script) << "#!/bin/sh\n"
+                           "#SBATCH -J scripted\n"
+                           "#PINPOINT --priority 1000000\n"
+                           "#PINPOINT --hold --afterok 5 --as-user bob\n"
+                           "#SBATCH --array=1-3 -c 2 --time 10\n"
+                           "#SBATCH --priority 9\n"
+                           "true\n";
+  CLI::App app;
+  CLI::App* sub = app.add_subcommand("submit");
+  SubmitArgs submit;
+  AddSubmitOptions(sub, submit);
+  std::vector<std::string> args = {"submit", "--as-user", "alice", "--time=5", script};
+  std::vector<std::string> warnings;
+  std::vector<ScriptOption> from;
+  ApplyScript(app, args, 0, &warnings, &from);
+  EXPECT_TRUE(warnings.empty());
+  ScriptOrigins fields = ScriptFieldsOf(from);
+  using F = ScriptField;
+  // #PINPOINT lines come after #SBATCH ones: --priority's last value is line 3's.
+  EXPECT_EQ(fields, (ScriptOrigins{{F::kName, script + ":2"},
+                                   {F::kPriority, script + ":3"},
+                                   {F::kHold, script + ":4"},
+                                   {F::kAfterOk, script + ":4"},
+                                   {F::kArray, script + ":5"}}))
+      << "--as-user and --time were typed: root's; -c is judged alike for everyone";
+
+  std::vector<std::string> typed = {"submit",    "--priority", "1000000",
+                                    "--as-user", "alice",      script};
+  ApplyScript(app, typed, 0, &warnings, &from);
+  EXPECT_EQ(ScriptFieldsOf(from).count(F::kPriority), 0u) << "root's own --priority";
+  EXPECT_EQ(ScriptFieldsOf(from).count(F::kTimeLimit), 1u);
 }
 
 }  // namespace

@@ -83,6 +83,29 @@ void AddSubmitOptions(CLI::App* c, SubmitArgs& submit) {
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
 }
 
+ScriptOrigins ScriptFieldsOf(const std::vector<ScriptOption>& options) {
+  using F = ScriptField;
+  struct Sets {
+    const char* long_name;
+    std::vector<F> fields;
+  };
+  static const Sets kSets[] = {
+      {"as-user", {F::kAsUser}},  {"priority", {F::kPriority}},
+      {"hold", {F::kHold}},       {"after", {F::kAfter}},
+      {"afterok", {F::kAfterOk}}, {"dependency", {F::kAfter, F::kAfterOk}},
+      {"array", {F::kArray}},     {"name", {F::kName}},
+      {"output", {F::kOutput}},   {"error", {F::kError}},
+      {"export", {F::kEnv}},      {"chdir", {F::kCwd}},
+      {"time", {F::kTimeLimit}},
+  };
+  ScriptOrigins origins;
+  for (const ScriptOption& o : options)
+    for (const Sets& set : kSets)
+      if (o.option->check_lname(set.long_name))
+        for (F field : set.fields) origins[field] = o.place;
+  return origins;
+}
+
 Result<int> RunSubmit(const std::string& socket, bool json, SubmitArgs& submit, std::ostream& out,
                       std::ostream& err) {
   std::vector<std::string> dropped;
@@ -98,7 +121,7 @@ Result<int> RunSubmit(const std::string& socket, bool json, SubmitArgs& submit, 
   }
   // With --wait the job is waited for here, not by the daemon's submit: its id comes at
   // once and Ctrl-C can cancel it (cli/submit_wait.h).
-  SubmitRequest op{*request, false, std::nullopt, submit.hold, std::nullopt};
+  SubmitRequest op{*request, false, std::nullopt, submit.hold, std::nullopt, submit.from_script};
   if (submit.array_option->count() > 0) {
     auto spec = ParseArraySpec(submit.array);
     if (!spec.ok()) return spec.status();

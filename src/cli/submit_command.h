@@ -5,7 +5,9 @@
 
 #include <ostream>
 #include <string>
+#include <vector>
 
+#include "cli/script_directives.h"
 #include "cli/submit_request.h"
 #include "pinpoint/status.h"
 
@@ -17,6 +19,12 @@ namespace pinpoint::cli {
 
 // Adds submit's options to `c`, bound to `submit`.
 void AddSubmitOptions(CLI::App* c, SubmitArgs& submit);
+
+// The request's fields that `options` (a script's, ApplyScript) set, as the daemon judges them
+// (ScriptField): --as-user, --priority, --hold, --after, --afterok, -d/--dependency, --array,
+// -J/--name, -o/--output, -e/--error, --export, -D/--chdir and -t/--time; the others are judged
+// alike whoever gives them.
+ScriptOrigins ScriptFieldsOf(const std::vector<ScriptOption>& options);
 
 // Submits what `submit` asks through `socket`: the reply on `out` (--json: the API's form;
 // --parsable: the id alone), lines for people on `err`. Returns the exit code: 0, or with --wait

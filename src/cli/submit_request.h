@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "cli/submit_sched.h"
+#include "pinpoint/api_jobs.h"
 #include "pinpoint/job.h"
 #include "pinpoint/status.h"
 
@@ -32,6 +33,9 @@ struct SubmitArgs {
   bool requeue = false;  // --requeue (Slurm's)
   SubmitSchedArgs sched;  // --time, --after, --afterok
   std::vector<std::string> command;
+  // The request's fields whose values a job script's directives gave (ScriptFieldsOf), sent for
+  // the daemon to judge with the rights of the user the job runs as.
+  ScriptOrigins from_script;
   std::string array;                 // --array SPEC (array_spec.h)
   CLI::Option* array_option = nullptr;  // to tell `--array ''` from no --array
 };

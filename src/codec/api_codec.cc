@@ -3,10 +3,13 @@
 #include "pinpoint/api_codec.h"
 
 #include <algorithm>
+#include <array>
 
 #include "codec/fields.h"
+#include "common/enum_names.h"
 #include "common/json_reader.h"
 #include "pinpoint/array_spec.h"
+#include "pinpoint/escape.h"
 
 namespace pinpoint {
 
@@ -111,6 +114,48 @@ Result<VersionReply> FromJson<VersionReply>(const json& j) {
 
 // ---- submit ----
 
+namespace {
+
+constexpr std::array<std::pair<ScriptField, const char*>, 12> kScriptFields = {{
+    {ScriptField::kAsUser, "as_user"},
+    {ScriptField::kPriority, "priority"},
+    {ScriptField::kHold, "hold"},
+    {ScriptField::kAfter, "after"},
+    {ScriptField::kAfterOk, "afterok"},
+    {ScriptField::kArray, "array"},
+    {ScriptField::kName, "name"},
+    {ScriptField::kOutput, "output_path"},
+    {ScriptField::kError, "error_path"},
+    {ScriptField::kEnv, "env"},
+    {ScriptField::kCwd, "cwd"},
+    {ScriptField::kTimeLimit, "time_limit_s"},
+}};
+
+// "from_script": an object of field words, each to a place ("job.sh:3") of one line for people.
+void ReadScriptOrigins(JsonReader& in, const json& j, ScriptOrigins* out) {
+  if (!in.ok() || !j.contains("from_script")) return;
+  std::map<std::string, std::string> words;
+  in.StringMap("from_script", &words);
+  for (const auto& [word, place] : words) {
+    if (!in.ok()) return;
+    std::optional<ScriptField> field = ScriptFieldFromName(word);
+    if (!field) return in.Fail("from_script", "names a field that no job script gives");
+    if (place.empty() || place.size() > kMaxScriptPlaceBytes ||
+        FirstUnprintable(place) != std::string_view::npos)
+      return in.Fail("from_script", "places must be 1 to " + std::to_string(kMaxScriptPlaceBytes) +
+                                        " bytes of one printable line");
+    (*out)[*field] = place;
+  }
+}
+
+}  // namespace
+
+const char* ScriptFieldName(ScriptField field) { return NameIn(kScriptFields, field); }
+
+std::optional<ScriptField> ScriptFieldFromName(const std::string& name) {
+  return ValueIn(kScriptFields, name);
+}
+
 json ToJson(const SubmitRequest& m) {
   json j = Op(SubmitRequest::kOp);
   j["request"] = ToJson(m.request);
@@ -118,6 +163,11 @@ json ToJson(const SubmitRequest& m) {
   if (m.idempotency_key) j["idempotency_key"] = *m.idempotency_key;
   if (m.hold) j["hold"] = true;  // only when set: requests without it read as they always have
   if (m.array) j["array"] = FormatArraySpec(*m.array);
+  if (!m.from_script.empty()) {
+    json from = json::object();
+    for (const auto& [field, place] : m.from_script) from[ScriptFieldName(field)] = place;
+    j["from_script"] = std::move(from);
+  }
   return j;
 }
 
@@ -135,6 +185,7 @@ Result<SubmitRequest> FromJson<SubmitRequest>(const json& j) {
     m.idempotency_key = std::move(key);
   }
   in.Object("request", &m.request, RequestFromJson);
+  ReadScriptOrigins(in, j, &m.from_script);
   if (in.ok() && j.contains("array")) {
     if (!j["array"].is_string()) {
       in.Fail("array", "must be task indices as text, e.g. \"1-100%5\"");

@@ -94,6 +94,30 @@ TEST(ApiCodecGoldenTest, Submit) {
   EXPECT_EQ(held_reply.job.request.output_path, "logs/%j.out");
 }
 
+// The fields a job script gave travel as "from_script", each field by its word, and only when
+// there are some (a request without them reads as it always has).
+TEST(ApiCodecTest, SubmitFromScriptTravelsByFieldWord) {
+  SubmitRequest request;
+  request.request = TrainRequest();
+  EXPECT_FALSE(ToJson(request).contains("from_script"));
+  request.from_script = {{ScriptField::kPriority, "job.sh:3"}, {ScriptField::kAfterOk, "job.sh:4"}};
+  nlohmann::json j = ToJson(request);
+  EXPECT_EQ(j["from_script"], (nlohmann::json{{"priority", "job.sh:3"}, {"afterok", "job.sh:4"}}));
+  auto back = FromJson<SubmitRequest>(j);
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(back->from_script, request.from_script);
+  for (int f = 0; f <= static_cast<int>(ScriptField::kTimeLimit); ++f) {
+    auto field = static_cast<ScriptField>(f);
+    EXPECT_EQ(ScriptFieldFromName(ScriptFieldName(field)), field) << ScriptFieldName(field);
+  }
+  j["from_script"] = {{"priority", "job.sh:3\x1b]0;pwned\x07"}};
+  EXPECT_EQ(FromJson<SubmitRequest>(j).status().code(), Code::kInvalidArgument);
+  j["from_script"] = {{"gpus", "job.sh:3"}};
+  EXPECT_EQ(FromJson<SubmitRequest>(j).status().code(), Code::kInvalidArgument);
+  j["from_script"] = "priority";
+  EXPECT_EQ(FromJson<SubmitRequest>(j).status().code(), Code::kInvalidArgument);
+}
+
 TEST(ApiCodecGoldenTest, SubmitWithATimeLimitAndDependencies) {
   SubmitRequest request;
   request.request = TrainRequest();

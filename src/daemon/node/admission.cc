@@ -102,14 +102,41 @@ Status Admission::CheckEdit(const api::Caller& caller, const JobRecord& before,
                            caller.IsRoot() ? 0 : o.max_user_request_bytes);
 }
 
+Status Admission::CheckAsked(const JobRecord& r, const ScriptRights& rights) const {
+  const NodeOptions& o = *options_;
+  using F = ScriptField;
+  PP_RETURN_IF_ERROR(rights.Explain(api::CheckSubmitAs(rights.For({F::kAsUser}), r.request.as_user),
+                                    {F::kAsUser}));
+  return rights.Explain(CheckPriority(o.priority, rights.For({F::kPriority}), o.daemon_uid,
+                                      r.request.priority, *users_),
+                        {F::kPriority});
+}
+
+Status Admission::CheckRoom(const JobRecord& r, const ScriptRights& rights, const JobTable& jobs,
+                            size_t count) const {
+  const NodeOptions& o = *options_;
+  using F = ScriptField;
+  // A user's script sets the count (its --array) and some of the bytes: judged with the user's
+  // caps, as the user's own submit would be.
+  bool root = rights.For({F::kArray}).IsRoot();
+  PP_RETURN_IF_ERROR(rights.Explain(CheckJobRoom(jobs.map(), jobs.tasks(), r, count, o.max_jobs,
+                                                 root ? 0 : o.max_jobs_per_user, root),
+                                    {F::kArray}));
+  std::initializer_list<F> text = {F::kArray, F::kName, F::kOutput, F::kError, F::kEnv, F::kCwd};
+  root = rights.For(text).IsRoot();
+  return rights.Explain(CheckRequestBytes(r, count, jobs.HeldBytesOf(r.uid), o.max_request_bytes,
+                                          root ? 0 : o.max_user_request_bytes),
+                        text);
+}
+
 Result<JobRecord> Admission::Admit(const api::Caller& caller, JobRequest request,
-                                   const JobTable& jobs, size_t count) const {
+                                   const JobTable& jobs, size_t count,
+                                   const ScriptOrigins& from_script) const {
   const NodeOptions& o = *options_;
   auto mig_mem = MigSliceMemory(o, *devices_, request.mig_profile);
   if (!mig_mem.ok()) return mig_mem.status();
   if (request.gpu_mem_bytes == 0 && *mig_mem) request.gpu_mem_bytes = **mig_mem;
   PP_RETURN_IF_ERROR(api::CheckSubmitAs(caller, request.as_user));
-  PP_RETURN_IF_ERROR(CheckPriority(o.priority, caller, o.daemon_uid, request.priority, *users_));
   auto user = request.as_user.empty() ? users_->ByUid(caller.uid) : users_->ByName(request.as_user);
   if (!user.ok()) {
     if (!request.as_user.empty()) return InvalidArgument(user.status().message());
@@ -124,12 +151,11 @@ Result<JobRecord> Admission::Admit(const api::Caller& caller, JobRequest request
   r.gid = user->gid;
   r.user = user->name;
   r.request = std::move(request);
+  ScriptRights rights(caller, r.uid, r.gid, r.user, from_script);
+  PP_RETURN_IF_ERROR(CheckAsked(r, rights));
   PP_RETURN_IF_ERROR(sched::CheckFits(DemandOf(r), *devices_));
   PP_RETURN_IF_ERROR(sched::CheckUserLimit(DemandOf(r), UserLimitOf(r.user), *devices_));
-  PP_RETURN_IF_ERROR(CheckJobRoom(jobs.map(), jobs.tasks(), r, count, o.max_jobs,
-                                  caller.IsRoot() ? 0 : o.max_jobs_per_user, caller.IsRoot()));
-  PP_RETURN_IF_ERROR(CheckRequestBytes(r, count, jobs.HeldBytesOf(r.uid), o.max_request_bytes,
-                                       caller.IsRoot() ? 0 : o.max_user_request_bytes));
+  PP_RETURN_IF_ERROR(CheckRoom(r, rights, jobs, count));
   return r;
 }
 

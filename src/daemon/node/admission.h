@@ -7,7 +7,8 @@
 //              it was stored)
 //   PrepareEdit, CheckEdit
 //              the same rules for a job changed by an update (job_edit.h)
-//   Admit      who runs it and whether the node takes it: as_user, priority, the daemon's uid,
+//   Admit      who runs it and whether the node takes it: as_user, priority (a job script's
+//              fields with its user's rights, ScriptRights), the daemon's uid,
 //              ever fits the node and the user's limit, room for `count` more jobs of the user
 //              (max_jobs, max_jobs_per_user) and their bytes (max_request_bytes,
 //              max_user_request_bytes)
@@ -21,6 +22,7 @@
 #include "api/caller.h"
 #include "common/job_record.h"
 #include "daemon/jobs/job_table.h"
+#include "daemon/jobs/script_rights.h"
 #include "daemon/jobs/users.h"
 #include "daemon/node/node_options.h"
 #include "pinpoint/api.h"
@@ -46,13 +48,16 @@ class Admission {
   Result<std::vector<std::string>> PrepareArray(JobRequest& request, const ArraySpec& spec) const;
 
   // The record `caller`'s `request` becomes (uid, gid, user; no id, no state yet), standing for
-  // `count` jobs beside `jobs`. Errors: kPermissionDenied (as_user, a priority above what the
-  // caller may ask, a non-root daemon asked to run another user's job), kInvalidArgument (an
-  // as_user no user has), kFailedPrecondition (never fits the node, or the user's limit),
-  // kInvalidArgument / kUnavailable (the byte budgets, CheckRequestBytes), kUnavailable (no room:
-  // CheckJobRoom).
+  // `count` jobs beside `jobs`. The fields `from_script` names came from the job's script and
+  // are judged with the rights of the user the job runs as (ScriptRights): as_user, priority,
+  // and the caps of max_jobs_per_user (the array) and max_user_request_bytes (the array and the
+  // text); their errors name the script's line. Errors: kPermissionDenied (as_user, a priority
+  // above what the caller may ask, a non-root daemon asked to run another user's job),
+  // kInvalidArgument (an as_user no user has), kFailedPrecondition (never fits the node, or the
+  // user's limit), kInvalidArgument / kUnavailable (the byte budgets, CheckRequestBytes),
+  // kUnavailable (no room: CheckJobRoom).
   Result<JobRecord> Admit(const api::Caller& caller, JobRequest request, const JobTable& jobs,
-                          size_t count = 1) const;
+                          size_t count = 1, const ScriptOrigins& from_script = {}) const;
 
   // An update's edit (api.h JobEdit) as it will be applied: a time limit of 0 becomes the node's
   // default, as at submit. Errors: kFailedPrecondition (above max_time_limit).
@@ -67,6 +72,10 @@ class Admission {
   const sched::UserLimit& UserLimitOf(const std::string& name) const;
 
  private:
+  // Admit's rights: as_user and priority; the room and bytes of the user's jobs.
+  Status CheckAsked(const JobRecord& r, const ScriptRights& rights) const;
+  Status CheckRoom(const JobRecord& r, const ScriptRights& rights, const JobTable& jobs,
+                   size_t count) const;
   Status ApplyTimeLimit(JobRequest& request) const;
   // The node's default for a time limit of 0, and its maximum. Errors: kFailedPrecondition.
   Status ResolveTimeLimit(int64_t& seconds) const;

@@ -128,9 +128,8 @@ std::vector<JobId> Node::Step() {
         ended_total_[{job.state, job.reason}] += 1;
         CountDisagreements(job);
         if (job.reason != Reason::kLaunchFailed) return;
-        recent_failures_.push_back(
-            {job.id, job.uid, job.array.array_id, job.request.name, job.end_ms});
-        if (recent_failures_.size() > kRecentFailuresKept) recent_failures_.pop_front();
+        recent_failures_.Add({job.id, job.uid, job.array.array_id, job.request.name, job.end_ms},
+                             now);
       });
   watch_.Update(jobs_);
   timer.Mark("ends reported");

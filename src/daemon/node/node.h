@@ -31,7 +31,6 @@
 // Not thread-safe: the daemon's main loop is its only caller.
 #pragma once
 
-#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
@@ -60,6 +59,7 @@
 #include "daemon/node/job_runner.h"
 #include "daemon/node/node_options.h"
 #include "daemon/node/occupant.h"
+#include "daemon/node/recent_failures.h"
 #include "daemon/node/watch_feedback.h"
 #include "gpu/gpu_backend.h"
 #include "launch/cgroup.h"
@@ -125,10 +125,6 @@ inline constexpr size_t kStartEstimateJobs = 256;
 // The most tasks of one array's rest (array_rest.h) a scheduling pass considers.
 inline constexpr size_t kArrayTasksPerPass = 64;
 inline constexpr int kStartEstimatePasses = 512;
-// A job that failed to launch stays in the active listing this long after its end, with its reason
-// (as Slurm keeps an ended job for MinJobAge, 300 s by default), and at most this many of them.
-inline constexpr int64_t kRecentFailureMs = 300000;
-inline constexpr size_t kRecentFailuresKept = 100;
 inline constexpr int64_t kStartEstimateReuseMs = 5000;
 
 class Node {
@@ -149,17 +145,21 @@ class Node {
   // (Dependencies::Check); or the key was used for a different request), kIo.
   // Environment variables that match options.env_deny are dropped before the job is compared
   // or stored (their names, never values, go to the job's events). `hold`: stored held
-  // (Hold::kUser, or Hold::kRoot when the caller is root).
+  // (Hold::kUser, or Hold::kRoot when the caller is root). `from_script`: the fields the job's
+  // script gave (SubmitRequest::from_script), judged with the rights of the user the job runs as
+  // (daemon/jobs/script_rights.h): their errors name the script's line, and its hold is a user
+  // hold.
   Result<JobRecord> Submit(const api::Caller& caller, JobRequest request,
                            const std::optional<std::string>& idempotency_key = std::nullopt,
-                           bool hold = false);
+                           bool hold = false, const ScriptOrigins& from_script = {});
 
   // A job array (node_submit.cc, docs/api.md "submit"): `request` admitted once as Submit admits
   // it, then stored as one record, the array's rest (array_rest.h), with a consecutive id
   // reserved for each task in index order (JobStore::InsertArray); the first task's id is the
   // array's. Each task becomes a record of its own when it starts (TakeOutTasks).
   // With an idempotency key the caller's uid already used for this array: that array as it is
-  // now, and nothing is stored. `hold` holds every task. Returns the first task and the count.
+  // now, and nothing is stored. `hold` holds every task; `from_script` as Submit's. Returns the
+  // first task and the count.
   // Errors: Submit's; kInvalidArgument for more tasks than options.max_array_tasks, or an array
   // whose stored records would pass kMaxArrayBytes (the request times the tasks); the key used
   // for anything but this array is kFailedPrecondition.
@@ -169,7 +169,8 @@ class Node {
   };
   Result<SubmittedArray> SubmitArray(
       const api::Caller& caller, JobRequest request, const ArraySpec& spec,
-      const std::optional<std::string>& idempotency_key = std::nullopt, bool hold = false);
+      const std::optional<std::string>& idempotency_key = std::nullopt, bool hold = false,
+      const ScriptOrigins& from_script = {});
   // The job arrays among the node's jobs: unfinished tasks, what a request still has to change.
   const ArrayTasks& arrays() const { return arrays_; }
   // Changes jobs as `edit` says (update, update_array; node_hold.cc): the policy is job_edit.h's,
@@ -358,16 +359,9 @@ class Node {
   std::map<std::pair<JobState, Reason>, int64_t> ended_total_;
   // Ended jobs' enforcement entries that said "disagrees", by resource (docs/enforcement.md).
   std::map<std::string, int64_t> disagreements_total_;
-  // The last jobs that failed to launch (kRecentFailuresKept, since this pinpointd started), for
-  // the active listing (List): enough to select them without reading the store.
-  struct RecentFailure {
-    JobId id = 0;
-    uint32_t uid = 0;
-    JobId array_id = 0;
-    std::string name;
-    int64_t end_ms = 0;
-  };
-  std::deque<RecentFailure> recent_failures_;
+  // The jobs that failed to launch of late, each user's (since this pinpointd started), for the
+  // active listing (List): enough to select them without reading the store.
+  RecentFailures recent_failures_;
   // What the last scheduling pass held back for its first blocked job: a lease placed between
   // passes (OpenLease, sched::PlaceOne) never takes it.
   std::optional<sched::Reservation> reservation_;

@@ -154,13 +154,12 @@ Result<Node::Page> Node::List(bool all, std::optional<uint32_t> uid, int offset,
   // active ones (kRecentFailureMs): a job that cannot start does not vanish from the queue.
   int64_t now_ms = deps_.clock->NowMs();
   std::vector<JobId> failed;
-  for (const RecentFailure& f : recent_failures_) {
-    if (now_ms - f.end_ms > kRecentFailureMs || jobs_.count(f.id) > 0 || (uid && f.uid != *uid))
-      continue;
-    bool id = select.ids.empty() || SelectedBy(select.ids, f.id) ||
-              (f.array_id != 0 && SelectedBy(select.ids, f.array_id));
-    if (id && SelectedBy(select.names, f.name) && SelectedBy(select.states, JobState::kFailed))
-      failed.push_back(f.id);
+  for (const RecentFailure* f : recent_failures_.Of(uid, now_ms)) {
+    if (jobs_.count(f->id) > 0) continue;
+    bool id = select.ids.empty() || SelectedBy(select.ids, f->id) ||
+              (f->array_id != 0 && SelectedBy(select.ids, f->array_id));
+    if (id && SelectedBy(select.names, f->name) && SelectedBy(select.states, JobState::kFailed))
+      failed.push_back(f->id);
   }
   std::sort(failed.begin(), failed.end());
   auto next_failed = failed.begin();

@@ -4,9 +4,10 @@
 #include <algorithm>
 
 #include "common/log.h"
-#include "daemon/jobs/array_rest.h"
 #include "daemon/arrays/job_array.h"
+#include "daemon/jobs/array_rest.h"
 #include "daemon/jobs/lifecycle.h"
+#include "daemon/jobs/script_rights.h"
 #include "daemon/node/node.h"
 #include "pinpoint/api_codec.h"
 #include "pinpoint/escape.h"
@@ -70,23 +71,30 @@ void NoteDroppedEnv(store::JobStore& store, int64_t now_ms, JobId id,
 
 // What Submit and SubmitArray store: Admission::Admit's record (for `count` jobs) with its
 // dependencies checked (Dependencies::Check), pending since now_ms, and held when `hold` (a root
-// hold for root).
+// hold for root). The fields `from_script` names are judged with the job's user's rights
+// (ScriptRights): a --hold from a user's script is that user's hold.
 Result<JobRecord> NewPendingJob(const Admission& admission, const Dependencies& dependencies,
                                 const JobTable& jobs, int64_t now_ms, const api::Caller& caller,
-                                JobRequest request, bool hold, size_t count = 1) {
-  auto admitted = admission.Admit(caller, std::move(request), jobs, count);
+                                JobRequest request, bool hold, const ScriptOrigins& from_script,
+                                size_t count = 1) {
+  auto admitted = admission.Admit(caller, std::move(request), jobs, count, from_script);
   if (!admitted.ok()) return admitted.status();
   JobRecord r = std::move(admitted).value();
-  PP_RETURN_IF_ERROR(dependencies.Check(caller, r.request));
+  using F = ScriptField;
+  ScriptRights rights(caller, r.uid, r.gid, r.user, from_script);
+  PP_RETURN_IF_ERROR(
+      rights.Explain(dependencies.Check(rights.For({F::kAfter, F::kAfterOk}), r.request),
+                     {F::kAfter, F::kAfterOk}));
   lifecycle::Submitted(r, now_ms);
-  if (hold) r.hold = caller.IsRoot() ? Hold::kRoot : Hold::kUser;
+  if (hold) r.hold = rights.For({F::kHold}).IsRoot() ? Hold::kRoot : Hold::kUser;
   return r;
 }
 
 }  // namespace
 
 Result<JobRecord> Node::Submit(const api::Caller& caller, JobRequest request,
-                               const std::optional<std::string>& idempotency_key, bool hold) {
+                               const std::optional<std::string>& idempotency_key, bool hold,
+                               const ScriptOrigins& from_script) {
   auto dropped = admission_.Prepare(request);
   if (!dropped.ok()) return dropped.status();
   auto keyed = LookUpKey(*deps_.store, caller, idempotency_key);
@@ -96,7 +104,7 @@ Result<JobRecord> Node::Submit(const api::Caller& caller, JobRequest request,
     return Resubmitted(jobs_, *first,
                        first->array.array_id == 0 && first->request == request);
   auto pending = NewPendingJob(admission_, dependencies_, jobs_, deps_.clock->NowMs(), caller,
-                               std::move(request), hold);
+                               std::move(request), hold, from_script);
   if (!pending.ok()) return pending.status();
   JobRecord r = std::move(pending).value();
   auto id = deps_.store->Insert(r, key);
@@ -112,7 +120,7 @@ Result<JobRecord> Node::Submit(const api::Caller& caller, JobRequest request,
 Result<Node::SubmittedArray> Node::SubmitArray(const api::Caller& caller, JobRequest request,
                                                const ArraySpec& spec,
                                                const std::optional<std::string>& idempotency_key,
-                                               bool hold) {
+                                               bool hold, const ScriptOrigins& from_script) {
   // As Submit; every task has the same request (its time limit and dependencies too).
   auto dropped = admission_.PrepareArray(request, spec);
   if (!dropped.ok()) return dropped.status();
@@ -127,7 +135,7 @@ Result<Node::SubmittedArray> Node::SubmitArray(const api::Caller& caller, JobReq
     return SubmittedArray{std::move(task).value(), found->array.count};
   }
   auto job = NewPendingJob(admission_, dependencies_, jobs_, deps_.clock->NowMs(), caller,
-                           std::move(request), hold, spec.indices.size());
+                           std::move(request), hold, from_script, spec.indices.size());
   if (!job.ok()) return job.status();
   // One record, the array's rest (array_rest.h), for all of its tasks; each is taken out as a job
   // of its own under its reserved id when it starts.

@@ -130,6 +130,38 @@ TEST_F(ListFilterTest, AJobThatFailedToLaunchStaysListedForAWhile) {
   EXPECT_EQ(Ids(false, {}), (std::vector<JobId>{before, after})) << "gone once its time has passed";
 }
 
+// Attack: user A's many launch failures (more than a user's bound) must not push user B's failed
+// job out of the listing within kRecentFailureMs (a list for the whole node did, in one pass).
+TEST_F(ListFilterTest, OneUsersLaunchFailuresDoNotHideAnothers) {
+  api::Caller b = caller_;
+  b.uid = b.gid = caller_.uid + 1;
+  JobRequest cpu = GpuSlice();
+  cpu.gpus = 0;
+  cpu.gpu_mem_bytes = 0;
+  launcher_.FailLaunches(IoError("exec failed: Permission denied"));
+  cpu.name = "b-job";
+  JobId bs = node_->Submit(b, cpu)->id;
+  node_->Step();
+  cpu.name = "a-job";
+  constexpr int kMany = 150;  // more than a user's bound (kRecentFailuresPerUser)
+  for (int pass = 0; pass < 2; ++pass) {
+    for (int i = 0; i < kMany; ++i) ASSERT_TRUE(node_->Submit(caller_, cpu).ok());
+    node_->Step();
+    clock_.AdvanceMs(1000);
+  }
+  ASSERT_EQ(node_->Get(bs)->reason, Reason::kLaunchFailed);
+  EXPECT_EQ(Ids(false, {{"b-job"}, {}, {}}), std::vector<JobId>{bs})
+      << "B's failed job is still listed";
+  auto bs_page = node_->List(false, b.uid, 0, 100, {}, {});
+  ASSERT_TRUE(bs_page.ok());
+  ASSERT_EQ(bs_page->jobs.size(), 1u);
+  EXPECT_EQ(bs_page->jobs.front().id, bs);
+  auto as_page = node_->List(false, caller_.uid, 0, 10, {}, {{}, {JobState::kFailed}, {}});
+  ASSERT_TRUE(as_page.ok());
+  EXPECT_GT(as_page->total, 0);
+  EXPECT_LT(as_page->total, kMany) << "A's own failures, bounded";
+}
+
 TEST_F(ListFilterTest, WithAllTheStoreSelectsStatesAndIdsAndRefusesNames) {
   JobId done = Submit("done", 1);
   JobRequest task = GpuSlice();

@@ -90,8 +90,8 @@ Result<VersionReply> Service::Version(Call&, VersionRequest) {
 
 Result<SubmitReply> Service::Submit(Call& call, SubmitRequest request) {
   if (request.array) return SubmitArray(call, std::move(request));
-  auto job =
-      node_->Submit(call.caller, std::move(request.request), request.idempotency_key, request.hold);
+  auto job = node_->Submit(call.caller, std::move(request.request), request.idempotency_key,
+                           request.hold, request.from_script);
   if (!job.ok()) return job.status();
   // A retried submit may find its job already ended: nothing would wake a waiter then.
   if (request.wait && !IsFinal(job->state)) {
@@ -106,7 +106,7 @@ Result<SubmitReply> Service::SubmitArray(Call& call, SubmitRequest request) {
   if (request.wait)
     return InvalidArgument("\"wait\" does not go with \"array\": wait for the tasks one by one");
   auto submitted = node_->SubmitArray(call.caller, std::move(request.request), *request.array,
-                                      request.idempotency_key, request.hold);
+                                      request.idempotency_key, request.hold, request.from_script);
   if (!submitted.ok()) return submitted.status();
   JobId first = submitted->first.id;
   SubmittedArrayView array{first, submitted->count, first, first + submitted->count - 1};
