@@ -26,6 +26,7 @@ JobRequest LeaseJobRequest(const LeaseRequest& lease) {
   r.gpu_share_pct = lease.gpu_share_pct;
   r.cpus = 0;
   r.priority = lease.priority;
+  r.time_limit_s = lease.time_limit_s;
   r.as_user = lease.as_user;
   r.devices = lease.devices;
   return r;
@@ -45,7 +46,9 @@ Status ValidateLease(const LeaseRequest& lease) {
 
 Result<Node::OpenedLease> Node::OpenLease(const api::Caller& caller, const LeaseRequest& request) {
   PP_RETURN_IF_ERROR(ValidateLease(request));
-  auto admitted = admission_.Admit(caller, LeaseJobRequest(request), jobs_);
+  JobRequest job_request = LeaseJobRequest(request);
+  PP_RETURN_IF_ERROR(admission_.ResolveTimeLimit(job_request.time_limit_s));
+  auto admitted = admission_.Admit(caller, std::move(job_request), jobs_);
   if (!admitted.ok()) return admitted.status();
   JobRecord r = std::move(admitted).value();
   r.kind = JobKind::kLease;
