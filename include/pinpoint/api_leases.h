@@ -23,8 +23,11 @@ namespace pinpoint {
 //                cgroup is the lease's: the watcher sums their device memory and stops the
 //                whole cgroup when it goes over the slice
 //   close_lease  the container ended (poststop hook) or its owner gives the slice back
-// A lease also ends by itself when it is not attached within lease_attach_timeout_ms, and when
-// its attached cgroup empties or disappears. Ids are job ids; people see lease 42 as "L42".
+// A lease also ends by itself when it is not attached within lease_attach_timeout_ms, when its
+// attached cgroup empties or disappears, and at its time limit (from its opening; its container's
+// processes are stopped as a close stops them, and it ends failed, reason time-limit). `update`
+// changes its time limit alone, by a running job's rules. Ids are job ids; people see lease 42
+// as "L42".
 
 // A lease's resources: the resource part of a JobRequest. gpus >= 1; gpu_mem_bytes 0 = whole
 // GPUs, else a slice of each (JobRequest's rules).
@@ -34,6 +37,9 @@ struct LeaseRequest {
   uint64_t gpu_mem_bytes = 0;
   int gpu_share_pct = 0;
   int priority = 0;
+  // Seconds from its opening; 0: the node's default_time_limit (or max_time_limit). Above
+  // max_time_limit is refused (failed_precondition), root's too. At most kMaxTimeLimitS.
+  int64_t time_limit_s = 0;
   std::string as_user;        // only root may set it: the lease (and its MPS server) is this user's
   std::vector<int> devices;   // empty: pinpoint chooses
   bool operator==(const LeaseRequest&) const = default;

@@ -8,6 +8,7 @@
 #include "common/companion.h"
 #include "pinpoint/api_codec.h"
 #include "pinpoint/client.h"
+#include "pinpoint/time_limit.h"
 #include "pinpoint/units.h"
 
 namespace pinpoint::cli {
@@ -29,6 +30,13 @@ Result<int> RunCdi(const std::string& socket, bool json_output, const CdiArgs& a
     auto share = ParsePercent(args.gpu_share);
     if (!share.ok()) return share.status();
     op.request.gpu_share_pct = *share;
+  }
+  if (!args.time.empty()) {
+    auto seconds = ParseTimeLimit(args.time);
+    if (!seconds.ok()) return InvalidArgument("--time: " + seconds.status().message());
+    if (*seconds == 0)
+      return InvalidArgument("--time must be more than 0; leave it out for the node's default");
+    op.request.time_limit_s = *seconds;
   }
   if (args.cdi_dir.empty() || args.cdi_dir[0] != '/')
     return InvalidArgument("--cdi-dir must be an absolute path");

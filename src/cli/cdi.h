@@ -13,6 +13,7 @@ namespace pinpoint::cli {
 struct CdiArgs {
   int gpus = 1;
   std::string gpu_mem, gpu_share, user, name;
+  std::string time;  // submit --time's forms; "": the node's default
   std::string cdi_dir = cdi::kDefaultDir;
 };
 

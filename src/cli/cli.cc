@@ -256,7 +256,7 @@ std::vector<Command> Commands(SubmitArgs& submit, std::string& shown,
        }},
       {"cdi",
        "Open a lease on a slice for a container and write its CDI spec: pinpoint cdi [--gpu-mem "
-       "SIZE [--gpu-share PCT]] [--user U]",
+       "SIZE [--gpu-share PCT]] [--time LIMIT] [--user U]",
        [&](CLI::App* c) {
          c->add_option("--gpus", cdi.gpus, "whole GPUs, or with --gpu-mem the number of slices")
              ->check(CountIn(1, 1024));
@@ -266,6 +266,9 @@ std::vector<Command> Commands(SubmitArgs& submit, std::string& shown,
          c->add_option("--user", cdi.user,
                        "the lease's user, whose MPS server the container reaches (root only)");
          c->add_option("--name", cdi.name, "a name for people");
+         c->add_option("--time", cdi.time,
+                       "how long the lease holds its slice, as submit --time (default: the "
+                       "node's default_time_limit); its container is stopped then");
          c->add_option("--cdi-dir", cdi.cdi_dir, "where the spec goes (default /var/run/cdi)");
        },
        [&](const Globals& g, std::ostream& out) -> Result<int> {

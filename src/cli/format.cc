@@ -98,16 +98,39 @@ std::string FormatGpuRequest(const JobRequest& request) {
 
 namespace {
 
+// "2026-11-25 14:03 UTC" for a Unix time in ms ("" where the C library cannot say).
+std::string UtcMinute(int64_t ms) {
+  std::time_t secs = static_cast<std::time_t>(ms / 1000);
+  std::tm tm{};
+  char at[32] = "";
+  if (::gmtime_r(&secs, &tm) != nullptr) std::strftime(at, sizeof(at), "%Y-%m-%d %H:%M UTC", &tm);
+  return at;
+}
+
+// show's limit line: how long it may run (a lease: hold its slice), and while it runs, until when.
+std::string LimitLine(const JobView& job) {
+  int64_t limit_s = job.request.time_limit_s;
+  bool lease = job.kind == JobKind::kLease;
+  if (limit_s <= 0) return lease ? "  limit:    none: it holds its slice until it is closed\n" : "";
+  std::string out = "  limit:    " + std::string(lease ? "holds its slice" : "runs") + " at most " +
+                    FormatTimeLimit(limit_s);
+  int64_t until_ms = 0;
+  if (job.state == JobState::kRunning && job.start_ms > 0 &&
+      !__builtin_mul_overflow(limit_s, int64_t{1000}, &until_ms) &&
+      !__builtin_add_overflow(until_ms, job.start_ms, &until_ms))
+    out += ", until " + UtcMinute(until_ms);
+  return out + "\n";
+}
+
 // show's lines for submit --time, --after and --afterok, each only when given.
-std::string SchedLines(const JobRequest& req) {
+std::string SchedLines(const JobView& job) {
+  const JobRequest& req = job.request;
   auto ids = [](const std::vector<JobId>& list) {
     std::string text;
     for (JobId id : list) text += (text.empty() ? "" : ", ") + std::to_string(id);
     return text;
   };
-  std::string out;
-  if (req.time_limit_s > 0)
-    out += "  limit:    runs at most " + FormatTimeLimit(req.time_limit_s) + "\n";
+  std::string out = LimitLine(job);
   if (!req.after.empty())
     out += "  after:    " + ids(req.after) + " (starts once they have ended)\n";
   if (!req.afterok.empty())
@@ -222,12 +245,7 @@ std::string FormatStarts(const QueueReply& reply, int64_t now_ms) {
     } else if (*s.start_ms <= now_ms) {
       when = "now";
     } else {
-      std::time_t secs = static_cast<std::time_t>(*s.start_ms / 1000);
-      std::tm tm{};
-      char at[32] = "";
-      if (::gmtime_r(&secs, &tm) != nullptr)
-        std::strftime(at, sizeof(at), "%Y-%m-%d %H:%M UTC", &tm);
-      when = "in " + FormatDurationMs(*s.start_ms - now_ms) + " (" + at + ")";
+      when = "in " + FormatDurationMs(*s.start_ms - now_ms) + " (" + UtcMinute(*s.start_ms) + ")";
     }
     std::string name = EscapeForTerminal(job.request.name);
     rows.push_back({job.array.array_id != 0 ? ArrayTaskName(job.array) : std::to_string(job.id),
@@ -278,6 +296,7 @@ std::string RequestLines(const JobView& job) {
         << (job.lease_cgroup.empty() ? "not attached yet" : EscapeForTerminal(job.lease_cgroup))
         << "\n";
     out << "  request:  " << FormatGpuRequest(req) << ", priority " << req.priority << "\n";
+    out << LimitLine(job);
     return out.str();
   }
   out << "  command:  " << ShownCommand(req.argv) << "\n";
@@ -287,7 +306,7 @@ std::string RequestLines(const JobView& job) {
   out << "  request:  " << FormatGpuRequest(req) << ", " << req.cpus << " CPU"
       << (req.mem_bytes ? ", " + FormatSize(req.mem_bytes) + " host memory" : "") << ", priority "
       << req.priority << "\n";
-  out << SchedLines(req);
+  out << SchedLines(job);
   return out.str();
 }
 

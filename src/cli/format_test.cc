@@ -153,6 +153,23 @@ TEST(FormatLeaseTest, ALeaseIsNamedOneAndItsCgroupIsEscaped) {
   EXPECT_NE(show.find("command:  none: a lease for a container"), std::string::npos) << show;
   EXPECT_NE(show.find("cgroup:   0::/machine/libpod-c1\\n\\x1b]0;"), std::string::npos) << show;
   EXPECT_EQ(show.find("cwd:"), std::string::npos) << show;
+  EXPECT_NE(show.find("\n  limit:    none: it holds its slice until it is closed\n"),
+            std::string::npos)
+      << show;
+}
+
+// Who holds a lease, since when and until when: root reads it in show (and queue -o start,limit).
+TEST(FormatLeaseTest, ShowSaysUntilWhenALeaseHoldsItsSlice) {
+  json lease = HostileJob();
+  lease["kind"] = "lease";
+  lease["state"] = "running";
+  lease["start_ms"] = 86'400'000;  // 1970-01-02 00:00 UTC
+  lease["request"]["time_limit_s"] = 5400;
+  std::string show = FormatJob(Decode<ShowReply>(json{{"job", lease}}), "");
+  EXPECT_NE(
+      show.find("\n  limit:    holds its slice at most 1:30:00, until 1970-01-02 01:30 UTC\n"),
+      std::string::npos)
+      << show;
 }
 
 TEST(FormatShowTest, TimeLimitAndDependenciesOnlyWhenGiven) {

@@ -373,5 +373,18 @@ TEST(ApiCodecTest, LeaseRequestsAreTheGoldenOnes) {
   ExpectRequestGolden("close_lease.request", CloseLeaseRequest{2});
 }
 
+// A lease's time limit travels only when asked, so that a daemon from before lease time limits
+// reads every other request as it did.
+TEST(ApiCodecTest, ALeasesTimeLimitIsSentOnlyWhenAsked) {
+  EXPECT_FALSE(ToJson(OpenLeaseRequest{}).at("request").contains("time_limit_s"));
+  OpenLeaseRequest open;
+  open.request.time_limit_s = 7200;
+  json j = ToJson(open);
+  EXPECT_EQ(j.at("request").at("time_limit_s"), 7200);
+  auto back = FromJson<OpenLeaseRequest>(j);
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(back->request, open.request);
+}
+
 }  // namespace
 }  // namespace pinpoint

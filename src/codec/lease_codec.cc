@@ -28,19 +28,23 @@ Result<LeaseRequest> LeaseRequestFromJson(const json& j) {
   in.Integer("gpu_mem_bytes", &r.gpu_mem_bytes);
   in.Integer("gpu_share_pct", &r.gpu_share_pct);
   in.Integer("priority", &r.priority);
+  in.Integer("time_limit_s", &r.time_limit_s);
   in.String("as_user", &r.as_user);
   in.IntegerList("devices", &r.devices);
   return in.Done(std::move(r));
 }
 
 json ToJson(const LeaseRequest& r) {
-  return json{{"name", r.name},
-              {"gpus", r.gpus},
-              {"gpu_mem_bytes", r.gpu_mem_bytes},
-              {"gpu_share_pct", r.gpu_share_pct},
-              {"priority", r.priority},
-              {"as_user", r.as_user},
-              {"devices", r.devices}};
+  json j{{"name", r.name},
+         {"gpus", r.gpus},
+         {"gpu_mem_bytes", r.gpu_mem_bytes},
+         {"gpu_share_pct", r.gpu_share_pct},
+         {"priority", r.priority},
+         {"as_user", r.as_user},
+         {"devices", r.devices}};
+  // Only when asked: a daemon from before lease time limits reads the rest as it did.
+  if (r.time_limit_s != 0) j["time_limit_s"] = r.time_limit_s;
+  return j;
 }
 
 Result<LeaseMount> MountFromJson(const json& j) {

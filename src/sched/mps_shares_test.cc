@@ -147,6 +147,12 @@ TEST(MpsSharesTest, ALeaseIsNeverMadeToWaitForTheWindow) {
   snap.running = {StartedAt(Running(1, 1000, {On(0, 3)}), kNow)};
   auto placed = PlaceOne(snap, Slice(2, 1000, 3), std::nullopt);
   ASSERT_TRUE(std::holds_alternative<Start>(placed));
+  EXPECT_EQ(std::get<Start>(placed).slots.at(0).device_index, 0)
+      << "it joins its user's GPU: the empty one stays for a user who comes a moment later";
+  snap.running = {StartedAt(Running(1, 1000, {On(0, 79)}), kNow)};
+  placed = PlaceOne(snap, Slice(2, 1000, 3), std::nullopt);
+  ASSERT_TRUE(std::holds_alternative<Start>(placed)) << "its user's GPU is full: an empty one";
+  EXPECT_EQ(std::get<Start>(placed).slots.at(0).device_index, 1);
 }
 
 TEST(MpsSharesTest, NoWindowWithoutATimeOrOutsideAuto) {

@@ -84,8 +84,10 @@ class Pass {
   Wait Diagnose(const Demand& demand, const DeviceScan& scan, bool devices_ok, HostFit host) const;
   void Reserve(const Demand& demand, Wait* wait);
   // kAuto: what waiting whole-GPU jobs need of the empty GPUs, and how the others are shared out
-  // between users (MpsShares).
-  void CountEmptyGpuDemand(const std::map<JobId, DependencyVerdict>& verdicts);
+  // between users (MpsShares). `alone`: a demand placed alone (RunOne), counted with the pending
+  // ones, in place of its own record among them.
+  void CountEmptyGpuDemand(const std::map<JobId, DependencyVerdict>& verdicts,
+                           const Demand* alone = nullptr);
   // A slice that waits for its user's affinity window, or for a share of the empty GPUs.
   bool WaitsForShare(const Demand& demand, EmptyGpuUse use, const DeviceScan& scan,
                      bool devices_ok);
@@ -102,7 +104,7 @@ class Pass {
   Plan plan_;
   bool may_reserve_ = true;  // false when one demand is placed alone (PlaceOne)
   // What waiting demands need of the empty GPUs (kAuto): GPUs for whole-GPU and isolated jobs;
-  // and the users' shares of them (none for a lease, placed alone).
+  // and the users' shares of them.
   int whole_need_ = 0;
   std::optional<MpsShares> shares_;
 };
@@ -112,23 +114,27 @@ bool NeedsEmptyGpus(const Demand& d) {
   return d.gpus > 0 && d.devices.empty() && (d.gpu_mem_bytes == 0 || d.isolated);
 }
 
-void Pass::CountEmptyGpuDemand(const std::map<JobId, DependencyVerdict>& verdicts) {
+void Pass::CountEmptyGpuDemand(const std::map<JobId, DependencyVerdict>& verdicts,
+                               const Demand* alone) {
   if (snapshot_.inventory.slice_placement != SlicePlacement::kAuto) return;
   // What may start in this pass: not held, its dependencies met, within its array's %K (an
   // array of 100 tasks at %2 needs two GPUs, not 100) and its user's limits. What cannot start
   // keeps no GPU from anyone.
   std::vector<const Demand*> startable;
   std::map<JobId, int> array_taken;
-  for (const Demand& d : snapshot_.pending) {
+  auto count = [&](const Demand& d) {
     auto verdict = verdicts.find(d.id);
     bool met = verdict == verdicts.end() || verdict->second.kind == DependencyVerdict::Kind::kMet;
-    if (d.hold != Hold::kNone || d.gpus == 0 || !d.devices.empty() || !met) continue;
+    if (d.hold != Hold::kNone || d.gpus == 0 || !d.devices.empty() || !met) return;
     if (d.array_id != 0 && d.array_limit > 0 && array_taken[d.array_id]++ >= arrays_.Room(d))
-      continue;
-    if (users_.Exceeds(d, nullptr)) continue;
+      return;
+    if (users_.Exceeds(d, nullptr)) return;
     if (NeedsEmptyGpus(d)) whole_need_ += d.gpus;
     startable.push_back(&d);
-  }
+  };
+  for (const Demand& d : snapshot_.pending)
+    if (alone == nullptr || d.id != alone->id) count(d);
+  if (alone != nullptr) count(*alone);
   // What the site keeps for whole-GPU jobs to come (Inventory::keep_empty_gpus).
   whole_need_ = std::max(whole_need_, snapshot_.inventory.keep_empty_gpus);
   shares_.emplace(snapshot_, state_, startable);
@@ -210,11 +216,9 @@ std::variant<Start, Wait> Pass::RunOne(const Demand& demand,
     state_.Reserve(held->device_indices, held->cpus, held->mem_bytes);
     plan_.reservation = *held;
   }
-  // No waiting demand is counted: only what the site keeps empty (Inventory::keep_empty_gpus).
-  if (snapshot_.inventory.slice_placement == SlicePlacement::kAuto) {
-    whole_need_ = snapshot_.inventory.keep_empty_gpus;
-    shares_.emplace(snapshot_, state_, std::vector<const Demand*>{});
-  }
+  // The empty GPUs are shared out as in a pass: what the waiting demands and the site keep of
+  // them, and each user's share, the demand's user among the others. Nothing else is started.
+  CountEmptyGpuDemand(JudgeDependencies(snapshot_.pending, snapshot_.dependencies), &demand);
   may_reserve_ = false;
   Consider(demand);
   if (!plan_.starts.empty()) return std::move(plan_.starts.front());
@@ -242,8 +246,9 @@ void Pass::Consider(const Demand& demand) {
     EmptyGpuUse use = demand.gpu_mem_bytes > 0 && shares_
                           ? shares_->For(demand, state_.empty_whole_free(), whole_need_)
                           : EmptyGpuUse::kAny;
-    if (use == EmptyGpuUse::kWindow && !may_reserve_)
-      use = EmptyGpuUse::kAny;  // a lease: now or never
+    // A lease (placed now or never) cannot wait for its user's window to close: it joins its
+    // user's GPUs, and takes an empty one only where none of those has room.
+    if (use == EmptyGpuUse::kWindow && !may_reserve_) use = EmptyGpuUse::kLast;
     scan = ScanDevices(
         state_, demand, host == HostFit::kFits, &ranks_, snapshot_.inventory.slice_placement,
         use == EmptyGpuUse::kLast || use == EmptyGpuUse::kNever, use == EmptyGpuUse::kNever);

@@ -166,10 +166,16 @@ struct Plan {
 Plan Schedule(const Snapshot& snapshot);
 
 // Places `demand` alone, now, by Schedule's rules (a lease: placed at once or never), against the
-// running jobs of `snapshot` and `held`, the reservation of the last pass, which it never takes;
-// the snapshot's pending demands are not read, so no other job starts or waits because of it.
-// Returns the start, or the wait saying why not (a demand placed alone reserves nothing). Held
-// demands wait "held"; dependencies and array limits are not looked at. Cost: one device scan.
+// running jobs of `snapshot` and `held`, the reservation of the last pass, which it never takes.
+// No pending demand starts or waits because of it, but they count as in a pass for the empty
+// GPUs (slice_placement auto): a slice placed alone takes no empty GPU that waiting whole-GPU
+// jobs or keep_empty_gpus keep while another device takes it, nor one that another user below
+// their fair share waits for once its user holds theirs (`demand`'s own record, if it is in
+// `pending`, counts once). Where Schedule would make a slice wait for its user's affinity window,
+// it goes to its user's GPUs, and to an empty one only where none has room. Returns the start,
+// or the wait saying why not (a demand placed alone reserves nothing). Held demands wait "held";
+// the demand's own dependencies and array limit are not looked at (the snapshot's `dependencies`
+// decide which pending demands count). Cost: O(pending) and one device scan.
 std::variant<Start, Wait> PlaceOne(const Snapshot& snapshot, const Demand& demand,
                                    const std::optional<Reservation>& held);
 

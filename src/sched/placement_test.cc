@@ -357,13 +357,13 @@ TEST(ScheduleTest, RunningSlotOnUnknownDeviceIsIgnored) {
   EXPECT_EQ(Summary(plan), "1@0");
 }
 
-// PlaceOne: one demand placed alone, now. Pending demands are neither started nor looked at; the
-// last pass's reservation is kept; a demand that does not fit reserves nothing.
+// PlaceOne: one demand placed alone, now. Pending demands are not started, but they count for the
+// empty GPUs as in a pass; the last pass's reservation is kept; a demand that does not fit
+// reserves nothing.
 TEST(PlaceOneTest, PlacesTheDemandAloneByScheduleRules) {
   for (Inventory inv : {Node({Gpu(80), Gpu(80)}), Packed(Node({Gpu(80), Gpu(80)}))}) {
     std::vector<RunningJob> running = {Running(100, 1, {On(0, 10)})};
-    // Schedule would start the pending whole-GPU job first, on GPU 1; PlaceOne does not look.
-    auto placed = PlaceOne({inv, running, {Whole(1, 1), Slice(2, 1, 10)}}, Slice(3, 1, 10), std::nullopt);
+    auto placed = PlaceOne({inv, running, {}}, Slice(3, 1, 10), std::nullopt);
     Plan alone = Schedule({inv, running, {Slice(3, 1, 10)}});
     ASSERT_TRUE(std::holds_alternative<Start>(placed));
     const Start& start = std::get<Start>(placed);
@@ -373,6 +373,38 @@ TEST(PlaceOneTest, PlacesTheDemandAloneByScheduleRules) {
     EXPECT_EQ(start.slots[0].device_index, alone.starts[0].slots[0].device_index) << "where Schedule puts it alone";
     EXPECT_EQ(start.slots[0].gpu_mem_bytes, 10 * kGiB);
   }
+}
+
+// Attack (issue 55, 7): a lease was placed as if nothing waited, and took the empty GPU a waiting
+// whole-GPU job needed. Now the waiting demands keep what a pass keeps; the lease's own record
+// among them counts once, and none of them starts.
+TEST(PlaceOneTest, TakesNoEmptyGpuThatAWaitingWholeGpuJobNeeds) {
+  Inventory inv = Node({Gpu(80), Gpu(80)});
+  std::vector<RunningJob> running = {Running(100, 1, {On(0, 10)})};
+  for (std::vector<Demand> pending : {std::vector<Demand>{Whole(1, 1, 2)},
+                                      std::vector<Demand>{Whole(1, 1, 2), Slice(3, 1, 10)}}) {
+    auto placed = PlaceOne({inv, running, pending}, Slice(3, 1, 10), std::nullopt);
+    ASSERT_TRUE(std::holds_alternative<Start>(placed));
+    EXPECT_EQ(std::get<Start>(placed).slots.at(0).device_index, 0) << "GPU 1 stays for job 1";
+  }
+  // What cannot start keeps nothing: a held whole-GPU job.
+  auto placed = PlaceOne({inv, running, {Held(Whole(1, 1, 2))}}, Slice(3, 1, 10), std::nullopt);
+  ASSERT_TRUE(std::holds_alternative<Start>(placed));
+  EXPECT_EQ(std::get<Start>(placed).slots.at(0).device_index, 1);
+}
+
+// The users' fair shares of the empty GPUs hold for a demand placed alone: a user at their share
+// whose GPUs are full does not take the one another user's waiting slice needs (it would keep it
+// for as long as it runs). It is not placed, and says why.
+TEST(PlaceOneTest, KeepsToItsUsersFairShareOfTheEmptyGpus) {
+  Inventory inv = Node({Gpu(80), Gpu(80)});
+  std::vector<RunningJob> running = {Running(100, 1, {On(0, 75)})};
+  auto refused = PlaceOne({inv, running, {Slice(1, 2, 10)}}, Slice(3, 1, 10), std::nullopt);
+  ASSERT_TRUE(std::holds_alternative<Wait>(refused));
+  EXPECT_THAT(std::get<Wait>(refused).detail, HasSubstr("kept for other users' waiting slices"));
+  auto alone = PlaceOne({inv, running, {}}, Slice(3, 1, 10), std::nullopt);
+  ASSERT_TRUE(std::holds_alternative<Start>(alone)) << "no one waits: its user may take it";
+  EXPECT_EQ(std::get<Start>(alone).slots.at(0).device_index, 1);
 }
 
 TEST(PlaceOneTest, NeverTakesTheReservationItIsGiven) {

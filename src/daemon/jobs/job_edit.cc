@@ -24,27 +24,37 @@ std::string Job(const JobRecord& job) { return "job " + std::to_string(job.id); 
 // "2h", or "none" for a job without a limit.
 std::string Limit(int64_t seconds) { return seconds == 0 ? "none" : FormatTimeLimit(seconds); }
 
+// Whether `job` takes only a running job's edits: it runs, or it is a lease (placed, never
+// queued: a pending lease is starting).
+bool AsRunning(const JobRecord& job) {
+  return job.state != JobState::kPending || !OccupancyOf(job.kind).editable;
+}
+
 }  // namespace
 
 bool EditChanges(const JobRecord& job, const JobEdit& edit) {
-  if (IsFinal(job.state) || job.cancel_requested || !OccupancyOf(job.kind).editable) return false;
+  if (IsFinal(job.state) || job.cancel_requested) return false;
+  if (!OccupancyOf(job.kind).editable)
+    return edit.time_limit_s && *edit.time_limit_s != job.request.time_limit_s;
   if (edit.array_limit && job.array.array_id != 0 && *edit.array_limit != job.array.limit)
     return true;
   return job.state == JobState::kPending && PendingFieldsDiffer(job.request, edit);
 }
 
 Result<bool> ApplyEdit(JobRecord& job, const JobEdit& edit, bool root) {
-  if (!OccupancyOf(job.kind).editable)
-    return FailedPrecondition(
-        Job(job) +
-        " is a lease: it has no place in the queue to change (close it and open another)");
+  bool lease = !OccupancyOf(job.kind).editable;
+  if (lease && (edit.gpu_mem_bytes || edit.gpu_share_pct || edit.priority || edit.name ||
+                edit.gpus || edit.cpus || edit.mem_bytes || edit.mig_profile || edit.array_limit))
+    return FailedPrecondition(Job(job) +
+                              " is a lease: only its time limit can change (for the rest, close "
+                              "it and open another)");
   if (IsFinal(job.state))
     return FailedPrecondition(Job(job) + " already ended (" + JobStateName(job.state) + ")");
   if (job.cancel_requested) return FailedPrecondition(Job(job) + " is being cancelled");
   if (edit.array_limit && job.array.array_id == 0)
     return InvalidArgument(Job(job) + " is no task of a job array");
   JobRequest& r = job.request;
-  if (job.state != JobState::kPending) {
+  if (AsRunning(job)) {
     if (edit.gpu_mem_bytes || edit.gpu_share_pct || edit.priority || edit.name || edit.gpus ||
         edit.cpus || edit.mem_bytes || edit.mig_profile)
       return FailedPrecondition(
@@ -55,10 +65,11 @@ Result<bool> ApplyEdit(JobRecord& job, const JobEdit& edit, bool root) {
         edit.time_limit_s && *edit.time_limit_s != r.time_limit_s &&
         (*edit.time_limit_s == 0 || (r.time_limit_s != 0 && *edit.time_limit_s > r.time_limit_s));
     if (longer && !root)
-      return PermissionDenied(Job(job) + " is running: only root may raise its time limit (" +
-                              Limit(r.time_limit_s) + " now; it may be lowered)");
+      return PermissionDenied(Job(job) + (lease ? " is a lease" : " is running") +
+                              ": only root may raise its time limit (" + Limit(r.time_limit_s) +
+                              " now; it may be lowered)");
   }
-  bool pending_change = job.state == JobState::kPending && PendingFieldsDiffer(r, edit);
+  bool pending_change = !AsRunning(job) && PendingFieldsDiffer(r, edit);
   bool time_change = edit.time_limit_s && *edit.time_limit_s != r.time_limit_s;
   bool limit_change = edit.array_limit && *edit.array_limit != job.array.limit;
   if (!pending_change && !time_change && !limit_change) return false;
@@ -73,8 +84,7 @@ Result<bool> ApplyEdit(JobRecord& job, const JobEdit& edit, bool root) {
   if (edit.mig_profile) r.mig_profile = *edit.mig_profile;
   if (edit.array_limit) job.array.limit = *edit.array_limit;
   // The next pass says why it waits (a held job still waits "held").
-  if (job.state == JobState::kPending && job.hold == Hold::kNone)
-    lifecycle::Waiting(job, Reason::kNone, "");
+  if (!AsRunning(job) && job.hold == Hold::kNone) lifecycle::Waiting(job, Reason::kNone, "");
   return true;
 }
 

@@ -88,7 +88,7 @@ TEST(JobEditTest, ARunningJobTakesOnlyATimeLimitAndOnlyRootRaisesIt) {
   EXPECT_TRUE(*ApplyEdit(unlimited, Time(60), false)) << "a limit where there was none shortens it";
 }
 
-TEST(JobEditTest, EndedCancelledLeasesAndPlainJobsWithAnArrayLimitAreRefused) {
+TEST(JobEditTest, EndedCancelledAndPlainJobsWithAnArrayLimitAreRefused) {
   JobEdit e;
   e.name = "x";
   JobRecord ended = Pending();
@@ -98,14 +98,36 @@ TEST(JobEditTest, EndedCancelledLeasesAndPlainJobsWithAnArrayLimitAreRefused) {
   cancelling.cancel_requested = true;
   EXPECT_EQ(ApplyEdit(cancelling, Time(60), true).status().message(), "job 7 is being cancelled");
   EXPECT_FALSE(EditChanges(cancelling, Time(60)));
-  JobRecord lease = Running();
-  lease.kind = JobKind::kLease;
-  EXPECT_EQ(ApplyEdit(lease, Time(60), true).status().code(), Code::kFailedPrecondition);
   JobEdit limit;
   limit.array_limit = 2;
   JobRecord plain = Pending();
   EXPECT_EQ(ApplyEdit(plain, limit, true).status().message(), "job 7 is no task of a job array");
   EXPECT_FALSE(EditChanges(plain, limit));
+}
+
+// A lease has no place in the queue: only its time limit changes, running or starting (pending),
+// by a running job's rules: its owner may lower it, only root raise it.
+TEST(JobEditTest, ALeaseTakesOnlyItsTimeLimitAsARunningJob) {
+  for (JobState state : {JobState::kRunning, JobState::kPending}) {
+    JobRecord lease = Running();
+    lease.state = state;
+    lease.kind = JobKind::kLease;
+    JobEdit name;
+    name.name = "x";
+    EXPECT_EQ(ApplyEdit(lease, name, true).status().message(),
+              "job 7 is a lease: only its time limit can change (for the rest, close it and open "
+              "another)");
+    EXPECT_FALSE(EditChanges(lease, name));
+    EXPECT_TRUE(EditChanges(lease, Time(7200)));
+    EXPECT_EQ(ApplyEdit(lease, Time(7200), false).status().code(), Code::kPermissionDenied);
+    EXPECT_EQ(ApplyEdit(lease, Time(0), false).status().code(), Code::kPermissionDenied)
+        << "lifting it is raising it";
+    EXPECT_TRUE(*ApplyEdit(lease, Time(60), false));
+    EXPECT_EQ(lease.request.time_limit_s, 60);
+    EXPECT_TRUE(*ApplyEdit(lease, Time(7200), true));
+    EXPECT_EQ(lease.request.time_limit_s, 7200);
+    EXPECT_EQ(lease.detail, "needs 1GiB") << "a lease waits for no pass";
+  }
 }
 
 TEST(JobEditTest, AnArrayLimitReachesRunningTasksToo) {

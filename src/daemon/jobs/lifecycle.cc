@@ -1,7 +1,5 @@
 #include "daemon/jobs/lifecycle.h"
 
-#include "daemon/jobs/occupancy.h"
-
 #include <string.h>
 
 #include <algorithm>
@@ -113,8 +111,7 @@ bool Stop(JobRecord& job, Reason stop_reason, std::string stop_detail) {
 }
 
 std::optional<int64_t> TimeLimitDeadlineMs(const JobRecord& job) {
-  if (!OccupancyOf(job.kind).time_limited || job.state != JobState::kRunning ||
-      job.request.time_limit_s <= 0 || job.start_ms <= 0)
+  if (job.state != JobState::kRunning || job.request.time_limit_s <= 0 || job.start_ms <= 0)
     return std::nullopt;
   int64_t deadline = 0;
   if (__builtin_mul_overflow(job.request.time_limit_s, int64_t{1000}, &deadline) ||
@@ -206,7 +203,8 @@ JobEnd DecideLeaseEnd(const JobRecord& lease, Reason cause, bool mps_fault, int6
   } else if (lease.stop_reason != Reason::kNone) {
     end.state = JobState::kFailed;
     end.reason = lease.stop_reason;
-    end.detail = lease.stop_detail + " (its container was stopped)";
+    end.detail = lease.stop_detail + (lease.lease_cgroup.empty() ? " (no container was attached)"
+                                                                 : " (its container was stopped)");
   } else if (lease.cancel_requested) {
     end.state = JobState::kCancelled;
     end.reason = Reason::kCancelled;

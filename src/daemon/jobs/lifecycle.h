@@ -58,9 +58,9 @@ void Cancel(JobRecord& job, const std::string& by, int64_t now_ms);
 // or cancelled: the first stop wins.
 bool Stop(JobRecord& job, Reason stop_reason, std::string stop_detail);
 
-// When a running job's time limit (request.time_limit_s, from its start) is reached, in Unix
-// epoch ms; nullopt for a job that is not running, has no limit, or is a lease (leases have no
-// time limit). Node stops a job at this moment through Stop(Reason::kTimeLimit).
+// When a running job's or lease's time limit (request.time_limit_s, from its start) is reached,
+// in Unix epoch ms; nullopt for one that is not running or has no limit. Node stops it at this
+// moment through Stop(Reason::kTimeLimit).
 std::optional<int64_t> TimeLimitDeadlineMs(const JobRecord& job);
 
 // When a running job's --signal is due (request.signal_before_s before TimeLimitDeadlineMs, at

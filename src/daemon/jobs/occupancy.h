@@ -11,11 +11,10 @@
 namespace pinpoint::daemon {
 
 struct Occupancy {
-  // `update` may change it: a job keeps its place in the queue; a lease has none (it is placed
-  // at once or refused), so it is closed and opened again instead.
+  // `update` may change its request while it waits: a job keeps its place in the queue; a lease
+  // has none (it is placed at once or refused): only its time limit changes, by a running job's
+  // rules, and for the rest it is closed and opened again. (Both end at their time limit.)
   bool editable = true;
-  // pinpoint ends it at its time limit (JobRequest::time_limit_s); a lease lasts until closed.
-  bool time_limited = true;
   // pinpoint picks the host CPUs it runs on (JobRecord::cpuset); a container's are its runtime's.
   bool pinned_cpus = true;
   // Pending means placed and waiting for its MPS control daemon (open_lease answers once it
@@ -26,7 +25,7 @@ struct Occupancy {
 inline const Occupancy& OccupancyOf(JobKind kind) {
   static constexpr Occupancy kJob{};
   static constexpr Occupancy kLease{
-      .editable = false, .time_limited = false, .pinned_cpus = false, .pending_is_starting = true};
+      .editable = false, .pinned_cpus = false, .pending_is_starting = true};
   return kind == JobKind::kLease ? kLease : kJob;
 }
 

@@ -5,17 +5,15 @@
 namespace pinpoint::daemon {
 namespace {
 
-// A job is queued, limited in time and pinned to CPUs by pinpoint; a lease is none of these, and
-// while pending it is placed and starting, not queued. Each kind has its own answers.
+// A job is queued and pinned to CPUs by pinpoint; a lease is neither, and while pending it is
+// placed and starting, not queued. Each kind has its own answers.
 TEST(OccupancyTest, EachKindSaysHowItDiffers) {
   const Occupancy& job = OccupancyOf(JobKind::kJob);
   EXPECT_TRUE(job.editable);
-  EXPECT_TRUE(job.time_limited);
   EXPECT_TRUE(job.pinned_cpus);
   EXPECT_FALSE(job.pending_is_starting);
   const Occupancy& lease = OccupancyOf(JobKind::kLease);
   EXPECT_FALSE(lease.editable);
-  EXPECT_FALSE(lease.time_limited);
   EXPECT_FALSE(lease.pinned_cpus);
   EXPECT_TRUE(lease.pending_is_starting);
 }

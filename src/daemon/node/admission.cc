@@ -3,6 +3,7 @@
 #include "common/env_select.h"
 #include "daemon/arrays/job_array.h"
 #include "daemon/jobs/job_room.h"
+#include "daemon/jobs/occupancy.h"
 #include "daemon/jobs/priority.h"
 #include "daemon/jobs/sched_view.h"
 #include "pinpoint/time_limit.h"
@@ -84,7 +85,9 @@ Status Admission::CheckEdit(const api::Caller& caller, const JobRecord& before,
   const NodeOptions& o = *options_;
   const JobRequest& was = before.request;
   const JobRequest& now = after.request;
-  PP_RETURN_IF_ERROR(ValidateRequest(now));
+  // A lease's request has no command to check (ValidateLease's rules held at its opening), and
+  // only its time limit changes (ApplyEdit).
+  if (OccupancyOf(after.kind).editable) PP_RETURN_IF_ERROR(ValidateRequest(now));
   PP_RETURN_IF_ERROR(CheckSignalHasLimit(now));
   if (now.priority != was.priority)
     PP_RETURN_IF_ERROR(CheckPriority(o.priority, caller, o.daemon_uid, now.priority, *users_));

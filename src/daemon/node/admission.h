@@ -63,13 +63,19 @@ class Admission {
   // default, as at submit. Errors: kFailedPrecondition (above max_time_limit).
   Status PrepareEdit(JobEdit& edit) const;
   // A submit's rules for `after`, the job `before` changed by `caller`'s update (job_edit.h): the
-  // request's own, a signal's time limit, the priority (when it changed), fitting the node and the
-  // user's limit (when its devices changed) and the user's bytes. Errors: as Admit's.
+  // request's own (a job's: a lease's held at its opening), a signal's time limit, the priority
+  // (when it changed), fitting the node and the user's limit (when its devices changed) and the
+  // user's bytes. Errors: as Admit's.
   Status CheckEdit(const api::Caller& caller, const JobRecord& before, const JobRecord& after,
                    const JobTable& jobs) const;
 
   // The user limit of the user named `name` (config user_limits, else its default).
   const sched::UserLimit& UserLimitOf(const std::string& name) const;
+
+  // A time limit as it will be stored (a job's, a lease's): 0 becomes the node's default
+  // (default_time_limit, else max_time_limit; 0 when neither is set), and one above
+  // max_time_limit is refused, root's too. Errors: kFailedPrecondition, one line naming both.
+  Status ResolveTimeLimit(int64_t& seconds) const;
 
  private:
   // Admit's rights: as_user and priority; the room and bytes of the user's jobs.
@@ -77,8 +83,6 @@ class Admission {
   Status CheckRoom(const JobRecord& r, const ScriptRights& rights, const JobTable& jobs,
                    size_t count) const;
   Status ApplyTimeLimit(JobRequest& request) const;
-  // The node's default for a time limit of 0, and its maximum. Errors: kFailedPrecondition.
-  Status ResolveTimeLimit(int64_t& seconds) const;
 
   const NodeOptions* options_;
   const sched::Inventory* devices_;

@@ -253,7 +253,9 @@ TEST_F(ConstraintsTest, ASignalWithoutATimeLimitIsRefusedAtSubmit) {
   EXPECT_EQ(store_->Get(Submit(alice_, r))->request.signal, SIGUSR1) << "the node's default limit will do";
 }
 
-TEST_F(ConstraintsTest, LeasesHaveNoTimeLimit) {
+// A lease holds its slice no longer than a job would (issue 55): it takes the node's default
+// time limit, and is stopped at it (daemon/node/lease_limits_test.cc has the rest).
+TEST_F(ConstraintsTest, LeasesTakeTheNodesDefaultTimeLimit) {
   NodeOptions o = Options();
   o.default_time_limit_s = 60;
   Start(o);
@@ -261,14 +263,17 @@ TEST_F(ConstraintsTest, LeasesHaveNoTimeLimit) {
   lease.gpu_mem_bytes = 4ull << 30;
   auto opened = node_->OpenLease(alice_, lease);
   ASSERT_TRUE(opened.ok()) << opened.status().ToString();
-  EXPECT_EQ(opened->lease.request.time_limit_s, 0);
+  EXPECT_EQ(opened->lease.request.time_limit_s, 60);
   containers_.SetCgroup(777, std::string("0::/machine/libpod-c1.scope"));
   containers_.SetProcesses("0::/machine/libpod-c1.scope", std::vector<int64_t>{777});
   ASSERT_TRUE(node_->AttachLease(root_, opened->lease.id, 777, kAliceUid).ok());
-  clock_.AdvanceMs(3'600'000);
+  clock_.AdvanceMs(59'999);
   Step();
-  EXPECT_EQ(Job(opened->lease.id).state, JobState::kRunning);
   EXPECT_FALSE(Job(opened->lease.id).cancel_requested);
+  clock_.AdvanceMs(1);
+  Step();
+  EXPECT_TRUE(Job(opened->lease.id).cancel_requested);
+  EXPECT_EQ(Job(opened->lease.id).stop_reason, Reason::kTimeLimit);
 }
 
 // --- dependencies -----------------------------------------------------------------------------

@@ -26,6 +26,7 @@ JobRequest LeaseJobRequest(const LeaseRequest& lease) {
   r.gpu_share_pct = lease.gpu_share_pct;
   r.cpus = 0;
   r.priority = lease.priority;
+  r.time_limit_s = lease.time_limit_s;
   r.as_user = lease.as_user;
   r.devices = lease.devices;
   return r;
@@ -45,7 +46,9 @@ Status ValidateLease(const LeaseRequest& lease) {
 
 Result<Node::OpenedLease> Node::OpenLease(const api::Caller& caller, const LeaseRequest& request) {
   PP_RETURN_IF_ERROR(ValidateLease(request));
-  auto admitted = admission_.Admit(caller, LeaseJobRequest(request), jobs_);
+  JobRequest job_request = LeaseJobRequest(request);
+  PP_RETURN_IF_ERROR(admission_.ResolveTimeLimit(job_request.time_limit_s));
+  auto admitted = admission_.Admit(caller, std::move(job_request), jobs_);
   if (!admitted.ok()) return admitted.status();
   JobRecord r = std::move(admitted).value();
   r.kind = JobKind::kLease;
@@ -55,13 +58,17 @@ Result<Node::OpenedLease> Node::OpenLease(const api::Caller& caller, const Lease
   r.id = *id;
   JobRecord& lease = jobs_.Add(std::move(r));
   // Placed now or never (a container does not wait in the queue), alone: no other job is started
-  // inside this request, and the last pass's reservation is kept.
+  // inside this request, and the last pass's reservation is kept. The waiting jobs count as in a
+  // pass for the empty GPUs (keep_empty_gpus, the users' fair shares): a lease is no way around
+  // them.
   std::optional<sched::Reservation> held = reservation_;
   if (held) {
     auto waiting = jobs_.find(held->id);
     if (waiting == jobs_.end() || waiting->second.state != JobState::kPending) held.reset();
   }
-  auto placement = sched::PlaceOne(SchedSnapshot(/*with_pending=*/false), DemandOf(lease), held);
+  sched::Snapshot snap = SchedSnapshot(/*with_pending=*/true);
+  snap.dependencies = dependencies_.StatesFor(snap.pending);
+  auto placement = sched::PlaceOne(snap, DemandOf(lease), held);
   bool placed = false;
   if (auto* start = std::get_if<sched::Start>(&placement)) {
     placed = !runner_.Start({*start}).empty();
