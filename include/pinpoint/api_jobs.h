@@ -67,8 +67,9 @@ struct Enforcement {
   std::string asked = {};
   std::string applied = {};
   std::string observed = {};
-  // "held" | "exceeded" | "disagrees" (applied is not what was asked) | "not seen" | "not read"
-  // | "not measurable"
+  // "held" | "exceeded" | "disagrees" (pinpoint applied something else than was asked) |
+  // "overridden" (a process of the job ran with something else than it was given) | "not seen" |
+  // "not read" | "not measurable"
   std::string verdict = {};
   bool operator==(const Enforcement&) const = default;
 };

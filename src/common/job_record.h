@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -21,6 +22,32 @@ struct ArrayRecord : ArrayTask {
   bool operator==(const ArrayRecord&) const = default;
 };
 
+// How strong a limit that a job's hold applies is (docs/enforcement.md): enforced by the hardware
+// (a MIG instance's or a whole device's own memory), by the driver from what the job's processes
+// run with (an MPS client's pinned memory limit, CUDA_VISIBLE_DEVICES: a process can change what
+// it runs with), by pinpointd's watcher (it stops the job above its budget), or not at all.
+enum class LimitStrength { kNone, kHardware, kDriver, kWatcher };
+
+// One resource's limit as a job's hold applies it, said by the backend of the hold's sharing mode
+// (sharing::Backend::Applies) and by the node for its devices, kept from the job's start. The
+// proof (daemon/jobs/enforcement.h) compares `expected` with what the job's processes were read
+// running with, and knows no mode.
+struct AppliedLimit {
+  std::string resource = {};  // "devices" | "gpu_mem" | "gpu_share"
+  // The environment variable whose value a process runs with applies the limit, read back from
+  // /proc/<pid>/environ; "" when none does (the limit is the hardware's or the watcher's).
+  std::string variable = {};
+  // With a variable: its value as pinpoint gives it ("" : the variable is not set). Without: the
+  // limit in words ("80 GiB").
+  std::string expected = {};
+  LimitStrength strength = LimitStrength::kNone;
+  std::string what = {};          // for people: what applies it ("MPS pinned device memory limit")
+  std::string unobservable = {};  // why its use cannot be observed; "" when it can
+  // With a variable: the value the job's environment was given at its start ("" : not set).
+  std::string given = {};
+  bool operator==(const AppliedLimit&) const = default;
+};
+
 // What pinpointd read back from the system about a job it started: the facts of its enforcement
 // list (docs/enforcement.md), never copied from the request. "" and -1: not read.
 struct Readback {
@@ -30,16 +57,21 @@ struct Readback {
   std::string cpu_max = {};
   std::string memory_max = {};
   std::string host_unread = {};  // why its host limits could not be read back
-  // The environment of the first of its processes NVML saw on a GPU (/proc/<pid>/environ, read
-  // bounded): what CUDA and the MPS client read. "" for a variable the process did not have.
+  // What its hold applies, resource by resource, as said at its start (AppliedLimit).
+  std::vector<AppliedLimit> limits = {};
+  // What its processes ran with, of the variables `limits` name (/proc/<pid>/environ, bounded):
+  // the first process read (its first process, or its first on a GPU), and each distinct value any
+  // of its processes on a GPU ran with, over the job's life ("" for a process without it; at most
+  // kMaxValuesSeen a variable), with how many of those were read.
   bool env_read = false;
-  std::string visible_devices = {};    // CUDA_VISIBLE_DEVICES
-  std::string pinned_mem_limit = {};   // CUDA_MPS_PINNED_DEVICE_MEM_LIMIT
-  std::string active_thread_pct = {};  // CUDA_MPS_ACTIVE_THREAD_PERCENTAGE
-  std::vector<int> gpus_seen = {};     // the physical GPUs NVML saw its processes on, ascending
+  std::map<std::string, std::string> env = {};
+  int gpu_env_reads = 0;
+  std::map<std::string, std::vector<std::string>> gpu_env = {};
+  std::vector<int> gpus_seen = {};  // the physical GPUs NVML saw its processes on, ascending
   // The job's cgroup as the job ended: its CPU time and its memory's high-water mark.
   int64_t cpu_usec = -1;
   int64_t mem_peak_bytes = -1;
+  static constexpr size_t kMaxValuesSeen = 4;
   bool operator==(const Readback&) const = default;
 };
 

@@ -185,6 +185,13 @@ void RenderSched(Writer& w, const SchedMetrics& s) {
     counts.emplace(resource, 0);
   for (const auto& [resource, count] : counts)
     w.Sample({{"resource", resource}}, static_cast<double>(count));
+  w.Family("pinpoint_enforcement_overrides_total", "counter",
+           "Ended jobs' resources that a process of the job ran with other limits than it was "
+           "given (the job's own doing; docs/enforcement.md), by resource.");
+  std::map<std::string, int64_t> overrides = s.enforcement_overrides_total;
+  for (const char* resource : {"devices", "gpu_mem", "gpu_share"}) overrides.emplace(resource, 0);
+  for (const auto& [resource, count] : overrides)
+    w.Sample({{"resource", resource}}, static_cast<double>(count));
 }
 
 }  // namespace

@@ -61,6 +61,7 @@ struct SchedMetrics {
   std::map<std::pair<std::string, std::string>, int64_t> ended_total;  // (state, reason) -> count
   // Ended jobs' enforcement entries whose applied value was not what was asked, by resource.
   std::map<std::string, int64_t> enforcement_disagreements_total;
+  std::map<std::string, int64_t> enforcement_overrides_total;  // a job's own doing, by resource
 };
 
 // The GPUs in mig-dynamic mode (docs/scheduling.md "Dynamic MIG").

@@ -20,6 +20,9 @@ class FakeMps : public sharing::FakeBackend {
     return MpsHoldsAs(slot_gpu_mem_bytes, devices);
   }
   std::vector<std::string> OwnVariables() const override { return MpsVariables(); }
+  std::vector<AppliedLimit> Applies(const sharing::Slice& slice) const override {
+    return MpsApplies(slice);
+  }
   Result<std::map<std::string, std::string>> Prepare(const sharing::Slice& slice) override {
     auto recorded = FakeBackend::Prepare(slice);
     if (!recorded.ok()) return recorded.status();

@@ -1,5 +1,7 @@
 #include "mps/mps_backend.h"
 
+#include "pinpoint/units.h"
+
 namespace pinpoint::mps {
 
 SharingMode MpsHoldsAs(uint64_t slot_gpu_mem_bytes, size_t devices) {
@@ -16,6 +18,27 @@ std::string PinnedMemLimitValue(uint64_t gpu_mem_bytes) {
   uint64_t mib = gpu_mem_bytes >> 20;
   if (mib == 0) mib = 1;
   return "0=" + std::to_string(mib) + "M";
+}
+
+std::vector<AppliedLimit> MpsApplies(const sharing::Slice& slice) {
+  AppliedLimit mem{.resource = "gpu_mem",
+                   .variable = "CUDA_MPS_PINNED_DEVICE_MEM_LIMIT",
+                   .expected = PinnedMemLimitValue(slice.gpu_mem_bytes),
+                   .strength = LimitStrength::kDriver};
+  mem.what =
+      "MPS pinned device memory limit, in whole MiB (a client can raise its own; "
+      "pinpointd's watcher stops the job above " +
+      FormatSize(slice.gpu_mem_bytes) + ")";
+  AppliedLimit share{.resource = "gpu_share", .variable = "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"};
+  share.unobservable = "not measurable under MPS: NVML reports no SM use per MPS client";
+  if (slice.gpu_share_pct > 0) {
+    share.expected = std::to_string(slice.gpu_share_pct);
+    share.strength = LimitStrength::kDriver;
+    share.what = "MPS active thread percentage";
+  } else {
+    share.what = "no MPS active thread percentage: no SM cap";
+  }
+  return {mem, share};
 }
 
 std::map<std::string, std::string> ClientEnvironment(const std::string& pipe_dir,

@@ -37,6 +37,12 @@ SharingMode MpsHoldsAs(uint64_t slot_gpu_mem_bytes, size_t devices);
 // The variables MPS sets (Backend::OwnVariables).
 std::vector<std::string> MpsVariables();
 
+// What an MPS client's hold applies (Backend::Applies): its pinned device memory limit and its
+// active thread percentage, each read back from the client's environment. The limits are the
+// driver's, and a client can raise them for itself (docs/enforcement.md): pinpointd's watcher
+// still stops the job above its memory.
+std::vector<AppliedLimit> MpsApplies(const sharing::Slice& slice);
+
 class MpsBackend : public sharing::Backend {
  public:
   explicit MpsBackend(sharing::PlacementRules rules) : rules_(std::move(rules)) {}
@@ -46,6 +52,9 @@ class MpsBackend : public sharing::Backend {
     return MpsHoldsAs(slot_gpu_mem_bytes, devices);
   }
   std::vector<std::string> OwnVariables() const final { return MpsVariables(); }
+  std::vector<AppliedLimit> Applies(const sharing::Slice& slice) const final {
+    return MpsApplies(slice);
+  }
 
  private:
   sharing::PlacementRules rules_;

@@ -16,8 +16,10 @@
 #include <string>
 #include <vector>
 
+#include "common/job_record.h"
 #include "pinpoint/sharing_mode.h"
 #include "pinpoint/status.h"
+#include "sharing/applied.h"
 #include "sharing/placement_rules.h"
 
 namespace pinpoint::sharing {
@@ -31,6 +33,10 @@ struct Slice {
   uint64_t gpu_mem_bytes = 0;  // 0: the whole device
   int gpu_share_pct = 0;       // 0: no SM cap
   uint64_t job_id = 0;
+  // The device's own memory and whether it is a MIG instance: what a hold on the whole of it
+  // gets (Applies). 0: not known.
+  uint64_t device_mem_bytes = 0;
+  bool mig_instance = false;
 };
 
 // Something that happened to a device's sharing machinery (an MPS server), reported by Poll.
@@ -83,6 +89,14 @@ class Backend {
   // another user): the job waits (reason mps-user) and is placed again once Poll reports
   // kServerReady or kServerQuit; kUnavailable: it cannot be served (the reason): the job fails.
   virtual Result<std::map<std::string, std::string>> Prepare(const Slice& slice) = 0;
+  // What a hold of `slice` in this mode applies, resource by resource (gpu_mem, gpu_share): where
+  // a process's value can be read back, the value given, and how strong the limit is
+  // (docs/enforcement.md). Pure: it names what Prepare sets. The default, for a mode with no
+  // variables of its own: a slice's memory held by pinpointd's watcher (a whole device's by the
+  // device), no SM cap.
+  virtual std::vector<AppliedLimit> Applies(const Slice& slice) const {
+    return {slice.gpu_mem_bytes > 0 ? WatcherMemory(slice) : DeviceMemory(slice), NoSmCap()};
+  }
   // The environment variables this mode sets (Prepare): the node drops them from every job's
   // request, so no job chooses its own server or limits.
   virtual std::vector<std::string> OwnVariables() const { return {}; }

@@ -16,6 +16,10 @@ class ExclusiveBackend : public Backend {
   Result<std::map<std::string, std::string>> Prepare(const Slice&) override {
     return std::map<std::string, std::string>{};
   }
+  // The whole device, whatever a slice asked: its own memory and every SM (a MIG instance's).
+  std::vector<AppliedLimit> Applies(const Slice& slice) const override {
+    return {DeviceMemory(slice), DeviceSms(slice)};
+  }
   void Adopt(const Slice&) override {}
   void Release(const Slice&) override {}
 };

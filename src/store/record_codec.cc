@@ -30,6 +30,11 @@ constexpr std::pair<SharingMode, const char*> kStoredModes[] = {
     {SharingMode::kExclusive, "exclusive"},
     {SharingMode::kTimeslice, "timeslice"},
     {SharingMode::kMps, "mps"}};
+constexpr std::pair<LimitStrength, const char*> kStoredStrengths[] = {
+    {LimitStrength::kNone, "none"},
+    {LimitStrength::kHardware, "hardware"},
+    {LimitStrength::kDriver, "driver"},
+    {LimitStrength::kWatcher, "watcher"}};
 constexpr std::pair<Hold, const char*> kStoredHolds[] = {
     {Hold::kNone, "none"}, {Hold::kUser, "user"}, {Hold::kRoot, "root"}};
 constexpr std::pair<JobKind, const char*> kStoredKinds[] = {{JobKind::kJob, "job"},
@@ -100,11 +105,18 @@ void UsageFields(F& f, Usage& u) {
 template <typename F, typename Back>
 void ReadbackFields(F& f, Back& b) {
   f.Sparse("cpuset", b.cpuset).Sparse("cpu_max", b.cpu_max).Sparse("memory_max", b.memory_max);
-  f.Sparse("host_unread", b.host_unread).Sparse("env_read", b.env_read);
-  f.Sparse("visible_devices", b.visible_devices).Sparse("pinned_mem_limit", b.pinned_mem_limit);
-  f.Sparse("active_thread_pct", b.active_thread_pct).Sparse("gpus_seen", b.gpus_seen);
+  f.Sparse("host_unread", b.host_unread).Sparse("limits", b.limits);
+  f.Sparse("env_read", b.env_read).Sparse("env", b.env).Sparse("gpu_env_reads", b.gpu_env_reads);
+  f.Sparse("gpu_env", b.gpu_env).Sparse("gpus_seen", b.gpus_seen);
   f.Sparse("cpu_usec", b.cpu_usec, int64_t{-1})
       .Sparse("mem_peak_bytes", b.mem_peak_bytes, int64_t{-1});
+}
+
+template <typename F, typename Limit>
+void LimitFields(F& f, Limit& l) {
+  f("resource", l.resource).Sparse("variable", l.variable).Sparse("expected", l.expected);
+  f("strength", l.strength).Sparse("what", l.what).Sparse("unobservable", l.unobservable);
+  f.Sparse("given", l.given);
 }
 
 template <typename F, typename Array>
@@ -149,9 +161,11 @@ void RecordFields(F& f, Record& r) {
       static_cast<const ArrayTask&>(r.array);
   // ArrayRecord adds `indices` alone to the public ArrayTask.
   static_assert(sizeof(ArrayRecord) == sizeof(ArrayTask) + sizeof(std::string));
-  [[maybe_unused]] const auto& [cpuset_text, cpu_max, memory_max, host_unread, env_read,
-                                visible_devices, pinned_mem_limit, active_thread_pct, gpus_seen,
-                                cpu_usec, host_mem_peak_bytes] = r.readback;
+  [[maybe_unused]] const auto& [cpuset_text, cpu_max, memory_max, host_unread, limits, env_read,
+                                env_values, gpu_env_reads, gpu_env, gpus_seen, cpu_usec,
+                                host_mem_peak_bytes] = r.readback;
+  [[maybe_unused]] const auto& [resource, variable, expected, strength, what, unobservable, given] =
+      AppliedLimit{};
 }
 
 template <typename T>
@@ -180,6 +194,7 @@ class Writer {
   static json Encode(JobState state) { return Named(kStoredStates, state, "state"); }
   static json Encode(SharingMode mode) { return Named(kStoredModes, mode, "sharing mode"); }
   static json Encode(Hold hold) { return Named(kStoredHolds, hold, "hold"); }
+  static json Encode(LimitStrength s) { return Named(kStoredStrengths, s, "limit strength"); }
   static json Encode(JobKind kind) { return Named(kStoredKinds, kind, "job kind"); }
   static json Encode(Reason reason) { return Named(kStoredReasons, reason, "reason"); }
   // A value the store has no word for is never written as "unknown" (which would read back as an
@@ -204,6 +219,12 @@ class Writer {
   }
   static json Encode(const Readback& b) {
     return Object(b, [](Writer& w, auto& p) { ReadbackFields(w, p); });
+  }
+  static json Encode(const std::vector<AppliedLimit>& list) {
+    json out = json::array();
+    for (const AppliedLimit& l : list)
+      out.push_back(Object(l, [](Writer& w, auto& p) { LimitFields(w, p); }));
+    return out;
   }
   static json Encode(const std::vector<Allocation>& list) {
     json out = json::array();
@@ -281,6 +302,9 @@ class Reader {
   static Status Decode(const json& v, const std::string& path, Hold* out) {
     return Named(v, path, kStoredHolds, "a known hold", out);
   }
+  static Status Decode(const json& v, const std::string& path, LimitStrength* out) {
+    return Named(v, path, kStoredStrengths, "a known limit strength", out);
+  }
   static Status Decode(const json& v, const std::string& path, JobKind* out) {
     return Named(v, path, kStoredKinds, "a known record kind", out);
   }
@@ -307,10 +331,10 @@ class Reader {
     *out = std::move(items);
     return Status::Ok();
   }
-  static Status Decode(const json& v, const std::string& path,
-                       std::map<std::string, std::string>* out) {
-    if (!v.is_object()) return Wrong(path, "an object of strings");
-    std::map<std::string, std::string> map;
+  template <typename T>
+  static Status Decode(const json& v, const std::string& path, std::map<std::string, T>* out) {
+    if (!v.is_object()) return Wrong(path, "an object");
+    std::map<std::string, T> map;
     for (auto it = v.begin(); it != v.end(); ++it) {
       const std::string at = path + "[" + EscapeForTerminal(it.key()) + "]";
       PP_RETURN_IF_ERROR(Decode(it.value(), at, &map[it.key()]));
@@ -329,6 +353,9 @@ class Reader {
   }
   static Status Decode(const json& v, const std::string& path, ArrayRecord* out) {
     return Object(v, path, out, [](Reader& r, auto& p) { ArrayFields(r, p); });
+  }
+  static Status Decode(const json& v, const std::string& path, AppliedLimit* out) {
+    return Object(v, path, out, [](Reader& r, auto& p) { LimitFields(r, p); });
   }
   static Status Decode(const json& v, const std::string& path, Readback* out) {
     return Object(v, path, out, [](Reader& r, auto& p) { ReadbackFields(r, p); });

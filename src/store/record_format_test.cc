@@ -227,10 +227,15 @@ TEST(RecordCodecTest, WhatWasReadBackRoundTripsAndAJobWithoutItIsStoredAsBefore)
   job.readback.cpuset = "2-3";
   job.readback.cpu_max = "max 100000";
   job.readback.memory_max = "8589934592";
+  job.readback.limits = {AppliedLimit{.resource = "gpu_mem", .variable = "LIMIT", .expected = "1",
+                                      .strength = LimitStrength::kDriver, .what = "a limit",
+                                      .unobservable = "", .given = "1"},
+                         AppliedLimit{.resource = "gpu_share", .expected = "all",
+                                      .strength = LimitStrength::kHardware}};
   job.readback.env_read = true;
-  job.readback.visible_devices = "GPU-1";
-  job.readback.pinned_mem_limit = "0=3072M";
-  job.readback.active_thread_pct = "25";
+  job.readback.env = {{"CUDA_VISIBLE_DEVICES", "GPU-1"}, {"LIMIT", "1"}};
+  job.readback.gpu_env_reads = 2;
+  job.readback.gpu_env = {{"LIMIT", {"1", ""}}};
   job.readback.gpus_seen = {0, 1};
   job.readback.cpu_usec = 0;
   job.readback.mem_peak_bytes = 4096;
@@ -240,6 +245,14 @@ TEST(RecordCodecTest, WhatWasReadBackRoundTripsAndAJobWithoutItIsStoredAsBefore)
   EXPECT_EQ(Must(DecodeRecord(text)), job);
   EXPECT_THAT(DecodeRecord(R"({"readback": {"cpu_usec": "1"}})").status().message(),
               HasSubstr("record.readback.cpu_usec must be an integer"));
+  EXPECT_THAT(DecodeRecord(R"({"readback": {"limits": [{"resource": "gpu_mem", "strength": "x"}]}})")
+                  .status()
+                  .message(),
+              HasSubstr("record.readback.limits[0].strength is not a known limit strength"));
+  // A record an earlier release wrote, with the three variables it kept: read without them.
+  auto old = DecodeRecord(R"({"readback": {"env_read": true, "pinned_mem_limit": "0=3072M"}})");
+  ASSERT_TRUE(old.ok()) << old.status().ToString();
+  EXPECT_TRUE(old->readback.env_read);
 }
 
 // A reason the store has no word for would be written as one it cannot read back: the job's

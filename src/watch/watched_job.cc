@@ -28,6 +28,15 @@ WatchedJob WatchedJobOf(const JobRecord& job, const sched::Inventory& inventory,
   w.lease_cgroup = job.lease_cgroup;
   w.prior = job.usage;
   std::map<int, int> gpu_sms = GpuSmCounts(inventory);
+  // A slice's memory has a budget where its hold says something short of the device holds it
+  // (the driver's limit, the watcher's); one held by the device itself cannot be exceeded.
+  bool budgeted = false;
+  for (const AppliedLimit& limit : job.readback.limits) {
+    if (limit.resource == "gpu_mem" && limit.strength != LimitStrength::kHardware) budgeted = true;
+    if (!limit.variable.empty() &&
+        std::find(w.env_vars.begin(), w.env_vars.end(), limit.variable) == w.env_vars.end())
+      w.env_vars.push_back(limit.variable);
+  }
   for (const Allocation& a : job.allocations) {
     if (a.device_index < 0 || static_cast<size_t>(a.device_index) >= inventory.devices.size())
       continue;
@@ -35,7 +44,7 @@ WatchedJob WatchedJobOf(const JobRecord& job, const sched::Inventory& inventory,
     double fraction = 1.0;
     if (d.partition.is_mig() && d.sm_count > 0 && gpu_sms[d.gpu_index] > 0)
       fraction = static_cast<double>(d.sm_count) / gpu_sms[d.gpu_index];
-    bool whole = a.gpu_mem_bytes == 0 || a.mode == SharingMode::kExclusive;
+    bool whole = a.gpu_mem_bytes == 0 || !budgeted;
     auto slot = std::find_if(w.slots.begin(), w.slots.end(),
                              [&](const WatchedSlot& s) { return s.gpu_index == d.gpu_index; });
     if (slot == w.slots.end()) {

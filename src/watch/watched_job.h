@@ -35,6 +35,9 @@ struct WatchedJob {
   // lease's. Empty for jobs and for leases not attached yet.
   std::string lease_cgroup;
   std::vector<WatchedSlot> slots;
+  // The environment variables its hold applies its limits through (AppliedLimit::variable): what
+  // is read of its processes (JobSeen).
+  std::vector<std::string> env_vars;
   JobUsage prior;  // usage recorded before (an earlier run of pinpointd, a requeue): added to
 };
 

@@ -165,6 +165,8 @@ std::vector<JobId> Watcher::NoteSeen(const std::vector<GpuReading>& readings,
                                      const std::map<int64_t, JobId>& accounted,
                                      const std::vector<WatchedJob>& ownable) {
   std::set<JobId> changed;
+  std::map<JobId, const WatchedJob*> jobs;
+  for (const WatchedJob& job : ownable) jobs.emplace(job.id, &job);
   for (const GpuReading& r : readings) {
     for (const auto& p : r.sample.processes) {
       auto owner = accounted.find(p.pid);
@@ -176,55 +178,66 @@ std::vector<JobId> Watcher::NoteSeen(const std::vector<GpuReading>& readings,
         seen.gpus.insert(at, r.gpu_index);
         changed.insert(id);
       }
-      if (!seen.env_read && ReadEnvironment(p.pid, id, ownable, seen)) changed.insert(id);
+      // Each of its GPU processes once: what it really runs with (a process can change what it
+      // was given: an exec with another environment, a child that sets its own limit).
+      auto job = jobs.find(id);
+      if (job == jobs.end() || env_read_pids_[id].count(p.pid)) continue;
+      auto values = ReadEnvironment(p.pid, *job->second, ownable, /*need_key=*/false);
+      if (!values) continue;
+      env_read_pids_[id].insert(p.pid);
+      if (!seen.env_read) {
+        seen.env_read = true;
+        seen.env = *values;
+      }
+      ++seen.gpu_env_reads;
+      for (const auto& [name, value] : *values) {
+        std::vector<std::string>& known = seen.gpu_env[name];
+        if (known.size() < Readback::kMaxValuesSeen &&
+            std::find(known.begin(), known.end(), value) == known.end())
+          known.push_back(value);
+      }
+      changed.insert(id);
     }
   }
   return {changed.begin(), changed.end()};
 }
 
-bool Watcher::ReadEnvironment(int64_t pid, JobId id, const std::vector<WatchedJob>& ownable,
-                              JobSeen& seen) {
+std::optional<std::map<std::string, std::string>> Watcher::ReadEnvironment(
+    int64_t pid, const WatchedJob& job, const std::vector<WatchedJob>& ownable, bool need_key) {
   // A job whose processes never carry its key costs at most kMaxEnvReads reads, whatever it does.
-  int& reads = env_reads_[id];
-  if (reads >= kMaxEnvReads) return false;
+  int& reads = env_reads_[job.id];
+  if (reads >= kMaxEnvReads) return std::nullopt;
   ++reads;
   std::optional<std::string> environ = owner_->Environ(pid);
-  if (!environ) return false;
-  // One pass over what may be MiBs: the job's key and the three variables.
-  std::string key = std::to_string(id);
+  if (!environ) return std::nullopt;
+  // One pass over what may be MiBs: the job's key and the variables its limits name.
+  std::string key = std::to_string(job.id);
   bool keyed = false;
-  JobSeen read;
+  std::map<std::string, std::string> values;
+  for (const std::string& name : job.env_vars) values[name] = "";
   std::string_view text = *environ;
   for (size_t start = 0; start < text.size();) {
     size_t end = std::min(text.find('\0', start), text.size());
     std::string_view entry = text.substr(start, end - start);
     start = end + 1;
     size_t eq = entry.find('=');
-    if (eq == std::string_view::npos || (entry[0] != 'P' && entry[0] != 'C')) continue;
+    if (eq == std::string_view::npos) continue;
     std::string_view name = entry.substr(0, eq), value = entry.substr(eq + 1);
-    if (name == "PINPOINT_JOB_ID")
+    if (name == "PINPOINT_JOB_ID") {
       keyed = value == key;
-    else if (name == "CUDA_VISIBLE_DEVICES")
-      read.visible_devices = value;
-    else if (name == "CUDA_MPS_PINNED_DEVICE_MEM_LIMIT")
-      read.pinned_mem_limit = value;
-    else if (name == "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE")
-      read.active_thread_pct = value;
+      continue;
+    }
+    auto wanted = values.find(std::string(name));
+    if (wanted != values.end()) wanted->second = value;
   }
-  // Only an environment that still carries the job's key is what pinpoint gave it (a process
-  // between fork and exec, or one that cleared its environment, is not read).
-  if (!keyed || owner_->OwnerOf(pid, ownable) != id) return false;
-  seen.env_read = true;
-  seen.visible_devices = std::move(read.visible_devices);
-  seen.pinned_mem_limit = std::move(read.pinned_mem_limit);
-  seen.active_thread_pct = std::move(read.active_thread_pct);
-  return true;
+  if ((need_key && !keyed) || owner_->OwnerOf(pid, ownable) != job.id) return std::nullopt;
+  return values;
 }
 
 std::vector<JobId> Watcher::NoteLeaders(const std::vector<WatchedJob>& running,
-                                        const std::vector<WatchedJob>& ownable) {
+                                        const std::vector<WatchedJob>& ownable, bool window_only) {
   std::vector<JobId> changed;
-  auto now = std::chrono::steady_clock::now();
+  int64_t now = clock_->NowMs();
   // At most kLeadersPerCheck jobs a check, taken in turn from where the last check stopped: the
   // reads of many jobs started at once are spread out, and no user's jobs keep another's waiting.
   size_t tried = 0, n = 0;
@@ -233,16 +246,20 @@ std::vector<JobId> Watcher::NoteLeaders(const std::vector<WatchedJob>& running,
     if (job.session_id <= 0) continue;
     auto it = seen_.find(job.id);
     if (it != seen_.end() && it->second.env_read) continue;
-    // Only in its first kLeaderWindow: later, its processes on a GPU are read (NoteSeen).
+    // Between polls only in its first kLeaderWindow; at each poll until read (a job whose first
+    // process was not there yet, on a loaded node, is read later rather than never).
     auto first = first_seen_.find(job.id);
-    if (first == first_seen_.end() || now - first->second > kLeaderWindow) continue;
-    JobSeen& seen = seen_[job.id];
+    if (first == first_seen_.end() || (window_only && now - first->second > kLeaderWindow.count()))
+      continue;
     ++tried;
     for (int64_t child : owner_->ChildrenOf(job.session_id)) {
-      if (ReadEnvironment(child, job.id, ownable, seen)) {
-        changed.push_back(job.id);
-        break;
-      }
+      auto values = ReadEnvironment(child, job, ownable, /*need_key=*/true);
+      if (!values) continue;
+      JobSeen& seen = seen_[job.id];
+      seen.env_read = true;
+      seen.env = std::move(*values);
+      changed.push_back(job.id);
+      break;
     }
   }
   if (!running.empty()) leader_cursor_ = (leader_cursor_ + n) % running.size();
@@ -324,11 +341,11 @@ std::map<JobId, Lingering> Watcher::LingeringOf(const Round& round,
 
 void Watcher::PollOnce() {
   Round round = BeginRound();
-  auto now_steady = std::chrono::steady_clock::now();
+  int64_t first_ms = clock_->NowMs();
   std::set<JobId> running;
   for (const WatchedJob& job : round.running) {
     running.insert(job.id);
-    first_seen_.emplace(job.id, now_steady);
+    first_seen_.emplace(job.id, first_ms);
   }
   for (auto it = first_seen_.begin(); it != first_seen_.end();) {
     if (running.count(it->first)) {
@@ -336,6 +353,7 @@ void Watcher::PollOnce() {
       continue;
     }
     env_reads_.erase(it->first);
+    env_read_pids_.erase(it->first);
     it = first_seen_.erase(it);
   }
   auto started = std::chrono::steady_clock::now();
@@ -350,7 +368,8 @@ void Watcher::PollOnce() {
     if (round.accounted_ids.count(id)) accounted[pid] = id;
   PollResult result = accountant_.Update(now, round.watched, readings, accounted);
   std::vector<JobId> seen_changed = NoteSeen(readings, accounted, round.ownable);
-  for (JobId id : NoteLeaders(round.running, round.ownable)) seen_changed.push_back(id);
+  for (JobId id : NoteLeaders(round.running, round.ownable, /*window_only=*/false))
+    seen_changed.push_back(id);
   auto duration_us = std::chrono::duration_cast<std::chrono::microseconds>(
                          std::chrono::steady_clock::now() - started).count();
 
@@ -452,11 +471,11 @@ void Watcher::Run() {
 }
 
 bool Watcher::LeadersDue() const {
-  auto now = std::chrono::steady_clock::now();
+  int64_t now = clock_->NowMs();
   for (const auto& [id, since] : first_seen_) {
     auto seen = seen_.find(id);
     bool read = seen != seen_.end() && seen->second.env_read;
-    if (!read && now - since <= kLeaderWindow) return true;
+    if (!read && now - since <= kLeaderWindow.count()) return true;
   }
   return false;
 }
@@ -469,7 +488,7 @@ bool Watcher::CheckLeaders() {
     running = jobs_;
     ownable = jobs_;
   }
-  std::vector<JobId> changed = NoteLeaders(running, ownable);
+  std::vector<JobId> changed = NoteLeaders(running, ownable, /*window_only=*/true);
   if (!changed.empty()) {
     std::lock_guard lock(mu_);
     for (JobId id : changed) pending_.seen[id] = seen_[id];

@@ -70,15 +70,17 @@ struct Lingering {
 };
 
 // What the main loop collects.
-// What the watcher read of a running job's own processes (docs/enforcement.md): the environment
-// pinpoint gave it (what CUDA and the MPS client read), from its first process or the first of its
-// processes NVML showed on a GPU, and every GPU NVML saw one of them on.
+// What the watcher read of a running job's own processes (docs/enforcement.md): of the variables
+// its limits are applied through (WatchedJob::env_vars), what its first process read ran with
+// (the job's first process, or the first of its processes NVML showed on a GPU), and each value
+// any of its processes on a GPU ran with over its life; and every GPU NVML saw one of them on.
 struct JobSeen {
   bool env_read = false;
-  std::string visible_devices;    // CUDA_VISIBLE_DEVICES ("" when the process had none)
-  std::string pinned_mem_limit;   // CUDA_MPS_PINNED_DEVICE_MEM_LIMIT
-  std::string active_thread_pct;  // CUDA_MPS_ACTIVE_THREAD_PERCENTAGE
-  std::vector<int> gpus;          // physical GPU indices, ascending
+  std::map<std::string, std::string> env;  // the first process read ("" : it had no such variable)
+  int gpu_env_reads = 0;                   // how many of its GPU processes were read
+  // Each distinct value its GPU processes ran with, at most Readback::kMaxValuesSeen a variable.
+  std::map<std::string, std::vector<std::string>> gpu_env;
+  std::vector<int> gpus;  // physical GPU indices, ascending
   bool operator==(const JobSeen&) const = default;
 };
 
@@ -177,20 +179,25 @@ class Watcher {
   // that may not be killed, or was sent one kill_grace_ms ago and is still there, goes into
   // left->unkillable.
   bool KillHolder(int64_t pid, uint32_t uid, int64_t now_ms, Lingering* left);
-  // Notes, in seen_, the GPUs each accounted job's processes (`accounted`) are on and, once, the
-  // environment of one of them (read, then its owner checked again, so that a pid reused between
-  // NVML's list and the read is never taken for the job's). Returns the jobs whose entry changed.
+  // Notes, in seen_, the GPUs each accounted job's processes (`accounted`) are on and what each of
+  // those processes runs with, each read once (then its owner checked again, so that a pid reused
+  // between NVML's list and the read is never taken for the job's). Returns the jobs whose entry
+  // changed.
   std::vector<JobId> NoteSeen(const std::vector<GpuReading>& readings,
                               const std::map<int64_t, JobId>& accounted,
                               const std::vector<WatchedJob>& ownable);
   // For each running job whose environment is not read yet: its supervisor's children (the job's
-  // first process), read as NoteSeen reads a GPU process, whether or not it reaches a GPU.
+  // first process), read as NoteSeen reads a GPU process, whether or not it reaches a GPU. With
+  // `window_only`, only the jobs in their first kLeaderWindow (the checks between polls); else
+  // every one not read yet (a poll: a job whose first process started late is read all the same).
   std::vector<JobId> NoteLeaders(const std::vector<WatchedJob>& running,
-                                 const std::vector<WatchedJob>& ownable);
-  // Reads `pid`'s environment into `seen` when it carries job `id`'s key (PINPOINT_JOB_ID) and
-  // the process is still the job's after the read. Returns whether it did.
-  bool ReadEnvironment(int64_t pid, JobId id, const std::vector<WatchedJob>& ownable,
-                       JobSeen& seen);
+                                 const std::vector<WatchedJob>& ownable, bool window_only);
+  // The values of `job`'s env_vars in `pid`'s environment ("" for one it lacks), when the process
+  // is still the job's after the read and, with `need_key`, carries the job's PINPOINT_JOB_ID (a
+  // child between its fork and its exec runs with its parent's). nullopt when not read: at most
+  // kMaxEnvReads reads a job.
+  std::optional<std::map<std::string, std::string>> ReadEnvironment(
+      int64_t pid, const WatchedJob& job, const std::vector<WatchedJob>& ownable, bool need_key);
   // Whether a job that entered the set less than kLeaderWindow ago has not had its environment
   // read.
   bool LeadersDue() const;
@@ -224,8 +231,9 @@ class Watcher {
   std::map<JobId, JobSeen> seen_;                // used by the polling thread only
   // When each running job was first in a poll, and how many environments were read for it
   // (polling thread only; forgotten when it leaves the set).
-  std::map<JobId, std::chrono::steady_clock::time_point> first_seen_;
+  std::map<JobId, int64_t> first_seen_;  // clock ms
   std::map<JobId, int> env_reads_;
+  std::map<JobId, std::set<int64_t>> env_read_pids_;  // its GPU processes read (NoteSeen)
   size_t leader_cursor_ = 0;  // where NoteLeaders goes on (polling thread only)
   // When each process holding an ended job's GPUs was first sent SIGKILL (polling thread only;
   // forgotten once it holds none).

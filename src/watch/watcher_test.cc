@@ -28,6 +28,7 @@ class WatcherTest : public ::testing::Test {
     WatchedJob j;
     j.id = id;
     j.slots.push_back({gpu, budget, 0, 1.0, false});
+    j.env_vars = {"CUDA_VISIBLE_DEVICES", "FAKE_MEM_LIMIT", "FAKE_SHARE"};  // what its limits name
     return j;
   }
   void Procs(int gpu, std::vector<std::pair<int64_t, uint64_t>> procs) {
@@ -80,13 +81,12 @@ std::string Environ(std::initializer_list<std::string> entries) {
   return text;
 }
 
-TEST_F(WatcherTest, AJobsProcessEnvironmentAndItsGpusAreReadBackOnce) {
+TEST_F(WatcherTest, AJobsProcessEnvironmentAndItsGpusAreReadBack) {
   watcher_->SetJobs({Slice(1, 0, 4 * kWatchGiB), Slice(2, 1, 4 * kWatchGiB)});
   owner_.Set(100, 1);
   owner_.Set(200, 2);
   owner_.SetEnviron(100, Environ({"HOME=/home/a", "PINPOINT_JOB_ID=1", "CUDA_VISIBLE_DEVICES=GPU-a",
-                                  "CUDA_MPS_PINNED_DEVICE_MEM_LIMIT=0=4096M",
-                                  "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=25"}));
+                                  "FAKE_MEM_LIMIT=4096", "OTHER=not read"}));
   Procs(0, {{100, kWatchGiB}});
   Procs(1, {{200, kWatchGiB}});  // job 2's process has no readable environment
   Tick(1000);
@@ -94,15 +94,17 @@ TEST_F(WatcherTest, AJobsProcessEnvironmentAndItsGpusAreReadBackOnce) {
   ASSERT_TRUE(u.seen.count(1));
   const JobSeen& seen = u.seen.at(1);
   EXPECT_TRUE(seen.env_read);
-  EXPECT_EQ(seen.visible_devices, "GPU-a");
-  EXPECT_EQ(seen.pinned_mem_limit, "0=4096M");
-  EXPECT_EQ(seen.active_thread_pct, "25");
+  EXPECT_EQ(seen.env, (std::map<std::string, std::string>{
+                          {"CUDA_VISIBLE_DEVICES", "GPU-a"}, {"FAKE_MEM_LIMIT", "4096"},
+                          {"FAKE_SHARE", ""}}))
+      << "the variables its limits name, and no other";
+  EXPECT_EQ(seen.gpu_env_reads, 1);
+  EXPECT_EQ(seen.gpu_env.at("FAKE_MEM_LIMIT"), std::vector<std::string>{"4096"});
   EXPECT_EQ(seen.gpus, std::vector<int>{0});
   ASSERT_TRUE(u.seen.count(2));
   EXPECT_FALSE(u.seen.at(2).env_read) << "seen on GPU 1, its environment not read";
   EXPECT_EQ(u.seen.at(2).gpus, std::vector<int>{1});
-  // The job changes its variables later (or its pid goes to another program): the first read
-  // stands, and nothing is reported again until something new is seen.
+  // The same process is read once: nothing is reported again until something new is seen.
   owner_.SetEnviron(100, Environ({"PINPOINT_JOB_ID=1", "CUDA_VISIBLE_DEVICES=GPU-b"}));
   Tick(1000);
   EXPECT_TRUE(watcher_->Take().seen.empty());
@@ -111,7 +113,58 @@ TEST_F(WatcherTest, AJobsProcessEnvironmentAndItsGpusAreReadBackOnce) {
   u = watcher_->Take();
   ASSERT_TRUE(u.seen.count(1));
   EXPECT_EQ(u.seen.at(1).gpus, (std::vector<int>{0, 1}));
-  EXPECT_EQ(u.seen.at(1).visible_devices, "GPU-a");
+  EXPECT_EQ(u.seen.at(1).env.at("CUDA_VISIBLE_DEVICES"), "GPU-a");
+}
+
+// Attack (issue 57): a job's GPU process that runs with another limit than the job was given (a
+// child that set its own, after a first process that ran as given), and one that cleared its
+// environment: each GPU process of the job is read, over the job's life, and every value it ran
+// with is kept (the proof judges from those), not only the first process's.
+TEST_F(WatcherTest, EveryGpuProcessOfAJobIsReadOverItsLife) {
+  WatchedJob job = Slice(1, 0, 4 * kWatchGiB);
+  job.session_id = 50;
+  watcher_->SetJobs({job});
+  owner_.SetChildren(50, {51});
+  owner_.Set(51, 1);
+  owner_.SetEnviron(51, Environ({"PINPOINT_JOB_ID=1", "FAKE_MEM_LIMIT=1024"}));
+  Tick(1000);
+  WatchUpdate u = watcher_->Take();
+  ASSERT_TRUE(u.seen.count(1));
+  EXPECT_EQ(u.seen.at(1).env.at("FAKE_MEM_LIMIT"), "1024") << "its first process, as given";
+  EXPECT_EQ(u.seen.at(1).gpu_env_reads, 0);
+  owner_.Set(60, 1);  // a child that raised its own limit, on the GPU
+  owner_.SetEnviron(60, Environ({"PINPOINT_JOB_ID=1", "FAKE_MEM_LIMIT=81559"}));
+  owner_.Set(61, 1);  // one under `env -i`: no key, no limit; the job's by its session
+  owner_.SetEnviron(61, Environ({"PATH=/bin"}));
+  Procs(0, {{60, kWatchGiB}, {61, kWatchGiB}});
+  Tick(1000);
+  u = watcher_->Take();
+  ASSERT_TRUE(u.seen.count(1));
+  EXPECT_EQ(u.seen.at(1).env.at("FAKE_MEM_LIMIT"), "1024") << "the first read stands";
+  EXPECT_EQ(u.seen.at(1).gpu_env_reads, 2);
+  EXPECT_EQ(u.seen.at(1).gpu_env.at("FAKE_MEM_LIMIT"), (std::vector<std::string>{"81559", ""}));
+  int reads = owner_.environ_reads();
+  Tick(1000);
+  EXPECT_EQ(owner_.environ_reads(), reads) << "each GPU process is read once";
+}
+
+// Once seen on a loaded node: 40 slices ended "not seen" after running a minute. A job's first
+// process that was not there in the job's first 2 s (its supervisor slow to start it) was never
+// read after, and a job that never reaches a GPU (a simulated node) had nothing else read. It is
+// read at a later poll.
+TEST_F(WatcherTest, AFirstProcessThatStartedLateIsReadAtALaterPoll) {
+  WatchedJob job = Slice(1, 0, 4 * kWatchGiB);
+  job.session_id = 50;
+  watcher_->SetJobs({job});
+  for (int i = 0; i < 5; ++i) Tick(1000);  // no child yet
+  EXPECT_TRUE(watcher_->Take().seen.empty());
+  owner_.SetChildren(50, {51});
+  owner_.Set(51, 1);
+  owner_.SetEnviron(51, Environ({"PINPOINT_JOB_ID=1", "FAKE_MEM_LIMIT=1024"}));
+  Tick(1000);
+  WatchUpdate u = watcher_->Take();
+  ASSERT_TRUE(u.seen.count(1));
+  EXPECT_TRUE(u.seen.at(1).env_read);
 }
 
 TEST_F(WatcherTest, AJobsFirstProcessIsReadWhetherOrNotItReachesAGpu) {
@@ -121,12 +174,12 @@ TEST_F(WatcherTest, AJobsFirstProcessIsReadWhetherOrNotItReachesAGpu) {
   owner_.SetChildren(50, {51});
   owner_.Set(51, 1);
   owner_.SetEnviron(51, Environ({"PINPOINT_JOB_ID=1", "CUDA_VISIBLE_DEVICES=GPU-a",
-                                 "CUDA_MPS_PINNED_DEVICE_MEM_LIMIT=0=2048M"}));
+                                 "FAKE_MEM_LIMIT=2048"}));
   Tick(1000);
   WatchUpdate u = watcher_->Take();
   ASSERT_TRUE(u.seen.count(1));
   EXPECT_TRUE(u.seen.at(1).env_read);
-  EXPECT_EQ(u.seen.at(1).pinned_mem_limit, "0=2048M");
+  EXPECT_EQ(u.seen.at(1).env.at("FAKE_MEM_LIMIT"), "2048");
   EXPECT_TRUE(u.seen.at(1).gpus.empty()) << "read from its first process, seen on no GPU";
 }
 
@@ -144,7 +197,7 @@ TEST_F(WatcherTest, AnEnvironmentWithoutTheJobsKeyOrOfAnotherJobIsNotRead) {
   EXPECT_TRUE(watcher_->Take().seen.empty());
   owner_.SetEnviron(51, Environ({"PINPOINT_JOB_ID=1", "CUDA_VISIBLE_DEVICES=GPU-a"}));  // exec'd
   Tick(1000);
-  EXPECT_EQ(watcher_->Take().seen.at(1).visible_devices, "GPU-a");
+  EXPECT_EQ(watcher_->Take().seen.at(1).env.at("CUDA_VISIBLE_DEVICES"), "GPU-a");
 }
 
 // Many jobs started at once are read a few at a time, in turn: jobs whose first processes are
@@ -174,13 +227,15 @@ TEST_F(WatcherTest, FirstProcessesAreReadAFewAtATimeInTurn) {
 }
 
 TEST_F(WatcherTest, AJobWhoseProcessesNeverCarryItsKeyCostsABoundedNumberOfReads) {
-  watcher_->SetJobs({Slice(1, 0, 4 * kWatchGiB)});
-  owner_.Set(100, 1);
-  owner_.SetEnviron(100, Environ({"PATH=/usr/bin", std::string(100'000, 'x')}));
-  Procs(0, {{100, kWatchGiB}});
+  WatchedJob job = Slice(1, 0, 4 * kWatchGiB);
+  job.session_id = 50;
+  watcher_->SetJobs({job});
+  owner_.SetChildren(50, {51});  // its first process never carries its key
+  owner_.Set(51, 1);
+  owner_.SetEnviron(51, Environ({"PATH=/usr/bin", std::string(100'000, 'x')}));
   for (int i = 0; i < Watcher::kMaxEnvReads + 50; ++i) Tick(1000);
   EXPECT_EQ(owner_.environ_reads(), Watcher::kMaxEnvReads);
-  EXPECT_FALSE(watcher_->Take().seen.at(1).env_read);
+  EXPECT_TRUE(watcher_->Take().seen.empty());
 }
 
 TEST_F(WatcherTest, AnotherJobsOrNoJobsProcessIsNeverReadForAJob) {

@@ -4,6 +4,8 @@
 #include <charconv>
 #include <cstdio>
 #include <optional>
+#include <tuple>
+#include <utility>
 
 #include "common/cpu_list.h"
 #include "pinpoint/time_limit.h"
@@ -19,17 +21,13 @@ constexpr char kDisagrees[] = "disagrees";
 constexpr char kNotSeen[] = "not seen";
 constexpr char kNotRead[] = "not read";
 constexpr char kNotMeasurable[] = "not measurable";
+constexpr char kOverridden[] = "overridden";
 
 std::optional<int64_t> Number(std::string_view text) {
   int64_t value = 0;
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
   if (ec != std::errc() || end != text.data() + text.size()) return std::nullopt;
   return value;
-}
-
-bool HasMps(const JobRecord& job) {
-  return std::any_of(job.allocations.begin(), job.allocations.end(),
-                     [](const Allocation& a) { return a.mode == SharingMode::kMps; });
 }
 
 std::string Plural(int64_t n, const char* one) {
@@ -41,19 +39,57 @@ std::string NotReadEnv(const JobRecord& job) {
                          : "not read: no process of it was seen carrying its environment";
 }
 
+constexpr char kNotRecorded[] =
+    "not recorded: the job started before pinpoint kept what its hold applies";
+
+// The limit its hold applies to `resource` (AppliedLimit), or null where none was recorded.
+const AppliedLimit* LimitOf(const JobRecord& job, const char* resource) {
+  for (const AppliedLimit& l : job.readback.limits)
+    if (l.resource == resource) return &l;
+  return nullptr;
+}
+
+std::string Setting(const AppliedLimit& l, const std::string& value) {
+  return value.empty() ? l.variable + " not set" : l.variable + "=" + value;
+}
+
+// What was applied through a variable, judged from what the job's processes ran with: "held"
+// when each one read ran with what the hold gives, "overridden" when one of them ran with
+// something else (the job's own doing: an exec with another environment, a process that set
+// its own limit), "disagrees" when pinpoint gave its environment something else at its start
+// (pinpoint's own failure: the only one of the three the node counts as a disagreement), and
+// "not seen" before any process was read. The values its GPU processes ran with decide where
+// one was read; else the first process's.
+std::pair<std::string, std::string> JudgeVariable(const JobRecord& job, const AppliedLimit& l) {
+  const Readback& b = job.readback;
+  if (l.given != l.expected)
+    return {Setting(l, l.given) + " given, " + Setting(l, l.expected) + " expected", kDisagrees};
+  if (!b.env_read) return {NotReadEnv(job), kNotSeen};
+  std::vector<std::string> ran;
+  auto gpu = b.gpu_env.find(l.variable);
+  if (b.gpu_env_reads > 0 && gpu != b.gpu_env.end()) {
+    ran = gpu->second;
+  } else {
+    auto first = b.env.find(l.variable);
+    ran = {first == b.env.end() ? "" : first->second};
+  }
+  std::string others;
+  for (const std::string& value : ran)
+    if (value != l.expected) others += (others.empty() ? "" : ", ") + Setting(l, value);
+  if (others.empty()) return {Setting(l, l.expected), kHeld};
+  return {Setting(l, l.expected) + " given; a process of the job ran with " + others, kOverridden};
+}
+
 Enforcement Devices(const JobRecord& job) {
   const JobRequest& r = job.request;
   const Readback& b = job.readback;
   Enforcement e{.resource = "devices"};
   e.asked = r.gpus == 1 && r.gpu_mem_bytes > 0 ? "a slice of 1 GPU" : Plural(r.gpus, "GPU");
-  std::string given;
-  for (const Allocation& a : job.allocations) given += (given.empty() ? "" : ",") + a.uuid;
-  if (!b.env_read) {
-    e.applied = NotReadEnv(job);
-    e.verdict = kNotSeen;
+  if (const AppliedLimit* l = LimitOf(job, "devices")) {
+    std::tie(e.applied, e.verdict) = JudgeVariable(job, *l);
   } else {
-    e.applied = "CUDA_VISIBLE_DEVICES=" + b.visible_devices;
-    e.verdict = b.visible_devices == given ? kHeld : kDisagrees;
+    e.applied = kNotRecorded;
+    e.verdict = kNotRead;
   }
   std::string seen;
   for (int gpu : b.gpus_seen) seen += (seen.empty() ? "GPU " : ", ") + std::to_string(gpu);
@@ -61,46 +97,10 @@ Enforcement Devices(const JobRecord& job) {
   return e;
 }
 
-// The bytes of an MPS pinned limit, "0=3072M" (each device of the client the same), or nullopt.
-std::optional<uint64_t> PinnedBytes(const std::string& value) {
-  std::optional<uint64_t> bytes;
-  size_t at = 0;
-  while (at <= value.size()) {
-    size_t comma = std::min(value.find(',', at), value.size());
-    std::string item = value.substr(at, comma - at);
-    size_t eq = item.find('=');
-    if (eq == std::string::npos) return std::nullopt;
-    auto size = ParseSize(item.substr(eq + 1));
-    if (!size.ok() || (bytes && *bytes != *size)) return std::nullopt;
-    bytes = *size;
-    at = comma + 1;
-  }
-  return bytes;
-}
-
 Enforcement GpuMem(const JobRecord& job) {
   const JobRequest& r = job.request;
-  const Readback& b = job.readback;
   Enforcement e{.resource = "gpu_mem"};
   e.asked = r.gpu_mem_bytes > 0 ? FormatSize(r.gpu_mem_bytes) : "whole device";
-  bool disagrees = false;
-  if (!HasMps(job)) {
-    e.applied = r.gpu_mem_bytes > 0
-                    ? "no hardware limit outside MPS: pinpointd's watcher stops it above " +
-                          FormatSize(r.gpu_mem_bytes)
-                    : "whole device";
-  } else if (!b.env_read) {
-    e.applied = NotReadEnv(job);
-  } else if (b.pinned_mem_limit.empty()) {
-    e.applied = "no MPS pinned limit in its environment";
-    disagrees = r.gpu_mem_bytes > 0;
-  } else {
-    e.applied = "CUDA_MPS_PINNED_DEVICE_MEM_LIMIT=" + b.pinned_mem_limit;
-    // The limit is set in whole MiB, rounded down (never above what was asked).
-    std::optional<uint64_t> pinned = PinnedBytes(b.pinned_mem_limit);
-    uint64_t want = std::max<uint64_t>(r.gpu_mem_bytes >> 20, 1) << 20;
-    disagrees = !pinned || r.gpu_mem_bytes == 0 || *pinned != want;
-  }
   const JobUsage& u = job.usage;
   if (u.samples == 0)
     e.observed = "none seen";
@@ -108,45 +108,50 @@ Enforcement GpuMem(const JobRecord& job) {
     e.observed = "nothing of it on its GPUs (NVML)";
   else
     e.observed = "peak " + FormatSize(u.gpu_mem_peak_bytes) + " (NVML)";
+  const AppliedLimit* l = LimitOf(job, "gpu_mem");
+  if (l == nullptr) {
+    e.applied = kNotRecorded;
+    e.verdict = kNotRead;
+    return e;
+  }
+  if (!l->variable.empty()) {
+    std::tie(e.applied, e.verdict) = JudgeVariable(job, *l);
+    if (e.verdict == kOverridden) e.applied += ": pinpointd's watcher is its bound";
+  } else {
+    e.applied = l->what + (l->strength == LimitStrength::kHardware ? ", " + l->expected : "");
+    // The device's own memory holds whatever the job does; the watcher's budget what it saw.
+    e.verdict = l->strength == LimitStrength::kHardware || u.samples > 0 ? kHeld : kNotSeen;
+  }
+  // Past its budget (the driver's limit and the watcher's): a device held whole has none.
+  bool budgeted = l->strength != LimitStrength::kHardware;
   if (job.stop_reason == Reason::kGpuMemExceeded ||
-      (r.gpu_mem_bytes > 0 && u.samples > 0 && u.gpu_mem_peak_bytes > r.gpu_mem_bytes))
+      (budgeted && r.gpu_mem_bytes > 0 && u.samples > 0 && u.gpu_mem_peak_bytes > r.gpu_mem_bytes))
     e.verdict = kExceeded;
-  else if (disagrees)
-    e.verdict = kDisagrees;
-  // Under MPS the limit is held once it is read back as asked, used or not (an allocation past
-  // it is refused); outside MPS the watcher's budget holds only what it saw.
-  else if (HasMps(job))
-    e.verdict = b.env_read ? kHeld : kNotSeen;
-  else
-    e.verdict = u.samples > 0 ? kHeld : kNotSeen;
   return e;
 }
 
-Enforcement GpuShare(const JobRecord& job) {
+Enforcement GpuShare(const JobRecord& job, const AppliedLimit* l) {
   const JobRequest& r = job.request;
-  const Readback& b = job.readback;
   Enforcement e{.resource = "gpu_share"};
   e.asked = r.gpu_share_pct > 0 ? std::to_string(r.gpu_share_pct) + "% of SMs" : "none";
-  if (!HasMps(job)) {
-    e.applied = "no SM cap outside MPS";
-    e.observed = job.usage.util_pct_mean >= 0
-                     ? "GPU utilisation " + std::to_string(job.usage.util_pct_mean) + "% mean"
-                     : "not measured";
-    e.verdict = r.gpu_share_pct > 0 ? kDisagrees : kHeld;
+  e.observed = job.usage.util_pct_mean >= 0
+                   ? "GPU utilisation " + std::to_string(job.usage.util_pct_mean) + "% mean"
+                   : "not measured";
+  if (l == nullptr) {
+    e.applied = kNotRecorded;
+    e.verdict = kNotRead;
     return e;
   }
-  e.observed = "not measurable under MPS: NVML reports no SM use per MPS client";
-  if (!b.env_read) {
-    e.applied = NotReadEnv(job);
-    e.verdict = kNotSeen;
-    return e;
+  if (!l->unobservable.empty()) e.observed = l->unobservable;
+  if (!l->variable.empty()) {
+    std::tie(e.applied, e.verdict) = JudgeVariable(job, *l);
+    if (l->expected.empty() && e.verdict == kHeld) e.applied = l->what;
+  } else {
+    e.applied = l->what;
+    // Every SM of a device held whole is at least any share; no cap at all is less than one.
+    e.verdict = l->strength == LimitStrength::kNone && r.gpu_share_pct > 0 ? kDisagrees : kHeld;
   }
-  e.applied = b.active_thread_pct.empty()
-                  ? "no MPS active thread percentage in its environment"
-                  : "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=" + b.active_thread_pct;
-  std::optional<int64_t> pct = Number(b.active_thread_pct);
-  bool agrees = r.gpu_share_pct > 0 ? pct && *pct == r.gpu_share_pct : b.active_thread_pct.empty();
-  e.verdict = agrees ? kNotMeasurable : kDisagrees;
+  if (e.verdict == kHeld && !l->unobservable.empty()) e.verdict = kNotMeasurable;
   return e;
 }
 
@@ -240,7 +245,11 @@ std::vector<Enforcement> EnforcementOf(const JobRecord& job) {
   if (job.request.gpus > 0) {
     list.push_back(Devices(job));
     list.push_back(GpuMem(job));
-    if (job.request.gpu_share_pct > 0 || HasMps(job)) list.push_back(GpuShare(job));
+    // Shown where a share was asked, or where the hold names a variable for it (an MPS client
+    // runs with or without an SM cap).
+    const AppliedLimit* share = LimitOf(job, "gpu_share");
+    if (job.request.gpu_share_pct > 0 || (share != nullptr && !share->variable.empty()))
+      list.push_back(GpuShare(job, share));
   }
   list.push_back(Cpus(job));
   list.push_back(Mem(job));
@@ -251,6 +260,11 @@ std::vector<Enforcement> EnforcementOf(const JobRecord& job) {
 size_t Disagreements(const std::vector<Enforcement>& list) {
   return static_cast<size_t>(std::count_if(
       list.begin(), list.end(), [](const Enforcement& e) { return e.verdict == kDisagrees; }));
+}
+
+size_t Overrides(const std::vector<Enforcement>& list) {
+  return static_cast<size_t>(std::count_if(
+      list.begin(), list.end(), [](const Enforcement& e) { return e.verdict == kOverridden; }));
 }
 
 std::string Bounded(std::string text) {

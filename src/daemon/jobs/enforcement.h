@@ -18,8 +18,12 @@ namespace pinpoint::daemon {
 // GPUs); empty for a lease and for a job that never started.
 std::vector<Enforcement> EnforcementOf(const JobRecord& job);
 
-// How many entries say "disagrees": what the system applied is not what the job asked for.
+// How many entries say "disagrees": what pinpoint applied is not what the job asked for (the
+// node's alarm: pinpoint's own failures).
 size_t Disagreements(const std::vector<Enforcement>& list);
+// How many entries say "overridden": a process of the job ran with other limits than it was given
+// (the job's own doing, counted apart from pinpoint's failures).
+size_t Overrides(const std::vector<Enforcement>& list);
 
 // The longest a read-back value is kept (a variable a job set for itself can be long).
 inline constexpr size_t kMaxReadbackBytes = 256;

@@ -1,5 +1,7 @@
 #include "daemon/jobs/enforcement.h"
 
+#include "sharing/backend.h"
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -10,8 +12,25 @@ using ::testing::HasSubstr;
 
 constexpr uint64_t kGiB = uint64_t{1} << 30;
 
-// A running 3 GiB MPS slice with a 25% SM share, 2 CPUs and 4 GiB of host memory, whose
-// read-back facts agree with what it asked.
+// The limits a slice's hold applies through variables, as a backend that sets them says
+// (sharing::Backend::Applies; MPS's are its pinned memory limit and its active thread percentage):
+// the proof knows no mode, so these are named as a mode would name them.
+std::vector<AppliedLimit> SliceLimits() {
+  return {
+      AppliedLimit{.resource = "devices", .variable = "CUDA_VISIBLE_DEVICES",
+                   .expected = "GPU-aaaa", .strength = LimitStrength::kDriver,
+                   .what = "the devices the CUDA driver shows it", .given = "GPU-aaaa"},
+      AppliedLimit{.resource = "gpu_mem", .variable = "SLICE_MEM_LIMIT", .expected = "0=3072M",
+                   .strength = LimitStrength::kDriver, .what = "a pinned memory limit",
+                   .given = "0=3072M"},
+      AppliedLimit{.resource = "gpu_share", .variable = "SLICE_SM_PCT", .expected = "25",
+                   .strength = LimitStrength::kDriver, .what = "an SM percentage",
+                   .unobservable = "not measurable under MPS: NVML reports no SM use per client",
+                   .given = "25"}};
+}
+
+// A running 3 GiB slice with a 25% SM share, 2 CPUs and 4 GiB of host memory, whose read-back
+// facts agree with what it asked: its first process and its one GPU process ran as given.
 JobRecord MpsSlice() {
   JobRecord job;
   job.id = 7;
@@ -31,10 +50,14 @@ JobRecord MpsSlice() {
   job.allocations = {a};
   job.readback.cpu_max = "200000 100000";
   job.readback.memory_max = std::to_string(4 * kGiB);
+  job.readback.limits = SliceLimits();
   job.readback.env_read = true;
-  job.readback.visible_devices = "GPU-aaaa";
-  job.readback.pinned_mem_limit = "0=3072M";
-  job.readback.active_thread_pct = "25";
+  job.readback.env = {{"CUDA_VISIBLE_DEVICES", "GPU-aaaa"}, {"SLICE_MEM_LIMIT", "0=3072M"},
+                      {"SLICE_SM_PCT", "25"}};
+  job.readback.gpu_env_reads = 1;
+  job.readback.gpu_env = {{"CUDA_VISIBLE_DEVICES", {"GPU-aaaa"}},
+                          {"SLICE_MEM_LIMIT", {"0=3072M"}},
+                          {"SLICE_SM_PCT", {"25"}}};
   job.readback.gpus_seen = {0};
   job.usage.samples = 5;
   job.usage.gpu_mem_peak_bytes = 2 * kGiB;
@@ -55,7 +78,7 @@ TEST(EnforcementTest, ASliceWhoseLimitsAgreeIsHeldResourceByResource) {
   EXPECT_EQ(Entry(list, "devices").verdict, "held");
   EXPECT_EQ(Entry(list, "devices").applied, "CUDA_VISIBLE_DEVICES=GPU-aaaa");
   EXPECT_EQ(Entry(list, "gpu_mem").verdict, "held");
-  EXPECT_EQ(Entry(list, "gpu_mem").applied, "CUDA_MPS_PINNED_DEVICE_MEM_LIMIT=0=3072M");
+  EXPECT_EQ(Entry(list, "gpu_mem").applied, "SLICE_MEM_LIMIT=0=3072M");
   EXPECT_THAT(Entry(list, "gpu_mem").observed, HasSubstr("peak 2GiB"));
   EXPECT_EQ(Entry(list, "gpu_share").verdict, "not measurable");
   EXPECT_THAT(Entry(list, "gpu_share").observed, HasSubstr("not measurable under MPS"));
@@ -65,28 +88,85 @@ TEST(EnforcementTest, ASliceWhoseLimitsAgreeIsHeldResourceByResource) {
   EXPECT_EQ(Disagreements(list), 0u);
 }
 
-TEST(EnforcementTest, WhatTheSystemAppliedIsJudgedNotCopied) {
+// What pinpoint gave the job's environment at its start is not what its hold applies: pinpoint's
+// own failure, the node's alarm. So are host limits the kernel shows other than asked.
+TEST(EnforcementTest, WhatPinpointGaveIsJudgedNotCopied) {
   JobRecord job = MpsSlice();
-  job.readback.pinned_mem_limit = "0=8192M";  // a limit above the 3 GiB asked
-  job.readback.active_thread_pct = "";        // no SM cap at all
-  job.readback.visible_devices = "GPU-aaaa,GPU-bbbb";
-  job.readback.cpu_max = "400000 100000";     // 4 CPUs of time for 2 asked
-  job.readback.memory_max = "max";            // no memory limit for 4 GiB asked
+  job.readback.limits[0].given = "GPU-aaaa,GPU-bbbb";
+  job.readback.limits[1].given = "0=8192M";  // a limit above the 3 GiB asked
+  job.readback.limits[2].given = "";         // no SM cap at all
+  job.readback.cpu_max = "400000 100000";    // 4 CPUs of time for 2 asked
+  job.readback.memory_max = "max";           // no memory limit for 4 GiB asked
   std::vector<Enforcement> list = EnforcementOf(job);
   for (const char* resource : {"devices", "gpu_mem", "gpu_share", "cpus", "mem"})
     EXPECT_EQ(Entry(list, resource).verdict, "disagrees") << resource;
   EXPECT_EQ(Disagreements(list), 5u);
+  EXPECT_THAT(Entry(list, "gpu_mem").applied, HasSubstr("SLICE_MEM_LIMIT=0=8192M given"));
 }
 
-TEST(EnforcementTest, APinnedLimitIsWholeMibRoundedDown) {
+// Attack (issue 57): a GPU process of the job ran with a limit it set for itself after its first
+// 2 s (a child's CUDA_MPS_PINNED_DEVICE_MEM_LIMIT=0=81559M), while its first process ran as given.
+// It was recorded "held, applied 0=1024M", from the first process alone. It is "overridden": the
+// job's own doing, said so with the value it ran with, and no disagreement of pinpoint's.
+TEST(EnforcementTest, AGpuProcessThatRaisedItsOwnLimitIsOverriddenNotHeld) {
   JobRecord job = MpsSlice();
-  job.request.gpu_mem_bytes = 3 * kGiB + 1000;  // not a whole MiB: MPS gets 3072M
-  job.allocations[0].gpu_mem_bytes = job.request.gpu_mem_bytes;
-  EXPECT_EQ(Entry(EnforcementOf(job), "gpu_mem").verdict, "held");
-  job.readback.pinned_mem_limit = "0=3073M";
-  EXPECT_EQ(Entry(EnforcementOf(job), "gpu_mem").verdict, "disagrees");
-  job.readback.pinned_mem_limit = "0=lots";
-  EXPECT_EQ(Entry(EnforcementOf(job), "gpu_mem").verdict, "disagrees");
+  job.readback.gpu_env_reads = 2;
+  job.readback.gpu_env["SLICE_MEM_LIMIT"] = {"0=3072M", "0=81559M"};
+  std::vector<Enforcement> list = EnforcementOf(job);
+  EXPECT_EQ(Entry(list, "gpu_mem").verdict, "overridden");
+  EXPECT_THAT(Entry(list, "gpu_mem").applied,
+              HasSubstr("a process of the job ran with SLICE_MEM_LIMIT=0=81559M"));
+  EXPECT_THAT(Entry(list, "gpu_mem").applied, HasSubstr("pinpointd's watcher is its bound"));
+  EXPECT_EQ(Disagreements(list), 0u) << "a user's own doing is no alarm of the node's";
+  EXPECT_EQ(Overrides(list), 1u) << "counted apart";
+  job.readback.gpu_env["SLICE_MEM_LIMIT"] = {""};  // one under `env -i`: no limit at all
+  EXPECT_EQ(Entry(EnforcementOf(job), "gpu_mem").verdict, "overridden");
+  job.usage.gpu_mem_peak_bytes = 6 * kGiB;  // and it went past its size: the watcher stopped it
+  job.stop_reason = Reason::kGpuMemExceeded;
+  EXPECT_EQ(Entry(EnforcementOf(job), "gpu_mem").verdict, "exceeded");
+}
+
+// Attack (issue 57): a job whose first process was a 2 s decoy running with another value, and
+// whose GPU process ran with exactly what it was given, was recorded "disagrees" and counted in
+// the admins' alarm. The GPU processes decide: held.
+TEST(EnforcementTest, WhatItsGpuProcessesRanWithDecidesNotADecoyBeforeThem) {
+  JobRecord job = MpsSlice();
+  job.readback.env["SLICE_MEM_LIMIT"] = "0=99999M";  // the decoy, read first
+  std::vector<Enforcement> list = EnforcementOf(job);
+  EXPECT_EQ(Entry(list, "gpu_mem").verdict, "held");
+  EXPECT_EQ(Disagreements(list), 0u);
+  // With no GPU process read, the first process's value is all there is: overridden, still no
+  // disagreement (pinpoint gave what it should).
+  job.readback.gpu_env_reads = 0;
+  job.readback.gpu_env.clear();
+  list = EnforcementOf(job);
+  EXPECT_EQ(Entry(list, "gpu_mem").verdict, "overridden");
+  EXPECT_EQ(Disagreements(list), 0u);
+}
+
+// Attack (issue 57): a --gpu-mem slice on an exclusive GPU, or a --mig job on an instance, was
+// told "pinpointd's watcher stops it above its size", but the watcher gives such a hold no budget;
+// the device's (or the instance's) own memory, which does apply, was not shown.
+TEST(EnforcementTest, ASliceHeldWholeIsBoundByItsDevicesOwnMemory) {
+  JobRecord job = MpsSlice();
+  job.allocations[0].mode = SharingMode::kExclusive;
+  sharing::Slice slice{.gpu_mem_bytes = 3 * kGiB, .device_mem_bytes = 10 * kGiB,
+                       .mig_instance = true};
+  job.readback.limits = {SliceLimits()[0], sharing::DeviceMemory(slice),
+                         sharing::DeviceSms(slice)};
+  job.usage.gpu_mem_peak_bytes = 8 * kGiB;  // above what it asked, within its instance
+  std::vector<Enforcement> list = EnforcementOf(job);
+  EXPECT_EQ(Entry(list, "gpu_mem").applied, "its MIG instance's own memory, 10GiB");
+  EXPECT_THAT(Entry(list, "gpu_mem").applied, ::testing::Not(HasSubstr("watcher")));
+  EXPECT_EQ(Entry(list, "gpu_mem").verdict, "held") << "no budget of the watcher's to exceed";
+  EXPECT_EQ(Entry(list, "gpu_share").applied, "every SM of its MIG instance");
+  EXPECT_EQ(Entry(list, "gpu_share").verdict, "held");
+  // A slice the watcher alone bounds (a time-sliced GPU) says so, and is exceeded past its size.
+  job.readback.limits = {SliceLimits()[0], sharing::WatcherMemory(slice), sharing::NoSmCap()};
+  list = EnforcementOf(job);
+  EXPECT_THAT(Entry(list, "gpu_mem").applied, HasSubstr("pinpointd's watcher stops it above 3GiB"));
+  EXPECT_EQ(Entry(list, "gpu_mem").verdict, "exceeded");
+  EXPECT_EQ(Entry(list, "gpu_share").verdict, "disagrees") << "25% asked, no cap applied";
 }
 
 TEST(EnforcementTest, MemoryAboveWhatWasAskedOrAStopForItIsExceeded) {
@@ -101,6 +181,7 @@ TEST(EnforcementTest, MemoryAboveWhatWasAskedOrAStopForItIsExceeded) {
 TEST(EnforcementTest, NothingSeenOnAGpuIsSaidSoAndACgroupNotReadIsNotRead) {
   JobRecord job = MpsSlice();
   job.readback = Readback{};
+  job.readback.limits = SliceLimits();
   job.readback.host_unread = "this node applies no host limits";
   job.usage = JobUsage{};
   std::vector<Enforcement> list = EnforcementOf(job);
@@ -166,18 +247,29 @@ TEST(EnforcementTest, ACpuJobHasNoGpuEntriesAndAPendingJobOrALeaseNoList) {
   EXPECT_TRUE(EnforcementOf(lease).empty());
 }
 
-TEST(EnforcementTest, AWholeGpuOutsideMpsHasNoLimitToReadAndGetsNoShareEntry) {
+TEST(EnforcementTest, AWholeGpuHasNoLimitToReadAndGetsNoShareEntry) {
   JobRecord job = MpsSlice();
   job.request.gpu_mem_bytes = 0;
   job.request.gpu_share_pct = 0;
   job.allocations[0].mode = SharingMode::kExclusive;
   job.allocations[0].gpu_mem_bytes = 0;
-  job.readback.pinned_mem_limit = "";
-  job.readback.active_thread_pct = "";
+  sharing::Slice slice{.device_mem_bytes = 80 * kGiB};
+  job.readback.limits = {SliceLimits()[0], sharing::DeviceMemory(slice),
+                         sharing::DeviceSms(slice)};
   std::vector<Enforcement> list = EnforcementOf(job);
   EXPECT_EQ(list.size(), 5u);
-  EXPECT_EQ(Entry(list, "gpu_mem").applied, "whole device");
+  EXPECT_EQ(Entry(list, "gpu_mem").applied, "the whole device's memory, 80GiB");
   EXPECT_EQ(Entry(list, "gpu_mem").verdict, "held");
+}
+
+// A job started by a release that kept no limits says so rather than guess.
+TEST(EnforcementTest, LimitsNotRecordedAreNotRead) {
+  JobRecord job = MpsSlice();
+  job.readback.limits.clear();
+  std::vector<Enforcement> list = EnforcementOf(job);
+  EXPECT_EQ(Entry(list, "gpu_mem").verdict, "not read");
+  EXPECT_EQ(Entry(list, "devices").verdict, "not read");
+  EXPECT_EQ(Disagreements(list), 0u);
 }
 
 TEST(EnforcementTest, ReadBackValuesAreBounded) {

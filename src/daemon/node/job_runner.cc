@@ -68,6 +68,12 @@ Occupant& JobRunner::OccupantOf(const JobRecord& job) {
 void JobRunner::Adopt(JobRecord& job, bool orphaned) {
   for (const auto& a : job.allocations)
     deps_.sharing->For(a.mode).Adopt(SliceOf(job, a));  // restarts a dead MPS daemon
+  // Started by a release that kept no limits: what its backends apply now, each taken as given
+  // (its environment at the start is not known), so that its watcher budget holds as before.
+  if (job.readback.limits.empty() && !job.allocations.empty()) {
+    job.readback.limits = LimitsOf(job, {});
+    for (AppliedLimit& limit : job.readback.limits) limit.given = limit.expected;
+  }
   if (job.cancel_requested)
     kill_at_ms_[job.id] = deps_.clock->NowMs() + deps_.options->cancel_grace_ms;
   store::JobEvent e{job.id, deps_.clock->NowMs(), "adopt", "re-adopted after daemon restart"};
@@ -159,7 +165,7 @@ void JobRunner::RecordPids(const std::vector<JobId>& launched) {
   for (JobId id : recorded) log::Error("job {}: cannot record pid: {}", id, committed.ToString());
 }
 
-Result<std::vector<std::string>> JobRunner::JobEnvironment(const JobRecord& job) {
+Result<std::map<std::string, std::string>> JobRunner::JobEnvironment(const JobRecord& job) {
   sharing::Backends& sharing = *deps_.sharing;
   std::map<std::string, std::string> env = job.request.env;
   std::string visible;
@@ -192,9 +198,41 @@ Result<std::vector<std::string>> JobRunner::JobEnvironment(const JobRecord& job)
   env.erase(gpu::kSimulatedNodeVar);
   if (!deps_.options->simulated_node.empty())
     env[gpu::kSimulatedNodeVar] = deps_.options->simulated_node;
-  std::vector<std::string> out;
-  for (const auto& [k, v] : env) out.push_back(k + "=" + v);
-  return out;
+  return env;
+}
+
+std::vector<AppliedLimit> JobRunner::LimitsOf(const JobRecord& job,
+                                              const std::map<std::string, std::string>& env) const {
+  std::vector<AppliedLimit> limits;
+  auto add = [&](AppliedLimit limit) {
+    if (std::find(limits.begin(), limits.end(), limit) == limits.end())
+      limits.push_back(std::move(limit));
+  };
+  if (!job.allocations.empty()) {
+    std::string visible;
+    for (const auto& a : job.allocations) visible += (visible.empty() ? "" : ",") + a.uuid;
+    add(AppliedLimit{.resource = "devices",
+                     .variable = "CUDA_VISIBLE_DEVICES",
+                     .expected = visible,
+                     .strength = LimitStrength::kDriver,
+                     .what = "the devices the CUDA driver shows it"});
+  }
+  for (const Allocation& a : job.allocations) {
+    sharing::Slice slice = SliceOf(job, a);
+    if (a.device_index >= 0 &&
+        static_cast<size_t>(a.device_index) < deps_.inventory->devices.size()) {
+      const sched::Device& d = deps_.inventory->devices[static_cast<size_t>(a.device_index)];
+      slice.device_mem_bytes = d.mem_bytes;
+      slice.mig_instance = d.partition.is_mig();
+    }
+    for (AppliedLimit& limit : deps_.sharing->For(a.mode).Applies(slice)) add(std::move(limit));
+  }
+  for (AppliedLimit& limit : limits) {
+    if (limit.variable.empty()) continue;
+    auto given = env.find(limit.variable);
+    limit.given = given == env.end() ? "" : given->second;
+  }
+  return limits;
 }
 
 bool JobRunner::Launch(JobRecord& job) {
@@ -210,7 +248,11 @@ bool JobRunner::Launch(JobRecord& job) {
     End(job, occupant.LaunchFailed(env.status().message()));
     return false;
   }
-  auto started = occupant.Start(job, std::move(env).value());
+  std::vector<AppliedLimit> limits = LimitsOf(job, *env);
+  std::vector<std::string> entries;
+  for (const auto& [k, v] : *env) entries.push_back(k + "=" + v);
+  auto started = occupant.Start(job, std::move(entries));
+  if (started.ok()) job.readback.limits = std::move(limits);  // each run's own (Start reset it)
   if (!started.ok()) {
     End(job, occupant.LaunchFailed(started.status().message()));
     return false;

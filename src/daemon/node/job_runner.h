@@ -114,7 +114,11 @@ class JobRunner {
   // runs it: false when it was requeued, failed to launch (and ended), or is a lease.
   bool Launch(JobRecord& job);
   void RecordPids(const std::vector<JobId>& launched);
-  Result<std::vector<std::string>> JobEnvironment(const JobRecord& job);
+  Result<std::map<std::string, std::string>> JobEnvironment(const JobRecord& job);
+  // What the job's holds apply, resource by resource (its devices, and what each allocation's
+  // backend says), with what its environment `env` gives each variable named.
+  std::vector<AppliedLimit> LimitsOf(const JobRecord& job,
+                                     const std::map<std::string, std::string>& env) const;
   // Acts on what the watcher found since the last pass (WatchFeedback): budget breaches stop
   // their jobs, Xids go to FaultRecovery, settled slots let the queue move.
   void ApplyWatch();

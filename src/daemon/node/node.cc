@@ -207,6 +207,8 @@ sched::Snapshot Node::SchedSnapshot(bool with_pending) {
 
 void Node::CountDisagreements(const JobRecord& job) {
   for (const Enforcement& e : EnforcementOf(job)) {
+    // The job's own doing: counted apart, never the node's alarm.
+    if (e.verdict == "overridden") overrides_total_[e.resource] += 1;
     if (e.verdict != "disagrees") continue;
     disagreements_total_[e.resource] += 1;
     log::Warn("job {}: {} was asked as '{}', applied as '{}'", job.id, e.resource,

@@ -359,6 +359,7 @@ class Node {
   std::map<std::pair<JobState, Reason>, int64_t> ended_total_;
   // Ended jobs' enforcement entries that said "disagrees", by resource (docs/enforcement.md).
   std::map<std::string, int64_t> disagreements_total_;
+  std::map<std::string, int64_t> overrides_total_;  // "overridden" verdicts, by resource
   // The jobs that failed to launch of late, each user's (since this pinpointd started), for the
   // active listing (List): enough to select them without reading the store.
   RecentFailures recent_failures_;

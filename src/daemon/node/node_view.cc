@@ -256,6 +256,7 @@ metrics::Snapshot Node::MetricsView() const {
   for (const auto& [key, count] : ended_total_)
     snap.sched.ended_total[{JobStateName(key.first), ReasonName(key.second)}] += count;
   snap.sched.enforcement_disagreements_total = disagreements_total_;
+  snap.sched.enforcement_overrides_total = overrides_total_;
   return snap;
 }
 

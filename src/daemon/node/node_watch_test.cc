@@ -416,19 +416,24 @@ TEST_F(NodeWatchTest, TheEnforcementListIsWhatTheJobsProcessWasGivenNotWhatItAsk
   EXPECT_EQ(list_a[1].resource, "gpu_mem");
   EXPECT_EQ(list_a[1].verdict, "held") << list_a[1].applied;
   EXPECT_EQ(list_a[2].verdict, "not measurable");
+  // Job b's process ran with a limit of its own: the job's doing, not pinpoint's (issue 57).
   std::vector<Enforcement> list_b = EnforcementOf(*node_->Get(b));
-  EXPECT_EQ(list_b[1].verdict, "disagrees");
-  EXPECT_EQ(list_b[1].applied, "CUDA_MPS_PINNED_DEVICE_MEM_LIMIT=0=99999M");
+  EXPECT_EQ(list_b[1].verdict, "overridden");
+  EXPECT_NE(list_b[1].applied.find("ran with CUDA_MPS_PINNED_DEVICE_MEM_LIMIT=0=99999M"),
+            std::string::npos)
+      << list_b[1].applied;
   // Kept with the job in the store while it runs (the usage flush), and counted once it ends.
   Second(100'000);
   EXPECT_TRUE(store_->Get(b)->readback.env_read);
   EXPECT_EQ(node_->MetricsView().sched.enforcement_disagreements_total.count("gpu_mem"), 0u);
   launcher_.FinishAll(0);
   node_->Step();
-  auto counts = node_->MetricsView().sched.enforcement_disagreements_total;
-  EXPECT_EQ(counts["gpu_mem"], 1);
-  EXPECT_EQ(counts.size(), 1u) << "job a's list agrees";
-  EXPECT_EQ(store_->Get(b)->readback.pinned_mem_limit, "0=99999M");
+  EXPECT_TRUE(node_->MetricsView().sched.enforcement_disagreements_total.empty())
+      << "a job's own doing raises no alarm of the node's";
+  auto overrides = node_->MetricsView().sched.enforcement_overrides_total;
+  EXPECT_EQ(overrides["gpu_mem"], 1) << "counted apart";
+  EXPECT_EQ(store_->Get(b)->readback.gpu_env.at("CUDA_MPS_PINNED_DEVICE_MEM_LIMIT"),
+            std::vector<std::string>{"0=99999M"});
 }
 
 // A slice whose allocation past its limit is refused at once never shows on a GPU: what it was
@@ -489,11 +494,11 @@ TEST_F(NodeWatchTest, WhatTheWatcherReadJustBeforeAJobEndedIsKeptWithIt) {
   ASSERT_TRUE(store_->Update(ended_b).ok());
   feedback.Apply(only_a, clock_.NowMs());
   EXPECT_TRUE(only_a.at(a).readback.env_read);
-  EXPECT_EQ(only_a.at(a).readback.pinned_mem_limit, "0=2048M");
-  EXPECT_EQ(store_->Get(a)->readback.pinned_mem_limit, "0=2048M");
+  EXPECT_EQ(only_a.at(a).readback.env.at("CUDA_MPS_PINNED_DEVICE_MEM_LIMIT"), "0=2048M");
+  EXPECT_EQ(store_->Get(a)->readback.env.at("CUDA_MPS_PINNED_DEVICE_MEM_LIMIT"), "0=2048M");
   JobRecord stored_b = *store_->Get(b);
   EXPECT_TRUE(stored_b.readback.env_read);
-  EXPECT_EQ(stored_b.readback.pinned_mem_limit, "0=2048M");
+  EXPECT_EQ(stored_b.readback.env.at("CUDA_MPS_PINNED_DEVICE_MEM_LIMIT"), "0=2048M");
   EXPECT_EQ(EnforcementOf(stored_b)[1].verdict, "held");
 }
 
@@ -505,8 +510,8 @@ TEST_F(NodeWatchTest, AReadBackValueAJobSetForItselfIsBounded) {
                     "PINPOINT_JOB_ID=" + std::to_string(a) + std::string(1, '\0') +
                         "CUDA_VISIBLE_DEVICES=" + std::string(100'000, 'x') + std::string(1, '\0'));
   Second(100'000);
-  EXPECT_EQ(node_->Get(a)->readback.visible_devices.size(), kMaxReadbackBytes);
-  EXPECT_EQ(EnforcementOf(*node_->Get(a))[0].verdict, "disagrees");
+  EXPECT_EQ(node_->Get(a)->readback.env.at("CUDA_VISIBLE_DEVICES").size(), kMaxReadbackBytes);
+  EXPECT_EQ(EnforcementOf(*node_->Get(a))[0].verdict, "overridden");
 }
 
 TEST_F(NodeWatchTest, OnANodeWithoutCgroupsTheHostLimitsSayTheyWereNotRead) {

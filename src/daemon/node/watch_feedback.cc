@@ -24,9 +24,12 @@ std::string CgroupPath(const launch::Cgroups* cgroups, JobId id) {
 // bounded.
 void Fill(Readback& back, const watch::JobSeen& seen) {
   back.env_read = seen.env_read;
-  back.visible_devices = Bounded(seen.visible_devices);
-  back.pinned_mem_limit = Bounded(seen.pinned_mem_limit);
-  back.active_thread_pct = Bounded(seen.active_thread_pct);
+  back.env.clear();
+  for (const auto& [name, value] : seen.env) back.env[name] = Bounded(value);
+  back.gpu_env_reads = seen.gpu_env_reads;
+  back.gpu_env.clear();
+  for (const auto& [name, values] : seen.gpu_env)
+    for (const std::string& value : values) back.gpu_env[name].push_back(Bounded(value));
   back.gpus_seen = seen.gpus;
 }
 
