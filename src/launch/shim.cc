@@ -172,23 +172,21 @@ void EndJob(PidFd& leader, const LaunchSpec& spec, pid_t child) {
 // Returns once the job's leader `child` has exited (not reaped). Meanwhile, every
 // spec.orphan_check_ms, looks whether anyone can still collect the job: its directory must exist,
 // and a pinpointd must have held the state directory's lock within spec.daemon_away_ms; and every
-// spec.output_check_ms whether its output is within spec.max_output_bytes and the disk keeps
-// spec.reserve_bytes free (WatchOutput). When not, ends the job
+// spec.output_check_ms whether its output is within spec.max_output_bytes (WatchOutput). When
+// not, ends the job
 // (EndJob), says so on stderr and returns why; "" when the job ended by itself.
 std::string WaitOrEndOrphan(int dir_fd, const LaunchSpec& spec, pid_t child, int out_fd,
                             int err_fd) {
   auto leader = PidFd::Open(child);
   if (!leader) return "";  // no pidfd (a kernel before 5.3): waitpid alone, as before
   bool watch_daemon = !spec.daemon_lock.empty() && spec.daemon_away_ms > 0;
-  bool watch_output = spec.max_output_bytes > 0 || spec.reserve_bytes > 0;
+  bool watch_output = spec.max_output_bytes > 0;
   int tick_ms =
       watch_output ? std::min(spec.orphan_check_ms, spec.output_check_ms) : spec.orphan_check_ms;
   auto last_seen = std::chrono::steady_clock::now();
   auto next_orphan_check = last_seen + std::chrono::milliseconds(spec.orphan_check_ms);
-  uint64_t output_bytes = 0;
   while (!leader->WaitExit(tick_ms)) {
-    OutputVerdict output =
-        watch_output ? WatchOutput(spec, out_fd, err_fd, &output_bytes) : OutputVerdict{};
+    OutputVerdict output = watch_output ? WatchOutput(spec, out_fd, err_fd) : OutputVerdict{};
     if (!output.why.empty()) {
       SayOnStderr("pinpoint-shim: job " + std::to_string(spec.job_id) + ": " + output.why +
                   " (process group " + std::to_string(child) + ")\n");
@@ -281,6 +279,7 @@ ExitStatus Supervise(int dir_fd, const LaunchSpec& spec) {
   int wstatus = 0;
   while (::waitpid(child, &wstatus, 0) < 0 && errno == EINTR) {
   }
+  TrimOutput(out_fd, err_fd);  // blocks it preallocated past its output's end stay no longer
   if (n == static_cast<ssize_t>(sizeof(failure))) {
     std::string what = std::string(kStages[failure.stage]) + " failed: " + ErrnoText(failure.err);
     if (failure.stage == kStageOutput || failure.stage == kStageOutput + 1) {
