@@ -99,6 +99,9 @@ struct ExitStatus {
   int exit_code = 0;
   int term_signal = 0;
   std::string error;
+  // The supervisor ended the program for its output (LaunchSpec::max_output_bytes; `error` says
+  // so): the job ends output-exceeded, as one pinpointd ends for its output.
+  bool output_exceeded = false;
 };
 
 // Not thread-safe: the daemon's main loop owns it.

@@ -151,6 +151,7 @@ TEST_F(ProcessLauncherTest, AJobWhoseOutputPassesItsBoundIsEndedAndItsOutputCut)
   EXPECT_EQ(st->kind, ExitStatus::Kind::kSignaled);
   EXPECT_NE(st->error.find("its output in the job directory passed 64KiB (max_output_bytes)"), std::string::npos)
       << st->error;
+  EXPECT_TRUE(st->output_exceeded) << "it ends output-exceeded";
   std::string out = ReadLog(*h, kStdoutFile), err = ReadLog(*h, kStderrFile);
   EXPECT_LE(out.size() + err.size(), 64u << 10) << "cut to the bound";
   EXPECT_EQ(out.rfind("first\n", 0), 0u) << "written before either stream filled the bound";
@@ -166,6 +167,7 @@ TEST_F(ProcessLauncherTest, AJobWhoseOutputPassesItsBoundIsEndedAndItsOutputCut)
   ASSERT_TRUE(ok.has_value());
   EXPECT_EQ(ok->kind, ExitStatus::Kind::kExited);
   EXPECT_EQ(ok->error, "");
+  EXPECT_FALSE(ok->output_exceeded);
   EXPECT_EQ(ReadLog(*within, kStdoutFile), "within\n");
 }
 

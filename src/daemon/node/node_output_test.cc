@@ -22,6 +22,8 @@ class NodeOutputTest : public NodeTest {
     NodeTest::SetUp();
     users_.AddUser(1001, 1001, "mallory");
     users_.AddUser(1002, 1002, "bob");
+    users_.AddUser(1003, 1003, "carol");
+    launcher_.SetSignalsEndJobs(false);  // a stopped job ends when the test says
   }
   void MakeNode(OutputLimits limits) {
     NodeOptions o = node_->options();
@@ -53,6 +55,7 @@ class NodeOutputTest : public NodeTest {
   launch::FakeOutputSpace space_;
   const api::Caller mallory_{1001, 1001, 1};
   const api::Caller bob_{1002, 1002, 2};
+  const api::Caller carol_{1003, 1003, 3};
 };
 
 // Attack: eight jobs of one user at 48 MiB each filled 256 MiB, each within max_output_bytes (the
@@ -101,23 +104,34 @@ TEST_F(NodeOutputTest, OneUsersJobsPastTheirBoundTogetherAreEndedAnotherUsersJob
 // Attack: one `yes` filled the state filesystem in half a second; the reserve rule then ended
 // another user's running job because it printed one line while the disk was short. The job that
 // took the space is ended, and its cut gives the store its reserve back; the job that printed a
-// line is never ended, before or after.
+// line is never ended, before or after, nor is a job that wrote less than the writer, while the
+// writer is being stopped.
 TEST_F(NodeOutputTest, WithTheDiskShortTheBigWriterIsEndedAndCutNeverTheBystander) {
   MakeNode({.job_bytes = 0, .user_bytes = 0, .reserve_bytes = 64 * kMiB});
-  space_.SetSpace({260 * kMiB, 4096 * kMiB});
+  space_.SetSpace({270 * kMiB, 4096 * kMiB});
   JobId line = SubmitAs(bob_);
   JobId writer = SubmitAs(mallory_);
+  JobId modest = SubmitAs(carol_);
   node_->Step();
   ASSERT_EQ(StateOf(writer), JobState::kRunning);
+  space_.Write(Dir(modest), 10 * kMiB);
   space_.Write(Dir(writer), 200 * kMiB);
   space_.Write(Dir(line), 4096);  // its line, printed last: the disk is short as it does
   ASSERT_LT(space_.space().free_bytes, 64 * kMiB);
   node_->Step();
   EXPECT_TRUE(Signalled(launcher_, writer, SIGTERM));
   EXPECT_FALSE(Signalled(launcher_, line, SIGTERM)) << "ended for a line while another filled it";
+  EXPECT_FALSE(Signalled(launcher_, modest, SIGTERM));
 
-  space_.Write(Dir(line), 8192);  // it prints on while the writer is being stopped
+  // Both print on while the writer is being stopped, its cut not made yet: the disk is still
+  // short, and it alone pays for it.
+  space_.Write(Dir(line), 8192);
+  space_.Write(Dir(modest), 11 * kMiB);
+  ASSERT_LT(space_.space().free_bytes, 64 * kMiB);
   node_->Step();
+  EXPECT_FALSE(Signalled(launcher_, line, SIGTERM));
+  EXPECT_FALSE(Signalled(launcher_, modest, SIGTERM)) << "paid for the writer's shortfall";
+  EXPECT_EQ(StateOf(writer), JobState::kRunning) << "being stopped";
   launcher_.Finish(writer, Terminated());
   node_->Step();
   EXPECT_EQ(node_->Get(writer)->reason, Reason::kOutputExceeded);
@@ -129,7 +143,9 @@ TEST_F(NodeOutputTest, WithTheDiskShortTheBigWriterIsEndedAndCutNeverTheBystande
   space_.Write(Dir(line), 12288);
   node_->Step();
   EXPECT_FALSE(Signalled(launcher_, line, SIGTERM));
+  EXPECT_FALSE(Signalled(launcher_, modest, SIGTERM));
   EXPECT_EQ(StateOf(line), JobState::kRunning);
+  EXPECT_EQ(StateOf(modest), JobState::kRunning);
 }
 
 // With the disk filled by what no running job holds (ended jobs' output, other files), no

@@ -55,17 +55,20 @@ std::vector<OutputEnd> OutputGuard::Look(const JobTable& jobs, int64_t now_ms) {
   });
   Measure(running);
   std::vector<OutputHolder> holders;
+  uint64_t owed_bytes = 0;  // what the cuts owed to jobs being stopped will free
   for (const auto& [id, bytes] : measured_) {
-    if (owed_.count(id)) continue;  // ended already, being stopped
-    holders.push_back({id, jobs.at(id).uid, bytes});
+    auto owed = owed_.find(id);
+    if (owed == owed_.end()) holders.push_back({id, jobs.at(id).uid, bytes});
+    else owed_bytes += bytes - std::min(bytes, owed->second.keep_bytes);
   }
   std::optional<launch::DiskSpace> space;
   if (options_->output.reserve_bytes > 0) {
     Result<launch::DiskSpace> s = space_->Space();
-    if (s.ok())
-      space = *s;
-    else
-      log::Warn("cannot read the state directory's free space: {}", s.status().message());
+    if (s.ok()) space = *s;
+    else log::Warn("cannot read the state directory's free space: {}", s.status().message());
+    // A job being stopped for its output has been chosen to pay: until it has ended and been
+    // cut, nobody else pays for the same shortfall.
+    if (space) space->free_bytes += owed_bytes;
   }
   std::vector<OutputEnd> ends = DecideOutputEnds(holders, options_->output, space);
   for (const OutputEnd& end : ends) owed_[end.id] = end;
@@ -79,7 +82,7 @@ void OutputGuard::Ended(JobId id) {
   OutputEnd end = std::move(owed->second);
   owed_.erase(owed);
   if (space_ == nullptr) return;
-  std::string note = "\npinpoint: output cut to " + FormatSize(end.keep_bytes) + " (" +
+  std::string note = "\npinpoint: output cut at " + FormatSize(end.keep_bytes) + " (" +
                      end.setting + "): the job was ended\n";
   Status cut = space_->Cut(ShimOccupant::JobDir(*options_, id), end.keep_bytes, note);
   if (!cut.ok()) log::Warn("job {}: cannot cut its output: {}", id, cut.message());

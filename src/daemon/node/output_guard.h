@@ -33,8 +33,9 @@ class OutputGuard {
       : options_(options), space_(space) {}
 
   // When a look is due at now_ms: measures running jobs' output as above and returns the running
-  // jobs to end (each once: a job named stays owed its cut until Ended). Empty when no look is
-  // due, none is set, or nothing is past a bound.
+  // jobs to end (each once: a job named stays owed its cut until Ended, and what that cut will
+  // free counts as free meanwhile, so that nobody else pays for the same shortfall while it is
+  // being stopped). Empty when no look is due, none is set, or nothing is past a bound.
   std::vector<OutputEnd> Look(const JobTable& jobs, int64_t now_ms);
   // Job `id` has ended (its processes are gone): the cut it is owed for its output is made, and
   // it is forgotten. A cut that fails is logged.
