@@ -98,25 +98,26 @@ void Decision::ReserveRule(const launch::DiskSpace& space) {
   if (reserve == 0 || free_bytes >= reserve) return;
   uint64_t missing = reserve - free_bytes;
   // Who took the space: what each user's running jobs hold, those ended already included; and
-  // how many of their jobs are left to end.
+  // their jobs left to end, largest first (sorted once, when the user is first chosen).
   std::map<uint32_t, uint64_t> taken;
-  std::map<uint32_t, size_t> left;
-  for (const OutputHolder& h : holders_) {
-    taken[h.uid] += h.bytes;
-    if (!Ended(h.id)) ++left[h.uid];
-  }
+  for (const OutputHolder& h : holders_) taken[h.uid] += h.bytes;
+  std::map<uint32_t, std::vector<const OutputHolder*>> left;
   uint64_t floor = std::max<uint64_t>(1, ReserveFloor(reserve));
   while (missing > 0) {
     std::optional<uint32_t> who;
     uint64_t most = 0;
     for (const auto& [uid, bytes] : taken) {
-      if (bytes < floor || bytes <= most || left[uid] == 0) continue;
+      if (bytes < floor || bytes <= most) continue;
+      auto queue = left.find(uid);
+      if (queue == left.end()) queue = left.emplace(uid, LargestOf(uid)).first;
+      if (queue->second.empty()) continue;  // all ended already
       who = uid;
       most = bytes;
     }
     if (!who) return;
-    --left[*who];
-    const OutputHolder& h = *LargestOf(*who).front();
+    std::vector<const OutputHolder*>& queue = left[*who];
+    const OutputHolder& h = *queue.front();
+    queue.erase(queue.begin());
     uint64_t cut = missing + reserve;
     uint64_t keep = h.bytes - std::min(h.bytes, cut);
     uint64_t freed =

@@ -58,14 +58,18 @@ std::vector<OutputEnd> OutputGuard::Look(const JobTable& jobs, int64_t now_ms) {
   uint64_t owed_bytes = 0;  // what the cuts owed to jobs being stopped will free
   for (const auto& [id, bytes] : measured_) {
     auto owed = owed_.find(id);
-    if (owed == owed_.end()) holders.push_back({id, jobs.at(id).uid, bytes});
-    else owed_bytes += bytes - std::min(bytes, owed->second.keep_bytes);
+    if (owed == owed_.end())
+      holders.push_back({id, jobs.at(id).uid, bytes});
+    else
+      owed_bytes += bytes - std::min(bytes, owed->second.keep_bytes);
   }
   std::optional<launch::DiskSpace> space;
   if (options_->output.reserve_bytes > 0) {
     Result<launch::DiskSpace> s = space_->Space();
-    if (s.ok()) space = *s;
-    else log::Warn("cannot read the state directory's free space: {}", s.status().message());
+    if (s.ok())
+      space = *s;
+    else
+      log::Warn("cannot read the state directory's free space: {}", s.status().message());
     // A job being stopped for its output has been chosen to pay: until it has ended and been
     // cut, nobody else pays for the same shortfall.
     if (space) space->free_bytes += owed_bytes;
