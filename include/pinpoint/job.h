@@ -171,10 +171,11 @@ enum class Reason {
   // Waits (pending, and requeued).
   kHeld, kDependency, kUserLimit, kArrayLimit, kResources, kHostResources, kReservation,
   kMpsUser, kMpsFaultVictim, kRequeued,
+  kOutputExceeded,  // an end, added after the waits
   // A new reason goes here, kLastReason names it, and both tables (job.cc, the API's; the
   // store's, store/record_codec.cc) give it its word.
 };
-inline constexpr Reason kLastReason = Reason::kRequeued;
+inline constexpr Reason kLastReason = Reason::kOutputExceeded;
 const char* ReasonName(Reason reason);  // the word below; "" for kNone
 std::optional<Reason> ReasonFromName(std::string_view name);
 
@@ -213,6 +214,10 @@ inline constexpr char kReservation[] = "reservation";
 // daemon is starting or quitting.
 inline constexpr char kMpsUser[] = "mps-user";
 inline constexpr char kRequeued[] = "requeued";  // never launched before the daemon stopped
+// Stopped: its output in its job directory passed max_output_bytes, its user's running jobs'
+// output passed max_user_output_bytes, or it held the most when the state disk ran short of the
+// store's reserve (state_reserve_bytes); its output was cut (docs/security.md).
+inline constexpr char kOutputExceeded[] = "output-exceeded";
 }  // namespace reason
 
 // One device a running job holds: the allocatable device's index and UUID, and the slice.

@@ -63,6 +63,7 @@ constexpr std::pair<Reason, const char*> kReasons[] = {
     {Reason::kMpsUser, reason::kMpsUser},
     {Reason::kMpsFaultVictim, reason::kMpsFaultVictim},
     {Reason::kRequeued, reason::kRequeued},
+    {Reason::kOutputExceeded, reason::kOutputExceeded},
 };
 
 constexpr std::array<std::pair<JobKind, const char*>, 2> kKinds = {{

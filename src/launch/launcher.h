@@ -66,15 +66,12 @@ struct LaunchSpec {
   // job, so the job's processes inherit them. Empty: any.
   std::vector<int> cpus = {};
   // The most the job's stdout and stderr in the job directory (on the state directory's
-  // filesystem) may take together: the shim looks every output_check_ms, and once they are past
-  // it ends the job as above, cuts them to the bound with a last line that says so, and records
-  // why in its exit status. 0: no bound. Output the user sent elsewhere (-o/-e) is theirs.
+  // filesystem) may occupy together, in allocated blocks (output_watch.h): the shim looks every
+  // output_check_ms, and once they are past it ends the job as above, cuts them to the bound
+  // with a last line that says so, and records why in its exit status. 0: no bound. Output the
+  // user sent elsewhere (-o/-e) is theirs. The bounds over several jobs (a user's, the store's
+  // reserve) are pinpointd's (daemon/node/output_guard.h).
   uint64_t max_output_bytes = 0;
-  // The free space kept on the job directory's filesystem for the job store (at most a tenth of
-  // the filesystem): a job that has written output since the last look while less than this is
-  // free is ended as above (its output left as it is), so a full disk fails the writers, never
-  // the store and the other users' submits. 0: none.
-  uint64_t reserve_bytes = 0;
   int output_check_ms = 1000;
 };
 
@@ -102,6 +99,9 @@ struct ExitStatus {
   int exit_code = 0;
   int term_signal = 0;
   std::string error;
+  // The supervisor ended the program for its output (LaunchSpec::max_output_bytes; `error` says
+  // so): the job ends output-exceeded, as one pinpointd ends for its output.
+  bool output_exceeded = false;
 };
 
 // Not thread-safe: the daemon's main loop owns it.

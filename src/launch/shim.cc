@@ -172,29 +172,27 @@ void EndJob(PidFd& leader, const LaunchSpec& spec, pid_t child) {
 // Returns once the job's leader `child` has exited (not reaped). Meanwhile, every
 // spec.orphan_check_ms, looks whether anyone can still collect the job: its directory must exist,
 // and a pinpointd must have held the state directory's lock within spec.daemon_away_ms; and every
-// spec.output_check_ms whether its output is within spec.max_output_bytes and the disk keeps
-// spec.reserve_bytes free (WatchOutput). When not, ends the job
-// (EndJob), says so on stderr and returns why; "" when the job ended by itself.
-std::string WaitOrEndOrphan(int dir_fd, const LaunchSpec& spec, pid_t child, int out_fd,
-                            int err_fd) {
+// spec.output_check_ms whether its output is within spec.max_output_bytes (WatchOutput). When
+// not, ends the job (EndJob), says so on stderr and returns why (`cut`: for its output, which
+// was cut); "" when the job ended by itself.
+OutputVerdict WaitOrEndOrphan(int dir_fd, const LaunchSpec& spec, pid_t child, int out_fd,
+                              int err_fd) {
   auto leader = PidFd::Open(child);
-  if (!leader) return "";  // no pidfd (a kernel before 5.3): waitpid alone, as before
+  if (!leader) return {};  // no pidfd (a kernel before 5.3): waitpid alone, as before
   bool watch_daemon = !spec.daemon_lock.empty() && spec.daemon_away_ms > 0;
-  bool watch_output = spec.max_output_bytes > 0 || spec.reserve_bytes > 0;
+  bool watch_output = spec.max_output_bytes > 0;
   int tick_ms =
       watch_output ? std::min(spec.orphan_check_ms, spec.output_check_ms) : spec.orphan_check_ms;
   auto last_seen = std::chrono::steady_clock::now();
   auto next_orphan_check = last_seen + std::chrono::milliseconds(spec.orphan_check_ms);
-  uint64_t output_bytes = 0;
   while (!leader->WaitExit(tick_ms)) {
-    OutputVerdict output =
-        watch_output ? WatchOutput(spec, out_fd, err_fd, &output_bytes) : OutputVerdict{};
+    OutputVerdict output = watch_output ? WatchOutput(spec, out_fd, err_fd) : OutputVerdict{};
     if (!output.why.empty()) {
       SayOnStderr("pinpoint-shim: job " + std::to_string(spec.job_id) + ": " + output.why +
                   " (process group " + std::to_string(child) + ")\n");
       EndJob(*leader, spec, child);
       if (output.cut) CutOutput(spec, out_fd, err_fd);
-      return output.why;
+      return output;
     }
     auto now = std::chrono::steady_clock::now();
     if (now < next_orphan_check) continue;
@@ -214,9 +212,9 @@ std::string WaitOrEndOrphan(int dir_fd, const LaunchSpec& spec, pid_t child, int
     SayOnStderr("pinpoint-shim: job " + std::to_string(spec.job_id) + ": " + why +
                 " (process group " + std::to_string(child) + ")\n");
     EndJob(*leader, spec, child);
-    return why;
+    return {why, false};
   }
-  return "";
+  return {};
 }
 
 ExitStatus Supervise(int dir_fd, const LaunchSpec& spec) {
@@ -277,10 +275,11 @@ ExitStatus Supervise(int dir_fd, const LaunchSpec& spec) {
   } while (n < 0 && errno == EINTR);
   ::close(pipe_fds[0]);
 
-  std::string ended_why = WaitOrEndOrphan(dir_fd, spec, child, out_fd, err_fd);
+  OutputVerdict ended = WaitOrEndOrphan(dir_fd, spec, child, out_fd, err_fd);
   int wstatus = 0;
   while (::waitpid(child, &wstatus, 0) < 0 && errno == EINTR) {
   }
+  TrimOutput(out_fd, err_fd);  // blocks it preallocated past its output's end stay no longer
   if (n == static_cast<ssize_t>(sizeof(failure))) {
     std::string what = std::string(kStages[failure.stage]) + " failed: " + ErrnoText(failure.err);
     if (failure.stage == kStageOutput || failure.stage == kStageOutput + 1) {
@@ -299,7 +298,8 @@ ExitStatus Supervise(int dir_fd, const LaunchSpec& spec) {
     return Failure(what);
   }
   ExitStatus status;
-  status.error = ended_why;
+  status.error = ended.why;
+  status.output_exceeded = ended.cut;
   if (WIFSIGNALED(wstatus)) {
     status.kind = ExitStatus::Kind::kSignaled;
     status.term_signal = WTERMSIG(wstatus);

@@ -4,8 +4,6 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/file.h>
-#include <sys/mount.h>
-#include <sys/statvfs.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -153,6 +151,7 @@ TEST_F(ProcessLauncherTest, AJobWhoseOutputPassesItsBoundIsEndedAndItsOutputCut)
   EXPECT_EQ(st->kind, ExitStatus::Kind::kSignaled);
   EXPECT_NE(st->error.find("its output in the job directory passed 64KiB (max_output_bytes)"), std::string::npos)
       << st->error;
+  EXPECT_TRUE(st->output_exceeded) << "it ends output-exceeded";
   std::string out = ReadLog(*h, kStdoutFile), err = ReadLog(*h, kStderrFile);
   EXPECT_LE(out.size() + err.size(), 64u << 10) << "cut to the bound";
   EXPECT_EQ(out.rfind("first\n", 0), 0u) << "written before either stream filled the bound";
@@ -168,40 +167,24 @@ TEST_F(ProcessLauncherTest, AJobWhoseOutputPassesItsBoundIsEndedAndItsOutputCut)
   ASSERT_TRUE(ok.has_value());
   EXPECT_EQ(ok->kind, ExitStatus::Kind::kExited);
   EXPECT_EQ(ok->error, "");
+  EXPECT_FALSE(ok->output_exceeded);
   EXPECT_EQ(ReadLog(*within, kStdoutFile), "within\n");
 }
 
-// A job that writes output while its filesystem has less free than the store's reserve is ended
-// (its output left as it is); one that writes nothing is not. On a small filesystem of the test's
-// own (a tmpfs of 8 MiB, filled until less than its tenth is left), the reserve in force is that
-// tenth. The writer writes once and then waits, so the look that ends it needs no race won.
-TEST_F(ProcessLauncherTest, AJobWritingOutputOnANearlyFullDiskIsEndedAQuietOneIsNot) {
-  std::string small = dir_ + "/small";
-  ASSERT_EQ(::mkdir(small.c_str(), 0700), 0);
-  if (::mount("tmpfs", small.c_str(), "tmpfs", 0, "size=8m") != 0)
-    GTEST_SKIP() << "cannot mount a tmpfs here (" << std::strerror(errno) << "): needs root";
-  struct Unmount {
-    std::string path;
-    ~Unmount() { ::umount2(path.c_str(), MNT_DETACH); }  // on every way out, failures included
-  } unmount{small};
-  {
-    std::ofstream filler(small + "/filler");
-    std::string mib(1 << 20, 'x');
-    for (int i = 0; i < 7; ++i) filler << mib;
-    filler << std::string(512 << 10, 'x');  // 0.5 MiB of 8 left: under the tenth (0.8 MiB)
-  }
-  LaunchSpec quiet = Spec(27, {"sh", "-c", "exit 0"});
-  quiet.job_dir = small + "/27";
-  quiet.reserve_bytes = 64 << 20;
-  quiet.output_check_ms = 5;
-  auto q = launcher_.Launch(quiet);
-  ASSERT_TRUE(q.ok()) << q.status().ToString();
-  WaitSupervisor(*q);
-  EXPECT_EQ(launcher_.Poll(*q)->error, "") << "a job that writes nothing is left alone";
+// What a file of the job directory occupies on disk (its allocated blocks).
+uint64_t OccupiedOf(const JobHandle& h, const char* file) {
+  struct stat st {};
+  if (::stat((h.job_dir + "/" + file).c_str(), &st) != 0) return 0;
+  return static_cast<uint64_t>(st.st_blocks) * 512;
+}
 
-  LaunchSpec spec = Spec(26, {"sh", "-c", "head -c 65536 /dev/zero; exec sleep 1000"});
-  spec.job_dir = small + "/26";
-  spec.reserve_bytes = 64 << 20;
+// Attack: `fallocate --keep-size` on the job's own stdout held 253 MiB of the state disk against
+// a 16 MiB max_output_bytes: its size stayed 0, so the job was never ended, and the blocks stayed
+// after it. Blocks are what is counted: the job is ended, and the cut frees them.
+TEST_F(ProcessLauncherTest, AJobThatPreallocatesItsStdoutPastItsBoundIsEndedAndTheBlocksFreed) {
+  LaunchSpec spec = Spec(
+      28, {"sh", "-c", "echo first; fallocate --keep-size -l 1M /dev/stdout; exec sleep 1000"});
+  spec.max_output_bytes = 64 << 10;
   spec.output_check_ms = 5;
   spec.orphan_grace_ms = 50;
   auto h = launcher_.Launch(spec);
@@ -209,8 +192,30 @@ TEST_F(ProcessLauncherTest, AJobWritingOutputOnANearlyFullDiskIsEndedAQuietOneIs
   WaitSupervisor(*h);
   auto st = launcher_.Poll(*h);
   ASSERT_TRUE(st.has_value());
-  EXPECT_NE(st->error.find("kept for the job store (state_reserve_bytes)"), std::string::npos) << st->error;
-  EXPECT_EQ(ReadLog(*h, kStdoutFile).size(), 65536u) << "its output is left as it is";
+  EXPECT_EQ(st->kind, ExitStatus::Kind::kSignaled);
+  EXPECT_NE(st->error.find("in the job directory passed 64KiB (max_output_bytes): it took 1MiB"),
+            std::string::npos)
+      << st->error;
+  EXPECT_EQ(ReadLog(*h, kStdoutFile).rfind("first\n", 0), 0u);
+  EXPECT_LE(OccupiedOf(*h, kStdoutFile) + OccupiedOf(*h, kStderrFile), 64u << 10)
+      << "the preallocated blocks were freed by the cut";
+}
+
+// A job within its bound that preallocates past its output's end and exits leaves no block past
+// that end: what it leaves takes what it shows.
+TEST_F(ProcessLauncherTest, BlocksPreallocatedPastTheOutputsEndGoWhenTheJobEnds) {
+  LaunchSpec spec = Spec(29, {"sh", "-c", "echo kept; fallocate --keep-size -l 40K /dev/stdout"});
+  spec.max_output_bytes = 64 << 10;
+  spec.output_check_ms = 60'000;  // no look while it runs: the end alone frees them
+  auto h = launcher_.Launch(spec);
+  ASSERT_TRUE(h.ok()) << h.status().ToString();
+  WaitSupervisor(*h);
+  auto st = launcher_.Poll(*h);
+  ASSERT_TRUE(st.has_value());
+  EXPECT_EQ(st->kind, ExitStatus::Kind::kExited);
+  EXPECT_EQ(st->error, "");
+  EXPECT_EQ(ReadLog(*h, kStdoutFile), "kept\n");
+  EXPECT_LT(OccupiedOf(*h, kStdoutFile), 40u << 10) << "the preallocated blocks stayed";
 }
 
 // While the lock is held (a pinpointd runs) the same watch leaves the job alone.

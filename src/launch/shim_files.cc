@@ -75,10 +75,12 @@ int64_t ReadJobPid(const std::string& job_dir) {
 namespace {
 
 json StatusJson(const ExitStatus& status) {
-  return json{{"kind", KindName(status.kind)},
-              {"exit_code", status.exit_code},
-              {"term_signal", status.term_signal},
-              {"error", status.error}};
+  json j{{"kind", KindName(status.kind)},
+         {"exit_code", status.exit_code},
+         {"term_signal", status.term_signal},
+         {"error", status.error}};
+  if (status.output_exceeded) j["output_exceeded"] = true;  // written only when set
+  return j;
 }
 
 Result<ExitStatus> ParseExitStatus(const std::string& text) {
@@ -91,6 +93,7 @@ Result<ExitStatus> ParseExitStatus(const std::string& text) {
   in.Integer("exit_code", &s.exit_code);
   in.Integer("term_signal", &s.term_signal);
   in.String("error", &s.error);
+  in.Bool("output_exceeded", &s.output_exceeded);  // absent (older shims): false
   if (!in.ok()) return IoError("bad exit status: " + in.error().message());
   s.kind = ExitStatus::Kind::kNoStatus;
   for (auto k : {ExitStatus::Kind::kExited, ExitStatus::Kind::kSignaled,

@@ -20,7 +20,7 @@ Status WriteSpec(int dir_fd, const LaunchSpec& spec) {
          {"umask", spec.umask},         {"orphan_check_ms", spec.orphan_check_ms},
          {"orphan_grace_ms", spec.orphan_grace_ms}, {"daemon_lock", spec.daemon_lock},
          {"daemon_away_ms", spec.daemon_away_ms}, {"cpus", spec.cpus},
-         {"max_output_bytes", spec.max_output_bytes}, {"reserve_bytes", spec.reserve_bytes},
+         {"max_output_bytes", spec.max_output_bytes},
          {"output_check_ms", spec.output_check_ms}};
   // Not fsynced: the job's record is durable in the store, and a power loss ends the shim too.
   return WriteFileAtomicAt(dir_fd, kSpecFile, j.dump(), 0600, /*durable=*/false);
@@ -54,7 +54,6 @@ Result<LaunchSpec> ReadSpec(int dir_fd) {
   in.Integer("daemon_away_ms", &spec.daemon_away_ms);
   in.IntegerList("cpus", &spec.cpus);  // a spec of an earlier version has none: any CPU
   in.Integer("max_output_bytes", &spec.max_output_bytes);  // nor these: no bound
-  in.Integer("reserve_bytes", &spec.reserve_bytes);
   in.Integer("output_check_ms", &spec.output_check_ms);
   if (!in.ok()) return IoError("bad spec: " + in.error().message());
   if (spec.argv.empty()) return IoError("spec has no argv");

@@ -67,6 +67,7 @@ constexpr std::pair<Reason, const char*> kStoredReasons[] = {
     {Reason::kMpsUser, "mps-user"},
     {Reason::kMpsFaultVictim, "mps-fault-victim"},
     {Reason::kRequeued, "requeued"},
+    {Reason::kOutputExceeded, "output-exceeded"},
 };
 
 // Format 1's fields, each listed once for both directions: `f` is a Writer (with const parts)

@@ -24,6 +24,7 @@ TEST(OutputLimitTest, AJobPastItsOutputBoundIsEndedAndSaysWhy) {
   json shown = json::parse(h.Cli({"--json", "show", std::to_string(id)}).out, nullptr, false);
   ASSERT_TRUE(shown.is_object());
   EXPECT_EQ(shown["job"]["state"], "failed");
+  EXPECT_EQ(shown["job"]["reason"], "output-exceeded") << shown.dump();
   EXPECT_NE(shown["job"]["detail"].get<std::string>().find("passed 1MiB (max_output_bytes)"), std::string::npos)
       << shown.dump();
   CliResult logs = h.Cli({"logs", std::to_string(id)});

@@ -45,6 +45,7 @@ JobEnd ExitEnd(const launch::ExitStatus& exit) {
   }
   std::string why = SupervisorsReason(exit);
   if (!why.empty()) end.detail += ": " + why;
+  if (exit.output_exceeded && end.state == JobState::kFailed) end.reason = Reason::kOutputExceeded;
   return end;
 }
 

@@ -58,6 +58,7 @@ std::string OverBudgetDetail(const watch::OverBudget& over) {
 JobRunner::JobRunner(RunnerDeps deps)
     : deps_(deps),
       shim_(deps.options, deps.launcher, deps.cgroups, deps.users),
+      output_(deps.options, deps.output_space),
       lease_occupant_(deps.options, deps.inventory, deps.containers, deps.lease_specs) {}
 
 Occupant& JobRunner::OccupantOf(const JobRecord& job) {
@@ -266,6 +267,7 @@ bool JobRunner::Launch(JobRecord& job) {
 void JobRunner::Pass(int64_t now_ms) {
   JobTable& jobs = *deps_.jobs;
   ApplyWatch();
+  BoundOutput(now_ms);
   std::vector<JobId> running;
   for (const auto& [id, job] : jobs) {
     if (job.state == JobState::kRunning) running.push_back(id);
@@ -352,6 +354,14 @@ void JobRunner::ApplyWatch() {
     auto it = deps_.jobs->find(over.id);
     if (it != deps_.jobs->end() && it->second.state == JobState::kRunning)
       StopJob(it->second, Reason::kGpuMemExceeded, OverBudgetDetail(over));
+  }
+}
+
+void JobRunner::BoundOutput(int64_t now_ms) {
+  for (const OutputEnd& end : output_.Look(*deps_.jobs, now_ms)) {
+    auto it = deps_.jobs->find(end.id);
+    if (it != deps_.jobs->end() && it->second.state == JobState::kRunning)
+      StopJob(it->second, Reason::kOutputExceeded, end.detail);
   }
 }
 
@@ -484,6 +494,7 @@ void JobRunner::ReleaseResources(JobRecord& job) {
 }
 
 void JobRunner::Finish(JobRecord& job, const launch::ExitStatus& status) {
+  output_.Ended(job.id);  // its processes are gone: the cut its output is owed is made now
   ReleaseResources(job);
   lifecycle::EndFacts facts;
   facts.exit = status;

@@ -25,6 +25,7 @@
 #include "daemon/node/fault_recovery.h"
 #include "daemon/node/node_options.h"
 #include "daemon/node/occupant.h"
+#include "daemon/node/output_guard.h"
 #include "daemon/node/watch_feedback.h"
 #include "launch/launcher.h"
 #include "pinpoint/job.h"
@@ -51,6 +52,7 @@ struct RunnerDeps {
   JobTable* jobs = nullptr;
   WatchFeedback* watch = nullptr;
   FaultRecovery* faults = nullptr;
+  launch::OutputSpace* output_space = nullptr;  // may be null (OutputGuard)
 };
 
 class JobRunner {
@@ -76,7 +78,8 @@ class JobRunner {
   // MPS server serves another user is requeued, one whose launch failed has ended).
   std::vector<JobId> Start(const std::vector<sched::Start>& starts);
 
-  // One pass over the running jobs at now_ms: the watcher's news (breaches stop their jobs), each
+  // One pass over the running jobs at now_ms: the watcher's news (breaches stop their jobs), the
+  // output look when due (OutputGuard: jobs past an output bound are stopped), each
   // occupant polled (an orphan is stopped), time limits enforced, due SIGTERMs and SIGKILLs sent,
   // the sharing backends' events handled; then the ends found, written in one transaction.
   void Pass(int64_t now_ms);
@@ -122,6 +125,8 @@ class JobRunner {
   // Acts on what the watcher found since the last pass (WatchFeedback): budget breaches stop
   // their jobs, Xids go to FaultRecovery, settled slots let the queue move.
   void ApplyWatch();
+  // Stops the running jobs OutputGuard finds past an output bound (Reason::kOutputExceeded).
+  void BoundOutput(int64_t now_ms);
   // A sharing backend's news: fatal faults (FaultRecovery), servers ready, quit or unresponsive.
   // uid's server that stopped answering was killed: that user's running jobs it served are stopped.
   void HandleSharingEvents();
@@ -145,6 +150,7 @@ class JobRunner {
   bool changed_ = false;  // since the last TakeChanged
   bool ends_left_ = false;  // the last Pass stopped collecting ends at its budget
   ShimOccupant shim_;
+  OutputGuard output_;
   LeaseOccupant lease_occupant_;
   std::map<JobId, int64_t> kill_at_ms_;  // running jobs being stopped: SIGKILL deadline
   std::set<JobId> term_pending_;         // being stopped before they started: SIGTERM is due

@@ -102,6 +102,10 @@ struct NodeDeps {
   // The GPUs in mig-dynamic mode (mig_dynamic.h), resumed over options.inventory (the Node then
   // lends it the devices it owns). Null: none.
   MigDynamic* mig = nullptr;
+  // The state directory's disk as the jobs' output takes it (launch/output_space.h): the output
+  // of running jobs is measured and bounded through it (OutputGuard). Null: not at all, beyond
+  // each job's supervisor's max_output_bytes.
+  launch::OutputSpace* output_space = nullptr;
 };
 
 // A range of end times for Node::List (Unix epoch ms; a bound left out is open).
@@ -355,7 +359,8 @@ class Node {
                                .sharing = sharing_,
                                .jobs = &jobs_,
                                .watch = &watch_,
-                               .faults = &faults_}};
+                               .faults = &faults_,
+                               .output_space = deps_.output_space}};
   std::map<std::pair<JobState, Reason>, int64_t> ended_total_;
   // Ended jobs' enforcement entries that said "disagrees", by resource (docs/enforcement.md).
   std::map<std::string, int64_t> disagreements_total_;

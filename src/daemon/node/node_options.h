@@ -10,6 +10,7 @@
 
 #include "common/env_select.h"
 #include "daemon/jobs/lifecycle.h"
+#include "daemon/jobs/output_bound.h"
 #include "daemon/jobs/priority.h"
 #include "common/cpu_list.h"
 #include "pinpoint/array_spec.h"
@@ -89,10 +90,12 @@ struct NodeOptions {
   // non-root user's jobs not yet ended may take together (CheckRequestBytes).
   uint64_t max_request_bytes = kDefaultMaxRequestBytes;
   uint64_t max_user_request_bytes = kDefaultMaxUserRequestBytes;
-  // Config max_output_bytes: the most a job's stdout and stderr in its job directory take (the
-  // shim ends it past that, launch::LaunchSpec::max_output_bytes); 0: no bound.
-  uint64_t max_output_bytes = 0;
-  uint64_t state_reserve_bytes = 0;  // config state_reserve_bytes (LaunchSpec::reserve_bytes)
+  // Jobs' output on the state directory's disk (config max_output_bytes, max_user_output_bytes,
+  // state_reserve_bytes; 0: none): the shim ends a job past the first
+  // (launch::LaunchSpec::max_output_bytes), pinpointd ends jobs by all three
+  // (daemon/jobs/output_bound.h), looking once every output_check_ms (OutputGuard).
+  OutputLimits output;
+  int64_t output_check_ms = 1000;
   uint64_t pass_record_bytes = kPassRecordBytes;  // see kPassRecordBytes (tests set it lower)
 };
 

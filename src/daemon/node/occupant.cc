@@ -80,8 +80,8 @@ Result<bool> ShimOccupant::Start(JobRecord& job, std::vector<std::string> env) {
     job.readback.host_unread = "this node applies no host limits (no cgroup v2 for pinpoint)";
   }
   spec.cpus = job.cpuset;
-  spec.max_output_bytes = options_->max_output_bytes;
-  spec.reserve_bytes = options_->state_reserve_bytes;
+  spec.max_output_bytes = options_->output.job_bytes;
+  spec.output_check_ms = static_cast<int>(std::clamp<int64_t>(options_->output_check_ms, 1, 60000));
   auto handle = launcher_->Launch(spec);
   if (!handle.ok()) return handle.status();
   job.pid = handle->pid;

@@ -88,6 +88,7 @@ std::string DefaultConfigJson() {
          {"max_user_request_bytes", FormatSize(c.max_user_request_bytes)},
          {"max_user_stored_bytes", FormatSize(c.max_user_stored_bytes)},
          {"max_output_bytes", FormatSize(c.max_output_bytes)},
+         {"max_user_output_bytes", FormatSize(c.max_user_output_bytes)},
          {"state_reserve_bytes", FormatSize(c.state_reserve_bytes)}};
   return j.dump(2);
 }

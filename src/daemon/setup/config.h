@@ -149,8 +149,11 @@ struct Config {
   // The most one job's stdout and stderr in its job directory take together; past it the job is
   // ended and its output cut there (docs/security.md). 0: no bound.
   uint64_t max_output_bytes = uint64_t{4} << 30;
+  // The most one user's running jobs' output in their job directories takes together; past it
+  // their largest jobs are ended and cut (docs/security.md). 0: no bound. Root's are not bounded.
+  uint64_t max_user_output_bytes = uint64_t{16} << 30;
   // Free space kept for the job store on the state directory's filesystem (at most a tenth of it):
-  // a job that writes output while less is free is ended. 0: none.
+  // while less is free, the running jobs holding the most output are ended and cut. 0: none.
   uint64_t state_reserve_bytes = uint64_t{64} << 20;
 };
 

@@ -55,6 +55,22 @@ TEST(ConfigLimitsTest, StoredBytesPerUserDefaultToOneGibAndZeroTurnsThemOff) {
             "config: \"max_user_stored_bytes\" must be 0 (no bound) or between 1M and 1T");
 }
 
+TEST(ConfigLimitsTest, OutputPerUserDefaultsToSixteenGibAndZeroTurnsItOff) {
+  auto printed = ParseConfig(DefaultConfigJson());
+  ASSERT_TRUE(printed.ok()) << printed.status().message();
+  EXPECT_EQ(printed->max_user_output_bytes, uint64_t{16} << 30);
+  EXPECT_NE(DefaultConfigJson().find("\"max_user_output_bytes\": \"16GiB\""), std::string::npos);
+  EXPECT_EQ(ParseConfig(R"({"max_user_output_bytes": "0"})")->max_user_output_bytes, 0u);
+  EXPECT_EQ(ParseConfig(R"({"max_user_output_bytes": "256M"})")->max_user_output_bytes,
+            uint64_t{256} << 20);
+  for (const char* bad : {R"({"max_user_output_bytes": "64K"})", R"({"max_user_output_bytes": "2T"})"}) {
+    auto c = ParseConfig(bad);
+    ASSERT_FALSE(c.ok()) << bad;
+    EXPECT_EQ(c.status().message(),
+              "config: \"max_user_output_bytes\" must be 0 (no bound) or between 1M and 1T");
+  }
+}
+
 TEST(ConfigLimitsTest, KeepEmptyGpusIsAutoByDefaultOrACount) {
   auto printed = ParseConfig(DefaultConfigJson());
   ASSERT_TRUE(printed.ok()) << printed.status().message();

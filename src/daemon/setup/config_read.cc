@@ -200,6 +200,7 @@ constexpr std::string_view kSettings[] = {"state_dir",
                                           "max_user_request_bytes",
                                           "max_user_stored_bytes",
                                           "max_output_bytes",
+                                          "max_user_output_bytes",
                                           "state_reserve_bytes"};
 
 // One configuration file's reading: its settings by topic, each read into `c` if present. The
@@ -376,6 +377,7 @@ Status Settings::Server() {
   PP_RETURN_IF_ERROR(UserBytes("max_user_request_bytes", "no limit", &c_->max_user_request_bytes));
   PP_RETURN_IF_ERROR(UserBytes("max_user_stored_bytes", "no bound", &c_->max_user_stored_bytes));
   PP_RETURN_IF_ERROR(UserBytes("max_output_bytes", "no bound", &c_->max_output_bytes));
+  PP_RETURN_IF_ERROR(UserBytes("max_user_output_bytes", "no bound", &c_->max_user_output_bytes));
   return UserBytes("state_reserve_bytes", "none", &c_->state_reserve_bytes);
 }
 

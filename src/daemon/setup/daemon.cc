@@ -32,6 +32,7 @@
 #include "common/cpu_list.h"
 #include "launch/cgroup.h"
 #include "launch/container_cgroups.h"
+#include "launch/output_space.h"
 #include "launch/process_launcher.h"
 #include "metrics/http_server.h"
 #include "mps/env_only_mps.h"
@@ -222,8 +223,9 @@ NodeOptions NodeOptionsFor(const Config& config, const sched::Inventory& invento
   options.max_jobs_per_user = static_cast<size_t>(config.max_jobs_per_user);
   options.max_request_bytes = config.max_request_bytes;
   options.max_user_request_bytes = config.max_user_request_bytes;
-  options.max_output_bytes = config.max_output_bytes;
-  options.state_reserve_bytes = config.state_reserve_bytes;
+  options.output = OutputLimits{.job_bytes = config.max_output_bytes,
+                                .user_bytes = config.max_user_output_bytes,
+                                .reserve_bytes = config.state_reserve_bytes};
   return options;
 }
 
@@ -364,6 +366,7 @@ int RunDaemon(const Config& config, std::unique_ptr<gpu::GpuBackend> backend,
   watch::Watcher watcher(watch_options, backend.get(), &owner, &clock);
   launch::SystemContainerCgroups containers;
   cdi::SpecDir lease_specs(config.cdi_dir);
+  launch::DiskOutputSpace output_space(config.state_dir);
   Node node(options, NodeDeps{.store = store->get(),
                               .launcher = &launcher,
                               .cgroups = &cgroups,
@@ -373,7 +376,8 @@ int RunDaemon(const Config& config, std::unique_ptr<gpu::GpuBackend> backend,
                               .containers = &containers,
                               .lease_specs = config.cdi_dir.empty() ? nullptr : &lease_specs,
                               .sharing = sharing.get(),
-                              .mig = mig->mig.get()});
+                              .mig = mig->mig.get(),
+                              .output_space = &output_space});
   Status recovered = node.Recover();
   if (!recovered.ok()) return Fail(recovered);
   node.Step();  // tells the watcher of the adopted jobs before its first poll
