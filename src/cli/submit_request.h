@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "cli/submit_sched.h"
+#include "cli/submit_tasks.h"
 #include "pinpoint/job.h"
 #include "pinpoint/status.h"
 
@@ -31,6 +32,7 @@ struct SubmitArgs {
   bool parsable = false;  // --parsable (sbatch's): the job's (or array's) id alone on stdout
   bool requeue = false;  // --requeue (Slurm's)
   SubmitSchedArgs sched;  // --time, --after, --afterok
+  SubmitTaskArgs tasks;   // -n, --ntasks-per-node, -N, --gpus-per-task (Slurm's)
   std::vector<std::string> command;
   std::string array;                 // --array SPEC (array_spec.h)
   CLI::Option* array_option = nullptr;  // to tell `--array ''` from no --array

@@ -11,6 +11,7 @@
 #include "common/env_select.h"
 #include "daemon/jobs/lifecycle.h"
 #include "daemon/jobs/priority.h"
+#include "daemon/node/slurm_env.h"
 #include "common/cpu_list.h"
 #include "pinpoint/array_spec.h"
 #include "pinpoint/job.h"
@@ -94,6 +95,8 @@ struct NodeOptions {
   uint64_t max_output_bytes = 0;
   uint64_t state_reserve_bytes = 0;  // config state_reserve_bytes (LaunchSpec::reserve_bytes)
   uint64_t pass_record_bytes = kPassRecordBytes;  // see kPassRecordBytes (tests set it lower)
+  // What a job's Slurm variables name: the node, and where pinpoint's srun is (slurm_env.h).
+  SlurmFacts slurm;
 };
 
 }  // namespace pinpoint::daemon
