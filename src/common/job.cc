@@ -204,9 +204,8 @@ std::string OutputPathFor(const std::string& pattern, JobId id, const std::strin
 }
 
 uint64_t RequestBytes(const JobRequest& r) {
-  uint64_t bytes =
-      r.cwd.size() + r.name.size() + r.as_user.size() + r.output_path.size() + r.error_path.size() +
-      r.submit_dir.size() + r.submit_host.size();
+  uint64_t bytes = r.cwd.size() + r.name.size() + r.as_user.size() + r.output_path.size() +
+                   r.error_path.size() + r.submit_dir.size() + r.submit_host.size();
   for (const std::string& arg : r.argv) bytes += arg.size();
   for (const auto& [name, value] : r.env) bytes += name.size() + value.size();
   return bytes;

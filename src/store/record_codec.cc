@@ -143,8 +143,8 @@ void RecordFields(F& f, Record& r) {
   [[maybe_unused]] const auto& [name, argv, cwd, env, gpus, gpu_mem_bytes, gpu_share_pct, cpus,
                                 mem_bytes, priority, as_user, devices, mig_profile, output_path,
                                 error_path, time_limit_s, after, afterok, umask, signal,
-                                signal_before_s, signal_leader_only, requeue, ntasks,
-                                gpus_per_task, submit_dir, submit_host] = r.request;
+                                signal_before_s, signal_leader_only, requeue, ntasks, gpus_per_task,
+                                submit_dir, submit_host] = r.request;
   [[maybe_unused]] const auto& [device_index, uuid, slice_bytes, share_pct, mode] = Allocation{};
   [[maybe_unused]] const auto& [samples, mem_now_bytes, mem_peak_bytes, energy_mj, util_pct_mean,
                                 final] = r.usage;

@@ -60,8 +60,10 @@ SlurmFacts SlurmFactsOfThisNode() {
   if (::gethostname(host, sizeof(host) - 1) == 0) facts.node_name = host;
   facts.node_name = facts.node_name.substr(0, facts.node_name.find('.'));
   std::string srun = CompanionPath("slurm/srun");
-  if (::access(srun.c_str(), X_OK) == 0) facts.srun_dir = srun.substr(0, srun.rfind('/'));
-  else log::Info("no pinpoint srun at {}: jobs get no srun of pinpoint's", srun);
+  if (::access(srun.c_str(), X_OK) == 0)
+    facts.srun_dir = srun.substr(0, srun.rfind('/'));
+  else
+    log::Info("no pinpoint srun at {}: jobs get no srun of pinpoint's", srun);
   return facts;
 }
 
