@@ -3,12 +3,17 @@
 #   <prefix>/bin                         pinpointd, pinpoint
 #   <prefix>/libexec/pinpoint            pinpoint-shim (found there by pinpointd), the Slurm and
 #                                        HTCondor integrations (found there by pinpoint)
+#   <prefix>/libexec/pinpoint/slurm      srun and scontrol for jobs (put on their PATH by pinpointd)
 #   <prefix>/share/man, bash and zsh completion, <prefix>/share/doc/pinpoint (the docs, copyright)
 #   the unit and the configuration file: cmake/install_system_files.cmake
 include(GNUInstallDirs)
 set(PINPOINT_LIBEXEC ${CMAKE_INSTALL_LIBEXECDIR}/pinpoint)
 install(TARGETS pinpointd pinpoint RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(TARGETS pinpoint-shim pinpoint-cdi-hook RUNTIME DESTINATION ${PINPOINT_LIBEXEC})
+# slurm/ holds srun and scontrol alone: pinpointd puts it first on the PATH of a job that no real
+# Slurm runs (docs/cli.md "Slurm's environment and srun").
+install(TARGETS pinpoint-srun RUNTIME DESTINATION ${PINPOINT_LIBEXEC}/slurm)
+install(PROGRAMS src/srun/scontrol DESTINATION ${PINPOINT_LIBEXEC}/slurm)
 install(PROGRAMS integrations/slurm/pinpoint-slurm integrations/htcondor/pinpoint-htcondor
                  integrations/htcondor/pinpoint-htcondor-wrapper DESTINATION ${PINPOINT_LIBEXEC})
 install(FILES integrations/common/pinpoint-run.sh DESTINATION ${PINPOINT_LIBEXEC})

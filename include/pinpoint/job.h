@@ -84,6 +84,17 @@ struct JobRequest {
   // daemon's start) or ended by an MPS fault it did not cause, where the node's
   // mps_fault_policy would fail it. Never after a cancel, a stop or an exit.
   bool requeue = false;
+  // Slurm's task layout on the job's one node (submit -n/--ntasks, --gpus-per-task; docs/cli.md
+  // "Slurm's environment and srun"): how many tasks a plain `srun` in the job starts (1 to
+  // kMaxTasks), and how many of the job's GPUs each gets (0: each sees all of them). With
+  // gpus_per_task, gpus is ntasks x gpus_per_task. They reserve nothing of their own: cpus and
+  // gpus are the job's whole.
+  int ntasks = 1;
+  int gpus_per_task = 0;
+  // Where and on which host the job was submitted (SLURM_SUBMIT_DIR, SLURM_SUBMIT_HOST): what the
+  // client says, for the job's own use; the daemon checks neither ("" when not sent).
+  std::string submit_dir;
+  std::string submit_host;
 
   bool IsSlice() const { return gpus > 0 && gpu_mem_bytes > 0; }
   bool IsWholeGpu() const { return gpus > 0 && gpu_mem_bytes == 0; }
@@ -91,7 +102,8 @@ struct JobRequest {
 };
 
 // The bytes of a request's text, what a job costs the daemon in memory and the store beyond its
-// fixed fields: argv, environment names and values, cwd, name, as_user and the -o/-e paths.
+// fixed fields: argv, environment names and values, cwd, name, as_user, the -o/-e paths and the
+// submit directory and host.
 uint64_t RequestBytes(const JobRequest& r);
 
 // Bounds on a request's text (docs/api.md "submit"); the whole message is at most
@@ -105,6 +117,7 @@ inline constexpr size_t kMaxNameBytes = 256;        // name, as_user
 inline constexpr size_t kMaxDependencies = 64;      // after and afterok together
 inline constexpr int kMaxSignal = 64;                     // SIGRTMAX on Linux
 inline constexpr int64_t kMaxSignalBeforeS = 65535;       // Slurm's bound for --signal's @SECONDS
+inline constexpr int kMaxTasks = 65536;                   // ntasks (as many as cpus can be)
 
 // Checks a request for values no node could ever run (not node-specific fit): empty argv,
 // relative cwd, gpus < 0 or > 1024, share outside 0..100, share without gpu_mem, cpus < 1,
@@ -114,8 +127,10 @@ inline constexpr int64_t kMaxSignalBeforeS = 65535;       // Slurm's bound for -
 // environment name that is empty or not printable ASCII without '='; a time limit outside
 // 0..kMaxTimeLimitS (pinpoint/time_limit.h); a dependency that is not a positive id, or more than
 // kMaxDependencies of them; a signal outside 1..kMaxSignal or sent more than kMaxSignalBeforeS
-// before the limit (or a time or B: without a signal). Counts and lengths are bounded by the
-// constants above.
+// before the limit (or a time or B: without a signal); ntasks outside 1..kMaxTasks, or
+// gpus_per_task that is negative or does not make gpus (ntasks x gpus_per_task); a submit_dir
+// that is not absolute or a submit_host that is not display text. Counts and lengths are bounded
+// by the constants above.
 // Errors: kInvalidArgument naming the first bad field (argv[2], env[NAME], name, cwd ...).
 inline constexpr size_t kMaxMigProfileBytes = 32;
 Status ValidateRequest(const JobRequest& request);

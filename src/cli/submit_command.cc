@@ -8,6 +8,7 @@
 
 #include "cli/format.h"
 #include "cli/job_arrays.h"
+#include "cli/submit_tasks.h"
 #include "cli/submit_wait.h"
 #include "cli/usage.h"
 #include "pinpoint/api_codec.h"
@@ -74,6 +75,7 @@ void AddSubmitOptions(CLI::App* c, SubmitArgs& submit) {
               "back to the queue, not failed, when the job is lost with its node or ended "
               "by an MPS fault");
   AddSchedOptions(c, submit.sched);
+  AddTaskOptions(c, submit.tasks);
   RefuseSlurmOnly(c);
   submit.array_option = c->add_option("--array", submit.array,
                                       "a job array: one job per index, e.g. 1-100, 0-15:4 "

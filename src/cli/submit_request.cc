@@ -136,6 +136,9 @@ Result<JobRequest> BuildRequest(const SubmitArgs& a, std::vector<std::string>* d
   if (::getcwd(cwd, sizeof(cwd)) == nullptr)
     return InvalidArgument("cannot read the working directory");
   r.cwd = cwd;
+  r.submit_dir = cwd;  // SLURM_SUBMIT_DIR: where submit ran, whatever --chdir says
+  char host[256] = {};
+  if (::gethostname(host, sizeof(host) - 1) == 0) r.submit_host = host;
   if (!a.chdir.empty()) {
     r.cwd = a.chdir[0] == '/' ? a.chdir : r.cwd + "/" + a.chdir;
     struct stat st {};
@@ -182,6 +185,7 @@ Result<JobRequest> BuildRequest(const SubmitArgs& a, std::vector<std::string>* d
   r.priority = a.priority;
   r.as_user = a.as_user;
   r.requeue = a.requeue;
+  PP_RETURN_IF_ERROR(ApplyTasks(a.tasks, a.gpus >= 0, r));
   PP_RETURN_IF_ERROR(ApplySubmitSched(a.sched, &r));
   PP_RETURN_IF_ERROR(ValidateRequest(r));
   return r;

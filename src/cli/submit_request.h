@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "cli/submit_sched.h"
+#include "cli/submit_tasks.h"
 #include "pinpoint/api_jobs.h"
 #include "pinpoint/job.h"
 #include "pinpoint/status.h"
@@ -32,6 +33,7 @@ struct SubmitArgs {
   bool parsable = false;  // --parsable (sbatch's): the job's (or array's) id alone on stdout
   bool requeue = false;  // --requeue (Slurm's)
   SubmitSchedArgs sched;  // --time, --after, --afterok
+  SubmitTaskArgs tasks;   // -n, --ntasks-per-node, -N, --gpus-per-task (Slurm's)
   std::vector<std::string> command;
   // The request's fields whose values a job script's directives gave (ScriptFieldsOf), sent for
   // the daemon to judge with the rights of the user the job runs as.

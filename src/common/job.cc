@@ -166,6 +166,22 @@ Status CheckDependencies(const JobRequest& r) {
   return Status::Ok();
 }
 
+// The Slurm task layout and where the job was submitted from (JobRequest::ntasks and after).
+Status CheckTasks(const JobRequest& r) {
+  if (r.ntasks < 1 || r.ntasks > kMaxTasks)
+    return InvalidArgument("ntasks must be between 1 and " + std::to_string(kMaxTasks));
+  if (r.gpus_per_task < 0 || r.gpus_per_task > 1024)
+    return InvalidArgument("gpus_per_task must be between 0 and 1024");
+  if (r.gpus_per_task > 0 && static_cast<int64_t>(r.gpus_per_task) * r.ntasks != r.gpus)
+    return InvalidArgument("gpus_per_task x ntasks (" + std::to_string(r.gpus_per_task) + " x " +
+                           std::to_string(r.ntasks) + ") must be the job's gpus (" +
+                           std::to_string(r.gpus) + ")");
+  PP_RETURN_IF_ERROR(CheckNoNul("submit_dir", r.submit_dir, kMaxPathBytes));
+  if (!r.submit_dir.empty() && r.submit_dir[0] != '/')
+    return InvalidArgument("submit_dir must be an absolute path");
+  return CheckDisplayText("submit_host", r.submit_host, kMaxNameBytes);
+}
+
 }  // namespace
 
 std::string OutputPathFor(const std::string& pattern, JobId id, const std::string& user,
@@ -189,8 +205,8 @@ std::string OutputPathFor(const std::string& pattern, JobId id, const std::strin
 }
 
 uint64_t RequestBytes(const JobRequest& r) {
-  uint64_t bytes =
-      r.cwd.size() + r.name.size() + r.as_user.size() + r.output_path.size() + r.error_path.size();
+  uint64_t bytes = r.cwd.size() + r.name.size() + r.as_user.size() + r.output_path.size() +
+                   r.error_path.size() + r.submit_dir.size() + r.submit_host.size();
   for (const std::string& arg : r.argv) bytes += arg.size();
   for (const auto& [name, value] : r.env) bytes += name.size() + value.size();
   return bytes;
@@ -256,6 +272,7 @@ Status ValidateRequest(const JobRequest& r) {
                            std::to_string(kMaxSignalBeforeS) + " seconds");
   if (r.signal == 0 && (r.signal_before_s != 0 || r.signal_leader_only))
     return InvalidArgument("signal_before_s and signal_leader_only need a signal");
+  PP_RETURN_IF_ERROR(CheckTasks(r));
   if (r.umask < -1 || r.umask > 0777) return InvalidArgument("umask must be between 0 and 0777");
   if (r.env.size() > kMaxEnvEntries)
     return InvalidArgument("too many environment variables (at most " +
@@ -295,6 +312,10 @@ json ToJson(const JobRequest& r) {
   if (r.signal_leader_only) j["signal_leader_only"] = true;
   if (r.requeue) j["requeue"] = true;
   if (!r.mig_profile.empty()) j["mig_profile"] = r.mig_profile;
+  if (r.ntasks != 1) j["ntasks"] = r.ntasks;
+  if (r.gpus_per_task != 0) j["gpus_per_task"] = r.gpus_per_task;
+  if (!r.submit_dir.empty()) j["submit_dir"] = r.submit_dir;
+  if (!r.submit_host.empty()) j["submit_host"] = r.submit_host;
   return j;
 }
 
@@ -324,6 +345,10 @@ Result<JobRequest> RequestFromJson(const json& j) {
   in.Bool("signal_leader_only", &r.signal_leader_only);
   in.Bool("requeue", &r.requeue);
   in.String("mig_profile", &r.mig_profile);
+  in.Integer("ntasks", &r.ntasks);
+  in.Integer("gpus_per_task", &r.gpus_per_task);
+  in.String("submit_dir", &r.submit_dir);
+  in.String("submit_host", &r.submit_host);
   if (!in.error().ok()) return in.error();
   return r;
 }

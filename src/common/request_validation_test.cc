@@ -218,3 +218,44 @@ TEST(RequestValidationTest, AMigProfileIsAPlainNameOnOneGpu) {
 
 }  // namespace
 }  // namespace pinpoint
+
+namespace pinpoint {
+namespace {
+
+// Slurm's task layout and where the submit ran (JobRequest::ntasks and after): bounded, and the
+// submit host is display text (it is shown to people and set in the job's environment).
+TEST(RequestValidationTest, TasksAndSubmitPlaceAreBounded) {
+  JobRequest r = Good();
+  r.ntasks = 4;
+  r.gpus = 4;
+  r.gpus_per_task = 1;
+  r.submit_dir = "/home/alice/runs";
+  r.submit_host = "login1";
+  EXPECT_TRUE(ValidateFromWire(r).ok());
+  for (int bad : {0, -1, kMaxTasks + 1}) {
+    JobRequest t = Good();
+    t.ntasks = bad;
+    ExpectRejected(t, "ntasks");
+  }
+  JobRequest mismatch = r;
+  mismatch.gpus = 3;
+  ExpectRejected(mismatch, "gpus_per_task x ntasks");
+  JobRequest relative = Good();
+  relative.submit_dir = "runs";
+  ExpectRejected(relative, "submit_dir");
+  JobRequest nul = Good();
+  nul.submit_dir = std::string("/a\0b", 4);
+  EXPECT_EQ(ValidateRequest(nul).code(), Code::kInvalidArgument);
+  JobRequest long_dir = Good();
+  long_dir.submit_dir = "/" + std::string(kMaxPathBytes, 'd');
+  ExpectRejected(long_dir, "submit_dir");
+  JobRequest forged = Good();
+  forged.submit_host = "login1\nSLURM_JOB_ID=1";
+  ExpectRejected(forged, "submit_host");
+  JobRequest long_host = Good();
+  long_host.submit_host = std::string(kMaxNameBytes + 1, 'h');
+  ExpectRejected(long_host, "submit_host");
+}
+
+}  // namespace
+}  // namespace pinpoint

@@ -44,7 +44,8 @@ TEST_F(CliUsageTest, NoSuggestionNamesTheOppositeOrAnotherResource) {
   auto r = h_.Cli({"submit", "--no-requeue", "--", "true"});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_EQ(r.err.find("did you mean"), std::string::npos) << r.err;
-  r = h_.Cli({"submit", "--gpus-per-task", "1", "--", "true"});
+  // Slurm's --gpus-per-socket (not pinpoint's; --gpus-per-task is since issue 58): a GPU option.
+  r = h_.Cli({"submit", "--gpus-per-socket", "1", "--", "true"});
   EXPECT_EQ(r.err.find("--cpus-per-task"), std::string::npos) << r.err;
   r = h_.Cli({"requeue", "1"});
   EXPECT_EQ(r.err.find("did you mean queue"), std::string::npos) << r.err;

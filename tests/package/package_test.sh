@@ -63,6 +63,7 @@ dpkg-deb -c "$deb" | awk '{print $6}' | sed 's|^\./|/|' > "$S/files"
 for f in /usr/bin/pinpointd /usr/bin/pinpoint /usr/libexec/pinpoint/pinpoint-shim /usr/libexec/pinpoint/pinpoint-cdi-hook \
          /usr/libexec/pinpoint/pinpoint-slurm /usr/libexec/pinpoint/pinpoint-htcondor \
          /usr/libexec/pinpoint/pinpoint-htcondor-wrapper /usr/libexec/pinpoint/pinpoint-run.sh \
+         /usr/libexec/pinpoint/slurm/srun /usr/libexec/pinpoint/slurm/scontrol \
          /lib/systemd/system/pinpointd.service /etc/pinpoint/pinpointd.json \
          /usr/share/man/man1/pinpoint.1.gz /usr/share/man/man8/pinpointd.8.gz \
          /usr/share/man/man5/pinpointd.json.5.gz /usr/share/bash-completion/completions/pinpoint \

@@ -11,6 +11,7 @@
 #include "daemon/jobs/occupancy.h"
 #include "daemon/jobs/lifecycle.h"
 #include "daemon/jobs/sched_view.h"
+#include "daemon/node/slurm_env.h"
 #include "gpu/declared_usage.h"
 #include "sched/cpu_pick.h"
 #include "pinpoint/units.h"
@@ -175,6 +176,13 @@ Result<std::map<std::string, std::string>> JobRunner::JobEnvironment(const JobRe
   env["PINPOINT_JOB_ID"] = std::to_string(job.id);
   env["PINPOINT_GPU_UUIDS"] = visible;
   SetArrayEnvironment(job.array, env);
+  std::vector<int> gpu_indices;
+  for (const auto& a : job.allocations) {
+    size_t index = static_cast<size_t>(a.device_index);
+    if (index < deps_.inventory->devices.size())
+      gpu_indices.push_back(deps_.inventory->devices[index].gpu_index);
+  }
+  SetSlurmEnvironment(job, deps_.options->slurm, gpu_indices, env);
   for (const std::string& name : sharing.OwnVariables()) {
     env.erase(name);  // a job never chooses its own MPS server or limits
   }

@@ -12,6 +12,7 @@
 #include "daemon/jobs/lifecycle.h"
 #include "daemon/jobs/output_bound.h"
 #include "daemon/jobs/priority.h"
+#include "daemon/node/slurm_env.h"
 #include "common/cpu_list.h"
 #include "pinpoint/array_spec.h"
 #include "pinpoint/job.h"
@@ -97,6 +98,8 @@ struct NodeOptions {
   OutputLimits output;
   int64_t output_check_ms = 1000;
   uint64_t pass_record_bytes = kPassRecordBytes;  // see kPassRecordBytes (tests set it lower)
+  // What a job's Slurm variables name: the node, and where pinpoint's srun is (slurm_env.h).
+  SlurmFacts slurm;
 };
 
 }  // namespace pinpoint::daemon

@@ -53,6 +53,21 @@ std::string ShimPath(const Config& config) {
   return CompanionPath("pinpoint-shim");
 }
 
+// The node's short host name, and pinpoint's srun (<libexec>/pinpoint/slurm/srun, or slurm/srun
+// beside pinpointd in a build tree) when it is installed.
+SlurmFacts SlurmFactsOfThisNode() {
+  SlurmFacts facts;
+  char host[256] = {};
+  if (::gethostname(host, sizeof(host) - 1) == 0) facts.node_name = host;
+  facts.node_name = facts.node_name.substr(0, facts.node_name.find('.'));
+  std::string srun = CompanionPath("slurm/srun");
+  if (::access(srun.c_str(), X_OK) == 0)
+    facts.srun_dir = srun.substr(0, srun.rfind('/'));
+  else
+    log::Info("no pinpoint srun at {}: jobs get no srun of pinpoint's", srun);
+  return facts;
+}
+
 // A directory only pinpointd's user may enter: `path` itself when it already is one (its own, no
 // link, no access for others), else made anew, whatever was there moved aside.
 Status MakePrivateDir(const std::string& path) {
@@ -352,6 +367,7 @@ int RunDaemon(const Config& config, std::unique_ptr<gpu::GpuBackend> backend,
   std::unique_ptr<sharing::Backends> sharing = MakeBackends(SharingSetup{.mps = mps->get()});
 
   NodeOptions options = NodeOptionsFor(config, *inventory, *backend);
+  options.slurm = SlurmFactsOfThisNode();
   if (Status s = PrestartMps(config, *inventory, **mps, users); !s.ok()) return Fail(s);
   if (simulated) {
     // Containers on a simulated node get stand-in device nodes and may declare device memory.
