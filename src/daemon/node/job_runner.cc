@@ -182,7 +182,8 @@ Result<std::map<std::string, std::string>> JobRunner::JobEnvironment(const JobRe
     if (index < deps_.inventory->devices.size())
       gpu_indices.push_back(deps_.inventory->devices[index].gpu_index);
   }
-  SetSlurmEnvironment(job, deps_.options->slurm, gpu_indices, env);
+  // A job sees what a Slurm job would; a lease's container is no Slurm job.
+  if (job.kind == JobKind::kJob) SetSlurmEnvironment(job, deps_.options->slurm, gpu_indices, env);
   for (const std::string& name : sharing.OwnVariables()) {
     env.erase(name);  // a job never chooses its own MPS server or limits
   }
