@@ -2,7 +2,8 @@
 # Issue 47 on a real GPU: every job's enforcement list (docs/enforcement.md) shows what the system
 # applied, read back, and what was observed. Jobs: a slice that tries to take more device memory
 # than it asked (the allocation refused, verdict held), a slice with an SM share, a whole-GPU job,
-# a CPU job with CPUs and host memory. Usage: tests/gpu/enforcement_gpu.sh BIN_DIR
+# a CPU job with CPUs and host memory; and (issue 57) a child that raises its own limit, one that
+# goes past its slice with it, a decoy first process. Usage: tests/gpu/enforcement_gpu.sh BIN_DIR
 # Prints each job's `show` and PASS/FAIL lines, then "N passed, M failed"; quits the MPS daemons.
 set -u
 SRC=$(readlink -f "${1:?usage: enforcement_gpu.sh BIN_DIR}")
@@ -72,10 +73,39 @@ check "cpus verdict held (read back from its cgroup)" test "$(verdict "$cpu" cpu
 check "mem verdict held (memory.max read back)" test "$(verdict "$cpu" mem)" = held
 check "no GPU entries for a CPU job" test "$(verdict "$cpu" gpu_mem)" = none
 
+echo "=== 5. issue 57: processes that run with other limits than the job was given"
+# 5a: its first program runs as given; then a child raises its own pinned limit and stays inside
+# the slice. Overridden (the job's doing), named with the value it ran with; no disagreement.
+raise=$("$P" --json submit --device 0 --name raise --gpu-mem 2G -- sh -c "\"$BIN/pp-busy\" --alloc-mib 256 --blocks 4 --iters 1000000000 && CUDA_MPS_PINNED_DEVICE_MEM_LIMIT=0=40960M \"$BIN/pp-busy\" --alloc-mib 512 --blocks 4 --iters 2000000000" | python3 -c "import json,sys; print(json.load(sys.stdin)['id'])")
+"$P" wait "$raise" > /dev/null
+"$P" show "$raise"
+check "a child that raised its limit: gpu_mem overridden" test "$(verdict "$raise" gpu_mem)" = overridden
+check "the override is named with the value it ran with" sh -c "\"$P\" --json show $raise | grep -q '0=40960M'"
+# 5b: the same child allocates past the slice: pinpointd's watcher is the bound.
+past=$("$P" --json submit --device 0 --name past --gpu-mem 2G -- sh -c "CUDA_MPS_PINNED_DEVICE_MEM_LIMIT=0=40960M exec \"$BIN/pp-busy\" --alloc-mib 3072 --blocks 4 --iters 2000000000" | python3 -c "import json,sys; print(json.load(sys.stdin)['id'])")
+"$P" wait "$past" > /dev/null
+"$P" show "$past"
+check "past its slice with a raised limit: stopped by the watcher (gpu-mem-exceeded)" sh -c "\"$P\" --json show $past | grep -q gpu-mem-exceeded"
+check "gpu_mem verdict exceeded" test "$(verdict "$past" gpu_mem)" = exceeded
+# 5c: a decoy: the job's first process itself runs 3 s with another value, then execs the GPU
+# process with exactly what the job was given.
+cat > "$W/decoy.sh" <<'DECOY'
+#!/bin/sh
+given=$CUDA_MPS_PINNED_DEVICE_MEM_LIMIT
+exec env CUDA_MPS_PINNED_DEVICE_MEM_LIMIT=0=99999M sh -c 'sleep 3; exec env CUDA_MPS_PINNED_DEVICE_MEM_LIMIT="$0" "$1" --alloc-mib 512 --blocks 4 --iters 2000000000' "$given" "$2"
+DECOY
+chmod 755 "$W/decoy.sh"
+decoy=$("$P" --json submit --device 0 --name decoy --gpu-mem 2G -- "$W/decoy.sh" x "$BIN/pp-busy" | python3 -c "import json,sys; print(json.load(sys.stdin)['id'])")
+"$P" wait "$decoy" > /dev/null
+"$P" show "$decoy"
+check "a decoy before the GPU process: gpu_mem held (the GPU process decides)" test "$(verdict "$decoy" gpu_mem)" = held
+
 echo "=== report and metrics"
 "$P" report
 curl -s "http://127.0.0.1:19477/metrics" | grep "pinpoint_enforcement_disagreements_total" || true
 check "no disagreements counted" sh -c "! curl -s http://127.0.0.1:19477/metrics | grep '^pinpoint_enforcement_disagreements_total' | grep -qv ' 0$'"
+curl -s "http://127.0.0.1:19477/metrics" | grep "pinpoint_enforcement_overrides_total" || true
+check "the jobs' own overrides counted apart" sh -c "curl -s http://127.0.0.1:19477/metrics | grep '^pinpoint_enforcement_overrides_total' | grep -qv ' 0$'"
 
 kill -TERM "$DAEMON"; wait "$DAEMON"
 for pipe in "$W"/state/mps/*/*/pipe; do CUDA_MPS_PIPE_DIRECTORY=$pipe timeout 10 nvidia-cuda-mps-control <<< quit >/dev/null 2>&1; done

@@ -81,7 +81,34 @@ timeout 120 "$P" wait "$f" > /dev/null
 check "then the next job completes" test "$(state_of "$f")" = completed
 grep -E "job $e|job $f" "$W/pinpointd.log" | tail -6
 
+echo "=== 4. issue 55: a set-user-id holder pinpointd may not kill is reported so, and its GPU drained, not handed on"
+# A copy of pp-busy, set-user-id root: run by ppa, its real uid is ppa's, its effective uid root's
+# (in /usr/local/bin: /tmp may be mounted nosuid; removed at the end).
+SUID=/usr/local/bin/pp-busy-suid-$$
+cp "$BIN/pp-busy" "$SUID"; chown root:root "$SUID"; chmod 4755 "$SUID"
+ESC3="$W/esc/escaped3.pid"
+g=$(as_ppa "PINPOINT_SOCKET=$W/sock $P --json submit --device 0 --gpus 1 -- sh -c 'setsid env -i sh -c \"echo \\\$\\\$ > $ESC3; exec $SUID --blocks 4 --iters 20000000000000\" & sleep 3; exit 0'" | js "d['id']")
+wait_for 30 test -s "$ESC3"
+EP3=$(cat "$ESC3" 2>/dev/null)
+echo "job $g left process $EP3: $(grep -E '^(Uid)' /proc/$EP3/status 2>/dev/null | tr -s '\t' ' ')"
+timeout 60 "$P" wait "$g" > /dev/null
+h=$("$P" --json submit --as-user ppb --device 0 --gpus 1 -- "$BIN/pp-busy" --blocks 4 --iters 1000000 | js "d['id']")
+wait_for 60 grep -q "job $g: process(es) $EP3 of uid $(id -u ppa) hold its GPUs and could not be killed" "$W/pinpointd.log"
+grep "job $g:" "$W/pinpointd.log" | tail -3
+"$P" gpus
+check "past the deadline the set-user-id holder still runs (pinpointd may not kill it)" sh -c "test -d /proc/$EP3"
+check "the log does not say it was killed" sh -c "! grep -q 'job $g: process(es) $EP3 of uid $(id -u ppa), in no job, held its GPUs past the settle deadline: sent SIGKILL' '$W/pinpointd.log'"
+check "pinpoint gpus shows device 0 drained, with the reason" sh -c "\"$P\" --json gpus | python3 -c \"import json,sys; d=json.load(sys.stdin)['devices'][0]; sys.exit(0 if d['drained'] and 'could not kill' in d.get('drain_reason','') else 1)\""
+check "the hold line says it could not be killed" sh -c "\"$P\" gpus | grep -q 'could not be killed; the device is drained'"
+check "the history has gpu-hold-unkillable" sh -c "\"$P\" --json show $g | grep -q gpu-hold-unkillable"
+check "the next job still waits (the GPU is not handed on)" test "$(state_of "$h")" = pending
+kill -KILL "$EP3" 2>/dev/null  # root ends it
+timeout 120 "$P" wait "$h" > /dev/null
+check "once root ended it, the drain is lifted and the next job completes" test "$(state_of "$h")" = completed
+
 stop_suite
+[ -n "${EP3:-}" ] && kill -KILL "$EP3" 2>/dev/null
+rm -f "${SUID:-/nonexistent}"
 [ -n "${EP:-}" ] && kill -KILL "$EP" 2>/dev/null
 [ -n "${EP2:-}" ] && kill -KILL "$EP2" 2>/dev/null
 echo "$passed passed, $failed failed"

@@ -59,7 +59,7 @@ std::vector<DeviceUse> UsesOf(const JobTable& jobs, const sched::Inventory& devi
       DeviceUse& u = use[static_cast<size_t>(a.device_index)];
       u.mem_bytes += a.gpu_mem_bytes;
       u.share_pct += a.gpu_share_pct;
-      if (a.mode == SharingMode::kExclusive) u.whole = true;
+      if (sharing.For(a.mode).Rules().whole_device) u.whole = true;
       if (sharing.For(a.mode).Rules().one_user) u.mps_uid = job.uid;
       int gpu = devices.devices[static_cast<size_t>(a.device_index)].gpu_index;
       u.jobs.push_back(JobOnDevice(id, job, a, gpu, view));
@@ -194,7 +194,7 @@ std::vector<metrics::GpuMetrics> GpuMetricsOf(const sched::Inventory& inventory,
 
 // Each job's series, the scheduler's counts, and what the running ones hold of each device.
 void AddJobMetrics(const JobTable& jobs, const sched::Inventory& inventory,
-                   metrics::Snapshot& snap) {
+                   const sharing::Backends& sharing, metrics::Snapshot& snap) {
   for (const auto& [id, job] : jobs) {
     metrics::JobMetrics j;
     j.id = id;
@@ -214,8 +214,9 @@ void AddJobMetrics(const JobTable& jobs, const sched::Inventory& inventory,
       metrics::DeviceMetrics& m = snap.devices[static_cast<size_t>(a.device_index)];
       m.slices += 1;
       const auto& d = inventory.devices[static_cast<size_t>(a.device_index)];
-      m.mem_allocated_bytes += a.mode == SharingMode::kExclusive ? d.mem_bytes : a.gpu_mem_bytes;
-      m.share_allocated_pct += a.mode == SharingMode::kExclusive ? 100 : a.gpu_share_pct;
+      bool whole = sharing.For(a.mode).Rules().whole_device;
+      m.mem_allocated_bytes += whole ? d.mem_bytes : a.gpu_mem_bytes;
+      m.share_allocated_pct += whole ? 100 : a.gpu_share_pct;
     }
   }
 }
@@ -251,7 +252,7 @@ metrics::Snapshot Node::MetricsView() const {
       m.mps_user = NameOrUid(*users_, mps->second.uid);
     }
   }
-  AddJobMetrics(jobs_, devices_, snap);
+  AddJobMetrics(jobs_, devices_, *sharing_, snap);
   snap.sched.starts_total = runner_.starts_total();
   for (const auto& [key, count] : ended_total_)
     snap.sched.ended_total[{JobStateName(key.first), ReasonName(key.second)}] += count;
