@@ -41,6 +41,14 @@ class WatcherTest : public ::testing::Test {
     clock_.AdvanceMs(1000);
     watcher_->PollOnce();
   }
+  // A watcher whose settle deadline (and kill grace) are these.
+  void SettleDeadline(int64_t deadline_ms, int64_t kill_grace_ms = 10'000) {
+    WatcherOptions o;
+    o.gpu_indices = {0, 1};
+    o.settle_deadline_ms = deadline_ms;
+    o.kill_grace_ms = kill_grace_ms;
+    watcher_ = std::make_unique<Watcher>(o, backend_.get(), &owner_, &clock_);
+  }
   bool WakeReadable() {
     pollfd p{watcher_->wake_fd(), POLLIN, 0};
     return ::poll(&p, 1, 0) == 1;
@@ -342,10 +350,7 @@ TEST_F(WatcherTest, AUsersProcessInNoJobHoldsTheEndedJobsGpuAnotherUsersDoesNot)
 // from the job's end; then it is killed (as the job's user, through the owner's pidfd-pinned
 // kill). Another user's process on the same GPU is never touched.
 TEST_F(WatcherTest, AUsersProcessInNoJobIsKilledAtTheSettleDeadlineAnotherUsersNever) {
-  WatcherOptions o;
-  o.gpu_indices = {0, 1};
-  o.settle_deadline_ms = 10'000;
-  watcher_ = std::make_unique<Watcher>(o, backend_.get(), &owner_, &clock_);
+  SettleDeadline(10'000);
   WatchedJob job = Slice(1, 0, kWatchGiB);
   job.uid = 1001;
   watcher_->SetJobs({job});
@@ -384,10 +389,7 @@ TEST_F(WatcherTest, AUsersProcessInNoJobIsKilledAtTheSettleDeadlineAnotherUsersN
 // holds the ended job's GPU like any process of the user, and is killed at the deadline. The
 // sibling's own process on its own GPU is left alone.
 TEST_F(WatcherTest, AProcessThatNamesASiblingJobHoldsTheGpuItIsOnUntilTheDeadline) {
-  WatcherOptions o;
-  o.gpu_indices = {0, 1};
-  o.settle_deadline_ms = 10'000;
-  watcher_ = std::make_unique<Watcher>(o, backend_.get(), &owner_, &clock_);
+  SettleDeadline(10'000);
   WatchedJob ended = Slice(1, 0, kWatchGiB);
   ended.uid = 1001;
   WatchedJob sibling = Slice(2, 1, kWatchGiB);
@@ -424,11 +426,7 @@ TEST_F(WatcherTest, AProcessThatNamesASiblingJobHoldsTheGpuItIsOnUntilTheDeadlin
 // `killed`: they are `unkillable`, the first at the deadline, the second kill_grace_ms after its
 // SIGKILL, and the job stays unsettled while they hold on.
 TEST_F(WatcherTest, AHolderThatCannotBeKilledIsReportedSoNotKilled) {
-  WatcherOptions o;
-  o.gpu_indices = {0, 1};
-  o.settle_deadline_ms = 10'000;
-  o.kill_grace_ms = 5'000;
-  watcher_ = std::make_unique<Watcher>(o, backend_.get(), &owner_, &clock_);
+  SettleDeadline(10'000, 5'000);
   WatchedJob job = Slice(1, 0, kWatchGiB);
   job.uid = 1001;
   watcher_->SetJobs({job});
