@@ -202,45 +202,46 @@ std::string SimulatedDeviceDir(const std::string& state_dir, const sched::Invent
 NodeOptions NodeOptionsFor(const Config& config, const sched::Inventory& inventory,
                            const gpu::GpuBackend& backend) {
   NodeOptions options;
-  options.state_dir = config.state_dir;
+  options.identity.state_dir = config.state_dir;
   options.inventory = inventory;
-  options.mig_requests = config.mig_requests;
-  options.backend_kind = backend.Kind();
-  options.simulated = backend.source() == gpu::GpuBackend::Source::kSimulated;
-  options.driver_version = backend.DriverVersion();
-  options.cancel_grace_ms = config.cancel_grace_ms;
-  options.daemon_lock = DaemonLockPath(config.state_dir);
-  options.daemon_away_ms = config.daemon_away_limit_s * 1000;
-  options.daemon_uid = ::getuid();
-  options.mps_fault_policy = config.mps_fault_policy;
-  options.mps_fault_drain_after = config.mps_fault_drain_after;
-  options.usage_flush_ms = config.usage_flush_ms;
-  options.lease_attach_timeout_ms = config.lease_attach_timeout_ms;
-  options.priority = {config.max_user_priority, config.priority_users};
-  options.env_deny = config.env_deny;
-  options.default_time_limit_s = config.default_time_limit_s;
-  options.max_time_limit_s = config.max_time_limit_s;
+  options.admission.mig_requests = config.mig_requests;
+  options.identity.backend_kind = backend.Kind();
+  options.identity.simulated = backend.source() == gpu::GpuBackend::Source::kSimulated;
+  options.identity.driver_version = backend.DriverVersion();
+  options.launch.cancel_grace_ms = config.cancel_grace_ms;
+  options.launch.daemon_lock = DaemonLockPath(config.state_dir);
+  options.launch.daemon_away_ms = config.daemon_away_limit_s * 1000;
+  options.identity.daemon_uid = ::getuid();
+  options.watch.mps_fault_policy = config.mps_fault_policy;
+  options.watch.mps_fault_drain_after = config.mps_fault_drain_after;
+  options.watch.usage_flush_ms = config.usage_flush_ms;
+  options.launch.lease_attach_timeout_ms = config.lease_attach_timeout_ms;
+  options.admission.priority = {config.max_user_priority, config.priority_users};
+  options.admission.env_deny = config.env_deny;
+  options.admission.default_time_limit_s = config.default_time_limit_s;
+  options.admission.max_time_limit_s = config.max_time_limit_s;
   if (config.cpu_binding == "cpuset") {
-    options.cpu_topology = ReadCpuTopology();
+    options.launch.cpu_topology = ReadCpuTopology();
     std::set<int> nodes;
-    for (int cpu : options.cpu_topology.cpus)
-      nodes.insert(options.cpu_topology.node_of.count(cpu) ? options.cpu_topology.node_of.at(cpu)
-                                                           : 0);
+    for (int cpu : options.launch.cpu_topology.cpus)
+      nodes.insert(options.launch.cpu_topology.node_of.count(cpu)
+                       ? options.launch.cpu_topology.node_of.at(cpu)
+                       : 0);
     log::Info(
         "host CPUs: a job gets CPUs of its own while free ones are left (cpu_binding cpuset): {} "
         "on {} NUMA node(s)",
-        FormatCpuList(options.cpu_topology.cpus), nodes.size());
+        FormatCpuList(options.launch.cpu_topology.cpus), nodes.size());
   }
-  options.default_user_limit = config.default_user_limit;
-  options.user_limits = config.user_limits;
-  options.max_array_tasks = config.max_array_tasks;
-  options.max_jobs = static_cast<size_t>(config.max_jobs);
-  options.max_jobs_per_user = static_cast<size_t>(config.max_jobs_per_user);
-  options.max_request_bytes = config.max_request_bytes;
-  options.max_user_request_bytes = config.max_user_request_bytes;
-  options.output = OutputLimits{.job_bytes = config.max_output_bytes,
-                                .user_bytes = config.max_user_output_bytes,
-                                .reserve_bytes = config.state_reserve_bytes};
+  options.pass.default_user_limit = config.default_user_limit;
+  options.pass.user_limits = config.user_limits;
+  options.admission.max_array_tasks = config.max_array_tasks;
+  options.admission.max_jobs = static_cast<size_t>(config.max_jobs);
+  options.admission.max_jobs_per_user = static_cast<size_t>(config.max_jobs_per_user);
+  options.admission.max_request_bytes = config.max_request_bytes;
+  options.admission.max_user_request_bytes = config.max_user_request_bytes;
+  options.launch.output = OutputLimits{.job_bytes = config.max_output_bytes,
+                                       .user_bytes = config.max_user_output_bytes,
+                                       .reserve_bytes = config.state_reserve_bytes};
   return options;
 }
 
@@ -367,13 +368,13 @@ int RunDaemon(const Config& config, std::unique_ptr<gpu::GpuBackend> backend,
   std::unique_ptr<sharing::Backends> sharing = MakeBackends(SharingSetup{.mps = mps->get()});
 
   NodeOptions options = NodeOptionsFor(config, *inventory, *backend);
-  options.slurm = SlurmFactsOfThisNode();
+  options.identity.slurm = SlurmFactsOfThisNode();
   if (Status s = PrestartMps(config, *inventory, **mps, users); !s.ok()) return Fail(s);
   if (simulated) {
     // Containers on a simulated node get stand-in device nodes and may declare device memory.
-    options.device_dir = SimulatedDeviceDir(config.state_dir, *inventory);
-    options.simulated_node = config.state_dir;
-    backend->SetDeclaredUsageFromProc(true, options.simulated_node);
+    options.identity.device_dir = SimulatedDeviceDir(config.state_dir, *inventory);
+    options.identity.simulated_node = config.state_dir;
+    backend->SetDeclaredUsageFromProc(true, options.identity.simulated_node);
   }
   watch::WatcherOptions watch_options = WatcherOptionsFor(config, *inventory);
   // MPS servers run as their user and hold GPU memory, but are no job's leftover.
