@@ -295,6 +295,19 @@ class Node {
   size_t active_count() const { return jobs_.size(); }
 
  private:
+  // The steps of List. ListStored: a page of the store's jobs (--all, or by end times).
+  // TasksOfOlderRests: the tasks that the selected array rests older than `oldest` stand for
+  // beyond their own rows. ListActive: the page of active jobs and recent launch failures, into
+  // `page` (its total and tasks_after included). AddStartEstimates: each pending job's estimated
+  // start on `page`, from a play at most every kStartEstimateReuseMs.
+  Result<Page> ListStored(std::optional<uint32_t> uid, int offset, int limit, const EndRange& ended,
+                          const ListQuery& select) const;
+  int64_t TasksOfOlderRests(JobId oldest, std::optional<uint32_t> uid,
+                            const ListQuery& select) const;
+  Status ListActive(std::optional<uint32_t> uid, int offset, int limit, const ListQuery& select,
+                    int64_t now_ms, Page& page) const;
+  void AddStartEstimates(int64_t now_ms, Page& page) const;
+
   // The active job `id` if the caller may act on it. Errors: kNotFound, kPermissionDenied,
   // kFailedPrecondition (it ended).
   Result<JobRecord*> ControlledJob(const api::Caller& caller, JobId id);
