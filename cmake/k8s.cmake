@@ -12,8 +12,8 @@ endif()
 
 # The plugin's pure policy (what it offers, what it prefers, what an allocation asks for): no
 # gRPC, so the fuzz build has it too (fuzz/k8s_ids_fuzz.cc).
-add_library(pp_k8s_policy STATIC ${PROJECT_SOURCE_DIR}/src/k8s/device_book.cc
-                                 ${PROJECT_SOURCE_DIR}/src/k8s/allocation.cc)
+add_library(pp_k8s_policy STATIC ${PROJECT_SOURCE_DIR}/src/k8s/device/device_book.cc
+                                 ${PROJECT_SOURCE_DIR}/src/k8s/device/allocation.cc)
 target_include_directories(pp_k8s_policy PUBLIC ${PROJECT_SOURCE_DIR}/include ${PROJECT_SOURCE_DIR}/src)
 target_link_libraries(pp_k8s_policy PUBLIC pp_common)
 if(PINPOINT_FUZZ AND NOT PINPOINT_TESTS)
@@ -37,13 +37,13 @@ endif()
 
 # The v1beta1 stubs, generated into the build tree.
 set(k8s_gen ${CMAKE_BINARY_DIR}/generated/k8s)
-set(k8s_proto ${PROJECT_SOURCE_DIR}/src/k8s/deviceplugin.proto)
+set(k8s_proto ${PROJECT_SOURCE_DIR}/src/k8s/deviceplugin/deviceplugin.proto)
 set(k8s_gen_srcs ${k8s_gen}/deviceplugin.pb.cc ${k8s_gen}/deviceplugin.grpc.pb.cc)
 set(k8s_gen_hdrs ${k8s_gen}/deviceplugin.pb.h ${k8s_gen}/deviceplugin.grpc.pb.h)
 add_custom_command(
   OUTPUT ${k8s_gen_srcs} ${k8s_gen_hdrs}
   COMMAND ${CMAKE_COMMAND} -E make_directory ${k8s_gen}
-  COMMAND ${PINPOINT_PROTOC} -I ${PROJECT_SOURCE_DIR}/src/k8s --cpp_out=${k8s_gen}
+  COMMAND ${PINPOINT_PROTOC} -I ${PROJECT_SOURCE_DIR}/src/k8s/deviceplugin --cpp_out=${k8s_gen}
           --grpc_out=${k8s_gen} --plugin=protoc-gen-grpc=${PINPOINT_GRPC_CPP_PLUGIN} ${k8s_proto}
   DEPENDS ${k8s_proto}
   COMMENT "protoc: kubelet device plugin API v1beta1")
@@ -52,7 +52,9 @@ target_include_directories(pp_k8s_proto SYSTEM PUBLIC ${k8s_gen})
 target_compile_options(pp_k8s_proto PRIVATE -w)  # generated code: not ours to warn about
 target_link_libraries(pp_k8s_proto PUBLIC PkgConfig::PINPOINT_GRPC)
 
-file(GLOB k8s_srcs CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/src/k8s/*.cc)
+# One room per concern (src/k8s/README.md): device/ (what a device is), deviceplugin/ (the
+# kubelet's device-plugin API).
+file(GLOB k8s_srcs CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/src/k8s/*/*.cc)
 list(FILTER k8s_srcs EXCLUDE REGEX "(_test|/main|/stand_in_kubelet|/device_book|/allocation)\\.cc$")
 add_library(pp_k8s STATIC ${k8s_srcs})
 target_include_directories(pp_k8s PUBLIC ${PROJECT_SOURCE_DIR}/include ${PROJECT_SOURCE_DIR}/src)
@@ -64,9 +66,9 @@ add_executable(pinpoint-k8s src/k8s/main.cc)
 target_link_libraries(pinpoint-k8s PRIVATE pp_k8s CLI11::CLI11)
 
 if(PINPOINT_TESTS)
-  file(GLOB k8s_tests CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/src/k8s/*_test.cc)
+  file(GLOB k8s_tests CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/src/k8s/*/*_test.cc)
   # With the integration harness: one test reads a real pinpointd on a simulated node.
-  add_executable(k8s_test ${k8s_tests} ${PROJECT_SOURCE_DIR}/src/k8s/stand_in_kubelet.cc
+  add_executable(k8s_test ${k8s_tests} ${PROJECT_SOURCE_DIR}/src/k8s/deviceplugin/stand_in_kubelet.cc
                  ${PROJECT_SOURCE_DIR}/tests/integration/harness.cc)
   target_include_directories(k8s_test PRIVATE ${PROJECT_SOURCE_DIR}/tests)
   target_compile_definitions(k8s_test PRIVATE PINPOINT_BIN_DIR="$<TARGET_FILE_DIR:pinpointd>")

@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "k8s/allocation.h"
-#include "k8s/fake_slice_source.h"
+#include "k8s/device/allocation.h"
+#include "k8s/device/fake_slice_source.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace pinpoint::k8s;

@@ -182,13 +182,14 @@ class Daemon {
     auto store = store::JobStore::Open(dir_ + "/pinpoint.db");
     if (!store.ok()) Fail("store", store.status().ToString());
     store_ = std::move(store).value();
-    options_.state_dir = dir_;
+    options_.identity.state_dir = dir_;
     options_.inventory = inventory;
-    options_.backend_kind = "simulated:fuzz";
-    options_.simulated = true;
-    options_.driver_version = "simulated";
-    options_.cancel_grace_ms = 5000;
-    options_.daemon_uid = 0;  // a root daemon: nothing runs, so every user's job may "start"
+    options_.identity.backend_kind = "simulated:fuzz";
+    options_.identity.simulated = true;
+    options_.identity.driver_version = "simulated";
+    options_.launch.cancel_grace_ms = 5000;
+    // A root daemon: nothing runs, so every user's job may "start".
+    options_.identity.daemon_uid = 0;
     Start();
   }
   ~Daemon() {
@@ -229,7 +230,7 @@ class Daemon {
       std::vector<JobId> ids;
       for (const auto& job : active->jobs) ids.push_back(job.id);
       if (!ids.empty()) (void)node_->Cancel(root, ids);
-      clock_.AdvanceMs(options_.cancel_grace_ms + 1);
+      clock_.AdvanceMs(options_.launch.cancel_grace_ms + 1);
       Pass("");
     }
     if (node_->active_count() > 0) Fail("root's cancel does not end every job");

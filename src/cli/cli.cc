@@ -51,13 +51,6 @@ struct Globals {
   std::ostream* err = &std::cerr;
 };
 
-// One subcommand: its name, help, how to add its options, and what it does.
-struct Command {
-  const char* name;
-  const char* help;
-  std::function<void(CLI::App*)> setup;
-  std::function<Result<int>(const Globals&, std::ostream&)> run;
-};
 
 // One request on a connection of its own: Send(g, &Client::Show, ShowRequest{id}).
 template <typename Reply, typename... Args>
@@ -97,212 +90,247 @@ int PrintResults(const Globals& g, std::ostream& out, const std::vector<CancelRe
   return ExitCodeFor(worst);
 }
 
-std::vector<Command> Commands(SubmitArgs& submit, std::string& shown,
-                              std::vector<std::string>& tasks, bool& all, std::string& user,
-                              int& limit, int& offset, LogsArgs& logs, ReportArgs& report,
-                              TopArgs& top, CdiArgs& cdi, UpdateArgs& update, QueueArgs& queue) {
-  return {
-      {"submit",
-       "Submit a job: pinpoint submit [--gpus N] [--gpu-mem SIZE [--gpu-share PCT]] -- CMD...",
-       [&](CLI::App* c) { AddSubmitOptions(c, submit); },
-       [&](const Globals& g, std::ostream& out) -> Result<int> {
-         return RunSubmit(g.socket, g.json_output, submit, out, *g.err);
-       }},
-      {"queue",
-       "List pending and running jobs (--all: also ended ones), one page at a time; select with "
-       "--user, --name, --state, --jobs",
-       [&](CLI::App* c) { AddQueueOptions(c, queue); },
-       [&](const Globals& g, std::ostream& out) -> Result<int> {
-         return RunQueue(g.socket, g.json_output, queue, out, *g.err);
-       }},
-      {"show", "Show a job with its history (ARRAY_INDEX: a task; ARRAY_[LIST]: those tasks)",
-       [&](CLI::App* c) {
-         c->add_option("job", shown,
-                       "job id, or tasks as ARRAY_INDEX (12_3) or ARRAY_[LIST] (12_[1-3])")
-             ->required()
-             ->type_name(kJobOrTaskType);
-       },
-       [&](const Globals& g, std::ostream& out) -> Result<int> {
-         return RunShow(g.socket, g.json_output, shown, out);
-       }},
-      {"cancel",
-       "Cancel jobs (your own; root: any); an array's id cancels its tasks, ARRAY_INDEX one task; "
-       "or select with --user, --name, --state",
-       [&](CLI::App* c) {
-         c->add_option("jobs", tasks, "job ids, array ids, or tasks as ARRAY_INDEX (12_3)")
-             ->type_name(kJobOrTaskType);
-         AddSelectionOptions(c, queue.select, /*with_jobs=*/false);
-       },
-       [&](const Globals& g, std::ostream& out) -> Result<int> {
-         auto client = Client::Connect(g.socket);
-         if (!client.ok()) return client.status();
-         auto selected = SelectForCancel(*client, tasks, queue.select);
-         if (!selected.ok()) return selected.status();
-         if (selected->ids.empty() && selected->arrays.empty()) {
-           out << "cancelled no job: none matches\n";
-           return 0;
-         }
-         auto reply = client->Cancel(CancelRequest{selected->ids, selected->arrays});
-         if (!reply.ok()) return reply.status();
-         return PrintResults(g, out, reply->results, "cancelled", selected->task_names);
-       }},
-      {"hold",
-       "Hold pending jobs: they do not start until released (root's hold: only root releases); an "
-       "array's id holds its pending tasks",
-       [&](CLI::App* c) {
-         c->add_option("jobs", tasks,
-                       "job ids, array ids, or tasks as ARRAY_INDEX (12_3) or ARRAY_[LIST]")
-             ->required()
-             ->type_name(kJobOrTaskType);
-       },
-       [&](const Globals& g, std::ostream& out) -> Result<int> {
-         auto client = Client::Connect(g.socket);
-         if (!client.ok()) return client.status();
-         auto selected = SelectJobs(*client, tasks);
-         if (!selected.ok()) return selected.status();
-         auto reply = client->Hold(HoldRequest{selected->ids, selected->arrays});
-         if (!reply.ok()) return reply.status();
-         return PrintResults(g, out, reply->results, "held", selected->task_names);
-       }},
-      {"release",
-       "Release held jobs: they are scheduled again; an array's id releases its pending tasks",
-       [&](CLI::App* c) {
-         c->add_option("jobs", tasks,
-                       "job ids, array ids, or tasks as ARRAY_INDEX (12_3) or ARRAY_[LIST]")
-             ->required()
-             ->type_name(kJobOrTaskType);
-       },
-       [&](const Globals& g, std::ostream& out) -> Result<int> {
-         auto client = Client::Connect(g.socket);
-         if (!client.ok()) return client.status();
-         auto selected = SelectJobs(*client, tasks);
-         if (!selected.ok()) return selected.status();
-         auto reply = client->Release(ReleaseRequest{selected->ids, selected->arrays});
-         if (!reply.ok()) return reply.status();
-         return PrintResults(g, out, reply->results, "released", selected->task_names);
-       }},
-      {"update",
-       "Change pending jobs without losing their place (running: the time limit); an array's id "
-       "changes its pending tasks",
-       [&](CLI::App* c) {
-         c->add_option("jobs", tasks,
-                       "job ids, array ids, or tasks as ARRAY_INDEX (12_3) or ARRAY_[LIST]")
-             ->required()
-             ->type_name(kJobOrTaskType);
-         AddUpdateOptions(c, update);
-       },
-       [&](const Globals& g, std::ostream& out) -> Result<int> {
-         auto edit = BuildEdit(update);
-         if (!edit.ok()) return edit.status();
-         auto client = Client::Connect(g.socket);
-         if (!client.ok()) return client.status();
-         auto selected = SelectJobs(*client, tasks);
-         if (!selected.ok()) return selected.status();
-         auto reply = client->Update(UpdateRequest{selected->ids, selected->arrays, *edit});
-         if (!reply.ok()) return reply.status();
-         return PrintResults(g, out, reply->results, "updated", selected->task_names);
-       }},
-      {"gpus", "Show the node's devices, their slices and jobs", [&](CLI::App*) {},
-       [&](const Globals& g, std::ostream& out) -> Result<int> {
-         auto reply = Send(g, &Client::Gpus);
-         if (!reply.ok()) return reply.status();
-         if (g.json_output)
-           out << ToJson(*reply).dump(2) << "\n";
-         else
-           out << FormatGpus(*reply);
-         return 0;
-       }},
-      {"wait", "Wait until jobs end; exit 0 when all completed, 1 otherwise",
-       [&](CLI::App* c) {
-         c->add_option("jobs", tasks,
-                       "job ids (an array's id waits for all its tasks), or tasks as ARRAY_INDEX "
-                       "or ARRAY_[LIST]")
-             ->required()
-             ->type_name(kJobOrTaskType);
-       },
-       [&](const Globals& g, std::ostream& out) -> Result<int> {
-         return RunWait(g.socket, tasks, g.json_output, out);
-       }},
-      {"logs", "Print a job's output (--stderr for its error stream, -f to follow it)",
-       [&](CLI::App* c) {
-         c->add_option("job", logs.job, "job id, or a task as ARRAY_INDEX (12_3)")
-             ->required()
-             ->type_name(kJobOrTaskType);
-         c->add_flag("--stderr", logs.stderr_stream, "the error stream instead of stdout");
-         c->add_flag("-f,--follow", logs.follow,
-                     "then print new output as it comes, until the job ends (or Ctrl-C)");
-         c->add_option("--tail", logs.tail_lines, "only the last N lines (of the last 256 KiB)")
-             ->check(CountIn(1, kLogsMaxTailLines));
-       },
-       [&](const Globals& g, std::ostream& out) -> Result<int> {
-         return RunLogs(g.socket, g.json_output, logs, out);
-       }},
-      {"report",
-       "Summarise ended jobs: device memory asked vs used, whole-GPU use, energy, per user",
-       [&](CLI::App* c) {
-         c->add_option("-u,--user", user, "only this user's jobs");
-         c->add_option("-n,--limit", limit, "the newest this many jobs (default 10000)")
-             ->check(CountIn(0, 1000000));
-         c->add_option(
-             "--since", report.since,
-             "jobs that ended at or after: YYYY-MM-DD[THH:MM] (local time), or 7d, 24h ago");
-         c->add_option("--until", report.until, "jobs that ended before: as --since");
-         c->add_flag("--csv", report.csv,
-                     "CSV (RFC 4180) with a header line: one row per user and the total");
-         c->add_flag("--jobs", report.jobs, "with --csv: one row per job instead");
-       },
-       [&](const Globals& g, std::ostream& out) -> Result<int> {
-         return RunReport(g.socket, g.json_output, report, user, limit, out);
-       }},
-      {"cdi",
-       "Open a lease on a slice for a container and write its CDI spec: pinpoint cdi [--gpu-mem "
-       "SIZE [--gpu-share PCT]] [--time LIMIT] [--user U]",
-       [&](CLI::App* c) {
-         c->add_option("--gpus", cdi.gpus, "whole GPUs, or with --gpu-mem the number of slices")
-             ->check(CountIn(1, 1024));
-         c->add_option("--gpu-mem", cdi.gpu_mem,
-                       "device memory of the slice, context included (e.g. 5G)");
-         c->add_option("--gpu-share", cdi.gpu_share, "SM share of the slice (e.g. 20%)");
-         c->add_option("--user", cdi.user,
-                       "the lease's user, whose MPS server the container reaches (root only)");
-         c->add_option("--name", cdi.name, "a name for people");
-         c->add_option("--time", cdi.time,
-                       "how long the lease holds its slice, as submit --time (default: the "
-                       "node's default_time_limit); its container is stopped then");
-         c->add_option("--cdi-dir", cdi.cdi_dir, "where the spec goes (default /var/run/cdi)");
-       },
-       [&](const Globals& g, std::ostream& out) -> Result<int> {
-         return RunCdi(g.socket, g.json_output, cdi, out);
-       }},
-      {"top", "Live view of the GPUs and the jobs on them (q or Ctrl-C to leave)",
-       [&](CLI::App* c) {
-         c->add_option("-i,--interval", top.interval_s, "seconds between refreshes")
-             ->check(DecimalIn(0.1, 3600.0));
-         c->add_option("-c,--count", top.count, "stop after this many frames (0: never)")
-             ->check(CountIn(0, 1000000));
-       },
-       [&](const Globals& g, std::ostream& out) -> Result<int> {
-         return RunTop(g.socket, g.json_output, top, out);
-       }},
-      {"version", "Print the client's and the daemon's version", [&](CLI::App*) {},
-       [&](const Globals& g, std::ostream& out) -> Result<int> {
-         auto reply = Send(g, &Client::Version);
-         if (g.json_output) {
-           json j{{"client", VersionText()}};
-           if (reply.ok()) j["daemon"] = WithOk(ToJson(*reply));
-           out << j.dump(2) << "\n";
-         } else {
-           out << "pinpoint " << VersionText() << "\n";
-           if (reply.ok())
-             out << "pinpointd " << EscapeForTerminal(reply->version) << " (backend "
-                 << EscapeForTerminal(reply->backend) << ", store schema " << reply->schema
-                 << ")\n";
-         }
-         if (!reply.ok()) return reply.status();
-         return 0;
-       }},
-  };
+// What the subcommands' options are parsed into, shared by the entries of kCommands.
+struct CommandArgs {
+  SubmitArgs submit;
+  std::string shown;
+  std::vector<std::string> tasks;
+  std::string user;
+  int limit = 0;
+  LogsArgs logs;
+  ReportArgs report;
+  TopArgs top;
+  CdiArgs cdi;
+  UpdateArgs update;
+  QueueArgs queue;
+};
+
+// One subcommand, as ninja's `struct Tool`: its name, help, how to add its options, and what it
+// does. Plain data: kCommands is their table.
+struct Command {
+  const char* name;
+  const char* help;
+  void (*setup)(CLI::App*, CommandArgs&);
+  Result<int> (*run)(const Globals&, CommandArgs&, std::ostream&);
+};
+
+void NoOptions(CLI::App*, CommandArgs&) {}
+
+// The job ids or tasks a command takes; `what` is their help.
+void AddTaskOptions(CLI::App* c, CommandArgs& a, const char* what) {
+  c->add_option("jobs", a.tasks, what)->required()->type_name(kJobOrTaskType);
 }
+
+constexpr const char* kTasksHelp =
+    "job ids, array ids, or tasks as ARRAY_INDEX (12_3) or ARRAY_[LIST]";
+
+void SubmitOptions(CLI::App* c, CommandArgs& a) { AddSubmitOptions(c, a.submit); }
+Result<int> ToolSubmit(const Globals& g, CommandArgs& a, std::ostream& out) {
+  return RunSubmit(g.socket, g.json_output, a.submit, out, *g.err);
+}
+
+void QueueOptions(CLI::App* c, CommandArgs& a) { AddQueueOptions(c, a.queue); }
+Result<int> ToolQueue(const Globals& g, CommandArgs& a, std::ostream& out) {
+  return RunQueue(g.socket, g.json_output, a.queue, out, *g.err);
+}
+
+void ShowOptions(CLI::App* c, CommandArgs& a) {
+  c->add_option("job", a.shown, "job id, or tasks as ARRAY_INDEX (12_3) or ARRAY_[LIST] (12_[1-3])")
+      ->required()
+      ->type_name(kJobOrTaskType);
+}
+Result<int> ToolShow(const Globals& g, CommandArgs& a, std::ostream& out) {
+  return RunShow(g.socket, g.json_output, a.shown, out);
+}
+
+void CancelOptions(CLI::App* c, CommandArgs& a) {
+  c->add_option("jobs", a.tasks, "job ids, array ids, or tasks as ARRAY_INDEX (12_3)")
+      ->type_name(kJobOrTaskType);
+  AddSelectionOptions(c, a.queue.select, /*with_jobs=*/false);
+}
+Result<int> ToolCancel(const Globals& g, CommandArgs& a, std::ostream& out) {
+  auto client = Client::Connect(g.socket);
+  if (!client.ok()) return client.status();
+  auto selected = SelectForCancel(*client, a.tasks, a.queue.select);
+  if (!selected.ok()) return selected.status();
+  if (selected->ids.empty() && selected->arrays.empty()) {
+    out << "cancelled no job: none matches\n";
+    return 0;
+  }
+  auto reply = client->Cancel(CancelRequest{selected->ids, selected->arrays});
+  if (!reply.ok()) return reply.status();
+  return PrintResults(g, out, reply->results, "cancelled", selected->task_names);
+}
+
+void TasksOptions(CLI::App* c, CommandArgs& a) { AddTaskOptions(c, a, kTasksHelp); }
+
+// hold and release: the tasks' ids, then `op` on them; "<done> job N" lines.
+template <typename Request, typename Reply>
+Result<int> OnTasks(const Globals& g, CommandArgs& a, std::ostream& out,
+                    Result<Reply> (Client::*op)(const Request&), const char* done) {
+  auto client = Client::Connect(g.socket);
+  if (!client.ok()) return client.status();
+  auto selected = SelectJobs(*client, a.tasks);
+  if (!selected.ok()) return selected.status();
+  auto reply = ((*client).*op)(Request{selected->ids, selected->arrays});
+  if (!reply.ok()) return reply.status();
+  return PrintResults(g, out, reply->results, done, selected->task_names);
+}
+Result<int> ToolHold(const Globals& g, CommandArgs& a, std::ostream& out) {
+  return OnTasks(g, a, out, &Client::Hold, "held");
+}
+Result<int> ToolRelease(const Globals& g, CommandArgs& a, std::ostream& out) {
+  return OnTasks(g, a, out, &Client::Release, "released");
+}
+
+void UpdateOptions(CLI::App* c, CommandArgs& a) {
+  AddTaskOptions(c, a, kTasksHelp);
+  AddUpdateOptions(c, a.update);
+}
+Result<int> ToolUpdate(const Globals& g, CommandArgs& a, std::ostream& out) {
+  auto edit = BuildEdit(a.update);
+  if (!edit.ok()) return edit.status();
+  auto client = Client::Connect(g.socket);
+  if (!client.ok()) return client.status();
+  auto selected = SelectJobs(*client, a.tasks);
+  if (!selected.ok()) return selected.status();
+  auto reply = client->Update(UpdateRequest{selected->ids, selected->arrays, *edit});
+  if (!reply.ok()) return reply.status();
+  return PrintResults(g, out, reply->results, "updated", selected->task_names);
+}
+
+Result<int> ToolGpus(const Globals& g, CommandArgs&, std::ostream& out) {
+  auto reply = Send(g, &Client::Gpus);
+  if (!reply.ok()) return reply.status();
+  if (g.json_output)
+    out << ToJson(*reply).dump(2) << "\n";
+  else
+    out << FormatGpus(*reply);
+  return 0;
+}
+
+void WaitOptions(CLI::App* c, CommandArgs& a) {
+  AddTaskOptions(c, a,
+                 "job ids (an array's id waits for all its tasks), or tasks as ARRAY_INDEX "
+                 "or ARRAY_[LIST]");
+}
+Result<int> ToolWait(const Globals& g, CommandArgs& a, std::ostream& out) {
+  return RunWait(g.socket, a.tasks, g.json_output, out);
+}
+
+void LogsOptions(CLI::App* c, CommandArgs& a) {
+  c->add_option("job", a.logs.job, "job id, or a task as ARRAY_INDEX (12_3)")
+      ->required()
+      ->type_name(kJobOrTaskType);
+  c->add_flag("--stderr", a.logs.stderr_stream, "the error stream instead of stdout");
+  c->add_flag("-f,--follow", a.logs.follow,
+              "then print new output as it comes, until the job ends (or Ctrl-C)");
+  c->add_option("--tail", a.logs.tail_lines, "only the last N lines (of the last 256 KiB)")
+      ->check(CountIn(1, kLogsMaxTailLines));
+}
+Result<int> ToolLogs(const Globals& g, CommandArgs& a, std::ostream& out) {
+  return RunLogs(g.socket, g.json_output, a.logs, out);
+}
+
+void ReportOptions(CLI::App* c, CommandArgs& a) {
+  c->add_option("-u,--user", a.user, "only this user's jobs");
+  c->add_option("-n,--limit", a.limit, "the newest this many jobs (default 10000)")
+      ->check(CountIn(0, 1000000));
+  c->add_option("--since", a.report.since,
+                "jobs that ended at or after: YYYY-MM-DD[THH:MM] (local time), or 7d, 24h ago");
+  c->add_option("--until", a.report.until, "jobs that ended before: as --since");
+  c->add_flag("--csv", a.report.csv,
+              "CSV (RFC 4180) with a header line: one row per user and the total");
+  c->add_flag("--jobs", a.report.jobs, "with --csv: one row per job instead");
+}
+Result<int> ToolReport(const Globals& g, CommandArgs& a, std::ostream& out) {
+  return RunReport(g.socket, g.json_output, a.report, a.user, a.limit, out);
+}
+
+void CdiOptions(CLI::App* c, CommandArgs& a) {
+  c->add_option("--gpus", a.cdi.gpus, "whole GPUs, or with --gpu-mem the number of slices")
+      ->check(CountIn(1, 1024));
+  c->add_option("--gpu-mem", a.cdi.gpu_mem,
+                "device memory of the slice, context included (e.g. 5G)");
+  c->add_option("--gpu-share", a.cdi.gpu_share, "SM share of the slice (e.g. 20%)");
+  c->add_option("--user", a.cdi.user,
+                "the lease's user, whose MPS server the container reaches (root only)");
+  c->add_option("--name", a.cdi.name, "a name for people");
+  c->add_option("--time", a.cdi.time,
+                "how long the lease holds its slice, as submit --time (default: the "
+                "node's default_time_limit); its container is stopped then");
+  c->add_option("--cdi-dir", a.cdi.cdi_dir, "where the spec goes (default /var/run/cdi)");
+}
+Result<int> ToolCdi(const Globals& g, CommandArgs& a, std::ostream& out) {
+  return RunCdi(g.socket, g.json_output, a.cdi, out);
+}
+
+void TopOptions(CLI::App* c, CommandArgs& a) {
+  c->add_option("-i,--interval", a.top.interval_s, "seconds between refreshes")
+      ->check(DecimalIn(0.1, 3600.0));
+  c->add_option("-c,--count", a.top.count, "stop after this many frames (0: never)")
+      ->check(CountIn(0, 1000000));
+}
+Result<int> ToolTop(const Globals& g, CommandArgs& a, std::ostream& out) {
+  return RunTop(g.socket, g.json_output, a.top, out);
+}
+
+Result<int> ToolVersion(const Globals& g, CommandArgs&, std::ostream& out) {
+  auto reply = Send(g, &Client::Version);
+  if (g.json_output) {
+    json j{{"client", VersionText()}};
+    if (reply.ok()) j["daemon"] = WithOk(ToJson(*reply));
+    out << j.dump(2) << "\n";
+  } else {
+    out << "pinpoint " << VersionText() << "\n";
+    if (reply.ok())
+      out << "pinpointd " << EscapeForTerminal(reply->version) << " (backend "
+          << EscapeForTerminal(reply->backend) << ", store schema " << reply->schema << ")\n";
+  }
+  if (!reply.ok()) return reply.status();
+  return 0;
+}
+
+// The subcommands, in the order of the help.
+constexpr Command kCommands[] = {
+    {"submit",
+     "Submit a job: pinpoint submit [--gpus N] [--gpu-mem SIZE [--gpu-share PCT]] -- CMD...",
+     SubmitOptions, ToolSubmit},
+    {"queue",
+     "List pending and running jobs (--all: also ended ones), one page at a time; select with "
+     "--user, --name, --state, --jobs",
+     QueueOptions, ToolQueue},
+    {"show", "Show a job with its history (ARRAY_INDEX: a task; ARRAY_[LIST]: those tasks)",
+     ShowOptions, ToolShow},
+    {"cancel",
+     "Cancel jobs (your own; root: any); an array's id cancels its tasks, ARRAY_INDEX one task; "
+     "or select with --user, --name, --state",
+     CancelOptions, ToolCancel},
+    {"hold",
+     "Hold pending jobs: they do not start until released (root's hold: only root releases); an "
+     "array's id holds its pending tasks",
+     TasksOptions, ToolHold},
+    {"release",
+     "Release held jobs: they are scheduled again; an array's id releases its pending tasks",
+     TasksOptions, ToolRelease},
+    {"update",
+     "Change pending jobs without losing their place (running: the time limit); an array's id "
+     "changes its pending tasks",
+     UpdateOptions, ToolUpdate},
+    {"gpus", "Show the node's devices, their slices and jobs", NoOptions, ToolGpus},
+    {"wait", "Wait until jobs end; exit 0 when all completed, 1 otherwise", WaitOptions, ToolWait},
+    {"logs", "Print a job's output (--stderr for its error stream, -f to follow it)", LogsOptions,
+     ToolLogs},
+    {"report", "Summarise ended jobs: device memory asked vs used, whole-GPU use, energy, per user",
+     ReportOptions, ToolReport},
+    {"cdi",
+     "Open a lease on a slice for a container and write its CDI spec: pinpoint cdi [--gpu-mem "
+     "SIZE [--gpu-share PCT]] [--time LIMIT] [--user U]",
+     CdiOptions, ToolCdi},
+    {"top", "Live view of the GPUs and the jobs on them (q or Ctrl-C to leave)", TopOptions,
+     ToolTop},
+    {"version", "Print the client's and the daemon's version", NoOptions, ToolVersion},
+};
 
 }  // namespace
 
@@ -387,10 +415,10 @@ std::optional<int> RunOpaque(const CLI::App& app, const ArrangedArgs& arranged, 
 
 // Runs the subcommand the words chose: its exit code, or its error as one line.
 int RunParsed(const std::vector<std::pair<CLI::App*, const Command*>>& subs, Globals& g,
-              std::ostream& out, std::ostream& err) {
+              CommandArgs& args, std::ostream& out, std::ostream& err) {
   for (const auto& [sub, c] : subs) {
     if (!sub->parsed()) continue;
-    auto code = c->run(g, out);
+    auto code = c->run(g, args, out);
     if (!code.ok()) {
       err << "pinpoint: " << EscapeForTerminal(code.status().message()) << "\n";
       return ExitCodeFor(code.status());
@@ -415,24 +443,12 @@ int RunCli(int argc, char** argv, std::ostream& out, std::ostream& err) {
   app.footer(
       "Global options may also come after the subcommand, before --. `pinpoint SUBCOMMAND --help`: "
       "its options.");
-  SubmitArgs submit;
-  std::string shown;
-  std::vector<std::string> tasks;
-  bool all = false;
-  LogsArgs logs;
-  ReportArgs report;
-  std::string user;
-  int limit = 0, offset = 0;
-  TopArgs top;
-  CdiArgs cdi;
-  UpdateArgs update;
-  QueueArgs queue;
-  auto commands = Commands(submit, shown, tasks, all, user, limit, offset, logs, report, top, cdi,
-                           update, queue);
+  CommandArgs args;
+  SubmitArgs& submit = args.submit;
   std::vector<std::pair<CLI::App*, const Command*>> subs;
-  for (const auto& c : commands) {
+  for (const Command& c : kCommands) {
     CLI::App* sub = app.add_subcommand(c.name, c.help);
-    c.setup(sub);
+    c.setup(sub, args);
     subs.emplace_back(sub, &c);
   }
   // Options after the command belong to it: `submit -- python train.py --lr 1`.
@@ -467,7 +483,7 @@ int RunCli(int argc, char** argv, std::ostream& out, std::ostream& err) {
   if (std::optional<int> done =
           Parse(app, std::move(words), where, arranged->subcommand.empty(), subs, submit, out, err))
     return *done;
-  return RunParsed(subs, g, out, err);
+  return RunParsed(subs, g, args, out, err);
 }
 
 }  // namespace pinpoint::cli

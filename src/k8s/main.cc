@@ -8,8 +8,8 @@
 
 #include "common/log.h"
 #include "common/version.h"
-#include "k8s/pinpoint_slice_source.h"
-#include "k8s/plugin.h"
+#include "k8s/device/pinpoint_slice_source.h"
+#include "k8s/deviceplugin/plugin.h"
 #include "pinpoint/client.h"
 #include "pinpoint/units.h"
 

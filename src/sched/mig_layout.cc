@@ -180,6 +180,137 @@ Model A100_40GB() { return Ga100Grid("A100-SXM4-40GB", 5); }
 Model A100_80GB() { return Ga100Grid("A100-SXM4-80GB", 10); }
 Model H100_80GB() { return Ga100Grid("H100-SXM5-80GB", 10); }
 
+namespace {
+
+// The steps of PlanLayout, each for one want: true when it served the want (its choice is in
+// `plan` and `states`).
+
+// 1. An idle instance of its profile.
+bool ServeByIdleOfItsProfile(const Want& want, std::vector<GpuState>& states, Plan& plan) {
+  for (GpuState& s : states) {
+    const Profile* p = s.gpu->model.ServingProfile(want);
+    for (size_t i = 0; p != nullptr && i < s.gpu->instances.size(); ++i) {
+      const Instance& in = s.gpu->instances[i];
+      if (s.claimed[i] || in.jobs > 0 || in.profile != p->name) continue;
+      if (InDrain(plan.drain, s, i)) continue;
+      s.claimed[i] = true;
+      plan.existing.emplace_back(want.id, in.id);
+      return true;
+    }
+  }
+  return false;
+}
+
+// 2. A new instance where its placement is free, packed.
+bool ServeByNewInstance(const Want& want, std::vector<GpuState>& states, Plan& plan) {
+  for (GpuState* s : PackingOrder(states)) {
+    const Profile* p = s->gpu->model.ServingProfile(want);
+    if (p == nullptr) continue;
+    for (int start : p->starts) {
+      if (!FreeAt(*p, start, *s) ||
+          InDrain(plan.drain, *s, partition::SliceRange{start, start + p->size}))
+        continue;
+      Take(*p, start, *s);
+      plan.creates.push_back({s->gpu->index, p->name, start, want.id});
+      return true;
+    }
+  }
+  return false;
+}
+
+// 3. An idle instance of a larger profile: the smallest (fewest compute slices among equals).
+bool ServeByIdleLarger(const Want& want, std::vector<GpuState>& states, Plan& plan) {
+  if (!want.profile.empty()) return false;
+  GpuState* best_state = nullptr;
+  size_t best = 0;
+  const Profile* best_profile = nullptr;
+  for (GpuState& s : states) {
+    for (size_t i = 0; i < s.gpu->instances.size(); ++i) {
+      const Instance& in = s.gpu->instances[i];
+      const Profile* p = s.gpu->model.Find(in.profile);
+      if (s.claimed[i] || in.jobs > 0 || p == nullptr || !p->Serves(want)) continue;
+      if (InDrain(plan.drain, s, i)) continue;
+      if (best_profile == nullptr || p->SmallerThan(*best_profile))
+        best_state = &s, best = i, best_profile = p;
+    }
+  }
+  if (best_state == nullptr) return false;
+  best_state->claimed[best] = true;
+  plan.existing.emplace_back(want.id, best_state->gpu->instances[best].id);
+  return true;
+}
+
+// A placement for a want made of free slices and idle instances past both minimums.
+struct Room {
+  GpuState* state = nullptr;
+  const Profile* profile = nullptr;
+  int start = 0;
+  int cost = std::numeric_limits<int>::max();
+  std::set<int> victims;
+};
+
+// The instances a placement at `start` would free, or nullopt when one of them may not go.
+std::optional<std::set<int>> VictimsAt(const Profile& p, int start, const GpuState& s,
+                                       int64_t now_ms, const Options& options) {
+  std::set<int> victims;
+  for (int k = start; k < start + p.size; ++k) {
+    int owner = s.owner[static_cast<size_t>(k)];
+    if (owner == kFree) continue;
+    if (owner == kPlanned || s.claimed[static_cast<size_t>(owner)] ||
+        !Reclaimable(s.gpu->instances[static_cast<size_t>(owner)], now_ms, options))
+      return std::nullopt;
+    victims.insert(owner);
+  }
+  return victims;
+}
+
+// 4. The room of idle instances past both minimums: the placement freeing the fewest slices.
+Room FindRoom(const Want& want, std::vector<GpuState>& states, const Plan& plan, int64_t now_ms,
+              const Options& options) {
+  Room room;
+  for (GpuState* s : PackingOrder(states)) {
+    const Profile* p = s->gpu->model.ServingProfile(want);
+    if (p == nullptr) continue;
+    for (int start : p->starts) {
+      if (!Fits(*p, start, *s) ||
+          InDrain(plan.drain, *s, partition::SliceRange{start, start + p->size}))
+        continue;
+      std::optional<std::set<int>> victims = VictimsAt(*p, start, *s, now_ms, options);
+      if (!victims) continue;
+      int cost = 0;
+      for (int v : *victims) {
+        const Profile* vp = s->gpu->model.Find(s->gpu->instances[static_cast<size_t>(v)].profile);
+        cost += vp != nullptr ? vp->size : 1;
+      }
+      if (cost < room.cost) room = Room{s, p, start, cost, *victims};
+    }
+  }
+  return room;
+}
+
+// 5. Drain a placement for it: its idle instances past both minimums go now, the busy ones as
+// their jobs end; no later want takes it. True when the drain emptied it at once and the want
+// was served there.
+bool ServeByDrain(const Want& want, std::vector<GpuState>& states, Plan& plan, int64_t now_ms,
+                  const Options& options) {
+  auto [drained, drain] = ChooseDrain(states, want);
+  if (drained == nullptr) return false;
+  plan.drain = drain;
+  GpuState& s = *drained;
+  const Profile* p = s.gpu->model.Find(drain.profile);
+  for (size_t i = 0; i < s.gpu->instances.size(); ++i)
+    if (!s.claimed[i] && Reclaimable(s.gpu->instances[i], now_ms, options) &&
+        InDrain(plan.drain, s, i))
+      Free(s, i, plan);
+  if (!FreeAt(*p, plan.drain->start, s)) return false;
+  Take(*p, plan.drain->start, s);  // emptied now: made at once
+  plan.creates.push_back({s.gpu->index, p->name, plan.drain->start, want.id});
+  plan.drain.reset();
+  return true;
+}
+
+}  // namespace
+
 Plan PlanLayout(const std::vector<Gpu>& gpus, const std::vector<Want>& queue, int64_t now_ms,
                 const Options& options) {
   Plan plan;
@@ -187,114 +318,12 @@ Plan PlanLayout(const std::vector<Gpu>& gpus, const std::vector<Want>& queue, in
   for (const Gpu& g : gpus) states.push_back(StateOf(g));
 
   for (const Want& want : queue) {
-    // 1. An idle instance of its profile.
-    bool served = false;
-    for (GpuState& s : states) {
-      const Profile* p = s.gpu->model.ServingProfile(want);
-      for (size_t i = 0; p != nullptr && i < s.gpu->instances.size() && !served; ++i) {
-        const Instance& in = s.gpu->instances[i];
-        if (s.claimed[i] || in.jobs > 0 || in.profile != p->name) continue;
-        if (InDrain(plan.drain, s, i)) continue;
-        s.claimed[i] = true;
-        plan.existing.emplace_back(want.id, in.id);
-        served = true;
-      }
-      if (served) break;
-    }
-    if (served) continue;
-    // 2. A new instance where its placement is free, packed.
-    for (GpuState* s : PackingOrder(states)) {
-      const Profile* p = s->gpu->model.ServingProfile(want);
-      if (p == nullptr) continue;
-      for (int start : p->starts) {
-        if (!FreeAt(*p, start, *s) ||
-            InDrain(plan.drain, *s, partition::SliceRange{start, start + p->size}))
-          continue;
-        Take(*p, start, *s);
-        plan.creates.push_back({s->gpu->index, p->name, start, want.id});
-        served = true;
-        break;
-      }
-      if (served) break;
-    }
-    if (served) continue;
-    // 3. An idle instance of a larger profile: the smallest (fewest compute slices among equals).
-    if (want.profile.empty()) {
-      GpuState* best_state = nullptr;
-      size_t best = 0;
-      const Profile* best_profile = nullptr;
-      for (GpuState& s : states) {
-        for (size_t i = 0; i < s.gpu->instances.size(); ++i) {
-          const Instance& in = s.gpu->instances[i];
-          const Profile* p = s.gpu->model.Find(in.profile);
-          if (s.claimed[i] || in.jobs > 0 || p == nullptr || !p->Serves(want)) continue;
-          if (InDrain(plan.drain, s, i)) continue;
-          if (best_profile == nullptr || p->SmallerThan(*best_profile))
-            best_state = &s, best = i, best_profile = p;
-        }
-      }
-      if (best_state != nullptr) {
-        best_state->claimed[best] = true;
-        plan.existing.emplace_back(want.id, best_state->gpu->instances[best].id);
-        continue;
-      }
-    }
-    // 4. The room of idle instances past both minimums: the placement freeing the fewest slices.
-    struct Room {
-      GpuState* state = nullptr;
-      const Profile* profile = nullptr;
-      int start = 0;
-      int cost = std::numeric_limits<int>::max();
-      std::set<int> victims;
-    } room;
-    for (GpuState* s : PackingOrder(states)) {
-      const Profile* p = s->gpu->model.ServingProfile(want);
-      if (p == nullptr) continue;
-      for (int start : p->starts) {
-        if (!Fits(*p, start, *s) ||
-            InDrain(plan.drain, *s, partition::SliceRange{start, start + p->size}))
-          continue;
-        std::set<int> victims;
-        bool possible = true;
-        for (int k = start; k < start + p->size && possible; ++k) {
-          int owner = s->owner[static_cast<size_t>(k)];
-          if (owner == kFree) continue;
-          if (owner == kPlanned || s->claimed[static_cast<size_t>(owner)] ||
-              !Reclaimable(s->gpu->instances[static_cast<size_t>(owner)], now_ms, options)) {
-            possible = false;
-          } else {
-            victims.insert(owner);
-          }
-        }
-        if (!possible) continue;
-        int cost = 0;
-        for (int v : victims) {
-          const Profile* vp = s->gpu->model.Find(s->gpu->instances[static_cast<size_t>(v)].profile);
-          cost += vp != nullptr ? vp->size : 1;
-        }
-        if (cost < room.cost) room = Room{s, p, start, cost, victims};
-      }
-    }
-    if (room.state == nullptr && !plan.drain) {
-      // 5. Drain a placement for it: its idle instances past both minimums go now, the busy
-      // ones as their jobs end; no later want takes it.
-      auto [drained, drain] = ChooseDrain(states, want);
-      if (drained != nullptr) {
-        plan.drain = drain;
-        GpuState& s = *drained;
-        const Profile* p = s.gpu->model.Find(drain.profile);
-        for (size_t i = 0; i < s.gpu->instances.size(); ++i)
-          if (!s.claimed[i] && Reclaimable(s.gpu->instances[i], now_ms, options) &&
-              InDrain(plan.drain, s, i))
-            Free(s, i, plan);
-        if (FreeAt(*p, plan.drain->start, s)) {  // emptied now: made at once
-          Take(*p, plan.drain->start, s);
-          plan.creates.push_back({s.gpu->index, p->name, plan.drain->start, want.id});
-          plan.drain.reset();
-          continue;
-        }
-      }
-    }
+    if (ServeByIdleOfItsProfile(want, states, plan) || ServeByNewInstance(want, states, plan) ||
+        ServeByIdleLarger(want, states, plan))
+      continue;
+    Room room = FindRoom(want, states, plan, now_ms, options);
+    if (room.state == nullptr && !plan.drain && ServeByDrain(want, states, plan, now_ms, options))
+      continue;
     if (room.state == nullptr) {
       plan.unserved.push_back(want.id);
       continue;

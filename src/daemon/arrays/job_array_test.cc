@@ -393,7 +393,7 @@ TEST_F(JobArrayTest, BadArraysAreRefusedAndNothingIsStored) {
 
 TEST_F(JobArrayTest, TheNodesBoundsAreKept) {
   NodeOptions o = Options();
-  o.max_array_tasks = 3;
+  o.admission.max_array_tasks = 3;
   Restart(o);
   auto refused = node_->SubmitArray(caller_, Slice(), ParseArraySpec("1-4").value());
   EXPECT_EQ(refused.status().message(),
@@ -402,7 +402,7 @@ TEST_F(JobArrayTest, TheNodesBoundsAreKept) {
   // One large request times many tasks: refused before anything is stored.
   JobRequest big = Slice();
   big.env["BLOB"] = std::string(100 << 10, 'x');
-  o.max_array_tasks = kMaxArrayTasks;
+  o.admission.max_array_tasks = kMaxArrayTasks;
   Restart(o);
   size_t stored = store_->List({})->size();
   auto too_big = node_->SubmitArray(caller_, big, ParseArraySpec("1-1000").value());

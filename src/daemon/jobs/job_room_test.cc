@@ -16,8 +16,8 @@ class JobRoomTest : public ServiceFixture {
   void Limits(size_t node, size_t user) {
     NodeOptions o;
     o.inventory = TwoGpus();
-    o.max_jobs = node;
-    o.max_jobs_per_user = user;
+    o.admission.max_jobs = node;
+    o.admission.max_jobs_per_user = user;
     Restart(o);
   }
   static JobRequest Slice() { return GpuSlice(); }
@@ -124,8 +124,8 @@ class JobBytesTest : public JobRoomTest {
   void SetUp() override {
     NodeOptions o;
     o.inventory = TwoGpus();
-    o.max_request_bytes = 64 << 10;
-    o.max_user_request_bytes = 100 << 10;
+    o.admission.max_request_bytes = 64 << 10;
+    o.admission.max_user_request_bytes = 100 << 10;
     Restart(o);
   }
   Result<JobRecord> SubmitWithEnv(const api::Caller& caller, size_t env_bytes) {

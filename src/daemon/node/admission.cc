@@ -13,7 +13,7 @@ namespace pinpoint::daemon {
 
 Result<std::vector<std::string>> Admission::Prepare(JobRequest& request) const {
   // Before anything compares or stores it: the store never holds what env_deny names.
-  std::vector<std::string> dropped = DropDenied(request.env, options_->env_deny);
+  std::vector<std::string> dropped = DropDenied(request.env, options_->admission.env_deny);
   PP_RETURN_IF_ERROR(ValidateRequest(request));
   PP_RETURN_IF_ERROR(ApplyTimeLimit(request));
   return dropped;
@@ -24,7 +24,7 @@ Result<std::vector<std::string>> Admission::PrepareArray(JobRequest& request,
   auto dropped = Prepare(request);
   if (!dropped.ok()) return dropped.status();
   if (spec.indices.empty()) return InvalidArgument("an array needs at least one task");
-  PP_RETURN_IF_ERROR(CheckArraySize(spec, request, options_->max_array_tasks));
+  PP_RETURN_IF_ERROR(CheckArraySize(spec, request, options_->admission.max_array_tasks));
   return dropped;
 }
 
@@ -45,7 +45,7 @@ Result<std::optional<uint64_t>> MigSliceMemory(const NodeOptions& o,
                                                const sched::Inventory& devices,
                                                const std::string& profile) {
   if (profile.empty()) return std::optional<uint64_t>();
-  if (!o.mig_requests)
+  if (!o.admission.mig_requests)
     return FailedPrecondition(
         "this node takes no --mig (its mig_requests setting is off): ask for --gpu-mem instead");
   return devices.mig_profiles.Of(profile);
@@ -56,10 +56,11 @@ Result<std::optional<uint64_t>> MigSliceMemory(const NodeOptions& o,
 Status Admission::ResolveTimeLimit(int64_t& seconds) const {
   const NodeOptions& o = *options_;
   if (seconds == 0)
-    seconds = o.default_time_limit_s > 0 ? o.default_time_limit_s : o.max_time_limit_s;
-  if (o.max_time_limit_s > 0 && seconds > o.max_time_limit_s)
+    seconds = o.admission.default_time_limit_s > 0 ? o.admission.default_time_limit_s
+                                                   : o.admission.max_time_limit_s;
+  if (o.admission.max_time_limit_s > 0 && seconds > o.admission.max_time_limit_s)
     return FailedPrecondition("time limit " + FormatTimeLimit(seconds) + " is above " +
-                              FormatTimeLimit(o.max_time_limit_s) +
+                              FormatTimeLimit(o.admission.max_time_limit_s) +
                               ", the most this node allows (max_time_limit)");
   return Status::Ok();
 }
@@ -90,7 +91,8 @@ Status Admission::CheckEdit(const api::Caller& caller, const JobRecord& before,
   if (OccupancyOf(after.kind).editable) PP_RETURN_IF_ERROR(ValidateRequest(now));
   PP_RETURN_IF_ERROR(CheckSignalHasLimit(now));
   if (now.priority != was.priority)
-    PP_RETURN_IF_ERROR(CheckPriority(o.priority, caller, o.daemon_uid, now.priority, *users_));
+    PP_RETURN_IF_ERROR(
+        CheckPriority(o.admission.priority, caller, o.identity.daemon_uid, now.priority, *users_));
   if (now.gpu_mem_bytes != was.gpu_mem_bytes || now.gpu_share_pct != was.gpu_share_pct ||
       now.gpus != was.gpus || now.cpus != was.cpus || now.mem_bytes != was.mem_bytes ||
       now.mig_profile != was.mig_profile) {
@@ -101,8 +103,8 @@ Status Admission::CheckEdit(const api::Caller& caller, const JobRecord& before,
   size_t tasks = TasksIn(after);
   uint64_t held = jobs.HeldBytesOf(after.uid);
   uint64_t own = RequestBytes(was) * tasks;
-  return CheckRequestBytes(after, tasks, held > own ? held - own : 0, o.max_request_bytes,
-                           caller.IsRoot() ? 0 : o.max_user_request_bytes);
+  return CheckRequestBytes(after, tasks, held > own ? held - own : 0, o.admission.max_request_bytes,
+                           caller.IsRoot() ? 0 : o.admission.max_user_request_bytes);
 }
 
 Status Admission::CheckAsked(const JobRecord& r, const ScriptRights& rights) const {
@@ -110,8 +112,8 @@ Status Admission::CheckAsked(const JobRecord& r, const ScriptRights& rights) con
   using F = ScriptField;
   PP_RETURN_IF_ERROR(rights.Explain(api::CheckSubmitAs(rights.For({F::kAsUser}), r.request.as_user),
                                     {F::kAsUser}));
-  return rights.Explain(CheckPriority(o.priority, rights.For({F::kPriority}), o.daemon_uid,
-                                      r.request.priority, *users_),
+  return rights.Explain(CheckPriority(o.admission.priority, rights.For({F::kPriority}),
+                                      o.identity.daemon_uid, r.request.priority, *users_),
                         {F::kPriority});
 }
 
@@ -122,14 +124,16 @@ Status Admission::CheckRoom(const JobRecord& r, const ScriptRights& rights, cons
   // A user's script sets the count (its --array) and some of the bytes: judged with the user's
   // caps, as the user's own submit would be.
   bool root = rights.For({F::kArray}).IsRoot();
-  PP_RETURN_IF_ERROR(rights.Explain(CheckJobRoom(jobs.map(), jobs.tasks(), r, count, o.max_jobs,
-                                                 root ? 0 : o.max_jobs_per_user, root),
-                                    {F::kArray}));
+  PP_RETURN_IF_ERROR(
+      rights.Explain(CheckJobRoom(jobs.map(), jobs.tasks(), r, count, o.admission.max_jobs,
+                                  root ? 0 : o.admission.max_jobs_per_user, root),
+                     {F::kArray}));
   std::initializer_list<F> text = {F::kArray, F::kName, F::kOutput, F::kError, F::kEnv, F::kCwd};
   root = rights.For(text).IsRoot();
-  return rights.Explain(CheckRequestBytes(r, count, jobs.HeldBytesOf(r.uid), o.max_request_bytes,
-                                          root ? 0 : o.max_user_request_bytes),
-                        text);
+  return rights.Explain(
+      CheckRequestBytes(r, count, jobs.HeldBytesOf(r.uid), o.admission.max_request_bytes,
+                        root ? 0 : o.admission.max_user_request_bytes),
+      text);
 }
 
 Result<JobRecord> Admission::Admit(const api::Caller& caller, JobRequest request,
@@ -145,8 +149,8 @@ Result<JobRecord> Admission::Admit(const api::Caller& caller, JobRequest request
     if (!request.as_user.empty()) return InvalidArgument(user.status().message());
     user = UserInfo{caller.uid, caller.gid, "uid " + std::to_string(caller.uid), {caller.gid}};
   }
-  if (o.daemon_uid != 0 && user->uid != o.daemon_uid) {
-    return PermissionDenied("pinpointd runs as uid " + std::to_string(o.daemon_uid) +
+  if (o.identity.daemon_uid != 0 && user->uid != o.identity.daemon_uid) {
+    return PermissionDenied("pinpointd runs as uid " + std::to_string(o.identity.daemon_uid) +
                             " and cannot start jobs as " + user->name + "; run it as root");
   }
   JobRecord r;
@@ -163,8 +167,8 @@ Result<JobRecord> Admission::Admit(const api::Caller& caller, JobRequest request
 }
 
 const sched::UserLimit& Admission::UserLimitOf(const std::string& name) const {
-  auto it = options_->user_limits.find(name);
-  return it == options_->user_limits.end() ? options_->default_user_limit : it->second;
+  auto it = options_->pass.user_limits.find(name);
+  return it == options_->pass.user_limits.end() ? options_->pass.default_user_limit : it->second;
 }
 
 }  // namespace pinpoint::daemon

@@ -30,35 +30,45 @@ std::vector<AdmitCase> Cases() {
   auto none = [](auto&) {};
   return {
       {"a slice of alice", none, none, kAlice, 0, Code::kOk, ""},
-      {"as_user by a user", none, [](JobRequest& r) { r.as_user = "bob"; }, kAlice, 0, Code::kPermissionDenied, "only root"},
-      {"as_user by root", none, [](JobRequest& r) { r.as_user = "bob"; }, 0, 0, Code::kOk, "", "bob"},
-      {"as_user no one is", none, [](JobRequest& r) { r.as_user = "carol"; }, 0, 0, Code::kInvalidArgument, "carol"},
-      {"a priority above the user's", none, [](JobRequest& r) { r.priority = 5; }, kAlice, 0, Code::kPermissionDenied,
-       "priority"},
+      {"as_user by a user", none, [](JobRequest& r) { r.as_user = "bob"; }, kAlice, 0,
+       Code::kPermissionDenied, "only root"},
+      {"as_user by root", none, [](JobRequest& r) { r.as_user = "bob"; }, 0, 0, Code::kOk, "",
+       "bob"},
+      {"as_user no one is", none, [](JobRequest& r) { r.as_user = "carol"; }, 0, 0,
+       Code::kInvalidArgument, "carol"},
+      {"a priority above the user's", none, [](JobRequest& r) { r.priority = 5; }, kAlice, 0,
+       Code::kPermissionDenied, "priority"},
       {"a priority a priority user may ask",
-       [](NodeOptions& o) { o.priority.priority_users = {"alice"}; }, [](JobRequest& r) { r.priority = 5; }, kAlice,
-       0, Code::kOk, ""},
-      {"a non-root daemon asked for another user", [](NodeOptions& o) { o.daemon_uid = kBob; }, none, kAlice, 0,
+       [](NodeOptions& o) { o.admission.priority.priority_users = {"alice"}; },
+       [](JobRequest& r) { r.priority = 5; }, kAlice, 0, Code::kOk, ""},
+      {"a non-root daemon asked for another user",
+       [](NodeOptions& o) { o.identity.daemon_uid = kBob; }, none, kAlice, 0,
        Code::kPermissionDenied, "run it as root"},
-      {"never fits the node", none, [](JobRequest& r) { r.gpu_mem_bytes = 100ull << 30; }, kAlice, 0,
-       Code::kFailedPrecondition, ""},
+      {"never fits the node", none, [](JobRequest& r) { r.gpu_mem_bytes = 100ull << 30; }, kAlice,
+       0, Code::kFailedPrecondition, ""},
       {"past the user's limit",
-       [](NodeOptions& o) { o.user_limits["alice"] = sched::UserLimit{std::nullopt, 512ull << 20}; }, none, kAlice, 0,
-       Code::kFailedPrecondition, "user_limits"},
+       [](NodeOptions& o) {
+         o.pass.user_limits["alice"] = sched::UserLimit{std::nullopt, 512ull << 20};
+       },
+       none, kAlice, 0, Code::kFailedPrecondition, "user_limits"},
       {"another user's limit is not alice's",
-       [](NodeOptions& o) { o.user_limits["bob"] = sched::UserLimit{std::nullopt, 512ull << 20}; }, none, kAlice, 0,
-       Code::kOk, ""},
-      {"no room for one more of alice's", [](NodeOptions& o) { o.max_jobs_per_user = 2; }, none, kAlice, 2,
-       Code::kUnavailable, "max_jobs_per_user"},
-      {"root is not counted per user", [](NodeOptions& o) { o.max_jobs_per_user = 2; }, none, 0, 2, Code::kOk, "",
-       "root"},
-      {"one request too large", [](NodeOptions& o) { o.max_request_bytes = 4096; },
-       [](JobRequest& r) { r.env["BIG"] = std::string(8192, 'x'); }, kAlice, 0, Code::kInvalidArgument,
-       "max_request_bytes"},
+       [](NodeOptions& o) {
+         o.pass.user_limits["bob"] = sched::UserLimit{std::nullopt, 512ull << 20};
+       },
+       none, kAlice, 0, Code::kOk, ""},
+      {"no room for one more of alice's", [](NodeOptions& o) { o.admission.max_jobs_per_user = 2; },
+       none, kAlice, 2, Code::kUnavailable, "max_jobs_per_user"},
+      {"root is not counted per user", [](NodeOptions& o) { o.admission.max_jobs_per_user = 2; },
+       none, 0, 2, Code::kOk, "", "root"},
+      {"one request too large", [](NodeOptions& o) { o.admission.max_request_bytes = 4096; },
+       [](JobRequest& r) { r.env["BIG"] = std::string(8192, 'x'); }, kAlice, 0,
+       Code::kInvalidArgument, "max_request_bytes"},
       // Two of alice's slices and a half: the third is over.
       {"alice's requests past her budget",
-       [](NodeOptions& o) { o.max_user_request_bytes = RequestBytes(GpuSlice()) * 5 / 2; }, none, kAlice, 2,
-       Code::kUnavailable, "max_user_request_bytes"},
+       [](NodeOptions& o) {
+         o.admission.max_user_request_bytes = RequestBytes(GpuSlice()) * 5 / 2;
+       },
+       none, kAlice, 2, Code::kUnavailable, "max_user_request_bytes"},
   };
 }
 
@@ -113,9 +123,9 @@ TEST_F(AdmissionTest, EachWayInIsAdmittedOrRefusedWithOneLine) {
 }
 
 TEST_F(AdmissionTest, PrepareDropsDeniedNamesAndAppliesTheTimeLimit) {
-  options_.env_deny = {"SECRET_*"};
-  options_.default_time_limit_s = 600;
-  options_.max_time_limit_s = 3600;
+  options_.admission.env_deny = {"SECRET_*"};
+  options_.admission.default_time_limit_s = 600;
+  options_.admission.max_time_limit_s = 3600;
   Admission admission(&options_, &options_.inventory, &users_);
   JobRequest r = GpuSlice();
   r.env = {{"SECRET_TOKEN", "x"}, {"PATH", "/bin"}};
@@ -133,8 +143,8 @@ TEST_F(AdmissionTest, PrepareDropsDeniedNamesAndAppliesTheTimeLimit) {
 }
 
 TEST_F(AdmissionTest, AnArrayIsCheckedForItsSizeAndStandsForItsTasks) {
-  options_.max_array_tasks = 4;
-  options_.max_jobs_per_user = 3;
+  options_.admission.max_array_tasks = 4;
+  options_.admission.max_jobs_per_user = 3;
   Admission admission(&options_, &options_.inventory, &users_);
   JobRequest r = GpuSlice();
   EXPECT_EQ(admission.PrepareArray(r, ArraySpec{{}, 0}).status().code(), Code::kInvalidArgument);

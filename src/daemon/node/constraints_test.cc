@@ -44,7 +44,7 @@ class ConstraintsTest : public ServiceFixture {
   static NodeOptions Options() {
     NodeOptions o;
     o.inventory = TwoGpus();
-    o.cancel_grace_ms = 5000;
+    o.launch.cancel_grace_ms = 5000;
     return o;
   }
   void Start(NodeOptions o) { Restart(std::move(o), &users_); }
@@ -134,8 +134,8 @@ TEST_F(ConstraintsTest, AJobThatEndsInTimeOrIsCancelledFirstKeepsItsOwnEnd) {
 
 TEST_F(ConstraintsTest, TheDefaultAppliesWithoutALimitAndTheMaxRefusesMore) {
   NodeOptions o = Options();
-  o.default_time_limit_s = 3600;
-  o.max_time_limit_s = 7200;
+  o.admission.default_time_limit_s = 3600;
+  o.admission.max_time_limit_s = 7200;
   Start(o);
   JobId plain = Submit(alice_, Cpu());
   EXPECT_EQ(store_->Get(plain)->request.time_limit_s, 3600) << "stored with the limit it runs under";
@@ -151,14 +151,14 @@ TEST_F(ConstraintsTest, TheDefaultAppliesWithoutALimitAndTheMaxRefusesMore) {
               "time limit 2:00:01 is above 2:00:00, the most this node allows (max_time_limit)");
   }
   EXPECT_EQ(store_->List({})->size(), 2u) << "a refused job is not stored";
-  o.default_time_limit_s = 0;
+  o.admission.default_time_limit_s = 0;
   Start(o);
   EXPECT_EQ(store_->Get(Submit(alice_, Cpu()))->request.time_limit_s, 7200) << "no default: the max";
 }
 
 TEST_F(ConstraintsTest, ARetryWithTheSameKeyFindsTheJobTheDefaultLimitWasAddedTo) {
   NodeOptions o = Options();
-  o.default_time_limit_s = 600;
+  o.admission.default_time_limit_s = 600;
   Start(o);
   auto first = node_->Submit(alice_, Cpu(), std::string("key-1"));
   auto again = node_->Submit(alice_, Cpu(), std::string("key-1"));
@@ -248,7 +248,7 @@ TEST_F(ConstraintsTest, ASignalWithoutATimeLimitIsRefusedAtSubmit) {
   EXPECT_EQ(refused.status().message(), "--signal is sent before the time limit, and this job has none: give "
                                         "--time too (this node sets no default_time_limit)");
   NodeOptions o = Options();
-  o.default_time_limit_s = 3600;
+  o.admission.default_time_limit_s = 3600;
   Start(o);
   EXPECT_EQ(store_->Get(Submit(alice_, r))->request.signal, SIGUSR1) << "the node's default limit will do";
 }
@@ -257,7 +257,7 @@ TEST_F(ConstraintsTest, ASignalWithoutATimeLimitIsRefusedAtSubmit) {
 // time limit, and is stopped at it (daemon/node/lease_limits_test.cc has the rest).
 TEST_F(ConstraintsTest, LeasesTakeTheNodesDefaultTimeLimit) {
   NodeOptions o = Options();
-  o.default_time_limit_s = 60;
+  o.admission.default_time_limit_s = 60;
   Start(o);
   LeaseRequest lease;
   lease.gpu_mem_bytes = 4ull << 30;
@@ -406,7 +406,7 @@ TEST_F(ConstraintsTest, AHeldJobWithAFailedDependencyEndsToo) {
 
 TEST_F(ConstraintsTest, RunningJobsCapOneUserByNameAndItsJobStartsWhenAnotherEnds) {
   NodeOptions o = Options();
-  o.user_limits["alice"] = sched::UserLimit{1, std::nullopt};
+  o.pass.user_limits["alice"] = sched::UserLimit{1, std::nullopt};
   Start(o);
   JobId first = Submit(alice_, Cpu());
   JobId second = Submit(alice_, Cpu());
@@ -425,7 +425,7 @@ TEST_F(ConstraintsTest, RunningJobsCapOneUserByNameAndItsJobStartsWhenAnotherEnd
 
 TEST_F(ConstraintsTest, GpuMemCountsLeasesAndADemandOverTheCapIsRefusedAtSubmit) {
   NodeOptions o = Options();
-  o.default_user_limit.gpu_mem_bytes = 10ull << 30;
+  o.pass.default_user_limit.gpu_mem_bytes = 10ull << 30;
   Start(o);
   LeaseRequest lease;
   lease.gpu_mem_bytes = 8ull << 30;

@@ -1,6 +1,6 @@
-// A starting job's own CPUs (NodeOptions::cpu_topology, config cpu_binding "cpuset"): chosen when
-// it starts, stored with it, given to its launch and environment, held until it ends, and the
-// quota again when too few are free.
+// A starting job's own CPUs (NodeOptions::Launch::cpu_topology, config cpu_binding "cpuset"):
+// chosen when it starts, stored with it, given to its launch and environment, held until it ends,
+// and the quota again when too few are free.
 #include <gtest/gtest.h>
 
 #include "daemon/service/service_fixture.h"
@@ -15,8 +15,8 @@ class CpusetTest : public ServiceFixture {
   NodeOptions Options() {
     NodeOptions o;
     o.inventory = TwoGpus();
-    o.cpu_topology.cpus = {0, 1, 2, 3};
-    o.cpu_topology.node_of = {{0, 0}, {1, 0}, {2, 1}, {3, 1}};
+    o.launch.cpu_topology.cpus = {0, 1, 2, 3};
+    o.launch.cpu_topology.node_of = {{0, 0}, {1, 0}, {2, 1}, {3, 1}};
     return o;
   }
   JobId Submit(int cpus, std::map<std::string, std::string> env = {}) {

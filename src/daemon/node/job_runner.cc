@@ -77,7 +77,7 @@ void JobRunner::Adopt(JobRecord& job, bool orphaned) {
     for (AppliedLimit& limit : job.readback.limits) limit.given = limit.expected;
   }
   if (job.cancel_requested)
-    kill_at_ms_[job.id] = deps_.clock->NowMs() + deps_.options->cancel_grace_ms;
+    kill_at_ms_[job.id] = deps_.clock->NowMs() + deps_.options->launch.cancel_grace_ms;
   store::JobEvent e{job.id, deps_.clock->NowMs(), "adopt", "re-adopted after daemon restart"};
   Status s = deps_.store->AppendEvent(e);
   if (!s.ok()) log::Warn("job {}: {}", job.id, s.ToString());
@@ -110,7 +110,7 @@ std::vector<JobId> JobRunner::RecordStarts(const std::vector<sched::Start>& star
   std::vector<std::pair<JobId, JobRecord>> pending;  // each started job as it was before
   // Without a batch (the store refused one) each start is its own transaction: slower, as safe.
   auto batch = deps_.store->BeginBatch();
-  const CpuTopology& topology = deps_.options->cpu_topology;
+  const CpuTopology& topology = deps_.options->launch.cpu_topology;
   std::set<int> taken;  // the CPUs running jobs hold, those started in this pass included
   if (!topology.cpus.empty()) {
     for (const auto& [id, job] : jobs)
@@ -183,7 +183,8 @@ Result<std::map<std::string, std::string>> JobRunner::JobEnvironment(const JobRe
       gpu_indices.push_back(deps_.inventory->devices[index].gpu_index);
   }
   // A job sees what a Slurm job would; a lease's container is no Slurm job.
-  if (job.kind == JobKind::kJob) SetSlurmEnvironment(job, deps_.options->slurm, gpu_indices, env);
+  if (job.kind == JobKind::kJob)
+    SetSlurmEnvironment(job, deps_.options->identity.slurm, gpu_indices, env);
   for (const std::string& name : sharing.OwnVariables()) {
     env.erase(name);  // a job never chooses its own MPS server or limits
   }
@@ -206,8 +207,8 @@ Result<std::map<std::string, std::string>> JobRunner::JobEnvironment(const JobRe
   else env.erase("PINPOINT_CPUS");
   // A simulated node's own jobs: what they declare is seen by this node alone (declared_usage.h).
   env.erase(gpu::kSimulatedNodeVar);
-  if (!deps_.options->simulated_node.empty())
-    env[gpu::kSimulatedNodeVar] = deps_.options->simulated_node;
+  if (!deps_.options->identity.simulated_node.empty())
+    env[gpu::kSimulatedNodeVar] = deps_.options->identity.simulated_node;
   return env;
 }
 
@@ -289,7 +290,8 @@ void JobRunner::Pass(int64_t now_ms) {
   ends_left_ = false;
   for (JobId id : running) {
     JobRecord& job = jobs.at(id);
-    ends_left_ = ends_left_ || (!ends.empty() && end_bytes >= deps_.options->pass_record_bytes);
+    ends_left_ =
+        ends_left_ || (!ends.empty() && end_bytes >= deps_.options->pass.pass_record_bytes);
     auto end = ends_left_ ? std::nullopt : OccupantOf(job).Poll(job, now_ms);
     if (end && end->exit && end->exit->kind == launch::ExitStatus::Kind::kOrphaned) {
       HandleOrphan(job);
@@ -427,7 +429,7 @@ void JobRunner::SafeStop(JobRecord& job) {
     Status t = deps_.sharing->For(a.mode).StopClients(SliceOf(job, a), processes);
     if (!t.ok()) log::Warn("job {}: stopping its clients: {}", job.id, t.message());
   }
-  kill_at_ms_[job.id] = deps_.clock->NowMs() + deps_.options->cancel_grace_ms;
+  kill_at_ms_[job.id] = deps_.clock->NowMs() + deps_.options->launch.cancel_grace_ms;
   // The server's answer comes later (never waited on): Pass sends SIGTERM once it has come, or
   // once it is overdue; the SIGKILL deadline holds either way.
   if (deps_.sharing->Stopping(static_cast<uint64_t>(job.id))) {
@@ -508,7 +510,7 @@ void JobRunner::Finish(JobRecord& job, const launch::ExitStatus& status) {
   lifecycle::EndFacts facts;
   facts.exit = status;
   facts.mps_fault = deps_.faults->Leave(job, *deps_.sharing);
-  facts.policy = deps_.options->mps_fault_policy;
+  facts.policy = deps_.options->watch.mps_fault_policy;
   facts.now_ms = deps_.clock->NowMs();
   lifecycle::JobEnd end = lifecycle::DecideEnd(job, facts);
   lifecycle::ApplyEnd(end, job);

@@ -106,7 +106,8 @@ class JobRunner {
   // Whether the queue changed (a job ended, a device freed, a start not recorded) since the last
   // call: the pass must schedule again.
   bool TakeChanged() { return std::exchange(changed_, false); }
-  // Whether the last Pass left ends for the next (their records past options->pass_record_bytes).
+  // Whether the last Pass left ends for the next (their records past
+  // options->pass.pass_record_bytes).
   bool EndsLeft() const { return ends_left_; }
   // The jobs launched since the daemon started (the metrics' starts_total).
   int64_t starts_total() const { return starts_total_; }

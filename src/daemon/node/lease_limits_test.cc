@@ -42,9 +42,9 @@ class LeaseLimitsTest : public ServiceFixture {
   void SetUp() override {
     NodeOptions o;
     o.inventory = EightGpus();
-    o.lease_attach_timeout_ms = 60000;
-    o.default_time_limit_s = kHourS;
-    o.max_time_limit_s = 4 * kHourS;
+    o.launch.lease_attach_timeout_ms = 60000;
+    o.admission.default_time_limit_s = kHourS;
+    o.admission.max_time_limit_s = 4 * kHourS;
     Restart(o);
     root_ = User(0);
   }
@@ -164,7 +164,7 @@ TEST_F(LeaseLimitsTest, LeasesPastTheirTimeLimitEndAndFreeTheirGpus) {
 TEST_F(LeaseLimitsTest, AnUnattachedLeaseEndsAtItsTimeLimit) {
   NodeOptions o = node_->options();
   o.inventory = EightGpus();
-  o.lease_attach_timeout_ms = 86400000;
+  o.launch.lease_attach_timeout_ms = 86400000;
   Restart(o);
   LeaseRequest r;
   r.gpus = 1;

@@ -16,7 +16,7 @@ class LeaseTest : public ServiceFixture {
   void SetUp() override {
     NodeOptions o;
     o.inventory = TwoGpus();
-    o.lease_attach_timeout_ms = 60000;
+    o.launch.lease_attach_timeout_ms = 60000;
     Restart(o);
     root_.uid = 0;
     root_.gid = 0;
@@ -46,7 +46,7 @@ class LeaseTest : public ServiceFixture {
     NodeOptions o;
     o.inventory = TwoGpus();
     o.inventory.devices[1].mode = SharingMode::kTimeslice;
-    o.lease_attach_timeout_ms = 60000;
+    o.launch.lease_attach_timeout_ms = 60000;
     Restart(o);
     LeaseRequest r = Slice();
     r.gpu_share_pct = 0;
@@ -378,7 +378,7 @@ TEST_F(LeaseTest, CancelKillsTheCgroupAfterTheGrace) {
   JobId id = OpenAttached();
   ASSERT_TRUE(node_->Cancel(caller_, {id}).front().ok());
   EXPECT_EQ(containers_.signals.back().second, SIGTERM);
-  clock_.AdvanceMs(node_->options().cancel_grace_ms);
+  clock_.AdvanceMs(node_->options().launch.cancel_grace_ms);
   node_->Step();
   EXPECT_EQ(containers_.signals.back(), std::make_pair(std::string(kCgroup), SIGKILL));
 }

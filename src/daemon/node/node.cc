@@ -154,11 +154,12 @@ sched::Snapshot Node::SchedSnapshot(bool with_pending) {
   if (deps_.mig != nullptr)
     for (int device : deps_.mig->HeldDevices(snap.inventory, deps_.clock->NowMs()))
       snap.inventory.devices.at(static_cast<size_t>(device)).drained = true;
-  snap.user_limits.defaults = options_.default_user_limit;
+  snap.user_limits.defaults = options_.pass.default_user_limit;
   for (auto& [id, job] : jobs_) {
-    if (!options_.user_limits.empty() && !IsFinal(job.state)) {
-      auto limit = options_.user_limits.find(job.user);
-      if (limit != options_.user_limits.end()) snap.user_limits.by_uid[job.uid] = limit->second;
+    if (!options_.pass.user_limits.empty() && !IsFinal(job.state)) {
+      auto limit = options_.pass.user_limits.find(job.user);
+      if (limit != options_.pass.user_limits.end())
+        snap.user_limits.by_uid[job.uid] = limit->second;
     }
     if (job.state == JobState::kPending && !job.cancel_requested) {
       if (!with_pending) continue;
@@ -236,7 +237,7 @@ void Node::Schedule() {
     const JobRecord* job = nullptr;
     if (auto it = jobs_.find(plan.starts[i].id); it != jobs_.end()) job = &it->second;
     if (job == nullptr) job = jobs_.RestHolding(plan.starts[i].id);
-    if (i > 0 && start_bytes >= options_.pass_record_bytes) {
+    if (i > 0 && start_bytes >= options_.pass.pass_record_bytes) {
       plan.starts.resize(i);
       starts_left_ = true;
       dirty_ = true;

@@ -144,11 +144,11 @@ class Node {
   // With an idempotency key (docs/api.md, "submit"): when the caller's uid already submitted a
   // job with this key, returns that job (in whatever state it is now) and stores nothing.
   // Errors: kInvalidArgument (bad request or key), kPermissionDenied (as_user, a priority above
-  // what options.priority allows the caller, or a non-root daemon asked to run another user's
-  // job), kFailedPrecondition (never fits: the reason; an afterok that can never be met
+  // what options.admission.priority allows the caller, or a non-root daemon asked to run another
+  // user's job), kFailedPrecondition (never fits: the reason; an afterok that can never be met
   // (Dependencies::Check); or the key was used for a different request), kIo.
-  // Environment variables that match options.env_deny are dropped before the job is compared
-  // or stored (their names, never values, go to the job's events). `hold`: stored held
+  // Environment variables that match options.admission.env_deny are dropped before the job is
+  // compared or stored (their names, never values, go to the job's events). `hold`: stored held
   // (Hold::kUser, or Hold::kRoot when the caller is root). `from_script`: the fields the job's
   // script gave (SubmitRequest::from_script), judged with the rights of the user the job runs as
   // (daemon/jobs/script_rights.h): their errors name the script's line, and its hold is a user
@@ -164,9 +164,9 @@ class Node {
   // With an idempotency key the caller's uid already used for this array: that array as it is
   // now, and nothing is stored. `hold` holds every task; `from_script` as Submit's. Returns the
   // first task and the count.
-  // Errors: Submit's; kInvalidArgument for more tasks than options.max_array_tasks, or an array
-  // whose stored records would pass kMaxArrayBytes (the request times the tasks); the key used
-  // for anything but this array is kFailedPrecondition.
+  // Errors: Submit's; kInvalidArgument for more tasks than options.admission.max_array_tasks, or an
+  // array whose stored records would pass kMaxArrayBytes (the request times the tasks); the key
+  // used for anything but this array is kFailedPrecondition.
   struct SubmittedArray {
     JobRecord first;
     int count = 0;
@@ -284,8 +284,8 @@ class Node {
   // changed, schedules and launches. Returns the ids of jobs that reached a final state.
   std::vector<JobId> Step();
   // Whether the last Step left work for the next at once: starts or ends past its budget
-  // (NodeOptions::pass_record_bytes), or ended jobs' processes past the launcher's budget for a
-  // pass (launch::Launcher::MoreDue). The main loop then steps again without waiting.
+  // (NodeOptions::Pass::pass_record_bytes), or ended jobs' processes past the launcher's budget for
+  // a pass (launch::Launcher::MoreDue). The main loop then steps again without waiting.
   bool MoreDue() const { return starts_left_ || runner_.EndsLeft() || deps_.launcher->MoreDue(); }
 
   // What the site set (its inventory moved into devices()).
@@ -295,6 +295,19 @@ class Node {
   size_t active_count() const { return jobs_.size(); }
 
  private:
+  // The steps of List. ListStored: a page of the store's jobs (--all, or by end times).
+  // TasksOfOlderRests: the tasks that the selected array rests older than `oldest` stand for
+  // beyond their own rows. ListActive: the page of active jobs and recent launch failures, into
+  // `page` (its total and tasks_after included). AddStartEstimates: each pending job's estimated
+  // start on `page`, from a play at most every kStartEstimateReuseMs.
+  Result<Page> ListStored(std::optional<uint32_t> uid, int offset, int limit, const EndRange& ended,
+                          const ListQuery& select) const;
+  int64_t TasksOfOlderRests(JobId oldest, std::optional<uint32_t> uid,
+                            const ListQuery& select) const;
+  Status ListActive(std::optional<uint32_t> uid, int offset, int limit, const ListQuery& select,
+                    int64_t now_ms, Page& page) const;
+  void AddStartEstimates(int64_t now_ms, Page& page) const;
+
   // The active job `id` if the caller may act on it. Errors: kNotFound, kPermissionDenied,
   // kFailedPrecondition (it ended).
   Result<JobRecord*> ControlledJob(const api::Caller& caller, JobId id);
@@ -341,11 +354,11 @@ class Node {
   bool starts_left_ = false;                 // the last Schedule placed starts past its budget
   int64_t slow_pass_logged_ms_ = INT64_MIN / 2;  // the last "a pass took" line (steady clock ms)
   // MPS faults: the devices recovering from one and the jobs it hit, drains and why.
-  FaultRecovery faults_{options_.mps_fault_drain_after, deps_.store};
+  FaultRecovery faults_{options_.watch.mps_fault_drain_after, deps_.store};
   // The watcher's side: watched jobs, usage, and the slots of ended jobs whose processes may
   // still be on their GPUs (a device goes to another job only once they have left it).
   WatchFeedback watch_{deps_.watcher, deps_.store, deps_.cgroups, &devices_,
-                       options_.usage_flush_ms};
+                       options_.watch.usage_flush_ms};
   // The running half: starts, polls, stops, ends and requeues.
   JobRunner runner_{RunnerDeps{.options = &options_,
                                .inventory = &devices_,

@@ -99,7 +99,7 @@ TEST_F(NodeTest, FaultRequeuesVictimsWhichRerunAloneAndTheCulpritFails) {
 TEST_F(NodeTest, FaultPolicyFailEndsAffectedJobsAsGpuFault) {
   NodeOptions o = node_->options();
   o.inventory = node_->devices();
-  o.mps_fault_policy = MpsFaultPolicy::kFail;
+  o.watch.mps_fault_policy = MpsFaultPolicy::kFail;
   node_ = std::make_unique<Node>(o, NodeDeps{.store = store_.get(), .launcher = &launcher_, .clock = &clock_, .sharing = mps_backends_.get()});
   JobId a = Submit(Request(1, 4ull << 30));
   JobId ok = Submit(Request(1, 4ull << 30));
@@ -118,7 +118,7 @@ TEST_F(NodeTest, FaultPolicyFailEndsAffectedJobsAsGpuFault) {
 TEST_F(NodeTest, ForgedFaultClaimsNeverDrainTheDevice) {
   NodeOptions o = node_->options();
   o.inventory = node_->devices();
-  o.mps_fault_drain_after = 2;
+  o.watch.mps_fault_drain_after = 2;
   node_ = std::make_unique<Node>(o, NodeDeps{.store = store_.get(), .launcher = &launcher_, .clock = &clock_, .sharing = mps_backends_.get()});
   for (int i = 0; i < 10; ++i) {
     mps_.InjectFault(0);

@@ -47,12 +47,12 @@ class NodeMigTest : public NodeTest {
     ASSERT_TRUE(setup.ok()) << setup.status().ToString();
     mig_ = std::move(setup->mig);
     NodeOptions o;
-    o.state_dir = dir_;
+    o.identity.state_dir = dir_;
     o.inventory = inventory;
-    o.backend_kind = "simulated:a100x8-mig";
-    o.simulated = true;
-    o.daemon_uid = ::getuid();
-    o.mig_requests = mig_requests;
+    o.identity.backend_kind = "simulated:a100x8-mig";
+    o.identity.simulated = true;
+    o.identity.daemon_uid = ::getuid();
+    o.admission.mig_requests = mig_requests;
     node_ = std::make_unique<Node>(o, NodeDeps{.store = store_.get(), .launcher = &launcher, .clock = &clock_, .sharing = mps_backends_.get(), .mig = mig_.get()});
   }
   void TearDown() override {

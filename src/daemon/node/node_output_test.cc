@@ -28,9 +28,9 @@ class NodeOutputTest : public NodeTest {
   void MakeNode(OutputLimits limits) {
     NodeOptions o = node_->options();
     o.inventory = node_->devices();
-    o.daemon_uid = 0;  // runs other users' jobs (FakeLauncher starts nothing)
-    o.output = limits;
-    o.output_check_ms = 0;  // a look every pass
+    o.identity.daemon_uid = 0;  // runs other users' jobs (FakeLauncher starts nothing)
+    o.launch.output = limits;
+    o.launch.output_check_ms = 0;  // a look every pass
     node_ = std::make_unique<Node>(o, NodeDeps{.store = store_.get(),
                                                .launcher = &launcher_,
                                                .clock = &clock_,

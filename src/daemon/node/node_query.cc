@@ -96,63 +96,81 @@ std::map<JobId, sched::StartEstimate> PlayStarts(const JobTable& jobs, sched::In
 Result<Node::Page> Node::List(bool all, std::optional<uint32_t> uid, int offset, int limit,
                               const EndRange& ended, const ListQuery& select) const {
   if (offset < 0 || limit <= 0) return InvalidArgument("a page needs offset >= 0 and limit > 0");
-  Page page;
   bool by_end = ended.after_ms || ended.before_ms;
   if (all || by_end) {
     if (!select.names.empty())
       return InvalidArgument("a name selects among active jobs: leave out --all and the end times");
-    store::ListFilter filter;
-    filter.uid = uid;
-    filter.states = select.states;
-    if (by_end) {
-      std::erase_if(filter.states, [](JobState state) { return !IsFinal(state); });
-      if (filter.states.empty() != select.states.empty())
-        return page;  // only active states asked: none ended
-      if (filter.states.empty())
-        filter.states = {JobState::kCompleted, JobState::kFailed, JobState::kCancelled};
-      filter.end_ms_min = ended.after_ms;
-      filter.end_ms_max = ended.before_ms;
-    }
-    if (!select.ids.empty()) filter.id_ranges = IdRanges(*this, select.ids);
-    filter.limit = limit;
-    filter.offset = offset;
-    filter.omit_env = true;
-    auto total = deps_.store->Count(filter);
-    if (!total.ok()) return total.status();
-    page.total = *total;
-    auto ids = deps_.store->ListIds(filter);
-    if (!ids.ok()) return ids.status();
-    page.jobs.reserve(ids->size());
-    page.tasks_after =
-        std::max<int64_t>(0, page.total - offset - static_cast<int64_t>(ids->size()));
-    // Newest first: the rests of the table older than the page stand for more tasks than rows.
-    if (!ids->empty() && !by_end) {
-      JobId oldest = *std::min_element(ids->begin(), ids->end());
-      for (auto it = jobs_.begin(); it != jobs_.end() && it->first < oldest; ++it) {
-        const JobRecord& r = it->second;
-        bool state = select.states.empty() || std::find(select.states.begin(), select.states.end(),
-                                                        r.state) != select.states.end();
-        if (IsArrayRest(r) && (!uid || r.uid == *uid) && state &&
-            Matches(r, {{}, {}, select.ids}, jobs_))
-          page.tasks_after += static_cast<int64_t>(jobs_.TasksOf(it->first)) - 1;
-      }
-    }
-    for (JobId id : *ids) {
-      // An active job from memory (which holds pending reasons), without reading its record.
-      auto it = jobs_.find(id);
-      if (it != jobs_.end()) {
-        page.jobs.push_back(WithoutEnv(it->second));
-        continue;
-      }
-      auto stored = deps_.store->Get(id, /*with_env=*/false);
-      if (!stored.ok()) return stored.status();
-      page.jobs.push_back(std::move(stored).value());
-    }
-    return page;
+    return ListStored(uid, offset, limit, ended, select);
   }
+  int64_t now_ms = deps_.clock->NowMs();
+  Page page;
+  PP_RETURN_IF_ERROR(ListActive(uid, offset, limit, select, now_ms, page));
+  if (select.estimate_starts) AddStartEstimates(now_ms, page);
+  return page;
+}
+
+Result<Node::Page> Node::ListStored(std::optional<uint32_t> uid, int offset, int limit,
+                                    const EndRange& ended, const ListQuery& select) const {
+  Page page;
+  bool by_end = ended.after_ms || ended.before_ms;
+  store::ListFilter filter;
+  filter.uid = uid;
+  filter.states = select.states;
+  if (by_end) {
+    std::erase_if(filter.states, [](JobState state) { return !IsFinal(state); });
+    if (filter.states.empty() != select.states.empty())
+      return page;  // only active states asked: none ended
+    if (filter.states.empty())
+      filter.states = {JobState::kCompleted, JobState::kFailed, JobState::kCancelled};
+    filter.end_ms_min = ended.after_ms;
+    filter.end_ms_max = ended.before_ms;
+  }
+  if (!select.ids.empty()) filter.id_ranges = IdRanges(*this, select.ids);
+  filter.limit = limit;
+  filter.offset = offset;
+  filter.omit_env = true;
+  auto total = deps_.store->Count(filter);
+  if (!total.ok()) return total.status();
+  page.total = *total;
+  auto ids = deps_.store->ListIds(filter);
+  if (!ids.ok()) return ids.status();
+  page.jobs.reserve(ids->size());
+  page.tasks_after = std::max<int64_t>(0, page.total - offset - static_cast<int64_t>(ids->size()));
+  // Newest first: the rests of the table older than the page stand for more tasks than rows.
+  if (!ids->empty() && !by_end)
+    page.tasks_after += TasksOfOlderRests(*std::min_element(ids->begin(), ids->end()), uid, select);
+  for (JobId id : *ids) {
+    // An active job from memory (which holds pending reasons), without reading its record.
+    auto it = jobs_.find(id);
+    if (it != jobs_.end()) {
+      page.jobs.push_back(WithoutEnv(it->second));
+      continue;
+    }
+    auto stored = deps_.store->Get(id, /*with_env=*/false);
+    if (!stored.ok()) return stored.status();
+    page.jobs.push_back(std::move(stored).value());
+  }
+  return page;
+}
+
+int64_t Node::TasksOfOlderRests(JobId oldest, std::optional<uint32_t> uid,
+                                const ListQuery& select) const {
+  int64_t tasks = 0;
+  for (auto it = jobs_.begin(); it != jobs_.end() && it->first < oldest; ++it) {
+    const JobRecord& r = it->second;
+    bool state = select.states.empty() || std::find(select.states.begin(), select.states.end(),
+                                                    r.state) != select.states.end();
+    if (IsArrayRest(r) && (!uid || r.uid == *uid) && state &&
+        Matches(r, {{}, {}, select.ids}, jobs_))
+      tasks += static_cast<int64_t>(jobs_.TasksOf(it->first)) - 1;
+  }
+  return tasks;
+}
+
+Status Node::ListActive(std::optional<uint32_t> uid, int offset, int limit, const ListQuery& select,
+                        int64_t now_ms, Page& page) const {
   // Jobs that failed to launch of late are listed too, with their reason, in id order among the
   // active ones (kRecentFailureMs): a job that cannot start does not vanish from the queue.
-  int64_t now_ms = deps_.clock->NowMs();
   std::vector<JobId> failed;
   for (const RecentFailure* f : recent_failures_.Of(uid, now_ms)) {
     if (jobs_.count(f->id) > 0) continue;
@@ -186,29 +204,30 @@ Result<Node::Page> Node::List(bool all, std::optional<uint32_t> uid, int offset,
     PP_RETURN_IF_ERROR(row(id, &r));
   }
   for (; next_failed != failed.end(); ++next_failed) PP_RETURN_IF_ERROR(row(*next_failed, nullptr));
-  if (select.estimate_starts) {
-    StartEstimates& cache = start_estimates_;
-    // One play at most every kStartEstimateReuseMs, whatever changed in between: no stream of
-    // requests (and changes to one's own jobs between them) makes the loop play more often.
-    if (!cache.played || now_ms - cache.at_ms >= kStartEstimateReuseMs || now_ms < cache.at_ms) {
-      sched::Inventory inventory = devices_;
-      MarkUnavailable(inventory);
-      cache = {true, now_ms, PlayStarts(jobs_, std::move(inventory), now_ms)};
-    }
-    for (const JobRecord& job : page.jobs) {
-      if (job.state != JobState::kPending) continue;
-      auto it = cache.by_id.find(job.id);
-      if (it != cache.by_id.end()) {
-        page.starts.push_back(it->second);
-      } else if (job.submit_ms >= cache.at_ms) {
-        page.starts.push_back({job.id, std::nullopt,
-                               "submitted after the last estimate: ask again in a few seconds"});
-      } else {
-        page.starts.push_back({job.id, std::nullopt, "beyond the estimate's horizon"});
-      }
+  return Status::Ok();
+}
+
+void Node::AddStartEstimates(int64_t now_ms, Page& page) const {
+  StartEstimates& cache = start_estimates_;
+  // One play at most every kStartEstimateReuseMs, whatever changed in between: no stream of
+  // requests (and changes to one's own jobs between them) makes the loop play more often.
+  if (!cache.played || now_ms - cache.at_ms >= kStartEstimateReuseMs || now_ms < cache.at_ms) {
+    sched::Inventory inventory = devices_;
+    MarkUnavailable(inventory);
+    cache = {true, now_ms, PlayStarts(jobs_, std::move(inventory), now_ms)};
+  }
+  for (const JobRecord& job : page.jobs) {
+    if (job.state != JobState::kPending) continue;
+    auto it = cache.by_id.find(job.id);
+    if (it != cache.by_id.end()) {
+      page.starts.push_back(it->second);
+    } else if (job.submit_ms >= cache.at_ms) {
+      page.starts.push_back(
+          {job.id, std::nullopt, "submitted after the last estimate: ask again in a few seconds"});
+    } else {
+      page.starts.push_back({job.id, std::nullopt, "beyond the estimate's horizon"});
     }
   }
-  return page;
 }
 
 Result<std::vector<store::JobEvent>> Node::Events(JobId id) const {

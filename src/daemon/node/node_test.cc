@@ -150,8 +150,11 @@ TEST_F(NodeTest, NonRootDaemonRefusesOtherUsersJobs) {
   if (::getuid() == 0) {
     NodeOptions o = node_->options();
   o.inventory = node_->devices();
-    o.daemon_uid = 4242;  // as if pinpointd ran as an ordinary user
-    node_ = std::make_unique<Node>(o, NodeDeps{.store = store_.get(), .launcher = &launcher_, .clock = &clock_, .sharing = mps_backends_.get()});
+  o.identity.daemon_uid = 4242;  // as if pinpointd ran as an ordinary user
+  node_ = std::make_unique<Node>(o, NodeDeps{.store = store_.get(),
+                                             .launcher = &launcher_,
+                                             .clock = &clock_,
+                                             .sharing = mps_backends_.get()});
   } else {
     caller_.uid = ::getuid() + 1;
   }
@@ -239,7 +242,7 @@ TEST_F(NodeTest, UsersComeFromTheUserDirectory) {
   users.AddUser(1002, 1002, "bob");
   NodeOptions o = node_->options();
   o.inventory = node_->devices();
-  o.daemon_uid = 0;  // runs other users' jobs (FakeLauncher starts nothing)
+  o.identity.daemon_uid = 0;  // runs other users' jobs (FakeLauncher starts nothing)
   node_ = std::make_unique<Node>(o, NodeDeps{.store = store_.get(), .launcher = &launcher_, .clock = &clock_, .users = &users, .sharing = mps_backends_.get()});
   api::Caller ana{1001, 1001, 1};
   api::Caller bob{1002, 1002, 2};

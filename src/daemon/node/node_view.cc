@@ -148,9 +148,9 @@ GpusReply Node::GpusView() const {
                                    c.start, c.instance_id, c.uuid, c.for_job, c.result});
   if (deps_.watcher != nullptr)
     reply.watcher = WatcherView{view.polls, view.poll_time_ms, view.last_poll_duration_us};
-  reply.backend = options_.backend_kind;
-  reply.driver = options_.driver_version;
-  reply.simulated = options_.simulated;
+  reply.backend = options_.identity.backend_kind;
+  reply.driver = options_.identity.driver_version;
+  reply.simulated = options_.identity.simulated;
   reply.host.cpus = devices_.host.cpus;
   reply.host.mem_bytes = devices_.host.mem_bytes;
   return reply;

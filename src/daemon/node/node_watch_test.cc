@@ -34,14 +34,14 @@ class NodeWatchTest : public ::testing::Test {
     w.gpu_indices = {0, 1};
     watcher_ = std::make_unique<watch::Watcher>(w, backend_.get(), &owner_, &clock_);
     NodeOptions o;
-    o.state_dir = tmp_.path();
+    o.identity.state_dir = tmp_.path();
     o.inventory = TwoGpus();
     o.inventory.slice_placement = sched::SlicePlacement::kPack;  // slices share GPU 0
-    o.backend_kind = "simulated:test";
-    o.simulated = true;
-    o.cancel_grace_ms = 5000;
-    o.daemon_uid = ::getuid();
-    o.usage_flush_ms = 1000;
+    o.identity.backend_kind = "simulated:test";
+    o.identity.simulated = true;
+    o.launch.cancel_grace_ms = 5000;
+    o.identity.daemon_uid = ::getuid();
+    o.watch.usage_flush_ms = 1000;
     options_ = o;
     node_ = std::make_unique<Node>(o, NodeDeps{.store = store_.get(), .launcher = &launcher_, .watcher = watcher_.get(), .clock = &clock_, .sharing = mps_backends_.get()});
     caller_.uid = ::getuid();
@@ -532,7 +532,7 @@ TEST_F(NodeWatchTest, OnANodeWithoutCgroupsTheHostLimitsSayTheyWereNotRead) {
 TEST_F(NodeWatchTest, FaultsConfirmedByXidDrainTheDevice) {
   NodeOptions o = node_->options();
   o.inventory = node_->devices();
-  o.mps_fault_drain_after = 2;
+  o.watch.mps_fault_drain_after = 2;
   node_ = std::make_unique<Node>(o, NodeDeps{.store = store_.get(), .launcher = &launcher_, .watcher = watcher_.get(), .clock = &clock_, .sharing = mps_backends_.get()});
   mps_.InjectFault(0);
   ASSERT_TRUE(backend_->InjectXid(0, 31).ok());
@@ -553,7 +553,7 @@ TEST_F(NodeWatchTest, FaultsConfirmedByXidDrainTheDevice) {
 TEST_F(NodeWatchTest, XidOnAnotherGpuOrTooLateConfirmsNothing) {
   NodeOptions o = node_->options();
   o.inventory = node_->devices();
-  o.mps_fault_drain_after = 1;
+  o.watch.mps_fault_drain_after = 1;
   node_ = std::make_unique<Node>(o, NodeDeps{.store = store_.get(), .launcher = &launcher_, .watcher = watcher_.get(), .clock = &clock_, .sharing = mps_backends_.get()});
   mps_.InjectFault(0);
   ASSERT_TRUE(backend_->InjectXid(1, 31).ok());  // another GPU

@@ -23,7 +23,7 @@ bool IsCharDevice(const std::string& path) {
 // --- ShimOccupant ------------------------------------------------------------------------------
 
 std::string ShimOccupant::JobDir(const NodeOptions& options, JobId id) {
-  return options.state_dir + "/jobs/" + std::to_string(id);
+  return options.identity.state_dir + "/jobs/" + std::to_string(id);
 }
 
 std::string ShimOccupant::OutputFile(const JobRecord& r, const std::string& pattern) {
@@ -47,7 +47,7 @@ Result<bool> ShimOccupant::Start(JobRecord& job, std::vector<std::string> env) {
   spec.cwd = job.request.cwd;
   spec.umask = job.request.umask >= 0 ? job.request.umask : 077;
   spec.env = std::move(env);
-  spec.switch_user = options_->daemon_uid == 0 && job.uid != 0;
+  spec.switch_user = options_->identity.daemon_uid == 0 && job.uid != 0;
   spec.uid = job.uid;
   spec.gid = job.gid;
   if (spec.switch_user) {
@@ -55,8 +55,8 @@ Result<bool> ShimOccupant::Start(JobRecord& job, std::vector<std::string> env) {
     spec.groups = user.ok() ? user->groups : std::vector<uint32_t>{job.gid};
   }
   spec.job_dir = JobDir(*options_, job.id);
-  spec.daemon_lock = options_->daemon_lock;
-  spec.daemon_away_ms = options_->daemon_away_ms;
+  spec.daemon_lock = options_->launch.daemon_lock;
+  spec.daemon_away_ms = options_->launch.daemon_away_ms;
   // Checked ten times within the limit, never more often than 10 times a second.
   if (spec.daemon_away_ms > 0)
     spec.orphan_check_ms =
@@ -80,8 +80,9 @@ Result<bool> ShimOccupant::Start(JobRecord& job, std::vector<std::string> env) {
     job.readback.host_unread = "this node applies no host limits (no cgroup v2 for pinpoint)";
   }
   spec.cpus = job.cpuset;
-  spec.max_output_bytes = options_->output.job_bytes;
-  spec.output_check_ms = static_cast<int>(std::clamp<int64_t>(options_->output_check_ms, 1, 60000));
+  spec.max_output_bytes = options_->launch.output.job_bytes;
+  spec.output_check_ms =
+      static_cast<int>(std::clamp<int64_t>(options_->launch.output_check_ms, 1, 60000));
   auto handle = launcher_->Launch(spec);
   if (!handle.ok()) return handle.status();
   job.pid = handle->pid;
@@ -147,9 +148,9 @@ void ShimOccupant::Release(JobRecord& job) {
 
 Result<bool> LeaseOccupant::Start(JobRecord& job, std::vector<std::string> env) {
   edits_[job.id] =
-      LeaseEditsOf(env, job.allocations, *devices_, options_->device_dir, IsCharDevice);
+      LeaseEditsOf(env, job.allocations, *devices_, options_->identity.device_dir, IsCharDevice);
   log::Info("lease {} of {} placed; waits up to {} ms for its container", job.id, job.user,
-            options_->lease_attach_timeout_ms);
+            options_->launch.lease_attach_timeout_ms);
   return false;  // no supervisor, no pid: Poll watches its cgroup
 }
 
@@ -160,7 +161,7 @@ OccupantEnd LeaseOccupant::LaunchFailed(const std::string&) const {
 std::optional<OccupantEnd> LeaseOccupant::Poll(const JobRecord& job, int64_t now_ms) {
   if (job.lease_cgroup.empty()) {
     if (job.cancel_requested) return OccupantEnd{.cause = Reason::kCancelled};
-    if (now_ms >= job.start_ms + options_->lease_attach_timeout_ms)
+    if (now_ms >= job.start_ms + options_->launch.lease_attach_timeout_ms)
       return OccupantEnd{.cause = Reason::kLeaseNotAttached};
     return std::nullopt;
   }

@@ -29,9 +29,9 @@ JobRecord RunningRecord(JobId id, JobKind kind) {
 class OccupantTest : public ::testing::Test {
  protected:
   OccupantTest() {
-    options_.state_dir = "/var/lib/pinpoint";
-    options_.daemon_uid = ::getuid();
-    options_.lease_attach_timeout_ms = 500;
+    options_.identity.state_dir = "/var/lib/pinpoint";
+    options_.identity.daemon_uid = ::getuid();
+    options_.launch.lease_attach_timeout_ms = 500;
   }
   NodeOptions options_;
   launch::FakeLauncher launcher_;

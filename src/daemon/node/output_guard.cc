@@ -39,8 +39,8 @@ void OutputGuard::Measure(const std::vector<JobId>& running) {
 }
 
 std::vector<OutputEnd> OutputGuard::Look(const JobTable& jobs, int64_t now_ms) {
-  if (space_ == nullptr || !AnyLimit(options_->output) || now_ms < next_look_ms_) return {};
-  next_look_ms_ = now_ms + options_->output_check_ms;
+  if (space_ == nullptr || !AnyLimit(options_->launch.output) || now_ms < next_look_ms_) return {};
+  next_look_ms_ = now_ms + options_->launch.output_check_ms;
   std::vector<JobId> running;  // in id order: the table's
   std::map<JobId, uint64_t> kept;
   for (const auto& [id, job] : jobs) {
@@ -64,7 +64,7 @@ std::vector<OutputEnd> OutputGuard::Look(const JobTable& jobs, int64_t now_ms) {
       owed_bytes += bytes - std::min(bytes, owed->second.keep_bytes);
   }
   std::optional<launch::DiskSpace> space;
-  if (options_->output.reserve_bytes > 0) {
+  if (options_->launch.output.reserve_bytes > 0) {
     Result<launch::DiskSpace> s = space_->Space();
     if (s.ok())
       space = *s;
@@ -74,7 +74,7 @@ std::vector<OutputEnd> OutputGuard::Look(const JobTable& jobs, int64_t now_ms) {
     // cut, nobody else pays for the same shortfall.
     if (space) space->free_bytes += owed_bytes;
   }
-  std::vector<OutputEnd> ends = DecideOutputEnds(holders, options_->output, space);
+  std::vector<OutputEnd> ends = DecideOutputEnds(holders, options_->launch.output, space);
   for (const OutputEnd& end : ends) owed_[end.id] = end;
   return ends;
 }

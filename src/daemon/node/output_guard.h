@@ -4,9 +4,9 @@
 // max_user_output_bytes, or the largest holders when the disk runs short of the store's
 // reserve), and cuts each such job's output once it has ended. JobRunner stops the jobs it names.
 //
-// Cost on the loop: a look comes at most once every NodeOptions::output_check_ms and measures at
-// most kOutputLookJobs jobs (an open of the job directory and of its two files, two fstat), the
-// next look resuming after the last one measured; each other running job counts as last
+// Cost on the loop: a look comes at most once every NodeOptions::Launch::output_check_ms and
+// measures at most kOutputLookJobs jobs (an open of the job directory and of its two files, two
+// fstat), the next look resuming after the last one measured; each other running job counts as last
 // measured. Nothing is walked: the files are the two the shim made in pinpointd's own directory.
 //
 // Not thread-safe: the daemon's main loop is its only caller.

@@ -110,7 +110,7 @@ TEST_F(PassBatchTest, EndsThatCannotBeStoredAreAnsweredOnceAndStoredLater) {
 TEST_F(PassBatchTest, TheStartsAndEndsOfManyLargeRecordsAreSpreadOverPasses) {
   NodeOptions options;
   options.inventory = TwoGpus();
-  options.pass_record_bytes = 250 << 10;
+  options.pass.pass_record_bytes = 250 << 10;
   Restart(options);
   std::vector<JobId> ids;
   for (int i = 0; i < kJobs; ++i) ids.push_back(Submit({{"BIG", std::string(100 << 10, 'x')}}));

@@ -42,12 +42,12 @@ class NodeTest : public ::testing::Test {
   }
   void MakeNode(sched::Inventory inv) {
     NodeOptions o;
-    o.state_dir = dir_;
+    o.identity.state_dir = dir_;
     o.inventory = std::move(inv);
-    o.backend_kind = "simulated:test";
-    o.simulated = true;
-    o.cancel_grace_ms = 5000;
-    o.daemon_uid = ::getuid();
+    o.identity.backend_kind = "simulated:test";
+    o.identity.simulated = true;
+    o.launch.cancel_grace_ms = 5000;
+    o.identity.daemon_uid = ::getuid();
     node_ = std::make_unique<Node>(o, NodeDeps{.store = store_.get(), .launcher = &launcher_, .clock = &clock_, .sharing = sharing_ != nullptr ? sharing_ : mps_backends_.get()});
   }
   JobRequest Request(int gpus, uint64_t gpu_mem = 0, int share = 0) {
@@ -71,9 +71,9 @@ class NodeTest : public ::testing::Test {
   // supervisors in `launcher` (what a restarted pinpointd finds); Recover is the caller's.
   std::unique_ptr<Node> RestartedOn(launch::FakeLauncher& launcher) {
     NodeOptions o;
-    o.state_dir = dir_;
+    o.identity.state_dir = dir_;
     o.inventory = TwoGpus();
-    o.daemon_uid = ::getuid();
+    o.identity.daemon_uid = ::getuid();
     return std::make_unique<Node>(o, NodeDeps{.store = store_.get(), .launcher = &launcher, .clock = &clock_, .sharing = mps_backends_.get()});
   }
   // A job gone without an exit status: lost (its node went down, or its supervisor vanished).

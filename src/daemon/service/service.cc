@@ -81,8 +81,8 @@ void Service::Defer(Call& call, JobId id) {
 Result<VersionReply> Service::Version(Call&, VersionRequest) {
   VersionReply reply;
   reply.version = VersionText();  // with its git revision: which build runs, after an upgrade
-  reply.backend = node_->options().backend_kind;
-  reply.driver = node_->options().driver_version;
+  reply.backend = node_->options().identity.backend_kind;
+  reply.driver = node_->options().identity.driver_version;
   reply.schema = store::JobStore::kCurrentVersion;
   if (metrics_port_ > 0) reply.metrics_port = metrics_port_;
   return reply;
@@ -206,7 +206,7 @@ Result<QueueReply> Service::Queue(Call&, QueueRequest request) {
   // A listing carries no environments (only `show` does): 1000 jobs stay small whatever they hold.
   for (const auto& job : page->jobs)
     reply.jobs.push_back(ToView(job, EnvShown::kOmitted, request.enforcement));
-  reply.backend = node_->options().backend_kind;
+  reply.backend = node_->options().identity.backend_kind;
   reply.total = page->total;
   reply.offset = request.offset;
   reply.limit = limit;

@@ -84,8 +84,8 @@ class ServiceFixture : public ::testing::Test {
     node_.reset();
     store_.reset();
     store_ = std::move(store::JobStore::Open(dir_.path() + "/pinpoint.db")).value();
-    options.state_dir = dir_.path();
-    options.daemon_uid = 0;
+    options.identity.state_dir = dir_.path();
+    options.identity.daemon_uid = 0;
     node_ = std::make_unique<Node>(options, NodeDeps{.store = store_.get(), .launcher = &launcher_, .clock = &clock_, .users = users, .containers = &containers_, .lease_specs = &lease_specs_, .sharing = mps_backends_.get()});
     ASSERT_TRUE(node_->Recover().ok());
     service_ = std::make_unique<Service>(node_.get());

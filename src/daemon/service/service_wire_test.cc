@@ -48,9 +48,9 @@ class ServiceWireTest : public ServiceFixture {
     other_.gid = 4343;
     NodeOptions o;
     o.inventory = TwoGpus();
-    o.backend_kind = "simulated:test";
-    o.simulated = true;
-    o.driver_version = "simulated";
+    o.identity.backend_kind = "simulated:test";
+    o.identity.simulated = true;
+    o.identity.driver_version = "simulated";
     Restart(o);
     service_->set_reply_sink([this](api::ConnId, const json& reply) { deferred_.push_back(reply); });
   }

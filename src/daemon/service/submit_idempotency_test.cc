@@ -17,8 +17,8 @@ class SubmitIdempotencyTest : public ServiceFixture {
     NodeOptions o;
     o.inventory.host.cpus = 8;
     o.inventory.host.mem_bytes = 16ull << 30;
-    o.backend_kind = "simulated:test";
-    o.simulated = true;
+    o.identity.backend_kind = "simulated:test";
+    o.identity.simulated = true;
     ServiceFixture::Restart(o);
   }
   static JobRequest Request(std::string arg = "train") {

@@ -107,7 +107,7 @@ TEST_F(SubmitOptionsTest, EnvDenyIsDroppedBeforeTheStoreAndNamedInTheHistory) {
 TEST_F(SubmitOptionsTest, EnvDenyFromTheConfiguration) {
   NodeOptions o;
   o.inventory = TwoGpus();
-  o.env_deny = {"SITE_*"};
+  o.admission.env_deny = {"SITE_*"};
   Restart(o);
   JobRequest r = Whole();
   r.env = {{"SITE_X", "1"}, {"HF_TOKEN", "kept: not in this node's list"}};

@@ -82,7 +82,7 @@ TEST_F(SubmitScriptTest, APriorityFromTheScriptIsJudgedAsItsUserAndRootsOwnIsNot
                       {{"priority", "job.sh:3"}});
   EXPECT_TRUE(lower.value("ok", false)) << lower.dump();
   // A user named in priority_users may ask from her script what she may ask herself.
-  options_.priority.priority_users = {"alice"};
+  options_.admission.priority.priority_users = {"alice"};
   Restart(options_, &users_);
   json named = Submit(root_, priority, {{"priority", "job.sh:3"}});
   EXPECT_TRUE(named.value("ok", false)) << named.dump();
@@ -127,7 +127,7 @@ TEST_F(SubmitScriptTest, AsUserFromTheScriptIsRefusedAsTheUsersWouldBe) {
 }
 
 TEST_F(SubmitScriptTest, AnArrayFromTheScriptCountsAgainstTheUsersCaps) {
-  options_.max_jobs_per_user = 2;
+  options_.admission.max_jobs_per_user = 2;
   Restart(options_, &users_);
   auto three = [](SubmitRequest& op) { op.array = ParseArraySpec("1-3").value(); };
   json own = Submit(alice_, three, {{"array", "job.sh:5"}});
@@ -142,7 +142,7 @@ TEST_F(SubmitScriptTest, AnArrayFromTheScriptCountsAgainstTheUsersCaps) {
 }
 
 TEST_F(SubmitScriptTest, TextFromTheScriptCountsAgainstTheUsersBytes) {
-  options_.max_user_request_bytes = 8192;
+  options_.admission.max_user_request_bytes = 8192;
   Restart(options_, &users_);
   auto big = [](SubmitRequest& op) {
     op.request.output_path = std::string(4000, 'o');

@@ -16,7 +16,7 @@ class UpdateTest : public ServiceFixture {
   NodeOptions Options() {
     NodeOptions o;
     o.inventory = TwoGpus();
-    o.max_time_limit_s = 86400;
+    o.admission.max_time_limit_s = 86400;
     return o;
   }
   JobId Submit(const api::Caller& caller, JobRequest r, bool hold = false) {
@@ -149,7 +149,7 @@ TEST_F(UpdateTest, GpusCpusAndHostMemoryChangeWithinWhatTheNodeHas) {
 
 TEST_F(UpdateTest, TheBytesAUserHoldsFollowTheRequest) {
   NodeOptions o = Options();
-  o.max_user_request_bytes = 1000;
+  o.admission.max_user_request_bytes = 1000;
   Restart(o);
   JobId id = Submit(caller_, GpuSlice(), true);  // about 15 bytes
   JobEdit longer;

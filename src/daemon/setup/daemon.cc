@@ -202,45 +202,46 @@ std::string SimulatedDeviceDir(const std::string& state_dir, const sched::Invent
 NodeOptions NodeOptionsFor(const Config& config, const sched::Inventory& inventory,
                            const gpu::GpuBackend& backend) {
   NodeOptions options;
-  options.state_dir = config.state_dir;
+  options.identity.state_dir = config.state_dir;
   options.inventory = inventory;
-  options.mig_requests = config.mig_requests;
-  options.backend_kind = backend.Kind();
-  options.simulated = backend.source() == gpu::GpuBackend::Source::kSimulated;
-  options.driver_version = backend.DriverVersion();
-  options.cancel_grace_ms = config.cancel_grace_ms;
-  options.daemon_lock = DaemonLockPath(config.state_dir);
-  options.daemon_away_ms = config.daemon_away_limit_s * 1000;
-  options.daemon_uid = ::getuid();
-  options.mps_fault_policy = config.mps_fault_policy;
-  options.mps_fault_drain_after = config.mps_fault_drain_after;
-  options.usage_flush_ms = config.usage_flush_ms;
-  options.lease_attach_timeout_ms = config.lease_attach_timeout_ms;
-  options.priority = {config.max_user_priority, config.priority_users};
-  options.env_deny = config.env_deny;
-  options.default_time_limit_s = config.default_time_limit_s;
-  options.max_time_limit_s = config.max_time_limit_s;
+  options.admission.mig_requests = config.mig_requests;
+  options.identity.backend_kind = backend.Kind();
+  options.identity.simulated = backend.source() == gpu::GpuBackend::Source::kSimulated;
+  options.identity.driver_version = backend.DriverVersion();
+  options.launch.cancel_grace_ms = config.cancel_grace_ms;
+  options.launch.daemon_lock = DaemonLockPath(config.state_dir);
+  options.launch.daemon_away_ms = config.daemon_away_limit_s * 1000;
+  options.identity.daemon_uid = ::getuid();
+  options.watch.mps_fault_policy = config.mps_fault_policy;
+  options.watch.mps_fault_drain_after = config.mps_fault_drain_after;
+  options.watch.usage_flush_ms = config.usage_flush_ms;
+  options.launch.lease_attach_timeout_ms = config.lease_attach_timeout_ms;
+  options.admission.priority = {config.max_user_priority, config.priority_users};
+  options.admission.env_deny = config.env_deny;
+  options.admission.default_time_limit_s = config.default_time_limit_s;
+  options.admission.max_time_limit_s = config.max_time_limit_s;
   if (config.cpu_binding == "cpuset") {
-    options.cpu_topology = ReadCpuTopology();
+    options.launch.cpu_topology = ReadCpuTopology();
     std::set<int> nodes;
-    for (int cpu : options.cpu_topology.cpus)
-      nodes.insert(options.cpu_topology.node_of.count(cpu) ? options.cpu_topology.node_of.at(cpu)
-                                                           : 0);
+    for (int cpu : options.launch.cpu_topology.cpus)
+      nodes.insert(options.launch.cpu_topology.node_of.count(cpu)
+                       ? options.launch.cpu_topology.node_of.at(cpu)
+                       : 0);
     log::Info(
         "host CPUs: a job gets CPUs of its own while free ones are left (cpu_binding cpuset): {} "
         "on {} NUMA node(s)",
-        FormatCpuList(options.cpu_topology.cpus), nodes.size());
+        FormatCpuList(options.launch.cpu_topology.cpus), nodes.size());
   }
-  options.default_user_limit = config.default_user_limit;
-  options.user_limits = config.user_limits;
-  options.max_array_tasks = config.max_array_tasks;
-  options.max_jobs = static_cast<size_t>(config.max_jobs);
-  options.max_jobs_per_user = static_cast<size_t>(config.max_jobs_per_user);
-  options.max_request_bytes = config.max_request_bytes;
-  options.max_user_request_bytes = config.max_user_request_bytes;
-  options.output = OutputLimits{.job_bytes = config.max_output_bytes,
-                                .user_bytes = config.max_user_output_bytes,
-                                .reserve_bytes = config.state_reserve_bytes};
+  options.pass.default_user_limit = config.default_user_limit;
+  options.pass.user_limits = config.user_limits;
+  options.admission.max_array_tasks = config.max_array_tasks;
+  options.admission.max_jobs = static_cast<size_t>(config.max_jobs);
+  options.admission.max_jobs_per_user = static_cast<size_t>(config.max_jobs_per_user);
+  options.admission.max_request_bytes = config.max_request_bytes;
+  options.admission.max_user_request_bytes = config.max_user_request_bytes;
+  options.launch.output = OutputLimits{.job_bytes = config.max_output_bytes,
+                                       .user_bytes = config.max_user_output_bytes,
+                                       .reserve_bytes = config.state_reserve_bytes};
   return options;
 }
 
@@ -271,6 +272,200 @@ Status PrestartMps(const Config& config, const sched::Inventory& inventory, shar
   return Status::Ok();
 }
 
+// The state directory's folders and the socket's folder, made where missing.
+Status MakeDaemonDirs(const Config& config) {
+  for (const std::string& dir :
+       {config.state_dir, config.state_dir + "/jobs", config.state_dir + "/mps"}) {
+    Status s = MakeDirs(dir, 0755);
+    if (!s.ok()) return s;
+  }
+  std::string socket_dir = config.socket_path.substr(0, config.socket_path.rfind('/'));
+  if (!socket_dir.empty()) {
+    Status s = MakeDirs(socket_dir, 0755);
+    if (!s.ok()) return s;
+  }
+  return Status::Ok();
+}
+
+// The job store, its ids above every job directory's so that a lost or restored store never
+// reuses one. On a simulated node, the MIG layout changes of earlier runs are made again.
+Result<std::unique_ptr<store::JobStore>> OpenJobStore(const Config& config,
+                                                      gpu::GpuBackend& backend, bool simulated) {
+  auto largest_job_dir = store::LargestJobDirId(config.state_dir + "/jobs");
+  if (!largest_job_dir.ok()) return largest_job_dir.status();
+  auto store = store::JobStore::Open(config.state_dir + "/pinpoint.db",
+                                     {.min_id_exclusive = *largest_job_dir});
+  if (!store.ok()) return store.status();
+  if (simulated) {
+    // A simulated node's MIG layout is its preset at each start: the changes of earlier runs are
+    // made again, so `pinpoint gpus` and the change history agree.
+    auto replayed = ReplayMigChanges(backend, **store);
+    if (!replayed.ok()) return replayed.status();
+    if (*replayed > 0)
+      log::Info("simulated node: {} MIG layout change(s) of earlier runs made again", *replayed);
+  }
+  return store;
+}
+
+// Probes cgroup v2 where the config asks for it and says what the jobs' host limits are.
+void ProbeCgroups(const Config& config, launch::Cgroups& cgroups) {
+  if (config.cgroups) {
+    Status s = cgroups.Probe();
+    if (s.ok()) log::Info("host limits through cgroup v2 at {}", config.cgroup_root);
+    else log::Warn("host CPU/memory limits are off: {}", s.message());
+  } else {
+    log::Info("host CPU/memory limits are off (cgroups: false)");
+  }
+  if (!cgroups.enabled())
+    log::Warn(
+        "jobs have no cgroup of their own: a job's process that leaves its session is found by its "
+        "uid "
+        "and its job's key (PINPOINT_JOB_KEY), so one that also clears its environment can outlive "
+        "its job "
+        "(docs/security.md, item 3)");
+}
+
+// The metrics endpoint where the config names one; null when none, or when it could not start
+// (enforcement does not depend on it: the daemon runs without it, loudly).
+std::unique_ptr<metrics::MetricsServer> StartMetrics(const Config& config) {
+  if (config.metrics_listen.empty()) return nullptr;
+  auto started = metrics::MetricsServer::Start(config.metrics_listen);
+  if (!started.ok()) {
+    log::Error("metrics endpoint off: {}", started.status().message());
+    return nullptr;
+  }
+  log::Info("metrics: http://{}/metrics (port {})", config.metrics_listen, (*started)->port());
+  return std::move(started).value();
+}
+
+// Tells whoever started the daemon (ready_fd, when >= 0) that it serves.
+void SignalReady(int ready_fd) {
+  if (ready_fd < 0) return;
+  if (::write(ready_fd, "ready\n", 6) != 6) log::Warn("could not signal readiness");
+  ::close(ready_fd);
+}
+
+// Retention of ended jobs, as the config sets it (said once in the log when on).
+RetentionOptions RetentionOptionsFor(const Config& config) {
+  RetentionOptions retention_options;
+  retention_options.retention_ms = config.retention_days * 24 * 3600 * 1000;
+  retention_options.jobs_dir = config.state_dir + "/jobs";
+  retention_options.user_stored_bytes = config.max_user_stored_bytes;
+  if (config.retention_days > 0)
+    log::Info("retention: jobs that ended more than {} days ago are purged with their directories",
+              config.retention_days);
+  return retention_options;
+}
+
+// What RunDaemon set up for the node; each lives in RunDaemon's frame while ServeNode runs.
+struct DaemonParts {
+  gpu::GpuBackend& backend;
+  bool simulated;
+  store::JobStore& store;
+  const sched::Inventory& inventory;
+  MigDynamic* mig;  // null when no GPU is in mig-dynamic mode
+  sharing::Backends& sharing;
+  sharing::Backend& mps;
+  launch::Cgroups& cgroups;
+  launch::ProcessLauncher& launcher;
+  UserDirectory& users;
+  RealClock& clock;
+  int lock_fd;  // the state directory's lock, closed at the end
+};
+
+// The node's options on this machine: the config's, this node's Slurm facts, and on a simulated
+// node its stand-in device nodes; its MPS servers are prestarted on the way.
+Result<NodeOptions> NodeOptionsOfThisNode(const Config& config, const DaemonParts& parts) {
+  NodeOptions options = NodeOptionsFor(config, parts.inventory, parts.backend);
+  options.identity.slurm = SlurmFactsOfThisNode();
+  if (Status s = PrestartMps(config, parts.inventory, parts.mps, parts.users); !s.ok()) return s;
+  if (parts.simulated) {
+    // Containers on a simulated node get stand-in device nodes and may declare device memory.
+    options.identity.device_dir = SimulatedDeviceDir(config.state_dir, parts.inventory);
+    options.identity.simulated_node = config.state_dir;
+    parts.backend.SetDeclaredUsageFromProc(true, options.identity.simulated_node);
+  }
+  return options;
+}
+
+// The API server on the config's socket, its replies sent through `service`.
+Result<std::unique_ptr<api::Server>> ListenApi(const Config& config, Service& service,
+                                               Clock* clock) {
+  auto server = api::Server::Listen(config.socket_path, &service, ServerOptionsFor(config, clock));
+  if (!server.ok()) return server.status();
+  service.set_reply_sink([server = server->get()](api::ConnId conn, const nlohmann::json& reply) {
+    server->Reply(conn, reply);
+  });
+  log::Info("listening on {}; state in {}", config.socket_path, config.state_dir);
+  return server;
+}
+
+// The node's life once its parts are set up: the node and its watcher, the metrics endpoint,
+// the API server, and the main loop until a signal ends it. Returns the exit code.
+int ServeNode(const Config& config, const DaemonParts& parts, int ready_fd) {
+  auto options = NodeOptionsOfThisNode(config, parts);
+  if (!options.ok()) return Fail(options.status());
+  watch::WatcherOptions watch_options = WatcherOptionsFor(config, parts.inventory);
+  // MPS servers run as their user and hold GPU memory, but are no job's leftover.
+  watch::ProcProcessOwner owner(mps::MpsDaemons::ServerProgram(config.mps_control));
+  // From here on only the watcher's thread uses the backend.
+  watch::Watcher watcher(watch_options, &parts.backend, &owner, &parts.clock);
+  launch::SystemContainerCgroups containers;
+  cdi::SpecDir lease_specs(config.cdi_dir);
+  launch::DiskOutputSpace output_space(config.state_dir);
+  Node node(*options, NodeDeps{.store = &parts.store,
+                               .launcher = &parts.launcher,
+                               .cgroups = &parts.cgroups,
+                               .watcher = &watcher,
+                               .clock = &parts.clock,
+                               .users = &parts.users,
+                               .containers = &containers,
+                               .lease_specs = config.cdi_dir.empty() ? nullptr : &lease_specs,
+                               .sharing = &parts.sharing,
+                               .mig = parts.mig,
+                               .output_space = &output_space});
+  Status recovered = node.Recover();
+  if (!recovered.ok()) return Fail(recovered);
+  node.Step();  // tells the watcher of the adopted jobs before its first poll
+  Status watching = watcher.Start();
+  if (!watching.ok()) return Fail(watching);
+  log::Info(
+      "watcher: polling {} GPU(s) every {} ms; slices stopped above their memory +{}% for {} ms",
+      watch_options.gpu_indices.size(), config.watch_interval_ms, config.gpu_mem_tolerance_pct,
+      config.gpu_mem_grace_ms);
+  std::unique_ptr<metrics::MetricsServer> metrics_server = StartMetrics(config);
+
+  sigset_t mask = DaemonSignals();
+  int sig_fd = ::signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+  if (sig_fd < 0) return Fail(IoError("signalfd: " + ErrnoText(errno)));
+
+  Service service(&node);
+  if (metrics_server) service.set_metrics_port(metrics_server->port());
+  auto server = ListenApi(config, service, &parts.clock);
+  if (!server.ok()) return Fail(server.status());
+  SignalReady(ready_fd);
+
+  Retention retention(RetentionOptionsFor(config), &parts.store, &parts.clock);
+
+  RunLoop(Loop{.store = parts.store,
+               .node = node,
+               .service = service,
+               .server = **server,
+               .watcher = watcher,
+               .retention = retention,
+               .metrics = metrics_server.get(),
+               .clock = parts.clock,
+               .sig_fd = sig_fd,
+               .poll_interval_ms = config.poll_interval_ms});
+  metrics_server.reset();
+  watcher.Stop();
+  log::Info("stopping; {} active jobs keep running and are re-adopted at the next start",
+            node.active_count());
+  ::close(sig_fd);
+  ::close(parts.lock_fd);
+  return 0;
+}
+
 }  // namespace
 
 sigset_t DaemonSignals() {
@@ -294,34 +489,12 @@ int RunDaemon(const Config& config, std::unique_ptr<gpu::GpuBackend> backend,
   log::Log(simulated_fallback ? log::Level::kWarn : log::Level::kInfo, "pinpointd {} starting; {}",
            VersionText(), backend_note);
   BlockDaemonSignals();  // before the watcher's and the metrics server's threads start
-  sigset_t mask = DaemonSignals();
-  for (const std::string& dir :
-       {config.state_dir, config.state_dir + "/jobs", config.state_dir + "/mps"}) {
-    Status s = MakeDirs(dir, 0755);
-    if (!s.ok()) return Fail(s);
-  }
-  std::string socket_dir = config.socket_path.substr(0, config.socket_path.rfind('/'));
-  if (!socket_dir.empty()) {
-    Status s = MakeDirs(socket_dir, 0755);
-    if (!s.ok()) return Fail(s);
-  }
+  if (Status s = MakeDaemonDirs(config); !s.ok()) return Fail(s);
   auto lock = LockStateDir(config.state_dir);
   if (!lock.ok()) return Fail(lock.status());
 
-  // Ids stay above every job directory, so a lost or restored store never reuses one.
-  auto largest_job_dir = store::LargestJobDirId(config.state_dir + "/jobs");
-  if (!largest_job_dir.ok()) return Fail(largest_job_dir.status());
-  auto store = store::JobStore::Open(config.state_dir + "/pinpoint.db",
-                                     {.min_id_exclusive = *largest_job_dir});
+  auto store = OpenJobStore(config, *backend, simulated);
   if (!store.ok()) return Fail(store.status());
-  if (simulated) {
-    // A simulated node's MIG layout is its preset at each start: the changes of earlier runs are
-    // made again, so `pinpoint gpus` and the change history agree.
-    auto replayed = ReplayMigChanges(*backend, **store);
-    if (!replayed.ok()) return Fail(replayed.status());
-    if (*replayed > 0)
-      log::Info("simulated node: {} MIG layout change(s) of earlier runs made again", *replayed);
-  }
   auto gpus = backend->Inventory();
   if (!gpus.ok()) return Fail(gpus.status());
   auto mig_profiles = MigDynamicProfiles(*backend, *gpus, config);
@@ -337,20 +510,7 @@ int RunDaemon(const Config& config, std::unique_ptr<gpu::GpuBackend> backend,
   if (!mig.ok()) return Fail(mig.status());
 
   launch::Cgroups cgroups(config.cgroup_root);
-  if (config.cgroups) {
-    Status s = cgroups.Probe();
-    if (s.ok()) log::Info("host limits through cgroup v2 at {}", config.cgroup_root);
-    else log::Warn("host CPU/memory limits are off: {}", s.message());
-  } else {
-    log::Info("host CPU/memory limits are off (cgroups: false)");
-  }
-  if (!cgroups.enabled())
-    log::Warn(
-        "jobs have no cgroup of their own: a job's process that leaves its session is found by its "
-        "uid "
-        "and its job's key (PINPOINT_JOB_KEY), so one that also clears its environment can outlive "
-        "its job "
-        "(docs/security.md, item 3)");
+  ProbeCgroups(config, cgroups);
   std::string shim = ShimPath(config);
   if (::access(shim.c_str(), X_OK) != 0)
     return Fail(FailedPrecondition("job supervisor " + shim +
@@ -366,98 +526,20 @@ int RunDaemon(const Config& config, std::unique_ptr<gpu::GpuBackend> backend,
   // The sharing modes this daemon runs; each device's placement rules come from its mode's backend.
   std::unique_ptr<sharing::Backends> sharing = MakeBackends(SharingSetup{.mps = mps->get()});
 
-  NodeOptions options = NodeOptionsFor(config, *inventory, *backend);
-  options.slurm = SlurmFactsOfThisNode();
-  if (Status s = PrestartMps(config, *inventory, **mps, users); !s.ok()) return Fail(s);
-  if (simulated) {
-    // Containers on a simulated node get stand-in device nodes and may declare device memory.
-    options.device_dir = SimulatedDeviceDir(config.state_dir, *inventory);
-    options.simulated_node = config.state_dir;
-    backend->SetDeclaredUsageFromProc(true, options.simulated_node);
-  }
-  watch::WatcherOptions watch_options = WatcherOptionsFor(config, *inventory);
-  // MPS servers run as their user and hold GPU memory, but are no job's leftover.
-  watch::ProcProcessOwner owner(mps::MpsDaemons::ServerProgram(config.mps_control));
-  // From here on only the watcher's thread uses the backend.
-  watch::Watcher watcher(watch_options, backend.get(), &owner, &clock);
-  launch::SystemContainerCgroups containers;
-  cdi::SpecDir lease_specs(config.cdi_dir);
-  launch::DiskOutputSpace output_space(config.state_dir);
-  Node node(options, NodeDeps{.store = store->get(),
-                              .launcher = &launcher,
-                              .cgroups = &cgroups,
-                              .watcher = &watcher,
-                              .clock = &clock,
-                              .users = &users,
-                              .containers = &containers,
-                              .lease_specs = config.cdi_dir.empty() ? nullptr : &lease_specs,
-                              .sharing = sharing.get(),
-                              .mig = mig->mig.get(),
-                              .output_space = &output_space});
-  Status recovered = node.Recover();
-  if (!recovered.ok()) return Fail(recovered);
-  node.Step();  // tells the watcher of the adopted jobs before its first poll
-  Status watching = watcher.Start();
-  if (!watching.ok()) return Fail(watching);
-  log::Info(
-      "watcher: polling {} GPU(s) every {} ms; slices stopped above their memory +{}% for {} ms",
-      watch_options.gpu_indices.size(), config.watch_interval_ms, config.gpu_mem_tolerance_pct,
-      config.gpu_mem_grace_ms);
-  std::unique_ptr<metrics::MetricsServer> metrics_server;
-  if (!config.metrics_listen.empty()) {
-    auto started = metrics::MetricsServer::Start(config.metrics_listen);
-    if (started.ok()) {
-      metrics_server = std::move(started).value();
-      log::Info("metrics: http://{}/metrics (port {})", config.metrics_listen,
-                metrics_server->port());
-    } else {
-      // Enforcement does not depend on the endpoint: run without it, loudly.
-      log::Error("metrics endpoint off: {}", started.status().message());
-    }
-  }
-
-  int sig_fd = ::signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
-  if (sig_fd < 0) return Fail(IoError("signalfd: " + ErrnoText(errno)));
-
-  Service service(&node);
-  if (metrics_server) service.set_metrics_port(metrics_server->port());
-  auto server = api::Server::Listen(config.socket_path, &service, ServerOptionsFor(config, &clock));
-  if (!server.ok()) return Fail(server.status());
-  service.set_reply_sink([server = server->get()](api::ConnId conn, const nlohmann::json& reply) {
-    server->Reply(conn, reply);
-  });
-  log::Info("listening on {}; state in {}", config.socket_path, config.state_dir);
-  if (ready_fd >= 0) {
-    if (::write(ready_fd, "ready\n", 6) != 6) log::Warn("could not signal readiness");
-    ::close(ready_fd);
-  }
-
-  RetentionOptions retention_options;
-  retention_options.retention_ms = config.retention_days * 24 * 3600 * 1000;
-  retention_options.jobs_dir = config.state_dir + "/jobs";
-  retention_options.user_stored_bytes = config.max_user_stored_bytes;
-  Retention retention(retention_options, store->get(), &clock);
-  if (config.retention_days > 0)
-    log::Info("retention: jobs that ended more than {} days ago are purged with their directories",
-              config.retention_days);
-
-  RunLoop(Loop{.store = **store,
-               .node = node,
-               .service = service,
-               .server = **server,
-               .watcher = watcher,
-               .retention = retention,
-               .metrics = metrics_server.get(),
-               .clock = clock,
-               .sig_fd = sig_fd,
-               .poll_interval_ms = config.poll_interval_ms});
-  metrics_server.reset();
-  watcher.Stop();
-  log::Info("stopping; {} active jobs keep running and are re-adopted at the next start",
-            node.active_count());
-  ::close(sig_fd);
-  ::close(*lock);
-  return 0;
+  return ServeNode(config,
+                   DaemonParts{.backend = *backend,
+                               .simulated = simulated,
+                               .store = **store,
+                               .inventory = *inventory,
+                               .mig = mig->mig.get(),
+                               .sharing = *sharing,
+                               .mps = **mps,
+                               .cgroups = cgroups,
+                               .launcher = launcher,
+                               .users = users,
+                               .clock = clock,
+                               .lock_fd = *lock},
+                   ready_fd);
 }
 
 }  // namespace pinpoint::daemon

@@ -10,8 +10,8 @@
 #include <mutex>
 #include <vector>
 
-#include "k8s/device_book.h"
-#include "k8s/slice_source.h"
+#include "k8s/device/device_book.h"
+#include "k8s/device/slice_source.h"
 
 namespace pinpoint::k8s {
 

@@ -1,9 +1,9 @@
-#include "k8s/allocation.h"
+#include "k8s/device/allocation.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "k8s/fake_slice_source.h"
+#include "k8s/device/fake_slice_source.h"
 
 namespace pinpoint::k8s {
 namespace {

@@ -2,7 +2,7 @@
 // DevicePlugin service over Unix sockets with the real v1beta1 stubs. The plugin polls only
 // when told (PollNow; the interval is an hour), and every wait is on a stream or a
 // registration, never on time.
-#include "k8s/plugin.h"
+#include "k8s/deviceplugin/plugin.h"
 
 #include <sys/stat.h>
 
@@ -12,9 +12,9 @@
 #include <gtest/gtest.h>
 
 #include "common/test_dir.h"
-#include "k8s/allocation.h"
-#include "k8s/fake_slice_source.h"
-#include "k8s/stand_in_kubelet.h"
+#include "k8s/device/allocation.h"
+#include "k8s/device/fake_slice_source.h"
+#include "k8s/deviceplugin/stand_in_kubelet.h"
 
 namespace pinpoint::k8s {
 namespace {

@@ -1,4 +1,4 @@
-#include "k8s/pinpoint_slice_source.h"
+#include "k8s/device/pinpoint_slice_source.h"
 
 #include <charconv>
 #include <nlohmann/json.hpp>

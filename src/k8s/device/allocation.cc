@@ -1,4 +1,4 @@
-#include "k8s/allocation.h"
+#include "k8s/device/allocation.h"
 
 #include <algorithm>
 #include <map>

@@ -15,10 +15,10 @@
 
 #include <grpcpp/grpcpp.h>
 
-#include "k8s/device_plugin_service.h"
-#include "k8s/device_state.h"
-#include "k8s/dir_watcher.h"
-#include "k8s/slice_source.h"
+#include "k8s/device/device_state.h"
+#include "k8s/device/slice_source.h"
+#include "k8s/deviceplugin/device_plugin_service.h"
+#include "k8s/deviceplugin/dir_watcher.h"
 
 namespace pinpoint::k8s {
 

@@ -1,4 +1,4 @@
-#include "k8s/device_state.h"
+#include "k8s/device/device_state.h"
 
 namespace pinpoint::k8s {
 

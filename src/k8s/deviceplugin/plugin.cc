@@ -1,5 +1,5 @@
-#include "k8s/plugin.h"
 #include "common/log.h"
+#include "k8s/deviceplugin/plugin.h"
 
 #include <sys/stat.h>
 #include <unistd.h>

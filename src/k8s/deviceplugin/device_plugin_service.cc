@@ -1,4 +1,4 @@
-#include "k8s/device_plugin_service.h"
+#include "k8s/deviceplugin/device_plugin_service.h"
 
 #include <string>
 #include <vector>
@@ -7,7 +7,7 @@
 #include <fmt/ranges.h>
 
 #include "common/log.h"
-#include "k8s/allocation.h"
+#include "k8s/device/allocation.h"
 
 namespace pinpoint::k8s {
 

@@ -1,4 +1,4 @@
-#include "k8s/stand_in_kubelet.h"
+#include "k8s/deviceplugin/stand_in_kubelet.h"
 
 #include <sys/stat.h>
 #include <unistd.h>

@@ -8,8 +8,8 @@
 #include <grpcpp/grpcpp.h>
 
 #include "deviceplugin.grpc.pb.h"
-#include "k8s/device_state.h"
-#include "k8s/slice_source.h"
+#include "k8s/device/device_state.h"
+#include "k8s/device/slice_source.h"
 
 namespace pinpoint::k8s {
 

@@ -8,7 +8,7 @@
 #include <utility>
 #include <vector>
 
-#include "k8s/slice_source.h"
+#include "k8s/device/slice_source.h"
 
 namespace pinpoint::k8s {
 

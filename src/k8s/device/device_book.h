@@ -18,7 +18,7 @@
 #include <string_view>
 #include <vector>
 
-#include "k8s/slice_source.h"
+#include "k8s/device/slice_source.h"
 #include "pinpoint/status.h"
 
 namespace pinpoint::k8s {

@@ -1,4 +1,4 @@
-#include "k8s/dir_watcher.h"
+#include "k8s/deviceplugin/dir_watcher.h"
 
 #include <poll.h>
 #include <sys/eventfd.h>

@@ -3,7 +3,7 @@
 
 #include <string>
 
-#include "k8s/slice_source.h"
+#include "k8s/device/slice_source.h"
 #include "pinpoint/api.h"
 
 namespace pinpoint::k8s {

@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "k8s/device_book.h"
-#include "k8s/slice_source.h"
+#include "k8s/device/device_book.h"
+#include "k8s/device/slice_source.h"
 #include "pinpoint/status.h"
 
 namespace pinpoint::k8s {

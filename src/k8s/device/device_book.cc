@@ -1,4 +1,4 @@
-#include "k8s/device_book.h"
+#include "k8s/device/device_book.h"
 
 #include <algorithm>
 #include <charconv>

@@ -1,8 +1,8 @@
-#include "k8s/device_book.h"
+#include "k8s/device/device_book.h"
 
 #include <gtest/gtest.h>
 
-#include "k8s/fake_slice_source.h"
+#include "k8s/device/fake_slice_source.h"
 
 namespace pinpoint::k8s {
 namespace {
