@@ -1,10 +1,9 @@
 #include "cli/script_directives.h"
 
+#include <gtest/gtest.h>
 #include <sys/stat.h>
 
 #include <fstream>
-
-#include <gtest/gtest.h>
 
 #include "cli/submit_command.h"
 #include "common/test_dir.h"
@@ -23,11 +22,12 @@ TEST(ParseDirectivesTest, SbatchThenPinpointLinesUpToTheFirstCommand) {
       "#SBATCHX --not-one\n"
       "echo start\n"
       "#SBATCH --mem=1G\n";
-  EXPECT_EQ(ParseDirectives(text), (std::vector<std::string>{"-J", "scripted", "--time=00:10:00", "-c", "2", "--name",
-                                                             "pinpoint name"}))
+  EXPECT_EQ(ParseDirectives(text), (std::vector<std::string>{"-J", "scripted", "--time=00:10:00",
+                                                             "-c", "2", "--name", "pinpoint name"}))
       << "#PINPOINT after #SBATCH (it wins); nothing after the first command";
   EXPECT_TRUE(ParseDirectives("#!/bin/sh\necho hi\n").empty());
-  EXPECT_EQ(ParseDirectives("#!/bin/sh\r\n#SBATCH -c 4\r\n"), (std::vector<std::string>{"-c", "4"}));
+  EXPECT_EQ(ParseDirectives("#!/bin/sh\r\n#SBATCH -c 4\r\n"),
+            (std::vector<std::string>{"-c", "4"}));
 }
 
 TEST(ScriptFileTest, AScriptInTheDirectoryAsSbatchFindsIt) {
@@ -40,7 +40,8 @@ TEST(ScriptFileTest, AScriptInTheDirectoryAsSbatchFindsIt) {
   EXPECT_EQ(text, "#!/bin/sh\n#SBATCH -c 2\ntrue\n");
   EXPECT_EQ(ScriptFile(dir.path() + "/job.sh", "/"), dir.path() + "/job.sh") << "a path as given";
   EXPECT_EQ(ScriptFile("data.txt", dir.path()), std::nullopt) << "no #!: not a script";
-  EXPECT_EQ(ScriptFile("python3", dir.path()), std::nullopt) << "a program on the PATH is not looked for here";
+  EXPECT_EQ(ScriptFile("python3", dir.path()), std::nullopt)
+      << "a program on the PATH is not looked for here";
   EXPECT_EQ(ScriptFile("sub", dir.path()), std::nullopt);
 }
 
@@ -62,15 +63,19 @@ struct SubmitApp {
 TEST(DirectiveOptionsTest, KnownOptionsPassOthersAreOneWarningEach) {
   SubmitApp a;
   std::vector<std::string> warnings;
-  auto out = DirectiveOptions(*a.submit, {"-J", "x", "--partition=gpu", "-c", "2", "--gres=gpu:a100:2", "--ntasks", "4",
-                                          "-p", "long", "stray"},
+  auto out = DirectiveOptions(*a.submit,
+                              {"-J", "x", "--partition=gpu", "-c", "2", "--gres=gpu:a100:2",
+                               "--ntasks", "4", "-p", "long", "stray"},
                               "job.sh", &warnings);
   EXPECT_EQ(out, (std::vector<std::string>{"-J", "x", "-c", "2", "--gpus", "2"}));
-  EXPECT_EQ(warnings, (std::vector<std::string>{
-                          "pinpoint: job.sh: directive --partition=gpu is not an option of pinpoint submit; ignored",
-                          "pinpoint: job.sh: directive --ntasks 4 is not an option of pinpoint submit; ignored",
-                          "pinpoint: job.sh: directive -p long is not an option of pinpoint submit; ignored",
-                          "pinpoint: job.sh: directive stray is not an option of pinpoint submit; ignored"}));
+  EXPECT_EQ(
+      warnings,
+      (std::vector<std::string>{
+          "pinpoint: job.sh: directive --partition=gpu is not an option of pinpoint submit; "
+          "ignored",
+          "pinpoint: job.sh: directive --ntasks 4 is not an option of pinpoint submit; ignored",
+          "pinpoint: job.sh: directive -p long is not an option of pinpoint submit; ignored",
+          "pinpoint: job.sh: directive stray is not an option of pinpoint submit; ignored"}));
 }
 
 // Root submitting a user's script (`pinpoint submit --as-user alice job.sh`): what the script's

@@ -171,9 +171,12 @@ Result<JobRequest> BuildRequest(const SubmitArgs& a, std::vector<std::string>* d
     r.devices = *devices;
   }
   r.mig_profile = a.mig;
-  if (a.gpus >= 0) r.gpus = a.gpus;
-  else if (!r.devices.empty()) r.gpus = static_cast<int>(r.devices.size());
-  else r.gpus = r.gpu_mem_bytes > 0 || !r.mig_profile.empty() ? 1 : 0;
+  if (a.gpus >= 0)
+    r.gpus = a.gpus;
+  else if (!r.devices.empty())
+    r.gpus = static_cast<int>(r.devices.size());
+  else
+    r.gpus = r.gpu_mem_bytes > 0 || !r.mig_profile.empty() ? 1 : 0;
   if (r.gpus == 0 && r.gpu_mem_bytes > 0)
     return InvalidArgument("--gpu-mem needs --gpus of at least 1");
   if (!a.mem.empty()) {

@@ -31,14 +31,14 @@ struct SubmitArgs {
   int priority = 0;
   bool wait = false;
   bool parsable = false;  // --parsable (sbatch's): the job's (or array's) id alone on stdout
-  bool requeue = false;  // --requeue (Slurm's)
+  bool requeue = false;   // --requeue (Slurm's)
   SubmitSchedArgs sched;  // --time, --after, --afterok
   SubmitTaskArgs tasks;   // -n, --ntasks-per-node, -N, --gpus-per-task (Slurm's)
   std::vector<std::string> command;
   // The request's fields whose values a job script's directives gave (ScriptFieldsOf), sent for
   // the daemon to judge with the rights of the user the job runs as.
   ScriptOrigins from_script;
-  std::string array;                 // --array SPEC (array_spec.h)
+  std::string array;                    // --array SPEC (array_spec.h)
   CLI::Option* array_option = nullptr;  // to tell `--array ''` from no --array
 };
 

@@ -2,9 +2,9 @@
 // caller and a request, and what Prepare then Admit make of them. No store, no daemon.
 #include "daemon/node/admission.h"
 
-#include <functional>
-
 #include <gtest/gtest.h>
+
+#include <functional>
 
 #include "daemon/jobs/fake_users.h"
 #include "daemon/service/service_fixture.h"
@@ -117,7 +117,8 @@ TEST_F(AdmissionTest, EachWayInIsAdmittedOrRefusedWithOneLine) {
     }
     ASSERT_FALSE(admitted.ok());
     EXPECT_EQ(admitted.status().code(), c.want) << admitted.status().ToString();
-    EXPECT_NE(admitted.status().message().find(c.want_in_message), std::string::npos) << admitted.status().message();
+    EXPECT_NE(admitted.status().message().find(c.want_in_message), std::string::npos)
+        << admitted.status().message();
     EXPECT_EQ(admitted.status().message().find('\n'), std::string::npos);
   }
 }
@@ -148,7 +149,8 @@ TEST_F(AdmissionTest, AnArrayIsCheckedForItsSizeAndStandsForItsTasks) {
   Admission admission(&options_, &options_.inventory, &users_);
   JobRequest r = GpuSlice();
   EXPECT_EQ(admission.PrepareArray(r, ArraySpec{{}, 0}).status().code(), Code::kInvalidArgument);
-  EXPECT_EQ(admission.PrepareArray(r, ArraySpec{{1, 2, 3, 4, 5}, 0}).status().code(), Code::kInvalidArgument);
+  EXPECT_EQ(admission.PrepareArray(r, ArraySpec{{1, 2, 3, 4, 5}, 0}).status().code(),
+            Code::kInvalidArgument);
   ASSERT_TRUE(admission.PrepareArray(r, ArraySpec{{1, 2, 3}, 0}).ok());
   JobTable jobs(nullptr, nullptr);
   EXPECT_TRUE(admission.Admit(CallerOf(kAlice), r, jobs, 3).ok());
