@@ -11,7 +11,7 @@ set -euo pipefail
 build=(build-essential cmake ninja-build pkg-config git libsqlite3-dev nlohmann-json3-dev
        libcli11-dev libspdlog-dev libfmt-dev libcpp-httplib-dev pandoc
        libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc)
-test=(libgtest-dev libgmock-dev clang libclang-rt-14-dev procps prometheus gnuplot-nox jq zsh
+test=(libgtest-dev libgmock-dev clang clang-format libclang-rt-14-dev procps prometheus gnuplot-nox jq zsh
       slurmctld slurmd slurm-client munge systemd podman runc busybox-static)
 case ${1:-build} in
   build) packages=("${build[@]}") ;;
