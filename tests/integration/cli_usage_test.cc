@@ -118,8 +118,8 @@ TEST_F(CliUsageTest, TheParsersOwnWordsDoNotReachUsers) {
       {{"show", "1", "2"}, "pinpoint show: unexpected argument '2' (see pinpoint show --help)\n"},
       {{"update", "--nice", "5", "1"}, "pinpoint update: unknown option --nice (see pinpoint update --help)\n"},
       {{"submit", "-e", "%b.err", "--", "true"},
-       "pinpoint: -e (error_path): '%b' is not a placeholder (%j job id, %u user, %x job name, %A array id, %a array "
-       "task index, %% a percent sign)\n"},
+       "pinpoint: -e (error_path): '%b' is not a placeholder (%j or %J job id, %u user, %x job name, %A array id, "
+       "%a array task index, %N node name, %% a percent sign)\n"},
       {{"submit", "--gpus", "0", "--gpu-mem", "4G", "--", "true"},
        "pinpoint: --gpu-mem needs --gpus of at least 1\n"},
   };
@@ -242,7 +242,7 @@ TEST_F(CliUsageTest, OutputFileHelpNamesEveryPlaceholder) {
     size_t at = help.out.find(flag);
     ASSERT_NE(at, std::string::npos) << help.out;
     std::string text = help.out.substr(at, help.out.find("\n  -", at + 1) - at);
-    for (const char* placeholder : {"%j", "%u", "%x", "%A", "%a"}) {
+    for (const char* placeholder : {"%j", "%J", "%u", "%x", "%A", "%a", "%N"}) {
       EXPECT_NE(text.find(placeholder), std::string::npos) << flag << " lacks " << placeholder << ": " << text;
     }
   }
