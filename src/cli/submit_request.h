@@ -19,7 +19,9 @@ class Option;  // CLI11's (cli.cc): only its address is kept here
 namespace pinpoint::cli {
 
 struct SubmitArgs {
-  int gpus = -1;
+  std::string gpus_text;    // -G/--gpus/--gpus-per-node: N or Slurm's TYPE:N
+  std::string mem_per_cpu;  // --mem-per-cpu SIZE (a bare number: MiB)
+  std::string open_mode;    // --open-mode append|truncate (Slurm's)
   std::string gpu_mem, gpu_share, mem, name, as_user;
   std::string mig;  // --mig PROFILE
   std::string devices;
@@ -62,6 +64,14 @@ Result<uint64_t> ParseGpuMem(const std::string& text);
 // A fresh random key per `pinpoint submit` (docs/cli.md); empty when no randomness is at hand,
 // and then the submit is not retried.
 std::string IdempotencyKey();
+
+// --gpus's value: "N", or Slurm's "TYPE:N" (N GPUs of this node, whatever their model, `type`
+// gets TYPE). Errors: kInvalidArgument naming the option and the text.
+Result<int> ParseGpuCount(const std::string& text, std::string* type = nullptr);
+
+// A host memory size as Slurm reads --mem: a bare number is MiB ("1000"), else ParseSize's
+// ("8G", "32GB", "8192M"). Errors: kInvalidArgument naming `option`.
+Result<uint64_t> ParseHostMem(const std::string& option, const std::string& text);
 
 // "1" or "0,2": device indices. Errors: kInvalidArgument naming the text.
 Result<std::vector<int>> ParseDeviceList(const std::string& text);
