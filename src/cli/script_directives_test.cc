@@ -65,12 +65,46 @@ TEST(DirectiveOptionsTest, KnownOptionsPassOthersAreOneWarningEach) {
   auto out = DirectiveOptions(*a.submit, {"-J", "x", "--partition=gpu", "-c", "2", "--gres=gpu:a100:2", "--ntasks", "4",
                                           "-p", "long", "stray"},
                               "job.sh", &warnings);
-  EXPECT_EQ(out, (std::vector<std::string>{"-J", "x", "-c", "2", "--gpus", "2"}));
+  EXPECT_EQ(out, (std::vector<std::string>{"-J", "x", "-c", "2", "--gpus", "a100:2"}));
   EXPECT_EQ(warnings, (std::vector<std::string>{
                           "pinpoint: job.sh: directive --partition=gpu is not an option of pinpoint submit; ignored",
                           "pinpoint: job.sh: directive --ntasks 4 is not an option of pinpoint submit; ignored",
                           "pinpoint: job.sh: directive -p long is not an option of pinpoint submit; ignored",
                           "pinpoint: job.sh: directive stray is not an option of pinpoint submit; ignored"}));
+}
+
+// Every GPU form of Slurm's --gres: a count, a type (any GPU of the node), sockets, and other
+// resources beside them, which are no GPUs (`gpu:v100:1,nvme:200` is one GPU, not 200).
+TEST(GresGpusTest, EveryGpuFormAndOtherResourcesApart) {
+  std::vector<std::string> others;
+  EXPECT_EQ(GresGpus("gpu", &others), "1");
+  EXPECT_EQ(GresGpus("gpu:4", &others), "4");
+  EXPECT_EQ(GresGpus("gpu:a100", &others), "a100:1");
+  EXPECT_EQ(GresGpus("gpu:a100:2(S:0-1)", &others), "a100:2");
+  EXPECT_EQ(GresGpus("gpu:v100:1,nvme:200", &others), "v100:1");
+  EXPECT_EQ(others, std::vector<std::string>{"nvme:200"});
+  others.clear();
+  EXPECT_EQ(GresGpus("nvme:200", &others), std::nullopt);
+  EXPECT_EQ(others, std::vector<std::string>{"nvme:200"});
+  EXPECT_EQ(GresGpus("gpu:a:b:c", &others), std::nullopt);
+  EXPECT_EQ(GresGpus("gpu::2", &others), std::nullopt);
+  EXPECT_EQ(GresGpus("gpus:2", &others), std::nullopt) << "no such gres";
+}
+
+// A warning names the script and the directive's line; other gres are one warning each; an
+// option whose value is missing at the end never takes the command line's next word (`#SBATCH
+// --output` made `--hold` the output file); a long option cut short is its whole name.
+TEST(DirectiveOptionsTest, LinesOtherGresMissingValuesAndAbbreviations) {
+  SubmitApp a;
+  std::vector<std::string> warnings;
+  std::vector<int> lines = {2, 3, 3, 4, 5};
+  auto out = DirectiveOptions(*a.submit, {"--gres=gpu:v100:1,nvme:200", "--na", "x", "--nodes=2", "--name"},
+                              "job.sh", &warnings, nullptr, &lines);
+  EXPECT_EQ(out, (std::vector<std::string>{"--gpus", "v100:1", "--name", "x"}));
+  EXPECT_EQ(warnings, (std::vector<std::string>{
+                          "pinpoint: job.sh:2: directive --gres nvme:200: pinpoint's node has no such resource; ignored",
+                          "pinpoint: job.sh:4: directive --nodes=2 is not an option of pinpoint submit; ignored",
+                          "pinpoint: job.sh:5: directive --name has no value; ignored"}));
 }
 
 // Root submitting a user's script (`pinpoint submit --as-user alice job.sh`): what the script's
