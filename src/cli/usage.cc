@@ -292,13 +292,30 @@ std::string ParseErrorText(const CLI::ParseError& e, const CLI::App* sub) {
       return "missing " + name;
     }
   }
+  // "-n,--limit: 1 required TEXT missing": an option given last without its value.
+  if (dynamic_cast<const CLI::ArgumentMismatch*>(&e) != nullptr &&
+      what.find(" required ") != std::string::npos && what.ends_with(" missing")) {
+    std::string names = what.substr(0, what.find(':'));
+    const CLI::Option* o = sub != nullptr ? FindOption(*sub, names) : nullptr;
+    if (o != nullptr && !o->get_snames().empty())
+      names = "-" + o->get_snames().front() + "/" + names;
+    return EscapeForTerminal(names) + " needs a value";
+  }
   for (const char* extras : {"The following argument was not expected: ",
                              "The following arguments were not expected: "}) {
     if (what.rfind(extras, 0) == 0) {
+      // CLI11 lists them last first: in the order typed.
+      std::vector<std::string> words;
       std::string rest = what.substr(std::string(extras).size());
-      bool one = rest.find(' ') == std::string::npos;
-      return std::string("unexpected argument") + (one ? " '" : "s '") + EscapeForTerminal(rest) +
-             "'";
+      for (size_t at = 0; at <= rest.size();) {
+        size_t end = std::min(rest.find(' ', at), rest.size());
+        words.insert(words.begin(), rest.substr(at, end - at));
+        at = end + 1;
+      }
+      std::string typed;
+      for (const std::string& w : words) typed += (typed.empty() ? "" : " ") + w;
+      return std::string("unexpected argument") + (words.size() == 1 ? " '" : "s '") +
+             EscapeForTerminal(typed) + "'";
     }
   }
   return EscapeForTerminal(what);

@@ -78,6 +78,23 @@ TEST(ArrangeArgsTest, UnknownOptionIsNamedWithTheNearest) {
   EXPECT_EQ(r.status().message(), "pinpoint: unknown option --sock (did you mean --socket?)");
 }
 
+// CLI11's own words reach no one: an option without its value says so ("1 required TEXT
+// missing" did), and extra words are named in the order typed (they were reversed).
+TEST(ParseErrorTextTest, AMissingValueAndExtraWordsInOrder) {
+  auto error = [](const std::string& line) -> std::string {
+    App a;
+    try {
+      a.app.parse(line);
+    } catch (const CLI::ParseError& e) {
+      return ParseErrorText(e, a.app.get_subcommand("queue"));
+    }
+    return "parsed";
+  };
+  EXPECT_EQ(error("queue -n"), "-n/--limit needs a value");
+  EXPECT_EQ(error("show 1 2 3"), "unexpected arguments '2 3'");
+  EXPECT_EQ(error("show 1 2"), "unexpected argument '2'");
+}
+
 // As sbatch: the command's first word ends submit's options; what follows is the command's, its
 // options included (a script's own arguments: `submit job.sh --epochs 1`), in their order.
 TEST(ArrangeArgsTest, EveryWordAfterTheCommandIsTheCommands) {
