@@ -102,6 +102,21 @@ TEST(FormatEscapeTest, AnEnforcementListIsOneLinePerResourceWithoutControls) {
   EXPECT_EQ(FormatEnforcement({}), "");
 }
 
+// Ctrl-C on `submit --wait` printed three levels of brackets; one is left, the state said once.
+TEST(FormatJobEndTest, OneLevelOfBrackets) {
+  JobView job;
+  job.id = 7;
+  job.state = JobState::kCancelled;
+  job.detail = "cancelled by alice (killed by signal 15 (Terminated))";
+  EXPECT_EQ(FormatJobEnd(job), "job 7 cancelled by alice (killed by signal 15: Terminated)\n");
+  job.state = JobState::kFailed;
+  job.detail = "killed by signal 9 (Killed)";
+  EXPECT_EQ(FormatJobEnd(job), "job 7 failed (killed by signal 9: Killed)\n");
+  job.state = JobState::kCompleted;
+  job.detail = "exit code 0";
+  EXPECT_EQ(FormatJobEnd(job), "job 7 completed (exit code 0)\n");
+}
+
 TEST(FormatQueueTest, StartsSayWhenOrWhyNotWithoutControls) {
   json hostile = HostileJob();
   hostile["id"] = 8;

@@ -80,7 +80,7 @@ TEST_F(CliUsageTest, AScriptsSbatchLinesAreReadAndTheCommandLineWins) {
   ::chmod(script.c_str(), 0755);
   auto r = h_.Cli({"--json", "submit", "--hold", "-c", "1", script});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_EQ(r.err, "pinpoint: " + script + ": directive --partition=gpu is not an option of pinpoint submit; ignored\n");
+  EXPECT_EQ(r.err, "pinpoint: " + script + ":3: directive --partition=gpu is not an option of pinpoint submit; ignored\n");
   json job = json::parse(r.out);
   EXPECT_EQ(job["request"]["name"], "scripted");
   EXPECT_EQ(job["request"]["time_limit_s"], 600);
