@@ -176,6 +176,13 @@ Status ResolveTasksIn(std::string& text, const char* flag, const TaskResolver& r
 }  // namespace
 
 Status ResolveTaskDependencies(SubmitSchedArgs* args, const TaskResolver& resolve) {
+  // Each task costs the daemon requests (FindArrayTask's): no more than a request may name.
+  size_t tasks = 0;
+  for (const std::string* text : {&args->after, &args->afterok, &args->dependency})
+    tasks += static_cast<size_t>(std::count(text->begin(), text->end(), '_'));
+  if (tasks > kMaxDependencies)
+    return InvalidArgument("too many dependencies: " + std::to_string(tasks) +
+                           " array tasks, at most " + std::to_string(kMaxDependencies));
   PP_RETURN_IF_ERROR(ResolveTasksIn(args->after, "--after", resolve));
   PP_RETURN_IF_ERROR(ResolveTasksIn(args->afterok, "--afterok", resolve));
   return ResolveTasksIn(args->dependency, "--dependency", resolve);

@@ -49,8 +49,9 @@ using TaskResolver = std::function<Result<JobId>(JobId array_id, int index)>;
 
 // Slurm names an array task as a dependency (--afterok 12_2, --dependency afterok:12_2): each
 // such word of --after, --afterok and --dependency becomes that task's job id, by `resolve`,
-// asked only when a word names a task. Errors: resolve's, its line prefixed with the option and
-// the word ("--afterok 12_9: array 12 has no task 9").
+// asked only when a word names a task, for at most kMaxDependencies of them (more: refused before
+// any is asked). Errors: resolve's, its line prefixed with the option and the word ("--afterok
+// 12_9: array 12 has no task 9"); kInvalidArgument for too many.
 Status ResolveTaskDependencies(SubmitSchedArgs* args, const TaskResolver& resolve);
 
 }  // namespace pinpoint::cli

@@ -180,6 +180,13 @@ TEST(ResolveTaskDependenciesTest, ATaskBecomesItsJobId) {
   args.afterok = "12_9";
   Status bad = ResolveTaskDependencies(&args, resolve);
   EXPECT_EQ(bad.message(), "--afterok 12_9: array 12 has no task 9");
+  // A request's worth of tasks at most: each costs the daemon requests.
+  std::string many;
+  for (size_t i = 0; i <= kMaxDependencies; ++i) many += (many.empty() ? "" : ",") + std::string("12_1");
+  args.afterok = many;
+  asked = 0;
+  EXPECT_EQ(ResolveTaskDependencies(&args, resolve).code(), Code::kInvalidArgument);
+  EXPECT_EQ(asked, 0);
 }
 
 }  // namespace

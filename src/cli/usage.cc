@@ -4,6 +4,7 @@
 #include <exception>
 
 #include "cli/job_arrays.h"
+#include "cli/option_checks.h"
 #include "pinpoint/escape.h"
 
 namespace pinpoint::cli {
@@ -182,6 +183,10 @@ Result<ArrangedArgs> ArrangeArgs(const CLI::App& app, const std::vector<std::str
     if (!LooksLikeOption(token) && TakesACommand(*sub)) {
       // As sbatch: the command's first word ends the options; every word after it is the
       // command's own, options included (`submit job.sh --epochs 1`).
+      if (i + 1 < args.size() && args[i + 1] == "--" && LooksLikeASizeUnit(token))
+        return InvalidArgument(where + ": a size is one word: write 4GB, not 4 GB ('" +
+                               EscapeForTerminal(token) +
+                               "' was read as the command, which goes after --)");
       if (i + 1 < args.size() && args[i + 1] == "--")
         return InvalidArgument(where + ": '--' after the command '" + EscapeForTerminal(token) +
                                "': the command goes after -- (" + where + " [OPTIONS] -- " +

@@ -107,6 +107,9 @@ TEST(ArrangeArgsTest, EveryWordAfterTheCommandIsTheCommands) {
   EXPECT_EQ(r.status().message(),
             "pinpoint submit: '--' after the command 'job.sh': the command goes after -- (pinpoint submit [OPTIONS] -- "
             "job.sh ARGS...), or without -- at all");
+  r = ArrangeArgs(a.app, {"submit", "--priority", "4", "GB", "--", "true"}, {});
+  EXPECT_EQ(r.status().message(),
+            "pinpoint submit: a size is one word: write 4GB, not 4 GB ('GB' was read as the command, which goes after --)");
 }
 
 // sbatch takes a long option cut short where it names one option: --prio=5 is --priority=5.

@@ -209,6 +209,7 @@ TEST_F(SlurmScriptsTest, ArrayTasksWithFourCpusEach) {
 }
 
 TEST_F(SlurmScriptsTest, ArrayTasksRunTheCommandOnTheirLineOfTheFileGiven) {
+  fs::create_directories(work_ + "/slurm_output");  // -o's directory, as its repository has it
   std::string warnings;
   std::string id = Submit("array_cmd_file.sh commands.txt", &warnings);
   ASSERT_FALSE(id.empty()) << warnings;
