@@ -462,8 +462,8 @@ std::string EndWhy(const JobView& job) {
 namespace {
 
 // How a job ended, with one level of brackets at most: a detail that begins with the state's
-// word ("cancelled by alice (killed by signal 15 (Terminated))") is said once, and a signal's name
-// follows its number after a colon.
+// word ("cancelled by alice (killed by signal 15 (Terminated))") is said once, a signal's name
+// follows its number after a colon, and a detail with brackets of its own follows a colon.
 std::string EndPhrase(const JobView& job) {
   std::string why = EndWhy(job);
   for (size_t at = why.find("signal "); at != std::string::npos; at = why.find("signal ", at + 1)) {
@@ -475,6 +475,7 @@ std::string EndPhrase(const JobView& job) {
   }
   std::string state = JobStateName(job.state);
   if (why.rfind(state + " ", 0) == 0) return why;
+  if (why.find('(') != std::string::npos) return state + ": " + why;  // brackets of its own
   return state + " (" + why + ")";
 }
 

@@ -112,6 +112,8 @@ TEST(FormatJobEndTest, OneLevelOfBrackets) {
   job.state = JobState::kFailed;
   job.detail = "killed by signal 9 (Killed)";
   EXPECT_EQ(FormatJobEnd(job), "job 7 failed (killed by signal 9: Killed)\n");
+  job.detail = "ran past its time limit of 0:01 (killed by signal 15 (Terminated))";
+  EXPECT_EQ(FormatJobEnd(job), "job 7 failed: ran past its time limit of 0:01 (killed by signal 15: Terminated)\n");
   job.state = JobState::kCompleted;
   job.detail = "exit code 0";
   EXPECT_EQ(FormatJobEnd(job), "job 7 completed (exit code 0)\n");
