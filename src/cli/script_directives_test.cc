@@ -146,5 +146,32 @@ TEST(ApplyScriptTest, TheScriptsOwnOptionsAreNamedWithTheirLines) {
   EXPECT_EQ(ScriptFieldsOf(from).count(F::kTimeLimit), 1u);
 }
 
+// An abbreviation or Slurm's other name in a script (`--prio`, `-a`, `--dep`) is the option it
+// names, and so carries the rights of the user the job runs as: it must not pass as root's.
+TEST(ApplyScriptTest, AnAbbreviatedDirectiveIsStillTheScripts) {
+  TestDir dir;
+  std::string script = dir.path() + "/job.sh";
+  std::ofstream(script) << "#!/bin/sh\n"
+                           "#SBATCH --prio=1000000 -a 1-3\n"
+                           "#SBATCH --dep afterok:5 --as-u bob\n"
+                           "true\n";
+  CLI::App app;
+  CLI::App* sub = app.add_subcommand("submit");
+  SubmitArgs submit;
+  AddSubmitOptions(sub, submit);
+  std::vector<std::string> args = {"submit", "--as-user", "alice", script};
+  std::vector<std::string> warnings;
+  std::vector<ScriptOption> from;
+  ApplyScript(app, args, 0, &warnings, &from);
+  EXPECT_TRUE(warnings.empty()) << warnings.front();
+  using F = ScriptField;
+  ScriptOrigins fields = ScriptFieldsOf(from);
+  EXPECT_EQ(fields, (ScriptOrigins{{F::kPriority, script + ":2"},
+                                   {F::kArray, script + ":2"},
+                                   {F::kAfter, script + ":3"},
+                                   {F::kAfterOk, script + ":3"}}))
+      << "--as-u was typed too (--as-user): root's";
+}
+
 }  // namespace
 }  // namespace pinpoint::cli
