@@ -123,7 +123,7 @@ Result<int> RunSubmit(const std::string& socket, bool json, SubmitArgs& submit, 
   }));
   std::vector<std::string> dropped;
   auto request = BuildRequest(submit, &dropped);
-  if (!request.ok()) return request.status();
+  if (!request.ok()) return AtScriptPlace(submit, request.status());
   PP_RETURN_IF_ERROR(CheckRunnable(*request));
   if (!dropped.empty()) {
     std::string names;

@@ -165,6 +165,15 @@ Status ApplyMemPerCpu(const SubmitArgs& a, JobRequest& r) {
 
 }  // namespace
 
+Status AtScriptPlace(const SubmitArgs& a, Status s) {
+  if (s.ok()) return s;
+  const std::string& m = s.message();
+  for (const auto& [name, place] : a.script_places)
+    if (m.rfind(name + ":", 0) == 0 || m.rfind(name + " ", 0) == 0 || m.rfind(name + "/", 0) == 0)
+      return Status(s.code(), place + ": " + m);
+  return s;
+}
+
 Result<JobRequest> BuildRequest(const SubmitArgs& a, std::vector<std::string>* dropped) {
   JobRequest r;
   r.name = a.name;

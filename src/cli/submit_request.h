@@ -4,6 +4,7 @@
 #pragma once
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cli/submit_sched.h"
@@ -40,6 +41,9 @@ struct SubmitArgs {
   // The request's fields whose values a job script's directives gave (ScriptFieldsOf), sent for
   // the daemon to judge with the rights of the user the job runs as.
   ScriptOrigins from_script;
+  // Each name of an option a script's directive gave ("--time", "-t"), with its place
+  // ("job.sh:3"): an error about its value names the place (AtScriptPlace).
+  std::vector<std::pair<std::string, std::string>> script_places;
   std::string array;                 // --array SPEC (array_spec.h)
   CLI::Option* array_option = nullptr;  // to tell `--array ''` from no --array
 };
@@ -48,6 +52,10 @@ struct SubmitArgs {
 // selects; `dropped` gets the names left out for looking like secrets). Errors: kInvalidArgument
 // with the line for the user.
 Result<JobRequest> BuildRequest(const SubmitArgs& a, std::vector<std::string>* dropped);
+
+// `s` with the place of the directive that gave the option it names first ("--time: ..." becomes
+// "job.sh:3: --time: ..."), when a script's directive gave it; else `s`.
+Status AtScriptPlace(const SubmitArgs& a, Status s);
 
 // What can be checked at submit, as the submitting user, of whether the job can start (a job
 // that cannot used to be accepted, then fail at launch and vanish from the queue): its working

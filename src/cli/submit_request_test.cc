@@ -66,5 +66,27 @@ TEST(BuildRequestTest, GpusWithATypeAndOpenMode) {
             "--open-mode: 'sideways' is neither append nor truncate");
 }
 
+// An error about a value a script's directive gave names the script and its line.
+TEST(AtScriptPlaceTest, AnErrorAboutADirectivesValueNamesItsLine) {
+  SubmitArgs a = Args();
+  a.mem = "lots";
+  a.script_places = {{"--mem", "job.sh:4"}, {"-N", "job.sh:5"}, {"--nodes", "job.sh:5"}};
+  std::vector<std::string> dropped;
+  Status s = AtScriptPlace(a, BuildRequest(a, &dropped).status());
+  EXPECT_EQ(s.message().rfind("job.sh:4: --mem: ", 0), 0u) << s.message();
+  a.mem = "";
+  a.tasks.nodes = "2";
+  s = AtScriptPlace(a, BuildRequest(a, &dropped).status());
+  EXPECT_EQ(s.message().rfind("job.sh:5: -N/--nodes 2: ", 0), 0u) << s.message();
+  a.script_places.clear();
+  s = AtScriptPlace(a, BuildRequest(a, &dropped).status());
+  EXPECT_EQ(s.message().rfind("-N/--nodes 2: ", 0), 0u) << "typed: no place";
+  a.tasks.nodes = "";
+  a.mem_per_cpu = "x";
+  a.script_places = {{"--mem", "job.sh:4"}};
+  s = AtScriptPlace(a, BuildRequest(a, &dropped).status());
+  EXPECT_EQ(s.message().rfind("--mem-per-cpu: ", 0), 0u) << "--mem is not --mem-per-cpu";
+}
+
 }  // namespace
 }  // namespace pinpoint::cli
