@@ -51,10 +51,11 @@ struct JobRequest {
   // storing. Letters, digits, '.' and '+', at most kMaxMigProfileBytes; "": any device.
   std::string mig_profile;
   // Where the job's stdout and stderr go (submit -o/-e): empty = the job directory, read with
-  // `pinpoint logs`. A path, relative to cwd or absolute, with %j (job id), %u (user name), %x
-  // (job name), %A (array id), %a (array task index) and %% replaced (OutputPathFor); opened by
-  // the job's own process after it has become the job's user, never through a link in its last
-  // component. Output set and error empty: stderr goes to the output file too.
+  // `pinpoint logs`. A path, relative to cwd or absolute, with %j or %J (job id), %u (user name),
+  // %x (job name), %A (array id), %a (array task index), %N (node name) and %% replaced
+  // (OutputPathFor); opened by the job's own process after it has become the job's user, never
+  // through a link in its last component. Output set and error empty: stderr goes to the output
+  // file too.
   std::string output_path;
   std::string error_path;
   // Seconds the job may run (submit --time); 0 = none given. The daemon fills in its configured
@@ -153,13 +154,13 @@ struct ArrayTask {
   bool operator==(const ArrayTask&) const = default;
 };
 
-// The file an output pattern names for job `id` of `user`: %j, %u, %x, %A (the array's id, or
-// `id` for a job not in an array), %a (the task index, 0 for a job not in an array) and %%
-// replaced, and a relative path joined to `cwd`. The pattern was checked by ValidateRequest (no
-// other %).
+// The file an output pattern names for job `id` of `user`: %j and %J (Slurm's job.step; a job
+// has no step), %u, %x, %A (the array's id, or `id` for a job not in an array), %a (the task
+// index, 0 for a job not in an array), %N (`node`, the node's name) and %% replaced, and a
+// relative path joined to `cwd`. The pattern was checked by ValidateRequest (no other %).
 std::string OutputPathFor(const std::string& pattern, JobId id, const std::string& user,
                           const std::string& name, const std::string& cwd,
-                          const ArrayTask& array = {});
+                          const ArrayTask& array = {}, const std::string& node = "");
 
 enum class JobState { kPending, kRunning, kCompleted, kFailed, kCancelled };
 

@@ -478,6 +478,12 @@ int RunCli(int argc, char** argv, std::ostream& out, std::ostream& err) {
     std::vector<ScriptOption> from_script;
     ApplyScript(app, words, arranged->index, &warnings, &from_script);
     submit.from_script = ScriptFieldsOf(from_script);
+    for (const ScriptOption& o : from_script) {
+      for (const std::string& l : o.option->get_lnames())
+        submit.script_places.emplace_back("--" + l, o.place);
+      for (const std::string& n : o.option->get_snames())
+        submit.script_places.emplace_back("-" + n, o.place);
+    }
     for (const std::string& w : warnings) err << w << "\n";
   }
   if (std::optional<int> done =

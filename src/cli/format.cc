@@ -459,9 +459,30 @@ std::string EndWhy(const JobView& job) {
 }
 }  // namespace
 
+namespace {
+
+// How a job ended, with one level of brackets at most: a detail that begins with the state's
+// word ("cancelled by alice (killed by signal 15 (Terminated))") is said once, a signal's name
+// follows its number after a colon, and a detail with brackets of its own follows a colon.
+std::string EndPhrase(const JobView& job) {
+  std::string why = EndWhy(job);
+  for (size_t at = why.find("signal "); at != std::string::npos; at = why.find("signal ", at + 1)) {
+    size_t open = why.find_first_not_of("0123456789", at + 7);
+    size_t close = open == std::string::npos ? open : why.find(')', open);
+    if (open == at + 7 || close == std::string::npos || why.compare(open, 2, " (") != 0) continue;
+    why =
+        why.substr(0, open) + ": " + why.substr(open + 2, close - open - 2) + why.substr(close + 1);
+  }
+  std::string state = JobStateName(job.state);
+  if (why.rfind(state + " ", 0) == 0) return why;
+  if (why.find('(') != std::string::npos) return state + ": " + why;  // brackets of its own
+  return state + " (" + why + ")";
+}
+
+}  // namespace
+
 std::string FormatJobEnd(const JobView& job) {
-  return "job " + std::to_string(job.id) + " " + JobStateName(job.state) + " (" + EndWhy(job) +
-         ")\n";
+  return "job " + std::to_string(job.id) + " " + EndPhrase(job) + "\n";
 }
 
 std::string FormatArrayEnd(JobId array_id, const std::vector<JobView>& tasks) {
@@ -480,7 +501,7 @@ std::string FormatArrayEnd(JobId array_id, const std::vector<JobView>& tasks) {
   for (size_t i = 0; i < unsuccessful.size() && i < kShown; ++i) {
     const JobView& task = *unsuccessful[i];
     out += "  job " + std::to_string(task.id) + " (" + ArrayTaskName(task.array) + ") " +
-           JobStateName(task.state) + " (" + EndWhy(task) + ")\n";
+           EndPhrase(task) + "\n";
   }
   if (unsuccessful.size() > kShown)
     out += "  ... and " + std::to_string(unsuccessful.size() - kShown) +

@@ -27,7 +27,8 @@ std::string FormatEnforcement(const std::vector<Enforcement>& list);
 // line per task that did not complete ("  job 14 (12_3) failed (exit code 3)"), the first 10.
 std::string FormatArrayEnd(JobId array_id, const std::vector<JobView>& tasks);
 // "job 7 completed (exit code 0)": an ended job as `wait` and `submit --wait` print it, one line
-// with its newline. In brackets the daemon's detail of the end, or its reason where it gave none.
+// with its newline. In brackets the daemon's detail of the end, or its reason where it gave none;
+// one level of them ("job 7 cancelled by alice (killed by signal 15: Terminated)").
 std::string FormatJobEnd(const JobView& job);
 
 // "2 GPU x 4GiB 20%", "1 GPU (whole)", "-" for the resource column of a job.

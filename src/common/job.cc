@@ -131,7 +131,7 @@ bool IsEnvName(const std::string& key) {
 }
 
 // An output pattern (-o/-e): a path without NUL, not ending in '/', whose % sequences are %j,
-// %u, %x, %A, %a or %%.
+// %J, %u, %x, %A, %a, %N or %%.
 Status CheckOutputPattern(const std::string& field, const std::string& pattern) {
   if (pattern.empty()) return Status::Ok();
   PP_RETURN_IF_ERROR(CheckNoNul(field, pattern, kMaxPathBytes));
@@ -139,11 +139,11 @@ Status CheckOutputPattern(const std::string& field, const std::string& pattern) 
   for (size_t i = 0; i < pattern.size(); ++i) {
     if (pattern[i] != '%') continue;
     char next = i + 1 < pattern.size() ? pattern[i + 1] : '\0';
-    if (std::string_view("juxAa%").find(next) == std::string_view::npos)
+    if (std::string_view("jJuxAaN%").find(next) == std::string_view::npos)
       return InvalidArgument(
           field + ": '%" + EscapeForTerminal(std::string(1, next)) +
-          "' is not a placeholder (%j job id, %u user, %x job name, %A array id, "
-          "%a array task index, %% a percent sign)");
+          "' is not a placeholder (%j or %J job id, %u user, %x job name, %A array id, "
+          "%a array task index, %N node name, %% a percent sign)");
     ++i;
   }
   return Status::Ok();
@@ -185,7 +185,8 @@ Status CheckTasks(const JobRequest& r) {
 }  // namespace
 
 std::string OutputPathFor(const std::string& pattern, JobId id, const std::string& user,
-                          const std::string& name, const std::string& cwd, const ArrayTask& array) {
+                          const std::string& name, const std::string& cwd, const ArrayTask& array,
+                          const std::string& node) {
   std::string path;
   for (size_t i = 0; i < pattern.size(); ++i) {
     if (pattern[i] != '%' || i + 1 >= pattern.size()) {
@@ -193,7 +194,10 @@ std::string OutputPathFor(const std::string& pattern, JobId id, const std::strin
       continue;
     }
     char next = pattern[++i];
-    if (next == 'j') path += std::to_string(id);
+    if (next == 'j' || next == 'J')
+      path += std::to_string(id);  // %J: Slurm's job.step
+    else if (next == 'N')
+      path += node;
     else if (next == 'u') path += user;
     else if (next == 'x') path += name;
     else if (next == 'A') path += std::to_string(array.array_id != 0 ? array.array_id : id);
