@@ -305,7 +305,7 @@ std::string RequestLines(const JobView& job) {
   if (!req.error_path.empty()) out << "  errors:   " << EscapeForTerminal(req.error_path) << "\n";
   out << "  request:  " << FormatGpuRequest(req) << ", " << req.cpus << " CPU"
       << (req.mem_bytes ? ", " + FormatSize(req.mem_bytes) + " host memory" : "") << ", priority "
-      << req.priority << "\n";
+      << req.priority << (req.qos.empty() ? "" : ", qos " + req.qos) << "\n";
   out << SchedLines(job);
   return out.str();
 }

@@ -22,6 +22,7 @@ struct SubmitArgs {
   int gpus = -1;
   std::string gpu_mem, gpu_share, mem, name, as_user;
   std::string mig;  // --mig PROFILE
+  std::string qos;  // -q/--qos NAME: the service class
   std::string devices;
   std::string export_env = "ALL";
   std::string output, error;

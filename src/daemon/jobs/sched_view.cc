@@ -11,7 +11,8 @@ std::vector<sched::Slot> SlotsOf(const JobRecord& job) {
   return slots;
 }
 
-sharing::Slice SliceOf(const JobRecord& job, const Allocation& a) {
+sharing::Slice SliceOf(const JobRecord& job, const Allocation& a,
+                       const std::vector<ServiceClass>* classes, const std::string& default_qos) {
   sharing::Slice s;
   s.device_index = a.device_index;
   s.device_uuid = a.uuid;
@@ -20,6 +21,12 @@ sharing::Slice SliceOf(const JobRecord& job, const Allocation& a) {
   s.gpu_mem_bytes = a.gpu_mem_bytes;
   s.gpu_share_pct = a.gpu_share_pct;
   s.job_id = static_cast<uint64_t>(job.id);
+  if (classes != nullptr) {
+    // A record from before service classes names none: it runs in the default class.
+    const std::string& qos = job.request.qos.empty() ? default_qos : job.request.qos;
+    if (const ServiceClass* sc = FindServiceClass(*classes, qos))
+      s.client_priority = sc->mps_client_priority;
+  }
   return s;
 }
 
@@ -32,12 +39,14 @@ std::string WaitDetail(const sched::Wait& wait, UserDirectory& users,
   return detail;
 }
 
-sched::Demand DemandOf(const JobRecord& r) {
+sched::Demand DemandOf(const JobRecord& r, const std::vector<ServiceClass>* classes) {
   sched::Demand d;
   d.isolated = RunsIsolated(r);
   d.id = r.id;
   d.uid = r.uid;
   d.priority = r.request.priority;
+  if (classes != nullptr)
+    if (const ServiceClass* sc = FindServiceClass(*classes, r.request.qos)) d.priority += sc->priority;
   d.gpus = r.request.gpus;
   d.gpu_mem_bytes = r.request.gpu_mem_bytes;
   d.gpu_share_pct = r.request.gpu_share_pct;

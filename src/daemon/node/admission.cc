@@ -91,6 +91,8 @@ Status Admission::CheckEdit(const api::Caller& caller, const JobRecord& before,
   PP_RETURN_IF_ERROR(CheckSignalHasLimit(now));
   if (now.priority != was.priority)
     PP_RETURN_IF_ERROR(CheckPriority(o.priority, caller, o.daemon_uid, now.priority, *users_));
+  if (now.qos != was.qos)
+    PP_RETURN_IF_ERROR(CheckQos(o.qos, caller, o.daemon_uid, now.qos, *users_));
   if (now.gpu_mem_bytes != was.gpu_mem_bytes || now.gpu_share_pct != was.gpu_share_pct ||
       now.gpus != was.gpus || now.cpus != was.cpus || now.mem_bytes != was.mem_bytes ||
       now.mig_profile != was.mig_profile) {
@@ -110,9 +112,11 @@ Status Admission::CheckAsked(const JobRecord& r, const ScriptRights& rights) con
   using F = ScriptField;
   PP_RETURN_IF_ERROR(rights.Explain(api::CheckSubmitAs(rights.For({F::kAsUser}), r.request.as_user),
                                     {F::kAsUser}));
-  return rights.Explain(CheckPriority(o.priority, rights.For({F::kPriority}), o.daemon_uid,
-                                      r.request.priority, *users_),
-                        {F::kPriority});
+  PP_RETURN_IF_ERROR(rights.Explain(CheckPriority(o.priority, rights.For({F::kPriority}),
+                                                  o.daemon_uid, r.request.priority, *users_),
+                                    {F::kPriority}));
+  return rights.Explain(
+      CheckQos(o.qos, rights.For({F::kQos}), o.daemon_uid, r.request.qos, *users_), {F::kQos});
 }
 
 Status Admission::CheckRoom(const JobRecord& r, const ScriptRights& rights, const JobTable& jobs,
@@ -154,6 +158,7 @@ Result<JobRecord> Admission::Admit(const api::Caller& caller, JobRequest request
   r.gid = user->gid;
   r.user = user->name;
   r.request = std::move(request);
+  if (r.request.qos.empty()) r.request.qos = o.default_qos;  // a stored job names its class
   ScriptRights rights(caller, r.uid, r.gid, r.user, from_script);
   PP_RETURN_IF_ERROR(CheckAsked(r, rights));
   PP_RETURN_IF_ERROR(sched::CheckFits(DemandOf(r), *devices_));

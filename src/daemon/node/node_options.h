@@ -12,6 +12,7 @@
 #include "daemon/jobs/lifecycle.h"
 #include "daemon/jobs/output_bound.h"
 #include "daemon/jobs/priority.h"
+#include "pinpoint/service_class.h"
 #include "daemon/node/slurm_env.h"
 #include "common/cpu_list.h"
 #include "pinpoint/array_spec.h"
@@ -60,6 +61,10 @@ struct NodeOptions {
   int mps_fault_drain_after = 3;   // faults of one device within an hour that drain it
   int64_t usage_flush_ms = 15000;  // how often running jobs' usage is written to the store
   PriorityPolicy priority;         // who may ask for which priority
+  // Service classes (config qos, default_qos; docs/scheduling.md "Service classes"): a job that
+  // names none is stored in default_qos, which is one of qos.
+  std::vector<ServiceClass> qos = DefaultServiceClasses();
+  std::string default_qos = kDefaultQos;
   // Environment variable names never stored (shell globs, any case): config "env_deny".
   std::vector<std::string> env_deny = DefaultEnvDeny();
   // Leases (docs/containers.md): how long an opened lease waits for its container to be

@@ -84,7 +84,7 @@ std::map<JobId, sched::StartEstimate> PlayStarts(const JobTable& jobs, sched::In
   size_t played = std::min(pending.size(), kStartEstimateJobs);
   std::partial_sort(pending.begin(), pending.begin() + static_cast<std::ptrdiff_t>(played),
                     pending.end(), first);
-  for (size_t i = 0; i < played; ++i) snap.pending.push_back(DemandOf(*pending[i]));
+  for (size_t i = 0; i < played; ++i) snap.pending.push_back(DemandOf(*pending[i], &options_.qos));
   std::map<JobId, sched::StartEstimate> by_id;
   for (auto& e : sched::EstimateStarts(std::move(snap), ends, runs, now_ms, kStartEstimatePasses))
     by_id[e.id] = e;

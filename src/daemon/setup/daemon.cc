@@ -217,6 +217,8 @@ NodeOptions NodeOptionsFor(const Config& config, const sched::Inventory& invento
   options.usage_flush_ms = config.usage_flush_ms;
   options.lease_attach_timeout_ms = config.lease_attach_timeout_ms;
   options.priority = {config.max_user_priority, config.priority_users};
+  options.qos = config.qos;
+  options.default_qos = config.default_qos;
   options.env_deny = config.env_deny;
   options.default_time_limit_s = config.default_time_limit_s;
   options.max_time_limit_s = config.max_time_limit_s;
