@@ -67,6 +67,7 @@ int main(int argc, char** argv) {
   std::printf("env CUDA_MPS_PIPE_DIRECTORY=%s\n", Env("CUDA_MPS_PIPE_DIRECTORY"));
   std::printf("env CUDA_MPS_PINNED_DEVICE_MEM_LIMIT=%s\n", Env("CUDA_MPS_PINNED_DEVICE_MEM_LIMIT"));
   std::printf("env CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=%s\n", Env("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"));
+  std::printf("env CUDA_MPS_CLIENT_PRIORITY=%s\n", Env("CUDA_MPS_CLIENT_PRIORITY"));
   std::printf("env PINPOINT_JOB_ID=%s\n", Env("PINPOINT_JOB_ID"));
   auto t0 = std::chrono::steady_clock::now();
   long long first_us = RealtimeUs();
