@@ -86,5 +86,23 @@ TEST(PriorityUsersTest, GroupsComeFromTheUserDirectory) {
       << "looked up only when a priority above the bound is asked for";
 }
 
+// A class with a users list is theirs and root's; an unknown class is refused naming those there
+// are.
+TEST_F(PriorityTest, ServiceClassesAreForTheirUsers) {
+  std::vector<ServiceClass> classes = DefaultServiceClasses();
+  classes.push_back(ServiceClass{.name = "urgent", .priority = 100, .users = {"someone-else"}});
+  EXPECT_TRUE(CheckQos(classes, user_, kRootDaemon, "normal", users_).ok());
+  EXPECT_TRUE(CheckQos(classes, user_, kRootDaemon, "scavenger", users_).ok());
+  Status denied = CheckQos(classes, user_, kRootDaemon, "urgent", users_);
+  EXPECT_EQ(denied.code(), Code::kPermissionDenied);
+  EXPECT_NE(denied.message().find("urgent"), std::string::npos) << denied.message();
+  EXPECT_TRUE(CheckQos(classes, root_, kRootDaemon, "urgent", users_).ok());
+  Status unknown = CheckQos(classes, user_, kRootDaemon, "gold", users_);
+  EXPECT_EQ(unknown.code(), Code::kInvalidArgument);
+  EXPECT_NE(unknown.message().find("normal"), std::string::npos) << unknown.message();
+  classes.back().users = {"nobody"};
+  EXPECT_TRUE(CheckQos(classes, user_, kRootDaemon, "urgent", users_).ok()) << "named by name";
+}
+
 }  // namespace
 }  // namespace pinpoint::daemon
