@@ -212,6 +212,13 @@ std::vector<Command> Commands(SubmitArgs& submit, std::string& shown,
            out << FormatGpus(*reply);
          return 0;
        }},
+      {"qos", "List the node's service classes (Slurm's QOS), for submit --qos", [&](CLI::App*) {},
+       [&](const Globals& g, std::ostream& out) -> Result<int> {
+         auto reply = Send(g, &Client::Qos);
+         if (!reply.ok()) return reply.status();
+         out << (g.json_output ? ToJson(*reply).dump(2) + "\n" : FormatQos(*reply));
+         return 0;
+       }},
       {"wait", "Wait until jobs end; exit 0 when all completed, 1 otherwise",
        [&](CLI::App* c) {
          c->add_option("jobs", tasks,

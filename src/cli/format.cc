@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <ctime>
+#include <iomanip>
 #include <limits>
 #include <map>
 #include <sstream>
@@ -500,4 +501,27 @@ int ExitCodeFor(const Status& status) {
   }
 }
 
+std::string FormatQos(const QosReply& reply) {
+  auto joined = [](const std::vector<std::string>& names, const char* none) {
+    std::string text;
+    for (const std::string& n : names) text += (text.empty() ? "" : ",") + EscapeForTerminal(n);
+    return text.empty() ? std::string(none) : text;
+  };
+  std::ostringstream out;
+  out << std::left << std::setw(16) << "NAME" << std::setw(10) << "PRIORITY" << std::setw(18)
+      << "PREEMPTS" << std::setw(10) << "PREEMPTED" << std::setw(8) << "GRACE" << std::setw(8)
+      << "MPS_PRI"
+      << "USERS\n";
+  for (const ServiceClass& c : reply.classes) {
+    std::string name = EscapeForTerminal(c.name) + (c.name == reply.default_qos ? "*" : "");
+    out << std::setw(16) << name << std::setw(10) << c.priority << std::setw(18)
+        << joined(c.preempts, "-") << std::setw(10) << PreemptModeName(c.preempt_mode)
+        << std::setw(8) << (std::to_string(c.grace_s) + "s") << std::setw(8)
+        << c.mps_client_priority << joined(c.users, "everyone") << "\n";
+  }
+  out << "* the default class: a job submitted without --qos runs in it\n";
+  return out.str();
+}
+
 }  // namespace pinpoint::cli
+
