@@ -141,6 +141,7 @@ void RenderJobs(Writer& w, const std::vector<JobMetrics>& jobs) {
                      Labels l = JobLabels(j);
                      l.emplace_back("state", j.state);
                      l.emplace_back("kind", j.kind);
+                     if (!j.qos.empty()) l.emplace_back("qos", j.qos);
                      return l;
                    },
                    [](const JobMetrics&) { return 1.0; });
@@ -168,6 +169,10 @@ void RenderSched(Writer& w, const SchedMetrics& s) {
   w.Sample({}, s.pending);
   w.Family("pinpoint_jobs_running", "gauge", "Running jobs (leases not counted).");
   w.Sample({}, s.running);
+  w.Family("pinpoint_qos_jobs", "gauge",
+           "Pending and running jobs by service class (submit --qos) and state.");
+  for (const auto& [key, count] : s.jobs_by_qos)
+    w.Sample({{"qos", key.first}, {"state", key.second}}, count);
   w.Family("pinpoint_leases_running", "gauge", "Open leases: slices held for containers.");
   w.Sample({}, s.leases_running);
   w.Family("pinpoint_job_starts_total", "counter", "Jobs started since pinpointd started.");
