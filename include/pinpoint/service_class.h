@@ -17,7 +17,7 @@ const char* PreemptModeName(PreemptMode mode);
 std::optional<PreemptMode> PreemptModeFromName(const std::string& name);
 
 struct ServiceClass {
-  std::string name;
+  std::string name = "";
   // Added to each of its jobs' own priority when the scheduler orders the queue.
   int priority = 0;
   // The classes whose jobs this class's jobs may preempt.

@@ -39,14 +39,17 @@ std::string WaitDetail(const sched::Wait& wait, UserDirectory& users,
   return detail;
 }
 
+int PriorityOf(const JobRecord& r, const std::vector<ServiceClass>* classes) {
+  const ServiceClass* sc = classes != nullptr ? FindServiceClass(*classes, r.request.qos) : nullptr;
+  return r.request.priority + (sc != nullptr ? sc->priority : 0);
+}
+
 sched::Demand DemandOf(const JobRecord& r, const std::vector<ServiceClass>* classes) {
   sched::Demand d;
   d.isolated = RunsIsolated(r);
   d.id = r.id;
   d.uid = r.uid;
-  d.priority = r.request.priority;
-  if (classes != nullptr)
-    if (const ServiceClass* sc = FindServiceClass(*classes, r.request.qos)) d.priority += sc->priority;
+  d.priority = PriorityOf(r, classes);
   d.gpus = r.request.gpus;
   d.gpu_mem_bytes = r.request.gpu_mem_bytes;
   d.gpu_share_pct = r.request.gpu_share_pct;

@@ -17,6 +17,9 @@ bool RunsIsolated(const JobRecord& r);
 // What a placed job holds: one slot per allocation.
 std::vector<sched::Slot> SlotsOf(const JobRecord& job);
 // What a pending job (or a lease being opened) asks for.
+// The priority the scheduler orders `r` by: its own, with `classes` (config qos) its service
+// class's added (a class not among them, as an old record's "", adds nothing).
+int PriorityOf(const JobRecord& r, const std::vector<ServiceClass>* classes);
 // With `classes` (config qos), its service class's priority is added to its own (a class not
 // among them, as an old record's "", adds nothing).
 sched::Demand DemandOf(const JobRecord& r, const std::vector<ServiceClass>* classes = nullptr);
