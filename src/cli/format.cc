@@ -524,4 +524,3 @@ std::string FormatQos(const QosReply& reply) {
 }
 
 }  // namespace pinpoint::cli
-

@@ -256,9 +256,8 @@ Result<SelectedJobs> SelectForCancel(Client& client, const std::vector<std::stri
 
 const std::vector<std::string>& QueueFields() {
   static const std::vector<std::string> kFields = {
-      "id",   "array",   "user", "uid",      "name", "state", "reason", "detail",
-      "gpus", "devices", "cpus", "priority", "time", "limit", "submit", "start",
-      "qos"};
+      "id",      "array", "user",     "uid",  "name",  "state",  "reason", "detail", "gpus",
+      "devices", "cpus",  "priority", "time", "limit", "submit", "start",  "qos"};
   return kFields;
 }
 

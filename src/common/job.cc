@@ -1,8 +1,8 @@
 #include "pinpoint/job.h"
 
 #include <algorithm>
-#include <cctype>
 #include <array>
+#include <cctype>
 #include <string_view>
 #include <utility>
 
@@ -215,13 +215,15 @@ uint64_t RequestBytes(const JobRequest& r) {
 }
 
 Status ValidateQosName(const std::string& qos) {
-  bool plain = qos.size() <= kMaxQosBytes && std::all_of(qos.begin(), qos.end(), [](char c) {
-                 return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' ||
-                        c == '.';
-               });
+  bool plain =
+      qos.size() <= kMaxQosBytes && std::all_of(qos.begin(), qos.end(), [](char c) {
+        return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.';
+      });
   if (!plain)
-    return InvalidArgument("qos must be a service class name (letters, digits, '_', '-', '.', "
-                           "at most " + std::to_string(kMaxQosBytes) + ")");
+    return InvalidArgument(
+        "qos must be a service class name (letters, digits, '_', '-', '.', "
+        "at most " +
+        std::to_string(kMaxQosBytes) + ")");
   return Status::Ok();
 }
 

@@ -43,8 +43,9 @@ std::vector<AppliedLimit> MpsApplies(const sharing::Slice& slice) {
                         .variable = "CUDA_MPS_CLIENT_PRIORITY",
                         .expected = std::to_string(slice.client_priority),
                         .strength = LimitStrength::kDriver,
-                        .what = "MPS client priority (0 normal, 1 below normal), from the job's "
-                                "service class"};
+                        .what =
+                            "MPS client priority (0 normal, 1 below normal), from the job's "
+                            "service class"};
   return {mem, share, priority};
 }
 

@@ -8,15 +8,15 @@
 #include <string>
 #include <vector>
 
+#include "common/cpu_list.h"
 #include "common/env_select.h"
 #include "daemon/jobs/lifecycle.h"
 #include "daemon/jobs/output_bound.h"
 #include "daemon/jobs/priority.h"
-#include "pinpoint/service_class.h"
 #include "daemon/node/slurm_env.h"
-#include "common/cpu_list.h"
 #include "pinpoint/array_spec.h"
 #include "pinpoint/job.h"
+#include "pinpoint/service_class.h"
 #include "sched/inventory.h"
 #include "sched/user_limits.h"
 

@@ -207,8 +207,8 @@ void AddJobMetrics(const JobTable& jobs, const sched::Inventory& inventory,
     snap.jobs.push_back(j);
     if (job.state == JobState::kPending)
       snap.sched.pending += static_cast<int>(jobs.TasksOf(id));  // a rest: its tasks
-    if (job.kind == JobKind::kJob && (job.state == JobState::kPending ||
-                                      job.state == JobState::kRunning))
+    if (job.kind == JobKind::kJob &&
+        (job.state == JobState::kPending || job.state == JobState::kRunning))
       snap.sched.jobs_by_qos[{j.qos.empty() ? "-" : j.qos, j.state}] +=
           job.state == JobState::kPending ? static_cast<int>(jobs.TasksOf(id)) : 1;
     if (job.state != JobState::kRunning) continue;

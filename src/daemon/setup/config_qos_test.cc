@@ -35,8 +35,7 @@ TEST(ConfigQosTest, ASiteTableReplacesTheDefaults) {
   EXPECT_EQ(low->preempt_mode, PreemptMode::kCancel);
   EXPECT_EQ(low->grace_s, 120);
   EXPECT_EQ(low->mps_client_priority, 1);
-  EXPECT_EQ(FindServiceClass(c->qos, "high")->users,
-            (std::vector<std::string>{"alice", "@gpu"}));
+  EXPECT_EQ(FindServiceClass(c->qos, "high")->users, (std::vector<std::string>{"alice", "@gpu"}));
   EXPECT_EQ(c->default_qos, "std");
 }
 

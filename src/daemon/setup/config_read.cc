@@ -148,8 +148,9 @@ Status NameList(const json& v, const std::string& key, const char* want,
 Result<ServiceClass> ServiceClassValue(const std::string& name, const json& v) {
   const std::string key = "qos." + name;
   if (name.empty() || !ValidateQosName(name).ok())
-    return Bad("qos", "has '" + name + "', which is not a class name (letters, digits, '_', '-', "
-                      "'.')");
+    return Bad("qos", "has '" + name +
+                          "', which is not a class name (letters, digits, '_', '-', "
+                          "'.')");
   if (!v.is_object()) return Bad(key, "must be an object like {\"priority\": 10}");
   ServiceClass sc{.name = name};
   for (auto it = v.begin(); it != v.end(); ++it) {
@@ -182,8 +183,9 @@ Result<ServiceClass> ServiceClassValue(const std::string& name, const json& v) {
       PP_RETURN_IF_ERROR(
           NameList(value, field, "must be a list of user names and @group names", &sc.users));
     } else {
-      return Bad(field, "is not a known field (priority, preempts, preempt_mode, grace_s, users, "
-                        "mps_client_priority)");
+      return Bad(field,
+                 "is not a known field (priority, preempts, preempt_mode, grace_s, users, "
+                 "mps_client_priority)");
     }
   }
   return sc;
