@@ -87,6 +87,7 @@ int main(int argc, char** argv) {
   // it; make it here, so that ready_us marks it.
   if (int rc = Check(cudaFree(nullptr), "context creation")) return rc;
   std::printf("pp-cuda first_us=%lld ready_us=%lld\n", first_us, RealtimeUs());
+  std::fflush(stdout);  // seen in its log while it runs (tests/gpu/qos_priority_gpu.sh waits for it)
   float* out = nullptr;
   if (int rc = Check(cudaMalloc(&out, sizeof(float) * blocks), "cudaMalloc(out)")) return rc;
   char* held = nullptr;
