@@ -16,6 +16,7 @@ Result<std::vector<std::string>> Admission::Prepare(JobRequest& request) const {
   std::vector<std::string> dropped = DropDenied(request.env, options_->env_deny);
   PP_RETURN_IF_ERROR(ValidateRequest(request));
   PP_RETURN_IF_ERROR(ApplyTimeLimit(request));
+  if (request.qos.empty()) request.qos = options_->default_qos;  // a stored job names its class
   return dropped;
 }
 
