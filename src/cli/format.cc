@@ -151,7 +151,7 @@ std::string FormatEnforcement(const std::vector<Enforcement>& list) {
   if (list.empty()) return "";
   std::string out = "  enforcement (asked / applied, read back / observed):\n";
   for (const Enforcement& e : list) {
-    out += "    " + Pad(EscapeForTerminal(e.resource), 10) + Pad(EscapeForTerminal(e.verdict), 15) +
+    out += "    " + Pad(EscapeForTerminal(e.resource), 13) + Pad(EscapeForTerminal(e.verdict), 15) +
            EscapeForTerminal(e.asked) + " / " + EscapeForTerminal(e.applied) + " / " +
            EscapeForTerminal(e.observed) + "\n";
   }
