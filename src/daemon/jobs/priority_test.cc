@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "daemon/jobs/fake_users.h"
+#include "daemon/jobs/sched_view.h"
 #include "daemon/jobs/users.h"
 
 namespace pinpoint::daemon {
@@ -104,5 +105,22 @@ TEST_F(PriorityTest, ServiceClassesAreForTheirUsers) {
   EXPECT_TRUE(CheckQos(classes, user_, kRootDaemon, "urgent", users_).ok()) << "named by name";
 }
 
+// The scheduler orders a job by its own priority plus its class's: a scavenger job of priority 5
+// goes after a normal one of 0; an old record without a class has its own priority alone.
+TEST(ServiceClassOrderTest, AClassAddsItsPriority) {
+  std::vector<ServiceClass> classes = DefaultServiceClasses();
+  JobRecord scavenger, normal, old;
+  scavenger.request.priority = 5;
+  scavenger.request.qos = "scavenger";
+  normal.request.qos = "normal";
+  old.request.priority = 3;
+  EXPECT_EQ(PriorityOf(scavenger, &classes), -995);
+  EXPECT_EQ(DemandOf(scavenger, &classes).priority, -995);
+  EXPECT_EQ(PriorityOf(normal, &classes), 0);
+  EXPECT_EQ(PriorityOf(old, &classes), 3);
+  EXPECT_EQ(PriorityOf(scavenger, nullptr), 5);
+}
+
 }  // namespace
 }  // namespace pinpoint::daemon
+
