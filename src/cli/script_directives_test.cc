@@ -135,4 +135,3 @@ TEST(ApplyScriptTest, AScriptsQosIsItsOwnField) {
 
 }  // namespace
 }  // namespace pinpoint::cli
-

@@ -123,4 +123,3 @@ TEST(ServiceClassOrderTest, AClassAddsItsPriority) {
 
 }  // namespace
 }  // namespace pinpoint::daemon
-
