@@ -186,7 +186,8 @@ void RenderSched(Writer& w, const SchedMetrics& s) {
            "the job asked for (docs/enforcement.md), by resource.");
   // Every resource has a series from the start, so that a rate over it is defined.
   std::map<std::string, int64_t> counts = s.enforcement_disagreements_total;
-  for (const char* resource : {"devices", "gpu_mem", "gpu_share", "cpus", "mem", "time"})
+  for (const char* resource :
+       {"devices", "gpu_mem", "gpu_share", "gpu_priority", "cpus", "mem", "time"})
     counts.emplace(resource, 0);
   for (const auto& [resource, count] : counts)
     w.Sample({{"resource", resource}}, static_cast<double>(count));
@@ -194,7 +195,8 @@ void RenderSched(Writer& w, const SchedMetrics& s) {
            "Ended jobs' resources that a process of the job ran with other limits than it was "
            "given (the job's own doing; docs/enforcement.md), by resource.");
   std::map<std::string, int64_t> overrides = s.enforcement_overrides_total;
-  for (const char* resource : {"devices", "gpu_mem", "gpu_share"}) overrides.emplace(resource, 0);
+  for (const char* resource : {"devices", "gpu_mem", "gpu_share", "gpu_priority"})
+    overrides.emplace(resource, 0);
   for (const auto& [resource, count] : overrides)
     w.Sample({{"resource", resource}}, static_cast<double>(count));
 }
