@@ -96,6 +96,11 @@ struct JobRequest {
   // client says, for the job's own use; the daemon checks neither ("" when not sent).
   std::string submit_dir;
   std::string submit_host;
+  // The job's service class (submit --qos, Slurm's QOS; docs/scheduling.md "Service classes"): a
+  // name the node's config defines (qos). "" asks for the node's default class, which the daemon
+  // fills in before storing, so a stored job names the class it runs in. Letters, digits, '_',
+  // '-' and '.', at most kMaxQosBytes.
+  std::string qos;
 
   bool IsSlice() const { return gpus > 0 && gpu_mem_bytes > 0; }
   bool IsWholeGpu() const { return gpus > 0 && gpu_mem_bytes == 0; }
@@ -134,7 +139,12 @@ inline constexpr int kMaxTasks = 65536;                   // ntasks (as many as 
 // by the constants above.
 // Errors: kInvalidArgument naming the first bad field (argv[2], env[NAME], name, cwd ...).
 inline constexpr size_t kMaxMigProfileBytes = 32;
+inline constexpr size_t kMaxQosBytes = 64;
 Status ValidateRequest(const JobRequest& request);
+// A service class name's spelling (JobRequest::qos, config qos): "" or letters, digits, '_', '-'
+// and '.', at most kMaxQosBytes. Whether a node has the class is its admission's question.
+// Errors: kInvalidArgument.
+Status ValidateQosName(const std::string& qos);
 
 // A job that is one task of a job array (`submit --array`, array_spec.h). Each task is an
 // ordinary job with its own id; the tasks of one array have consecutive ids, in index order, and

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <ctime>
+#include <iomanip>
 #include <limits>
 #include <map>
 #include <sstream>
@@ -150,7 +151,7 @@ std::string FormatEnforcement(const std::vector<Enforcement>& list) {
   if (list.empty()) return "";
   std::string out = "  enforcement (asked / applied, read back / observed):\n";
   for (const Enforcement& e : list) {
-    out += "    " + Pad(EscapeForTerminal(e.resource), 10) + Pad(EscapeForTerminal(e.verdict), 15) +
+    out += "    " + Pad(EscapeForTerminal(e.resource), 13) + Pad(EscapeForTerminal(e.verdict), 15) +
            EscapeForTerminal(e.asked) + " / " + EscapeForTerminal(e.applied) + " / " +
            EscapeForTerminal(e.observed) + "\n";
   }
@@ -305,7 +306,7 @@ std::string RequestLines(const JobView& job) {
   if (!req.error_path.empty()) out << "  errors:   " << EscapeForTerminal(req.error_path) << "\n";
   out << "  request:  " << FormatGpuRequest(req) << ", " << req.cpus << " CPU"
       << (req.mem_bytes ? ", " + FormatSize(req.mem_bytes) + " host memory" : "") << ", priority "
-      << req.priority << "\n";
+      << req.priority << (req.qos.empty() ? "" : ", qos " + req.qos) << "\n";
   out << SchedLines(job);
   return out.str();
 }
@@ -519,6 +520,28 @@ int ExitCodeFor(const Status& status) {
     case Code::kFailedPrecondition: return 6;
     default: return 1;
   }
+}
+
+std::string FormatQos(const QosReply& reply) {
+  auto joined = [](const std::vector<std::string>& names, const char* none) {
+    std::string text;
+    for (const std::string& n : names) text += (text.empty() ? "" : ",") + EscapeForTerminal(n);
+    return text.empty() ? std::string(none) : text;
+  };
+  std::ostringstream out;
+  out << std::left << std::setw(16) << "NAME" << std::setw(10) << "PRIORITY" << std::setw(18)
+      << "PREEMPTS" << std::setw(10) << "PREEMPTED" << std::setw(8) << "GRACE" << std::setw(8)
+      << "MPS_PRI"
+      << "USERS\n";
+  for (const ServiceClass& c : reply.classes) {
+    std::string name = EscapeForTerminal(c.name) + (c.name == reply.default_qos ? "*" : "");
+    out << std::setw(16) << name << std::setw(10) << c.priority << std::setw(18)
+        << joined(c.preempts, "-") << std::setw(10) << PreemptModeName(c.preempt_mode)
+        << std::setw(8) << (std::to_string(c.grace_s) + "s") << std::setw(8)
+        << c.mps_client_priority << joined(c.users, "everyone") << "\n";
+  }
+  out << "* the default class: a job submitted without --qos runs in it\n";
+  return out.str();
 }
 
 }  // namespace pinpoint::cli

@@ -47,6 +47,9 @@ std::string MoreJobsLine(const QueueReply& reply, bool all, const std::string& u
 // One job in "key: value" lines, the advice line (when `advice` is not empty), its events.
 std::string FormatJob(const ShowReply& reply, const std::string& advice);
 // The devices table with the backend line on top.
+// `pinpoint qos`: one line per service class (name, priority, what it preempts, its preempt mode
+// and grace, its MPS client priority, who may use it), the default marked.
+std::string FormatQos(const QosReply& reply);
 std::string FormatGpus(const GpusReply& reply);
 // "1m05s", "3.2s", "2h01m"; a negative time is 0.
 std::string FormatDurationMs(int64_t ms);

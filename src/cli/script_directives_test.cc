@@ -2,6 +2,7 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <fstream>
 
 #include <gtest/gtest.h>
@@ -171,6 +172,26 @@ TEST(ApplyScriptTest, AnAbbreviatedDirectiveIsStillTheScripts) {
                                    {F::kAfter, script + ":3"},
                                    {F::kAfterOk, script + ":3"}}))
       << "--as-u was typed too (--as-user): root's";
+}
+
+// #SBATCH --qos (Slurm's QOS) is submit's own option now, not a warning, and a field of the script
+// the daemon judges with its user's rights.
+TEST(ApplyScriptTest, AScriptsQosIsItsOwnField) {
+  TestDir dir;
+  std::string script = dir.path() + "/job.sh";
+  std::ofstream(script) << "#!/bin/sh\n#SBATCH --qos=scavenger\ntrue\n";
+  CLI::App app;
+  CLI::App* sub = app.add_subcommand("submit");
+  SubmitArgs submit;
+  AddSubmitOptions(sub, submit);
+  std::vector<std::string> args = {"submit", script};
+  std::vector<std::string> warnings;
+  std::vector<ScriptOption> from;
+  ApplyScript(app, args, 0, &warnings, &from);
+  EXPECT_TRUE(warnings.empty()) << warnings.front();
+  EXPECT_EQ(ScriptFieldsOf(from), (ScriptOrigins{{ScriptField::kQos, script + ":2"}}));
+  EXPECT_NE(std::find(args.begin(), args.end(), "--qos=scavenger"), args.end())
+      << "given to submit's own --qos";
 }
 
 }  // namespace

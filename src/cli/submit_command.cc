@@ -56,6 +56,9 @@ void AddSubmitOptions(CLI::App* c, SubmitArgs& submit) {
                 "Slurm's append or truncate for -o/-e; pinpoint truncates (append: a warning)");
   c->add_option("--priority", submit.priority, "higher runs first")
       ->check(CountIn(-1000000, 1000000));
+  c->add_option("-q,--qos", submit.qos,
+                "the job's service class (Slurm's QOS; `pinpoint qos` lists them; default: the "
+                "node's default class)");
   c->add_option("-J,--name,--job-name", submit.name, "a name for people");
   c->add_option("-D,--chdir", submit.chdir,
                 "run the job in this directory (default: the current one)");
@@ -103,7 +106,7 @@ ScriptOrigins ScriptFieldsOf(const std::vector<ScriptOption>& options) {
       {"array", {F::kArray}},     {"name", {F::kName}},
       {"output", {F::kOutput}},   {"error", {F::kError}},
       {"export", {F::kEnv}},      {"chdir", {F::kCwd}},
-      {"time", {F::kTimeLimit}},
+      {"time", {F::kTimeLimit}},  {"qos", {F::kQos}},
   };
   ScriptOrigins origins;
   for (const ScriptOption& o : options)

@@ -239,6 +239,7 @@ Result<JobRequest> BuildRequest(const SubmitArgs& a, std::vector<std::string>* d
                            "' is neither append nor truncate");
   r.cpus = a.cpus;
   r.priority = a.priority;
+  r.qos = a.qos;
   r.as_user = a.as_user;
   r.requeue = a.requeue;
   PP_RETURN_IF_ERROR(ApplyTasks(a.tasks, gpus >= 0, r));

@@ -25,6 +25,7 @@ struct SubmitArgs {
   std::string open_mode;    // --open-mode append|truncate (Slurm's)
   std::string gpu_mem, gpu_share, mem, name, as_user;
   std::string mig;  // --mig PROFILE
+  std::string qos;  // -q/--qos NAME: the service class
   std::string devices;
   std::string export_env = "ALL";
   std::string output, error;

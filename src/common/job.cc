@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <string_view>
 #include <utility>
 
@@ -179,7 +180,8 @@ Status CheckTasks(const JobRequest& r) {
   PP_RETURN_IF_ERROR(CheckNoNul("submit_dir", r.submit_dir, kMaxPathBytes));
   if (!r.submit_dir.empty() && r.submit_dir[0] != '/')
     return InvalidArgument("submit_dir must be an absolute path");
-  return CheckDisplayText("submit_host", r.submit_host, kMaxNameBytes);
+  PP_RETURN_IF_ERROR(CheckDisplayText("submit_host", r.submit_host, kMaxNameBytes));
+  return ValidateQosName(r.qos);
 }
 
 }  // namespace
@@ -210,10 +212,23 @@ std::string OutputPathFor(const std::string& pattern, JobId id, const std::strin
 
 uint64_t RequestBytes(const JobRequest& r) {
   uint64_t bytes = r.cwd.size() + r.name.size() + r.as_user.size() + r.output_path.size() +
-                   r.error_path.size() + r.submit_dir.size() + r.submit_host.size();
+                   r.error_path.size() + r.submit_dir.size() + r.submit_host.size() + r.qos.size();
   for (const std::string& arg : r.argv) bytes += arg.size();
   for (const auto& [name, value] : r.env) bytes += name.size() + value.size();
   return bytes;
+}
+
+Status ValidateQosName(const std::string& qos) {
+  bool plain =
+      qos.size() <= kMaxQosBytes && std::all_of(qos.begin(), qos.end(), [](char c) {
+        return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.';
+      });
+  if (!plain)
+    return InvalidArgument(
+        "qos must be a service class name (letters, digits, '_', '-', '.', "
+        "at most " +
+        std::to_string(kMaxQosBytes) + ")");
+  return Status::Ok();
 }
 
 Status ValidateRequest(const JobRequest& r) {
@@ -320,6 +335,7 @@ json ToJson(const JobRequest& r) {
   if (r.gpus_per_task != 0) j["gpus_per_task"] = r.gpus_per_task;
   if (!r.submit_dir.empty()) j["submit_dir"] = r.submit_dir;
   if (!r.submit_host.empty()) j["submit_host"] = r.submit_host;
+  if (!r.qos.empty()) j["qos"] = r.qos;
   return j;
 }
 
@@ -353,6 +369,7 @@ Result<JobRequest> RequestFromJson(const json& j) {
   in.Integer("gpus_per_task", &r.gpus_per_task);
   in.String("submit_dir", &r.submit_dir);
   in.String("submit_host", &r.submit_host);
+  in.String("qos", &r.qos);
   if (!in.error().ok()) return in.error();
   return r;
 }
