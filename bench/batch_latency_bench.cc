@@ -4,12 +4,12 @@
 //
 // Each batch: N trivial jobs (this binary in --job mode) are submitted on one connection, one
 // "submit" each: sent back to back without waiting for the replies (--submit pipelined,
-// Client::SubmitEach), or each after the reply to the one before (--submit serial). Each job prints CLOCK_REALTIME
-// when its main starts, sleeps until an instant common to the batch, prints it again and exits,
-// so all N end together, as N equal MPS jobs do. The client then learns of the ends either with
-// one "wait" per job, one after another (--wait each, what every pinpointd answers), or with one
-// "wait" for all of them (--wait all, "ids"). Times: CLOCK_REALTIME in every process; pinpointd's
-// own stamps (submit_ms, start_ms, end_ms) come from the wait replies.
+// Client::SubmitEach), or each after the reply to the one before (--submit serial). Each job prints
+// CLOCK_REALTIME when its main starts, sleeps until an instant common to the batch, prints it again
+// and exits, so all N end together, as N equal MPS jobs do. The client then learns of the ends
+// either with one "wait" per job, one after another (--wait each, what every pinpointd answers), or
+// with one "wait" for all of them (--wait all, "ids"). Times: CLOCK_REALTIME in every process;
+// pinpointd's own stamps (submit_ms, start_ms, end_ms) come from the wait replies.
 //
 // Usage: batch_latency_bench --bin-dir build [--jobs 32] [--batches 5] [--wait each|all]
 //                            [--submit pipelined|serial] [--poll-interval-ms MS] [--tmp DIR]
@@ -77,7 +77,9 @@ struct BatchNumbers {
 };
 
 double Median(std::vector<double> v) { return v.empty() ? 0 : Percentile(std::move(v), 50); }
-double Max(const std::vector<double>& v) { return v.empty() ? 0 : *std::max_element(v.begin(), v.end()); }
+double Max(const std::vector<double>& v) {
+  return v.empty() ? 0 : *std::max_element(v.begin(), v.end());
+}
 
 std::string Cell(const std::vector<double>& v) {
   char buf[64];
@@ -89,20 +91,30 @@ std::string Cell(const std::vector<double>& v) {
 
 int main(int argc, char** argv) {
   if (argc == 3 && std::strcmp(argv[1], "--job") == 0) return RunJob(std::atoll(argv[2]));
-  std::string bin_dir = "build", out_path, wait_mode = "each", submit_mode = "pipelined", label = "this tree";
+  std::string bin_dir = "build", out_path, wait_mode = "each", submit_mode = "pipelined",
+              label = "this tree";
   std::string tmp = "/tmp";
   int jobs = 32, batches = 5, poll_interval_ms = 100;
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string a = argv[i];
-    if (a == "--bin-dir") bin_dir = argv[i + 1];
-    else if (a == "--jobs") jobs = std::atoi(argv[i + 1]);
-    else if (a == "--batches") batches = std::atoi(argv[i + 1]);
-    else if (a == "--wait") wait_mode = argv[i + 1];
-    else if (a == "--submit") submit_mode = argv[i + 1];
-    else if (a == "--tmp") tmp = argv[i + 1];
-    else if (a == "--label") label = argv[i + 1];
-    else if (a == "--poll-interval-ms") poll_interval_ms = std::atoi(argv[i + 1]);
-    else if (a == "--out") out_path = argv[i + 1];
+    if (a == "--bin-dir")
+      bin_dir = argv[i + 1];
+    else if (a == "--jobs")
+      jobs = std::atoi(argv[i + 1]);
+    else if (a == "--batches")
+      batches = std::atoi(argv[i + 1]);
+    else if (a == "--wait")
+      wait_mode = argv[i + 1];
+    else if (a == "--submit")
+      submit_mode = argv[i + 1];
+    else if (a == "--tmp")
+      tmp = argv[i + 1];
+    else if (a == "--label")
+      label = argv[i + 1];
+    else if (a == "--poll-interval-ms")
+      poll_interval_ms = std::atoi(argv[i + 1]);
+    else if (a == "--out")
+      out_path = argv[i + 1];
   }
   if (jobs < 1 || batches < 1 || (wait_mode != "each" && wait_mode != "all") ||
       (submit_mode != "pipelined" && submit_mode != "serial")) {
@@ -114,8 +126,9 @@ int main(int argc, char** argv) {
   if (::mkdtemp(tmpl.data()) == nullptr) return 1;
   std::string dir = tmpl, socket = dir + "/sock", config = dir + "/config.json";
   // Host CPUs enough that no job waits for one; no cgroups (not root): only pinpoint's own path.
-  std::ofstream(config) << R"({"host_cpus": 65536, "cgroups": false, "metrics_listen": "", "poll_interval_ms": )"
-                        << poll_interval_ms << "}\n";
+  std::ofstream(config)
+      << R"({"host_cpus": 65536, "cgroups": false, "metrics_listen": "", "poll_interval_ms": )"
+      << poll_interval_ms << "}\n";
   std::string self = FirstLine("readlink -f /proc/" + std::to_string(::getpid()) + "/exe");
   pid_t daemon = pinpoint::bench::StartDaemon(bin_dir, dir, "simulated:h100x2", config);
   if (daemon < 0) {
@@ -166,8 +179,10 @@ int main(int argc, char** argv) {
         std::cerr << "batch_latency_bench: wait: " << reply.status().message() << "\n";
         return 1;
       }
-      if (w.ids.empty()) ended.push_back(reply->job);
-      else ended.insert(ended.end(), reply->jobs.begin(), reply->jobs.end());
+      if (w.ids.empty())
+        ended.push_back(reply->job);
+      else
+        ended.insert(ended.end(), reply->jobs.begin(), reply->jobs.end());
       known_us.resize(ended.size(), NowUs());
     }
     int64_t last_received_ms = 0, last_exec_us = 0, last_end_us = 0;
@@ -190,15 +205,17 @@ int main(int argc, char** argv) {
     }
     n.first_submit_to_last_received = static_cast<double>(last_received_ms * 1000 - t0) / 1e3;
     n.first_submit_to_last_exec = static_cast<double>(last_exec_us - t0) / 1e3;
-    n.last_end_to_all_known = static_cast<double>(*std::max_element(known_us.begin(), known_us.end()) -
-                                                  last_end_us) / 1e3;
+    n.last_end_to_all_known =
+        static_cast<double>(*std::max_element(known_us.begin(), known_us.end()) - last_end_us) /
+        1e3;
     runs.push_back(std::move(n));
   }
   ::kill(daemon, SIGTERM);
   pinpoint::WaitChild(daemon, 60'000);
   std::system(("rm -rf " + dir).c_str());
 
-  // Batch numbers: the median over batches; job numbers: median / max over every job of every batch.
+  // Batch numbers: the median over batches; job numbers: median / max over every job of every
+  // batch.
   std::vector<double> received, exec, all_known, r2s, s2e, e2n, e2k;
   int late = 0;
   for (const BatchNumbers& n : runs) {
@@ -212,10 +229,11 @@ int main(int argc, char** argv) {
     late += n.late;
   }
   char row[1024];
-  std::snprintf(row, sizeof(row), "| %s | %s | %s | %d x %d | %.1f | %.1f | %s | %s | %s | %s | %.1f |%s",
-                label.c_str(), submit_mode.c_str(), wait_mode.c_str(), batches, jobs, Median(received), Median(exec),
-                Cell(r2s).c_str(), Cell(s2e).c_str(), Cell(e2n).c_str(), Cell(e2k).c_str(),
-                Median(all_known), late > 0 ? (" " + std::to_string(late) + " late").c_str() : "");
+  std::snprintf(
+      row, sizeof(row), "| %s | %s | %s | %d x %d | %.1f | %.1f | %s | %s | %s | %s | %.1f |%s",
+      label.c_str(), submit_mode.c_str(), wait_mode.c_str(), batches, jobs, Median(received),
+      Median(exec), Cell(r2s).c_str(), Cell(s2e).c_str(), Cell(e2n).c_str(), Cell(e2k).c_str(),
+      Median(all_known), late > 0 ? (" " + std::to_string(late) + " late").c_str() : "");
   std::string header =
       "| pinpointd | submit | wait | batches x jobs | first submit -> last received | first submit "
       "-> last exec | received -> started | started -> exec | end -> noticed | end -> known | last "

@@ -29,19 +29,28 @@ inline pid_t StartDaemon(const std::string& bin_dir, const std::string& dir,
   constexpr int kReadyFd = 3, kReadyTimeoutMs = 120'000;
   int ready[2];
   if (::pipe2(ready, O_CLOEXEC) != 0) return -1;
-  std::vector<std::string> argv = {bin_dir + "/pinpointd", "--state-dir", dir + "/state", "--socket",
-                                   dir + "/sock", "--backend", backend, "--log-level", "warn",
-                                   "--ready-fd", std::to_string(kReadyFd)};
+  std::vector<std::string> argv = {bin_dir + "/pinpointd",
+                                   "--state-dir",
+                                   dir + "/state",
+                                   "--socket",
+                                   dir + "/sock",
+                                   "--backend",
+                                   backend,
+                                   "--log-level",
+                                   "warn",
+                                   "--ready-fd",
+                                   std::to_string(kReadyFd)};
   if (!config.empty()) argv.insert(argv.end(), {"--config", config});
   auto daemon = pinpoint::Spawn({.argv = argv,
-                       .out = pinpoint::SpawnStream::File(dir + "/pinpointd.log"),
-                       .err_to_out = true,
-                       .append_output = true,
-                       .pass_fds = {{ready[1], kReadyFd}}});
+                                 .out = pinpoint::SpawnStream::File(dir + "/pinpointd.log"),
+                                 .err_to_out = true,
+                                 .append_output = true,
+                                 .pass_fds = {{ready[1], kReadyFd}}});
   ::close(ready[1]);
   pollfd p{ready[0], POLLIN, 0};
   char buf[8];
-  bool ok = daemon.ok() && ::poll(&p, 1, kReadyTimeoutMs) > 0 && ::read(ready[0], buf, sizeof(buf)) > 0;
+  bool ok =
+      daemon.ok() && ::poll(&p, 1, kReadyTimeoutMs) > 0 && ::read(ready[0], buf, sizeof(buf)) > 0;
   ::close(ready[0]);
   if (!ok && daemon.ok()) {
     ::kill(*daemon, SIGKILL);

@@ -18,7 +18,6 @@
 #include <string>
 #include <vector>
 
-
 #include "bench_daemon.h"
 #include "pinpoint/client.h"
 #include "pinpoint/job.h"
@@ -42,9 +41,12 @@ int main(int argc, char** argv) {
   int jobs = 1000;
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string a = argv[i];
-    if (a == "--bin-dir") bin_dir = argv[i + 1];
-    else if (a == "--jobs") jobs = std::atoi(argv[i + 1]);
-    else if (a == "--out") out_path = argv[i + 1];
+    if (a == "--bin-dir")
+      bin_dir = argv[i + 1];
+    else if (a == "--jobs")
+      jobs = std::atoi(argv[i + 1]);
+    else if (a == "--out")
+      out_path = argv[i + 1];
   }
   char tmpl[] = "/tmp/pp-latency-XXXXXX";
   if (::mkdtemp(tmpl) == nullptr) return 1;
@@ -80,22 +82,26 @@ int main(int argc, char** argv) {
   std::system(("rm -rf " + dir).c_str());
 
   char line[512];
-  std::snprintf(line, sizeof(line), "| %d | %.2f | %.2f | %.2f | %.2f |", jobs, Percentile(latency_ms, 50),
-                Percentile(latency_ms, 99), *std::max_element(latency_ms.begin(), latency_ms.end()),
-                Percentile(latency_ms, 0));
+  std::snprintf(line, sizeof(line), "| %d | %.2f | %.2f | %.2f | %.2f |", jobs,
+                Percentile(latency_ms, 50), Percentile(latency_ms, 99),
+                *std::max_element(latency_ms.begin(), latency_ms.end()), Percentile(latency_ms, 0));
   std::ostringstream md;
   md << "# Submit-to-exec latency\n\n"
-     << "`latency_bench`: " << jobs << " trivial jobs (1 GiB slices), one after another, on an idle "
+     << "`latency_bench`: " << jobs
+     << " trivial jobs (1 GiB slices), one after another, on an idle "
      << "simulated h100x2 node. Latency = from just before the client sends `submit` to the first "
-     << "instruction of the job's `main` (CLOCK_REALTIME in both processes). It includes the durable "
-     << "SQLite insert (synchronous=FULL), the durable start record, the fork/exec of pinpoint-shim, "
+     << "instruction of the job's `main` (CLOCK_REALTIME in both processes). It includes the "
+        "durable "
+     << "SQLite insert (synchronous=FULL), the durable start record, the fork/exec of "
+        "pinpoint-shim, "
      << "its durable job.pid record "
      << "and its fork/exec of the job.\n\n"
      << "Targets (issue 2): p50 < 10 ms, p99 < 50 ms.\n\n"
      << "| jobs | p50 ms | p99 ms | max ms | min ms |\n|---|---|---|---|---|\n"
      << line << "\n\n"
-     << "Machine: " << FirstLine("nproc") << " CPUs, " << FirstLine("grep -m1 'model name' /proc/cpuinfo | cut -d: -f2")
-     << ", " << FirstLine("uname -sr") << "; date " << FirstLine("date -u +%Y-%m-%dT%H:%MZ") << ".\n";
+     << "Machine: " << FirstLine("nproc") << " CPUs, "
+     << FirstLine("grep -m1 'model name' /proc/cpuinfo | cut -d: -f2") << ", "
+     << FirstLine("uname -sr") << "; date " << FirstLine("date -u +%Y-%m-%dT%H:%MZ") << ".\n";
   std::cout << md.str();
   if (!out_path.empty()) std::ofstream(out_path) << md.str();
   return 0;

@@ -36,17 +36,17 @@ namespace mig = pinpoint::sched::mig;
 constexpr uint64_t kGB = 1'000'000'000;
 constexpr int kGpus = 8;
 constexpr double kTickS = 5;
-constexpr double kCreateS = 4;   // GPU instance + compute instance (NVIDIA: a few seconds)
+constexpr double kCreateS = 4;  // GPU instance + compute instance (NVIDIA: a few seconds)
 constexpr double kDestroyS = 2;
 constexpr double kMpsInterference = 0.10;
 
 struct Job {
   int id = 0;
   double arrive_s = 0;
-  uint64_t mem = 0;     // device memory, bytes
-  double use = 1;       // the share of a whole GPU it can use
-  double work_s = 0;    // its run time alone on a whole GPU
-  bool whole = false;   // asks for a whole GPU (MPS and one-per-GPU); a 7g.80gb slice under MIG
+  uint64_t mem = 0;    // device memory, bytes
+  double use = 1;      // the share of a whole GPU it can use
+  double work_s = 0;   // its run time alone on a whole GPU
+  bool whole = false;  // asks for a whole GPU (MPS and one-per-GPU); a 7g.80gb slice under MIG
   // Filled by the simulation.
   double left_s = 0;
   double start_s = -1;
@@ -92,7 +92,8 @@ std::vector<Job> Trace(int count, uint32_t seed, double speed) {
     j.work_s /= speed;
     jobs.push_back(j);
   }
-  std::sort(jobs.begin(), jobs.end(), [](const Job& a, const Job& b) { return a.arrive_s < b.arrive_s; });
+  std::sort(jobs.begin(), jobs.end(),
+            [](const Job& a, const Job& b) { return a.arrive_s < b.arrive_s; });
   for (size_t i = 0; i < jobs.size(); ++i) jobs[i].id = static_cast<int>(i) + 1;
   return jobs;
 }
@@ -107,12 +108,12 @@ struct Dev {
   int start = 0;
   double compute = 1;
   uint64_t mem = 80 * kGB;
-  double ready_s = 0;      // a created instance serves from then on
+  double ready_s = 0;  // a created instance serves from then on
   double created_s = 0;
   double idle_since_s = 0;
   bool destroying = false;
-  double gone_s = 0;       // a destroyed instance is gone then
-  int for_job = 0;         // a created instance: the job it was made for (no new want meanwhile)
+  double gone_s = 0;  // a destroyed instance is gone then
+  int for_job = 0;    // a created instance: the job it was made for (no new want meanwhile)
 };
 
 struct Result {
@@ -121,10 +122,11 @@ struct Result {
   double mean_wait_s = 0;
   double gpu_hours = 0;  // GPUs with at least one job (or instance at work), integrated
   int never_ran = 0;
-  int reshapes = 0;      // instances created and destroyed
+  int reshapes = 0;  // instances created and destroyed
 };
 
-std::vector<Dev> StaticLayout(const mig::Model& model, const std::vector<std::pair<std::string, int>>& per_gpu,
+std::vector<Dev> StaticLayout(const mig::Model& model,
+                              const std::vector<std::pair<std::string, int>>& per_gpu,
                               const std::vector<int>& gpus) {
   std::vector<Dev> devs;
   for (int g : gpus) {
@@ -217,10 +219,12 @@ Result Run(std::vector<Job> jobs, Policy policy, const std::string& name, const 
       for (size_t i = 0; i < devs.size(); ++i) {
         const Dev& d = devs[i];
         int running = 0;
-        for (const Job& j : jobs) running += j.start_s >= 0 && j.end_s < 0 && j.device == static_cast<int>(i);
+        for (const Job& j : jobs)
+          running += j.start_s >= 0 && j.end_s < 0 && j.device == static_cast<int>(i);
         gpus[static_cast<size_t>(d.gpu)].instances.push_back(
             {d.instance_id, d.profile, d.start, running + (d.destroying || d.ready_s > now ? 1 : 0),
-             static_cast<int64_t>(d.created_s * 1000), static_cast<int64_t>(d.idle_since_s * 1000)});
+             static_cast<int64_t>(d.created_s * 1000),
+             static_cast<int64_t>(d.idle_since_s * 1000)});
       }
       // A job an instance is being made for is no new want until the instance serves.
       std::vector<bool> awaited(jobs.size() + 1, false);
@@ -228,7 +232,8 @@ Result Run(std::vector<Job> jobs, Policy policy, const std::string& name, const 
         if (d.ready_s > now && d.for_job > 0) awaited[static_cast<size_t>(d.for_job)] = true;
       std::vector<mig::Want> wants;
       for (size_t i = 0; i < arrived; ++i)
-        if (jobs[i].start_s < 0 && !awaited[static_cast<size_t>(jobs[i].id)]) wants.push_back({jobs[i].id, jobs[i].mem, ""});
+        if (jobs[i].start_s < 0 && !awaited[static_cast<size_t>(jobs[i].id)])
+          wants.push_back({jobs[i].id, jobs[i].mem, ""});
       mig::Plan plan = mig::PlanLayout(gpus, wants, static_cast<int64_t>(now * 1000));
       for (const mig::Destroy& x : plan.destroys) {
         for (Dev& d : devs)
@@ -264,7 +269,8 @@ Result Run(std::vector<Job> jobs, Policy policy, const std::string& name, const 
     snap.inventory = InventoryOf(devs, policy, now);
     for (Job& j : jobs) {
       if (j.start_s >= 0 && j.end_s < 0) {
-        uint64_t mem = policy == Policy::kMps && j.whole ? devs[static_cast<size_t>(j.device)].mem : j.mem;
+        uint64_t mem =
+            policy == Policy::kMps && j.whole ? devs[static_cast<size_t>(j.device)].mem : j.mem;
         snap.running.push_back({j.id, 1000, 1, 0, {{j.device, mem, 0, false}}, 0});
       }
     }
@@ -302,9 +308,11 @@ Result Run(std::vector<Job> jobs, Policy policy, const std::string& name, const 
     }
     for (bool busy : gpu_busy) r.gpu_hours += busy ? kTickS / 3600 : 0;
     // Nothing runs, nothing is being reshaped and nothing more can start: what waits never will.
-    bool reshaping = std::any_of(devs.begin(), devs.end(), [&](const Dev& d) { return d.destroying || d.ready_s > now; });
+    bool reshaping = std::any_of(devs.begin(), devs.end(),
+                                 [&](const Dev& d) { return d.destroying || d.ready_s > now; });
     // (Dynamic MIG may still make room once idle instances pass their minimums: it runs on.)
-    if (policy != Policy::kDynamicMig && arrived == jobs.size() && by_device.empty() && started == 0 && !reshaping)
+    if (policy != Policy::kDynamicMig && arrived == jobs.size() && by_device.empty() &&
+        started == 0 && !reshaping)
       break;
     for (auto& [device, on] : by_device) {
       for (Job* j : on) {
@@ -335,11 +343,13 @@ Result Run(std::vector<Job> jobs, Policy policy, const std::string& name, const 
 std::string Row(const Result& r, double base_makespan) {
   char line[256];
   if (r.never_ran > 0) {
-    std::snprintf(line, sizeof line, "| %s | never: %d jobs fit no instance | | | |", r.policy.c_str(), r.never_ran);
+    std::snprintf(line, sizeof line, "| %s | never: %d jobs fit no instance | | | |",
+                  r.policy.c_str(), r.never_ran);
     return line;
   }
-  std::snprintf(line, sizeof line, "| %s | %.2f | %.2fx | %.1f | %.1f | %d |", r.policy.c_str(), r.makespan_s / 3600,
-                base_makespan / r.makespan_s, r.mean_wait_s / 60, r.gpu_hours, r.reshapes);
+  std::snprintf(line, sizeof line, "| %s | %.2f | %.2fx | %.1f | %.1f | %d |", r.policy.c_str(),
+                r.makespan_s / 3600, base_makespan / r.makespan_s, r.mean_wait_s / 60, r.gpu_hours,
+                r.reshapes);
   return line;
 }
 
@@ -356,8 +366,9 @@ std::string Report(const std::string& node, const mig::Model& model, const std::
   auto part = [&](const std::vector<std::pair<std::string, int>>& per, std::vector<int> on) {
     return StaticLayout(model, per, on);
   };
-  std::vector<std::pair<std::string, int>> sevens = {{"1g.10gb", 0}, {"1g.10gb", 1}, {"1g.10gb", 2}, {"1g.10gb", 3},
-                                                     {"1g.10gb", 4}, {"1g.10gb", 5}, {"1g.10gb", 6}};
+  std::vector<std::pair<std::string, int>> sevens = {{"1g.10gb", 0}, {"1g.10gb", 1}, {"1g.10gb", 2},
+                                                     {"1g.10gb", 3}, {"1g.10gb", 4}, {"1g.10gb", 5},
+                                                     {"1g.10gb", 6}};
   std::vector<std::pair<std::string, int>> mixed = {{"3g.40gb", 0}, {"2g.20gb", 4}, {"1g.10gb", 6}};
   std::vector<std::pair<std::string, int>> halves = {{"3g.40gb", 0}, {"3g.40gb", 4}};
   std::vector<std::pair<std::string, int>> whole = {{"7g.80gb", 0}};
@@ -366,30 +377,37 @@ std::string Report(const std::string& node, const mig::Model& model, const std::
     a.insert(a.end(), b.begin(), b.end());
     return a;
   };
-  layouts.push_back({"4x 7x1g.10gb, 2x 2x3g.40gb, 2x 7g.80gb",
-                     cat(cat(part(sevens, {0, 1, 2, 3}), part(halves, {4, 5})), part(whole, {6, 7}))});
-  layouts.push_back({"4x 3g+2g+1g, 2x 2x3g.40gb, 2x 7g.80gb",
-                     cat(cat(part(mixed, {0, 1, 2, 3}), part(halves, {4, 5})), part(whole, {6, 7}))});
-  layouts.push_back({"3x 7x1g.10gb, 3x 3g+2g+1g, 2x 7g.80gb",
-                     cat(cat(part(sevens, {0, 1, 2}), part(mixed, {3, 4, 5})), part(whole, {6, 7}))});
-  layouts.push_back({"5x 7x1g.10gb, 1x 2x3g.40gb, 2x 7g.80gb",
-                     cat(cat(part(sevens, {0, 1, 2, 3, 4}), part(halves, {5})), part(whole, {6, 7}))});
+  layouts.push_back(
+      {"4x 7x1g.10gb, 2x 2x3g.40gb, 2x 7g.80gb",
+       cat(cat(part(sevens, {0, 1, 2, 3}), part(halves, {4, 5})), part(whole, {6, 7}))});
+  layouts.push_back(
+      {"4x 3g+2g+1g, 2x 2x3g.40gb, 2x 7g.80gb",
+       cat(cat(part(mixed, {0, 1, 2, 3}), part(halves, {4, 5})), part(whole, {6, 7}))});
+  layouts.push_back(
+      {"3x 7x1g.10gb, 3x 3g+2g+1g, 2x 7g.80gb",
+       cat(cat(part(sevens, {0, 1, 2}), part(mixed, {3, 4, 5})), part(whole, {6, 7}))});
+  layouts.push_back(
+      {"5x 7x1g.10gb, 1x 2x3g.40gb, 2x 7g.80gb",
+       cat(cat(part(sevens, {0, 1, 2, 3, 4}), part(halves, {5})), part(whole, {6, 7}))});
   layouts.push_back({"8x 7x1g.10gb", part(sevens, all)});
   std::vector<Result> statics;
-  for (const Layout& l : layouts) statics.push_back(Run(jobs, Policy::kStaticMig, "static MIG: " + l.name, model, l.devs));
+  for (const Layout& l : layouts)
+    statics.push_back(Run(jobs, Policy::kStaticMig, "static MIG: " + l.name, model, l.devs));
   const Result* best = nullptr;
   for (const Result& s : statics)
     if (s.never_ran == 0 && (best == nullptr || s.makespan_s < best->makespan_s)) best = &s;
   results.push_back(Run(jobs, Policy::kDynamicMig, "dynamic MIG (PlanLayout)", model, {}));
   std::ostringstream out;
   out << "### " << node << "\n\n";
-  out << "| policy | makespan (h) | throughput vs one per GPU | mean wait (min) | busy GPU-hours | instances made + destroyed |\n";
+  out << "| policy | makespan (h) | throughput vs one per GPU | mean wait (min) | busy GPU-hours | "
+         "instances made + destroyed |\n";
   out << "|---|---|---|---|---|---|\n";
   double base = results[0].makespan_s;
   for (const Result& r : results) out << Row(r, base) << "\n";
   if (best != nullptr) out << Row(*best, base) << " (the best static layout)\n";
   out << "\nEvery static layout tried:\n\n";
-  out << "| policy | makespan (h) | throughput vs one per GPU | mean wait (min) | busy GPU-hours | instances |\n";
+  out << "| policy | makespan (h) | throughput vs one per GPU | mean wait (min) | busy GPU-hours | "
+         "instances |\n";
   out << "|---|---|---|---|---|---|\n";
   for (const Result& s : statics) out << Row(s, base) << "\n";
   return out.str();
@@ -403,9 +421,12 @@ int main(int argc, char** argv) {
   std::string out_path;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
-    if (a == "--jobs" && i + 1 < argc) count = std::atoi(argv[++i]);
-    else if (a == "--seed" && i + 1 < argc) seed = static_cast<uint32_t>(std::atoi(argv[++i]));
-    else if (a == "--out" && i + 1 < argc) out_path = argv[++i];
+    if (a == "--jobs" && i + 1 < argc)
+      count = std::atoi(argv[++i]);
+    else if (a == "--seed" && i + 1 < argc)
+      seed = static_cast<uint32_t>(std::atoi(argv[++i]));
+    else if (a == "--out" && i + 1 < argc)
+      out_path = argv[++i];
     else {
       std::fprintf(stderr, "usage: mig_sim_bench [--jobs N] [--seed S] [--out FILE]\n");
       return 2;
@@ -417,17 +438,24 @@ int main(int argc, char** argv) {
   }
   std::ostringstream report;
   report << "# Dynamic MIG, simulated: " << count << " jobs (seed " << seed << ")\n\n";
-  report << "Produced by `mig_sim_bench --jobs " << count << " --seed " << seed << "`. The trace: 70% small\n"
-         << "trainings (4-9 GB, 10-20% of a GPU, 5-30 min alone on a GPU), 22% medium (15-35 GB, 30-50%,\n"
-         << "20-60 min), 8% whole-GPU jobs (60-78 GB, all of it, 30-120 min), arriving over two hours.\n"
+  report << "Produced by `mig_sim_bench --jobs " << count << " --seed " << seed
+         << "`. The trace: 70% small\n"
+         << "trainings (4-9 GB, 10-20% of a GPU, 5-30 min alone on a GPU), 22% medium (15-35 GB, "
+            "30-50%,\n"
+         << "20-60 min), 8% whole-GPU jobs (60-78 GB, all of it, 30-120 min), arriving over two "
+            "hours.\n"
          << "The H100 runs the same trace in half the time (its jobs' work halved).\n\n";
   report << Report("8x A100-SXM4-80GB", mig::A100_80GB(), Trace(count, seed, 1.0)) << "\n";
   report << Report("8x H100-SXM5-80GB", mig::H100_80GB(), Trace(count, seed, 2.0)) << "\n";
-  report << "Model: a job that can use a share u of a GPU runs at speed min(c, u) / u on compute c; a MIG\n"
-         << "instance of g compute slices is c = g/7; MPS shares a GPU's compute among its jobs (each at\n"
+  report << "Model: a job that can use a share u of a GPU runs at speed min(c, u) / u on compute "
+            "c; a MIG\n"
+         << "instance of g compute slices is c = g/7; MPS shares a GPU's compute among its jobs "
+            "(each at\n"
          << "most its u) and costs each " << static_cast<int>(kMpsInterference * 100)
-         << "% of its speed while it is not alone. A GPU instance takes " << kCreateS << " s to create\n"
-         << "and " << kDestroyS << " s to destroy; ticks of " << kTickS << " s. Whole-GPU jobs ask for a whole GPU under\n"
+         << "% of its speed while it is not alone. A GPU instance takes " << kCreateS
+         << " s to create\n"
+         << "and " << kDestroyS << " s to destroy; ticks of " << kTickS
+         << " s. Whole-GPU jobs ask for a whole GPU under\n"
          << "MPS and one-per-GPU and for a 7g.80gb slice under MIG. All jobs are one user's.\n";
   if (out_path.empty()) {
     std::fputs(report.str().c_str(), stdout);

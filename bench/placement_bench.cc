@@ -34,9 +34,9 @@ struct TraceJob {
   double arrive_s = 0;
   uint32_t uid = 0;
   int gpus = 1;
-  uint64_t gpu_mem_bytes = 0;  // 0: whole GPUs
-  double compute = 1;          // share of a GPU's SMs it uses alone
-  double work_s = 0;           // run time alone
+  uint64_t gpu_mem_bytes = 0;     // 0: whole GPUs
+  double compute = 1;             // share of a GPU's SMs it uses alone
+  double work_s = 0;              // run time alone
   std::vector<int> devices = {};  // pinned (the per-user split): a batch system chose them
 };
 
@@ -94,8 +94,8 @@ struct Live {
   double start_s;
 };
 
-Outcome Simulate(const std::vector<TraceJob>& trace, int gpus, SlicePlacement placement, int keep_empty,
-                 int64_t affinity_ms = 0) {
+Outcome Simulate(const std::vector<TraceJob>& trace, int gpus, SlicePlacement placement,
+                 int keep_empty, int64_t affinity_ms = 0) {
   Inventory inv;
   for (int i = 0; i < gpus; ++i) {
     Device d;
@@ -144,12 +144,15 @@ Outcome Simulate(const std::vector<TraceJob>& trace, int gpus, SlicePlacement pl
     return v;
   };
   while (next < order.size() || !pending.empty() || !running.empty()) {
-    while (next < order.size() && order[next]->arrive_s <= now + 1e-9) pending.push_back(order[next++]);
+    while (next < order.size() && order[next]->arrive_s <= now + 1e-9)
+      pending.push_back(order[next++]);
     Snapshot snap;
     snap.inventory = inv;
-    for (int i = 0; i < gpus; ++i) snap.inventory.devices[i].busy_pct = std::min(100, int(100 * load(i)));
+    for (int i = 0; i < gpus; ++i)
+      snap.inventory.devices[i].busy_pct = std::min(100, int(100 * load(i)));
     snap.now_ms = ms(now);
-    for (const Live& l : running) snap.running.push_back({l.job->id, l.job->uid, 1, 0, l.slots, 0, ms(l.start_s)});
+    for (const Live& l : running)
+      snap.running.push_back({l.job->id, l.job->uid, 1, 0, l.slots, 0, ms(l.start_s)});
     for (const TraceJob* j : pending) {
       Demand d;
       d.id = j->id;
@@ -180,9 +183,11 @@ Outcome Simulate(const std::vector<TraceJob>& trace, int gpus, SlicePlacement pl
       pending.erase(std::find(pending.begin(), pending.end(), j));
     }
     // The next event: an arrival or the first end at today's speeds.
-    double step = next < order.size() ? order[next]->arrive_s - now : std::numeric_limits<double>::infinity();
+    double step =
+        next < order.size() ? order[next]->arrive_s - now : std::numeric_limits<double>::infinity();
     // A slice waiting for its user's affinity window: the next pass when it closes.
-    if (plan.recheck_at_ms) step = std::min(step, std::max(0.001, (*plan.recheck_at_ms - snap.now_ms) / 1000.0));
+    if (plan.recheck_at_ms)
+      step = std::min(step, std::max(0.001, (*plan.recheck_at_ms - snap.now_ms) / 1000.0));
     std::vector<double> speeds;
     for (const Live& l : running) {
       speeds.push_back(speed(l));
@@ -233,8 +238,13 @@ std::vector<TraceJob> UsersTrace(int gpus, int users, bool steady, bool split, u
       int tasks = steady ? rng.Pick(gpus, 4 * gpus) : 4 * gpus;
       std::vector<int> set = own(u);
       for (int t = 0; t < tasks; ++t) {
-        TraceJob j{id++, at, 1000 + static_cast<uint32_t>(u), 1, 3 * kGiB,
-                   steady ? rng.Pick(10, 30) / 100.0 : 0.15, steady ? double(rng.Pick(20, 60)) : 25.0};
+        TraceJob j{id++,
+                   at,
+                   1000 + static_cast<uint32_t>(u),
+                   1,
+                   3 * kGiB,
+                   steady ? rng.Pick(10, 30) / 100.0 : 0.15,
+                   steady ? double(rng.Pick(20, 60)) : 25.0};
         if (split) j.devices = {set[static_cast<size_t>(t) % set.size()]};
         jobs.push_back(j);
       }
@@ -256,17 +266,26 @@ double Jain(const std::map<uint32_t, double>& x) {
 void UsersSection(std::ostringstream& md) {
   constexpr uint32_t kSeeds = 5;
   md << "\n# Several users on MPS GPUs: one user per GPU at a time, simulated\n\n"
-     << "MPS serves one Unix user per GPU: while user A's jobs hold a GPU, user B's slices wait for "
-        "it to empty. Traces (bench/placement_bench.cc, UsersTrace): *burst*, each user submits one "
+     << "MPS serves one Unix user per GPU: while user A's jobs hold a GPU, user B's slices wait "
+        "for "
+        "it to empty. Traces (bench/placement_bench.cc, UsersTrace): *burst*, each user submits "
+        "one "
         "array of 4G small trainings (3 GiB, 15% of a GPU's SMs alone, 25 s alone), user k 0.3 k s "
         "after the first; *steady*, ten rounds 90 s apart of one array per user of G to 4G tasks "
-        "(10-30% of the SMs, 20-60 s alone), 0-3 s into the round (mean of " << kSeeds << " seeds). "
-        "Policies: **auto**, the default (slice_placement auto, mps_affinity_ms 500: fair shares of "
+        "(10-30% of the SMs, 20-60 s alone), 0-3 s into the round (mean of "
+     << kSeeds
+     << " seeds). "
+        "Policies: **auto**, the default (slice_placement auto, mps_affinity_ms 500: fair shares "
+        "of "
         "the empty GPUs and the affinity window), auto without the window (mps_affinity_ms 0), "
-        "**spread** (the least loaded GPU, as auto did for slices before), and **split**: each user's "
-        "tasks pinned to GPUs of their own, the per-user split of a batch system. Times in seconds; "
-        "a user's completion is from their first arrival to their last end; fairness is Jain's index "
-        "of the users' completions (1: equal); throughput is split's makespan over the policy's.\n\n"
+        "**spread** (the least loaded GPU, as auto did for slices before), and **split**: each "
+        "user's "
+        "tasks pinned to GPUs of their own, the per-user split of a batch system. Times in "
+        "seconds; "
+        "a user's completion is from their first arrival to their last end; fairness is Jain's "
+        "index "
+        "of the users' completions (1: equal); throughput is split's makespan over the "
+        "policy's.\n\n"
      << "| trace | GPUs | users | policy | makespan | throughput vs split | mean user completion | "
         "mean wait | fairness |\n|---|---|---|---|---|---|---|---|---|\n";
   struct Policy {
@@ -275,10 +294,11 @@ void UsersSection(std::ostringstream& md) {
     int64_t affinity_ms;
     bool split;
   };
-  const std::vector<Policy> policies = {{"split", SlicePlacement::kSpread, 0, true},
-                                        {"auto (default)", SlicePlacement::kAuto, 500, false},
-                                        {"auto, mps_affinity_ms 0", SlicePlacement::kAuto, 0, false},
-                                        {"spread", SlicePlacement::kSpread, 0, false}};
+  const std::vector<Policy> policies = {
+      {"split", SlicePlacement::kSpread, 0, true},
+      {"auto (default)", SlicePlacement::kAuto, 500, false},
+      {"auto, mps_affinity_ms 0", SlicePlacement::kAuto, 0, false},
+      {"spread", SlicePlacement::kSpread, 0, false}};
   for (bool steady : {false, true}) {
     for (int gpus : {2, 4, 8}) {
       for (int users : {1, 2, 4, 8}) {
@@ -288,22 +308,29 @@ void UsersSection(std::ostringstream& md) {
           if (users == 1 && p.split) continue;  // one user alone: split is spread
           double makespan = 0, completion = 0, wait = 0, fairness = 0;
           for (uint32_t seed = 1; seed <= kSeeds; ++seed) {
-            Outcome o = Simulate(UsersTrace(gpus, users, steady, p.split, seed), gpus, p.placement, 0, p.affinity_ms);
+            Outcome o = Simulate(UsersTrace(gpus, users, steady, p.split, seed), gpus, p.placement,
+                                 0, p.affinity_ms);
             makespan += o.makespan_s / kSeeds;
             double c = 0, w = 0;
-            for (const auto& [uid, v] : o.user_end_s) c += v / static_cast<double>(o.user_end_s.size());
-            for (const auto& [uid, v] : o.user_wait_s) w += v / static_cast<double>(o.user_wait_s.size());
+            for (const auto& [uid, v] : o.user_end_s)
+              c += v / static_cast<double>(o.user_end_s.size());
+            for (const auto& [uid, v] : o.user_wait_s)
+              w += v / static_cast<double>(o.user_wait_s.size());
             completion += c / kSeeds;
             wait += w / kSeeds;
             fairness += Jain(o.user_end_s) / kSeeds;
           }
-          if (p.split || (users == 1 && p.placement == SlicePlacement::kSpread)) split_makespan = makespan;
+          if (p.split || (users == 1 && p.placement == SlicePlacement::kSpread))
+            split_makespan = makespan;
           if (users == 1 && p.placement == SlicePlacement::kAuto && split_makespan == 0) {
             // One user alone: the reference is spread (bare MPS split evenly), computed first.
-            split_makespan = Simulate(UsersTrace(gpus, 1, false, false, 1), gpus, SlicePlacement::kSpread, 0).makespan_s;
+            split_makespan =
+                Simulate(UsersTrace(gpus, 1, false, false, 1), gpus, SlicePlacement::kSpread, 0)
+                    .makespan_s;
           }
           char line[320];
-          std::snprintf(line, sizeof(line), "| %s | %d | %d | %s | %.1f | %.0f%% | %.1f | %.1f | %.2f |\n",
+          std::snprintf(line, sizeof(line),
+                        "| %s | %d | %d | %s | %.1f | %.0f%% | %.1f | %.1f | %.2f |\n",
                         steady ? "steady" : "burst", gpus, users, p.name, makespan,
                         100.0 * split_makespan / makespan, completion, wait, fairness);
           md << line;
@@ -330,15 +357,19 @@ int main(int argc, char** argv) {
   }
   std::ostringstream md;
   md << "# Where slices go: spread, pack and auto, simulated\n\n"
-     << "One trace per node size: every 60 s for 20 minutes a burst of G to 3G slices (2 to 10 GiB, "
-        "15-50% of a GPU's SMs alone, 1 to 3 minutes alone; two users), and a whole-GPU job of 1 or "
+     << "One trace per node size: every 60 s for 20 minutes a burst of G to 3G slices (2 to 10 "
+        "GiB, "
+        "15-50% of a GPU's SMs alone, 1 to 3 minutes alone; two users), and a whole-GPU job of 1 "
+        "or "
         "2 GPUs (2 to 6 minutes) in a third of the minutes. Each pass is the real sched::Schedule; "
         "slices on one GPU share its SMs in proportion (a GPU asked for D > 1 of its compute runs "
-        "each job at 1/D). Each row is the mean over " << kSeeds << " traces (seeds 1 to " << kSeeds
+        "each job at 1/D). Each row is the mean over "
+     << kSeeds << " traces (seeds 1 to " << kSeeds
      << "). Times in seconds: makespan from the first arrival to the last end; turnaround from a "
         "job's arrival to its end; wait from arrival to start.\n\n"
      << "| GPUs | policy | makespan | mean turnaround | mean wait | whole-GPU jobs' wait | "
-        "whole-GPU jobs' wait after " << kWarmS / 60 << " min | slices' wait |\n"
+        "whole-GPU jobs' wait after "
+     << kWarmS / 60 << " min | slices' wait |\n"
      << "|---|---|---|---|---|---|---|---|\n";
   for (int gpus : {2, 4, 8}) {
     // The three settings at their defaults (auto keeps one GPU in eight empty: keep_empty_gpus
@@ -348,7 +379,8 @@ int main(int argc, char** argv) {
       int keep_empty;
     };
     const int keep_default = gpus / 8;
-    std::vector<Policy> policies = {{SlicePlacement::kPack, 0}, {SlicePlacement::kSpread, 0},
+    std::vector<Policy> policies = {{SlicePlacement::kPack, 0},
+                                    {SlicePlacement::kSpread, 0},
                                     {SlicePlacement::kAuto, keep_default}};
     if (keep_default > 0) policies.push_back({SlicePlacement::kAuto, 0});
     if (gpus / 4 > keep_default) policies.push_back({SlicePlacement::kAuto, gpus / 4});
@@ -371,14 +403,15 @@ int main(int argc, char** argv) {
         if (p.keep_empty == keep_default) name += " (default)";
       }
       char line[256];
-      std::snprintf(line, sizeof(line), "| %d | %s | %.0f | %.1f | %.1f | %.1f | %.1f | %.1f |\n", gpus,
-                    name.c_str(), sum.makespan_s, sum.turnaround_s, sum.wait_all_s,
+      std::snprintf(line, sizeof(line), "| %d | %s | %.0f | %.1f | %.1f | %.1f | %.1f | %.1f |\n",
+                    gpus, name.c_str(), sum.makespan_s, sum.turnaround_s, sum.wait_all_s,
                     sum.wait_whole_s, sum.wait_whole_warm_s, sum.wait_slice_s);
       md << line;
     }
   }
   md << "\nkeep_empty_gpus \"auto\", the default, keeps one GPU in eight. The column after "
-     << kWarmS / 60 << " min leaves out the whole-GPU jobs that arrive while the node is cold: "
+     << kWarmS / 60
+     << " min leaves out the whole-GPU jobs that arrive while the node is cold: "
         "until the first whole-GPU job waits, auto spreads the first bursts over every GPU it does "
         "not keep (docs/scheduling.md, \"Where slices go\").\n";
   UsersSection(md);

@@ -11,16 +11,15 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <optional>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <iostream>
+#include <nlohmann/json.hpp>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "bench_daemon.h"
 #include "common/spawn.h"
@@ -52,7 +51,8 @@ long StatusKb(pid_t pid, const std::string& field) {
 }
 
 // Runs `pinpoint --socket S args...` with stdout to /dev/null; returns its wall time in ms.
-double TimeCli(const std::string& bin_dir, const std::string& socket, const std::vector<std::string>& args) {
+double TimeCli(const std::string& bin_dir, const std::string& socket,
+               const std::vector<std::string>& args) {
   double t0 = NowMs();
   std::vector<std::string> argv = {bin_dir + "/pinpoint", "--socket", socket};
   argv.insert(argv.end(), args.begin(), args.end());
@@ -80,10 +80,14 @@ int main(int argc, char** argv) {
   int jobs = 10000, runs = 20;
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string a = argv[i];
-    if (a == "--bin-dir") bin_dir = argv[i + 1];
-    else if (a == "--jobs") jobs = std::atoi(argv[i + 1]);
-    else if (a == "--runs") runs = std::atoi(argv[i + 1]);
-    else if (a == "--out") out_path = argv[i + 1];
+    if (a == "--bin-dir")
+      bin_dir = argv[i + 1];
+    else if (a == "--jobs")
+      jobs = std::atoi(argv[i + 1]);
+    else if (a == "--runs")
+      runs = std::atoi(argv[i + 1]);
+    else if (a == "--out")
+      out_path = argv[i + 1];
   }
   char tmpl[] = "/tmp/pp-queue-XXXXXX";
   if (::mkdtemp(tmpl) == nullptr) return 1;
@@ -132,14 +136,16 @@ int main(int argc, char** argv) {
     for (int i = 0; i < runs; ++i) row.ms.push_back(TimeCli(bin_dir, socket, args));
     rows.push_back(row);
   };
-  measure("`pinpoint version` (no listing: process start and one round trip)", {"version"}, {{"op", "version"}});
+  measure("`pinpoint version` (no listing: process start and one round trip)", {"version"},
+          {{"op", "version"}});
   measure("`pinpoint queue --limit 1`", {"queue", "--limit", "1"}, {{"op", "queue"}, {"limit", 1}});
   measure("`pinpoint queue` (first page, default 100)", {"queue"}, {{"op", "queue"}});
   measure("`pinpoint queue --offset 9000` (a later page)", {"queue", "--offset", "9000"},
           {{"op", "queue"}, {"offset", 9000}});
   measure("`pinpoint queue --limit 10000` (largest page)", {"queue", "--limit", "10000"},
           {{"op", "queue"}, {"limit", 10000}});
-  measure("`pinpoint queue --all` (history, newest first)", {"queue", "--all"}, {{"op", "queue"}, {"all", true}});
+  measure("`pinpoint queue --all` (history, newest first)", {"queue", "--all"},
+          {{"op", "queue"}, {"all", true}});
   long rss_kb = StatusKb(daemon, "VmRSS"), hwm_kb = StatusKb(daemon, "VmHWM");
   ::kill(daemon, SIGTERM);
   pinpoint::WaitChild(daemon, 60'000);
@@ -147,28 +153,36 @@ int main(int argc, char** argv) {
 
   std::ostringstream md;
   md << "# queue_bench: `pinpoint queue` with " << jobs << " pending jobs\n\n"
-     << "`queue_bench` starts pinpointd on a simulated h100x2 node, fills both GPUs with one job and "
-     << "submits " << jobs << " one-GPU jobs that wait behind it (reason `resources`). Each job carries "
+     << "`queue_bench` starts pinpointd on a simulated h100x2 node, fills both GPUs with one job "
+        "and "
+     << "submits " << jobs
+     << " one-GPU jobs that wait behind it (reason `resources`). Each job carries "
      << "the bench's environment (" << r.env.size() << " variables, " << env_bytes << " bytes), as "
      << "`pinpoint submit` sends it. Submitting them took " << static_cast<int>(submit_s) << " s. "
-     << "Wall time is the whole `pinpoint` process (fork/exec, connect, reply, table to /dev/null), "
+     << "Wall time is the whole `pinpoint` process (fork/exec, connect, reply, table to "
+        "/dev/null), "
      << runs << " runs each. Reply bytes: the daemon's reply to the same request.\n\n"
-     << "Targets (issue 11, item 7): `pinpoint queue` under 100 ms, the daemon's RSS under 100 MB.\n"
+     << "Targets (issue 11, item 7): `pinpoint queue` under 100 ms, the daemon's RSS under 100 "
+        "MB.\n"
      << "Before paging (all jobs with their environments in one reply) 5,000 pending jobs took "
      << "1.6-2.0 s and a 3.7 MB reply.\n\n"
      << "| listing | jobs in reply | reply bytes | p50 ms | max ms |\n|---|---|---|---|---|\n";
   for (const auto& row : rows) {
     char line[256];
-    std::snprintf(line, sizeof(line), "| %s | %zu | %zu | %.1f | %.1f |\n", row.what.c_str(), row.jobs,
-                  row.reply_bytes, Percentile(row.ms, 50), *std::max_element(row.ms.begin(), row.ms.end()));
+    std::snprintf(line, sizeof(line), "| %s | %zu | %zu | %.1f | %.1f |\n", row.what.c_str(),
+                  row.jobs, row.reply_bytes, Percentile(row.ms, 50),
+                  *std::max_element(row.ms.begin(), row.ms.end()));
     md << line;
   }
-  md << "\npinpointd RSS (VmRSS): " << rss_before_kb / 1024 << " MiB after the submits, " << rss_kb / 1024
-     << " MiB after the listings; peak (VmHWM) " << hwm_kb / 1024 << " MiB.\n\n"
-     << "Machine: " << FirstLine("nproc") << " CPUs," << FirstLine("grep -m1 'model name' /proc/cpuinfo | cut -d: -f2")
-     << ", " << FirstLine("uname -sr") << ", load average (1 min) " << FirstLine("cut -d' ' -f1 /proc/loadavg")
-     << "; date " << FirstLine("date -u +%Y-%m-%dT%H:%MZ") << ".\n\n"
-     << "Reproduce: `ninja -C build queue_bench pinpointd pinpoint pinpoint-shim && build/queue_bench "
+  md << "\npinpointd RSS (VmRSS): " << rss_before_kb / 1024 << " MiB after the submits, "
+     << rss_kb / 1024 << " MiB after the listings; peak (VmHWM) " << hwm_kb / 1024 << " MiB.\n\n"
+     << "Machine: " << FirstLine("nproc") << " CPUs,"
+     << FirstLine("grep -m1 'model name' /proc/cpuinfo | cut -d: -f2") << ", "
+     << FirstLine("uname -sr") << ", load average (1 min) "
+     << FirstLine("cut -d' ' -f1 /proc/loadavg") << "; date "
+     << FirstLine("date -u +%Y-%m-%dT%H:%MZ") << ".\n\n"
+     << "Reproduce: `ninja -C build queue_bench pinpointd pinpoint pinpoint-shim && "
+        "build/queue_bench "
      << "--bin-dir build --out bench/results/queue.md`\n";
   std::cout << md.str();
   if (!out_path.empty()) std::ofstream(out_path) << md.str();

@@ -56,7 +56,8 @@ Scenario Make(const std::string& name, int gpus, uint32_t seed) {
     d.rules = pinpoint::mps::MpsRules(48);
     s.snap.inventory.devices.push_back(d);
     for (int k = 0; k < 2; ++k, ++id) {
-      s.snap.running.push_back({id, 1000, 1, 0, {Slot{i, uint64_t(pick(4, 30)) * kGiB, 0, false}}, 0});
+      s.snap.running.push_back(
+          {id, 1000, 1, 0, {Slot{i, uint64_t(pick(4, 30)) * kGiB, 0, false}}, 0});
       s.ends[id] = kNow + pick(1, 240) * kMin;
     }
   }
@@ -83,8 +84,10 @@ int main(int argc, char** argv) {
   int reps = 15;
   std::string out_path;
   for (int i = 1; i < argc; ++i) {
-    if (std::strcmp(argv[i], "--reps") == 0 && i + 1 < argc) reps = std::max(1, std::atoi(argv[++i]));
-    else if (std::strcmp(argv[i], "--out") == 0 && i + 1 < argc) out_path = argv[++i];
+    if (std::strcmp(argv[i], "--reps") == 0 && i + 1 < argc)
+      reps = std::max(1, std::atoi(argv[++i]));
+    else if (std::strcmp(argv[i], "--out") == 0 && i + 1 < argc)
+      out_path = argv[++i];
   }
   std::ostringstream table;
   table << "| node | running jobs | pending jobs played | p50 ms | max ms | estimated | unknown |\n"
@@ -95,13 +98,16 @@ int main(int argc, char** argv) {
     for (int r = 0; r < reps; ++r) {
       auto t0 = std::chrono::steady_clock::now();
       last = EstimateStarts(s.snap, s.ends, s.runs, kNow, kStartEstimatePasses);
-      ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+      ms.push_back(
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
     }
     std::sort(ms.begin(), ms.end());
-    size_t known = std::count_if(last.begin(), last.end(), [](const StartEstimate& e) { return e.start_ms.has_value(); });
+    size_t known = std::count_if(last.begin(), last.end(),
+                                 [](const StartEstimate& e) { return e.start_ms.has_value(); });
     char row[256];
-    std::snprintf(row, sizeof(row), "| %s | %zu | %zu | %.2f | %.2f | %zu | %zu |\n", s.name.c_str(), s.snap.running.size(),
-                  s.snap.pending.size(), ms[ms.size() / 2], ms.back(), known, last.size() - known);
+    std::snprintf(row, sizeof(row), "| %s | %zu | %zu | %.2f | %.2f | %zu | %zu |\n",
+                  s.name.c_str(), s.snap.running.size(), s.snap.pending.size(), ms[ms.size() / 2],
+                  ms.back(), known, last.size() - known);
     table << row;
   }
   std::time_t now = std::time(nullptr);
@@ -109,7 +115,8 @@ int main(int argc, char** argv) {
   std::strftime(date, sizeof(date), "%Y-%m-%d %H:%M UTC", std::gmtime(&now));
   std::ostringstream report;
   report << "# start_estimate_bench: what `pinpoint queue --start` costs the daemon\n\n"
-         << "- Date: " << date << "\n- Repetitions: " << reps << " per node; target: max under 100 ms\n\n"
+         << "- Date: " << date << "\n- Repetitions: " << reps
+         << " per node; target: max under 100 ms\n\n"
          << table.str();
   std::fputs(report.str().c_str(), stdout);
   if (!out_path.empty()) std::ofstream(out_path) << report.str();

@@ -35,12 +35,14 @@ void ShowJob(const ShowReply& reply) {
   cli::Advice advice = cli::AdviseJob(reply.job);
   ExpectPrintable(cli::FormatJob(reply, advice.text));
   json j = ToJson(reply);
-  j["advice"] = {{"text", advice.text}, {"suggested_gpu_mem_bytes", advice.suggested_gpu_mem_bytes}};
+  j["advice"] = {{"text", advice.text},
+                 {"suggested_gpu_mem_bytes", advice.suggested_gpu_mem_bytes}};
   (void)j.dump(2);
 }
 
 void Format(const VersionReply& r, int64_t) {
-  ExpectPrintable(EscapeForTerminal(r.version) + EscapeForTerminal(r.backend) + std::to_string(r.schema));
+  ExpectPrintable(EscapeForTerminal(r.version) + EscapeForTerminal(r.backend) +
+                  std::to_string(r.schema));
 }
 void Format(const SubmitReply& r, int64_t) {
   ExpectPrintable(std::string(JobStateName(r.job.state)) + EscapeForTerminal(r.job.detail));
@@ -94,14 +96,30 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::memcpy(&now_ms, data + 1, sizeof(now_ms));
   std::string_view line(reinterpret_cast<const char*>(data) + 9, size - 9);
   switch (data[0] % 8) {
-    case 0: Check<VersionRequest>(line, now_ms); break;
-    case 1: Check<SubmitRequest>(line, now_ms); break;
-    case 2: Check<WaitRequest>(line, now_ms); break;
-    case 3: Check<QueueRequest>(line, now_ms); break;
-    case 4: Check<ShowRequest>(line, now_ms); break;
-    case 5: Check<CancelRequest>(line, now_ms); break;
-    case 6: Check<GpusRequest>(line, now_ms); break;
-    case 7: Check<LogsRequest>(line, now_ms); break;
+    case 0:
+      Check<VersionRequest>(line, now_ms);
+      break;
+    case 1:
+      Check<SubmitRequest>(line, now_ms);
+      break;
+    case 2:
+      Check<WaitRequest>(line, now_ms);
+      break;
+    case 3:
+      Check<QueueRequest>(line, now_ms);
+      break;
+    case 4:
+      Check<ShowRequest>(line, now_ms);
+      break;
+    case 5:
+      Check<CancelRequest>(line, now_ms);
+      break;
+    case 6:
+      Check<GpusRequest>(line, now_ms);
+      break;
+    case 7:
+      Check<LogsRequest>(line, now_ms);
+      break;
   }
   return 0;
 }

@@ -27,21 +27,20 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "api/caller.h"
 #include "api/protocol.h"
 #include "common/clock.h"
 #include "common/log.h"
-#include "daemon/setup/config.h"
-#include "daemon/setup/inventory_builder.h"
 #include "daemon/node/node.h"
 #include "daemon/service/service.h"
+#include "daemon/setup/config.h"
+#include "daemon/setup/inventory_builder.h"
 #include "daemon/setup/sharing_setup.h"
 #include "gpu/simulated_backend.h"
 #include "launch/fake_launcher.h"
@@ -108,7 +107,8 @@ const sched::Inventory& NodeInventory(int which) {
       daemon::Config config;
       config.host_cpus = 64;
       config.host_mem_bytes = 256ull << 30;
-      if (std::string(preset) == "h100x2") config.gpu_modes["1"] = daemon::GpuMode::Shared(SharingMode::kExclusive);
+      if (std::string(preset) == "h100x2")
+        config.gpu_modes["1"] = daemon::GpuMode::Shared(SharingMode::kExclusive);
       auto inv = daemon::BuildInventory(*gpus, config);
       if (!inv.ok()) Fail("inventory", inv.status().message());
       inv->host.cpus = config.host_cpus;  // not this machine's: inputs replay anywhere
@@ -123,10 +123,22 @@ const sched::Inventory& NodeInventory(int which) {
 api::Caller CallerFor(uint8_t byte) {
   api::Caller c;
   switch (byte & 3) {
-    case 0: c.uid = 0; c.gid = 0; break;
-    case 1: c.uid = ::getuid(); c.gid = ::getgid(); break;
-    case 2: c.uid = 65534; c.gid = 65534; break;  // nobody, where it exists
-    default: c.uid = 4242; c.gid = 4242; break;   // no passwd entry
+    case 0:
+      c.uid = 0;
+      c.gid = 0;
+      break;
+    case 1:
+      c.uid = ::getuid();
+      c.gid = ::getgid();
+      break;
+    case 2:
+      c.uid = 65534;
+      c.gid = 65534;
+      break;  // nobody, where it exists
+    default:
+      c.uid = 4242;
+      c.gid = 4242;
+      break;  // no passwd entry
   }
   c.pid = 4321;
   return c;
@@ -242,9 +254,11 @@ class Daemon {
 
  private:
   void Start() {
-    node_ = std::make_unique<daemon::Node>(
-        options_, daemon::NodeDeps{.store = store_.get(), .launcher = &launcher_, .clock = &clock_,
-                                  .sharing = mps_backends_.get()});
+    node_ =
+        std::make_unique<daemon::Node>(options_, daemon::NodeDeps{.store = store_.get(),
+                                                                  .launcher = &launcher_,
+                                                                  .clock = &clock_,
+                                                                  .sharing = mps_backends_.get()});
     Status recovered = node_->Recover();
     if (!recovered.ok()) Fail("recover", recovered.ToString());
     service_ = std::make_unique<daemon::Service>(node_.get());
@@ -257,10 +271,14 @@ class Daemon {
   }
 
   bool Directive(std::string_view line) {
-    if (line == "#end") launcher_.FinishAll(0);
-    else if (line == "#fail") launcher_.FinishAll(1);
-    else if (line == "#tick") clock_.AdvanceMs(60'000);
-    else if (line == "#fault") mps_.InjectFault(0);
+    if (line == "#end")
+      launcher_.FinishAll(0);
+    else if (line == "#fail")
+      launcher_.FinishAll(1);
+    else if (line == "#tick")
+      clock_.AdvanceMs(60'000);
+    else if (line == "#fault")
+      mps_.InjectFault(0);
     else if (line == "#restart") {
       service_->Closed(kConn);  // the connection died with the daemon
       service_.reset();

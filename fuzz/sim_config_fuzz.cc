@@ -1,9 +1,8 @@
 // Fuzzes the simulated-node configuration parser (a file an admin or a test writes).
 #include <cstddef>
 #include <cstdint>
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "gpu/simulated_backend.h"
 

@@ -117,15 +117,15 @@ Status CheckBinaries(const BenchOptions& options, const std::string& bin_dir) {
 
 // The GPUs of options.gpus, found and of one model. Errors: one line for a person, and the exit
 // code.
-Result<std::vector<gpu::GpuInfo>> FindGpus(gpu::GpuBackend* backend, const std::vector<int>& indexes,
-                                           Failure* failure) {
+Result<std::vector<gpu::GpuInfo>> FindGpus(gpu::GpuBackend* backend,
+                                           const std::vector<int>& indexes, Failure* failure) {
   std::vector<gpu::GpuInfo> found;
   for (int index : indexes) {
     Result<gpu::GpuInfo> g = FindGpu(backend, index, failure);
     if (!g.ok()) return g.status();
     if (!found.empty() && g->name != found[0].name) {
-      failure->line = "GPU " + std::to_string(found[0].index) + " (" + found[0].name + ") and GPU " +
-                      std::to_string(index) + " (" + g->name +
+      failure->line = "GPU " + std::to_string(found[0].index) + " (" + found[0].name +
+                      ") and GPU " + std::to_string(index) + " (" + g->name +
                       ") are different models; measure them one at a time";
       failure->exit_code = 2;
       return FailedPrecondition(failure->line);

@@ -110,7 +110,8 @@ TEST(BenchEndToEndTest, EveryModeOnASimulatedGpu) {
           << "its pp-cuda line is read";
       EXPECT_LE(job["first_cuda_s"].get<double>(), job["ready_s"].get<double>());
       EXPECT_LE(job["end_s"].get<double>(), job["known_s"].get<double>() + 0.001);
-      EXPECT_EQ(job["submit_call_s"].get<double>() > 0, pinpoint) << "only pinpoint's are submitted";
+      EXPECT_EQ(job["submit_call_s"].get<double>() > 0, pinpoint)
+          << "only pinpoint's are submitted";
       EXPECT_LT(job["start_s"].get<double>(), job["end_s"].get<double>());
       EXPECT_GE(job["start_s"].get<double>(), p["t0_s"].get<double>() - 0.002);
       EXPECT_LE(job["end_s"].get<double>(), p["t1_s"].get<double>() + 0.002);
@@ -151,25 +152,50 @@ TEST(BenchEndToEndTest, EveryModeOnASimulatedGpu) {
             std::string::npos);
 }
 
-// Two of three GPUs measured: copy i of every batch runs on GPU i mod 2, through pinpoint (submitted
-// for that device, as pinpointd has a GPU not measured) and bare (CUDA_VISIBLE_DEVICES, one MPS
-// control daemon per GPU for bare-mps).
-// Every GPU of the node measured: through pinpoint the copies name no device and pinpointd places
-// them, spreading them over both GPUs (before, each copy was submitted for GPU i mod 2, which hid
-// that pinpointd packed them all onto the first).
+// Two of three GPUs measured: copy i of every batch runs on GPU i mod 2, through pinpoint
+// (submitted for that device, as pinpointd has a GPU not measured) and bare (CUDA_VISIBLE_DEVICES,
+// one MPS control daemon per GPU for bare-mps). Every GPU of the node measured: through pinpoint
+// the copies name no device and pinpointd places them, spreading them over both GPUs (before, each
+// copy was submitted for GPU i mod 2, which hid that pinpointd packed them all onto the first).
 TEST(BenchEndToEndTest, PinpointPlacesTheCopiesWhenEveryGpuIsMeasured) {
   TestDir dir;
   std::string node = dir.path() + "/node.json";
   std::ofstream(node) << R"({"gpus": [{"name": "NVIDIA H200", "mem": "141G", "sm_count": 132},
                                       {"name": "NVIDIA H200", "mem": "141G", "sm_count": 132}]})";
   std::string out = dir.path() + "/out";
-  std::vector<std::string> argv = {
-      PINPOINT_BENCH_PATH, "--backend", "simulated-file:" + node, "--gpu", "0,1",
-      "--mps-control", PINPOINT_SOURCE_DIR "/tests/fake_mps/nvidia-cuda-mps-control",
-      "--bin-dir", BinDir(), "--workload", "cmd", "--modes", "mps",
-      "--n", "4", "--reps", "1", "--no-warmup", "--settle-ms", "0", "--sample-ms", "20",
-      "--no-cgroups", "--scratch", dir.path(), "--cuda-version", "13.0",
-      "--out", out, "--", "sh", "-c", "sleep 0.1; echo pp-work units=1 unit=steps seconds=0.1"};
+  std::vector<std::string> argv = {PINPOINT_BENCH_PATH,
+                                   "--backend",
+                                   "simulated-file:" + node,
+                                   "--gpu",
+                                   "0,1",
+                                   "--mps-control",
+                                   PINPOINT_SOURCE_DIR "/tests/fake_mps/nvidia-cuda-mps-control",
+                                   "--bin-dir",
+                                   BinDir(),
+                                   "--workload",
+                                   "cmd",
+                                   "--modes",
+                                   "mps",
+                                   "--n",
+                                   "4",
+                                   "--reps",
+                                   "1",
+                                   "--no-warmup",
+                                   "--settle-ms",
+                                   "0",
+                                   "--sample-ms",
+                                   "20",
+                                   "--no-cgroups",
+                                   "--scratch",
+                                   dir.path(),
+                                   "--cuda-version",
+                                   "13.0",
+                                   "--out",
+                                   out,
+                                   "--",
+                                   "sh",
+                                   "-c",
+                                   "sleep 0.1; echo pp-work units=1 unit=steps seconds=0.1"};
   auto r = RunCommand(argv, ChildEnvironment(), 240000);
   ASSERT_TRUE(r.ok()) << r.status().message();
   ASSERT_EQ(r->exit_code, 0) << r->out << r->err;
@@ -193,12 +219,39 @@ TEST(BenchEndToEndTest, CopiesGoToTwoGpusInTurnInEveryMode) {
                                       {"name": "NVIDIA H200", "mem": "141G", "sm_count": 132}]})";
   std::string out = dir.path() + "/out";
   std::vector<std::string> argv = {
-      PINPOINT_BENCH_PATH, "--backend", "simulated-file:" + node, "--gpu", "2,0",
-      "--mps-control", PINPOINT_SOURCE_DIR "/tests/fake_mps/nvidia-cuda-mps-control",
-      "--bin-dir", BinDir(), "--workload", "cmd", "--modes", "exclusive,mps,bare-mps",
-      "--n", "4", "--reps", "1", "--no-warmup", "--settle-ms", "0", "--sample-ms", "20",
-      "--no-cgroups", "--scratch", dir.path(), "--keep-scratch", "--cuda-version", "13.0",
-      "--out", out, "--", "sh", "-c",
+      PINPOINT_BENCH_PATH,
+      "--backend",
+      "simulated-file:" + node,
+      "--gpu",
+      "2,0",
+      "--mps-control",
+      PINPOINT_SOURCE_DIR "/tests/fake_mps/nvidia-cuda-mps-control",
+      "--bin-dir",
+      BinDir(),
+      "--workload",
+      "cmd",
+      "--modes",
+      "exclusive,mps,bare-mps",
+      "--n",
+      "4",
+      "--reps",
+      "1",
+      "--no-warmup",
+      "--settle-ms",
+      "0",
+      "--sample-ms",
+      "20",
+      "--no-cgroups",
+      "--scratch",
+      dir.path(),
+      "--keep-scratch",
+      "--cuda-version",
+      "13.0",
+      "--out",
+      out,
+      "--",
+      "sh",
+      "-c",
       "echo pipe=$CUDA_MPS_PIPE_DIRECTORY gpu=$CUDA_VISIBLE_DEVICES; sleep 0.1; "
       "echo pp-work units=1 unit=steps seconds=0.1"};
   auto r = RunCommand(argv, ChildEnvironment(), 240000);
@@ -245,9 +298,9 @@ TEST(BenchEndToEndTest, CopiesGoToTwoGpusInTurnInEveryMode) {
   EXPECT_NE(Slurp(scratch + "/bm/cmd-bare-mps-n4-r1-1.out")
                 .find("pipe=" + scratch + "/bm/p1 gpu=" + gpu2),
             std::string::npos);
-  EXPECT_NE(Slurp(scratch + "/bm/cmd-bare-mps-n4-r1-2.out")
-                .find("pipe=" + scratch + "/bm/p gpu=" + gpu0),
-            std::string::npos);
+  EXPECT_NE(
+      Slurp(scratch + "/bm/cmd-bare-mps-n4-r1-2.out").find("pipe=" + scratch + "/bm/p gpu=" + gpu0),
+      std::string::npos);
 }
 
 TEST(BenchEndToEndTest, GpusOfTwoModelsAreRefused) {

@@ -43,7 +43,8 @@ const std::vector<Column>& Columns() {
   static const std::vector<Column> columns = {
       {"submit → received", "submit_to_received_ms", &BreakdownRow::submit_to_received},
       {"received → started", "received_to_started_ms", &BreakdownRow::received_to_started},
-      {"started → first CUDA call", "started_to_first_cuda_ms", &BreakdownRow::started_to_first_cuda},
+      {"started → first CUDA call", "started_to_first_cuda_ms",
+       &BreakdownRow::started_to_first_cuda},
       {"first CUDA call → ready", "first_cuda_to_ready_ms", &BreakdownRow::first_cuda_to_ready},
       {"end → known", "end_to_known_ms", &BreakdownRow::end_to_known},
       {"first submit → last received", "first_submit_to_last_received_ms",

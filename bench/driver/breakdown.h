@@ -6,10 +6,9 @@
 // between a driver time and a daemon time is good to about 1 ms) and the copies' pp-cuda line.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "bench/driver/options.h"
 #include "bench/driver/results.h"

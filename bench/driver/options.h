@@ -41,7 +41,7 @@ struct BenchOptions {
   // unless `pin` or pinpointd also has GPUs not measured: then copy i goes to gpus[i % size]. The
   // bare modes (no pinpointd) always split the copies so, evenly over the GPUs.
   std::vector<int> gpus = {0};
-  bool pin = false;  // --pin: copy i on gpus[i % size] under pinpoint too
+  bool pin = false;              // --pin: copy i on gpus[i % size] under pinpoint too
   std::string backend = "nvml";  // GPU backend spec for the sampler and pinpointd
   std::string mps_control = "nvidia-cuda-mps-control";
   uint64_t gpu_mem_bytes = 0;    // slice size of every job; 0: the workload's default

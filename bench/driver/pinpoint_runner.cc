@@ -274,8 +274,10 @@ Status PinpointRunner::SubmitAll(Client& client, const std::vector<JobRequest>& 
   active_.clear();
   Status why;
   for (const Result<SubmitReply>& reply : replies) {
-    if (reply.ok()) active_.push_back(reply->job.id);
-    else if (why.ok()) why = reply.status();
+    if (reply.ok())
+      active_.push_back(reply->job.id);
+    else if (why.ok())
+      why = reply.status();
   }
   if (why.ok()) return Status::Ok();
   CancelActive();
@@ -325,7 +327,8 @@ void PinpointRunner::CancelActive() {
   if (active_.empty() || daemon_ <= 0) return;
   Result<Client> client = Connect();
   for (size_t at = 0; client.ok() && at < active_.size(); at += kCancelMaxIds) {
-    auto end = active_.begin() + static_cast<ptrdiff_t>(std::min(active_.size(), at + kCancelMaxIds));
+    auto end =
+        active_.begin() + static_cast<ptrdiff_t>(std::min(active_.size(), at + kCancelMaxIds));
     CancelRequest cancel{std::vector<JobId>(active_.begin() + static_cast<ptrdiff_t>(at), end)};
     (void)client->Cancel(cancel);
     WaitRequest wait;

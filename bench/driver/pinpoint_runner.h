@@ -2,8 +2,8 @@
 // timeslice or mps), started with its own configuration, state directory, socket and MPS
 // directory under the scratch directory, and driven through pinpoint's client library
 // (pinpoint/client.h) as a batch system's submitter would: on one connection, a "submit" for each
-// copy sent back to back, then one "wait" for all of them, then "logs" for their output. No process is started per
-// copy, so what is measured is pinpoint, not the start-up of a CLI.
+// copy sent back to back, then one "wait" for all of them, then "logs" for their output. No process
+// is started per copy, so what is measured is pinpoint, not the start-up of a CLI.
 #pragma once
 
 #include <sys/types.h>
@@ -65,7 +65,8 @@ class PinpointRunner : public BatchRunner {
   // Submits the copies on `client`, all at once (Client::SubmitEach), stamping each JobResult's
   // submit_call_s; their ids go to active_. Errors: a refused submit (the copies submitted are
   // cancelled), the connection's. To submit a batch as one array request, only this changes.
-  Status SubmitAll(Client& client, const std::vector<JobRequest>& copies, std::vector<JobResult>* jobs);
+  Status SubmitAll(Client& client, const std::vector<JobRequest>& copies,
+                   std::vector<JobResult>* jobs);
   // Completes a copy's result from its ended record and its output (pp-work, pp-cuda lines);
   // `gpu`: the UUID it was submitted for.
   void FillJobResult(Client& client, const JobView& record, const std::string& gpu, JobResult* job);
@@ -75,10 +76,11 @@ class PinpointRunner : public BatchRunner {
   std::string dir_, log_path_;
   DaemonPaths paths_;
   pid_t daemon_ = -1;
-  std::vector<JobId> active_;  // jobs submitted and not yet seen ending
-  std::vector<int> devices_;  // pinpointd's index of each GPU of ctx_->gpu_uuids
+  std::vector<JobId> active_;         // jobs submitted and not yet seen ending
+  std::vector<int> devices_;          // pinpointd's index of each GPU of ctx_->gpu_uuids
   bool placed_by_pinpointd_ = false;  // copies name no device (see BenchOptions::gpus)
-  std::map<std::string, std::string> env_;  // what every copy runs with (the driver's, as the CLI's)
+  std::map<std::string, std::string>
+      env_;  // what every copy runs with (the driver's, as the CLI's)
   std::string cwd_;
 };
 

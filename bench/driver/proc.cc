@@ -52,14 +52,17 @@ std::vector<std::string> ChildEnvironment(const std::vector<std::string>& extra)
 Result<pid_t> Spawn(const SpawnSpec& spec) {
   if (spec.argv.empty()) return InvalidArgument("empty command");
   constexpr int kReadyFd = 3;  // where pinpointd's --ready-fd points
-  auto output = [](const std::string& path) { return path.empty() ? SpawnStream{} : SpawnStream::File(path); };
-  pinpoint::SpawnSpec s{.argv = spec.argv,
-                        .env = spec.env,
-                        .out = output(spec.stdout_path),
-                        .err = output(spec.stderr_path),
-                        .err_to_out = !spec.stdout_path.empty() && spec.stderr_path == spec.stdout_path,
-                        .append_output = true,
-                        .new_process_group = true};
+  auto output = [](const std::string& path) {
+    return path.empty() ? SpawnStream{} : SpawnStream::File(path);
+  };
+  pinpoint::SpawnSpec s{
+      .argv = spec.argv,
+      .env = spec.env,
+      .out = output(spec.stdout_path),
+      .err = output(spec.stderr_path),
+      .err_to_out = !spec.stdout_path.empty() && spec.stderr_path == spec.stdout_path,
+      .append_output = true,
+      .new_process_group = true};
   if (spec.ready_fd >= 0) s.pass_fds = {{spec.ready_fd, kReadyFd}};
   return pinpoint::Spawn(s);
 }
@@ -139,7 +142,8 @@ Result<CommandResult> RunCommand(const std::vector<std::string>& argv,
                                                     .stop = stop});
   if (!r.ok()) return r.status();
   if (r->ending == CommandResult::Ending::kTimedOut) return Unavailable(argv[0] + ": timed out");
-  if (r->ending == CommandResult::Ending::kInterrupted) return Unavailable(argv[0] + ": interrupted");
+  if (r->ending == CommandResult::Ending::kInterrupted)
+    return Unavailable(argv[0] + ": interrupted");
   return r;
 }
 

@@ -85,10 +85,10 @@ json ResultsJson(const RunMeta& meta, const BenchOptions& options, const Workloa
   j["meta"] = {{"gpu_name", meta.gpu_name},
                {"gpu_uuid", meta.gpu_uuid},
                {"gpu_index", meta.gpu_index},
-               {"gpu_indices", meta.gpu_indices.empty() ? std::vector<int>{meta.gpu_index}
-                                                        : meta.gpu_indices},
-               {"gpu_uuids", meta.gpu_uuids.empty() ? std::vector<std::string>{meta.gpu_uuid}
-                                                    : meta.gpu_uuids},
+               {"gpu_indices",
+                meta.gpu_indices.empty() ? std::vector<int>{meta.gpu_index} : meta.gpu_indices},
+               {"gpu_uuids",
+                meta.gpu_uuids.empty() ? std::vector<std::string>{meta.gpu_uuid} : meta.gpu_uuids},
                {"sm_count", meta.sm_count},
                {"gpu_mem_bytes", meta.gpu_mem_bytes},
                {"driver", meta.driver},
@@ -229,15 +229,15 @@ std::string Markdown(const RunMeta& meta, const BenchOptions& options,
   std::string unit = Unit(rows);
   std::ostringstream md;
   md << "# pinpoint bench: " << options.workload << "\n\n";
-  md << MetaLine(meta) << " (" << meta.date_utc << "); " << GpusText(meta) << ", "
-     << meta.sm_count << " SMs, " << FormatSize(meta.gpu_mem_bytes)
-     << (meta.gpu_indices.size() > 1 ? " each" : "") << "; " << meta.host_cpus
-     << " host CPUs; pinpoint " << meta.pinpoint_version << ", backend " << meta.backend
-     << ".\n\n";
+  md << MetaLine(meta) << " (" << meta.date_utc << "); " << GpusText(meta) << ", " << meta.sm_count
+     << " SMs, " << FormatSize(meta.gpu_mem_bytes) << (meta.gpu_indices.size() > 1 ? " each" : "")
+     << "; " << meta.host_cpus << " host CPUs; pinpoint " << meta.pinpoint_version << ", backend "
+     << meta.backend << ".\n\n";
   if (meta.gpu_indices.size() > 1) {
     if (options.pin) {
       md << "Copy i of a batch runs on GPU i mod " << meta.gpu_indices.size()
-         << " in every mode (through pinpoint, submitted for that device: --pin), so N copies share "
+         << " in every mode (through pinpoint, submitted for that device: --pin), so N copies "
+            "share "
          << meta.gpu_indices.size() << " GPUs; ";
     } else {
       md << "Through pinpoint the copies are submitted with no device named and pinpointd places "

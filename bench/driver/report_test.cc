@@ -48,7 +48,8 @@ TEST(ReportTest, TwoGpusAreNamedInTheSubtitleTheTableAndTheJson) {
   EXPECT_NE(md.find("GPUs 0 GPU-a, 1 GPU-b"), std::string::npos) << md;
   EXPECT_NE(md.find("pinpointd places them"), std::string::npos) << md;
   options.pin = true;
-  EXPECT_NE(Markdown(meta, options, {Point(Mode::kExclusive, 4, 8, 800)}).find("Copy i of a batch runs on GPU i mod 2"),
+  EXPECT_NE(Markdown(meta, options, {Point(Mode::kExclusive, 4, 8, 800)})
+                .find("Copy i of a batch runs on GPU i mod 2"),
             std::string::npos);
   options.pin = false;
   nlohmann::json j = ResultsJson(meta, options, Workload{}, {});

@@ -22,8 +22,8 @@ struct JobResult {
   double ready_s = 0;        // its CUDA context existed, from the same line
   double end_s = 0;          // its end was seen: end_ms (direct modes: reaped)
   double known_s = 0;        // the driver learnt of its end (the wait reply; direct: reaped)
-  bool ok = false;      // exited with 0 and printed a pp-work line
-  double units = 0;     // work done, from the pp-work line
+  bool ok = false;           // exited with 0 and printed a pp-work line
+  double units = 0;          // work done, from the pp-work line
   std::string unit;
   double own_seconds = 0;  // the copy's own account of its time
   std::string device;      // UUID it ran on, when known

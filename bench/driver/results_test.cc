@@ -1,7 +1,8 @@
 #include "bench/driver/results.h"
-#include "bench/driver/test_points.h"
 
 #include <gtest/gtest.h>
+
+#include "bench/driver/test_points.h"
 
 namespace pinpoint::bench {
 namespace {

@@ -19,8 +19,8 @@ namespace pinpoint::bench {
 struct RunnerContext {
   BenchOptions options;
   Workload workload;
-  std::string bin_dir;                      // absolute
-  std::string scratch_dir;                  // absolute and short: sockets and MPS pipes go below it
+  std::string bin_dir;      // absolute
+  std::string scratch_dir;  // absolute and short: sockets and MPS pipes go below it
   // The GPUs measured (options.gpus), as CUDA_VISIBLE_DEVICES names them; copy i of a batch runs
   // on gpu_uuids[i % size].
   std::vector<std::string> gpu_uuids;

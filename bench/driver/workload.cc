@@ -100,8 +100,10 @@ std::optional<WorkReport> ParseWorkLine(const std::string& output) {
 
 std::optional<CudaStart> ParseCudaLine(const std::string& output) {
   for (auto& fields : TaggedLines(output, "pp-cuda ")) {
-    std::optional<double> first_us = Number(fields["first_us"]), ready_us = Number(fields["ready_us"]);
-    if (first_us && ready_us && *first_us > 0 && *ready_us > 0) return CudaStart{*first_us / 1e6, *ready_us / 1e6};
+    std::optional<double> first_us = Number(fields["first_us"]),
+                          ready_us = Number(fields["ready_us"]);
+    if (first_us && ready_us && *first_us > 0 && *ready_us > 0)
+      return CudaStart{*first_us / 1e6, *ready_us / 1e6};
   }
   return std::nullopt;
 }

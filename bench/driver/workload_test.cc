@@ -45,8 +45,10 @@ TEST(ParseCudaLineTest, IgnoresLinesThatDoNotParse) {
   EXPECT_FALSE(ParseCudaLine("").has_value());
   EXPECT_FALSE(ParseCudaLine("pp-cuda first_us=5\n").has_value()) << "no ready_us";
   EXPECT_FALSE(ParseCudaLine("pp-cuda first_us=x ready_us=5\n").has_value());
-  EXPECT_FALSE(ParseCudaLine(" pp-cuda first_us=1 ready_us=2\n").has_value()) << "must start the line";
-  auto r = ParseCudaLine("pp-cuda first_us=-3 ready_us=2\npp-cuda first_us=3000000 ready_us=4000000\n");
+  EXPECT_FALSE(ParseCudaLine(" pp-cuda first_us=1 ready_us=2\n").has_value())
+      << "must start the line";
+  auto r =
+      ParseCudaLine("pp-cuda first_us=-3 ready_us=2\npp-cuda first_us=3000000 ready_us=4000000\n");
   ASSERT_TRUE(r.has_value());
   EXPECT_DOUBLE_EQ(r->first_s, 3);
 }

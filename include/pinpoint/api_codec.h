@@ -14,11 +14,10 @@
 //     "ok" and unknown fields are ignored.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
-
-#include <nlohmann/json.hpp>
 
 #include "pinpoint/api.h"
 #include "pinpoint/status.h"
@@ -63,40 +62,74 @@ nlohmann::json ToJson(const JobView& job);
 template <typename Message>
 Result<Message> FromJson(const nlohmann::json& j);
 
-template <> Result<VersionRequest> FromJson<VersionRequest>(const nlohmann::json& j);
-template <> Result<VersionReply> FromJson<VersionReply>(const nlohmann::json& j);
-template <> Result<SubmitRequest> FromJson<SubmitRequest>(const nlohmann::json& j);
-template <> Result<SubmitReply> FromJson<SubmitReply>(const nlohmann::json& j);
-template <> Result<WaitRequest> FromJson<WaitRequest>(const nlohmann::json& j);
-template <> Result<WaitReply> FromJson<WaitReply>(const nlohmann::json& j);
-template <> Result<QueueRequest> FromJson<QueueRequest>(const nlohmann::json& j);
-template <> Result<QueueReply> FromJson<QueueReply>(const nlohmann::json& j);
-template <> Result<ShowRequest> FromJson<ShowRequest>(const nlohmann::json& j);
-template <> Result<ShowReply> FromJson<ShowReply>(const nlohmann::json& j);
-template <> Result<CancelRequest> FromJson<CancelRequest>(const nlohmann::json& j);
-template <> Result<CancelReply> FromJson<CancelReply>(const nlohmann::json& j);
-template <> Result<HoldRequest> FromJson<HoldRequest>(const nlohmann::json& j);
-template <> Result<HoldReply> FromJson<HoldReply>(const nlohmann::json& j);
-template <> Result<ReleaseRequest> FromJson<ReleaseRequest>(const nlohmann::json& j);
-template <> Result<ReleaseReply> FromJson<ReleaseReply>(const nlohmann::json& j);
-template <> Result<UpdateArrayRequest> FromJson<UpdateArrayRequest>(const nlohmann::json& j);
-template <> Result<UpdateArrayReply> FromJson<UpdateArrayReply>(const nlohmann::json& j);
-template <> Result<UpdateRequest> FromJson<UpdateRequest>(const nlohmann::json& j);
-template <> Result<UpdateReply> FromJson<UpdateReply>(const nlohmann::json& j);
-template <> Result<GpusRequest> FromJson<GpusRequest>(const nlohmann::json& j);
-template <> Result<GpusReply> FromJson<GpusReply>(const nlohmann::json& j);
-template <> Result<QosRequest> FromJson<QosRequest>(const nlohmann::json& j);
-template <> Result<QosReply> FromJson<QosReply>(const nlohmann::json& j);
-template <> Result<LogsRequest> FromJson<LogsRequest>(const nlohmann::json& j);
-template <> Result<LogsReply> FromJson<LogsReply>(const nlohmann::json& j);
-template <> Result<OpenLeaseRequest> FromJson<OpenLeaseRequest>(const nlohmann::json& j);
-template <> Result<OpenLeaseReply> FromJson<OpenLeaseReply>(const nlohmann::json& j);
-template <> Result<AttachLeaseRequest> FromJson<AttachLeaseRequest>(const nlohmann::json& j);
-template <> Result<AttachLeaseReply> FromJson<AttachLeaseReply>(const nlohmann::json& j);
-template <> Result<CloseLeaseRequest> FromJson<CloseLeaseRequest>(const nlohmann::json& j);
-template <> Result<CloseLeaseReply> FromJson<CloseLeaseReply>(const nlohmann::json& j);
-template <> Result<JobView> FromJson<JobView>(const nlohmann::json& j);
-template <> Result<MpsDaemonView> FromJson<MpsDaemonView>(const nlohmann::json& j);
+template <>
+Result<VersionRequest> FromJson<VersionRequest>(const nlohmann::json& j);
+template <>
+Result<VersionReply> FromJson<VersionReply>(const nlohmann::json& j);
+template <>
+Result<SubmitRequest> FromJson<SubmitRequest>(const nlohmann::json& j);
+template <>
+Result<SubmitReply> FromJson<SubmitReply>(const nlohmann::json& j);
+template <>
+Result<WaitRequest> FromJson<WaitRequest>(const nlohmann::json& j);
+template <>
+Result<WaitReply> FromJson<WaitReply>(const nlohmann::json& j);
+template <>
+Result<QueueRequest> FromJson<QueueRequest>(const nlohmann::json& j);
+template <>
+Result<QueueReply> FromJson<QueueReply>(const nlohmann::json& j);
+template <>
+Result<ShowRequest> FromJson<ShowRequest>(const nlohmann::json& j);
+template <>
+Result<ShowReply> FromJson<ShowReply>(const nlohmann::json& j);
+template <>
+Result<CancelRequest> FromJson<CancelRequest>(const nlohmann::json& j);
+template <>
+Result<CancelReply> FromJson<CancelReply>(const nlohmann::json& j);
+template <>
+Result<HoldRequest> FromJson<HoldRequest>(const nlohmann::json& j);
+template <>
+Result<HoldReply> FromJson<HoldReply>(const nlohmann::json& j);
+template <>
+Result<ReleaseRequest> FromJson<ReleaseRequest>(const nlohmann::json& j);
+template <>
+Result<ReleaseReply> FromJson<ReleaseReply>(const nlohmann::json& j);
+template <>
+Result<UpdateArrayRequest> FromJson<UpdateArrayRequest>(const nlohmann::json& j);
+template <>
+Result<UpdateArrayReply> FromJson<UpdateArrayReply>(const nlohmann::json& j);
+template <>
+Result<UpdateRequest> FromJson<UpdateRequest>(const nlohmann::json& j);
+template <>
+Result<UpdateReply> FromJson<UpdateReply>(const nlohmann::json& j);
+template <>
+Result<GpusRequest> FromJson<GpusRequest>(const nlohmann::json& j);
+template <>
+Result<GpusReply> FromJson<GpusReply>(const nlohmann::json& j);
+template <>
+Result<QosRequest> FromJson<QosRequest>(const nlohmann::json& j);
+template <>
+Result<QosReply> FromJson<QosReply>(const nlohmann::json& j);
+template <>
+Result<LogsRequest> FromJson<LogsRequest>(const nlohmann::json& j);
+template <>
+Result<LogsReply> FromJson<LogsReply>(const nlohmann::json& j);
+template <>
+Result<OpenLeaseRequest> FromJson<OpenLeaseRequest>(const nlohmann::json& j);
+template <>
+Result<OpenLeaseReply> FromJson<OpenLeaseReply>(const nlohmann::json& j);
+template <>
+Result<AttachLeaseRequest> FromJson<AttachLeaseRequest>(const nlohmann::json& j);
+template <>
+Result<AttachLeaseReply> FromJson<AttachLeaseReply>(const nlohmann::json& j);
+template <>
+Result<CloseLeaseRequest> FromJson<CloseLeaseRequest>(const nlohmann::json& j);
+template <>
+Result<CloseLeaseReply> FromJson<CloseLeaseReply>(const nlohmann::json& j);
+template <>
+Result<JobView> FromJson<JobView>(const nlohmann::json& j);
+template <>
+Result<MpsDaemonView> FromJson<MpsDaemonView>(const nlohmann::json& j);
 
 // One reply line as a client reads it: the reply object when its "ok" is true; else the daemon's
 // error (ErrorFromJson); kUnavailable for a line that is not a JSON object.

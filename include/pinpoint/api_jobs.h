@@ -79,32 +79,32 @@ struct Enforcement {
 // here, the supervision fields included, so that replies stay what they were.
 struct JobView {
   JobId id = 0;
-  JobKind kind = JobKind::kJob;       // the wire has "kind" only for leases
-  JobRequest request;                 // as submitted, env as `env_shown` says
+  JobKind kind = JobKind::kJob;  // the wire has "kind" only for leases
+  JobRequest request;            // as submitted, env as `env_shown` says
   EnvShown env_shown = EnvShown::kFull;
   uint32_t uid = 0;
   uint32_t gid = 0;
-  std::string user;                   // "uid N" when the uid has no name
+  std::string user;  // "uid N" when the uid has no name
   JobState state = JobState::kPending;
-  std::string reason;                 // why it is pending, or why it ended (reason::k...)
-  std::string detail;                 // one line for people
-  int64_t submit_ms = 0;              // Unix epoch milliseconds; 0 = not yet
+  std::string reason;     // why it is pending, or why it ended (reason::k...)
+  std::string detail;     // one line for people
+  int64_t submit_ms = 0;  // Unix epoch milliseconds; 0 = not yet
   int64_t start_ms = 0;
   int64_t end_ms = 0;
-  std::optional<int> exit_code;       // set when the program exited
-  std::optional<int> term_signal;     // set when it was killed by a signal
+  std::optional<int> exit_code;         // set when the program exited
+  std::optional<int> term_signal;       // set when it was killed by a signal
   std::vector<Allocation> allocations;  // the devices it holds or held
   JobUsage usage;
   // How the daemon supervises and stops it, as the wire has always shown (docs/api.md).
-  int64_t pid = 0;                    // its supervisor (pinpoint-shim); 0 = not launched
-  uint64_t pid_start_ticks = 0;       // the supervisor's /proc start time
+  int64_t pid = 0;               // its supervisor (pinpoint-shim); 0 = not launched
+  uint64_t pid_start_ticks = 0;  // the supervisor's /proc start time
   bool cancel_requested = false;
   std::string cancelled_by;
-  bool fault_suspect = false;         // an MPS fault ended it once; it reruns alone
-  std::string stop_reason;            // set when pinpoint stops it (reason::kGpuMemExceeded)
+  bool fault_suspect = false;  // an MPS fault ended it once; it reruns alone
+  std::string stop_reason;     // set when pinpoint stops it (reason::kGpuMemExceeded)
   std::string stop_detail;
   Hold hold = Hold::kNone;  // a pending job held back (`pinpoint hold`); on the wire only when held
-  std::string lease_cgroup;           // a lease's attached cgroup (JobRecord::lease_cgroup)
+  std::string lease_cgroup;  // a lease's attached cgroup (JobRecord::lease_cgroup)
   std::vector<int> cpuset =
       {};           // the host CPUs it runs on (JobRecord::cpuset); on the wire only when set
   ArrayTask array;  // a job array's task: its array and index; on the wire only then
@@ -115,7 +115,7 @@ struct JobView {
 // One line of a job's history (docs/api.md, "show").
 struct JobEventView {
   int64_t time_ms = 0;
-  std::string kind;    // "submit", "start", "cancel-request", "requeue", "end", ...
+  std::string kind;  // "submit", "start", "cancel-request", "requeue", "end", ...
   std::string detail;
 };
 
@@ -205,7 +205,7 @@ struct WaitReply {
 struct WaitRequest {
   static constexpr char kOp[] = "wait";
   using Reply = WaitReply;
-  JobId id = 0;            // one job; 0 when `ids` names them
+  JobId id = 0;  // one job; 0 when `ids` names them
   std::vector<JobId> ids =
       {};  // or several: 1 to kWaitMaxIds positive ids (a repeat is answered twice)
 };
@@ -222,10 +222,10 @@ struct StartView {
 struct QueueReply {
   std::vector<JobView> jobs;  // ascending ids; env_shown kOmitted
   std::string backend;
-  int64_t total = 0;          // jobs that match in all
+  int64_t total = 0;  // jobs that match in all
   int offset = 0;
-  int limit = 0;              // the page size used
-  int64_t more = 0;           // jobs beyond this page (rows: an array's rest counts one)
+  int limit = 0;     // the page size used
+  int64_t more = 0;  // jobs beyond this page (rows: an array's rest counts one)
   // The same counted in jobs: an array's rest counts each task it stands for (what people read).
   int64_t more_tasks = 0;
   std::vector<StartView> starts = {};  // with "start": one per pending job of the page, in order
@@ -333,15 +333,15 @@ struct UpdateArrayRequest {
 // given replaces the job's; at least one is given. A pending job takes every field, within the
 // rules of a submit; a running job only time_limit_s (which only root may raise) and array_limit.
 struct JobEdit {
-  std::optional<int64_t> time_limit_s;   // 0: the node's default_time_limit, as at submit
+  std::optional<int64_t> time_limit_s;    // 0: the node's default_time_limit, as at submit
   std::optional<uint64_t> gpu_mem_bytes;  // a slice's memory (the job asks for a slice)
   std::optional<int> gpu_share_pct;       // 0 to 100; needs a slice
   std::optional<int> priority;
   std::optional<std::string> name;
-  std::optional<int> array_limit;  // a task's %K (0: none); only a job array's task
-  std::optional<int> gpus;              // whole GPUs, or with a slice the number of slices; 0: none
-  std::optional<int> cpus;              // host CPUs, at least 1
-  std::optional<uint64_t> mem_bytes;    // host memory; 0: no limit
+  std::optional<int> array_limit;     // a task's %K (0: none); only a job array's task
+  std::optional<int> gpus;            // whole GPUs, or with a slice the number of slices; 0: none
+  std::optional<int> cpus;            // host CPUs, at least 1
+  std::optional<uint64_t> mem_bytes;  // host memory; 0: no limit
   // A MIG instance of this profile (submit --mig; without gpu_mem_bytes the slice becomes the
   // profile's whole memory); "": any device again.
   std::optional<std::string> mig_profile;

@@ -32,7 +32,7 @@ namespace pinpoint {
 // A lease's resources: the resource part of a JobRequest. gpus >= 1; gpu_mem_bytes 0 = whole
 // GPUs, else a slice of each (JobRequest's rules).
 struct LeaseRequest {
-  std::string name;           // free text, for people (at most kMaxNameBytes)
+  std::string name;  // free text, for people (at most kMaxNameBytes)
   int gpus = 1;
   uint64_t gpu_mem_bytes = 0;
   int gpu_share_pct = 0;
@@ -40,8 +40,8 @@ struct LeaseRequest {
   // Seconds from its opening; 0: the node's default_time_limit (or max_time_limit). Above
   // max_time_limit is refused (failed_precondition), root's too. At most kMaxTimeLimitS.
   int64_t time_limit_s = 0;
-  std::string as_user;        // only root may set it: the lease (and its MPS server) is this user's
-  std::vector<int> devices;   // empty: pinpoint chooses
+  std::string as_user;       // only root may set it: the lease (and its MPS server) is this user's
+  std::vector<int> devices;  // empty: pinpoint chooses
   bool operator==(const LeaseRequest&) const = default;
 };
 
@@ -63,7 +63,7 @@ struct LeaseEdits {
 };
 
 struct OpenLeaseReply {
-  JobView lease;     // kind kLease, state running, with its allocations
+  JobView lease;  // kind kLease, state running, with its allocations
   LeaseEdits edits;
 };
 struct OpenLeaseRequest {

@@ -71,39 +71,39 @@ struct DeviceHoldView {
 };
 
 struct DeviceView {
-  int index = 0;             // pinpoint's device index, Allocation::device_index
+  int index = 0;  // pinpoint's device index, Allocation::device_index
   std::string uuid;
   std::string name;
-  int gpu_index = 0;         // the physical GPU's NVML index
+  int gpu_index = 0;  // the physical GPU's NVML index
   bool is_mig = false;
   SharingMode mode = SharingMode::kMps;
   bool drained = false;
   std::optional<std::string> drain_reason;  // set when drained by faults
-  bool recovering = false;   // after a fatal MPS fault, until the jobs it hit have ended
-  uint64_t mem_bytes = 0;    // allocatable
-  int sm_count = 0;          // 0: unknown
+  bool recovering = false;  // after a fatal MPS fault, until the jobs it hit have ended
+  uint64_t mem_bytes = 0;   // allocatable
+  int sm_count = 0;         // 0: unknown
   uint64_t mem_allocated_bytes = 0;
   uint64_t mem_free_bytes = 0;
   int share_free_pct = 0;
   std::optional<std::string> mps_user;  // whose MPS slices hold it
   std::optional<MpsDaemonView> mps;     // while it has an MPS control daemon
   std::vector<DeviceJobView> jobs;
-  std::optional<GpuReadingView> reading;  // nullopt for MIG instances and unread GPUs
-  std::optional<MigSlotView> mig_slot;    // set for a slot of a mig-dynamic GPU
+  std::optional<GpuReadingView> reading;   // nullopt for MIG instances and unread GPUs
+  std::optional<MigSlotView> mig_slot;     // set for a slot of a mig-dynamic GPU
   std::vector<DeviceHoldView> holds = {};  // processes of ended jobs still on it
 };
 
 // A change pinpoint made to a mig-dynamic GPU's MIG layout (store::MigChange).
 struct MigChangeView {
   int64_t at_ms = 0;
-  int gpu = 0;                // NVML index
-  std::string action;         // "create" | "destroy"
+  int gpu = 0;         // NVML index
+  std::string action;  // "create" | "destroy"
   std::string profile;
-  int start = 0;              // the placement's first memory slice
-  uint32_t instance_id = 0;   // the GPU instance
-  std::string uuid;           // its MIG device
-  JobId for_job = 0;          // the waiting job it was made for; 0: none
-  std::string result;         // "ok", or the error's one line
+  int start = 0;             // the placement's first memory slice
+  uint32_t instance_id = 0;  // the GPU instance
+  std::string uuid;          // its MIG device
+  JobId for_job = 0;         // the waiting job it was made for; 0: none
+  std::string result;        // "ok", or the error's one line
 };
 
 struct WatcherView {

@@ -6,11 +6,10 @@
 // are the structs of api.h; api_codec.h is their JSON form.
 #pragma once
 
+#include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json_fwd.hpp>
 
 #include "pinpoint/api.h"
 #include "pinpoint/status.h"

@@ -4,12 +4,11 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <nlohmann/json_fwd.hpp>
 
 #include "pinpoint/sharing_mode.h"
 #include "pinpoint/status.h"
@@ -34,18 +33,18 @@ std::optional<JobKind> JobKindFromName(const std::string& name);
 // exactly those devices, as when a batch system has chosen them (docs/cluster.md).
 // gpu_share_pct=0 means "no SM cap": the slice reserves no share and is not capped.
 struct JobRequest {
-  std::string name;                       // free text, for people; may be empty
-  std::vector<std::string> argv;          // program and arguments; argv[0] searched in PATH
-  std::string cwd;                        // absolute working directory
+  std::string name;                        // free text, for people; may be empty
+  std::vector<std::string> argv;           // program and arguments; argv[0] searched in PATH
+  std::string cwd;                         // absolute working directory
   std::map<std::string, std::string> env;  // environment the job starts from
   int gpus = 0;
   uint64_t gpu_mem_bytes = 0;
   int gpu_share_pct = 0;
-  int cpus = 1;               // host CPUs (cgroup cpu.max); >= 1
-  uint64_t mem_bytes = 0;     // host memory (cgroup memory.max); 0 = no limit, not reserved
-  int priority = 0;           // higher runs first; ties go to the earlier submission
-  std::string as_user;        // only root may set it: run the job as this user
-  std::vector<int> devices;   // empty: pinpoint chooses; else these device indices, one per GPU
+  int cpus = 1;              // host CPUs (cgroup cpu.max); >= 1
+  uint64_t mem_bytes = 0;    // host memory (cgroup memory.max); 0 = no limit, not reserved
+  int priority = 0;          // higher runs first; ties go to the earlier submission
+  std::string as_user;       // only root may set it: run the job as this user
+  std::vector<int> devices;  // empty: pinpoint chooses; else these device indices, one per GPU
   // submit --mig PROFILE ("1g.10gb"): one GPU, a MIG instance of this profile (docs/scheduling.md
   // "Dynamic MIG"); with gpu_mem_bytes 0 the daemon makes it the instance's whole memory before
   // storing. Letters, digits, '.' and '+', at most kMaxMigProfileBytes; "": any device.
@@ -114,16 +113,16 @@ uint64_t RequestBytes(const JobRequest& r);
 
 // Bounds on a request's text (docs/api.md "submit"); the whole message is at most
 // kMaxMessageBytes as well.
-inline constexpr size_t kMaxArgs = 4096;           // argv entries
+inline constexpr size_t kMaxArgs = 4096;            // argv entries
 inline constexpr size_t kMaxArgBytes = 128 * 1024;  // one argv entry or environment value
 inline constexpr size_t kMaxPathBytes = 4095;       // cwd
 inline constexpr size_t kMaxEnvEntries = 4096;
 inline constexpr size_t kMaxEnvNameBytes = 1024;
-inline constexpr size_t kMaxNameBytes = 256;        // name, as_user
-inline constexpr size_t kMaxDependencies = 64;      // after and afterok together
-inline constexpr int kMaxSignal = 64;                     // SIGRTMAX on Linux
-inline constexpr int64_t kMaxSignalBeforeS = 65535;       // Slurm's bound for --signal's @SECONDS
-inline constexpr int kMaxTasks = 65536;                   // ntasks (as many as cpus can be)
+inline constexpr size_t kMaxNameBytes = 256;         // name, as_user
+inline constexpr size_t kMaxDependencies = 64;       // after and afterok together
+inline constexpr int kMaxSignal = 64;                // SIGRTMAX on Linux
+inline constexpr int64_t kMaxSignalBeforeS = 65535;  // Slurm's bound for --signal's @SECONDS
+inline constexpr int kMaxTasks = 65536;              // ntasks (as many as cpus can be)
 
 // Checks a request for values no node could ever run (not node-specific fit): empty argv,
 // relative cwd, gpus < 0 or > 1024, share outside 0..100, share without gpu_mem, cpus < 1,
@@ -155,7 +154,7 @@ struct ArrayTask {
   int count = 0;       // tasks in the array
   int min_index = 0;   // the array's lowest and highest index
   int max_index = 0;
-  int limit = 0;       // %K: at most this many of its tasks running at once; 0: no limit
+  int limit = 0;  // %K: at most this many of its tasks running at once; 0: no limit
   // Set only on an array's rest (daemon/jobs/array_rest.h): the one record that stands for every
   // task of the array not yet taken out as a job of its own (as Slurm keeps a pending array).
   // `pending` is those tasks' indices in ParseArraySpec's syntax (`1-100`, `0-12:4`); the rest's
@@ -191,12 +190,32 @@ std::optional<Hold> HoldFromName(const std::string& name);
 enum class Reason {
   kNone,  // "": a new job, or one the scheduler has not looked at yet
   // Ends.
-  kExitedZero, kExitedNonZero, kSignaled, kCancelled, kLaunchFailed, kLost, kGpuFault,
-  kGpuMemExceeded, kTimeLimit, kMpsUnresponsive, kDependencyNeverSatisfied,
-  kLeaseClosed, kLeaseEmptied, kLeaseNotAttached, kLeaseNotPlaced,
+  kExitedZero,
+  kExitedNonZero,
+  kSignaled,
+  kCancelled,
+  kLaunchFailed,
+  kLost,
+  kGpuFault,
+  kGpuMemExceeded,
+  kTimeLimit,
+  kMpsUnresponsive,
+  kDependencyNeverSatisfied,
+  kLeaseClosed,
+  kLeaseEmptied,
+  kLeaseNotAttached,
+  kLeaseNotPlaced,
   // Waits (pending, and requeued).
-  kHeld, kDependency, kUserLimit, kArrayLimit, kResources, kHostResources, kReservation,
-  kMpsUser, kMpsFaultVictim, kRequeued,
+  kHeld,
+  kDependency,
+  kUserLimit,
+  kArrayLimit,
+  kResources,
+  kHostResources,
+  kReservation,
+  kMpsUser,
+  kMpsFaultVictim,
+  kRequeued,
   kOutputExceeded,  // an end, added after the waits
   // A new reason goes here, kLastReason names it, and both tables (job.cc, the API's; the
   // store's, store/record_codec.cc) give it its word.
@@ -217,11 +236,11 @@ inline constexpr char kMpsFaultVictim[] = "mps-fault-victim";  // requeued after
 inline constexpr char kGpuMemExceeded[] =
     "gpu-mem-exceeded";                  // stopped: device memory over its budget
 inline constexpr char kHeld[] = "held";  // pending: held by its owner or by root (JobRecord::hold)
-inline constexpr char kLeaseClosed[] = "lease-closed";        // a lease closed by its owner or hook
+inline constexpr char kLeaseClosed[] = "lease-closed";  // a lease closed by its owner or hook
 inline constexpr char kLeaseEmptied[] =
     "lease-emptied";  // its container's cgroup emptied or vanished
 inline constexpr char kLeaseNotAttached[] = "lease-not-attached";  // no container attached in time
-inline constexpr char kLeaseNotPlaced[] = "lease-not-placed";  // open_lease found no room
+inline constexpr char kLeaseNotPlaced[] = "lease-not-placed";      // open_lease found no room
 inline constexpr char kTimeLimit[] = "time-limit";  // stopped: ran past JobRequest::time_limit_s
 // Stopped: its user's MPS control daemon on its device stopped answering and was killed.
 inline constexpr char kMpsUnresponsive[] = "mps-unresponsive";
@@ -249,7 +268,7 @@ inline constexpr char kOutputExceeded[] = "output-exceeded";
 // One device a running job holds: the allocatable device's index and UUID, and the slice.
 struct Allocation {
   int device_index = -1;
-  std::string uuid;        // GPU-... or MIG-...; what CUDA_VISIBLE_DEVICES names
+  std::string uuid;            // GPU-... or MIG-...; what CUDA_VISIBLE_DEVICES names
   uint64_t gpu_mem_bytes = 0;  // 0 = the whole device
   int gpu_share_pct = 0;
   // How it holds the device (alone: kExclusive), decided by the device's backend at placement.
@@ -261,12 +280,12 @@ struct Allocation {
 // over all of the job's processes on one GPU, CUDA contexts included; the peak is the highest
 // such sum on any of its GPUs. Energy is the job's part of its GPUs' energy counters.
 struct JobUsage {
-  int64_t samples = 0;              // watcher polls that saw the job running; 0 = no data
-  uint64_t gpu_mem_now_bytes = 0;   // at the last poll (0 once the job has ended)
+  int64_t samples = 0;             // watcher polls that saw the job running; 0 = no data
+  uint64_t gpu_mem_now_bytes = 0;  // at the last poll (0 once the job has ended)
   uint64_t gpu_mem_peak_bytes = 0;
-  uint64_t energy_mj = 0;           // millijoules
-  int util_pct_mean = -1;           // GPU utilisation while the job held whole GPUs; -1 unknown
-  bool final = false;               // the job has ended and its last interval is accounted
+  uint64_t energy_mj = 0;  // millijoules
+  int util_pct_mean = -1;  // GPU utilisation while the job held whole GPUs; -1 unknown
+  bool final = false;      // the job has ended and its last interval is accounted
   bool operator==(const JobUsage&) const = default;
 };
 

@@ -12,10 +12,10 @@ namespace pinpoint {
 
 enum class Code {
   kOk = 0,
-  kInvalidArgument,  // bad input from a person or a client: exit code 2
-  kNotFound,         // no such job, file, device
-  kPermissionDenied,  // caller may not do this
-  kUnavailable,       // daemon not reachable, device gone; may work later
+  kInvalidArgument,     // bad input from a person or a client: exit code 2
+  kNotFound,            // no such job, file, device
+  kPermissionDenied,    // caller may not do this
+  kUnavailable,         // daemon not reachable, device gone; may work later
   kFailedPrecondition,  // request can never be satisfied here (e.g. never fits this node)
   kIo,                  // filesystem, socket, SQLite errors
   kInternal,            // a bug
@@ -57,7 +57,7 @@ inline Status Internal(std::string m) { return {Code::kInternal, std::move(m)}; 
 template <typename T>
 class [[nodiscard]] Result {
  public:
-  Result(T value) : value_(std::move(value)) {}  // NOLINT(google-explicit-constructor)
+  Result(T value) : value_(std::move(value)) {}         // NOLINT(google-explicit-constructor)
   Result(Status status) : status_(std::move(status)) {  // NOLINT(google-explicit-constructor)
     assert(!status_.ok());
   }
@@ -89,8 +89,8 @@ class [[nodiscard]] Result {
 }  // namespace pinpoint
 
 // Propagates a non-ok Status from an expression returning Status.
-#define PP_RETURN_IF_ERROR(expr)              \
-  do {                                        \
-    ::pinpoint::Status pp_status_ = (expr);   \
-    if (!pp_status_.ok()) return pp_status_;  \
+#define PP_RETURN_IF_ERROR(expr)             \
+  do {                                       \
+    ::pinpoint::Status pp_status_ = (expr);  \
+    if (!pp_status_.ok()) return pp_status_; \
   } while (0)

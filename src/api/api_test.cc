@@ -1,3 +1,4 @@
+#include <gtest/gtest.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -6,12 +7,10 @@
 #include <cstring>
 #include <thread>
 
-#include <gtest/gtest.h>
-
 #include "api/caller.h"
-#include "common/test_dir.h"
 #include "api/protocol.h"
 #include "api/server.h"
+#include "common/test_dir.h"
 #include "pinpoint/client.h"
 
 namespace pinpoint::api {

@@ -1,10 +1,9 @@
 // The wire format: one JSON object per line. Parsing of untrusted input never throws.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
-
-#include <nlohmann/json.hpp>
 
 #include "pinpoint/status.h"
 

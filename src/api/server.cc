@@ -56,8 +56,10 @@ constexpr size_t kTrimAfterBytes = size_t{1} << 20;
 
 void Release(std::string& buffer) {
   size_t capacity = buffer.capacity();
-  if (capacity > kKeptCapacityBytes) std::string().swap(buffer);
-  else buffer.clear();
+  if (capacity > kKeptCapacityBytes)
+    std::string().swap(buffer);
+  else
+    buffer.clear();
   // Hand them back, so one large listing does not keep the daemon's memory up for good.
   if (capacity > kTrimAfterBytes) ::malloc_trim(0);
 }
@@ -176,8 +178,10 @@ std::vector<int> Server::RunOnce(int timeout_ms, const std::vector<int>& extra_f
     bool readable = false;
     if (revents & (POLLIN | POLLHUP | POLLERR)) {
       // A hang-up on a connection that is not being read: the client is gone.
-      if (WantsInput(conn)) readable = true;
-      else if (revents & (POLLHUP | POLLERR)) conn.dead = true;
+      if (WantsInput(conn))
+        readable = true;
+      else if (revents & (POLLHUP | POLLERR))
+        conn.dead = true;
     }
     Serve(ids[i], conn, readable);
   }
@@ -193,8 +197,8 @@ std::vector<int> Server::RunOnce(int timeout_ms, const std::vector<int>& extra_f
     ConnId id = it->first;
     Conn& c = it->second;
     ++it;
-    bool finished = c.input_done && c.unsent() == 0 &&
-                    !(c.FindLine() != std::string::npos && MayHandle(c));
+    bool finished =
+        c.input_done && c.unsent() == 0 && !(c.FindLine() != std::string::npos && MayHandle(c));
     bool idle = IdleExpired({c.last_progress_ms, c.unsent(), c.deferred}, now_ms,
                             options_.limits.idle_timeout_ms);
     if (c.dead || finished || idle) Close(id);

@@ -13,11 +13,10 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json_fwd.hpp>
 
 #include "api/caller.h"
 #include "api/server_limits.h"
@@ -87,12 +86,12 @@ class Server {
     // Replies: out[out_pos, ...) is not yet sent.
     std::string out;
     size_t out_pos = 0;
-    size_t deferred = 0;          // deferred replies the handler owes
+    size_t deferred = 0;  // deferred replies the handler owes
     int64_t last_progress_ms = 0;
     // Nothing more is read: the client sent EOF, or broke the framing. Closed once the requests
     // already read are answered and the replies are out (deferred ones are dropped).
     bool input_done = false;
-    bool dead = false;            // close now: the socket failed or a rule closed it
+    bool dead = false;  // close now: the socket failed or a rule closed it
     size_t unsent() const { return out.size() - out_pos; }
     // Index of the newline ending the first unhandled request, or npos. Amortised linear.
     size_t FindLine();

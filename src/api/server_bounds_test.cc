@@ -3,6 +3,7 @@
 // floods of tiny requests. Real sockets in one thread where the kernel makes the order certain
 // (a Unix socket's connect and send complete at once), a FakeClock for time: no sleeps.
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -13,8 +14,6 @@
 #include <cstring>
 #include <deque>
 #include <thread>
-
-#include <gtest/gtest.h>
 
 #include "api/protocol.h"
 #include "api/server.h"
@@ -70,7 +69,9 @@ Received ReadAvailable(int fd) {
   }
 }
 
-size_t CountLines(const std::string& s) { return static_cast<size_t>(std::count(s.begin(), s.end(), '\n')); }
+size_t CountLines(const std::string& s) {
+  return static_cast<size_t>(std::count(s.begin(), s.end(), '\n'));
+}
 
 class ServerBoundsTest : public ::testing::Test {
  protected:
@@ -103,12 +104,14 @@ class ServerBoundsTest : public ::testing::Test {
     addr.sun_family = AF_UNIX;
     std::string path = tmp_.path() + "/sock";
     std::strcpy(addr.sun_path, path.c_str());
-    EXPECT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0) << std::strerror(errno);
+    EXPECT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0)
+        << std::strerror(errno);
     fds_.push_back(fd);
     return fd;
   }
   void Send(int fd, const std::string& text) {
-    ASSERT_EQ(::send(fd, text.data(), text.size(), MSG_NOSIGNAL), static_cast<ssize_t>(text.size()));
+    ASSERT_EQ(::send(fd, text.data(), text.size(), MSG_NOSIGNAL),
+              static_cast<ssize_t>(text.size()));
   }
   void Run(int times = 1) {
     for (int i = 0; i < times; ++i) server_->RunOnce(0, {});
@@ -127,7 +130,8 @@ class ServerBoundsTest : public ::testing::Test {
 TEST_F(ServerBoundsTest, ARequestSentAsTheClientConnectsIsAnsweredByTheCallThatAcceptsIt) {
   Start(ServerLimits{});
   int fd = Connect();
-  Send(fd, R"({"op":"hello","i":1})" "\n");
+  Send(fd, R"({"op":"hello","i":1})"
+           "\n");
   Run(1);
   Received r = ReadAvailable(fd);
   EXPECT_EQ(CountLines(r.data), 1u) << r.data;
@@ -171,7 +175,8 @@ TEST_F(ServerBoundsTest, OutOfDescriptorsAClientIsRefusedWithALineAndServedLater
   EXPECT_LT(spare, 0) << "the spare descriptor was not taken back";
   if (spare >= 0) ::close(spare);
   int later = Connect();
-  Send(later, R"({"op":"ping"})" "\n");
+  Send(later, R"({"op":"ping"})"
+              "\n");
   Run(3);
   EXPECT_NE(ReadAvailable(later).data.find(R"("op":"ping")"), std::string::npos);
 }
@@ -267,8 +272,9 @@ TEST_F(ServerBoundsTest, ConnectionsBeyondTheUidCapAreRefused) {
     json reply = json::parse(r.data);
     EXPECT_EQ(reply["ok"], false);
     EXPECT_EQ(reply["error"]["code"], "unavailable");
-    EXPECT_NE(reply["error"]["message"].get<std::string>().find("too many connections from uid 1000"),
-              std::string::npos);
+    EXPECT_NE(
+        reply["error"]["message"].get<std::string>().find("too many connections from uid 1000"),
+        std::string::npos);
   }
   uids_ = {1001, 0};
   int other = Connect();
@@ -350,7 +356,8 @@ TEST_F(ServerBoundsTest, LastSlotsAreRootsOnly) {
   EXPECT_EQ(server_->connection_count(), 7u);
   Received refused = ReadAvailable(fds_.back());
   EXPECT_TRUE(refused.eof);
-  EXPECT_NE(refused.data.find("connections for users other than root"), std::string::npos) << refused.data;
+  EXPECT_NE(refused.data.find("connections for users other than root"), std::string::npos)
+      << refused.data;
   uids_ = {0, 0, 0, 0};
   for (int i = 0; i < 4; ++i) Connect();
   Run();
@@ -392,7 +399,8 @@ TEST_F(ServerBoundsTest, IdleAndSlowClientsAreClosedButWaitsAreNot) {
   EXPECT_EQ(server_->connection_count(), 2u);  // the waiter and the one that asked 30 s ago
   for (int fd : {idle, slow_reader, slowloris, idle_root}) {
     Received r;
-    for (int i = 0; i < 1000 && !r.eof; ++i) r = ReadAvailable(fd);  // the slow reader's partial reply
+    for (int i = 0; i < 1000 && !r.eof; ++i)
+      r = ReadAvailable(fd);  // the slow reader's partial reply
     EXPECT_TRUE(r.eof) << fd;
   }
   EXPECT_EQ(handler_.closed.size(), 4u);
@@ -420,7 +428,9 @@ TEST_F(ServerBoundsTest, ManyTinyPipelinedRequestsAreAnsweredInOrder) {
     for (int i = 0; i < kRequests; ++i) {
       batch += "{\"op\":\"n\",\"i\":" + std::to_string(i) + "}\n";
       if (batch.size() > 4096 || i == kRequests - 1) {
-        if (::send(fd, batch.data(), batch.size(), MSG_NOSIGNAL) != static_cast<ssize_t>(batch.size())) return;
+        if (::send(fd, batch.data(), batch.size(), MSG_NOSIGNAL) !=
+            static_cast<ssize_t>(batch.size()))
+          return;
         batch.clear();
       }
     }
@@ -438,7 +448,8 @@ TEST_F(ServerBoundsTest, ManyTinyPipelinedRequestsAreAnsweredInOrder) {
       while ((newline = buffer.find('\n', start)) != std::string::npos) {
         // Cheaper than parsing each reply: the echoed "i" is the request's number.
         size_t i = buffer.find("\"i\":", start);
-        if (i > newline || std::strtol(buffer.c_str() + i + 4, nullptr, 10) != answered) in_order = false;
+        if (i > newline || std::strtol(buffer.c_str() + i + 4, nullptr, 10) != answered)
+          in_order = false;
         ++answered;
         start = newline + 1;
       }

@@ -2,11 +2,11 @@
 // connection has been idle too long.
 #include "api/server_limits.h"
 
+#include <gtest/gtest.h>
+
 #include <cstdint>
 #include <string>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 namespace pinpoint::api {
 namespace {
@@ -24,7 +24,10 @@ TEST(ConnectionLimitsTest, AdmitsWithinEachBound) {
   } cases[] = {
       {{}, 1000, true, ""},
       {{1000, 1000, 1000}, 1000, true, ""},
-      {{1000, 1000, 1000, 1000}, 1000, false, "too many connections from uid 1000 (4 open, at most 4"},
+      {{1000, 1000, 1000, 1000},
+       1000,
+       false,
+       "too many connections from uid 1000 (4 open, at most 4"},
       {{1000, 1000, 1000, 1000}, 1001, true, ""},
       {{1000, 1000, 1000, 1000}, 0, true, ""},  // root has no per-uid cap
       {{0, 0, 0, 0, 0, 0}, 0, true, ""},
@@ -59,18 +62,16 @@ TEST(IdleExpiredTest, ProgressWaitsAndSlowReaders) {
     int64_t now_ms;
     bool expired;
   } cases[] = {
-      {{1000, 0, 0}, 1000 + t - 1, false},
-      {{1000, 0, 0}, 1000 + t, true},                // idle
-      {{1000, 0, 1}, 1000 + 100 * t, false},         // waiting on the daemon (a wait)
-      {{1000, 5, 1}, 1000 + t, true},                // a wait that has a reply the client does not take
-      {{1000, 5, 0}, 1000 + t, true},                // a slow reader
-      {{1000, 5, 0}, 1000 + t - 1, false},
-      {{1000, 0, 0}, 0, false},                      // the clock went back
+      {{1000, 0, 0}, 1000 + t - 1, false},   {{1000, 0, 0}, 1000 + t, true},  // idle
+      {{1000, 0, 1}, 1000 + 100 * t, false},  // waiting on the daemon (a wait)
+      {{1000, 5, 1}, 1000 + t, true},         // a wait that has a reply the client does not take
+      {{1000, 5, 0}, 1000 + t, true},         // a slow reader
+      {{1000, 5, 0}, 1000 + t - 1, false},   {{1000, 0, 0}, 0, false},  // the clock went back
   };
   for (const auto& c : cases) {
     EXPECT_EQ(IdleExpired(c.conn, c.now_ms, t), c.expired)
-        << c.conn.last_progress_ms << " " << c.conn.unsent_bytes << " " << c.conn.deferred_replies << " "
-        << c.now_ms;
+        << c.conn.last_progress_ms << " " << c.conn.unsent_bytes << " " << c.conn.deferred_replies
+        << " " << c.now_ms;
   }
   EXPECT_FALSE(IdleExpired({0, 0, 0}, 1'000'000'000, 0));  // 0: no timeout
 }

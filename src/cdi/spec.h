@@ -10,9 +10,8 @@
 #pragma once
 
 #include <cstdint>
-#include <string>
-
 #include <nlohmann/json_fwd.hpp>
+#include <string>
 
 #include "pinpoint/api.h"
 #include "pinpoint/status.h"

@@ -1,16 +1,15 @@
 // The CDI spec of a lease (spec.h): what it holds, where it is written and what is refused.
 #include "cdi/spec.h"
 
+#include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
-
-#include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "common/raw_control.h"
 #include "common/test_dir.h"
@@ -28,26 +27,30 @@ std::string Slurp(const std::string& path) {
 
 LeaseEdits MpsEdits() {
   LeaseEdits e;
-  e.env = {{"CUDA_VISIBLE_DEVICES", "GPU-1"}, {"CUDA_MPS_PIPE_DIRECTORY", "/run/pinpoint/mps/0-1000"}};
+  e.env = {{"CUDA_VISIBLE_DEVICES", "GPU-1"},
+           {"CUDA_MPS_PIPE_DIRECTORY", "/run/pinpoint/mps/0-1000"}};
   e.device_nodes = {"/dev/nvidia0", "/var/lib/pinpoint/simdev/nvidiactl"};
   e.mounts = {{"/run/pinpoint/mps/0-1000", "/run/pinpoint/mps/0-1000", false}};
   return e;
 }
 
 TEST(CdiSpecTest, OneDeviceWithTheLeasesEditsAndItsHooks) {
-  json spec = Spec(42, MpsEdits(), "/usr/libexec/pinpoint/pinpoint-cdi-hook", "/run/pinpoint.sock", "/var/run/cdi");
+  json spec = Spec(42, MpsEdits(), "/usr/libexec/pinpoint/pinpoint-cdi-hook", "/run/pinpoint.sock",
+                   "/var/run/cdi");
   EXPECT_EQ(spec["cdiVersion"], "0.5.0");
   EXPECT_EQ(spec["kind"], "pinpoint.io/slice");
   ASSERT_EQ(spec["devices"].size(), 1u);
   const json& d = spec["devices"][0];
   EXPECT_EQ(d["name"], "L42");
   const json& edits = d["containerEdits"];
-  EXPECT_EQ(edits["env"], json({"CUDA_MPS_PIPE_DIRECTORY=/run/pinpoint/mps/0-1000", "CUDA_VISIBLE_DEVICES=GPU-1"}));
-  EXPECT_EQ(edits["deviceNodes"][1], json({{"path", "/dev/nvidiactl"}, {"hostPath", "/var/lib/pinpoint/simdev/nvidiactl"}}));
+  EXPECT_EQ(edits["env"], json({"CUDA_MPS_PIPE_DIRECTORY=/run/pinpoint/mps/0-1000",
+                                "CUDA_VISIBLE_DEVICES=GPU-1"}));
+  EXPECT_EQ(edits["deviceNodes"][1],
+            json({{"path", "/dev/nvidiactl"}, {"hostPath", "/var/lib/pinpoint/simdev/nvidiactl"}}));
   EXPECT_EQ(edits["mounts"][0]["options"], json({"rbind", "rw"}));
   EXPECT_EQ(edits["hooks"][0]["hookName"], "createRuntime");
-  EXPECT_EQ(edits["hooks"][0]["args"],
-            json({"pinpoint-cdi-hook", "attach", "42", "--socket", "/run/pinpoint.sock", "--cdi-dir", "/var/run/cdi"}));
+  EXPECT_EQ(edits["hooks"][0]["args"], json({"pinpoint-cdi-hook", "attach", "42", "--socket",
+                                             "/run/pinpoint.sock", "--cdi-dir", "/var/run/cdi"}));
   EXPECT_EQ(edits["hooks"][1]["hookName"], "poststop");
   EXPECT_EQ(edits["hooks"][1]["args"][1], "close");
   EXPECT_EQ(QualifiedName(42), "pinpoint.io/slice=L42");
@@ -118,7 +121,8 @@ TEST(CdiSpecTest, AHookOthersCouldSwapIsRefused) {
   fs::create_symlink(open + "/hook", dir.path() + "/link");
   auto resolved = CheckHookPath(dir.path() + "/link", ::geteuid());
   ASSERT_TRUE(resolved.ok()) << resolved.status().ToString();
-  EXPECT_EQ(*resolved, fs::canonical(open + "/hook").string()) << "the spec names the file, not the link";
+  EXPECT_EQ(*resolved, fs::canonical(open + "/hook").string())
+      << "the spec names the file, not the link";
   EXPECT_FALSE(CheckHookPath(dir.path() + "/missing", ::geteuid()).ok());
   EXPECT_FALSE(CheckHookPath(open, ::geteuid()).ok()) << "a directory is no hook";
 }

@@ -2,9 +2,8 @@
 
 #include <cstdlib>
 #include <istream>
-#include <ostream>
-
 #include <nlohmann/json.hpp>
+#include <ostream>
 
 #include "cdi/spec.h"
 #include "common/file_util.h"

@@ -1,13 +1,13 @@
 // pinpoint-cdi-hook (hook.h): the OCI state it reads and what it refuses.
 #include "cdi_hook/hook.h"
 
+#include <gtest/gtest.h>
+
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "common/raw_control.h"
 #include "common/test_dir.h"
@@ -61,7 +61,8 @@ TEST(CdiHookTest, OversizedStateIsRefused) {
   TestDir dir;
   std::string err;
   std::string big = R"({"pid": 1, "pad": ")" + std::string(70 * 1024, 'x') + "\"}";
-  EXPECT_EQ(Hook({"pinpoint-cdi-hook", "attach", "4", "--socket", dir.path() + "/none"}, big, &err), 1);
+  EXPECT_EQ(Hook({"pinpoint-cdi-hook", "attach", "4", "--socket", dir.path() + "/none"}, big, &err),
+            1);
   EXPECT_NE(err.find("larger than 65536 bytes"), std::string::npos) << err;
   EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;
   // A bundle that is a link is not read through (config.json would be another directory's).
@@ -69,7 +70,8 @@ TEST(CdiHookTest, OversizedStateIsRefused) {
   std::ofstream(dir.path() + "/real/config.json") << R"({"process": {"user": {"uid": 0}}})";
   fs::create_directory_symlink(dir.path() + "/real", dir.path() + "/bundle");
   std::string state = R"({"pid": 1, "bundle": ")" + dir.path() + "/bundle\"}";
-  EXPECT_EQ(Hook({"pinpoint-cdi-hook", "attach", "4", "--socket", dir.path() + "/none"}, state, &err), 1);
+  EXPECT_EQ(
+      Hook({"pinpoint-cdi-hook", "attach", "4", "--socket", dir.path() + "/none"}, state, &err), 1);
   EXPECT_EQ(err.find("not running"), std::string::npos) << "it went on to pinpointd: " << err;
 }
 

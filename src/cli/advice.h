@@ -14,9 +14,9 @@
 namespace pinpoint::cli {
 
 struct Advice {
-  bool enough_data = false;       // the watcher saw the job often enough to advise
+  bool enough_data = false;              // the watcher saw the job often enough to advise
   uint64_t suggested_gpu_mem_bytes = 0;  // per device; 0 = no suggestion
-  std::string text;               // one line for people
+  std::string text;                      // one line for people
 };
 
 // Polls a job must have been seen in before its peak is trusted.
@@ -33,8 +33,8 @@ struct ReportRow {
   std::string user;
   int64_t jobs = 0;
   int64_t slice_jobs = 0;
-  double asked_gib_hours = 0;   // slices: device memory asked x devices x hours
-  double peak_gib_hours = 0;    // slices: peak x devices x hours (jobs with usage only)
+  double asked_gib_hours = 0;  // slices: device memory asked x devices x hours
+  double peak_gib_hours = 0;   // slices: peak x devices x hours (jobs with usage only)
   double whole_gpu_hours = 0;
   double whole_util_gpu_hours = 0;  // whole-GPU hours weighted by utilisation (where known)
   double whole_known_hours = 0;     // whole-GPU hours whose utilisation is known

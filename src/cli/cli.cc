@@ -51,7 +51,6 @@ struct Globals {
   std::ostream* err = &std::cerr;
 };
 
-
 // One request on a connection of its own: Send(g, &Client::Show, ShowRequest{id}).
 template <typename Reply, typename... Args>
 Result<Reply> Send(const Globals& g, Result<Reply> (Client::*op)(Args...),

@@ -2,13 +2,12 @@
 
 #include <unistd.h>
 
+#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <vector>
-
-#include <CLI/CLI.hpp>
 
 #include "cli/completion.h"
 #include "common/companion.h"
@@ -42,8 +41,10 @@ int PrintCompletion(const CLI::App& app, const std::string& shell, std::ostream&
                   [&](const CompletionCommand& c) { return c.name == companion.name; });
     root.subcommands.push_back(std::move(companion));
   }
-  if (shell == "bash") out << BashCompletion(root);
-  else if (shell == "zsh") out << ZshCompletion(root);
+  if (shell == "bash")
+    out << BashCompletion(root);
+  else if (shell == "zsh")
+    out << ZshCompletion(root);
   else {
     err << "pinpoint: completion needs a shell: bash or zsh\n";
     return 2;

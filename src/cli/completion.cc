@@ -1,8 +1,7 @@
 #include "cli/completion.h"
 
-#include <functional>
-
 #include <CLI/CLI.hpp>
+#include <functional>
 
 namespace pinpoint::cli {
 

@@ -1,7 +1,8 @@
 #include "cli/completion.h"
 
-#include <CLI/CLI.hpp>
 #include <gtest/gtest.h>
+
+#include <CLI/CLI.hpp>
 
 namespace pinpoint::cli {
 namespace {

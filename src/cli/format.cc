@@ -512,13 +512,20 @@ std::string FormatArrayEnd(JobId array_id, const std::vector<JobView>& tasks) {
 
 int ExitCodeFor(const Status& status) {
   switch (status.code()) {
-    case Code::kOk: return 0;
-    case Code::kInvalidArgument: return 2;
-    case Code::kUnavailable: return 3;
-    case Code::kNotFound: return 4;
-    case Code::kPermissionDenied: return 5;
-    case Code::kFailedPrecondition: return 6;
-    default: return 1;
+    case Code::kOk:
+      return 0;
+    case Code::kInvalidArgument:
+      return 2;
+    case Code::kUnavailable:
+      return 3;
+    case Code::kNotFound:
+      return 4;
+    case Code::kPermissionDenied:
+      return 5;
+    case Code::kFailedPrecondition:
+      return 6;
+    default:
+      return 1;
   }
 }
 

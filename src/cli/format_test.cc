@@ -34,7 +34,11 @@ const char kForgedRow[] = "x\n42    root   backup   running";
 
 json HostileJob() {
   json req{{"name", std::string("job") + kForgedRow + kOsc},
-           {"argv", {"python", std::string("\x1b[2J") + "wipe", "a\nb", "\xc2\x9b" "31m", "it's"}},
+           {"argv",
+            {"python", std::string("\x1b[2J") + "wipe", "a\nb",
+             "\xc2\x9b"
+             "31m",
+             "it's"}},
            {"cwd", "/home/mallory\n/root"},
            {"gpus", 1},
            {"gpu_mem_bytes", 1ull << 30},
@@ -71,8 +75,10 @@ TEST(FormatEscapeTest, QueueFieldsForScriptsAreOneLineAJobWithoutControlsOrTabsO
   EXPECT_FALSE(HasRawControl(untabbed, /*newline_ok=*/true)) << out;
   EXPECT_EQ(Lines(out), 3) << out;  // header and two jobs: no forged row
   EXPECT_EQ(out.rfind("ID\tNAME\tUSER\tDETAIL\tGPUS\n", 0), 0u) << out;
-  EXPECT_EQ(std::count(out.begin(), out.end(), '\t'), 12) << "four separators a line, none from a value: " << out;
-  EXPECT_EQ(FormatQueueFields(Decode<QueueReply>(reply), {"id"}, /*header=*/false, 0).find("ID"), std::string::npos);
+  EXPECT_EQ(std::count(out.begin(), out.end(), '\t'), 12)
+      << "four separators a line, none from a value: " << out;
+  EXPECT_EQ(FormatQueueFields(Decode<QueueReply>(reply), {"id"}, /*header=*/false, 0).find("ID"),
+            std::string::npos);
   EXPECT_EQ(ParseQueueFields("id,bogus").status().code(), Code::kInvalidArgument);
 }
 
@@ -113,7 +119,8 @@ TEST(FormatJobEndTest, OneLevelOfBrackets) {
   job.detail = "killed by signal 9 (Killed)";
   EXPECT_EQ(FormatJobEnd(job), "job 7 failed (killed by signal 9: Killed)\n");
   job.detail = "ran past its time limit of 0:01 (killed by signal 15 (Terminated))";
-  EXPECT_EQ(FormatJobEnd(job), "job 7 failed: ran past its time limit of 0:01 (killed by signal 15: Terminated)\n");
+  EXPECT_EQ(FormatJobEnd(job),
+            "job 7 failed: ran past its time limit of 0:01 (killed by signal 15: Terminated)\n");
   job.state = JobState::kCompleted;
   job.detail = "exit code 0";
   EXPECT_EQ(FormatJobEnd(job), "job 7 completed (exit code 0)\n");
@@ -126,31 +133,40 @@ TEST(FormatQueueTest, StartsSayWhenOrWhyNotWithoutControls) {
   json plain = hostile;
   plain["id"] = 9;
   json reply{{"jobs", {hostile, plain}},
-             {"starts", {{{"id", 8}, {"why", std::string("held") + kOsc}}, {{"id", 9}, {"start_ms", 1'800'000'000'000 + 3'900'000}}}}};
+             {"starts",
+              {{{"id", 8}, {"why", std::string("held") + kOsc}},
+               {{"id", 9}, {"start_ms", 1'800'000'000'000 + 3'900'000}}}}};
   std::string out = FormatStarts(Decode<QueueReply>(reply), 1'800'000'000'000);
   EXPECT_FALSE(HasRawControl(out, /*newline_ok=*/true)) << out;
   EXPECT_EQ(Lines(out), 3) << out;
   EXPECT_NE(out.find("unknown: held\\x1b]0;"), std::string::npos) << out;
   EXPECT_NE(out.find("in 1h05m (2027-01-15 09:05 UTC)"), std::string::npos) << out;
-  EXPECT_NE(FormatStarts(Decode<QueueReply>(json{{"jobs", json::array()}}), 0).find("(no pending jobs)"), std::string::npos);
+  EXPECT_NE(
+      FormatStarts(Decode<QueueReply>(json{{"jobs", json::array()}}), 0).find("(no pending jobs)"),
+      std::string::npos);
 }
 
 TEST(QueueSelectTest, StatesAreNamesOrSlurmsCodesInAnyCase) {
   auto states = ParseStates("PD,running,CA,pending");
   ASSERT_TRUE(states.ok()) << states.status().ToString();
-  EXPECT_EQ(*states, (std::vector<JobState>{JobState::kPending, JobState::kRunning, JobState::kCancelled}));
+  EXPECT_EQ(*states,
+            (std::vector<JobState>{JobState::kPending, JobState::kRunning, JobState::kCancelled}));
   EXPECT_EQ(ParseStates("held").status().message(),
-            "--state: 'held' is not a job state (pending, running, completed, failed, cancelled; PD, R, CD, F, CA)");
+            "--state: 'held' is not a job state (pending, running, completed, failed, cancelled; "
+            "PD, R, CD, F, CA)");
   EXPECT_FALSE(ParseStates("").ok());
 }
 
 TEST(FormatEscapeTest, ShowEscapesNameArgvCwdUserDetailAndEvents) {
   json reply{{"job", HostileJob()},
-             {"events", {{{"time_ms", 1000}, {"kind", "submit"}, {"detail", std::string("by ") + kOsc}},
-                         {{"time_ms", 1500}, {"kind", "end\nforged"}, {"detail", "\x1b[1A\x1b[2K"}}}}};
+             {"events",
+              {{{"time_ms", 1000}, {"kind", "submit"}, {"detail", std::string("by ") + kOsc}},
+               {{"time_ms", 1500}, {"kind", "end\nforged"}, {"detail", "\x1b[1A\x1b[2K"}}}}};
   std::string out = FormatJob(Decode<ShowReply>(reply), std::string("advice") + kOsc);
   EXPECT_FALSE(HasRawControl(out, /*newline_ok=*/true)) << out;
-  EXPECT_NE(out.find("command:  python \\x1b[2Jwipe a\\nb \\u009b31m 'it'\\''s'"), std::string::npos) << out;
+  EXPECT_NE(out.find("command:  python \\x1b[2Jwipe a\\nb \\u009b31m 'it'\\''s'"),
+            std::string::npos)
+      << out;
   EXPECT_NE(out.find("cwd:      /home/mallory\\n/root\n"), std::string::npos) << out;
   EXPECT_NE(out.find("mal\\x1b[8mlory"), std::string::npos) << out;
   EXPECT_EQ(out.find("\nforged"), std::string::npos) << out;
@@ -199,20 +215,32 @@ TEST(FormatShowTest, TimeLimitAndDependenciesOnlyWhenGiven) {
   job["request"]["afterok"] = {5};
   std::string show = FormatJob(Decode<ShowReply>(json{{"job", job}}), "");
   EXPECT_NE(show.find("\n  limit:    runs at most 1:30:00\n"), std::string::npos) << show;
-  EXPECT_NE(show.find("\n  after:    3, 4 (starts once they have ended)\n"), std::string::npos) << show;
-  EXPECT_NE(show.find("\n  afterok:  5 (starts once they have completed)\n"), std::string::npos) << show;
+  EXPECT_NE(show.find("\n  after:    3, 4 (starts once they have ended)\n"), std::string::npos)
+      << show;
+  EXPECT_NE(show.find("\n  afterok:  5 (starts once they have completed)\n"), std::string::npos)
+      << show;
 }
 
 // squeue's form: an array's pending tasks that wait for one reason are one row; a running task,
 // another reason or another array starts a new row.
 TEST(FormatQueueTest, AnArraysPendingTasksAreOneRow) {
   auto task = [](int64_t id, int index, const char* state, const char* reason, JobId array = 5) {
-    return json{{"id", id}, {"state", state}, {"reason", reason}, {"detail", std::string("waits ") + reason},
-                {"array", {{"id", array}, {"index", index}, {"count", 20}, {"min_index", 1}, {"max_index", 20}, {"limit", 4}}}};
+    return json{{"id", id},
+                {"state", state},
+                {"reason", reason},
+                {"detail", std::string("waits ") + reason},
+                {"array",
+                 {{"id", array},
+                  {"index", index},
+                  {"count", 20},
+                  {"min_index", 1},
+                  {"max_index", 20},
+                  {"limit", 4}}}};
   };
-  json jobs = json::array({task(5, 1, "running", ""), task(6, 2, "pending", "array-limit"),
-                           task(7, 3, "pending", "array-limit"), task(9, 5, "pending", "array-limit"),
-                           task(10, 6, "pending", "held"), task(30, 1, "pending", "array-limit", 30)});
+  json jobs =
+      json::array({task(5, 1, "running", ""), task(6, 2, "pending", "array-limit"),
+                   task(7, 3, "pending", "array-limit"), task(9, 5, "pending", "array-limit"),
+                   task(10, 6, "pending", "held"), task(30, 1, "pending", "array-limit", 30)});
   std::string out = FormatQueue(Decode<QueueReply>(json{{"jobs", jobs}}), 0);
   EXPECT_EQ(Lines(out), 5) << out;
   EXPECT_NE(out.find("\n5   5_1 "), std::string::npos) << out;
@@ -223,14 +251,18 @@ TEST(FormatQueueTest, AnArraysPendingTasksAreOneRow) {
 }
 
 TEST(FormatQueueTest, MoreJobsLineNamesTheNextPage) {
-  json reply{{"jobs", json::array({json::object(), json::object()})}, {"offset", 1000}, {"more", 8998}};
-  EXPECT_EQ(MoreJobsLine(Decode<QueueReply>(reply), false, ""),
-            "... 8998 more jobs: pinpoint queue --offset 1002 (--limit N for up to 10000 a page)\n");
-  EXPECT_NE(MoreJobsLine(Decode<QueueReply>(reply), true, "alice").find("pinpoint queue --all --user alice --offset 1002"),
+  json reply{
+      {"jobs", json::array({json::object(), json::object()})}, {"offset", 1000}, {"more", 8998}};
+  EXPECT_EQ(
+      MoreJobsLine(Decode<QueueReply>(reply), false, ""),
+      "... 8998 more jobs: pinpoint queue --offset 1002 (--limit N for up to 10000 a page)\n");
+  EXPECT_NE(MoreJobsLine(Decode<QueueReply>(reply), true, "alice")
+                .find("pinpoint queue --all --user alice --offset 1002"),
             std::string::npos);
   reply["more_tasks"] = 9897;  // a pending array past the page: one row for its tasks
   EXPECT_EQ(MoreJobsLine(Decode<QueueReply>(reply), false, ""),
-            "... 9897 more jobs in 8998 rows: pinpoint queue --offset 1002 (--limit N for up to 10000 a page)\n");
+            "... 9897 more jobs in 8998 rows: pinpoint queue --offset 1002 (--limit N for up to "
+            "10000 a page)\n");
   reply["more"] = 0;
   reply["more_tasks"] = 0;
   EXPECT_EQ(MoreJobsLine(Decode<QueueReply>(reply), false, ""), "");
@@ -243,12 +275,28 @@ TEST(FormatEscapeTest, QuotesArgumentsSoWhatIsShownIsWhatRan) {
 }
 
 TEST(FormatEscapeTest, GpusTopAndReportEscapeDeviceAndUserNames) {
-  json dev{{"index", 0}, {"gpu_index", 0}, {"uuid", "GPU-0\x1b[2J"}, {"name", std::string("H100") + kOsc},
-           {"mode", "mps"}, {"mps_user", "eve\x1b[31m"}, {"mem_bytes", 1ull << 30},
-           {"jobs", {{{"id", 7}, {"user", "eve\n"}, {"name", std::string("n") + kOsc}, {"gpu_mem_bytes", 1ull << 30}}}}};
-  json change{{"at_ms", 0}, {"gpu", 0}, {"action", "create\x1b[2J"}, {"profile", std::string("1g") + kOsc},
-              {"start", 1}, {"result", "no room\x1b[31m"}};
-  json gpus{{"backend", "nvml"}, {"driver", "550\x1b[0m"}, {"devices", {dev}}, {"host", json::object()},
+  json dev{{"index", 0},
+           {"gpu_index", 0},
+           {"uuid", "GPU-0\x1b[2J"},
+           {"name", std::string("H100") + kOsc},
+           {"mode", "mps"},
+           {"mps_user", "eve\x1b[31m"},
+           {"mem_bytes", 1ull << 30},
+           {"jobs",
+            {{{"id", 7},
+              {"user", "eve\n"},
+              {"name", std::string("n") + kOsc},
+              {"gpu_mem_bytes", 1ull << 30}}}}};
+  json change{{"at_ms", 0},
+              {"gpu", 0},
+              {"action", "create\x1b[2J"},
+              {"profile", std::string("1g") + kOsc},
+              {"start", 1},
+              {"result", "no room\x1b[31m"}};
+  json gpus{{"backend", "nvml"},
+            {"driver", "550\x1b[0m"},
+            {"devices", {dev}},
+            {"host", json::object()},
             {"mig_changes", {change}}};
   std::string out = FormatGpus(Decode<GpusReply>(gpus));
   EXPECT_FALSE(HasRawControl(out, /*newline_ok=*/true)) << out;
@@ -271,11 +319,13 @@ TEST(FormatReportTest, VerdictsAreCountedPerUserAndInAll) {
   };
   JobView running = job("ana", {"disagrees"});
   running.state = JobState::kRunning;  // not ended: not in the report
-  UsageReport report = Report({job("ana", {"held", "held", "exceeded"}),
-                               job("bo", {"held", "disagrees"}), running});
+  UsageReport report =
+      Report({job("ana", {"held", "held", "exceeded"}), job("bo", {"held", "disagrees"}), running});
   ASSERT_EQ(report.users.size(), 2u);
-  EXPECT_EQ(report.users[0].verdicts, (std::map<std::string, int64_t>{{"exceeded", 1}, {"held", 2}}));
-  EXPECT_EQ(report.users[1].verdicts, (std::map<std::string, int64_t>{{"disagrees", 1}, {"held", 1}}));
+  EXPECT_EQ(report.users[0].verdicts,
+            (std::map<std::string, int64_t>{{"exceeded", 1}, {"held", 2}}));
+  EXPECT_EQ(report.users[1].verdicts,
+            (std::map<std::string, int64_t>{{"disagrees", 1}, {"held", 1}}));
   EXPECT_EQ(report.total.verdicts.at("held"), 3);
   EXPECT_EQ(ToJson(report)["users"][1]["verdicts"]["disagrees"], 1);
   std::string out = FormatReport(report);
@@ -295,13 +345,33 @@ TEST(FormatGpuRequestTest, ANamedMigProfileIsShown) {
 // A mig-dynamic GPU's vacant slot shows no UUID; the layout changes follow the table, failures
 // with their reason.
 TEST(FormatGpusTest, MigSlotsAndTheirChanges) {
-  json vacant{{"index", 3}, {"gpu_index", 0}, {"uuid", ""}, {"name", "A100 MIG slot 3 (vacant)"}, {"mode", "mps"},
-              {"mem_bytes", 10ull << 30}, {"mig_slot", {{"start", 3}, {"vacant", true}}}};
-  json made{{"at_ms", 1'700'000'000'000}, {"gpu", 0}, {"action", "create"}, {"profile", "1g.10gb"}, {"start", 2},
-            {"instance_id", 5}, {"uuid", "MIG-x"}, {"for_job", 17}, {"result", "ok"}};
-  json failed{{"at_ms", 1'700'000'001'000}, {"gpu", 0}, {"action", "destroy"}, {"profile", "2g.20gb"}, {"start", 0},
-              {"instance_id", 3}, {"result", "MIG GPU 0 instance 3 is in use by process 9: not destroyed"}};
-  json gpus{{"backend", "simulated:a100x8-mig"}, {"simulated", true}, {"devices", {vacant}}, {"host", json::object()},
+  json vacant{{"index", 3},
+              {"gpu_index", 0},
+              {"uuid", ""},
+              {"name", "A100 MIG slot 3 (vacant)"},
+              {"mode", "mps"},
+              {"mem_bytes", 10ull << 30},
+              {"mig_slot", {{"start", 3}, {"vacant", true}}}};
+  json made{{"at_ms", 1'700'000'000'000},
+            {"gpu", 0},
+            {"action", "create"},
+            {"profile", "1g.10gb"},
+            {"start", 2},
+            {"instance_id", 5},
+            {"uuid", "MIG-x"},
+            {"for_job", 17},
+            {"result", "ok"}};
+  json failed{{"at_ms", 1'700'000'001'000},
+              {"gpu", 0},
+              {"action", "destroy"},
+              {"profile", "2g.20gb"},
+              {"start", 0},
+              {"instance_id", 3},
+              {"result", "MIG GPU 0 instance 3 is in use by process 9: not destroyed"}};
+  json gpus{{"backend", "simulated:a100x8-mig"},
+            {"simulated", true},
+            {"devices", {vacant}},
+            {"host", json::object()},
             {"mig_changes", {made, failed}}};
   GpusReply reply = Decode<GpusReply>(gpus);
   ASSERT_TRUE(reply.devices[0].mig_slot.has_value());
@@ -309,8 +379,10 @@ TEST(FormatGpusTest, MigSlotsAndTheirChanges) {
   std::string out = FormatGpus(reply);
   EXPECT_NE(out.find("3    0    -     A100 MIG slot 3 (vacant)"), std::string::npos) << out;
   EXPECT_NE(out.find("MIG changes (mig-dynamic), oldest first:\n"
-                     "  2023-11-14 22:13:20 UTC  GPU 0 create 1g.10gb at memory slice 2 (GPU instance 5) for job 17\n"
-                     "  2023-11-14 22:13:21 UTC  GPU 0 destroy 2g.20gb at memory slice 0 (GPU instance 3): FAILED: "
+                     "  2023-11-14 22:13:20 UTC  GPU 0 create 1g.10gb at memory slice 2 (GPU "
+                     "instance 5) for job 17\n"
+                     "  2023-11-14 22:13:21 UTC  GPU 0 destroy 2g.20gb at memory slice 0 (GPU "
+                     "instance 3): FAILED: "
                      "MIG GPU 0 instance 3 is in use by process 9: not destroyed\n"),
             std::string::npos)
       << out;
@@ -319,19 +391,34 @@ TEST(FormatGpusTest, MigSlotsAndTheirChanges) {
 // What holds a device after its job ended follows the table, one line per device and job: the
 // process, its user and since when; when it is killed. Nothing is printed while no one holds one.
 TEST(FormatGpusTest, DevicesHeldAfterTheirJobEnded) {
-  json held{{"index", 1}, {"gpu_index", 1}, {"uuid", "GPU-1"}, {"name", "H100"}, {"mode", "mps"},
+  json held{{"index", 1},
+            {"gpu_index", 1},
+            {"uuid", "GPU-1"},
+            {"name", "H100"},
+            {"mode", "mps"},
             {"mem_bytes", 80ull << 30},
-            {"holds", {{{"job", 17}, {"user", "alice\x1b[2J"}, {"pids", {4242, 4243}}, {"in_job", false},
-                        {"since_ms", 1'700'000'000'000}, {"deadline_ms", 1'700'000'060'000}, {"killed", false}}}}};
-  json gpus{{"backend", "simulated:h100x2"}, {"simulated", true}, {"devices", {held}}, {"host", json::object()}};
+            {"holds",
+             {{{"job", 17},
+               {"user", "alice\x1b[2J"},
+               {"pids", {4242, 4243}},
+               {"in_job", false},
+               {"since_ms", 1'700'000'000'000},
+               {"deadline_ms", 1'700'000'060'000},
+               {"killed", false}}}}};
+  json gpus{{"backend", "simulated:h100x2"},
+            {"simulated", true},
+            {"devices", {held}},
+            {"host", json::object()}};
   std::string out = FormatGpus(Decode<GpusReply>(gpus));
-  EXPECT_NE(out.find("held after their job ended (taken until these processes exit):\n"
-                     "  device 1: process 4242,4243 of alice\\x1b[2J, in no job, since job 17 ended at "
-                     "2023-11-14 22:13:20 UTC; killed at 2023-11-14 22:14:20 UTC\n"),
-            std::string::npos)
+  EXPECT_NE(
+      out.find("held after their job ended (taken until these processes exit):\n"
+               "  device 1: process 4242,4243 of alice\\x1b[2J, in no job, since job 17 ended at "
+               "2023-11-14 22:13:20 UTC; killed at 2023-11-14 22:14:20 UTC\n"),
+      std::string::npos)
       << out;
   gpus["devices"][0]["holds"][0]["killed"] = true;
-  EXPECT_NE(FormatGpus(Decode<GpusReply>(gpus)).find("2023-11-14 22:13:20 UTC: sent SIGKILL at the deadline\n"),
+  EXPECT_NE(FormatGpus(Decode<GpusReply>(gpus))
+                .find("2023-11-14 22:13:20 UTC: sent SIGKILL at the deadline\n"),
             std::string::npos);
   gpus["devices"][0].erase("holds");
   EXPECT_EQ(FormatGpus(Decode<GpusReply>(gpus)).find("held after"), std::string::npos);
@@ -360,11 +447,15 @@ TEST(FormatTopTest, EveryDeviceKeepsItsShareOfJobRows) {
   auto device = [](int index, int jobs) {
     json list = json::array();
     for (int i = 0; i < jobs; ++i)
-      list.push_back({{"id", index * 100 + i + 1}, {"user", "alice"}, {"name", "j"}, {"gpu_mem_bytes", 1ull << 30}});
-    return json{{"index", index}, {"gpu_index", index}, {"uuid", "GPU-x"}, {"name", "H100"}, {"mode", "mps"},
-                {"mem_bytes", 80ull << 30}, {"jobs", list}};
+      list.push_back({{"id", index * 100 + i + 1},
+                      {"user", "alice"},
+                      {"name", "j"},
+                      {"gpu_mem_bytes", 1ull << 30}});
+    return json{{"index", index}, {"gpu_index", index},       {"uuid", "GPU-x"}, {"name", "H100"},
+                {"mode", "mps"},  {"mem_bytes", 80ull << 30}, {"jobs", list}};
   };
-  json gpus{{"backend", "nvml"}, {"devices", {device(0, 40), device(1, 3)}}, {"host", {{"cpus", 32}}}};
+  json gpus{
+      {"backend", "nvml"}, {"devices", {device(0, 40), device(1, 3)}}, {"host", {{"cpus", 32}}}};
   std::string fitted = FormatTop(Decode<GpusReply>(gpus), 0, 80, 24);
   EXPECT_EQ(FrameLines(fitted).size(), 24u) << fitted;
   for (const char* job : {" 101 alice", " 102 alice", " 103 alice"})
@@ -377,15 +468,30 @@ TEST(FormatTopTest, EveryDeviceKeepsItsShareOfJobRows) {
 TEST(FormatTopTest, AFrameFitsAn80By24Window) {
   json jobs = json::array();
   for (int i = 0; i < 12; ++i)
-    jobs.push_back({{"id", 100 + i}, {"user", "alice"}, {"name", "a-rather-long-job-name"}, {"gpu_mem_bytes", 4ull << 30},
-                    {"gpu_mem_used_bytes", 3ull << 30}, {"gpu_share_pct", 20}, {"energy_mj", 1000000}});
-  json dev0{{"index", 0}, {"gpu_index", 0}, {"uuid", "GPU-0"}, {"name", "NVIDIA H100 80GB HBM3"}, {"mode", "mps"},
-            {"mem_bytes", 80ull << 30}, {"mem_used_bytes", 40ull << 30}, {"utilization_pct", 87},
-            {"power_mw", 350000}, {"energy_mj", 0}, {"jobs", jobs}};
+    jobs.push_back({{"id", 100 + i},
+                    {"user", "alice"},
+                    {"name", "a-rather-long-job-name"},
+                    {"gpu_mem_bytes", 4ull << 30},
+                    {"gpu_mem_used_bytes", 3ull << 30},
+                    {"gpu_share_pct", 20},
+                    {"energy_mj", 1000000}});
+  json dev0{{"index", 0},
+            {"gpu_index", 0},
+            {"uuid", "GPU-0"},
+            {"name", "NVIDIA H100 80GB HBM3"},
+            {"mode", "mps"},
+            {"mem_bytes", 80ull << 30},
+            {"mem_used_bytes", 40ull << 30},
+            {"utilization_pct", 87},
+            {"power_mw", 350000},
+            {"energy_mj", 0},
+            {"jobs", jobs}};
   json dev1 = dev0;
   dev1["index"] = 1;
   dev1["gpu_index"] = 1;
-  json gpus{{"backend", "nvml"}, {"devices", {dev0, dev1}}, {"host", {{"cpus", 32}, {"mem_bytes", 256ull << 30}}}};
+  json gpus{{"backend", "nvml"},
+            {"devices", {dev0, dev1}},
+            {"host", {{"cpus", 32}, {"mem_bytes", 256ull << 30}}}};
   GpusReply reply = Decode<GpusReply>(gpus);
   std::string full = FormatTop(reply, 0);
   size_t widest = 0, count = 0;
@@ -405,7 +511,8 @@ TEST(FormatTopTest, AFrameFitsAn80By24Window) {
   EXPECT_EQ(lines.front().rfind("pinpoint top", 0), 0u) << "the header stays";
   EXPECT_NE(fitted.find("dev 1 (GPU 1)"), std::string::npos) << "every device is shown: " << fitted;
   EXPECT_NE(fitted.find("  used  ["), std::string::npos) << fitted;
-  EXPECT_EQ(lines.back(), "(" + std::to_string(count - 23) + " more lines hidden: a larger window, or pinpoint gpus)")
+  EXPECT_EQ(lines.back(), "(" + std::to_string(count - 23) +
+                              " more lines hidden: a larger window, or pinpoint gpus)")
       << fitted;
 }
 

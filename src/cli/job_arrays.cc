@@ -1,7 +1,6 @@
 #include "cli/job_arrays.h"
 
 #include <algorithm>
-
 #include <nlohmann/json.hpp>
 
 #include "cli/format.h"
@@ -68,8 +67,10 @@ Result<JobId> TaskOf(Client& client, JobId array_id, const ArrayTask& a, int ind
     int at = task->job.array.index;
     if (task->job.array.array_id != array_id) return none;
     if (at == index) return mid;
-    if (at < index) lo = mid + 1;
-    else hi = mid - 1;
+    if (at < index)
+      lo = mid + 1;
+    else
+      hi = mid - 1;
   }
   return none;
 }
@@ -115,15 +116,15 @@ Result<std::vector<JobId>> ArrayTaskIds(Client& client, JobId array_id,
 
 Result<SelectedJobs> SelectJobs(Client& client, const std::vector<std::string>& typed) {
   SelectedJobs selected;
-  PP_RETURN_IF_ERROR(ForEachSelected(client, typed, [&](const std::vector<JobId>& ids, bool plain,
-                                                          const JobSelector& selector) {
-    auto& into = plain ? selected.arrays : selected.ids;
-    into.insert(into.end(), ids.begin(), ids.end());
-    for (size_t i = 0; !plain && i < ids.size(); ++i) {
-      selected.task_names[ids[i]] =
-          std::to_string(selector.id) + "_" + std::to_string(selector.indices[i]);
-    }
-  }));
+  PP_RETURN_IF_ERROR(ForEachSelected(
+      client, typed, [&](const std::vector<JobId>& ids, bool plain, const JobSelector& selector) {
+        auto& into = plain ? selected.arrays : selected.ids;
+        into.insert(into.end(), ids.begin(), ids.end());
+        for (size_t i = 0; !plain && i < ids.size(); ++i) {
+          selected.task_names[ids[i]] =
+              std::to_string(selector.id) + "_" + std::to_string(selector.indices[i]);
+        }
+      }));
   return selected;
 }
 
@@ -189,8 +190,10 @@ Result<int> RunWait(const std::string& socket, const std::vector<std::string>& t
       if (json_output) jobs.push_back(ToJson(task));
     }
     if (json_output) continue;
-    if (array) out << FormatArrayEnd(id, ended);
-    else out << FormatJobEnd(ended[0]);
+    if (array)
+      out << FormatArrayEnd(id, ended);
+    else
+      out << FormatJobEnd(ended[0]);
   }
   if (json_output) out << jobs.dump(2) << "\n";
   return code;
@@ -206,8 +209,10 @@ Result<int> FinishArraySubmit(const std::string& socket, const SubmitReply& repl
                                              std::to_string(array.last_job_id)) +
                      ")";
   if (!wait) {
-    if (json_output) out << ToJson(reply).dump(2) << "\n";
-    else out << "submitted " << what << (held ? " (held)" : "") << "\n";
+    if (json_output)
+      out << ToJson(reply).dump(2) << "\n";
+    else
+      out << "submitted " << what << (held ? " (held)" : "") << "\n";
     return 0;
   }
   auto waited =

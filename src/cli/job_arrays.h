@@ -52,7 +52,6 @@ Result<std::vector<JobId>> SelectJobIds(Client& client, const std::vector<std::s
 // Errors: kNotFound ("job 12 is not a job array", "array 12 has no task 3"), the client's.
 Result<JobId> FindArrayTask(Client& client, JobId array_id, int index);
 
-
 // Waits for `ids`: one job with "id" (its full record), several with "ids", one request per
 // kWaitMaxIds of them (records without environments). In the order given. Errors: the client's.
 Result<std::vector<JobView>> WaitForJobs(Client& client, const std::vector<JobId>& ids);

@@ -1,18 +1,17 @@
 #include "cli/queue_select.h"
-#include "cli/usage.h"
 
 #include <pwd.h>
 #include <unistd.h>
 
+#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cctype>
 
-#include <CLI/CLI.hpp>
-
 #include "cli/format.h"
+#include "cli/job_arrays.h"
+#include "cli/usage.h"
 #include "common/clock.h"
 #include "pinpoint/api_codec.h"
-#include "cli/job_arrays.h"
 #include "pinpoint/escape.h"
 #include "pinpoint/time_limit.h"
 
@@ -84,8 +83,11 @@ void AddSelectionOptions(CLI::App* c, JobSelection& s, bool with_jobs) {
 
 Result<std::vector<JobState>> ParseStates(const std::string& text) {
   static const std::vector<std::pair<std::string, JobState>> kCodes = {
-      {"pd", JobState::kPending}, {"r", JobState::kRunning}, {"cd", JobState::kCompleted},
-      {"f", JobState::kFailed},   {"ca", JobState::kCancelled}};
+      {"pd", JobState::kPending},
+      {"r", JobState::kRunning},
+      {"cd", JobState::kCompleted},
+      {"f", JobState::kFailed},
+      {"ca", JobState::kCancelled}};
   std::vector<JobState> states;
   for (const std::string& word : SplitCommas(text)) {
     std::string lower = Lower(word);

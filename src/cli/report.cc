@@ -51,9 +51,12 @@ Result<int> RunReport(const std::string& socket, bool json_output, const ReportA
     if (reply->jobs.empty() || reply->more == 0) break;
   }
   UsageReport report = Report(jobs);
-  if (a.csv) out << (a.jobs ? JobsCsv(jobs) : ReportCsv(report));
-  else if (json_output) out << ToJson(report).dump(2) << "\n";
-  else out << FormatReport(report);
+  if (a.csv)
+    out << (a.jobs ? JobsCsv(jobs) : ReportCsv(report));
+  else if (json_output)
+    out << ToJson(report).dump(2) << "\n";
+  else
+    out << FormatReport(report);
   return 0;
 }
 

@@ -1,10 +1,9 @@
 #include "cli/report_csv.h"
 
+#include <fmt/format.h>
 #include <time.h>
 
 #include <optional>
-
-#include <fmt/format.h>
 
 namespace pinpoint::cli {
 namespace {
@@ -40,8 +39,10 @@ std::string CsvText(std::string_view text) {
   for (char c : text) {
     if (field_start && kFormulaStart.find(c) != std::string_view::npos) cell += '\'';
     cell += c;
-    if (kSeparators.find(c) != std::string_view::npos) field_start = true;
-    else if (c != '"' && c != ' ') field_start = false;
+    if (kSeparators.find(c) != std::string_view::npos)
+      field_start = true;
+    else if (c != '"' && c != ' ')
+      field_start = false;
   }
   if (cell.find_first_of(",\"\r\n") == std::string::npos) return cell;
   std::string quoted = "\"";

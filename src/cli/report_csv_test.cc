@@ -69,7 +69,8 @@ TEST(CsvTextTest, AFormulaAfterAnySeparatorIsInert) {
         if (at > 0 && cell[at - 1] != sep) continue;
         size_t i = at;
         while (i < cell.size() && (cell[i] == '"' || cell[i] == ' ')) ++i;
-        ASSERT_TRUE(i == cell.size() || std::string_view("=+-@").find(cell[i]) == std::string_view::npos)
+        ASSERT_TRUE(i == cell.size() ||
+                    std::string_view("=+-@").find(cell[i]) == std::string_view::npos)
             << "a field split at '" << sep << "' opens a formula in " << cell;
       }
     }
@@ -77,8 +78,8 @@ TEST(CsvTextTest, AFormulaAfterAnySeparatorIsInert) {
 }
 
 TEST(JobsCsvTest, HostileNamesStayInTheirCell) {
-  const std::vector<std::string> names = {"a,b", "say \"hi\"", "line\r\nbreak", "=cmd|' /C calc'!A0",
-                                          "@evil", "-2+3", "ok"};
+  const std::vector<std::string> names = {
+      "a,b", "say \"hi\"", "line\r\nbreak", "=cmd|' /C calc'!A0", "@evil", "-2+3", "ok"};
   std::vector<JobView> jobs;
   for (size_t i = 0; i < names.size(); ++i) {
     JobView j;

@@ -26,8 +26,10 @@ std::vector<std::string> Words(std::string_view line) {
   char quote = 0;
   for (char c : line) {
     if (quote != 0) {
-      if (c == quote) quote = 0;
-      else word += c;
+      if (c == quote)
+        quote = 0;
+      else
+        word += c;
       continue;
     }
     if (c == '\'' || c == '"') {

@@ -4,12 +4,11 @@
 // line wins over both. A directive pinpoint does not have is one warning line naming it.
 #pragma once
 
+#include <CLI/CLI.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <CLI/CLI.hpp>
 
 namespace pinpoint::cli {
 

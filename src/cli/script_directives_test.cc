@@ -1,11 +1,10 @@
 #include "cli/script_directives.h"
 
+#include <gtest/gtest.h>
 #include <sys/stat.h>
 
 #include <algorithm>
 #include <fstream>
-
-#include <gtest/gtest.h>
 
 #include "cli/submit_command.h"
 #include "common/test_dir.h"
@@ -24,11 +23,12 @@ TEST(ParseDirectivesTest, SbatchThenPinpointLinesUpToTheFirstCommand) {
       "#SBATCHX --not-one\n"
       "echo start\n"
       "#SBATCH --mem=1G\n";
-  EXPECT_EQ(ParseDirectives(text), (std::vector<std::string>{"-J", "scripted", "--time=00:10:00", "-c", "2", "--name",
-                                                             "pinpoint name"}))
+  EXPECT_EQ(ParseDirectives(text), (std::vector<std::string>{"-J", "scripted", "--time=00:10:00",
+                                                             "-c", "2", "--name", "pinpoint name"}))
       << "#PINPOINT after #SBATCH (it wins); nothing after the first command";
   EXPECT_TRUE(ParseDirectives("#!/bin/sh\necho hi\n").empty());
-  EXPECT_EQ(ParseDirectives("#!/bin/sh\r\n#SBATCH -c 4\r\n"), (std::vector<std::string>{"-c", "4"}));
+  EXPECT_EQ(ParseDirectives("#!/bin/sh\r\n#SBATCH -c 4\r\n"),
+            (std::vector<std::string>{"-c", "4"}));
 }
 
 TEST(ScriptFileTest, AScriptInTheDirectoryAsSbatchFindsIt) {
@@ -41,7 +41,8 @@ TEST(ScriptFileTest, AScriptInTheDirectoryAsSbatchFindsIt) {
   EXPECT_EQ(text, "#!/bin/sh\n#SBATCH -c 2\ntrue\n");
   EXPECT_EQ(ScriptFile(dir.path() + "/job.sh", "/"), dir.path() + "/job.sh") << "a path as given";
   EXPECT_EQ(ScriptFile("data.txt", dir.path()), std::nullopt) << "no #!: not a script";
-  EXPECT_EQ(ScriptFile("python3", dir.path()), std::nullopt) << "a program on the PATH is not looked for here";
+  EXPECT_EQ(ScriptFile("python3", dir.path()), std::nullopt)
+      << "a program on the PATH is not looked for here";
   EXPECT_EQ(ScriptFile("sub", dir.path()), std::nullopt);
 }
 
@@ -63,15 +64,19 @@ struct SubmitApp {
 TEST(DirectiveOptionsTest, KnownOptionsPassOthersAreOneWarningEach) {
   SubmitApp a;
   std::vector<std::string> warnings;
-  auto out = DirectiveOptions(*a.submit, {"-J", "x", "--partition=gpu", "-c", "2", "--gres=gpu:a100:2", "--ntasks", "4",
-                                          "-p", "long", "stray"},
+  auto out = DirectiveOptions(*a.submit,
+                              {"-J", "x", "--partition=gpu", "-c", "2", "--gres=gpu:a100:2",
+                               "--ntasks", "4", "-p", "long", "stray"},
                               "job.sh", &warnings);
   EXPECT_EQ(out, (std::vector<std::string>{"-J", "x", "-c", "2", "--gpus", "a100:2"}));
-  EXPECT_EQ(warnings, (std::vector<std::string>{
-                          "pinpoint: job.sh: directive --partition=gpu is not an option of pinpoint submit; ignored",
-                          "pinpoint: job.sh: directive --ntasks 4 is not an option of pinpoint submit; ignored",
-                          "pinpoint: job.sh: directive -p long is not an option of pinpoint submit; ignored",
-                          "pinpoint: job.sh: directive stray is not an option of pinpoint submit; ignored"}));
+  EXPECT_EQ(
+      warnings,
+      (std::vector<std::string>{
+          "pinpoint: job.sh: directive --partition=gpu is not an option of pinpoint submit; "
+          "ignored",
+          "pinpoint: job.sh: directive --ntasks 4 is not an option of pinpoint submit; ignored",
+          "pinpoint: job.sh: directive -p long is not an option of pinpoint submit; ignored",
+          "pinpoint: job.sh: directive stray is not an option of pinpoint submit; ignored"}));
 }
 
 // Every GPU form of Slurm's --gres: a count, a type (any GPU of the node), sockets, and other
@@ -99,13 +104,17 @@ TEST(DirectiveOptionsTest, LinesOtherGresMissingValuesAndAbbreviations) {
   SubmitApp a;
   std::vector<std::string> warnings;
   std::vector<int> lines = {2, 3, 3, 4, 5};
-  auto out = DirectiveOptions(*a.submit, {"--gres=gpu:v100:1,nvme:200", "--na", "x", "--nodes=2", "--name"},
+  auto out = DirectiveOptions(*a.submit,
+                              {"--gres=gpu:v100:1,nvme:200", "--na", "x", "--nodes=2", "--name"},
                               "job.sh", &warnings, nullptr, &lines);
   EXPECT_EQ(out, (std::vector<std::string>{"--gpus", "v100:1", "--name", "x"}));
-  EXPECT_EQ(warnings, (std::vector<std::string>{
-                          "pinpoint: job.sh:2: directive --gres nvme:200: pinpoint's node has no such resource; ignored",
-                          "pinpoint: job.sh:4: directive --nodes=2 is not an option of pinpoint submit; ignored",
-                          "pinpoint: job.sh:5: directive --name has no value; ignored"}));
+  EXPECT_EQ(
+      warnings,
+      (std::vector<std::string>{
+          "pinpoint: job.sh:2: directive --gres nvme:200: pinpoint's node has no such resource; "
+          "ignored",
+          "pinpoint: job.sh:4: directive --nodes=2 is not an option of pinpoint submit; ignored",
+          "pinpoint: job.sh:5: directive --name has no value; ignored"}));
 }
 
 // Root submitting a user's script (`pinpoint submit --as-user alice job.sh`): what the script's

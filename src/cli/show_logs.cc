@@ -62,7 +62,8 @@ Result<int> RunLogs(const std::string& socket, bool json_output, const LogsArgs&
     // --json: one reply as it always was; with --follow one compact line per piece.
     if (json_output)
       out << (a.follow ? WithOk(ToJson(*reply)).dump() : WithOk(ToJson(*reply)).dump(2)) << "\n";
-    else out << reply->data;
+    else
+      out << reply->data;
     out.flush();
     if (!a.follow || reply->ended) return 0;
     LogsRequest next{request.id, request.stream, kLogsMaxBytes};

@@ -1,10 +1,9 @@
 #include "cli/submit_command.h"
 
+#include <CLI/CLI.hpp>
 #include <chrono>
 #include <sstream>
 #include <thread>
-
-#include <CLI/CLI.hpp>
 
 #include "cli/format.h"
 #include "cli/job_arrays.h"
@@ -47,8 +46,7 @@ void AddSubmitOptions(CLI::App* c, SubmitArgs& submit) {
   c->add_option("--device", submit.devices,
                 "run on these devices: indices as `pinpoint gpus` lists them, one per GPU "
                 "(e.g. 1 or 0,2), as a batch system chose them");
-  c->add_option("-c,--cpus,--cpus-per-task", submit.cpus, "host CPUs")
-      ->check(CountIn(1, 65536));
+  c->add_option("-c,--cpus,--cpus-per-task", submit.cpus, "host CPUs")->check(CountIn(1, 65536));
   c->add_option("--mem", submit.mem, "host memory (e.g. 8G; a bare number is MiB, as Slurm's)");
   c->add_option("--mem-per-cpu", submit.mem_per_cpu,
                 "host memory per CPU (as --mem): --mem is this times the job's CPUs");
@@ -77,8 +75,7 @@ void AddSubmitOptions(CLI::App* c, SubmitArgs& submit) {
   c->add_option("-e,--error", submit.error,
                 "write the job's stderr to this file; %j (or %J) job id, %u user, %x name, %A "
                 "array id, %a task index, %N node name");
-  c->add_flag("--hold", submit.hold,
-              "queue the job held: it starts only after `pinpoint release`");
+  c->add_flag("--hold", submit.hold, "queue the job held: it starts only after `pinpoint release`");
   c->add_flag("--requeue", submit.requeue,
               "back to the queue, not failed, when the job is lost with its node or ended "
               "by an MPS fault");
@@ -130,10 +127,9 @@ Result<int> RunSubmit(const std::string& socket, bool json, SubmitArgs& submit, 
   PP_RETURN_IF_ERROR(CheckRunnable(*request));
   if (!dropped.empty()) {
     std::string names;
-    for (const auto& n : dropped)
-      names += (names.empty() ? "" : ", ") + EscapeForTerminal(n);
-    err << "pinpoint: not passed to the job (they look like secrets; docs/security.md): "
-           << names << "\n";
+    for (const auto& n : dropped) names += (names.empty() ? "" : ", ") + EscapeForTerminal(n);
+    err << "pinpoint: not passed to the job (they look like secrets; docs/security.md): " << names
+        << "\n";
   }
   if (submit.open_mode == "append")
     err << "pinpoint: --open-mode append: pinpoint writes the -o/-e files from their start "
@@ -165,8 +161,7 @@ Result<int> RunSubmit(const std::string& socket, bool json, SubmitArgs& submit, 
   std::ostringstream unused;
   std::ostream& shown = submit.parsable && !json ? unused : out;
   if (reply->array)
-    return FinishArraySubmit(socket, *reply, submit.wait, submit.hold, json,
-                             shown, err);
+    return FinishArraySubmit(socket, *reply, submit.wait, submit.hold, json, shown, err);
   const JobView& job = reply->job;
   if (!submit.wait) {
     if (json)
@@ -176,9 +171,9 @@ Result<int> RunSubmit(const std::string& socket, bool json, SubmitArgs& submit, 
     return 0;
   }
   // Said once Ctrl-C is blocked: whoever reads it and presses Ctrl-C cancels the job.
-  auto waited = WaitCancellingOnSignal(socket, job.id, err,
-                                       "pinpoint: submitted job " + std::to_string(job.id) +
-                                           ", waiting (Ctrl-C cancels it)");
+  auto waited = WaitCancellingOnSignal(
+      socket, job.id, err,
+      "pinpoint: submitted job " + std::to_string(job.id) + ", waiting (Ctrl-C cancels it)");
   // A daemon restarting under the wait: once more, a second later, as the submit itself.
   if (!waited.ok() && waited.status().code() == Code::kUnavailable) {
     std::this_thread::sleep_for(kSubmitRetryDelay);

@@ -224,9 +224,12 @@ Result<JobRequest> BuildRequest(const SubmitArgs& a, std::vector<std::string>* d
     if (!count.ok()) return count.status();
     gpus = *count;
   }
-  if (gpus >= 0) r.gpus = gpus;
-  else if (!r.devices.empty()) r.gpus = static_cast<int>(r.devices.size());
-  else r.gpus = r.gpu_mem_bytes > 0 || !r.mig_profile.empty() ? 1 : 0;
+  if (gpus >= 0)
+    r.gpus = gpus;
+  else if (!r.devices.empty())
+    r.gpus = static_cast<int>(r.devices.size());
+  else
+    r.gpus = r.gpu_mem_bytes > 0 || !r.mig_profile.empty() ? 1 : 0;
   if (r.gpus == 0 && r.gpu_mem_bytes > 0)
     return InvalidArgument("--gpu-mem needs --gpus of at least 1");
   if (!a.mem.empty()) {

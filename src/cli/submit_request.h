@@ -35,7 +35,7 @@ struct SubmitArgs {
   int priority = 0;
   bool wait = false;
   bool parsable = false;  // --parsable (sbatch's): the job's (or array's) id alone on stdout
-  bool requeue = false;  // --requeue (Slurm's)
+  bool requeue = false;   // --requeue (Slurm's)
   SubmitSchedArgs sched;  // --time, --after, --afterok
   SubmitTaskArgs tasks;   // -n, --ntasks-per-node, -N, --gpus-per-task (Slurm's)
   std::vector<std::string> command;
@@ -45,7 +45,7 @@ struct SubmitArgs {
   // Each name of an option a script's directive gave ("--time", "-t"), with its place
   // ("job.sh:3"): an error about its value names the place (AtScriptPlace).
   std::vector<std::pair<std::string, std::string>> script_places;
-  std::string array;                 // --array SPEC (array_spec.h)
+  std::string array;                    // --array SPEC (array_spec.h)
   CLI::Option* array_option = nullptr;  // to tell `--array ''` from no --array
 };
 

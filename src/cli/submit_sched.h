@@ -12,9 +12,9 @@
 namespace pinpoint::cli {
 
 struct SubmitSchedArgs {
-  std::string time;     // --time LIMIT; "" = not given
-  std::string after;    // --after ID[,ID...]
-  std::string afterok;  // --afterok ID[,ID...]
+  std::string time;        // --time LIMIT; "" = not given
+  std::string after;       // --after ID[,ID...]
+  std::string afterok;     // --afterok ID[,ID...]
   std::string dependency;  // --dependency afterok:ID[:ID...][,afterany:ID...] (Slurm's spelling)
   std::string signal;      // --signal [B:]SIG[@SECONDS]
 };

@@ -1,8 +1,7 @@
 #include "cli/submit_sched.h"
 
-#include <signal.h>
-
 #include <gtest/gtest.h>
+#include <signal.h>
 
 namespace pinpoint::cli {
 namespace {
@@ -10,7 +9,8 @@ namespace {
 TEST(ParseJobIdListTest, OneOrManyIds) {
   EXPECT_EQ(*ParseJobIdList("3", "--after"), (std::vector<JobId>{3}));
   EXPECT_EQ(*ParseJobIdList("3,4,17", "--after"), (std::vector<JobId>{3, 4, 17}));
-  EXPECT_EQ(*ParseJobIdList("999999999999999999", "--after"), (std::vector<JobId>{999999999999999999}));
+  EXPECT_EQ(*ParseJobIdList("999999999999999999", "--after"),
+            (std::vector<JobId>{999999999999999999}));
 }
 
 TEST(ParseJobIdListTest, EachBadItemIsNamedWithTheFlag) {
@@ -89,8 +89,10 @@ TEST(ApplyDependencyTest, WhatMeansSomethingElseIsRefusedWithWhatToUse) {
     const char* text;
     const char* message;
   } cases[] = {
-      {"after:3", "--dependency: after (start once they have started) is not supported here; afterany waits"},
-      {"afternotok:3", "--dependency: 'afternotok' is not supported here; afterok:ID[:ID...] (--afterok)"},
+      {"after:3",
+       "--dependency: after (start once they have started) is not supported here; afterany waits"},
+      {"afternotok:3",
+       "--dependency: 'afternotok' is not supported here; afterok:ID[:ID...] (--afterok)"},
       {"singleton", "--dependency: 'singleton' is not supported here"},
       {"afterok:3?afterany:4", "--dependency: '?' (any one of them) is not supported here"},
       {"afterok", "--dependency: afterok needs job ids (afterok:ID[:ID...])"},
@@ -182,7 +184,8 @@ TEST(ResolveTaskDependenciesTest, ATaskBecomesItsJobId) {
   EXPECT_EQ(bad.message(), "--afterok 12_9: array 12 has no task 9");
   // A request's worth of tasks at most: each costs the daemon requests.
   std::string many;
-  for (size_t i = 0; i <= kMaxDependencies; ++i) many += (many.empty() ? "" : ",") + std::string("12_1");
+  for (size_t i = 0; i <= kMaxDependencies; ++i)
+    many += (many.empty() ? "" : ",") + std::string("12_1");
   args.afterok = many;
   asked = 0;
   EXPECT_EQ(ResolveTaskDependencies(&args, resolve).code(), Code::kInvalidArgument);

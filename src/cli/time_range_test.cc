@@ -1,9 +1,8 @@
 #include "cli/time_range.h"
 
+#include <gtest/gtest.h>
 #include <stdlib.h>
 #include <time.h>
-
-#include <gtest/gtest.h>
 
 namespace pinpoint::cli {
 namespace {
@@ -21,8 +20,10 @@ class TimeRangeTest : public ::testing::Test {
     ::tzset();
   }
   void TearDown() override {
-    if (had_) ::setenv("TZ", saved_.c_str(), 1);
-    else ::unsetenv("TZ");
+    if (had_)
+      ::setenv("TZ", saved_.c_str(), 1);
+    else
+      ::unsetenv("TZ");
     ::tzset();
   }
   std::string saved_;
@@ -43,13 +44,14 @@ TEST_F(TimeRangeTest, TakesLocalTime) {
 }
 
 TEST_F(TimeRangeTest, RefusesWhatIsNoTime) {
-  for (const char* bad : {"", "yesterday", "2024-6-1", "2024-02-30", "2024-13-01", "2024-06-01T24:00",
-                          "2024-06-01T12:60", "2024-06-01 12:00", "0d", "7w", "-7d", "1000000d", "7d ",
-                          "2024-06-01T12:00:00"}) {
+  for (const char* bad : {"", "yesterday", "2024-6-1", "2024-02-30", "2024-13-01",
+                          "2024-06-01T24:00", "2024-06-01T12:60", "2024-06-01 12:00", "0d", "7w",
+                          "-7d", "1000000d", "7d ", "2024-06-01T12:00:00"}) {
     auto when = ParseWhen(bad, kNow, "--until");
     ASSERT_FALSE(when.ok()) << bad;
     EXPECT_EQ(when.status().code(), Code::kInvalidArgument);
-    EXPECT_NE(when.status().message().find("--until '"), std::string::npos) << when.status().message();
+    EXPECT_NE(when.status().message().find("--until '"), std::string::npos)
+        << when.status().message();
   }
 }
 

@@ -1,5 +1,6 @@
 #include "cli/top.h"
 
+#include <fmt/format.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/ioctl.h>
@@ -9,8 +10,6 @@
 #include <algorithm>
 #include <cmath>
 #include <ctime>
-
-#include <fmt/format.h>
 
 #include "cli/format.h"
 #include "common/clock.h"

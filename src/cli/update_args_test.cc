@@ -39,12 +39,14 @@ TEST(UpdateArgsTest, GpusCpusAndHostMemoryAreFieldsToo) {
   UpdateArgs bad;
   bad.mem = "lots";
   EXPECT_EQ(BuildEdit(bad).status().code(), Code::kInvalidArgument);
-  EXPECT_EQ(BuildEdit(bad).status().message().rfind("--mem: ", 0), 0u) << BuildEdit(bad).status().message();
+  EXPECT_EQ(BuildEdit(bad).status().message().rfind("--mem: ", 0), 0u)
+      << BuildEdit(bad).status().message();
 }
 
 TEST(UpdateArgsTest, NothingToChangeAndBadValuesAreOneLine) {
   EXPECT_EQ(BuildEdit({}).status().message(),
-            "say what to change: --time, --gpu-mem, --gpu-share, --gpus, --cpus, --mem, --mig, --priority, --name or "
+            "say what to change: --time, --gpu-mem, --gpu-share, --gpus, --cpus, --mem, --mig, "
+            "--priority, --name or "
             "--array-limit");
   UpdateArgs zero;
   zero.time = "0";

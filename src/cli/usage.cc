@@ -54,8 +54,10 @@ Status UnknownOption(const std::string& where, const std::string& token,
   std::string name = token.substr(0, token.find('='));
   std::string line = where + ": unknown option " + EscapeForTerminal(name);
   std::string nearest = Nearest(name, known);
-  if (!nearest.empty()) line += " (did you mean " + nearest + "?)";
-  else line += " (see " + where + " --help)";
+  if (!nearest.empty())
+    line += " (did you mean " + nearest + "?)";
+  else
+    line += " (see " + where + " --help)";
   if (after_command) line += "; the job's command and its options go after --";
   return InvalidArgument(line);
 }

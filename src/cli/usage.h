@@ -3,12 +3,11 @@
 // Built from the CLI11 definition of the options, so a new option or subcommand needs nothing here.
 #pragma once
 
+#include <CLI/CLI.hpp>
 #include <cstdint>
 #include <set>
 #include <string>
 #include <vector>
-
-#include <CLI/CLI.hpp>
 
 #include "cli/submit_sched.h"
 #include "pinpoint/status.h"

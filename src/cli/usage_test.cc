@@ -6,7 +6,8 @@ namespace pinpoint::cli {
 namespace {
 
 TEST(NearestTest, SuggestsTheCloseNameOnly) {
-  std::vector<std::string> submit = {"--gpus", "--gpu-mem", "--gpu-share", "--mem", "--name", "-h", "--help"};
+  std::vector<std::string> submit = {"--gpus", "--gpu-mem", "--gpu-share", "--mem",
+                                     "--name", "-h",        "--help"};
   EXPECT_EQ(Nearest("--gpu-memory", submit), "--gpu-mem");
   EXPECT_EQ(Nearest("--gpu-shares", submit), "--gpu-share");
   EXPECT_EQ(Nearest("--nmae", submit), "--name") << "a swap counts one";
@@ -17,12 +18,14 @@ TEST(NearestTest, SuggestsTheCloseNameOnly) {
 
 // Close in letters, far in meaning: never offered.
 TEST(NearestTest, NeverOffersTheOppositeOrAnotherWord) {
-  EXPECT_EQ(Nearest("--no-requeue", {"--requeue", "--name"}), "") << "the opposite of what was typed";
+  EXPECT_EQ(Nearest("--no-requeue", {"--requeue", "--name"}), "")
+      << "the opposite of what was typed";
   EXPECT_EQ(Nearest("--requeue", {"--no-requeue"}), "");
   EXPECT_EQ(Nearest("--not-before", {"--before"}), "");
   EXPECT_EQ(Nearest("--gpus-per-task", {"--cpus-per-task", "--gpus"}), "") << "another resource";
   EXPECT_EQ(Nearest("requeue", {"submit", "queue", "show"}), "") << "another command";
-  EXPECT_EQ(Nearest("--gpus-per-tsak", {"--gpus-per-task"}), "--gpus-per-task") << "a typo still is";
+  EXPECT_EQ(Nearest("--gpus-per-tsak", {"--gpus-per-task"}), "--gpus-per-task")
+      << "a typo still is";
 }
 
 // The app RunCli builds, in small: two globals, a subcommand with a value option, one with a
@@ -54,17 +57,20 @@ TEST(ArrangeArgsTest, GlobalOptionsAfterTheSubcommandMoveBeforeIt) {
   App a;
   auto r = ArrangeArgs(a.app, {"queue", "--json", "-n", "5", "--socket", "/s", "--all"}, {});
   ASSERT_TRUE(r.ok()) << r.status().message();
-  EXPECT_EQ(r->args, (std::vector<std::string>{"--json", "--socket", "/s", "queue", "-n", "5", "--all"}));
+  EXPECT_EQ(r->args,
+            (std::vector<std::string>{"--json", "--socket", "/s", "queue", "-n", "5", "--all"}));
   EXPECT_EQ(r->subcommand, "queue");
   EXPECT_EQ(r->index, 3u);
 }
 
 TEST(ArrangeArgsTest, NothingAfterDashDashIsReadOrMoved) {
   App a;
-  auto r = ArrangeArgs(a.app, {"submit", "--priority", "-5", "--json", "--", "python", "--json", "--gpu-memory", "-x"}, {});
+  auto r = ArrangeArgs(
+      a.app,
+      {"submit", "--priority", "-5", "--json", "--", "python", "--json", "--gpu-memory", "-x"}, {});
   ASSERT_TRUE(r.ok()) << r.status().message();
-  EXPECT_EQ(r->args, (std::vector<std::string>{"--json", "submit", "--priority", "-5", "--", "python", "--json",
-                                               "--gpu-memory", "-x"}));
+  EXPECT_EQ(r->args, (std::vector<std::string>{"--json", "submit", "--priority", "-5", "--",
+                                               "python", "--json", "--gpu-memory", "-x"}));
 }
 
 TEST(ArrangeArgsTest, UnknownOptionIsNamedWithTheNearest) {
@@ -73,7 +79,8 @@ TEST(ArrangeArgsTest, UnknownOptionIsNamedWithTheNearest) {
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().message(), "pinpoint queue: unknown option --lmit (did you mean --limit?)");
   r = ArrangeArgs(a.app, {"queue", "--jsno"}, {});
-  EXPECT_EQ(r.status().message(), "pinpoint queue: unknown option --jsno (did you mean --json?)") << "globals are offered";
+  EXPECT_EQ(r.status().message(), "pinpoint queue: unknown option --jsno (did you mean --json?)")
+      << "globals are offered";
   r = ArrangeArgs(a.app, {"--sock=/x", "queue"}, {});
   EXPECT_EQ(r.status().message(), "pinpoint: unknown option --sock (did you mean --socket?)");
 }
@@ -99,17 +106,21 @@ TEST(ParseErrorTextTest, AMissingValueAndExtraWordsInOrder) {
 // options included (a script's own arguments: `submit job.sh --epochs 1`), in their order.
 TEST(ArrangeArgsTest, EveryWordAfterTheCommandIsTheCommands) {
   App a;
-  auto r = ArrangeArgs(a.app, {"submit", "--priority", "2", "ls", "-la", "--priority", "b", "a"}, {});
+  auto r =
+      ArrangeArgs(a.app, {"submit", "--priority", "2", "ls", "-la", "--priority", "b", "a"}, {});
   ASSERT_TRUE(r.ok()) << r.status().ToString();
-  EXPECT_EQ(r->args, (std::vector<std::string>{"submit", "--priority", "2", "--", "ls", "-la", "--priority", "b", "a"}));
+  EXPECT_EQ(r->args, (std::vector<std::string>{"submit", "--priority", "2", "--", "ls", "-la",
+                                               "--priority", "b", "a"}));
   r = ArrangeArgs(a.app, {"submit", "job.sh", "--", "a", "b"}, {});
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().message(),
-            "pinpoint submit: '--' after the command 'job.sh': the command goes after -- (pinpoint submit [OPTIONS] -- "
+            "pinpoint submit: '--' after the command 'job.sh': the command goes after -- (pinpoint "
+            "submit [OPTIONS] -- "
             "job.sh ARGS...), or without -- at all");
   r = ArrangeArgs(a.app, {"submit", "--priority", "4", "GB", "--", "true"}, {});
   EXPECT_EQ(r.status().message(),
-            "pinpoint submit: a size is one word: write 4GB, not 4 GB ('GB' was read as the command, which goes after --)");
+            "pinpoint submit: a size is one word: write 4GB, not 4 GB ('GB' was read as the "
+            "command, which goes after --)");
 }
 
 // sbatch takes a long option cut short where it names one option: --prio=5 is --priority=5.
@@ -117,7 +128,8 @@ TEST(ArrangeArgsTest, AnUnambiguousAbbreviationIsTheWholeOption) {
   App a;
   auto r = ArrangeArgs(a.app, {"submit", "--prio=5", "--pri", "6", "--", "true"}, {});
   ASSERT_TRUE(r.ok()) << r.status().ToString();
-  EXPECT_EQ(r->args, (std::vector<std::string>{"submit", "--priority=5", "--priority", "6", "--", "true"}));
+  EXPECT_EQ(r->args,
+            (std::vector<std::string>{"submit", "--priority=5", "--priority", "6", "--", "true"}));
   r = ArrangeArgs(a.app, {"submit", "--p", "6", "--", "true"}, {});
   EXPECT_FALSE(r.ok()) << "one letter is too short to tell";
 }
@@ -127,7 +139,8 @@ TEST(ArrangeArgsTest, UnknownCommandIsNamedWithTheNearestOrTheList) {
   auto r = ArrangeArgs(a.app, {"--json", "shwo", "1"}, {});
   EXPECT_EQ(r.status().message(), "pinpoint: unknown command 'shwo' (did you mean show?)");
   r = ArrangeArgs(a.app, {"frobnicate"}, {});
-  EXPECT_EQ(r.status().message(), "pinpoint: unknown command 'frobnicate' (commands: queue, submit, show)");
+  EXPECT_EQ(r.status().message(),
+            "pinpoint: unknown command 'frobnicate' (commands: queue, submit, show)");
   r = ArrangeArgs(a.app, {"\x1b[2J"}, {});
   EXPECT_EQ(r.status().message().find('\x1b'), std::string::npos) << "escaped";
 }
@@ -149,7 +162,8 @@ TEST(CheckJobIdsTest, OnePhrasingForEveryBadId) {
       a.app.parse(words);
       ADD_FAILURE() << id << " accepted";
     } catch (const UsageError& e) {
-      EXPECT_EQ(std::string(e.what()), "'" + std::string(id) + "' is not a job id (job ids are whole numbers from 1)");
+      EXPECT_EQ(std::string(e.what()),
+                "'" + std::string(id) + "' is not a job id (job ids are whole numbers from 1)");
     }
   }
   App a;
@@ -169,15 +183,19 @@ TEST(RefuseSlurmOnlyTest, RefusedWithWhatToUseAndNeverSuggested) {
   auto arranged = ArrangeArgs(app, {"submit", "-p", "gpu", "--", "true"}, {});
   ASSERT_TRUE(arranged.ok()) << arranged.status().ToString();
   try {
-    app.parse(std::vector<std::string>{"true", "--", "gpu", "-p", "submit"});  // CLI11 takes them reversed
+    app.parse(std::vector<std::string>{"true", "--", "gpu", "-p",
+                                       "submit"});  // CLI11 takes them reversed
     FAIL() << "-p was accepted";
   } catch (const UsageError& e) {
-    EXPECT_STREQ(e.what(), "-p/--partition has no meaning on a pinpoint node: it has one queue; leave it out (on a "
-                           "Slurm cluster, sbatch -p chooses the node)");
+    EXPECT_STREQ(
+        e.what(),
+        "-p/--partition has no meaning on a pinpoint node: it has one queue; leave it out (on a "
+        "Slurm cluster, sbatch -p chooses the node)");
   }
   auto typo = ArrangeArgs(app, {"submit", "--partitoin", "gpu", "--", "true"}, {});
   ASSERT_FALSE(typo.ok());
-  EXPECT_EQ(typo.status().message().find("did you mean"), std::string::npos) << typo.status().message();
+  EXPECT_EQ(typo.status().message().find("did you mean"), std::string::npos)
+      << typo.status().message();
 }
 
 }  // namespace

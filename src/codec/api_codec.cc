@@ -13,9 +13,9 @@
 
 namespace pinpoint {
 
-using nlohmann::json;
 using codec::IdsFromJson;
 using codec::Op;
+using nlohmann::json;
 
 namespace {
 
@@ -237,8 +237,10 @@ Result<SubmitReply> FromJson<SubmitReply>(const json& j) {
 
 json ToJson(const WaitRequest& m) {
   json j = Op(WaitRequest::kOp);
-  if (m.ids.empty()) j["id"] = m.id;
-  else j["ids"] = m.ids;
+  if (m.ids.empty())
+    j["id"] = m.id;
+  else
+    j["ids"] = m.ids;
   return j;
 }
 
@@ -269,8 +271,10 @@ Result<WaitReply> FromJson<WaitReply>(const json& j) {
   WaitReply m;
   auto in = JsonReader::Record(j, "reply");
   // The reply to "ids" has "jobs", the reply to "id" has "job".
-  if (j.is_object() && j.contains("jobs")) in.ObjectList("jobs", &m.jobs, FromJson<JobView>);
-  else if (in.Require("job")) in.Object("job", &m.job, FromJson<JobView>);
+  if (j.is_object() && j.contains("jobs"))
+    in.ObjectList("jobs", &m.jobs, FromJson<JobView>);
+  else if (in.Require("job"))
+    in.Object("job", &m.job, FromJson<JobView>);
   return in.Done(std::move(m));
 }
 
@@ -301,8 +305,10 @@ Result<QueueRequest> FromJson<QueueRequest>(const json& j) {
   QueueRequest m;
   auto in = JsonReader::Message(j, "");
   if (in.ok() && j.contains("user")) {
-    if (j["user"].is_string()) m.user = j["user"].get<std::string>();
-    else in.Fail("user", "must be a user name");
+    if (j["user"].is_string())
+      m.user = j["user"].get<std::string>();
+    else
+      in.Fail("user", "must be a user name");
   }
   ReadPageField(in, j, "offset", kQueueMaxOffset, &m.offset);
   ReadPageField(in, j, "limit", kQueueMaxLimit, &m.limit);
@@ -445,20 +451,24 @@ Result<LogsRequest> FromJson<LogsRequest>(const json& j) {
   ReadJobId(in, j, "id", &m.id);
   std::string stream = "stdout";
   if (in.ok() && j.contains("stream")) {
-    if (j["stream"].is_string()) stream = j["stream"].get<std::string>();
-    else in.Fail("stream", "must be stdout or stderr");
+    if (j["stream"].is_string())
+      stream = j["stream"].get<std::string>();
+    else
+      in.Fail("stream", "must be stdout or stderr");
   }
   if (in.ok() && j.contains("max_bytes")) {
     const json& v = j["max_bytes"];
     if (!v.is_number_unsigned() || v.get<uint64_t>() > kLogsMaxBytes)
       in.Fail("max_bytes", "must be at most " + std::to_string(kLogsMaxBytes));
-    else m.max_bytes = v.get<uint64_t>();
+    else
+      m.max_bytes = v.get<uint64_t>();
   }
   if (in.Has("tail_lines")) in.Integer("tail_lines", &m.tail_lines, 0, kLogsMaxTailLines);
   if (in.ok() && j.contains("from_offset")) {
     if (!j["from_offset"].is_number_unsigned())
       in.Fail("from_offset", "must be a byte offset (0 or more)");
-    else m.from_offset = j["from_offset"].get<uint64_t>();
+    else
+      m.from_offset = j["from_offset"].get<uint64_t>();
   }
   if (in.Has("follow")) in.Bool("follow", &m.follow);
   if (in.ok() && m.follow && !m.from_offset)
@@ -490,8 +500,10 @@ Result<LogsReply> FromJson<LogsReply>(const json& j) {
   in.Integer("end_offset", &m.end_offset);
   in.Bool("ended", &m.ended);
   auto parsed = LogStreamFromName(stream);
-  if (!parsed) in.Fail("stream", "must be stdout or stderr");
-  else m.stream = *parsed;
+  if (!parsed)
+    in.Fail("stream", "must be stdout or stderr");
+  else
+    m.stream = *parsed;
   return in.Done(std::move(m));
 }
 

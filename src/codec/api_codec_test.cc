@@ -1,12 +1,13 @@
 // The codec against the golden files of tests/golden/api/ (the daemon's own replies, pinned by
-// src/daemon/service/service_wire_test.cc): each typed request encodes to its golden text, each golden
-// text decodes and encodes back to itself, and what does not decode is an error naming the field.
+// src/daemon/service/service_wire_test.cc): each typed request encodes to its golden text, each
+// golden text decodes and encodes back to itself, and what does not decode is an error naming the
+// field.
 #include "pinpoint/api_codec.h"
+
+#include <gtest/gtest.h>
 
 #include <fstream>
 #include <sstream>
-
-#include <gtest/gtest.h>
 
 namespace pinpoint {
 namespace {
@@ -152,7 +153,8 @@ TEST(ApiCodecGoldenTest, SubmitArray) {
   EXPECT_FALSE(ExpectReplyGolden<SubmitReply>("submit.reply").array.has_value());
 
   QueueReply queue = ExpectReplyGolden<QueueReply>("queue_array.reply");
-  ASSERT_EQ(queue.jobs.size(), 6u);  // the session's held job, lease and dependent job, then the array
+  ASSERT_EQ(queue.jobs.size(),
+            6u);  // the session's held job, lease and dependent job, then the array
   EXPECT_EQ(queue.jobs[0].array, ArrayTask{});
   EXPECT_EQ(queue.jobs[4].state, JobState::kRunning);
   EXPECT_EQ(queue.jobs[5].reason, reason::kArrayLimit);
@@ -169,7 +171,8 @@ TEST(ApiCodecGoldenTest, SubmitArray) {
 TEST(ApiCodecTest, SubmitArrayRefusesWhatTheParserRefuses) {
   json j = json::parse(Golden("submit_array.request"));
   j["array"] = "5-1";
-  EXPECT_EQ(FromJson<SubmitRequest>(j).status().message(), "invalid array '5-1': range 5-1 ends before it starts");
+  EXPECT_EQ(FromJson<SubmitRequest>(j).status().message(),
+            "invalid array '5-1': range 5-1 ends before it starts");
   j["array"] = json::array({1, 2});
   EXPECT_EQ(FromJson<SubmitRequest>(j).status().code(), Code::kInvalidArgument);
   j.erase("array");
@@ -227,7 +230,8 @@ TEST(ApiCodecGoldenTest, Queue) {
   mine.user = "alice";
   mine.limit = 5;
   mine.offset = 10;
-  EXPECT_EQ(ToJson(mine).dump(), R"({"all":true,"limit":5,"offset":10,"op":"queue","user":"alice"})");
+  EXPECT_EQ(ToJson(mine).dump(),
+            R"({"all":true,"limit":5,"offset":10,"op":"queue","user":"alice"})");
 }
 
 TEST(ApiCodecGoldenTest, Show) {
@@ -280,37 +284,46 @@ TEST(ApiCodecGoldenTest, Update) {
 }
 
 TEST(ApiCodecTest, UpdateNamesSomethingToChangeWithinItsBounds) {
-  auto parsed = FromJson<UpdateRequest>(json::parse(R"({"op":"update","arrays":[12],"gpu_mem_bytes":4096,"priority":-3,"array_limit":0})"));
+  auto parsed = FromJson<UpdateRequest>(json::parse(
+      R"({"op":"update","arrays":[12],"gpu_mem_bytes":4096,"priority":-3,"array_limit":0})"));
   ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
   EXPECT_EQ(parsed->arrays, std::vector<JobId>{12});
   EXPECT_EQ(parsed->edit.gpu_mem_bytes, std::optional<uint64_t>(4096));
   EXPECT_EQ(parsed->edit.priority, std::optional<int>(-3));
   EXPECT_EQ(parsed->edit.array_limit, std::optional<int>(0));
-  auto mig = FromJson<UpdateRequest>(json::parse(R"({"op":"update","ids":[3],"mig_profile":"1g.10gb"})"));
+  auto mig =
+      FromJson<UpdateRequest>(json::parse(R"({"op":"update","ids":[3],"mig_profile":"1g.10gb"})"));
   ASSERT_TRUE(mig.ok()) << mig.status().ToString();
   EXPECT_EQ(mig->edit.mig_profile, std::optional<std::string>("1g.10gb"));
   EXPECT_EQ(ToJson(*mig)["mig_profile"], "1g.10gb");
   EXPECT_FALSE(parsed->edit.time_limit_s.has_value());
-  EXPECT_EQ(ToJson(*parsed), json::parse(R"({"op":"update","ids":[],"arrays":[12],"gpu_mem_bytes":4096,"priority":-3,"array_limit":0})"));
+  EXPECT_EQ(
+      ToJson(*parsed),
+      json::parse(
+          R"({"op":"update","ids":[],"arrays":[12],"gpu_mem_bytes":4096,"priority":-3,"array_limit":0})"));
   EXPECT_EQ(FromJson<UpdateRequest>(json::parse(R"({"op":"update","ids":[3]})")).status().message(),
-            "update names nothing to change: give time_limit_s, gpu_mem_bytes, gpu_share_pct, priority, name, array_limit, "
+            "update names nothing to change: give time_limit_s, gpu_mem_bytes, gpu_share_pct, "
+            "priority, name, array_limit, "
             "gpus, cpus, mem_bytes or mig_profile");
   for (const char* bad : {R"({"ids":[3],"gpu_mem_bytes":0})", R"({"ids":[3],"gpu_share_pct":101})",
                           R"({"ids":[3],"priority":1000001})", R"({"ids":[3],"time_limit_s":-1})",
                           R"({"ids":[3],"name":7})", R"({"ids":[3],"array_limit":10001})",
                           R"({"ids":[0],"name":"x"})", R"({"name":"x"})", R"({"ids":[3],"cpus":0})",
                           R"({"ids":[3],"gpus":1025})", R"({"ids":[3],"mem_bytes":-1})"}) {
-    EXPECT_EQ(FromJson<UpdateRequest>(json::parse(bad)).status().code(), Code::kInvalidArgument) << bad;
+    EXPECT_EQ(FromJson<UpdateRequest>(json::parse(bad)).status().code(), Code::kInvalidArgument)
+        << bad;
   }
 }
 
 TEST(ApiCodecTest, UpdateCarriesGpusCpusAndHostMemory) {
-  auto parsed = FromJson<UpdateRequest>(json::parse(R"({"op":"update","ids":[3],"gpus":0,"cpus":4,"mem_bytes":0})"));
+  auto parsed = FromJson<UpdateRequest>(
+      json::parse(R"({"op":"update","ids":[3],"gpus":0,"cpus":4,"mem_bytes":0})"));
   ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
   EXPECT_EQ(parsed->edit.gpus, std::optional<int>(0)) << "0 is a change: no GPU";
   EXPECT_EQ(parsed->edit.cpus, std::optional<int>(4));
   EXPECT_EQ(parsed->edit.mem_bytes, std::optional<uint64_t>(0)) << "0 lifts the limit";
-  EXPECT_EQ(ToJson(*parsed), json::parse(R"({"op":"update","ids":[3],"gpus":0,"cpus":4,"mem_bytes":0})"));
+  EXPECT_EQ(ToJson(*parsed),
+            json::parse(R"({"op":"update","ids":[3],"gpus":0,"cpus":4,"mem_bytes":0})"));
 }
 
 TEST(ApiCodecGoldenTest, Gpus) {
@@ -322,7 +335,8 @@ TEST(ApiCodecGoldenTest, Gpus) {
   EXPECT_FALSE(reply.watcher.has_value());
   EXPECT_EQ(reply.host.cpus_allocated, 2);
 
-  // Every optional field: an MPS daemon, a reading, a drained MIG device held after its job, the watcher.
+  // Every optional field: an MPS daemon, a reading, a drained MIG device held after its job, the
+  // watcher.
   GpusReply full = ExpectReplyGolden<GpusReply>("gpus_full.reply");
   ASSERT_EQ(full.devices.size(), 2u);
   ASSERT_TRUE(full.devices[0].mps.has_value());
@@ -332,7 +346,8 @@ TEST(ApiCodecGoldenTest, Gpus) {
   EXPECT_EQ(full.devices[0].jobs.at(0).gpu_mem_used_bytes, 1617952768u);
   EXPECT_EQ(full.devices[1].drain_reason, "3 MPS faults within an hour");
   ASSERT_EQ(full.devices[1].holds.size(), 1u);
-  EXPECT_EQ(full.devices[1].holds[0], (DeviceHoldView{17, "alice", {4242}, false, 1795319997266, 1795320057266, false, {}}));
+  EXPECT_EQ(full.devices[1].holds[0],
+            (DeviceHoldView{17, "alice", {4242}, false, 1795319997266, 1795320057266, false, {}}));
   EXPECT_TRUE(full.devices[0].holds.empty());
   EXPECT_FALSE(full.devices[1].reading.has_value());
   ASSERT_TRUE(full.watcher.has_value());

@@ -10,9 +10,9 @@
 
 namespace pinpoint {
 
-using nlohmann::json;
 using codec::IdsFromJson;
 using codec::Op;
+using nlohmann::json;
 
 // ---- cancel, hold, release: a list of ids in, one result per id out ----
 
@@ -29,7 +29,6 @@ Result<CancelResult> CancelResultFromJson(const json& j) {
   in.Integer("array_tasks", &r.array_tasks);
   return in.Done(std::move(r));
 }
-
 
 json IdsRequest(const char* op, const std::vector<JobId>& ids) {
   json j = Op(op);

@@ -1,8 +1,7 @@
 #include "codec/fields.h"
 
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 namespace pinpoint::codec {
 

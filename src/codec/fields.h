@@ -2,9 +2,8 @@
 #pragma once
 
 #include <cstddef>
-#include <vector>
-
 #include <nlohmann/json_fwd.hpp>
+#include <vector>
 
 #include "pinpoint/job.h"
 #include "pinpoint/status.h"

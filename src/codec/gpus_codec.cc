@@ -221,15 +221,15 @@ json ToJson(const GpusReply& m) {
                {"poll_time_ms", m.watcher->poll_time_ms},
                {"last_poll_us", m.watcher->last_poll_us}};
   json reply{{"backend", m.backend},
-              {"watcher", std::move(watcher)},
-              {"driver", m.driver},
-              {"simulated", m.simulated},
-              {"devices", std::move(devices)},
-              {"host",
-               {{"cpus", m.host.cpus},
-                {"cpus_allocated", m.host.cpus_allocated},
-                {"mem_bytes", m.host.mem_bytes},
-                {"mem_allocated_bytes", m.host.mem_allocated_bytes}}}};
+             {"watcher", std::move(watcher)},
+             {"driver", m.driver},
+             {"simulated", m.simulated},
+             {"devices", std::move(devices)},
+             {"host",
+              {{"cpus", m.host.cpus},
+               {"cpus_allocated", m.host.cpus_allocated},
+               {"mem_bytes", m.host.mem_bytes},
+               {"mem_allocated_bytes", m.host.mem_allocated_bytes}}}};
   if (!changes.empty()) reply["mig_changes"] = std::move(changes);
   return reply;
 }

@@ -5,8 +5,8 @@
 
 namespace pinpoint {
 
-using nlohmann::json;
 using codec::Op;
+using nlohmann::json;
 
 namespace {
 

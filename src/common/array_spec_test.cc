@@ -27,13 +27,13 @@ TEST(ArraySpecTest, ParsesSlurmSyntax) {
       {"0", {0}, 0, "0"},
       {"1-10%2", Range(1, 10), 2, "1-10%2"},
       {"5-5", {5}, 0, "5"},
-      {"5,1,3", {1, 3, 5}, 0, "1-5:2"},               // sorted, as Slurm's bitmap
-      {"1-3,2-4", {1, 2, 3, 4}, 0, "1-4"},            // duplicates merged
-      {"0-10:20", {0}, 0, "0"},                       // a step past the end leaves the start
+      {"5,1,3", {1, 3, 5}, 0, "1-5:2"},     // sorted, as Slurm's bitmap
+      {"1-3,2-4", {1, 2, 3, 4}, 0, "1-4"},  // duplicates merged
+      {"0-10:20", {0}, 0, "0"},             // a step past the end leaves the start
       {"1,3", {1, 3}, 0, "1,3"},
       {"007", {7}, 0, "7"},
       {"999999", {999999}, 0, "999999"},
-      {"0-9999", Range(0, 9999), 0, "0-9999"},        // the most tasks
+      {"0-9999", Range(0, 9999), 0, "0-9999"},         // the most tasks
       {"1-4%10000", Range(1, 4), 10000, "1-4%10000"},  // K above the task count is allowed
       {"0-999999:100", Range(0, 999900, 100), 0, "0-999900:100"},
   };
@@ -74,9 +74,9 @@ TEST(ArraySpecTest, RefusesWithOneLineSayingWhy) {
       {"1000000", "index 1000000 is above 999999"},
       {"99999999999999999999999999", "index 99999999999999999999... is above 999999"},
       {"0-99999999999999999999", "is above 999999"},
-      {"0-10000", "more than 10000 tasks"},           // 10001 tasks
+      {"0-10000", "more than 10000 tasks"},  // 10001 tasks
       {"0-9999,10000", "more than 10000 tasks"},
-      {"0-9999,0-9999", "more than 10000 tasks"},     // duplicates count against the bound
+      {"0-9999,0-9999", "more than 10000 tasks"},  // duplicates count against the bound
       {"0-999999", "more than 10000 tasks"},
       {"0-15:0", "a step must be at least 1"},
       {"0-15:", "step '' is not a whole number"},
@@ -87,7 +87,7 @@ TEST(ArraySpecTest, RefusesWithOneLineSayingWhy) {
       {" 1", "is not an index"},
       {"1 ", "is not an index"},
       {"+1", "is not an index"},
-      {"1\n2", "'1\\n2' is not an index"},            // escaped: one line
+      {"1\n2", "'1\\n2' is not an index"},  // escaped: one line
   };
   for (const auto& c : cases) {
     auto spec = ParseArraySpec(c.text);

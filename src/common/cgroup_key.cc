@@ -27,8 +27,10 @@ std::vector<Line> Lines(const std::string& text) {
     if (b == std::string_view::npos) continue;
     std::string_view id = line.substr(0, a), controllers = line.substr(a + 1, b - a - 1);
     std::string path(line.substr(b + 1));
-    if (id == "0" && controllers.empty()) out.push_back({"0:", path});
-    else out.push_back({std::string(controllers), path});
+    if (id == "0" && controllers.empty())
+      out.push_back({"0:", path});
+    else
+      out.push_back({std::string(controllers), path});
   }
   return out;
 }

@@ -11,7 +11,8 @@ constexpr char kHybrid[] =
 
 TEST(CgroupKeyTest, TheV2PathFirstThenV1Hierarchies) {
   EXPECT_EQ(ContainerCgroupKey(kHybrid).value(), "0::/libpod_parent/libpod-f5");
-  EXPECT_EQ(ContainerCgroupKey("8:pids:/libpod_parent/c\n4:memory:/x\n0::/\n").value(), "pids:/libpod_parent/c");
+  EXPECT_EQ(ContainerCgroupKey("8:pids:/libpod_parent/c\n4:memory:/x\n0::/\n").value(),
+            "pids:/libpod_parent/c");
 }
 
 TEST(CgroupKeyTest, TheRootCgroupIsRefused) {

@@ -31,8 +31,8 @@ struct CommandSpec {
   int timeout_ms = 10'000;          // then it and its process group are killed (SIGKILL)
   // At most this many bytes of each stream are kept; the rest is read and dropped (truncated).
   size_t max_output_bytes = 1 << 20;
-  bool merge_stderr = false;        // stderr goes where stdout goes (CommandResult::out)
-  std::optional<RunAs> run_as{};    // none: as this process's user
+  bool merge_stderr = false;      // stderr goes where stdout goes (CommandResult::out)
+  std::optional<RunAs> run_as{};  // none: as this process's user
   // Checked at least every 200 ms: when it turns true the command is killed (kInterrupted).
   const std::atomic<bool>* stop = nullptr;
 };
@@ -48,7 +48,7 @@ struct CommandResult {
   int exit_code = -1;  // -1 unless kExited
   int term_signal = 0;
   std::string out;
-  std::string err;     // empty with merge_stderr
+  std::string err;  // empty with merge_stderr
   bool out_truncated = false;
   bool err_truncated = false;
 

@@ -1,10 +1,9 @@
 #include "common/command_runner.h"
 
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <signal.h>
 #include <unistd.h>
-
-#include <gtest/gtest.h>
 
 #include "common/fake_command_runner.h"
 #include "common/process.h"
@@ -60,7 +59,9 @@ TEST(SubprocessRunnerTest, AMissingProgramExitsWith127AndSaysSo) {
   auto r = SubprocessRunner().Run(spec);
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(r->exit_code, 127);
-  EXPECT_NE(r->err.find("cannot run /nonexistent/prog: No such file or directory"), std::string::npos) << r->err;
+  EXPECT_NE(r->err.find("cannot run /nonexistent/prog: No such file or directory"),
+            std::string::npos)
+      << r->err;
 }
 
 TEST(SubprocessRunnerTest, MergedStderrGoesToOut) {
@@ -133,7 +134,8 @@ TEST(SubprocessRunnerTest, OnlyTheStandardDescriptorsAreInherited) {
   int leaked = ::fcntl(1, F_DUPFD, 100);  // not close-on-exec
   ASSERT_GE(leaked, 100);
   std::string fd = "/proc/self/fd/" + std::to_string(leaked);
-  auto r = SubprocessRunner().Run(Sh("if [ -e " + fd + " ]; then echo inherited; else echo closed; fi"));
+  auto r =
+      SubprocessRunner().Run(Sh("if [ -e " + fd + " ]; then echo inherited; else echo closed; fi"));
   ::close(leaked);
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(r->out, "closed\n");

@@ -1,12 +1,11 @@
 // CPU lists as the kernel writes them, and the host's CPUs read from a /sys of the test's own.
 #include "common/cpu_list.h"
 
+#include <gtest/gtest.h>
 #include <sched.h>
 
 #include <filesystem>
 #include <fstream>
-
-#include <gtest/gtest.h>
 
 #include "common/test_dir.h"
 
@@ -37,7 +36,8 @@ TEST(CpuListTest, TheTopologyIsTheOnlineCpusThisProcessMayUseWithTheirNodes) {
   cpu_set_t mine;
   CPU_ZERO(&mine);
   ASSERT_EQ(::sched_getaffinity(0, sizeof(mine), &mine), 0);
-  ASSERT_EQ(t.cpus.size(), static_cast<size_t>(CPU_COUNT(&mine))) << "only those this process may use";
+  ASSERT_EQ(t.cpus.size(), static_cast<size_t>(CPU_COUNT(&mine)))
+      << "only those this process may use";
   for (int cpu : t.cpus) EXPECT_TRUE(CPU_ISSET(cpu, &mine)) << cpu;
   for (int cpu : t.cpus) EXPECT_EQ(t.node_of.at(cpu), cpu == 0 ? 0 : 1) << cpu;
   CpuTopology none = ReadCpuTopology(sys.path() + "/absent");

@@ -10,9 +10,10 @@ const std::vector<std::string>& DefaultEnvDeny() {
   // Names that hold credentials in the tools ML users run (Hugging Face, W&B, cloud SDKs, git
   // forges, databases), and the agent sockets that stand for them.
   static const std::vector<std::string> kPatterns = {
-      "*TOKEN", "*SECRET*", "*PASSWORD*", "*PASSWD*", "*CREDENTIAL*", "*_KEY", "*_KEY_ID",
-      "*APIKEY*", "*API_KEY*", "*PRIVATE_KEY*", "*_PAT", "SSH_AUTH_SOCK",
-      "GPG_AGENT_INFO", "KRB5CCNAME", "*_AUTH", "*COOKIE*",
+      "*TOKEN",         "*SECRET*",      "*PASSWORD*", "*PASSWD*",
+      "*CREDENTIAL*",   "*_KEY",         "*_KEY_ID",   "*APIKEY*",
+      "*API_KEY*",      "*PRIVATE_KEY*", "*_PAT",      "SSH_AUTH_SOCK",
+      "GPG_AGENT_INFO", "KRB5CCNAME",    "*_AUTH",     "*COOKIE*",
   };
   return kPatterns;
 }
@@ -70,8 +71,10 @@ Result<ExportSpec> ParseExport(const std::string& text) {
       return InvalidArgument(
           "--export: '" + item +
           "' is not a variable name (ALL, NONE, NAME or NAME=value, comma-separated)");
-    if (eq == std::string::npos) spec.names.push_back(name);
-    else spec.set[name] = item.substr(eq + 1);
+    if (eq == std::string::npos)
+      spec.names.push_back(name);
+    else
+      spec.set[name] = item.substr(eq + 1);
   }
   return spec;
 }

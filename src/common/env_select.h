@@ -29,9 +29,9 @@ Status ValidateEnvPattern(const std::string& pattern);
 // --export, as Slurm spells it: "ALL" (the default), "NONE", or a comma-separated list of
 // names and NAME=value items, optionally led by ALL or NONE ("ALL,OMP_NUM_THREADS=4").
 struct ExportSpec {
-  bool all = true;                          // start from the whole environment
-  std::vector<std::string> names;           // taken from the environment (unset ones skipped)
-  std::map<std::string, std::string> set;   // NAME=value items
+  bool all = true;                         // start from the whole environment
+  std::vector<std::string> names;          // taken from the environment (unset ones skipped)
+  std::map<std::string, std::string> set;  // NAME=value items
 };
 
 // Errors: kInvalidArgument naming the bad item ("--export: ..." ).

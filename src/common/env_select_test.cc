@@ -7,9 +7,9 @@ namespace {
 
 using Env = std::map<std::string, std::string>;
 
-const Env kEnv = {{"PATH", "/usr/bin"},     {"HOME", "/home/a"},       {"HF_TOKEN", "hf_x"},
-                  {"WANDB_API_KEY", "k"},   {"AWS_ACCESS_KEY_ID", "A"}, {"DB_PASSWORD", "p"},
-                  {"github_token", "g"},    {"OMP_NUM_THREADS", "8"},  {"SSH_AUTH_SOCK", "/tmp/s"}};
+const Env kEnv = {{"PATH", "/usr/bin"},   {"HOME", "/home/a"},        {"HF_TOKEN", "hf_x"},
+                  {"WANDB_API_KEY", "k"}, {"AWS_ACCESS_KEY_ID", "A"}, {"DB_PASSWORD", "p"},
+                  {"github_token", "g"},  {"OMP_NUM_THREADS", "8"},   {"SSH_AUTH_SOCK", "/tmp/s"}};
 
 Env Select(const std::string& text, std::vector<std::string>* dropped = nullptr) {
   auto spec = ParseExport(text);
@@ -34,7 +34,8 @@ TEST(EnvSelectTest, CloudSettingsPassTheirSecretsDoNot) {
                            // ML settings that merely contain the word (Hugging Face, tiktoken)
                            "TOKENIZERS_PARALLELISM", "TIKTOKEN_CACHE_DIR"})
     EXPECT_FALSE(DeniedBy(name, DefaultEnvDeny())) << name;
-  for (const char* name : {"AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_ACCESS_KEY_ID", "AZURE_CLIENT_SECRET"})
+  for (const char* name :
+       {"AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_ACCESS_KEY_ID", "AZURE_CLIENT_SECRET"})
     EXPECT_TRUE(DeniedBy(name, DefaultEnvDeny())) << name;
 }
 
@@ -54,7 +55,8 @@ TEST(EnvSelectTest, NamingASecretIsAnErrorNotASilentDrop) {
     ASSERT_TRUE(spec.ok()) << text;
     auto env = SelectEnv(kEnv, *spec, DefaultEnvDeny(), nullptr);
     ASSERT_FALSE(env.ok()) << text;
-    EXPECT_NE(env.status().message().find("look like secrets"), std::string::npos) << env.status().message();
+    EXPECT_NE(env.status().message().find("look like secrets"), std::string::npos)
+        << env.status().message();
   }
 }
 

@@ -63,13 +63,20 @@ std::string EscapeForTerminal(std::string_view text) {
       i += 1;
       continue;
     }
-    if (cp == '\n') out += "\\n";
-    else if (cp == '\r') out += "\\r";
-    else if (cp == '\t') out += "\\t";
-    else if (cp == '\\') out += "\\\\";
-    else if (IsControlAscii(cp)) out += Hex("\\x%02x", cp);
-    else if (IsUnsafeNonAscii(cp)) out += Hex("\\u%04x", cp);
-    else out.append(text.substr(i, len));
+    if (cp == '\n')
+      out += "\\n";
+    else if (cp == '\r')
+      out += "\\r";
+    else if (cp == '\t')
+      out += "\\t";
+    else if (cp == '\\')
+      out += "\\\\";
+    else if (IsControlAscii(cp))
+      out += Hex("\\x%02x", cp);
+    else if (IsUnsafeNonAscii(cp))
+      out += Hex("\\u%04x", cp);
+    else
+      out.append(text.substr(i, len));
     i += len;
   }
   return out;

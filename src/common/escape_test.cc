@@ -10,7 +10,8 @@ namespace pinpoint {
 namespace {
 
 TEST(EscapeForTerminalTest, PrintableTextIsUnchanged) {
-  EXPECT_EQ(EscapeForTerminal("train résnet-50 (ünïcödé) 日本 ✓"), "train résnet-50 (ünïcödé) 日本 ✓");
+  EXPECT_EQ(EscapeForTerminal("train résnet-50 (ünïcödé) 日本 ✓"),
+            "train résnet-50 (ünïcödé) 日本 ✓");
   EXPECT_EQ(EscapeForTerminal(""), "");
 }
 
@@ -24,19 +25,27 @@ TEST(EscapeForTerminalTest, ControlsBecomeVisibleEscapes) {
 }
 
 TEST(EscapeForTerminalTest, C1ControlsLineSeparatorsAndBidiOverridesAreEscaped) {
-  EXPECT_EQ(EscapeForTerminal("\xc2\x9b" "2J"), "\\u009b2J");
+  EXPECT_EQ(EscapeForTerminal("\xc2\x9b"
+                              "2J"),
+            "\\u009b2J");
   EXPECT_EQ(EscapeForTerminal("\xc2\x85"), "\\u0085");
-  EXPECT_EQ(EscapeForTerminal("a\xe2\x80\xa8" "b"), "a\\u2028b");
-  EXPECT_EQ(EscapeForTerminal("\xe2\x80\xae" "exe.txt"), "\\u202eexe.txt");
+  EXPECT_EQ(EscapeForTerminal("a\xe2\x80\xa8"
+                              "b"),
+            "a\\u2028b");
+  EXPECT_EQ(EscapeForTerminal("\xe2\x80\xae"
+                              "exe.txt"),
+            "\\u202eexe.txt");
   EXPECT_EQ(EscapeForTerminal("\xe2\x81\xa6"), "\\u2066");
   EXPECT_EQ(EscapeForTerminal("\xc2\xa0"), "\xc2\xa0");  // U+00A0 is printable
 }
 
 TEST(EscapeForTerminalTest, InvalidUtf8BecomesHexBytes) {
-  EXPECT_EQ(EscapeForTerminal("a\xff" "b"), "a\\xffb");
-  EXPECT_EQ(EscapeForTerminal("\xc0\x8a"), "\\xc0\\x8a");          // overlong newline
-  EXPECT_EQ(EscapeForTerminal("\xe2\x80"), "\\xe2\\x80");          // cut short
-  EXPECT_EQ(EscapeForTerminal("\xed\xa0\x80"), "\\xed\\xa0\\x80");  // a surrogate
+  EXPECT_EQ(EscapeForTerminal("a\xff"
+                              "b"),
+            "a\\xffb");
+  EXPECT_EQ(EscapeForTerminal("\xc0\x8a"), "\\xc0\\x8a");                    // overlong newline
+  EXPECT_EQ(EscapeForTerminal("\xe2\x80"), "\\xe2\\x80");                    // cut short
+  EXPECT_EQ(EscapeForTerminal("\xed\xa0\x80"), "\\xed\\xa0\\x80");           // a surrogate
   EXPECT_EQ(EscapeForTerminal("\xf4\x90\x80\x80"), "\\xf4\\x90\\x80\\x80");  // past U+10FFFF
 }
 

@@ -5,8 +5,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <cerrno>
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
 
 namespace pinpoint {
@@ -15,7 +15,13 @@ std::string ErrnoText(int err) { return std::strerror(err); }
 
 bool IsTransientErrno(int err) {
   switch (err) {
-    case EMFILE: case ENFILE: case ENOMEM: case ENOBUFS: case EAGAIN: case EINTR: case EIO:
+    case EMFILE:
+    case ENFILE:
+    case ENOMEM:
+    case ENOBUFS:
+    case EAGAIN:
+    case EINTR:
+    case EIO:
       return true;
     default:
       return false;
@@ -224,8 +230,10 @@ Result<FileRange> ReadFileRangeAt(int dir_fd, const std::string& name, std::opti
   if (::fstat(file->get(), &st) != 0) return IoError("stat " + name + ": " + ErrnoText(errno));
   FileRange range;
   range.size = static_cast<uint64_t>(st.st_size);
-  if (!from) range.begin = range.size > max_bytes ? range.size - max_bytes : 0;
-  else range.begin = *from > range.size ? 0 : *from;
+  if (!from)
+    range.begin = range.size > max_bytes ? range.size - max_bytes : 0;
+  else
+    range.begin = *from > range.size ? 0 : *from;
   if (::lseek(file->get(), static_cast<off_t>(range.begin), SEEK_SET) < 0)
     return IoError("seek " + name + ": " + ErrnoText(errno));
   // Bytes written after the fstat are left for the next read: `size` stays what was measured.

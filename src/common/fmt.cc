@@ -6,9 +6,8 @@
 // The shared library would make every program need libfmt at run time, and the programs run
 // unchanged on machines without it (CMakeLists.txt, PINPOINT_STATIC_RUNTIME). So fmt's own
 // implementation header is compiled here, once, and linked statically like the rest of pp_common.
-#include <fmt/format.h>
-
 #include <fmt/format-inl.h>
+#include <fmt/format.h>
 
 FMT_BEGIN_NAMESPACE
 namespace detail {

@@ -85,9 +85,7 @@ const char* JobStateName(JobState state) { return NameIn(kStates, state); }
 const char* ReasonName(Reason reason) { return NameIn(kReasons, reason); }
 std::optional<Reason> ReasonFromName(std::string_view name) { return ValueIn(kReasons, name); }
 
-std::optional<JobState> JobStateFromName(const std::string& name) {
-  return ValueIn(kStates, name);
-}
+std::optional<JobState> JobStateFromName(const std::string& name) { return ValueIn(kStates, name); }
 
 const char* SharingModeName(SharingMode mode) { return NameIn(kSharingModes, mode); }
 
@@ -200,11 +198,16 @@ std::string OutputPathFor(const std::string& pattern, JobId id, const std::strin
       path += std::to_string(id);  // %J: Slurm's job.step
     else if (next == 'N')
       path += node;
-    else if (next == 'u') path += user;
-    else if (next == 'x') path += name;
-    else if (next == 'A') path += std::to_string(array.array_id != 0 ? array.array_id : id);
-    else if (next == 'a') path += std::to_string(array.index);
-    else path += next;
+    else if (next == 'u')
+      path += user;
+    else if (next == 'x')
+      path += name;
+    else if (next == 'A')
+      path += std::to_string(array.array_id != 0 ? array.array_id : id);
+    else if (next == 'a')
+      path += std::to_string(array.index);
+    else
+      path += next;
   }
   if (!path.empty() && path[0] != '/') path = cwd + (cwd.ends_with('/') ? "" : "/") + path;
   return path;
@@ -298,8 +301,8 @@ Status ValidateRequest(const JobRequest& r) {
                            std::to_string(kMaxEnvEntries) + ")");
   for (const auto& [k, v] : r.env) {
     if (!IsEnvName(k))
-      return InvalidArgument("env: variable name '" + EscapeForTerminal(k) +
-                             "' is invalid (1 to " + std::to_string(kMaxEnvNameBytes) +
+      return InvalidArgument("env: variable name '" + EscapeForTerminal(k) + "' is invalid (1 to " +
+                             std::to_string(kMaxEnvNameBytes) +
                              " printable ASCII characters, no '=' or space)");
     PP_RETURN_IF_ERROR(CheckNoNul("env[" + k + "]", v, kMaxArgBytes));
   }
@@ -308,17 +311,17 @@ Status ValidateRequest(const JobRequest& r) {
 
 json ToJson(const JobRequest& r) {
   json j{{"name", r.name},
-              {"argv", r.argv},
-              {"cwd", r.cwd},
-              {"env", r.env},
-              {"gpus", r.gpus},
-              {"gpu_mem_bytes", r.gpu_mem_bytes},
-              {"gpu_share_pct", r.gpu_share_pct},
-              {"cpus", r.cpus},
-              {"mem_bytes", r.mem_bytes},
-              {"priority", r.priority},
-              {"as_user", r.as_user},
-              {"devices", r.devices}};
+         {"argv", r.argv},
+         {"cwd", r.cwd},
+         {"env", r.env},
+         {"gpus", r.gpus},
+         {"gpu_mem_bytes", r.gpu_mem_bytes},
+         {"gpu_share_pct", r.gpu_share_pct},
+         {"cpus", r.cpus},
+         {"mem_bytes", r.mem_bytes},
+         {"priority", r.priority},
+         {"as_user", r.as_user},
+         {"devices", r.devices}};
   // Written only when set: requests without them read as they always have.
   if (!r.output_path.empty()) j["output_path"] = r.output_path;
   if (!r.error_path.empty()) j["error_path"] = r.error_path;
@@ -404,7 +407,7 @@ json ToJson(const JobUsage& u) {
 }
 
 json ToJson(const ArrayTask& a) {
-  json j{{"id", a.array_id},   {"index", a.index},         {"count", a.count},
+  json j{{"id", a.array_id},         {"index", a.index},         {"count", a.count},
          {"min_index", a.min_index}, {"max_index", a.max_index}, {"limit", a.limit}};
   // An array's rest: the tasks it stands for (its `indices` stay inside the daemon).
   if (!a.pending.empty()) j["pending"] = a.pending;

@@ -86,16 +86,16 @@ struct JobRecord {
   std::string user;
   JobState state = JobState::kPending;
   Reason reason = Reason::kNone;  // final reason, or the pending reason
-  std::string detail;      // one line of detail for people (e.g. "exec failed: No such file")
-  int64_t submit_ms = 0;   // Unix epoch milliseconds
-  int64_t start_ms = 0;    // 0 = not started
-  int64_t end_ms = 0;      // 0 = not ended
-  std::optional<int> exit_code;    // set when the program exited
+  std::string detail;            // one line of detail for people (e.g. "exec failed: No such file")
+  int64_t submit_ms = 0;         // Unix epoch milliseconds
+  int64_t start_ms = 0;          // 0 = not started
+  int64_t end_ms = 0;            // 0 = not ended
+  std::optional<int> exit_code;  // set when the program exited
   std::optional<int> term_signal;  // set when it was killed by a signal
   std::vector<Allocation> allocations;
-  int64_t pid = 0;                 // the job's supervisor (shim) pid; the job itself is in its own
-                                   // process group, recorded in the job directory's job.pid
-  uint64_t pid_start_ticks = 0;    // /proc start time of pid, to tell a reused pid apart
+  int64_t pid = 0;               // the job's supervisor (shim) pid; the job itself is in its own
+                                 // process group, recorded in the job directory's job.pid
+  uint64_t pid_start_ticks = 0;  // /proc start time of pid, to tell a reused pid apart
   bool cancel_requested = false;
   std::string cancelled_by;
   // Ended by an MPS fault on its device once already: its next run is alone on a device, so a

@@ -1,8 +1,8 @@
 #include "pinpoint/job.h"
 
 #include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 
+#include <nlohmann/json.hpp>
 #include <set>
 #include <string>
 
@@ -23,7 +23,8 @@ TEST(JobRequestTest, DevicesNameOneDistinctIndexPerGpu) {
   r.devices = {3, 1};
   EXPECT_TRUE(ValidateRequest(r).ok());
   r.devices = {1};
-  EXPECT_EQ(ValidateRequest(r).message(), "devices must name one device per GPU (2 GPUs, 1 devices)");
+  EXPECT_EQ(ValidateRequest(r).message(),
+            "devices must name one device per GPU (2 GPUs, 1 devices)");
   r.devices = {1, 1};
   EXPECT_EQ(ValidateRequest(r).message(), "devices must be distinct");
   r.devices = {-1, 0};
@@ -41,9 +42,10 @@ TEST(OutputPathTest, ArrayPlaceholdersNameTheArrayAndTheTask) {
   r.output_path = "%A_%a.%j.%J.%N.%u.%x.%%";
   EXPECT_TRUE(ValidateRequest(r).ok());
   r.error_path = "%b";
-  EXPECT_EQ(ValidateRequest(r).message(),
-            "-e (error_path): '%b' is not a placeholder (%j or %J job id, %u user, %x job name, %A array "
-            "id, %a array task index, %N node name, %% a percent sign)");
+  EXPECT_EQ(
+      ValidateRequest(r).message(),
+      "-e (error_path): '%b' is not a placeholder (%j or %J job id, %u user, %x job name, %A array "
+      "id, %a array task index, %N node name, %% a percent sign)");
 }
 
 // A reason without a word would reach people and the API as "unknown".
@@ -84,8 +86,7 @@ TEST(JobRequestTest, DevicesSurviveJson) {
 }
 
 TEST(AllocationTest, ModeIsNamedOnTheWire) {
-  for (SharingMode mode :
-       {SharingMode::kExclusive, SharingMode::kTimeslice, SharingMode::kMps}) {
+  for (SharingMode mode : {SharingMode::kExclusive, SharingMode::kTimeslice, SharingMode::kMps}) {
     Allocation a{2, "GPU-x", 1024, 25, mode};
     nlohmann::json j = ToJson(a);
     EXPECT_EQ(j["mode"], SharingModeName(mode));

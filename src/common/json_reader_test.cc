@@ -64,8 +64,12 @@ TEST(JsonReaderTest, FirstErrorSticks) {
 }
 
 TEST(JsonReaderTest, RangesListsAndMaps) {
-  json j{{"limit", 70000}, {"ids", {1, -2, 3}}, {"big", {uint64_t{1} << 63}},
-         {"env", {{"A", "1"}, {"B", 2}}}, {"empty", ""}, {"u64", ~uint64_t{0}}};
+  json j{{"limit", 70000},
+         {"ids", {1, -2, 3}},
+         {"big", {uint64_t{1} << 63}},
+         {"env", {{"A", "1"}, {"B", 2}}},
+         {"empty", ""},
+         {"u64", ~uint64_t{0}}};
   {
     auto in = JsonReader::Message(j, "");
     int limit = 0;
@@ -100,7 +104,8 @@ TEST(JsonReaderTest, RangesListsAndMaps) {
 }
 
 Result<int> Even(const json& j) {
-  if (!j.is_number_integer() || j.get<int64_t>() % 2 != 0) return InvalidArgument("item must be even");
+  if (!j.is_number_integer() || j.get<int64_t>() % 2 != 0)
+    return InvalidArgument("item must be even");
   return static_cast<int>(j.get<int64_t>());
 }
 

@@ -1,19 +1,24 @@
 #include "common/log.h"
 
-#include <string>
-
 #include <spdlog/spdlog.h>
+
+#include <string>
 
 namespace pinpoint::log {
 namespace {
 
 spdlog::level::level_enum SpdlogLevel(Level level) {
   switch (level) {
-    case Level::kDebug: return spdlog::level::debug;
-    case Level::kInfo: return spdlog::level::info;
-    case Level::kWarn: return spdlog::level::warn;
-    case Level::kError: return spdlog::level::err;
-    case Level::kCritical: return spdlog::level::critical;
+    case Level::kDebug:
+      return spdlog::level::debug;
+    case Level::kInfo:
+      return spdlog::level::info;
+    case Level::kWarn:
+      return spdlog::level::warn;
+    case Level::kError:
+      return spdlog::level::err;
+    case Level::kCritical:
+      return spdlog::level::critical;
   }
   return spdlog::level::critical;
 }

@@ -4,10 +4,10 @@
 // line format with spdlog itself.
 #pragma once
 
+#include <fmt/format.h>
+
 #include <string_view>
 #include <utility>
-
-#include <fmt/format.h>
 
 namespace pinpoint::log {
 

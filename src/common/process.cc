@@ -11,10 +11,10 @@
 #include <algorithm>
 #include <cerrno>
 #include <charconv>
-#include <string_view>
 #include <chrono>
 #include <fstream>
 #include <sstream>
+#include <string_view>
 #include <thread>
 
 namespace pinpoint {
@@ -94,7 +94,7 @@ bool WaitForExit(int64_t pid, int timeout_ms) {
   int pidfd = static_cast<int>(::syscall(SYS_pidfd_open, static_cast<pid_t>(pid), 0));
   if (pidfd < 0) {
     if (errno == ESRCH) return true;  // already gone
-    while (ProcessAlive(pid)) {  // kernels before 5.3
+    while (ProcessAlive(pid)) {       // kernels before 5.3
       if (std::chrono::steady_clock::now() >= deadline) return false;
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
@@ -103,7 +103,8 @@ bool WaitForExit(int64_t pid, int timeout_ms) {
   bool exited = false;
   for (;;) {
     int left = static_cast<int>(std::chrono::duration_cast<std::chrono::milliseconds>(
-                                    deadline - std::chrono::steady_clock::now()).count());
+                                    deadline - std::chrono::steady_clock::now())
+                                    .count());
     pollfd p{pidfd, POLLIN, 0};
     int n = ::poll(&p, 1, left > 0 ? left : 0);
     if (n > 0) exited = true;
@@ -191,7 +192,8 @@ void CloseOnExecRange(unsigned first, unsigned last) {
   // Older kernels: one by one, up to the descriptor limit.
   rlimit files{};
   unsigned limit = ::getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur < (1u << 20)
-                       ? static_cast<unsigned>(files.rlim_cur) : (1u << 20);
+                       ? static_cast<unsigned>(files.rlim_cur)
+                       : (1u << 20);
   for (unsigned fd = first; fd <= last && fd < limit; ++fd)
     ::fcntl(static_cast<int>(fd), F_SETFD, FD_CLOEXEC);
 }

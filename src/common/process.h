@@ -13,7 +13,7 @@ namespace pinpoint {
 
 // Fields of /proc/<pid>/stat that pinpoint uses.
 struct ProcStat {
-  char state = '?';         // 'R', 'S', 'Z', ...
+  char state = '?';  // 'R', 'S', 'Z', ...
   int64_t ppid = 0;
   int64_t pgrp = 0;
   int64_t session = 0;

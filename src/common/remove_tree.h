@@ -11,7 +11,7 @@ namespace pinpoint {
 
 // What one removal may cost.
 struct RemoveTreeBudget {
-  int max_depth = 64;           // directories below the top one
+  int max_depth = 64;            // directories below the top one
   int64_t entries_left = 10000;  // names removed (files, links, directories); spent as it goes
 };
 

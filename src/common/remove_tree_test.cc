@@ -2,12 +2,11 @@
 // itself a link, trees deeper or larger than the budget.
 #include "common/remove_tree.h"
 
+#include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <fstream>
-
-#include <gtest/gtest.h>
 
 #include "common/file_util.h"
 #include "common/test_dir.h"

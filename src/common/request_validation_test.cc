@@ -2,9 +2,9 @@
 // mean something else in the fields pinpoint stores, shows or hands to the kernel.
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-#include <nlohmann/json.hpp>
 
 #include "pinpoint/job.h"
 
@@ -42,11 +42,17 @@ TEST(RequestValidationTest, NameRejectsEveryControlByteAndTerminalSequence) {
   std::vector<std::string> bad;
   for (int c = 0; c < 0x20; ++c) bad.push_back(std::string("job") + static_cast<char>(c) + "x");
   bad.push_back("job\x7f");
-  bad.push_back("job\x1b]0;owned\x07");        // OSC: sets the terminal title
-  bad.push_back("job\x1b[2J");                 // CSI: clears the screen
-  bad.push_back("job\xc2\x9b" "2J");           // C1 CSI, as UTF-8
-  bad.push_back("job\xe2\x80\xae" "gpj.exe");  // right-to-left override
-  bad.push_back("job\xe2\x80\xa8" "7 root");   // line separator
+  bad.push_back("job\x1b]0;owned\x07");  // OSC: sets the terminal title
+  bad.push_back("job\x1b[2J");           // CSI: clears the screen
+  bad.push_back(
+      "job\xc2\x9b"
+      "2J");  // C1 CSI, as UTF-8
+  bad.push_back(
+      "job\xe2\x80\xae"
+      "gpj.exe");  // right-to-left override
+  bad.push_back(
+      "job\xe2\x80\xa8"
+      "7 root");  // line separator
   for (const auto& name : bad) {
     JobRequest r = Good();
     r.name = name;
@@ -122,7 +128,8 @@ TEST(RequestValidationTest, TimeLimitAndDependenciesAreBounded) {
   EXPECT_TRUE(ValidateFromWire(r).ok()) << "64 ids in all, repeats included, are fine";
   r.afterok.push_back(8);
   Status many = ValidateFromWire(r);
-  EXPECT_EQ(many.message().rfind("too many dependencies: 65 job ids, at most 64", 0), 0u) << many.message();
+  EXPECT_EQ(many.message().rfind("too many dependencies: 65 job ids, at most 64", 0), 0u)
+      << many.message();
   r = Good();
   r.afterok = {3, 0};
   ExpectRejected(r, "afterok: 0 is not a job id");
@@ -167,13 +174,15 @@ TEST(RequestValidationTest, ASignalIsBoundedAndItsTimeAndScopeNeedIt) {
   auto back = RequestFromJson(json::parse(ToJson(r).dump()));
   ASSERT_TRUE(back.ok()) << back.status().ToString();
   EXPECT_EQ(*back, r);
-  EXPECT_EQ(RequestFromJson(json::parse(R"({"signal_leader_only": 1})")).status().code(), Code::kInvalidArgument);
+  EXPECT_EQ(RequestFromJson(json::parse(R"({"signal_leader_only": 1})")).status().code(),
+            Code::kInvalidArgument);
 }
 
 TEST(RequestValidationTest, TimeLimitAndDependenciesOnTheWire) {
   JobRequest r = Good();
   json plain = ToJson(r);
-  EXPECT_FALSE(plain.contains("time_limit_s") || plain.contains("after") || plain.contains("afterok"))
+  EXPECT_FALSE(plain.contains("time_limit_s") || plain.contains("after") ||
+               plain.contains("afterok"))
       << "left out when not set: requests read as they always have";
   r.time_limit_s = 90;
   r.after = {5};
@@ -201,7 +210,8 @@ TEST(RequestValidationTest, AMigProfileIsAPlainNameOnOneGpu) {
   EXPECT_TRUE(ValidateFromWire(r).ok());
   r.gpu_share_pct = 20;  // a share of the instance, its memory filled in by the daemon
   EXPECT_TRUE(ValidateFromWire(r).ok());
-  for (const std::string& bad : {std::string("1g\x1b[2J"), std::string("1g 10gb"), std::string(33, 'g')}) {
+  for (const std::string& bad :
+       {std::string("1g\x1b[2J"), std::string("1g 10gb"), std::string(33, 'g')}) {
     r.mig_profile = bad;
     Status s = ValidateFromWire(r);
     EXPECT_EQ(s.code(), Code::kInvalidArgument);
@@ -210,7 +220,8 @@ TEST(RequestValidationTest, AMigProfileIsAPlainNameOnOneGpu) {
   }
   r.mig_profile = "1g.10gb";
   r.gpus = 2;
-  EXPECT_EQ(ValidateFromWire(r).message(), "a MIG profile is one GPU: --mig takes no --gpus other than 1 and no --device");
+  EXPECT_EQ(ValidateFromWire(r).message(),
+            "a MIG profile is one GPU: --mig takes no --gpus other than 1 and no --device");
   r.gpus = 1;
   r.devices = {0};
   EXPECT_EQ(ValidateFromWire(r).code(), Code::kInvalidArgument);

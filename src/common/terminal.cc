@@ -23,10 +23,18 @@ std::string Paint(const OutputStyle& style, Color color, std::string_view text) 
   if (!style.color) return std::string(text);
   const char* code = "";
   switch (color) {
-    case Color::kGreen: code = "\x1b[32m"; break;
-    case Color::kYellow: code = "\x1b[33m"; break;
-    case Color::kRed: code = "\x1b[31m"; break;
-    case Color::kBold: code = "\x1b[1m"; break;
+    case Color::kGreen:
+      code = "\x1b[32m";
+      break;
+    case Color::kYellow:
+      code = "\x1b[33m";
+      break;
+    case Color::kRed:
+      code = "\x1b[31m";
+      break;
+    case Color::kBold:
+      code = "\x1b[1m";
+      break;
   }
   return code + std::string(text) + "\x1b[0m";
 }

@@ -20,8 +20,10 @@ std::optional<int64_t> Digits(const std::string& text) {
 std::vector<std::string> Split(const std::string& text, char sep) {
   std::vector<std::string> parts(1);
   for (char c : text) {
-    if (c == sep) parts.emplace_back();
-    else parts.back() += c;
+    if (c == sep)
+      parts.emplace_back();
+    else
+      parts.back() += c;
   }
   return parts;
 }
@@ -31,11 +33,24 @@ std::optional<int64_t> WithUnit(const std::string& text) {
   if (text.size() < 2) return std::nullopt;
   int64_t unit = 0;
   switch (text.back()) {
-    case 's': case 'S': unit = 1; break;
-    case 'm': case 'M': unit = 60; break;
-    case 'h': case 'H': unit = 3600; break;
-    case 'd': case 'D': unit = 86400; break;
-    default: return std::nullopt;
+    case 's':
+    case 'S':
+      unit = 1;
+      break;
+    case 'm':
+    case 'M':
+      unit = 60;
+      break;
+    case 'h':
+    case 'H':
+      unit = 3600;
+      break;
+    case 'd':
+    case 'D':
+      unit = 86400;
+      break;
+    default:
+      return std::nullopt;
   }
   auto n = Digits(text.substr(0, text.size() - 1));
   if (!n) return std::nullopt;
@@ -103,9 +118,12 @@ std::string FormatTimeLimit(int64_t seconds) {
   if (seconds < 0) seconds = 0;
   long long d = seconds / 86400, h = seconds / 3600 % 24, m = seconds / 60 % 60, s = seconds % 60;
   char buf[48];
-  if (d > 0) std::snprintf(buf, sizeof(buf), "%lld-%02lld:%02lld:%02lld", d, h, m, s);
-  else if (h > 0) std::snprintf(buf, sizeof(buf), "%lld:%02lld:%02lld", h, m, s);
-  else std::snprintf(buf, sizeof(buf), "%lld:%02lld", m, s);
+  if (d > 0)
+    std::snprintf(buf, sizeof(buf), "%lld-%02lld:%02lld:%02lld", d, h, m, s);
+  else if (h > 0)
+    std::snprintf(buf, sizeof(buf), "%lld:%02lld:%02lld", h, m, s);
+  else
+    std::snprintf(buf, sizeof(buf), "%lld:%02lld", m, s);
   return buf;
 }
 

@@ -10,13 +10,13 @@ TEST(ParseTimeLimitTest, SlurmForms) {
     const char* text;
     int64_t seconds;
   } cases[] = {
-      {"90", 90 * 60},                       // M: any number of minutes
-      {"5:30", 5 * 60 + 30},                 // M:S
-      {"120:00", 120 * 60},                  // minutes first: not capped at 60
-      {"1:02:03", 3600 + 2 * 60 + 3},        // H:M:S
-      {"30:00:00", 30 * 3600},               // hours first: not capped at 24
-      {"2-12", 2 * 86400 + 12 * 3600},       // D-H
-      {"1-0:30", 86400 + 30 * 60},           // D-H:M
+      {"90", 90 * 60},                                // M: any number of minutes
+      {"5:30", 5 * 60 + 30},                          // M:S
+      {"120:00", 120 * 60},                           // minutes first: not capped at 60
+      {"1:02:03", 3600 + 2 * 60 + 3},                 // H:M:S
+      {"30:00:00", 30 * 3600},                        // hours first: not capped at 24
+      {"2-12", 2 * 86400 + 12 * 3600},                // D-H
+      {"1-0:30", 86400 + 30 * 60},                    // D-H:M
       {"1-02:03:04", 86400 + 2 * 3600 + 3 * 60 + 4},  // D-H:M:S
       {"0", 0},
       {"0:00:00", 0},
@@ -37,13 +37,15 @@ TEST(ParseTimeLimitTest, NumberWithAUnit) {
 }
 
 TEST(ParseTimeLimitTest, RefusesAnythingElseWithTheForms) {
-  for (const char* text : {"", "5x", "x", "abc", "1.5h", "-5", "5-", "1:2:3:4", "1:60", "1:60:00",
-                           "1:00:60", "1-24", "1-2:60", "1--2", "1-2-3", "1:", ":1", " 5", "5 ",
-                           "+5", "s", "1hm", "0x10", "1e3", "１"}) {
+  for (const char* text :
+       {"",        "5x",      "x",    "abc",    "1.5h", "-5",    "5-", "1:2:3:4", "1:60",
+        "1:60:00", "1:00:60", "1-24", "1-2:60", "1--2", "1-2-3", "1:", ":1",      " 5",
+        "5 ",      "+5",      "s",    "1hm",    "0x10", "1e3",   "１"}) {
     auto parsed = ParseTimeLimit(text);
     ASSERT_FALSE(parsed.ok()) << "'" << text << "' parsed as " << *parsed;
     EXPECT_EQ(parsed.status().code(), Code::kInvalidArgument);
-    EXPECT_NE(parsed.status().message().find("D-H:M:S"), std::string::npos) << parsed.status().message();
+    EXPECT_NE(parsed.status().message().find("D-H:M:S"), std::string::npos)
+        << parsed.status().message();
   }
 }
 

@@ -50,8 +50,8 @@ Result<uint64_t> ParseSize(const std::string& text) {
   size_t i = 0;
   std::string number;
   bool seen_dot = false;
-  while (i < text.size() && (std::isdigit(static_cast<unsigned char>(text[i])) ||
-                             (text[i] == '.' && !seen_dot))) {
+  while (i < text.size() &&
+         (std::isdigit(static_cast<unsigned char>(text[i])) || (text[i] == '.' && !seen_dot))) {
     seen_dot |= text[i] == '.';
     number += text[i++];
   }

@@ -19,9 +19,8 @@ JobView Job(int64_t start_ms, int64_t end_ms, std::vector<int> devices) {
 
 TEST(BatchStatsTest, OverlappingSlicesCountOnceAndWholeGpusPerDevice) {
   std::vector<JobView> jobs = {
-      Job(1000, 3000, {0}),     // slices sharing GPU 0: busy 1000..4000
-      Job(2000, 4000, {0}),
-      Job(6000, 7000, {0}),     // after a gap: +1 s
+      Job(1000, 3000, {0}),                        // slices sharing GPU 0: busy 1000..4000
+      Job(2000, 4000, {0}), Job(6000, 7000, {0}),  // after a gap: +1 s
       Job(1000, 2000, {0, 1}),  // a two-GPU job: inside GPU 0's busy time, 1 s of GPU 1
   };
   EXPECT_DOUBLE_EQ(BusyGpuSeconds(jobs), 3.0 + 1.0 + 1.0);

@@ -7,16 +7,15 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
 #include <map>
-#include <thread>
-
-#include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
+#include <thread>
 
 #include "common/spawn.h"
 #include "common/terminal.h"
@@ -72,9 +71,13 @@ bool StartDaemon(const std::string& bin_dir, const std::string& state_dir, const
   std::system(("rm -rf '" + state_dir + "'").c_str());
   std::system(("mkdir -p '" + state_dir + "'").c_str());
   d->socket = state_dir + "/pinpointd.sock";
-  std::ofstream(state_dir + "/config.json")
-      << json{{"state_dir", state_dir + "/state"}, {"socket_path", d->socket}, {"backend", "auto"},
-              {"default_mode", mode}, {"host_cpus", 256}, {"cancel_grace_ms", 2000}}.dump(2);
+  std::ofstream(state_dir + "/config.json") << json{
+      {"state_dir", state_dir + "/state"},
+      {"socket_path", d->socket},
+      {"backend", "auto"},
+      {"default_mode", mode},
+      {"host_cpus", 256},
+      {"cancel_grace_ms", 2000}}.dump(2);
   constexpr int kReadyFd = 3, kReadyTimeoutMs = 120'000;
   int ready[2];
   if (::pipe2(ready, O_CLOEXEC) != 0) return false;
@@ -99,8 +102,6 @@ bool StartDaemon(const std::string& bin_dir, const std::string& state_dir, const
   }
   return ok;
 }
-
-
 
 // One request on a connection of its own: Send(socket, &Client::Gpus).
 template <typename Reply, typename... Args>

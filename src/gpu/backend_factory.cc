@@ -43,9 +43,9 @@ Result<std::unique_ptr<GpuBackend>> Auto(std::string* why, const GpuBackendOptio
     reason = "NVML not available (" + detail + ")";
   } else {
     gpus = (*nvml)->Inventory();
-    outcome = !gpus.ok()       ? NvmlOutcome::kInventoryFails
-              : gpus->empty()  ? NvmlOutcome::kNoGpu
-                               : NvmlOutcome::kHasGpus;
+    outcome = !gpus.ok()      ? NvmlOutcome::kInventoryFails
+              : gpus->empty() ? NvmlOutcome::kNoGpu
+                              : NvmlOutcome::kHasGpus;
     reason = "NVML reports no GPU";
   }
   // Only asked when NVML failed: a working NVML is the better witness.

@@ -118,8 +118,9 @@ TEST(BackendFactoryTest, AutoRefusesWhenNvmlIsMissingOnAMachineWithAGpu) {
       "auto", &why, {.nvml_library = kMissingLibrary, .device_root = machine.path()});
   ASSERT_FALSE(backend.ok());
   EXPECT_EQ(backend.status().code(), Code::kUnavailable);
-  EXPECT_THAT(backend.status().message(),
-              StartsWith("this machine has an NVIDIA device (/dev/nvidia0) but NVML not available ("));
+  EXPECT_THAT(
+      backend.status().message(),
+      StartsWith("this machine has an NVIDIA device (/dev/nvidia0) but NVML not available ("));
   EXPECT_THAT(backend.status().message(),
               EndsWith("): repair the driver until nvidia-smi works, or set backend to "
                        "simulated:<preset> to run a simulated node on purpose"));
@@ -130,7 +131,8 @@ TEST(BackendFactoryTest, AutoRefusesWhenNvmlIsMissingOnAMachineWithAGpu) {
 TEST(BackendFactoryTest, SimulatedAsAskedIgnoresTheMachine) {
   MachineRoot machine(/*gpu=*/true);
   Result<std::unique_ptr<GpuBackend>> backend =
-      MakeGpuBackend("simulated:h100x2", nullptr, {.nvml_library = kMissingLibrary, .device_root = machine.path()});
+      MakeGpuBackend("simulated:h100x2", nullptr,
+                     {.nvml_library = kMissingLibrary, .device_root = machine.path()});
   ASSERT_TRUE(backend.ok()) << backend.status().ToString();
   EXPECT_EQ((*backend)->Kind(), "simulated:h100x2");
 }
@@ -165,7 +167,9 @@ TEST_F(BackendFactoryNvmlTest, AutoFallsBackWhenNvmlHasNoGpu) {
   Result<std::unique_ptr<GpuBackend>> backend = MakeGpuBackend("auto", &why, options_);
   ASSERT_TRUE(backend.ok()) << backend.status().ToString();
   EXPECT_EQ((*backend)->Kind(), "simulated:h100x2");
-  EXPECT_EQ(why, "no NVIDIA device on this machine: running a SIMULATED node h100x2 (NVML reports no GPU)");
+  EXPECT_EQ(
+      why,
+      "no NVIDIA device on this machine: running a SIMULATED node h100x2 (NVML reports no GPU)");
   EXPECT_EQ(fake_.InitRefs(), 0);  // the unused NVML backend was released
 }
 
@@ -175,8 +179,9 @@ TEST_F(BackendFactoryNvmlTest, AutoRefusesWhenNvmlHasNoGpuOnAMachineWithAGpu) {
   Result<std::unique_ptr<GpuBackend>> backend = MakeGpuBackend("auto", nullptr, options_);
   ASSERT_FALSE(backend.ok());
   EXPECT_EQ(backend.status().code(), Code::kUnavailable);
-  EXPECT_THAT(backend.status().message(),
-              StartsWith("this machine has an NVIDIA device (/dev/nvidia0) but NVML reports no GPU: "));
+  EXPECT_THAT(
+      backend.status().message(),
+      StartsWith("this machine has an NVIDIA device (/dev/nvidia0) but NVML reports no GPU: "));
   EXPECT_EQ(fake_.InitRefs(), 0);
 }
 

@@ -1,8 +1,8 @@
 #include "gpu/declared_usage.h"
 
-#include <string>
-
 #include <gtest/gtest.h>
+
+#include <string>
 
 namespace pinpoint::gpu {
 namespace {
@@ -15,14 +15,18 @@ using std::string_literals::operator""s;
 TEST(DeclaredGpuMemTest, TheFirstVisibleGpuOfTheNodeItNames) {
   std::string env = "PINPOINT_SIMULATED_GPU_MEM=1G\0CUDA_VISIBLE_DEVICES=GPU-a,GPU-b\0"s;
   EXPECT_EQ(DeclaredGpuMem(env, "GPU-a"), 1ull << 30);
-  EXPECT_EQ(DeclaredGpuMem(env, "GPU-a", "/var/lib/a"), 1ull << 30) << "names no node: every node's";
+  EXPECT_EQ(DeclaredGpuMem(env, "GPU-a", "/var/lib/a"), 1ull << 30)
+      << "names no node: every node's";
   EXPECT_FALSE(DeclaredGpuMem(env, "GPU-b").has_value()) << "the first visible GPU only";
   std::string mine = env + "PINPOINT_SIMULATED_NODE=/var/lib/a\0"s;
   EXPECT_EQ(DeclaredGpuMem(mine, "GPU-a", "/var/lib/a"), 1ull << 30);
   EXPECT_FALSE(DeclaredGpuMem(mine, "GPU-a", "/var/lib/b").has_value()) << "another node's";
   EXPECT_FALSE(DeclaredGpuMem(mine, "GPU-a").has_value());
-  EXPECT_FALSE(DeclaredGpuMem("CUDA_VISIBLE_DEVICES=GPU-a\0"s, "GPU-a").has_value()) << "declares nothing";
-  EXPECT_FALSE(DeclaredGpuMem("PINPOINT_SIMULATED_GPU_MEM=lots\0CUDA_VISIBLE_DEVICES=GPU-a\0"s, "GPU-a").has_value());
+  EXPECT_FALSE(DeclaredGpuMem("CUDA_VISIBLE_DEVICES=GPU-a\0"s, "GPU-a").has_value())
+      << "declares nothing";
+  EXPECT_FALSE(
+      DeclaredGpuMem("PINPOINT_SIMULATED_GPU_MEM=lots\0CUDA_VISIBLE_DEVICES=GPU-a\0"s, "GPU-a")
+          .has_value());
 }
 
 }  // namespace

@@ -36,16 +36,20 @@ TEST(FindNvidiaDeviceTest, Table) {
   const Case cases[] = {
       {"empty machine", {}, ""},
       {"other devices only", {"dev/null", "dev/tty0", "dev/dri/card0"}, ""},
-      {"helper nodes only", {"dev/nvidia-uvm", "dev/nvidia-modeset", "dev/nvidia-caps/nvidia-cap1"}, ""},
+      {"helper nodes only",
+       {"dev/nvidia-uvm", "dev/nvidia-modeset", "dev/nvidia-caps/nvidia-cap1"},
+       ""},
       {"nvidia prefix without digits", {"dev/nvidiax", "dev/nvidia"}, ""},
       {"first GPU node", {"dev/null", "dev/nvidia0"}, "/dev/nvidia0"},
       {"a later GPU node", {"dev/nvidia7"}, "/dev/nvidia7"},
       {"control node only", {"dev/nvidiactl"}, "/dev/nvidiactl"},
       {"GPU node before control node", {"dev/nvidiactl", "dev/nvidia1"}, "/dev/nvidia1"},
-      {"driver's proc entry only", {"proc/driver/nvidia/gpus/0000:65:00.0/information"},
+      {"driver's proc entry only",
+       {"proc/driver/nvidia/gpus/0000:65:00.0/information"},
        "/proc/driver/nvidia/gpus/0000:65:00.0"},
       {"proc directory without GPUs", {"proc/driver/nvidia/version"}, ""},
-      {"device node wins over proc", {"dev/nvidia0", "proc/driver/nvidia/gpus/0000:65:00.0/information"},
+      {"device node wins over proc",
+       {"dev/nvidia0", "proc/driver/nvidia/gpus/0000:65:00.0/information"},
        "/dev/nvidia0"},
   };
   for (const Case& c : cases) {

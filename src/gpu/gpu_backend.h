@@ -17,25 +17,25 @@ const char* ComputeModeName(ComputeMode mode);  // "default", "exclusive_process
 
 // A MIG instance: an allocatable device of its own.
 struct MigInfo {
-  std::string uuid;            // "MIG-..."
-  std::string profile;         // e.g. "1g.10gb"; may be empty when the backend cannot tell
+  std::string uuid;     // "MIG-..."
+  std::string profile;  // e.g. "1g.10gb"; may be empty when the backend cannot tell
   uint32_t gpu_instance_id = 0;
   uint32_t compute_instance_id = 0;
   uint64_t mem_total_bytes = 0;
   int sm_count = 0;
-  int placement_start = -1;    // the first memory slice its GPU instance covers; -1: unknown
+  int placement_start = -1;  // the first memory slice its GPU instance covers; -1: unknown
 };
 
 // Static facts about one physical GPU.
 struct GpuInfo {
-  int index = 0;               // NVML index
-  std::string uuid;            // "GPU-..."
-  std::string name;            // "NVIDIA H100 80GB HBM3"
+  int index = 0;     // NVML index
+  std::string uuid;  // "GPU-..."
+  std::string name;  // "NVIDIA H100 80GB HBM3"
   uint64_t mem_total_bytes = 0;
-  int sm_count = 0;            // multiprocessors; 0 when unknown
+  int sm_count = 0;  // multiprocessors; 0 when unknown
   ComputeMode compute_mode = ComputeMode::kDefault;
   bool mig_enabled = false;
-  std::vector<MigInfo> migs;   // empty unless mig_enabled
+  std::vector<MigInfo> migs;  // empty unless mig_enabled
   int numa_node = -1;  // the host NUMA node nearest the GPU (NVML's memory affinity); -1 unknown
 };
 
@@ -45,8 +45,8 @@ inline constexpr uint32_t kNoMigInstance = 0xFFFFFFFF;
 // A process using a GPU (MPS clients included) and its device memory.
 struct GpuProcess {
   int64_t pid = 0;
-  uint64_t used_bytes = 0;     // 0 when the driver does not tell (e.g. without privileges)
-  bool mps_client = false;     // listed by the MPS query rather than the plain compute query
+  uint64_t used_bytes = 0;  // 0 when the driver does not tell (e.g. without privileges)
+  bool mps_client = false;  // listed by the MPS query rather than the plain compute query
   // The MIG instance the process runs on (matches MigInfo's ids), or kNoMigInstance.
   uint32_t gpu_instance_id = kNoMigInstance;
   uint32_t compute_instance_id = kNoMigInstance;
@@ -56,26 +56,26 @@ struct GpuProcess {
 struct GpuSample {
   int index = 0;
   uint64_t mem_used_bytes = 0;
-  uint32_t power_mw = 0;           // 0 when unsupported
-  uint64_t energy_mj = 0;          // total energy counter since driver load; 0 when unsupported
-  int utilization_pct = -1;        // -1 when unsupported
+  uint32_t power_mw = 0;     // 0 when unsupported
+  uint64_t energy_mj = 0;    // total energy counter since driver load; 0 when unsupported
+  int utilization_pct = -1;  // -1 when unsupported
   std::vector<GpuProcess> processes;
 };
 
 // A critical Xid error the driver reported for a GPU (a fatal fault, for example an illegal
 // address of an MPS client). Unlike anything in an MPS log, users cannot forge it.
 struct XidEvent {
-  int index = 0;        // the GPU (NVML index)
-  uint64_t xid = 0;     // the Xid number (13, 31, 43, ...)
+  int index = 0;     // the GPU (NVML index)
+  uint64_t xid = 0;  // the Xid number (13, 31, 43, ...)
 };
 
 // One GPU instance profile a GPU offers (MIG), and where NVML says it may be placed. NVML lists
 // these whether or not MIG is enabled.
 struct MigProfileInfo {
-  std::string name;            // "1g.10gb"
-  uint32_t profile_id = 0;     // NVML's id for the placement and create calls
-  int compute_slices = 0;      // the "1g"
-  int instance_count = 0;      // how many fit on the GPU at once
+  std::string name;         // "1g.10gb"
+  uint32_t profile_id = 0;  // NVML's id for the placement and create calls
+  int compute_slices = 0;   // the "1g"
+  int instance_count = 0;   // how many fit on the GPU at once
   uint64_t mem_bytes = 0;
   int sm_count = 0;
   struct Placement {

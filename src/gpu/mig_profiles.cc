@@ -10,11 +10,11 @@ struct Profile {
   const char* name;
   uint64_t mem_mib;
   int sm_count;
-  uint32_t id;        // NVML's profile id
+  uint32_t id;  // NVML's profile id
   int compute_slices;
-  int count;          // instances that fit at once
-  int size;           // memory slices one covers
-  int starts[7];      // its placements' first slices, then -1
+  int count;      // instances that fit at once
+  int size;       // memory slices one covers
+  int starts[7];  // its placements' first slices, then -1
 };
 
 // Memory as `nvidia-smi mig -lgip` lists it on an A100-SXM4-80GB (9.75, 19.62, 39.50, 79.25 GiB);

@@ -190,11 +190,11 @@ using GetAttributesFn = Return (*)(Device, DeviceAttributes*);     // nvmlDevice
 using GetEnergyFn = Return (*)(Device, unsigned long long*);       // TotalEnergyConsumption (mJ)
 using GetUtilizationFn = Return (*)(Device, Utilization*);         // nvmlDeviceGetUtilizationRates
 using GetComputeCapabilityFn = Return (*)(Device, int*, int*);     // CudaComputeCapability
-using EventSetCreateFn = Return (*)(EventSet*);                          // nvmlEventSetCreate
-using EventSetFreeFn = Return (*)(EventSet);                             // nvmlEventSetFree
+using EventSetCreateFn = Return (*)(EventSet*);                    // nvmlEventSetCreate
+using EventSetFreeFn = Return (*)(EventSet);                       // nvmlEventSetFree
 using RegisterEventsFn = Return (*)(Device, unsigned long long,
-                                    EventSet);                           // nvmlDeviceRegisterEvents
-using EventSetWaitFn = Return (*)(EventSet, EventData*, unsigned int);   // nvmlEventSetWait_v2
+                                    EventSet);                          // nvmlDeviceRegisterEvents
+using EventSetWaitFn = Return (*)(EventSet, EventData*, unsigned int);  // nvmlEventSetWait_v2
 using GetGiProfileInfoFn = Return (*)(Device, unsigned int,
                                       GpuInstanceProfileInfoV2*);  // ...ProfileInfoV
 using GetGiPlacementsFn = Return (*)(Device, unsigned int, GpuInstancePlacement*,
@@ -214,7 +214,7 @@ using CiProfileInfoFn =
 using CreateCiFn = Return (*)(GpuInstance, unsigned int,
                               ComputeInstance*);  // ...CreateComputeInstance
 using GetCisFn = Return (*)(GpuInstance, unsigned int, ComputeInstance*,
-                            unsigned int*);               // nvmlGpuInstanceGetComputeInstances
+                            unsigned int*);       // nvmlGpuInstanceGetComputeInstances
 using CiDestroyFn = Return (*)(ComputeInstance);  // nvmlComputeInstanceDestroy
 
 // The entry points resolved from one loaded library. Optional members are null when the library
@@ -250,8 +250,8 @@ struct Api {
   RegisterEventsFn register_events = nullptr;
   EventSetWaitFn event_set_wait = nullptr;
   GetGiProfileInfoFn gpu_instance_profile_info = nullptr;  // nvmlDeviceGetGpuInstanceProfileInfoV
-  GetGiPlacementsFn gpu_instance_placements = nullptr;        // ...GpuInstancePossiblePlacements_v2
-  GetMemoryAffinityFn memory_affinity = nullptr;              // nvmlDeviceGetMemoryAffinity
+  GetGiPlacementsFn gpu_instance_placements = nullptr;     // ...GpuInstancePossiblePlacements_v2
+  GetMemoryAffinityFn memory_affinity = nullptr;           // nvmlDeviceGetMemoryAffinity
   // Dynamic MIG (r470 and later): NvmlBackend makes and destroys instances only with all eight;
   // the first two also give an instance's placement.
   GiByIdFn gpu_instance_by_id = nullptr;

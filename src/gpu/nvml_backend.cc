@@ -1,10 +1,11 @@
 #include "gpu/nvml_backend.h"
-#include "common/log.h"
 
 #include <dlfcn.h>
 
 #include <algorithm>
 #include <utility>
+
+#include "common/log.h"
 
 namespace pinpoint::gpu {
 
@@ -343,8 +344,10 @@ Result<std::vector<XidEvent>> NvmlBackend::TakeXidEvents() {
       if (!device.ok()) continue;
       nvml::Return code =
           api_.register_events(*device, nvml::kEventTypeXidCriticalError, xid_events_);
-      if (code == nvml::kSuccess) ++registered;
-      else log::Warn("NVML: GPU {}: Xid events: {}", i, ErrorText(api_, code));
+      if (code == nvml::kSuccess)
+        ++registered;
+      else
+        log::Warn("NVML: GPU {}: Xid events: {}", i, ErrorText(api_, code));
     }
     if (registered == 0) {
       api_.event_set_free(xid_events_);

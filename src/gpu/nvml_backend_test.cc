@@ -95,7 +95,7 @@ TEST_F(NvmlBackendTest, InventoryReadsWholeGpu) {
   EXPECT_EQ(gpu.compute_mode, ComputeMode::kExclusiveProcess);
   EXPECT_FALSE(gpu.mig_enabled);  // nvmlDeviceGetMigMode: NOT_SUPPORTED
   EXPECT_TRUE(gpu.migs.empty());
-  EXPECT_EQ(gpu.numa_node, 65);  // the lowest bit of the affinity mask, past the first word
+  EXPECT_EQ(gpu.numa_node, 65);         // the lowest bit of the affinity mask, past the first word
   EXPECT_EQ((*gpus)[1].numa_node, -1);  // nvmlDeviceGetMemoryAffinity: NOT_SUPPORTED
 }
 
@@ -256,8 +256,13 @@ TEST_F(NvmlBackendTest, TheMigReportListsEachGpusProfilesAndPlacements) {
   ASSERT_TRUE(report.ok()) << report.status().ToString();
   EXPECT_THAT(*report, HasSubstr("GPU 0 NVIDIA H100 80GB HBM3: MIG disabled\n"));
   EXPECT_THAT(*report, HasSubstr("GPU 1 NVIDIA A100-SXM4-80GB: MIG enabled\n"));
-  EXPECT_THAT(*report, HasSubstr("3g.40gb          id  9  3g   40320 MiB   60 SMs  x2  placements 0:4 4:4\n"));
-  EXPECT_THAT(*report, HasSubstr("1g.20gb          id 15  1g   20096 MiB   26 SMs  x4  placements 0:2 2:2 4:2 6:2\n"));
+  EXPECT_THAT(
+      *report,
+      HasSubstr("3g.40gb          id  9  3g   40320 MiB   60 SMs  x2  placements 0:4 4:4\n"));
+  EXPECT_THAT(
+      *report,
+      HasSubstr(
+          "1g.20gb          id 15  1g   20096 MiB   26 SMs  x4  placements 0:2 2:2 4:2 6:2\n"));
 }
 
 TEST_F(NvmlBackendTest, NoGpusGivesAnEmptyInventory) {

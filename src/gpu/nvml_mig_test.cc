@@ -34,7 +34,8 @@ class NvmlMigTest : public ::testing::Test {
     std::vector<std::string> out;
     if (!gpus.ok()) return out;
     for (const MigInfo& m : (*gpus)[1].migs)
-      out.push_back(m.profile + "@" + std::to_string(m.placement_start) + "#" + std::to_string(m.gpu_instance_id));
+      out.push_back(m.profile + "@" + std::to_string(m.placement_start) + "#" +
+                    std::to_string(m.gpu_instance_id));
     std::sort(out.begin(), out.end());
     return out;
   }
@@ -71,7 +72,8 @@ TEST_F(NvmlMigTest, ACreateBreakingAPlacementRuleChangesNothing) {
     std::string says;
   } cases[] = {
       {"3g.40gb", 2, Code::kFailedPrecondition, "may start at memory slice 0, 4, not 2"},
-      {"2g.20gb", 0, Code::kFailedPrecondition, "no room for 2g.20gb at memory slice 0"},  // over GI 9
+      {"2g.20gb", 0, Code::kFailedPrecondition,
+       "no room for 2g.20gb at memory slice 0"},  // over GI 9
       {"7g.80gb", 0, Code::kFailedPrecondition, "no room"},
       {"9g.99gb", 0, Code::kNotFound, "no MIG profile '9g.99gb'"},
   };

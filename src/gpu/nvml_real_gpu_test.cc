@@ -11,7 +11,8 @@ namespace pinpoint::gpu {
 namespace {
 
 TEST(NvmlRealGpuTest, MakingAnInstanceOnAGpuNotInMigModeIsRefusedAndChangesNothing) {
-  if (std::getenv("PINPOINT_REAL_NVML") == nullptr) GTEST_SKIP() << "set PINPOINT_REAL_NVML=1 on a GPU machine";
+  if (std::getenv("PINPOINT_REAL_NVML") == nullptr)
+    GTEST_SKIP() << "set PINPOINT_REAL_NVML=1 on a GPU machine";
   Result<std::unique_ptr<GpuBackend>> backend = NvmlBackend::Create();
   ASSERT_TRUE(backend.ok()) << backend.status().ToString();
   Result<std::vector<GpuInfo>> before = (*backend)->Inventory();
@@ -25,9 +26,10 @@ TEST(NvmlRealGpuTest, MakingAnInstanceOnAGpuNotInMigModeIsRefusedAndChangesNothi
   ASSERT_FALSE(profiles->empty());
   ASSERT_FALSE(profiles->front().placements.empty());
   const MigProfileInfo& p = profiles->front();
-  std::cout << "GPU " << gpu->index << " (" << gpu->name << "): create " << p.name << " at memory slice "
-            << p.placements.front().start << "\n";
-  Result<MigInfo> made = (*backend)->CreateMigInstance(gpu->index, p.name, p.placements.front().start);
+  std::cout << "GPU " << gpu->index << " (" << gpu->name << "): create " << p.name
+            << " at memory slice " << p.placements.front().start << "\n";
+  Result<MigInfo> made =
+      (*backend)->CreateMigInstance(gpu->index, p.name, p.placements.front().start);
   ASSERT_FALSE(made.ok());
   std::cout << "  -> " << made.status().ToString() << "\n";
   EXPECT_EQ(made.status().code(), Code::kFailedPrecondition);

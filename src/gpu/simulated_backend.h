@@ -110,11 +110,11 @@ class SimulatedBackend final : public GpuBackend {
 
   const std::string name_;
   mutable std::mutex mu_;
-  std::vector<GpuInfo> gpus_;    // guarded by mu_ (MIG instances change)
-  std::vector<GpuState> state_;  // guarded by mu_
-  int sample_calls_ = 0;         // guarded by mu_
-  int inventory_calls_ = 0;      // guarded by mu_
-  std::vector<XidEvent> xids_;   // guarded by mu_
+  std::vector<GpuInfo> gpus_;        // guarded by mu_ (MIG instances change)
+  std::vector<GpuState> state_;      // guarded by mu_
+  int sample_calls_ = 0;             // guarded by mu_
+  int inventory_calls_ = 0;          // guarded by mu_
+  std::vector<XidEvent> xids_;       // guarded by mu_
   bool declared_from_proc_ = false;  // guarded by mu_
   std::string declared_node_;        // guarded by mu_
   int failing_creates_ = 0;          // guarded by mu_

@@ -30,7 +30,6 @@ uint64_t MigSerial() {
 
 }  // namespace
 
-
 namespace {
 
 const MigProfileInfo* FindProfile(const std::vector<MigProfileInfo>& profiles,

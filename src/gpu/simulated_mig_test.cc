@@ -1,17 +1,21 @@
 // The simulated node's MIG (simulated_backend.h): profiles and placements as an A100 80GB's
 // driver lists them, and instances made and destroyed only by the rules NVML enforces.
-#include <set>
-
 #include <gtest/gtest.h>
+
+#include <set>
 
 #include "gpu/simulated_backend.h"
 
 namespace pinpoint::gpu {
 namespace {
 
-std::unique_ptr<SimulatedBackend> Node(const char* preset) { return std::move(SimulatedBackend::FromPreset(preset)).value(); }
+std::unique_ptr<SimulatedBackend> Node(const char* preset) {
+  return std::move(SimulatedBackend::FromPreset(preset)).value();
+}
 
-std::vector<MigInfo> Migs(SimulatedBackend& b, int gpu) { return b.Inventory().value()[static_cast<size_t>(gpu)].migs; }
+std::vector<MigInfo> Migs(SimulatedBackend& b, int gpu) {
+  return b.Inventory().value()[static_cast<size_t>(gpu)].migs;
+}
 
 TEST(SimulatedMigTest, AnA100ListsItsDriversProfilesAndPlacements) {
   auto node = Node("a100x8");
@@ -39,7 +43,8 @@ TEST(SimulatedMigTest, APresetsLayoutHasThePlacementsADriverGivesIt) {
 
 TEST(SimulatedMigTest, InstancesAreMadeAndDestroyedByTheDriversRules) {
   auto node = Node("a100x8-mig");
-  EXPECT_EQ(node->CreateMigInstance(2, "1g.10gb", 0).status().code(), Code::kFailedPrecondition) << "MIG disabled";
+  EXPECT_EQ(node->CreateMigInstance(2, "1g.10gb", 0).status().code(), Code::kFailedPrecondition)
+      << "MIG disabled";
   EXPECT_EQ(node->CreateMigInstance(1, "1g.10gb", 6).status().message(),
             "GPU 1 has 7 instances of 1g.10gb already, as many as fit");
   EXPECT_EQ(node->CreateMigInstance(1, "1g.20gb", 4).status().message(),
@@ -60,7 +65,8 @@ TEST(SimulatedMigTest, InstancesAreMadeAndDestroyedByTheDriversRules) {
   EXPECT_EQ(node->CreateMigInstance(0, "3g.40gb", 0).status().code(), Code::kFailedPrecondition);
   ASSERT_TRUE(node->DestroyMigInstance(0, 2).ok());
   ASSERT_TRUE(node->DestroyMigInstance(0, 3).ok());
-  EXPECT_EQ(node->CreateMigInstance(0, "3g.40gb", 2).status().code(), Code::kFailedPrecondition) << "no placement";
+  EXPECT_EQ(node->CreateMigInstance(0, "3g.40gb", 2).status().code(), Code::kFailedPrecondition)
+      << "no placement";
   ASSERT_TRUE(node->CreateMigInstance(0, "3g.40gb", 0).ok());
   EXPECT_EQ(node->CreateMigInstance(0, "7g.80gb", 0).status().code(), Code::kFailedPrecondition);
 }
@@ -71,7 +77,8 @@ TEST(SimulatedMigTest, ANewInstanceNeverRepeatsAnEarlierOnesUuid) {
   std::set<std::string> seen;
   for (int start = 0; start < 2; ++start) {
     auto node = Node("a100x8-mig");
-    for (const MigInfo& m : Migs(*node, 1)) seen.insert(m.uuid);  // the preset's, the same each start
+    for (const MigInfo& m : Migs(*node, 1))
+      seen.insert(m.uuid);  // the preset's, the same each start
     for (int round = 0; round < 3; ++round) {
       ASSERT_TRUE(node->DestroyMigInstance(1, 7).ok());
       auto made = node->CreateMigInstance(1, "1g.10gb", 6);
@@ -89,7 +96,8 @@ TEST(SimulatedMigTest, AnInstanceAProcessRunsOnIsNotDestroyed) {
   p.gpu_instance_id = 3;
   p.compute_instance_id = 0;
   ASSERT_TRUE(node->SetProcesses(1, {p}).ok());
-  EXPECT_EQ(node->DestroyMigInstance(1, 3).message(), "MIG GPU 1 instance 3 is in use by process 4242: not destroyed");
+  EXPECT_EQ(node->DestroyMigInstance(1, 3).message(),
+            "MIG GPU 1 instance 3 is in use by process 4242: not destroyed");
   EXPECT_EQ(Migs(*node, 1).size(), 7u);
   ASSERT_TRUE(node->SetProcesses(1, {}).ok());
   EXPECT_TRUE(node->DestroyMigInstance(1, 3).ok());

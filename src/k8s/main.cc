@@ -2,9 +2,8 @@
 #include <signal.h>
 #include <sys/stat.h>
 
-#include <cstdio>
-
 #include <CLI/CLI.hpp>
+#include <cstdio>
 
 #include "common/log.h"
 #include "common/version.h"

@@ -1,13 +1,12 @@
 // A job in a cgroup: its processes are found in its cgroup.procs, which none of them can leave,
 // not by reading every process of the node (ProcessLauncher::Members).
+#include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <fstream>
 #include <sstream>
 #include <string>
-
-#include <gtest/gtest.h>
 
 #include "launch/process_launcher_fixture.h"
 
@@ -50,7 +49,8 @@ class CgroupMembersTest : public ProcessLauncherTest {
 // 3); in the job's cgroup it is found, killed, and the job ends after it.
 TEST_F(CgroupMembersTest, AProcessThatLeftTheSessionAndItsEnvironmentIsFoundInTheCgroup) {
   std::string fifo = MakeFifo();
-  LaunchSpec s = Spec(60, {"sh", "-c", "env -i setsid sh -c 'echo $$ > " + fifo + "; exec sleep 1000' & exit 0"});
+  LaunchSpec s = Spec(
+      60, {"sh", "-c", "env -i setsid sh -c 'echo $$ > " + fifo + "; exec sleep 1000' & exit 0"});
   s.cgroup_dir = group_;
   auto h = launcher_.Launch(s);
   ASSERT_TRUE(h.ok()) << h.status().ToString();
@@ -64,7 +64,8 @@ TEST_F(CgroupMembersTest, AProcessThatLeftTheSessionAndItsEnvironmentIsFoundInTh
   auto stat = ReadProcStat(escaped);
   ASSERT_TRUE(stat.has_value());
   EXPECT_NE(stat->session, h->pid) << "it did leave the job's session";
-  EXPECT_EQ(ReadProcFileBounded(escaped, "environ", 4096).find("PINPOINT_JOB_KEY"), std::string::npos)
+  EXPECT_EQ(ReadProcFileBounded(escaped, "environ", 4096).find("PINPOINT_JOB_KEY"),
+            std::string::npos)
       << "it did clear its environment";
   EXPECT_EQ(launcher_.JobProcesses(*h), std::vector<int64_t>{escaped});
   auto first = launcher_.Poll(*h);

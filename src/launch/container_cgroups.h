@@ -40,8 +40,7 @@ class ContainerCgroups {
 // The real one, over /proc and a cgroup file system mounted at `cgroup_root` (/sys/fs/cgroup).
 class SystemContainerCgroups final : public ContainerCgroups {
  public:
-  explicit SystemContainerCgroups(std::string cgroup_root = "/sys/fs/cgroup",
-                                  int64_t self_pid = 0);
+  explicit SystemContainerCgroups(std::string cgroup_root = "/sys/fs/cgroup", int64_t self_pid = 0);
   Result<std::string> CgroupOf(int64_t pid) override;
   std::optional<std::vector<int64_t>> Processes(const std::string& key) override;
   Status Signal(const std::string& key, int signal) override;

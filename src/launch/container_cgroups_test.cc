@@ -2,13 +2,12 @@
 // plain files here), and CgroupOf on this test's own process.
 #include "launch/container_cgroups.h"
 
+#include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
-
-#include <gtest/gtest.h>
 
 #include "common/test_dir.h"
 
@@ -35,7 +34,8 @@ TEST(ContainerCgroupsTest, KeysMapToTheirHierarchysDirectory) {
   SystemContainerCgroups cgroups(root.path());
   EXPECT_EQ(cgroups.DirOf("0::/machine/c1"), root.path() + "/unified/machine/c1");
   EXPECT_EQ(cgroups.DirOf("pids:/libpod_parent/c1"), root.path() + "/pids/libpod_parent/c1");
-  EXPECT_EQ(cgroups.DirOf("name=systemd:/libpod_parent/c1"), root.path() + "/systemd/libpod_parent/c1");
+  EXPECT_EQ(cgroups.DirOf("name=systemd:/libpod_parent/c1"),
+            root.path() + "/systemd/libpod_parent/c1");
   EXPECT_EQ(cgroups.DirOf("pids:/libpod_parent/c2"), "");
   EXPECT_EQ(cgroups.DirOf("pids:/libpod_parent/../c1"), "") << "a key with '..' names no directory";
 }

@@ -33,8 +33,10 @@ class FakeLauncher : public Launcher {
   void SetSignalsEndJobs(bool on) { signals_end_jobs_ = on; }
   // Until cleared the job has not started: Signal sends nothing and says kUnavailable.
   void SetNotStarted(JobId id, bool not_started) {
-    if (not_started) not_started_.insert(id);
-    else not_started_.erase(id);
+    if (not_started)
+      not_started_.insert(id);
+    else
+      not_started_.erase(id);
   }
 
   // Records.

@@ -85,10 +85,10 @@ struct JobHandle {
 
 struct ExitStatus {
   enum class Kind {
-    kExited,        // the program exited; exit_code is set
-    kSignaled,      // the program was killed by term_signal
-    kLaunchFailed,  // the program never ran (exec, chdir, setuid failed); error says why
-    kNoStatus,      // the supervisor is gone and left no status after starting the job
+    kExited,         // the program exited; exit_code is set
+    kSignaled,       // the program was killed by term_signal
+    kLaunchFailed,   // the program never ran (exec, chdir, setuid failed); error says why
+    kNoStatus,       // the supervisor is gone and left no status after starting the job
     kNeverLaunched,  // the program never started (no lock, or no job.pid): safe to launch again
     // Not an end: the supervisor died without a status but processes of the job still live. The
     // job keeps its resources; Signal and JobProcesses still reach those processes; once they

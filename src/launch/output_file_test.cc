@@ -4,13 +4,12 @@
 // stand-in for /etc/shadow, so that a regression cannot destroy the machine's own). The job runs
 // as uid 65534; they need root to switch to it.
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <fstream>
-
-#include <gtest/gtest.h>
 
 #include "common/file_util.h"
 #include "common/test_dir.h"

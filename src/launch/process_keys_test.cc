@@ -1,9 +1,9 @@
 #include "launch/process_keys.h"
 
+#include <gtest/gtest.h>
+
 #include <map>
 #include <string>
-
-#include <gtest/gtest.h>
 
 namespace pinpoint::launch {
 namespace {

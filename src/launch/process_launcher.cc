@@ -88,7 +88,6 @@ Supervisor SupervisorOf(int dir_fd, const JobHandle& handle) {
   return errno == EWOULDBLOCK ? Supervisor::kAlive : Supervisor::kUnknown;
 }
 
-
 }  // namespace
 
 // The job's members among the node's processes: what JobIdentity::Holds says of each, from one
@@ -223,8 +222,10 @@ Result<JobHandle> ProcessLauncher::Launch(const LaunchSpec& spec) {
   std::string moved_to;
   PP_RETURN_IF_ERROR(MakeFreshDir(spec.job_dir, 0755, &moved_to));
   if (!moved_to.empty())
-    log::Warn("{}: {} already existed (an earlier run, or not made by pinpointd); moved it "
-              "to {}", name, spec.job_dir, moved_to);
+    log::Warn(
+        "{}: {} already existed (an earlier run, or not made by pinpointd); moved it "
+        "to {}",
+        name, spec.job_dir, moved_to);
   auto dir = OpenJobDir(spec.job_dir);
   if (!dir.ok()) return dir.status();
   // The job's key (JobIdentity): stored in spec.json, which only pinpointd reads, and in the

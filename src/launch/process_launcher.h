@@ -51,7 +51,7 @@ class ProcessLauncher : public Launcher {
   bool Unsettled(JobId job, int unsure);
 
   std::string shim_path_;
-  std::set<int64_t> children_;  // shim pids forked by this process, not yet reaped
+  std::set<int64_t> children_;       // shim pids forked by this process, not yet reaped
   std::set<JobId> leftovers_named_;  // jobs whose left-running processes the log has named
   // When an ended job's poll first found a process that could be its own inside an exec.
   std::map<JobId, int64_t> unsure_since_ms_;

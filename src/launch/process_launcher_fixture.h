@@ -3,6 +3,7 @@
 #pragma once
 
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/file.h>
@@ -17,8 +18,6 @@
 #include <thread>
 #include <tuple>
 
-#include <gtest/gtest.h>
-
 #include "common/file_util.h"
 #include "common/process.h"
 #include "common/spawn.h"
@@ -30,7 +29,6 @@ namespace pinpoint::launch {
 
 class ProcessLauncherTest : public ::testing::Test {
  protected:
-
   LaunchSpec Spec(JobId id, std::vector<std::string> argv) {
     LaunchSpec s;
     s.job_id = id;

@@ -1,6 +1,7 @@
 // How an ending job finds its processes by their key on a node without cgroups, when its user
 // has many processes with large environments (issue 55): each process's environment is read once
 // for every job that ends, not once per job.
+#include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
 
@@ -8,8 +9,6 @@
 #include <set>
 #include <string>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "common/process.h"
 #include "common/spawn.h"

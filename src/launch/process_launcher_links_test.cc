@@ -1,12 +1,11 @@
 // Links planted in a job's directory (docs/security.md): the daemon and the shim, running as
 // root, never write or read through one.
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <fstream>
-
-#include <gtest/gtest.h>
 
 #include "launch/process_launcher_fixture.h"
 

@@ -1,6 +1,8 @@
 #include "launch/process_launcher.h"
 
 #include <fcntl.h>
+#include <gtest/gtest.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/file.h>
 #include <sys/resource.h>
@@ -15,13 +17,9 @@
 #include <thread>
 #include <tuple>
 
-#include <gtest/gtest.h>
-
 #include "common/file_util.h"
 #include "common/process.h"
 #include "common/test_dir.h"
-#include <sched.h>
-
 #include "launch/process_launcher_fixture.h"
 #include "launch/shim.h"
 
@@ -81,7 +79,8 @@ TEST_F(ProcessLauncherTest, AJobDoesNotInheritTheDaemonsCpus) {
   ASSERT_TRUE(h.ok()) << h.status().ToString();
   WaitSupervisor(*h);
   std::string seen = ReadLog(*h, kStdoutFile);
-  EXPECT_NE(seen, "Cpus_allowed_list:\t" + std::to_string(first) + "\n") << "the daemon's CPU alone";
+  EXPECT_NE(seen, "Cpus_allowed_list:\t" + std::to_string(first) + "\n")
+      << "the daemon's CPU alone";
   EXPECT_EQ(seen.rfind("Cpus_allowed_list:\t", 0), 0u) << seen;
 }
 
@@ -191,7 +190,8 @@ TEST_F(ProcessLauncherTest, ASignalBeforeTheJobStartedIsRefusedAsNotYet) {
   ::close(lock);
   EXPECT_TRUE(launcher_.Signal(h, SIGTERM).ok()) << "no supervisor: nothing to reach";
   s = launcher_.SignalLeader(h, SIGUSR1);
-  EXPECT_EQ(s.code(), Code::kFailedPrecondition) << "no supervisor: its leader's pid may be another's now";
+  EXPECT_EQ(s.code(), Code::kFailedPrecondition)
+      << "no supervisor: its leader's pid may be another's now";
 }
 
 TEST_F(ProcessLauncherTest, DoesNotSignalAReusedPid) {
@@ -241,7 +241,8 @@ TEST_F(ProcessLauncherTest, JobProcessesAreTheJobsSessionWithoutTheSupervisor) {
   ASSERT_TRUE(launcher_.Signal(*h, SIGKILL).ok());
   WaitSupervisor(*h);
   // The killed grandchild (sleep) finishes dying on its own time: wait for that condition.
-  for (int i = 0; i < 1'000'000 && !launcher_.JobProcesses(*h).empty(); ++i) std::this_thread::yield();
+  for (int i = 0; i < 1'000'000 && !launcher_.JobProcesses(*h).empty(); ++i)
+    std::this_thread::yield();
   EXPECT_TRUE(launcher_.JobProcesses(*h).empty());
 }
 
@@ -260,8 +261,10 @@ TEST_F(ProcessLauncherTest, SignalLeaderReachesTheCommandAloneAndSignalItsWholeG
     std::string fifo = MakeFifo();
     std::string out = dir_ + "/child-status";
     JobId id = leader_only ? 12 : 13;
-    auto h = launcher_.Launch(Spec(id, {"sh", "-c", "sleep 1000 & child=$!; trap 'kill -TERM $child; wait $child; echo $? > " +
-                                                        out + "; exit 0' USR1; echo up > " + fifo + "; wait"}));
+    auto h = launcher_.Launch(
+        Spec(id, {"sh", "-c",
+                  "sleep 1000 & child=$!; trap 'kill -TERM $child; wait $child; echo $? > " + out +
+                      "; exit 0' USR1; echo up > " + fifo + "; wait"}));
     ASSERT_TRUE(h.ok());
     WaitReady(fifo);
     Status sent = leader_only ? launcher_.SignalLeader(*h, SIGUSR1) : launcher_.Signal(*h, SIGUSR1);
@@ -282,7 +285,8 @@ TEST_F(ProcessLauncherTest, SignalLeaderReachesTheCommandAloneAndSignalItsWholeG
 TEST_F(ProcessLauncherTest, KillReachesTheJobButNotItsSupervisor) {
   std::string fifo = MakeFifo();
   // A job that ignores SIGTERM, as a cancelled job may.
-  auto h = launcher_.Launch(Spec(10, {"sh", "-c", "trap '' TERM; echo up > " + fifo + "; sleep 1000 & wait"}));
+  auto h = launcher_.Launch(
+      Spec(10, {"sh", "-c", "trap '' TERM; echo up > " + fifo + "; sleep 1000 & wait"}));
   ASSERT_TRUE(h.ok());
   WaitReady(fifo);
   ASSERT_TRUE(launcher_.Signal(*h, SIGKILL).ok());
@@ -462,7 +466,8 @@ TEST_F(ProcessLauncherTest, OutputFollowsTheSubmittersUmask) {
     WaitSupervisor(*h);
     EXPECT_EQ(launcher_.Poll(*h)->kind, ExitStatus::Kind::kExited);
     EXPECT_EQ(ReadLog(*h, kStdoutFile), std::string(shown) + "\n") << "the job runs with the umask";
-    for (const std::string& path : {h->job_dir + "/" + kStdoutFile, s.stderr_path, s.cwd + "/own-file"}) {
+    for (const std::string& path :
+         {h->job_dir + "/" + kStdoutFile, s.stderr_path, s.cwd + "/own-file"}) {
       struct stat st {};
       ASSERT_EQ(::stat(path.c_str(), &st), 0) << path;
       EXPECT_EQ(st.st_mode & 0777, static_cast<mode_t>(mode)) << path << " with umask " << mask;

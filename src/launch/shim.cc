@@ -7,16 +7,16 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <cerrno>
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstring>
 #include <thread>
 
 #include "common/file_util.h"
+#include "common/process.h"
 #include "launch/cpu_bind.h"
 #include "launch/output_watch.h"
-#include "common/process.h"
 
 extern char** environ;
 
@@ -29,8 +29,14 @@ struct ChildFailure {
   int stage;  // index into kStages
   int err;
 };
-constexpr const char* kStages[] = {"setgroups", "setgid", "setuid", "chdir", "exec", "stdio",
-                                   "recording the job's pid", "opening the output file",
+constexpr const char* kStages[] = {"setgroups",
+                                   "setgid",
+                                   "setuid",
+                                   "chdir",
+                                   "exec",
+                                   "stdio",
+                                   "recording the job's pid",
+                                   "opening the output file",
                                    "opening the error file"};
 [[noreturn]] void ChildFail(int pipe_fd, int stage, int err) {
   ChildFailure f{stage, err};
@@ -112,8 +118,8 @@ void JoinCgroup(const std::string& cgroup_dir, int err_fd) {
   if (cgroup_dir.empty()) return;
   Status joined = Status::Ok();
   auto dir = OpenDirNoFollow(cgroup_dir);
-  auto procs = dir.ok() ? OpenFileAt(dir->get(), "cgroup.procs", O_WRONLY)
-                        : Result<UniqueFd>(dir.status());
+  auto procs =
+      dir.ok() ? OpenFileAt(dir->get(), "cgroup.procs", O_WRONLY) : Result<UniqueFd>(dir.status());
   std::string pid = std::to_string(::getpid());
   if (!procs.ok()) {
     joined = procs.status();
@@ -121,8 +127,8 @@ void JoinCgroup(const std::string& cgroup_dir, int err_fd) {
     joined = IoError("write cgroup.procs: " + ErrnoText(errno));
   }
   if (!joined.ok()) {
-    std::string msg = "pinpoint: warning: could not join cgroup " + cgroup_dir + ": " +
-                      joined.message() + "\n";
+    std::string msg =
+        "pinpoint: warning: could not join cgroup " + cgroup_dir + ": " + joined.message() + "\n";
     ssize_t ignored = ::write(err_fd, msg.data(), msg.size());
     (void)ignored;
   }
@@ -334,8 +340,7 @@ void RecordExitStatus(int dir_fd, const ExitStatus& status, int log_fd,
         Status slot_written = WriteExitSlot(dir_fd, status);
         if (slot_written.ok()) return slot_written;
         std::string line = "pinpoint-shim: cannot record the job's exit status yet (" +
-                           json_written.message() + "; " + slot_written.message() +
-                           "); retrying\n";
+                           json_written.message() + "; " + slot_written.message() + "); retrying\n";
         ssize_t ignored = ::write(log_fd, line.data(), line.size());
         (void)ignored;
         return json_written;
@@ -376,9 +381,8 @@ int RunShim(const std::string& job_dir, int lock_fd) {
   } else {
     status = Supervise(dir->get(), *spec);
   }
-  RecordExitStatus(dir->get(), status, 2, [](int64_t ms) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(ms));
-  });
+  RecordExitStatus(dir->get(), status, 2,
+                   [](int64_t ms) { std::this_thread::sleep_for(std::chrono::milliseconds(ms)); });
   if (DirRemoved(dir->get()))
     SayOnStderr("pinpoint-shim: " + job_dir + " was removed: how its job ended is not recorded\n");
   return 0;

@@ -2,6 +2,7 @@
 // session is killed before the job's end is reported, a removed job directory or a daemon that
 // stays away ends the job, and each leaves a job alone while its reason holds.
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/file.h>
 #include <sys/resource.h>
@@ -17,8 +18,6 @@
 #include <sstream>
 #include <thread>
 #include <tuple>
-
-#include <gtest/gtest.h>
 
 #include "common/file_util.h"
 #include "common/process.h"
@@ -36,7 +35,8 @@ namespace {
 TEST_F(ProcessLauncherTest, AProcessThatLeftTheSessionIsKilledBeforeTheJobEnds) {
   std::string fifo = MakeFifo();
   // The escapee says its pid once it has left the session, then the job's shell exits.
-  LaunchSpec s = Spec(50, {"sh", "-c", "setsid sh -c 'echo $$ > " + fifo + "; exec sleep 1000' & exit 0"});
+  LaunchSpec s =
+      Spec(50, {"sh", "-c", "setsid sh -c 'echo $$ > " + fifo + "; exec sleep 1000' & exit 0"});
   auto h = launcher_.Launch(s);
   ASSERT_TRUE(h.ok()) << h.status().ToString();
   std::ifstream in(fifo);
@@ -89,14 +89,16 @@ TEST_F(ProcessLauncherTest, AShimWhoseJobDirectoryIsRemovedEndsItsJobAndExits) {
   ASSERT_TRUE(WaitForExit(h->pid, 60'000)) << "the shim still supervises a job nobody can collect";
   WaitSupervisor(*h);
   EXPECT_FALSE(ProcessAlive(job)) << "the job outlived its shim";
-  for (int64_t pid : pids) EXPECT_TRUE(WaitForExit(pid, 60'000)) << "pid " << pid << " of the job survived";
+  for (int64_t pid : pids)
+    EXPECT_TRUE(WaitForExit(pid, 60'000)) << "pid " << pid << " of the job survived";
 }
 
 // The same check leaves a job whose directory is there alone: it ends as it ends.
 TEST_F(ProcessLauncherTest, AShimWithItsJobDirectoryLeavesTheJobRunning) {
   std::string fifo = MakeFifo();
   std::string go = dir_ + "/go";
-  LaunchSpec spec = Spec(22, {"sh", "-c", "echo up > " + fifo + "; read line < " + go + "; exit 3"});
+  LaunchSpec spec =
+      Spec(22, {"sh", "-c", "echo up > " + fifo + "; read line < " + go + "; exit 3"});
   spec.orphan_check_ms = 1;
   ASSERT_EQ(::mkfifo(go.c_str(), 0600), 0);
   auto h = launcher_.Launch(spec);
@@ -139,7 +141,8 @@ TEST_F(ProcessLauncherTest, AShimWhoseDaemonStaysAwayEndsItsJobAndRecordsWhy) {
 // output to the bound with a last line that says so, and records why; a job within it is not
 // touched.
 TEST_F(ProcessLauncherTest, AJobWhoseOutputPassesItsBoundIsEndedAndItsOutputCut) {
-  LaunchSpec spec = Spec(24, {"sh", "-c", "echo first; yes 'a line of output' & yes 'an error line' >&2; wait"});
+  LaunchSpec spec =
+      Spec(24, {"sh", "-c", "echo first; yes 'a line of output' & yes 'an error line' >&2; wait"});
   spec.max_output_bytes = 64 << 10;
   spec.output_check_ms = 5;
   spec.orphan_grace_ms = 50;
@@ -149,13 +152,15 @@ TEST_F(ProcessLauncherTest, AJobWhoseOutputPassesItsBoundIsEndedAndItsOutputCut)
   auto st = launcher_.Poll(*h);
   ASSERT_TRUE(st.has_value());
   EXPECT_EQ(st->kind, ExitStatus::Kind::kSignaled);
-  EXPECT_NE(st->error.find("its output in the job directory passed 64KiB (max_output_bytes)"), std::string::npos)
+  EXPECT_NE(st->error.find("its output in the job directory passed 64KiB (max_output_bytes)"),
+            std::string::npos)
       << st->error;
   EXPECT_TRUE(st->output_exceeded) << "it ends output-exceeded";
   std::string out = ReadLog(*h, kStdoutFile), err = ReadLog(*h, kStderrFile);
   EXPECT_LE(out.size() + err.size(), 64u << 10) << "cut to the bound";
   EXPECT_EQ(out.rfind("first\n", 0), 0u) << "written before either stream filled the bound";
-  EXPECT_NE(err.find("pinpoint: output cut at 64KiB (max_output_bytes): the job was ended\n"), std::string::npos);
+  EXPECT_NE(err.find("pinpoint: output cut at 64KiB (max_output_bytes): the job was ended\n"),
+            std::string::npos);
 
   LaunchSpec small = Spec(25, {"sh", "-c", "echo within"});
   small.max_output_bytes = 64 << 10;

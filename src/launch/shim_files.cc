@@ -1,18 +1,16 @@
 // The files of a job's directory that the shim and pinpointd share (launch/shim.h): the daemon's
 // lock as the shim probes it, the directory opened as trusted, job.pid, and the exit status in its
 // two forms (exit.json, and the preallocated slot written in place when the disk is full).
-#include "launch/shim.h"
-
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
-
 #include <nlohmann/json.hpp>
 
 #include "common/file_util.h"
 #include "common/json_reader.h"
+#include "launch/shim.h"
 
 namespace pinpoint::launch {
 
@@ -22,12 +20,18 @@ namespace {
 
 const char* KindName(ExitStatus::Kind kind) {
   switch (kind) {
-    case ExitStatus::Kind::kExited: return "exited";
-    case ExitStatus::Kind::kSignaled: return "signaled";
-    case ExitStatus::Kind::kLaunchFailed: return "launch-failed";
-    case ExitStatus::Kind::kNoStatus: return "no-status";
-    case ExitStatus::Kind::kNeverLaunched: return "never-launched";
-    case ExitStatus::Kind::kOrphaned: return "orphaned";
+    case ExitStatus::Kind::kExited:
+      return "exited";
+    case ExitStatus::Kind::kSignaled:
+      return "signaled";
+    case ExitStatus::Kind::kLaunchFailed:
+      return "launch-failed";
+    case ExitStatus::Kind::kNoStatus:
+      return "no-status";
+    case ExitStatus::Kind::kNeverLaunched:
+      return "never-launched";
+    case ExitStatus::Kind::kOrphaned:
+      return "orphaned";
   }
   return "no-status";
 }

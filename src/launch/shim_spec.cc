@@ -1,25 +1,33 @@
 // spec.json, the job's launch spec as the launcher writes it and the shim reads it (shim.h).
-#include "launch/shim.h"
-
 #include <nlohmann/json.hpp>
 
 #include "common/file_util.h"
 #include "common/json_reader.h"
+#include "launch/shim.h"
 
 namespace pinpoint::launch {
 
 using nlohmann::json;
 
 Status WriteSpec(int dir_fd, const LaunchSpec& spec) {
-  json j{{"job_id", spec.job_id},       {"argv", spec.argv},
-         {"cwd", spec.cwd},             {"env", spec.env},
-         {"switch_user", spec.switch_user}, {"uid", spec.uid},
-         {"gid", spec.gid},             {"groups", spec.groups},
-         {"job_dir", spec.job_dir},     {"cgroup_dir", spec.cgroup_dir},
-         {"stdout_path", spec.stdout_path}, {"stderr_path", spec.stderr_path},
-         {"umask", spec.umask},         {"orphan_check_ms", spec.orphan_check_ms},
-         {"orphan_grace_ms", spec.orphan_grace_ms}, {"daemon_lock", spec.daemon_lock},
-         {"daemon_away_ms", spec.daemon_away_ms}, {"cpus", spec.cpus},
+  json j{{"job_id", spec.job_id},
+         {"argv", spec.argv},
+         {"cwd", spec.cwd},
+         {"env", spec.env},
+         {"switch_user", spec.switch_user},
+         {"uid", spec.uid},
+         {"gid", spec.gid},
+         {"groups", spec.groups},
+         {"job_dir", spec.job_dir},
+         {"cgroup_dir", spec.cgroup_dir},
+         {"stdout_path", spec.stdout_path},
+         {"stderr_path", spec.stderr_path},
+         {"umask", spec.umask},
+         {"orphan_check_ms", spec.orphan_check_ms},
+         {"orphan_grace_ms", spec.orphan_grace_ms},
+         {"daemon_lock", spec.daemon_lock},
+         {"daemon_away_ms", spec.daemon_away_ms},
+         {"cpus", spec.cpus},
          {"max_output_bytes", spec.max_output_bytes},
          {"output_check_ms", spec.output_check_ms}};
   // Not fsynced: the job's record is durable in the store, and a power loss ends the shim too.

@@ -11,6 +11,8 @@
 // waiting when it comes) runs its task in the caller's thread, so that what the task owns is freed.
 #pragma once
 
+#include <httplib.h>
+
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -20,8 +22,6 @@
 #include <mutex>
 #include <thread>
 #include <vector>
-
-#include <httplib.h>
 
 namespace pinpoint::metrics {
 
@@ -48,8 +48,8 @@ class BoundedTaskQueue : public httplib::TaskQueue {
 
   const size_t capacity_;  // workers + max_waiting
   mutable std::mutex mu_;
-  std::condition_variable work_ready_;   // a task or shutdown
-  std::condition_variable room_;         // a task ended, or shutdown
+  std::condition_variable work_ready_;  // a task or shutdown
+  std::condition_variable room_;        // a task ended, or shutdown
   std::condition_variable enqueue_waits_;
   std::deque<std::function<void()>> waiting_;
   size_t running_ = 0;

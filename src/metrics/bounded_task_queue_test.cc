@@ -1,6 +1,7 @@
 #include "metrics/bounded_task_queue.h"
 
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -8,8 +9,6 @@
 #include <atomic>
 #include <future>
 #include <thread>
-
-#include <gtest/gtest.h>
 
 #include "metrics/http_server.h"
 

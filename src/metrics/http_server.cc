@@ -4,8 +4,8 @@
 #include <pthread.h>
 #include <sys/socket.h>
 
-#include <chrono>
 #include <charconv>
+#include <chrono>
 
 #include "metrics/bounded_task_queue.h"
 

@@ -10,10 +10,14 @@ std::string EscapeLabel(const std::string& value) {
   std::string out;
   out.reserve(value.size());
   for (char c : value) {
-    if (c == '\\') out += "\\\\";
-    else if (c == '"') out += "\\\"";
-    else if (c == '\n') out += "\\n";
-    else out += c;
+    if (c == '\\')
+      out += "\\\\";
+    else if (c == '"')
+      out += "\\\"";
+    else if (c == '\n')
+      out += "\\n";
+    else
+      out += c;
   }
   return out;
 }
@@ -122,13 +126,14 @@ void RenderDevices(Writer& w, const std::vector<DeviceMetrics>& devices) {
                       [](const DeviceMetrics& d) { return d.drained ? 1.0 : 0.0; });
   w.Family("pinpoint_mps_server_up", "gauge",
            "1 when the device's MPS control daemon runs, 0 when it died; absent without one.");
-  Each<DeviceMetrics>(w, devices, [](const DeviceMetrics& d) { return d.mps_up.has_value(); },
-                      [](const DeviceMetrics& d) {
-                        Labels l = DeviceLabels(d);
-                        l.emplace_back("user", d.mps_user);
-                        return l;
-                      },
-                      [](const DeviceMetrics& d) { return d.mps_up.value_or(false) ? 1.0 : 0.0; });
+  Each<DeviceMetrics>(
+      w, devices, [](const DeviceMetrics& d) { return d.mps_up.has_value(); },
+      [](const DeviceMetrics& d) {
+        Labels l = DeviceLabels(d);
+        l.emplace_back("user", d.mps_user);
+        return l;
+      },
+      [](const DeviceMetrics& d) { return d.mps_up.value_or(false) ? 1.0 : 0.0; });
 }
 
 void RenderJobs(Writer& w, const std::vector<JobMetrics>& jobs) {
@@ -136,15 +141,16 @@ void RenderJobs(Writer& w, const std::vector<JobMetrics>& jobs) {
   auto seen = [](const JobMetrics& j) { return j.usage.samples > 0; };
   w.Family("pinpoint_job_state", "gauge",
            "1 for each active job or lease, labelled with its state and kind.");
-  Each<JobMetrics>(w, jobs, [](const JobMetrics&) { return true; },
-                   [](const JobMetrics& j) {
-                     Labels l = JobLabels(j);
-                     l.emplace_back("state", j.state);
-                     l.emplace_back("kind", j.kind);
-                     if (!j.qos.empty()) l.emplace_back("qos", j.qos);
-                     return l;
-                   },
-                   [](const JobMetrics&) { return 1.0; });
+  Each<JobMetrics>(
+      w, jobs, [](const JobMetrics&) { return true; },
+      [](const JobMetrics& j) {
+        Labels l = JobLabels(j);
+        l.emplace_back("state", j.state);
+        l.emplace_back("kind", j.kind);
+        if (!j.qos.empty()) l.emplace_back("qos", j.qos);
+        return l;
+      },
+      [](const JobMetrics&) { return 1.0; });
   w.Family("pinpoint_job_gpu_memory_request_bytes", "gauge",
            "Device memory the job asked for per device; 0 for whole GPUs.");
   Each<JobMetrics>(w, jobs, running, JobLabels,

@@ -21,13 +21,13 @@ struct GpuMetrics {
   int gpu_index = 0;
   std::string uuid;
   std::string name;
-  bool sampled = false;         // false when the last poll could not read it
+  bool sampled = false;  // false when the last poll could not read it
   uint64_t mem_used_bytes = 0;
   uint64_t mem_total_bytes = 0;
-  int utilization_pct = -1;     // -1: not reported
+  int utilization_pct = -1;  // -1: not reported
   uint32_t power_mw = 0;
-  uint64_t energy_mj = 0;       // the GPU's own counter
-  double idle_energy_mj = 0;    // charged to no job since pinpointd started
+  uint64_t energy_mj = 0;     // the GPU's own counter
+  double idle_energy_mj = 0;  // charged to no job since pinpointd started
 };
 
 // One allocatable device (a whole GPU or a MIG instance) as pinpoint hands it out.
@@ -36,12 +36,12 @@ struct DeviceMetrics {
   int gpu_index = 0;
   std::string uuid;
   SharingMode mode = SharingMode::kMps;
-  int slices = 0;               // running jobs on it
+  int slices = 0;  // running jobs on it
   uint64_t mem_allocated_bytes = 0;
   int share_allocated_pct = 0;
   bool drained = false;
-  std::optional<bool> mps_up;   // whether its MPS control daemon runs; none: it has none
-  std::string mps_user;         // the MPS server's user, or empty
+  std::optional<bool> mps_up;  // whether its MPS control daemon runs; none: it has none
+  std::string mps_user;        // the MPS server's user, or empty
 };
 
 struct JobMetrics {
@@ -70,14 +70,14 @@ struct SchedMetrics {
 // The GPUs in mig-dynamic mode (docs/scheduling.md "Dynamic MIG").
 struct MigMetrics {
   std::map<std::pair<std::string, std::string>, int64_t>
-      changes_total;  // (action, "ok" | "failed")
-  std::map<std::pair<int, std::string>, int> instances;                  // (GPU, profile) -> now
+      changes_total;                                     // (action, "ok" | "failed")
+  std::map<std::pair<int, std::string>, int> instances;  // (GPU, profile) -> now
 };
 
 struct Snapshot {
   std::vector<GpuMetrics> gpus;
   std::vector<DeviceMetrics> devices;
-  std::vector<JobMetrics> jobs;   // running and pending jobs only: per-job series end with the job
+  std::vector<JobMetrics> jobs;  // running and pending jobs only: per-job series end with the job
   SchedMetrics sched;
   int64_t watcher_polls_total = 0;
   double watcher_last_poll_seconds = 0;

@@ -1,12 +1,11 @@
 #include "metrics/metrics.h"
 
+#include <gtest/gtest.h>
+#include <httplib.h>
 #include <stdio.h>
 #include <sys/wait.h>
 
 #include <fstream>
-
-#include <gtest/gtest.h>
-#include <httplib.h>
 #include <nlohmann/json.hpp>
 
 #include "common/test_dir.h"
@@ -88,20 +87,31 @@ Snapshot Example() {
 TEST(MetricsTest, CarriesTheDocumentedNames) {
   std::string text = Render(Example());
   for (const char* name :
-       {"pinpoint_gpu_memory_used_bytes{gpu=\"0\",uuid=\"GPU-0000\",name=\"NVIDIA H100 80GB HBM3\"} 12884901888",
-        "pinpoint_gpu_memory_total_bytes{", "pinpoint_gpu_utilization_ratio{gpu=\"0\"", "pinpoint_gpu_power_watts{gpu=\"0\",uuid=\"GPU-0000\",name=\"NVIDIA H100 80GB HBM3\"} 312.5",
-        "pinpoint_gpu_energy_joules_total{gpu=\"0\",uuid=\"GPU-0000\",name=\"NVIDIA H100 80GB HBM3\"} 123456.789",
+       {"pinpoint_gpu_memory_used_bytes{gpu=\"0\",uuid=\"GPU-0000\",name=\"NVIDIA H100 80GB "
+        "HBM3\"} 12884901888",
+        "pinpoint_gpu_memory_total_bytes{",
+        "pinpoint_gpu_utilization_ratio{gpu=\"0\"",
+        "pinpoint_gpu_power_watts{gpu=\"0\",uuid=\"GPU-0000\",name=\"NVIDIA H100 80GB HBM3\"} "
+        "312.5",
+        "pinpoint_gpu_energy_joules_total{gpu=\"0\",uuid=\"GPU-0000\",name=\"NVIDIA H100 80GB "
+        "HBM3\"} 123456.789",
         "pinpoint_gpu_up{gpu=\"1\",uuid=\"GPU-0001\",name=\"NVIDIA H100 80GB HBM3\"} 0",
         "pinpoint_device_slices{device=\"0\",gpu=\"0\",uuid=\"GPU-0000\",mode=\"mps\"} 2",
-        "pinpoint_mps_server_up{device=\"0\",gpu=\"0\",uuid=\"GPU-0000\",mode=\"mps\",user=\"ana\"} 1",
+        "pinpoint_mps_server_up{device=\"0\",gpu=\"0\",uuid=\"GPU-0000\",mode=\"mps\",user=\"ana\"}"
+        " 1",
         "pinpoint_job_gpu_memory_bytes{job=\"7\",user=\"ana \\\"quoted\\\"\\\\\"} 5368709120",
-        "pinpoint_job_gpu_memory_peak_bytes{job=\"7\"", "pinpoint_job_energy_joules_total{job=\"7\"",
-        "pinpoint_job_state{job=\"8\",user=\"bo\",state=\"pending\",kind=\"job\"} 1", "pinpoint_queue_length 1",
+        "pinpoint_job_gpu_memory_peak_bytes{job=\"7\"",
+        "pinpoint_job_energy_joules_total{job=\"7\"",
+        "pinpoint_job_state{job=\"8\",user=\"bo\",state=\"pending\",kind=\"job\"} 1",
+        "pinpoint_queue_length 1",
         "pinpoint_job_state{job=\"9\",user=\"root\",state=\"running\",kind=\"lease\"} 1",
-        "pinpoint_jobs_running 1", "pinpoint_leases_running 1",
+        "pinpoint_jobs_running 1",
+        "pinpoint_leases_running 1",
         "pinpoint_qos_jobs{qos=\"scavenger\",state=\"pending\"} 3",
-        "pinpoint_job_starts_total 12", "pinpoint_jobs_ended_total{state=\"failed\",reason=\"gpu-mem-exceeded\"} 1",
-        "pinpoint_watcher_polls_total 99", "pinpoint_jobs_purged_total 31",
+        "pinpoint_job_starts_total 12",
+        "pinpoint_jobs_ended_total{state=\"failed\",reason=\"gpu-mem-exceeded\"} 1",
+        "pinpoint_watcher_polls_total 99",
+        "pinpoint_jobs_purged_total 31",
         "pinpoint_mig_changes_total{action=\"create\",result=\"ok\"} 4",
         "pinpoint_mig_changes_total{action=\"destroy\",result=\"failed\"} 1",
         "pinpoint_mig_instances{gpu=\"1\",profile=\"3g.40gb\"} 2"}) {
@@ -119,7 +129,8 @@ std::pair<int, std::string> Promtool(const std::string& text) {
   TestDir dir;
   std::string in = dir.path() + "/metrics.txt";
   std::ofstream(in) << text;
-  std::string cmd = "timeout 120 promtool check metrics < " + in + " 2>&1";  // a deadline, never a hang
+  std::string cmd =
+      "timeout 120 promtool check metrics < " + in + " 2>&1";  // a deadline, never a hang
   FILE* p = ::popen(cmd.c_str(), "r");
   if (p == nullptr) return {-1, "popen failed"};
   std::string out;
@@ -190,14 +201,17 @@ TEST(GrafanaDashboardTest, QueriesUseRenderedMetricsAndParse) {
   for (const auto& panel : dash["panels"]) {
     for (const auto& target : panel["targets"]) {
       std::string expr = target["expr"].get<std::string>();
-      for (size_t at = expr.find("pinpoint_"); at != std::string::npos; at = expr.find("pinpoint_", at + 1)) {
+      for (size_t at = expr.find("pinpoint_"); at != std::string::npos;
+           at = expr.find("pinpoint_", at + 1)) {
         size_t end = expr.find_first_not_of("abcdefghijklmnopqrstuvwxyz_", at);
         std::string name = expr.substr(at, end - at);
-        EXPECT_NE(rendered.find("# TYPE " + name + " "), std::string::npos) << name << " in " << expr;
+        EXPECT_NE(rendered.find("# TYPE " + name + " "), std::string::npos)
+            << name << " in " << expr;
         at = end - 1;
       }
       for (size_t v; (v = expr.find("$instance")) != std::string::npos;) expr.replace(v, 9, ".*");
-      rules += "      - record: dashboard:q" + std::to_string(queries++) + "\n        expr: '" + expr + "'\n";
+      rules += "      - record: dashboard:q" + std::to_string(queries++) + "\n        expr: '" +
+               expr + "'\n";
     }
   }
   EXPECT_GE(queries, 10);

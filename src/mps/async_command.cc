@@ -60,7 +60,7 @@ Result<AsyncCommand> AsyncCommand::Start(const CommandSpec& spec, int64_t now_ms
     sigset_t none;
     sigemptyset(&none);
     ::sigprocmask(SIG_SETMASK, &none, nullptr);  // pinpointd blocks signals for its signalfd
-    ::setsid();  // killed with its session: what it starts goes too
+    ::setsid();                                  // killed with its session: what it starts goes too
     if (spec.run_as && (::setgroups(groups.size(), groups.data()) != 0 ||
                         ::setgid(spec.run_as->gid) != 0 || ::setuid(spec.run_as->uid) != 0))
       ::_exit(126);

@@ -2,9 +2,8 @@
 // given as values: no sleeps.
 #include "mps/async_command.h"
 
-#include <poll.h>
-
 #include <gtest/gtest.h>
+#include <poll.h>
 
 namespace pinpoint::mps {
 namespace {
@@ -67,7 +66,10 @@ TEST(AsyncCommandTest, OutputPastTheBoundIsRefusedAndWhatItPrintsIsEscaped) {
   RunToEnd(*c, 0);
   EXPECT_TRUE(c->result().out_truncated);
   EXPECT_EQ(c->result().out.size(), 1024u);
-  EXPECT_NE(CommandOutput(c->result(), "ctl", 1, 1024).status().message().find("printed more than 1024 bytes"),
+  EXPECT_NE(CommandOutput(c->result(), "ctl", 1, 1024)
+                .status()
+                .message()
+                .find("printed more than 1024 bytes"),
             std::string::npos);
   auto failed = AsyncCommand::Start(Shell("printf 'no\\033[2J such server'; exit 1"), 0);
   ASSERT_TRUE(failed.ok());
@@ -85,7 +87,8 @@ TEST(AsyncCommandTest, AMissingProgramIsNotFound) {
   ASSERT_TRUE(c.ok());
   RunToEnd(*c, 0);
   EXPECT_EQ(c->result().exit_code, 127);
-  EXPECT_NE(CommandOutput(c->result(), "ctl", 1, 1024).status().message().find("not found"), std::string::npos);
+  EXPECT_NE(CommandOutput(c->result(), "ctl", 1, 1024).status().message().find("not found"),
+            std::string::npos);
 }
 
 TEST(AsyncCommandTest, KillEndsItAtOnce) {

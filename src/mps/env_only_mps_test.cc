@@ -1,10 +1,10 @@
 #include "mps/env_only_mps.h"
 
-#include "common/test_dir.h"
+#include <gtest/gtest.h>
 
 #include <cstdlib>
 
-#include <gtest/gtest.h>
+#include "common/test_dir.h"
 
 namespace pinpoint::mps {
 namespace {
@@ -19,8 +19,12 @@ TEST(EnvOnlyMpsTest, ClientEnvironmentCarriesDirectoriesAndLimits) {
   TestDir tmp;
   const std::string& root = tmp.path();
   EnvOnlyMps mps(root);
-  sharing::Slice slice{.device_index = 0, .device_uuid = "GPU-abc", .uid = 1000, .gid = 1000,
-                       .gpu_mem_bytes = 4ull << 30, .gpu_share_pct = 20};
+  sharing::Slice slice{.device_index = 0,
+                       .device_uuid = "GPU-abc",
+                       .uid = 1000,
+                       .gid = 1000,
+                       .gpu_mem_bytes = 4ull << 30,
+                       .gpu_share_pct = 20};
   auto env = mps.Prepare(slice);
   ASSERT_TRUE(env.ok()) << env.status().ToString();
   EXPECT_EQ(env->at("CUDA_MPS_PIPE_DIRECTORY"), root + "/GPU-abc/pipe");

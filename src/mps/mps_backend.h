@@ -25,7 +25,9 @@ namespace pinpoint::mps {
 // MPS's placements: one uid per device at a time, at most `client_limit` clients (NVIDIA's 48 on
 // Volta and later; 0: the node takes no MPS slices, for `no_slices_reason`).
 inline sharing::PlacementRules MpsRules(int client_limit = 48, std::string no_slices_reason = "") {
-  return sharing::PlacementRules{.whole_device = false, .one_user = true, .max_jobs = client_limit,
+  return sharing::PlacementRules{.whole_device = false,
+                                 .one_user = true,
+                                 .max_jobs = client_limit,
                                  .no_slices_reason = std::move(no_slices_reason)};
 }
 

@@ -1,8 +1,8 @@
 #include "mps/mps_backend.h"
 
-#include <algorithm>
-
 #include <gtest/gtest.h>
+
+#include <algorithm>
 
 #include "common/test_dir.h"
 #include "mps/env_only_mps.h"
@@ -12,8 +12,13 @@ namespace pinpoint::mps {
 namespace {
 
 sharing::Slice SliceOn(int device, uint64_t mem_bytes, uint64_t job_id = 1) {
-  return sharing::Slice{.device_index = device, .device_uuid = "GPU-" + std::to_string(device), .uid = 1000,
-                        .gid = 1000, .gpu_mem_bytes = mem_bytes, .gpu_share_pct = 20, .job_id = job_id};
+  return sharing::Slice{.device_index = device,
+                        .device_uuid = "GPU-" + std::to_string(device),
+                        .uid = 1000,
+                        .gid = 1000,
+                        .gpu_mem_bytes = mem_bytes,
+                        .gpu_share_pct = 20,
+                        .job_id = job_id};
 }
 
 TEST(MpsBackendTest, RulesAreOneUserAndTheClientLimit) {
@@ -32,10 +37,11 @@ TEST(MpsBackendTest, OnlyASliceOfOneDeviceIsAClient) {
   TestDir tmp;
   EnvOnlyMps b(tmp.path());
   FakeMps fake;
-  for (const sharing::Backend* mode : {static_cast<const sharing::Backend*>(&b),
-                                       static_cast<const sharing::Backend*>(&fake)}) {
+  for (const sharing::Backend* mode :
+       {static_cast<const sharing::Backend*>(&b), static_cast<const sharing::Backend*>(&fake)}) {
     EXPECT_EQ(mode->HoldsAs(1 << 30, 1), SharingMode::kMps);
-    EXPECT_EQ(mode->HoldsAs(1 << 30, 2), SharingMode::kTimeslice) << "a process is the client of one server only";
+    EXPECT_EQ(mode->HoldsAs(1 << 30, 2), SharingMode::kTimeslice)
+        << "a process is the client of one server only";
     EXPECT_EQ(mode->HoldsAs(0, 1), SharingMode::kExclusive);
   }
 }
@@ -44,13 +50,15 @@ TEST(MpsBackendTest, EveryVariableItSetsIsItsOwn) {
   TestDir tmp;
   EnvOnlyMps b(tmp.path());
   FakeMps fake;
-  for (sharing::Backend* mode : {static_cast<sharing::Backend*>(&b), static_cast<sharing::Backend*>(&fake)}) {
+  for (sharing::Backend* mode :
+       {static_cast<sharing::Backend*>(&b), static_cast<sharing::Backend*>(&fake)}) {
     auto env = mode->Prepare(SliceOn(1, uint64_t{2} << 30));
     ASSERT_TRUE(env.ok()) << env.status().ToString();
     EXPECT_EQ(env->at("CUDA_MPS_PINNED_DEVICE_MEM_LIMIT"), "0=2048M");
     std::vector<std::string> own = mode->OwnVariables();
     for (const auto& [name, value] : *env)
-      EXPECT_NE(std::find(own.begin(), own.end(), name), own.end()) << name << " is set but not owned";
+      EXPECT_NE(std::find(own.begin(), own.end(), name), own.end())
+          << name << " is set but not owned";
   }
 }
 

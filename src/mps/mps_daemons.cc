@@ -157,8 +157,10 @@ void MpsDaemons::BeginQuit(Daemon& d, std::string detail) {
   d.quit_deadline_ms = clock_->NowMs() + std::min(options_.command_timeout_ms, 5000);
   if (!ControlAlive(d)) return;
   auto quit = StartCommand(d.uid, d.gid, d.pipe_dir, d.log_dir, "quit");
-  if (quit.ok()) d.quit = std::move(quit).value();
-  else log::Warn("MPS: quit: {}", quit.status().message());
+  if (quit.ok())
+    d.quit = std::move(quit).value();
+  else
+    log::Warn("MPS: quit: {}", quit.status().message());
 }
 
 void MpsDaemons::EndQuit(Daemon& d) {
@@ -288,12 +290,16 @@ std::vector<sharing::Event> MpsDaemons::Poll(int64_t now_ms) {
     return true;
   });
   for (auto it = terminators_.begin(); it != terminators_.end();) {
-    if (Advance(it->second, now_ms)) ++it;
-    else it = terminators_.erase(it);
+    if (Advance(it->second, now_ms))
+      ++it;
+    else
+      it = terminators_.erase(it);
   }
   for (auto it = daemons_.begin(); it != daemons_.end();) {
-    if (PollDaemon(it->first, it->second, now_ms, events)) ++it;
-    else it = daemons_.erase(it);
+    if (PollDaemon(it->first, it->second, now_ms, events))
+      ++it;
+    else
+      it = daemons_.erase(it);
   }
   return events;
 }

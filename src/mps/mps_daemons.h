@@ -36,11 +36,11 @@
 namespace pinpoint::mps {
 
 struct MpsDaemonsOptions {
-  std::string mps_root;                              // absolute
-  sharing::PlacementRules rules = MpsRules();        // the mode's (MpsRulesOf in the daemon)
+  std::string mps_root;                        // absolute
+  sharing::PlacementRules rules = MpsRules();  // the mode's (MpsRulesOf in the daemon)
   std::string control_binary = "nvidia-cuda-mps-control";
-  int64_t idle_quit_ms = 60000;                      // 0: never quit an idle daemon
-  bool switch_user = false;  // run each daemon as its user (pinpointd is root)
+  int64_t idle_quit_ms = 60000;  // 0: never quit an idle daemon
+  bool switch_user = false;      // run each daemon as its user (pinpointd is root)
   // The deadline of a control command, of a daemon's start (its control socket appears) and of
   // a safe cancel's whole exchange; a quit gets at most 5 s, then the daemon is killed.
   int command_timeout_ms = 10000;
@@ -122,8 +122,8 @@ class MpsDaemons : public MpsBackend {
     std::string pipe_dir;
     std::string log_dir;
     Phase phase = Phase::kStarting;
-    PidFd control;        // the control daemon; invalid while none runs
-    bool child = false;   // started by this process (reaped here), not adopted
+    PidFd control;       // the control daemon; invalid while none runs
+    bool child = false;  // started by this process (reaped here), not adopted
     int clients = 0;
     int64_t idle_since_ms = 0;
     // Where MPS reports a client's fatal fault: the foreground control daemon's output (servers
@@ -153,7 +153,7 @@ class MpsDaemons : public MpsBackend {
     std::string pipe_dir, log_dir;
     uint32_t gid = 0;
     std::set<int64_t> pids;
-    std::vector<std::string> asks;     // commands still to run, in order
+    std::vector<std::string> asks;  // commands still to run, in order
     AsyncCommand running;
     std::string running_command;
     int64_t deadline_ms = 0;  // of the whole exchange
@@ -190,9 +190,9 @@ class MpsDaemons : public MpsBackend {
 
   MpsDaemonsOptions options_;
   Clock* clock_;
-  std::map<int, Daemon> daemons_;  // by device index
+  std::map<int, Daemon> daemons_;               // by device index
   std::map<uint64_t, Terminator> terminators_;  // by job id
-  std::vector<PidFd> reaping_;      // children killed or ended, reaped once they are gone
+  std::vector<PidFd> reaping_;  // children killed or ended, reaped once they are gone
 };
 
 // The live processes whose program name (argv[0], any directory) is `program`, whose environment

@@ -1,7 +1,5 @@
 // MpsDaemons' clients (mps_daemons.h): a slice's environment and its pinned limits, adopting
 // and releasing a client, and a safe stop of a user's clients (the terminators the poll advances).
-#include "mps/mps_daemons.h"
-
 #include <signal.h>
 #include <unistd.h>
 
@@ -16,6 +14,7 @@
 #include "common/file_util.h"
 #include "common/log.h"
 #include "common/process.h"
+#include "mps/mps_daemons.h"
 #include "mps/mps_text.h"
 #include "pinpoint/escape.h"
 

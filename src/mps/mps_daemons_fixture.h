@@ -4,6 +4,7 @@
 #pragma once
 
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/stat.h>
@@ -15,8 +16,6 @@
 #include <filesystem>
 #include <fstream>
 #include <thread>
-
-#include <gtest/gtest.h>
 
 #include "common/file_util.h"
 #include "common/test_dir.h"
@@ -37,9 +36,7 @@ class MpsDaemonsTest : public ::testing::Test {
     o.probe_interval_ms = 0;  // probes only where a test asks for them (they add commands)
     return o;
   }
-  void TearDown() override {
-    mps_->QuitAll();
-  }
+  void TearDown() override { mps_->QuitAll(); }
   sharing::Slice Slice(int device, uint32_t uid) {
     sharing::Slice s;
     s.device_index = device;
@@ -101,7 +98,9 @@ class MpsDaemonsTest : public ::testing::Test {
       }
     }
   }
-  Result<std::map<std::string, std::string>> Prepare(const sharing::Slice& slice) { return Prepare(*mps_, slice); }
+  Result<std::map<std::string, std::string>> Prepare(const sharing::Slice& slice) {
+    return Prepare(*mps_, slice);
+  }
   // Polls as the loop does until `kind` has been reported.
   bool WaitFor(MpsDaemons& mps, sharing::Event::Kind kind) {
     for (;;) {

@@ -134,7 +134,7 @@ Status MpsDaemons::Spawn(Daemon& d) {
     ::dup2(out_fd, 1);
     ::dup2(out_fd, 2);
     ::unlink(stale_socket.c_str());  // a dead daemon's socket would look ready
-    CloseOnExecFrom(3);  // the user's control daemon gets nothing pinpointd holds
+    CloseOnExecFrom(3);              // the user's control daemon gets nothing pinpointd holds
     environ = cenv.data();
     ::execvp(program.c_str(), cargv.data());
     ::_exit(127);

@@ -3,6 +3,7 @@
 #include "mps/mps_daemons.h"
 
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/stat.h>
@@ -14,8 +15,6 @@
 #include <filesystem>
 #include <fstream>
 #include <thread>
-
-#include <gtest/gtest.h>
 
 #include "common/file_util.h"
 #include "common/process.h"
@@ -33,7 +32,8 @@ TEST_F(MpsDaemonsTest, FirstClientStartsOneDaemonPerDeviceWithItsOwnDirectories)
   EXPECT_EQ(env->at("CUDA_MPS_PINNED_DEVICE_MEM_LIMIT"), "0=2048M");
   ASSERT_TRUE(Prepare(Slice(0, me)).ok());
   ASSERT_TRUE(Prepare(Slice(1, me)).ok());
-  EXPECT_EQ(*ReadFile(Pipe(0, me) + "/fake_visible_devices"), "GPU-0\n") << "the daemon sees only its GPU";
+  EXPECT_EQ(*ReadFile(Pipe(0, me) + "/fake_visible_devices"), "GPU-0\n")
+      << "the daemon sees only its GPU";
   std::string cmds = Commands(0, me);
   EXPECT_EQ(cmds.find("start"), cmds.rfind("start")) << "one daemon for two clients: " << cmds;
   struct stat st {};
@@ -82,14 +82,19 @@ TEST_F(MpsDaemonsTest, StopClientsAsksTheServerForExactlyTheJobsClients) {
   ASSERT_TRUE(Prepare(Slice(0, me)).ok());
   std::ofstream(Pipe(0, me) + "/fake_servers") << "4242\n";
   std::ofstream(Pipe(0, me) + "/fake_clients") << "555\n556\n";
-  ASSERT_TRUE(mps_->StopClients(JobSlice(0, me, 1), [] { return std::vector<int64_t>{556, 999}; }).ok());
+  ASSERT_TRUE(mps_->StopClients(JobSlice(0, me, 1),
+                                [] {
+                                  return std::vector<int64_t>{556, 999};
+                                })
+                  .ok());
   while (mps_->Stopping(1) && Wait(*mps_)) {
   }
   EXPECT_FALSE(mps_->Stopping(1));
   std::string cmds = Commands(0, me);
   EXPECT_NE(cmds.find("get_client_list 4242"), std::string::npos) << cmds;
   EXPECT_NE(cmds.find("terminate_client 4242 556"), std::string::npos) << cmds;
-  EXPECT_EQ(cmds.find("terminate_client 4242 555"), std::string::npos) << "a neighbour is untouched";
+  EXPECT_EQ(cmds.find("terminate_client 4242 555"), std::string::npos)
+      << "a neighbour is untouched";
   EXPECT_EQ(cmds.find("999"), std::string::npos);
 }
 
@@ -113,10 +118,11 @@ TEST_F(MpsDaemonsTest, FatalFaultLinesInTheServerLogAreReportedOnce) {
   uint32_t me = ::getuid();
   ASSERT_TRUE(Prepare(Slice(0, me)).ok());
   std::string log = root_ + "/dev0/" + std::to_string(me) + "/log/server.log";
-  std::ofstream(log, std::ios::app) << "[2026-11-22 03:44:56.026 Server   427] Client {PID: 528, Context ID: 0} connected\n";
-  EXPECT_TRUE(mps_->Poll(clock_.NowMs()).empty());
   std::ofstream(log, std::ios::app)
-      << "[2026-11-22 03:44:56.307 Server   427] Client {PID: 505, Context: 1} encountered a fatal GPU error.\n";
+      << "[2026-11-22 03:44:56.026 Server   427] Client {PID: 528, Context ID: 0} connected\n";
+  EXPECT_TRUE(mps_->Poll(clock_.NowMs()).empty());
+  std::ofstream(log, std::ios::app) << "[2026-11-22 03:44:56.307 Server   427] Client {PID: 505, "
+                                       "Context: 1} encountered a fatal GPU error.\n";
   auto events = mps_->Poll(clock_.NowMs());
   ASSERT_EQ(events.size(), 1u);
   EXPECT_EQ(events[0].kind, sharing::Event::Kind::kFault);
@@ -124,8 +130,10 @@ TEST_F(MpsDaemonsTest, FatalFaultLinesInTheServerLogAreReportedOnce) {
   EXPECT_EQ(events[0].uid, me) << "the claim is that user's";
   EXPECT_TRUE(mps_->Poll(clock_.NowMs()).empty());
   // In the foreground (-f), MPS writes the servers' lines to the control daemon's output.
-  std::ofstream(root_ + "/dev0/" + std::to_string(me) + "/log/control-foreground.log", std::ios::app)
-      << "[2026-11-23 12:14:38.900 Server  2] Client {PID: 77, Context: 1} encountered a fatal GPU error.\n";
+  std::ofstream(root_ + "/dev0/" + std::to_string(me) + "/log/control-foreground.log",
+                std::ios::app)
+      << "[2026-11-23 12:14:38.900 Server  2] Client {PID: 77, Context: 1} encountered a fatal GPU "
+         "error.\n";
   events = mps_->Poll(clock_.NowMs());
   ASSERT_EQ(events.size(), 1u);
   EXPECT_NE(events[0].detail.find("PID: 77"), std::string::npos);
@@ -140,9 +148,9 @@ TEST_F(MpsDaemonsTest, AFaultEarlyInARestartedDaemonsOutputIsReported) {
   std::string log = dir + "/control-foreground.log";
   std::ofstream(log) << std::string(4000, 'x') << "\n";  // the previous daemon's output
   ASSERT_TRUE(Prepare(Slice(0, me)).ok());
-  std::ofstream(log, std::ios::app)
-      << "[2026-11-23 16:16:12.000 Server  3] Client {PID: 88, Context: 1} encountered a fatal GPU error.\n"
-      << std::string(8000, 'y') << "\n";
+  std::ofstream(log, std::ios::app) << "[2026-11-23 16:16:12.000 Server  3] Client {PID: 88, "
+                                       "Context: 1} encountered a fatal GPU error.\n"
+                                    << std::string(8000, 'y') << "\n";
   auto events = mps_->Poll(clock_.NowMs());
   ASSERT_EQ(events.size(), 1u);
   EXPECT_EQ(events[0].kind, sharing::Event::Kind::kFault);
@@ -170,7 +178,8 @@ TEST_F(MpsDaemonsTest, StartFailureIsUnavailableWithTheReason) {
   auto env = Prepare(Slice(0, ::getuid()));
   ASSERT_FALSE(env.ok());
   EXPECT_EQ(env.status().code(), Code::kUnavailable);
-  EXPECT_NE(env.status().message().find("fake: cannot start"), std::string::npos) << env.status().message();
+  EXPECT_NE(env.status().message().find("fake: cannot start"), std::string::npos)
+      << env.status().message();
 }
 
 TEST(MpsDaemonsLongPathTest, TooLongPipeDirectoryIsRefusedWithTheReason) {
@@ -194,7 +203,8 @@ TEST_F(MpsDaemonsTest, HungControlBinaryIsUnavailableNotAHungDaemon) {
   auto env = mps.Prepare(Slice(0, ::getuid()));
   ASSERT_FALSE(env.ok());
   EXPECT_EQ(env.status().code(), Code::kFailedPrecondition) << env.status().ToString();
-  EXPECT_NE(env.status().message().find("is starting"), std::string::npos) << env.status().message();
+  EXPECT_NE(env.status().message().find("is starting"), std::string::npos)
+      << env.status().message();
   clock_.AdvanceMs(3600 * 1000);
   auto events = mps.Poll(clock_.NowMs());
   ASSERT_EQ(events.size(), 1u);
@@ -202,7 +212,8 @@ TEST_F(MpsDaemonsTest, HungControlBinaryIsUnavailableNotAHungDaemon) {
   env = mps.Prepare(Slice(0, ::getuid()));
   ASSERT_FALSE(env.ok());
   EXPECT_EQ(env.status().code(), Code::kUnavailable);
-  EXPECT_NE(env.status().message().find("did not answer"), std::string::npos) << env.status().message();
+  EXPECT_NE(env.status().message().find("did not answer"), std::string::npos)
+      << env.status().message();
 }
 
 // A dead daemon's control socket is still in the pipe directory when the next daemon starts.
@@ -228,7 +239,8 @@ TEST_F(MpsDaemonsTest, ADeadDaemonsSocketIsNotTakenForTheNewDaemonsReadiness) {
     mps.Poll(clock_.NowMs());
     env = mps.Prepare(Slice(0, ::getuid()));
     ASSERT_FALSE(env.ok());
-    EXPECT_NE(env.status().message().find("did not answer"), std::string::npos) << env.status().message();
+    EXPECT_NE(env.status().message().find("did not answer"), std::string::npos)
+        << env.status().message();
     std::ofstream(Pipe(0, ::getuid()) + "/control") << "";
   }
 }
@@ -240,14 +252,17 @@ TEST_F(MpsDaemonsTest, FifosPlantedWhereTheDaemonWritesAreGoneBeforeItStarts) {
   MpsDaemons mps(Options(2000), &clock_);
   std::string base = root_ + "/dev0/" + std::to_string(::getuid());
   for (const char* dir : {"/log", "/pipe"}) ASSERT_TRUE(MakeDirs(base + dir, 0700).ok());
-  for (const char* fifo : {"/log/control-foreground.log", "/log/control.log", "/pipe/nvidia-cuda-mps-control.pid"})
+  for (const char* fifo :
+       {"/log/control-foreground.log", "/log/control.log", "/pipe/nvidia-cuda-mps-control.pid"})
     ASSERT_EQ(::mkfifo((base + fifo).c_str(), 0600), 0) << fifo;
   ASSERT_EQ(::symlink("/etc", (base + "/pipe/link").c_str()), 0);
   auto env = Prepare(mps, Slice(0, ::getuid()));
   ASSERT_TRUE(env.ok()) << env.status().ToString();
   struct stat st {};
-  for (const char* fifo : {"/log/control-foreground.log", "/log/control.log", "/pipe/nvidia-cuda-mps-control.pid"})
-    EXPECT_FALSE(::lstat((base + fifo).c_str(), &st) == 0 && S_ISFIFO(st.st_mode)) << fifo << " is still a FIFO";
+  for (const char* fifo :
+       {"/log/control-foreground.log", "/log/control.log", "/pipe/nvidia-cuda-mps-control.pid"})
+    EXPECT_FALSE(::lstat((base + fifo).c_str(), &st) == 0 && S_ISFIFO(st.st_mode))
+        << fifo << " is still a FIFO";
   EXPECT_NE(::lstat((base + "/pipe/link").c_str(), &st), 0) << "the link was removed, not followed";
   EXPECT_EQ(::access("/etc/passwd", F_OK), 0);
   mps.QuitAll();
@@ -273,7 +288,8 @@ TEST_F(MpsDaemonsTest, AControlDaemonThatStopsAnsweringIsKilledAndTheDeviceFreed
   ASSERT_EQ(events.size(), 1u);
   EXPECT_EQ(events[0].kind, sharing::Event::Kind::kServerUnresponsive);
   EXPECT_EQ(events[0].uid, ::getuid());
-  EXPECT_NE(events[0].detail.find("did not answer within 5000 ms"), std::string::npos) << events[0].detail;
+  EXPECT_NE(events[0].detail.find("did not answer within 5000 ms"), std::string::npos)
+      << events[0].detail;
   EXPECT_EQ(Info(mps, 0).device_index, -1) << "the device has no daemon now";
   auto gone = PidFd::Open(control);
   EXPECT_TRUE(!gone || gone->WaitExit(5000)) << "the control daemon was killed";
@@ -314,7 +330,8 @@ TEST_F(MpsDaemonsTest, PrestartRunsADaemonWithoutAClient) {
 }
 
 TEST(MpsDaemonsStaticTest, UnusableNamesTheMissingBinary) {
-  EXPECT_NE(MpsDaemons::Unusable("no-such-mps-control-binary").find("not in PATH"), std::string::npos);
+  EXPECT_NE(MpsDaemons::Unusable("no-such-mps-control-binary").find("not in PATH"),
+            std::string::npos);
   EXPECT_EQ(MpsDaemons::Unusable("/bin/sh"), "");
 }
 

@@ -2,12 +2,11 @@
 // FIFOs, servers of other users, a control daemon that does not answer; and its commands run as
 // that user.
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-#include <gtest/gtest.h>
 
 #include "common/process.h"
 #include "common/spawn.h"
@@ -22,7 +21,8 @@ namespace {
 // `ruid`/`euid`: ids to run as (root only); `argv0` and `pipe_dir`: what it pretends to be.
 // Returns once the process runs /bin/sleep under its new name: until then /proc shows the test's
 // name, and the code under test would rightly not take it for an MPS process.
-pid_t Bystander(const char* argv0 = "bystander", const std::string& pipe_dir = "", int ruid = -1, int euid = -1) {
+pid_t Bystander(const char* argv0 = "bystander", const std::string& pipe_dir = "", int ruid = -1,
+                int euid = -1) {
   int exec_done[2];
   if (::pipe2(exec_done, O_CLOEXEC) != 0) return -1;
   // Made before the fork: the child makes only async-signal-safe calls.
@@ -67,7 +67,8 @@ TEST_F(MpsDaemonsTest, APidPlantedInThePipeDirectoryIsNeverSignalled) {
   mps.Poll(clock_.NowMs());
   EXPECT_TRUE(StillRuns(victim)) << "root signalled a pid read from a user-writable file";
   auto killed = PidFd::Open(control);  // not reaped yet: still its pid
-  EXPECT_TRUE(killed && killed->WaitExit(10000)) << "the daemon pinpointd started is the one it killed";
+  EXPECT_TRUE(killed && killed->WaitExit(10000))
+      << "the daemon pinpointd started is the one it killed";
   EndBystander(victim);
 }
 
@@ -123,7 +124,8 @@ TEST_F(MpsDaemonsTest, AProcessOfAnotherUserIsNeverAdoptedAsTheDaemon) {
 // where it writes) while one of their jobs is cancelled. The safe cancel starts and returns; the
 // loop looks at it without waiting, and past its deadline it is given up and its command killed.
 TEST_F(MpsDaemonsTest, ASafeCancelNeverWaitsForAServerThatDoesNotAnswer) {
-  MpsDaemons mps(Options(3600 * 1000), &clock_);  // an hour: a command waited on would hang the test
+  MpsDaemons mps(Options(3600 * 1000),
+                 &clock_);  // an hour: a command waited on would hang the test
   uint32_t me = ::getuid();
   ASSERT_TRUE(Prepare(mps, Slice(0, me)).ok());
   std::ofstream(Pipe(0, me) + "/fake_servers") << "4242\n";
@@ -137,7 +139,8 @@ TEST_F(MpsDaemonsTest, ASafeCancelNeverWaitsForAServerThatDoesNotAnswer) {
   clock_.AdvanceMs(3600 * 1000);
   mps.Poll(clock_.NowMs());
   EXPECT_FALSE(mps.Stopping(7)) << "given up at its deadline";
-  EXPECT_EQ(Commands(0, me).find("get_client_list"), std::string::npos) << "nothing asked after no answer";
+  EXPECT_EQ(Commands(0, me).find("get_client_list"), std::string::npos)
+      << "nothing asked after no answer";
   ::unlink((root_ + "/hang-commands").c_str());
   mps.QuitAll();
 }
@@ -151,13 +154,16 @@ TEST_F(MpsDaemonsTest, CommandsRunAsTheDevicesUser) {
   ASSERT_TRUE(Prepare(Slice(0, 65534)).ok());
   std::ofstream(Pipe(0, 65534) + "/fake_servers") << "4242\n";
   std::ofstream(Pipe(0, 65534) + "/fake_clients") << "1\n";
-  ASSERT_TRUE(mps_->StopClients(JobSlice(0, 65534, 1), [] { return std::vector<int64_t>{1}; }).ok());
+  ASSERT_TRUE(
+      mps_->StopClients(JobSlice(0, 65534, 1), [] { return std::vector<int64_t>{1}; }).ok());
   while (mps_->Stopping(1) && Wait(*mps_)) {
   }
   mps_->Release(Slice(0, 65534));
   mps_->ResetDevice(0);  // `quit`, run by the stand-in as uid 65534, ends the daemon
   ASSERT_TRUE(WaitFor(*mps_, sharing::Event::Kind::kServerQuit));
-  EXPECT_EQ(Commands(0, 65534), "start 65534\nget_server_list \nget_client_list 4242\nterminate_client 4242 1\nquit \n");
+  EXPECT_EQ(
+      Commands(0, 65534),
+      "start 65534\nget_server_list \nget_client_list 4242\nterminate_client 4242 1\nquit \n");
   auto uids = ReadFile(Pipe(0, 65534) + "/fake_command_uids");
   ASSERT_TRUE(uids.ok());
   EXPECT_EQ(*uids, "65534\n65534\n65534\n65534\n") << "never as root";

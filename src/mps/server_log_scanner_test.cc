@@ -1,12 +1,11 @@
 // ServerLogScanner against files a hostile user could plant in their MPS log directory.
 #include "mps/server_log_scanner.h"
 
+#include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <fstream>
-
-#include <gtest/gtest.h>
 
 #include "common/test_dir.h"
 
@@ -26,7 +25,9 @@ TEST_F(ServerLogScannerTest, ReportsNewCompleteMarkerLinesOnce) {
   Append("old line encountered a fatal GPU error.\n");
   ServerLogScanner s(log_);
   s.SkipToEnd();
-  Append("[Server 1] Client connected\n[Server 1] Client {PID: 5} encountered a fatal GPU error.\n[Server 1] half");
+  Append(
+      "[Server 1] Client connected\n[Server 1] Client {PID: 5} encountered a fatal GPU "
+      "error.\n[Server 1] half");
   auto scan = s.Scan(kMarker);
   ASSERT_EQ(scan.lines.size(), 1u);
   EXPECT_NE(scan.lines[0].find("PID: 5"), std::string::npos);
@@ -59,7 +60,8 @@ TEST_F(ServerLogScannerTest, AFifoInItsPlaceNeverBlocks) {
 }
 
 TEST_F(ServerLogScannerTest, AHugeFileWithoutNewlinesIsReadInBoundedSteps) {
-  ServerLogScanner s(log_, {.max_read_bytes = 1024, .max_line_bytes = 256, .max_backlog_bytes = 8192});
+  ServerLogScanner s(log_,
+                     {.max_read_bytes = 1024, .max_line_bytes = 256, .max_backlog_bytes = 8192});
   s.SkipToEnd();
   Append(std::string(4000, 'x'));
   uint64_t before = s.offset();
@@ -79,7 +81,8 @@ TEST_F(ServerLogScannerTest, AHugeFileWithoutNewlinesIsReadInBoundedSteps) {
 }
 
 TEST_F(ServerLogScannerTest, FarBehindItSkipsTheBacklogInsteadOfReadingIt) {
-  ServerLogScanner s(log_, {.max_read_bytes = 1024, .max_line_bytes = 256, .max_backlog_bytes = 8192});
+  ServerLogScanner s(log_,
+                     {.max_read_bytes = 1024, .max_line_bytes = 256, .max_backlog_bytes = 8192});
   s.SkipToEnd();
   std::string lines;
   for (int i = 0; i < 2000; ++i) lines += "Client {PID: 1} encountered a fatal GPU error.\n";

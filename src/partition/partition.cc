@@ -4,9 +4,12 @@ namespace pinpoint::partition {
 
 const char* KindName(Kind kind) {
   switch (kind) {
-    case Kind::kGpu: return "gpu";
-    case Kind::kMigInstance: return "mig-instance";
-    case Kind::kMigSlot: return "mig-slot";
+    case Kind::kGpu:
+      return "gpu";
+    case Kind::kMigInstance:
+      return "mig-instance";
+    case Kind::kMigSlot:
+      return "mig-slot";
   }
   return "gpu";
 }
@@ -42,8 +45,10 @@ std::string ProfileMemory::Names() const {
 
 const char* MigActionName(MigAction action) {
   switch (action) {
-    case MigAction::kCreate: return "create";
-    case MigAction::kDestroy: return "destroy";
+    case MigAction::kCreate:
+      return "create";
+    case MigAction::kDestroy:
+      return "destroy";
   }
   return "create";
 }

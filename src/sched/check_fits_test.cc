@@ -103,13 +103,16 @@ TEST(CheckFitsTest, ANamedMigProfileMustBeOneTheNodeHasOrCouldMake) {
   d.mig_profile = "3g.40gb";
   EXPECT_TRUE(CheckFits(d, inv).ok()) << "an instance a mig-dynamic GPU could make";
   d.gpu_mem_bytes = uint64_t{50} << 30;
-  EXPECT_EQ(CheckFits(d, inv).message(), "needs 50GiB of device memory on a 3g.40gb instance, which has 40GiB");
+  EXPECT_EQ(CheckFits(d, inv).message(),
+            "needs 50GiB of device memory on a 3g.40gb instance, which has 40GiB");
   d.mig_profile = "7g.80gb";
   EXPECT_EQ(CheckFits(d, inv).message(),
-            "needs a MIG instance of profile 7g.80gb, which this node neither has nor can make (its profiles: 1g.10gb, "
+            "needs a MIG instance of profile 7g.80gb, which this node neither has nor can make "
+            "(its profiles: 1g.10gb, "
             "3g.40gb)");
   inv.mig_profiles = {};
-  EXPECT_EQ(CheckFits(d, inv).message(), "needs a MIG instance of profile 7g.80gb, which this node has none of (no MIG)");
+  EXPECT_EQ(CheckFits(d, inv).message(),
+            "needs a MIG instance of profile 7g.80gb, which this node has none of (no MIG)");
 }
 
 TEST(CheckFitsTest, IgnoresWhatIsRunning) {

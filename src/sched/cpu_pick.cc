@@ -32,7 +32,8 @@ std::vector<int> PickCpus(const CpuTopology& topology, const std::set<int>& take
     if (one_node)
       keyed.emplace_back(fits(node) ? 0 : 1, gpu && fits(node) ? 0 : 1, fits(node) ? size : -size,
                          node);
-    else keyed.emplace_back(gpu ? 0 : 1, 0, -size, node);
+    else
+      keyed.emplace_back(gpu ? 0 : 1, 0, -size, node);
   }
   std::sort(keyed.begin(), keyed.end());
   std::vector<int> order;

@@ -25,18 +25,19 @@ TEST(CpuPickTest, FreeCpusOnTheFewestNodesTheGpusFirst) {
   };
   const Row rows[] = {
       {{}, 1, std::nullopt, {0}},
-      {{}, 2, 1, {4, 5}},                   // the GPU's node
+      {{}, 2, 1, {4, 5}},                    // the GPU's node
       {{0, 1}, 3, std::nullopt, {4, 5, 6}},  // the node with the most free: one node, not two
       {{0, 1, 4}, 2, 0, {2, 3}},
-      {{0}, 1, std::nullopt, {1}},          // best fit: node 1 stays whole for a larger job
-      {{0}, 3, std::nullopt, {1, 2, 3}},    // node 0 holds three: the best fit
-      {{0, 1, 4, 5, 6}, 4, 0, {}},          // three left: too few, none (the quota instead)
-      {{0, 1, 4, 5, 6}, 3, 1, {2, 3, 7}},   // across nodes when it must, the GPU's first
+      {{0}, 1, std::nullopt, {1}},         // best fit: node 1 stays whole for a larger job
+      {{0}, 3, std::nullopt, {1, 2, 3}},   // node 0 holds three: the best fit
+      {{0, 1, 4, 5, 6}, 4, 0, {}},         // three left: too few, none (the quota instead)
+      {{0, 1, 4, 5, 6}, 3, 1, {2, 3, 7}},  // across nodes when it must, the GPU's first
       {{}, 0, std::nullopt, {}},
       {{}, 9, std::nullopt, {}},
   };
   for (const Row& row : rows) {
-    EXPECT_EQ(PickCpus(TwoNodes(), row.taken, row.count, row.node), row.want) << "count " << row.count << ", " << row.taken.size() << " taken";
+    EXPECT_EQ(PickCpus(TwoNodes(), row.taken, row.count, row.node), row.want)
+        << "count " << row.count << ", " << row.taken.size() << " taken";
   }
 }
 

@@ -16,18 +16,18 @@ namespace pinpoint::sched {
 
 // One allocatable device.
 struct Device {
-  int index = 0;               // pinpoint's device index: position in Inventory::devices
-  std::string uuid;            // what CUDA_VISIBLE_DEVICES names
+  int index = 0;     // pinpoint's device index: position in Inventory::devices
+  std::string uuid;  // what CUDA_VISIBLE_DEVICES names
   std::string name;
-  int gpu_index = 0;           // the physical GPU's NVML index
-  uint64_t mem_bytes = 0;      // allocatable device memory
+  int gpu_index = 0;       // the physical GPU's NVML index
+  uint64_t mem_bytes = 0;  // allocatable device memory
   int sm_count = 0;
   SharingMode mode = SharingMode::kMps;  // which backend serves it; the scheduler reads `rules`
   // What the scheduler may place on it, as its mode's backend says (sharing::Backends::ApplyRules;
   // tests: sched_test_util.h). The defaults are the MPS rules with NVIDIA's 48 clients.
   sharing::PlacementRules rules{
       .whole_device = false, .one_user = true, .max_jobs = 48, .no_slices_reason = ""};
-  bool drained = false;        // takes no new jobs
+  bool drained = false;  // takes no new jobs
   // The GPU's measured utilisation over about the last minute (0-100), -1 when not measured.
   // Spreading slices (SlicePlacement) prefers the less busy of two devices otherwise alike.
   int busy_pct = -1;

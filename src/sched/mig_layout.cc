@@ -35,7 +35,7 @@ Model Ga100Grid(const char* name, uint64_t gb_per_slice) {
 // What one GPU's memory slices hold during planning: the instance (or planned creation) on each.
 struct GpuState {
   const Gpu* gpu;
-  std::vector<int> owner;  // per memory slice: index into instances, kPlanned, or kFree
+  std::vector<int> owner;     // per memory slice: index into instances, kPlanned, or kFree
   std::vector<bool> claimed;  // per instance: serves a want of this plan, or is being destroyed
   int taken = 0;              // memory slices held
 };

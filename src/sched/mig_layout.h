@@ -29,10 +29,10 @@ struct Want {
 // One GPU instance profile as NVML lists it: its name, its memory, and where it may be placed
 // (the first memory slice of each possible placement, and how many slices it covers).
 struct Profile {
-  std::string name;             // "1g.10gb"
-  int compute_slices = 1;       // the "1g"
+  std::string name;        // "1g.10gb"
+  int compute_slices = 1;  // the "1g"
   uint64_t mem_bytes = 0;
-  int size = 1;                 // memory slices one instance covers
+  int size = 1;                  // memory slices one instance covers
   std::vector<int> starts = {};  // NVML's possible placements, ascending
 
   // Whether an instance of this profile serves `want`: the profile it names, else any with its
@@ -103,10 +103,10 @@ struct Drain {
   JobId for_job = 0;
 };
 struct Plan {
-  std::vector<Destroy> destroys;  // first, in this order
-  std::vector<Create> creates;    // then these
+  std::vector<Destroy> destroys;                // first, in this order
+  std::vector<Create> creates;                  // then these
   std::vector<std::pair<JobId, int>> existing;  // job -> id of an idle instance that serves it
-  std::vector<JobId> unserved;    // no instance now and none may be made; in queue order
+  std::vector<JobId> unserved;  // no instance now and none may be made; in queue order
   std::optional<Drain> drain = std::nullopt;  // at most one
 };
 

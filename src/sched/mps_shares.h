@@ -44,9 +44,9 @@ class MpsShares {
   int64_t now_ms_ = 0;
   int64_t window_ms_ = 0;
   int share_ = 1;
-  std::map<uint32_t, int> held_;           // MPS GPUs each user's jobs hold (running and placed)
-  std::map<uint32_t, int> waiting_;        // GPUs each user's waiting slices would take, at most
-  std::map<uint32_t, int64_t> first_ms_;   // when each user's oldest running slice started
+  std::map<uint32_t, int> held_;          // MPS GPUs each user's jobs hold (running and placed)
+  std::map<uint32_t, int> waiting_;       // GPUs each user's waiting slices would take, at most
+  std::map<uint32_t, int64_t> first_ms_;  // when each user's oldest running slice started
 };
 
 }  // namespace pinpoint::sched

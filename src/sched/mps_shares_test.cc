@@ -43,7 +43,8 @@ TEST(MpsSharesTest, AUserAloneStartsOnOneGpuThenSpreadsOnceTheWindowCloses) {
   ASSERT_TRUE(first.recheck_at_ms.has_value());
   EXPECT_EQ(*first.recheck_at_ms, kNow + kWindowMs);
   EXPECT_NE(Details(first)[2].find("mps_affinity_ms"), std::string::npos) << Details(first)[2];
-  EXPECT_FALSE(first.reservation.has_value()) << "a slice waiting for the window holds nothing back";
+  EXPECT_FALSE(first.reservation.has_value())
+      << "a slice waiting for the window holds nothing back";
 
   // The window closes with nobody else come: the rest spread over both GPUs.
   snap.running = {StartedAt(Running(1, 1000, {On(0, 3)}), kNow)};
@@ -102,7 +103,8 @@ TEST(MpsSharesTest, AUserAtTheirShareWaitsWhenOnlyTheKeptGpuWouldTakeIt) {
   Snapshot snap;
   snap.inventory = Gpus(3, 0);
   snap.now_ms = kNow;
-  snap.running = {Running(1, 1000, {On(0, 79)}), Running(2, 1000, {On(1, 79)}), Running(3, 3000, {On(2, 3)})};
+  snap.running = {Running(1, 1000, {On(0, 79)}), Running(2, 1000, {On(1, 79)}),
+                  Running(3, 3000, {On(2, 3)})};
   snap.pending = {Slice(4, 1000, 3), Slice(5, 2000, 3)};
   snap.inventory.devices.push_back(snap.inventory.devices[0]);
   snap.inventory.devices[3].index = 3;

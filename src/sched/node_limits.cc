@@ -20,8 +20,7 @@ std::string OnDevices(int n) {
 
 }  // namespace
 
-NodeLimits::NodeLimits(const Inventory& inventory)
-    : host_(inventory.host), inventory_(inventory) {
+NodeLimits::NodeLimits(const Inventory& inventory) : host_(inventory.host), inventory_(inventory) {
   bool slots_in_service = false;  // of a mig-dynamic GPU, whose instances pinpoint makes
   for (const Device& d : inventory.devices) {
     if (d.drained) {

@@ -32,9 +32,9 @@ class NodeLimits {
   std::vector<uint64_t> slice_mem_bytes_;  // ascending: devices in service that can take a slice
   int whole_devices_ = 0;                  // non-MIG devices in service
   int drained_devices_ = 0;
-  uint64_t mig_max_bytes_ = 0;             // the largest instance a mig-dynamic GPU could make
-  int without_slices_ = 0;  // devices in service left out: their rules take no slices
-  std::string no_slices_reason_;           // the first one's PlacementRules::no_slices_reason
+  uint64_t mig_max_bytes_ = 0;    // the largest instance a mig-dynamic GPU could make
+  int without_slices_ = 0;        // devices in service left out: their rules take no slices
+  std::string no_slices_reason_;  // the first one's PlacementRules::no_slices_reason
   HostResources host_;
   const Inventory& inventory_;  // for demands pinned to their devices
 };

@@ -53,8 +53,7 @@ SliceRank RankSpread(const DeviceState& device, int index, uint64_t slice_mem_by
 }
 
 NodeState::NodeState(const Snapshot& snapshot)
-    : host_cpus_(snapshot.inventory.host.cpus),
-      host_mem_bytes_(snapshot.inventory.host.mem_bytes) {
+    : host_cpus_(snapshot.inventory.host.cpus), host_mem_bytes_(snapshot.inventory.host.mem_bytes) {
   const auto& inventory_devices = snapshot.inventory.devices;
   devices_.resize(inventory_devices.size());
   uses_.resize(inventory_devices.size());

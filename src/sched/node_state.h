@@ -24,7 +24,7 @@ struct DeviceState {
   bool one_user = true;
   int max_jobs = -1;
   bool drained = false;
-  int busy_pct = -1;  // Device::busy_pct
+  int busy_pct = -1;                    // Device::busy_pct
   partition::Partition partition = {};  // Device::partition
 
   uint64_t used_mem_bytes = 0;  // sum of slice memory (whole-device slots add nothing here)

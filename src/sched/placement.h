@@ -24,14 +24,14 @@ using JobId = int64_t;
 //   gpus=N, gpu_mem=0      N whole devices (never MIG instances), each empty and held exclusively
 //   gpus=N, gpu_mem=M>0    a slice of M bytes (+ optional SM share) on each of N distinct devices
 struct Demand {
-  JobId id = 0;                // also the submission order: lower ids were submitted first
+  JobId id = 0;  // also the submission order: lower ids were submitted first
   uint32_t uid = 0;
-  int priority = 0;            // higher first; ties by lower id
+  int priority = 0;  // higher first; ties by lower id
   int gpus = 0;
   uint64_t gpu_mem_bytes = 0;
-  int gpu_share_pct = 0;       // 0: reserves no share (no SM cap)
+  int gpu_share_pct = 0;  // 0: reserves no share (no SM cap)
   int cpus = 1;
-  uint64_t mem_bytes = 0;      // host memory; 0 reserves none
+  uint64_t mem_bytes = 0;  // host memory; 0 reserves none
   // A slice that must run alone on its device (a suspect rerun after an MPS fault): it takes only
   // an empty device and keeps others off it while it runs.
   bool isolated = false;
@@ -67,7 +67,7 @@ struct RunningJob {
   int cpus = 0;
   uint64_t mem_bytes = 0;
   std::vector<Slot> slots;
-  JobId array_id = 0;  // the job array it is a task of; 0: none
+  JobId array_id = 0;    // the job array it is a task of; 0: none
   int64_t start_ms = 0;  // when it started (the MPS affinity window); 0: long ago
 };
 

@@ -43,8 +43,14 @@ std::vector<PlanCase> PlacementCases() {
        "-",
        {{1, "held by its owner: pinpoint release 1"}}},
       {"held_job_first_in_order_reserves_nothing",
-       {Node({Gpu(80), Gpu(80)}), {Running(100, 1, {On(0, 10)})},
-        {[] { Demand d = Held(Whole(1, 2), Hold::kRoot); d.priority = 10; return d; }(), Slice(2, 1, 10)}},
+       {Node({Gpu(80), Gpu(80)}),
+        {Running(100, 1, {On(0, 10)})},
+        {[] {
+           Demand d = Held(Whole(1, 2), Hold::kRoot);
+           d.priority = 10;
+           return d;
+         }(),
+         Slice(2, 1, 10)}},
        "2@1 1:held",
        "-",
        {{1, "held by root: only root can release it"}}},
@@ -60,7 +66,9 @@ std::vector<PlanCase> PlacementCases() {
        {Node({Gpu(80), Gpu(80), Gpu(80)}), {}, {PinnedTo(Whole(1, 2), {2, 0})}},
        "1@2,0"},
       {"pinned_whole_gpu_waits_for_a_busy_device",
-       {Node({Gpu(80), Gpu(80)}), {Running(100, 1, {On(1, 10)})}, {PinnedTo(Whole(1, 1), {1}), Whole(2, 1)}},
+       {Node({Gpu(80), Gpu(80)}),
+        {Running(100, 1, {On(1, 10)})},
+        {PinnedTo(Whole(1, 1), {1}), Whole(2, 1)}},
        "2@0 1:resources",
        "1:1"},
       {"pinned_to_a_device_the_node_lost_waits",  // stored before a restart with fewer GPUs
@@ -69,20 +77,24 @@ std::vector<PlanCase> PlacementCases() {
        "-",
        {{1, "needs GPU 3, this node has 1 device"}, {2, "needs GPU 3, this node has 1 device"}}},
       {"pinned_slices_do_not_share_a_cache_with_unpinned",
-       {Node({Gpu(80), Gpu(80)}), {Running(100, 1, {On(0, 75)})},
+       {Node({Gpu(80), Gpu(80)}),
+        {Running(100, 1, {On(0, 75)})},
         {PinnedTo(Slice(1, 1, 10), {0}), Slice(2, 1, 10)}},
        "2@1 1:resources",
        "1:0"},
       // Spreading (slice_placement auto, the default, and spread).
       {"two_idle_gpus_take_the_first_two_slices_one_each",
-       {Node({Gpu(80), Gpu(80)}), {}, {Slice(1, 1, 10), Slice(2, 1, 10), Slice(3, 1, 10), Slice(4, 1, 10)}},
+       {Node({Gpu(80), Gpu(80)}),
+        {},
+        {Slice(1, 1, 10), Slice(2, 1, 10), Slice(3, 1, 10), Slice(4, 1, 10)}},
        "1@0 2@1 3@0 4@1"},
       {"spread_goes_to_the_device_with_fewer_jobs",
        {Node({Gpu(80), Gpu(80)}), {Running(100, 1, {On(1, 10)})}, {Slice(1, 1, 10)}},
        "1@0"},
       {"spread_weighs_reserved_share_before_job_count",
        {Node({Gpu(80), Gpu(80)}),
-        {Running(100, 1, {On(0, 10, 50)}), Running(101, 1, {On(1, 10, 10)}), Running(102, 1, {On(1, 10, 10)})},
+        {Running(100, 1, {On(0, 10, 50)}), Running(101, 1, {On(1, 10, 10)}),
+         Running(102, 1, {On(1, 10, 10)})},
         {Slice(1, 1, 10, 10)}},
        "1@1"},
       {"spread_prefers_the_less_busy_of_two_alike",
@@ -91,16 +103,19 @@ std::vector<PlanCase> PlacementCases() {
         {Slice(1, 1, 10)}},
        "1@1"},
       {"auto_keeps_empty_gpus_for_a_waiting_whole_gpu_job",
-       {Node({Gpu(80), Gpu(80), Gpu(80)}), {Running(100, 1, {On(0, 10)})},
+       {Node({Gpu(80), Gpu(80), Gpu(80)}),
+        {Running(100, 1, {On(0, 10)})},
         {Slice(1, 1, 10), Slice(2, 1, 10), Whole(3, 2)}},
        "1@0 2@0 3@1,2"},
       {"spread_takes_them_anyway_when_the_site_asks",
-       {Spread(Node({Gpu(80), Gpu(80), Gpu(80)})), {Running(100, 1, {On(0, 10)})},
+       {Spread(Node({Gpu(80), Gpu(80), Gpu(80)})),
+        {Running(100, 1, {On(0, 10)})},
         {Slice(1, 1, 10), Slice(2, 1, 10), Whole(3, 2)}},
        "1@1 2@2 3:resources",
        "3:0,1"},
       {"auto_keeps_the_empty_gpus_the_site_asks_for",
-       {KeepEmpty(Node({Gpu(80), Gpu(80), Gpu(80), Gpu(80)}), 1), {},
+       {KeepEmpty(Node({Gpu(80), Gpu(80), Gpu(80), Gpu(80)}), 1),
+        {},
         {Slice(1, 1, 10), Slice(2, 1, 10), Slice(3, 1, 10), Slice(4, 1, 10)}},
        "1@0 2@1 3@2 4@0"},
       {"kept_empty_gpus_still_take_a_slice_nothing_else_fits",
@@ -110,14 +125,18 @@ std::vector<PlanCase> PlacementCases() {
        {Node({Gpu(80), Gpu(80)}), {}, {Slice(1, 1, 10), Slice(2, 1, 10), Slice(3, 2, 10)}},
        "1@0 2@0 3@1"},
       {"timeslice_users_need_no_gpu_of_their_own",
-       {Node({Gpu(80, kTimeslice), Gpu(80, kTimeslice), Gpu(80, kTimeslice)}), {Running(100, 1, {On(0, 10)})},
+       {Node({Gpu(80, kTimeslice), Gpu(80, kTimeslice), Gpu(80, kTimeslice)}),
+        {Running(100, 1, {On(0, 10)})},
         {Slice(1, 1, 10), Slice(2, 2, 10), Slice(3, 3, 10)}},
        "1@1 2@2 3@0"},
       {"two_users_slices_on_two_gpus_at_once",
-       {Node({Gpu(80), Gpu(80)}), {}, {Slice(1, 1, 10), Slice(2, 2, 10), Slice(3, 1, 10), Slice(4, 2, 10)}},
+       {Node({Gpu(80), Gpu(80)}),
+        {},
+        {Slice(1, 1, 10), Slice(2, 2, 10), Slice(3, 1, 10), Slice(4, 2, 10)}},
        "1@0 2@1 3@0 4@1"},
       {"auto_spreads_when_the_waiting_whole_gpu_job_is_held",
-       {Node({Gpu(80), Gpu(80), Gpu(80)}), {Running(100, 1, {On(0, 10)})},
+       {Node({Gpu(80), Gpu(80), Gpu(80)}),
+        {Running(100, 1, {On(0, 10)})},
         {Slice(1, 1, 10), Slice(2, 1, 10), Held(Whole(3, 2))}},
        "1@1 2@2 3:held"},
       {"spread_multi_gpu_slice_takes_distinct_least_loaded_devices",
@@ -229,7 +248,9 @@ std::vector<PlanCase> PlacementCases() {
        "1@0 2:resources",
        "2:0"},
       {"multi_slice_on_distinct_devices",
-       {Packed(Node({Gpu(80), Gpu(80), Gpu(80)})), {Running(100, 1, {On(0, 10)})}, {Slice(1, 1, 10, 0, 2)}},
+       {Packed(Node({Gpu(80), Gpu(80), Gpu(80)})),
+        {Running(100, 1, {On(0, 10)})},
+        {Slice(1, 1, 10, 0, 2)}},
        "1@0,1"},
       // Drained devices.
       {"drained_device_takes_nothing",
@@ -287,7 +308,8 @@ TEST(PlacementTest, MigSlotsTakeSlicesFirstBestFit) {
   three.partition = partition::Partition::Slot(4, "3g.40gb");
   Device two = Mig(0, 20);
   two.partition = partition::Partition::Slot(0, "2g.20gb");
-  for (SlicePlacement placement : {SlicePlacement::kSpread, SlicePlacement::kPack, SlicePlacement::kAuto}) {
+  for (SlicePlacement placement :
+       {SlicePlacement::kSpread, SlicePlacement::kPack, SlicePlacement::kAuto}) {
     Plan plan = Schedule({Placing(Node({Gpu(80), three, two}), placement), {}, {Slice(1, 1, 15)}});
     ASSERT_EQ(plan.starts.size(), 1u);
     EXPECT_EQ(plan.starts[0].slots[0].device_index, 2) << SlicePlacementName(placement);
@@ -370,7 +392,8 @@ TEST(PlaceOneTest, PlacesTheDemandAloneByScheduleRules) {
     EXPECT_EQ(start.id, 3);
     ASSERT_EQ(alone.starts.size(), 1u);
     ASSERT_EQ(start.slots.size(), 1u);
-    EXPECT_EQ(start.slots[0].device_index, alone.starts[0].slots[0].device_index) << "where Schedule puts it alone";
+    EXPECT_EQ(start.slots[0].device_index, alone.starts[0].slots[0].device_index)
+        << "where Schedule puts it alone";
     EXPECT_EQ(start.slots[0].gpu_mem_bytes, 10 * kGiB);
   }
 }
@@ -426,7 +449,8 @@ TEST(PlaceOneTest, ADemandThatDoesNotFitSaysWhyAndReservesNothing) {
   const Wait& wait = std::get<Wait>(placed);
   EXPECT_EQ(wait.reason, Reason::kResources);
   EXPECT_THAT(wait.detail, ::testing::Not(HasSubstr("held for it")));
-  auto other_user = PlaceOne({Node({Gpu(80)}), {Running(100, 1, {On(0, 10)})}, {}}, Slice(4, 2, 10), std::nullopt);
+  auto other_user = PlaceOne({Node({Gpu(80)}), {Running(100, 1, {On(0, 10)})}, {}}, Slice(4, 2, 10),
+                             std::nullopt);
   ASSERT_TRUE(std::holds_alternative<Wait>(other_user));
   EXPECT_EQ(std::get<Wait>(other_user).reason, Reason::kMpsUser);
   EXPECT_EQ(std::get<Wait>(other_user).mps_uid, 1u);

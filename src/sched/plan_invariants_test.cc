@@ -154,8 +154,8 @@ void CheckAccounted(const Snapshot& s, const Plan& plan) {
   }
   for (const Wait& w : plan.waits) {
     seen.insert(w.id);
-    EXPECT_TRUE(w.reason == Reason::kResources || w.reason == Reason::kMpsUser || w.reason == Reason::kHostResources ||
-                w.reason == Reason::kReservation)
+    EXPECT_TRUE(w.reason == Reason::kResources || w.reason == Reason::kMpsUser ||
+                w.reason == Reason::kHostResources || w.reason == Reason::kReservation)
         << ReasonName(w.reason);
     EXPECT_FALSE(w.detail.empty()) << "job " << w.id;
   }

@@ -41,7 +41,8 @@ TEST(PlacementRulesTest, OneUserFollowsTheRuleNotTheMode) {
   ASSERT_EQ(plan.waits.size(), 1u);
   EXPECT_EQ(plan.waits[0].reason, Reason::kMpsUser);
 
-  snap.inventory = Node({WithRules(Gpu(80, SharingMode::kMps), {})});  // an mps device without the rule
+  snap.inventory =
+      Node({WithRules(Gpu(80, SharingMode::kMps), {})});  // an mps device without the rule
   plan = Schedule(snap);
   ASSERT_EQ(plan.starts.size(), 1u) << "the rule, not the mode's name, keeps other users off";
 }
@@ -56,10 +57,12 @@ TEST(PlacementRulesTest, WholeDeviceFillsTheDeviceWithOneSlice) {
 }
 
 TEST(PlacementRulesTest, NoSlicesIsRefusedAtSubmitWithTheRulesReason) {
-  Inventory inv = Node({WithRules(Gpu(80, SharingMode::kTimeslice), {.max_jobs = 0, .no_slices_reason = "why not"})});
+  Inventory inv = Node({WithRules(Gpu(80, SharingMode::kTimeslice),
+                                  {.max_jobs = 0, .no_slices_reason = "why not"})});
   Status s = CheckFits(Slice(1, 1000, 4), inv);
   ASSERT_FALSE(s.ok());
-  EXPECT_EQ(s.message(), "needs 4GiB of device memory on one device, and this node takes no slices: why not");
+  EXPECT_EQ(s.message(),
+            "needs 4GiB of device memory on one device, and this node takes no slices: why not");
   EXPECT_TRUE(CheckFits(testing::Whole(2, 1), inv).ok()) << "whole-device jobs still run";
 }
 

@@ -2,6 +2,9 @@
 // one-line summary of a plan that table-driven tests compare against.
 #pragma once
 
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
 #include <cstdint>
 #include <map>
 #include <string>
@@ -9,12 +12,9 @@
 
 #include "mps/mps_backend.h"
 #include "sched/inventory.h"
+#include "sched/placement.h"
 #include "sharing/exclusive.h"
 #include "sharing/timeslice.h"
-#include "sched/placement.h"
-
-#include <gmock/gmock.h>
-#include <gtest/gtest.h>
 
 namespace pinpoint::sched::testing {
 

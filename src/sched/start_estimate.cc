@@ -92,10 +92,14 @@ std::vector<StartEstimate> EstimateStarts(Snapshot snapshot,
   }
   for (const Demand& d : pending) {
     StartEstimate& e = out[at[d.id]];
-    if (d.hold != Hold::kNone) e.why = "held";
-    else if (passes >= max_passes) e.why = "beyond the estimate's horizon";
-    else if (running.empty()) e.why = "does not start even once the running jobs end";
-    else e.why = "waits for a job without a time limit to end";
+    if (d.hold != Hold::kNone)
+      e.why = "held";
+    else if (passes >= max_passes)
+      e.why = "beyond the estimate's horizon";
+    else if (running.empty())
+      e.why = "does not start even once the running jobs end";
+    else
+      e.why = "waits for a job without a time limit to end";
   }
   return out;
 }

@@ -48,10 +48,10 @@ struct Event {
     // A fatal GPU error hit the clients of uid's server on the device: that user's jobs served
     // there are its victims. A claim, from a log the user can write: it touches that user only.
     kFault,
-    kServerDied,          // its server vanished and is being restarted (logged)
-    kServerQuit,          // quit when idle or to pass the device on: waiting jobs may go
-    kServerReady,         // a server that was starting now serves: waiting jobs may go
-    kServerStartFailed,   // a start failed: the job that waited is told why at the next pass
+    kServerDied,         // its server vanished and is being restarted (logged)
+    kServerQuit,         // quit when idle or to pass the device on: waiting jobs may go
+    kServerReady,        // a server that was starting now serves: waiting jobs may go
+    kServerStartFailed,  // a start failed: the job that waited is told why at the next pass
     // uid's server stopped answering and was killed: its jobs there can no longer be served.
     kServerUnresponsive,
   };

@@ -37,7 +37,7 @@ class Backends {
 
  private:
   std::map<SharingMode, Backend*> backends_;
-  std::vector<std::unique_ptr<Backend>> owned_;  // those given by Add
+  std::vector<std::unique_ptr<Backend>> owned_;                       // those given by Add
   mutable std::map<SharingMode, std::unique_ptr<Backend>> refusing_;  // For's stand-ins
 };
 

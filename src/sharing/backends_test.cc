@@ -49,7 +49,8 @@ TEST(BackendsTest, EventsCarryTheModeOfTheBackendThatSawThem) {
   FakeBackend* mps = fake.get();
   b.Add(std::move(fake));
   b.Add(std::make_unique<TimesliceBackend>());
-  mps->Inject(Event{.mode = SharingMode::kTimeslice, .device_index = 1, .kind = Event::Kind::kFault, .uid = 7});
+  mps->Inject(Event{
+      .mode = SharingMode::kTimeslice, .device_index = 1, .kind = Event::Kind::kFault, .uid = 7});
   std::vector<Event> events = b.Poll(0);
   ASSERT_EQ(events.size(), 1u);
   EXPECT_EQ(events[0].mode, SharingMode::kMps) << "a backend cannot speak for another mode";
@@ -65,7 +66,9 @@ TEST(BackendsTest, AJobIsStoppingWhileAnyBackendStopsIt) {
   b.Add(std::move(fake));
   b.Add(std::make_unique<ExclusiveBackend>());
   mps->HoldStops(true);
-  ASSERT_TRUE(b.For(SharingMode::kMps).StopClients(Slice{.job_id = 9}, [] { return std::vector<int64_t>{42}; }).ok());
+  ASSERT_TRUE(b.For(SharingMode::kMps)
+                  .StopClients(Slice{.job_id = 9}, [] { return std::vector<int64_t>{42}; })
+                  .ok());
   EXPECT_TRUE(b.Stopping(9));
   EXPECT_FALSE(b.Stopping(10));
   mps->FinishStops();

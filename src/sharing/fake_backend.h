@@ -21,11 +21,13 @@ class FakeBackend : public Backend {
   Result<std::map<std::string, std::string>> Prepare(const Slice& slice) override {
     prepared_.push_back(slice);
     if (!failure_.ok()) return failure_;
-    return std::map<std::string, std::string>{{"FAKE_LIMIT_BYTES", std::to_string(slice.gpu_mem_bytes)}};
+    return std::map<std::string, std::string>{
+        {"FAKE_LIMIT_BYTES", std::to_string(slice.gpu_mem_bytes)}};
   }
   void Adopt(const Slice& slice) override { adopted_.push_back(slice); }
   void Release(const Slice& slice) override { released_.push_back(slice); }
-  Status StopClients(const Slice& slice, const std::function<std::vector<int64_t>()>& pids) override {
+  Status StopClients(const Slice& slice,
+                     const std::function<std::vector<int64_t>()>& pids) override {
     stopped_.emplace_back(slice, pids());
     if (hold_stops_) stopping_.insert(slice.job_id);
     return Status::Ok();

@@ -1,10 +1,9 @@
 #include "store/array_migration.h"
 
 #include <map>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "pinpoint/array_spec.h"
 #include "store/job_row.h"

@@ -60,7 +60,8 @@ TEST_F(BatchTest, ABatchIsOneCommitDurableOnlyWhenCommitted) {
   auto batch = store_->BeginBatch();
   ASSERT_TRUE(batch.ok()) << batch.status().ToString();
   for (JobId id : ids_) ASSERT_TRUE(Start(id).ok());
-  EXPECT_EQ(Must(store_->Get(ids_[0])).state, JobState::kRunning) << "the batch reads its own writes";
+  EXPECT_EQ(Must(store_->Get(ids_[0])).state, JobState::kRunning)
+      << "the batch reads its own writes";
   EXPECT_EQ(Count("SELECT count(*) FROM jobs WHERE state = 'running'"), "0")
       << "another connection sees nothing before the commit";
   ASSERT_TRUE(batch->Commit().ok());
@@ -112,7 +113,8 @@ TEST_F(BatchTest, ACommitThatFailsStoresNothingOfTheBatch) {
   EXPECT_EQ(committed.code(), Code::kIo) << committed.ToString();
   full_ = false;
   EXPECT_EQ(Count("SELECT count(*) FROM jobs WHERE state = 'running'"), "0");
-  EXPECT_EQ(Must(store_->Get(ids_[0])).state, JobState::kPending) << "nor does this connection see it";
+  EXPECT_EQ(Must(store_->Get(ids_[0])).state, JobState::kPending)
+      << "nor does this connection see it";
   ASSERT_TRUE(Start(ids_[0]).ok()) << "the store is usable again";
   EXPECT_EQ(Count("SELECT count(*) FROM jobs WHERE state = 'running'"), "1");
 }

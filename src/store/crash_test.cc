@@ -21,7 +21,6 @@
 #include <vector>
 
 #include "common/spawn.h"
-
 #include "store/faulty_vfs.h"
 #include "store/job_store.h"
 #include "store/store_test_util.h"
@@ -71,8 +70,7 @@ void MarkRunning(JobRecord* r, int32_t seq) {
   r->state = JobState::kRunning;
   r->start_ms = int64_t{seq} + 1;
   r->pid = seq;
-  r->allocations = {
-      {seq % 4, "GPU-" + std::to_string(seq), 0, 0, SharingMode::kExclusive}};
+  r->allocations = {{seq % 4, "GPU-" + std::to_string(seq), 0, 0, SharingMode::kExclusive}};
 }
 
 bool WriteAck(int fd, const Ack& ack) {
@@ -157,15 +155,18 @@ class CrashTest : public testing::StoreTest {
   void RunWriterChild(const WriterPlan& plan, std::optional<Phase> kill_after, int* wait_status) {
     int fds[2];
     ASSERT_EQ(pipe2(fds, O_CLOEXEC), 0);
-    std::string spec = db_path() + "\n" + std::to_string(plan.first_seq) + "\n" + std::to_string(plan.jobs) +
-                       "\n" + std::to_string(plan.crash_at_op);
+    std::string spec = db_path() + "\n" + std::to_string(plan.first_seq) + "\n" +
+                       std::to_string(plan.jobs) + "\n" + std::to_string(plan.crash_at_op);
     std::vector<std::string> env = EnvironmentWith(kWriterVar, spec);
-    for (const char* var : {"GTEST_OUTPUT", "GTEST_FILTER", "GTEST_SHARD_INDEX", "GTEST_TOTAL_SHARDS"})
-      std::erase_if(env, [var](const std::string& kv) { return kv.rfind(std::string(var) + "=", 0) == 0; });
-    Result<pid_t> pid = Spawn({.argv = {"/proc/self/exe", "--gtest_filter=CrashWriterChild.DISABLED_Run",
-                                        "--gtest_also_run_disabled_tests"},
-                               .env = env,
-                               .pass_fds = {{fds[1], kAckFd}}});
+    for (const char* var :
+         {"GTEST_OUTPUT", "GTEST_FILTER", "GTEST_SHARD_INDEX", "GTEST_TOTAL_SHARDS"})
+      std::erase_if(
+          env, [var](const std::string& kv) { return kv.rfind(std::string(var) + "=", 0) == 0; });
+    Result<pid_t> pid =
+        Spawn({.argv = {"/proc/self/exe", "--gtest_filter=CrashWriterChild.DISABLED_Run",
+                        "--gtest_also_run_disabled_tests"},
+               .env = env,
+               .pass_fds = {{fds[1], kAckFd}}});
     close(fds[1]);
     if (!pid.ok()) close(fds[0]);
     ASSERT_TRUE(pid.ok()) << pid.status().ToString();

@@ -70,9 +70,7 @@ TEST_F(DamageTest, ReplacedFileIsDetectedAndNotWrittenThrough) {
   ASSERT_TRUE(store->Insert(PendingRecord(1000, 1)).ok());
   // Another store put in its place (an admin restoring a backup under a running daemon).
   std::string other = (dir_ / "other.db").string();
-  {
-    std::unique_ptr<JobStore> replacement = Must(JobStore::Open(other));
-  }
+  { std::unique_ptr<JobStore> replacement = Must(JobStore::Open(other)); }
   ASSERT_EQ(::rename(other.c_str(), db_path().c_str()), 0);
 
   std::string jobs_before = QueryOne(db_path(), "SELECT count(*) FROM jobs");
@@ -152,8 +150,8 @@ TEST_F(DamageTest, MarkIsDurableBeforeTheIdIsReturned) {
 
 TEST_F(DamageTest, DamagedMarkIsRefusedWithOneLine) {
   FillAndClose(1);
-  for (const std::string& text : {std::string("12x\n"), std::string("-5\n"), std::string(""),
-                                  std::string(100, '9')}) {
+  for (const std::string& text :
+       {std::string("12x\n"), std::string("-5\n"), std::string(""), std::string(100, '9')}) {
     std::ofstream(IdMarkPath(db_path()), std::ios::trunc) << text;
     Result<std::unique_ptr<JobStore>> store = JobStore::Open(db_path());
     EXPECT_EQ(store.status().code(), Code::kFailedPrecondition) << text;

@@ -154,7 +154,7 @@ JobStore::JobStore(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 JobStore::~JobStore() = default;
 
 Result<std::unique_ptr<JobStore>> JobStore::Open(const std::string& path,
-                                                  const StoreOptions& options) {
+                                                 const StoreOptions& options) {
   PP_RETURN_IF_ERROR(CreatePrivateFile(path));
   Result<Db> db = Db::Open(path);
   if (!db.ok()) return db.status();
@@ -197,7 +197,8 @@ Status JobStore::CheckFile() {
   }
   impl.lost = IoError("job store " + path + " " + what +
                       " while pinpointd ran; nothing more is stored until pinpointd is "
-                      "restarted: " + kRecoverySteps);
+                      "restarted: " +
+                      kRecoverySteps);
   return impl.lost;
 }
 

@@ -30,15 +30,15 @@ struct JobEvent {
 inline constexpr char kSubmitEventKind[] = "submit";
 
 struct ListFilter {
-  std::vector<JobState> states;    // empty: any state
-  std::optional<uint32_t> uid;     // only this user's jobs
+  std::vector<JobState> states;       // empty: any state
+  std::optional<uint32_t> uid;        // only this user's jobs
   std::optional<int64_t> end_ms_min;  // only jobs with end_ms >= this
   std::optional<int64_t> end_ms_max;  // only jobs with end_ms < this
   // Only jobs whose id is in one of these inclusive ranges (empty: any id). At most a few hundred:
   // each is a bound pair of the query.
   std::vector<std::pair<JobId, JobId>> id_ranges = {};
-  int limit = 0;                   // 0: no limit; newest first when limited
-  int offset = 0;                  // with a limit: skip this many of the newest first (paging)
+  int limit = 0;   // 0: no limit; newest first when limited
+  int offset = 0;  // with a limit: skip this many of the newest first (paging)
   // Jobs without their environments (request.env empty): a listing of many jobs holds one
   // environment at a time while it decodes, never all of them.
   bool omit_env = false;
@@ -61,12 +61,12 @@ struct EndedBytes {
 // A change pinpoint made to a mig-dynamic GPU's MIG layout (schema v7 and later; issue 26).
 struct MigChange {
   int64_t at_ms = 0;
-  int gpu = 0;                // NVML index
+  int gpu = 0;                                                  // NVML index
   partition::MigAction action = partition::MigAction::kCreate;  // stored as its name
-  std::string profile;        // "1g.10gb"
-  int start = 0;              // the placement's first memory slice
+  std::string profile;                                          // "1g.10gb"
+  int start = 0;             // the placement's first memory slice
   uint32_t instance_id = 0;  // the GPU instance (a create's: the id NVML gave it; 0 when it failed)
-  std::string uuid;           // its MIG device ("" when unknown)
+  std::string uuid;          // its MIG device ("" when unknown)
   JobId for_job =
       0;  // the waiting job it was for: made for it, or destroyed for its room (0: none)
   std::string result = "ok";  // "ok", or the error's one line

@@ -53,7 +53,8 @@ TEST_F(JobStoreTest, ATaskIsStoredUnderItsReservedIdOnlyOnce) {
   task.id = id + 10;  // past the array: never reserved
   EXPECT_EQ(store->InsertAt(task).code(), Code::kFailedPrecondition);
   EXPECT_EQ(store->Get(id + 10).status().code(), Code::kNotFound);
-  EXPECT_EQ(Must(store->Insert(PendingRecord(1000, 2))), id + 10) << "a reserved id is not handed out";
+  EXPECT_EQ(Must(store->Insert(PendingRecord(1000, 2))), id + 10)
+      << "a reserved id is not handed out";
 }
 
 TEST_F(JobStoreTest, ATaskIsFoundThroughItsArraysStoredRest) {
@@ -78,7 +79,8 @@ TEST_F(JobStoreTest, ATaskIsFoundThroughItsArraysStoredRest) {
   moved.array.index = 4;
   moved.array.pending = "4-18:2";
   ASSERT_TRUE(store->InsertAt(moved).ok());
-  for (JobId task : {id + 2, id + 5, id + 9}) EXPECT_EQ(Must(store->FindArrayRest(task))->id, id + 2) << task;
+  for (JobId task : {id + 2, id + 5, id + 9})
+    EXPECT_EQ(Must(store->FindArrayRest(task))->id, id + 2) << task;
   EXPECT_FALSE(Must(store->FindArrayRest(id + 10)).has_value()) << "past the array";
   EXPECT_FALSE(Must(store->FindArrayRest(lone)).has_value()) << "no array";
   EXPECT_FALSE(Must(store->FindArrayRest(lone - 1)).has_value()) << "nothing below";
@@ -91,7 +93,8 @@ TEST_F(JobStoreTest, AnArrayIsStoredWholeOrNotAtAll) {
   ASSERT_NE(store, nullptr);
   JobRecord rest = Rest(200);
   rest.request.env["BAD"] = "\xff\xfe";
-  EXPECT_EQ(store->InsertArray(rest, 200, IdempotencyKey{1000, "arr"}).status().code(), Code::kInvalidArgument);
+  EXPECT_EQ(store->InsertArray(rest, 200, IdempotencyKey{1000, "arr"}).status().code(),
+            Code::kInvalidArgument);
   EXPECT_EQ(QueryOne(db_path(), "SELECT count(*) FROM jobs"), "0");
   EXPECT_EQ(QueryOne(db_path(), "SELECT count(*) FROM job_events"), "0");
   EXPECT_FALSE(Must(store->FindByIdempotencyKey({1000, "arr"})).has_value());
@@ -176,8 +179,10 @@ TEST_F(JobStoreTest, AJobWhoseEnvironmentIsMissingReadsAsDamaged) {
   ASSERT_TRUE(testing::ExecSql(db_path(), "DELETE FROM envs").ok());
   Result<JobRecord> read = store->Get(id);
   EXPECT_EQ(read.status().code(), Code::kInternal);
-  EXPECT_NE(read.status().message().find("environment"), std::string::npos) << read.status().message();
-  EXPECT_TRUE(Must(store->Get(id, /*with_env=*/false)).request.env.empty()) << "a listing still reads it";
+  EXPECT_NE(read.status().message().find("environment"), std::string::npos)
+      << read.status().message();
+  EXPECT_TRUE(Must(store->Get(id, /*with_env=*/false)).request.env.empty())
+      << "a listing still reads it";
 }
 
 }  // namespace

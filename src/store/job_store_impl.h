@@ -19,7 +19,7 @@ struct JobStore::Impl {
   Db db;
   dev_t dev = 0;  // the identity of the file opened, for CheckFile
   ino_t ino = 0;
-  Status lost;    // once the file is gone or replaced: the error of every later write
+  Status lost;  // once the file is gone or replaced: the error of every later write
   std::string mark_path;
   JobId reserved_ids = 0;  // ids up to this are covered by the mark file
   bool batch_open = false;

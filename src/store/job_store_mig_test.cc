@@ -31,7 +31,8 @@ TEST_F(MigChangeStoreTest, ChangesSurviveAReopenInTheirOrder) {
   {
     std::unique_ptr<JobStore> store = OpenStore();
     ASSERT_NE(store, nullptr);
-    ASSERT_TRUE(store->AppendMigChanges({Change(100, "create", 2), Change(200, "destroy", 2)}).ok());
+    ASSERT_TRUE(
+        store->AppendMigChanges({Change(100, "create", 2), Change(200, "destroy", 2)}).ok());
     ASSERT_TRUE(store->AppendMigChanges({failed}).ok());
   }
   std::unique_ptr<JobStore> store = OpenStore();
@@ -50,9 +51,11 @@ TEST_F(MigChangeStoreTest, OnlyTheNewestAreKept) {
   std::unique_ptr<JobStore> store = OpenStore();
   ASSERT_NE(store, nullptr);
   std::vector<MigChange> many;
-  for (int64_t i = 0; i < kMigChangesKept + 5; ++i) many.push_back(Change(i, "create", static_cast<uint32_t>(i)));
+  for (int64_t i = 0; i < kMigChangesKept + 5; ++i)
+    many.push_back(Change(i, "create", static_cast<uint32_t>(i)));
   ASSERT_TRUE(store->AppendMigChanges(many).ok());
-  std::vector<MigChange> kept = Must(store->RecentMigChanges(static_cast<int>(kMigChangesKept) + 100));
+  std::vector<MigChange> kept =
+      Must(store->RecentMigChanges(static_cast<int>(kMigChangesKept) + 100));
   ASSERT_EQ(kept.size(), static_cast<size_t>(kMigChangesKept));
   EXPECT_EQ(kept.front().at_ms, 5) << "the five oldest went";
   EXPECT_EQ(kept.back().at_ms, kMigChangesKept + 4);
@@ -64,10 +67,13 @@ TEST_F(MigChangeStoreTest, ActionsAreStoredByNameAndAnUnknownOneIsNotReadBack) {
   {
     std::unique_ptr<JobStore> store = OpenStore();
     ASSERT_NE(store, nullptr);
-    ASSERT_TRUE(store->AppendMigChanges({Change(100, "create", 2), Change(200, "destroy", 2)}).ok());
+    ASSERT_TRUE(
+        store->AppendMigChanges({Change(100, "create", 2), Change(200, "destroy", 2)}).ok());
   }
-  EXPECT_EQ(QueryOne(db_path(), "SELECT group_concat(action, ',') FROM mig_changes"), "create,destroy");
-  ASSERT_TRUE(ExecSql(db_path(), "UPDATE mig_changes SET action = 'resize' WHERE at_ms = 100").ok());
+  EXPECT_EQ(QueryOne(db_path(), "SELECT group_concat(action, ',') FROM mig_changes"),
+            "create,destroy");
+  ASSERT_TRUE(
+      ExecSql(db_path(), "UPDATE mig_changes SET action = 'resize' WHERE at_ms = 100").ok());
   std::unique_ptr<JobStore> store = OpenStore();
   ASSERT_NE(store, nullptr);
   std::vector<MigChange> read = Must(store->RecentMigChanges(10));

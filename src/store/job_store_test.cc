@@ -88,7 +88,8 @@ TEST_F(JobStoreTest, AGetWithoutEnvironmentIsTheRecordLessItsEnvironment) {
   JobRecord want = record;
   want.request.env.clear();
   EXPECT_EQ(*got, want);
-  EXPECT_EQ(store->Get(*id)->request.env.at("BIG").size(), 200u << 10) << "stored whole all the same";
+  EXPECT_EQ(store->Get(*id)->request.env.at("BIG").size(), 200u << 10)
+      << "stored whole all the same";
   store::ListFilter filter;
   filter.omit_env = true;
   auto listed = store->List(filter);
@@ -158,9 +159,12 @@ TEST_F(JobStoreTest, FirstStateOtherThanScansAnIdRange) {
     ASSERT_TRUE(store->Update(r).ok());
   }
   EXPECT_EQ(Must(store->FirstStateOtherThan(ids[0], ids[2], JobState::kCompleted)), std::nullopt);
-  EXPECT_EQ(Must(store->FirstStateOtherThan(ids[0], ids[3] + 1, JobState::kCompleted)), JobState::kFailed);
-  EXPECT_EQ(Must(store->FirstStateOtherThan(ids[0], ids[3] + 1, JobState::kFailed)), JobState::kCompleted);
-  EXPECT_EQ(Must(store->FirstStateOtherThan(ids[3] + 1, ids[3] + 10, JobState::kCompleted)), std::nullopt)
+  EXPECT_EQ(Must(store->FirstStateOtherThan(ids[0], ids[3] + 1, JobState::kCompleted)),
+            JobState::kFailed);
+  EXPECT_EQ(Must(store->FirstStateOtherThan(ids[0], ids[3] + 1, JobState::kFailed)),
+            JobState::kCompleted);
+  EXPECT_EQ(Must(store->FirstStateOtherThan(ids[3] + 1, ids[3] + 10, JobState::kCompleted)),
+            std::nullopt)
       << "no job there";
 }
 
@@ -267,8 +271,9 @@ TEST_F(JobStoreTest, EndedBytesFollowEndsRewritesAndPurges) {
   auto store = OpenStore();
   ASSERT_NE(store, nullptr);
   auto stored_bytes = [&](JobId id) {
-    return std::stoull(QueryOne(db_path(), "SELECT length(CAST(record AS BLOB)) FROM jobs WHERE id = " +
-                                               std::to_string(id)));
+    return std::stoull(
+        QueryOne(db_path(),
+                 "SELECT length(CAST(record AS BLOB)) FROM jobs WHERE id = " + std::to_string(id)));
   };
   JobRecord a = PendingRecord(1000, 1);
   a.id = Must(store->Insert(a));
@@ -378,7 +383,8 @@ TEST_F(JobStoreTest, AnUpdateKeepsTheStoredEnvironment) {
   EXPECT_EQ(got.request.env, record.request.env);
   EXPECT_EQ(got.state, JobState::kCompleted);
   EXPECT_GE(std::stoull(QueryOne(db_path(), "SELECT length(CAST(record AS BLOB)) FROM jobs")),
-            std::stoull(bytes_before)) << "the stored record still carries the environment's bytes";
+            std::stoull(bytes_before))
+      << "the stored record still carries the environment's bytes";
 }
 
 TEST_F(JobStoreTest, HandEditedColumnIsReportedNotHidden) {

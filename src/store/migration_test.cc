@@ -85,8 +85,7 @@ TEST_F(MigrationTest, V1FileMigratesToCurrentWithRowsIntact) {
   Result<std::unique_ptr<JobStore>> store = JobStore::Open(db_path());
   ASSERT_TRUE(store.ok()) << store.status().ToString();
   EXPECT_EQ((*store)->SchemaVersion(), JobStore::kCurrentVersion);
-  EXPECT_EQ(QueryOne(db_path(), "PRAGMA user_version"),
-            std::to_string(JobStore::kCurrentVersion));
+  EXPECT_EQ(QueryOne(db_path(), "PRAGMA user_version"), std::to_string(JobStore::kCurrentVersion));
   for (const JobRecord& r : records) {
     Result<JobRecord> got = (*store)->Get(r.id);
     ASSERT_TRUE(got.ok()) << got.status().ToString();
@@ -116,8 +115,9 @@ TEST_F(MigrationTest, V2FileGainsIdempotencyKeysAndKeepsItsJobsKeyless) {
   std::unique_ptr<JobStore> store = Must(JobStore::Open(db_path()));
   EXPECT_EQ(QueryOne(db_path(), "PRAGMA user_version"), std::to_string(JobStore::kCurrentVersion));
   EXPECT_EQ(QueryOne(db_path(), "SELECT count(*) FROM jobs WHERE idempotency_key IS NULL"), "2");
-  EXPECT_EQ(QueryOne(db_path(), "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND "
-                                "name = 'jobs_by_idempotency_key'"),
+  EXPECT_EQ(QueryOne(db_path(),
+                     "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND "
+                     "name = 'jobs_by_idempotency_key'"),
             "1");
   for (const JobRecord& r : records) EXPECT_EQ(Must(store->Get(r.id)), r);
   // Keyless old jobs do not collide with each other or with a key.
@@ -140,8 +140,9 @@ TEST_F(MigrationTest, V3FileGainsTheListingIndexAndListsAsBefore) {
   }
   std::unique_ptr<JobStore> store = Must(JobStore::Open(db_path()));
   EXPECT_EQ(QueryOne(db_path(), "PRAGMA user_version"), std::to_string(JobStore::kCurrentVersion));
-  EXPECT_EQ(QueryOne(db_path(), "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND "
-                                "name = 'jobs_listing'"),
+  EXPECT_EQ(QueryOne(db_path(),
+                     "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND "
+                     "name = 'jobs_listing'"),
             "1");
   ListFilter mine;
   mine.uid = 1000;
@@ -156,14 +157,16 @@ TEST_F(MigrationTest, V4FileCountsWhatEachUsersEndedJobsTake) {
   JobRecord ended = PendingRecord(1000, 111);
   ended.state = JobState::kCompleted;
   ended.end_ms = 5;
-  std::vector<JobRecord> records = {ended, PendingRecord(1000, 222), ended, PendingRecord(2000, 333)};
+  std::vector<JobRecord> records = {ended, PendingRecord(1000, 222), ended,
+                                    PendingRecord(2000, 333)};
   WriteV1File(&records);
   {
     Result<Db> db = Db::Open(db_path());
     ASSERT_TRUE(db.ok());
     ASSERT_TRUE(MigrateTo(&*db, 4).ok());
   }
-  std::string stored = QueryOne(db_path(), "SELECT length(CAST(record AS BLOB)) FROM jobs WHERE id = 1");
+  std::string stored =
+      QueryOne(db_path(), "SELECT length(CAST(record AS BLOB)) FROM jobs WHERE id = 1");
   std::unique_ptr<JobStore> store = Must(JobStore::Open(db_path()));
   EndedBytes of_1000 = Must(store->EndedBytesOf(1000));
   EXPECT_EQ(of_1000.jobs, 2);
@@ -201,9 +204,10 @@ TEST_F(MigrationTest, NewerVersionIsRefusedAndLeftAlone) {
 
   Result<std::unique_ptr<JobStore>> store = JobStore::Open(db_path());
   EXPECT_EQ(store.status().code(), Code::kFailedPrecondition);
-  EXPECT_THAT(store.status().message(),
-              AllOf(HasSubstr("version " + newer), HasSubstr("newer"),
-                    HasSubstr("1 to " + std::to_string(kCurrentSchemaVersion)), Not(HasSubstr("\n"))));
+  EXPECT_THAT(
+      store.status().message(),
+      AllOf(HasSubstr("version " + newer), HasSubstr("newer"),
+            HasSubstr("1 to " + std::to_string(kCurrentSchemaVersion)), Not(HasSubstr("\n"))));
   EXPECT_EQ(QueryOne(db_path(), "PRAGMA user_version"), newer);
 }
 
@@ -212,8 +216,9 @@ TEST_F(MigrationTest, OlderThanOldestSupportedIsRefused) {
   ASSERT_TRUE(ExecSql(db_path(), "PRAGMA user_version = -1").ok());
   Result<std::unique_ptr<JobStore>> store = JobStore::Open(db_path());
   EXPECT_EQ(store.status().code(), Code::kFailedPrecondition);
-  EXPECT_THAT(store.status().message(),
-              AllOf(HasSubstr("older"), HasSubstr("1 to " + std::to_string(kCurrentSchemaVersion))));
+  EXPECT_THAT(
+      store.status().message(),
+      AllOf(HasSubstr("older"), HasSubstr("1 to " + std::to_string(kCurrentSchemaVersion))));
 }
 
 TEST_F(MigrationTest, GarbageFileIsRefusedAndLeftAlone) {
@@ -260,8 +265,8 @@ TEST_F(MigrationTest, V6FoldsEachArraysPendingTasksIntoOneRest) {
   }
   records[1].state = JobState::kRunning;  // task 1 started
   records[1].start_ms = 3;
-  records[3].reason = Reason::kArrayLimit;  // a wait is no difference
-  records[5].hold = Hold::kUser;            // task 5 held apart
+  records[3].reason = Reason::kArrayLimit;   // a wait is no difference
+  records[5].hold = Hold::kUser;             // task 5 held apart
   for (int index = 0; index < 2; ++index) {  // ids 7..8: array 7 of 3 tasks, the third purged
     JobRecord task = PendingRecord(1000, 4);
     task.array = {{7, index, 3, 0, 2, 0}};
@@ -276,7 +281,9 @@ TEST_F(MigrationTest, V6FoldsEachArraysPendingTasksIntoOneRest) {
   EXPECT_EQ(rest.array.index, 2);
   for (JobId gone : {4, 5}) {
     EXPECT_EQ((*store)->Get(gone).status().code(), Code::kNotFound) << gone;
-    EXPECT_EQ(QueryOne(db_path(), "SELECT count(*) FROM job_events WHERE job_id = " + std::to_string(gone)), "0");
+    EXPECT_EQ(QueryOne(db_path(),
+                       "SELECT count(*) FROM job_events WHERE job_id = " + std::to_string(gone)),
+              "0");
   }
   EXPECT_EQ(Must((*store)->Get(2)).state, JobState::kRunning);
   EXPECT_TRUE(Must((*store)->Get(6)).array.pending.empty()) << "held apart: a task of its own";
@@ -337,20 +344,26 @@ TEST_F(MigrationTest, V9MovesEachEnvironmentToARowOfItsOwnAndCountsTheSameBytes)
     ASSERT_TRUE(db.ok());
     ASSERT_TRUE(MigrateTo(&*db, 8).ok());
   }
-  uint64_t v8_bytes = std::stoull(QueryOne(db_path(), "SELECT ended_bytes FROM user_bytes WHERE uid = 1000"));
+  uint64_t v8_bytes =
+      std::stoull(QueryOne(db_path(), "SELECT ended_bytes FROM user_bytes WHERE uid = 1000"));
   std::unique_ptr<JobStore> store = Must(JobStore::Open(db_path()));
   for (const JobRecord& r : records) EXPECT_EQ(Must(store->Get(r.id)), r);
   EXPECT_TRUE(Must(store->Get(1, /*with_env=*/false)).request.env.empty());
-  EXPECT_EQ(QueryOne(db_path(), "SELECT count(*) FROM envs"), "2") << "the job without one has none";
-  EXPECT_EQ(QueryOne(db_path(), "SELECT json_extract(record, '$.request.env') FROM jobs WHERE id = 1"), "{}");
+  EXPECT_EQ(QueryOne(db_path(), "SELECT count(*) FROM envs"), "2")
+      << "the job without one has none";
+  EXPECT_EQ(
+      QueryOne(db_path(), "SELECT json_extract(record, '$.request.env') FROM jobs WHERE id = 1"),
+      "{}");
   // The ended job counts what it took before, its record and its environment, and the 2 bytes
   // of the `{}` its record keeps in place of the environment.
-  std::string record = QueryOne(db_path(), "SELECT length(CAST(record AS BLOB)) FROM jobs WHERE id = 1");
+  std::string record =
+      QueryOne(db_path(), "SELECT length(CAST(record AS BLOB)) FROM jobs WHERE id = 1");
   std::string env = QueryOne(db_path(), "SELECT length(CAST(text AS BLOB)) FROM envs WHERE id = 1");
   EXPECT_EQ(Must(store->EndedBytesOf(1000)).bytes, std::stoull(record) + std::stoull(env));
   EXPECT_EQ(Must(store->EndedBytesOf(1000)).bytes, v8_bytes + 2);
   EXPECT_EQ(Must(store->DeleteEnded({1})), 1);
-  EXPECT_EQ(QueryOne(db_path(), "SELECT count(*) FROM envs"), "1") << "an environment goes with its job";
+  EXPECT_EQ(QueryOne(db_path(), "SELECT count(*) FROM envs"), "1")
+      << "an environment goes with its job";
   EXPECT_EQ(Must(store->EndedBytesOf(1000)).bytes, 0u);
 }
 

@@ -163,7 +163,8 @@ TEST(RecordCodecTest, ALeaseRoundTripsAndAJobLeavesItsLeaseFieldsOut) {
   lease.kind = JobKind::kLease;
   lease.lease_cgroup = "pids:/libpod_parent/libpod-f5";
   std::string text = Must(EncodeRecord(lease));
-  EXPECT_THAT(text, AllOf(HasSubstr(R"("kind":"lease")"), HasSubstr(R"("lease_cgroup":"pids:/libpod_parent/libpod-f5")")));
+  EXPECT_THAT(text, AllOf(HasSubstr(R"("kind":"lease")"),
+                          HasSubstr(R"("lease_cgroup":"pids:/libpod_parent/libpod-f5")")));
   EXPECT_EQ(Must(DecodeRecord(text)), lease);
   std::string job = Must(EncodeRecord(testing::FullRecord()));
   EXPECT_THAT(job, ::testing::Not(HasSubstr("kind")));
@@ -182,28 +183,34 @@ TEST(RecordCodecTest, TimeLimitAndDependenciesAreStoredOnlyWhenSet) {
   job.request.after.clear();
   job.request.afterok.clear();
   text = Must(EncodeRecord(job));
-  for (const char* key : {"time_limit_s", "after"}) EXPECT_THAT(text, ::testing::Not(HasSubstr(key)));
-  EXPECT_EQ(DecodeRecord(R"({"request": {"afterok": [1, "2"]}})").status().code(), Code::kInvalidArgument);
-  EXPECT_EQ(DecodeRecord(R"({"request": {"time_limit_s": 1.5}})").status().code(), Code::kInvalidArgument);
+  for (const char* key : {"time_limit_s", "after"})
+    EXPECT_THAT(text, ::testing::Not(HasSubstr(key)));
+  EXPECT_EQ(DecodeRecord(R"({"request": {"afterok": [1, "2"]}})").status().code(),
+            Code::kInvalidArgument);
+  EXPECT_EQ(DecodeRecord(R"({"request": {"time_limit_s": 1.5}})").status().code(),
+            Code::kInvalidArgument);
 }
 
 TEST(RecordCodecTest, ASignalAndRequeueAreStoredOnlyWhenSet) {
   JobRecord job = testing::FullRecord();
   for (const char* key : {R"("signal":)", R"("signal_)", R"("requeue")"})
-    EXPECT_THAT(Must(EncodeRecord(job)), ::testing::Not(HasSubstr(key))) << "a job without one: as before";
+    EXPECT_THAT(Must(EncodeRecord(job)), ::testing::Not(HasSubstr(key)))
+        << "a job without one: as before";
   job.request.signal = 10;
   job.request.signal_before_s = 120;
   job.request.signal_leader_only = true;
   job.request.requeue = true;
   std::string text = Must(EncodeRecord(job));
-  EXPECT_THAT(text, AllOf(HasSubstr(R"("signal":10)"), HasSubstr(R"("signal_before_s":120)"),
-                          HasSubstr(R"("signal_leader_only":true)"), HasSubstr(R"("requeue":true)")));
+  EXPECT_THAT(text,
+              AllOf(HasSubstr(R"("signal":10)"), HasSubstr(R"("signal_before_s":120)"),
+                    HasSubstr(R"("signal_leader_only":true)"), HasSubstr(R"("requeue":true)")));
   EXPECT_EQ(Must(DecodeRecord(text)), job);
 }
 
 TEST(RecordCodecTest, AMigProfileIsStoredOnlyWhenSet) {
   JobRecord job = testing::FullRecord();
-  EXPECT_THAT(Must(EncodeRecord(job)), ::testing::Not(HasSubstr("mig_profile"))) << "a job without one: as before";
+  EXPECT_THAT(Must(EncodeRecord(job)), ::testing::Not(HasSubstr("mig_profile")))
+      << "a job without one: as before";
   job.request.mig_profile = "3g.40gb";
   std::string text = Must(EncodeRecord(job));
   EXPECT_THAT(text, HasSubstr(R"("mig_profile":"3g.40gb")"));
@@ -214,7 +221,10 @@ TEST(RecordCodecTest, AnArrayTaskRoundTripsAndAJobLeavesTheArrayOut) {
   JobRecord task = testing::FullRecord();
   task.array = {{12, 3, 100, 1, 100, 5}};
   std::string text = Must(EncodeRecord(task));
-  EXPECT_THAT(text, HasSubstr(R"("array":{"count":100,"id":12,"index":3,"limit":5,"max_index":100,"min_index":1})"));
+  EXPECT_THAT(
+      text,
+      HasSubstr(
+          R"("array":{"count":100,"id":12,"index":3,"limit":5,"max_index":100,"min_index":1})"));
   EXPECT_EQ(Must(DecodeRecord(text)), task);
   EXPECT_THAT(Must(EncodeRecord(testing::FullRecord())), ::testing::Not(HasSubstr("array")));
   EXPECT_THAT(DecodeRecord(R"({"array": {"index": "3"}})").status().message(),
@@ -227,11 +237,16 @@ TEST(RecordCodecTest, WhatWasReadBackRoundTripsAndAJobWithoutItIsStoredAsBefore)
   job.readback.cpuset = "2-3";
   job.readback.cpu_max = "max 100000";
   job.readback.memory_max = "8589934592";
-  job.readback.limits = {AppliedLimit{.resource = "gpu_mem", .variable = "LIMIT", .expected = "1",
-                                      .strength = LimitStrength::kDriver, .what = "a limit",
-                                      .unobservable = "", .given = "1"},
-                         AppliedLimit{.resource = "gpu_share", .expected = "all",
-                                      .strength = LimitStrength::kHardware}};
+  job.readback.limits = {
+      AppliedLimit{.resource = "gpu_mem",
+                   .variable = "LIMIT",
+                   .expected = "1",
+                   .strength = LimitStrength::kDriver,
+                   .what = "a limit",
+                   .unobservable = "",
+                   .given = "1"},
+      AppliedLimit{
+          .resource = "gpu_share", .expected = "all", .strength = LimitStrength::kHardware}};
   job.readback.env_read = true;
   job.readback.env = {{"CUDA_VISIBLE_DEVICES", "GPU-1"}, {"LIMIT", "1"}};
   job.readback.gpu_env_reads = 2;
@@ -245,10 +260,11 @@ TEST(RecordCodecTest, WhatWasReadBackRoundTripsAndAJobWithoutItIsStoredAsBefore)
   EXPECT_EQ(Must(DecodeRecord(text)), job);
   EXPECT_THAT(DecodeRecord(R"({"readback": {"cpu_usec": "1"}})").status().message(),
               HasSubstr("record.readback.cpu_usec must be an integer"));
-  EXPECT_THAT(DecodeRecord(R"({"readback": {"limits": [{"resource": "gpu_mem", "strength": "x"}]}})")
-                  .status()
-                  .message(),
-              HasSubstr("record.readback.limits[0].strength is not a known limit strength"));
+  EXPECT_THAT(
+      DecodeRecord(R"({"readback": {"limits": [{"resource": "gpu_mem", "strength": "x"}]}})")
+          .status()
+          .message(),
+      HasSubstr("record.readback.limits[0].strength is not a known limit strength"));
   // A record an earlier release wrote, with the three variables it kept: read without them.
   auto old = DecodeRecord(R"({"readback": {"env_read": true, "pinned_mem_limit": "0=3072M"}})");
   ASSERT_TRUE(old.ok()) << old.status().ToString();
@@ -301,7 +317,8 @@ TEST(RecordCodecTest, EveryReasonRoundTripsAsAStopReasonToo) {
   }
   Result<JobRecord> unknown = DecodeRecord(R"({"id": 1, "reason": "no-such-reason"})");
   ASSERT_FALSE(unknown.ok());
-  EXPECT_NE(unknown.status().message().find("reason"), std::string::npos) << unknown.status().message();
+  EXPECT_NE(unknown.status().message().find("reason"), std::string::npos)
+      << unknown.status().message();
 }
 
 TEST(RecordCodecTest, MissingAndNullFieldsKeepTheirDefaults) {

@@ -83,8 +83,10 @@ Statement::~Statement() { Release(); }
 
 void Statement::Release() {
   if (stmt_ == nullptr) return;
-  if (cache_ != nullptr) cache_->Give(std::move(sql_), stmt_);
-  else sqlite3_finalize(stmt_);
+  if (cache_ != nullptr)
+    cache_->Give(std::move(sql_), stmt_);
+  else
+    sqlite3_finalize(stmt_);
   stmt_ = nullptr;
 }
 
@@ -254,8 +256,10 @@ Transaction::~Transaction() {
   if (db_ == nullptr) return;
   // A failed COMMIT may already have rolled back; the second ROLLBACK's error means nothing.
   // A savepoint is undone and then removed, leaving the outer transaction as it was before it.
-  if (nested_) (void)db_->Exec("ROLLBACK TO pp_nested; RELEASE pp_nested");
-  else (void)db_->Exec("ROLLBACK");
+  if (nested_)
+    (void)db_->Exec("ROLLBACK TO pp_nested; RELEASE pp_nested");
+  else
+    (void)db_->Exec("ROLLBACK");
 }
 
 Status Transaction::Commit() {

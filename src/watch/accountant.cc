@@ -80,10 +80,10 @@ PollResult Accountant::Update(int64_t now_ms, const std::vector<WatchedJob>& job
     acc.usage.gpu_mem_now_bytes = now_total_peak;
     acc.usage.gpu_mem_peak_bytes = std::max(acc.usage.gpu_mem_peak_bytes, now_total_peak);
     // Utilisation is the job's own only where it holds every GPU it is on entirely.
-    bool alone = !j.slots.empty() &&
-                 std::all_of(j.slots.begin(), j.slots.end(), [](const WatchedSlot& s) {
-                   return s.whole && s.device_fraction >= 1.0;
-                 });
+    bool alone =
+        !j.slots.empty() && std::all_of(j.slots.begin(), j.slots.end(), [](const WatchedSlot& s) {
+          return s.whole && s.device_fraction >= 1.0;
+        });
     if (alone) {
       for (const auto& r : readings) {
         if (!r.ok || r.sample.utilization_pct < 0 || SlotOn(j, r.gpu_index) == nullptr) continue;

@@ -32,7 +32,7 @@ struct AccountantOptions {
 // One GPU's reading in one poll.
 struct GpuReading {
   int gpu_index = 0;
-  bool ok = false;            // false: the sample failed (error says why); nothing is charged
+  bool ok = false;  // false: the sample failed (error says why); nothing is charged
   std::string error;
   gpu::GpuSample sample;
 };
@@ -43,19 +43,19 @@ struct OverBudget {
   int gpu_index = 0;
   uint64_t used_bytes = 0;
   uint64_t budget_bytes = 0;
-  int processes = 0;          // how many of the job's processes use that GPU
+  int processes = 0;  // how many of the job's processes use that GPU
 };
 
 // Per-GPU totals kept across polls.
 struct GpuAccount {
-  uint64_t energy_mj = 0;       // counter at the last good poll
-  double idle_energy_mj = 0;    // charged to no job since the accountant started
-  double charged_energy_mj = 0; // charged to jobs since the accountant started
-  uint64_t unowned_bytes = 0;   // device memory of processes no watched job owns, last poll
+  uint64_t energy_mj = 0;        // counter at the last good poll
+  double idle_energy_mj = 0;     // charged to no job since the accountant started
+  double charged_energy_mj = 0;  // charged to jobs since the accountant started
+  uint64_t unowned_bytes = 0;    // device memory of processes no watched job owns, last poll
   // The GPU's utilisation averaged over about the last minute (exponentially, time constant
   // kBusyWindowMs), -1 until a poll reports one. The scheduler's spread order reads it.
   double busy_pct = -1;
-  int64_t busy_at_ms = 0;       // the poll that last moved it
+  int64_t busy_at_ms = 0;  // the poll that last moved it
   static constexpr int64_t kBusyWindowMs = 60000;
 };
 
@@ -86,7 +86,7 @@ class Accountant {
   void AverageBusy(const GpuReading& r, int64_t now_ms);
   struct JobAccount {
     JobUsage usage;
-    double energy_mj = 0;           // fractional, rounded into usage.energy_mj
+    double energy_mj = 0;  // fractional, rounded into usage.energy_mj
     int64_t util_sum = 0;
     int64_t util_samples = 0;
     std::map<int, uint64_t> mem_by_gpu;
@@ -98,7 +98,7 @@ class Accountant {
   AccountantOptions options_;
   std::map<JobId, JobAccount> jobs_;
   std::map<int, GpuAccount> gpus_;
-  std::map<int, bool> have_energy_;   // a previous counter exists for the GPU
+  std::map<int, bool> have_energy_;  // a previous counter exists for the GPU
 };
 
 // The weight of `slot` among `jobs_on_gpu` jobs sharing its GPU (see the file comment).

@@ -1,6 +1,7 @@
 #include "watch/accountant.h"
 
 #include <gtest/gtest.h>
+
 #include <nlohmann/json.hpp>
 
 namespace pinpoint::watch {
@@ -51,10 +52,10 @@ TEST(AccountantTest, BusyIsTheUtilisationAveragedOverAboutAMinute) {
     return acc.gpus().at(0).busy_pct;
   };
   EXPECT_EQ(poll(0, 100), 100);
-  EXPECT_EQ(poll(30'000, 0), 50);   // half a minute of 0 halves it
-  EXPECT_EQ(poll(30'000, 0), 50);   // no time passed: no weight
-  EXPECT_EQ(poll(150'000, 20), 20); // a gap longer than the window: the new reading alone
-  EXPECT_EQ(poll(151'000, -1), 20); // not reported: kept
+  EXPECT_EQ(poll(30'000, 0), 50);    // half a minute of 0 halves it
+  EXPECT_EQ(poll(30'000, 0), 50);    // no time passed: no weight
+  EXPECT_EQ(poll(150'000, 20), 20);  // a gap longer than the window: the new reading alone
+  EXPECT_EQ(poll(151'000, -1), 20);  // not reported: kept
   Accountant fresh(AccountantOptions{});
   fresh.Update(0, {}, {Reading(0, 0)}, {});
   EXPECT_LT(fresh.gpus().at(0).busy_pct, 0) << "no utilisation reported yet";
@@ -64,7 +65,10 @@ TEST(AccountantTest, MemoryIsSummedOverAJobsProcessesAndItsPeakKept) {
   Accountant acc({5.0, 0});
   std::vector<WatchedJob> jobs = {Slice(1, 0, 8 * kGiB), Slice(2, 0, 8 * kGiB)};
   std::map<int64_t, JobId> owners = {{100, 1}, {101, 1}, {200, 2}};
-  acc.Update(0, jobs, {Reading(0, 0, {Proc(100, 2 * kGiB), Proc(101, 3 * kGiB), Proc(200, kGiB), Proc(999, kGiB)})}, owners);
+  acc.Update(
+      0, jobs,
+      {Reading(0, 0, {Proc(100, 2 * kGiB), Proc(101, 3 * kGiB), Proc(200, kGiB), Proc(999, kGiB)})},
+      owners);
   EXPECT_EQ(acc.Usage(1)->gpu_mem_now_bytes, 5 * kGiB);
   EXPECT_EQ(acc.Usage(2)->gpu_mem_now_bytes, kGiB);
   EXPECT_EQ(acc.gpus().at(0).unowned_bytes, kGiB);  // pid 999 belongs to no job
@@ -81,7 +85,10 @@ TEST(AccountantTest, MultiProcessJobOverItsBudgetIsReportedAfterTheGrace) {
   std::map<int64_t, JobId> owners = {{100, 1}, {101, 1}, {200, 2}};
   // Each process of job 1 is under the budget; together they are 5 GiB of its 4 GiB.
   auto over = [&](int64_t t) {
-    return acc.Update(t, jobs, {Reading(0, 0, {Proc(100, 2560ull << 20), Proc(101, 2560ull << 20), Proc(200, 3 * kGiB)})}, owners);
+    return acc.Update(
+        t, jobs,
+        {Reading(0, 0, {Proc(100, 2560ull << 20), Proc(101, 2560ull << 20), Proc(200, 3 * kGiB)})},
+        owners);
   };
   EXPECT_TRUE(over(0).over_budget.empty());     // first seen over: the grace starts
   EXPECT_TRUE(over(1000).over_budget.empty());  // 1 s of 2 s
@@ -101,17 +108,22 @@ TEST(AccountantTest, NoBreachUnderTheBudgetOrWithinTheTolerance) {
   // 10.4 GiB is 4% over 10 GiB: inside the 5% tolerance.
   uint64_t within = 10 * kGiB + (410ull << 20);
   for (int64_t t = 0; t < 10000; t += 1000)
-    EXPECT_TRUE(acc.Update(t, jobs, {Reading(0, 0, {Proc(100, within / 2), Proc(101, within / 2)})}, owners).over_budget.empty());
+    EXPECT_TRUE(
+        acc.Update(t, jobs, {Reading(0, 0, {Proc(100, within / 2), Proc(101, within / 2)})}, owners)
+            .over_budget.empty());
   // Whole GPUs have no budget.
   Accountant whole({0.0, 0});
-  EXPECT_TRUE(whole.Update(0, {Whole(1, 0)}, {Reading(0, 0, {Proc(100, 80 * kGiB)})}, owners).over_budget.empty());
+  EXPECT_TRUE(whole.Update(0, {Whole(1, 0)}, {Reading(0, 0, {Proc(100, 80 * kGiB)})}, owners)
+                  .over_budget.empty());
 }
 
 TEST(AccountantTest, DippingUnderTheBudgetRestartsTheGrace) {
   Accountant acc({0.0, 1500});
   std::vector<WatchedJob> jobs = {Slice(1, 0, 2 * kGiB)};
   std::map<int64_t, JobId> owners = {{100, 1}};
-  auto poll = [&](int64_t t, uint64_t bytes) { return acc.Update(t, jobs, {Reading(0, 0, {Proc(100, bytes)})}, owners); };
+  auto poll = [&](int64_t t, uint64_t bytes) {
+    return acc.Update(t, jobs, {Reading(0, 0, {Proc(100, bytes)})}, owners);
+  };
   EXPECT_TRUE(poll(0, 3 * kGiB).over_budget.empty());
   EXPECT_TRUE(poll(1000, kGiB).over_budget.empty());
   EXPECT_TRUE(poll(2000, 3 * kGiB).over_budget.empty());
@@ -122,7 +134,8 @@ TEST(AccountantTest, DippingUnderTheBudgetRestartsTheGrace) {
 TEST(AccountantTest, EnergyDeltaIsSplitByShareAndTheSplitSumsToTheDelta) {
   Accountant acc({5.0, 0});
   // Job 1 holds 50% of the SMs, job 2 20%, job 3 no share (an even third of the GPU).
-  std::vector<WatchedJob> jobs = {Slice(1, 0, kGiB, 50), Slice(2, 0, kGiB, 20), Slice(3, 0, kGiB, 0)};
+  std::vector<WatchedJob> jobs = {Slice(1, 0, kGiB, 50), Slice(2, 0, kGiB, 20),
+                                  Slice(3, 0, kGiB, 0)};
   acc.Update(0, jobs, {Reading(0, 1'000'000)}, {});
   EXPECT_EQ(acc.Usage(1)->energy_mj, 0u);  // no earlier counter: nothing to split yet
   acc.Update(1000, jobs, {Reading(0, 1'000'000 + 103'333)}, {});
@@ -154,7 +167,8 @@ TEST(AccountantTest, EnergyOverManyPollsSumsToTheCounterDeltaExactlyWithIdleSepa
   double jobs = static_cast<double>(acc.Usage(1)->energy_mj + acc.Usage(2)->energy_mj);
   EXPECT_NEAR(jobs, static_cast<double>(busy), 1.0);
   EXPECT_DOUBLE_EQ(acc.gpus().at(0).idle_energy_mj, 70'000.0);
-  EXPECT_DOUBLE_EQ(acc.gpus().at(0).charged_energy_mj + acc.gpus().at(0).idle_energy_mj, counter - 5'000'000.0);
+  EXPECT_DOUBLE_EQ(acc.gpus().at(0).charged_energy_mj + acc.gpus().at(0).idle_energy_mj,
+                   counter - 5'000'000.0);
 }
 
 TEST(AccountantTest, MigFractionsWeighTheSplitAndWholeGpusTakeAll) {
@@ -177,8 +191,8 @@ TEST(AccountantTest, CounterThatGoesBackOrIsMissingChargesNothing) {
   Accountant acc({5.0, 0});
   std::vector<WatchedJob> jobs = {Whole(1, 0)};
   acc.Update(0, jobs, {Reading(0, 900'000)}, {});
-  acc.Update(1000, jobs, {Reading(0, 100)}, {});      // driver reloaded
-  acc.Update(2000, jobs, {Reading(0, 0)}, {});        // unsupported
+  acc.Update(1000, jobs, {Reading(0, 100)}, {});  // driver reloaded
+  acc.Update(2000, jobs, {Reading(0, 0)}, {});    // unsupported
   GpuReading failed;
   failed.gpu_index = 0;
   failed.error = "GPU is lost";

@@ -1,12 +1,11 @@
 #include "watch/process_owner.h"
 
-#include "common/spawn.h"
-
+#include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <gtest/gtest.h>
+#include "common/spawn.h"
 
 namespace pinpoint::watch {
 namespace {
@@ -83,7 +82,8 @@ TEST(ProcessOwnerTest, ProcessInAJobsSessionBelongsToIt) {
 
 // The owner of a child started with an environment: that environment is the exec'd one only after
 // execve, so look until an owner is found (or give up after many looks).
-std::optional<JobId> OwnerOnceExeced(ProcProcessOwner& owner, pid_t pid, const std::vector<WatchedJob>& jobs) {
+std::optional<JobId> OwnerOnceExeced(ProcProcessOwner& owner, pid_t pid,
+                                     const std::vector<WatchedJob>& jobs) {
   std::optional<JobId> found;
   for (int i = 0; i < 100000 && !found; ++i) found = owner.OwnerOf(pid, jobs);
   return found;

@@ -33,8 +33,8 @@ TEST(WatchedJobTest, SliceHasItsBudgetAndShare) {
   job.allocations.push_back({0, "GPU-0", 6 * kJobGiB, 25, SharingMode::kMps});
   // What its hold applies through a variable (an MPS client's pinned limit): a budget, and the
   // variable is what the watcher reads of its processes.
-  job.readback.limits = {AppliedLimit{.resource = "gpu_mem", .variable = "SLICE_LIMIT",
-                                      .strength = LimitStrength::kDriver}};
+  job.readback.limits = {AppliedLimit{
+      .resource = "gpu_mem", .variable = "SLICE_LIMIT", .strength = LimitStrength::kDriver}};
   WatchedJob w = WatchedJobOf(job, MigNode(), "/pinpoint/job-7");
   EXPECT_EQ(w.env_vars, std::vector<std::string>{"SLICE_LIMIT"});
   EXPECT_EQ(w.id, 7);

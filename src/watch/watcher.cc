@@ -371,7 +371,8 @@ void Watcher::PollOnce() {
   for (JobId id : NoteLeaders(round.running, round.ownable, /*window_only=*/false))
     seen_changed.push_back(id);
   auto duration_us = std::chrono::duration_cast<std::chrono::microseconds>(
-                         std::chrono::steady_clock::now() - started).count();
+                         std::chrono::steady_clock::now() - started)
+                         .count();
 
   std::lock_guard lock(mu_);
   view_.polls += 1;

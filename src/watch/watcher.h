@@ -45,8 +45,8 @@ struct WatcherOptions {
 
 // The watcher's last poll, for listings and metrics.
 struct WatchView {
-  int64_t polls = 0;               // polls done so far
-  int64_t poll_time_ms = 0;        // when the last poll ended (clock time)
+  int64_t polls = 0;         // polls done so far
+  int64_t poll_time_ms = 0;  // when the last poll ended (clock time)
   int64_t last_poll_duration_us = 0;
   std::vector<GpuReading> gpus;
   std::map<int, GpuAccount> accounts;
@@ -56,10 +56,10 @@ struct WatchView {
 
 // Processes that still hold the GPUs of a job that has left the watched set.
 struct Lingering {
-  std::vector<int64_t> owned;  // the job's own (its cgroup, session or key)
-  std::vector<int64_t> loose;  // its user's, in no job and no MPS server
+  std::vector<int64_t> owned;     // the job's own (its cgroup, session or key)
+  std::vector<int64_t> loose;     // its user's, in no job and no MPS server
   std::map<int64_t, int> gpu_of;  // each of those pids -> the NVML index it was seen on
-  int64_t since_ms = 0;        // when the job left the watched set (clock time)
+  int64_t since_ms = 0;           // when the job left the watched set (clock time)
   int64_t deadline_ms =
       -1;  // when `loose` are killed (settle_deadline_ms after since_ms); -1: never
   std::vector<int64_t> killed;  // of `loose`, those sent SIGKILL at this poll: past the deadline
@@ -85,9 +85,9 @@ struct JobSeen {
 };
 
 struct WatchUpdate {
-  std::vector<OverBudget> over_budget;   // breaches seen since the last Take
-  std::map<JobId, JobUsage> usage;       // current usage of the jobs watched at the last poll
-  std::map<JobId, JobUsage> closed;      // final usage of jobs that left the watched set
+  std::vector<OverBudget> over_budget;  // breaches seen since the last Take
+  std::map<JobId, JobUsage> usage;      // current usage of the jobs watched at the last poll
+  std::map<JobId, JobUsage> closed;     // final usage of jobs that left the watched set
   // Jobs that left the watched set and whose GPUs no process of theirs holds any more (NVML's
   // process lists): their devices may go to other jobs. Each is reported once.
   std::vector<JobId> settled;
@@ -216,19 +216,19 @@ class Watcher {
 
   mutable std::mutex mu_;
   std::condition_variable stop_cv_;
-  bool stopping_ = false;                        // guarded by mu_
-  std::vector<WatchedJob> jobs_;                 // guarded by mu_
+  bool stopping_ = false;         // guarded by mu_
+  std::vector<WatchedJob> jobs_;  // guarded by mu_
   struct Closing {
     WatchedJob job;
-    bool closed = false;  // its final usage was reported; it waits only to settle
+    bool closed = false;   // its final usage was reported; it waits only to settle
     int64_t since_ms = 0;  // when it left the set
   };
-  std::map<JobId, Closing> closing_;             // guarded by mu_: left the set, not settled yet
-  bool poll_soon_ = false;                       // guarded by mu_: a job left the set
-  WatchUpdate pending_;                          // guarded by mu_
-  WatchView view_;                               // guarded by mu_
-  Accountant accountant_;                        // used by the polling thread only
-  std::map<JobId, JobSeen> seen_;                // used by the polling thread only
+  std::map<JobId, Closing> closing_;  // guarded by mu_: left the set, not settled yet
+  bool poll_soon_ = false;            // guarded by mu_: a job left the set
+  WatchUpdate pending_;               // guarded by mu_
+  WatchView view_;                    // guarded by mu_
+  Accountant accountant_;             // used by the polling thread only
+  std::map<JobId, JobSeen> seen_;     // used by the polling thread only
   // When each running job was first in a poll, and how many environments were read for it
   // (polling thread only; forgotten when it leaves the set).
   std::map<JobId, int64_t> first_seen_;  // clock ms

@@ -1,8 +1,7 @@
 #include "watch/watcher.h"
 
-#include <poll.h>
-
 #include <gtest/gtest.h>
+#include <poll.h>
 
 #include "gpu/simulated_backend.h"
 
@@ -102,9 +101,9 @@ TEST_F(WatcherTest, AJobsProcessEnvironmentAndItsGpusAreReadBack) {
   ASSERT_TRUE(u.seen.count(1));
   const JobSeen& seen = u.seen.at(1);
   EXPECT_TRUE(seen.env_read);
-  EXPECT_EQ(seen.env, (std::map<std::string, std::string>{
-                          {"CUDA_VISIBLE_DEVICES", "GPU-a"}, {"FAKE_MEM_LIMIT", "4096"},
-                          {"FAKE_SHARE", ""}}))
+  EXPECT_EQ(seen.env,
+            (std::map<std::string, std::string>{
+                {"CUDA_VISIBLE_DEVICES", "GPU-a"}, {"FAKE_MEM_LIMIT", "4096"}, {"FAKE_SHARE", ""}}))
       << "the variables its limits name, and no other";
   EXPECT_EQ(seen.gpu_env_reads, 1);
   EXPECT_EQ(seen.gpu_env.at("FAKE_MEM_LIMIT"), std::vector<std::string>{"4096"});
@@ -181,8 +180,8 @@ TEST_F(WatcherTest, AJobsFirstProcessIsReadWhetherOrNotItReachesAGpu) {
   watcher_->SetJobs({job});
   owner_.SetChildren(50, {51});
   owner_.Set(51, 1);
-  owner_.SetEnviron(51, Environ({"PINPOINT_JOB_ID=1", "CUDA_VISIBLE_DEVICES=GPU-a",
-                                 "FAKE_MEM_LIMIT=2048"}));
+  owner_.SetEnviron(
+      51, Environ({"PINPOINT_JOB_ID=1", "CUDA_VISIBLE_DEVICES=GPU-a", "FAKE_MEM_LIMIT=2048"}));
   Tick(1000);
   WatchUpdate u = watcher_->Take();
   ASSERT_TRUE(u.seen.count(1));
@@ -258,16 +257,16 @@ TEST_F(WatcherTest, AnotherJobsOrNoJobsProcessIsNeverReadForAJob) {
 
 TEST_F(WatcherTest, EndedJobGetsItsLastIntervalThenFinalUsage) {
   watcher_->SetJobs({Slice(1, 0, 4 * kWatchGiB), Slice(2, 0, 4 * kWatchGiB)});
-  watcher_->PollOnce();  // first counter reading
-  Tick(10'000);           // 5 J each
+  watcher_->PollOnce();                             // first counter reading
+  Tick(10'000);                                     // 5 J each
   watcher_->SetJobs({Slice(2, 0, 4 * kWatchGiB)});  // job 1 ended during the next interval
-  Tick(10'000);           // still split between both: job 1 ran in part of it
+  Tick(10'000);  // still split between both: job 1 ran in part of it
   WatchUpdate u = watcher_->Take();
   ASSERT_EQ(u.closed.count(1), 1u);
   EXPECT_TRUE(u.closed.at(1).final);
   EXPECT_EQ(u.closed.at(1).energy_mj, 10'000u);
   EXPECT_EQ(u.usage.count(1), 0u);
-  Tick(10'000);           // job 2 alone now
+  Tick(10'000);  // job 2 alone now
   u = watcher_->Take();
   EXPECT_TRUE(u.closed.empty());
   EXPECT_EQ(u.usage.at(2).energy_mj, 20'000u);

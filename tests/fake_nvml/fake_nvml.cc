@@ -50,14 +50,26 @@ State FreshState() {
   three.used = three.has_ci = true;
   three.profile_id = 9;  // 3g.40gb
   three.start = 4;
-  three.device = {1, true, "MIG-fa4e0000-0001-0000-8000-000000000000", "NVIDIA A100-SXM4-80GB MIG 3g.40gb",
-                  40448 * kMiB, true, 2, 42};
+  three.device = {1,
+                  true,
+                  "MIG-fa4e0000-0001-0000-8000-000000000000",
+                  "NVIDIA A100-SXM4-80GB MIG 3g.40gb",
+                  40448 * kMiB,
+                  true,
+                  2,
+                  42};
   FakeMig& one = state.migs[2];
   one.used = one.has_ci = true;
   one.profile_id = 19;  // 1g.10gb
   one.start = 0;
-  one.device = {1, true, "MIG-fa4e0000-0001-0002-8000-000000000000", "NVIDIA A100-SXM4-80GB MIG 1g.10gb",
-                9984 * kMiB, false, 9, 14};
+  one.device = {1,
+                true,
+                "MIG-fa4e0000-0001-0002-8000-000000000000",
+                "NVIDIA A100-SXM4-80GB MIG 1g.10gb",
+                9984 * kMiB,
+                false,
+                9,
+                14};
   state.mig_processes = {{4000, kGiB, 2, 0}, {4001, kValueNotAvailable, 9, 0}};
   return state;
 }

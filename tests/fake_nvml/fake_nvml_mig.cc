@@ -80,9 +80,11 @@ int fake_nvml_GpuInstanceCount() {
 }
 
 // ---- NVML. ----
-Return nvmlDeviceGetGpuInstanceProfileInfoV(Device h, unsigned int profile, GpuInstanceProfileInfoV2* info) {
+Return nvmlDeviceGetGpuInstanceProfileInfoV(Device h, unsigned int profile,
+                                            GpuInstanceProfileInfoV2* info) {
   if (Return r = Check(h); r != kSuccess) return r;
-  if (FromHandle(h)->is_mig || info == nullptr || info->version != kGpuInstanceProfileInfoV2) return kErrorInvalidArgument;
+  if (FromHandle(h)->is_mig || info == nullptr || info->version != kGpuInstanceProfileInfoV2)
+    return kErrorInvalidArgument;
   for (const GiProfile& p : GiProfiles()) {
     if (p.index != profile) continue;
     unsigned int version = info->version;
@@ -100,7 +102,8 @@ Return nvmlDeviceGetGpuInstanceProfileInfoV(Device h, unsigned int profile, GpuI
 }
 
 Return nvmlDeviceGetGpuInstancePossiblePlacements_v2(Device h, unsigned int profile_id,
-                                                      GpuInstancePlacement* placements, unsigned int* count) {
+                                                     GpuInstancePlacement* placements,
+                                                     unsigned int* count) {
   if (Return r = Check(h); r != kSuccess) return r;
   const GiProfile* p = GiProfileById(profile_id);
   if (p == nullptr || count == nullptr) return kErrorInvalidArgument;
@@ -115,12 +118,14 @@ Return nvmlDeviceGetGpuInstancePossiblePlacements_v2(Device h, unsigned int prof
 }
 
 Return nvmlDeviceCreateGpuInstanceWithPlacement(Device h, unsigned int profile_id,
-                                                const GpuInstancePlacement* placement, GpuInstance* out) {
+                                                const GpuInstancePlacement* placement,
+                                                GpuInstance* out) {
   if (Return r = Check(h); r != kSuccess) return r;
   const FakeDevice* d = FromHandle(h);
   if (d->gpu == 0) return kErrorNotSupported;  // MIG disabled
   const GiProfile* p = GiProfileById(profile_id);
-  if (d->is_mig || p == nullptr || placement == nullptr || out == nullptr) return kErrorInvalidArgument;
+  if (d->is_mig || p == nullptr || placement == nullptr || out == nullptr)
+    return kErrorInvalidArgument;
   bool placeable = placement->size == p->size;
   bool listed = false;
   for (unsigned int s : p->starts) listed = listed || s == placement->start;
@@ -134,7 +139,8 @@ Return nvmlDeviceCreateGpuInstanceWithPlacement(Device h, unsigned int profile_i
     }
     of_profile += m.profile_id == profile_id ? 1 : 0;
     unsigned int end = m.start + GiProfileById(m.profile_id)->size;
-    if (m.start < placement->start + p->size && placement->start < end) return kErrorInsufficientResources;
+    if (m.start < placement->start + p->size && placement->start < end)
+      return kErrorInsufficientResources;
   }
   if (of_profile >= p->count || free_slot == nullptr) return kErrorInsufficientResources;
   auto taken = [](unsigned int id) {
@@ -145,13 +151,15 @@ Return nvmlDeviceCreateGpuInstanceWithPlacement(Device h, unsigned int profile_i
   unsigned int id = 1;
   while (taken(id)) ++id;
   char uuid[64];
-  std::snprintf(uuid, sizeof(uuid), "MIG-fa4e0000-0001-%04x-8000-000000000000", g_state.next_uuid++);
+  std::snprintf(uuid, sizeof(uuid), "MIG-fa4e0000-0001-%04x-8000-000000000000",
+                g_state.next_uuid++);
   free_slot->used = true;
   free_slot->has_ci = false;
   free_slot->profile_id = profile_id;
   free_slot->start = placement->start;
-  free_slot->device = {1, true, uuid, std::string("NVIDIA A100-SXM4-80GB ") + p->name, p->mem_mib * kMiB, true, id,
-                       p->sms};
+  free_slot->device = {
+      1,    true, uuid,  std::string("NVIDIA A100-SXM4-80GB ") + p->name, p->mem_mib * kMiB,
+      true, id,   p->sms};
   *out = ToGi(free_slot);
   return kSuccess;
 }
@@ -173,7 +181,9 @@ Return nvmlGpuInstanceGetInfo(GpuInstance gi, GpuInstanceInfo* info) {
   FakeMig* m = FromGi(gi);
   if (Return r = CheckInstance(m); r != kSuccess) return r;
   if (info == nullptr) return kErrorInvalidArgument;
-  *info = GpuInstanceInfo{ToHandle(&g_devices[1]), m->device.gpu_instance_id, m->profile_id,
+  *info = GpuInstanceInfo{ToHandle(&g_devices[1]),
+                          m->device.gpu_instance_id,
+                          m->profile_id,
                           {m->start, GiProfileById(m->profile_id)->size}};
   return kSuccess;
 }
@@ -186,13 +196,16 @@ Return nvmlGpuInstanceDestroy(GpuInstance gi) {
   return kSuccess;
 }
 
-Return nvmlGpuInstanceGetComputeInstanceProfileInfo(GpuInstance gi, unsigned int profile, unsigned int engine,
+Return nvmlGpuInstanceGetComputeInstanceProfileInfo(GpuInstance gi, unsigned int profile,
+                                                    unsigned int engine,
                                                     ComputeInstanceProfileInfo* info) {
   FakeMig* m = FromGi(gi);
   if (Return r = CheckInstance(m); r != kSuccess) return r;
-  if (info == nullptr || engine != kComputeInstanceEngineProfileShared) return kErrorInvalidArgument;
+  if (info == nullptr || engine != kComputeInstanceEngineProfileShared)
+    return kErrorInvalidArgument;
   const GiProfile* p = GiProfileById(m->profile_id);
-  if (profile >= std::size(kCiSlices)) return profile < kComputeInstanceProfileIndexLimit ? kErrorNotSupported : kErrorInvalidArgument;
+  if (profile >= std::size(kCiSlices))
+    return profile < kComputeInstanceProfileIndexLimit ? kErrorNotSupported : kErrorInvalidArgument;
   if (kCiSlices[profile] > p->slices) return kErrorNotSupported;
   *info = ComputeInstanceProfileInfo{};
   info->id = profile;
@@ -202,12 +215,14 @@ Return nvmlGpuInstanceGetComputeInstanceProfileInfo(GpuInstance gi, unsigned int
   return kSuccess;
 }
 
-Return nvmlGpuInstanceCreateComputeInstance(GpuInstance gi, unsigned int profile_id, ComputeInstance* out) {
+Return nvmlGpuInstanceCreateComputeInstance(GpuInstance gi, unsigned int profile_id,
+                                            ComputeInstance* out) {
   FakeMig* m = FromGi(gi);
   if (Return r = CheckInstance(m); r != kSuccess) return r;
   if (out == nullptr || profile_id >= std::size(kCiSlices)) return kErrorInvalidArgument;
   // The fake models one compute instance over the whole GPU instance.
-  if (m->has_ci || kCiSlices[profile_id] != GiProfileById(m->profile_id)->slices) return kErrorInsufficientResources;
+  if (m->has_ci || kCiSlices[profile_id] != GiProfileById(m->profile_id)->slices)
+    return kErrorInsufficientResources;
   if (g_state.failing_ci_creates > 0) {
     --g_state.failing_ci_creates;
     return kErrorUnknown;
@@ -217,11 +232,12 @@ Return nvmlGpuInstanceCreateComputeInstance(GpuInstance gi, unsigned int profile
   return kSuccess;
 }
 
-Return nvmlGpuInstanceGetComputeInstances(GpuInstance gi, unsigned int profile_id, ComputeInstance* out,
-                                          unsigned int* count) {
+Return nvmlGpuInstanceGetComputeInstances(GpuInstance gi, unsigned int profile_id,
+                                          ComputeInstance* out, unsigned int* count) {
   FakeMig* m = FromGi(gi);
   if (Return r = CheckInstance(m); r != kSuccess) return r;
-  if (out == nullptr || count == nullptr || profile_id >= std::size(kCiSlices)) return kErrorInvalidArgument;
+  if (out == nullptr || count == nullptr || profile_id >= std::size(kCiSlices))
+    return kErrorInvalidArgument;
   *count = 0;
   if (m->has_ci && kCiSlices[profile_id] == GiProfileById(m->profile_id)->slices) {
     out[0] = ToCi(m);
@@ -243,12 +259,14 @@ Return nvmlComputeInstanceDestroy(ComputeInstance ci) {
 
 // The fake's entry points must have exactly the signatures NvmlBackend declares.
 static_assert(std::is_same_v<decltype(&nvmlDeviceGetGpuInstanceProfileInfoV), GetGiProfileInfoFn>);
-static_assert(std::is_same_v<decltype(&nvmlDeviceGetGpuInstancePossiblePlacements_v2), GetGiPlacementsFn>);
+static_assert(
+    std::is_same_v<decltype(&nvmlDeviceGetGpuInstancePossiblePlacements_v2), GetGiPlacementsFn>);
 static_assert(std::is_same_v<decltype(&nvmlDeviceCreateGpuInstanceWithPlacement), CreateGiFn>);
 static_assert(std::is_same_v<decltype(&nvmlDeviceGetGpuInstanceById), GiByIdFn>);
 static_assert(std::is_same_v<decltype(&nvmlGpuInstanceGetInfo), GiInfoFn>);
 static_assert(std::is_same_v<decltype(&nvmlGpuInstanceDestroy), GiDestroyFn>);
-static_assert(std::is_same_v<decltype(&nvmlGpuInstanceGetComputeInstanceProfileInfo), CiProfileInfoFn>);
+static_assert(
+    std::is_same_v<decltype(&nvmlGpuInstanceGetComputeInstanceProfileInfo), CiProfileInfoFn>);
 static_assert(std::is_same_v<decltype(&nvmlGpuInstanceCreateComputeInstance), CreateCiFn>);
 static_assert(std::is_same_v<decltype(&nvmlGpuInstanceGetComputeInstances), GetCisFn>);
 static_assert(std::is_same_v<decltype(&nvmlComputeInstanceDestroy), CiDestroyFn>);

@@ -1,14 +1,13 @@
 // Accounting end to end on a simulated node: the watcher's usage reaches `pinpoint show`,
 // `report` and `top`, and the Prometheus endpoint serves metrics that pass promtool.
+#include <gtest/gtest.h>
+#include <httplib.h>
 #include <stdio.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 
 #include <fstream>
 #include <functional>
-
-#include <gtest/gtest.h>
-#include <httplib.h>
 #include <nlohmann/json.hpp>
 
 #include "integration/harness.h"
@@ -78,12 +77,17 @@ TEST_F(AccountingTest, UsageMetricsReportAndTopOfARunningAndAnEndedJob) {
   EXPECT_EQ(running["job"]["usage"]["final"], false);
 
   std::vector<std::string> names = {
-      "pinpoint_gpu_memory_total_bytes{gpu=\"0\"", "pinpoint_device_slices{device=\"0\"",
-      "pinpoint_job_state{job=\"" + std::to_string(id) + "\"", "pinpoint_queue_length 0",
-      "pinpoint_jobs_running 1", "pinpoint_job_starts_total 1", "pinpoint_watcher_polls_total",
+      "pinpoint_gpu_memory_total_bytes{gpu=\"0\"",
+      "pinpoint_device_slices{device=\"0\"",
+      "pinpoint_job_state{job=\"" + std::to_string(id) + "\"",
+      "pinpoint_queue_length 0",
+      "pinpoint_jobs_running 1",
+      "pinpoint_job_starts_total 1",
+      "pinpoint_watcher_polls_total",
       "pinpoint_job_gpu_memory_peak_bytes{job=\"" + std::to_string(id) + "\""};
   std::string text = MetricsWith(names);
-  for (const std::string& name : names) EXPECT_NE(text.find(name), std::string::npos) << name << "\n" << text;
+  for (const std::string& name : names)
+    EXPECT_NE(text.find(name), std::string::npos) << name << "\n" << text;
   std::ofstream(h_.dir() + "/metrics.txt") << text;
   std::string cmd = "timeout 120 promtool check metrics < " + h_.dir() + "/metrics.txt 2>&1";
   FILE* p = ::popen(cmd.c_str(), "r");
@@ -99,7 +103,9 @@ TEST_F(AccountingTest, UsageMetricsReportAndTopOfARunningAndAnEndedJob) {
   auto quit = h_.Cli({"top", "--count", "50", "--interval", "0.1"}, "q");
   EXPECT_EQ(quit.exit_code, 0) << quit.err;
   size_t frames = 0;
-  for (size_t at = quit.out.find("SIMULATED"); at != std::string::npos; at = quit.out.find("SIMULATED", at + 1)) ++frames;
+  for (size_t at = quit.out.find("SIMULATED"); at != std::string::npos;
+       at = quit.out.find("SIMULATED", at + 1))
+    ++frames;
   EXPECT_EQ(frames, 1u) << quit.out;
   auto top = h_.Cli({"top", "--count", "1"});
   EXPECT_EQ(top.exit_code, 0) << top.err;
@@ -133,7 +139,8 @@ TEST_F(AccountingTest, UsageMetricsReportAndTopOfARunningAndAnEndedJob) {
   EXPECT_EQ(r["total"]["jobs"], 1);
   EXPECT_EQ(r["total"]["slice_jobs"], 1);
   int64_t verdicts = 0;
-  for (const auto& [verdict, count] : r["total"]["verdicts"].items()) verdicts += count.get<int64_t>();
+  for (const auto& [verdict, count] : r["total"]["verdicts"].items())
+    verdicts += count.get<int64_t>();
   EXPECT_EQ(verdicts, 7) << r.dump();
   auto table = h_.Cli({"report"});
   EXPECT_NE(table.out.find("(all)"), std::string::npos) << table.out;

@@ -2,13 +2,13 @@
 // stores the tasks, each runs with its index in its environment and writes its own output file,
 // `wait` and `submit --wait` wait for every task, `cancel` takes the array's id or ARRAY_INDEX,
 // and a bad spec is one line and exit 2 with nothing stored.
+#include <gtest/gtest.h>
+
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 #include <vector>
-
-#include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 
 #include "integration/harness.h"
 #include "pinpoint/client.h"
@@ -19,8 +19,6 @@ namespace {
 
 using nlohmann::json;
 
-
-
 class ArrayCliTest : public ::testing::Test {
  protected:
   void SetUp() override { h_.StartDaemon(); }
@@ -30,9 +28,11 @@ class ArrayCliTest : public ::testing::Test {
 
 TEST_F(ArrayCliTest, EachTaskRunsWithItsIndexAndWritesItsOwnFile) {
   std::string pattern = h_.dir() + "/out-%A_%a.txt";
-  auto sub = h_.Cli({"submit", "--array", "1-4%2", "--name", "sweep", "-o", pattern, "--", "sh", "-c",
-                     "echo \"task=$PINPOINT_ARRAY_TASK_ID of $PINPOINT_ARRAY_TASK_COUNT "
-                     "($PINPOINT_ARRAY_TASK_MIN-$PINPOINT_ARRAY_TASK_MAX) array=$PINPOINT_ARRAY_JOB_ID job=$PINPOINT_JOB_ID\""});
+  auto sub =
+      h_.Cli({"submit", "--array", "1-4%2", "--name", "sweep", "-o", pattern, "--", "sh", "-c",
+              "echo \"task=$PINPOINT_ARRAY_TASK_ID of $PINPOINT_ARRAY_TASK_COUNT "
+              "($PINPOINT_ARRAY_TASK_MIN-$PINPOINT_ARRAY_TASK_MAX) array=$PINPOINT_ARRAY_JOB_ID "
+              "job=$PINPOINT_JOB_ID\""});
   ASSERT_EQ(sub.exit_code, 0) << sub.err;
   EXPECT_EQ(sub.out, "submitted array 1 (4 tasks: jobs 1 to 4)\n");
   auto wait = h_.Cli({"wait", "1"});
@@ -40,15 +40,22 @@ TEST_F(ArrayCliTest, EachTaskRunsWithItsIndexAndWritesItsOwnFile) {
   EXPECT_EQ(wait.out, "array 1: 4 tasks, 4 completed\n");
   for (int index = 1; index <= 4; ++index) {
     std::string file = h_.dir() + "/out-1_" + std::to_string(index) + ".txt";
-    EXPECT_EQ(Slurp(file), "task=" + std::to_string(index) + " of 4 (1-4) array=1 job=" + std::to_string(index) + "\n")
+    EXPECT_EQ(Slurp(file), "task=" + std::to_string(index) +
+                               " of 4 (1-4) array=1 job=" + std::to_string(index) + "\n")
         << file;
   }
   auto show = h_.Cli({"show", "3"});
-  EXPECT_NE(show.out.find("  array:    1_3 (task 3 of array 1: 4 tasks, indices 1 to 4, at most 2 running at once)\n"),
+  EXPECT_NE(show.out.find("  array:    1_3 (task 3 of array 1: 4 tasks, indices 1 to 4, at most 2 "
+                          "running at once)\n"),
             std::string::npos)
       << show.out;
   json shown = json::parse(h_.Cli({"--json", "show", "3"}).out);
-  EXPECT_EQ(shown["job"]["array"], (json{{"id", 1}, {"index", 3}, {"count", 4}, {"min_index", 1}, {"max_index", 4}, {"limit", 2}}));
+  EXPECT_EQ(shown["job"]["array"], (json{{"id", 1},
+                                         {"index", 3},
+                                         {"count", 4},
+                                         {"min_index", 1},
+                                         {"max_index", 4},
+                                         {"limit", 2}}));
   auto queue = h_.Cli({"queue", "--all"});
   EXPECT_EQ(queue.out.rfind("ID  ARRAY  USER", 0), 0u) << queue.out;
   EXPECT_NE(queue.out.find("\n2   1_2    "), std::string::npos) << queue.out;
@@ -59,7 +66,8 @@ TEST_F(ArrayCliTest, EachTaskRunsWithItsIndexAndWritesItsOwnFile) {
 TEST_F(ArrayCliTest, ATaskIsADependencyByItsJobId) {
   auto sub = h_.Cli({"submit", "--hold", "--array", "4-6", "--", "true"});
   ASSERT_EQ(sub.exit_code, 0) << sub.err;
-  auto after = h_.Cli({"--json", "submit", "--hold", "--afterok", "1_5", "-d", "afterany:1_6", "--", "true"});
+  auto after = h_.Cli(
+      {"--json", "submit", "--hold", "--afterok", "1_5", "-d", "afterany:1_6", "--", "true"});
   ASSERT_EQ(after.exit_code, 0) << after.err;
   json job = json::parse(after.out);
   EXPECT_EQ(job["request"]["afterok"], json({2}));
@@ -80,11 +88,18 @@ TEST_F(ArrayCliTest, BadSpecsAreOneLineAndStoreNothing) {
   } cases[] = {
       {"5-1", "pinpoint: invalid array '5-1': range 5-1 ends before it starts\n"},
       {"1-", "pinpoint: invalid array '1-': range '1-' has no end\n"},
-      {"a", "pinpoint: invalid array 'a': 'a' is not an index (e.g. 1-100, 0-15:4 or 1,3,5-7, and %K to run at most K at once)\n"},
+      {"a",
+       "pinpoint: invalid array 'a': 'a' is not an index (e.g. 1-100, 0-15:4 or 1,3,5-7, and %K to "
+       "run at most K at once)\n"},
       {"1-4%0", "pinpoint: invalid array '1-4%0': %0 would run no task; K is at least 1\n"},
-      {"99999999999999999999", "pinpoint: invalid array '99999999999999999999': index 99999999999999999999 is above 999999, the largest\n"},
-      {"0-99999", "pinpoint: invalid array '0-99999': more than 10000 tasks; an array has at most 10000\n"},
-      {"", "pinpoint: invalid array '': give task indices, e.g. 1-100, 0-15:4 or 1,3,5-7, and %K to run at most K at once\n"},
+      {"99999999999999999999",
+       "pinpoint: invalid array '99999999999999999999': index 99999999999999999999 is above "
+       "999999, the largest\n"},
+      {"0-99999",
+       "pinpoint: invalid array '0-99999': more than 10000 tasks; an array has at most 10000\n"},
+      {"",
+       "pinpoint: invalid array '': give task indices, e.g. 1-100, 0-15:4 or 1,3,5-7, and %K to "
+       "run at most K at once\n"},
   };
   for (const auto& c : cases) {
     auto r = h_.Cli({"submit", "--array", c.spec, "--", "true"});
@@ -96,10 +111,13 @@ TEST_F(ArrayCliTest, BadSpecsAreOneLineAndStoreNothing) {
 }
 
 TEST_F(ArrayCliTest, SubmitWaitWaitsForEveryTaskAndFailsWhenOneFails) {
-  auto bad = h_.Cli({"submit", "--wait", "--array", "1-3", "--", "sh", "-c", "exit $((PINPOINT_ARRAY_TASK_ID == 2 ? 5 : 0))"});
+  auto bad = h_.Cli({"submit", "--wait", "--array", "1-3", "--", "sh", "-c",
+                     "exit $((PINPOINT_ARRAY_TASK_ID == 2 ? 5 : 0))"});
   EXPECT_EQ(bad.exit_code, 5) << bad.err;
-  EXPECT_EQ(bad.err, "pinpoint: submitted array 1 (3 tasks: jobs 1 to 3), waiting (Ctrl-C cancels it)\n");
-  EXPECT_EQ(bad.out, "array 1: 3 tasks, 2 completed, 1 failed\n  job 2 (1_2) failed (exit code 5)\n");
+  EXPECT_EQ(bad.err,
+            "pinpoint: submitted array 1 (3 tasks: jobs 1 to 3), waiting (Ctrl-C cancels it)\n");
+  EXPECT_EQ(bad.out,
+            "array 1: 3 tasks, 2 completed, 1 failed\n  job 2 (1_2) failed (exit code 5)\n");
   auto good = h_.Cli({"submit", "--wait", "--array", "0-2", "--", "true"});
   EXPECT_EQ(good.exit_code, 0) << good.err;
   EXPECT_EQ(good.out, "array 4: 3 tasks, 3 completed\n");
@@ -123,11 +141,13 @@ TEST_F(ArrayCliTest, CancelTakesTheArraysIdOrOneTask) {
   EXPECT_EQ(none.err, "pinpoint: array 1 has no task 9\n");
   auto typo = h_.Cli({"cancel", "1_x"});
   EXPECT_EQ(typo.exit_code, 2);
-  EXPECT_EQ(typo.err, "pinpoint cancel: '1_x' is not a job id (job ids are whole numbers from 1)\n");
+  EXPECT_EQ(typo.err,
+            "pinpoint cancel: '1_x' is not a job id (job ids are whole numbers from 1)\n");
   // An index above the largest reads as any other bad id: one grammar for the check and the cancel.
   auto big = h_.Cli({"cancel", "1_9999999"});
   EXPECT_EQ(big.exit_code, 2);
-  EXPECT_EQ(big.err, "pinpoint cancel: '1_9999999' is not a job id (job ids are whole numbers from 1)\n");
+  EXPECT_EQ(big.err,
+            "pinpoint cancel: '1_9999999' is not a job id (job ids are whole numbers from 1)\n");
   auto all = h_.Cli({"cancel", "1"});
   EXPECT_EQ(all.exit_code, 0) << all.err;
   EXPECT_EQ(all.out, "cancelled array 1 (3 unfinished tasks)\n");
@@ -143,17 +163,21 @@ TEST_F(ArrayCliTest, CancelTakesTheArraysIdOrOneTask) {
 // Slurm's names for tasks wherever jobs are named: hold, release, show, logs and wait take an
 // array's id, ARRAY_INDEX and ARRAY_[LIST]; queue shows the pending tasks as one row.
 TEST_F(ArrayCliTest, EveryCommandTakesArraysAndTasksAsSlurmNamesThem) {
-  auto sub = h_.Cli({"submit", "--hold", "--array", "1-6%2", "--", "sh", "-c", "echo task $PINPOINT_ARRAY_TASK_ID"});
+  auto sub = h_.Cli({"submit", "--hold", "--array", "1-6%2", "--", "sh", "-c",
+                     "echo task $PINPOINT_ARRAY_TASK_ID"});
   ASSERT_EQ(sub.exit_code, 0) << sub.err;
   auto queue = h_.Cli({"queue"});
   EXPECT_NE(queue.out.find("\n1   1_[1-6%2]  "), std::string::npos) << queue.out;
-  EXPECT_EQ(CountLines(queue.out), 3) << "a header, one row for six held tasks, the simulated node's line\n" << queue.out;
+  EXPECT_EQ(CountLines(queue.out), 3)
+      << "a header, one row for six held tasks, the simulated node's line\n"
+      << queue.out;
   auto released = h_.Cli({"release", "1_[1-2]"});
   EXPECT_EQ(released.exit_code, 0) << released.err;
   EXPECT_EQ(released.out, "released job 1\nreleased job 2\n");
   auto wait = h_.Cli({"wait", "1_[1-2]"});
   EXPECT_EQ(wait.exit_code, 0) << wait.err;
-  EXPECT_EQ(wait.out, "job 1 completed (exit code 0)\njob 2 completed (exit code 0)\n") << "the tasks, not the whole array";
+  EXPECT_EQ(wait.out, "job 1 completed (exit code 0)\njob 2 completed (exit code 0)\n")
+      << "the tasks, not the whole array";
   EXPECT_EQ(h_.Cli({"logs", "1_2"}).out, "task 2\n");
   auto two = h_.Cli({"logs", "1_[1-2]"});
   EXPECT_EQ(two.exit_code, 2);
@@ -177,7 +201,8 @@ TEST_F(ArrayCliTest, EveryCommandTakesArraysAndTasksAsSlurmNamesThem) {
   EXPECT_EQ(ended.err, "pinpoint: 1_3: job 3 already ended (completed)\n");
   auto bad = h_.Cli({"hold", "1_[2-x]"});
   EXPECT_EQ(bad.exit_code, 2);
-  EXPECT_EQ(bad.err, "pinpoint hold: '1_[2-x]' is not a job id (job ids are whole numbers from 1)\n");
+  EXPECT_EQ(bad.err,
+            "pinpoint hold: '1_[2-x]' is not a job id (job ids are whole numbers from 1)\n");
 }
 
 TEST_F(ArrayCliTest, UpdateChangesTheLimitOfAWaitingArray) {
@@ -211,7 +236,8 @@ TEST_F(ArrayCliTest, ATaskOfAListIsFoundByItsIndex) {
   EXPECT_EQ(jobs[0]["id"], 2);
   EXPECT_EQ(jobs[0]["array"]["index"], 5);
   EXPECT_EQ(jobs[0]["array"]["pending"], "5,21");
-  EXPECT_EQ(h_.Cli({"queue"}).out.find("1_[5,21]") != std::string::npos, true) << h_.Cli({"queue"}).out;
+  EXPECT_EQ(h_.Cli({"queue"}).out.find("1_[5,21]") != std::string::npos, true)
+      << h_.Cli({"queue"}).out;
   EXPECT_EQ(json::parse(h_.Cli({"--json", "show", "1_21"}).out)["job"]["id"], 5);
 }
 
@@ -259,7 +285,8 @@ TEST_F(ArrayCliTest, ReleaseOfJobsWithLargeEnvironmentsGoesInBoundedRequests) {
   auto blocker = h_.Cli({"--json", "submit", "--hold", "--", "true"});
   ASSERT_EQ(blocker.exit_code, 0) << blocker.err;
   std::string after = std::to_string(json::parse(blocker.out)["id"].get<JobId>());
-  auto submitted = h_.Cli({"--json", "submit", "--hold", "--after", after, "--array", "1-12", "--", "true"});
+  auto submitted =
+      h_.Cli({"--json", "submit", "--hold", "--after", after, "--array", "1-12", "--", "true"});
   ::unsetenv("PP_TEST_BIG1");
   ::unsetenv("PP_TEST_BIG2");
   ASSERT_EQ(submitted.exit_code, 0) << submitted.err;
@@ -280,14 +307,18 @@ TEST_F(ArrayCliTest, ReleaseOfJobsWithLargeEnvironmentsGoesInBoundedRequests) {
     EXPECT_EQ(results[i]["ok"], false);
     EXPECT_EQ(results[i]["error"]["message"], kNotReachedMessage) << results[i].dump();
   }
-  EXPECT_NE(json::parse(h_.Cli({"--json", "show", std::to_string(ids.back())}).out)["job"].value("hold", ""), "")
+  EXPECT_NE(json::parse(h_.Cli({"--json", "show", std::to_string(ids.back())}).out)["job"].value(
+                "hold", ""),
+            "")
       << "an id not reached is left as it was: held";
   std::vector<std::string> release = {"release"};
   for (JobId id : ids) release.push_back(std::to_string(id));
   auto released = h_.Cli(release);
   ASSERT_EQ(released.exit_code, 0) << released.err;
   for (JobId id : ids)
-    EXPECT_EQ(json::parse(h_.Cli({"--json", "show", std::to_string(id)}).out)["job"].value("hold", ""), "")
+    EXPECT_EQ(
+        json::parse(h_.Cli({"--json", "show", std::to_string(id)}).out)["job"].value("hold", ""),
+        "")
         << "job " << id << " is released";
 }
 

@@ -1,5 +1,6 @@
 // The CLI against a real daemon on a simulated node: errors are one line with a distinct exit
 // code, and a daemon survives malformed input.
+#include <gtest/gtest.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -8,12 +9,10 @@
 #include <cerrno>
 #include <cstring>
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <thread>
 #include <vector>
-
-#include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 
 #include "common/version.h"
 #include "integration/harness.h"
@@ -22,7 +21,6 @@ namespace pinpoint::testing {
 namespace {
 
 using nlohmann::json;
-
 
 class CliTest : public ::testing::Test {
  protected:
@@ -50,7 +48,9 @@ TEST_F(CliTest, BadInputIsOneLineAndDistinctExitCodes) {
       {{"submit", "--gpus", "3", "--", "true"}, 6, "needs 3 whole GPUs, this node has 2"},
       {{"submit", "--gpu-mem", "100G", "--", "true"}, 6, "100GiB"},
       {{"submit"}, 2, "command"},
-      {{"submit", "--device", "5", "--gpu-mem", "1G", "--", "true"}, 6, "needs GPU 5, this node has 2 devices"},
+      {{"submit", "--device", "5", "--gpu-mem", "1G", "--", "true"},
+       6,
+       "needs GPU 5, this node has 2 devices"},
       {{"submit", "--device", "0,0", "--", "true"}, 2, "devices must be distinct"},
       {{"submit", "--device", "1,x", "--", "true"}, 2, "invalid --device '1,x'"},
       {{"submit", "--gpus", "2", "--device", "1", "--", "true"}, 2, "one device per GPU"},
@@ -58,9 +58,15 @@ TEST_F(CliTest, BadInputIsOneLineAndDistinctExitCodes) {
       {{"show", "abc"}, 2, "abc"},
       {{"frobnicate"}, 2, "frobnicate"},
       // Lines that point the right way (issue 27).
-      {{"submit", "--gpus=abc", "--", "true"}, 2, "--gpus: 'abc' is not a GPU count (N or TYPE:N, N at most 1024)"},
-      {{"submit", "--gpus", "2000", "--", "true"}, 2, "--gpus: '2000' is not a GPU count (N or TYPE:N, N at most 1024)"},
-      {{"submit", "--gpu-mem", "4", "GB", "--", "true"}, 2, "a size is one word: write 4GB, not 4 GB"},
+      {{"submit", "--gpus=abc", "--", "true"},
+       2,
+       "--gpus: 'abc' is not a GPU count (N or TYPE:N, N at most 1024)"},
+      {{"submit", "--gpus", "2000", "--", "true"},
+       2,
+       "--gpus: '2000' is not a GPU count (N or TYPE:N, N at most 1024)"},
+      {{"submit", "--gpu-mem", "4", "GB", "--", "true"},
+       2,
+       "a size is one word: write 4GB, not 4 GB"},
       {{"--socket", "/tmp", "queue"}, 2, "/tmp is a directory, not pinpointd's socket"},
   };
   for (const auto& c : cases) {
@@ -69,7 +75,8 @@ TEST_F(CliTest, BadInputIsOneLineAndDistinctExitCodes) {
     EXPECT_EQ(CountLines(r.err), 1) << r.err;
     EXPECT_NE(r.err.find(c.message), std::string::npos) << r.err;
     // A mistake in the command line is told by the subcommand that read it.
-    bool prefixed = r.err.rfind("pinpoint: ", 0) == 0 || r.err.rfind("pinpoint " + c.args[0] + ": ", 0) == 0;
+    bool prefixed =
+        r.err.rfind("pinpoint: ", 0) == 0 || r.err.rfind("pinpoint " + c.args[0] + ": ", 0) == 0;
     EXPECT_TRUE(prefixed) << r.err;
   }
 }
@@ -80,7 +87,8 @@ TEST_F(CliTest, BadInputIsOneLineAndDistinctExitCodes) {
 class ScriptedDaemon {
  public:
   using Answer = std::function<std::optional<std::string>(int conn, const json& request)>;
-  ScriptedDaemon(const std::string& socket, Answer answer) : socket_(socket), answer_(std::move(answer)) {
+  ScriptedDaemon(const std::string& socket, Answer answer)
+      : socket_(socket), answer_(std::move(answer)) {
     listener_ = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
     sockaddr_un addr = Address();
     bool listening = ::bind(listener_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0 &&
@@ -169,22 +177,33 @@ TEST(CliMalformedReplyTest, EachIsOneErrorLine) {
     std::string reply;
     const char* message;
   } cases[] = {
-      {{"show", "1"}, R"({"ok":true})", "malformed reply from pinpointd to show: reply.job is missing"},
+      {{"show", "1"},
+       R"({"ok":true})",
+       "malformed reply from pinpointd to show: reply.job is missing"},
       {{"show", "1"}, R"({"ok":true,"job":{"state":7}})", "job.state must be a string"},
       {{"show", "1"}, R"({"ok":true,"job":{"exit_code":"0"}})", "job.exit_code must be an integer"},
       {{"submit", "--", "true"}, R"({"ok":true,"job":[]})", "job must be a JSON object"},
-      {{"queue"}, R"({"ok":true,"jobs":[{"request":{"argv":"ls"}}]})", "request.argv must be an array of strings"},
-      {{"gpus"}, R"({"ok":true,"devices":[{"jobs":[{"id":"x"}]}]})", "device job.id must be an integer"},
-      {{"cancel", "1"}, R"({"ok":true,"results":[{"id":1,"ok":false,"error":7}]})", "unknown error"},
+      {{"queue"},
+       R"({"ok":true,"jobs":[{"request":{"argv":"ls"}}]})",
+       "request.argv must be an array of strings"},
+      {{"gpus"},
+       R"({"ok":true,"devices":[{"jobs":[{"id":"x"}]}]})",
+       "device job.id must be an integer"},
+      {{"cancel", "1"},
+       R"({"ok":true,"results":[{"id":1,"ok":false,"error":7}]})",
+       "unknown error"},
       {{"logs", "1"}, R"({"ok":true,"data":null})", "reply.data is missing"},
       {{"wait", "1"}, R"({"ok":"yes"})", "unknown error"},
       {{"version"}, R"({"ok":false,"error":{"code":"ok","message":"all fine"}})", "all fine"},
-      {{"report"}, R"({"ok":true,"jobs":[{"usage":{"samples":-1.5}}]})", "usage.samples must be an integer"},
+      {{"report"},
+       R"({"ok":true,"jobs":[{"usage":{"samples":-1.5}}]})",
+       "usage.samples must be an integer"},
       {{"top", "-c", "1"}, R"([1,2])", "not a JSON object"},
   };
   for (const auto& c : cases) {
     Harness h;
-    ScriptedDaemon daemon(h.socket(), [&](int, const json&) { return std::optional<std::string>(c.reply); });
+    ScriptedDaemon daemon(h.socket(),
+                          [&](int, const json&) { return std::optional<std::string>(c.reply); });
     auto r = h.Cli(c.args);
     daemon.Stop();
     EXPECT_NE(r.exit_code, 0) << c.args[0] << " " << c.reply;
@@ -204,7 +223,8 @@ TEST_F(CliTest, DeviceChosenByABatchSystemIsTheOneUsed) {
                        "echo visible=$CUDA_VISIBLE_DEVICES"});
     ASSERT_EQ(run.exit_code, 0) << run.err;
   }
-  auto whole = h_.Cli({"submit", "--wait", "--device", "1", "--", "sh", "-c", "echo visible=$CUDA_VISIBLE_DEVICES"});
+  auto whole = h_.Cli({"submit", "--wait", "--device", "1", "--", "sh", "-c",
+                       "echo visible=$CUDA_VISIBLE_DEVICES"});
   ASSERT_EQ(whole.exit_code, 0) << whole.err;
   for (const char* id : {"1", "2", "3"}) {
     EXPECT_EQ(h_.Cli({"logs", id}).out, "visible=" + uuid1 + "\n") << "job " << id;
@@ -249,7 +269,8 @@ TEST_F(CliTest, DaemonSurvivesMalformedMessages) {
   std::strcpy(addr.sun_path, h_.socket().c_str());
   ASSERT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
   for (const char* msg : {"garbage\n", "{\"op\":\"submit\",\"request\":{\"gpus\":\"x\"}}\n",
-                          "{\"op\":\"submit\",\"request\":{\"argv\":[\"true\"],\"cwd\":\"/\",\"gpus\":99999999999}}\n",
+                          "{\"op\":\"submit\",\"request\":{\"argv\":[\"true\"],\"cwd\":\"/"
+                          "\",\"gpus\":99999999999}}\n",
                           "{\"op\":\"cancel\",\"ids\":[-1]}\n", "{\"op\":\"nope\"}\n"}) {
     ASSERT_GT(::send(fd, msg, std::strlen(msg), 0), 0);
     char buf[4096] = {};
@@ -261,7 +282,9 @@ TEST_F(CliTest, DaemonSurvivesMalformedMessages) {
   auto v = h_.Cli({"version"});
   EXPECT_EQ(v.exit_code, 0) << v.err;
   // The daemon's line names its build as the client's does: after an upgrade, which one runs.
-  EXPECT_NE(v.out.find(std::string("\npinpointd ") + VersionText() + " (backend "), std::string::npos) << v.out;
+  EXPECT_NE(v.out.find(std::string("\npinpointd ") + VersionText() + " (backend "),
+            std::string::npos)
+      << v.out;
 }
 
 }  // namespace
@@ -295,7 +318,8 @@ TEST_F(CliTest, RequestFollowedByHalfCloseIsStillAnswered) {
 }
 
 TEST_F(CliTest, BadWaitValueStoresNoJob) {
-  std::string reply = Exchange(h_.socket(),
+  std::string reply = Exchange(
+      h_.socket(),
       "{\"op\":\"submit\",\"wait\":\"yes\",\"request\":{\"argv\":[\"true\"],\"cwd\":\"/\"}}\n");
   EXPECT_NE(reply.find("invalid_argument"), std::string::npos) << reply;
   auto q = h_.Cli({"--json", "queue", "--all"});

@@ -1,15 +1,14 @@
 // Mistakes on pinpoint's command line, as a new user makes them, against a real daemon on a
 // simulated node: one line naming the mistake (and the nearest known word), exit 2, no job stored.
+#include <gtest/gtest.h>
 #include <sys/stat.h>
 
 #include <algorithm>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 #include <vector>
-
-#include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 
 #include "integration/harness.h"
 
@@ -80,7 +79,9 @@ TEST_F(CliUsageTest, AScriptsSbatchLinesAreReadAndTheCommandLineWins) {
   ::chmod(script.c_str(), 0755);
   auto r = h_.Cli({"--json", "submit", "--hold", "-c", "1", script});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_EQ(r.err, "pinpoint: " + script + ":3: directive --partition=gpu is not an option of pinpoint submit; ignored\n");
+  EXPECT_EQ(r.err,
+            "pinpoint: " + script +
+                ":3: directive --partition=gpu is not an option of pinpoint submit; ignored\n");
   json job = json::parse(r.out);
   EXPECT_EQ(job["request"]["name"], "scripted");
   EXPECT_EQ(job["request"]["time_limit_s"], 600);
@@ -95,30 +96,39 @@ TEST_F(CliUsageTest, AScriptsSbatchLinesAreReadAndTheCommandLineWins) {
 TEST_F(CliUsageTest, AJobThatCannotStartIsRefusedAtSubmit) {
   auto r = h_.Cli({"submit", "--", "pyhton-no-such", "train.py"});
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_EQ(r.err.rfind("pinpoint: cannot run 'pyhton-no-such': not found on the job's PATH (", 0), 0u) << r.err;
+  EXPECT_EQ(r.err.rfind("pinpoint: cannot run 'pyhton-no-such': not found on the job's PATH (", 0),
+            0u)
+      << r.err;
   EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
   r = h_.Cli({"submit", "--", "./no-such-script.sh"});
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_NE(r.err.find("cannot run './no-such-script.sh': no such file"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("cannot run './no-such-script.sh': no such file"), std::string::npos)
+      << r.err;
   r = h_.Cli({"submit", "-o", h_.dir() + "/no/such/dir/out.log", "--", "true"});
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_NE(r.err.find("-o: the directory " + h_.dir() + "/no/such/dir cannot be written by you"), std::string::npos)
+  EXPECT_NE(r.err.find("-o: the directory " + h_.dir() + "/no/such/dir cannot be written by you"),
+            std::string::npos)
       << r.err;
   EXPECT_EQ(JobsStored(), 0u);
-  EXPECT_EQ(h_.Cli({"submit", "--wait", "--", "true"}).exit_code, 0) << "a command on the PATH runs";
+  EXPECT_EQ(h_.Cli({"submit", "--wait", "--", "true"}).exit_code, 0)
+      << "a command on the PATH runs";
 }
 
 // Every mistake is one line in the user's words: not the option parser's own texts, not the API's
 // field names.
 TEST_F(CliUsageTest, TheParsersOwnWordsDoNotReachUsers) {
   std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
-      {{"top", "-i", "0"}, "pinpoint top: --interval: 0 is out of range (0.1 to 3600) (see pinpoint top --help)\n"},
-      {{"queue", "--limit", "99999"}, "pinpoint queue: --limit: 99999 is out of range (0 to 10000) (see pinpoint queue --help)\n"},
+      {{"top", "-i", "0"},
+       "pinpoint top: --interval: 0 is out of range (0.1 to 3600) (see pinpoint top --help)\n"},
+      {{"queue", "--limit", "99999"},
+       "pinpoint queue: --limit: 99999 is out of range (0 to 10000) (see pinpoint queue --help)\n"},
       {{"show"}, "pinpoint show: missing a job id (see pinpoint show --help)\n"},
       {{"show", "1", "2"}, "pinpoint show: unexpected argument '2' (see pinpoint show --help)\n"},
-      {{"update", "--nice", "5", "1"}, "pinpoint update: unknown option --nice (see pinpoint update --help)\n"},
+      {{"update", "--nice", "5", "1"},
+       "pinpoint update: unknown option --nice (see pinpoint update --help)\n"},
       {{"submit", "-e", "%b.err", "--", "true"},
-       "pinpoint: -e (error_path): '%b' is not a placeholder (%j or %J job id, %u user, %x job name, %A array id, "
+       "pinpoint: -e (error_path): '%b' is not a placeholder (%j or %J job id, %u user, %x job "
+       "name, %A array id, "
        "%a array task index, %N node name, %% a percent sign)\n"},
       {{"submit", "--gpus", "0", "--gpu-mem", "4G", "--", "true"},
        "pinpoint: --gpu-mem needs --gpus of at least 1\n"},
@@ -161,7 +171,8 @@ TEST_F(CliUsageTest, GlobalOptionsAreAcceptedAnywhereBeforeDashDash) {
   EXPECT_EQ(job["request"]["argv"], json({"echo", "--json", "--socket"})) << "after --: the job's";
   EXPECT_EQ(h_.Cli({"logs", "1"}).out, "--json --socket\n");
   auto elsewhere = h_.Cli({"gpus", "--socket", h_.dir() + "/no-such.sock"});
-  EXPECT_EQ(elsewhere.exit_code, 3) << "--socket after the subcommand is the one used: " << elsewhere.err;
+  EXPECT_EQ(elsewhere.exit_code, 3)
+      << "--socket after the subcommand is the one used: " << elsewhere.err;
   EXPECT_NE(elsewhere.err.find("no-such.sock"), std::string::npos) << elsewhere.err;
 }
 
@@ -181,7 +192,8 @@ TEST_F(CliUsageTest, OneWordingForABadOrMissingJobInEverySubcommand) {
     for (const char* id : {"0", "-1", "abc"}) {
       auto r = h_.Cli({sub, id});
       EXPECT_EQ(r.exit_code, 2) << sub << " " << id;
-      EXPECT_EQ(r.err, "pinpoint " + std::string(sub) + ": '" + id + "' is not a job id (job ids are whole numbers from 1)\n");
+      EXPECT_EQ(r.err, "pinpoint " + std::string(sub) + ": '" + id +
+                           "' is not a job id (job ids are whole numbers from 1)\n");
     }
     auto missing = h_.Cli({sub, "999"});
     EXPECT_EQ(missing.exit_code, 4) << sub;
@@ -192,15 +204,19 @@ TEST_F(CliUsageTest, OneWordingForABadOrMissingJobInEverySubcommand) {
 TEST_F(CliUsageTest, HelpCoversEverySubcommandAndTheCompanions) {
   auto help = h_.Cli({"--help"});
   ASSERT_EQ(help.exit_code, 0);
-  for (const char* sub : {"submit", "queue", "show", "cancel", "gpus", "wait", "logs", "report", "top", "version",
-                          "bench", "slurm", "htcondor"}) {
-    EXPECT_NE(help.out.find("\n  " + std::string(sub) + " "), std::string::npos) << sub << " missing:\n" << help.out;
+  for (const char* sub : {"submit", "queue", "show", "cancel", "gpus", "wait", "logs", "report",
+                          "top", "version", "bench", "slurm", "htcondor"}) {
+    EXPECT_NE(help.out.find("\n  " + std::string(sub) + " "), std::string::npos)
+        << sub << " missing:\n"
+        << help.out;
   }
   for (const char* companion : {"slurm", "htcondor"}) {
-    for (std::vector<std::string> args : {std::vector<std::string>{companion, "--help"}, {companion, "conf", "--help"}}) {
+    for (std::vector<std::string> args :
+         {std::vector<std::string>{companion, "--help"}, {companion, "conf", "--help"}}) {
       auto r = h_.Cli(args);
       EXPECT_EQ(r.exit_code, 0) << companion << ": " << r.err;
-      EXPECT_NE(r.out.find("pinpoint " + std::string(companion) + " conf"), std::string::npos) << r.out;
+      EXPECT_NE(r.out.find("pinpoint " + std::string(companion) + " conf"), std::string::npos)
+          << r.out;
       EXPECT_EQ(r.err, "");
     }
   }
@@ -227,7 +243,8 @@ TEST_F(CliUsageTest, CliMdTablesEverySubcommandOfTheHelp) {
     } else if (listing && line.rfind("  ", 0) == 0 && line.size() > 2 && line[2] != ' ') {
       std::string name = line.substr(2, line.find(' ', 2) - 2);
       ++names;
-      EXPECT_NE(table.find("`" + name + "`"), std::string::npos) << name << " is not in docs/cli.md's table";
+      EXPECT_NE(table.find("`" + name + "`"), std::string::npos)
+          << name << " is not in docs/cli.md's table";
     } else if (line.empty()) {
       listing = false;
     }
@@ -243,7 +260,8 @@ TEST_F(CliUsageTest, OutputFileHelpNamesEveryPlaceholder) {
     ASSERT_NE(at, std::string::npos) << help.out;
     std::string text = help.out.substr(at, help.out.find("\n  -", at + 1) - at);
     for (const char* placeholder : {"%j", "%J", "%u", "%x", "%A", "%a", "%N"}) {
-      EXPECT_NE(text.find(placeholder), std::string::npos) << flag << " lacks " << placeholder << ": " << text;
+      EXPECT_NE(text.find(placeholder), std::string::npos)
+          << flag << " lacks " << placeholder << ": " << text;
     }
   }
 }

@@ -46,7 +46,8 @@ std::regex LinePattern(const std::string& expected) {
   return std::regex(pattern);
 }
 
-bool MatchFrom(const std::vector<std::string>& expected, size_t e, const std::vector<std::string>& actual, size_t a) {
+bool MatchFrom(const std::vector<std::string>& expected, size_t e,
+               const std::vector<std::string>& actual, size_t a) {
   if (e == expected.size()) return a == actual.size();
   if (Trim(expected[e]) == "...") {
     for (size_t skip = a; skip <= actual.size(); ++skip)
@@ -105,12 +106,14 @@ std::vector<SessionStep> SessionSteps(const FencedBlock& block) {
       steps.back().expected.push_back(line);
       continue;
     }
-    continued = !steps.empty() && !line.empty() && line.back() == '\\' && steps.back().expected.empty();
+    continued =
+        !steps.empty() && !line.empty() && line.back() == '\\' && steps.back().expected.empty();
   }
   return steps;
 }
 
-bool OutputMatches(const std::vector<std::string>& expected, const std::vector<std::string>& actual) {
+bool OutputMatches(const std::vector<std::string>& expected,
+                   const std::vector<std::string>& actual) {
   return MatchFrom(expected, 0, actual, 0);
 }
 

@@ -39,7 +39,8 @@ std::vector<SessionStep> SessionSteps(const FencedBlock& block);
 
 // Whether `actual` lines are what `expected` lines describe (placeholders as above; trailing
 // spaces ignored on both sides).
-bool OutputMatches(const std::vector<std::string>& expected, const std::vector<std::string>& actual);
+bool OutputMatches(const std::vector<std::string>& expected,
+                   const std::vector<std::string>& actual);
 
 // Splits text into lines; a last line without a newline counts, a trailing newline adds none.
 std::vector<std::string> SplitLines(const std::string& text);

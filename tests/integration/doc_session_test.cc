@@ -7,8 +7,9 @@ namespace pinpoint::testing {
 namespace {
 
 TEST(DocSessionTest, BlocksAndStepsAreRead) {
-  std::string md = "text\n```console\n$ pinpoint submit \\\n    -- true\nsubmitted job 1\n$ echo $?\n0\n```\n"
-                   "```text\npinpoint queue [-a]\n```\n";
+  std::string md =
+      "text\n```console\n$ pinpoint submit \\\n    -- true\nsubmitted job 1\n$ echo $?\n0\n```\n"
+      "```text\npinpoint queue [-a]\n```\n";
   std::vector<FencedBlock> blocks = FencedBlocks(md);
   ASSERT_EQ(blocks.size(), 2u);
   EXPECT_EQ(blocks[0].info, "console");

@@ -2,6 +2,7 @@
 // syntax: doc_session.h; for writers: docs/cli.md, "How the examples are checked"). Each console
 // block runs in a fresh directory against a fresh pinpointd on the simulated two-H100 node, as
 // root, as the docs say their samples were made; its jobs are cancelled at its end.
+#include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -9,17 +10,14 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
-#include <sstream>
-
-#include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "integration/doc_session.h"
 #include "integration/harness.h"
 
 namespace pinpoint::testing {
 namespace {
-
 
 std::string Quote(const std::string& text) {
   std::string out = "'";
@@ -33,11 +31,12 @@ struct Ran {
 };
 
 // Runs `command` with bash in `dir`, `pinpoint` first on the PATH, `$?` the previous step's code.
-Ran RunStep(const Harness& h, const std::string& dir, const std::string& command, int previous_exit) {
+Ran RunStep(const Harness& h, const std::string& dir, const std::string& command,
+            int previous_exit) {
   std::string script = h.dir() + "/step.sh";
   std::ofstream(script) << "cd " << Quote(dir) << " || exit 99\nexport PATH=" << Quote(BinDir())
-                        << ":\"$PATH\" PINPOINT_SOCKET=" << Quote(h.socket()) << " NO_COLOR=1 TERM=dumb\n(exit "
-                        << previous_exit << ")\n"
+                        << ":\"$PATH\" PINPOINT_SOCKET=" << Quote(h.socket())
+                        << " NO_COLOR=1 TERM=dumb\n(exit " << previous_exit << ")\n"
                         << command << "\n";
   FILE* pipe = ::popen(("timeout 120 bash " + Quote(script) + " 2>&1 </dev/null").c_str(), "r");
   Ran ran;
@@ -74,8 +73,11 @@ void CancelActiveJobs(const Harness& h) {
 
 void RunBlock(const std::string& file, const FencedBlock& block) {
   std::vector<SessionStep> steps = SessionSteps(block);
-  ASSERT_FALSE(steps.empty()) << file << ":" << block.line << ": a console block needs a `$ ` command";
-  Harness h("simulated:h100x2", "\"host_cpus\": 32, \"host_mem\": \"256G\", \"cancel_grace_ms\": 2000, \"mps_affinity_ms\": 0");
+  ASSERT_FALSE(steps.empty()) << file << ":" << block.line
+                              << ": a console block needs a `$ ` command";
+  Harness h("simulated:h100x2",
+            "\"host_cpus\": 32, \"host_mem\": \"256G\", \"cancel_grace_ms\": 2000, "
+            "\"mps_affinity_ms\": 0");
   h.StartDaemon();
   std::string dir = h.dir() + "/work";
   ASSERT_EQ(::mkdir(dir.c_str(), 0755), 0);
@@ -85,7 +87,8 @@ void RunBlock(const std::string& file, const FencedBlock& block) {
     previous_exit = ran.exit_code;
     std::vector<std::string> actual = SplitLines(ran.output);
     if (!OutputMatches(step.expected, actual)) {
-      ADD_FAILURE() << file << ":" << step.line << ": $ " << step.command << "\n" << Diff(step.expected, actual);
+      ADD_FAILURE() << file << ":" << step.line << ": $ " << step.command << "\n"
+                    << Diff(step.expected, actual);
       break;  // later steps build on this one
     }
   }
@@ -102,12 +105,14 @@ void CheckExamples(const std::string& file) {
     std::string where = file + ":" + std::to_string(block.line);
     if (block.info == "text") {
       for (const auto& line : block.lines)
-        EXPECT_NE(line.rfind("$ ", 0), 0u) << where << ": a session belongs in a console block: " << line;
+        EXPECT_NE(line.rfind("$ ", 0), 0u)
+            << where << ": a session belongs in a console block: " << line;
       continue;
     }
     if (block.info.rfind("console skip:", 0) == 0) {
       std::string reason = block.info.substr(13);
-      EXPECT_NE(reason.find_first_not_of(' '), std::string::npos) << where << ": skip: needs a reason";
+      EXPECT_NE(reason.find_first_not_of(' '), std::string::npos)
+          << where << ": skip: needs a reason";
       std::vector<SessionStep> steps = SessionSteps(block);
       std::string first = steps.empty() ? std::string("?") : steps[0].command;
       first = first.substr(0, first.find("  #"));  // without its comment
@@ -115,8 +120,10 @@ void CheckExamples(const std::string& file) {
       continue;
     }
     if (block.info != "console") {
-      ADD_FAILURE() << where << ": a fenced block must say what it is: ```console (run by this test), "
-                    << "```console skip: REASON, or ```text (no command); got '```" << block.info << "'";
+      ADD_FAILURE() << where
+                    << ": a fenced block must say what it is: ```console (run by this test), "
+                    << "```console skip: REASON, or ```text (no command); got '```" << block.info
+                    << "'";
       continue;
     }
     ++run;

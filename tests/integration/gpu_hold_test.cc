@@ -3,14 +3,13 @@
 // PINPOINT_SIMULATED_GPU_MEM and CUDA_VISIBLE_DEVICES) keeps the GPUs from the next job, names
 // the process everywhere a person looks, keeps the hold across a restart, and kills the process
 // at the settle deadline (docs/security.md).
+#include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
 
 #include <functional>
-#include <string>
-
-#include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "common/spawn.h"
 #include "integration/harness.h"
@@ -25,8 +24,9 @@ constexpr int kDeadlineMs = 120'000;
 class GpuHoldTest : public ::testing::Test {
  protected:
   void Start(int settle_deadline_s) {
-    h_ = std::make_unique<Harness>("simulated:h100x2", "\"watch_interval_ms\": 100, \"settle_deadline_s\": " +
-                                                           std::to_string(settle_deadline_s));
+    h_ = std::make_unique<Harness>(
+        "simulated:h100x2",
+        "\"watch_interval_ms\": 100, \"settle_deadline_s\": " + std::to_string(settle_deadline_s));
     h_->StartDaemon();
   }
   json Json(const std::vector<std::string>& args) {
@@ -91,7 +91,8 @@ TEST_F(GpuHoldTest, TheNextJobWaitsEveryViewNamesTheHolderAndARestartKeepsTheHol
     return j["job"]["detail"].get<std::string>().find(holder) != std::string::npos;
   });
   EXPECT_EQ(waiting["job"]["state"], "pending");
-  EXPECT_NE(waiting["job"]["detail"].get<std::string>().find("in no job, since job " + std::to_string(ended)),
+  EXPECT_NE(waiting["job"]["detail"].get<std::string>().find("in no job, since job " +
+                                                             std::to_string(ended)),
             std::string::npos);
   json gpus = Json({"gpus"});
   ASSERT_TRUE(HeldOn0(gpus)) << gpus.dump();
@@ -108,12 +109,14 @@ TEST_F(GpuHoldTest, TheNextJobWaitsEveryViewNamesTheHolderAndARestartKeepsTheHol
   h_->StartDaemon();
   json since = gpus["devices"][0]["holds"][0]["since_ms"];
   gpus = Until({"gpus"}, HeldOn0);
-  EXPECT_EQ(gpus["devices"][0]["holds"][0]["since_ms"], since) << "the deadline runs from the job's end";
+  EXPECT_EQ(gpus["devices"][0]["holds"][0]["since_ms"], since)
+      << "the deadline runs from the job's end";
   EXPECT_EQ(Json({"show", std::to_string(next)})["job"]["state"], "pending");
 
   ::kill(loose, SIGKILL);
   ASSERT_TRUE(WaitChild(loose, kDeadlineMs).has_value());
-  Until({"show", std::to_string(next)}, [](const json& j) { return j["job"]["state"] == "completed"; });
+  Until({"show", std::to_string(next)},
+        [](const json& j) { return j["job"]["state"] == "completed"; });
   EXPECT_TRUE(HasEvent(Json({"show", std::to_string(ended)}), "gpu-released"));
   EXPECT_FALSE(HeldOn0(Json({"gpus"})));
 }
@@ -128,10 +131,13 @@ TEST_F(GpuHoldTest, AtTheDeadlinePinpointdKillsTheProcessAndTheNextJobRuns) {
   ASSERT_TRUE(status.has_value()) << "pinpointd did not kill it";
   EXPECT_TRUE(WIFSIGNALED(*status) && WTERMSIG(*status) == SIGKILL) << *status;
   int64_t next = Submit({"--gpus", "2", "--", "true"});
-  Until({"show", std::to_string(next)}, [](const json& j) { return j["job"]["state"] == "completed"; });
-  json history = Until({"show", std::to_string(ended)}, [](const json& j) { return HasEvent(j, "gpu-released"); });
+  Until({"show", std::to_string(next)},
+        [](const json& j) { return j["job"]["state"] == "completed"; });
+  json history = Until({"show", std::to_string(ended)},
+                       [](const json& j) { return HasEvent(j, "gpu-released"); });
   EXPECT_TRUE(HasEvent(history, "gpu-hold-killed"));
-  EXPECT_NE(h_->daemon_log().find("held its GPUs past the settle deadline: sent SIGKILL"), std::string::npos);
+  EXPECT_NE(h_->daemon_log().find("held its GPUs past the settle deadline: sent SIGKILL"),
+            std::string::npos);
 }
 
 }  // namespace

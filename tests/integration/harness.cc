@@ -1,6 +1,7 @@
 #include "integration/harness.h"
 
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -10,13 +11,11 @@
 #include <atomic>
 #include <cerrno>
 #include <cstdlib>
-#include <iterator>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "common/env_select.h"
 #include "common/spawn.h"
@@ -28,7 +27,7 @@ namespace pinpoint::testing {
 namespace {
 
 // Every wait on a child has a deadline: a daemon or CLI that hangs fails its test, never hangs it.
-constexpr int kReadyFd = 3;                // the daemon's end of the readiness pipe
+constexpr int kReadyFd = 3;  // the daemon's end of the readiness pipe
 constexpr int kDaemonStartMs = 120'000;
 constexpr int kDaemonStopMs = 120'000;
 constexpr int kCliMs = 240'000;
@@ -76,7 +75,8 @@ void EndJobsOf(const std::string& state_dir) {
     }
     std::string argv0 = cmdline.substr(0, cmdline.find('\0'));
     std::string argv1 = cmdline.size() > argv0.size() + 1 ? cmdline.substr(argv0.size() + 1) : "";
-    if (argv0.size() < 13 || argv0.compare(argv0.size() - 13, 13, "pinpoint-shim") != 0 || argv1.rfind(jobs, 0) != 0)
+    if (argv0.size() < 13 || argv0.compare(argv0.size() - 13, 13, "pinpoint-shim") != 0 ||
+        argv1.rfind(jobs, 0) != 0)
       continue;
     ::kill(shim, SIGSTOP);
     for (pid_t job : ChildrenOf(shim)) {
@@ -101,7 +101,6 @@ const bool kSecretLikeVariablesUnset = [] {
   return true;
 }();
 
-
 }  // namespace
 
 std::string BinDir() { return PINPOINT_BIN_DIR; }
@@ -113,8 +112,10 @@ ScopedEnv::ScopedEnv(const char* name, const std::string& value) : name_(name) {
 }
 
 ScopedEnv::~ScopedEnv() {
-  if (had_) ::setenv(name_, old_.c_str(), 1);
-  else ::unsetenv(name_);
+  if (had_)
+    ::setenv(name_, old_.c_str(), 1);
+  else
+    ::unsetenv(name_);
 }
 
 Harness::Harness(std::string backend, std::string extra_config) {
@@ -123,7 +124,8 @@ Harness::Harness(std::string backend, std::string extra_config) {
   dir_ = tmpl;
   std::ofstream config(dir_ + "/config.json");
   config << "{\"state_dir\": \"" << dir_ << "/state\", \"socket_path\": \"" << dir_
-         << "/sock\", \"backend\": \"" << backend << "\", \"host_cpus\": 512, \"metrics_listen\": \"127.0.0.1:0\""
+         << "/sock\", \"backend\": \"" << backend
+         << "\", \"host_cpus\": 512, \"metrics_listen\": \"127.0.0.1:0\""
          << (extra_config.empty() ? "" : ", " + extra_config) << "}\n";
 }
 
@@ -137,8 +139,8 @@ Harness::~Harness() {
 void Harness::StartDaemon() {
   int ready[2];
   ASSERT_EQ(::pipe2(ready, O_CLOEXEC), 0);
-  std::vector<std::string> argv = {BinDir() + "/pinpointd", "--config", dir_ + "/config.json", "--ready-fd",
-                                   std::to_string(kReadyFd)};
+  std::vector<std::string> argv = {BinDir() + "/pinpointd", "--config", dir_ + "/config.json",
+                                   "--ready-fd", std::to_string(kReadyFd)};
   argv.insert(argv.end(), daemon_args_.begin(), daemon_args_.end());
   ++starts_;
   auto pid = Spawn({.argv = argv,
@@ -159,7 +161,8 @@ void Harness::StartDaemon() {
   ssize_t n = polled > 0 ? ::read(ready[0], buf, sizeof(buf)) : -1;
   ::close(ready[0]);
   if (n <= 0) KillDaemon();
-  ASSERT_GT(n, 0) << (polled == 0 ? "pinpointd was not ready in time:\n" : "pinpointd did not start:\n")
+  ASSERT_GT(n, 0) << (polled == 0 ? "pinpointd was not ready in time:\n"
+                                  : "pinpointd did not start:\n")
                   << daemon_log();
 }
 
@@ -179,7 +182,8 @@ int Harness::StopDaemon() {
   return status.value_or(-1);
 }
 
-CliResult Harness::Cli(const std::vector<std::string>& args, const std::optional<std::string>& input) const {
+CliResult Harness::Cli(const std::vector<std::string>& args,
+                       const std::optional<std::string>& input) const {
   static std::atomic<int> counter{0};
   std::string out_path = dir_ + "/cli-" + std::to_string(++counter);
   if (input) {
@@ -199,7 +203,8 @@ CliResult Harness::Cli(const std::vector<std::string>& args, const std::optional
   }
   std::optional<int> status = WaitChild(*pid, kCliMs);
   if (!status) {
-    ADD_FAILURE() << "pinpoint " << (args.empty() ? "" : args[0]) << " ran past its deadline: killed";
+    ADD_FAILURE() << "pinpoint " << (args.empty() ? "" : args[0])
+                  << " ran past its deadline: killed";
     r.exit_code = kCliTimedOut;
   } else {
     r.exit_code = WIFEXITED(*status) ? WEXITSTATUS(*status) : 128 + WTERMSIG(*status);
@@ -216,6 +221,8 @@ std::string Slurp(const std::string& path) {
   return std::string(std::istreambuf_iterator<char>(in), {});
 }
 
-int CountLines(const std::string& text) { return static_cast<int>(std::count(text.begin(), text.end(), '\n')); }
+int CountLines(const std::string& text) {
+  return static_cast<int>(std::count(text.begin(), text.end(), '\n'));
+}
 
 }  // namespace pinpoint::testing

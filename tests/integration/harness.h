@@ -24,7 +24,8 @@ class Harness {
  public:
   // Creates a temporary directory holding state/, the socket and config.json.
   explicit Harness(std::string backend = "simulated:h100x2", std::string extra_config = "");
-  ~Harness();  // kills the daemon if it still runs and the jobs it left running, removes the directory
+  ~Harness();  // kills the daemon if it still runs and the jobs it left running, removes the
+               // directory
 
   // Starts pinpointd and returns once it serves requests (or fails the test: it died, or was not
   // ready within two minutes and was killed).
@@ -40,7 +41,8 @@ class Harness {
   // Runs `pinpoint args...` with PINPOINT_SOCKET set and `input` on its stdin (/dev/null
   // without); blocks until it exits. Started with posix_spawn, so any thread may call it. One
   // still running after four minutes fails the test and is killed (exit_code kCliTimedOut).
-  CliResult Cli(const std::vector<std::string>& args, const std::optional<std::string>& input = std::nullopt) const;
+  CliResult Cli(const std::vector<std::string>& args,
+                const std::optional<std::string>& input = std::nullopt) const;
 
   const std::string& dir() const { return dir_; }
   pid_t daemon_pid() const { return daemon_pid_; }

@@ -1,10 +1,10 @@
 // Requests from a hostile client (raw protocol, not our CLI) and what root's CLI then prints;
 // the queue listing's pages. A real daemon on a simulated node.
-#include <algorithm>
-#include <string>
-
 #include <gtest/gtest.h>
+
+#include <algorithm>
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "common/raw_control.h"
 #include "integration/harness.h"
@@ -15,7 +15,6 @@ namespace pinpoint::testing {
 namespace {
 
 using nlohmann::json;
-
 
 class InputTest : public ::testing::Test {
  protected:
@@ -33,7 +32,9 @@ class InputTest : public ::testing::Test {
     r.gpus = 1;
     return r;
   }
-  Result<json> Submit(const JobRequest& r) { return client_->Call({{"op", "submit"}, {"request", ToJson(r)}}); }
+  Result<json> Submit(const JobRequest& r) {
+    return client_->Call({{"op", "submit"}, {"request", ToJson(r)}});
+  }
   void HoldBothGpus() {
     JobRequest r = Blocked();
     r.gpus = 2;
@@ -75,7 +76,9 @@ TEST_F(InputTest, ForbiddenBytesAreRefusedNamingTheField) {
 TEST_F(InputTest, RootsQueueAndShowPrintNoRawControlBytes) {
   HoldBothGpus();
   JobRequest r = Blocked();
-  r.argv = {"sleep", "\x1b]0;you are owned\x07", "a\nb\x1b[2J", "\xc2\x9b" "31m"};  // argv may hold them
+  r.argv = {"sleep", "\x1b]0;you are owned\x07", "a\nb\x1b[2J",
+            "\xc2\x9b"
+            "31m"};  // argv may hold them
   auto job = Submit(r);
   ASSERT_TRUE(job.ok()) << job.status().ToString();
   std::string id = std::to_string((*job)["job"]["id"].get<int64_t>());
@@ -102,13 +105,15 @@ TEST_F(InputTest, QueuePagesAndOmitsEnvironments) {
   EXPECT_EQ((*page)["jobs"][0]["id"], 2);
   EXPECT_FALSE((*page)["jobs"][0]["request"].contains("env")) << "listings carry no environment";
   auto show = client_->Call({{"op", "show"}, {"id", 2}});
-  EXPECT_EQ((*show)["job"]["request"]["env"]["BIG_SETTING"].get<std::string>().size(), 200u) << "show has it";
+  EXPECT_EQ((*show)["job"]["request"]["env"]["BIG_SETTING"].get<std::string>().size(), 200u)
+      << "show has it";
   auto too_many = client_->Call({{"op", "queue"}, {"limit", kQueueMaxLimit + 1}});
   EXPECT_EQ(too_many.status().code(), Code::kInvalidArgument);
 
   auto cli = h_.Cli({"queue", "--limit", "4"});
   ASSERT_EQ(cli.exit_code, 0) << cli.err;
-  EXPECT_NE(cli.out.find("... 2 more jobs: pinpoint queue --offset 4"), std::string::npos) << cli.out;
+  EXPECT_NE(cli.out.find("... 2 more jobs: pinpoint queue --offset 4"), std::string::npos)
+      << cli.out;
   auto next = h_.Cli({"--json", "queue", "--limit", "4", "--offset", "4"});
   ASSERT_EQ(next.exit_code, 0) << next.err;
   EXPECT_EQ(json::parse(next.out).size(), 2u);

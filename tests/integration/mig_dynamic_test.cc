@@ -1,11 +1,11 @@
 // mig-dynamic through the real pinpointd and CLI on a simulated node of one A100 80GB in MIG mode
 // (docs/scheduling.md "Dynamic MIG"): a slice no instance holds gets one made, and runs on it;
 // `pinpoint gpus` shows the slots and the changes. Jobs are waited for, never slept on.
-#include <fstream>
-#include <string>
-
 #include <gtest/gtest.h>
+
+#include <fstream>
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "common/test_dir.h"
 #include "integration/harness.h"
@@ -18,7 +18,8 @@ using nlohmann::json;
 // GPU 0: 3g.40gb at memory slice 4, 2g.20gb at 0 and 2 (the driver's placements for that layout).
 std::string NodeFile(const std::string& dir) {
   std::string path = dir + "/node.json";
-  std::ofstream(path) << R"({"gpus": [{"name": "NVIDIA A100-SXM4-80GB", "mem": "80G", "sm_count": 108,
+  std::ofstream(path)
+      << R"({"gpus": [{"name": "NVIDIA A100-SXM4-80GB", "mem": "80G", "sm_count": 108,
     "mig": [{"profile": "3g.40gb"}, {"profile": "2g.20gb"}, {"profile": "2g.20gb"}]}]})";
   return path;
 }
@@ -27,8 +28,9 @@ class MigDynamicDaemonTest : public ::testing::Test {
  protected:
   void SetUp() override { h_.StartDaemon(); }
   TestDir files_;
-  Harness h_{"simulated-file:" + NodeFile(files_.path()),
-             R"("gpu_modes": {"0": "mig-dynamic"}, "mig_min_idle_s": 0, "mig_min_lifetime_s": 0, "host_cpus": 8)"};
+  Harness h_{
+      "simulated-file:" + NodeFile(files_.path()),
+      R"("gpu_modes": {"0": "mig-dynamic"}, "mig_min_idle_s": 0, "mig_min_lifetime_s": 0, "host_cpus": 8)"};
 };
 
 TEST_F(MigDynamicDaemonTest, ASliceNoInstanceHoldsGetsOneMadeAndRunsOnIt) {
@@ -54,7 +56,8 @@ TEST_F(MigDynamicDaemonTest, ASliceNoInstanceHoldsGetsOneMadeAndRunsOnIt) {
   json after = json::parse(h_.Cli({"--json", "gpus"}).out);
   const json& slot0 = after["devices"][0];
   EXPECT_EQ(slot0["uuid"], job["allocations"][0]["uuid"]);
-  EXPECT_NE(slot0["name"].get<std::string>().find("MIG 7g.80gb"), std::string::npos) << slot0.dump();
+  EXPECT_NE(slot0["name"].get<std::string>().find("MIG 7g.80gb"), std::string::npos)
+      << slot0.dump();
   EXPECT_FALSE(slot0["mig_slot"]["vacant"].get<bool>());
   ASSERT_TRUE(after.contains("mig_changes"));
   int destroys = 0, creates = 0;
@@ -70,7 +73,8 @@ TEST_F(MigDynamicDaemonTest, ASliceNoInstanceHoldsGetsOneMadeAndRunsOnIt) {
   EXPECT_EQ(destroys, 3);
   EXPECT_EQ(creates, 1);
   auto text = h_.Cli({"gpus"});
-  EXPECT_NE(text.out.find("MIG changes (mig-dynamic), oldest first:"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("MIG changes (mig-dynamic), oldest first:"), std::string::npos)
+      << text.out;
   EXPECT_NE(text.out.find("create 7g.80gb at memory slice 0"), std::string::npos) << text.out;
   EXPECT_NE(h_.daemon_log().find("MIG: GPU 0: made 7g.80gb at memory slice 0"), std::string::npos);
 
@@ -83,11 +87,13 @@ TEST_F(MigDynamicDaemonTest, ASliceNoInstanceHoldsGetsOneMadeAndRunsOnIt) {
   bool on_it = false;
   json now = json::parse(h_.Cli({"--json", "gpus"}).out);
   for (const json& d : now["devices"])
-    on_it = on_it || (d["uuid"] == two["allocations"][0]["uuid"] && d["name"].get<std::string>().find("1g.10gb") != std::string::npos);
+    on_it = on_it || (d["uuid"] == two["allocations"][0]["uuid"] &&
+                      d["name"].get<std::string>().find("1g.10gb") != std::string::npos);
   EXPECT_TRUE(on_it) << h_.Cli({"gpus"}).out;
   auto unknown = h_.Cli({"submit", "--mig", "9g.99gb", "--", "true"});
   EXPECT_EQ(unknown.exit_code, 6) << unknown.err;
-  EXPECT_NE(unknown.err.find("its profiles: 1g.10gb, 1g.20gb, 2g.20gb, 3g.40gb, 4g.40gb, 7g.80gb"), std::string::npos)
+  EXPECT_NE(unknown.err.find("its profiles: 1g.10gb, 1g.20gb, 2g.20gb, 3g.40gb, 4g.40gb, 7g.80gb"),
+            std::string::npos)
       << unknown.err;
   auto two_gpus = h_.Cli({"submit", "--mig", "1g.10gb", "--gpus", "2", "--", "true"});
   EXPECT_EQ(two_gpus.exit_code, 2) << two_gpus.err;

@@ -1,8 +1,8 @@
 // A job's output bound (max_output_bytes, docs/security.md): the real pinpointd, shim and CLI.
-#include <string>
-
 #include <gtest/gtest.h>
+
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "integration/harness.h"
 
@@ -25,14 +25,16 @@ TEST(OutputLimitTest, AJobPastItsOutputBoundIsEndedAndSaysWhy) {
   ASSERT_TRUE(shown.is_object());
   EXPECT_EQ(shown["job"]["state"], "failed");
   EXPECT_EQ(shown["job"]["reason"], "output-exceeded") << shown.dump();
-  EXPECT_NE(shown["job"]["detail"].get<std::string>().find("passed 1MiB (max_output_bytes)"), std::string::npos)
+  EXPECT_NE(shown["job"]["detail"].get<std::string>().find("passed 1MiB (max_output_bytes)"),
+            std::string::npos)
       << shown.dump();
   CliResult logs = h.Cli({"logs", std::to_string(id)});
   EXPECT_EQ(logs.exit_code, 0) << logs.err;
   EXPECT_LE(logs.out.size(), 1u << 20);
   EXPECT_NE(logs.out.find("a line\n"), std::string::npos);
   CliResult errors = h.Cli({"logs", "--stderr", std::to_string(id)});
-  EXPECT_NE(errors.out.find("pinpoint: output cut at 1MiB (max_output_bytes)"), std::string::npos) << errors.out;
+  EXPECT_NE(errors.out.find("pinpoint: output cut at 1MiB (max_output_bytes)"), std::string::npos)
+      << errors.out;
   CliResult small = h.Cli({"submit", "--wait", "--", "echo", "fine"});
   EXPECT_EQ(small.exit_code, 0) << small.err;
 }

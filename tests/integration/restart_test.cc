@@ -1,13 +1,12 @@
 // 200 jobs of mixed sizes through the CLI; pinpointd is SIGKILLed mid-run and restarted; every
 // job must end exactly once, in the state its program asked for.
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <fstream>
 #include <map>
-
-#include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 #include "common/process.h"
@@ -23,11 +22,16 @@ constexpr int kJobs = 200;
 
 std::vector<std::string> SizeArgs(int i) {
   switch (i % 5) {
-    case 0: return {"--gpu-mem", "4G"};
-    case 1: return {"--gpu-mem", "10G", "--gpu-share", "25%"};
-    case 2: return {"--gpus", "1"};
-    case 3: return {"--gpus", "2"};
-    default: return {};
+    case 0:
+      return {"--gpu-mem", "4G"};
+    case 1:
+      return {"--gpu-mem", "10G", "--gpu-share", "25%"};
+    case 2:
+      return {"--gpus", "1"};
+    case 3:
+      return {"--gpus", "2"};
+    default:
+      return {};
   }
 }
 
@@ -89,7 +93,8 @@ TEST(RestartTest, EveryJobEndsExactlyOnceAcrossDaemonKill) {
   int id;
   while (in >> id) ++run_count[id];
   ASSERT_EQ(run_count.size(), static_cast<size_t>(kJobs));
-  for (const auto& [job, count] : run_count) EXPECT_EQ(count, 1) << "job " << job << " ran " << count << " times";
+  for (const auto& [job, count] : run_count)
+    EXPECT_EQ(count, 1) << "job " << job << " ran " << count << " times";
 
   auto held = h.Cli({"--json", "show", "1"});
   json shown = json::parse(held.out);
@@ -120,9 +125,11 @@ TEST(RestartTest, AJobWhoseDaemonStaysAwayIsEndedAndTheNextStartSaysSo) {
   ASSERT_GT(shim, 0);
 
   std::string lock = h.dir() + "/state/private/pinpointd.lock";
-  EXPECT_EQ(launch::ProbeDaemonLock(lock), launch::DaemonLock::kHeld) << "a running pinpointd holds it";
+  EXPECT_EQ(launch::ProbeDaemonLock(lock), launch::DaemonLock::kHeld)
+      << "a running pinpointd holds it";
   h.KillDaemon();
-  ASSERT_TRUE(WaitForExit(shim, 120'000)) << "the supervisor outlived the limit with its daemon away";
+  ASSERT_TRUE(WaitForExit(shim, 120'000))
+      << "the supervisor outlived the limit with its daemon away";
   EXPECT_FALSE(ProcessAlive(job));
   h.StartDaemon();
   EXPECT_NE(h.daemon_log().find("job 1: ended while pinpointd was down: no pinpointd ran for"),
@@ -130,7 +137,8 @@ TEST(RestartTest, AJobWhoseDaemonStaysAwayIsEndedAndTheNextStartSaysSo) {
       << h.daemon_log();
   auto shown = h.Cli({"show", "1"});
   EXPECT_EQ(shown.exit_code, 0) << shown.err;
-  EXPECT_NE(shown.out.find("killed by signal 15 (Terminated): no pinpointd ran for"), std::string::npos)
+  EXPECT_NE(shown.out.find("killed by signal 15 (Terminated): no pinpointd ran for"),
+            std::string::npos)
       << shown.out;
 }
 

@@ -2,6 +2,7 @@
 // nvmlInit starts a thread, as the real NVML does. Every thread of the daemon must block the
 // signals its main loop reads through a signalfd: a thread that does not takes a job's SIGCHLD
 // (the end is then seen only at the next poll tick) or dies of SIGTERM instead of stopping.
+#include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -14,8 +15,6 @@
 #include <string>
 #include <utility>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "integration/harness.h"
 
@@ -63,7 +62,8 @@ TEST(DaemonSignalsTest, NvmlThreadsTakeNeitherSigchldNorSigterm) {
   }
   int status = h.StopDaemon();
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
-      << "pinpointd did not stop cleanly (status " << status << ")\n" << h.daemon_log();
+      << "pinpointd did not stop cleanly (status " << status << ")\n"
+      << h.daemon_log();
 }
 
 }  // namespace

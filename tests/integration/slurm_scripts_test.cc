@@ -311,7 +311,8 @@ TEST_F(SlurmScriptsTest, TwoNodesAreRefusedInOneLineAndNothingIsQueued) {
   EXPECT_NE(s.exit_code, 0);
   EXPECT_NE(s.err.find("-N/--nodes 2: a pinpoint job runs on one node"), std::string::npos)
       << s.err;
-  EXPECT_NE(s.err.find("pinpoint: ddp_two_nodes.sh:6: -N/--nodes 2"), std::string::npos) << "the directive's line: " << s.err;
+  EXPECT_NE(s.err.find("pinpoint: ddp_two_nodes.sh:6: -N/--nodes 2"), std::string::npos)
+      << "the directive's line: " << s.err;
   // The refusal is one line; the others warn about -p and --no-requeue, which it has not.
   std::istringstream lines(s.err);
   int errors = 0;

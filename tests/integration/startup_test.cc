@@ -5,6 +5,8 @@
 // unless the configuration opts out. The machine is laid out in a directory (--device-root), and
 // NVML is the fake libnvidia-ml, loaded by name as on a GPU node.
 #include <fcntl.h>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/stat.h>
@@ -18,9 +20,6 @@
 #include <string>
 #include <vector>
 
-#include <gmock/gmock.h>
-#include <gtest/gtest.h>
-
 #include "common/spawn.h"
 #include "integration/harness.h"
 
@@ -30,7 +29,6 @@ namespace {
 using ::testing::EndsWith;
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
-
 
 // A machine under <dir>/<name>: with a GPU, /dev/nvidia0 and /dev/nvidiactl (plain files: only
 // names are read); without, only /dev/null.
@@ -65,8 +63,8 @@ Ended RunDaemonToExit(const Harness& h, const std::vector<std::string>& args) {
   constexpr int kReadyFd = 3, kDeadlineMs = 120'000;
   int ready[2];
   EXPECT_EQ(::pipe2(ready, O_CLOEXEC), 0);
-  std::vector<std::string> argv = {BinDir() + "/pinpointd", "--config", h.dir() + "/config.json", "--ready-fd",
-                                   std::to_string(kReadyFd)};
+  std::vector<std::string> argv = {BinDir() + "/pinpointd", "--config", h.dir() + "/config.json",
+                                   "--ready-fd", std::to_string(kReadyFd)};
   argv.insert(argv.end(), args.begin(), args.end());
   std::string out = h.dir() + "/exit.out", err = h.dir() + "/exit.err";
   auto pid = Spawn({.argv = argv,
@@ -82,7 +80,8 @@ Ended RunDaemonToExit(const Harness& h, const std::vector<std::string>& args) {
   }
   pollfd p{ready[0], POLLIN, 0};
   char buf[16] = {};
-  ssize_t n = ::poll(&p, 1, kDeadlineMs) > 0 ? ::read(ready[0], buf, sizeof(buf)) : 1;  // EOF once it exits
+  ssize_t n =
+      ::poll(&p, 1, kDeadlineMs) > 0 ? ::read(ready[0], buf, sizeof(buf)) : 1;  // EOF once it exits
   ::close(ready[0]);
   if (n > 0) {
     ADD_FAILURE() << "pinpointd started serving, or neither served nor stopped in time";
@@ -103,8 +102,9 @@ TEST(StartupTest, GpuMachineWhoseNvmlFailsStopsWithOneLine) {
   ASSERT_TRUE(WIFEXITED(e.status)) << e.status;
   EXPECT_EQ(WEXITSTATUS(e.status), 2);
   EXPECT_EQ(std::count(e.err.begin(), e.err.end(), '\n'), 1) << e.err;
-  EXPECT_THAT(e.err, StartsWith("pinpointd: this machine has an NVIDIA device (/dev/nvidia0) but NVML "
-                                "not available (nvmlInit_v2 failed: "));
+  EXPECT_THAT(e.err,
+              StartsWith("pinpointd: this machine has an NVIDIA device (/dev/nvidia0) but NVML "
+                         "not available (nvmlInit_v2 failed: "));
   EXPECT_THAT(e.err, EndsWith("): repair the driver until nvidia-smi works, or set backend to "
                               "simulated:<preset> to run a simulated node on purpose\n"));
   EXPECT_EQ(e.out, "");
@@ -133,8 +133,9 @@ TEST(StartupTest, MachineWithoutGpuRunsASimulatedNodeLoudly) {
   StartWithFailingNvml(h, /*gpu=*/false);
   std::string log = h.daemon_log();
   EXPECT_THAT(log, HasSubstr(" warning pinpointd "));
-  EXPECT_THAT(log, HasSubstr(" starting; no NVIDIA device on this machine: running a SIMULATED node "
-                             "h100x2 (NVML not available (nvmlInit_v2 failed: "));
+  EXPECT_THAT(log,
+              HasSubstr(" starting; no NVIDIA device on this machine: running a SIMULATED node "
+                        "h100x2 (NVML not available (nvmlInit_v2 failed: "));
   CliResult r = h.Cli({"submit", "--wait", "--gpu-mem", "4G", "--", "true"});
   EXPECT_EQ(r.exit_code, 0) << r.err;  // slices run on a simulated node
 }
@@ -158,25 +159,28 @@ class NoMpsTest : public ::testing::Test {
 
 TEST_F(NoMpsTest, RefusesSlicesAndRunsWholeGpus) {
   Start("");
-  EXPECT_THAT(h_->daemon_log(),
-              HasSubstr(" error MPS: cannot be started: /nonexistent/nvidia-cuda-mps-control is not "
-                        "executable; slices on mps devices are refused, whole GPUs still run."));
+  EXPECT_THAT(
+      h_->daemon_log(),
+      HasSubstr(" error MPS: cannot be started: /nonexistent/nvidia-cuda-mps-control is not "
+                "executable; slices on mps devices are refused, whole GPUs still run."));
   CliResult slice = h_->Cli({"submit", "--gpu-mem", "4G", "--", "true"});
   EXPECT_EQ(slice.exit_code, 6) << slice.err;
-  EXPECT_THAT(slice.err,
-              HasSubstr("needs 4GiB of device memory on one device, and this node takes no slices: "
-                        "MPS cannot be started on this node (/nonexistent/nvidia-cuda-mps-control is "
-                        "not executable), so a slice's limits would not be enforced; ask for whole "
-                        "GPUs (--gpus N without --gpu-mem)"));
+  EXPECT_THAT(
+      slice.err,
+      HasSubstr("needs 4GiB of device memory on one device, and this node takes no slices: "
+                "MPS cannot be started on this node (/nonexistent/nvidia-cuda-mps-control is "
+                "not executable), so a slice's limits would not be enforced; ask for whole "
+                "GPUs (--gpus N without --gpu-mem)"));
   CliResult whole = h_->Cli({"submit", "--wait", "--gpus", "1", "--", "true"});
   EXPECT_EQ(whole.exit_code, 0) << whole.err;
 }
 
 TEST_F(NoMpsTest, AllowUnenforcedSlicesRunsThem) {
   Start(R"(, "allow_unenforced_slices": true)");
-  EXPECT_THAT(h_->daemon_log(),
-              HasSubstr(" warning MPS: no control daemons: /nonexistent/nvidia-cuda-mps-control is not "
-                        "executable; slices get their MPS environment only, without enforced limits"));
+  EXPECT_THAT(
+      h_->daemon_log(),
+      HasSubstr(" warning MPS: no control daemons: /nonexistent/nvidia-cuda-mps-control is not "
+                "executable; slices get their MPS environment only, without enforced limits"));
   CliResult slice = h_->Cli({"submit", "--wait", "--gpu-mem", "4G", "--", "true"});
   EXPECT_EQ(slice.exit_code, 0) << slice.err;
 }

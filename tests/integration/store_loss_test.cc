@@ -2,6 +2,7 @@
 // non-zero exit, reported once while running (submits fail with that line), and ids that never
 // go back to a used job directory.
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -12,14 +13,11 @@
 #include <iterator>
 #include <string>
 
-#include <gtest/gtest.h>
-
 #include "common/spawn.h"
 #include "integration/harness.h"
 
 namespace pinpoint::testing {
 namespace {
-
 
 size_t Count(const std::string& text, const std::string& what) {
   size_t n = 0;

@@ -2,10 +2,10 @@
 // connection are answered one each, in order, even when the requests and replies together are
 // far larger than the socket's buffers (sending and reading must interleave, or both sides
 // would wait for good); a refused one is answered with its error among the others.
+#include <gtest/gtest.h>
+
 #include <string>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "integration/harness.h"
 #include "pinpoint/client.h"
@@ -40,7 +40,8 @@ TEST_F(SubmitEachTest, ManyLargeSubmitsAreAnsweredInOrder) {
   JobId last = 0;
   for (size_t i = 0; i < results.size(); ++i) {
     ASSERT_TRUE(results[i].ok()) << i << ": " << results[i].status().ToString();
-    EXPECT_EQ(results[i]->job.request.name, "job-" + std::to_string(i)) << "the replies are in order";
+    EXPECT_EQ(results[i]->job.request.name, "job-" + std::to_string(i))
+        << "the replies are in order";
     EXPECT_GT(results[i]->job.id, last);
     last = results[i]->job.id;
   }

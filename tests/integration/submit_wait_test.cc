@@ -2,21 +2,19 @@
 // CLI process) cancels the job and waits for its end, a second one leaves without waiting.
 // Synchronised on the CLI's own lines, never on sleeps.
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-#include <sys/stat.h>
 
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 
 #include "common/spawn.h"
 #include "integration/harness.h"
@@ -58,7 +56,8 @@ class BackgroundCli {
     std::string line;
     char c;
     for (;;) {
-      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+          deadline - std::chrono::steady_clock::now());
       pollfd p{err_fd_, POLLIN, 0};
       if (left.count() <= 0 || ::poll(&p, 1, static_cast<int>(left.count())) <= 0) {
         ADD_FAILURE() << "no line with '" << text << "' in time";
@@ -134,7 +133,8 @@ TEST(SubmitWaitTest, SecondCtrlCLeavesWithoutWaiting) {
   h.StartDaemon();
   std::string fifo = h.dir() + "/ready";
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0666), 0);
-  BackgroundCli cli(h, {"submit", "--wait", "--", "sh", "-c", "trap '' TERM; echo up > " + fifo + "; read x < " + fifo});
+  BackgroundCli cli(h, {"submit", "--wait", "--", "sh", "-c",
+                        "trap '' TERM; echo up > " + fifo + "; read x < " + fifo});
   int64_t id = JobIdIn(cli.WaitForLine("submitted job"));
   ASSERT_GT(id, 0) << cli.err();
   {
@@ -162,7 +162,8 @@ TEST(SubmitWaitTest, CtrlCCancelsTheWholeArray) {
   std::string line = cli.WaitForLine("submitted array 1 (3 tasks: jobs 1 to 3)");
   ASSERT_NE(line, "") << cli.err();
   cli.Signal(SIGINT);
-  EXPECT_NE(cli.WaitForLine("interrupted: cancelling array 1 (again to leave without waiting)"), "") << cli.err();
+  EXPECT_NE(cli.WaitForLine("interrupted: cancelling array 1 (again to leave without waiting)"), "")
+      << cli.err();
   EXPECT_EQ(cli.Exit(), 130) << cli.err();
   for (int64_t id = 1; id <= 3; ++id) EXPECT_EQ(StateOf(h, id), "cancelled") << "job " << id;
 }

@@ -2,16 +2,14 @@
 // user holds, and descriptors pinpointd holds that must never reach a job (docs/security.md,
 // "Locks, descriptors and budgets").
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdlib>
-
 #include <string>
-
-#include <gtest/gtest.h>
 
 #include "common/spawn.h"
 #include "integration/harness.h"
@@ -47,7 +45,8 @@ TEST(TrustTest, ALockAUserHoldsDoesNotKeepPinpointdFromStarting) {
   ASSERT_GE(held, 0);
   ASSERT_EQ(::flock(held, LOCK_SH | LOCK_NB), 0);  // as the user would, on a read-only descriptor
   h.StartDaemon();
-  struct stat dir {}, lock {};
+  struct stat dir {
+  }, lock{};
   ASSERT_EQ(::stat((state + "/private").c_str(), &dir), 0);
   ASSERT_EQ(::stat((state + "/private/pinpointd.lock").c_str(), &lock), 0);
   EXPECT_EQ(dir.st_mode & 0777, 0700u);

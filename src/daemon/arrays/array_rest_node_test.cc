@@ -1,9 +1,9 @@
 // A waiting job array is one record, its rest (array_rest.h), in the Node on fakes: tasks become
 // records of their own as they start, a pass at a time; a task named alone is taken out only by
 // who may control it; a task taken out runs once, across a restart too.
-#include <set>
-
 #include <gtest/gtest.h>
+
+#include <set>
 
 #include "daemon/jobs/array_rest.h"
 #include "daemon/service/service_fixture.h"
@@ -21,7 +21,8 @@ class ArrayRestNodeTest : public ServiceFixture {
     return o;
   }
   JobId SubmitArray(const std::string& spec, bool hold = false) {
-    auto submitted = node_->SubmitArray(caller_, GpuSlice("/home/alice"), ParseArraySpec(spec).value(), std::nullopt, hold);
+    auto submitted = node_->SubmitArray(caller_, GpuSlice("/home/alice"),
+                                        ParseArraySpec(spec).value(), std::nullopt, hold);
     EXPECT_TRUE(submitted.ok()) << submitted.status().ToString();
     return submitted.ok() ? submitted->first.id : 0;
   }
@@ -44,7 +45,8 @@ TEST_F(ArrayRestNodeTest, TasksBecomeRecordsOfTheirOwnAsTheyStartAPassWorthAtATi
   EXPECT_EQ(store_->FindArrayRest(array + 99)->value().array.pending, "65-100");
   node_->Step();
   size_t started = launcher_.launches().size();
-  EXPECT_GT(started, kArrayTasksPerPass) << "the next pass, the next tasks: " << node_->Get(array + 99)->detail;
+  EXPECT_GT(started, kArrayTasksPerPass)
+      << "the next pass, the next tasks: " << node_->Get(array + 99)->detail;
   EXPECT_EQ(Launched().size(), started) << "each task started once";
   EXPECT_EQ(store_->List({})->size(), started + (started < 100 ? 1 : 0));
 }
@@ -58,7 +60,8 @@ TEST_F(ArrayRestNodeTest, AnotherUsersTaskIsNeverTakenOutOfTheRest) {
   EXPECT_EQ(node_->HoldJobs(other, {array}).front().code(), Code::kPermissionDenied);
   EXPECT_EQ(store_->List({})->size(), 1u) << "still one record";
   EXPECT_EQ(node_->Get(array + 2)->hold, Hold::kUser);
-  EXPECT_EQ(node_->Cancel(caller_, {array + 5}).front().code(), Code::kNotFound) << "past the array";
+  EXPECT_EQ(node_->Cancel(caller_, {array + 5}).front().code(), Code::kNotFound)
+      << "past the array";
 }
 
 TEST_F(ArrayRestNodeTest, ATaskTakenOutRunsOnceAcrossARestart) {

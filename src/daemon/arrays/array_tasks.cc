@@ -68,12 +68,16 @@ std::optional<std::vector<JobId>> ArrayTasks::For(JobId id, Change change, bool 
     const JobRecord& job = jobs_->at(task);
     bool pending = job.state == JobState::kPending && !job.cancel_requested;
     switch (change) {
-      case Change::kCancel: return job.cancel_requested;
+      case Change::kCancel:
+        return job.cancel_requested;
       case Change::kHold:
         return !pending || job.hold == wanted || (job.hold == Hold::kRoot && !root);
-      case Change::kRelease: return !pending || job.hold == Hold::kNone;
-      case Change::kPending: return !pending;
-      case Change::kUpdate: return !EditChanges(job, edit);
+      case Change::kRelease:
+        return !pending || job.hold == Hold::kNone;
+      case Change::kPending:
+        return !pending;
+      case Change::kUpdate:
+        return !EditChanges(job, edit);
     }
     return true;
   });

@@ -31,9 +31,7 @@ class ArrayTasks {
   // shows none needs, at a fraction of the cost for a large environment).
   Result<JobRecord> Job(JobId id, bool with_env = true) const;
   // How many tasks active job `id` stands for: a rest, each of its pending ones; any other 1.
-  size_t TasksOf(JobId id) const {
-    return jobs_->TasksOf(id);
-  }
+  size_t TasksOf(JobId id) const { return jobs_->TasksOf(id); }
 
   // The ids of the tasks of job array `id` (its first task's id) that have not ended, ascending
   // (empty when all have); nullopt when `id` names no array (no such job, or a job that is not an

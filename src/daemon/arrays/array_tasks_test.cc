@@ -1,11 +1,10 @@
 // ArrayTasks (array_tasks.h): what a request on an array's id still has to change, as a table.
 #include "daemon/arrays/array_tasks.h"
 
-#include "daemon/jobs/array_rest.h"
-
 #include <gtest/gtest.h>
 
 #include "common/test_dir.h"
+#include "daemon/jobs/array_rest.h"
 
 namespace pinpoint::daemon {
 namespace {
@@ -31,8 +30,10 @@ class ArrayTasksTest : public ::testing::Test {
       r.state = tasks[i].state;
       r.hold = tasks[i].hold;
       r.cancel_requested = tasks[i].cancel_requested;
-      r.array = ArrayRecord{ArrayTask{.array_id = 10, .index = static_cast<int>(i), .count = static_cast<int>(tasks.size()),
-                          .limit = tasks[i].limit}};
+      r.array = ArrayRecord{ArrayTask{.array_id = 10,
+                                      .index = static_cast<int>(i),
+                                      .count = static_cast<int>(tasks.size()),
+                                      .limit = tasks[i].limit}};
       jobs_->Add(r);
     }
   }
@@ -44,13 +45,13 @@ class ArrayTasksTest : public ::testing::Test {
 };
 
 TEST_F(ArrayTasksTest, EachChangeListsWhatItStillHasToChange) {
-  Array({{},                                          // 10: pending
-         {.hold = Hold::kUser},                       // 11: held by its user
-         {.hold = Hold::kRoot},                       // 12: held by root
-         {.state = JobState::kRunning, .limit = 2},   // 13: running, %2
-         {.cancel_requested = true},                  // 14: pending, being cancelled
-         {.state = JobState::kCompleted}});           // 15: ended
-  JobRecord other;  // the next job, of no array
+  Array({{},                                         // 10: pending
+         {.hold = Hold::kUser},                      // 11: held by its user
+         {.hold = Hold::kRoot},                      // 12: held by root
+         {.state = JobState::kRunning, .limit = 2},  // 13: running, %2
+         {.cancel_requested = true},                 // 14: pending, being cancelled
+         {.state = JobState::kCompleted}});          // 15: ended
+  JobRecord other;                                   // the next job, of no array
   other.id = 16;
   jobs_->Add(other);
   using C = ArrayTasks::Change;
@@ -66,9 +67,9 @@ TEST_F(ArrayTasksTest, EachChangeListsWhatItStillHasToChange) {
   time.time_limit_s = 60;
   const Row rows[] = {
       {C::kCancel, false, {}, {10, 11, 12, 13}},
-      {C::kHold, false, {}, {10}},          // root's hold is not a user's to change
-      {C::kHold, true, {}, {10, 11}},       // root holds what users held, as root
-      {C::kRelease, false, {}, {11, 12}},   // whether a user may is the node's check
+      {C::kHold, false, {}, {10}},         // root's hold is not a user's to change
+      {C::kHold, true, {}, {10, 11}},      // root holds what users held, as root
+      {C::kRelease, false, {}, {11, 12}},  // whether a user may is the node's check
       {C::kPending, false, {}, {10, 11, 12}},
       {C::kUpdate, false, limit2, {10, 11, 12}},  // not 13 (%2 already), nor 14 (ending)
       {C::kUpdate, false, limit0, {13}},          // a %K reaches running tasks

@@ -2,11 +2,10 @@
 // and files, requests on the array's id, the bounds. Its rest: array_rest_node_test.cc.
 #include "daemon/arrays/job_array.h"
 
+#include <gtest/gtest.h>
 #include <sqlite3.h>
 
 #include <algorithm>
-
-#include <gtest/gtest.h>
 
 #include "daemon/service/service_fixture.h"
 #include "pinpoint/api_codec.h"
@@ -47,12 +46,15 @@ class JobArrayTest : public ServiceFixture {
     for (JobId id = array_id; id < array_id + count; ++id) ids.push_back(id);
     JobEdit edit;
     edit.name = "taken-out";
-    for (const Status& s : node_->UpdateJobs(caller_, ids, edit, 0)) ASSERT_TRUE(s.ok()) << s.ToString();
-    ASSERT_EQ(store_->List({})->size(), static_cast<size_t>(count) + (store_->Get(array_id - 1).ok() ? 1 : 0));
+    for (const Status& s : node_->UpdateJobs(caller_, ids, edit, 0))
+      ASSERT_TRUE(s.ok()) << s.ToString();
+    ASSERT_EQ(store_->List({})->size(),
+              static_cast<size_t>(count) + (store_->Get(array_id - 1).ok() ? 1 : 0));
   }
   int RunningTasks(JobId array_id, int count) {
     int running = 0;
-    for (JobId id = array_id; id < array_id + count; ++id) running += Get(id).state == JobState::kRunning;
+    for (JobId id = array_id; id < array_id + count; ++id)
+      running += Get(id).state == JobState::kRunning;
     return running;
   }
   static std::map<std::string, std::string> EnvOf(const launch::LaunchSpec& spec) {
@@ -73,9 +75,15 @@ TEST_F(JobArrayTest, OneSubmitStoresOneRecordAndEveryTaskHasItsConsecutiveId) {
   ASSERT_TRUE(node_->Submit(caller_, Slice()).ok());  // job 1: the array's ids come after it
   json reply = Handle(SubmitOp("1,3,5-7"), caller_);
   ASSERT_EQ(reply.value("ok", false), true) << reply.dump();
-  EXPECT_EQ(reply["array"], (json{{"id", 2}, {"count", 5}, {"first_job_id", 2}, {"last_job_id", 6}}));
+  EXPECT_EQ(reply["array"],
+            (json{{"id", 2}, {"count", 5}, {"first_job_id", 2}, {"last_job_id", 6}}));
   EXPECT_EQ(reply["job"]["id"], 2);
-  EXPECT_EQ(reply["job"]["array"], (json{{"id", 2}, {"index", 1}, {"count", 5}, {"min_index", 1}, {"max_index", 7}, {"limit", 0}}));
+  EXPECT_EQ(reply["job"]["array"], (json{{"id", 2},
+                                         {"index", 1},
+                                         {"count", 5},
+                                         {"min_index", 1},
+                                         {"max_index", 7},
+                                         {"limit", 0}}));
   const int indices[] = {1, 3, 5, 6, 7};
   EXPECT_EQ(store_->Get(2).value().array.pending, "1-5:2,6-7") << "stored, not only in memory";
   for (int i = 0; i < 5; ++i) {
@@ -142,9 +150,10 @@ TEST_F(JobArrayTest, AfterokOnAnArraysIdWaitsForEveryTask) {
   next.afterok = {array};
   auto refused = node_->Submit(caller_, next);
   EXPECT_EQ(refused.status().code(), Code::kFailedPrecondition);
-  EXPECT_EQ(refused.status().message(), "job array " + std::to_string(array) +
-                                            " has already ended failed: afterok on it can never be met "
-                                            "(after waits for any end)");
+  EXPECT_EQ(refused.status().message(),
+            "job array " + std::to_string(array) +
+                " has already ended failed: afterok on it can never be met "
+                "(after waits for any end)");
   next.afterok = {array + 1};
   EXPECT_TRUE(node_->Submit(caller_, next).ok());
 }
@@ -187,15 +196,18 @@ TEST_F(JobArrayTest, HoldAndReleaseOfAnArraysIdReachItsPendingTasks) {
   other.gid = 5555;
   json refused = Handle(json{{"op", "release"}, {"arrays", {array}}}, other);
   EXPECT_EQ(refused["results"][0]["error"]["code"], "permission_denied") << refused.dump();
-  json released = Handle(json{{"op", "release"}, {"ids", {array + 4}}, {"arrays", {array}}}, caller_);
+  json released =
+      Handle(json{{"op", "release"}, {"ids", {array + 4}}, {"arrays", {array}}}, caller_);
   ASSERT_EQ(released["results"].size(), 2u) << released.dump();
   EXPECT_EQ(released["results"][0], (json{{"id", array + 4}, {"ok", true}}));
-  EXPECT_EQ(released["results"][1]["array_tasks"], 2) << "the task released by its id first is not counted again";
+  EXPECT_EQ(released["results"][1]["array_tasks"], 2)
+      << "the task released by its id first is not counted again";
   for (JobId id = array + 2; id < array + 5; ++id) EXPECT_EQ(Get(id).hold, Hold::kNone) << id;
   Handle(json{{"op", "cancel"}, {"arrays", {array}}}, caller_);
   node_->Step();
   json none = Handle(json{{"op", "hold"}, {"arrays", {array}}}, caller_);
-  EXPECT_EQ(none["results"][0]["error"]["message"], "array " + std::to_string(array) + " has no pending task")
+  EXPECT_EQ(none["results"][0]["error"]["message"],
+            "array " + std::to_string(array) + " has no pending task")
       << none.dump();
 }
 
@@ -209,13 +221,15 @@ TEST_F(JobArrayTest, ALargeArraysCancelGoesOneBudgetAPassAndAnswersOnce) {
   JobId array = SubmitArray("1-40", big);
   TakeOutEveryTask(array, 40);
   JobId victim = node_->Submit(caller_, Slice())->id;
-  std::optional<json> now = service_->Handle(caller_, json{{"op", "hold"}, {"arrays", {array}}}, /*conn=*/7);
+  std::optional<json> now =
+      service_->Handle(caller_, json{{"op", "hold"}, {"arrays", {array}}}, /*conn=*/7);
   EXPECT_FALSE(now.has_value()) << "deferred: " << now->dump();
   int held_first = 0;
   for (JobId id = array; id < array + 40; ++id) held_first += Get(id).hold != Hold::kNone;
   EXPECT_GT(held_first, 0);
   EXPECT_LT(held_first, 40) << "the first call did one budget's worth, not the whole array";
-  EXPECT_EQ(Handle(json{{"op", "show"}, {"id", victim}}, caller_).value("ok", false), true) << "others are served";
+  EXPECT_EQ(Handle(json{{"op", "show"}, {"id", victim}}, caller_).value("ok", false), true)
+      << "others are served";
   int passes = 0;
   while (service_->waiting().array_requests > 0 && passes < 100) {
     service_->ContinueArrayWork();
@@ -224,7 +238,8 @@ TEST_F(JobArrayTest, ALargeArraysCancelGoesOneBudgetAPassAndAnswersOnce) {
   EXPECT_GT(passes, 1);
   ASSERT_EQ(replies_.size(), 1u);
   EXPECT_EQ(replies_[0].first, 7u);
-  EXPECT_EQ(replies_[0].second["results"], (json::array({{{"id", array}, {"ok", true}, {"array_tasks", 40}}})))
+  EXPECT_EQ(replies_[0].second["results"],
+            (json::array({{{"id", array}, {"ok", true}, {"array_tasks", 40}}})))
       << replies_[0].second.dump();
   for (JobId id = array; id < array + 40; ++id) EXPECT_EQ(Get(id).hold, Hold::kUser) << id;
 }
@@ -234,7 +249,8 @@ TEST_F(JobArrayTest, APassChangesAtMostARequestsWorthOfSmallTasks) {
   CollectReplies();
   JobId array = SubmitArray("1-100");
   TakeOutEveryTask(array, 100);
-  EXPECT_FALSE(service_->Handle(caller_, json{{"op", "hold"}, {"arrays", {array}}}, /*conn=*/3).has_value());
+  EXPECT_FALSE(
+      service_->Handle(caller_, json{{"op", "hold"}, {"arrays", {array}}}, /*conn=*/3).has_value());
   int held = 0;
   for (JobId id = array; id < array + 100; ++id) held += Get(id).hold != Hold::kNone;
   EXPECT_EQ(held, static_cast<int>(kCancelMaxIds));
@@ -255,7 +271,8 @@ TEST_F(JobArrayTest, TheLimitOfAWaitingArrayCanBeChanged) {
   node_->Step();
   EXPECT_EQ(RunningTasks(array, 6), 3);
   EXPECT_EQ(Get(array + 5).array.limit, 3);
-  EXPECT_EQ(store_->FindArrayRest(array + 5)->value().array.limit, 3) << "stored, in the array's rest";
+  EXPECT_EQ(store_->FindArrayRest(array + 5)->value().array.limit, 3)
+      << "stored, in the array's rest";
   api::Caller other;
   other.uid = 5555;
   other.gid = 5555;
@@ -295,7 +312,8 @@ TEST_F(JobArrayTest, EachTaskGetsItsArrayInItsEnvironmentAndOutputFile) {
     EXPECT_EQ(env["PINPOINT_ARRAY_TASK_COUNT"], "2");
     EXPECT_EQ(env["PINPOINT_ARRAY_TASK_MIN"], "4");
     EXPECT_EQ(env["PINPOINT_ARRAY_TASK_MAX"], "5");
-    EXPECT_EQ(spec.stdout_path, "/home/alice/out/" + std::to_string(array) + "_" + std::to_string(4 + i) + ".log");
+    EXPECT_EQ(spec.stdout_path,
+              "/home/alice/out/" + std::to_string(array) + "_" + std::to_string(4 + i) + ".log");
   }
   // A job that is not a task never sees array variables, whatever its environment brought.
   auto plain = node_->Submit(caller_, r);
@@ -322,7 +340,8 @@ TEST_F(JobArrayTest, CancelOfTheArraysIdReachesEveryUnfinishedTask) {
   EXPECT_FALSE(Get(array + 3).cancel_requested || IsFinal(Get(array + 3).state));
 
   json reply = Handle({{"op", "cancel"}, {"arrays", {array}}}, caller_);
-  EXPECT_EQ(reply["results"], (json::array({{{"id", array}, {"ok", true}, {"array_tasks", 3}}}))) << reply.dump();
+  EXPECT_EQ(reply["results"], (json::array({{{"id", array}, {"ok", true}, {"array_tasks", 3}}})))
+      << reply.dump();
   EXPECT_TRUE(Get(array + 1).cancel_requested);
   EXPECT_TRUE(Get(array + 2).cancel_requested);
   EXPECT_EQ(Get(array + 3).state, JobState::kCancelled);
@@ -343,7 +362,8 @@ TEST_F(JobArrayTest, CancelOfTheArraysIdReachesEveryUnfinishedTask) {
 // names no array is one job as well.
 TEST_F(JobArrayTest, CancelOfATasksOwnIdReachesThatTaskOnly) {
   JobId array = SubmitArray("1-4");
-  json reply = Handle({{"op", "cancel"}, {"ids", {array, array + 1}}, {"arrays", {array + 2}}}, caller_);
+  json reply =
+      Handle({{"op", "cancel"}, {"ids", {array, array + 1}}, {"arrays", {array + 2}}}, caller_);
   EXPECT_EQ(reply["results"], (json::array({{{"id", array}, {"ok", true}},
                                             {{"id", array + 1}, {"ok", true}},
                                             {{"id", array + 2}, {"ok", true}}})));
@@ -387,7 +407,8 @@ TEST_F(JobArrayTest, BadArraysAreRefusedAndNothingIsStored) {
   }
   json wait = SubmitOp("1-2");
   wait["wait"] = true;
-  EXPECT_EQ(Handle(wait, caller_)["error"]["message"], "\"wait\" does not go with \"array\": wait for the tasks one by one");
+  EXPECT_EQ(Handle(wait, caller_)["error"]["message"],
+            "\"wait\" does not go with \"array\": wait for the tasks one by one");
   EXPECT_TRUE(store_->List({})->empty());
 }
 
@@ -433,7 +454,8 @@ TEST_F(JobArrayTest, ARetriedSubmitFindsTheSameArray) {
   EXPECT_EQ(node_->Submit(caller_, Slice(), "k-1").status().code(), Code::kFailedPrecondition);
   auto plain = node_->Submit(caller_, Slice(), "k-2");
   ASSERT_TRUE(plain.ok());
-  EXPECT_EQ(node_->SubmitArray(caller_, Slice(), spec, "k-2").status().code(), Code::kFailedPrecondition);
+  EXPECT_EQ(node_->SubmitArray(caller_, Slice(), spec, "k-2").status().code(),
+            Code::kFailedPrecondition);
 }
 
 // What reaches the disk: the syncs SQLite makes, counted. Stored job by job, 300 tasks would
@@ -462,7 +484,8 @@ TEST_F(JobArrayDiskTest, ThreeHundredTasksAreOneCommitToSubmitAndOneToCancel) {
   int submit = syncs_;
   syncs_ = 0;
   // The tasks wait as one record, their array's rest: the cancel is answered at once.
-  std::optional<json> now = service_->Handle(caller_, {{"op", "cancel"}, {"arrays", {array}}}, /*conn=*/5);
+  std::optional<json> now =
+      service_->Handle(caller_, {{"op", "cancel"}, {"arrays", {array}}}, /*conn=*/5);
   int cancel = syncs_;
   ASSERT_TRUE(now.has_value());
   EXPECT_EQ((*now)["results"][0]["array_tasks"], 300) << now->dump();

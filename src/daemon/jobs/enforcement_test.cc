@@ -1,9 +1,9 @@
 #include "daemon/jobs/enforcement.h"
 
-#include "sharing/backend.h"
-
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+
+#include "sharing/backend.h"
 
 namespace pinpoint::daemon {
 namespace {
@@ -17,14 +17,23 @@ constexpr uint64_t kGiB = uint64_t{1} << 30;
 // the proof knows no mode, so these are named as a mode would name them.
 std::vector<AppliedLimit> SliceLimits() {
   return {
-      AppliedLimit{.resource = "devices", .variable = "CUDA_VISIBLE_DEVICES",
-                   .expected = "GPU-aaaa", .strength = LimitStrength::kDriver,
-                   .what = "the devices the CUDA driver shows it", .given = "GPU-aaaa"},
-      AppliedLimit{.resource = "gpu_mem", .variable = "SLICE_MEM_LIMIT", .expected = "0=3072M",
-                   .strength = LimitStrength::kDriver, .what = "a pinned memory limit",
+      AppliedLimit{.resource = "devices",
+                   .variable = "CUDA_VISIBLE_DEVICES",
+                   .expected = "GPU-aaaa",
+                   .strength = LimitStrength::kDriver,
+                   .what = "the devices the CUDA driver shows it",
+                   .given = "GPU-aaaa"},
+      AppliedLimit{.resource = "gpu_mem",
+                   .variable = "SLICE_MEM_LIMIT",
+                   .expected = "0=3072M",
+                   .strength = LimitStrength::kDriver,
+                   .what = "a pinned memory limit",
                    .given = "0=3072M"},
-      AppliedLimit{.resource = "gpu_share", .variable = "SLICE_SM_PCT", .expected = "25",
-                   .strength = LimitStrength::kDriver, .what = "an SM percentage",
+      AppliedLimit{.resource = "gpu_share",
+                   .variable = "SLICE_SM_PCT",
+                   .expected = "25",
+                   .strength = LimitStrength::kDriver,
+                   .what = "an SM percentage",
                    .unobservable = "not measurable under MPS: NVML reports no SM use per client",
                    .given = "25"}};
 }
@@ -52,8 +61,8 @@ JobRecord MpsSlice() {
   job.readback.memory_max = std::to_string(4 * kGiB);
   job.readback.limits = SliceLimits();
   job.readback.env_read = true;
-  job.readback.env = {{"CUDA_VISIBLE_DEVICES", "GPU-aaaa"}, {"SLICE_MEM_LIMIT", "0=3072M"},
-                      {"SLICE_SM_PCT", "25"}};
+  job.readback.env = {
+      {"CUDA_VISIBLE_DEVICES", "GPU-aaaa"}, {"SLICE_MEM_LIMIT", "0=3072M"}, {"SLICE_SM_PCT", "25"}};
   job.readback.gpu_env_reads = 1;
   job.readback.gpu_env = {{"CUDA_VISIBLE_DEVICES", {"GPU-aaaa"}},
                           {"SLICE_MEM_LIMIT", {"0=3072M"}},
@@ -150,10 +159,9 @@ TEST(EnforcementTest, WhatItsGpuProcessesRanWithDecidesNotADecoyBeforeThem) {
 TEST(EnforcementTest, ASliceHeldWholeIsBoundByItsDevicesOwnMemory) {
   JobRecord job = MpsSlice();
   job.allocations[0].mode = SharingMode::kExclusive;
-  sharing::Slice slice{.gpu_mem_bytes = 3 * kGiB, .device_mem_bytes = 10 * kGiB,
-                       .mig_instance = true};
-  job.readback.limits = {SliceLimits()[0], sharing::DeviceMemory(slice),
-                         sharing::DeviceSms(slice)};
+  sharing::Slice slice{
+      .gpu_mem_bytes = 3 * kGiB, .device_mem_bytes = 10 * kGiB, .mig_instance = true};
+  job.readback.limits = {SliceLimits()[0], sharing::DeviceMemory(slice), sharing::DeviceSms(slice)};
   job.usage.gpu_mem_peak_bytes = 8 * kGiB;  // above what it asked, within its instance
   std::vector<Enforcement> list = EnforcementOf(job);
   EXPECT_EQ(Entry(list, "gpu_mem").applied, "its MIG instance's own memory, 10GiB");
@@ -254,8 +262,7 @@ TEST(EnforcementTest, AWholeGpuHasNoLimitToReadAndGetsNoShareEntry) {
   job.allocations[0].mode = SharingMode::kExclusive;
   job.allocations[0].gpu_mem_bytes = 0;
   sharing::Slice slice{.device_mem_bytes = 80 * kGiB};
-  job.readback.limits = {SliceLimits()[0], sharing::DeviceMemory(slice),
-                         sharing::DeviceSms(slice)};
+  job.readback.limits = {SliceLimits()[0], sharing::DeviceMemory(slice), sharing::DeviceSms(slice)};
   std::vector<Enforcement> list = EnforcementOf(job);
   EXPECT_EQ(list.size(), 5u);
   EXPECT_EQ(Entry(list, "gpu_mem").applied, "the whole device's memory, 80GiB");

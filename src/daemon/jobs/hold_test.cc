@@ -22,13 +22,14 @@ TEST(HoldTest, DecisionsTable) {
   constexpr auto kU = Hold::kUser, kR = Hold::kRoot, kN = Hold::kNone;
   constexpr auto kOk = Code::kOk, kPre = Code::kFailedPrecondition, kPerm = Code::kPermissionDenied;
   const Row rows[] = {
-      {JobState::kPending, kN, false, kU, kOk, kN, kOk},     // owner holds, releases
-      {JobState::kPending, kU, false, kU, kOk, kN, kOk},     // again: no change
-      {JobState::kPending, kR, false, kR, kOk, {}, kPerm},   // root's hold stays; owner cannot release
-      {JobState::kPending, kN, true, kR, kOk, kN, kOk},      // root's hold is an admin hold
-      {JobState::kPending, kU, true, kR, kOk, kN, kOk},      // root replaces and releases a user hold
+      {JobState::kPending, kN, false, kU, kOk, kN, kOk},    // owner holds, releases
+      {JobState::kPending, kU, false, kU, kOk, kN, kOk},    // again: no change
+      {JobState::kPending, kR, false, kR, kOk, {}, kPerm},  // root's hold stays; owner cannot
+                                                            // release
+      {JobState::kPending, kN, true, kR, kOk, kN, kOk},     // root's hold is an admin hold
+      {JobState::kPending, kU, true, kR, kOk, kN, kOk},  // root replaces and releases a user hold
       {JobState::kPending, kR, true, kR, kOk, kN, kOk},
-      {JobState::kRunning, kN, false, {}, kPre, {}, kPre},   // only pending jobs
+      {JobState::kRunning, kN, false, {}, kPre, {}, kPre},  // only pending jobs
       {JobState::kRunning, kN, true, {}, kPre, {}, kPre},
       {JobState::kCompleted, kN, false, {}, kPre, {}, kPre},
       {JobState::kCancelled, kU, true, {}, kPre, {}, kPre},
@@ -61,7 +62,8 @@ TEST(HoldTest, ErrorsSayWhatToDo) {
             "job 7 is running: only a pending job can be held (cancel it to stop it)");
   job.state = JobState::kPending;
   job.hold = Hold::kRoot;
-  EXPECT_EQ(DecideRelease(job, false).status().message(), "job 7 is held by root: only root can release it");
+  EXPECT_EQ(DecideRelease(job, false).status().message(),
+            "job 7 is held by root: only root can release it");
   EXPECT_EQ(sched::HeldDetail(7, Hold::kUser), "held by its owner: pinpoint release 7");
 }
 

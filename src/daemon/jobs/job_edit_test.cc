@@ -70,8 +70,10 @@ TEST(JobEditTest, ARunningJobTakesOnlyATimeLimitAndOnlyRootRaisesIt) {
   EXPECT_EQ(job.request.time_limit_s, 1800);
   Status raised = ApplyEdit(job, Time(3600), false).status();
   EXPECT_EQ(raised.code(), Code::kPermissionDenied);
-  EXPECT_EQ(raised.message(), "job 7 is running: only root may raise its time limit (30:00 now; it may be lowered)");
-  EXPECT_EQ(ApplyEdit(job, Time(0), false).status().code(), Code::kPermissionDenied) << "lifting it raises it";
+  EXPECT_EQ(raised.message(),
+            "job 7 is running: only root may raise its time limit (30:00 now; it may be lowered)");
+  EXPECT_EQ(ApplyEdit(job, Time(0), false).status().code(), Code::kPermissionDenied)
+      << "lifting it raises it";
   EXPECT_EQ(job.request.time_limit_s, 1800) << "unchanged";
   EXPECT_TRUE(*ApplyEdit(job, Time(7200), true)) << "root may";
   EXPECT_EQ(job.request.time_limit_s, 7200);
@@ -80,7 +82,9 @@ TEST(JobEditTest, ARunningJobTakesOnlyATimeLimitAndOnlyRootRaisesIt) {
   mem.gpu_mem_bytes = 2ull << 30;
   Status s = ApplyEdit(job, mem, true).status();
   EXPECT_EQ(s.code(), Code::kFailedPrecondition);
-  EXPECT_EQ(s.message(), "job 7 is running: only its time limit can change now (the rest is fixed once it starts)");
+  EXPECT_EQ(
+      s.message(),
+      "job 7 is running: only its time limit can change now (the rest is fixed once it starts)");
   EXPECT_FALSE(EditChanges(job, mem)) << "an array's update passes it over";
   EXPECT_EQ(job.request.gpu_mem_bytes, 1ull << 30);
   JobRecord unlimited = Running();

@@ -3,8 +3,8 @@
 // request is stored, other users and root keep submitting, and room comes back as jobs end.
 #include <gtest/gtest.h>
 
-#include "daemon/setup/config.h"
 #include "daemon/service/service_fixture.h"
+#include "daemon/setup/config.h"
 #include "pinpoint/array_spec.h"
 
 namespace pinpoint::daemon {
@@ -143,7 +143,8 @@ TEST_F(JobBytesTest, ARequestPastMaxRequestBytesIsRefusedWithOneLine) {
       << refused.status().message();
   EXPECT_EQ(refused.status().message().find('\n'), std::string::npos);
   EXPECT_EQ(Stored(), 0u);
-  EXPECT_FALSE(SubmitWithEnv(Root(), 70 << 10).ok()) << "the bound on one request holds for root too";
+  EXPECT_FALSE(SubmitWithEnv(Root(), 70 << 10).ok())
+      << "the bound on one request holds for root too";
 }
 
 TEST_F(JobBytesTest, OneUsersJobsTakeAtMostMaxUserRequestBytes) {
@@ -179,10 +180,12 @@ TEST_F(JobBytesTest, AnArrayHoldsItsRequestOncePerTask) {
   EXPECT_EQ(second.status().code(), Code::kUnavailable);
   EXPECT_NE(second.status().message().find("(max_user_request_bytes)"), std::string::npos)
       << second.status().message();
-  EXPECT_FALSE(SubmitWithEnv(caller_, 45 << 10).ok()) << "nor a job that fits beside one request of it";
+  EXPECT_FALSE(SubmitWithEnv(caller_, 45 << 10).ok())
+      << "nor a job that fits beside one request of it";
   // Naming tasks alone (a release of 2 of them) takes them out of the rest: the user's bytes stay.
   JobId array = first->first.array.array_id;
-  for (const auto& s : node_->ReleaseJobs(caller_, {array + 1, array + 2})) EXPECT_TRUE(s.ok()) << s.ToString();
+  for (const auto& s : node_->ReleaseJobs(caller_, {array + 1, array + 2}))
+    EXPECT_TRUE(s.ok()) << s.ToString();
   EXPECT_FALSE(SubmitWithEnv(caller_, 45 << 10).ok()) << "taking tasks out added no room";
   std::vector<JobId> all;
   for (JobId id = array; id < array + 6; ++id) all.push_back(id);
@@ -203,8 +206,8 @@ TEST(JobRoomConfigTest, DefaultsBoundsAndPrintedConfig) {
   ASSERT_TRUE(set.ok()) << set.status().ToString();
   EXPECT_EQ(set->max_jobs, 0);
   EXPECT_EQ(set->max_jobs_per_user, 50);
-  for (const char* bad : {R"({"max_jobs": -1})", R"({"max_jobs_per_user": "many"})",
-                          R"({"max_jobs": 100000000})"}) {
+  for (const char* bad :
+       {R"({"max_jobs": -1})", R"({"max_jobs_per_user": "many"})", R"({"max_jobs": 100000000})"}) {
     auto r = ParseConfig(bad);
     ASSERT_FALSE(r.ok()) << bad;
     EXPECT_NE(r.status().message().find("config: \"max_jobs"), std::string::npos)

@@ -1,4 +1,5 @@
 #include "daemon/jobs/job_table.h"
+
 #include "common/log.h"
 
 namespace pinpoint::daemon {

@@ -119,10 +119,10 @@ class JobTable {
   store::JobStore* store_;
   Clock* clock_;
   Map jobs_;
-  HeldBytes held_bytes_;  // of jobs_'s requests, by uid
-  std::map<JobId, JobId> rests_;  // array id -> the id of its rest in jobs_
+  HeldBytes held_bytes_;                   // of jobs_'s requests, by uid
+  std::map<JobId, JobId> rests_;           // array id -> the id of its rest in jobs_
   std::map<JobId, RestTasks> rest_tasks_;  // a rest's id in jobs_ -> its tasks (RestTasks::Of)
-  size_t extra_tasks_ = 0;        // tasks the rests stand for beyond one each
+  size_t extra_tasks_ = 0;                 // tasks the rests stand for beyond one each
   int64_t generation_ = 0;
   // Jobs whose end could not be stored yet -> whether CollectEnded has reported them.
   std::map<JobId, bool> unpersisted_ends_;

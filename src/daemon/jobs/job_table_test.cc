@@ -3,9 +3,8 @@
 // disk fills (store::testing::FaultyVfs).
 #include "daemon/jobs/job_table.h"
 
-#include <sqlite3.h>
-
 #include <gtest/gtest.h>
+#include <sqlite3.h>
 
 #include "common/test_dir.h"
 #include "daemon/jobs/lifecycle.h"
@@ -137,7 +136,8 @@ TEST_F(JobTableStoreTest, ABatchOfEndsThatCannotCommitKeepsEveryOne) {
   End(b);
   full_ = true;  // the commit's write fails
   table_->CommitEnds();
-  EXPECT_EQ(table_->CollectEnded([](const JobRecord&) {}), std::vector<JobId>(std::begin(ids), std::end(ids)));
+  EXPECT_EQ(table_->CollectEnded([](const JobRecord&) {}),
+            std::vector<JobId>(std::begin(ids), std::end(ids)));
   EXPECT_EQ(table_->size(), 2u) << "both kept in memory";
   full_ = false;
   table_->RetryUnpersistedEnds();

@@ -217,10 +217,12 @@ JobEnd DecideLeaseEnd(const JobRecord& lease, Reason cause, bool mps_fault, int6
   } else {
     end.state = JobState::kCompleted;
     end.reason = cause;
-    if (cause == Reason::kLeaseClosed) end.detail = "closed";
+    if (cause == Reason::kLeaseClosed)
+      end.detail = "closed";
     else if (cause == Reason::kLeaseEmptied)
       end.detail = "its container's cgroup has no process left";
-    else end.detail = "no container was attached in time";
+    else
+      end.detail = "no container was attached in time";
   }
   return end;
 }

@@ -1,8 +1,8 @@
 #include "daemon/jobs/log_text.h"
 
-#include <string>
-
 #include <gtest/gtest.h>
+
+#include <string>
 
 namespace pinpoint::daemon {
 namespace {
@@ -15,11 +15,11 @@ TEST(LastLinesStartTest, KeepsTheLastLines) {
   };
   const Case cases[] = {
       {"a\nb\nc\n", 2, "b\nc\n"},
-      {"a\nb\nc", 2, "b\nc"},     // a last line without its newline counts
+      {"a\nb\nc", 2, "b\nc"},  // a last line without its newline counts
       {"a\nb\nc\n", 3, "a\nb\nc\n"},
       {"a\nb\nc\n", 10, "a\nb\nc\n"},
       {"a\nb\nc\n", 0, "a\nb\nc\n"},  // 0: everything
-      {"a\n\n\n", 2, "\n\n"},     // empty lines are lines
+      {"a\n\n\n", 2, "\n\n"},         // empty lines are lines
       {"", 1, ""},
       {std::string(1000, 'x'), 1, std::string(1000, 'x')},  // one long line
   };
@@ -29,7 +29,7 @@ TEST(LastLinesStartTest, KeepsTheLastLines) {
 }
 
 TEST(CompleteUtf8LengthTest, HoldsBackACutCharacter) {
-  const std::string euro = "\xE2\x82\xAC";  // 3 bytes
+  const std::string euro = "\xE2\x82\xAC";       // 3 bytes
   const std::string smile = "\xF0\x9F\x98\x80";  // 4 bytes
   EXPECT_EQ(CompleteUtf8Length("abc"), 3u);
   EXPECT_EQ(CompleteUtf8Length("a" + euro), 4u);

@@ -36,7 +36,8 @@ TEST_F(PriorityTest, UserMayLowerButNotRaisePriority) {
   Status s = CheckPriority(policy, user_, kRootDaemon, 5, users_);
   EXPECT_EQ(s.code(), Code::kPermissionDenied);
   EXPECT_NE(s.message().find("priority_users"), std::string::npos) << s.message();
-  EXPECT_EQ(CheckPriority(policy, user_, kRootDaemon, 1000000, users_).code(), Code::kPermissionDenied);
+  EXPECT_EQ(CheckPriority(policy, user_, kRootDaemon, 1000000, users_).code(),
+            Code::kPermissionDenied);
 }
 
 TEST_F(PriorityTest, RootMaySetAnyPriority) {
@@ -83,7 +84,8 @@ TEST(PriorityUsersTest, GroupsComeFromTheUserDirectory) {
   policy.priority_users = {"@gpu"};
   EXPECT_TRUE(CheckPriority(policy, ana, 0, 5, users).ok());
   EXPECT_TRUE(CheckPriority(policy, ana, 0, 0, users).ok());
-  EXPECT_EQ(users.lookups(), (std::vector<std::string>{"uid 1001", "group other", "uid 1001", "group gpu"}))
+  EXPECT_EQ(users.lookups(),
+            (std::vector<std::string>{"uid 1001", "group other", "uid 1001", "group gpu"}))
       << "looked up only when a priority above the bound is asked for";
 }
 

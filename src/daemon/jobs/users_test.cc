@@ -1,8 +1,7 @@
 #include "daemon/jobs/users.h"
 
-#include <unistd.h>
-
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include "daemon/jobs/fake_users.h"
 
@@ -67,7 +66,8 @@ TEST_F(CachingUserDirectoryTest, UnknownNamesAreKeptTooAndSeenOnceTheyExpire) {
 }
 
 TEST_F(CachingUserDirectoryTest, HoldsAtMostItsBoundOfEachKind) {
-  for (uint32_t uid = 0; uid < CachingUserDirectory::kMaxEntries; ++uid) (void)cache_.ByUid(5000 + uid);
+  for (uint32_t uid = 0; uid < CachingUserDirectory::kMaxEntries; ++uid)
+    (void)cache_.ByUid(5000 + uid);
   size_t asked = base_.lookups().size();
   (void)cache_.ByUid(5000);
   EXPECT_EQ(base_.lookups().size(), asked) << "still cached";

@@ -127,7 +127,7 @@ class MigDynamic {
 
   Status Adopt(const std::vector<gpu::GpuInfo>& gpus, sched::Inventory& inventory, int64_t now_ms);
   void StartThread(std::vector<store::MigChange> changes, int64_t now_ms);  // one at a time
-  void Run(std::vector<store::MigChange> changes);  // the thread
+  void Run(std::vector<store::MigChange> changes);                          // the thread
   int64_t NextEligibleMs(int64_t now_ms) const;
   void NoteDrain(const std::optional<sched::mig::Drain>& drain, int64_t now_ms);
 

@@ -2,9 +2,8 @@
 // 2g.20gb at memory slices 0 and 2 (GPU instances 2, 3), 3g.40gb at 4 (GPU instance 1).
 #include "daemon/mig/mig_dynamic.h"
 
-#include <poll.h>
-
 #include <gtest/gtest.h>
+#include <poll.h>
 
 #include <algorithm>
 #include <condition_variable>
@@ -50,7 +49,8 @@ class MigDynamicTest : public ::testing::Test {
     ASSERT_TRUE(inv.ok()) << inv.status().ToString();
     inv_ = *inv;
     gpu::GpuBackend& thread_backend = backend != nullptr ? *backend : *backend_;
-    auto setup = StartMigDynamic(thread_backend, *gpus, *profiles, config_, store_.get(), inv_, now_ms);
+    auto setup =
+        StartMigDynamic(thread_backend, *gpus, *profiles, config_, store_.get(), inv_, now_ms);
     ASSERT_TRUE(setup.ok()) << setup.status().ToString();
     ASSERT_NE(setup->mig, nullptr);
     mig_ = std::move(setup->mig);
@@ -99,7 +99,8 @@ TEST_F(MigDynamicTest, AWaitingSliceGetsAnInstanceMadeOffTheLoop) {
   ASSERT_TRUE(backend_->DestroyMigInstance(0, 3).ok());  // slices 2-3 free
   Start(1000);
   ASSERT_TRUE(Slot(2).partition.vacant);
-  EXPECT_TRUE(mig_->Plan(inv_, {{7, 5 * kSliceGiB}}, {{Slot(0).index, 1}, {Slot(4).index, 1}}, 1000).empty());
+  EXPECT_TRUE(mig_->Plan(inv_, {{7, 5 * kSliceGiB}}, {{Slot(0).index, 1}, {Slot(4).index, 1}}, 1000)
+                  .empty());
   ASSERT_GE(mig_->WaitFd(), 0) << "a reconfiguration runs";
   EXPECT_TRUE(mig_->Plan(inv_, {{8, 5 * kSliceGiB}}, {}, 1000).empty()) << "one at a time";
   ASSERT_TRUE(Finish(1500));
@@ -132,7 +133,8 @@ TEST_F(MigDynamicTest, OnlyIdleInstancesPastTheirMinimumsAreDestroyed) {
   std::vector<int> drained = mig_->Plan(inv_, big, {{busy, 1}}, 400'000);
   std::sort(drained.begin(), drained.end());
   EXPECT_EQ(drained, (std::vector<int>{Slot(2).index, Slot(4).index}));
-  for (int start : {2, 4}) EXPECT_TRUE(Slot(start).partition.vacant) << "no job is placed on an instance about to go";
+  for (int start : {2, 4})
+    EXPECT_TRUE(Slot(start).partition.vacant) << "no job is placed on an instance about to go";
   ASSERT_TRUE(Finish(400'000));
   ASSERT_EQ(Migs().size(), 1u) << "a job runs on the 2g.20gb at slice 0";
   EXPECT_FALSE(Slot(0).partition.vacant);
@@ -151,7 +153,9 @@ TEST_F(MigDynamicTest, OnlyIdleInstancesPastTheirMinimumsAreDestroyed) {
   EXPECT_EQ(Migs()[0].profile, "7g.80gb");
   EXPECT_EQ(mig_->made().at(partition::MigAction::kDestroy), 3);
   EXPECT_EQ(mig_->made().at(partition::MigAction::kCreate), 1);
-  for (const store::MigChange& c : mig_->recent()) EXPECT_EQ(c.for_job, 9) << partition::MigActionName(c.action) << ": each change says whom it serves";
+  for (const store::MigChange& c : mig_->recent())
+    EXPECT_EQ(c.for_job, 9) << partition::MigActionName(c.action)
+                            << ": each change says whom it serves";
 }
 
 TEST_F(MigDynamicTest, AFailedCreateIsRecordedAndTriedAgainLater) {
@@ -162,7 +166,8 @@ TEST_F(MigDynamicTest, AFailedCreateIsRecordedAndTriedAgainLater) {
   ASSERT_TRUE(Finish(2000));
   EXPECT_TRUE(Slot(2).partition.vacant);
   EXPECT_EQ(mig_->failed().at(partition::MigAction::kCreate), 1);
-  EXPECT_NE(mig_->recent().back().result.find("failed (simulated)"), std::string::npos) << mig_->recent().back().result;
+  EXPECT_NE(mig_->recent().back().result.find("failed (simulated)"), std::string::npos)
+      << mig_->recent().back().result;
   EXPECT_EQ(mig_->DueMs(), 32'000) << "retried 30 s later";
   mig_->Plan(inv_, {{7, 5 * kSliceGiB}}, {}, 3000);
   EXPECT_EQ(mig_->WaitFd(), -1) << "not before";
@@ -207,14 +212,17 @@ class GatedBackend : public gpu::GpuBackend {
   std::string DriverVersion() const override { return "simulated"; }
   Result<std::vector<gpu::GpuInfo>> Inventory() override { return node_->Inventory(); }
   Result<gpu::GpuSample> Sample(int index) override { return node_->Sample(index); }
-  Result<gpu::MigInfo> CreateMigInstance(int index, const std::string& profile, int start) override {
+  Result<gpu::MigInfo> CreateMigInstance(int index, const std::string& profile,
+                                         int start) override {
     std::unique_lock<std::mutex> lock(mu_);
     // A deadline, as every wait of a test: a gate never opened fails the create, not the run.
     if (!opened_.wait_for(lock, std::chrono::seconds(60), [&] { return open_; }))
       return Unavailable("the test never opened the gate");
     return node_->CreateMigInstance(index, profile, start);
   }
-  Status DestroyMigInstance(int index, uint32_t id) override { return node_->DestroyMigInstance(index, id); }
+  Status DestroyMigInstance(int index, uint32_t id) override {
+    return node_->DestroyMigInstance(index, id);
+  }
   void Open() {
     std::lock_guard<std::mutex> lock(mu_);
     open_ = true;
@@ -265,16 +273,17 @@ TEST(MigWantsTest, OneDeviceSlicesWaitingForRoomInPassOrderAndBounded) {
   };
   demand(5, 1, kSliceGiB, Reason::kMpsUser);
   demand(3, 1, kSliceGiB, Reason::kResources);
-  demand(4, 1, 0, Reason::kResources);                 // a whole GPU: never a MIG instance
-  demand(6, 2, kSliceGiB, Reason::kResources);         // two devices: not made room for
-  demand(7, 1, kSliceGiB, Reason::kHeld);              // waits for something else
+  demand(4, 1, 0, Reason::kResources);          // a whole GPU: never a MIG instance
+  demand(6, 2, kSliceGiB, Reason::kResources);  // two devices: not made room for
+  demand(7, 1, kSliceGiB, Reason::kHeld);       // waits for something else
   demand(8, 1, kSliceGiB, Reason::kReservation);
   std::vector<sched::mig::Want> wants = MigWants(snap, plan);
   ASSERT_EQ(wants.size(), 3u);
   EXPECT_EQ(wants[0].id, 5);
   EXPECT_EQ(wants[1].id, 3);
   EXPECT_EQ(wants[2].id, 8);
-  for (JobId id = 100; id < 100 + 2 * static_cast<JobId>(kMigWantsPerPass); ++id) demand(id, 1, kSliceGiB, Reason::kResources);
+  for (JobId id = 100; id < 100 + 2 * static_cast<JobId>(kMigWantsPerPass); ++id)
+    demand(id, 1, kSliceGiB, Reason::kResources);
   EXPECT_EQ(MigWants(snap, plan).size(), kMigWantsPerPass);
 }
 

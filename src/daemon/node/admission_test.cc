@@ -2,9 +2,9 @@
 // caller and a request, and what Prepare then Admit make of them. No store, no daemon.
 #include "daemon/node/admission.h"
 
-#include <functional>
-
 #include <gtest/gtest.h>
+
+#include <functional>
 
 #include "daemon/jobs/fake_users.h"
 #include "daemon/service/service_fixture.h"
@@ -66,12 +66,20 @@ std::vector<AdmitCase> Cases() {
       // Two of alice's slices and a half: the third is over.
       {"a service class the node has not", none, [](JobRequest& r) { r.qos = "gold"; }, kAlice, 0,
        Code::kInvalidArgument, "no service class 'gold'"},
-      {"a service class for bob alone", [](NodeOptions& o) { o.admission.qos.push_back(ServiceClass{.name = "urgent", .priority = 100, .users = {"bob"}}); },
+      {"a service class for bob alone",
+       [](NodeOptions& o) {
+         o.admission.qos.push_back(
+             ServiceClass{.name = "urgent", .priority = 100, .users = {"bob"}});
+       },
        [](JobRequest& r) { r.qos = "urgent"; }, kAlice, 0, Code::kPermissionDenied, "only for bob"},
-      {"root in a class for bob alone", [](NodeOptions& o) { o.admission.qos.push_back(ServiceClass{.name = "urgent", .priority = 100, .users = {"bob"}}); },
+      {"root in a class for bob alone",
+       [](NodeOptions& o) {
+         o.admission.qos.push_back(
+             ServiceClass{.name = "urgent", .priority = 100, .users = {"bob"}});
+       },
        [](JobRequest& r) { r.qos = "urgent"; }, 0, 0, Code::kOk, "", "root"},
-      {"the scavenger class is everyone's", none, [](JobRequest& r) { r.qos = "scavenger"; }, kAlice, 0,
-       Code::kOk, ""},
+      {"the scavenger class is everyone's", none, [](JobRequest& r) { r.qos = "scavenger"; },
+       kAlice, 0, Code::kOk, ""},
       {"alice's requests past her budget",
        [](NodeOptions& o) {
          o.admission.max_user_request_bytes = RequestBytes(GpuSlice()) * 5 / 2;
@@ -125,7 +133,8 @@ TEST_F(AdmissionTest, EachWayInIsAdmittedOrRefusedWithOneLine) {
     }
     ASSERT_FALSE(admitted.ok());
     EXPECT_EQ(admitted.status().code(), c.want) << admitted.status().ToString();
-    EXPECT_NE(admitted.status().message().find(c.want_in_message), std::string::npos) << admitted.status().message();
+    EXPECT_NE(admitted.status().message().find(c.want_in_message), std::string::npos)
+        << admitted.status().message();
     EXPECT_EQ(admitted.status().message().find('\n'), std::string::npos);
   }
 }
@@ -189,7 +198,8 @@ TEST_F(AdmissionTest, AnArrayIsCheckedForItsSizeAndStandsForItsTasks) {
   Admission admission(&options_, &options_.inventory, &users_);
   JobRequest r = GpuSlice();
   EXPECT_EQ(admission.PrepareArray(r, ArraySpec{{}, 0}).status().code(), Code::kInvalidArgument);
-  EXPECT_EQ(admission.PrepareArray(r, ArraySpec{{1, 2, 3, 4, 5}, 0}).status().code(), Code::kInvalidArgument);
+  EXPECT_EQ(admission.PrepareArray(r, ArraySpec{{1, 2, 3, 4, 5}, 0}).status().code(),
+            Code::kInvalidArgument);
   ASSERT_TRUE(admission.PrepareArray(r, ArraySpec{{1, 2, 3}, 0}).ok());
   JobTable jobs(nullptr, nullptr);
   EXPECT_TRUE(admission.Admit(CallerOf(kAlice), r, jobs, 3).ok());

@@ -1,9 +1,8 @@
 // Time limits, dependencies and user limits on a Node of fakes (node.h, job_runner.h).
 // Time moves only with the fake clock: no test sleeps.
-#include <signal.h>
-
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <signal.h>
 
 #include "daemon/jobs/fake_users.h"
 #include "daemon/service/service_fixture.h"
@@ -138,7 +137,8 @@ TEST_F(ConstraintsTest, TheDefaultAppliesWithoutALimitAndTheMaxRefusesMore) {
   o.admission.max_time_limit_s = 7200;
   Start(o);
   JobId plain = Submit(alice_, Cpu());
-  EXPECT_EQ(store_->Get(plain)->request.time_limit_s, 3600) << "stored with the limit it runs under";
+  EXPECT_EQ(store_->Get(plain)->request.time_limit_s, 3600)
+      << "stored with the limit it runs under";
   JobRequest most = Cpu();
   most.time_limit_s = 7200;
   EXPECT_EQ(store_->Get(Submit(alice_, most))->request.time_limit_s, 7200);
@@ -153,7 +153,8 @@ TEST_F(ConstraintsTest, TheDefaultAppliesWithoutALimitAndTheMaxRefusesMore) {
   EXPECT_EQ(store_->List({})->size(), 2u) << "a refused job is not stored";
   o.admission.default_time_limit_s = 0;
   Start(o);
-  EXPECT_EQ(store_->Get(Submit(alice_, Cpu()))->request.time_limit_s, 7200) << "no default: the max";
+  EXPECT_EQ(store_->Get(Submit(alice_, Cpu()))->request.time_limit_s, 7200)
+      << "no default: the max";
 }
 
 TEST_F(ConstraintsTest, ARetryWithTheSameKeyFindsTheJobTheDefaultLimitWasAddedTo) {
@@ -211,10 +212,12 @@ TEST_F(ConstraintsTest, ASignalGoesOnceItsSecondsBeforeTheLimitAndNotAgainAfterA
   EXPECT_EQ(events.back().detail, "sent signal 10 to its processes, 120 s before its time limit");
   Start(Options());  // the fake launcher still runs it: adopted
   Step();
-  EXPECT_EQ(launcher_.signals().size(), 1u) << "its events say it was sent: a restart does not send it again";
+  EXPECT_EQ(launcher_.signals().size(), 1u)
+      << "its events say it was sent: a restart does not send it again";
   clock_.AdvanceMs(120'000);
   Step();
-  EXPECT_EQ(launcher_.signals(), (Sent{{id, SIGUSR1}, {id, SIGTERM}})) << "then the limit's own stop";
+  EXPECT_EQ(launcher_.signals(), (Sent{{id, SIGUSR1}, {id, SIGTERM}}))
+      << "then the limit's own stop";
 }
 
 TEST_F(ConstraintsTest, ASignalWithBGoesToTheFirstProcessAloneAndAJobBeingStoppedGetsNone) {
@@ -236,7 +239,8 @@ TEST_F(ConstraintsTest, ASignalWithBGoesToTheFirstProcessAloneAndAJobBeingStoppe
   ASSERT_TRUE(node_->Cancel(alice_, {cancelled}).front().ok());
   launcher_.SetNotStarted(cancelled, false);
   Step();
-  EXPECT_EQ(launcher_.signals(), (Sent{{cancelled, SIGTERM}})) << "its cancel's SIGTERM, no warning";
+  EXPECT_EQ(launcher_.signals(), (Sent{{cancelled, SIGTERM}}))
+      << "its cancel's SIGTERM, no warning";
 }
 
 TEST_F(ConstraintsTest, ASignalWithoutATimeLimitIsRefusedAtSubmit) {
@@ -245,12 +249,14 @@ TEST_F(ConstraintsTest, ASignalWithoutATimeLimitIsRefusedAtSubmit) {
   r.signal_before_s = 60;
   auto refused = node_->Submit(alice_, r);
   EXPECT_EQ(refused.status().code(), Code::kInvalidArgument);
-  EXPECT_EQ(refused.status().message(), "--signal is sent before the time limit, and this job has none: give "
-                                        "--time too (this node sets no default_time_limit)");
+  EXPECT_EQ(refused.status().message(),
+            "--signal is sent before the time limit, and this job has none: give "
+            "--time too (this node sets no default_time_limit)");
   NodeOptions o = Options();
   o.admission.default_time_limit_s = 3600;
   Start(o);
-  EXPECT_EQ(store_->Get(Submit(alice_, r))->request.signal, SIGUSR1) << "the node's default limit will do";
+  EXPECT_EQ(store_->Get(Submit(alice_, r))->request.signal, SIGUSR1)
+      << "the node's default limit will do";
 }
 
 // A lease holds its slice no longer than a job would (issue 55): it takes the node's default
@@ -311,8 +317,10 @@ TEST_F(ConstraintsTest, AFailedDependencyCancelsTheWholeChainInOnePass) {
     EXPECT_EQ(job.reason, Reason::kDependencyNeverSatisfied) << id;
     EXPECT_EQ(job.cancelled_by, "pinpoint");
   }
-  EXPECT_EQ(store_->Get(b)->detail, "job " + std::to_string(a) + " failed, and afterok needs it to complete");
-  EXPECT_EQ(store_->Get(c)->detail, "job " + std::to_string(b) + " can never start, and afterok needs it to complete");
+  EXPECT_EQ(store_->Get(b)->detail,
+            "job " + std::to_string(a) + " failed, and afterok needs it to complete");
+  EXPECT_EQ(store_->Get(c)->detail,
+            "job " + std::to_string(b) + " can never start, and afterok needs it to complete");
   EXPECT_EQ(Job(d).state, JobState::kRunning);
   EXPECT_EQ(launcher_.launches().size(), 2u) << "b and c never ran";
 }
@@ -348,13 +356,15 @@ TEST_F(ConstraintsTest, AnAfterokThatCanNeverBeMetIsRefusedAtSubmit) {
     r.afterok = {done, failed};
     auto refused = node_->Submit(alice_, r);
     EXPECT_EQ(refused.status().code(), Code::kFailedPrecondition) << restarted;
-    EXPECT_EQ(refused.status().message(), "job " + std::to_string(failed) +
-                                              " has already ended failed: afterok on it can never be met "
-                                              "(after waits for any end)");
+    EXPECT_EQ(refused.status().message(),
+              "job " + std::to_string(failed) +
+                  " has already ended failed: afterok on it can never be met "
+                  "(after waits for any end)");
     r.afterok = {cancelled};
     EXPECT_EQ(node_->Submit(alice_, r).status().message(),
               "job " + std::to_string(cancelled) +
-                  " has already ended cancelled: afterok on it can never be met (after waits for any end)");
+                  " has already ended cancelled: afterok on it can never be met (after waits for "
+                  "any end)");
   }
   EXPECT_EQ(store_->List({})->size(), 3u) << "refused jobs are not stored";
   JobRequest r = Cpu();
@@ -415,7 +425,8 @@ TEST_F(ConstraintsTest, RunningJobsCapOneUserByNameAndItsJobStartsWhenAnotherEnd
   Step();
   EXPECT_EQ(Job(first).state, JobState::kRunning);
   EXPECT_EQ(Job(second).reason, Reason::kUserLimit);
-  EXPECT_EQ(Job(second).detail, "its user runs 1 job, the most user_limits allows (running_jobs 1)");
+  EXPECT_EQ(Job(second).detail,
+            "its user runs 1 job, the most user_limits allows (running_jobs 1)");
   EXPECT_EQ(Job(b1).state, JobState::kRunning);
   EXPECT_EQ(Job(b2).state, JobState::kRunning) << "bob has no entry and there is no default";
   launcher_.Finish(first, Exited(0));
@@ -434,14 +445,17 @@ TEST_F(ConstraintsTest, GpuMemCountsLeasesAndADemandOverTheCapIsRefusedAtSubmit)
   JobId bobs = Submit(bob_, SliceOf(4));
   Step();
   EXPECT_EQ(Job(slice).reason, Reason::kUserLimit);
-  EXPECT_THAT(Job(slice).detail, HasSubstr("its user's jobs hold 8GiB of device memory; 4GiB more"));
+  EXPECT_THAT(Job(slice).detail,
+              HasSubstr("its user's jobs hold 8GiB of device memory; 4GiB more"));
   EXPECT_EQ(Job(bobs).state, JobState::kRunning);
   auto refused = node_->Submit(alice_, SliceOf(11));
   EXPECT_EQ(refused.status().code(), Code::kFailedPrecondition);
-  EXPECT_THAT(refused.status().message(), HasSubstr("more than the 10GiB its user may hold at once"));
+  EXPECT_THAT(refused.status().message(),
+              HasSubstr("more than the 10GiB its user may hold at once"));
   lease.gpu_mem_bytes = 3ull << 30;
   auto second_lease = node_->OpenLease(alice_, lease);
-  EXPECT_EQ(second_lease.status().code(), Code::kUnavailable) << "a lease over the cap is not placed";
+  EXPECT_EQ(second_lease.status().code(), Code::kUnavailable)
+      << "a lease over the cap is not placed";
   EXPECT_THAT(second_lease.status().message(), HasSubstr("user_limits"));
 }
 

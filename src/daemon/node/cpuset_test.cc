@@ -39,7 +39,8 @@ TEST_F(CpusetTest, EachJobGetsFreeCpusOfItsOwnOrElseTheQuota) {
   node_->Step();
   EXPECT_EQ(CpusOf(one), std::vector<int>{0});
   EXPECT_EQ(CpusOf(two), (std::vector<int>{2, 3})) << "on one node, the one with room for both";
-  EXPECT_EQ(node_->Get(too_many)->state, JobState::kRunning) << "the scheduler counts CPUs, not which";
+  EXPECT_EQ(node_->Get(too_many)->state, JobState::kRunning)
+      << "the scheduler counts CPUs, not which";
   EXPECT_EQ(CpusOf(too_many), std::vector<int>{}) << "too few free: it shares under its quota";
 
   ASSERT_EQ(launcher_.launches().size(), 3u);
@@ -89,7 +90,8 @@ TEST_F(CpusetTest, AJobsCpusComeFromItsGpusNumaNodeWhenTheBackendKnowsIt) {
   auto other = node_->Submit(caller_, on_gpu1);
   ASSERT_TRUE(other.ok()) << other.status().ToString();
   node_->Step();
-  EXPECT_EQ(CpusOf(near->id), std::vector<int>{2}) << "its GPU's node, though node 0 fits it best too";
+  EXPECT_EQ(CpusOf(near->id), std::vector<int>{2})
+      << "its GPU's node, though node 0 fits it best too";
   EXPECT_EQ(CpusOf(other->id), std::vector<int>{3}) << "no node known: the best fit, as before";
 }
 

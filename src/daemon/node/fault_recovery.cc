@@ -33,8 +33,10 @@ void FaultRecovery::Claim(const sharing::Event& fault, const JobTable& jobs,
 bool FaultRecovery::Evaluate(std::vector<sched::Device>& devices, int64_t now_ms) {
   FaultOutcome outcome = tracker_.Evaluate(now_ms);
   for (int device : outcome.unconfirmed) {
-    log::Warn("MPS: a fatal-fault report on device {} was not confirmed by the driver (no Xid): "
-              "not counted toward draining it", device);
+    log::Warn(
+        "MPS: a fatal-fault report on device {} was not confirmed by the driver (no Xid): "
+        "not counted toward draining it",
+        device);
   }
   for (int device : outcome.counted) {
     log::Error("device {}: MPS fault confirmed by the driver ({} within the drain window)", device,

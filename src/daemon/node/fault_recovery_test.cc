@@ -24,13 +24,16 @@ class FaultRecoveryTest : public ::testing::Test {
     JobRecord r;
     r.uid = uid;
     r.state = JobState::kRunning;
-    r.allocations = {Allocation{.device_index = device, .uuid = "GPU-" + std::to_string(device), .mode = mode}};
+    r.allocations = {
+        Allocation{.device_index = device, .uuid = "GPU-" + std::to_string(device), .mode = mode}};
     r.id = store_->Insert(r).value();
     jobs_->Add(r);
     return r.id;
   }
   static sharing::Event Fault(int device, uint32_t uid) {
-    return sharing::Event{.mode = SharingMode::kMps, .device_index = device, .kind = sharing::Event::Kind::kFault,
+    return sharing::Event{.mode = SharingMode::kMps,
+                          .device_index = device,
+                          .kind = sharing::Event::Kind::kFault,
                           .uid = uid};
   }
 

@@ -8,13 +8,13 @@
 
 #include "common/log.h"
 #include "daemon/arrays/job_array.h"
-#include "daemon/jobs/occupancy.h"
 #include "daemon/jobs/lifecycle.h"
+#include "daemon/jobs/occupancy.h"
 #include "daemon/jobs/sched_view.h"
 #include "daemon/node/slurm_env.h"
 #include "gpu/declared_usage.h"
-#include "sched/cpu_pick.h"
 #include "pinpoint/units.h"
+#include "sched/cpu_pick.h"
 
 namespace pinpoint::daemon {
 
@@ -163,8 +163,10 @@ void JobRunner::RecordPids(const std::vector<JobId>& launched) {
   std::vector<JobId> recorded;
   for (JobId id : launched) {
     Status s = deps_.jobs->Persist(deps_.jobs->at(id), nullptr, "");
-    if (s.ok()) recorded.push_back(id);
-    else log::Error("job {}: cannot record pid: {}", id, s.ToString());
+    if (s.ok())
+      recorded.push_back(id);
+    else
+      log::Error("job {}: cannot record pid: {}", id, s.ToString());
   }
   Status committed = batch.ok() ? batch->Commit() : Status::Ok();
   if (committed.ok()) return;
@@ -208,8 +210,10 @@ Result<std::map<std::string, std::string>> JobRunner::JobEnvironment(const JobRe
     env["PINPOINT_GPU_MEM_BYTES"] = std::to_string(job.request.gpu_mem_bytes);
   // As many threads as CPUs (the job's own choice stays), and which CPUs when it has its own.
   env.try_emplace("OMP_NUM_THREADS", std::to_string(job.request.cpus));
-  if (!job.cpuset.empty()) env["PINPOINT_CPUS"] = FormatCpuList(job.cpuset);
-  else env.erase("PINPOINT_CPUS");
+  if (!job.cpuset.empty())
+    env["PINPOINT_CPUS"] = FormatCpuList(job.cpuset);
+  else
+    env.erase("PINPOINT_CPUS");
   // A simulated node's own jobs: what they declare is seen by this node alone (declared_usage.h).
   env.erase(gpu::kSimulatedNodeVar);
   if (!deps_.options->identity.simulated_node.empty())
@@ -344,7 +348,7 @@ void JobRunner::SendWarning(JobRecord& job, int64_t now_ms) {
   Status s = job.request.signal_leader_only ? occupant.SignalLeader(job, signal)
                                             : occupant.Signal(job, signal);
   if (s.code() == Code::kUnavailable) return;  // not started yet: the next pass tries again
-  warned_.insert(job.id);  // once, sent or not
+  warned_.insert(job.id);                      // once, sent or not
   std::string to = job.request.signal_leader_only ? "its first process" : "its processes";
   std::string detail = s.ok() ? "sent signal " + std::to_string(signal) + " to " + to + ", " +
                                     std::to_string(job.request.signal_before_s) +
@@ -444,7 +448,8 @@ void JobRunner::SafeStop(JobRecord& job) {
   Status s = OccupantOf(job).Signal(job, SIGTERM);
   if (s.code() == Code::kUnavailable)
     term_pending_.insert(job.id);  // not started yet: Pass sends it
-  else if (!s.ok()) log::Warn("job {}: {}", job.id, s.ToString());
+  else if (!s.ok())
+    log::Warn("job {}: {}", job.id, s.ToString());
 }
 
 void JobRunner::StopJob(JobRecord& job, Reason stop_reason, std::string detail) {
@@ -457,8 +462,10 @@ void JobRunner::StopJob(JobRecord& job, Reason stop_reason, std::string detail) 
 
 void JobRunner::HandleOrphan(JobRecord& job) {
   if (!orphans_.insert(job.id).second) return;
-  log::Error("job {}: its supervisor (pinpoint-shim, pid {}) died while the job's processes "
-             "still run; they keep their resources until they are ended", job.id, job.pid);
+  log::Error(
+      "job {}: its supervisor (pinpoint-shim, pid {}) died while the job's processes "
+      "still run; they keep their resources until they are ended",
+      job.id, job.pid);
   lifecycle::SupervisorLost(job);
   Status s = deps_.jobs->Persist(job, "supervisor-lost",
                                  "the supervisor died; ending the job's processes");
@@ -538,8 +545,10 @@ void JobRunner::EndLease(JobRecord& job, Reason cause) {
 }
 
 void JobRunner::End(JobRecord& job, const OccupantEnd& end) {
-  if (end.exit) Finish(job, *end.exit);
-  else EndLease(job, end.cause);
+  if (end.exit)
+    Finish(job, *end.exit);
+  else
+    EndLease(job, end.cause);
 }
 
 void JobRunner::PersistEnd(JobRecord& job) {

@@ -148,7 +148,7 @@ class JobRunner {
   void Changed() { changed_ = true; }
 
   RunnerDeps deps_;
-  bool changed_ = false;  // since the last TakeChanged
+  bool changed_ = false;    // since the last TakeChanged
   bool ends_left_ = false;  // the last Pass stopped collecting ends at its budget
   ShimOccupant shim_;
   OutputGuard output_;

@@ -1,7 +1,6 @@
 // Leases on a Node of fakes (node.h, docs/containers.md): placement, attach rules, ends, stops.
-#include <signal.h>
-
 #include <gtest/gtest.h>
+#include <signal.h>
 
 #include "daemon/jobs/lifecycle.h"
 #include "daemon/service/service_fixture.h"
@@ -160,7 +159,8 @@ TEST_F(LeaseTest, ALeaseNeverTakesWhatIsHeldForAWaitingJob) {
   auto refused = node_->OpenLease(caller_, Slice());
   ASSERT_FALSE(refused.ok());
   EXPECT_EQ(refused.status().code(), Code::kUnavailable);
-  EXPECT_NE(refused.status().message().find("held for job " + std::to_string(waiting.id)), std::string::npos)
+  EXPECT_NE(refused.status().message().find("held for job " + std::to_string(waiting.id)),
+            std::string::npos)
       << refused.status().message();
   ASSERT_TRUE(node_->CloseLease(caller_, slice).ok());
   node_->Step();
@@ -172,7 +172,9 @@ TEST_F(LeaseTest, ALeaseNeverTakesWhatIsHeldForAWaitingJob) {
 TEST_F(LeaseTest, ALeaseWhoseMpsDaemonIsStartingIsAnsweredOnceItRuns) {
   CollectReplies();
   mps_.Fail(FailedPrecondition("the MPS control daemon of device 0 is starting"));
-  nlohmann::json open{{"op", "open_lease"}, {"request", {{"gpus", 1}, {"gpu_mem_bytes", 5ull << 30}, {"gpu_share_pct", 20}}}};
+  nlohmann::json open{
+      {"op", "open_lease"},
+      {"request", {{"gpus", 1}, {"gpu_mem_bytes", 5ull << 30}, {"gpu_share_pct", 20}}}};
   EXPECT_FALSE(service_->Handle(caller_, open, /*conn=*/9).has_value()) << "deferred, not refused";
   node_->Step();
   service_->PollStartingLeases();
@@ -189,7 +191,8 @@ TEST_F(LeaseTest, ALeaseWhoseMpsDaemonIsStartingIsAnsweredOnceItRuns) {
 TEST_F(LeaseTest, ALeaseWhoseMpsDaemonNeverStartsIsGivenUpWithOneLine) {
   CollectReplies();
   mps_.Fail(FailedPrecondition("the MPS control daemon of device 0 is starting"));
-  nlohmann::json open{{"op", "open_lease"}, {"request", {{"gpus", 1}, {"gpu_mem_bytes", 5ull << 30}}}};
+  nlohmann::json open{{"op", "open_lease"},
+                      {"request", {{"gpus", 1}, {"gpu_mem_bytes", 5ull << 30}}}};
   EXPECT_FALSE(service_->Handle(caller_, open, /*conn=*/4).has_value());
   clock_.AdvanceMs(kLeaseStartTimeoutMs);
   node_->Step();
@@ -280,10 +283,13 @@ TEST_F(LeaseTest, ARefusedCgroupIsNotAttached) {
 TEST_F(LeaseTest, AttachingASecondCgroupOrOneAnotherLeaseHoldsIsRefused) {
   JobId first = OpenAttached();
   containers_.SetCgroup(900, std::string("0::/machine/libpod-c2.scope"));
-  EXPECT_EQ(node_->AttachLease(root_, first, 900, std::nullopt).status().code(), Code::kFailedPrecondition);
-  EXPECT_TRUE(node_->AttachLease(root_, first, 777, std::nullopt).ok()) << "the same cgroup again is fine";
+  EXPECT_EQ(node_->AttachLease(root_, first, 900, std::nullopt).status().code(),
+            Code::kFailedPrecondition);
+  EXPECT_TRUE(node_->AttachLease(root_, first, 777, std::nullopt).ok())
+      << "the same cgroup again is fine";
   JobId second = Open();
-  EXPECT_EQ(node_->AttachLease(root_, second, 777, std::nullopt).status().code(), Code::kFailedPrecondition);
+  EXPECT_EQ(node_->AttachLease(root_, second, 777, std::nullopt).status().code(),
+            Code::kFailedPrecondition);
 }
 
 TEST_F(LeaseTest, AJobIsNoLease) {
@@ -291,7 +297,8 @@ TEST_F(LeaseTest, AJobIsNoLease) {
   job.argv = {"true"};
   job.cwd = "/";
   auto submitted = node_->Submit(caller_, job).value();
-  EXPECT_EQ(node_->AttachLease(root_, submitted.id, 777, std::nullopt).status().code(), Code::kNotFound);
+  EXPECT_EQ(node_->AttachLease(root_, submitted.id, 777, std::nullopt).status().code(),
+            Code::kNotFound);
   EXPECT_EQ(node_->CloseLease(caller_, submitted.id).status().code(), Code::kNotFound);
 }
 
@@ -337,7 +344,8 @@ TEST_F(LeaseTest, AnEndedLeasesSpecIsRemovedOnce) {
   JobId unattached = Open();
   clock_.AdvanceMs(60000);
   node_->Step();
-  EXPECT_EQ(Record(unattached).reason, Reason::kLeaseNotAttached) << "ended although its spec stayed";
+  EXPECT_EQ(Record(unattached).reason, Reason::kLeaseNotAttached)
+      << "ended although its spec stayed";
   EXPECT_EQ(lease_specs_.removed.back(), unattached);
 }
 
@@ -399,13 +407,17 @@ TEST_F(LeaseTest, ALeaseSurvivesARestartAttached) {
 TEST(LeaseEndTest, DecidedByTheRules) {
   JobRecord lease;
   lease.kind = JobKind::kLease;
-  EXPECT_EQ(lifecycle::DecideLeaseEnd(lease, Reason::kLeaseEmptied, false, 5).state, JobState::kCompleted);
-  EXPECT_EQ(lifecycle::DecideLeaseEnd(lease, Reason::kLeaseEmptied, true, 5).reason, Reason::kGpuFault);
+  EXPECT_EQ(lifecycle::DecideLeaseEnd(lease, Reason::kLeaseEmptied, false, 5).state,
+            JobState::kCompleted);
+  EXPECT_EQ(lifecycle::DecideLeaseEnd(lease, Reason::kLeaseEmptied, true, 5).reason,
+            Reason::kGpuFault);
   lease.stop_reason = Reason::kGpuMemExceeded;
-  EXPECT_EQ(lifecycle::DecideLeaseEnd(lease, Reason::kLeaseEmptied, false, 5).reason, Reason::kGpuMemExceeded);
+  EXPECT_EQ(lifecycle::DecideLeaseEnd(lease, Reason::kLeaseEmptied, false, 5).reason,
+            Reason::kGpuMemExceeded);
   lease.stop_reason = Reason::kNone;
   lease.cancel_requested = true;
-  EXPECT_EQ(lifecycle::DecideLeaseEnd(lease, Reason::kLeaseClosed, false, 5).state, JobState::kCancelled);
+  EXPECT_EQ(lifecycle::DecideLeaseEnd(lease, Reason::kLeaseClosed, false, 5).state,
+            JobState::kCancelled);
 }
 
 }  // namespace

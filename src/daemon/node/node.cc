@@ -35,7 +35,8 @@ class PassTimer {
     for (const auto& [phase, ms] : phases_) total += ms;
     if (total < kSlowPassMs) return;
     int64_t now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
-                         std::chrono::steady_clock::now().time_since_epoch()).count();
+                         std::chrono::steady_clock::now().time_since_epoch())
+                         .count();
     if (now_ms - *logged_ms < kSlowPassLogEveryMs) return;
     *logged_ms = now_ms;
     std::string parts;
@@ -98,8 +99,8 @@ Status Node::Recover() {
     }
   }
   watch_.EndRecovery();
-  log::Info("recovered: {} pending, {} running adopted, {} ended while down, {} requeued",
-            pending, adopted, ended, requeued);
+  log::Info("recovered: {} pending, {} running adopted, {} ended while down, {} requeued", pending,
+            adopted, ended, requeued);
   dirty_ = true;
   return Status::Ok();
 }
@@ -123,14 +124,12 @@ std::vector<JobId> Node::Step() {
   if (dirty_) Schedule();
   timer.Mark("schedule and starts");
   // Every job that ended in this pass, polled or failed to launch inside Schedule.
-  std::vector<JobId> ended = jobs_.CollectEnded(
-      [&](const JobRecord& job) {
-        ended_total_[{job.state, job.reason}] += 1;
-        CountDisagreements(job);
-        if (job.reason != Reason::kLaunchFailed) return;
-        recent_failures_.Add({job.id, job.uid, job.array.array_id, job.request.name, job.end_ms},
-                             now);
-      });
+  std::vector<JobId> ended = jobs_.CollectEnded([&](const JobRecord& job) {
+    ended_total_[{job.state, job.reason}] += 1;
+    CountDisagreements(job);
+    if (job.reason != Reason::kLaunchFailed) return;
+    recent_failures_.Add({job.id, job.uid, job.array.array_id, job.request.name, job.end_ms}, now);
+  });
   watch_.Update(jobs_);
   timer.Mark("ends reported");
   timer.LogIfSlow(jobs_.size(), ended.size(), &slow_pass_logged_ms_);

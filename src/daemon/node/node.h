@@ -349,9 +349,9 @@ class Node {
   JobTable jobs_{deps_.store, deps_.clock};  // pending and running, ended until reported
   ArrayTasks arrays_{&jobs_, deps_.store};
   Dependencies dependencies_{&jobs_, &arrays_};  // a submit's check, a pass's states
-  bool dirty_ = true;                        // something changed since the last schedule
-  std::optional<int64_t> recheck_at_ms_;     // the last plan's Plan::recheck_at_ms
-  bool starts_left_ = false;                 // the last Schedule placed starts past its budget
+  bool dirty_ = true;                            // something changed since the last schedule
+  std::optional<int64_t> recheck_at_ms_;         // the last plan's Plan::recheck_at_ms
+  bool starts_left_ = false;                     // the last Schedule placed starts past its budget
   int64_t slow_pass_logged_ms_ = INT64_MIN / 2;  // the last "a pass took" line (steady clock ms)
   // MPS faults: the devices recovering from one and the jobs it hit, drains and why.
   FaultRecovery faults_{options_.watch.mps_fault_drain_after, deps_.store};

@@ -3,8 +3,8 @@
 #include "common/log.h"
 #include "daemon/jobs/job_room.h"
 #include "daemon/jobs/lifecycle.h"
-#include "daemon/node/node.h"
 #include "daemon/jobs/sched_view.h"
+#include "daemon/node/node.h"
 #include "pinpoint/rewrite_budget.h"
 
 namespace pinpoint::daemon {

@@ -1,9 +1,8 @@
 // Node's safe stop (node_cancel.cc): cancel of pending and running jobs, SIGTERM after the MPS
 // server let go, SIGKILL at the deadline, a cancel before the start, orphaned supervisors.
+#include <gtest/gtest.h>
 #include <signal.h>
 #include <unistd.h>
-
-#include <gtest/gtest.h>
 
 #include "daemon/service/node_fixture.h"
 
@@ -28,7 +27,8 @@ TEST_F(NodeTest, CancelRunningSendsTermThenKillAfterGrace) {
   ASSERT_EQ(launcher_.signals().size(), 1u);
   EXPECT_EQ(launcher_.signals()[0].second, SIGTERM);
   ASSERT_EQ(mps_.stopped().size(), 1u) << "MPS terminate_client before any signal";
-  EXPECT_EQ(mps_.stopped()[0].second, std::vector<int64_t>{launcher_.launches().size() > 0 ? 1001 : 0});
+  EXPECT_EQ(mps_.stopped()[0].second,
+            std::vector<int64_t>{launcher_.launches().size() > 0 ? 1001 : 0});
   EXPECT_TRUE(mps_.released().empty()) << "the client is released when the job has ended";
   clock_.AdvanceMs(4999);
   node_->Step();

@@ -1,9 +1,8 @@
 // Node under MPS faults (job_runner.cc, docs/design.md "MPS faults"): who a fault touches, the
 // suspects and victims, forged claims, an unresponsive daemon, a suspect kept alone.
+#include <gtest/gtest.h>
 #include <signal.h>
 #include <unistd.h>
-
-#include <gtest/gtest.h>
 
 #include "daemon/service/node_fixture.h"
 
@@ -51,7 +50,8 @@ TEST_F(NodeTest, FaultRequeuesVictimsWhichRerunAloneAndTheCulpritFails) {
   node_->Step();
   JobId late = Submit(Request(1, 4ull << 30));
   node_->Step();
-  EXPECT_EQ(node_->Get(late)->allocations.at(0).device_index, 1) << "a recovering device takes no job";
+  EXPECT_EQ(node_->Get(late)->allocations.at(0).device_index, 1)
+      << "a recovering device takes no job";
   for (JobId id : {a, b, culprit}) launcher_.Finish(id, Exited(2));  // every client got the error
   node_->Step();
   EXPECT_EQ(mps_.resets(), std::vector<int>{0}) << "fresh MPS server once the old clients are gone";
@@ -100,7 +100,10 @@ TEST_F(NodeTest, FaultPolicyFailEndsAffectedJobsAsGpuFault) {
   NodeOptions o = node_->options();
   o.inventory = node_->devices();
   o.watch.mps_fault_policy = MpsFaultPolicy::kFail;
-  node_ = std::make_unique<Node>(o, NodeDeps{.store = store_.get(), .launcher = &launcher_, .clock = &clock_, .sharing = mps_backends_.get()});
+  node_ = std::make_unique<Node>(o, NodeDeps{.store = store_.get(),
+                                             .launcher = &launcher_,
+                                             .clock = &clock_,
+                                             .sharing = mps_backends_.get()});
   JobId a = Submit(Request(1, 4ull << 30));
   JobId ok = Submit(Request(1, 4ull << 30));
   node_->Step();
@@ -119,7 +122,10 @@ TEST_F(NodeTest, ForgedFaultClaimsNeverDrainTheDevice) {
   NodeOptions o = node_->options();
   o.inventory = node_->devices();
   o.watch.mps_fault_drain_after = 2;
-  node_ = std::make_unique<Node>(o, NodeDeps{.store = store_.get(), .launcher = &launcher_, .clock = &clock_, .sharing = mps_backends_.get()});
+  node_ = std::make_unique<Node>(o, NodeDeps{.store = store_.get(),
+                                             .launcher = &launcher_,
+                                             .clock = &clock_,
+                                             .sharing = mps_backends_.get()});
   for (int i = 0; i < 10; ++i) {
     mps_.InjectFault(0);
     node_->Step();
@@ -147,7 +153,7 @@ TEST_F(NodeTest, FaultClaimTouchesOnlyTheClaimingUsersJobs) {
 }
 
 TEST_F(NodeTest, FaultOnAnotherDeviceLeavesJobsAlone) {
-  JobId whole = Submit(Request(1));            // GPU 0, no MPS
+  JobId whole = Submit(Request(1));              // GPU 0, no MPS
   JobId slice = Submit(Request(1, 4ull << 30));  // GPU 1
   node_->Step();
   mps_.InjectFault(0);

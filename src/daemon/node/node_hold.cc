@@ -26,7 +26,8 @@ std::function<Result<bool>(JobRecord&, const JobRecord&)> SetHold(
     job.hold = *hold;
     if (job.hold == Hold::kNone)
       lifecycle::Waiting(job, Reason::kNone, "");  // the next pass says why it waits
-    else lifecycle::Waiting(job, Reason::kHeld, sched::HeldDetail(job.id, job.hold));
+    else
+      lifecycle::Waiting(job, Reason::kHeld, sched::HeldDetail(job.id, job.hold));
     return true;
   };
 }

@@ -6,10 +6,10 @@
 
 #include "common/file_util.h"
 #include "common/log.h"
-#include "daemon/node/lease_edits.h"
 #include "daemon/jobs/lifecycle.h"
-#include "daemon/node/node.h"
 #include "daemon/jobs/sched_view.h"
+#include "daemon/node/lease_edits.h"
+#include "daemon/node/node.h"
 #include "pinpoint/escape.h"
 
 namespace pinpoint::daemon {

@@ -1,13 +1,14 @@
 // A node with a GPU in mig-dynamic mode (mig_dynamic.h): a slice no instance has room for gets
 // one made off the loop, then starts on it under the instance's own MPS. The simulated a100x8-mig
-// node's GPU 0 (its only GPU here) starts as 2g.20gb at memory slice 0 and 3g.40gb at 4 (its 2g.20gb at 2 destroyed).
+// node's GPU 0 (its only GPU here) starts as 2g.20gb at memory slice 0 and 3g.40gb at 4 (its
+// 2g.20gb at 2 destroyed).
 #include <poll.h>
 
 #include <algorithm>
 
+#include "daemon/service/node_fixture.h"
 #include "daemon/setup/inventory_builder.h"
 #include "daemon/setup/mig_setup.h"
-#include "daemon/service/node_fixture.h"
 #include "gpu/simulated_backend.h"
 
 namespace pinpoint::daemon {
@@ -43,7 +44,8 @@ class NodeMigTest : public NodeTest {
     sched::Inventory inventory = *inv;
     // GPU 0's slots only (indices 0-6): the node's other GPUs would take the slices whole.
     std::erase_if(inventory.devices, [](const sched::Device& d) { return d.gpu_index != 0; });
-    auto setup = StartMigDynamic(*backend_, *gpus, *profiles, config, store_.get(), inventory, clock_.NowMs());
+    auto setup = StartMigDynamic(*backend_, *gpus, *profiles, config, store_.get(), inventory,
+                                 clock_.NowMs());
     ASSERT_TRUE(setup.ok()) << setup.status().ToString();
     mig_ = std::move(setup->mig);
     NodeOptions o;
@@ -53,7 +55,11 @@ class NodeMigTest : public NodeTest {
     o.identity.simulated = true;
     o.identity.daemon_uid = ::getuid();
     o.admission.mig_requests = mig_requests;
-    node_ = std::make_unique<Node>(o, NodeDeps{.store = store_.get(), .launcher = &launcher, .clock = &clock_, .sharing = mps_backends_.get(), .mig = mig_.get()});
+    node_ = std::make_unique<Node>(o, NodeDeps{.store = store_.get(),
+                                               .launcher = &launcher,
+                                               .clock = &clock_,
+                                               .sharing = mps_backends_.get(),
+                                               .mig = mig_.get()});
   }
   void TearDown() override {
     node_.reset();
@@ -131,7 +137,8 @@ TEST_F(NodeMigTest, ALargeSliceIsNotStarvedBySmallJobsOnItsPlacement) {
   JobId early = Submit(Request(1, 15 * kNodeMigGiB));
   node_->Step();
   node_->Step();
-  EXPECT_EQ(StateOf(early), JobState::kRunning) << "within mig_drain_after_s the small ones still go";
+  EXPECT_EQ(StateOf(early), JobState::kRunning)
+      << "within mig_drain_after_s the small ones still go";
   clock_.AdvanceMs(61'000);
   launcher_.Finish(early, {launch::ExitStatus::Kind::kExited, 0, 0, ""});
   JobId late = Submit(Request(1, 15 * kNodeMigGiB));
@@ -162,7 +169,8 @@ TEST_F(NodeMigTest, ANamedProfileGetsAnInstanceOfItsOwn) {
   r.mig_profile = "1g.10gb";
   JobId id = Submit(r);
   ASSERT_NE(id, 0);
-  EXPECT_EQ(node_->Get(id)->request.gpu_mem_bytes, uint64_t{9984} << 20) << "the profile's whole memory";
+  EXPECT_EQ(node_->Get(id)->request.gpu_mem_bytes, uint64_t{9984} << 20)
+      << "the profile's whole memory";
   node_->Step();
   EXPECT_EQ(StateOf(id), JobState::kPending);
   StepPastReconfiguration();
@@ -177,7 +185,8 @@ TEST_F(NodeMigTest, ANamedProfileGetsAnInstanceOfItsOwn) {
   unknown.mig_profile = "9g.99gb";
   auto refused = node_->Submit(caller_, unknown);
   EXPECT_EQ(refused.status().code(), Code::kFailedPrecondition);
-  EXPECT_NE(refused.status().message().find("needs a MIG instance of profile 9g.99gb"), std::string::npos);
+  EXPECT_NE(refused.status().message().find("needs a MIG instance of profile 9g.99gb"),
+            std::string::npos);
 }
 
 TEST_F(NodeMigTest, ASiteMayTurnNamedProfilesOff) {
@@ -186,8 +195,9 @@ TEST_F(NodeMigTest, ASiteMayTurnNamedProfilesOff) {
   r.mig_profile = "1g.10gb";
   auto refused = node_->Submit(caller_, r);
   EXPECT_EQ(refused.status().code(), Code::kFailedPrecondition);
-  EXPECT_EQ(refused.status().message(),
-            "this node takes no --mig (its mig_requests setting is off): ask for --gpu-mem instead");
+  EXPECT_EQ(
+      refused.status().message(),
+      "this node takes no --mig (its mig_requests setting is off): ask for --gpu-mem instead");
 }
 
 // `pinpoint update --mig`: a pending job's profile changes as submit's --mig would give it (its
@@ -214,17 +224,20 @@ TEST_F(NodeMigTest, APendingJobsProfileChangesAsSubmitWouldGiveIt) {
   Status refused = node_->UpdateJobs(caller_, {job->id}, unknown).front();
   EXPECT_EQ(refused.code(), Code::kFailedPrecondition);
   EXPECT_NE(refused.message().find("9g.99gb"), std::string::npos) << refused.message();
-  EXPECT_EQ(node_->Get(job->id)->request.mig_profile, "") << "a refused change leaves the job as it was";
+  EXPECT_EQ(node_->Get(job->id)->request.mig_profile, "")
+      << "a refused change leaves the job as it was";
 
   JobId running = Submit(Request(1, 5 * kNodeMigGiB));
   node_->Step();
   StepPastReconfiguration();
   ASSERT_EQ(StateOf(running), JobState::kRunning);
-  EXPECT_EQ(node_->UpdateJobs(caller_, {running}, to_larger).front().code(), Code::kFailedPrecondition);
+  EXPECT_EQ(node_->UpdateJobs(caller_, {running}, to_larger).front().code(),
+            Code::kFailedPrecondition);
 
   Build(launcher_, 60, 300, /*mig_requests=*/false);
-  EXPECT_EQ(node_->UpdateJobs(caller_, {job->id}, to_larger).front().message(),
-            "this node takes no --mig (its mig_requests setting is off): ask for --gpu-mem instead");
+  EXPECT_EQ(
+      node_->UpdateJobs(caller_, {job->id}, to_larger).front().message(),
+      "this node takes no --mig (its mig_requests setting is off): ask for --gpu-mem instead");
 }
 
 // After a restart the job on the instance pinpoint made is adopted, and its instance is never
@@ -259,9 +272,11 @@ TEST_F(NodeMigTest, AnInstanceAReadoptedJobRunsOnIsNeverDestroyed) {
   EXPECT_EQ(now.size(), 1u) << "the idle instances went (no minimums), for the whole-GPU slice";
   std::vector<int> resets = mps_.resets();
   std::sort(resets.begin(), resets.end());
-  EXPECT_EQ(resets, (std::vector<int>{0, 4})) << "their MPS control daemons were told to quit first";
+  EXPECT_EQ(resets, (std::vector<int>{0, 4}))
+      << "their MPS control daemons were told to quit first";
   for (const store::MigChange& change : mig_->recent())
-    EXPECT_FALSE(change.action == partition::MigAction::kDestroy && change.uuid == made) << "the adopted job's instance was destroyed";
+    EXPECT_FALSE(change.action == partition::MigAction::kDestroy && change.uuid == made)
+        << "the adopted job's instance was destroyed";
 }
 
 }  // namespace

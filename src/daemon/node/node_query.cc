@@ -6,8 +6,8 @@
 #include "common/file_util.h"
 #include "daemon/jobs/array_rest.h"
 #include "daemon/jobs/log_text.h"
-#include "daemon/node/node.h"
 #include "daemon/jobs/sched_view.h"
+#include "daemon/node/node.h"
 #include "pinpoint/api_codec.h"
 
 namespace pinpoint::daemon {
@@ -23,7 +23,6 @@ JobRecord WithoutEnv(const JobRecord& job) {
   copy.request.env.clear();
   return copy;
 }
-
 
 // Whether `value` is in `list`, or the list is empty (a selection not given selects all).
 template <typename List, typename Value>
@@ -189,8 +188,10 @@ Status Node::ListActive(std::optional<uint32_t> uid, int offset, int limit, cons
         page.jobs.push_back(WithoutEnv(*active));
       } else {
         auto stored = deps_.store->Get(id, /*with_env=*/false);
-        if (stored.ok()) page.jobs.push_back(std::move(stored).value());
-        else return Status::Ok();  // purged since: not a row
+        if (stored.ok())
+          page.jobs.push_back(std::move(stored).value());
+        else
+          return Status::Ok();  // purged since: not a row
       }
     } else if (page.total >= int64_t{offset} + limit) {
       page.tasks_after += active != nullptr ? static_cast<int64_t>(jobs_.TasksOf(id)) : 1;
@@ -245,8 +246,8 @@ Result<LogsReply> Node::Logs(const api::Caller& caller, const LogsRequest& reque
     return PermissionDenied("job " + std::to_string(request.id) + " belongs to " + job->user);
   // A file the job's user chose is never read by pinpointd, which runs as root: the user reads it.
   bool out = request.stream == LogStream::kStdout;
-  const std::string& pattern = out || job->request.error_path.empty() ? job->request.output_path
-                                                                       : job->request.error_path;
+  const std::string& pattern =
+      out || job->request.error_path.empty() ? job->request.output_path : job->request.error_path;
   if (!pattern.empty())
     return FailedPrecondition(
         "job " + std::to_string(request.id) + " writes its " + LogStreamName(request.stream) +

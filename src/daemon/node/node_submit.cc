@@ -22,8 +22,9 @@ Status ValidateIdempotencyKey(const std::string& key) {
   constexpr size_t kMaxKeyBytes = 128;
   if (key.empty() || key.size() > kMaxKeyBytes ||
       !std::all_of(key.begin(), key.end(), [](char c) { return c > ' ' && c < 0x7f; })) {
-    return InvalidArgument("\"idempotency_key\" must be 1 to 128 printable ASCII characters "
-                           "without spaces");
+    return InvalidArgument(
+        "\"idempotency_key\" must be 1 to 128 printable ASCII characters "
+        "without spaces");
   }
   return Status::Ok();
 }
@@ -101,8 +102,7 @@ Result<JobRecord> Node::Submit(const api::Caller& caller, JobRequest request,
   if (!keyed.ok()) return keyed.status();
   std::optional<store::IdempotencyKey> key = keyed->key;
   if (const std::optional<JobRecord>& first = keyed->first)
-    return Resubmitted(jobs_, *first,
-                       first->array.array_id == 0 && first->request == request);
+    return Resubmitted(jobs_, *first, first->array.array_id == 0 && first->request == request);
   auto pending = NewPendingJob(admission_, dependencies_, jobs_, deps_.clock->NowMs(), caller,
                                std::move(request), hold, from_script);
   if (!pending.ok()) return pending.status();
@@ -127,8 +127,8 @@ Result<Node::SubmittedArray> Node::SubmitArray(const api::Caller& caller, JobReq
   auto keyed = LookUpKey(*deps_.store, caller, idempotency_key);
   if (!keyed.ok()) return keyed.status();
   if (const std::optional<JobRecord>& found = keyed->first) {
-    auto first = Resubmitted(
-        jobs_, *found, IsFirstTaskOf(*found, spec) && found->request == request);
+    auto first =
+        Resubmitted(jobs_, *found, IsFirstTaskOf(*found, spec) && found->request == request);
     if (!first.ok()) return first.status();
     auto task = arrays_.Job(first->id);  // a rest as its first task
     if (!task.ok()) return task.status();

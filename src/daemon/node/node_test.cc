@@ -1,20 +1,19 @@
 #include "daemon/node/node.h"
 
+#include <gtest/gtest.h>
 #include <signal.h>
 #include <unistd.h>
 
 #include <cstdlib>
 #include <fstream>
 
-#include <gtest/gtest.h>
-
 #include "common/test_dir.h"
 #include "daemon/jobs/fake_users.h"
 #include "daemon/service/node_fixture.h"
 #include "daemon/service/service_fixture.h"
-#include "pinpoint/api_codec.h"
 #include "launch/fake_launcher.h"
 #include "mps/fake_mps.h"
+#include "pinpoint/api_codec.h"
 #include "store/faulty_vfs.h"
 
 namespace pinpoint::daemon {
@@ -84,7 +83,8 @@ TEST_F(NodeTest, SliceLaunchesWithDeviceAndMpsEnvironment) {
   EXPECT_EQ(env["CUDA_VISIBLE_DEVICES"], "GPU-0");
   EXPECT_EQ(env["PINPOINT_JOB_ID"], std::to_string(id));
   EXPECT_EQ(env["CUDA_MPS_PINNED_DEVICE_MEM_LIMIT"], "0=4096M");
-  EXPECT_EQ(env["CUDA_MPS_PIPE_DIRECTORY"], "/fake/mps/GPU-0/pipe") << "the job's own value is replaced";
+  EXPECT_EQ(env["CUDA_MPS_PIPE_DIRECTORY"], "/fake/mps/GPU-0/pipe")
+      << "the job's own value is replaced";
   ASSERT_EQ(mps_.prepared().size(), 1u);
   EXPECT_EQ(mps_.prepared()[0].gpu_share_pct, 20);
   EXPECT_EQ(mps_.prepared()[0].uid, caller_.uid);
@@ -149,12 +149,12 @@ TEST_F(NodeTest, EndedJobFreesItsDeviceForTheNext) {
 TEST_F(NodeTest, NonRootDaemonRefusesOtherUsersJobs) {
   if (::getuid() == 0) {
     NodeOptions o = node_->options();
-  o.inventory = node_->devices();
-  o.identity.daemon_uid = 4242;  // as if pinpointd ran as an ordinary user
-  node_ = std::make_unique<Node>(o, NodeDeps{.store = store_.get(),
-                                             .launcher = &launcher_,
-                                             .clock = &clock_,
-                                             .sharing = mps_backends_.get()});
+    o.inventory = node_->devices();
+    o.identity.daemon_uid = 4242;  // as if pinpointd ran as an ordinary user
+    node_ = std::make_unique<Node>(o, NodeDeps{.store = store_.get(),
+                                               .launcher = &launcher_,
+                                               .clock = &clock_,
+                                               .sharing = mps_backends_.get()});
   } else {
     caller_.uid = ::getuid() + 1;
   }
@@ -215,7 +215,8 @@ TEST_F(NodeTest, AJobWithRequeueLostWithItsNodeIsQueuedAgainAndRunsOnceMore) {
   JobRecord stored = store_->Get(id).value();
   EXPECT_EQ(stored.state, JobState::kPending) << "recorded before any pass";
   EXPECT_EQ(stored.reason, Reason::kRequeued);
-  EXPECT_NE(stored.detail.find("back in the queue (--requeue)"), std::string::npos) << stored.detail;
+  EXPECT_NE(stored.detail.find("back in the queue (--requeue)"), std::string::npos)
+      << stored.detail;
   EXPECT_EQ(store_->Events(id)->back().kind, "requeue");
   restarted.Step();
   EXPECT_EQ(restarted.Get(id)->state, JobState::kRunning);
@@ -243,7 +244,11 @@ TEST_F(NodeTest, UsersComeFromTheUserDirectory) {
   NodeOptions o = node_->options();
   o.inventory = node_->devices();
   o.identity.daemon_uid = 0;  // runs other users' jobs (FakeLauncher starts nothing)
-  node_ = std::make_unique<Node>(o, NodeDeps{.store = store_.get(), .launcher = &launcher_, .clock = &clock_, .users = &users, .sharing = mps_backends_.get()});
+  node_ = std::make_unique<Node>(o, NodeDeps{.store = store_.get(),
+                                             .launcher = &launcher_,
+                                             .clock = &clock_,
+                                             .users = &users,
+                                             .sharing = mps_backends_.get()});
   api::Caller ana{1001, 1001, 1};
   api::Caller bob{1002, 1002, 2};
   // Two slices of ana fill both MPS devices' servers; bob's slice, come after, waits for one.
@@ -275,9 +280,12 @@ TEST_F(NodeTest, MpsDaemonsAreShownInTheGpusViewAndTheMetrics) {
   mps_.SetServers({{1, down}});
   auto view = ToJson(node_->GpusView());
   EXPECT_FALSE(view["devices"][0].contains("mps")) << "no daemon on device 0";
-  EXPECT_EQ(view["devices"][1]["mps"],
-            (nlohmann::json{{"state", "down"}, {"uid", caller_.uid}, {"control_pid", 0}, {"clients", 0},
-                            {"restarts", 2}, {"pipe_dir", "/mps/dev1/pipe"}}));
+  EXPECT_EQ(view["devices"][1]["mps"], (nlohmann::json{{"state", "down"},
+                                                       {"uid", caller_.uid},
+                                                       {"control_pid", 0},
+                                                       {"clients", 0},
+                                                       {"restarts", 2},
+                                                       {"pipe_dir", "/mps/dev1/pipe"}}));
   metrics::Snapshot snap = node_->MetricsView();
   ASSERT_EQ(snap.devices.size(), 2u);
   EXPECT_FALSE(snap.devices[0].mps_up.has_value());
@@ -379,7 +387,8 @@ TEST_F(NodeTest, LogsFollowNoLinkInTheJobDirectory) {
   ASSERT_EQ(std::system(("mkdir -p " + job_dir).c_str()), 0);
   ASSERT_EQ(::symlink(secret.c_str(), (job_dir + "/stdout").c_str()), 0);
   auto text = node_->Logs(caller_, {id, LogStream::kStdout, 1024});
-  EXPECT_FALSE(text.ok() && text->data.find("secret") != std::string::npos) << "read through the link";
+  EXPECT_FALSE(text.ok() && text->data.find("secret") != std::string::npos)
+      << "read through the link";
   EXPECT_FALSE(text.ok());
   { std::ofstream(job_dir + "/stderr") << std::string(5000, 'x') << "tail"; }
   auto tail = node_->Logs(caller_, {id, LogStream::kStderr, 10});
@@ -392,7 +401,5 @@ TEST_F(NodeTest, LogsFollowNoLinkInTheJobDirectory) {
 }  // namespace pinpoint::daemon
 
 namespace pinpoint::daemon {
-namespace {
-
-}  // namespace
+namespace {}  // namespace
 }  // namespace pinpoint::daemon

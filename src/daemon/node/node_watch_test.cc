@@ -43,7 +43,11 @@ class NodeWatchTest : public ::testing::Test {
     o.identity.daemon_uid = ::getuid();
     o.watch.usage_flush_ms = 1000;
     options_ = o;
-    node_ = std::make_unique<Node>(o, NodeDeps{.store = store_.get(), .launcher = &launcher_, .watcher = watcher_.get(), .clock = &clock_, .sharing = mps_backends_.get()});
+    node_ = std::make_unique<Node>(o, NodeDeps{.store = store_.get(),
+                                               .launcher = &launcher_,
+                                               .watcher = watcher_.get(),
+                                               .clock = &clock_,
+                                               .sharing = mps_backends_.get()});
     caller_.uid = ::getuid();
     caller_.gid = ::getgid();
   }
@@ -54,7 +58,11 @@ class NodeWatchTest : public ::testing::Test {
     w.accountant = {5.0, 1000};
     w.gpu_indices = {0, 1};
     watcher_ = std::make_unique<watch::Watcher>(w, backend_.get(), &owner_, &clock_);
-    node_ = std::make_unique<Node>(options_, NodeDeps{.store = store_.get(), .launcher = &launcher_, .watcher = watcher_.get(), .clock = &clock_, .sharing = mps_backends_.get()});
+    node_ = std::make_unique<Node>(options_, NodeDeps{.store = store_.get(),
+                                                      .launcher = &launcher_,
+                                                      .watcher = watcher_.get(),
+                                                      .clock = &clock_,
+                                                      .sharing = mps_backends_.get()});
     ASSERT_TRUE(node_->Recover().ok());
   }
   // A job on both GPUs runs, and a process of its user in no job (kEscaped) is on GPU 0; the next
@@ -134,7 +142,8 @@ TEST_F(NodeWatchTest, JobWhoseTwoProcessesExceedItsBudgetIsStoppedSafelyItsNeigh
   JobId neighbour = Submit(4 * kGiB);
   node_->Step();
   ASSERT_EQ(node_->Get(greedy)->state, JobState::kRunning);
-  ASSERT_EQ(node_->Get(neighbour)->allocations[0].device_index, node_->Get(greedy)->allocations[0].device_index)
+  ASSERT_EQ(node_->Get(neighbour)->allocations[0].device_index,
+            node_->Get(greedy)->allocations[0].device_index)
       << "both slices share GPU 0";
   // Each of greedy's processes is under 4 GiB (as a per-process MPS limit would allow); together
   // they hold 5 GiB.
@@ -189,8 +198,10 @@ TEST_F(NodeWatchTest, AProcessThatOutlivedItsJobKeepsTheJobsGpusFromTheNextJob) 
   EXPECT_EQ(node_->Get(first)->state, JobState::kCompleted);
   Second(1000);  // the watcher's look at the ended job's GPUs
   Second(1000);
-  EXPECT_EQ(node_->Get(next)->state, JobState::kPending) << "its GPUs are still held by what the job left";
-  EXPECT_TRUE(owner_.killed().empty()) << "a process in no job is not killed before the settle deadline";
+  EXPECT_EQ(node_->Get(next)->state, JobState::kPending)
+      << "its GPUs are still held by what the job left";
+  EXPECT_TRUE(owner_.killed().empty())
+      << "a process in no job is not killed before the settle deadline";
   ASSERT_TRUE(backend_->SetProcesses(0, {}).ok());
   Second(1000);
   EXPECT_EQ(node_->Get(next)->state, JobState::kRunning);
@@ -206,8 +217,10 @@ TEST_F(NodeWatchTest, AProcessInNoJobIsNamedWhileItHoldsAndKilledAtTheDeadline) 
   Second(1000);
   auto waiting = node_->Get(next);
   ASSERT_EQ(waiting->state, JobState::kPending);
-  EXPECT_NE(waiting->detail.find("held by process 777777 of "), std::string::npos) << waiting->detail;
-  EXPECT_NE(waiting->detail.find("in no job, since job " + std::to_string(first) + " ended at"), std::string::npos)
+  EXPECT_NE(waiting->detail.find("held by process 777777 of "), std::string::npos)
+      << waiting->detail;
+  EXPECT_NE(waiting->detail.find("in no job, since job " + std::to_string(first) + " ended at"),
+            std::string::npos)
       << waiting->detail;
   GpusReply gpus = node_->GpusView();
   ASSERT_EQ(gpus.devices[0].holds.size(), 1u);
@@ -307,7 +320,8 @@ TEST_F(NodeWatchTest, JobsUnderTheirBudgetRunToTheEnd) {
   JobId a = Submit(4 * kGiB);
   JobId b = Submit(4 * kGiB);
   node_->Step();
-  Processes({{a, {2 * kGiB, 2 * kGiB}}, {b, {4 * kGiB + (100ull << 20)}}});  // b: 2.4% over, inside 5%
+  Processes(
+      {{a, {2 * kGiB, 2 * kGiB}}, {b, {4 * kGiB + (100ull << 20)}}});  // b: 2.4% over, inside 5%
   for (int i = 0; i < 20; ++i) Second(300'000);
   EXPECT_TRUE(launcher_.signals().empty());
   EXPECT_TRUE(mps_.stopped().empty());
@@ -576,7 +590,11 @@ TEST_F(NodeWatchTest, FaultsConfirmedByXidDrainTheDevice) {
   NodeOptions o = node_->options();
   o.inventory = node_->devices();
   o.watch.mps_fault_drain_after = 2;
-  node_ = std::make_unique<Node>(o, NodeDeps{.store = store_.get(), .launcher = &launcher_, .watcher = watcher_.get(), .clock = &clock_, .sharing = mps_backends_.get()});
+  node_ = std::make_unique<Node>(o, NodeDeps{.store = store_.get(),
+                                             .launcher = &launcher_,
+                                             .watcher = watcher_.get(),
+                                             .clock = &clock_,
+                                             .sharing = mps_backends_.get()});
   mps_.InjectFault(0);
   ASSERT_TRUE(backend_->InjectXid(0, 31).ok());
   Second(0);
@@ -597,7 +615,11 @@ TEST_F(NodeWatchTest, XidOnAnotherGpuOrTooLateConfirmsNothing) {
   NodeOptions o = node_->options();
   o.inventory = node_->devices();
   o.watch.mps_fault_drain_after = 1;
-  node_ = std::make_unique<Node>(o, NodeDeps{.store = store_.get(), .launcher = &launcher_, .watcher = watcher_.get(), .clock = &clock_, .sharing = mps_backends_.get()});
+  node_ = std::make_unique<Node>(o, NodeDeps{.store = store_.get(),
+                                             .launcher = &launcher_,
+                                             .watcher = watcher_.get(),
+                                             .clock = &clock_,
+                                             .sharing = mps_backends_.get()});
   mps_.InjectFault(0);
   ASSERT_TRUE(backend_->InjectXid(1, 31).ok());  // another GPU
   Second(0);

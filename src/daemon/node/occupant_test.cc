@@ -1,9 +1,8 @@
 #include "daemon/node/occupant.h"
 
+#include <gtest/gtest.h>
 #include <signal.h>
 #include <unistd.h>
-
-#include <gtest/gtest.h>
 
 #include "cdi/fake_lease_specs.h"
 #include "daemon/jobs/fake_users.h"
@@ -50,7 +49,8 @@ TEST_F(OccupantTest, AJobRunsUnderItsSupervisorWithTheEnvironmentGiven) {
   ASSERT_EQ(launcher_.launches().size(), 1u);
   const launch::LaunchSpec& spec = launcher_.launches()[0];
   EXPECT_EQ(spec.argv, job.request.argv);
-  EXPECT_EQ(spec.env, (std::vector<std::string>{"CUDA_VISIBLE_DEVICES=GPU-0", "PINPOINT_JOB_ID=7"}));
+  EXPECT_EQ(spec.env,
+            (std::vector<std::string>{"CUDA_VISIBLE_DEVICES=GPU-0", "PINPOINT_JOB_ID=7"}));
   EXPECT_EQ(spec.job_dir, "/var/lib/pinpoint/jobs/7");
   EXPECT_EQ(spec.stdout_path, "/out-7.txt");
   EXPECT_EQ(spec.stderr_path, spec.stdout_path);
@@ -86,7 +86,8 @@ TEST_F(OccupantTest, ALeaseHasNoSupervisorAndEndsWhenNoContainerAttachesInTime) 
   ASSERT_TRUE(started.ok());
   EXPECT_FALSE(*started) << "nothing to poll by pid";
   EXPECT_TRUE(launcher_.launches().empty());
-  EXPECT_EQ(lease.EditsOf(9).env, (std::map<std::string, std::string>{{"CUDA_VISIBLE_DEVICES", "GPU-0"}}))
+  EXPECT_EQ(lease.EditsOf(9).env,
+            (std::map<std::string, std::string>{{"CUDA_VISIBLE_DEVICES", "GPU-0"}}))
       << "only what a container needs";
   EXPECT_FALSE(lease.Poll(job, 1499).has_value());
   auto end = lease.Poll(job, 1500);

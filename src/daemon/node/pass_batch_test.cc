@@ -18,9 +18,7 @@ constexpr int kJobs = 8;
 
 class PassBatchTest : public ServiceFixture {
  protected:
-  void SetUp() override {
-    RestartOn(TwoGpus());
-  }
+  void SetUp() override { RestartOn(TwoGpus()); }
   JobId Submit(std::map<std::string, std::string> env = {}) {
     JobRequest r;
     r.env = std::move(env);
@@ -84,7 +82,8 @@ TEST_F(PassBatchTest, StartsThatCannotBeStoredAreNotLaunched) {
   for (JobId id : ids) EXPECT_EQ(node_->Get(id)->state, JobState::kPending);
   full_ = false;
   node_->Step();
-  EXPECT_EQ(launcher_.launches().size(), static_cast<size_t>(kJobs)) << "tried again by the next pass";
+  EXPECT_EQ(launcher_.launches().size(), static_cast<size_t>(kJobs))
+      << "tried again by the next pass";
   for (JobId id : ids) EXPECT_EQ(Stored(id), JobState::kRunning);
 }
 

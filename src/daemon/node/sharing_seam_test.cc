@@ -3,10 +3,9 @@
 // to the scheduler or the job table. The stand-in here plays a mode that enforces device memory
 // another way (a variable the job's runtime obeys, released at the end): what docs/design.md's
 // "Adding a sharing mode" describes.
+#include <gtest/gtest.h>
 #include <signal.h>
 #include <unistd.h>
-
-#include <gtest/gtest.h>
 
 #include "daemon/service/node_fixture.h"
 #include "daemon/setup/sharing_setup.h"
@@ -21,7 +20,8 @@ class SharingSeamTest : public NodeTest {
     OpenStore();
     backends_ = MakeBackends(SharingSetup{.mps = &mps_});
     // Any users at once, at most two jobs a device: rules no built-in mode has.
-    auto fake = std::make_unique<sharing::FakeBackend>(SharingMode::kTimeslice, sharing::PlacementRules{.max_jobs = 2});
+    auto fake = std::make_unique<sharing::FakeBackend>(SharingMode::kTimeslice,
+                                                       sharing::PlacementRules{.max_jobs = 2});
     fake_ = fake.get();
     backends_->Add(std::move(fake));
     sharing_ = backends_.get();
@@ -46,7 +46,8 @@ TEST_F(SharingSeamTest, TheModesBackendPreparesEachJobAndItsVariablesAreItsOwn) 
   ASSERT_EQ(fake_->prepared().size(), 1u);
   EXPECT_EQ(fake_->prepared()[0].job_id, static_cast<uint64_t>(id));
   EXPECT_EQ(node_->Get(id)->allocations.at(0).mode, SharingMode::kTimeslice);
-  EXPECT_EQ(LaunchEnv(launcher_, 0).at("FAKE_LIMIT_BYTES"), std::to_string(3ull << 30)) << "the job cannot choose its own limit";
+  EXPECT_EQ(LaunchEnv(launcher_, 0).at("FAKE_LIMIT_BYTES"), std::to_string(3ull << 30))
+      << "the job cannot choose its own limit";
   EXPECT_TRUE(mps_.prepared().empty()) << "no MPS on a device of another mode";
   launcher_.Finish(id, ExitStatus{});
   node_->Step();
@@ -107,12 +108,16 @@ TEST_F(SharingSeamTest, AFaultTheBackendReportsTouchesOnlyItsModesJobsOfThatUser
   mps_.InjectUnresponsive(device, caller_.uid);
   node_->Step();
   EXPECT_TRUE(launcher_.signals().empty());
-  fake_->Inject(sharing::Event{.device_index = device, .kind = sharing::Event::Kind::kServerUnresponsive,
-                               .uid = caller_.uid + 1, .detail = "another user's server"});
+  fake_->Inject(sharing::Event{.device_index = device,
+                               .kind = sharing::Event::Kind::kServerUnresponsive,
+                               .uid = caller_.uid + 1,
+                               .detail = "another user's server"});
   node_->Step();
   EXPECT_TRUE(launcher_.signals().empty()) << "another user's claim";
-  fake_->Inject(sharing::Event{.device_index = device, .kind = sharing::Event::Kind::kServerUnresponsive,
-                               .uid = caller_.uid, .detail = "did not answer"});
+  fake_->Inject(sharing::Event{.device_index = device,
+                               .kind = sharing::Event::Kind::kServerUnresponsive,
+                               .uid = caller_.uid,
+                               .detail = "did not answer"});
   node_->Step();
   ASSERT_EQ(launcher_.signals().size(), 1u);
   EXPECT_EQ(node_->Get(id)->stop_reason, Reason::kMpsUnresponsive);

@@ -233,7 +233,8 @@ bool WatchFeedback::NoteLingering(const std::map<JobId, watch::Lingering>& linge
     s.holding = left;
     if (!s.stored) {
       Status put = store_->PutGpuHold(id, left.since_ms);
-      if (put.ok()) s.stored = true;
+      if (put.ok())
+        s.stored = true;
       else
         log::Warn("job {}: cannot store its GPU hold (a restart would forget it): {}", id,
                   put.ToString());

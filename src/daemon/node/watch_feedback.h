@@ -38,7 +38,10 @@ class WatchFeedback {
   // node's (device indices -> GPUs).
   WatchFeedback(watch::Watcher* watcher, store::JobStore* store, launch::Cgroups* cgroups,
                 const sched::Inventory* inventory, int64_t usage_flush_ms)
-      : watcher_(watcher), store_(store), cgroups_(cgroups), inventory_(inventory),
+      : watcher_(watcher),
+        store_(store),
+        cgroups_(cgroups),
+        inventory_(inventory),
         usage_flush_ms_(usage_flush_ms) {}
 
   // Tells the watcher the running jobs of `jobs` that hold GPUs, when they changed since the
@@ -76,13 +79,13 @@ class WatchFeedback {
   // A process that holds an ended job's GPUs, as the last poll saw it.
   struct Hold {
     JobId job = 0;
-    uint32_t uid = 0;                // the job's user, whose process it is
-    std::vector<int> devices;        // the job's devices, which stay taken
-    std::map<int64_t, int> pids;     // the processes -> the NVML index each was seen on
-    bool owned = false;              // the job's own (escaped its end): killed at once
-    int64_t since_ms = 0;            // the job's end
-    int64_t deadline_ms = -1;        // when its user's processes are killed; -1: never
-    bool killed = false;             // they were sent SIGKILL (past the deadline)
+    uint32_t uid = 0;             // the job's user, whose process it is
+    std::vector<int> devices;     // the job's devices, which stay taken
+    std::map<int64_t, int> pids;  // the processes -> the NVML index each was seen on
+    bool owned = false;           // the job's own (escaped its end): killed at once
+    int64_t since_ms = 0;         // the job's end
+    int64_t deadline_ms = -1;     // when its user's processes are killed; -1: never
+    bool killed = false;          // they were sent SIGKILL (past the deadline)
     // Those that hold on although due to be killed: pinpointd may not kill them (set-user-id),
     // or they outlived their SIGKILL (watch::Lingering::unkillable). Their devices are drained.
     std::vector<int64_t> unkillable;
@@ -122,9 +125,9 @@ class WatchFeedback {
   struct Settling {
     uint32_t uid = 0;
     std::vector<sched::Slot> slots;
-    bool stored = false;       // its hold is in the store (the first poll that found one)
-    bool told = false;  // the hold was logged and put in the job's history (before a restart too)
-    bool killed_told = false;  // the kill past the deadline was logged
+    bool stored = false;  // its hold is in the store (the first poll that found one)
+    bool told = false;    // the hold was logged and put in the job's history (before a restart too)
+    bool killed_told = false;                 // the kill past the deadline was logged
     bool unkillable_told = false;             // a holder that could not be killed was logged
     std::optional<watch::Lingering> holding;  // what the last poll found on its GPUs
   };

@@ -40,12 +40,16 @@ std::vector<Status> ApplyChange(Node& node, const api::Caller& caller, ArrayTask
                                 const JobEdit& edit, const std::vector<JobId>& ids, uint64_t budget,
                                 bool rests_whole) {
   switch (change) {
-    case ArrayTasks::Change::kCancel: return node.Cancel(caller, ids, budget, rests_whole);
-    case ArrayTasks::Change::kHold: return node.HoldJobs(caller, ids, budget, rests_whole);
+    case ArrayTasks::Change::kCancel:
+      return node.Cancel(caller, ids, budget, rests_whole);
+    case ArrayTasks::Change::kHold:
+      return node.HoldJobs(caller, ids, budget, rests_whole);
     case ArrayTasks::Change::kUpdate:
       return node.UpdateJobs(caller, ids, edit, budget, rests_whole);
-    case ArrayTasks::Change::kRelease: return node.ReleaseJobs(caller, ids, budget, rests_whole);
-    case ArrayTasks::Change::kPending: break;  // a filter, never a request's change
+    case ArrayTasks::Change::kRelease:
+      return node.ReleaseJobs(caller, ids, budget, rests_whole);
+    case ArrayTasks::Change::kPending:
+      break;  // a filter, never a request's change
   }
   return std::vector<Status>(ids.size(), Internal("no change to apply"));
 }
@@ -98,8 +102,10 @@ bool ArrayWorkQueue::Advance(ArrayWork& work) {
           more = true;
         } else {
           work.refused.insert((*tasks)[i]);
-          if (s.code() != Code::kFailedPrecondition && current.status.ok()) current.status = s;
-          else if (work.first_refusal.ok()) work.first_refusal = s;
+          if (s.code() != Code::kFailedPrecondition && current.status.ok())
+            current.status = s;
+          else if (work.first_refusal.ok())
+            work.first_refusal = s;
         }
       }
       applied = true;

@@ -30,11 +30,11 @@ struct ArrayWork {
   ArrayTasks::Change change;
   std::vector<CancelResult> results;  // done so far, in the reply's order
   std::vector<JobId> arrays;
-  size_t next = 0;                    // arrays[next] is being worked on
-  CancelResult current = {};          // its result so far
-  bool client_gone = false;           // its connection closed: the work goes on, unanswered
-  JobEdit edit = {};                  // kUpdate: what every task gets
-  std::set<JobId> refused = {};       // tasks of arrays[next] the change refused: not tried again
+  size_t next = 0;               // arrays[next] is being worked on
+  CancelResult current = {};     // its result so far
+  bool client_gone = false;      // its connection closed: the work goes on, unanswered
+  JobEdit edit = {};             // kUpdate: what every task gets
+  std::set<JobId> refused = {};  // tasks of arrays[next] the change refused: not tried again
   Status first_refusal = {};  // the first kFailedPrecondition of them: the answer if none changed
 };
 

@@ -44,12 +44,15 @@ TEST_F(ListFilterTest, ActiveJobsAreSelectedByNameStateAndIdAndAnArraysIdIsItsTa
   // The array's pending tasks are one row, its rest (array_rest.h), under its first task's id.
   EXPECT_EQ(Ids(false, {{}, {JobState::kPending}, {}}), (std::vector<JobId>{a, first}));
   EXPECT_EQ(Ids(false, {{}, {}, {first}}), (std::vector<JobId>{first})) << "the array's tasks";
-  EXPECT_EQ(Ids(false, {{}, {}, {first + 1}}), (std::vector<JobId>{first})) << "a task's own id: the row it is in";
+  EXPECT_EQ(Ids(false, {{}, {}, {first + 1}}), (std::vector<JobId>{first}))
+      << "a task's own id: the row it is in";
   ASSERT_TRUE(node_->HoldJobs(caller_, {first + 1}).front().ok());  // taken out: a job of its own
   EXPECT_EQ(Ids(false, {{}, {}, {first}}), (std::vector<JobId>{first, first + 1}));
-  EXPECT_EQ(Ids(false, {{}, {}, {first + 1}}), (std::vector<JobId>{first + 1})) << "a task's own id: that task";
+  EXPECT_EQ(Ids(false, {{}, {}, {first + 1}}), (std::vector<JobId>{first + 1}))
+      << "a task's own id: that task";
   EXPECT_EQ(Ids(false, {{}, {}, {first + 2}}), (std::vector<JobId>{first}));
-  EXPECT_EQ(Ids(false, {{"b"}, {JobState::kRunning}, {}}), std::vector<JobId>{}) << "every selection must match";
+  EXPECT_EQ(Ids(false, {{"b"}, {JobState::kRunning}, {}}), std::vector<JobId>{})
+      << "every selection must match";
   EXPECT_EQ(Ids(false, {{}, {JobState::kRunning}, {big, a}}), (std::vector<JobId>{big}));
 }
 
@@ -81,11 +84,13 @@ TEST_F(ListFilterTest, EnforcementListsAreInAListingOnlyWhenAsked) {
 // A pending array is one row for its 900 tasks: what lies past a page is counted in jobs too,
 // active or with `all` (newest first: the array is older than the page there).
 TEST_F(ListFilterTest, WhatLiesPastAPageIsCountedInJobsAnArraysTasksEach) {
-  auto array = node_->SubmitArray(caller_, GpuSlice(), ArraySpec{[] {
-                                    std::vector<int> v;
-                                    for (int i = 1; i <= 900; ++i) v.push_back(i);
-                                    return v;
-                                  }(), 0});
+  auto array = node_->SubmitArray(caller_, GpuSlice(),
+                                  ArraySpec{[] {
+                                              std::vector<int> v;
+                                              for (int i = 1; i <= 900; ++i) v.push_back(i);
+                                              return v;
+                                            }(),
+                                            0});
   ASSERT_TRUE(array.ok());
   JobId a = Submit("a", 1), b = Submit("b", 1);
   auto page = node_->List(false, std::nullopt, 0, 1, {}, {});
@@ -172,11 +177,14 @@ TEST_F(ListFilterTest, WithAllTheStoreSelectsStatesAndIdsAndRefusesNames) {
   ASSERT_TRUE(node_->Cancel(caller_, {done, first + 1}).front().ok());
   node_->Step();
   EXPECT_EQ(Ids(true, {{}, {JobState::kCancelled}, {}}), (std::vector<JobId>{done, first + 1}));
-  EXPECT_EQ(Ids(true, {{}, {}, {first}}), (std::vector<JobId>{first, first + 1, first + 2})) << "the array's tasks";
+  EXPECT_EQ(Ids(true, {{}, {}, {first}}), (std::vector<JobId>{first, first + 1, first + 2}))
+      << "the array's tasks";
   EXPECT_EQ(Ids(true, {{}, {}, {later, done}}), (std::vector<JobId>{done, later}));
   EXPECT_EQ(Ids(true, {{}, {JobState::kCancelled}, {first}}), (std::vector<JobId>{first + 1}));
-  EXPECT_EQ(node_->List(true, std::nullopt, 0, 100, {}, {{"done"}, {}, {}}).status().code(), Code::kInvalidArgument);
-  auto ended = node_->List(false, std::nullopt, 0, 100, {0, std::nullopt}, {{}, {JobState::kPending}, {}});
+  EXPECT_EQ(node_->List(true, std::nullopt, 0, 100, {}, {{"done"}, {}, {}}).status().code(),
+            Code::kInvalidArgument);
+  auto ended =
+      node_->List(false, std::nullopt, 0, 100, {0, std::nullopt}, {{}, {JobState::kPending}, {}});
   ASSERT_TRUE(ended.ok());
   EXPECT_EQ(ended->total, 0) << "a listing of ended jobs has no pending one";
 }
@@ -207,7 +215,8 @@ TEST_F(ListFilterTest, StartEstimatesComeFromTheTimeLimitsOfWhatRunsAndWaits) {
   EXPECT_EQ(page->starts[0].id, second);
   EXPECT_EQ(page->starts[0].start_ms, now + 50 * 60'000);
   EXPECT_EQ(page->starts[1].id, third);
-  EXPECT_EQ(page->starts[1].start_ms, now + 80 * 60'000) << "after the half hour of the job before it";
+  EXPECT_EQ(page->starts[1].start_ms, now + 80 * 60'000)
+      << "after the half hour of the job before it";
   EXPECT_EQ(page->starts[2].id, held);
   EXPECT_EQ(page->starts[2].why, "held");
   EXPECT_EQ(page->starts[3].id, fits);

@@ -1,10 +1,9 @@
 #include "daemon/service/log_followers.h"
 
 #include <algorithm>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <utility>
-
-#include <nlohmann/json.hpp>
 
 #include "api/protocol.h"
 #include "common/root_reserve.h"

@@ -5,9 +5,8 @@
 
 #include <cstddef>
 #include <functional>
-#include <vector>
-
 #include <nlohmann/json_fwd.hpp>
+#include <vector>
 
 #include "api/caller.h"
 #include "api/server.h"

@@ -1,12 +1,11 @@
 // `logs` with tail_lines and follow through the Service: the daemon holds a follower until its
 // job writes or ends, reads only the job's own files (never through a link) and bounded, and
 // holds a bounded number of followers.
+#include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <fstream>
-
-#include <gtest/gtest.h>
 
 #include "common/root_reserve.h"
 #include "daemon/service/service_fixture.h"
@@ -35,7 +34,8 @@ class LogsFollowTest : public ServiceFixture {
     std::ofstream(job_dir_ + "/" + stream, std::ios::app) << text;
   }
   // The reply to `request` from `caller`, sent on connection `conn`; null when held.
-  json Send(const LogsRequest& request, api::ConnId conn = 1, std::optional<api::Caller> caller = {}) {
+  json Send(const LogsRequest& request, api::ConnId conn = 1,
+            std::optional<api::Caller> caller = {}) {
     std::optional<json> reply = service_->Handle(caller.value_or(caller_), ToJson(request), conn);
     return reply ? *reply : json();
   }
@@ -72,7 +72,8 @@ TEST_F(LogsFollowTest, AHugeSingleLineIsReadInBoundedPieces) {
   tail.tail_lines = 1;
   tail.max_bytes = kLogsMaxBytes;
   json reply = Send(tail);
-  EXPECT_EQ(reply["data"].get<std::string>().size(), kLogsMaxBytes) << "the tail of one line is bounded";
+  EXPECT_EQ(reply["data"].get<std::string>().size(), kLogsMaxBytes)
+      << "the tail of one line is bounded";
   LogsRequest follow = Follow(0);
   follow.max_bytes = kLogsMaxBytes;
   reply = Send(follow);
@@ -128,20 +129,25 @@ TEST_F(LogsFollowTest, AFileReplacedByALinkWhileFollowedIsNeverRead) {
 
 TEST_F(LogsFollowTest, FollowersAreBoundedPerUserAndInAll) {
   api::ConnId conn = 1;
-  for (size_t i = 0; i < kLogsMaxFollowersPerUid; ++i) EXPECT_TRUE(Send(Follow(0), conn++).is_null());
+  for (size_t i = 0; i < kLogsMaxFollowersPerUid; ++i)
+    EXPECT_TRUE(Send(Follow(0), conn++).is_null());
   json refused = Send(Follow(0), conn++);
   EXPECT_EQ(refused["ok"], false);
   EXPECT_EQ(refused["error"]["code"], "unavailable");
-  EXPECT_NE(refused["error"]["message"].get<std::string>().find("already follows"), std::string::npos);
+  EXPECT_NE(refused["error"]["message"].get<std::string>().find("already follows"),
+            std::string::npos);
   // The node's last followers are root's (common/root_reserve.h): once users could have filled
   // them, a user is refused and root is not.
   api::Caller root;  // root has no per-user cap
   while (service_->waiting().followers < CapFor(kLogsMaxFollowers, false))
     ASSERT_TRUE(Send(Follow(0), conn++, root).is_null());
   refused = Send(Follow(0), conn++);
-  EXPECT_NE(refused["error"]["message"].get<std::string>().find("the most for users other than root"),
-            std::string::npos) << refused.dump();
-  while (service_->waiting().followers < kLogsMaxFollowers) ASSERT_TRUE(Send(Follow(0), conn++, root).is_null());
+  EXPECT_NE(
+      refused["error"]["message"].get<std::string>().find("the most for users other than root"),
+      std::string::npos)
+      << refused.dump();
+  while (service_->waiting().followers < kLogsMaxFollowers)
+    ASSERT_TRUE(Send(Follow(0), conn++, root).is_null());
   refused = Send(Follow(0), conn++, root);
   EXPECT_EQ(refused["error"]["code"], "unavailable");
   service_->Closed(1);  // a closed connection's follower is forgotten

@@ -2,15 +2,14 @@
 // store in a fresh directory; what node_test.cc and node_faults_test.cc share.
 #pragma once
 
+#include <gtest/gtest.h>
 #include <signal.h>
 #include <unistd.h>
 
 #include <map>
 #include <memory>
-#include <string>
-
-#include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "common/test_dir.h"
 #include "daemon/node/node.h"
@@ -48,7 +47,11 @@ class NodeTest : public ::testing::Test {
     o.identity.simulated = true;
     o.launch.cancel_grace_ms = 5000;
     o.identity.daemon_uid = ::getuid();
-    node_ = std::make_unique<Node>(o, NodeDeps{.store = store_.get(), .launcher = &launcher_, .clock = &clock_, .sharing = sharing_ != nullptr ? sharing_ : mps_backends_.get()});
+    node_ = std::make_unique<Node>(
+        o, NodeDeps{.store = store_.get(),
+                    .launcher = &launcher_,
+                    .clock = &clock_,
+                    .sharing = sharing_ != nullptr ? sharing_ : mps_backends_.get()});
   }
   JobRequest Request(int gpus, uint64_t gpu_mem = 0, int share = 0) {
     JobRequest r;
@@ -74,7 +77,10 @@ class NodeTest : public ::testing::Test {
     o.identity.state_dir = dir_;
     o.inventory = TwoGpus();
     o.identity.daemon_uid = ::getuid();
-    return std::make_unique<Node>(o, NodeDeps{.store = store_.get(), .launcher = &launcher, .clock = &clock_, .sharing = mps_backends_.get()});
+    return std::make_unique<Node>(o, NodeDeps{.store = store_.get(),
+                                              .launcher = &launcher,
+                                              .clock = &clock_,
+                                              .sharing = mps_backends_.get()});
   }
   // A job gone without an exit status: lost (its node went down, or its supervisor vanished).
   static ExitStatus NoStatus() {

@@ -6,9 +6,9 @@
 
 #include "api/protocol.h"
 #include "common/version.h"
-#include "daemon/service/job_view.h"
 #include "daemon/jobs/lifecycle.h"
 #include "daemon/jobs/users.h"
+#include "daemon/service/job_view.h"
 #include "pinpoint/api_codec.h"
 #include "pinpoint/rewrite_budget.h"
 #include "store/job_store.h"
@@ -129,7 +129,6 @@ Result<WaitReply> Service::Wait(Call& call, WaitRequest request) {
   Defer(call, request.id);
   return WaitReply{};
 }
-
 
 namespace {
 

@@ -14,9 +14,9 @@
 #include <vector>
 
 #include "api/server.h"
+#include "daemon/node/node.h"
 #include "daemon/service/array_work.h"
 #include "daemon/service/log_followers.h"
-#include "daemon/node/node.h"
 #include "daemon/service/wait_book.h"
 #include "pinpoint/api.h"
 

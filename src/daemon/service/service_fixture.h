@@ -2,14 +2,14 @@
 // a fresh directory, and the fake devices node tests use.
 #pragma once
 
+#include <gtest/gtest.h>
+
 #include <map>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <utility>
 #include <vector>
-
-#include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 
 #include "cdi/fake_lease_specs.h"
 #include "common/test_dir.h"
@@ -43,7 +43,8 @@ inline sched::Inventory TwoGpus(SharingMode mode = SharingMode::kMps) {
 }
 
 // The environment of the `launch`th job `launcher` launched, by name.
-inline std::map<std::string, std::string> LaunchEnv(const launch::FakeLauncher& launcher, size_t launch) {
+inline std::map<std::string, std::string> LaunchEnv(const launch::FakeLauncher& launcher,
+                                                    size_t launch) {
   std::map<std::string, std::string> env;
   for (const auto& kv : launcher.launches().at(launch).env) {
     auto eq = kv.find('=');
@@ -86,7 +87,13 @@ class ServiceFixture : public ::testing::Test {
     store_ = std::move(store::JobStore::Open(dir_.path() + "/pinpoint.db")).value();
     options.identity.state_dir = dir_.path();
     options.identity.daemon_uid = 0;
-    node_ = std::make_unique<Node>(options, NodeDeps{.store = store_.get(), .launcher = &launcher_, .clock = &clock_, .users = users, .containers = &containers_, .lease_specs = &lease_specs_, .sharing = mps_backends_.get()});
+    node_ = std::make_unique<Node>(options, NodeDeps{.store = store_.get(),
+                                                     .launcher = &launcher_,
+                                                     .clock = &clock_,
+                                                     .users = users,
+                                                     .containers = &containers_,
+                                                     .lease_specs = &lease_specs_,
+                                                     .sharing = mps_backends_.get()});
     ASSERT_TRUE(node_->Recover().ok());
     service_ = std::make_unique<Service>(node_.get());
   }
@@ -98,7 +105,9 @@ class ServiceFixture : public ::testing::Test {
   }
   // Keeps the deferred replies the service sends from now on in replies_.
   void CollectReplies() {
-    service_->set_reply_sink([this](api::ConnId conn, const nlohmann::json& reply) { replies_.emplace_back(conn, reply); });
+    service_->set_reply_sink([this](api::ConnId conn, const nlohmann::json& reply) {
+      replies_.emplace_back(conn, reply);
+    });
   }
 
   TestDir dir_;
@@ -112,7 +121,8 @@ class ServiceFixture : public ::testing::Test {
   std::unique_ptr<store::JobStore> store_;
   std::unique_ptr<Node> node_;
   std::unique_ptr<Service> service_;
-  std::vector<std::pair<api::ConnId, nlohmann::json>> replies_;  // with CollectReplies: connection, reply
+  std::vector<std::pair<api::ConnId, nlohmann::json>>
+      replies_;  // with CollectReplies: connection, reply
 };
 
 }  // namespace pinpoint::daemon

@@ -3,13 +3,12 @@
 // each reply compared with its golden file in tests/golden/api/. The requests sent are the golden
 // request files, the ones the typed client's codec must produce (src/codec/api_codec_test.cc).
 // PINPOINT_UPDATE_GOLDEN=1 rewrites the reply files from what the daemon sends.
+#include <gtest/gtest.h>
 #include <sys/stat.h>
 
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
-
-#include <gtest/gtest.h>
 
 #include "common/version.h"
 #include "daemon/service/service_fixture.h"
@@ -38,7 +37,8 @@ void ExpectGolden(const std::string& name, const json& reply) {
     std::ofstream(GoldenPath(name)) << text;
     return;
   }
-  EXPECT_EQ(text, ReadGolden(name)) << name << ": the daemon's reply is no longer what the wire carried";
+  EXPECT_EQ(text, ReadGolden(name))
+      << name << ": the daemon's reply is no longer what the wire carried";
 }
 
 class ServiceWireTest : public ServiceFixture {
@@ -52,7 +52,8 @@ class ServiceWireTest : public ServiceFixture {
     o.identity.simulated = true;
     o.identity.driver_version = "simulated";
     Restart(o);
-    service_->set_reply_sink([this](api::ConnId, const json& reply) { deferred_.push_back(reply); });
+    service_->set_reply_sink(
+        [this](api::ConnId, const json& reply) { deferred_.push_back(reply); });
   }
   // The reply to the golden request `request_name`, sent by `caller`; null when deferred.
   json Send(const std::string& request_name, const api::Caller& caller) {
@@ -85,7 +86,8 @@ TEST_F(ServiceWireTest, EveryOpsReplyIsWhatTheWireCarries) {
   ExpectGolden("show.reply", Send("show.request", owner_));
   ExpectGolden("show_hidden.reply", Send("show.request", other_));
 
-  EXPECT_TRUE(Send("wait.request", other_).is_null()) << "a running job's wait is answered when it ends";
+  EXPECT_TRUE(Send("wait.request", other_).is_null())
+      << "a running job's wait is answered when it ends";
   ASSERT_EQ(mkdir((dir_.path() + "/jobs").c_str(), 0755) == 0 || errno == EEXIST, true);
   ASSERT_EQ(mkdir((dir_.path() + "/jobs/1").c_str(), 0755) == 0 || errno == EEXIST, true);
   std::ofstream(dir_.path() + "/jobs/1/stdout") << "hello\n";

@@ -74,9 +74,9 @@ TEST_F(SubmitIdempotencyTest, KeyReusedForADifferentRequestIsRefused) {
 }
 
 TEST_F(SubmitIdempotencyTest, BadKeysAreRefusedAndNothingIsStored) {
-  for (const std::string& key : {std::string(), std::string(129, 'k'), std::string("a b"),
-                                 std::string("new\nline"), std::string("nul\0x", 5),
-                                 std::string("\x1b]0;title\x07"), std::string("caf\xC3\xA9")}) {
+  for (const std::string& key :
+       {std::string(), std::string(129, 'k'), std::string("a b"), std::string("new\nline"),
+        std::string("nul\0x", 5), std::string("\x1b]0;title\x07"), std::string("caf\xC3\xA9")}) {
     auto job = node_->Submit(caller_, Request(), key);
     EXPECT_EQ(job.status().code(), Code::kInvalidArgument) << key;
   }

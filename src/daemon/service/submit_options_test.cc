@@ -71,7 +71,8 @@ TEST_F(SubmitOptionsTest, RootsHoldIsReleasedByRootOnlyAndSurvivesARestart) {
   EXPECT_EQ(Get(id).detail, "held by root: only root can release it");
   Status s = node_->ReleaseJobs(caller_, {id})[0];
   EXPECT_EQ(s.code(), Code::kPermissionDenied);
-  EXPECT_EQ(s.message(), "job " + std::to_string(id) + " is held by root: only root can release it");
+  EXPECT_EQ(s.message(),
+            "job " + std::to_string(id) + " is held by root: only root can release it");
   EXPECT_TRUE(node_->ReleaseJobs(root_, {id})[0].ok());
   node_->Step();
   EXPECT_EQ(Get(id).state, JobState::kRunning);
@@ -101,7 +102,8 @@ TEST_F(SubmitOptionsTest, EnvDenyIsDroppedBeforeTheStoreAndNamedInTheHistory) {
   auto events = node_->Events(id).value();
   ASSERT_EQ(events.size(), 2u);
   EXPECT_EQ(events[1].kind, "env-dropped");
-  EXPECT_EQ(events[1].detail, "not stored (they match the node's env_deny): HF_TOKEN, Wandb_Api_Key");
+  EXPECT_EQ(events[1].detail,
+            "not stored (they match the node's env_deny): HF_TOKEN, Wandb_Api_Key");
 }
 
 TEST_F(SubmitOptionsTest, EnvDenyFromTheConfiguration) {
@@ -112,7 +114,8 @@ TEST_F(SubmitOptionsTest, EnvDenyFromTheConfiguration) {
   JobRequest r = Whole();
   r.env = {{"SITE_X", "1"}, {"HF_TOKEN", "kept: not in this node's list"}};
   JobId id = Submit(caller_, r);
-  EXPECT_EQ(store_->Get(id)->request.env, (std::map<std::string, std::string>{{"HF_TOKEN", "kept: not in this node's list"}}));
+  EXPECT_EQ(store_->Get(id)->request.env,
+            (std::map<std::string, std::string>{{"HF_TOKEN", "kept: not in this node's list"}}));
 }
 
 TEST_F(SubmitOptionsTest, OutputFilesGoToTheLaunchAndLogsSaysWhereTheyAre) {

@@ -65,7 +65,8 @@ TEST_F(UpdateTest, APendingJobChangesInPlaceAndStartsAsChanged) {
   ASSERT_TRUE(events.ok());
   ASSERT_EQ(events->size(), 2u);
   EXPECT_EQ(events->back().kind, "update");
-  EXPECT_EQ(events->back().detail, "by uid 4242: time limit 2:00:00, gpu-mem 8GiB, name \"renamed\"");
+  EXPECT_EQ(events->back().detail,
+            "by uid 4242: time limit 2:00:00, gpu-mem 8GiB, name \"renamed\"");
 
   ASSERT_TRUE(node_->Cancel(caller_, {big}).front().ok());
   node_->Step();
@@ -73,7 +74,8 @@ TEST_F(UpdateTest, APendingJobChangesInPlaceAndStartsAsChanged) {
   ASSERT_EQ(Get(first).state, JobState::kRunning);
   EXPECT_EQ(Get(first).allocations.at(0).gpu_mem_bytes, 8ull << 30) << "placed as changed";
   EXPECT_EQ(Get(second).state, JobState::kRunning);
-  EXPECT_LT(launcher_.launches().at(1).job_id, launcher_.launches().at(2).job_id) << "still ahead of the later job";
+  EXPECT_LT(launcher_.launches().at(1).job_id, launcher_.launches().at(2).job_id)
+      << "still ahead of the later job";
 }
 
 TEST_F(UpdateTest, AChangedJobPassesASubmitsRulesOrStaysAsItWas) {
@@ -86,14 +88,18 @@ TEST_F(UpdateTest, AChangedJobPassesASubmitsRulesOrStaysAsItWas) {
   };
   JobEdit time;
   time.time_limit_s = 2 * 86400;
-  refused(id, time, Code::kFailedPrecondition, "time limit 2-00:00:00 is above 1-00:00:00, the most this node allows (max_time_limit)");
-  refused(id, Mem(900ull << 30), Code::kFailedPrecondition, "needs 900GiB of device memory on one device, largest has 80GiB");
+  refused(id, time, Code::kFailedPrecondition,
+          "time limit 2-00:00:00 is above 1-00:00:00, the most this node allows (max_time_limit)");
+  refused(id, Mem(900ull << 30), Code::kFailedPrecondition,
+          "needs 900GiB of device memory on one device, largest has 80GiB");
   JobEdit share;
   share.gpu_share_pct = 20;
-  refused(whole, share, Code::kInvalidArgument, "a gpu share needs a slice: give --gpu-mem too (whole GPUs have no share)");
+  refused(whole, share, Code::kInvalidArgument,
+          "a gpu share needs a slice: give --gpu-mem too (whole GPUs have no share)");
   JobEdit priority;
   priority.priority = 10;
-  EXPECT_EQ(Update(caller_, id, priority).code(), Code::kPermissionDenied) << "above max_user_priority";
+  EXPECT_EQ(Update(caller_, id, priority).code(), Code::kPermissionDenied)
+      << "above max_user_priority";
   JobEdit name;
   name.name = "bad\x1b[2Jname";
   EXPECT_EQ(Update(caller_, id, name).code(), Code::kInvalidArgument);
@@ -122,10 +128,12 @@ TEST_F(UpdateTest, GpusCpusAndHostMemoryChangeWithinWhatTheNodeHas) {
   EXPECT_EQ(changed.request.gpus, 2);
   EXPECT_EQ(changed.request.cpus, 8);
   EXPECT_EQ(changed.request.mem_bytes, 16ull << 30);
-  EXPECT_EQ(node_->Events(id)->back().detail.find("gpus 2, cpus 8, mem 16GiB") != std::string::npos, true)
+  EXPECT_EQ(node_->Events(id)->back().detail.find("gpus 2, cpus 8, mem 16GiB") != std::string::npos,
+            true)
       << node_->Events(id)->back().detail;
 
-  for (auto [field, value] : {std::pair<const char*, uint64_t>{"gpus", 3}, {"cpus", 65}, {"mem", 257ull << 30}}) {
+  for (auto [field, value] :
+       {std::pair<const char*, uint64_t>{"gpus", 3}, {"cpus", 65}, {"mem", 257ull << 30}}) {
     JobEdit too_much;
     if (std::string(field) == "gpus") too_much.gpus = static_cast<int>(value);
     if (std::string(field) == "cpus") too_much.cpus = static_cast<int>(value);
@@ -164,7 +172,8 @@ TEST_F(UpdateTest, TheBytesAUserHoldsFollowTheRequest) {
   ASSERT_TRUE(Update(caller_, id, shorter).ok());
   JobId second = Submit(caller_, big);
   EXPECT_NE(second, 0) << "and the short one gives them back";
-  EXPECT_EQ(Update(caller_, id, longer).code(), Code::kUnavailable) << "no room now for the long name";
+  EXPECT_EQ(Update(caller_, id, longer).code(), Code::kUnavailable)
+      << "no room now for the long name";
   EXPECT_EQ(Get(id).request.name, "s");
 }
 
@@ -188,15 +197,22 @@ TEST_F(UpdateTest, AnArraysIdChangesItsPendingTasksAndAnswersARefusalOnce) {
   ASSERT_TRUE(submitted.ok()) << submitted.status().ToString();
   JobId array = submitted->first.id;
   node_->Step();  // two tasks run, two wait
-  json reply = service_->Handle(caller_, json{{"op", "update"}, {"arrays", {array}}, {"name", "t"}}, 1).value();
+  json reply =
+      service_->Handle(caller_, json{{"op", "update"}, {"arrays", {array}}, {"name", "t"}}, 1)
+          .value();
   ASSERT_TRUE(reply["ok"].get<bool>()) << reply.dump();
   EXPECT_EQ(reply["results"][0]["array_tasks"], 2) << "the pending ones";
   EXPECT_EQ(Get(array).request.name, "") << "a running task keeps its name";
   EXPECT_EQ(Get(array + 3).request.name, "t");
-  json refused = service_->Handle(caller_, json{{"op", "update"}, {"arrays", {array}}, {"gpu_mem_bytes", 900ull << 30}}, 1).value();
+  json refused =
+      service_
+          ->Handle(caller_,
+                   json{{"op", "update"}, {"arrays", {array}}, {"gpu_mem_bytes", 900ull << 30}}, 1)
+          .value();
   ASSERT_TRUE(refused["ok"].get<bool>()) << refused.dump();
   EXPECT_FALSE(refused["results"][0]["ok"].get<bool>());
-  EXPECT_EQ(refused["results"][0]["error"]["message"], "needs 900GiB of device memory on one device, largest has 80GiB");
+  EXPECT_EQ(refused["results"][0]["error"]["message"],
+            "needs 900GiB of device memory on one device, largest has 80GiB");
   EXPECT_EQ(service_->waiting().array_requests, 0u) << "answered, not retried";
 }
 

@@ -42,11 +42,12 @@ TEST(WaitBookTest, BoundsCountEachUserAndAllAndRootPassesTheUsersOne) {
   Status more = book.MayHold(UserOf(1000), 1);
   EXPECT_EQ(more.code(), Code::kUnavailable);
   EXPECT_EQ(more.message(), "uid 1000 already waits for " + std::to_string(kWaitMaxHeldIdsPerUid) +
-                                " jobs; one user may wait for at most " + std::to_string(kWaitMaxHeldIdsPerUid) +
-                                " at once");
+                                " jobs; one user may wait for at most " +
+                                std::to_string(kWaitMaxHeldIdsPerUid) + " at once");
   EXPECT_TRUE(book.MayHold(UserOf(1001), 1).ok()) << "another user";
   EXPECT_TRUE(book.MayHold(UserOf(0), 1).ok()) << "root";
-  EXPECT_EQ(book.MayHold(UserOf(0), kWaitMaxHeldIds).code(), Code::kUnavailable) << "the bound of all, root's too";
+  EXPECT_EQ(book.MayHold(UserOf(0), kWaitMaxHeldIds).code(), Code::kUnavailable)
+      << "the bound of all, root's too";
 }
 
 TEST(WaitBookTest, AClosedConnectionsWaitsAreForgottenAndTheirIdsGivenBack) {

@@ -27,7 +27,8 @@ class WaitIdsTest : public ServiceFixture {
     return job.ok() ? job->id : 0;
   }
   // The reply to a wait for `ids` sent by `caller` on `conn`; null when it is held.
-  json Wait(const std::vector<JobId>& ids, api::ConnId conn = 1, std::optional<api::Caller> caller = {}) {
+  json Wait(const std::vector<JobId>& ids, api::ConnId conn = 1,
+            std::optional<api::Caller> caller = {}) {
     WaitRequest w;
     w.ids = ids;
     std::optional<json> reply = service_->Handle(caller.value_or(caller_), ToJson(w), conn);
@@ -110,14 +111,16 @@ TEST_F(WaitIdsTest, HeldIdsAreBoundedPerUserAndInAll) {
   std::vector<JobId> many(kWaitMaxIds, a);
   api::ConnId conn = 1;
   size_t held = 0;
-  for (; held + kWaitMaxIds <= kWaitMaxHeldIdsPerUid; held += kWaitMaxIds) ASSERT_TRUE(Wait(many, conn++).is_null());
+  for (; held + kWaitMaxIds <= kWaitMaxHeldIdsPerUid; held += kWaitMaxIds)
+    ASSERT_TRUE(Wait(many, conn++).is_null());
   std::vector<JobId> rest(kWaitMaxHeldIdsPerUid - held, a);
   if (!rest.empty()) {
     ASSERT_TRUE(Wait(rest, conn++).is_null());
   }
   json refused = Wait({a}, conn++);
   EXPECT_EQ(refused["error"]["code"], "unavailable") << refused.dump();
-  EXPECT_NE(refused["error"]["message"].get<std::string>().find("already waits for"), std::string::npos);
+  EXPECT_NE(refused["error"]["message"].get<std::string>().find("already waits for"),
+            std::string::npos);
   api::Caller root;  // root has no per-user bound, only the node's
   EXPECT_TRUE(Wait({a}, conn++, root).is_null());
 

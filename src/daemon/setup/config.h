@@ -46,9 +46,9 @@ enum class MpsMode {
 };
 
 struct Config {
-  std::string state_dir = "/var/lib/pinpoint";      // store, job directories, MPS directories
+  std::string state_dir = "/var/lib/pinpoint";  // store, job directories, MPS directories
   std::string socket_path = "/run/pinpoint/pinpointd.sock";
-  std::string backend = "auto";     // auto | nvml | simulated:<preset> | simulated-file:<path>
+  std::string backend = "auto";      // auto | nvml | simulated:<preset> | simulated-file:<path>
   std::string default_mode = "mps";  // sharing mode of every device not named in gpu_modes
   // Sharing mode by GPU index ("0"), GPU UUID or MIG UUID; a GPU's entry applies to its MIG
   // instances unless they have their own. A GPU's entry may also be mig-dynamic
@@ -61,8 +61,8 @@ struct Config {
   // seconds of it the placement's busy instances take no new job (docs/scheduling.md).
   int64_t mig_drain_after_s = 60;
   int64_t mig_min_lifetime_s = 300;
-  bool mig_requests = true;  // users may name a MIG profile (submit --mig)
-  int mps_client_limit = 48;         // per device; NVIDIA's limit on Volta and later
+  bool mig_requests = true;   // users may name a MIG profile (submit --mig)
+  int mps_client_limit = 48;  // per device; NVIDIA's limit on Volta and later
   // Where slices go among the devices they fit: spread | pack | auto (docs/scheduling.md).
   std::string slice_placement = "auto";
   // Under slice_placement auto: empty GPUs slices take last (sched::Inventory::keep_empty_gpus);
@@ -72,21 +72,21 @@ struct Config {
   // Under slice_placement auto: for this long after a user's first slice on an MPS GPU starts,
   // their next slices take no other empty GPU (sched::Inventory::mps_affinity_ms). 0: none.
   int64_t mps_affinity_ms = 500;
-  int host_cpus = 0;                 // 0: all online CPUs
+  int host_cpus = 0;  // 0: all online CPUs
   // How a job gets its CPUs: "cpuset" (CPUs of its own while free ones are left, else a quota) or
   // "quota" (a cpu.max quota on shared CPUs, as before cpusets).
   std::string cpu_binding = "cpuset";
-  uint64_t host_mem_bytes = 0;       // 0: MemTotal
+  uint64_t host_mem_bytes = 0;         // 0: MemTotal
   uint64_t gpu_mem_reserve_bytes = 0;  // kept back on every device, not allocatable
-  int64_t cancel_grace_ms = 10000;   // SIGTERM, then SIGKILL after this long
+  int64_t cancel_grace_ms = 10000;     // SIGTERM, then SIGKILL after this long
   // How long a job runs on while no pinpointd runs on its state directory (nothing enforces its
   // time limit, memory or cancel meanwhile); then its supervisor ends it and the next pinpointd
   // says so. 0: it runs on until it ends.
   int64_t daemon_away_limit_s = 900;
-  int64_t poll_interval_ms = 100;    // how often adopted jobs are checked for exit
-  bool cgroups = true;               // apply host CPU/memory limits through cgroup v2
+  int64_t poll_interval_ms = 100;  // how often adopted jobs are checked for exit
+  bool cgroups = true;             // apply host CPU/memory limits through cgroup v2
   std::string cgroup_root = "/sys/fs/cgroup/pinpoint";
-  std::string shim_path;             // empty: pinpoint-shim next to pinpointd
+  std::string shim_path;  // empty: pinpoint-shim next to pinpointd
   MpsMode mps = MpsMode::kAuto;
   // With mps: auto on a GPU node where MPS cannot be started: false refuses slices on mps
   // devices (whole GPUs still run); true runs them without enforced limits (docs/mps.md).
@@ -97,14 +97,14 @@ struct Config {
                                      // short: MPS socket paths must fit 107 characters
   int64_t mps_idle_quit_ms = 60000;  // quit a device's idle control daemon after this; 0: never
   MpsFaultPolicy mps_fault_policy = MpsFaultPolicy::kRequeue;  // requeue | fail (docs/mps.md)
-  int mps_fault_drain_after = 3;     // faults of one device within an hour that drain it
+  int mps_fault_drain_after = 3;  // faults of one device within an hour that drain it
   // Watcher (docs/accounting.md): how often NVML is polled for per-job memory and energy.
   int64_t watch_interval_ms = 1000;
   // A slice is stopped (gpu-mem-exceeded) when its processes use more than its device memory
   // plus this many percent, on every poll for gpu_mem_grace_ms.
   int gpu_mem_tolerance_pct = 5;
   int64_t gpu_mem_grace_ms = 2000;
-  int64_t usage_flush_ms = 15000;    // how often running jobs' usage is written to the store
+  int64_t usage_flush_ms = 15000;  // how often running jobs' usage is written to the store
   // A process of an ended job's user, in no job, still on the job's GPUs this many seconds after
   // the job ended is killed (docs/security.md); until then the GPUs stay taken.
   int64_t settle_deadline_s = 60;
@@ -117,9 +117,9 @@ struct Config {
   // Prometheus endpoint (docs/metrics.md): HOST:PORT; empty turns it off.
   std::string metrics_listen = "127.0.0.1:9473";
   // Per-client bounds of the socket server (docs/security.md, api::ServerLimits).
-  int max_connections = 1024;          // everyone's together; the last 32 are for root only
-  int max_connections_per_uid = 64;    // one non-root user's, deferred waits included
-  int64_t idle_timeout_ms = 60000;     // close a connection without progress this long; 0: never
+  int max_connections = 1024;        // everyone's together; the last 32 are for root only
+  int max_connections_per_uid = 64;  // one non-root user's, deferred waits included
+  int64_t idle_timeout_ms = 60000;   // close a connection without progress this long; 0: never
   uint64_t max_reply_backlog_bytes = 4 << 20;  // unread replies before a client's requests wait
   // Priority (docs/scheduling.md): users may ask for at most max_user_priority; root and the
   // users named in priority_users (user names, or "@group" for a group's members) for any.

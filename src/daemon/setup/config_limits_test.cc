@@ -48,7 +48,8 @@ TEST(ConfigLimitsTest, StoredBytesPerUserDefaultToOneGibAndZeroTurnsThemOff) {
   ASSERT_TRUE(printed.ok()) << printed.status().message();
   EXPECT_EQ(printed->max_user_stored_bytes, uint64_t{1} << 30);
   EXPECT_EQ(ParseConfig(R"({"max_user_stored_bytes": "0"})")->max_user_stored_bytes, 0u);
-  EXPECT_EQ(ParseConfig(R"({"max_user_stored_bytes": "20G"})")->max_user_stored_bytes, uint64_t{20} << 30);
+  EXPECT_EQ(ParseConfig(R"({"max_user_stored_bytes": "20G"})")->max_user_stored_bytes,
+            uint64_t{20} << 30);
   auto small = ParseConfig(R"({"max_user_stored_bytes": "64K"})");
   ASSERT_FALSE(small.ok());
   EXPECT_EQ(small.status().message(),
@@ -63,7 +64,8 @@ TEST(ConfigLimitsTest, OutputPerUserDefaultsToSixteenGibAndZeroTurnsItOff) {
   EXPECT_EQ(ParseConfig(R"({"max_user_output_bytes": "0"})")->max_user_output_bytes, 0u);
   EXPECT_EQ(ParseConfig(R"({"max_user_output_bytes": "256M"})")->max_user_output_bytes,
             uint64_t{256} << 20);
-  for (const char* bad : {R"({"max_user_output_bytes": "64K"})", R"({"max_user_output_bytes": "2T"})"}) {
+  for (const char* bad :
+       {R"({"max_user_output_bytes": "64K"})", R"({"max_user_output_bytes": "2T"})"}) {
     auto c = ParseConfig(bad);
     ASSERT_FALSE(c.ok()) << bad;
     EXPECT_EQ(c.status().message(),
@@ -89,7 +91,8 @@ TEST(ConfigLimitsTest, EachBadValueIsOneLineNamingIt) {
     const char* message;
   } cases[] = {
       {R"({"default_time_limit": 60})",
-       "config: \"default_time_limit\" must be a time limit like \"2h\" or \"1-00:00:00\" (\"0\": none)"},
+       "config: \"default_time_limit\" must be a time limit like \"2h\" or \"1-00:00:00\" (\"0\": "
+       "none)"},
       {R"({"max_time_limit": "5x"})", "config: \"max_time_limit\" invalid time limit '5x'"},
       {R"({"default_time_limit": "2h", "max_time_limit": "1h"})",
        "config: \"default_time_limit\" is above max_time_limit (1:00:00)"},
@@ -107,13 +110,15 @@ TEST(ConfigLimitsTest, EachBadValueIsOneLineNamingIt) {
        "config: \"user_limits.alice.running_jobs\" must be an integer"},
       {R"({"user_limits": {"alice": {"jobs": 8}}})",
        "config: \"user_limits.alice.jobs\" is not a known limit (running_jobs, gpu_mem)"},
-      {R"({"user_limits": {"a b": {}}})", "config: \"user_limits\" has 'a b', which is not a user name"},
+      {R"({"user_limits": {"a b": {}}})",
+       "config: \"user_limits\" has 'a b', which is not a user name"},
       {R"({"user_limits": {"": {}}})", "config: \"user_limits\" has '', which is not a user name"},
   };
   for (const auto& c : cases) {
     auto config = ParseConfig(c.text);
     ASSERT_FALSE(config.ok()) << c.text;
-    EXPECT_EQ(config.status().message().rfind(c.message, 0), 0u) << c.text << ": " << config.status().message();
+    EXPECT_EQ(config.status().message().rfind(c.message, 0), 0u)
+        << c.text << ": " << config.status().message();
     EXPECT_EQ(config.status().message().find('\n'), std::string::npos);
   }
 }

@@ -24,8 +24,10 @@ TEST(ConfigMpsTest, EveryNameParses) {
     MpsFaultPolicy policy;
   };
   const Case cases[] = {
-      {R"({"mps": "auto", "mps_fault_policy": "requeue"})", MpsMode::kAuto, MpsFaultPolicy::kRequeue},
-      {R"({"mps": "daemons", "mps_fault_policy": "fail"})", MpsMode::kDaemons, MpsFaultPolicy::kFail},
+      {R"({"mps": "auto", "mps_fault_policy": "requeue"})", MpsMode::kAuto,
+       MpsFaultPolicy::kRequeue},
+      {R"({"mps": "daemons", "mps_fault_policy": "fail"})", MpsMode::kDaemons,
+       MpsFaultPolicy::kFail},
       {R"({"mps": "env-only"})", MpsMode::kEnvOnly, MpsFaultPolicy::kRequeue},
   };
   for (const auto& c : cases) {
@@ -39,7 +41,8 @@ TEST(ConfigMpsTest, EveryNameParses) {
 TEST(ConfigMpsTest, UnknownNamesAreRefusedWithTheChoices) {
   auto mode = ParseConfig(R"({"mps": "on"})");
   ASSERT_FALSE(mode.ok());
-  EXPECT_EQ(mode.status().message(), "config: \"mps\" must be auto, daemons or env-only (got 'on')");
+  EXPECT_EQ(mode.status().message(),
+            "config: \"mps\" must be auto, daemons or env-only (got 'on')");
   auto policy = ParseConfig(R"({"mps_fault_policy": "Requeue"})");
   ASSERT_FALSE(policy.ok());
   EXPECT_EQ(policy.status().message(), "config: \"mps_fault_policy\" must be requeue or fail");

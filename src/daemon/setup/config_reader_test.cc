@@ -23,7 +23,8 @@ TEST(ConfigReaderTest, EachBadSettingIsOneLineNamingIt) {
       {R"({"mps_client_limit": "4"})", "config: \"mps_client_limit\" must be an integer"},
       {R"({"mps_client_limit": 4.5})", "config: \"mps_client_limit\" must be an integer"},
       {R"({"mps_client_limit": 0})", "config: \"mps_client_limit\" must be between 1 and 128"},
-      {R"({"slice_placement": "fill"})", "config: \"slice_placement\" must be one of spread, pack, auto (got 'fill')"},
+      {R"({"slice_placement": "fill"})",
+       "config: \"slice_placement\" must be one of spread, pack, auto (got 'fill')"},
       // mig-dynamic is a GPU's mode (gpu_modes), never every device's.
       {R"({"default_mode": "mig-dynamic"})",
        "config: \"default_mode\" must be one of exclusive, timeslice, mps (got 'mig-dynamic')"},
@@ -43,7 +44,8 @@ TEST(ConfigReaderTest, EachBadSettingIsOneLineNamingIt) {
   ASSERT_TRUE(dynamic.ok()) << dynamic.status().message();
   EXPECT_TRUE(dynamic->gpu_modes.at("0").mig_dynamic) << "how the GPU is partitioned";
   EXPECT_EQ(dynamic->gpu_modes.at("0").Name(), "mig-dynamic");
-  EXPECT_EQ(dynamic->gpu_modes.at("1"), GpuMode::Shared(SharingMode::kExclusive)) << "how it is shared";
+  EXPECT_EQ(dynamic->gpu_modes.at("1"), GpuMode::Shared(SharingMode::kExclusive))
+      << "how it is shared";
   EXPECT_EQ(dynamic->gpu_modes.at("1").Name(), "exclusive");
 }
 

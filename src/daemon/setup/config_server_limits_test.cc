@@ -15,7 +15,8 @@ TEST(ConfigServerLimitsTest, DefaultsParseAndPrint) {
   EXPECT_EQ(c->max_reply_backlog_bytes, 4u << 20);
   // What --print-default-config prints is a configuration that gives the same values.
   std::string printed = DefaultConfigJson();
-  for (const char* key : {"max_connections", "max_connections_per_uid", "idle_timeout_ms", "max_reply_backlog"})
+  for (const char* key :
+       {"max_connections", "max_connections_per_uid", "idle_timeout_ms", "max_reply_backlog"})
     EXPECT_NE(printed.find(key), std::string::npos) << key;
   auto reparsed = ParseConfig(printed);
   ASSERT_TRUE(reparsed.ok()) << reparsed.status().ToString();
@@ -23,7 +24,8 @@ TEST(ConfigServerLimitsTest, DefaultsParseAndPrint) {
 }
 
 TEST(ConfigServerLimitsTest, SettingsAndBadValues) {
-  auto c = ParseConfig(R"({"max_connections": 4096, "max_connections_per_uid": 8, "idle_timeout_ms": 0,
+  auto c =
+      ParseConfig(R"({"max_connections": 4096, "max_connections_per_uid": 8, "idle_timeout_ms": 0,
                            "max_reply_backlog": "16M"})");
   ASSERT_TRUE(c.ok()) << c.status().ToString();
   EXPECT_EQ(c->max_connections, 4096);

@@ -16,20 +16,20 @@
 
 #include "api/server.h"
 #include "common/companion.h"
+#include "common/cpu_list.h"
 #include "common/file_util.h"
 #include "common/log.h"
 #include "common/version.h"
+#include "daemon/jobs/users.h"
+#include "daemon/node/node.h"
+#include "daemon/service/service.h"
 #include "daemon/setup/daemon_loop.h"
 #include "daemon/setup/inventory_builder.h"
 #include "daemon/setup/mig_setup.h"
 #include "daemon/setup/mps_plan.h"
-#include "daemon/node/node.h"
-#include "daemon/setup/sharing_setup.h"
 #include "daemon/setup/retention.h"
-#include "daemon/service/service.h"
-#include "daemon/jobs/users.h"
+#include "daemon/setup/sharing_setup.h"
 #include "gpu/simulated_backend.h"
-#include "common/cpu_list.h"
 #include "launch/cgroup.h"
 #include "launch/container_cgroups.h"
 #include "launch/output_space.h"
@@ -313,8 +313,10 @@ Result<std::unique_ptr<store::JobStore>> OpenJobStore(const Config& config,
 void ProbeCgroups(const Config& config, launch::Cgroups& cgroups) {
   if (config.cgroups) {
     Status s = cgroups.Probe();
-    if (s.ok()) log::Info("host limits through cgroup v2 at {}", config.cgroup_root);
-    else log::Warn("host CPU/memory limits are off: {}", s.message());
+    if (s.ok())
+      log::Info("host limits through cgroup v2 at {}", config.cgroup_root);
+    else
+      log::Warn("host CPU/memory limits are off: {}", s.message());
   } else {
     log::Info("host CPU/memory limits are off (cgroups: false)");
   }

@@ -2,11 +2,11 @@
 
 #include <unistd.h>
 
-#include "daemon/mig/mig_slots.h"
-
 #include <algorithm>
 #include <fstream>
 #include <set>
+
+#include "daemon/mig/mig_slots.h"
 
 namespace pinpoint::daemon {
 

@@ -47,18 +47,22 @@ TEST(InventoryBuilderTest, MigDynamicIsRefusedWithOneLineNamingTheGpu) {
   auto off = BuildInventory(gpus, config);
   ASSERT_FALSE(off.ok());
   EXPECT_EQ(off.status().message(),
-            "config: gpu_modes gives GPU 1 (NVIDIA H100 80GB HBM3) mig-dynamic, but MIG is disabled on it: pinpoint "
-            "never turns MIG on (that needs a GPU reset); an administrator enables it (nvidia-smi -i 1 -mig 1) or the "
+            "config: gpu_modes gives GPU 1 (NVIDIA H100 80GB HBM3) mig-dynamic, but MIG is "
+            "disabled on it: pinpoint "
+            "never turns MIG on (that needs a GPU reset); an administrator enables it (nvidia-smi "
+            "-i 1 -mig 1) or the "
             "GPU gets another mode");
   gpus[1].mig_enabled = true;
   gpus[1].migs.push_back({"MIG-1", "1g.10gb", 1, 0, uint64_t{10} << 30, 16, 0});
   EXPECT_EQ(BuildInventory(gpus, config).status().message(),
-            "config: gpu_modes gives GPU 1 (NVIDIA H100 80GB HBM3) mig-dynamic, but its driver lists no MIG profile "
+            "config: gpu_modes gives GPU 1 (NVIDIA H100 80GB HBM3) mig-dynamic, but its driver "
+            "lists no MIG profile "
             "pinpoint could make");
   config.gpu_modes.clear();
   config.gpu_modes["MIG-1"] = GpuMode::MigDynamic();
   EXPECT_EQ(BuildInventory(gpus, config).status().message(),
-            "config: gpu_modes gives MIG instance MIG-1 mig-dynamic, a mode of a whole GPU (name GPU 1 instead)");
+            "config: gpu_modes gives MIG instance MIG-1 mig-dynamic, a mode of a whole GPU (name "
+            "GPU 1 instead)");
   config.gpu_modes.clear();
   EXPECT_TRUE(BuildInventory(gpus, config).ok()) << "without it, the MIG layout serves as it is";
 }
@@ -99,7 +103,8 @@ TEST(InventoryBuilderTest, AMigDynamicGpuIsItsSlots) {
   gpus[0].migs[0].placement_start = -1;  // NVML did not say where it is
   auto unplaced = BuildInventory(gpus, config, profiles);
   ASSERT_FALSE(unplaced.ok());
-  EXPECT_NE(unplaced.status().message().find("MIG instance MIG-3g has no placement NVML reports"), std::string::npos)
+  EXPECT_NE(unplaced.status().message().find("MIG instance MIG-3g has no placement NVML reports"),
+            std::string::npos)
       << unplaced.status().message();
 }
 

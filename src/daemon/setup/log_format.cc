@@ -1,9 +1,9 @@
 #include "daemon/setup/log_format.h"
 
-#include <string_view>
-
 #include <spdlog/pattern_formatter.h>
 #include <spdlog/spdlog.h>
+
+#include <string_view>
 
 #include "pinpoint/escape.h"
 

@@ -1,12 +1,11 @@
 #include "daemon/setup/log_format.h"
 
 #include <gtest/gtest.h>
+#include <spdlog/logger.h>
+#include <spdlog/sinks/ostream_sink.h>
 
 #include <algorithm>
 #include <sstream>
-
-#include <spdlog/logger.h>
-#include <spdlog/sinks/ostream_sink.h>
 
 namespace pinpoint::daemon {
 namespace {
@@ -17,12 +16,14 @@ TEST(LogFormatTest, UserTextCannotForgeALogLine) {
   auto sink = std::make_shared<spdlog::sinks::ostream_sink_st>(out);
   spdlog::logger logger("test", sink);
   logger.set_formatter(EscapingLogFormatter());
-  logger.warn("job {}: {}", 7, "exec failed\n2026-11-23T10:00:00.000 info root: all clear\x1b]0;x\x07");
+  logger.warn("job {}: {}", 7,
+              "exec failed\n2026-11-23T10:00:00.000 info root: all clear\x1b]0;x\x07");
   logger.flush();
   std::string text = out.str();
   EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 1) << text;
   EXPECT_EQ(text.find('\x1b'), std::string::npos) << text;
-  EXPECT_NE(text.find(" warning job 7: exec failed\\n2026-11-23T10:00:00.000 info root: all clear\\x1b]0;x\\x07\n"),
+  EXPECT_NE(text.find(" warning job 7: exec failed\\n2026-11-23T10:00:00.000 info root: all "
+                      "clear\\x1b]0;x\\x07\n"),
             std::string::npos)
       << text;
 }

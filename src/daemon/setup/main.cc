@@ -1,15 +1,14 @@
 // pinpointd: the pinpoint node agent. See docs/admin.md.
 #include <unistd.h>
 
+#include <CLI/CLI.hpp>
 #include <cstdio>
 #include <iostream>
 
-#include <CLI/CLI.hpp>
-
+#include "common/log.h"
 #include "common/version.h"
 #include "daemon/setup/config.h"
 #include "daemon/setup/daemon.h"
-#include "common/log.h"
 #include "daemon/setup/log_format.h"
 #include "gpu/backend_factory.h"
 #include "gpu/mig_report.h"

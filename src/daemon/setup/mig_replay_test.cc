@@ -23,7 +23,8 @@ std::set<std::pair<std::string, int>> Layout(gpu::GpuBackend& backend) {
   return out;
 }
 
-store::MigChange Change(const char* action, const char* profile, int start, const char* result = "ok") {
+store::MigChange Change(const char* action, const char* profile, int start,
+                        const char* result = "ok") {
   store::MigChange c;
   c.at_ms = 1;
   c.action = *partition::MigActionFromName(action);
@@ -41,11 +42,13 @@ TEST(MigReplayTest, TheStoredChangesAreMadeAgainOnTheFreshPreset) {
   ASSERT_TRUE(before.ok());
   auto preset = Layout(**before);
   ASSERT_TRUE(preset.count({"2g.20gb", 2})) << "the preset this test is written against";
-  ASSERT_TRUE((*store)->AppendMigChanges({Change("destroy", "2g.20gb", 2), Change("create", "1g.10gb", 2),
-                                          Change("create", "1g.10gb", 3),
-                                          Change("create", "1g.10gb", 6, "GPU 0: memory slices taken"),
-                                          Change("destroy", "1g.10gb", 5)})
-                  .ok());
+  ASSERT_TRUE(
+      (*store)
+          ->AppendMigChanges({Change("destroy", "2g.20gb", 2), Change("create", "1g.10gb", 2),
+                              Change("create", "1g.10gb", 3),
+                              Change("create", "1g.10gb", 6, "GPU 0: memory slices taken"),
+                              Change("destroy", "1g.10gb", 5)})
+          .ok());
 
   auto after = gpu::SimulatedBackend::FromPreset("a100x8-mig");
   ASSERT_TRUE(after.ok());

@@ -1,8 +1,8 @@
 #include "daemon/setup/mig_setup.h"
 
 #include "common/log.h"
-#include "daemon/setup/inventory_builder.h"
 #include "daemon/mig/mig_slots.h"
+#include "daemon/setup/inventory_builder.h"
 #include "gpu/nvml_backend.h"
 
 namespace pinpoint::daemon {

@@ -6,8 +6,8 @@
 #include <memory>
 #include <vector>
 
-#include "daemon/setup/config.h"
 #include "daemon/mig/mig_dynamic.h"
+#include "daemon/setup/config.h"
 #include "gpu/gpu_backend.h"
 #include "sched/inventory.h"
 #include "store/job_store.h"

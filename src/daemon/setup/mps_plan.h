@@ -21,11 +21,11 @@ struct MpsFacts {
 };
 
 struct MpsPlan {
-  bool daemons = false;        // run MpsDaemons; otherwise EnvOnlyMps
+  bool daemons = false;  // run MpsDaemons; otherwise EnvOnlyMps
   // Slices on `mps` devices are refused (submit errors, pending ones wait): MPS cannot be
   // started on this GPU node and the configuration did not opt out. Whole-GPU jobs still run.
   bool refuse_slices = false;
-  std::string why_not;         // why no daemons run, one phrase; "" when daemons is true
+  std::string why_not;  // why no daemons run, one phrase; "" when daemons is true
 };
 
 // The policy:

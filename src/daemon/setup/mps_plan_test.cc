@@ -7,8 +7,8 @@ namespace {
 
 struct PlanCase {
   const char* name;
-  std::string mps;             // config "mps"
-  bool allow_unenforced;       // config "allow_unenforced_slices"
+  std::string mps;        // config "mps"
+  bool allow_unenforced;  // config "allow_unenforced_slices"
   std::string backend_kind;
   std::string control_unusable;
   // Expected: an error message, or the plan.
@@ -27,14 +27,17 @@ TEST(PlanMpsTest, Table) {
       {"daemons_nvml_usable", "daemons", false, "nvml", "", "", true, false, ""},
       {"allow_changes_nothing_where_mps_runs", "auto", true, "nvml", "", "", true, false, ""},
       // A GPU node where it cannot: refuse slices, unless the configuration opts out.
-      {"auto_nvml_unusable_refuses_slices", "auto", false, "nvml", kNotInPath, "", false, true, kNotInPath},
-      {"auto_nvml_unusable_allowed", "auto", true, "nvml", kNotInPath, "", false, false, kNotInPath},
+      {"auto_nvml_unusable_refuses_slices", "auto", false, "nvml", kNotInPath, "", false, true,
+       kNotInPath},
+      {"auto_nvml_unusable_allowed", "auto", true, "nvml", kNotInPath, "", false, false,
+       kNotInPath},
       {"daemons_nvml_unusable_is_an_error", "daemons", false, "nvml", kNotInPath,
        "mps: daemons, but nvidia-cuda-mps-control is not in PATH", false, false, ""},
       {"daemons_nvml_unusable_allowed_still_an_error", "daemons", true, "nvml", kNotInPath,
        "mps: daemons, but nvidia-cuda-mps-control is not in PATH", false, false, ""},
       // mps: env-only is the admin's choice: slices run unenforced on purpose.
-      {"env_only_nvml", "env-only", false, "nvml", "", "", false, false, "mps: env-only in the config"},
+      {"env_only_nvml", "env-only", false, "nvml", "", "", false, false,
+       "mps: env-only in the config"},
       {"env_only_nvml_unusable", "env-only", false, "nvml", kNotInPath, "", false, false,
        "mps: env-only in the config"},
       // A simulated node: no GPU to enforce anything on; slices run.
@@ -50,9 +53,12 @@ TEST(PlanMpsTest, Table) {
   for (const PlanCase& c : cases) {
     SCOPED_TRACE(c.name);
     Config config;
-    config.mps = c.mps == "auto" ? MpsMode::kAuto : c.mps == "daemons" ? MpsMode::kDaemons : MpsMode::kEnvOnly;
+    config.mps = c.mps == "auto"      ? MpsMode::kAuto
+                 : c.mps == "daemons" ? MpsMode::kDaemons
+                                      : MpsMode::kEnvOnly;
     config.allow_unenforced_slices = c.allow_unenforced;
-    auto source = c.backend_kind == "nvml" ? gpu::GpuBackend::Source::kNvml : gpu::GpuBackend::Source::kSimulated;
+    auto source = c.backend_kind == "nvml" ? gpu::GpuBackend::Source::kNvml
+                                           : gpu::GpuBackend::Source::kSimulated;
     Result<MpsPlan> plan = PlanMps(config, {source, c.backend_kind, c.control_unusable});
     if (!c.error.empty()) {
       ASSERT_FALSE(plan.ok());
@@ -74,16 +80,18 @@ TEST(PlanMpsTest, ARefusalTakesMpsClientsAwayAndSaysWhy) {
   sharing::PlacementRules rules = MpsRulesOf(config, plan);
   EXPECT_EQ(rules.max_jobs, 0);
   EXPECT_TRUE(rules.one_user);
-  EXPECT_EQ(rules.no_slices_reason,
-            "MPS cannot be started on this node (nvidia-cuda-mps-control is not in PATH), so a "
-            "slice's limits would not be enforced; ask for whole GPUs (--gpus N without --gpu-mem)");
+  EXPECT_EQ(
+      rules.no_slices_reason,
+      "MPS cannot be started on this node (nvidia-cuda-mps-control is not in PATH), so a "
+      "slice's limits would not be enforced; ask for whole GPUs (--gpus N without --gpu-mem)");
 }
 
 TEST(PlanMpsTest, OtherwiseTheConfiguredClientLimit) {
   Config config;
   config.mps_client_limit = 7;
-  for (const MpsPlan& plan : {MpsPlan{.daemons = true, .refuse_slices = false, .why_not = ""},
-                             MpsPlan{.daemons = false, .refuse_slices = false, .why_not = "mps: env-only"}}) {
+  for (const MpsPlan& plan :
+       {MpsPlan{.daemons = true, .refuse_slices = false, .why_not = ""},
+        MpsPlan{.daemons = false, .refuse_slices = false, .why_not = "mps: env-only"}}) {
     sharing::PlacementRules rules = MpsRulesOf(config, plan);
     EXPECT_EQ(rules.max_jobs, 7);
     EXPECT_EQ(rules.no_slices_reason, "");

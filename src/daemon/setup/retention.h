@@ -17,21 +17,21 @@
 namespace pinpoint::daemon {
 
 struct RetentionOptions {
-  int64_t retention_ms = 0;          // jobs that ended longer ago than this go; 0: keep every job
+  int64_t retention_ms = 0;  // jobs that ended longer ago than this go; 0: keep every job
   // The most one user's ended jobs may take in the store (their records' bytes); past it their
   // oldest go. Root's are not held to it. 0: no bound.
   uint64_t user_stored_bytes = 0;
   int64_t budget_interval_ms = 1000;  // between looks at what users' ended jobs take
-  std::string jobs_dir;              // <state_dir>/jobs: the job directories, named by id
+  std::string jobs_dir;               // <state_dir>/jobs: the job directories, named by id
   int64_t interval_ms = 10 * 60'000;  // between passes once nothing is left to purge
-  int64_t busy_interval_ms = 1000;   // between passes while a backlog is left
-  int batch_jobs = 100;              // jobs per pass
+  int64_t busy_interval_ms = 1000;    // between passes while a backlog is left
+  int batch_jobs = 100;               // jobs per pass
   // Bytes of ended jobs (records and environments) one pass over max_user_stored_bytes deletes,
   // about: a user over it by a lot is brought under by several passes, one a loop turn, each
   // a bounded share of it (100 jobs of 250 KB took the loop 100 ms at once).
   uint64_t batch_bytes = 2 << 20;
-  int64_t batch_entries = 5000;      // names removed from job directories per pass
-  int max_depth = 64;                // directories below a job directory
+  int64_t batch_entries = 5000;  // names removed from job directories per pass
+  int max_depth = 64;            // directories below a job directory
 };
 
 // What one pass did.

@@ -1,16 +1,15 @@
 // Retention: which jobs go and when (driven by a fake clock, no sleeping), what becomes of their
 // directories when their users planted links or trees in them, and that every pass is bounded.
 #include "daemon/setup/retention.h"
-#include "store/sqlite.h"
 
+#include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <fstream>
 
-#include <gtest/gtest.h>
-
 #include "common/test_dir.h"
+#include "store/sqlite.h"
 
 namespace pinpoint::daemon {
 namespace {
@@ -156,7 +155,8 @@ TEST_F(RetentionTest, ABudgetPassIsBoundedInBytesAndTheNextIsDueAtOnce) {
   EXPECT_FALSE(retention.MoreDue());
   EXPECT_GE(passes, 7u);
   EXPECT_LE(store_->EndedBytesOf(6666)->bytes, options_.user_stored_bytes);
-  EXPECT_TRUE(retention.RunIfDue()->purged.empty()) << "under the bound: the next look is a second away";
+  EXPECT_TRUE(retention.RunIfDue()->purged.empty())
+      << "under the bound: the next look is a second away";
 }
 
 // A tally over the bound that no ended job bears out (edited by hand): the pass deletes nothing
@@ -169,7 +169,10 @@ TEST_F(RetentionTest, ABudgetPassThatDeletesNothingIsNotDueAtOnce) {
   {
     auto db = store::Db::Open(dir_.path() + "/pinpoint.db");
     ASSERT_TRUE(db.ok());
-    ASSERT_TRUE(db->Exec("INSERT INTO user_bytes (uid, ended_jobs, ended_bytes) VALUES (6666, 50, 500000000)").ok());
+    ASSERT_TRUE(
+        db->Exec(
+              "INSERT INTO user_bytes (uid, ended_jobs, ended_bytes) VALUES (6666, 50, 500000000)")
+            .ok());
   }
   Retention retention(options_, store_.get(), &clock_);
   auto report = retention.RunIfDue();
@@ -222,7 +225,8 @@ TEST_F(RetentionTest, ATooDeepTreeIsLeftBehindAndNamedWithoutBlockingTheBatch) {
   ASSERT_TRUE(report.ok());
   EXPECT_EQ(report->purged.size(), 2u);
   ASSERT_EQ(report->problems.size(), 1u);
-  EXPECT_NE(report->problems[0].find("job " + std::to_string(deep)), std::string::npos) << report->problems[0];
+  EXPECT_NE(report->problems[0].find("job " + std::to_string(deep)), std::string::npos)
+      << report->problems[0];
   EXPECT_TRUE(Exists(JobDir(deep))) << "left for the admin";
   EXPECT_FALSE(Exists(JobDir(plain)));
   EXPECT_FALSE(Stored(deep));

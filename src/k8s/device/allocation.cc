@@ -1,10 +1,10 @@
 #include "k8s/device/allocation.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <map>
 #include <set>
-
-#include <fmt/format.h>
 
 #include "pinpoint/escape.h"
 
@@ -36,8 +36,8 @@ Result<std::vector<std::string>> PreferWhole(const DeviceBook& book,
     if (taken.insert(device.id).second) chosen.push_back(device.id);
   }
   if (static_cast<int>(chosen.size()) < size) {
-    return FailedPrecondition(fmt::format("pinpoint.io/gpu: {} GPUs asked for, {} available",
-                                          size, chosen.size()));
+    return FailedPrecondition(
+        fmt::format("pinpoint.io/gpu: {} GPUs asked for, {} available", size, chosen.size()));
   }
   return chosen;
 }
@@ -57,7 +57,8 @@ Result<std::vector<std::string>> PreferUnits(const DeviceBook& book,
   if (must_devices.size() > 1) {
     return FailedPrecondition(fmt::format(
         "pinpoint.io/gpu-mem: the units that must be included are on {} GPUs; a slice must be "
-        "on one GPU", must_devices.size()));
+        "on one GPU",
+        must_devices.size()));
   }
   int best = -1;
   size_t best_free = 0, most_free = 0;
@@ -118,8 +119,8 @@ Result<std::vector<std::string>> PreferredAllocation(Resource resource, const De
                                                      int size) {
   const char* name = ResourceName(resource);
   if (size < 1 || size > kMaxDeviceIds) {
-    return InvalidArgument(fmt::format("{}: allocation size {} is not in 1..{}", name, size,
-                                       kMaxDeviceIds));
+    return InvalidArgument(
+        fmt::format("{}: allocation size {} is not in 1..{}", name, size, kMaxDeviceIds));
   }
   if (static_cast<int>(must_include.size()) > size) {
     return InvalidArgument(fmt::format("{}: {} devices must be included in an allocation of {}",
@@ -156,8 +157,8 @@ Result<LeaseRequest> PlanLease(Resource resource, const DeviceBook& book,
       return InvalidArgument(fmt::format("{}: device ID '{}' repeated", name, Shown(id)));
     }
     if (!device->healthy) {
-      return FailedPrecondition(fmt::format("{}: device {} is unhealthy: {}", name, id,
-                                            device->unhealthy_reason));
+      return FailedPrecondition(
+          fmt::format("{}: device {} is unhealthy: {}", name, id, device->unhealthy_reason));
     }
     devices.insert(device->device_index);
   }

@@ -16,7 +16,8 @@ constexpr uint64_t kGiB = uint64_t{1} << 30;
 // Units "gpu<d>-mem<u>" for u in [from, to).
 std::vector<std::string> Units(int device, int from, int to) {
   std::vector<std::string> out;
-  for (int u = from; u < to; ++u) out.push_back("gpu" + std::to_string(device) + "-mem" + std::to_string(u));
+  for (int u = from; u < to; ++u)
+    out.push_back("gpu" + std::to_string(device) + "-mem" + std::to_string(u));
   return out;
 }
 std::vector<std::string> Concat(std::vector<std::string> a, const std::vector<std::string>& b) {
@@ -47,10 +48,17 @@ TEST_F(AllocationTest, PreferredUnitsAreTheBestFitOnOneGpu) {
       // Equal free: the lower index.
       {"tie to lower index", Concat(Units(0, 0, 4), Units(1, 0, 4)), {}, 3, Units(0, 0, 3)},
       // must_include pins the GPU, even if another fits better.
-      {"must include", Concat(Units(0, 0, 20), Units(1, 0, 5)), {"gpu0-mem9"}, 3,
+      {"must include",
+       Concat(Units(0, 0, 20), Units(1, 0, 5)),
+       {"gpu0-mem9"},
+       3,
        {"gpu0-mem0", "gpu0-mem1", "gpu0-mem9"}},
       // Unit order is numeric.
-      {"numeric order", Units(0, 8, 12), {}, 4, {"gpu0-mem8", "gpu0-mem9", "gpu0-mem10", "gpu0-mem11"}},
+      {"numeric order",
+       Units(0, 8, 12),
+       {},
+       4,
+       {"gpu0-mem8", "gpu0-mem9", "gpu0-mem10", "gpu0-mem11"}},
       // IDs the plugin does not list are not handed back.
       {"ignores unknown", Concat({"gpu7-mem0", "bogus"}, Units(1, 0, 2)), {}, 2, Units(1, 0, 2)},
   };
@@ -65,18 +73,19 @@ TEST_F(AllocationTest, PreferredUnitsSkipUnhealthyGpus) {
   SliceInventory inv = FakeSliceSource::H100x2();
   inv.devices[1].healthy = false;
   book_.Update(inv);
-  auto got = PreferredAllocation(Resource::kGpuMem, book_, Concat(Units(0, 0, 10), Units(1, 0, 3)),
-                                 {}, 2);
+  auto got =
+      PreferredAllocation(Resource::kGpuMem, book_, Concat(Units(0, 0, 10), Units(1, 0, 3)), {}, 2);
   ASSERT_TRUE(got.ok());
   EXPECT_THAT(*got, ElementsAre("gpu0-mem0", "gpu0-mem1"));
 }
 
 TEST_F(AllocationTest, PreferredUnitsThatFitNoGpuAreRefused) {
-  auto got = PreferredAllocation(Resource::kGpuMem, book_, Concat(Units(0, 0, 3), Units(1, 0, 4)),
-                                 {}, 5);
+  auto got =
+      PreferredAllocation(Resource::kGpuMem, book_, Concat(Units(0, 0, 3), Units(1, 0, 4)), {}, 5);
   ASSERT_FALSE(got.ok());
   EXPECT_EQ(got.status().code(), Code::kFailedPrecondition);
-  EXPECT_THAT(got.status().message(), HasSubstr("no GPU has 5 free units (the most on one GPU is 4)"));
+  EXPECT_THAT(got.status().message(),
+              HasSubstr("no GPU has 5 free units (the most on one GPU is 4)"));
 
   auto split = PreferredAllocation(Resource::kGpuMem, book_, Concat(Units(0, 0, 3), Units(1, 0, 4)),
                                    {"gpu0-mem0", "gpu1-mem0"}, 3);
@@ -86,17 +95,25 @@ TEST_F(AllocationTest, PreferredUnitsThatFitNoGpuAreRefused) {
 
 TEST_F(AllocationTest, PreferredAllocationChecksItsInput) {
   for (int size : {0, -1, kMaxDeviceIds + 1}) {
-    EXPECT_EQ(PreferredAllocation(Resource::kGpuMem, book_, Units(0, 0, 3), {}, size).status().code(),
-              Code::kInvalidArgument) << size;
+    EXPECT_EQ(
+        PreferredAllocation(Resource::kGpuMem, book_, Units(0, 0, 3), {}, size).status().code(),
+        Code::kInvalidArgument)
+        << size;
   }
   EXPECT_EQ(PreferredAllocation(Resource::kGpuMem, book_, Units(0, 0, 3), {"gpu9-mem0"}, 1)
-                .status().code(), Code::kInvalidArgument);
-  EXPECT_EQ(PreferredAllocation(Resource::kGpuMem, book_, Units(0, 0, 3),
-                                {"gpu0-mem0", "gpu0-mem0"}, 2).status().code(),
+                .status()
+                .code(),
             Code::kInvalidArgument);
-  EXPECT_EQ(PreferredAllocation(Resource::kGpuMem, book_, Units(0, 0, 3),
-                                {"gpu0-mem0", "gpu0-mem1"}, 1).status().code(),
-            Code::kInvalidArgument);
+  EXPECT_EQ(
+      PreferredAllocation(Resource::kGpuMem, book_, Units(0, 0, 3), {"gpu0-mem0", "gpu0-mem0"}, 2)
+          .status()
+          .code(),
+      Code::kInvalidArgument);
+  EXPECT_EQ(
+      PreferredAllocation(Resource::kGpuMem, book_, Units(0, 0, 3), {"gpu0-mem0", "gpu0-mem1"}, 1)
+          .status()
+          .code(),
+      Code::kInvalidArgument);
 }
 
 TEST_F(AllocationTest, PreferredWholeGpusAreTheLowest) {
@@ -144,7 +161,8 @@ TEST_F(AllocationTest, PlanLeaseRefusesBadIds) {
       {{"gpu0"}, Code::kInvalidArgument, "unknown device ID 'gpu0'"},
       {{std::string(500, 'x')}, Code::kInvalidArgument, "unknown device ID"},
       // What the kubelet sends is shown escaped: no terminal control, no forged line.
-      {{"gpu0\x1b]0;owned\x07\nforged"}, Code::kInvalidArgument,
+      {{"gpu0\x1b]0;owned\x07\nforged"},
+       Code::kInvalidArgument,
        "unknown device ID 'gpu0\\x1b]0;owned\\x07\\nforged'"},
   };
   for (const auto& c : cases) {

@@ -109,12 +109,10 @@ std::optional<PluginDevice> DeviceBook::Find(Resource resource, std::string_view
   const auto& list = Devices(resource);
   // Lists are sorted by (device index, unit): a binary search keeps Allocate of thousands of
   // IDs linear-logarithmic.
-  auto it = std::lower_bound(list.begin(), list.end(), *parsed,
-                             [](const PluginDevice& d, const ParsedId& p) {
-                               return d.device_index != p.device_index
-                                          ? d.device_index < p.device_index
-                                          : d.unit < p.unit;
-                             });
+  auto it = std::lower_bound(
+      list.begin(), list.end(), *parsed, [](const PluginDevice& d, const ParsedId& p) {
+        return d.device_index != p.device_index ? d.device_index < p.device_index : d.unit < p.unit;
+      });
   if (it == list.end() || it->id != id) return std::nullopt;
   return *it;
 }

@@ -39,10 +39,10 @@ inline constexpr char kUnhealthy[] = "Unhealthy";
 inline constexpr int kMaxUnitsPerDevice = 4096;
 
 struct PluginDevice {
-  std::string id;          // "gpu0" or "gpu0-mem12"; at most 63 characters
+  std::string id;  // "gpu0" or "gpu0-mem12"; at most 63 characters
   bool healthy = true;
-  int device_index = 0;    // pinpoint's device index
-  int unit = -1;           // pinpoint.io/gpu-mem: the unit's number on its device; else -1
+  int device_index = 0;  // pinpoint's device index
+  int unit = -1;         // pinpoint.io/gpu-mem: the unit's number on its device; else -1
   std::string unhealthy_reason;
 };
 

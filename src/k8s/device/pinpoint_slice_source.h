@@ -24,10 +24,10 @@ Lease LeaseFromReply(const OpenLeaseReply& reply);
 Result<JobId> ParseLeaseId(const std::string& lease_id);
 
 struct SliceSourceOptions {
-  std::string socket_path;          // pinpointd's socket, as the host sees it (the hook uses it)
+  std::string socket_path;  // pinpointd's socket, as the host sees it (the hook uses it)
   std::string cdi_dir = "/var/run/cdi";  // where each lease's CDI spec is written
-  std::string hook_path;  // pinpoint-cdi-hook on the host; root's, writable by no one else
-  std::string lease_user;           // the user leases are opened for; empty: root
+  std::string hook_path;   // pinpoint-cdi-hook on the host; root's, writable by no one else
+  std::string lease_user;  // the user leases are opened for; empty: root
 };
 
 // Connects anew for each call, so a restarted pinpointd is found again. Thread-safe (no shared

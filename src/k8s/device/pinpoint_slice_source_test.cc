@@ -1,8 +1,8 @@
 #include "k8s/device/pinpoint_slice_source.h"
 
+#include <gtest/gtest.h>
 #include <sys/stat.h>
 
-#include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 #include "common/file_util.h"
@@ -62,13 +62,18 @@ TEST(PinpointSliceSourceTest, NoPinpointdIsUnavailable) {
 
 TEST(PinpointSliceSourceTest, LeaseIds) {
   EXPECT_EQ(*ParseLeaseId("L42"), 42);
-  for (const char* bad : {"", "L", "42", "L0", "L042", "L-1", "L4x", "l42", "L99999999999999999999"}) {
+  for (const char* bad :
+       {"", "L", "42", "L0", "L042", "L-1", "L4x", "l42", "L99999999999999999999"}) {
     EXPECT_EQ(ParseLeaseId(bad).status().code(), Code::kInvalidArgument) << bad;
   }
 }
 
 TEST(PinpointSliceSourceTest, TheOpenLeaseRequestNamesTheDevicesAndIsBounded) {
-  LeaseRequest memory{LeaseKind::kMemory, {1}, uint64_t{5} << 30, "pinpoint.io/gpu-mem", {"gpu1-mem0", "gpu1-mem1"}};
+  LeaseRequest memory{LeaseKind::kMemory,
+                      {1},
+                      uint64_t{5} << 30,
+                      "pinpoint.io/gpu-mem",
+                      {"gpu1-mem0", "gpu1-mem1"}};
   OpenLeaseRequest op = OpenLeaseRequestFor(memory, "alice");
   EXPECT_EQ(op.request.gpus, 1);
   EXPECT_EQ(op.request.devices, std::vector<int>{1});
@@ -121,8 +126,8 @@ TEST(PinpointSliceSourceTest, OpensAndClosesARealLeaseWithItsCdiSpec) {
   std::string cdi = dir.path() + "/cdi";
   std::string hook = std::string(PINPOINT_BIN_DIR) + "/pinpoint-cdi-hook";
   PinpointSliceSource source({harness.socket(), cdi, hook, ""});
-  auto lease = source.OpenLease(
-      LeaseRequest{LeaseKind::kMemory, {1}, uint64_t{5} << 30, "pinpoint.io/gpu-mem", {"gpu1-mem0"}});
+  auto lease = source.OpenLease(LeaseRequest{
+      LeaseKind::kMemory, {1}, uint64_t{5} << 30, "pinpoint.io/gpu-mem", {"gpu1-mem0"}});
   ASSERT_TRUE(lease.ok()) << lease.status().ToString();
   ASSERT_EQ(lease->cdi_devices.size(), 1u);
   EXPECT_EQ(lease->cdi_devices[0], "pinpoint.io/slice=" + lease->id);
@@ -157,7 +162,8 @@ TEST(PinpointSliceSourceTest, ASliceThatDoesNotFitIsRefused) {
   TestDir dir;
   PinpointSliceSource source({harness.socket(), dir.path() + "/cdi",
                               std::string(PINPOINT_BIN_DIR) + "/pinpoint-cdi-hook", ""});
-  auto lease = source.OpenLease(LeaseRequest{LeaseKind::kMemory, {0}, uint64_t{4096} << 30, "r", {}});
+  auto lease =
+      source.OpenLease(LeaseRequest{LeaseKind::kMemory, {0}, uint64_t{4096} << 30, "r", {}});
   ASSERT_FALSE(lease.ok());
   EXPECT_NE(lease.status().code(), Code::kOk);
 }

@@ -15,14 +15,14 @@ namespace pinpoint::k8s {
 
 // One device pinpointd schedules on: a whole GPU or a MIG instance.
 struct SliceDevice {
-  int index = 0;         // pinpoint's device index (`pinpoint gpus`, DEV)
-  std::string uuid;      // GPU-... or MIG-...
-  std::string name;      // "NVIDIA H100 80GB HBM3"
-  int gpu_index = 0;     // the physical GPU's NVML index
+  int index = 0;      // pinpoint's device index (`pinpoint gpus`, DEV)
+  std::string uuid;   // GPU-... or MIG-...
+  std::string name;   // "NVIDIA H100 80GB HBM3"
+  int gpu_index = 0;  // the physical GPU's NVML index
   bool is_mig = false;
   SharingMode mode = SharingMode::kMps;
-  uint64_t mem_bytes = 0;  // allocatable device memory
-  bool healthy = true;     // false while drained or recovering from an MPS fault
+  uint64_t mem_bytes = 0;        // allocatable device memory
+  bool healthy = true;           // false while drained or recovering from an MPS fault
   std::string unhealthy_reason;  // why, when !healthy
 };
 
@@ -38,9 +38,9 @@ enum class LeaseKind {
 // What one container was given by the kubelet, as pinpointd should hold it.
 struct LeaseRequest {
   LeaseKind kind = LeaseKind::kMemory;
-  std::vector<int> device_indices;  // kWholeGpus: one or more; kMemory: exactly one
-  uint64_t gpu_mem_bytes = 0;       // kMemory: the slice
-  std::string resource;             // "pinpoint.io/gpu-mem", for the lease's name
+  std::vector<int> device_indices;      // kWholeGpus: one or more; kMemory: exactly one
+  uint64_t gpu_mem_bytes = 0;           // kMemory: the slice
+  std::string resource;                 // "pinpoint.io/gpu-mem", for the lease's name
   std::vector<std::string> device_ids;  // the kubelet's device IDs, for the lease's record
 };
 

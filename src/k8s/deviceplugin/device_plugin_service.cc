@@ -1,10 +1,10 @@
 #include "k8s/deviceplugin/device_plugin_service.h"
 
-#include <string>
-#include <vector>
-
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+
+#include <string>
+#include <vector>
 
 #include "common/log.h"
 #include "k8s/device/allocation.h"
@@ -41,14 +41,29 @@ void FillResponse(const Lease& lease, v1beta1::ContainerAllocateResponse* out) {
 grpc::Status ToGrpc(const Status& status) {
   grpc::StatusCode code = grpc::StatusCode::UNKNOWN;
   switch (status.code()) {
-    case Code::kOk: return grpc::Status::OK;
-    case Code::kInvalidArgument: code = grpc::StatusCode::INVALID_ARGUMENT; break;
-    case Code::kNotFound: code = grpc::StatusCode::NOT_FOUND; break;
-    case Code::kPermissionDenied: code = grpc::StatusCode::PERMISSION_DENIED; break;
-    case Code::kUnavailable: code = grpc::StatusCode::UNAVAILABLE; break;
-    case Code::kFailedPrecondition: code = grpc::StatusCode::FAILED_PRECONDITION; break;
-    case Code::kIo: code = grpc::StatusCode::UNAVAILABLE; break;
-    case Code::kInternal: code = grpc::StatusCode::INTERNAL; break;
+    case Code::kOk:
+      return grpc::Status::OK;
+    case Code::kInvalidArgument:
+      code = grpc::StatusCode::INVALID_ARGUMENT;
+      break;
+    case Code::kNotFound:
+      code = grpc::StatusCode::NOT_FOUND;
+      break;
+    case Code::kPermissionDenied:
+      code = grpc::StatusCode::PERMISSION_DENIED;
+      break;
+    case Code::kUnavailable:
+      code = grpc::StatusCode::UNAVAILABLE;
+      break;
+    case Code::kFailedPrecondition:
+      code = grpc::StatusCode::FAILED_PRECONDITION;
+      break;
+    case Code::kIo:
+      code = grpc::StatusCode::UNAVAILABLE;
+      break;
+    case Code::kInternal:
+      code = grpc::StatusCode::INTERNAL;
+      break;
   }
   return grpc::Status(code, status.message());
 }
@@ -139,8 +154,8 @@ grpc::Status DevicePluginService::Allocate(grpc::ServerContext*,
   for (const auto& container : request->container_requests()) {
     if (container.devices_ids_size() > kMaxDeviceIds) {
       return fail(InvalidArgument(fmt::format("{}: a container asks for {} devices; at most {}",
-                                              ResourceName(resource_),
-                                              container.devices_ids_size(), kMaxDeviceIds)));
+                                              ResourceName(resource_), container.devices_ids_size(),
+                                              kMaxDeviceIds)));
     }
     auto plan = state_.WithBook([&](const DeviceBook& book) {
       return PlanLease(resource_, book, ToVector(container.devices_ids()));
@@ -150,8 +165,8 @@ grpc::Status DevicePluginService::Allocate(grpc::ServerContext*,
     if (!lease.ok()) return fail(lease.status());
     opened.push_back(lease->id);
     FillResponse(*lease, reply->add_container_responses());
-    log::Info("k8s: {}: lease {} for {} devices on GPU(s) {}", ResourceName(resource_),
-              lease->id, plan->device_ids.size(), fmt::join(plan->device_indices, ","));
+    log::Info("k8s: {}: lease {} for {} devices on GPU(s) {}", ResourceName(resource_), lease->id,
+              plan->device_ids.size(), fmt::join(plan->device_indices, ","));
   }
   return grpc::Status::OK;
 }

@@ -3,9 +3,9 @@
 // reads the shared DeviceState and calls the SliceSource.
 #pragma once
 
-#include <atomic>
-
 #include <grpcpp/grpcpp.h>
+
+#include <atomic>
 
 #include "deviceplugin.grpc.pb.h"
 #include "k8s/device/device_state.h"

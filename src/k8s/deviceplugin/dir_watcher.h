@@ -9,7 +9,7 @@
 namespace pinpoint::k8s {
 
 struct DirEvent {
-  std::string name;  // the entry's name in the directory
+  std::string name;      // the entry's name in the directory
   bool created = false;  // created or moved in; else deleted or moved out
 };
 

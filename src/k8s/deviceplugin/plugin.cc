@@ -1,12 +1,12 @@
-#include "common/log.h"
 #include "k8s/deviceplugin/plugin.h"
 
+#include <fmt/format.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <chrono>
 
-#include <fmt/format.h>
+#include "common/log.h"
 
 namespace pinpoint::k8s {
 

@@ -3,6 +3,7 @@
 // lists current (polling pinpointd), and serves and registers again when the kubelet restarts.
 #pragma once
 
+#include <grpcpp/grpcpp.h>
 #include <sys/types.h>
 
 #include <atomic>
@@ -12,8 +13,6 @@
 #include <optional>
 #include <string>
 #include <thread>
-
-#include <grpcpp/grpcpp.h>
 
 #include "k8s/device/device_state.h"
 #include "k8s/device/slice_source.h"
@@ -26,7 +25,7 @@ struct PluginOptions {
   std::string kubelet_dir = "/var/lib/kubelet/device-plugins";
   std::string kubelet_socket = "kubelet.sock";  // its name in kubelet_dir
   uint64_t mem_unit_bytes = uint64_t{1} << 30;
-  int poll_interval_ms = 2000;   // how often pinpointd's devices are read
+  int poll_interval_ms = 2000;  // how often pinpointd's devices are read
   int register_timeout_ms = 10000;
 };
 
@@ -66,10 +65,10 @@ class Plugin {
   };
 
   std::string SocketPath(Resource resource) const;
-  Status Serve(Resource resource);         // under serve_mu_
-  void Unserve(Resource resource);         // under serve_mu_
-  Status Register(Resource resource);      // under serve_mu_
-  void RegisterMissing();                  // takes serve_mu_
+  Status Serve(Resource resource);     // under serve_mu_
+  void Unserve(Resource resource);     // under serve_mu_
+  Status Register(Resource resource);  // under serve_mu_
+  void RegisterMissing();              // takes serve_mu_
   // Serves the resource again if its socket is gone (and then registers it); registers it
   // anyway when `register_anyway`. Takes serve_mu_.
   void ServeAgain(Resource resource, bool register_anyway);

@@ -4,12 +4,11 @@
 // registration, never on time.
 #include "k8s/deviceplugin/plugin.h"
 
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
 #include <sys/stat.h>
 
 #include <fstream>
-
-#include <gmock/gmock.h>
-#include <gtest/gtest.h>
 
 #include "common/test_dir.h"
 #include "k8s/device/allocation.h"
@@ -52,7 +51,8 @@ struct Watch {
 };
 
 // How many entries of `list` are on device `index` with `health`.
-int Count(const std::vector<std::string>& list, const std::string& prefix, const std::string& health) {
+int Count(const std::vector<std::string>& list, const std::string& prefix,
+          const std::string& health) {
   int n = 0;
   for (const std::string& entry : list) {
     if (entry.rfind(prefix, 0) == 0 && entry.substr(entry.find('=') + 1) == health) ++n;
@@ -71,7 +71,8 @@ v1beta1::AllocateRequest AllocateOf(const std::vector<std::vector<std::string>>&
 
 std::vector<std::string> PluginUnits(int device, int from, int to) {
   std::vector<std::string> out;
-  for (int u = from; u < to; ++u) out.push_back("gpu" + std::to_string(device) + "-mem" + std::to_string(u));
+  for (int u = from; u < to; ++u)
+    out.push_back("gpu" + std::to_string(device) + "-mem" + std::to_string(u));
   return out;
 }
 
@@ -226,7 +227,7 @@ TEST_F(PluginTest, PreferredAllocationIsTheBestFitOnOneGpu) {
   auto stub = Dial(kGpuMem);
   v1beta1::PreferredAllocationRequest request;
   auto* c = request.add_container_requests();
-  for (const auto& id : PluginUnits(0, 0, 10)) c->add_available_deviceids(id);  // 10 free on GPU 0
+  for (const auto& id : PluginUnits(0, 0, 10)) c->add_available_deviceids(id);   // 10 free on GPU 0
   for (const auto& id : PluginUnits(1, 70, 76)) c->add_available_deviceids(id);  // 6 free on GPU 1
   c->set_allocation_size(5);
   grpc::ClientContext context;
@@ -253,9 +254,9 @@ TEST_F(PluginTest, AllocateAnswersWithTheLeasesCdiNameAndItsEnvironment) {
   const auto& r = reply.container_responses(0);
   ASSERT_EQ(r.cdi_devices_size(), 1);
   EXPECT_EQ(r.cdi_devices(0).name(), "pinpoint.io/slice=L1");
-  EXPECT_THAT(r.envs(), UnorderedElementsAre(Pair("PINPOINT_LEASE", "L1"),
-                                             Pair("CUDA_VISIBLE_DEVICES", "1"),
-                                             Pair("CUDA_MPS_PIPE_DIRECTORY", "/run/pinpoint/mps")));
+  EXPECT_THAT(r.envs(),
+              UnorderedElementsAre(Pair("PINPOINT_LEASE", "L1"), Pair("CUDA_VISIBLE_DEVICES", "1"),
+                                   Pair("CUDA_MPS_PIPE_DIRECTORY", "/run/pinpoint/mps")));
   ASSERT_EQ(r.mounts_size(), 1);
   EXPECT_EQ(r.mounts(0).container_path(), "/run/pinpoint/mps");
   EXPECT_EQ(r.mounts(0).host_path(), "/var/lib/pinpoint/leases/L1");
@@ -281,7 +282,8 @@ TEST_F(PluginTest, AllocateRefusesUnitsSpanningGpus) {
   v1beta1::AllocateResponse reply;
   grpc::Status status = stub->Allocate(&context, AllocateOf({ids}), &reply);
   EXPECT_EQ(status.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
-  EXPECT_THAT(status.error_message(), HasSubstr("the 5 units span GPUs 0 and 1; a slice must be on one GPU"));
+  EXPECT_THAT(status.error_message(),
+              HasSubstr("the 5 units span GPUs 0 and 1; a slice must be on one GPU"));
   EXPECT_TRUE(source_.opened().empty());
 }
 
@@ -290,8 +292,8 @@ TEST_F(PluginTest, AllocateIsAllOrNothing) {
   auto stub = Dial(kGpuMem);
   grpc::ClientContext context;
   v1beta1::AllocateResponse reply;
-  grpc::Status status =
-      stub->Allocate(&context, AllocateOf({PluginUnits(0, 0, 2), {"gpu0-mem2", "gpu1-mem0"}}), &reply);
+  grpc::Status status = stub->Allocate(
+      &context, AllocateOf({PluginUnits(0, 0, 2), {"gpu0-mem2", "gpu1-mem0"}}), &reply);
   EXPECT_EQ(status.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
   EXPECT_EQ(source_.opened().size(), 1u);
   EXPECT_THAT(source_.closed(), ElementsAre("L1"));  // the first container's lease is undone

@@ -3,6 +3,8 @@
 // generated stubs, as the kubelet does.
 #pragma once
 
+#include <grpcpp/grpcpp.h>
+
 #include <condition_variable>
 #include <map>
 #include <memory>
@@ -10,8 +12,6 @@
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <grpcpp/grpcpp.h>
 
 #include "deviceplugin.grpc.pb.h"
 
