@@ -67,6 +67,7 @@ int main(int argc, char** argv) {
   std::printf("env CUDA_MPS_PIPE_DIRECTORY=%s\n", Env("CUDA_MPS_PIPE_DIRECTORY"));
   std::printf("env CUDA_MPS_PINNED_DEVICE_MEM_LIMIT=%s\n", Env("CUDA_MPS_PINNED_DEVICE_MEM_LIMIT"));
   std::printf("env CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=%s\n", Env("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"));
+  std::printf("env CUDA_MPS_CLIENT_PRIORITY=%s\n", Env("CUDA_MPS_CLIENT_PRIORITY"));
   std::printf("env PINPOINT_JOB_ID=%s\n", Env("PINPOINT_JOB_ID"));
   auto t0 = std::chrono::steady_clock::now();
   long long first_us = RealtimeUs();
@@ -86,6 +87,7 @@ int main(int argc, char** argv) {
   // it; make it here, so that ready_us marks it.
   if (int rc = Check(cudaFree(nullptr), "context creation")) return rc;
   std::printf("pp-cuda first_us=%lld ready_us=%lld\n", first_us, RealtimeUs());
+  std::fflush(stdout);  // seen in its log while it runs (tests/gpu/qos_priority_gpu.sh waits for it)
   float* out = nullptr;
   if (int rc = Check(cudaMalloc(&out, sizeof(float) * blocks), "cudaMalloc(out)")) return rc;
   char* held = nullptr;

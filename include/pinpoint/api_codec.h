@@ -46,6 +46,8 @@ nlohmann::json ToJson(const UpdateRequest& m);
 nlohmann::json ToJson(const UpdateReply& m);
 nlohmann::json ToJson(const GpusRequest& m);
 nlohmann::json ToJson(const GpusReply& m);
+nlohmann::json ToJson(const QosRequest& m);
+nlohmann::json ToJson(const QosReply& m);
 nlohmann::json ToJson(const LogsRequest& m);
 nlohmann::json ToJson(const LogsReply& m);
 nlohmann::json ToJson(const OpenLeaseRequest& m);
@@ -104,6 +106,10 @@ template <>
 Result<GpusRequest> FromJson<GpusRequest>(const nlohmann::json& j);
 template <>
 Result<GpusReply> FromJson<GpusReply>(const nlohmann::json& j);
+template <>
+Result<QosRequest> FromJson<QosRequest>(const nlohmann::json& j);
+template <>
+Result<QosReply> FromJson<QosReply>(const nlohmann::json& j);
 template <>
 Result<LogsRequest> FromJson<LogsRequest>(const nlohmann::json& j);
 template <>

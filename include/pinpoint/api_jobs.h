@@ -157,6 +157,7 @@ struct SubmitReply {
 //   kArray      the array (its count, against the user's max_jobs_per_user and bytes)
 //   kName, kOutput, kError, kEnv, kCwd  the request's text (the user's max_user_request_bytes)
 //   kTimeLimit  request.time_limit_s (max_time_limit bounds every caller today)
+//   kQos        request.qos (CheckQos: who may use the service class)
 enum class ScriptField {
   kAsUser,
   kPriority,
@@ -170,6 +171,7 @@ enum class ScriptField {
   kEnv,
   kCwd,
   kTimeLimit,
+  kQos,
 };
 // Each field that came from a script, with where: "job.sh:3" (the script as its submitter typed
 // it, and the directive's line). On the wire as "from_script": {"priority": "job.sh:3", ...}; a

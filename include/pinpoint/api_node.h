@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "pinpoint/api_jobs.h"
+#include "pinpoint/service_class.h"
 
 namespace pinpoint {
 
@@ -132,6 +133,17 @@ struct GpusReply {
 struct GpusRequest {
   static constexpr char kOp[] = "gpus";
   using Reply = GpusReply;
+};
+
+// "qos": the node's service classes (config qos, docs/scheduling.md "Service classes"), as its
+// configuration defines them, and the one a job that names none runs in. Anyone may ask.
+struct QosReply {
+  std::vector<ServiceClass> classes;
+  std::string default_qos;
+};
+struct QosRequest {
+  static constexpr char kOp[] = "qos";
+  using Reply = QosReply;
 };
 
 enum class LogStream { kStdout, kStderr };

@@ -49,6 +49,7 @@ class Client {
   Result<UpdateArrayReply> UpdateArray(const UpdateArrayRequest& request);
   Result<UpdateReply> Update(const UpdateRequest& request);
   Result<GpusReply> Gpus();
+  Result<QosReply> Qos();
   Result<LogsReply> Logs(const LogsRequest& request);
   // Leases (docs/api.md "open_lease", docs/containers.md).
   Result<OpenLeaseReply> OpenLease(const OpenLeaseRequest& request);

@@ -50,10 +50,11 @@ struct JobRequest {
   // storing. Letters, digits, '.' and '+', at most kMaxMigProfileBytes; "": any device.
   std::string mig_profile;
   // Where the job's stdout and stderr go (submit -o/-e): empty = the job directory, read with
-  // `pinpoint logs`. A path, relative to cwd or absolute, with %j (job id), %u (user name), %x
-  // (job name), %A (array id), %a (array task index) and %% replaced (OutputPathFor); opened by
-  // the job's own process after it has become the job's user, never through a link in its last
-  // component. Output set and error empty: stderr goes to the output file too.
+  // `pinpoint logs`. A path, relative to cwd or absolute, with %j or %J (job id), %u (user name),
+  // %x (job name), %A (array id), %a (array task index), %N (node name) and %% replaced
+  // (OutputPathFor); opened by the job's own process after it has become the job's user, never
+  // through a link in its last component. Output set and error empty: stderr goes to the output
+  // file too.
   std::string output_path;
   std::string error_path;
   // Seconds the job may run (submit --time); 0 = none given. The daemon fills in its configured
@@ -94,6 +95,11 @@ struct JobRequest {
   // client says, for the job's own use; the daemon checks neither ("" when not sent).
   std::string submit_dir;
   std::string submit_host;
+  // The job's service class (submit --qos, Slurm's QOS; docs/scheduling.md "Service classes"): a
+  // name the node's config defines (qos). "" asks for the node's default class, which the daemon
+  // fills in before storing, so a stored job names the class it runs in. Letters, digits, '_',
+  // '-' and '.', at most kMaxQosBytes.
+  std::string qos;
 
   bool IsSlice() const { return gpus > 0 && gpu_mem_bytes > 0; }
   bool IsWholeGpu() const { return gpus > 0 && gpu_mem_bytes == 0; }
@@ -132,7 +138,12 @@ inline constexpr int kMaxTasks = 65536;              // ntasks (as many as cpus 
 // by the constants above.
 // Errors: kInvalidArgument naming the first bad field (argv[2], env[NAME], name, cwd ...).
 inline constexpr size_t kMaxMigProfileBytes = 32;
+inline constexpr size_t kMaxQosBytes = 64;
 Status ValidateRequest(const JobRequest& request);
+// A service class name's spelling (JobRequest::qos, config qos): "" or letters, digits, '_', '-'
+// and '.', at most kMaxQosBytes. Whether a node has the class is its admission's question.
+// Errors: kInvalidArgument.
+Status ValidateQosName(const std::string& qos);
 
 // A job that is one task of a job array (`submit --array`, array_spec.h). Each task is an
 // ordinary job with its own id; the tasks of one array have consecutive ids, in index order, and
@@ -152,13 +163,13 @@ struct ArrayTask {
   bool operator==(const ArrayTask&) const = default;
 };
 
-// The file an output pattern names for job `id` of `user`: %j, %u, %x, %A (the array's id, or
-// `id` for a job not in an array), %a (the task index, 0 for a job not in an array) and %%
-// replaced, and a relative path joined to `cwd`. The pattern was checked by ValidateRequest (no
-// other %).
+// The file an output pattern names for job `id` of `user`: %j and %J (Slurm's job.step; a job
+// has no step), %u, %x, %A (the array's id, or `id` for a job not in an array), %a (the task
+// index, 0 for a job not in an array), %N (`node`, the node's name) and %% replaced, and a
+// relative path joined to `cwd`. The pattern was checked by ValidateRequest (no other %).
 std::string OutputPathFor(const std::string& pattern, JobId id, const std::string& user,
                           const std::string& name, const std::string& cwd,
-                          const ArrayTask& array = {});
+                          const ArrayTask& array = {}, const std::string& node = "");
 
 enum class JobState { kPending, kRunning, kCompleted, kFailed, kCancelled };
 

@@ -208,6 +208,13 @@ Result<int> ToolGpus(const Globals& g, CommandArgs&, std::ostream& out) {
   return 0;
 }
 
+Result<int> ToolQos(const Globals& g, CommandArgs&, std::ostream& out) {
+  auto reply = Send(g, &Client::Qos);
+  if (!reply.ok()) return reply.status();
+  out << (g.json_output ? ToJson(*reply).dump(2) + "\n" : FormatQos(*reply));
+  return 0;
+}
+
 void WaitOptions(CLI::App* c, CommandArgs& a) {
   AddTaskOptions(c, a,
                  "job ids (an array's id waits for all its tasks), or tasks as ARRAY_INDEX "
@@ -317,6 +324,7 @@ constexpr Command kCommands[] = {
      "changes its pending tasks",
      UpdateOptions, ToolUpdate},
     {"gpus", "Show the node's devices, their slices and jobs", NoOptions, ToolGpus},
+    {"qos", "List the node's service classes (Slurm's QOS), for submit --qos", NoOptions, ToolQos},
     {"wait", "Wait until jobs end; exit 0 when all completed, 1 otherwise", WaitOptions, ToolWait},
     {"logs", "Print a job's output (--stderr for its error stream, -f to follow it)", LogsOptions,
      ToolLogs},
@@ -477,6 +485,12 @@ int RunCli(int argc, char** argv, std::ostream& out, std::ostream& err) {
     std::vector<ScriptOption> from_script;
     ApplyScript(app, words, arranged->index, &warnings, &from_script);
     submit.from_script = ScriptFieldsOf(from_script);
+    for (const ScriptOption& o : from_script) {
+      for (const std::string& l : o.option->get_lnames())
+        submit.script_places.emplace_back("--" + l, o.place);
+      for (const std::string& n : o.option->get_snames())
+        submit.script_places.emplace_back("-" + n, o.place);
+    }
     for (const std::string& w : warnings) err << w << "\n";
   }
   if (std::optional<int> done =

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <ctime>
+#include <iomanip>
 #include <limits>
 #include <map>
 #include <sstream>
@@ -150,7 +151,7 @@ std::string FormatEnforcement(const std::vector<Enforcement>& list) {
   if (list.empty()) return "";
   std::string out = "  enforcement (asked / applied, read back / observed):\n";
   for (const Enforcement& e : list) {
-    out += "    " + Pad(EscapeForTerminal(e.resource), 10) + Pad(EscapeForTerminal(e.verdict), 15) +
+    out += "    " + Pad(EscapeForTerminal(e.resource), 13) + Pad(EscapeForTerminal(e.verdict), 15) +
            EscapeForTerminal(e.asked) + " / " + EscapeForTerminal(e.applied) + " / " +
            EscapeForTerminal(e.observed) + "\n";
   }
@@ -305,7 +306,7 @@ std::string RequestLines(const JobView& job) {
   if (!req.error_path.empty()) out << "  errors:   " << EscapeForTerminal(req.error_path) << "\n";
   out << "  request:  " << FormatGpuRequest(req) << ", " << req.cpus << " CPU"
       << (req.mem_bytes ? ", " + FormatSize(req.mem_bytes) + " host memory" : "") << ", priority "
-      << req.priority << "\n";
+      << req.priority << (req.qos.empty() ? "" : ", qos " + req.qos) << "\n";
   out << SchedLines(job);
   return out.str();
 }
@@ -459,9 +460,30 @@ std::string EndWhy(const JobView& job) {
 }
 }  // namespace
 
+namespace {
+
+// How a job ended, with one level of brackets at most: a detail that begins with the state's
+// word ("cancelled by alice (killed by signal 15 (Terminated))") is said once, a signal's name
+// follows its number after a colon, and a detail with brackets of its own follows a colon.
+std::string EndPhrase(const JobView& job) {
+  std::string why = EndWhy(job);
+  for (size_t at = why.find("signal "); at != std::string::npos; at = why.find("signal ", at + 1)) {
+    size_t open = why.find_first_not_of("0123456789", at + 7);
+    size_t close = open == std::string::npos ? open : why.find(')', open);
+    if (open == at + 7 || close == std::string::npos || why.compare(open, 2, " (") != 0) continue;
+    why =
+        why.substr(0, open) + ": " + why.substr(open + 2, close - open - 2) + why.substr(close + 1);
+  }
+  std::string state = JobStateName(job.state);
+  if (why.rfind(state + " ", 0) == 0) return why;
+  if (why.find('(') != std::string::npos) return state + ": " + why;  // brackets of its own
+  return state + " (" + why + ")";
+}
+
+}  // namespace
+
 std::string FormatJobEnd(const JobView& job) {
-  return "job " + std::to_string(job.id) + " " + JobStateName(job.state) + " (" + EndWhy(job) +
-         ")\n";
+  return "job " + std::to_string(job.id) + " " + EndPhrase(job) + "\n";
 }
 
 std::string FormatArrayEnd(JobId array_id, const std::vector<JobView>& tasks) {
@@ -480,7 +502,7 @@ std::string FormatArrayEnd(JobId array_id, const std::vector<JobView>& tasks) {
   for (size_t i = 0; i < unsuccessful.size() && i < kShown; ++i) {
     const JobView& task = *unsuccessful[i];
     out += "  job " + std::to_string(task.id) + " (" + ArrayTaskName(task.array) + ") " +
-           JobStateName(task.state) + " (" + EndWhy(task) + ")\n";
+           EndPhrase(task) + "\n";
   }
   if (unsuccessful.size() > kShown)
     out += "  ... and " + std::to_string(unsuccessful.size() - kShown) +
@@ -505,6 +527,28 @@ int ExitCodeFor(const Status& status) {
     default:
       return 1;
   }
+}
+
+std::string FormatQos(const QosReply& reply) {
+  auto joined = [](const std::vector<std::string>& names, const char* none) {
+    std::string text;
+    for (const std::string& n : names) text += (text.empty() ? "" : ",") + EscapeForTerminal(n);
+    return text.empty() ? std::string(none) : text;
+  };
+  std::ostringstream out;
+  out << std::left << std::setw(16) << "NAME" << std::setw(10) << "PRIORITY" << std::setw(18)
+      << "PREEMPTS" << std::setw(10) << "PREEMPTED" << std::setw(8) << "GRACE" << std::setw(8)
+      << "MPS_PRI"
+      << "USERS\n";
+  for (const ServiceClass& c : reply.classes) {
+    std::string name = EscapeForTerminal(c.name) + (c.name == reply.default_qos ? "*" : "");
+    out << std::setw(16) << name << std::setw(10) << c.priority << std::setw(18)
+        << joined(c.preempts, "-") << std::setw(10) << PreemptModeName(c.preempt_mode)
+        << std::setw(8) << (std::to_string(c.grace_s) + "s") << std::setw(8)
+        << c.mps_client_priority << joined(c.users, "everyone") << "\n";
+  }
+  out << "* the default class: a job submitted without --qos runs in it\n";
+  return out.str();
 }
 
 }  // namespace pinpoint::cli

@@ -27,7 +27,8 @@ std::string FormatEnforcement(const std::vector<Enforcement>& list);
 // line per task that did not complete ("  job 14 (12_3) failed (exit code 3)"), the first 10.
 std::string FormatArrayEnd(JobId array_id, const std::vector<JobView>& tasks);
 // "job 7 completed (exit code 0)": an ended job as `wait` and `submit --wait` print it, one line
-// with its newline. In brackets the daemon's detail of the end, or its reason where it gave none.
+// with its newline. In brackets the daemon's detail of the end, or its reason where it gave none;
+// one level of them ("job 7 cancelled by alice (killed by signal 15: Terminated)").
 std::string FormatJobEnd(const JobView& job);
 
 // "2 GPU x 4GiB 20%", "1 GPU (whole)", "-" for the resource column of a job.
@@ -46,6 +47,9 @@ std::string MoreJobsLine(const QueueReply& reply, bool all, const std::string& u
 // One job in "key: value" lines, the advice line (when `advice` is not empty), its events.
 std::string FormatJob(const ShowReply& reply, const std::string& advice);
 // The devices table with the backend line on top.
+// `pinpoint qos`: one line per service class (name, priority, what it preempts, its preempt mode
+// and grace, its MPS client priority, who may use it), the default marked.
+std::string FormatQos(const QosReply& reply);
 std::string FormatGpus(const GpusReply& reply);
 // "1m05s", "3.2s", "2h01m"; a negative time is 0.
 std::string FormatDurationMs(int64_t ms);

@@ -108,6 +108,24 @@ TEST(FormatEscapeTest, AnEnforcementListIsOneLinePerResourceWithoutControls) {
   EXPECT_EQ(FormatEnforcement({}), "");
 }
 
+// Ctrl-C on `submit --wait` printed three levels of brackets; one is left, the state said once.
+TEST(FormatJobEndTest, OneLevelOfBrackets) {
+  JobView job;
+  job.id = 7;
+  job.state = JobState::kCancelled;
+  job.detail = "cancelled by alice (killed by signal 15 (Terminated))";
+  EXPECT_EQ(FormatJobEnd(job), "job 7 cancelled by alice (killed by signal 15: Terminated)\n");
+  job.state = JobState::kFailed;
+  job.detail = "killed by signal 9 (Killed)";
+  EXPECT_EQ(FormatJobEnd(job), "job 7 failed (killed by signal 9: Killed)\n");
+  job.detail = "ran past its time limit of 0:01 (killed by signal 15 (Terminated))";
+  EXPECT_EQ(FormatJobEnd(job),
+            "job 7 failed: ran past its time limit of 0:01 (killed by signal 15: Terminated)\n");
+  job.state = JobState::kCompleted;
+  job.detail = "exit code 0";
+  EXPECT_EQ(FormatJobEnd(job), "job 7 completed (exit code 0)\n");
+}
+
 TEST(FormatQueueTest, StartsSayWhenOrWhyNotWithoutControls) {
   json hostile = HostileJob();
   hostile["id"] = 8;
@@ -412,6 +430,39 @@ TEST(FormatGpusTest, DevicesHeldAfterTheirJobEnded) {
 namespace pinpoint::cli {
 namespace {
 
+// A frame's lines, the last with or without its newline.
+std::vector<std::string> FrameLines(const std::string& frame) {
+  std::vector<std::string> lines;
+  for (size_t at = 0; at < frame.size();) {
+    size_t end = std::min(frame.find('\n', at), frame.size());
+    lines.push_back(frame.substr(at, end - at));
+    at = end + 1;
+  }
+  return lines;
+}
+
+// With 40 slices on GPU 0, GPU 1's jobs are shown too: rows are cut from the device showing the
+// most (they were cut from the last device first, and GPU 1 showed none of its jobs).
+TEST(FormatTopTest, EveryDeviceKeepsItsShareOfJobRows) {
+  auto device = [](int index, int jobs) {
+    json list = json::array();
+    for (int i = 0; i < jobs; ++i)
+      list.push_back({{"id", index * 100 + i + 1},
+                      {"user", "alice"},
+                      {"name", "j"},
+                      {"gpu_mem_bytes", 1ull << 30}});
+    return json{{"index", index}, {"gpu_index", index},       {"uuid", "GPU-x"}, {"name", "H100"},
+                {"mode", "mps"},  {"mem_bytes", 80ull << 30}, {"jobs", list}};
+  };
+  json gpus{
+      {"backend", "nvml"}, {"devices", {device(0, 40), device(1, 3)}}, {"host", {{"cpus", 32}}}};
+  std::string fitted = FormatTop(Decode<GpusReply>(gpus), 0, 80, 24);
+  EXPECT_EQ(FrameLines(fitted).size(), 24u) << fitted;
+  for (const char* job : {" 101 alice", " 102 alice", " 103 alice"})
+    EXPECT_NE(fitted.find(job), std::string::npos) << "GPU 1's job" << job << ": " << fitted;
+  EXPECT_NE(fitted.find("  1 alice"), std::string::npos) << "GPU 0's first job: " << fitted;
+}
+
 // `pinpoint top` in an 80x24 terminal: no line wraps, the header stays, and what did not fit is
 // counted on the last line.
 TEST(FormatTopTest, AFrameFitsAn80By24Window) {
@@ -453,12 +504,8 @@ TEST(FormatTopTest, AFrameFitsAn80By24Window) {
   ASSERT_GT(count, 24u);
 
   std::string fitted = FormatTop(reply, 0, 80, 24);
-  std::vector<std::string> lines;
-  for (size_t at = 0; at < fitted.size();) {
-    size_t end = fitted.find('\n', at);
-    lines.push_back(fitted.substr(at, end - at));
-    at = end + 1;
-  }
+  std::vector<std::string> lines = FrameLines(fitted);
+  EXPECT_NE(fitted.back(), '\n') << "a newline after the 24th line scrolls the header away";
   EXPECT_EQ(lines.size(), 24u) << fitted;
   for (const auto& line : lines) EXPECT_LE(line.size(), 80u) << line;
   EXPECT_EQ(lines.front().rfind("pinpoint top", 0), 0u) << "the header stays";

@@ -202,10 +202,12 @@ Result<int> RunWait(const std::string& socket, const std::vector<std::string>& t
 Result<int> FinishArraySubmit(const std::string& socket, const SubmitReply& reply, bool wait,
                               bool held, bool json_output, std::ostream& out, std::ostream& err) {
   const SubmittedArrayView& array = *reply.array;
-  std::string what = "array " + std::to_string(array.id) + " (" + std::to_string(array.count) +
-                     " task" + (array.count == 1 ? "" : "s") + ": jobs " +
-                     std::to_string(array.first_job_id) + " to " +
-                     std::to_string(array.last_job_id) + ")";
+  std::string what = "array " + std::to_string(array.id) + " (" +
+                     (array.count == 1 ? "1 task: job " + std::to_string(array.first_job_id)
+                                       : std::to_string(array.count) + " tasks: jobs " +
+                                             std::to_string(array.first_job_id) + " to " +
+                                             std::to_string(array.last_job_id)) +
+                     ")";
   if (!wait) {
     if (json_output)
       out << ToJson(reply).dump(2) << "\n";

@@ -57,6 +57,7 @@ std::string FieldOf(const JobView& job, const std::string& field, int64_t now_ms
   }
   if (field == "cpus") return std::to_string(r.cpus);
   if (field == "priority") return std::to_string(r.priority);
+  if (field == "qos") return r.qos.empty() ? "-" : r.qos;
   if (field == "time") {
     if (job.start_ms == 0) return "-";
     return FormatDurationMs(ElapsedMs(job.start_ms, job.end_ms > 0 ? job.end_ms : now_ms));
@@ -257,8 +258,8 @@ Result<SelectedJobs> SelectForCancel(Client& client, const std::vector<std::stri
 
 const std::vector<std::string>& QueueFields() {
   static const std::vector<std::string> kFields = {
-      "id",   "array",   "user", "uid",      "name", "state", "reason", "detail",
-      "gpus", "devices", "cpus", "priority", "time", "limit", "submit", "start"};
+      "id",      "array", "user",     "uid",  "name",  "state",  "reason", "detail", "gpus",
+      "devices", "cpus",  "priority", "time", "limit", "submit", "start",  "qos"};
   return kFields;
 }
 

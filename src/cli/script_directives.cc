@@ -58,16 +58,10 @@ std::optional<std::string_view> After(std::string_view line, std::string_view ta
   return rest;
 }
 
-// Slurm's --gres value "gpu:N" or "gpu:TYPE:N": N, or nullopt.
-std::optional<std::string> GresGpus(const std::string& value) {
-  if (value.rfind("gpu", 0) != 0) return std::nullopt;
-  if (value == "gpu") return "1";
-  auto colon = value.rfind(':');
-  if (value.size() < 4 || value[3] != ':' || colon == std::string::npos) return std::nullopt;
-  std::string count = value.substr(colon + 1);
-  if (count.empty() || count.find_first_not_of("0123456789") != std::string::npos)
-    return std::nullopt;
-  return count;
+// Whether `text` is a count: digits, at most 6.
+bool IsCount(const std::string& text) {
+  return !text.empty() && text.size() <= 6 &&
+         text.find_first_not_of("0123456789") == std::string::npos;
 }
 
 }  // namespace
@@ -130,21 +124,58 @@ std::optional<std::string> ScriptFile(const std::string& word, const std::string
   return path;
 }
 
-std::vector<std::string> DirectiveOptions(const CLI::App& submit,
-                                          const std::vector<std::string>& directives,
-                                          const std::string& script,
-                                          std::vector<std::string>* warnings,
-                                          std::vector<size_t>* from) {
+std::optional<std::string> GresGpus(const std::string& value, std::vector<std::string>* others) {
+  int count = 0;
+  std::string type;
+  bool gpu = false;
+  size_t start = 0;
+  while (start <= value.size()) {
+    size_t comma = std::min(value.find(',', start), value.size());
+    std::string entry = value.substr(start, comma - start);
+    start = comma + 1;
+    entry = entry.substr(0, entry.find('('));  // "(S:0-1)": the sockets, one node has them all
+    std::vector<std::string> parts;
+    for (size_t at = 0; at <= entry.size();) {
+      size_t colon = std::min(entry.find(':', at), entry.size());
+      parts.push_back(entry.substr(at, colon - at));
+      at = colon + 1;
+    }
+    if (parts[0] != "gpu") {
+      if (!entry.empty()) others->push_back(entry);
+      continue;
+    }
+    if (parts.size() > 3) return std::nullopt;
+    std::string n = parts.size() == 1 ? "1" : parts.back();
+    std::string t = parts.size() == 3 ? parts[1] : "";
+    if (parts.size() == 2 && !IsCount(n)) t = n, n = "1";  // gpu:TYPE
+    if (!IsCount(n) || (parts.size() == 3 && t.empty())) return std::nullopt;
+    count += std::stoi(n);
+    if (!t.empty()) type = type.empty() || type == t ? t : "";
+    gpu = true;
+  }
+  if (!gpu) return std::nullopt;
+  return (type.empty() ? "" : type + ":") + std::to_string(count);
+}
+
+std::vector<std::string> DirectiveOptions(
+    const CLI::App& submit, const std::vector<std::string>& directives, const std::string& script,
+    std::vector<std::string>* warnings, std::vector<size_t>* from, const std::vector<int>* lines) {
   std::vector<std::string> out;
   std::vector<size_t> sources;
-  auto warn = [&](const std::string& what) {
-    warnings->push_back("pinpoint: " + EscapeForTerminal(script) + ": directive " +
-                        EscapeForTerminal(what) + " is not an option of pinpoint submit; ignored");
+  auto where = [&](size_t i) {
+    std::string place = EscapeForTerminal(script);
+    if (lines != nullptr && i < lines->size()) place += ":" + std::to_string((*lines)[i]);
+    return "pinpoint: " + place + ": directive ";
+  };
+  auto warn = [&](size_t i, const std::string& what) {
+    warnings->push_back(where(i) + EscapeForTerminal(what) +
+                        " is not an option of pinpoint submit; ignored");
   };
   for (size_t i = 0; i < directives.size(); ++i) {
-    const std::string& word = directives[i];
+    std::string word = directives[i];
+    size_t at = i;
     if (!LooksLikeOption(word)) {
-      warn(word);
+      warn(at, word);
       continue;
     }
     std::string name = word.substr(0, word.find('='));
@@ -152,28 +183,39 @@ std::vector<std::string> DirectiveOptions(const CLI::App& submit,
     if (name == "--gres") {
       std::string value = attached ? word.substr(word.find('=') + 1)
                                    : (i + 1 < directives.size() ? directives[++i] : "");
-      if (auto gpus = GresGpus(value)) {
+      std::vector<std::string> others;
+      auto gpus = GresGpus(value, &others);
+      if (gpus) {
         out.push_back("--gpus");
         out.push_back(*gpus);
         sources.insert(sources.end(), 2, i);
-      } else {
-        warn("--gres=" + value);
       }
+      for (const std::string& other : others)
+        warnings->push_back(where(at) + "--gres " + EscapeForTerminal(other) +
+                            ": pinpoint's node has no such resource; ignored");
+      if (!gpus && others.empty()) warn(at, "--gres=" + value);
       continue;
     }
     const CLI::Option* option = FindOption(submit, word);
+    if (option == nullptr && (option = FindByPrefix(submit, word)) != nullptr)
+      word = "--" + option->get_lnames().front() + (attached ? word.substr(word.find('=')) : "");
     bool refused = option != nullptr && option->get_description().rfind("Slurm's; refused", 0) == 0;
     if (option == nullptr || refused || option->get_positional()) {
       // Its value, when it has one apart: the next word, unless that is an option.
       std::string shown = word;
       if (!attached && i + 1 < directives.size() && !LooksLikeOption(directives[i + 1]))
         shown += " " + directives[++i];
-      warn(shown);
+      warn(at, shown);
       continue;
+    }
+    size_t values = ValueWords(*option, word);
+    if (i + values >= directives.size()) {  // its value missing: never the command line's words
+      warnings->push_back(where(at) + EscapeForTerminal(word) + " has no value; ignored");
+      break;
     }
     out.push_back(word);
     sources.push_back(i);
-    for (size_t v = ValueWords(*option, word); v > 0 && i + 1 < directives.size(); --v) {
+    for (; values > 0; --values) {
       out.push_back(directives[++i]);
       sources.push_back(i);
     }
@@ -250,9 +292,11 @@ void ApplyScript(const CLI::App& app, std::vector<std::string>& args, size_t ind
   if (as_typed.find('/') == std::string::npos) args[command] = *script;  // as sbatch finds it
   std::vector<DirectiveWord> directives = ParseDirectiveWords(text);
   std::vector<std::string> words;
-  for (const DirectiveWord& d : directives) words.push_back(d.word);
+  std::vector<int> lines;
+  for (const DirectiveWord& d : directives) words.push_back(d.word), lines.push_back(d.line);
   std::vector<size_t> from;
-  std::vector<std::string> options = DirectiveOptions(*submit, words, as_typed, warnings, &from);
+  std::vector<std::string> options =
+      DirectiveOptions(*submit, words, as_typed, warnings, &from, &lines);
   if (from_script != nullptr)
     *from_script = ScriptOptions(*submit, options, from, directives, typed, as_typed);
   args.insert(args.begin() + static_cast<std::ptrdiff_t>(index) + 1, options.begin(),

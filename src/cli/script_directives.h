@@ -33,15 +33,26 @@ std::vector<DirectiveWord> ParseDirectiveWords(std::string_view text);
 std::optional<std::string> ScriptFile(const std::string& word, const std::string& cwd,
                                       std::string* text = nullptr);
 
+// Slurm's --gres value as --gpus's ("2", "v100:2"): its gpu entries (gpu, gpu:N, gpu:TYPE,
+// gpu:TYPE:N, each maybe with a "(S:0-1)" of sockets) summed, with their type when all name the
+// same one; nullopt when no entry is a GPU or a gpu entry does not read. `others` gets each
+// entry that is no GPU ("nvme:200"). Pure.
+std::optional<std::string> GresGpus(const std::string& value, std::vector<std::string>* others);
+
 // The options of `directives` that `submit` has, in their order, each with its value words;
-// Slurm's --gres=gpu:N as --gpus N. Each other word (an option pinpoint has not, one it refuses on
-// its command line, a stray value) is left out with one line in `warnings` naming it. `from`,
-// when given, gets for each word returned the index in `directives` of the word it came from.
+// Slurm's --gres as --gpus (GresGpus; its other entries are one warning each), a long option cut
+// short (--out=) by its whole name. Each other word (an option pinpoint has not, one it refuses
+// on its command line, a stray value) is left out with one line in `warnings` naming it; an
+// option whose value is missing at the end is left out with a warning, never taking the command
+// line's next word. A warning names the script and, with `lines` (each directive's line), its
+// line: "pinpoint: job.sh:3: directive ...". `from`, when given, gets for each word returned the
+// index in `directives` of the word it came from.
 std::vector<std::string> DirectiveOptions(const CLI::App& submit,
                                           const std::vector<std::string>& directives,
                                           const std::string& script,
                                           std::vector<std::string>* warnings,
-                                          std::vector<size_t>* from = nullptr);
+                                          std::vector<size_t>* from = nullptr,
+                                          const std::vector<int>* lines = nullptr);
 
 // An option of submit that a script's directive gave and the command line did not: its value is
 // the script's, text from a file the job's user can write. `place` is where its last directive

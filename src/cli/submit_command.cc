@@ -34,8 +34,9 @@ Result<SubmitReply> SubmitOnce(const std::string& socket, const SubmitRequest& o
 void AddSubmitOptions(CLI::App* c, SubmitArgs& submit) {
   // A script's directives come first and the command line after: the last value given wins.
   c->option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
-  c->add_option("--gpus", submit.gpus, "whole GPUs, or with --gpu-mem the number of slices")
-      ->check(CountIn(0, 1024));
+  c->add_option("-G,--gpus,--gpus-per-node", submit.gpus_text,
+                "whole GPUs, or with --gpu-mem the number of slices; Slurm's TYPE:N is N GPUs "
+                "of this node, whatever their model");
   c->add_option("--gpu-mem", submit.gpu_mem,
                 "device memory of a slice, context included (e.g. 4G, 512MiB)");
   c->add_option("--gpu-share", submit.gpu_share, "SM share of a slice (e.g. 20%)");
@@ -46,9 +47,16 @@ void AddSubmitOptions(CLI::App* c, SubmitArgs& submit) {
                 "run on these devices: indices as `pinpoint gpus` lists them, one per GPU "
                 "(e.g. 1 or 0,2), as a batch system chose them");
   c->add_option("-c,--cpus,--cpus-per-task", submit.cpus, "host CPUs")->check(CountIn(1, 65536));
-  c->add_option("--mem", submit.mem, "host memory (e.g. 8G)");
+  c->add_option("--mem", submit.mem, "host memory (e.g. 8G; a bare number is MiB, as Slurm's)");
+  c->add_option("--mem-per-cpu", submit.mem_per_cpu,
+                "host memory per CPU (as --mem): --mem is this times the job's CPUs");
+  c->add_option("--open-mode", submit.open_mode,
+                "Slurm's append or truncate for -o/-e; pinpoint truncates (append: a warning)");
   c->add_option("--priority", submit.priority, "higher runs first")
       ->check(CountIn(-1000000, 1000000));
+  c->add_option("-q,--qos", submit.qos,
+                "the job's service class (Slurm's QOS; `pinpoint qos` lists them; default: the "
+                "node's default class)");
   c->add_option("-J,--name,--job-name", submit.name, "a name for people");
   c->add_option("-D,--chdir", submit.chdir,
                 "run the job in this directory (default: the current one)");
@@ -62,11 +70,11 @@ void AddSubmitOptions(CLI::App* c, SubmitArgs& submit) {
                 "environment: ALL (default, less names that look like secrets), NONE, or "
                 "NAME[,NAME=value...]");
   c->add_option("-o,--output", submit.output,
-                "write the job's stdout (and stderr, without -e) to this file; %j job id, "
-                "%u user, %x name, %A array id, %a task index");
+                "write the job's stdout (and stderr, without -e) to this file; %j (or %J) job "
+                "id, %u user, %x name, %A array id, %a task index, %N node name");
   c->add_option("-e,--error", submit.error,
-                "write the job's stderr to this file; %j job id, %u user, %x name, %A array "
-                "id, %a task index");
+                "write the job's stderr to this file; %j (or %J) job id, %u user, %x name, %A "
+                "array id, %a task index, %N node name");
   c->add_flag("--hold", submit.hold, "queue the job held: it starts only after `pinpoint release`");
   c->add_flag("--requeue", submit.requeue,
               "back to the queue, not failed, when the job is lost with its node or ended "
@@ -74,7 +82,7 @@ void AddSubmitOptions(CLI::App* c, SubmitArgs& submit) {
   AddSchedOptions(c, submit.sched);
   AddTaskOptions(c, submit.tasks);
   RefuseSlurmOnly(c);
-  submit.array_option = c->add_option("--array", submit.array,
+  submit.array_option = c->add_option("-a,--array", submit.array,
                                       "a job array: one job per index, e.g. 1-100, 0-15:4 "
                                       "or 1,3,5-7; %K runs at most K at once");
   c->add_option("command", submit.command, "the command and its arguments")
@@ -95,7 +103,7 @@ ScriptOrigins ScriptFieldsOf(const std::vector<ScriptOption>& options) {
       {"array", {F::kArray}},     {"name", {F::kName}},
       {"output", {F::kOutput}},   {"error", {F::kError}},
       {"export", {F::kEnv}},      {"chdir", {F::kCwd}},
-      {"time", {F::kTimeLimit}},
+      {"time", {F::kTimeLimit}},  {"qos", {F::kQos}},
   };
   ScriptOrigins origins;
   for (const ScriptOption& o : options)
@@ -107,9 +115,15 @@ ScriptOrigins ScriptFieldsOf(const std::vector<ScriptOption>& options) {
 
 Result<int> RunSubmit(const std::string& socket, bool json, SubmitArgs& submit, std::ostream& out,
                       std::ostream& err) {
+  // An array task named as a dependency (12_2): its job id, from the daemon (the API takes ids).
+  PP_RETURN_IF_ERROR(ResolveTaskDependencies(&submit.sched, [&](JobId array, int index) {
+    auto client = Client::Connect(socket);
+    if (!client.ok()) return Result<JobId>(client.status());
+    return FindArrayTask(*client, array, index);
+  }));
   std::vector<std::string> dropped;
   auto request = BuildRequest(submit, &dropped);
-  if (!request.ok()) return request.status();
+  if (!request.ok()) return AtScriptPlace(submit, request.status());
   PP_RETURN_IF_ERROR(CheckRunnable(*request));
   if (!dropped.empty()) {
     std::string names;
@@ -117,6 +131,9 @@ Result<int> RunSubmit(const std::string& socket, bool json, SubmitArgs& submit, 
     err << "pinpoint: not passed to the job (they look like secrets; docs/security.md): " << names
         << "\n";
   }
+  if (submit.open_mode == "append")
+    err << "pinpoint: --open-mode append: pinpoint writes the -o/-e files from their start "
+           "(truncate)\n";
   // With --wait the job is waited for here, not by the daemon's submit: its id comes at
   // once and Ctrl-C can cancel it (cli/submit_wait.h).
   SubmitRequest op{*request, false, std::nullopt, submit.hold, std::nullopt, submit.from_script};

@@ -65,6 +65,26 @@ Result<std::map<std::string, std::string>> JobEnvironment(const std::string& exp
 
 }  // namespace
 
+Result<int> ParseGpuCount(const std::string& text, std::string* type) {
+  size_t colon = text.rfind(':');
+  std::string count = colon == std::string::npos ? text : text.substr(colon + 1);
+  std::string model = colon == std::string::npos ? "" : text.substr(0, colon);
+  if (count.empty() || count.size() > 4 ||
+      count.find_first_not_of("0123456789") != std::string::npos ||
+      (colon != std::string::npos && model.empty()) || std::stoi(count) > 1024)
+    return InvalidArgument("--gpus: '" + EscapeForTerminal(text) +
+                           "' is not a GPU count (N or TYPE:N, N at most 1024)");
+  if (type != nullptr) *type = model;
+  return std::stoi(count);
+}
+
+Result<uint64_t> ParseHostMem(const std::string& option, const std::string& text) {
+  bool bare = !text.empty() && text.find_first_not_of("0123456789") == std::string::npos;
+  auto mem = ParseSize(bare ? text + "M" : text);
+  if (!mem.ok()) return InvalidArgument(option + ": " + mem.status().message());
+  return *mem;
+}
+
 Result<uint64_t> ParseGpuMem(const std::string& text) {
   auto mem = ParseSize(text);
   if (!mem.ok()) return InvalidArgument("--gpu-mem: " + mem.status().message());
@@ -127,6 +147,33 @@ Status CheckRunnable(const JobRequest& r) {
   return Status::Ok();
 }
 
+namespace {
+
+// --mem-per-cpu: the job's memory for all its CPUs (those of every task), as Slurm counts it.
+Status ApplyMemPerCpu(const SubmitArgs& a, JobRequest& r) {
+  if (a.mem_per_cpu.empty()) return Status::Ok();
+  if (!a.mem.empty())
+    return InvalidArgument("--mem and --mem-per-cpu both given: give one of them");
+  auto per_cpu = ParseHostMem("--mem-per-cpu", a.mem_per_cpu);
+  if (!per_cpu.ok()) return per_cpu.status();
+  if (*per_cpu > (uint64_t{1} << 60) / static_cast<uint64_t>(std::max(r.cpus, 1)))
+    return InvalidArgument("--mem-per-cpu " + EscapeForTerminal(a.mem_per_cpu) + " x " +
+                           std::to_string(r.cpus) + " CPUs is too much memory");
+  r.mem_bytes = *per_cpu * static_cast<uint64_t>(r.cpus);
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status AtScriptPlace(const SubmitArgs& a, Status s) {
+  if (s.ok()) return s;
+  const std::string& m = s.message();
+  for (const auto& [name, place] : a.script_places)
+    if (m.rfind(name + ":", 0) == 0 || m.rfind(name + " ", 0) == 0 || m.rfind(name + "/", 0) == 0)
+      return Status(s.code(), place + ": " + m);
+  return s;
+}
+
 Result<JobRequest> BuildRequest(const SubmitArgs& a, std::vector<std::string>* dropped) {
   JobRequest r;
   r.name = a.name;
@@ -171,8 +218,14 @@ Result<JobRequest> BuildRequest(const SubmitArgs& a, std::vector<std::string>* d
     r.devices = *devices;
   }
   r.mig_profile = a.mig;
-  if (a.gpus >= 0)
-    r.gpus = a.gpus;
+  int gpus = -1;
+  if (!a.gpus_text.empty()) {
+    auto count = ParseGpuCount(a.gpus_text);
+    if (!count.ok()) return count.status();
+    gpus = *count;
+  }
+  if (gpus >= 0)
+    r.gpus = gpus;
   else if (!r.devices.empty())
     r.gpus = static_cast<int>(r.devices.size());
   else
@@ -180,15 +233,20 @@ Result<JobRequest> BuildRequest(const SubmitArgs& a, std::vector<std::string>* d
   if (r.gpus == 0 && r.gpu_mem_bytes > 0)
     return InvalidArgument("--gpu-mem needs --gpus of at least 1");
   if (!a.mem.empty()) {
-    auto mem = ParseSize(a.mem);
-    if (!mem.ok()) return InvalidArgument("--mem: " + mem.status().message());
+    auto mem = ParseHostMem("--mem", a.mem);
+    if (!mem.ok()) return mem.status();
     r.mem_bytes = *mem;
   }
+  if (a.open_mode != "" && a.open_mode != "append" && a.open_mode != "truncate")
+    return InvalidArgument("--open-mode: '" + EscapeForTerminal(a.open_mode) +
+                           "' is neither append nor truncate");
   r.cpus = a.cpus;
   r.priority = a.priority;
+  r.qos = a.qos;
   r.as_user = a.as_user;
   r.requeue = a.requeue;
-  PP_RETURN_IF_ERROR(ApplyTasks(a.tasks, a.gpus >= 0, r));
+  PP_RETURN_IF_ERROR(ApplyTasks(a.tasks, gpus >= 0, r));
+  PP_RETURN_IF_ERROR(ApplyMemPerCpu(a, r));
   PP_RETURN_IF_ERROR(ApplySubmitSched(a.sched, &r));
   PP_RETURN_IF_ERROR(ValidateRequest(r));
   return r;

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cli/submit_sched.h"
@@ -19,9 +20,12 @@ class Option;  // CLI11's (cli.cc): only its address is kept here
 namespace pinpoint::cli {
 
 struct SubmitArgs {
-  int gpus = -1;
+  std::string gpus_text;    // -G/--gpus/--gpus-per-node: N or Slurm's TYPE:N
+  std::string mem_per_cpu;  // --mem-per-cpu SIZE (a bare number: MiB)
+  std::string open_mode;    // --open-mode append|truncate (Slurm's)
   std::string gpu_mem, gpu_share, mem, name, as_user;
   std::string mig;  // --mig PROFILE
+  std::string qos;  // -q/--qos NAME: the service class
   std::string devices;
   std::string export_env = "ALL";
   std::string output, error;
@@ -38,6 +42,9 @@ struct SubmitArgs {
   // The request's fields whose values a job script's directives gave (ScriptFieldsOf), sent for
   // the daemon to judge with the rights of the user the job runs as.
   ScriptOrigins from_script;
+  // Each name of an option a script's directive gave ("--time", "-t"), with its place
+  // ("job.sh:3"): an error about its value names the place (AtScriptPlace).
+  std::vector<std::pair<std::string, std::string>> script_places;
   std::string array;                    // --array SPEC (array_spec.h)
   CLI::Option* array_option = nullptr;  // to tell `--array ''` from no --array
 };
@@ -46,6 +53,10 @@ struct SubmitArgs {
 // selects; `dropped` gets the names left out for looking like secrets). Errors: kInvalidArgument
 // with the line for the user.
 Result<JobRequest> BuildRequest(const SubmitArgs& a, std::vector<std::string>* dropped);
+
+// `s` with the place of the directive that gave the option it names first ("--time: ..." becomes
+// "job.sh:3: --time: ..."), when a script's directive gave it; else `s`.
+Status AtScriptPlace(const SubmitArgs& a, Status s);
 
 // What can be checked at submit, as the submitting user, of whether the job can start (a job
 // that cannot used to be accepted, then fail at launch and vanish from the queue): its working
@@ -62,6 +73,14 @@ Result<uint64_t> ParseGpuMem(const std::string& text);
 // A fresh random key per `pinpoint submit` (docs/cli.md); empty when no randomness is at hand,
 // and then the submit is not retried.
 std::string IdempotencyKey();
+
+// --gpus's value: "N", or Slurm's "TYPE:N" (N GPUs of this node, whatever their model, `type`
+// gets TYPE). Errors: kInvalidArgument naming the option and the text.
+Result<int> ParseGpuCount(const std::string& text, std::string* type = nullptr);
+
+// A host memory size as Slurm reads --mem: a bare number is MiB ("1000"), else ParseSize's
+// ("8G", "32GB", "8192M"). Errors: kInvalidArgument naming `option`.
+Result<uint64_t> ParseHostMem(const std::string& option, const std::string& text);
 
 // "1" or "0,2": device indices. Errors: kInvalidArgument naming the text.
 Result<std::vector<int>> ParseDeviceList(const std::string& text);

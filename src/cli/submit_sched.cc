@@ -148,4 +148,44 @@ Status ApplySubmitSched(const SubmitSchedArgs& args, JobRequest* request) {
   return Status::Ok();
 }
 
+namespace {
+
+// `text` with each word (between ',' and ':') that names one array task replaced by its job id.
+Status ResolveTasksIn(std::string& text, const char* flag, const TaskResolver& resolve) {
+  std::string out;
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t end = std::min(text.find_first_of(",:", start), text.size());
+    std::string word = text.substr(start, end - start);
+    auto selector = word.find('_') != std::string::npos ? ParseJobSelector(word) : std::nullopt;
+    if (selector && selector->indices.size() == 1) {
+      auto id = resolve(selector->id, selector->indices[0]);
+      if (!id.ok())
+        return Status(id.status().code(), std::string(flag) + " " + EscapeForTerminal(word) + ": " +
+                                              id.status().message());
+      word = std::to_string(*id);
+    }
+    out += word;
+    if (end < text.size()) out += text[end];
+    start = end + 1;
+  }
+  text = std::move(out);
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status ResolveTaskDependencies(SubmitSchedArgs* args, const TaskResolver& resolve) {
+  // Each task costs the daemon requests (FindArrayTask's): no more than a request may name.
+  size_t tasks = 0;
+  for (const std::string* text : {&args->after, &args->afterok, &args->dependency})
+    tasks += static_cast<size_t>(std::count(text->begin(), text->end(), '_'));
+  if (tasks > kMaxDependencies)
+    return InvalidArgument("too many dependencies: " + std::to_string(tasks) +
+                           " array tasks, at most " + std::to_string(kMaxDependencies));
+  PP_RETURN_IF_ERROR(ResolveTasksIn(args->after, "--after", resolve));
+  PP_RETURN_IF_ERROR(ResolveTasksIn(args->afterok, "--afterok", resolve));
+  return ResolveTasksIn(args->dependency, "--dependency", resolve);
+}
+
 }  // namespace pinpoint::cli

@@ -2,6 +2,7 @@
 // the same, and --signal (docs/cli.md "submit").
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -42,5 +43,15 @@ Status ApplyDependency(const std::string& text, std::vector<JobId>* after,
 // ParseTimeLimit refuses, or 0 ("--time must be more than 0; leave it out for the node's
 // default"), or a bad id list or dependency.
 Status ApplySubmitSched(const SubmitSchedArgs& args, JobRequest* request);
+
+// The job id of task `index` of array `array_id` (FindArrayTask, through the daemon).
+using TaskResolver = std::function<Result<JobId>(JobId array_id, int index)>;
+
+// Slurm names an array task as a dependency (--afterok 12_2, --dependency afterok:12_2): each
+// such word of --after, --afterok and --dependency becomes that task's job id, by `resolve`,
+// asked only when a word names a task, for at most kMaxDependencies of them (more: refused before
+// any is asked). Errors: resolve's, its line prefixed with the option and the word ("--afterok
+// 12_9: array 12 has no task 9"); kInvalidArgument for too many.
+Status ResolveTaskDependencies(SubmitSchedArgs* args, const TaskResolver& resolve);
 
 }  // namespace pinpoint::cli

@@ -158,5 +158,39 @@ TEST(ApplySignalTest, WhatIsNoSignalOrNoTimeIsRefusedWithOneLine) {
   }
 }
 
+// Slurm takes an array task as a dependency (--afterok 12_2): it becomes that task's job id,
+// asked of the daemon only for a task; no such task is one line naming the option and the task.
+TEST(ResolveTaskDependenciesTest, ATaskBecomesItsJobId) {
+  SubmitSchedArgs args;
+  args.afterok = "12_2,7";
+  args.after = "5";
+  args.dependency = "afterok:12_3:8,afterany:12_2";
+  int asked = 0;
+  auto resolve = [&](JobId array, int index) -> Result<JobId> {
+    ++asked;
+    if (index > 3) return Status(Code::kNotFound, "array 12 has no task " + std::to_string(index));
+    return array + 100 + index;
+  };
+  ASSERT_TRUE(ResolveTaskDependencies(&args, resolve).ok());
+  EXPECT_EQ(args.afterok, "114,7");
+  EXPECT_EQ(args.after, "5");
+  EXPECT_EQ(args.dependency, "afterok:115:8,afterany:114");
+  EXPECT_EQ(asked, 3);
+  JobRequest r;
+  ASSERT_TRUE(ApplySubmitSched(args, &r).ok());
+  EXPECT_EQ(r.afterok, (std::vector<JobId>{114, 7, 115, 8}));
+  args.afterok = "12_9";
+  Status bad = ResolveTaskDependencies(&args, resolve);
+  EXPECT_EQ(bad.message(), "--afterok 12_9: array 12 has no task 9");
+  // A request's worth of tasks at most: each costs the daemon requests.
+  std::string many;
+  for (size_t i = 0; i <= kMaxDependencies; ++i)
+    many += (many.empty() ? "" : ",") + std::string("12_1");
+  args.afterok = many;
+  asked = 0;
+  EXPECT_EQ(ResolveTaskDependencies(&args, resolve).code(), Code::kInvalidArgument);
+  EXPECT_EQ(asked, 0);
+}
+
 }  // namespace
 }  // namespace pinpoint::cli

@@ -76,7 +76,8 @@ std::string JobRow(const DeviceJobView& j, bool narrow) {
 // A device's lines: what it is, its memory in use and allocated (bars `bar` wide), its jobs (their
 // line indices into `job_rows`).
 void AddDevice(const DeviceView& d, int bar, bool narrow, std::vector<std::string>& lines,
-               std::vector<size_t>& job_rows) {
+               std::vector<std::vector<size_t>>& job_rows) {
+  job_rows.emplace_back();
   std::string mps = d.mps_user ? " mps:" + EscapeForTerminal(*d.mps_user) : "";
   std::string state = d.drained ? " DRAINED" : (d.recovering ? " RECOVERING" : "");
   lines.push_back(fmt::format("dev {} (GPU {}) {} [{}{}{}]", d.index, d.gpu_index,
@@ -101,21 +102,26 @@ void AddDevice(const DeviceView& d, int bar, bool narrow, std::vector<std::strin
                               "NAME", "USED", "SLICE", narrow ? "" : std::string(15, ' '), "SHARE",
                               "ENERGY"));
   for (const auto& j : d.jobs) {
-    job_rows.push_back(lines.size());
+    job_rows.back().push_back(lines.size());
     lines.push_back(JobRow(j, narrow));
   }
 }
 
-// Too many lines for a window of `rows`: job rows go first, from the last, then whatever is below
-// the window; the last line says how many were hidden.
-void FitToRows(int rows, std::vector<size_t> job_rows, std::vector<std::string>& lines) {
+// Too many lines for a window of `rows`: job rows go first, each from the device that shows the
+// most of them (its last first), so that every device keeps as many as the others; then whatever
+// is below the window. The last line says how many were hidden.
+void FitToRows(int rows, std::vector<std::vector<size_t>> job_rows,
+               std::vector<std::string>& lines) {
   if (rows <= 0 || lines.size() <= static_cast<size_t>(rows)) return;
   size_t keep = static_cast<size_t>(std::max(rows - 1, 1));
   size_t hidden = 0;
-  while (lines.size() - hidden > keep && !job_rows.empty()) {
-    lines[job_rows.back()].clear();
-    lines[job_rows.back()].push_back('\0');  // marked: dropped below
-    job_rows.pop_back();
+  while (lines.size() - hidden > keep) {
+    auto most = job_rows.end();
+    for (auto it = job_rows.begin(); it != job_rows.end(); ++it)
+      if (!it->empty() && (most == job_rows.end() || it->size() >= most->size())) most = it;
+    if (most == job_rows.end()) break;
+    lines[most->back()].assign(1, '\0');  // marked: dropped below
+    most->pop_back();
     ++hidden;
   }
   std::vector<std::string> kept;
@@ -139,11 +145,14 @@ std::string FormatTop(const GpusReply& reply, int64_t now_ms, int cols, int rows
   // every line cut at the edge.
   bool narrow = cols > 0 && cols < 92;
   int bar = narrow ? std::clamp(cols - 62, 8, 30) : 30;
-  std::vector<size_t> job_rows;  // the indices of job lines: the first cut when rows are short
+  // The indices of each device's job lines: the first cut when rows are short.
+  std::vector<std::vector<size_t>> job_rows;
   for (const auto& d : reply.devices) AddDevice(d, bar, narrow, lines, job_rows);
   FitToRows(rows, std::move(job_rows), lines);
   std::string out;
   for (const auto& line : lines) out += Cut(line, cols) + "\n";
+  // A frame that fills its window ends without a newline, which would scroll its first line away.
+  if (rows > 0 && !out.empty()) out.pop_back();
   return out;
 }
 

@@ -14,7 +14,9 @@ namespace pinpoint::cli {
 // device (device memory used against its slice, share, energy so far). Strings from the reply
 // are escaped (format.h). With `cols` and `rows` (a terminal's window; 0: no bound) it fits them:
 // narrower bars and no bar per job below 92 columns, every line cut at the edge; past `rows`
-// lines, job rows are left out (from the last) and a last line says how many were hidden.
+// lines, job rows are left out (each from the device showing the most, so every device keeps its
+// share) and a last line says how many were hidden; such a frame ends without a newline (a
+// newline after the window's last line would scroll its first away).
 std::string FormatTop(const GpusReply& reply, int64_t now_ms, int cols = 0, int rows = 0);
 
 // "[#####.....]" for used/total in `width` cells.

@@ -4,6 +4,7 @@
 #include <exception>
 
 #include "cli/job_arrays.h"
+#include "cli/option_checks.h"
 #include "pinpoint/escape.h"
 
 namespace pinpoint::cli {
@@ -84,6 +85,22 @@ const CLI::Option* FindOption(const CLI::App& app, const std::string& token) {
 
 // How many words after `token` are its option's value: one for an option that takes a value and
 // was not given it in the same word (--name=x, -n5).
+const CLI::Option* FindByPrefix(const CLI::App& app, const std::string& token) {
+  if (token.rfind("--", 0) != 0) return nullptr;
+  std::string name = token.substr(2, token.find('=') - 2);
+  if (name.size() < 2) return nullptr;
+  const CLI::Option* found = nullptr;
+  for (const CLI::Option* o : app.get_options()) {
+    if (!o->nonpositional()) continue;
+    for (const std::string& l : o->get_lnames()) {
+      if (l.rfind(name, 0) != 0) continue;
+      if (found != nullptr && found != o) return nullptr;  // ambiguous
+      found = o;
+    }
+  }
+  return found;
+}
+
 size_t ValueWords(const CLI::Option& option, const std::string& token) {
   if (option.get_items_expected_max() <= 0) return 0;
   bool is_long = token.rfind("--", 0) == 0;
@@ -160,8 +177,23 @@ Result<ArrangedArgs> ArrangeArgs(const CLI::App& app, const std::vector<std::str
   std::vector<std::string> rest;
   bool positional_seen = false;
   for (++i; i < args.size(); ++i) {
-    const std::string& token = args[i];
+    std::string token = args[i];
     if (token == "--") {
+      rest.insert(rest.end(), args.begin() + static_cast<std::ptrdiff_t>(i), args.end());
+      break;
+    }
+    if (!LooksLikeOption(token) && TakesACommand(*sub)) {
+      // As sbatch: the command's first word ends the options; every word after it is the
+      // command's own, options included (`submit job.sh --epochs 1`).
+      if (i + 1 < args.size() && args[i + 1] == "--" && LooksLikeASizeUnit(token))
+        return InvalidArgument(where + ": a size is one word: write 4GB, not 4 GB ('" +
+                               EscapeForTerminal(token) +
+                               "' was read as the command, which goes after --)");
+      if (i + 1 < args.size() && args[i + 1] == "--")
+        return InvalidArgument(where + ": '--' after the command '" + EscapeForTerminal(token) +
+                               "': the command goes after -- (" + where + " [OPTIONS] -- " +
+                               EscapeForTerminal(token) + " ARGS...), or without -- at all");
+      rest.push_back("--");
       rest.insert(rest.end(), args.begin() + static_cast<std::ptrdiff_t>(i), args.end());
       break;
     }
@@ -170,9 +202,13 @@ Result<ArrangedArgs> ArrangeArgs(const CLI::App& app, const std::vector<std::str
       positional_seen = true;
       continue;
     }
-    // The subcommand's own option first: it may share a name with a global one.
+    // The subcommand's own option first: it may share a name with a global one. A long option
+    // of a command that takes one may be cut short where that names one option (as sbatch's).
     std::vector<std::string>* into = &rest;
     const CLI::Option* option = FindOption(*sub, token);
+    if (option == nullptr && TakesACommand(*sub) && (option = FindByPrefix(*sub, token)))
+      token = "--" + option->get_lnames().front() +
+              (token.find('=') != std::string::npos ? token.substr(token.find('=')) : "");
     if (option == nullptr && (option = FindOption(app, token)) != nullptr) into = &globals;
     if (option == nullptr)
       return UnknownOption(where, token, known, positional_seen && TakesACommand(*sub));
@@ -263,13 +299,30 @@ std::string ParseErrorText(const CLI::ParseError& e, const CLI::App* sub) {
       return "missing " + name;
     }
   }
+  // "-n,--limit: 1 required TEXT missing": an option given last without its value.
+  if (dynamic_cast<const CLI::ArgumentMismatch*>(&e) != nullptr &&
+      what.find(" required ") != std::string::npos && what.ends_with(" missing")) {
+    std::string names = what.substr(0, what.find(':'));
+    const CLI::Option* o = sub != nullptr ? FindOption(*sub, names) : nullptr;
+    if (o != nullptr && !o->get_snames().empty())
+      names = "-" + o->get_snames().front() + "/" + names;
+    return EscapeForTerminal(names) + " needs a value";
+  }
   for (const char* extras : {"The following argument was not expected: ",
                              "The following arguments were not expected: "}) {
     if (what.rfind(extras, 0) == 0) {
+      // CLI11 lists them last first: in the order typed.
+      std::vector<std::string> words;
       std::string rest = what.substr(std::string(extras).size());
-      bool one = rest.find(' ') == std::string::npos;
-      return std::string("unexpected argument") + (one ? " '" : "s '") + EscapeForTerminal(rest) +
-             "'";
+      for (size_t at = 0; at <= rest.size();) {
+        size_t end = std::min(rest.find(' ', at), rest.size());
+        words.insert(words.begin(), rest.substr(at, end - at));
+        at = end + 1;
+      }
+      std::string typed;
+      for (const std::string& w : words) typed += (typed.empty() ? "" : " ") + w;
+      return std::string("unexpected argument") + (words.size() == 1 ? " '" : "s '") +
+             EscapeForTerminal(typed) + "'";
     }
   }
   return EscapeForTerminal(what);

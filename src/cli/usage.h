@@ -36,6 +36,9 @@ bool LooksLikeOption(const std::string& token);
 // The option of `app` that `token` names (a long name up to '=', or a short one by its first
 // letter), or nullptr.
 const CLI::Option* FindOption(const CLI::App& app, const std::string& token);
+// The one option of `app` whose long name begins with `token`'s ("--out=x": --output), as sbatch
+// takes unambiguous abbreviations; nullptr when none or more than one does, or for a short one.
+const CLI::Option* FindByPrefix(const CLI::App& app, const std::string& token);
 // How many words after `token` are its option's value: one for an option that takes a value and
 // was not given it in the same word (--name=x, -n5).
 size_t ValueWords(const CLI::Option& option, const std::string& token);

@@ -83,10 +83,55 @@ TEST(ArrangeArgsTest, UnknownOptionIsNamedWithTheNearest) {
       << "globals are offered";
   r = ArrangeArgs(a.app, {"--sock=/x", "queue"}, {});
   EXPECT_EQ(r.status().message(), "pinpoint: unknown option --sock (did you mean --socket?)");
-  r = ArrangeArgs(a.app, {"submit", "ls", "-la"}, {});
+}
+
+// CLI11's own words reach no one: an option without its value says so ("1 required TEXT
+// missing" did), and extra words are named in the order typed (they were reversed).
+TEST(ParseErrorTextTest, AMissingValueAndExtraWordsInOrder) {
+  auto error = [](const std::string& line) -> std::string {
+    App a;
+    try {
+      a.app.parse(line);
+    } catch (const CLI::ParseError& e) {
+      return ParseErrorText(e, a.app.get_subcommand("queue"));
+    }
+    return "parsed";
+  };
+  EXPECT_EQ(error("queue -n"), "-n/--limit needs a value");
+  EXPECT_EQ(error("show 1 2 3"), "unexpected arguments '2 3'");
+  EXPECT_EQ(error("show 1 2"), "unexpected argument '2'");
+}
+
+// As sbatch: the command's first word ends submit's options; what follows is the command's, its
+// options included (a script's own arguments: `submit job.sh --epochs 1`), in their order.
+TEST(ArrangeArgsTest, EveryWordAfterTheCommandIsTheCommands) {
+  App a;
+  auto r =
+      ArrangeArgs(a.app, {"submit", "--priority", "2", "ls", "-la", "--priority", "b", "a"}, {});
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->args, (std::vector<std::string>{"submit", "--priority", "2", "--", "ls", "-la",
+                                               "--priority", "b", "a"}));
+  r = ArrangeArgs(a.app, {"submit", "job.sh", "--", "a", "b"}, {});
+  ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().message(),
-            "pinpoint submit: unknown option -la (see pinpoint submit --help); the job's command "
-            "and its options go after --");
+            "pinpoint submit: '--' after the command 'job.sh': the command goes after -- (pinpoint "
+            "submit [OPTIONS] -- "
+            "job.sh ARGS...), or without -- at all");
+  r = ArrangeArgs(a.app, {"submit", "--priority", "4", "GB", "--", "true"}, {});
+  EXPECT_EQ(r.status().message(),
+            "pinpoint submit: a size is one word: write 4GB, not 4 GB ('GB' was read as the "
+            "command, which goes after --)");
+}
+
+// sbatch takes a long option cut short where it names one option: --prio=5 is --priority=5.
+TEST(ArrangeArgsTest, AnUnambiguousAbbreviationIsTheWholeOption) {
+  App a;
+  auto r = ArrangeArgs(a.app, {"submit", "--prio=5", "--pri", "6", "--", "true"}, {});
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->args,
+            (std::vector<std::string>{"submit", "--priority=5", "--priority", "6", "--", "true"}));
+  r = ArrangeArgs(a.app, {"submit", "--p", "6", "--", "true"}, {});
+  EXPECT_FALSE(r.ok()) << "one letter is too short to tell";
 }
 
 TEST(ArrangeArgsTest, UnknownCommandIsNamedWithTheNearestOrTheList) {
@@ -147,7 +192,7 @@ TEST(RefuseSlurmOnlyTest, RefusedWithWhatToUseAndNeverSuggested) {
         "-p/--partition has no meaning on a pinpoint node: it has one queue; leave it out (on a "
         "Slurm cluster, sbatch -p chooses the node)");
   }
-  auto typo = ArrangeArgs(app, {"submit", "--partitio", "gpu", "--", "true"}, {});
+  auto typo = ArrangeArgs(app, {"submit", "--partitoin", "gpu", "--", "true"}, {});
   ASSERT_FALSE(typo.ok());
   EXPECT_EQ(typo.status().message().find("did you mean"), std::string::npos)
       << typo.status().message();

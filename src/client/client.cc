@@ -237,6 +237,7 @@ Result<UpdateReply> Client::Update(const UpdateRequest& request) {
   });
 }
 Result<GpusReply> Client::Gpus() { return Send(GpusRequest{}); }
+Result<QosReply> Client::Qos() { return Send(QosRequest{}); }
 Result<LogsReply> Client::Logs(const LogsRequest& request) { return Send(request); }
 Result<OpenLeaseReply> Client::OpenLease(const OpenLeaseRequest& request) { return Send(request); }
 Result<AttachLeaseReply> Client::AttachLease(const AttachLeaseRequest& request) {

@@ -116,7 +116,7 @@ Result<VersionReply> FromJson<VersionReply>(const json& j) {
 
 namespace {
 
-constexpr std::array<std::pair<ScriptField, const char*>, 12> kScriptFields = {{
+constexpr std::array<std::pair<ScriptField, const char*>, 13> kScriptFields = {{
     {ScriptField::kAsUser, "as_user"},
     {ScriptField::kPriority, "priority"},
     {ScriptField::kHold, "hold"},
@@ -129,6 +129,7 @@ constexpr std::array<std::pair<ScriptField, const char*>, 12> kScriptFields = {{
     {ScriptField::kEnv, "env"},
     {ScriptField::kCwd, "cwd"},
     {ScriptField::kTimeLimit, "time_limit_s"},
+    {ScriptField::kQos, "qos"},
 }};
 
 // "from_script": an object of field words, each to a place ("job.sh:3") of one line for people.

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <string_view>
 #include <utility>
 
@@ -129,7 +130,7 @@ bool IsEnvName(const std::string& key) {
 }
 
 // An output pattern (-o/-e): a path without NUL, not ending in '/', whose % sequences are %j,
-// %u, %x, %A, %a or %%.
+// %J, %u, %x, %A, %a, %N or %%.
 Status CheckOutputPattern(const std::string& field, const std::string& pattern) {
   if (pattern.empty()) return Status::Ok();
   PP_RETURN_IF_ERROR(CheckNoNul(field, pattern, kMaxPathBytes));
@@ -137,11 +138,11 @@ Status CheckOutputPattern(const std::string& field, const std::string& pattern) 
   for (size_t i = 0; i < pattern.size(); ++i) {
     if (pattern[i] != '%') continue;
     char next = i + 1 < pattern.size() ? pattern[i + 1] : '\0';
-    if (std::string_view("juxAa%").find(next) == std::string_view::npos)
+    if (std::string_view("jJuxAaN%").find(next) == std::string_view::npos)
       return InvalidArgument(
           field + ": '%" + EscapeForTerminal(std::string(1, next)) +
-          "' is not a placeholder (%j job id, %u user, %x job name, %A array id, "
-          "%a array task index, %% a percent sign)");
+          "' is not a placeholder (%j or %J job id, %u user, %x job name, %A array id, "
+          "%a array task index, %N node name, %% a percent sign)");
     ++i;
   }
   return Status::Ok();
@@ -177,13 +178,15 @@ Status CheckTasks(const JobRequest& r) {
   PP_RETURN_IF_ERROR(CheckNoNul("submit_dir", r.submit_dir, kMaxPathBytes));
   if (!r.submit_dir.empty() && r.submit_dir[0] != '/')
     return InvalidArgument("submit_dir must be an absolute path");
-  return CheckDisplayText("submit_host", r.submit_host, kMaxNameBytes);
+  PP_RETURN_IF_ERROR(CheckDisplayText("submit_host", r.submit_host, kMaxNameBytes));
+  return ValidateQosName(r.qos);
 }
 
 }  // namespace
 
 std::string OutputPathFor(const std::string& pattern, JobId id, const std::string& user,
-                          const std::string& name, const std::string& cwd, const ArrayTask& array) {
+                          const std::string& name, const std::string& cwd, const ArrayTask& array,
+                          const std::string& node) {
   std::string path;
   for (size_t i = 0; i < pattern.size(); ++i) {
     if (pattern[i] != '%' || i + 1 >= pattern.size()) {
@@ -191,8 +194,10 @@ std::string OutputPathFor(const std::string& pattern, JobId id, const std::strin
       continue;
     }
     char next = pattern[++i];
-    if (next == 'j')
-      path += std::to_string(id);
+    if (next == 'j' || next == 'J')
+      path += std::to_string(id);  // %J: Slurm's job.step
+    else if (next == 'N')
+      path += node;
     else if (next == 'u')
       path += user;
     else if (next == 'x')
@@ -210,10 +215,23 @@ std::string OutputPathFor(const std::string& pattern, JobId id, const std::strin
 
 uint64_t RequestBytes(const JobRequest& r) {
   uint64_t bytes = r.cwd.size() + r.name.size() + r.as_user.size() + r.output_path.size() +
-                   r.error_path.size() + r.submit_dir.size() + r.submit_host.size();
+                   r.error_path.size() + r.submit_dir.size() + r.submit_host.size() + r.qos.size();
   for (const std::string& arg : r.argv) bytes += arg.size();
   for (const auto& [name, value] : r.env) bytes += name.size() + value.size();
   return bytes;
+}
+
+Status ValidateQosName(const std::string& qos) {
+  bool plain =
+      qos.size() <= kMaxQosBytes && std::all_of(qos.begin(), qos.end(), [](char c) {
+        return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.';
+      });
+  if (!plain)
+    return InvalidArgument(
+        "qos must be a service class name (letters, digits, '_', '-', '.', "
+        "at most " +
+        std::to_string(kMaxQosBytes) + ")");
+  return Status::Ok();
 }
 
 Status ValidateRequest(const JobRequest& r) {
@@ -320,6 +338,7 @@ json ToJson(const JobRequest& r) {
   if (r.gpus_per_task != 0) j["gpus_per_task"] = r.gpus_per_task;
   if (!r.submit_dir.empty()) j["submit_dir"] = r.submit_dir;
   if (!r.submit_host.empty()) j["submit_host"] = r.submit_host;
+  if (!r.qos.empty()) j["qos"] = r.qos;
   return j;
 }
 
@@ -353,6 +372,7 @@ Result<JobRequest> RequestFromJson(const json& j) {
   in.Integer("gpus_per_task", &r.gpus_per_task);
   in.String("submit_dir", &r.submit_dir);
   in.String("submit_host", &r.submit_host);
+  in.String("qos", &r.qos);
   if (!in.error().ok()) return in.error();
   return r;
 }

@@ -33,7 +33,7 @@ enum class LimitStrength { kNone, kHardware, kDriver, kWatcher };
 // proof (daemon/jobs/enforcement.h) compares `expected` with what the job's processes were read
 // running with, and knows no mode.
 struct AppliedLimit {
-  std::string resource = {};  // "devices" | "gpu_mem" | "gpu_share"
+  std::string resource = {};  // "devices" | "gpu_mem" | "gpu_share" | "gpu_priority"
   // The environment variable whose value a process runs with applies the limit, read back from
   // /proc/<pid>/environ; "" when none does (the limit is the hardware's or the watcher's).
   std::string variable = {};

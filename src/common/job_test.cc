@@ -36,14 +36,16 @@ TEST(OutputPathTest, ArrayPlaceholdersNameTheArrayAndTheTask) {
   EXPECT_EQ(OutputPathFor("out-%A_%a-%j.txt", 14, "alice", "tr", "/w", task), "/w/out-12_3-14.txt");
   // A job not in an array: %A is its own id and %a is 0.
   EXPECT_EQ(OutputPathFor("out-%A_%a.txt", 7, "alice", "tr", "/w/"), "/w/out-7_0.txt");
+  // Slurm's %J (job.step: a job has no step) and %N (the node's name).
+  EXPECT_EQ(OutputPathFor("%N-%J.out", 7, "alice", "tr", "/w", {}, "node1"), "/w/node1-7.out");
   JobRequest r = TwoGpus();
-  r.output_path = "%A_%a.%j.%u.%x.%%";
+  r.output_path = "%A_%a.%j.%J.%N.%u.%x.%%";
   EXPECT_TRUE(ValidateRequest(r).ok());
   r.error_path = "%b";
   EXPECT_EQ(
       ValidateRequest(r).message(),
-      "-e (error_path): '%b' is not a placeholder (%j job id, %u user, %x job name, %A array id, "
-      "%a array task index, %% a percent sign)");
+      "-e (error_path): '%b' is not a placeholder (%j or %J job id, %u user, %x job name, %A array "
+      "id, %a array task index, %N node name, %% a percent sign)");
 }
 
 // A reason without a word would reach people and the API as "unknown".

@@ -131,8 +131,9 @@ void ShowGpus(const pinpoint::GpusReply& gpus, const pinpoint::OutputStyle& styl
   for (const auto& d : gpus.devices) {
     std::string bar = Bar(d.mem_allocated_bytes, d.mem_bytes, 30, style);
     char line[512];
-    std::snprintf(line, sizeof(line), "  GPU %-2d %s %2zu jobs  %9s of %s  %s", d.index,
-                  bar.c_str(), d.jobs.size(), pinpoint::FormatSize(d.mem_allocated_bytes).c_str(),
+    std::snprintf(line, sizeof(line), "  GPU %-2d %s %2zu job%s %9s of %s  %s", d.index,
+                  bar.c_str(), d.jobs.size(), d.jobs.size() == 1 ? " " : "s",
+                  pinpoint::FormatSize(d.mem_allocated_bytes).c_str(),
                   pinpoint::FormatSize(d.mem_bytes).c_str(), pinpoint::SharingModeName(d.mode));
     lines.push_back(line);
   }

@@ -147,6 +147,7 @@ void RenderJobs(Writer& w, const std::vector<JobMetrics>& jobs) {
         Labels l = JobLabels(j);
         l.emplace_back("state", j.state);
         l.emplace_back("kind", j.kind);
+        if (!j.qos.empty()) l.emplace_back("qos", j.qos);
         return l;
       },
       [](const JobMetrics&) { return 1.0; });
@@ -174,6 +175,10 @@ void RenderSched(Writer& w, const SchedMetrics& s) {
   w.Sample({}, s.pending);
   w.Family("pinpoint_jobs_running", "gauge", "Running jobs (leases not counted).");
   w.Sample({}, s.running);
+  w.Family("pinpoint_qos_jobs", "gauge",
+           "Pending and running jobs by service class (submit --qos) and state.");
+  for (const auto& [key, count] : s.jobs_by_qos)
+    w.Sample({{"qos", key.first}, {"state", key.second}}, count);
   w.Family("pinpoint_leases_running", "gauge", "Open leases: slices held for containers.");
   w.Sample({}, s.leases_running);
   w.Family("pinpoint_job_starts_total", "counter", "Jobs started since pinpointd started.");
@@ -187,7 +192,8 @@ void RenderSched(Writer& w, const SchedMetrics& s) {
            "the job asked for (docs/enforcement.md), by resource.");
   // Every resource has a series from the start, so that a rate over it is defined.
   std::map<std::string, int64_t> counts = s.enforcement_disagreements_total;
-  for (const char* resource : {"devices", "gpu_mem", "gpu_share", "cpus", "mem", "time"})
+  for (const char* resource :
+       {"devices", "gpu_mem", "gpu_share", "gpu_priority", "cpus", "mem", "time"})
     counts.emplace(resource, 0);
   for (const auto& [resource, count] : counts)
     w.Sample({{"resource", resource}}, static_cast<double>(count));
@@ -195,7 +201,8 @@ void RenderSched(Writer& w, const SchedMetrics& s) {
            "Ended jobs' resources that a process of the job ran with other limits than it was "
            "given (the job's own doing; docs/enforcement.md), by resource.");
   std::map<std::string, int64_t> overrides = s.enforcement_overrides_total;
-  for (const char* resource : {"devices", "gpu_mem", "gpu_share"}) overrides.emplace(resource, 0);
+  for (const char* resource : {"devices", "gpu_mem", "gpu_share", "gpu_priority"})
+    overrides.emplace(resource, 0);
   for (const auto& [resource, count] : overrides)
     w.Sample({{"resource", resource}}, static_cast<double>(count));
 }

@@ -49,6 +49,7 @@ struct JobMetrics {
   std::string user;
   std::string state;
   std::string kind = "job";  // "job", or "lease" (a container's slice, docs/containers.md)
+  std::string qos;           // its service class; "" for a lease
   uint64_t gpu_mem_request_bytes = 0;  // per device; 0 = whole devices
   JobUsage usage;
 };
@@ -62,6 +63,8 @@ struct SchedMetrics {
   // Ended jobs' enforcement entries whose applied value was not what was asked, by resource.
   std::map<std::string, int64_t> enforcement_disagreements_total;
   std::map<std::string, int64_t> enforcement_overrides_total;  // a job's own doing, by resource
+  // Pending and running jobs (an array's rest: its tasks) by (service class, state).
+  std::map<std::pair<std::string, std::string>, int> jobs_by_qos;
 };
 
 // The GPUs in mig-dynamic mode (docs/scheduling.md "Dynamic MIG").

@@ -71,6 +71,7 @@ Snapshot Example() {
   s.sched.running = 1;
   s.sched.leases_running = 1;
   s.sched.starts_total = 12;
+  s.sched.jobs_by_qos[{"scavenger", "pending"}] = 3;
   s.sched.ended_total[{"failed", "gpu-mem-exceeded"}] = 1;
   s.sched.ended_total[{"completed", "exit-0"}] = 10;
   s.watcher_polls_total = 99;
@@ -106,6 +107,7 @@ TEST(MetricsTest, CarriesTheDocumentedNames) {
         "pinpoint_job_state{job=\"9\",user=\"root\",state=\"running\",kind=\"lease\"} 1",
         "pinpoint_jobs_running 1",
         "pinpoint_leases_running 1",
+        "pinpoint_qos_jobs{qos=\"scavenger\",state=\"pending\"} 3",
         "pinpoint_job_starts_total 12",
         "pinpoint_jobs_ended_total{state=\"failed\",reason=\"gpu-mem-exceeded\"} 1",
         "pinpoint_watcher_polls_total 99",

@@ -11,7 +11,7 @@ SharingMode MpsHoldsAs(uint64_t slot_gpu_mem_bytes, size_t devices) {
 
 std::vector<std::string> MpsVariables() {
   return {"CUDA_MPS_PIPE_DIRECTORY", "CUDA_MPS_LOG_DIRECTORY", "CUDA_MPS_PINNED_DEVICE_MEM_LIMIT",
-          "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"};
+          "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE", "CUDA_MPS_CLIENT_PRIORITY"};
 }
 
 std::string PinnedMemLimitValue(uint64_t gpu_mem_bytes) {
@@ -38,7 +38,15 @@ std::vector<AppliedLimit> MpsApplies(const sharing::Slice& slice) {
   } else {
     share.what = "no MPS active thread percentage: no SM cap";
   }
-  return {mem, share};
+  // Set on every client, 0 too, so the value a process ran with can always be read back.
+  AppliedLimit priority{.resource = "gpu_priority",
+                        .variable = "CUDA_MPS_CLIENT_PRIORITY",
+                        .expected = std::to_string(slice.client_priority),
+                        .strength = LimitStrength::kDriver,
+                        .what =
+                            "MPS client priority (0 normal, 1 below normal), from the job's "
+                            "service class"};
+  return {mem, share, priority};
 }
 
 std::map<std::string, std::string> ClientEnvironment(const std::string& pipe_dir,
@@ -51,6 +59,7 @@ std::map<std::string, std::string> ClientEnvironment(const std::string& pipe_dir
   };
   if (slice.gpu_share_pct > 0)
     env["CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"] = std::to_string(slice.gpu_share_pct);
+  env["CUDA_MPS_CLIENT_PRIORITY"] = std::to_string(slice.client_priority);
   return env;
 }
 

@@ -86,5 +86,26 @@ TEST(MpsBackendTest, FakeMpsRecordsAndReportsAsTheModeDoes) {
   for (const auto& e : events) EXPECT_EQ(e.mode, SharingMode::kMps);
 }
 
+// A slice's service class decides its MPS client priority: set in its environment (0 too, so it
+// can be read back), named among the variables a job may not set itself, and applied as a
+// gpu_priority limit the enforcement list judges.
+TEST(MpsBackendTest, ClientPriorityComesFromTheSlice) {
+  sharing::Slice normal = SliceOn(0, 1 << 30);
+  sharing::Slice scavenger = normal;
+  scavenger.client_priority = 1;
+  EXPECT_EQ(ClientEnvironment("/p", "/l", normal).at("CUDA_MPS_CLIENT_PRIORITY"), "0");
+  EXPECT_EQ(ClientEnvironment("/p", "/l", scavenger).at("CUDA_MPS_CLIENT_PRIORITY"), "1");
+  std::vector<std::string> own = MpsVariables();
+  EXPECT_NE(std::find(own.begin(), own.end(), "CUDA_MPS_CLIENT_PRIORITY"), own.end())
+      << "a job must not choose its own priority";
+  std::vector<AppliedLimit> limits = MpsApplies(scavenger);
+  auto it = std::find_if(limits.begin(), limits.end(),
+                         [](const AppliedLimit& l) { return l.resource == "gpu_priority"; });
+  ASSERT_NE(it, limits.end());
+  EXPECT_EQ(it->variable, "CUDA_MPS_CLIENT_PRIORITY");
+  EXPECT_EQ(it->expected, "1");
+  EXPECT_EQ(it->strength, LimitStrength::kDriver);
+}
+
 }  // namespace
 }  // namespace pinpoint::mps

@@ -37,6 +37,9 @@ struct Slice {
   // gets (Applies). 0: not known.
   uint64_t device_mem_bytes = 0;
   bool mig_instance = false;
+  // Its job's service class's MPS client priority (config qos mps_client_priority): 0 normal,
+  // 1 below normal. A mode without client priorities ignores it.
+  int client_priority = 0;
 };
 
 // Something that happened to a device's sharing machinery (an MPS server), reported by Poll.

@@ -129,8 +129,8 @@ TEST_F(AccountingTest, UsageMetricsReportAndTopOfARunningAndAnEndedJob) {
     resources.push_back(e["resource"].get<std::string>());
     EXPECT_NE(e["verdict"], "disagrees") << e.dump();
   }
-  EXPECT_EQ(resources,
-            (std::vector<std::string>{"devices", "gpu_mem", "gpu_share", "cpus", "mem", "time"}));
+  EXPECT_EQ(resources, (std::vector<std::string>{"devices", "gpu_mem", "gpu_share", "gpu_priority",
+                                                 "cpus", "mem", "time"}));
   EXPECT_NE(shown.out.find("enforcement (asked / applied"), std::string::npos) << shown.out;
 
   auto report = h_.Cli({"--json", "report"});
@@ -141,7 +141,7 @@ TEST_F(AccountingTest, UsageMetricsReportAndTopOfARunningAndAnEndedJob) {
   int64_t verdicts = 0;
   for (const auto& [verdict, count] : r["total"]["verdicts"].items())
     verdicts += count.get<int64_t>();
-  EXPECT_EQ(verdicts, 6) << r.dump();
+  EXPECT_EQ(verdicts, 7) << r.dump();
   auto table = h_.Cli({"report"});
   EXPECT_NE(table.out.find("(all)"), std::string::npos) << table.out;
   std::string ended_line = "pinpoint_jobs_ended_total{state=\"completed\",reason=\"exit-0\"} 1";

@@ -61,6 +61,26 @@ TEST_F(ArrayCliTest, EachTaskRunsWithItsIndexAndWritesItsOwnFile) {
   EXPECT_NE(queue.out.find("\n2   1_2    "), std::string::npos) << queue.out;
 }
 
+// Slurm takes a task as a dependency (--afterok 12_2): it is that task's job id; a task that does
+// not exist is one line and nothing is stored. An array of one task says "1 task: job N".
+TEST_F(ArrayCliTest, ATaskIsADependencyByItsJobId) {
+  auto sub = h_.Cli({"submit", "--hold", "--array", "4-6", "--", "true"});
+  ASSERT_EQ(sub.exit_code, 0) << sub.err;
+  auto after = h_.Cli(
+      {"--json", "submit", "--hold", "--afterok", "1_5", "-d", "afterany:1_6", "--", "true"});
+  ASSERT_EQ(after.exit_code, 0) << after.err;
+  json job = json::parse(after.out);
+  EXPECT_EQ(job["request"]["afterok"], json({2}));
+  EXPECT_EQ(job["request"]["after"], json({3}));
+  auto none = h_.Cli({"submit", "--afterok", "1_9", "--", "true"});
+  EXPECT_EQ(none.exit_code, 4) << none.err;
+  EXPECT_EQ(none.err.rfind("pinpoint: --afterok 1_9: ", 0), 0u) << none.err;
+  EXPECT_EQ(std::count(none.err.begin(), none.err.end(), '\n'), 1) << none.err;
+  EXPECT_EQ(JobsStored(), 2u) << "the array's pending tasks (one row) and the job";
+  auto one = h_.Cli({"submit", "--hold", "-a", "7", "--", "true"});
+  EXPECT_EQ(one.out, "submitted array 5 (1 task: job 5) (held)\n") << one.err;
+}
+
 TEST_F(ArrayCliTest, BadSpecsAreOneLineAndStoreNothing) {
   struct Case {
     const char* spec;

@@ -60,8 +60,10 @@ TEST_F(CliTest, BadInputIsOneLineAndDistinctExitCodes) {
       // Lines that point the right way (issue 27).
       {{"submit", "--gpus=abc", "--", "true"},
        2,
-       "--gpus: 'abc' is not a whole number (0 to 1024)"},
-      {{"submit", "--gpus", "2000", "--", "true"}, 2, "--gpus: 2000 is out of range (0 to 1024)"},
+       "--gpus: 'abc' is not a GPU count (N or TYPE:N, N at most 1024)"},
+      {{"submit", "--gpus", "2000", "--", "true"},
+       2,
+       "--gpus: '2000' is not a GPU count (N or TYPE:N, N at most 1024)"},
       {{"submit", "--gpu-mem", "4", "GB", "--", "true"},
        2,
        "a size is one word: write 4GB, not 4 GB"},

@@ -81,7 +81,7 @@ TEST_F(CliUsageTest, AScriptsSbatchLinesAreReadAndTheCommandLineWins) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.err,
             "pinpoint: " + script +
-                ": directive --partition=gpu is not an option of pinpoint submit; ignored\n");
+                ":3: directive --partition=gpu is not an option of pinpoint submit; ignored\n");
   json job = json::parse(r.out);
   EXPECT_EQ(job["request"]["name"], "scripted");
   EXPECT_EQ(job["request"]["time_limit_s"], 600);
@@ -127,9 +127,9 @@ TEST_F(CliUsageTest, TheParsersOwnWordsDoNotReachUsers) {
       {{"update", "--nice", "5", "1"},
        "pinpoint update: unknown option --nice (see pinpoint update --help)\n"},
       {{"submit", "-e", "%b.err", "--", "true"},
-       "pinpoint: -e (error_path): '%b' is not a placeholder (%j job id, %u user, %x job name, %A "
-       "array id, %a array "
-       "task index, %% a percent sign)\n"},
+       "pinpoint: -e (error_path): '%b' is not a placeholder (%j or %J job id, %u user, %x job "
+       "name, %A array id, "
+       "%a array task index, %N node name, %% a percent sign)\n"},
       {{"submit", "--gpus", "0", "--gpu-mem", "4G", "--", "true"},
        "pinpoint: --gpu-mem needs --gpus of at least 1\n"},
   };
@@ -176,15 +176,15 @@ TEST_F(CliUsageTest, GlobalOptionsAreAcceptedAnywhereBeforeDashDash) {
   EXPECT_NE(elsewhere.err.find("no-such.sock"), std::string::npos) << elsewhere.err;
 }
 
-TEST_F(CliUsageTest, ASizeWithoutAUnitIsRefused) {
-  auto r = h_.Cli({"submit", "--mem", "4000", "--", "true"});
-  EXPECT_EQ(r.exit_code, 2);
-  EXPECT_EQ(r.err, "pinpoint: --mem: invalid size '4000': give a unit, e.g. 4000M or 4G\n");
-  r = h_.Cli({"submit", "--gpu-mem", "4", "--", "true"});
+// A device memory size without a unit is refused; a host one is MiB, as Slurm reads --mem.
+TEST_F(CliUsageTest, ASizeWithoutAUnitIsRefusedButMemIsMiB) {
+  auto r = h_.Cli({"submit", "--gpu-mem", "4", "--", "true"});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_EQ(r.err, "pinpoint: --gpu-mem: invalid size '4': give a unit, e.g. 4M or 4G\n");
   EXPECT_EQ(JobsStored(), 0u);
-  EXPECT_EQ(h_.Cli({"submit", "--mem", "4000M", "--", "true"}).exit_code, 0);
+  r = h_.Cli({"--json", "submit", "--mem", "4000", "--", "true"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(json::parse(r.out)["request"]["mem_bytes"], 4000ull << 20);
 }
 
 TEST_F(CliUsageTest, OneWordingForABadOrMissingJobInEverySubcommand) {
@@ -259,7 +259,7 @@ TEST_F(CliUsageTest, OutputFileHelpNamesEveryPlaceholder) {
     size_t at = help.out.find(flag);
     ASSERT_NE(at, std::string::npos) << help.out;
     std::string text = help.out.substr(at, help.out.find("\n  -", at + 1) - at);
-    for (const char* placeholder : {"%j", "%u", "%x", "%A", "%a"}) {
+    for (const char* placeholder : {"%j", "%J", "%u", "%x", "%A", "%a", "%N"}) {
       EXPECT_NE(text.find(placeholder), std::string::npos)
           << flag << " lacks " << placeholder << ": " << text;
     }

@@ -58,7 +58,7 @@ TEST_F(SchedOptionsTest, AJobPastItsTimeLimitEndsTimeLimitAndShowSaysWhy) {
   auto wait = h_.Cli({"wait", "1"});
   EXPECT_EQ(wait.exit_code, 1);
   EXPECT_EQ(wait.out,
-            "job 1 failed (ran past its time limit of 0:01 (killed by signal 15 (Terminated)))\n");
+            "job 1 failed: ran past its time limit of 0:01 (killed by signal 15: Terminated)\n");
   auto show = h_.Cli({"show", "1"});
   EXPECT_NE(show.out.find("detail:   ran past its time limit of 0:01 (killed by signal 15"),
             std::string::npos)

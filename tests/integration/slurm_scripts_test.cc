@@ -2,8 +2,7 @@
 // unchanged with `pinpoint submit script.sh` to a real pinpointd on a simulated node without Slurm,
 // and checked for what they did: each task's index and arguments, the files they wrote, the GPUs
 // and CPUs they saw, srun's tasks. The training programs are stand-ins (standins/record) that
-// record what they saw in $SLURM_SUBMIT_DIR/seen. A script that needs what another item of issue
-// 58 adds (a spelling not read yet) names it in `WaitsFor` and is skipped while that is missing.
+// record what they saw in $SLURM_SUBMIT_DIR/seen.
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -128,7 +127,12 @@ class SlurmScriptsTest : public ::testing::Test {
                                                     "--cpus-per-task",
                                                     "--gres",
                                                     "--gpus",
+                                                    "-G",
+                                                    "--gpus-per-node",
                                                     "--mem",
+                                                    "--mem-per-cpu",
+                                                    "-a",
+                                                    "--open-mode",
                                                     "-t",
                                                     "--time",
                                                     "--array",
@@ -147,13 +151,6 @@ class SlurmScriptsTest : public ::testing::Test {
       word = word.substr(0, word.find_first_of("= "));
       EXPECT_EQ(kHonoured.count(word), 0u) << "a warning for an honoured directive: " << line;
     }
-  }
-
-  // Whether the submit is still waiting for `directive` to be read (another item of issue 58):
-  // refused, or warned about, naming it.
-  static bool Waits(const std::string& id, const std::string& warnings,
-                    const std::string& directive) {
-    return id.empty() || warnings.find("directive " + directive) != std::string::npos;
   }
 
   static Harness* harness_;
@@ -212,11 +209,11 @@ TEST_F(SlurmScriptsTest, ArrayTasksWithFourCpusEach) {
 }
 
 TEST_F(SlurmScriptsTest, ArrayTasksRunTheCommandOnTheirLineOfTheFileGiven) {
+  fs::create_directories(work_ + "/slurm_output");  // -o's directory, as its repository has it
   std::string warnings;
   std::string id = Submit("array_cmd_file.sh commands.txt", &warnings);
+  ASSERT_FALSE(id.empty()) << warnings;
   ExpectNoWarningForHonoured(warnings);
-  if (Waits(id, warnings, "-o"))
-    GTEST_SKIP() << "waits for issue 58 items 3-6 (%J in -o): " << warnings;
   ASSERT_TRUE(Completed(id));
   auto records = Records("python");
   ASSERT_EQ(records.size(), 2u);
@@ -229,9 +226,6 @@ TEST_F(SlurmScriptsTest, ArrayTasksRunTheCommandOnTheirLineOfTheFileGiven) {
 TEST_F(SlurmScriptsTest, SrunStartsTheScriptsArgumentsAsOneTask) {
   std::string warnings;
   std::string id = Submit("tf_srun_one_gpu.sh mnist.py --epochs 1", &warnings);
-  // The script's own options after it: issue 58 items 3-6 (argument order) reads them as its.
-  if (id.empty() && warnings.find("unknown option --epochs") != std::string::npos)
-    GTEST_SKIP() << "waits for issue 58 items 3-6 (the script's arguments after it): " << warnings;
   ASSERT_FALSE(id.empty()) << warnings;
   ExpectNoWarningForHonoured(warnings);
   ASSERT_TRUE(Completed(id));
@@ -286,9 +280,8 @@ TEST_F(SlurmScriptsTest, HorovodTwoTasksWithAnAccount) {
 TEST_F(SlurmScriptsTest, OutputNamedAfterTheNode) {
   std::string warnings;
   std::string id = Submit("tf_test_node_output.sh", &warnings);
+  ASSERT_FALSE(id.empty()) << warnings;
   ExpectNoWarningForHonoured(warnings);
-  if (Waits(id, warnings, "--output"))
-    GTEST_SKIP() << "waits for issue 58 items 3-6 (%N in -o): " << warnings;
   ASSERT_TRUE(Completed(id));
   EXPECT_EQ(Records("python").size(), 2u);
   bool found = false;
@@ -318,6 +311,8 @@ TEST_F(SlurmScriptsTest, TwoNodesAreRefusedInOneLineAndNothingIsQueued) {
   EXPECT_NE(s.exit_code, 0);
   EXPECT_NE(s.err.find("-N/--nodes 2: a pinpoint job runs on one node"), std::string::npos)
       << s.err;
+  EXPECT_NE(s.err.find("pinpoint: ddp_two_nodes.sh:6: -N/--nodes 2"), std::string::npos)
+      << "the directive's line: " << s.err;
   // The refusal is one line; the others warn about -p and --no-requeue, which it has not.
   std::istringstream lines(s.err);
   int errors = 0;
@@ -388,17 +383,14 @@ TEST_F(SlurmScriptsTest, SrunOnFourGpusWithMemoryPerCpu) {
   ASSERT_TRUE(Completed(id));
   auto records = Records("python3");
   ExpectTasks(records, 1, 4);
-  // --mem-per-cpu=128 (MiB) is issue 58 items 3-6's: until then a warning and no memory bound.
-  if (Waits(id, warnings, "--mem-per-cpu")) return;
   EXPECT_EQ(records[0]["SLURM_MEM_PER_NODE"], "128");
 }
 
 TEST_F(SlurmScriptsTest, OneGpuPerNode) {
   std::string warnings;
   std::string id = Submit("gpus_per_node.sh", &warnings);
+  ASSERT_FALSE(id.empty()) << warnings;
   ExpectNoWarningForHonoured(warnings);
-  if (Waits(id, warnings, "--gpus-per-node"))
-    GTEST_SKIP() << "waits for issue 58 items 3-6 (--gpus-per-node): " << warnings;
   ASSERT_TRUE(Completed(id));
   auto records = Records("python");
   ASSERT_EQ(records.size(), 1u);

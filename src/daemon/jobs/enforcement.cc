@@ -155,6 +155,18 @@ Enforcement GpuShare(const JobRecord& job, const AppliedLimit* l) {
   return e;
 }
 
+// A priority the hold gives the job's GPU clients among their device's others (from the job's
+// service class): judged, as any variable, from what its processes ran with. How much GPU time
+// a priority buys is not observed per client.
+Enforcement GpuPriority(const JobRecord& job, const AppliedLimit& l) {
+  Enforcement e{.resource = "gpu_priority"};
+  e.asked = job.request.qos.empty() ? "the default class" : "class " + job.request.qos;
+  std::tie(e.applied, e.verdict) = JudgeVariable(job, l);
+  if (e.verdict == kHeld) e.applied = Setting(l, l.expected) + " (" + l.what + ")";
+  e.observed = l.unobservable.empty() ? "the value its processes ran with" : l.unobservable;
+  return e;
+}
+
 // The CPUs cpu.max allows ("200000 100000": 2), or nullopt for "max" and what does not parse.
 std::optional<double> CpuMaxCpus(const std::string& cpu_max) {
   size_t space = cpu_max.find(' ');
@@ -250,6 +262,10 @@ std::vector<Enforcement> EnforcementOf(const JobRecord& job) {
     const AppliedLimit* share = LimitOf(job, "gpu_share");
     if (job.request.gpu_share_pct > 0 || (share != nullptr && !share->variable.empty()))
       list.push_back(GpuShare(job, share));
+    // Shown where the hold gives a priority among a device's clients (an MPS client's).
+    const AppliedLimit* priority = LimitOf(job, "gpu_priority");
+    if (priority != nullptr && !priority->variable.empty())
+      list.push_back(GpuPriority(job, *priority));
   }
   list.push_back(Cpus(job));
   list.push_back(Mem(job));

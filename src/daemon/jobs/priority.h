@@ -9,6 +9,7 @@
 
 #include "api/caller.h"
 #include "daemon/jobs/users.h"
+#include "pinpoint/service_class.h"
 #include "pinpoint/status.h"
 
 namespace pinpoint::daemon {
@@ -25,5 +26,16 @@ struct PriorityPolicy {
 // Errors: kPermissionDenied, one line saying what may be asked and who may ask for more.
 Status CheckPriority(const PriorityPolicy& policy, const api::Caller& caller, uint32_t daemon_uid,
                      int priority, UserDirectory& users);
+
+// Whether `uid` is named in `names` (user names, and "@group" for a group's members), looked up
+// in `users`. Groups or users that do not exist name nobody.
+bool NamesUser(const std::vector<std::string>& names, uint32_t uid, UserDirectory& users);
+
+// Ok when `caller` may submit a job in service class `qos` of `classes` (config qos): a class
+// whose users list is empty is everyone's; root and the daemon's own user may use any.
+// Errors: kInvalidArgument: no such class (naming those there are); kPermissionDenied: one line
+// naming the class and who may use it.
+Status CheckQos(const std::vector<ServiceClass>& classes, const api::Caller& caller,
+                uint32_t daemon_uid, const std::string& qos, UserDirectory& users);
 
 }  // namespace pinpoint::daemon

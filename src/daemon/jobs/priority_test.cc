@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "daemon/jobs/fake_users.h"
+#include "daemon/jobs/sched_view.h"
 #include "daemon/jobs/users.h"
 
 namespace pinpoint::daemon {
@@ -86,6 +87,40 @@ TEST(PriorityUsersTest, GroupsComeFromTheUserDirectory) {
   EXPECT_EQ(users.lookups(),
             (std::vector<std::string>{"uid 1001", "group other", "uid 1001", "group gpu"}))
       << "looked up only when a priority above the bound is asked for";
+}
+
+// A class with a users list is theirs and root's; an unknown class is refused naming those there
+// are.
+TEST_F(PriorityTest, ServiceClassesAreForTheirUsers) {
+  std::vector<ServiceClass> classes = DefaultServiceClasses();
+  classes.push_back(ServiceClass{.name = "urgent", .priority = 100, .users = {"someone-else"}});
+  EXPECT_TRUE(CheckQos(classes, user_, kRootDaemon, "normal", users_).ok());
+  EXPECT_TRUE(CheckQos(classes, user_, kRootDaemon, "scavenger", users_).ok());
+  Status denied = CheckQos(classes, user_, kRootDaemon, "urgent", users_);
+  EXPECT_EQ(denied.code(), Code::kPermissionDenied);
+  EXPECT_NE(denied.message().find("urgent"), std::string::npos) << denied.message();
+  EXPECT_TRUE(CheckQos(classes, root_, kRootDaemon, "urgent", users_).ok());
+  Status unknown = CheckQos(classes, user_, kRootDaemon, "gold", users_);
+  EXPECT_EQ(unknown.code(), Code::kInvalidArgument);
+  EXPECT_NE(unknown.message().find("normal"), std::string::npos) << unknown.message();
+  classes.back().users = {"nobody"};
+  EXPECT_TRUE(CheckQos(classes, user_, kRootDaemon, "urgent", users_).ok()) << "named by name";
+}
+
+// The scheduler orders a job by its own priority plus its class's: a scavenger job of priority 5
+// goes after a normal one of 0; an old record without a class has its own priority alone.
+TEST(ServiceClassOrderTest, AClassAddsItsPriority) {
+  std::vector<ServiceClass> classes = DefaultServiceClasses();
+  JobRecord scavenger, normal, old;
+  scavenger.request.priority = 5;
+  scavenger.request.qos = "scavenger";
+  normal.request.qos = "normal";
+  old.request.priority = 3;
+  EXPECT_EQ(PriorityOf(scavenger, &classes), -995);
+  EXPECT_EQ(DemandOf(scavenger, &classes).priority, -995);
+  EXPECT_EQ(PriorityOf(normal, &classes), 0);
+  EXPECT_EQ(PriorityOf(old, &classes), 3);
+  EXPECT_EQ(PriorityOf(scavenger, nullptr), 5);
 }
 
 }  // namespace

@@ -11,7 +11,8 @@ std::vector<sched::Slot> SlotsOf(const JobRecord& job) {
   return slots;
 }
 
-sharing::Slice SliceOf(const JobRecord& job, const Allocation& a) {
+sharing::Slice SliceOf(const JobRecord& job, const Allocation& a,
+                       const std::vector<ServiceClass>* classes, const std::string& default_qos) {
   sharing::Slice s;
   s.device_index = a.device_index;
   s.device_uuid = a.uuid;
@@ -20,6 +21,12 @@ sharing::Slice SliceOf(const JobRecord& job, const Allocation& a) {
   s.gpu_mem_bytes = a.gpu_mem_bytes;
   s.gpu_share_pct = a.gpu_share_pct;
   s.job_id = static_cast<uint64_t>(job.id);
+  if (classes != nullptr) {
+    // A record from before service classes names none: it runs in the default class.
+    const std::string& qos = job.request.qos.empty() ? default_qos : job.request.qos;
+    if (const ServiceClass* sc = FindServiceClass(*classes, qos))
+      s.client_priority = sc->mps_client_priority;
+  }
   return s;
 }
 
@@ -32,12 +39,17 @@ std::string WaitDetail(const sched::Wait& wait, UserDirectory& users,
   return detail;
 }
 
-sched::Demand DemandOf(const JobRecord& r) {
+int PriorityOf(const JobRecord& r, const std::vector<ServiceClass>* classes) {
+  const ServiceClass* sc = classes != nullptr ? FindServiceClass(*classes, r.request.qos) : nullptr;
+  return r.request.priority + (sc != nullptr ? sc->priority : 0);
+}
+
+sched::Demand DemandOf(const JobRecord& r, const std::vector<ServiceClass>* classes) {
   sched::Demand d;
   d.isolated = RunsIsolated(r);
   d.id = r.id;
   d.uid = r.uid;
-  d.priority = r.request.priority;
+  d.priority = PriorityOf(r, classes);
   d.gpus = r.request.gpus;
   d.gpu_mem_bytes = r.request.gpu_mem_bytes;
   d.gpu_share_pct = r.request.gpu_share_pct;

@@ -6,6 +6,7 @@
 #include "common/job_record.h"
 #include "daemon/jobs/users.h"
 #include "pinpoint/job.h"
+#include "pinpoint/service_class.h"
 #include "sched/placement.h"
 #include "sharing/backend.h"
 
@@ -16,12 +17,21 @@ bool RunsIsolated(const JobRecord& r);
 // What a placed job holds: one slot per allocation.
 std::vector<sched::Slot> SlotsOf(const JobRecord& job);
 // What a pending job (or a lease being opened) asks for.
-sched::Demand DemandOf(const JobRecord& r);
+// The priority the scheduler orders `r` by: its own, with `classes` (config qos) its service
+// class's added (a class not among them, as an old record's "", adds nothing).
+int PriorityOf(const JobRecord& r, const std::vector<ServiceClass>* classes);
+// With `classes` (config qos), its service class's priority is added to its own (a class not
+// among them, as an old record's "", adds nothing).
+sched::Demand DemandOf(const JobRecord& r, const std::vector<ServiceClass>* classes = nullptr);
 // A wait's detail for people: with reason kMpsUser, the uid's name from `users` too; with reason
 // kResources, `holds_note` too (what holds devices after its job ended: WatchFeedback::HoldsNote).
 std::string WaitDetail(const sched::Wait& wait, UserDirectory& users,
                        const std::string& holds_note = "");
 // What a sharing backend is told of `job`'s hold on allocation `a` (sharing::Backend).
-sharing::Slice SliceOf(const JobRecord& job, const Allocation& a);
+// With `classes` (config qos), client_priority is its service class's mps_client_priority (0 for a
+// class not among them, or "" when `default_qos` is not given).
+sharing::Slice SliceOf(const JobRecord& job, const Allocation& a,
+                       const std::vector<ServiceClass>* classes = nullptr,
+                       const std::string& default_qos = kDefaultQos);
 
 }  // namespace pinpoint::daemon

@@ -16,6 +16,8 @@ Result<std::vector<std::string>> Admission::Prepare(JobRequest& request) const {
   std::vector<std::string> dropped = DropDenied(request.env, options_->admission.env_deny);
   PP_RETURN_IF_ERROR(ValidateRequest(request));
   PP_RETURN_IF_ERROR(ApplyTimeLimit(request));
+  if (request.qos.empty())
+    request.qos = options_->admission.default_qos;  // a stored job names its class
   return dropped;
 }
 
@@ -93,6 +95,8 @@ Status Admission::CheckEdit(const api::Caller& caller, const JobRecord& before,
   if (now.priority != was.priority)
     PP_RETURN_IF_ERROR(
         CheckPriority(o.admission.priority, caller, o.identity.daemon_uid, now.priority, *users_));
+  if (now.qos != was.qos)
+    PP_RETURN_IF_ERROR(CheckQos(o.admission.qos, caller, o.identity.daemon_uid, now.qos, *users_));
   if (now.gpu_mem_bytes != was.gpu_mem_bytes || now.gpu_share_pct != was.gpu_share_pct ||
       now.gpus != was.gpus || now.cpus != was.cpus || now.mem_bytes != was.mem_bytes ||
       now.mig_profile != was.mig_profile) {
@@ -112,9 +116,13 @@ Status Admission::CheckAsked(const JobRecord& r, const ScriptRights& rights) con
   using F = ScriptField;
   PP_RETURN_IF_ERROR(rights.Explain(api::CheckSubmitAs(rights.For({F::kAsUser}), r.request.as_user),
                                     {F::kAsUser}));
-  return rights.Explain(CheckPriority(o.admission.priority, rights.For({F::kPriority}),
-                                      o.identity.daemon_uid, r.request.priority, *users_),
-                        {F::kPriority});
+  PP_RETURN_IF_ERROR(
+      rights.Explain(CheckPriority(o.admission.priority, rights.For({F::kPriority}),
+                                   o.identity.daemon_uid, r.request.priority, *users_),
+                     {F::kPriority}));
+  return rights.Explain(CheckQos(o.admission.qos, rights.For({F::kQos}), o.identity.daemon_uid,
+                                 r.request.qos, *users_),
+                        {F::kQos});
 }
 
 Status Admission::CheckRoom(const JobRecord& r, const ScriptRights& rights, const JobTable& jobs,
@@ -158,6 +166,8 @@ Result<JobRecord> Admission::Admit(const api::Caller& caller, JobRequest request
   r.gid = user->gid;
   r.user = user->name;
   r.request = std::move(request);
+  if (r.request.qos.empty())
+    r.request.qos = o.admission.default_qos;  // a stored job names its class
   ScriptRights rights(caller, r.uid, r.gid, r.user, from_script);
   PP_RETURN_IF_ERROR(CheckAsked(r, rights));
   PP_RETURN_IF_ERROR(sched::CheckFits(DemandOf(r), *devices_));

@@ -3,8 +3,8 @@
 // options, the user directory, the jobs the node holds) and changes nothing: no store, no clock.
 //
 //   Prepare    the request alone: env_deny names dropped, the request's own rules, the time limit
-//              (before an idempotency key is looked at: a retry is compared with the request as
-//              it was stored)
+//              and the default service class (before an idempotency key is looked at: a retry
+//              is compared with the request as it was stored)
 //   PrepareEdit, CheckEdit
 //              the same rules for a job changed by an update (job_edit.h)
 //   Admit      who runs it and whether the node takes it: as_user, priority (a job script's
@@ -39,7 +39,8 @@ class Admission {
       : options_(options), devices_(devices), users_(users) {}
 
   // Changes `request` as it will be stored: the environment variables env_deny names are dropped
-  // (their names returned, for the job's events), a request without a time limit gets the node's.
+  // (their names returned, for the job's events), a request without a time limit gets the node's,
+  // one without a service class the node's default_qos.
   // Errors: kInvalidArgument (ValidateRequest's), kFailedPrecondition (a time limit above
   // max_time_limit).
   Result<std::vector<std::string>> Prepare(JobRequest& request) const;

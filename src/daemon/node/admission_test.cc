@@ -64,6 +64,22 @@ std::vector<AdmitCase> Cases() {
        [](JobRequest& r) { r.env["BIG"] = std::string(8192, 'x'); }, kAlice, 0,
        Code::kInvalidArgument, "max_request_bytes"},
       // Two of alice's slices and a half: the third is over.
+      {"a service class the node has not", none, [](JobRequest& r) { r.qos = "gold"; }, kAlice, 0,
+       Code::kInvalidArgument, "no service class 'gold'"},
+      {"a service class for bob alone",
+       [](NodeOptions& o) {
+         o.admission.qos.push_back(
+             ServiceClass{.name = "urgent", .priority = 100, .users = {"bob"}});
+       },
+       [](JobRequest& r) { r.qos = "urgent"; }, kAlice, 0, Code::kPermissionDenied, "only for bob"},
+      {"root in a class for bob alone",
+       [](NodeOptions& o) {
+         o.admission.qos.push_back(
+             ServiceClass{.name = "urgent", .priority = 100, .users = {"bob"}});
+       },
+       [](JobRequest& r) { r.qos = "urgent"; }, 0, 0, Code::kOk, "", "root"},
+      {"the scavenger class is everyone's", none, [](JobRequest& r) { r.qos = "scavenger"; },
+       kAlice, 0, Code::kOk, ""},
       {"alice's requests past her budget",
        [](NodeOptions& o) {
          o.admission.max_user_request_bytes = RequestBytes(GpuSlice()) * 5 / 2;
@@ -121,6 +137,39 @@ TEST_F(AdmissionTest, EachWayInIsAdmittedOrRefusedWithOneLine) {
         << admitted.status().message();
     EXPECT_EQ(admitted.status().message().find('\n'), std::string::npos);
   }
+}
+
+// A job that names no class is stored in the node's default class; one that names a class keeps it.
+TEST_F(AdmissionTest, TheDefaultClassIsStored) {
+  options_.admission.default_qos = "scavenger";
+  JobTable jobs(nullptr, nullptr);
+  Admission admission(&options_, &options_.inventory, &users_);
+  auto plain = admission.Admit(CallerOf(kAlice), GpuSlice(), jobs);
+  ASSERT_TRUE(plain.ok()) << plain.status().ToString();
+  EXPECT_EQ(plain->request.qos, "scavenger");
+  JobRequest named = GpuSlice();
+  named.qos = "normal";
+  auto kept = admission.Admit(CallerOf(kAlice), named, jobs);
+  ASSERT_TRUE(kept.ok()) << kept.status().ToString();
+  EXPECT_EQ(kept->request.qos, "normal");
+}
+
+// Attack: alice's job script asks for a class only bob may use, and root submits it as alice
+// (`pinpoint submit --as-user alice job.sh`): the directive is judged with alice's rights, not
+// root's; typed by root on the command line it is root's choice.
+TEST_F(AdmissionTest, AScriptsQosIsJudgedAsItsUsersOwn) {
+  options_.admission.qos.push_back(ServiceClass{.name = "urgent", .users = {"bob"}});
+  JobTable jobs(nullptr, nullptr);
+  Admission admission(&options_, &options_.inventory, &users_);
+  JobRequest r = GpuSlice();
+  r.as_user = "alice";
+  r.qos = "urgent";
+  auto refused = admission.Admit(CallerOf(0), r, jobs, 1, {{ScriptField::kQos, "job.sh:2"}});
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), Code::kPermissionDenied) << refused.status().ToString();
+  EXPECT_NE(refused.status().message().find("job.sh:2"), std::string::npos)
+      << refused.status().message();
+  EXPECT_TRUE(admission.Admit(CallerOf(0), r, jobs).ok()) << "root's own choice";
 }
 
 TEST_F(AdmissionTest, PrepareDropsDeniedNamesAndAppliesTheTimeLimit) {

@@ -20,6 +20,11 @@ namespace pinpoint::daemon {
 
 namespace {
 
+// What a backend is told of `job`'s hold on `a`, with its service class's client priority.
+sharing::Slice SliceIn(const RunnerDeps& deps, const JobRecord& job, const Allocation& a) {
+  return SliceOf(job, a, &deps.options->admission.qos, deps.options->admission.default_qos);
+}
+
 // The allocations a start's slots give its job: each device as its mode's backend holds it.
 std::vector<Allocation> AllocationsFor(const std::vector<sched::Slot>& slots,
                                        const sched::Inventory& inventory,
@@ -69,7 +74,7 @@ Occupant& JobRunner::OccupantOf(const JobRecord& job) {
 
 void JobRunner::Adopt(JobRecord& job, bool orphaned) {
   for (const auto& a : job.allocations)
-    deps_.sharing->For(a.mode).Adopt(SliceOf(job, a));  // restarts a dead MPS daemon
+    deps_.sharing->For(a.mode).Adopt(SliceIn(deps_, job, a));  // restarts a dead MPS daemon
   // Started by a release that kept no limits: what its backends apply now, each taken as given
   // (its environment at the start is not known), so that its watcher budget holds as before.
   if (job.readback.limits.empty() && !job.allocations.empty()) {
@@ -192,11 +197,11 @@ Result<std::map<std::string, std::string>> JobRunner::JobEnvironment(const JobRe
   }
   for (size_t i = 0; i < job.allocations.size(); ++i) {
     const Allocation& a = job.allocations[i];
-    auto prepared = sharing.For(a.mode).Prepare(SliceOf(job, a));
+    auto prepared = sharing.For(a.mode).Prepare(SliceIn(deps_, job, a));
     if (!prepared.ok()) {
       // Its holds so far are let go: a job that waits or fails holds nothing on its devices.
       for (size_t j = 0; j < i; ++j)
-        sharing.For(job.allocations[j].mode).Release(SliceOf(job, job.allocations[j]));
+        sharing.For(job.allocations[j].mode).Release(SliceIn(deps_, job, job.allocations[j]));
       return prepared.status();
     }
     for (const auto& [k, v] : *prepared) env[k] = v;
@@ -233,7 +238,7 @@ std::vector<AppliedLimit> JobRunner::LimitsOf(const JobRecord& job,
                      .what = "the devices the CUDA driver shows it"});
   }
   for (const Allocation& a : job.allocations) {
-    sharing::Slice slice = SliceOf(job, a);
+    sharing::Slice slice = SliceIn(deps_, job, a);
     if (a.device_index >= 0 &&
         static_cast<size_t>(a.device_index) < deps_.inventory->devices.size()) {
       const sched::Device& d = deps_.inventory->devices[static_cast<size_t>(a.device_index)];
@@ -430,7 +435,7 @@ void JobRunner::SafeStop(JobRecord& job) {
     return *pids;
   };
   for (const auto& a : job.allocations) {
-    Status t = deps_.sharing->For(a.mode).StopClients(SliceOf(job, a), processes);
+    Status t = deps_.sharing->For(a.mode).StopClients(SliceIn(deps_, job, a), processes);
     if (!t.ok()) log::Warn("job {}: stopping its clients: {}", job.id, t.message());
   }
   kill_at_ms_[job.id] = deps_.clock->NowMs() + deps_.options->launch.cancel_grace_ms;
@@ -507,7 +512,7 @@ void JobRunner::PersistRequeue(const JobRecord& job) {
 void JobRunner::ReleaseResources(JobRecord& job) {
   // The watcher looks at its GPUs once more before they go to anyone else.
   deps_.watch->Settle(job, deps_.clock->NowMs());
-  for (const auto& a : job.allocations) deps_.sharing->For(a.mode).Release(SliceOf(job, a));
+  for (const auto& a : job.allocations) deps_.sharing->For(a.mode).Release(SliceIn(deps_, job, a));
   OccupantOf(job).Release(job);
 }
 

@@ -171,7 +171,7 @@ sched::Snapshot Node::SchedSnapshot(bool with_pending) {
       }
       // So does a job already waiting on jobs that all run: none of them can end in this pass.
       if (dependencies_.WaitsOnRunningJobs(job)) continue;
-      snap.pending.push_back(DemandOf(job));
+      snap.pending.push_back(DemandOf(job, &options_.admission.qos));
       // An array's rest stands for its first pending tasks in a pass, the first under its own id:
       // a pass starts at most kArrayTasksPerPass of one array, the next pass the next ones.
       if (const RestTasks* tasks = jobs_.TasksOfRest(id)) {

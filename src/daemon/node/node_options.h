@@ -16,6 +16,7 @@
 #include "daemon/node/slurm_env.h"
 #include "pinpoint/array_spec.h"
 #include "pinpoint/job.h"
+#include "pinpoint/service_class.h"
 #include "sched/inventory.h"
 #include "sched/user_limits.h"
 
@@ -87,6 +88,11 @@ struct NodeOptions {
     // one non-root user's jobs not yet ended may take together (CheckRequestBytes).
     uint64_t max_request_bytes = kDefaultMaxRequestBytes;
     uint64_t max_user_request_bytes = kDefaultMaxUserRequestBytes;
+    // Service classes (config qos, default_qos; docs/scheduling.md "Service classes"): a job that
+    // names none is stored in default_qos, which is one of qos. Read by Admission, the pass's
+    // priorities and the holds' MPS client priority (SliceOf).
+    std::vector<ServiceClass> qos = DefaultServiceClasses();
+    std::string default_qos = kDefaultQos;
   } admission;
 
   // What a scheduling pass weighs and how much of it one pass does. Read by Node's pass and the

@@ -59,6 +59,7 @@ std::vector<std::pair<JobId, JobId>> IdRanges(const Node& node, const std::vecto
 // (sched::EstimateStarts) from its running jobs and its first kStartEstimateJobs pending ones in
 // the scheduler's order.
 std::map<JobId, sched::StartEstimate> PlayStarts(const JobTable& jobs, sched::Inventory inventory,
+                                                 const std::vector<ServiceClass>& classes,
                                                  int64_t now_ms) {
   sched::Snapshot snap;
   snap.inventory = std::move(inventory);
@@ -75,15 +76,16 @@ std::map<JobId, sched::StartEstimate> PlayStarts(const JobTable& jobs, sched::In
       if (limit_ms > 0) runs[id] = limit_ms;
     }
   }
-  // The scheduler's order (placement.h): priority first, then submission.
-  auto first = [](const JobRecord* a, const JobRecord* b) {
-    return a->request.priority != b->request.priority ? a->request.priority > b->request.priority
-                                                      : a->id < b->id;
+  // The scheduler's order (placement.h): priority (the class's added) first, then submission.
+  auto priority = [&classes](const JobRecord* r) { return PriorityOf(*r, &classes); };
+  auto first = [&priority](const JobRecord* a, const JobRecord* b) {
+    int pa = priority(a), pb = priority(b);
+    return pa != pb ? pa > pb : a->id < b->id;
   };
   size_t played = std::min(pending.size(), kStartEstimateJobs);
   std::partial_sort(pending.begin(), pending.begin() + static_cast<std::ptrdiff_t>(played),
                     pending.end(), first);
-  for (size_t i = 0; i < played; ++i) snap.pending.push_back(DemandOf(*pending[i]));
+  for (size_t i = 0; i < played; ++i) snap.pending.push_back(DemandOf(*pending[i], &classes));
   std::map<JobId, sched::StartEstimate> by_id;
   for (auto& e : sched::EstimateStarts(std::move(snap), ends, runs, now_ms, kStartEstimatePasses))
     by_id[e.id] = e;
@@ -215,7 +217,7 @@ void Node::AddStartEstimates(int64_t now_ms, Page& page) const {
   if (!cache.played || now_ms - cache.at_ms >= kStartEstimateReuseMs || now_ms < cache.at_ms) {
     sched::Inventory inventory = devices_;
     MarkUnavailable(inventory);
-    cache = {true, now_ms, PlayStarts(jobs_, std::move(inventory), now_ms)};
+    cache = {true, now_ms, PlayStarts(jobs_, std::move(inventory), options_.admission.qos, now_ms)};
   }
   for (const JobRecord& job : page.jobs) {
     if (job.state != JobState::kPending) continue;

@@ -203,9 +203,14 @@ void AddJobMetrics(const JobTable& jobs, const sched::Inventory& inventory,
     j.kind = JobKindName(job.kind);
     j.gpu_mem_request_bytes = job.request.gpu_mem_bytes;
     j.usage = job.usage;
+    if (job.kind == JobKind::kJob) j.qos = job.request.qos;
     snap.jobs.push_back(j);
     if (job.state == JobState::kPending)
       snap.sched.pending += static_cast<int>(jobs.TasksOf(id));  // a rest: its tasks
+    if (job.kind == JobKind::kJob &&
+        (job.state == JobState::kPending || job.state == JobState::kRunning))
+      snap.sched.jobs_by_qos[{j.qos.empty() ? "-" : j.qos, j.state}] +=
+          job.state == JobState::kPending ? static_cast<int>(jobs.TasksOf(id)) : 1;
     if (job.state != JobState::kRunning) continue;
     ++(job.kind == JobKind::kLease ? snap.sched.leases_running : snap.sched.running);
     for (const auto& a : job.allocations) {

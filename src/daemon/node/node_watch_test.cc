@@ -424,7 +424,7 @@ TEST_F(NodeWatchTest, TheEnforcementListIsWhatTheJobsProcessWasGivenNotWhatItAsk
   owner_.SetEnviron(node_->Get(b)->pid * 1000 + 1, forged);
   Second(100'000);
   std::vector<Enforcement> list_a = EnforcementOf(*node_->Get(a));
-  ASSERT_EQ(list_a.size(), 6u);
+  ASSERT_EQ(list_a.size(), 7u);
   EXPECT_EQ(list_a[0].resource, "devices");
   EXPECT_EQ(list_a[0].verdict, "held");
   EXPECT_EQ(list_a[1].resource, "gpu_mem");
@@ -448,6 +448,49 @@ TEST_F(NodeWatchTest, TheEnforcementListIsWhatTheJobsProcessWasGivenNotWhatItAsk
   EXPECT_EQ(overrides["gpu_mem"], 1) << "counted apart";
   EXPECT_EQ(store_->Get(b)->readback.gpu_env.at("CUDA_MPS_PINNED_DEVICE_MEM_LIMIT"),
             std::vector<std::string>{"0=99999M"});
+}
+
+// A slice's MPS client priority comes from its service class (issue 56): a scavenger slice's
+// process is given CUDA_MPS_CLIENT_PRIORITY=1, whatever its request's environment said, and its
+// gpu_priority row reads held once its process is seen to have run with it.
+TEST_F(NodeWatchTest, AScavengerSliceRunsBelowNormalMpsPriority) {
+  JobRequest r;
+  r.argv = {"train"};
+  r.cwd = "/";
+  r.gpus = 1;
+  r.gpu_mem_bytes = 2 * kGiB;
+  r.qos = "scavenger";
+  r.env = {{"CUDA_MPS_CLIENT_PRIORITY", "0"}};  // a job never chooses its own
+  auto submitted = node_->Submit(caller_, r);
+  ASSERT_TRUE(submitted.ok()) << submitted.status().ToString();
+  JobId a = submitted->id;
+  JobId b = Submit(2 * kGiB);  // no --qos: the default class, normal
+  EXPECT_EQ(node_->Get(b)->request.qos, "normal") << "the default class is stored";
+  node_->Step();
+  auto environ_of = [&](JobId id) {
+    std::string text;
+    for (const launch::LaunchSpec& spec : launcher_.launches())
+      if (spec.job_id == id)
+        for (const std::string& e : spec.env) text += e + std::string(1, '\0');
+    return text;
+  };
+  EXPECT_NE(environ_of(a).find("CUDA_MPS_CLIENT_PRIORITY=1"), std::string::npos);
+  EXPECT_EQ(environ_of(a).find("CUDA_MPS_CLIENT_PRIORITY=0"), std::string::npos);
+  EXPECT_NE(environ_of(b).find("CUDA_MPS_CLIENT_PRIORITY=0"), std::string::npos);
+  Processes({{a, {kGiB}}, {b, {kGiB}}});
+  owner_.SetEnviron(node_->Get(a)->pid * 1000 + 1, environ_of(a));
+  owner_.SetEnviron(node_->Get(b)->pid * 1000 + 1, environ_of(b));
+  Second(100'000);
+  auto row = [&](JobId id) {
+    for (const Enforcement& e : EnforcementOf(*node_->Get(id)))
+      if (e.resource == "gpu_priority") return e;
+    return Enforcement{};
+  };
+  EXPECT_EQ(row(a).verdict, "held") << row(a).applied;
+  EXPECT_EQ(row(a).applied.rfind("CUDA_MPS_CLIENT_PRIORITY=1", 0), 0u) << row(a).applied;
+  EXPECT_EQ(row(a).asked, "class scavenger");
+  EXPECT_EQ(row(b).verdict, "held");
+  EXPECT_EQ(row(b).applied.rfind("CUDA_MPS_CLIENT_PRIORITY=0", 0), 0u) << row(b).applied;
 }
 
 // A slice whose allocation past its limit is refused at once never shows on a GPU: what it was

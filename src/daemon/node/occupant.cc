@@ -1,6 +1,7 @@
 #include "daemon/node/occupant.h"
 
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 
@@ -28,7 +29,11 @@ std::string ShimOccupant::JobDir(const NodeOptions& options, JobId id) {
 
 std::string ShimOccupant::OutputFile(const JobRecord& r, const std::string& pattern) {
   if (pattern.empty()) return "";
-  return OutputPathFor(pattern, r.id, r.user, r.request.name, r.request.cwd, r.array);
+  // %N: the node's name as SLURMD_NODENAME has it (setup/daemon.cc), the host's short name.
+  char host[256] = {};
+  std::string node = ::gethostname(host, sizeof(host) - 1) == 0 ? host : "";
+  node = node.substr(0, node.find('.'));
+  return OutputPathFor(pattern, r.id, r.user, r.request.name, r.request.cwd, r.array, node);
 }
 
 launch::JobHandle ShimOccupant::Handle(const JobRecord& job) const {

@@ -37,6 +37,7 @@ const std::vector<Service::Op>& Service::Ops() {
       Bind<ShowRequest>(&Service::Show),
       Bind<CancelRequest>(&Service::ChangeJobs<CancelRequest>),
       Bind<GpusRequest>(&Service::Gpus),
+      Bind<QosRequest>(&Service::Qos),
       Bind<LogsRequest>(&Service::Logs),
       Bind<HoldRequest>(&Service::ChangeJobs<HoldRequest>),
       Bind<ReleaseRequest>(&Service::ChangeJobs<ReleaseRequest>),
@@ -86,6 +87,10 @@ Result<VersionReply> Service::Version(Call&, VersionRequest) {
   reply.schema = store::JobStore::kCurrentVersion;
   if (metrics_port_ > 0) reply.metrics_port = metrics_port_;
   return reply;
+}
+
+Result<QosReply> Service::Qos(Call&, QosRequest) {
+  return QosReply{node_->options().admission.qos, node_->options().admission.default_qos};
 }
 
 Result<SubmitReply> Service::Submit(Call& call, SubmitRequest request) {

@@ -97,6 +97,7 @@ class Service : public api::Handler {
   template <typename Request>
   Result<typename Request::Reply> ChangeJobs(Call& call, Request request);
   Result<GpusReply> Gpus(Call& call, GpusRequest request);
+  Result<QosReply> Qos(Call& call, QosRequest request);
   Result<LogsReply> Logs(Call& call, LogsRequest request);
 
   Result<OpenLeaseReply> OpenLease(Call& call, OpenLeaseRequest request);

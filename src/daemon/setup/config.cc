@@ -31,6 +31,23 @@ Result<Config> LoadConfig(const std::string& path) {
   return c;
 }
 
+namespace {
+
+// The qos table as a configuration file writes it.
+json QosJson(const std::vector<ServiceClass>& classes) {
+  json table = json::object();
+  for (const ServiceClass& c : classes)
+    table[c.name] = json{{"priority", c.priority},
+                         {"preempts", c.preempts},
+                         {"preempt_mode", PreemptModeName(c.preempt_mode)},
+                         {"grace_s", c.grace_s},
+                         {"users", c.users},
+                         {"mps_client_priority", c.mps_client_priority}};
+  return table;
+}
+
+}  // namespace
+
 std::string DefaultConfigJson() {
   Config c;
   json j{{"state_dir", c.state_dir},
@@ -89,7 +106,9 @@ std::string DefaultConfigJson() {
          {"max_user_stored_bytes", FormatSize(c.max_user_stored_bytes)},
          {"max_output_bytes", FormatSize(c.max_output_bytes)},
          {"max_user_output_bytes", FormatSize(c.max_user_output_bytes)},
-         {"state_reserve_bytes", FormatSize(c.state_reserve_bytes)}};
+         {"state_reserve_bytes", FormatSize(c.state_reserve_bytes)},
+         {"qos", QosJson(c.qos)},
+         {"default_qos", c.default_qos}};
   return j.dump(2);
 }
 

@@ -12,6 +12,7 @@
 #include "common/env_select.h"
 #include "daemon/jobs/lifecycle.h"
 #include "pinpoint/array_spec.h"
+#include "pinpoint/service_class.h"
 #include "pinpoint/status.h"
 #include "sched/user_limits.h"
 
@@ -155,6 +156,10 @@ struct Config {
   // Free space kept for the job store on the state directory's filesystem (at most a tenth of it):
   // while less is free, the running jobs holding the most output are ended and cut. 0: none.
   uint64_t state_reserve_bytes = uint64_t{64} << 20;
+  // Service classes (config qos, docs/admin.md; docs/scheduling.md "Service classes"): a qos
+  // table replaces these defaults whole. A job that names none runs in default_qos, one of them.
+  std::vector<ServiceClass> qos = DefaultServiceClasses();
+  std::string default_qos = kDefaultQos;
 };
 
 // Parses a configuration file's text. Unknown keys, wrong types and bad values are errors

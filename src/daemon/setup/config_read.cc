@@ -129,6 +129,68 @@ Status ReadUserLimits(const json& j, Config* c) {
   return Status::Ok();
 }
 
+// A list of names (class names, or user names and "@group"s) at `key`.
+Status NameList(const json& v, const std::string& key, const char* want,
+                std::vector<std::string>* out) {
+  if (!v.is_array()) return Bad(key, want);
+  for (const auto& n : v) {
+    if (!n.is_string()) return Bad(key, want);
+    std::string name = n.get<std::string>();
+    if (name.empty() || name == "@" || name.size() > 256 ||
+        name.find_first_of(" \t\n:") != std::string::npos)
+      return Bad(key, std::string(want) + " (got '" + name + "')");
+    out->push_back(name);
+  }
+  return Status::Ok();
+}
+
+// One qos entry: its name and its fields over a class's defaults.
+Result<ServiceClass> ServiceClassValue(const std::string& name, const json& v) {
+  const std::string key = "qos." + name;
+  if (name.empty() || !ValidateQosName(name).ok())
+    return Bad("qos", "has '" + name +
+                          "', which is not a class name (letters, digits, '_', '-', "
+                          "'.')");
+  if (!v.is_object()) return Bad(key, "must be an object like {\"priority\": 10}");
+  ServiceClass sc{.name = name};
+  for (auto it = v.begin(); it != v.end(); ++it) {
+    const std::string field = key + "." + it.key();
+    const json& value = it.value();
+    auto integer = [&](int64_t lo, int64_t hi) -> Result<int64_t> {
+      if (!value.is_number_integer() || value.get<int64_t>() < lo || value.get<int64_t>() > hi)
+        return Bad(field, "must be an integer " + std::to_string(lo) + ".." + std::to_string(hi));
+      return value.get<int64_t>();
+    };
+    if (it.key() == "priority") {
+      auto p = integer(-kMaxQosPriority, kMaxQosPriority);
+      if (!p.ok()) return p.status();
+      sc.priority = static_cast<int>(*p);
+    } else if (it.key() == "grace_s") {
+      auto g = integer(0, kMaxQosGraceS);
+      if (!g.ok()) return g.status();
+      sc.grace_s = *g;
+    } else if (it.key() == "mps_client_priority") {
+      auto m = integer(0, 1);
+      if (!m.ok()) return m.status();
+      sc.mps_client_priority = static_cast<int>(*m);
+    } else if (it.key() == "preempt_mode") {
+      auto mode = value.is_string() ? PreemptModeFromName(value.get<std::string>()) : std::nullopt;
+      if (!mode) return Bad(field, "must be off, requeue, suspend or cancel");
+      sc.preempt_mode = *mode;
+    } else if (it.key() == "preempts") {
+      PP_RETURN_IF_ERROR(NameList(value, field, "must be a list of class names", &sc.preempts));
+    } else if (it.key() == "users") {
+      PP_RETURN_IF_ERROR(
+          NameList(value, field, "must be a list of user names and @group names", &sc.users));
+    } else {
+      return Bad(field,
+                 "is not a known field (priority, preempts, preempt_mode, grace_s, users, "
+                 "mps_client_priority)");
+    }
+  }
+  return sc;
+}
+
 }  // namespace
 
 const char* MpsModeName(MpsMode mode) { return NameOf(kMpsModes, mode); }
@@ -201,7 +263,9 @@ constexpr std::string_view kSettings[] = {"state_dir",
                                           "max_user_stored_bytes",
                                           "max_output_bytes",
                                           "max_user_output_bytes",
-                                          "state_reserve_bytes"};
+                                          "state_reserve_bytes",
+                                          "qos",
+                                          "default_qos"};
 
 // One configuration file's reading: its settings by topic, each read into `c` if present. The
 // first error is kept (JsonReader), in Bad's form: config: "key" why.
@@ -216,6 +280,7 @@ class Settings {
   Status Timing();
   Status Server();
   Status Users();
+  Status Qos();
 
  private:
   Status Str(const char* key, std::string* out) {
@@ -393,6 +458,33 @@ Status Settings::Users() {
   return ReadUserLimits(j_, c_);
 }
 
+Status Settings::Qos() {
+  if (j_.contains("qos")) {
+    const json& table = j_["qos"];
+    if (!table.is_object() || table.empty() || table.size() > kMaxServiceClasses)
+      return Bad("qos", "must be an object of 1 to " + std::to_string(kMaxServiceClasses) +
+                            " class names -> {priority, preempts, preempt_mode, grace_s, "
+                            "users, mps_client_priority}");
+    c_->qos.clear();
+    for (auto it = table.begin(); it != table.end(); ++it) {
+      auto one = ServiceClassValue(it.key(), it.value());
+      if (!one.ok()) return one.status();
+      c_->qos.push_back(*one);
+    }
+    for (const ServiceClass& sc : c_->qos) {
+      for (const std::string& victim : sc.preempts) {
+        if (!FindServiceClass(c_->qos, victim))
+          return Bad("qos." + sc.name + ".preempts", "names '" + victim + "', no class of qos");
+        if (victim == sc.name) return Bad("qos." + sc.name + ".preempts", "names its own class");
+      }
+    }
+  }
+  PP_RETURN_IF_ERROR(Str("default_qos", &c_->default_qos));
+  if (!FindServiceClass(c_->qos, c_->default_qos))
+    return Bad("default_qos", "must name a class of qos (got '" + c_->default_qos + "')");
+  return Status::Ok();
+}
+
 Status Settings::PriorityUsers() {
   if (!j_.contains("priority_users")) return Status::Ok();
   const json& users = j_["priority_users"];
@@ -438,7 +530,8 @@ Status ApplyConfig(const json& j, Config* c) {
   PP_RETURN_IF_ERROR(settings.Host());
   PP_RETURN_IF_ERROR(settings.Timing());
   PP_RETURN_IF_ERROR(settings.Server());
-  return settings.Users();
+  PP_RETURN_IF_ERROR(settings.Users());
+  return settings.Qos();
 }
 
 std::span<const std::string_view> ConfigSettings() { return kSettings; }

@@ -217,6 +217,8 @@ NodeOptions NodeOptionsFor(const Config& config, const sched::Inventory& invento
   options.watch.usage_flush_ms = config.usage_flush_ms;
   options.launch.lease_attach_timeout_ms = config.lease_attach_timeout_ms;
   options.admission.priority = {config.max_user_priority, config.priority_users};
+  options.admission.qos = config.qos;
+  options.admission.default_qos = config.default_qos;
   options.admission.env_deny = config.env_deny;
   options.admission.default_time_limit_s = config.default_time_limit_s;
   options.admission.max_time_limit_s = config.max_time_limit_s;
