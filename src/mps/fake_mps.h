@@ -23,6 +23,10 @@ class FakeMps : public sharing::FakeBackend {
   std::vector<AppliedLimit> Applies(const sharing::Slice& slice) const override {
     return MpsApplies(slice);
   }
+  std::vector<std::string> ClientPaths(
+      const std::map<std::string, std::string>& env) const override {
+    return MpsClientPaths(env);
+  }
   Result<std::map<std::string, std::string>> Prepare(const sharing::Slice& slice) override {
     auto recorded = FakeBackend::Prepare(slice);
     if (!recorded.ok()) return recorded.status();

@@ -49,6 +49,12 @@ std::vector<AppliedLimit> MpsApplies(const sharing::Slice& slice) {
   return {mem, share, priority};
 }
 
+std::vector<std::string> MpsClientPaths(const std::map<std::string, std::string>& env) {
+  auto pipe = env.find("CUDA_MPS_PIPE_DIRECTORY");
+  if (pipe == env.end() || pipe->second.empty()) return {};
+  return {pipe->second};
+}
+
 std::map<std::string, std::string> ClientEnvironment(const std::string& pipe_dir,
                                                      const std::string& log_dir,
                                                      const sharing::Slice& slice) {

@@ -44,6 +44,8 @@ std::vector<std::string> MpsVariables();
 // driver's, and a client can raise them for itself (docs/enforcement.md): pinpointd's watcher
 // still stops the job above its memory.
 std::vector<AppliedLimit> MpsApplies(const sharing::Slice& slice);
+// The paths an MPS client reaches (Backend::ClientPaths): its pipe directory.
+std::vector<std::string> MpsClientPaths(const std::map<std::string, std::string>& env);
 
 class MpsBackend : public sharing::Backend {
  public:
@@ -56,6 +58,9 @@ class MpsBackend : public sharing::Backend {
   std::vector<std::string> OwnVariables() const final { return MpsVariables(); }
   std::vector<AppliedLimit> Applies(const sharing::Slice& slice) const final {
     return MpsApplies(slice);
+  }
+  std::vector<std::string> ClientPaths(const std::map<std::string, std::string>& env) const final {
+    return MpsClientPaths(env);
   }
 
  private:

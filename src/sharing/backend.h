@@ -100,6 +100,13 @@ class Backend {
   virtual std::vector<AppliedLimit> Applies(const Slice& slice) const {
     return {slice.gpu_mem_bytes > 0 ? WatcherMemory(slice) : DeviceMemory(slice), NoSmCap()};
   }
+  // The host paths a hold's processes must reach, from the environment Prepare gave it (`env`):
+  // a container using the hold has each mounted at its own path. None by default.
+  virtual std::vector<std::string> ClientPaths(
+      const std::map<std::string, std::string>& env) const {
+    (void)env;
+    return {};
+  }
   // The environment variables this mode sets (Prepare): the node drops them from every job's
   // request, so no job chooses its own server or limits.
   virtual std::vector<std::string> OwnVariables() const { return {}; }

@@ -65,7 +65,8 @@ JobRunner::JobRunner(RunnerDeps deps)
     : deps_(deps),
       shim_(deps.options, deps.launcher, deps.cgroups, deps.users),
       output_(deps.options, deps.output_space),
-      lease_occupant_(deps.options, deps.inventory, deps.containers, deps.lease_specs) {}
+      lease_occupant_(deps.options, deps.inventory, deps.containers, deps.lease_specs,
+                      deps.sharing) {}
 
 Occupant& JobRunner::OccupantOf(const JobRecord& job) {
   if (job.kind == JobKind::kLease) return lease_occupant_;

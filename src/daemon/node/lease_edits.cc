@@ -7,7 +7,8 @@ namespace pinpoint::daemon {
 LeaseEdits LeaseEditsOf(const std::vector<std::string>& env,
                         const std::vector<Allocation>& allocations,
                         const sched::Inventory& inventory, const std::string& device_dir,
-                        const std::function<bool(const std::string&)>& exists) {
+                        const std::function<bool(const std::string&)>& exists,
+                        const std::vector<std::string>& client_paths) {
   LeaseEdits edits;
   for (const std::string& entry : env) {
     size_t eq = entry.find('=');
@@ -28,9 +29,8 @@ LeaseEdits LeaseEditsOf(const std::vector<std::string>& env,
     nodes.push_back(device_dir + "/" + shared);
   for (const auto& n : nodes)
     if (exists(n)) edits.device_nodes.push_back(n);
-  auto pipe = edits.env.find("CUDA_MPS_PIPE_DIRECTORY");
-  if (pipe != edits.env.end() && !pipe->second.empty())
-    edits.mounts.push_back({pipe->second, pipe->second, false});
+  for (const std::string& path : client_paths)
+    if (!path.empty()) edits.mounts.push_back({path, path, false});
   return edits;
 }
 

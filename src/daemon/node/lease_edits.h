@@ -1,5 +1,6 @@
 // What a container needs to use its lease (docs/containers.md): the environment a job on the
-// same slice would get, the GPU device nodes of its allocations, and the MPS pipe directory.
+// same slice would get, the GPU device nodes of its allocations, and the paths its holds' clients
+// reach (an MPS pipe directory).
 // Pure: the caller says which device nodes exist.
 #pragma once
 
@@ -15,11 +16,13 @@ namespace pinpoint::daemon {
 // `env`: the lease's environment as "NAME=value" (JobRunner::JobEnvironment); `device_dir`: where
 // the nodes are ("/dev", or a simulated node's stand-ins). Device nodes: nvidia<gpu_index> of each
 // allocation's physical GPU, then nvidiactl, nvidia-uvm, nvidia-uvm-tools; each only when
-// `exists` says so. The MPS pipe directory (CUDA_MPS_PIPE_DIRECTORY) is mounted at its own path.
-// PINPOINT_* and CUDA_* variables only: nothing of the daemon's own environment.
+// `exists` says so. `client_paths` (what the holds' backends name: sharing::Backend::ClientPaths,
+// an MPS pipe directory) are each mounted at their own path. PINPOINT_* and CUDA_* variables
+// only: nothing of the daemon's own environment.
 LeaseEdits LeaseEditsOf(const std::vector<std::string>& env,
                         const std::vector<Allocation>& allocations,
                         const sched::Inventory& inventory, const std::string& device_dir,
-                        const std::function<bool(const std::string&)>& exists);
+                        const std::function<bool(const std::string&)>& exists,
+                        const std::vector<std::string>& client_paths);
 
 }  // namespace pinpoint::daemon

@@ -152,8 +152,17 @@ void ShimOccupant::Release(JobRecord& job) {
 // --- LeaseOccupant -----------------------------------------------------------------------------
 
 Result<bool> LeaseOccupant::Start(JobRecord& job, std::vector<std::string> env) {
-  edits_[job.id] =
-      LeaseEditsOf(env, job.allocations, *devices_, options_->identity.device_dir, IsCharDevice);
+  std::map<std::string, std::string> vars;
+  for (const std::string& entry : env)
+    if (size_t eq = entry.find('='); eq != std::string::npos)
+      vars[entry.substr(0, eq)] = entry.substr(eq + 1);
+  std::vector<std::string> paths;
+  for (const Allocation& a : job.allocations)
+    for (std::string& path : sharing_->For(a.mode).ClientPaths(vars))
+      if (std::find(paths.begin(), paths.end(), path) == paths.end())
+        paths.push_back(std::move(path));
+  edits_[job.id] = LeaseEditsOf(env, job.allocations, *devices_, options_->identity.device_dir,
+                                IsCharDevice, paths);
   log::Info("lease {} of {} placed; waits up to {} ms for its container", job.id, job.user,
             options_->launch.lease_attach_timeout_ms);
   return false;  // no supervisor, no pid: Poll watches its cgroup

@@ -20,6 +20,7 @@
 #include "launch/launcher.h"
 #include "pinpoint/api.h"
 #include "pinpoint/job.h"
+#include "sharing/backends.h"
 
 namespace pinpoint::daemon {
 
@@ -94,9 +95,15 @@ class LeaseOccupant : public Occupant {
  public:
   // Not owned; `containers` and `specs` may be null (no attach; no CDI specs to remove).
   // `devices`: the node's devices as they are now (Node's).
+  // `sharing`: each allocation's backend names the paths its clients reach (ClientPaths).
   LeaseOccupant(const NodeOptions* options, const sched::Inventory* devices,
-                launch::ContainerCgroups* containers, cdi::LeaseSpecs* specs)
-      : options_(options), devices_(devices), containers_(containers), specs_(specs) {}
+                launch::ContainerCgroups* containers, cdi::LeaseSpecs* specs,
+                const sharing::Backends* sharing)
+      : options_(options),
+        devices_(devices),
+        containers_(containers),
+        specs_(specs),
+        sharing_(sharing) {}
   Result<bool> Start(JobRecord& job, std::vector<std::string> env) override;
   OccupantEnd LaunchFailed(const std::string& why) const override;
   std::optional<OccupantEnd> Poll(const JobRecord& job, int64_t now_ms) override;
@@ -116,6 +123,7 @@ class LeaseOccupant : public Occupant {
   const sched::Inventory* devices_;
   launch::ContainerCgroups* containers_;
   cdi::LeaseSpecs* specs_;
+  const sharing::Backends* sharing_;
   std::map<JobId, LeaseEdits> edits_;  // leases started in this process -> their edits
 };
 

@@ -37,6 +37,7 @@ class OccupantTest : public ::testing::Test {
   FakeUserDirectory users_;
   launch::FakeContainerCgroups containers_;
   cdi::FakeLeaseSpecs specs_;
+  sharing::Backends sharing_;  // no backend: no client paths to mount
 };
 
 TEST_F(OccupantTest, AJobRunsUnderItsSupervisorWithTheEnvironmentGiven) {
@@ -80,7 +81,7 @@ TEST_F(OccupantTest, AJobThatCannotStartEndsLaunchFailedWithTheReason) {
 }
 
 TEST_F(OccupantTest, ALeaseHasNoSupervisorAndEndsWhenNoContainerAttachesInTime) {
-  LeaseOccupant lease(&options_, &options_.inventory, &containers_, &specs_);
+  LeaseOccupant lease(&options_, &options_.inventory, &containers_, &specs_, &sharing_);
   JobRecord job = RunningRecord(9, JobKind::kLease);
   auto started = lease.Start(job, {"CUDA_VISIBLE_DEVICES=GPU-0", "HOME=/root"});
   ASSERT_TRUE(started.ok());
@@ -98,7 +99,7 @@ TEST_F(OccupantTest, ALeaseHasNoSupervisorAndEndsWhenNoContainerAttachesInTime) 
 }
 
 TEST_F(OccupantTest, AnAttachedLeaseEndsWhenItsCgroupEmptiesAndItsSpecGoesWithIt) {
-  LeaseOccupant lease(&options_, &options_.inventory, &containers_, &specs_);
+  LeaseOccupant lease(&options_, &options_.inventory, &containers_, &specs_, &sharing_);
   JobRecord job = RunningRecord(10, JobKind::kLease);
   ASSERT_TRUE(lease.Start(job, {"CUDA_VISIBLE_DEVICES=GPU-0"}).ok());
   job.lease_cgroup = "/kubepods/pod1";
@@ -117,7 +118,7 @@ TEST_F(OccupantTest, AnAttachedLeaseEndsWhenItsCgroupEmptiesAndItsSpecGoesWithIt
 }
 
 TEST_F(OccupantTest, ALeaseCancelledBeforeAnyContainerEndsCancelled) {
-  LeaseOccupant lease(&options_, &options_.inventory, &containers_, &specs_);
+  LeaseOccupant lease(&options_, &options_.inventory, &containers_, &specs_, &sharing_);
   JobRecord job = RunningRecord(11, JobKind::kLease);
   job.cancel_requested = true;
   auto end = lease.Poll(job, 1001);
