@@ -31,6 +31,9 @@ idle=()
 cleanup() { for p in "${pids[@]}" "${idle[@]}"; do kill -- -"$p" 2>/dev/null; kill "$p" 2>/dev/null; done; kill "$DAEMON" 2>/dev/null; wait 2>/dev/null; rm -rf "$W"; }
 trap cleanup EXIT
 for _ in $(seq 100); do "$P" version > /dev/null 2>&1 && break; sleep 0.1; done
+# A pinpointd that did not start (a library missing: set LD_LIBRARY_PATH) would make every row
+# measure a refused connection: stop here instead.
+"$P" version > /dev/null 2>&1 || { echo "stall_bench: pinpointd did not start:" >&2; tail -5 "$W/pinpointd.log" >&2; exit 1; }
 PORT=$(grep -o "(port [0-9]*)" "$W/pinpointd.log" | head -1 | tr -dc 0-9)
 as_nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups env PINPOINT_SOCKET="$W/sock" "$@"; }
 
@@ -121,6 +124,7 @@ PY
   attack "a job writing stdout without end, in a loop: ended at max_output_bytes (64M here), its output cut" as_nobody "$P" submit --wait -- yes
   attack "hold then release of 1000 ids of 250 KB environments, in a loop" sh -c "setpriv --reuid=65534 --regid=65534 --clear-groups env PINPOINT_SOCKET=$W/sock $P hold $bigids; setpriv --reuid=65534 --regid=65534 --clear-groups env PINPOINT_SOCKET=$W/sock $P release $bigids"
   echo
+  kill -0 "$DAEMON" 2>/dev/null || echo "**pinpointd was not running at the end: the rows above are not valid**"
   echo "pinpointd's descriptors at the end: $(ls /proc/$DAEMON/fd | wc -l); its resident memory: $(awk '/VmRSS/ {print $2, $3}' /proc/$DAEMON/status); jobs purged for uid nobody's stored bytes: $(grep -c "over max_user_stored_bytes" "$W/pinpointd.log") passes, the last: $(grep "over max_user_stored_bytes" "$W/pinpointd.log" | tail -1 | sed 's/.*retention: //')."
 } > "$out"
 # pinpointd's log beside a results file (its last lines), for what the table does not say.
