@@ -151,7 +151,7 @@ TEST_F(SubmitOptionsTest, OutputFilesGoToTheLaunchAndLogsSaysWhereTheyAre) {
 }
 
 TEST_F(SubmitOptionsTest, BadOutputPatternsAreRefusedAtSubmit) {
-  for (const char* pattern : {"out-%b", "dir/", "x%", "%J"}) {
+  for (const char* pattern : {"out-%b", "dir/", "x%", "%Q"}) {
     JobRequest r = Whole();
     r.output_path = pattern;
     auto job = node_->Submit(caller_, r);
