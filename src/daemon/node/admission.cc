@@ -166,6 +166,12 @@ Result<JobRecord> Admission::Admit(const api::Caller& caller, JobRequest request
   r.gid = user->gid;
   r.user = user->name;
   r.request = std::move(request);
+  // A class only a script names that this node has not (a site's QOS from another cluster): the
+  // job runs in the default class, as under any directive pinpoint does not honour; a class typed
+  // on the command line is refused (CheckQos).
+  if (from_script.count(ScriptField::kQos) > 0 &&
+      FindServiceClass(o.admission.qos, r.request.qos) == nullptr)
+    r.request.qos.clear();
   if (r.request.qos.empty())
     r.request.qos = o.admission.default_qos;  // a stored job names its class
   ScriptRights rights(caller, r.uid, r.gid, r.user, from_script);
