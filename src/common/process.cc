@@ -5,6 +5,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -12,6 +13,7 @@
 #include <cerrno>
 #include <charconv>
 #include <chrono>
+#include <cstdio>
 #include <fstream>
 #include <sstream>
 #include <string_view>
@@ -19,23 +21,87 @@
 
 namespace pinpoint {
 
-std::optional<ProcStat> ReadProcStat(int64_t pid) {
-  if (pid <= 0) return std::nullopt;
-  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
-  std::string line;
-  if (!std::getline(in, line)) return std::nullopt;
+namespace {
+
+// Reads a small /proc file whole into `buf` (its size at most): no stream, no allocation. The
+// number of bytes read; 0 when it could not be read. `owner`, where given, gets the file's owner:
+// the process's effective uid, or root's when it may not be dumped (a set-user-id program).
+size_t ReadSmallProcFile(int64_t pid, const char* name, char* buf, size_t size,
+                         uint32_t* owner = nullptr) {
+  char path[64];
+  int len = std::snprintf(path, sizeof path, "/proc/%lld/%s", static_cast<long long>(pid), name);
+  if (len <= 0 || static_cast<size_t>(len) >= sizeof path) return 0;
+  int fd = ::open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+  if (fd < 0) return 0;
+  if (owner != nullptr) {
+    struct stat st {};
+    if (::fstat(fd, &st) != 0) {
+      ::close(fd);
+      return 0;
+    }
+    *owner = st.st_uid;
+  }
+  size_t got = 0;
+  while (got < size) {
+    ssize_t n = ::read(fd, buf + got, size - got);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    got += static_cast<size_t>(n);
+  }
+  ::close(fd);
+  return got;
+}
+
+// Splits off the next space-separated field of `rest`.
+std::string_view NextField(std::string_view& rest) {
+  size_t start = rest.find_first_not_of(' ');
+  if (start == std::string_view::npos) {
+    rest = {};
+    return {};
+  }
+  size_t end = rest.find(' ', start);
+  std::string_view field = rest.substr(start, end == std::string_view::npos ? end : end - start);
+  rest = end == std::string_view::npos ? std::string_view{} : rest.substr(end);
+  return field;
+}
+
+template <typename T>
+bool ParseNumber(std::string_view text, T* out) {
+  if (text.empty()) return false;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), *out);
+  return ec == std::errc() && end == text.data() + text.size();
+}
+
+}  // namespace
+
+std::optional<ProcStat> ParseProcStat(std::string_view line) {
   // The command name (field 2) may hold spaces and parentheses: fields resume after the last ')'.
   auto close = line.rfind(')');
-  if (close == std::string::npos || close + 2 >= line.size()) return std::nullopt;
-  std::istringstream rest(line.substr(close + 2));
+  if (close == std::string_view::npos || close + 2 >= line.size()) return std::nullopt;
+  std::string_view rest = line.substr(close + 1);
   ProcStat s;
-  std::string skip;
-  rest >> s.state >> s.ppid >> s.pgrp >> s.session;
-  for (int field = 7; field < 22 && rest >> skip; ++field) {
-  }
-  rest >> s.start_ticks;
-  if (!rest) return std::nullopt;
+  std::string_view state = NextField(rest);
+  if (state.size() != 1) return std::nullopt;
+  s.state = state[0];
+  if (!ParseNumber(NextField(rest), &s.ppid) || !ParseNumber(NextField(rest), &s.pgrp) ||
+      !ParseNumber(NextField(rest), &s.session))
+    return std::nullopt;
+  for (int field = 7; field < 22; ++field)
+    if (NextField(rest).empty()) return std::nullopt;
+  std::string_view ticks = NextField(rest);
+  if (!ParseNumber(ticks, &s.start_ticks)) return std::nullopt;
   return s;
+}
+
+std::optional<ProcStat> ReadProcStat(int64_t pid, uint32_t* owner) {
+  if (pid <= 0) return std::nullopt;
+  // One line of some 300 bytes; a command name is at most 64 bytes.
+  char buf[1024];
+  size_t n = ReadSmallProcFile(pid, "stat", buf, sizeof buf, owner);
+  if (n == 0) return std::nullopt;
+  std::string_view line(buf, n);
+  if (auto end = line.find('\n'); end != std::string_view::npos) line = line.substr(0, end);
+  return ParseProcStat(line);
 }
 
 bool StatBetweenPrograms(std::string_view stat) {
@@ -116,16 +182,23 @@ bool WaitForExit(int64_t pid, int timeout_ms) {
 
 std::optional<ProcUids> ReadProcUids(int64_t pid) {
   if (pid <= 0) return std::nullopt;
-  std::istringstream status(ReadProcFile(pid, "status"));
-  std::string line;
-  while (std::getline(status, line)) {
-    if (line.rfind("Uid:", 0) != 0) continue;
-    std::istringstream ids(line.substr(4));
-    ProcUids u;
-    if (ids >> u.real >> u.effective >> u.saved) return u;
+  // "Uid:" is among the first lines; the groups (up to 65536 of them) come after it.
+  char buf[4096];
+  size_t n = ReadSmallProcFile(pid, "status", buf, sizeof buf);
+  std::string_view text(buf, n);
+  size_t at = text.rfind("Uid:", 0) == 0 ? 0 : text.find("\nUid:");
+  if (at == std::string_view::npos) return std::nullopt;
+  text = text.substr(at + (at == 0 ? 4 : 5));
+  text = text.substr(0, text.find('\n'));
+  std::string line(text);
+  for (char& c : line)
+    if (c == '\t') c = ' ';
+  std::string_view rest = line;
+  ProcUids u;
+  if (!ParseNumber(NextField(rest), &u.real) || !ParseNumber(NextField(rest), &u.effective) ||
+      !ParseNumber(NextField(rest), &u.saved))
     return std::nullopt;
-  }
-  return std::nullopt;
+  return u;
 }
 
 PidFd::~PidFd() {

@@ -20,8 +20,12 @@ struct ProcStat {
   uint64_t start_ticks = 0;  // field 22: start time in clock ticks since boot
 };
 
-// nullopt when the process does not exist (or /proc cannot be read).
-std::optional<ProcStat> ReadProcStat(int64_t pid);
+// nullopt when the process does not exist (or /proc cannot be read). `owner`, where given, gets
+// the owner of /proc/<pid>: the process's effective uid, or root's while it may not be dumped (a
+// set-user-id program, one that changed its ids).
+std::optional<ProcStat> ReadProcStat(int64_t pid, uint32_t* owner = nullptr);
+// The fields above from the text of a /proc/<pid>/stat line; nullopt when it does not parse.
+std::optional<ProcStat> ParseProcStat(std::string_view line);
 // Whether `pid` is a user process between two programs: inside an execve, after its old
 // program's memory is gone and before the new program's environment is laid out. Its
 // /proc/<pid>/environ reads empty there, as it does for a process whose environment is empty;

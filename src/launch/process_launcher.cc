@@ -95,37 +95,58 @@ Supervisor SupervisorOf(int dir_fd, const JobHandle& handle) {
 // process's environment read once in its life). Each is verified again, freshly, before it is
 // signalled (SignalIfBelongs).
 //
-// With `reuse`, the node's processes as an earlier call of this round read them (table_), so the
-// jobs ending in one pass cost one look at /proc, not one each. That is sound for the answer
-// "none": a job's process comes only from another of its processes, so a job with none when the
-// table was read has none since. The table is dropped at each Reap, and after any answer that
-// is not "none" (its processes are about to be signalled and looked for again).
-std::vector<int64_t> ProcessLauncher::Members(const JobIdentity& id, bool reuse, int* unsure) {
+// The node's processes come from scan_'s round, which every job of a pass shares and which may
+// span passes (its budget): a "none" from a complete round is sound because a job's process comes
+// only from another of its processes, and the round reads in pid order, seeing those started
+// since above where it is (process_scan.h). A round is dropped after any answer that is not
+// "none" (its processes are about to be signalled and looked for again), and after the pass it
+// completed in.
+std::vector<int64_t> ProcessLauncher::Members(const JobIdentity& id, int64_t launched, int* unsure,
+                                              bool* partial) {
   std::vector<int64_t> out;
+  if (partial != nullptr) *partial = false;
   if (id.session == 0 && id.cgroup_rel.empty() && id.key_entry.empty()) return out;
   // A job in a cgroup has its processes there, where none can leave: a job that left thousands
   // costs their pids, not the node's processes, and one that ended costs no look at the node.
   // Only a cgroup nothing ran in (a supervisor that could not join it) asks the node.
   if (!id.cgroup_dir.empty()) {
     out = CgroupMembers(id);
-    if (!out.empty()) {
-      table_.reset();
-      return out;
-    }
-    if (RanInCgroup(id)) return out;
+    if (!out.empty() || RanInCgroup(id)) return out;
   }
-  if (!reuse) table_.reset();
-  if (!table_) ReadTable();
+  bool complete = scan_.Advance();
+  if (complete && retained_round_ != scan_.rounds()) {
+    std::map<int64_t, uint64_t> alive;
+    for (const ProcessScan::Entry& p : scan_.entries()) alive.emplace(p.pid, p.stat.start_ticks);
+    keys_.Retain(alive);
+    for (auto it = uids_.begin(); it != uids_.end();) {
+      auto now = alive.find(it->first);
+      it = now == alive.end() || now->second != it->second.first ? uids_.erase(it) : std::next(it);
+    }
+    retained_round_ = scan_.rounds();
+    round_launches_ = launches_;
+  }
+  // A round that completed before this job was launched knows nothing of its processes: another
+  // starts. (In the daemon's pass the ended jobs are polled before any launch, and a complete
+  // round is dropped at the next pass: a signal to a job just launched is what meets this.)
+  if (complete && launched > round_launches_) {
+    scan_.Restart();
+    return Members(id, launched, unsure, partial);
+  }
   bool between = false;
-  for (TableEntry& p : *table_) {
+  for (ProcessScan::Entry& p : scan_.entries()) {
     if (p.pid == id.session) continue;
     bool member = id.session > 0 && p.stat.session == id.session;
     if (!member && !id.cgroup_rel.empty()) {
       if (!p.cgroup) p.cgroup = CgroupOf(p.pid);
       member = *p.cgroup == id.cgroup_rel;
     }
-    if (!member && !id.key_entry.empty()) {
-      if (!p.uids) p.uids = ReadProcUids(p.pid);
+    // By key: only a process whose /proc entry the job's user owns can be all theirs (a
+    // set-user-id program's is root's), and only its ids are read.
+    if (!member && !id.key_entry.empty() && p.owner == id.uid) {
+      if (!p.uids && !KnownUids(p)) {
+        if (unsure != nullptr) ++*unsure;  // not read in this pass: looked at again next pass
+        continue;
+      }
       if (*p.uids && (*p.uids)->AllAre(id.uid)) {
         ProcessKeys::Answer key = keys_.Check(p.pid, p.stat.start_ticks, id.uid, id.key_entry);
         member = key == ProcessKeys::Answer::kHolds;
@@ -147,20 +168,42 @@ std::vector<int64_t> ProcessLauncher::Members(const JobIdentity& id, bool reuse,
     }
     if (member) out.push_back(p.pid);
   }
-  if (!out.empty() || !reuse || between) table_.reset();
+  if (!complete) {
+    // The round goes on in the next pass: what it found so far is the job's; "none" is not known.
+    if (partial != nullptr) *partial = true;
+    return out;
+  }
+  if (!out.empty() || between) {
+    scan_.Restart();
+  } else if (scan_.wrapped()) {
+    // The pids wrapped around during the round: a process of the job may have been started below
+    // where the round was, and missed. Not known to be none: another round looks (for at most
+    // kUnsureWaitMs, as for a process inside an exec).
+    if (unsure != nullptr) ++*unsure;
+    scan_.Restart();
+  }
   return out;
 }
 
-void ProcessLauncher::ReadTable() {
-  table_.emplace();
-  std::map<int64_t, uint64_t> alive;
-  for (int64_t pid : ListPids()) {
-    if (auto stat = ReadProcStat(pid); stat && stat->state != 'Z') {
-      table_->push_back({pid, *stat, {}, {}});
-      alive.emplace(pid, stat->start_ticks);
-    }
+// A process's ids, read once in its life (kept by pid and start time), on the scan's budget: false
+// when it is spent. Only ids that stay its user's are kept for later rounds: a process whose
+// effective id changes is shown as root's in /proc (its owner, read afresh each round), and is
+// read again when it is its user's once more.
+bool ProcessLauncher::KnownUids(ProcessScan::Entry& p) {
+  auto known = uids_.find(p.pid);
+  if (known != uids_.end() && known->second.first == p.stat.start_ticks &&
+      known->second.second.effective == p.owner) {
+    p.uids = known->second.second;
+    return true;
   }
-  keys_.Retain(alive);
+  if (!scan_.Spend([&] { p.uids = ReadProcUids(p.pid); })) return false;
+  if (*p.uids) uids_[p.pid] = {p.stat.start_ticks, **p.uids};
+  return true;
+}
+
+int64_t ProcessLauncher::LaunchedSeq(const JobHandle& handle) const {
+  auto it = launched_seq_.find(handle.job_dir);
+  return it == launched_seq_.end() ? 0 : it->second;
 }
 
 JobIdentity::KnownKey ProcessLauncher::KnownKeyOf(const JobIdentity& id) const {
@@ -188,6 +231,8 @@ bool ProcessLauncher::Unsettled(JobId job, int unsure) {
 ProcessLauncher::ProcessLauncher(std::string shim_path) : shim_path_(std::move(shim_path)) {}
 ProcessLauncher::ProcessLauncher(std::string shim_path, ProcessKeys keys)
     : shim_path_(std::move(shim_path)), keys_(std::move(keys)) {}
+ProcessLauncher::ProcessLauncher(std::string shim_path, ProcessKeys keys, ProcessScan scan)
+    : shim_path_(std::move(shim_path)), keys_(std::move(keys)), scan_(std::move(scan)) {}
 
 const SpecFacts& ProcessLauncher::FactsFor(const JobHandle& handle, int dir_fd) {
   auto known = facts_.find(handle.job_dir);
@@ -258,6 +303,7 @@ Result<JobHandle> ProcessLauncher::Launch(const LaunchSpec& spec) {
   pid_t pid = *spawned;
   children_.insert(pid);
   facts_[spec.job_dir] = FactsOf(keyed);
+  launched_seq_[spec.job_dir] = ++launches_;
   JobHandle handle;
   handle.job_id = spec.job_id;
   handle.job_dir = spec.job_dir;
@@ -289,12 +335,14 @@ std::optional<ExitStatus> ProcessLauncher::Poll(const JobHandle& handle) {
     const SpecFacts& facts = FactsFor(handle, dir->get());
     JobIdentity id = IdentityOf(handle, facts);
     int unsure = 0;
-    std::vector<int64_t> left = Members(id, /*reuse=*/true, &unsure);
-    if (left.empty() && Unsettled(handle.job_id, unsure)) return std::nullopt;
+    bool partial = false;
+    std::vector<int64_t> left = Members(id, LaunchedSeq(handle), &unsure, &partial);
+    if (left.empty() && (partial || Unsettled(handle.job_id, unsure))) return std::nullopt;
     if (left.empty()) {
       leftovers_named_.erase(handle.job_id);
       unsure_since_ms_.erase(handle.job_id);
       facts_.erase(handle.job_dir);  // the job is over: its directory is read no more
+      launched_seq_.erase(handle.job_dir);
       return *status;
     }
     if (leftovers_named_.insert(handle.job_id).second)
@@ -318,14 +366,18 @@ std::optional<ExitStatus> ProcessLauncher::Poll(const JobHandle& handle) {
   if (ReadJobPid(dir->get()) == 0) return NeverLaunched("the job's supervisor never started it");
   ExitStatus lost;
   int unsure = 0;
-  if (!Members(IdentityOf(handle, FactsFor(handle, dir->get())), /*reuse=*/true, &unsure).empty()) {
+  bool partial = false;
+  if (!Members(IdentityOf(handle, FactsFor(handle, dir->get())), LaunchedSeq(handle), &unsure,
+               &partial)
+           .empty()) {
     lost.kind = ExitStatus::Kind::kOrphaned;
     lost.error = "the job's supervisor died; its processes still run";
     return lost;
   }
-  if (Unsettled(handle.job_id, unsure)) return std::nullopt;
+  if (partial || Unsettled(handle.job_id, unsure)) return std::nullopt;
   unsure_since_ms_.erase(handle.job_id);
   facts_.erase(handle.job_dir);
+  launched_seq_.erase(handle.job_dir);
   lost.kind = ExitStatus::Kind::kNoStatus;
   lost.error = "the job's supervisor ended without recording an exit status";
   return lost;
@@ -370,8 +422,13 @@ Status ProcessLauncher::SignalJob(const JobHandle& handle, int signal, bool lead
   if (job_pid > 0) {
     // The supervisor is dead: each process verified to be the job's, one by one.
     JobIdentity id = IdentityOf(handle, FactsFor(handle, dir->get()));
-    for (int64_t pid : Members(id))
+    bool partial = false;
+    for (int64_t pid : Members(id, LaunchedSeq(handle), nullptr, &partial))
       SignalIfBelongs(pid, signal, [&](int64_t p) { return id.Holds(p, KnownKeyOf(id)); });
+    // The node's processes not all read in this pass: the caller sends it again (a later pass).
+    if (partial)
+      return Unavailable("job " + std::to_string(handle.job_id) +
+                         ": its processes are not all found yet");
     return Status::Ok();
   }
   if (handle.pid <= 0) return Status::Ok();
@@ -388,11 +445,11 @@ Status ProcessLauncher::SignalJob(const JobHandle& handle, int signal, bool lead
 std::vector<int64_t> ProcessLauncher::JobProcesses(const JobHandle& handle) {
   auto dir = OpenDirNoFollow(handle.job_dir);
   if (!dir.ok()) return {};
-  return Members(IdentityOf(handle, FactsFor(handle, dir->get())));
+  return Members(IdentityOf(handle, FactsFor(handle, dir->get())), LaunchedSeq(handle));
 }
 
 void ProcessLauncher::Reap() {
-  table_.reset();  // a new round: the next Members reads the node's processes again
+  scan_.NewPass();  // a complete round is dropped: the next Members reads the processes again
   keys_.NewPass();
   for (auto it = children_.begin(); it != children_.end();) {
     int wstatus = 0;

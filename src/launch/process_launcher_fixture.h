@@ -98,7 +98,13 @@ class ProcessLauncherTest : public ::testing::Test {
 
   TestDir tmp_;
   const std::string dir_ = tmp_.path();
-  ProcessLauncher launcher_{PINPOINT_BIN_DIR "/pinpoint-shim"};
+  // A look at the node's processes that spends no budget (a clock that stands still): a call of
+  // these tests reads every process, however loaded the machine, without the daemon's passes; the
+  // budget has tests of its own (process_scan_test.cc).
+  static ProcessScan Unbudgeted() {
+    return ProcessScan([] { return int64_t{0}; });
+  }
+  ProcessLauncher launcher_{PINPOINT_BIN_DIR "/pinpoint-shim", ProcessKeys(), Unbudgeted()};
 };
 
 }  // namespace pinpoint::launch

@@ -113,7 +113,7 @@ TEST_F(ProcessLauncherTest, RunningJobPollsAsAliveFromAnotherLauncherAndEndsBySi
   ASSERT_TRUE(h.ok());
   WaitReady(fifo);
   // A restarted daemon has a fresh launcher that did not fork the job.
-  ProcessLauncher other(PINPOINT_BIN_DIR "/pinpoint-shim");
+  ProcessLauncher other(PINPOINT_BIN_DIR "/pinpoint-shim", ProcessKeys(), Unbudgeted());
   EXPECT_FALSE(other.Poll(*h).has_value());
   ASSERT_TRUE(other.Signal(*h, SIGTERM).ok());
   WaitSupervisor(*h);
@@ -130,7 +130,7 @@ TEST_F(ProcessLauncherTest, KilledSupervisorLeavesAnOrphanThatSignalStillReaches
   JobHandle orphan = OrphanJob(5, "set -m; sleep 1000 & eval \"$READY\"; exec sleep 1000");
   const JobHandle* h = &orphan;
   // The job still runs: it is no end, and a restarted daemon's launcher sees the same.
-  ProcessLauncher other(PINPOINT_BIN_DIR "/pinpoint-shim");
+  ProcessLauncher other(PINPOINT_BIN_DIR "/pinpoint-shim", ProcessKeys(), Unbudgeted());
   for (Launcher* l : {static_cast<Launcher*>(&launcher_), static_cast<Launcher*>(&other)}) {
     auto st = l->Poll(*h);
     ASSERT_TRUE(st.has_value());
