@@ -1,6 +1,8 @@
 // Simulated device memory declared by live processes (SimulatedBackend::SetDeclaredUsageFromProc).
 #pragma once
 
+#include <map>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -23,8 +25,20 @@ std::optional<uint64_t> DeclaredGpuMem(const std::string& environ_text, const st
                                        const std::string& node = "");
 
 // Every live process's declaration for the GPU `gpu_uuid` of `node` (environ read as root, at
-// most 256 KiB each).
-std::vector<GpuProcess> DeclaredGpuProcesses(const std::string& gpu_uuid,
-                                             const std::string& node = "");
+// most 256 KiB each), each program's environment read once: kept by pid, start time and where the
+// kernel laid the environment out (an exec lays out a new one), so a node of many processes with
+// large environments costs one stat a process a call, not a read of each environment. Thread-safe.
+class DeclaredUsage {
+ public:
+  std::vector<GpuProcess> For(const std::string& gpu_uuid, const std::string& node);
+
+ private:
+  struct Program {
+    std::string layout;   // start ticks and environment bounds, from /proc/<pid>/stat
+    std::string environ;  // the declaring variables only ("" when it declares nothing)
+  };
+  std::mutex mu_;
+  std::map<int64_t, Program> programs_;  // guarded by mu_
+};
 
 }  // namespace pinpoint::gpu

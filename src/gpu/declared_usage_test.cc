@@ -1,8 +1,13 @@
 #include "gpu/declared_usage.h"
 
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <unistd.h>
 
+#include <chrono>
 #include <string>
+
+#include "common/spawn.h"
 
 namespace pinpoint::gpu {
 namespace {
@@ -27,6 +32,40 @@ TEST(DeclaredGpuMemTest, TheFirstVisibleGpuOfTheNodeItNames) {
   EXPECT_FALSE(
       DeclaredGpuMem("PINPOINT_SIMULATED_GPU_MEM=lots\0CUDA_VISIBLE_DEVICES=GPU-a\0"s, "GPU-a")
           .has_value());
+}
+
+bool Lists(DeclaredUsage& usage, int64_t pid) {
+  for (const GpuProcess& p : usage.For("GPU-decl-test", ""))
+    if (p.pid == pid) return true;
+  return false;
+}
+
+// Each program's environment is read once (a node of many processes with large environments cost
+// the watcher a read of each, twice a second); a process that runs another program (an exec lays
+// out a new environment) is read again, so what the new program declares is seen.
+TEST(DeclaredUsageTest, AProgramIsReadOnceAndAnExecAgain) {
+  int fds[2];
+  ASSERT_EQ(::pipe(fds), 0);
+  SpawnSpec s;
+  s.argv = {"sh", "-c",
+            "read line; exec env PINPOINT_SIMULATED_GPU_MEM=1G CUDA_VISIBLE_DEVICES=GPU-decl-test "
+            "sleep 1000"};
+  s.env = std::vector<std::string>{"PATH=/usr/bin:/bin"};
+  s.in = SpawnStream::Fd(fds[0]);
+  auto pid = Spawn(s);
+  ASSERT_TRUE(pid.ok()) << pid.status().ToString();
+  ::close(fds[0]);
+  DeclaredUsage usage;
+  EXPECT_FALSE(Lists(usage, *pid)) << "the shell declares nothing";
+  ASSERT_EQ(::write(fds[1], "go\n", 3), 3);
+  ::close(fds[1]);
+  // The exec comes when the shell has read its line: looked at until then, within a deadline.
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  bool listed = false;
+  while (!listed && std::chrono::steady_clock::now() < deadline) listed = Lists(usage, *pid);
+  EXPECT_TRUE(listed) << "the program it exec'd declares 1G: not seen after the exec";
+  ::kill(*pid, SIGKILL);
+  WaitChild(*pid, 60'000);
 }
 
 }  // namespace

@@ -115,29 +115,37 @@ Result<std::vector<GpuInfo>> SimulatedBackend::Inventory() {
 }
 
 Result<GpuSample> SimulatedBackend::Sample(int index) {
-  std::lock_guard<std::mutex> lock(mu_);
-  ++sample_calls_;
-  GpuState* state = StateOf(index);
-  if (state == nullptr) {
-    return NotFound("no GPU " + std::to_string(index) + " (this node has " +
-                    std::to_string(gpus_.size()) + ")");
-  }
-  if (state->lost) return Unavailable("GPU " + std::to_string(index) + ": device lost (simulated)");
-  state->energy_mj += state->energy_per_sample_mj;
   GpuSample sample;
-  sample.index = index;
-  for (const GpuProcess& p : state->processes) sample.mem_used_bytes += p.used_bytes;
-  sample.mem_used_bytes = std::min(sample.mem_used_bytes, gpus_[index].mem_total_bytes);
-  sample.power_mw = state->power_mw;
-  sample.energy_mj = state->energy_mj;
-  sample.utilization_pct = state->utilization_pct;
-  sample.processes = state->processes;
-  if (declared_from_proc_) {
-    for (const GpuProcess& p : DeclaredGpuProcesses(gpus_[index].uuid, declared_node_)) {
-      sample.mem_used_bytes =
-          std::min(sample.mem_used_bytes + p.used_bytes, gpus_[index].mem_total_bytes);
-      sample.processes.push_back(p);
+  std::string uuid, node;
+  uint64_t mem_total = 0;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    ++sample_calls_;
+    GpuState* state = StateOf(index);
+    if (state == nullptr) {
+      return NotFound("no GPU " + std::to_string(index) + " (this node has " +
+                      std::to_string(gpus_.size()) + ")");
     }
+    if (state->lost)
+      return Unavailable("GPU " + std::to_string(index) + ": device lost (simulated)");
+    state->energy_mj += state->energy_per_sample_mj;
+    sample.index = index;
+    mem_total = gpus_[index].mem_total_bytes;
+    for (const GpuProcess& p : state->processes) sample.mem_used_bytes += p.used_bytes;
+    sample.mem_used_bytes = std::min(sample.mem_used_bytes, mem_total);
+    sample.power_mw = state->power_mw;
+    sample.energy_mj = state->energy_mj;
+    sample.utilization_pct = state->utilization_pct;
+    sample.processes = state->processes;
+    if (!declared_from_proc_) return sample;
+    uuid = gpus_[index].uuid;
+    node = declared_node_;
+  }
+  // The node's processes are looked at without holding mu_: a node of many processes makes this
+  // take milliseconds, and the daemon's loop asks the backend other things meanwhile.
+  for (const GpuProcess& p : declared_.For(uuid, node)) {
+    sample.mem_used_bytes = std::min(sample.mem_used_bytes + p.used_bytes, mem_total);
+    sample.processes.push_back(p);
   }
   return sample;
 }

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "gpu/declared_usage.h"
 #include "gpu/gpu_backend.h"
 
 namespace pinpoint::gpu {
@@ -118,6 +119,7 @@ class SimulatedBackend final : public GpuBackend {
   bool declared_from_proc_ = false;  // guarded by mu_
   std::string declared_node_;        // guarded by mu_
   int failing_creates_ = 0;          // guarded by mu_
+  DeclaredUsage declared_;           // its own lock
   // The serial in each new instance's UUID (simulated_mig.cc, MigSerial): an instance id is
   // reused once its instance is gone (as NVML's are), a UUID never, not even after a restart.
 };
