@@ -63,6 +63,18 @@ measure() {  # measure CMD...: SAMPLES runs; prints p50 and p99 in ms
     echo $(( (t1 - t0) / 1000 ))
   done | sort -n | awk '{a[NR]=$1} END {p50=a[int(NR*0.50)+1]; p99=a[int(NR*0.99)+1]; if (p99=="") p99=a[NR]; printf "%.1f | %.1f", p50/1000, p99/1000}'
 }
+# The attacker's jobs still running once a row's loop is stopped (one it had just submitted: a job
+# still forking its 3000 processes, a `yes`), the blocker's aside: cancelled, and waited for (at
+# most 60 s), so that each row measures its own attack, not the end of the one before.
+settle() {
+  local ids i
+  for i in $(seq 600); do
+    ids=$("$P" queue --user nobody --state running --format id 2>/dev/null | grep -E "^[0-9]+$" | grep -vx "$blocker" | tr '\n' ' ')
+    [ -z "${ids// /}" ] && return
+    [ "$i" = 1 ] && "$P" cancel $ids > /dev/null 2>&1
+    sleep 0.1
+  done
+}
 attack() {  # attack NAME CMD...: runs CMD in a loop in the background while the victim measures
   local name=$1; shift
   local run=$far
@@ -72,6 +84,7 @@ attack() {  # attack NAME CMD...: runs CMD in a loop in the background while the
   local v q
   v=$(measure "$P" version); q=$(measure "$P" queue)
   kill -- -"${pids[-1]}" 2>/dev/null; kill "${pids[-1]}" 2>/dev/null; wait "${pids[-1]}" 2>/dev/null
+  settle
   echo "| $name | $v | $q |"
 }
 # 300 idle processes of uid nobody, in no job, each with an environment of 1 MB (eight variables
