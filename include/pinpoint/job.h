@@ -217,10 +217,11 @@ enum class Reason {
   kMpsFaultVictim,
   kRequeued,
   kOutputExceeded,  // an end, added after the waits
+  kPreempted,       // requeued or cancelled to make room for a job of a class that preempts it
   // A new reason goes here, kLastReason names it, and both tables (job.cc, the API's; the
   // store's, store/record_codec.cc) give it its word.
 };
-inline constexpr Reason kLastReason = Reason::kOutputExceeded;
+inline constexpr Reason kLastReason = Reason::kPreempted;
 const char* ReasonName(Reason reason);  // the word below; "" for kNone
 std::optional<Reason> ReasonFromName(std::string_view name);
 
@@ -263,6 +264,9 @@ inline constexpr char kRequeued[] = "requeued";  // never launched before the da
 // output passed max_user_output_bytes, or it held the most when the state disk ran short of the
 // store's reserve (state_reserve_bytes); its output was cut (docs/security.md).
 inline constexpr char kOutputExceeded[] = "output-exceeded";
+// Requeued (or cancelled, by its class's preempt mode) to make room for a job of a class that may
+// preempt its class (docs/scheduling.md "Preemption"); the detail names that job.
+inline constexpr char kPreempted[] = "preempted";
 }  // namespace reason
 
 // One device a running job holds: the allocatable device's index and UUID, and the slice.

@@ -65,6 +65,7 @@ constexpr std::pair<Reason, const char*> kReasons[] = {
     {Reason::kMpsFaultVictim, reason::kMpsFaultVictim},
     {Reason::kRequeued, reason::kRequeued},
     {Reason::kOutputExceeded, reason::kOutputExceeded},
+    {Reason::kPreempted, reason::kPreempted},
 };
 
 constexpr std::array<std::pair<JobKind, const char*>, 2> kKinds = {{

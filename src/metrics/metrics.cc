@@ -183,6 +183,10 @@ void RenderSched(Writer& w, const SchedMetrics& s) {
   w.Sample({}, s.leases_running);
   w.Family("pinpoint_job_starts_total", "counter", "Jobs started since pinpointd started.");
   w.Sample({}, static_cast<double>(s.starts_total));
+  w.Family("pinpoint_preemptions_total", "counter",
+           "Running jobs preempted (requeued or cancelled) to make room for a waiting job of a "
+           "class that may preempt theirs, since pinpointd started.");
+  w.Sample({}, static_cast<double>(s.preemptions_total));
   w.Family("pinpoint_jobs_ended_total", "counter",
            "Jobs that reached a final state since pinpointd started, by state and reason.");
   for (const auto& [key, count] : s.ended_total)

@@ -59,6 +59,7 @@ struct SchedMetrics {
   int running = 0;         // running jobs, leases not counted
   int leases_running = 0;  // open leases
   int64_t starts_total = 0;
+  int64_t preemptions_total = 0;  // running jobs preempted for a waiting job
   std::map<std::pair<std::string, std::string>, int64_t> ended_total;  // (state, reason) -> count
   // Ended jobs' enforcement entries whose applied value was not what was asked, by resource.
   std::map<std::string, int64_t> enforcement_disagreements_total;

@@ -68,6 +68,7 @@ constexpr std::pair<Reason, const char*> kStoredReasons[] = {
     {Reason::kMpsFaultVictim, "mps-fault-victim"},
     {Reason::kRequeued, "requeued"},
     {Reason::kOutputExceeded, "output-exceeded"},
+    {Reason::kPreempted, "preempted"},
 };
 
 // Format 1's fields, each listed once for both directions: `f` is a Writer (with const parts)

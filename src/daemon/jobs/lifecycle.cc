@@ -66,6 +66,13 @@ std::string Why(const JobRecord& job) {
 }
 
 void Waiting(JobRecord& job, Reason reason, std::string detail) {
+  // A preempted job says so until it runs again ("preempted by job N"), then why it waits.
+  if (job.reason == Reason::kPreempted && job.state == JobState::kPending &&
+      reason != Reason::kHeld) {
+    std::string why = detail.empty() ? ReasonName(reason) : detail;
+    job.detail = job.detail.substr(0, job.detail.find("; ")) + "; back in the queue: " + why;
+    return;
+  }
   job.reason = reason;
   job.detail = std::move(detail);
 }
@@ -90,9 +97,17 @@ void Requeued(JobRecord& job, Reason reason, std::string detail) {
   job.pid_start_ticks = 0;
   job.stop_reason = Reason::kNone;  // a stop belongs to the run it stopped
   job.stop_detail.clear();
+  // The run pinpoint stopped is over; the job's next run is its own (a user's cancel is never
+  // requeued: DecideEnd).
+  job.cancel_requested = false;
+  job.cancelled_by.clear();
 }
 
 void Cancel(JobRecord& job, const std::string& by, int64_t now_ms) {
+  if (job.stop_reason == Reason::kPreempted) {  // the user's cancel wins over a requeue
+    job.stop_reason = Reason::kNone;
+    job.stop_detail.clear();
+  }
   job.cancel_requested = true;
   job.cancelled_by = by;
   if (job.state != JobState::kPending) return;
@@ -181,7 +196,22 @@ JobEnd DecideEnd(const JobRecord& job, const EndFacts& facts) {
     requeue.fault_suspect = job.fault_suspect;
     return requeue;
   }
-  if (job.stop_reason != Reason::kNone) {
+  if (job.stop_reason == Reason::kPreempted && facts.preempt_mode != PreemptMode::kCancel) {
+    JobEnd requeue;
+    requeue.requeue = true;
+    requeue.state = JobState::kPending;
+    requeue.reason = Reason::kPreempted;
+    requeue.detail = job.stop_detail + "; back in the queue";
+    if (facts.preempt_mode == PreemptMode::kSuspend)
+      requeue.detail += " (its class says suspend: no suspend frees a GPU yet, so requeued)";
+    requeue.fault_suspect = job.fault_suspect;
+    return requeue;
+  }
+  if (job.stop_reason == Reason::kPreempted) {
+    end.state = JobState::kCancelled;
+    end.reason = Reason::kPreempted;
+    end.detail = job.stop_detail + " (" + end.detail + ")";
+  } else if (job.stop_reason != Reason::kNone) {
     end.state = JobState::kFailed;
     end.reason = job.stop_reason;
     end.detail = job.stop_detail + " (" + end.detail + ")";

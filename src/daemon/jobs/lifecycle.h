@@ -18,6 +18,7 @@
 #include "common/job_record.h"
 #include "launch/launcher.h"
 #include "pinpoint/job.h"
+#include "pinpoint/service_class.h"
 
 namespace pinpoint::daemon {
 
@@ -35,7 +36,8 @@ inline constexpr char kStoppedBy[] = "pinpoint";
 // A new job: pending since now_ms, no reason yet.
 void Submitted(JobRecord& job, int64_t now_ms);
 
-// A pending job the scheduler did not start in this pass, and why (sched::Wait).
+// A pending job the scheduler did not start in this pass, and why (sched::Wait). One requeued by a
+// preemption keeps its reason (preempted) and the job that preempted it, and says why it waits.
 void Waiting(JobRecord& job, Reason reason, std::string detail);
 // Why a job waits or ended, for one line: its detail, or its reason's name where it has none.
 std::string Why(const JobRecord& job);
@@ -44,10 +46,11 @@ std::string Why(const JobRecord& job);
 void Started(JobRecord& job, std::vector<Allocation> allocations, int64_t now_ms);
 
 // running -> pending again (its program never ran, or may run again): the allocations, the start
-// time and the supervisor's pid are cleared.
+// time, the supervisor's pid and any stop or cancel by pinpoint (a preemption's) are cleared.
 void Requeued(JobRecord& job, Reason reason, std::string detail);
 
-// A cancel by `by` (a user name) of a job that has not ended. A pending job ends at once
+// A cancel by `by` (a user name) of a job that has not ended; one being preempted is cancelled
+// instead (never requeued). A pending job ends at once
 // (cancelled, "cancelled by <by> while pending", end_ms = now_ms); a running job only records the
 // request: Node stops it, and DecideEnd gives its end.
 void Cancel(JobRecord& job, const std::string& by, int64_t now_ms);
@@ -85,6 +88,8 @@ struct EndFacts {
   bool mps_fault = false;   // an MPS fault on one of its devices hit it while it ran
   MpsFaultPolicy policy = MpsFaultPolicy::kRequeue;
   int64_t now_ms = 0;
+  // What its class gives a preempted job (its stop_reason is Reason::kPreempted).
+  PreemptMode preempt_mode = PreemptMode::kRequeue;
 };
 
 // How a running job ended, as DecideEnd decided it.
@@ -111,6 +116,10 @@ struct JobEnd {
 //  1b. lost with its node: no status, request.requeue, neither cancelled nor stopped (a
 //     supervisor that died under a running daemon is a stop: SupervisorLost): requeued, reason
 //     requeued, detail "lost with its node (<how it ended>); back in the queue (--requeue)".
+//  1c. preempted: stop_reason is Reason::kPreempted and the program did not exit with 0:
+//     requeued (reason preempted, its stop_detail "; back in the queue"), or, where
+//     facts.preempt_mode is kCancel, cancelled (reason preempted). kSuspend requeues too (no
+//     suspend frees a GPU yet: the detail says so).
 //  2. stop: stop_reason is set and the program did not exit with 0: failed, reason stop_reason,
 //     detail "<stop_detail> (<how it ended>)".
 //  3. cancel: cancel_requested and the program did not exit with 0: cancelled, detail

@@ -329,6 +329,12 @@ void JobRunner::Pass(int64_t now_ms) {
 }
 
 void JobRunner::SendDueSignals(JobRecord& job, int64_t now_ms) {
+  // A preemption's grace is over: the job is stopped as any stop (its MPS clients let go first).
+  if (auto grace = preempt_at_ms_.find(job.id);
+      grace != preempt_at_ms_.end() && now_ms >= grace->second) {
+    preempt_at_ms_.erase(grace);
+    if (job.stop_reason == Reason::kPreempted && !kill_at_ms_.count(job.id)) SafeStop(job);
+  }
   if (term_pending_.count(job.id) && !deps_.sharing->Stopping(static_cast<uint64_t>(job.id)) &&
       OccupantOf(job).Signal(job, SIGTERM).code() != Code::kUnavailable)
     term_pending_.erase(job.id);
@@ -461,6 +467,28 @@ void JobRunner::StopJob(JobRecord& job, Reason stop_reason, std::string detail) 
   SafeStop(job);
 }
 
+bool JobRunner::Preempt(JobRecord& job, JobId by, int64_t grace_ms) {
+  if (job.state != JobState::kRunning) return false;
+  JobRecord before = job;
+  if (!lifecycle::Stop(job, Reason::kPreempted, "preempted by job " + std::to_string(by)))
+    return false;
+  Status s = deps_.jobs->Persist(job, "preempt", job.stop_detail);
+  if (!s.ok()) {
+    log::Error("job {}: cannot record its preemption, leaving it running: {}", job.id,
+               s.ToString());
+    job = std::move(before);
+    return false;
+  }
+  ++preemptions_total_;
+  log::Warn("job {}: {}: its grace ends in {} s", job.id, job.stop_detail, grace_ms / 1000);
+  int signal = job.request.signal != 0 ? job.request.signal : SIGTERM;
+  Status sent = OccupantOf(job).Signal(job, signal);
+  if (!sent.ok() && sent.code() != Code::kUnavailable)
+    log::Warn("job {}: {}", job.id, sent.ToString());
+  preempt_at_ms_[job.id] = deps_.clock->NowMs() + grace_ms;
+  return true;
+}
+
 void JobRunner::HandleOrphan(JobRecord& job) {
   if (!orphans_.insert(job.id).second) return;
   log::Error(
@@ -525,10 +553,15 @@ void JobRunner::Finish(JobRecord& job, const launch::ExitStatus& status) {
   facts.mps_fault = deps_.faults->Leave(job, *deps_.sharing);
   facts.policy = deps_.options->watch.mps_fault_policy;
   facts.now_ms = deps_.clock->NowMs();
+  const std::string& qos =
+      job.request.qos.empty() ? deps_.options->admission.default_qos : job.request.qos;
+  if (const ServiceClass* sc = FindServiceClass(deps_.options->admission.qos, qos))
+    facts.preempt_mode = sc->preempt_mode;
   lifecycle::JobEnd end = lifecycle::DecideEnd(job, facts);
   lifecycle::ApplyEnd(end, job);
   if (end.requeue) {
     kill_at_ms_.erase(job.id);  // the deadline, the orphan and the warning were the ended run's
+    preempt_at_ms_.erase(job.id);
     term_pending_.erase(job.id);
     orphans_.erase(job.id);
     warned_.erase(job.id);
@@ -554,6 +587,7 @@ void JobRunner::End(JobRecord& job, const OccupantEnd& end) {
 
 void JobRunner::PersistEnd(JobRecord& job) {
   kill_at_ms_.erase(job.id);
+  preempt_at_ms_.erase(job.id);
   term_pending_.erase(job.id);
   orphans_.erase(job.id);
   warned_.erase(job.id);

@@ -99,6 +99,18 @@ class JobRunner {
   // pinpoint stops a running job itself (lifecycle::Stop with `stop_reason` and `detail`, the
   // event "stop"), then SafeStop. Nothing when it is already being stopped or cancelled.
   void StopJob(JobRecord& job, Reason stop_reason, std::string detail);
+  // Preempts a running job for the waiting job `by` (docs/scheduling.md "Preemption"): recorded
+  // at once (lifecycle::Stop with Reason::kPreempted, the event "preempt"), the job gets its
+  // --signal (or SIGTERM) now, and is stopped (SafeStop) once `grace_ms` has passed; it is then
+  // requeued or cancelled as its class says (lifecycle::DecideEnd). False when it is already being
+  // stopped or cancelled.
+  bool Preempt(JobRecord& job, JobId by, int64_t grace_ms);
+  // Whether the job is being preempted (from Preempt until its end).
+  bool BeingPreempted(const JobRecord& job) const {
+    return job.state == JobState::kRunning && job.stop_reason == Reason::kPreempted;
+  }
+  // Preemptions begun since the daemon started (the metrics' preemptions_total).
+  int64_t preemptions_total() const { return preemptions_total_; }
   // Ends the pending jobs a pass found can never start (lifecycle::NeverStarts); one whose end
   // the store refuses stays pending.
   void EndNeverStarting(const std::vector<sched::Wait>& never);
@@ -153,11 +165,13 @@ class JobRunner {
   ShimOccupant shim_;
   OutputGuard output_;
   LeaseOccupant lease_occupant_;
-  std::map<JobId, int64_t> kill_at_ms_;  // running jobs being stopped: SIGKILL deadline
-  std::set<JobId> term_pending_;         // being stopped before they started: SIGTERM is due
-  std::set<JobId> orphans_;              // running jobs whose supervisor died (HandleOrphan)
-  std::set<JobId> warned_;               // running jobs whose --signal was sent (SendWarning)
+  std::map<JobId, int64_t> kill_at_ms_;     // running jobs being stopped: SIGKILL deadline
+  std::set<JobId> term_pending_;            // being stopped before they started: SIGTERM is due
+  std::set<JobId> orphans_;                 // running jobs whose supervisor died (HandleOrphan)
+  std::set<JobId> warned_;                  // running jobs whose --signal was sent (SendWarning)
+  std::map<JobId, int64_t> preempt_at_ms_;  // jobs being preempted: when their grace ends
   int64_t starts_total_ = 0;
+  int64_t preemptions_total_ = 0;
 };
 
 }  // namespace pinpoint::daemon

@@ -262,6 +262,7 @@ void Node::Schedule() {
     lifecycle::Waiting(it->second, wait.reason, WaitDetail(wait, *users_, holds_note));
   }
   runner_.Start(plan.starts);
+  PreemptFor(snap, plan);
   // The one-device slices still waiting: MIG instances made for them on mig-dynamic GPUs. The
   // MPS control daemon of an instance about to go quits first.
   if (deps_.mig != nullptr)

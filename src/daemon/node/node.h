@@ -321,6 +321,10 @@ class Node {
                                   const JobChange& change, const std::string& detail = "");
   // One scheduling pass over the pending jobs: their waits, and the starts the runner makes.
   void Schedule();
+  // Preemption (preempt.cc): for the jobs `plan` leaves waiting for room, in its order, whose class
+  // may preempt: the running jobs of the classes it preempts that must leave for it to start
+  // (sched::PickVictims), each preempted by its class's mode and grace (JobRunner::Preempt).
+  void PreemptFor(const sched::Snapshot& snap, const sched::Plan& plan);
   // An ended job's enforcement entries that disagree: a warning each, and the metric's count.
   void CountDisagreements(const JobRecord& job);
   // The scheduler's view of the node now: inventory (drained devices marked, recent business),
@@ -360,6 +364,8 @@ class Node {
   WatchFeedback watch_{deps_.watcher, deps_.store, deps_.cgroups, &devices_,
                        options_.watch.usage_flush_ms};
   // The running half: starts, polls, stops, ends and requeues.
+  // Waiting jobs whose room is being made: the jobs preempted for them.
+  std::map<JobId, std::vector<JobId>> making_room_;
   JobRunner runner_{RunnerDeps{.options = &options_,
                                .inventory = &devices_,
                                .store = deps_.store,

@@ -53,7 +53,8 @@ std::vector<Status> Node::Cancel(const api::Caller& caller, const std::vector<Jo
       continue;
     }
     JobRecord& job = **found;
-    if (job.cancel_requested) continue;  // ok again
+    // Ok again; a job being preempted is cancelled instead (its requeue would outlive the cancel).
+    if (job.cancel_requested && job.stop_reason != Reason::kPreempted) continue;
     if (!budget.Spend(RecordBytes(job))) {
       for (size_t k = i; k < ids.size(); ++k) out[k] = NotReached();
       break;

@@ -259,6 +259,7 @@ metrics::Snapshot Node::MetricsView() const {
   }
   AddJobMetrics(jobs_, devices_, *sharing_, snap);
   snap.sched.starts_total = runner_.starts_total();
+  snap.sched.preemptions_total = runner_.preemptions_total();
   for (const auto& [key, count] : ended_total_)
     snap.sched.ended_total[{JobStateName(key.first), ReasonName(key.second)}] += count;
   snap.sched.enforcement_disagreements_total = disagreements_total_;

@@ -39,10 +39,11 @@ class NodeTest : public ::testing::Test {
     ASSERT_TRUE(s.ok()) << s.status().ToString();
     store_ = std::move(s).value();
   }
-  void MakeNode(sched::Inventory inv) {
+  void MakeNode(sched::Inventory inv, std::vector<ServiceClass> qos = DefaultServiceClasses()) {
     NodeOptions o;
     o.identity.state_dir = dir_;
     o.inventory = std::move(inv);
+    o.admission.qos = std::move(qos);
     o.identity.backend_kind = "simulated:test";
     o.identity.simulated = true;
     o.launch.cancel_grace_ms = 5000;

@@ -1,0 +1,104 @@
+// Preemption (issue 56 item 3; docs/scheduling.md "Preemption"): a waiting job of a class that may
+// preempt others makes room by the fewest, youngest, lowest-class running jobs it needs gone.
+#include <algorithm>
+#include <tuple>
+
+#include "common/log.h"
+#include "daemon/jobs/lifecycle.h"
+#include "daemon/node/node.h"
+#include "sched/preemption.h"
+
+namespace pinpoint::daemon {
+
+namespace {
+
+// The waiting jobs whose victims one pass looks for: each costs up to two placements per
+// candidate (sched::PickVictims).
+constexpr int kPreemptorsPerPass = 4;
+
+bool WaitsForRoom(Reason reason) {
+  return reason == Reason::kResources || reason == Reason::kMpsUser ||
+         reason == Reason::kHostResources;
+}
+
+}  // namespace
+
+void Node::PreemptFor(const sched::Snapshot& snap, const sched::Plan& plan) {
+  const std::vector<ServiceClass>& classes = options_.admission.qos;
+  auto class_of = [&](const JobRecord& job) {
+    const std::string& name =
+        job.request.qos.empty() ? options_.admission.default_qos : job.request.qos;
+    return FindServiceClass(classes, name);
+  };
+  // Rooms being made whose victims are all gone are made: forgotten.
+  for (auto it = making_room_.begin(); it != making_room_.end();) {
+    bool any = std::any_of(it->second.begin(), it->second.end(), [&](JobId victim) {
+      auto v = jobs_.find(victim);
+      return v != jobs_.end() && runner_.BeingPreempted(v->second);
+    });
+    it = any ? std::next(it) : making_room_.erase(it);
+  }
+  int asked = 0;
+  for (const sched::Wait& wait : plan.waits) {
+    if (asked >= kPreemptorsPerPass) break;
+    if (!WaitsForRoom(wait.reason)) continue;
+    auto it = jobs_.find(wait.id);
+    if (it == jobs_.end()) continue;  // a task still in its array's rest: preempts once a job
+    JobRecord& job = it->second;
+    const ServiceClass* mine = class_of(job);
+    if (mine == nullptr || mine->preempts.empty()) continue;
+    if (auto room = making_room_.find(job.id); room != making_room_.end()) {
+      std::string ids;
+      for (JobId v : room->second) ids += (ids.empty() ? "" : ", ") + std::to_string(v);
+      lifecycle::Waiting(job, wait.reason, "its room is being made: job(s) " + ids + " preempted");
+      continue;
+    }
+    auto demand = std::find_if(snap.pending.begin(), snap.pending.end(),
+                               [&](const sched::Demand& d) { return d.id == job.id; });
+    if (demand == snap.pending.end()) continue;
+    // Those it may preempt: of the classes it names, whose mode is not off, not already being
+    // preempted; the lowest class first, then the youngest.
+    struct Candidate {
+      int priority;
+      int64_t start_ms;
+      JobId id;
+    };
+    std::vector<Candidate> candidates;
+    for (const sched::RunningJob& r : snap.running) {
+      auto v = jobs_.find(r.id);
+      if (v == jobs_.end() || v->second.kind == JobKind::kLease ||
+          runner_.BeingPreempted(v->second))
+        continue;
+      const ServiceClass* theirs = class_of(v->second);
+      if (theirs == nullptr || theirs->preempt_mode == PreemptMode::kOff) continue;
+      if (std::find(mine->preempts.begin(), mine->preempts.end(), theirs->name) ==
+          mine->preempts.end())
+        continue;
+      candidates.push_back({theirs->priority, v->second.start_ms, r.id});
+    }
+    if (candidates.empty()) continue;
+    std::sort(candidates.begin(), candidates.end(), [](const Candidate& a, const Candidate& b) {
+      return std::tie(a.priority, b.start_ms, b.id) < std::tie(b.priority, a.start_ms, a.id);
+    });
+    std::vector<JobId> order;
+    for (const Candidate& c : candidates) order.push_back(c.id);
+    ++asked;
+    std::vector<JobId> victims = sched::PickVictims(snap, *demand, order);
+    if (victims.empty()) continue;
+    std::vector<JobId> preempted;
+    for (JobId victim : victims) {
+      JobRecord& v = jobs_.at(victim);
+      const ServiceClass* theirs = class_of(v);
+      int64_t grace_ms = theirs != nullptr ? theirs->grace_s * 1000 : 0;
+      if (runner_.Preempt(v, job.id, grace_ms)) preempted.push_back(victim);
+    }
+    if (preempted.empty()) continue;
+    std::string ids;
+    for (JobId v : preempted) ids += (ids.empty() ? "" : ", ") + std::to_string(v);
+    log::Info("job {} (class {}) preempts job(s) {} to start", job.id, mine->name, ids);
+    lifecycle::Waiting(job, wait.reason, "its room is being made: job(s) " + ids + " preempted");
+    making_room_[job.id] = std::move(preempted);
+  }
+}
+
+}  // namespace pinpoint::daemon
