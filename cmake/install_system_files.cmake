@@ -41,3 +41,9 @@ endif()
 
 file(INSTALL "${PINPOINT_COMPLETION_DIR}/_pinpoint" DESTINATION "${zsh_dir}"
      PERMISSIONS OWNER_READ OWNER_WRITE GROUP_READ WORLD_READ)
+
+# A login shell inside a job finds pinpoint's srun again (packaging/pinpoint-profile.sh): /etc/profile
+# reads /etc/profile.d for the prefix /usr; another prefix's copy is for the admin to link there.
+file(INSTALL "${PINPOINT_SOURCE_DIR}/packaging/pinpoint-profile.sh"
+     DESTINATION "${PINPOINT_SYSCONFDIR}/profile.d" RENAME pinpoint.sh
+     PERMISSIONS OWNER_READ OWNER_WRITE GROUP_READ WORLD_READ)

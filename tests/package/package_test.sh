@@ -64,7 +64,7 @@ for f in /usr/bin/pinpointd /usr/bin/pinpoint /usr/libexec/pinpoint/pinpoint-shi
          /usr/libexec/pinpoint/pinpoint-slurm /usr/libexec/pinpoint/pinpoint-htcondor \
          /usr/libexec/pinpoint/pinpoint-htcondor-wrapper /usr/libexec/pinpoint/pinpoint-run.sh \
          /usr/libexec/pinpoint/slurm/srun /usr/libexec/pinpoint/slurm/scontrol \
-         /lib/systemd/system/pinpointd.service /etc/pinpoint/pinpointd.json \
+         /lib/systemd/system/pinpointd.service /etc/pinpoint/pinpointd.json /etc/profile.d/pinpoint.sh \
          /usr/share/man/man1/pinpoint.1.gz /usr/share/man/man8/pinpointd.8.gz \
          /usr/share/man/man5/pinpointd.json.5.gz /usr/share/bash-completion/completions/pinpoint \
          /usr/share/zsh/vendor-completions/_pinpoint /usr/share/doc/pinpoint/admin.md \
@@ -79,7 +79,18 @@ check "depends on libc6 and init-system-helpers" grep -q "libc6.*init-system-hel
 check "recommends jq and bash-completion" test "$(dpkg-deb -f "$deb" Recommends)" = "jq, bash-completion"
 mkdir -p "$S/control"
 dpkg-deb -e "$deb" "$S/control"
-check "conffiles: /etc/pinpoint/pinpointd.json" test "$(cat "$S/control/conffiles")" = /etc/pinpoint/pinpointd.json
+check "conffiles: /etc/pinpoint/pinpointd.json and /etc/profile.d/pinpoint.sh" \
+  test "$(cat "$S/control/conffiles")" = "$(printf '/etc/pinpoint/pinpointd.json\n/etc/profile.d/pinpoint.sh')"
+# A login shell inside a job (a script's `#!/bin/bash -l`) sets its PATH anew: the profile snippet
+# puts pinpoint's srun first again, once, and does nothing outside a job.
+mkdir -p "$S/deb"
+dpkg-deb -x "$deb" "$S/deb"
+snippet=$S/deb/etc/profile.d/pinpoint.sh
+srun_dir=$S/deb/usr/libexec/pinpoint/slurm
+check "profile.d: a login shell in a job finds pinpoint's srun first" \
+  test "$(env -i PINPOINT_SRUN_DIR="$srun_dir" PATH=/usr/bin:/bin sh -c ". '$snippet'; . '$snippet'; echo \"\$PATH\"")" = "$srun_dir:/usr/bin:/bin"
+check "profile.d: outside a job the PATH is left alone" \
+  test "$(env -i PATH=/usr/bin:/bin sh -c ". '$snippet'; echo \"\$PATH\"")" = /usr/bin:/bin
 for script in postinst prerm postrm; do
   check "$script is an executable shell script" sh -n "$S/control/$script"
 done

@@ -96,6 +96,9 @@ void SetSlurmEnvironment(const JobRecord& job, const SlurmFacts& facts,
   SetArray(job.array, env);
   env[kSlurmSetByPinpointVar] = "1";
   if (facts.srun_dir.empty()) return;
+  // A login shell (`#!/bin/bash -l`) sets its PATH anew from /etc/profile: the package's
+  // /etc/profile.d/pinpoint.sh puts this directory first again (packaging/pinpoint-profile.sh).
+  env[kSrunDirVar] = facts.srun_dir;
   auto path = env.find("PATH");
   env["PATH"] = facts.srun_dir + ":" + (path != env.end() ? path->second : "/bin:/usr/bin");
 }

@@ -17,6 +17,9 @@ namespace pinpoint::daemon {
 // Set in every job given pinpoint's Slurm variables: a job submitted from inside it carries its
 // SLURM_* names, which are then pinpoint's own and replaced, not a real Slurm's.
 inline constexpr char kSlurmSetByPinpointVar[] = "PINPOINT_SLURM_ENV";
+// The directory of pinpoint's srun, for a login shell's /etc/profile.d/pinpoint.sh to put first on
+// its PATH again (packaging/pinpoint-profile.sh).
+inline constexpr char kSrunDirVar[] = "PINPOINT_SRUN_DIR";
 
 // What the node knows that the Slurm variables name.
 struct SlurmFacts {

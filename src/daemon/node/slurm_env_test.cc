@@ -64,6 +64,7 @@ TEST(SlurmEnvironment, AJobSeesWhatASlurmJobSees) {
       {"SLURM_JOB_END_TIME", "1700000600"},
       {"SLURM_TOPOLOGY_ADDR", "node7"},
       {"PINPOINT_SLURM_ENV", "1"},
+      {"PINPOINT_SRUN_DIR", "/usr/libexec/pinpoint/slurm"},
       {"PATH", "/usr/libexec/pinpoint/slurm:/usr/bin:/bin"},
   };
   EXPECT_EQ(env, want);
