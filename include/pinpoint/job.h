@@ -32,6 +32,12 @@ std::optional<JobKind> JobKindFromName(const std::string& name);
 // Any of these with devices=[i, ...] (one index per GPU, as `pinpoint gpus` lists them): on
 // exactly those devices, as when a batch system has chosen them (docs/cluster.md).
 // gpu_share_pct=0 means "no SM cap": the slice reserves no share and is not capped.
+inline constexpr size_t kMaxGpuTypeBytes = 64;
+// Whether the GPU model `model` ("NVIDIA A100-SXM4-80GB") is what a Slurm GPU type `type` names
+// ("a100", "A100_80GB", "nvidia_a100-sxm4-80gb"): each of the type's words (split at anything but
+// letters and digits, case aside) begins a word of the model's name, followed by letters only.
+bool GpuModelMatches(const std::string& type, const std::string& model);
+
 struct JobRequest {
   std::string name;                        // free text, for people; may be empty
   std::vector<std::string> argv;           // program and arguments; argv[0] searched in PATH
@@ -100,6 +106,10 @@ struct JobRequest {
   // fills in before storing, so a stored job names the class it runs in. Letters, digits, '_',
   // '-' and '.', at most kMaxQosBytes.
   std::string qos;
+  // Slurm's GPU type (--gpus TYPE:N, --gres gpu:TYPE:N, --gpus-per-task TYPE:N): a model the node
+  // must have (GpuModelMatches), else the submit is refused; any GPU of the node then, as on one
+  // Slurm node. Letters, digits, '_', '-' and '.', at most kMaxGpuTypeBytes; "": any.
+  std::string gpu_type;
 
   bool IsSlice() const { return gpus > 0 && gpu_mem_bytes > 0; }
   bool IsWholeGpu() const { return gpus > 0 && gpu_mem_bytes == 0; }

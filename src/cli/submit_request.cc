@@ -220,7 +220,7 @@ Result<JobRequest> BuildRequest(const SubmitArgs& a, std::vector<std::string>* d
   r.mig_profile = a.mig;
   int gpus = -1;
   if (!a.gpus_text.empty()) {
-    auto count = ParseGpuCount(a.gpus_text);
+    auto count = ParseGpuCount(a.gpus_text, &r.gpu_type);
     if (!count.ok()) return count.status();
     gpus = *count;
   }

@@ -2,6 +2,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "cli/submit_request.h"
 #include "cli/usage.h"
 #include "pinpoint/escape.h"
 
@@ -30,11 +31,9 @@ void AddTaskOptions(CLI::App* submit, SubmitTaskArgs& tasks) {
                    "the same as --ntasks on pinpoint's one node")
       ->check(CountIn(1, kMaxTasks));
   submit->add_option("-N,--nodes", tasks.nodes, "1: a pinpoint job runs on one node");
-  submit
-      ->add_option("--gpus-per-task", tasks.gpus_per_task,
-                   "whole GPUs for each task: --gpus is --ntasks times this, and `srun` gives "
-                   "each task its own")
-      ->check(CountIn(1, 1024));
+  submit->add_option("--gpus-per-task", tasks.gpus_per_task,
+                     "[TYPE:]N whole GPUs for each task: --gpus is --ntasks times this, and `srun` "
+                     "gives each task its own");
 }
 
 Status ApplyTasks(const SubmitTaskArgs& tasks, bool gpus_given, JobRequest& r) {
@@ -60,17 +59,26 @@ Status ApplyTasks(const SubmitTaskArgs& tasks, bool gpus_given, JobRequest& r) {
     return InvalidArgument("--ntasks " + std::to_string(r.ntasks) + " x -c " +
                            std::to_string(r.cpus) + " is more than 65536 CPUs");
   r.cpus = static_cast<int>(cpus);
-  if (tasks.gpus_per_task == 0) return Status::Ok();
-  int64_t gpus = static_cast<int64_t>(tasks.gpus_per_task) * r.ntasks;
+  if (tasks.gpus_per_task.empty()) return Status::Ok();
+  std::string type;
+  auto per_task = ParseGpuCount(tasks.gpus_per_task, &type);
+  if (!per_task.ok() || *per_task < 1)
+    return InvalidArgument("--gpus-per-task: '" + EscapeForTerminal(tasks.gpus_per_task) +
+                           "' is not a GPU count (N or TYPE:N, N from 1 to 1024)");
+  if (!type.empty() && !r.gpu_type.empty() && type != r.gpu_type)
+    return InvalidArgument("--gpus-per-task names GPU type '" + EscapeForTerminal(type) +
+                           "' and --gpus '" + EscapeForTerminal(r.gpu_type) + "': give one");
+  if (!type.empty()) r.gpu_type = type;
+  int64_t gpus = static_cast<int64_t>(*per_task) * r.ntasks;
   if (gpus > 1024)
-    return InvalidArgument("--gpus-per-task " + std::to_string(tasks.gpus_per_task) + " x " +
+    return InvalidArgument("--gpus-per-task " + std::to_string(*per_task) + " x " +
                            std::to_string(r.ntasks) + " tasks is more than 1024 GPUs");
   if (gpus_given && r.gpus != gpus)
     return InvalidArgument("--gpus " + std::to_string(r.gpus) + " is not --gpus-per-task " +
-                           std::to_string(tasks.gpus_per_task) + " x " + std::to_string(r.ntasks) +
+                           std::to_string(*per_task) + " x " + std::to_string(r.ntasks) +
                            " tasks: give one of them");
   r.gpus = static_cast<int>(gpus);
-  r.gpus_per_task = tasks.gpus_per_task;
+  r.gpus_per_task = *per_task;
   return Status::Ok();
 }
 

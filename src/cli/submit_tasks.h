@@ -15,10 +15,10 @@ class App;  // CLI11's (submit_tasks.cc)
 namespace pinpoint::cli {
 
 struct SubmitTaskArgs {
-  int ntasks = 0;           // -n/--ntasks; 0: not given
-  int ntasks_per_node = 0;  // --ntasks-per-node; on one node the same as --ntasks
-  std::string nodes = {};   // -N/--nodes MIN[-MAX]: only a MIN of 1 fits one node
-  int gpus_per_task = 0;    // --gpus-per-task
+  int ntasks = 0;                  // -n/--ntasks; 0: not given
+  int ntasks_per_node = 0;         // --ntasks-per-node; on one node the same as --ntasks
+  std::string nodes = {};          // -N/--nodes MIN[-MAX]: only a MIN of 1 fits one node
+  std::string gpus_per_task = {};  // --gpus-per-task [TYPE:]N; "": not given
 };
 
 // Adds the options above to `submit`.

@@ -216,7 +216,8 @@ std::string OutputPathFor(const std::string& pattern, JobId id, const std::strin
 
 uint64_t RequestBytes(const JobRequest& r) {
   uint64_t bytes = r.cwd.size() + r.name.size() + r.as_user.size() + r.output_path.size() +
-                   r.error_path.size() + r.submit_dir.size() + r.submit_host.size() + r.qos.size();
+                   r.error_path.size() + r.submit_dir.size() + r.submit_host.size() + r.qos.size() +
+                   r.gpu_type.size();
   for (const std::string& arg : r.argv) bytes += arg.size();
   for (const auto& [name, value] : r.env) bytes += name.size() + value.size();
   return bytes;
@@ -264,6 +265,18 @@ Status ValidateRequest(const JobRequest& r) {
     if (r.gpus != 1 || !r.devices.empty())
       return InvalidArgument(
           "a MIG profile is one GPU: --mig takes no --gpus other than 1 and no --device");
+  }
+  if (!r.gpu_type.empty()) {
+    bool plain =
+        r.gpu_type.size() <= kMaxGpuTypeBytes &&
+        std::all_of(r.gpu_type.begin(), r.gpu_type.end(), [](char c) {
+          return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.';
+        });
+    if (!plain)
+      return InvalidArgument(
+          "GPU type '" + EscapeForTerminal(r.gpu_type.substr(0, kMaxGpuTypeBytes)) +
+          "' is not a model name (letters, digits, '_', '-' and '.', e.g. a100)");
+    if (r.gpus == 0) return InvalidArgument("a GPU type needs --gpus of at least 1");
   }
   if (r.cpus < 1 || r.cpus > 65536) return InvalidArgument("cpus must be between 1 and 65536");
   if (r.priority < -1000000 || r.priority > 1000000)
@@ -335,6 +348,7 @@ json ToJson(const JobRequest& r) {
   if (r.signal_leader_only) j["signal_leader_only"] = true;
   if (r.requeue) j["requeue"] = true;
   if (!r.mig_profile.empty()) j["mig_profile"] = r.mig_profile;
+  if (!r.gpu_type.empty()) j["gpu_type"] = r.gpu_type;
   if (r.ntasks != 1) j["ntasks"] = r.ntasks;
   if (r.gpus_per_task != 0) j["gpus_per_task"] = r.gpus_per_task;
   if (!r.submit_dir.empty()) j["submit_dir"] = r.submit_dir;
@@ -369,6 +383,7 @@ Result<JobRequest> RequestFromJson(const json& j) {
   in.Bool("signal_leader_only", &r.signal_leader_only);
   in.Bool("requeue", &r.requeue);
   in.String("mig_profile", &r.mig_profile);
+  in.String("gpu_type", &r.gpu_type);
   in.Integer("ntasks", &r.ntasks);
   in.Integer("gpus_per_task", &r.gpus_per_task);
   in.String("submit_dir", &r.submit_dir);
@@ -440,6 +455,40 @@ Result<JobUsage> UsageFromJson(const json& j) {
   in.Bool("final", &u.final);
   if (!in.error().ok()) return in.error();
   return u;
+}
+
+namespace {
+
+// Lower-case words of `text`, split at anything but letters and digits.
+std::vector<std::string> Words(const std::string& text) {
+  std::vector<std::string> out;
+  std::string word;
+  for (char c : text + " ") {
+    if (std::isalnum(static_cast<unsigned char>(c))) {
+      word += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    } else if (!word.empty()) {
+      out.push_back(std::move(word));
+      word.clear();
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+bool GpuModelMatches(const std::string& type, const std::string& model) {
+  std::vector<std::string> wanted = Words(type);
+  if (wanted.empty()) return false;
+  std::vector<std::string> have = Words(model);
+  return std::all_of(wanted.begin(), wanted.end(), [&](const std::string& w) {
+    return std::any_of(have.begin(), have.end(), [&](const std::string& h) {
+      // A word's beginning, ending where a number would go on: "80g" is
+      // "80gb", "v100" is not "v1000".
+      return h.rfind(w, 0) == 0 &&
+             std::all_of(h.begin() + static_cast<std::ptrdiff_t>(w.size()), h.end(),
+                         [](char c) { return std::isalpha(static_cast<unsigned char>(c)); });
+    });
+  });
 }
 
 }  // namespace pinpoint

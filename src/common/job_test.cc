@@ -104,3 +104,22 @@ TEST(AllocationTest, ModeIsNamedOnTheWire) {
 
 }  // namespace
 }  // namespace pinpoint
+
+namespace pinpoint {
+namespace {
+
+// Slurm's GPU types against NVML's model names: each word of the type begins a word of the model.
+TEST(GpuModelMatchesTest, EachWordOfTheTypeIsInTheModel) {
+  EXPECT_TRUE(GpuModelMatches("a100", "NVIDIA A100-SXM4-80GB"));
+  EXPECT_TRUE(GpuModelMatches("A100_80G", "NVIDIA A100-SXM4-80GB"));
+  EXPECT_TRUE(GpuModelMatches("nvidia_h100_80gb_hbm3", "NVIDIA H100 80GB HBM3"));
+  EXPECT_TRUE(GpuModelMatches("h100", "NVIDIA H100 80GB HBM3"));
+  EXPECT_FALSE(GpuModelMatches("a100", "NVIDIA H100 80GB HBM3"));
+  EXPECT_FALSE(GpuModelMatches("100", "NVIDIA H100 80GB HBM3")) << "a word's beginning, not a part";
+  EXPECT_FALSE(GpuModelMatches("v100", "Tesla V1000"));
+  EXPECT_FALSE(GpuModelMatches("", "NVIDIA H100"));
+  EXPECT_FALSE(GpuModelMatches("__", "NVIDIA H100"));
+}
+
+}  // namespace
+}  // namespace pinpoint

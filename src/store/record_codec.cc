@@ -90,7 +90,7 @@ void RequestFields(F& f, Request& r) {
   f.Sparse("mig_profile", r.mig_profile);
   f.Sparse("ntasks", r.ntasks, 1).Sparse("gpus_per_task", r.gpus_per_task);
   f.Sparse("submit_dir", r.submit_dir).Sparse("submit_host", r.submit_host);
-  f.Sparse("qos", r.qos);
+  f.Sparse("qos", r.qos).Sparse("gpu_type", r.gpu_type);
 }
 
 template <typename F, typename Alloc>
@@ -159,7 +159,7 @@ void RecordFields(F& f, Record& r) {
                                 mem_bytes, priority, as_user, devices, mig_profile, output_path,
                                 error_path, time_limit_s, after, afterok, umask, signal,
                                 signal_before_s, signal_leader_only, requeue, ntasks, gpus_per_task,
-                                submit_dir, submit_host, qos] = r.request;
+                                submit_dir, submit_host, qos, gpu_type] = r.request;
   [[maybe_unused]] const auto& [device_index, uuid, slice_bytes, share_pct, mode] = Allocation{};
   [[maybe_unused]] const auto& [samples, mem_now_bytes, mem_peak_bytes, energy_mj, util_pct_mean,
                                 final] = r.usage;

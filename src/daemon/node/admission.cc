@@ -1,11 +1,14 @@
 #include "daemon/node/admission.h"
 
+#include <algorithm>
+
 #include "common/env_select.h"
 #include "daemon/arrays/job_array.h"
 #include "daemon/jobs/job_room.h"
 #include "daemon/jobs/occupancy.h"
 #include "daemon/jobs/priority.h"
 #include "daemon/jobs/sched_view.h"
+#include "pinpoint/escape.h"
 #include "pinpoint/time_limit.h"
 #include "sched/placement.h"
 
@@ -176,10 +179,27 @@ Result<JobRecord> Admission::Admit(const api::Caller& caller, JobRequest request
     r.request.qos = o.admission.default_qos;  // a stored job names its class
   ScriptRights rights(caller, r.uid, r.gid, r.user, from_script);
   PP_RETURN_IF_ERROR(CheckAsked(r, rights));
+  PP_RETURN_IF_ERROR(CheckGpuType(r.request.gpu_type));
   PP_RETURN_IF_ERROR(sched::CheckFits(DemandOf(r), *devices_));
   PP_RETURN_IF_ERROR(sched::CheckUserLimit(DemandOf(r), UserLimitOf(r.user), *devices_));
   PP_RETURN_IF_ERROR(CheckRoom(r, rights, jobs, count));
   return r;
+}
+
+// Where the site asks (gpu_types "match"), a Slurm GPU type names a model the node has (any of its
+// GPUs then), else the submit is refused, naming the models there are: a script written for a
+// cluster's A100s is not run on an H100 node unnoticed. Else ("any") any GPU of the node takes it.
+Status Admission::CheckGpuType(const std::string& type) const {
+  if (type.empty() || !options_->admission.gpu_types_match) return Status::Ok();
+  std::vector<std::string> models;
+  for (const sched::Device& d : devices_->devices) {
+    if (GpuModelMatches(type, d.name)) return Status::Ok();
+    if (std::find(models.begin(), models.end(), d.name) == models.end()) models.push_back(d.name);
+  }
+  std::string names;
+  for (const std::string& m : models) names += (names.empty() ? "" : ", ") + EscapeForTerminal(m);
+  return InvalidArgument("GPU type '" + EscapeForTerminal(type) + "': this node has no such GPU (" +
+                         (names.empty() ? "it has no GPU" : "its GPUs: " + names) + ")");
 }
 
 const sched::UserLimit& Admission::UserLimitOf(const std::string& name) const {

@@ -87,6 +87,7 @@ class Admission {
 
   const NodeOptions* options_;
   const sched::Inventory* devices_;
+  Status CheckGpuType(const std::string& type) const;
   UserDirectory* users_;
 };
 

@@ -44,6 +44,38 @@ std::vector<AdmitCase> Cases() {
       {"a non-root daemon asked for another user",
        [](NodeOptions& o) { o.identity.daemon_uid = kBob; }, none, kAlice, 0,
        Code::kPermissionDenied, "run it as root"},
+      // Slurm's GPU type: a model the node has (its GPUs are "NVIDIA H100 80GB HBM3" here), any
+      // of its GPUs then; one it has not is refused, naming the models there are.
+      {"a GPU type the node has not, by default: any GPU of the node",
+       [](NodeOptions& o) {
+         for (auto& d : o.inventory.devices) d.name = "NVIDIA H100 80GB HBM3";
+       },
+       [](JobRequest& r) {
+         r.gpu_type = "v100";
+         r.gpus = 1;
+       },
+       kAlice, 0, Code::kOk, ""},
+      {"a GPU type the node has",
+       [](NodeOptions& o) {
+         o.admission.gpu_types_match = true;
+         for (auto& d : o.inventory.devices) d.name = "NVIDIA H100 80GB HBM3";
+       },
+       [](JobRequest& r) {
+         r.gpu_type = "nvidia_h100_80gb_hbm3";
+         r.gpus = 1;
+       },
+       kAlice, 0, Code::kOk, ""},
+      {"a GPU type the node has not, where types must match",
+       [](NodeOptions& o) {
+         o.admission.gpu_types_match = true;
+         for (auto& d : o.inventory.devices) d.name = "NVIDIA H100 80GB HBM3";
+       },
+       [](JobRequest& r) {
+         r.gpu_type = "a100";
+         r.gpus = 1;
+       },
+       kAlice, 0, Code::kInvalidArgument,
+       "GPU type 'a100': this node has no such GPU (its GPUs: NVIDIA H100 80GB HBM3)"},
       {"never fits the node", none, [](JobRequest& r) { r.gpu_mem_bytes = 100ull << 30; }, kAlice,
        0, Code::kFailedPrecondition, ""},
       {"past the user's limit",

@@ -93,6 +93,9 @@ struct NodeOptions {
     // priorities and the holds' MPS client priority (SliceOf).
     std::vector<ServiceClass> qos = DefaultServiceClasses();
     std::string default_qos = kDefaultQos;
+    // Refuse a Slurm GPU type (JobRequest::gpu_type) the node has no GPU of (config gpu_types
+    // "match"); false ("any"): any GPU of the node takes it.
+    bool gpu_types_match = false;
   } admission;
 
   // What a scheduling pass weighs and how much of it one pass does. Read by Node's pass and the

@@ -108,7 +108,8 @@ std::string DefaultConfigJson() {
          {"max_user_output_bytes", FormatSize(c.max_user_output_bytes)},
          {"state_reserve_bytes", FormatSize(c.state_reserve_bytes)},
          {"qos", QosJson(c.qos)},
-         {"default_qos", c.default_qos}};
+         {"default_qos", c.default_qos},
+         {"gpu_types", c.gpu_types}};
   return j.dump(2);
 }
 

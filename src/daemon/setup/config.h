@@ -160,6 +160,9 @@ struct Config {
   // table replaces these defaults whole. A job that names none runs in default_qos, one of them.
   std::vector<ServiceClass> qos = DefaultServiceClasses();
   std::string default_qos = kDefaultQos;
+  // Slurm's GPU types (--gpus TYPE:N): "any" takes any GPU of the node whatever the type (a script
+  // from another cluster runs unchanged); "match" refuses a type the node has no GPU of.
+  std::string gpu_types = "any";
 };
 
 // Parses a configuration file's text. Unknown keys, wrong types and bad values are errors

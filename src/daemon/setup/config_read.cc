@@ -265,7 +265,8 @@ constexpr std::string_view kSettings[] = {"state_dir",
                                           "max_user_output_bytes",
                                           "state_reserve_bytes",
                                           "qos",
-                                          "default_qos"};
+                                          "default_qos",
+                                          "gpu_types"};
 
 // One configuration file's reading: its settings by topic, each read into `c` if present. The
 // first error is kept (JsonReader), in Bad's form: config: "key" why.
@@ -482,6 +483,9 @@ Status Settings::Qos() {
   PP_RETURN_IF_ERROR(Str("default_qos", &c_->default_qos));
   if (!FindServiceClass(c_->qos, c_->default_qos))
     return Bad("default_qos", "must name a class of qos (got '" + c_->default_qos + "')");
+  PP_RETURN_IF_ERROR(Str("gpu_types", &c_->gpu_types));
+  if (c_->gpu_types != "any" && c_->gpu_types != "match")
+    return Bad("gpu_types", "must be any or match (got '" + c_->gpu_types + "')");
   return Status::Ok();
 }
 

@@ -219,6 +219,7 @@ NodeOptions NodeOptionsFor(const Config& config, const sched::Inventory& invento
   options.admission.priority = {config.max_user_priority, config.priority_users};
   options.admission.qos = config.qos;
   options.admission.default_qos = config.default_qos;
+  options.admission.gpu_types_match = config.gpu_types == "match";
   options.admission.env_deny = config.env_deny;
   options.admission.default_time_limit_s = config.default_time_limit_s;
   options.admission.max_time_limit_s = config.max_time_limit_s;
