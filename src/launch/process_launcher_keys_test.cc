@@ -34,7 +34,7 @@ TEST_F(ProcessLauncherTest, JobsThatEndReadEachOfTheirUsersProcessesOnce) {
         return ReadProcFileBounded(pid, "environ", kMaxEnvironBytes);
       },
       [] { return int64_t{0}; });  // no budget spent: this test is about reads, not time
-  ProcessLauncher launcher(PINPOINT_BIN_DIR "/pinpoint-shim", std::move(keys));
+  ProcessLauncher launcher(PINPOINT_BIN_DIR "/pinpoint-shim", std::move(keys), Unbudgeted());
   std::vector<PidFd> held;
   const std::string big(256 << 10, 'x');
   for (int i = 0; i < 16; ++i) {

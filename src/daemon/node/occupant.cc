@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 
 #include "common/log.h"
 #include "daemon/jobs/enforcement.h"
@@ -109,7 +110,17 @@ std::optional<OccupantEnd> ShimOccupant::Poll(const JobRecord& job, int64_t) {
 }
 
 std::optional<launch::ExitStatus> ShimOccupant::Found(const JobRecord& job) {
-  return launcher_->Poll(Handle(job));
+  // At start nothing is served yet: where the look at the node's processes stops at a pass's
+  // budget (Launcher::MoreDue), it goes on here, pass after pass, for at most kFoundLookMs, so a
+  // job that ended while pinpointd was down is found ended now, not adopted and ended later.
+  constexpr int64_t kFoundLookMs = 5000;
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(kFoundLookMs);
+  std::optional<launch::ExitStatus> status = launcher_->Poll(Handle(job));
+  while (!status && launcher_->MoreDue() && std::chrono::steady_clock::now() < deadline) {
+    launcher_->Reap();
+    status = launcher_->Poll(Handle(job));
+  }
+  return status;
 }
 
 Status ShimOccupant::Signal(const JobRecord& job, int signal) {
