@@ -1,14 +1,12 @@
 #include "launch/process_scan.h"
 
 #include <dirent.h>
-#include <fcntl.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <chrono>
 #include <cstdlib>
-#include <cstring>
+
+#include "common/file_util.h"
 
 namespace pinpoint::launch {
 
@@ -50,19 +48,12 @@ class ProcSource : public ProcessScan::Source {
   }
 
   int64_t LastPid() override {
-    // "0.00 0.01 0.05 1/123 4567\n": the last field is the last pid given out.
-    char buf[256];
-    int fd = ::open("/proc/loadavg", O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return 0;
-    ssize_t n;
-    do {
-      n = ::read(fd, buf, sizeof buf - 1);
-    } while (n < 0 && errno == EINTR);
-    ::close(fd);
-    if (n <= 0) return 0;
-    buf[n] = '\0';
-    char* last = std::strrchr(buf, ' ');
-    return last == nullptr ? 0 : std::strtoll(last + 1, nullptr, 10);
+    // "0.00 0.01 0.05 1/123 4567\n": the last field is the last pid given out. The kernel's file,
+    // a line long: no user writes it.
+    auto text = ReadFile("/proc/loadavg");
+    if (!text.ok()) return 0;
+    auto last = text->find_last_of(' ');
+    return last == std::string::npos ? 0 : std::strtoll(text->c_str() + last + 1, nullptr, 10);
   }
 
  private:

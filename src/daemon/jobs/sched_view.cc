@@ -21,13 +21,15 @@ sharing::Slice SliceOf(const JobRecord& job, const Allocation& a,
   s.gpu_mem_bytes = a.gpu_mem_bytes;
   s.gpu_share_pct = a.gpu_share_pct;
   s.job_id = static_cast<uint64_t>(job.id);
-  if (classes != nullptr) {
-    // A record from before service classes names none: it runs in the default class.
-    const std::string& qos = job.request.qos.empty() ? default_qos : job.request.qos;
-    if (const ServiceClass* sc = FindServiceClass(*classes, qos))
+  if (classes != nullptr)
+    if (const ServiceClass* sc = ClassOf(job, *classes, default_qos))
       s.client_priority = sc->mps_client_priority;
-  }
   return s;
+}
+
+const ServiceClass* ClassOf(const JobRecord& job, const std::vector<ServiceClass>& classes,
+                            const std::string& default_qos) {
+  return FindServiceClass(classes, job.request.qos.empty() ? default_qos : job.request.qos);
 }
 
 std::string WaitDetail(const sched::Wait& wait, UserDirectory& users,

@@ -20,6 +20,10 @@ std::vector<sched::Slot> SlotsOf(const JobRecord& job);
 // The priority the scheduler orders `r` by: its own, with `classes` (config qos) its service
 // class's added (a class not among them, as an old record's "", adds nothing).
 int PriorityOf(const JobRecord& r, const std::vector<ServiceClass>* classes);
+// The class a job runs in: the one it names, or `default_qos` for a record from before service
+// classes (it names none); null when the node has no such class.
+const ServiceClass* ClassOf(const JobRecord& job, const std::vector<ServiceClass>& classes,
+                            const std::string& default_qos);
 // With `classes` (config qos), its service class's priority is added to its own (a class not
 // among them, as an old record's "", adds nothing).
 sched::Demand DemandOf(const JobRecord& r, const std::vector<ServiceClass>* classes = nullptr);

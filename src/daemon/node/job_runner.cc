@@ -553,9 +553,8 @@ void JobRunner::Finish(JobRecord& job, const launch::ExitStatus& status) {
   facts.mps_fault = deps_.faults->Leave(job, *deps_.sharing);
   facts.policy = deps_.options->watch.mps_fault_policy;
   facts.now_ms = deps_.clock->NowMs();
-  const std::string& qos =
-      job.request.qos.empty() ? deps_.options->admission.default_qos : job.request.qos;
-  if (const ServiceClass* sc = FindServiceClass(deps_.options->admission.qos, qos))
+  if (const ServiceClass* sc =
+          ClassOf(job, deps_.options->admission.qos, deps_.options->admission.default_qos))
     facts.preempt_mode = sc->preempt_mode;
   lifecycle::JobEnd end = lifecycle::DecideEnd(job, facts);
   lifecycle::ApplyEnd(end, job);

@@ -5,6 +5,7 @@
 
 #include "common/log.h"
 #include "daemon/jobs/lifecycle.h"
+#include "daemon/jobs/sched_view.h"
 #include "daemon/node/node.h"
 #include "sched/preemption.h"
 
@@ -16,6 +17,13 @@ namespace {
 // candidate (sched::PickVictims).
 constexpr int kPreemptorsPerPass = 4;
 
+// "5, 6": the jobs making room, for the waiting job's detail and the log.
+std::string JoinIds(const std::vector<JobId>& ids) {
+  std::string out;
+  for (JobId id : ids) out += (out.empty() ? "" : ", ") + std::to_string(id);
+  return out;
+}
+
 bool WaitsForRoom(Reason reason) {
   return reason == Reason::kResources || reason == Reason::kMpsUser ||
          reason == Reason::kHostResources;
@@ -24,11 +32,8 @@ bool WaitsForRoom(Reason reason) {
 }  // namespace
 
 void Node::PreemptFor(const sched::Snapshot& snap, const sched::Plan& plan) {
-  const std::vector<ServiceClass>& classes = options_.admission.qos;
   auto class_of = [&](const JobRecord& job) {
-    const std::string& name =
-        job.request.qos.empty() ? options_.admission.default_qos : job.request.qos;
-    return FindServiceClass(classes, name);
+    return ClassOf(job, options_.admission.qos, options_.admission.default_qos);
   };
   // Rooms being made whose victims are all gone are made: forgotten.
   for (auto it = making_room_.begin(); it != making_room_.end();) {
@@ -48,9 +53,8 @@ void Node::PreemptFor(const sched::Snapshot& snap, const sched::Plan& plan) {
     const ServiceClass* mine = class_of(job);
     if (mine == nullptr || mine->preempts.empty()) continue;
     if (auto room = making_room_.find(job.id); room != making_room_.end()) {
-      std::string ids;
-      for (JobId v : room->second) ids += (ids.empty() ? "" : ", ") + std::to_string(v);
-      lifecycle::Waiting(job, wait.reason, "its room is being made: job(s) " + ids + " preempted");
+      lifecycle::Waiting(job, wait.reason,
+                         "its room is being made: job(s) " + JoinIds(room->second) + " preempted");
       continue;
     }
     auto demand = std::find_if(snap.pending.begin(), snap.pending.end(),
@@ -93,8 +97,7 @@ void Node::PreemptFor(const sched::Snapshot& snap, const sched::Plan& plan) {
       if (runner_.Preempt(v, job.id, grace_ms)) preempted.push_back(victim);
     }
     if (preempted.empty()) continue;
-    std::string ids;
-    for (JobId v : preempted) ids += (ids.empty() ? "" : ", ") + std::to_string(v);
+    std::string ids = JoinIds(preempted);
     log::Info("job {} (class {}) preempts job(s) {} to start", job.id, mine->name, ids);
     lifecycle::Waiting(job, wait.reason, "its room is being made: job(s) " + ids + " preempted");
     making_room_[job.id] = std::move(preempted);
