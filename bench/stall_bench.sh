@@ -5,7 +5,8 @@
 # connect, request, reply). Target: p99 under 100 ms in every row.
 # Usage: bench/stall_bench.sh BUILD_DIR [OUT.md]  (as root: attackers run as uid nobody)
 # Each attack runs for the whole measurement (SAMPLES calls of each command, default 200) and is
-# stopped after it; every process it started is ended.
+# stopped after it; every process it started is ended. ROWS=REGEX runs only the rows whose attack
+# matches it (and the quiet row), e.g. ROWS=stdout.
 set -uo pipefail
 build=$(readlink -f "${1:?usage: stall_bench.sh BUILD_DIR [OUT.md]}")
 out=${2:-/dev/stdout}
@@ -15,15 +16,17 @@ for b in pinpointd pinpoint pinpoint-shim; do [ -x "$build/$b" ] || { echo "stal
 W=$(mktemp -d /tmp/pp-stall-XXXXXX); chmod 755 "$W"
 mkdir -p "$W/bin"; cp "$build"/pinpointd "$build"/pinpoint "$build"/pinpoint-shim "$W/bin"/; chmod 755 "$W/bin" "$W"/bin/*
 P="$W/bin/pinpoint"; export PINPOINT_SOCKET="$W/sock"
-cat > "$W/config.json" <<CFG
-{"state_dir": "$W/state", "socket_path": "$W/sock", "backend": "simulated:h100x2", "metrics_listen": "127.0.0.1:0",
- "max_user_stored_bytes": "8M", "max_output_bytes": "64M", "cgroups": false}
-CFG
 # With two CPUs or more, pinpointd and the measuring user share CPU 0 and the attacker's processes
 # run on the others: what is measured is the loop's waiting, not the attacker's use of the CPUs
-# (which the site bounds with cgroups, as for any user).
+# (which the site bounds with cgroups, as for any user). The attacker's jobs are kept off CPU 0 as
+# a site keeps jobs off its system CPUs (system_cpus "0", pinpointd pinned there as systemd's
+# CPUAffinity= would): without it a job started by a pinpointd pinned to CPU 0 ran there.
 ncpu=$(nproc)
-if [ "$ncpu" -ge 2 ]; then near="taskset -c 0"; far="taskset -c 1-$((ncpu - 1))"; else near=""; far=""; fi
+if [ "$ncpu" -ge 2 ]; then near="taskset -c 0"; far="taskset -c 1-$((ncpu - 1))"; system=', "system_cpus": "0"'; else near=""; far=""; system=""; fi
+cat > "$W/config.json" <<CFG
+{"state_dir": "$W/state", "socket_path": "$W/sock", "backend": "simulated:h100x2", "metrics_listen": "127.0.0.1:0",
+ "max_user_stored_bytes": "8M", "max_output_bytes": "64M", "cgroups": false$system}
+CFG
 $near "$W/bin/pinpointd" --config "$W/config.json" > "$W/pinpointd.log" 2>&1 &
 DAEMON=$!
 pids=()
@@ -77,6 +80,7 @@ settle() {
 }
 attack() {  # attack NAME CMD...: runs CMD in a loop in the background while the victim measures
   local name=$1; shift
+  if [ -n "${ROWS:-}" ] && ! grep -qE "$ROWS" <<< "$name"; then return; fi
   local run=$far
   if declare -F "$1" > /dev/null; then run=""; fi  # a function places its own processes
   ( set -m; while true; do $run "$@" > /dev/null 2>&1; done ) &
@@ -92,13 +96,16 @@ attack() {  # attack NAME CMD...: runs CMD in a loop in the background while the
 # nobody's looks at every process of nobody's for its key (docs/security.md, issue 55).
 start_idle() {
   local i
+  if [ -n "${ROWS:-}" ] && ! grep -qE "$ROWS" <<< "300 idle processes"; then return; fi
   for i in $(seq 300); do
     $far setpriv --reuid=65534 --regid=65534 --clear-groups env -i B1="$HALF" B2="$HALF" B3="$HALF" \
       B4="$HALF" B5="$HALF" B6="$HALF" B7="$HALF" B8="$HALF" sleep 1000000 &
     idle+=($!)
   done
+  # Measured once they all run, not while this shell still forks them.
+  for i in $(seq 100); do [ "$(pgrep -u 65534 -xc sleep)" -ge 300 ] && break; sleep 0.1; done
 }
-stop_idle() { kill "${idle[@]}" 2>/dev/null; wait "${idle[@]}" 2>/dev/null; idle=(); }
+stop_idle() { [ "${#idle[@]}" = 0 ] && return; kill "${idle[@]}" 2>/dev/null; wait "${idle[@]}" 2>/dev/null; idle=(); }
 flood_metrics() {
   $far python3 - "$PORT" <<'PY'
 import socket, sys, time
@@ -114,7 +121,7 @@ PY
 {
   echo "# Another user's latency while one user attacks pinpointd"
   echo
-  echo "pinpointd on a simulated node (simulated:h100x2), jobs without cgroups (\`cgroups: false\`: processes are found by their key); $(nproc) CPUs ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')); $(date -u +%F); $samples calls of each command per row; times in ms, each a whole \`pinpoint\` run (process start included). Target: p99 < 100 ms.${near:+ pinpointd and the measured calls run on CPU 0, the attacker on the other CPUs.}"
+  echo "pinpointd on a simulated node (simulated:h100x2), jobs without cgroups (\`cgroups: false\`: processes are found by their key); $(nproc) CPUs ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')); $(date -u +%F); $samples calls of each command per row; times in ms, each a whole \`pinpoint\` run (process start included). Target: p99 < 100 ms.${near:+ pinpointd and the measured calls run on CPU 0, the attacker and its jobs on the other CPUs (\`system_cpus: \"0\"\`).}"
   echo
   echo "| attack (by uid nobody) | version p50 | version p99 | queue p50 | queue p99 |"
   echo "|---|---|---|---|---|"

@@ -78,12 +78,12 @@ std::string FormatCpuList(const std::vector<int>& cpus) {
   return out;
 }
 
-CpuTopology ReadCpuTopology(const std::string& sys_root) {
+CpuTopology ReadCpuTopology(const std::string& sys_root, bool within_affinity) {
   CpuTopology t;
   std::set<int> allowed;
   cpu_set_t mask;
   CPU_ZERO(&mask);
-  if (::sched_getaffinity(0, sizeof(mask), &mask) == 0) {
+  if (within_affinity && ::sched_getaffinity(0, sizeof(mask), &mask) == 0) {
     for (int id = 0; id < CPU_SETSIZE; ++id)
       if (CPU_ISSET(id, &mask)) allowed.insert(id);
   }
@@ -106,6 +106,12 @@ CpuTopology ReadCpuTopology(const std::string& sys_root) {
     for (int id : *cpus) t.node_of[id] = *node;
   }
   return t;
+}
+
+CpuTopology WithoutCpus(CpuTopology topology, const std::vector<int>& cpus) {
+  std::erase_if(topology.cpus,
+                [&](int id) { return std::binary_search(cpus.begin(), cpus.end(), id); });
+  return topology;
 }
 
 }  // namespace pinpoint

@@ -27,9 +27,11 @@ struct CpuTopology {
   std::vector<int> cpus;       // ascending: online and in this process's affinity
   std::map<int, int> node_of;  // cpu -> NUMA node; a CPU no node names is on node 0
 };
-// Read from `sys_root` (/sys: devices/system/cpu/online, devices/system/node/node*/cpulist) and
-// this process's affinity (sched_getaffinity). Files that cannot be read count as absent: the
-// CPUs are then those of the affinity alone, all on node 0. Bounded reads.
-CpuTopology ReadCpuTopology(const std::string& sys_root = "/sys");
+// Read from `sys_root` (/sys: devices/system/cpu/online, devices/system/node/node*/cpulist) and,
+// when `within_affinity`, this process's affinity (sched_getaffinity). Files that cannot be read
+// count as absent: the CPUs are then those of the affinity alone, all on node 0. Bounded reads.
+CpuTopology ReadCpuTopology(const std::string& sys_root = "/sys", bool within_affinity = true);
+// `topology` less `cpus` (ascending: a site's system CPUs).
+CpuTopology WithoutCpus(CpuTopology topology, const std::vector<int>& cpus);
 
 }  // namespace pinpoint

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <sched.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 
@@ -43,6 +44,18 @@ TEST(CpuListTest, TheTopologyIsTheOnlineCpusThisProcessMayUseWithTheirNodes) {
   CpuTopology none = ReadCpuTopology(sys.path() + "/absent");
   EXPECT_EQ(none.cpus, t.cpus) << "no /sys: the affinity alone";
   EXPECT_TRUE(none.node_of.empty());
+}
+
+TEST(CpuListTest, WithoutTheAffinityTheTopologyIsEveryOnlineCpuAndTheSystemsCanBeTakenOut) {
+  TestDir sys;
+  std::filesystem::create_directories(sys.path() + "/devices/system/cpu");
+  std::ofstream(sys.path() + "/devices/system/cpu/online") << "0-1023\n";
+  CpuTopology all = ReadCpuTopology(sys.path(), /*within_affinity=*/false);
+  ASSERT_EQ(all.cpus.size(), 1024u) << "pinpointd pinned to CPU 0 still sees every CPU";
+  CpuTopology jobs = WithoutCpus(all, {0, 5, 2000});
+  ASSERT_EQ(jobs.cpus.size(), 1022u);
+  EXPECT_EQ(jobs.cpus.front(), 1);
+  EXPECT_EQ(std::count(jobs.cpus.begin(), jobs.cpus.end(), 5), 0);
 }
 
 }  // namespace

@@ -54,7 +54,8 @@ Status Cgroups::Probe() {
 }
 
 Result<std::string> Cgroups::CreateJobGroup(JobId id, int cpus, uint64_t mem_bytes,
-                                            const std::vector<int>& cpuset) {
+                                            const std::vector<int>& cpuset,
+                                            const std::vector<int>& shared_cpus) {
   std::string dir = JobDir(id);
   if (::mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST)
     return IoError("mkdir " + dir + ": " + ErrnoText(errno));
@@ -65,6 +66,10 @@ Result<std::string> Cgroups::CreateJobGroup(JobId id, int cpus, uint64_t mem_byt
     PP_RETURN_IF_ERROR(WriteControl(dir + "/cpuset.cpus", FormatCpuList(cpuset)));
     PP_RETURN_IF_ERROR(WriteControl(dir + "/cpu.max", "max"));
   } else {
+    // Off the site's system CPUs (config system_cpus), which the job's own affinity call could
+    // otherwise reach.
+    if (cpusets_ && !shared_cpus.empty())
+      PP_RETURN_IF_ERROR(WriteControl(dir + "/cpuset.cpus", FormatCpuList(shared_cpus)));
     PP_RETURN_IF_ERROR(WriteControl(
         dir + "/cpu.max", std::to_string(cpus * kPeriodUs) + " " + std::to_string(kPeriodUs)));
   }

@@ -24,9 +24,11 @@ class Cgroups {
 
   // Creates the job's group with memory.max = mem_bytes (0: no memory limit) and either its own
   // CPUs, cpuset.cpus = `cpuset` (where the cpuset controller is on), or cpu.max = `cpus` whole
-  // CPUs; returns its directory. Errors: kIo.
+  // CPUs on `shared_cpus` (cpuset.cpus, where the controller is on; empty: every CPU); returns
+  // its directory. Errors: kIo.
   Result<std::string> CreateJobGroup(JobId id, int cpus, uint64_t mem_bytes,
-                                     const std::vector<int>& cpuset = {});
+                                     const std::vector<int>& cpuset = {},
+                                     const std::vector<int>& shared_cpus = {});
   // Whether the cpuset controller is on for job groups (Probe).
   bool cpusets() const { return cpusets_; }
   // What the kernel shows the job's group applies (docs/enforcement.md), each file's first line:

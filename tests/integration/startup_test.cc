@@ -113,6 +113,40 @@ TEST(StartupTest, GpuMachineWhoseNvmlFailsStopsWithOneLine) {
   EXPECT_FALSE(std::filesystem::exists(h.socket()));
 }
 
+// config system_cpus: no job runs on them, one with CPUs of its own or one that shares; a list
+// that leaves no CPU stops pinpointd with one line.
+TEST(StartupTest, SystemCpusAreNoJobsAndAListLeavingNoneStopsWithOneLine) {
+  {
+    Harness h{"simulated:h100x2", R"("system_cpus": "0-65535")"};
+    Ended e = RunDaemonToExit(h, {});
+    ASSERT_TRUE(WIFEXITED(e.status)) << e.status;
+    EXPECT_EQ(WEXITSTATUS(e.status), 1);
+    EXPECT_THAT(e.out, HasSubstr(" critical cannot start: config: \"system_cpus\" (0-65535) "
+                                 "leaves no online CPU for jobs\n"));
+    EXPECT_FALSE(std::filesystem::exists(h.dir() + "/state")) << "before it made anything";
+  }
+  long cpus = ::sysconf(_SC_NPROCESSORS_ONLN);
+  if (cpus < 2) GTEST_SKIP() << "one CPU: none to keep";
+  Harness h{"simulated:h100x2", R"("system_cpus": "0", "cgroups": false)"};
+  h.StartDaemon();
+  EXPECT_THAT(h.daemon_log(), HasSubstr("host CPUs: 0 kept for the system (system_cpus)"));
+  // One CPU of its own, then one asking for every CPU of the node: too few are free, it shares.
+  for (const std::string& want : {std::string("1"), std::to_string(cpus)}) {
+    CliResult r = h.Cli({"--json", "submit", "--wait", "--cpus", want, "--", "grep",
+                         "Cpus_allowed_list", "/proc/self/status"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    size_t at = r.out.find("\"id\":");
+    ASSERT_NE(at, std::string::npos) << r.out;
+    std::string id = std::to_string(std::stoll(r.out.substr(at + 5)));
+    std::string line = Slurp(h.dir() + "/state/jobs/" + id + "/stdout");
+    EXPECT_THAT(line, StartsWith("Cpus_allowed_list:\t")) << want;
+    EXPECT_THAT(line, ::testing::Not(HasSubstr("\t0"))) << want << ": " << line;
+    if (want == "1") {
+      EXPECT_EQ(line, "Cpus_allowed_list:\t1\n");
+    }
+  }
+}
+
 // Starts h's pinpointd on a machine with or without a GPU, whose nvmlInit fails.
 void StartWithFailingNvml(Harness& h, bool gpu) {
   std::string root = MachineRoot(h.dir(), "machine", gpu);

@@ -182,7 +182,12 @@ Enforcement Cpus(const JobRecord& job) {
   Enforcement e{.resource = "cpus"};
   e.asked = Plural(job.request.cpus, "CPU");
   e.verdict = kHeld;
-  if (!b.cpuset.empty()) {
+  if (!b.cpuset.empty() && job.cpuset.empty() && !b.cpu_max.empty()) {
+    // It shares CPUs (none of its own): its quota is the limit, the cpuset only where.
+    std::optional<double> cpus = CpuMaxCpus(b.cpu_max);
+    e.applied = "cpu.max " + b.cpu_max + " on cpuset " + b.cpuset;
+    if (!cpus || *cpus != static_cast<double>(job.request.cpus)) e.verdict = kDisagrees;
+  } else if (!b.cpuset.empty()) {
     auto cpus = ParseCpuList(b.cpuset);
     e.applied = "cpuset " + b.cpuset;
     if (!cpus.ok() || static_cast<int64_t>(cpus->size()) != job.request.cpus ||

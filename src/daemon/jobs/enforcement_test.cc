@@ -214,6 +214,20 @@ TEST(EnforcementTest, OwnCpusAreJudgedByTheCpusetTheKernelShows) {
   EXPECT_EQ(Entry(EnforcementOf(job), "cpus").verdict, "disagrees");
 }
 
+// A job without CPUs of its own: judged by its quota; its cgroup's cpuset (every CPU, or all but
+// the site's system_cpus) says where it may run, not how much.
+TEST(EnforcementTest, ASharingJobIsJudgedByItsQuotaWhateverItsCpuset) {
+  JobRecord job = MpsSlice();
+  job.request.cpus = 2;
+  job.readback.cpuset = "1-15";
+  job.readback.cpu_max = "200000 100000";
+  Enforcement cpus = Entry(EnforcementOf(job), "cpus");
+  EXPECT_EQ(cpus.verdict, "held");
+  EXPECT_EQ(cpus.applied, "cpu.max 200000 100000 on cpuset 1-15");
+  job.readback.cpu_max = "max 100000";
+  EXPECT_EQ(Entry(EnforcementOf(job), "cpus").verdict, "disagrees");
+}
+
 TEST(EnforcementTest, AJobEndedByItsTimeLimitExceededIt) {
   JobRecord job = MpsSlice();
   job.state = JobState::kFailed;

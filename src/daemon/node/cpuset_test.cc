@@ -54,6 +54,26 @@ TEST_F(CpusetTest, EachJobGetsFreeCpusOfItsOwnOrElseTheQuota) {
   EXPECT_EQ(shared["OMP_NUM_THREADS"], "2");
 }
 
+// config system_cpus: CPU 0 is the system's. The topology is the others; a job that shares runs
+// on them too, never on the system's (a user's `yes` beside pinpointd's loop).
+TEST_F(CpusetTest, NoJobRunsOnTheSystemsCpusOneThatSharesIncluded) {
+  NodeOptions o = Options();
+  o.launch.cpu_topology = WithoutCpus(o.launch.cpu_topology, {0});
+  o.launch.shared_cpus = {1, 2, 3};
+  Restart(o);
+  JobId one = Submit(1);
+  JobId two = Submit(2);
+  JobId shares = Submit(1);  // CPUs 1-3 are taken
+  node_->Step();
+  EXPECT_EQ(CpusOf(one), std::vector<int>{1});
+  EXPECT_EQ(CpusOf(two), (std::vector<int>{2, 3}));
+  EXPECT_EQ(CpusOf(shares), std::vector<int>{}) << "none of its own";
+  ASSERT_EQ(launcher_.launches().size(), 3u);
+  EXPECT_EQ(launcher_.launches()[0].cpus, std::vector<int>{1});
+  EXPECT_EQ(launcher_.launches()[2].cpus, (std::vector<int>{1, 2, 3}))
+      << "it shares every CPU but the system's";
+}
+
 TEST_F(CpusetTest, HeldCpusSurviveARestartAndComeBackWhenTheJobEnds) {
   JobId first = Submit(1);
   node_->Step();

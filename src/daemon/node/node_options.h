@@ -123,6 +123,9 @@ struct NodeOptions {
     // docs/scheduling.md "Host CPUs and memory"); no CPU: every job shares them under its cpu.max
     // quota.
     CpuTopology cpu_topology;
+    // The CPUs a job without CPUs of its own runs on (config system_cpus: every online CPU but
+    // those); empty: every CPU of the node.
+    std::vector<int> shared_cpus;
     // Jobs' output on the state directory's disk (config max_output_bytes, max_user_output_bytes,
     // state_reserve_bytes; 0: none): the shim ends a job past the first
     // (launch::LaunchSpec::max_output_bytes), pinpointd ends jobs by all three

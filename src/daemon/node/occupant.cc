@@ -73,8 +73,8 @@ Result<bool> ShimOccupant::Start(JobRecord& job, std::vector<std::string> env) {
   // Each run's facts are its own (a requeued job's earlier run read its own).
   job.readback = Readback{};
   if (cgroups_ != nullptr && cgroups_->enabled()) {
-    auto dir =
-        cgroups_->CreateJobGroup(job.id, job.request.cpus, job.request.mem_bytes, job.cpuset);
+    auto dir = cgroups_->CreateJobGroup(job.id, job.request.cpus, job.request.mem_bytes, job.cpuset,
+                                        options_->launch.shared_cpus);
     if (dir.ok()) {
       spec.cgroup_dir = *dir;
       ReadBackLimits(job);
@@ -85,7 +85,7 @@ Result<bool> ShimOccupant::Start(JobRecord& job, std::vector<std::string> env) {
   } else {
     job.readback.host_unread = "this node applies no host limits (no cgroup v2 for pinpoint)";
   }
-  spec.cpus = job.cpuset;
+  spec.cpus = job.cpuset.empty() ? options_->launch.shared_cpus : job.cpuset;
   spec.max_output_bytes = options_->launch.output.job_bytes;
   spec.output_check_ms =
       static_cast<int>(std::clamp<int64_t>(options_->launch.output_check_ms, 1, 60000));

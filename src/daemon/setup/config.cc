@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/cpu_list.h"
 #include "common/file_util.h"
 #include "daemon/setup/config_read.h"
 #include "pinpoint/units.h"
@@ -62,6 +63,7 @@ std::string DefaultConfigJson() {
           c.keep_empty_gpus == Config::kKeepEmptyAuto ? json("auto") : json(c.keep_empty_gpus)},
          {"mps_affinity_ms", c.mps_affinity_ms},
          {"host_cpus", c.host_cpus},
+         {"system_cpus", FormatCpuList(c.system_cpus)},
          {"host_mem", "0"},
          {"gpu_mem_reserve", "0"},
          {"cancel_grace_ms", c.cancel_grace_ms},

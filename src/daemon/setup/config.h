@@ -72,7 +72,10 @@ struct Config {
   // Under slice_placement auto: for this long after a user's first slice on an MPS GPU starts,
   // their next slices take no other empty GPU (sched::Inventory::mps_affinity_ms). 0: none.
   int64_t mps_affinity_ms = 500;
-  int host_cpus = 0;  // 0: all online CPUs
+  int host_cpus = 0;  // 0: all online CPUs but system_cpus
+  // CPUs kept for the system and pinpointd (Slurm's CpuSpecList): no job runs on them, a job
+  // that shares CPUs included. Empty: none.
+  std::vector<int> system_cpus;
   // How a job gets its CPUs: "cpuset" (CPUs of its own while free ones are left, else a quota) or
   // "quota" (a cpu.max quota on shared CPUs, as before cpusets).
   std::string cpu_binding = "cpuset";

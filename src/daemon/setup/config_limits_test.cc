@@ -85,6 +85,22 @@ TEST(ConfigLimitsTest, KeepEmptyGpusIsAutoByDefaultOrACount) {
   EXPECT_FALSE(ParseConfig(R"({"keep_empty_gpus": -1})").ok());
 }
 
+TEST(ConfigLimitsTest, SystemCpusAreACpuListNoneByDefault) {
+  auto printed = ParseConfig(DefaultConfigJson());
+  ASSERT_TRUE(printed.ok()) << printed.status().message();
+  EXPECT_TRUE(printed->system_cpus.empty());
+  auto c = ParseConfig(R"({"system_cpus": "0,2-3"})");
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EXPECT_EQ(c->system_cpus, (std::vector<int>{0, 2, 3}));
+  for (const char* bad :
+       {R"({"system_cpus": "0-x"})", R"({"system_cpus": "3-1"})", R"({"system_cpus": 0})"}) {
+    auto refused = ParseConfig(bad);
+    ASSERT_FALSE(refused.ok()) << bad;
+    EXPECT_NE(refused.status().message().find("system_cpus"), std::string::npos)
+        << refused.status().message();
+  }
+}
+
 TEST(ConfigLimitsTest, EachBadValueIsOneLineNamingIt) {
   struct Case {
     const char* text;

@@ -7,6 +7,7 @@
 #include <optional>
 #include <string_view>
 
+#include "common/cpu_list.h"
 #include "common/json_reader.h"
 #include "pinpoint/api.h"
 #include "pinpoint/time_limit.h"
@@ -219,6 +220,7 @@ constexpr std::string_view kSettings[] = {"state_dir",
                                           "mig_drain_after_s",
                                           "mig_requests",
                                           "host_cpus",
+                                          "system_cpus",
                                           "cpu_binding",
                                           "host_mem",
                                           "gpu_mem_reserve",
@@ -412,6 +414,12 @@ Status Settings::Mps() {
 
 Status Settings::Host() {
   PP_RETURN_IF_ERROR(Integer("host_cpus", 0, 65536, &c_->host_cpus));
+  std::string system_cpus = FormatCpuList(c_->system_cpus);
+  in_.String("system_cpus", &system_cpus);
+  PP_RETURN_IF_ERROR(in_.error());
+  auto parsed = ParseCpuList(system_cpus);
+  if (!parsed.ok()) return Bad("system_cpus", parsed.status().message());
+  c_->system_cpus = std::move(*parsed);
   PP_RETURN_IF_ERROR(Str("cpu_binding", &c_->cpu_binding));
   if (c_->cpu_binding != "cpuset" && c_->cpu_binding != "quota")
     return Bad("cpu_binding", "must be cpuset or quota (got '" + c_->cpu_binding + "')");

@@ -6,6 +6,7 @@
 #include <fstream>
 #include <set>
 
+#include "common/cpu_list.h"
 #include "daemon/mig/mig_slots.h"
 
 namespace pinpoint::daemon {
@@ -147,6 +148,12 @@ Result<sched::Inventory> BuildInventory(
     inv.keep_empty_gpus = static_cast<int>(config.keep_empty_gpus);
   }
   inv.host = DetectHost();
+  if (!config.system_cpus.empty()) {
+    size_t left =
+        WithoutCpus(ReadCpuTopology("/sys", /*within_affinity=*/false), config.system_cpus)
+            .cpus.size();
+    inv.host.cpus = std::max(1, static_cast<int>(left));
+  }
   if (config.host_cpus > 0) inv.host.cpus = config.host_cpus;
   if (config.host_mem_bytes > 0) inv.host.mem_bytes = config.host_mem_bytes;
   return inv;
