@@ -4,15 +4,10 @@
 
 namespace pinpoint::sched {
 
-namespace {
-
-// A one-device slice the scheduler places (the rules below are about these).
 bool SharedSlice(const Demand& d) {
   return d.gpus == 1 && d.gpu_mem_bytes > 0 && d.devices.empty() && !d.isolated &&
          d.mig_profile.empty();
 }
-
-}  // namespace
 
 MpsShares::MpsShares(const Snapshot& snapshot, const NodeState& state,
                      const std::vector<const Demand*>& pending)

@@ -14,6 +14,9 @@
 
 namespace pinpoint::sched {
 
+// A one-device slice the scheduler places (the fair share's rules are about these).
+bool SharedSlice(const Demand& d);
+
 // What a one-device slice of a user may do with an empty GPU now.
 //   kAny      take one as any device (spread)
 //   kLast     take one only when no other device takes it (waiting jobs need the empty GPUs)

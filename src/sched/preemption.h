@@ -3,6 +3,7 @@
 // (daemon/node/preempt.cc; docs/scheduling.md "Preemption").
 #pragma once
 
+#include <functional>
 #include <vector>
 
 #include "sched/placement.h"
@@ -20,5 +21,16 @@ inline constexpr size_t kMaxPreemptionCandidates = 64;
 // when it cannot start even with all of them gone (the first kMaxPreemptionCandidates).
 std::vector<JobId> PickVictims(const Snapshot& snapshot, const Demand& demand,
                                const std::vector<JobId>& candidates);
+
+// The fair share's reclaim (docs/scheduling.md "Several users and MPS"): for `demand`, a waiting
+// one-device slice of a user who holds fewer MPS GPUs than their share (the GPUs that serve one
+// user's MPS clients over the users with slices on them or waiting; at least 1), the running
+// jobs of the GPUs held by users above their share, for PickVictims: a GPU whose jobs may all go
+// (`may_go`: their class allows it) and on which `demand` would fit once empty; the GPU with the
+// fewest jobs first, then the one whose newest job is the youngest, then the lower index; on
+// each, its youngest job first. At most kMaxPreemptionCandidates. Empty when `demand` is no such
+// slice, its user holds their share, or no GPU qualifies.
+std::vector<JobId> ReclaimCandidates(const Snapshot& snapshot, const Demand& demand,
+                                     const std::function<bool(JobId)>& may_go);
 
 }  // namespace pinpoint::sched

@@ -221,7 +221,10 @@ void Node::Schedule() {
   recheck_at_ms_.reset();
   sched::Snapshot snap = SchedSnapshot(/*with_pending=*/true);
   reservation_.reset();
-  if (snap.pending.empty()) return;
+  if (snap.pending.empty()) {
+    reclaim_since_.clear();
+    return;
+  }
   snap.dependencies = dependencies_.StatesFor(snap.pending);
   sched::Plan plan = sched::Schedule(snap);
   reservation_ = plan.reservation;

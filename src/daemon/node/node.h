@@ -325,6 +325,12 @@ class Node {
   // may preempt: the running jobs of the classes it preempts that must leave for it to start
   // (sched::PickVictims), each preempted by its class's mode and grace (JobRunner::Preempt).
   void PreemptFor(const sched::Snapshot& snap, const sched::Plan& plan);
+  // The fair share's reclaim (preempt.cc), after PreemptFor and within what is left of its
+  // preemptors a pass (`asked` used): for a slice of a user below their share of the MPS GPUs
+  // waiting options_.pass.mps_reclaim_ms for one, the jobs of a GPU of a user above theirs
+  // (sched::ReclaimCandidates), each preempted by its class's mode and grace; at most one room
+  // made at a time for one user.
+  void ReclaimFor(const sched::Snapshot& snap, const sched::Plan& plan, int asked);
   // An ended job's enforcement entries that disagree: a warning each, and the metric's count.
   void CountDisagreements(const JobRecord& job);
   // The scheduler's view of the node now: inventory (drained devices marked, recent business),
@@ -366,6 +372,10 @@ class Node {
   // The running half: starts, polls, stops, ends and requeues.
   // Waiting jobs whose room is being made: the jobs preempted for them.
   std::map<JobId, std::vector<JobId>> making_room_;
+  // Slices waiting for an MPS GPU: since when (steady across passes, not a restart); those of
+  // making_room_ that were made room for by the fair share's reclaim.
+  std::map<JobId, int64_t> reclaim_since_;
+  std::set<JobId> reclaiming_;
   JobRunner runner_{RunnerDeps{.options = &options_,
                                .inventory = &devices_,
                                .store = deps_.store,

@@ -106,6 +106,10 @@ struct NodeOptions {
     sched::UserLimit default_user_limit;
     std::map<std::string, sched::UserLimit> user_limits;
     uint64_t pass_record_bytes = kPassRecordBytes;  // see kPassRecordBytes (tests set it lower)
+    // The fair share's reclaim (config mps_reclaim_s; docs/scheduling.md "Several users and
+    // MPS"): how long a slice of a user below their share waits for an MPS GPU before the
+    // youngest jobs of a GPU of a user above theirs are preempted for it. 0: never.
+    int64_t mps_reclaim_ms = 600'000;
   } pass;
 
   // How a job or lease runs and stops. Read by the JobRunner, the occupants (launch::LaunchSpec)

@@ -1,6 +1,8 @@
 // Preemption (issue 56 item 3; docs/scheduling.md "Preemption"): a waiting job of a class that may
 // preempt others makes room by the fewest, youngest, lowest-class running jobs it needs gone.
 #include <algorithm>
+#include <optional>
+#include <set>
 #include <tuple>
 
 #include "common/log.h"
@@ -41,6 +43,7 @@ void Node::PreemptFor(const sched::Snapshot& snap, const sched::Plan& plan) {
       auto v = jobs_.find(victim);
       return v != jobs_.end() && runner_.BeingPreempted(v->second);
     });
+    if (!any) reclaiming_.erase(it->first);
     it = any ? std::next(it) : making_room_.erase(it);
   }
   int asked = 0;
@@ -102,6 +105,79 @@ void Node::PreemptFor(const sched::Snapshot& snap, const sched::Plan& plan) {
     lifecycle::Waiting(job, wait.reason, "its room is being made: job(s) " + ids + " preempted");
     making_room_[job.id] = std::move(preempted);
   }
+  ReclaimFor(snap, plan, asked);
+}
+
+void Node::ReclaimFor(const sched::Snapshot& snap, const sched::Plan& plan, int asked) {
+  const int64_t after_ms = options_.pass.mps_reclaim_ms;
+  const int64_t now = deps_.clock->NowMs();
+  std::map<JobId, int64_t> since;  // only slices still waiting keep their clock
+  std::set<uint32_t> users;        // those a room is being made for already
+  for (JobId id : reclaiming_)
+    if (auto it = jobs_.find(id); it != jobs_.end()) users.insert(it->second.uid);
+  auto class_of = [&](const JobRecord& job) {
+    return ClassOf(job, options_.admission.qos, options_.admission.default_qos);
+  };
+  auto may_go = [&](JobId id) {
+    auto v = jobs_.find(id);
+    if (v == jobs_.end() || v->second.kind == JobKind::kLease || runner_.BeingPreempted(v->second))
+      return false;
+    const ServiceClass* theirs = class_of(v->second);
+    return theirs != nullptr && theirs->preempt_mode != PreemptMode::kOff;
+  };
+  std::optional<int64_t> due;
+  for (const sched::Wait& wait : plan.waits) {
+    if (after_ms <= 0) break;
+    if (wait.reason != Reason::kMpsUser && wait.reason != Reason::kResources) continue;
+    auto it = jobs_.find(wait.id);
+    if (it == jobs_.end()) continue;
+    JobRecord& job = it->second;
+    auto demand = std::find_if(snap.pending.begin(), snap.pending.end(),
+                               [&](const sched::Demand& d) { return d.id == job.id; });
+    if (demand == snap.pending.end() || demand->gpus != 1 || demand->gpu_mem_bytes == 0) continue;
+    auto first = reclaim_since_.find(job.id);
+    int64_t from = since[job.id] = first != reclaim_since_.end() ? first->second : now;
+    if (auto room = making_room_.find(job.id); room != making_room_.end()) {
+      if (reclaiming_.count(job.id))
+        lifecycle::Waiting(job, wait.reason,
+                           "its room is being made: job(s) " + JoinIds(room->second) +
+                               " preempted (the fair share between users of MPS GPUs)");
+      continue;
+    }
+    if (now - from < after_ms) {
+      due = std::min(due.value_or(from + after_ms), from + after_ms);
+      continue;
+    }
+    if (asked >= kPreemptorsPerPass || users.count(job.uid)) continue;
+    std::vector<JobId> order = sched::ReclaimCandidates(snap, *demand, may_go);
+    if (order.empty()) continue;
+    ++asked;
+    std::vector<JobId> victims = sched::PickVictims(snap, *demand, order);
+    std::vector<JobId> preempted;
+    uint32_t holder = 0;
+    for (JobId victim : victims) {
+      JobRecord& v = jobs_.at(victim);
+      const ServiceClass* theirs = class_of(v);
+      int64_t grace_ms = theirs != nullptr ? theirs->grace_s * 1000 : 0;
+      holder = v.uid;
+      if (runner_.Preempt(v, job.id, grace_ms)) preempted.push_back(victim);
+    }
+    if (preempted.empty()) continue;
+    std::string ids = JoinIds(preempted);
+    log::Info(
+        "job {} of uid {} waited {} s for an MPS GPU below its user's share: job(s) {} of uid {}, "
+        "above theirs, preempted for it",
+        job.id, job.uid, (now - from) / 1000, ids, holder);
+    lifecycle::Waiting(job, wait.reason,
+                       "its room is being made: job(s) " + ids +
+                           " preempted (the fair share between users of MPS GPUs)");
+    making_room_[job.id] = std::move(preempted);
+    reclaiming_.insert(job.id);
+    users.insert(job.uid);
+  }
+  reclaim_since_ = std::move(since);
+  // A pass when the next clock runs out, though nothing else changes by then.
+  if (due) recheck_at_ms_ = std::min(recheck_at_ms_.value_or(*due), *due);
 }
 
 }  // namespace pinpoint::daemon

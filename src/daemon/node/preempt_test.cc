@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include "daemon/jobs/fake_users.h"
 #include "daemon/service/node_fixture.h"
 
 namespace pinpoint::daemon {
@@ -122,6 +123,98 @@ TEST_F(PreemptTest, ACancelDuringTheGraceWinsOverTheRequeue) {
   auto ended = node_->Get(a);
   EXPECT_EQ(ended->state, JobState::kCancelled);
   EXPECT_EQ(ended->reason, Reason::kCancelled);
+}
+
+// The fair share's reclaim (docs/scheduling.md "Several users and MPS"): ana arrived first and
+// holds both MPS GPUs; bob's slice waits. After mps_reclaim_ms, the youngest of ana's GPUs is
+// preempted for it when her class allows (normal requeues here), and nothing before.
+class ReclaimTest : public NodeTest {
+ protected:
+  void Make(PreemptMode normal_mode) {
+    users_.AddUser(1001, 1001, "ana");
+    users_.AddUser(1002, 1002, "bob");
+    NodeOptions o = node_->options();
+    o.inventory = TwoGpus();
+    o.identity.daemon_uid = 0;  // runs other users' jobs (FakeLauncher starts nothing)
+    o.pass.mps_reclaim_ms = 60'000;
+    o.admission.qos.front().preempt_mode = normal_mode;  // "normal", the default class
+    node_ = std::make_unique<Node>(o, NodeDeps{.store = store_.get(),
+                                               .launcher = &launcher_,
+                                               .clock = &clock_,
+                                               .users = &users_,
+                                               .sharing = mps_backends_.get()});
+    launcher_.SetSignalsEndJobs(false);
+  }
+  JobId SliceOf(const api::Caller& who) {
+    auto job = node_->Submit(who, Request(1, 10ull << 30));
+    EXPECT_TRUE(job.ok()) << job.status().ToString();
+    return job.ok() ? job->id : 0;
+  }
+  // ana's two slices, one a GPU; bob's, waiting for either.
+  void AnaHoldsBothAndBobWaits() {
+    first_ = SliceOf(ana_);
+    node_->Step();
+    clock_.AdvanceMs(1000);
+    second_ = SliceOf(ana_);
+    node_->Step();
+    ASSERT_EQ(StateOf(second_), JobState::kRunning);
+    ASSERT_NE(node_->Get(first_)->allocations.at(0).device_index,
+              node_->Get(second_)->allocations.at(0).device_index)
+        << "alone, ana spreads";
+    bobs_ = SliceOf(bob_);
+    node_->Step();
+    ASSERT_EQ(StateOf(bobs_), JobState::kPending);
+  }
+  FakeUserDirectory users_;
+  api::Caller ana_{1001, 1001, 1};
+  api::Caller bob_{1002, 1002, 2};
+  JobId first_ = 0, second_ = 0, bobs_ = 0;
+};
+
+TEST_F(ReclaimTest, AUserBelowTheirShareGetsTheYoungestGpuOfOneAboveAfterTheReclaimTime) {
+  Make(PreemptMode::kRequeue);
+  AnaHoldsBothAndBobWaits();
+  clock_.AdvanceMs(59'000);
+  node_->Step();
+  EXPECT_FALSE(Signalled(launcher_, second_, SIGTERM)) << "before the reclaim time";
+  clock_.AdvanceMs(1'000);
+  node_->Step();
+  EXPECT_TRUE(Signalled(launcher_, second_, SIGTERM)) << "the youngest of ana's GPUs";
+  EXPECT_FALSE(Signalled(launcher_, first_, SIGTERM)) << "one GPU: ana keeps her share";
+  EXPECT_NE(node_->Get(bobs_)->detail.find("the fair share"), std::string::npos)
+      << node_->Get(bobs_)->detail;
+  node_->Step();  // normal's grace is 0: stopped
+  launcher_.Finish(second_, [] {
+    ExitStatus s;
+    s.kind = ExitStatus::Kind::kSignaled;
+    s.term_signal = SIGTERM;
+    return s;
+  }());
+  node_->Step();
+  node_->Step();
+  EXPECT_EQ(StateOf(bobs_), JobState::kRunning) << node_->Get(bobs_)->detail;
+  // Requeued, not lost: it runs again beside ana's other slice, on the GPU she kept.
+  int anas = node_->Get(first_)->allocations.at(0).device_index;
+  EXPECT_EQ(node_->Get(bobs_)->allocations.at(0).device_index, 1 - anas);
+  auto again = node_->Get(second_);
+  EXPECT_EQ(again->state, JobState::kRunning);
+  EXPECT_EQ(again->allocations.at(0).device_index, anas);
+  EXPECT_EQ(launcher_.launches().size(), 4u) << "ana's two, bob's, and the requeued run";
+  // Each holds their share now: nothing more is reclaimed however long it goes on.
+  clock_.AdvanceMs(600'000);
+  node_->Step();
+  EXPECT_EQ(node_->MetricsView().sched.preemptions_total, 1);
+}
+
+TEST_F(ReclaimTest, NothingIsReclaimedFromAClassThatIsNeverPreempted) {
+  Make(PreemptMode::kOff);
+  AnaHoldsBothAndBobWaits();
+  clock_.AdvanceMs(3'600'000);
+  node_->Step();
+  EXPECT_FALSE(Signalled(launcher_, first_, SIGTERM));
+  EXPECT_FALSE(Signalled(launcher_, second_, SIGTERM));
+  EXPECT_EQ(StateOf(bobs_), JobState::kPending);
+  EXPECT_EQ(node_->MetricsView().sched.preemptions_total, 0);
 }
 
 }  // namespace

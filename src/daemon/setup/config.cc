@@ -62,6 +62,7 @@ std::string DefaultConfigJson() {
          {"keep_empty_gpus",
           c.keep_empty_gpus == Config::kKeepEmptyAuto ? json("auto") : json(c.keep_empty_gpus)},
          {"mps_affinity_ms", c.mps_affinity_ms},
+         {"mps_reclaim_s", c.mps_reclaim_s},
          {"host_cpus", c.host_cpus},
          {"system_cpus", FormatCpuList(c.system_cpus)},
          {"host_mem", "0"},

@@ -72,6 +72,8 @@ struct Config {
   // Under slice_placement auto: for this long after a user's first slice on an MPS GPU starts,
   // their next slices take no other empty GPU (sched::Inventory::mps_affinity_ms). 0: none.
   int64_t mps_affinity_ms = 500;
+  // The fair share's reclaim (NodeOptions::Pass::mps_reclaim_ms), in seconds. 0: never.
+  int64_t mps_reclaim_s = 600;
   int host_cpus = 0;  // 0: all online CPUs but system_cpus
   // CPUs kept for the system and pinpointd (Slurm's CpuSpecList): no job runs on them, a job
   // that shares CPUs included. Empty: none.

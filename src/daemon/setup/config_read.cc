@@ -215,6 +215,7 @@ constexpr std::string_view kSettings[] = {"state_dir",
                                           "slice_placement",
                                           "keep_empty_gpus",
                                           "mps_affinity_ms",
+                                          "mps_reclaim_s",
                                           "mig_min_idle_s",
                                           "mig_min_lifetime_s",
                                           "mig_drain_after_s",
@@ -404,6 +405,7 @@ Status Settings::Mps() {
     return Bad("mps_dir", "must be an absolute path");
   PP_RETURN_IF_ERROR(Integer("mps_idle_quit_ms", 0, 86'400'000, &c_->mps_idle_quit_ms));
   PP_RETURN_IF_ERROR(Integer("mps_affinity_ms", 0, 600'000, &c_->mps_affinity_ms));
+  PP_RETURN_IF_ERROR(Integer("mps_reclaim_s", 0, 604'800, &c_->mps_reclaim_s));
   std::string fault_policy = NameOf(kFaultPolicies, c_->mps_fault_policy);
   PP_RETURN_IF_ERROR(Str("mps_fault_policy", &fault_policy));
   auto policy = FromName(kFaultPolicies, fault_policy);

@@ -247,6 +247,7 @@ NodeOptions NodeOptionsFor(const Config& config, const sched::Inventory& invento
         FormatCpuList(options.launch.cpu_topology.cpus), nodes.size());
   }
   options.pass.default_user_limit = config.default_user_limit;
+  options.pass.mps_reclaim_ms = config.mps_reclaim_s * 1000;
   options.pass.user_limits = config.user_limits;
   options.admission.max_array_tasks = config.max_array_tasks;
   options.admission.max_jobs = static_cast<size_t>(config.max_jobs);
