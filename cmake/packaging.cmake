@@ -1,7 +1,8 @@
 # What `make install` (cmake --install) and `make package` (CPack, a Debian package) install
 # (docs/admin.md, "Installing"):
 #   <prefix>/bin                         pinpointd, pinpoint
-#   <prefix>/libexec/pinpoint            pinpoint-shim (found there by pinpointd), the Slurm and
+#   <prefix>/libexec/pinpoint            pinpoint-shim and pinpoint-checkpoint (found there by
+#                                        pinpointd), the Slurm and
 #                                        HTCondor integrations (found there by pinpoint)
 #   <prefix>/libexec/pinpoint/slurm      srun and scontrol for jobs (put on their PATH by pinpointd)
 #   <prefix>/share/man, bash and zsh completion, <prefix>/share/doc/pinpoint (the docs, copyright)
@@ -9,7 +10,8 @@
 include(GNUInstallDirs)
 set(PINPOINT_LIBEXEC ${CMAKE_INSTALL_LIBEXECDIR}/pinpoint)
 install(TARGETS pinpointd pinpoint RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
-install(TARGETS pinpoint-shim pinpoint-cdi-hook RUNTIME DESTINATION ${PINPOINT_LIBEXEC})
+install(TARGETS pinpoint-shim pinpoint-cdi-hook pinpoint-checkpoint
+        RUNTIME DESTINATION ${PINPOINT_LIBEXEC})
 # slurm/ holds srun and scontrol alone: pinpointd puts it first on the PATH of a job that no real
 # Slurm runs (docs/cli.md "Slurm's environment and srun").
 install(TARGETS pinpoint-srun RUNTIME DESTINATION ${PINPOINT_LIBEXEC}/slurm)
