@@ -5,8 +5,10 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "launch/output_space.h"
@@ -37,6 +39,19 @@ class FakeOutputSpace : public OutputSpace {
     space_.free_bytes += freed;
     return Status::Ok();
   }
+  // At once, as OutputSpace's, unless DeferCuts: then held until FinishCuts (a cut being made off
+  // the loop while passes go on).
+  void CutLater(const std::string& job_dir, uint64_t keep_bytes, const std::string& note,
+                std::function<void(const Status&)> done) override {
+    if (!defer_cuts_) return OutputSpace::CutLater(job_dir, keep_bytes, note, std::move(done));
+    deferred_.push_back([this, job_dir, keep_bytes, note, done = std::move(done)] {
+      done(Cut(job_dir, keep_bytes, note));
+    });
+  }
+  void DeferCuts() { defer_cuts_ = true; }
+  void FinishCuts() {
+    for (auto& cut : std::exchange(deferred_, {})) cut();
+  }
 
   // Test controls: the job directory `job_dir` now occupies `bytes` (the disk's free space
   // changes by as much); the disk's size and free space.
@@ -62,6 +77,8 @@ class FakeOutputSpace : public OutputSpace {
   DiskSpace space_{uint64_t{1} << 40, uint64_t{1} << 40};
   std::vector<CutDone> cuts_;
   int looks_ = 0;
+  bool defer_cuts_ = false;
+  std::vector<std::function<void()>> deferred_;
 };
 
 }  // namespace pinpoint::launch

@@ -49,6 +49,38 @@ Result<DiskSpace> DiskOutputSpace::Space() {
                    static_cast<uint64_t>(fs.f_blocks) * fs.f_frsize};
 }
 
+DiskOutputSpace::~DiskOutputSpace() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stopping_ = true;
+  }
+  more_.notify_all();
+  if (cutter_.joinable()) cutter_.join();
+}
+
+void DiskOutputSpace::CutLater(const std::string& job_dir, uint64_t keep_bytes,
+                               const std::string& note, std::function<void(const Status&)> done) {
+  std::lock_guard<std::mutex> lock(mu_);
+  cuts_.push_back([this, job_dir, keep_bytes, note, done = std::move(done)] {
+    done(Cut(job_dir, keep_bytes, note));
+  });
+  if (!cutter_.joinable()) cutter_ = std::thread([this] { Cutter(); });
+  more_.notify_one();
+}
+
+void DiskOutputSpace::Cutter() {
+  std::unique_lock<std::mutex> lock(mu_);
+  for (;;) {
+    more_.wait(lock, [&] { return stopping_ || !cuts_.empty(); });
+    if (cuts_.empty()) return;  // stopping, and every cut asked for made
+    std::function<void()> cut = std::move(cuts_.front());
+    cuts_.pop_front();
+    lock.unlock();
+    cut();
+    lock.lock();
+  }
+}
+
 Status DiskOutputSpace::Cut(const std::string& job_dir, uint64_t keep_bytes,
                             const std::string& note) {
   auto files = OpenOutput(job_dir, O_WRONLY);

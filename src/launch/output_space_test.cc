@@ -8,7 +8,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <chrono>
+#include <future>
 #include <string>
+#include <thread>
+#include <utility>
+#include <vector>
 
 #include "common/file_util.h"
 #include "common/test_dir.h"
@@ -55,6 +60,38 @@ TEST_F(OutputSpaceTest, PreallocatedBlocksCountAndAHoleDoesNot) {
   ASSERT_TRUE(disk.ok()) << disk.status().ToString();
   EXPECT_GT(disk->total_bytes, 0u);
   EXPECT_LE(disk->free_bytes, disk->total_bytes);
+}
+
+// A cut asked for with CutLater is made on the space's own thread (the loop does not wait for the
+// pages to be dropped), in order, and one still asked for when the space goes is made first.
+TEST_F(OutputSpaceTest, ACutAskedForLaterIsMadeOnAThreadOfItsOwn) {
+  UniqueFd out = Create(kStdoutFile), err = Create(kStderrFile);
+  std::string text(1 << 20, 'y');
+  ASSERT_EQ(::write(out.get(), text.data(), text.size()), static_cast<ssize_t>(text.size()));
+  std::promise<std::pair<std::thread::id, Status>> made;
+  auto done = made.get_future();
+  space_.CutLater(job_dir_, 4096, "\ncut\n", [&made](const Status& s) {
+    made.set_value({std::this_thread::get_id(), s});
+  });
+  ASSERT_EQ(done.wait_for(std::chrono::seconds(30)), std::future_status::ready);
+  auto [thread, status] = done.get();
+  EXPECT_TRUE(status.ok()) << status.ToString();
+  EXPECT_NE(thread, std::this_thread::get_id()) << "not the caller's thread";
+  struct stat st {};
+  ASSERT_EQ(::fstat(out.get(), &st), 0);
+  EXPECT_EQ(st.st_size, 4096 - 5) << "stdout keeps what the note leaves of 4096 bytes";
+
+  // Two more, then the space goes at once: both are made, in order, before it has gone.
+  std::vector<std::string> order;
+  {
+    DiskOutputSpace going(tmp_.path());
+    going.CutLater(job_dir_, 2048, "\nfirst\n",
+                   [&](const Status& s) { order.push_back(s.ok() ? "first" : s.ToString()); });
+    going.CutLater(tmp_.path() + "/no-such-job", 0, "", [&](const Status& s) {
+      order.push_back(s.code() == Code::kNotFound ? "not found" : s.ToString());
+    });
+  }
+  EXPECT_EQ(order, (std::vector<std::string>{"first", "not found"}));
 }
 
 // A stdout swapped for a link (to a big file elsewhere) is refused, never measured or cut

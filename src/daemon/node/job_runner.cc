@@ -284,10 +284,14 @@ bool JobRunner::Launch(JobRecord& job) {
 
 // ---- running jobs
 
-void JobRunner::Pass(int64_t now_ms) {
+void JobRunner::Pass(int64_t now_ms, const std::function<void(const char*)>& mark) {
+  auto part = [&](const char* name) {
+    if (mark) mark(name);
+  };
   JobTable& jobs = *deps_.jobs;
   ApplyWatch();
   BoundOutput(now_ms);
+  part("watch and output look");
   std::vector<JobId> running;
   for (const auto& [id, job] : jobs) {
     if (job.state == JobState::kRunning) running.push_back(id);
@@ -322,10 +326,16 @@ void JobRunner::Pass(int64_t now_ms) {
   // MPS events are read after the exits and before judging them: a fault's line is in the server
   // log before its victims exit, so every victim collected here is known as one.
   HandleSharingEvents();
+  part("polls");
   if (ends.empty()) return;
+  // The cuts owed first (Finish would make each), to tell their time from the ends'.
+  for (const auto& [id, end] : ends) output_.Ended(id);
+  part("output cuts");
   jobs.BeginEnds();
   for (const auto& [id, end] : ends) End(jobs.at(id), end);
+  part("ends");
   jobs.CommitEnds();
+  part("ends' commit");
 }
 
 void JobRunner::SendDueSignals(JobRecord& job, int64_t now_ms) {

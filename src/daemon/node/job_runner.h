@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <set>
 #include <string>
@@ -82,7 +83,8 @@ class JobRunner {
   // output look when due (OutputGuard: jobs past an output bound are stopped), each
   // occupant polled (an orphan is stopped), time limits enforced, due SIGTERMs and SIGKILLs sent,
   // the sharing backends' events handled; then the ends found, written in one transaction.
-  void Pass(int64_t now_ms);
+  // `mark`, where given, is told each part's end (for the slow-pass line: where the time went).
+  void Pass(int64_t now_ms, const std::function<void(const char*)>& mark = {});
 
   // The effects of a job's end as lifecycle::DecideEnd decides it: resources released, the end
   // (or the requeue of a fault's victim) recorded.

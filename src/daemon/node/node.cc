@@ -111,8 +111,7 @@ std::vector<JobId> Node::Step() {
   deps_.launcher->Reap();
   jobs_.RetryUnpersistedEnds();
   int64_t now = deps_.clock->NowMs();
-  runner_.Pass(now);
-  timer.Mark("polls");
+  runner_.Pass(now, [&](const char* part) { timer.Mark(part); });
   ExpireStartingLeases(now);
   if (runner_.TakeChanged()) dirty_ = true;
   // A MIG reconfiguration done, or an idle instance past its minimums for a slice that waits.

@@ -148,6 +148,35 @@ TEST_F(NodeOutputTest, WithTheDiskShortTheBigWriterIsEndedAndCutNeverTheBystande
   EXPECT_EQ(StateOf(modest), JobState::kRunning);
 }
 
+// The writer's cut is made off the loop (a truncate of GBs it dirtied): while it is being made
+// the disk is still short, and what it will free counts as free, so no bystander pays meanwhile.
+TEST_F(NodeOutputTest, WhileTheWritersCutIsBeingMadeNobodyElsePaysForTheShortfall) {
+  MakeNode({.job_bytes = 0, .user_bytes = 0, .reserve_bytes = 64 * kMiB});
+  space_.SetSpace({270 * kMiB, 4096 * kMiB});
+  space_.DeferCuts();
+  JobId writer = SubmitAs(mallory_);
+  JobId modest = SubmitAs(carol_);
+  node_->Step();
+  space_.Write(Dir(modest), 10 * kMiB);
+  space_.Write(Dir(writer), 250 * kMiB);
+  node_->Step();
+  ASSERT_TRUE(Signalled(launcher_, writer, SIGTERM));
+  launcher_.Finish(writer, Terminated());
+  node_->Step();
+  ASSERT_EQ(StateOf(writer), JobState::kFailed);
+  ASSERT_TRUE(space_.cuts().empty()) << "asked for, not made yet";
+  space_.Write(Dir(modest), 11 * kMiB);
+  ASSERT_LT(space_.space().free_bytes, 64 * kMiB);
+  node_->Step();
+  EXPECT_FALSE(Signalled(launcher_, modest, SIGTERM)) << "paid while the writer's cut was made";
+  space_.FinishCuts();
+  ASSERT_EQ(space_.cuts().size(), 1u);
+  EXPECT_GE(space_.space().free_bytes, 64 * kMiB);
+  node_->Step();
+  EXPECT_FALSE(Signalled(launcher_, modest, SIGTERM));
+  EXPECT_EQ(StateOf(modest), JobState::kRunning);
+}
+
 // With the disk filled by what no running job holds (ended jobs' output, other files), no
 // running job that printed a line pays for it.
 TEST_F(NodeOutputTest, ADiskFilledByNoRunningJobEndsNone) {

@@ -72,7 +72,7 @@ std::vector<OutputEnd> OutputGuard::Look(const JobTable& jobs, int64_t now_ms) {
       log::Warn("cannot read the state directory's free space: {}", s.status().message());
     // A job being stopped for its output has been chosen to pay: until it has ended and been
     // cut, nobody else pays for the same shortfall.
-    if (space) space->free_bytes += owed_bytes;
+    if (space) space->free_bytes += owed_bytes + cutting_bytes_->load();
   }
   std::vector<OutputEnd> ends = DecideOutputEnds(holders, options_->launch.output, space);
   for (const OutputEnd& end : ends) owed_[end.id] = end;
@@ -80,6 +80,8 @@ std::vector<OutputEnd> OutputGuard::Look(const JobTable& jobs, int64_t now_ms) {
 }
 
 void OutputGuard::Ended(JobId id) {
+  uint64_t held = 0;
+  if (auto m = measured_.find(id); m != measured_.end()) held = m->second;
   measured_.erase(id);
   auto owed = owed_.find(id);
   if (owed == owed_.end()) return;
@@ -88,8 +90,17 @@ void OutputGuard::Ended(JobId id) {
   if (space_ == nullptr) return;
   std::string note = "\npinpoint: output cut at " + FormatSize(end.keep_bytes) + " (" +
                      end.setting + "): the job was ended\n";
-  Status cut = space_->Cut(ShimOccupant::JobDir(*options_, id), end.keep_bytes, note);
-  if (!cut.ok()) log::Warn("job {}: cannot cut its output: {}", id, cut.message());
+  // Made off the loop (launch/output_space.h: the truncate drops the pages the job dirtied); what
+  // it will free counts as free until it is made.
+  uint64_t freed = held - std::min(held, end.keep_bytes);
+  *cutting_bytes_ += freed;
+  space_->CutLater(ShimOccupant::JobDir(*options_, id), end.keep_bytes, note,
+                   [id, freed, cutting = cutting_bytes_](const Status& cut) {
+                     *cutting -= freed;
+                     // A job purged before its cut was made has no output left to cut.
+                     if (!cut.ok() && cut.code() != Code::kNotFound)
+                       log::Warn("job {}: cannot cut its output: {}", id, cut.message());
+                   });
 }
 
 }  // namespace pinpoint::daemon

@@ -12,9 +12,11 @@
 // Not thread-safe: the daemon's main loop is its only caller.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <vector>
 
 #include "daemon/jobs/job_table.h"
@@ -37,8 +39,8 @@ class OutputGuard {
   // free counts as free meanwhile, so that nobody else pays for the same shortfall while it is
   // being stopped). Empty when no look is due, none is set, or nothing is past a bound.
   std::vector<OutputEnd> Look(const JobTable& jobs, int64_t now_ms);
-  // Job `id` has ended (its processes are gone): the cut it is owed for its output is made, and
-  // it is forgotten. A cut that fails is logged.
+  // Job `id` has ended (its processes are gone): the cut it is owed for its output is asked for
+  // (OutputSpace::CutLater: made off the loop), and it is forgotten. A cut that fails is logged.
   void Ended(JobId id);
 
  private:
@@ -51,6 +53,10 @@ class OutputGuard {
   JobId cursor_ = 0;                    // the last job measured
   std::map<JobId, uint64_t> measured_;  // running jobs: what their output last occupied
   std::map<JobId, OutputEnd> owed_;     // jobs ended for their output: the cut each is owed
+  // What the cuts asked for and not yet made will free (each cut's callback takes its share off,
+  // on the thread that made it; shared, for a callback that outlives this guard).
+  std::shared_ptr<std::atomic<uint64_t>> cutting_bytes_ =
+      std::make_shared<std::atomic<uint64_t>>(0);
 };
 
 }  // namespace pinpoint::daemon
