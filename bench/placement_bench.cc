@@ -17,11 +17,13 @@
 #include <limits>
 #include <map>
 #include <random>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "sched/placement.h"
+#include "sched/preemption.h"
 
 namespace {
 
@@ -81,6 +83,10 @@ struct Outcome {
   double wait_whole_s = 0;
   double wait_whole_warm_s = 0;  // of those arriving after the first kWarmS seconds
   double wait_slice_s = 0;
+  std::map<uint32_t, double> user_min_wait_s;  // each user's shortest and longest wait
+  std::map<uint32_t, double> user_max_wait_s;
+  int preempted = 0;       // runs requeued by the fair share's reclaim
+  double lost_work_s = 0;  // the work those runs had done, lost (seconds alone)
 };
 
 // Before a node has seen a whole-GPU job, auto spreads slices over every GPU: the first whole-GPU
@@ -94,8 +100,13 @@ struct Live {
   double start_s;
 };
 
+// `reclaim_s` > 0: the fair share's reclaim as pinpointd makes it (Node::ReclaimFor,
+// docs/scheduling.md "Several users and MPS"), every job's class letting it be requeued with no
+// grace: a slice waiting that long since it arrived (or was requeued), of a user below their
+// share, has the jobs of one GPU of a user above theirs requeued (sched::ReclaimCandidates, then
+// PickVictims), their work done lost; one GPU per user a pass.
 Outcome Simulate(const std::vector<TraceJob>& trace, int gpus, SlicePlacement placement,
-                 int keep_empty, int64_t affinity_ms = 0) {
+                 int keep_empty, int64_t affinity_ms = 0, double reclaim_s = 0) {
   Inventory inv;
   for (int i = 0; i < gpus; ++i) {
     Device d;
@@ -143,9 +154,12 @@ Outcome Simulate(const std::vector<TraceJob>& trace, int gpus, SlicePlacement pl
     for (const Slot& s : l.slots) v = std::min(v, 1.0 / std::max(1.0, load(s.device_index)));
     return v;
   };
+  std::map<const TraceJob*, double> waiting_since;
   while (next < order.size() || !pending.empty() || !running.empty()) {
-    while (next < order.size() && order[next]->arrive_s <= now + 1e-9)
+    while (next < order.size() && order[next]->arrive_s <= now + 1e-9) {
+      waiting_since[order[next]] = order[next]->arrive_s;
       pending.push_back(order[next++]);
+    }
     Snapshot snap;
     snap.inventory = inv;
     for (int i = 0; i < gpus; ++i)
@@ -166,9 +180,12 @@ Outcome Simulate(const std::vector<TraceJob>& trace, int gpus, SlicePlacement pl
     for (const Start& s : plan.starts) {
       const TraceJob* j = by_id.at(s.id);
       running.push_back({j, s.slots, j->work_s, now});
-      double wait = now - j->arrive_s;
+      double wait = now - waiting_since[j];
       out.wait_all_s += wait;
       out.user_wait_s[j->uid] += wait / user_jobs[j->uid];
+      auto [low, first] = out.user_min_wait_s.emplace(j->uid, wait);
+      if (!first) low->second = std::min(low->second, wait);
+      out.user_max_wait_s[j->uid] = std::max(out.user_max_wait_s[j->uid], wait);
       if (j->gpu_mem_bytes == 0) {
         wait_whole += wait;
         ++n_whole;
@@ -185,6 +202,44 @@ Outcome Simulate(const std::vector<TraceJob>& trace, int gpus, SlicePlacement pl
     // The next event: an arrival or the first end at today's speeds.
     double step =
         next < order.size() ? order[next]->arrive_s - now : std::numeric_limits<double>::infinity();
+    if (reclaim_s > 0) {
+      Snapshot after;  // the node once this pass's starts are made
+      after.inventory = snap.inventory;
+      after.now_ms = snap.now_ms;
+      for (const Live& l : running)
+        after.running.push_back({l.job->id, l.job->uid, 1, 0, l.slots, 0, ms(l.start_s)});
+      for (const Demand& d : snap.pending)
+        if (std::any_of(pending.begin(), pending.end(),
+                        [&](const TraceJob* j) { return j->id == d.id; }))
+          after.pending.push_back(d);
+      std::set<uint32_t> served;
+      std::vector<const TraceJob*> waiting = pending;
+      for (const TraceJob* j : waiting) {
+        if (j->gpus != 1 || j->gpu_mem_bytes == 0 || served.count(j->uid)) continue;
+        double due = waiting_since[j] + reclaim_s;
+        if (now + 1e-9 < due) {
+          step = std::min(step, due - now);
+          continue;
+        }
+        const Demand& d = *std::find_if(after.pending.begin(), after.pending.end(),
+                                        [&](const Demand& x) { return x.id == j->id; });
+        std::vector<JobId> victims =
+            PickVictims(after, d, ReclaimCandidates(after, d, [](JobId) { return true; }));
+        if (victims.empty()) continue;
+        served.insert(j->uid);
+        for (JobId v : victims) {
+          auto live = std::find_if(running.begin(), running.end(),
+                                   [&](const Live& l) { return l.job->id == v; });
+          out.lost_work_s += live->job->work_s - live->left_s;
+          ++out.preempted;
+          waiting_since[live->job] = now;
+          pending.push_back(live->job);
+          running.erase(live);
+          std::erase_if(after.running, [&](const RunningJob& r) { return r.id == v; });
+        }
+        step = std::min(step, 0.001);  // the pass that places it on the GPU made for it
+      }
+    }
     // A slice waiting for its user's affinity window: the next pass when it closes.
     if (plan.recheck_at_ms)
       step = std::min(step, std::max(0.001, (*plan.recheck_at_ms - snap.now_ms) / 1000.0));
@@ -343,6 +398,39 @@ void UsersSection(std::ostringstream& md) {
 
 }  // namespace
 
+// The fair share's reclaim (issue 56): user A arrives first and fills every GPU of the node with
+// long trainings; user B arrives a minute later with short ones. MPS serves one user per GPU, so
+// without the reclaim B waits until one of A's GPUs empties. With it, B's slices wait at most
+// about mps_reclaim_s; A pays with the work its requeued runs had done.
+void ReclaimSection(std::ostringstream& md) {
+  constexpr int kGpus = 8;
+  std::vector<TraceJob> trace;
+  JobId id = 1;
+  for (int i = 0; i < 8 * kGpus; ++i) trace.push_back({id++, 0.0, 1000, 1, 8 * kGiB, 0.25, 900});
+  for (int i = 0; i < 16; ++i) trace.push_back({id++, 60.0, 1001, 1, 8 * kGiB, 0.5, 120});
+  md << "\n# The fair share's reclaim: a user who arrived second, simulated\n\n"
+     << "On " << kGpus << " GPUs, user A submits " << 8 * kGpus
+     << " trainings at 0 s (8 GiB, 25% of a GPU's SMs alone, 900 s alone) and spreads over "
+        "every GPU; user B submits 16 (8 GiB, 50%, 120 s alone) at 60 s. MPS serves one user "
+        "per GPU. Policy auto (mps_affinity_ms 500); the reclaim as pinpointd makes it "
+        "(`mps_reclaim_s`, every job's class letting it be requeued, no grace: "
+        "bench/placement_bench.cc, ReclaimSection). Times in seconds; a user's completion is "
+        "from their first arrival to their last end; A's lost work is what its requeued runs "
+        "had done (seconds alone).\n\n"
+     << "| mps_reclaim_s | B's first start (wait) | B's mean wait | B's longest wait | B's "
+        "completion | A's completion | A's runs requeued | A's lost work | makespan |\n"
+     << "|---|---|---|---|---|---|---|---|---|\n";
+  for (double reclaim : {0.0, 600.0, 120.0}) {
+    Outcome o = Simulate(trace, kGpus, SlicePlacement::kAuto, 0, 500, reclaim);
+    char row[512];
+    std::snprintf(row, sizeof row, "| %s | %.0f | %.0f | %.0f | %.0f | %.0f | %d | %.0f | %.0f |\n",
+                  reclaim == 0 ? "0 (off)" : std::to_string(static_cast<int>(reclaim)).c_str(),
+                  o.user_min_wait_s[1001], o.user_wait_s[1001], o.user_max_wait_s[1001],
+                  o.user_end_s[1001], o.user_end_s[1000], o.preempted, o.lost_work_s, o.makespan_s);
+    md << row;
+  }
+}
+
 int main(int argc, char** argv) {
   constexpr uint32_t kSeeds = 10;
   std::string out_path;
@@ -415,6 +503,7 @@ int main(int argc, char** argv) {
         "until the first whole-GPU job waits, auto spreads the first bursts over every GPU it does "
         "not keep (docs/scheduling.md, \"Where slices go\").\n";
   UsersSection(md);
+  ReclaimSection(md);
   std::fputs(md.str().c_str(), stdout);
   if (!out_path.empty()) std::ofstream(out_path) << md.str();
   return 0;

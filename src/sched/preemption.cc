@@ -17,7 +17,9 @@ bool StartsWithout(const Snapshot& base, const Demand& demand, const std::set<Jo
   Snapshot trial;
   trial.inventory = base.inventory;
   trial.user_limits = base.user_limits;
-  trial.now_ms = base.now_ms;
+  // No affinity window: it only delays a start by a moment (the job starts once it closes), and
+  // asked during one (a user's first slice just started) it would hide every room.
+  trial.now_ms = 0;
   trial.pending = {demand};
   trial.pending.front().after.clear();  // a job that waits on another is not asked about
   trial.pending.front().afterok.clear();

@@ -15,7 +15,8 @@ inline constexpr size_t kMaxPreemptionCandidates = 64;
 
 // The fewest of `candidates` (running jobs of `snapshot`, in the order they should go first:
 // lowest class, then youngest) whose leaving lets `demand` start, `demand` alone pending and
-// every other rule of Schedule kept (user limits, MPS users, reservations of none). Taken in
+// every other rule of Schedule kept (user limits, MPS users, reservations of none) but the MPS
+// affinity window (a moment's delay, not a lack of room). Taken in
 // order until it starts, then each one it does not need handed back, the last taken first.
 // Empty when it starts without any leaving (it waits for another reason: nothing to preempt), or
 // when it cannot start even with all of them gone (the first kMaxPreemptionCandidates).
