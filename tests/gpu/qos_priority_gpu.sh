@@ -25,7 +25,16 @@ trap 'stop_suite >/dev/null 2>&1' EXIT
 cd /tmp
 { "$P" qos || "$P" --json show 0 2>/dev/null || true; } | tee -a "$RESULTS"
 
-submit_id() { "$P" --json submit "$@" | js "d['id']"; }
+# A submit that fails says why, with pinpointd's last lines (and whether it still runs).
+submit_id() {
+  local out
+  if ! out=$("$P" --json submit "$@" 2>&1); then
+    { echo "submit failed: $out"; echo "pinpointd running: $(kill -0 "$DAEMON" 2>/dev/null && echo yes || echo no)"
+      tail -20 "$W/pinpointd.log"; } >&2
+    return 1
+  fi
+  js "d['id']" <<< "$out"
+}
 # small LABEL: runs the small job (class normal) and prints its kernel seconds.
 small() {
   local id secs
