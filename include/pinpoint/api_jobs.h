@@ -345,9 +345,11 @@ struct JobEdit {
   // A MIG instance of this profile (submit --mig; without gpu_mem_bytes the slice becomes the
   // profile's whole memory); "": any device again.
   std::optional<std::string> mig_profile;
+  // Its service class (submit --qos), judged as at submit with the caller's rights.
+  std::optional<std::string> qos;
   bool empty() const {
     return !time_limit_s && !gpu_mem_bytes && !gpu_share_pct && !priority && !name &&
-           !array_limit && !gpus && !cpus && !mem_bytes && !mig_profile;
+           !array_limit && !gpus && !cpus && !mem_bytes && !mig_profile && !qos;
   }
 };
 // "update": changes jobs that have not started (and a running job's time limit) without losing

@@ -29,6 +29,7 @@ void AddUpdateOptions(CLI::App* c, UpdateArgs& args) {
   c->add_option("--mem", args.mem, "new host memory (e.g. 8G; 0 lifts the limit)");
   c->add_option("--mig", args.mig,
                 "a MIG instance of this profile (e.g. 1g.10gb); none: any device again");
+  c->add_option("--qos", args.qos, "a new service class (pinpoint qos lists them)");
 }
 
 Result<JobEdit> BuildEdit(const UpdateArgs& args) {
@@ -60,11 +61,11 @@ Result<JobEdit> BuildEdit(const UpdateArgs& args) {
     edit.mem_bytes = *mem;
   }
   if (!args.mig.empty()) edit.mig_profile = args.mig == "none" ? "" : args.mig;
+  if (!args.qos.empty()) edit.qos = args.qos;
   if (edit.empty())
     return InvalidArgument(
         "say what to change: --time, --gpu-mem, --gpu-share, --gpus, --cpus, --mem, --mig, "
-        "--priority, --name or "
-        "--array-limit");
+        "--qos, --priority, --name or --array-limit");
   return edit;
 }
 

@@ -22,6 +22,7 @@ struct UpdateArgs {
   std::optional<int> gpus, cpus;  // as submit's --gpus and --cpus
   std::string mem;                // as submit's --mem
   std::string mig;                // as submit's --mig; "none": any device again
+  std::string qos;                // a service class
 };
 
 // Adds update's options (-t/--time, --gpu-mem, --gpu-share, --priority, -J/--name/--job-name,

@@ -46,8 +46,7 @@ TEST(UpdateArgsTest, GpusCpusAndHostMemoryAreFieldsToo) {
 TEST(UpdateArgsTest, NothingToChangeAndBadValuesAreOneLine) {
   EXPECT_EQ(BuildEdit({}).status().message(),
             "say what to change: --time, --gpu-mem, --gpu-share, --gpus, --cpus, --mem, --mig, "
-            "--priority, --name or "
-            "--array-limit");
+            "--qos, --priority, --name or --array-limit");
   UpdateArgs zero;
   zero.time = "0";
   EXPECT_EQ(BuildEdit(zero).status().message(), "--time must be more than 0");

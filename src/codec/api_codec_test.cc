@@ -304,7 +304,15 @@ TEST(ApiCodecTest, UpdateNamesSomethingToChangeWithinItsBounds) {
   EXPECT_EQ(FromJson<UpdateRequest>(json::parse(R"({"op":"update","ids":[3]})")).status().message(),
             "update names nothing to change: give time_limit_s, gpu_mem_bytes, gpu_share_pct, "
             "priority, name, array_limit, "
-            "gpus, cpus, mem_bytes or mig_profile");
+            "gpus, cpus, mem_bytes, mig_profile or qos");
+  auto qos = FromJson<UpdateRequest>(json::parse(R"({"op":"update","ids":[3],"qos":"scavenger"})"));
+  ASSERT_TRUE(qos.ok()) << qos.status().ToString();
+  EXPECT_EQ(qos->edit.qos, std::optional<std::string>("scavenger"));
+  EXPECT_EQ(ToJson(*qos)["qos"], "scavenger");
+  EXPECT_EQ(FromJson<UpdateRequest>(json::parse(R"({"op":"update","ids":[3],"qos":""})"))
+                .status()
+                .message(),
+            "qos: names no class");
   for (const char* bad : {R"({"ids":[3],"gpu_mem_bytes":0})", R"({"ids":[3],"gpu_share_pct":101})",
                           R"({"ids":[3],"priority":1000001})", R"({"ids":[3],"time_limit_s":-1})",
                           R"({"ids":[3],"name":7})", R"({"ids":[3],"array_limit":10001})",

@@ -169,6 +169,7 @@ json ToJson(const UpdateRequest& m) {
   if (e.cpus) j["cpus"] = *e.cpus;
   if (e.mem_bytes) j["mem_bytes"] = *e.mem_bytes;
   if (e.mig_profile) j["mig_profile"] = *e.mig_profile;
+  if (e.qos) j["qos"] = *e.qos;
   return j;
 }
 json ToJson(const UpdateReply& m) { return ResultsJson(m.results); }
@@ -205,10 +206,12 @@ Result<UpdateRequest> FromJson<UpdateRequest>(const json& j) {
   OptionalInRange(in, "cpus", &e.cpus, 1, 65536);
   OptionalInRange(in, "mem_bytes", &e.mem_bytes, 0, std::numeric_limits<int64_t>::max());
   in.OptionalString("mig_profile", &e.mig_profile);
+  in.OptionalString("qos", &e.qos);
+  if (in.ok() && e.qos && e.qos->empty()) return InvalidArgument("qos: names no class");
   if (in.ok() && e.empty())
     return InvalidArgument(
         "update names nothing to change: give time_limit_s, gpu_mem_bytes, gpu_share_pct, "
-        "priority, name, array_limit, gpus, cpus, mem_bytes or mig_profile");
+        "priority, name, array_limit, gpus, cpus, mem_bytes, mig_profile or qos");
   return in.Done(std::move(m));
 }
 template <>

@@ -16,7 +16,7 @@ bool PendingFieldsDiffer(const JobRequest& r, const JobEdit& e) {
          (e.priority && *e.priority != r.priority) || (e.name && *e.name != r.name) ||
          (e.gpus && *e.gpus != r.gpus) || (e.cpus && *e.cpus != r.cpus) ||
          (e.mem_bytes && *e.mem_bytes != r.mem_bytes) ||
-         (e.mig_profile && *e.mig_profile != r.mig_profile);
+         (e.mig_profile && *e.mig_profile != r.mig_profile) || (e.qos && *e.qos != r.qos);
 }
 
 std::string Job(const JobRecord& job) { return "job " + std::to_string(job.id); }
@@ -43,8 +43,9 @@ bool EditChanges(const JobRecord& job, const JobEdit& edit) {
 
 Result<bool> ApplyEdit(JobRecord& job, const JobEdit& edit, bool root) {
   bool lease = !OccupancyOf(job.kind).editable;
-  if (lease && (edit.gpu_mem_bytes || edit.gpu_share_pct || edit.priority || edit.name ||
-                edit.gpus || edit.cpus || edit.mem_bytes || edit.mig_profile || edit.array_limit))
+  if (lease &&
+      (edit.gpu_mem_bytes || edit.gpu_share_pct || edit.priority || edit.name || edit.gpus ||
+       edit.cpus || edit.mem_bytes || edit.mig_profile || edit.array_limit || edit.qos))
     return FailedPrecondition(Job(job) +
                               " is a lease: only its time limit can change (for the rest, close "
                               "it and open another)");
@@ -56,7 +57,7 @@ Result<bool> ApplyEdit(JobRecord& job, const JobEdit& edit, bool root) {
   JobRequest& r = job.request;
   if (AsRunning(job)) {
     if (edit.gpu_mem_bytes || edit.gpu_share_pct || edit.priority || edit.name || edit.gpus ||
-        edit.cpus || edit.mem_bytes || edit.mig_profile)
+        edit.cpus || edit.mem_bytes || edit.mig_profile || edit.qos)
       return FailedPrecondition(
           Job(job) + " is " + JobStateName(job.state) +
           ": only its time limit can change now (the rest is fixed once it starts)");
@@ -82,6 +83,7 @@ Result<bool> ApplyEdit(JobRecord& job, const JobEdit& edit, bool root) {
   if (edit.cpus) r.cpus = *edit.cpus;
   if (edit.mem_bytes) r.mem_bytes = *edit.mem_bytes;
   if (edit.mig_profile) r.mig_profile = *edit.mig_profile;
+  if (edit.qos) r.qos = *edit.qos;
   if (edit.array_limit) job.array.limit = *edit.array_limit;
   // The next pass says why it waits (a held job still waits "held").
   if (!AsRunning(job) && job.hold == Hold::kNone) lifecycle::Waiting(job, Reason::kNone, "");

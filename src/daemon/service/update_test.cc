@@ -116,6 +116,38 @@ TEST_F(UpdateTest, AChangedJobPassesASubmitsRulesOrStaysAsItWas) {
   EXPECT_EQ(Get(id).request.priority, 10);
 }
 
+// A pending job's service class changes as a submit's --qos would be judged: a class the node
+// has not, or one whose users do not name the caller, is refused; root may name any; a running
+// job keeps its class (its preemption and MPS client priority were set at its start).
+TEST_F(UpdateTest, AServiceClassChangesWhileItWaitsWithTheCallersRights) {
+  NodeOptions o = Options();
+  o.admission.qos = DefaultServiceClasses();
+  o.admission.qos.push_back(ServiceClass{.name = "urgent", .users = {"nobody-here"}});
+  Restart(o);
+  JobId id = Submit(caller_, GpuSlice(), /*hold=*/true);
+  JobEdit scavenger;
+  scavenger.qos = "scavenger";
+  ASSERT_TRUE(Update(caller_, id, scavenger).ok());
+  EXPECT_EQ(Get(id).request.qos, "scavenger");
+  JobEdit gold;
+  gold.qos = "gold";
+  EXPECT_EQ(Update(caller_, id, gold).code(), Code::kInvalidArgument) << "no such class";
+  JobEdit urgent;
+  urgent.qos = "urgent";
+  if (!caller_.IsRoot()) {
+    Status s = Update(caller_, id, urgent);
+    EXPECT_EQ(s.code(), Code::kPermissionDenied) << s.ToString();
+    EXPECT_EQ(Get(id).request.qos, "scavenger") << "left as it was";
+  }
+  EXPECT_TRUE(Update(Root(), id, urgent).ok()) << "root may name any class";
+  EXPECT_EQ(Get(id).request.qos, "urgent");
+  JobId running = Submit(caller_, GpuSlice());
+  node_->Step();
+  ASSERT_EQ(Get(running).state, JobState::kRunning);
+  EXPECT_EQ(Update(Root(), running, scavenger).code(), Code::kFailedPrecondition);
+  EXPECT_EQ(Get(running).request.qos, "normal");
+}
+
 TEST_F(UpdateTest, GpusCpusAndHostMemoryChangeWithinWhatTheNodeHas) {
   JobId id = Submit(caller_, Whole(1), /*hold=*/true);
   JobEdit more;
