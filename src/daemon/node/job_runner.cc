@@ -304,6 +304,13 @@ void JobRunner::Pass(int64_t now_ms, const std::function<void(const char*)>& mar
   ends_left_ = false;
   for (JobId id : running) {
     JobRecord& job = jobs.at(id);
+    if (auto pending = cut_pending_.find(id); pending != cut_pending_.end()) {
+      if (output_.Ended(id)) {
+        ends.emplace_back(id, std::move(pending->second));
+        cut_pending_.erase(pending);
+      }
+      continue;
+    }
     ends_left_ =
         ends_left_ || (!ends.empty() && end_bytes >= deps_.options->pass.pass_record_bytes);
     auto end = ends_left_ ? std::nullopt : OccupantOf(job).Poll(job, now_ms);
@@ -328,9 +335,14 @@ void JobRunner::Pass(int64_t now_ms, const std::function<void(const char*)>& mar
   HandleSharingEvents();
   part("polls");
   if (ends.empty()) return;
-  // The cuts owed first (Finish would make each), to tell their time from the ends'.
-  for (const auto& [id, end] : ends) output_.Ended(id);
+  // The cuts owed are asked for first; a job whose cut is being made ends once it is made.
+  std::erase_if(ends, [&](auto& e) {
+    if (output_.Ended(e.first)) return false;
+    cut_pending_.emplace(e.first, std::move(e.second));
+    return true;
+  });
   part("output cuts");
+  if (ends.empty()) return;
   jobs.BeginEnds();
   for (const auto& [id, end] : ends) End(jobs.at(id), end);
   part("ends");
@@ -556,7 +568,9 @@ void JobRunner::ReleaseResources(JobRecord& job) {
 }
 
 void JobRunner::Finish(JobRecord& job, const launch::ExitStatus& status) {
-  output_.Ended(job.id);  // its processes are gone: the cut its output is owed is made now
+  // Its processes are gone: the cut its output is owed is asked for (Pass waits for it before
+  // it ends a job; an end found otherwise, at a restart, does not).
+  (void)output_.Ended(job.id);
   ReleaseResources(job);
   lifecycle::EndFacts facts;
   facts.exit = status;

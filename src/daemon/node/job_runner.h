@@ -164,6 +164,9 @@ class JobRunner {
   RunnerDeps deps_;
   bool changed_ = false;    // since the last TakeChanged
   bool ends_left_ = false;  // the last Pass stopped collecting ends at its budget
+  // Ended jobs whose output cut is being made off the loop (OutputGuard::Ended): their end is
+  // recorded at the first pass after it is made, so that a recorded end finds its output cut.
+  std::map<JobId, OccupantEnd> cut_pending_;
   ShimOccupant shim_;
   OutputGuard output_;
   LeaseOccupant lease_occupant_;

@@ -44,7 +44,8 @@ std::vector<OutputEnd> OutputGuard::Look(const JobTable& jobs, int64_t now_ms) {
   std::vector<JobId> running;  // in id order: the table's
   std::map<JobId, uint64_t> kept;
   for (const auto& [id, job] : jobs) {
-    if (!Watched(job)) continue;
+    // A job whose cut is being made has ended: what the cut frees is counted apart.
+    if (!Watched(job) || cutting_.count(id)) continue;
     running.push_back(id);
     if (auto m = measured_.find(id); m != measured_.end()) kept.insert(*m);
   }
@@ -79,28 +80,37 @@ std::vector<OutputEnd> OutputGuard::Look(const JobTable& jobs, int64_t now_ms) {
   return ends;
 }
 
-void OutputGuard::Ended(JobId id) {
+bool OutputGuard::Ended(JobId id) {
+  if (auto cut = cutting_.find(id); cut != cutting_.end()) {
+    if (!cut->second->load()) return false;
+    cutting_.erase(cut);
+    return true;
+  }
   uint64_t held = 0;
   if (auto m = measured_.find(id); m != measured_.end()) held = m->second;
   measured_.erase(id);
   auto owed = owed_.find(id);
-  if (owed == owed_.end()) return;
+  if (owed == owed_.end()) return true;
   OutputEnd end = std::move(owed->second);
   owed_.erase(owed);
-  if (space_ == nullptr) return;
+  if (space_ == nullptr) return true;
   std::string note = "\npinpoint: output cut at " + FormatSize(end.keep_bytes) + " (" +
                      end.setting + "): the job was ended\n";
   // Made off the loop (launch/output_space.h: the truncate drops the pages the job dirtied); what
   // it will free counts as free until it is made.
   uint64_t freed = held - std::min(held, end.keep_bytes);
   *cutting_bytes_ += freed;
+  auto made = std::make_shared<std::atomic<bool>>(false);
+  cutting_[id] = made;
   space_->CutLater(ShimOccupant::JobDir(*options_, id), end.keep_bytes, note,
-                   [id, freed, cutting = cutting_bytes_](const Status& cut) {
+                   [id, freed, cutting = cutting_bytes_, made](const Status& cut) {
                      *cutting -= freed;
                      // A job purged before its cut was made has no output left to cut.
                      if (!cut.ok() && cut.code() != Code::kNotFound)
                        log::Warn("job {}: cannot cut its output: {}", id, cut.message());
+                     made->store(true);
                    });
+  return Ended(id);  // made at once (a space that cuts on the caller's thread), or not yet
 }
 
 }  // namespace pinpoint::daemon

@@ -40,8 +40,10 @@ class OutputGuard {
   // being stopped). Empty when no look is due, none is set, or nothing is past a bound.
   std::vector<OutputEnd> Look(const JobTable& jobs, int64_t now_ms);
   // Job `id` has ended (its processes are gone): the cut it is owed for its output is asked for
-  // (OutputSpace::CutLater: made off the loop), and it is forgotten. A cut that fails is logged.
-  void Ended(JobId id);
+  // (OutputSpace::CutLater: made off the loop). True once nothing is owed or being made (it is
+  // forgotten then): the end may be recorded, its output as the record says. False while the cut
+  // is being made: ask again at a later pass. A cut that fails is logged.
+  bool Ended(JobId id);
 
  private:
   // Measures up to kOutputLookJobs of `running`, starting after cursor_.
@@ -57,6 +59,8 @@ class OutputGuard {
   // on the thread that made it; shared, for a callback that outlives this guard).
   std::shared_ptr<std::atomic<uint64_t>> cutting_bytes_ =
       std::make_shared<std::atomic<uint64_t>>(0);
+  // The jobs whose cut is being made: set once it is (by the thread that made it).
+  std::map<JobId, std::shared_ptr<std::atomic<bool>>> cutting_;
 };
 
 }  // namespace pinpoint::daemon
