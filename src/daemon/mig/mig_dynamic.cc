@@ -110,11 +110,14 @@ int64_t MigDynamic::NextEligibleMs(int64_t now_ms) const {
   return next;
 }
 
-void MigDynamic::NoteDrain(const std::optional<sched::mig::Drain>& drain, int64_t now_ms) {
+void MigDynamic::NoteDrain(const std::optional<sched::mig::Drain>& drain,
+                           const std::vector<sched::mig::Want>& wants, int64_t now_ms) {
   bool same = drain && drain_ && drain->for_job == drain_->for_job && drain->gpu == drain_->gpu &&
               drain->start == drain_->start && drain->profile == drain_->profile;
+  std::vector<JobId> waiting;
+  for (const sched::mig::Want& w : wants) waiting.push_back(w.id);
+  drain_since_ms_ = drain_clock_.Drains(drain ? drain->for_job : 0, waiting, now_ms);
   if (drain && !same) {
-    drain_since_ms_ = now_ms;
     log::Info(
         "MIG: GPU {}: draining {} at memory slice {} for job {}; its slots take no new job from {} "
         "s on",
@@ -183,7 +186,7 @@ std::vector<int> MigDynamic::Plan(sched::Inventory& inventory,
     w.gpu_mem_bytes = options_.mem_reserve.Needed(w.gpu_mem_bytes);  // as the slots count it
   sched::mig::Plan plan = sched::mig::PlanLayout(layout, asked, now_ms, options_.plan);
   due_ms_ = plan.unserved.empty() && !plan.drain ? 0 : NextEligibleMs(now_ms);
-  NoteDrain(plan.drain, now_ms);
+  NoteDrain(plan.drain, wants, now_ms);
   if (plan.destroys.empty() && plan.creates.empty()) return {};
 
   std::vector<store::MigChange> changes;

@@ -23,6 +23,7 @@
 #include <thread>
 #include <vector>
 
+#include "daemon/mig/drain_clock.h"
 #include "gpu/gpu_backend.h"
 #include "pinpoint/job.h"
 #include "sched/inventory.h"
@@ -129,7 +130,8 @@ class MigDynamic {
   void StartThread(std::vector<store::MigChange> changes, int64_t now_ms);  // one at a time
   void Run(std::vector<store::MigChange> changes);                          // the thread
   int64_t NextEligibleMs(int64_t now_ms) const;
-  void NoteDrain(const std::optional<sched::mig::Drain>& drain, int64_t now_ms);
+  void NoteDrain(const std::optional<sched::mig::Drain>& drain,
+                 const std::vector<sched::mig::Want>& wants, int64_t now_ms);
 
   std::vector<Gpu> gpus_;
   gpu::GpuBackend* backend_;
@@ -140,6 +142,7 @@ class MigDynamic {
   std::map<std::string, int64_t> created_by_uuid_;     // the store's creates, read at Resume
   std::optional<sched::mig::Drain> drain_;             // the latest plan's
   int64_t drain_since_ms_ = 0;                         // since when it drains for its job
+  DrainClock drain_clock_;                             // by the slice drained for
   bool in_flight_ = false;
   int64_t started_ms_ = 0;
   bool overdue_ = false;
