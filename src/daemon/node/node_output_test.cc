@@ -44,12 +44,6 @@ class NodeOutputTest : public NodeTest {
     return job.ok() ? job->id : 0;
   }
   std::string Dir(JobId id) { return ShimOccupant::JobDir(node_->options(), id); }
-  static ExitStatus Terminated() {
-    ExitStatus s;
-    s.kind = ExitStatus::Kind::kSignaled;
-    s.term_signal = SIGTERM;
-    return s;
-  }
 
   FakeUserDirectory users_;
   launch::FakeOutputSpace space_;

@@ -55,12 +55,7 @@ TEST_F(PreemptTest, AnUrgentJobRequeuesTheYoungestScavengerAfterItsGrace) {
   EXPECT_FALSE(Signalled(launcher_, old, SIGTERM));
   clock_.AdvanceMs(30'000);  // scavenger's grace
   node_->Step();
-  launcher_.Finish(young, [] {
-    ExitStatus s;
-    s.kind = ExitStatus::Kind::kSignaled;
-    s.term_signal = SIGTERM;
-    return s;
-  }());
+  launcher_.Finish(young, Terminated());
   node_->Step();
   node_->Step();
   EXPECT_EQ(StateOf(urgent), JobState::kRunning) << node_->Get(urgent)->detail;
@@ -184,12 +179,7 @@ TEST_F(ReclaimTest, AUserBelowTheirShareGetsTheYoungestGpuOfOneAboveAfterTheRecl
   EXPECT_NE(node_->Get(bobs_)->detail.find("the fair share"), std::string::npos)
       << node_->Get(bobs_)->detail;
   node_->Step();  // normal's grace is 0: stopped
-  launcher_.Finish(second_, [] {
-    ExitStatus s;
-    s.kind = ExitStatus::Kind::kSignaled;
-    s.term_signal = SIGTERM;
-    return s;
-  }());
+  launcher_.Finish(second_, Terminated());
   node_->Step();
   node_->Step();
   EXPECT_EQ(StateOf(bobs_), JobState::kRunning) << node_->Get(bobs_)->detail;

@@ -89,6 +89,13 @@ class NodeTest : public ::testing::Test {
     s.kind = ExitStatus::Kind::kNoStatus;
     return s;
   }
+  // A job ended by SIGTERM (a cancel's or a preemption's stop).
+  static ExitStatus Terminated() {
+    ExitStatus s;
+    s.kind = ExitStatus::Kind::kSignaled;
+    s.term_signal = SIGTERM;
+    return s;
+  }
   static ExitStatus Exited(int code) {
     ExitStatus s;
     s.kind = ExitStatus::Kind::kExited;
