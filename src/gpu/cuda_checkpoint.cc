@@ -28,17 +28,15 @@ using ErrorNameFn = CUresult (*)(CUresult, const char**);
 
 class DlCheckpointDriver : public CheckpointDriver {
  public:
-  DlCheckpointDriver(void* handle, ArgsFn lock, ArgsFn checkpoint, ArgsFn restore, ArgsFn unlock,
-                     StateFn state, ErrorNameFn error_name)
-      : handle_(handle),
-        lock_(lock),
+  // The library it came from stays loaded (never dlclosed: the driver's threads may outlive it).
+  DlCheckpointDriver(ArgsFn lock, ArgsFn checkpoint, ArgsFn restore, ArgsFn unlock, StateFn state,
+                     ErrorNameFn error_name)
+      : lock_(lock),
         checkpoint_(checkpoint),
         restore_(restore),
         unlock_(unlock),
         state_(state),
         error_name_(error_name) {}
-  // The library stays loaded: the driver's threads may outlive a dlclose.
-  ~DlCheckpointDriver() override = default;
 
   Status Lock(int pid, uint32_t timeout_ms) override {
     CheckpointArgs args;
@@ -89,7 +87,6 @@ class DlCheckpointDriver : public CheckpointDriver {
     return Unavailable(text);
   }
 
-  void* handle_;
   ArgsFn lock_, checkpoint_, restore_, unlock_;
   StateFn state_;
   ErrorNameFn error_name_;
@@ -138,7 +135,7 @@ Result<std::unique_ptr<CheckpointDriver>> LoadCheckpointDriver(const std::string
   if (CUresult r = init(0); r != kCudaSuccess)
     return Unavailable("cuInit failed (" + std::to_string(r) + "): no usable GPU");
   return std::unique_ptr<CheckpointDriver>(
-      new DlCheckpointDriver(handle, lock, checkpoint, restore, unlock, state, error_name));
+      new DlCheckpointDriver(lock, checkpoint, restore, unlock, state, error_name));
 }
 
 CheckpointReport SuspendAll(CheckpointDriver& driver, const std::vector<int>& pids,
