@@ -22,7 +22,9 @@ struct alignas(8) CheckpointArgs {
 static_assert(sizeof(CheckpointArgs) == 64);
 
 using InitFn = CUresult (*)(unsigned int);
-using ArgsFn = CUresult (*)(int, CheckpointArgs*);
+// The args as void*: the exact type the driver's functions are called through (an indirect call
+// through another type is undefined, and UBSan's -fsanitize=function says so).
+using ArgsFn = CUresult (*)(int, void*);
 using StateFn = CUresult (*)(int, int*);
 using ErrorNameFn = CUresult (*)(CUresult, const char**);
 
