@@ -177,29 +177,24 @@ CheckpointReport SuspendAll(CheckpointDriver& driver, const std::vector<int>& pi
     return report;
   }
   report.error = failed.message();
-  // Undone, last first: the whole job or nothing.
-  for (size_t i = checkpointed; i-- > 0;) {
-    ProcessStep& step = report.steps[i];
+  // Undone, last first (each restored when checkpointed, then unlocked): the whole job or nothing.
+  auto undo = [&](ProcessStep& step, Status (CheckpointDriver::*call)(int), int64_t* ms,
+                  CudaProcessState to) {
     int64_t t0 = now_ms();
-    Status s = driver.Restore(step.pid);
-    step.restore_ms = Since(now_ms, t0);
+    Status s = (driver.*call)(step.pid);
+    *ms = Since(now_ms, t0);
     if (s.ok()) {
-      step.state = CudaProcessState::kLocked;
+      step.state = to;
     } else {
       step.error = "undoing: " + s.message();
     }
-  }
-  for (size_t i = std::min(locked, pids.size()); i-- > 0;) {
+  };
+  for (size_t i = locked; i-- > 0;) {
     ProcessStep& step = report.steps[i];
-    if (step.state != CudaProcessState::kLocked) continue;
-    int64_t t0 = now_ms();
-    Status s = driver.Unlock(step.pid);
-    step.unlock_ms = Since(now_ms, t0);
-    if (s.ok()) {
-      step.state = CudaProcessState::kRunning;
-    } else {
-      step.error = "undoing: " + s.message();
-    }
+    if (i < checkpointed)
+      undo(step, &CheckpointDriver::Restore, &step.restore_ms, CudaProcessState::kLocked);
+    if (step.state == CudaProcessState::kLocked)
+      undo(step, &CheckpointDriver::Unlock, &step.unlock_ms, CudaProcessState::kRunning);
   }
   // The process whose call failed was left as it was (a lock that failed: running).
   for (ProcessStep& step : report.steps)

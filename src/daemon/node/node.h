@@ -331,6 +331,12 @@ class Node {
   // (sched::ReclaimCandidates), each preempted by its class's mode and grace; at most one room
   // made at a time for one user.
   void ReclaimFor(const sched::Snapshot& snap, const sched::Plan& plan, int asked);
+  // The class of running job `id` when it may be preempted now (not a lease, not being
+  // preempted, its class's mode not off); null otherwise.
+  const ServiceClass* PreemptibleClass(JobId id) const;
+  // Preempts each of `victims` for `for_job` by its class's grace (JobRunner::Preempt); those
+  // it did.
+  std::vector<JobId> PreemptAll(const std::vector<JobId>& victims, JobId for_job);
   // An ended job's enforcement entries that disagree: a warning each, and the metric's count.
   void CountDisagreements(const JobRecord& job);
   // The scheduler's view of the node now: inventory (drained devices marked, recent business),

@@ -33,6 +33,26 @@ bool WaitsForRoom(Reason reason) {
 
 }  // namespace
 
+const ServiceClass* Node::PreemptibleClass(JobId id) const {
+  auto v = jobs_.find(id);
+  if (v == jobs_.end() || v->second.kind == JobKind::kLease || runner_.BeingPreempted(v->second))
+    return nullptr;
+  const ServiceClass* theirs =
+      ClassOf(v->second, options_.admission.qos, options_.admission.default_qos);
+  return theirs != nullptr && theirs->preempt_mode != PreemptMode::kOff ? theirs : nullptr;
+}
+
+std::vector<JobId> Node::PreemptAll(const std::vector<JobId>& victims, JobId for_job) {
+  std::vector<JobId> preempted;
+  for (JobId victim : victims) {
+    JobRecord& v = jobs_.at(victim);
+    const ServiceClass* theirs = ClassOf(v, options_.admission.qos, options_.admission.default_qos);
+    int64_t grace_ms = theirs != nullptr ? theirs->grace_s * 1000 : 0;
+    if (runner_.Preempt(v, for_job, grace_ms)) preempted.push_back(victim);
+  }
+  return preempted;
+}
+
 void Node::PreemptFor(const sched::Snapshot& snap, const sched::Plan& plan) {
   auto class_of = [&](const JobRecord& job) {
     return ClassOf(job, options_.admission.qos, options_.admission.default_qos);
@@ -72,16 +92,11 @@ void Node::PreemptFor(const sched::Snapshot& snap, const sched::Plan& plan) {
     };
     std::vector<Candidate> candidates;
     for (const sched::RunningJob& r : snap.running) {
-      auto v = jobs_.find(r.id);
-      if (v == jobs_.end() || v->second.kind == JobKind::kLease ||
-          runner_.BeingPreempted(v->second))
+      const ServiceClass* theirs = PreemptibleClass(r.id);
+      if (theirs == nullptr || std::find(mine->preempts.begin(), mine->preempts.end(),
+                                         theirs->name) == mine->preempts.end())
         continue;
-      const ServiceClass* theirs = class_of(v->second);
-      if (theirs == nullptr || theirs->preempt_mode == PreemptMode::kOff) continue;
-      if (std::find(mine->preempts.begin(), mine->preempts.end(), theirs->name) ==
-          mine->preempts.end())
-        continue;
-      candidates.push_back({theirs->priority, v->second.start_ms, r.id});
+      candidates.push_back({theirs->priority, jobs_.at(r.id).start_ms, r.id});
     }
     if (candidates.empty()) continue;
     std::sort(candidates.begin(), candidates.end(), [](const Candidate& a, const Candidate& b) {
@@ -90,15 +105,7 @@ void Node::PreemptFor(const sched::Snapshot& snap, const sched::Plan& plan) {
     std::vector<JobId> order;
     for (const Candidate& c : candidates) order.push_back(c.id);
     ++asked;
-    std::vector<JobId> victims = sched::PickVictims(snap, *demand, order);
-    if (victims.empty()) continue;
-    std::vector<JobId> preempted;
-    for (JobId victim : victims) {
-      JobRecord& v = jobs_.at(victim);
-      const ServiceClass* theirs = class_of(v);
-      int64_t grace_ms = theirs != nullptr ? theirs->grace_s * 1000 : 0;
-      if (runner_.Preempt(v, job.id, grace_ms)) preempted.push_back(victim);
-    }
+    std::vector<JobId> preempted = PreemptAll(sched::PickVictims(snap, *demand, order), job.id);
     if (preempted.empty()) continue;
     std::string ids = JoinIds(preempted);
     log::Info("job {} (class {}) preempts job(s) {} to start", job.id, mine->name, ids);
@@ -115,16 +122,7 @@ void Node::ReclaimFor(const sched::Snapshot& snap, const sched::Plan& plan, int 
   std::set<uint32_t> users;        // those a room is being made for already
   for (JobId id : reclaiming_)
     if (auto it = jobs_.find(id); it != jobs_.end()) users.insert(it->second.uid);
-  auto class_of = [&](const JobRecord& job) {
-    return ClassOf(job, options_.admission.qos, options_.admission.default_qos);
-  };
-  auto may_go = [&](JobId id) {
-    auto v = jobs_.find(id);
-    if (v == jobs_.end() || v->second.kind == JobKind::kLease || runner_.BeingPreempted(v->second))
-      return false;
-    const ServiceClass* theirs = class_of(v->second);
-    return theirs != nullptr && theirs->preempt_mode != PreemptMode::kOff;
-  };
+  auto may_go = [&](JobId id) { return PreemptibleClass(id) != nullptr; };
   std::optional<int64_t> due;
   for (const sched::Wait& wait : plan.waits) {
     if (after_ms <= 0) break;
@@ -152,17 +150,9 @@ void Node::ReclaimFor(const sched::Snapshot& snap, const sched::Plan& plan, int 
     std::vector<JobId> order = sched::ReclaimCandidates(snap, *demand, may_go);
     if (order.empty()) continue;
     ++asked;
-    std::vector<JobId> victims = sched::PickVictims(snap, *demand, order);
-    std::vector<JobId> preempted;
-    uint32_t holder = 0;
-    for (JobId victim : victims) {
-      JobRecord& v = jobs_.at(victim);
-      const ServiceClass* theirs = class_of(v);
-      int64_t grace_ms = theirs != nullptr ? theirs->grace_s * 1000 : 0;
-      holder = v.uid;
-      if (runner_.Preempt(v, job.id, grace_ms)) preempted.push_back(victim);
-    }
+    std::vector<JobId> preempted = PreemptAll(sched::PickVictims(snap, *demand, order), job.id);
     if (preempted.empty()) continue;
+    uint32_t holder = jobs_.at(preempted.front()).uid;
     std::string ids = JoinIds(preempted);
     log::Info(
         "job {} of uid {} waited {} s for an MPS GPU below its user's share: job(s) {} of uid {}, "

@@ -226,16 +226,12 @@ NodeOptions NodeOptionsFor(const Config& config, const sched::Inventory& invento
   if (!config.system_cpus.empty()) {
     // The site pins pinpointd to its system CPUs (systemd's CPUAffinity=): jobs get the others
     // of the node, whatever pinpointd's own affinity.
-    options.launch.shared_cpus =
-        WithoutCpus(ReadCpuTopology("/sys", /*within_affinity=*/false), config.system_cpus).cpus;
+    options.launch.shared_cpus = JobCpus(config).cpus;
     log::Info("host CPUs: {} kept for the system (system_cpus); jobs run on {}",
               FormatCpuList(config.system_cpus), FormatCpuList(options.launch.shared_cpus));
   }
   if (config.cpu_binding == "cpuset") {
-    options.launch.cpu_topology =
-        config.system_cpus.empty()
-            ? ReadCpuTopology()
-            : WithoutCpus(ReadCpuTopology("/sys", /*within_affinity=*/false), config.system_cpus);
+    options.launch.cpu_topology = JobCpus(config);
     std::set<int> nodes;
     for (int cpu : options.launch.cpu_topology.cpus)
       nodes.insert(options.launch.cpu_topology.node_of.count(cpu)
@@ -506,9 +502,7 @@ int RunDaemon(const Config& config, std::unique_ptr<gpu::GpuBackend> backend,
   log::Log(simulated_fallback ? log::Level::kWarn : log::Level::kInfo, "pinpointd {} starting; {}",
            VersionText(), backend_note);
   BlockDaemonSignals();  // before the watcher's and the metrics server's threads start
-  if (!config.system_cpus.empty() &&
-      WithoutCpus(ReadCpuTopology("/sys", /*within_affinity=*/false), config.system_cpus)
-          .cpus.empty())
+  if (!config.system_cpus.empty() && JobCpus(config).cpus.empty())
     return Fail(InvalidArgument("config: \"system_cpus\" (" + FormatCpuList(config.system_cpus) +
                                 ") leaves no online CPU for jobs"));
   if (Status s = MakeDaemonDirs(config); !s.ok()) return Fail(s);

@@ -11,6 +11,11 @@
 
 namespace pinpoint::daemon {
 
+CpuTopology JobCpus(const Config& config) {
+  if (config.system_cpus.empty()) return ReadCpuTopology();
+  return WithoutCpus(ReadCpuTopology("/sys", /*within_affinity=*/false), config.system_cpus);
+}
+
 sched::HostResources DetectHost() {
   sched::HostResources host;
   long cpus = ::sysconf(_SC_NPROCESSORS_ONLN);
@@ -148,12 +153,8 @@ Result<sched::Inventory> BuildInventory(
     inv.keep_empty_gpus = static_cast<int>(config.keep_empty_gpus);
   }
   inv.host = DetectHost();
-  if (!config.system_cpus.empty()) {
-    size_t left =
-        WithoutCpus(ReadCpuTopology("/sys", /*within_affinity=*/false), config.system_cpus)
-            .cpus.size();
-    inv.host.cpus = std::max(1, static_cast<int>(left));
-  }
+  if (!config.system_cpus.empty())
+    inv.host.cpus = std::max(1, static_cast<int>(JobCpus(config).cpus.size()));
   if (config.host_cpus > 0) inv.host.cpus = config.host_cpus;
   if (config.host_mem_bytes > 0) inv.host.mem_bytes = config.host_mem_bytes;
   return inv;

@@ -6,6 +6,7 @@
 #include <map>
 #include <vector>
 
+#include "common/cpu_list.h"
 #include "daemon/setup/config.h"
 #include "gpu/gpu_backend.h"
 #include "sched/inventory.h"
@@ -27,5 +28,9 @@ bool IsMigDynamicGpu(const gpu::GpuInfo& gpu, const Config& config);
 
 // Online CPUs and MemTotal of this host.
 sched::HostResources DetectHost();
+// The CPUs jobs may get (config system_cpus): every online CPU but those, whatever pinpointd's
+// own affinity (a site pins it to its system CPUs); without system_cpus, the CPUs pinpointd may
+// use (ReadCpuTopology).
+CpuTopology JobCpus(const Config& config);
 
 }  // namespace pinpoint::daemon
