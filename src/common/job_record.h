@@ -75,6 +75,37 @@ struct Readback {
   bool operator==(const Readback&) const = default;
 };
 
+// Where a job's suspend stands (docs/scheduling.md "Suspend"): kSuspending while
+// pinpoint-checkpoint moves its device memory to host memory (its GPUs still held), kSuspended once
+// it has and its processes are stopped (its GPUs free for others), kResuming while it is put back
+// on the same GPUs (held again).
+enum class SuspendPhase { kNone, kSuspending, kSuspended, kResuming };
+// "none", "suspending", "suspended", "resuming".
+inline const char* SuspendPhaseName(SuspendPhase phase) {
+  switch (phase) {
+    case SuspendPhase::kSuspending: return "suspending";
+    case SuspendPhase::kSuspended: return "suspended";
+    case SuspendPhase::kResuming: return "resuming";
+    case SuspendPhase::kNone: break;
+  }
+  return "none";
+}
+
+struct SuspendRecord {
+  SuspendPhase phase = SuspendPhase::kNone;
+  int64_t since_ms = 0;  // when the suspend was asked
+  std::string by = {};   // who asked: "root", or "job N" (a preemption)
+  // Resumes once its GPUs have room (root's resume, or at once for a preemption's suspend).
+  bool resume = false;
+  // Its processes (pid and /proc start time): while suspending, those asked to be checkpointed;
+  // once suspended, those that were (what a resume restores).
+  std::vector<int64_t> pids = {};
+  std::vector<uint64_t> pid_starts = {};
+  // The device memory its processes held, now in host memory: admission counts it.
+  uint64_t host_bytes = 0;
+  bool operator==(const SuspendRecord&) const = default;
+};
+
 // The daemon's record of a job, bookkeeping included: what it keeps in memory and the store keeps
 // (store/record_codec.h). Replies carry JobView (api.h), which the daemon builds from it.
 struct JobRecord {
@@ -115,6 +146,7 @@ struct JobRecord {
   // when it starts; empty: it shares the host's CPUs under a cpu.max quota.
   std::vector<int> cpuset;
   Readback readback;  // what its enforcement list shows (docs/enforcement.md)
+  SuspendRecord suspend;  // a running job's suspend (pinpoint suspend, or a preemption's)
   // Every field equal: what a store round trip must give back.
   bool operator==(const JobRecord&) const = default;
 };

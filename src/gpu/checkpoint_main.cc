@@ -1,10 +1,13 @@
 // pinpoint-checkpoint: the driver's checkpoint API for one job's processes, from a process of its
 // own so that pinpointd never waits on it (gpu/cuda_checkpoint.h).
-//   pinpoint-checkpoint suspend [--lock-timeout-ms N] [--library PATH] PID[:START]...
+//   pinpoint-checkpoint suspend [--lock-timeout-ms N] [--library PATH] [--cuda-only] PID[:START]...
 //   pinpoint-checkpoint resume [--library PATH] PID[:START]...
 //   pinpoint-checkpoint state [--library PATH] PID[:START]...
 // START, a process's start time in clock ticks (/proc/PID/stat field 22), makes a pid that was
-// reused for another process refused before any call. Prints one line of JSON (ReportJson).
+// reused for another process refused before any call. --cuda-only (pinpointd names every process
+// of a job): the processes the driver does not answer for (no CUDA) and those gone are left out,
+// and it fails only when none is left. resume puts each process back to running from whatever
+// state it is in (ResumeAll). Prints one line of JSON (ReportJson).
 // Exit: 0 done; 1 not done (a suspend undone: every process as it was); 2 usage; 3 no checkpoint
 // API on this node.
 #include <time.h>
@@ -30,7 +33,7 @@ int64_t NowMs() {
 int Usage(const std::string& why) {
   std::fprintf(stderr,
                "pinpoint-checkpoint: %s\nusage: pinpoint-checkpoint suspend|resume|state "
-               "[--lock-timeout-ms N] [--library PATH] PID[:START]...\n",
+               "[--lock-timeout-ms N] [--library PATH] [--cuda-only] PID[:START]...\n",
                why.c_str());
   return 2;
 }
@@ -69,8 +72,13 @@ int main(int argc, char** argv) {
   std::string library = "libcuda.so.1";
   uint32_t lock_timeout_ms = 10000;
   std::vector<int> pids;
+  bool cuda_only = false;
   for (int i = 2; i < argc; ++i) {
     std::string arg = argv[i];
+    if (arg == "--cuda-only") {
+      cuda_only = true;
+      continue;
+    }
     if ((arg == "--lock-timeout-ms" || arg == "--library") && i + 1 < argc) {
       std::string value = argv[++i];
       if (arg == "--library") {
@@ -88,6 +96,7 @@ int main(int argc, char** argv) {
     if (!ParseTarget(arg, &pid, &start)) return Usage("not a PID[:START]: '" + arg + "'");
     if (start != 0) {
       auto stat = pinpoint::ReadProcStat(pid);
+      if ((!stat || stat->start_ticks != start) && cuda_only) continue;  // gone: left out
       if (!stat || stat->start_ticks != start)
         return Fail("process " + std::to_string(pid) + " is not the one named (started at " +
                         std::to_string(start) + "): it ended, or its pid was reused",
@@ -95,9 +104,17 @@ int main(int argc, char** argv) {
     }
     pids.push_back(pid);
   }
-  if (pids.empty()) return Usage("no process named");
+  if (pids.empty() && !cuda_only) return Usage("no process named");
   auto driver = pinpoint::gpu::LoadCheckpointDriver(library);
   if (!driver.ok()) return Fail(driver.status().message(), 3);
+  if (cuda_only) {
+    size_t named = pids.size();
+    pids = pinpoint::gpu::CudaProcesses(**driver, pids);
+    if (pids.empty())
+      return Fail("none of the " + std::to_string(named) +
+                      " process(es) named holds a CUDA context: nothing to suspend",
+                  1);
+  }
   CheckpointReport report;
   if (action == "suspend") {
     report = pinpoint::gpu::SuspendAll(**driver, pids, lock_timeout_ms, NowMs);

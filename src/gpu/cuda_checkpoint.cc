@@ -205,6 +205,13 @@ CheckpointReport SuspendAll(CheckpointDriver& driver, const std::vector<int>& pi
   return report;
 }
 
+std::vector<int> CudaProcesses(CheckpointDriver& driver, const std::vector<int>& pids) {
+  std::vector<int> cuda;
+  for (int pid : pids)
+    if (driver.State(pid).ok()) cuda.push_back(pid);
+  return cuda;
+}
+
 CheckpointReport ResumeAll(CheckpointDriver& driver, const std::vector<int>& pids,
                            const std::function<int64_t()>& now_ms) {
   CheckpointReport report;
@@ -212,17 +219,24 @@ CheckpointReport ResumeAll(CheckpointDriver& driver, const std::vector<int>& pid
   for (int pid : pids) {
     ProcessStep step;
     step.pid = pid;
-    step.state = CudaProcessState::kCheckpointed;
-    int64_t t0 = now_ms();
-    Status s = driver.Restore(pid);
-    step.restore_ms = Since(now_ms, t0);
-    if (s.ok()) {
-      step.state = CudaProcessState::kLocked;
-      t0 = now_ms();
+    Result<CudaProcessState> was = driver.State(pid);
+    Status s = was.ok() ? Status::Ok() : was.status();
+    step.state = was.ok() ? *was : CudaProcessState::kUnknown;
+    if (s.ok() && step.state == CudaProcessState::kCheckpointed) {
+      int64_t t0 = now_ms();
+      s = driver.Restore(pid);
+      step.restore_ms = Since(now_ms, t0);
+      if (s.ok()) step.state = CudaProcessState::kLocked;
+    }
+    if (s.ok() && step.state == CudaProcessState::kLocked) {
+      int64_t t0 = now_ms();
       s = driver.Unlock(pid);
       step.unlock_ms = Since(now_ms, t0);
       if (s.ok()) step.state = CudaProcessState::kRunning;
     }
+    if (s.ok() && step.state != CudaProcessState::kRunning)
+      s = FailedPrecondition("process " + std::to_string(pid) + " is " +
+                             std::string(CudaProcessStateName(step.state)) + ": not resumable");
     if (!s.ok()) {
       step.error = s.message();
       if (report.ok) report.error = s.message();

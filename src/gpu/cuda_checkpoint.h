@@ -65,8 +65,13 @@ struct CheckpointReport {
 // clock the steps are timed with.
 CheckpointReport SuspendAll(CheckpointDriver& driver, const std::vector<int>& pids,
                             uint32_t lock_timeout_ms, const std::function<int64_t()>& now_ms);
-// Restores, then unlocks, every process of `pids`. A process that fails is reported and the
-// others go on (a restore has no undo); ok only when all of them run again.
+// Of `pids`, those the driver answers for (GetState): the CUDA processes; a process without CUDA,
+// or gone, is left out.
+std::vector<int> CudaProcesses(CheckpointDriver& driver, const std::vector<int>& pids);
+// Puts every process of `pids` back to running from whatever state it is in: a checkpointed one
+// restored then unlocked, a locked one unlocked, a running one left as it is (so that a suspend
+// cut short, by a deadline or a restart, is undone by the same call). A process that fails is
+// reported and the others go on (a restore has no undo); ok only when all of them run again.
 CheckpointReport ResumeAll(CheckpointDriver& driver, const std::vector<int>& pids,
                            const std::function<int64_t()>& now_ms);
 // The report as one line of JSON: {"ok":..,"error":..,"processes":[{"pid":..,"state":..,

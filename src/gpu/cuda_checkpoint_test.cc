@@ -96,6 +96,16 @@ TEST(ResumeAllTest, AProcessThatCannotBeRestoredIsSaidAndTheOthersGoOn) {
   EXPECT_EQ(driver.state_[2], 0);
 }
 
+TEST(ResumeAllTest, EachProcessGoesBackToRunningFromTheStateItIsIn) {
+  FakeCheckpointDriver driver;
+  driver.state_ = {{1, 2}, {2, 1}, {3, 0}};  // checkpointed, locked (a suspend cut short), running
+  CheckpointReport r = ResumeAll(driver, {1, 2, 3}, Zero);
+  EXPECT_TRUE(r.ok) << r.error;
+  for (int pid : {1, 2, 3}) EXPECT_EQ(driver.state_[pid], 0) << pid;
+  EXPECT_EQ(driver.calls_, (std::vector<std::string>{"restore 1", "unlock 1", "unlock 2"}))
+      << "a running process is left as it is";
+}
+
 // ---- pinpoint-checkpoint over the stand-in libcuda ----
 
 struct Ran {
@@ -168,6 +178,21 @@ TEST_F(CheckpointBinaryTest, AProcessTheDriverRefusesLeavesTheJobAsItWas) {
       << r.out.dump();
   EXPECT_EQ(State(sleepers_[0]), 0) << "unlocked again: not half-suspended";
   EXPECT_EQ(State(sleepers_[1]), 0);
+}
+
+TEST_F(CheckpointBinaryTest, CudaOnlyLeavesOutTheProcessesWithoutCudaAndFailsWhenNoneIsLeft) {
+  Ran r = Run({"suspend", "--cuda-only", "--library", lib_, Pid(0), Pid(1)},
+              {"FAKE_CUDA_NOT_CUDA=" + Pid(0)});
+  ASSERT_TRUE(WIFEXITED(r.status));
+  EXPECT_EQ(WEXITSTATUS(r.status), 0) << r.out.dump();
+  ASSERT_EQ(r.out["processes"].size(), 1u) << r.out.dump();
+  EXPECT_EQ(r.out["processes"][0]["pid"], sleepers_[1]);
+  EXPECT_EQ(State(sleepers_[1]), 2);
+  Ran none = Run({"suspend", "--cuda-only", "--library", lib_, Pid(0)},
+                 {"FAKE_CUDA_NOT_CUDA=" + Pid(0)});
+  EXPECT_EQ(WEXITSTATUS(none.status), 1);
+  EXPECT_NE(none.out.value("error", "").find("holds a CUDA context"), std::string::npos)
+      << none.out.dump();
 }
 
 TEST_F(CheckpointBinaryTest, APidReusedOrWithoutTheDriverIsRefusedBeforeAnyCall) {

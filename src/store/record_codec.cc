@@ -37,6 +37,11 @@ constexpr std::pair<LimitStrength, const char*> kStoredStrengths[] = {
     {LimitStrength::kWatcher, "watcher"}};
 constexpr std::pair<Hold, const char*> kStoredHolds[] = {
     {Hold::kNone, "none"}, {Hold::kUser, "user"}, {Hold::kRoot, "root"}};
+constexpr std::pair<SuspendPhase, const char*> kStoredSuspendPhases[] = {
+    {SuspendPhase::kNone, "none"},
+    {SuspendPhase::kSuspending, "suspending"},
+    {SuspendPhase::kSuspended, "suspended"},
+    {SuspendPhase::kResuming, "resuming"}};
 constexpr std::pair<JobKind, const char*> kStoredKinds[] = {{JobKind::kJob, "job"},
                                                             {JobKind::kLease, "lease"}};
 // Every reason a release of pinpoint has written: the API's words when each was added.
@@ -131,6 +136,12 @@ void ArrayFields(F& f, Array& a) {
   f.Sparse("pending", a.pending).Sparse("indices", a.indices);  // an array's rest only
 }
 
+template <typename F, typename Suspend>
+void SuspendFields(F& f, Suspend& s) {
+  f("phase", s.phase)("since_ms", s.since_ms)("by", s.by)("resume", s.resume);
+  f("pids", s.pids)("pid_starts", s.pid_starts)("host_bytes", s.host_bytes);
+}
+
 template <typename F, typename Record>
 void RecordFields(F& f, Record& r) {
   f("id", r.id)("request", r.request)("uid", r.uid)("gid", r.gid)("user", r.user);
@@ -145,6 +156,7 @@ void RecordFields(F& f, Record& r) {
   // still byte for byte what earlier releases wrote (record_format_test).
   f.Sparse("hold", r.hold).Sparse("kind", r.kind).Sparse("lease_cgroup", r.lease_cgroup);
   f.Sparse("array", r.array).Sparse("cpuset", r.cpuset).Sparse("readback", r.readback);
+  f.Sparse("suspend", r.suspend);
 }
 
 // A field added to a job but not to the lists above would be lost at every restart. This stops
@@ -154,7 +166,9 @@ void RecordFields(F& f, Record& r) {
                                 start_ms, end_ms, exit_code, term_signal, allocations, pid,
                                 pid_start_ticks, cancel_requested, cancelled_by, fault_suspect,
                                 stop_reason, stop_detail, usage, hold, lease_cgroup, array, cpuset,
-                                readback] = r;
+                                readback, suspend] = r;
+  [[maybe_unused]] const auto& [phase, since_ms, by, resume, pids, pid_starts, host_bytes] =
+      r.suspend;
   [[maybe_unused]] const auto& [name, argv, cwd, env, gpus, gpu_mem_bytes, gpu_share_pct, cpus,
                                 mem_bytes, priority, as_user, devices, mig_profile, output_path,
                                 error_path, time_limit_s, after, afterok, umask, signal,
@@ -202,6 +216,7 @@ class Writer {
   static json Encode(Hold hold) { return Named(kStoredHolds, hold, "hold"); }
   static json Encode(LimitStrength s) { return Named(kStoredStrengths, s, "limit strength"); }
   static json Encode(JobKind kind) { return Named(kStoredKinds, kind, "job kind"); }
+  static json Encode(SuspendPhase p) { return Named(kStoredSuspendPhases, p, "suspend phase"); }
   static json Encode(Reason reason) { return Named(kStoredReasons, reason, "reason"); }
   // A value the store has no word for is never written as "unknown" (which would read back as an
   // error, or as another value): the record is refused (Encode turns this into kInvalidArgument).
@@ -222,6 +237,9 @@ class Writer {
   }
   static json Encode(const ArrayRecord& a) {
     return Object(a, [](Writer& w, auto& p) { ArrayFields(w, p); });
+  }
+  static json Encode(const SuspendRecord& s) {
+    return Object(s, [](Writer& w, auto& p) { SuspendFields(w, p); });
   }
   static json Encode(const Readback& b) {
     return Object(b, [](Writer& w, auto& p) { ReadbackFields(w, p); });
@@ -313,6 +331,12 @@ class Reader {
   }
   static Status Decode(const json& v, const std::string& path, JobKind* out) {
     return Named(v, path, kStoredKinds, "a known record kind", out);
+  }
+  static Status Decode(const json& v, const std::string& path, SuspendPhase* out) {
+    return Named(v, path, kStoredSuspendPhases, "a known suspend phase", out);
+  }
+  static Status Decode(const json& v, const std::string& path, SuspendRecord* out) {
+    return Object(v, path, out, [](Reader& r, auto& p) { SuspendFields(r, p); });
   }
   static Status Decode(const json& v, const std::string& path, Reason* out) {
     return Named(v, path, kStoredReasons, "a known reason", out);

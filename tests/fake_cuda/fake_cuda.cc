@@ -3,8 +3,9 @@
 // GPU. Each process's state (0 running, 1 locked, 2 checkpointed) is a file
 // $FAKE_CUDA_STATE_DIR/<pid> (absent: running); a pid listed in $FAKE_CUDA_REFUSE ("12,34") is
 // refused at lock with 801 (CUDA_ERROR_NOT_SUPPORTED, as an MPS client is), one in
-// $FAKE_CUDA_FAIL_CHECKPOINT fails its checkpoint with 2 (out of memory). A call in the wrong
-// state answers 401 (illegal state); a pid that is no process answers 1 (invalid value).
+// $FAKE_CUDA_FAIL_CHECKPOINT fails its checkpoint with 2 (out of memory), one in
+// $FAKE_CUDA_NOT_CUDA is a process without CUDA (every call answers 3, not initialized). A call in
+// the wrong state answers 401 (illegal state); a pid that is no process answers 1 (invalid value).
 #include <signal.h>
 
 #include <cstdio>
@@ -39,6 +40,7 @@ bool Listed(const char* variable, int pid) {
 // From `from` to `to`, or the code that refuses it.
 int Move(int pid, int from, int to) {
   if (::kill(pid, 0) != 0) return 1;
+  if (Listed("FAKE_CUDA_NOT_CUDA", pid)) return 3;
   if (StateOf(pid) != from) return 401;
   SetState(pid, to);
   return 0;
@@ -57,6 +59,9 @@ int cuGetErrorName(int error, const char** name) {
       return 0;
     case 2:
       *name = "CUDA_ERROR_OUT_OF_MEMORY";
+      return 0;
+    case 3:
+      *name = "CUDA_ERROR_NOT_INITIALIZED";
       return 0;
     case 401:
       *name = "CUDA_ERROR_ILLEGAL_STATE";
@@ -85,6 +90,7 @@ int cuCheckpointProcessUnlock(int pid, void*) { return Move(pid, 1, 0); }
 
 int cuCheckpointProcessGetState(int pid, int* state) {
   if (::kill(pid, 0) != 0) return 1;
+  if (Listed("FAKE_CUDA_NOT_CUDA", pid)) return 3;
   *state = StateOf(pid);
   return 0;
 }

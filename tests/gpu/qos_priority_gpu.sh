@@ -21,7 +21,12 @@ cat > "$W/config.json" <<CFG
  "mps_idle_quit_ms": 600000, "cancel_grace_ms": 5000, "metrics_listen": "127.0.0.1:19478"}
 CFG
 start_pinpointd || { echo "FAIL pinpointd did not answer"; cat "$W/pinpointd.log"; exit 1; }
-trap 'stop_suite >/dev/null 2>&1' EXIT
+# Whatever fails, what pinpointd was doing: whether it runs, its last lines, the kernel's last.
+diagnose() {
+  { echo "--- pinpointd running: $(kill -0 "$DAEMON" 2>/dev/null && echo yes || echo "no ($(wait "$DAEMON"; echo "status $?"))")"
+    tail -40 "$W/pinpointd.log"; echo "--- dmesg"; dmesg 2>/dev/null | tail -5; } | tee -a "$RESULTS"
+}
+trap '[ "$failed" -eq 0 ] || diagnose; stop_suite >/dev/null 2>&1' EXIT
 cd /tmp
 { "$P" qos || "$P" --json show 0 2>/dev/null || true; } | tee -a "$RESULTS"
 
@@ -56,7 +61,7 @@ hogs() {
   done
   for id in "${HOGS[@]}"; do
     wait_for 120 sh -c "\"$P\" logs $id 2>/dev/null | grep -q '^pp-cuda'" ||
-      echo "hog $id has no CUDA context after 120 s (state $(state_of "$id"))"
+      { echo "hog $id has no CUDA context after 120 s (state $(state_of "$id"))"; failed=$((failed+1)); diagnose; }
   done
 }
 stop_hogs() {
