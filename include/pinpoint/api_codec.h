@@ -40,6 +40,10 @@ nlohmann::json ToJson(const HoldRequest& m);
 nlohmann::json ToJson(const HoldReply& m);
 nlohmann::json ToJson(const ReleaseRequest& m);
 nlohmann::json ToJson(const ReleaseReply& m);
+nlohmann::json ToJson(const SuspendRequest& m);
+nlohmann::json ToJson(const SuspendReply& m);
+nlohmann::json ToJson(const ResumeRequest& m);
+nlohmann::json ToJson(const ResumeReply& m);
 nlohmann::json ToJson(const UpdateArrayRequest& m);
 nlohmann::json ToJson(const UpdateArrayReply& m);
 nlohmann::json ToJson(const UpdateRequest& m);
@@ -94,6 +98,14 @@ template <>
 Result<ReleaseRequest> FromJson<ReleaseRequest>(const nlohmann::json& j);
 template <>
 Result<ReleaseReply> FromJson<ReleaseReply>(const nlohmann::json& j);
+template <>
+Result<SuspendRequest> FromJson<SuspendRequest>(const nlohmann::json& j);
+template <>
+Result<SuspendReply> FromJson<SuspendReply>(const nlohmann::json& j);
+template <>
+Result<ResumeRequest> FromJson<ResumeRequest>(const nlohmann::json& j);
+template <>
+Result<ResumeReply> FromJson<ResumeReply>(const nlohmann::json& j);
 template <>
 Result<UpdateArrayRequest> FromJson<UpdateArrayRequest>(const nlohmann::json& j);
 template <>

@@ -108,6 +108,11 @@ struct JobView {
   std::vector<int> cpuset =
       {};           // the host CPUs it runs on (JobRecord::cpuset); on the wire only when set
   ArrayTask array;  // a job array's task: its array and index; on the wire only then
+  // A running job's suspend (docs/scheduling.md "Suspend"): "suspending", "suspended" or
+  // "resuming", and one line for people (who asked, since when, what it holds in host memory,
+  // whether it resumes by itself); on the wire only while not "".
+  std::string suspend = {};
+  std::string suspend_detail = {};
   // One entry per resource, for a job pinpointd started (none for a lease or a pending job).
   std::vector<Enforcement> enforcement = {};
 };
@@ -312,6 +317,31 @@ struct ReleaseRequest {
   static constexpr char kOp[] = "release";
   using Reply = ReleaseReply;
   std::vector<JobId> ids;  // with `arrays`, 1 to kCancelMaxIds positive ids
+  std::vector<JobId> arrays = {};
+};
+
+// "suspend" and "resume" (root only; docs/scheduling.md "Suspend"): each job's outcome as for
+// "hold". suspend: kNotFound, kPermissionDenied (not root), kFailedPrecondition (not running, a
+// lease, suspended already, being stopped, no GPU, an MPS client, no room in host memory for its
+// device memory), kUnavailable (the node cannot suspend); ok once the suspend has begun (the job's
+// `suspend` says when it is made). resume: the job resumes on the same GPUs once they have room;
+// kFailedPrecondition when it is not suspended. `arrays` is refused (name the jobs).
+struct SuspendReply {
+  std::vector<CancelResult> results;  // one per id of `ids`, in order
+};
+struct SuspendRequest {
+  static constexpr char kOp[] = "suspend";
+  using Reply = SuspendReply;
+  std::vector<JobId> ids;  // 1 to kCancelMaxIds positive ids
+  std::vector<JobId> arrays = {};
+};
+struct ResumeReply {
+  std::vector<CancelResult> results;  // one per id of `ids`, in order
+};
+struct ResumeRequest {
+  static constexpr char kOp[] = "resume";
+  using Reply = ResumeReply;
+  std::vector<JobId> ids;  // 1 to kCancelMaxIds positive ids
   std::vector<JobId> arrays = {};
 };
 

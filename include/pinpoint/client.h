@@ -46,6 +46,8 @@ class Client {
   Result<CancelReply> Cancel(const CancelRequest& request);
   Result<HoldReply> Hold(const HoldRequest& request);
   Result<ReleaseReply> Release(const ReleaseRequest& request);
+  Result<SuspendReply> Suspend(const SuspendRequest& request);
+  Result<ResumeReply> Resume(const ResumeRequest& request);
   Result<UpdateArrayReply> UpdateArray(const UpdateArrayRequest& request);
   Result<UpdateReply> Update(const UpdateRequest& request);
   Result<GpusReply> Gpus();

@@ -181,6 +181,12 @@ Result<int> ToolHold(const Globals& g, CommandArgs& a, std::ostream& out) {
 Result<int> ToolRelease(const Globals& g, CommandArgs& a, std::ostream& out) {
   return OnTasks(g, a, out, &Client::Release, "released");
 }
+Result<int> ToolSuspend(const Globals& g, CommandArgs& a, std::ostream& out) {
+  return OnTasks(g, a, out, &Client::Suspend, "suspending");
+}
+Result<int> ToolResume(const Globals& g, CommandArgs& a, std::ostream& out) {
+  return OnTasks(g, a, out, &Client::Resume, "resuming");
+}
 
 void UpdateOptions(CLI::App* c, CommandArgs& a) {
   AddTaskOptions(c, a, kTasksHelp);
@@ -319,6 +325,12 @@ constexpr Command kCommands[] = {
     {"release",
      "Release held jobs: they are scheduled again; an array's id releases its pending tasks",
      TasksOptions, ToolRelease},
+    {"suspend",
+     "Suspend running jobs (root): their device memory to host memory, their GPUs free for "
+     "others, their processes stopped; not an MPS client",
+     TasksOptions, ToolSuspend},
+    {"resume", "Resume suspended jobs (root) on the same GPUs, once those have room", TasksOptions,
+     ToolResume},
     {"update",
      "Change pending jobs without losing their place (running: the time limit); an array's id "
      "changes its pending tasks",

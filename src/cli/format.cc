@@ -307,6 +307,9 @@ std::string RequestLines(const JobView& job) {
   out << "  request:  " << FormatGpuRequest(req) << ", " << req.cpus << " CPU"
       << (req.mem_bytes ? ", " + FormatSize(req.mem_bytes) + " host memory" : "") << ", priority "
       << req.priority << (req.qos.empty() ? "" : ", qos " + req.qos) << "\n";
+  if (!job.suspend.empty())
+    out << "  suspend:  " << EscapeForTerminal(job.suspend) << " ("
+        << EscapeForTerminal(job.suspend_detail) << ")\n";
   out << SchedLines(job);
   return out.str();
 }

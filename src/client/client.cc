@@ -222,6 +222,12 @@ Result<HoldReply> Client::Hold(const HoldRequest& request) {
 Result<ReleaseReply> Client::Release(const ReleaseRequest& request) {
   return IdsAndArraysInPieces(request, [this](const ReleaseRequest& piece) { return Send(piece); });
 }
+Result<SuspendReply> Client::Suspend(const SuspendRequest& request) {
+  return IdsAndArraysInPieces(request, [this](const SuspendRequest& piece) { return Send(piece); });
+}
+Result<ResumeReply> Client::Resume(const ResumeRequest& request) {
+  return IdsAndArraysInPieces(request, [this](const ResumeRequest& piece) { return Send(piece); });
+}
 Result<UpdateArrayReply> Client::UpdateArray(const UpdateArrayRequest& request) {
   return InPieces<UpdateArrayReply>(
       request.arrays.size(),

@@ -104,6 +104,10 @@ json ToJson(const HoldRequest& m) { return IdsAndArrays(HoldRequest::kOp, m); }
 json ToJson(const HoldReply& m) { return ResultsJson(m.results); }
 json ToJson(const ReleaseRequest& m) { return IdsAndArrays(ReleaseRequest::kOp, m); }
 json ToJson(const ReleaseReply& m) { return ResultsJson(m.results); }
+json ToJson(const SuspendRequest& m) { return IdsAndArrays(SuspendRequest::kOp, m); }
+json ToJson(const SuspendReply& m) { return ResultsJson(m.results); }
+json ToJson(const ResumeRequest& m) { return IdsAndArrays(ResumeRequest::kOp, m); }
+json ToJson(const ResumeReply& m) { return ResultsJson(m.results); }
 json ToJson(const UpdateArrayRequest& m) {
   return json{{"op", UpdateArrayRequest::kOp}, {"arrays", m.arrays}, {"limit", m.limit}};
 }
@@ -133,6 +137,22 @@ Result<ReleaseRequest> FromJson<ReleaseRequest>(const json& j) {
 template <>
 Result<ReleaseReply> FromJson<ReleaseReply>(const json& j) {
   return ResultsFromJson<ReleaseReply>(j);
+}
+template <>
+Result<SuspendRequest> FromJson<SuspendRequest>(const json& j) {
+  return IdsAndArraysFromJson<SuspendRequest>(j);
+}
+template <>
+Result<SuspendReply> FromJson<SuspendReply>(const json& j) {
+  return ResultsFromJson<SuspendReply>(j);
+}
+template <>
+Result<ResumeRequest> FromJson<ResumeRequest>(const json& j) {
+  return IdsAndArraysFromJson<ResumeRequest>(j);
+}
+template <>
+Result<ResumeReply> FromJson<ResumeReply>(const json& j) {
+  return ResultsFromJson<ResumeReply>(j);
 }
 template <>
 Result<UpdateArrayRequest> FromJson<UpdateArrayRequest>(const json& j) {

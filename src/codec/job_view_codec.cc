@@ -81,6 +81,7 @@ json ToJson(const JobView& job) {
   if (job.kind != JobKind::kJob) j["kind"] = JobKindName(job.kind);
   if (!job.lease_cgroup.empty()) j["lease_cgroup"] = job.lease_cgroup;
   if (!job.cpuset.empty()) j["cpuset"] = job.cpuset;
+  if (!job.suspend.empty()) j["suspend"] = {{"phase", job.suspend}, {"detail", job.suspend_detail}};
   if (job.array.array_id != 0) j["array"] = ToJson(job.array);  // only an array's tasks carry it
   if (!job.enforcement.empty()) {
     json list = json::array();
@@ -98,6 +99,12 @@ Result<JobView> FromJson<JobView>(const json& j) {
   in.Name("kind", &job.kind, JobKindFromName, "job kind");
   in.String("lease_cgroup", &job.lease_cgroup);
   in.IntegerList("cpuset", &job.cpuset);
+  if (j.is_object() && j.contains("suspend") && j["suspend"].is_object()) {
+    auto suspend = JsonReader::Record(j["suspend"], "job.suspend");
+    suspend.String("phase", &job.suspend);
+    suspend.String("detail", &job.suspend_detail);
+    if (!suspend.ok()) return suspend.error();
+  }
   in.Object("request", &job.request, RequestFromJson);
   in.Object("request", &job.env_shown, EnvShownFromJson);
   in.Integer("uid", &job.uid);

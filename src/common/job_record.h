@@ -83,10 +83,14 @@ enum class SuspendPhase { kNone, kSuspending, kSuspended, kResuming };
 // "none", "suspending", "suspended", "resuming".
 inline const char* SuspendPhaseName(SuspendPhase phase) {
   switch (phase) {
-    case SuspendPhase::kSuspending: return "suspending";
-    case SuspendPhase::kSuspended: return "suspended";
-    case SuspendPhase::kResuming: return "resuming";
-    case SuspendPhase::kNone: break;
+    case SuspendPhase::kSuspending:
+      return "suspending";
+    case SuspendPhase::kSuspended:
+      return "suspended";
+    case SuspendPhase::kResuming:
+      return "resuming";
+    case SuspendPhase::kNone:
+      break;
   }
   return "none";
 }
@@ -145,7 +149,7 @@ struct JobRecord {
   // The host CPUs it runs on (ascending ids; docs/scheduling.md "Host CPUs and memory"), chosen
   // when it starts; empty: it shares the host's CPUs under a cpu.max quota.
   std::vector<int> cpuset;
-  Readback readback;  // what its enforcement list shows (docs/enforcement.md)
+  Readback readback;      // what its enforcement list shows (docs/enforcement.md)
   SuspendRecord suspend;  // a running job's suspend (pinpoint suspend, or a preemption's)
   // Every field equal: what a store round trip must give back.
   bool operator==(const JobRecord&) const = default;

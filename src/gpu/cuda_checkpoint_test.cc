@@ -188,8 +188,8 @@ TEST_F(CheckpointBinaryTest, CudaOnlyLeavesOutTheProcessesWithoutCudaAndFailsWhe
   ASSERT_EQ(r.out["processes"].size(), 1u) << r.out.dump();
   EXPECT_EQ(r.out["processes"][0]["pid"], sleepers_[1]);
   EXPECT_EQ(State(sleepers_[1]), 2);
-  Ran none = Run({"suspend", "--cuda-only", "--library", lib_, Pid(0)},
-                 {"FAKE_CUDA_NOT_CUDA=" + Pid(0)});
+  Ran none =
+      Run({"suspend", "--cuda-only", "--library", lib_, Pid(0)}, {"FAKE_CUDA_NOT_CUDA=" + Pid(0)});
   EXPECT_EQ(WEXITSTATUS(none.status), 1);
   EXPECT_NE(none.out.value("error", "").find("holds a CUDA context"), std::string::npos)
       << none.out.dump();

@@ -1,5 +1,6 @@
 #include "launch/cgroup.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -119,6 +120,18 @@ Cgroups::Usage Cgroups::ReadUsage(JobId id) const {
     usage.cpu_usec = NonNegative(line.substr(0, line.find('\n')));
   }
   return usage;
+}
+
+Status Cgroups::SetMemoryMax(JobId id, uint64_t bytes) {
+  if (!enabled_) return Status::Ok();
+  auto dir = OpenDirNoFollow(JobDir(id));
+  if (!dir.ok()) return dir.status();
+  UniqueFd fd(::openat(dir->get(), "memory.max", O_WRONLY | O_NOFOLLOW | O_CLOEXEC));
+  if (!fd.valid()) return IoError("open " + JobDir(id) + "/memory.max: " + ErrnoText(errno));
+  std::string value = bytes == 0 ? "max" : std::to_string(bytes);
+  if (::write(fd.get(), value.data(), value.size()) != static_cast<ssize_t>(value.size()))
+    return IoError("write '" + value + "' to " + JobDir(id) + "/memory.max: " + ErrnoText(errno));
+  return Status::Ok();
 }
 
 Status Cgroups::RemoveJobGroup(JobId id) {

@@ -47,6 +47,10 @@ class Cgroups {
     int64_t mem_peak_bytes = -1;
   };
   Usage ReadUsage(JobId id) const;
+  // Sets the group's memory.max (0: "max", no limit) while the job runs: a suspend raises it by the
+  // device memory its processes take into host memory. Written through the group's directory
+  // opened without following links. Errors: kIo; nothing without cgroups (Ok).
+  Status SetMemoryMax(JobId id, uint64_t bytes);
   // Removes the job's group once it has no processes. Errors are ignored (logged by the caller).
   Status RemoveJobGroup(JobId id);
   // The job's group directory (whether or not it exists).

@@ -18,8 +18,12 @@ class FakeLauncher : public Launcher {
   // Recorded apart (leader_signals); ends the job as Signal does when signals end jobs.
   Status SignalLeader(const JobHandle& handle, int signal) override;
   void Reap() override { ++reap_calls_; }
-  // A fake job has one process: its pid + 1.
-  std::vector<int64_t> JobProcesses(const JobHandle& handle) override { return {handle.pid + 1}; }
+  // A fake job has one process: its pid + 1, or those SetJobProcesses names.
+  std::vector<int64_t> JobProcesses(const JobHandle& handle) override {
+    return job_processes_.empty() ? std::vector<int64_t>{handle.pid + 1} : job_processes_;
+  }
+  // Every job's processes are these (real pids: a suspend reads their start times).
+  void SetJobProcesses(std::vector<int64_t> pids) { job_processes_ = std::move(pids); }
 
   // Test controls.
   void Finish(JobId id, const ExitStatus& status);
@@ -60,6 +64,7 @@ class FakeLauncher : public Launcher {
   bool signals_end_jobs_ = true;
   int reap_calls_ = 0;
   int64_t next_pid_ = 1000;
+  std::vector<int64_t> job_processes_;
 };
 
 }  // namespace pinpoint::launch

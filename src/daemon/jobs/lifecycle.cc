@@ -203,7 +203,8 @@ JobEnd DecideEnd(const JobRecord& job, const EndFacts& facts) {
     requeue.reason = Reason::kPreempted;
     requeue.detail = job.stop_detail + "; back in the queue";
     if (facts.preempt_mode == PreemptMode::kSuspend)
-      requeue.detail += " (its class says suspend: no suspend frees a GPU yet, so requeued)";
+      requeue.detail +=
+          " (its class says suspend, but it could not be suspended: its events say why)";
     requeue.fault_suspect = job.fault_suspect;
     return requeue;
   }

@@ -118,8 +118,8 @@ struct JobEnd {
 //     requeued, detail "lost with its node (<how it ended>); back in the queue (--requeue)".
 //  1c. preempted: stop_reason is Reason::kPreempted and the program did not exit with 0:
 //     requeued (reason preempted, its stop_detail "; back in the queue"), or, where
-//     facts.preempt_mode is kCancel, cancelled (reason preempted). kSuspend requeues too (no
-//     suspend frees a GPU yet: the detail says so).
+//     facts.preempt_mode is kCancel, cancelled (reason preempted). kSuspend requeues too (a job of
+//     that class that could be suspended was: this one could not, and the detail says so).
 //  2. stop: stop_reason is set and the program did not exit with 0: failed, reason stop_reason,
 //     detail "<stop_detail> (<how it ended>)".
 //  3. cancel: cancel_requested and the program did not exit with 0: cancelled, detail

@@ -88,6 +88,7 @@ void JobRunner::Adopt(JobRecord& job, bool orphaned) {
   Status s = deps_.store->AppendEvent(e);
   if (!s.ok()) log::Warn("job {}: {}", job.id, s.ToString());
   if (orphaned) HandleOrphan(job);
+  UndoSuspend(job);  // a suspended job stays suspended; one being suspended or resumed runs on
   if (job.request.signal != 0) {
     auto events = deps_.store->Events(job.id);
     if (events.ok() && std::any_of(events->begin(), events->end(), [&](const store::JobEvent& ev) {
@@ -289,6 +290,7 @@ void JobRunner::Pass(int64_t now_ms, const std::function<void(const char*)>& mar
     if (mark) mark(name);
   };
   JobTable& jobs = *deps_.jobs;
+  CheckpointsDone(now_ms);
   ApplyWatch();
   BoundOutput(now_ms);
   part("watch and output look");
@@ -479,6 +481,8 @@ void JobRunner::SafeStop(JobRecord& job) {
     term_pending_.insert(job.id);  // not started yet: Pass sends it
   else if (!s.ok())
     log::Warn("job {}: {}", job.id, s.ToString());
+  // A suspended job's processes are stopped: they run again to take the signal.
+  if (job.suspend.phase == SuspendPhase::kSuspended) (void)OccupantOf(job).Signal(job, SIGCONT);
 }
 
 void JobRunner::StopJob(JobRecord& job, Reason stop_reason, std::string detail) {

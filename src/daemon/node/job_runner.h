@@ -23,6 +23,7 @@
 #include "common/job_record.h"
 #include "daemon/jobs/job_table.h"
 #include "daemon/jobs/users.h"
+#include "daemon/node/checkpointer.h"
 #include "daemon/node/fault_recovery.h"
 #include "daemon/node/node_options.h"
 #include "daemon/node/occupant.h"
@@ -54,6 +55,8 @@ struct RunnerDeps {
   WatchFeedback* watch = nullptr;
   FaultRecovery* faults = nullptr;
   launch::OutputSpace* output_space = nullptr;  // may be null (OutputGuard)
+  // Suspends and resumes jobs' CUDA processes (job_suspend.cc); null: the node suspends nothing.
+  Checkpointer* checkpointer = nullptr;
 };
 
 class JobRunner {
@@ -107,9 +110,30 @@ class JobRunner {
   // requeued or cancelled as its class says (lifecycle::DecideEnd). False when it is already being
   // stopped or cancelled.
   bool Preempt(JobRecord& job, JobId by, int64_t grace_ms);
-  // Whether the job is being preempted (from Preempt until its end).
+  // Whether the job is being preempted (from Preempt until its end, or while a preemption's
+  // suspend is being made).
   bool BeingPreempted(const JobRecord& job) const {
-    return job.state == JobState::kRunning && job.stop_reason == Reason::kPreempted;
+    return job.state == JobState::kRunning &&
+           (job.stop_reason == Reason::kPreempted || suspend_for_.count(job.id) > 0);
+  }
+
+  // ---- suspend (job_suspend.cc; docs/scheduling.md "Suspend")
+  // Suspends a running job that holds GPUs outside MPS: recorded kSuspending (JobRecord::suspend,
+  // by `by`; `resume`: it resumes by itself once its GPUs have room), its cgroup's memory.max
+  // raised by `host_bytes` (its device memory, soon in host memory), and pinpoint-checkpoint
+  // started on its processes. Once they are checkpointed they are stopped (SIGSTOP) and its GPUs
+  // are free for others (kSuspended); a suspend that fails leaves the job running as it was.
+  // `for_job` (not 0): a preemption's, which preempts it by its class's requeue (`grace_ms`) if
+  // the suspend fails. Errors (nothing changed): the checkpointer's, the store's.
+  Status Suspend(JobRecord& job, const std::string& by, bool resume, uint64_t host_bytes,
+                 JobId for_job = 0, int64_t grace_ms = 0);
+  // Resumes a suspended job whose GPUs a pass gave back to it (kResuming): SIGCONT, then
+  // pinpoint-checkpoint restores its processes on the same GPUs. One that cannot be restored is
+  // stopped (lost).
+  void Resume(JobRecord& job);
+  // The checkpointer's descriptors, for the main loop.
+  std::vector<int> WaitFds() const {
+    return deps_.checkpointer != nullptr ? deps_.checkpointer->WaitFds() : std::vector<int>{};
   }
   // Preemptions begun since the daemon started (the metrics' preemptions_total).
   int64_t preemptions_total() const { return preemptions_total_; }
@@ -160,6 +184,14 @@ class JobRunner {
   // stopped (SafeStop); it ends as failed/lost once they are all gone.
   void HandleOrphan(JobRecord& job);
   void Changed() { changed_ = true; }
+  // The checkpointer's runs that ended: suspends made (the job stopped, its GPUs let go) or
+  // failed (it runs on; a preemption's falls back to a requeue), resumes made or failed.
+  void CheckpointsDone(int64_t now_ms);
+  void Suspended(JobRecord& job, const Checkpointer::Done& done);
+  void Resumed(JobRecord& job, const Checkpointer::Done& done);
+  // A suspend or resume that did not end (found after a restart, or cut short by its deadline):
+  // each process put back to running (kResuming, then Resumed), the job runs on.
+  void UndoSuspend(JobRecord& job);
 
   RunnerDeps deps_;
   bool changed_ = false;    // since the last TakeChanged
@@ -175,6 +207,8 @@ class JobRunner {
   std::set<JobId> orphans_;                 // running jobs whose supervisor died (HandleOrphan)
   std::set<JobId> warned_;                  // running jobs whose --signal was sent (SendWarning)
   std::map<JobId, int64_t> preempt_at_ms_;  // jobs being preempted: when their grace ends
+  // Jobs being suspended for a preemption: the preemptor and the victim's grace for a requeue.
+  std::map<JobId, std::pair<JobId, int64_t>> suspend_for_;
   int64_t starts_total_ = 0;
   int64_t preemptions_total_ = 0;
 };

@@ -188,10 +188,16 @@ sched::Snapshot Node::SchedSnapshot(bool with_pending) {
     rj.id = id;
     rj.uid = job.uid;
     rj.cpus = job.request.cpus;
-    rj.mem_bytes = job.request.mem_bytes;
+    rj.mem_bytes = job.request.mem_bytes + job.suspend.host_bytes;
     rj.array_id = job.array.array_id;
-    rj.slots = SlotsOf(job);
     rj.start_ms = job.start_ms;
+    // A suspended job's GPUs are free for others; it asks for them back once it may resume.
+    if (job.suspend.phase != SuspendPhase::kSuspended) {
+      rj.slots = SlotsOf(job);
+    } else if (job.suspend.resume && with_pending && !job.cancel_requested &&
+               job.stop_reason == Reason::kNone) {
+      snap.pending.push_back(ResumeDemandOf(job));
+    }
     snap.running.push_back(std::move(rj));
   }
   for (sched::RunningJob& settling : watch_.SettlingJobs())
@@ -246,6 +252,13 @@ void Node::Schedule() {
     }
     start_bytes += job != nullptr ? RecordBytes(*job) : 0;
   }
+  // A suspended job placed again resumes on its GPUs: no start of a job.
+  std::erase_if(plan.starts, [&](const sched::Start& start) {
+    auto it = jobs_.find(start.id);
+    if (it == jobs_.end() || it->second.state != JobState::kRunning) return false;
+    runner_.Resume(it->second);
+    return true;
+  });
   std::vector<JobId> placed;
   for (const auto& start : plan.starts) {
     placed.push_back(start.id);
@@ -260,7 +273,7 @@ void Node::Schedule() {
   std::string holds_note = plan.waits.empty() ? "" : watch_.HoldsNote(*users_);
   for (const auto& wait : plan.waits) {
     auto it = jobs_.find(wait.id);
-    if (it == jobs_.end()) continue;
+    if (it == jobs_.end() || it->second.state != JobState::kPending) continue;  // a resume
     lifecycle::Waiting(it->second, wait.reason, WaitDetail(wait, *users_, holds_note));
   }
   runner_.Start(plan.starts);

@@ -106,6 +106,12 @@ struct NodeDeps {
   // of running jobs is measured and bounded through it (OutputGuard). Null: not at all, beyond
   // each job's supervisor's max_output_bytes.
   launch::OutputSpace* output_space = nullptr;
+  // Suspends and resumes jobs (pinpoint suspend, a class's preempt_mode suspend;
+  // daemon/setup/command_checkpointer.h). Null: the node suspends nothing.
+  Checkpointer* checkpointer = nullptr;
+  // The host memory the kernel has free now (/proc/meminfo MemAvailable): a suspend whose device
+  // memory would not fit is refused. Null: not looked at.
+  std::function<std::optional<uint64_t>()> host_mem_available = nullptr;
 };
 
 // A range of end times for Node::List (Unix epoch ms; a bound left out is open).
@@ -202,6 +208,16 @@ class Node {
                                   uint64_t max_rewrite_bytes = kRewriteBytesPerRequest,
                                   bool rests_whole = false);
 
+  // Suspend and resume running jobs (node_suspend.cc; docs/scheduling.md "Suspend"), root only.
+  // One Status per id, in order. SuspendJobs: kNotFound, kPermissionDenied (not root),
+  // kFailedPrecondition (not running, a lease, suspended already, being stopped, no GPU, an MPS
+  // client, no room in host memory for its device memory), kUnavailable (the node cannot
+  // suspend), kIo; ok once the suspend has begun (`show` says when it is made). ResumeJobs: the
+  // job resumes on the same GPUs once they have room; kFailedPrecondition when it is not
+  // suspended.
+  std::vector<Status> SuspendJobs(const api::Caller& caller, const std::vector<JobId>& ids);
+  std::vector<Status> ResumeJobs(const api::Caller& caller, const std::vector<JobId>& ids);
+
   // Cancels each job: pending ones end at once; running ones get SIGTERM (after MPS
   // terminate_client for their processes) and SIGKILL after the grace period. One Status per id, in
   // order: kNotFound, kPermissionDenied, kFailedPrecondition (already ended), kIo (the store
@@ -275,6 +291,7 @@ class Node {
   // (an MPS daemon's start, command or quit in flight). Valid until the next Step.
   std::vector<int> WaitFds() const {
     std::vector<int> fds = sharing_->WaitFds();
+    for (int fd : runner_.WaitFds()) fds.push_back(fd);  // a suspend or resume done
     if (deps_.mig != nullptr && deps_.mig->WaitFd() >= 0)
       fds.push_back(deps_.mig->WaitFd());  // a reconfiguration done
     return fds;
@@ -332,11 +349,22 @@ class Node {
   // made at a time for one user.
   void ReclaimFor(const sched::Snapshot& snap, const sched::Plan& plan, int asked);
   // The class of running job `id` when it may be preempted now (not a lease, not being
-  // preempted, its class's mode not off); null otherwise.
+  // preempted, not suspended, its class's mode not off); null otherwise.
   const ServiceClass* PreemptibleClass(JobId id) const;
-  // Preempts each of `victims` for `for_job` by its class's grace (JobRunner::Preempt); those
-  // it did.
+  // Preempts each of `victims` for `for_job` by its class's mode: suspended (JobRunner::Suspend,
+  // resuming by itself) when the mode is suspend and the job can be (SuspendRefusal), otherwise
+  // by its grace (JobRunner::Preempt); those it did.
   std::vector<JobId> PreemptAll(const std::vector<JobId>& victims, JobId for_job);
+  // Why running job `job` cannot be suspended now (node_suspend.cc), or "" when it can: not
+  // running, a lease, suspended already, being stopped, no GPU, an MPS client, no suspending
+  // on this node, or no room in host memory for its device memory (DeviceBytesOf).
+  std::string SuspendRefusal(const JobRecord& job) const;
+  // The device memory a suspend of `job` moves to host memory: what the watcher last saw it use
+  // on each of its GPUs, or before it has, what its slices may use (a whole GPU's memory).
+  uint64_t DeviceBytesOf(const JobRecord& job) const;
+  // What a suspended job that resumes asks the scheduler for (SchedSnapshot): its own GPUs, with
+  // the slices it held; its host CPUs and memory it kept.
+  sched::Demand ResumeDemandOf(const JobRecord& job) const;
   // An ended job's enforcement entries that disagree: a warning each, and the metric's count.
   void CountDisagreements(const JobRecord& job);
   // The scheduler's view of the node now: inventory (drained devices marked, recent business),
@@ -395,7 +423,8 @@ class Node {
                                .jobs = &jobs_,
                                .watch = &watch_,
                                .faults = &faults_,
-                               .output_space = deps_.output_space}};
+                               .output_space = deps_.output_space,
+                               .checkpointer = deps_.checkpointer}};
   std::map<std::pair<JobState, Reason>, int64_t> ended_total_;
   // Ended jobs' enforcement entries that said "disagrees", by resource (docs/enforcement.md).
   std::map<std::string, int64_t> disagreements_total_;

@@ -35,7 +35,8 @@ bool WaitsForRoom(Reason reason) {
 
 const ServiceClass* Node::PreemptibleClass(JobId id) const {
   auto v = jobs_.find(id);
-  if (v == jobs_.end() || v->second.kind == JobKind::kLease || runner_.BeingPreempted(v->second))
+  if (v == jobs_.end() || v->second.kind == JobKind::kLease || runner_.BeingPreempted(v->second) ||
+      v->second.suspend.phase != SuspendPhase::kNone)
     return nullptr;
   const ServiceClass* theirs =
       ClassOf(v->second, options_.admission.qos, options_.admission.default_qos);
@@ -48,6 +49,20 @@ std::vector<JobId> Node::PreemptAll(const std::vector<JobId>& victims, JobId for
     JobRecord& v = jobs_.at(victim);
     const ServiceClass* theirs = ClassOf(v, options_.admission.qos, options_.admission.default_qos);
     int64_t grace_ms = theirs != nullptr ? theirs->grace_s * 1000 : 0;
+    // Its class says suspend: suspended when it can be (it resumes by itself once its GPUs have
+    // room), otherwise requeued, and its events say why.
+    if (theirs != nullptr && theirs->preempt_mode == PreemptMode::kSuspend) {
+      std::string why = SuspendRefusal(v);
+      Status s = why.empty() ? runner_.Suspend(v, "job " + std::to_string(for_job),
+                                               /*resume=*/true, DeviceBytesOf(v), for_job, grace_ms)
+                             : FailedPrecondition(why);
+      if (s.ok()) {
+        preempted.push_back(victim);
+        continue;
+      }
+      Status noted = jobs_.Persist(v, "suspend-refused", s.message() + ": requeued instead");
+      if (!noted.ok()) log::Warn("job {}: {}", victim, noted.ToString());
+    }
     if (runner_.Preempt(v, for_job, grace_ms)) preempted.push_back(victim);
   }
   return preempted;
@@ -71,7 +86,8 @@ void Node::PreemptFor(const sched::Snapshot& snap, const sched::Plan& plan) {
     if (asked >= kPreemptorsPerPass) break;
     if (!WaitsForRoom(wait.reason)) continue;
     auto it = jobs_.find(wait.id);
-    if (it == jobs_.end()) continue;  // a task still in its array's rest: preempts once a job
+    // A task still in its array's rest preempts once a job; a suspended job's resume never.
+    if (it == jobs_.end() || it->second.state != JobState::kPending) continue;
     JobRecord& job = it->second;
     const ServiceClass* mine = class_of(job);
     if (mine == nullptr || mine->preempts.empty()) continue;
@@ -128,7 +144,7 @@ void Node::ReclaimFor(const sched::Snapshot& snap, const sched::Plan& plan, int 
     if (after_ms <= 0) break;
     if (wait.reason != Reason::kMpsUser && wait.reason != Reason::kResources) continue;
     auto it = jobs_.find(wait.id);
-    if (it == jobs_.end()) continue;
+    if (it == jobs_.end() || it->second.state != JobState::kPending) continue;
     JobRecord& job = it->second;
     auto demand = std::find_if(snap.pending.begin(), snap.pending.end(),
                                [&](const sched::Demand& d) { return d.id == job.id; });

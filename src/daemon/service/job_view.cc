@@ -1,6 +1,7 @@
 #include "daemon/service/job_view.h"
 
 #include "daemon/jobs/enforcement.h"
+#include "pinpoint/units.h"
 
 namespace pinpoint::daemon {
 
@@ -33,6 +34,14 @@ JobView ToView(const JobRecord& record, EnvShown env_shown, bool enforcement) {
   v.hold = record.hold;
   v.kind = record.kind;
   v.lease_cgroup = record.lease_cgroup;
+  if (record.suspend.phase != SuspendPhase::kNone && record.state == JobState::kRunning) {
+    const SuspendRecord& sr = record.suspend;
+    v.suspend = SuspendPhaseName(sr.phase);
+    v.suspend_detail = "asked by " + sr.by + "; " + FormatSize(sr.host_bytes) +
+                       " of device memory in host memory; " +
+                       (sr.resume ? "resumes on its GPU(s) once they have room"
+                                  : "resumes when root resumes it (pinpoint resume)");
+  }
   v.cpuset = record.cpuset;
   v.array = record.array;
   if (enforcement) v.enforcement = EnforcementOf(record);

@@ -52,7 +52,8 @@ class NodeTest : public ::testing::Test {
         o, NodeDeps{.store = store_.get(),
                     .launcher = &launcher_,
                     .clock = &clock_,
-                    .sharing = sharing_ != nullptr ? sharing_ : mps_backends_.get()});
+                    .sharing = sharing_ != nullptr ? sharing_ : mps_backends_.get(),
+                    .checkpointer = checkpointer_});
   }
   JobRequest Request(int gpus, uint64_t gpu_mem = 0, int share = 0) {
     JobRequest r;
@@ -81,7 +82,8 @@ class NodeTest : public ::testing::Test {
     return std::make_unique<Node>(o, NodeDeps{.store = store_.get(),
                                               .launcher = &launcher,
                                               .clock = &clock_,
-                                              .sharing = mps_backends_.get()});
+                                              .sharing = mps_backends_.get(),
+                                              .checkpointer = checkpointer_});
   }
   // A job gone without an exit status: lost (its node went down, or its supervisor vanished).
   static ExitStatus NoStatus() {
@@ -111,6 +113,7 @@ class NodeTest : public ::testing::Test {
   std::unique_ptr<sharing::Backends> mps_backends_ = MakeBackends(SharingSetup{.mps = &mps_});
   FakeClock clock_;
   sharing::Backends* sharing_ = nullptr;  // null: the node's standard backends over mps_
+  Checkpointer* checkpointer_ = nullptr;  // null: the node suspends nothing
   std::unique_ptr<Node> node_;
   api::Caller caller_;
 };

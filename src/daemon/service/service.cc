@@ -42,6 +42,8 @@ const std::vector<Service::Op>& Service::Ops() {
       Bind<HoldRequest>(&Service::ChangeJobs<HoldRequest>),
       Bind<ReleaseRequest>(&Service::ChangeJobs<ReleaseRequest>),
       Bind<UpdateArrayRequest>(&Service::ChangeJobs<UpdateArrayRequest>),
+      Bind<SuspendRequest>(&Service::Suspend),
+      Bind<ResumeRequest>(&Service::Resume),
       Bind<UpdateRequest>(&Service::ChangeJobs<UpdateRequest>),
       Bind<OpenLeaseRequest>(&Service::OpenLease),
       Bind<AttachLeaseRequest>(&Service::AttachLease),

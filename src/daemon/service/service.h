@@ -96,6 +96,9 @@ class Service : public api::Handler {
   // (ContinueArrayWork, array_work.h) with the reply deferred.
   template <typename Request>
   Result<typename Request::Reply> ChangeJobs(Call& call, Request request);
+  // "suspend" and "resume" (service_arrays.cc): root's, on named jobs only.
+  Result<SuspendReply> Suspend(Call& call, SuspendRequest request);
+  Result<ResumeReply> Resume(Call& call, ResumeRequest request);
   Result<GpusReply> Gpus(Call& call, GpusRequest request);
   Result<QosReply> Qos(Call& call, QosRequest request);
   Result<LogsReply> Logs(Call& call, LogsRequest request);

@@ -1,6 +1,6 @@
-// Service's requests on many jobs at once (service.h): cancel, hold, release, update and
-// update_array, their ids answered at once and their job arrays worked through from the main
-// loop (ArrayWork), one request's budget a pass.
+// Service's requests on many jobs at once (service.h): cancel, hold, release, update,
+// update_array, suspend and resume, their ids answered at once and their job arrays worked through
+// from the main loop (ArrayWork), one request's budget a pass.
 #include <algorithm>
 
 #include "api/protocol.h"
@@ -73,6 +73,18 @@ template Result<HoldReply> Service::ChangeJobs(Call&, HoldRequest);
 template Result<ReleaseReply> Service::ChangeJobs(Call&, ReleaseRequest);
 template Result<UpdateReply> Service::ChangeJobs(Call&, UpdateRequest);
 template Result<UpdateArrayReply> Service::ChangeJobs(Call&, UpdateArrayRequest);
+
+Result<SuspendReply> Service::Suspend(Call& call, SuspendRequest request) {
+  if (!request.arrays.empty())
+    return InvalidArgument("suspend names jobs, not arrays: name the tasks' job ids");
+  return SuspendReply{Results(request.ids, node_->SuspendJobs(call.caller, request.ids))};
+}
+
+Result<ResumeReply> Service::Resume(Call& call, ResumeRequest request) {
+  if (!request.arrays.empty())
+    return InvalidArgument("resume names jobs, not arrays: name the tasks' job ids");
+  return ResumeReply{Results(request.ids, node_->ResumeJobs(call.caller, request.ids))};
+}
 
 void Service::ContinueArrayWork() {
   std::optional<ArrayWork> done = array_work_.Continue();

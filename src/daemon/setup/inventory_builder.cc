@@ -33,6 +33,15 @@ sched::HostResources DetectHost() {
   return host;
 }
 
+std::optional<uint64_t> ReadMemAvailable() {
+  std::ifstream meminfo("/proc/meminfo");
+  std::string key, unit;
+  uint64_t kib = 0;
+  while (meminfo >> key >> kib >> unit)
+    if (key == "MemAvailable:") return kib * 1024;
+  return std::nullopt;
+}
+
 namespace {
 
 bool IsMigDynamic(const Config& config, const std::vector<std::string>& keys) {

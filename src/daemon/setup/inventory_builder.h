@@ -3,7 +3,9 @@
 // one in mig-dynamic mode its slots (daemon/mig/mig_slots.h).
 #pragma once
 
+#include <cstdint>
 #include <map>
+#include <optional>
 #include <vector>
 
 #include "common/cpu_list.h"
@@ -28,6 +30,8 @@ bool IsMigDynamicGpu(const gpu::GpuInfo& gpu, const Config& config);
 
 // Online CPUs and MemTotal of this host.
 sched::HostResources DetectHost();
+// The host memory the kernel has free now (/proc/meminfo MemAvailable); nullopt where unread.
+std::optional<uint64_t> ReadMemAvailable();
 // The CPUs jobs may get (config system_cpus): every online CPU but those, whatever pinpointd's
 // own affinity (a site pins it to its system CPUs); without system_cpus, the CPUs pinpointd may
 // use (ReadCpuTopology).

@@ -1,0 +1,181 @@
+// Suspend and resume (issue 56 item 4; docs/scheduling.md "Suspend"): a job's CUDA processes are
+// checkpointed by the driver (their device memory moved to host memory, their GPUs let go), then
+// stopped; resumed on the same GPUs once they have room. The checkpoint runs off the loop
+// (Checkpointer); the record says where it stands (JobRecord::suspend), so a restart finds it.
+#include <signal.h>
+
+#include <string>
+
+#include "common/log.h"
+#include "common/process.h"
+#include "daemon/node/job_runner.h"
+#include "pinpoint/units.h"
+
+namespace pinpoint::daemon {
+
+namespace {
+
+std::string Processes(size_t n) { return std::to_string(n) + " process" + (n == 1 ? "" : "es"); }
+
+std::string Seconds(int64_t ms) {
+  return std::to_string(ms / 1000) + "." + std::to_string(ms % 1000 / 100) + " s";
+}
+
+std::vector<Checkpointer::Target> TargetsOf(const SuspendRecord& s) {
+  std::vector<Checkpointer::Target> targets;
+  for (size_t i = 0; i < s.pids.size(); ++i)
+    targets.push_back({s.pids[i], i < s.pid_starts.size() ? s.pid_starts[i] : 0});
+  return targets;
+}
+
+}  // namespace
+
+Status JobRunner::Suspend(JobRecord& job, const std::string& by, bool resume, uint64_t host_bytes,
+                          JobId for_job, int64_t grace_ms) {
+  Checkpointer* checkpointer = deps_.checkpointer;
+  if (checkpointer == nullptr) return Unavailable("this node cannot suspend jobs");
+  PP_RETURN_IF_ERROR(checkpointer->Available());
+  const int64_t now = deps_.clock->NowMs();
+  SuspendRecord asked{SuspendPhase::kSuspending, now, by, resume, {}, {}, host_bytes};
+  for (int64_t pid : OccupantOf(job).Processes(job))
+    if (auto stat = ReadProcStat(pid)) {
+      asked.pids.push_back(pid);
+      asked.pid_starts.push_back(stat->start_ticks);
+    }
+  if (asked.pids.empty())
+    return FailedPrecondition("job " + std::to_string(job.id) + " has no process to suspend");
+  JobRecord before = job;
+  job.suspend = asked;
+  Status s =
+      deps_.jobs->Persist(job, "suspend",
+                          "suspending (asked by " + by + "): " + Processes(asked.pids.size()) +
+                              ", " + FormatSize(host_bytes) + " of device memory to host memory");
+  if (!s.ok()) {
+    job = std::move(before);
+    return s;
+  }
+  // The device memory the checkpoint moves is charged to the job's own cgroup.
+  if (deps_.cgroups != nullptr && job.request.mem_bytes > 0) {
+    Status raised = deps_.cgroups->SetMemoryMax(job.id, job.request.mem_bytes + host_bytes);
+    if (!raised.ok()) log::Warn("job {}: raising its memory.max: {}", job.id, raised.message());
+  }
+  s = checkpointer->Begin(job.id, Checkpointer::Action::kSuspend, TargetsOf(asked), now);
+  if (!s.ok()) {
+    Checkpointer::Done failed{job.id, Checkpointer::Action::kSuspend, false, {}, s.message(), 0};
+    Suspended(job, failed);
+    return s;
+  }
+  if (for_job != 0) {
+    suspend_for_[job.id] = {for_job, grace_ms};
+    ++preemptions_total_;
+  }
+  log::Info("job {}: suspending {} (asked by {})", job.id, Processes(asked.pids.size()), by);
+  return Status::Ok();
+}
+
+void JobRunner::Resume(JobRecord& job) {
+  if (job.suspend.phase != SuspendPhase::kSuspended) return;
+  job.suspend.phase = SuspendPhase::kResuming;
+  Status s = deps_.jobs->Persist(job, "resume", "resuming on its GPU(s)");
+  if (!s.ok()) log::Warn("job {}: {}", job.id, s.ToString());
+  // Its processes run again first: the driver restores a process through the process itself.
+  Status cont = OccupantOf(job).Signal(job, SIGCONT);
+  if (!cont.ok()) log::Warn("job {}: SIGCONT: {}", job.id, cont.message());
+  s = deps_.checkpointer != nullptr
+          ? deps_.checkpointer->Begin(job.id, Checkpointer::Action::kResume, TargetsOf(job.suspend),
+                                      deps_.clock->NowMs())
+          : Unavailable("this node cannot resume jobs");
+  if (!s.ok()) Resumed(job, {job.id, Checkpointer::Action::kResume, false, {}, s.message(), 0});
+}
+
+void JobRunner::UndoSuspend(JobRecord& job) {
+  if (job.suspend.phase != SuspendPhase::kSuspending &&
+      job.suspend.phase != SuspendPhase::kResuming)
+    return;
+  log::Warn("job {}: a {} that did not end: undone, the job runs on", job.id,
+            SuspendPhaseName(job.suspend.phase));
+  job.suspend.phase = SuspendPhase::kResuming;
+  Status cont = OccupantOf(job).Signal(job, SIGCONT);
+  if (!cont.ok()) log::Warn("job {}: SIGCONT: {}", job.id, cont.message());
+  Status s = deps_.checkpointer != nullptr
+                 ? deps_.checkpointer->Begin(job.id, Checkpointer::Action::kResume,
+                                             TargetsOf(job.suspend), deps_.clock->NowMs())
+                 : Unavailable("this node cannot resume jobs");
+  if (!s.ok()) Resumed(job, {job.id, Checkpointer::Action::kResume, false, {}, s.message(), 0});
+}
+
+void JobRunner::CheckpointsDone(int64_t now_ms) {
+  if (deps_.checkpointer == nullptr) return;
+  for (const Checkpointer::Done& done : deps_.checkpointer->Poll(now_ms)) {
+    auto it = deps_.jobs->find(done.job);
+    if (it == deps_.jobs->end() || it->second.state != JobState::kRunning) {
+      suspend_for_.erase(done.job);
+      continue;  // it ended meanwhile
+    }
+    if (done.action == Checkpointer::Action::kSuspend)
+      Suspended(it->second, done);
+    else
+      Resumed(it->second, done);
+  }
+}
+
+void JobRunner::Suspended(JobRecord& job, const Checkpointer::Done& done) {
+  auto preemption = suspend_for_.find(job.id);
+  std::optional<std::pair<JobId, int64_t>> for_job;
+  if (preemption != suspend_for_.end()) {
+    for_job = preemption->second;
+    suspend_for_.erase(preemption);
+  }
+  if (!done.ok) {
+    std::string detail = "not suspended: " + done.error + "; it runs on";
+    Status s = deps_.jobs->Persist(job, "suspend-failed", detail);
+    if (!s.ok()) log::Warn("job {}: {}", job.id, s.ToString());
+    log::Warn("job {}: {}", job.id, detail);
+    if (!done.clean) {
+      UndoSuspend(job);  // cut short: each process put back to running, whatever it was left in
+    } else {
+      job.suspend = {};
+      if (deps_.cgroups != nullptr && job.request.mem_bytes > 0)
+        (void)deps_.cgroups->SetMemoryMax(job.id, job.request.mem_bytes);
+    }
+    // A preemption still makes its room: by the requeue its class's suspend falls back to.
+    if (for_job) Preempt(job, for_job->first, for_job->second);
+    return;
+  }
+  // Checkpointed: its processes are stopped, its GPUs free for others.
+  Status stop = OccupantOf(job).Signal(job, SIGSTOP);
+  if (!stop.ok()) log::Warn("job {}: SIGSTOP: {}", job.id, stop.message());
+  job.suspend.phase = SuspendPhase::kSuspended;
+  job.suspend.pids.clear();
+  job.suspend.pid_starts.clear();
+  for (const Checkpointer::Target& t : done.processes) {
+    job.suspend.pids.push_back(t.pid);
+    job.suspend.pid_starts.push_back(t.start_ticks);
+  }
+  std::string detail = "suspended in " + Seconds(done.took_ms) + ": " +
+                       Processes(done.processes.size()) + " checkpointed, its GPU(s) free";
+  Status s = deps_.jobs->Persist(job, "suspended", detail);
+  if (!s.ok()) log::Warn("job {}: {}", job.id, s.ToString());
+  log::Info("job {}: {}", job.id, detail);
+  Changed();
+}
+
+void JobRunner::Resumed(JobRecord& job, const Checkpointer::Done& done) {
+  int64_t away_ms = deps_.clock->NowMs() - job.suspend.since_ms;
+  job.suspend = {};
+  if (deps_.cgroups != nullptr && job.request.mem_bytes > 0)
+    (void)deps_.cgroups->SetMemoryMax(job.id, job.request.mem_bytes);
+  if (!done.ok) {
+    Status s = deps_.jobs->Persist(job, "resume-failed", done.error);
+    if (!s.ok()) log::Warn("job {}: {}", job.id, s.ToString());
+    StopJob(job, Reason::kLost, "its processes could not be resumed: " + done.error);
+    return;
+  }
+  std::string detail =
+      "resumed in " + Seconds(done.took_ms) + ", after " + Seconds(away_ms) + " suspended";
+  Status s = deps_.jobs->Persist(job, "resumed", detail);
+  if (!s.ok()) log::Warn("job {}: {}", job.id, s.ToString());
+  log::Info("job {}: {}", job.id, detail);
+}
+
+}  // namespace pinpoint::daemon
