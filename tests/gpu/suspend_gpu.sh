@@ -53,7 +53,7 @@ cd /tmp
 say "=== 1. root suspends a whole-GPU job; an urgent job uses its GPU; root resumes it"
 config requeue '["scavenger"]'
 start_pinpointd || { say "FAIL pinpointd did not answer"; cat "$W/pinpointd.log"; exit 1; }
-A=$(hold_job normal 90)
+A=$(hold_job normal 60)
 before=$(gpu_used); say "GPU memory used with job $A running: $before MiB"
 t0=$(now_ms)
 "$P" suspend "$A" | tee -a "$RESULTS"
