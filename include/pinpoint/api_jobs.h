@@ -325,9 +325,10 @@ struct ReleaseRequest {
 // lease, suspended already, being stopped, no GPU, an MPS client, no room in host memory for its
 // device memory), kUnavailable (the node cannot suspend); ok once the suspend has begun (the job's
 // `suspend` says when it is made). resume: the job resumes on the same GPUs once they have room;
-// kFailedPrecondition when it is not suspended. `arrays` is refused (name the jobs).
+// kFailedPrecondition when it is not suspended. An id of `arrays` names a job as `ids` does (a job
+// array's id: its first task alone); results follow `ids`, then `arrays`.
 struct SuspendReply {
-  std::vector<CancelResult> results;  // one per id of `ids`, in order
+  std::vector<CancelResult> results;  // one per id of `ids`, then of `arrays`, in order
 };
 struct SuspendRequest {
   static constexpr char kOp[] = "suspend";
@@ -336,7 +337,7 @@ struct SuspendRequest {
   std::vector<JobId> arrays = {};
 };
 struct ResumeReply {
-  std::vector<CancelResult> results;  // one per id of `ids`, in order
+  std::vector<CancelResult> results;  // one per id of `ids`, then of `arrays`, in order
 };
 struct ResumeRequest {
   static constexpr char kOp[] = "resume";

@@ -359,8 +359,8 @@ class Node {
   // running, a lease, suspended already, being stopped, no GPU, an MPS client, no suspending
   // on this node, or no room in host memory for its device memory (DeviceBytesOf).
   std::string SuspendRefusal(const JobRecord& job) const;
-  // The device memory a suspend of `job` moves to host memory: what the watcher last saw it use
-  // on each of its GPUs, or before it has, what its slices may use (a whole GPU's memory).
+  // The device memory a suspend of `job` may move to host memory: what its slices may use (a
+  // whole GPU's memory for a whole GPU).
   uint64_t DeviceBytesOf(const JobRecord& job) const;
   // What a suspended job that resumes asks the scheduler for (SchedSnapshot): its own GPUs, with
   // the slices it held; its host CPUs and memory it kept.

@@ -17,7 +17,8 @@ std::string Job(JobId id) { return "job " + std::to_string(id); }
 }  // namespace
 
 uint64_t Node::DeviceBytesOf(const JobRecord& job) const {
-  if (job.usage.samples > 0) return job.usage.gpu_mem_now_bytes * job.allocations.size();
+  // What its slices may hold, not what the watcher last saw (a second old: a job that just filled
+  // its memory read 0 B on an H100): the host must hold the worst case.
   uint64_t bytes = 0;
   for (const Allocation& a : job.allocations) {
     uint64_t whole =

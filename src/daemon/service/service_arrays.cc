@@ -74,16 +74,18 @@ template Result<ReleaseReply> Service::ChangeJobs(Call&, ReleaseRequest);
 template Result<UpdateReply> Service::ChangeJobs(Call&, UpdateRequest);
 template Result<UpdateArrayReply> Service::ChangeJobs(Call&, UpdateArrayRequest);
 
+// A suspend acts on the jobs named alone: an id of `arrays` (what the CLI sends for a plain id) is
+// the job of that id, never its array's other tasks.
 Result<SuspendReply> Service::Suspend(Call& call, SuspendRequest request) {
-  if (!request.arrays.empty())
-    return InvalidArgument("suspend names jobs, not arrays: name the tasks' job ids");
-  return SuspendReply{Results(request.ids, node_->SuspendJobs(call.caller, request.ids))};
+  std::vector<JobId> ids = request.ids;
+  ids.insert(ids.end(), request.arrays.begin(), request.arrays.end());
+  return SuspendReply{Results(ids, node_->SuspendJobs(call.caller, ids))};
 }
 
 Result<ResumeReply> Service::Resume(Call& call, ResumeRequest request) {
-  if (!request.arrays.empty())
-    return InvalidArgument("resume names jobs, not arrays: name the tasks' job ids");
-  return ResumeReply{Results(request.ids, node_->ResumeJobs(call.caller, request.ids))};
+  std::vector<JobId> ids = request.ids;
+  ids.insert(ids.end(), request.arrays.begin(), request.arrays.end());
+  return ResumeReply{Results(ids, node_->ResumeJobs(call.caller, ids))};
 }
 
 void Service::ContinueArrayWork() {
