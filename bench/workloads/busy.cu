@@ -1,6 +1,9 @@
 // pp-busy: a small GPU-bound job for demos and tests. Keeps `--blocks` thread blocks busy with a
 // fixed amount of arithmetic (`--iters` per thread), so one copy uses only a few SMs and the
 // time it takes grows when it has to share them. Optionally holds `--alloc-mib` of device memory.
+// `--repeat K` launches its kernel K times, one after the other: a long-running neighbour made of
+// short kernels, whose blocks retire and let another client's kernels onto the SMs (one kernel of
+// endless blocks holds its SMs until it ends: a 16-block job beside four of them never ran).
 // Prints what it saw (device, UUID, MPS environment), when CUDA started for pinpoint-bench's
 // breakdown: "pp-cuda first_us=<CLOCK_REALTIME us at its first CUDA call> ready_us=<once its
 // context exists>", a "pp-busy ok" line and, last, the work done for pinpoint-bench:
@@ -52,14 +55,16 @@ int main(int argc, char** argv) {
   int blocks = 4;
   long long iters = 20000000;
   long long alloc_mib = 0;
+  long long repeat = 1;
   bool bad_access = false;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--blocks") && i + 1 < argc) blocks = std::atoi(argv[++i]);
     else if (!std::strcmp(argv[i], "--iters") && i + 1 < argc) iters = std::atoll(argv[++i]);
     else if (!std::strcmp(argv[i], "--alloc-mib") && i + 1 < argc) alloc_mib = std::atoll(argv[++i]);
+    else if (!std::strcmp(argv[i], "--repeat") && i + 1 < argc) repeat = std::atoll(argv[++i]);
     else if (!std::strcmp(argv[i], "--illegal-access")) bad_access = true;
     else {
-      std::fprintf(stderr, "usage: pp-busy [--blocks N] [--iters K] [--alloc-mib M] [--illegal-access]\n");
+      std::fprintf(stderr, "usage: pp-busy [--blocks N] [--iters K] [--repeat K] [--alloc-mib M] [--illegal-access]\n");
       return 64;
     }
   }
@@ -102,12 +107,15 @@ int main(int argc, char** argv) {
     Poke<<<1, 1>>>(reinterpret_cast<char*>(0x10), 1);
     return Check(cudaDeviceSynchronize(), "illegal access (intended)") ? 4 : 0;
   }
-  Spin<<<blocks, 256>>>(out, iters);
-  if (int rc = Check(cudaDeviceSynchronize(), "kernel")) return rc;
+  for (long long r = 0; r < repeat; ++r) {
+    Spin<<<blocks, 256>>>(out, iters);
+    if (int rc = Check(cudaDeviceSynchronize(), "kernel")) return rc;
+  }
   double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   std::printf("pp-busy ok blocks=%d iters=%lld seconds=%.3f\n", blocks, iters, secs);
   std::printf("pp-work units=%.6g unit=Giter seconds=%.3f\n",
-              static_cast<double>(blocks) * static_cast<double>(iters) / 1e9, secs);
+              static_cast<double>(blocks) * static_cast<double>(iters) * static_cast<double>(repeat) / 1e9,
+              secs);
   cudaFree(held);
   cudaFree(out);
   return 0;

@@ -6,7 +6,9 @@
 # printed. Measured under bare MPS on an H100: 0.25 s alone, 3.15 s beside four at equal
 # priority, 1.86 s when the four ran below normal.
 # Usage: tests/gpu/qos_priority_gpu.sh BIN_DIR   (BIN_DIR holds pinpoint, pinpointd, pp-busy)
-# Env: SMALL_ITERS (default 40000000), HOG_BLOCKS (default 2048). Writes $OUT/qos_priority.txt
+# Env: SMALL_ITERS (default 40000000), HOG_BLOCKS (default 2048), HOG_ITERS (default 10000000:
+# each hog is an endless row of such kernels; one kernel of endless blocks would hold its SMs and
+# the small job would never run, as it did not in two runs before). Writes $OUT/qos_priority.txt
 # when OUT is set. Every wait is bounded; quits the MPS daemons it started.
 set -u
 HERE=$(dirname "$(readlink -f "$0")")
@@ -14,6 +16,7 @@ P=""; . "$HERE/lib.sh"
 suite_setup qos "${1:?usage: qos_priority_gpu.sh BIN_DIR}"
 SMALL_ITERS=${SMALL_ITERS:-40000000}
 HOG_BLOCKS=${HOG_BLOCKS:-2048}
+HOG_ITERS=${HOG_ITERS:-10000000}
 RESULTS=${OUT:-$W}/qos_priority.txt
 : > "$RESULTS"
 cat > "$W/config.json" <<CFG
@@ -45,7 +48,7 @@ small() {
   local id secs
   id=$(submit_id --device 0 --gpu-mem 4G --qos normal --name "small-$1" -- \
        "$BIN/pp-busy" --blocks 16 --iters "$SMALL_ITERS") || return 1
-  timeout 600 "$P" wait "$id" > /dev/null
+  timeout 120 "$P" wait "$id" > /dev/null || echo "small job $id did not end within 120 s" | tee -a "$RESULTS"
   secs=$("$P" logs "$id" | sed -n 's/^pp-busy ok .*seconds=\([0-9.]*\).*/\1/p' | tail -1)
   echo "small job $1: id $id, ${secs:-?} s" | tee -a "$RESULTS"
   "$P" show "$id" | grep -E "gpu_priority|qos" | tee -a "$RESULTS"
@@ -57,7 +60,7 @@ hogs() {
   HOGS=()
   for i in 1 2 3 4; do
     HOGS+=("$(submit_id --device 0 --gpu-mem 4G --qos "$1" --name "hog-$1-$i" -- \
-             "$BIN/pp-busy" --blocks "$HOG_BLOCKS" --iters 400000000000)")
+             "$BIN/pp-busy" --blocks "$HOG_BLOCKS" --iters "$HOG_ITERS" --repeat 100000000)")
   done
   for id in "${HOGS[@]}"; do
     wait_for 120 sh -c "\"$P\" logs $id 2>/dev/null | grep -q '^pp-cuda'" ||
