@@ -91,6 +91,10 @@ class MigDynamic {
   // for drain_after_ms (an instance of the drained profile at the drained placement, the one
   // being made for it, is never held). Empty while nothing drains.
   std::vector<int> HeldDevices(const sched::Inventory& inventory, int64_t now_ms) const;
+  // The waiting slice the drain holds its placement for at now_ms (HeldDevices not empty), or 0.
+  JobId HoldingFor(int64_t now_ms) const {
+    return drain_ && now_ms - drain_since_ms_ >= options_.drain_after_ms ? drain_->for_job : 0;
+  }
 
   // Readable when a reconfiguration finished; -1 when none is in flight.
   int WaitFd() const { return in_flight_ ? event_fd_ : -1; }

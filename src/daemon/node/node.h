@@ -348,6 +348,10 @@ class Node {
   // (sched::ReclaimCandidates), each preempted by its class's mode and grace; at most one room
   // made at a time for one user.
   void ReclaimFor(const sched::Snapshot& snap, const sched::Plan& plan, int asked);
+  // A starving MIG slice (preempt.cc), after PreemptFor within its preemptors a pass: once the
+  // placement drained for it has held (MigDynamic::HoldingFor, mig_drain_after_s), the jobs on
+  // that placement's instances whose class may be preempted are preempted for it.
+  void PreemptForMigDrain(const sched::Snapshot& snap, int& asked);
   // The class of running job `id` when it may be preempted now (not a lease, not being
   // preempted, not suspended, its class's mode not off); null otherwise.
   const ServiceClass* PreemptibleClass(JobId id) const;

@@ -153,6 +153,38 @@ TEST_F(NodeMigTest, ALargeSliceIsNotStarvedBySmallJobsOnItsPlacement) {
   EXPECT_EQ(StateOf(large), JobState::kRunning) << "not starved";
 }
 
+// Once the drain has held, the jobs on the drained placement whose class may be preempted are
+// preempted for the slice it drains for (the others still end by themselves).
+TEST_F(NodeMigTest, AHeldDrainPreemptsThePreemptibleJobsOnItsPlacement) {
+  launcher_.SetSignalsEndJobs(false);
+  JobRequest small = Request(1, 15 * kNodeMigGiB);  // the 2g.20gb at 0
+  small.qos = "scavenger";
+  JobId a = Submit(small);
+  JobId b = Submit(Request(1, 30 * kNodeMigGiB));  // the 3g.40gb at 4, class normal: never
+  node_->Step();
+  ASSERT_EQ(StateOf(a), JobState::kRunning);
+  ASSERT_EQ(StateOf(b), JobState::kRunning);
+  JobId large = Submit(Request(1, 70 * kNodeMigGiB));  // a 7g.80gb: the whole GPU, drained for
+  node_->Step();
+  ASSERT_EQ(StateOf(large), JobState::kPending);
+  EXPECT_FALSE(Signalled(launcher_, a, SIGTERM)) << "not before the drain has held";
+  clock_.AdvanceMs(61'000);
+  node_->Step();
+  node_->Step();
+  EXPECT_TRUE(Signalled(launcher_, a, SIGTERM)) << "the scavenger on the drained placement";
+  EXPECT_FALSE(Signalled(launcher_, b, SIGTERM)) << "class normal is never preempted";
+  EXPECT_EQ(node_->Get(a)->stop_reason, Reason::kPreempted);
+  EXPECT_NE(node_->Get(large)->detail.find("job(s) " + std::to_string(a) + " preempted"),
+            std::string::npos)
+      << node_->Get(large)->detail;
+  clock_.AdvanceMs(30'000);  // scavenger's grace
+  node_->Step();
+  launcher_.Finish(a, Terminated());
+  node_->Step();
+  node_->Step();
+  EXPECT_EQ(StateOf(a), JobState::kPending) << "requeued, its run lost but not the job";
+}
+
 // A slice larger than any MIG instance of the node is refused at submit, as before; one an
 // instance could hold is taken though no instance has room now.
 TEST_F(NodeMigTest, SubmitCountsTheInstancesPinpointMayMake) {

@@ -35,7 +35,8 @@ bool WaitsForRoom(Reason reason) {
 
 const ServiceClass* Node::PreemptibleClass(JobId id) const {
   auto v = jobs_.find(id);
-  if (v == jobs_.end() || v->second.kind == JobKind::kLease || runner_.BeingPreempted(v->second) ||
+  if (v == jobs_.end() || v->second.state != JobState::kRunning ||
+      v->second.kind == JobKind::kLease || runner_.BeingPreempted(v->second) ||
       v->second.suspend.phase != SuspendPhase::kNone)
     return nullptr;
   const ServiceClass* theirs =
@@ -128,7 +129,40 @@ void Node::PreemptFor(const sched::Snapshot& snap, const sched::Plan& plan) {
     lifecycle::Waiting(job, wait.reason, "its room is being made: job(s) " + ids + " preempted");
     making_room_[job.id] = std::move(preempted);
   }
+  PreemptForMigDrain(snap, asked);
   ReclaimFor(snap, plan, asked);
+}
+
+void Node::PreemptForMigDrain(const sched::Snapshot& snap, int& asked) {
+  if (deps_.mig == nullptr || asked >= kPreemptorsPerPass) return;
+  const int64_t now = deps_.clock->NowMs();
+  JobId for_job = deps_.mig->HoldingFor(now);
+  auto it = jobs_.find(for_job);
+  if (for_job == 0 || it == jobs_.end() || it->second.state != JobState::kPending ||
+      making_room_.count(for_job))
+    return;
+  std::vector<int> held = deps_.mig->HeldDevices(devices_, now);
+  std::set<int> held_devices(held.begin(), held.end());
+  // The jobs on the held placement's instances whose class allows it; the others end by
+  // themselves, as before.
+  std::vector<JobId> victims;
+  for (const sched::RunningJob& r : snap.running) {
+    if (PreemptibleClass(r.id) == nullptr) continue;
+    if (std::any_of(r.slots.begin(), r.slots.end(),
+                    [&](const sched::Slot& s) { return held_devices.count(s.device_index) > 0; }))
+      victims.push_back(r.id);
+  }
+  if (victims.empty()) return;
+  ++asked;
+  std::vector<JobId> preempted = PreemptAll(victims, for_job);
+  if (preempted.empty()) return;
+  std::string ids = JoinIds(preempted);
+  log::Info("job {}: the MIG placement drained for it has held: job(s) {} on it preempted",
+            for_job, ids);
+  lifecycle::Waiting(it->second, it->second.reason,
+                     "its room is being made: job(s) " + ids +
+                         " preempted (the MIG placement drained for it held long enough)");
+  making_room_[for_job] = std::move(preempted);
 }
 
 void Node::ReclaimFor(const sched::Snapshot& snap, const sched::Plan& plan, int asked) {
