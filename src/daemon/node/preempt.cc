@@ -157,8 +157,8 @@ void Node::PreemptForMigDrain(const sched::Snapshot& snap, int& asked) {
   std::vector<JobId> preempted = PreemptAll(victims, for_job);
   if (preempted.empty()) return;
   std::string ids = JoinIds(preempted);
-  log::Info("job {}: the MIG placement drained for it has held: job(s) {} on it preempted",
-            for_job, ids);
+  log::Info("job {}: the MIG placement drained for it has held: job(s) {} on it preempted", for_job,
+            ids);
   lifecycle::Waiting(it->second, it->second.reason,
                      "its room is being made: job(s) " + ids +
                          " preempted (the MIG placement drained for it held long enough)");
