@@ -2,6 +2,7 @@
 // can be, and what a suspended job asks the scheduler for to resume. The suspend itself is the
 // runner's (job_suspend.cc).
 #include <algorithm>
+#include <functional>
 
 #include "common/log.h"
 #include "daemon/jobs/sched_view.h"
@@ -13,6 +14,23 @@ namespace pinpoint::daemon {
 namespace {
 
 std::string Job(JobId id) { return "job " + std::to_string(id); }
+
+// Each of `ids` that exists, given to `act` when the caller is root (`verb`: "suspends").
+std::vector<Status> ForRootEach(const api::Caller& caller, const std::vector<JobId>& ids,
+                                JobTable& jobs, const char* verb,
+                                const std::function<Status(JobRecord&)>& act) {
+  std::vector<Status> out;
+  for (JobId id : ids) {
+    auto it = jobs.find(id);
+    if (it == jobs.end())
+      out.push_back(NotFound(Job(id) + " not found"));
+    else if (!caller.IsRoot())
+      out.push_back(PermissionDenied(std::string("only root ") + verb + " jobs (" + Job(id) + ")"));
+    else
+      out.push_back(act(it->second));
+  }
+  return out;
+}
 
 }  // namespace
 
@@ -86,59 +104,29 @@ sched::Demand Node::ResumeDemandOf(const JobRecord& job) const {
 }
 
 std::vector<Status> Node::SuspendJobs(const api::Caller& caller, const std::vector<JobId>& ids) {
-  std::vector<Status> out;
-  for (JobId id : ids) {
-    auto it = jobs_.find(id);
-    if (it == jobs_.end()) {
-      out.push_back(NotFound(Job(id) + " not found"));
-      continue;
-    }
-    if (!caller.IsRoot()) {
-      out.push_back(PermissionDenied("only root suspends jobs (" + Job(id) + ")"));
-      continue;
-    }
-    JobRecord& job = it->second;
-    if (std::string why = SuspendRefusal(job); !why.empty()) {
-      out.push_back(FailedPrecondition(why));
-      continue;
-    }
-    out.push_back(runner_.Suspend(job, "root", /*resume=*/false, DeviceBytesOf(job)));
-  }
-  return out;
+  return ForRootEach(caller, ids, jobs_, "suspends", [&](JobRecord& job) -> Status {
+    if (std::string why = SuspendRefusal(job); !why.empty()) return FailedPrecondition(why);
+    return runner_.Suspend(job, "root", /*resume=*/false, DeviceBytesOf(job));
+  });
 }
 
 std::vector<Status> Node::ResumeJobs(const api::Caller& caller, const std::vector<JobId>& ids) {
-  std::vector<Status> out;
-  for (JobId id : ids) {
-    auto it = jobs_.find(id);
-    if (it == jobs_.end()) {
-      out.push_back(NotFound(Job(id) + " not found"));
-      continue;
-    }
-    if (!caller.IsRoot()) {
-      out.push_back(PermissionDenied("only root resumes jobs (" + Job(id) + ")"));
-      continue;
-    }
-    JobRecord& job = it->second;
+  return ForRootEach(caller, ids, jobs_, "resumes", [&](JobRecord& job) -> Status {
     SuspendPhase phase = job.suspend.phase;
     if (job.state != JobState::kRunning ||
-        (phase != SuspendPhase::kSuspended && phase != SuspendPhase::kSuspending)) {
-      out.push_back(FailedPrecondition(Job(id) + " is not suspended"));
-      continue;
-    }
+        (phase != SuspendPhase::kSuspended && phase != SuspendPhase::kSuspending))
+      return FailedPrecondition(Job(job.id) + " is not suspended");
     if (!job.suspend.resume) {
       job.suspend.resume = true;
       Status s = jobs_.Persist(job, "resume-asked", "resumes on its GPU(s) once they have room");
       if (!s.ok()) {
         job.suspend.resume = false;
-        out.push_back(s);
-        continue;
+        return s;
       }
     }
     dirty_ = true;
-    out.push_back(Status::Ok());
-  }
-  return out;
+    return Status::Ok();
+  });
 }
 
 }  // namespace pinpoint::daemon
