@@ -565,8 +565,10 @@ void JobRunner::PersistRequeue(const JobRecord& job) {
 }
 
 void JobRunner::ReleaseResources(JobRecord& job) {
-  // The watcher looks at its GPUs once more before they go to anyone else.
-  deps_.watch->Settle(job, deps_.clock->NowMs());
+  // The watcher looks at its GPUs once more before they go to anyone else; a suspended job's went
+  // to others when it was suspended (its processes held none since).
+  if (job.suspend.phase != SuspendPhase::kSuspended) deps_.watch->Settle(job, deps_.clock->NowMs());
+  job.suspend = {};
   for (const auto& a : job.allocations) deps_.sharing->For(a.mode).Release(SliceIn(deps_, job, a));
   OccupantOf(job).Release(job);
 }

@@ -99,6 +99,33 @@ TEST_F(SuspendTest, RootsSuspendFreesTheGpuForAnotherAndTheJobResumesThereOnceFr
   EXPECT_FALSE(Signalled(launcher_, b, SIGSTOP));
 }
 
+TEST_F(SuspendTest, ASuspendedJobIsCancelledLikeAnyOtherAndLeavesItsGpuToItsNewHolder) {
+  caller_.uid = 0;
+  JobId a = Submit(Request(1));
+  JobId b = Submit(Request(1));
+  node_->Step();
+  ASSERT_TRUE(SuspendOne(a).ok());
+  fake_.Finish(a, true);
+  node_->Step();
+  JobId c = Submit(Request(1));
+  node_->Step();
+  ASSERT_EQ(StateOf(c), JobState::kRunning);
+  ASSERT_TRUE(node_->Cancel(caller_, {a}).at(0).ok());
+  EXPECT_TRUE(Signalled(launcher_, a, SIGTERM));
+  EXPECT_TRUE(Signalled(launcher_, a, SIGCONT)) << "its stopped processes run to take the signal";
+  launcher_.Finish(a, Terminated());
+  node_->Step();
+  EXPECT_EQ(StateOf(a), JobState::kCancelled);
+  EXPECT_EQ(node_->Get(a)->suspend.phase, SuspendPhase::kNone);
+  // Its end holds nothing of the GPU it left: b's device frees for the next job as before.
+  launcher_.Finish(b, Exited(0));
+  JobId d = Submit(Request(1));
+  node_->Step();
+  node_->Step();
+  EXPECT_EQ(StateOf(d), JobState::kRunning);
+  EXPECT_NE(DeviceOf(d), DeviceOf(c));
+}
+
 TEST_F(SuspendTest, WhatCannotBeSuspendedIsSaidAndNothingChanges) {
   caller_.uid = 0;
   JobId cpu = Submit(Request(0));
