@@ -156,6 +156,16 @@ Status ClientReads(const std::string& op, const std::string& line) {
   if (op == "cancel") return DecodeReply<CancelRequest>(*object).status();
   if (op == "gpus") return DecodeReply<GpusRequest>(*object).status();
   if (op == "logs") return DecodeReply<LogsRequest>(*object).status();
+  if (op == "qos") return DecodeReply<QosRequest>(*object).status();
+  if (op == "hold") return DecodeReply<HoldRequest>(*object).status();
+  if (op == "release") return DecodeReply<ReleaseRequest>(*object).status();
+  if (op == "update") return DecodeReply<UpdateRequest>(*object).status();
+  if (op == "update_array") return DecodeReply<UpdateArrayRequest>(*object).status();
+  if (op == "suspend") return DecodeReply<SuspendRequest>(*object).status();
+  if (op == "resume") return DecodeReply<ResumeRequest>(*object).status();
+  if (op == "open_lease") return DecodeReply<OpenLeaseRequest>(*object).status();
+  if (op == "attach_lease") return DecodeReply<AttachLeaseRequest>(*object).status();
+  if (op == "close_lease") return DecodeReply<CloseLeaseRequest>(*object).status();
   return Internal("no op " + op);
 }
 
