@@ -22,12 +22,13 @@ class FakeCheckpointer : public Checkpointer {
   std::vector<Done> Poll(int64_t) override { return std::exchange(done_, {}); }
   std::vector<int> WaitFds() const override { return {}; }
 
-  // Ends job's run: ok with every process named (a suspend's checkpointed), or failed with `error`.
-  void Finish(JobId job, bool ok, const std::string& error = "") {
+  // Ends job's run: ok with every process named (a suspend's checkpointed), or failed with `error`
+  // (`clean`: its processes left as they were; false: cut short, as by its deadline).
+  void Finish(JobId job, bool ok, const std::string& error = "", bool clean = true) {
     auto it = running_.find(job);
     if (it == running_.end()) return;
-    done_.push_back(
-        {job, it->second.first, ok, ok ? it->second.second : std::vector<Target>{}, error, 5});
+    done_.push_back({job, it->second.first, ok, ok ? it->second.second : std::vector<Target>{},
+                     error, 5, clean});
     running_.erase(it);
   }
   bool Running(JobId job) const { return running_.count(job) > 0; }

@@ -222,6 +222,24 @@ TEST_F(SuspendTest, ASuspendThatFailsFallsBackToTheRequeueAndSaysWhy) {
   EXPECT_EQ(StateOf(a), JobState::kRunning);
 }
 
+TEST_F(SuspendTest, ASuspendCutShortByItsDeadlineIsUndoneAndTheJobRunsOn) {
+  caller_.uid = 0;
+  JobId a = Submit(Request(1));
+  node_->Step();
+  ASSERT_TRUE(SuspendOne(a).ok());
+  fake_.Finish(a, false, "pinpoint-checkpoint did not end within 300 s", /*clean=*/false);
+  node_->Step();
+  EXPECT_TRUE(HasEvent(a, "suspend-failed"));
+  EXPECT_EQ(PhaseOf(a), SuspendPhase::kResuming) << "each process put back to running";
+  ASSERT_TRUE(fake_.Running(a));
+  EXPECT_EQ(fake_.begun_.back().second, Checkpointer::Action::kResume);
+  EXPECT_TRUE(Signalled(launcher_, a, SIGCONT));
+  fake_.Finish(a, true);
+  node_->Step();
+  EXPECT_EQ(PhaseOf(a), SuspendPhase::kNone);
+  EXPECT_EQ(StateOf(a), JobState::kRunning);
+}
+
 TEST_F(SuspendTest, ARestartKeepsASuspendedJobSuspendedAndUndoesOneUnderWay) {
   caller_.uid = 0;
   JobId kept = Submit(Request(1));
