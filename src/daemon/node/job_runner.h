@@ -192,6 +192,8 @@ class JobRunner {
   // A suspend or resume that did not end (found after a restart, or cut short by its deadline):
   // each process put back to running (kResuming, then Resumed), the job runs on.
   void UndoSuspend(JobRecord& job);
+  // Resume and UndoSuspend's common part: kResuming, SIGCONT, then pinpoint-checkpoint resume.
+  void BeginResume(JobRecord& job);
 
   RunnerDeps deps_;
   bool changed_ = false;    // since the last TakeChanged

@@ -75,17 +75,9 @@ Status JobRunner::Suspend(JobRecord& job, const std::string& by, bool resume, ui
 
 void JobRunner::Resume(JobRecord& job) {
   if (job.suspend.phase != SuspendPhase::kSuspended) return;
-  job.suspend.phase = SuspendPhase::kResuming;
   Status s = deps_.jobs->Persist(job, "resume", "resuming on its GPU(s)");
   if (!s.ok()) log::Warn("job {}: {}", job.id, s.ToString());
-  // Its processes run again first: the driver restores a process through the process itself.
-  Status cont = OccupantOf(job).Signal(job, SIGCONT);
-  if (!cont.ok()) log::Warn("job {}: SIGCONT: {}", job.id, cont.message());
-  s = deps_.checkpointer != nullptr
-          ? deps_.checkpointer->Begin(job.id, Checkpointer::Action::kResume, TargetsOf(job.suspend),
-                                      deps_.clock->NowMs())
-          : Unavailable("this node cannot resume jobs");
-  if (!s.ok()) Resumed(job, {job.id, Checkpointer::Action::kResume, false, {}, s.message(), 0});
+  BeginResume(job);
 }
 
 void JobRunner::UndoSuspend(JobRecord& job) {
@@ -94,7 +86,12 @@ void JobRunner::UndoSuspend(JobRecord& job) {
     return;
   log::Warn("job {}: a {} that did not end: undone, the job runs on", job.id,
             SuspendPhaseName(job.suspend.phase));
+  BeginResume(job);
+}
+
+void JobRunner::BeginResume(JobRecord& job) {
   job.suspend.phase = SuspendPhase::kResuming;
+  // Its processes run again first: the driver restores a process through the process itself.
   Status cont = OccupantOf(job).Signal(job, SIGCONT);
   if (!cont.ok()) log::Warn("job {}: SIGCONT: {}", job.id, cont.message());
   Status s = deps_.checkpointer != nullptr
