@@ -65,25 +65,28 @@ PollResult Accountant::Update(int64_t now_ms, const std::vector<WatchedJob>& job
       uint64_t used = mem[j.id][slot.gpu_index];
       acc.mem_by_gpu[slot.gpu_index] = used;
       now_total_peak = std::max(now_total_peak, used);
-      if (slot.budget_bytes == 0) continue;
-      double limit =
-          static_cast<double>(slot.budget_bytes) * (1.0 + options_.mem_tolerance_pct / 100.0);
+      if (slot.budget_bytes == 0 && !j.suspended) continue;
+      // A suspended job's budget is nothing: its GPUs are others'.
+      double limit = j.suspended ? 0.0
+                                 : static_cast<double>(slot.budget_bytes) *
+                                       (1.0 + options_.mem_tolerance_pct / 100.0);
       if (static_cast<double>(used) <= limit) {
         acc.over_since_ms.erase(slot.gpu_index);
         continue;
       }
       int64_t since = acc.over_since_ms.try_emplace(slot.gpu_index, now_ms).first->second;
       if (now_ms - since >= options_.mem_grace_ms)
-        result.over_budget.push_back(
-            {j.id, slot.gpu_index, used, slot.budget_bytes, procs[j.id][slot.gpu_index]});
+        result.over_budget.push_back({j.id, slot.gpu_index, used,
+                                      j.suspended ? 0 : slot.budget_bytes,
+                                      procs[j.id][slot.gpu_index], j.suspended});
     }
     acc.usage.gpu_mem_now_bytes = now_total_peak;
     acc.usage.gpu_mem_peak_bytes = std::max(acc.usage.gpu_mem_peak_bytes, now_total_peak);
     // Utilisation is the job's own only where it holds every GPU it is on entirely.
-    bool alone =
-        !j.slots.empty() && std::all_of(j.slots.begin(), j.slots.end(), [](const WatchedSlot& s) {
-          return s.whole && s.device_fraction >= 1.0;
-        });
+    bool alone = !j.suspended && !j.slots.empty() &&
+                 std::all_of(j.slots.begin(), j.slots.end(), [](const WatchedSlot& s) {
+                   return s.whole && s.device_fraction >= 1.0;
+                 });
     if (alone) {
       for (const auto& r : readings) {
         if (!r.ok || r.sample.utilization_pct < 0 || SlotOn(j, r.gpu_index) == nullptr) continue;
@@ -101,7 +104,7 @@ PollResult Accountant::Update(int64_t now_ms, const std::vector<WatchedJob>& job
     AverageBusy(r, now_ms);
     std::vector<const WatchedJob*> on_gpu;
     for (const auto& j : jobs)
-      if (SlotOn(j, r.gpu_index) != nullptr) on_gpu.push_back(&j);
+      if (!j.suspended && SlotOn(j, r.gpu_index) != nullptr) on_gpu.push_back(&j);
     ChargeEnergy(r, on_gpu);
   }
   return result;

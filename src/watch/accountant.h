@@ -5,7 +5,8 @@
 // poll is divided among the jobs watched on that GPU during the interval, in proportion to a
 // weight: 100 for a job holding the whole GPU, its SM share for a slice with one, an even part
 // (100 / jobs on the GPU) for a slice without one, each scaled by the fraction of the GPU's SMs
-// behind the job's device (MIG). With no job on a GPU the delta is idle energy, charged to no job.
+// behind the job's device (MIG). A suspended job is on none (WatchedJob::suspended). With no job on
+// a GPU the delta is idle energy, charged to no job.
 // The parts of a delta always add up to the delta.
 #pragma once
 
@@ -43,7 +44,8 @@ struct OverBudget {
   int gpu_index = 0;
   uint64_t used_bytes = 0;
   uint64_t budget_bytes = 0;
-  int processes = 0;  // how many of the job's processes use that GPU
+  int processes = 0;       // how many of the job's processes use that GPU
+  bool suspended = false;  // the job was suspended: its budget there is nothing
 };
 
 // Per-GPU totals kept across polls.

@@ -27,6 +27,7 @@ WatchedJob WatchedJobOf(const JobRecord& job, const sched::Inventory& inventory,
   w.cgroup_path = cgroup_path;
   w.lease_cgroup = job.lease_cgroup;
   w.prior = job.usage;
+  w.suspended = job.suspend.phase == SuspendPhase::kSuspended;
   std::map<int, int> gpu_sms = GpuSmCounts(inventory);
   // A slice's memory has a budget where its hold says something short of the device holds it
   // (the driver's limit, the watcher's); one held by the device itself cannot be exceeded.

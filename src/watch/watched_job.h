@@ -38,6 +38,10 @@ struct WatchedJob {
   // The environment variables its hold applies its limits through (AppliedLimit::variable): what
   // is read of its processes (JobSeen).
   std::vector<std::string> env_vars;
+  // Suspended (issue 56): its device memory was moved to host memory and its GPUs went to others.
+  // It may hold none there (any byte, past the grace, is a breach), and is charged no energy or
+  // utilisation of them.
+  bool suspended = false;
   JobUsage prior;  // usage recorded before (an earlier run of pinpointd, a requeue): added to
 };
 

@@ -55,6 +55,10 @@ std::optional<int> NumaNodeOf(const JobRecord& job, const sched::Inventory& inve
 std::string OverBudgetDetail(const watch::OverBudget& over) {
   std::string who =
       over.processes == 1 ? "its process" : "its " + std::to_string(over.processes) + " processes";
+  if (over.suspended)
+    return who + " held " + FormatSize(over.used_bytes) + " of device memory on GPU " +
+           std::to_string(over.gpu_index) +
+           " while the job was suspended (its GPUs are others' then: it may hold none)";
   return who + " used " + FormatSize(over.used_bytes) + " of device memory on GPU " +
          std::to_string(over.gpu_index) + ", over its " + FormatSize(over.budget_bytes);
 }
@@ -565,9 +569,11 @@ void JobRunner::PersistRequeue(const JobRecord& job) {
 }
 
 void JobRunner::ReleaseResources(JobRecord& job) {
-  // The watcher looks at its GPUs once more before they go to anyone else; a suspended job's went
-  // to others when it was suspended (its processes held none since).
-  if (job.suspend.phase != SuspendPhase::kSuspended) deps_.watch->Settle(job, deps_.clock->NowMs());
+  // The watcher looks at its GPUs once more before they go to anyone else. A suspended job's went
+  // to others when it was suspended: they settle only when its processes were last seen holding
+  // device memory there (a breach of its suspension), so nothing else goes there while they do.
+  if (job.suspend.phase != SuspendPhase::kSuspended || job.usage.gpu_mem_now_bytes > 0)
+    deps_.watch->Settle(job, deps_.clock->NowMs());
   job.suspend = {};
   for (const auto& a : job.allocations) deps_.sharing->For(a.mode).Release(SliceIn(deps_, job, a));
   OccupantOf(job).Release(job);

@@ -7,6 +7,7 @@
 
 #include "common/test_dir.h"
 #include "daemon/jobs/enforcement.h"
+#include "daemon/node/fake_checkpointer.h"
 #include "daemon/node/node.h"
 #include "daemon/service/service_fixture.h"
 #include "daemon/setup/sharing_setup.h"
@@ -628,6 +629,85 @@ TEST_F(NodeWatchTest, XidOnAnotherGpuOrTooLateConfirmsNothing) {
   Second(0);
   EXPECT_FALSE(node_->GpusView().devices[0].drained);
   EXPECT_FALSE(node_->GpusView().devices[1].drained);
+}
+
+// Suspend (issue 56): a suspended job's GPUs are others'. It is charged none of their energy, and a
+// process of it found holding device memory there (one the checkpoint did not take: started
+// after the job's processes were listed, or out of its process group) is a breach: the job is
+// stopped, and the GPU goes to nobody else until that memory is gone.
+class SuspendWatchTest : public NodeWatchTest {
+ protected:
+  void SetUp() override {
+    NodeWatchTest::SetUp();
+    node_.reset();
+    options_.inventory = TwoGpus(SharingMode::kExclusive);
+    launcher_.SetJobProcesses({::getpid()});  // a real process: its start time is read
+    launcher_.SetSignalsEndJobs(false);
+    node_ = std::make_unique<Node>(options_, NodeDeps{.store = store_.get(),
+                                                      .launcher = &launcher_,
+                                                      .watcher = watcher_.get(),
+                                                      .clock = &clock_,
+                                                      .sharing = mps_backends_.get(),
+                                                      .checkpointer = &fake_});
+  }
+  FakeCheckpointer fake_;
+};
+
+TEST_F(SuspendWatchTest, ASuspendedJobIsChargedNoEnergyAndOneHoldingDeviceMemoryIsStopped) {
+  JobId a = Submit(0);
+  JobId b = Submit(0);
+  node_->Step();
+  ASSERT_EQ(node_->Get(a)->allocations.at(0).device_index, 0);
+  ASSERT_EQ(node_->Get(b)->allocations.at(0).device_index, 1);
+  Processes({{a, {4 * kGiB}}});
+  Second(100'000);
+  Second(100'000);
+  const uint64_t before = node_->Get(a)->usage.energy_mj;
+  ASSERT_GT(before, 0u) << "charged while it runs";
+  api::Caller root = caller_;
+  root.uid = 0;
+  ASSERT_TRUE(node_->SuspendJobs(root, {a}).at(0).ok());
+  fake_.Finish(a, true);
+  node_->Step();
+  ASSERT_EQ(node_->Get(a)->suspend.phase, SuspendPhase::kSuspended);
+  JobId c = Submit(0);
+  Processes({});  // the checkpoint took a's memory
+  Second(100'000);
+  ASSERT_EQ(node_->Get(c)->state, JobState::kRunning);
+  ASSERT_EQ(node_->Get(c)->allocations.at(0).device_index, 0) << "a's GPU";
+  Processes({{c, {2 * kGiB}}});
+  Second(100'000);
+  Second(100'000);
+  EXPECT_EQ(node_->Get(a)->usage.energy_mj, before) << "GPU 0's energy is c's now";
+  EXPECT_GT(node_->Get(c)->usage.energy_mj, 0u);
+  EXPECT_FALSE(Signalled(a, SIGTERM));
+  // A process of a's shows on GPU 0 with device memory: past the grace, a is stopped.
+  Processes({{c, {2 * kGiB}}, {a, {kGiB}}});
+  Second(100'000);
+  EXPECT_FALSE(Signalled(a, SIGTERM)) << "inside the grace period";
+  Second(100'000);
+  ASSERT_TRUE(Signalled(a, SIGTERM));
+  EXPECT_TRUE(Signalled(a, SIGCONT)) << "its stopped processes run to take the signal";
+  EXPECT_EQ(node_->Get(a)->stop_reason, Reason::kGpuMemExceeded);
+  EXPECT_NE(node_->Get(a)->stop_detail.find("while the job was suspended"), std::string::npos)
+      << node_->Get(a)->stop_detail;
+  EXPECT_EQ(node_->Get(c)->state, JobState::kRunning) << "c is not a's victim";
+  launcher_.Finish(a, {launch::ExitStatus::Kind::kSignaled, 0, SIGTERM, ""});
+  Second(100'000);
+  EXPECT_EQ(node_->Get(a)->state, JobState::kFailed);
+  EXPECT_EQ(node_->Get(a)->reason, Reason::kGpuMemExceeded);
+  // Its process still holds GPU 0: once c ends, the next job does not get GPU 0 until it is gone.
+  launcher_.Finish(c, {launch::ExitStatus::Kind::kExited, 0, 0, ""});
+  Processes({{a, {kGiB}}});
+  Second(100'000);
+  JobId d = Submit(0);
+  Second(100'000);
+  EXPECT_EQ(node_->Get(d)->state, JobState::kPending) << "GPU 0 still holds a's memory";
+  Processes({});
+  Second(100'000);
+  Second(100'000);
+  EXPECT_EQ(node_->Get(d)->state, JobState::kRunning);
+  EXPECT_EQ(node_->Get(d)->allocations.at(0).device_index, 0);
 }
 
 }  // namespace

@@ -46,7 +46,8 @@ void WatchFeedback::Update(const JobTable& jobs) {
   std::map<JobId, std::string> now;  // -> what tells its processes apart: pid, lease cgroup
   for (const auto& [id, job] : jobs)
     if (job.state == JobState::kRunning && !job.allocations.empty())
-      now[id] = std::to_string(job.pid) + " " + job.lease_cgroup;
+      now[id] = std::to_string(job.pid) + " " + job.lease_cgroup +
+                (job.suspend.phase == SuspendPhase::kSuspended ? " suspended" : "");
   if (now == watched_) return;
   std::vector<watch::WatchedJob> watched;
   for (const auto& [id, pid] : now)

@@ -45,7 +45,7 @@ class WatchFeedback {
         usage_flush_ms_(usage_flush_ms) {}
 
   // Tells the watcher the running jobs of `jobs` that hold GPUs, when they changed since the
-  // last call (a job's supervisor pid or lease cgroup counts as a change).
+  // last call (a job's supervisor pid, lease cgroup or suspension counts as a change).
   void Update(const JobTable& jobs);
 
   // What the watcher found that Node acts on.
