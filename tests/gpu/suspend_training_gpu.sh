@@ -52,7 +52,8 @@ start_pinpointd || { say "FAIL pinpointd did not answer"; cat "$W/pinpointd.log"
 cd /tmp
 phase() { "$P" --json show "$1" | js "d['job'].get('suspend', {}).get('phase', 'none')"; }
 phase_is() { test "$(phase "$1")" = "$2"; }
-submit() { "$P" --json submit --device 0 --name "$1" -- env CUBLAS_WORKSPACE_CONFIG=:4096:8 python3 "$W/train.py" "$STEPS" | js "d['id']"; }
+# Placed by pinpointd (no --device): the GPU is read from the job's allocation.
+submit() { "$P" --json submit --gpus 1 --name "$1" -- env CUBLAS_WORKSPACE_CONFIG=:4096:8 python3 "$W/train.py" "$STEPS" | js "d['id']"; }
 sum_of() { "$P" logs "$1" | sed -n 's/^train done checksum=//p'; }
 
 say "=== straight through"
@@ -65,7 +66,8 @@ B=$(submit suspended)
 wait_for 300 sh -c "\"$P\" logs $B 2>/dev/null | grep -q '^step $((STEPS / 2))'" || say "job $B never reached step $((STEPS / 2))"
 t0=$(date +%s%3N); "$P" suspend "$B" | tee -a "$RESULTS"
 check "job $B suspended" wait_for 120 phase_is "$B" suspended
-say "suspended in $(( $(date +%s%3N) - t0 )) ms; GPU memory used: $(nvidia-smi --query-gpu=memory.used --format=csv,noheader -i 0)"
+GPU=$("$P" --json show "$B" | js "d['job']['allocations'][0]['uuid']")
+say "suspended in $(( $(date +%s%3N) - t0 )) ms; GPU memory used on its GPU: $(nvidia-smi --query-gpu=memory.used --format=csv,noheader -i "$GPU")"
 sleep 5  # suspended a while: the measurement's pause, not a synchronisation
 t1=$(date +%s%3N); "$P" resume "$B" | tee -a "$RESULTS"
 check "job $B resumed" wait_for 120 phase_is "$B" none
