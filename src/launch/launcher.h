@@ -125,6 +125,9 @@ class Launcher {
   // kUnavailable when it has not started yet (as Signal); kFailedPrecondition when its supervisor
   // is dead (the leader's pid may have been reused: nothing is sent).
   virtual Status SignalLeader(const JobHandle& handle, int signal) = 0;
+  // As Signal, and to each of the job's processes that left its process group (JobProcesses,
+  // each verified as it is signalled): a stop or a continue (a suspend) reaches every one found.
+  virtual Status SignalAll(const JobHandle& handle, int signal) { return Signal(handle, signal); }
   // Reaps supervisors that were this process's children and have exited (call on SIGCHLD). The
   // daemon calls it at the start of each pass.
   virtual void Reap() = 0;

@@ -442,6 +442,17 @@ Status ProcessLauncher::SignalJob(const JobHandle& handle, int signal, bool lead
   return IoError("kill job " + std::to_string(handle.job_id) + ": " + ErrnoText(errno));
 }
 
+Status ProcessLauncher::SignalAll(const JobHandle& handle, int signal) {
+  PP_RETURN_IF_ERROR(SignalJob(handle, signal, /*leader_only=*/false));
+  auto dir = OpenDirNoFollow(handle.job_dir);
+  if (!dir.ok()) return Status::Ok();  // gone
+  // Those that left the group (setsid, setpgid) too, each pinned and verified before the signal.
+  JobIdentity id = IdentityOf(handle, FactsFor(handle, dir->get()));
+  for (int64_t pid : Members(id, LaunchedSeq(handle)))
+    SignalIfBelongs(pid, signal, [&](int64_t p) { return id.Holds(p, KnownKeyOf(id)); });
+  return Status::Ok();
+}
+
 std::vector<int64_t> ProcessLauncher::JobProcesses(const JobHandle& handle) {
   auto dir = OpenDirNoFollow(handle.job_dir);
   if (!dir.ok()) return {};

@@ -27,6 +27,7 @@ class ProcessLauncher : public Launcher {
   std::optional<ExitStatus> Poll(const JobHandle& handle) override;
   Status Signal(const JobHandle& handle, int signal) override;
   Status SignalLeader(const JobHandle& handle, int signal) override;
+  Status SignalAll(const JobHandle& handle, int signal) override;
   void Reap() override;
   std::vector<int64_t> JobProcesses(const JobHandle& handle) override;
   // True when this pass left environments or processes unread (ProcessKeys' and ProcessScan's

@@ -3,6 +3,7 @@
 // stays away ends the job, and each leaves a job alone while its reason holds.
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/file.h>
 #include <sys/resource.h>
@@ -11,6 +12,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -64,6 +66,47 @@ TEST_F(ProcessLauncherTest, AProcessThatLeftTheSessionIsKilledBeforeTheJobEnds) 
   ASSERT_TRUE(st.has_value());
   EXPECT_EQ(st->kind, ExitStatus::Kind::kExited);
   EXPECT_EQ(st->exit_code, 0);
+}
+
+// Attack on a suspend: a process of the job in a session of its own would run on while the job
+// is stopped (and could start a new CUDA process on GPUs that went to others). SignalAll stops
+// and continues it with the job's group; Signal reaches the group alone.
+TEST_F(ProcessLauncherTest, SignalAllStopsAndContinuesAProcessThatLeftTheJobsGroup) {
+  std::string fifo = MakeFifo();
+  // The escapee says its pid once it has left the session; `; :` keeps it a shell (no exec).
+  auto h = launcher_.Launch(
+      Spec(51, {"sh", "-c", "setsid sh -c 'echo $$ > " + fifo + "; sleep 1000; :' & wait"}));
+  ASSERT_TRUE(h.ok()) << h.status().ToString();
+  int fd = ::open(fifo.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  ASSERT_GE(fd, 0);
+  pollfd p{fd, POLLIN, 0};
+  ASSERT_GT(::poll(&p, 1, kDeadlineMs), 0) << "the escapee did not say its pid in time";
+  char line[32] = {};
+  (void)!::read(fd, line, sizeof(line) - 1);
+  ::close(fd);
+  const int64_t escaped = std::atoll(line);
+  ASSERT_GT(escaped, 0);
+  auto held = PidFd::Open(escaped);
+  ASSERT_TRUE(held.has_value());
+  ASSERT_NE(ReadProcStat(escaped)->session, ReadJobPid(h->job_dir)) << "it left the session";
+  // Its state once the signal has been taken, within the deadline.
+  auto reaches = [&](bool stopped) {
+    auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(kDeadlineMs);
+    while (std::chrono::steady_clock::now() < until) {
+      auto stat = ReadProcStat(escaped);
+      if (stat && (stat->state == 'T') == stopped) return true;
+      std::this_thread::yield();
+    }
+    return false;
+  };
+  ASSERT_TRUE(launcher_.SignalAll(*h, SIGSTOP).ok());
+  EXPECT_TRUE(reaches(true)) << "the escapee was not stopped";
+  ASSERT_TRUE(launcher_.SignalAll(*h, SIGCONT).ok());
+  EXPECT_TRUE(reaches(false)) << "the escapee was not continued";
+  EXPECT_TRUE(held->Signal(SIGKILL));
+  EXPECT_TRUE(held->WaitExit(kDeadlineMs));
+  ASSERT_TRUE(launcher_.Signal(*h, SIGKILL).ok());
+  WaitSupervisor(*h);
 }
 
 // Item 1 of issue 27: a job directory removed while its job runs (a state directory deleted, a

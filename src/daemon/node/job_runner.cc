@@ -486,7 +486,7 @@ void JobRunner::SafeStop(JobRecord& job) {
   else if (!s.ok())
     log::Warn("job {}: {}", job.id, s.ToString());
   // A suspended job's processes are stopped: they run again to take the signal.
-  if (job.suspend.phase == SuspendPhase::kSuspended) (void)OccupantOf(job).Signal(job, SIGCONT);
+  if (job.suspend.phase == SuspendPhase::kSuspended) (void)OccupantOf(job).SignalAll(job, SIGCONT);
 }
 
 void JobRunner::StopJob(JobRecord& job, Reason stop_reason, std::string detail) {

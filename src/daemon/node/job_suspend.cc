@@ -92,7 +92,7 @@ void JobRunner::UndoSuspend(JobRecord& job) {
 void JobRunner::BeginResume(JobRecord& job) {
   job.suspend.phase = SuspendPhase::kResuming;
   // Its processes run again first: the driver restores a process through the process itself.
-  Status cont = OccupantOf(job).Signal(job, SIGCONT);
+  Status cont = OccupantOf(job).SignalAll(job, SIGCONT);
   if (!cont.ok()) log::Warn("job {}: SIGCONT: {}", job.id, cont.message());
   Status s = deps_.checkpointer != nullptr
                  ? deps_.checkpointer->Begin(job.id, Checkpointer::Action::kResume,
@@ -140,7 +140,7 @@ void JobRunner::Suspended(JobRecord& job, const Checkpointer::Done& done) {
     return;
   }
   // Checkpointed: its processes are stopped, its GPUs free for others.
-  Status stop = OccupantOf(job).Signal(job, SIGSTOP);
+  Status stop = OccupantOf(job).SignalAll(job, SIGSTOP);
   if (!stop.ok()) log::Warn("job {}: SIGSTOP: {}", job.id, stop.message());
   job.suspend.phase = SuspendPhase::kSuspended;
   job.suspend.pids.clear();

@@ -127,6 +127,10 @@ Status ShimOccupant::Signal(const JobRecord& job, int signal) {
   return launcher_->Signal(Handle(job), signal);
 }
 
+Status ShimOccupant::SignalAll(const JobRecord& job, int signal) {
+  return launcher_->SignalAll(Handle(job), signal);
+}
+
 Status ShimOccupant::SignalLeader(const JobRecord& job, int signal) {
   return launcher_->SignalLeader(Handle(job), signal);
 }

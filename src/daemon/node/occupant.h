@@ -49,6 +49,9 @@ class Occupant {
   virtual Status Signal(const JobRecord& job, int signal) = 0;
   // The job's first process alone (submit --signal=B:); errors as Launcher::SignalLeader's.
   virtual Status SignalLeader(const JobRecord& job, int signal) = 0;
+  // As Signal, and to each process of the job that left its process group (a suspend's stop and
+  // continue reach them all); errors as Signal's.
+  virtual Status SignalAll(const JobRecord& job, int signal) { return Signal(job, signal); }
   virtual std::vector<int64_t> Processes(const JobRecord& job) = 0;
   // The job gives up its devices (its end, or a requeue): what the occupant held beside them goes,
   // and what the job used of it is read back first (JobRecord::readback).
@@ -68,6 +71,7 @@ class ShimOccupant : public Occupant {
   std::optional<launch::ExitStatus> Found(const JobRecord& job) override;
   Status Signal(const JobRecord& job, int signal) override;
   Status SignalLeader(const JobRecord& job, int signal) override;
+  Status SignalAll(const JobRecord& job, int signal) override;
   std::vector<int64_t> Processes(const JobRecord& job) override;
   void Release(JobRecord& job) override;
 
