@@ -45,5 +45,27 @@ TEST_F(CgroupTest, AJobThatSharesCpusIsKeptOffTheSystemsAndHeldByItsQuota) {
   EXPECT_EQ(Control(*anywhere, "cpu.max"), "100000 100000");
 }
 
+// A suspend charges the job's checkpointed device memory to its own cgroup (issue 56): its
+// memory.max is raised, then put back. The control file is opened without following a link: one
+// that is a link is refused and its target left alone.
+TEST_F(CgroupTest, AJobsMemoryMaxIsRaisedAndPutBackAndALinkIsNotFollowed) {
+  Cgroups groups(root_.path() + "/pinpoint");
+  ASSERT_TRUE(groups.Probe().ok());
+  auto dir = groups.CreateJobGroup(4, 1, 1 << 30);
+  ASSERT_TRUE(dir.ok()) << dir.status().ToString();
+  ASSERT_EQ(Control(*dir, "memory.max"), "1073741824");
+  ASSERT_TRUE(groups.SetMemoryMax(4, 9ull << 30).ok());
+  EXPECT_EQ(Control(*dir, "memory.max"), "9663676416");
+  ASSERT_TRUE(groups.SetMemoryMax(4, 1 << 30).ok());
+  EXPECT_EQ(Control(*dir, "memory.max"), "1073741824");
+  EXPECT_FALSE(groups.SetMemoryMax(5, 1 << 30).ok()) << "no such job's cgroup";
+  std::string target = root_.path() + "/elsewhere";
+  std::ofstream(target) << "untouched";
+  std::filesystem::remove(*dir + "/memory.max");
+  std::filesystem::create_symlink(target, *dir + "/memory.max");
+  EXPECT_FALSE(groups.SetMemoryMax(4, 9ull << 30).ok());
+  EXPECT_EQ(Control(root_.path(), "elsewhere"), "untouched");
+}
+
 }  // namespace
 }  // namespace pinpoint::launch
