@@ -24,6 +24,20 @@ class FakeLauncher : public Launcher {
   }
   // Every job's processes are these (real pids: a suspend reads their start times).
   void SetJobProcesses(std::vector<int64_t> pids) { job_processes_ = std::move(pids); }
+  // The next `calls` AllJobProcesses and SignalAll say kUnavailable (the look not complete yet;
+  // SignalAll records its signal all the same).
+  void SetIncompleteLooks(int calls) { incomplete_looks_ = calls; }
+  Result<std::vector<int64_t>> AllJobProcesses(const JobHandle& handle) override {
+    if (incomplete_looks_ > 0 && incomplete_looks_-- > 0)
+      return Unavailable("its processes are not all found yet");
+    return JobProcesses(handle);
+  }
+  Status SignalAll(const JobHandle& handle, int signal) override {
+    Status s = Signal(handle, signal);
+    if (s.ok() && incomplete_looks_ > 0 && incomplete_looks_-- > 0)
+      return Unavailable("its processes are not all found yet");
+    return s;
+  }
 
   // Test controls.
   void Finish(JobId id, const ExitStatus& status);
@@ -65,6 +79,7 @@ class FakeLauncher : public Launcher {
   int reap_calls_ = 0;
   int64_t next_pid_ = 1000;
   std::vector<int64_t> job_processes_;
+  int incomplete_looks_ = 0;
 };
 
 }  // namespace pinpoint::launch

@@ -125,9 +125,17 @@ class Launcher {
   // kUnavailable when it has not started yet (as Signal); kFailedPrecondition when its supervisor
   // is dead (the leader's pid may have been reused: nothing is sent).
   virtual Status SignalLeader(const JobHandle& handle, int signal) = 0;
-  // As Signal, and to each of the job's processes that left its process group (JobProcesses,
-  // each verified as it is signalled): a stop or a continue (a suspend) reaches every one found.
+  // As Signal, and to each of the job's processes that left its process group (AllJobProcesses,
+  // each verified as it is signalled): a stop or a continue (a suspend) reaches every one.
+  // kUnavailable, after signalling those found, while they are not all found yet (a node without
+  // cgroups, whose processes are read a budget's worth per pass): the caller sends it again at a
+  // later pass. Errors otherwise as Signal's.
   virtual Status SignalAll(const JobHandle& handle, int signal) { return Signal(handle, signal); }
+  // JobProcesses, known complete: kUnavailable while the look at the node's processes has not
+  // covered them all yet (ask again at a later pass).
+  virtual Result<std::vector<int64_t>> AllJobProcesses(const JobHandle& handle) {
+    return JobProcesses(handle);
+  }
   // Reaps supervisors that were this process's children and have exited (call on SIGCHLD). The
   // daemon calls it at the start of each pass.
   virtual void Reap() = 0;

@@ -28,6 +28,7 @@ class ProcessLauncher : public Launcher {
   Status Signal(const JobHandle& handle, int signal) override;
   Status SignalLeader(const JobHandle& handle, int signal) override;
   Status SignalAll(const JobHandle& handle, int signal) override;
+  Result<std::vector<int64_t>> AllJobProcesses(const JobHandle& handle) override;
   void Reap() override;
   std::vector<int64_t> JobProcesses(const JobHandle& handle) override;
   // True when this pass left environments or processes unread (ProcessKeys' and ProcessScan's

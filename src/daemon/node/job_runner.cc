@@ -20,6 +20,9 @@ namespace pinpoint::daemon {
 
 namespace {
 
+// How long a suspend's stop or continue is sent again while the job's processes are not all found.
+constexpr int64_t kSignalEveryMs = 60'000;
+
 // What a backend is told of `job`'s hold on `a`, with its service class's client priority.
 sharing::Slice SliceIn(const RunnerDeps& deps, const JobRecord& job, const Allocation& a) {
   return SliceOf(job, a, &deps.options->admission.qos, deps.options->admission.default_qos);
@@ -366,6 +369,20 @@ void JobRunner::SendDueSignals(JobRecord& job, int64_t now_ms) {
   if (term_pending_.count(job.id) && !deps_.sharing->Stopping(static_cast<uint64_t>(job.id)) &&
       OccupantOf(job).Signal(job, SIGTERM).code() != Code::kUnavailable)
     term_pending_.erase(job.id);
+  // A suspend's stop (while it is suspended and not being stopped) or continue, not known to have
+  // reached every process: sent again until it has.
+  if (auto every = signal_every_.find(job.id); every != signal_every_.end()) {
+    auto [signal, since_ms] = every->second;
+    bool due = signal != SIGSTOP ||
+               (job.suspend.phase == SuspendPhase::kSuspended && !kill_at_ms_.count(job.id));
+    if (due && now_ms - since_ms >= kSignalEveryMs) {
+      log::Warn("job {}: signal {}: its processes were not all found within {} s", job.id, signal,
+                kSignalEveryMs / 1000);
+      due = false;
+    }
+    if (!due || OccupantOf(job).SignalAll(job, signal).code() != Code::kUnavailable)
+      signal_every_.erase(every);
+  }
   auto kill = kill_at_ms_.find(job.id);
   if (kill == kill_at_ms_.end() || now_ms < kill->second) return;
   Status s = OccupantOf(job).Signal(job, SIGKILL);
@@ -486,7 +503,7 @@ void JobRunner::SafeStop(JobRecord& job) {
   else if (!s.ok())
     log::Warn("job {}: {}", job.id, s.ToString());
   // A suspended job's processes are stopped: they run again to take the signal.
-  if (job.suspend.phase == SuspendPhase::kSuspended) (void)OccupantOf(job).SignalAll(job, SIGCONT);
+  if (job.suspend.phase == SuspendPhase::kSuspended) SignalEveryProcess(job, SIGCONT);
 }
 
 void JobRunner::StopJob(JobRecord& job, Reason stop_reason, std::string detail) {
@@ -598,6 +615,7 @@ void JobRunner::Finish(JobRecord& job, const launch::ExitStatus& status) {
     kill_at_ms_.erase(job.id);  // the deadline, the orphan and the warning were the ended run's
     preempt_at_ms_.erase(job.id);
     term_pending_.erase(job.id);
+    signal_every_.erase(job.id);
     orphans_.erase(job.id);
     warned_.erase(job.id);
     PersistRequeue(job);  // resources were released above
@@ -624,6 +642,7 @@ void JobRunner::PersistEnd(JobRecord& job) {
   kill_at_ms_.erase(job.id);
   preempt_at_ms_.erase(job.id);
   term_pending_.erase(job.id);
+  signal_every_.erase(job.id);
   orphans_.erase(job.id);
   warned_.erase(job.id);
   Changed();

@@ -194,6 +194,14 @@ class JobRunner {
   void UndoSuspend(JobRecord& job);
   // Resume and UndoSuspend's common part: kResuming, SIGCONT, then pinpoint-checkpoint resume.
   void BeginResume(JobRecord& job);
+  // A suspend's checkpoint, once its processes are all listed (kSuspending): run, or failed.
+  void BeginCheckpoint(JobRecord& job, int64_t now_ms);
+  // The suspends whose processes were not all found at once (a node without cgroups reads its
+  // processes a budget's worth per pass): listed again each pass, for at most kListingMs.
+  void ListSuspends(int64_t now_ms);
+  // A suspend's stop or continue to every process of the job; sent again each pass
+  // (SendDueSignals) while they are not all found yet.
+  void SignalEveryProcess(JobRecord& job, int signal);
 
   RunnerDeps deps_;
   bool changed_ = false;    // since the last TakeChanged
@@ -211,6 +219,9 @@ class JobRunner {
   std::map<JobId, int64_t> preempt_at_ms_;  // jobs being preempted: when their grace ends
   // Jobs being suspended for a preemption: the preemptor and the victim's grace for a requeue.
   std::map<JobId, std::pair<JobId, int64_t>> suspend_for_;
+  std::set<JobId> suspend_listing_;  // being suspended, their processes not all found yet
+  // A suspend's SIGSTOP or SIGCONT not known to have reached all: the signal, since when.
+  std::map<JobId, std::pair<int, int64_t>> signal_every_;
   int64_t starts_total_ = 0;
   int64_t preemptions_total_ = 0;
 };

@@ -21,6 +21,20 @@ std::string Seconds(int64_t ms) {
   return std::to_string(ms / 1000) + "." + std::to_string(ms % 1000 / 100) + " s";
 }
 
+// A suspend's processes may be listed over several passes (a node without cgroups): how long.
+constexpr int64_t kListingMs = 60'000;
+
+// The processes `pids` that still exist, each with its start time, into `s`.
+void ListInto(const std::vector<int64_t>& pids, SuspendRecord& s) {
+  s.pids.clear();
+  s.pid_starts.clear();
+  for (int64_t pid : pids)
+    if (auto stat = ReadProcStat(pid)) {
+      s.pids.push_back(pid);
+      s.pid_starts.push_back(stat->start_ticks);
+    }
+}
+
 std::vector<Checkpointer::Target> TargetsOf(const SuspendRecord& s) {
   std::vector<Checkpointer::Target> targets;
   for (size_t i = 0; i < s.pids.size(); ++i)
@@ -36,20 +50,24 @@ Status JobRunner::Suspend(JobRecord& job, const std::string& by, bool resume, ui
   if (checkpointer == nullptr) return Unavailable("this node cannot suspend jobs");
   PP_RETURN_IF_ERROR(checkpointer->Available());
   const int64_t now = deps_.clock->NowMs();
+  // Its processes, all of them: where they are not all found yet, they are listed again each
+  // pass (ListSuspends) and the checkpoint begins then.
+  Result<std::vector<int64_t>> listed = OccupantOf(job).AllProcesses(job);
+  const bool complete = listed.ok();
+  if (!complete && listed.status().code() != Code::kUnavailable) return listed.status();
   SuspendRecord asked{SuspendPhase::kSuspending, now, by, resume, {}, {}, host_bytes};
-  for (int64_t pid : OccupantOf(job).Processes(job))
-    if (auto stat = ReadProcStat(pid)) {
-      asked.pids.push_back(pid);
-      asked.pid_starts.push_back(stat->start_ticks);
-    }
-  if (asked.pids.empty())
-    return FailedPrecondition("job " + std::to_string(job.id) + " has no process to suspend");
+  if (complete) {
+    ListInto(*listed, asked);
+    if (asked.pids.empty())
+      return FailedPrecondition("job " + std::to_string(job.id) + " has no process to suspend");
+  }
   JobRecord before = job;
   job.suspend = asked;
-  Status s =
-      deps_.jobs->Persist(job, "suspend",
-                          "suspending (asked by " + by + "): " + Processes(asked.pids.size()) +
-                              ", " + FormatSize(host_bytes) + " of device memory to host memory");
+  Status s = deps_.jobs->Persist(
+      job, "suspend",
+      "suspending (asked by " + by +
+          "): " + (complete ? Processes(asked.pids.size()) : "its processes being listed") + ", " +
+          FormatSize(host_bytes) + " of device memory to host memory");
   if (!s.ok()) {
     job = std::move(before);
     return s;
@@ -58,6 +76,15 @@ Status JobRunner::Suspend(JobRecord& job, const std::string& by, bool resume, ui
   if (deps_.cgroups != nullptr && job.request.mem_bytes > 0) {
     Status raised = deps_.cgroups->SetMemoryMax(job.id, job.request.mem_bytes + host_bytes);
     if (!raised.ok()) log::Warn("job {}: raising its memory.max: {}", job.id, raised.message());
+  }
+  if (!complete) {
+    suspend_listing_.insert(job.id);
+    if (for_job != 0) {
+      suspend_for_[job.id] = {for_job, grace_ms};
+      ++preemptions_total_;
+    }
+    log::Info("job {}: suspending (asked by {}): its processes are being listed", job.id, by);
+    return Status::Ok();
   }
   s = checkpointer->Begin(job.id, Checkpointer::Action::kSuspend, TargetsOf(asked), now);
   if (!s.ok()) {
@@ -71,6 +98,59 @@ Status JobRunner::Suspend(JobRecord& job, const std::string& by, bool resume, ui
   }
   log::Info("job {}: suspending {} (asked by {})", job.id, Processes(asked.pids.size()), by);
   return Status::Ok();
+}
+
+void JobRunner::ListSuspends(int64_t now_ms) {
+  for (auto it = suspend_listing_.begin(); it != suspend_listing_.end();) {
+    auto found = deps_.jobs->find(*it);
+    if (found == deps_.jobs->end() || found->second.state != JobState::kRunning ||
+        found->second.suspend.phase != SuspendPhase::kSuspending ||
+        !found->second.suspend.pids.empty()) {
+      if (found == deps_.jobs->end() || found->second.state != JobState::kRunning)
+        suspend_for_.erase(*it);
+      it = suspend_listing_.erase(it);
+      continue;
+    }
+    JobRecord& job = found->second;
+    Result<std::vector<int64_t>> listed = OccupantOf(job).AllProcesses(job);
+    if (!listed.ok() && listed.status().code() == Code::kUnavailable &&
+        now_ms - job.suspend.since_ms < kListingMs) {
+      ++it;  // the next pass looks further
+      continue;
+    }
+    it = suspend_listing_.erase(it);
+    std::string error;
+    if (listed.ok()) {
+      ListInto(*listed, job.suspend);
+      if (job.suspend.pids.empty()) error = "it has no process to suspend";
+    } else {
+      error = listed.status().code() == Code::kUnavailable
+                  ? "its processes were not all found within " + Seconds(kListingMs)
+                  : listed.status().message();
+    }
+    if (!error.empty()) {
+      Suspended(job, {job.id, Checkpointer::Action::kSuspend, false, {}, error, 0});
+      continue;
+    }
+    // Stored with its processes: a restart during the checkpoint undoes it on them.
+    Status s = deps_.jobs->Persist(job, nullptr, "");
+    if (!s.ok()) log::Warn("job {}: {}", job.id, s.ToString());
+    s = deps_.checkpointer->Begin(job.id, Checkpointer::Action::kSuspend, TargetsOf(job.suspend),
+                                  now_ms);
+    if (!s.ok())
+      Suspended(job, {job.id, Checkpointer::Action::kSuspend, false, {}, s.message(), 0});
+  }
+}
+
+void JobRunner::SignalEveryProcess(JobRecord& job, int signal) {
+  Status s = OccupantOf(job).SignalAll(job, signal);
+  if (s.code() == Code::kUnavailable) {
+    // Sent again each pass until all are found, for at most kListingMs (SendDueSignals).
+    signal_every_[job.id] = {signal, deps_.clock->NowMs()};
+    return;
+  }
+  signal_every_.erase(job.id);
+  if (!s.ok()) log::Warn("job {}: signal {}: {}", job.id, signal, s.message());
 }
 
 void JobRunner::Resume(JobRecord& job) {
@@ -92,8 +172,12 @@ void JobRunner::UndoSuspend(JobRecord& job) {
 void JobRunner::BeginResume(JobRecord& job) {
   job.suspend.phase = SuspendPhase::kResuming;
   // Its processes run again first: the driver restores a process through the process itself.
-  Status cont = OccupantOf(job).SignalAll(job, SIGCONT);
-  if (!cont.ok()) log::Warn("job {}: SIGCONT: {}", job.id, cont.message());
+  SignalEveryProcess(job, SIGCONT);
+  // Nothing was checkpointed (cut short while its processes were being listed): it runs on.
+  if (job.suspend.pids.empty()) {
+    Resumed(job, {job.id, Checkpointer::Action::kResume, true, {}, {}, 0});
+    return;
+  }
   Status s = deps_.checkpointer != nullptr
                  ? deps_.checkpointer->Begin(job.id, Checkpointer::Action::kResume,
                                              TargetsOf(job.suspend), deps_.clock->NowMs())
@@ -103,6 +187,7 @@ void JobRunner::BeginResume(JobRecord& job) {
 
 void JobRunner::CheckpointsDone(int64_t now_ms) {
   if (deps_.checkpointer == nullptr) return;
+  ListSuspends(now_ms);
   for (const Checkpointer::Done& done : deps_.checkpointer->Poll(now_ms)) {
     auto it = deps_.jobs->find(done.job);
     if (it == deps_.jobs->end() || it->second.state != JobState::kRunning) {
@@ -140,8 +225,7 @@ void JobRunner::Suspended(JobRecord& job, const Checkpointer::Done& done) {
     return;
   }
   // Checkpointed: its processes are stopped, its GPUs free for others.
-  Status stop = OccupantOf(job).SignalAll(job, SIGSTOP);
-  if (!stop.ok()) log::Warn("job {}: SIGSTOP: {}", job.id, stop.message());
+  SignalEveryProcess(job, SIGSTOP);
   job.suspend.phase = SuspendPhase::kSuspended;
   job.suspend.pids.clear();
   job.suspend.pid_starts.clear();

@@ -135,6 +135,10 @@ Status ShimOccupant::SignalLeader(const JobRecord& job, int signal) {
   return launcher_->SignalLeader(Handle(job), signal);
 }
 
+Result<std::vector<int64_t>> ShimOccupant::AllProcesses(const JobRecord& job) {
+  return launcher_->AllJobProcesses(Handle(job));
+}
+
 std::vector<int64_t> ShimOccupant::Processes(const JobRecord& job) {
   return launcher_->JobProcesses(Handle(job));
 }

@@ -53,6 +53,9 @@ class Occupant {
   // continue reach them all); errors as Signal's.
   virtual Status SignalAll(const JobRecord& job, int signal) { return Signal(job, signal); }
   virtual std::vector<int64_t> Processes(const JobRecord& job) = 0;
+  // Processes, known complete: kUnavailable while they are not all found yet (ask again at a later
+  // pass; Launcher::AllJobProcesses).
+  virtual Result<std::vector<int64_t>> AllProcesses(const JobRecord& job) { return Processes(job); }
   // The job gives up its devices (its end, or a requeue): what the occupant held beside them goes,
   // and what the job used of it is read back first (JobRecord::readback).
   virtual void Release(JobRecord& job) = 0;
@@ -73,6 +76,7 @@ class ShimOccupant : public Occupant {
   Status SignalLeader(const JobRecord& job, int signal) override;
   Status SignalAll(const JobRecord& job, int signal) override;
   std::vector<int64_t> Processes(const JobRecord& job) override;
+  Result<std::vector<int64_t>> AllProcesses(const JobRecord& job) override;
   void Release(JobRecord& job) override;
 
   // The job's directory under the state directory; the file an output pattern of `job` names

@@ -266,5 +266,51 @@ TEST_F(SuspendTest, ARestartKeepsASuspendedJobSuspendedAndUndoesOneUnderWay) {
   EXPECT_EQ(StateOf(cut), JobState::kRunning);
 }
 
+// A node without cgroups reads its processes a budget's worth per pass: a suspend whose job's
+// processes are not all found at once lists them again each pass and checkpoints them once they
+// are (a process left out would keep its device memory); its stop is sent again until it has
+// reached them all; one whose processes are still not all found after a minute is not made.
+TEST_F(SuspendTest, ASuspendWaitsUntilAllOfTheJobsProcessesAreFound) {
+  caller_.uid = 0;
+  JobId a = Submit(Request(1));
+  JobId b = Submit(Request(1));
+  node_->Step();
+  launcher_.SetIncompleteLooks(2);
+  ASSERT_TRUE(SuspendOne(a).ok());
+  EXPECT_EQ(PhaseOf(a), SuspendPhase::kSuspending);
+  EXPECT_FALSE(fake_.Running(a)) << "not checkpointed before its processes are all known";
+  node_->Step();
+  EXPECT_FALSE(fake_.Running(a));
+  node_->Step();
+  ASSERT_TRUE(fake_.Running(a)) << "checkpointed once they are";
+  EXPECT_EQ(fake_.Named(a).at(0).pid, ::getpid());
+  EXPECT_EQ(node_->Get(a)->suspend.pids, std::vector<int64_t>{::getpid()});
+  launcher_.SetIncompleteLooks(1);  // its stop's first look misses some
+  fake_.Finish(a, true);
+  node_->Step();
+  EXPECT_EQ(PhaseOf(a), SuspendPhase::kSuspended);
+  node_->Step();
+  auto stops = [&](JobId id) {
+    return std::count(launcher_.signals().begin(), launcher_.signals().end(),
+                      std::pair<JobId, int>{id, SIGSTOP});
+  };
+  EXPECT_EQ(stops(a), 2) << "sent again once all were found";
+  node_->Step();
+  EXPECT_EQ(stops(a), 2) << "then no more";
+  // Never all found: after a minute the suspend is not made, and b runs on as it was.
+  launcher_.SetIncompleteLooks(1'000'000);
+  ASSERT_TRUE(SuspendOne(b).ok());
+  node_->Step();
+  EXPECT_EQ(PhaseOf(b), SuspendPhase::kSuspending);
+  clock_.AdvanceMs(60'000);
+  node_->Step();
+  EXPECT_EQ(PhaseOf(b), SuspendPhase::kNone);
+  EXPECT_FALSE(fake_.Running(b));
+  EXPECT_EQ(StateOf(b), JobState::kRunning);
+  EXPECT_TRUE(HasEvent(b, "suspend-failed"));
+  EXPECT_EQ(stops(b), 0);
+  launcher_.SetIncompleteLooks(0);
+}
+
 }  // namespace
 }  // namespace pinpoint::daemon
