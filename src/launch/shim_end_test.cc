@@ -73,9 +73,11 @@ TEST_F(ProcessLauncherTest, AProcessThatLeftTheSessionIsKilledBeforeTheJobEnds) 
 // and continues it with the job's group; Signal reaches the group alone.
 TEST_F(ProcessLauncherTest, SignalAllStopsAndContinuesAProcessThatLeftTheJobsGroup) {
   std::string fifo = MakeFifo();
-  // The escapee says its pid once it has left the session; `; :` keeps it a shell (no exec).
+  // The escapee says its pid once it has left the session, then becomes `sleep` (a shell that
+  // forked its sleep could be caught inside the vfork, its child stopped before its exec: it waits
+  // uninterruptibly on that child, in effect stopped, but never in state T).
   auto h = launcher_.Launch(
-      Spec(51, {"sh", "-c", "setsid sh -c 'echo $$ > " + fifo + "; sleep 1000; :' & wait"}));
+      Spec(51, {"sh", "-c", "setsid sh -c 'echo $$ > " + fifo + "; exec sleep 1000' & wait"}));
   ASSERT_TRUE(h.ok()) << h.status().ToString();
   int fd = ::open(fifo.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
   ASSERT_GE(fd, 0);
@@ -99,18 +101,26 @@ TEST_F(ProcessLauncherTest, SignalAllStopsAndContinuesAProcessThatLeftTheJobsGro
     }
     return false;
   };
-  // Sent again, a pass later, while the node's processes are not all read yet (a busy node).
-  auto signal_all = [&](int signal) {
-    Status s = launcher_.SignalAll(*h, signal);
-    for (int pass = 0; pass < 100'000 && s.code() == Code::kUnavailable; ++pass) {
-      launcher_.Reap();
-      s = launcher_.SignalAll(*h, signal);
+  // As pinpointd sends them: a stop at each pass (for a minute after a suspend), a continue until
+  // the look at the node's processes has found them all (a busy node reads them over passes).
+  auto stop_reaches = [&] {
+    auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(kDeadlineMs);
+    while (std::chrono::steady_clock::now() < until) {
+      Status s = launcher_.SignalAll(*h, SIGSTOP);
+      if (!s.ok() && s.code() != Code::kUnavailable) return false;
+      auto stat = ReadProcStat(escaped);
+      if (stat && stat->state == 'T') return true;
+      launcher_.Reap();  // the next pass
     }
-    return s;
+    return false;
   };
-  ASSERT_TRUE(signal_all(SIGSTOP).ok());
-  EXPECT_TRUE(reaches(true)) << "the escapee was not stopped";
-  ASSERT_TRUE(signal_all(SIGCONT).ok());
+  EXPECT_TRUE(stop_reaches()) << "the escapee was not stopped";
+  Status cont = launcher_.SignalAll(*h, SIGCONT);
+  for (int pass = 0; pass < 100'000 && cont.code() == Code::kUnavailable; ++pass) {
+    launcher_.Reap();
+    cont = launcher_.SignalAll(*h, SIGCONT);
+  }
+  ASSERT_TRUE(cont.ok()) << cont.ToString();
   EXPECT_TRUE(reaches(false)) << "the escapee was not continued";
   EXPECT_TRUE(held->Signal(SIGKILL));
   EXPECT_TRUE(held->WaitExit(kDeadlineMs));

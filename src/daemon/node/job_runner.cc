@@ -20,7 +20,8 @@ namespace pinpoint::daemon {
 
 namespace {
 
-// How long a suspend's stop or continue is sent again while the job's processes are not all found.
+// How long a suspend's stop is sent again each pass, and its continue while the job's processes
+// are not all found.
 constexpr int64_t kSignalEveryMs = 60'000;
 
 // What a backend is told of `job`'s hold on `a`, with its service class's client priority.
@@ -373,14 +374,14 @@ void JobRunner::SendDueSignals(JobRecord& job, int64_t now_ms) {
   // reached every process: sent again until it has.
   if (auto every = signal_every_.find(job.id); every != signal_every_.end()) {
     auto [signal, since_ms] = every->second;
-    bool due = signal != SIGSTOP ||
-               (job.suspend.phase == SuspendPhase::kSuspended && !kill_at_ms_.count(job.id));
-    if (due && now_ms - since_ms >= kSignalEveryMs) {
-      log::Warn("job {}: signal {}: its processes were not all found within {} s", job.id, signal,
-                kSignalEveryMs / 1000);
-      due = false;
-    }
-    if (!due || OccupantOf(job).SignalAll(job, signal).code() != Code::kUnavailable)
+    bool due = (signal != SIGSTOP ||
+                (job.suspend.phase == SuspendPhase::kSuspended && !kill_at_ms_.count(job.id))) &&
+               now_ms - since_ms < kSignalEveryMs;
+    // A stop is sent again each pass for its whole window: a process forked as it went out, or
+    // one a look at the node's processes missed, is stopped too. A continue, until it has
+    // reached them all.
+    if (!due ||
+        (OccupantOf(job).SignalAll(job, signal).code() != Code::kUnavailable && signal != SIGSTOP))
       signal_every_.erase(every);
   }
   auto kill = kill_at_ms_.find(job.id);

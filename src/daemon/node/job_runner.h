@@ -199,8 +199,8 @@ class JobRunner {
   // The suspends whose processes were not all found at once (a node without cgroups reads its
   // processes a budget's worth per pass): listed again each pass, for at most kListingMs.
   void ListSuspends(int64_t now_ms);
-  // A suspend's stop or continue to every process of the job; sent again each pass
-  // (SendDueSignals) while they are not all found yet.
+  // A suspend's stop or continue to every process of the job: a stop sent again each pass for a
+  // minute (SendDueSignals), a continue while they are not all found yet.
   void SignalEveryProcess(JobRecord& job, int signal);
 
   RunnerDeps deps_;
@@ -220,7 +220,8 @@ class JobRunner {
   // Jobs being suspended for a preemption: the preemptor and the victim's grace for a requeue.
   std::map<JobId, std::pair<JobId, int64_t>> suspend_for_;
   std::set<JobId> suspend_listing_;  // being suspended, their processes not all found yet
-  // A suspend's SIGSTOP or SIGCONT not known to have reached all: the signal, since when.
+  // A suspend's SIGSTOP sent again each pass, or its SIGCONT not known to have reached all: the
+  // signal, since when.
   std::map<JobId, std::pair<int, int64_t>> signal_every_;
   int64_t starts_total_ = 0;
   int64_t preemptions_total_ = 0;

@@ -144,8 +144,8 @@ void JobRunner::ListSuspends(int64_t now_ms) {
 
 void JobRunner::SignalEveryProcess(JobRecord& job, int signal) {
   Status s = OccupantOf(job).SignalAll(job, signal);
-  if (s.code() == Code::kUnavailable) {
-    // Sent again each pass until all are found, for at most kListingMs (SendDueSignals).
+  // A stop is sent again each pass for a while, a continue until all are found (SendDueSignals).
+  if (signal == SIGSTOP || s.code() == Code::kUnavailable) {
     signal_every_[job.id] = {signal, deps_.clock->NowMs()};
     return;
   }
