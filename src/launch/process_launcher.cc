@@ -442,34 +442,42 @@ Status ProcessLauncher::SignalJob(const JobHandle& handle, int signal, bool lead
   return IoError("kill job " + std::to_string(handle.job_id) + ": " + ErrnoText(errno));
 }
 
-Status ProcessLauncher::SignalAll(const JobHandle& handle, int signal) {
-  PP_RETURN_IF_ERROR(SignalJob(handle, signal, /*leader_only=*/false));
+std::vector<int64_t> ProcessLauncher::MembersOf(const JobHandle& handle, JobIdentity& id,
+                                                bool& complete) {
+  complete = true;
   auto dir = OpenDirNoFollow(handle.job_dir);
-  if (!dir.ok()) return Status::Ok();  // gone
-  // Those that left the group (setsid, setpgid) too, each pinned and verified before the signal.
-  JobIdentity id = IdentityOf(handle, FactsFor(handle, dir->get()));
+  if (!dir.ok()) return {};  // gone
+  id = IdentityOf(handle, FactsFor(handle, dir->get()));
   bool partial = false;
   int unsure = 0;
-  for (int64_t pid : Members(id, LaunchedSeq(handle), &unsure, &partial))
-    SignalIfBelongs(pid, signal, [&](int64_t p) { return id.Holds(p, KnownKeyOf(id)); });
+  std::vector<int64_t> pids = Members(id, LaunchedSeq(handle), &unsure, &partial);
   // Some not looked at yet (the pass's budget), or inside an exec: not known to be all.
-  if (partial || unsure > 0)
-    return Unavailable("job " + std::to_string(handle.job_id) +
-                       ": its processes are not all found yet");
+  complete = !partial && unsure == 0;
+  return pids;
+}
+
+Status ProcessLauncher::SignalAll(const JobHandle& handle, int signal) {
+  PP_RETURN_IF_ERROR(SignalJob(handle, signal, /*leader_only=*/false));
+  // Those that left the group (setsid, setpgid) too, each pinned and verified before the signal.
+  JobIdentity id;
+  bool complete = true;
+  for (int64_t pid : MembersOf(handle, id, complete))
+    SignalIfBelongs(pid, signal, [&](int64_t p) { return id.Holds(p, KnownKeyOf(id)); });
+  if (!complete) return NotAllFound(handle);
   return Status::Ok();
 }
 
 Result<std::vector<int64_t>> ProcessLauncher::AllJobProcesses(const JobHandle& handle) {
-  auto dir = OpenDirNoFollow(handle.job_dir);
-  if (!dir.ok()) return std::vector<int64_t>{};
-  bool partial = false;
-  int unsure = 0;
-  std::vector<int64_t> pids = Members(IdentityOf(handle, FactsFor(handle, dir->get())),
-                                      LaunchedSeq(handle), &unsure, &partial);
-  if (partial || unsure > 0)
-    return Unavailable("job " + std::to_string(handle.job_id) +
-                       ": its processes are not all found yet");
+  JobIdentity id;
+  bool complete = true;
+  std::vector<int64_t> pids = MembersOf(handle, id, complete);
+  if (!complete) return NotAllFound(handle);
   return pids;
+}
+
+Status ProcessLauncher::NotAllFound(const JobHandle& handle) {
+  return Unavailable("job " + std::to_string(handle.job_id) +
+                     ": its processes are not all found yet");
 }
 
 std::vector<int64_t> ProcessLauncher::JobProcesses(const JobHandle& handle) {

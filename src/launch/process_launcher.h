@@ -59,6 +59,11 @@ class ProcessLauncher : public Launcher {
   // The ids of the process `p`, kept for its life (`uids_`), read on the scan's budget; false when
   // that is spent.
   bool KnownUids(ProcessScan::Entry& p);
+  // SignalAll and AllJobProcesses' look: the job's members by Members, its identity into `id`;
+  // `complete` false while the look is partial or unsure. None for a job whose directory is gone.
+  std::vector<int64_t> MembersOf(const JobHandle& handle, JobIdentity& id, bool& complete);
+  // SignalAll and AllJobProcesses' kUnavailable.
+  static Status NotAllFound(const JobHandle& handle);
   // Which launch of this launcher started the job (1, 2, ...); 0 for one another launched.
   int64_t LaunchedSeq(const JobHandle& handle) const;
   // Whether an ended job with `unsure` such processes is not over yet: true while they are there,

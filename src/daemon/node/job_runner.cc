@@ -370,16 +370,14 @@ void JobRunner::SendDueSignals(JobRecord& job, int64_t now_ms) {
   if (term_pending_.count(job.id) && !deps_.sharing->Stopping(static_cast<uint64_t>(job.id)) &&
       OccupantOf(job).Signal(job, SIGTERM).code() != Code::kUnavailable)
     term_pending_.erase(job.id);
-  // A suspend's stop (while it is suspended and not being stopped) or continue, not known to have
-  // reached every process: sent again until it has.
   if (auto every = signal_every_.find(job.id); every != signal_every_.end()) {
     auto [signal, since_ms] = every->second;
     bool due = (signal != SIGSTOP ||
                 (job.suspend.phase == SuspendPhase::kSuspended && !kill_at_ms_.count(job.id))) &&
                now_ms - since_ms < kSignalEveryMs;
-    // A stop is sent again each pass for its whole window: a process forked as it went out, or
-    // one a look at the node's processes missed, is stopped too. A continue, until it has
-    // reached them all.
+    // A suspend's stop is sent again each pass for its window, while the job is suspended and not
+    // being stopped: a process forked as it went out, or one a look at the node's processes
+    // missed, is stopped too. A continue, until it has reached them all.
     if (!due ||
         (OccupantOf(job).SignalAll(job, signal).code() != Code::kUnavailable && signal != SIGSTOP))
       signal_every_.erase(every);
