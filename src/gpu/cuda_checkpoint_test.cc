@@ -197,9 +197,12 @@ TEST_F(CheckpointBinaryTest, CudaOnlyLeavesOutTheProcessesWithoutCudaAndFailsWhe
 
 TEST_F(CheckpointBinaryTest, APidReusedOrWithoutTheDriverIsRefusedBeforeAnyCall) {
   auto stat = ReadProcStat(sleepers_[0]);
-  ASSERT_TRUE(stat.has_value());
+  auto other = ReadProcStat(sleepers_[1]);
+  ASSERT_TRUE(stat.has_value() && other.has_value());
   std::string named = Pid(0) + ":" + std::to_string(stat->start_ticks);
-  std::string stale = Pid(1) + ":" + std::to_string(stat->start_ticks + 1);
+  // Not the first sleeper's start + 1: the second may well have started one tick later (the
+  // fresh-clone CI's failure under ASan).
+  std::string stale = Pid(1) + ":" + std::to_string(other->start_ticks + 1);
   Ran reused = Run({"suspend", "--library", lib_, named, stale});
   EXPECT_EQ(WEXITSTATUS(reused.status), 1);
   EXPECT_NE(reused.out.value("error", "").find("its pid was reused"), std::string::npos)
