@@ -87,6 +87,11 @@ std::string FormatDurationMs(int64_t ms) {
   return buf;
 }
 
+std::string QueueStateName(const JobView& job) {
+  if (job.state == JobState::kRunning && job.suspend == "suspended") return "suspended";
+  return JobStateName(job.state);
+}
+
 std::string FormatGpuRequest(const JobRequest& request) {
   if (request.gpus == 0) return "-";
   std::string out =
@@ -203,7 +208,7 @@ std::string FormatQueue(const QueueReply& reply, int64_t now_ms) {
     std::string name = EscapeForTerminal(job.request.name);
     if (job.kind == JobKind::kLease) name = name.empty() ? "(lease)" : name + " (lease)";
     rows.push_back({std::to_string(job.id), EscapeForTerminal(job.user), name.empty() ? "-" : name,
-                    JobStateName(job.state), FormatGpuRequest(job.request), Devices(job),
+                    QueueStateName(job), FormatGpuRequest(job.request), Devices(job),
                     FormatDurationMs(job.start_ms == 0 && !pending ? 0 : elapsed),
                     why.empty() ? "-" : why});
     std::string array = job.array.array_id != 0 ? ArrayTaskName(job.array) : "-";

@@ -33,6 +33,10 @@ std::string FormatJobEnd(const JobView& job);
 
 // "2 GPU x 4GiB 20%", "1 GPU (whole)", "-" for the resource column of a job.
 std::string FormatGpuRequest(const JobRequest& request);
+
+// A job's state as queue shows it: its JobStateName, but "suspended" for a running job whose
+// suspend is made (Slurm's squeue says SUSPENDED; the API keeps it running, with its `suspend`).
+std::string QueueStateName(const JobView& job);
 // The queue table: one header line and one line per job; an ARRAY column (ArrayTaskName) when the
 // page holds a job array's task.
 std::string FormatQueue(const QueueReply& reply, int64_t now_ms);

@@ -223,6 +223,29 @@ TEST(FormatShowTest, TimeLimitAndDependenciesOnlyWhenGiven) {
 
 // squeue's form: an array's pending tasks that wait for one reason are one row; a running task,
 // another reason or another array starts a new row.
+// A job whose suspend is made shows as suspended, as Slurm's squeue says SUSPENDED; one whose
+// suspend or resume is under way still runs (its GPUs are held).
+TEST(FormatQueueTest, ASuspendedJobIsShownSuspended) {
+  auto job = [](int64_t id, const char* phase) {
+    json j{{"id", id}, {"state", "running"}, {"start_ms", 1000}};
+    if (*phase) j["suspend"] = {{"phase", phase}, {"detail", "asked by root"}};
+    return j;
+  };
+  QueueReply reply = Decode<QueueReply>(
+      json{{"jobs", {job(1, "suspended"), job(2, "suspending"), job(3, "resuming"), job(4, "")}}});
+  std::string out = FormatQueue(reply, 2000);
+  auto row = [&out](const std::string& id) {
+    size_t at = out.find("\n" + id + " ");
+    return at == std::string::npos ? std::string()
+                                   : out.substr(at + 1, out.find('\n', at + 1) - at);
+  };
+  EXPECT_NE(row("1").find(" suspended "), std::string::npos) << out;
+  for (const char* id : {"2", "3", "4"})
+    EXPECT_NE(row(id).find(" running "), std::string::npos) << id << "\n" << out;
+  std::string fields = FormatQueueFields(reply, {"id", "state"}, /*header=*/false, 2000);
+  EXPECT_EQ(fields, "1\tsuspended\n2\trunning\n3\trunning\n4\trunning\n");
+}
+
 TEST(FormatQueueTest, AnArraysPendingTasksAreOneRow) {
   auto task = [](int64_t id, int index, const char* state, const char* reason, JobId array = 5) {
     return json{{"id", id},

@@ -45,7 +45,7 @@ std::string FieldOf(const JobView& job, const std::string& field, int64_t now_ms
   if (field == "user") return job.user;
   if (field == "uid") return std::to_string(job.uid);
   if (field == "name") return r.name.empty() ? "-" : r.name;
-  if (field == "state") return JobStateName(job.state);
+  if (field == "state") return QueueStateName(job);
   if (field == "reason") return job.reason.empty() ? "-" : job.reason;
   if (field == "detail") return job.detail.empty() ? "-" : job.detail;
   if (field == "gpus") return FormatGpuRequest(r);

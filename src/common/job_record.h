@@ -151,6 +151,9 @@ struct JobRecord {
   std::vector<int> cpuset;
   Readback readback;      // what its enforcement list shows (docs/enforcement.md)
   SuspendRecord suspend;  // a running job's suspend (pinpoint suspend, or a preemption's)
+  // The time its suspends took, each from when it was asked to when the job was resumed: its time
+  // limit does not count it (lifecycle::TimeLimitDeadlineMs), as Slurm's does not.
+  int64_t suspended_ms = 0;
   // Every field equal: what a store round trip must give back.
   bool operator==(const JobRecord&) const = default;
 };

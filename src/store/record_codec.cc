@@ -156,7 +156,7 @@ void RecordFields(F& f, Record& r) {
   // still byte for byte what earlier releases wrote (record_format_test).
   f.Sparse("hold", r.hold).Sparse("kind", r.kind).Sparse("lease_cgroup", r.lease_cgroup);
   f.Sparse("array", r.array).Sparse("cpuset", r.cpuset).Sparse("readback", r.readback);
-  f.Sparse("suspend", r.suspend);
+  f.Sparse("suspend", r.suspend).Sparse("suspended_ms", r.suspended_ms);
 }
 
 // A field added to a job but not to the lists above would be lost at every restart. This stops
@@ -166,7 +166,7 @@ void RecordFields(F& f, Record& r) {
                                 start_ms, end_ms, exit_code, term_signal, allocations, pid,
                                 pid_start_ticks, cancel_requested, cancelled_by, fault_suspect,
                                 stop_reason, stop_detail, usage, hold, lease_cgroup, array, cpuset,
-                                readback, suspend] = r;
+                                readback, suspend, suspended_ms] = r;
   [[maybe_unused]] const auto& [phase, since_ms, by, resume, pids, pid_starts, host_bytes] =
       r.suspend;
   [[maybe_unused]] const auto& [name, argv, cwd, env, gpus, gpu_mem_bytes, gpu_share_pct, cpus,

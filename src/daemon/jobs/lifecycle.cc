@@ -127,11 +127,13 @@ bool Stop(JobRecord& job, Reason stop_reason, std::string stop_detail) {
 }
 
 std::optional<int64_t> TimeLimitDeadlineMs(const JobRecord& job) {
-  if (job.state != JobState::kRunning || job.request.time_limit_s <= 0 || job.start_ms <= 0)
+  if (job.state != JobState::kRunning || job.request.time_limit_s <= 0 || job.start_ms <= 0 ||
+      job.suspend.phase != SuspendPhase::kNone)
     return std::nullopt;
   int64_t deadline = 0;
   if (__builtin_mul_overflow(job.request.time_limit_s, int64_t{1000}, &deadline) ||
-      __builtin_add_overflow(deadline, job.start_ms, &deadline))
+      __builtin_add_overflow(deadline, job.start_ms, &deadline) ||
+      __builtin_add_overflow(deadline, std::max<int64_t>(job.suspended_ms, 0), &deadline))
     return std::nullopt;  // beyond any clock
   return deadline;
 }

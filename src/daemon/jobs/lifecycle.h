@@ -61,9 +61,10 @@ void Cancel(JobRecord& job, const std::string& by, int64_t now_ms);
 // or cancelled: the first stop wins.
 bool Stop(JobRecord& job, Reason stop_reason, std::string stop_detail);
 
-// When a running job's or lease's time limit (request.time_limit_s, from its start) is reached,
-// in Unix epoch ms; nullopt for one that is not running or has no limit. Node stops it at this
-// moment through Stop(Reason::kTimeLimit).
+// When a running job's or lease's time limit (request.time_limit_s, from its start, the time it
+// spent suspended not counted: suspended_ms) is reached, in Unix epoch ms; nullopt for one that is
+// not running, has no limit, or is in a suspend now (its time stands still until it is resumed).
+// Node stops it at this moment through Stop(Reason::kTimeLimit).
 std::optional<int64_t> TimeLimitDeadlineMs(const JobRecord& job);
 
 // When a running job's --signal is due (request.signal_before_s before TimeLimitDeadlineMs, at

@@ -3,7 +3,9 @@
 // stopped; resumed on the same GPUs once they have room. The checkpoint runs off the loop
 // (Checkpointer); the record says where it stands (JobRecord::suspend), so a restart finds it.
 #include <signal.h>
+#include <stdint.h>
 
+#include <algorithm>
 #include <string>
 
 #include "common/log.h"
@@ -242,8 +244,11 @@ void JobRunner::Suspended(JobRecord& job, const Checkpointer::Done& done) {
 }
 
 void JobRunner::Resumed(JobRecord& job, const Checkpointer::Done& done) {
-  int64_t away_ms = deps_.clock->NowMs() - job.suspend.since_ms;
+  int64_t away_ms = std::max<int64_t>(deps_.clock->NowMs() - job.suspend.since_ms, 0);
   job.suspend = {};
+  // Its time limit runs on from where it stood (saturating: a record's value is not trusted).
+  if (__builtin_add_overflow(job.suspended_ms, away_ms, &job.suspended_ms))
+    job.suspended_ms = INT64_MAX;
   if (deps_.cgroups != nullptr && job.request.mem_bytes > 0)
     (void)deps_.cgroups->SetMemoryMax(job.id, job.request.mem_bytes);
   if (!done.ok) {

@@ -70,7 +70,7 @@ std::map<JobId, sched::StartEstimate> PlayStarts(const JobTable& jobs, sched::In
     if (job.state == JobState::kRunning) {
       snap.running.push_back(
           {id, job.uid, job.request.cpus, job.request.mem_bytes, SlotsOf(job), job.array.array_id});
-      if (limit_ms > 0) ends[id] = job.start_ms + limit_ms;
+      if (auto end = lifecycle::TimeLimitDeadlineMs(job)) ends[id] = *end;
     } else if (job.state == JobState::kPending && !job.cancel_requested) {
       pending.push_back(&job);
       if (limit_ms > 0) runs[id] = limit_ms;

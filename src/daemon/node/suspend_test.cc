@@ -266,6 +266,44 @@ TEST_F(SuspendTest, ARestartKeepsASuspendedJobSuspendedAndUndoesOneUnderWay) {
   EXPECT_EQ(StateOf(cut), JobState::kRunning);
 }
 
+// Its time limit stands still while it is suspended, as Slurm's does: a job suspended for longer
+// than the time it had left is not stopped while suspended nor at once when resumed, and a restart
+// keeps what it was owed.
+TEST_F(SuspendTest, TheTimeSpentSuspendedDoesNotCountAgainstTheTimeLimit) {
+  caller_.uid = 0;
+  JobRequest r = Request(1);
+  r.time_limit_s = 60;
+  JobId a = Submit(r);
+  node_->Step();
+  ASSERT_EQ(StateOf(a), JobState::kRunning);
+  clock_.AdvanceMs(30'000);
+  ASSERT_TRUE(SuspendOne(a).ok());
+  fake_.Finish(a, true);
+  node_->Step();
+  ASSERT_EQ(PhaseOf(a), SuspendPhase::kSuspended);
+  clock_.AdvanceMs(600'000);  // ten minutes suspended, with 30 s of its limit left
+  node_->Step();
+  EXPECT_FALSE(Signalled(launcher_, a, SIGTERM)) << "not stopped while suspended";
+  ASSERT_TRUE(ResumeOne(a).ok());
+  node_->Step();
+  ASSERT_TRUE(fake_.Running(a));
+  fake_.Finish(a, true);
+  node_->Step();
+  ASSERT_EQ(PhaseOf(a), SuspendPhase::kNone);
+  EXPECT_EQ(node_->Get(a)->suspended_ms, 600'000);
+  node_.reset();
+  node_ = RestartedOn(launcher_);
+  ASSERT_TRUE(node_->Recover().ok());
+  EXPECT_EQ(node_->Get(a)->suspended_ms, 600'000) << "kept by the store";
+  clock_.AdvanceMs(29'999);
+  node_->Step();
+  EXPECT_FALSE(Signalled(launcher_, a, SIGTERM)) << "one millisecond of its minute left";
+  clock_.AdvanceMs(1);
+  node_->Step();
+  EXPECT_TRUE(Signalled(launcher_, a, SIGTERM));
+  EXPECT_EQ(node_->Get(a)->stop_reason, Reason::kTimeLimit);
+}
+
 // A node without cgroups reads its processes a budget's worth per pass: a suspend whose job's
 // processes are not all found at once lists them again each pass and checkpoints them once they
 // are (a process left out would keep its device memory); its stop is sent again at each pass for
