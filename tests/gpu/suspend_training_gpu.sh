@@ -13,6 +13,10 @@ RESULTS=${OUT:-$W}/suspend_training.txt
 : > "$RESULTS"
 say() { echo "$*" | tee -a "$RESULTS"; }
 STEPS=${STEPS:-400}
+# How long the second training stays suspended, and its time limit (--time, none by default): with
+# PAUSE_S=30 TIME_LIMIT=0:40 its wall time passes its limit, its run time does not.
+PAUSE_S=${PAUSE_S:-5}
+TIME_LIMIT=${TIME_LIMIT:-}
 cat > "$W/train.py" <<'PY'
 import hashlib, os, sys, time
 import torch
@@ -53,7 +57,7 @@ cd /tmp
 phase() { "$P" --json show "$1" | js "d['job'].get('suspend', {}).get('phase', 'none')"; }
 phase_is() { test "$(phase "$1")" = "$2"; }
 # Placed by pinpointd (no --device): the GPU is read from the job's allocation.
-submit() { "$P" --json submit --gpus 1 --name "$1" -- env CUBLAS_WORKSPACE_CONFIG=:4096:8 python3 "$W/train.py" "$STEPS" | js "d['id']"; }
+submit() { "$P" --json submit --gpus 1 --name "$1" ${2:+--time "$2"} -- env CUBLAS_WORKSPACE_CONFIG=:4096:8 python3 "$W/train.py" "$STEPS" | js "d['id']"; }
 sum_of() { "$P" logs "$1" | sed -n 's/^train done checksum=//p'; }
 
 say "=== straight through"
@@ -62,13 +66,14 @@ timeout 600 "$P" wait "$A" > /dev/null
 STRAIGHT=$(sum_of "$A"); say "job $A: $(state_of "$A"), checksum ${STRAIGHT:-none}"
 
 say "=== suspended half-way"
-B=$(submit suspended)
+B=$(submit suspended "$TIME_LIMIT")
+[ -n "$TIME_LIMIT" ] && say "time limit $TIME_LIMIT, suspended for ${PAUSE_S} s"
 wait_for 300 sh -c "\"$P\" logs $B 2>/dev/null | grep -q '^step $((STEPS / 2))'" || say "job $B never reached step $((STEPS / 2))"
 t0=$(date +%s%3N); "$P" suspend "$B" | tee -a "$RESULTS"
 check "job $B suspended" wait_for 120 phase_is "$B" suspended
 GPU=$("$P" --json show "$B" | js "d['job']['allocations'][0]['uuid']")
 say "suspended in $(( $(date +%s%3N) - t0 )) ms; GPU memory used on its GPU: $(nvidia-smi --query-gpu=memory.used --format=csv,noheader -i "$GPU")"
-sleep 5  # suspended a while: the measurement's pause, not a synchronisation
+sleep "$PAUSE_S"  # suspended a while: the measurement's pause, not a synchronisation
 t1=$(date +%s%3N); "$P" resume "$B" | tee -a "$RESULTS"
 check "job $B resumed" wait_for 120 phase_is "$B" none
 say "resumed in $(( $(date +%s%3N) - t1 )) ms"
