@@ -113,6 +113,9 @@ struct JobView {
   // whether it resumes by itself); on the wire only while not "".
   std::string suspend = {};
   std::string suspend_detail = {};
+  // The time its ended suspends took (JobRecord::suspended_ms): its time limit does not count it.
+  // On the wire only when not 0.
+  int64_t suspended_ms = 0;
   // One entry per resource, for a job pinpointd started (none for a lease or a pending job).
   std::vector<Enforcement> enforcement = {};
 };

@@ -113,7 +113,8 @@ std::string UtcMinute(int64_t ms) {
   return at;
 }
 
-// show's limit line: how long it may run (a lease: hold its slice), and while it runs, until when.
+// show's limit line: how long it may run (a lease: hold its slice), and while it runs, until when
+// (later by the time it spent suspended; none while it is in a suspend: its time stands still).
 std::string LimitLine(const JobView& job) {
   int64_t limit_s = job.request.time_limit_s;
   bool lease = job.kind == JobKind::kLease;
@@ -121,10 +122,14 @@ std::string LimitLine(const JobView& job) {
   std::string out = "  limit:    " + std::string(lease ? "holds its slice" : "runs") + " at most " +
                     FormatTimeLimit(limit_s);
   int64_t until_ms = 0;
-  if (job.state == JobState::kRunning && job.start_ms > 0 &&
-      !__builtin_mul_overflow(limit_s, int64_t{1000}, &until_ms) &&
-      !__builtin_add_overflow(until_ms, job.start_ms, &until_ms))
-    out += ", until " + UtcMinute(until_ms);
+  if (job.state == JobState::kRunning && !job.suspend.empty())
+    out += ", its time standing still while it is " + EscapeForTerminal(job.suspend);
+  else if (job.state == JobState::kRunning && job.start_ms > 0 &&
+           !__builtin_mul_overflow(limit_s, int64_t{1000}, &until_ms) &&
+           !__builtin_add_overflow(until_ms, job.start_ms, &until_ms) &&
+           !__builtin_add_overflow(until_ms, std::max<int64_t>(job.suspended_ms, 0), &until_ms))
+    out += ", until " + UtcMinute(until_ms) +
+           (job.suspended_ms > 0 ? " (" + FormatDurationMs(job.suspended_ms) + " suspended)" : "");
   return out + "\n";
 }
 

@@ -205,6 +205,27 @@ TEST(FormatLeaseTest, ShowSaysUntilWhenALeaseHoldsItsSlice) {
       << show;
 }
 
+// A job's time stands still while it is suspended: show's "until" moves by the time its suspends
+// took, and while it is in one there is no "until" to give.
+TEST(FormatShowTest, TheLimitsEndMovesByTheTimeSuspended) {
+  json job = HostileJob();
+  job["state"] = "running";
+  job["start_ms"] = 86'400'000;  // 1970-01-02 00:00 UTC
+  job["request"]["time_limit_s"] = 5400;
+  job["suspended_ms"] = 600'000;
+  std::string show = FormatJob(Decode<ShowReply>(json{{"job", job}}), "");
+  EXPECT_NE(show.find("\n  limit:    runs at most 1:30:00, until 1970-01-02 01:40 UTC (10m00s "
+                      "suspended)\n"),
+            std::string::npos)
+      << show;
+  job["suspend"] = {{"phase", "suspended"}, {"detail", "asked by root"}};
+  show = FormatJob(Decode<ShowReply>(json{{"job", job}}), "");
+  EXPECT_NE(show.find("\n  limit:    runs at most 1:30:00, its time standing still while it is "
+                      "suspended\n"),
+            std::string::npos)
+      << show;
+}
+
 TEST(FormatShowTest, TimeLimitAndDependenciesOnlyWhenGiven) {
   json job = HostileJob();
   std::string plain = FormatJob(Decode<ShowReply>(json{{"job", job}}), "");

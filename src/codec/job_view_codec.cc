@@ -82,6 +82,7 @@ json ToJson(const JobView& job) {
   if (!job.lease_cgroup.empty()) j["lease_cgroup"] = job.lease_cgroup;
   if (!job.cpuset.empty()) j["cpuset"] = job.cpuset;
   if (!job.suspend.empty()) j["suspend"] = {{"phase", job.suspend}, {"detail", job.suspend_detail}};
+  if (job.suspended_ms != 0) j["suspended_ms"] = job.suspended_ms;
   if (job.array.array_id != 0) j["array"] = ToJson(job.array);  // only an array's tasks carry it
   if (!job.enforcement.empty()) {
     json list = json::array();
@@ -99,6 +100,7 @@ Result<JobView> FromJson<JobView>(const json& j) {
   in.Name("kind", &job.kind, JobKindFromName, "job kind");
   in.String("lease_cgroup", &job.lease_cgroup);
   in.IntegerList("cpuset", &job.cpuset);
+  in.Integer("suspended_ms", &job.suspended_ms);
   if (j.is_object() && j.contains("suspend") && j["suspend"].is_object()) {
     auto suspend = JsonReader::Record(j["suspend"], "job.suspend");
     suspend.String("phase", &job.suspend);

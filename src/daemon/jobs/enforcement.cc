@@ -240,12 +240,18 @@ Enforcement Time(const JobRecord& job) {
   int64_t limit = job.request.time_limit_s;
   Enforcement e{.resource = "time"};
   e.asked = limit > 0 ? FormatTimeLimit(limit) : "no limit";
-  // pinpointd itself ends a job at its limit (JobRunner's timer from the job's start).
-  e.applied =
-      limit > 0 ? "pinpointd's timer: " + FormatTimeLimit(limit) + " from its start" : "no limit";
+  // pinpointd itself ends a job at its limit (JobRunner's timer from the job's start, stopped
+  // while it is suspended: lifecycle::TimeLimitDeadlineMs).
+  e.applied = limit > 0 ? "pinpointd's timer: " + FormatTimeLimit(limit) +
+                              " from its start, its time suspended not counted"
+                        : "no limit";
+  int64_t suspended_s = std::max<int64_t>(job.suspended_ms, 0) / 1000;
   if (job.end_ms > 0) {
     int64_t ran_s = std::max<int64_t>(job.end_ms - job.start_ms, 0) / 1000;
-    e.observed = "ran " + FormatTimeLimit(ran_s);
+    e.observed = "ran " + FormatTimeLimit(std::max<int64_t>(ran_s - suspended_s, 0));
+    if (suspended_s > 0) e.observed += ", and " + FormatTimeLimit(suspended_s) + " suspended";
+  } else if (job.suspend.phase != SuspendPhase::kNone) {
+    e.observed = SuspendPhaseName(job.suspend.phase);
   } else {
     e.observed = "running";
   }

@@ -239,6 +239,21 @@ TEST(EnforcementTest, AJobEndedByItsTimeLimitExceededIt) {
   EXPECT_THAT(time.observed, HasSubstr("ran"));
 }
 
+// Its run time is what its limit counts: the time it spent suspended is said apart.
+TEST(EnforcementTest, TheTimeSuspendedIsNotRunTime) {
+  JobRecord job = MpsSlice();
+  job.request.time_limit_s = 3600;
+  job.suspend.phase = SuspendPhase::kSuspended;
+  EXPECT_EQ(Entry(EnforcementOf(job), "time").observed, "suspended");
+  job.suspend = {};
+  job.suspended_ms = 600'000;
+  job.state = JobState::kCompleted;
+  job.end_ms = job.start_ms + 1'800'000;
+  const Enforcement time = Entry(EnforcementOf(job), "time");
+  EXPECT_EQ(time.observed, "ran 20:00, and 10:00 suspended");
+  EXPECT_EQ(time.verdict, "held");
+}
+
 TEST(EnforcementTest, EndedJobsShowTheirHostUsage) {
   JobRecord job = MpsSlice();
   job.state = JobState::kCompleted;

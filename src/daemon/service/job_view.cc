@@ -42,6 +42,7 @@ JobView ToView(const JobRecord& record, EnvShown env_shown, bool enforcement) {
                        (sr.resume ? "resumes on its GPU(s) once they have room"
                                   : "resumes when root resumes it (pinpoint resume)");
   }
+  v.suspended_ms = record.suspended_ms;
   v.cpuset = record.cpuset;
   v.array = record.array;
   if (enforcement) v.enforcement = EnforcementOf(record);
