@@ -181,10 +181,18 @@ void RenderSched(Writer& w, const SchedMetrics& s) {
     w.Sample({{"qos", key.first}, {"state", key.second}}, count);
   w.Family("pinpoint_leases_running", "gauge", "Open leases: slices held for containers.");
   w.Sample({}, s.leases_running);
+  w.Family("pinpoint_jobs_suspended", "gauge",
+           "Running jobs suspended (pinpoint suspend, or a preemption's): their GPUs free for "
+           "others.");
+  w.Sample({}, s.suspended);
+  w.Family("pinpoint_jobs_suspended_host_memory_bytes", "gauge",
+           "Device memory the suspended jobs keep in host memory.");
+  w.Sample({}, static_cast<double>(s.suspended_host_bytes));
   w.Family("pinpoint_job_starts_total", "counter", "Jobs started since pinpointd started.");
   w.Sample({}, static_cast<double>(s.starts_total));
   w.Family("pinpoint_preemptions_total", "counter",
-           "Running jobs preempted (requeued or cancelled) to make room for a waiting job of a "
+           "Running jobs preempted (requeued, suspended or cancelled) to make room for a waiting "
+           "job of a "
            "class that may preempt theirs, since pinpointd started.");
   w.Sample({}, static_cast<double>(s.preemptions_total));
   w.Family("pinpoint_jobs_ended_total", "counter",

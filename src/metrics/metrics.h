@@ -58,6 +58,10 @@ struct SchedMetrics {
   int pending = 0;
   int running = 0;         // running jobs, leases not counted
   int leases_running = 0;  // open leases
+  // Running jobs whose suspend is made (docs/scheduling.md "Suspend"), and the device memory they
+  // keep in host memory.
+  int suspended = 0;
+  uint64_t suspended_host_bytes = 0;
   int64_t starts_total = 0;
   int64_t preemptions_total = 0;  // running jobs preempted for a waiting job
   std::map<std::pair<std::string, std::string>, int64_t> ended_total;  // (state, reason) -> count

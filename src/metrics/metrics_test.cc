@@ -70,6 +70,8 @@ Snapshot Example() {
   s.sched.pending = 1;
   s.sched.running = 1;
   s.sched.leases_running = 1;
+  s.sched.suspended = 1;
+  s.sched.suspended_host_bytes = 4ull << 30;
   s.sched.starts_total = 12;
   s.sched.jobs_by_qos[{"scavenger", "pending"}] = 3;
   s.sched.ended_total[{"failed", "gpu-mem-exceeded"}] = 1;
@@ -107,6 +109,8 @@ TEST(MetricsTest, CarriesTheDocumentedNames) {
         "pinpoint_job_state{job=\"9\",user=\"root\",state=\"running\",kind=\"lease\"} 1",
         "pinpoint_jobs_running 1",
         "pinpoint_leases_running 1",
+        "pinpoint_jobs_suspended 1",
+        "pinpoint_jobs_suspended_host_memory_bytes 4294967296",
         "pinpoint_qos_jobs{qos=\"scavenger\",state=\"pending\"} 3",
         "pinpoint_job_starts_total 12",
         "pinpoint_jobs_ended_total{state=\"failed\",reason=\"gpu-mem-exceeded\"} 1",

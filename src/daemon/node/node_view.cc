@@ -45,7 +45,8 @@ DeviceJobView JobOnDevice(JobId id, const JobRecord& job, const Allocation& a, i
 }
 
 // Each device's use by the running jobs, by device index; their host CPUs and memory into
-// `host`.
+// `host`. A suspended job uses no device (its GPUs are others'), and the device memory it keeps in
+// host memory counts there, as admission counts it.
 std::vector<DeviceUse> UsesOf(const JobTable& jobs, const sched::Inventory& devices,
                               const sharing::Backends& sharing, const watch::WatchView& view,
                               HostView& host) {
@@ -53,7 +54,8 @@ std::vector<DeviceUse> UsesOf(const JobTable& jobs, const sched::Inventory& devi
   for (const auto& [id, job] : jobs) {
     if (job.state != JobState::kRunning) continue;
     host.cpus_allocated += job.request.cpus;
-    host.mem_allocated_bytes += job.request.mem_bytes;
+    host.mem_allocated_bytes += job.request.mem_bytes + job.suspend.host_bytes;
+    if (job.suspend.phase == SuspendPhase::kSuspended) continue;
     for (const auto& a : job.allocations) {
       if (a.device_index < 0 || static_cast<size_t>(a.device_index) >= use.size()) continue;
       DeviceUse& u = use[static_cast<size_t>(a.device_index)];
@@ -213,6 +215,11 @@ void AddJobMetrics(const JobTable& jobs, const sched::Inventory& inventory,
           job.state == JobState::kPending ? static_cast<int>(jobs.TasksOf(id)) : 1;
     if (job.state != JobState::kRunning) continue;
     ++(job.kind == JobKind::kLease ? snap.sched.leases_running : snap.sched.running);
+    if (job.suspend.phase == SuspendPhase::kSuspended) {  // its GPUs are others'
+      ++snap.sched.suspended;
+      snap.sched.suspended_host_bytes += job.suspend.host_bytes;
+      continue;
+    }
     for (const auto& a : job.allocations) {
       if (a.device_index < 0 || static_cast<size_t>(a.device_index) >= snap.devices.size())
         continue;

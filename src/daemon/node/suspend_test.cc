@@ -78,6 +78,18 @@ TEST_F(SuspendTest, RootsSuspendFreesTheGpuForAnotherAndTheJobResumesThereOnceFr
   node_->Step();
   ASSERT_EQ(StateOf(c), JobState::kRunning) << "the suspended job's GPU went to the next";
   EXPECT_EQ(DeviceOf(c), DeviceOf(a));
+  // What root sees: the GPU is c's alone, and a's device memory is in the host's memory.
+  GpusReply gpus = node_->GpusView();
+  const DeviceView& shared = gpus.devices.at(static_cast<size_t>(DeviceOf(a)));
+  ASSERT_EQ(shared.jobs.size(), 1u);
+  EXPECT_EQ(shared.jobs[0].id, c);
+  uint64_t held = node_->Get(a)->suspend.host_bytes;
+  EXPECT_GT(held, 0u);
+  EXPECT_EQ(gpus.host.mem_allocated_bytes, held) << "the jobs asked for no host memory";
+  metrics::Snapshot metrics = node_->MetricsView();
+  EXPECT_EQ(metrics.sched.suspended, 1);
+  EXPECT_EQ(metrics.sched.suspended_host_bytes, held);
+  EXPECT_EQ(metrics.devices.at(static_cast<size_t>(DeviceOf(a))).slices, 1);
   EXPECT_EQ(StateOf(a), JobState::kRunning) << "a suspended job is not requeued or ended";
   EXPECT_FALSE(Signalled(launcher_, a, SIGTERM));
   // Resumed by root: it waits for its own GPU, not any.
