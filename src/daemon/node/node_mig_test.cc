@@ -6,6 +6,7 @@
 
 #include <algorithm>
 
+#include "daemon/node/fake_checkpointer.h"
 #include "daemon/service/node_fixture.h"
 #include "daemon/setup/inventory_builder.h"
 #include "daemon/setup/mig_setup.h"
@@ -26,10 +27,11 @@ class NodeMigTest : public NodeTest {
   }
   // The daemon's start over the backend as it is now, finding its jobs in `launcher`.
   void Build(launch::FakeLauncher& launcher, int64_t min_idle_s = 60, int64_t min_lifetime_s = 300,
-             bool mig_requests = true) {
+             bool mig_requests = true, const std::string& default_mode = "mps") {
     node_.reset();
     mig_.reset();
     Config config;
+    config.default_mode = default_mode;
     config.gpu_modes["0"] = GpuMode::MigDynamic();
     config.host_cpus = 64;
     config.host_mem_bytes = 256 * kNodeMigGiB;
@@ -59,7 +61,8 @@ class NodeMigTest : public NodeTest {
                                                .launcher = &launcher,
                                                .clock = &clock_,
                                                .sharing = mps_backends_.get(),
-                                               .mig = mig_.get()});
+                                               .mig = mig_.get(),
+                                               .checkpointer = checkpointer_});
   }
   void TearDown() override {
     node_.reset();
@@ -309,6 +312,42 @@ TEST_F(NodeMigTest, AnInstanceAReadoptedJobRunsOnIsNeverDestroyed) {
   for (const store::MigChange& change : mig_->recent())
     EXPECT_FALSE(change.action == partition::MigAction::kDestroy && change.uuid == made)
         << "the adopted job's instance was destroyed";
+}
+
+// A job suspended on an instance (its GPU's slots shared exclusive, so it can be) resumes there:
+// the instance is kept as if it ran, though its slot is free for others meanwhile.
+TEST_F(NodeMigTest, ASuspendedJobsInstanceIsKeptForItsResume) {
+  FakeCheckpointer checkpoints;
+  checkpointer_ = &checkpoints;
+  launcher_.SetJobProcesses({::getpid()});
+  launcher_.SetSignalsEndJobs(false);
+  Build(launcher_, 0, 0, true, "exclusive");
+  caller_.uid = 0;
+  JobId a = Submit(Request(1, 15 * kNodeMigGiB));
+  node_->Step();
+  ASSERT_EQ(StateOf(a), JobState::kRunning);
+  std::string its = DeviceUuidOf(a);
+  ASSERT_TRUE(node_->SuspendJobs(caller_, {a}).at(0).ok());
+  checkpoints.Finish(a, true);
+  node_->Step();
+  ASSERT_EQ(node_->Get(a)->suspend.phase, SuspendPhase::kSuspended);
+  JobId whole = Submit(Request(1, 70 * kNodeMigGiB));  // needs every instance gone
+  node_->Step();
+
+  StepPastReconfiguration();
+  EXPECT_EQ(StateOf(whole), JobState::kPending);
+  bool kept = false;
+  std::vector<gpu::MigInfo> now = backend_->Inventory().value()[0].migs;
+  for (const gpu::MigInfo& m : now) kept = kept || m.uuid == its;
+  EXPECT_TRUE(kept) << "the instance suspended job " << a << " resumes on is still there";
+  ASSERT_TRUE(node_->ResumeJobs(caller_, {a}).at(0).ok());
+  node_->Step();
+  ASSERT_TRUE(checkpoints.Running(a)) << "its instance is free: it resumes";
+  checkpoints.Finish(a, true);
+  node_->Step();
+  EXPECT_EQ(node_->Get(a)->suspend.phase, SuspendPhase::kNone);
+  EXPECT_EQ(DeviceUuidOf(a), its);
+  checkpointer_ = nullptr;
 }
 
 }  // namespace
