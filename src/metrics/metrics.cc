@@ -192,8 +192,7 @@ void RenderSched(Writer& w, const SchedMetrics& s) {
   w.Sample({}, static_cast<double>(s.starts_total));
   w.Family("pinpoint_preemptions_total", "counter",
            "Running jobs preempted (requeued, suspended or cancelled) to make room for a waiting "
-           "job of a "
-           "class that may preempt theirs, since pinpointd started.");
+           "job of a class that may preempt theirs, since pinpointd started.");
   w.Sample({}, static_cast<double>(s.preemptions_total));
   w.Family("pinpoint_jobs_ended_total", "counter",
            "Jobs that reached a final state since pinpointd started, by state and reason.");
