@@ -242,8 +242,6 @@ TEST(FormatShowTest, TimeLimitAndDependenciesOnlyWhenGiven) {
       << show;
 }
 
-// squeue's form: an array's pending tasks that wait for one reason are one row; a running task,
-// another reason or another array starts a new row.
 // A job whose suspend is made shows as suspended, as Slurm's squeue says SUSPENDED; one whose
 // suspend or resume is under way still runs (its GPUs are held).
 TEST(FormatQueueTest, ASuspendedJobIsShownSuspended) {
@@ -267,6 +265,8 @@ TEST(FormatQueueTest, ASuspendedJobIsShownSuspended) {
   EXPECT_EQ(fields, "1\tsuspended\n2\trunning\n3\trunning\n4\trunning\n");
 }
 
+// squeue's form: an array's pending tasks that wait for one reason are one row; a running task,
+// another reason or another array starts a new row.
 TEST(FormatQueueTest, AnArraysPendingTasksAreOneRow) {
   auto task = [](int64_t id, int index, const char* state, const char* reason, JobId array = 5) {
     return json{{"id", id},

@@ -76,7 +76,7 @@ void Take(const Profile& p, int start, GpuState& s) {
 }
 
 bool Reclaimable(const Instance& in, int64_t now_ms, const Options& o) {
-  return in.jobs == 0 && now_ms - in.created_ms >= o.min_lifetime_ms &&
+  return in.jobs == 0 && !in.kept && now_ms - in.created_ms >= o.min_lifetime_ms &&
          now_ms - in.idle_since_ms >= o.min_idle_ms;
 }
 
@@ -134,7 +134,8 @@ std::pair<GpuState*, Drain> ChooseDrain(std::vector<GpuState>& states, const Wan
       bool planned = false;
       for (int k = start; k < start + p->size; ++k) {
         int owner = s.owner[static_cast<size_t>(k)];
-        if (owner == kPlanned) planned = true;
+        if (owner == kPlanned || (owner >= 0 && s.gpu->instances[static_cast<size_t>(owner)].kept))
+          planned = true;  // not this placement
         if (owner >= 0 && (s.gpu->instances[static_cast<size_t>(owner)].jobs > 0 ||
                            s.claimed[static_cast<size_t>(owner)]))
           ++busy;

@@ -70,6 +70,9 @@ struct Instance {
   int jobs = 0;   // running on it; > 0: never destroyed
   int64_t created_ms = 0;
   int64_t idle_since_ms = 0;  // when its last job left (its creation when it never had one)
+  // A suspended job resumes on it (docs/scheduling.md "Suspend"): never destroyed, and never in a
+  // drain, which would wait for that job forever and hold its resume off.
+  bool kept = false;
 };
 
 struct Gpu {

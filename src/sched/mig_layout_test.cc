@@ -39,6 +39,12 @@ Instance Busy(int id, const char* profile, int start) {
 Instance Idle(int id, const char* profile, int start, int64_t since = kOld) {
   return Instance{id, profile, start, 0, since, since};
 }
+// A suspended job's instance, idle meanwhile: it resumes there.
+Instance Kept(int id, const char* profile, int start) {
+  Instance in = Idle(id, profile, start);
+  in.kept = true;
+  return in;
+}
 Want Mem(JobId id, uint64_t gib) { return Want{id, gib * kGiB, ""}; }
 Want Named(JobId id, const char* profile) { return Want{id, 0, profile}; }
 Gpu A100(int index, std::vector<Instance> instances = {}) {
@@ -137,6 +143,14 @@ TEST(MigLayoutTest, Table) {
        {A100(0, {Idle(1, "1g.10gb", 0), Idle(2, "3g.40gb", 4)}), A100(1, {Busy(1, "1g.10gb", 3)})},
        {Mem(1, 70)},
        "-g0#1 -g0#2 +g0:7g.80gb@0/j1"},
+      {"a suspended job's instance is neither destroyed nor drained: the drain goes elsewhere",
+       {A100(0, {Kept(1, "1g.10gb", 0)}), A100(1, {Busy(1, "1g.10gb", 6)})},
+       {Mem(1, 70)},
+       "?j1 ~g1:7g.80gb@0/j1"},
+      {"nor drained where it is the only placement, while another may serve there meanwhile",
+       {A100(0, {Kept(1, "1g.10gb", 0)})},
+       {Mem(1, 70), Mem(2, 5)},
+       "=j2#1 ?j1"},
       {"one drain a plan: the second big want waits",
        {A100(0, {Busy(1, "1g.10gb", 0)}), A100(1, {Busy(1, "1g.10gb", 6)})},
        {Mem(1, 70), Mem(2, 70)},

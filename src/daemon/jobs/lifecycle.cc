@@ -93,6 +93,8 @@ void Requeued(JobRecord& job, Reason reason, std::string detail) {
   job.allocations.clear();
   job.cpuset.clear();
   job.start_ms = 0;
+  job.suspend = {};
+  job.suspended_ms = 0;  // its next run's time limit is whole
   job.pid = 0;
   job.pid_start_ticks = 0;
   job.stop_reason = Reason::kNone;  // a stop belongs to the run it stopped
@@ -136,6 +138,14 @@ std::optional<int64_t> TimeLimitDeadlineMs(const JobRecord& job) {
       __builtin_add_overflow(deadline, std::max<int64_t>(job.suspended_ms, 0), &deadline))
     return std::nullopt;  // beyond any clock
   return deadline;
+}
+
+void EndSuspend(JobRecord& job, int64_t now_ms) {
+  if (job.suspend.phase == SuspendPhase::kNone) return;
+  int64_t took = std::max<int64_t>(now_ms - job.suspend.since_ms, 0);
+  if (__builtin_add_overflow(std::max<int64_t>(job.suspended_ms, 0), took, &job.suspended_ms))
+    job.suspended_ms = INT64_MAX;
+  job.suspend = {};
 }
 
 std::optional<int64_t> SignalDueMs(const JobRecord& job) {

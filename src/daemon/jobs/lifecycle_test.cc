@@ -527,6 +527,29 @@ TEST(LifecycleTest, ARequeuedRunLeavesItsStopBehind) {
   EXPECT_EQ(job.state, JobState::kCompleted) << ReasonName(job.reason);
 }
 
+// The time a run spent suspended is that run's: the job's next run has its whole time limit, and
+// each way a suspend ends adds its time once.
+TEST(LifecycleTest, ASuspendsTimeIsItsRunsAlone) {
+  JobRecord job = RunningJob({});
+  job.request.time_limit_s = 60;
+  job.suspend.phase = SuspendPhase::kSuspended;
+  job.suspend.since_ms = kNow;
+  EXPECT_FALSE(TimeLimitDeadlineMs(job).has_value()) << "its time stands still";
+  EndSuspend(job, kNow + 5000);
+  EXPECT_EQ(job.suspended_ms, 5000);
+  EXPECT_EQ(job.suspend.phase, SuspendPhase::kNone);
+  EndSuspend(job, kNow + 9000);
+  EXPECT_EQ(job.suspended_ms, 5000) << "no suspend, nothing added";
+  EXPECT_EQ(TimeLimitDeadlineMs(job), job.start_ms + 65'000);
+  job.suspended_ms = INT64_MAX - 1;
+  job.suspend = {SuspendPhase::kResuming, kNow};
+  EndSuspend(job, kNow + 5000);
+  EXPECT_EQ(job.suspended_ms, INT64_MAX) << "saturates";
+  EXPECT_FALSE(TimeLimitDeadlineMs(job).has_value()) << "beyond any clock";
+  Requeued(job, Reason::kPreempted, "preempted by job 9");
+  EXPECT_EQ(job.suspended_ms, 0);
+}
+
 }  // namespace
 }  // namespace pinpoint::daemon::lifecycle
 

@@ -151,7 +151,8 @@ std::vector<int> MigDynamic::HeldDevices(const sched::Inventory& inventory, int6
 
 std::vector<int> MigDynamic::Plan(sched::Inventory& inventory,
                                   const std::vector<sched::mig::Want>& wants,
-                                  const std::map<int, int>& jobs_by_device, int64_t now_ms) {
+                                  const std::map<int, int>& jobs_by_device, int64_t now_ms,
+                                  const std::set<int>& kept) {
   if (in_flight_ || gpus_.empty()) return {};
   std::map<std::pair<int, int>, int> device_of;
   for (const sched::Device& d : inventory.devices)
@@ -176,8 +177,10 @@ std::vector<int> MigDynamic::Plan(sched::Inventory& inventory,
     sched::mig::Gpu gpu{g.index, g.model};
     for (const auto& [key, inst] : instances_) {
       if (key.first != g.index) continue;
+      auto dev = device_of.find(key);
       gpu.instances.push_back({static_cast<int>(inst.id), inst.profile, key.second, jobs_on(key),
-                               inst.created_ms, inst.idle_since_ms});
+                               inst.created_ms, inst.idle_since_ms,
+                               dev != device_of.end() && kept.count(dev->second) > 0});
     }
     layout.push_back(std::move(gpu));
   }

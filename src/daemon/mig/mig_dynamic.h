@@ -19,6 +19,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -76,12 +77,14 @@ class MigDynamic {
   // did not make: now) and idle from now. Called at start, before any Plan.
   Status Resume(const std::vector<gpu::GpuInfo>& gpus, sched::Inventory& inventory, int64_t now_ms);
 
-  // After a pass: plans for `wants` with the running jobs `jobs_by_device`. When the plan changes
+  // After a pass: plans for `wants` with the running jobs `jobs_by_device`, keeping the instances
+  // of the devices in `kept` (a suspended job's: sched::mig::Instance::kept). When the plan changes
   // the layout and no reconfiguration is in flight (nor a retry pending), starts one: the slots of
   // the instances it destroys become vacant in `inventory` at once. Returns those slots' device
   // indices (their MPS control daemons are to quit).
   std::vector<int> Plan(sched::Inventory& inventory, const std::vector<sched::mig::Want>& wants,
-                        const std::map<int, int>& jobs_by_device, int64_t now_ms);
+                        const std::map<int, int>& jobs_by_device, int64_t now_ms,
+                        const std::set<int>& kept = {});
 
   // Takes a finished reconfiguration: records its changes, refills the slots of `inventory` from
   // the layout read after it. True when a reconfiguration finished (a pass is due). Never waits.

@@ -590,7 +590,7 @@ void JobRunner::ReleaseResources(JobRecord& job) {
   // device memory there (a breach of its suspension), so nothing else goes there while they do.
   if (job.suspend.phase != SuspendPhase::kSuspended || job.usage.gpu_mem_now_bytes > 0)
     deps_.watch->Settle(job, deps_.clock->NowMs());
-  job.suspend = {};
+  lifecycle::EndSuspend(job, deps_.clock->NowMs());
   for (const auto& a : job.allocations) deps_.sharing->For(a.mode).Release(SliceIn(deps_, job, a));
   OccupantOf(job).Release(job);
 }

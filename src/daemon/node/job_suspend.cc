@@ -10,6 +10,7 @@
 
 #include "common/log.h"
 #include "common/process.h"
+#include "daemon/jobs/lifecycle.h"
 #include "daemon/node/job_runner.h"
 #include "pinpoint/units.h"
 
@@ -218,7 +219,7 @@ void JobRunner::Suspended(JobRecord& job, const Checkpointer::Done& done) {
     if (!done.clean) {
       UndoSuspend(job);  // cut short: each process put back to running, whatever it was left in
     } else {
-      job.suspend = {};
+      lifecycle::EndSuspend(job, deps_.clock->NowMs());
       if (deps_.cgroups != nullptr && job.request.mem_bytes > 0)
         (void)deps_.cgroups->SetMemoryMax(job.id, job.request.mem_bytes);
     }
@@ -245,10 +246,7 @@ void JobRunner::Suspended(JobRecord& job, const Checkpointer::Done& done) {
 
 void JobRunner::Resumed(JobRecord& job, const Checkpointer::Done& done) {
   int64_t away_ms = std::max<int64_t>(deps_.clock->NowMs() - job.suspend.since_ms, 0);
-  job.suspend = {};
-  // Its time limit runs on from where it stood (saturating: a record's value is not trusted).
-  if (__builtin_add_overflow(job.suspended_ms, away_ms, &job.suspended_ms))
-    job.suspended_ms = INT64_MAX;
+  lifecycle::EndSuspend(job, deps_.clock->NowMs());  // its time limit runs on from where it stood
   if (deps_.cgroups != nullptr && job.request.mem_bytes > 0)
     (void)deps_.cgroups->SetMemoryMax(job.id, job.request.mem_bytes);
   if (!done.ok) {

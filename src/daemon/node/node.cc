@@ -280,13 +280,15 @@ void Node::Schedule() {
   PreemptFor(snap, plan);
   // The one-device slices still waiting: MIG instances made for them on mig-dynamic GPUs. The
   // MPS control daemon of an instance about to go quits first. A suspended job's instances are
-  // kept as if it ran there: it resumes on them (its processes were restored to those devices).
+  // kept, never destroyed nor drained: it resumes on them (its processes are restored to those
+  // devices).
   if (deps_.mig != nullptr) {
-    std::map<int, int> in_use = JobsByDevice(snap);
+    std::set<int> kept;
     for (const auto& [id, job] : jobs_)
       if (job.state == JobState::kRunning && job.suspend.phase == SuspendPhase::kSuspended)
-        for (const Allocation& a : job.allocations) ++in_use[a.device_index];
-    for (int device : deps_.mig->Plan(devices_, MigWants(snap, plan), in_use, deps_.clock->NowMs()))
+        for (const Allocation& a : job.allocations) kept.insert(a.device_index);
+    for (int device : deps_.mig->Plan(devices_, MigWants(snap, plan), JobsByDevice(snap),
+                                      deps_.clock->NowMs(), kept))
       sharing_->ResetDevice(device);
   }
 }

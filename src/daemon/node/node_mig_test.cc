@@ -333,7 +333,9 @@ TEST_F(NodeMigTest, ASuspendedJobsInstanceIsKeptForItsResume) {
   ASSERT_EQ(node_->Get(a)->suspend.phase, SuspendPhase::kSuspended);
   JobId whole = Submit(Request(1, 70 * kNodeMigGiB));  // needs every instance gone
   node_->Step();
-
+  StepPastReconfiguration();
+  clock_.AdvanceMs(600'000);  // long past any drain's hold: none may hold its instance off
+  node_->Step();
   StepPastReconfiguration();
   EXPECT_EQ(StateOf(whole), JobState::kPending);
   bool kept = false;

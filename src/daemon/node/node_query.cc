@@ -68,8 +68,12 @@ std::map<JobId, sched::StartEstimate> PlayStarts(const JobTable& jobs, sched::In
   for (const auto& [id, job] : jobs) {
     int64_t limit_ms = job.request.time_limit_s > 0 ? job.request.time_limit_s * 1000 : 0;
     if (job.state == JobState::kRunning) {
+      // As the scheduler sees it (Node::SchedSnapshot): a suspended job holds no GPU, and the
+      // device memory it keeps in host memory is host memory taken.
+      bool suspended = job.suspend.phase == SuspendPhase::kSuspended;
       snap.running.push_back(
-          {id, job.uid, job.request.cpus, job.request.mem_bytes, SlotsOf(job), job.array.array_id});
+          {id, job.uid, job.request.cpus, job.request.mem_bytes + job.suspend.host_bytes,
+           suspended ? std::vector<sched::Slot>{} : SlotsOf(job), job.array.array_id});
       if (auto end = lifecycle::TimeLimitDeadlineMs(job)) ends[id] = *end;
     } else if (job.state == JobState::kPending && !job.cancel_requested) {
       pending.push_back(&job);

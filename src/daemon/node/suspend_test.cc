@@ -278,6 +278,26 @@ TEST_F(SuspendTest, ARestartKeepsASuspendedJobSuspendedAndUndoesOneUnderWay) {
   EXPECT_EQ(StateOf(cut), JobState::kRunning);
 }
 
+// queue --start plays the node as the scheduler sees it: a suspended job's GPU is free now.
+TEST_F(SuspendTest, AJobWaitingForASuspendedJobsGpuIsSaidToStartNow) {
+  caller_.uid = 0;
+  JobId a = Submit(Request(1));
+  Submit(Request(1));
+  node_->Step();
+  ASSERT_TRUE(SuspendOne(a).ok());
+  fake_.Finish(a, true);
+  node_->Step();
+  ASSERT_EQ(PhaseOf(a), SuspendPhase::kSuspended);
+  JobId c = Submit(Request(1));
+  ListQuery query;
+  query.estimate_starts = true;
+  auto page = node_->List(false, std::nullopt, 0, 100, {}, query);
+  ASSERT_TRUE(page.ok()) << page.status().ToString();
+  ASSERT_EQ(page->starts.size(), 1u);
+  EXPECT_EQ(page->starts[0].id, c);
+  EXPECT_EQ(page->starts[0].start_ms, clock_.NowMs()) << page->starts[0].why;
+}
+
 // Its time limit stands still while it is suspended, as Slurm's does: a job suspended for longer
 // than the time it had left is not stopped while suspended nor at once when resumed, and a restart
 // keeps what it was owed.
