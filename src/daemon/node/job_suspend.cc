@@ -213,16 +213,15 @@ void JobRunner::Suspended(JobRecord& job, const Checkpointer::Done& done) {
   }
   if (!done.ok) {
     std::string detail = "not suspended: " + done.error + "; it runs on";
+    // Left as it was: its record says so before it is written (a restart finds no suspend).
+    if (done.clean) lifecycle::EndSuspend(job, deps_.clock->NowMs());
     Status s = deps_.jobs->Persist(job, "suspend-failed", detail);
     if (!s.ok()) log::Warn("job {}: {}", job.id, s.ToString());
     log::Warn("job {}: {}", job.id, detail);
-    if (!done.clean) {
+    if (!done.clean)
       UndoSuspend(job);  // cut short: each process put back to running, whatever it was left in
-    } else {
-      lifecycle::EndSuspend(job, deps_.clock->NowMs());
-      if (deps_.cgroups != nullptr && job.request.mem_bytes > 0)
-        (void)deps_.cgroups->SetMemoryMax(job.id, job.request.mem_bytes);
-    }
+    else if (deps_.cgroups != nullptr && job.request.mem_bytes > 0)
+      (void)deps_.cgroups->SetMemoryMax(job.id, job.request.mem_bytes);
     // A preemption still makes its room: by the requeue its class's suspend falls back to.
     if (for_job) Preempt(job, for_job->first, for_job->second);
     return;

@@ -143,15 +143,27 @@ void Node::MarkUnavailable(sched::Inventory& inventory) const {
       inventory.devices[static_cast<size_t>(device)].drained = true;
 }
 
+std::set<int> Node::KeptDevices() const {
+  std::set<int> kept;
+  for (const auto& [id, job] : jobs_)
+    if (job.state == JobState::kRunning && job.suspend.phase == SuspendPhase::kSuspended)
+      for (const Allocation& a : job.allocations) kept.insert(a.device_index);
+  return kept;
+}
+
 sched::Snapshot Node::SchedSnapshot(bool with_pending) {
   sched::Snapshot snap;
   snap.inventory = devices_;
   snap.now_ms = deps_.clock->NowMs();
   MarkUnavailable(snap.inventory);
-  // A MIG placement drained for a waiting slice: its busy small instances take no new job.
-  if (deps_.mig != nullptr)
+  // A MIG placement drained for a waiting slice: its busy small instances take no new job. A
+  // suspended job's never (a drain chosen before it was suspended): it resumes there.
+  if (deps_.mig != nullptr) {
+    std::set<int> kept = KeptDevices();
     for (int device : deps_.mig->HeldDevices(snap.inventory, deps_.clock->NowMs()))
-      snap.inventory.devices.at(static_cast<size_t>(device)).drained = true;
+      if (!kept.count(device))
+        snap.inventory.devices.at(static_cast<size_t>(device)).drained = true;
+  }
   snap.user_limits.defaults = options_.pass.default_user_limit;
   for (auto& [id, job] : jobs_) {
     if (!options_.pass.user_limits.empty() && !IsFinal(job.state)) {
@@ -282,15 +294,10 @@ void Node::Schedule() {
   // MPS control daemon of an instance about to go quits first. A suspended job's instances are
   // kept, never destroyed nor drained: it resumes on them (its processes are restored to those
   // devices).
-  if (deps_.mig != nullptr) {
-    std::set<int> kept;
-    for (const auto& [id, job] : jobs_)
-      if (job.state == JobState::kRunning && job.suspend.phase == SuspendPhase::kSuspended)
-        for (const Allocation& a : job.allocations) kept.insert(a.device_index);
+  if (deps_.mig != nullptr)
     for (int device : deps_.mig->Plan(devices_, MigWants(snap, plan), JobsByDevice(snap),
-                                      deps_.clock->NowMs(), kept))
+                                      deps_.clock->NowMs(), KeptDevices()))
       sharing_->ResetDevice(device);
-  }
 }
 
 }  // namespace pinpoint::daemon

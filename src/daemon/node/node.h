@@ -357,8 +357,13 @@ class Node {
   const ServiceClass* PreemptibleClass(JobId id) const;
   // Preempts each of `victims` for `for_job` by its class's mode: suspended (JobRunner::Suspend,
   // resuming by itself) when the mode is suspend and the job can be (SuspendRefusal), otherwise
-  // by its grace (JobRunner::Preempt); those it did.
-  std::vector<JobId> PreemptAll(const std::vector<JobId>& victims, JobId for_job);
+  // by its grace (JobRunner::Preempt); those it did. `no_suspend`, when not empty, is why a
+  // suspend would not make the room (a MIG placement to reshape): each is requeued, and says so.
+  std::vector<JobId> PreemptAll(const std::vector<JobId>& victims, JobId for_job,
+                                const std::string& no_suspend = "");
+  // The devices of the suspended jobs: a mig-dynamic GPU keeps their instances, never destroyed
+  // nor held by a drain, for their resume (sched::mig::Instance::kept).
+  std::set<int> KeptDevices() const;
   // Why running job `job` cannot be suspended now (node_suspend.cc), or "" when it can: not
   // running, a lease, suspended already, being stopped, no GPU, an MPS client, no suspending
   // on this node, or no room in host memory for its device memory (DeviceBytesOf).

@@ -57,6 +57,7 @@ class NodeMigTest : public NodeTest {
     o.identity.simulated = true;
     o.identity.daemon_uid = ::getuid();
     o.admission.mig_requests = mig_requests;
+    if (!classes_.empty()) o.admission.qos = classes_;
     node_ = std::make_unique<Node>(o, NodeDeps{.store = store_.get(),
                                                .launcher = &launcher,
                                                .clock = &clock_,
@@ -64,6 +65,7 @@ class NodeMigTest : public NodeTest {
                                                .mig = mig_.get(),
                                                .checkpointer = checkpointer_});
   }
+  std::vector<ServiceClass> classes_;  // empty: the default classes
   void TearDown() override {
     node_.reset();
     mig_.reset();
@@ -186,6 +188,65 @@ TEST_F(NodeMigTest, AHeldDrainPreemptsThePreemptibleJobsOnItsPlacement) {
   node_->Step();
   node_->Step();
   EXPECT_EQ(StateOf(a), JobState::kPending) << "requeued, its run lost but not the job";
+}
+
+// A held drain reshapes its placement: a job on it whose class says suspend is requeued, since a
+// suspended job resumes only on its own instance, and that instance is to go.
+TEST_F(NodeMigTest, AHeldDrainRequeuesAJobItCouldNotResumeOnceSuspended) {
+  FakeCheckpointer checkpoints;
+  checkpointer_ = &checkpoints;
+  launcher_.SetJobProcesses({::getpid()});
+  launcher_.SetSignalsEndJobs(false);
+  classes_ = DefaultServiceClasses();
+  for (ServiceClass& c : classes_)
+    if (c.name == "scavenger") c.preempt_mode = PreemptMode::kSuspend;
+  Build(launcher_, 60, 300, true, "exclusive");
+  JobRequest small = Request(1, 15 * kNodeMigGiB);  // the 2g.20gb at 0
+  small.qos = "scavenger";
+  JobId a = Submit(small);
+  node_->Step();
+  ASSERT_EQ(StateOf(a), JobState::kRunning);
+  JobId large = Submit(Request(1, 70 * kNodeMigGiB));  // drains the whole GPU
+  node_->Step();
+  clock_.AdvanceMs(61'000);
+  node_->Step();
+  node_->Step();
+  EXPECT_FALSE(checkpoints.Running(a)) << "not suspended";
+  EXPECT_EQ(node_->Get(a)->suspend.phase, SuspendPhase::kNone);
+  EXPECT_TRUE(Signalled(launcher_, a, SIGTERM)) << "requeued by its grace";
+  EXPECT_EQ(node_->Get(a)->stop_reason, Reason::kPreempted);
+  auto events = store_->Events(a);
+  ASSERT_TRUE(events.ok());
+  EXPECT_TRUE(std::any_of(events->begin(), events->end(), [](const store::JobEvent& e) {
+    return e.kind == "suspend-refused" && e.detail.find("reshaped") != std::string::npos;
+  }));
+  EXPECT_EQ(StateOf(large), JobState::kPending);
+  checkpointer_ = nullptr;
+}
+
+// A drain that has held since before a job on its placement was suspended does not hold that
+// job's resume off: the job is back on its instance in the pass it is suspended and may resume.
+TEST_F(NodeMigTest, ADrainChosenBeforeASuspendDoesNotHoldItsResumeOff) {
+  FakeCheckpointer checkpoints;
+  checkpointer_ = &checkpoints;
+  launcher_.SetJobProcesses({::getpid()});
+  launcher_.SetSignalsEndJobs(false);
+  Build(launcher_, 60, 300, true, "exclusive");
+  caller_.uid = 0;
+  JobId a = Submit(Request(1, 15 * kNodeMigGiB));  // the 2g.20gb at 0, class normal
+  node_->Step();
+  ASSERT_EQ(StateOf(a), JobState::kRunning);
+  Submit(Request(1, 70 * kNodeMigGiB));  // drains the whole GPU, a's instance in it
+  node_->Step();
+  clock_.AdvanceMs(61'000);
+  node_->Step();
+  ASSERT_NE(mig_->HoldingFor(clock_.NowMs()), 0) << "the drain holds a's instance";
+  ASSERT_TRUE(node_->SuspendJobs(caller_, {a}).at(0).ok());
+  ASSERT_TRUE(node_->ResumeJobs(caller_, {a}).at(0).ok()) << "asked back at once";
+  checkpoints.Finish(a, true);
+  node_->Step();  // suspended, then placed again on its instance in the same pass
+  EXPECT_TRUE(checkpoints.Running(a)) << "its resume was held off by the old drain";
+  checkpointer_ = nullptr;
 }
 
 // A slice larger than any MIG instance of the node is refused at submit, as before; one an

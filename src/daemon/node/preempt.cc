@@ -44,7 +44,8 @@ const ServiceClass* Node::PreemptibleClass(JobId id) const {
   return theirs != nullptr && theirs->preempt_mode != PreemptMode::kOff ? theirs : nullptr;
 }
 
-std::vector<JobId> Node::PreemptAll(const std::vector<JobId>& victims, JobId for_job) {
+std::vector<JobId> Node::PreemptAll(const std::vector<JobId>& victims, JobId for_job,
+                                    const std::string& no_suspend) {
   std::vector<JobId> preempted;
   for (JobId victim : victims) {
     JobRecord& v = jobs_.at(victim);
@@ -53,7 +54,7 @@ std::vector<JobId> Node::PreemptAll(const std::vector<JobId>& victims, JobId for
     // Its class says suspend: suspended when it can be (it resumes by itself once its GPUs have
     // room), otherwise requeued, and its events say why.
     if (theirs != nullptr && theirs->preempt_mode == PreemptMode::kSuspend) {
-      std::string why = SuspendRefusal(v);
+      std::string why = no_suspend.empty() ? SuspendRefusal(v) : no_suspend;
       Status s = why.empty() ? runner_.Suspend(v, "job " + std::to_string(for_job),
                                                /*resume=*/true, DeviceBytesOf(v), for_job, grace_ms)
                              : FailedPrecondition(why);
@@ -154,7 +155,11 @@ void Node::PreemptForMigDrain(const sched::Snapshot& snap, int& asked) {
   }
   if (victims.empty()) return;
   ++asked;
-  std::vector<JobId> preempted = PreemptAll(victims, for_job);
+  // Their instances are destroyed for the new one: a suspended job could not resume on them.
+  std::vector<JobId> preempted =
+      PreemptAll(victims, for_job,
+                 "its MIG instance is to be reshaped for job " + std::to_string(for_job) +
+                     ", and a suspended job resumes only on its own");
   if (preempted.empty()) return;
   std::string ids = JoinIds(preempted);
   log::Info("job {}: the MIG placement drained for it has held: job(s) {} on it preempted", for_job,
