@@ -140,12 +140,13 @@ std::optional<int64_t> TimeLimitDeadlineMs(const JobRecord& job) {
   return deadline;
 }
 
-void EndSuspend(JobRecord& job, int64_t now_ms) {
-  if (job.suspend.phase == SuspendPhase::kNone) return;
+int64_t EndSuspend(JobRecord& job, int64_t now_ms) {
+  if (job.suspend.phase == SuspendPhase::kNone) return 0;
   int64_t took = std::max<int64_t>(now_ms - job.suspend.since_ms, 0);
   if (__builtin_add_overflow(std::max<int64_t>(job.suspended_ms, 0), took, &job.suspended_ms))
     job.suspended_ms = INT64_MAX;
   job.suspend = {};
+  return took;
 }
 
 std::optional<int64_t> SignalDueMs(const JobRecord& job) {

@@ -68,8 +68,9 @@ bool Stop(JobRecord& job, Reason stop_reason, std::string stop_detail);
 std::optional<int64_t> TimeLimitDeadlineMs(const JobRecord& job);
 
 // A suspend that ends (resumed, undone, failed, or the job ended): its time, from when it was
-// asked, joins suspended_ms (saturating), and the job's suspend is cleared. Nothing without one.
-void EndSuspend(JobRecord& job, int64_t now_ms);
+// asked, joins suspended_ms (saturating), and the job's suspend is cleared. Returns that time (0
+// and nothing done without one).
+int64_t EndSuspend(JobRecord& job, int64_t now_ms);
 
 // When a running job's --signal is due (request.signal_before_s before TimeLimitDeadlineMs, at
 // its start at the earliest), in Unix epoch ms; nullopt without a signal or a deadline.

@@ -535,10 +535,10 @@ TEST(LifecycleTest, ASuspendsTimeIsItsRunsAlone) {
   job.suspend.phase = SuspendPhase::kSuspended;
   job.suspend.since_ms = kNow;
   EXPECT_FALSE(TimeLimitDeadlineMs(job).has_value()) << "its time stands still";
-  EndSuspend(job, kNow + 5000);
+  EXPECT_EQ(EndSuspend(job, kNow + 5000), 5000);
   EXPECT_EQ(job.suspended_ms, 5000);
   EXPECT_EQ(job.suspend.phase, SuspendPhase::kNone);
-  EndSuspend(job, kNow + 9000);
+  EXPECT_EQ(EndSuspend(job, kNow + 9000), 0);
   EXPECT_EQ(job.suspended_ms, 5000) << "no suspend, nothing added";
   EXPECT_EQ(TimeLimitDeadlineMs(job), job.start_ms + 65'000);
   job.suspended_ms = INT64_MAX - 1;

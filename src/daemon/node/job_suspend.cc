@@ -3,9 +3,7 @@
 // stopped; resumed on the same GPUs once they have room. The checkpoint runs off the loop
 // (Checkpointer); the record says where it stands (JobRecord::suspend), so a restart finds it.
 #include <signal.h>
-#include <stdint.h>
 
-#include <algorithm>
 #include <string>
 
 #include "common/log.h"
@@ -244,8 +242,8 @@ void JobRunner::Suspended(JobRecord& job, const Checkpointer::Done& done) {
 }
 
 void JobRunner::Resumed(JobRecord& job, const Checkpointer::Done& done) {
-  int64_t away_ms = std::max<int64_t>(deps_.clock->NowMs() - job.suspend.since_ms, 0);
-  lifecycle::EndSuspend(job, deps_.clock->NowMs());  // its time limit runs on from where it stood
+  // Its time limit runs on from where it stood.
+  int64_t away_ms = lifecycle::EndSuspend(job, deps_.clock->NowMs());
   if (deps_.cgroups != nullptr && job.request.mem_bytes > 0)
     (void)deps_.cgroups->SetMemoryMax(job.id, job.request.mem_bytes);
   if (!done.ok) {
